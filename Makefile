@@ -1,0 +1,43 @@
+# gpuprof — top-level build.  `make` builds into build/, `make test` runs every
+# test and ends with 'N passed, N failed'.  Each component keeps its rules in
+# its own build.mk (one owner per file); this file holds what they share.
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+BASE_CFLAGS := -std=gnu11 -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN) $(EXTRA_CFLAGS)
+LDFLAGS  ?=
+B        := build
+
+# CUDA toolkit headers (cupti.h, nvtx3): CUDA_HOME, else nvcc on PATH, else /usr/local/cuda.
+CUDA_HOME ?= $(shell d=$$(dirname $$(dirname $$(command -v nvcc 2>/dev/null || echo /nonexistent/bin/nvcc))); \
+                [ -f $$d/include/cupti.h ] && echo $$d || echo /usr/local/cuda)
+CUDA_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
+CUPTI_INC := $(if $(CUDA_INC),$(dir $(CUDA_INC)),)
+CUDA_CFLAGS := $(if $(CUPTI_INC),-I$(CUPTI_INC) -I$(CUDA_HOME)/include,)
+
+.PHONY: all test clean demo deps check-cuda bench asan
+all:
+
+check-cuda:
+	@if [ -z "$(CUPTI_INC)" ]; then \
+	  echo "error: CUDA toolkit headers not found (cupti.h). Set CUDA_HOME=/path/to/cuda, put nvcc on PATH, or install the toolkit in /usr/local/cuda." >&2; exit 1; fi
+
+deps:
+	@./scripts/setup-deps.sh
+
+include libprof/build.mk
+-include shim/build.mk
+-include tools/build.mk
+-include tests/build.mk
+-include bench/build.mk
+-include examples/build.mk
+
+$(B)/%/:
+	@mkdir -p $@
+
+test: all $(TEST_BINS)
+	@tests/run-tests.sh $(TESTS)
+
+clean:
+	rm -rf $(B)

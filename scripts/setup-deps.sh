@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the build dependencies gpuprof needs on Debian/Ubuntu, or prints the
+# exact command when it cannot (not root).  Idempotent; quiet when all is there.
+set -eu
+need=""
+have_hdr() { echo "#include <$1>" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
+have_hdr zstd.h       || need="$need libzstd-dev"
+have_hdr libunwind.h  || need="$need libunwind-dev"
+have_hdr sqlite3.h    || need="$need libsqlite3-dev"
+command -v python3 >/dev/null 2>&1 || need="$need python3"
+command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
+[ -z "$need" ] && exit 0
+cmd="apt-get install -y --no-install-recommends$need"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "gpuprof setup: installing$need" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive $cmd -qq) >&2
+else
+  echo "gpuprof setup: missing$need; run as root: apt-get update && $cmd" >&2
+  exit 1
+fi
