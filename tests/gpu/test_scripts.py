@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""test_scripts.py — CPU self-test of the GPU-side scripts (no GPU needed).
+
+The GPU suite, the overhead bench and the fidelity cross-check only run on
+the GPU machine, where a bug in their checks would waste scarce device time
+or, worse, pass a broken trace.  This runs their logic on synthetic traces
+here: a correct trace must pass, each kind of corruption must fail.
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "bench", "overhead"))
+import synth  # noqa: E402
+
+failures = []
+
+
+def expect(name, cond, detail=""):
+    print(f"{'ok  ' if cond else 'FAIL'} {name} {detail}")
+    if not cond:
+        failures.append(name)
+
+
+def write_jsonl(d, name, recs):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+    return p
+
+
+def check_trace(*args):
+    r = subprocess.run([sys.executable, os.path.join(HERE, "check_trace.py"), *args],
+                       capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_check_trace(d):
+    recs, exp = synth.vector_add()
+    ef = os.path.join(d, "va.stderr")
+    with open(ef, "w") as f:
+        f.write("some noise\n" + "\n".join(exp) + "\n")
+    good = write_jsonl(d, "va.jsonl", recs)
+    rc, out = check_trace("--json", good, "--expect", ef)
+    expect("vector_add: correct trace passes", rc == 0, out if rc else "")
+    expect("vector_add: every expectation evaluated", "SKIP" not in out, out if "SKIP" in out else "")
+
+    # Through a fake gpuprof binary: the dump subprocess path.
+    fake = os.path.join(d, "gpuprof")
+    with open(fake, "w") as f:
+        f.write('#!/bin/sh\n[ "$1" = dump ] && [ "$2" = --json ] && exec cat "$3"\nexit 3\n')
+    os.chmod(fake, 0o755)
+    rc, out = check_trace("--gpuprof", fake, good, "--expect", ef)
+    expect("vector_add via gpuprof dump passes", rc == 0, out if rc else "")
+    rc, out = check_trace("--gpuprof", os.path.join(d, "missing"), good)
+    ok = rc == 2 and "not found" in out
+    expect("missing gpuprof is a clear error", ok, "" if ok else out)
+
+    def mutated(name, fn, must):
+        rs = json.loads(json.dumps(recs))
+        fn(rs)
+        p = write_jsonl(d, name + ".jsonl", rs)
+        rc, out = check_trace("--json", p, "--expect", ef)
+        expect(f"vector_add: {name} fails", rc == 1 and must in out, out if rc != 1 or must not in out else "")
+
+    def drop_kernel(rs):
+        i = next(i for i, r in enumerate(rs) if r.get("demangled", "").startswith("vecAdd"))
+        del rs[i]
+    mutated("missing kernel", drop_kernel, "FAIL kernels.vecAdd")
+    mutated("dropped records", lambda rs: rs.append(
+        {"type": "dropped", "pid": 100, "count": 3, "where": "ring"}), "FAIL no dropped")
+
+    def early(rs):
+        k = next(r for r in rs if r["type"] == "kernel")
+        k["start"] -= 10**6
+        k["end"] = k["start"] + k["dur"]
+    mutated("kernel before its launch", early, "FAIL GPU op starts after")
+
+    def orphan(rs):
+        next(r for r in rs if r["type"] == "kernel")["corr"] = 999999
+    mutated("orphan kernel", orphan, "FAIL kernel correlation")
+
+    def overlap(rs):
+        ks = [r for r in rs if r["type"] == "kernel" and r["stream"] == 9]
+        ks[1]["start"] = ks[0]["start"] + 10
+    mutated("overlapping kernels on a stream", overlap, "FAIL kernels on one stream")
+
+    def wrong_bytes(rs):
+        next(r for r in rs if r["type"] == "memcpy" and r["kind"] == "DtoH")["bytes"] -= 4
+    mutated("wrong memcpy bytes", wrong_bytes, "FAIL memcpy.DtoH.bytes")
+
+    def bad_nest(rs):
+        r = next(r for r in rs if r.get("message") == "launch_loop")
+        r["start"] -= 10**9
+    mutated("range outside its parent", bad_nest, "FAIL NVTX nesting")
+
+    # Training-step mode.
+    tr = write_jsonl(d, "train.jsonl", synth.training(steps=6))
+    rc, out = check_trace("--json", tr, "--steps", "6", "--skip", "1", "--nested")
+    ok = rc == 0 and "kernels_per_step=6" in out
+    expect("steps: correct trace passes", ok, "" if ok else out)
+    rc, out = check_trace("--json", tr, "--steps", "6", "--skip", "1", "--nested", "--same-thread")
+    ok = "kernels_per_step=4" in out
+    expect("steps: --same-thread leaves the backward thread's kernels out", ok, "" if ok else out)
+    rc, out = check_trace("--json", tr, "--steps", "6", "--skip", "0")
+    ok = rc == 1 and "step 0: missing {} extra {'zero_state" in out
+    expect("steps: step 0's extra kernel fails without --skip", ok, "" if ok else out)
+    rc, out = check_trace("--json", tr, "--steps", "7", "--skip", "1")
+    ok = rc == 1 and "FAIL step ranges" in out
+    expect("steps: wrong step count fails", ok, "" if ok else out)
+    rs = synth.training(steps=6)
+    i = max(i for i, r in enumerate(rs) if r.get("demangled") == "relu(float*)")
+    del rs[i]
+    p = write_jsonl(d, "train_bad.jsonl", rs)
+    rc, out = check_trace("--json", p, "--steps", "6", "--skip", "1", "--nested")
+    ok = rc == 1 and "step 5: missing {'relu" in out
+    expect("steps: a step missing a kernel fails", ok, "" if ok else out)
+    rs = [r for r in synth.training(steps=6) if not (r.get("message") == "backward")]
+    p = write_jsonl(d, "train_nonest.jsonl", rs)
+    rc, out = check_trace("--json", p, "--steps", "6", "--skip", "1", "--nested")
+    ok = rc == 1 and "FAIL nested 'backward'" in out
+    expect("steps: missing nested range fails", ok, "" if ok else out)
+
+
+def test_kernel_names():
+    import gptrace
+    cases = {
+        "vecAdd(const float*, const float*, float*, int)": "vecAdd",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1>)": "vectorized_elementwise_kernel",
+        "emptyKernel()": "emptyKernel",
+        "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32": "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
+    }
+    for name, want in cases.items():
+        got = gptrace.kernel_base(name)
+        expect(f"kernel_base {want[:30]}", got == want, f"got {got!r}")
+    expect("norm_api", gptrace.norm_api("cudaLaunchKernel_v7000") == "cudaLaunchKernel"
+           and gptrace.norm_api("cudaMemcpy_ptds_v7000") == "cudaMemcpy", "")
+    expect("union_ns", gptrace.union_ns([(0, 10), (5, 20), (30, 40)]) == 30, "")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        test_kernel_names()
+        test_check_trace(d)
+        for extra in ("test_summarize", "test_crosscheck"):
+            fn = globals().get(extra)
+            if fn:
+                fn(d)
+    print(f"{len(failures)} failure(s)" + (f": {failures}" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
