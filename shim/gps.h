@@ -1,0 +1,178 @@
+/* gps.h — shim-internal declarations shared by the files of libgpuprof.so.
+ * Every symbol here is hidden (the .so exports only the injection entry
+ * points, see shim/exports.map); the prefix is gps_ (gpuprof shim).
+ */
+#ifndef GPS_H
+#define GPS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "gp_trace.h"
+
+/* Thread-local data the hot paths touch.  initial-exec keeps the access a
+ * single %fs-relative load (no __tls_get_addr, which may malloc and recurse)
+ * — which is why it must stay tiny: when we are dlopen'ed through
+ * CUDA_INJECTION64_PATH it has to fit in glibc's static-TLS surplus. */
+#define GPS_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---------------------------------------------------------------- config */
+enum gps_api_set { GPS_API_DEFAULT = 0, GPS_API_ALL = 1, GPS_API_NONE = 2 };
+enum gps_api_mode { GPS_MODE_CALLBACK = 0, GPS_MODE_ACTIVITY = 1 };
+enum gps_bind { GPS_BIND_AUTO = 0, GPS_BIND_EAGER = 1, GPS_BIND_INJECTION = 2 };
+
+/* GPUPROF_ACTIVITY kinds, a bit each */
+enum gps_act_bits {
+	GPS_ACT_KERNEL = 1u << 0, GPS_ACT_MEMCPY = 1u << 1, GPS_ACT_MEMSET = 1u << 2,
+	GPS_ACT_PEER = 1u << 3, GPS_ACT_SYNC = 1u << 4, GPS_ACT_MEMORY = 1u << 5,
+	GPS_ACT_DEVICE = 1u << 6,
+	GPS_ACT_DEFAULT = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) |
+			  (1u << 5) | (1u << 6),
+	GPS_ACT_ALL = GPS_ACT_DEFAULT,
+};
+
+struct gps_config {
+	int enabled;            /* GPUPROF_ENABLE (default 1) */
+	int quiet;              /* GPUPROF_QUIET */
+	int follow_exec;        /* GPUPROF_FOLLOW_EXEC (default 1) */
+	int api_set;            /* gps_api_set */
+	int api_mode;           /* gps_api_mode */
+	int bind;               /* gps_bind */
+	unsigned activity;      /* gps_act_bits */
+	uint32_t flush_ms;      /* GPUPROF_FLUSH_MS, default 500 */
+	size_t buffer_size;     /* CUPTI activity buffer, default 8 MiB */
+	size_t ring_size;       /* per-thread ring, 0 = libprof default */
+	size_t max_memory;      /* recorder cap, 0 = libprof default */
+	int zstd_level;         /* 0 = libprof default */
+	char output[1024];      /* pattern, GPUPROF_OUTPUT */
+	char cupti_path[1024];  /* GPUPROF_CUPTI, "" = search */
+	char summary[1024];     /* GPUPROF_SUMMARY, "" = none */
+};
+
+/* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
+ * are reported once and replaced by the default. */
+void gps_config_load(struct gps_config *c);
+/* Expands an output pattern (%p pid, %h host, %r rank, %t start time, %%).
+ * Returns 0 or -1 when it does not fit. */
+int gps_expand_pattern(const char *pat, char *out, size_t outsz, int pid,
+		       const char *host, int rank, time_t start);
+/* RANK, else LOCAL_RANK, else -1 */
+int gps_env_rank(void);
+/* Parses "8M", "512k", "1G", "4096" -> bytes; returns 0 on success. */
+int gps_parse_size(const char *s, size_t *out);
+/* GPUPROF_ACTIVITY list ("kernel,memcpy", "all", "none", "default") -> bits;
+ * returns 0 or -1 naming the bad word in *bad (points into s). */
+int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *badlen);
+
+/* ---------------------------------------------------------------- logging */
+/* One "gpuprof: ..." line on stderr via write(2).  gps_log is for normal
+ * context (formats with vsnprintf); gps_log_raw is async-signal-safe. */
+void gps_log(int is_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gps_log_raw(const char *msg);
+
+/* ---------------------------------------------------------------- state */
+struct gps_state {
+	struct gps_config cfg;
+	int initialized;            /* constructor ran */
+	int disabled;               /* tracing off for good (error or ENABLE=0) */
+	pid_t pid;                  /* current process (updated in fork child) */
+	pid_t ppid;
+	char self_path[4096];       /* realpath of libgpuprof.so */
+	char host[256];
+	int rank;
+	time_t start_time;
+	_Atomic(gp_recorder *) rec; /* NULL until activated */
+	atomic_uint gen;            /* bumps with every recorder: caches key on it */
+	int rec_failed;             /* creation failed in this process: don't retry */
+	pthread_mutex_t rec_lock;   /* creation / close */
+	char trace_path[4096];
+	uint32_t clock_id;          /* gp_clock_id of every timestamp we emit */
+	int64_t gpu_offset;         /* added to CUPTI timestamps (clock fallback) */
+	atomic_int closed;          /* final flush done in this process */
+	atomic_int cupti_bound;     /* CUPTI subscribed & configured */
+	atomic_int cupti_tried;
+};
+extern struct gps_state gps;
+
+/* Recursion guard: set while the shim is running on this thread (CUPTI can
+ * call back into us from within calls we make). */
+extern GPS_TLS int gps_in_shim;
+
+/* Trace-clock now (ns). */
+uint64_t gps_now(void);
+static inline uint64_t gps_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The recorder for emitting now, creating it on first use when create != 0
+ * (activation).  NULL when tracing is off.  Fast path: one atomic load. */
+gp_recorder *gps_rec_slow(int create);
+static inline gp_recorder *gps_rec(int create)
+{
+	gp_recorder *r = atomic_load_explicit(&gps.rec, memory_order_acquire);
+	if (__builtin_expect(r != NULL, 1))
+		return r;
+	return gps_rec_slow(create);
+}
+
+/* Per-thread shim data (heap; the TLS slot is just a pointer). */
+struct gps_nvtx_entry;
+struct gps_thread {
+	unsigned gen;          /* recorder generation the fields below belong to */
+	uint32_t tid;
+	int kind_set;          /* activity thread marked */
+	struct gps_nvtx_entry *stack; /* push/pop ranges */
+	uint32_t depth, cap;
+	struct gps_thread *next; /* registry, for the unterminated-range flush */
+	int dead;
+};
+struct gps_thread *gps_thread_get(void);
+/* Called when a recorder is born in this thread (GP_REC_THREAD etc). */
+void gps_thread_announce(gp_recorder *rec, struct gps_thread *t);
+uint32_t gps_gettid(void);
+
+/* ---------------------------------------------------------------- CUPTI */
+/* Binds CUPTI (dlopen+dlsym), subscribes, enables callbacks and activity.
+ * Idempotent and thread-safe; returns 0 when tracing through CUPTI. */
+int gps_cupti_start(const char *why);
+/* Final: flush CUPTI activity buffers (forced).  Safe when never bound. */
+void gps_cupti_flush(void);
+void gps_cupti_stop(void);
+void gps_cupti_after_fork_child(void);
+
+/* Callback-id selection (shim/gps_cbid.c): does this API name belong to the
+ * default set of the domain (1 driver, 2 runtime)? */
+int gps_cbid_default(int domain, const char *name);
+/* Writes the display form of a CUPTI callback name ("cudaMemcpy_v3020" ->
+ * "cudaMemcpy"). */
+void gps_cbid_clean_name(const char *name, char *out, size_t outsz);
+
+/* Activity (shim/gps_activity.c) */
+void gps_activity_buffer_requested(uint8_t **buffer, size_t *size, size_t *maxrec);
+void gps_activity_buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, size_t size,
+				   size_t valid);
+void gps_activity_after_fork_child(void);
+void gps_activity_fork_prepare(void);
+void gps_activity_fork_parent(void);
+
+/* NVTX (shim/gps_nvtx.c) */
+void gps_nvtx_flush_unterminated(gp_recorder *rec);
+void gps_nvtx_fork_prepare(void);
+void gps_nvtx_fork_parent(void);
+void gps_nvtx_after_fork_child(void);
+
+/* Emits a GP_REC_CLOCK pair (trace, realtime, CUPTI). */
+void gps_emit_clock(gp_recorder *rec);
+
+/* Lifecycle (shim/gps_main.c) */
+void gps_init(void); /* constructor body; idempotent */
+void gps_final_flush(const char *why);
+void gps_threads_foreach(void (*fn)(struct gps_thread *, void *), void *arg);
+
+#endif /* GPS_H */

@@ -1,0 +1,228 @@
+/* gps_config.c — GPUPROF_* environment → struct gps_config, and output path
+ * pattern expansion.  Every `gpuprof run` option maps to one variable here
+ * (docs/CONFIG.md is the list).  Pure functions: unit-tested without CUPTI. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gps.h"
+
+#define DEFAULT_OUTPUT "gpuprof-%h-%p.gpuprof"
+
+static int env_bool(const char *name, int def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") ||
+	    !strcasecmp(v, "false"))
+		return 0;
+	return 1;
+}
+
+int gps_parse_size(const char *s, size_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s)
+		return -1;
+	unsigned long long mul = 1;
+	switch (tolower((unsigned char)*end)) {
+	case 0: break;
+	case 'k': mul = 1ull << 10; end++; break;
+	case 'm': mul = 1ull << 20; end++; break;
+	case 'g': mul = 1ull << 30; end++; break;
+	default: return -1;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	if (v > (~0ull) / mul)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+static const struct { const char *name; unsigned bits; } act_names[] = {
+	{"kernel", GPS_ACT_KERNEL}, {"memcpy", GPS_ACT_MEMCPY}, {"memset", GPS_ACT_MEMSET},
+	{"peer", GPS_ACT_PEER}, {"memcpy2", GPS_ACT_PEER}, {"sync", GPS_ACT_SYNC},
+	{"memory", GPS_ACT_MEMORY}, {"device", GPS_ACT_DEVICE},
+	{"default", GPS_ACT_DEFAULT}, {"all", GPS_ACT_ALL}, {"none", 0},
+};
+
+int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *badlen)
+{
+	unsigned b = 0;
+	const char *p = s;
+	while (*p) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *w = p;
+		while (*p && *p != ',' && *p != ' ')
+			p++;
+		size_t n = (size_t)(p - w);
+		size_t i;
+		for (i = 0; i < sizeof act_names / sizeof act_names[0]; i++)
+			if (strlen(act_names[i].name) == n && !strncasecmp(w, act_names[i].name, n))
+				break;
+		if (i == sizeof act_names / sizeof act_names[0]) {
+			if (bad) {
+				*bad = w;
+				*badlen = n;
+			}
+			return -1;
+		}
+		b |= act_names[i].bits;
+	}
+	*bits = b;
+	return 0;
+}
+
+int gps_env_rank(void)
+{
+	const char *v = getenv("RANK");
+	if (!v || !*v)
+		v = getenv("LOCAL_RANK");
+	if (!v || !*v)
+		return -1;
+	char *end;
+	long r = strtol(v, &end, 10);
+	if (*end || r < 0 || r > 1 << 24)
+		return -1;
+	return (int)r;
+}
+
+static void copy_env(char *dst, size_t n, const char *name, const char *def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		v = def;
+	if (strlen(v) >= n) {
+		gps_log(1, "%s is too long (max %zu bytes); using the default", name, n - 1);
+		v = def;
+	}
+	snprintf(dst, n, "%s", v);
+}
+
+void gps_config_load(struct gps_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->quiet = env_bool("GPUPROF_QUIET", 0);
+	c->enabled = env_bool("GPUPROF_ENABLE", 1);
+	c->follow_exec = env_bool("GPUPROF_FOLLOW_EXEC", 1);
+	c->flush_ms = 500;
+	c->buffer_size = 8u << 20;
+	c->activity = GPS_ACT_DEFAULT;
+	copy_env(c->output, sizeof c->output, "GPUPROF_OUTPUT", DEFAULT_OUTPUT);
+	copy_env(c->cupti_path, sizeof c->cupti_path, "GPUPROF_CUPTI", "");
+	copy_env(c->summary, sizeof c->summary, "GPUPROF_SUMMARY", "");
+
+	const char *v;
+	if ((v = getenv("GPUPROF_API")) && *v) {
+		if (!strcasecmp(v, "all"))
+			c->api_set = GPS_API_ALL;
+		else if (!strcasecmp(v, "none"))
+			c->api_set = GPS_API_NONE;
+		else if (!strcasecmp(v, "default"))
+			c->api_set = GPS_API_DEFAULT;
+		else
+			gps_log(1, "GPUPROF_API=%s not understood (default|all|none); using default", v);
+	}
+	if ((v = getenv("GPUPROF_API_MODE")) && *v) {
+		if (!strcasecmp(v, "activity"))
+			c->api_mode = GPS_MODE_ACTIVITY;
+		else if (strcasecmp(v, "callback"))
+			gps_log(1, "GPUPROF_API_MODE=%s not understood (callback|activity); using callback", v);
+	}
+	if ((v = getenv("GPUPROF_BIND")) && *v) {
+		if (!strcasecmp(v, "eager"))
+			c->bind = GPS_BIND_EAGER;
+		else if (!strcasecmp(v, "injection"))
+			c->bind = GPS_BIND_INJECTION;
+		else if (strcasecmp(v, "auto"))
+			gps_log(1, "GPUPROF_BIND=%s not understood (auto|eager|injection); using auto", v);
+	}
+	if ((v = getenv("GPUPROF_ACTIVITY")) && *v) {
+		const char *bad = NULL;
+		size_t badlen = 0;
+		unsigned bits;
+		if (gps_parse_activity(v, &bits, &bad, &badlen) == 0)
+			c->activity = bits;
+		else
+			gps_log(1, "GPUPROF_ACTIVITY: unknown kind '%.*s' (kernel,memcpy,memset,peer,sync,memory,device,all,none); using default",
+				(int)badlen, bad);
+	}
+	if ((v = getenv("GPUPROF_FLUSH_MS")) && *v) {
+		char *end;
+		unsigned long ms = strtoul(v, &end, 10);
+		if (*end || ms == 0 || ms > 3600000)
+			gps_log(1, "GPUPROF_FLUSH_MS=%s not understood (1..3600000); using 500", v);
+		else
+			c->flush_ms = (uint32_t)ms;
+	}
+	struct { const char *name; size_t *dst; size_t min; } sizes[] = {
+		{"GPUPROF_BUFFER_SIZE", &c->buffer_size, 64u << 10},
+		{"GPUPROF_RING_SIZE", &c->ring_size, 4u << 10},
+		{"GPUPROF_MAX_MEMORY", &c->max_memory, 1u << 20},
+	};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		size_t sz;
+		if (!(v = getenv(sizes[i].name)) || !*v)
+			continue;
+		if (gps_parse_size(v, &sz) || sz < sizes[i].min)
+			gps_log(1, "%s=%s not understood (a size like 8M, at least %zu); using the default",
+				sizes[i].name, v, sizes[i].min);
+		else
+			*sizes[i].dst = sz;
+	}
+	if ((v = getenv("GPUPROF_ZSTD_LEVEL")) && *v)
+		c->zstd_level = atoi(v);
+}
+
+int gps_expand_pattern(const char *pat, char *out, size_t outsz, int pid,
+		       const char *host, int rank, time_t start)
+{
+	size_t o = 0;
+	char tmp[64];
+	for (const char *p = pat; *p; p++) {
+		const char *add = NULL;
+		if (*p == '%' && p[1]) {
+			p++;
+			switch (*p) {
+			case 'p': snprintf(tmp, sizeof tmp, "%d", pid); add = tmp; break;
+			case 'h': add = host; break;
+			case 'r': snprintf(tmp, sizeof tmp, "%d", rank < 0 ? 0 : rank); add = tmp; break;
+			case 't': {
+				struct tm tm;
+				localtime_r(&start, &tm);
+				strftime(tmp, sizeof tmp, "%Y%m%d-%H%M%S", &tm);
+				add = tmp;
+				break;
+			}
+			case '%': add = "%"; break;
+			default: /* unknown: keep it literally */
+				tmp[0] = '%'; tmp[1] = *p; tmp[2] = 0; add = tmp; break;
+			}
+		} else {
+			tmp[0] = *p; tmp[1] = 0; add = tmp;
+		}
+		size_t n = strlen(add);
+		if (o + n >= outsz)
+			return -1;
+		memcpy(out + o, add, n);
+		o += n;
+	}
+	if (o >= outsz)
+		return -1;
+	out[o] = 0;
+	return 0;
+}

@@ -1,0 +1,310 @@
+/* gps_cupti.c — CUPTI session: subscribe, choose the API callbacks, turn on
+ * activity kinds, and the API callback itself (the hot path: one enter and one
+ * exit per traced call, each a clock read and a few loads). */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gps.h"
+#include "gps_cupti_fns.h"
+
+#define GPS_MAX_CBID 4096
+
+static CUpti_SubscriberHandle subscriber;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static int skip_nested_driver; /* default set: driver calls inside runtime calls */
+
+/* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
+static GPS_TLS int rt_depth;
+
+/* name ids per (domain, cbid), tagged with the recorder generation so a
+ * forked child's new recorder re-interns: (gen << 32) | id. */
+static _Atomic uint64_t name_cache[3][GPS_MAX_CBID];
+
+static uint32_t api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+{
+	unsigned gen = atomic_load_explicit(&gps.gen, memory_order_relaxed);
+	if (cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2) {
+		uint64_t v = atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed);
+		if ((uint32_t)(v >> 32) == gen && (uint32_t)v)
+			return (uint32_t)v;
+	}
+	const char *name = NULL;
+	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
+		    CUPTI_SUCCESS || !name)
+		name = fallback;
+	if (!name)
+		return 0;
+	char clean[256];
+	gps_cbid_clean_name(name, clean, sizeof clean);
+	uint32_t id = gp_intern(rec, clean);
+	if (id && cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2)
+		atomic_store_explicit(&name_cache[dom][cbid], ((uint64_t)gen << 32) | id,
+				      memory_order_relaxed);
+	return id;
+}
+
+static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+	if (cd->callbackSite == CUPTI_API_ENTER) {
+		if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+			rt_depth++;
+		} else if (skip_nested_driver && rt_depth > 0) {
+			*cd->correlationData = 0;
+			return;
+		}
+		*cd->correlationData = gps_now();
+		return;
+	}
+	/* exit */
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		if (rt_depth > 0)
+			rt_depth--;
+	} else if (skip_nested_driver && rt_depth > 0) {
+		return;
+	}
+	uint64_t start = *cd->correlationData;
+	if (!start)
+		return;
+	uint64_t end = gps_now();
+	gp_recorder *rec = gps_rec(1);
+	if (!rec)
+		return;
+	gp_record r;
+	memset(&r, 0, sizeof r);
+	r.type = GP_REC_API;
+	r.u.api.start_ns = start;
+	r.u.api.end_ns = end;
+	r.u.api.correlation_id = cd->correlationId;
+	r.u.api.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
+	r.u.api.cbid = cbid;
+	r.u.api.name_id = api_name_id(rec, dom, cbid, cd->functionName);
+	if (cd->functionReturnValue) {
+		/* cudaError_t and CUresult are both int-sized enums */
+		r.u.api.status = *(const int *)cd->functionReturnValue;
+	}
+	gps_thread_get(); /* thread metadata on first use */
+	gp_emit(rec, &r);
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	(void)ud;
+	if (gps_in_shim || atomic_load_explicit(&gps.closed, memory_order_relaxed))
+		return;
+	gps_in_shim = 1;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		on_api(dom, cbid, data);
+	} else if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			/* CUDA's own atexit teardown runs before ours: the
+			 * context's records must leave CUPTI now. */
+			GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+			gp_recorder *rec = gps_rec(1);
+			if (rec)
+				gps_emit_clock(rec);
+		}
+	}
+	gps_in_shim = 0;
+}
+
+static uint64_t CUPTIAPI timestamp_cb(void) { return gps_mono_ns(); }
+
+/* ------------------------------------------------------------ other tools */
+struct who { const char *found; };
+static int find_tool(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	static const struct { const char *needle, *name; } tools[] = {
+		{"libToolsInjection", "Nsight Systems (libToolsInjection64.so)"},
+		{"libInterceptorInjectionTarget", "Nsight Compute"},
+		{"libkineto", "PyTorch profiler / kineto"},
+		{"libtorch_cuda", "PyTorch profiler / kineto (in libtorch_cuda.so)"},
+		{"libdcgm", "DCGM"},
+		{"libhpcrun", "HPCToolkit"},
+	};
+	struct who *w = arg;
+	const char *n = info->dlpi_name;
+	if (!n || !*n)
+		return 0;
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+		if (strstr(n, tools[i].needle)) {
+			w->found = tools[i].name;
+			return 1;
+		}
+	return 0;
+}
+
+/* ------------------------------------------------------------ start */
+static void enable_api_callbacks(void)
+{
+	const struct gps_config *c = &gps.cfg;
+	if (c->api_set == GPS_API_NONE)
+		return;
+	if (c->api_mode == GPS_MODE_ACTIVITY) {
+		if (!gps_p_cuptiActivityEnableRuntimeApi) {
+			gps_log(0, "this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
+			gps.cfg.api_mode = GPS_MODE_CALLBACK;
+		}
+	}
+	if (c->api_mode == GPS_MODE_ACTIVITY) {
+		if (c->api_set == GPS_API_ALL) {
+			GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME);
+			GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER);
+			return;
+		}
+		/* default set: runtime calls only (activity records cannot tell
+		 * a driver call made by the runtime from one made by the job) */
+		for (uint32_t cbid = 1; cbid < GPS_MAX_CBID; cbid++) {
+			const char *name = NULL;
+			if (GPS_CUPTI_QUIET(cuptiGetCallbackName, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+					    &name) != CUPTI_SUCCESS || !name)
+				continue;
+			if (gps_cbid_default(2, name))
+				GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, 1);
+		}
+		return;
+	}
+	if (c->api_set == GPS_API_ALL) {
+		skip_nested_driver = 0;
+		GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+		GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+		return;
+	}
+	skip_nested_driver = 1;
+	int n = 0;
+	for (int dom = 1; dom <= 2; dom++) {
+		for (uint32_t cbid = 1; cbid < GPS_MAX_CBID; cbid++) {
+			const char *name = NULL;
+			if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid,
+					    &name) != CUPTI_SUCCESS || !name)
+				continue;
+			if (gps_cbid_default(dom, name) &&
+			    GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)dom,
+				      cbid) == CUPTI_SUCCESS)
+				n++;
+		}
+	}
+	if (n == 0)
+		gps_log(0, "no CUDA API callbacks matched the default set");
+}
+
+static void enable_activity(void)
+{
+	static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } kinds[] = {
+		{GPS_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+		{GPS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+		{GPS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+		{GPS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+		{GPS_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
+		{GPS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+		{GPS_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (!(gps.cfg.activity & kinds[i].bit))
+			continue;
+		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, kinds[i].kind);
+		if (r != CUPTI_SUCCESS)
+			gps_log(0, "activity kind %s unavailable: %s", kinds[i].name, gps_cupti_errstr(r));
+	}
+}
+
+static int start_locked(const char *why)
+{
+	if (gps_cupti_load() != 0)
+		return -1;
+	CUptiResult r = GPS_CUPTI_QUIET(cuptiSubscribe, &subscriber, on_callback, NULL);
+	if (r != CUPTI_SUCCESS) {
+		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+			struct who w = {NULL};
+			dl_iterate_phdr(find_tool, &w);
+			gps_log(1, "another CUPTI tool is attached%s%s%s; gpuprof switches itself off, the job runs on",
+				w.found ? " (" : "", w.found ? w.found : "", w.found ? ")" : "");
+		} else {
+			gps_log(1, "cuptiSubscribe failed: %s; tracing off", gps_cupti_errstr(r));
+		}
+		return -1;
+	}
+	/* One trace clock: CUPTI timestamps on CLOCK_MONOTONIC, or (old/odd
+	 * CUPTI) everything on CUPTI's clock, or, if our recorder already runs
+	 * on CLOCK_MONOTONIC (NVTX came first), CUPTI's converted by an offset. */
+	r = GPS_CUPTI_QUIET(cuptiActivityRegisterTimestampCallback, timestamp_cb);
+	if (r != CUPTI_SUCCESS) {
+		if (atomic_load(&gps.rec)) {
+			uint64_t t0 = gps_mono_ns(), g = 0, t1;
+			GPS_CUPTI(cuptiGetTimestamp, &g);
+			t1 = gps_mono_ns();
+			gps.gpu_offset = (int64_t)((t0 + t1) / 2) - (int64_t)g;
+			gps_log(0, "CUPTI timestamp callback unavailable; converting CUPTI times by offset");
+		} else {
+			gps.clock_id = GP_CLOCK_CUPTI;
+			gps_log(0, "CUPTI timestamp callback unavailable; trace uses CUPTI's clock");
+		}
+	}
+	GPS_CUPTI(cuptiActivityRegisterCallbacks,
+		  (CUpti_BuffersCallbackRequestFunc)gps_activity_buffer_requested,
+		  (CUpti_BuffersCallbackCompleteFunc)gps_activity_buffer_completed);
+	GPS_CUPTI(cuptiActivityFlushPeriod, gps.cfg.flush_ms);
+	GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+		  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+		  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	enable_activity();
+	enable_api_callbacks();
+	gps_log(0, "tracing CUDA via %s (%s)", gps_cupti_loaded_path(), why);
+	return 0;
+}
+
+int gps_cupti_start(const char *why)
+{
+	if (atomic_load(&gps.cupti_bound))
+		return 0;
+	if (gps.disabled || atomic_load(&gps.cupti_tried))
+		return -1;
+	int saved = gps_in_shim;
+	gps_in_shim = 1;
+	pthread_mutex_lock(&start_lock);
+	int rc = 0;
+	if (!atomic_load(&gps.cupti_bound) && !atomic_load(&gps.cupti_tried)) {
+		atomic_store(&gps.cupti_tried, 1);
+		rc = start_locked(why);
+		if (rc == 0)
+			atomic_store(&gps.cupti_bound, 1);
+	} else if (!atomic_load(&gps.cupti_bound)) {
+		rc = -1;
+	}
+	pthread_mutex_unlock(&start_lock);
+	gps_in_shim = saved;
+	if (rc == 0)
+		gps_rec(1); /* activation: the trace exists once CUDA is in use */
+	return rc;
+}
+
+void gps_cupti_flush(void)
+{
+	if (!atomic_load(&gps.cupti_bound))
+		return;
+	int saved = gps_in_shim;
+	gps_in_shim = 1;
+	GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	gps_in_shim = saved;
+}
+
+void gps_cupti_stop(void)
+{
+	if (!atomic_load(&gps.cupti_bound))
+		return;
+	/* Stop new API callbacks before the recorder goes away; activity was
+	 * flushed already.  Unsubscribing during exit is what CUPTI samples do. */
+	GPS_CUPTI_QUIET(cuptiUnsubscribe, subscriber);
+	atomic_store(&gps.cupti_bound, 0);
+}
+
+void gps_cupti_after_fork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	rt_depth = 0;
+}
