@@ -94,8 +94,8 @@ def generic_checks(t, c, args):
         detail = f"{len(recs) - len(orphans)}/{len(recs)} {typ} records have their API call"
         if orphans:
             detail += f"; orphans e.g. {names.most_common(3)}"
-        if orphans and args.allow_orphans:
-            c.skip(f"{typ} correlation", detail + " (tolerated: --allow-orphans)")
+        if orphans and (args.allow_orphans or args.allow_truncated):
+            c.skip(f"{typ} correlation", detail + " (tolerated: --allow-orphans/--allow-truncated)")
         else:
             c.check(f"{typ} correlation", not orphans, detail)
 
@@ -255,6 +255,20 @@ def step_checks(t, c, args):
 
     ordered = [steps[i] for i in idx]
     work = t.attribute(ordered, same_thread=args.same_thread)
+    if args.allow_truncated:
+        # GPU activity reaches the file later than API/NVTX records (CUPTI
+        # hands it over in buffers), so a killed job's last steps may have
+        # no or only part of their kernels: keep the steps before the last
+        # one that has any.
+        has = [k for k, items in enumerate(work) if any(x["type"] == "kernel" for x in items)]
+        keep = has[-1] if has else 0
+        c.info(f"killed job: {len(idx) - keep} trailing step(s) without all their GPU records "
+               f"left out (steps {idx[keep:keep + 1]}..{idx[-1:]})")
+        idx, work = idx[:keep], work[:keep]
+        c.check("whole steps with GPU records", len(idx) >= args.min_steps,
+                f"{len(idx)} steps (want >= {args.min_steps})")
+        if not idx:
+            return
     kern_ms = []
     copies_ms = []
     for items in work:

@@ -79,10 +79,12 @@ _SUFFIX = re.compile(r"_(ptsz|ptds)$")
 
 
 def norm_api(name):
-    """cudaLaunchKernel_v7000 / cudaMemcpy_ptds -> cudaLaunchKernel / cudaMemcpy."""
+    """cudaLaunchKernel_v7000 / cudaMemcpy_ptds / __cudaLaunchKernel ->
+    cudaLaunchKernel / cudaMemcpy / cudaLaunchKernel (CUDA 13's <<<>>> may
+    report the internal __cudaLaunchKernel entry point)."""
     if not name:
         return ""
-    n = _VER.sub("", name)
+    n = _VER.sub("", name.lstrip("_"))
     n = _SUFFIX.sub("", n)
     return _VER.sub("", n)
 
@@ -193,10 +195,13 @@ class Trace:
             starts, rows = idx.get(pid, ([], []))
             lo = bisect.bisect_left(starts, r.get("start", 0))
             hi = bisect.bisect_left(starts, r.get("end", 0))  # a call at `end` is after it
-            items = []
+            items, seen = [], set()
             for _, tid, corr in rows[lo:hi]:
-                if same_thread and tid != r.get("tid"):
+                # A runtime call and the driver call it makes can share one
+                # correlation id: count its GPU work once.
+                if corr in seen or (same_thread and tid != r.get("tid")):
                     continue
+                seen.add(corr)
                 items.extend(gpu.get((pid, corr), ()))
             out.append(items)
         return out

@@ -130,6 +130,34 @@ def test_check_trace(d):
     expect("steps: missing nested range fails", ok, "" if ok else out)
 
 
+def test_truncated_and_shared_corr(d):
+    # A killed job: steps 8-9 lost their kernels, step 7 half of them.
+    rs = synth.training(steps=10)
+    step_start = {int(r["message"].split()[1]): r["start"] for r in rs
+                  if r.get("message", "").startswith("step ")}
+    apis = {r["corr"]: r for r in rs if r["type"] == "api"}
+    cut = step_start[7] + (step_start[8] - step_start[7]) // 2
+    rs = [r for r in rs if not (r["type"] == "kernel" and apis[r["corr"]]["start"] > cut)]
+    p = write_jsonl(d, "killed.jsonl", rs)
+    rc, out = check_trace("--json", p, "--step-mode", "--min-steps", "5", "--skip", "1",
+                          "--allow-truncated")
+    ok = rc == 0 and "2 trailing step(s)" in out and "7 steps" in out
+    expect("truncated: whole steps before the cut pass", ok, "" if ok else out)
+    rc, out = check_trace("--json", p, "--step-mode", "--min-steps", "8", "--skip", "1",
+                          "--allow-truncated")
+    expect("truncated: too few whole steps fails", rc == 1, "" if rc == 1 else out)
+    # A driver call sharing its runtime call's correlation id: counted once.
+    rs = synth.training(steps=4)
+    extra = []
+    for r in rs:
+        if r["type"] == "api" and r["name"].startswith("cudaLaunchKernel"):
+            extra.append(dict(r, name="cuLaunchKernel", domain="driver", start=r["start"] + 10))
+    p = write_jsonl(d, "shared.jsonl", rs + extra)
+    rc, out = check_trace("--json", p, "--steps", "4", "--skip", "1", "--nested")
+    ok = rc == 0 and "kernels_per_step=6" in out
+    expect("shared runtime/driver correlation id counted once", ok, "" if ok else out)
+
+
 def test_kernel_names():
     import gptrace
     cases = {
@@ -152,6 +180,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         test_kernel_names()
         test_check_trace(d)
+        test_truncated_and_shared_corr(d)
         for extra in ("test_summarize", "test_crosscheck"):
             fn = globals().get(extra)
             if fn:
