@@ -389,6 +389,56 @@ GP_API int gp_reader_load_meta(gp_reader *r);
 GP_API const char *gp_reader_string(const gp_reader *r, uint32_t id); /* NULL if unknown */
 GP_API const gp_rec_source *gp_reader_source(const gp_reader *r, uint32_t source_id);
 
+
+/* ---------------------------------------------------------------- additions
+ * Appended after the first contract (append-only; see docs/FORMAT.md). */
+#define GP_ERR_TIMEOUT (-11)          /* bounded wait expired (gp_strerror knows it) */
+#define GP_SOURCE_INDEX 0xFFFFFFFFu   /* source id of the index chunk */
+#define GP_MAX_STRING_LEN (1u << 20)  /* longer strings are truncated by the recorder */
+
+/* Signal-handler flush, in two steps, both async-signal-safe (atomics,
+ * write(2) to an eventfd, clock_gettime, nanosleep):
+ * request_flush_async() asks the writer thread to drain everything emitted
+ * so far and returns a ticket (>0, or <0 gp_err); wait_flush_async() polls
+ * until the writer has written that ticket's data or timeout_ms passed
+ * (GP_ERR_TIMEOUT).  Never call them from the writer thread itself (it would
+ * only time out).  gp_recorder_flush_signal() = request + wait. */
+GP_API int64_t gp_recorder_request_flush_async(gp_recorder *rec);
+GP_API int gp_recorder_wait_flush_async(gp_recorder *rec, int64_t ticket, uint32_t timeout_ms);
+GP_API int gp_recorder_flush_signal(gp_recorder *rec, uint32_t timeout_ms);
+
+/* Tests/benchmarks: while paused, the writer thread does not drain (periodic
+ * or ring-half-full wakeups); gp_recorder_flush/close still do. */
+GP_API void gp_recorder_pause_writer(gp_recorder *rec, int paused);
+/* Current time on the recorder's trace clock (clock_id of the opts:
+ * REALTIME -> CLOCK_REALTIME, else CLOCK_MONOTONIC). */
+GP_API uint64_t gp_recorder_now(const gp_recorder *rec);
+/* Extra counters (write errors etc.); sz-versioned like the others. */
+struct gp_recorder_stats2 {
+	size_t sz;
+	uint64_t dropped_ring, dropped_no_ring, dropped_write, dropped_meta;
+	uint64_t write_errors;   /* failed write(2) calls */
+	int last_write_errno;
+};
+GP_API void gp_recorder_get_stats2(gp_recorder *rec, struct gp_recorder_stats2 *st);
+/* Fork: libprof registers pthread_atfork handlers itself (once, at the first
+ * gp_recorder_create): prepare takes every live recorder's intern/ring locks,
+ * parent and child release them, so the child may call
+ * gp_recorder_forget_after_fork() and gp_recorder_create() safely.
+ * gp_recorder_close() on a pointer that is not a live recorder (e.g. closed
+ * already) is a no-op; no gp_emit may run concurrently with close. */
+
+struct gp_footer_info {
+	int present;             /* a valid footer was found */
+	uint64_t index_offset, chunk_count, record_count;
+};
+/* Footer as found at open (cheap: no scan). GP_ERR_EOF if none. */
+GP_API int gp_reader_footer(const gp_reader *r, struct gp_footer_info *out);
+/* One-line integrity summary, e.g. "ok: 12 chunks, footer present" or
+ * "truncated at offset 4096 (file ends inside a chunk); 3 chunks ok".  Scans
+ * the file first if that has not happened.  Returns snprintf's length. */
+GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,211 @@
+/* gp_out.c — the output side of a trace file: header, compressed chunks,
+ * index chunk and footer, with write-error accounting (never fatal). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "gp_internal.h"
+
+void gp_chunk_hdr_put(uint8_t o[GP_CHUNK_HDR], const struct gp_chunk_hdr *h)
+{
+	memcpy(o, gp_magic_chunk, 4);
+	gp_put32(o + 4, h->csize); gp_put32(o + 8, h->usize);
+	gp_put32(o + 12, h->source); gp_put32(o + 16, h->count);
+	gp_put64(o + 20, h->first_ts); gp_put64(o + 28, h->last_ts);
+	gp_put32(o + 36, gp_crc32(o, 36));
+}
+
+int gp_chunk_hdr_get(const uint8_t in[GP_CHUNK_HDR], struct gp_chunk_hdr *h, const char **why)
+{
+	if (memcmp(in, gp_magic_chunk, 4)) { *why = "bad chunk magic"; return GP_ERR_CORRUPT; }
+	if (gp_crc32(in, 36) != gp_get32(in + 36)) { *why = "bad chunk header checksum"; return GP_ERR_CORRUPT; }
+	h->csize = gp_get32(in + 4); h->usize = gp_get32(in + 8);
+	h->source = gp_get32(in + 12); h->count = gp_get32(in + 16);
+	h->first_ts = gp_get64(in + 20); h->last_ts = gp_get64(in + 28);
+	if (h->usize > GP_CHUNK_MAX_USIZE) { *why = "chunk uncompressed size over 16 MiB"; return GP_ERR_CORRUPT; }
+	if (h->csize > ZSTD_compressBound(GP_CHUNK_MAX_USIZE) || h->csize == 0) { *why = "impossible chunk compressed size"; return GP_ERR_CORRUPT; }
+	if ((uint64_t)h->count * 2 > h->usize) { *why = "chunk record count larger than its size allows"; return GP_ERR_CORRUPT; }
+	return 0;
+}
+
+size_t gp_write_all(int fd, const void *buf, size_t n, int guard, int *err)
+{
+	sigset_t pipe_set, old;
+	int was_pending = 0;
+	if (guard) {
+		/* A write to a pipe without reader raises SIGPIPE, which would kill
+		 * the traced job: block it around the write and eat the one we cause. */
+		sigset_t pend;
+		sigemptyset(&pipe_set); sigaddset(&pipe_set, SIGPIPE);
+		pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+		sigpending(&pend);
+		was_pending = sigismember(&pend, SIGPIPE);
+	}
+	const uint8_t *p = buf;
+	size_t done = 0;
+	*err = 0;
+	while (done < n) {
+		ssize_t w = write(fd, p + done, n - done);
+		if (w > 0) { done += (size_t)w; continue; }
+		if (w < 0 && errno == EINTR) continue;
+		*err = w < 0 ? errno : EIO;
+		break;
+	}
+	if (guard) {
+		if (*err == EPIPE && !was_pending) {
+			struct timespec z = { 0, 0 };
+			sigtimedwait(&pipe_set, NULL, &z);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	return done;
+}
+
+int gp_out_init(struct gp_out *o, int fd, int level)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = fd;
+	o->level = level;
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	if (!c) return GP_ERR_NOMEM;
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+	o->cctx = c;
+	return 0;
+}
+
+void gp_out_free(struct gp_out *o)
+{
+	ZSTD_freeCCtx(o->cctx);
+	o->cctx = NULL;
+	free(o->cbuf); o->cbuf = NULL;
+	free(o->idx); o->idx = NULL;
+}
+
+static void note_write_error(struct gp_out *o, int err)
+{
+	o->write_errors++;
+	o->last_errno = err;
+}
+
+int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags)
+{
+	uint8_t b[GP_HEADER_FIXED + 2 + 64 + 2 + 256 + 4];
+	size_t plen = strnlen(h->producer, sizeof(h->producer) - 1);
+	size_t hlen = strnlen(h->host, sizeof(h->host) - 1);
+	memcpy(b, gp_magic_file, 8);
+	gp_put16(b + 8, GP_FORMAT_MAJOR); gp_put16(b + 10, GP_FORMAT_MINOR);
+	size_t total = GP_HEADER_FIXED + 2 + plen + 2 + hlen + 4;
+	gp_put32(b + 12, (uint32_t)total);
+	gp_put32(b + 16, h->pid); gp_put32(b + 20, h->clock_id);
+	gp_put64(b + 24, h->start_trace_ns); gp_put64(b + 32, h->start_realtime_ns);
+	gp_put32(b + 40, (uint32_t)h->rank); gp_put32(b + 44, flags);
+	uint8_t *p = b + GP_HEADER_FIXED;
+	gp_put16(p, (uint16_t)plen); memcpy(p + 2, h->producer, plen); p += 2 + plen;
+	gp_put16(p, (uint16_t)hlen); memcpy(p + 2, h->host, hlen); p += 2 + hlen;
+	gp_put32(p, gp_crc32(b, total - 4));
+	int err;
+	size_t w = gp_write_all(o->fd, b, total, o->sigpipe_guard, &err);
+	o->off += w;
+	if (w != total) { note_write_error(o, err); return GP_ERR_IO; }
+	return 0;
+}
+
+/* Compresses [src, src+n) into o->cbuf after room for a chunk header. */
+static int compress_into(struct gp_out *o, const void *src, size_t n, size_t *csize)
+{
+	size_t need = GP_CHUNK_HDR + ZSTD_compressBound(n);
+	if (need > o->ccap) {
+		uint8_t *nb = realloc(o->cbuf, need);
+		if (!nb) return GP_ERR_NOMEM;
+		o->cbuf = nb; o->ccap = need;
+	}
+	size_t c = ZSTD_compress2(o->cctx, o->cbuf + GP_CHUNK_HDR, o->ccap - GP_CHUNK_HDR, src, n);
+	if (ZSTD_isError(c)) return GP_ERR_CORRUPT;
+	*csize = c;
+	return 0;
+}
+
+int gp_out_chunk(struct gp_out *o, struct gp_enc *e)
+{
+	if (e->count == 0) { gp_enc_reset(e); return 0; }
+	size_t csize;
+	uint32_t count = e->count;
+	int rc = compress_into(o, e->buf, e->len, &csize);
+	if (rc) { o->lost_records += count; gp_enc_reset(e); return rc; }
+	struct gp_chunk_hdr h = { (uint32_t)csize, (uint32_t)e->len, e->source, count,
+				  e->has_ts ? e->first_ts : 0, e->has_ts ? e->last_ts : 0 };
+	gp_chunk_hdr_put(o->cbuf, &h);
+	uint64_t at = o->off;
+	int err;
+	size_t w = gp_write_all(o->fd, o->cbuf, GP_CHUNK_HDR + csize, o->sigpipe_guard, &err);
+	o->off += w;
+	gp_enc_reset(e);
+	if (w != GP_CHUNK_HDR + csize) {
+		/* A partial chunk stays in the file; readers resync past it. */
+		note_write_error(o, err);
+		o->lost_records += count;
+		return GP_ERR_IO;
+	}
+	o->chunks++;
+	o->records += count;
+	if (o->nidx == o->idx_cap) {
+		if (o->idx_cap >= GP_INDEX_MAX_ENTRIES) { o->idx_capped = 1; return 0; }
+		size_t nc = o->idx_cap ? o->idx_cap * 2 : 256;
+		struct gp_idx_ent *ni = realloc(o->idx, nc * sizeof(*ni));
+		if (!ni) { o->idx_capped = 1; return 0; }
+		o->idx = ni; o->idx_cap = nc;
+	}
+	o->idx[o->nidx++] = (struct gp_idx_ent){ at, h.first_ts, h.last_ts, h.source, count };
+	return 0;
+}
+
+int gp_out_finish(struct gp_out *o)
+{
+	size_t cap = 2 + o->nidx * 50;
+	uint8_t *b = malloc(cap);
+	if (!b) return GP_ERR_NOMEM;
+	uint8_t *p = b;
+	*p++ = 1;
+	*p++ = o->idx_capped ? 1 : 0;
+	uint64_t prev_off = 0, prev_first = 0, gmin = 0, gmax = 0;
+	int any = 0;
+	for (size_t i = 0; i < o->nidx; i++) {
+		const struct gp_idx_ent *x = &o->idx[i];
+		p = gp_put_varint(p, x->off - prev_off);
+		p = gp_put_varint(p, x->source);
+		p = gp_put_varint(p, x->count);
+		p = gp_put_varint(p, gp_zz((int64_t)(x->first_ts - prev_first)));
+		p = gp_put_varint(p, x->last_ts - x->first_ts);
+		prev_off = x->off; prev_first = x->first_ts;
+		if (x->first_ts || x->last_ts) {
+			if (!any || x->first_ts < gmin) gmin = x->first_ts;
+			if (!any || x->last_ts > gmax) gmax = x->last_ts;
+			any = 1;
+		}
+	}
+	size_t csize;
+	int rc = compress_into(o, b, (size_t)(p - b), &csize);
+	size_t ulen = (size_t)(p - b);
+	free(b);
+	if (rc) return rc;
+	struct gp_chunk_hdr h = { (uint32_t)csize, (uint32_t)ulen, GP_SOURCE_INDEX, (uint32_t)o->nidx, gmin, gmax };
+	/* count <= usize/2 must hold for readers' sanity check: 5 varints >= 5 bytes each entry */
+	gp_chunk_hdr_put(o->cbuf, &h);
+	uint64_t at = o->off;
+	int err;
+	size_t w = gp_write_all(o->fd, o->cbuf, GP_CHUNK_HDR + csize, o->sigpipe_guard, &err);
+	o->off += w;
+	if (w != GP_CHUNK_HDR + csize) { note_write_error(o, err); return GP_ERR_IO; }
+	uint8_t f[GP_FOOTER_SIZE];
+	memcpy(f, gp_magic_footer, 8);
+	gp_put64(f + 8, at); gp_put64(f + 16, o->chunks); gp_put64(f + 24, o->records);
+	gp_put32(f + 32, gp_crc32(f, 32));
+	w = gp_write_all(o->fd, f, sizeof(f), o->sigpipe_guard, &err);
+	o->off += w;
+	if (w != sizeof(f)) { note_write_error(o, err); return GP_ERR_IO; }
+	return 0;
+}

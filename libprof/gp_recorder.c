@@ -1,0 +1,853 @@
+/* gp_recorder.c — in-process recording: per-thread SPSC byte rings filled by
+ * gp_emit (no locks, no atomic RMW, no shared-line writes on the hot path),
+ * one writer thread that drains them into chunks, string interning, async
+ * signal flush and fork handling.  Design notes: docs/FORMAT.md + ARCHITECTURE.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "gp_internal.h"
+
+#define LD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ST_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define ST_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ALIGN8(x) (((x) + 7u) & ~(uint32_t)7u)
+
+#define META_QUEUE_MAX (64u << 20)   /* pending metadata bytes before we drop */
+#define RING_MIN 4096u
+#define ENTRY_HDR 8u                 /* u32 type, u32 size (incl. header) */
+
+/* One producer (the owning thread), one consumer (whoever holds drain_lock). */
+struct gp_ring {
+	/* producer's cache line: written only by the owning thread */
+	_Alignas(64) uint64_t head;      /* release-stored after each record */
+	uint64_t tail_cache;             /* last tail seen: avoids reading the consumer line */
+	uint64_t drops;                  /* records refused (ring full) */
+	uint64_t accepted;
+	uint64_t kicked_gen;             /* drain_gen value at our last wakeup */
+	uint8_t *buf;                    /* read-only after creation */
+	uint64_t cap;                    /* power of two */
+	/* consumer's cache line */
+	_Alignas(64) uint64_t tail;
+	uint64_t drain_gen;              /* bumped after every drain of this ring */
+	uint64_t drops_reported;
+	/* cold */
+	_Alignas(64) int exited;         /* owning thread is gone */
+	uint32_t source_id, tid, pid, name_id;
+	uint32_t kind, kind_written;
+	int source_written;
+	const void *owner;               /* gp_tstate that created it */
+	struct gp_ring *next;
+};
+
+struct icache_ent { const char *p; uint64_t h; uint32_t len, id; };
+#define ICACHE 64
+
+struct gp_tstate {
+	gp_recorder *rec;
+	uint64_t gen;
+	struct gp_ring *ring;
+	uint64_t cache_gen;
+	struct icache_ent cache[ICACHE];
+};
+
+struct istr { uint64_t h; uint32_t len; char *s; };
+
+struct gp_recorder {
+	uint64_t gen;                    /* unique per recorder: stale-TLS check */
+	int closed;
+	int paused;
+	int clk;                         /* clockid_t of gp_recorder_now */
+	uint32_t flush_ms;
+	uint64_t ring_bytes, ring_budget;
+	int fd, efd;
+	pthread_t writer;
+	int writer_started, stop;
+
+	pthread_mutex_t drain_lock;      /* consumer side of every ring + out + enc */
+	struct gp_out out;
+	struct gp_enc enc;
+	struct { struct gp_ring *g; uint64_t head; int exited; } *snap;
+	size_t snap_cap;
+	uint64_t write_lost_reported, no_ring_reported, meta_drop_reported;
+	uint64_t freed_accepted, freed_drops;   /* counters of freed rings */
+
+	pthread_mutex_t rings_lock;
+	struct gp_ring *rings;
+	uint64_t ring_mem;
+	uint32_t next_source, nthreads;
+	uint64_t no_ring_drops;          /* atomic */
+
+	pthread_mutex_t meta_lock;       /* intern table + meta queue */
+	struct istr *istr;
+	uint32_t nstr, istr_cap;
+	uint32_t *islot;                 /* open addressing: index+1, 0 empty */
+	uint32_t islot_cap;
+	uint8_t *mq, *mq_spare;
+	size_t mq_len, mq_cap, mq_spare_cap;
+	uint64_t meta_accepted, meta_drops;
+
+	uint64_t flush_req, flush_done;  /* async flush tickets (atomic) */
+	struct gp_recorder *next_live;
+};
+
+/* ---------------------------------------------------------------- globals */
+static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static gp_recorder *g_live;
+static uint64_t g_gen;
+static pthread_key_t g_key;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static __thread struct gp_tstate *gp_tls __attribute__((tls_model("initial-exec")));
+
+/* Record types that live in a thread's ring with a fixed-size body.  The
+ * metadata types go to source 0; STACK carries frames (slower path). */
+static const uint8_t ring_fixed[GP_REC_TYPE_MAX] = {
+	[GP_REC_API] = 1, [GP_REC_KERNEL] = 1, [GP_REC_MEMCPY] = 1, [GP_REC_MEMSET] = 1,
+	[GP_REC_NVTX_RANGE] = 1, [GP_REC_NVTX_MARK] = 1, [GP_REC_SYNC] = 1, [GP_REC_MEMORY] = 1,
+	[GP_REC_DROPPED] = 1, [GP_REC_CLOCK] = 1, [GP_REC_COUNTER] = 1, [GP_REC_MODULE] = 1,
+	[GP_REC_WINDOW] = 1,
+};
+static int is_meta_type(uint32_t t)
+{
+	return t == GP_REC_STRING || t == GP_REC_SOURCE || t == GP_REC_PROCESS ||
+	       t == GP_REC_THREAD || t == GP_REC_DEVICE;
+}
+
+static uint32_t my_tid(void) { return (uint32_t)syscall(SYS_gettid); }
+
+static void tstate_destroy(void *arg);
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+
+static void global_init(void)
+{
+	pthread_key_create(&g_key, tstate_destroy);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static struct gp_tstate *tstate_get(void)
+{
+	struct gp_tstate *ts = gp_tls;
+	if (GP_LIKELY(ts)) return ts;
+	ts = calloc(1, sizeof(*ts));
+	if (!ts) return NULL;
+	gp_tls = ts;
+	pthread_setspecific(g_key, ts);
+	return ts;
+}
+
+/* Thread exit: mark this thread's rings so the writer drains and frees them. */
+static void tstate_destroy(void *arg)
+{
+	struct gp_tstate *ts = arg;
+	pthread_mutex_lock(&g_reg_lock);
+	for (gp_recorder *r = g_live; r; r = r->next_live) {
+		pthread_mutex_lock(&r->rings_lock);
+		for (struct gp_ring *g = r->rings; g; g = g->next)
+			if (g->owner == ts) __atomic_store_n(&g->exited, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&r->rings_lock);
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+	if (gp_tls == ts) gp_tls = NULL;
+	free(ts);
+}
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&g_reg_lock);
+	for (gp_recorder *r = g_live; r; r = r->next_live) {
+		pthread_mutex_lock(&r->meta_lock);
+		pthread_mutex_lock(&r->rings_lock);
+	}
+}
+static void atfork_release(void)
+{
+	for (gp_recorder *r = g_live; r; r = r->next_live) {
+		pthread_mutex_unlock(&r->rings_lock);
+		pthread_mutex_unlock(&r->meta_lock);
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+}
+static void atfork_parent(void) { atfork_release(); }
+static void atfork_child(void) { atfork_release(); }
+
+GP_API uint64_t gp_recorder_now(const gp_recorder *rec)
+{
+	struct timespec t;
+	clock_gettime(rec ? rec->clk : CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- metadata queue
+ * Entries use the ring layout: u32 type, u32 size, struct body, extra bytes. */
+static int mq_append(gp_recorder *rec, uint32_t type, const void *body, uint32_t blen,
+		     const void *extra, uint32_t elen)
+{
+	uint32_t size = ENTRY_HDR + ALIGN8(blen) + ALIGN8(elen);
+	if (rec->mq_len + size > META_QUEUE_MAX) { rec->meta_drops++; return GP_ERR_FULL; }
+	if (rec->mq_len + size > rec->mq_cap) {
+		size_t nc = rec->mq_cap ? rec->mq_cap * 2 : 65536;
+		while (nc < rec->mq_len + size) nc *= 2;
+		uint8_t *nb = realloc(rec->mq, nc);
+		if (!nb) { rec->meta_drops++; return GP_ERR_NOMEM; }
+		rec->mq = nb; rec->mq_cap = nc;
+	}
+	uint8_t *p = rec->mq + rec->mq_len;
+	gp_put32(p, type); gp_put32(p + 4, size);
+	memcpy(p + ENTRY_HDR, body, blen);
+	if (elen) memcpy(p + ENTRY_HDR + ALIGN8(blen), extra, elen);
+	rec->mq_len += size;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- interning */
+static uint64_t str_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+	while (n >= 8) {
+		uint64_t w; memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 32;
+		s += 8; n -= 8;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return h;
+}
+
+/* meta_lock held.  Returns the id, 0 when out of memory/queue space. */
+static uint32_t intern_locked(gp_recorder *rec, const char *s, uint32_t len, uint64_t h)
+{
+	if (rec->islot_cap) {
+		uint32_t m = rec->islot_cap - 1;
+		for (uint32_t i = (uint32_t)h & m;; i = (i + 1) & m) {
+			uint32_t x = rec->islot[i];
+			if (!x) break;
+			struct istr *e = &rec->istr[x - 1];
+			if (e->h == h && e->len == len && !memcmp(e->s, s, len)) return x;
+		}
+	}
+	if ((rec->nstr + 1) * 2 > rec->islot_cap) {
+		uint32_t nc = rec->islot_cap ? rec->islot_cap * 2 : 1024;
+		uint32_t *ns = calloc(nc, sizeof(*ns));
+		if (!ns) return 0;
+		for (uint32_t k = 0; k < rec->nstr; k++) {
+			uint32_t i = (uint32_t)rec->istr[k].h & (nc - 1);
+			while (ns[i]) i = (i + 1) & (nc - 1);
+			ns[i] = k + 1;
+		}
+		free(rec->islot);
+		rec->islot = ns; rec->islot_cap = nc;
+	}
+	if (rec->nstr == rec->istr_cap) {
+		uint32_t nc = rec->istr_cap ? rec->istr_cap * 2 : 512;
+		struct istr *ni = realloc(rec->istr, nc * sizeof(*ni));
+		if (!ni) return 0;
+		rec->istr = ni; rec->istr_cap = nc;
+	}
+	char *copy = malloc(len + 1);
+	if (!copy) return 0;
+	memcpy(copy, s, len); copy[len] = 0;
+	uint32_t id = rec->nstr + 1;
+	gp_rec_string body = { id, len, NULL };
+	if (mq_append(rec, GP_REC_STRING, &body, sizeof(body), s, len)) { free(copy); return 0; }
+	rec->istr[rec->nstr++] = (struct istr){ h, len, copy };
+	uint32_t m = rec->islot_cap - 1, i = (uint32_t)h & m;
+	while (rec->islot[i]) i = (i + 1) & m;
+	rec->islot[i] = id;
+	return id;
+}
+
+GP_API uint32_t gp_intern_n(gp_recorder *rec, const char *s, size_t len)
+{
+	if (!rec || (!s && len)) return 0;
+	if (!s) s = "";
+	if (len > GP_MAX_STRING_LEN) len = GP_MAX_STRING_LEN;
+	uint64_t h = str_hash(s, len);
+	struct gp_tstate *ts = tstate_get();
+	struct icache_ent *ce = NULL;
+	if (ts) {
+		/* The cache key is pointer + content hash: a reused buffer with new
+		 * bytes misses instead of returning a stale id. */
+		if (ts->cache_gen != rec->gen) { memset(ts->cache, 0, sizeof(ts->cache)); ts->cache_gen = rec->gen; }
+		ce = &ts->cache[(h ^ ((uintptr_t)s >> 3)) & (ICACHE - 1)];
+		if (ce->id && ce->p == s && ce->h == h && ce->len == len) return ce->id;
+	}
+	pthread_mutex_lock(&rec->meta_lock);
+	uint32_t id = intern_locked(rec, s, (uint32_t)len, h);
+	pthread_mutex_unlock(&rec->meta_lock);
+	if (ce && id) *ce = (struct icache_ent){ s, h, (uint32_t)len, id };
+	return id;
+}
+
+GP_API uint32_t gp_intern(gp_recorder *rec, const char *s)
+{
+	return gp_intern_n(rec, s, s ? strlen(s) : 0);
+}
+
+/* ---------------------------------------------------------------- rings */
+static void kick(gp_recorder *rec)
+{
+	int saved = errno;
+	uint64_t one = 1;
+	ssize_t rc = write(rec->efd, &one, sizeof(one));
+	(void)rc;
+	errno = saved;
+}
+
+/* Producer only. */
+static inline int ring_put(gp_recorder *rec, struct gp_ring *g, uint32_t type,
+			   const void *body, uint32_t blen, const void *extra, uint32_t elen)
+{
+	uint32_t size = ENTRY_HDR + ALIGN8(blen) + ALIGN8(elen);
+	uint64_t head = g->head, cap = g->cap;
+	uint64_t pos = head & (cap - 1);
+	uint64_t pad = pos + size > cap ? cap - pos : 0;
+	uint64_t need = head + pad + size;
+	if (GP_UNLIKELY(need - g->tail_cache > cap)) {
+		g->tail_cache = LD_ACQ(&g->tail);
+		if (need - g->tail_cache > cap || size > cap / 2) {
+			ST_RLX(&g->drops, g->drops + 1);
+			return GP_ERR_FULL;
+		}
+	}
+	uint8_t *b = g->buf;
+	if (pad) {
+		gp_put32(b + pos, 0); gp_put32(b + pos + 4, (uint32_t)pad);
+		pos = 0;
+	}
+	uint8_t *p = b + pos;
+	gp_put32(p, type); gp_put32(p + 4, size);
+	memcpy(p + ENTRY_HDR, body, blen);
+	if (elen) memcpy(p + ENTRY_HDR + ALIGN8(blen), extra, elen);
+	ST_REL(&g->head, need);
+	ST_RLX(&g->accepted, g->accepted + 1);
+	if (GP_UNLIKELY(need - g->tail_cache > cap / 2)) {
+		/* More than half full: wake the writer once per drain of this ring. */
+		g->tail_cache = LD_ACQ(&g->tail);
+		if (need - g->tail_cache > cap / 2) {
+			uint64_t dg = LD_ACQ(&g->drain_gen);
+			if (dg != g->kicked_gen) { g->kicked_gen = dg; kick(rec); }
+		}
+	}
+	return 0;
+}
+
+static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts)
+{
+	char name[17] = { 0 };
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	uint32_t name_id = gp_intern(rec, name);
+	struct gp_ring *g = NULL;
+	pthread_mutex_lock(&rec->rings_lock);
+	for (g = rec->rings; g; g = g->next)
+		if (g->owner == ts && !LD_ACQ(&g->exited)) break;
+	if (!g && rec->ring_mem + rec->ring_bytes <= rec->ring_budget) {
+		g = aligned_alloc(64, sizeof(*g));
+		uint8_t *buf = malloc(rec->ring_bytes);
+		if (!g || !buf) { free(g); free(buf); g = NULL; }
+		else {
+			memset(g, 0, sizeof(*g));
+			g->buf = buf; g->cap = rec->ring_bytes;
+			g->kicked_gen = UINT64_MAX;
+			g->source_id = rec->next_source++;
+			g->tid = my_tid(); g->pid = (uint32_t)getpid();
+			g->name_id = name_id;
+			g->kind = GP_SOURCE_THREAD;
+			g->owner = ts;
+			g->next = rec->rings;
+			rec->ring_mem += rec->ring_bytes;
+			rec->nthreads++;
+			ST_REL(&rec->rings, g);
+		}
+	}
+	pthread_mutex_unlock(&rec->rings_lock);
+	return g;
+}
+
+/* Finds or makes the calling thread's ring for rec. */
+static struct gp_ring *ring_for_thread(gp_recorder *rec)
+{
+	struct gp_tstate *ts = tstate_get();
+	if (!ts) return NULL;
+	if (ts->rec == rec && ts->gen == rec->gen && ts->ring) return ts->ring;
+	struct gp_ring *g = ring_create(rec, ts);
+	if (g) { ts->rec = rec; ts->gen = rec->gen; ts->ring = g; }
+	return g;
+}
+
+static int emit_slow(gp_recorder *rec, const gp_record *r)
+{
+	if (!rec || !r) return GP_ERR_INVALID;
+	uint32_t type = r->type;
+	if (type == 0 || type >= GP_REC_TYPE_MAX) return GP_ERR_INVALID;
+	if (LD_ACQ(&rec->closed)) return GP_ERR_CLOSED;
+	if (is_meta_type(type)) {
+		const void *extra = NULL;
+		uint32_t elen = 0;
+		if (type == GP_REC_STRING && r->u.string.str) {
+			extra = r->u.string.str;
+			elen = r->u.string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : r->u.string.len;
+		}
+		pthread_mutex_lock(&rec->meta_lock);
+		int rc = mq_append(rec, type, &r->u, gp_rec_struct_size[type], extra, elen);
+		if (!rc) rec->meta_accepted++;
+		pthread_mutex_unlock(&rec->meta_lock);
+		return rc ? GP_ERR_FULL : 0;
+	}
+	struct gp_ring *g = ring_for_thread(rec);
+	if (!g) {
+		__atomic_add_fetch(&rec->no_ring_drops, 1, __ATOMIC_RELAXED);
+		return GP_ERR_FULL;
+	}
+	if (type == GP_REC_STACK) {
+		uint32_t n = r->u.stack.nframes > GP_STACK_MAX_FRAMES ? GP_STACK_MAX_FRAMES : r->u.stack.nframes;
+		if (!r->u.stack.frames) n = 0;
+		gp_rec_stack body = r->u.stack;
+		body.nframes = n;
+		return ring_put(rec, g, type, &body, sizeof(body), r->u.stack.frames, n * 8u);
+	}
+	return ring_put(rec, g, type, &r->u, gp_rec_struct_size[type], NULL, 0);
+}
+
+GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
+{
+	struct gp_tstate *ts = gp_tls;
+	uint32_t type = r ? r->type : 0;
+	if (GP_UNLIKELY(!ts || ts->rec != rec || !rec || ts->gen != rec->gen || !ts->ring ||
+			type >= GP_REC_TYPE_MAX || !ring_fixed[type]))
+		return emit_slow(rec, r);
+	if (GP_UNLIKELY(LD_RLX(&rec->closed))) return GP_ERR_CLOSED;
+	return ring_put(rec, ts->ring, type, &r->u, gp_rec_struct_size[type], NULL, 0);
+}
+
+GP_API void gp_recorder_set_thread_kind(gp_recorder *rec, uint32_t source_kind)
+{
+	if (!rec || LD_ACQ(&rec->closed)) return;
+	struct gp_ring *g = ring_for_thread(rec);
+	if (g) ST_REL(&g->kind, source_kind);
+}
+
+/* ---------------------------------------------------------------- writer side */
+static void enc_switch(gp_recorder *rec, uint32_t source, uint32_t tid)
+{
+	gp_enc_reset(&rec->enc);
+	rec->enc.source = source;
+	rec->enc.src_tid = tid;
+}
+
+static void put_rec(gp_recorder *rec, const gp_record *r)
+{
+	if (gp_enc_record(&rec->enc, r)) return;
+	if (rec->enc.len >= GP_CHUNK_TARGET) gp_out_chunk(&rec->out, &rec->enc);
+}
+
+/* Turns a raw entry (ring/meta-queue layout) into a gp_record. */
+static int entry_to_record(const uint8_t *p, uint32_t type, uint32_t size, gp_record *r)
+{
+	if (type == 0 || type >= GP_REC_TYPE_MAX) return -1;
+	uint32_t blen = gp_rec_struct_size[type];
+	if (ENTRY_HDR + ALIGN8(blen) > size) return -1;
+	r->type = type;
+	r->source_id = 0;
+	memcpy(&r->u, p + ENTRY_HDR, blen);
+	const uint8_t *extra = p + ENTRY_HDR + ALIGN8(blen);
+	uint32_t elen = size - ENTRY_HDR - ALIGN8(blen);
+	if (type == GP_REC_STRING) {
+		if (r->u.string.len > elen) r->u.string.len = elen;
+		r->u.string.str = (const char *)extra;
+	} else if (type == GP_REC_STACK) {
+		if ((uint64_t)r->u.stack.nframes * 8 > elen) r->u.stack.nframes = elen / 8;
+		r->u.stack.frames = (const uint64_t *)extra;
+	}
+	return 0;
+}
+
+static void put_dropped(gp_recorder *rec, uint64_t now, uint64_t count, uint32_t where, uint32_t src)
+{
+	gp_record r = { .type = GP_REC_DROPPED };
+	r.u.dropped = (gp_rec_dropped){ now, count, where, src };
+	put_rec(rec, &r);
+}
+
+/* Drains every ring up to the heads seen at entry.  Order matters: heads are
+ * read before the metadata queue is taken, so every string a drained record
+ * uses was queued (and is written) before that record's chunk. */
+static void drain_all(gp_recorder *rec)
+{
+	pthread_mutex_lock(&rec->drain_lock);
+	size_t n = 0;
+	pthread_mutex_lock(&rec->rings_lock);
+	for (struct gp_ring *g = rec->rings; g; g = g->next) {
+		if (n == rec->snap_cap) {
+			size_t nc = rec->snap_cap ? rec->snap_cap * 2 : 64;
+			void *ns = realloc(rec->snap, nc * sizeof(*rec->snap));
+			if (!ns) break;
+			rec->snap = ns; rec->snap_cap = nc;
+		}
+		rec->snap[n].g = g;
+		rec->snap[n].exited = LD_ACQ(&g->exited);   /* before head: then head is final */
+		rec->snap[n].head = LD_ACQ(&g->head);
+		n++;
+	}
+	pthread_mutex_unlock(&rec->rings_lock);
+
+	pthread_mutex_lock(&rec->meta_lock);
+	uint8_t *mq = rec->mq;
+	size_t mq_len = rec->mq_len, mq_cap = rec->mq_cap;
+	rec->mq = rec->mq_spare; rec->mq_cap = rec->mq_spare_cap; rec->mq_len = 0;
+	uint64_t meta_drops = rec->meta_drops;
+	pthread_mutex_unlock(&rec->meta_lock);
+
+	/* source 0: metadata, sources, drop counts */
+	uint64_t now = gp_recorder_now(rec);
+	enc_switch(rec, 0, 0);
+	gp_record r;
+	for (size_t off = 0; off + ENTRY_HDR <= mq_len;) {
+		uint32_t type = gp_get32(mq + off), size = gp_get32(mq + off + 4);
+		if (size < ENTRY_HDR || off + size > mq_len) break;
+		if (!entry_to_record(mq + off, type, size, &r)) put_rec(rec, &r);
+		off += size;
+	}
+	rec->mq_spare = mq; rec->mq_spare_cap = mq_cap;
+	for (size_t i = 0; i < n; i++) {
+		struct gp_ring *g = rec->snap[i].g;
+		uint32_t kind = LD_ACQ(&g->kind);
+		if (!g->source_written || kind != g->kind_written) {
+			r.type = GP_REC_SOURCE;
+			r.u.source = (gp_rec_source){ g->source_id, kind, g->pid, g->tid, g->name_id };
+			put_rec(rec, &r);
+			g->source_written = 1; g->kind_written = kind;
+		}
+		uint64_t d = LD_RLX(&g->drops);
+		if (d != g->drops_reported) {
+			put_dropped(rec, now, d - g->drops_reported, GP_DROP_RING, g->source_id);
+			g->drops_reported = d;
+		}
+	}
+	uint64_t nr = LD_RLX(&rec->no_ring_drops);
+	if (nr != rec->no_ring_reported) {
+		put_dropped(rec, now, nr - rec->no_ring_reported, GP_DROP_NO_RING, 0);
+		rec->no_ring_reported = nr;
+	}
+	if (meta_drops != rec->meta_drop_reported) {
+		put_dropped(rec, now, meta_drops - rec->meta_drop_reported, GP_DROP_RING, 0);
+		rec->meta_drop_reported = meta_drops;
+	}
+	if (rec->out.lost_records != rec->write_lost_reported) {
+		uint64_t lost = rec->out.lost_records;
+		put_dropped(rec, now, lost - rec->write_lost_reported, GP_DROP_WRITE, 0);
+		rec->write_lost_reported = lost;
+	}
+	gp_out_chunk(&rec->out, &rec->enc);
+
+	/* data: one ring at a time, releasing ring space after each chunk */
+	for (size_t i = 0; i < n; i++) {
+		struct gp_ring *g = rec->snap[i].g;
+		uint64_t t = g->tail, head = rec->snap[i].head;
+		enc_switch(rec, g->source_id, g->tid);
+		while (t < head) {
+			const uint8_t *p = g->buf + (t & (g->cap - 1));
+			uint32_t type = gp_get32(p), size = gp_get32(p + 4);
+			if (size < ENTRY_HDR || (size & 7) || size > head - t) { t = head; break; } /* cannot happen; never loop */
+			if (type && !entry_to_record(p, type, size, &r)) {
+				if (!gp_enc_record(&rec->enc, &r) && rec->enc.len >= GP_CHUNK_TARGET) {
+					gp_out_chunk(&rec->out, &rec->enc);
+					ST_REL(&g->tail, t + size);
+				}
+			}
+			t += size;
+		}
+		gp_out_chunk(&rec->out, &rec->enc);
+		ST_REL(&g->tail, t);
+		__atomic_add_fetch(&g->drain_gen, 1, __ATOMIC_RELEASE);
+	}
+
+	/* free rings of exited threads once empty and fully reported */
+	pthread_mutex_lock(&rec->rings_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct gp_ring *g = rec->snap[i].g;
+		if (!rec->snap[i].exited || g->tail != rec->snap[i].head) continue;
+		for (struct gp_ring **pp = &rec->rings; *pp; pp = &(*pp)->next)
+			if (*pp == g) { *pp = g->next; break; }
+		rec->ring_mem -= g->cap;
+		rec->freed_accepted += g->accepted;
+		rec->freed_drops += g->drops;
+		free(g->buf);
+		free(g);
+	}
+	pthread_mutex_unlock(&rec->rings_lock);
+	pthread_mutex_unlock(&rec->drain_lock);
+}
+
+static void *writer_main(void *arg)
+{
+	gp_recorder *rec = arg;
+	prctl(PR_SET_NAME, "gpuprof-writer", 0, 0, 0);
+	for (;;) {
+		struct pollfd pfd = { rec->efd, POLLIN, 0 };
+		int pr = poll(&pfd, 1, (int)rec->flush_ms);
+		if (pr > 0 && (pfd.revents & POLLIN)) {
+			uint64_t v;
+			ssize_t rc = read(rec->efd, &v, sizeof(v));
+			(void)rc;
+		}
+		if (LD_ACQ(&rec->stop)) break;
+		int64_t req = (int64_t)LD_ACQ(&rec->flush_req);
+		if (!LD_ACQ(&rec->paused) || req != (int64_t)LD_ACQ(&rec->flush_done)) {
+			drain_all(rec);
+			ST_REL(&rec->flush_done, (uint64_t)req);
+		}
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+static uint64_t clock_now(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint32_t pick_mode(const char *path, uint32_t want)
+{
+	char *copy = strdup(path);
+	uint32_t mode = want ? want : 0640;
+	if (copy) {
+		struct stat st;
+		/* other users could read a 0640 file we create in /tmp via group */
+		if (stat(dirname(copy), &st) == 0 && (st.st_mode & S_IWOTH)) mode = 0600;
+		free(copy);
+	}
+	return mode;
+}
+
+static void rec_free(gp_recorder *rec)
+{
+	for (struct gp_ring *g = rec->rings, *nx; g; g = nx) { nx = g->next; free(g->buf); free(g); }
+	for (uint32_t i = 0; i < rec->nstr; i++) free(rec->istr[i].s);
+	free(rec->istr); free(rec->islot); free(rec->mq); free(rec->mq_spare); free(rec->snap);
+	gp_enc_free(&rec->enc);
+	gp_out_free(&rec->out);
+	free(rec);
+}
+
+GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder **out)
+{
+	if (!opts || !out || !opts->path || opts->sz < sizeof(size_t) + sizeof(const char *)) return GP_ERR_INVALID;
+	*out = NULL;
+	struct gp_recorder_opts o = { 0 };
+	memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	pthread_once(&g_once, global_init);
+
+	gp_recorder *rec = calloc(1, sizeof(*rec));
+	if (!rec) return GP_ERR_NOMEM;
+	rec->gen = __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELAXED);
+	rec->clk = o.clock_id == GP_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+	rec->flush_ms = o.flush_interval_ms ? o.flush_interval_ms : 500;
+	if (rec->flush_ms > 3600000) rec->flush_ms = 3600000;
+	uint64_t rb = o.ring_bytes ? o.ring_bytes : (1u << 20);
+	uint64_t pw = RING_MIN;
+	while (pw < rb && pw < (1ull << 32)) pw <<= 1;
+	rec->ring_bytes = pw;
+	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : (64u << 20);
+	int level = o.zstd_level ? o.zstd_level : 3;
+	/* writer overhead: encode + compress buffers and the zstd context */
+	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (level > 9 ? (8u << 20) : (2u << 20)); /* rough zstd CCtx size */
+	rec->ring_budget = maxm > overhead ? maxm - overhead : 0;
+	rec->next_source = 1;
+	rec->fd = rec->efd = -1;
+	pthread_mutex_init(&rec->drain_lock, NULL);
+	pthread_mutex_init(&rec->rings_lock, NULL);
+	pthread_mutex_init(&rec->meta_lock, NULL);
+
+	int rc = GP_ERR_IO;
+	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, pick_mode(o.path, o.file_mode));
+	if (rec->fd < 0) goto fail;
+	rec->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (rec->efd < 0) goto fail;
+	rc = gp_out_init(&rec->out, rec->fd, level);
+	if (!rc) rc = gp_enc_init(&rec->enc, 0, 0);
+	if (rc) goto fail;
+	struct stat st;
+	if (fstat(rec->fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) rec->out.sigpipe_guard = 1;
+
+	gp_header h = { 0 };
+	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
+	h.pid = (uint32_t)getpid();
+	h.clock_id = o.clock_id ? o.clock_id : GP_CLOCK_MONOTONIC;
+	h.start_trace_ns = o.start_trace_ns ? o.start_trace_ns : gp_recorder_now(rec);
+	h.start_realtime_ns = o.start_realtime_ns ? o.start_realtime_ns : clock_now(CLOCK_REALTIME);
+	h.rank = o.sz > offsetof(struct gp_recorder_opts, rank) ? o.rank : -1;
+	snprintf(h.producer, sizeof(h.producer), "gpuprof %s", GP_PRODUCER_VERSION);
+	if (gethostname(h.host, sizeof(h.host) - 1)) h.host[0] = 0;
+	rc = gp_out_header(&rec->out, &h, GP_HDR_FLAG_RECORDER);
+	if (rc) goto fail;
+
+	/* The writer thread must not run the job's signal handlers. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int prc = pthread_create(&rec->writer, NULL, writer_main, rec);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (prc) { rc = GP_ERR_NOMEM; goto fail; }
+	rec->writer_started = 1;
+
+	pthread_mutex_lock(&g_reg_lock);
+	rec->next_live = g_live;
+	g_live = rec;
+	pthread_mutex_unlock(&g_reg_lock);
+	*out = rec;
+	return 0;
+fail:
+	if (rec->fd >= 0) { close(rec->fd); unlink(o.path); }
+	if (rec->efd >= 0) close(rec->efd);
+	rec_free(rec);
+	return rc;
+}
+
+/* Unlinks rec from the live list; 0 if it was not there. */
+static int unregister(gp_recorder *rec)
+{
+	int found = 0;
+	pthread_mutex_lock(&g_reg_lock);
+	for (gp_recorder **pp = &g_live; *pp; pp = &(*pp)->next_live)
+		if (*pp == rec) { *pp = rec->next_live; found = 1; break; }
+	pthread_mutex_unlock(&g_reg_lock);
+	return found;
+}
+
+GP_API int gp_recorder_flush(gp_recorder *rec)
+{
+	if (!rec) return GP_ERR_INVALID;
+	uint64_t errs = __atomic_load_n(&rec->out.write_errors, __ATOMIC_RELAXED);
+	drain_all(rec);
+	return __atomic_load_n(&rec->out.write_errors, __ATOMIC_RELAXED) != errs ? GP_ERR_IO : 0;
+}
+
+GP_API void gp_recorder_close(gp_recorder *rec)
+{
+	if (!rec || !unregister(rec)) return;
+	ST_REL(&rec->closed, 1);
+	ST_REL(&rec->stop, 1);
+	kick(rec);
+	if (rec->writer_started) pthread_join(rec->writer, NULL);
+	drain_all(rec);
+	gp_out_finish(&rec->out);
+	close(rec->fd);
+	close(rec->efd);
+	rec_free(rec);
+}
+
+GP_API void gp_recorder_forget_after_fork(gp_recorder *rec)
+{
+	if (!rec || !unregister(rec)) return;
+	/* Our fd copy shares the parent's file offset: closing it is harmless,
+	 * writing to it would corrupt the parent's trace.  The writer thread
+	 * does not exist here, and drain_lock may be held forever: not touched. */
+	close(rec->fd);
+	close(rec->efd);
+	struct gp_tstate *ts = gp_tls;
+	if (ts && ts->rec == rec) { ts->rec = NULL; ts->ring = NULL; }
+	rec_free(rec);
+}
+
+GP_API void gp_recorder_pause_writer(gp_recorder *rec, int paused)
+{
+	if (rec) ST_REL(&rec->paused, paused ? 1 : 0);
+}
+
+GP_API int64_t gp_recorder_request_flush_async(gp_recorder *rec)
+{
+	if (!rec) return GP_ERR_INVALID;
+	int64_t t = (int64_t)__atomic_add_fetch(&rec->flush_req, 1, __ATOMIC_SEQ_CST);
+	kick(rec);
+	return t;
+}
+
+GP_API int gp_recorder_wait_flush_async(gp_recorder *rec, int64_t ticket, uint32_t timeout_ms)
+{
+	if (!rec || ticket <= 0) return GP_ERR_INVALID;
+	struct timespec t0, now, nap = { 0, 1000000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if ((int64_t)LD_ACQ(&rec->flush_done) >= ticket) return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= (int64_t)timeout_ms) return GP_ERR_TIMEOUT;
+		nanosleep(&nap, NULL);
+	}
+}
+
+GP_API int gp_recorder_flush_signal(gp_recorder *rec, uint32_t timeout_ms)
+{
+	int64_t t = gp_recorder_request_flush_async(rec);
+	if (t < 0) return (int)t;
+	return gp_recorder_wait_flush_async(rec, t, timeout_ms);
+}
+
+static void collect(gp_recorder *rec, uint64_t *acc, uint64_t *ring_drops)
+{
+	pthread_mutex_lock(&rec->rings_lock);
+	*acc = rec->freed_accepted;
+	*ring_drops = rec->freed_drops;
+	for (struct gp_ring *g = rec->rings; g; g = g->next) {
+		*acc += LD_RLX(&g->accepted);
+		*ring_drops += LD_RLX(&g->drops);
+	}
+	pthread_mutex_unlock(&rec->rings_lock);
+}
+
+GP_API void gp_recorder_get_stats(gp_recorder *rec, struct gp_recorder_stats *st)
+{
+	if (!rec || !st || st->sz < sizeof(size_t)) return;
+	struct gp_recorder_stats s = { .sz = st->sz };
+	uint64_t acc, rd;
+	pthread_mutex_lock(&rec->drain_lock); /* out.* and freed_* are writer state */
+	collect(rec, &acc, &rd);
+	pthread_mutex_lock(&rec->meta_lock);
+	acc += rec->meta_accepted;
+	uint64_t md = rec->meta_drops;
+	s.threads = rec->nthreads;
+	pthread_mutex_unlock(&rec->meta_lock);
+	s.records = acc;
+	s.dropped = rd + md + LD_RLX(&rec->no_ring_drops) + rec->out.lost_records;
+	s.bytes_written = rec->out.off;
+	s.frames = rec->out.chunks;
+	pthread_mutex_unlock(&rec->drain_lock);
+	memcpy(st, &s, st->sz < sizeof(s) ? st->sz : sizeof(s));
+}
+
+GP_API void gp_recorder_get_stats2(gp_recorder *rec, struct gp_recorder_stats2 *st)
+{
+	if (!rec || !st || st->sz < sizeof(size_t)) return;
+	struct gp_recorder_stats2 s = { .sz = st->sz };
+	uint64_t acc, rd;
+	pthread_mutex_lock(&rec->drain_lock);
+	collect(rec, &acc, &rd);
+	s.dropped_ring = rd;
+	pthread_mutex_lock(&rec->meta_lock);
+	s.dropped_meta = rec->meta_drops;
+	pthread_mutex_unlock(&rec->meta_lock);
+	s.dropped_no_ring = LD_RLX(&rec->no_ring_drops);
+	s.dropped_write = rec->out.lost_records;
+	s.write_errors = rec->out.write_errors;
+	s.last_write_errno = rec->out.last_errno;
+	pthread_mutex_unlock(&rec->drain_lock);
+	memcpy(st, &s, st->sz < sizeof(s) ? st->sz : sizeof(s));
+}
