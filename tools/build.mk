@@ -1,0 +1,34 @@
+# tools: the `gpuprof` CLI (run, info, dump, stats, export, merge).
+# Links libprof.a statically; sqlite3 for `export --format sqlite`, libstdc++
+# for __cxa_demangle, libm for the stddev in `stats`.
+TOOLS_SRCS := $(wildcard tools/*.c)
+TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
+GPUPROF_BIN := $(B)/bin/gpuprof
+TOOLS_LIBS := -lsqlite3 -lstdc++ -lm
+
+all: $(GPUPROF_BIN)
+
+$(B)/obj/tools/%.o: tools/%.c tools/*.h libprof/gp_trace.h | $(B)/obj/tools/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -c $< -o $@
+
+$(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/
+	$(CC) -o $@ $(TOOLS_OBJS) $(LIBPROF_A) $(LDFLAGS) $(TOOLS_LIBS) $(LIBPROF_LIBS)
+
+# `make demo`: trace the MNIST example on a GPU when there is one; otherwise
+# analyse the committed H200 trace (skipped with a message if not there yet).
+DEMO_TRACE := examples/mnist-h200.gpuprof
+demo: $(GPUPROF_BIN)
+	@if nvidia-smi -L >/dev/null 2>&1 && nvidia-smi -L | grep -q GPU; then \
+	  echo "demo: GPU found: tracing examples/train_mnist.py --steps 200"; \
+	  rm -f $(B)/demo.gpuprof; \
+	  $(GPUPROF_BIN) run -o $(B)/demo.gpuprof -- python3 examples/train_mnist.py --steps 200 && \
+	  $(GPUPROF_BIN) stats $(B)/demo.gpuprof; \
+	elif [ -f $(DEMO_TRACE) ]; then \
+	  echo "demo: no GPU found; analysing the recorded H200 trace $(DEMO_TRACE)"; \
+	  $(GPUPROF_BIN) info $(DEMO_TRACE) && \
+	  $(GPUPROF_BIN) stats $(DEMO_TRACE) && \
+	  $(GPUPROF_BIN) export --format perfetto $(DEMO_TRACE) -o $(B)/demo-perfetto.json && \
+	  echo "demo: wrote $(B)/demo-perfetto.json (open it in https://ui.perfetto.dev)"; \
+	else \
+	  echo "demo: no GPU found and $(DEMO_TRACE) is not there yet; skipping"; \
+	fi

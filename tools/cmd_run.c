@@ -1,0 +1,333 @@
+/* cmd_run.c — `gpuprof run [options] -- cmd ...`: runs the job with
+ * libgpuprof.so injected, forwards termination signals, then prints one
+ * summary line from the shim's GPUPROF_SUMMARY file(s) and exits with the
+ * job's own status (128+signal when it was killed, as a shell does). */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: gpuprof run [options] -- command [args...]\n\n"
+		   "Runs the command with libgpuprof.so preloaded (LD_PRELOAD, CUDA_INJECTION64_PATH,\n"
+		   "NVTX_INJECTION64_PATH) and prints one summary line on stderr when it ends.\n"
+		   "Exits with the command's status (128+N when killed by signal N).\n\n"
+		   "  -o, --output PATTERN    trace file; %%p pid, %%h host, %%r rank, %%t time\n"
+		   "  --api=default|all|none  which CUDA API calls to record\n"
+		   "  --flush-ms N            flush interval of the recorder\n"
+		   "  --buffer-size SIZE      per-thread ring size (e.g. 4M)\n"
+		   "  --max-memory SIZE       cap on the recorder's memory\n"
+		   "  --gpu-window ON/PERIOD  record GPU activity ON seconds every PERIOD seconds\n"
+		   "  --stacks                record CPU call stacks of API calls\n"
+		   "  --gpu-metrics[=HZ]      sample GPU metrics (default 10 Hz)\n"
+		   "  --no-follow             do not trace programs the job exec()s\n"
+		   "  -q, --quiet             no messages from the tracer, no summary line\n"
+		   "  -h, --help              this text\n\n"
+		   "libgpuprof.so is looked up at ../lib/libgpuprof.so next to the gpuprof binary;\n"
+		   "GPUPROF_LIB=/path/libgpuprof.so overrides.\n");
+}
+
+static volatile sig_atomic_t child_pid;
+
+/* Forward a termination signal to the job.  Signals from the terminal
+ * (si_code SI_KERNEL/tty) already reached the whole foreground process group,
+ * the job included: forwarding those would deliver them twice. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (child_pid <= 0)
+		return;
+	if (si && si->si_code == SI_KERNEL)
+		return;
+	if (si && si->si_code <= 0 && si->si_pid == child_pid)
+		return;
+	kill(child_pid, sig);
+}
+
+static int find_lib(char *out, size_t n)
+{
+	const char *env = getenv("GPUPROF_LIB");
+	char path[PATH_MAX + 32];
+	if (env && *env) {
+		snprintf(path, sizeof(path), "%s", env);
+	} else {
+		char exe[PATH_MAX];
+		ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (l <= 0) { tool_err("cannot find my own binary: %s", strerror(errno)); return -1; }
+		exe[l] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) *slash = 0;
+		snprintf(path, sizeof(path), "%s/../lib/libgpuprof.so", exe);
+	}
+	char real[PATH_MAX];
+	if (!realpath(path, real) || access(real, R_OK) != 0) {
+		tool_err("cannot find libgpuprof.so at %s: %s (build it, or set GPUPROF_LIB)", path, strerror(errno));
+		return -1;
+	}
+	snprintf(out, n, "%s", real);
+	return 0;
+}
+
+/* ------------------------------------------------------------ summary */
+struct sumfile { char *file; uint64_t bytes; };
+struct summary {
+	uint64_t events, dropped;
+	struct sumfile *files; size_t nfiles, cfiles;
+	int blocks;
+};
+
+/* The shim writes "key=value" lines; several processes may append blocks to
+ * the same file, so a key seen twice starts a new block. */
+static void parse_summary(struct summary *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) return;
+	char line[PATH_MAX + 64];
+	int have_ev = 0, have_dr = 0, have_file = 0, have_bytes = 0;
+	struct sumfile cur = { NULL, 0 };
+	for (;;) {
+		int eof = !fgets(line, sizeof(line), f);
+		char *eq = eof ? NULL : strchr(line, '=');
+		char *key = line, *val = eq ? eq + 1 : NULL;
+		if (eq) { *eq = 0; val[strcspn(val, "\r\n")] = 0; }
+		int dup = eq && ((!strcmp(key, "events") && have_ev) || (!strcmp(key, "dropped") && have_dr) ||
+				 (!strcmp(key, "file") && have_file) || (!strcmp(key, "bytes") && have_bytes));
+		if (eof || dup) {
+			if (have_ev || have_file) s->blocks++;
+			if (cur.file) VEC_PUSH(s->files, s->nfiles, s->cfiles, cur);
+			cur.file = NULL; cur.bytes = 0;
+			have_ev = have_dr = have_file = have_bytes = 0;
+			if (eof) break;
+		}
+		if (!eq) continue;
+		if (!strcmp(key, "events")) { s->events += strtoull(val, NULL, 10); have_ev = 1; }
+		else if (!strcmp(key, "dropped")) { s->dropped += strtoull(val, NULL, 10); have_dr = 1; }
+		else if (!strcmp(key, "file")) { free(cur.file); cur.file = xstrdup(val); have_file = 1; }
+		else if (!strcmp(key, "bytes")) { cur.bytes = strtoull(val, NULL, 10); have_bytes = 1; }
+	}
+	fclose(f);
+}
+
+static void print_summary(struct summary *s)
+{
+	char b[32];
+	if (!s->blocks) {
+		fprintf(stderr, "gpuprof: no trace written (the job made no CUDA calls, or libgpuprof.so was not loaded)\n");
+		return;
+	}
+	fprintf(stderr, "gpuprof: %" PRIu64 " events, %" PRIu64 " dropped, ", s->events, s->dropped);
+	if (s->nfiles == 1) {
+		fmt_bytes(b, sizeof(b), s->files[0].bytes);
+		fprintf(stderr, "wrote %s (%s)\n", s->files[0].file, b);
+		return;
+	}
+	fprintf(stderr, "wrote %zu files:", s->nfiles);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		fmt_bytes(b, sizeof(b), s->files[i].bytes);
+		fprintf(stderr, "%s %s (%s)", i ? "," : "", s->files[i].file, b);
+	}
+	fputc('\n', stderr);
+}
+
+static void cleanup_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		char p[PATH_MAX];
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.') continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void prepend_env(const char *name, const char *val, const char *sep)
+{
+	const char *old = getenv(name);
+	if (old && *old) {
+		/* already first (nested gpuprof run): leave it */
+		size_t l = strlen(val);
+		if (!strncmp(old, val, l) && (old[l] == 0 || strchr(" :", old[l])))
+			return;
+		char *v = xmalloc(strlen(val) + strlen(sep) + strlen(old) + 1);
+		sprintf(v, "%s%s%s", val, sep, old);
+		setenv(name, v, 1);
+		free(v);
+	} else {
+		setenv(name, val, 1);
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW };
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "api", required_argument, NULL, O_API },
+		{ "flush-ms", required_argument, NULL, O_FLUSH },
+		{ "buffer-size", required_argument, NULL, O_BUF },
+		{ "max-memory", required_argument, NULL, O_MAXMEM },
+		{ "gpu-window", required_argument, NULL, O_WINDOW },
+		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
+		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int quiet = 0, follow = 1, c;
+	uint64_t v;
+	/* '+': stop at the first non-option, the job's own options are its own */
+	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg) { tool_err("empty --output"); return EXIT_USAGE; }
+			setenv("GPUPROF_OUTPUT", optarg, 1);
+			break;
+		case O_API:
+			if (strcmp(optarg, "default") && strcmp(optarg, "all") && strcmp(optarg, "none")) {
+				tool_err("--api must be default, all or none"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_API", optarg, 1);
+			break;
+		case O_FLUSH:
+			if (parse_size(optarg, &v) || strpbrk(optarg, "kKmMgG")) {
+				tool_err("--flush-ms needs a number of milliseconds"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_FLUSH_MS", optarg, 1);
+			break;
+		case O_BUF: case O_MAXMEM: {
+			if (parse_size(optarg, &v) || !v) {
+				tool_err("--%s needs a size like 4M", c == O_BUF ? "buffer-size" : "max-memory");
+				return EXIT_USAGE;
+			}
+			char buf[32];
+			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			setenv(c == O_BUF ? "GPUPROF_BUFFER_SIZE" : "GPUPROF_MAX_MEMORY", buf, 1);
+			break;
+		}
+		case O_WINDOW: {
+			const char *slash = strchr(optarg, '/');
+			uint64_t a, b;
+			char *on = xstrdup(optarg);
+			if (slash) on[slash - optarg] = 0;
+			int bad = !slash || parse_duration_ns(on, &a) || parse_duration_ns(slash + 1, &b);
+			free(on);
+			if (bad) { tool_err("--gpu-window needs ON/PERIOD, e.g. 2/30"); return EXIT_USAGE; }
+			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
+			break;
+		}
+		case O_STACKS: setenv("GPUPROF_STACKS", "1", 1); break;
+		case O_METRICS:
+			if (optarg && (parse_size(optarg, &v) || !v || strpbrk(optarg, "kKmMgG"))) {
+				tool_err("--gpu-metrics=HZ needs a positive number"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_GPU_METRICS", optarg ? optarg : "10", 1);
+			break;
+		case O_NOFOLLOW: follow = 0; break;
+		case 'q': quiet = 1; break;
+		case 'h': help(stdout); return EXIT_OK;
+		default: help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		tool_err("no command given (usage: gpuprof run [options] -- command ...)");
+		return EXIT_USAGE;
+	}
+	char lib[PATH_MAX];
+	if (find_lib(lib, sizeof(lib)) < 0)
+		return EXIT_USAGE;
+
+	setenv("GPUPROF_FOLLOW_EXEC", follow ? "1" : "0", 1);
+	if (quiet) setenv("GPUPROF_QUIET", "1", 1);
+	prepend_env("LD_PRELOAD", lib, ":");
+	setenv("CUDA_INJECTION64_PATH", lib, 1);
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+
+	/* A private directory for the summary: every traced process (forks,
+	 * ranks started by the job) writes or appends there. */
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], sum[PATH_MAX + 16];
+	snprintf(dir, sizeof(dir), "%s/gpuprof-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int have_dir = mkdtemp(dir) != NULL;
+	if (have_dir) {
+		snprintf(sum, sizeof(sum), "%s/summary", dir);
+		setenv("GPUPROF_SUMMARY", sum, 1);
+	}
+
+	struct sigaction sa, old[3];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	for (int i = 0; i < 3; i++) sigaction(sigs[i], &sa, &old[i]);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		tool_err("fork: %s", strerror(errno));
+		if (have_dir) cleanup_dir(dir);
+		return EXIT_BADINPUT;
+	}
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);
+		execvp(argv[optind], argv + optind);
+		int e = errno;
+		fprintf(stderr, "gpuprof run: cannot execute %s: %s\n", argv[optind], strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	child_pid = pid;
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) { status = 0; break; }
+	}
+	child_pid = 0;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status)
+		 : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+	if (have_dir) {
+		struct summary s;
+		memset(&s, 0, sizeof(s));
+		DIR *d = opendir(dir);
+		if (d) {
+			struct dirent *e;
+			char **names = NULL; size_t nn = 0, cn = 0;
+			while ((e = readdir(d)))
+				if (!strncmp(e->d_name, "summary", 7)) VEC_PUSH(names, nn, cn, xstrdup(e->d_name));
+			closedir(d);
+			qsort(names, nn, sizeof(char *), cmp_name);
+			for (size_t i = 0; i < nn; i++) {
+				char p[PATH_MAX + 300];
+				snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+				parse_summary(&s, p);
+				free(names[i]);
+			}
+			free(names);
+		}
+		if (!quiet) print_summary(&s);
+		for (size_t i = 0; i < s.nfiles; i++) free(s.files[i].file);
+		free(s.files);
+		cleanup_dir(dir);
+	}
+	return code;
+}

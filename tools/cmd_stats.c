@@ -1,0 +1,682 @@
+/* cmd_stats.c — `gpuprof stats FILE`: summary reports modelled on nsys stats
+ * (cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
+ * cuda_gpu_mem_size_sum, nvtx_sum) plus GPU utilisation.
+ *
+ * One streaming pass in time order.  Memory: per-name aggregates plus, for
+ * exact medians, every duration of each name (8 bytes per API call/kernel/
+ * memop/range: 80 MB for 10 M kernels); the NVTX attribution keeps only the
+ * launches whose kernel has not been seen yet; utilisation keeps one open
+ * interval per device/stream. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "tool.h"
+
+enum { R_API, R_KERN, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_COUNT };
+static const char *const report_names[R_COUNT] = { "api", "kernels", "memops", "memsize", "nvtx", "util" };
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
+		   "                     [--since T] [--until T] [--strict] FILE\n\n"
+		   "Summary reports (default: all), modelled on `nsys stats`:\n"
+		   "  api      CUDA runtime+driver API calls by name (cuda_api_sum)\n"
+		   "  kernels  GPU kernels by demangled name (cuda_gpu_kern_sum)\n"
+		   "  memops   memcpy/memset time by kind (cuda_gpu_mem_time_sum)\n"
+		   "  memsize  memcpy/memset sizes by kind, MB = 10^6 bytes (cuda_gpu_mem_size_sum)\n"
+		   "  nvtx     NVTX ranges by name, with GPU time of the kernels launched inside\n"
+		   "           each push/pop range (nvtx_sum)\n"
+		   "  util     GPU utilisation per device and stream: busy %% = union of kernel\n"
+		   "           intervals / span of the device's GPU activity, idle gaps, largest\n"
+		   "           gap, copy time and compute/copy overlap %% (of copy time)\n\n"
+		   "  --report LIST    reports to print, comma separated\n"
+		   "  --format FMT     table (default), csv or json\n"
+		   "  --since T        ignore records starting before T after the trace start\n"
+		   "  --until T        ignore records starting at or after T (T: 10ms, 2s, 500us, ns)\n"
+		   "  --strict         exit 2 when the trace is truncated (default: warn, exit 0)\n"
+		   "  -h, --help       this text\n\n"
+		   "Med is the exact median (mean of the two middle values for even counts);\n"
+		   "StdDev is the sample standard deviation (n-1), 0 for a single value.\n");
+}
+
+/* ------------------------------------------------------------ groups */
+struct grp {
+	char *name;
+	uint64_t n, total, min, max;
+	double mean, m2;         /* Welford */
+	uint64_t *v; size_t nv, cv;
+	uint64_t gpu_ns;         /* nvtx: kernel time attributed */
+	int style;               /* nvtx kind */
+};
+
+struct gtab { strmap idx; struct grp *g; size_t n, cap; };
+
+static size_t gtab_get(struct gtab *t, const char *name)
+{
+	int is_new;
+	size_t *slot = strmap_get(&t->idx, name, &is_new);
+	if (is_new) {
+		struct grp g;
+		memset(&g, 0, sizeof(g));
+		g.name = xstrdup(name);
+		*slot = t->n;
+		VEC_PUSH(t->g, t->n, t->cap, g);
+	}
+	return *slot;
+}
+
+static void grp_add(struct grp *g, uint64_t v)
+{
+	if (!g->n || v < g->min) g->min = v;
+	if (!g->n || v > g->max) g->max = v;
+	g->n++;
+	g->total += v;
+	double d = (double)v - g->mean;
+	g->mean += d / (double)g->n;
+	g->m2 += d * ((double)v - g->mean);
+	VEC_PUSH(g->v, g->nv, g->cv, v);
+}
+
+static double grp_median(struct grp *g)
+{
+	if (!g->nv) return 0;
+	qsort(g->v, g->nv, sizeof(uint64_t), cmp_u64);
+	if (g->nv & 1) return (double)g->v[g->nv / 2];
+	return ((double)g->v[g->nv / 2 - 1] + (double)g->v[g->nv / 2]) / 2.0;
+}
+
+static double grp_stddev(const struct grp *g)
+{
+	return g->n > 1 ? sqrt(g->m2 / (double)(g->n - 1)) : 0.0;
+}
+
+static void gtab_free(struct gtab *t)
+{
+	for (size_t i = 0; i < t->n; i++) { free(t->g[i].name); free(t->g[i].v); }
+	free(t->g);
+	strmap_free(&t->idx);
+}
+
+static struct gtab *sort_tab;
+static int cmp_grp_idx(const void *a, const void *b)
+{
+	const struct grp *x = &sort_tab->g[*(const size_t *)a], *y = &sort_tab->g[*(const size_t *)b];
+	if (x->total != y->total) return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static size_t *sorted_groups(struct gtab *t)
+{
+	size_t *ix = xmalloc((t->n ? t->n : 1) * sizeof(size_t));
+	for (size_t i = 0; i < t->n; i++) ix[i] = i;
+	sort_tab = t;
+	qsort(ix, t->n, sizeof(size_t), cmp_grp_idx);
+	return ix;
+}
+
+/* ------------------------------------------------------------ utilisation */
+struct ival { uint64_t s, e; };
+struct ivunion {                   /* union of intervals fed in start order */
+	int open; uint64_t s, e;
+	uint64_t busy, gaps, largest, count;
+};
+
+/* Adds [s,e); returns 1 and the closed interval in *out when one closed. */
+static int ivu_add(struct ivunion *u, uint64_t s, uint64_t e, struct ival *out)
+{
+	if (e < s) e = s;
+	u->count++;
+	if (!u->open) { u->open = 1; u->s = s; u->e = e; return 0; }
+	if (s > u->e) {
+		out->s = u->s; out->e = u->e;
+		u->busy += u->e - u->s;
+		uint64_t gap = s - u->e;
+		u->gaps++;
+		if (gap > u->largest) u->largest = gap;
+		u->s = s; u->e = e;
+		return 1;
+	}
+	/* overlapping (or, if the input is not perfectly ordered, earlier) */
+	if (s < u->s) u->s = s;
+	if (e > u->e) u->e = e;
+	return 0;
+}
+
+static int ivu_close(struct ivunion *u, struct ival *out)
+{
+	if (!u->open) return 0;
+	u->open = 0;
+	u->busy += u->e - u->s;
+	out->s = u->s; out->e = u->e;
+	return 1;
+}
+
+struct ivq { struct ival *q; size_t head, n, cap; };
+static void ivq_push(struct ivq *q, struct ival v)
+{
+	if (q->head && q->head == q->n) { q->head = q->n = 0; }
+	if (q->head > 4096 && q->head * 2 > q->n) {
+		memmove(q->q, q->q + q->head, (q->n - q->head) * sizeof(struct ival));
+		q->n -= q->head; q->head = 0;
+	}
+	VEC_PUSH(q->q, q->n, q->cap, v);
+}
+
+struct udev {
+	uint32_t pid, dev;
+	int has; uint64_t span_s, span_e;
+	struct ivunion k, c;
+	struct ivq qk, qc;
+	uint64_t overlap;
+};
+struct ustream { uint32_t pid, dev, stream; struct ivunion k, c; };
+
+static void udev_drain(struct udev *d)
+{
+	while (d->qk.head < d->qk.n && d->qc.head < d->qc.n) {
+		struct ival a = d->qk.q[d->qk.head], b = d->qc.q[d->qc.head];
+		uint64_t s = a.s > b.s ? a.s : b.s, e = a.e < b.e ? a.e : b.e;
+		if (e > s) d->overlap += e - s;
+		if (a.e <= b.e) d->qk.head++;
+		else d->qc.head++;
+	}
+}
+
+/* ------------------------------------------------------------ state */
+struct tstack { uint64_t key; struct { uint64_t s, e; size_t g; } *e; size_t n, cap; };
+
+struct stats {
+	gp_reader *r;
+	struct gtab api, kern, memt, mems, nvtx;
+	u64map api_name2g, kern_name2g;   /* string id -> group */
+	u64map tid2stack; struct tstack *stacks; size_t nstacks, cstacks;
+	u64map launch;                     /* corr -> malloc'd {n, groups...} (uint64 ptr) */
+	u64map graph_corr;                 /* corr of graph launches: many kernels */
+	u64map early;                      /* corr -> kernel ns seen before its API */
+	u64map dev2u, str2u;
+	struct udev *devs; size_t ndevs, cdevs;
+	struct ustream *strs; size_t nstrs, cstrs;
+	uint64_t since, until;             /* absolute */
+};
+
+static size_t name_group(u64map *cache, struct gtab *t, uint32_t id, const char *name)
+{
+	uint64_t *s = u64map_get(cache, id, 0);
+	if (s) return *s;
+	size_t g = gtab_get(t, name);
+	*u64map_get(cache, id, 1) = g;
+	return g;
+}
+
+static struct tstack *stack_for(struct stats *st, uint64_t key, int create)
+{
+	uint64_t *s = u64map_get(&st->tid2stack, key, 0);
+	if (s) return &st->stacks[*s];
+	if (!create) return NULL;
+	struct tstack t;
+	memset(&t, 0, sizeof(t));
+	t.key = key;
+	*u64map_get(&st->tid2stack, key, 1) = st->nstacks;
+	VEC_PUSH(st->stacks, st->nstacks, st->cstacks, t);
+	return &st->stacks[st->nstacks - 1];
+}
+
+static void attribute(struct stats *st, uint32_t *set, uint64_t ns)
+{
+	for (uint32_t i = 1; i <= set[0]; i++)
+		st->nvtx.g[set[i]].gpu_ns += ns;
+}
+
+static void on_api(struct stats *st, const gp_record *rec, uint32_t pid, uint32_t tid)
+{
+	const gp_rec_api *a = &rec->u.api;
+	const char *name = tool_str(st->r, a->name_id);
+	char unk[32];
+	if (!*name) { snprintf(unk, sizeof(unk), "cbid_%u", a->cbid); name = unk; }
+	size_t g = a->name_id ? name_group(&st->api_name2g, &st->api, a->name_id, name) : gtab_get(&st->api, name);
+	grp_add(&st->api.g[g], a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
+
+	/* NVTX attribution: remember which push/pop ranges are open on this
+	 * thread now, for the kernel(s) this call may launch. */
+	if (!a->correlation_id) return;
+	struct tstack *ts = stack_for(st, ((uint64_t)pid << 32) | tid, 0);
+	if (!ts) return;
+	while (ts->n && ts->e[ts->n - 1].e <= a->start_ns) ts->n--;
+	uint32_t open[64]; uint32_t nopen = 0;
+	for (size_t i = 0; i < ts->n && nopen < 64; i++)
+		if (ts->e[i].s <= a->start_ns && a->start_ns < ts->e[i].e)
+			open[nopen++] = (uint32_t)ts->e[i].g;
+	if (!nopen) return;
+	uint32_t *set = xmalloc((nopen + 1) * sizeof(uint32_t));
+	set[0] = nopen;
+	memcpy(set + 1, open, nopen * sizeof(uint32_t));
+	uint64_t *early = u64map_get(&st->early, a->correlation_id, 0);
+	if (early) {
+		attribute(st, set, *early);
+		u64map_del(&st->early, a->correlation_id);
+	}
+	/* graphs launch many kernels under one correlation id */
+	if (strstr(name, "Graph"))
+		*u64map_get(&st->graph_corr, a->correlation_id, 1) = 1;
+	uint64_t *slot = u64map_get(&st->launch, a->correlation_id, 1);
+	free((void *)(uintptr_t)*slot);
+	*slot = (uint64_t)(uintptr_t)set;
+	/* bound memory if launches never see their kernel (e.g. GPU activity off) */
+	if (st->launch.n > (1u << 22)) {
+		for (size_t i = 0; i < st->launch.cap; i++)
+			if (st->launch.used[i]) free((void *)(uintptr_t)st->launch.vals[i]);
+		u64map_free(&st->launch);
+		u64map_free(&st->graph_corr);
+	}
+}
+
+static void on_kernel_nvtx(struct stats *st, const gp_rec_kernel *k)
+{
+	uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+	uint64_t *slot = u64map_get(&st->launch, k->correlation_id, 0);
+	if (!slot) {
+		/* kernel before its API in the stream (clock skew): keep it briefly */
+		if (st->early.n < (1u << 20))
+			*u64map_get(&st->early, k->correlation_id, 1) += dur;
+		return;
+	}
+	attribute(st, (uint32_t *)(uintptr_t)*slot, dur);
+	if (!u64map_get(&st->graph_corr, k->correlation_id, 0)) {
+		free((void *)(uintptr_t)*slot);
+		u64map_del(&st->launch, k->correlation_id);
+	}
+}
+
+static void on_nvtx(struct stats *st, const gp_rec_nvtx_range *n, uint32_t pid, uint32_t tid)
+{
+	const char *dom = tool_str(st->r, n->domain_id), *msg = tool_str(st->r, n->message_id);
+	char *name = xmalloc(strlen(dom) + strlen(msg) + 2);
+	if (*dom) sprintf(name, "%s:%s", dom, msg);
+	else strcpy(name, msg);
+	size_t g = gtab_get(&st->nvtx, name);
+	free(name);
+	st->nvtx.g[g].style |= n->kind == GP_NVTX_STARTEND ? 2 : 1;
+	grp_add(&st->nvtx.g[g], n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
+	if (n->kind != GP_NVTX_PUSHPOP) return;
+	struct tstack *ts = stack_for(st, ((uint64_t)pid << 32) | (n->tid ? n->tid : tid), 1);
+	while (ts->n && ts->e[ts->n - 1].e <= n->start_ns) ts->n--;
+	vec_reserve((void **)&ts->e, &ts->cap, ts->n + 1, sizeof(*ts->e));
+	ts->e[ts->n].s = n->start_ns; ts->e[ts->n].e = n->end_ns; ts->e[ts->n].g = g;
+	ts->n++;
+}
+
+static struct udev *udev_get(struct stats *st, uint32_t pid, uint32_t dev)
+{
+	uint64_t key = ((uint64_t)pid << 32) | dev;
+	uint64_t *s = u64map_get(&st->dev2u, key, 0);
+	if (s) return &st->devs[*s];
+	struct udev d;
+	memset(&d, 0, sizeof(d));
+	d.pid = pid; d.dev = dev;
+	*u64map_get(&st->dev2u, key, 1) = st->ndevs;
+	VEC_PUSH(st->devs, st->ndevs, st->cdevs, d);
+	return &st->devs[st->ndevs - 1];
+}
+
+static struct ustream *ustream_get(struct stats *st, uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
+	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
+	uint64_t *s = u64map_get(&st->str2u, key, 0);
+	if (s && st->strs[*s].pid == pid && st->strs[*s].dev == dev && st->strs[*s].stream == stream)
+		return &st->strs[*s];
+	struct ustream u;
+	memset(&u, 0, sizeof(u));
+	u.pid = pid; u.dev = dev; u.stream = stream;
+	*u64map_get(&st->str2u, key, 1) = st->nstrs;
+	VEC_PUSH(st->strs, st->nstrs, st->cstrs, u);
+	return &st->strs[st->nstrs - 1];
+}
+
+static void on_gpu(struct stats *st, uint32_t pid, uint32_t dev, uint32_t stream, uint64_t s, uint64_t e, int is_kernel)
+{
+	struct udev *d = udev_get(st, pid, dev);
+	if (e < s) e = s;
+	if (!d->has || s < d->span_s) d->span_s = s;
+	if (!d->has || e > d->span_e) d->span_e = e;
+	d->has = 1;
+	struct ival iv;
+	if (is_kernel) {
+		if (ivu_add(&d->k, s, e, &iv)) { ivq_push(&d->qk, iv); udev_drain(d); }
+	} else {
+		if (ivu_add(&d->c, s, e, &iv)) { ivq_push(&d->qc, iv); udev_drain(d); }
+	}
+	struct ustream *u = ustream_get(st, pid, dev, stream);
+	ivu_add(is_kernel ? &u->k : &u->c, s, e, &iv);
+}
+
+static void memop_add(struct stats *st, const char *op, uint64_t dur, uint64_t bytes)
+{
+	grp_add(&st->memt.g[gtab_get(&st->memt, op)], dur);
+	grp_add(&st->mems.g[gtab_get(&st->mems, op)], bytes);
+}
+
+static void process(struct stats *st, const gp_record *rec)
+{
+	uint64_t t = gp_record_time(rec);
+	switch (rec->type) {
+	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
+		if (t < st->since || t >= st->until) return;
+		break;
+	default:
+		return;
+	}
+	uint32_t pid = tool_pid(st->r, rec);
+	const gp_rec_source *src = gp_reader_source(st->r, rec->source_id);
+	uint32_t stid = src ? src->tid : 0;
+	switch (rec->type) {
+	case GP_REC_API:
+		on_api(st, rec, pid, rec->u.api.tid ? rec->u.api.tid : stid);
+		break;
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		const char *mangled = tool_str(st->r, k->name_id);
+		uint64_t *s = u64map_get(&st->kern_name2g, k->name_id, 0);
+		size_t g;
+		if (s) g = *s;
+		else {
+			char *d = demangle(mangled);
+			g = gtab_get(&st->kern, d);
+			free(d);
+			*u64map_get(&st->kern_name2g, k->name_id, 1) = g;
+		}
+		grp_add(&st->kern.g[g], k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
+		on_kernel_nvtx(st, k);
+		on_gpu(st, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, 1);
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		char op[64];
+		snprintf(op, sizeof(op), "[CUDA memcpy %s]", copy_kind_long(m->copy_kind));
+		memop_add(st, op, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0, m->bytes);
+		on_gpu(st, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, 0);
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &rec->u.memset;
+		memop_add(st, "[CUDA memset]", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0, m->bytes);
+		on_gpu(st, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, 0);
+		break;
+	}
+	case GP_REC_NVTX_RANGE:
+		on_nvtx(st, &rec->u.nvtx_range, pid, stid);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------ reports */
+static const struct col time_cols_api[] = {
+	{ "Time (%)", "time_pct", COL_F1 }, { "Total Time (ns)", "total_ns", COL_INT },
+	{ "Num Calls", "num_calls", COL_INT }, { "Avg (ns)", "avg_ns", COL_F1 },
+	{ "Med (ns)", "med_ns", COL_F1 }, { "Min (ns)", "min_ns", COL_INT },
+	{ "Max (ns)", "max_ns", COL_INT }, { "StdDev (ns)", "stddev_ns", COL_F1 },
+	{ "Name", "name", COL_STR },
+};
+static const struct col time_cols_kern[] = {
+	{ "Time (%)", "time_pct", COL_F1 }, { "Total Time (ns)", "total_ns", COL_INT },
+	{ "Instances", "instances", COL_INT }, { "Avg (ns)", "avg_ns", COL_F1 },
+	{ "Med (ns)", "med_ns", COL_F1 }, { "Min (ns)", "min_ns", COL_INT },
+	{ "Max (ns)", "max_ns", COL_INT }, { "StdDev (ns)", "stddev_ns", COL_F1 },
+	{ "Name", "name", COL_STR },
+};
+static const struct col time_cols_mem[] = {
+	{ "Time (%)", "time_pct", COL_F1 }, { "Total Time (ns)", "total_ns", COL_INT },
+	{ "Count", "count", COL_INT }, { "Avg (ns)", "avg_ns", COL_F1 },
+	{ "Med (ns)", "med_ns", COL_F1 }, { "Min (ns)", "min_ns", COL_INT },
+	{ "Max (ns)", "max_ns", COL_INT }, { "StdDev (ns)", "stddev_ns", COL_F1 },
+	{ "Operation", "operation", COL_STR },
+};
+static const struct col size_cols[] = {
+	{ "Total (MB)", "total_mb", COL_F3 }, { "Count", "count", COL_INT },
+	{ "Avg (MB)", "avg_mb", COL_F3 }, { "Med (MB)", "med_mb", COL_F3 },
+	{ "Min (MB)", "min_mb", COL_F3 }, { "Max (MB)", "max_mb", COL_F3 },
+	{ "StdDev (MB)", "stddev_mb", COL_F3 }, { "Operation", "operation", COL_STR },
+};
+static const struct col nvtx_cols[] = {
+	{ "Time (%)", "time_pct", COL_F1 }, { "Total Time (ns)", "total_ns", COL_INT },
+	{ "Instances", "instances", COL_INT }, { "Avg (ns)", "avg_ns", COL_F1 },
+	{ "Med (ns)", "med_ns", COL_F1 }, { "Min (ns)", "min_ns", COL_INT },
+	{ "Max (ns)", "max_ns", COL_INT }, { "StdDev (ns)", "stddev_ns", COL_F1 },
+	{ "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT }, { "Style", "style", COL_STR },
+	{ "Range", "range", COL_STR },
+};
+static const struct col util_cols[] = {
+	{ "PID", "pid", COL_INT }, { "Device", "device", COL_INT }, { "Stream", "stream", COL_STR },
+	{ "Kernels", "kernels", COL_INT }, { "Busy (ns)", "busy_ns", COL_INT },
+	{ "Span (ns)", "span_ns", COL_INT }, { "Busy (%)", "busy_pct", COL_F1 },
+	{ "Idle Gaps", "idle_gaps", COL_INT }, { "Largest Gap (ns)", "largest_gap_ns", COL_INT },
+	{ "Copy (ns)", "copy_ns", COL_INT }, { "Overlap (%)", "overlap_pct", COL_F1 },
+};
+
+/* time summary: cols 0..7 numeric, then name (and nvtx extras) */
+static void fill_time(struct report *rep, struct gtab *t, int nvtx)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < t->n; i++) sum += t->g[i].total;
+	size_t *ix = sorted_groups(t);
+	for (size_t k = 0; k < t->n; k++) {
+		struct grp *g = &t->g[ix[k]];
+		struct cell *c = report_row(rep);
+		cell_num(&c[0], sum ? 100.0 * (double)g->total / (double)sum : 0);
+		cell_num(&c[1], (double)g->total);
+		cell_num(&c[2], (double)g->n);
+		cell_num(&c[3], (double)g->total / (double)g->n);
+		cell_num(&c[4], grp_median(g));
+		cell_num(&c[5], (double)g->min);
+		cell_num(&c[6], (double)g->max);
+		cell_num(&c[7], grp_stddev(g));
+		if (nvtx) {
+			if (g->style & 1) cell_num(&c[8], (double)g->gpu_ns);
+			cell_str(&c[9], g->style == 1 ? "PushPop" : g->style == 2 ? "StartEnd" : "Mixed");
+			cell_str(&c[10], g->name);
+		} else {
+			cell_str(&c[8], g->name);
+		}
+	}
+	free(ix);
+}
+
+static void fill_size(struct report *rep, struct gtab *t)
+{
+	size_t *ix = sorted_groups(t);
+	for (size_t k = 0; k < t->n; k++) {
+		struct grp *g = &t->g[ix[k]];
+		struct cell *c = report_row(rep);
+		cell_num(&c[0], (double)g->total / 1e6);
+		cell_num(&c[1], (double)g->n);
+		cell_num(&c[2], (double)g->total / (double)g->n / 1e6);
+		cell_num(&c[3], grp_median(g) / 1e6);
+		cell_num(&c[4], (double)g->min / 1e6);
+		cell_num(&c[5], (double)g->max / 1e6);
+		cell_num(&c[6], grp_stddev(g) / 1e6);
+		cell_str(&c[7], g->name);
+	}
+	free(ix);
+}
+
+static int cmp_udev(const void *a, const void *b)
+{
+	const struct udev *x = a, *y = b;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+static int cmp_ustream(const void *a, const void *b)
+{
+	const struct ustream *x = a, *y = b;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+static void fill_util(struct report *rep, struct stats *st)
+{
+	struct ival iv;
+	for (size_t i = 0; i < st->ndevs; i++) {
+		struct udev *d = &st->devs[i];
+		if (ivu_close(&d->k, &iv)) ivq_push(&d->qk, iv);
+		if (ivu_close(&d->c, &iv)) ivq_push(&d->qc, iv);
+		udev_drain(d);
+	}
+	qsort(st->devs, st->ndevs, sizeof(*st->devs), cmp_udev);
+	qsort(st->strs, st->nstrs, sizeof(*st->strs), cmp_ustream);
+	size_t si = 0;
+	for (size_t i = 0; i < st->ndevs; i++) {
+		struct udev *d = &st->devs[i];
+		uint64_t span = d->span_e - d->span_s;
+		struct cell *c = report_row(rep);
+		cell_num(&c[0], d->pid); cell_num(&c[1], d->dev); cell_str(&c[2], "all");
+		cell_num(&c[3], (double)d->k.count); cell_num(&c[4], (double)d->k.busy);
+		cell_num(&c[5], (double)span);
+		cell_num(&c[6], span ? 100.0 * (double)d->k.busy / (double)span : 0);
+		cell_num(&c[7], (double)d->k.gaps); cell_num(&c[8], (double)d->k.largest);
+		cell_num(&c[9], (double)d->c.busy);
+		if (d->c.busy) cell_num(&c[10], 100.0 * (double)d->overlap / (double)d->c.busy);
+		for (; si < st->nstrs && cmp_udev(&(struct udev){ .pid = st->strs[si].pid, .dev = st->strs[si].dev }, d) <= 0; si++) {
+			struct ustream *u = &st->strs[si];
+			ivu_close(&u->k, &iv);
+			ivu_close(&u->c, &iv);
+			char sname[16];
+			snprintf(sname, sizeof(sname), "%u", u->stream);
+			c = report_row(rep);
+			cell_num(&c[0], u->pid); cell_num(&c[1], u->dev); cell_str(&c[2], sname);
+			cell_num(&c[3], (double)u->k.count); cell_num(&c[4], (double)u->k.busy);
+			cell_num(&c[5], (double)span);
+			cell_num(&c[6], span ? 100.0 * (double)u->k.busy / (double)span : 0);
+			cell_num(&c[7], (double)u->k.gaps); cell_num(&c[8], (double)u->k.largest);
+			cell_num(&c[9], (double)u->c.busy);
+		}
+	}
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "report", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int want[R_COUNT], any = 0, fmt = FMT_TABLE, strict = 0, c;
+	uint64_t since = 0, until = UINT64_MAX;
+	int have_since = 0, have_until = 0;
+	memset(want, 0, sizeof(want));
+	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': {
+			char *list = xstrdup(optarg), *save = NULL;
+			for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int k;
+				for (k = 0; k < R_COUNT && strcmp(tok, report_names[k]); k++) ;
+				if (k == R_COUNT) {
+					tool_err("unknown report '%s' (reports: api, kernels, memops, memsize, nvtx, util)", tok);
+					free(list);
+					return EXIT_USAGE;
+				}
+				want[k] = 1; any = 1;
+			}
+			free(list);
+			break;
+		}
+		case 'f':
+			if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
+			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
+			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
+			else { tool_err("unknown format '%s' (table, csv, json)", optarg); return EXIT_USAGE; }
+			break;
+		case 'S':
+			if (parse_duration_ns(optarg, &since)) { tool_err("bad --since '%s'", optarg); return EXIT_USAGE; }
+			have_since = 1;
+			break;
+		case 'U':
+			if (parse_duration_ns(optarg, &until)) { tool_err("bad --until '%s'", optarg); return EXIT_USAGE; }
+			have_until = 1;
+			break;
+		case 's': strict = 1; break;
+		case 'h': help(stdout); return EXIT_OK;
+		default: help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		tool_err("expected one trace file");
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!any)
+		for (int k = 0; k < R_COUNT; k++) want[k] = 1;
+	const char *path = argv[optind];
+	gp_reader *r = tool_open(path);
+	if (!r)
+		return EXIT_BADINPUT;
+
+	struct stats st;
+	memset(&st, 0, sizeof(st));
+	st.r = r;
+	uint64_t base = gp_reader_header(r)->start_trace_ns;
+	st.since = have_since ? base + since : 0;
+	st.until = have_until ? base + until : UINT64_MAX;
+
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		process(&st, rec);
+		progress_tick(++n);
+	}
+	int code = tool_finish(r, path, rc, strict);
+	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0)
+		goto out;
+
+	struct report reps[R_COUNT];
+	report_init(&reps[R_API], "api", "CUDA API Summary", time_cols_api, 9);
+	report_init(&reps[R_KERN], "kernels", "CUDA GPU Kernel Summary", time_cols_kern, 9);
+	report_init(&reps[R_MEMOPS], "memops", "CUDA GPU MemOps Summary (by Time)", time_cols_mem, 9);
+	report_init(&reps[R_MEMSIZE], "memsize", "CUDA GPU MemOps Summary (by Size)", size_cols, 8);
+	report_init(&reps[R_NVTX], "nvtx", "NVTX Range Summary", nvtx_cols, 11);
+	report_init(&reps[R_UTIL], "util", "GPU Utilization", util_cols, 11);
+	fill_time(&reps[R_API], &st.api, 0);
+	fill_time(&reps[R_KERN], &st.kern, 0);
+	fill_time(&reps[R_MEMOPS], &st.memt, 0);
+	fill_size(&reps[R_MEMSIZE], &st.mems);
+	fill_time(&reps[R_NVTX], &st.nvtx, 1);
+	fill_util(&reps[R_UTIL], &st);
+
+	int nwant = 0, printed = 0;
+	for (int k = 0; k < R_COUNT; k++) nwant += want[k];
+	if (fmt == FMT_JSON) putchar('{');
+	for (int k = 0; k < R_COUNT; k++) {
+		if (!want[k]) continue;
+		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", report_names[k]);
+		else if (printed) putchar('\n');
+		if (fmt == FMT_CSV && nwant > 1) printf("# %s\n", report_names[k]);
+		report_print(stdout, &reps[k], fmt);
+		printed++;
+	}
+	if (fmt == FMT_JSON) printf("}\n");
+	for (int k = 0; k < R_COUNT; k++) report_free(&reps[k]);
+out:
+	gtab_free(&st.api); gtab_free(&st.kern); gtab_free(&st.memt); gtab_free(&st.mems); gtab_free(&st.nvtx);
+	for (size_t i = 0; i < st.launch.cap; i++)
+		if (st.launch.used[i]) free((void *)(uintptr_t)st.launch.vals[i]);
+	u64map_free(&st.launch); u64map_free(&st.graph_corr); u64map_free(&st.early);
+	u64map_free(&st.api_name2g); u64map_free(&st.kern_name2g); u64map_free(&st.tid2stack);
+	u64map_free(&st.dev2u); u64map_free(&st.str2u);
+	for (size_t i = 0; i < st.nstacks; i++) free(st.stacks[i].e);
+	free(st.stacks);
+	for (size_t i = 0; i < st.ndevs; i++) { free(st.devs[i].qk.q); free(st.devs[i].qc.q); }
+	free(st.devs); free(st.strs);
+	gp_reader_close(r);
+	return code;
+}
