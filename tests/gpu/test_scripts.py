@@ -158,6 +158,26 @@ def test_truncated_and_shared_corr(d):
     expect("shared runtime/driver correlation id counted once", ok, "" if ok else out)
 
 
+def test_summarize(d):
+    import summarize
+    rows = []
+    def row(rep, cfg, metric, ok=1, rss=1000, tb="", ev=""):
+        rows.append({"rep": str(rep), "workload": "mnist", "config": cfg, "ok": str(ok), "rc": "0",
+                     "metric_name": "step_ms_mean", "metric": str(metric), "step_ms_median": "",
+                     "step_ms_mean": str(metric), "total_s": "", "loss": "", "wall_s": "1",
+                     "maxrss_kb": str(rss), "trace_bytes": str(tb), "events": str(ev), "note": ""})
+    # Drift between repetitions: ratios must be taken within a repetition.
+    row(1, "bare", 2.0); row(1, "floor", 2.2); row(1, "gpuprof", 3.0, tb=1000, ev=100)
+    row(2, "bare", 4.0); row(2, "floor", 4.4); row(2, "gpuprof", 5.0, rss=3048)
+    row(3, "gpuprof", 9.0, ok=0)
+    text = summarize.summarize(rows)
+    line = next((l for l in text.splitlines() if l.startswith("| gpuprof |")), "")
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    ok = (len(cells) == 13 and cells[1] == "2/3" and cells[2] == "4.000" and cells[4] == "1.375"
+          and cells[12] == "10.0" and "failed: rep 3 gpuprof" in text)
+    expect("summarize: per-repetition ratios, failed runs listed", ok, "" if ok else text)
+
+
 def test_kernel_names():
     import gptrace
     cases = {

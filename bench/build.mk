@@ -1,0 +1,11 @@
+# --- overhead bench ---
+# libcupti_floor.so: the CUPTI activity floor (bench/overhead/cupti_floor.c).
+# Needs only the CUDA headers (libcupti is dlopen'ed at run time); built with
+# `all` when the headers are there, so the carried build/ has it.
+CUPTI_FLOOR_SO := $(B)/lib/libcupti_floor.so
+
+all: $(if $(CUPTI_INC),$(CUPTI_FLOOR_SO))
+bench: check-cuda $(CUPTI_FLOOR_SO)
+
+$(CUPTI_FLOOR_SO): bench/overhead/cupti_floor.c | $(B)/lib/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CUDA_CFLAGS) -shared -o $@ $< -ldl -lpthread

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# bench/overhead/run.sh — tracing overhead, one command on the GPU machine.
+#
+#   bash bench/overhead/run.sh
+#   WORKLOADS="mnist" CONFIGS="bare floor gpuprof" REPS=5 bash bench/overhead/run.sh
+#
+# For each repetition, every workload runs every config back to back
+# (interleaved, so drift over time hits all configs alike; the config order
+# rotates by one each repetition so none always runs first).  Ratios are
+# taken against the SAME repetition's bare and floor runs.
+#
+# Workloads: empty_kernel (µs per launch), mnist, resnet50, transformer
+#            (ms per step, timed loop after warm-up).
+# Configs:   bare; floor (LD_PRELOAD libcupti_floor.so: CUPTI kernel+memcpy+
+#            memset activity only); gpuprof (gpuprof run, defaults);
+#            gpuprof-api-all (--api=all); torchprof (--profile torch, python
+#            workloads); nsys (profile -t cuda,nvtx, if the binary exists).
+#
+# Knobs (defaults sized for ≲ 8 min on one H200):
+#   REPS (5: empty_kernel)  MNIST_REPS (3)  HEAVY_REPS (2: resnet50, transformer)
+#   EMPTY_LAUNCHES (100000)  MNIST_STEPS (300)  HEAVY_STEPS (30)
+#   WORKLOADS ("empty_kernel mnist resnet50 transformer")
+#   CONFIGS ("bare floor gpuprof gpuprof-api-all torchprof nsys")
+#   BUDGET_S (480): no new run starts after this many seconds (the rest are
+#   reported as not run); JOB_TIMEOUT (300); NSYS (path); PYTHON (python3)
+#   KEEP_TRACES=1 keeps trace files (default: sizes recorded, files deleted)
+# Output: $RESULTS_DIR/bench (else $OUT/bench, else build/gpu/out/bench):
+#   results.csv (one row per run), summary.md (tables), per-run logs.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$PWD
+B=${B:-build}
+PY=${PYTHON:-python3}
+GPUPROF=${GPUPROF:-$ROOT/$B/bin/gpuprof}
+FLOOR=${CUPTI_FLOOR_SO:-$ROOT/$B/lib/libcupti_floor.so}
+REPS=${REPS:-5}; MNIST_REPS=${MNIST_REPS:-3}; HEAVY_REPS=${HEAVY_REPS:-2}
+EMPTY_LAUNCHES=${EMPTY_LAUNCHES:-100000}; MNIST_STEPS=${MNIST_STEPS:-300}; HEAVY_STEPS=${HEAVY_STEPS:-30}
+WORKLOADS=${WORKLOADS:-empty_kernel mnist resnet50 transformer}
+CONFIGS=${CONFIGS:-bare floor gpuprof gpuprof-api-all torchprof nsys}
+BUDGET_S=${BUDGET_S:-480}; T=${JOB_TIMEOUT:-300}
+CUDA_ARCH=${CUDA_ARCH:-sm_90}
+[ -d /usr/local/cuda-13.0 ] && export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
+OUTDIR=${RESULTS_DIR:-${OUT:-$ROOT/$B/gpu/out}}/bench
+rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
+CSV=$OUTDIR/results.csv
+SECONDS=0
+
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  echo "skip: no GPU (nvidia-smi -L found none)"; exit 77
+fi
+if [ ! -x "$GPUPROF" ]; then
+  echo "error: $GPUPROF is missing: build it first (make), or set GPUPROF="; exit 1
+fi
+
+# libcupti_floor.so: carried from the build machine, else built here.
+if [ ! -f "$FLOOR" ]; then
+  mkdir -p "$(dirname "$FLOOR")"
+  ${CC:-cc} -std=gnu11 -O2 -fPIC -shared -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+    -o "$FLOOR" bench/overhead/cupti_floor.c -ldl -lpthread \
+    || { echo "warning: cannot build libcupti_floor.so: floor config skipped"; FLOOR=; }
+fi
+# The CUPTI the floor loads: the toolkit's for the CUDA C probe; for python
+# jobs the copy torch itself loads (venv nvidia/*/lib), so one CUPTI per process.
+CUPTI_SYS=$(ls "${CUDA_HOME:-/usr/local/cuda}"/targets/x86_64-linux/lib/libcupti.so.1[0-9] 2>/dev/null | head -1)
+CUPTI_PY=$("$PY" -c 'import glob,site
+c=[]
+for d in site.getsitepackages():
+    c+=glob.glob(d+"/nvidia/*/lib/libcupti.so.1[0-9]")
+print(sorted(c)[0] if c else "")' 2>/dev/null)
+echo "bench: floor=$FLOOR cupti(sys)=$CUPTI_SYS cupti(python)=${CUPTI_PY:-none}"
+
+NSYS=${NSYS:-}
+for n in /opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys "$(command -v nsys 2>/dev/null)"; do
+  [ -z "$NSYS" ] && [ -n "$n" ] && [ -x "$n" ] && NSYS=$n
+done
+[ -z "$NSYS" ] && echo "bench: nsys not found: nsys config skipped"
+
+# The CUDA C probe.
+if [[ " $WORKLOADS " == *" empty_kernel "* ]] && { [ ! -x "$B/gpu/empty_kernel" ] || [ examples/empty_kernel.cu -nt "$B/gpu/empty_kernel" ]; }; then
+  mkdir -p "$B/gpu"
+  NVCC=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+  "$NVCC" -O2 -arch="$CUDA_ARCH" -o "$B/gpu/empty_kernel" examples/empty_kernel.cu \
+    || { echo "error: cannot build empty_kernel"; WORKLOADS=${WORKLOADS//empty_kernel/}; }
+fi
+
+workload_cmd() { # prints the command line of a workload
+  case $1 in
+  empty_kernel) echo "$ROOT/$B/gpu/empty_kernel $EMPTY_LAUNCHES 2000" ;;
+  mnist)        echo "$PY $ROOT/examples/train_mnist.py --steps $MNIST_STEPS --warmup 10 --workers 2" ;;
+  resnet50)     echo "$PY $ROOT/examples/resnet_step.py --steps $HEAVY_STEPS --warmup 5" ;;
+  transformer)  echo "$PY $ROOT/examples/transformer_step.py --steps $HEAVY_STEPS --warmup 5" ;;
+  *) return 1 ;;
+  esac
+}
+workload_reps() {
+  case $1 in empty_kernel) echo "$REPS" ;; mnist) echo "$MNIST_REPS" ;; *) echo "$HEAVY_REPS" ;; esac
+}
+
+maxreps=0
+for w in $WORKLOADS; do r=$(workload_reps "$w"); [ "$r" -gt $maxreps ] && maxreps=$r; done
+read -r -a cfgs <<<"$CONFIGS"
+skipped=0
+for rep in $(seq 1 $maxreps); do
+  for w in $WORKLOADS; do
+    [ "$rep" -le "$(workload_reps "$w")" ] || continue
+    cmd=$(workload_cmd "$w") || { echo "unknown workload $w"; continue; }
+    n=${#cfgs[@]}
+    for k in $(seq 0 $((n - 1))); do
+      c=${cfgs[$(( (k + rep - 1) % n ))]}
+      dir=$OUTDIR/runs/$w/$c/rep$rep
+      mkdir -p "$dir"
+      extra=(); tol=(); env=()
+      case $c in
+      bare) pre=() ;;
+      floor)
+        [ -n "$FLOOR" ] || continue
+        lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
+        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib") ;;
+      gpuprof)         pre=("$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-api-all) pre=("$GPUPROF" run --api=all -o "$dir/trace-%p.gpuprof" --) ;;
+      torchprof)
+        [ "$w" = empty_kernel ] && continue
+        pre=(); extra=(--profile torch --profile-out "$dir/torch.json") ;;
+      nsys)
+        [ -n "$NSYS" ] || continue
+        # nsys may be unable to write its report on this machine: the job's
+        # own RESULT line is what we measure, so its exit status is tolerated.
+        pre=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys" --force-overwrite true); tol=(--tolerate-rc) ;;
+      *) echo "unknown config $c"; continue ;;
+      esac
+      if [ $SECONDS -ge "$BUDGET_S" ]; then
+        skipped=$((skipped + 1)); continue
+      fi
+      count=(); [ "$rep" = 1 ] && count=(--count-events)
+      keep=(); [ "${KEEP_TRACES:-0}" = 1 ] && keep=(--keep-traces)
+      # shellcheck disable=SC2086
+      "$PY" bench/overhead/runone.py --csv "$CSV" --dir "$dir" --rep "$rep" --workload "$w" \
+        --config "$c" --timeout "$T" --gpuprof "$GPUPROF" "${tol[@]}" "${count[@]}" "${keep[@]}" \
+        -- "${pre[@]}" $cmd "${extra[@]}"
+    done
+  done
+done
+[ $skipped -gt 0 ] && echo "bench: time budget (${BUDGET_S}s) reached: $skipped run(s) not run"
+echo "bench: ${SECONDS}s"
+if [ -f "$CSV" ]; then
+  "$PY" bench/overhead/summarize.py "$CSV" -o "$OUTDIR/summary.md"
+  [ $skipped -gt 0 ] && echo "(time budget reached: $skipped run(s) not run)" >>"$OUTDIR/summary.md"
+else
+  echo "bench: no results"; exit 1
+fi
