@@ -23,6 +23,10 @@ import subprocess
 import sys
 import time
 
+# gpuprof dump --json lines start with {"type":"NAME"; these are events
+# (same set as tests/gpu/gptrace.py EVENT_TYPES).
+EVENT_TYPES = {"api", "kernel", "memcpy", "memset", "nvtx_range", "nvtx_mark", "sync", "memory",
+               "counter", "dropped"}
 FIELDS = ["rep", "workload", "config", "ok", "rc", "metric_name", "metric", "step_ms_median",
           "step_ms_mean", "total_s", "loss", "wall_s", "maxrss_kb", "trace_bytes", "events", "note"]
 
@@ -53,7 +57,9 @@ def count_events(files, gpuprof, timeout):
             try:
                 r = subprocess.Popen([gpuprof, "dump", "--json", p], stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
-                n += sum(1 for _ in r.stdout)
+                for line in r.stdout:  # timed records only, not metadata
+                    if line[9:line.find(b'"', 9)].decode() in EVENT_TYPES:
+                        n += 1
                 if r.wait(timeout=timeout) != 0:
                     notes.append(f"dump exit {r.returncode}")
             except (OSError, subprocess.TimeoutExpired) as e:

@@ -70,8 +70,9 @@ def generic_checks(t, c, args):
     c.check("records", t.lines > 0, f"{t.lines} records from {len(t.files)} file(s)")
     counts = collections.Counter({k: len(v) for k, v in t.by_type.items()})
     c.info("record types: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
-    if t.lines and t.file_bytes:
-        c.info(f"file bytes={t.file_bytes} events={t.lines} bytes/event={t.file_bytes / t.lines:.2f}")
+    if t.events() and t.file_bytes:
+        c.info(f"file bytes={t.file_bytes} events={t.events()} (records {t.lines}) "
+               f"bytes/event={t.file_bytes / t.events():.2f}")
     if t.errors:
         c.check("dump", args.allow_truncated, "; ".join(t.errors)[:400]
                 + (" (tolerated: --allow-truncated)" if args.allow_truncated else ""))
@@ -304,10 +305,11 @@ def step_checks(t, c, args):
     c.check("memcpys present", total_copies > 0, f"{total_copies} memcpy records in the trace; "
             f"per steady step: {sum(copies_ms[steady[0]].values())}")
     same_everywhere("same memcpys/memsets every steady step", copies_ms)
+    ev = t.events()
     rep = {"steps": len(idx), "kernels_per_step": per_step[0] if len(set(per_step)) == 1 else per_step,
-           "events": t.lines, "file_bytes": t.file_bytes,
-           "bytes_per_event": (t.file_bytes / t.lines) if t.lines else None}
-    print(f"SUMMARY steps={len(idx)} kernels_per_step={per_step[0]} events={t.lines} "
+           "events": ev, "records": t.lines, "file_bytes": t.file_bytes,
+           "bytes_per_event": (t.file_bytes / ev) if ev else None}
+    print(f"SUMMARY steps={len(idx)} kernels_per_step={per_step[0]} events={ev} "
           f"file_bytes={t.file_bytes} bytes_per_event={rep['bytes_per_event'] or 0:.2f}", flush=True)
     return rep
 

@@ -18,6 +18,10 @@ import sys
 import tempfile
 
 GPU_TYPES = ("kernel", "memcpy", "memset")
+# What counts as an "event" for bytes/event: timed records, not metadata
+# (strings, sources, devices, clock pairs...).
+EVENT_TYPES = ("api", "kernel", "memcpy", "memset", "nvtx_range", "nvtx_mark", "sync",
+               "memory", "counter", "dropped")
 
 
 class DumpError(Exception):
@@ -152,6 +156,9 @@ class Trace:
             out.append(r)
         return out
 
+    def events(self):
+        return sum(len(self.by_type[t]) for t in EVENT_TYPES)
+
     def dropped_total(self):
         return sum(int(d.get("count", 0)) for d in self.by_type["dropped"])
 
@@ -255,6 +262,8 @@ def step_ranges(trace, pid=None):
     dup = []
     for r in trace.ranges(pattern=STEP_RX.pattern):
         if pid is not None and r.get("pid") != pid:
+            continue
+        if r.get("unterminated"):  # end is the flush time, not the pop
             continue
         i = int(STEP_RX.match(r["message"]).group(1))
         if i in out:
