@@ -201,6 +201,29 @@ static void dump_json(gp_reader *r, const gp_record *rec, struct dcache *dc)
 }
 
 /* ------------------------------------------------------------ text */
+/* Text output is one line per record: control characters in names are
+ * shown as \xNN so a hostile or odd string cannot break the line. */
+static const char *clean(gp_reader *r, uint32_t id)
+{
+	static char *bufs[4];      /* rotating: one printf may hold several */
+	static size_t caps[4];
+	static unsigned next;
+	const char *s = tool_str(r, id);
+	if (!strpbrk(s, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
+			"\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"))
+		return s;
+	unsigned k = next++ % 4;
+	vec_reserve((void **)&bufs[k], &caps[k], strlen(s) * 4 + 1, 1);
+	char *buf = bufs[k], *o = buf;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) o += sprintf(o, "\\x%02x", c);
+		else *o++ = (char)c;
+	}
+	*o = 0;
+	return buf;
+}
+
 static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 {
 	uint64_t t = gp_record_time(rec), e = tool_rec_end(rec);
@@ -211,22 +234,22 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 	case GP_REC_SOURCE: {
 		const gp_rec_source *s = &rec->u.source;
 		printf(" tid=%u source=%u kind=%s name=%s", s->tid, s->source_id,
-		       source_kind_name(s->kind), tool_str(r, s->name_id));
+		       source_kind_name(s->kind), clean(r, s->name_id));
 		break;
 	}
 	case GP_REC_PROCESS: {
 		const gp_rec_process *p = &rec->u.process;
 		printf(" ppid=%u rank=%d host=%s start=%" PRIu64 " cmd=%s", p->ppid, p->rank,
-		       tool_str(r, p->host_id), p->start_ns, tool_str(r, p->name_id));
+		       clean(r, p->host_id), p->start_ns, clean(r, p->name_id));
 		break;
 	}
 	case GP_REC_THREAD:
-		printf(" tid=%u name=%s", rec->u.thread.tid, tool_str(r, rec->u.thread.name_id));
+		printf(" tid=%u name=%s", rec->u.thread.tid, clean(r, rec->u.thread.name_id));
 		break;
 	case GP_REC_DEVICE: {
 		const gp_rec_device *d = &rec->u.device;
 		printf(" device=%u sms=%u cc=%u.%u mem=%" PRIu64 " name=%s", d->device_id, d->sm_count,
-		       d->cc_major, d->cc_minor, d->global_mem_bytes, tool_str(r, d->name_id));
+		       d->cc_major, d->cc_minor, d->global_mem_bytes, clean(r, d->name_id));
 		break;
 	}
 	case GP_REC_API: {
@@ -234,7 +257,7 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		printf(" tid=%u dur=%" PRIu64 " %s cbid=%u corr=%" PRIu64 " status=%d %s",
 		       a->tid ? a->tid : (src ? src->tid : 0), e - t,
 		       a->domain == GP_API_DRIVER ? "driver" : "runtime", a->cbid, a->correlation_id,
-		       a->status, tool_str(r, a->name_id));
+		       a->status, clean(r, a->name_id));
 		break;
 	}
 	case GP_REC_KERNEL: {
@@ -262,18 +285,18 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 	}
 	case GP_REC_NVTX_RANGE: {
 		const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
-		const char *dom = tool_str(r, n->domain_id);
+		const char *dom = clean(r, n->domain_id);
 		printf(" tid=%u dur=%" PRIu64 " %s depth=%u%s %s%s%s", n->tid ? n->tid : (src ? src->tid : 0),
 		       e - t, n->kind == GP_NVTX_STARTEND ? "startend" : "pushpop", n->depth,
 		       (n->flags & GP_NVTX_UNTERMINATED) ? " unterminated" : "",
-		       dom, *dom ? ":" : "", tool_str(r, n->message_id));
+		       dom, *dom ? ":" : "", clean(r, n->message_id));
 		break;
 	}
 	case GP_REC_NVTX_MARK: {
 		const gp_rec_nvtx_mark *m = &rec->u.nvtx_mark;
-		const char *dom = tool_str(r, m->domain_id);
+		const char *dom = clean(r, m->domain_id);
 		printf(" tid=%u %s%s%s", m->tid ? m->tid : (src ? src->tid : 0), dom, *dom ? ":" : "",
-		       tool_str(r, m->message_id));
+		       clean(r, m->message_id));
 		break;
 	}
 	case GP_REC_SYNC:
@@ -297,14 +320,14 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		break;
 	case GP_REC_COUNTER: {
 		const gp_rec_counter *c = &rec->u.counter;
-		printf(" dev=%u %s=", c->device_id, tool_str(r, c->name_id));
+		printf(" dev=%u %s=", c->device_id, clean(r, c->name_id));
 		if (c->kind == GP_COUNTER_DOUBLE) printf("%.17g", c->value.d);
 		else printf("%" PRId64, c->value.i);
 		break;
 	}
 	case GP_REC_MODULE:
 		printf(" base=0x%" PRIx64 " size=%" PRIu64 " %s", rec->u.module.base, rec->u.module.size,
-		       tool_str(r, rec->u.module.path_id));
+		       clean(r, rec->u.module.path_id));
 		break;
 	case GP_REC_STACK:
 		printf(" stack=%u frames=%u", rec->u.stack.stack_id, rec->u.stack.nframes);

@@ -141,19 +141,34 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 			in->stack_off = prev->stack_off + prev->max_stack;
 			in->src_off = prev->src_off + prev->max_src + 1;
 		}
+		/* The meta source of a later input gets its own id and a SOURCE
+		 * record, so its device/process records keep their pid.  Sources
+		 * go to source 0, which the writer puts before any data chunk. */
+		if (m->cur) {
+			gp_record s;
+			memset(&s, 0, sizeof(s));
+			s.type = GP_REC_SOURCE;
+			s.u.source.source_id = in->src_off;
+			s.u.source.kind = GP_SOURCE_META;
+			s.u.source.pid = in->hdr.pid;
+			if (gp_writer_append(w, 0, &s) < 0) goto werr;
+		}
 		const gp_record *rec;
 		int rc;
 		while ((rc = gp_reader_next(r, &rec)) > 0) {
 			switch (rec->type) {
+			case GP_REC_SOURCE: {
+				gp_record c = *rec;
+				c.u.source.source_id += in->src_off;
+				if (c.u.source.name_id) c.u.source.name_id += in->str_off;
+				if (gp_writer_append(w, 0, &c) < 0) goto werr;
+				break;
+			}
 			case GP_REC_STRING: {
 				if (rec->u.string.id > in->max_str) in->max_str = rec->u.string.id;
 				gp_record c = *rec;
 				c.u.string.id += in->str_off;
-				if (gp_writer_append(w, 0, &c) < 0) {
-					tool_err("cannot write merged trace");
-					gp_reader_close(r);
-					return -1;
-				}
+				if (gp_writer_append(w, 0, &c) < 0) goto werr;
 				break;
 			}
 			case GP_REC_CLOCK: {
@@ -174,6 +189,11 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 		if (c) *code = c;
 		if (c && (strict || rc < 0)) return -1;
 		qsort(in->cp, in->ncp, sizeof(*in->cp), cmp_cp);
+		continue;
+werr:
+		tool_err("cannot write merged trace");
+		gp_reader_close(r);
+		return -1;
 	}
 	return 0;
 }
@@ -184,23 +204,12 @@ static int pass2(struct merge *m, gp_writer *w, int strict)
 		struct input *in = &m->in[m->cur];
 		gp_reader *r = tool_open(in->path);
 		if (!r) return -1;
-		/* The meta source of a later input gets its own id and a SOURCE
-		 * record, so its device/process records keep their pid. */
-		if (m->cur) {
-			gp_record s;
-			memset(&s, 0, sizeof(s));
-			s.type = GP_REC_SOURCE;
-			s.u.source.source_id = in->src_off;
-			s.u.source.kind = GP_SOURCE_META;
-			s.u.source.pid = in->hdr.pid;
-			if (gp_writer_append(w, in->src_off, &s) < 0) goto werr;
-		}
 		const gp_record *rec;
 		int rc;
 		uint64_t n = 0;
 		while ((rc = gp_reader_next(r, &rec)) > 0) {
 			progress_tick(++n);
-			if (rec->type == GP_REC_STRING) continue;
+			if (rec->type == GP_REC_STRING || rec->type == GP_REC_SOURCE) continue;
 			gp_record c = *rec;
 			remap(m, &c);
 			if (gp_writer_append(w, rec->source_id + in->src_off, &c) < 0) goto werr;

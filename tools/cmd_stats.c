@@ -356,8 +356,10 @@ static void on_gpu(struct stats *st, uint32_t pid, uint32_t dev, uint32_t stream
 
 static void memop_add(struct stats *st, const char *op, uint64_t dur, uint64_t bytes)
 {
-	grp_add(&st->memt.g[gtab_get(&st->memt, op)], dur);
-	grp_add(&st->mems.g[gtab_get(&st->mems, op)], bytes);
+	/* index first: gtab_get may move the array */
+	size_t gt = gtab_get(&st->memt, op), gs = gtab_get(&st->mems, op);
+	grp_add(&st->memt.g[gt], dur);
+	grp_add(&st->mems.g[gs], bytes);
 }
 
 static void process(struct stats *st, const gp_record *rec)
@@ -451,7 +453,7 @@ static const struct col nvtx_cols[] = {
 	{ "Range", "range", COL_STR },
 };
 static const struct col util_cols[] = {
-	{ "PID", "pid", COL_INT }, { "Device", "device", COL_INT }, { "Stream", "stream", COL_STR },
+	{ "PID", "pid", COL_ID }, { "Device", "device", COL_ID }, { "Stream", "stream", COL_STR },
 	{ "Kernels", "kernels", COL_INT }, { "Busy (ns)", "busy_ns", COL_INT },
 	{ "Span (ns)", "span_ns", COL_INT }, { "Busy (%)", "busy_pct", COL_F1 },
 	{ "Idle Gaps", "idle_gaps", COL_INT }, { "Largest Gap (ns)", "largest_gap_ns", COL_INT },

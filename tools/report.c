@@ -33,7 +33,7 @@ static void render(char *buf, size_t n, const struct cell *c, int kind)
 	if (c->null) { snprintf(buf, n, "-"); return; }
 	switch (kind) {
 	case COL_STR: snprintf(buf, n, "%s", c->s ? c->s : ""); break;
-	case COL_INT: snprintf(buf, n, "%.0f", c->d); break;
+	case COL_INT: case COL_ID: snprintf(buf, n, "%.0f", c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
 	}
@@ -57,7 +57,7 @@ static void add_commas(char *buf, size_t n)
 static void render_table(char *buf, size_t n, const struct cell *c, int kind)
 {
 	render(buf, n, c, kind);
-	if (kind != COL_STR && !c->null)
+	if (kind != COL_STR && kind != COL_ID && !c->null)
 		add_commas(buf, n);
 }
 
@@ -119,7 +119,7 @@ void report_print(FILE *f, const struct report *r, int fmt)
 			if (pass == 0) {
 				if (r->cols[j].kind == COL_STR && last) fprintf(f, " %s", r->cols[j].head);
 				else if (r->cols[j].kind == COL_STR) fprintf(f, " %-*s ", w[j], r->cols[j].head);
-				else fprintf(f, " %*s ", w[j], r->cols[j].head);
+				else fprintf(f, last ? " %*s" : " %*s ", w[j], r->cols[j].head);
 			} else {
 				putc(' ', f);
 				for (int k = 0; k < w[j]; k++) putc('-', f);
@@ -138,7 +138,7 @@ void report_print(FILE *f, const struct report *r, int fmt)
 				else fprintf(f, " %-*s ", w[j], s);
 			} else {
 				render_table(buf, sizeof(buf), c, r->cols[j].kind);
-				fprintf(f, " %*s ", w[j], buf);
+				fprintf(f, last ? " %*s" : " %*s ", w[j], buf);
 			}
 		}
 		putc('\n', f);

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3 };
+enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */ };
 struct col { const char *head; const char *key; int kind; };
 struct cell { int null; double d; char *s; };
 

@@ -32,7 +32,8 @@ void tool_warn(const char *fmt, ...)
 
 static const char *reader_cause(gp_reader *r, int rc)
 {
-	const char *m = r ? gp_reader_errmsg(r) : NULL;
+	/* gp_reader_errmsg(NULL): why this thread's last open failed */
+	const char *m = gp_reader_errmsg(r);
 	if (m && *m)
 		return m;
 	if (rc == GP_ERR_IO && errno)
@@ -104,11 +105,13 @@ const char *tool_str(gp_reader *r, uint32_t id)
 
 uint32_t tool_pid(gp_reader *r, const gp_record *rec)
 {
+	/* records that describe a process/thread carry their own pid */
+	if (rec->type == GP_REC_PROCESS) return rec->u.process.pid;
+	if (rec->type == GP_REC_THREAD) return rec->u.thread.pid;
+	if (rec->type == GP_REC_SOURCE && rec->u.source.pid) return rec->u.source.pid;
 	const gp_rec_source *s = gp_reader_source(r, rec->source_id);
 	if (s && s->pid)
 		return s->pid;
-	if (rec->type == GP_REC_PROCESS)
-		return rec->u.process.pid;
 	const gp_header *h = gp_reader_header(r);
 	return h ? h->pid : 0;
 }

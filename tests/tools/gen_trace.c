@@ -1,0 +1,276 @@
+/* gen_trace.c — writes a small deterministic trace with gp_writer_* whose
+ * statistics can be computed by hand (see tests/tools/test_stats.sh).
+ *
+ *   gen_trace OUT            variant a: pid 1000, trace clock starts at 1 s
+ *   gen_trace --b OUT        variant b: pid 2000, rank 1, trace clock starts
+ *                            at 5 s, realtime 1 ms later than variant a
+ *
+ * Timeline (ns after T0 = start_trace_ns), process pid P, device 0:
+ *  main thread (tid P):
+ *   NVTX push/pop  train_step [0,100000)  depth 0
+ *                    forward  [1000,40000)   depth 1
+ *                    backward [50000,90000)  depth 1
+ *                  train_step [200000,260000) depth 0
+ *                    forward  [201000,230000) depth 1
+ *   NVTX start/end mydomain:epoch [500,300000) begun on main, ended on worker
+ *   runtime API  corr  call              [start,end)      -> GPU work
+ *     1 cudaMemcpyAsync        [2000,5000)     memcpy HtoD 1e6 B  s7 [6000,26000)
+ *     2 cudaLaunchKernel       [10000,14000)   vecAdd          s7 [30000,40000)
+ *     3 cudaLaunchKernel       [20000,22000)   my_plain_kernel s7 [40000,60000)
+ *     4 cudaLaunchKernel       [55000,58000)   vecAdd          s8 [70000,76000)
+ *     5 cudaMemsetAsync        [60000,61000)   memset 2e6 B    s7 [72000,74000)
+ *     6 cudaDeviceSynchronize  [92000,99000)   -
+ *     7 cudaLaunchKernel       [202000,206000) vecAdd          s7 [210000,218000)
+ *     8 cudaMemcpyAsync        [240000,243000) memcpy DtoH 3e6 B s7 [244000,256000)
+ *  worker thread (tid P+1):
+ *     9 cuLaunchKernel (driver)[100000,101000) my_plain_kernel s8 [120000,125000)
+ *   NVTX mark "checkpoint" at 150000; a mark with awkward bytes at 160000
+ *  counter nvml.gpu_util device 0: 50 at 100000, 75 at 200000
+ *  dropped: 3 records (ring, source 2) at 280000
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_trace.h"
+
+static gp_writer *w;
+static uint64_t T0;
+static uint32_t P;
+
+static void put(uint32_t src, gp_record *r)
+{
+	int rc = gp_writer_append(w, src, r);
+	if (rc < 0) {
+		fprintf(stderr, "gen_trace: append: %s\n", gp_strerror(rc));
+		exit(1);
+	}
+}
+
+enum {
+	S_CMD = 1, S_HOST, S_MAIN, S_WORKER, S_GPU, S_LAUNCH, S_MEMCPY, S_MEMSET, S_SYNC,
+	S_VECADD, S_PLAIN, S_STEP, S_FWD, S_BWD, S_EPOCH, S_CKPT, S_CULAUNCH, S_UTIL, S_DOMAIN,
+	S_WEIRD, S_COUNT
+};
+
+static void str(uint32_t id, const char *s)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_STRING;
+	r.u.string.id = id;
+	r.u.string.len = (uint32_t)strlen(s);
+	r.u.string.str = s;
+	put(0, &r);
+}
+
+static void api(uint32_t src, uint32_t tid, int driver, uint32_t name, uint32_t cbid, uint64_t corr,
+		uint64_t s, uint64_t e)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_API;
+	r.u.api.start_ns = T0 + s; r.u.api.end_ns = T0 + e;
+	r.u.api.correlation_id = corr;
+	r.u.api.domain = driver ? GP_API_DRIVER : GP_API_RUNTIME;
+	r.u.api.cbid = cbid;
+	r.u.api.name_id = name;
+	r.u.api.tid = tid;
+	put(src, &r);
+}
+
+static void kernel(uint32_t name, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e, uint32_t gx)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_KERNEL;
+	r.u.kernel.start_ns = T0 + s; r.u.kernel.end_ns = T0 + e;
+	r.u.kernel.correlation_id = corr;
+	r.u.kernel.device_id = 0; r.u.kernel.context_id = 1; r.u.kernel.stream_id = stream;
+	r.u.kernel.grid[0] = gx; r.u.kernel.grid[1] = 1; r.u.kernel.grid[2] = 1;
+	r.u.kernel.block[0] = 256; r.u.kernel.block[1] = 1; r.u.kernel.block[2] = 1;
+	r.u.kernel.registers = 32; r.u.kernel.static_smem = 0; r.u.kernel.dynamic_smem = 1024;
+	r.u.kernel.name_id = name;
+	put(3, &r);
+}
+
+static void memcpy_rec(uint32_t kind, uint32_t srck, uint32_t dstk, uint64_t bytes, uint64_t corr,
+		       uint64_t s, uint64_t e)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_MEMCPY;
+	r.u.memcpy.start_ns = T0 + s; r.u.memcpy.end_ns = T0 + e;
+	r.u.memcpy.correlation_id = corr; r.u.memcpy.bytes = bytes;
+	r.u.memcpy.device_id = 0; r.u.memcpy.context_id = 1; r.u.memcpy.stream_id = 7;
+	r.u.memcpy.copy_kind = kind; r.u.memcpy.src_kind = srck; r.u.memcpy.dst_kind = dstk;
+	r.u.memcpy.flags = 1;
+	put(3, &r);
+}
+
+static void range(uint32_t src, uint32_t tid, uint32_t end_tid, uint32_t kind, uint32_t dom,
+		  uint32_t msg, uint32_t depth, uint64_t s, uint64_t e, uint64_t id)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_NVTX_RANGE;
+	r.u.nvtx_range.start_ns = T0 + s; r.u.nvtx_range.end_ns = T0 + e;
+	r.u.nvtx_range.range_id = id;
+	r.u.nvtx_range.kind = kind;
+	r.u.nvtx_range.domain_id = dom;
+	r.u.nvtx_range.message_id = msg;
+	r.u.nvtx_range.depth = depth;
+	r.u.nvtx_range.tid = tid;
+	r.u.nvtx_range.end_tid = end_tid;
+	r.u.nvtx_range.color = kind == GP_NVTX_PUSHPOP ? 0xff00ff00u : 0;
+	put(src, &r);
+}
+
+static void mark(uint32_t src, uint32_t tid, uint32_t msg, uint64_t ts)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_NVTX_MARK;
+	r.u.nvtx_mark.ts_ns = T0 + ts;
+	r.u.nvtx_mark.message_id = msg;
+	r.u.nvtx_mark.tid = tid;
+	put(src, &r);
+}
+
+int main(int argc, char **argv)
+{
+	int b = argc > 2 && !strcmp(argv[1], "--b");
+	const char *out = argv[argc - 1];
+	if (argc < 2 || argc > 3 || (argc == 3 && !b)) {
+		fprintf(stderr, "usage: gen_trace [--b] OUT\n");
+		return 1;
+	}
+	P = b ? 2000 : 1000;
+	T0 = b ? 5000000000ULL : 1000000000ULL;
+	gp_header h;
+	memset(&h, 0, sizeof(h));
+	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
+	h.pid = P;
+	h.clock_id = GP_CLOCK_MONOTONIC;
+	h.start_trace_ns = T0;
+	h.start_realtime_ns = 1700000000000000000ULL + (b ? 1000000ULL : 0);
+	snprintf(h.producer, sizeof(h.producer), "gen_trace (gpuprof tests)");
+	snprintf(h.host, sizeof(h.host), "%s", b ? "testhost-b" : "testhost");
+	h.rank = b ? 1 : -1;
+	int rc = gp_writer_open(out, &h, 3, &w);
+	if (rc < 0) {
+		fprintf(stderr, "gen_trace: open %s: %s\n", out, gp_strerror(rc));
+		return 1;
+	}
+
+	const char *strs[S_COUNT] = {
+		[S_CMD] = b ? "python train.py --rank 1" : "python train.py",
+		[S_HOST] = b ? "testhost-b" : "testhost",
+		[S_MAIN] = "main", [S_WORKER] = "worker", [S_GPU] = "NVIDIA H200",
+		[S_LAUNCH] = "cudaLaunchKernel", [S_MEMCPY] = "cudaMemcpyAsync",
+		[S_MEMSET] = "cudaMemsetAsync", [S_SYNC] = "cudaDeviceSynchronize",
+		[S_VECADD] = "_Z6vecAddPKfS0_Pfi", [S_PLAIN] = "my_plain_kernel",
+		[S_STEP] = "train_step", [S_FWD] = "forward", [S_BWD] = "backward",
+		[S_EPOCH] = "epoch", [S_CKPT] = "checkpoint", [S_CULAUNCH] = "cuLaunchKernel",
+		[S_UTIL] = "nvml.gpu_util", [S_DOMAIN] = "mydomain",
+		[S_WEIRD] = "odd \"quoted\"\ttab\x01 ctl \xff bad utf8 \xc3\xa9",
+	};
+	for (uint32_t i = 1; i < S_COUNT; i++)
+		str(i, strs[i]);
+
+	gp_record r;
+	/* sources: 1 main, 2 worker, 3 GPU activity, 4 tool (counters) */
+	const uint32_t kinds[5] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_THREAD,
+				    GP_SOURCE_ACTIVITY, GP_SOURCE_TOOL };
+	const uint32_t tids[5] = { 0, P, P + 1, 0, 0 };
+	for (uint32_t s = 1; s <= 4; s++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_SOURCE;
+		r.u.source.source_id = s; r.u.source.kind = kinds[s]; r.u.source.pid = P;
+		r.u.source.tid = tids[s];
+		r.u.source.name_id = s == 1 ? S_MAIN : s == 2 ? S_WORKER : 0;
+		put(0, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_PROCESS;
+	r.u.process.pid = P; r.u.process.ppid = 1; r.u.process.name_id = S_CMD;
+	r.u.process.host_id = S_HOST; r.u.process.rank = b ? 1 : -1; r.u.process.start_ns = T0;
+	put(0, &r);
+	for (uint32_t t = 0; t < 2; t++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_THREAD;
+		r.u.thread.pid = P; r.u.thread.tid = P + t; r.u.thread.name_id = t ? S_WORKER : S_MAIN;
+		put(0, &r);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_DEVICE;
+	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;
+	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
+	r.u.device.global_mem_bytes = 150000000000ULL;
+	r.u.device.warp_size = 32; r.u.device.max_threads_per_block = 1024;
+	r.u.device.clock_khz = 1980000; r.u.device.mem_clock_khz = 2619000; r.u.device.mem_bus_width = 5120;
+	put(0, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_CLOCK;
+	r.u.clock.trace_ns = T0; r.u.clock.realtime_ns = h.start_realtime_ns;
+	put(0, &r);
+
+	/* main thread, time order */
+	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 0, 100000, 0);
+	range(1, P, P + 1, GP_NVTX_STARTEND, S_DOMAIN, S_EPOCH, 0, 500, 300000, 42);
+	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 1000, 40000, 0);
+	api(1, P, 0, S_MEMCPY, 41, 1, 2000, 5000);
+	api(1, P, 0, S_LAUNCH, 211, 2, 10000, 14000);
+	api(1, P, 0, S_LAUNCH, 211, 3, 20000, 22000);
+	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_BWD, 1, 50000, 90000, 0);
+	api(1, P, 0, S_LAUNCH, 211, 4, 55000, 58000);
+	api(1, P, 0, S_MEMSET, 47, 5, 60000, 61000);
+	api(1, P, 0, S_SYNC, 165, 6, 92000, 99000);
+	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 200000, 260000, 0);
+	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 201000, 230000, 0);
+	api(1, P, 0, S_LAUNCH, 211, 7, 202000, 206000);
+	api(1, P, 0, S_MEMCPY, 41, 8, 240000, 243000);
+
+	/* worker thread */
+	api(2, P + 1, 1, S_CULAUNCH, 307, 9, 100000, 101000);
+	mark(2, P + 1, S_CKPT, 150000);
+	mark(2, P + 1, S_WEIRD, 160000);
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_DROPPED;
+	r.u.dropped.ts_ns = T0 + 280000; r.u.dropped.count = 3;
+	r.u.dropped.where = GP_DROP_RING; r.u.dropped.source_id = 2;
+	put(2, &r);
+
+	/* GPU activity, time order */
+	memcpy_rec(GP_COPY_HTOD, GP_MEM_PAGEABLE, GP_MEM_DEVICE, 1000000, 1, 6000, 26000);
+	kernel(S_VECADD, 7, 2, 30000, 40000, 4096);
+	kernel(S_PLAIN, 7, 3, 40000, 60000, 128);
+	kernel(S_VECADD, 8, 4, 70000, 76000, 4096);
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_MEMSET;
+	r.u.memset.start_ns = T0 + 72000; r.u.memset.end_ns = T0 + 74000;
+	r.u.memset.correlation_id = 5; r.u.memset.bytes = 2000000;
+	r.u.memset.device_id = 0; r.u.memset.context_id = 1; r.u.memset.stream_id = 7;
+	r.u.memset.value = 0; r.u.memset.mem_kind = GP_MEM_DEVICE; r.u.memset.flags = 1;
+	put(3, &r);
+	kernel(S_PLAIN, 8, 9, 120000, 125000, 64);
+	kernel(S_VECADD, 7, 7, 210000, 218000, 4096);
+	memcpy_rec(GP_COPY_DTOH, GP_MEM_DEVICE, GP_MEM_PINNED, 3000000, 8, 244000, 256000);
+
+	/* counters */
+	for (int i = 0; i < 2; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_COUNTER;
+		r.u.counter.ts_ns = T0 + (i ? 200000 : 100000);
+		r.u.counter.name_id = S_UTIL; r.u.counter.device_id = 0;
+		r.u.counter.kind = GP_COUNTER_INT; r.u.counter.value.i = i ? 75 : 50;
+		put(4, &r);
+	}
+
+	rc = gp_writer_close(w);
+	if (rc < 0) {
+		fprintf(stderr, "gen_trace: close: %s\n", gp_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
