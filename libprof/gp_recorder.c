@@ -735,9 +735,14 @@ static int unregister(gp_recorder *rec)
 GP_API int gp_recorder_flush(gp_recorder *rec)
 {
 	if (!rec) return GP_ERR_INVALID;
-	uint64_t errs = __atomic_load_n(&rec->out.write_errors, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&rec->drain_lock);   /* out.* is writer state */
+	uint64_t errs = rec->out.write_errors;
+	pthread_mutex_unlock(&rec->drain_lock);
 	drain_all(rec);
-	return __atomic_load_n(&rec->out.write_errors, __ATOMIC_RELAXED) != errs ? GP_ERR_IO : 0;
+	pthread_mutex_lock(&rec->drain_lock);
+	int rc = rec->out.write_errors != errs ? GP_ERR_IO : 0;
+	pthread_mutex_unlock(&rec->drain_lock);
+	return rc;
 }
 
 GP_API void gp_recorder_close(gp_recorder *rec)

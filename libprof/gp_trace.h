@@ -428,6 +428,9 @@ GP_API void gp_recorder_get_stats2(gp_recorder *rec, struct gp_recorder_stats2 *
  * gp_recorder_close() on a pointer that is not a live recorder (e.g. closed
  * already) is a no-op; no gp_emit may run concurrently with close. */
 
+/* gp_reader_errmsg(NULL) returns why the calling thread's last
+ * gp_reader_open() failed (the reader handle does not exist then). */
+
 struct gp_footer_info {
 	int present;             /* a valid footer was found */
 	uint64_t index_offset, chunk_count, record_count;

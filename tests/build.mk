@@ -1,0 +1,3 @@
+# --- libprof tests (owner: libprof): rules in tests/libprof/build.mk ---
+include tests/libprof/build.mk
+# --- end libprof tests ---
