@@ -152,3 +152,35 @@ def training(steps=6, first_extra=True, backward_tid=101, kdur=None):
         s.pop()
         s.pop()
     return s.recs
+
+
+def to_kineto(recs, pid=4242):
+    """The same run as torch.profiler would export it: user_annotation per
+    range, cuda_runtime per API call, kernel/gpu_memcpy/gpu_memset per GPU op,
+    times in µs floats, correlation ids in args."""
+    us = lambda ns: ns / 1000.0  # noqa: E731
+    ev = []
+    for r in recs:
+        t = r["type"]
+        if t == "nvtx_range":
+            ev.append({"ph": "X", "cat": "user_annotation", "name": r["message"], "pid": pid,
+                       "tid": r["tid"], "ts": us(r["start"]), "dur": us(r["end"] - r["start"])})
+        elif t == "api":
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": r["name"].split("_v")[0],
+                       "pid": pid, "tid": r["tid"], "ts": us(r["start"]),
+                       "dur": us(r["end"] - r["start"]), "args": {"correlation": r["corr"]}})
+        elif t == "kernel":
+            ev.append({"ph": "X", "cat": "kernel", "name": r["demangled"], "pid": 0,
+                       "tid": r["stream"], "ts": us(r["start"]), "dur": us(r["end"] - r["start"]),
+                       "args": {"correlation": r["corr"], "stream": r["stream"]}})
+        elif t == "memcpy":
+            ev.append({"ph": "X", "cat": "gpu_memcpy", "pid": 0, "tid": r["stream"],
+                       "name": f"Memcpy {r['kind']} (Pinned -> Device)", "ts": us(r["start"]),
+                       "dur": us(r["end"] - r["start"]),
+                       "args": {"correlation": r["corr"], "bytes": r["bytes"]}})
+        elif t == "memset":
+            ev.append({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0,
+                       "tid": r["stream"], "ts": us(r["start"]), "dur": us(r["end"] - r["start"]),
+                       "args": {"correlation": r["corr"], "bytes": r["bytes"]}})
+    ev.append({"ph": "i", "name": "marker", "pid": pid, "ts": 0})
+    return {"schemaVersion": 1, "traceEvents": ev}

@@ -178,6 +178,57 @@ def test_summarize(d):
     expect("summarize: per-repetition ratios, failed runs listed", ok, "" if ok else text)
 
 
+def test_crosscheck(d):
+    def run(name, g_recs, k_doc, must_fail=None):
+        gp = write_jsonl(d, name + ".jsonl", g_recs)
+        kp = os.path.join(d, name + ".kineto.json")
+        with open(kp, "w") as f:
+            json.dump(k_doc, f)
+        r = subprocess.run([sys.executable, os.path.join(HERE, "crosscheck.py"), "--compare", gp, kp,
+                            "--skip", "1", "--warmup", "2"], capture_output=True, text=True, timeout=120)
+        out = r.stdout + r.stderr
+        if must_fail is None:
+            ok = r.returncode == 0 and "crosscheck: 10 passed, 0 failed" in out
+        else:
+            ok = r.returncode == 1 and f"FAIL offline: {must_fail}" in out
+        expect(f"crosscheck: {name}", ok, "" if ok else out)
+
+    recs = synth.training(steps=6)
+    run("identical runs pass", recs, synth.to_kineto(recs))
+    # Run-to-run noise inside the tolerances still passes: +1.5 % on everything.
+    noisy = synth.training(steps=6, kdur=lambda i, n: 5075)
+    run("1.5 % slower kernels pass", recs, synth.to_kineto(noisy))
+    slow = synth.training(steps=6, kdur=lambda i, n: 9000 if n == "relu(float*)" else 5000)
+    doc = synth.to_kineto(slow)
+    # relu 4 µs slower: outside max(5 %, 2 µs); total time +13 %: both fail.
+    gp = write_jsonl(d, "slow.jsonl", recs)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "crosscheck.py"), "--compare", gp,
+                        os.path.join(d, "x.json"), "--skip", "1"], capture_output=True, text=True)
+    expect("crosscheck: unreadable Kineto file is an error", r.returncode != 0, "")
+    with open(os.path.join(d, "slow.kineto.json"), "w") as f:
+        json.dump(doc, f)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "crosscheck.py"), "--compare", gp,
+                        os.path.join(d, "slow.kineto.json"), "--skip", "1"], capture_output=True, text=True)
+    out = r.stdout
+    ok = (r.returncode == 1 and "FAIL offline: per-kernel median duration" in out
+          and "FAIL offline: total kernel time" in out and "relu: 5.00 vs 9.00" in out)
+    expect("crosscheck: slower kernel fails medians and total", ok, "" if ok else out)
+    # Kineto lost a kernel in step 4.
+    doc = synth.to_kineto(recs)
+    i = max(i for i, e in enumerate(doc["traceEvents"]) if e.get("name") == "gemm_bwd(float*)")
+    del doc["traceEvents"][i]
+    run("missing kernel", recs, doc, must_fail="kernel names/counts per step")
+    # A memcpy with other bytes.
+    doc = synth.to_kineto(recs)
+    next(e for e in reversed(doc["traceEvents"]) if e.get("cat") == "gpu_memcpy")["args"]["bytes"] += 1
+    run("memcpy bytes differ", recs, doc, must_fail="memcpy count and bytes")
+    # One nested annotation missing.
+    doc = synth.to_kineto(recs)
+    i = next(i for i, e in enumerate(doc["traceEvents"]) if e.get("name") == "backward")
+    del doc["traceEvents"][i]
+    run("annotation count differs", recs, doc, must_fail="ranges 'backward'")
+
+
 def test_kernel_names():
     import gptrace
     cases = {
