@@ -226,6 +226,21 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 	return 0;
 }
 
+/* The index is not needed to read, but a damaged one is reported. */
+static void check_index(gp_reader *r, uint64_t pos, const struct gp_chunk_hdr *h)
+{
+	uint8_t *c = malloc(h->csize), *u = malloc(h->usize ? h->usize : 1);
+	if (c && u && !pread_all(r->fd, c, h->csize, pos + GP_CHUNK_HDR)) {
+		size_t n = ZSTD_decompressDCtx(r->dctx, u, h->usize, c, h->csize);
+		if (ZSTD_isError(n) || n != h->usize || n < 2 || u[0] != 1) {
+			r->integ.frames_corrupt++;
+			problem(r, "index chunk at offset %llu: %s", (unsigned long long)pos,
+				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "bad index content");
+		}
+	}
+	free(c); free(u);
+}
+
 /* Walks chunk headers (no decompression) and builds the chunk table. */
 static int scan(gp_reader *r)
 {
@@ -260,7 +275,8 @@ static int scan(gp_reader *r)
 					(unsigned long long)avail);
 				break;
 			}
-			if (h.source != GP_SOURCE_INDEX && (rc = add_chunk(r, pos, &h))) return rc;
+			if (h.source == GP_SOURCE_INDEX) check_index(r, pos, &h);
+			else if ((rc = add_chunk(r, pos, &h))) return rc;
 			pos += GP_CHUNK_HDR + h.csize;
 			continue;
 		}

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "gp_trace.h"
 
-static int tl_failures;
+static int tl_failures __attribute__((unused));
 #define CHECK(cond, ...) do { if (!(cond)) { tl_failures++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 #define REQUIRE(cond, ...) do { if (!(cond)) { fprintf(stderr, "FATAL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
@@ -117,5 +117,79 @@ static inline void tl_make(gp_record *r, uint32_t t, int v, uint32_t tid, uint64
 	case GP_REC_PROCESS: r->u.process.rank = v == 1 ? -1 : INT32_MIN; break;
 	default: break;
 	}
+}
+#endif
+
+#ifndef TL_NO_TRACE_HELPERS
+/* A small valid trace: strings + a source in source 0, then API records in
+ * source 1 and kernels in source 2 -> 3 data chunks, index, footer. */
+static inline int tl_write_small(const char *path, int n_per_source)
+{
+	gp_header h = { .major = 1, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 1000, .rank = -1 };
+	strcpy(h.producer, "gpuprof test"); strcpy(h.host, "testhost");
+	gp_writer *w;
+	if (gp_writer_open(path, &h, 3, &w)) return -1;
+	gp_record r = { .type = GP_REC_STRING };
+	const char *names[] = { "cudaLaunchKernel", "volta_sgemm_128x64_nn", "step" };
+	for (int i = 0; i < 3; i++) {
+		r.u.string = (gp_rec_string){ (uint32_t)i + 1, (uint32_t)strlen(names[i]), names[i] };
+		gp_writer_append(w, 0, &r);
+	}
+	r.type = GP_REC_SOURCE;
+	r.u.source = (gp_rec_source){ 1, GP_SOURCE_THREAD, 7, 70, 3 };
+	gp_writer_append(w, 0, &r);
+	r.u.source = (gp_rec_source){ 2, GP_SOURCE_ACTIVITY, 7, 71, 0 };
+	gp_writer_append(w, 0, &r);
+	for (int i = 0; i < n_per_source; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_API;
+		r.u.api = (gp_rec_api){ .start_ns = 2000 + (uint64_t)i * 1000, .end_ns = 2500 + (uint64_t)i * 1000,
+					.correlation_id = (uint64_t)i + 1, .domain = 1, .cbid = 211, .name_id = 1 };
+		gp_writer_append(w, 1, &r);
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_KERNEL;
+		r.u.kernel.start_ns = 2600 + (uint64_t)i * 1000; r.u.kernel.end_ns = 3100 + (uint64_t)i * 1000;
+		r.u.kernel.correlation_id = (uint64_t)i + 1; r.u.kernel.name_id = 2;
+		r.u.kernel.grid[0] = 80; r.u.kernel.block[0] = 256; r.u.kernel.stream_id = 7;
+		gp_writer_append(w, 2, &r);
+	}
+	return gp_writer_close(w);
+}
+
+/* Opens and reads everything (both orders); writes the one-line verdict. */
+static inline int tl_describe(const char *path, char *buf, size_t n, uint64_t *nrec)
+{
+	gp_reader *r;
+	*nrec = 0;
+	int rc = gp_reader_open(path, &r);
+	if (rc) { snprintf(buf, n, "open failed: %s", gp_reader_errmsg(NULL)); return rc; }
+	const gp_record *rec;
+	while ((rc = gp_reader_next(r, &rec)) == 1) (*nrec)++;
+	while ((rc = gp_reader_next_ordered(r, &rec)) == 1) {}
+	gp_reader_describe_integrity(r, buf, n);
+	gp_reader_close(r);
+	return 0;
+}
+
+static inline uint8_t *tl_slurp(const char *path, size_t *len)
+{
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f) return NULL;
+	fseek(f, 0, SEEK_END);
+	long L = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)L + 1);
+	*len = fread(b, 1, (size_t)L, f);
+	fclose(f);
+	return b;
+}
+
+static inline void tl_spit(const char *path, const void *b, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f) { perror(path); exit(1); }
+	if (len && fwrite(b, 1, len, f) != len) { perror("fwrite"); exit(1); }
+	fclose(f);
 }
 #endif
