@@ -22,7 +22,7 @@ run() {
 	name=$1; shift
 	"$G" "$@" >"$name.out" 2>"$name.err"
 	echo "exit $?" >>"$name.out"
-	sed -E -i 's/[0-9]+ frames/N frames/; s/"frames_ok":[0-9]+/"frames_ok":N/' "$name.out"
+	sed -E -i 's/[0-9]+ (frames|chunks)/N \1/g; s/"frames_ok":[0-9]+/"frames_ok":N/' "$name.out"
 	if [ -n "$GPUPROF_UPDATE_GOLDEN" ]; then
 		cp "$name.out" "$GOLD/$name.out"
 	elif ! cmp -s "$name.out" "$GOLD/$name.out"; then

@@ -1,0 +1,23 @@
+# tools tests: the gpuprof CLI on a generated deterministic trace (no GPU).
+# Script tests run through generated wrappers that pass the build dir.
+TOOLST_DIR := $(B)/tests/tools
+GEN_TRACE := $(TOOLST_DIR)/gen_trace
+FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
+TOOLS_SH_TESTS := test_cli test_golden test_run
+TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input
+
+$(GEN_TRACE): tests/tools/gen_trace.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+$(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
+
+$(TOOLST_DIR)/run_%: tests/tools/%.sh | $(TOOLST_DIR)/
+	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
+
+$(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
+	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
+
+TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
+TESTS += $(TOOLS_TEST_RUNNERS)

@@ -1,0 +1,95 @@
+#!/bin/sh
+# `gpuprof run` without a GPU: a fake libgpuprof.so (fake_shim.c) that only
+# writes the summary file.  Checks exit status propagation (exit 3, killed by
+# SIGTERM -> 143), signal forwarding, the environment the job sees, the
+# summary line, -q, and error cases.
+B=${1:-build}
+G=$(cd "$B/bin" && pwd)/gpuprof
+FAKE=$(cd "$B/tests/tools" && pwd)/fake_shim.so
+d=$(mktemp -d) || exit 1
+trap 'rm -rf "$d"' EXIT
+cd "$d" || exit 1
+export GPUPROF_LIB="$FAKE"
+unset GPUPROF_OUTPUT GPUPROF_QUIET LD_PRELOAD
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# exit status of the job
+"$G" run -- sh -c 'exit 3' 2>err; rc=$?
+[ $rc -eq 3 ] || bad "exit 3 propagated: got $rc"
+"$G" run -- sh -c 'kill -TERM $$' 2>err; rc=$?
+[ $rc -eq 143 ] || bad "job killed by SIGTERM -> 143: got $rc"
+"$G" run -- ./no-such-program 2>err; rc=$?
+[ $rc -eq 127 ] || bad "missing program -> 127: got $rc"
+grep -q "cannot execute ./no-such-program" err || bad "missing program message: $(cat err)"
+
+# job's stdout passes through untouched; no summary -> says so on stderr
+"$G" run -- echo hello >out 2>err; rc=$?
+[ $rc -eq 0 ] && [ "$(cat out)" = "hello" ] || bad "stdout passthrough: rc=$rc out=$(cat out)"
+grep -q "^gpuprof: no trace written" err || bad "no-trace message: $(cat err)"
+
+# environment for the job
+cp "$FAKE" other.so
+LD_PRELOAD=$d/other.so "$G" run -o 'out-%p.gpuprof' --api=all --flush-ms 200 --buffer-size 4M \
+	--max-memory 1G --gpu-window 2/30 --stacks --gpu-metrics=5 --no-follow -q -- env >env.txt 2>err
+rc=$?
+[ $rc -eq 0 ] || bad "env job exit $rc: $(cat err)"
+for kv in "LD_PRELOAD=$FAKE:$d/other.so" "CUDA_INJECTION64_PATH=$FAKE" "NVTX_INJECTION64_PATH=$FAKE" \
+	"GPUPROF_OUTPUT=out-%p.gpuprof" GPUPROF_API=all GPUPROF_FLUSH_MS=200 GPUPROF_BUFFER_SIZE=4194304 \
+	GPUPROF_MAX_MEMORY=1073741824 GPUPROF_GPU_WINDOW=2/30 GPUPROF_STACKS=1 GPUPROF_GPU_METRICS=5 \
+	GPUPROF_FOLLOW_EXEC=0 GPUPROF_QUIET=1; do
+	grep -qxF "$kv" env.txt || bad "job env lacks $kv"
+done
+grep -q '^GPUPROF_SUMMARY=/' env.txt || bad "job env lacks GPUPROF_SUMMARY"
+[ -s err ] && bad "-q printed: $(cat err)"
+"$G" run -- env >env2.txt 2>/dev/null
+grep -qx "GPUPROF_FOLLOW_EXEC=1" env2.txt || bad "follow exec is the default"
+grep -qx "GPUPROF_GPU_METRICS=10" env2.txt && bad "metrics off by default"
+"$G" run --gpu-metrics -- env >env3.txt 2>/dev/null
+grep -qx "GPUPROF_GPU_METRICS=10" env3.txt || bad "--gpu-metrics default rate"
+
+# library next to the binary (../lib/libgpuprof.so) when GPUPROF_LIB is unset
+mkdir -p inst/bin inst/lib && cp "$G" inst/bin/ && cp "$FAKE" inst/lib/libgpuprof.so
+env -u GPUPROF_LIB inst/bin/gpuprof run -- env >env4.txt 2>/dev/null
+grep -qx "LD_PRELOAD=$d/inst/lib/libgpuprof.so" env4.txt || bad "default library lookup: $(grep LD_PRELOAD env4.txt)"
+GPUPROF_LIB=/nonexistent/libgpuprof.so "$G" run -- true 2>err; rc=$?
+[ $rc -eq 1 ] || bad "missing library exit: $rc"
+grep -q "cannot find libgpuprof.so" err || bad "missing library message: $(cat err)"
+
+# summary line from the shim's summary file(s)
+"$G" run -o x.gpuprof -- env FAKE_SHIM_TRACE=1 true 2>err; rc=$?
+[ $rc -eq 0 ] || bad "traced job exit $rc"
+grep -qxF "gpuprof: 42 events, 1 dropped, wrote x.gpuprof (1.2 MB)" err || bad "summary line: $(cat err)"
+[ "$(wc -l <err)" -eq 1 ] || bad "exactly one summary line: $(cat err)"
+"$G" run -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
+grep -q "^gpuprof: 84 events, 2 dropped, wrote 2 files: trace-[0-9]*.gpuprof (1.2 MB), trace-[0-9]*.gpuprof (1.2 MB)$" err \
+	|| bad "two-process summary: $(cat err)"
+"$G" run -q -- env FAKE_SHIM_TRACE=1 true 2>err
+[ -s err ] && bad "-q still printed the summary: $(cat err)"
+
+# SIGTERM to gpuprof is forwarded to the job, whose own status is returned
+"$G" run -- sh -c 'trap "exit 7" TERM; sleep 30 & wait' 2>err &
+gp=$!
+sleep 1
+kill -TERM $gp
+wait $gp; rc=$?
+[ $rc -eq 7 ] || bad "SIGTERM forwarded, job's status returned: got $rc"
+# the job dies of the forwarded signal -> 128+15
+"$G" run -- sleep 30 2>err &
+gp=$!
+sleep 1
+kill -TERM $gp
+wait $gp; rc=$?
+[ $rc -eq 143 ] || bad "forwarded SIGTERM kills the job -> 143: got $rc"
+
+# usage errors
+"$G" run 2>/dev/null; [ $? -eq 1 ] || bad "no command -> 1"
+"$G" run --api=some -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --api -> 1"
+"$G" run --buffer-size lots -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --buffer-size -> 1"
+"$G" run --gpu-window 5 -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --gpu-window -> 1"
+# the job's own options are not ours
+"$G" run -- sh -c 'echo "$1"' sh --api=x >out 2>/dev/null
+[ "$(cat out)" = "--api=x" ] || bad "job options passed through"
+
+[ $fail -eq 0 ] && echo ok
+exit $fail
