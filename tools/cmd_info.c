@@ -177,6 +177,13 @@ static void print_text(struct info *in, gp_reader *r, const char *path, const st
 		putchar(')');
 	}
 	putchar('\n');
+	struct gp_footer_info fi;
+	memset(&fi, 0, sizeof(fi));
+	if (gp_reader_footer(r, &fi) == 0 && fi.present)
+		printf("index:      footer present: %" PRIu64 " records in %" PRIu64 " chunks\n",
+		       fi.record_count, fi.chunk_count);
+	else
+		printf("index:      none (file was not closed cleanly)\n");
 	printf("integrity:  ");
 	if (ig->frames_corrupt)
 		printf("%" PRIu64 " corrupt frames skipped (%" PRIu64 " bytes), %" PRIu64 " frames ok%s\n",

@@ -75,10 +75,11 @@ int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 	gp_reader_integrity(r, &in);
 	int code = EXIT_OK;
 	if (rc == GP_ERR_CORRUPT || in.frames_corrupt) {
+		const char *m = gp_reader_errmsg(r);
+		int have_m = m && *m && strcmp(m, "no error") && strncmp(m, "no footer", 9);
 		tool_err("cannot read %s: %s%s%" PRIu64 " corrupt frame(s) skipped (%" PRIu64
 			 " bytes); output covers the intact frames only",
-			 path, rc == GP_ERR_CORRUPT ? reader_cause(r, rc) : "",
-			 rc == GP_ERR_CORRUPT ? "; " : "", in.frames_corrupt, in.bytes_skipped);
+			 path, have_m ? m : "", have_m ? "; " : "", in.frames_corrupt, in.bytes_skipped);
 		code = EXIT_BADINPUT;
 	}
 	if (rc == GP_ERR_TRUNCATED || in.truncated) {
