@@ -9,3 +9,6 @@ bench: check-cuda $(CUPTI_FLOOR_SO)
 
 $(CUPTI_FLOOR_SO): bench/overhead/cupti_floor.c | $(B)/lib/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CUDA_CFLAGS) -shared -o $@ $< -ldl -lpthread
+
+# --- libprof bench (owner: libprof): rules in bench/libprof/build.mk ---
+include bench/libprof/build.mk
