@@ -11,3 +11,6 @@ $(B)/obj/libprof/%.o: libprof/%.c libprof/*.h | $(B)/obj/libprof/
 
 $(LIBPROF_A): $(LIBPROF_OBJS) | $(B)/lib/
 	rm -f $@; ar rcs $@ $^
+
+# order-only directory targets are intermediate: keep make from trying to rm them
+.PRECIOUS: $(B)/obj/libprof/ $(B)/lib/

@@ -14,7 +14,9 @@ static int read_all(const char *path, int check_prefix, struct gp_integrity *in,
 	const gp_record *rec;
 	int n = 0, rc;
 	while ((rc = gp_reader_next(r, &rec)) == 1) {
-		if (check_prefix) {
+		if (check_prefix == 2) {
+			/* damaged input: only must not crash */
+		} else if (check_prefix) {
 			CHECK(n < nfull && tl_rec_cmp(rec, &full[n]) == 0, "record %d is not the original's record %d", n, n);
 		} else if (nfull < 4096) {
 			full[nfull] = *rec;
@@ -73,8 +75,7 @@ int main(void)
 		orig[i] ^= 0xFF;
 		tl_spit(cut, orig, len);
 		orig[i] ^= 0xFF;
-		int k = read_all(cut, 0, &in, &orc);
-		nfull = n; /* read_all(…, 0, …) appended copies: forget them */
+		int k = read_all(cut, 2, &in, &orc);
 		if (k < 0) { open_err++; continue; }
 		if (in.frames_corrupt || in.bytes_skipped || in.truncated) detected++;
 		else { undetected++; fprintf(stderr, "flip at %zu not detected\n", i); }
