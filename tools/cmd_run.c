@@ -86,35 +86,66 @@ struct summary {
 	int blocks;
 };
 
-/* The shim writes "key=value" lines; several processes may append blocks to
- * the same file, so a key seen twice starts a new block. */
+/* The shim writes, per traced process, either one line
+ * "pid=N events=N dropped=N bytes=N threads=N file=PATH" (file last, may
+ * contain spaces) or one "key=value" line per key.  Several processes append
+ * to the same file; in the one-key-per-line form a key seen twice starts a
+ * new block. */
+struct sumblock { int have_ev, have_dr, have_file, have_bytes, any; struct sumfile f; };
+
+static void block_flush(struct summary *s, struct sumblock *b)
+{
+	if (b->any) s->blocks++;
+	if (b->f.file) VEC_PUSH(s->files, s->nfiles, s->cfiles, b->f);
+	memset(b, 0, sizeof(*b));
+}
+
+static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, int split)
+{
+	int dup = (!strcmp(key, "events") && b->have_ev) || (!strcmp(key, "dropped") && b->have_dr) ||
+		  (!strcmp(key, "file") && b->have_file) || (!strcmp(key, "bytes") && b->have_bytes);
+	if (dup && split) block_flush(s, b);
+	if (!strcmp(key, "events")) { s->events += strtoull(val, NULL, 10); b->have_ev = b->any = 1; }
+	else if (!strcmp(key, "dropped")) { s->dropped += strtoull(val, NULL, 10); b->have_dr = 1; }
+	else if (!strcmp(key, "file")) { free(b->f.file); b->f.file = xstrdup(val); b->have_file = b->any = 1; }
+	else if (!strcmp(key, "bytes")) { b->f.bytes = strtoull(val, NULL, 10); b->have_bytes = 1; }
+}
+
 static void parse_summary(struct summary *s, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) return;
-	char line[PATH_MAX + 64];
-	int have_ev = 0, have_dr = 0, have_file = 0, have_bytes = 0;
-	struct sumfile cur = { NULL, 0 };
-	for (;;) {
-		int eof = !fgets(line, sizeof(line), f);
-		char *eq = eof ? NULL : strchr(line, '=');
-		char *key = line, *val = eq ? eq + 1 : NULL;
-		if (eq) { *eq = 0; val[strcspn(val, "\r\n")] = 0; }
-		int dup = eq && ((!strcmp(key, "events") && have_ev) || (!strcmp(key, "dropped") && have_dr) ||
-				 (!strcmp(key, "file") && have_file) || (!strcmp(key, "bytes") && have_bytes));
-		if (eof || dup) {
-			if (have_ev || have_file) s->blocks++;
-			if (cur.file) VEC_PUSH(s->files, s->nfiles, s->cfiles, cur);
-			cur.file = NULL; cur.bytes = 0;
-			have_ev = have_dr = have_file = have_bytes = 0;
-			if (eof) break;
+	char line[PATH_MAX + 256];
+	struct sumblock b;
+	memset(&b, 0, sizeof(b));
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		/* tokens: key=value separated by spaces; "file" takes the rest */
+		char *keys[16], *vals[16];
+		int n = 0;
+		char *p = line;
+		while (*p && n < 16) {
+			while (*p == ' ') p++;
+			char *eq = strchr(p, '=');
+			if (!*p || !eq) break;
+			*eq = 0;
+			keys[n] = p; vals[n] = eq + 1;
+			if (!strcmp(p, "file")) { n++; break; }
+			char *sp = strchr(eq + 1, ' ');
+			n++;
+			if (!sp) break;
+			*sp = 0;
+			p = sp + 1;
 		}
-		if (!eq) continue;
-		if (!strcmp(key, "events")) { s->events += strtoull(val, NULL, 10); have_ev = 1; }
-		else if (!strcmp(key, "dropped")) { s->dropped += strtoull(val, NULL, 10); have_dr = 1; }
-		else if (!strcmp(key, "file")) { free(cur.file); cur.file = xstrdup(val); have_file = 1; }
-		else if (!strcmp(key, "bytes")) { cur.bytes = strtoull(val, NULL, 10); have_bytes = 1; }
+		if (n > 1) {             /* one line per process */
+			block_flush(s, &b);
+			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], 0);
+			block_flush(s, &b);
+		} else if (n == 1) {
+			block_set(s, &b, keys[0], vals[0], 1);
+		}
 	}
+	block_flush(s, &b);
 	fclose(f);
 }
 

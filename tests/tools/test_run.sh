@@ -64,6 +64,10 @@ grep -qxF "gpuprof: 42 events, 1 dropped, wrote x.gpuprof (1.2 MB)" err || bad "
 "$G" run -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
 grep -q "^gpuprof: 84 events, 2 dropped, wrote 2 files: trace-[0-9]*.gpuprof (1.2 MB), trace-[0-9]*.gpuprof (1.2 MB)$" err \
 	|| bad "two-process summary: $(cat err)"
+# the real shim's one-line-per-process form, a file name with a space
+FAKE_SHIM_FORMAT=line "$G" run -o 'my trace.gpuprof' -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
+grep -qxF "gpuprof: 84 events, 2 dropped, wrote 2 files: my trace.gpuprof (1.2 MB), my trace.gpuprof (1.2 MB)" err \
+	|| bad "one-line summary form: $(cat err)"
 "$G" run -q -- env FAKE_SHIM_TRACE=1 true 2>err
 [ -s err ] && bad "-q still printed the summary: $(cat err)"
 
