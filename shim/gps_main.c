@@ -25,6 +25,19 @@ struct gps_state gps = {
 };
 GPS_TLS int gps_in_shim;
 static int forked; /* this process is a fork child of a traced one */
+/* The parent's recorder, inherited by a fork child.  Released later, not in
+ * our atfork child handler: libprof's own atfork handlers (registered after
+ * ours, so run after ours in the child) still hold its locks there. */
+static gp_recorder *inherited_rec;
+
+static void forget_inherited(void)
+{
+	gp_recorder *r = inherited_rec;
+	if (r) {
+		inherited_rec = NULL;
+		gp_recorder_forget_after_fork(r);
+	}
+}
 
 uint32_t gps_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
 
@@ -218,6 +231,7 @@ gp_recorder *gps_rec_slow(int create)
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
 	pthread_mutex_lock(&gps.rec_lock);
+	forget_inherited();
 	gp_recorder *rec = atomic_load(&gps.rec);
 	if (!rec && !gps.rec_failed) {
 		rec = create_recorder();
@@ -439,7 +453,7 @@ static void fork_child(void)
 	gps.ppid = getppid();
 	gp_recorder *rec = atomic_exchange(&gps.rec, NULL);
 	if (rec)
-		gp_recorder_forget_after_fork(rec); /* the parent's file stays the parent's */
+		inherited_rec = rec; /* the parent's file stays the parent's */
 	atomic_fetch_add(&gps.gen, 1);
 	gps.rec_failed = 0;
 	gps.trace_path[0] = 0;

@@ -1,3 +1,51 @@
+# --- shim tests ---
+# Fake CUPTI/CUDA (tests/fake/) and the shim's tests (tests/shim/).  The fake
+# libcupti.so.13 is built from the REAL cupti.h; its cbid->name tables are
+# generated from cupti_runtime_cbid.h / cupti_driver_cbid.h.  Script tests are
+# run through generated wrappers that pass the build dir.
+FAKE_DIR := $(B)/tests/fake
+SHIMT_DIR := $(B)/tests/shim
+FAKE_CFLAGS := $(CUDA_CFLAGS) -Itests/fake -I$(FAKE_DIR) -pthread
+FAKE_CUPTI := $(FAKE_DIR)/libcupti.so.13
+FAKE_CUDART := $(FAKE_DIR)/libcudart.so.13
+FAKE_WORKLOAD := $(FAKE_DIR)/workload
+SHIM_CHECK := $(SHIMT_DIR)/check_trace
+SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
+SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
+	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes
+
+$(FAKE_DIR)/fake_cbid_runtime.h: | $(FAKE_DIR)/ check-cuda
+	sed -n 's/^[[:space:]]*CUPTI_RUNTIME_TRACE_CBID_\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/X(\2, "\1")/p' \
+	  $(CUPTI_INC)/cupti_runtime_cbid.h | grep -v '"INVALID"\|"SIZE"' > $@.tmp && mv $@.tmp $@
+$(FAKE_DIR)/fake_cbid_driver.h: | $(FAKE_DIR)/ check-cuda
+	sed -n 's/^[[:space:]]*CUPTI_DRIVER_TRACE_CBID_\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/X(\2, "\1")/p' \
+	  $(CUPTI_INC)/cupti_driver_cbid.h | grep -v '"INVALID"\|"SIZE"' > $@.tmp && mv $@.tmp $@
+
+$(FAKE_CUPTI): tests/fake/fake_cupti.c tests/fake/fake_api.h $(FAKE_DIR)/fake_cbid_runtime.h $(FAKE_DIR)/fake_cbid_driver.h | $(FAKE_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -shared -Wl,-soname,libcupti.so.13 -o $@ $<
+
+$(FAKE_CUDART): tests/fake/fake_cudart.c tests/fake/fake_api.h | $(FAKE_DIR)/ check-cuda
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -shared -Wl,-soname,libcudart.so.13 -o $@ $< -ldl
+
+$(FAKE_WORKLOAD): tests/fake/workload.c tests/fake/fake_api.h $(FAKE_CUDART) | $(FAKE_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -fPIE -o $@ $< $(FAKE_CUDART) -Wl,-rpath,'$$ORIGIN' -ldl
+
+$(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+# config parsing, path patterns and cbid selection: pure code, no CUPTI
+$(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps.h | $(SHIMT_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c \
+	  shim/gps_config.c shim/gps_cbid.c shim/gps_log.c -pthread
+
+$(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
+	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
+
+TEST_BINS += $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
+	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
+TESTS += $(SHIM_UNIT) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
+# --- end shim tests ---
+
 # --- libprof tests (owner: libprof): rules in tests/libprof/build.mk ---
 include tests/libprof/build.mk
 # --- end libprof tests ---

@@ -1,0 +1,40 @@
+/* fake_api.h — the test-only interface between the fake libcudart (which
+ * plays the CUDA runtime+driver) and the fake libcupti (which plays CUPTI).
+ * The fake cudart finds these with dlsym on an RTLD_NOLOAD handle of
+ * libcupti.so.13: like the real driver, it only reports to a CUPTI that some
+ * tool has loaded. */
+#ifndef FAKE_API_H
+#define FAKE_API_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct fake_cupti_call {
+	int domain;            /* CUpti_CallbackDomain */
+	uint32_t cbid;
+	const char *func;      /* functionName as CUPTI gives it */
+	const char *symbol;    /* symbolName (kernel launches) */
+	const void *params;
+	int ret;               /* return value, read by the tool at exit */
+	/* filled by the fake CUPTI */
+	uint32_t correlation_id;
+	uint64_t correlation_data;
+	uint64_t start;
+	uint32_t tid;
+};
+
+typedef void (*fake_cupti_call_fn)(struct fake_cupti_call *c);
+typedef void (*fake_cupti_resource_fn)(uint32_t cbid);
+typedef void (*fake_cupti_push_fn)(const void *record, size_t size);
+typedef uint64_t (*fake_cupti_now_fn)(void);
+
+/* exported by the fake libcupti */
+void fake_cupti_call_enter(struct fake_cupti_call *c);
+void fake_cupti_call_exit(struct fake_cupti_call *c);
+void fake_cupti_resource(uint32_t cbid);
+void fake_cupti_push_record(const void *record, size_t size);
+uint64_t fake_cupti_now(void);
+
+/* exported by the fake libcudart for the workload */
+void fakeRegisterKernel(const void *func, const char *name);
+
+#endif

@@ -1,0 +1,352 @@
+/* fake_cudart.c — a stand-in libcudart.so (runtime + the bits of the driver
+ * it calls) for CI without a GPU.  Real signatures from cuda_runtime_api.h;
+ * "device memory" is host memory.  Every call reports to CUPTI the way the
+ * real stack does: runtime enter, nested driver enter/exit (same correlation
+ * id), runtime exit, and an activity record in CUPTI's own struct layout with
+ * deterministic durations.  Like the driver's cuInit, the first call loads
+ * CUDA_INJECTION64_PATH and calls its InitializeInjection; CUPTI is reported
+ * to only when some tool has loaded a libcupti.so.13. */
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct {
+	void (*enter)(struct fake_cupti_call *);
+	void (*exit)(struct fake_cupti_call *);
+	void (*resource)(uint32_t);
+	void (*push)(const void *, size_t);
+	uint64_t (*now)(void);
+} cupti;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* ------------------------------------------------------------ kernels */
+#define MAX_KERNELS 64
+static struct { const void *func; const char *name; } kernels[MAX_KERNELS];
+static int nkernels;
+
+EXPORT void fakeRegisterKernel(const void *func, const char *name)
+{
+	if (nkernels < MAX_KERNELS) {
+		kernels[nkernels].func = func;
+		kernels[nkernels].name = name; /* the pointer stays stable, like CUPTI's */
+		nkernels++;
+	}
+}
+static const char *kernel_name(const void *func)
+{
+	for (int i = 0; i < nkernels; i++)
+		if (kernels[i].func == func)
+			return kernels[i].name;
+	return "unknown_kernel";
+}
+
+/* ------------------------------------------------------------ "cuInit" */
+static void teardown(void)
+{
+	/* CUDA's own atexit: contexts are destroyed before later atexit
+	 * handlers (the tool's) run */
+	if (cupti.resource)
+		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+}
+
+static void fake_cuinit(void)
+{
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	if (inj && *inj) {
+		void *h = dlopen(inj, RTLD_NOW);
+		int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+		if (init)
+			init();
+	}
+	void *c = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	if (c) {
+		cupti.enter = (void (*)(struct fake_cupti_call *))dlsym(c, "fake_cupti_call_enter");
+		cupti.exit = (void (*)(struct fake_cupti_call *))dlsym(c, "fake_cupti_call_exit");
+		cupti.resource = (void (*)(uint32_t))dlsym(c, "fake_cupti_resource");
+		cupti.push = (void (*)(const void *, size_t))dlsym(c, "fake_cupti_push_record");
+		cupti.now = (uint64_t(*)(void))dlsym(c, "fake_cupti_now");
+		if (!cupti.enter || !cupti.exit || !cupti.resource || !cupti.push || !cupti.now)
+			memset(&cupti, 0, sizeof cupti); /* a real CUPTI: nothing to report to */
+	}
+	if (cupti.resource)
+		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	if (cupti.push) {
+		CUpti_ActivityDevice5 d;
+		memset(&d, 0, sizeof d);
+		d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+		d.id = 0;
+		d.name = "Fake H200";
+		d.computeCapabilityMajor = 9;
+		d.computeCapabilityMinor = 0;
+		d.numMultiprocessors = 132;
+		d.numThreadsPerWarp = 32;
+		d.maxWarpsPerMultiprocessor = 64;
+		d.maxBlocksPerMultiprocessor = 32;
+		d.maxRegistersPerMultiprocessor = 65536;
+		d.maxSharedMemoryPerMultiprocessor = 233472;
+		d.maxSharedMemoryPerBlock = 232448;
+		d.maxThreadsPerBlock = 1024;
+		d.coreClockRate = 1980000;
+		d.globalMemorySize = 150ull << 30;
+		cupti.push(&d, sizeof d);
+	}
+	atexit(teardown);
+}
+
+static void ensure_init(void) { pthread_once(&init_once, fake_cuinit); }
+
+/* ------------------------------------------------------------ call framing */
+struct frame { struct fake_cupti_call rt, drv; };
+
+static void rt_enter(struct frame *f, uint32_t cbid, const char *name, const char *symbol)
+{
+	ensure_init();
+	memset(f, 0, sizeof *f);
+	f->rt.domain = CUPTI_CB_DOMAIN_RUNTIME_API;
+	f->rt.cbid = cbid;
+	f->rt.func = name;
+	f->rt.symbol = symbol;
+	if (cupti.enter)
+		cupti.enter(&f->rt);
+}
+/* the driver call the runtime makes underneath: same correlation id */
+static void drv_call(struct frame *f, uint32_t cbid, const char *name)
+{
+	if (!cupti.enter)
+		return;
+	f->drv.domain = CUPTI_CB_DOMAIN_DRIVER_API;
+	f->drv.cbid = cbid;
+	f->drv.func = name;
+	cupti.enter(&f->drv);
+	f->drv.correlation_id = f->rt.correlation_id;
+	cupti.exit(&f->drv);
+}
+static cudaError_t rt_exit(struct frame *f, cudaError_t ret)
+{
+	f->rt.ret = ret;
+	if (cupti.exit)
+		cupti.exit(&f->rt);
+	return ret;
+}
+static uint64_t now(void) { return cupti.now ? cupti.now() : 0; }
+static uint32_t stream_id(cudaStream_t s) { return s ? (uint32_t)((uintptr_t)s & 0xffff) : 7; }
+
+/* ------------------------------------------------------------ runtime API */
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
+				    size_t smem, cudaStream_t stream)
+{
+	(void)args;
+	const char *name = kernel_name(func);
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel");
+	if (cupti.push) {
+		CUpti_ActivityKernel10 k;
+		memset(&k, 0, sizeof k);
+		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k.start = now() + 1000;
+		k.end = k.start + 2000 + 10ull * grid.x;
+		k.completed = k.end;
+		k.deviceId = 0;
+		k.contextId = 1;
+		k.streamId = stream_id(stream);
+		k.gridX = (int32_t)grid.x; k.gridY = (int32_t)grid.y; k.gridZ = (int32_t)grid.z;
+		k.blockX = (int32_t)block.x; k.blockY = (int32_t)block.y; k.blockZ = (int32_t)block.z;
+		k.registersPerThread = 32;
+		k.staticSharedMemory = 1024;
+		k.dynamicSharedMemory = (int32_t)smem;
+		k.localMemoryPerThread = 16;
+		k.correlationId = f.rt.correlation_id;
+		k.name = name;
+		k.launchType = 0;
+		cupti.push(&k, sizeof k);
+	}
+	return rt_exit(&f, cudaSuccess);
+}
+
+static void memcpy_record(struct frame *f, size_t count, enum cudaMemcpyKind kind, cudaStream_t s,
+			  int async)
+{
+	if (!cupti.push)
+		return;
+	CUpti_ActivityMemcpy6 m;
+	memset(&m, 0, sizeof m);
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	switch (kind) {
+	case cudaMemcpyHostToDevice: m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD; m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE; m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE; break;
+	case cudaMemcpyDeviceToHost: m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH; m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE; m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE; break;
+	case cudaMemcpyDeviceToDevice: m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD; m.srcKind = m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE; break;
+	default: m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOH; m.srcKind = m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE; break;
+	}
+	m.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+	m.bytes = count;
+	m.start = now() + 500;
+	m.end = m.start + 100 + count / 10;
+	m.deviceId = 0;
+	m.contextId = 1;
+	m.streamId = stream_id(s);
+	m.correlationId = f->rt.correlation_id;
+	cupti.push(&m, sizeof m);
+}
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", NULL);
+	drv_call(&f, kind == cudaMemcpyDeviceToHost ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2
+						    : CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+		 kind == cudaMemcpyDeviceToHost ? "cuMemcpyDtoH_v2" : "cuMemcpyHtoD_v2");
+	memmove(dst, src, count);
+	memcpy_record(&f, count, kind, NULL, 0);
+	return rt_exit(&f, cudaSuccess);
+}
+
+EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+				   enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync", NULL);
+	memmove(dst, src, count);
+	memcpy_record(&f, count, kind, stream, 1);
+	return rt_exit(&f, cudaSuccess);
+}
+
+EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset", NULL);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, "cuMemsetD8_v2");
+	memset(p, value, count);
+	if (cupti.push) {
+		CUpti_ActivityMemset4 m;
+		memset(&m, 0, sizeof m);
+		m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+		m.value = (uint32_t)value;
+		m.bytes = count;
+		m.start = now() + 300;
+		m.end = m.start + 50 + count / 100;
+		m.deviceId = 0;
+		m.contextId = 1;
+		m.streamId = 7;
+		m.correlationId = f.rt.correlation_id;
+		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+		cupti.push(&m, sizeof m);
+	}
+	return rt_exit(&f, cudaSuccess);
+}
+
+static void memory_record(struct frame *f, void *p, size_t bytes, int alloc)
+{
+	if (!cupti.push)
+		return;
+	CUpti_ActivityMemory4 m;
+	memset(&m, 0, sizeof m);
+	m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m.memoryOperationType = alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+				      : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.correlationId = f->rt.correlation_id;
+	m.address = (uint64_t)(uintptr_t)p;
+	m.bytes = bytes;
+	m.timestamp = now();
+	m.deviceId = 0;
+	m.contextId = 1;
+	cupti.push(&m, sizeof m);
+}
+
+EXPORT cudaError_t cudaMalloc(void **p, size_t size)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", NULL);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2");
+	/* remember the size in front of the block (cudaFree reports it) */
+	size_t *b = malloc(size + 16);
+	cudaError_t r = cudaErrorMemoryAllocation;
+	if (b) {
+		b[0] = size;
+		*p = b + 2;
+		r = cudaSuccess;
+		memory_record(&f, *p, size, 1);
+	}
+	return rt_exit(&f, r);
+}
+
+EXPORT cudaError_t cudaFree(void *p)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", NULL);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2");
+	if (p) {
+		size_t *b = (size_t *)p - 2;
+		memory_record(&f, p, b[0], 0);
+		free(b);
+	}
+	return rt_exit(&f, cudaSuccess);
+}
+
+static void sync_record(struct frame *f, CUpti_ActivitySynchronizationType t, uint32_t stream)
+{
+	if (!cupti.push)
+		return;
+	CUpti_ActivitySynchronization2 s;
+	memset(&s, 0, sizeof s);
+	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	s.type = t;
+	s.start = f->rt.start;
+	s.end = now();
+	s.correlationId = f->rt.correlation_id;
+	s.contextId = 1;
+	s.streamId = stream;
+	cupti.push(&s, sizeof s);
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize", NULL);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize");
+	sync_record(&f, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, 0);
+	return rt_exit(&f, cudaSuccess);
+}
+
+EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize", NULL);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize");
+	sync_record(&f, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream_id(s));
+	return rt_exit(&f, cudaSuccess);
+}
+
+EXPORT cudaError_t cudaGetDeviceCount(int *n)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020, "cudaGetDeviceCount", NULL);
+	*n = 1;
+	return rt_exit(&f, cudaSuccess);
+}
+
+/* A driver call made by the application itself (not nested in a runtime
+ * call): the default set must record it. */
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	ensure_init();
+	struct fake_cupti_call c;
+	memset(&c, 0, sizeof c);
+	c.domain = CUPTI_CB_DOMAIN_DRIVER_API;
+	c.cbid = CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize;
+	c.func = "cuCtxSynchronize";
+	if (cupti.enter) {
+		cupti.enter(&c);
+		cupti.exit(&c);
+	}
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,420 @@
+/* fake_cupti.c — a stand-in libcupti.so.13 for CI without a GPU.  Built
+ * against the REAL cupti.h so every struct and signature is CUPTI 13's:
+ * callbacks are delivered with a CUpti_CallbackData filled like the real one,
+ * activity records are CUPTI's structs packed into client buffers obtained
+ * through the registered bufferRequested and handed back through
+ * bufferCompleted (when full, and on cuptiActivityFlushAll).
+ *
+ * Knobs (environment): FAKE_CUPTI_BUSY=1 makes cuptiSubscribe answer
+ * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; FAKE_CUPTI_NO_TSCB=1 makes
+ * cuptiActivityRegisterTimestampCallback fail; FAKE_CUPTI_LOG=path appends
+ * one line per CUPTI call of interest (for tests that count subscriptions). */
+#include <cupti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_CBID 4096
+
+struct cbname { uint32_t cbid; const char *name; };
+static const struct cbname rt_names[] = {
+#define X(id, n) {id, n},
+#include "fake_cbid_runtime.h"
+#undef X
+};
+static const struct cbname drv_names[] = {
+#define X(id, n) {id, n},
+#include "fake_cbid_driver.h"
+#undef X
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_CallbackFunc subscriber_cb;
+static void *subscriber_ud;
+static int subscribed;
+static unsigned char cb_enabled[CUPTI_CB_DOMAIN_SIZE][MAX_CBID];
+static unsigned char act_enabled[64];
+static unsigned char act_api_rt[MAX_CBID], act_api_drv[MAX_CBID];
+static CUpti_BuffersCallbackRequestFunc buf_req;
+static CUpti_BuffersCallbackCompleteFunc buf_done;
+static CUpti_TimestampCallbackFunc ts_cb;
+static uint8_t *cur_buf;
+static size_t cur_size, cur_used;
+static size_t dropped;
+static atomic_uint next_corr = 1;
+
+static void flog(const char *what)
+{
+	const char *p = getenv("FAKE_CUPTI_LOG");
+	if (!p || !*p)
+		return;
+	FILE *f = fopen(p, "a");
+	if (f) {
+		fprintf(f, "%d %s\n", (int)getpid(), what);
+		fclose(f);
+	}
+}
+
+static void child_after_fork(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	/* the parent's half-filled buffer is the parent's */
+	cur_buf = NULL;
+	cur_size = cur_used = 0;
+}
+
+__attribute__((constructor)) static void fake_init(void)
+{
+	pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+/* ------------------------------------------------------------ misc */
+EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
+{
+	switch (r) {
+	case CUPTI_SUCCESS: *s = "CUPTI_SUCCESS"; break;
+	case CUPTI_ERROR_INVALID_PARAMETER: *s = "CUPTI_ERROR_INVALID_PARAMETER"; break;
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+		*s = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+		break;
+	case CUPTI_ERROR_NOT_SUPPORTED: *s = "CUPTI_ERROR_NOT_SUPPORTED"; break;
+	default: *s = "CUPTI_ERROR_UNKNOWN"; break;
+	}
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetTimestamp(uint64_t *t)
+{
+	/* real CUPTI on Linux: CLOCK_REALTIME */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid, const char **name)
+{
+	if (!name)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const struct cbname *t = NULL;
+	size_t n = 0;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		t = rt_names;
+		n = sizeof rt_names / sizeof rt_names[0];
+	} else if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		t = drv_names;
+		n = sizeof drv_names / sizeof drv_names[0];
+	}
+	for (size_t i = 0; i < n; i++)
+		if (t[i].cbid == cbid) {
+			*name = t[i].name;
+			return CUPTI_SUCCESS;
+		}
+	*name = NULL;
+	return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/* ------------------------------------------------------------ callbacks */
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud)
+{
+	const char *busy = getenv("FAKE_CUPTI_BUSY");
+	pthread_mutex_lock(&lock);
+	if (subscribed || (busy && *busy == '1')) {
+		pthread_mutex_unlock(&lock);
+		flog("subscribe-refused");
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
+	subscribed = 1;
+	subscriber_cb = cb;
+	subscriber_ud = ud;
+	*h = (CUpti_SubscriberHandle)(uintptr_t)0x5;
+	pthread_mutex_unlock(&lock);
+	flog("subscribe");
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+	(void)h;
+	pthread_mutex_lock(&lock);
+	subscribed = 0;
+	subscriber_cb = NULL;
+	memset(cb_enabled, 0, sizeof cb_enabled);
+	pthread_mutex_unlock(&lock);
+	flog("unsubscribe");
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
+				       CUpti_CallbackId cbid)
+{
+	(void)h;
+	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	cb_enabled[d][cbid] = en ? 1 : 0;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d)
+{
+	(void)h;
+	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	memset(cb_enabled[d], en ? 1 : 0, MAX_CBID);
+	flog(d == CUPTI_CB_DOMAIN_RUNTIME_API ? "enable-domain-runtime" : "enable-domain");
+	return CUPTI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ activity */
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
+{
+	if ((unsigned)k >= sizeof act_enabled)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	act_enabled[k] = 1;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
+{
+	if ((unsigned)k >= sizeof act_enabled)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	act_enabled[k] = 0;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (cbid >= MAX_CBID)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	act_api_rt[cbid] = en;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t en)
+{
+	if (cbid >= MAX_CBID)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	act_api_drv[cbid] = en;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+						  CUpti_BuffersCallbackCompleteFunc done)
+{
+	if (!req || !done)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	buf_req = req;
+	buf_done = done;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+	const char *no = getenv("FAKE_CUPTI_NO_TSCB");
+	if (no && *no == '1')
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	if (!f)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	ts_cb = f;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms) { (void)ms; return CUPTI_SUCCESS; }
+EXPORT CUptiResult cuptiFinalize(void) { return CUPTI_SUCCESS; }
+
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
+{
+	(void)ctx;
+	(void)stream;
+	pthread_mutex_lock(&lock);
+	*n = dropped;
+	dropped = 0;
+	pthread_mutex_unlock(&lock);
+	return CUPTI_SUCCESS;
+}
+
+/* Records are stored back to back, each padded to 8 bytes; the size of a
+ * record follows from its kind, as in real CUPTI. */
+static size_t record_size(CUpti_ActivityKind k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+	case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+	case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+	case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+	default: return 0;
+	}
+}
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **rec)
+{
+	size_t off = 0;
+	if (*rec) {
+		off = (size_t)((uint8_t *)*rec - buffer);
+		size_t sz = record_size((*rec)->kind);
+		if (!sz)
+			return CUPTI_ERROR_INVALID_KIND;
+		off += pad8(sz);
+	}
+	if (off >= valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*rec = (CUpti_Activity *)(buffer + off);
+	return CUPTI_SUCCESS;
+}
+
+/* takes the current buffer out (under lock) for delivery (outside it) */
+static void deliver(uint8_t *b, size_t size, size_t used)
+{
+	if (b && buf_done)
+		buf_done(NULL, 0, b, size, used);
+}
+
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	(void)flag;
+	pthread_mutex_lock(&lock);
+	uint8_t *b = cur_buf;
+	size_t sz = cur_size, used = cur_used;
+	cur_buf = NULL;
+	cur_size = cur_used = 0;
+	pthread_mutex_unlock(&lock);
+	if (b)
+		deliver(b, sz, used);
+	flog("flush-all");
+	return CUPTI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ test API */
+EXPORT uint64_t fake_cupti_now(void)
+{
+	if (ts_cb)
+		return ts_cb();
+	uint64_t t;
+	cuptiGetTimestamp(&t);
+	return t;
+}
+
+static void push_record(const void *record, size_t size, int force)
+{
+	const CUpti_Activity *a = record;
+	if (!force && ((unsigned)a->kind >= sizeof act_enabled || !act_enabled[a->kind]))
+		return;
+	if (!buf_req)
+		return;
+	size_t need = pad8(size);
+	uint8_t *full = NULL;
+	size_t full_size = 0, full_used = 0;
+	pthread_mutex_lock(&lock);
+	if (cur_buf && cur_used + need > cur_size) {
+		full = cur_buf;
+		full_size = cur_size;
+		full_used = cur_used;
+		cur_buf = NULL;
+	}
+	if (!cur_buf) {
+		uint8_t *b = NULL;
+		size_t sz = 0, maxrec = 0;
+		pthread_mutex_unlock(&lock); /* the client's callback may take its own locks */
+		buf_req(&b, &sz, &maxrec);
+		pthread_mutex_lock(&lock);
+		if (cur_buf) { /* another thread got one meanwhile: keep ours for later */
+			if (b)
+				buf_done(NULL, 0, b, sz, 0);
+		} else if (!b || sz < need) {
+			dropped++;
+			pthread_mutex_unlock(&lock);
+			deliver(full, full_size, full_used);
+			return;
+		} else {
+			cur_buf = b;
+			cur_size = sz;
+			cur_used = 0;
+		}
+	}
+	memcpy(cur_buf + cur_used, record, size);
+	memset(cur_buf + cur_used + size, 0, need - size);
+	cur_used += need;
+	pthread_mutex_unlock(&lock);
+	deliver(full, full_size, full_used);
+}
+
+EXPORT void fake_cupti_push_record(const void *record, size_t size)
+{
+	push_record(record, size, 0);
+}
+
+EXPORT void fake_cupti_call_enter(struct fake_cupti_call *c)
+{
+	c->correlation_id = atomic_fetch_add(&next_corr, 1);
+	c->start = fake_cupti_now();
+	c->tid = (uint32_t)syscall(SYS_gettid);
+	CUpti_CallbackFunc cb = subscriber_cb;
+	if (!cb || c->domain <= 0 || c->domain >= CUPTI_CB_DOMAIN_SIZE || c->cbid >= MAX_CBID ||
+	    !cb_enabled[c->domain][c->cbid])
+		return;
+	CUpti_CallbackData d;
+	memset(&d, 0, sizeof d);
+	d.callbackSite = CUPTI_API_ENTER;
+	d.functionName = c->func;
+	d.functionParams = c->params;
+	d.functionReturnValue = &c->ret;
+	d.symbolName = c->symbol;
+	d.contextUid = 1;
+	d.correlationData = &c->correlation_data;
+	d.correlationId = c->correlation_id;
+	cb(subscriber_ud, (CUpti_CallbackDomain)c->domain, c->cbid, &d);
+}
+
+EXPORT void fake_cupti_call_exit(struct fake_cupti_call *c)
+{
+	CUpti_CallbackFunc cb = subscriber_cb;
+	if (cb && c->domain > 0 && c->domain < CUPTI_CB_DOMAIN_SIZE && c->cbid < MAX_CBID &&
+	    cb_enabled[c->domain][c->cbid]) {
+		CUpti_CallbackData d;
+		memset(&d, 0, sizeof d);
+		d.callbackSite = CUPTI_API_EXIT;
+		d.functionName = c->func;
+		d.functionParams = c->params;
+		d.functionReturnValue = &c->ret;
+		d.symbolName = c->symbol;
+		d.contextUid = 1;
+		d.correlationData = &c->correlation_data;
+		d.correlationId = c->correlation_id;
+		cb(subscriber_ud, (CUpti_CallbackDomain)c->domain, c->cbid, &d);
+	}
+	/* per-API activity records (GPUPROF_API_MODE=activity) */
+	int rt = c->domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+	unsigned kind = rt ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+	if (c->cbid < MAX_CBID && (act_enabled[kind] || (rt ? act_api_rt : act_api_drv)[c->cbid])) {
+		CUpti_ActivityAPI a;
+		memset(&a, 0, sizeof a);
+		a.kind = (CUpti_ActivityKind)kind;
+		a.cbid = c->cbid;
+		a.start = c->start;
+		a.end = fake_cupti_now();
+		a.processId = (uint32_t)getpid();
+		a.threadId = c->tid;
+		a.correlationId = c->correlation_id;
+		a.returnValue = (uint32_t)c->ret;
+		push_record(&a, sizeof a, 1);
+	}
+}
+
+EXPORT void fake_cupti_resource(uint32_t cbid)
+{
+	CUpti_CallbackFunc cb = subscriber_cb;
+	if (!cb || cbid >= MAX_CBID || !cb_enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
+		return;
+	CUpti_ResourceData d;
+	memset(&d, 0, sizeof d);
+	cb(subscriber_ud, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+}

@@ -1,0 +1,186 @@
+/* workload.c — a scripted "training job" for the shim tests, linked against
+ * the fake libcudart and the real (header-only) NVTX v3.  Its script is fixed,
+ * so the tests derive exact expected counts from it (tests/shim/check_trace.c
+ * keeps the numbers next to the assertions):
+ *
+ *   main: cudaMalloc x2, NVTX domain "workload" + registered string,
+ *         domain mark (registered msg) + nvtxMarkA("plain-mark"),
+ *         domain start/end "phase" (color, payload 42, category 3),
+ *         start "cross" (ended by worker 0), push "unclosed" (never popped)
+ *   4 workers (w = 0..3): push "worker" { 10 x (push "iter" {k_gemm grid w+1,
+ *         k_relu} pop) } pop, cudaMemcpy HtoD 4096*(w+1) B, DtoH 1024 B,
+ *         cudaMemset 512 B, cudaStreamSynchronize
+ *   main: 3 x k_softmax, cudaDeviceSynchronize, cuCtxSynchronize (driver,
+ *         called directly), cudaGetDeviceCount (not in the default set)
+ *   fork child 1: no CUDA, exits;  fork child 2: 2 x k_relu + 1 HtoD of 100 B
+ *   main: cudaFree x2; prints a checksum on stdout.
+ *
+ * "workload sleep READYFILE": 10 x k_gemm, push "loop", create READYFILE,
+ * then launch + sleep 10 ms forever (the SIGTERM test). */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_api.h"
+
+/* kernel "functions": only their addresses matter */
+static void k_gemm(void) {}
+static void k_relu(void) {}
+static void k_softmax(void) {}
+
+#define NWORKERS 4
+#define ITERS 10
+
+static void *dev_a, *dev_b;
+static nvtxRangeId_t cross_id;
+static unsigned long checksum;
+static pthread_mutex_t sum_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void launch(void (*k)(void), unsigned gx)
+{
+	dim3 g = {gx, 1, 1}, b = {128, 1, 1};
+	cudaLaunchKernel((const void *)k, g, b, NULL, 0, NULL);
+}
+
+static void *worker(void *arg)
+{
+	int w = (int)(long)arg;
+	char name[16];
+	snprintf(name, sizeof name, "worker-%d", w);
+	pthread_setname_np(pthread_self(), name);
+	nvtxRangePushA("worker");
+	for (int i = 0; i < ITERS; i++) {
+		nvtxRangePushA("iter");
+		launch(k_gemm, (unsigned)w + 1);
+		launch(k_relu, 64);
+		nvtxRangePop();
+	}
+	nvtxRangePop();
+	size_t n = 4096 * (size_t)(w + 1);
+	unsigned char *h = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		h[i] = (unsigned char)(i * 7 + (size_t)w);
+	void *d = (char *)dev_a + (size_t)w * 16384;
+	cudaMemcpy(d, h, n, cudaMemcpyHostToDevice);
+	unsigned char back[1024];
+	cudaMemcpy(back, d, sizeof back, cudaMemcpyDeviceToHost);
+	cudaMemset((char *)dev_b + w * 512, w, 512);
+	cudaStreamSynchronize(NULL);
+	unsigned long s = 0;
+	for (size_t i = 0; i < sizeof back; i++)
+		s += back[i];
+	pthread_mutex_lock(&sum_lock);
+	checksum += s;
+	pthread_mutex_unlock(&sum_lock);
+	if (w == 0)
+		nvtxRangeEnd(cross_id);
+	free(h);
+	return NULL;
+}
+
+static int sleep_mode(const char *ready)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	for (int i = 0; i < 10; i++)
+		launch(k_gemm, 1);
+	cudaDeviceSynchronize();
+	nvtxRangePushA("loop");
+	int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0)
+		close(fd);
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	for (;;) {
+		launch(k_gemm, 2);
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "sleep"))
+		return sleep_mode(argv[2]);
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	fakeRegisterKernel((const void *)k_relu, "k_relu");
+	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
+
+	cudaMalloc(&dev_a, 1 << 20);
+	cudaMalloc(&dev_b, 4096);
+
+	nvtxDomainHandle_t dom = nvtxDomainCreateA("workload");
+	nvtxStringHandle_t reg = nvtxDomainRegisterStringA(dom, "registered-mark");
+	nvtxEventAttributes_t a;
+	memset(&a, 0, sizeof a);
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a.message.registered = reg;
+	nvtxDomainMarkEx(dom, &a);
+	nvtxMarkA("plain-mark");
+
+	memset(&a, 0, sizeof a);
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.colorType = NVTX_COLOR_ARGB;
+	a.color = 0xFF00FF00u;
+	a.category = 3;
+	a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+	a.payload.llValue = 42;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = "phase";
+	nvtxRangeId_t phase = nvtxDomainRangeStartEx(dom, &a);
+	cross_id = nvtxRangeStartA("cross");
+	nvtxRangePushA("unclosed");
+
+	pthread_t th[NWORKERS];
+	for (long w = 0; w < NWORKERS; w++)
+		pthread_create(&th[w], NULL, worker, (void *)w);
+	for (int w = 0; w < NWORKERS; w++)
+		pthread_join(th[w], NULL);
+
+	for (int i = 0; i < 3; i++)
+		launch(k_softmax, 8);
+	cudaDeviceSynchronize();
+	cuCtxSynchronize();
+	int ndev = 0;
+	cudaGetDeviceCount(&ndev);
+	nvtxDomainRangeEnd(dom, phase);
+
+	fflush(stdout);
+	pid_t c1 = fork();
+	if (c1 == 0) {
+		/* a DataLoader-like child: no CUDA at all */
+		volatile unsigned long x = 0;
+		for (int i = 0; i < 1000; i++)
+			x += (unsigned long)i;
+		exit(0);
+	}
+	pid_t c2 = fork();
+	if (c2 == 0) {
+		launch(k_relu, 5);
+		launch(k_relu, 6);
+		char buf[100];
+		memset(buf, 1, sizeof buf);
+		cudaMemcpy(dev_b, buf, sizeof buf, cudaMemcpyHostToDevice);
+		exit(0);
+	}
+	int st1 = -1, st2 = -1;
+	waitpid(c1, &st1, 0);
+	waitpid(c2, &st2, 0);
+
+	cudaFree(dev_a);
+	cudaFree(dev_b);
+	printf("devices=%d\n", ndev);
+	printf("checksum=%lu\n", checksum);
+	printf("children=%d,%d\n", WIFEXITED(st1) ? WEXITSTATUS(st1) : -1,
+	       WIFEXITED(st2) ? WEXITSTATUS(st2) : -1);
+	return 0;
+}

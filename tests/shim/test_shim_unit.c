@@ -1,0 +1,163 @@
+/* test_shim_unit.c — the shim's pure pieces, without CUPTI or libprof:
+ * GPUPROF_* parsing, output-pattern expansion, and the by-name choice of
+ * the default API callback set. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gps.h"
+
+struct gps_state gps; /* gps_log reads gps.cfg.quiet */
+static int failures;
+
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			failures++;                                          \
+			fprintf(stderr, "FAIL line %d: ", __LINE__);         \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fprintf(stderr, "\n");                               \
+		}                                                            \
+	} while (0)
+
+static void test_sizes(void)
+{
+	size_t v = 0;
+	CHECK(gps_parse_size("8M", &v) == 0 && v == 8u << 20, "8M -> %zu", v);
+	CHECK(gps_parse_size("512k", &v) == 0 && v == 512u << 10, "512k -> %zu", v);
+	CHECK(gps_parse_size("1GiB", &v) == 0 && v == 1u << 30, "1GiB -> %zu", v);
+	CHECK(gps_parse_size("4096", &v) == 0 && v == 4096, "4096 -> %zu", v);
+	CHECK(gps_parse_size("12X", &v) != 0, "12X accepted");
+	CHECK(gps_parse_size("", &v) != 0, "empty accepted");
+	CHECK(gps_parse_size("M", &v) != 0, "M accepted");
+}
+
+static void test_activity(void)
+{
+	unsigned b = 0;
+	const char *bad = NULL;
+	size_t badlen = 0;
+	CHECK(gps_parse_activity("kernel,memcpy", &b, &bad, &badlen) == 0 &&
+		      b == (GPS_ACT_KERNEL | GPS_ACT_MEMCPY), "kernel,memcpy -> %x", b);
+	CHECK(gps_parse_activity("none", &b, &bad, &badlen) == 0 && b == 0, "none -> %x", b);
+	CHECK(gps_parse_activity("all", &b, &bad, &badlen) == 0 && b == GPS_ACT_ALL, "all -> %x", b);
+	CHECK(gps_parse_activity("kernel,bogus", &b, &bad, &badlen) != 0 && badlen == 5 &&
+		      !strncmp(bad, "bogus", 5), "bogus not reported");
+}
+
+static void test_pattern(void)
+{
+	char out[256];
+	time_t t = 0; /* 1970-01-01 00:00:00 UTC */
+	setenv("TZ", "UTC", 1);
+	CHECK(gps_expand_pattern("gpuprof-%h-%p.gpuprof", out, sizeof out, 1234, "node7", -1, t) == 0 &&
+		      !strcmp(out, "gpuprof-node7-1234.gpuprof"), "%s", out);
+	CHECK(gps_expand_pattern("r%r_%t_%%_%q", out, sizeof out, 1, "h", 3, t) == 0 &&
+		      !strcmp(out, "r3_19700101-000000_%_%q"), "%s", out);
+	CHECK(gps_expand_pattern("r%r", out, sizeof out, 1, "h", -1, t) == 0 && !strcmp(out, "r0"),
+	      "no rank -> %s", out);
+	CHECK(gps_expand_pattern("%h%h%h", out, 8, 1, "abcdef", 0, t) != 0, "overflow not reported");
+}
+
+static void test_rank(void)
+{
+	unsetenv("RANK");
+	unsetenv("LOCAL_RANK");
+	CHECK(gps_env_rank() == -1, "no rank");
+	setenv("LOCAL_RANK", "2", 1);
+	CHECK(gps_env_rank() == 2, "LOCAL_RANK");
+	setenv("RANK", "5", 1);
+	CHECK(gps_env_rank() == 5, "RANK wins");
+	setenv("RANK", "x", 1);
+	CHECK(gps_env_rank() == -1, "bad RANK");
+	unsetenv("RANK");
+	unsetenv("LOCAL_RANK");
+}
+
+static void test_config(void)
+{
+	setenv("GPUPROF_API", "all", 1);
+	setenv("GPUPROF_API_MODE", "activity", 1);
+	setenv("GPUPROF_ACTIVITY", "kernel", 1);
+	setenv("GPUPROF_FLUSH_MS", "250", 1);
+	setenv("GPUPROF_BUFFER_SIZE", "1M", 1);
+	setenv("GPUPROF_OUTPUT", "/tmp/x-%p", 1);
+	setenv("GPUPROF_FOLLOW_EXEC", "0", 1);
+	setenv("GPUPROF_QUIET", "1", 1);
+	struct gps_config c;
+	gps_config_load(&c);
+	CHECK(c.api_set == GPS_API_ALL && c.api_mode == GPS_MODE_ACTIVITY, "api %d mode %d", c.api_set, c.api_mode);
+	CHECK(c.activity == GPS_ACT_KERNEL && c.flush_ms == 250 && c.buffer_size == 1u << 20,
+	      "activity %x flush %u buf %zu", c.activity, c.flush_ms, c.buffer_size);
+	CHECK(!strcmp(c.output, "/tmp/x-%p") && c.follow_exec == 0 && c.quiet == 1 && c.enabled == 1,
+	      "output %s follow %d", c.output, c.follow_exec);
+	/* bad values fall back to the defaults */
+	setenv("GPUPROF_API", "some", 1);
+	setenv("GPUPROF_FLUSH_MS", "-3", 1);
+	setenv("GPUPROF_BUFFER_SIZE", "1", 1);
+	unsetenv("GPUPROF_OUTPUT");
+	setenv("GPUPROF_ENABLE", "0", 1);
+	gps_config_load(&c);
+	CHECK(c.api_set == GPS_API_DEFAULT && c.flush_ms == 500 && c.buffer_size == 8u << 20 &&
+		      !strcmp(c.output, "gpuprof-%h-%p.gpuprof") && c.enabled == 0,
+	      "defaults: api %d flush %u buf %zu out %s enabled %d", c.api_set, c.flush_ms, c.buffer_size,
+	      c.output, c.enabled);
+}
+
+static void test_cbid(void)
+{
+	char clean[64];
+	gps_cbid_clean_name("cudaMemcpy_v3020", clean, sizeof clean);
+	CHECK(!strcmp(clean, "cudaMemcpy"), "%s", clean);
+	gps_cbid_clean_name("cudaLaunchKernel_ptsz_v7000", clean, sizeof clean);
+	CHECK(!strcmp(clean, "cudaLaunchKernel_ptsz"), "%s", clean);
+	gps_cbid_clean_name("cuMemcpyHtoD_v2", clean, sizeof clean);
+	CHECK(!strcmp(clean, "cuMemcpyHtoD_v2"), "driver _v2 kept: %s", clean);
+	gps_cbid_clean_name("cudaLaunchKernelExC_v11060", clean, sizeof clean);
+	CHECK(!strcmp(clean, "cudaLaunchKernelExC"), "%s", clean);
+
+	static const char *yes_rt[] = {"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060",
+		"cudaLaunchCooperativeKernel_v9000", "cudaGraphLaunch_v10000", "cudaMemcpy_v3020",
+		"cudaMemcpyAsync_ptsz_v7000", "cudaMemcpy2DAsync_v3020", "cudaMemcpyPeerAsync_v4000",
+		"cudaMemset3DAsync_v3020", "cudaDeviceSynchronize_v3020", "cudaStreamSynchronize_v3020",
+		"cudaEventSynchronize_v3020", "cudaMalloc_v3020", "cudaMallocAsync_v11020",
+		"cudaMallocManaged_v6000", "cudaMallocHost_v3020", "cudaFreeHost_v3020",
+		"cudaFreeAsync_v11020", "cudaHostAlloc_v3020", "cudaStreamWaitEvent_v3020",
+		"__cudaLaunchKernel_v13000"};
+	for (size_t i = 0; i < sizeof yes_rt / sizeof yes_rt[0]; i++)
+		CHECK(gps_cbid_default(2, yes_rt[i]), "runtime %s should be in the default set", yes_rt[i]);
+	static const char *no_rt[] = {"cudaGetDevice_v3020", "cudaGetDeviceCount_v3020",
+		"cudaGetLastError_v3020", "cudaFuncGetAttributes_v3020", "cudaEventQuery_v3020",
+		"cudaPeekAtLastError_v3020", "cudaGetDeviceProperties_v3020", "cudaStreamQuery_v3020"};
+	for (size_t i = 0; i < sizeof no_rt / sizeof no_rt[0]; i++)
+		CHECK(!gps_cbid_default(2, no_rt[i]), "runtime %s should not be in the default set", no_rt[i]);
+	static const char *yes_drv[] = {"cuLaunchKernel", "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel",
+		"cuGraphLaunch", "cuMemcpyHtoD_v2", "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpy3DPeerAsync",
+		"cuMemsetD32Async", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+		"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocManaged", "cuMemFree_v2", "cuMemFreeHost",
+		"cuMemHostAlloc", "cuStreamWaitEvent", "cuModuleLoadData", "cuModuleUnload",
+		"cuLibraryLoadData", "cuCtxCreate_v2", "cuCtxDestroy_v2", "cuDevicePrimaryCtxRetain"};
+	for (size_t i = 0; i < sizeof yes_drv / sizeof yes_drv[0]; i++)
+		CHECK(gps_cbid_default(1, yes_drv[i]), "driver %s should be in the default set", yes_drv[i]);
+	static const char *no_drv[] = {"cuDeviceGetAttribute", "cuCtxGetCurrent", "cuGetProcAddress_v2",
+		"cuPointerGetAttribute", "cuFuncGetAttribute", "cuModuleGetFunction", "cuStreamQuery"};
+	for (size_t i = 0; i < sizeof no_drv / sizeof no_drv[0]; i++)
+		CHECK(!gps_cbid_default(1, no_drv[i]), "driver %s should not be in the default set", no_drv[i]);
+	CHECK(!gps_cbid_default(3, "cudaMemcpy"), "other domains");
+	CHECK(!gps_cbid_default(2, NULL) && !gps_cbid_default(2, ""), "empty names");
+}
+
+int main(void)
+{
+	test_sizes();
+	test_activity();
+	test_pattern();
+	test_rank();
+	test_config();
+	test_cbid();
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	else
+		printf("shim unit: all checks passed\n");
+	return failures ? 1 : 0;
+}
