@@ -223,6 +223,7 @@ static int start_locked(const char *why)
 			dl_iterate_phdr(find_tool, &w);
 			gps_log(1, "another CUPTI tool is attached%s%s%s; gpuprof switches itself off, the job runs on",
 				w.found ? " (" : "", w.found ? w.found : "", w.found ? ")" : "");
+			gps.disabled = 1; /* NVTX too: one tool's view, not half of two */
 		} else {
 			gps_log(1, "cuptiSubscribe failed: %s; tracing off", gps_cupti_errstr(r));
 		}
@@ -278,8 +279,6 @@ int gps_cupti_start(const char *why)
 	}
 	pthread_mutex_unlock(&start_lock);
 	gps_in_shim = saved;
-	if (rc == 0)
-		gps_rec(1); /* activation: the trace exists once CUDA is in use */
 	return rc;
 }
 

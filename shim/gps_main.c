@@ -179,10 +179,34 @@ static void emit_process(gp_recorder *rec, uint64_t start_ns)
 static void install_signal_handlers(void);
 static void start_sig_flusher(void);
 
+/* A pattern without %p would make every descendant (fork child, exec'd
+ * child when following) collide with the first process's file: those get
+ * "-%p" before the extension. */
+static void descendant_pattern(const char *pat, char *out, size_t n)
+{
+	int has_p = 0;
+	for (const char *p = pat; *p; p++)
+		if (*p == '%' && p[1]) {
+			has_p |= p[1] == 'p';
+			p++;
+		}
+	const char *root = getenv("GPUPROF_ROOT_PID");
+	int descendant = forked || (root && atoi(root) != (int)gps.pid);
+	if (has_p || !descendant || strlen(pat) + 3 >= n) {
+		snprintf(out, n, "%s", pat);
+		return;
+	}
+	const char *slash = strrchr(pat, '/');
+	const char *dot = strrchr(slash ? slash : pat, '.');
+	size_t at = dot && dot != (slash ? slash + 1 : pat) ? (size_t)(dot - pat) : strlen(pat);
+	snprintf(out, n, "%.*s-%%p%s", (int)at, pat, pat + at);
+}
+
 static gp_recorder *create_recorder(void)
 {
-	char path[sizeof gps.trace_path];
-	if (gps_expand_pattern(gps.cfg.output, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
+	char path[sizeof gps.trace_path], pat[sizeof gps.cfg.output + 4];
+	descendant_pattern(gps.cfg.output, pat, sizeof pat);
+	if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
 			       gps.start_time) != 0) {
 		gps_log(1, "GPUPROF_OUTPUT expands to a path that is too long; job runs untraced");
 		return NULL;
@@ -342,8 +366,14 @@ static void on_term_signal(int sig, siginfo_t *si, void *uc)
 			struct timespec ts = {0, 10 * 1000 * 1000};
 			for (int i = 0; i < 300 && !atomic_load(&flush_done); i++)
 				nanosleep(&ts, NULL);
-			if (!atomic_load(&flush_done))
-				gps_log_raw("trace flush on signal timed out; the trace ends at the last periodic flush");
+			if (!atomic_load(&flush_done)) {
+				/* the helper is stuck (a lock held by the interrupted
+				 * code?): at least have the writer drain the rings */
+				gp_recorder *rec = atomic_load(&gps.rec);
+				if (rec)
+					gp_recorder_flush_signal(rec, 1000);
+				gps_log_raw("trace close on signal timed out; the trace ends without its index");
+			}
 		}
 	}
 	sigaction(sig, &old_act[idx], NULL);
@@ -455,7 +485,8 @@ static void fork_child(void)
 	if (rec)
 		inherited_rec = rec; /* the parent's file stays the parent's */
 	atomic_fetch_add(&gps.gen, 1);
-	gps.rec_failed = 0;
+	/* rec_failed is inherited: the parent's reason (unwritable directory,
+	 * memory) is the child's too, and one line per job is enough */
 	gps.trace_path[0] = 0;
 	atomic_store(&final_once, 0);
 	atomic_store(&gps.closed, 0);
@@ -567,6 +598,11 @@ void gps_init(void)
 		errno = saved_errno;
 		return;
 	}
+	if (!getenv("GPUPROF_ROOT_PID")) { /* first traced process of the job */
+		char pidbuf[24];
+		snprintf(pidbuf, sizeof pidbuf, "%d", (int)gps.pid);
+		setenv("GPUPROF_ROOT_PID", pidbuf, 1);
+	}
 	thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(on_exit_handler);
@@ -617,7 +653,7 @@ __attribute__((constructor)) static void gps_constructor(void) { gps_init(); }
 GPS_EXPORT int InitializeInjection(void)
 {
 	gps_init(); /* no-op when the constructor ran */
-	if (!gps.disabled)
-		gps_cupti_start("CUDA injection");
+	if (!gps.disabled && gps_cupti_start("CUDA injection") == 0)
+		gps_rec(1); /* activation: the trace exists once CUDA is in use */
 	return 1;
 }

@@ -1,0 +1,36 @@
+#!/bin/sh
+# The scripted workload traced through the fake CUPTI: stdout and exit status
+# unchanged, the parent's trace holds exactly the workload, the fork child that
+# used CUDA has its own exact trace, the one that did not has none, and
+# GPUPROF_SUMMARY gets one line per traced process.
+. "$(dirname "$0")/lib.sh"
+run_plain "$T/plain.out" "$T/plain.err"; prc=$?
+GPUPROF_SUMMARY=$T/summary run_traced "$T/traced.out" "$T/traced.err"; trc=$?
+[ $prc -eq 0 ] || fail "untraced workload exit $prc"
+[ $trc -eq $prc ] || fail "traced exit $trc, untraced $prc"
+cmp -s "$T/plain.out" "$T/traced.out" || fail "stdout differs when traced"
+[ "$(foreign_lines "$T/traced.err")" -eq 0 ] || { fail "non-gpuprof stderr"; cat "$T/traced.err"; }
+set -- "$T"/trace-*.gpuprof
+[ $# -eq 2 ] || fail "want 2 trace files (parent + CUDA-using child), got $#: $*"
+parent=""; child=""
+for f in "$@"; do
+  pid=$("$CHECK" info "$f" | sed 's/pid=\([0-9]*\).*/\1/')
+  for g in "$@"; do
+    [ "$g" = "$f" ] && continue
+    "$CHECK" info "$g" | grep -q "ppid=$pid " && { parent=$f; child=$g; }
+  done
+done
+[ -n "$parent" ] || fail "no parent/child pair among the traces"
+if [ -n "$parent" ]; then
+  "$CHECK" parent "$parent" || fail "parent trace"
+  "$CHECK" child "$child" || fail "child trace"
+fi
+n=$(grep -c '^pid=' "$T/summary" 2>/dev/null || echo 0)
+[ "$n" -eq 2 ] || fail "summary lines: $n, want 2"
+grep -q "file=$parent\$" "$T/summary" || fail "summary does not name $parent"
+grep "file=$parent\$" "$T/summary" | grep -q ' dropped=0 ' || fail "summary dropped != 0"
+# quiet: nothing at all on stderr
+rm -f "$T"/trace-*.gpuprof
+GPUPROF_QUIET=1 run_traced "$T/q.out" "$T/q.err"
+[ "$(count_lines "$T/q.err")" -eq 0 ] || { fail "GPUPROF_QUIET=1 still printed"; cat "$T/q.err"; }
+finish
