@@ -21,8 +21,9 @@
 #   EMPTY_LAUNCHES (100000)  MNIST_STEPS (300)  HEAVY_STEPS (30)
 #   WORKLOADS ("empty_kernel mnist resnet50 transformer")
 #   CONFIGS ("bare floor gpuprof gpuprof-api-all torchprof nsys")
-#   BUDGET_S (480): no new run starts after this many seconds (the rest are
-#   reported as not run); JOB_TIMEOUT (300); NSYS (path); PYTHON (python3)
+#   BUDGET_S (450): no new run starts after this many seconds (the rest are
+#   reported as not run); JOB_TIMEOUT (300 s per job; NSYS_TIMEOUT 120 for
+#   nsys, whose report step can be slow); NSYS (path); PYTHON (python3)
 #   KEEP_TRACES=1 keeps trace files (default: sizes recorded, files deleted)
 # Output: $RESULTS_DIR/bench (else $OUT/bench, else build/gpu/out/bench):
 #   results.csv (one row per run), summary.md (tables), per-run logs.
@@ -37,7 +38,7 @@ REPS=${REPS:-5}; MNIST_REPS=${MNIST_REPS:-3}; HEAVY_REPS=${HEAVY_REPS:-2}
 EMPTY_LAUNCHES=${EMPTY_LAUNCHES:-100000}; MNIST_STEPS=${MNIST_STEPS:-300}; HEAVY_STEPS=${HEAVY_STEPS:-30}
 WORKLOADS=${WORKLOADS:-empty_kernel mnist resnet50 transformer}
 CONFIGS=${CONFIGS:-bare floor gpuprof gpuprof-api-all torchprof nsys}
-BUDGET_S=${BUDGET_S:-480}; T=${JOB_TIMEOUT:-300}
+BUDGET_S=${BUDGET_S:-450}; T=${JOB_TIMEOUT:-300}; NSYS_TIMEOUT=${NSYS_TIMEOUT:-120}
 CUDA_ARCH=${CUDA_ARCH:-sm_90}
 [ -d /usr/local/cuda-13.0 ] && export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 OUTDIR=${RESULTS_DIR:-${OUT:-$ROOT/$B/gpu/out}}/bench
@@ -109,7 +110,7 @@ for rep in $(seq 1 $maxreps); do
       c=${cfgs[$(( (k + rep - 1) % n ))]}
       dir=$OUTDIR/runs/$w/$c/rep$rep
       mkdir -p "$dir"
-      extra=(); tol=(); env=()
+      extra=(); tol=(); to=$T
       case $c in
       bare) pre=() ;;
       floor)
@@ -125,7 +126,8 @@ for rep in $(seq 1 $maxreps); do
         [ -n "$NSYS" ] || continue
         # nsys may be unable to write its report on this machine: the job's
         # own RESULT line is what we measure, so its exit status is tolerated.
-        pre=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys" --force-overwrite true); tol=(--tolerate-rc) ;;
+        pre=("$NSYS" profile -t cuda,nvtx -o "$dir/nsys" --force-overwrite true); tol=(--tolerate-rc)
+        to=$NSYS_TIMEOUT ;;
       *) echo "unknown config $c"; continue ;;
       esac
       if [ $SECONDS -ge "$BUDGET_S" ]; then
@@ -135,7 +137,7 @@ for rep in $(seq 1 $maxreps); do
       keep=(); [ "${KEEP_TRACES:-0}" = 1 ] && keep=(--keep-traces)
       # shellcheck disable=SC2086
       "$PY" bench/overhead/runone.py --csv "$CSV" --dir "$dir" --rep "$rep" --workload "$w" \
-        --config "$c" --timeout "$T" --gpuprof "$GPUPROF" "${tol[@]}" "${count[@]}" "${keep[@]}" \
+        --config "$c" --timeout "$to" --gpuprof "$GPUPROF" "${tol[@]}" "${count[@]}" "${keep[@]}" \
         -- "${pre[@]}" $cmd "${extra[@]}"
     done
   done

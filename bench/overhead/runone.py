@@ -65,6 +65,8 @@ def count_events(files, gpuprof, timeout):
             except (OSError, subprocess.TimeoutExpired) as e:
                 notes.append(f"dump failed: {e}")
         elif p.endswith(".json"):
+            if os.path.getsize(p) > 300 << 20:  # json.load of it would eat the time budget
+                return None, "torch trace > 300 MiB: events not counted"
             try:
                 with open(p) as f:
                     n += len(json.load(f).get("traceEvents", []))

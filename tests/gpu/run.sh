@@ -53,7 +53,7 @@ echo "gpu suite: results in $OUTDIR"
 pass=0; fail=0; failed=""
 result() { # result RC NAME [detail]
   if [ "$1" = 0 ]; then pass=$((pass + 1)); echo "PASS $2${3:+: $3}"
-  else fail=$((fail + 1)); failed="$failed $2"; echo "FAIL $2${3:+: $3}"; fi
+  else fail=$((fail + 1)); failed="$failed; $2"; echo "FAIL $2${3:+: $3}"; fi
 }
 traces() { find "$1" -maxdepth 1 -type f -name '*.gpuprof*' | sort; }
 check() { # check NAME LOG ARGS... : runs check_trace.py, output to LOG and stdout
@@ -157,8 +157,12 @@ for _ in $(seq 1 1200); do  # at most 120 s
   sleep 0.1
 done
 sleep 1  # let at least one periodic flush (default 500 ms) happen after step 60
-# Kill the job itself (child of gpuprof run), then the wrapper.
-for c in $(pgrep -P $gp 2>/dev/null); do kill -9 "$c" 2>/dev/null; done
+# Kill the job itself (the child of `gpuprof run`; found through /proc, no
+# pgrep needed), then the wrapper.
+for st in /proc/[0-9]*/stat; do
+  read -r cpid _ _ ppid _ <"$st" 2>/dev/null || continue
+  [ "$ppid" = "$gp" ] && kill -9 "$cpid" 2>/dev/null
+done
 kill -9 $gp 2>/dev/null; wait $gp 2>/dev/null
 grep -q 'progress step=60' "$d/stderr"
 result $? "e. job reached step 60 before the kill" "$(grep -c progress "$d/stderr") progress lines"
@@ -168,6 +172,6 @@ else check "e. killed job's trace readable" "$d/check.log" --step-mode --min-ste
        --allow-truncated "${tr[@]}"; fi
 
 echo
-[ -n "$failed" ] && echo "failed:$failed"
+[ -n "$failed" ] && echo "failed:${failed#;}"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
