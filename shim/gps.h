@@ -131,7 +131,14 @@ struct gps_thread {
 	uint32_t depth, cap;
 	struct gps_thread *next; /* registry, for the unterminated-range flush */
 	int dead;
+	atomic_int busy;       /* >0 while this thread may be inside gp_emit */
 };
+/* Bracket every path that may call gp_emit (CUPTI callbacks, activity
+ * delivery, NVTX): libprof forbids gp_emit concurrent with close, so the
+ * final flush waits (bounded) for busy threads.  gps_enter returns NULL when
+ * tracing is closing/closed: do nothing then. */
+struct gps_thread *gps_enter(void);
+void gps_leave(struct gps_thread *t);
 struct gps_thread *gps_thread_get(void);
 /* Called when a recorder is born in this thread (GP_REC_THREAD etc). */
 void gps_thread_announce(gp_recorder *rec, struct gps_thread *t);

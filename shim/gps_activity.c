@@ -318,9 +318,9 @@ void gps_activity_buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, siz
 	(void)size;
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
-	gp_recorder *rec = atomic_load(&gps.closed) ? NULL : gps_rec(1);
+	struct gps_thread *t = gps_enter();
+	gp_recorder *rec = t ? gps_rec(1) : NULL;
 	if (rec && buf) {
-		struct gps_thread *t = gps_thread_get();
 		if (t && !t->kind_set) {
 			t->kind_set = 1;
 			gp_recorder_set_thread_kind(rec, GP_SOURCE_ACTIVITY);
@@ -337,6 +337,7 @@ void gps_activity_buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, siz
 			gps_emit_clock(rec);
 		}
 	}
+	gps_leave(t);
 	if (buf)
 		buffer_return(buf);
 	gps_in_shim = saved;

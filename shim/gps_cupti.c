@@ -84,7 +84,6 @@ static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_
 		/* cudaError_t and CUresult are both int-sized enums */
 		r.u.api.status = *(const int *)cd->functionReturnValue;
 	}
-	gps_thread_get(); /* thread metadata on first use */
 	gp_emit(rec, &r);
 }
 
@@ -95,6 +94,11 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	if (gps_in_shim || atomic_load_explicit(&gps.closed, memory_order_relaxed))
 		return;
 	gps_in_shim = 1;
+	struct gps_thread *t = gps_enter();
+	if (!t) {
+		gps_in_shim = 0;
+		return;
+	}
 	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		on_api(dom, cbid, data);
 	} else if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -108,6 +112,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 				gps_emit_clock(rec);
 		}
 	}
+	gps_leave(t);
 	gps_in_shim = 0;
 }
 

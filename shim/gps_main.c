@@ -121,6 +121,49 @@ struct gps_thread *gps_thread_get(void)
 	return t;
 }
 
+struct gps_thread *gps_enter(void)
+{
+	struct gps_thread *t = gps_thread_get();
+	if (!t)
+		return NULL;
+	int b = atomic_load_explicit(&t->busy, memory_order_relaxed);
+	atomic_store_explicit(&t->busy, b + 1, memory_order_relaxed);
+	/* Dekker with gps_final_flush: our busy store before its closed load,
+	 * its closed store before our closed load */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&gps.closed, memory_order_relaxed)) {
+		atomic_store_explicit(&t->busy, b, memory_order_release);
+		return NULL;
+	}
+	return t;
+}
+
+void gps_leave(struct gps_thread *t)
+{
+	if (t)
+		atomic_store_explicit(&t->busy, atomic_load_explicit(&t->busy, memory_order_relaxed) - 1,
+				      memory_order_release);
+}
+
+/* After closed=1: wait until no other thread is inside an emit path. */
+static void wait_not_busy(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	struct gps_thread *self = tls_thread;
+	struct timespec ts = {0, 1000 * 1000};
+	for (int i = 0; i < 500; i++) { /* at most ~0.5 s: never hang the exit */
+		int busy = 0;
+		pthread_mutex_lock(&threads_lock);
+		for (struct gps_thread *t = threads; t; t = t->next)
+			if (t != self && atomic_load_explicit(&t->busy, memory_order_acquire) > 0)
+				busy = 1;
+		pthread_mutex_unlock(&threads_lock);
+		if (!busy)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* Walks every known thread (the final flush reports open NVTX ranges). */
 void gps_threads_foreach(void (*fn)(struct gps_thread *, void *), void *arg)
 {
@@ -313,13 +356,15 @@ void gps_final_flush(const char *why)
 	gps_in_shim = 1;
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
-	gp_recorder *rec = atomic_load(&gps.rec);
-	if (rec) {
-		gps_nvtx_flush_unterminated(rec);
-		gps_emit_clock(rec);
-	}
+	/* then no new entries (callbacks, NVTX) and none still inside */
 	atomic_store(&gps.closed, 1);
 	gps_cupti_stop();
+	wait_not_busy();
+	gp_recorder *rec = atomic_load(&gps.rec);
+	if (rec) {
+		gps_nvtx_flush_unterminated(rec); /* stacks are quiet now */
+		gps_emit_clock(rec);
+	}
 	pthread_mutex_lock(&gps.rec_lock);
 	rec = atomic_exchange(&gps.rec, NULL);
 	pthread_mutex_unlock(&gps.rec_lock);

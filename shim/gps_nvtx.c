@@ -302,33 +302,52 @@ static void mark(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAttribut
 	r.u.nvtx_mark.category = e.category;
 	r.u.nvtx_mark.color = e.color;
 	r.u.nvtx_mark.tid = gps_gettid();
-	gps_thread_get();
 	gp_emit(rec, &r);
 	gps_in_shim = 0;
 }
 
 /* ------------------------------------------------------------ entry points */
-#define REC_OR(ret)                           \
-	gp_recorder *rec = nvtx_enter();      \
-	if (!rec)                             \
-		return ret;
+/* Runs BODY (which uses `rec`) inside gps_enter/gps_leave; `ret` is the
+ * value when tracing is off. */
+#define NVTX_DO(type, ret, body)                                  \
+	gp_recorder *rec = nvtx_enter();                          \
+	if (!rec)                                                 \
+		return ret;                                       \
+	struct gps_thread *t_ = gps_enter();                      \
+	if (!t_)                                                  \
+		return ret;                                       \
+	type r_ = body;                                           \
+	gps_leave(t_);                                            \
+	return r_;
+#define NVTX_DO_VOID(body)                                        \
+	gp_recorder *rec = nvtx_enter();                          \
+	if (!rec)                                                 \
+		return;                                           \
+	struct gps_thread *t_ = gps_enter();                      \
+	if (!t_)                                                  \
+		return;                                           \
+	body;                                                     \
+	gps_leave(t_);
 
-static void NVTX_API x_MarkEx(const nvtxEventAttributes_t *a) { REC_OR() mark(rec, NULL, a, NULL, NULL); }
-static void NVTX_API x_MarkA(const char *m) { REC_OR() mark(rec, NULL, NULL, m, NULL); }
-static void NVTX_API x_MarkW(const wchar_t *m) { REC_OR() mark(rec, NULL, NULL, NULL, m); }
-static nvtxRangeId_t NVTX_API x_RangeStartEx(const nvtxEventAttributes_t *a) { REC_OR(0) return start_range(rec, NULL, a, NULL, NULL); }
-static nvtxRangeId_t NVTX_API x_RangeStartA(const char *m) { REC_OR(0) return start_range(rec, NULL, NULL, m, NULL); }
-static nvtxRangeId_t NVTX_API x_RangeStartW(const wchar_t *m) { REC_OR(0) return start_range(rec, NULL, NULL, NULL, m); }
-static void NVTX_API x_RangeEnd(nvtxRangeId_t id) { REC_OR() end_range(rec, id); }
-static int NVTX_API x_RangePushEx(const nvtxEventAttributes_t *a) { REC_OR(-1) return push_entry(rec, NULL, a, NULL, NULL); }
-static int NVTX_API x_RangePushA(const char *m) { REC_OR(-1) return push_entry(rec, NULL, NULL, m, NULL); }
-static int NVTX_API x_RangePushW(const wchar_t *m) { REC_OR(-1) return push_entry(rec, NULL, NULL, NULL, m); }
-static int NVTX_API x_RangePop(void) { REC_OR(-1) return pop_entry(rec, NULL); }
+static void NVTX_API x_MarkEx(const nvtxEventAttributes_t *a) { NVTX_DO_VOID(mark(rec, NULL, a, NULL, NULL)) }
+static void NVTX_API x_MarkA(const char *m) { NVTX_DO_VOID(mark(rec, NULL, NULL, m, NULL)) }
+static void NVTX_API x_MarkW(const wchar_t *m) { NVTX_DO_VOID(mark(rec, NULL, NULL, NULL, m)) }
+static nvtxRangeId_t NVTX_API x_RangeStartEx(const nvtxEventAttributes_t *a) { NVTX_DO(nvtxRangeId_t, 0, start_range(rec, NULL, a, NULL, NULL)) }
+static nvtxRangeId_t NVTX_API x_RangeStartA(const char *m) { NVTX_DO(nvtxRangeId_t, 0, start_range(rec, NULL, NULL, m, NULL)) }
+static nvtxRangeId_t NVTX_API x_RangeStartW(const wchar_t *m) { NVTX_DO(nvtxRangeId_t, 0, start_range(rec, NULL, NULL, NULL, m)) }
+static void NVTX_API x_RangeEnd(nvtxRangeId_t id) { NVTX_DO_VOID(end_range(rec, id)) }
+static int NVTX_API x_RangePushEx(const nvtxEventAttributes_t *a) { NVTX_DO(int, -1, push_entry(rec, NULL, a, NULL, NULL)) }
+static int NVTX_API x_RangePushA(const char *m) { NVTX_DO(int, -1, push_entry(rec, NULL, NULL, m, NULL)) }
+static int NVTX_API x_RangePushW(const wchar_t *m) { NVTX_DO(int, -1, push_entry(rec, NULL, NULL, NULL, m)) }
+static int NVTX_API x_RangePop(void) { NVTX_DO(int, -1, pop_entry(rec, NULL)) }
 
 static void name_thread(uint32_t tid, const char *name)
 {
 	gp_recorder *rec = nvtx_enter();
 	if (!rec || !name)
+		return;
+	struct gps_thread *t = gps_enter();
+	if (!t)
 		return;
 	gps_in_shim = 1;
 	gp_record r;
@@ -339,6 +358,7 @@ static void name_thread(uint32_t tid, const char *name)
 	r.u.thread.name_id = gp_intern(rec, name);
 	gp_emit(rec, &r);
 	gps_in_shim = 0;
+	gps_leave(t);
 }
 static void NVTX_API x_NameOsThreadA(uint32_t tid, const char *n) { name_thread(tid, n); }
 static void NVTX_API x_NameOsThreadW(uint32_t tid, const wchar_t *n)
@@ -348,11 +368,11 @@ static void NVTX_API x_NameOsThreadW(uint32_t tid, const wchar_t *n)
 	free(s);
 }
 
-static void NVTX_API x_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { REC_OR() mark(rec, d, a, NULL, NULL); }
-static nvtxRangeId_t NVTX_API x_DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { REC_OR(0) return start_range(rec, d, a, NULL, NULL); }
-static void NVTX_API x_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { (void)d; REC_OR() end_range(rec, id); }
-static int NVTX_API x_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { REC_OR(-1) return push_entry(rec, d, a, NULL, NULL); }
-static int NVTX_API x_DomainRangePop(nvtxDomainHandle_t d) { REC_OR(-1) return pop_entry(rec, d); }
+static void NVTX_API x_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { NVTX_DO_VOID(mark(rec, d, a, NULL, NULL)) }
+static nvtxRangeId_t NVTX_API x_DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { NVTX_DO(nvtxRangeId_t, 0, start_range(rec, d, a, NULL, NULL)) }
+static void NVTX_API x_DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) { (void)d; NVTX_DO_VOID(end_range(rec, id)) }
+static int NVTX_API x_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { NVTX_DO(int, -1, push_entry(rec, d, a, NULL, NULL)) }
+static int NVTX_API x_DomainRangePop(nvtxDomainHandle_t d) { NVTX_DO(int, -1, pop_entry(rec, d)) }
 
 static nvtxDomainHandle_t new_domain(char *name)
 {
