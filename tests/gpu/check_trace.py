@@ -326,6 +326,9 @@ def main(argv=None):
     p.add_argument("--skip", type=int, default=2, help="steps before steady state")
     p.add_argument("--nested", action="store_true", help="expect forward/backward/optimizer ranges")
     p.add_argument("--pid", type=int, help="process whose steps to check (default: most steps)")
+    p.add_argument("--each-pid", action="store_true",
+                   help="step checks for every process with step ranges (multi-process jobs)")
+    p.add_argument("--min-pids", type=int, default=1)
     p.add_argument("--same-thread", action="store_true",
                    help="attribute only launches on the thread that pushed the step range")
     p.add_argument("--allow-orphans", action="store_true")
@@ -350,12 +353,22 @@ def main(argv=None):
         exp = parse_expect(args.expect)
         c.check("EXPECT lines", bool(exp), f"{len(exp)} expectations from {args.expect}")
         expect_checks(t, c, exp)
-    if args.steps is not None or args.step_mode:
+    if args.each_pid:
+        pids = sorted({r.get("pid") for r in t.ranges(pattern=gptrace.STEP_RX.pattern)})
+        c.check("processes with steps", len(pids) >= args.min_pids,
+                f"{len(pids)} process(es) with 'step <i>' ranges: {pids} (want >= {args.min_pids})")
+        rep = {}
+        for pid in pids:
+            c.info(f"--- process {pid}")
+            args.pid = pid
+            rep[pid] = step_checks(t, c, args)
+    elif args.steps is not None or args.step_mode:
         rep = step_checks(t, c, args)
     print(f"check_trace: {c.passed} passed, {c.failed} failed", flush=True)
     if args.report:
         with open(args.report, "w") as f:
-            json.dump({"results": c.results, "summary": rep, "files": t.files}, f, indent=1)
+            json.dump({"results": c.results, "summary": rep, "files": t.files}, f, indent=1,
+                      default=str)
     return 1 if c.failed else 0
 
 

@@ -20,6 +20,8 @@
 #      short MNIST run
 #   d. DataLoader with 2 workers re-forked every 10 steps finishes (timeout)
 #   e. a job killed with SIGKILL mid-run leaves a readable trace
+#   f. DDP with 2 ranks on one GPU (torchrun, gloo): every rank traced
+#      (DDP=0 leaves it out)
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
@@ -170,6 +172,25 @@ mapfile -t tr < <(traces "$d/trace")
 if [ ${#tr[@]} -eq 0 ]; then result 1 "e. killed job left a trace" "no *.gpuprof* in $d/trace"
 else check "e. killed job's trace readable" "$d/check.log" --step-mode --min-steps 50 --skip 2 \
        --allow-truncated "${tr[@]}"; fi
+
+# ---------------------------------------------------------------- f. DDP, 2 ranks on one GPU
+# torchrun -> 2 worker processes (gloo: NCCL refuses two ranks on one GPU),
+# traced through exec; every rank's file must hold consistent steps.
+if [ "${DDP:-1}" = 1 ]; then
+  d=$OUTDIR/f-ddp; mkdir -p "$d/trace"
+  timeout 180 "$GPUPROF" run -o "$d/trace/ddp-%p.gpuprof" -- "$PY" -m torch.distributed.run \
+    --standalone --nproc_per_node=2 examples/train_ddp.py --same-gpu --steps 30 --warmup 3 \
+    >"$d/stdout" 2>"$d/stderr"; rc=$?
+  result $rc "f. DDP 2 ranks on one GPU under gpuprof run" "exit $rc; $(grep '^RESULT' "$d/stdout")"
+  [ $rc = 0 ] || tail -20 "$d/stderr" | sed 's/^/    /'
+  mapfile -t tr < <(traces "$d/trace")
+  if [ ${#tr[@]} -eq 0 ]; then result 1 "f. DDP traces written" "no *.gpuprof* in $d/trace"
+  else
+    echo "    trace files: ${#tr[@]}"
+    check "f. DDP: both ranks' steps consistent" "$d/check.log" --each-pid --min-pids 2 \
+      --steps 33 --skip 2 --nested "${tr[@]}"
+  fi
+fi
 
 echo
 [ -n "$failed" ] && echo "failed:${failed#;}"

@@ -146,6 +146,15 @@ def test_truncated_and_shared_corr(d):
     rc, out = check_trace("--json", p, "--step-mode", "--min-steps", "8", "--skip", "1",
                           "--allow-truncated")
     expect("truncated: too few whole steps fails", rc == 1, "" if rc == 1 else out)
+    # Two ranks (two pids) in one dump: each process's steps checked.
+    r0 = synth.training(steps=4)
+    r1 = [dict(r, pid=200) for r in synth.training(steps=4)]
+    p = write_jsonl(d, "ranks.jsonl", r0 + r1)
+    rc, out = check_trace("--json", p, "--each-pid", "--min-pids", "2", "--steps", "4", "--skip", "1")
+    ok = rc == 0 and "--- process 200" in out and out.count("PASS step ranges") == 2
+    expect("each-pid: two ranks pass", ok, "" if ok else out)
+    rc, out = check_trace("--json", p, "--each-pid", "--min-pids", "3", "--steps", "4", "--skip", "1")
+    expect("each-pid: too few ranks fails", rc == 1, "" if rc == 1 else out)
     # A driver call sharing its runtime call's correlation id: counted once.
     rs = synth.training(steps=4)
     extra = []
