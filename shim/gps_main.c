@@ -494,7 +494,11 @@ static void start_sig_flusher(void)
 }
 
 /* ------------------------------------------------------------ fork */
-static GPS_TLS sigset_t fork_saved_mask;
+/* Not TLS: 128 bytes would eat the static-TLS surplus we need when loaded by
+ * dlopen (CUDA_INJECTION64_PATH).  Two threads forking at the same instant
+ * could restore each other's mask; accepted (rare, and only affects which
+ * signals those threads block). */
+static sigset_t fork_saved_mask;
 
 static void fork_prepare(void)
 {
