@@ -311,8 +311,8 @@ static void push_record(const void *record, size_t size, int force)
 	if (!buf_req)
 		return;
 	size_t need = pad8(size);
-	uint8_t *full = NULL;
-	size_t full_size = 0, full_used = 0;
+	uint8_t *full = NULL, *extra = NULL;
+	size_t full_size = 0, full_used = 0, extra_size = 0;
 	pthread_mutex_lock(&lock);
 	if (cur_buf && cur_used + need > cur_size) {
 		full = cur_buf;
@@ -326,13 +326,16 @@ static void push_record(const void *record, size_t size, int force)
 		pthread_mutex_unlock(&lock); /* the client's callback may take its own locks */
 		buf_req(&b, &sz, &maxrec);
 		pthread_mutex_lock(&lock);
-		if (cur_buf) { /* another thread got one meanwhile: keep ours for later */
-			if (b)
-				buf_done(NULL, 0, b, sz, 0);
+		if (cur_buf) { /* another thread got one meanwhile: hand ours back
+				* empty, outside the lock (the client calls into us) */
+			extra = b;
+			extra_size = sz;
 		} else if (!b || sz < need) {
 			dropped++;
 			pthread_mutex_unlock(&lock);
 			deliver(full, full_size, full_used);
+			if (b) /* too small: back to the client */
+				deliver(b, sz, 0);
 			return;
 		} else {
 			cur_buf = b;
@@ -345,6 +348,7 @@ static void push_record(const void *record, size_t size, int force)
 	cur_used += need;
 	pthread_mutex_unlock(&lock);
 	deliver(full, full_size, full_used);
+	deliver(extra, extra_size, 0);
 }
 
 EXPORT void fake_cupti_push_record(const void *record, size_t size)
