@@ -9,6 +9,10 @@ OUT=${OUT:-/tmp/gpuprof-out}; mkdir -p "$OUT"
 RES=/tmp/gpuprof-results; rm -rf "$RES"; mkdir -p "$RES"
 export RESULTS_DIR=$RES PYTHONUNBUFFERED=1
 if [ -d .carry/build ]; then rm -rf build; cp -a .carry/build build; fi
+# Libraries the dev build links that the GPU image may lack (libsqlite3): carried as a fallback.
+if ldd build/bin/gpuprof 2>/dev/null | grep -q "not found" && [ -d .carry/fallback-lib ]; then
+  export LD_LIBRARY_PATH=$PWD/.carry/fallback-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 export PATH=$CUDA_HOME/bin:$PATH
 phases=${*:-env smoke suite}
@@ -19,7 +23,7 @@ for ph in $phases; do
     log env
     { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,clocks.sm --format=csv; python3 -V;
       python3 -c 'import torch;print("torch",torch.__version__,torch.cuda.is_available())';
-      ls /usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti*; ldd build/lib/libgpuprof.so;
+      ls /usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti*; ldd build/lib/libgpuprof.so build/bin/gpuprof;
       ls -la build/bin build/lib; command -v /usr/bin/time || echo "no /usr/bin/time"; } 2>&1 | tee "$RES/env.txt"
     ;;
   smoke)
