@@ -199,18 +199,35 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ decode */
+/* ------------------------------------------------------------------ decode
+ * Two decoders share one body (dec_body, specialised by `fast`):
+ *  - the careful one bounds every varint by the record's end (a missing
+ *    trailing field reads 0, a malformed varint is an error);
+ *  - the fast one, used for the hot record types when the buffer is known
+ *    to be readable GP_DEC_OVERREAD bytes past the record start, reads
+ *    varints without end checks (1- and 2-byte fast paths) and only checks
+ *    afterwards that it stayed inside the record.  If it did not (short
+ *    record, malformed varint), the record is decoded again carefully, so
+ *    both give the same result on every input. */
 
 void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid)
 {
 	d->p = buf; d->end = buf + len;
+	d->fast_lim = buf + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
 	d->source = source; d->src_tid = src_tid;
 	d->prev_ts = d->prev_corr = 0;
 	d->why = NULL;
+	d->err = 0;
+}
+
+void gp_dec_set_slack(struct gp_dec *d, size_t slack)
+{
+	size_t len = (size_t)(d->end - d->p) + slack;
+	d->fast_lim = d->p + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
 }
 
 /* Bounded varint read: missing field (q at end) reads 0, malformed sets *bad. */
-static inline uint64_t rd(const uint8_t **qq, const uint8_t *end, int *bad)
+static inline __attribute__((always_inline)) uint64_t rd(const uint8_t **qq, const uint8_t *end, int *bad)
 {
 	const uint8_t *q = *qq;
 	if (q >= end) return 0;
@@ -225,26 +242,53 @@ static inline uint64_t rd(const uint8_t **qq, const uint8_t *end, int *bad)
 	return 0;
 }
 
-#define R() rd(&q, pe, &bad)
+/* Unbounded varint read (caller guarantees 10 readable bytes): same value
+ * as rd() for a well-formed varint; more than 10 bytes sets *bad.  One-byte
+ * varints take a branch; longer ones up to 8 bytes are decoded without
+ * data-dependent branches (timestamps and ids vary in length from record to
+ * record, and mispredicted branches were the decoder's main cost). */
+static inline __attribute__((always_inline)) uint64_t frd(const uint8_t **qq, int *bad)
+{
+	const uint8_t *q = *qq;
+	uint64_t b0 = q[0];
+	if (GP_LIKELY(b0 < 0x80)) { *qq = q + 1; return b0; }
+	uint64_t b1 = q[1];
+	if (GP_LIKELY(b1 < 0x80)) { *qq = q + 2; return (b0 & 0x7f) | (b1 << 7); }
+	uint64_t w;
+	memcpy(&w, q, 8);
+	uint64_t stop = ~w & 0x8080808080808080ull;   /* high bit clear: last byte */
+	if (GP_LIKELY(stop)) {
+		unsigned nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+		uint64_t x = w & (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
+		x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+		x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+		x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+		*qq = q + nb;
+		return x;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint64_t b = *q++;
+		v |= (b & 0x7f) << shift;
+		if (!(b & 0x80)) { *qq = q; return v; }
+	}
+	*bad = 1; *qq = q;
+	return 0;
+}
+
+#define R() (fast ? frd(&q, &bad) : rd(&q, pe, &bad))
 #define RZ() gp_unzz(R())
 #define RTS() (d->prev_ts += (uint64_t)RZ())
 #define RCORR() (d->prev_corr += (uint64_t)RZ())
 #define RTID() ({ uint32_t t_ = (uint32_t)R(); t_ ? t_ : d->src_tid; })
 
-int gp_dec_next(struct gp_dec *d, gp_record *r)
+/* Decodes one record body [q, pe) of a known type into r->u.  Returns 1 ok,
+ * GP_ERR_CORRUPT (d->why set) on a malformed record; in fast mode also
+ * returns 0 when the fast read left the record (caller retries carefully). */
+static inline __attribute__((always_inline))
+int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, const uint8_t *pe, const int fast)
 {
-again:
-	if (d->p >= d->end) return 0;
-	uint32_t type = *d->p++;
 	int bad = 0;
-	if (d->p >= d->end) { d->why = "record cut after its type byte"; return GP_ERR_CORRUPT; }
-	uint64_t len = rd(&d->p, d->end, &bad);
-	if (bad) { d->why = "malformed record length"; return GP_ERR_CORRUPT; }
-	if (len > (uint64_t)(d->end - d->p)) { d->why = "record length beyond end of chunk"; return GP_ERR_CORRUPT; }
-	const uint8_t *q = d->p, *pe = d->p + len;
-	d->p = pe;
-	r->type = type;
-	r->source_id = d->source;
 	switch (type) {
 	case GP_REC_STRING: {
 		gp_rec_string *s = &r->u.string;
@@ -385,9 +429,78 @@ again:
 		r->u.window.start_ns = RTS(); r->u.window.end_ns = r->u.window.start_ns + (uint64_t)RZ();
 		r->u.window.device_id = (uint32_t)R();
 		break;
-	default:
-		goto again; /* unknown type: skipped by length */
 	}
+	if (fast && (bad || q > pe)) return 0;
 	if (bad) { d->why = "malformed varint in record"; return GP_ERR_CORRUPT; }
 	return 1;
+}
+
+/* Types the fast decoder handles: fixed field lists, no inner lengths. */
+#define FAST_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
+	(1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
+	(1u << GP_REC_SYNC) | (1u << GP_REC_MEMORY) | (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | \
+	(1u << GP_REC_WINDOW) | (1u << GP_REC_SOURCE) | (1u << GP_REC_THREAD))
+
+static __attribute__((noinline)) int dec_careful(struct gp_dec *d, gp_record *r, uint32_t type,
+						 const uint8_t *q, const uint8_t *pe)
+{
+	return dec_body(d, r, type, q, pe, 0);
+}
+
+static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_record *r)
+{
+	for (;;) {
+		const uint8_t *p = d->p, *end = d->end;
+		if (p >= end) return 0;
+		uint32_t type = p[0];
+		const uint8_t *q;
+		uint64_t len;
+		if (GP_LIKELY(end - p > 2 && p[1] < 0x80)) {
+			len = p[1]; q = p + 2;
+		} else {
+			q = p + 1;
+			if (q >= end) { d->p = q; d->why = "record cut after its type byte"; return GP_ERR_CORRUPT; }
+			int bad = 0;
+			len = rd(&q, end, &bad);
+			if (bad) { d->p = q; d->why = "malformed record length"; return GP_ERR_CORRUPT; }
+		}
+		if (GP_UNLIKELY(len > (uint64_t)(end - q))) {
+			d->p = q; d->why = "record length beyond end of chunk"; return GP_ERR_CORRUPT;
+		}
+		const uint8_t *pe = q + len;
+		d->p = pe;
+		if (GP_UNLIKELY(type == 0 || type >= GP_REC_TYPE_MAX)) continue; /* unknown type: skipped by length */
+		r->type = type;
+		r->source_id = d->source;
+		if (GP_LIKELY(((FAST_TYPES >> type) & 1) && q < d->fast_lim)) {
+			uint64_t pts = d->prev_ts, pc = d->prev_corr;
+			int rc = dec_body(d, r, type, q, pe, 1);
+			if (GP_LIKELY(rc)) return rc;
+			d->prev_ts = pts; d->prev_corr = pc;  /* left the record: redo carefully */
+		}
+		return dec_careful(d, r, type, q, pe);
+	}
+}
+
+int gp_dec_next(struct gp_dec *d, gp_record *r)
+{
+	if (d->err) return d->err;
+	int rc = dec_one(d, r);
+	if (rc < 0) d->err = rc;
+	return rc;
+}
+
+int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	int n = 0, m = 0;
+	if (d->err) return 0;
+	while (n < max) {
+		int rc = dec_one(d, &out[n]);
+		if (rc <= 0) { if (rc < 0) d->err = rc; break; }
+		uint32_t t = out[n++].type;
+		m |= t <= GP_REC_SOURCE;
+		if (t == GP_REC_STACK) break;   /* its frames live in d->frames */
+	}
+	*meta = m;
+	return n;
 }

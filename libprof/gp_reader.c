@@ -14,6 +14,7 @@
 static __thread char g_open_err[512];
 
 enum { CH_UNKNOWN = 0, CH_OK = 1, CH_CORRUPT = 2 };
+enum { DEC_BATCH = 32 };         /* records decoded per gp_dec_batch call */
 
 struct cent {
 	uint64_t off;                /* of the chunk header */
@@ -30,7 +31,9 @@ struct cursor {
 	size_t cur;                  /* chunk being decoded */
 	int in_chunk;
 	struct gp_dec dec;
-	gp_record rec;
+	gp_record *batch;            /* records decoded ahead (DEC_BATCH) */
+	int bi, bn;                  /* next to hand out, how many */
+	const gp_record *cr;         /* current record (in batch) */
 	uint64_t key;
 	int skip_untimed;            /* source 0 in the merge: metadata already given */
 	int only_untimed;            /* ordered phase 1 */
@@ -412,7 +415,7 @@ GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out)
 
 static void cursor_free(struct cursor *c)
 {
-	free(c->cbuf); free(c->ubuf); free(c->list);
+	free(c->cbuf); free(c->ubuf); free(c->list); free(c->batch);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -448,15 +451,18 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 {
 	struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
+	c->bi = c->bn = 0;
 	if (e->state == CH_CORRUPT) return GP_ERR_CORRUPT;
+	if (!c->batch && !(c->batch = malloc(DEC_BATCH * sizeof(*c->batch)))) return GP_ERR_NOMEM;
 	if (e->csize > c->ccap) {
 		uint8_t *n = realloc(c->cbuf, e->csize);
 		if (!n) return GP_ERR_NOMEM;
 		c->cbuf = n; c->ccap = e->csize;
 	}
 	if (e->usize > c->ucap || !c->ubuf) {
+		/* slack past the data: the fast record decoder may read ahead */
 		size_t want = e->usize ? e->usize : 1;
-		uint8_t *n = realloc(c->ubuf, want);
+		uint8_t *n = realloc(c->ubuf, want + GP_DEC_OVERREAD);
 		if (!n) return GP_ERR_NOMEM;
 		c->ubuf = n; c->ucap = want;
 	}
@@ -474,28 +480,35 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	}
 	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
 	const gp_rec_source *s = gp_reader_source(r, e->source);
+	memset(c->ubuf + e->usize, 0, GP_DEC_OVERREAD); /* defined bytes for the read-ahead */
 	gp_dec_start(&c->dec, c->ubuf, e->usize, e->source, s ? s->tid : 0);
+	gp_dec_set_slack(&c->dec, GP_DEC_OVERREAD);
 	c->cur = idx;
 	c->in_chunk = 1;
 	return 0;
 }
 
-/* Decodes the next record of the cursor's current chunk: 1, or 0 at its end. */
-static int chunk_next(gp_reader *r, struct cursor *c)
+/* Decodes the next batch of the cursor's current chunk: 1, or 0 at its end
+ * (a malformed record ends it too, after the records before it). */
+static int chunk_refill(gp_reader *r, struct cursor *c)
 {
 	if (!c->in_chunk) return 0;
-	int rc = gp_dec_next(&c->dec, &c->rec);
-	if (rc == 1) {
-		if (c->rec.type == GP_REC_STRING) {
-			const char *s = str_add(r, c->rec.u.string.id, c->rec.u.string.str, c->rec.u.string.len);
-			c->rec.u.string.str = s ? s : "";
-			if (!s) c->rec.u.string.len = 0;
-		} else if (c->rec.type == GP_REC_SOURCE) {
-			src_add(r, &c->rec.u.source);
+	int meta;
+	int n = gp_dec_batch(&c->dec, c->batch, DEC_BATCH, &meta);
+	if (meta) {
+		for (int i = 0; i < n; i++) {
+			gp_record *x = &c->batch[i];
+			if (x->type == GP_REC_STRING) {
+				const char *s = str_add(r, x->u.string.id, x->u.string.str, x->u.string.len);
+				x->u.string.str = s ? s : "";
+				if (!s) x->u.string.len = 0;
+			} else if (x->type == GP_REC_SOURCE) {
+				src_add(r, &x->u.source);
+			}
 		}
-		return 1;
 	}
-	if (rc < 0) {
+	if (n) { c->bn = n; c->bi = 1; c->cr = &c->batch[0]; return 1; }
+	if (c->dec.err) {
 		struct cent *e = &r->ch[c->cur];
 		problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off,
 			c->dec.why ? c->dec.why : "bad record",
@@ -506,13 +519,20 @@ static int chunk_next(gp_reader *r, struct cursor *c)
 	return 0;
 }
 
+/* Next record of the cursor's current chunk (c->cr): 1, or 0 at its end. */
+static inline int chunk_next(gp_reader *r, struct cursor *c)
+{
+	if (GP_LIKELY(c->bi < c->bn)) { c->cr = &c->batch[c->bi++]; return 1; }
+	return chunk_refill(r, c);
+}
+
 /* ---------------------------------------------------------------- file order */
 GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 {
 	if (!r || !rec) return GP_ERR_INVALID;
 	struct cursor *c = &r->fo;
 	for (;;) {
-		if (chunk_next(r, c)) { *rec = &c->rec; return 1; }
+		if (chunk_next(r, c)) { *rec = c->cr; return 1; }
 		if (c->fo_next >= r->nch) return 0;
 		int rc = load_chunk(r, c, c->fo_next++);
 		if (rc == GP_ERR_NOMEM) return rc;
@@ -524,9 +544,9 @@ static int cursor_advance(gp_reader *r, struct cursor *c)
 {
 	for (;;) {
 		while (chunk_next(r, c)) {
-			uint64_t t = gp_record_time(&c->rec);
+			uint64_t t = gp_record_time(c->cr);
 			if (c->only_untimed && t) continue;
-			if (c->skip_untimed && !t && c->rec.source_id == 0) continue;
+			if (c->skip_untimed && !t && c->cr->source_id == 0) continue;
 			c->key = t;
 			return 1;
 		}
@@ -539,7 +559,7 @@ static int cursor_advance(gp_reader *r, struct cursor *c)
 static int less(const struct cursor *a, const struct cursor *b)
 {
 	if (a->key != b->key) return a->key < b->key;
-	return a->rec.source_id < b->rec.source_id;
+	return a->cr->source_id < b->cr->source_id;
 }
 
 static void sift_down(struct cursor **h, size_t n, size_t i)
@@ -607,7 +627,7 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 	if (r->ord_phase == 1) {
 		rc = cursor_advance(r, &r->meta);
 		if (rc < 0) return rc;
-		if (rc) { *rec = &r->meta.rec; return 1; }
+		if (rc) { *rec = r->meta.cr; return 1; }
 		/* all metadata (strings, sources) known now: start the merge */
 		for (size_t i = 0; i < r->ncurs; i++) {
 			rc = cursor_advance(r, &r->curs[i]);
@@ -628,7 +648,7 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 		}
 		if (!r->nheap) { r->ord_phase = 3; return 0; }
 		r->last = r->heap[0];
-		*rec = &r->last->rec;
+		*rec = r->last->cr;
 		return 1;
 	}
 	return 0;
@@ -637,7 +657,7 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 GP_API int gp_reader_rewind(gp_reader *r)
 {
 	if (!r) return GP_ERR_INVALID;
-	r->fo.fo_next = 0; r->fo.in_chunk = 0;
+	r->fo.fo_next = 0; r->fo.in_chunk = 0; r->fo.bi = r->fo.bn = 0;
 	cursor_free(&r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
 	free(r->curs); free(r->heap);
