@@ -4,9 +4,9 @@
  *
  * One streaming pass in time order.  Memory: per-name aggregates plus, for
  * exact medians, every duration of each name (8 bytes per API call/kernel/
- * memop/range: 80 MB for 10 M kernels); the NVTX attribution keeps only the
- * launches whose kernel has not been seen yet; utilisation keeps one open
- * interval per device/stream. */
+ * memop/range: 80 MB for 10 M kernels); the NVTX attribution keeps the
+ * launches not yet closed by an outermost range or still waiting for their
+ * kernel (see below); utilisation keeps one open interval per device/stream. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -187,16 +187,32 @@ static void udev_drain(struct udev *d)
 }
 
 /* ------------------------------------------------------------ state */
-struct tstack { uint64_t key; struct { uint64_t s, e; size_t g; } *e; size_t n, cap; };
+/* NVTX attribution.  A push/pop range record is written when the range is
+ * popped, i.e. after the API calls inside it on the same thread, and a
+ * kernel may arrive before or after the range that encloses its launch.  So
+ * each launch call waits on its thread's pending list until the enclosing
+ * outermost (depth 0) range has been seen: by then every range containing it
+ * is known ("resolved").  Kernel time seen before that is held on the launch;
+ * after it, it goes straight to the ranges.  A non-graph launch is forgotten
+ * once resolved and its kernel seen. */
+#define MAXG 16
+struct launch {
+	uint64_t start, kernel_ns;
+	uint32_t groups[MAXG];
+	uint8_t ng, resolved, graph, has_api, kernel_seen;
+};
+struct pend { uint64_t *keys; size_t head, n, cap; };
+struct tstack { struct { uint64_t s, e; uint32_t g; } *e; size_t n, cap; };
 
 struct stats {
 	gp_reader *r;
 	struct gtab api, kern, memt, mems, nvtx;
 	u64map api_name2g, kern_name2g;   /* string id -> group */
+	u64map launches;                   /* (pid<<40 ^ corr) -> struct launch * */
+	u64map tid2pend; struct pend *pends; size_t npends, cpends;
+	/* ranges that arrived before the calls inside them (a writer that emits
+	 * ranges at push time): open ranges per thread */
 	u64map tid2stack; struct tstack *stacks; size_t nstacks, cstacks;
-	u64map launch;                     /* corr -> malloc'd {n, groups...} (uint64 ptr) */
-	u64map graph_corr;                 /* corr of graph launches: many kernels */
-	u64map early;                      /* corr -> kernel ns seen before its API */
 	u64map dev2u, str2u;
 	struct udev *devs; size_t ndevs, cdevs;
 	struct ustream *strs; size_t nstrs, cstrs;
@@ -212,6 +228,18 @@ static size_t name_group(u64map *cache, struct gtab *t, uint32_t id, const char 
 	return g;
 }
 
+static struct pend *pend_for(struct stats *st, uint64_t key, int create)
+{
+	uint64_t *s = u64map_get(&st->tid2pend, key, 0);
+	if (s) return &st->pends[*s];
+	if (!create) return NULL;
+	struct pend p;
+	memset(&p, 0, sizeof(p));
+	*u64map_get(&st->tid2pend, key, 1) = st->npends;
+	VEC_PUSH(st->pends, st->npends, st->cpends, p);
+	return &st->pends[st->npends - 1];
+}
+
 static struct tstack *stack_for(struct stats *st, uint64_t key, int create)
 {
 	uint64_t *s = u64map_get(&st->tid2stack, key, 0);
@@ -219,16 +247,48 @@ static struct tstack *stack_for(struct stats *st, uint64_t key, int create)
 	if (!create) return NULL;
 	struct tstack t;
 	memset(&t, 0, sizeof(t));
-	t.key = key;
 	*u64map_get(&st->tid2stack, key, 1) = st->nstacks;
 	VEC_PUSH(st->stacks, st->nstacks, st->cstacks, t);
 	return &st->stacks[st->nstacks - 1];
 }
 
-static void attribute(struct stats *st, uint32_t *set, uint64_t ns)
+static void add_group(struct launch *l, uint32_t g)
 {
-	for (uint32_t i = 1; i <= set[0]; i++)
-		st->nvtx.g[set[i]].gpu_ns += ns;
+	for (uint32_t j = 0; j < l->ng; j++)
+		if (l->groups[j] == g) return;
+	if (l->ng < MAXG) l->groups[l->ng++] = g;
+}
+
+static struct launch *launch_get(struct stats *st, uint64_t key, int create)
+{
+	uint64_t *s = u64map_get(&st->launches, key, create);
+	if (!s) return NULL;
+	if (!*s) *s = (uint64_t)(uintptr_t)xcalloc(1, sizeof(struct launch));
+	return (struct launch *)(uintptr_t)*s;
+}
+
+static void launch_forget(struct stats *st, uint64_t key)
+{
+	uint64_t *s = u64map_get(&st->launches, key, 0);
+	if (!s) return;
+	free((void *)(uintptr_t)*s);
+	u64map_del(&st->launches, key);
+}
+
+static void attribute(struct stats *st, const struct launch *l, uint64_t ns)
+{
+	for (uint32_t i = 0; i < l->ng; i++)
+		st->nvtx.g[l->groups[i]].gpu_ns += ns;
+}
+
+static void resolve(struct stats *st, uint64_t key)
+{
+	struct launch *l = launch_get(st, key, 0);
+	if (!l || l->resolved) return;
+	attribute(st, l, l->kernel_ns);
+	l->kernel_ns = 0;
+	l->resolved = 1;
+	if (l->kernel_seen && !l->graph) launch_forget(st, key);
 }
 
 static void on_api(struct stats *st, const gp_record *rec, uint32_t pid, uint32_t tid)
@@ -240,55 +300,59 @@ static void on_api(struct stats *st, const gp_record *rec, uint32_t pid, uint32_
 	size_t g = a->name_id ? name_group(&st->api_name2g, &st->api, a->name_id, name) : gtab_get(&st->api, name);
 	grp_add(&st->api.g[g], a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 
-	/* NVTX attribution: remember which push/pop ranges are open on this
-	 * thread now, for the kernel(s) this call may launch. */
-	if (!a->correlation_id) return;
-	struct tstack *ts = stack_for(st, ((uint64_t)pid << 32) | tid, 0);
-	if (!ts) return;
-	while (ts->n && ts->e[ts->n - 1].e <= a->start_ns) ts->n--;
-	uint32_t open[64]; uint32_t nopen = 0;
-	for (size_t i = 0; i < ts->n && nopen < 64; i++)
-		if (ts->e[i].s <= a->start_ns && a->start_ns < ts->e[i].e)
-			open[nopen++] = (uint32_t)ts->e[i].g;
-	if (!nopen) return;
-	uint32_t *set = xmalloc((nopen + 1) * sizeof(uint32_t));
-	set[0] = nopen;
-	memcpy(set + 1, open, nopen * sizeof(uint32_t));
-	uint64_t *early = u64map_get(&st->early, a->correlation_id, 0);
-	if (early) {
-		attribute(st, set, *early);
-		u64map_del(&st->early, a->correlation_id);
+	if (!a->correlation_id || !(strstr(name, "Launch") || strstr(name, "Graph")))
+		return;
+	if (st->launches.n > (1u << 22)) {
+		/* launches that never see a kernel (GPU activity off?): start over
+		 * rather than grow without bound */
+		for (size_t i = 0; i < st->launches.cap; i++)
+			if (st->launches.used[i]) free((void *)(uintptr_t)st->launches.vals[i]);
+		u64map_free(&st->launches);
+		for (size_t i = 0; i < st->npends; i++) st->pends[i].head = st->pends[i].n = 0;
 	}
-	/* graphs launch many kernels under one correlation id */
-	if (strstr(name, "Graph"))
-		*u64map_get(&st->graph_corr, a->correlation_id, 1) = 1;
-	uint64_t *slot = u64map_get(&st->launch, a->correlation_id, 1);
-	free((void *)(uintptr_t)*slot);
-	*slot = (uint64_t)(uintptr_t)set;
-	/* bound memory if launches never see their kernel (e.g. GPU activity off) */
-	if (st->launch.n > (1u << 22)) {
-		for (size_t i = 0; i < st->launch.cap; i++)
-			if (st->launch.used[i]) free((void *)(uintptr_t)st->launch.vals[i]);
-		u64map_free(&st->launch);
-		u64map_free(&st->graph_corr);
+	uint64_t key = ((uint64_t)pid << 40) ^ a->correlation_id;
+	struct launch *l = launch_get(st, key, 1);
+	if (l->has_api) return;   /* the driver call inside a runtime call: same launch */
+	l->has_api = 1;
+	l->start = a->start_ns;
+	l->graph = strstr(name, "Graph") != NULL;
+	struct tstack *ts = stack_for(st, ((uint64_t)pid << 32) | tid, 0);
+	if (ts) {
+		while (ts->n && ts->e[ts->n - 1].e <= a->start_ns) ts->n--;
+		for (size_t i = 0; i < ts->n; i++)
+			if (ts->e[i].s <= a->start_ns && a->start_ns < ts->e[i].e)
+				add_group(l, ts->e[i].g);
+	}
+	struct pend *p = pend_for(st, ((uint64_t)pid << 32) | tid, 1);
+	if (p->head > 1024 && p->head * 2 > p->n) {
+		memmove(p->keys, p->keys + p->head, (p->n - p->head) * sizeof(uint64_t));
+		p->n -= p->head; p->head = 0;
+	}
+	VEC_PUSH(p->keys, p->n, p->cap, key);
+}
+
+static void on_kernel_nvtx(struct stats *st, uint32_t pid, const gp_rec_kernel *k)
+{
+	uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+	uint64_t key = ((uint64_t)pid << 40) ^ k->correlation_id;
+	struct launch *l = launch_get(st, key, 0);
+	if (!l) {
+		if (st->launches.n > (1u << 22)) return;
+		l = launch_get(st, key, 1);  /* kernel ahead of its launch call */
+	}
+	l->kernel_seen = 1;
+	if (l->resolved) {
+		attribute(st, l, dur);
+		if (!l->graph) launch_forget(st, key);
+	} else {
+		l->kernel_ns += dur;
 	}
 }
 
-static void on_kernel_nvtx(struct stats *st, const gp_rec_kernel *k)
+static uint64_t pend_start(struct stats *st, struct pend *p, size_t i)
 {
-	uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
-	uint64_t *slot = u64map_get(&st->launch, k->correlation_id, 0);
-	if (!slot) {
-		/* kernel before its API in the stream (clock skew): keep it briefly */
-		if (st->early.n < (1u << 20))
-			*u64map_get(&st->early, k->correlation_id, 1) += dur;
-		return;
-	}
-	attribute(st, (uint32_t *)(uintptr_t)*slot, dur);
-	if (!u64map_get(&st->graph_corr, k->correlation_id, 0)) {
-		free((void *)(uintptr_t)*slot);
-		u64map_del(&st->launch, k->correlation_id);
-	}
+	struct launch *l = launch_get(st, p->keys[i], 0);
+	return l ? l->start : 0;
 }
 
 static void on_nvtx(struct stats *st, const gp_rec_nvtx_range *n, uint32_t pid, uint32_t tid)
@@ -302,11 +366,32 @@ static void on_nvtx(struct stats *st, const gp_rec_nvtx_range *n, uint32_t pid, 
 	st->nvtx.g[g].style |= n->kind == GP_NVTX_STARTEND ? 2 : 1;
 	grp_add(&st->nvtx.g[g], n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
 	if (n->kind != GP_NVTX_PUSHPOP) return;
-	struct tstack *ts = stack_for(st, ((uint64_t)pid << 32) | (n->tid ? n->tid : tid), 1);
+	uint64_t tkey = ((uint64_t)pid << 32) | (n->tid ? n->tid : tid);
+	struct tstack *ts = stack_for(st, tkey, 1);
 	while (ts->n && ts->e[ts->n - 1].e <= n->start_ns) ts->n--;
 	vec_reserve((void **)&ts->e, &ts->cap, ts->n + 1, sizeof(*ts->e));
-	ts->e[ts->n].s = n->start_ns; ts->e[ts->n].e = n->end_ns; ts->e[ts->n].g = g;
+	ts->e[ts->n].s = n->start_ns; ts->e[ts->n].e = n->end_ns; ts->e[ts->n].g = (uint32_t)g;
 	ts->n++;
+	struct pend *p = pend_for(st, tkey, 0);
+	if (!p) return;
+	/* launches on this thread that started inside [start, end) */
+	size_t lo = p->head, hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pend_start(st, p, mid) < n->start_ns) lo = mid + 1;
+		else hi = mid;
+	}
+	for (size_t i = lo; i < p->n; i++) {
+		struct launch *l = launch_get(st, p->keys[i], 0);
+		if (!l) continue;
+		if (l->start >= n->end_ns) break;
+		add_group(l, (uint32_t)g);
+	}
+	/* an outermost range closes the books on every launch before its end */
+	if (n->depth == 0) {
+		while (p->head < p->n && pend_start(st, p, p->head) < n->end_ns)
+			resolve(st, p->keys[p->head++]);
+	}
 }
 
 static struct udev *udev_get(struct stats *st, uint32_t pid, uint32_t dev)
@@ -392,7 +477,7 @@ static void process(struct stats *st, const gp_record *rec)
 			*u64map_get(&st->kern_name2g, k->name_id, 1) = g;
 		}
 		grp_add(&st->kern.g[g], k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
-		on_kernel_nvtx(st, k);
+		on_kernel_nvtx(st, pid, k);
 		on_gpu(st, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, 1);
 		break;
 	}
@@ -641,6 +726,11 @@ int cmd_stats(int argc, char **argv)
 	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0)
 		goto out;
 
+	/* end of trace: every range is known now */
+	for (size_t i = 0; i < st.npends; i++)
+		while (st.pends[i].head < st.pends[i].n)
+			resolve(&st, st.pends[i].keys[st.pends[i].head++]);
+
 	struct report reps[R_COUNT];
 	report_init(&reps[R_API], "api", "CUDA API Summary", time_cols_api, 9);
 	report_init(&reps[R_KERN], "kernels", "CUDA GPU Kernel Summary", time_cols_kern, 9);
@@ -670,13 +760,16 @@ int cmd_stats(int argc, char **argv)
 	for (int k = 0; k < R_COUNT; k++) report_free(&reps[k]);
 out:
 	gtab_free(&st.api); gtab_free(&st.kern); gtab_free(&st.memt); gtab_free(&st.mems); gtab_free(&st.nvtx);
-	for (size_t i = 0; i < st.launch.cap; i++)
-		if (st.launch.used[i]) free((void *)(uintptr_t)st.launch.vals[i]);
-	u64map_free(&st.launch); u64map_free(&st.graph_corr); u64map_free(&st.early);
-	u64map_free(&st.api_name2g); u64map_free(&st.kern_name2g); u64map_free(&st.tid2stack);
+	for (size_t i = 0; i < st.launches.cap; i++)
+		if (st.launches.used[i]) free((void *)(uintptr_t)st.launches.vals[i]);
+	u64map_free(&st.launches);
+	u64map_free(&st.api_name2g); u64map_free(&st.kern_name2g); u64map_free(&st.tid2pend);
 	u64map_free(&st.dev2u); u64map_free(&st.str2u);
+	for (size_t i = 0; i < st.npends; i++) free(st.pends[i].keys);
+	free(st.pends);
 	for (size_t i = 0; i < st.nstacks; i++) free(st.stacks[i].e);
 	free(st.stacks);
+	u64map_free(&st.tid2stack);
 	for (size_t i = 0; i < st.ndevs; i++) { free(st.devs[i].qk.q); free(st.devs[i].qc.q); }
 	free(st.devs); free(st.strs);
 	gp_reader_close(r);

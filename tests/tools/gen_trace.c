@@ -4,6 +4,9 @@
  *   gen_trace OUT            variant a: pid 1000, trace clock starts at 1 s
  *   gen_trace --b OUT        variant b: pid 2000, rank 1, trace clock starts
  *                            at 5 s, realtime 1 ms later than variant a
+ *   --ranges-first           write NVTX ranges at their start instead of
+ *                            where the recorder writes them (at the pop,
+ *                            after the calls inside), to test both orders
  *
  * Timeline (ns after T0 = start_trace_ns), process pid P, device 0:
  *  main thread (tid P):
@@ -139,12 +142,17 @@ static void mark(uint32_t src, uint32_t tid, uint32_t msg, uint64_t ts)
 
 int main(int argc, char **argv)
 {
-	int b = argc > 2 && !strcmp(argv[1], "--b");
-	const char *out = argv[argc - 1];
-	if (argc < 2 || argc > 3 || (argc == 3 && !b)) {
-		fprintf(stderr, "usage: gen_trace [--b] OUT\n");
+	int b = 0, ranges_first = 0, i;
+	for (i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "--b")) b = 1;
+		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
+		else break;
+	}
+	if (argc < 2 || i != argc - 1) {
+		fprintf(stderr, "usage: gen_trace [--b] [--ranges-first] OUT\n");
 		return 1;
 	}
+	const char *out = argv[argc - 1];
 	P = b ? 2000 : 1000;
 	T0 = b ? 5000000000ULL : 1000000000ULL;
 	gp_header h;
@@ -215,21 +223,39 @@ int main(int argc, char **argv)
 	r.u.clock.trace_ns = T0; r.u.clock.realtime_ns = h.start_realtime_ns;
 	put(0, &r);
 
-	/* main thread, time order */
-	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 0, 100000, 0);
-	range(1, P, P + 1, GP_NVTX_STARTEND, S_DOMAIN, S_EPOCH, 0, 500, 300000, 42);
-	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 1000, 40000, 0);
-	api(1, P, 0, S_MEMCPY, 41, 1, 2000, 5000);
-	api(1, P, 0, S_LAUNCH, 211, 2, 10000, 14000);
-	api(1, P, 0, S_LAUNCH, 211, 3, 20000, 22000);
-	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_BWD, 1, 50000, 90000, 0);
-	api(1, P, 0, S_LAUNCH, 211, 4, 55000, 58000);
-	api(1, P, 0, S_MEMSET, 47, 5, 60000, 61000);
-	api(1, P, 0, S_SYNC, 165, 6, 92000, 99000);
-	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 200000, 260000, 0);
-	range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 201000, 230000, 0);
-	api(1, P, 0, S_LAUNCH, 211, 7, 202000, 206000);
-	api(1, P, 0, S_MEMCPY, 41, 8, 240000, 243000);
+	if (ranges_first) {
+		/* ranges written at push time (start order) */
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 0, 100000, 0);
+		range(1, P, P + 1, GP_NVTX_STARTEND, S_DOMAIN, S_EPOCH, 0, 500, 300000, 42);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 1000, 40000, 0);
+		api(1, P, 0, S_MEMCPY, 41, 1, 2000, 5000);
+		api(1, P, 0, S_LAUNCH, 211, 2, 10000, 14000);
+		api(1, P, 0, S_LAUNCH, 211, 3, 20000, 22000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_BWD, 1, 50000, 90000, 0);
+		api(1, P, 0, S_LAUNCH, 211, 4, 55000, 58000);
+		api(1, P, 0, S_MEMSET, 47, 5, 60000, 61000);
+		api(1, P, 0, S_SYNC, 165, 6, 92000, 99000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 200000, 260000, 0);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 201000, 230000, 0);
+		api(1, P, 0, S_LAUNCH, 211, 7, 202000, 206000);
+		api(1, P, 0, S_MEMCPY, 41, 8, 240000, 243000);
+	} else {
+		/* as the recorder writes them: an API call when it returns, a
+		 * push/pop range when it is popped (after the calls inside it) */
+		api(1, P, 0, S_MEMCPY, 41, 1, 2000, 5000);
+		api(1, P, 0, S_LAUNCH, 211, 2, 10000, 14000);
+		api(1, P, 0, S_LAUNCH, 211, 3, 20000, 22000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 1000, 40000, 0);
+		api(1, P, 0, S_LAUNCH, 211, 4, 55000, 58000);
+		api(1, P, 0, S_MEMSET, 47, 5, 60000, 61000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_BWD, 1, 50000, 90000, 0);
+		api(1, P, 0, S_SYNC, 165, 6, 92000, 99000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 0, 100000, 0);
+		api(1, P, 0, S_LAUNCH, 211, 7, 202000, 206000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_FWD, 1, 201000, 230000, 0);
+		api(1, P, 0, S_MEMCPY, 41, 8, 240000, 243000);
+		range(1, P, P, GP_NVTX_PUSHPOP, 0, S_STEP, 0, 200000, 260000, 0);
+	}
 
 	/* worker thread */
 	api(2, P + 1, 1, S_CULAUNCH, 307, 9, 100000, 101000);
@@ -240,6 +266,8 @@ int main(int argc, char **argv)
 	r.u.dropped.ts_ns = T0 + 280000; r.u.dropped.count = 3;
 	r.u.dropped.where = GP_DROP_RING; r.u.dropped.source_id = 2;
 	put(2, &r);
+	if (!ranges_first) /* ended on the worker: written there */
+		range(2, P, P + 1, GP_NVTX_STARTEND, S_DOMAIN, S_EPOCH, 0, 500, 300000, 42);
 
 	/* GPU activity, time order */
 	memcpy_rec(GP_COPY_HTOD, GP_MEM_PAGEABLE, GP_MEM_DEVICE, 1000000, 1, 6000, 26000);

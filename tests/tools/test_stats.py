@@ -10,6 +10,10 @@ import tt
 with tt.tmpdir() as d:
     trace = tt.gen(os.path.join(d, "t.gpuprof"))
     out = json.loads(tt.gp("stats", "--format", "json", trace).stdout)
+    # the same trace with NVTX ranges written at push time instead of at pop
+    # time: every figure must be the same
+    early = tt.gen(os.path.join(d, "early.gpuprof"), ranges_first=True)
+    tt.eq(json.loads(tt.gp("stats", "--format", "json", early).stdout), out, "stats independent of range order")
 
     # ---------------- api: durations (end-start) per name
     # cudaLaunchKernel corr 2,3,4,7: 4000, 2000, 3000, 4000
