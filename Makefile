@@ -36,6 +36,9 @@ include libprof/build.mk
 $(B)/%/:
 	@mkdir -p $@
 
+# Nothing built is an intermediate to delete (make would try to rm the dirs).
+.SECONDARY:
+
 test: all $(TEST_BINS)
 	@tests/run-tests.sh $(TESTS)
 
