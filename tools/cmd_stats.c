@@ -119,72 +119,70 @@ static size_t *sorted_groups(struct gtab *t)
 }
 
 /* ------------------------------------------------------------ utilisation */
+/* GPU records do not arrive in start order (CUPTI hands buffers back as they
+ * complete, and the reader merges sources by chunk), so the intervals are
+ * kept (16 bytes per GPU operation) and sorted once at the end. */
 struct ival { uint64_t s, e; };
-struct ivunion {                   /* union of intervals fed in start order */
-	int open; uint64_t s, e;
-	uint64_t busy, gaps, largest, count;
-};
+struct ivset { struct ival *v; size_t n, cap; };
+struct ivsum { uint64_t busy, gaps, largest, count; };
 
-/* Adds [s,e); returns 1 and the closed interval in *out when one closed. */
-static int ivu_add(struct ivunion *u, uint64_t s, uint64_t e, struct ival *out)
+static void ivset_add(struct ivset *set, uint64_t s, uint64_t e)
 {
-	if (e < s) e = s;
-	u->count++;
-	if (!u->open) { u->open = 1; u->s = s; u->e = e; return 0; }
-	if (s > u->e) {
-		out->s = u->s; out->e = u->e;
-		u->busy += u->e - u->s;
-		uint64_t gap = s - u->e;
-		u->gaps++;
-		if (gap > u->largest) u->largest = gap;
-		u->s = s; u->e = e;
-		return 1;
-	}
-	/* overlapping (or, if the input is not perfectly ordered, earlier) */
-	if (s < u->s) u->s = s;
-	if (e > u->e) u->e = e;
-	return 0;
+	struct ival iv = { s, e < s ? s : e };
+	VEC_PUSH(set->v, set->n, set->cap, iv);
 }
 
-static int ivu_close(struct ivunion *u, struct ival *out)
+static int cmp_ival(const void *a, const void *b)
 {
-	if (!u->open) return 0;
-	u->open = 0;
-	u->busy += u->e - u->s;
-	out->s = u->s; out->e = u->e;
-	return 1;
+	const struct ival *x = a, *y = b;
+	if (x->s != y->s) return x->s < y->s ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
 }
 
-struct ivq { struct ival *q; size_t head, n, cap; };
-static void ivq_push(struct ivq *q, struct ival v)
+/* Sorts the set and rewrites it in place as its union (disjoint, ordered);
+ * returns busy time, gap count and largest gap of that union. */
+static struct ivsum ivset_union(struct ivset *set)
 {
-	if (q->head && q->head == q->n) { q->head = q->n = 0; }
-	if (q->head > 4096 && q->head * 2 > q->n) {
-		memmove(q->q, q->q + q->head, (q->n - q->head) * sizeof(struct ival));
-		q->n -= q->head; q->head = 0;
+	struct ivsum sum = { 0, 0, 0, set->n };
+	if (!set->n) return sum;
+	qsort(set->v, set->n, sizeof(*set->v), cmp_ival);
+	size_t w = 0;
+	for (size_t i = 1; i < set->n; i++) {
+		if (set->v[i].s <= set->v[w].e) {
+			if (set->v[i].e > set->v[w].e) set->v[w].e = set->v[i].e;
+			continue;
+		}
+		uint64_t gap = set->v[i].s - set->v[w].e;
+		sum.gaps++;
+		if (gap > sum.largest) sum.largest = gap;
+		set->v[++w] = set->v[i];
 	}
-	VEC_PUSH(q->q, q->n, q->cap, v);
+	set->n = w + 1;
+	for (size_t i = 0; i < set->n; i++) sum.busy += set->v[i].e - set->v[i].s;
+	return sum;
+}
+
+/* Time covered by both of two unions (each disjoint and ordered). */
+static uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b)
+{
+	uint64_t ov = 0;
+	size_t i = 0, j = 0;
+	while (i < a->n && j < b->n) {
+		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (e > s) ov += e - s;
+		if (a->v[i].e <= b->v[j].e) i++;
+		else j++;
+	}
+	return ov;
 }
 
 struct udev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e;
-	struct ivunion k, c;
-	struct ivq qk, qc;
-	uint64_t overlap;
+	struct ivset k, c;
 };
-struct ustream { uint32_t pid, dev, stream; struct ivunion k, c; };
-
-static void udev_drain(struct udev *d)
-{
-	while (d->qk.head < d->qk.n && d->qc.head < d->qc.n) {
-		struct ival a = d->qk.q[d->qk.head], b = d->qc.q[d->qc.head];
-		uint64_t s = a.s > b.s ? a.s : b.s, e = a.e < b.e ? a.e : b.e;
-		if (e > s) d->overlap += e - s;
-		if (a.e <= b.e) d->qk.head++;
-		else d->qc.head++;
-	}
-}
+struct ustream { uint32_t pid, dev, stream; struct ivset k, c; };
 
 /* ------------------------------------------------------------ state */
 /* NVTX attribution.  A push/pop range record is written when the range is
@@ -429,14 +427,9 @@ static void on_gpu(struct stats *st, uint32_t pid, uint32_t dev, uint32_t stream
 	if (!d->has || s < d->span_s) d->span_s = s;
 	if (!d->has || e > d->span_e) d->span_e = e;
 	d->has = 1;
-	struct ival iv;
-	if (is_kernel) {
-		if (ivu_add(&d->k, s, e, &iv)) { ivq_push(&d->qk, iv); udev_drain(d); }
-	} else {
-		if (ivu_add(&d->c, s, e, &iv)) { ivq_push(&d->qc, iv); udev_drain(d); }
-	}
+	ivset_add(is_kernel ? &d->k : &d->c, s, e);
 	struct ustream *u = ustream_get(st, pid, dev, stream);
-	ivu_add(is_kernel ? &u->k : &u->c, s, e, &iv);
+	ivset_add(is_kernel ? &u->k : &u->c, s, e);
 }
 
 static void memop_add(struct stats *st, const char *op, uint64_t dur, uint64_t bytes)
@@ -607,40 +600,34 @@ static int cmp_ustream(const void *a, const void *b)
 
 static void fill_util(struct report *rep, struct stats *st)
 {
-	struct ival iv;
-	for (size_t i = 0; i < st->ndevs; i++) {
-		struct udev *d = &st->devs[i];
-		if (ivu_close(&d->k, &iv)) ivq_push(&d->qk, iv);
-		if (ivu_close(&d->c, &iv)) ivq_push(&d->qc, iv);
-		udev_drain(d);
-	}
 	qsort(st->devs, st->ndevs, sizeof(*st->devs), cmp_udev);
 	qsort(st->strs, st->nstrs, sizeof(*st->strs), cmp_ustream);
 	size_t si = 0;
 	for (size_t i = 0; i < st->ndevs; i++) {
 		struct udev *d = &st->devs[i];
 		uint64_t span = d->span_e - d->span_s;
+		struct ivsum k = ivset_union(&d->k), cp = ivset_union(&d->c);
+		uint64_t overlap = ivset_overlap(&d->k, &d->c);
 		struct cell *c = report_row(rep);
 		cell_num(&c[0], d->pid); cell_num(&c[1], d->dev); cell_str(&c[2], "all");
-		cell_num(&c[3], (double)d->k.count); cell_num(&c[4], (double)d->k.busy);
+		cell_num(&c[3], (double)k.count); cell_num(&c[4], (double)k.busy);
 		cell_num(&c[5], (double)span);
-		cell_num(&c[6], span ? 100.0 * (double)d->k.busy / (double)span : 0);
-		cell_num(&c[7], (double)d->k.gaps); cell_num(&c[8], (double)d->k.largest);
-		cell_num(&c[9], (double)d->c.busy);
-		if (d->c.busy) cell_num(&c[10], 100.0 * (double)d->overlap / (double)d->c.busy);
+		cell_num(&c[6], span ? 100.0 * (double)k.busy / (double)span : 0);
+		cell_num(&c[7], (double)k.gaps); cell_num(&c[8], (double)k.largest);
+		cell_num(&c[9], (double)cp.busy);
+		if (cp.busy) cell_num(&c[10], 100.0 * (double)overlap / (double)cp.busy);
 		for (; si < st->nstrs && cmp_udev(&(struct udev){ .pid = st->strs[si].pid, .dev = st->strs[si].dev }, d) <= 0; si++) {
 			struct ustream *u = &st->strs[si];
-			ivu_close(&u->k, &iv);
-			ivu_close(&u->c, &iv);
+			struct ivsum uk = ivset_union(&u->k), uc = ivset_union(&u->c);
 			char sname[16];
 			snprintf(sname, sizeof(sname), "%u", u->stream);
 			c = report_row(rep);
 			cell_num(&c[0], u->pid); cell_num(&c[1], u->dev); cell_str(&c[2], sname);
-			cell_num(&c[3], (double)u->k.count); cell_num(&c[4], (double)u->k.busy);
+			cell_num(&c[3], (double)uk.count); cell_num(&c[4], (double)uk.busy);
 			cell_num(&c[5], (double)span);
-			cell_num(&c[6], span ? 100.0 * (double)u->k.busy / (double)span : 0);
-			cell_num(&c[7], (double)u->k.gaps); cell_num(&c[8], (double)u->k.largest);
-			cell_num(&c[9], (double)u->c.busy);
+			cell_num(&c[6], span ? 100.0 * (double)uk.busy / (double)span : 0);
+			cell_num(&c[7], (double)uk.gaps); cell_num(&c[8], (double)uk.largest);
+			cell_num(&c[9], (double)uc.busy);
 		}
 	}
 }
@@ -770,7 +757,8 @@ out:
 	for (size_t i = 0; i < st.nstacks; i++) free(st.stacks[i].e);
 	free(st.stacks);
 	u64map_free(&st.tid2stack);
-	for (size_t i = 0; i < st.ndevs; i++) { free(st.devs[i].qk.q); free(st.devs[i].qc.q); }
+	for (size_t i = 0; i < st.ndevs; i++) { free(st.devs[i].k.v); free(st.devs[i].c.v); }
+	for (size_t i = 0; i < st.nstrs; i++) { free(st.strs[i].k.v); free(st.strs[i].c.v); }
 	free(st.devs); free(st.strs);
 	gp_reader_close(r);
 	return code;
