@@ -17,7 +17,7 @@ $(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/
 # `make demo`: trace the MNIST example on a GPU when there is one; otherwise
 # analyse the committed H200 trace (skipped with a message if not there yet).
 DEMO_TRACE := examples/mnist-h200.gpuprof
-demo: $(GPUPROF_BIN)
+demo: all
 	@if nvidia-smi -L >/dev/null 2>&1 && nvidia-smi -L | grep -q GPU; then \
 	  echo "demo: GPU found: tracing examples/train_mnist.py --steps 200"; \
 	  rm -f $(B)/demo.gpuprof; \
