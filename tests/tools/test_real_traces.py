@@ -110,5 +110,24 @@ for t in TRACES:
                              "on a.correlationId = k.correlationId").fetchone()[0]
         check(nk == len(kern) and joined == len(kern), f"{name}: sqlite kernels {nk}, joined to their API call {joined}")
 
+# Golden output: info and every stats report (csv) of the real MNIST trace are
+# pinned in tests/tools/golden/real/ (regenerate: GPUPROF_UPDATE_GOLDEN=1).
+GOLD = os.path.join(ROOT, "tests", "tools", "golden", "real")
+mnist = TRACES[0]
+for gname, args in [("mnist_info", ["info", mnist]),
+                    ("mnist_stats_csv", ["stats", "--format", "csv", mnist]),
+                    ("vector_add_stats", ["stats", TRACES[1]])]:
+    rc, out, err = run(*args)
+    out = out.replace(mnist, "TRACE").replace(TRACES[1], "TRACE")
+    path = os.path.join(GOLD, gname + ".out")
+    if os.environ.get("GPUPROF_UPDATE_GOLDEN"):
+        os.makedirs(GOLD, exist_ok=True)
+        open(path, "w").write(out)
+    want = open(path).read() if os.path.exists(path) else None
+    check(rc == 0 and out == want, f"golden {gname}: gpuprof {' '.join(args[:-1])} output as committed")
+    if want is not None and out != want:
+        import difflib
+        print("".join(list(difflib.unified_diff(want.splitlines(True), out.splitlines(True)))[:30]))
+
 print(f"{fails} failed")
 sys.exit(1 if fails else 0)
