@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -28,21 +29,45 @@
 #define META_QUEUE_MAX (64u << 20)   /* pending metadata bytes before we drop */
 #define RING_MIN 4096u
 #define ENTRY_HDR 8u                 /* u32 type, u32 size (incl. header) */
+/* Default ring: holds 500 ms (the default flush interval) of 1 M events/s of
+ * 56-byte API entries (the workload's ceiling per process), so a writer that
+ * only runs on the periodic flush never drops.  A new ring takes at most a
+ * quarter of the memory cap left, halving down to RING_DEFAULT_MIN. */
+#define RING_DEFAULT (32u << 20)
+#define RING_DEFAULT_MIN (256u << 10)
+/* Reserved, not resident: a ring's pages become resident as it is used.
+ * By default 4 threads get 32 MiB rings, the next 4 16 MiB, and so on. */
+#define MAX_MEMORY_DEFAULT (256u << 20)
+/* Every ring entry fits in this much space past the end of the ring buffer
+ * (fixed records <= 112 bytes, a stack <= 8 + 16 + 128 * 8), so an entry
+ * that crosses the end simply continues into it: no wrap check or padding
+ * entry on the hot path; the consumer reads entries contiguously. */
+#define RING_SLACK 2048u
+/* Pages faulted in at ring creation; the writer faults in further pages
+ * ahead of the producer (MADV_POPULATE_WRITE) during the first lap. */
+#define RING_PREFAULT (2u << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 /* One producer (the owning thread), one consumer (whoever holds drain_lock). */
 struct gp_ring {
 	/* producer's cache line: written only by the owning thread */
 	_Alignas(64) uint64_t head;      /* release-stored after each record */
-	uint64_t tail_cache;             /* last tail seen: avoids reading the consumer line */
+	uint64_t limit;                  /* head may grow to this without looking at tail:
+					    <= last tail seen + cap (space), and the point where
+					    the ring is half full (wake the writer) */
 	uint64_t drops;                  /* records refused (ring full) */
 	uint64_t accepted;
 	uint64_t kicked_gen;             /* drain_gen value at our last wakeup */
-	uint8_t *buf;                    /* read-only after creation */
+	uint8_t *buf;                    /* cap + RING_SLACK bytes, read-only after creation */
 	uint64_t cap;                    /* power of two */
 	/* consumer's cache line */
 	_Alignas(64) uint64_t tail;
 	uint64_t drain_gen;              /* bumped after every drain of this ring */
 	uint64_t drops_reported;
+	uint64_t faulted;                /* bytes of buf known to be faulted in */
+	uint64_t head_seen;              /* head at the previous drain */
 	/* cold */
 	_Alignas(64) int exited;         /* owning thread is gone */
 	uint32_t source_id, tid, pid, name_id;
@@ -55,9 +80,11 @@ struct gp_ring {
 struct icache_ent { const char *p; uint64_t h; uint32_t len, id; };
 #define ICACHE 64
 
+/* rec/ring: this thread's ring in rec (both NULL or both set).  gp_recorder_close
+ * clears them in every live thread (rings' owners), so rec == the caller's
+ * recorder is the whole validity check on the hot path. */
 struct gp_tstate {
 	gp_recorder *rec;
-	uint64_t gen;
 	struct gp_ring *ring;
 	uint64_t cache_gen;
 	struct icache_ent cache[ICACHE];
@@ -72,6 +99,7 @@ struct gp_recorder {
 	int clk;                         /* clockid_t of gp_recorder_now */
 	uint32_t flush_ms;
 	uint64_t ring_bytes, ring_budget;
+	int ring_default;                /* ring_bytes not given: may shrink to fit the cap */
 	int fd, efd;
 	pthread_t writer;
 	int writer_started, stop;
@@ -109,16 +137,9 @@ static gp_recorder *g_live;
 static uint64_t g_gen;
 static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_no_populate;            /* MADV_POPULATE_WRITE unsupported (atomic) */
 static __thread struct gp_tstate *gp_tls __attribute__((tls_model("initial-exec")));
 
-/* Record types that live in a thread's ring with a fixed-size body.  The
- * metadata types go to source 0; STACK carries frames (slower path). */
-static const uint8_t ring_fixed[GP_REC_TYPE_MAX] = {
-	[GP_REC_API] = 1, [GP_REC_KERNEL] = 1, [GP_REC_MEMCPY] = 1, [GP_REC_MEMSET] = 1,
-	[GP_REC_NVTX_RANGE] = 1, [GP_REC_NVTX_MARK] = 1, [GP_REC_SYNC] = 1, [GP_REC_MEMORY] = 1,
-	[GP_REC_DROPPED] = 1, [GP_REC_CLOCK] = 1, [GP_REC_COUNTER] = 1, [GP_REC_MODULE] = 1,
-	[GP_REC_WINDOW] = 1,
-};
 static int is_meta_type(uint32_t t)
 {
 	return t == GP_REC_STRING || t == GP_REC_SOURCE || t == GP_REC_PROCESS ||
@@ -309,44 +330,86 @@ static void kick(gp_recorder *rec)
 	errno = saved;
 }
 
-/* Producer only. */
-static inline int ring_put(gp_recorder *rec, struct gp_ring *g, uint32_t type,
-			   const void *body, uint32_t blen, const void *extra, uint32_t elen)
+/* Where the producer must next look at tail: never past the space it knows
+ * is free (tail + cap); at half full (wake the writer); while more than half
+ * full, every cap/16 bytes (to see the writer's progress). */
+static inline uint64_t ring_limit(uint64_t head, uint64_t tail, uint64_t cap)
+{
+	if (head - tail <= cap / 2) return tail + cap / 2;
+	uint64_t l = head + cap / 16;
+	return l < tail + cap ? l : tail + cap;
+}
+
+/* Producer only: the careful path, taken when the entry would pass g->limit
+ * or carries extra bytes. */
+static __attribute__((noinline)) int ring_put_slow(gp_recorder *rec, struct gp_ring *g, uint32_t type,
+						   const void *body, uint32_t blen, const void *extra, uint32_t elen)
 {
 	uint32_t size = ENTRY_HDR + ALIGN8(blen) + ALIGN8(elen);
 	uint64_t head = g->head, cap = g->cap;
-	uint64_t pos = head & (cap - 1);
-	uint64_t pad = pos + size > cap ? cap - pos : 0;
-	uint64_t need = head + pad + size;
-	if (GP_UNLIKELY(need - g->tail_cache > cap)) {
-		g->tail_cache = LD_ACQ(&g->tail);
-		if (need - g->tail_cache > cap || size > cap / 2) {
-			ST_RLX(&g->drops, g->drops + 1);
-			return GP_ERR_FULL;
-		}
+	uint64_t need = head + size;
+	uint64_t tail = LD_ACQ(&g->tail);
+	if (need - tail > cap || size > RING_SLACK || size > cap / 2) {
+		ST_RLX(&g->drops, g->drops + 1);
+		g->limit = ring_limit(head, tail, cap);
+		return GP_ERR_FULL;
 	}
-	uint8_t *b = g->buf;
-	if (pad) {
-		gp_put32(b + pos, 0); gp_put32(b + pos + 4, (uint32_t)pad);
-		pos = 0;
-	}
-	uint8_t *p = b + pos;
+	uint8_t *p = g->buf + (head & (cap - 1));
 	gp_put32(p, type); gp_put32(p + 4, size);
 	memcpy(p + ENTRY_HDR, body, blen);
 	if (elen) memcpy(p + ENTRY_HDR + ALIGN8(blen), extra, elen);
 	ST_REL(&g->head, need);
 	ST_RLX(&g->accepted, g->accepted + 1);
-	if (GP_UNLIKELY(need - g->tail_cache > cap / 2)) {
+	if (need - tail > cap / 2) {
 		/* More than half full: wake the writer once per drain of this ring. */
-		g->tail_cache = LD_ACQ(&g->tail);
-		if (need - g->tail_cache > cap / 2) {
-			uint64_t dg = LD_ACQ(&g->drain_gen);
-			if (dg != g->kicked_gen) { g->kicked_gen = dg; kick(rec); }
-		}
+		uint64_t dg = LD_ACQ(&g->drain_gen);
+		if (dg != g->kicked_gen) { g->kicked_gen = dg; kick(rec); }
+	}
+	g->limit = ring_limit(need, tail, cap);
+	return 0;
+}
+
+/* Producer only: the hot path for a fixed-size body (blen a constant after
+ * inlining).  Copies ALIGN8(blen) bytes: the body is a gp_record union
+ * member and the union is a multiple of 8 bytes, so that stays inside it. */
+static inline __attribute__((always_inline)) int ring_put_fixed(gp_recorder *rec, struct gp_ring *g, uint32_t type,
+								const void *body, uint32_t blen)
+{
+	uint32_t size = ENTRY_HDR + ALIGN8(blen);
+	uint64_t head = g->head, need = head + size;
+	if (GP_UNLIKELY(need > g->limit)) return ring_put_slow(rec, g, type, body, blen, NULL, 0);
+	uint8_t *p = g->buf + (head & (g->cap - 1));
+	uint64_t hdr = (uint64_t)type | (uint64_t)size << 32;
+	memcpy(p, &hdr, 8);
+	memcpy(p + ENTRY_HDR, body, ALIGN8(blen));
+	ST_REL(&g->head, need);
+	ST_RLX(&g->accepted, g->accepted + 1);
+	return 0;
+}
+
+/* Faults in [from, to) of a ring buffer without writing to it (the producer
+ * may be writing nearby).  0 ok; -1 when the kernel cannot (then no-op). */
+static int ring_populate(uint8_t *buf, uint64_t from, uint64_t to)
+{
+	uint64_t pg = 4096;
+	from &= ~(pg - 1);
+	to = (to + pg - 1) & ~(pg - 1);
+	if (to <= from || LD_RLX(&g_no_populate)) return -1;
+	if (madvise(buf + from, to - from, MADV_POPULATE_WRITE)) {
+		if (errno == EINVAL) ST_RLX(&g_no_populate, 1);
+		return -1;
 	}
 	return 0;
 }
 
+static void ring_buf_free(struct gp_ring *g)
+{
+	if (g->buf) munmap(g->buf, g->cap + RING_SLACK);
+}
+
+/* Makes (or finds) ts's ring in rec and caches it in ts.  The cache is set
+ * under rings_lock and only while rec is not closed, so forget_thread_caches
+ * (same lock, after closed is set) cannot miss it. */
 static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts)
 {
 	char name[17] = { 0 };
@@ -356,25 +419,58 @@ static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts)
 	pthread_mutex_lock(&rec->rings_lock);
 	for (g = rec->rings; g; g = g->next)
 		if (g->owner == ts && !LD_ACQ(&g->exited)) break;
-	if (!g && rec->ring_mem + rec->ring_bytes <= rec->ring_budget) {
-		g = aligned_alloc(64, sizeof(*g));
-		uint8_t *buf = malloc(rec->ring_bytes);
-		if (!g || !buf) { free(g); free(buf); g = NULL; }
-		else {
-			memset(g, 0, sizeof(*g));
-			g->buf = buf; g->cap = rec->ring_bytes;
-			g->kicked_gen = UINT64_MAX;
-			g->source_id = rec->next_source++;
-			g->tid = my_tid(); g->pid = (uint32_t)getpid();
-			g->name_id = name_id;
-			g->kind = GP_SOURCE_THREAD;
-			g->owner = ts;
-			g->next = rec->rings;
-			rec->ring_mem += rec->ring_bytes;
-			rec->nthreads++;
-			ST_REL(&rec->rings, g);
-		}
+	if (g) {
+		if (!LD_ACQ(&rec->closed)) { ST_RLX(&ts->ring, g); ST_RLX(&ts->rec, rec); }
+		pthread_mutex_unlock(&rec->rings_lock);
+		return g;
 	}
+	uint64_t cap = rec->ring_bytes;
+	if (rec->ring_default) {
+		/* at most a quarter of what is left: the first threads (main,
+		 * CUPTI's) get full rings, later ones geometrically smaller
+		 * ones, and many threads still get a ring under the cap */
+		uint64_t avail = rec->ring_budget > rec->ring_mem ? rec->ring_budget - rec->ring_mem : 0;
+		while (cap > RING_DEFAULT_MIN && cap > avail / 4) cap >>= 1;
+	}
+	if (LD_ACQ(&rec->closed) || rec->ring_mem + cap > rec->ring_budget) {
+		pthread_mutex_unlock(&rec->rings_lock);
+		return NULL;
+	}
+	rec->ring_mem += cap;   /* reserved while we allocate unlocked */
+	pthread_mutex_unlock(&rec->rings_lock);
+
+	g = aligned_alloc(64, sizeof(*g));
+	void *buf = mmap(NULL, cap + RING_SLACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) buf = NULL;
+	if (g && buf) {
+		memset(g, 0, sizeof(*g));
+		g->buf = buf; g->cap = cap;
+		g->limit = cap / 2;
+		g->kicked_gen = UINT64_MAX;
+		g->tid = my_tid(); g->pid = (uint32_t)getpid();
+		g->name_id = name_id;
+		g->kind = GP_SOURCE_THREAD;
+		g->owner = ts;
+		/* fault in the start now (first use of this thread, off the hot
+		 * path); the writer keeps ahead of the producer from there */
+		uint64_t pre = cap + RING_SLACK < RING_PREFAULT ? cap + RING_SLACK : RING_PREFAULT;
+		if (ring_populate(g->buf, 0, pre))
+			for (uint64_t o = 0; o < pre; o += 4096) ((volatile uint8_t *)g->buf)[o] = 0;
+		g->faulted = pre;
+	}
+	pthread_mutex_lock(&rec->rings_lock);
+	if (!g || !buf || LD_ACQ(&rec->closed)) {
+		rec->ring_mem -= cap;
+		pthread_mutex_unlock(&rec->rings_lock);
+		free(g);
+		if (buf) munmap(buf, cap + RING_SLACK);
+		return NULL;
+	}
+	g->source_id = rec->next_source++;
+	rec->nthreads++;
+	g->next = rec->rings;
+	ST_REL(&rec->rings, g);
+	ST_RLX(&ts->ring, g); ST_RLX(&ts->rec, rec);
 	pthread_mutex_unlock(&rec->rings_lock);
 	return g;
 }
@@ -384,13 +480,25 @@ static struct gp_ring *ring_for_thread(gp_recorder *rec)
 {
 	struct gp_tstate *ts = tstate_get();
 	if (!ts) return NULL;
-	if (ts->rec == rec && ts->gen == rec->gen && ts->ring) return ts->ring;
-	struct gp_ring *g = ring_create(rec, ts);
-	if (g) { ts->rec = rec; ts->gen = rec->gen; ts->ring = g; }
-	return g;
+	if (LD_RLX(&ts->rec) == rec && ts->ring) return ts->ring;
+	return ring_create(rec, ts);
 }
 
-static int emit_slow(gp_recorder *rec, const gp_record *r)
+/* Every live thread forgets its cached ring of rec (rec is being closed or
+ * forgotten).  g_reg_lock held: a thread exiting meanwhile either marked its
+ * rings exited already or waits, so each owner read here is alive. */
+static void forget_thread_caches(gp_recorder *rec)
+{
+	pthread_mutex_lock(&rec->rings_lock);
+	for (struct gp_ring *g = rec->rings; g; g = g->next) {
+		struct gp_tstate *ts = (struct gp_tstate *)g->owner;
+		if (LD_ACQ(&g->exited) || !ts) continue;
+		if (LD_RLX(&ts->rec) == rec) { ST_RLX(&ts->rec, NULL); ST_RLX(&ts->ring, NULL); }
+	}
+	pthread_mutex_unlock(&rec->rings_lock);
+}
+
+static __attribute__((noinline)) int emit_slow(gp_recorder *rec, const gp_record *r)
 {
 	if (!rec || !r) return GP_ERR_INVALID;
 	uint32_t type = r->type;
@@ -419,21 +527,42 @@ static int emit_slow(gp_recorder *rec, const gp_record *r)
 		if (!r->u.stack.frames) n = 0;
 		gp_rec_stack body = r->u.stack;
 		body.nframes = n;
-		return ring_put(rec, g, type, &body, sizeof(body), r->u.stack.frames, n * 8u);
+		return ring_put_slow(rec, g, type, &body, sizeof(body), r->u.stack.frames, n * 8u);
 	}
-	return ring_put(rec, g, type, &r->u, gp_rec_struct_size[type], NULL, 0);
+	return ring_put_slow(rec, g, type, &r->u, gp_rec_struct_size[type], NULL, 0);
 }
 
+/* The hot path: one TLS load, one compare for "this thread has a ring in
+ * rec" (close clears every thread's cache, see forget_thread_caches), a
+ * switch whose cases copy a compile-time number of bytes, one compare for
+ * ring space.  Everything else (first use, metadata, stacks, ring nearly
+ * full, wrong arguments) goes to emit_slow / ring_put_slow. */
+#define FIXED(T, m) case T: return ring_put_fixed(rec, g, T, &r->u.m, sizeof(r->u.m))
 GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 {
 	struct gp_tstate *ts = gp_tls;
-	uint32_t type = r ? r->type : 0;
-	if (GP_UNLIKELY(!ts || ts->rec != rec || !rec || ts->gen != rec->gen || !ts->ring ||
-			type >= GP_REC_TYPE_MAX || !ring_fixed[type]))
-		return emit_slow(rec, r);
-	if (GP_UNLIKELY(LD_RLX(&rec->closed))) return GP_ERR_CLOSED;
-	return ring_put(rec, ts->ring, type, &r->u, gp_rec_struct_size[type], NULL, 0);
+	if (GP_LIKELY(ts && rec && LD_RLX(&ts->rec) == rec && r)) {
+		struct gp_ring *g = ts->ring;
+		switch (r->type) {
+		FIXED(GP_REC_API, api);
+		FIXED(GP_REC_KERNEL, kernel);
+		FIXED(GP_REC_MEMCPY, memcpy);
+		FIXED(GP_REC_MEMSET, memset);
+		FIXED(GP_REC_NVTX_RANGE, nvtx_range);
+		FIXED(GP_REC_NVTX_MARK, nvtx_mark);
+		FIXED(GP_REC_SYNC, sync);
+		FIXED(GP_REC_MEMORY, memory);
+		FIXED(GP_REC_DROPPED, dropped);
+		FIXED(GP_REC_CLOCK, clock);
+		FIXED(GP_REC_COUNTER, counter);
+		FIXED(GP_REC_MODULE, module);
+		FIXED(GP_REC_WINDOW, window);
+		default: break;
+		}
+	}
+	return emit_slow(rec, r);
 }
+#undef FIXED
 
 GP_API void gp_recorder_set_thread_kind(gp_recorder *rec, uint32_t source_kind)
 {
@@ -559,6 +688,15 @@ static void drain_all(gp_recorder *rec)
 	for (size_t i = 0; i < n; i++) {
 		struct gp_ring *g = rec->snap[i].g;
 		uint64_t t = g->tail, head = rec->snap[i].head;
+		/* first lap: fault in pages ahead of the producer (twice what it
+		 * wrote since the last drain), so its stores do not fault */
+		if (g->faulted < g->cap + RING_SLACK && head < g->cap && !rec->snap[i].exited) {
+			uint64_t ahead = 2 * (head - g->head_seen);
+			uint64_t to = head + (ahead > RING_PREFAULT ? ahead : RING_PREFAULT);
+			if (to > g->cap + RING_SLACK) to = g->cap + RING_SLACK;
+			if (to > g->faulted && !ring_populate(g->buf, g->faulted, to)) g->faulted = to;
+		}
+		g->head_seen = head;
 		enc_switch(rec, g->source_id, g->tid);
 		while (t < head) {
 			const uint8_t *p = g->buf + (t & (g->cap - 1));
@@ -587,7 +725,7 @@ static void drain_all(gp_recorder *rec)
 		rec->ring_mem -= g->cap;
 		rec->freed_accepted += g->accepted;
 		rec->freed_drops += g->drops;
-		free(g->buf);
+		ring_buf_free(g);
 		free(g);
 	}
 	pthread_mutex_unlock(&rec->rings_lock);
@@ -639,7 +777,7 @@ static uint32_t pick_mode(const char *path, uint32_t want)
 
 static void rec_free(gp_recorder *rec)
 {
-	for (struct gp_ring *g = rec->rings, *nx; g; g = nx) { nx = g->next; free(g->buf); free(g); }
+	for (struct gp_ring *g = rec->rings, *nx; g; g = nx) { nx = g->next; ring_buf_free(g); free(g); }
 	for (uint32_t i = 0; i < rec->nstr; i++) free(rec->istr[i].s);
 	free(rec->istr); free(rec->islot); free(rec->mq); free(rec->mq_spare); free(rec->snap);
 	gp_enc_free(&rec->enc);
@@ -661,11 +799,12 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	rec->clk = o.clock_id == GP_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC;
 	rec->flush_ms = o.flush_interval_ms ? o.flush_interval_ms : 500;
 	if (rec->flush_ms > 3600000) rec->flush_ms = 3600000;
-	uint64_t rb = o.ring_bytes ? o.ring_bytes : (1u << 20);
+	uint64_t rb = o.ring_bytes ? o.ring_bytes : RING_DEFAULT;
+	rec->ring_default = !o.ring_bytes;
 	uint64_t pw = RING_MIN;
 	while (pw < rb && pw < (1ull << 32)) pw <<= 1;
 	rec->ring_bytes = pw;
-	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : (64u << 20);
+	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : MAX_MEMORY_DEFAULT;
 	int level = o.zstd_level ? o.zstd_level : 3;
 	/* writer overhead: encode + compress buffers and the zstd context */
 	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (level > 9 ? (8u << 20) : (2u << 20)); /* rough zstd CCtx size */
@@ -728,6 +867,7 @@ static int unregister(gp_recorder *rec)
 	pthread_mutex_lock(&g_reg_lock);
 	for (gp_recorder **pp = &g_live; *pp; pp = &(*pp)->next_live)
 		if (*pp == rec) { *pp = rec->next_live; found = 1; break; }
+	if (found) { ST_REL(&rec->closed, 1); forget_thread_caches(rec); }
 	pthread_mutex_unlock(&g_reg_lock);
 	return found;
 }
@@ -767,9 +907,7 @@ GP_API void gp_recorder_forget_after_fork(gp_recorder *rec)
 	 * does not exist here, and drain_lock may be held forever: not touched. */
 	close(rec->fd);
 	close(rec->efd);
-	struct gp_tstate *ts = gp_tls;
-	if (ts && ts->rec == rec) { ts->rec = NULL; ts->ring = NULL; }
-	rec_free(rec);
+	rec_free(rec);   /* unregister() cleared the threads' cached rings */
 }
 
 GP_API void gp_recorder_pause_writer(gp_recorder *rec, int paused)
