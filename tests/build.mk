@@ -53,3 +53,7 @@ include tests/libprof/build.mk
 # --- tools tests (owner: tools): rules in tests/tools/build.mk ---
 include tests/tools/build.mk
 # --- end tools tests ---
+
+# --- fault tests ---
+include tests/faults/build.mk
+# --- end fault tests ---

@@ -1,0 +1,54 @@
+# fault suite (owner: faults).  Included from tests/build.mk after the shim
+# section (uses FAKE_CUDART, FAKE_CFLAGS, SHIM_SO, ... from there).  Tests are
+# python/sh scripts run through generated wrappers that pass the build dir.
+FAULTS_DIR := $(B)/tests/faults
+FAULT_WORKLOAD := $(FAULTS_DIR)/fault_workload
+FAULT_CHECK := $(FAULTS_DIR)/fault_check
+FAULT_TESTS := test_own_handler test_segv test_sigkill
+# known failures (see docs/RELIABILITY.md): written, run by hand, not registered
+FAULT_KNOWN_FAILING :=
+
+# The workload lives next to the fake libcudart it links (rpath $ORIGIN).
+$(FAULT_WORKLOAD): tests/faults/fault_workload.c tests/fake/fake_api.h $(FAKE_CUDART) | $(FAULTS_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -fPIE -o $@ $< $(FAKE_CUDART) \
+	  -Wl,-rpath,'$$ORIGIN/../fake' -ldl
+
+$(FAULT_CHECK): tests/faults/fault_check.c $(LIBPROF_A) | $(FAULTS_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+$(FAULTS_DIR)/run_%: tests/faults/%.py tests/faults/fl.py | $(FAULTS_DIR)/
+	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
+
+FAULT_RUNNERS := $(FAULT_TESTS:%=$(FAULTS_DIR)/run_%)
+TEST_BINS += $(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) \
+	$(FAULT_KNOWN_FAILING:%=$(FAULTS_DIR)/run_%)
+TESTS += $(FAULT_RUNNERS)
+
+# ---- sanitizer runs of the shim (and of these tests) ------------------------
+# Everything (libprof, shim, fake CUPTI/cudart, workloads, checkers) is rebuilt
+# instrumented in its own build dir by a recursive make.  The workloads link
+# the sanitizer runtime, so it is loaded before any LD_PRELOAD'ed library's
+# code runs; ASan's "runtime does not come first in initial library list"
+# check only looks at the order of the list (the preloaded shim precedes the
+# executable's own DT_NEEDED libasan), hence verify_asan_link_order=0.
+FAULT_SAN_ASAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FAULT_SAN_TSAN := -O1 -g -fsanitize=thread
+SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit \
+	$(filter-out %/run_test_injection_once,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
+	$(FAULT_RUNNERS)
+.PHONY: shim-san-bins shim-asan-test shim-tsan-test
+shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
+	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) $(GPUPROF_BIN)
+
+shim-asan-test:
+	$(MAKE) --no-print-directory B=$(B)/asan-shim CFLAGS="$(FAULT_SAN_ASAN)" \
+	  LDFLAGS="-fsanitize=address,undefined" shim-san-bins
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:abort_on_error=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 GPUPROF_FAULT_SANITIZER=asan \
+	  tests/run-tests.sh $(subst $(B)/,$(B)/asan-shim/,$(SHIM_SAN_TESTS))
+
+shim-tsan-test:
+	$(MAKE) --no-print-directory B=$(B)/tsan-shim CFLAGS="$(FAULT_SAN_TSAN)" \
+	  LDFLAGS="-fsanitize=thread" shim-san-bins
+	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:die_after_fork=0 GPUPROF_FAULT_SANITIZER=tsan \
+	  tests/run-tests.sh $(subst $(B)/,$(B)/tsan-shim/,$(SHIM_SAN_TESTS))
