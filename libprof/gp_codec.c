@@ -278,15 +278,16 @@ static inline __attribute__((always_inline)) uint64_t frd(const uint8_t **qq, in
 
 #define R() (fast ? frd(&q, &bad) : rd(&q, pe, &bad))
 #define RZ() gp_unzz(R())
-#define RTS() (d->prev_ts += (uint64_t)RZ())
-#define RCORR() (d->prev_corr += (uint64_t)RZ())
+#define RTS() (*pts += (uint64_t)RZ())
+#define RCORR() (*pcorr += (uint64_t)RZ())
 #define RTID() ({ uint32_t t_ = (uint32_t)R(); t_ ? t_ : d->src_tid; })
 
 /* Decodes one record body [q, pe) of a known type into r->u.  Returns 1 ok,
  * GP_ERR_CORRUPT (d->why set) on a malformed record; in fast mode also
  * returns 0 when the fast read left the record (caller retries carefully). */
 static inline __attribute__((always_inline))
-int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, const uint8_t *pe, const int fast)
+int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, const uint8_t *pe, const int fast,
+	     uint64_t *pts, uint64_t *pcorr)
 {
 	int bad = 0;
 	switch (type) {
@@ -444,13 +445,19 @@ int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, co
 static __attribute__((noinline)) int dec_careful(struct gp_dec *d, gp_record *r, uint32_t type,
 						 const uint8_t *q, const uint8_t *pe)
 {
-	return dec_body(d, r, type, q, pe, 0);
+	return dec_body(d, r, type, q, pe, 0, &d->prev_ts, &d->prev_corr);
 }
 
-static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_record *r)
+/* The delta state (pts, pcorr) and the position (*pp) are the caller's
+ * locals, kept in registers across a batch: through d they made a memory
+ * round trip per record, and the 16-byte reload of two 8-byte stores
+ * defeated store forwarding. */
+static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_record *r, const uint8_t **pp,
+							 uint64_t *pts, uint64_t *pcorr)
 {
+	const uint8_t *end = d->end;
 	for (;;) {
-		const uint8_t *p = d->p, *end = d->end;
+		const uint8_t *p = *pp;
 		if (p >= end) return 0;
 		uint32_t type = p[0];
 		const uint8_t *q;
@@ -459,33 +466,39 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 			len = p[1]; q = p + 2;
 		} else {
 			q = p + 1;
-			if (q >= end) { d->p = q; d->why = "record cut after its type byte"; return GP_ERR_CORRUPT; }
+			if (q >= end) { *pp = q; d->why = "record cut after its type byte"; return GP_ERR_CORRUPT; }
 			int bad = 0;
 			len = rd(&q, end, &bad);
-			if (bad) { d->p = q; d->why = "malformed record length"; return GP_ERR_CORRUPT; }
+			if (bad) { *pp = q; d->why = "malformed record length"; return GP_ERR_CORRUPT; }
 		}
 		if (GP_UNLIKELY(len > (uint64_t)(end - q))) {
-			d->p = q; d->why = "record length beyond end of chunk"; return GP_ERR_CORRUPT;
+			*pp = q; d->why = "record length beyond end of chunk"; return GP_ERR_CORRUPT;
 		}
 		const uint8_t *pe = q + len;
-		d->p = pe;
+		*pp = pe;
 		if (GP_UNLIKELY(type == 0 || type >= GP_REC_TYPE_MAX)) continue; /* unknown type: skipped by length */
 		r->type = type;
 		r->source_id = d->source;
 		if (GP_LIKELY(((FAST_TYPES >> type) & 1) && q < d->fast_lim)) {
-			uint64_t pts = d->prev_ts, pc = d->prev_corr;
-			int rc = dec_body(d, r, type, q, pe, 1);
+			uint64_t t0 = *pts, c0 = *pcorr;
+			int rc = dec_body(d, r, type, q, pe, 1, pts, pcorr);
 			if (GP_LIKELY(rc)) return rc;
-			d->prev_ts = pts; d->prev_corr = pc;  /* left the record: redo carefully */
+			*pts = t0; *pcorr = c0;  /* left the record: redo carefully */
 		}
-		return dec_careful(d, r, type, q, pe);
+		d->prev_ts = *pts; d->prev_corr = *pcorr;
+		int rc = dec_careful(d, r, type, q, pe);
+		*pts = d->prev_ts; *pcorr = d->prev_corr;
+		return rc;
 	}
 }
 
 int gp_dec_next(struct gp_dec *d, gp_record *r)
 {
 	if (d->err) return d->err;
-	int rc = dec_one(d, r);
+	const uint8_t *p = d->p;
+	uint64_t ts = d->prev_ts, corr = d->prev_corr;
+	int rc = dec_one(d, r, &p, &ts, &corr);
+	d->p = p; d->prev_ts = ts; d->prev_corr = corr;
 	if (rc < 0) d->err = rc;
 	return rc;
 }
@@ -493,14 +506,18 @@ int gp_dec_next(struct gp_dec *d, gp_record *r)
 int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
 {
 	int n = 0, m = 0;
+	*meta = 0;
 	if (d->err) return 0;
+	const uint8_t *p = d->p;
+	uint64_t ts = d->prev_ts, corr = d->prev_corr;
 	while (n < max) {
-		int rc = dec_one(d, &out[n]);
+		int rc = dec_one(d, &out[n], &p, &ts, &corr);
 		if (rc <= 0) { if (rc < 0) d->err = rc; break; }
 		uint32_t t = out[n++].type;
 		m |= t <= GP_REC_SOURCE;
 		if (t == GP_REC_STACK) break;   /* its frames live in d->frames */
 	}
+	d->p = p; d->prev_ts = ts; d->prev_corr = corr;
 	*meta = m;
 	return n;
 }
