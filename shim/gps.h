@@ -22,6 +22,9 @@
 /* ---------------------------------------------------------------- config */
 enum gps_api_set { GPS_API_DEFAULT = 0, GPS_API_ALL = 1, GPS_API_NONE = 2 };
 enum gps_api_mode { GPS_MODE_CALLBACK = 0, GPS_MODE_ACTIVITY = 1 };
+/* How API calls are captured when GPUPROF_API_MODE is unset: the one place
+ * to flip the default (decided by GPU measurement, docs/PERFORMANCE.md). */
+#define GPS_DEFAULT_API_MODE GPS_MODE_CALLBACK
 enum gps_bind { GPS_BIND_AUTO = 0, GPS_BIND_EAGER = 1, GPS_BIND_INJECTION = 2 };
 
 /* GPUPROF_ACTIVITY kinds, a bit each */
@@ -39,10 +42,11 @@ struct gps_config {
 	int quiet;              /* GPUPROF_QUIET */
 	int follow_exec;        /* GPUPROF_FOLLOW_EXEC (default 1) */
 	int api_set;            /* gps_api_set */
-	int api_mode;           /* gps_api_mode */
+	int api_mode;           /* gps_api_mode, GPS_DEFAULT_API_MODE */
+	int api_driver;         /* GPUPROF_API_DRIVER (default 1): driver-domain calls too */
 	int bind;               /* gps_bind */
 	unsigned activity;      /* gps_act_bits */
-	uint32_t flush_ms;      /* GPUPROF_FLUSH_MS, default 500 */
+	uint32_t flush_ms;      /* GPUPROF_FLUSH_MS, default 500: writer, CUPTI ticker */
 	size_t buffer_size;     /* CUPTI activity buffer, default 8 MiB */
 	size_t ring_size;       /* per-thread ring, 0 = libprof default */
 	size_t max_memory;      /* recorder cap, 0 = libprof default */
@@ -101,14 +105,37 @@ extern struct gps_state gps;
  * call back into us from within calls we make). */
 extern GPS_TLS int gps_in_shim;
 
-/* Trace-clock now (ns). */
-uint64_t gps_now(void);
 static inline uint64_t gps_mono_ns(void)
 {
+	/* vDSO: no system call */
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+/* Trace-clock now (ns): CLOCK_MONOTONIC, the clock CUPTI is given through
+ * the timestamp callback; CUPTI's own clock only when CUPTI refused it. */
+uint64_t gps_now_cupti(void);
+static inline uint64_t gps_now(void)
+{
+	if (__builtin_expect(gps.clock_id == GP_CLOCK_CUPTI, 0))
+		return gps_now_cupti();
+	return gps_mono_ns();
+}
+
+/* Store->load ordering between the emit paths (many, hot) and the final
+ * flush (once): an asymmetric barrier.  With membarrier(2) registered the
+ * hot side needs only a compiler barrier and the flush side pays one
+ * membarrier(PRIVATE_EXPEDITED); without it both sides use a full fence. */
+extern int gps_membarrier_ok;
+static inline void gps_fence_light(void)
+{
+	if (__builtin_expect(gps_membarrier_ok, 1))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+void gps_fence_heavy(void);
+void gps_membarrier_register(void);
 
 /* The recorder for emitting now, creating it on first use when create != 0
  * (activation).  NULL when tracing is off.  Fast path: one atomic load. */
@@ -153,6 +180,23 @@ void gps_cupti_flush(void);
 void gps_cupti_stop(void);
 void gps_cupti_after_fork_child(void);
 
+/* Interned display name of an API cbid (dom 1 driver, 2 runtime), cached
+ * per cbid and recorder generation; fallback when CUPTI has no name. */
+uint32_t gps_api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback);
+/* Activity mode: drop driver API records nested in a runtime record of the
+ * same thread (set at bind time for the default API set). */
+extern int gps_act_skip_nested_driver;
+
+/* Flush ticker (shim/gps_ticker.c): a thread "gpuprof-flush" calling
+ * cuptiActivityFlushAll(0) every flush interval while CUPTI is bound and a
+ * trace exists, so partially filled activity buffers reach the file even
+ * when the job is SIGKILLed.  start: idempotent; stop: before the final
+ * flush, bounded wait. */
+void gps_ticker_start(void);
+void gps_ticker_stop(void);
+void gps_ticker_after_fork_child(void);
+void gps_ticker_emit_stats(gp_recorder *rec);
+
 /* Callback-id selection (shim/gps_cbid.c): does this API name belong to the
  * default set of the domain (1 driver, 2 runtime)? */
 int gps_cbid_default(int domain, const char *name);
@@ -170,8 +214,6 @@ void gps_activity_fork_parent(void);
 
 /* NVTX (shim/gps_nvtx.c) */
 void gps_nvtx_flush_unterminated(gp_recorder *rec);
-void gps_nvtx_fork_prepare(void);
-void gps_nvtx_fork_parent(void);
 void gps_nvtx_after_fork_child(void);
 
 /* Emits a GP_REC_CLOCK pair (trace, realtime, CUPTI). */

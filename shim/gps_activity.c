@@ -249,13 +249,7 @@ static void emit_api(gp_recorder *rec, const CUpti_ActivityAPI *a)
 	int dom = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 2 : 1;
 	r.u.api.domain = dom == 2 ? GP_API_RUNTIME : GP_API_DRIVER;
 	r.u.api.cbid = a->cbid;
-	const char *name = NULL;
-	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, a->cbid, &name) ==
-		    CUPTI_SUCCESS && name) {
-		char clean[256];
-		gps_cbid_clean_name(name, clean, sizeof clean);
-		r.u.api.name_id = gp_intern(rec, clean);
-	}
+	r.u.api.name_id = gps_api_name_id(rec, dom, a->cbid, NULL);
 	r.u.api.tid = a->threadId;
 	r.u.api.status = (int32_t)a->returnValue;
 	gp_emit(rec, &r);
@@ -273,8 +267,50 @@ static void emit_dropped(gp_recorder *rec, uint64_t n, uint32_t where_id)
 	gp_emit(rec, &r);
 }
 
+/* Activity mode, default set: CUPTI writes an API record when the call
+ * returns, so a driver call the runtime made underneath one of its calls
+ * comes BEFORE that runtime record in the buffer.  Driver records wait in
+ * a small pending list; a runtime record of the same thread drops those it
+ * contains (interval inside, or the same correlation id) and releases the
+ * rest (a later runtime record of that thread cannot contain them: calls
+ * of one thread return in order).  What is still pending when the list
+ * fills or the buffer ends is emitted: a nested pair split across two
+ * buffers keeps its driver record (rare, and a true call either way). */
+#define PEND_MAX 64
+struct pending { const CUpti_ActivityAPI *a[PEND_MAX]; int n; };
+
+static void pending_runtime(gp_recorder *rec, struct pending *p, const CUpti_ActivityAPI *rt)
+{
+	int k = 0;
+	for (int i = 0; i < p->n; i++) {
+		const CUpti_ActivityAPI *d = p->a[i];
+		if (d->threadId != rt->threadId || d->processId != rt->processId) {
+			p->a[k++] = d;
+			continue;
+		}
+		int nested = (d->start >= rt->start && d->end <= rt->end) ||
+			     d->correlationId == rt->correlationId;
+		if (!nested)
+			emit_api(rec, d);
+	}
+	p->n = k;
+}
+
+static void pending_driver(gp_recorder *rec, struct pending *p, const CUpti_ActivityAPI *d)
+{
+	if (p->n == PEND_MAX) { /* oldest out */
+		emit_api(rec, p->a[0]);
+		memmove(&p->a[0], &p->a[1], (PEND_MAX - 1) * sizeof p->a[0]);
+		p->n--;
+	}
+	p->a[p->n++] = d;
+}
+
 static void decode(gp_recorder *rec, uint8_t *buf, size_t valid)
 {
+	struct pending pend;
+	pend.n = 0;
+	int dedup = gps_act_skip_nested_driver;
 	CUpti_Activity *a = NULL;
 	while (GPS_CUPTI_QUIET(cuptiActivityGetNextRecord, buf, valid, &a) == CUPTI_SUCCESS) {
 		switch (a->kind) {
@@ -301,13 +337,22 @@ static void decode(gp_recorder *rec, uint8_t *buf, size_t valid)
 			emit_device(rec, (const CUpti_ActivityDevice5 *)a);
 			break;
 		case CUPTI_ACTIVITY_KIND_RUNTIME:
-		case CUPTI_ACTIVITY_KIND_DRIVER:
+			if (dedup && pend.n)
+				pending_runtime(rec, &pend, (const CUpti_ActivityAPI *)a);
 			emit_api(rec, (const CUpti_ActivityAPI *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_DRIVER:
+			if (dedup)
+				pending_driver(rec, &pend, (const CUpti_ActivityAPI *)a);
+			else
+				emit_api(rec, (const CUpti_ActivityAPI *)a);
 			break;
 		default:
 			break;
 		}
 	}
+	for (int i = 0; i < pend.n; i++) /* the records stay valid until we return the buffer */
+		emit_api(rec, pend.a[i]);
 }
 
 static GPS_TLS uint64_t last_clock_ns;

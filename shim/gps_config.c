@@ -120,6 +120,8 @@ void gps_config_load(struct gps_config *c)
 	c->enabled = env_bool("GPUPROF_ENABLE", 1);
 	c->follow_exec = env_bool("GPUPROF_FOLLOW_EXEC", 1);
 	c->flush_ms = 500;
+	c->api_mode = GPS_DEFAULT_API_MODE;
+	c->api_driver = env_bool("GPUPROF_API_DRIVER", 1);
 	c->buffer_size = 8u << 20;
 	c->activity = GPS_ACT_DEFAULT;
 	copy_env(c->output, sizeof c->output, "GPUPROF_OUTPUT", DEFAULT_OUTPUT);
@@ -140,8 +142,11 @@ void gps_config_load(struct gps_config *c)
 	if ((v = getenv("GPUPROF_API_MODE")) && *v) {
 		if (!strcasecmp(v, "activity"))
 			c->api_mode = GPS_MODE_ACTIVITY;
-		else if (strcasecmp(v, "callback"))
-			gps_log(1, "GPUPROF_API_MODE=%s not understood (callback|activity); using callback", v);
+		else if (!strcasecmp(v, "callback"))
+			c->api_mode = GPS_MODE_CALLBACK;
+		else
+			gps_log(1, "GPUPROF_API_MODE=%s not understood (callback|activity); using %s", v,
+				GPS_DEFAULT_API_MODE == GPS_MODE_ACTIVITY ? "activity" : "callback");
 	}
 	if ((v = getenv("GPUPROF_BIND")) && *v) {
 		if (!strcasecmp(v, "eager"))

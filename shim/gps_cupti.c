@@ -14,6 +14,7 @@
 static CUpti_SubscriberHandle subscriber;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int skip_nested_driver; /* default set: driver calls inside runtime calls */
+int gps_act_skip_nested_driver; /* the same for activity records (gps_activity.c) */
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
@@ -22,14 +23,17 @@ static GPS_TLS int rt_depth;
  * forked child's new recorder re-interns: (gen << 32) | id. */
 static _Atomic uint64_t name_cache[3][GPS_MAX_CBID];
 
-static uint32_t api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+uint32_t gps_api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
 {
 	unsigned gen = atomic_load_explicit(&gps.gen, memory_order_relaxed);
-	if (cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2) {
+	int cached = cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2;
+	if (__builtin_expect(cached, 1)) {
 		uint64_t v = atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed);
-		if ((uint32_t)(v >> 32) == gen && (uint32_t)v)
+		if (__builtin_expect((uint32_t)(v >> 32) == gen && (uint32_t)v, 1))
 			return (uint32_t)v;
 	}
+	/* first call of this API in this trace: cuptiGetCallbackName, never
+	 * on the hot path again */
 	const char *name = NULL;
 	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
 		    CUPTI_SUCCESS || !name)
@@ -39,69 +43,47 @@ static uint32_t api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char
 	char clean[256];
 	gps_cbid_clean_name(name, clean, sizeof clean);
 	uint32_t id = gp_intern(rec, clean);
-	if (id && cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2)
+	if (id && cached)
 		atomic_store_explicit(&name_cache[dom][cbid], ((uint64_t)gen << 32) | id,
 				      memory_order_relaxed);
 	return id;
 }
 
-static void on_api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+/* API exit: one record.  Out of line: the enter path stays tiny. */
+static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+					       const CUpti_CallbackData *cd, uint64_t start)
 {
-	if (cd->callbackSite == CUPTI_API_ENTER) {
-		if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
-			rt_depth++;
-		} else if (skip_nested_driver && rt_depth > 0) {
-			*cd->correlationData = 0;
-			return;
-		}
-		*cd->correlationData = gps_now();
-		return;
-	}
-	/* exit */
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
-		if (rt_depth > 0)
-			rt_depth--;
-	} else if (skip_nested_driver && rt_depth > 0) {
-		return;
-	}
-	uint64_t start = *cd->correlationData;
-	if (!start)
-		return;
 	uint64_t end = gps_now();
-	gp_recorder *rec = gps_rec(1);
-	if (!rec)
-		return;
-	gp_record r;
-	memset(&r, 0, sizeof r);
-	r.type = GP_REC_API;
-	r.u.api.start_ns = start;
-	r.u.api.end_ns = end;
-	r.u.api.correlation_id = cd->correlationId;
-	r.u.api.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER;
-	r.u.api.cbid = cbid;
-	r.u.api.name_id = api_name_id(rec, dom, cbid, cd->functionName);
-	if (cd->functionReturnValue) {
-		/* cudaError_t and CUresult are both int-sized enums */
-		r.u.api.status = *(const int *)cd->functionReturnValue;
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_enter(); /* NULL once closing */
+	gp_recorder *rec = t ? gps_rec(1) : NULL;
+	if (rec) {
+		gp_record r;
+		r.type = GP_REC_API;
+		r.source_id = 0;
+		r.u.api = (gp_rec_api){
+			.start_ns = start,
+			.end_ns = end,
+			.correlation_id = cd->correlationId,
+			.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER,
+			.cbid = cbid,
+			.name_id = gps_api_name_id(rec, dom, cbid, cd->functionName),
+			/* cudaError_t and CUresult are both int-sized enums */
+			.status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0,
+		};
+		gp_emit(rec, &r);
 	}
-	gp_emit(rec, &r);
+	gps_leave(t);
+	gps_in_shim = 0;
 }
 
-static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
-				 const void *data)
+static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid)
 {
-	(void)ud;
 	if (gps_in_shim || atomic_load_explicit(&gps.closed, memory_order_relaxed))
 		return;
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
-	if (!t) {
-		gps_in_shim = 0;
-		return;
-	}
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API || dom == CUPTI_CB_DOMAIN_DRIVER_API) {
-		on_api(dom, cbid, data);
-	} else if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
+	if (t) {
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			/* CUDA's own atexit teardown runs before ours: the
 			 * context's records must leave CUPTI now. */
@@ -114,6 +96,39 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	}
 	gps_leave(t);
 	gps_in_shim = 0;
+}
+
+/* The hot path: a runtime launch in the default set comes here 4 times
+ * (runtime enter, nested driver enter + exit, runtime exit).  Nested driver
+ * callbacks leave at the first test; enter only stores the start time in
+ * CUPTI's per-call correlationData (no TLS, no emit, no fence); exit builds
+ * and emits the record.  bench/shim measures it. */
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	(void)ud;
+	const CUpti_CallbackData *cd = data;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (skip_nested_driver && rt_depth > 0)
+			return; /* the runtime call around it has the record */
+	} else if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		if (cd->callbackSite == CUPTI_API_ENTER)
+			rt_depth++;
+		else if (rt_depth > 0)
+			rt_depth--;
+	} else {
+		if (dom == CUPTI_CB_DOMAIN_RESOURCE)
+			on_resource(cbid);
+		return;
+	}
+	if (cd->callbackSite == CUPTI_API_ENTER) {
+		/* 0 = not recorded (a call made by the shim itself) */
+		*cd->correlationData = gps_in_shim ? 0 : gps_now();
+		return;
+	}
+	uint64_t start = *cd->correlationData;
+	if (start && !gps_in_shim)
+		api_exit(dom, cbid, cd, start);
 }
 
 static uint64_t CUPTIAPI timestamp_cb(void) { return gps_mono_ns(); }
@@ -144,11 +159,37 @@ static int find_tool(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* ------------------------------------------------------------ start */
+/* Enables, for one domain (1 driver, 2 runtime), the cbids of the default
+ * set through fn (callback or activity flavour).  Returns how many. */
+static int enable_default_set(int dom, CUptiResult (*fn)(int dom, uint32_t cbid))
+{
+	int n = 0;
+	for (uint32_t cbid = 1; cbid < GPS_MAX_CBID; cbid++) {
+		const char *name = NULL;
+		if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
+			    CUPTI_SUCCESS || !name)
+			continue;
+		if (gps_cbid_default(dom, name) && fn(dom, cbid) == CUPTI_SUCCESS)
+			n++;
+	}
+	return n;
+}
+static CUptiResult en_callback(int dom, uint32_t cbid)
+{
+	return GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)dom, cbid);
+}
+static CUptiResult en_activity(int dom, uint32_t cbid)
+{
+	return dom == 2 ? GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, 1)
+			: GPS_CUPTI(cuptiActivityEnableDriverApi, cbid, 1);
+}
+
 static void enable_api_callbacks(void)
 {
 	const struct gps_config *c = &gps.cfg;
 	if (c->api_set == GPS_API_NONE)
 		return;
+	int driver = c->api_driver;
 	if (c->api_mode == GPS_MODE_ACTIVITY) {
 		if (!gps_p_cuptiActivityEnableRuntimeApi) {
 			gps_log(0, "this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
@@ -158,41 +199,35 @@ static void enable_api_callbacks(void)
 	if (c->api_mode == GPS_MODE_ACTIVITY) {
 		if (c->api_set == GPS_API_ALL) {
 			GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME);
-			GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER);
+			if (driver)
+				GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER);
 			return;
 		}
-		/* default set: runtime calls only (activity records cannot tell
-		 * a driver call made by the runtime from one made by the job) */
-		for (uint32_t cbid = 1; cbid < GPS_MAX_CBID; cbid++) {
-			const char *name = NULL;
-			if (GPS_CUPTI_QUIET(cuptiGetCallbackName, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
-					    &name) != CUPTI_SUCCESS || !name)
-				continue;
-			if (gps_cbid_default(2, name))
-				GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, 1);
+		/* default set, both domains; a driver record nested in a
+		 * runtime record of its thread is dropped when decoding
+		 * (gps_activity.c), like the callback mode's skip */
+		enable_default_set(2, en_activity);
+		if (driver && gps_p_cuptiActivityEnableDriverApi) {
+			gps_act_skip_nested_driver = 1;
+			enable_default_set(1, en_activity);
 		}
 		return;
 	}
 	if (c->api_set == GPS_API_ALL) {
 		skip_nested_driver = 0;
 		GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-		GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+		if (driver)
+			GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
 		return;
 	}
+	/* Driver launches must be enabled to catch launches made straight
+	 * through the driver (cuBLAS: cuLaunchKernelEx); the ones the runtime
+	 * makes underneath its own calls then fire too and are skipped first
+	 * thing in on_callback.  GPUPROF_API_DRIVER=0 saves those callbacks. */
 	skip_nested_driver = 1;
-	int n = 0;
-	for (int dom = 1; dom <= 2; dom++) {
-		for (uint32_t cbid = 1; cbid < GPS_MAX_CBID; cbid++) {
-			const char *name = NULL;
-			if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid,
-					    &name) != CUPTI_SUCCESS || !name)
-				continue;
-			if (gps_cbid_default(dom, name) &&
-			    GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)dom,
-				      cbid) == CUPTI_SUCCESS)
-				n++;
-		}
-	}
+	int n = enable_default_set(2, en_callback);
+	if (driver)
+		n += enable_default_set(1, en_callback);
 	if (n == 0)
 		gps_log(0, "no CUDA API callbacks matched the default set");
 }
@@ -260,7 +295,10 @@ static int start_locked(const char *why)
 		  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	enable_activity();
 	enable_api_callbacks();
-	gps_log(0, "tracing CUDA via %s (%s)", gps_cupti_loaded_path(), why);
+	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
+	 * prints its own lines */
+	if (!gps.cfg.summary[0])
+		gps_log(0, "tracing CUDA via %s (%s)", gps_cupti_loaded_path(), why);
 	return 0;
 }
 
@@ -283,6 +321,8 @@ int gps_cupti_start(const char *why)
 		rc = -1;
 	}
 	pthread_mutex_unlock(&start_lock);
+	if (rc == 0 && atomic_load(&gps.rec))
+		gps_ticker_start(); /* else when the trace is created */
 	gps_in_shim = saved;
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,14 +42,38 @@ static void forget_inherited(void)
 
 uint32_t gps_gettid(void) { return (uint32_t)syscall(SYS_gettid); }
 
-uint64_t gps_now(void)
+uint64_t gps_now_cupti(void)
 {
-	if (__builtin_expect(gps.clock_id == GP_CLOCK_CUPTI, 0) && gps_p_cuptiGetTimestamp) {
-		uint64_t t = 0;
+	uint64_t t = 0;
+	if (gps_p_cuptiGetTimestamp)
 		gps_p_cuptiGetTimestamp(&t);
-		return t;
+	return t ? t : gps_mono_ns();
+}
+
+/* ------------------------------------------------------------ barriers */
+int gps_membarrier_ok;
+
+void gps_membarrier_register(void)
+{
+	/* registration is per process: done at start and again in a fork
+	 * child (cheap, idempotent) */
+	long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	gps_membarrier_ok = q > 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+			    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+void gps_fence_heavy(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (gps_membarrier_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+		/* cannot happen once registered; if it does, light fences are
+		 * no longer enough: switch them to full fences from now on and
+		 * give threads a moment to leave what they entered unordered */
+		gps_membarrier_ok = 0;
+		atomic_thread_fence(memory_order_seq_cst);
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
 	}
-	return gps_mono_ns();
 }
 
 /* ------------------------------------------------------------ threads */
@@ -129,8 +154,8 @@ struct gps_thread *gps_enter(void)
 	int b = atomic_load_explicit(&t->busy, memory_order_relaxed);
 	atomic_store_explicit(&t->busy, b + 1, memory_order_relaxed);
 	/* Dekker with gps_final_flush: our busy store before its closed load,
-	 * its closed store before our closed load */
-	atomic_thread_fence(memory_order_seq_cst);
+	 * its closed store before our closed load (gps_fence_heavy there) */
+	gps_fence_light();
 	if (atomic_load_explicit(&gps.closed, memory_order_relaxed)) {
 		atomic_store_explicit(&t->busy, b, memory_order_release);
 		return NULL;
@@ -148,7 +173,7 @@ void gps_leave(struct gps_thread *t)
 /* After closed=1: wait until no other thread is inside an emit path. */
 static void wait_not_busy(void)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	gps_fence_heavy();
 	struct gps_thread *self = tls_thread;
 	struct timespec ts = {0, 1000 * 1000};
 	for (int i = 0; i < 500; i++) { /* at most ~0.5 s: never hang the exit */
@@ -312,6 +337,8 @@ gp_recorder *gps_rec_slow(int create)
 	if (rec) {
 		install_signal_handlers();
 		start_sig_flusher();
+		if (create == 1 && atomic_load(&gps.cupti_bound))
+			gps_ticker_start();
 	}
 	gps_in_shim = saved;
 	return rec;
@@ -354,6 +381,8 @@ void gps_final_flush(const char *why)
 	int saved_errno = errno;
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
+	/* no periodic CUPTI flush from here on (bounded wait) */
+	gps_ticker_stop();
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
 	/* then no new entries (callbacks, NVTX) and none still inside */
@@ -363,6 +392,7 @@ void gps_final_flush(const char *why)
 	gp_recorder *rec = atomic_load(&gps.rec);
 	if (rec) {
 		gps_nvtx_flush_unterminated(rec); /* stacks are quiet now */
+		gps_ticker_emit_stats(rec);
 		gps_emit_clock(rec);
 	}
 	pthread_mutex_lock(&gps.rec_lock);
@@ -376,7 +406,10 @@ void gps_final_flush(const char *why)
 		gp_recorder_get_stats(rec, &st);
 		gp_recorder_close(rec);
 		write_summary(&st);
-		gps_log(0, "%llu events, %llu dropped -> %s (at %s)", (unsigned long long)st.records,
+		/* under `gpuprof run` (GPUPROF_SUMMARY set) the tool prints the
+		 * one summary: ours would be a second */
+		if (!gps.cfg.summary[0])
+			gps_log(0, "%llu events, %llu dropped -> %s (at %s)", (unsigned long long)st.records,
 			(unsigned long long)st.dropped, gps.trace_path, why);
 	}
 	gps_in_shim = saved;
@@ -500,23 +533,29 @@ static void start_sig_flusher(void)
  * signals those threads block). */
 static sigset_t fork_saved_mask;
 
+/* Lock order.  Our prepare handler runs AFTER libprof's (prepare handlers
+ * run in reverse order of registration, and ours is registered first, in
+ * the constructor), i.e. while libprof holds its registry/ring/intern
+ * locks.  So prepare must not take any lock of ours that is held while
+ * calling into libprof — rec_lock (recorder create/forget), threads_lock
+ * and NVTX's se_lock (the final flush emits under them) are such locks:
+ * taking them here was an ABBA deadlock (a thread creating the recorder
+ * under rec_lock waits for libprof's g_reg_lock, the forking thread holds
+ * g_reg_lock and waits for rec_lock).  The child does not need them held:
+ * it re-initialises them and discards what they protect (thread list,
+ * start/end table) or reads it atomically (gps.rec).  Only buf_lock, never
+ * held across a libprof call, is taken. */
 static void fork_prepare(void)
 {
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &fork_saved_mask);
-	pthread_mutex_lock(&gps.rec_lock);
-	pthread_mutex_lock(&threads_lock);
-	gps_nvtx_fork_prepare();
 	gps_activity_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	gps_activity_fork_parent();
-	gps_nvtx_fork_parent();
-	pthread_mutex_unlock(&threads_lock);
-	pthread_mutex_unlock(&gps.rec_lock);
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 
@@ -524,9 +563,11 @@ static void fork_child(void)
 {
 	pthread_mutex_init(&gps.rec_lock, NULL);
 	pthread_mutex_init(&threads_lock, NULL);
+	gps_membarrier_register();
 	gps_activity_after_fork_child();
 	gps_nvtx_after_fork_child();
 	gps_cupti_after_fork_child();
+	gps_ticker_after_fork_child();
 	forked = 1;
 	gps.pid = getpid();
 	gps.ppid = getppid();
@@ -653,6 +694,7 @@ void gps_init(void)
 		setenv("GPUPROF_ROOT_PID", pidbuf, 1);
 	}
 	thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
+	gps_membarrier_register();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(on_exit_handler);
 	/* NVTX reads this lazily, at the job's first NVTX call */

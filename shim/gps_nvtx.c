@@ -495,8 +495,6 @@ void gps_nvtx_flush_unterminated(gp_recorder *rec)
 	pthread_mutex_unlock(&se_lock);
 }
 
-void gps_nvtx_fork_prepare(void) { pthread_mutex_lock(&se_lock); }
-void gps_nvtx_fork_parent(void) { pthread_mutex_unlock(&se_lock); }
 void gps_nvtx_after_fork_child(void)
 {
 	pthread_mutex_init(&se_lock, NULL);

@@ -63,8 +63,19 @@ static void flog(const char *what)
 	}
 }
 
+/* gettid per call would make the fake's floor a syscall (about 1 us in
+ * some sandboxes) and drown the shim's cost in bench/shim: cached. */
+static __thread uint32_t cached_tid;
+static uint32_t my_tid(void)
+{
+	if (!cached_tid)
+		cached_tid = (uint32_t)syscall(SYS_gettid);
+	return cached_tid;
+}
+
 static void child_after_fork(void)
 {
+	cached_tid = 0; /* the forking thread has a new tid in the child */
 	pthread_mutex_init(&lock, NULL);
 	/* the parent's half-filled buffer is the parent's */
 	cur_buf = NULL;
@@ -360,7 +371,7 @@ EXPORT void fake_cupti_call_enter(struct fake_cupti_call *c)
 {
 	c->correlation_id = atomic_fetch_add(&next_corr, 1);
 	c->start = fake_cupti_now();
-	c->tid = (uint32_t)syscall(SYS_gettid);
+	c->tid = my_tid();
 	CUpti_CallbackFunc cb = subscriber_cb;
 	if (!cb || c->domain <= 0 || c->domain >= CUPTI_CB_DOMAIN_SIZE || c->cbid >= MAX_CBID ||
 	    !cb_enabled[c->domain][c->cbid])

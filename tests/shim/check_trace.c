@@ -3,6 +3,10 @@
  *   check_trace parent FILE   the workload's own trace, exactly
  *   check_trace child FILE    the fork child that used CUDA
  *   check_trace sigterm FILE  "workload sleep" killed by SIGTERM
+ *   check_trace sigkill FILE KILL_NS  "workload sleep" killed by SIGKILL at
+ *                             KILL_NS (CLOCK_MONOTONIC): GPU and API records
+ *                             up to 1 s before the kill are in the trace
+ *   check_trace now -         prints CLOCK_MONOTONIC ns (the trace clock)
  *   check_trace info FILE     prints "pid=N ppid=N clock=N" (for scripts)
  *   check_trace summary FILE  prints "<type> <count>" and per-name counts
  * Exit 0 when every check holds; each failed check prints one line. */
@@ -10,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gp_trace.h"
 
@@ -341,6 +346,38 @@ static void check_sigterm(void)
 	CHECK(in.has_footer, "no footer: the signal path did not close the trace");
 }
 
+static void check_sigkill(uint64_t kill_ns)
+{
+	/* the footer is missing (nothing runs at SIGKILL): truncated is fine,
+	 * corrupt is not */
+	struct gp_integrity in;
+	gp_reader_integrity(rd, &in);
+	CHECK(in.frames_corrupt == 0, "corrupt frames: %" PRIu64, in.frames_corrupt);
+	uint64_t last_kernel = 0, last_api = 0;
+	int loop_kernels = 0;
+	for (int i = 0; i < nrec; i++) {
+		if (recs[i].type == GP_REC_KERNEL && !strcmp(S(recs[i].u.kernel.name_id), "k_gemm")) {
+			if (recs[i].u.kernel.grid[0] == 2)
+				loop_kernels++;
+			if (recs[i].u.kernel.start_ns > last_kernel)
+				last_kernel = recs[i].u.kernel.start_ns;
+		}
+		if (recs[i].type == GP_REC_API && recs[i].u.api.end_ns > last_api)
+			last_api = recs[i].u.api.end_ns;
+	}
+	CHECK(count_kernel("k_gemm") >= 10, "k_gemm records: %d, want >= 10", count_kernel("k_gemm"));
+	CHECK(loop_kernels >= 1, "no kernel of the launch loop reached the trace");
+	/* the loop launches every 10 ms; the shim flushes CUPTI and the writer
+	 * every GPUPROF_FLUSH_MS (the test sets 200): records older than 1 s
+	 * must be in the file */
+	CHECK(last_kernel + 1000000000ull >= kill_ns,
+	      "newest kernel record starts %.0f ms before the kill (want < 1000 ms)",
+	      (double)(kill_ns - last_kernel) / 1e6);
+	CHECK(last_api + 1000000000ull >= kill_ns,
+	      "newest API record ends %.0f ms before the kill (want < 1000 ms)",
+	      (double)(kill_ns - last_api) / 1e6);
+}
+
 static void summary(void)
 {
 	for (uint32_t t = 1; t < GP_REC_TYPE_MAX; t++) {
@@ -358,13 +395,22 @@ static void summary(void)
 				printf("api.%s %d\n", S(recs[i].u.api.name_id),
 				       count_api(recs[i].u.api.domain, S(recs[i].u.api.name_id)));
 		}
+	printf("api_domain.runtime %d\napi_domain.driver %d\n", count_api(GP_API_RUNTIME, NULL),
+	       count_api(GP_API_DRIVER, NULL));
 	printf("clock_id %u\n", hdr->clock_id);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: check_trace parent|child|sigterm|info|summary FILE\n");
+	if (argc == 3 && !strcmp(argv[1], "now")) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		printf("%" PRIu64 "\n", (uint64_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec));
+		return 0;
+	}
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[1], "sigkill"))) {
+		fprintf(stderr, "usage: check_trace parent|child|sigterm|info|summary FILE\n"
+				"       check_trace sigkill FILE KILL_NS | check_trace now -\n");
 		return 2;
 	}
 	if (load(argv[2]) != 0)
@@ -376,6 +422,8 @@ int main(int argc, char **argv)
 		check_child();
 	else if (!strcmp(m, "sigterm"))
 		check_sigterm();
+	else if (!strcmp(m, "sigkill"))
+		check_sigkill(strtoull(argv[3], NULL, 10));
 	else if (!strcmp(m, "summary"))
 		summary();
 	else if (!strcmp(m, "info")) {

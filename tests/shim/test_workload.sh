@@ -29,6 +29,14 @@ n=$(grep -c '^pid=' "$T/summary" 2>/dev/null || echo 0)
 [ "$n" -eq 2 ] || fail "summary lines: $n, want 2"
 grep -q "file=$parent\$" "$T/summary" || fail "summary does not name $parent"
 grep "file=$parent\$" "$T/summary" | grep -q ' dropped=0 ' || fail "summary dropped != 0"
+# under `gpuprof run` (GPUPROF_SUMMARY set) the tool prints the summary: the
+# shim's informational start and exit lines would be a second one
+grep -q 'tracing CUDA via\| events, ' "$T/traced.err" && { fail "GPUPROF_SUMMARY set, yet the shim printed:"; cat "$T/traced.err"; }
+# plain LD_PRELOAD: both lines, once per traced process (parent + child)
+rm -f "$T"/trace-*.gpuprof
+run_traced "$T/p.out" "$T/p.err"
+[ "$(grep -c '^gpuprof: tracing CUDA via ' "$T/p.err")" -ge 1 ] || { fail "no start line without GPUPROF_SUMMARY"; cat "$T/p.err"; }
+[ "$(grep -c '^gpuprof: [0-9]* events, 0 dropped -> .* (at exit)$' "$T/p.err")" -eq 2 ] || { fail "want 2 exit lines without GPUPROF_SUMMARY"; cat "$T/p.err"; }
 # quiet: nothing at all on stderr
 rm -f "$T"/trace-*.gpuprof
 GPUPROF_QUIET=1 run_traced "$T/q.out" "$T/q.err"

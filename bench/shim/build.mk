@@ -1,0 +1,9 @@
+# bench/shim: per-launch cost of the shim's handler on the fake CUDA stack.
+# Not included by the top-level Makefile (bench/build.mk is not ours); run.sh
+# builds it with `make -f Makefile -f bench/shim/build.mk`.
+SHIM_BENCH := $(B)/bench/shim/bench_launch
+
+bench-shim: $(SHIM_BENCH) $(FAKE_CUPTI) $(SHIM_SO)
+
+$(SHIM_BENCH): bench/shim/bench_launch.c tests/fake/fake_api.h $(FAKE_CUDART) | $(B)/bench/shim/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -fPIE -o $@ $< $(FAKE_CUDART) -Wl,-rpath,'$$ORIGIN/../../tests/fake' -ldl
