@@ -23,17 +23,11 @@ static GPS_TLS int rt_depth;
  * forked child's new recorder re-interns: (gen << 32) | id. */
 static _Atomic uint64_t name_cache[3][GPS_MAX_CBID];
 
-uint32_t gps_api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+/* first call of this API in this trace: cuptiGetCallbackName, interning;
+ * never on the hot path again */
+static __attribute__((noinline)) uint32_t api_name_slow(gp_recorder *rec, int dom, uint32_t cbid,
+							const char *fallback, unsigned gen)
 {
-	unsigned gen = atomic_load_explicit(&gps.gen, memory_order_relaxed);
-	int cached = cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2;
-	if (__builtin_expect(cached, 1)) {
-		uint64_t v = atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed);
-		if (__builtin_expect((uint32_t)(v >> 32) == gen && (uint32_t)v, 1))
-			return (uint32_t)v;
-	}
-	/* first call of this API in this trace: cuptiGetCallbackName, never
-	 * on the hot path again */
 	const char *name = NULL;
 	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
 		    CUPTI_SUCCESS || !name)
@@ -43,10 +37,26 @@ uint32_t gps_api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *f
 	char clean[256];
 	gps_cbid_clean_name(name, clean, sizeof clean);
 	uint32_t id = gp_intern(rec, clean);
-	if (id && cached)
+	if (id && cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2)
 		atomic_store_explicit(&name_cache[dom][cbid], ((uint64_t)gen << 32) | id,
 				      memory_order_relaxed);
 	return id;
+}
+
+static inline uint32_t api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+{
+	unsigned gen = atomic_load_explicit(&gps.gen, memory_order_relaxed);
+	if (__builtin_expect(cbid < GPS_MAX_CBID && (unsigned)(dom - 1) < 2, 1)) {
+		uint64_t v = atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed);
+		if (__builtin_expect((uint32_t)(v >> 32) == gen && (uint32_t)v, 1))
+			return (uint32_t)v;
+	}
+	return api_name_slow(rec, dom, cbid, fallback, gen);
+}
+
+uint32_t gps_api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+{
+	return api_name_id(rec, dom, cbid, fallback);
 }
 
 /* API exit: one record.  Out of line: the enter path stays tiny. */
@@ -67,7 +77,7 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			.correlation_id = cd->correlationId,
 			.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER,
 			.cbid = cbid,
-			.name_id = gps_api_name_id(rec, dom, cbid, cd->functionName),
+			.name_id = api_name_id(rec, dom, cbid, cd->functionName),
 			/* cudaError_t and CUresult are both int-sized enums */
 			.status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0,
 		};
