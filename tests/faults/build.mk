@@ -32,10 +32,14 @@ TESTS += $(FAULT_RUNNERS)
 # check only looks at the order of the list (the preloaded shim precedes the
 # executable's own DT_NEEDED libasan), hence verify_asan_link_order=0.
 FAULT_SAN_ASAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-FAULT_SAN_TSAN := -O1 -g -fsanitize=thread
+FAULT_SAN_TSAN := -O1 -g -fsanitize=thread -Wno-tsan
 SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit \
 	$(filter-out %/run_test_injection_once,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
 	$(FAULT_RUNNERS)
+# TSan does not support a multi-threaded process that forks and then starts
+# threads in the child ("dup thread with used id"; even the untraced fork
+# workload fails under TSan): the fork-heavy tests are ASan-only.
+SHIM_TSAN_TESTS := $(filter-out %/run_test_workload %/run_test_fork_workers,$(SHIM_SAN_TESTS))
 .PHONY: shim-san-bins shim-asan-test shim-tsan-test
 shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) $(GPUPROF_BIN)
@@ -51,4 +55,10 @@ shim-tsan-test:
 	$(MAKE) --no-print-directory B=$(B)/tsan-shim CFLAGS="$(FAULT_SAN_TSAN)" \
 	  LDFLAGS="-fsanitize=thread" shim-san-bins
 	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:die_after_fork=0 GPUPROF_FAULT_SANITIZER=tsan \
-	  tests/run-tests.sh $(subst $(B)/,$(B)/tsan-shim/,$(SHIM_SAN_TESTS))
+	  tests/run-tests.sh $(subst $(B)/,$(B)/tsan-shim/,$(SHIM_TSAN_TESTS))
+
+# Known failures (docs/RELIABILITY.md): run by hand; move a test to
+# FAULT_TESTS once its bug is fixed.
+.PHONY: fault-known-test
+fault-known-test: $(TEST_BINS)
+	tests/run-tests.sh $(FAULT_KNOWN_FAILING:%=$(FAULTS_DIR)/run_%)

@@ -10,7 +10,8 @@
  *       "launches=N" and exits 3.  chain: the handler chains to the previous
  *       handler (the shim's, when traced) or restores it and re-raises, so the
  *       job dies of SIG; MARKER then holds "launches=N".
- *   segv N SLEEPMS     N launches, sleep, then a NULL write (SIGSEGV)
+ *   segv N SLEEPMS     N launches, sleep, then a store to a read-only page
+ *                      (SIGSEGV)
  *   spin               launch + 1 ms sleep forever; every 20 launches prints
  *                      "N MONO_NS" (CLOCK_MONOTONIC, the trace clock)
  *   fork NTHR NLAUNCH NCHILD ROUNDS
@@ -34,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -179,7 +181,12 @@ static int mode_segv(int argc, char **argv)
 	printf("launches=%d\n", n);
 	fflush(stdout);
 	sleep_ms(atol(argv[3]));
-	*(volatile int *)(uintptr_t)0 = 1;
+	/* a store to a read-only page: a real SIGSEGV that UBSan's null
+	 * check does not turn into a report + exit(1) */
+	volatile int *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		raise(SIGSEGV);
+	*ro = 1;
 	return 0;
 }
 

@@ -75,7 +75,6 @@ def one(d, tag, **extra):
     fl.check(m is not None, f"{tag}: no summary line: {summ_line!r}")
     if m:
         fl.check(int(m.group(1)) == total_drops, f"{tag}: summary dropped={m.group(1)}, trace {total_drops}")
-    fl.check(f"{total_drops} dropped" in res.err, f"{tag}: shim's exit line does not say {total_drops} dropped: {res.err!r}")
     if os.path.exists(fl.GPUPROF):
         p = subprocess.run([fl.GPUPROF, "info", ts[0]], capture_output=True, text=True, timeout=120)
         m2 = re.search(r"^dropped:\s+(\d+)", p.stdout, re.M)
