@@ -31,12 +31,11 @@
 #define ENTRY_HDR 8u                 /* u32 type, u32 size (incl. header) */
 /* Default ring: holds 500 ms (the default flush interval) of 1 M events/s of
  * 56-byte API entries (the workload's ceiling per process), so a writer that
- * only runs on the periodic flush never drops.  A new ring takes at most a
- * quarter of the memory cap left, halving down to RING_DEFAULT_MIN. */
+ * only runs on the periodic flush never drops.  Later threads get smaller
+ * rings when the cap is near (see ring_create), down to RING_DEFAULT_MIN. */
 #define RING_DEFAULT (32u << 20)
 #define RING_DEFAULT_MIN (256u << 10)
-/* Reserved, not resident: a ring's pages become resident as it is used.
- * By default 4 threads get 32 MiB rings, the next 4 16 MiB, and so on. */
+/* Reserved, not resident: a ring's pages become resident as it is used. */
 #define MAX_MEMORY_DEFAULT (256u << 20)
 /* Every ring entry fits in this much space past the end of the ring buffer
  * (fixed records <= 112 bytes, a stack <= 8 + 16 + 128 * 8), so an entry
@@ -45,7 +44,7 @@
 #define RING_SLACK 2048u
 /* Pages faulted in at ring creation; the writer faults in further pages
  * ahead of the producer (MADV_POPULATE_WRITE) during the first lap. */
-#define RING_PREFAULT (2u << 20)
+#define RING_PREFAULT (512u << 10)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -410,14 +409,14 @@ static void ring_buf_free(struct gp_ring *g)
 /* Makes (or finds) ts's ring in rec and caches it in ts.  The cache is set
  * under rings_lock and only while rec is not closed, so forget_thread_caches
  * (same lock, after closed is set) cannot miss it. */
-static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts)
+static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts, uint32_t kind, int fresh)
 {
 	char name[17] = { 0 };
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	uint32_t name_id = gp_intern(rec, name);
 	struct gp_ring *g = NULL;
 	pthread_mutex_lock(&rec->rings_lock);
-	for (g = rec->rings; g; g = g->next)
+	for (g = fresh ? NULL : rec->rings; g; g = g->next)
 		if (g->owner == ts && !LD_ACQ(&g->exited)) break;
 	if (g) {
 		if (!LD_ACQ(&rec->closed)) { ST_RLX(&ts->ring, g); ST_RLX(&ts->rec, rec); }
@@ -425,12 +424,24 @@ static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts)
 		return g;
 	}
 	uint64_t cap = rec->ring_bytes;
-	if (rec->ring_default) {
-		/* at most a quarter of what is left: the first threads (main,
-		 * CUPTI's) get full rings, later ones geometrically smaller
-		 * ones, and many threads still get a ring under the cap */
+	if (rec->ring_default && kind == GP_SOURCE_ACTIVITY) {
+		/* CUPTI's activity thread hands over whole buffers at once
+		 * (kernels, copies: the burstiest source): a full ring whenever
+		 * the cap allows, whenever the thread shows up */
+		while (cap > RING_DEFAULT_MIN && rec->ring_mem + cap > rec->ring_budget) cap >>= 1;
+	} else if (rec->ring_default) {
+		/* At most a quarter of what is left above a reserve of 1/8 of
+		 * the cap: the first threads (main, CUPTI's) get full rings,
+		 * later ones geometrically smaller ones, and the reserve gives
+		 * many more threads a minimum ring (256 MiB cap: 3 x 32 MiB,
+		 * 4 x 16 MiB, ... ~160 threads in all). */
 		uint64_t avail = rec->ring_budget > rec->ring_mem ? rec->ring_budget - rec->ring_mem : 0;
-		while (cap > RING_DEFAULT_MIN && cap > avail / 4) cap >>= 1;
+		uint64_t reserve = rec->ring_budget / 8;
+		uint64_t big = avail > reserve ? avail - reserve : 0;
+		if (big >= 4 * (uint64_t)RING_DEFAULT_MIN)
+			while (cap > RING_DEFAULT_MIN && cap > big / 4) cap >>= 1;
+		else
+			cap = RING_DEFAULT_MIN;
 	}
 	if (LD_ACQ(&rec->closed) || rec->ring_mem + cap > rec->ring_budget) {
 		pthread_mutex_unlock(&rec->rings_lock);
@@ -449,7 +460,7 @@ static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts)
 		g->kicked_gen = UINT64_MAX;
 		g->tid = my_tid(); g->pid = (uint32_t)getpid();
 		g->name_id = name_id;
-		g->kind = GP_SOURCE_THREAD;
+		g->kind = kind;
 		g->owner = ts;
 		/* fault in the start now (first use of this thread, off the hot
 		 * path); the writer keeps ahead of the producer from there */
@@ -481,7 +492,7 @@ static struct gp_ring *ring_for_thread(gp_recorder *rec)
 	struct gp_tstate *ts = tstate_get();
 	if (!ts) return NULL;
 	if (LD_RLX(&ts->rec) == rec && ts->ring) return ts->ring;
-	return ring_create(rec, ts);
+	return ring_create(rec, ts, GP_SOURCE_THREAD, 0);
 }
 
 /* Every live thread forgets its cached ring of rec (rec is being closed or
@@ -567,7 +578,30 @@ GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 GP_API void gp_recorder_set_thread_kind(gp_recorder *rec, uint32_t source_kind)
 {
 	if (!rec || LD_ACQ(&rec->closed)) return;
-	struct gp_ring *g = ring_for_thread(rec);
+	struct gp_tstate *ts = tstate_get();
+	if (!ts) return;
+	struct gp_ring *g = LD_RLX(&ts->rec) == rec ? ts->ring : NULL;
+	if (!g) {
+		/* no ring yet: make it for this kind (an activity thread gets a full one) */
+		g = ring_create(rec, ts, source_kind, 0);
+	} else if (source_kind == GP_SOURCE_ACTIVITY && rec->ring_default && g->cap < rec->ring_bytes) {
+		/* The thread emitted before it turned out to be CUPTI's activity
+		 * thread and got a small ring: give it a full one (a new source).
+		 * The old ring is retired like an exited thread's: drained, freed. */
+		struct gp_ring *ng = ring_create(rec, ts, source_kind, 1);
+		if (ng && ng->cap > g->cap) {
+			pthread_mutex_lock(&rec->rings_lock);
+			ST_REL(&g->exited, 1);
+			pthread_mutex_unlock(&rec->rings_lock);
+			g = ng;
+		} else if (ng) {
+			/* no bigger ring to be had: keep the old one */
+			pthread_mutex_lock(&rec->rings_lock);
+			ST_REL(&ng->exited, 1);
+			ST_RLX(&ts->ring, g);
+			pthread_mutex_unlock(&rec->rings_lock);
+		}
+	}
 	if (g) ST_REL(&g->kind, source_kind);
 }
 

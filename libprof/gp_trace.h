@@ -304,8 +304,8 @@ typedef struct gp_recorder gp_recorder;
 struct gp_recorder_opts {
 	size_t sz;                  /* sizeof(struct gp_recorder_opts) */
 	const char *path;           /* output file (already expanded) */
-	size_t ring_bytes;          /* per-thread ring, default 32 MiB but at most 1/4 of
-				       the cap left (>= 256 KiB): later threads get less */
+	size_t ring_bytes;          /* per-thread ring, default 32 MiB for the first
+				       threads, smaller ones (>= 256 KiB) near the cap */
 	size_t max_memory_bytes;    /* cap on all rings + writer buffers, default 256 MiB
 				       (reserved; pages become resident as rings fill) */
 	uint32_t flush_interval_ms; /* periodic flush, default 500 */
@@ -443,6 +443,11 @@ GP_API int gp_reader_footer(const gp_reader *r, struct gp_footer_info *out);
  * "truncated at offset 4096 (file ends inside a chunk); 3 chunks ok".  Scans
  * the file first if that has not happened.  Returns snprintf's length. */
 GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n);
+
+/* Ring sizes with default options: gp_recorder_set_thread_kind(rec,
+ * GP_SOURCE_ACTIVITY) gives the calling thread a full-size ring (CUPTI hands
+ * over whole activity buffers at once); if the thread already had a smaller
+ * ring, its later records go to a new source of that kind. */
 
 #ifdef __cplusplus
 }

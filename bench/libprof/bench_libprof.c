@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 		printf("%-44s %14llu   (goal 0; achieved %.2f M ev/s, default opts)\n", label,
 		       (unsigned long long)full, got);
 		snprintf(label, sizeof(label), "gp_emit ns/event at that rate, %d thread%s", nth, nth > 1 ? "s" : "");
-		printf("%-44s %14.2f   (bursts of 100, timed around each burst)\n", label, ns);
+		printf("%-44s %14.2f   (wall time around bursts of 100; > 1 thread on 2 cores includes preemption)\n", label, ns);
 	}
 	char path[512];
 	snprintf(path, sizeof(path), "%s/mix.gpuprof", dir);

@@ -3,7 +3,9 @@
  * flushing in between) come back field for field in order; a thread's
  * cached ring is forgotten when its recorder closes, so recorders created
  * afterwards (often at the same address) get their own ring and file;
- * default options give each of several threads a ring. */
+ * default options give each of 100 threads alive at once a ring; a thread
+ * that turns out to be CUPTI's activity thread after it got a small ring
+ * (many threads came first) is given a full one. */
 #include <pthread.h>
 #include "tl.h"
 
@@ -111,13 +113,18 @@ static void test_reuse(const char *dir)
 	printf("40 recorders one after another from one thread (%d at a reused address): each file has exactly its records\n", same_addr);
 }
 
-struct targ { gp_recorder *rec; int n; };
+struct targ { gp_recorder *rec; int n; pthread_barrier_t *bar; };
 static void *emitter(void *p)
 {
 	struct targ *a = p;
 	gp_record r = { .type = GP_REC_API };
-	for (int i = 0; i < a->n; i++) { r.u.api.start_ns = 1 + (uint64_t)i; if (gp_emit(a->rec, &r)) return (void *)1; }
-	return NULL;
+	void *rv = NULL;
+	for (int i = 0; i < a->n; i++) {
+		r.u.api.start_ns = 1 + (uint64_t)i;
+		if (gp_emit(a->rec, &r)) rv = (void *)1;
+		if (i == 0) pthread_barrier_wait(a->bar);  /* every thread holds its ring at once */
+	}
+	return rv;
 }
 
 static void test_default_threads(const char *dir)
@@ -127,12 +134,15 @@ static void test_default_threads(const char *dir)
 	struct gp_recorder_opts o = { .sz = sizeof(o), .path = path, .rank = -1 };
 	gp_recorder *rec;
 	REQUIRE(gp_recorder_create(&o, &rec) == 0, "create");
-	enum { NT = 16 };
+	enum { NT = 100 };
 	pthread_t th[NT];
-	struct targ a = { rec, 1000 };
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, NT);
+	struct targ a = { rec, 1000, &bar };
 	int failed = 0;
 	for (int i = 0; i < NT; i++) pthread_create(&th[i], NULL, emitter, &a);
 	for (int i = 0; i < NT; i++) { void *rv; pthread_join(th[i], &rv); failed += rv != NULL; }
+	pthread_barrier_destroy(&bar);
 	struct gp_recorder_stats st = { .sz = sizeof(st) };
 	gp_recorder_get_stats(rec, &st);
 	gp_recorder_close(rec);
@@ -142,12 +152,73 @@ static void test_default_threads(const char *dir)
 	printf("default options: %d threads each got a ring, nothing dropped\n", NT);
 }
 
+struct hold { gp_recorder *rec; pthread_barrier_t *in, *out; };
+static void *holder(void *p)
+{
+	struct hold *h = p;
+	gp_record r = { .type = GP_REC_API };
+	gp_emit(h->rec, &r);
+	pthread_barrier_wait(h->in);
+	pthread_barrier_wait(h->out);
+	return NULL;
+}
+
+static void test_activity_ring(const char *dir)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/activity.gpuprof", dir);
+	struct gp_recorder_opts o = { .sz = sizeof(o), .path = path, .rank = -1 };
+	gp_recorder *rec;
+	REQUIRE(gp_recorder_create(&o, &rec) == 0, "create");
+	gp_recorder_pause_writer(rec, 1);
+	enum { NH = 40, NK = 100000 };
+	pthread_t th[NH];
+	pthread_barrier_t in, out;
+	pthread_barrier_init(&in, NULL, NH + 1);
+	pthread_barrier_init(&out, NULL, NH + 1);
+	struct hold h = { rec, &in, &out };
+	for (int i = 0; i < NH; i++) pthread_create(&th[i], NULL, holder, &h);
+	pthread_barrier_wait(&in);   /* 40 rings taken: the next thread's is small */
+	gp_record r = { .type = GP_REC_API };
+	CHECK(gp_emit(rec, &r) == 0, "first emit");
+	gp_recorder_set_thread_kind(rec, GP_SOURCE_ACTIVITY);
+	uint64_t full = 0;
+	for (int i = 0; i < NK; i++) {
+		r = (gp_record){ .type = GP_REC_KERNEL };
+		r.u.kernel.start_ns = 1000 + (uint64_t)i; r.u.kernel.end_ns = r.u.kernel.start_ns + 9;
+		r.u.kernel.correlation_id = (uint64_t)i;
+		full += gp_emit(rec, &r) != 0;
+	}
+	pthread_barrier_wait(&out);
+	for (int i = 0; i < NH; i++) pthread_join(th[i], NULL);
+	gp_recorder_pause_writer(rec, 0);
+	gp_recorder_close(rec);
+	gp_reader *rd;
+	REQUIRE(gp_reader_open(path, &rd) == 0, "open");
+	const gp_record *x;
+	uint64_t kernels = 0, api = 0;
+	uint32_t ksrc = 0;
+	while (gp_reader_next(rd, &x) == 1) {
+		if (x->type == GP_REC_KERNEL) { kernels++; ksrc = x->source_id; }
+		if (x->type == GP_REC_API) api++;
+	}
+	const gp_rec_source *src = gp_reader_source(rd, ksrc);
+	CHECK(full == 0 && kernels == NK, "activity thread after %d others, writer paused: %llu of %d kernels, %llu refused",
+	      NH, (unsigned long long)kernels, NK, (unsigned long long)full);
+	CHECK(api == NH + 1, "API records %llu (its first one stays in its first ring)", (unsigned long long)api);
+	CHECK(src && src->kind == GP_SOURCE_ACTIVITY, "kernels' source kind %u", src ? src->kind : 0);
+	gp_reader_close(rd);
+	pthread_barrier_destroy(&in); pthread_barrier_destroy(&out);
+	printf("activity thread arriving after %d others: moved to a full ring, %d kernels kept with the writer paused\n", NH, NK);
+}
+
 int main(void)
 {
 	char *dir = tl_tmpdir();
 	test_wrap(dir);
 	test_reuse(dir);
 	test_default_threads(dir);
+	test_activity_ring(dir);
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {}
