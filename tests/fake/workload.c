@@ -16,7 +16,14 @@
  *   main: cudaFree x2; prints a checksum on stdout.
  *
  * "workload sleep READYFILE": 10 x k_gemm, push "loop", create READYFILE,
- * then launch + sleep 10 ms forever (the SIGTERM test). */
+ * then launch + sleep 10 ms forever (the SIGTERM test).
+ *
+ * "workload forkstress ROUNDS": fork/lock-order stress (the fork test).  Two
+ * threads launch while main forks ROUNDS children; in each child one thread
+ * makes the child's first CUDA call (the shim creates the child's trace and
+ * releases the inherited recorder) while another thread forks grandchildren
+ * that exit at once.  Prints "forkstress ok N" when every child exited 0;
+ * a lock-order bug shows up as a hang (the test's timeout). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -104,8 +111,73 @@ static int sleep_mode(const char *ready)
 	return 0;
 }
 
+static volatile int stress_stop;
+
+static void *stress_launcher(void *arg)
+{
+	(void)arg;
+	struct timespec ts = {0, 50 * 1000}; /* a few thousand records: check_trace reads 20000 */
+	while (!stress_stop) {
+		launch(k_relu, 3);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void *stress_first_cuda(void *arg)
+{
+	(void)arg;
+	launch(k_relu, 4); /* the child's first CUDA call: trace created here */
+	launch(k_relu, 4);
+	return NULL;
+}
+
+static void *stress_forker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 8; i++) {
+		pid_t g = fork();
+		if (g == 0)
+			_exit(0);
+		if (g > 0)
+			waitpid(g, NULL, 0);
+	}
+	return NULL;
+}
+
+static int forkstress(int rounds)
+{
+	fakeRegisterKernel((const void *)k_relu, "k_relu");
+	launch(k_relu, 1);
+	pthread_t l[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&l[i], NULL, stress_launcher, NULL);
+	int ok = 0;
+	for (int r = 0; r < rounds; r++) {
+		pid_t c = fork();
+		if (c == 0) {
+			pthread_t a, b;
+			pthread_create(&b, NULL, stress_forker, NULL);
+			pthread_create(&a, NULL, stress_first_cuda, NULL);
+			pthread_join(a, NULL);
+			pthread_join(b, NULL);
+			exit(0);
+		}
+		int st = -1;
+		if (c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+	}
+	stress_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(l[i], NULL);
+	printf("forkstress ok %d\n", ok);
+	return ok == rounds ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "forkstress"))
+		return forkstress(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "sleep"))
 		return sleep_mode(argv[2]);
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
