@@ -304,10 +304,9 @@ typedef struct gp_recorder gp_recorder;
 struct gp_recorder_opts {
 	size_t sz;                  /* sizeof(struct gp_recorder_opts) */
 	const char *path;           /* output file (already expanded) */
-	size_t ring_bytes;          /* per-thread ring, default 32 MiB for the first
-				       threads, smaller ones (>= 256 KiB) near the cap */
-	size_t max_memory_bytes;    /* cap on all rings + writer buffers, default 256 MiB
-				       (reserved; pages become resident as rings fill) */
+	size_t ring_bytes;          /* per-thread ring, default 4 MiB for the first
+				       threads, smaller ones (>= 128 KiB) near the cap */
+	size_t max_memory_bytes;    /* cap on all rings + writer buffers, default 64 MiB */
 	uint32_t flush_interval_ms; /* periodic flush, default 500 */
 	int zstd_level;             /* default 3 */
 	uint32_t clock_id;          /* gp_clock_id of the timestamps given */
