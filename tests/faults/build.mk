@@ -33,13 +33,20 @@ TESTS += $(FAULT_RUNNERS)
 # executable's own DT_NEEDED libasan), hence verify_asan_link_order=0.
 FAULT_SAN_ASAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FAULT_SAN_TSAN := -O1 -g -fsanitize=thread -Wno-tsan
+# test_fork_stress forks while other threads malloc, and the fork child
+# starts threads: gcc 12's libasan has no atfork handling for its allocator,
+# so the child can block forever on an allocator lock held by a parent thread
+# at fork time (seen: 1 hang in 6 runs, both threads in
+# SizeClassAllocator64::GetFromAllocator) — a sanitizer limitation, not the
+# shim's; plain glibc malloc is fork-safe.  It runs in `make test`.
 SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit \
-	$(filter-out %/run_test_injection_once,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
+	$(filter-out %/run_test_fork_stress,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
 	$(FAULT_RUNNERS)
 # TSan does not support a multi-threaded process that forks and then starts
 # threads in the child ("dup thread with used id"; even the untraced fork
-# workload fails under TSan): the fork-heavy tests are ASan-only.
-SHIM_TSAN_TESTS := $(filter-out %/run_test_workload %/run_test_fork_workers,$(SHIM_SAN_TESTS))
+# workload fails under TSan): the tests whose fork child starts threads
+# (the default workload script forks a child that uses CUDA) are ASan-only.
+SHIM_TSAN_TESTS := $(filter-out %/run_test_workload %/run_test_injection_once %/run_test_fork_workers,$(SHIM_SAN_TESTS))
 .PHONY: shim-san-bins shim-asan-test shim-tsan-test
 shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) $(GPUPROF_BIN)
