@@ -32,16 +32,19 @@ int gp_chunk_hdr_get(const uint8_t in[GP_CHUNK_HDR], struct gp_chunk_hdr *h, con
 
 size_t gp_write_all(int fd, const void *buf, size_t n, int guard, int *err)
 {
-	sigset_t pipe_set, old;
-	int was_pending = 0;
+	sigset_t guard_set, old;
+	int pipe_pending = 0, xfsz_pending = 0;
 	if (guard) {
-		/* A write to a pipe without reader raises SIGPIPE, which would kill
-		 * the traced job: block it around the write and eat the one we cause. */
+		/* A write to a pipe without reader raises SIGPIPE, and a write past
+		 * RLIMIT_FSIZE raises SIGXFSZ: either would kill the traced job.
+		 * Block both around the write and eat the ones we cause (a signal
+		 * already pending for the job's own reasons is left alone). */
 		sigset_t pend;
-		sigemptyset(&pipe_set); sigaddset(&pipe_set, SIGPIPE);
-		pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+		sigemptyset(&guard_set); sigaddset(&guard_set, SIGPIPE); sigaddset(&guard_set, SIGXFSZ);
+		pthread_sigmask(SIG_BLOCK, &guard_set, &old);
 		sigpending(&pend);
-		was_pending = sigismember(&pend, SIGPIPE);
+		pipe_pending = sigismember(&pend, SIGPIPE);
+		xfsz_pending = sigismember(&pend, SIGXFSZ);
 	}
 	const uint8_t *p = buf;
 	size_t done = 0;
@@ -54,9 +57,15 @@ size_t gp_write_all(int fd, const void *buf, size_t n, int guard, int *err)
 		break;
 	}
 	if (guard) {
-		if (*err == EPIPE && !was_pending) {
-			struct timespec z = { 0, 0 };
-			sigtimedwait(&pipe_set, NULL, &z);
+		struct timespec z = { 0, 0 };
+		sigset_t one;
+		if (*err == EPIPE && !pipe_pending) {
+			sigemptyset(&one); sigaddset(&one, SIGPIPE);
+			sigtimedwait(&one, NULL, &z);
+		}
+		if (*err == EFBIG && !xfsz_pending) {
+			sigemptyset(&one); sigaddset(&one, SIGXFSZ);
+			sigtimedwait(&one, NULL, &z);
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}

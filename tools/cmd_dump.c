@@ -203,26 +203,7 @@ static void dump_json(gp_reader *r, const gp_record *rec, struct dcache *dc)
 /* ------------------------------------------------------------ text */
 /* Text output is one line per record: control characters in names are
  * shown as \xNN so a hostile or odd string cannot break the line. */
-static const char *clean(gp_reader *r, uint32_t id)
-{
-	static char *bufs[4];      /* rotating: one printf may hold several */
-	static size_t caps[4];
-	static unsigned next;
-	const char *s = tool_str(r, id);
-	if (!strpbrk(s, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10"
-			"\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"))
-		return s;
-	unsigned k = next++ % 4;
-	vec_reserve((void **)&bufs[k], &caps[k], strlen(s) * 4 + 1, 1);
-	char *buf = bufs[k], *o = buf;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f) o += sprintf(o, "\\x%02x", c);
-		else *o++ = (char)c;
-	}
-	*o = 0;
-	return buf;
-}
+static const char *clean(gp_reader *r, uint32_t id) { return tool_text(tool_str(r, id)); }
 
 static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 {
@@ -266,7 +247,7 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		       " grid=%u,%u,%u block=%u,%u,%u regs=%u smem=%u+%u %s",
 		       e - t, k->device_id, k->context_id, k->stream_id, k->correlation_id,
 		       k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
-		       k->registers, k->static_smem, k->dynamic_smem, dcache_get(dc, r, k->name_id));
+		       k->registers, k->static_smem, k->dynamic_smem, tool_text(dcache_get(dc, r, k->name_id)));
 		break;
 	}
 	case GP_REC_MEMCPY: {

@@ -124,8 +124,8 @@ static void print_text(struct info *in, gp_reader *r, const char *path, const st
 	char buf[128];
 	printf("file:       %s\n", path);
 	printf("format:     %u.%u\n", h->major, h->minor);
-	printf("producer:   %s\n", h->producer);
-	printf("host:       %s\n", h->host);
+	printf("producer:   %s\n", tool_text(h->producer));
+	printf("host:       %s\n", tool_text(h->host));
 	printf("pid:        %u\n", h->pid);
 	printf("rank:       "); print_rank(stdout, h->rank); putchar('\n');
 	fmt_iso8601(buf, sizeof(buf), h->start_realtime_ns);
@@ -143,23 +143,23 @@ static void print_text(struct info *in, gp_reader *r, const char *path, const st
 		gp_rec_process *p = &in->procs[i];
 		printf("  pid %u ppid %u rank ", p->pid, p->ppid);
 		print_rank(stdout, p->rank);
-		printf(" host %s: %s\n", tool_str(r, p->host_id), tool_str(r, p->name_id));
+		printf(" host %s: %s\n", tool_text(tool_str(r, p->host_id)), tool_text(tool_str(r, p->name_id)));
 	}
 	printf("threads:    %zu\n", in->nthreads);
 	for (size_t i = 0; i < in->nthreads; i++)
 		printf("  pid %u tid %u: %s\n", in->threads[i].pid, in->threads[i].tid,
-		       tool_str(r, in->threads[i].name_id));
+		       tool_text(tool_str(r, in->threads[i].name_id)));
 	printf("sources:    %zu\n", in->nsrcs);
 	for (size_t i = 0; i < in->nsrcs; i++) {
 		gp_rec_source *s = &in->srcs[i];
 		printf("  %u: %s pid %u tid %u%s%s\n", s->source_id, source_kind_name(s->kind),
-		       s->pid, s->tid, s->name_id ? " " : "", tool_str(r, s->name_id));
+		       s->pid, s->tid, s->name_id ? " " : "", tool_text(tool_str(r, s->name_id)));
 	}
 	printf("devices:    %zu\n", in->ndevs);
 	for (size_t i = 0; i < in->ndevs; i++) {
 		gp_rec_device *d = &in->devs[i];
 		printf("  pid %u device %u: %s, %u SMs, %.1f GiB, cc %u.%u\n", in->dev_pid[i],
-		       d->device_id, tool_str(r, d->name_id), d->sm_count,
+		       d->device_id, tool_text(tool_str(r, d->name_id)), d->sm_count,
 		       d->global_mem_bytes / (1024.0 * 1024 * 1024), d->cc_major, d->cc_minor);
 	}
 	printf("records:\n");

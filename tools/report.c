@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool.h"
 #include "util.h"
 
 void report_init(struct report *r, const char *name, const char *title, const struct col *cols, int ncols)
@@ -32,7 +33,7 @@ static void render(char *buf, size_t n, const struct cell *c, int kind)
 {
 	if (c->null) { snprintf(buf, n, "-"); return; }
 	switch (kind) {
-	case COL_STR: snprintf(buf, n, "%s", c->s ? c->s : ""); break;
+	case COL_STR: snprintf(buf, n, "%s", tool_text(c->s)); break;
 	case COL_INT: case COL_ID: snprintf(buf, n, "%.0f", c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
@@ -74,7 +75,7 @@ void report_print(FILE *f, const struct report *r, int fmt)
 			for (int j = 0; j < r->ncols; j++) {
 				const struct cell *c = &r->cells[i * r->ncols + j];
 				if (j) putc(',', f);
-				if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : c->s);
+				if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
 				else if (!c->null) { render(buf, sizeof(buf), c, r->cols[j].kind); fputs(buf, f); }
 			}
 			putc('\n', f);
@@ -109,7 +110,7 @@ void report_print(FILE *f, const struct report *r, int fmt)
 		for (size_t i = 0; i < r->nrows; i++) {
 			render_table(buf, sizeof(buf), &r->cells[i * r->ncols + j], r->cols[j].kind);
 			int l = r->cols[j].kind == COL_STR && !r->cells[i * r->ncols + j].null
-				? (int)strlen(r->cells[i * r->ncols + j].s) : (int)strlen(buf);
+				? (int)strlen(tool_text(r->cells[i * r->ncols + j].s)) : (int)strlen(buf);
 			if (l > w[j]) w[j] = l;
 		}
 	}
@@ -133,7 +134,7 @@ void report_print(FILE *f, const struct report *r, int fmt)
 			const struct cell *c = &r->cells[i * r->ncols + j];
 			int last = j == r->ncols - 1;
 			if (r->cols[j].kind == COL_STR) {
-				const char *s = c->null ? "-" : c->s;
+				const char *s = c->null ? "-" : tool_text(c->s);
 				if (last) fprintf(f, " %s", s);
 				else fprintf(f, " %-*s ", w[j], s);
 			} else {

@@ -158,3 +158,23 @@ void progress_done(void)
 		fprintf(stderr, "\r\033[K");
 	prog_shown = 0;
 }
+
+const char *tool_text(const char *s)
+{
+	static char *bufs[8];
+	static size_t caps[8];
+	static unsigned next;
+	if (!s) return "";
+	const unsigned char *q = (const unsigned char *)s;
+	while (*q && *q >= 0x20 && *q != 0x7f) q++;
+	if (!*q) return s;
+	unsigned k = next++ % 8;
+	vec_reserve((void **)&bufs[k], &caps[k], strlen(s) * 4 + 1, 1);
+	char *o = bufs[k];
+	for (q = (const unsigned char *)s; *q; q++) {
+		if (*q < 0x20 || *q == 0x7f) o += sprintf(o, "\\x%02x", *q);
+		else *o++ = (char)*q;
+	}
+	*o = 0;
+	return bufs[k];
+}

@@ -38,6 +38,10 @@ int tool_finish(gp_reader *r, const char *path, int rc, int strict);
 
 /* String by id: "" for id 0 or an unknown id. */
 const char *tool_str(gp_reader *r, uint32_t id);
+/* For text output (not JSON): control characters shown as \xNN, so a name in
+ * a trace can neither break a line nor drive the terminal.  Returns s itself
+ * when clean, else one of a few rotating buffers (several per printf). */
+const char *tool_text(const char *s);
 /* pid of the record's source (header pid when unknown) */
 uint32_t tool_pid(gp_reader *r, const gp_record *rec);
 /* end timestamp of interval records, else the primary time */
