@@ -404,8 +404,18 @@ void gps_final_flush(const char *why)
 		st.sz = sizeof st;
 		gp_recorder_flush(rec); /* so bytes_written is (almost) final */
 		gp_recorder_get_stats(rec, &st);
+		struct gp_recorder_stats2 st2; /* before close: close frees rec */
+		memset(&st2, 0, sizeof st2);
+		st2.sz = sizeof st2;
+		gp_recorder_get_stats2(rec, &st2);
 		gp_recorder_close(rec);
 		write_summary(&st);
+		/* A full disk or a file-size limit costs records, never the job;
+		 * it is worth one warning that names the cause (even when quiet). */
+		if (st2.write_errors)
+			gps_log(1, "could not write all of the trace %s: %s; %llu records lost",
+				gps.trace_path, strerror(st2.last_write_errno),
+				(unsigned long long)st2.dropped_write);
 		/* under `gpuprof run` (GPUPROF_SUMMARY set) the tool prints the
 		 * one summary: ours would be a second */
 		if (!gps.cfg.summary[0])
