@@ -12,3 +12,6 @@ $(CUPTI_FLOOR_SO): bench/overhead/cupti_floor.c | $(B)/lib/
 
 # --- libprof bench (owner: libprof): rules in bench/libprof/build.mk ---
 include bench/libprof/build.mk
+
+# --- shim bench (owner: shim): rules in bench/shim/build.mk ---
+include bench/shim/build.mk

@@ -35,6 +35,29 @@ for ph in $phases; do
     ) 2>&1 | tee "$RES/smoke.txt"
     ;;
   suite)      log suite;      timeout 400 bash tests/gpu/run.sh 2>&1 | tee "$RES/suite.txt" ;;
+  bench-launch)  # per-launch cost of each capture mechanism (empty kernel)
+    log bench-launch
+    RESULTS_DIR=$RES/launch WORKLOADS=empty_kernel REPS=${REPS:-5} BUDGET_S=150 \
+      CONFIGS="bare floor gpuprof gpuprof-nodriver gpuprof-activity gpuprof-api-none gpuprof-api-all nsys" \
+      timeout 200 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-launch.txt" ;;
+  bench-mnist)   # the paper's light job against every tracer
+    log bench-mnist
+    RESULTS_DIR=$RES/mnist WORKLOADS=mnist MNIST_REPS=${MNIST_REPS:-4} BUDGET_S=300 \
+      CONFIGS="bare floor gpuprof gpuprof-activity torchprof nsys" \
+      timeout 360 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-mnist.txt" ;;
+  bench-heavy)   # heavy jobs: the bar is gpuprof <= 1.003x bare
+    log bench-heavy
+    RESULTS_DIR=$RES/heavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${HEAVY_REPS:-2} BUDGET_S=280 \
+      CONFIGS="bare floor gpuprof" timeout 330 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-heavy.txt" ;;
+  memflat)       # tracer memory over a run 10x longer (max RSS, gpuprof vs bare)
+    log memflat
+    for steps in 300 3000; do for cfg in bare gpuprof; do
+      pre=(); [ $cfg = gpuprof ] && pre=(build/bin/gpuprof run -q -o "$RES/memflat-%p.gpuprof" --)
+      /usr/bin/time -f "MEMFLAT cfg=$cfg steps=$steps maxrss_kib=%M" timeout 120 "${pre[@]}" \
+        python3 examples/train_mnist.py --steps $steps --warmup 10 2>&1 | grep -E "MEMFLAT|RESULT"
+    done; done 2>&1 | tee "$RES/memflat.txt"
+    build/bin/gpuprof info "$RES"/memflat-*.gpuprof 2>&1 | grep -E "^(file|records|dropped|integrity)|counter" | tee -a "$RES/memflat.txt"
+    rm -f "$RES"/memflat-*.gpuprof ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;

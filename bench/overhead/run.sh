@@ -121,6 +121,7 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-api-all) pre=("$GPUPROF" run --api=all -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-api-none) pre=(env GPUPROF_API=none "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-activity) pre=(env GPUPROF_API_MODE=activity "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-nodriver) pre=(env GPUPROF_API_DRIVER=0 "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-window) pre=("$GPUPROF" run --gpu-window "${GPU_WINDOW:-1/10}" -o "$dir/trace-%p.gpuprof" --) ;;
       torchprof)
         [ "$w" = empty_kernel ] && continue

@@ -1,6 +1,5 @@
 # bench/shim: per-launch cost of the shim's handler on the fake CUDA stack.
-# Not included by the top-level Makefile (bench/build.mk is not ours); run.sh
-# builds it with `make -f Makefile -f bench/shim/build.mk`.
+# Included from bench/build.mk: `make bench-shim`; bench/shim/run.sh runs it.
 SHIM_BENCH := $(B)/bench/shim/bench_launch
 
 bench-shim: $(SHIM_BENCH) $(FAKE_CUPTI) $(SHIM_SO)

@@ -6,7 +6,7 @@
 #   bench/shim/callgrind.sh [BUILD_DIR] [N]      (SHIM=... as in run.sh)
 set -eu
 B=${1:-build/bench-shim}; N=${2:-100000}
-make -s -f Makefile -f bench/shim/build.mk B="$B" bench-shim >/dev/null
+make -s B="$B" bench-shim >/dev/null
 case $B in /*) ;; *) B=$(pwd)/$B ;; esac
 SHIM=${SHIM:-$B/lib/libgpuprof.so}
 CUPTI=$B/tests/fake/libcupti.so.13

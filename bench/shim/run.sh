@@ -7,7 +7,7 @@
 # change) against the same fake stack.
 set -eu
 B=${1:-build/bench-shim}; N=${2:-1000000}; REPS=${3:-5}
-make -s -f Makefile -f bench/shim/build.mk B="$B" bench-shim >/dev/null
+make -s B="$B" bench-shim >/dev/null
 case $B in /*) ;; *) B=$(pwd)/$B ;; esac
 BENCH=$B/bench/shim/bench_launch
 CUPTI=$B/tests/fake/libcupti.so.13
