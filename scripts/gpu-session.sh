@@ -56,7 +56,7 @@ for ph in $phases; do
       /usr/bin/time -f "MEMFLAT cfg=$cfg steps=$steps maxrss_kib=%M" timeout 120 "${pre[@]}" \
         python3 examples/train_mnist.py --steps $steps --warmup 10 2>&1 | grep -E "MEMFLAT|RESULT"
     done; done 2>&1 | tee "$RES/memflat.txt"
-    build/bin/gpuprof info "$RES"/memflat-*.gpuprof 2>&1 | grep -E "^(file|records|dropped|integrity)|counter" | tee -a "$RES/memflat.txt"
+    for f in "$RES"/memflat-*.gpuprof; do build/bin/gpuprof info "$f" 2>&1 | grep -E "^(file|dropped|integrity)|^  (api|kernel|counter) " ; done | tee -a "$RES/memflat.txt"
     rm -f "$RES"/memflat-*.gpuprof ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
