@@ -31,7 +31,8 @@ for ph in $phases; do
     ( set -x
       timeout 120 build/bin/gpuprof run -o "$RES/smoke-mnist.gpuprof" -- python3 examples/train_mnist.py --steps 50 --warmup 5
       build/bin/gpuprof info "$RES/smoke-mnist.gpuprof"
-      build/bin/gpuprof stats "$RES/smoke-mnist.gpuprof" | head -80
+      build/bin/gpuprof dump --type counter "$RES/smoke-mnist.gpuprof"
+      build/bin/gpuprof stats --report kernels,util "$RES/smoke-mnist.gpuprof" | cut -c1-180 | head -40
     ) 2>&1 | tee "$RES/smoke.txt"
     ;;
   suite)      log suite;      timeout 400 bash tests/gpu/run.sh 2>&1 | tee "$RES/suite.txt" ;;
