@@ -28,8 +28,9 @@ static void help(FILE *f)
 		   "  --buffer-size SIZE      per-thread ring size (e.g. 4M)\n"
 		   "  --max-memory SIZE       cap on the recorder's memory\n"
 		   "  --gpu-window ON/PERIOD  record GPU activity ON seconds every PERIOD seconds\n"
-		   "  --stacks                record CPU call stacks of API calls\n"
-		   "  --gpu-metrics[=HZ]      sample GPU metrics (default 10 Hz)\n"
+		   "                          (planned: the shim does not implement it yet)\n"
+		   "  --stacks                record CPU call stacks of API calls (planned: not yet)\n"
+		   "  --gpu-metrics[=HZ]      sample GPU metrics, default 10 Hz (planned: not yet)\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
 		   "  -h, --help              this text\n\n"
@@ -280,6 +281,13 @@ int cmd_run(int argc, char **argv)
 		default: help(stderr); return EXIT_USAGE;
 		}
 	}
+	/* Options the shim will read once those features exist: passed on now so
+	 * scripts can adopt them, but the user is told they do nothing yet. */
+	if (!quiet)
+		for (const char *const *e = (const char *const[]){ "GPUPROF_GPU_WINDOW", "GPUPROF_STACKS",
+								   "GPUPROF_GPU_METRICS", NULL }; *e; e++)
+			if (getenv(*e))
+				fprintf(stderr, "gpuprof run: warning: %s is not implemented yet; it is ignored\n", *e);
 	if (optind >= argc) {
 		tool_err("no command given (usage: gpuprof run [options] -- command ...)");
 		return EXIT_USAGE;
