@@ -54,6 +54,8 @@ struct gps_config {
 	char output[1024];      /* pattern, GPUPROF_OUTPUT */
 	char cupti_path[1024];  /* GPUPROF_CUPTI, "" = search */
 	char summary[1024];     /* GPUPROF_SUMMARY, "" = none */
+	uint64_t win_on_ns;     /* GPUPROF_GPU_WINDOW ON/PERIOD; 0 = off (always on) */
+	uint64_t win_period_ns;
 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
@@ -70,6 +72,10 @@ int gps_parse_size(const char *s, size_t *out);
 /* GPUPROF_ACTIVITY list ("kernel,memcpy", "all", "none", "default") -> bits;
  * returns 0 or -1 naming the bad word in *bad (points into s). */
 int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *badlen);
+/* GPUPROF_GPU_WINDOW "ON/PERIOD": each a number (decimals allowed) with an
+ * optional unit ns|us|ms|s, seconds when none ("2/30", "500ms/10s");
+ * 0 < ON < PERIOD.  Returns 0, or -1 (outputs untouched). */
+int gps_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns);
 
 /* ---------------------------------------------------------------- logging */
 /* One "gpuprof: ..." line on stderr via write(2).  gps_log is for normal
@@ -93,6 +99,7 @@ struct gps_state {
 	int rec_failed;             /* creation failed in this process: don't retry */
 	pthread_mutex_t rec_lock;   /* creation / close */
 	char trace_path[4096];
+	uint64_t trace_start_ns;    /* trace clock at the recorder's creation */
 	uint32_t clock_id;          /* gp_clock_id of every timestamp we emit */
 	int64_t gpu_offset;         /* added to CUPTI timestamps (clock fallback) */
 	atomic_int closed;          /* final flush done in this process */
@@ -196,6 +203,24 @@ void gps_ticker_start(void);
 void gps_ticker_stop(void);
 void gps_ticker_after_fork_child(void);
 void gps_ticker_emit_stats(gp_recorder *rec);
+
+/* Windowed GPU activity (shim/gps_window.c, GPUPROF_GPU_WINDOW).  All are
+ * no-ops when the mode is off.  bound: CUPTI has just enabled the activity
+ * kinds (t_enabled: trace clock taken before), window 0 is open;
+ * ticker_start/next_ns/tick: the gpuprof-flush thread anchors the schedule,
+ * sleeps until the next edge (CLOCK_MONOTONIC ns, UINT64_MAX none) and
+ * performs due edges (inside gps_enter/gps_leave); final: the final flush
+ * closes the open window (before its forced CUPTI flush). */
+int gps_window_enabled(void);
+void gps_window_bound(uint64_t t_enabled);
+void gps_window_ticker_start(uint64_t now_mono);
+uint64_t gps_window_next_ns(void);
+void gps_window_tick(uint64_t now_mono);
+void gps_window_final(void);
+void gps_window_after_fork_child(void);
+/* Enables (on=1) or disables the configured per-operation activity kinds
+ * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
+void gps_cupti_gpu_activity(int on);
 
 /* Callback-id selection (shim/gps_cbid.c): does this API name belong to the
  * default set of the domain (1 driver, 2 runtime)? */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "gps.h"
 
@@ -87,6 +88,52 @@ int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *
 	return 0;
 }
 
+/* One duration of GPUPROF_GPU_WINDOW: the syntax `gpuprof run --gpu-window`
+ * accepts (tools/cmd_run.c), seconds when no unit is given. */
+static int parse_window_duration(const char *s, size_t n, uint64_t *out)
+{
+	char buf[64];
+	if (n == 0 || n >= sizeof buf)
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (!isdigit((unsigned char)buf[0]) && buf[0] != '.')
+		return -1; /* no sign, no "inf"/"nan", no leading blanks */
+	char *end;
+	double v = strtod(buf, &end);
+	if (end == buf || !(v >= 0) || v > 1e7) /* > ~115 days: surely a typo */
+		return -1;
+	double mul;
+	if (!*end || !strcmp(end, "s"))
+		mul = 1e9;
+	else if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "us"))
+		mul = 1e3;
+	else if (!strcmp(end, "ns"))
+		mul = 1;
+	else
+		return -1;
+	*out = (uint64_t)(v * mul + 0.5);
+	return 0;
+}
+
+int gps_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns)
+{
+	if (!s)
+		return -1;
+	const char *slash = strchr(s, '/');
+	uint64_t on, period;
+	if (!slash || parse_window_duration(s, (size_t)(slash - s), &on) ||
+	    parse_window_duration(slash + 1, strlen(slash + 1), &period))
+		return -1;
+	if (on == 0 || on >= period)
+		return -1;
+	*on_ns = on;
+	*period_ns = period;
+	return 0;
+}
+
 int gps_env_rank(void)
 {
 	const char *v = getenv("RANK");
@@ -101,13 +148,24 @@ int gps_env_rank(void)
 	return (int)r;
 }
 
+/* Config complaints: one line per job, not per process.  Descendants (fork
+ * or exec'd children, and the program a wrapper like `timeout` or `sh -c`
+ * starts) inherit the same environment, and the job's first traced process
+ * (GPUPROF_ROOT_PID, set by it) has already said what is wrong with it. */
+static int cfg_quiet;
+#define cfg_log(...)                            \
+	do {                                    \
+		if (!cfg_quiet)                 \
+			gps_log(1, __VA_ARGS__); \
+	} while (0)
+
 static void copy_env(char *dst, size_t n, const char *name, const char *def)
 {
 	const char *v = getenv(name);
 	if (!v || !*v)
 		v = def;
 	if (strlen(v) >= n) {
-		gps_log(1, "%s is too long (max %zu bytes); using the default", name, n - 1);
+		cfg_log("%s is too long (max %zu bytes); using the default", name, n - 1);
 		v = def;
 	}
 	snprintf(dst, n, "%s", v);
@@ -116,6 +174,8 @@ static void copy_env(char *dst, size_t n, const char *name, const char *def)
 void gps_config_load(struct gps_config *c)
 {
 	memset(c, 0, sizeof *c);
+	const char *root = getenv("GPUPROF_ROOT_PID");
+	cfg_quiet = root && *root && atoi(root) != (int)getpid();
 	c->quiet = env_bool("GPUPROF_QUIET", 0);
 	c->enabled = env_bool("GPUPROF_ENABLE", 1);
 	c->follow_exec = env_bool("GPUPROF_FOLLOW_EXEC", 1);
@@ -137,7 +197,7 @@ void gps_config_load(struct gps_config *c)
 		else if (!strcasecmp(v, "default"))
 			c->api_set = GPS_API_DEFAULT;
 		else
-			gps_log(1, "GPUPROF_API=%s not understood (default|all|none); using default", v);
+			cfg_log("GPUPROF_API=%s not understood (default|all|none); using default", v);
 	}
 	if ((v = getenv("GPUPROF_API_MODE")) && *v) {
 		if (!strcasecmp(v, "activity"))
@@ -145,7 +205,7 @@ void gps_config_load(struct gps_config *c)
 		else if (!strcasecmp(v, "callback"))
 			c->api_mode = GPS_MODE_CALLBACK;
 		else
-			gps_log(1, "GPUPROF_API_MODE=%s not understood (callback|activity); using %s", v,
+			cfg_log("GPUPROF_API_MODE=%s not understood (callback|activity); using %s", v,
 				GPS_DEFAULT_API_MODE == GPS_MODE_ACTIVITY ? "activity" : "callback");
 	}
 	if ((v = getenv("GPUPROF_BIND")) && *v) {
@@ -154,7 +214,7 @@ void gps_config_load(struct gps_config *c)
 		else if (!strcasecmp(v, "injection"))
 			c->bind = GPS_BIND_INJECTION;
 		else if (strcasecmp(v, "auto"))
-			gps_log(1, "GPUPROF_BIND=%s not understood (auto|eager|injection); using auto", v);
+			cfg_log("GPUPROF_BIND=%s not understood (auto|eager|injection); using auto", v);
 	}
 	if ((v = getenv("GPUPROF_ACTIVITY")) && *v) {
 		const char *bad = NULL;
@@ -163,14 +223,14 @@ void gps_config_load(struct gps_config *c)
 		if (gps_parse_activity(v, &bits, &bad, &badlen) == 0)
 			c->activity = bits;
 		else
-			gps_log(1, "GPUPROF_ACTIVITY: unknown kind '%.*s' (kernel,memcpy,memset,peer,sync,memory,device,all,none); using default",
+			cfg_log("GPUPROF_ACTIVITY: unknown kind '%.*s' (kernel,memcpy,memset,peer,sync,memory,device,all,none); using default",
 				(int)badlen, bad);
 	}
 	if ((v = getenv("GPUPROF_FLUSH_MS")) && *v) {
 		char *end;
 		unsigned long ms = strtoul(v, &end, 10);
 		if (*end || ms == 0 || ms > 3600000)
-			gps_log(1, "GPUPROF_FLUSH_MS=%s not understood (1..3600000); using 500", v);
+			cfg_log("GPUPROF_FLUSH_MS=%s not understood (1..3600000); using 500", v);
 		else
 			c->flush_ms = (uint32_t)ms;
 	}
@@ -184,10 +244,15 @@ void gps_config_load(struct gps_config *c)
 		if (!(v = getenv(sizes[i].name)) || !*v)
 			continue;
 		if (gps_parse_size(v, &sz) || sz < sizes[i].min)
-			gps_log(1, "%s=%s not understood (a size like 8M, at least %zu); using the default",
+			cfg_log("%s=%s not understood (a size like 8M, at least %zu); using the default",
 				sizes[i].name, v, sizes[i].min);
 		else
 			*sizes[i].dst = sz;
+	}
+	if ((v = getenv("GPUPROF_GPU_WINDOW")) && *v) {
+		if (gps_parse_window(v, &c->win_on_ns, &c->win_period_ns))
+			cfg_log("GPUPROF_GPU_WINDOW=%s not understood (ON/PERIOD, e.g. 1/10 or 500ms/10s, 0 < ON < PERIOD); GPU activity recorded all the time",
+				v);
 	}
 	if ((v = getenv("GPUPROF_ZSTD_LEVEL")) && *v)
 		c->zstd_level = atoi(v);

@@ -242,23 +242,38 @@ static void enable_api_callbacks(void)
 		gps_log(0, "no CUDA API callbacks matched the default set");
 }
 
+static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } act_kinds[] = {
+	{GPS_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+	{GPS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+	{GPS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+	{GPS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+	{GPS_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
+	{GPS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+	{GPS_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+};
+#define N_ACT_KINDS (sizeof act_kinds / sizeof act_kinds[0])
+
 static void enable_activity(void)
 {
-	static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } kinds[] = {
-		{GPS_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
-		{GPS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
-		{GPS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
-		{GPS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
-		{GPS_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
-		{GPS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
-		{GPS_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
-	};
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-		if (!(gps.cfg.activity & kinds[i].bit))
+	for (size_t i = 0; i < N_ACT_KINDS; i++) {
+		if (!(gps.cfg.activity & act_kinds[i].bit))
 			continue;
-		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, kinds[i].kind);
+		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		if (r != CUPTI_SUCCESS)
-			gps_log(0, "activity kind %s unavailable: %s", kinds[i].name, gps_cupti_errstr(r));
+			gps_log(0, "activity kind %s unavailable: %s", act_kinds[i].name, gps_cupti_errstr(r));
+	}
+}
+
+void gps_cupti_gpu_activity(int on)
+{
+	/* quiet: a kind that failed at bind time was reported there */
+	for (size_t i = 0; i < N_ACT_KINDS; i++) {
+		if (!(gps.cfg.activity & act_kinds[i].bit) || act_kinds[i].bit == GPS_ACT_DEVICE)
+			continue;
+		if (on)
+			GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
+		else
+			GPS_CUPTI_QUIET(cuptiActivityDisable, act_kinds[i].kind);
 	}
 }
 
@@ -303,7 +318,9 @@ static int start_locked(const char *why)
 		  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 		  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	uint64_t t_enabled = gps_now();
 	enable_activity();
+	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
 	enable_api_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
 	 * prints its own lines */

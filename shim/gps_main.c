@@ -305,6 +305,7 @@ static gp_recorder *create_recorder(void)
 	}
 	errno = saved_errno;
 	snprintf(gps.trace_path, sizeof gps.trace_path, "%s", path);
+	gps.trace_start_ns = o.start_trace_ns;
 	atomic_fetch_add(&gps.gen, 1);
 	emit_process(rec, o.start_trace_ns);
 	gps_emit_clock(rec);
@@ -383,6 +384,8 @@ void gps_final_flush(const char *why)
 	gps_in_shim = 1;
 	/* no periodic CUPTI flush from here on (bounded wait) */
 	gps_ticker_stop();
+	/* GPUPROF_GPU_WINDOW: the open window ends here (written now) */
+	gps_window_final();
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
 	/* then no new entries (callbacks, NVTX) and none still inside */

@@ -13,7 +13,11 @@
  * never inherits one held; it is stopped (bounded wait) before the final
  * flush; its work is bracketed by gps_enter/gps_leave like every emit path,
  * so a final flush that gave up waiting for it still does not close the
- * recorder under it. */
+ * recorder under it.
+ *
+ * GPUPROF_GPU_WINDOW: the same thread opens and closes the GPU-activity
+ * windows (gps_window.c), waking at whichever comes first, the next flush
+ * or the next window edge. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -59,22 +63,52 @@ static void tick(void)
 	gps_in_shim = 0;
 }
 
+static void ns_to_timespec(uint64_t ns, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(ns / 1000000000ull);
+	ts->tv_nsec = (long)(ns % 1000000000ull);
+}
+
+/* GPUPROF_GPU_WINDOW: window edges due now (gps_window.c), bracketed like
+ * every emit path. */
+static void window_edges(uint64_t now)
+{
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_enter();
+	if (t)
+		gps_window_tick(now);
+	gps_leave(t);
+	gps_in_shim = 0;
+}
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "gpuprof-flush");
-	uint32_t ms = gps.cfg.flush_ms ? gps.cfg.flush_ms : 500;
+	uint64_t period = (uint64_t)(gps.cfg.flush_ms ? gps.cfg.flush_ms : 500) * 1000000ull;
+	uint64_t next_flush = gps_mono_ns() + period;
+	gps_window_ticker_start(gps_mono_ns());
 	pthread_mutex_lock(&tk_lock);
 	while (tk_state == TK_RUNNING) {
+		/* sleep until the next flush or window edge, whichever first */
+		uint64_t wake = next_flush, edge = gps_window_next_ns();
+		if (edge < wake)
+			wake = edge;
 		struct timespec dl;
-		deadline_after(&dl, ms);
+		ns_to_timespec(wake, &dl);
 		int rc = 0;
 		while (tk_state == TK_RUNNING && rc != ETIMEDOUT)
 			rc = pthread_cond_timedwait(&tk_cond, &tk_lock, &dl);
 		if (tk_state != TK_RUNNING)
 			break;
 		pthread_mutex_unlock(&tk_lock); /* never held while in CUPTI */
-		tick();
+		uint64_t now = gps_mono_ns();
+		if (now >= edge)
+			window_edges(now);
+		if (now >= next_flush) {
+			tick();
+			next_flush = gps_mono_ns() + period;
+		}
 		pthread_mutex_lock(&tk_lock);
 	}
 	tk_exited = 1;
@@ -154,6 +188,7 @@ void gps_ticker_after_fork_child(void)
 	tk_exited = 0;
 	atomic_store(&tk_flushes, 0);
 	atomic_store(&tk_flush_ns, 0);
+	gps_window_after_fork_child();
 }
 
 static void emit_counter(gp_recorder *rec, const char *name, uint64_t v)

@@ -13,7 +13,7 @@ SHIM_CHECK := $(SHIMT_DIR)/check_trace
 SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
-	test_sigkill test_fork_stress
+	test_sigkill test_fork_stress test_gpu_window
 
 $(FAKE_DIR)/fake_cbid_runtime.h: | $(FAKE_DIR)/ check-cuda
 	sed -n 's/^[[:space:]]*CUPTI_RUNTIME_TRACE_CBID_\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/X(\2, "\1")/p' \

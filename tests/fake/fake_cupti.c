@@ -8,7 +8,9 @@
  * Knobs (environment): FAKE_CUPTI_BUSY=1 makes cuptiSubscribe answer
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; FAKE_CUPTI_NO_TSCB=1 makes
  * cuptiActivityRegisterTimestampCallback fail; FAKE_CUPTI_LOG=path appends
- * one line per CUPTI call of interest (for tests that count subscriptions). */
+ * one line per CUPTI call of interest (for tests that count subscriptions
+ * and GPU-activity window edges).  cuptiActivityEnable/Disable are real: a
+ * disabled kind produces no records. */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,7 +43,10 @@ static CUpti_CallbackFunc subscriber_cb;
 static void *subscriber_ud;
 static int subscribed;
 static unsigned char cb_enabled[CUPTI_CB_DOMAIN_SIZE][MAX_CBID];
-static unsigned char act_enabled[64];
+/* per kind: written by the tool (its window thread toggles them while the
+ * job launches), read by every launching thread: atomic */
+#define FAKE_NKINDS 64u
+static _Atomic unsigned char act_enabled[FAKE_NKINDS];
 static unsigned char act_api_rt[MAX_CBID], act_api_drv[MAX_CBID];
 static CUpti_BuffersCallbackRequestFunc buf_req;
 static CUpti_BuffersCallbackCompleteFunc buf_done;
@@ -185,18 +190,33 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpt
 }
 
 /* ------------------------------------------------------------ activity */
+/* Like CUPTI: a kind produces records only while enabled; records already
+ * in the buffer stay there.  FAKE_CUPTI_LOG gets "activity-enable K" /
+ * "activity-disable K" for the GPU kinds (kernel 10, memcpy 1, memset 2) so
+ * tests can count the window edges. */
+static void log_toggle(const char *what, CUpti_ActivityKind k)
+{
+	if (k != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && k != CUPTI_ACTIVITY_KIND_MEMCPY &&
+	    k != CUPTI_ACTIVITY_KIND_MEMSET)
+		return;
+	char line[64];
+	snprintf(line, sizeof line, "%s %d", what, (int)k);
+	flog(line);
+}
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
-	if ((unsigned)k >= sizeof act_enabled)
+	if ((unsigned)k >= FAKE_NKINDS)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	act_enabled[k] = 1;
+	atomic_store_explicit(&act_enabled[k], 1, memory_order_release);
+	log_toggle("activity-enable", k);
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
-	if ((unsigned)k >= sizeof act_enabled)
+	if ((unsigned)k >= FAKE_NKINDS)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	act_enabled[k] = 0;
+	atomic_store_explicit(&act_enabled[k], 0, memory_order_release);
+	log_toggle("activity-disable", k);
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t en)
@@ -317,7 +337,8 @@ EXPORT uint64_t fake_cupti_now(void)
 static void push_record(const void *record, size_t size, int force)
 {
 	const CUpti_Activity *a = record;
-	if (!force && ((unsigned)a->kind >= sizeof act_enabled || !act_enabled[a->kind]))
+	if (!force && ((unsigned)a->kind >= FAKE_NKINDS ||
+		       !atomic_load_explicit(&act_enabled[a->kind], memory_order_acquire)))
 		return;
 	if (!buf_req)
 		return;
@@ -409,7 +430,8 @@ EXPORT void fake_cupti_call_exit(struct fake_cupti_call *c)
 	/* per-API activity records (GPUPROF_API_MODE=activity) */
 	int rt = c->domain == CUPTI_CB_DOMAIN_RUNTIME_API;
 	unsigned kind = rt ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
-	if (c->cbid < MAX_CBID && (act_enabled[kind] || (rt ? act_api_rt : act_api_drv)[c->cbid])) {
+	if (c->cbid < MAX_CBID && (atomic_load_explicit(&act_enabled[kind], memory_order_relaxed) ||
+				   (rt ? act_api_rt : act_api_drv)[c->cbid])) {
 		CUpti_ActivityAPI a;
 		memset(&a, 0, sizeof a);
 		a.kind = (CUpti_ActivityKind)kind;

@@ -18,6 +18,10 @@
  * "workload sleep READYFILE": 10 x k_gemm, push "loop", create READYFILE,
  * then launch + sleep 10 ms forever (the SIGTERM test).
  *
+ * "workload loop MS": for MS milliseconds, k_gemm + a 256-byte cudaMemset
+ * every ~1 ms, then cudaDeviceSynchronize; prints "loop N" (launches).
+ * The windowed-mode test (GPUPROF_GPU_WINDOW).
+ *
  * "workload forkstress ROUNDS": fork/lock-order stress (the fork test).  Two
  * threads launch while main forks ROUNDS children; in each child one thread
  * makes the child's first CUDA call (the shim creates the child's trace and
@@ -111,6 +115,33 @@ static int sleep_mode(const char *ready)
 	return 0;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int loop_mode(long ms)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	void *d = NULL;
+	cudaMalloc(&d, 4096);
+	uint64_t end = mono_ms() + (uint64_t)ms;
+	long n = 0;
+	struct timespec ts = {0, 1000 * 1000};
+	while (mono_ms() < end) {
+		launch(k_gemm, 1);
+		cudaMemset(d, 0, 256);
+		n++;
+		nanosleep(&ts, NULL);
+	}
+	cudaDeviceSynchronize();
+	cudaFree(d);
+	printf("loop %ld\n", n);
+	return 0;
+}
+
 static volatile int stress_stop;
 
 static void *stress_launcher(void *arg)
@@ -178,6 +209,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "forkstress"))
 		return forkstress(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "loop"))
+		return loop_mode(atol(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "sleep"))
 		return sleep_mode(argv[2]);
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");

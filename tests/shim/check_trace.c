@@ -6,6 +6,13 @@
  *   check_trace sigkill FILE KILL_NS  "workload sleep" killed by SIGKILL at
  *                             KILL_NS (CLOCK_MONOTONIC): GPU and API records
  *                             up to 1 s before the kill are in the trace
+ *   check_trace window FILE PERIOD_NS  "workload loop" under
+ *                             GPUPROF_GPU_WINDOW=ON/PERIOD: GPU records only
+ *                             from launches inside GP_REC_WINDOW spans, API
+ *                             records everywhere, windows ordered and apart,
+ *                             about one per PERIOD
+ *   check_trace nowindow FILE "workload loop" without windows: no
+ *                             GP_REC_WINDOW, every launch has its kernel
  *   check_trace now -         prints CLOCK_MONOTONIC ns (the trace clock)
  *   check_trace info FILE     prints "pid=N ppid=N clock=N" (for scripts)
  *   check_trace summary FILE  prints "<type> <count>" and per-name counts
@@ -378,6 +385,118 @@ static void check_sigkill(uint64_t kill_ns)
 	      (double)(kill_ns - last_api) / 1e6);
 }
 
+static const gp_rec_api *api_any_corr(uint64_t corr, const char *name)
+{
+	for (int i = 0; i < nrec; i++)
+		if (recs[i].type == GP_REC_API && recs[i].u.api.correlation_id == corr &&
+		    !strcmp(S(recs[i].u.api.name_id), name))
+			return &recs[i].u.api;
+	return NULL;
+}
+
+static int cmp_window(const void *a, const void *b)
+{
+	const gp_rec_window *x = a, *y = b;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static void check_window(uint64_t period)
+{
+	static gp_rec_window w[1000];
+	int nw = 0;
+	for (int i = 0; i < nrec; i++)
+		if (recs[i].type == GP_REC_WINDOW && nw < 1000)
+			w[nw++] = recs[i].u.window;
+	qsort(w, (size_t)nw, sizeof w[0], cmp_window);
+	CHECK(nw >= 2, "window records: %d, want >= 2", nw);
+	if (nw < 1)
+		return;
+	for (int i = 0; i < nw; i++) {
+		CHECK(w[i].start_ns < w[i].end_ns, "window %d: start %" PRIu64 " >= end %" PRIu64, i,
+		      w[i].start_ns, w[i].end_ns);
+		if (i + 1 < nw)
+			CHECK(w[i].end_ns <= w[i + 1].start_ns, "windows %d and %d overlap", i, i + 1);
+	}
+	int launches = count_api(GP_API_RUNTIME, "cudaLaunchKernel");
+	int memsets = count_api(GP_API_RUNTIME, "cudaMemset");
+	int kernels = count_type(GP_REC_KERNEL), msets = count_type(GP_REC_MEMSET);
+	/* every GPU record: its launch call overlaps a window (CUPTI produced the
+	 * record while the kinds were on, and the shim stamps a window's start
+	 * before enabling and its end after disabling) */
+	int in_win[1000] = {0};
+	for (int i = 0; i < nrec; i++) {
+		const char *want = recs[i].type == GP_REC_KERNEL   ? "cudaLaunchKernel"
+				   : recs[i].type == GP_REC_MEMSET ? "cudaMemset"
+								   : NULL;
+		if (!want)
+			continue;
+		uint64_t corr = recs[i].type == GP_REC_KERNEL ? recs[i].u.kernel.correlation_id
+							      : recs[i].u.memset.correlation_id;
+		const gp_rec_api *a = api_any_corr(corr, want);
+		CHECK(a != NULL, "%s (correlation %" PRIu64 ") has no %s record",
+		      gp_rec_type_name(recs[i].type), corr, want);
+		if (!a)
+			continue;
+		int k = -1;
+		for (int j = 0; j < nw && k < 0; j++)
+			if (a->start_ns <= w[j].end_ns && a->end_ns >= w[j].start_ns)
+				k = j;
+		CHECK(k >= 0, "%s from %s at %" PRIu64 "..%" PRIu64 " is outside every window",
+		      gp_rec_type_name(recs[i].type), want, a->start_ns, a->end_ns);
+		if (k >= 0 && recs[i].type == GP_REC_KERNEL)
+			in_win[k]++;
+	}
+	/* API records everywhere: launches between windows are recorded */
+	int outside = 0;
+	uint64_t last_api = 0;
+	for (int i = 0; i < nrec; i++) {
+		if (recs[i].type != GP_REC_API)
+			continue;
+		const gp_rec_api *a = &recs[i].u.api;
+		if (a->end_ns > last_api)
+			last_api = a->end_ns;
+		if (strcmp(S(a->name_id), "cudaLaunchKernel"))
+			continue;
+		int in = 0;
+		for (int j = 0; j < nw && !in; j++)
+			in = a->start_ns <= w[j].end_ns && a->end_ns >= w[j].start_ns;
+		outside += !in;
+	}
+	CHECK(launches > 0 && launches == memsets, "launch calls %d, memset calls %d", launches, memsets);
+	CHECK(outside > 0, "no launch call recorded outside the windows (API capture must stay on)");
+	CHECK(kernels > 0 && kernels < launches, "kernels %d of %d launches: want some, not all", kernels,
+	      launches);
+	CHECK(msets > 0 && msets < memsets, "memset records %d of %d calls", msets, memsets);
+	/* the launch loop runs through every window but the last (closed at the
+	 * final flush, after the loop) */
+	for (int j = 0; j + 1 < nw; j++)
+		CHECK(in_win[j] > 0, "window %d (%" PRIu64 "..%" PRIu64 ") has no kernel", j, w[j].start_ns,
+		      w[j].end_ns);
+	/* the first window starts with the trace; one window per period */
+	const gp_rec_api *first = NULL;
+	for (int i = 0; i < nrec; i++)
+		if (recs[i].type == GP_REC_API && (!first || recs[i].u.api.start_ns < first->start_ns))
+			first = &recs[i].u.api;
+	CHECK(first && w[0].start_ns <= first->start_ns, "first window starts after the first API call");
+	uint64_t span = last_api > w[0].start_ns ? last_api - w[0].start_ns : 0;
+	int want = (int)(span / period) + 1;
+	CHECK(nw >= want - 1 && nw <= want + 1, "windows: %d over %.0f ms at a %.0f ms period, want %d +- 1",
+	      nw, (double)span / 1e6, (double)period / 1e6, want);
+	int dropped = 0;
+	for (int i = 0; i < nrec; i++)
+		if (recs[i].type == GP_REC_DROPPED)
+			dropped += (int)recs[i].u.dropped.count;
+	CHECK(dropped == 0, "dropped %d records", dropped);
+}
+
+static void check_nowindow(void)
+{
+	CHECK(count_type(GP_REC_WINDOW) == 0, "window records: %d, want 0", count_type(GP_REC_WINDOW));
+	int launches = count_api(GP_API_RUNTIME, "cudaLaunchKernel");
+	CHECK(launches > 0 && count_type(GP_REC_KERNEL) == launches, "kernels %d, launches %d",
+	      count_type(GP_REC_KERNEL), launches);
+}
+
 static void summary(void)
 {
 	for (uint32_t t = 1; t < GP_REC_TYPE_MAX; t++) {
@@ -408,9 +527,10 @@ int main(int argc, char **argv)
 		printf("%" PRIu64 "\n", (uint64_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec));
 		return 0;
 	}
-	if (argc != 3 && !(argc == 4 && !strcmp(argv[1], "sigkill"))) {
-		fprintf(stderr, "usage: check_trace parent|child|sigterm|info|summary FILE\n"
-				"       check_trace sigkill FILE KILL_NS | check_trace now -\n");
+	if (argc != 3 && !(argc == 4 && (!strcmp(argv[1], "sigkill") || !strcmp(argv[1], "window")))) {
+		fprintf(stderr, "usage: check_trace parent|child|sigterm|nowindow|info|summary FILE\n"
+				"       check_trace sigkill FILE KILL_NS | check_trace window FILE PERIOD_NS\n"
+				"       check_trace now -\n");
 		return 2;
 	}
 	if (load(argv[2]) != 0)
@@ -424,6 +544,10 @@ int main(int argc, char **argv)
 		check_sigterm();
 	else if (!strcmp(m, "sigkill"))
 		check_sigkill(strtoull(argv[3], NULL, 10));
+	else if (!strcmp(m, "window") && argc == 4 && strtoull(argv[3], NULL, 10) > 0)
+		check_window(strtoull(argv[3], NULL, 10));
+	else if (!strcmp(m, "nowindow"))
+		check_nowindow();
 	else if (!strcmp(m, "summary"))
 		summary();
 	else if (!strcmp(m, "info")) {

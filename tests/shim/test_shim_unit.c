@@ -147,6 +147,42 @@ static void test_cbid(void)
 	CHECK(!gps_cbid_default(2, NULL) && !gps_cbid_default(2, ""), "empty names");
 }
 
+static void test_window(void)
+{
+	uint64_t on = 7, per = 7;
+	CHECK(gps_parse_window("2/30", &on, &per) == 0 && on == 2000000000ull && per == 30000000000ull,
+	      "2/30 -> %llu/%llu", (unsigned long long)on, (unsigned long long)per);
+	CHECK(gps_parse_window("500ms/10s", &on, &per) == 0 && on == 500000000ull && per == 10000000000ull,
+	      "500ms/10s -> %llu/%llu", (unsigned long long)on, (unsigned long long)per);
+	CHECK(gps_parse_window("100ms/300ms", &on, &per) == 0 && on == 100000000ull && per == 300000000ull,
+	      "100ms/300ms");
+	CHECK(gps_parse_window("0.5/1.5", &on, &per) == 0 && on == 500000000ull && per == 1500000000ull,
+	      "0.5/1.5");
+	CHECK(gps_parse_window("250us/1000000ns", &on, &per) == 0 && on == 250000ull && per == 1000000ull,
+	      "250us/1000000ns");
+	on = per = 7;
+	const char *bad[] = {"", "2", "2/", "/30", "30/2", "5/5", "0/10", "1x/10", "1/10x", "-1/10",
+			     "inf/10", "1/nan", " 1/10", "1/10 ", "1//10", "1/2/3", "1e9/2e9"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(gps_parse_window(bad[i], &on, &per) != 0, "'%s' accepted", bad[i]);
+	CHECK(on == 7 && per == 7, "a rejected value changed the outputs");
+	/* test_config's bad values are not this test's business */
+	unsetenv("GPUPROF_API");
+	unsetenv("GPUPROF_FLUSH_MS");
+	unsetenv("GPUPROF_BUFFER_SIZE");
+	setenv("GPUPROF_GPU_WINDOW", "1/10", 1);
+	struct gps_config c;
+	gps_config_load(&c);
+	CHECK(c.win_on_ns == 1000000000ull && c.win_period_ns == 10000000000ull, "config 1/10");
+	setenv("GPUPROF_GPU_WINDOW", "10/1", 1);
+	gps.cfg.quiet = 1; /* the error line still prints: it is an error */
+	gps_config_load(&c);
+	CHECK(c.win_on_ns == 0 && c.win_period_ns == 0, "bad value leaves window mode off");
+	unsetenv("GPUPROF_GPU_WINDOW");
+	gps_config_load(&c);
+	CHECK(c.win_period_ns == 0, "unset: off");
+}
+
 int main(void)
 {
 	test_sizes();
@@ -155,6 +191,7 @@ int main(void)
 	test_rank();
 	test_config();
 	test_cbid();
+	test_window();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else

@@ -1,0 +1,35 @@
+#!/bin/sh
+# GPUPROF_GPU_WINDOW=ON/PERIOD: a job launching continuously for ~1 s gets
+# GPU records (kernels, memsets) only from launches inside the GP_REC_WINDOW
+# spans the trace holds, API records throughout, about one window per
+# period, and the fake CUPTI saw the kinds switched off and on at the edges.
+# A bad value: one gpuprof: line, the job runs, a normal (always-on) trace.
+. "$(dirname "$0")/lib.sh"
+run_plain "$T/plain.out" "$T/plain.err" loop 1000 || fail "untraced loop failed"
+GPUPROF_GPU_WINDOW=100ms/300ms GPUPROF_FLUSH_MS=100 FAKE_CUPTI_LOG=$T/cupti.log \
+  run_traced "$T/w.out" "$T/w.err" loop 1000; rc=$?
+[ $rc -eq 0 ] || fail "windowed run exit $rc"
+grep -q '^loop [0-9]*$' "$T/w.out" || fail "stdout: $(cat "$T/w.out")"
+[ "$(foreign_lines "$T/w.err")" -eq 0 ] || { fail "non-gpuprof stderr"; cat "$T/w.err"; }
+grep -q 'GPU_WINDOW' "$T/w.err" && { fail "valid GPUPROF_GPU_WINDOW reported:"; cat "$T/w.err"; }
+set -- "$T"/trace-*.gpuprof
+[ $# -eq 1 ] && [ -e "$1" ] || fail "want one trace, got: $*"
+[ -e "$1" ] && { "$CHECK" window "$1" 300000000 || fail "windowed trace"; }
+# the kernel kind went off and on again: at least 2 edges each way in ~1 s
+off=$(grep -c ' activity-disable 10$' "$T/cupti.log")
+on=$(grep -c ' activity-enable 10$' "$T/cupti.log")
+[ "$off" -ge 2 ] && [ "$on" -ge 3 ] || { fail "kernel kind disabled $off / enabled $on times"; }
+rm -f "$T"/trace-*.gpuprof
+
+# bad values: one line each, the job runs, GPU activity recorded all the time
+for bad in 2 300ms/100ms 0/10 1x/10 /10 1/ 5/5; do
+  GPUPROF_GPU_WINDOW=$bad run_traced "$T/b.out" "$T/b.err" loop 200; rc=$?
+  [ $rc -eq 0 ] || fail "GPUPROF_GPU_WINDOW=$bad: exit $rc"
+  n=$(grep -c 'GPUPROF_GPU_WINDOW' "$T/b.err")
+  [ "$n" -eq 1 ] || { fail "GPUPROF_GPU_WINDOW=$bad: $n lines about it"; cat "$T/b.err"; }
+  [ "$(foreign_lines "$T/b.err")" -eq 0 ] || { fail "non-gpuprof stderr"; cat "$T/b.err"; }
+  set -- "$T"/trace-*.gpuprof
+  [ $# -eq 1 ] && [ -e "$1" ] && { "$CHECK" nowindow "$1" || fail "GPUPROF_GPU_WINDOW=$bad: trace"; }
+  rm -f "$T"/trace-*.gpuprof
+done
+finish
