@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tool.h"
+#include "windows.h"
 
 static void help(FILE *f)
 {
@@ -28,6 +29,7 @@ struct info {
 	uint64_t first, last;
 	int have_time;
 	u64map seen_proc, seen_thread, seen_src, seen_dev;
+	struct winset win;      /* GPU-activity windows (windowed trace) */
 };
 
 static int timed_type(uint32_t t)
@@ -79,6 +81,9 @@ static void collect(struct info *in, gp_reader *r, const gp_record *rec)
 		VEC_PUSH(in->dev_pid, n, in->cdevpid, pid);
 		break;
 	}
+	case GP_REC_WINDOW:
+		winset_add(&in->win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+		break;
 	case GP_REC_DROPPED:
 		in->dropped_total += rec->u.dropped.count;
 		in->dropped[rec->u.dropped.where < 8 ? rec->u.dropped.where : 0] += rec->u.dropped.count;
@@ -138,6 +143,14 @@ static void print_text(struct info *in, gp_reader *r, const char *path, const st
 		printf("span:       - (no timed records)\n");
 	}
 
+	if (in->win.n) { /* a windowed trace: say how much of it has GPU activity */
+		char cov[32];
+		uint64_t c = winset_covered(&in->win), span = in->last - in->first;
+		fmt_dur(cov, sizeof(cov), c);
+		fmt_dur(buf, sizeof(buf), span);
+		printf("windows:    %zu, GPU activity recorded in %s of %s (%.1f %%)\n", in->win.n, cov, buf,
+		       span ? 100.0 * (double)c / (double)span : 100.0);
+	}
 	printf("processes:  %zu\n", in->nprocs);
 	for (size_t i = 0; i < in->nprocs; i++) {
 		gp_rec_process *p = &in->procs[i];
@@ -212,6 +225,8 @@ static void print_json(struct info *in, gp_reader *r, const char *path, const st
 	if (in->have_time)
 		printf(",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64,
 		       in->first, in->last, in->last - in->first);
+	if (in->win.n)
+		printf(",\"windows\":%zu,\"window_ns\":%" PRIu64, in->win.n, winset_covered(&in->win));
 	printf(",\"processes\":[");
 	for (size_t i = 0; i < in->nprocs; i++) {
 		gp_rec_process *p = &in->procs[i];
@@ -306,6 +321,7 @@ int cmd_info(int argc, char **argv)
 	qsort(in.srcs, in.nsrcs, sizeof(*in.srcs), cmp_src);
 	qsort(in.threads, in.nthreads, sizeof(*in.threads), cmp_thread);
 	qsort(in.procs, in.nprocs, sizeof(*in.procs), cmp_proc);
+	winset_finish(&in.win);
 	/* A fatal error before anything was read prints nothing: there is no
 	 * intact prefix to describe. */
 	if (rc >= 0 || n > 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT) {
@@ -315,6 +331,7 @@ int cmd_info(int argc, char **argv)
 	free(in.procs); free(in.threads); free(in.srcs); free(in.devs); free(in.dev_pid);
 	u64map_free(&in.seen_proc); u64map_free(&in.seen_thread);
 	u64map_free(&in.seen_src); u64map_free(&in.seen_dev);
+	winset_free(&in.win);
 	gp_reader_close(r);
 	return code;
 }

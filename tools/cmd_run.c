@@ -2,6 +2,7 @@
  * libgpuprof.so injected, forwards termination signals, then prints one
  * summary line from the shim's GPUPROF_SUMMARY file(s) and exits with the
  * job's own status (128+signal when it was killed, as a shell does). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -27,8 +28,11 @@ static void help(FILE *f)
 		   "  --flush-ms N            flush interval of the recorder\n"
 		   "  --buffer-size SIZE      per-thread ring size (e.g. 4M)\n"
 		   "  --max-memory SIZE       cap on the recorder's memory\n"
-		   "  --gpu-window ON/PERIOD  record GPU activity ON seconds every PERIOD seconds\n"
-		   "                          (planned: the shim does not implement it yet)\n"
+		   "  --gpu-window ON/PERIOD  record GPU activity (kernels, copies, ...) only for ON\n"
+		   "                          every PERIOD, from the start; API calls and NVTX all\n"
+		   "                          the time. Units ns|us|ms|s, seconds when none: 1/10,\n"
+		   "                          500ms/10s; 0 < ON < PERIOD. `gpuprof stats` lists the\n"
+		   "                          windows\n"
 		   "  --stacks                record CPU call stacks of API calls (planned: not yet)\n"
 		   "  --gpu-metrics[=HZ]      sample GPU metrics, default 10 Hz (planned: not yet)\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
@@ -36,6 +40,27 @@ static void help(FILE *f)
 		   "  -h, --help              this text\n\n"
 		   "libgpuprof.so is looked up at ../lib/libgpuprof.so next to the gpuprof binary;\n"
 		   "GPUPROF_LIB=/path/libgpuprof.so overrides.\n");
+}
+
+/* One part of --gpu-window: the syntax the shim accepts (shim/gps_config.c,
+ * GPUPROF_GPU_WINDOW), seconds when no unit is given. */
+static int parse_window_part(const char *s, uint64_t *out)
+{
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !(v >= 0) || v > 1e7)
+		return -1;
+	double mul;
+	if (!*end || !strcmp(end, "s")) mul = 1e9;
+	else if (!strcmp(end, "ms")) mul = 1e6;
+	else if (!strcmp(end, "us")) mul = 1e3;
+	else if (!strcmp(end, "ns")) mul = 1;
+	else return -1;
+	*out = (uint64_t)(v * mul + 0.5);
+	return 0;
 }
 
 static volatile sig_atomic_t child_pid;
@@ -262,9 +287,13 @@ int cmd_run(int argc, char **argv)
 			uint64_t a, b;
 			char *on = xstrdup(optarg);
 			if (slash) on[slash - optarg] = 0;
-			int bad = !slash || parse_duration_ns(on, &a) || parse_duration_ns(slash + 1, &b);
+			int bad = !slash || parse_window_part(on, &a) || parse_window_part(slash + 1, &b) ||
+				  a == 0 || a >= b;
 			free(on);
-			if (bad) { tool_err("--gpu-window needs ON/PERIOD, e.g. 2/30"); return EXIT_USAGE; }
+			if (bad) {
+				tool_err("--gpu-window needs ON/PERIOD with 0 < ON < PERIOD, e.g. 1/10 or 500ms/10s (seconds when no unit)");
+				return EXIT_USAGE;
+			}
 			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
 			break;
 		}
@@ -284,8 +313,8 @@ int cmd_run(int argc, char **argv)
 	/* Options the shim will read once those features exist: passed on now so
 	 * scripts can adopt them, but the user is told they do nothing yet. */
 	if (!quiet)
-		for (const char *const *e = (const char *const[]){ "GPUPROF_GPU_WINDOW", "GPUPROF_STACKS",
-								   "GPUPROF_GPU_METRICS", NULL }; *e; e++)
+		for (const char *const *e = (const char *const[]){ "GPUPROF_STACKS", "GPUPROF_GPU_METRICS",
+								   NULL }; *e; e++)
 			if (getenv(*e))
 				fprintf(stderr, "gpuprof run: warning: %s is not implemented yet; it is ignored\n", *e);
 	if (optind >= argc) {

@@ -15,9 +15,11 @@
 
 #include "report.h"
 #include "tool.h"
+#include "windows.h"
 
-enum { R_API, R_KERN, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_COUNT };
-static const char *const report_names[R_COUNT] = { "api", "kernels", "memops", "memsize", "nvtx", "util" };
+enum { R_API, R_KERN, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_WIN, R_COUNT };
+static const char *const report_names[R_COUNT] = { "api", "kernels", "memops", "memsize", "nvtx", "util",
+						   "windows" };
 
 static void help(FILE *f)
 {
@@ -32,7 +34,13 @@ static void help(FILE *f)
 		   "           each push/pop range (nvtx_sum)\n"
 		   "  util     GPU utilisation per device and stream: busy %% = union of kernel\n"
 		   "           intervals / span of the device's GPU activity, idle gaps, largest\n"
-		   "           gap, copy time and compute/copy overlap %% (of copy time)\n\n"
+		   "           gap, copy time and compute/copy overlap %% (of copy time); in a\n"
+		   "           windowed trace only the time inside the windows counts\n"
+		   "  windows  the GPU-activity windows of a trace recorded with `gpuprof run\n"
+		   "           --gpu-window`: start/end (ns after the trace start), duration and\n"
+		   "           kernels starting inside; GPU activity outside them was not\n"
+		   "           recorded (not lost).  Part of the default set only when the\n"
+		   "           trace has windows\n\n"
 		   "  --report LIST    reports to print, comma separated\n"
 		   "  --format FMT     table (default), csv or json\n"
 		   "  --since T        ignore records starting before T after the trace start\n"
@@ -215,6 +223,8 @@ struct stats {
 	struct udev *devs; size_t ndevs, cdevs;
 	struct ustream *strs; size_t nstrs, cstrs;
 	uint64_t since, until;             /* absolute */
+	struct winset win;                 /* GPU-activity windows (windowed trace) */
+	uint64_t last;                     /* latest end of any timed record */
 };
 
 static size_t name_group(u64map *cache, struct gtab *t, uint32_t id, const char *name)
@@ -443,6 +453,15 @@ static void memop_add(struct stats *st, const char *op, uint64_t dur, uint64_t b
 static void process(struct stats *st, const gp_record *rec)
 {
 	uint64_t t = gp_record_time(rec);
+	if (t) {
+		uint64_t e = tool_rec_end(rec);
+		if (e < t) e = t;
+		if (e > st->last) st->last = e;
+	}
+	if (rec->type == GP_REC_WINDOW) { /* clipped to --since/--until later */
+		winset_add(&st->win, tool_pid(st->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+		return;
+	}
 	switch (rec->type) {
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
 		if (t < st->since || t >= st->until) return;
@@ -598,6 +617,41 @@ static int cmp_ustream(const void *a, const void *b)
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
 
+/* Windowed trace: only what lies inside the process's windows counts (GPU
+ * work outside them was not recorded, so the time there is not idle). */
+static void ivset_clip_windows(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+{
+	struct ivset out = { 0 };
+	for (size_t i = 0; i < set->n; i++)
+		for (size_t j = lo; j < hi; j++) {
+			uint64_t s = set->v[i].s > w->v[j].s ? set->v[i].s : w->v[j].s;
+			uint64_t e = set->v[i].e < w->v[j].e ? set->v[i].e : w->v[j].e;
+			int instant_inside = set->v[i].s == set->v[i].e && set->v[i].s >= w->v[j].s &&
+					     set->v[i].s < w->v[j].e; /* a 0-length op still counts */
+			if (e > s || instant_inside)
+				ivset_add(&out, s, e > s ? e : s);
+		}
+	free(set->v);
+	*set = out;
+}
+
+/* Union of a clipped set, with gaps counted only between busy intervals of
+ * the same window (the time between windows is unrecorded, not idle). */
+static struct ivsum ivset_union_windows(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+{
+	struct ivsum sum = ivset_union(set);
+	sum.gaps = sum.largest = 0;
+	for (size_t i = 1; i < set->n; i++) {
+		size_t j = lo;
+		while (j < hi && w->v[j].e <= set->v[i - 1].s) j++;
+		if (j == hi || set->v[i].s >= w->v[j].e) continue; /* next one is in a later window */
+		uint64_t gap = set->v[i].s - set->v[i - 1].e;
+		sum.gaps++;
+		if (gap > sum.largest) sum.largest = gap;
+	}
+	return sum;
+}
+
 static void fill_util(struct report *rep, struct stats *st)
 {
 	qsort(st->devs, st->ndevs, sizeof(*st->devs), cmp_udev);
@@ -606,7 +660,21 @@ static void fill_util(struct report *rep, struct stats *st)
 	for (size_t i = 0; i < st->ndevs; i++) {
 		struct udev *d = &st->devs[i];
 		uint64_t span = d->span_e - d->span_s;
-		struct ivsum k = ivset_union(&d->k), cp = ivset_union(&d->c);
+		size_t wlo = 0, whi = 0;
+		winset_range(&st->win, d->pid, &wlo, &whi);
+		int windowed = whi > wlo;
+		struct ivsum k, cp;
+		if (windowed) {
+			span = 0;
+			for (size_t j = wlo; j < whi; j++) span += st->win.v[j].e - st->win.v[j].s;
+			ivset_clip_windows(&d->k, &st->win, wlo, whi);
+			ivset_clip_windows(&d->c, &st->win, wlo, whi);
+			k = ivset_union_windows(&d->k, &st->win, wlo, whi);
+			cp = ivset_union_windows(&d->c, &st->win, wlo, whi);
+		} else {
+			k = ivset_union(&d->k);
+			cp = ivset_union(&d->c);
+		}
 		uint64_t overlap = ivset_overlap(&d->k, &d->c);
 		struct cell *c = report_row(rep);
 		cell_num(&c[0], d->pid); cell_num(&c[1], d->dev); cell_str(&c[2], "all");
@@ -618,7 +686,16 @@ static void fill_util(struct report *rep, struct stats *st)
 		if (cp.busy) cell_num(&c[10], 100.0 * (double)overlap / (double)cp.busy);
 		for (; si < st->nstrs && cmp_udev(&(struct udev){ .pid = st->strs[si].pid, .dev = st->strs[si].dev }, d) <= 0; si++) {
 			struct ustream *u = &st->strs[si];
-			struct ivsum uk = ivset_union(&u->k), uc = ivset_union(&u->c);
+			struct ivsum uk, uc;
+			if (windowed && u->pid == d->pid && u->dev == d->dev) {
+				ivset_clip_windows(&u->k, &st->win, wlo, whi);
+				ivset_clip_windows(&u->c, &st->win, wlo, whi);
+				uk = ivset_union_windows(&u->k, &st->win, wlo, whi);
+				uc = ivset_union_windows(&u->c, &st->win, wlo, whi);
+			} else {
+				uk = ivset_union(&u->k);
+				uc = ivset_union(&u->c);
+			}
 			char sname[16];
 			snprintf(sname, sizeof(sname), "%u", u->stream);
 			c = report_row(rep);
@@ -630,6 +707,33 @@ static void fill_util(struct report *rep, struct stats *st)
 			cell_num(&c[9], (double)uc.busy);
 		}
 	}
+}
+
+static const struct col win_cols[] = {
+	{ "PID", "pid", COL_ID }, { "Start (ns)", "start_ns", COL_INT }, { "End (ns)", "end_ns", COL_INT },
+	{ "Duration (ns)", "duration_ns", COL_INT }, { "Kernels", "kernels", COL_INT },
+};
+
+/* One row per window (times after the trace start), kernels by start time.
+ * Before fill_util, which clips and merges the kernel intervals. */
+static void fill_windows(struct report *rep, struct stats *st, uint64_t base)
+{
+	uint64_t *nk = xcalloc(st->win.n ? st->win.n : 1, sizeof(uint64_t));
+	for (size_t i = 0; i < st->ndevs; i++)
+		for (size_t j = 0; j < st->devs[i].k.n; j++) {
+			long w = winset_find(&st->win, st->devs[i].pid, st->devs[i].k.v[j].s);
+			if (w >= 0) nk[w]++;
+		}
+	for (size_t i = 0; i < st->win.n; i++) {
+		const struct gpwin *w = &st->win.v[i];
+		struct cell *c = report_row(rep);
+		cell_num(&c[0], w->pid);
+		cell_num(&c[1], (double)(w->s > base ? w->s - base : 0));
+		cell_num(&c[2], (double)(w->e > base ? w->e - base : 0));
+		cell_num(&c[3], (double)(w->e - w->s));
+		cell_num(&c[4], (double)nk[i]);
+	}
+	free(nk);
 }
 
 int cmd_stats(int argc, char **argv)
@@ -655,7 +759,7 @@ int cmd_stats(int argc, char **argv)
 				int k;
 				for (k = 0; k < R_COUNT && strcmp(tok, report_names[k]); k++) ;
 				if (k == R_COUNT) {
-					tool_err("unknown report '%s' (reports: api, kernels, memops, memsize, nvtx, util)", tok);
+					tool_err("unknown report '%s' (reports: api, kernels, memops, memsize, nvtx, util, windows)", tok);
 					free(list);
 					return EXIT_USAGE;
 				}
@@ -688,8 +792,6 @@ int cmd_stats(int argc, char **argv)
 		help(stderr);
 		return EXIT_USAGE;
 	}
-	if (!any)
-		for (int k = 0; k < R_COUNT; k++) want[k] = 1;
 	const char *path = argv[optind];
 	gp_reader *r = tool_open(path);
 	if (!r)
@@ -713,6 +815,12 @@ int cmd_stats(int argc, char **argv)
 	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0)
 		goto out;
 
+	winset_finish(&st.win);
+	if (have_since || have_until) winset_clip(&st.win, st.since, st.until);
+	/* the windows report is in the default set only for windowed traces */
+	if (!any)
+		for (int k = 0; k < R_COUNT; k++) want[k] = k != R_WIN || st.win.n;
+
 	/* end of trace: every range is known now */
 	for (size_t i = 0; i < st.npends; i++)
 		while (st.pends[i].head < st.pends[i].n)
@@ -724,7 +832,26 @@ int cmd_stats(int argc, char **argv)
 	report_init(&reps[R_MEMOPS], "memops", "CUDA GPU MemOps Summary (by Time)", time_cols_mem, 9);
 	report_init(&reps[R_MEMSIZE], "memsize", "CUDA GPU MemOps Summary (by Size)", size_cols, 8);
 	report_init(&reps[R_NVTX], "nvtx", "NVTX Range Summary", nvtx_cols, 11);
-	report_init(&reps[R_UTIL], "util", "GPU Utilization", util_cols, 11);
+	char util_title[160], win_title[256], cov[32], tot[32];
+	uint64_t covered = winset_covered(&st.win), total = st.last > base ? st.last - base : 0;
+	if (covered > total) total = covered;
+	fmt_dur(cov, sizeof(cov), covered);
+	fmt_dur(tot, sizeof(tot), total);
+	if (st.win.n) {
+		snprintf(util_title, sizeof(util_title),
+			 "GPU Utilization, inside the %zu GPU-activity windows only (Span = recorded time)",
+			 st.win.n);
+		snprintf(win_title, sizeof(win_title),
+			 "GPU Activity Windows: GPU activity was recorded only inside these windows (%s of %s)",
+			 cov, tot);
+	} else {
+		snprintf(util_title, sizeof(util_title), "GPU Utilization");
+		snprintf(win_title, sizeof(win_title),
+			 "GPU Activity Windows: none, GPU activity was recorded for the whole run");
+	}
+	report_init(&reps[R_UTIL], "util", util_title, util_cols, 11);
+	report_init(&reps[R_WIN], "windows", win_title, win_cols, 5);
+	fill_windows(&reps[R_WIN], &st, base);
 	fill_time(&reps[R_API], &st.api, 0);
 	fill_time(&reps[R_KERN], &st.kern, 0);
 	fill_time(&reps[R_MEMOPS], &st.memt, 0);
@@ -760,6 +887,7 @@ out:
 	for (size_t i = 0; i < st.ndevs; i++) { free(st.devs[i].k.v); free(st.devs[i].c.v); }
 	for (size_t i = 0; i < st.nstrs; i++) { free(st.strs[i].k.v); free(st.strs[i].c.v); }
 	free(st.devs); free(st.strs);
+	winset_free(&st.win);
 	gp_reader_close(r);
 	return code;
 }

@@ -6,7 +6,10 @@
  * ranges are "X" slices on the thread (nested by time); start/end ranges are
  * async "b"/"e"; marks "i"; counters "C".  Each GPU is a synthetic process
  * ("GPU N") whose threads are the streams.  A flow ("s" at the API call, "f"
- * with bp:"e" at the GPU op) links a launch to its kernel/memcpy/memset. */
+ * with bp:"e" at the GPU op) links a launch to its kernel/memcpy/memset.
+ * A windowed trace (`gpuprof run --gpu-window`) gets one more thread per
+ * process, "GPU activity windows", with a slice "GPU activity recorded" per
+ * window: GPU tracks are empty outside them because nothing was recorded. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "tool.h"
 
 #define GPU_PID_BASE 0x40000000u
+#define WINDOW_TID 0x7ffffff0u /* the windows' track in their process */
 
 struct launch { uint64_t ts; uint32_t pid, tid; int graph; };
 
@@ -308,6 +312,22 @@ static void on_record(struct px *p, const gp_record *rec)
 		fprintf(p->f, "{\"ph\":\"C\",\"name\":\"device memory (bytes)\",\"pid\":%u", gpid);
 		ts_key(p, "ts", m->ts_ns);
 		fprintf(p->f, ",\"args\":{\"bytes\":%" PRIu64 "}}", *use);
+		break;
+	}
+	case GP_REC_WINDOW: {
+		const gp_rec_window *w = &rec->u.window;
+		uint64_t key = ((uint64_t)pid << 32) | WINDOW_TID;
+		if (!u64map_get(&p->named, key, 0)) {
+			*u64map_get(&p->named, key, 1) = 1;
+			meta_name(p, "thread_name", pid, WINDOW_TID, "GPU activity windows");
+		}
+		ev_begin(p);
+		fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"gpuprof\",\"name\":\"GPU activity recorded\""
+			",\"pid\":%u,\"tid\":%u", pid, WINDOW_TID);
+		ts_key(p, "ts", w->start_ns);
+		dur_key(p, w->start_ns, w->end_ns);
+		fprintf(p->f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}",
+			w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0);
 		break;
 	}
 	case GP_REC_DROPPED: {

@@ -7,6 +7,9 @@
  *   --ranges-first           write NVTX ranges at their start instead of
  *                            where the recorder writes them (at the pop,
  *                            after the calls inside), to test both orders
+ *   --windows                a windowed trace (`gpuprof run --gpu-window`):
+ *                            GP_REC_WINDOW [0,130000] and [200000,250000]
+ *                            (every GPU record starts inside one)
  *
  * Timeline (ns after T0 = start_trace_ns), process pid P, device 0:
  *  main thread (tid P):
@@ -142,14 +145,15 @@ static void mark(uint32_t src, uint32_t tid, uint32_t msg, uint64_t ts)
 
 int main(int argc, char **argv)
 {
-	int b = 0, ranges_first = 0, i;
+	int b = 0, ranges_first = 0, windows = 0, i;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--b")) b = 1;
 		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
+		else if (!strcmp(argv[i], "--windows")) windows = 1;
 		else break;
 	}
 	if (argc < 2 || i != argc - 1) {
-		fprintf(stderr, "usage: gen_trace [--b] [--ranges-first] OUT\n");
+		fprintf(stderr, "usage: gen_trace [--b] [--ranges-first] [--windows] OUT\n");
 		return 1;
 	}
 	const char *out = argv[argc - 1];
@@ -284,6 +288,15 @@ int main(int argc, char **argv)
 	kernel(S_PLAIN, 8, 9, 120000, 125000, 64);
 	kernel(S_VECADD, 7, 7, 210000, 218000, 4096);
 	memcpy_rec(GP_COPY_DTOH, GP_MEM_DEVICE, GP_MEM_PINNED, 3000000, 8, 244000, 256000);
+
+	/* windows, written like the shim's flush thread does: at each window end */
+	for (int k = 0; windows && k < 2; k++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_WINDOW;
+		r.u.window.start_ns = T0 + (k ? 200000 : 0);
+		r.u.window.end_ns = T0 + (k ? 250000 : 130000);
+		put(1, &r);
+	}
 
 	/* counters */
 	for (int i = 0; i < 2; i++) {

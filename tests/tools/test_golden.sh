@@ -46,6 +46,11 @@ for r in api kernels memops memsize nvtx util; do
 done
 run stats_all_table stats t.gpuprof
 run stats_all_json stats --format json t.gpuprof
+# a windowed trace (--gpu-window): the windows report and util inside them
+"$GEN" --windows w.gpuprof || { echo "gen_trace --windows failed"; exit 1; }
+run stats_windows_table stats --report windows,util w.gpuprof
+run stats_windows_csv stats --report windows --format csv w.gpuprof
+run info_windows info w.gpuprof
 
 [ -n "$GPUPROF_UPDATE_GOLDEN" ] && echo "golden files updated in $GOLD"
 exit $fail

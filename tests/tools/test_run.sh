@@ -91,6 +91,13 @@ wait $gp; rc=$?
 "$G" run --api=some -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --api -> 1"
 "$G" run --buffer-size lots -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --buffer-size -> 1"
 "$G" run --gpu-window 5 -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --gpu-window -> 1"
+"$G" run --gpu-window 30/2 -- true 2>/dev/null; [ $? -eq 1 ] || bad "--gpu-window ON >= PERIOD -> 1"
+"$G" run --gpu-window 1x/10 -- true 2>/dev/null; [ $? -eq 1 ] || bad "--gpu-window bad unit -> 1"
+# implemented: passed on as given, no "not implemented" warning (stacks still warn)
+"$G" run --gpu-window 500ms/10s --stacks -- env >env5.txt 2>err
+grep -qx "GPUPROF_GPU_WINDOW=500ms/10s" env5.txt || bad "--gpu-window 500ms/10s not passed on"
+grep -q "GPUPROF_GPU_WINDOW is not implemented" err && bad "--gpu-window still warns: $(cat err)"
+grep -q "GPUPROF_STACKS is not implemented" err || bad "--stacks no longer warns: $(cat err)"
 # the job's own options are not ours
 "$G" run -- sh -c 'echo "$1"' sh --api=x >out 2>/dev/null
 [ "$(cat out)" = "--api=x" ] || bad "job options passed through"

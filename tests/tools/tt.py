@@ -20,8 +20,9 @@ def tmpdir():
     return d
 
 
-def gen(path, variant=None, ranges_first=False):
-    args = [GEN] + (["--b"] if variant == "b" else []) + (["--ranges-first"] if ranges_first else []) + [path]
+def gen(path, variant=None, ranges_first=False, windows=False):
+    args = [GEN] + (["--b"] if variant == "b" else []) + (["--ranges-first"] if ranges_first else []) + \
+        (["--windows"] if windows else []) + [path]
     subprocess.run(args, check=True)
     return path
 
