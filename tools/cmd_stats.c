@@ -13,13 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "occupancy.h"
 #include "report.h"
 #include "tool.h"
 #include "windows.h"
 
-enum { R_API, R_KERN, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_WIN, R_COUNT };
-static const char *const report_names[R_COUNT] = { "api", "kernels", "memops", "memsize", "nvtx", "util",
-						   "windows" };
+enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_COUNT };
+static const char *const report_names[R_COUNT] = { "api", "kernels", "occupancy", "memops", "memsize", "nvtx",
+						   "util", "counters", "windows" };
 
 static void help(FILE *f)
 {
@@ -28,6 +29,12 @@ static void help(FILE *f)
 		   "Summary reports (default: all), modelled on `nsys stats`:\n"
 		   "  api      CUDA runtime+driver API calls by name (cuda_api_sum)\n"
 		   "  kernels  GPU kernels by demangled name (cuda_gpu_kern_sum)\n"
+		   "  occupancy  kernels by name and launch shape (threads/block, registers,\n"
+		   "           shared memory): grid blocks, theoretical occupancy (resident warps\n"
+		   "           per SM / max warps per SM by the CUDA occupancy rules) and its\n"
+		   "           limiter, SM coverage = min(1, blocks / SMs), and time-weighted\n"
+		   "           estimates: Est SM Act = coverage, Est Occ = coverage x occupancy\n"
+		   "           the grid reaches on an occupied SM ('-': device property missing)\n"
 		   "  memops   memcpy/memset time by kind (cuda_gpu_mem_time_sum)\n"
 		   "  memsize  memcpy/memset sizes by kind, MB = 10^6 bytes (cuda_gpu_mem_size_sum)\n"
 		   "  nvtx     NVTX ranges by name, with GPU time of the kernels launched inside\n"
@@ -35,7 +42,15 @@ static void help(FILE *f)
 		   "  util     GPU utilisation per device and stream: busy %% = union of kernel\n"
 		   "           intervals / span of the device's GPU activity, idle gaps, largest\n"
 		   "           gap, copy time and compute/copy overlap %% (of copy time); in a\n"
-		   "           windowed trace only the time inside the windows counts\n"
+		   "           windowed trace only the time inside the windows counts.  Beside\n"
+		   "           busy %% (some kernel running, what nvidia-smi calls utilisation):\n"
+		   "           SM-Wtd %% = sum of kernel time x SM coverage / span (upper bound\n"
+		   "           on SM activity), Occ-Wtd %% = the same x grid occupancy (an\n"
+		   "           estimate comparable to DCGM SM occupancy), NVML %% = mean of the\n"
+		   "           trace's nvml.gpu_util samples inside the span\n"
+		   "  counters sampled counters (e.g. nvml.*) per name and device: samples, min,\n"
+		   "           mean, time-weighted mean, max.  Part of the default set only\n"
+		   "           when the trace has counters\n"
 		   "  windows  the GPU-activity windows of a trace recorded with `gpuprof run\n"
 		   "           --gpu-window`: start/end (ns after the trace start), duration and\n"
 		   "           kernels starting inside; GPU activity outside them was not\n"
@@ -188,9 +203,28 @@ static uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b)
 struct udev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e;
+	double smw_ns, occw_ns;  /* SM-weighted and occupancy-weighted kernel time */
+	int cov_known, occ_known; /* 0 no kernels, 1 every kernel's device properties known, -1 not */
 	struct ivset k, c;
 };
 struct ustream { uint32_t pid, dev, stream; struct ivset k, c; };
+
+/* Kernels of one name and launch shape on one device; the grid may vary, so
+ * kernel time is kept per grid size (blocks -> ns) for the coverage. */
+struct ocfg {
+	uint32_t pid, dev, threads, regs, smem;
+	char *name;
+	uint64_t n, total, bmin, bmax;
+	u64map blocks;
+};
+
+/* One counter series (name, pid, device): samples in arrival order. */
+struct csample { uint64_t t; double v; };
+struct cser {
+	uint32_t pid, dev;
+	char *name;
+	struct csample *s; size_t n, cap;
+};
 
 /* ------------------------------------------------------------ state */
 /* NVTX attribution.  A push/pop range record is written when the range is
@@ -224,6 +258,10 @@ struct stats {
 	struct ustream *strs; size_t nstrs, cstrs;
 	uint64_t since, until;             /* absolute */
 	struct winset win;                 /* GPU-activity windows (windowed trace) */
+	/* occupancy: one group per pid/device/name/launch shape */
+	strmap occ_idx; struct ocfg *occ; size_t nocc, cocc;
+	u64map dev2prop; gp_rec_device *props; size_t nprops, cprops;
+	strmap cnt_idx; struct cser *cnt; size_t ncnt, ccnt;
 	uint64_t last;                     /* latest end of any timed record */
 };
 
@@ -442,6 +480,71 @@ static void on_gpu(struct stats *st, uint32_t pid, uint32_t dev, uint32_t stream
 	ivset_add(is_kernel ? &u->k : &u->c, s, e);
 }
 
+static void on_device(struct stats *st, uint32_t pid, const gp_rec_device *d)
+{
+	uint64_t *s = u64map_get(&st->dev2prop, ((uint64_t)pid << 32) | d->device_id, 1);
+	gp_rec_device copy = *d;
+	if (*s) { st->props[*s - 1] = copy; return; } /* a later record wins */
+	VEC_PUSH(st->props, st->nprops, st->cprops, copy);
+	*s = st->nprops;  /* index + 1: 0 means absent */
+}
+
+static const gp_rec_device *device_props(struct stats *st, uint32_t pid, uint32_t dev)
+{
+	uint64_t *s = u64map_get(&st->dev2prop, ((uint64_t)pid << 32) | dev, 0);
+	return s ? &st->props[*s - 1] : NULL;
+}
+
+static void on_kernel_occ(struct stats *st, uint32_t pid, const gp_rec_kernel *k, const char *name)
+{
+	uint32_t threads = k->block[0] * k->block[1] * k->block[2];
+	uint32_t smem = k->static_smem + k->dynamic_smem;
+	uint64_t blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
+	char key[64];
+	snprintf(key, sizeof(key), "%u/%u/%u/%u/%u/", pid, k->device_id, threads, k->registers, smem);
+	char *full = xmalloc(strlen(key) + strlen(name) + 1);
+	strcpy(full, key);
+	strcat(full, name);
+	int is_new;
+	size_t *slot = strmap_get(&st->occ_idx, full, &is_new);
+	free(full);
+	if (is_new) {
+		struct ocfg c;
+		memset(&c, 0, sizeof(c));
+		c.pid = pid; c.dev = k->device_id; c.threads = threads; c.regs = k->registers; c.smem = smem;
+		c.name = xstrdup(name);
+		*slot = st->nocc;
+		VEC_PUSH(st->occ, st->nocc, st->cocc, c);
+	}
+	struct ocfg *c = &st->occ[*slot];
+	uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+	if (!c->n || blocks < c->bmin) c->bmin = blocks;
+	if (!c->n || blocks > c->bmax) c->bmax = blocks;
+	c->n++;
+	c->total += dur;
+	*u64map_get(&c->blocks, blocks, 1) += dur;
+}
+
+static void on_counter(struct stats *st, uint32_t pid, const gp_rec_counter *k)
+{
+	const char *name = tool_str(st->r, k->name_id);
+	char *key = xmalloc(strlen(name) + 32);
+	sprintf(key, "%u/%u/%s", pid, k->device_id, name);
+	int is_new;
+	size_t *slot = strmap_get(&st->cnt_idx, key, &is_new);
+	free(key);
+	if (is_new) {
+		struct cser c;
+		memset(&c, 0, sizeof(c));
+		c.pid = pid; c.dev = k->device_id; c.name = xstrdup(name);
+		*slot = st->ncnt;
+		VEC_PUSH(st->cnt, st->ncnt, st->ccnt, c);
+	}
+	struct cser *c = &st->cnt[*slot];
+	struct csample smp = { k->ts_ns, k->kind == GP_COUNTER_DOUBLE ? k->value.d : (double)k->value.i };
+	VEC_PUSH(c->s, c->n, c->cap, smp);
+}
+
 static void memop_add(struct stats *st, const char *op, uint64_t dur, uint64_t bytes)
 {
 	/* index first: gtab_get may move the array */
@@ -462,8 +565,13 @@ static void process(struct stats *st, const gp_record *rec)
 		winset_add(&st->win, tool_pid(st->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
 		return;
 	}
+	if (rec->type == GP_REC_DEVICE) {
+		on_device(st, tool_pid(st->r, rec), &rec->u.device);
+		return;
+	}
 	switch (rec->type) {
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
+	case GP_REC_COUNTER:
 		if (t < st->since || t >= st->until) return;
 		break;
 	default:
@@ -491,8 +599,12 @@ static void process(struct stats *st, const gp_record *rec)
 		grp_add(&st->kern.g[g], k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 		on_kernel_nvtx(st, pid, k);
 		on_gpu(st, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, 1);
+		on_kernel_occ(st, pid, k, st->kern.g[g].name);
 		break;
 	}
+	case GP_REC_COUNTER:
+		on_counter(st, pid, &rec->u.counter);
+		break;
 	case GP_REC_MEMCPY: {
 		const gp_rec_memcpy *m = &rec->u.memcpy;
 		char op[64];
@@ -553,6 +665,8 @@ static const struct col util_cols[] = {
 	{ "PID", "pid", COL_ID }, { "Device", "device", COL_ID }, { "Stream", "stream", COL_STR },
 	{ "Kernels", "kernels", COL_INT }, { "Busy (ns)", "busy_ns", COL_INT },
 	{ "Span (ns)", "span_ns", COL_INT }, { "Busy (%)", "busy_pct", COL_F1 },
+	{ "SM-Wtd (%)", "sm_weighted_pct", COL_F1 }, { "Occ-Wtd (%)", "occ_weighted_pct", COL_F1 },
+	{ "NVML (%)", "nvml_util_pct", COL_F1 },
 	{ "Idle Gaps", "idle_gaps", COL_INT }, { "Largest Gap (ns)", "largest_gap_ns", COL_INT },
 	{ "Copy (ns)", "copy_ns", COL_INT }, { "Overlap (%)", "overlap_pct", COL_F1 },
 };
@@ -652,6 +766,152 @@ static struct ivsum ivset_union_windows(struct ivset *set, const struct winset *
 	return sum;
 }
 
+static const struct col occ_cols[] = {
+	{ "Time (%)", "time_pct", COL_F1 }, { "Total Time (ns)", "total_ns", COL_INT },
+	{ "Instances", "instances", COL_INT }, { "Device", "device", COL_ID },
+	{ "Blocks Min", "blocks_min", COL_INT }, { "Blocks Max", "blocks_max", COL_INT },
+	{ "Threads/Block", "threads_per_block", COL_INT }, { "Regs/Thread", "registers_per_thread", COL_INT },
+	{ "Smem/Block (B)", "smem_per_block", COL_INT }, { "Theor Occ (%)", "theoretical_occupancy_pct", COL_F3 },
+	{ "Limiter", "limiter", COL_STR }, { "SM Cov Min (%)", "sm_coverage_min_pct", COL_F3 },
+	{ "SM Cov Max (%)", "sm_coverage_max_pct", COL_F3 }, { "Est SM Act (%)", "est_sm_activity_pct", COL_F3 },
+	{ "Est Occ (%)", "est_occupancy_pct", COL_F3 }, { "Name", "name", COL_STR },
+};
+
+static int cmp_ocfg(const void *a, const void *b)
+{
+	const struct ocfg *x = a, *y = b;
+	if (x->total != y->total) return x->total > y->total ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c) return c;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+	if (x->threads != y->threads) return x->threads < y->threads ? -1 : 1;
+	if (x->regs != y->regs) return x->regs < y->regs ? -1 : 1;
+	return x->smem < y->smem ? -1 : x->smem > y->smem;
+}
+
+/* One row per name and launch shape; also adds each group's SM-weighted and
+ * occupancy-weighted kernel time to its device for the util report. */
+static void fill_occ(struct report *rep, struct stats *st)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < st->nocc; i++) sum += st->occ[i].total;
+	qsort(st->occ, st->nocc, sizeof(*st->occ), cmp_ocfg);
+	for (size_t i = 0; i < st->nocc; i++) {
+		struct ocfg *g = &st->occ[i];
+		const gp_rec_device *d = device_props(st, g->pid, g->dev);
+		struct occ o = occ_compute(d, g->threads, g->regs, g->smem);
+		double wcov = 0, wocc = 0;
+		int cov_known = d && d->sm_count, occ_known = cov_known && o.known;
+		for (size_t j = 0; j < g->blocks.cap; j++) {
+			if (!g->blocks.used[j]) continue;
+			double ns = (double)g->blocks.vals[j];
+			if (cov_known) wcov += ns * occ_coverage(d, g->blocks.keys[j]);
+			if (occ_known) wocc += ns * occ_coverage(d, g->blocks.keys[j]) * occ_grid(d, &o, g->blocks.keys[j]);
+		}
+		struct udev *u = udev_get(st, g->pid, g->dev);
+		u->smw_ns += wcov; u->occw_ns += wocc;
+		/* a device's weighted figures need every kernel's properties */
+		u->cov_known = u->cov_known == 0 ? (cov_known ? 1 : -1) : (u->cov_known == 1 && cov_known ? 1 : -1);
+		u->occ_known = u->occ_known == 0 ? (occ_known ? 1 : -1) : (u->occ_known == 1 && occ_known ? 1 : -1);
+		struct cell *c = report_row(rep);
+		cell_num(&c[0], sum ? 100.0 * (double)g->total / (double)sum : 0);
+		cell_num(&c[1], (double)g->total);
+		cell_num(&c[2], (double)g->n);
+		cell_num(&c[3], g->dev);
+		cell_num(&c[4], (double)g->bmin);
+		cell_num(&c[5], (double)g->bmax);
+		cell_num(&c[6], g->threads);
+		cell_num(&c[7], g->regs);
+		cell_num(&c[8], g->smem);
+		if (o.known) {
+			cell_num(&c[9], 100.0 * o.theoretical);
+			cell_str(&c[10], occ_limiter_name(o.limiter));
+		}
+		if (cov_known) {
+			cell_num(&c[11], 100.0 * occ_coverage(d, g->bmin));
+			cell_num(&c[12], 100.0 * occ_coverage(d, g->bmax));
+			if (g->total) cell_num(&c[13], 100.0 * wcov / (double)g->total);
+		}
+		if (occ_known && g->total) cell_num(&c[14], 100.0 * wocc / (double)g->total);
+		cell_str(&c[15], g->name);
+	}
+}
+
+/* Mean of the nvml.gpu_util samples of (pid, device) in [s, e]; -1: none. */
+static double nvml_mean(struct stats *st, uint32_t pid, uint32_t dev, uint64_t s, uint64_t e)
+{
+	double sum = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < st->ncnt; i++) {
+		struct cser *c = &st->cnt[i];
+		if (c->pid != pid || c->dev != dev || strcmp(c->name, "nvml.gpu_util")) continue;
+		for (size_t j = 0; j < c->n; j++)
+			if (c->s[j].t >= s && c->s[j].t <= e) { sum += c->s[j].v; n++; }
+	}
+	return n ? sum / (double)n : -1;
+}
+
+static const struct col cnt_cols[] = {
+	{ "PID", "pid", COL_ID }, { "Device", "device", COL_ID }, { "Samples", "samples", COL_INT },
+	{ "Min", "min", COL_F1 }, { "Mean", "mean", COL_F1 }, { "Time-Wtd Mean", "time_weighted_mean", COL_F1 },
+	{ "Max", "max", COL_F1 }, { "Unit", "unit", COL_STR }, { "Counter", "counter", COL_STR },
+};
+
+/* Unit hint from the name's last component (nvml.* naming). */
+static const char *counter_unit(const char *name)
+{
+	static const struct { const char *suf, *unit; } u[] = {
+		{ "_util", "%" }, { "_bytes", "bytes" }, { "_mw", "mW" }, { "_mhz", "MHz" }, { "_c", "deg C" },
+		{ "_pct", "%" }, { "_ns", "ns" },
+	};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		size_t l = strlen(u[i].suf);
+		if (n > l && !strcmp(name + n - l, u[i].suf)) return u[i].unit;
+	}
+	return "";
+}
+
+static int cmp_csample(const void *a, const void *b)
+{
+	const struct csample *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int cmp_cser(const void *a, const void *b)
+{
+	const struct cser *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c) return c;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+
+static void fill_counters(struct report *rep, struct stats *st)
+{
+	qsort(st->cnt, st->ncnt, sizeof(*st->cnt), cmp_cser);
+	for (size_t i = 0; i < st->ncnt; i++) {
+		struct cser *c = &st->cnt[i];
+		qsort(c->s, c->n, sizeof(*c->s), cmp_csample);
+		double mn = c->s[0].v, mx = c->s[0].v, sum = 0, tw = 0;
+		for (size_t j = 0; j < c->n; j++) {
+			if (c->s[j].v < mn) mn = c->s[j].v;
+			if (c->s[j].v > mx) mx = c->s[j].v;
+			sum += c->s[j].v;
+			/* each value holds until the next sample */
+			if (j + 1 < c->n) tw += c->s[j].v * (double)(c->s[j + 1].t - c->s[j].t);
+		}
+		struct cell *r = report_row(rep);
+		cell_num(&r[0], c->pid); cell_num(&r[1], c->dev); cell_num(&r[2], (double)c->n);
+		cell_num(&r[3], mn); cell_num(&r[4], sum / (double)c->n);
+		uint64_t len = c->s[c->n - 1].t - c->s[0].t;
+		if (len) cell_num(&r[5], tw / (double)len);
+		cell_num(&r[6], mx);
+		cell_str(&r[7], counter_unit(c->name)); cell_str(&r[8], c->name);
+	}
+}
+
 static void fill_util(struct report *rep, struct stats *st)
 {
 	qsort(st->devs, st->ndevs, sizeof(*st->devs), cmp_udev);
@@ -681,9 +941,15 @@ static void fill_util(struct report *rep, struct stats *st)
 		cell_num(&c[3], (double)k.count); cell_num(&c[4], (double)k.busy);
 		cell_num(&c[5], (double)span);
 		cell_num(&c[6], span ? 100.0 * (double)k.busy / (double)span : 0);
-		cell_num(&c[7], (double)k.gaps); cell_num(&c[8], (double)k.largest);
-		cell_num(&c[9], (double)cp.busy);
-		if (cp.busy) cell_num(&c[10], 100.0 * (double)overlap / (double)cp.busy);
+		/* concurrent kernels can sum past the span: capped, it is a bound */
+		double smw = span ? 100.0 * d->smw_ns / (double)span : 0, occw = span ? 100.0 * d->occw_ns / (double)span : 0;
+		if (d->cov_known == 1) cell_num(&c[7], smw > 100 ? 100 : smw);
+		if (d->occ_known == 1) cell_num(&c[8], occw > 100 ? 100 : occw);
+		double nv = nvml_mean(st, d->pid, d->dev, d->span_s, d->span_e);
+		if (nv >= 0) cell_num(&c[9], nv);
+		cell_num(&c[10], (double)k.gaps); cell_num(&c[11], (double)k.largest);
+		cell_num(&c[12], (double)cp.busy);
+		if (cp.busy) cell_num(&c[13], 100.0 * (double)overlap / (double)cp.busy);
 		for (; si < st->nstrs && cmp_udev(&(struct udev){ .pid = st->strs[si].pid, .dev = st->strs[si].dev }, d) <= 0; si++) {
 			struct ustream *u = &st->strs[si];
 			struct ivsum uk, uc;
@@ -703,8 +969,8 @@ static void fill_util(struct report *rep, struct stats *st)
 			cell_num(&c[3], (double)uk.count); cell_num(&c[4], (double)uk.busy);
 			cell_num(&c[5], (double)span);
 			cell_num(&c[6], span ? 100.0 * (double)uk.busy / (double)span : 0);
-			cell_num(&c[7], (double)uk.gaps); cell_num(&c[8], (double)uk.largest);
-			cell_num(&c[9], (double)uc.busy);
+			cell_num(&c[10], (double)uk.gaps); cell_num(&c[11], (double)uk.largest);
+			cell_num(&c[12], (double)uc.busy);
 		}
 	}
 }
@@ -759,7 +1025,7 @@ int cmd_stats(int argc, char **argv)
 				int k;
 				for (k = 0; k < R_COUNT && strcmp(tok, report_names[k]); k++) ;
 				if (k == R_COUNT) {
-					tool_err("unknown report '%s' (reports: api, kernels, memops, memsize, nvtx, util, windows)", tok);
+					tool_err("unknown report '%s' (reports: api, kernels, occupancy, memops, memsize, nvtx, util, counters, windows)", tok);
 					free(list);
 					return EXIT_USAGE;
 				}
@@ -819,7 +1085,7 @@ int cmd_stats(int argc, char **argv)
 	if (have_since || have_until) winset_clip(&st.win, st.since, st.until);
 	/* the windows report is in the default set only for windowed traces */
 	if (!any)
-		for (int k = 0; k < R_COUNT; k++) want[k] = k != R_WIN || st.win.n;
+		for (int k = 0; k < R_COUNT; k++) want[k] = (k != R_WIN || st.win.n) && (k != R_CNT || st.ncnt);
 
 	/* end of trace: every range is known now */
 	for (size_t i = 0; i < st.npends; i++)
@@ -849,14 +1115,36 @@ int cmd_stats(int argc, char **argv)
 		snprintf(win_title, sizeof(win_title),
 			 "GPU Activity Windows: none, GPU activity was recorded for the whole run");
 	}
-	report_init(&reps[R_UTIL], "util", util_title, util_cols, 11);
+	report_init(&reps[R_UTIL], "util", util_title, util_cols, 14);
 	report_init(&reps[R_WIN], "windows", win_title, win_cols, 5);
+	report_init(&reps[R_OCC], "occupancy", "CUDA Kernel Occupancy (theoretical, from launch shape and device limits)",
+		    occ_cols, 16);
+	reps[R_OCC].note =
+		" Theor Occ = resident warps per SM / max warps per SM by the CUDA occupancy rules\n"
+		"   (threads, blocks, registers, shared memory per SM; the limiter named), for a grid\n"
+		"   large enough to fill the SMs.  SM Cov = min(1, blocks / SM count): the share of\n"
+		"   SMs the grid can occupy at all.  Est SM Act = SM Cov weighted by kernel time;\n"
+		"   Est Occ = SM Cov x the occupancy the grid reaches on an occupied SM, weighted by\n"
+		"   kernel time.  Estimates from the launch shape, not measured ('-': a device\n"
+		"   property is missing in the trace).\n";
+	report_init(&reps[R_CNT], "counters", "Sampled Counters", cnt_cols, 9);
+	reps[R_CNT].note = " Time-Wtd Mean: each sample's value holds until the next sample.\n";
+	reps[R_UTIL].note =
+		" Busy = some kernel is running (union of kernel intervals / span): what nvidia-smi calls\n"
+		"   'GPU utilization'; one 1-thread kernel makes it 100%.\n"
+		" SM-Wtd = sum of kernel time x min(1, blocks / SMs) / span: an upper bound on the share\n"
+		"   of SM time with work resident (cf. DCGM SM activity), capped at 100.\n"
+		" Occ-Wtd = the same x the theoretical occupancy the grid reaches on an occupied SM:\n"
+		"   an estimate comparable to DCGM SM occupancy.  Both from launch shapes, not measured.\n"
+		" NVML = mean of the trace's nvml.gpu_util samples inside the span ('-': none).\n";
 	fill_windows(&reps[R_WIN], &st, base);
 	fill_time(&reps[R_API], &st.api, 0);
 	fill_time(&reps[R_KERN], &st.kern, 0);
 	fill_time(&reps[R_MEMOPS], &st.memt, 0);
 	fill_size(&reps[R_MEMSIZE], &st.mems);
 	fill_time(&reps[R_NVTX], &st.nvtx, 1);
+	fill_occ(&reps[R_OCC], &st);
+	fill_counters(&reps[R_CNT], &st);
 	fill_util(&reps[R_UTIL], &st);
 
 	int nwant = 0, printed = 0;
@@ -888,6 +1176,11 @@ out:
 	for (size_t i = 0; i < st.nstrs; i++) { free(st.strs[i].k.v); free(st.strs[i].c.v); }
 	free(st.devs); free(st.strs);
 	winset_free(&st.win);
+	for (size_t i = 0; i < st.nocc; i++) { free(st.occ[i].name); u64map_free(&st.occ[i].blocks); }
+	free(st.occ); strmap_free(&st.occ_idx);
+	for (size_t i = 0; i < st.ncnt; i++) { free(st.cnt[i].name); free(st.cnt[i].s); }
+	free(st.cnt); strmap_free(&st.cnt_idx);
+	free(st.props); u64map_free(&st.dev2prop);
 	gp_reader_close(r);
 	return code;
 }

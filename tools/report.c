@@ -145,6 +145,7 @@ void report_print(FILE *f, const struct report *r, int fmt)
 		putc('\n', f);
 	}
 	free(w);
+	if (r->note) fprintf(f, "\n%s", r->note);
 }
 
 void report_free(struct report *r)

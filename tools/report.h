@@ -13,6 +13,7 @@ struct cell { int null; double d; char *s; };
 struct report {
 	const char *name;   /* --report name, JSON key */
 	const char *title;  /* table heading */
+	const char *note;   /* table format: footnote lines after the rows (NULL: none) */
 	const struct col *cols;
 	int ncols;
 	struct cell *cells; /* nrows x ncols */

@@ -7,6 +7,10 @@
  *   --ranges-first           write NVTX ranges at their start instead of
  *                            where the recorder writes them (at the pop,
  *                            after the calls inside), to test both orders
+ *   --occ                    a different trace for the occupancy and util
+ *                            figures (test_occupancy.py): an H200-like
+ *                            device with every per-SM limit and kernels of
+ *                            known launch shapes (see write_occ below)
  *   --windows                a windowed trace (`gpuprof run --gpu-window`):
  *                            GP_REC_WINDOW [0,130000] and [200000,250000]
  *                            (every GPU record starts inside one)
@@ -143,17 +147,85 @@ static void mark(uint32_t src, uint32_t tid, uint32_t msg, uint64_t ts)
 	put(src, &r);
 }
 
+/* --occ: one process, one H200-like device (cc 9.0, 132 SMs, 2048 threads,
+ * 32 blocks, 65536 registers and 233472 B shared memory per SM, warp 32), and
+ * kernels back to back on stream 7 from T0+1000 (span 20000 ns), each with a
+ * shape whose figures test_occupancy.py states by hand.  The first four are
+ * the paper's microbenchmark shapes (blocks x threads).  Counters:
+ * nvml.gpu_util 100 at 1000/11000/21000 (busy all the time, as nvidia-smi
+ * would say); nvml.power_mw 300000 at 1000, 500000 at 5000, 400000 at 21000. */
+static void write_occ(void)
+{
+	static const struct { const char *name; uint32_t grid, block, regs, smem; uint64_t dur; } k[] = {
+		{ "mb_1x1", 1, 1, 16, 0, 1000 },
+		{ "mb_131072x1", 131072, 1, 16, 0, 2000 },
+		{ "mb_1024x1024", 1024, 1024, 32, 0, 4000 },
+		{ "mb_131072x1024", 131072, 1024, 32, 0, 8000 },
+		{ "k_256t_32r", 264, 256, 32, 0, 1000 },
+		{ "k_1024t_64r", 132, 1024, 64, 0, 2000 },
+		{ "k_128t_smem100000", 66, 128, 32, 100000, 1000 },
+		{ "k_96t_37r", 1000, 96, 37, 0, 1000 },
+	};
+	const uint32_t nk = sizeof(k) / sizeof(k[0]), S0 = 100; /* string ids past S_COUNT */
+	gp_record r;
+	for (uint32_t i = 0; i < nk; i++) str(S0 + i, k[i].name);
+	str(S0 + nk, "nvml.power_mw");
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_SOURCE;
+	r.u.source.source_id = 3; r.u.source.kind = GP_SOURCE_ACTIVITY; r.u.source.pid = P;
+	put(0, &r);
+	r.u.source.source_id = 4; r.u.source.kind = GP_SOURCE_TOOL;
+	put(0, &r);
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_DEVICE;
+	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;
+	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
+	r.u.device.max_threads_per_sm = 2048; r.u.device.max_blocks_per_sm = 32;
+	r.u.device.max_regs_per_sm = 65536; r.u.device.max_smem_per_sm = 233472;
+	r.u.device.max_smem_per_block = 232448; r.u.device.max_threads_per_block = 1024;
+	r.u.device.warp_size = 32;
+	put(0, &r);
+	uint64_t t = 1000;
+	for (uint32_t i = 0; i < nk; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_KERNEL;
+		r.u.kernel.start_ns = T0 + t; r.u.kernel.end_ns = T0 + t + k[i].dur;
+		r.u.kernel.correlation_id = 1 + i;
+		r.u.kernel.device_id = 0; r.u.kernel.context_id = 1; r.u.kernel.stream_id = 7;
+		r.u.kernel.grid[0] = k[i].grid; r.u.kernel.grid[1] = 1; r.u.kernel.grid[2] = 1;
+		r.u.kernel.block[0] = k[i].block; r.u.kernel.block[1] = 1; r.u.kernel.block[2] = 1;
+		r.u.kernel.registers = k[i].regs;
+		r.u.kernel.static_smem = k[i].smem / 2; r.u.kernel.dynamic_smem = k[i].smem - k[i].smem / 2;
+		r.u.kernel.name_id = S0 + i;
+		put(3, &r);
+		t += k[i].dur;
+	}
+	static const struct { uint32_t name; uint64_t t; int64_t v; } c[] = {
+		{ S_UTIL, 1000, 100 }, { S_UTIL, 11000, 100 }, { S_UTIL, 21000, 100 },
+		{ 0, 1000, 300000 }, { 0, 5000, 500000 }, { 0, 21000, 400000 },
+	};
+	for (uint32_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_COUNTER;
+		r.u.counter.ts_ns = T0 + c[i].t;
+		r.u.counter.name_id = c[i].name ? c[i].name : S0 + nk; r.u.counter.device_id = 0;
+		r.u.counter.kind = GP_COUNTER_INT; r.u.counter.value.i = c[i].v;
+		put(4, &r);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	int b = 0, ranges_first = 0, windows = 0, i;
+	int b = 0, ranges_first = 0, windows = 0, occ = 0, i;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--b")) b = 1;
 		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
 		else if (!strcmp(argv[i], "--windows")) windows = 1;
+		else if (!strcmp(argv[i], "--occ")) occ = 1;
 		else break;
 	}
 	if (argc < 2 || i != argc - 1) {
-		fprintf(stderr, "usage: gen_trace [--b] [--ranges-first] [--windows] OUT\n");
+		fprintf(stderr, "usage: gen_trace [--b] [--ranges-first] [--windows] [--occ] OUT\n");
 		return 1;
 	}
 	const char *out = argv[argc - 1];
@@ -189,6 +261,10 @@ int main(int argc, char **argv)
 	};
 	for (uint32_t i = 1; i < S_COUNT; i++)
 		str(i, strs[i]);
+	if (occ) {
+		write_occ();
+		goto close;
+	}
 
 	gp_record r;
 	/* sources: 1 main, 2 worker, 3 GPU activity, 4 tool (counters) */
@@ -308,6 +384,7 @@ int main(int argc, char **argv)
 		put(4, &r);
 	}
 
+close:
 	rc = gp_writer_close(w);
 	if (rc < 0) {
 		fprintf(stderr, "gen_trace: close: %s\n", gp_strerror(rc));
