@@ -56,6 +56,8 @@ struct gps_config {
 	char summary[1024];     /* GPUPROF_SUMMARY, "" = none */
 	uint64_t win_on_ns;     /* GPUPROF_GPU_WINDOW ON/PERIOD; 0 = off (always on) */
 	uint64_t win_period_ns;
+	uint32_t gpu_metrics_hz;  /* GPUPROF_GPU_METRICS, samples/s; 0 = off */
+	char nvml_path[1024];     /* GPUPROF_NVML, "" = libnvidia-ml.so.1 */
 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
@@ -76,6 +78,9 @@ int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *
  * optional unit ns|us|ms|s, seconds when none ("2/30", "500ms/10s");
  * 0 < ON < PERIOD.  Returns 0, or -1 (outputs untouched). */
 int gps_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns);
+/* GPUPROF_GPU_METRICS "HZ": an integer 0..1000 (0 = off).  Returns 0, or -1
+ * (output untouched). */
+int gps_parse_hz(const char *s, uint32_t *hz);
 
 /* ---------------------------------------------------------------- logging */
 /* One "gpuprof: ..." line on stderr via write(2).  gps_log is for normal
@@ -221,6 +226,14 @@ void gps_window_after_fork_child(void);
 /* Enables (on=1) or disables the configured per-operation activity kinds
  * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
 void gps_cupti_gpu_activity(int on);
+
+/* GPU metrics sampler (shim/gps_nvml.c, GPUPROF_GPU_METRICS): a thread
+ * "gpuprof-nvml" emitting nvml.* GP_REC_COUNTER records.  start: once a trace
+ * exists (idempotent, no-op when off); stop: before the final flush, bounded
+ * wait; the fork child has none until it creates its own trace. */
+void gps_nvml_start(void);
+void gps_nvml_stop(void);
+void gps_nvml_after_fork_child(void);
 
 /* Callback-id selection (shim/gps_cbid.c): does this API name belong to the
  * default set of the domain (1 driver, 2 runtime)? */

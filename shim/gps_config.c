@@ -2,6 +2,7 @@
  * pattern expansion.  Every `gpuprof run` option maps to one variable here
  * (docs/CONFIG.md is the list).  Pure functions: unit-tested without CUPTI. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,19 @@ int gps_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns)
 	return 0;
 }
 
+int gps_parse_hz(const char *s, uint32_t *hz)
+{
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1; /* no sign, no blanks */
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || errno || v > 1000) /* above 1 kHz NVML itself does not refresh */
+		return -1;
+	*hz = (uint32_t)v;
+	return 0;
+}
+
 int gps_env_rank(void)
 {
 	const char *v = getenv("RANK");
@@ -187,6 +201,7 @@ void gps_config_load(struct gps_config *c)
 	copy_env(c->output, sizeof c->output, "GPUPROF_OUTPUT", DEFAULT_OUTPUT);
 	copy_env(c->cupti_path, sizeof c->cupti_path, "GPUPROF_CUPTI", "");
 	copy_env(c->summary, sizeof c->summary, "GPUPROF_SUMMARY", "");
+	copy_env(c->nvml_path, sizeof c->nvml_path, "GPUPROF_NVML", "");
 
 	const char *v;
 	if ((v = getenv("GPUPROF_API")) && *v) {
@@ -252,6 +267,11 @@ void gps_config_load(struct gps_config *c)
 	if ((v = getenv("GPUPROF_GPU_WINDOW")) && *v) {
 		if (gps_parse_window(v, &c->win_on_ns, &c->win_period_ns))
 			cfg_log("GPUPROF_GPU_WINDOW=%s not understood (ON/PERIOD, e.g. 1/10 or 500ms/10s, 0 < ON < PERIOD); GPU activity recorded all the time",
+				v);
+	}
+	if ((v = getenv("GPUPROF_GPU_METRICS")) && *v) {
+		if (gps_parse_hz(v, &c->gpu_metrics_hz))
+			cfg_log("GPUPROF_GPU_METRICS=%s not understood (samples per second, 0..1000); no GPU metrics",
 				v);
 	}
 	if ((v = getenv("GPUPROF_ZSTD_LEVEL")) && *v)

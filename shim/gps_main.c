@@ -340,6 +340,7 @@ gp_recorder *gps_rec_slow(int create)
 		start_sig_flusher();
 		if (create == 1 && atomic_load(&gps.cupti_bound))
 			gps_ticker_start();
+		gps_nvml_start(); /* GPUPROF_GPU_METRICS: with any trace */
 	}
 	gps_in_shim = saved;
 	return rec;
@@ -384,6 +385,7 @@ void gps_final_flush(const char *why)
 	gps_in_shim = 1;
 	/* no periodic CUPTI flush from here on (bounded wait) */
 	gps_ticker_stop();
+	gps_nvml_stop(); /* no GPU metrics samples either (bounded wait) */
 	/* GPUPROF_GPU_WINDOW: the open window ends here (written now) */
 	gps_window_final();
 	/* activity first, while the recorder still takes records */
@@ -581,6 +583,7 @@ static void fork_child(void)
 	gps_nvtx_after_fork_child();
 	gps_cupti_after_fork_child();
 	gps_ticker_after_fork_child();
+	gps_nvml_after_fork_child();
 	forked = 1;
 	gps.pid = getpid();
 	gps.ppid = getppid();

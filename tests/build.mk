@@ -13,7 +13,8 @@ SHIM_CHECK := $(SHIMT_DIR)/check_trace
 SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
-	test_sigkill test_fork_stress test_gpu_window
+	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics
+FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 
 $(FAKE_DIR)/fake_cbid_runtime.h: | $(FAKE_DIR)/ check-cuda
 	sed -n 's/^[[:space:]]*CUPTI_RUNTIME_TRACE_CBID_\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/X(\2, "\1")/p' \
@@ -24,6 +25,10 @@ $(FAKE_DIR)/fake_cbid_driver.h: | $(FAKE_DIR)/ check-cuda
 
 $(FAKE_CUPTI): tests/fake/fake_cupti.c tests/fake/fake_api.h $(FAKE_DIR)/fake_cbid_runtime.h $(FAKE_DIR)/fake_cbid_driver.h | $(FAKE_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -shared -Wl,-soname,libcupti.so.13 -o $@ $<
+
+# scripted NVML for GPUPROF_GPU_METRICS (declares its own types: no nvml.h)
+$(FAKE_NVML): tests/fake/fake_nvml.c | $(FAKE_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 
 $(FAKE_CUDART): tests/fake/fake_cudart.c tests/fake/fake_api.h | $(FAKE_DIR)/ check-cuda
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -shared -Wl,-soname,libcudart.so.13 -o $@ $< -ldl
@@ -42,7 +47,7 @@ $(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
-TEST_BINS += $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
+TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
 TESTS += $(SHIM_UNIT) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
 # --- end shim tests ---
