@@ -768,7 +768,7 @@ static struct ivsum ivset_union_windows(struct ivset *set, const struct winset *
 
 static const struct col occ_cols[] = {
 	{ "Time (%)", "time_pct", COL_F1 }, { "Total Time (ns)", "total_ns", COL_INT },
-	{ "Instances", "instances", COL_INT }, { "Device", "device", COL_ID },
+	{ "Instances", "instances", COL_INT }, { "PID", "pid", COL_ID }, { "Device", "device", COL_ID },
 	{ "Blocks Min", "blocks_min", COL_INT }, { "Blocks Max", "blocks_max", COL_INT },
 	{ "Threads/Block", "threads_per_block", COL_INT }, { "Regs/Thread", "registers_per_thread", COL_INT },
 	{ "Smem/Block (B)", "smem_per_block", COL_INT }, { "Theor Occ (%)", "theoretical_occupancy_pct", COL_F3 },
@@ -796,7 +796,7 @@ static void fill_occ(struct report *rep, struct stats *st)
 {
 	uint64_t sum = 0;
 	for (size_t i = 0; i < st->nocc; i++) sum += st->occ[i].total;
-	qsort(st->occ, st->nocc, sizeof(*st->occ), cmp_ocfg);
+	if (st->nocc) qsort(st->occ, st->nocc, sizeof(*st->occ), cmp_ocfg);
 	for (size_t i = 0; i < st->nocc; i++) {
 		struct ocfg *g = &st->occ[i];
 		const gp_rec_device *d = device_props(st, g->pid, g->dev);
@@ -818,23 +818,24 @@ static void fill_occ(struct report *rep, struct stats *st)
 		cell_num(&c[0], sum ? 100.0 * (double)g->total / (double)sum : 0);
 		cell_num(&c[1], (double)g->total);
 		cell_num(&c[2], (double)g->n);
-		cell_num(&c[3], g->dev);
-		cell_num(&c[4], (double)g->bmin);
-		cell_num(&c[5], (double)g->bmax);
-		cell_num(&c[6], g->threads);
-		cell_num(&c[7], g->regs);
-		cell_num(&c[8], g->smem);
+		cell_num(&c[3], g->pid);
+		cell_num(&c[4], g->dev);
+		cell_num(&c[5], (double)g->bmin);
+		cell_num(&c[6], (double)g->bmax);
+		cell_num(&c[7], g->threads);
+		cell_num(&c[8], g->regs);
+		cell_num(&c[9], g->smem);
 		if (o.known) {
-			cell_num(&c[9], 100.0 * o.theoretical);
-			cell_str(&c[10], occ_limiter_name(o.limiter));
+			cell_num(&c[10], 100.0 * o.theoretical);
+			cell_str(&c[11], occ_limiter_name(o.limiter));
 		}
 		if (cov_known) {
-			cell_num(&c[11], 100.0 * occ_coverage(d, g->bmin));
-			cell_num(&c[12], 100.0 * occ_coverage(d, g->bmax));
-			if (g->total) cell_num(&c[13], 100.0 * wcov / (double)g->total);
+			cell_num(&c[12], 100.0 * occ_coverage(d, g->bmin));
+			cell_num(&c[13], 100.0 * occ_coverage(d, g->bmax));
+			if (g->total) cell_num(&c[14], 100.0 * wcov / (double)g->total);
 		}
-		if (occ_known && g->total) cell_num(&c[14], 100.0 * wocc / (double)g->total);
-		cell_str(&c[15], g->name);
+		if (occ_known && g->total) cell_num(&c[15], 100.0 * wocc / (double)g->total);
+		cell_str(&c[16], g->name);
 	}
 }
 
@@ -863,7 +864,7 @@ static const char *counter_unit(const char *name)
 {
 	static const struct { const char *suf, *unit; } u[] = {
 		{ "_util", "%" }, { "_bytes", "bytes" }, { "_mw", "mW" }, { "_mhz", "MHz" }, { "_c", "deg C" },
-		{ "_pct", "%" }, { "_ns", "ns" },
+		{ "_pct", "%" }, { "_ns", "ns" }, { "_kbps", "KB/s" },
 	};
 	size_t n = strlen(name);
 	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
@@ -890,7 +891,7 @@ static int cmp_cser(const void *a, const void *b)
 
 static void fill_counters(struct report *rep, struct stats *st)
 {
-	qsort(st->cnt, st->ncnt, sizeof(*st->cnt), cmp_cser);
+	if (st->ncnt) qsort(st->cnt, st->ncnt, sizeof(*st->cnt), cmp_cser);
 	for (size_t i = 0; i < st->ncnt; i++) {
 		struct cser *c = &st->cnt[i];
 		qsort(c->s, c->n, sizeof(*c->s), cmp_csample);
@@ -914,8 +915,8 @@ static void fill_counters(struct report *rep, struct stats *st)
 
 static void fill_util(struct report *rep, struct stats *st)
 {
-	qsort(st->devs, st->ndevs, sizeof(*st->devs), cmp_udev);
-	qsort(st->strs, st->nstrs, sizeof(*st->strs), cmp_ustream);
+	if (st->ndevs) qsort(st->devs, st->ndevs, sizeof(*st->devs), cmp_udev);
+	if (st->nstrs) qsort(st->strs, st->nstrs, sizeof(*st->strs), cmp_ustream);
 	size_t si = 0;
 	for (size_t i = 0; i < st->ndevs; i++) {
 		struct udev *d = &st->devs[i];
@@ -1118,7 +1119,7 @@ int cmd_stats(int argc, char **argv)
 	report_init(&reps[R_UTIL], "util", util_title, util_cols, 14);
 	report_init(&reps[R_WIN], "windows", win_title, win_cols, 5);
 	report_init(&reps[R_OCC], "occupancy", "CUDA Kernel Occupancy (theoretical, from launch shape and device limits)",
-		    occ_cols, 16);
+		    occ_cols, 17);
 	reps[R_OCC].note =
 		" Theor Occ = resident warps per SM / max warps per SM by the CUDA occupancy rules\n"
 		"   (threads, blocks, registers, shared memory per SM; the limiter named), for a grid\n"
