@@ -12,7 +12,7 @@ static const struct {
 	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)" },
 	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity" },
 	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines" },
-	{ "stats", cmd_stats, "summary reports (API, kernels, memory ops, NVTX, utilisation)" },
+	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON or SQLite" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
 };
