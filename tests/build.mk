@@ -46,6 +46,9 @@ $(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim
 
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
+# the wrapper pulls in the fake NVML, so builds that list only the wrappers
+# (the sanitizer runs, tests/faults/build.mk) have it too
+$(SHIMT_DIR)/run_test_gpu_metrics: | $(FAKE_NVML)
 
 TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
