@@ -34,7 +34,7 @@ static void help(FILE *f)
 		   "                          500ms/10s; 0 < ON < PERIOD. `gpuprof stats` lists the\n"
 		   "                          windows\n"
 		   "  --stacks                record CPU call stacks of API calls (planned: not yet)\n"
-		   "  --gpu-metrics[=HZ]      sample GPU metrics, default 10 Hz (planned: not yet)\n"
+		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
 		   "  -h, --help              this text\n\n"
@@ -299,8 +299,10 @@ int cmd_run(int argc, char **argv)
 		}
 		case O_STACKS: setenv("GPUPROF_STACKS", "1", 1); break;
 		case O_METRICS:
-			if (optarg && (parse_size(optarg, &v) || !v || strpbrk(optarg, "kKmMgG"))) {
-				tool_err("--gpu-metrics=HZ needs a positive number"); return EXIT_USAGE;
+			/* the shim takes a whole number of samples per second, 1..1000 */
+			if (optarg && (strspn(optarg, "0123456789") != strlen(optarg) || !*optarg ||
+				       strlen(optarg) > 4 || atoi(optarg) < 1 || atoi(optarg) > 1000)) {
+				tool_err("--gpu-metrics=HZ needs a whole number from 1 to 1000"); return EXIT_USAGE;
 			}
 			setenv("GPUPROF_GPU_METRICS", optarg ? optarg : "10", 1);
 			break;
@@ -313,8 +315,7 @@ int cmd_run(int argc, char **argv)
 	/* Options the shim will read once those features exist: passed on now so
 	 * scripts can adopt them, but the user is told they do nothing yet. */
 	if (!quiet)
-		for (const char *const *e = (const char *const[]){ "GPUPROF_STACKS", "GPUPROF_GPU_METRICS",
-								   NULL }; *e; e++)
+		for (const char *const *e = (const char *const[]){ "GPUPROF_STACKS", NULL }; *e; e++)
 			if (getenv(*e))
 				fprintf(stderr, "gpuprof run: warning: %s is not implemented yet; it is ignored\n", *e);
 	if (optind >= argc) {

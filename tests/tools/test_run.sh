@@ -98,6 +98,12 @@ wait $gp; rc=$?
 grep -qx "GPUPROF_GPU_WINDOW=500ms/10s" env5.txt || bad "--gpu-window 500ms/10s not passed on"
 grep -q "GPUPROF_GPU_WINDOW is not implemented" err && bad "--gpu-window still warns: $(cat err)"
 grep -q "GPUPROF_STACKS is not implemented" err || bad "--stacks no longer warns: $(cat err)"
+for hz in 2.5 0 1001 10hz; do
+	"$G" run --gpu-metrics=$hz -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --gpu-metrics=$hz -> 1"
+done
+"$G" run --gpu-metrics=50 -- env >env6.txt 2>err
+grep -qx "GPUPROF_GPU_METRICS=50" env6.txt || bad "--gpu-metrics=50 not passed on"
+grep -q "GPUPROF_GPU_METRICS is not implemented" err && bad "--gpu-metrics still warns: $(cat err)"
 # the job's own options are not ours
 "$G" run -- sh -c 'echo "$1"' sh --api=x >out 2>/dev/null
 [ "$(cat out)" = "--api=x" ] || bad "job options passed through"
