@@ -296,15 +296,11 @@ int cmd_info(int argc, char **argv)
 		default: help(stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		tool_err("expected one trace file");
-		help(stderr);
-		return EXIT_USAGE;
-	}
-	const char *path = argv[optind];
-	gp_reader *r = tool_open(path);
-	if (!r)
-		return EXIT_BADINPUT;
+	const char *path;
+	gp_reader *r;
+	int opened = tool_open_operand(argc, argv, help, &path, &r);
+	if (opened != EXIT_OK)
+		return opened;
 	struct info in;
 	memset(&in, 0, sizeof(in));
 	const gp_record *rec;

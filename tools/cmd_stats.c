@@ -1054,15 +1054,11 @@ int cmd_stats(int argc, char **argv)
 		default: help(stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		tool_err("expected one trace file");
-		help(stderr);
-		return EXIT_USAGE;
-	}
-	const char *path = argv[optind];
-	gp_reader *r = tool_open(path);
-	if (!r)
-		return EXIT_BADINPUT;
+	const char *path;
+	gp_reader *r;
+	int opened = tool_open_operand(argc, argv, help, &path, &r);
+	if (opened != EXIT_OK)
+		return opened;
 
 	struct stats st;
 	memset(&st, 0, sizeof(st));

@@ -178,3 +178,15 @@ const char *tool_text(const char *s)
 	*o = 0;
 	return bufs[k];
 }
+
+int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r)
+{
+	if (optind != argc - 1) {
+		tool_err("expected one trace file");
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	*path = argv[optind];
+	*r = tool_open(*path);
+	return *r ? EXIT_OK : EXIT_BADINPUT;
+}

@@ -29,6 +29,10 @@ void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * and returns NULL.  Also loads metadata (strings, sources) so names resolve
  * even in time-ordered iteration. */
 gp_reader *tool_open(const char *path);
+/* The one-trace-file commands (info, dump, stats): argv must hold exactly one
+ * operand after the options.  Sets *path and opens it; returns EXIT_OK, or
+ * EXIT_USAGE (after the message and help(stderr)) or EXIT_BADINPUT. */
+int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r);
 
 /* After iteration ended with status `rc` (0 or <0 from gp_reader_next*):
  * prints the error or the truncation warning, returns the exit code.
