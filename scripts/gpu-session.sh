@@ -38,14 +38,14 @@ for ph in $phases; do
   suite)      log suite;      timeout 400 bash tests/gpu/run.sh 2>&1 | tee "$RES/suite.txt" ;;
   bench-launch)  # per-launch cost of each capture mechanism (empty kernel)
     log bench-launch
-    RESULTS_DIR=$RES/launch WORKLOADS=empty_kernel REPS=${REPS:-5} BUDGET_S=150 \
-      CONFIGS="bare floor gpuprof gpuprof-nodriver gpuprof-activity gpuprof-api-none gpuprof-api-all nsys" \
-      timeout 200 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-launch.txt" ;;
+    RESULTS_DIR=$RES/launch WORKLOADS=empty_kernel REPS=${REPS:-5} BUDGET_S=${LAUNCH_BUDGET_S:-150} \
+      CONFIGS="${LAUNCH_CONFIGS:-bare floor gpuprof gpuprof-nodriver gpuprof-activity gpuprof-api-none gpuprof-api-all nsys}" \
+      timeout $(( ${LAUNCH_BUDGET_S:-150} + 50 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-launch.txt" ;;
   bench-mnist)   # the paper's light job against every tracer
     log bench-mnist
-    RESULTS_DIR=$RES/mnist WORKLOADS=mnist MNIST_REPS=${MNIST_REPS:-4} BUDGET_S=300 \
-      CONFIGS="bare floor gpuprof gpuprof-activity torchprof nsys" \
-      timeout 360 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-mnist.txt" ;;
+    RESULTS_DIR=$RES/mnist WORKLOADS=mnist MNIST_REPS=${MNIST_REPS:-4} BUDGET_S=${MNIST_BUDGET_S:-300} \
+      CONFIGS="${MNIST_CONFIGS:-bare floor gpuprof gpuprof-activity torchprof nsys}" \
+      timeout $(( ${MNIST_BUDGET_S:-300} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-mnist.txt" ;;
   bench-heavy)   # heavy jobs: the bar is gpuprof <= 1.003x bare
     log bench-heavy
     RESULTS_DIR=$RES/heavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${HEAVY_REPS:-2} BUDGET_S=280 \
