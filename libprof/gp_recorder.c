@@ -144,10 +144,15 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_no_populate;            /* MADV_POPULATE_WRITE unsupported (atomic) */
 static __thread struct gp_tstate *gp_tls __attribute__((tls_model("initial-exec")));
 
+/* Metadata goes through the meta queue to source 0, which the writer drains
+ * before the rings: a record that refers to it (string id, stack id, a stack
+ * address inside a module) is never written in an earlier chunk.  Stacks and
+ * modules are shared by every thread of the process, hence metadata too. */
 static int is_meta_type(uint32_t t)
 {
 	return t == GP_REC_STRING || t == GP_REC_SOURCE || t == GP_REC_PROCESS ||
-	       t == GP_REC_THREAD || t == GP_REC_DEVICE;
+	       t == GP_REC_THREAD || t == GP_REC_DEVICE || t == GP_REC_MODULE ||
+	       t == GP_REC_STACK;
 }
 
 static uint32_t my_tid(void) { return (uint32_t)syscall(SYS_gettid); }
@@ -524,12 +529,22 @@ static __attribute__((noinline)) int emit_slow(gp_recorder *rec, const gp_record
 	if (is_meta_type(type)) {
 		const void *extra = NULL;
 		uint32_t elen = 0;
+		gp_rec_stack stack_body;
+		const void *body = &r->u;
 		if (type == GP_REC_STRING && r->u.string.str) {
 			extra = r->u.string.str;
 			elen = r->u.string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : r->u.string.len;
+		} else if (type == GP_REC_STACK) {
+			uint32_t n = r->u.stack.nframes > GP_STACK_MAX_FRAMES ? GP_STACK_MAX_FRAMES : r->u.stack.nframes;
+			if (!r->u.stack.frames) n = 0;
+			stack_body = r->u.stack;
+			stack_body.nframes = n;
+			body = &stack_body;
+			extra = r->u.stack.frames;
+			elen = n * 8u;
 		}
 		pthread_mutex_lock(&rec->meta_lock);
-		int rc = mq_append(rec, type, &r->u, gp_rec_struct_size[type], extra, elen);
+		int rc = mq_append(rec, type, body, gp_rec_struct_size[type], extra, elen);
 		if (!rc) rec->meta_accepted++;
 		pthread_mutex_unlock(&rec->meta_lock);
 		return rc ? GP_ERR_FULL : 0;
@@ -538,13 +553,6 @@ static __attribute__((noinline)) int emit_slow(gp_recorder *rec, const gp_record
 	if (!g) {
 		__atomic_add_fetch(&rec->no_ring_drops, 1, __ATOMIC_RELAXED);
 		return GP_ERR_FULL;
-	}
-	if (type == GP_REC_STACK) {
-		uint32_t n = r->u.stack.nframes > GP_STACK_MAX_FRAMES ? GP_STACK_MAX_FRAMES : r->u.stack.nframes;
-		if (!r->u.stack.frames) n = 0;
-		gp_rec_stack body = r->u.stack;
-		body.nframes = n;
-		return ring_put_slow(rec, g, type, &body, sizeof(body), r->u.stack.frames, n * 8u);
 	}
 	return ring_put_slow(rec, g, type, &r->u, gp_rec_struct_size[type], NULL, 0);
 }
@@ -572,7 +580,6 @@ GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 		FIXED(GP_REC_DROPPED, dropped);
 		FIXED(GP_REC_CLOCK, clock);
 		FIXED(GP_REC_COUNTER, counter);
-		FIXED(GP_REC_MODULE, module);
 		FIXED(GP_REC_WINDOW, window);
 		default: break;
 		}

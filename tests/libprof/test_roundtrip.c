@@ -21,7 +21,11 @@ static void build(uint32_t tid)
 	tl_make(a, GP_REC_API, 2, 0, NULL, NULL);
 }
 
-static int is_meta(uint32_t t) { return t >= GP_REC_STRING && t <= GP_REC_DEVICE; }
+/* what the recorder routes to source 0 (stacks and modules are shared by all threads) */
+static int is_meta(uint32_t t)
+{
+	return (t >= GP_REC_STRING && t <= GP_REC_DEVICE) || t == GP_REC_MODULE || t == GP_REC_STACK;
+}
 
 /* expected value after reading: tid 0 -> source tid */
 static gp_record fixed(const gp_record *e, uint32_t tid)
