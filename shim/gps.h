@@ -58,6 +58,7 @@ struct gps_config {
 	uint64_t win_period_ns;
 	uint32_t gpu_metrics_hz;  /* GPUPROF_GPU_METRICS, samples/s; 0 = off */
 	char nvml_path[1024];     /* GPUPROF_NVML, "" = libnvidia-ml.so.1 */
+	char status[1024];        /* GPUPROF_STATUS pattern, "" = no status file */
 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
@@ -235,6 +236,28 @@ void gps_nvml_start(void);
 void gps_nvml_stop(void);
 void gps_nvml_after_fork_child(void);
 
+/* Live status file (shim/gps_status.c, GPUPROF_STATUS).  gps_status_on is
+ * set at start when configured and cleared for good on a write error; the
+ * feeders (activity records, NVTX push/start, NVML samples) are called only
+ * while it is set.  tick/next_ns: the gpuprof-flush thread writes the file
+ * about once a second; final: the last write ("exited"), from the final
+ * flush once the trace is complete. */
+extern atomic_int gps_status_on;
+void gps_status_kernel(uint64_t start_ns, uint64_t end_ns);
+void gps_status_copy(uint64_t bytes);
+/* op: 1 allocation, 2 release (GP_REC_MEMORY's); device_kind: device memory */
+void gps_status_memory(int op, int device_kind, uint64_t bytes);
+void gps_status_nvml_mem(unsigned dev, uint64_t used);
+void gps_status_nvtx(const char *msg);
+uint64_t gps_status_next_ns(void);
+void gps_status_tick(uint64_t now_mono);
+void gps_status_final(uint64_t dropped);
+void gps_status_after_fork_child(void);
+static inline int gps_status_active(void)
+{
+	return atomic_load_explicit(&gps_status_on, memory_order_relaxed);
+}
+
 /* Callback-id selection (shim/gps_cbid.c): does this API name belong to the
  * default set of the domain (1 driver, 2 runtime)? */
 int gps_cbid_default(int domain, const char *name);
@@ -261,5 +284,9 @@ void gps_emit_clock(gp_recorder *rec);
 void gps_init(void); /* constructor body; idempotent */
 void gps_final_flush(const char *why);
 void gps_threads_foreach(void (*fn)(struct gps_thread *, void *), void *arg);
+/* A trace/status path pattern for this process: a descendant (fork child,
+ * followed exec'd child) gets "-%p" before the extension when the pattern
+ * has no %p, so it never overwrites the first process's file. */
+void gps_descendant_pattern(const char *pat, char *out, size_t n);
 
 #endif /* GPS_H */

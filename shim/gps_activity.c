@@ -108,6 +108,8 @@ static void emit_kernel(gp_recorder *rec, const CUpti_ActivityKernel10 *k)
 	o->graph_id = k->graphId;
 	o->graph_node_id = k->graphNodeId;
 	gp_emit(rec, &r);
+	if (gps_status_active())
+		gps_status_kernel(o->start_ns, o->end_ns);
 }
 
 static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
@@ -130,6 +132,8 @@ static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 	o->src_device = o->dst_device = m->deviceId;
 	o->graph_node_id = m->graphNodeId;
 	gp_emit(rec, &r);
+	if (gps_status_active())
+		gps_status_copy(o->bytes);
 }
 
 static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
@@ -153,6 +157,8 @@ static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
 	o->dst_device = m->dstDeviceId;
 	o->graph_node_id = m->graphNodeId;
 	gp_emit(rec, &r);
+	if (gps_status_active())
+		gps_status_copy(o->bytes);
 }
 
 static void emit_memset(gp_recorder *rec, const CUpti_ActivityMemset4 *m)
@@ -207,6 +213,9 @@ static void emit_memory(gp_recorder *rec, const CUpti_ActivityMemory4 *m)
 												  : 0;
 	r.u.memory.mem_kind = m->memoryKind;
 	gp_emit(rec, &r);
+	if (gps_status_active())
+		gps_status_memory((int)r.u.memory.op, m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+				  m->bytes);
 }
 
 static void emit_device(gp_recorder *rec, const CUpti_ActivityDevice5 *d)

@@ -202,6 +202,7 @@ void gps_config_load(struct gps_config *c)
 	copy_env(c->cupti_path, sizeof c->cupti_path, "GPUPROF_CUPTI", "");
 	copy_env(c->summary, sizeof c->summary, "GPUPROF_SUMMARY", "");
 	copy_env(c->nvml_path, sizeof c->nvml_path, "GPUPROF_NVML", "");
+	copy_env(c->status, sizeof c->status, "GPUPROF_STATUS", "");
 
 	const char *v;
 	if ((v = getenv("GPUPROF_API")) && *v) {

@@ -250,7 +250,7 @@ static void start_sig_flusher(void);
 /* A pattern without %p would make every descendant (fork child, exec'd
  * child when following) collide with the first process's file: those get
  * "-%p" before the extension. */
-static void descendant_pattern(const char *pat, char *out, size_t n)
+void gps_descendant_pattern(const char *pat, char *out, size_t n)
 {
 	int has_p = 0;
 	for (const char *p = pat; *p; p++)
@@ -273,7 +273,7 @@ static void descendant_pattern(const char *pat, char *out, size_t n)
 static gp_recorder *create_recorder(void)
 {
 	char path[sizeof gps.trace_path], pat[sizeof gps.cfg.output + 4];
-	descendant_pattern(gps.cfg.output, pat, sizeof pat);
+	gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
 	if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
 			       gps.start_time) != 0) {
 		gps_log(1, "GPUPROF_OUTPUT expands to a path that is too long; job runs untraced");
@@ -415,6 +415,7 @@ void gps_final_flush(const char *why)
 		gp_recorder_get_stats2(rec, &st2);
 		gp_recorder_close(rec);
 		write_summary(&st);
+		gps_status_final(st.dropped); /* GPUPROF_STATUS: "exited" */
 		/* A full disk or a file-size limit costs records, never the job;
 		 * it is worth one warning that names the cause (even when quiet). */
 		if (st2.write_errors)
@@ -584,6 +585,7 @@ static void fork_child(void)
 	gps_cupti_after_fork_child();
 	gps_ticker_after_fork_child();
 	gps_nvml_after_fork_child();
+	gps_status_after_fork_child();
 	forked = 1;
 	gps.pid = getpid();
 	gps.ppid = getppid();
@@ -697,6 +699,8 @@ void gps_init(void)
 			snprintf(gps.self_path, sizeof gps.self_path, "%s", di.dli_fname);
 	}
 	gps.initialized = 1;
+	if (gps.cfg.enabled && gps.cfg.status[0])
+		atomic_store(&gps_status_on, 1);
 	if (!gps.cfg.follow_exec)
 		drop_from_ld_preload();
 	if (!gps.cfg.enabled) {

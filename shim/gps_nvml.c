@@ -216,8 +216,11 @@ static void sample_device(gp_recorder *rec, unsigned i)
 	}
 	if (WANT(d, M_MEM_USED)) {
 		gps_nvmlMemory_t mm;
-		if (ok(d, p_nvmlDeviceGetMemoryInfo(d->h, &mm), 1u << M_MEM_USED))
+		if (ok(d, p_nvmlDeviceGetMemoryInfo(d->h, &mm), 1u << M_MEM_USED)) {
 			emit(rec, ts, i, M_MEM_USED, (int64_t)mm.used);
+			if (gps_status_active()) /* GPUPROF_STATUS shows it too */
+				gps_status_nvml_mem(i, mm.used);
+		}
 	}
 	unsigned v;
 	if (WANT(d, M_POWER) && ok(d, p_nvmlDeviceGetPowerUsage(d->h, &v), 1u << M_POWER))

@@ -117,6 +117,27 @@ static void from_attr(gp_recorder *rec, const nvtxEventAttributes_t *a, struct g
 	}
 }
 
+/* GPUPROF_STATUS: the message of the range just opened (push or start) is
+ * the status file's last_nvtx_range. */
+static void status_range(const nvtxEventAttributes_t *a, const char *ascii, const wchar_t *wide)
+{
+	if (a && a->messageType == NVTX_MESSAGE_TYPE_ASCII) {
+		ascii = a->message.ascii;
+	} else if (a && a->messageType == NVTX_MESSAGE_TYPE_UNICODE) {
+		wide = a->message.unicode;
+	} else if (a && a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+		const struct gps_regstr *r = (const struct gps_regstr *)a->message.registered;
+		ascii = r ? r->str : NULL;
+	}
+	if (wide && !ascii) {
+		char *s = wide_to_utf8(wide);
+		gps_status_nvtx(s ? s : "");
+		free(s);
+	} else {
+		gps_status_nvtx(ascii ? ascii : "");
+	}
+}
+
 /* Guard + recorder for an NVTX entry point; NULL: do nothing. */
 static inline gp_recorder *nvtx_enter(void)
 {
@@ -188,6 +209,8 @@ static int push_entry(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAtt
 			depth++;
 	e->depth = depth;
 	t->depth++;
+	if (gps_status_active())
+		status_range(a, ascii, wide);
 	e->start = gps_now(); /* last: the range excludes our own bookkeeping */
 	gps_in_shim = 0;
 	return (int)depth;
@@ -252,6 +275,8 @@ static nvtxRangeId_t start_range(gp_recorder *rec, nvtxDomainHandle_t d,
 	n->next = se_table[n->id % SE_BUCKETS];
 	se_table[n->id % SE_BUCKETS] = n;
 	pthread_mutex_unlock(&se_lock);
+	if (gps_status_active())
+		status_range(a, ascii, wide);
 	n->e.start = gps_now();
 	gps_in_shim = 0;
 	return n->id;

@@ -17,7 +17,8 @@
  *
  * GPUPROF_GPU_WINDOW: the same thread opens and closes the GPU-activity
  * windows (gps_window.c), waking at whichever comes first, the next flush
- * or the next window edge. */
+ * or the next window edge.  GPUPROF_STATUS: it also rewrites the status file
+ * about once a second (gps_status.c). */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -91,9 +92,11 @@ static void *ticker_main(void *arg)
 	pthread_mutex_lock(&tk_lock);
 	while (tk_state == TK_RUNNING) {
 		/* sleep until the next flush or window edge, whichever first */
-		uint64_t wake = next_flush, edge = gps_window_next_ns();
+		uint64_t wake = next_flush, edge = gps_window_next_ns(), st = gps_status_next_ns();
 		if (edge < wake)
 			wake = edge;
+		if (st < wake)
+			wake = st;
 		struct timespec dl;
 		ns_to_timespec(wake, &dl);
 		int rc = 0;
@@ -109,6 +112,7 @@ static void *ticker_main(void *arg)
 			tick();
 			next_flush = gps_mono_ns() + period;
 		}
+		gps_status_tick(now); /* GPUPROF_STATUS: after the flush, when due */
 		pthread_mutex_lock(&tk_lock);
 	}
 	tk_exited = 1;

@@ -18,9 +18,10 @@
  * "workload sleep READYFILE": 10 x k_gemm, push "loop", create READYFILE,
  * then launch + sleep 10 ms forever (the SIGTERM test).
  *
- * "workload loop MS": for MS milliseconds, k_gemm + a 256-byte cudaMemset
- * every ~1 ms, then cudaDeviceSynchronize; prints "loop N" (launches).
- * The windowed-mode test (GPUPROF_GPU_WINDOW).
+ * "workload loop MS [RANGE]": for MS milliseconds, k_gemm + a 256-byte
+ * cudaMemset every ~1 ms, then cudaDeviceSynchronize; prints "loop N"
+ * (launches).  The windowed-mode test (GPUPROF_GPU_WINDOW).  With RANGE each
+ * iteration is inside nvtxRangePushA(RANGE) (the status-file test).
  *
  * "workload forkstress ROUNDS": fork/lock-order stress (the fork test).  Two
  * threads launch while main forks ROUNDS children; in each child one thread
@@ -122,7 +123,7 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int loop_mode(long ms)
+static int loop_mode(long ms, const char *range)
 {
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
 	void *d = NULL;
@@ -131,8 +132,12 @@ static int loop_mode(long ms)
 	long n = 0;
 	struct timespec ts = {0, 1000 * 1000};
 	while (mono_ms() < end) {
+		if (range)
+			nvtxRangePushA(range);
 		launch(k_gemm, 1);
 		cudaMemset(d, 0, 256);
+		if (range)
+			nvtxRangePop();
 		n++;
 		nanosleep(&ts, NULL);
 	}
@@ -210,7 +215,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "forkstress"))
 		return forkstress(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "loop"))
-		return loop_mode(atol(argv[2]));
+		return loop_mode(atol(argv[2]), argc >= 4 ? argv[3] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "sleep"))
 		return sleep_mode(argv[2]);
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
