@@ -28,7 +28,7 @@ extern "C" {
 #define GP_API __attribute__((visibility("default")))
 
 #define GP_FORMAT_MAJOR 1
-#define GP_FORMAT_MINOR 0
+#define GP_FORMAT_MINOR 1
 #define GP_PRODUCER_VERSION "0.1.0"
 
 /* ---------------------------------------------------------------- errors */
