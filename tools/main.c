@@ -15,6 +15,7 @@ static const struct {
 	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON or SQLite" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
+	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 };
 
 static void usage(FILE *f)

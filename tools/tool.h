@@ -19,6 +19,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* "gpuprof CMD: " prefix for messages; set by main. */
 extern const char *g_cmd;
