@@ -35,6 +35,9 @@ static void help(FILE *f)
 		   "                          windows\n"
 		   "  --stacks                record CPU call stacks of API calls (planned: not yet)\n"
 		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
+		   "  --status FILE           rewrite FILE (JSON; %%p %%h %%r as in -o) about once a second\n"
+		   "                          with kernels/s, GPU busy %%, memory, last NVTX range;\n"
+		   "                          `gpuprof top FILE` shows it\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
 		   "  -h, --help              this text\n\n"
@@ -236,7 +239,7 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW };
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -247,6 +250,7 @@ int cmd_run(int argc, char **argv)
 		{ "stacks", no_argument, NULL, O_STACKS },
 		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
+		{ "status", required_argument, NULL, O_STATUS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -307,6 +311,10 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_GPU_METRICS", optarg ? optarg : "10", 1);
 			break;
 		case O_NOFOLLOW: follow = 0; break;
+		case O_STATUS:
+			if (!*optarg) { tool_err("empty --status"); return EXIT_USAGE; }
+			setenv("GPUPROF_STATUS", optarg, 1);
+			break;
 		case 'q': quiet = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
