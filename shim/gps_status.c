@@ -1,7 +1,8 @@
 /* gps_status.c — the live status file (GPUPROF_STATUS=FILE): a small JSON
  * object a scheduler or `gpuprof top` can read while the job runs, rewritten
  * about once a second by the "gpuprof-flush" thread (gps_ticker.c; no thread
- * of its own) and one last time at exit with "state":"exited".
+ * of its own; the first write is made when that thread is started) and one
+ * last time at exit with "state":"exited".
  *
  * Rates come from the GPU activity records, which arrive late: CUPTI hands
  * them over in buffers, flushed every GPUPROF_FLUSH_MS by the ticker.  So the
@@ -57,7 +58,7 @@ static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static char st_path[4096];
 static char st_tmp[4096 + 8];
 static atomic_int st_ready;     /* path expanded, buckets anchored (release) */
-static uint64_t next_write;     /* CLOCK_MONOTONIC ns */
+static _Atomic uint64_t next_write; /* CLOCK_MONOTONIC ns */
 
 static inline uint64_t bucket_of(uint64_t t)
 {
@@ -351,16 +352,21 @@ static uint64_t recorder_dropped(void)
 
 uint64_t gps_status_next_ns(void)
 {
-	return atomic_load(&gps_status_on) ? next_write : UINT64_MAX;
+	return atomic_load(&gps_status_on) ? atomic_load(&next_write) : UINT64_MAX;
 }
 
 void gps_status_tick(uint64_t now_mono)
 {
-	if (!atomic_load(&gps_status_on) || now_mono < next_write)
+	if (!atomic_load(&gps_status_on) || now_mono < atomic_load(&next_write))
 		return;
-	next_write = now_mono + SEC;
 	if (pthread_mutex_trylock(&write_lock) != 0)
-		return; /* the final write is under way */
+		return; /* the final write, or the other caller's, is under way */
+	if (now_mono < atomic_load(&next_write)) {
+		pthread_mutex_unlock(&write_lock);
+		return;
+	}
+	atomic_store(&next_write, now_mono + SEC);
+	int saved_in_shim = gps_in_shim;
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter(); /* the recorder stays open meanwhile */
 	if (t && atomic_load(&gps_status_on) && setup() == 0) {
@@ -368,7 +374,7 @@ void gps_status_tick(uint64_t now_mono)
 		write_file(0, recorder_dropped());
 	}
 	gps_leave(t);
-	gps_in_shim = 0;
+	gps_in_shim = saved_in_shim;
 	pthread_mutex_unlock(&write_lock);
 }
 
@@ -395,7 +401,7 @@ void gps_status_after_fork_child(void)
 	pthread_mutex_init(&range_lock, NULL);
 	pthread_mutex_init(&write_lock, NULL);
 	atomic_store(&st_ready, 0);
-	next_write = 0;
+	atomic_store(&next_write, 0);
 	last_range[0] = 0;
 	atomic_store(&kernels_total, 0);
 	atomic_store(&memcpy_bytes_total, 0);

@@ -155,9 +155,16 @@ void gps_ticker_start(void)
 		tk_state = TK_NONE;
 		gps_log(0, "cannot start the flush thread: GPU records reach the trace only when CUPTI's buffers fill or at exit");
 	}
+	int started = tk_state == TK_RUNNING;
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&tk_lock);
+	/* GPUPROF_STATUS: the first write here, on the thread that created the
+	 * trace: the file exists from the start, and an unwritable path is
+	 * found (one line, feature off) before the job can fork a child that
+	 * would say it again */
+	if (started)
+		gps_status_tick(gps_mono_ns());
 }
 
 void gps_ticker_stop(void)

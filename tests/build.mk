@@ -13,7 +13,7 @@ SHIM_CHECK := $(SHIMT_DIR)/check_trace
 SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
-	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics
+	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 
 $(FAKE_DIR)/fake_cbid_runtime.h: | $(FAKE_DIR)/ check-cuda
