@@ -189,6 +189,13 @@ static void dump_json(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		printf(",\"frames\":[");
 		for (uint32_t i = 0; i < s->nframes && s->frames; i++)
 			printf("%s%" PRIu64, i ? "," : "", s->frames[i]);
+		/* bit 63: a symbolic frame (Python, ctx marker) naming a string */
+		printf("],\"frame_strings\":[");
+		for (uint32_t i = 0; i < s->nframes && s->frames; i++) {
+			if (i) putchar(',');
+			if (s->frames[i] >> 63) json_str(stdout, tool_str(r, (uint32_t)s->frames[i]));
+			else fputs("null", stdout);
+		}
 		putchar(']');
 		break;
 	}
@@ -307,13 +314,23 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		break;
 	}
 	case GP_REC_MODULE:
-		printf(" base=0x%" PRIx64 " size=%" PRIu64 " %s", rec->u.module.base, rec->u.module.size,
-		       clean(r, rec->u.module.path_id));
+		printf(" base=0x%" PRIx64 " size=%" PRIu64 " off=0x%" PRIx64 " %s", rec->u.module.base,
+		       rec->u.module.size, rec->u.module.file_offset, clean(r, rec->u.module.path_id));
 		break;
 	case GP_REC_STACK:
 		printf(" stack=%u frames=%u", rec->u.stack.stack_id, rec->u.stack.nframes);
-		for (uint32_t i = 0; i < rec->u.stack.nframes && rec->u.stack.frames; i++)
-			printf(" 0x%" PRIx64, rec->u.stack.frames[i]);
+		for (uint32_t i = 0; i < rec->u.stack.nframes && rec->u.stack.frames; i++) {
+			uint64_t f = rec->u.stack.frames[i];
+			if (!(f >> 63)) {
+				printf(" 0x%" PRIx64, f);
+				continue;
+			}
+			/* symbolic frame: its string, fields shown space-separated */
+			char *str = xstrdup(tool_str(r, (uint32_t)f));
+			for (char *c = str; *c; c++) if (*c == '\t') *c = ' ';
+			printf(" [%s]", tool_text(str));
+			free(str);
+		}
 		break;
 	case GP_REC_WINDOW:
 		printf(" dur=%" PRIu64 " dev=%u", e - t, rec->u.window.device_id);

@@ -13,14 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch_join.h"
+#include "launch_sites.h"
 #include "occupancy.h"
 #include "report.h"
+#include "stacks.h"
 #include "tool.h"
 #include "windows.h"
 
-enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_COUNT };
+enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_SITES, R_COUNT };
 static const char *const report_names[R_COUNT] = { "api", "kernels", "occupancy", "memops", "memsize", "nvtx",
-						   "util", "counters", "windows" };
+						   "util", "counters", "windows", "launch_sites" };
 
 static void help(FILE *f)
 {
@@ -55,7 +58,13 @@ static void help(FILE *f)
 		   "           --gpu-window`: start/end (ns after the trace start), duration and\n"
 		   "           kernels starting inside; GPU activity outside them was not\n"
 		   "           recorded (not lost).  Part of the default set only when the\n"
-		   "           trace has windows\n\n"
+		   "           trace has windows\n"
+		   "  launch_sites  call sites of the launches (trace recorded with --stacks), by\n"
+		   "           the kernel time launched there: site = innermost Python frame of\n"
+		   "           the user's code (not stdlib/site-packages), else innermost Python\n"
+		   "           frame, else innermost native frame outside the CUDA libraries;\n"
+		   "           kernels, launch calls, memcpy/memset time, innermost frame.  Part\n"
+		   "           of the default set only when the trace has stacks\n\n"
 		   "  --report LIST    reports to print, comma separated\n"
 		   "  --format FMT     table (default), csv or json\n"
 		   "  --since T        ignore records starting before T after the trace start\n"
@@ -263,6 +272,8 @@ struct stats {
 	u64map dev2prop; gp_rec_device *props; size_t nprops, cprops;
 	strmap cnt_idx; struct cser *cnt; size_t ncnt, ccnt;
 	uint64_t last;                     /* latest end of any timed record */
+	struct stacks *stk;                /* launch_sites: recorded stacks */
+	struct launch_join *lj;            /* launch_sites: GPU time per launch call */
 };
 
 static size_t name_group(u64map *cache, struct gtab *t, uint32_t id, const char *name)
@@ -569,6 +580,11 @@ static void process(struct stats *st, const gp_record *rec)
 		on_device(st, tool_pid(st->r, rec), &rec->u.device);
 		return;
 	}
+	if (rec->type == GP_REC_MODULE || rec->type == GP_REC_STACK || rec->type == GP_REC_THREAD ||
+	    rec->type == GP_REC_SOURCE) {
+		stacks_add(st->stk, rec);
+		return;
+	}
 	switch (rec->type) {
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
 	case GP_REC_COUNTER:
@@ -583,6 +599,8 @@ static void process(struct stats *st, const gp_record *rec)
 	switch (rec->type) {
 	case GP_REC_API:
 		on_api(st, rec, pid, rec->u.api.tid ? rec->u.api.tid : stid);
+		launch_join_api(st->lj, pid, rec->u.api.tid ? rec->u.api.tid : stid, tool_str(st->r, rec->u.api.name_id),
+				&rec->u.api);
 		break;
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
@@ -600,6 +618,7 @@ static void process(struct stats *st, const gp_record *rec)
 		on_kernel_nvtx(st, pid, k);
 		on_gpu(st, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, 1);
 		on_kernel_occ(st, pid, k, st->kern.g[g].name);
+		launch_join_gpu(st->lj, pid, k->correlation_id, 0, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 		break;
 	}
 	case GP_REC_COUNTER:
@@ -611,12 +630,14 @@ static void process(struct stats *st, const gp_record *rec)
 		snprintf(op, sizeof(op), "[CUDA memcpy %s]", copy_kind_long(m->copy_kind));
 		memop_add(st, op, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0, m->bytes);
 		on_gpu(st, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, 0);
+		launch_join_gpu(st->lj, pid, m->correlation_id, 1, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
 		break;
 	}
 	case GP_REC_MEMSET: {
 		const gp_rec_memset *m = &rec->u.memset;
 		memop_add(st, "[CUDA memset]", m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0, m->bytes);
 		on_gpu(st, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, 0);
+		launch_join_gpu(st->lj, pid, m->correlation_id, 1, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
 		break;
 	}
 	case GP_REC_NVTX_RANGE:
@@ -1026,7 +1047,7 @@ int cmd_stats(int argc, char **argv)
 				int k;
 				for (k = 0; k < R_COUNT && strcmp(tok, report_names[k]); k++) ;
 				if (k == R_COUNT) {
-					tool_err("unknown report '%s' (reports: api, kernels, occupancy, memops, memsize, nvtx, util, counters, windows)", tok);
+					tool_err("unknown report '%s' (reports: api, kernels, occupancy, memops, memsize, nvtx, util, counters, windows, launch_sites)", tok);
 					free(list);
 					return EXIT_USAGE;
 				}
@@ -1063,6 +1084,8 @@ int cmd_stats(int argc, char **argv)
 	struct stats st;
 	memset(&st, 0, sizeof(st));
 	st.r = r;
+	st.stk = stacks_new(r);
+	st.lj = launch_join_new();
 	uint64_t base = gp_reader_header(r)->start_trace_ns;
 	st.since = have_since ? base + since : 0;
 	st.until = have_until ? base + until : UINT64_MAX;
@@ -1082,7 +1105,9 @@ int cmd_stats(int argc, char **argv)
 	if (have_since || have_until) winset_clip(&st.win, st.since, st.until);
 	/* the windows report is in the default set only for windowed traces */
 	if (!any)
-		for (int k = 0; k < R_COUNT; k++) want[k] = (k != R_WIN || st.win.n) && (k != R_CNT || st.ncnt);
+		for (int k = 0; k < R_COUNT; k++)
+			want[k] = (k != R_WIN || st.win.n) && (k != R_CNT || st.ncnt) &&
+				  (k != R_SITES || stacks_count(st.stk));
 
 	/* end of trace: every range is known now */
 	for (size_t i = 0; i < st.npends; i++)
@@ -1114,6 +1139,11 @@ int cmd_stats(int argc, char **argv)
 	}
 	report_init(&reps[R_UTIL], "util", util_title, util_cols, 14);
 	report_init(&reps[R_WIN], "windows", win_title, win_cols, 5);
+	report_init(&reps[R_SITES], "launch_sites",
+		    stacks_count(st.stk) ? "Launch Sites (by kernel time launched)"
+					 : "Launch Sites: none, the trace has no stacks (record with --stacks)",
+		    launch_sites_cols, LAUNCH_SITES_NCOLS);
+	reps[R_SITES].note = launch_sites_note;
 	report_init(&reps[R_OCC], "occupancy", "CUDA Kernel Occupancy (theoretical, from launch shape and device limits)",
 		    occ_cols, 17);
 	reps[R_OCC].note =
@@ -1143,6 +1173,7 @@ int cmd_stats(int argc, char **argv)
 	fill_occ(&reps[R_OCC], &st);
 	fill_counters(&reps[R_CNT], &st);
 	fill_util(&reps[R_UTIL], &st);
+	if (stacks_count(st.stk)) launch_sites_fill(&reps[R_SITES], st.stk, st.lj);
 
 	int nwant = 0, printed = 0;
 	for (int k = 0; k < R_COUNT; k++) nwant += want[k];
@@ -1178,6 +1209,8 @@ out:
 	for (size_t i = 0; i < st.ncnt; i++) { free(st.cnt[i].name); free(st.cnt[i].s); }
 	free(st.cnt); strmap_free(&st.cnt_idx);
 	free(st.props); u64map_free(&st.dev2prop);
+	launch_join_free(st.lj);
+	stacks_free(st.stk);
 	gp_reader_close(r);
 	return code;
 }

@@ -9,13 +9,18 @@
  * with bp:"e" at the GPU op) links a launch to its kernel/memcpy/memset.
  * A windowed trace (`gpuprof run --gpu-window`) gets one more thread per
  * process, "GPU activity windows", with a slice "GPU activity recorded" per
- * window: GPU tracks are empty outside them because nothing was recorded. */
+ * window: GPU tracks are empty outside them because nothing was recorded.
+ * An API call with a recorded stack (`gpuprof run --stacks`) carries it in
+ * args.stack (frames root first, as in the folded export) and args.launch_site;
+ * the stacks and modules are read in a first pass over the file, so a
+ * stream-ordered record never waits for one. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
+#include "stacks.h"
 #include "tool.h"
 
 #define GPU_PID_BASE 0x40000000u
@@ -36,6 +41,7 @@ struct px {
 	u64map memuse;      /* (pid<<32|device) -> bytes allocated */
 	uint32_t ngpus;
 	uint64_t flow_id, async_id;
+	struct stacks *stacks;
 };
 
 static void ev_begin(struct px *p)
@@ -118,8 +124,21 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 	fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, tid);
 	ts_key(p, "ts", a->start_ns);
 	dur_key(p, a->start_ns, a->end_ns);
-	fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"cbid\":%u,\"domain\":\"%s\",\"status\":%d}}",
+	fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"cbid\":%u,\"domain\":\"%s\",\"status\":%d",
 		a->correlation_id, a->cbid, a->domain == GP_API_DRIVER ? "driver" : "runtime", a->status);
+	const struct stack_view *v = stacks_view(p->stacks, a->stack_id, pid, tid);
+	if (v) {
+		fputs(",\"stack\":[", p->f);
+		for (uint32_t i = 0; i < v->nframes; i++) {
+			if (i) fputc(',', p->f);
+			json_str(p->f, v->frames[i]);
+		}
+		fputs("],\"launch_site\":", p->f);
+		json_str(p->f, v->site);
+	} else if (a->stack_id) {
+		fprintf(p->f, ",\"stack_id\":%u", a->stack_id); /* not defined in the trace */
+	}
+	fputs("}}", p->f);
 	if (!a->correlation_id || !launch_like(name))
 		return;
 	if (p->launches.n > (1u << 22)) {
@@ -354,6 +373,14 @@ int export_perfetto(const char *in, const char *out, int strict)
 	const gp_header *h = gp_reader_header(r);
 	p.base = h->start_trace_ns;
 	p.hdr_pid = h->pid;
+	p.stacks = stacks_new(r);
+	int pre = stacks_preload(p.stacks, r);
+	if (pre < 0) {
+		tool_err("cannot read %s: %s", in, gp_strerror(pre));
+		stacks_free(p.stacks);
+		gp_reader_close(r);
+		return EXIT_BADINPUT;
+	}
 	int to_stdout = !strcmp(out, "-");
 	p.f = to_stdout ? stdout : fopen(out, "w");
 	if (!p.f) {
@@ -391,6 +418,7 @@ int export_perfetto(const char *in, const char *out, int strict)
 	u64map_free(&p.dcache_idx); u64map_free(&p.memuse);
 	for (size_t i = 0; i < p.ndn; i++) free(p.dnames[i]);
 	free(p.dnames);
+	stacks_free(p.stacks);
 	gp_reader_close(r);
 	return code;
 }

@@ -5,10 +5,15 @@ GEN_TRACE := $(TOOLST_DIR)/gen_trace
 FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
 TOOLS_SH_TESTS := test_cli test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
-	test_windows test_occupancy test_top
+	test_windows test_occupancy test_top test_stacks
 
 $(GEN_TRACE): tests/tools/gen_trace.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+# call stacks (test_stacks.py): symbols come from this program's own ELF file
+GEN_STACKS := $(TOOLST_DIR)/gen_stacks
+$(GEN_STACKS): tests/tools/gen_stacks.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -O0 -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS) -ldl
 
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
@@ -20,5 +25,5 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
 TESTS += $(TOOLS_TEST_RUNNERS)

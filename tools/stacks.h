@@ -1,0 +1,44 @@
+/* stacks.h — recorded call stacks (GP_REC_STACK, GP_REC_MODULE) turned into
+ * what people read: frames root first ("func (file:line)" for Python,
+ * symbol names for native code), the launch site and the innermost frame.
+ * The rules (which native frames are dropped, how files are shortened, how a
+ * site is picked) are in docs/CLI.md "Call stacks". */
+#ifndef GPUPROF_TOOL_STACKS_H
+#define GPUPROF_TOOL_STACKS_H
+
+#include <stdint.h>
+
+#include "gp_trace.h"
+
+struct stacks;
+
+/* A resolved stack.  Strings live as long as the struct stacks. */
+struct stack_view {
+	const char **frames;  /* root (outermost) first */
+	uint32_t nframes;
+	const char *site;     /* e.g. "model.py:42 forward" */
+	const char *site_key; /* distinct per site (full path): group by this */
+	const char *innermost; /* innermost Python frame, else innermost shown native frame; "" none */
+};
+
+struct stacks *stacks_new(gp_reader *r);
+void stacks_free(struct stacks *s); /* NULL ok */
+
+/* Takes GP_REC_MODULE and GP_REC_STACK records (others ignored).  A module
+ * replaces earlier modules of its process that overlap it; a stack id seen
+ * again keeps its first frames (ids are unique in a well-formed trace). */
+void stacks_add(struct stacks *s, const gp_record *rec);
+/* Number of GP_REC_STACK records taken. */
+uint64_t stacks_count(const struct stacks *s);
+/* Reads every module and stack record of the trace (file order), then
+ * rewinds the reader: for consumers that stream and need a stack before the
+ * reader reaches it.  Returns 0 or a gp_err. */
+int stacks_preload(struct stacks *s, gp_reader *r);
+
+/* The stack `stack_id` as seen from a call on thread `tid` of process `pid`
+ * (native frames resolve with that process's modules; the thread names the
+ * separator of a borrowed Python context).  NULL for id 0 or an id the trace
+ * does not define.  Cached: repeated calls are cheap. */
+const struct stack_view *stacks_view(struct stacks *s, uint32_t stack_id, uint32_t pid, uint32_t tid);
+
+#endif
