@@ -25,6 +25,10 @@ enum gps_api_mode { GPS_MODE_CALLBACK = 0, GPS_MODE_ACTIVITY = 1 };
 /* How API calls are captured when GPUPROF_API_MODE is unset: the one place
  * to flip the default (decided by GPU measurement, docs/PERFORMANCE.md). */
 #define GPS_DEFAULT_API_MODE GPS_MODE_CALLBACK
+/* GPUPROF_STACKS: off, 1/sampled (rate-limited per call site), all */
+enum gps_stacks_mode { GPS_STACKS_OFF = 0, GPS_STACKS_SAMPLED = 1, GPS_STACKS_ALL = 2 };
+/* GPUPROF_UNWIND: libunwind when it can be loaded, else glibc backtrace() */
+enum gps_unwind { GPS_UNWIND_AUTO = 0, GPS_UNWIND_LIBUNWIND = 1, GPS_UNWIND_GLIBC = 2 };
 enum gps_bind { GPS_BIND_AUTO = 0, GPS_BIND_EAGER = 1, GPS_BIND_INJECTION = 2 };
 
 /* GPUPROF_ACTIVITY kinds, a bit each */
@@ -58,6 +62,9 @@ struct gps_config {
 	uint64_t win_period_ns;
 	uint32_t gpu_metrics_hz;  /* GPUPROF_GPU_METRICS, samples/s; 0 = off */
 	char nvml_path[1024];     /* GPUPROF_NVML, "" = libnvidia-ml.so.1 */
+	int stacks;               /* GPUPROF_STACKS: gps_stacks_mode */
+	int unwind;               /* GPUPROF_UNWIND: gps_unwind */
+	char unwind_lib[1024];    /* GPUPROF_UNWIND=/path/libunwind.so: that one only */
 	char status[1024];        /* GPUPROF_STATUS pattern, "" = no status file */
 };
 
@@ -223,6 +230,9 @@ void gps_window_ticker_start(uint64_t now_mono);
 uint64_t gps_window_next_ns(void);
 void gps_window_tick(uint64_t now_mono);
 void gps_window_final(void);
+/* CUDA is tearing a context down (resource callback): no edge toggles the
+ * activity kinds any more; waits (bounded) for an edge in progress. */
+void gps_window_cuda_teardown(void);
 void gps_window_after_fork_child(void);
 /* Enables (on=1) or disables the configured per-operation activity kinds
  * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
@@ -261,6 +271,9 @@ static inline int gps_status_active(void)
 /* Callback-id selection (shim/gps_cbid.c): does this API name belong to the
  * default set of the domain (1 driver, 2 runtime)? */
 int gps_cbid_default(int domain, const char *name);
+/* Does this call record its call stack with GPUPROF_STACKS (launches,
+ * graph launches, memcpy/memset of the domain)? */
+int gps_cbid_wants_stack(int domain, const char *name);
 /* Writes the display form of a CUPTI callback name ("cudaMemcpy_v3020" ->
  * "cudaMemcpy"). */
 void gps_cbid_clean_name(const char *name, char *out, size_t outsz);

@@ -275,6 +275,30 @@ void gps_config_load(struct gps_config *c)
 			cfg_log("GPUPROF_GPU_METRICS=%s not understood (samples per second, 0..1000); no GPU metrics",
 				v);
 	}
+	if ((v = getenv("GPUPROF_STACKS")) && *v) {
+		if (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") ||
+		    !strcasecmp(v, "false"))
+			c->stacks = GPS_STACKS_OFF;
+		else if (!strcmp(v, "1") || !strcasecmp(v, "sampled") || !strcasecmp(v, "on") ||
+			 !strcasecmp(v, "yes") || !strcasecmp(v, "true"))
+			c->stacks = GPS_STACKS_SAMPLED;
+		else if (!strcasecmp(v, "all"))
+			c->stacks = GPS_STACKS_ALL;
+		else
+			cfg_log("GPUPROF_STACKS=%s not understood (0|1|sampled|all); no call stacks", v);
+	}
+	if ((v = getenv("GPUPROF_UNWIND")) && *v) {
+		if (!strcasecmp(v, "libunwind"))
+			c->unwind = GPS_UNWIND_LIBUNWIND;
+		else if (!strcasecmp(v, "glibc"))
+			c->unwind = GPS_UNWIND_GLIBC;
+		else if (strchr(v, '/') && strlen(v) < sizeof c->unwind_lib) {
+			c->unwind = GPS_UNWIND_LIBUNWIND;
+			snprintf(c->unwind_lib, sizeof c->unwind_lib, "%s", v);
+		} else if (strcasecmp(v, "auto"))
+			cfg_log("GPUPROF_UNWIND=%s not understood (auto|libunwind|glibc|/path/to/libunwind.so); using auto",
+				v);
+	}
 	if ((v = getenv("GPUPROF_ZSTD_LEVEL")) && *v)
 		c->zstd_level = atoi(v);
 }

@@ -8,6 +8,7 @@
 
 #include "gps.h"
 #include "gps_cupti_fns.h"
+#include "gps_stacks.h"
 
 #define GPS_MAX_CBID 4096
 
@@ -81,6 +82,10 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			/* cudaError_t and CUresult are both int-sized enums */
 			.status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0,
 		};
+		/* GPUPROF_STACKS: launches and copies, outermost call of the
+		 * thread only (rt_depth is back to 0 at a runtime call's exit) */
+		if (gps_stacks_on && cbid < GPS_STK_MAX_CBID && gps_stacks_want[dom][cbid] && rt_depth == 0)
+			r.u.api.stack_id = gps_stacks_for_call(rec, dom, cbid, cd->functionParams);
 		gp_emit(rec, &r);
 	}
 	gps_leave(t);
@@ -96,7 +101,9 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid)
 	if (t) {
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			/* CUDA's own atexit teardown runs before ours: the
-			 * context's records must leave CUPTI now. */
+			 * context's records must leave CUPTI now.  No window
+			 * edge may toggle activity kinds from here on. */
+			gps_window_cuda_teardown();
 			GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			gp_recorder *rec = gps_rec(1);
@@ -200,6 +207,10 @@ static void enable_api_callbacks(void)
 	if (c->api_set == GPS_API_NONE)
 		return;
 	int driver = c->api_driver;
+	/* a stack must be taken on the calling thread, during the call:
+	 * per-API activity records come later, from CUPTI's thread */
+	if (gps_stacks_on)
+		gps.cfg.api_mode = GPS_MODE_CALLBACK;
 	if (c->api_mode == GPS_MODE_ACTIVITY) {
 		if (!gps_p_cuptiActivityEnableRuntimeApi) {
 			gps_log(0, "this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
@@ -277,6 +288,14 @@ void gps_cupti_gpu_activity(int on)
 	}
 }
 
+static const char *callback_name(int dom, uint32_t cbid)
+{
+	const char *name = NULL;
+	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) != CUPTI_SUCCESS)
+		return NULL;
+	return name;
+}
+
 static int start_locked(const char *why)
 {
 	if (gps_cupti_load() != 0)
@@ -321,6 +340,7 @@ static int start_locked(const char *why)
 	uint64_t t_enabled = gps_now();
 	enable_activity();
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
+	gps_stacks_bind(callback_name); /* before the callbacks can fire */
 	enable_api_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
 	 * prints its own lines */

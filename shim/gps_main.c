@@ -16,6 +16,7 @@
 
 #include "gps.h"
 #include "gps_cupti_fns.h"
+#include "gps_stacks.h"
 
 #define GPS_EXPORT __attribute__((visibility("default")))
 
@@ -398,6 +399,7 @@ void gps_final_flush(const char *why)
 	if (rec) {
 		gps_nvtx_flush_unterminated(rec); /* stacks are quiet now */
 		gps_ticker_emit_stats(rec);
+		gps_stacks_emit_stats(rec);
 		gps_emit_clock(rec);
 	}
 	pthread_mutex_lock(&gps.rec_lock);
@@ -583,6 +585,7 @@ static void fork_child(void)
 	gps_activity_after_fork_child();
 	gps_nvtx_after_fork_child();
 	gps_cupti_after_fork_child();
+	gps_stacks_after_fork_child();
 	gps_ticker_after_fork_child();
 	gps_nvml_after_fork_child();
 	gps_status_after_fork_child();

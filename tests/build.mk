@@ -15,6 +15,8 @@ SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_on
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
+# Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
+SHIM_PY_TESTS := test_stacks
 
 $(FAKE_DIR)/fake_cbid_runtime.h: | $(FAKE_DIR)/ check-cuda
 	sed -n 's/^[[:space:]]*CUPTI_RUNTIME_TRACE_CBID_\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/X(\2, "\1")/p' \
@@ -46,13 +48,15 @@ $(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim
 
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
+$(SHIMT_DIR)/run_%: tests/shim/%.py tests/shim/stackslib.py | $(SHIMT_DIR)/
+	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 # the wrapper pulls in the fake NVML, so builds that list only the wrappers
 # (the sanitizer runs, tests/faults/build.mk) have it too
 $(SHIMT_DIR)/run_test_gpu_metrics: | $(FAKE_NVML)
 
 TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
-	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
-TESTS += $(SHIM_UNIT) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)
+	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
+TESTS += $(SHIM_UNIT) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 # --- end shim tests ---
 
 # --- libprof tests (owner: libprof): rules in tests/libprof/build.mk ---
