@@ -36,5 +36,6 @@ uint64_t fake_cupti_now(void);
 
 /* exported by the fake libcudart for the workload */
 void fakeRegisterKernel(const void *func, const char *name);
+int fakeLaunchFromNativeThread(const void *func, int n);
 
 #endif

@@ -106,7 +106,8 @@ static void ensure_init(void) { pthread_once(&init_once, fake_cuinit); }
 /* ------------------------------------------------------------ call framing */
 struct frame { struct fake_cupti_call rt, drv; };
 
-static void rt_enter(struct frame *f, uint32_t cbid, const char *name, const char *symbol)
+static void rt_enter_params(struct frame *f, uint32_t cbid, const char *name, const char *symbol,
+			    const void *params)
 {
 	ensure_init();
 	memset(f, 0, sizeof *f);
@@ -114,8 +115,13 @@ static void rt_enter(struct frame *f, uint32_t cbid, const char *name, const cha
 	f->rt.cbid = cbid;
 	f->rt.func = name;
 	f->rt.symbol = symbol;
+	f->rt.params = params;
 	if (cupti.enter)
 		cupti.enter(&f->rt);
+}
+static void rt_enter(struct frame *f, uint32_t cbid, const char *name, const char *symbol)
+{
+	rt_enter_params(f, cbid, name, symbol, NULL);
 }
 /* the driver call the runtime makes underneath: same correlation id */
 static void drv_call(struct frame *f, uint32_t cbid, const char *name)
@@ -146,7 +152,9 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
 	(void)args;
 	const char *name = kernel_name(func);
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name);
+	/* functionParams as CUPTI gives them (the shim keys call sites on func) */
+	cudaLaunchKernel_v7000_params p = { func, grid, block, args, smem, stream };
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name, &p);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel");
 	if (cupti.push) {
 		CUpti_ActivityKernel10 k;
@@ -349,4 +357,26 @@ EXPORT CUresult cuCtxSynchronize(void)
 		cupti.exit(&c);
 	}
 	return CUDA_SUCCESS;
+}
+
+/* Test hook: launches func from a new native thread (no Python thread state
+ * there) and waits for it — a Python process whose launch comes from a
+ * thread that never ran Python, like PyTorch's autograd workers. */
+struct native_launch { const void *func; int n; };
+static void *native_launcher(void *arg)
+{
+	struct native_launch *nl = arg;
+	dim3 g = {1, 1, 1}, b = {32, 1, 1};
+	for (int i = 0; i < nl->n; i++)
+		cudaLaunchKernel(nl->func, g, b, NULL, 0, NULL);
+	return NULL;
+}
+EXPORT int fakeLaunchFromNativeThread(const void *func, int n)
+{
+	struct native_launch nl = { func, n };
+	pthread_t t;
+	if (pthread_create(&t, NULL, native_launcher, &nl) != 0)
+		return -1;
+	pthread_join(t, NULL);
+	return 0;
 }

@@ -28,7 +28,11 @@
  * makes the child's first CUDA call (the shim creates the child's trace and
  * releases the inherited recorder) while another thread forks grandchildren
  * that exit at once.  Prints "forkstress ok N" when every child exited 0;
- * a lock-order bug shows up as a hang (the test's timeout). */
+ * a lock-order bug shows up as a hang (the test's timeout).
+ *
+ * "workload stacks N": main -> stk_level_a -> stk_level_b -> stk_level_c ->
+ * cudaLaunchKernel(k_gemm) N times, then N x cudaMemset from stk_level_c's
+ * sibling stk_memset; prints "stacks N" (the call-stack tests). */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -210,8 +214,55 @@ static int forkstress(int rounds)
 	return ok == rounds ? 0 : 1;
 }
 
+/* A known call chain for GPUPROF_STACKS: noinline, and each call is
+ * followed by work so that no call becomes a tail jump (which would drop
+ * the caller's frame from the stack). */
+static volatile int stk_sink;
+static __attribute__((noinline)) void stk_level_c(int n)
+{
+	dim3 g = {1, 1, 1}, b = {32, 1, 1};
+	for (int i = 0; i < n; i++) {
+		cudaLaunchKernel((const void *)k_gemm, g, b, NULL, 0, NULL);
+		stk_sink++;
+	}
+}
+static __attribute__((noinline)) void stk_memset(void *d, int n)
+{
+	for (int i = 0; i < n; i++) {
+		cudaMemset(d, i, 64);
+		stk_sink++;
+	}
+}
+static __attribute__((noinline)) void stk_level_b(int n)
+{
+	stk_level_c(n);
+	stk_sink++;
+}
+static __attribute__((noinline)) void stk_level_a(int n)
+{
+	stk_level_b(n);
+	stk_sink++;
+}
+
+static int stacks_mode(int n)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	void *d = NULL;
+	cudaMalloc(&d, 4096);
+	stk_level_a(n);
+	stk_memset(d, n);
+	cudaFree(d);
+	printf("stacks %d\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "stacks")) {
+		int rc = stacks_mode(atoi(argv[2]));
+		stk_sink++;
+		return rc;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "forkstress"))
 		return forkstress(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "loop"))

@@ -1,0 +1,52 @@
+/* gps_stacks.h — call stacks at launch and memcpy/memset call sites
+ * (GPUPROF_STACKS, docs/FORMAT.md "Call stacks", docs/CONFIG.md).
+ * gps_stacks.c: which calls, sampling, native unwinding (libunwind bound
+ * late, glibc backtrace() as the fallback), module maps, interning.
+ * gps_stacks_py.c: the calling thread's own CPython frames, read without the
+ * GIL from the interpreter's structures. */
+#ifndef GPS_STACKS_H
+#define GPS_STACKS_H
+
+#include <stdint.h>
+
+#include "gps.h"
+
+#define GPS_STK_MAX_CBID 4096
+/* bit 63 of a frame: a symbolic frame whose low 32 bits are a string id */
+#define GPS_STK_SYMBOLIC (1ull << 63)
+
+/* Per (domain, cbid): 0 = no stack; else 1 + how the call's "site" key is
+ * found in its params (gps_stacks.c).  Filled at CUPTI bind time. */
+extern unsigned char gps_stacks_want[3][GPS_STK_MAX_CBID];
+/* 1 once the unwinder is bound and GPUPROF_STACKS asked for stacks. */
+extern int gps_stacks_on;
+
+/* At CUPTI bind (gps_cupti.c), once per process: reads the mode, builds the
+ * want table from CUPTI's callback names (name(dom, cbid) gives them),
+ * binds the unwinder and the CPython frame reader, logging a line for each
+ * fallback.  No-op when GPUPROF_STACKS is off. */
+void gps_stacks_bind(const char *(*name)(int dom, uint32_t cbid));
+
+/* The API exit callback of a call with gps_stacks_want set, outermost on its
+ * thread, inside gps_enter (gps_in_shim = 1): returns the stack id for its
+ * GP_REC_API record (0 when none), emitting GP_REC_MODULE/GP_REC_STACK
+ * records first when new. */
+uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const void *params);
+
+/* Final flush: gpuprof.stacks_captured / _inherited / _distinct counters. */
+void gps_stacks_emit_stats(gp_recorder *rec);
+void gps_stacks_after_fork_child(void);
+
+/* ---- gps_stacks_py.c ---- */
+/* Detects a supported CPython in this process (3.11, 3.12); logs one line
+ * when Python is there but not supported.  Returns 1 when frames can be read. */
+int gps_py_bind(void);
+/* 1 when the process runs CPython (supported or not). */
+int gps_py_present(void);
+/* Appends the calling thread's Python frames (innermost first) as symbolic
+ * frames ("py\tfile\tline\tfunc" string ids) to out[0..max).  Returns how
+ * many (0: no Python on this thread, or frames off). */
+int gps_py_walk(gp_recorder *rec, uint64_t *out, int max);
+void gps_py_after_fork_child(void);
+
+#endif

@@ -1,0 +1,107 @@
+"""GPUPROF_STACKS on the fake-CUDA workload (native frames, no Python).
+
+1. `workload stacks 3` launches from main -> stk_level_a -> stk_level_b ->
+   stk_level_c -> cudaLaunchKernel: with GPUPROF_STACKS=all the launch's stack,
+   resolved offline through the trace's module records, holds exactly
+   stk_level_c, stk_level_b, stk_level_a, main in the workload (then only
+   _start), below the fake libcudart's cudaLaunchKernel; every frame lies in
+   a module record; one STACK record per distinct site (interning).
+2. Sampling: 10000 launches from one site with GPUPROF_STACKS=1: every API
+   record has the one stack id, the captures (gpuprof.stacks_captured) are
+   16 + about 1/32 of the rest per site.
+3. No libunwind (GPUPROF_UNWIND=glibc, or a path that does not exist): the
+   same frames through glibc's backtrace(), the missing library named on one
+   gpuprof: line.
+4. GPUPROF_API_MODE=activity still gets stacks (callbacks forced);
+   a bad GPUPROF_STACKS value is one line and no stacks; stdout unchanged."""
+import sys
+
+from stackslib import Env, Trace, symbolize
+
+E = Env(sys.argv[1])
+CHAIN = ["stk_level_c", "stk_level_b", "stk_level_a", "main"]
+
+
+def foreign(err):
+    return [l for l in err.splitlines() if l and not l.startswith("gpuprof: ")]
+
+
+def run_stacks(n, extra, name):
+    rc, out, err, trace = E.run([E.workload, "stacks", str(n)], extra, name)
+    E.check(rc == 0, "%s: exit %d: %s" % (name, rc, err))
+    E.check(out == "stacks %d\n" % n, "%s: stdout changed: %r" % (name, out))
+    E.check(not foreign(err), "%s: foreign stderr: %r" % (name, foreign(err)))
+    return Trace(E, trace), err
+
+
+def api_stacks(t, name):
+    return [a.get("stack", 0) for a in t.apis if a["name"] == name]
+
+
+def check_chain(t, what):
+    launches = api_stacks(t, "cudaLaunchKernel")
+    if not E.check(launches and all(launches) and len(set(launches)) == 1,
+                   "%s: launch stack ids %s (want one id, all set)" % (what, launches)):
+        return
+    sid = launches[0]
+    frames = t.native(sid)
+    E.check(all(m is not None for _, m in frames),
+            "%s: frames outside every module record: %s" % (what, [hex(a) for a, m in frames if m is None]))
+    wl = [symbolize(t, a, m) for a, m in frames if m and m["path"] == E.workload]
+    E.check(wl[:4] == CHAIN and all(s == "_start" for s in wl[4:]),
+            "%s: workload frames %s, want %s (then _start)" % (what, wl, CHAIN))
+    # just above the chain: the fake runtime's cudaLaunchKernel
+    first = next((i for i, (a, m) in enumerate(frames) if m and m["path"] == E.workload), None)
+    if E.check(first is not None and first > 0, "%s: no frame above the workload" % what):
+        a, m = frames[first - 1]
+        E.check(m["path"] == E.cudart and symbolize(t, a, m) == "cudaLaunchKernel",
+                "%s: frame above stk_level_c is %s in %s" % (what, symbolize(t, a, m), m["path"]))
+    mem = api_stacks(t, "cudaMemset")
+    if E.check(mem and all(mem) and len(set(mem)) == 1, "%s: memset stack ids %s" % (what, mem)):
+        wl = [symbolize(t, a, m) for a, m in t.native(mem[0]) if m and m["path"] == E.workload]
+        E.check(wl[:1] == ["stk_memset"] and "main" in wl, "%s: memset frames %s" % (what, wl))
+    other = [a.get("stack", 0) for a in t.apis if a["name"] in ("cudaMalloc", "cudaFree")]
+    E.check(other and not any(other), "%s: malloc/free got stacks %s" % (what, other))
+
+
+# 1. the known chain, every call captured
+t, err = run_stacks(3, {"GPUPROF_STACKS": "all"}, "all")
+check_chain(t, "all")
+E.check(len(t.stacks) == 2, "all: %d STACK records, want 2 (launch site, memset site)" % len(t.stacks))
+E.check(t.counters.get("gpuprof.stacks_captured") == 6 and t.counters.get("gpuprof.stacks_distinct") == 2,
+        "all: counters %s" % t.counters)
+E.check("libunwind" not in err, "all: libunwind complaint with libunwind present: %r" % err)
+
+# 2. sampling: one site, 10000 launches (and 10000 memsets: a second site)
+N = 10000
+t, _ = run_stacks(N, {"GPUPROF_STACKS": "1"}, "sampled")
+launches = api_stacks(t, "cudaLaunchKernel")
+E.check(len(launches) == N and all(launches) and len(set(launches)) == 1,
+        "sampled: %d launches, %d without a stack, ids %s" % (len(launches), launches.count(0), set(launches)))
+E.check(len(t.stacks) == 2, "sampled: %d STACK records, want 2" % len(t.stacks))
+cap = t.counters.get("gpuprof.stacks_captured", -1)
+# per site 16 + Binomial(N - 16, 1/32): mean 312, sd 17.4; +-6 sd for both sites
+lo, hi = 2 * 16 + 2 * 312 - 150, 2 * 16 + 2 * 312 + 150
+E.check(lo <= cap <= hi, "sampled: %d captures for 2 x %d calls, want %d..%d" % (cap, N, lo, hi))
+print("sampled: %d calls from 2 sites -> %d captures, %d stacks" % (2 * N, cap, len(t.stacks)))
+
+# 3. without libunwind
+t, err = run_stacks(3, {"GPUPROF_STACKS": "all", "GPUPROF_UNWIND": "glibc"}, "glibc")
+check_chain(t, "glibc")
+E.check(not err.strip() or "libunwind" not in err, "glibc: forced glibc still mentions libunwind: %r" % err)
+bogus = "/nonexistent/libunwind.so.8"
+t, err = run_stacks(3, {"GPUPROF_STACKS": "all", "GPUPROF_UNWIND": bogus, "GPUPROF_QUIET": "1"}, "nolib")
+check_chain(t, "no libunwind")
+lines = [l for l in err.splitlines() if "libunwind" in l]
+E.check(len(lines) == 1 and bogus in lines[0] and "glibc backtrace()" in lines[0],
+        "no libunwind: want one line naming %s and the fallback, got %r" % (bogus, err))
+
+# 4. activity mode: callbacks forced, stacks recorded
+t, _ = run_stacks(3, {"GPUPROF_STACKS": "all", "GPUPROF_API_MODE": "activity"}, "activity")
+check_chain(t, "api mode activity")
+# bad value: one line, no stacks, job unharmed
+t, err = run_stacks(3, {"GPUPROF_STACKS": "everything"}, "bad")
+E.check(sum("GPUPROF_STACKS=everything" in l for l in err.splitlines()) == 1,
+        "bad value: want one line, got %r" % err)
+E.check(not t.stacks and not any(a.get("stack") for a in t.apis), "bad value: stacks recorded anyway")
+E.finish()
