@@ -23,40 +23,7 @@
 
 #include "gps_stacks.h"
 
-/* Offsets (bytes) in CPython release builds (no Py_DEBUG / Py_TRACE_REFS). */
-struct py_layout {
-	int minor;
-	size_t ts_cframe;        /* PyThreadState.cframe            (cpython/pystate.h) */
-	size_t cf_current;       /* _PyCFrame.current_frame         (cpython/pystate.h) */
-	size_t f_code;           /* _PyInterpreterFrame.f_code      (internal/pycore_frame.h) */
-	size_t f_previous;       /* _PyInterpreterFrame.previous */
-	size_t f_prev_instr;     /* _PyInterpreterFrame.prev_instr */
-	size_t f_owner;          /* _PyInterpreterFrame.owner (char) */
-	int owner_cstack;        /* FRAME_OWNED_BY_CSTACK, -1: none in this version */
-	size_t co_filename;      /* PyCodeObject.co_filename        (cpython/code.h) */
-	size_t co_qualname;      /* PyCodeObject.co_qualname */
-	size_t co_firsttraceable;/* PyCodeObject._co_firsttraceable (int) */
-	size_t co_code;          /* PyCodeObject.co_code_adaptive */
-	size_t ascii_size;       /* sizeof(PyASCIIObject): compact ASCII data follow (cpython/unicodeobject.h) */
-	size_t utf8;             /* PyCompactUnicodeObject.utf8 (utf8_length just before) */
-};
-#define PY_OB_TYPE 8             /* PyObject.ob_type */
-#define PY_STR_LENGTH 16         /* PyASCIIObject.length */
-#define PY_STR_STATE 32          /* PyASCIIObject.state: bit 5 compact, bit 6 ascii */
-#define PY_STATE_COMPACT 0x20u
-#define PY_STATE_ASCII 0x40u
-#define PY_OWNED_BY_GENERATOR 1  /* FRAME_OWNED_BY_GENERATOR, 3.11 and 3.12 */
-
-static const struct py_layout py311 = {
-	.minor = 11, .ts_cframe = 56, .cf_current = 8, .f_code = 32, .f_previous = 48,
-	.f_prev_instr = 56, .f_owner = 69, .owner_cstack = -1, .co_filename = 112,
-	.co_qualname = 128, .co_firsttraceable = 168, .co_code = 184, .ascii_size = 48, .utf8 = 56,
-};
-static const struct py_layout py312 = {
-	.minor = 12, .ts_cframe = 56, .cf_current = 0, .f_code = 0, .f_previous = 8,
-	.f_prev_instr = 56, .f_owner = 70, .owner_cstack = 3, .co_filename = 112,
-	.co_qualname = 128, .co_firsttraceable = 176, .co_code = 192, .ascii_size = 40, .utf8 = 48,
-};
+#include "gps_py_layout.h"
 
 static const struct py_layout *L;
 static void *(*p_this_tstate)(void);     /* PyGILState_GetThisThreadState: a TLS read */

@@ -16,7 +16,9 @@ SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_on
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
-SHIM_PY_TESTS := test_stacks
+SHIM_PY_TESTS := test_stacks test_stacks_python
+# the CPython layout the shim reads, against the installed Python headers
+SHIM_SCRIPT_TESTS += test_py_offsets
 
 $(FAKE_DIR)/fake_cbid_runtime.h: | $(FAKE_DIR)/ check-cuda
 	sed -n 's/^[[:space:]]*CUPTI_RUNTIME_TRACE_CBID_\([A-Za-z0-9_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/X(\2, "\1")/p' \

@@ -1,0 +1,50 @@
+"""A Python job for test_stacks_python.py: launches through the fake
+libcudart with ctypes (ctypes releases the GIL around the call, as PyTorch's
+op bindings do) from known lines.  The lines that launch carry a LAUNCH-*
+marker the test looks up; argv[1] is the fake libcudart."""
+import ctypes
+import sys
+import threading
+
+lib = ctypes.CDLL(sys.argv[1])
+
+
+class dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+lib.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.c_void_p]
+lib.fakeRegisterKernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib.fakeLaunchFromNativeThread.argtypes = [ctypes.c_void_p, ctypes.c_int]
+# kernel "functions": distinct addresses are all the fake needs
+_k = (ctypes.c_char * 64)()
+K_MODEL, K_THREAD, K_NATIVE = (ctypes.addressof(_k) + i for i in (0, 8, 16))
+for k, n in ((K_MODEL, b"k_model"), (K_THREAD, b"k_thread"), (K_NATIVE, b"k_native")):
+    lib.fakeRegisterKernel(k, n)
+
+
+def launch(k):
+    lib.cudaLaunchKernel(k, dim3(1, 1, 1), dim3(32, 1, 1), None, 0, None)  # LAUNCH-CALL
+
+
+class Model:
+    def forward(self):
+        launch(K_MODEL)  # LAUNCH-FORWARD
+
+
+def train_step(m):
+    m.forward()  # LAUNCH-STEP
+
+
+def thread_body():
+    launch(K_THREAD)  # LAUNCH-THREAD
+
+
+train_step(Model())  # LAUNCH-MODULE
+t = threading.Thread(target=thread_body, name="py-launcher")
+t.start()
+t.join()
+train_step(Model())  # LAUNCH-BEFORE-NATIVE
+lib.fakeLaunchFromNativeThread(K_NATIVE, 1)
+print("job done")
