@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -59,6 +59,44 @@ for ph in $phases; do
     done; done 2>&1 | tee "$RES/memflat.txt"
     for f in "$RES"/memflat-*.gpuprof; do build/bin/gpuprof info "$f" 2>&1 | grep -E "^(file|dropped|integrity)|^  (api|kernel|counter) " ; done | tee -a "$RES/memflat.txt"
     rm -f "$RES"/memflat-*.gpuprof ;;
+  status)       # live status file (issue #9): `gpuprof top` while MNIST runs and after it ended
+    log status
+    for src in cupti nvml; do
+      extra=(); [ $src = nvml ] && extra=(--gpu-metrics=10)
+      st=$RES/status-$src.json; rm -f "$st" "$RES"/status-$src.t*.json
+      timeout 200 build/bin/gpuprof run "${extra[@]}" --status "$st" -o "$RES/status-$src.gpuprof" -- \
+        python3 examples/train_mnist.py --steps ${STATUS_STEPS:-8000} --warmup 5 >"$RES/status-$src.job.txt" 2>&1 &
+      job=$!
+      for t in 5 10 15 20 25 30; do
+        sleep 5; kill -0 $job 2>/dev/null || break
+        echo "--- top at ${t}s ($src)"; build/bin/gpuprof top --once "$st"; echo "top exit $?"
+        cp "$st" "$RES/status-$src.t$t.json" 2>/dev/null
+      done
+      wait $job; echo "job exit $? ($src)"; tail -3 "$RES/status-$src.job.txt"
+      echo "--- top after exit ($src)"; build/bin/gpuprof top --once "$st"; echo "top exit $?"
+      build/bin/gpuprof dump --json --type kernel "$RES/status-$src.gpuprof" | wc -l > "$RES/status-$src.nkern"
+      python3 - "$src" "$st" "$RES/status-$src.nkern" "$RES"/status-$src.t*.json <<'PY'
+import json, sys
+src, final, nk, snaps = sys.argv[1], sys.argv[2], int(open(sys.argv[3]).read()), sys.argv[4:]
+def check(what, ok):
+    print("STATUS %s %s: %s" % ("PASS" if ok else "FAIL", src, what))
+st = json.load(open(final))
+check("final state exited (%s)" % st["state"], st["state"] == "exited")
+check("kernels_total %d == trace kernels %d" % (st["kernels_total"], nk), st["kernels_total"] == nk)
+run = [json.load(open(p)) for p in snaps]
+run = [r for r in run if r["state"] == "running"]
+check("%d running snapshots (want >= 2)" % len(run), len(run) >= 2)
+for r in run:
+    print("  running: kps=%s busy=%s mem=%s (%s) range=%r lag=%s" % (r["kernels_per_s"], r["gpu_busy_pct"],
+          r["device_mem_used_bytes"], r["device_mem_source"], r["last_nvtx_range"], r["rate_lag_ms"]))
+live = [r for r in run if r["kernels_per_s"] > 0]
+check("a running snapshot with kernels/s > 0 and busy > 0", any(r["gpu_busy_pct"] > 0 for r in live))
+check("memory source %s and > 0 while running" % src,
+      bool(run) and all(r["device_mem_source"] == src and r["device_mem_used_bytes"] > 0 for r in run))
+check("an NVTX range while running", any(r["last_nvtx_range"] for r in run))
+PY
+    done 2>&1 | tee "$RES/status.txt"
+    rm -f "$RES"/status-*.gpuprof ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;

@@ -380,7 +380,9 @@ void gps_status_tick(uint64_t now_mono)
 
 void gps_status_final(uint64_t dropped)
 {
-	if (!atomic_load(&gps_status_on))
+	/* only where the flush thread started it: a process with a trace but
+	 * no CUDA (NVTX only) has no status to close */
+	if (!atomic_load(&gps_status_on) || !atomic_load(&st_ready))
 		return;
 	/* a ticker that outlived its stop may be writing: wait a little, never
 	 * hang the exit on a stuck file system */
@@ -389,7 +391,7 @@ void gps_status_final(uint64_t dropped)
 	dl.tv_sec += 1;
 	if (pthread_mutex_timedlock(&write_lock, &dl) != 0)
 		return;
-	if (atomic_load(&gps_status_on) && setup() == 0)
+	if (atomic_load(&gps_status_on))
 		write_file(1, dropped);
 	pthread_mutex_unlock(&write_lock);
 }
