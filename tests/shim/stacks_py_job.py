@@ -1,7 +1,9 @@
 """A Python job for test_stacks_python.py: launches through the fake
 libcudart with ctypes (ctypes releases the GIL around the call, as PyTorch's
 op bindings do) from known lines.  The lines that launch carry a LAUNCH-*
-marker the test looks up; argv[1] is the fake libcudart."""
+marker the test looks up; argv[1] is the fake libcudart, argv[2] a copy of
+it under another name, loaded only after the other launches (its code must
+get module records then: the shim sees the dlopen)."""
 import ctypes
 import sys
 import threading
@@ -47,4 +49,7 @@ t.start()
 t.join()
 train_step(Model())  # LAUNCH-BEFORE-NATIVE
 lib.fakeLaunchFromNativeThread(K_NATIVE, 1)
+late = ctypes.CDLL(sys.argv[2])
+late.cudaLaunchKernel.argtypes = lib.cudaLaunchKernel.argtypes
+late.cudaLaunchKernel(K_MODEL, dim3(1, 1, 1), dim3(32, 1, 1), None, 0, None)  # LAUNCH-LATE
 print("job done")

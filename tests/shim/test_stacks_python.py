@@ -8,7 +8,9 @@ ctypes, which releases the GIL like PyTorch's bindings.
 - a threading.Thread: thread_body at its line, then threading's own frames;
 - a native pthread that never ran Python: no Python frames of its own, a
   "ctx\\t<tid>" marker naming the main thread (the latest launch with Python
-  frames) and then exactly that launch's Python frames.
+  frames) and then exactly that launch's Python frames;
+- a library dlopen'ed after stacks started (a copy of the fake libcudart):
+  its launch's native frames lie in module records for it, as do all others.
 GPUPROF_TEST_PYTHON picks the interpreter (default: this one); skips, saying
 why, when it is not CPython 3.11 or 3.12."""
 import os
@@ -32,14 +34,16 @@ for i, text in enumerate(open(JOB), 1):
     if "# LAUNCH-" in text:
         lines[text.split("# LAUNCH-")[1].strip()] = i
 
-rc, out, err, trace = E.run([py, JOB, E.cudart], {"GPUPROF_STACKS": "all"}, "py")
+late_lib = os.path.join(E.tmp, "libcudart-late.so")
+subprocess.run(["cp", E.cudart, late_lib], check=True)
+rc, out, err, trace = E.run([py, JOB, E.cudart, late_lib], {"GPUPROF_STACKS": "all"}, "py")
 E.check(rc == 0 and out == "job done\n", "job: exit %d, stdout %r, stderr %r" % (rc, out, err))
 E.check(all(l.startswith("gpuprof: ") for l in err.splitlines() if l), "job: foreign stderr %r" % err)
 E.check("python frames" not in err, "python frames complaint: %r" % err)
 t = Trace(E, trace)
 launches = [a for a in t.apis if a["name"] == "cudaLaunchKernel"]
-if not E.check(len(launches) == 4 and all(a.get("stack") for a in launches),
-               "want 4 launches with stacks, got %s" % [(a["tid"], a.get("stack")) for a in launches]):
+if not E.check(len(launches) == 5 and all(a.get("stack") for a in launches),
+               "want 5 launches with stacks, got %s" % [(a["tid"], a.get("stack")) for a in launches]):
     E.finish()
 
 
@@ -66,7 +70,7 @@ def native_count(sid):
 
 
 main_tid = launches[0]["tid"]
-first, thread, before, native = launches
+first, thread, before, native, late = launches
 # 1. main thread, through a method: innermost first, after the native frames
 own, ctx_tid, _ = py_frames(first["stack"])
 want = [(JOB, lines["CALL"], "launch"), (JOB, lines["FORWARD"], "Model.forward"),
@@ -92,5 +96,13 @@ E.check(native["tid"] not in (main_tid, thread["tid"]), "native launch not on it
 E.check(not own, "native thread: python frames of its own: %s" % own)
 E.check(ctx_tid == main_tid and ctx == b_own,
         "native thread: ctx tid %s frames %s, want tid %d frames %s" % (ctx_tid, ctx, main_tid, b_own))
+# 4. the late library: covered by a module record, like every native frame
+paths = [m["path"] for _, m in t.native(late["stack"]) if m]
+E.check(late_lib in paths, "late library: no frame in %s (modules of its stack: %s)" % (late_lib, paths))
+own, _, _ = py_frames(late["stack"])
+E.check(own[:1] == [(JOB, lines["LATE"], "<module>")], "late library: python frames %s" % own)
+for sid in t.stacks:
+    miss = [hex(a) for a, m in t.native(sid) if m is None]
+    E.check(not miss, "stack %d: native frames outside every module record: %s" % (sid, miss))
 print("python %s.%s: main, threading.Thread and native-thread (ctx) stacks as expected" % (ver[1], ver[2]))
 E.finish()
