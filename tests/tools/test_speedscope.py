@@ -1,0 +1,144 @@
+"""test_speedscope.py — the folded export loads in speedscope: speedscope's own
+release bundle (npm package `speedscope`, pinned) runs in headless Chromium,
+imports the file the way `speedscope FILE` does (index.html#localProfilePath=
+a script calling speedscope.loadFileFromBase64), and shows it in the sandwich
+view.  The test reads back what speedscope computed: the console line of its
+collapsed-stack importer, the page title it sets after a successful import,
+and the Total/Self weight of every frame in the sandwich table, which must
+equal the sums over the folded lines.
+
+Inputs: the gen_stacks trace (tests/tools/gen_stacks.c) and, when the fake
+workload was recorded with stacks by the shim, that trace too
+(SPEEDSCOPE_EXTRA=path.folded adds any other folded file).
+
+Needs node/npm and chromium; the npm package is installed into $B/npm on
+first use (scripts/setup-speedscope.sh does the same for CI).  Without npm
+access or chromium it skips, saying why."""
+import base64
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tt import B, eq, expect, fail, finish, gp, tmpdir  # noqa: E402
+
+SPEEDSCOPE_VERSION = "1.25.0"
+NPM_DIR = os.path.abspath(os.path.join(B, "npm"))
+RELEASE = os.path.join(NPM_DIR, "node_modules", "speedscope", "dist", "release")
+GEN_STACKS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_stacks"))
+
+
+def skip(why):
+    print(f"skip: {why}")
+    sys.exit(77)
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def ensure_speedscope():
+    if os.path.isfile(os.path.join(RELEASE, "index.html")):
+        return
+    if not shutil.which("npm"):
+        skip("npm not installed (needed to fetch the speedscope package)")
+    os.makedirs(NPM_DIR, exist_ok=True)
+    try:
+        p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR,
+                            f"speedscope@{SPEEDSCOPE_VERSION}"], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        skip("npm install speedscope timed out (registry unreachable?)")
+    if p.returncode != 0 or not os.path.isfile(os.path.join(RELEASE, "index.html")):
+        last = (p.stderr.strip().splitlines() or ["?"])[-1]
+        skip(f"npm install speedscope@{SPEEDSCOPE_VERSION} failed (registry unreachable?): {last}")
+
+
+def expected_weights(folded_text):
+    """Per frame: (total, self) as speedscope's sandwich view defines them:
+    total = weight of the lines the frame is on (once per line), self = weight
+    of the lines it ends."""
+    tot, slf = {}, {}
+    for line in folded_text.splitlines():
+        stack, _, w = line.rpartition(" ")
+        frames = stack.split(";")
+        for f in set(frames):
+            tot[f] = tot.get(f, 0) + int(w)
+        slf[frames[-1]] = slf.get(frames[-1], 0) + int(w)
+    return {f: (tot[f], slf.get(f, 0)) for f in tot}
+
+
+def load_in_speedscope(browser, folded_path, work):
+    """Returns (console log, page title, {frame: (total, self)}) as speedscope shows them."""
+    site = os.path.join(work, "speedscope")
+    if not os.path.isdir(site):
+        shutil.copytree(RELEASE, site)
+    name = os.path.basename(folded_path)
+    with open(folded_path, "rb") as f:
+        data = f.read()
+    loader = os.path.join(work, name + ".js")
+    with open(loader, "w") as f:
+        f.write("speedscope.loadFileFromBase64(%s, %s)\n" % (json.dumps(name), json.dumps(base64.b64encode(data).decode())))
+    url = f"file://{site}/index.html#localProfilePath={loader}&view=sandwich"
+    profile_dir = tempfile.mkdtemp(prefix="chromium-", dir=work)
+    args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader", "--allow-file-access-from-files", "--enable-logging=stderr", "--v=0",
+            "--disable-dev-shm-usage", f"--user-data-dir={profile_dir}", "--window-size=1600,4000",
+            "--virtual-time-budget=15000", "--dump-dom", url]
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=60)
+    except subprocess.TimeoutExpired:
+        fail(f"{name}: chromium did not finish in 60 s")
+        return "", "", {}
+    dom = p.stdout
+    m = re.search(r"<title>([^<]*)</title>", dom)
+    title = html.unescape(m.group(1)) if m else ""
+    # sandwich table rows: Total, Self, Symbol Name cells, in that order
+    text = [html.unescape(t).strip() for t in re.split(r"<[^>]+>", dom[dom.find("<body"):])]
+    cells = [t for t in text if t]
+    rows = {}
+    num = re.compile(r"^([\d,]+) \((?:[\d.]+|&lt;0\.01|<0\.01)%\)$")
+    for i in range(len(cells) - 2):
+        a, b = num.match(cells[i]), num.match(cells[i + 1])
+        if a and b and not num.match(cells[i + 2]):
+            rows[cells[i + 2]] = (int(a.group(1).replace(",", "")), int(b.group(1).replace(",", "")))
+    return p.stderr, title, rows
+
+
+def check(browser, folded_path, work, what):
+    with open(folded_path) as f:
+        text = f.read()
+    want = expected_weights(text)
+    log, title, rows = load_in_speedscope(browser, folded_path, work)
+    name = os.path.basename(folded_path)
+    expect("Importing as collapsed stack format" in log,
+           f"{what}: speedscope's collapsed-stack importer ran (console: "
+           f"{[ln for ln in log.splitlines() if 'CONSOLE' in ln][-3:]})")
+    eq(title, f"{name} - speedscope", f"{what}: page title after the import")
+    eq(rows, want, f"{what}: sandwich view (frame -> total, self)")
+    print(f"{what}: speedscope imported {len(text.splitlines())} stacks, {len(rows)} frames")
+
+
+browser = chromium()
+if not browser:
+    skip("chromium not installed (apt-get install chromium; scripts/setup-speedscope.sh)")
+ensure_speedscope()
+
+d = tmpdir()
+trace = os.path.join(d.name, "stacks.gpuprof")
+subprocess.run([GEN_STACKS, trace], check=True, capture_output=True)
+folded = os.path.join(d.name, "gen_stacks.folded")
+gp("export", "--format", "folded", trace, "-o", folded)
+check(browser, folded, d.name, "gen_stacks trace")
+
+for extra in filter(None, os.environ.get("SPEEDSCOPE_EXTRA", "").split(":")):
+    check(browser, extra, d.name, extra)
+finish()
