@@ -3,11 +3,14 @@
 SHIM_SRCS := $(wildcard shim/*.c)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/obj/%.o)
 SHIM_SO   := $(B)/lib/libgpuprof.so
-SHIM_CFLAGS := $(CUDA_CFLAGS) -Ilibprof -Ishim -pthread
+# -idirafter shim/c-compat: cupti_profiler_host.h includes <string> (see the
+# file there); the fake CUPTI (tests/build.mk) needs it too.
+CUPTI_C_COMPAT := -idirafter shim/c-compat
+SHIM_CFLAGS := $(CUDA_CFLAGS) $(CUPTI_C_COMPAT) -Ilibprof -Ishim -pthread
 
 all: $(SHIM_SO)
 
-$(B)/obj/shim/%.o: shim/%.c shim/*.h libprof/gp_trace.h | $(B)/obj/shim/ check-cuda
+$(B)/obj/shim/%.o: shim/%.c shim/*.h shim/c-compat/string libprof/gp_trace.h | $(B)/obj/shim/ check-cuda
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SHIM_CFLAGS) -c $< -o $@
 
 # -z nodelete: CUDA may dlclose an injection library while our threads or

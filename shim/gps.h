@@ -66,6 +66,7 @@ struct gps_config {
 	int unwind;               /* GPUPROF_UNWIND: gps_unwind */
 	char unwind_lib[1024];    /* GPUPROF_UNWIND=/path/libunwind.so: that one only */
 	char status[1024];        /* GPUPROF_STATUS pattern, "" = no status file */
+	uint64_t pm_interval_ns;  /* GPUPROF_PM_SAMPLING, ns; 0 = off */
 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
@@ -89,6 +90,11 @@ int gps_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns);
 /* GPUPROF_GPU_METRICS "HZ": an integer 0..1000 (0 = off).  Returns 0, or -1
  * (output untouched). */
 int gps_parse_hz(const char *s, uint32_t *hz);
+
+/* GPUPROF_PM_SAMPLING "INTERVAL": a number (decimals allowed) with a unit
+ * ns|us|ms|s, 100us..10s ("10ms"); "0" or "off" = off.  Returns 0, or -1
+ * (output untouched). */
+int gps_parse_pm_interval(const char *s, uint64_t *ns);
 
 /* ---------------------------------------------------------------- logging */
 /* One "gpuprof: ..." line on stderr via write(2).  gps_log is for normal
@@ -245,6 +251,18 @@ void gps_cupti_gpu_activity(int on);
 void gps_nvml_start(void);
 void gps_nvml_stop(void);
 void gps_nvml_after_fork_child(void);
+
+/* CUPTI PM sampling (shim/gps_pmsampling.c, GPUPROF_PM_SAMPLING): a thread
+ * "gpuprof-pm" that samples SM activity/occupancy, tensor and DRAM activity
+ * of each device a context was created on, as pm.* GP_REC_COUNTER records.
+ * context_created: from the CUPTI resource callback (only notes the context
+ * and wakes the thread: every CUPTI profiler call happens there); stop:
+ * before the final CUPTI flush (stop, last decode; bounded wait); release:
+ * after it (disables PM sampling, which may tear down CUPTI state). */
+void gps_pm_context_created(void *cu_context);
+void gps_pm_stop(void);
+void gps_pm_release(void);
+void gps_pm_after_fork_child(void);
 
 /* Live status file (shim/gps_status.c, GPUPROF_STATUS).  gps_status_on is
  * set at start when configured and cleared for good on a write error; the

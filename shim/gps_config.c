@@ -148,6 +148,25 @@ int gps_parse_hz(const char *s, uint32_t *hz)
 	return 0;
 }
 
+int gps_parse_pm_interval(const char *s, uint64_t *ns)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "0") || !strcasecmp(s, "off")) {
+		*ns = 0;
+		return 0;
+	}
+	size_t n = strlen(s);
+	uint64_t v;
+	/* a unit is required: "10" could mean 10 ms or 10 s */
+	if (n == 0 || !isalpha((unsigned char)s[n - 1]) || parse_window_duration(s, n, &v))
+		return -1;
+	if (v < 100000ull || v > 10000000000ull) /* 100 us .. 10 s */
+		return -1;
+	*ns = v;
+	return 0;
+}
+
 int gps_env_rank(void)
 {
 	const char *v = getenv("RANK");
@@ -273,6 +292,11 @@ void gps_config_load(struct gps_config *c)
 	if ((v = getenv("GPUPROF_GPU_METRICS")) && *v) {
 		if (gps_parse_hz(v, &c->gpu_metrics_hz))
 			cfg_log("GPUPROF_GPU_METRICS=%s not understood (samples per second, 0..1000); no GPU metrics",
+				v);
+	}
+	if ((v = getenv("GPUPROF_PM_SAMPLING")) && *v) {
+		if (gps_parse_pm_interval(v, &c->pm_interval_ns))
+			cfg_log("GPUPROF_PM_SAMPLING=%s not understood (an interval with a unit, 100us..10s, e.g. 10ms; 0 = off); no PM sampling",
 				v);
 	}
 	if ((v = getenv("GPUPROF_STACKS")) && *v) {

@@ -92,7 +92,7 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 	gps_in_shim = 0;
 }
 
-static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid)
+static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
 	if (gps_in_shim || atomic_load_explicit(&gps.closed, memory_order_relaxed))
 		return;
@@ -109,6 +109,9 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid)
 			gp_recorder *rec = gps_rec(1);
 			if (rec)
 				gps_emit_clock(rec);
+			/* GPUPROF_PM_SAMPLING: only notes it; set-up on its thread */
+			if (rec && gps.cfg.pm_interval_ns)
+				gps_pm_context_created(rd ? (void *)rd->context : NULL);
 		}
 	}
 	gps_leave(t);
@@ -135,7 +138,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 			rt_depth--;
 	} else {
 		if (dom == CUPTI_CB_DOMAIN_RESOURCE)
-			on_resource(cbid);
+			on_resource(cbid, data);
 		return;
 	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {

@@ -7,6 +7,12 @@
 #ifndef GPS_CUPTI_FNS_H
 #define GPS_CUPTI_FNS_H
 #include <cupti.h>
+/* PM sampling (shim/gps_pmsampling.c); CUDA >= 12.6.  cupti_profiler_host.h
+ * needs shim/c-compat on the include path (it includes <string>). */
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
+#include <cupti_profiler_host.h>
+#include <cupti_pmsampling.h>
 
 #define GPS_CUPTI_FUNCS(X)                              \
 	X(cuptiSubscribe, 1)                            \
@@ -26,7 +32,34 @@
 	X(cuptiActivityRegisterTimestampCallback, 0)    \
 	X(cuptiActivityEnableRuntimeApi, 0)             \
 	X(cuptiActivityEnableDriverApi, 0)              \
-	X(cuptiFinalize, 0)
+	X(cuptiFinalize, 0)                              \
+	GPS_CUPTI_PM_FUNCS(X)
+
+/* GPUPROF_PM_SAMPLING: all optional; one missing switches PM sampling off
+ * (gps_pmsampling.c checks them as a set). */
+#define GPS_CUPTI_PM_FUNCS(X)                           \
+	X(cuptiGetDeviceId, 0)                          \
+	X(cuptiProfilerInitialize, 0)                   \
+	X(cuptiDeviceGetChipName, 0)                    \
+	X(cuptiPmSamplingGetCounterAvailability, 0)     \
+	X(cuptiProfilerHostInitialize, 0)               \
+	X(cuptiProfilerHostDeinitialize, 0)             \
+	X(cuptiProfilerHostGetBaseMetrics, 0)           \
+	X(cuptiProfilerHostConfigAddMetrics, 0)         \
+	X(cuptiProfilerHostGetConfigImageSize, 0)       \
+	X(cuptiProfilerHostGetConfigImage, 0)           \
+	X(cuptiProfilerHostGetNumOfPasses, 0)           \
+	X(cuptiProfilerHostEvaluateToGpuValues, 0)      \
+	X(cuptiPmSamplingEnable, 0)                     \
+	X(cuptiPmSamplingDisable, 0)                    \
+	X(cuptiPmSamplingSetConfig, 0)                  \
+	X(cuptiPmSamplingStart, 0)                      \
+	X(cuptiPmSamplingStop, 0)                       \
+	X(cuptiPmSamplingDecodeData, 0)                 \
+	X(cuptiPmSamplingGetCounterDataSize, 0)         \
+	X(cuptiPmSamplingCounterDataImageInitialize, 0) \
+	X(cuptiPmSamplingGetCounterDataInfo, 0)         \
+	X(cuptiPmSamplingCounterDataGetSampleInfo, 0)
 
 #define GPS_X_DECL(name, req) extern __typeof__(name) *gps_p_##name;
 GPS_CUPTI_FUNCS(GPS_X_DECL)

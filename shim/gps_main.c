@@ -387,10 +387,12 @@ void gps_final_flush(const char *why)
 	/* no periodic CUPTI flush from here on (bounded wait) */
 	gps_ticker_stop();
 	gps_nvml_stop(); /* no GPU metrics samples either (bounded wait) */
+	gps_pm_stop(); /* PM sampling: stop, last decode (bounded wait) */
 	/* GPUPROF_GPU_WINDOW: the open window ends here (written now) */
 	gps_window_final();
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
+	gps_pm_release(); /* disabling PM sampling may tear down CUPTI state */
 	/* then no new entries (callbacks, NVTX) and none still inside */
 	atomic_store(&gps.closed, 1);
 	gps_cupti_stop();
@@ -588,6 +590,7 @@ static void fork_child(void)
 	gps_stacks_after_fork_child();
 	gps_ticker_after_fork_child();
 	gps_nvml_after_fork_child();
+	gps_pm_after_fork_child();
 	gps_status_after_fork_child();
 	forked = 1;
 	gps.pid = getpid();

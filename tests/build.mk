@@ -5,7 +5,7 @@
 # run through generated wrappers that pass the build dir.
 FAKE_DIR := $(B)/tests/fake
 SHIMT_DIR := $(B)/tests/shim
-FAKE_CFLAGS := $(CUDA_CFLAGS) -Itests/fake -I$(FAKE_DIR) -pthread
+FAKE_CFLAGS := $(CUDA_CFLAGS) $(CUPTI_C_COMPAT) -Itests/fake -I$(FAKE_DIR) -pthread
 FAKE_CUPTI := $(FAKE_DIR)/libcupti.so.13
 FAKE_CUDART := $(FAKE_DIR)/libcudart.so.13
 FAKE_WORKLOAD := $(FAKE_DIR)/workload
@@ -13,7 +13,8 @@ SHIM_CHECK := $(SHIMT_DIR)/check_trace
 SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
-	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status
+	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
+	test_pm_sampling
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
 SHIM_PY_TESTS := test_stacks test_stacks_python
@@ -29,6 +30,11 @@ $(FAKE_DIR)/fake_cbid_driver.h: | $(FAKE_DIR)/ check-cuda
 
 $(FAKE_CUPTI): tests/fake/fake_cupti.c tests/fake/fake_api.h $(FAKE_DIR)/fake_cbid_runtime.h $(FAKE_DIR)/fake_cbid_driver.h | $(FAKE_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -shared -Wl,-soname,libcupti.so.13 -o $@ $<
+
+# the same without the PM sampling API (a CUPTI older than 12.6)
+FAKE_CUPTI_NOPM := $(FAKE_DIR)/nopm/libcupti.so.13
+$(FAKE_CUPTI_NOPM): tests/fake/fake_cupti.c tests/fake/fake_api.h $(FAKE_DIR)/fake_cbid_runtime.h $(FAKE_DIR)/fake_cbid_driver.h | $(FAKE_DIR)/nopm/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -DFAKE_NO_PM -shared -Wl,-soname,libcupti.so.13 -o $@ $<
 
 # scripted NVML for GPUPROF_GPU_METRICS (declares its own types: no nvml.h)
 $(FAKE_NVML): tests/fake/fake_nvml.c | $(FAKE_DIR)/
@@ -55,6 +61,7 @@ $(SHIMT_DIR)/run_%: tests/shim/%.py tests/shim/stackslib.py | $(SHIMT_DIR)/
 # the wrapper pulls in the fake NVML, so builds that list only the wrappers
 # (the sanitizer runs, tests/faults/build.mk) have it too
 $(SHIMT_DIR)/run_test_gpu_metrics: | $(FAKE_NVML)
+$(SHIMT_DIR)/run_test_pm_sampling: | $(FAKE_CUPTI_NOPM)
 
 TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)

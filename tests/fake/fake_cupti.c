@@ -10,8 +10,13 @@
  * cuptiActivityRegisterTimestampCallback fail; FAKE_CUPTI_LOG=path appends
  * one line per CUPTI call of interest (for tests that count subscriptions
  * and GPU-activity window edges).  cuptiActivityEnable/Disable are real: a
- * disabled kind produces no records. */
+ * disabled kind produces no records.  FAKE_CUPTI_PM: the PM sampling API,
+ * see its section at the end. */
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -455,3 +460,266 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
 	memset(&d, 0, sizeof d);
 	cb(subscriber_ud, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
 }
+
+/* ------------------------------------------------------------ PM sampling */
+/* The PM sampling and profiler host API (GPUPROF_PM_SAMPLING), left out when
+ * built with -DFAKE_NO_PM (a CUPTI older than 12.6).  FAKE_CUPTI_PM picks
+ * the answer: unset = not supported (cuptiPmSamplingGetCounterAvailability
+ * fails), "privileges" = cuptiPmSamplingEnable answers
+ * INSUFFICIENT_PRIVILEGES, "ok" = synthetic samples: sample n (from 0 at
+ * Start) spans [start + n*interval, start + (n+1)*interval) on
+ * CLOCK_REALTIME (real CUPTI calls them "CPU based"; which clock is not
+ * documented) and has the values of fake_metric_value.  The chip lists no
+ * sm__warps_active (the shim derives occupancy from the two unused-warp-slot
+ * metrics) and no dramc__*.  FAKE_CUPTI_LOG gets pm-enable, pm-start,
+ * pm-stop, pm-disable. */
+#ifndef FAKE_NO_PM
+#define PCT ".avg.pct_of_peak_sustained_elapsed"
+static const char *const fake_base_metrics[] = {
+	"sm__cycles_active", "tpc__warps_inactive_sm_active_realtime",
+	"tpc__warps_inactive_sm_idle_realtime", "sm__pipe_tensor_cycles_active_realtime",
+	"dram__throughput", "gpc__cycles_elapsed",
+};
+#define N_FAKE_METRICS (sizeof fake_base_metrics / sizeof fake_base_metrics[0])
+
+static double fake_metric_value(const char *name, uint64_t n)
+{
+	if (!strcmp(name, "sm__cycles_active" PCT)) return (double)(n % 100);
+	if (!strcmp(name, "tpc__warps_inactive_sm_active_realtime" PCT)) return 10.0 + (double)(n % 5);
+	if (!strcmp(name, "tpc__warps_inactive_sm_idle_realtime" PCT)) return 30.0;
+	if (!strcmp(name, "sm__pipe_tensor_cycles_active_realtime" PCT)) return 0.5 * (double)(n % 10);
+	if (!strcmp(name, "dram__throughput" PCT)) return 42.0;
+	return -1;
+}
+
+static int fake_pm_mode(void) /* 0 unsupported, 1 privileges, 2 ok */
+{
+	const char *m = getenv("FAKE_CUPTI_PM");
+	if (m && !strcmp(m, "ok")) return 2;
+	if (m && !strcmp(m, "privileges")) return 1;
+	return 0;
+}
+
+struct fake_pm_sample { uint64_t seq, start, end; };
+struct fake_pm_image { uint32_t magic, cap, n, pad; struct fake_pm_sample s[]; };
+#define FAKE_PM_MAGIC 0x504d494du
+static struct {
+	int enabled, started;
+	uint64_t interval, t_start, t_stop, next_seq;
+} pm;
+static int fake_host_object, fake_pm_object;
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+EXPORT CUptiResult cuptiGetDeviceId(CUcontext ctx, uint32_t *dev)
+{
+	(void)ctx;
+	*dev = 0;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
+{
+	(void)p;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p)
+{
+	if (p->deviceIndex != 0)
+		return CUPTI_ERROR_INVALID_DEVICE;
+	p->pChipName = "GH100";
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params *p)
+{
+	if (fake_pm_mode() == 0)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	if (p->pCounterAvailabilityImage)
+		memset(p->pCounterAvailabilityImage, 0xa5, p->counterAvailabilityImageSize);
+	else
+		p->counterAvailabilityImageSize = 64;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
+{
+	if (p->profilerType != CUPTI_PROFILER_TYPE_PM_SAMPLING || !p->pChipName ||
+	    strcmp(p->pChipName, "GH100"))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->pHostObject = (CUpti_Profiler_Host_Object *)&fake_host_object;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p)
+{
+	(void)p;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostGetBaseMetrics(CUpti_Profiler_Host_GetBaseMetrics_Params *p)
+{
+	/* all of them under RATIO: the shim must look through every type */
+	if (p->metricType == CUPTI_METRIC_TYPE_RATIO) {
+		p->ppMetricNames = (const char **)fake_base_metrics;
+		p->numMetrics = N_FAKE_METRICS;
+	} else {
+		p->ppMetricNames = NULL;
+		p->numMetrics = 0;
+	}
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
+{
+	for (size_t i = 0; i < p->numMetrics; i++)
+		if (fake_metric_value(p->ppMetricNames[i], 0) < 0)
+			return CUPTI_ERROR_INVALID_METRIC_NAME;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params *p)
+{
+	p->configImageSize = 16;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params *p)
+{
+	if (!p->pConfigImage || p->configImageSize < 16)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	memset(p->pConfigImage, 0x5a, 16);
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params *p)
+{
+	p->numOfPasses = 1;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
+{
+	if (fake_pm_mode() == 1)
+		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+	if (fake_pm_mode() == 0)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&lock);
+	memset(&pm, 0, sizeof pm);
+	pm.enabled = 1;
+	pthread_mutex_unlock(&lock);
+	p->pPmSamplingObject = (CUpti_PmSampling_Object *)&fake_pm_object;
+	flog("pm-enable");
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p)
+{
+	(void)p;
+	pthread_mutex_lock(&lock);
+	pm.enabled = 0;
+	pthread_mutex_unlock(&lock);
+	flog("pm-disable");
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p)
+{
+	if (!pm.enabled || !p->pConfig || p->configSize != 16 || !p->samplingInterval ||
+	    p->triggerMode != CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pm.interval = p->samplingInterval;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
+{
+	(void)p;
+	if (!pm.enabled || !pm.interval)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	pthread_mutex_lock(&lock);
+	pm.t_start = realtime_ns();
+	pm.started = 1;
+	pthread_mutex_unlock(&lock);
+	flog("pm-start");
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
+{
+	(void)p;
+	pthread_mutex_lock(&lock);
+	pm.t_stop = realtime_ns();
+	pm.started = 0;
+	pthread_mutex_unlock(&lock);
+	flog("pm-stop");
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params *p)
+{
+	if (!p->maxSamples || !p->numMetrics)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->counterDataSize = sizeof(struct fake_pm_image) + p->maxSamples * sizeof(struct fake_pm_sample);
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingCounterDataImageInitialize(
+	CUpti_PmSampling_CounterDataImage_Initialize_Params *p)
+{
+	if (!p->pCounterData || p->counterDataSize < sizeof(struct fake_pm_image))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct fake_pm_image *im = (struct fake_pm_image *)p->pCounterData;
+	im->magic = FAKE_PM_MAGIC;
+	im->cap = (uint32_t)((p->counterDataSize - sizeof *im) / sizeof(struct fake_pm_sample));
+	im->n = 0;
+	return CUPTI_SUCCESS;
+}
+static struct fake_pm_image *fake_image(const uint8_t *b)
+{
+	struct fake_pm_image *im = (struct fake_pm_image *)(uintptr_t)b;
+	return im && im->magic == FAKE_PM_MAGIC ? im : NULL;
+}
+EXPORT CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
+{
+	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
+	if (!im || !pm.enabled)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&lock);
+	uint64_t now = pm.started ? realtime_ns() : pm.t_stop;
+	uint64_t done = now > pm.t_start && pm.interval ? (now - pm.t_start) / pm.interval : 0;
+	while (pm.next_seq < done && im->n < im->cap) {
+		struct fake_pm_sample *s = &im->s[im->n++];
+		s->seq = pm.next_seq++;
+		s->start = pm.t_start + s->seq * pm.interval;
+		s->end = s->start + pm.interval;
+	}
+	p->decodeStopReason = pm.next_seq < done ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
+						 : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+	p->overflow = 0;
+	pthread_mutex_unlock(&lock);
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params *p)
+{
+	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
+	if (!im)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->numTotalSamples = im->cap;
+	p->numPopulatedSamples = im->n;
+	p->numCompletedSamples = im->n;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiPmSamplingCounterDataGetSampleInfo(
+	CUpti_PmSampling_CounterData_GetSampleInfo_Params *p)
+{
+	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
+	if (!im || p->sampleIndex >= im->n)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->startTimestamp = im->s[p->sampleIndex].start;
+	p->endTimestamp = im->s[p->sampleIndex].end;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
+{
+	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
+	if (!im || p->rangeIndex >= im->n || !p->pMetricValues)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	for (size_t i = 0; i < p->numMetrics; i++) {
+		double v = fake_metric_value(p->ppMetricNames[i], im->s[p->rangeIndex].seq);
+		if (v < 0)
+			return CUPTI_ERROR_INVALID_METRIC_NAME;
+		p->pMetricValues[i] = v;
+	}
+	return CUPTI_SUCCESS;
+}
+#endif /* FAKE_NO_PM */
