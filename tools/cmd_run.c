@@ -33,8 +33,11 @@ static void help(FILE *f)
 		   "                          the time. Units ns|us|ms|s, seconds when none: 1/10,\n"
 		   "                          500ms/10s; 0 < ON < PERIOD. `gpuprof stats` lists the\n"
 		   "                          windows\n"
-		   "  --stacks                record CPU call stacks of API calls (planned: not yet)\n"
+		   "  --stacks                record call stacks (native + Python) of launches and copies\n"
 		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
+		   "  --pm-sampling[=INTERVAL] sample the GPU's performance monitors (CUPTI PM sampling:\n"
+		   "                          SM active/occupancy, tensor, DRAM %%) every INTERVAL of\n"
+		   "                          GPU time, 100us-10s with a unit (default 10ms)\n"
 		   "  --status FILE           rewrite FILE (JSON; %%p %%h %%r as in -o) about once a second\n"
 		   "                          with kernels/s, GPU busy %%, memory, last NVTX range;\n"
 		   "                          `gpuprof top FILE` shows it\n"
@@ -239,7 +242,7 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS };
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -251,6 +254,7 @@ int cmd_run(int argc, char **argv)
 		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
 		{ "status", required_argument, NULL, O_STATUS },
+		{ "pm-sampling", optional_argument, NULL, O_PM },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -315,17 +319,23 @@ int cmd_run(int argc, char **argv)
 			if (!*optarg) { tool_err("empty --status"); return EXIT_USAGE; }
 			setenv("GPUPROF_STATUS", optarg, 1);
 			break;
+		case O_PM: {
+			/* the shim's rule (gps_parse_pm_interval): a unit, 100us..10s */
+			const char *iv = optarg ? optarg : "10ms";
+			size_t n = strlen(iv);
+			if (!n || !isalpha((unsigned char)iv[n - 1]) || parse_window_part(iv, &v) ||
+			    v < 100000 || v > 10000000000ull) {
+				tool_err("--pm-sampling=INTERVAL needs a time with a unit from 100us to 10s, e.g. 10ms");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_PM_SAMPLING", iv, 1);
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
 	}
-	/* Options the shim will read once those features exist: passed on now so
-	 * scripts can adopt them, but the user is told they do nothing yet. */
-	if (!quiet)
-		for (const char *const *e = (const char *const[]){ "GPUPROF_STACKS", NULL }; *e; e++)
-			if (getenv(*e))
-				fprintf(stderr, "gpuprof run: warning: %s is not implemented yet; it is ignored\n", *e);
 	if (optind >= argc) {
 		tool_err("no command given (usage: gpuprof run [options] -- command ...)");
 		return EXIT_USAGE;
