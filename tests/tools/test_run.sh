@@ -105,6 +105,14 @@ done
 "$G" run --gpu-metrics=50 -- env >env6.txt 2>err
 grep -qx "GPUPROF_GPU_METRICS=50" env6.txt || bad "--gpu-metrics=50 not passed on"
 grep -q "GPUPROF_GPU_METRICS is not implemented" err && bad "--gpu-metrics still warns: $(cat err)"
+for iv in 10 50us 11s abc -5ms ""; do
+	"$G" run --pm-sampling="$iv" -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --pm-sampling=$iv -> 1"
+done
+"$G" run --pm-sampling=500us -- env >env7.txt 2>/dev/null
+grep -qx "GPUPROF_PM_SAMPLING=500us" env7.txt || bad "--pm-sampling=500us not passed on"
+"$G" run --pm-sampling -- env >env8.txt 2>/dev/null
+grep -qx "GPUPROF_PM_SAMPLING=10ms" env8.txt || bad "--pm-sampling default interval"
+grep -q "^GPUPROF_PM_SAMPLING=" env2.txt && bad "PM sampling off by default"
 # the job's own options are not ours
 "$G" run -- sh -c 'echo "$1"' sh --api=x >out 2>/dev/null
 [ "$(cat out)" = "--api=x" ] || bad "job options passed through"
