@@ -6,7 +6,7 @@ NVCC      ?= $(firstword $(wildcard $(CUDA_HOME)/bin/nvcc /usr/local/cuda/bin/nv
 CUDA_ARCH ?= sm_90
 NVCCFLAGS ?= -O2 -lineinfo
 
-GPU_EXAMPLES := $(B)/gpu/vector_add $(B)/gpu/empty_kernel
+GPU_EXAMPLES := $(B)/gpu/vector_add $(B)/gpu/empty_kernel $(B)/gpu/util_microbench
 
 .PHONY: gpu-examples
 gpu-examples: $(GPU_EXAMPLES)
