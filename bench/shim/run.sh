@@ -2,6 +2,9 @@
 # bench/shim/run.sh — ns per cudaLaunchKernel on the fake CUDA stack, per shim
 # mode; medians of REPS interleaved repetitions.  The fake CUPTI costs next to
 # nothing, so "shim cost" = mode - floor isolates our handler + record path.
+# stacks-*: GPUPROF_STACKS (one call site, a 6-frame native stack):
+# stacks-all - default = the cost of one capture (unwind + intern),
+# stacks-sampled - default = what the rate limit leaves per launch.
 #   bench/shim/run.sh [BUILD_DIR] [N] [REPS]
 # SHIM=/path/libgpuprof.so compares another build of the shim (e.g. before a
 # change) against the same fake stack.
@@ -23,7 +26,10 @@ cb-only-nodrv|LD_PRELOAD=SHIM GPUPROF_ACTIVITY=none GPUPROF_API_DRIVER=0
 default|LD_PRELOAD=SHIM
 default-nodrv|LD_PRELOAD=SHIM GPUPROF_API_DRIVER=0
 api-activity|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity
-api-activity-nodrv|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity GPUPROF_API_DRIVER=0'
+api-activity-nodrv|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity GPUPROF_API_DRIVER=0
+stacks-sampled|LD_PRELOAD=SHIM GPUPROF_STACKS=1
+stacks-all|LD_PRELOAD=SHIM GPUPROF_STACKS=all
+stacks-all-glibc|LD_PRELOAD=SHIM GPUPROF_STACKS=all GPUPROF_UNWIND=glibc'
 for r in $(seq 1 "$REPS"); do
   echo "$MODES" | while IFS='|' read -r name envs; do
     envs=$(echo "$envs" | sed "s#SHIM#$SHIM#g; s#CUPTI#$CUPTI#g")
