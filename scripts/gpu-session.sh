@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -50,6 +50,30 @@ for ph in $phases; do
     log bench-heavy
     RESULTS_DIR=$RES/heavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${HEAVY_REPS:-2} BUDGET_S=280 \
       CONFIGS="bare floor gpuprof" timeout 330 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-heavy.txt" ;;
+  stacks)        # issue #8: launch sites of MNIST with file:line; what stacks cost
+    # build/lib/libunwind.so.8 is carried (scripts/carry-libunwind.sh .carry/build/lib);
+    # without it the shim says so and uses glibc's backtrace()
+    log stacks
+    ( ls -la build/lib/libunwind.so.8 2>&1; ldd build/lib/libunwind.so.8 2>&1 | grep -i "lzma\|not found"
+      set -x
+      for cfg in bare sampled all; do
+        case $cfg in
+        bare) timeout 150 python3 examples/train_mnist.py --steps 200 --warmup 10 ;;
+        sampled) timeout 150 build/bin/gpuprof run -o "$RES/stacks-sampled.gpuprof" --stacks -- \
+                   python3 examples/train_mnist.py --steps 200 --warmup 10 ;;
+        all) GPUPROF_STACKS=all timeout 150 build/bin/gpuprof run -o "$RES/stacks-all.gpuprof" -- \
+               python3 examples/train_mnist.py --steps 200 --warmup 10 ;;
+        esac 2>&1 | grep -E "RESULT|gpuprof" | sed "s/^/$cfg: /"
+      done
+      for t in sampled all; do
+        f=$RES/stacks-$t.gpuprof
+        build/bin/gpuprof info "$f" | grep -E "^(file|dropped|integrity)|^  (api|stack|module) "
+        build/bin/gpuprof dump --type counter "$f" | grep -E "stacks_(captured|distinct)"
+        build/bin/gpuprof stats --report launch_sites "$f" | cut -c1-220 | head -50
+        build/bin/gpuprof export --format folded "$f" -o "$RES/stacks-$t.folded"
+        sort -t' ' -k2 -nr "$RES/stacks-$t.folded" 2>/dev/null | head -15 | cut -c1-400
+      done
+    ) 2>&1 | tee "$RES/stacks.txt" ;;
   memflat)       # tracer memory over a run 10x longer (max RSS, gpuprof vs bare)
     log memflat
     for steps in 300 3000; do for cfg in bare gpuprof; do
