@@ -25,6 +25,8 @@
 #   reported as not run); JOB_TIMEOUT (300 s per job; NSYS_TIMEOUT 120 for
 #   nsys, whose report step can be slow); NSYS (path); PYTHON (python3)
 #   KEEP_TRACES=1 keeps trace files (default: sizes recorded, files deleted)
+#   PIN_CPUS (e.g. "4-11"): every run under `taskset -c PIN_CPUS` (same cores
+#   for every config: less run-to-run spread from scheduling/frequency)
 # Output: $RESULTS_DIR/bench (else $OUT/bench, else build/gpu/out/bench):
 #   results.csv (one row per run), summary.md (tables), per-run logs.
 set -u
@@ -100,6 +102,7 @@ workload_reps() {
 maxreps=0
 for w in $WORKLOADS; do r=$(workload_reps "$w"); [ "$r" -gt $maxreps ] && maxreps=$r; done
 read -r -a cfgs <<<"$CONFIGS"
+pin=(); [ -n "${PIN_CPUS:-}" ] && command -v taskset >/dev/null && pin=(taskset -c "$PIN_CPUS")
 skipped=0
 for rep in $(seq 1 $maxreps); do
   for w in $WORKLOADS; do
@@ -142,7 +145,7 @@ for rep in $(seq 1 $maxreps); do
       # shellcheck disable=SC2086
       "$PY" bench/overhead/runone.py --csv "$CSV" --dir "$dir" --rep "$rep" --workload "$w" \
         --config "$c" --timeout "$to" --gpuprof "$GPUPROF" "${tol[@]}" "${count[@]}" "${keep[@]}" \
-        -- "${pre[@]}" $cmd "${extra[@]}"
+        -- "${pin[@]}" "${pre[@]}" $cmd "${extra[@]}"
     done
   done
 done
