@@ -98,6 +98,27 @@ static void test_config(void)
 	unsetenv("GPUPROF_OUTPUT");
 	setenv("GPUPROF_ENABLE", "0", 1);
 	gps_config_load(&c);
+	CHECK(c.stacks == GPS_STACKS_OFF && c.unwind == GPS_UNWIND_AUTO, "stacks off by default");
+	struct { const char *v; int mode; } stk[] = {{"1", GPS_STACKS_SAMPLED}, {"sampled", GPS_STACKS_SAMPLED},
+		{"ALL", GPS_STACKS_ALL}, {"0", GPS_STACKS_OFF}, {"off", GPS_STACKS_OFF}, {"everything", GPS_STACKS_OFF}};
+	for (size_t i = 0; i < sizeof stk / sizeof stk[0]; i++) {
+		setenv("GPUPROF_STACKS", stk[i].v, 1);
+		gps_config_load(&c);
+		CHECK(c.stacks == stk[i].mode, "GPUPROF_STACKS=%s -> %d", stk[i].v, c.stacks);
+	}
+	unsetenv("GPUPROF_STACKS");
+	setenv("GPUPROF_UNWIND", "glibc", 1);
+	gps_config_load(&c);
+	CHECK(c.unwind == GPS_UNWIND_GLIBC && !c.unwind_lib[0], "GPUPROF_UNWIND=glibc");
+	setenv("GPUPROF_UNWIND", "/opt/lib/libunwind.so.8", 1);
+	gps_config_load(&c);
+	CHECK(c.unwind == GPS_UNWIND_LIBUNWIND && !strcmp(c.unwind_lib, "/opt/lib/libunwind.so.8"),
+	      "GPUPROF_UNWIND=/path -> %d %s", c.unwind, c.unwind_lib);
+	setenv("GPUPROF_UNWIND", "frames", 1);
+	gps_config_load(&c);
+	CHECK(c.unwind == GPS_UNWIND_AUTO, "GPUPROF_UNWIND=frames -> auto");
+	unsetenv("GPUPROF_UNWIND");
+	gps_config_load(&c);
 	CHECK(c.api_set == GPS_API_DEFAULT && c.flush_ms == 500 && c.buffer_size == 8u << 20 &&
 		      !strcmp(c.output, "gpuprof-%h-%p.gpuprof") && c.enabled == 0,
 	      "defaults: api %d flush %u buf %zu out %s enabled %d", c.api_set, c.flush_ms, c.buffer_size,
@@ -145,6 +166,23 @@ static void test_cbid(void)
 		CHECK(!gps_cbid_default(1, no_drv[i]), "driver %s should not be in the default set", no_drv[i]);
 	CHECK(!gps_cbid_default(3, "cudaMemcpy"), "other domains");
 	CHECK(!gps_cbid_default(2, NULL) && !gps_cbid_default(2, ""), "empty names");
+
+	/* GPUPROF_STACKS: launches, graph launches, copies and sets only */
+	static const char *stk_yes[][2] = {{"2", "cudaLaunchKernel_v7000"}, {"2", "cudaLaunchKernel_ptsz_v7000"},
+		{"2", "cudaLaunchKernelExC_v11060"}, {"2", "cudaLaunchCooperativeKernel_v9000"},
+		{"2", "cudaGraphLaunch_v10000"}, {"2", "cudaMemcpyAsync_v3020"}, {"2", "cudaMemset2D_v3020"},
+		{"1", "cuLaunchKernel"}, {"1", "cuLaunchKernelEx"}, {"1", "cuLaunchCooperativeKernel_ptsz"},
+		{"1", "cuGraphLaunch"}, {"1", "cuMemcpyHtoDAsync_v2"}, {"1", "cuMemsetD8_v2"}};
+	for (size_t i = 0; i < sizeof stk_yes / sizeof stk_yes[0]; i++)
+		CHECK(gps_cbid_wants_stack(atoi(stk_yes[i][0]), stk_yes[i][1]), "%s should get stacks", stk_yes[i][1]);
+	static const char *stk_no[][2] = {{"2", "cudaMalloc_v3020"}, {"2", "cudaDeviceSynchronize_v3020"},
+		{"2", "cudaLaunchHostFunc_v10000"}, {"2", "cudaStreamWaitEvent_v3020"}, {"1", "cuMemAlloc_v2"},
+		{"1", "cuCtxSynchronize"}, {"1", "cuLaunchHostFunc"}, {"2", "cuLaunchKernel"},
+		{"1", "cudaLaunchKernel_v7000"}, {"3", "cudaMemcpy_v3020"}, {"2", ""}};
+	for (size_t i = 0; i < sizeof stk_no / sizeof stk_no[0]; i++)
+		CHECK(!gps_cbid_wants_stack(atoi(stk_no[i][0]), stk_no[i][1]), "%s should not get stacks",
+		      stk_no[i][1]);
+	CHECK(!gps_cbid_wants_stack(2, NULL), "NULL name");
 }
 
 static void test_window(void)
