@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -121,6 +121,51 @@ check("an NVTX range while running", any(r["last_nvtx_range"] for r in run))
 PY
     done 2>&1 | tee "$RES/status.txt"
     rm -f "$RES"/status-*.gpuprof ;;
+  util)         # issue #9: the paper's utilisation microbenchmark + MNIST, NVML / busy / Est SM / PM side by side
+    log util
+    {
+      mkdir -p build/gpu
+      echo "--- build util_microbench"
+      timeout 120 nvcc -O2 -arch=sm_90 -I"$CUDA_HOME/include" -o build/gpu/util_microbench examples/util_microbench.cu \
+        && echo "built" || echo "UTIL FAIL: nvcc rc=$?"
+      UB=build/gpu/util_microbench
+      echo "--- microbenchmark under gpuprof run --gpu-metrics=20 --pm-sampling=10ms (2 s per shape)"
+      timeout 90 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-micro.gpuprof" -- $UB 2 0.5 \
+        >"$RES/util-micro.out" 2>"$RES/util-micro.err"; echo "exit $?"; cat "$RES/util-micro.out" "$RES/util-micro.err"
+      echo "--- microbenchmark table"
+      timeout 120 python3 scripts/util_table.py --gpuprof build/bin/gpuprof "$RES/util-micro.gpuprof" || echo "UTIL FAIL: table rc=$?"
+      timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-micro.gpuprof" | cut -c1-200 | head -40
+      echo "--- MNIST (200 steps) under the same options"
+      timeout 120 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-mnist.gpuprof" -- \
+        python3 examples/train_mnist.py --steps 200 --warmup 5 >"$RES/util-mnist.out" 2>"$RES/util-mnist.err"
+      echo "exit $?"; tail -3 "$RES/util-mnist.out"; grep -v '^\[' "$RES/util-mnist.err" | tail -5
+      timeout 60 python3 scripts/util_table.py --merge-numbered --gpuprof build/bin/gpuprof "$RES/util-mnist.gpuprof" \
+        || echo "UTIL FAIL: mnist table rc=$?"
+      timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-mnist.gpuprof" | cut -c1-200 | head -40
+      echo "--- PM sampling overhead: us per launch, 1 s per shape, bare / gpuprof / gpuprof --pm-sampling=10ms"
+      for rep in 1 2; do for cfg in bare gpuprof pm; do
+        pre=(); [ $cfg = gpuprof ] && pre=(build/bin/gpuprof run -q -o "$RES/util-ovh.gpuprof" --)
+        [ $cfg = pm ] && pre=(build/bin/gpuprof run -q --pm-sampling=10ms -o "$RES/util-ovh.gpuprof" --)
+        timeout 60 "${pre[@]}" $UB 1 0.2 2>&1 | sed -n "s/^CONFIG /OVH rep=$rep cfg=$cfg /p"
+        rm -f "$RES/util-ovh.gpuprof"
+      done; done | tee "$RES/util-ovh.txt"
+      python3 - "$RES/util-ovh.txt" <<'PY'
+import re, sys, statistics
+v = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"OVH rep=\d+ cfg=(\w+) (\S+) .*us_per_launch=([\d.]+)", l)
+    if m:
+        v.setdefault((m.group(2), m.group(1)), []).append(float(m.group(3)))
+print("| shape | bare (us/launch) | gpuprof | gpuprof + PM 10 ms | PM / gpuprof |")
+print("|---|---|---|---|---|")
+for shape in dict.fromkeys(k[0] for k in v):
+    med = {c: statistics.median(v[(shape, c)]) if (shape, c) in v else None for c in ("bare", "gpuprof", "pm")}
+    f = lambda x: "-" if x is None else "%.3f" % x
+    r = "%.3fx" % (med["pm"] / med["gpuprof"]) if med["pm"] and med["gpuprof"] else "-"
+    print("| %s | %s | %s | %s | %s |" % (shape, f(med["bare"]), f(med["gpuprof"]), f(med["pm"]), r))
+PY
+    } 2>&1 | tee "$RES/util.txt"
+    rm -f "$RES/util-micro.gpuprof" ;;  # millions of kernels; the MNIST trace stays in results.tgz
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;
