@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_api.h"
 
@@ -55,6 +56,13 @@ static void teardown(void)
 	 * handlers (the tool's) run */
 	if (cupti.resource)
 		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	/* FAKE_CUDA_TEARDOWN_MS: a real teardown takes a while, during which the
+	 * tool's threads still run (and must leave CUPTI alone) */
+	const char *ms = getenv("FAKE_CUDA_TEARDOWN_MS");
+	if (ms && atoi(ms) > 0) {
+		struct timespec ts = { atoi(ms) / 1000, (long)(atoi(ms) % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 }
 
 static void fake_cuinit(void)

@@ -199,13 +199,18 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpt
  * in the buffer stay there.  FAKE_CUPTI_LOG gets "activity-enable K" /
  * "activity-disable K" for the GPU kinds (kernel 10, memcpy 1, memset 2) so
  * tests can count the window edges. */
+/* Set once the context-destroy callback has run (CUDA's atexit teardown):
+ * the real CUPTI crashed the job when kinds were toggled from then on, so
+ * the log marks such toggles "after-destroy". */
+static atomic_int ctx_destroyed;
 static void log_toggle(const char *what, CUpti_ActivityKind k)
 {
 	if (k != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && k != CUPTI_ACTIVITY_KIND_MEMCPY &&
 	    k != CUPTI_ACTIVITY_KIND_MEMSET)
 		return;
-	char line[64];
-	snprintf(line, sizeof line, "%s %d", what, (int)k);
+	char line[80];
+	snprintf(line, sizeof line, "%s %d%s", what, (int)k,
+		 atomic_load(&ctx_destroyed) ? " after-destroy" : "");
 	flog(line);
 }
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
@@ -459,6 +464,10 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
 	CUpti_ResourceData d;
 	memset(&d, 0, sizeof d);
 	cb(subscriber_ud, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		atomic_store(&ctx_destroyed, 1);
+		flog("context-destroy");
+	}
 }
 
 /* ------------------------------------------------------------ PM sampling */

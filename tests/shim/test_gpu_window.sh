@@ -21,6 +21,19 @@ on=$(grep -c ' activity-enable 10$' "$T/cupti.log")
 [ "$off" -ge 2 ] && [ "$on" -ge 3 ] || { fail "kernel kind disabled $off / enabled $on times"; }
 rm -f "$T"/trace-*.gpuprof
 
+# CUDA's atexit teardown runs before the tool's final flush while the ticker
+# still reaches edges: toggling kinds then crashed real jobs (H200, exit 139).
+# Edges every 5 ms during a 150 ms teardown: none may toggle after it began.
+GPUPROF_GPU_WINDOW=5ms/10ms FAKE_CUDA_TEARDOWN_MS=150 FAKE_CUPTI_LOG=$T/td.log \
+  run_traced "$T/td.out" "$T/td.err" loop 200; rc=$?
+[ $rc -eq 0 ] || fail "windowed run with slow teardown: exit $rc"
+grep -q '^context-destroy' "$T/td.log" || grep -q ' context-destroy' "$T/td.log" || fail "fake CUDA reported no teardown"
+n=$(grep -c 'after-destroy' "$T/td.log")
+[ "$n" -eq 0 ] || { fail "$n activity toggles after the context teardown began"; grep 'after-destroy' "$T/td.log" | head -3; }
+set -- "$T"/trace-*.gpuprof
+[ $# -eq 1 ] && [ -e "$1" ] || fail "slow teardown: want one trace, got: $*"
+rm -f "$T"/trace-*.gpuprof
+
 # bad values: one line each, the job runs, GPU activity recorded all the time
 for bad in 2 300ms/100ms 0/10 1x/10 /10 1/ 5/5; do
   GPUPROF_GPU_WINDOW=$bad run_traced "$T/b.out" "$T/b.err" loop 200; rc=$?
