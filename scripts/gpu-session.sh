@@ -74,6 +74,16 @@ for ph in $phases; do
         sort -t' ' -k2 -nr "$RES/stacks-$t.folded" 2>/dev/null | head -15 | cut -c1-400
       done
     ) 2>&1 | tee "$RES/stacks.txt" ;;
+  window-exit)   # windowed mode at exit: edges racing CUDA's teardown once crashed jobs (exit 139)
+    log window-exit
+    for i in 1 2 3 4 5 6; do
+      timeout 120 build/bin/gpuprof run -q --gpu-window 50ms/200ms -o "$RES/win-$i.gpuprof" -- \
+        python3 examples/train_mnist.py --steps 400 --warmup 10 >/dev/null 2>"$RES/win-$i.err"
+      echo "WINDOW-EXIT run=$i rc=$? $(build/bin/gpuprof info "$RES/win-$i.gpuprof" 2>&1 | grep -E '^integrity' | head -1)"
+      grep -v "^TIMING" "$RES/win-$i.err" | head -3
+    done 2>&1 | tee "$RES/window-exit.txt"
+    build/bin/gpuprof stats --report windows,util "$RES/win-1.gpuprof" 2>&1 | cut -c1-200 | head -30 | tee -a "$RES/window-exit.txt"
+    rm -f "$RES"/win-*.gpuprof ;;
   memflat)       # tracer memory over a run 10x longer (max RSS, gpuprof vs bare)
     log memflat
     for steps in 300 3000; do for cfg in bare gpuprof; do
