@@ -11,7 +11,8 @@
 #    FILE-<pid> (a pattern without %p) with its 2;
 #  - an unwritable directory, and FILE.tmp planted as a symlink: one
 #    gpuprof: line each, the job's exit status and stdout unchanged, the
-#    trace complete, the symlink's target untouched.
+#    trace complete, the symlink's target untouched;
+#  - SIGTERM: the job dies of it, the file says exited with the trace's count.
 . "$(dirname "$0")/lib.sh"
 unset GPUPROF_STATUS 2>/dev/null
 GPUPROF=$B/bin/gpuprof
@@ -166,4 +167,33 @@ GPUPROF_STATUS=$T/sl.json run_root "$T/d.out" "$T/d.err" loop 300; rc=$?
 [ "$(cat "$T/victim")" = keep ] || fail "symlink target was written"
 [ "$(grep -c 'GPUPROF_STATUS: cannot create .*sl.json.tmp' "$T/d.err")" -eq 1 ] || { fail "symlink: want one line"; cat "$T/d.err"; }
 [ -e "$T/sl.json" ] && fail "symlink: a status file was written anyway"
+
+# --- E: SIGTERM: the job dies of it, the status says exited with the
+# kernels of the trace (the "loop" range still open is the last range)
+rm -f "$T"/trace-*.gpuprof "$T/ready"
+GPUPROF_STATUS=$T/term.json GPUPROF_QUIET=1 GPUPROF_OUTPUT=$T/trace-%p.gpuprof GPUPROF_CUPTI=$FAKE_CUPTI \
+  LD_PRELOAD=$SHIM "$WORKLOAD" sleep "$T/ready" >"$T/e.out" 2>"$T/e.err" &
+pid=$!
+i=0
+while [ ! -e "$T/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+[ -e "$T/ready" ] || { fail "sleep workload never got ready"; kill -9 $pid; }
+sleep 1.3
+kill -TERM $pid
+wait $pid; rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: exit status $rc, want 143"
+[ "$(count_lines "$T/e.err")" -eq 0 ] || { fail "SIGTERM: stderr:"; cat "$T/e.err"; }
+"$GPUPROF" dump --json --type kernel "$T"/trace-*.gpuprof > "$T/kern.json" || fail "dump after SIGTERM"
+python3 - "$T/term.json" "$T/kern.json" <<'PY' || fail "status after SIGTERM (above)"
+import json, sys
+st = json.load(open(sys.argv[1]))
+n = sum(1 for l in open(sys.argv[2]) if l.strip())
+bad = []
+if st["state"] != "exited" or st["kernels_total"] != n or st["last_nvtx_range"] != "loop":
+    bad.append("state %s kernels_total %s (trace %d) range %r" % (st["state"], st["kernels_total"], n, st["last_nvtx_range"]))
+if not n > 10:
+    bad.append("only %d kernels" % n)
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
 finish
