@@ -232,25 +232,31 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 			counts[t] = p.numMetrics;
 		}
 	}
-	/* per figure: the first candidate whose metrics are listed and accepted
-	 * on their own (a fresh host object per test: adding is not undoable) */
+	/* which candidates the chip lists; the lists belong to the host object,
+	 * so no use of them past the next host_new */
+	int listed[F_COUNT][MAX_CAND] = {{0}};
+	for (int f = 0; f < F_COUNT; f++)
+		for (int c = 0; c < MAX_CAND && candidates[f][c].m[0]; c++)
+			listed[f][c] = base_listed(candidates[f][c].m[0], lists, counts) &&
+				       (!candidates[f][c].m[1] || base_listed(candidates[f][c].m[1], lists, counts));
+	/* per figure: the first listed candidate the host object accepts on its
+	 * own (a base listed does not make every rollup/submetric of it
+	 * sampleable; a fresh host object per test: adding is not undoable) */
 	char missing[256] = "";
 	for (int f = 0; f < F_COUNT; f++) {
 		d->fig_on[f] = 0;
 		for (int c = 0; c < MAX_CAND && candidates[f][c].m[0] && !d->fig_on[f]; c++) {
 			const struct pm_formula *fm = &candidates[f][c];
-			size_t n = fm->m[1] ? 2 : 1;
-			if (!base_listed(fm->m[0], lists, counts) ||
-			    (n == 2 && !base_listed(fm->m[1], lists, counts)))
+			if (!listed[f][c] || host_new(d, chip, avail) != CUPTI_SUCCESS ||
+			    host_add(d, (const char **)fm->m, fm->m[1] ? 2 : 1) != CUPTI_SUCCESS)
 				continue;
 			d->fig[f] = *fm;
 			d->fig_on[f] = 1;
 		}
 		if (!d->fig_on[f])
-			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (no metric)",
 				 missing[0] ? ", " : "", fig_names[f]);
 	}
-	/* the lists belong to the host object: no use of them past here */
 	for (;;) {
 		collect_metrics(d);
 		if (d->nmetrics == 0) {
@@ -297,22 +303,24 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 		int last = F_COUNT - 1;
 		while (last >= 0 && !d->fig_on[last])
 			last--;
-		if (last <= 0 || r != CUPTI_SUCCESS) {
+		int on = 0;
+		for (int f = 0; f < F_COUNT; f++)
+			on += d->fig_on[f];
+		if (on <= 1) {
 			if (r != CUPTI_SUCCESS)
 				gps_log(1, "PM sampling off on device %u (chip %s): configuration failed: %s",
 					d->dev, chip, pm_cause(r));
 			else
-				gps_log(1, "PM sampling off on device %u (chip %s): SM activity alone needs %zu passes",
-					d->dev, chip, passes);
+				gps_log(1, "PM sampling off on device %u (chip %s): %s alone needs %zu passes",
+					d->dev, chip, last >= 0 ? fig_names[last] : "?", passes);
 			return -1;
 		}
 		d->fig_on[last] = 0;
-		snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (one pass)",
+		snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (not in one pass with the others)",
 			 missing[0] ? ", " : "", fig_names[last]);
 	}
 	if (missing[0])
-		gps_log(0, "PM sampling on device %u (chip %s) without %s: no such metric", d->dev, chip,
-			missing);
+		gps_log(0, "PM sampling on device %u (chip %s) without %s", d->dev, chip, missing);
 	return 0;
 }
 
@@ -502,8 +510,10 @@ static gp_recorder *emit_begin(struct gps_thread **tp)
 }
 
 /* Decodes what the hardware buffer holds and emits every completed sample.
- * -1 when the device can no longer be decoded (after one line). */
-static int decode(struct pm_dev *d)
+ * -1 when the device can no longer be decoded (after one line, unless
+ * final: at exit CUDA's own teardown may have destroyed the context, and a
+ * job that ran fine gets no complaint about its last partial period). */
+static int decode(struct pm_dev *d, int final)
 {
 	/* a full counter image ends a decode early: go on, a bounded number of times */
 	for (int round = 0; round < 8; round++) {
@@ -513,6 +523,8 @@ static int decode(struct pm_dev *d)
 		pd.counterDataImageSize = d->counter_size;
 		CUptiResult r = GPS_CUPTI_QUIET(cuptiPmSamplingDecodeData, &pd);
 		if (r != CUPTI_SUCCESS) {
+			if (final)
+				return -1;
 			gps_log(1, "PM sampling stopped on device %u: cuptiPmSamplingDecodeData: %s%s", d->dev,
 				pm_cause(r),
 				r == CUPTI_ERROR_OUT_OF_MEMORY ? " (hardware buffer overflow: interval too short?)" : "");
@@ -610,7 +622,7 @@ static void *pm_main(void *arg)
 		unsigned n = ndev; /* entries below n are this thread's alone */
 		pthread_mutex_unlock(&pm_lock);
 		for (unsigned i = 0; i < n; i++)
-			if (devs[i].state == PD_RUNNING && decode(&devs[i]) != 0)
+			if (devs[i].state == PD_RUNNING && decode(&devs[i], 0) != 0)
 				devs[i].state = PD_FAILED;
 		pthread_mutex_lock(&pm_lock);
 		uint64_t next = gps_mono_ns() + DECODE_NS;
@@ -634,7 +646,7 @@ static void *pm_main(void *arg)
 		p.pPmSamplingObject = d->obj;
 		GPS_CUPTI_QUIET(cuptiPmSamplingStop, &p); /* a destroyed context: quietly */
 		d->started = 0;
-		decode(d);
+		decode(d, 1);
 		d->state = PD_STOPPED;
 	}
 	pthread_mutex_lock(&pm_lock);
@@ -661,7 +673,7 @@ static int start_thread_locked(void)
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 1024 * 1024); /* CUPTI's host API: stack use unknown */
+	pthread_attr_setstacksize(&at, 4u << 20); /* CUPTI's host API (NVPW): stack use unknown */
 	pthread_t th;
 	pm_state = PM_RUNNING;
 	pm_exited = 0;

@@ -475,7 +475,8 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
  * built with -DFAKE_NO_PM (a CUPTI older than 12.6).  FAKE_CUPTI_PM picks
  * the answer: unset = not supported (cuptiPmSamplingGetCounterAvailability
  * fails), "privileges" = cuptiPmSamplingEnable answers
- * INSUFFICIENT_PRIVILEGES, "ok" = synthetic samples: sample n (from 0 at
+ * INSUFFICIENT_PRIVILEGES, "ok-nodram" = "ok" on a chip that lists no
+ * DRAM metric, "ok" = synthetic samples: sample n (from 0 at
  * Start) spans [start + n*interval, start + (n+1)*interval) on
  * CLOCK_REALTIME (real CUPTI calls them "CPU based"; which clock is not
  * documented) and has the values of fake_metric_value.  The chip lists no
@@ -504,7 +505,7 @@ static double fake_metric_value(const char *name, uint64_t n)
 static int fake_pm_mode(void) /* 0 unsupported, 1 privileges, 2 ok */
 {
 	const char *m = getenv("FAKE_CUPTI_PM");
-	if (m && !strcmp(m, "ok")) return 2;
+	if (m && (!strcmp(m, "ok") || !strcmp(m, "ok-nodram"))) return 2;
 	if (m && !strcmp(m, "privileges")) return 1;
 	return 0;
 }
@@ -569,7 +570,16 @@ EXPORT CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitializ
 EXPORT CUptiResult cuptiProfilerHostGetBaseMetrics(CUpti_Profiler_Host_GetBaseMetrics_Params *p)
 {
 	/* all of them under RATIO: the shim must look through every type */
-	if (p->metricType == CUPTI_METRIC_TYPE_RATIO) {
+	static const char *nodram[N_FAKE_METRICS];
+	const char *m = getenv("FAKE_CUPTI_PM");
+	if (p->metricType == CUPTI_METRIC_TYPE_RATIO && m && !strcmp(m, "ok-nodram")) {
+		size_t n = 0;
+		for (size_t i = 0; i < N_FAKE_METRICS; i++)
+			if (strncmp(fake_base_metrics[i], "dram", 4))
+				nodram[n++] = fake_base_metrics[i];
+		p->ppMetricNames = nodram;
+		p->numMetrics = n;
+	} else if (p->metricType == CUPTI_METRIC_TYPE_RATIO) {
 		p->ppMetricNames = (const char **)fake_base_metrics;
 		p->numMetrics = N_FAKE_METRICS;
 	} else {

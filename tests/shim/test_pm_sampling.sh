@@ -99,6 +99,23 @@ for call in pm-enable pm-start pm-stop pm-disable; do
 done
 rm -f "$T"/trace-*.gpuprof "$T/cupti.log"
 
+# 1b. a chip without DRAM metrics: one line saying which figure is left out,
+# the other three series as scripted
+GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok-nodram run_traced "$T/n.out" "$T/n.err" loop 300; rc=$?
+[ $rc -eq 0 ] || fail "no-DRAM run exit $rc"
+n=$(grep -ci 'PM sampling' "$T/n.err")
+[ "$n" -eq 1 ] && grep -q 'without pm.dram_throughput_pct (no metric)' "$T/n.err" || { fail "no-DRAM: want one line naming pm.dram_throughput_pct:"; cat "$T/n.err"; }
+set -- "$T"/trace-*.gpuprof
+if [ -e "$1" ]; then
+  "$GPUPROF" dump --json --type counter "$1" | python3 -c '
+import json, sys
+names = {json.loads(l)["name"] for l in sys.stdin if l.strip()}
+pm = sorted(n for n in names if n.startswith("pm."))
+want = ["pm.clock", "pm.interval_ns", "pm.sm_active_pct", "pm.sm_occupancy_pct", "pm.tensor_active_pct"]
+sys.exit(0 if pm == want else print("pm series", pm) or 1)' || fail "no-DRAM: pm series"
+fi
+rm -f "$T"/trace-*.gpuprof
+
 # 2. off (unset, 0, off): the PM API is never used, no line, no pm counters
 for v in "" 0 off; do
   GPUPROF_PM_SAMPLING=$v FAKE_CUPTI_PM=ok FAKE_CUPTI_LOG=$T/cupti.log \
