@@ -32,7 +32,7 @@
 #include "gps.h"
 
 #define SEC 1000000000ull
-#define NBUCKET 8               /* seconds of history kept */
+#define NBUCKET 64              /* seconds of history: covers RATE_LAG up to ~60 s */
 #define RANGE_MAX 128           /* bytes of the last NVTX message kept */
 #define DEV_MAX 64              /* NVML devices summed */
 
