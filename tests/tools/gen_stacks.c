@@ -4,14 +4,14 @@
  * shim makes them), so the tool's ELF reader symbolises real code: stk_leaf,
  * stk_mid, stk_outer, a C++-mangled name and libc's qsort.
  *
- *   gen_stacks [--bad-elf PATH] OUT
+ *   gen_stacks [--bad-elf PATH] [--pid N] OUT
  *
  * prints one JSON object on stdout: facts the test needs that depend on the
  * build (the file offset the "bad" module's frame maps to).
  *
- * Process pid 4242; threads: 4242 "main", 4243 "pt_autograd_0".  Fake
+ * Process pid P = 4242 (or N); threads: P "main", P+1 "pt_autograd_0".  Fake
  * modules (files that do not exist here): libgpuprof.so, libcupti.so.13,
- * libcuda.so.1, libcudart.so.13, python3.11; "old.so" replaced by a later
+ * libcuda.so.1, libcudart.so.13 (libcudart.so.12 with --pid), python3.11; "old.so" replaced by a later
  * "new.so" record for the same range; the "bad" module (PATH, default
  * /nonexistent/dir/libbad.so) maps like this program's code, so a copy of
  * this program as PATH names the frame stk_mid.
@@ -51,7 +51,7 @@
 
 #include "gp_trace.h"
 
-#define P 4242u
+static uint32_t P = 4242;
 #define T0 1000000000ull
 #define SYM (1ull << 63)
 
@@ -176,11 +176,12 @@ int main(int argc, char **argv)
 	const char *bad = "/nonexistent/dir/libbad.so", *out = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--bad-elf") && i + 1 < argc) bad = argv[++i];
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc) P = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!out) out = argv[i];
 		else out = NULL, i = argc;
 	}
 	if (!out) {
-		fprintf(stderr, "usage: gen_stacks [--bad-elf PATH] OUT\n");
+		fprintf(stderr, "usage: gen_stacks [--bad-elf PATH] [--pid N] OUT\n");
 		return 1;
 	}
 	gp_header h;
@@ -219,7 +220,10 @@ int main(int argc, char **argv)
 	module(GPS, 0x10000, 0x1000, "/opt/gpuprof/lib/libgpuprof.so");
 	module(CUPTI, 0x10000, 0x1000, "/usr/local/cuda/lib64/libcupti.so.13");
 	module(CUDA, 0x10000, 0x1000, "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
-	module(CUDART, 0x10000, 0x1000, "/usr/local/cuda/lib64/libcudart.so.13");
+	/* another pid, another runtime at the same address: a merged trace must
+	 * keep each process's modules apart */
+	module(CUDART, 0x10000, 0x1000,
+	       P == 4242 ? "/usr/local/cuda/lib64/libcudart.so.13" : "/usr/local/cuda/lib64/libcudart.so.12");
 	module(PY, 0x10000, 0x1000, "/usr/bin/python3.11");
 	module(BAD, code_size, code_off, bad);
 	module(OVER, 0x10000, 0, "/nonexistent/old.so");

@@ -12,6 +12,7 @@ import random
 import shutil
 import subprocess
 import sys
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tt import B, GEN, GPUPROF, eq, expect, fail, finish, gp, tmpdir  # noqa: E402
@@ -19,8 +20,8 @@ from tt import B, GEN, GPUPROF, eq, expect, fail, finish, gp, tmpdir  # noqa: E4
 GEN_STACKS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_stacks"))
 
 
-def gen_stacks(path, bad_elf=None):
-    args = [GEN_STACKS] + (["--bad-elf", bad_elf] if bad_elf else []) + [path]
+def gen_stacks(path, bad_elf=None, pid=None):
+    args = [GEN_STACKS] + (["--bad-elf", bad_elf] if bad_elf else []) + (["--pid", str(pid)] if pid else []) + [path]
     p = subprocess.run(args, capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
 
@@ -147,6 +148,18 @@ eq(s2["frame_strings"][:6], [None] * 6, "dump json: native frames have no string
 M = os.path.join(d.name, "merged.gpuprof")
 gp("merge", T, T, "-o", M)
 eq(folded(M), {k: 2 * v for k, v in folded(T).items()}, "merged trace: every stack twice the weight")
+# two processes (another run: other load addresses): each resolves with its own modules
+T2 = os.path.join(d.name, "pid5000.gpuprof")
+gen_stacks(T2, pid=5000)
+M2 = os.path.join(d.name, "merged2.gpuprof")
+gp("merge", T, T2, "-o", M2)
+want = Counter()
+for k, v in folded(T).items():
+    want[k] += v
+    k = k.replace("[thread 4243 ", "[thread 5001 ").replace("libcudart.so.13", "libcudart.so.12")
+    want[k] += v
+want = dict(want)
+eq(folded(M2), want, "merged trace of two processes")
 
 # ---- the symboliser against damaged files.  The "bad" module maps like
 # gen_stacks' own code, at the frame of stk_mid.
