@@ -13,7 +13,14 @@
    same frames through glibc's backtrace(), the missing library named on one
    gpuprof: line.
 4. GPUPROF_API_MODE=activity still gets stacks (callbacks forced);
-   a bad GPUPROF_STACKS value is one line and no stacks; stdout unchanged."""
+   a bad GPUPROF_STACKS value is one line and no stacks; stdout unchanged.
+5. The full workload (4 threads launching at once, a fork child that uses
+   CUDA) with GPUPROF_STACKS=all: stdout unchanged, and in the parent's and
+   the child's trace every launch/copy/set record has a stack of that trace
+   whose native frames all lie in that trace's module records."""
+import glob
+import os
+import subprocess
 import sys
 
 from stackslib import Env, Trace, symbolize
@@ -104,4 +111,22 @@ t, err = run_stacks(3, {"GPUPROF_STACKS": "everything"}, "bad")
 E.check(sum("GPUPROF_STACKS=everything" in l for l in err.splitlines()) == 1,
         "bad value: want one line, got %r" % err)
 E.check(not t.stacks and not any(a.get("stack") for a in t.apis), "bad value: stacks recorded anyway")
+# 5. threads and a fork child
+plain = subprocess.run([E.workload], capture_output=True, text=True, timeout=60).stdout
+trace = os.path.join(E.tmp, "full-%p.gpuprof")
+p = subprocess.run([E.workload], env=E.env({"GPUPROF_STACKS": "all"}, trace), capture_output=True, text=True,
+                   timeout=60)
+E.check(p.returncode == 0 and p.stdout == plain, "full workload: exit %d, stdout %r vs %r" %
+        (p.returncode, p.stdout, plain))
+files = glob.glob(os.path.join(E.tmp, "full-*.gpuprof"))
+E.check(len(files) == 2, "full workload: %d traces, want parent + child" % len(files))
+for f in files:
+    t = Trace(E, f)
+    want = [a for a in t.apis if a["name"] in ("cudaLaunchKernel", "cudaMemcpy", "cudaMemset")]
+    E.check(want and all(a.get("stack") in t.stacks for a in want),
+            "%s: %d of %d launch/copy/set records without a stack of this trace" %
+            (os.path.basename(f), sum(a.get("stack") not in t.stacks for a in want), len(want)))
+    for sid in t.stacks:
+        E.check(all(m is not None for _, m in t.native(sid)), "%s: stack %d outside the modules" %
+                (os.path.basename(f), sid))
 E.finish()
