@@ -47,25 +47,9 @@ def die(msg):
     sys.exit(2)
 
 
-def load(args):
-    if args.from_dump is not None:
-        try:
-            f = sys.stdin if args.from_dump == "-" else open(args.from_dump)
-        except OSError as e:
-            die("cannot read %s: %s" % (args.from_dump, e.strerror))
-        lines = f.read().splitlines()
-    else:
-        exe = args.gpuprof or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
-                                           "bin", "gpuprof")
-        try:
-            p = subprocess.run([exe, "dump", "--json", "--type", TYPES, args.trace],
-                               capture_output=True, text=True)
-        except OSError as e:
-            die("cannot run %s: %s (--gpuprof PATH)" % (exe, e.strerror))
-        if p.returncode != 0:
-            die("gpuprof dump failed: " + p.stderr.strip())
-        lines = p.stdout.splitlines()
-    recs = []
+def parse(lines):
+    """Yields the records of `gpuprof dump --json` lines (a stream: a
+    microbenchmark trace has millions of kernels)."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -75,8 +59,28 @@ def load(args):
             die("line %d is not JSON (want `gpuprof dump --json` output)" % n)
         if not isinstance(r, dict) or "type" not in r:
             die("line %d is not a gpuprof dump record" % n)
-        recs.append(r)
-    return recs
+        yield r
+
+
+def load(args, device, merge):
+    if args.from_dump is not None:
+        try:
+            f = sys.stdin if args.from_dump == "-" else open(args.from_dump)
+        except OSError as e:
+            die("cannot read %s: %s" % (args.from_dump, e.strerror))
+        return rows(parse(f), device, merge)
+    exe = args.gpuprof or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin",
+                                       "gpuprof")
+    try:
+        p = subprocess.Popen([exe, "dump", "--json", "--type", TYPES, args.trace], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        die("cannot run %s: %s (--gpuprof PATH)" % (exe, e.strerror))
+    out = rows(parse(p.stdout), device, merge)
+    err = p.stderr.read()
+    if p.wait() != 0:
+        die("gpuprof dump failed: " + err.strip())
+    return out
 
 
 def union_len(ivs):
@@ -94,19 +98,23 @@ def union_len(ivs):
 
 
 def rows(recs, device, merge):
-    sms = {(r.get("pid"), r.get("device")): r.get("sm_count", 0) for r in recs if r["type"] == "device"}
-    ranges = [r for r in recs if r["type"] == "nvtx_range" and r.get("depth") == 0
-              and r.get("kind") == "pushpop" and r["end"] > r["start"]]
+    sms, ranges = {}, []
     # per pid: kernels (start, end, blocks) sorted by start; counters per name (ts, value) sorted
     kern, ctr = {}, {}
     for r in recs:
-        if r.get("device") != device:
+        t = r["type"]
+        if t == "nvtx_range":
+            if r.get("depth") == 0 and r.get("kind") == "pushpop" and r["end"] > r["start"]:
+                ranges.append(r)
+        elif r.get("device") != device:
             continue
-        if r["type"] == "kernel":
+        elif t == "kernel":
             g = r["grid"]
             kern.setdefault(r["pid"], []).append((r["start"], r["end"], g[0] * g[1] * g[2]))
-        elif r["type"] == "counter":
+        elif t == "counter":
             ctr.setdefault((r["pid"], r["name"]), []).append((r["ts"], r["value"]))
+        elif t == "device":
+            sms[r.get("pid")] = r.get("sm_count", 0)
     kstarts, kmaxdur = {}, {}
     for pid, ks in kern.items():
         ks.sort()
@@ -130,7 +138,7 @@ def rows(recs, device, merge):
         g["count"] += 1
         g["len"] += e - s
         ivs = []
-        sm = sms.get((pid, device), 0)
+        sm = sms.get(pid, 0)
         ks = kern.get(pid, [])
         if ks:
             lo = bisect.bisect_left(kstarts[pid], s - kmaxdur[pid])
@@ -186,7 +194,7 @@ def main():
         die("give a trace file or --from-dump FILE (one of them)")
     if args.device < 0:
         die("--device must be >= 0")
-    table = rows(load(args), args.device, args.merge_numbered)
+    table = load(args, args.device, args.merge_numbered)
     if args.json:
         for r in table:
             print(json.dumps(r))
