@@ -13,7 +13,7 @@ static const struct {
 	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity" },
 	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines" },
 	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
-	{ "export", cmd_export, "convert to Perfetto/Chrome JSON or SQLite" },
+	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 };
