@@ -47,6 +47,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,22 @@ static const char *pm_cause(CUptiResult r)
 	}
 }
 
+/* The one line of a process whose PM sampling (on some device) goes off:
+ * on a multi-GPU machine every device would say the same (privileges). */
+static atomic_int off_logged;
+static void pm_off(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void pm_off(const char *fmt, ...)
+{
+	if (atomic_exchange(&off_logged, 1))
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	gps_log(1, "%s", buf);
+}
+
 static int have_functions(void)
 {
 #define X(name, req)      \
@@ -216,7 +233,7 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 {
 	CUptiResult r = host_new(d, chip, avail);
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off on device %u (chip %s): host initialisation failed: %s", d->dev,
+		pm_off("PM sampling off on device %u (chip %s): host initialisation failed: %s", d->dev,
 			chip, pm_cause(r));
 		return -1;
 	}
@@ -260,7 +277,7 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 	for (;;) {
 		collect_metrics(d);
 		if (d->nmetrics == 0) {
-			gps_log(1, "PM sampling off on device %u (chip %s): none of its metrics is available",
+			pm_off("PM sampling off on device %u (chip %s): none of its metrics is available",
 				d->dev, chip);
 			return -1;
 		}
@@ -308,10 +325,10 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 			on += d->fig_on[f];
 		if (on <= 1) {
 			if (r != CUPTI_SUCCESS)
-				gps_log(1, "PM sampling off on device %u (chip %s): configuration failed: %s",
+				pm_off("PM sampling off on device %u (chip %s): configuration failed: %s",
 					d->dev, chip, pm_cause(r));
 			else
-				gps_log(1, "PM sampling off on device %u (chip %s): %s alone needs %zu passes",
+				pm_off("PM sampling off on device %u (chip %s): %s alone needs %zu passes",
 					d->dev, chip, last >= 0 ? fig_names[last] : "?", passes);
 			return -1;
 		}
@@ -336,17 +353,17 @@ static CUptiResult counter_reset(struct pm_dev *d)
 
 /* Everything from the chip name to Start.  Leaves d->state RUNNING or
  * FAILED (after one line). */
-static void setup(struct pm_dev *d)
+static void setup(struct pm_dev *d, unsigned n)
 {
 	d->state = PD_FAILED;
 	uint32_t dev = 0;
 	CUptiResult r = GPS_CUPTI_QUIET(cuptiGetDeviceId, (CUcontext)d->ctx, &dev);
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off: cannot tell the device of a CUDA context: %s", pm_cause(r));
+		pm_off("PM sampling off: cannot tell the device of a CUDA context: %s", pm_cause(r));
 		return;
 	}
 	d->dev = dev;
-	for (unsigned i = 0; i < ndev; i++)
+	for (unsigned i = 0; i < n; i++)
 		if (&devs[i] != d && devs[i].state != PD_NONE && devs[i].dev == dev) {
 			d->state = PD_STOPPED; /* another context of a sampled device */
 			return;
@@ -355,7 +372,7 @@ static void setup(struct pm_dev *d)
 		CUpti_Profiler_Initialize_Params p = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
 		r = GPS_CUPTI_QUIET(cuptiProfilerInitialize, &p);
 		if (r != CUPTI_SUCCESS) {
-			gps_log(1, "PM sampling off: cuptiProfilerInitialize failed: %s", pm_cause(r));
+			pm_off("PM sampling off: cuptiProfilerInitialize failed: %s", pm_cause(r));
 			return;
 		}
 		pm_profiler_inited = 1;
@@ -364,7 +381,7 @@ static void setup(struct pm_dev *d)
 	pc.deviceIndex = dev;
 	r = GPS_CUPTI_QUIET(cuptiDeviceGetChipName, &pc);
 	if (r != CUPTI_SUCCESS || !pc.pChipName) {
-		gps_log(1, "PM sampling off on device %u: no chip name: %s", dev, pm_cause(r));
+		pm_off("PM sampling off on device %u: no chip name: %s", dev, pm_cause(r));
 		return;
 	}
 	char chip[64];
@@ -382,7 +399,7 @@ static void setup(struct pm_dev *d)
 			  : CUPTI_ERROR_OUT_OF_MEMORY;
 	}
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off on device %u (chip %s): %s", dev, chip, pm_cause(r));
+		pm_off("PM sampling off on device %u (chip %s): %s", dev, chip, pm_cause(r));
 		goto out;
 	}
 	if (configure(d, chip, avail, &config, &config_size) != 0)
@@ -391,7 +408,7 @@ static void setup(struct pm_dev *d)
 	pe.deviceIndex = dev;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingEnable, &pe);
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off on device %u (chip %s): %s", dev, chip, pm_cause(r));
+		pm_off("PM sampling off on device %u (chip %s): %s", dev, chip, pm_cause(r));
 		goto out;
 	}
 	d->obj = pe.pPmSamplingObject;
@@ -405,7 +422,7 @@ static void setup(struct pm_dev *d)
 	ps.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingSetConfig, &ps);
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off on device %u (chip %s): cuptiPmSamplingSetConfig: %s", dev,
+		pm_off("PM sampling off on device %u (chip %s): cuptiPmSamplingSetConfig: %s", dev,
 			chip, pm_cause(r));
 		goto out;
 	}
@@ -425,7 +442,7 @@ static void setup(struct pm_dev *d)
 		r = d->counter ? counter_reset(d) : CUPTI_ERROR_OUT_OF_MEMORY;
 	}
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off on device %u (chip %s): counter data image: %s", dev, chip,
+		pm_off("PM sampling off on device %u (chip %s): counter data image: %s", dev, chip,
 			pm_cause(r));
 		goto out;
 	}
@@ -433,7 +450,7 @@ static void setup(struct pm_dev *d)
 	pst.pPmSamplingObject = d->obj;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingStart, &pst);
 	if (r != CUPTI_SUCCESS) {
-		gps_log(1, "PM sampling off on device %u (chip %s): cuptiPmSamplingStart: %s", dev, chip,
+		pm_off("PM sampling off on device %u (chip %s): cuptiPmSamplingStart: %s", dev, chip,
 			pm_cause(r));
 		goto out;
 	}
@@ -525,7 +542,7 @@ static int decode(struct pm_dev *d, int final)
 		if (r != CUPTI_SUCCESS) {
 			if (final)
 				return -1;
-			gps_log(1, "PM sampling stopped on device %u: cuptiPmSamplingDecodeData: %s%s", d->dev,
+			pm_off("PM sampling stopped on device %u: cuptiPmSamplingDecodeData: %s%s", d->dev,
 				pm_cause(r),
 				r == CUPTI_ERROR_OUT_OF_MEMORY ? " (hardware buffer overflow: interval too short?)" : "");
 			return -1;
@@ -612,8 +629,9 @@ static void *pm_main(void *arg)
 	while (pm_state == PM_RUNNING) {
 		for (unsigned i = 0; i < ndev; i++) {
 			if (devs[i].announced && devs[i].state == PD_NONE) {
+				unsigned n = ndev;
 				pthread_mutex_unlock(&pm_lock); /* never held while in CUPTI */
-				setup(&devs[i]);
+				setup(&devs[i], n);
 				if (devs[i].state == PD_RUNNING)
 					announce_interval(&devs[i]);
 				pthread_mutex_lock(&pm_lock);
@@ -782,6 +800,7 @@ void gps_pm_after_fork_child(void)
 	pm_state = PM_NONE;
 	pm_exited = 0;
 	pm_profiler_inited = 0;
+	atomic_store(&off_logged, 0);
 	memset(devs, 0, sizeof devs); /* the parent's buffers: not ours to free */
 	ndev = 0;
 	names_gen = ~0u;
