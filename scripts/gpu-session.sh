@@ -145,6 +145,7 @@ PY
       echo "--- microbenchmark table"
       timeout 120 python3 scripts/util_table.py --gpuprof build/bin/gpuprof "$RES/util-micro.gpuprof" || echo "UTIL FAIL: table rc=$?"
       timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-micro.gpuprof" | cut -c1-200 | head -40
+      echo "--- first PM samples (raw)"; timeout 60 build/bin/gpuprof dump --type counter "$RES/util-micro.gpuprof" | grep -m 12 'pm\.'
       echo "--- MNIST (200 steps) under the same options"
       timeout 120 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-mnist.gpuprof" -- \
         python3 examples/train_mnist.py --steps 200 --warmup 5 >"$RES/util-mnist.out" 2>"$RES/util-mnist.err"
