@@ -135,7 +135,9 @@ static int load_symtab(struct symfile *f, int fd, uint64_t fsize, const Elf64_Sh
 
 static void symfile_load(struct symfile *f, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO (or device) at that path must not hang the tool;
+	 * anything but a regular file is refused below */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) return;
 	struct stat sb;
 	Elf64_Ehdr eh;

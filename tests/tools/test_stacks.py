@@ -174,8 +174,12 @@ def bad_line(content, name):
             f.write(content)
     tr = os.path.join(d.name, name + ".gpuprof")
     gen_stacks(tr, bad_elf=path)
-    p = subprocess.run([GPUPROF, "export", "--format", "folded", tr, "-o", "-"], capture_output=True, text=True,
-                       errors="replace")
+    try:
+        p = subprocess.run([GPUPROF, "export", "--format", "folded", tr, "-o", "-"], capture_output=True,
+                           text=True, errors="replace", timeout=60)
+    except subprocess.TimeoutExpired:
+        fail(f"{name}: folded export hung")
+        return None
     os.unlink(tr)
     if p.returncode != 0:
         fail(f"{name}: folded exited {p.returncode}: {p.stderr.strip()}")
@@ -197,6 +201,8 @@ eq(bad_line(b"\x7fELF" + b"\xff" * 60, "garbage"), "garbage" + off, "garbage aft
 os.makedirs(os.path.join(d.name, "adir"), exist_ok=True)
 eq(bad_line(None, "adir"), "adir" + off, "a directory")
 eq(bad_line(None, "missing"), "missing" + off, "a missing file")
+os.mkfifo(os.path.join(d.name, "afifo"))
+eq(bad_line(None, "afifo"), "afifo" + off, "a FIFO (must not block)")
 # section headers pointing out of the file (e_shoff) and a symbol table whose
 # string table index is out of range
 broken = bytearray(elf)
