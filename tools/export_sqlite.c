@@ -2,7 +2,9 @@
  * --type sqlite`, so queries written for nsys databases mostly carry over.
  * Strings live in StringIds and are referenced by id; globalTid = pid<<24|tid
  * and globalPid = pid<<24 (nsys packs them similarly).  One transaction,
- * prepared statements, indexes created after the bulk insert. */
+ * prepared statements, indexes created after the bulk insert.  Call stacks
+ * (callchainId of the API tables) go to CUDA_CALLCHAINS as nsys has it
+ * (stackDepth 0 = innermost), symbolised like the other exports. */
 #include <errno.h>
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "stacks.h"
 #include "tool.h"
 
 static const char schema[] =
@@ -57,6 +60,8 @@ static const char schema[] =
 	"CREATE TABLE DROPPED(start INTEGER, globalPid INTEGER, count INTEGER, source TEXT, sourceId INTEGER);"
 	"CREATE TABLE ENUM_NSYS_EVENT_TYPE(id INTEGER PRIMARY KEY, name TEXT);"
 	"INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES(34,'NvtxMark'),(59,'NvtxPushPopRange'),(60,'NvtxStartEndRange');"
+	"CREATE TABLE CUDA_CALLCHAINS(id INTEGER NOT NULL, stackDepth INTEGER NOT NULL, symbol INTEGER NOT NULL);"
+	"CREATE TABLE CALLCHAIN_SITES(id INTEGER PRIMARY KEY, site INTEGER NOT NULL);"
 	"CREATE TABLE ENUM_CUDA_MEMCPY_OPER(id INTEGER PRIMARY KEY, name TEXT, label TEXT);"
 	"INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES(0,'unknown','Unknown'),(1,'HtoD','Host-to-Device'),"
 	"(2,'DtoH','Device-to-Host'),(3,'HtoA','Host-to-Array'),(4,'AtoH','Array-to-Host'),"
@@ -69,11 +74,12 @@ static const char indexes[] =
 	"CREATE INDEX idx_memset_corr ON CUPTI_ACTIVITY_KIND_MEMSET(correlationId);"
 	"CREATE INDEX idx_runtime_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(correlationId);"
 	"CREATE INDEX idx_driver_corr ON CUPTI_ACTIVITY_KIND_DRIVER(correlationId);"
-	"CREATE INDEX idx_nvtx_start ON NVTX_EVENTS(start);";
+	"CREATE INDEX idx_nvtx_start ON NVTX_EVENTS(start);"
+	"CREATE INDEX idx_callchains_id ON CUDA_CALLCHAINS(id);";
 
 enum {
 	S_STR, S_PROC, S_THREAD, S_GPU, S_KERN, S_MEMCPY, S_MEMSET, S_RUNTIME, S_DRIVER, S_SYNC,
-	S_MEMORY, S_NVTX, S_COUNTER, S_DROPPED, S_COUNT
+	S_MEMORY, S_NVTX, S_COUNTER, S_DROPPED, S_CHAIN, S_SITE, S_COUNT
 };
 static const char *const stmt_sql[S_COUNT] = {
 	[S_STR] = "INSERT INTO StringIds VALUES(?,?)",
@@ -90,6 +96,8 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_NVTX] = "INSERT INTO NVTX_EVENTS VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[S_COUNTER] = "INSERT INTO COUNTERS VALUES(?,?,?,?,?)",
 	[S_DROPPED] = "INSERT INTO DROPPED VALUES(?,?,?,?,?)",
+	[S_CHAIN] = "INSERT INTO CUDA_CALLCHAINS VALUES(?,?,?)",
+	[S_SITE] = "INSERT INTO CALLCHAIN_SITES VALUES(?,?)",
 };
 
 struct sx {
@@ -101,6 +109,8 @@ struct sx {
 	u64map id_cache;    /* trace string id -> our id */
 	u64map kname;       /* trace kernel name id -> index into knames */
 	int64_t (*knames)[3]; size_t nk, ck; /* short, demangled, mangled */
+	struct stacks *stacks;
+	u64map chains_done; /* stack ids written to CUDA_CALLCHAINS */
 	int err;
 };
 
@@ -192,6 +202,19 @@ static void on_record(struct sx *x, const gp_record *rec)
 		int64_t v[] = { (int64_t)a->start_ns, (int64_t)a->end_ns, gtid(pid, tid), pid, tid,
 				(int64_t)a->correlation_id, tsid(x, a->name_id), a->cbid, a->status, a->stack_id };
 		run_ints(x, a->domain == GP_API_DRIVER ? S_DRIVER : S_RUNTIME, 10, v);
+		const struct stack_view *sv;
+		if (a->stack_id && !u64map_get(&x->chains_done, a->stack_id, 0) &&
+		    (sv = stacks_view(x->stacks, a->stack_id, pid, tid))) {
+			/* one chain per id, resolved for its first call (only a
+			 * borrowed-context stack depends on the calling thread) */
+			*u64map_get(&x->chains_done, a->stack_id, 1) = 1;
+			for (uint32_t i = 0; i < sv->nframes; i++) {
+				int64_t c[] = { a->stack_id, sv->nframes - 1 - i, sid(x, sv->frames[i]) };
+				run_ints(x, S_CHAIN, 3, c);
+			}
+			int64_t si[] = { a->stack_id, sid(x, sv->site) };
+			run_ints(x, S_SITE, 2, si);
+		}
 		break;
 	}
 	case GP_REC_KERNEL: {
@@ -367,6 +390,12 @@ int export_sqlite(const char *in, const char *out, int strict)
 			sqlite3_finalize(st);
 		}
 	}
+	x.stacks = stacks_new(r);
+	int pre = stacks_preload(x.stacks, r);
+	if (pre < 0) {
+		tool_err("cannot read %s: %s", in, gp_strerror(pre));
+		goto out;
+	}
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;
@@ -392,6 +421,8 @@ out:
 	u64map_free(&x.id_cache);
 	u64map_free(&x.kname);
 	free(x.knames);
+	u64map_free(&x.chains_done);
+	stacks_free(x.stacks);
 	gp_reader_close(r);
 	return code;
 }

@@ -135,6 +135,23 @@ eq(api[7][0]["args"]["stack"], [], "perfetto: an empty stack")
 eq(api[8][0]["args"].get("stack_id"), 99, "perfetto: undefined stack id kept as a number")
 expect("stack" not in api[9][0]["args"] and "stack_id" not in api[9][0]["args"], "perfetto: no stack, no arg")
 
+# ---- SQLite: CUDA_CALLCHAINS (nsys-style, stackDepth 0 innermost) and sites
+import sqlite3  # noqa: E402
+db = os.path.join(d.name, "stacks.db")
+gp("export", "--format", "sqlite", T, "-o", db)
+con = sqlite3.connect(db)
+chains = {}
+for cid, depth, sym in con.execute("SELECT c.id, c.stackDepth, s.value FROM CUDA_CALLCHAINS c "
+                                   "JOIN StringIds s ON s.id = c.symbol ORDER BY c.id, c.stackDepth DESC"):
+    chains.setdefault(cid, []).append(sym)
+eq(chains, {1: S1.split(";"), 2: S2.split(";"), 3: S3.split(";"), 4: S4.split(";")}, "sqlite CUDA_CALLCHAINS")
+sites = dict(con.execute("SELECT r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                         "JOIN CALLCHAIN_SITES c ON c.id = r.callchainId JOIN StringIds s ON s.id = c.site"))
+eq(sites, {1: "model.py:42 forward", 2: "model.py:42 forward", 3: "train.py:12 <module>",
+           4: "model.py:42 forward", 5: "stk_leaf", 6: BAD, 7: "(empty stack)", 11: "model.py:42 forward",
+           12: "model.py:42 forward"}, "sqlite: launch site of each runtime call with a stack")
+con.close()
+
 # ---- dump shows frames and symbolic frames readably
 dump = gp("dump", "--type", "stack", T).stdout
 expect("[py /home/u/proj/model.py 42 forward]" in dump and "[ctx 4242]" in dump, f"dump text: {dump[:300]}")
