@@ -38,7 +38,7 @@ void gps_stacks_emit_stats(gp_recorder *rec);
 void gps_stacks_after_fork_child(void);
 
 /* ---- gps_stacks_py.c ---- */
-/* Detects a supported CPython in this process (3.11, 3.12); logs one line
+/* Detects a supported CPython in this process (3.11 to 3.13); logs one line
  * when Python is there but not supported.  Returns 1 when frames can be read. */
 int gps_py_bind(void);
 /* 1 when the process runs CPython (supported or not). */

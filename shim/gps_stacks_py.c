@@ -7,7 +7,7 @@
  * process and only the CALLING thread's frames: that chain cannot change
  * while the thread is inside our callback, and each frame holds a strong
  * reference to its code object.  Offsets are release-build constants per
- * minor version (3.11, 3.12), checked against the real headers by
+ * minor version (3.11, 3.12, 3.13), checked against the real headers by
  * tests/shim/test_py_offsets.c.  Safety: every code object's type is
  * compared with PyCode_Type before use; the first walk of the process reads
  * through process_vm_readv (EFAULT instead of a crash) and any surprise turns
@@ -29,7 +29,7 @@ static const struct py_layout *L;
 static void *(*p_this_tstate)(void);     /* PyGILState_GetThisThreadState: a TLS read */
 static int (*p_is_initialized)(void);    /* Py_IsInitialized */
 static int (*p_addr2line)(void *code, int byte_offset); /* PyCode_Addr2Line: pure reads */
-static const void *p_code_type, *p_unicode_type;
+static const void *p_code_type, *p_unicode_type, *p_none;
 static int present;
 /* 0: the first walk still has to be checked; 1: checked; -1: frames off */
 static atomic_int checked;
@@ -44,7 +44,7 @@ int gps_py_bind(void)
 		if (getver) { /* CPython before 3.11 */
 			present = 1;
 			const char *v = getver();
-			gps_log(1, "python frames: CPython %.*s not supported (3.11, 3.12 are); native frames only",
+			gps_log(1, "python frames: CPython %.*s not supported (3.11 to 3.13 are); native frames only",
 				(int)strcspn(v ? v : "?", " "), v ? v : "?");
 		}
 		return 0;
@@ -55,8 +55,10 @@ int gps_py_bind(void)
 		L = &py311;
 	else if (major == 3 && minor == 12)
 		L = &py312;
+	else if (major == 3 && minor == 13)
+		L = &py313;
 	if (!L) {
-		gps_log(1, "python frames: CPython %u.%u not supported (3.11, 3.12 are); native frames only",
+		gps_log(1, "python frames: CPython %u.%u not supported (3.11 to 3.13 are); native frames only",
 			major, minor);
 		return 0;
 	}
@@ -65,6 +67,7 @@ int gps_py_bind(void)
 	p_addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
 	p_code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
 	p_unicode_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	p_none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
 	if (!p_this_tstate || !p_is_initialized || !p_addr2line || !p_code_type || !p_unicode_type) {
 		gps_log(1, "python frames: CPython %u.%u lacks an expected symbol; native frames only", major,
 			minor);
@@ -202,10 +205,12 @@ static int walk(gp_recorder *rec, struct rd *r, uint64_t *out, int max)
 	const char *ts = p_this_tstate();
 	if (!ts)
 		return 0;
-	const char *cf = (const char *)rd_ptr(r, ts, L->ts_cframe);
-	if (r->bad || !cf)
-		return 0;
-	const char *f = (const char *)rd_ptr(r, cf, L->cf_current);
+	const char *f = (const char *)rd_ptr(r, ts, L->ts_cframe);
+	if (!L->direct_frame) { /* 3.11, 3.12: through the _PyCFrame */
+		if (r->bad || !f)
+			return 0;
+		f = (const char *)rd_ptr(r, f, L->cf_current);
+	}
 	int n = 0;
 	for (int guard = 0; f && !r->bad && n < max && guard < 4 * GP_STACK_MAX_FRAMES; guard++) {
 		const char *code = (const char *)rd_ptr(r, f, L->f_code);
@@ -215,6 +220,10 @@ static int walk(gp_recorder *rec, struct rd *r, uint64_t *out, int max)
 		if (r->bad)
 			break;
 		if ((int)owner == L->owner_cstack) { /* the C stack's shim frame: no code */
+			f = prev;
+			continue;
+		}
+		if (code && code == p_none && L->minor >= 13) { /* 3.13: a frame without code */
 			f = prev;
 			continue;
 		}

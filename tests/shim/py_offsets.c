@@ -28,14 +28,25 @@ int main(void)
 #elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 12
 	const struct py_layout *L = &py312;
 	EQ("owner_cstack", L->owner_cstack, FRAME_OWNED_BY_CSTACK);
+#elif PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 13
+	const struct py_layout *L = &py313;
+	EQ("owner_cstack", L->owner_cstack, FRAME_OWNED_BY_CSTACK);
 #endif
-#if PY_MAJOR_VERSION == 3 && (PY_MINOR_VERSION == 11 || PY_MINOR_VERSION == 12)
+#if PY_MAJOR_VERSION == 3 && (PY_MINOR_VERSION >= 11 && PY_MINOR_VERSION <= 13)
 	EQ("minor", L->minor, PY_MINOR_VERSION);
+#if PY_MINOR_VERSION <= 12
+	EQ("direct_frame", L->direct_frame, 0);
 	EQ("PyThreadState.cframe", L->ts_cframe, offsetof(PyThreadState, cframe));
 	EQ("_PyCFrame.current_frame", L->cf_current, offsetof(_PyCFrame, current_frame));
 	EQ("_PyInterpreterFrame.f_code", L->f_code, offsetof(_PyInterpreterFrame, f_code));
-	EQ("_PyInterpreterFrame.previous", L->f_previous, offsetof(_PyInterpreterFrame, previous));
 	EQ("_PyInterpreterFrame.prev_instr", L->f_prev_instr, offsetof(_PyInterpreterFrame, prev_instr));
+#else
+	EQ("direct_frame", L->direct_frame, 1);
+	EQ("PyThreadState.current_frame", L->ts_cframe, offsetof(PyThreadState, current_frame));
+	EQ("_PyInterpreterFrame.f_executable", L->f_code, offsetof(_PyInterpreterFrame, f_executable));
+	EQ("_PyInterpreterFrame.instr_ptr", L->f_prev_instr, offsetof(_PyInterpreterFrame, instr_ptr));
+#endif
+	EQ("_PyInterpreterFrame.previous", L->f_previous, offsetof(_PyInterpreterFrame, previous));
 	EQ("_PyInterpreterFrame.owner", L->f_owner, offsetof(_PyInterpreterFrame, owner));
 	EQ("FRAME_OWNED_BY_GENERATOR", PY_OWNED_BY_GENERATOR, FRAME_OWNED_BY_GENERATOR);
 	EQ("PyCodeObject.co_filename", L->co_filename, offsetof(PyCodeObject, co_filename));
@@ -63,7 +74,7 @@ int main(void)
 		printf("CPython 3.%d: every offset the shim reads matches the headers\n", PY_MINOR_VERSION);
 	return bad;
 #else
-	printf("skip: CPython %d.%d headers; the shim reads 3.11 and 3.12\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);
+	printf("skip: CPython %d.%d headers; the shim reads 3.11 to 3.13\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);
 	return 77;
 #endif
 }

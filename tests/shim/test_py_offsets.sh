@@ -2,7 +2,7 @@
 # The CPython frame layout the shim reads (shim/gps_py_layout.h) against the
 # real headers: tests/shim/py_offsets.c compiled for each interpreter given in
 # GPUPROF_TEST_PYTHONS (space-separated; default: python3) whose headers are
-# installed.  Skips, saying why, when no CPython 3.11/3.12 headers are found.
+# installed.  Skips, saying why, when no CPython 3.11-3.13 headers are found.
 set -u
 B=${1:?usage: $0 BUILD_DIR}
 T=$(mktemp -d /tmp/gpuprof-pyoff.XXXXXX)
@@ -17,5 +17,5 @@ for py in ${GPUPROF_TEST_PYTHONS:-python3}; do
   case $rc in 0) ran=$((ran+1));; 77) ;; *) failed=1;; esac
 done
 [ $failed -eq 0 ] || exit 1
-[ $ran -gt 0 ] || { echo "skip: no CPython 3.11/3.12 headers found (GPUPROF_TEST_PYTHONS='${GPUPROF_TEST_PYTHONS:-python3}')"; exit 77; }
+[ $ran -gt 0 ] || { echo "skip: no CPython 3.11-3.13 headers found (GPUPROF_TEST_PYTHONS='${GPUPROF_TEST_PYTHONS:-python3}')"; exit 77; }
 echo ok

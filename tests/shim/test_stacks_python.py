@@ -1,4 +1,4 @@
-"""GPUPROF_STACKS in a Python process (CPython 3.11/3.12, read without the
+"""GPUPROF_STACKS in a Python process (CPython 3.11 to 3.13, read without the
 GIL): a job (stacks_py_job.py) launches through the fake libcudart with
 ctypes, which releases the GIL like PyTorch's bindings.
 
@@ -12,7 +12,7 @@ ctypes, which releases the GIL like PyTorch's bindings.
 - a library dlopen'ed after stacks started (a copy of the fake libcudart):
   its launch's native frames lie in module records for it, as do all others.
 GPUPROF_TEST_PYTHON picks the interpreter (default: this one); skips, saying
-why, when it is not CPython 3.11 or 3.12."""
+why, when it is not CPython 3.11, 3.12 or 3.13."""
 import os
 import subprocess
 import sys
@@ -25,8 +25,8 @@ JOB = os.path.join(HERE, "stacks_py_job.py")
 py = os.environ.get("GPUPROF_TEST_PYTHON", sys.executable)
 ver = subprocess.run([py, "-c", "import sys,platform;print(platform.python_implementation(),"
                       "sys.version_info[0],sys.version_info[1])"], capture_output=True, text=True).stdout.split()
-if len(ver) != 3 or ver[0] != "CPython" or (ver[1], ver[2]) not in (("3", "11"), ("3", "12")):
-    print("skip: %s is %s, Python frames are read for CPython 3.11 and 3.12 only" % (py, " ".join(ver) or "?"))
+if len(ver) != 3 or ver[0] != "CPython" or (ver[1], ver[2]) not in (("3", "11"), ("3", "12"), ("3", "13")):
+    print("skip: %s is %s, Python frames are read for CPython 3.11 to 3.13 only" % (py, " ".join(ver) or "?"))
     sys.exit(77)
 
 lines = {}
