@@ -9,6 +9,11 @@ have_hdr libunwind.h  || need="$need libunwind-dev"
 have_hdr sqlite3.h    || need="$need libsqlite3-dev"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
+# call-stack tests: nm/readelf resolve frames; the CPython headers check the
+# frame layout the shim reads (tests/shim/test_py_offsets.sh)
+command -v readelf >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 || need="$need binutils"
+pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
+[ -n "$pyinc" ] && [ -f "$pyinc/Python.h" ] || need="$need python3-dev"
 [ -z "$need" ] && exit 0
 cmd="apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
