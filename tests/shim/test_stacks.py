@@ -18,6 +18,7 @@
    CUDA) with GPUPROF_STACKS=all: stdout unchanged, and in the parent's and
    the child's trace every launch/copy/set record has a stack of that trace
    whose native frames all lie in that trace's module records."""
+import ctypes
 import glob
 import os
 import subprocess
@@ -77,7 +78,11 @@ check_chain(t, "all")
 E.check(len(t.stacks) == 2, "all: %d STACK records, want 2 (launch site, memset site)" % len(t.stacks))
 E.check(t.counters.get("gpuprof.stacks_captured") == 6 and t.counters.get("gpuprof.stacks_distinct") == 2,
         "all: counters %s" % t.counters)
-E.check("libunwind" not in err, "all: libunwind complaint with libunwind present: %r" % err)
+try:
+    ctypes.CDLL("libunwind.so.8")
+    E.check("libunwind" not in err, "all: libunwind complaint with libunwind present: %r" % err)
+except OSError:  # no libunwind here: the fallback line is right (part 3 checks it)
+    print("libunwind.so.8 not loadable here: the default run used glibc's backtrace()")
 
 # 2. sampling: one site, 10000 launches (and 10000 memsets: a second site)
 N = 10000
