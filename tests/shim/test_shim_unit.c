@@ -221,6 +221,36 @@ static void test_window(void)
 	CHECK(c.win_period_ns == 0, "unset: off");
 }
 
+/* GPUPROF_PM_SAMPLING: a unit required, 100us..10s, 0/off = off */
+static void test_pm_interval(void)
+{
+	uint64_t ns = 7;
+	CHECK(gps_parse_pm_interval("10ms", &ns) == 0 && ns == 10000000ull, "10ms -> %llu",
+	      (unsigned long long)ns);
+	CHECK(gps_parse_pm_interval("100us", &ns) == 0 && ns == 100000ull, "100us (the minimum)");
+	CHECK(gps_parse_pm_interval("10s", &ns) == 0 && ns == 10000000000ull, "10s (the maximum)");
+	CHECK(gps_parse_pm_interval("2.5ms", &ns) == 0 && ns == 2500000ull, "2.5ms");
+	CHECK(gps_parse_pm_interval("250000ns", &ns) == 0 && ns == 250000ull, "250000ns");
+	CHECK(gps_parse_pm_interval("0", &ns) == 0 && ns == 0, "0 = off");
+	CHECK(gps_parse_pm_interval("OFF", &ns) == 0 && ns == 0, "off = off");
+	ns = 7;
+	const char *bad[] = {"", "10", "1.5", "99us", "10.1s", "11s", "-5ms", "10 ms", " 10ms", "10ms ",
+			     "10hz", "ms", "inf", "nanms", "on"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(gps_parse_pm_interval(bad[i], &ns) != 0, "'%s' accepted", bad[i]);
+	CHECK(ns == 7, "a rejected value changed the output");
+	setenv("GPUPROF_PM_SAMPLING", "500us", 1);
+	struct gps_config c;
+	gps_config_load(&c);
+	CHECK(c.pm_interval_ns == 500000ull, "config 500us");
+	setenv("GPUPROF_PM_SAMPLING", "fast", 1);
+	gps_config_load(&c);
+	CHECK(c.pm_interval_ns == 0, "bad value: off");
+	unsetenv("GPUPROF_PM_SAMPLING");
+	gps_config_load(&c);
+	CHECK(c.pm_interval_ns == 0, "unset: off");
+}
+
 int main(void)
 {
 	test_sizes();
@@ -230,6 +260,7 @@ int main(void)
 	test_config();
 	test_cbid();
 	test_window();
+	test_pm_interval();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else
