@@ -483,6 +483,10 @@ void gps_stacks_bind(const char *(*name)(int dom, uint32_t cbid))
 	if (gps.cfg.stacks == GPS_STACKS_OFF || done)
 		return;
 	done = 1;
+	if (gps.cfg.api_set == GPS_API_NONE) { /* a stack belongs to an API record */
+		gps_log(1, "stacks: GPUPROF_API=none records no API calls, so no call stacks either");
+		return;
+	}
 	int n = 0;
 	for (int dom = 1; dom <= 2; dom++)
 		for (uint32_t cbid = 1; cbid < GPS_STK_MAX_CBID; cbid++) {

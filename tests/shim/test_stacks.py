@@ -111,6 +111,10 @@ E.check(len(lines) == 1 and bogus in lines[0] and "glibc backtrace()" in lines[0
 # 4. activity mode: callbacks forced, stacks recorded
 t, _ = run_stacks(3, {"GPUPROF_STACKS": "all", "GPUPROF_API_MODE": "activity"}, "activity")
 check_chain(t, "api mode activity")
+# no API records, no stacks: said once
+t, err = run_stacks(3, {"GPUPROF_STACKS": "all", "GPUPROF_API": "none"}, "apinone")
+E.check(sum("GPUPROF_API=none" in l for l in err.splitlines()) == 1 and not t.stacks,
+        "api none: want one line and no stacks, got %r, %d stacks" % (err, len(t.stacks)))
 # bad value: one line, no stacks, job unharmed
 t, err = run_stacks(3, {"GPUPROF_STACKS": "everything"}, "bad")
 E.check(sum("GPUPROF_STACKS=everything" in l for l in err.splitlines()) == 1,
