@@ -3,8 +3,9 @@
  *
  * Runs in the API exit callback of the call, inside gps_enter with
  * gps_in_shim = 1.  Cost control: a per-thread table keyed by the call site
- * (domain, cbid, kernel function or graph) captures the first 16 calls of a
- * site and then 1 in 32 at random (GPUPROF_STACKS=all: every call); the
+ * (domain, cbid, kernel function or graph, and in Python the innermost
+ * frames' instructions) captures the first 16 calls of a site and then 1 in
+ * 32 at random (GPUPROF_STACKS=all: every call); the
  * other calls reuse the site's last stack id — no unwinding, a few loads.
  * Captures are interned process-wide (64-bit hash of the frames -> id), so a
  * repeated stack costs one id; GP_REC_STACK is emitted once per new stack,
@@ -412,6 +413,8 @@ uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const voi
 	uint64_t key = 0;
 	if (w >= 2 && params)
 		memcpy(&key, (const char *)params + (w - 2) * 8u, sizeof key);
+	if (py_on && gps.cfg.stacks != GPS_STACKS_ALL)
+		key ^= gps_py_site_key();
 	struct stk_thread *st = stk_tls;
 	if (__builtin_expect(!st, 0) && !(st = stk_thread_new()))
 		return 0;

@@ -47,6 +47,11 @@ int gps_py_present(void);
  * frames ("py\tfile\tline\tfunc" string ids) to out[0..max).  Returns how
  * many (0: no Python on this thread, or frames off). */
 int gps_py_walk(gp_recorder *rec, uint64_t *out, int max);
+/* A hash of the calling thread's innermost Python frames' current
+ * instructions (a few loads, no walk): part of the rate limit's call-site
+ * key, so that one kernel launched from two Python lines is two sites.
+ * 0 when there is no Python on this thread or its frames are not checked. */
+uint64_t gps_py_site_key(void);
 void gps_py_after_fork_child(void);
 
 #endif

@@ -25,6 +25,9 @@
 
 #include "gps_py_layout.h"
 
+/* Python frames that tell call sites apart for the rate limit */
+#define PY_SITE_FRAMES 4
+
 static const struct py_layout *L;
 static void *(*p_this_tstate)(void);     /* PyGILState_GetThisThreadState: a TLS read */
 static int (*p_is_initialized)(void);    /* Py_IsInitialized */
@@ -271,6 +274,30 @@ int gps_py_walk(gp_recorder *rec, uint64_t *out, int max)
 	if (c == 0 && n > 0)
 		atomic_store_explicit(&checked, 1, memory_order_release);
 	return n;
+}
+
+uint64_t gps_py_site_key(void)
+{
+	/* only once a walk has shown the layout is what we think it is */
+	if (!L || atomic_load_explicit(&checked, memory_order_relaxed) != 1 || !p_is_initialized())
+		return 0;
+	const char *ts = p_this_tstate();
+	if (!ts)
+		return 0;
+	const char *f;
+	memcpy(&f, ts + L->ts_cframe, sizeof f);
+	if (!L->direct_frame && f)
+		memcpy(&f, f + L->cf_current, sizeof f);
+	/* the instruction of each of the innermost frames: it points into its
+	 * code object, so it names function and call site at once */
+	uint64_t h = 0;
+	for (int i = 0; f && i < PY_SITE_FRAMES; i++) {
+		uintptr_t instr;
+		memcpy(&instr, f + L->f_prev_instr, sizeof instr);
+		h = (h ^ instr) * 0x9E3779B97F4A7C15ull;
+		memcpy(&f, f + L->f_previous, sizeof f);
+	}
+	return h;
 }
 
 void gps_py_after_fork_child(void)

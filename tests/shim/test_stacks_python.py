@@ -9,6 +9,9 @@ ctypes, which releases the GIL like PyTorch's bindings.
 - a native pthread that never ran Python: no Python frames of its own, a
   "ctx\\t<tid>" marker naming the main thread (the latest launch with Python
   frames) and then exactly that launch's Python frames;
+- GPUPROF_STACKS=1, one kernel from two Python lines alternately
+  (stacks_py_sites.py): every launch carries the stack of its own line, with
+  far fewer captures than launches;
 - a library dlopen'ed after stacks started (a copy of the fake libcudart):
   its launch's native frames lie in module records for it, as do all others.
 GPUPROF_TEST_PYTHON picks the interpreter (default: this one); skips, saying
@@ -104,5 +107,27 @@ E.check(own[:1] == [(JOB, lines["LATE"], "<module>")], "late library: python fra
 for sid in t.stacks:
     miss = [hex(a) for a, m in t.native(sid) if m is None]
     E.check(not miss, "stack %d: native frames outside every module record: %s" % (sid, miss))
+# 5. the rate limit tells Python call sites apart
+SITES = os.path.join(HERE, "stacks_py_sites.py")
+site_line = {}
+for i, text in enumerate(open(SITES), 1):
+    if "# SITE-" in text:
+        site_line[text.split("# SITE-")[1].strip()] = i
+N = 2000
+rc, out, err, trace = E.run([py, SITES, E.cudart, str(N)], {"GPUPROF_STACKS": "1"}, "sites")
+E.check(rc == 0 and out == "sites done\n", "sites: exit %d, stdout %r, stderr %r" % (rc, out, err))
+t = Trace(E, trace)
+launches = [a for a in t.apis if a["name"] == "cudaLaunchKernel"]
+lines_seen = []
+for a in launches:
+    own = py_frames(a["stack"])[0] if a.get("stack") in t.stacks else []
+    lines_seen.append(own[1][1] if len(own) > 1 else None)
+want_lines = [site_line["A"], site_line["B"]] * N
+wrong = sum(1 for x, y in zip(lines_seen, want_lines) if x != y)
+E.check(len(launches) == 2 * N and wrong == 0,
+        "sites: %d launches, %d carry the other line's stack" % (len(launches), wrong))
+cap = t.counters.get("gpuprof.stacks_captured", 0)
+E.check(0 < cap < N, "sites: %d captures for %d launches (rate limit)" % (cap, 2 * N))
+print("sites: %d launches from 2 lines, %d captures, every stack at its own line" % (2 * N, cap))
 print("python %s.%s: main, threading.Thread and native-thread (ctx) stacks as expected" % (ver[1], ver[2]))
 E.finish()
