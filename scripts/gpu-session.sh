@@ -125,8 +125,9 @@ for r in run:
           r["device_mem_used_bytes"], r["device_mem_source"], r["last_nvtx_range"], r["rate_lag_ms"]))
 live = [r for r in run if r["kernels_per_s"] > 0]
 check("a running snapshot with kernels/s > 0 and busy > 0", any(r["gpu_busy_pct"] > 0 for r in live))
-check("memory source %s and > 0 while running" % src,
-      bool(run) and all(r["device_mem_source"] == src and r["device_mem_used_bytes"] > 0 for r in run))
+# before the job's first allocation the figure is rightly 0: judge the snapshots with kernels
+check("memory source %s and > 0 while kernels run" % src,
+      bool(live) and all(r["device_mem_source"] == src and r["device_mem_used_bytes"] > 0 for r in live))
 check("an NVTX range while running", any(r["last_nvtx_range"] for r in run))
 PY
     done 2>&1 | tee "$RES/status.txt"
