@@ -13,7 +13,10 @@
 #            (ms per step, timed loop after warm-up).
 # Configs:   bare; floor (LD_PRELOAD libcupti_floor.so: CUPTI kernel+memcpy+
 #            memset activity only); gpuprof (gpuprof run, defaults);
-#            gpuprof-api-all (--api=all); torchprof (--profile torch, python
+#            gpuprof-api-all (--api=all); gpuprof-api-none, -activity,
+#            -nodriver, -window (GPU_WINDOW, default 1/10), -stacks (--stacks),
+#            -stacks-all (GPUPROF_STACKS=all), -pm (--pm-sampling=PM_INTERVAL,
+#            default 10ms), -metrics (--gpu-metrics); torchprof (--profile torch, python
 #            workloads); nsys (profile -t cuda,nvtx, if the binary exists).
 #
 # Knobs (defaults sized for ≲ 8 min on one H200):
@@ -126,6 +129,10 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-activity) pre=(env GPUPROF_API_MODE=activity "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-nodriver) pre=(env GPUPROF_API_DRIVER=0 "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-window) pre=("$GPUPROF" run --gpu-window "${GPU_WINDOW:-1/10}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-stacks) pre=("$GPUPROF" run --stacks -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-stacks-all) pre=(env GPUPROF_STACKS=all "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-pm) pre=("$GPUPROF" run --pm-sampling="${PM_INTERVAL:-10ms}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-metrics) pre=("$GPUPROF" run --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       torchprof)
         [ "$w" = empty_kernel ] && continue
         pre=(); extra=(--profile torch --profile-out "$dir/torch.json") ;;
