@@ -84,6 +84,23 @@ for ph in $phases; do
     done 2>&1 | tee "$RES/window-exit.txt"
     build/bin/gpuprof stats --report windows,util "$RES/win-1.gpuprof" 2>&1 | cut -c1-200 | head -30 | tee -a "$RES/window-exit.txt"
     rm -f "$RES"/win-*.gpuprof ;;
+  memcurve)      # tracer memory over time: VmRSS of one long MNIST run every 2 s, bare and traced
+    log memcurve
+    for cfg in bare gpuprof; do
+      pre=(); [ $cfg = gpuprof ] && pre=(build/bin/gpuprof run -q -o "$RES/memcurve.gpuprof" --)
+      "${pre[@]}" python3 examples/train_mnist.py --steps ${MEMCURVE_STEPS:-6000} --warmup 10 >"$RES/memcurve-$cfg.out" 2>/dev/null &
+      job=$!; samples=""
+      for k in $(seq 1 40); do
+        sleep 2
+        pid=$(pgrep -f "examples/train_mnist.py --steps ${MEMCURVE_STEPS:-6000}" | head -1)
+        [ -n "$pid" ] || break
+        rss=$(awk '/^VmRSS/{print int($2/1024)}' /proc/$pid/status 2>/dev/null)
+        samples="$samples ${rss:-?}"
+      done
+      wait $job; echo "MEMCURVE cfg=$cfg rc=$? rss_mib_every_2s:$samples $(grep RESULT "$RES/memcurve-$cfg.out")"
+    done 2>&1 | tee "$RES/memcurve.txt"
+    build/bin/gpuprof info "$RES/memcurve.gpuprof" 2>&1 | grep -E "^(dropped|integrity)" | tee -a "$RES/memcurve.txt"
+    rm -f "$RES/memcurve.gpuprof" ;;
   memflat)       # tracer memory over a run 10x longer (max RSS, gpuprof vs bare)
     log memflat
     for steps in 300 3000; do for cfg in bare gpuprof; do
