@@ -92,7 +92,7 @@ for ph in $phases; do
       job=$!; samples=""
       for k in $(seq 1 40); do
         sleep 2
-        pid=$(pgrep -f "examples/train_mnist.py --steps ${MEMCURVE_STEPS:-6000}" | head -1)
+        pid=$(pgrep -f "^python3 examples/train_mnist.py --steps ${MEMCURVE_STEPS:-6000}" | head -1)
         [ -n "$pid" ] || break
         rss=$(awk '/^VmRSS/{print int($2/1024)}' /proc/$pid/status 2>/dev/null)
         samples="$samples ${rss:-?}"
