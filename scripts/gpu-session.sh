@@ -101,6 +101,23 @@ for ph in $phases; do
     done 2>&1 | tee "$RES/memcurve.txt"
     build/bin/gpuprof info "$RES/memcurve.gpuprof" 2>&1 | grep -E "^(dropped|integrity)" | tee -a "$RES/memcurve.txt"
     rm -f "$RES/memcurve.gpuprof" ;;
+  pm-debug)      # PM sampling under MNIST: which setting crashes, and where (faulthandler; gdb if present)
+    log pm-debug
+    ( for w in 0 2; do for opt in "--pm-sampling=10ms" "--pm-sampling=10ms --gpu-metrics=20"; do
+        # shellcheck disable=SC2086
+        timeout 120 build/bin/gpuprof run $opt -o "$RES/pmdbg.gpuprof" -- python3 -X faulthandler \
+          examples/train_mnist.py --steps 200 --warmup 10 --workers $w >"$RES/pmdbg.out" 2>"$RES/pmdbg.err"
+        echo "PMDBG workers=$w opt='$opt' rc=$? $(grep RESULT "$RES/pmdbg.out")"
+        grep -v "^TIMING" "$RES/pmdbg.err" | grep -iv "^ *File\|^Current thread" | tail -4
+        grep -A6 "Fatal Python error" "$RES/pmdbg.err" | head -12
+        rm -f "$RES"/pmdbg.gpuprof*
+      done; done
+      if command -v gdb >/dev/null; then
+        GPUPROF_PM_SAMPLING=10ms GPUPROF_OUTPUT="$RES/pmgdb-%p.gpuprof" LD_PRELOAD=$PWD/build/lib/libgpuprof.so \
+          timeout 150 gdb -q -batch -ex run -ex bt -ex "info threads" -ex "thread apply all bt 12" \
+          --args python3 examples/train_mnist.py --steps 200 --warmup 10 --workers 2 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -80
+      else echo "PMDBG no gdb here"; fi
+    ) 2>&1 | tee "$RES/pm-debug.txt" ;;
   memflat)       # tracer memory over a run 10x longer (max RSS, gpuprof vs bare)
     log memflat
     for steps in 300 3000; do for cfg in bare gpuprof; do
