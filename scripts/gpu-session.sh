@@ -113,8 +113,9 @@ for ph in $phases; do
         rm -f "$RES"/pmdbg.gpuprof*
       done; done
       if command -v gdb >/dev/null; then
-        GPUPROF_PM_SAMPLING=10ms GPUPROF_OUTPUT="$RES/pmgdb-%p.gpuprof" LD_PRELOAD=$PWD/build/lib/libgpuprof.so \
-          timeout 150 gdb -q -batch -ex run -ex bt -ex "info threads" -ex "thread apply all bt 12" \
+        timeout 150 gdb -q -batch -ex "set environment LD_PRELOAD=$PWD/build/lib/libgpuprof.so" \
+          -ex "set environment GPUPROF_PM_SAMPLING=10ms" -ex "set environment GPUPROF_OUTPUT=$RES/pmgdb-%p.gpuprof" \
+          -ex run -ex bt -ex "info threads" -ex "thread apply all bt 12" \
           --args python3 examples/train_mnist.py --steps 200 --warmup 10 --workers 2 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -80
       else echo "PMDBG no gdb here"; fi
     ) 2>&1 | tee "$RES/pm-debug.txt" ;;
