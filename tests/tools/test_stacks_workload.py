@@ -9,7 +9,7 @@ libcupti) are nowhere.  tests/shim/test_stacks.py checks the raw frames; this
 checks what the tools make of them.  test_speedscope.py loads the same
 folded export in speedscope.
 
-Then a Python job (tests/shim/stacks_py_job.py, CPython 3.11/3.12 only: the
+Then a Python job (tests/shim/stacks_py_job.py, CPython 3.11-3.13 only: the
 shim reads no other) launching through ctypes: the display stacks hold its
 Python frames as "func (file:line)" at the marked lines, none of the
 interpreter's C frames, and a native thread's launch borrows the main
@@ -97,8 +97,8 @@ if __name__ == "__main__":
     py = os.environ.get("GPUPROF_TEST_PYTHON", sys.executable)
     ver = subprocess.run([py, "-c", "import sys,platform;print(platform.python_implementation(),"
                           "sys.version_info[0],sys.version_info[1])"], capture_output=True, text=True).stdout.split()
-    if ver[:1] != ["CPython"] or tuple(ver[1:]) not in (("3", "11"), ("3", "12")):
-        print(f"Python part not run: {py} is {' '.join(ver) or '?'}, the shim reads CPython 3.11/3.12 frames only")
+    if ver[:1] != ["CPython"] or tuple(ver[1:]) not in (("3", "11"), ("3", "12"), ("3", "13")):
+        print(f"Python part not run: {py} is {' '.join(ver) or '?'}, the shim reads CPython 3.11-3.13 frames only")
         finish()
     at = {}
     for i, text in enumerate(open(job), 1):
