@@ -179,7 +179,29 @@ PY
       timeout 90 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-micro.gpuprof" -- $UB 2 0.5 \
         >"$RES/util-micro.out" 2>"$RES/util-micro.err"; echo "exit $?"; cat "$RES/util-micro.out" "$RES/util-micro.err"
       echo "--- microbenchmark table"
-      timeout 120 python3 scripts/util_table.py --gpuprof build/bin/gpuprof "$RES/util-micro.gpuprof" || echo "UTIL FAIL: table rc=$?"
+      timeout 120 python3 scripts/util_table.py --json --gpuprof build/bin/gpuprof "$RES/util-micro.gpuprof" \
+        >"$RES/util-micro.json" || echo "UTIL FAIL: table rc=$?"
+      python3 - "$RES/util-micro.json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def check(what, ok):
+    print("UTIL %s: %s" % ("PASS" if ok else "FAIL", what))
+f = lambda v: "-" if v is None else "%.2f" % v
+print("| shape | N | s | kernels | NVML (%) | Busy (%) | Est SM (%) | PM SM act (%) | PM occ (%) | PM tensor (%) | PM DRAM (%) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print("| %s | %d | %.3f | %d | %s | %s | %s | %s | %s | %s | %s |" % (r["range"], r["ranges"], r["length_s"], r["kernels"],
+          f(r["nvml_gpu_util_pct"]), f(r["busy_pct"]), f(r["est_sm_pct"]), f(r["pm_sm_active_pct"]),
+          f(r["pm_sm_occupancy_pct"]), f(r["pm_tensor_active_pct"]), f(r["pm_dram_throughput_pct"])))
+by = {r["range"]: r for r in rows}
+shapes = ["1x1", "131072x1", "1024x1024", "131072x1024"]
+check("a row per shape (%s)" % sorted(by), all(s in by for s in shapes))
+check("NVML samples in every shape", all(by.get(s, {}).get("nvml_gpu_util_pct") is not None for s in shapes))
+check("PM SM active samples in every shape (else see the gpuprof: lines above)",
+      all(by.get(s, {}).get("pm_sm_active_pct") is not None for s in shapes))
+a1, a4 = by.get("1x1", {}).get("pm_sm_active_pct"), by.get("131072x1024", {}).get("pm_sm_active_pct")
+check("PM SM active 1x1 (%s) < 131072x1024 (%s)" % (f(a1), f(a4)), a1 is not None and a4 is not None and a1 < a4)
+PY
       timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-micro.gpuprof" | cut -c1-200 | head -40
       echo "--- first PM samples (raw)"; timeout 60 build/bin/gpuprof dump --type counter "$RES/util-micro.gpuprof" | grep -m 12 'pm\.'
       echo "--- MNIST (200 steps) under the same options"
