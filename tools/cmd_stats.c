@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "launch_join.h"
 #include "launch_sites.h"
 #include "occupancy.h"
@@ -21,9 +22,11 @@
 #include "tool.h"
 #include "windows.h"
 
-enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_SITES, R_COUNT };
+enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_SITES, R_COMM, R_COMM_STEPS,
+       R_COUNT };
 static const char *const report_names[R_COUNT] = { "api", "kernels", "occupancy", "memops", "memsize", "nvtx",
-						   "util", "counters", "windows", "launch_sites" };
+						   "util", "counters", "windows", "launch_sites", "comm",
+						   "comm_steps" };
 
 static void help(FILE *f)
 {
@@ -64,7 +67,15 @@ static void help(FILE *f)
 		   "           the user's code (not stdlib/site-packages), else innermost Python\n"
 		   "           frame, else innermost native frame outside the CUDA libraries;\n"
 		   "           kernels, launch calls, memcpy/memset time, innermost frame.  Part\n"
-		   "           of the default set only when the trace has stacks\n\n"
+		   "           of the default set only when the trace has stacks\n"
+		   "  comm     per rank (process) of a merged multi-rank trace: NCCL kernel time\n"
+		   "           (Comm), other kernel time (Compute), their overlap, and the wait\n"
+		   "           at each collective (latest start among the ranks - this rank's\n"
+		   "           start; collectives matched by order); also prints comm_steps\n"
+		   "  comm_steps  the same per top-level NVTX push/pop range (\"step <i>\"),\n"
+		   "           matched across ranks by name and occurrence.  comm and\n"
+		   "           comm_steps are in the default set only when the trace has NCCL\n"
+		   "           kernels or kernels of several processes\n\n"
 		   "  --report LIST    reports to print, comma separated\n"
 		   "  --format FMT     table (default), csv or json\n"
 		   "  --since T        ignore records starting before T after the trace start\n"
@@ -274,6 +285,7 @@ struct stats {
 	uint64_t last;                     /* latest end of any timed record */
 	struct stacks *stk;                /* launch_sites: recorded stacks */
 	struct launch_join *lj;            /* launch_sites: GPU time per launch call */
+	struct comm *comm;                 /* comm: kernels, launches, steps per rank */
 };
 
 static size_t name_group(u64map *cache, struct gtab *t, uint32_t id, const char *name)
@@ -580,6 +592,10 @@ static void process(struct stats *st, const gp_record *rec)
 		on_device(st, tool_pid(st->r, rec), &rec->u.device);
 		return;
 	}
+	if (rec->type == GP_REC_PROCESS) {
+		comm_add(st->comm, rec, rec->u.process.pid, 0);
+		return;
+	}
 	if (rec->type == GP_REC_MODULE || rec->type == GP_REC_STACK || rec->type == GP_REC_THREAD ||
 	    rec->type == GP_REC_SOURCE) {
 		stacks_add(st->stk, rec);
@@ -596,6 +612,7 @@ static void process(struct stats *st, const gp_record *rec)
 	uint32_t pid = tool_pid(st->r, rec);
 	const gp_rec_source *src = gp_reader_source(st->r, rec->source_id);
 	uint32_t stid = src ? src->tid : 0;
+	comm_add(st->comm, rec, pid, stid);
 	switch (rec->type) {
 	case GP_REC_API:
 		on_api(st, rec, pid, rec->u.api.tid ? rec->u.api.tid : stid);
@@ -1047,11 +1064,12 @@ int cmd_stats(int argc, char **argv)
 				int k;
 				for (k = 0; k < R_COUNT && strcmp(tok, report_names[k]); k++) ;
 				if (k == R_COUNT) {
-					tool_err("unknown report '%s' (reports: api, kernels, occupancy, memops, memsize, nvtx, util, counters, windows, launch_sites)", tok);
+					tool_err("unknown report '%s' (reports: api, kernels, occupancy, memops, memsize, nvtx, util, counters, windows, launch_sites, comm, comm_steps)", tok);
 					free(list);
 					return EXIT_USAGE;
 				}
 				want[k] = 1; any = 1;
+				if (k == R_COMM) want[R_COMM_STEPS] = 1; /* one report, two tables */
 			}
 			free(list);
 			break;
@@ -1086,6 +1104,7 @@ int cmd_stats(int argc, char **argv)
 	st.r = r;
 	st.stk = stacks_new(r);
 	st.lj = launch_join_new();
+	st.comm = comm_new(r);
 	uint64_t base = gp_reader_header(r)->start_trace_ns;
 	st.since = have_since ? base + since : 0;
 	st.until = have_until ? base + until : UINT64_MAX;
@@ -1107,7 +1126,8 @@ int cmd_stats(int argc, char **argv)
 	if (!any)
 		for (int k = 0; k < R_COUNT; k++)
 			want[k] = (k != R_WIN || st.win.n) && (k != R_CNT || st.ncnt) &&
-				  (k != R_SITES || stacks_count(st.stk));
+				  (k != R_SITES || stacks_count(st.stk)) &&
+				  ((k != R_COMM && k != R_COMM_STEPS) || comm_in_default(st.comm));
 
 	/* end of trace: every range is known now */
 	for (size_t i = 0; i < st.npends; i++)
@@ -1174,6 +1194,11 @@ int cmd_stats(int argc, char **argv)
 	fill_counters(&reps[R_CNT], &st);
 	fill_util(&reps[R_UTIL], &st);
 	if (stacks_count(st.stk)) launch_sites_fill(&reps[R_SITES], st.stk, st.lj);
+	if (want[R_COMM] || want[R_COMM_STEPS]) comm_fill(st.comm, &reps[R_COMM], &reps[R_COMM_STEPS], base);
+	else {
+		report_init(&reps[R_COMM], "comm", "", comm_cols, COMM_NCOLS);
+		report_init(&reps[R_COMM_STEPS], "comm_steps", "", comm_steps_cols, COMM_STEPS_NCOLS);
+	}
 
 	int nwant = 0, printed = 0;
 	for (int k = 0; k < R_COUNT; k++) nwant += want[k];
@@ -1211,6 +1236,7 @@ out:
 	free(st.props); u64map_free(&st.dev2prop);
 	launch_join_free(st.lj);
 	stacks_free(st.stk);
+	comm_free(st.comm);
 	gp_reader_close(r);
 	return code;
 }

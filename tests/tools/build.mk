@@ -5,9 +5,15 @@ GEN_TRACE := $(TOOLST_DIR)/gen_trace
 FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
 TOOLS_SH_TESTS := test_cli test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
-	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table
+	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
+	test_comm
 
 $(GEN_TRACE): tests/tools/gen_trace.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+# per-rank communication (test_comm.py): two rank traces with NCCL kernels
+GEN_RANKS := $(TOOLST_DIR)/gen_ranks
+$(GEN_RANKS): tests/tools/gen_ranks.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # call stacks (test_stacks.py): symbols come from this program's own ELF file
@@ -25,5 +31,5 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
 TESTS += $(TOOLS_TEST_RUNNERS)

@@ -1,0 +1,562 @@
+/* comm.c — see comm.h.
+ *
+ * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
+ * A kernel whose name contains "nccl" (any case) is communication, every
+ * other kernel compute.  Collectives are matched across ranks by order: the
+ * k-th NCCL kernel (by GPU start) of every rank is one collective, provided
+ * every rank ran the same number of NCCL kernels with the same names; its
+ * wait on a rank = latest start among the ranks - this rank's start.  A
+ * kernel belongs to the step (top-level push/pop range of any thread of the
+ * process) in which its launch call started — that is where the host code
+ * asked for it, while the GPU may run it steps later; a kernel with no
+ * recorded launch call counts by its GPU start. */
+#include "comm.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+#include "util.h"
+
+const struct col comm_cols[COMM_NCOLS] = {
+	{ "Rank", "rank", COL_ID }, { "PID", "pid", COL_ID },
+	{ "NCCL Kernels", "nccl_kernels", COL_INT }, { "Comm (ns)", "comm_ns", COL_INT },
+	{ "Other Kernels", "compute_kernels", COL_INT }, { "Compute (ns)", "compute_ns", COL_INT },
+	{ "Overlap (ns)", "overlap_ns", COL_INT }, { "Overlap (%)", "overlap_pct", COL_F1 },
+	{ "Exposed Comm (ns)", "exposed_comm_ns", COL_INT }, { "Wait (ns)", "wait_ns", COL_INT },
+	{ "Wait (%)", "wait_pct", COL_F1 }, { "Max Wait (ns)", "max_wait_ns", COL_INT },
+};
+
+const struct col comm_steps_cols[COMM_STEPS_NCOLS] = {
+	{ "Rank", "rank", COL_ID }, { "PID", "pid", COL_ID }, { "N", "occurrence", COL_INT },
+	{ "Start (ns)", "start_ns", COL_INT }, { "Step (ns)", "step_ns", COL_INT },
+	{ "Kernels", "kernels", COL_INT }, { "Collectives", "collectives", COL_INT },
+	{ "Comm (ns)", "comm_ns", COL_INT }, { "Compute (ns)", "compute_ns", COL_INT },
+	{ "Overlap (ns)", "overlap_ns", COL_INT }, { "Wait (ns)", "wait_ns", COL_INT },
+	{ "Range", "range", COL_STR },
+};
+
+struct ckern {
+	uint64_t s, e;
+	uint64_t at;      /* launch call start, else s */
+	uint64_t wait;    /* at its collective (when matched) */
+	uint64_t corr;
+	uint32_t name_id;
+	uint8_t nccl;
+};
+
+struct crange { uint64_t s, e; char *name; };
+
+struct cproc {
+	uint32_t pid;
+	int32_t rank;
+	struct ckern *k; size_t nk, ck;
+	struct crange *rg; size_t nr, cr;
+	u64map launch;    /* correlation id -> earliest launch call start */
+	/* results */
+	size_t nnccl;
+	uint64_t comm, compute, overlap, wait, max_wait;
+};
+
+struct ival { uint64_t s, e; };
+struct ivec { struct ival *v; size_t n, cap; };
+
+struct comm {
+	gp_reader *r;
+	uint32_t hdr_pid;
+	int32_t hdr_rank;
+	u64map pid2proc;
+	struct cproc *p; size_t np, cp;
+	u64map pid2rank;  /* from GP_REC_PROCESS: rank + 2 (0: none seen) */
+	u64map name_nccl; /* string id -> 1 not NCCL, 2 NCCL */
+	int wait_known;   /* collectives matched (or one rank) */
+	char title[160], steps_title[160], note[2048], steps_note[1024];
+};
+
+struct comm *comm_new(gp_reader *r)
+{
+	struct comm *c = xcalloc(1, sizeof(*c));
+	c->r = r;
+	const gp_header *h = gp_reader_header(r);
+	c->hdr_pid = h ? h->pid : 0;
+	c->hdr_rank = h ? h->rank : -1;
+	u64map_init(&c->pid2proc);
+	u64map_init(&c->pid2rank);
+	u64map_init(&c->name_nccl);
+	return c;
+}
+
+void comm_free(struct comm *c)
+{
+	if (!c) return;
+	for (size_t i = 0; i < c->np; i++) {
+		struct cproc *p = &c->p[i];
+		free(p->k);
+		for (size_t j = 0; j < p->nr; j++) free(p->rg[j].name);
+		free(p->rg);
+		u64map_free(&p->launch);
+	}
+	free(c->p);
+	u64map_free(&c->pid2proc);
+	u64map_free(&c->pid2rank);
+	u64map_free(&c->name_nccl);
+	free(c);
+}
+
+static struct cproc *proc_get(struct comm *c, uint32_t pid)
+{
+	uint64_t *s = u64map_get(&c->pid2proc, pid, 0);
+	if (s) return &c->p[*s];
+	struct cproc p;
+	memset(&p, 0, sizeof(p));
+	p.pid = pid;
+	u64map_init(&p.launch);
+	*u64map_get(&c->pid2proc, pid, 1) = c->np;
+	VEC_PUSH(c->p, c->np, c->cp, p);
+	return &c->p[c->np - 1];
+}
+
+static int is_nccl(struct comm *c, uint32_t name_id)
+{
+	uint64_t *s = u64map_get(&c->name_nccl, name_id, 1);
+	if (!*s) *s = strcasestr(tool_str(c->r, name_id), "nccl") ? 2 : 1;
+	return *s == 2;
+}
+
+void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_t tid)
+{
+	(void)tid;
+	switch (rec->type) {
+	case GP_REC_PROCESS:
+		*u64map_get(&c->pid2rank, rec->u.process.pid, 1) =
+			rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
+		proc_get(c, rec->u.process.pid); /* known, even with no kernels */
+		break;
+	case GP_REC_API: {
+		const gp_rec_api *a = &rec->u.api;
+		if (!a->correlation_id) break;
+		const char *name = tool_str(c->r, a->name_id);
+		if (!strstr(name, "Launch") && !strstr(name, "Graph")) break;
+		struct cproc *p = proc_get(c, pid);
+		uint64_t *s = u64map_get(&p->launch, a->correlation_id, 0);
+		/* the runtime call and the driver call inside it share the id */
+		if (!s) *u64map_get(&p->launch, a->correlation_id, 1) = a->start_ns;
+		else if (a->start_ns < *s) *s = a->start_ns;
+		break;
+	}
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		struct cproc *p = proc_get(c, pid);
+		struct ckern ck;
+		memset(&ck, 0, sizeof(ck));
+		ck.s = k->start_ns;
+		ck.e = k->end_ns > k->start_ns ? k->end_ns : k->start_ns;
+		ck.corr = k->correlation_id;
+		ck.name_id = k->name_id;
+		ck.nccl = (uint8_t)is_nccl(c, k->name_id);
+		VEC_PUSH(p->k, p->nk, p->ck, ck);
+		break;
+	}
+	case GP_REC_NVTX_RANGE: {
+		const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
+		if (n->kind != GP_NVTX_PUSHPOP || n->depth != 0) break;
+		const char *dom = tool_str(c->r, n->domain_id), *msg = tool_str(c->r, n->message_id);
+		struct crange rg;
+		rg.s = n->start_ns;
+		rg.e = n->end_ns > n->start_ns ? n->end_ns : n->start_ns;
+		rg.name = xmalloc(strlen(dom) + strlen(msg) + 2);
+		if (*dom) sprintf(rg.name, "%s:%s", dom, msg);
+		else strcpy(rg.name, msg);
+		struct cproc *p = proc_get(c, pid);
+		VEC_PUSH(p->rg, p->nr, p->cr, rg);
+		break;
+	}
+	}
+}
+
+static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
+{
+	size_t n = 0;
+	int pk = 0;
+	for (size_t i = 0; i < c->np; i++) {
+		for (size_t j = 0; j < c->p[i].nk; j++) n += c->p[i].k[j].nccl;
+		pk += c->p[i].nk > 0;
+	}
+	if (procs_with_kernels) *procs_with_kernels = pk;
+	return n;
+}
+
+int comm_in_default(const struct comm *c)
+{
+	int pk;
+	size_t n = nccl_count(c, &pk);
+	return n > 0 || pk > 1;
+}
+
+/* ------------------------------------------------------------ intervals */
+static int cmp_ival(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+	if (x->s != y->s) return x->s < y->s ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/* Sorts and rewrites v as its union (disjoint, ordered); returns its length. */
+static uint64_t ivec_union(struct ivec *v)
+{
+	if (!v->n) return 0;
+	qsort(v->v, v->n, sizeof(*v->v), cmp_ival);
+	size_t w = 0;
+	for (size_t i = 1; i < v->n; i++) {
+		if (v->v[i].s <= v->v[w].e) {
+			if (v->v[i].e > v->v[w].e) v->v[w].e = v->v[i].e;
+		} else {
+			v->v[++w] = v->v[i];
+		}
+	}
+	v->n = w + 1;
+	uint64_t t = 0;
+	for (size_t i = 0; i < v->n; i++) t += v->v[i].e - v->v[i].s;
+	return t;
+}
+
+/* Time covered by both unions. */
+static uint64_t ivec_overlap(const struct ivec *a, const struct ivec *b)
+{
+	uint64_t ov = 0;
+	size_t i = 0, j = 0;
+	while (i < a->n && j < b->n) {
+		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (e > s) ov += e - s;
+		if (a->v[i].e <= b->v[j].e) i++;
+		else j++;
+	}
+	return ov;
+}
+
+static void ivec_push(struct ivec *v, uint64_t s, uint64_t e)
+{
+	struct ival iv = { s, e };
+	VEC_PUSH(v->v, v->n, v->cap, iv);
+}
+
+/* comm, compute and overlap of a set of kernels (pointers into one rank's) */
+struct split { uint64_t comm, compute, overlap; };
+
+static struct split split_kernels(struct ckern *const *k, size_t n, struct ivec *cv, struct ivec *ov)
+{
+	cv->n = ov->n = 0;
+	for (size_t i = 0; i < n; i++) ivec_push(k[i]->nccl ? cv : ov, k[i]->s, k[i]->e);
+	struct split s;
+	s.comm = ivec_union(cv);
+	s.compute = ivec_union(ov);
+	s.overlap = ivec_overlap(cv, ov);
+	return s;
+}
+
+/* ------------------------------------------------------------ ordering */
+static int cmp_kern_start(const void *a, const void *b)
+{
+	const struct ckern *x = a, *y = b;
+	if (x->s != y->s) return x->s < y->s ? -1 : 1;
+	if (x->e != y->e) return x->e < y->e ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static int cmp_kern_at(const void *a, const void *b)
+{
+	const struct ckern *x = *(struct ckern *const *)a, *y = *(struct ckern *const *)b;
+	if (x->at != y->at) return x->at < y->at ? -1 : 1;
+	return cmp_kern_start(x, y);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct crange *x = a, *y = b;
+	if (x->s != y->s) return x->s < y->s ? -1 : 1;
+	if (x->e != y->e) return x->e < y->e ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* ranks first in rank order, then processes without a rank by pid */
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct cproc *x = a, *y = b;
+	if ((x->rank < 0) != (y->rank < 0)) return x->rank < 0 ? 1 : -1;
+	if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void rank_str(char *buf, size_t n, const struct cproc *p)
+{
+	if (p->rank >= 0) snprintf(buf, n, "rank %d", p->rank);
+	else snprintf(buf, n, "pid %u", p->pid);
+}
+
+/* ------------------------------------------------------------ matching */
+/* The k-th NCCL kernels of every rank with kernels form collective k.  On a
+ * mismatch (counts or names), says why in c->note / on stderr and leaves
+ * every wait unknown. */
+static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
+{
+	size_t n0 = ps[0]->nnccl;
+	char why[512] = "";
+	for (size_t i = 1; i < nps && !*why; i++) {
+		if (ps[i]->nnccl == n0) continue;
+		char a[32], b[32];
+		rank_str(a, sizeof(a), ps[0]);
+		rank_str(b, sizeof(b), ps[i]);
+		snprintf(why, sizeof(why), "%s ran %zu NCCL kernels, %s ran %zu", a, n0, b, ps[i]->nnccl);
+	}
+	/* each rank's NCCL kernels, in start order (kernels are sorted) */
+	struct ckern ***nk = xcalloc(nps, sizeof(*nk));
+	for (size_t i = 0; i < nps; i++) {
+		nk[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**nk));
+		size_t m = 0;
+		for (size_t j = 0; j < ps[i]->nk; j++)
+			if (ps[i]->k[j].nccl) nk[i][m++] = &ps[i]->k[j];
+	}
+	for (size_t k = 0; k < n0 && !*why; k++)
+		for (size_t i = 1; i < nps && !*why; i++) {
+			const char *x = tool_str(c->r, nk[0][k]->name_id), *y = tool_str(c->r, nk[i][k]->name_id);
+			if (!strcmp(x, y)) continue;
+			char a[32], b[32];
+			rank_str(a, sizeof(a), ps[0]);
+			rank_str(b, sizeof(b), ps[i]);
+			char *dx = demangle(x), *dy = demangle(y);
+			snprintf(why, sizeof(why), "NCCL kernel #%zu is %.180s on %s but %.180s on %s", k + 1, dx, a, dy, b);
+			free(dx); free(dy);
+		}
+	if (*why) {
+		tool_warn("comm: collectives not matched across ranks (%s): no wait figures", why);
+		snprintf(c->note, sizeof(c->note),
+			 " Wait: not computed - collectives are matched across ranks by order, and %s.\n", why);
+		goto out;
+	}
+	c->wait_known = 1;
+	size_t capped = 0;
+	for (size_t k = 0; k < n0; k++) {
+		uint64_t latest = 0;
+		for (size_t i = 0; i < nps; i++)
+			if (nk[i][k]->s > latest) latest = nk[i][k]->s;
+		for (size_t i = 0; i < nps; i++) {
+			struct ckern *q = nk[i][k];
+			uint64_t w = latest - q->s;
+			/* a kernel cannot wait longer than it ran: more means the
+			 * ranks' clocks disagree */
+			if (w > q->e - q->s) { w = q->e - q->s; capped++; }
+			q->wait = w;
+			ps[i]->wait += w;
+			if (w > ps[i]->max_wait) ps[i]->max_wait = w;
+		}
+	}
+	if (nps == 1)
+		snprintf(c->note, sizeof(c->note),
+			 " Wait: 0 - the trace has one rank, so there is no peer to wait for (merge the\n"
+			 "   ranks' traces with `gpuprof merge` first).\n");
+	else
+		snprintf(c->note, sizeof(c->note),
+			 " Wait: %zu collectives matched across %zu ranks by order; wait = latest start among the\n"
+			 "   ranks - this rank's start, i.e. the time its NCCL kernel sat waiting for the peers.\n",
+			 n0, nps);
+	if (capped) {
+		tool_warn("comm: %zu waits longer than the kernel itself (capped at its duration): the ranks' clocks disagree",
+			  capped);
+		size_t l = strlen(c->note);
+		snprintf(c->note + l, sizeof(c->note) - l,
+			 " %zu waits were longer than the kernel itself and are capped at its duration: the\n"
+			 "   ranks' clocks disagree (different hosts?), so the wait figures are doubtful.\n",
+			 capped);
+	}
+out:
+	for (size_t i = 0; i < nps; i++) free(nk[i]);
+	free(nk);
+}
+
+/* ------------------------------------------------------------ steps */
+struct step { char *name; uint64_t occ, first; size_t nrows; };
+struct srow {
+	size_t step, proc;     /* index into steps, into ps */
+	uint64_t s, e, kernels, coll, wait;
+	struct split sp;
+};
+
+static struct step *sort_steps;
+static int cmp_srow(const void *a, const void *b)
+{
+	const struct srow *x = a, *y = b;
+	const struct step *sx = &sort_steps[x->step], *sy = &sort_steps[y->step];
+	if (sx->first != sy->first) return sx->first < sy->first ? -1 : 1;
+	int n = strcmp(sx->name, sy->name);
+	if (n) return n;
+	if (sx->occ != sy->occ) return sx->occ < sy->occ ? -1 : 1;
+	return x->proc < y->proc ? -1 : x->proc > y->proc;
+}
+
+static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, size_t nps, uint64_t base)
+{
+	strmap idx;             /* "name\n occurrence" -> step */
+	strmap_init(&idx);
+	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
+	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
+	struct ivec cv = { 0 }, ov = { 0 };
+	struct ckern **by_at = NULL, **sel = NULL; size_t csel = 0;
+	for (size_t i = 0; i < nps; i++) {
+		struct cproc *p = ps[i];
+		if (!p->nr) continue;
+		qsort(p->rg, p->nr, sizeof(*p->rg), cmp_range);
+		by_at = xrealloc(by_at, (p->nk ? p->nk : 1) * sizeof(*by_at));
+		for (size_t j = 0; j < p->nk; j++) by_at[j] = &p->k[j];
+		qsort(by_at, p->nk, sizeof(*by_at), cmp_kern_at);
+		strmap seen;    /* name -> occurrences so far on this rank */
+		strmap_init(&seen);
+		for (size_t j = 0; j < p->nr; j++) {
+			const struct crange *rg = &p->rg[j];
+			int is_new;
+			size_t occ = ++*strmap_get(&seen, rg->name, &is_new);
+			char *key = xmalloc(strlen(rg->name) + 24);
+			sprintf(key, "%s\n%zu", rg->name, occ);
+			size_t *slot = strmap_get(&idx, key, &is_new);
+			free(key);
+			if (is_new) {
+				struct step st = { xstrdup(rg->name), occ, rg->s, 0 };
+				*slot = nsteps;
+				VEC_PUSH(steps, nsteps, csteps, st);
+			}
+			struct step *st = &steps[*slot];
+			if (rg->s < st->first) st->first = rg->s;
+			/* kernels whose launch started in [s, e) */
+			size_t lo = 0, hi = p->nk;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (by_at[mid]->at < rg->s) lo = mid + 1;
+				else hi = mid;
+			}
+			size_t nsel = 0;
+			struct srow row;
+			memset(&row, 0, sizeof(row));
+			row.step = *slot; row.proc = i; row.s = rg->s; row.e = rg->e;
+			for (size_t q = lo; q < p->nk && by_at[q]->at < rg->e; q++) {
+				VEC_PUSH(sel, nsel, csel, by_at[q]);
+				row.kernels++;
+				if (by_at[q]->nccl) { row.coll++; row.wait += by_at[q]->wait; }
+			}
+			row.sp = split_kernels(sel, nsel, &cv, &ov);
+			VEC_PUSH(rows, nrows, crows, row);
+		}
+		strmap_free(&seen);
+	}
+	sort_steps = steps;
+	qsort(rows, nrows, sizeof(*rows), cmp_srow);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct srow *w = &rows[i];
+		const struct cproc *p = ps[w->proc];
+		struct cell *cl = report_row(rep);
+		if (p->rank >= 0) cell_num(&cl[0], p->rank);
+		cell_num(&cl[1], p->pid);
+		cell_num(&cl[2], (double)steps[w->step].occ);
+		cell_num(&cl[3], (double)(w->s > base ? w->s - base : 0));
+		cell_num(&cl[4], (double)(w->e - w->s));
+		cell_num(&cl[5], (double)w->kernels);
+		cell_num(&cl[6], (double)w->coll);
+		cell_num(&cl[7], (double)w->sp.comm);
+		cell_num(&cl[8], (double)w->sp.compute);
+		cell_num(&cl[9], (double)w->sp.overlap);
+		if (c->wait_known) cell_num(&cl[10], (double)w->wait);
+		cell_str(&cl[11], steps[w->step].name);
+	}
+	for (size_t i = 0; i < nsteps; i++) free(steps[i].name);
+	free(steps); free(rows); free(cv.v); free(ov.v); free(by_at); free(sel);
+	strmap_free(&idx);
+}
+
+/* ------------------------------------------------------------ fill */
+void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint64_t base)
+{
+	int pk;
+	size_t nccl = nccl_count(c, &pk);
+	snprintf(c->title, sizeof(c->title), "Communication per Rank (NCCL kernels vs other kernels)");
+	snprintf(c->steps_title, sizeof(c->steps_title),
+		 "Communication per Step (top-level NVTX push/pop ranges, matched across ranks)");
+	report_init(ranks, "comm", c->title, comm_cols, COMM_NCOLS);
+	report_init(steps, "comm_steps", c->steps_title, comm_steps_cols, COMM_STEPS_NCOLS);
+	if (!pk) {
+		snprintf(c->title, sizeof(c->title), "Communication per Rank: none, the trace has no kernels");
+		snprintf(c->steps_title, sizeof(c->steps_title), "Communication per Step: none, the trace has no kernels");
+		tool_warn("comm: the trace has no kernel records: nothing to report");
+		return;
+	}
+	/* ranks: processes with kernels */
+	for (size_t i = 0; i < c->np; i++) {
+		struct cproc *p = &c->p[i];
+		uint64_t *r = u64map_get(&c->pid2rank, p->pid, 0);
+		p->rank = r && *r >= 2 ? (int32_t)(*r - 2) : !r && p->pid == c->hdr_pid ? c->hdr_rank : -1;
+	}
+	/* sorting moves the processes: pid2proc is not used after this */
+	qsort(c->p, c->np, sizeof(*c->p), cmp_proc);
+	struct cproc **ps = xmalloc(c->np * sizeof(*ps));
+	size_t nps = 0, idle = 0;
+	for (size_t i = 0; i < c->np; i++) {
+		if (c->p[i].nk) ps[nps++] = &c->p[i];
+		else idle++;
+	}
+	struct ivec cv = { 0 }, ov = { 0 };
+	for (size_t i = 0; i < nps; i++) {
+		struct cproc *p = ps[i];
+		qsort(p->k, p->nk, sizeof(*p->k), cmp_kern_start);
+		struct ckern **all = xmalloc(p->nk * sizeof(*all));
+		for (size_t j = 0; j < p->nk; j++) {
+			struct ckern *k = &p->k[j];
+			uint64_t *at = u64map_get(&p->launch, k->corr, 0);
+			k->at = at && k->corr ? *at : k->s;
+			p->nnccl += k->nccl;
+			all[j] = k;
+		}
+		struct split s = split_kernels(all, p->nk, &cv, &ov);
+		free(all);
+		p->comm = s.comm; p->compute = s.compute; p->overlap = s.overlap;
+	}
+	free(cv.v); free(ov.v);
+	if (nccl) {
+		match_collectives(c, ps, nps);
+	} else {
+		snprintf(c->note, sizeof(c->note),
+			 " No NCCL kernels: communication that does not run as NCCL kernels (gloo copies\n"
+			 "   through host memory, MPI) is not counted here, so Comm and Wait are empty.\n");
+	}
+	for (size_t i = 0; i < nps; i++) {
+		struct cproc *p = ps[i];
+		struct cell *cl = report_row(ranks);
+		if (p->rank >= 0) cell_num(&cl[0], p->rank);
+		cell_num(&cl[1], p->pid);
+		cell_num(&cl[2], (double)p->nnccl);
+		cell_num(&cl[3], (double)p->comm);
+		cell_num(&cl[4], (double)(p->nk - p->nnccl));
+		cell_num(&cl[5], (double)p->compute);
+		cell_num(&cl[6], (double)p->overlap);
+		if (p->comm) cell_num(&cl[7], 100.0 * (double)p->overlap / (double)p->comm);
+		cell_num(&cl[8], (double)(p->comm - p->overlap));
+		if (c->wait_known) {
+			cell_num(&cl[9], (double)p->wait);
+			if (p->comm) cell_num(&cl[10], 100.0 * (double)p->wait / (double)p->comm);
+			cell_num(&cl[11], (double)p->max_wait);
+		}
+	}
+	size_t l = strlen(c->note);
+	snprintf(c->note + l, sizeof(c->note) - l,
+		 " Comm = union of NCCL kernel intervals (name contains \"nccl\"), Compute = union of the\n"
+		 "   other kernels, Overlap = time both ran, Overlap (%%) of Comm, Exposed Comm = Comm -\n"
+		 "   Overlap.  Wait (%%) of Comm.  A rank is a process (pid) with kernels%s.\n",
+		 idle ? "; processes without kernels (a launcher) are left out" : "");
+	ranks->note = c->note;
+	snprintf(c->steps_note, sizeof(c->steps_note),
+		 " A kernel counts in the step in which its launch call started (any thread of the\n"
+		 "   process; no launch call recorded: its GPU start), so Comm/Compute may run past\n"
+		 "   the step's end.  N = occurrence of the range name on that rank.  Wait: sum over\n"
+		 "   the step's collectives ('-': not computed, see the per-rank table).\n");
+	steps->note = c->steps_note;
+	fill_steps(c, steps, ps, nps, base);
+	free(ps);
+}
