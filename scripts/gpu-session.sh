@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util ddp ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -235,6 +235,35 @@ for shape in dict.fromkeys(k[0] for k in v):
 PY
     } 2>&1 | tee "$RES/util.txt"
     rm -f "$RES/util-micro.gpuprof" ;;  # millions of kernels; the MNIST trace stays in results.tgz
+  ddp)          # issue #10: DDP with 2 ranks on ONE GPU (gloo: NCCL refuses two ranks on one GPU),
+    # one trace per rank (%r), merged onto one time axis, then the comm report.  gloo all-reduces
+    # through host memory, so there are no NCCL kernels: Comm/Wait stay empty, steps and compute show.
+    log ddp
+    ( set -x
+      timeout 240 build/bin/gpuprof run -o "$RES/ddp-%r.gpuprof" -- python3 -m torch.distributed.run \
+        --standalone --nproc_per_node=2 examples/train_ddp.py --same-gpu --steps 30 --warmup 3 2>&1 |
+        grep -E "RESULT|gpuprof|Error|error" | head -20
+      ls -la "$RES"/ddp-*.gpuprof
+      for f in "$RES"/ddp-*.gpuprof; do build/bin/gpuprof info "$f" | grep -E "^(file|rank|span|processes)|^  pid|^  kernel"; done
+      build/bin/gpuprof merge "$RES"/ddp-*.gpuprof -o "$RES/ddp-merged.gpuprof"
+      build/bin/gpuprof stats --report comm,kernels "$RES/ddp-merged.gpuprof" | cut -c1-220 | head -160
+      build/bin/gpuprof stats --report comm --format json "$RES/ddp-merged.gpuprof" > "$RES/ddp-comm.json"
+    ) 2>&1 | tee "$RES/ddp.txt" ;;
+  # ddp2: the same with NCCL, one GPU per rank, for an nvidia-h200-x2 machine (not run yet: no
+  # 2-GPU machine was lent).  NVLink multicast must stay off on the shared hosts (KINDS.md), also
+  # in the job's own environment:
+  # ddp2)
+  #   log ddp2
+  #   ( set -x
+  #     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  #     nvidia-smi -L
+  #     timeout 240 build/bin/gpuprof run -o "$RES/ddp2-%r.gpuprof" -- python3 -m torch.distributed.run \
+  #       --standalone --nproc_per_node=2 examples/train_ddp.py --steps 30 --warmup 3 2>&1 |
+  #       grep -E "RESULT|gpuprof|Error|error" | head -20
+  #     build/bin/gpuprof merge "$RES"/ddp2-*.gpuprof -o "$RES/ddp2-merged.gpuprof"
+  #     build/bin/gpuprof stats --report comm,kernels "$RES/ddp2-merged.gpuprof" | cut -c1-220 | head -160
+  #     build/bin/gpuprof stats --report comm --format json "$RES/ddp2-merged.gpuprof" > "$RES/ddp2-comm.json"
+  #   ) 2>&1 | tee "$RES/ddp2.txt" ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;
