@@ -255,13 +255,16 @@ void gps_nvml_after_fork_child(void);
 /* CUPTI PM sampling (shim/gps_pmsampling.c, GPUPROF_PM_SAMPLING): a thread
  * "gpuprof-pm" that samples SM activity/occupancy, tensor and DRAM activity
  * of each device a context was created on, as pm.* GP_REC_COUNTER records.
- * context_created: from the CUPTI resource callback (only notes the context
- * and wakes the thread: every CUPTI profiler call happens there); stop:
- * before the final CUPTI flush (stop, last decode; bounded wait); release:
- * after it (disables PM sampling, which may tear down CUPTI state). */
+ * context_created: from the CUPTI resource callback (notes the context, wakes
+ * the thread, which makes every CUPTI profiler call, and waits, bounded, for
+ * that device's set-up); stop: before the final CUPTI flush (stop, last
+ * decode; bounded wait; PM sampling is left enabled for the exit);
+ * fork_prepare/parent: fork waits (bounded) until the thread is outside
+ * CUPTI. */
 void gps_pm_context_created(void *cu_context);
 void gps_pm_stop(void);
-void gps_pm_release(void);
+void gps_pm_fork_prepare(void);
+void gps_pm_fork_parent(void);
 void gps_pm_after_fork_child(void);
 
 /* Live status file (shim/gps_status.c, GPUPROF_STATUS).  gps_status_on is

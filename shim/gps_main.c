@@ -392,7 +392,6 @@ void gps_final_flush(const char *why)
 	gps_window_final();
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
-	gps_pm_release(); /* disabling PM sampling may tear down CUPTI state */
 	/* then no new entries (callbacks, NVTX) and none still inside */
 	atomic_store(&gps.closed, 1);
 	gps_cupti_stop();
@@ -570,12 +569,14 @@ static void fork_prepare(void)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &fork_saved_mask);
+	gps_pm_fork_prepare(); /* before our own locks: it may wait (bounded) on CUPTI */
 	gps_activity_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	gps_activity_fork_parent();
+	gps_pm_fork_parent();
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 

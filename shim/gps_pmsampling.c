@@ -37,13 +37,23 @@
  * or agree, so the choice is unambiguous); pm.clock (INT: 1 monotonic,
  * 2 realtime, 3 CUPTI) records which.
  *
+ * Set-up runs while the application is quiet: the callback that announces
+ * a new context waits (bounded, SETUP_WAIT_S) for the thread to finish that
+ * device's set-up.  On the H200 a set-up that overlapped MNIST's start
+ * (DataLoader workers forking, first kernels) was followed by a SIGSEGV,
+ * while the same set-up during the microbenchmark's idle start was fine; the
+ * cause is not known yet, this keeps the two apart.  Likewise fork(): the
+ * prepare handler waits (bounded) until the thread is outside CUPTI, so a
+ * child never inherits a half-done CUPTI call.
+ *
  * Stop: gps_pm_stop (final flush, before the forced CUPTI activity flush)
- * has the thread stop sampling and decode what is left; gps_pm_release
- * (after that flush) disables PM sampling and frees the host objects —
- * disabling may tear down CUPTI state (XLA's PM sampler avoids it for that
- * reason), so it never runs before the activity records are out.  When CUDA's
- * own exit teardown destroyed the context first, the last decode fails
- * quietly: at most one decode period of samples is lost. */
+ * has the thread stop sampling and decode what is left.  PM sampling is
+ * never disabled nor the host objects freed: on the H200 doing so at exit
+ * (cuptiPmSamplingDisable, cuptiProfilerHostDeinitialize) ended the job with
+ * "free(): double free detected" (XLA's PM sampler notes that disabling
+ * tears down CUPTI state); the process is exiting, the driver releases it.
+ * When CUDA's own exit teardown destroyed the context first, the last decode
+ * fails quietly: at most one decode period of samples is lost. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -59,6 +69,7 @@
 #define PM_MAX_DEV 16
 #define DECODE_NS 100000000ull          /* decode the hardware buffer every 100 ms */
 #define HW_BUFFER_SIZE (32u << 20)      /* raw samples between decodes */
+#define SETUP_WAIT_S 3                  /* the announcing callback waits this long at most */
 
 /* One figure: value = c0 + s[0]*m[0] + s[1]*m[1], in percent. */
 struct pm_formula {
@@ -90,6 +101,7 @@ static const struct pm_formula candidates[F_COUNT][MAX_CAND] = {
 struct pm_dev {
 	void *ctx;              /* announced context (only its device is used) */
 	int announced;
+	int setup_done;         /* set-up finished (either way): under pm_lock */
 	int state;              /* PD_* */
 	uint32_t dev;           /* CUDA device ordinal */
 	CUpti_Profiler_Host_Object *host;
@@ -109,6 +121,10 @@ enum { PD_NONE = 0, PD_RUNNING, PD_FAILED, PD_STOPPED };
 
 enum { PM_NONE = 0, PM_RUNNING = 1, PM_STOPPING = 2 };
 static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
+/* held by the thread around its CUPTI calls; fork's prepare handler takes it */
+static pthread_mutex_t pm_call_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fork_locked;
+static atomic_int pm_started; /* the thread exists in this process */
 static pthread_cond_t pm_cond;
 static int pm_cond_ok;
 static int pm_state;
@@ -631,17 +647,23 @@ static void *pm_main(void *arg)
 			if (devs[i].announced && devs[i].state == PD_NONE) {
 				unsigned n = ndev;
 				pthread_mutex_unlock(&pm_lock); /* never held while in CUPTI */
+				pthread_mutex_lock(&pm_call_lock);
 				setup(&devs[i], n);
+				pthread_mutex_unlock(&pm_call_lock);
 				if (devs[i].state == PD_RUNNING)
 					announce_interval(&devs[i]);
 				pthread_mutex_lock(&pm_lock);
+				devs[i].setup_done = 1;
+				pthread_cond_broadcast(&pm_cond); /* the announcing callback waits */
 			}
 		}
 		unsigned n = ndev; /* entries below n are this thread's alone */
 		pthread_mutex_unlock(&pm_lock);
+		pthread_mutex_lock(&pm_call_lock);
 		for (unsigned i = 0; i < n; i++)
 			if (devs[i].state == PD_RUNNING && decode(&devs[i], 0) != 0)
 				devs[i].state = PD_FAILED;
+		pthread_mutex_unlock(&pm_call_lock);
 		pthread_mutex_lock(&pm_lock);
 		uint64_t next = gps_mono_ns() + DECODE_NS;
 		struct timespec dl = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
@@ -656,6 +678,7 @@ static void *pm_main(void *arg)
 	unsigned n = ndev;
 	pthread_mutex_unlock(&pm_lock);
 	/* stopping: the samples up to now, then no more */
+	pthread_mutex_lock(&pm_call_lock);
 	for (unsigned i = 0; i < n; i++) {
 		struct pm_dev *d = &devs[i];
 		if (d->state != PD_RUNNING)
@@ -667,6 +690,7 @@ static void *pm_main(void *arg)
 		decode(d, 1);
 		d->state = PD_STOPPED;
 	}
+	pthread_mutex_unlock(&pm_call_lock);
 	pthread_mutex_lock(&pm_lock);
 	pm_exited = 1;
 	pthread_cond_broadcast(&pm_cond);
@@ -698,6 +722,8 @@ static int start_thread_locked(void)
 	int rc = pthread_create(&th, &at, pm_main, NULL);
 	if (rc != 0)
 		pm_state = PM_NONE;
+	else
+		atomic_store(&pm_started, 1);
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc == 0 ? 0 : -1;
@@ -724,11 +750,12 @@ void gps_pm_context_created(void *cu_context)
 			pthread_mutex_unlock(&pm_lock);
 			return; /* seen (a context address reused after destroy: same device or not, skip) */
 		}
+	int slot = -1;
 	if (ndev < PM_MAX_DEV) {
 		memset(&devs[ndev], 0, sizeof devs[ndev]);
 		devs[ndev].ctx = cu_context;
 		devs[ndev].announced = 1;
-		ndev++;
+		slot = (int)ndev++;
 	}
 	if (pm_state == PM_NONE) {
 		if (start_thread_locked() != 0) {
@@ -739,6 +766,17 @@ void gps_pm_context_created(void *cu_context)
 		}
 	} else {
 		pthread_cond_broadcast(&pm_cond);
+	}
+	/* the job does not go on with this context until its set-up is done
+	 * (bounded: should set-up wait on something this thread holds, it
+	 * carries on after SETUP_WAIT_S, set-up then overlapping the job) */
+	if (slot >= 0) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_sec += SETUP_WAIT_S;
+		int rc = 0;
+		while (!devs[slot].setup_done && pm_state == PM_RUNNING && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(&pm_cond, &pm_lock, &dl);
 	}
 	pthread_mutex_unlock(&pm_lock);
 }
@@ -761,28 +799,24 @@ void gps_pm_stop(void)
 	pthread_mutex_unlock(&pm_lock);
 }
 
-void gps_pm_release(void)
+void gps_pm_fork_prepare(void)
 {
-	pthread_mutex_lock(&pm_lock);
-	int done = pm_state == PM_STOPPING && pm_exited;
-	pthread_mutex_unlock(&pm_lock);
-	if (!done)
-		return; /* never started, or the thread may still be inside CUPTI */
-	int saved = gps_in_shim;
-	gps_in_shim = 1;
-	for (unsigned i = 0; i < ndev; i++) {
-		struct pm_dev *d = &devs[i];
-		if (d->obj) {
-			CUpti_PmSampling_Disable_Params p = {.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
-			p.pPmSamplingObject = d->obj;
-			GPS_CUPTI_QUIET(cuptiPmSamplingDisable, &p);
-			d->obj = NULL;
-		}
-		host_free(d);
-		free(d->counter);
-		d->counter = NULL;
-	}
-	gps_in_shim = saved;
+	/* not while the thread is inside CUPTI (bounded: a stuck call must not
+	 * hang the job's fork) */
+	fork_locked = 0;
+	if (!atomic_load(&pm_started))
+		return;
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 1;
+	fork_locked = pthread_mutex_timedlock(&pm_call_lock, &dl) == 0;
+}
+
+void gps_pm_fork_parent(void)
+{
+	if (fork_locked)
+		pthread_mutex_unlock(&pm_call_lock);
+	fork_locked = 0;
 }
 
 void gps_pm_after_fork_child(void)
@@ -790,6 +824,9 @@ void gps_pm_after_fork_child(void)
 	/* the thread, the PM sampling objects and the contexts are the
 	 * parent's: the child starts over when it creates a context itself */
 	pthread_mutex_init(&pm_lock, NULL);
+	pthread_mutex_init(&pm_call_lock, NULL);
+	fork_locked = 0;
+	atomic_store(&pm_started, 0);
 	if (pm_cond_ok) {
 		pthread_condattr_t ca;
 		pthread_condattr_init(&ca);

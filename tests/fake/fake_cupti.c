@@ -83,8 +83,10 @@ static uint32_t my_tid(void)
 	return cached_tid;
 }
 
+static atomic_int first_launch_logged;
 static void child_after_fork(void)
 {
+	atomic_store(&first_launch_logged, 0);
 	cached_tid = 0; /* the forking thread has a new tid in the child */
 	pthread_mutex_init(&lock, NULL);
 	/* the parent's half-filled buffer is the parent's */
@@ -400,6 +402,8 @@ EXPORT void fake_cupti_push_record(const void *record, size_t size)
 
 EXPORT void fake_cupti_call_enter(struct fake_cupti_call *c)
 {
+	if (c->func && strstr(c->func, "LaunchKernel") && !atomic_exchange(&first_launch_logged, 1))
+		flog("first-launch"); /* the PM set-up test: before or after pm-start */
 	c->correlation_id = atomic_fetch_add(&next_corr, 1);
 	c->start = fake_cupti_now();
 	c->tid = my_tid();
@@ -481,8 +485,9 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
  * CLOCK_REALTIME (real CUPTI calls them "CPU based"; which clock is not
  * documented) and has the values of fake_metric_value.  The chip lists no
  * sm__warps_active (the shim derives occupancy from the two unused-warp-slot
- * metrics) and no dramc__*.  FAKE_CUPTI_LOG gets pm-enable, pm-start,
- * pm-stop, pm-disable. */
+ * metrics) and no dramc__*.  FAKE_CUPTI_PM_DELAY_MS=N: cuptiPmSamplingEnable
+ * takes N ms.  FAKE_CUPTI_LOG gets pm-enable, pm-start, pm-stop, pm-disable,
+ * and first-launch at the process's first kernel launch. */
 #ifndef FAKE_NO_PM
 #define PCT ".avg.pct_of_peak_sustained_elapsed"
 static const char *const fake_base_metrics[] = {
@@ -614,6 +619,11 @@ EXPORT CUptiResult cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfP
 }
 EXPORT CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
 {
+	const char *delay = getenv("FAKE_CUPTI_PM_DELAY_MS"); /* a slow set-up */
+	if (delay && atoi(delay) > 0) {
+		struct timespec ts = {atoi(delay) / 1000, (long)(atoi(delay) % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+	}
 	if (fake_pm_mode() == 1)
 		return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
 	if (fake_pm_mode() == 0)

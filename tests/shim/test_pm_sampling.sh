@@ -8,8 +8,11 @@
 # sample in order (a lost or repeated sample shifts them): SM active n % 100,
 # occupancy derived from the two unused-warp-slot metrics = 60 - n % 5
 # (the fake chip has no sm__warps_active), tensor 0.5 * (n % 10), DRAM 42;
-# pm.interval_ns = 10,000,000; enable/start/stop/disable once each; `gpuprof
-# stats --report counters` lists the pm.* rows.  Not supported, insufficient
+# pm.interval_ns = 10,000,000; enable/start/stop once each and never disable
+# (disabling at exit crashed a job on the H200); `gpuprof stats --report
+# counters` lists the pm.* rows.  A slow set-up holds the job's first launch
+# back, for 3 s at most.  The forking workload under PM sampling:
+# same stdout as untraced, exit 0, the parent's trace has the pm.* series.  Not supported, insufficient
 # privileges, a CUPTI without the API, bad values: one gpuprof: line naming
 # the cause, the job runs and prints the same, no pm.* counters.  Off by
 # default: the PM API is never called.
@@ -93,11 +96,47 @@ if [ -e "$1" ]; then
     grep -q " $n\$" "$T/stats.txt" || { fail "stats counters lacks $n"; cat "$T/stats.txt"; }
   done
 fi
-for call in pm-enable pm-start pm-stop pm-disable; do
+for call in pm-enable pm-start pm-stop; do
   n=$(grep -c " $call\$" "$T/cupti.log")
   [ "$n" -eq 1 ] || fail "$call called $n times, want 1"
 done
+grep -q ' pm-disable$' "$T/cupti.log" && fail "PM sampling disabled at exit"
 rm -f "$T"/trace-*.gpuprof "$T/cupti.log"
+
+# 1s. a slow set-up (Enable takes 400 ms): the job's first kernel launch
+# comes after Start (the context's callback waits for the set-up); one that
+# outlasts the bound (3.5 s > 3 s): the job goes on before Start, no hang
+GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok FAKE_CUPTI_PM_DELAY_MS=400 FAKE_CUPTI_LOG=$T/slow.log \
+  run_traced "$T/s.out" "$T/s.err" loop 100; rc=$?
+[ $rc -eq 0 ] || fail "slow set-up: exit $rc"
+order=$(grep -E ' (pm-start|first-launch)$' "$T/slow.log" | awk '{print $2}' | tr '\n' ' ')
+[ "$order" = "pm-start first-launch " ] || fail "slow set-up: order '$order', want pm-start before first-launch"
+rm -f "$T"/trace-*.gpuprof
+t0=$(date +%s)
+GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok FAKE_CUPTI_PM_DELAY_MS=3500 FAKE_CUPTI_LOG=$T/slower.log \
+  run_traced "$T/s.out" "$T/s.err" loop 100; rc=$?
+t1=$(date +%s)
+[ $rc -eq 0 ] || fail "set-up past the bound: exit $rc"
+order=$(grep -E ' (pm-start|first-launch)$' "$T/slower.log" | awk '{print $2}' | tr '\n' ' ')
+case $order in "first-launch "*) ;; *) fail "set-up past the bound: order '$order', want first-launch first" ;; esac
+[ $((t1 - t0)) -le 12 ] || fail "set-up past the bound: the job took $((t1 - t0)) s"
+grep -q '^loop [0-9]*$' "$T/s.out" || fail "set-up past the bound: stdout $(cat "$T/s.out")"
+rm -f "$T"/trace-*.gpuprof
+
+# 1a. the default workload (forks: child 1 without CUDA, child 2 with)
+run_plain "$T/plain.out" "$T/plain.err"; rc=$?
+[ $rc -eq 0 ] || fail "plain workload exit $rc"
+GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok run_traced "$T/f.out" "$T/f.err"; rc=$?
+[ $rc -eq 0 ] || fail "forking workload under PM sampling: exit $rc"
+cmp -s "$T/plain.out" "$T/f.out" || fail "stdout differs under PM sampling"
+[ "$(foreign_lines "$T/f.err")" -eq 0 ] || { fail "forking workload: non-gpuprof stderr"; cat "$T/f.err"; }
+found=0
+for t in "$T"/trace-*.gpuprof; do
+  [ -e "$t" ] || continue
+  "$GPUPROF" dump --type counter "$t" | grep -q 'pm.sm_active_pct' && found=1
+done
+[ $found -eq 1 ] || fail "forking workload: no trace with pm.sm_active_pct"
+rm -f "$T"/trace-*.gpuprof
 
 # 1b. a chip without DRAM metrics: one line saying which figure is left out,
 # the other three series as scripted
