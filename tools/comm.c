@@ -56,6 +56,7 @@ struct cproc {
 	u64map launch;    /* correlation id -> earliest launch call start */
 	/* results */
 	size_t nnccl;
+	int matched;      /* took part in the matching, which succeeded */
 	uint64_t comm, compute, overlap, wait, max_wait;
 };
 
@@ -336,6 +337,7 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		goto out;
 	}
 	c->wait_known = 1;
+	for (size_t i = 0; i < nps; i++) ps[i]->matched = 1;
 	size_t capped = 0;
 	for (size_t k = 0; k < n0; k++) {
 		uint64_t latest = 0;
@@ -464,7 +466,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		cell_num(&cl[7], (double)w->sp.comm);
 		cell_num(&cl[8], (double)w->sp.compute);
 		cell_num(&cl[9], (double)w->sp.overlap);
-		if (c->wait_known) cell_num(&cl[10], (double)w->wait);
+		if (p->matched) cell_num(&cl[10], (double)w->wait);
 		cell_str(&cl[11], steps[w->step].name);
 	}
 	for (size_t i = 0; i < nsteps; i++) free(steps[i].name);
@@ -519,8 +521,25 @@ void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint6
 		p->comm = s.comm; p->compute = s.compute; p->overlap = s.overlap;
 	}
 	free(cv.v); free(ov.v);
+	/* Ranks take part in the matching; a process without a rank beside them
+	 * (a helper that used CUDA) did not join the collectives. */
+	struct cproc **part = xmalloc((nps ? nps : 1) * sizeof(*part));
+	size_t npart = 0, unranked = 0;
+	for (size_t i = 0; i < nps; i++)
+		if (ps[i]->rank >= 0) part[npart++] = ps[i];
+	if (!npart) {
+		memcpy(part, ps, nps * sizeof(*part));
+		npart = nps;
+	} else {
+		unranked = nps - npart;
+	}
 	if (nccl) {
-		match_collectives(c, ps, nps);
+		match_collectives(c, part, npart);
+		if (unranked && c->wait_known) {
+			size_t l = strlen(c->note);
+			snprintf(c->note + l, sizeof(c->note) - l,
+				 " Processes without a rank (%zu) take no part in the matching (Wait '-').\n", unranked);
+		}
 	} else {
 		snprintf(c->note, sizeof(c->note),
 			 " No NCCL kernels: communication that does not run as NCCL kernels (gloo copies\n"
@@ -538,7 +557,7 @@ void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint6
 		cell_num(&cl[6], (double)p->overlap);
 		if (p->comm) cell_num(&cl[7], 100.0 * (double)p->overlap / (double)p->comm);
 		cell_num(&cl[8], (double)(p->comm - p->overlap));
-		if (c->wait_known) {
+		if (p->matched) {
 			cell_num(&cl[9], (double)p->wait);
 			if (p->comm) cell_num(&cl[10], 100.0 * (double)p->wait / (double)p->comm);
 			cell_num(&cl[11], (double)p->max_wait);
@@ -558,5 +577,6 @@ void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint6
 		 "   the step's collectives ('-': not computed, see the per-rank table).\n");
 	steps->note = c->steps_note;
 	fill_steps(c, steps, ps, nps, base);
+	free(part);
 	free(ps);
 }

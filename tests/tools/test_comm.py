@@ -122,6 +122,17 @@ with tt.tmpdir() as d:
     tt.expect("processes without kernels (a launcher) are left out" in tt.gp("stats", "--report", "comm", m3).stdout,
               "note on the left-out launcher")
 
+    # --- a process with kernels but no rank (gen_trace's, pid 1000): shown, not matched
+    mp = os.path.join(d, "mp.gpuprof")
+    tt.gp("merge", r0, r1, plain, "-o", mp)
+    st, err = stats_json(mp, "--report", "comm")
+    # gen_trace: kernels [30000,40000) [40000,60000) [70000,76000) [120000,125000) [210000,218000), no NCCL
+    tt.eq(rows(st["comm"], RANK_KEYS), [R0, R1, (None, 1000, 0, 0, 5, 49000, 0, None, 0, None, None, None)],
+          "unranked process beside the ranks: no wait, ranks still matched")
+    tt.eq(err, "", "unranked process: no complaint")
+    tt.expect("Processes without a rank (1) take no part" in tt.gp("stats", "--report", "comm", mp).stdout,
+              "note on the unranked process")
+
     # --- mismatched collective counts: the note, no wait figures, the rest intact
     r1d = gen(os.path.join(d, "r1d.gpuprof"), "--rank", "1", "--drop-last")
     md = os.path.join(d, "md.gpuprof")
