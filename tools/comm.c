@@ -459,7 +459,9 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		if (p->rank >= 0) cell_num(&cl[0], p->rank);
 		cell_num(&cl[1], p->pid);
 		cell_num(&cl[2], (double)steps[w->step].occ);
-		cell_num(&cl[3], (double)(w->s > base ? w->s - base : 0));
+		/* signed: in a merged trace a later input's step may start before the
+		 * first input's trace did */
+		cell_num(&cl[3], (double)(int64_t)(w->s - base));
 		cell_num(&cl[4], (double)(w->e - w->s));
 		cell_num(&cl[5], (double)w->kernels);
 		cell_num(&cl[6], (double)w->coll);

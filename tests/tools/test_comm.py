@@ -181,4 +181,43 @@ with tt.tmpdir() as d:
     tt.expect("none, the trace has no kernels" in tab and "(no data)" in tab, "no kernels: table says so:\n" + tab)
     st, err = stats_json(la)
     tt.expect("comm" not in st and err == "", "no kernels: comm not in the default set, no complaint")
+
+    # --- end to end through the real shim: the fake-CUDA workload run as rank 0
+    # and rank 1 (RANK in the environment, %r in the output pattern); each run
+    # also forks a CUDA-using child that inherits the rank, so 4 processes.
+    # No NCCL kernels: no wait figures; per process, Other Kernels and Compute
+    # must equal the count and the interval union of its kernels in `dump`.
+    root = os.path.dirname(os.path.dirname(tt.HERE))
+    b = os.path.join(root, tt.B) if not os.path.isabs(tt.B) else tt.B
+    env = dict(os.environ, GPUPROF_OUTPUT=os.path.join(d, "w-%r.gpuprof"), GPUPROF_QUIET="1",
+               GPUPROF_CUPTI=os.path.join(b, "tests", "fake", "libcupti.so.13"),
+               LD_PRELOAD=os.path.join(b, "lib", "libgpuprof.so"))
+    for rank in ("0", "1"):
+        env["RANK"] = rank
+        subprocess.run([os.path.join(b, "tests", "fake", "workload")], cwd=d, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    traces = sorted(f for f in os.listdir(d) if f.startswith("w-") and f.endswith(".gpuprof"))
+    tt.eq(len(traces), 4, "workload traces (2 ranks x parent and child): %s" % traces)
+    mw = os.path.join(d, "mw.gpuprof")
+    tt.gp("merge", *[os.path.join(d, f) for f in traces], "-o", mw)
+    st, err = stats_json(mw, "--report", "comm")
+    tt.eq([r["rank"] for r in st["comm"]], [0, 0, 1, 1], "ranks from the shim's process records")
+    tt.eq({(r["nccl_kernels"], r["comm_ns"], r["wait_ns"], r["max_wait_ns"]) for r in st["comm"]},
+          {(0, 0, None, None)}, "no NCCL kernels: no comm, no wait")
+    kern = {}
+    for line in tt.gp("dump", "--json", "--type", "kernel", mw).stdout.splitlines():
+        k = json.loads(line)
+        kern.setdefault(k["pid"], []).append((k["start"], k["start"] + k["dur"]))
+    for r in st["comm"]:
+        iv = sorted(kern.get(r["pid"], []))
+        union, end = 0, None
+        for s, e in iv:
+            if end is None or s > end:
+                union += e - s
+                end = e
+            elif e > end:
+                union += e - end
+                end = e
+        tt.eq((r["compute_kernels"], r["compute_ns"]), (len(iv), union), "pid %d: kernels and their union" % r["pid"])
+    tt.expect("No NCCL kernels" in tt.gp("stats", "--report", "comm", mw).stdout, "workload: no-NCCL note")
 tt.finish()
