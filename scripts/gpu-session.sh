@@ -204,10 +204,15 @@ check("PM SM active 1x1 (%s) < 131072x1024 (%s)" % (f(a1), f(a4)), a1 is not Non
 PY
       timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-micro.gpuprof" | cut -c1-200 | head -40
       echo "--- first PM samples (raw)"; timeout 60 build/bin/gpuprof dump --type counter "$RES/util-micro.gpuprof" | grep -m 12 'pm\.'
-      echo "--- MNIST (200 steps) under the same options"
-      timeout 120 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-mnist.gpuprof" -- \
-        python3 examples/train_mnist.py --steps 200 --warmup 5 >"$RES/util-mnist.out" 2>"$RES/util-mnist.err"
-      echo "exit $?"; tail -3 "$RES/util-mnist.out"; grep -v '^\[' "$RES/util-mnist.err" | tail -5
+      for w in 2 0; do  # DataLoader workers: 2 (the default); 0 only when that run failed
+        echo "--- MNIST (200 steps, $w DataLoader workers) under the same options"
+        timeout 120 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-mnist.gpuprof" -- \
+          python3 -X faulthandler examples/train_mnist.py --steps 200 --warmup 5 --workers $w \
+          >"$RES/util-mnist.out" 2>"$RES/util-mnist.err"
+        rc=$?; echo "exit $rc"; tail -3 "$RES/util-mnist.out"; grep -v '^\[' "$RES/util-mnist.err" | tail -12
+        [ $rc -eq 0 ] && break
+        echo "UTIL FAIL: MNIST with $w workers exit $rc"
+      done
       timeout 60 python3 scripts/util_table.py --merge-numbered --gpuprof build/bin/gpuprof "$RES/util-mnist.gpuprof" \
         || echo "UTIL FAIL: mnist table rc=$?"
       timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-mnist.gpuprof" | cut -c1-200 | head -40
@@ -215,7 +220,9 @@ PY
       for rep in 1 2; do for cfg in bare gpuprof pm; do
         pre=(); [ $cfg = gpuprof ] && pre=(build/bin/gpuprof run -q -o "$RES/util-ovh.gpuprof" --)
         [ $cfg = pm ] && pre=(build/bin/gpuprof run -q --pm-sampling=10ms -o "$RES/util-ovh.gpuprof" --)
-        timeout 60 "${pre[@]}" $UB 1 0.2 2>&1 | sed -n "s/^CONFIG /OVH rep=$rep cfg=$cfg /p"
+        timeout 60 "${pre[@]}" $UB 1 0.2 >"$RES/util-ovh.out" 2>&1
+        rc=$?; sed -n "s/^CONFIG /OVH rep=$rep cfg=$cfg /p" "$RES/util-ovh.out"
+        [ $rc -eq 0 ] || { echo "UTIL FAIL: overhead run $cfg rep $rep exit $rc"; tail -3 "$RES/util-ovh.out"; }
         rm -f "$RES/util-ovh.gpuprof"
       done; done | tee "$RES/util-ovh.txt"
       python3 - "$RES/util-ovh.txt" <<'PY'
