@@ -255,6 +255,22 @@ PY
       build/bin/gpuprof merge "$RES"/ddp-*.gpuprof -o "$RES/ddp-merged.gpuprof"
       build/bin/gpuprof stats --report comm,kernels "$RES/ddp-merged.gpuprof" | cut -c1-220 | head -160
       build/bin/gpuprof stats --report comm --format json "$RES/ddp-merged.gpuprof" > "$RES/ddp-comm.json"
+      set +x
+      python3 - "$RES/ddp-comm.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ranks = [r["rank"] for r in d["comm"]]
+print("DDP", "PASS" if ranks == [0, 1] else "FAIL", "ranks with kernels in the comm report:", ranks)
+steps = {}
+for r in d["comm_steps"]:
+    if r["range"].startswith("step "):
+        steps.setdefault(r["range"], {})[r["rank"]] = r
+both = [s for s in steps if set(steps[s]) == {0, 1}]
+print("DDP", "PASS" if len(both) >= 33 else "FAIL", "steps on both ranks:", len(both), "(want 33)")
+k = sorted({(steps[s][0]["kernels"], steps[s][1]["kernels"]) for s in both if int(s.split()[1]) >= 3})
+print("DDP", "PASS" if k and all(a == b for a, b in k) else "FAIL",
+      "kernels per steady step (rank 0, rank 1):", k[:6])
+PY
     ) 2>&1 | tee "$RES/ddp.txt" ;;
   # ddp2: the same with NCCL, one GPU per rank, for an nvidia-h200-x2 machine (not run yet: no
   # 2-GPU machine was lent).  NVLink multicast must stay off on the shared hosts (KINDS.md), also
