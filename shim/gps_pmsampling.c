@@ -242,6 +242,29 @@ static void collect_metrics(struct pm_dev *d)
 	}
 }
 
+/* The first listed candidate formula of each figure (verify: that a host
+ * object accepts on its own); the figures without one are named in missing. */
+static void pick(struct pm_dev *d, const char *chip, const uint8_t *avail,
+		 const int listed[F_COUNT][MAX_CAND], int verify, char *missing, size_t msz)
+{
+	for (int f = 0; f < F_COUNT; f++) {
+		d->fig_on[f] = 0;
+		for (int c = 0; c < MAX_CAND && candidates[f][c].m[0] && !d->fig_on[f]; c++) {
+			const struct pm_formula *fm = &candidates[f][c];
+			if (!listed[f][c])
+				continue;
+			if (verify && (host_new(d, chip, avail) != CUPTI_SUCCESS ||
+				       host_add(d, (const char **)fm->m, fm->m[1] ? 2 : 1) != CUPTI_SUCCESS))
+				continue;
+			d->fig[f] = *fm;
+			d->fig_on[f] = 1;
+		}
+		if (!d->fig_on[f])
+			snprintf(missing + strlen(missing), msz - strlen(missing), "%s%s (no metric)",
+				 missing[0] ? ", " : "", fig_names[f]);
+	}
+}
+
 /* Chooses a formula per figure, builds the one-pass config image.  0, or
  * -1 after one line. */
 static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, uint8_t **config,
@@ -272,24 +295,14 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 		for (int c = 0; c < MAX_CAND && candidates[f][c].m[0]; c++)
 			listed[f][c] = base_listed(candidates[f][c].m[0], lists, counts) &&
 				       (!candidates[f][c].m[1] || base_listed(candidates[f][c].m[1], lists, counts));
-	/* per figure: the first listed candidate the host object accepts on its
-	 * own (a base listed does not make every rollup/submetric of it
-	 * sampleable; a fresh host object per test: adding is not undoable) */
+	/* per figure: the first listed candidate; host set-up is slow (it parses
+	 * the chip's metric database), so the set is tried as a whole first and
+	 * each candidate on its own (a fresh host object per test: adding is
+	 * not undoable) only when the whole is refused: a base listed does not
+	 * make every rollup/submetric of it sampleable */
 	char missing[256] = "";
-	for (int f = 0; f < F_COUNT; f++) {
-		d->fig_on[f] = 0;
-		for (int c = 0; c < MAX_CAND && candidates[f][c].m[0] && !d->fig_on[f]; c++) {
-			const struct pm_formula *fm = &candidates[f][c];
-			if (!listed[f][c] || host_new(d, chip, avail) != CUPTI_SUCCESS ||
-			    host_add(d, (const char **)fm->m, fm->m[1] ? 2 : 1) != CUPTI_SUCCESS)
-				continue;
-			d->fig[f] = *fm;
-			d->fig_on[f] = 1;
-		}
-		if (!d->fig_on[f])
-			snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (no metric)",
-				 missing[0] ? ", " : "", fig_names[f]);
-	}
+	pick(d, chip, avail, listed, 0, missing, sizeof missing);
+	int verified = 0;
 	for (;;) {
 		collect_metrics(d);
 		if (d->nmetrics == 0) {
@@ -332,6 +345,12 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 		}
 		if (r == CUPTI_SUCCESS && passes == 1)
 			break;
+		if (r != CUPTI_SUCCESS && !verified) {
+			verified = 1;
+			missing[0] = 0;
+			pick(d, chip, avail, listed, 1, missing, sizeof missing);
+			continue;
+		}
 		/* more than one pass, or a metric refused: drop the last figure */
 		int last = F_COUNT - 1;
 		while (last >= 0 && !d->fig_on[last])

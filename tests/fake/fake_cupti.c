@@ -480,7 +480,9 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
  * the answer: unset = not supported (cuptiPmSamplingGetCounterAvailability
  * fails), "privileges" = cuptiPmSamplingEnable answers
  * INSUFFICIENT_PRIVILEGES, "ok-nodram" = "ok" on a chip that lists no
- * DRAM metric, "ok" = synthetic samples: sample n (from 0 at
+ * DRAM metric, "ok-refuse-tensor" = "ok" but the listed
+ * sm__pipe_tensor_cycles_active_realtime is refused when added (the hmma one,
+ * value 7, is accepted), "ok" = synthetic samples: sample n (from 0 at
  * Start) spans [start + n*interval, start + (n+1)*interval) on
  * CLOCK_REALTIME (real CUPTI calls them "CPU based"; which clock is not
  * documented) and has the values of fake_metric_value.  The chip lists no
@@ -493,7 +495,7 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
 static const char *const fake_base_metrics[] = {
 	"sm__cycles_active", "tpc__warps_inactive_sm_active_realtime",
 	"tpc__warps_inactive_sm_idle_realtime", "sm__pipe_tensor_cycles_active_realtime",
-	"dram__throughput", "gpc__cycles_elapsed",
+	"dram__throughput", "gpc__cycles_elapsed", "sm__pipe_tensor_op_hmma_cycles_active",
 };
 #define N_FAKE_METRICS (sizeof fake_base_metrics / sizeof fake_base_metrics[0])
 
@@ -504,13 +506,14 @@ static double fake_metric_value(const char *name, uint64_t n)
 	if (!strcmp(name, "tpc__warps_inactive_sm_idle_realtime" PCT)) return 30.0;
 	if (!strcmp(name, "sm__pipe_tensor_cycles_active_realtime" PCT)) return 0.5 * (double)(n % 10);
 	if (!strcmp(name, "dram__throughput" PCT)) return 42.0;
+	if (!strcmp(name, "sm__pipe_tensor_op_hmma_cycles_active" PCT)) return 7.0;
 	return -1;
 }
 
 static int fake_pm_mode(void) /* 0 unsupported, 1 privileges, 2 ok */
 {
 	const char *m = getenv("FAKE_CUPTI_PM");
-	if (m && (!strcmp(m, "ok") || !strcmp(m, "ok-nodram"))) return 2;
+	if (m && (!strcmp(m, "ok") || !strcmp(m, "ok-nodram") || !strcmp(m, "ok-refuse-tensor"))) return 2;
 	if (m && !strcmp(m, "privileges")) return 1;
 	return 0;
 }
@@ -595,8 +598,11 @@ EXPORT CUptiResult cuptiProfilerHostGetBaseMetrics(CUpti_Profiler_Host_GetBaseMe
 }
 EXPORT CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
 {
+	const char *m = getenv("FAKE_CUPTI_PM");
+	int refuse = m && !strcmp(m, "ok-refuse-tensor");
 	for (size_t i = 0; i < p->numMetrics; i++)
-		if (fake_metric_value(p->ppMetricNames[i], 0) < 0)
+		if (fake_metric_value(p->ppMetricNames[i], 0) < 0 ||
+		    (refuse && !strcmp(p->ppMetricNames[i], "sm__pipe_tensor_cycles_active_realtime" PCT)))
 			return CUPTI_ERROR_INVALID_METRIC_NAME;
 	return CUPTI_SUCCESS;
 }

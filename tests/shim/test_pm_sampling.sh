@@ -11,7 +11,8 @@
 # pm.interval_ns = 10,000,000; enable/start/stop once each and never disable
 # (disabling at exit crashed a job on the H200); `gpuprof stats --report
 # counters` lists the pm.* rows.  A slow set-up holds the job's first launch
-# back, for 3 s at most.  The forking workload under PM sampling:
+# back, for 3 s at most.  A listed metric the host refuses: re-picked per
+# figure.  The forking workload under PM sampling:
 # same stdout as untraced, exit 0, the parent's trace has the pm.* series.  Not supported, insufficient
 # privileges, a CUPTI without the API, bad values: one gpuprof: line naming
 # the cause, the job runs and prints the same, no pm.* counters.  Off by
@@ -158,6 +159,24 @@ names = {json.loads(l)["name"] for l in sys.stdin if l.strip()}
 pm = sorted(n for n in names if n.startswith("pm."))
 want = ["pm.clock", "pm.interval_ns", "pm.sm_active_pct", "pm.sm_occupancy_pct", "pm.tensor_active_pct"]
 sys.exit(0 if pm == want else print("pm series", pm) or 1)' || fail "no-DRAM: pm series"
+fi
+rm -f "$T"/trace-*.gpuprof
+
+# 1c. a listed metric the host refuses when added: the set is re-picked
+# metric by metric, tensor activity from the next formula (the fake's hmma
+# metric, 7 %), no line (every figure has a formula)
+GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok-refuse-tensor run_traced "$T/r.out" "$T/r.err" loop 300; rc=$?
+[ $rc -eq 0 ] || fail "refused metric: exit $rc"
+grep -qi 'PM sampling' "$T/r.err" && { fail "refused metric: a line:"; cat "$T/r.err"; }
+set -- "$T"/trace-*.gpuprof
+if [ -e "$1" ]; then
+  "$GPUPROF" dump --json --type counter "$1" | python3 -c '
+import json, sys
+rs = [json.loads(l) for l in sys.stdin if l.strip()]
+t = [r["value"] for r in rs if r["name"] == "pm.tensor_active_pct"]
+a = [r["value"] for r in rs if r["name"] == "pm.sm_active_pct"]
+ok = t and set(t) == {7.0} and a == [float(n % 100) for n in range(len(a))] and len(a) == len(t)
+sys.exit(0 if ok else print("tensor", t[:5], "active", a[:5]) or 1)' || fail "refused metric: series"
 fi
 rm -f "$T"/trace-*.gpuprof
 
