@@ -6,7 +6,10 @@
  *   pm.sm_occupancy_pct    resident warps / warp slots          (DCGM SMOCC)
  *   pm.tensor_active_pct   tensor pipes issuing                 (DCGM TENSO)
  *   pm.dram_throughput_pct DRAM interface busy                  (DCGM DRAMA)
- * plus pm.interval_ns (INT) once per device: the interval in use.
+ * plus, once per device (INT): pm.interval_ns, the interval in use;
+ * pm.setup_ns, how long set-up took; pm.formula.<figure> (e.g.
+ * pm.formula.sm_occupancy_pct), the index of the formula each figure uses in
+ * its candidate list below.
  *
  * Each figure has candidate metric formulas, tried in order against the
  * chip's base-metric list (cuptiProfilerHostGetBaseMetrics); a formula is
@@ -110,6 +113,8 @@ struct pm_dev {
 	uint8_t *counter;       /* counter data image */
 	size_t counter_size;
 	int fig_on[F_COUNT];
+	int fig_cand[F_COUNT];  /* index of the chosen formula in candidates[f] */
+	uint64_t setup_ns;      /* how long set-up took */
 	struct pm_formula fig[F_COUNT];
 	const char *metrics[2 * F_COUNT]; /* distinct metric names, evaluation order */
 	size_t nmetrics;
@@ -134,7 +139,7 @@ static int pm_profiler_inited;
 static struct pm_dev devs[PM_MAX_DEV];
 static unsigned ndev;
 static unsigned names_gen = ~0u;
-enum { N_INTERVAL = F_COUNT, N_CLOCK, N_COUNT };
+enum { N_INTERVAL = F_COUNT, N_CLOCK, N_SETUP, N_FORMULA, N_COUNT = N_FORMULA + F_COUNT };
 static uint32_t name_ids[N_COUNT];
 
 /* CUPTI's status names for the causes a user can act on */
@@ -258,6 +263,7 @@ static void pick(struct pm_dev *d, const char *chip, const uint8_t *avail,
 				continue;
 			d->fig[f] = *fm;
 			d->fig_on[f] = 1;
+			d->fig_cand[f] = c;
 		}
 		if (!d->fig_on[f])
 			snprintf(missing + strlen(missing), msz - strlen(missing), "%s%s (no metric)",
@@ -556,6 +562,13 @@ static gp_recorder *emit_begin(struct gps_thread **tp)
 			name_ids[f] = gp_intern(rec, fig_names[f]);
 		name_ids[N_INTERVAL] = gp_intern(rec, "pm.interval_ns");
 		name_ids[N_CLOCK] = gp_intern(rec, "pm.clock");
+		name_ids[N_SETUP] = gp_intern(rec, "pm.setup_ns");
+		for (int f = 0; f < F_COUNT; f++) {
+			/* "pm.sm_active_pct" -> "pm.formula.sm_active_pct" */
+			char n[64];
+			snprintf(n, sizeof n, "pm.formula.%s", fig_names[f] + 3);
+			name_ids[N_FORMULA + f] = gp_intern(rec, n);
+		}
 		names_gen = gen;
 	}
 	return rec;
@@ -649,9 +662,15 @@ static void announce_interval(struct pm_dev *d)
 {
 	struct gps_thread *t;
 	gp_recorder *rec = emit_begin(&t);
-	if (rec)
-		emit_counter(rec, gps_now(), d->dev, name_ids[N_INTERVAL], 0, 0,
-			     (int64_t)gps.cfg.pm_interval_ns);
+	if (rec) {
+		uint64_t now = gps_now();
+		emit_counter(rec, now, d->dev, name_ids[N_INTERVAL], 0, 0, (int64_t)gps.cfg.pm_interval_ns);
+		emit_counter(rec, now, d->dev, name_ids[N_SETUP], 0, 0, (int64_t)d->setup_ns);
+		/* which formula each figure uses (index in the CONFIG.md table) */
+		for (int f = 0; f < F_COUNT; f++)
+			if (d->fig_on[f])
+				emit_counter(rec, now, d->dev, name_ids[N_FORMULA + f], 0, 0, d->fig_cand[f]);
+	}
 	gps_leave(t);
 }
 
@@ -667,7 +686,9 @@ static void *pm_main(void *arg)
 				unsigned n = ndev;
 				pthread_mutex_unlock(&pm_lock); /* never held while in CUPTI */
 				pthread_mutex_lock(&pm_call_lock);
+				uint64_t t0 = gps_mono_ns();
 				setup(&devs[i], n);
+				devs[i].setup_ns = gps_mono_ns() - t0;
 				pthread_mutex_unlock(&pm_call_lock);
 				if (devs[i].state == PD_RUNNING)
 					announce_interval(&devs[i]);

@@ -8,7 +8,8 @@
 # sample in order (a lost or repeated sample shifts them): SM active n % 100,
 # occupancy derived from the two unused-warp-slot metrics = 60 - n % 5
 # (the fake chip has no sm__warps_active), tensor 0.5 * (n % 10), DRAM 42;
-# pm.interval_ns = 10,000,000; enable/start/stop once each and never disable
+# pm.interval_ns = 10,000,000, pm.setup_ns, pm.formula.* the fake chip's
+# formula indices; enable/start/stop once each and never disable
 # (disabling at exit crashed a job on the H200); `gpuprof stats --report
 # counters` lists the pm.* rows.  A slow set-up holds the job's first launch
 # back, for 3 s at most.  A listed metric the host refuses: re-picked per
@@ -54,7 +55,17 @@ else:
         "pm.tensor_active_pct": lambda n: 0.5 * (n % 10),
         "pm.dram_throughput_pct": lambda n: 42.0,
     }
-    want = set(script) | {"pm.interval_ns", "pm.clock"}
+    want = set(script) | {"pm.interval_ns", "pm.clock", "pm.setup_ns"} | \
+        {"pm.formula." + n[3:] for n in script}
+    formula = {r["name"]: r["value"] for r in pm if r["name"].startswith("pm.formula.")}
+    # the fake chip: sm__cycles_active (0), the derived occupancy (1), the
+    # realtime tensor metric (0), dram__throughput (0)
+    if formula != {"pm.formula.sm_active_pct": 0, "pm.formula.sm_occupancy_pct": 1,
+                   "pm.formula.tensor_active_pct": 0, "pm.formula.dram_throughput_pct": 0}:
+        bad.append("formula indices %s" % formula)
+    st = [r["value"] for r in series.get("pm.setup_ns", [])]
+    if len(st) != 1 or not (0 < st[0] < 5e9):
+        bad.append("pm.setup_ns %s" % st)
     if set(series) != want:
         bad.append("series %s, want %s" % (sorted(series), sorted(want)))
     expect = dur / 0.010
@@ -157,7 +168,8 @@ if [ -e "$1" ]; then
 import json, sys
 names = {json.loads(l)["name"] for l in sys.stdin if l.strip()}
 pm = sorted(n for n in names if n.startswith("pm."))
-want = ["pm.clock", "pm.interval_ns", "pm.sm_active_pct", "pm.sm_occupancy_pct", "pm.tensor_active_pct"]
+want = ["pm.clock", "pm.formula.sm_active_pct", "pm.formula.sm_occupancy_pct", "pm.formula.tensor_active_pct",
+        "pm.interval_ns", "pm.setup_ns", "pm.sm_active_pct", "pm.sm_occupancy_pct", "pm.tensor_active_pct"]
 sys.exit(0 if pm == want else print("pm series", pm) or 1)' || fail "no-DRAM: pm series"
 fi
 rm -f "$T"/trace-*.gpuprof
@@ -175,7 +187,8 @@ import json, sys
 rs = [json.loads(l) for l in sys.stdin if l.strip()]
 t = [r["value"] for r in rs if r["name"] == "pm.tensor_active_pct"]
 a = [r["value"] for r in rs if r["name"] == "pm.sm_active_pct"]
-ok = t and set(t) == {7.0} and a == [float(n % 100) for n in range(len(a))] and len(a) == len(t)
+f = [r["value"] for r in rs if r["name"] == "pm.formula.tensor_active_pct"]
+ok = t and set(t) == {7.0} and a == [float(n % 100) for n in range(len(a))] and len(a) == len(t) and f == [1]
 sys.exit(0 if ok else print("tensor", t[:5], "active", a[:5]) or 1)' || fail "refused metric: series"
 fi
 rm -f "$T"/trace-*.gpuprof
