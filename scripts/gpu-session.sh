@@ -203,7 +203,7 @@ a1, a4 = by.get("1x1", {}).get("pm_sm_active_pct"), by.get("131072x1024", {}).ge
 check("PM SM active 1x1 (%s) < 131072x1024 (%s)" % (f(a1), f(a4)), a1 is not None and a4 is not None and a1 < a4)
 PY
       timeout 60 build/bin/gpuprof stats --report util,counters "$RES/util-micro.gpuprof" | cut -c1-200 | head -40
-      echo "--- first PM samples (raw)"; timeout 60 build/bin/gpuprof dump --type counter "$RES/util-micro.gpuprof" | grep -m 12 'pm\.'
+      echo "--- first PM samples (raw)"; timeout 60 build/bin/gpuprof dump --type counter "$RES/util-micro.gpuprof" | grep -m 20 'pm\.'
       for w in 2 0; do  # DataLoader workers: 2 (the default); 0 only when that run failed
         echo "--- MNIST (200 steps, $w DataLoader workers) under the same options"
         timeout 120 build/bin/gpuprof run --gpu-metrics=20 --pm-sampling=10ms -o "$RES/util-mnist.gpuprof" -- \
