@@ -86,7 +86,7 @@ for ph in $phases; do
     rm -f "$RES"/win-*.gpuprof ;;
   memcurve)      # tracer memory over time: VmRSS of one long MNIST run every 2 s, bare and traced
     log memcurve
-    for cfg in bare gpuprof; do
+    for cfg in ${MEMCURVE_CFGS:-bare gpuprof}; do
       pre=(); [ $cfg = gpuprof ] && pre=(build/bin/gpuprof run -q -o "$RES/memcurve.gpuprof" --)
       "${pre[@]}" python3 examples/train_mnist.py --steps ${MEMCURVE_STEPS:-6000} --warmup 10 >"$RES/memcurve-$cfg.out" 2>/dev/null &
       job=$!; samples=""
@@ -119,6 +119,18 @@ for ph in $phases; do
           --args python3 examples/train_mnist.py --steps 200 --warmup 10 --workers 2 2>&1 | grep -v "^\[New Thread\|^\[Thread" | tail -80
       else echo "PMDBG no gdb here"; fi
     ) 2>&1 | tee "$RES/pm-debug.txt" ;;
+  pm-cupti)      # which libcupti / libnvperf a torch process holds, and PM sampling with the toolkit's CUPTI forced
+    log pm-cupti
+    ( V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib
+      ls -la $V 2>&1 | grep -i "cupti\|nvperf"; ls -la $CUDA_HOME/targets/x86_64-linux/lib | grep -i "cupti\|nvperf"
+      timeout 60 python3 -c 'import torch; torch.zeros(1, device="cuda"); import re; print("".join(sorted(set(l.split()[-1]+"\n" for l in open("/proc/self/maps") if re.search("cupti|nvperf", l)))))'
+      for lib in "$CUDA_HOME/targets/x86_64-linux/lib/libcupti.so.13" "$V/libcupti.so.13"; do
+        GPUPROF_CUPTI=$lib timeout 90 build/bin/gpuprof run --pm-sampling=10ms -o "$RES/pmc.gpuprof" -- \
+          python3 examples/train_mnist.py --steps 100 --warmup 5 --workers 0 >"$RES/pmc.out" 2>"$RES/pmc.err"
+        echo "PMCUPTI lib=$lib rc=$? $(grep RESULT "$RES/pmc.out")"; grep -v "^TIMING" "$RES/pmc.err" | tail -3
+        build/bin/gpuprof dump --type counter "$RES/pmc.gpuprof" 2>&1 | grep -m 8 "pm\.\(setup\|formula\|sm_active\)"
+        rm -f "$RES"/pmc.gpuprof*
+      done ) 2>&1 | tee "$RES/pm-cupti.txt" ;;
   memflat)       # tracer memory over a run 10x longer (max RSS, gpuprof vs bare)
     log memflat
     for steps in 300 3000; do for cfg in bare gpuprof; do
