@@ -181,10 +181,20 @@ static void parse_summary(struct summary *s, const char *path)
 	fclose(f);
 }
 
-static void print_summary(struct summary *s)
+static void print_summary(struct summary *s, int status)
 {
 	char b[32];
 	if (!s->blocks) {
+		/* the shim writes its summary line in its final flush: a job killed
+		 * by a signal before it may still have left a (truncated) trace */
+		if (WIFSIGNALED(status)) {
+			const char *pat = getenv("GPUPROF_OUTPUT");
+			fprintf(stderr, "gpuprof: the job was killed by signal %d (%s) before the tracer finished; "
+					"a truncated trace may exist (output pattern: %s)\n",
+				WTERMSIG(status), strsignal(WTERMSIG(status)),
+				pat && *pat ? pat : "gpuprof-%h-%p.gpuprof");
+			return;
+		}
 		fprintf(stderr, "gpuprof: no trace written (the job made no CUDA calls, or libgpuprof.so was not loaded)\n");
 		return;
 	}
@@ -411,7 +421,7 @@ int cmd_run(int argc, char **argv)
 			}
 			free(names);
 		}
-		if (!quiet) print_summary(&s);
+		if (!quiet) print_summary(&s, status);
 		for (size_t i = 0; i < s.nfiles; i++) free(s.files[i].file);
 		free(s.files);
 		cleanup_dir(dir);

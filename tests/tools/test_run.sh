@@ -27,6 +27,12 @@ grep -q "cannot execute ./no-such-program" err || bad "missing program message: 
 "$G" run -- echo hello >out 2>err; rc=$?
 [ $rc -eq 0 ] && [ "$(cat out)" = "hello" ] || bad "stdout passthrough: rc=$rc out=$(cat out)"
 grep -q "^gpuprof: no trace written" err || bad "no-trace message: $(cat err)"
+# a job killed by a signal before the shim's final flush: not "no trace written"
+"$G" run -o 'k-%p.gpuprof' -- sh -c 'kill -SEGV $$' 2>err; rc=$?
+[ $rc -eq 139 ] || bad "job killed by SIGSEGV -> 139: got $rc"
+grep -q "^gpuprof: the job was killed by signal 11 .*truncated trace may exist (output pattern: k-%p.gpuprof)" err \
+	|| bad "killed-job message: $(cat err)"
+grep -q "no trace written" err && bad "killed job reported as 'no trace written'"
 
 # environment for the job
 cp "$FAKE" other.so
