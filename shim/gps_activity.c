@@ -243,6 +243,7 @@ static void emit_device(gp_recorder *rec, const CUpti_ActivityDevice5 *d)
 	o->global_mem_bytes = d->globalMemorySize;
 	memcpy(o->uuid, &d->uuid, sizeof o->uuid < sizeof d->uuid ? sizeof o->uuid : sizeof d->uuid);
 	gp_emit(rec, &r);
+	gps_nvml_cuda_device(o->device_id, o->uuid); /* NVML's counters take CUDA's ids */
 }
 
 static void emit_api(gp_recorder *rec, const CUpti_ActivityAPI *a)

@@ -392,6 +392,9 @@ void gps_final_flush(const char *why)
 	gps_window_final();
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
+	/* GPU metrics samples that waited for CUDA's DEVICE records (which that
+	 * flush may just have delivered) */
+	gps_nvml_final();
 	/* then no new entries (callbacks, NVTX) and none still inside */
 	atomic_store(&gps.closed, 1);
 	gps_cupti_stop();

@@ -12,11 +12,23 @@
  * answering NOT_SUPPORTED for a device: that metric of that device is skipped
  * silently from then on; other errors skip one sample only.
  *
- * Device ids: NVML's enumeration order (nvmlDeviceGetHandleByIndex_v2).  The
- * shim does not keep the UUIDs of CUDA's GP_REC_DEVICE records (they arrive
- * asynchronously through CUPTI activity), so device_id here is NVML's index,
- * which equals CUDA's ordinal only when CUDA_DEVICE_ORDER=PCI_BUS_ID and
- * CUDA_VISIBLE_DEVICES is unset (docs/CONFIG.md says so).
+ * Device ids: CUDA's.  Each NVML device's UUID (nvmlDeviceGetUUID) is matched
+ * against the UUIDs of CUDA's devices, which gps_activity.c notes here as it
+ * converts CUPTI's DEVICE records (gps_nvml_cuda_device: a lock-free table,
+ * no CUDA call of ours).  A counter's device_id is the CUDA device id of the
+ * same GPU, whatever CUDA_VISIBLE_DEVICES or CUDA_DEVICE_ORDER say; an NVML
+ * device that matches no CUDA device is not sampled (not this job's GPU).
+ * Until the first DEVICE record arrives (it comes with a CUPTI buffer, so
+ * up to GPUPROF_FLUSH_MS after CUDA's start, or at the final flush) samples
+ * wait in memory (at most WAIT_MAX) and are emitted, with their own
+ * timestamps, once the mapping is known; the final flush emits what still
+ * waits after its CUPTI flush (gps_nvml_final).  Where no mapping can be
+ * had -- nvmlDeviceGetUUID missing or failing for a device, DEVICE records
+ * not traced (GPUPROF_ACTIVITY without "device") or never delivered, no NVML
+ * device matching any CUDA device (MIG instances have UUIDs of their own),
+ * the wait buffer full -- the device's counters carry
+ * GPS_NVML_UNMAPPED_BASE + NVML index, an id no CUDA device has
+ * (docs/FORMAT.md).
  *
  * Lifecycle rules are the flush ticker's (gps_ticker.c): exists only in a
  * process that has a trace (a fork child gets one only when it creates its
@@ -59,6 +71,7 @@ enum {
 	X(nvmlDeviceGetCount_v2, 1, gps_nvmlReturn_t, (unsigned int *))                      \
 	X(nvmlDeviceGetHandleByIndex_v2, 1, gps_nvmlReturn_t, (unsigned int, gps_nvmlDevice_t *)) \
 	X(nvmlErrorString, 0, const char *, (gps_nvmlReturn_t))                              \
+	X(nvmlDeviceGetUUID, 0, gps_nvmlReturn_t, (gps_nvmlDevice_t, char *, unsigned int))  \
 	X(nvmlDeviceGetUtilizationRates, 0, gps_nvmlReturn_t,                                \
 	  (gps_nvmlDevice_t, gps_nvmlUtilization_t *))                                       \
 	X(nvmlDeviceGetMemoryInfo, 0, gps_nvmlReturn_t, (gps_nvmlDevice_t, gps_nvmlMemory_t *)) \
@@ -82,12 +95,39 @@ static const char *const metric_names[M_COUNT] = {
 };
 
 #define NV_MAX_DEV 64
+enum { OUT_SKIP = -1 }; /* nv_dev.out: matches no CUDA device, not sampled */
 struct nv_dev {
 	gps_nvmlDevice_t h;
 	unsigned skip; /* metric bits: unsupported here, never asked again */
+	int has_uuid;
+	uint8_t uuid[16];
+	int32_t out; /* device_id of its counters (MAP_CUDA, MAP_NVML), or OUT_SKIP */
 };
 static struct nv_dev devs[NV_MAX_DEV];
 static unsigned ndev;
+
+/* CUDA's devices by CUDA device id, from CUPTI's DEVICE records.  Written by
+ * whichever thread delivers an activity buffer (slot: 0 empty -> 1 being
+ * written -> 2 ready, so two deliverers never write one slot), read by the
+ * sampler; cuda_known counts ready slots so the sampler re-maps only when it
+ * changes.  A process keeps its devices for life: never cleared (a fork
+ * child inherits the same ones). */
+#define CUDA_MAX_DEV 64
+static atomic_int cuda_slot[CUDA_MAX_DEV];
+static uint8_t cuda_uuid[CUDA_MAX_DEV][16];
+static atomic_uint cuda_known;
+
+/* How counters are labelled: MAP_WAIT, samples wait in wait_buf for the
+ * first DEVICE record; MAP_CUDA, by the CUDA device of the same UUID;
+ * MAP_NVML, GPS_NVML_UNMAPPED_BASE + NVML index (no mapping to be had).
+ * Sampler thread only (the final flush after it exited). */
+enum { MAP_WAIT, MAP_CUDA, MAP_NVML };
+static int map_state;
+static unsigned map_known; /* cuda_known when devs[].out were computed */
+struct waiting { uint64_t ts; int64_t v; uint16_t dev; uint16_t m; };
+#define WAIT_MAX 65536u /* 1.5 MiB: ~100 s at 10 Hz with 8 GPUs, 8 metrics */
+static struct waiting *wait_buf;
+static unsigned nwait;
 static void *nv_lib;
 static int nv_inited; /* nvmlInit_v2 succeeded in this process */
 
@@ -115,6 +155,51 @@ static const char *nv_err(gps_nvmlReturn_t rc)
 {
 	const char *s = p_nvmlErrorString ? p_nvmlErrorString(rc) : NULL;
 	return s ? s : "error";
+}
+
+void gps_nvml_cuda_device(uint32_t id, const uint8_t uuid[16])
+{
+	static const uint8_t zero[16];
+	if (id >= CUDA_MAX_DEV || !memcmp(uuid, zero, sizeof zero)) /* no UUID: nothing to match */
+		return;
+	int empty = 0;
+	if (!atomic_compare_exchange_strong(&cuda_slot[id], &empty, 1))
+		return; /* known already (a device's UUID never changes) */
+	memcpy(cuda_uuid[id], uuid, 16);
+	atomic_store_explicit(&cuda_slot[id], 2, memory_order_release);
+	atomic_fetch_add_explicit(&cuda_known, 1, memory_order_release);
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* NVML's "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (or "MIG-...") to the
+ * 16 bytes CUDA's CUuuid holds, in the same order.  0, or -1 when the text
+ * is not 32 hex digits after the prefix (dashes aside). */
+int gps_nvml_parse_uuid(const char *s, uint8_t out[16])
+{
+	const char *dash = strchr(s, '-');
+	if (!dash || dash - s != 3) /* "GPU" / "MIG" */
+		return -1;
+	unsigned n = 0;
+	for (const char *p = dash + 1; *p; p++) {
+		if (*p == '-')
+			continue;
+		int h = hexval(*p);
+		if (h < 0 || n >= 32)
+			return -1;
+		if (n % 2 == 0)
+			out[n / 2] = (uint8_t)(h << 4);
+		else
+			out[n / 2] |= (uint8_t)h;
+		n++;
+	}
+	return n == 32 ? 0 : -1;
 }
 
 /* dlopen + dlsym + nvmlInit + device handles.  0, or -1 after one line. */
@@ -157,15 +242,54 @@ static int nv_bind(void)
 	ndev = 0;
 	for (unsigned i = 0; i < n; i++) {
 		memset(&devs[i], 0, sizeof devs[i]);
-		if (p_nvmlDeviceGetHandleByIndex_v2(i, &devs[i].h) != GPS_NVML_SUCCESS)
+		if (p_nvmlDeviceGetHandleByIndex_v2(i, &devs[i].h) != GPS_NVML_SUCCESS) {
 			devs[i].skip = (1u << M_COUNT) - 1; /* no access (e.g. cgroup): keep the index */
+		} else if (p_nvmlDeviceGetUUID) {
+			char text[96]; /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+			memset(text, 0, sizeof text);
+			devs[i].has_uuid =
+				p_nvmlDeviceGetUUID(devs[i].h, text, sizeof text - 1) == GPS_NVML_SUCCESS &&
+				gps_nvml_parse_uuid(text, devs[i].uuid) == 0;
+		}
+		devs[i].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + i);
 		ndev = i + 1;
 	}
+	/* DEVICE records not traced: nothing to wait for */
+	map_state = gps.cfg.activity & GPS_ACT_DEVICE ? MAP_WAIT : MAP_NVML;
+	map_known = 0;
+	nwait = 0;
 	return 0;
 }
 
-static void emit(gp_recorder *rec, uint64_t ts, unsigned dev, int m, int64_t v)
+/* devs[].out from the CUDA devices known now (a change of cuda_known). */
+static void map_to_cuda(void)
 {
+	unsigned known = atomic_load_explicit(&cuda_known, memory_order_acquire);
+	if (known == map_known)
+		return;
+	map_known = known;
+	unsigned matched = 0;
+	for (unsigned i = 0; i < ndev; i++) {
+		struct nv_dev *d = &devs[i];
+		d->out = d->has_uuid ? OUT_SKIP : (int32_t)(GPS_NVML_UNMAPPED_BASE + i);
+		for (unsigned c = 0; d->has_uuid && c < CUDA_MAX_DEV; c++)
+			if (atomic_load_explicit(&cuda_slot[c], memory_order_acquire) == 2 &&
+			    !memcmp(cuda_uuid[c], d->uuid, 16)) {
+				d->out = (int32_t)c;
+				matched++;
+				break;
+			}
+	}
+	if (!matched) /* e.g. MIG: CUDA's devices are instances; keep NVML's GPUs */
+		for (unsigned i = 0; i < ndev; i++)
+			devs[i].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + i);
+}
+
+static void emit(gp_recorder *rec, uint64_t ts, uint32_t dev, int m, int64_t v)
+{
+	if (m == M_MEM_USED && gps_status_active()) /* GPUPROF_STATUS shows it too */
+		gps_status_nvml_mem(dev >= GPS_NVML_UNMAPPED_BASE ? dev - GPS_NVML_UNMAPPED_BASE : dev,
+				    (uint64_t)v);
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_COUNTER;
@@ -175,6 +299,42 @@ static void emit(gp_recorder *rec, uint64_t ts, unsigned dev, int m, int64_t v)
 	r.u.counter.kind = GP_COUNTER_INT;
 	r.u.counter.value.i = v;
 	gp_emit(rec, &r);
+}
+
+/* The waiting samples, each with its device's id now (MAP_CUDA, MAP_NVML). */
+static void emit_waiting(gp_recorder *rec)
+{
+	for (unsigned k = 0; k < nwait; k++) {
+		const struct waiting *w = &wait_buf[k];
+		if (devs[w->dev].out != OUT_SKIP)
+			emit(rec, w->ts, (uint32_t)devs[w->dev].out, w->m, w->v);
+	}
+	nwait = 0;
+}
+
+/* A sample: emitted now, or kept while the mapping is unknown. */
+static void put(gp_recorder *rec, uint64_t ts, unsigned i, int m, int64_t v)
+{
+	if (map_state != MAP_WAIT) {
+		if (devs[i].out != OUT_SKIP)
+			emit(rec, ts, (uint32_t)devs[i].out, m, v);
+		return;
+	}
+	if (!wait_buf)
+		wait_buf = malloc(WAIT_MAX * sizeof *wait_buf);
+	if (!wait_buf || nwait == WAIT_MAX) {
+		/* no DEVICE record in all that time: stop waiting, NVML's numbering */
+		gps_log(0, "GPUPROF_GPU_METRICS: no CUDA device record after %u samples; GPU metrics "
+			   "labelled %u + NVML index",
+			nwait, GPS_NVML_UNMAPPED_BASE);
+		map_state = MAP_NVML;
+		for (unsigned k = 0; k < ndev; k++)
+			devs[k].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + k);
+		emit_waiting(rec);
+		emit(rec, ts, (uint32_t)devs[i].out, m, v);
+		return;
+	}
+	wait_buf[nwait++] = (struct waiting){ts, v, (uint16_t)i, (uint16_t)m};
 }
 
 /* rc of one metric read: NOT_SUPPORTED (or the function missing) retires
@@ -210,33 +370,30 @@ static void sample_device(gp_recorder *rec, unsigned i)
 	if (WANT(d, M_GPU_UTIL) || WANT(d, M_MEM_UTIL)) {
 		gps_nvmlUtilization_t u;
 		if (ok(d, p_nvmlDeviceGetUtilizationRates(d->h, &u), 1u << M_GPU_UTIL | 1u << M_MEM_UTIL)) {
-			emit(rec, ts, i, M_GPU_UTIL, u.gpu);
-			emit(rec, ts, i, M_MEM_UTIL, u.memory);
+			put(rec, ts, i, M_GPU_UTIL, u.gpu);
+			put(rec, ts, i, M_MEM_UTIL, u.memory);
 		}
 	}
 	if (WANT(d, M_MEM_USED)) {
 		gps_nvmlMemory_t mm;
-		if (ok(d, p_nvmlDeviceGetMemoryInfo(d->h, &mm), 1u << M_MEM_USED)) {
-			emit(rec, ts, i, M_MEM_USED, (int64_t)mm.used);
-			if (gps_status_active()) /* GPUPROF_STATUS shows it too */
-				gps_status_nvml_mem(i, mm.used);
-		}
+		if (ok(d, p_nvmlDeviceGetMemoryInfo(d->h, &mm), 1u << M_MEM_USED))
+			put(rec, ts, i, M_MEM_USED, (int64_t)mm.used);
 	}
 	unsigned v;
 	if (WANT(d, M_POWER) && ok(d, p_nvmlDeviceGetPowerUsage(d->h, &v), 1u << M_POWER))
-		emit(rec, ts, i, M_POWER, v);
+		put(rec, ts, i, M_POWER, v);
 	if (WANT(d, M_SM_CLOCK) &&
 	    ok(d, p_nvmlDeviceGetClockInfo(d->h, GPS_NVML_CLOCK_SM, &v), 1u << M_SM_CLOCK))
-		emit(rec, ts, i, M_SM_CLOCK, v);
+		put(rec, ts, i, M_SM_CLOCK, v);
 	if (WANT(d, M_TEMP) &&
 	    ok(d, p_nvmlDeviceGetTemperature(d->h, GPS_NVML_TEMPERATURE_GPU, &v), 1u << M_TEMP))
-		emit(rec, ts, i, M_TEMP, v);
+		put(rec, ts, i, M_TEMP, v);
 	if (WANT(d, M_PCIE_TX) &&
 	    ok(d, p_nvmlDeviceGetPcieThroughput(d->h, GPS_NVML_PCIE_UTIL_TX_BYTES, &v), 1u << M_PCIE_TX))
-		emit(rec, ts, i, M_PCIE_TX, v);
+		put(rec, ts, i, M_PCIE_TX, v);
 	if (WANT(d, M_PCIE_RX) &&
 	    ok(d, p_nvmlDeviceGetPcieThroughput(d->h, GPS_NVML_PCIE_UTIL_RX_BYTES, &v), 1u << M_PCIE_RX))
-		emit(rec, ts, i, M_PCIE_RX, v);
+		put(rec, ts, i, M_PCIE_RX, v);
 }
 
 static void sample(void)
@@ -255,8 +412,16 @@ static void sample(void)
 				name_ids[m] = gp_intern(rec, metric_names[m]);
 			names_gen = gen;
 		}
+		if (map_state != MAP_NVML) {
+			map_to_cuda();
+			if (map_state == MAP_WAIT && map_known) { /* the first DEVICE record came */
+				map_state = MAP_CUDA;
+				emit_waiting(rec);
+			}
+		}
 		for (unsigned i = 0; i < ndev; i++)
-			sample_device(rec, i);
+			if (map_state == MAP_WAIT || devs[i].out != OUT_SKIP)
+				sample_device(rec, i);
 	}
 	gps_leave(t);
 	gps_in_shim = 0;
@@ -356,6 +521,35 @@ void gps_nvml_stop(void)
 	pthread_mutex_unlock(&nv_lock);
 }
 
+void gps_nvml_final(void)
+{
+	pthread_mutex_lock(&nv_lock);
+	/* the sampler may still be inside NVML (stop gave up): its buffer then */
+	int mine = nv_state == NV_NONE || nv_exited;
+	pthread_mutex_unlock(&nv_lock);
+	if (!mine || !nwait)
+		return;
+	int saved = gps_in_shim;
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_enter();
+	gp_recorder *rec = t ? atomic_load(&gps.rec) : NULL;
+	if (rec) {
+		map_to_cuda(); /* the DEVICE records the final CUPTI flush delivered */
+		if (!map_known)
+			for (unsigned i = 0; i < ndev; i++)
+				devs[i].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + i);
+		unsigned gen = atomic_load(&gps.gen);
+		if (names_gen != gen) {
+			for (int m = 0; m < M_COUNT; m++)
+				name_ids[m] = gp_intern(rec, metric_names[m]);
+			names_gen = gen;
+		}
+		emit_waiting(rec);
+	}
+	gps_leave(t);
+	gps_in_shim = saved;
+}
+
 void gps_nvml_after_fork_child(void)
 {
 	/* the thread is the parent's; the lock may have been held by it.  The
@@ -372,4 +566,6 @@ void gps_nvml_after_fork_child(void)
 	nv_exited = 0;
 	nv_inited = 0;
 	names_gen = ~0u;
+	nwait = 0; /* the parent's samples */
+	map_state = MAP_WAIT;
 }

@@ -37,7 +37,7 @@ $(FAKE_CUPTI_NOPM): tests/fake/fake_cupti.c tests/fake/fake_api.h $(FAKE_DIR)/fa
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -DFAKE_NO_PM -shared -Wl,-soname,libcupti.so.13 -o $@ $<
 
 # scripted NVML for GPUPROF_GPU_METRICS (declares its own types: no nvml.h)
-$(FAKE_NVML): tests/fake/fake_nvml.c | $(FAKE_DIR)/
+$(FAKE_NVML): tests/fake/fake_nvml.c tests/fake/fake_api.h | $(FAKE_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -pthread -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 
 $(FAKE_CUDART): tests/fake/fake_cudart.c tests/fake/fake_api.h | $(FAKE_DIR)/ check-cuda

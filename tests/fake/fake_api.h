@@ -27,6 +27,17 @@ typedef void (*fake_cupti_resource_fn)(uint32_t cbid);
 typedef void (*fake_cupti_push_fn)(const void *record, size_t size);
 typedef uint64_t (*fake_cupti_now_fn)(void);
 
+/* The UUID the fakes give the GPU NVML numbers i (fake_nvml.c prints it as
+ * "GPU-fa4e0000-0000-4000-8000-0000000000ii"; fake_cudart.c puts it in the
+ * DEVICE records of the CUDA devices FAKE_CUDA_UUID_ORDER maps to it). */
+static inline void fake_gpu_uuid(unsigned i, unsigned char out[16])
+{
+	static const unsigned char base[16] = {0xfa, 0x4e, 0, 0, 0, 0, 0x40, 0, 0x80};
+	for (int k = 0; k < 16; k++)
+		out[k] = base[k];
+	out[15] = (unsigned char)i;
+}
+
 /* exported by the fake libcupti */
 void fake_cupti_call_enter(struct fake_cupti_call *c);
 void fake_cupti_call_exit(struct fake_cupti_call *c);

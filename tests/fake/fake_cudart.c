@@ -65,6 +65,26 @@ static void teardown(void)
 	}
 }
 
+/* FAKE_CUDA_UUID_ORDER="2,0": CUDA device k is the GPU the fake NVML
+ * numbers 2, 0, ... (its UUID; as CUDA_VISIBLE_DEVICES=2,0 would make it).
+ * Unset: one device, NVML's GPU 0.  Read once, by "cuInit". */
+#define FAKE_MAX_CUDA_DEV 8
+static unsigned fake_cuda_uuid_of[FAKE_MAX_CUDA_DEV];
+static int n_cuda_devices;
+static int read_cuda_devices(void)
+{
+	const char *o = getenv("FAKE_CUDA_UUID_ORDER");
+	int n = 0;
+	while (o && *o && n < FAKE_MAX_CUDA_DEV) {
+		char *end;
+		fake_cuda_uuid_of[n++] = (unsigned)strtoul(o, &end, 10);
+		o = *end == ',' ? end + 1 : "";
+	}
+	if (n == 0)
+		fake_cuda_uuid_of[n++] = 0;
+	return n;
+}
+
 static void fake_cuinit(void)
 {
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
@@ -86,11 +106,12 @@ static void fake_cuinit(void)
 	}
 	if (cupti.resource)
 		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-	if (cupti.push) {
+	n_cuda_devices = read_cuda_devices();
+	for (int i = 0; cupti.push && i < n_cuda_devices; i++) {
 		CUpti_ActivityDevice5 d;
 		memset(&d, 0, sizeof d);
 		d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-		d.id = 0;
+		d.id = (uint32_t)i;
 		d.name = "Fake H200";
 		d.computeCapabilityMajor = 9;
 		d.computeCapabilityMinor = 0;
@@ -104,6 +125,9 @@ static void fake_cuinit(void)
 		d.maxThreadsPerBlock = 1024;
 		d.coreClockRate = 1980000;
 		d.globalMemorySize = 150ull << 30;
+		unsigned char u[16];
+		fake_gpu_uuid(fake_cuda_uuid_of[i], u);
+		memcpy(&d.uuid, u, sizeof u);
 		cupti.push(&d, sizeof d);
 	}
 	atexit(teardown);
@@ -346,7 +370,7 @@ EXPORT cudaError_t cudaGetDeviceCount(int *n)
 {
 	struct frame f;
 	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020, "cudaGetDeviceCount", NULL);
-	*n = 1;
+	*n = n_cuda_devices; /* rt_enter ran "cuInit" */
 	return rt_exit(&f, cudaSuccess);
 }
 

@@ -3,7 +3,11 @@
  *
  * FAKE_NVML_DEVICES=N (default 2) devices.  Each query function counts its
  * calls per device; the k-th call (k = 0, 1, ...) answers:
- *   utilization  gpu = 10*k mod 100, memory = (5*k + 3) mod 100
+ *   UUID         "GPU-fa4e0000-0000-4000-8000-0000000000ii", ii = device in
+ *                hex (fake_api.h; the fake CUDA's devices take these UUIDs in
+ *                the order FAKE_CUDA_UUID_ORDER gives)
+ *   utilization  gpu = (10*(k mod 3) + 30*device) mod 100 (each device its own
+ *                range: 0-20, 30-50, 60-80), memory = (5*k + 3) mod 100
  *   memory used  (k + 1) MiB + device
  *   power        100000 + 10*device + k   (mW)
  *   SM clock     1000 + 100*device + k    (MHz; other clock types: 7)
@@ -12,6 +16,7 @@
  *                must retire silently: the test counts the calls)
  *   PCIe RX      3*k
  * FAKE_NVML_INIT_FAIL=1: nvmlInit_v2 fails (NVML_ERROR_DRIVER_NOT_LOADED).
+ * FAKE_NVML_NO_UUID=1: nvmlDeviceGetUUID answers NOT_SUPPORTED.
  * FAKE_NVML_LOG=path appends one line per call: "<pid> <function> <device>". */
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "fake_api.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAXD 8
@@ -119,13 +126,34 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *
 	return OK;
 }
 
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned int len)
+{
+	if (!valid(d))
+		return INVALID;
+	flog("nvmlDeviceGetUUID", (int)d->idx);
+	const char *no = getenv("FAKE_NVML_NO_UUID");
+	if (no && *no == '1')
+		return NOT_SUPPORTED;
+	unsigned char u[16];
+	fake_gpu_uuid(d->idx, u);
+	char text[48];
+	int n = snprintf(text, sizeof text,
+			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+			 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+			 u[14], u[15]);
+	if (n < 0 || (unsigned)n >= len)
+		return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+	memcpy(buf, text, (size_t)n + 1);
+	return OK;
+}
+
 EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 {
 	if (!valid(d))
 		return INVALID;
 	flog("nvmlDeviceGetUtilizationRates", (int)d->idx);
 	unsigned k = d->n_util++;
-	u->gpu = (10 * k) % 100;
+	u->gpu = (10 * (k % 3) + 30 * d->idx) % 100;
 	u->memory = (5 * k + 3) % 100;
 	return OK;
 }
