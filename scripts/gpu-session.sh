@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util ddp ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -179,6 +179,36 @@ check("an NVTX range while running", any(r["last_nvtx_range"] for r in run))
 PY
     done 2>&1 | tee "$RES/status.txt"
     rm -f "$RES"/status-*.gpuprof ;;
+  nvml-map)     # issue #9: nvml.* counters carry CUDA's device id (UUID match), also under CUDA_VISIBLE_DEVICES
+    log nvml-map
+    for cvd in unset 0; do
+      tr=$RES/nvml-map-$cvd.gpuprof
+      ( [ $cvd = unset ] || export CUDA_VISIBLE_DEVICES=$cvd
+        timeout 200 build/bin/gpuprof run --gpu-metrics=20 -o "$tr" -- \
+          python3 examples/train_mnist.py --steps 300 --warmup 5 >"$RES/nvml-map-$cvd.job.txt" 2>&1
+        echo "job exit $? (CUDA_VISIBLE_DEVICES=$cvd)"; grep '^gpuprof:' "$RES/nvml-map-$cvd.job.txt" )
+      nvidia-smi -L; nvidia-smi --query-gpu=index,uuid,mig.mode.current --format=csv
+      build/bin/gpuprof dump --json --type device,counter,process,clock "$tr" > "$RES/nvml-map-$cvd.json"
+      python3 - "$cvd" "$RES/nvml-map-$cvd.json" <<'PY'
+import json, sys
+cvd, recs = sys.argv[1], [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+def check(what, ok): print("NVMLMAP %s %s: %s" % ("PASS" if ok else "FAIL", cvd, what))
+devs = {r["device"] for r in recs if r["type"] == "device"}
+ctr = [r for r in recs if r["type"] == "counter" and r["name"] == "nvml.gpu_util"]
+ids = {r["device"] for r in ctr}
+start = min(r["start"] for r in recs if r["type"] == "process")
+end = max(r["trace_ns"] for r in recs if r["type"] == "clock")
+print("  CUDA devices %s, nvml.gpu_util device ids %s, %d samples in %.2f s" % (sorted(devs), sorted(ids), len(ctr), (end - start) / 1e9))
+check("every nvml id is a CUDA device id, or >= 1000 (no UUID match: MIG?)", ids and all(i in devs or i >= 1000 for i in ids))
+check("ids are CUDA's (no id >= 1000)", ids and all(i in devs for i in ids))
+first = min(r["ts"] for r in ctr) if ctr else end
+print("  first sample %.3f s after the trace start" % ((first - start) / 1e9))
+per_dev = len(ctr) / max(1, len(ids))
+check("samples per device %.0f >= half of 20 Hz x duration (none lost waiting for the mapping)" % per_dev,
+      per_dev >= 0.5 * 20 * (end - first) / 1e9)
+PY
+    done 2>&1 | tee "$RES/nvml-map.txt"
+    rm -f "$RES"/nvml-map-*.gpuprof "$RES"/nvml-map-*.json ;;
   util)         # issue #9: the paper's utilisation microbenchmark + MNIST, NVML / busy / Est SM / PM side by side
     log util
     {
