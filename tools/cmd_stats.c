@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "intervals.h"
 #include "launch_join.h"
 #include "launch_sites.h"
 #include "occupancy.h"
@@ -162,64 +163,6 @@ static size_t *sorted_groups(struct gtab *t)
 }
 
 /* ------------------------------------------------------------ utilisation */
-/* GPU records do not arrive in start order (CUPTI hands buffers back as they
- * complete, and the reader merges sources by chunk), so the intervals are
- * kept (16 bytes per GPU operation) and sorted once at the end. */
-struct ival { uint64_t s, e; };
-struct ivset { struct ival *v; size_t n, cap; };
-struct ivsum { uint64_t busy, gaps, largest, count; };
-
-static void ivset_add(struct ivset *set, uint64_t s, uint64_t e)
-{
-	struct ival iv = { s, e < s ? s : e };
-	VEC_PUSH(set->v, set->n, set->cap, iv);
-}
-
-static int cmp_ival(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-	if (x->s != y->s) return x->s < y->s ? -1 : 1;
-	return x->e < y->e ? -1 : x->e > y->e;
-}
-
-/* Sorts the set and rewrites it in place as its union (disjoint, ordered);
- * returns busy time, gap count and largest gap of that union. */
-static struct ivsum ivset_union(struct ivset *set)
-{
-	struct ivsum sum = { 0, 0, 0, set->n };
-	if (!set->n) return sum;
-	qsort(set->v, set->n, sizeof(*set->v), cmp_ival);
-	size_t w = 0;
-	for (size_t i = 1; i < set->n; i++) {
-		if (set->v[i].s <= set->v[w].e) {
-			if (set->v[i].e > set->v[w].e) set->v[w].e = set->v[i].e;
-			continue;
-		}
-		uint64_t gap = set->v[i].s - set->v[w].e;
-		sum.gaps++;
-		if (gap > sum.largest) sum.largest = gap;
-		set->v[++w] = set->v[i];
-	}
-	set->n = w + 1;
-	for (size_t i = 0; i < set->n; i++) sum.busy += set->v[i].e - set->v[i].s;
-	return sum;
-}
-
-/* Time covered by both of two unions (each disjoint and ordered). */
-static uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b)
-{
-	uint64_t ov = 0;
-	size_t i = 0, j = 0;
-	while (i < a->n && j < b->n) {
-		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
-		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-		if (e > s) ov += e - s;
-		if (a->v[i].e <= b->v[j].e) i++;
-		else j++;
-	}
-	return ov;
-}
-
 struct udev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e;

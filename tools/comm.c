@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intervals.h"
 #include "tool.h"
 #include "util.h"
 
@@ -59,9 +60,6 @@ struct cproc {
 	int matched;      /* took part in the matching, which succeeded */
 	uint64_t comm, compute, overlap, wait, max_wait;
 };
-
-struct ival { uint64_t s, e; };
-struct ivec { struct ival *v; size_t n, cap; };
 
 struct comm {
 	gp_reader *r;
@@ -195,65 +193,17 @@ int comm_in_default(const struct comm *c)
 	return n > 0 || pk > 1;
 }
 
-/* ------------------------------------------------------------ intervals */
-static int cmp_ival(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-	if (x->s != y->s) return x->s < y->s ? -1 : 1;
-	return x->e < y->e ? -1 : x->e > y->e;
-}
-
-/* Sorts and rewrites v as its union (disjoint, ordered); returns its length. */
-static uint64_t ivec_union(struct ivec *v)
-{
-	if (!v->n) return 0;
-	qsort(v->v, v->n, sizeof(*v->v), cmp_ival);
-	size_t w = 0;
-	for (size_t i = 1; i < v->n; i++) {
-		if (v->v[i].s <= v->v[w].e) {
-			if (v->v[i].e > v->v[w].e) v->v[w].e = v->v[i].e;
-		} else {
-			v->v[++w] = v->v[i];
-		}
-	}
-	v->n = w + 1;
-	uint64_t t = 0;
-	for (size_t i = 0; i < v->n; i++) t += v->v[i].e - v->v[i].s;
-	return t;
-}
-
-/* Time covered by both unions. */
-static uint64_t ivec_overlap(const struct ivec *a, const struct ivec *b)
-{
-	uint64_t ov = 0;
-	size_t i = 0, j = 0;
-	while (i < a->n && j < b->n) {
-		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
-		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-		if (e > s) ov += e - s;
-		if (a->v[i].e <= b->v[j].e) i++;
-		else j++;
-	}
-	return ov;
-}
-
-static void ivec_push(struct ivec *v, uint64_t s, uint64_t e)
-{
-	struct ival iv = { s, e };
-	VEC_PUSH(v->v, v->n, v->cap, iv);
-}
-
 /* comm, compute and overlap of a set of kernels (pointers into one rank's) */
 struct split { uint64_t comm, compute, overlap; };
 
-static struct split split_kernels(struct ckern *const *k, size_t n, struct ivec *cv, struct ivec *ov)
+static struct split split_kernels(struct ckern *const *k, size_t n, struct ivset *cv, struct ivset *ov)
 {
 	cv->n = ov->n = 0;
-	for (size_t i = 0; i < n; i++) ivec_push(k[i]->nccl ? cv : ov, k[i]->s, k[i]->e);
+	for (size_t i = 0; i < n; i++) ivset_add(k[i]->nccl ? cv : ov, k[i]->s, k[i]->e);
 	struct split s;
-	s.comm = ivec_union(cv);
-	s.compute = ivec_union(ov);
-	s.overlap = ivec_overlap(cv, ov);
+	s.comm = ivset_union(cv).busy;
+	s.compute = ivset_union(ov).busy;
+	s.overlap = ivset_overlap(cv, ov);
 	return s;
 }
 
@@ -403,7 +353,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	strmap_init(&idx);
 	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
 	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
-	struct ivec cv = { 0 }, ov = { 0 };
+	struct ivset cv = { 0 }, ov = { 0 };
 	struct ckern **by_at = NULL, **sel = NULL; size_t csel = 0;
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
@@ -506,7 +456,7 @@ void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint6
 		if (c->p[i].nk) ps[nps++] = &c->p[i];
 		else idle++;
 	}
-	struct ivec cv = { 0 }, ov = { 0 };
+	struct ivset cv = { 0 }, ov = { 0 };
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
 		qsort(p->k, p->nk, sizeof(*p->k), cmp_kern_start);
