@@ -30,7 +30,35 @@ static uint64_t weight_of(const struct joined_launch *l, enum folded_weight w)
 	return 0;
 }
 
-/* The folded form of one launch's stack, malloc'd. */
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Readers split "stack WEIGHT" at the last space; flamegraph.pl and inferno
+ * then take a stack that still ends in " NUMBER" (their pattern:
+ * \s+?\d+(\.\d*)?$) as the first column of a differential line.  The index
+ * of the space before a frame name's trailing number, or n if there is none.
+ * (';' and control characters never reach here: stack_view frames have
+ * them as '_'.) */
+static size_t number_space(const char *f, size_t n)
+{
+	size_t i = n;
+	while (i && is_digit(f[i - 1])) i--;
+	if (i && f[i - 1] == '.') {
+		size_t dot = i - 1;
+		i = dot;
+		while (i && is_digit(f[i - 1])) i--;
+		if (i == dot) return n;  /* ".5": no digit before the dot */
+	} else if (i == n) {
+		return n;
+	}
+	return i && f[i - 1] == ' ' ? i - 1 : n;
+}
+
+/* The folded form of one launch's stack, malloc'd.  Every frame (not only
+ * the leaf) ending in " NUMBER" gets '_' for that space, so one name is
+ * drawn as one frame wherever it is. */
 static char *folded_stack(struct stacks *st, const struct joined_launch *l)
 {
 	if (!l->stack_id) return xstrdup("(no stack)");
@@ -44,6 +72,8 @@ static char *folded_stack(struct stacks *st, const struct joined_launch *l)
 		size_t n = strlen(v->frames[i]);
 		if (i) *p++ = ';';
 		memcpy(p, v->frames[i], n);
+		size_t sp = number_space(v->frames[i], n);
+		if (sp < n) p[sp] = '_';
 		p += n;
 	}
 	*p = 0;

@@ -14,7 +14,8 @@ struct stacks;
 
 /* A resolved stack.  Strings live as long as the struct stacks. */
 struct stack_view {
-	const char **frames;  /* root (outermost) first */
+	const char **frames;  /* root (outermost) first; no ';' or control
+			       * characters (they become '_'): each fits a folded line */
 	uint32_t nframes;
 	const char *site;     /* e.g. "model.py:42 forward" */
 	const char *site_key; /* distinct per site (full path): group by this */

@@ -4,7 +4,7 @@
  * shim makes them), so the tool's ELF reader symbolises real code: stk_leaf,
  * stk_mid, stk_outer, a C++-mangled name and libc's qsort.
  *
- *   gen_stacks [--bad-elf PATH] [--pid N] OUT
+ *   gen_stacks [--bad-elf PATH] [--pid N] [--odd-names] OUT
  *
  * prints one JSON object on stdout: facts the test needs that depend on the
  * build (the file offset the "bad" module's frame maps to).
@@ -174,14 +174,16 @@ static int each_object(struct dl_phdr_info *info, size_t sz, void *arg)
 int main(int argc, char **argv)
 {
 	const char *bad = "/nonexistent/dir/libbad.so", *out = NULL;
+	int odd_names = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--bad-elf") && i + 1 < argc) bad = argv[++i];
+		else if (!strcmp(argv[i], "--odd-names")) odd_names = 1;
 		else if (!strcmp(argv[i], "--pid") && i + 1 < argc) P = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!out) out = argv[i];
 		else out = NULL, i = argc;
 	}
 	if (!out) {
-		fprintf(stderr, "usage: gen_stacks [--bad-elf PATH] [--pid N] OUT\n");
+		fprintf(stderr, "usage: gen_stacks [--bad-elf PATH] [--pid N] [--odd-names] OUT\n");
 		return 1;
 	}
 	gp_header h;
@@ -254,6 +256,16 @@ int main(int argc, char **argv)
 	stack(3, s3, sizeof(s3) / 8);
 	stack(4, s4, sizeof(s4) / 8);
 	stack(5, NULL, 0);
+	/* --odd-names: names that would break a folded line if written as they
+	 * are — a Python frame whose function and file hold ';' and a newline,
+	 * and a leaf ending in " NUMBER" (flamegraph.pl and inferno would read
+	 * "stack 42 WEIGHT" as a differential line) */
+	if (odd_names) {
+		uint32_t py_odd = str("py\t/home/u/proj/odd;dir/x;y\n.py\t7\ta;b\nc");
+		uint32_t leaf42 = str("odd frame 42");
+		const uint64_t s6[] = { SYM | py_odd, SYM | leaf42 };
+		stack(6, s6, sizeof(s6) / 8);
+	}
 
 	uint32_t launch = str("cudaLaunchKernel"), culaunch = str("cuLaunchKernel"), graph = str("cudaGraphLaunch");
 	uint32_t memcpy_s = str("cudaMemcpyAsync"), malloc_s = str("cudaMalloc"), kname = str("_Z6kernelv");
@@ -280,6 +292,10 @@ int main(int argc, char **argv)
 	gpu(GP_REC_KERNEL, kname, 8, 30);
 	gpu(GP_REC_KERNEL, kname, 9, 20);
 	gpu(GP_REC_KERNEL, kname, 10, 10);
+	if (odd_names) {
+		api(1, launch, 0, 13, 6);
+		gpu(GP_REC_KERNEL, kname, 13, 900);
+	}
 	rc = gp_writer_close(w);
 	if (rc < 0) {
 		fprintf(stderr, "gen_stacks: close: %s\n", gp_strerror(rc));

@@ -11,7 +11,8 @@ through and keeps a copy of every row speedscope drew (ROW_COLLECTOR).
 
 Inputs: the folded export of the fake-CUDA workload recorded by the shim with
 GPUPROF_STACKS=all (test_stacks_workload.py checks its content), and of the
-gen_stacks trace (tests/tools/gen_stacks.c: Python, ctx and odd frames);
+gen_stacks trace (tests/tools/gen_stacks.c --odd-names: Python, ctx and odd frames, names
+with ';', a newline and a trailing " 42");
 a synthetic file whose table is longer than the window (write_long_table);
 SPEEDSCOPE_EXTRA=a.folded:b.folded adds other files.
 
@@ -228,10 +229,11 @@ gp("export", "--format", "folded", wl, "-o", wl_folded)
 rows = check(browser, wl_folded, d.name, "fake workload (shim stacks)")
 expect(all(f in rows for f in CHAIN), f"fake workload: speedscope shows the chain {CHAIN}")
 trace = os.path.join(d.name, "stacks.gpuprof")
-subprocess.run([GEN_STACKS, trace], check=True, capture_output=True)
+subprocess.run([GEN_STACKS, "--odd-names", trace], check=True, capture_output=True)
 folded = os.path.join(d.name, "gen_stacks.folded")
 gp("export", "--format", "folded", trace, "-o", folded)
-check(browser, folded, d.name, "gen_stacks trace")
+rows = check(browser, folded, d.name, "gen_stacks trace")
+expect("odd frame_42" in rows and "a_b_c (x_y_.py:7)" in rows, "gen_stacks trace: speedscope shows the odd names")
 check(browser, write_long_table(os.path.join(d.name, "long_table.folded")), d.name,
       "604 frames, a >99% leaf, recursion")
 

@@ -9,6 +9,7 @@ out by hand from that list."""
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -20,8 +21,9 @@ from tt import B, GEN, GPUPROF, eq, expect, fail, finish, gp, tmpdir  # noqa: E4
 GEN_STACKS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_stacks"))
 
 
-def gen_stacks(path, bad_elf=None, pid=None):
-    args = [GEN_STACKS] + (["--bad-elf", bad_elf] if bad_elf else []) + (["--pid", str(pid)] if pid else []) + [path]
+def gen_stacks(path, bad_elf=None, pid=None, odd_names=False):
+    args = [GEN_STACKS] + (["--bad-elf", bad_elf] if bad_elf else []) + (["--pid", str(pid)] if pid else []) + \
+        (["--odd-names"] if odd_names else []) + [path]
     p = subprocess.run(args, capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
 
@@ -70,6 +72,28 @@ with open(out) as f:
 eq(text.splitlines(), sorted(text.splitlines()), "folded lines sorted")
 expect(text.endswith("\n") and all(";" not in ln.rpartition(" ")[2] for ln in text.splitlines()),
        "folded file: one 'stack weight' per line")
+
+# ---- folded: frame names that would break a line.  Stack 6 of --odd-names
+# has a Python frame whose function and file hold ';' and a newline, and a
+# leaf "odd frame 42".  Readers split a line at its LAST space (speedscope:
+# /^(.*) (\d+)$/); flamegraph.pl and inferno then take a stack that still
+# ends in "<space>NUMBER" as the first column of a differential line.
+TO = os.path.join(d.name, "odd.gpuprof")
+gen_stacks(TO, odd_names=True)
+p = gp("export", "--format", "folded", TO, "-o", "-")
+odd_lines = p.stdout.split("\n")
+eq(odd_lines[-1], "", "odd names: file ends with a newline")
+odd = {}
+for ln in odd_lines[:-1]:
+    m = re.match(r"^(.*) (\d+)$", ln)
+    expect(m is not None, f"odd names: not 'stack WEIGHT': {ln!r}")
+    if m:
+        odd[m.group(1)] = int(m.group(2))
+        expect(re.match(r"^(.*)\s+?(\d+(?:\.\d*)?)$", m.group(1)) is None,
+               f"odd names: flamegraph.pl would read a differential line: {ln!r}")
+eq(odd.get("a_b_c (x_y_.py:7);odd frame_42"), 900, f"odd names: the sanitised stack's line ({sorted(odd)})")
+eq(len(odd), 8, "odd names: one line per stack, as without them plus one")
+eq(sum(odd.values()), sum(folded(T).values()) + 900, "odd names: total weight")
 
 # ---- launch_sites
 j = json.loads(gp("stats", "--report", "launch_sites", "--format", "json", T).stdout)["launch_sites"]
