@@ -216,6 +216,18 @@ void gps_emit_clock(gp_recorder *rec)
 	gp_emit(rec, &r);
 }
 
+void gps_emit_int_counter(gp_recorder *rec, const char *name, uint64_t value)
+{
+	gp_record r;
+	memset(&r, 0, sizeof r);
+	r.type = GP_REC_COUNTER;
+	r.u.counter.ts_ns = gps_now();
+	r.u.counter.name_id = gp_intern(rec, name);
+	r.u.counter.kind = GP_COUNTER_INT;
+	r.u.counter.value.i = (int64_t)value;
+	gp_emit(rec, &r);
+}
+
 static void emit_process(gp_recorder *rec, uint64_t start_ns)
 {
 	char cmd[4096];

@@ -30,17 +30,16 @@
  * GPS_NVML_UNMAPPED_BASE + NVML index, an id no CUDA device has
  * (docs/FORMAT.md).
  *
- * Lifecycle rules are the flush ticker's (gps_ticker.c): exists only in a
- * process that has a trace (a fork child gets one only when it creates its
- * own trace), all signals blocked, no lock held while in NVML, stopped with a
+ * Lifecycle rules are the flush ticker's (gps_ticker.c; both threads are
+ * gps_service.c services): exists only in a process that has a trace (a
+ * fork child gets one only when it creates its own trace), all signals
+ * blocked, no lock held while in NVML, stopped with a
  * bounded wait before the final flush, emits only inside gps_enter/gps_leave
  * so a final flush that gave up waiting never closes the recorder under it.
  * A separate thread rather than the ticker: NVML calls can block for tens of
  * ms (nvmlDeviceGetPcieThroughput samples over ~20 ms) and must not delay
  * the CUPTI flushes or the GPUPROF_GPU_WINDOW edges. */
 #include <dlfcn.h>
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -131,13 +130,8 @@ static unsigned nwait;
 static void *nv_lib;
 static int nv_inited; /* nvmlInit_v2 succeeded in this process */
 
-enum { NV_NONE = 0, NV_RUNNING = 1, NV_STOPPING = 2 };
-static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t nv_cond;
-static int nv_cond_ok;
-static int nv_state;
-static int nv_exited;
-static int nv_failed; /* binding failed in this process: do not retry */
+static struct gps_service nv = GPS_SERVICE_INIT("gpuprof-nvml");
+static int nv_failed; /* binding failed in this process: do not retry (under nv.lock) */
 /* per recorder generation: interned metric names */
 static unsigned names_gen = ~0u;
 static uint32_t name_ids[M_COUNT];
@@ -427,106 +421,62 @@ static void sample(void)
 	gps_in_shim = 0;
 }
 
-static void *nvml_main(void *arg)
+static void nvml_main(struct gps_service *svc)
 {
-	(void)arg;
-	pthread_setname_np(pthread_self(), "gpuprof-nvml");
 	int bound = nv_bind() == 0;
 	uint64_t period = 1000000000ull / (gps.cfg.gpu_metrics_hz ? gps.cfg.gpu_metrics_hz : 10);
 	uint64_t next = gps_mono_ns();
-	pthread_mutex_lock(&nv_lock);
+	pthread_mutex_lock(&svc->lock);
 	if (!bound)
 		nv_failed = 1;
-	while (bound && nv_state == NV_RUNNING) {
-		pthread_mutex_unlock(&nv_lock); /* never held while in NVML */
+	while (bound && svc->state == GPS_SERVICE_RUNNING) {
+		pthread_mutex_unlock(&svc->lock); /* never held while in NVML */
 		sample();
 		/* fixed schedule (no drift); a tick that overran is not made up */
 		next += period;
 		uint64_t now = gps_mono_ns();
 		if (next < now)
 			next = now + period;
-		pthread_mutex_lock(&nv_lock);
-		struct timespec dl = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
-		int rc = 0;
-		while (nv_state == NV_RUNNING && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&nv_cond, &nv_lock, &dl);
+		pthread_mutex_lock(&svc->lock);
+		gps_service_sleep_until(svc, next);
 	}
-	pthread_mutex_unlock(&nv_lock);
+	pthread_mutex_unlock(&svc->lock);
 	if (nv_inited) {
 		p_nvmlShutdown();
 		nv_inited = 0;
 	}
-	pthread_mutex_lock(&nv_lock);
-	nv_exited = 1;
-	pthread_cond_broadcast(&nv_cond);
-	pthread_mutex_unlock(&nv_lock);
-	return NULL;
 }
 
 void gps_nvml_start(void)
 {
 	if (!gps.cfg.gpu_metrics_hz || gps.disabled || atomic_load(&gps.closed))
 		return;
-	pthread_mutex_lock(&nv_lock);
-	if (nv_state != NV_NONE || nv_failed) {
-		pthread_mutex_unlock(&nv_lock);
+	pthread_mutex_lock(&nv.lock);
+	if (nv.state != GPS_SERVICE_NONE || nv_failed) {
+		pthread_mutex_unlock(&nv.lock);
 		return;
 	}
-	if (!nv_cond_ok) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		nv_cond_ok = pthread_cond_init(&nv_cond, &ca) == 0;
-		pthread_condattr_destroy(&ca);
-		if (!nv_cond_ok) {
-			pthread_mutex_unlock(&nv_lock);
-			return;
-		}
-	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the job's signals are not ours */
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 512 * 1024); /* NVML's own stack use is unknown */
-	pthread_t th;
-	nv_state = NV_RUNNING;
-	nv_exited = 0;
-	if (pthread_create(&th, &at, nvml_main, NULL) != 0) {
-		nv_state = NV_NONE;
+	/* 512 KiB: NVML's own stack use is unknown */
+	if (gps_service_start_locked(&nv, nvml_main, 512 * 1024) == GPS_SERVICE_NO_THREAD) {
 		nv_failed = 1;
 		gps_log(0, "cannot start the GPU metrics thread: no GPU metrics");
 	}
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_mutex_unlock(&nv_lock);
+	pthread_mutex_unlock(&nv.lock);
 }
 
 void gps_nvml_stop(void)
 {
-	pthread_mutex_lock(&nv_lock);
-	if (nv_state == NV_RUNNING) {
-		nv_state = NV_STOPPING;
-		pthread_cond_broadcast(&nv_cond);
-		/* it may be inside NVML (nvmlInit, a slow query): wait, but never
-		 * hang the exit on it (it cannot emit once closed is set) */
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += 2;
-		int rc = 0;
-		while (!nv_exited && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&nv_cond, &nv_lock, &dl);
-	}
-	pthread_mutex_unlock(&nv_lock);
+	/* it may be inside NVML (nvmlInit, a slow query): wait, but never
+	 * hang the exit on it (it cannot emit once closed is set) */
+	gps_service_stop(&nv, 2000);
 }
 
 void gps_nvml_final(void)
 {
-	pthread_mutex_lock(&nv_lock);
+	pthread_mutex_lock(&nv.lock);
 	/* the sampler may still be inside NVML (stop gave up): its buffer then */
-	int mine = nv_state == NV_NONE || nv_exited;
-	pthread_mutex_unlock(&nv_lock);
+	int mine = nv.state == GPS_SERVICE_NONE || nv.exited;
+	pthread_mutex_unlock(&nv.lock);
 	if (!mine || !nwait)
 		return;
 	int saved = gps_in_shim;
@@ -554,16 +504,7 @@ void gps_nvml_after_fork_child(void)
 {
 	/* the thread is the parent's; the lock may have been held by it.  The
 	 * library stays loaded; the child calls nvmlInit itself if it traces. */
-	pthread_mutex_init(&nv_lock, NULL);
-	if (nv_cond_ok) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		nv_cond_ok = pthread_cond_init(&nv_cond, &ca) == 0;
-		pthread_condattr_destroy(&ca);
-	}
-	nv_state = NV_NONE;
-	nv_exited = 0;
+	gps_service_after_fork_child(&nv);
 	nv_inited = 0;
 	names_gen = ~0u;
 	nwait = 0; /* the parent's samples */

@@ -59,7 +59,6 @@
  * fails quietly: at most one decode period of samples is lost. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +103,7 @@ static const struct pm_formula candidates[F_COUNT][MAX_CAND] = {
 struct pm_dev {
 	void *ctx;              /* announced context (only its device is used) */
 	int announced;
-	int setup_done;         /* set-up finished (either way): under pm_lock */
+	int setup_done;         /* set-up finished (either way): under pm.lock */
 	int state;              /* PD_* */
 	uint32_t dev;           /* CUDA device ordinal */
 	CUpti_Profiler_Host_Object *host;
@@ -124,16 +123,11 @@ struct pm_dev {
 };
 enum { PD_NONE = 0, PD_RUNNING, PD_FAILED, PD_STOPPED };
 
-enum { PM_NONE = 0, PM_RUNNING = 1, PM_STOPPING = 2 };
-static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gps_service pm = GPS_SERVICE_INIT("gpuprof-pm");
 /* held by the thread around its CUPTI calls; fork's prepare handler takes it */
 static pthread_mutex_t pm_call_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fork_locked;
 static atomic_int pm_started; /* the thread exists in this process */
-static pthread_cond_t pm_cond;
-static int pm_cond_ok;
-static int pm_state;
-static int pm_exited;
 static int pm_failed; /* the feature is off in this process (one line said why) */
 static int pm_profiler_inited;
 static struct pm_dev devs[PM_MAX_DEV];
@@ -674,17 +668,16 @@ static void announce_interval(struct pm_dev *d)
 	gps_leave(t);
 }
 
-static void *pm_main(void *arg)
+static void pm_main(struct gps_service *svc)
 {
-	(void)arg;
-	pthread_setname_np(pthread_self(), "gpuprof-pm");
+	(void)svc; /* always &pm, the one service of this file */
 	gps_in_shim = 1; /* CUPTI calls made here are not the job's */
-	pthread_mutex_lock(&pm_lock);
-	while (pm_state == PM_RUNNING) {
+	pthread_mutex_lock(&pm.lock);
+	while (pm.state == GPS_SERVICE_RUNNING) {
 		for (unsigned i = 0; i < ndev; i++) {
 			if (devs[i].announced && devs[i].state == PD_NONE) {
 				unsigned n = ndev;
-				pthread_mutex_unlock(&pm_lock); /* never held while in CUPTI */
+				pthread_mutex_unlock(&pm.lock); /* never held while in CUPTI */
 				pthread_mutex_lock(&pm_call_lock);
 				uint64_t t0 = gps_mono_ns();
 				setup(&devs[i], n);
@@ -692,31 +685,30 @@ static void *pm_main(void *arg)
 				pthread_mutex_unlock(&pm_call_lock);
 				if (devs[i].state == PD_RUNNING)
 					announce_interval(&devs[i]);
-				pthread_mutex_lock(&pm_lock);
+				pthread_mutex_lock(&pm.lock);
 				devs[i].setup_done = 1;
-				pthread_cond_broadcast(&pm_cond); /* the announcing callback waits */
+				pthread_cond_broadcast(&pm.cond); /* the announcing callback waits */
 			}
 		}
 		unsigned n = ndev; /* entries below n are this thread's alone */
-		pthread_mutex_unlock(&pm_lock);
+		pthread_mutex_unlock(&pm.lock);
 		pthread_mutex_lock(&pm_call_lock);
 		for (unsigned i = 0; i < n; i++)
 			if (devs[i].state == PD_RUNNING && decode(&devs[i], 0) != 0)
 				devs[i].state = PD_FAILED;
 		pthread_mutex_unlock(&pm_call_lock);
-		pthread_mutex_lock(&pm_lock);
+		pthread_mutex_lock(&pm.lock);
 		uint64_t next = gps_mono_ns() + DECODE_NS;
-		struct timespec dl = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
 		int rc = 0;
 		int pending = 0;
-		while (pm_state == PM_RUNNING && rc != ETIMEDOUT && !pending) {
-			rc = pthread_cond_timedwait(&pm_cond, &pm_lock, &dl);
+		while (pm.state == GPS_SERVICE_RUNNING && rc != ETIMEDOUT && !pending) {
+			rc = gps_service_wait(&pm, next);
 			for (unsigned i = 0; i < ndev; i++)
 				pending |= devs[i].announced && devs[i].state == PD_NONE;
 		}
 	}
 	unsigned n = ndev;
-	pthread_mutex_unlock(&pm_lock);
+	pthread_mutex_unlock(&pm.lock);
 	/* stopping: the samples up to now, then no more */
 	pthread_mutex_lock(&pm_call_lock);
 	for (unsigned i = 0; i < n; i++) {
@@ -731,63 +723,36 @@ static void *pm_main(void *arg)
 		d->state = PD_STOPPED;
 	}
 	pthread_mutex_unlock(&pm_call_lock);
-	pthread_mutex_lock(&pm_lock);
-	pm_exited = 1;
-	pthread_cond_broadcast(&pm_cond);
-	pthread_mutex_unlock(&pm_lock);
-	return NULL;
 }
 
 static int start_thread_locked(void)
 {
-	if (!pm_cond_ok) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pm_cond_ok = pthread_cond_init(&pm_cond, &ca) == 0;
-		pthread_condattr_destroy(&ca);
-		if (!pm_cond_ok)
-			return -1;
-	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the job's signals are not ours */
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 4u << 20); /* CUPTI's host API (NVPW): stack use unknown */
-	pthread_t th;
-	pm_state = PM_RUNNING;
-	pm_exited = 0;
-	int rc = pthread_create(&th, &at, pm_main, NULL);
-	if (rc != 0)
-		pm_state = PM_NONE;
-	else
-		atomic_store(&pm_started, 1);
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc == 0 ? 0 : -1;
+	/* 4 MiB: CUPTI's host API (NVPW): stack use unknown */
+	if (gps_service_start_locked(&pm, pm_main, 4u << 20) != GPS_SERVICE_STARTED)
+		return -1;
+	atomic_store(&pm_started, 1);
+	return 0;
 }
 
 void gps_pm_context_created(void *cu_context)
 {
 	if (!gps.cfg.pm_interval_ns || gps.disabled || atomic_load(&gps.closed))
 		return;
-	pthread_mutex_lock(&pm_lock);
-	if (pm_failed || pm_state == PM_STOPPING) {
-		pthread_mutex_unlock(&pm_lock);
+	pthread_mutex_lock(&pm.lock);
+	if (pm_failed || pm.state == GPS_SERVICE_STOPPING) {
+		pthread_mutex_unlock(&pm.lock);
 		return;
 	}
-	if (pm_state == PM_NONE && !have_functions()) {
+	if (pm.state == GPS_SERVICE_NONE && !have_functions()) {
 		pm_failed = 1;
-		pthread_mutex_unlock(&pm_lock);
+		pthread_mutex_unlock(&pm.lock);
 		gps_log(1, "GPUPROF_PM_SAMPLING: this CUPTI (%s) has no PM sampling API (needs CUDA >= 12.6); no PM sampling",
 			gps_cupti_loaded_path());
 		return;
 	}
 	for (unsigned i = 0; i < ndev; i++)
 		if (devs[i].ctx == cu_context) {
-			pthread_mutex_unlock(&pm_lock);
+			pthread_mutex_unlock(&pm.lock);
 			return; /* seen (a context address reused after destroy: same device or not, skip) */
 		}
 	int slot = -1;
@@ -797,15 +762,15 @@ void gps_pm_context_created(void *cu_context)
 		devs[ndev].announced = 1;
 		slot = (int)ndev++;
 	}
-	if (pm_state == PM_NONE) {
+	if (pm.state == GPS_SERVICE_NONE) {
 		if (start_thread_locked() != 0) {
 			pm_failed = 1;
-			pthread_mutex_unlock(&pm_lock);
+			pthread_mutex_unlock(&pm.lock);
 			gps_log(0, "cannot start the PM sampling thread: no PM sampling");
 			return;
 		}
 	} else {
-		pthread_cond_broadcast(&pm_cond);
+		pthread_cond_broadcast(&pm.cond);
 	}
 	/* the job does not go on with this context until its set-up is done
 	 * (bounded: should set-up wait on something this thread holds, it
@@ -815,28 +780,17 @@ void gps_pm_context_created(void *cu_context)
 		clock_gettime(CLOCK_MONOTONIC, &dl);
 		dl.tv_sec += SETUP_WAIT_S;
 		int rc = 0;
-		while (!devs[slot].setup_done && pm_state == PM_RUNNING && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&pm_cond, &pm_lock, &dl);
+		while (!devs[slot].setup_done && pm.state == GPS_SERVICE_RUNNING && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(&pm.cond, &pm.lock, &dl);
 	}
-	pthread_mutex_unlock(&pm_lock);
+	pthread_mutex_unlock(&pm.lock);
 }
 
 void gps_pm_stop(void)
 {
-	pthread_mutex_lock(&pm_lock);
-	if (pm_state == PM_RUNNING) {
-		pm_state = PM_STOPPING;
-		pthread_cond_broadcast(&pm_cond);
-		/* it may be inside CUPTI (set-up, a decode): wait, but never hang
-		 * the exit on it (it cannot emit once closed is set) */
-		struct timespec dl;
-		clock_gettime(CLOCK_MONOTONIC, &dl);
-		dl.tv_sec += 2;
-		int rc = 0;
-		while (!pm_exited && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&pm_cond, &pm_lock, &dl);
-	}
-	pthread_mutex_unlock(&pm_lock);
+	/* it may be inside CUPTI (set-up, a decode): wait, but never hang
+	 * the exit on it (it cannot emit once closed is set) */
+	gps_service_stop(&pm, 2000);
 }
 
 void gps_pm_fork_prepare(void)
@@ -863,19 +817,10 @@ void gps_pm_after_fork_child(void)
 {
 	/* the thread, the PM sampling objects and the contexts are the
 	 * parent's: the child starts over when it creates a context itself */
-	pthread_mutex_init(&pm_lock, NULL);
+	gps_service_after_fork_child(&pm);
 	pthread_mutex_init(&pm_call_lock, NULL);
 	fork_locked = 0;
 	atomic_store(&pm_started, 0);
-	if (pm_cond_ok) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pm_cond_ok = pthread_cond_init(&pm_cond, &ca) == 0;
-		pthread_condattr_destroy(&ca);
-	}
-	pm_state = PM_NONE;
-	pm_exited = 0;
 	pm_profiler_inited = 0;
 	atomic_store(&off_logged, 0);
 	memset(devs, 0, sizeof devs); /* the parent's buffers: not ours to free */

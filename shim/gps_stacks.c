@@ -521,18 +521,6 @@ void gps_stacks_bind(const char *(*name)(int dom, uint32_t cbid))
 }
 
 /* ------------------------------------------------------------ stats */
-static void emit_counter(gp_recorder *rec, const char *name, uint64_t v)
-{
-	gp_record r;
-	memset(&r, 0, sizeof r);
-	r.type = GP_REC_COUNTER;
-	r.u.counter.ts_ns = gps_now();
-	r.u.counter.name_id = gp_intern(rec, name);
-	r.u.counter.kind = GP_COUNTER_INT;
-	r.u.counter.value.i = (int64_t)v;
-	gp_emit(rec, &r);
-}
-
 void gps_stacks_emit_stats(gp_recorder *rec)
 {
 	if (!gps_stacks_on)
@@ -543,8 +531,8 @@ void gps_stacks_emit_stats(gp_recorder *rec)
 	pthread_mutex_lock(&stk_lock);
 	int mine = tab_gen == gen;
 	pthread_mutex_unlock(&stk_lock);
-	emit_counter(rec, "gpuprof.stacks_captured", mine ? atomic_load(&n_captured) : 0);
-	emit_counter(rec, "gpuprof.stacks_distinct", mine ? atomic_load(&n_distinct) : 0);
+	gps_emit_int_counter(rec, "gpuprof.stacks_captured", mine ? atomic_load(&n_captured) : 0);
+	gps_emit_int_counter(rec, "gpuprof.stacks_distinct", mine ? atomic_load(&n_distinct) : 0);
 }
 
 void gps_stacks_after_fork_child(void)

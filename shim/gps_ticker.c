@@ -19,33 +19,12 @@
  * windows (gps_window.c), waking at whichever comes first, the next flush
  * or the next window edge.  GPUPROF_STATUS: it also rewrites the status file
  * about once a second (gps_status.c). */
-#include <errno.h>
-#include <signal.h>
-#include <string.h>
-
 #include "gps.h"
 #include "gps_cupti_fns.h"
 
-enum { TK_NONE = 0, TK_RUNNING = 1, TK_STOPPING = 2 };
-
-static pthread_mutex_t tk_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t tk_cond;
-static int tk_cond_ok;
-static int tk_state;
-static int tk_exited;
+static struct gps_service tk = GPS_SERVICE_INIT("gpuprof-flush");
 /* cost accounting, written into the trace at the end (GP_REC_COUNTER) */
 static _Atomic uint64_t tk_flushes, tk_flush_ns;
-
-static void deadline_after(struct timespec *ts, uint32_t ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
 
 static void tick(void)
 {
@@ -64,12 +43,6 @@ static void tick(void)
 	gps_in_shim = 0;
 }
 
-static void ns_to_timespec(uint64_t ns, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)(ns / 1000000000ull);
-	ts->tv_nsec = (long)(ns % 1000000000ull);
-}
-
 /* GPUPROF_GPU_WINDOW: window edges due now (gps_window.c), bracketed like
  * every emit path. */
 static void window_edges(uint64_t now)
@@ -82,29 +55,22 @@ static void window_edges(uint64_t now)
 	gps_in_shim = 0;
 }
 
-static void *ticker_main(void *arg)
+static void ticker_main(struct gps_service *svc)
 {
-	(void)arg;
-	pthread_setname_np(pthread_self(), "gpuprof-flush");
 	uint64_t period = (uint64_t)(gps.cfg.flush_ms ? gps.cfg.flush_ms : 500) * 1000000ull;
 	uint64_t next_flush = gps_mono_ns() + period;
 	gps_window_ticker_start(gps_mono_ns());
-	pthread_mutex_lock(&tk_lock);
-	while (tk_state == TK_RUNNING) {
+	pthread_mutex_lock(&svc->lock);
+	while (svc->state == GPS_SERVICE_RUNNING) {
 		/* sleep until the next flush or window edge, whichever first */
 		uint64_t wake = next_flush, edge = gps_window_next_ns(), st = gps_status_next_ns();
 		if (edge < wake)
 			wake = edge;
 		if (st < wake)
 			wake = st;
-		struct timespec dl;
-		ns_to_timespec(wake, &dl);
-		int rc = 0;
-		while (tk_state == TK_RUNNING && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&tk_cond, &tk_lock, &dl);
-		if (tk_state != TK_RUNNING)
+		if (!gps_service_sleep_until(svc, wake))
 			break;
-		pthread_mutex_unlock(&tk_lock); /* never held while in CUPTI */
+		pthread_mutex_unlock(&svc->lock); /* never held while in CUPTI */
 		uint64_t now = gps_mono_ns();
 		if (now >= edge)
 			window_edges(now);
@@ -113,52 +79,26 @@ static void *ticker_main(void *arg)
 			next_flush = gps_mono_ns() + period;
 		}
 		gps_status_tick(now); /* GPUPROF_STATUS: after the flush, when due */
-		pthread_mutex_lock(&tk_lock);
+		pthread_mutex_lock(&svc->lock);
 	}
-	tk_exited = 1;
-	pthread_cond_broadcast(&tk_cond);
-	pthread_mutex_unlock(&tk_lock);
-	return NULL;
+	pthread_mutex_unlock(&svc->lock);
 }
 
 void gps_ticker_start(void)
 {
 	if (gps.disabled || atomic_load(&gps.closed))
 		return;
-	pthread_mutex_lock(&tk_lock);
-	if (tk_state != TK_NONE) {
-		pthread_mutex_unlock(&tk_lock);
+	pthread_mutex_lock(&tk.lock);
+	if (tk.state != GPS_SERVICE_NONE) {
+		pthread_mutex_unlock(&tk.lock);
 		return;
 	}
-	if (!tk_cond_ok) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		tk_cond_ok = pthread_cond_init(&tk_cond, &ca) == 0;
-		pthread_condattr_destroy(&ca);
-		if (!tk_cond_ok) {
-			pthread_mutex_unlock(&tk_lock);
-			return;
-		}
-	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the job's signals are not ours */
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 256 * 1024); /* CUPTI delivers buffers on it */
-	pthread_t th;
-	tk_state = TK_RUNNING;
-	tk_exited = 0;
-	if (pthread_create(&th, &at, ticker_main, NULL) != 0) {
-		tk_state = TK_NONE;
+	/* 256 KiB: CUPTI delivers buffers on it */
+	int rc = gps_service_start_locked(&tk, ticker_main, 256 * 1024);
+	if (rc == GPS_SERVICE_NO_THREAD)
 		gps_log(0, "cannot start the flush thread: GPU records reach the trace only when CUPTI's buffers fill or at exit");
-	}
-	int started = tk_state == TK_RUNNING;
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_mutex_unlock(&tk_lock);
+	int started = rc == GPS_SERVICE_STARTED;
+	pthread_mutex_unlock(&tk.lock);
 	/* GPUPROF_STATUS: the first write here, on the thread that created the
 	 * trace: the file exists from the start, and an unwritable path is
 	 * found (one line, feature off) before the job can fork a child that
@@ -169,49 +109,18 @@ void gps_ticker_start(void)
 
 void gps_ticker_stop(void)
 {
-	pthread_mutex_lock(&tk_lock);
-	if (tk_state == TK_RUNNING) {
-		tk_state = TK_STOPPING;
-		pthread_cond_broadcast(&tk_cond);
-		/* it may be inside cuptiActivityFlushAll: wait, but never hang the
-		 * exit on it (it cannot emit once closed is set: gps_enter) */
-		struct timespec dl;
-		deadline_after(&dl, 2000);
-		int rc = 0;
-		while (!tk_exited && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&tk_cond, &tk_lock, &dl);
-	}
-	pthread_mutex_unlock(&tk_lock);
+	/* it may be inside cuptiActivityFlushAll: wait, but never hang the
+	 * exit on it (it cannot emit once closed is set: gps_enter) */
+	gps_service_stop(&tk, 2000);
 }
 
 void gps_ticker_after_fork_child(void)
 {
 	/* the thread is the parent's; the lock may have been held by it */
-	pthread_mutex_init(&tk_lock, NULL);
-	if (tk_cond_ok) {
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		tk_cond_ok = pthread_cond_init(&tk_cond, &ca) == 0;
-		pthread_condattr_destroy(&ca);
-	}
-	tk_state = TK_NONE;
-	tk_exited = 0;
+	gps_service_after_fork_child(&tk);
 	atomic_store(&tk_flushes, 0);
 	atomic_store(&tk_flush_ns, 0);
 	gps_window_after_fork_child();
-}
-
-static void emit_counter(gp_recorder *rec, const char *name, uint64_t v)
-{
-	gp_record r;
-	memset(&r, 0, sizeof r);
-	r.type = GP_REC_COUNTER;
-	r.u.counter.ts_ns = gps_now();
-	r.u.counter.name_id = gp_intern(rec, name);
-	r.u.counter.kind = GP_COUNTER_INT;
-	r.u.counter.value.i = (int64_t)v;
-	gp_emit(rec, &r);
 }
 
 void gps_ticker_emit_stats(gp_recorder *rec)
@@ -220,6 +129,6 @@ void gps_ticker_emit_stats(gp_recorder *rec)
 	if (!n)
 		return;
 	/* what the ticker cost this process, for docs/PERFORMANCE.md */
-	emit_counter(rec, "gpuprof.flush_ticks", n);
-	emit_counter(rec, "gpuprof.flush_ns", atomic_load(&tk_flush_ns));
+	gps_emit_int_counter(rec, "gpuprof.flush_ticks", n);
+	gps_emit_int_counter(rec, "gpuprof.flush_ns", atomic_load(&tk_flush_ns));
 }
