@@ -12,18 +12,15 @@ min(blocks per SM by the limits, ceil(blocks / 132)) x warps/block / 64.
 """
 import json, os, subprocess, sys, tempfile
 
+import tt
+
 B = sys.argv[1] if len(sys.argv) > 1 else "build"
 G = os.path.join(B, "bin", "gpuprof")
 GEN = os.path.join(B, "tests", "tools", "gen_trace")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print(("PASS " if ok else "FAIL ") + what)
-    if not ok:
-        fails += 1
+# the shared helpers of the tool tests (tests/tools/tt.py): a failed check is
+# printed and counted, tt.finish() exits non-zero if any failed
+check = tt.expect
 
 
 def near(a, b, tol=0.0006):
@@ -131,5 +128,4 @@ for name in ("mnist-h200.gpuprof", "vector_add-h200.gpuprof"):
         ok = all(u[k] is not None and 0 <= u[k] <= 100 for k in ("busy_pct", "sm_weighted_pct", "occ_weighted_pct"))
         check(ok and u["occ_weighted_pct"] <= u["sm_weighted_pct"], f"{name}: util busy/SM-weighted/occ-weighted in [0,100], occ <= SM")
 
-print(f"{'ok' if not fails else str(fails) + ' failed'}")
-sys.exit(1 if fails else 0)
+tt.finish()

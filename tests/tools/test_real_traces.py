@@ -11,18 +11,15 @@ flow per correlated launch; the SQLite export the same counts.
 """
 import json, os, sqlite3, subprocess, sys, tempfile
 
+import tt
+
 B = sys.argv[1] if len(sys.argv) > 1 else "build"
 G = os.path.join(B, "bin", "gpuprof")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACES = [os.path.join(ROOT, "examples", f) for f in ("mnist-h200.gpuprof", "vector_add-h200.gpuprof")]
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print(("PASS " if ok else "FAIL ") + what)
-    if not ok:
-        fails += 1
+# the shared helpers of the tool tests (tests/tools/tt.py): a failed check is
+# printed and counted, tt.finish() exits non-zero if any failed
+check = tt.expect
 
 
 def run(*args):
@@ -129,5 +126,4 @@ for gname, args in [("mnist_info", ["info", mnist]),
         import difflib
         print("".join(list(difflib.unified_diff(want.splitlines(True), out.splitlines(True)))[:30]))
 
-print(f"{fails} failed")
-sys.exit(1 if fails else 0)
+tt.finish()

@@ -26,20 +26,17 @@
 """
 import json, os, subprocess, sys, tempfile
 
+import tt
+
 B = sys.argv[1] if len(sys.argv) > 1 else "build"
 B = os.path.abspath(B)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "util_table.py")
 G = os.path.join(B, "bin", "gpuprof")
 GEN = os.path.join(B, "tests", "tools", "gen_trace")
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print(("PASS " if ok else "FAIL ") + what)
-    if not ok:
-        fails += 1
+# the shared helpers of the tool tests (tests/tools/tt.py): a failed check is
+# printed and counted, tt.finish() exits non-zero if any failed
+check = tt.expect
 
 
 def near(a, b, tol=1e-9):
@@ -165,5 +162,4 @@ with tempfile.TemporaryDirectory(prefix="gpuprof-test-") as d:
         check(p.returncode == 2 and p.stderr.startswith("util_table: ") and "Traceback" not in p.stderr,
               "bad input %s: exit 2 with a message (%d: %s)" % (args, p.returncode, p.stderr.strip()[:80]))
 
-print("%d failed" % fails if fails else "ok")
-sys.exit(1 if fails else 0)
+tt.finish()
