@@ -193,6 +193,10 @@ struct gps_thread {
 struct gps_thread *gps_enter(void);
 void gps_leave(struct gps_thread *t);
 struct gps_thread *gps_thread_get(void);
+/* A shim service thread's recorder for emitting (NULL when t is NULL, i.e.
+ * closing, or no trace): marks the thread's source GP_SOURCE_TOOL once per
+ * recorder (kind_set is reset by gps_thread_get for each recorder). */
+gp_recorder *gps_tool_rec(struct gps_thread *t);
 /* Called when a recorder is born in this thread (GP_REC_THREAD etc). */
 void gps_thread_announce(gp_recorder *rec, struct gps_thread *t);
 uint32_t gps_gettid(void);

@@ -216,6 +216,16 @@ void gps_emit_clock(gp_recorder *rec)
 	gp_emit(rec, &r);
 }
 
+gp_recorder *gps_tool_rec(struct gps_thread *t)
+{
+	gp_recorder *rec = t ? atomic_load(&gps.rec) : NULL;
+	if (rec && !t->kind_set) {
+		gp_recorder_set_thread_kind(rec, GP_SOURCE_TOOL);
+		t->kind_set = 1;
+	}
+	return rec;
+}
+
 void gps_emit_int_counter(gp_recorder *rec, const char *name, uint64_t value)
 {
 	gp_record r;

@@ -394,12 +394,8 @@ static void sample(void)
 {
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter(); /* NULL once the final flush began */
-	gp_recorder *rec = t ? atomic_load(&gps.rec) : NULL;
+	gp_recorder *rec = gps_tool_rec(t);
 	if (rec) {
-		if (!t->kind_set) { /* reset by gps_thread_get for each recorder */
-			gp_recorder_set_thread_kind(rec, GP_SOURCE_TOOL);
-			t->kind_set = 1;
-		}
 		unsigned gen = atomic_load(&gps.gen);
 		if (names_gen != gen) {
 			for (int m = 0; m < M_COUNT; m++)

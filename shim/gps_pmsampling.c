@@ -543,13 +543,9 @@ static gp_recorder *emit_begin(struct gps_thread **tp)
 {
 	struct gps_thread *t = gps_enter();
 	*tp = t;
-	gp_recorder *rec = t ? atomic_load(&gps.rec) : NULL;
+	gp_recorder *rec = gps_tool_rec(t);
 	if (!rec)
 		return NULL;
-	if (!t->kind_set) {
-		gp_recorder_set_thread_kind(rec, GP_SOURCE_TOOL);
-		t->kind_set = 1;
-	}
 	unsigned gen = atomic_load(&gps.gen);
 	if (names_gen != gen) {
 		for (int f = 0; f < F_COUNT; f++)
