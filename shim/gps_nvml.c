@@ -295,15 +295,24 @@ static void emit(gp_recorder *rec, uint64_t ts, uint32_t dev, int m, int64_t v)
 	gp_emit(rec, &r);
 }
 
-/* The waiting samples, each with its device's id now (MAP_CUDA, MAP_NVML). */
-static void emit_waiting(gp_recorder *rec)
+/* The waiting samples, each with its device's id now (MAP_CUDA, MAP_NVML).
+ * keep_unmapped: samples of a GPU with no CUDA match yet stay.  CUPTI's
+ * DEVICE records are converted one at a time (and a flush may split them
+ * across buffers), so the sampler can see the first CUDA device before the
+ * second: that GPU's early samples must wait for its record, not be dropped
+ * (a flaky test_gpu_metrics run under TSan lost them).  What is still
+ * unmapped at the final flush is a GPU CUDA does not see. */
+static void emit_waiting(gp_recorder *rec, int keep_unmapped)
 {
+	unsigned kept = 0;
 	for (unsigned k = 0; k < nwait; k++) {
 		const struct waiting *w = &wait_buf[k];
 		if (devs[w->dev].out != OUT_SKIP)
 			emit(rec, w->ts, (uint32_t)devs[w->dev].out, w->m, w->v);
+		else if (keep_unmapped)
+			wait_buf[kept++] = *w;
 	}
-	nwait = 0;
+	nwait = kept;
 }
 
 /* A sample: emitted now, or kept while the mapping is unknown. */
@@ -324,7 +333,7 @@ static void put(gp_recorder *rec, uint64_t ts, unsigned i, int m, int64_t v)
 		map_state = MAP_NVML;
 		for (unsigned k = 0; k < ndev; k++)
 			devs[k].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + k);
-		emit_waiting(rec);
+		emit_waiting(rec, 0);
 		emit(rec, ts, (uint32_t)devs[i].out, m, v);
 		return;
 	}
@@ -403,10 +412,13 @@ static void sample(void)
 			names_gen = gen;
 		}
 		if (map_state != MAP_NVML) {
+			unsigned known_before = map_known;
 			map_to_cuda();
 			if (map_state == MAP_WAIT && map_known) { /* the first DEVICE record came */
 				map_state = MAP_CUDA;
-				emit_waiting(rec);
+				emit_waiting(rec, 1);
+			} else if (map_known != known_before && nwait) { /* a later one */
+				emit_waiting(rec, 1);
 			}
 		}
 		for (unsigned i = 0; i < ndev; i++)
@@ -490,7 +502,7 @@ void gps_nvml_final(void)
 				name_ids[m] = gp_intern(rec, metric_names[m]);
 			names_gen = gen;
 		}
-		emit_waiting(rec);
+		emit_waiting(rec, 0);
 	}
 	gps_leave(t);
 	gps_in_shim = saved;

@@ -10,6 +10,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,16 @@ static void teardown(void)
 #define FAKE_MAX_CUDA_DEV 8
 static unsigned fake_cuda_uuid_of[FAKE_MAX_CUDA_DEV];
 static int n_cuda_devices;
+static int late_device_ms;
+static uint64_t init_ns;
+static atomic_int late_done;
+static void push_device_records(int from, int to);
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 static int read_cuda_devices(void)
 {
 	const char *o = getenv("FAKE_CUDA_UUID_ORDER");
@@ -107,7 +118,28 @@ static void fake_cuinit(void)
 	if (cupti.resource)
 		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	n_cuda_devices = read_cuda_devices();
-	for (int i = 0; cupti.push && i < n_cuda_devices; i++) {
+	const char *late = getenv("FAKE_CUDA_LATE_DEVICE_MS");
+	late_device_ms = late ? atoi(late) : 0;
+	init_ns = mono_ns();
+	push_device_records(0, late_device_ms > 0 ? 1 : n_cuda_devices);
+	atexit(teardown);
+}
+
+/* FAKE_CUDA_LATE_DEVICE_MS=N: the DEVICE records of CUDA devices 1.. are
+ * pushed at the first API call N ms after "cuInit", not with device 0's (real
+ * CUPTI converts them one by one and a flush can split them). */
+static void push_late_devices(void)
+{
+	if (late_device_ms <= 0 || atomic_load(&late_done) ||
+	    mono_ns() - init_ns < (uint64_t)late_device_ms * 1000000ull)
+		return;
+	if (!atomic_exchange(&late_done, 1))
+		push_device_records(1, n_cuda_devices);
+}
+
+static void push_device_records(int from, int to)
+{
+	for (int i = from; cupti.push && i < to; i++) {
 		CUpti_ActivityDevice5 d;
 		memset(&d, 0, sizeof d);
 		d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
@@ -130,7 +162,6 @@ static void fake_cuinit(void)
 		memcpy(&d.uuid, u, sizeof u);
 		cupti.push(&d, sizeof d);
 	}
-	atexit(teardown);
 }
 
 static void ensure_init(void) { pthread_once(&init_once, fake_cuinit); }
@@ -142,6 +173,7 @@ static void rt_enter_params(struct frame *f, uint32_t cbid, const char *name, co
 			    const void *params)
 {
 	ensure_init();
+	push_late_devices();
 	memset(f, 0, sizeof *f);
 	f->rt.domain = CUPTI_CB_DOMAIN_RUNTIME_API;
 	f->rt.cbid = cbid;

@@ -109,6 +109,17 @@ for flush in 50 10000; do
   rm -f "$T"/trace-*.gpuprof "$T/nvml.log"
 done
 
+# 1a. CUDA device 1's DEVICE record comes 250 ms after device 0's (flush
+# every 50 ms): GPU 0's samples taken before its record keep waiting for it
+# and are written then, none lost (they were dropped once device 0 mapped)
+GPUPROF_GPU_METRICS=50 GPUPROF_NVML=$FAKE_NVML GPUPROF_FLUSH_MS=50 FAKE_CUDA_LATE_DEVICE_MS=250 \
+  FAKE_CUDA_UUID_ORDER=1,0 run_traced "$T/m.out" "$T/m.err" loop 600; rc=$?
+[ $rc -eq 0 ] || fail "late device record: exit $rc"
+[ "$(foreign_lines "$T/m.err")" -eq 0 ] || { fail "late device record: non-gpuprof stderr"; cat "$T/m.err"; }
+set -- "$T"/trace-*.gpuprof
+[ $# -eq 1 ] && [ -e "$1" ] && { check_counters "$1" full "" 0:1,1:0 || fail "late device record: trace"; }
+rm -f "$T"/trace-*.gpuprof
+
 # 1b. three NVML GPUs, CUDA sees 2 and 0 (CUDA_VISIBLE_DEVICES=2,0): GPU 1 is
 # not the job's and has no series
 GPUPROF_GPU_METRICS=50 GPUPROF_NVML=$FAKE_NVML FAKE_NVML_DEVICES=3 GPUPROF_FLUSH_MS=50 \
