@@ -67,7 +67,9 @@ struct gps_config {
 	char unwind_lib[1024];    /* GPUPROF_UNWIND=/path/libunwind.so: that one only */
 	char status[1024];        /* GPUPROF_STATUS pattern, "" = no status file */
 	uint64_t pm_interval_ns;  /* GPUPROF_PM_SAMPLING, ns; 0 = off */
+	int capture_range;        /* GPUPROF_CAPTURE_RANGE: gps_capture_range */
 };
+enum gps_capture_range { GPS_CAPTURE_ALL = 0, GPS_CAPTURE_PROFILER_API = 1 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
  * are reported once and replaced by the default. */
@@ -277,6 +279,21 @@ void gps_window_final(void);
  * activity kinds any more; waits (bounded) for an edge in progress. */
 void gps_window_cuda_teardown(void);
 void gps_window_after_fork_child(void);
+/* Emits one GP_REC_WINDOW {start, end} (start clamped to the trace start). */
+void gps_window_emit(gp_recorder *rec, uint64_t start, uint64_t end);
+
+/* gps_capture.c — GPUPROF_CAPTURE_RANGE=cudaProfilerApi: record only between
+ * cudaProfilerStart and cudaProfilerStop (nsys -c cudaProfilerApi). */
+extern atomic_int gps_capture_paused;  /* 1 while outside a capture range */
+extern atomic_uint gps_capture_starts; /* capture ranges started so far */
+void gps_capture_init(void);           /* from the config: paused or not */
+int gps_capture_cbid(int domain, uint32_t cbid); /* a profiler start/stop call */
+void gps_capture_call(int domain, uint32_t cbid, int is_exit);
+void gps_capture_final(void);
+void gps_capture_after_fork_child(void);
+/* gps_cupti.c: API records and GPU activity kinds on/off together */
+void gps_cupti_capture_switch(int on);
+void gps_cupti_capture_bind(void);
 /* Enables (on=1) or disables the configured per-operation activity kinds
  * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
 void gps_cupti_gpu_activity(int on);

@@ -289,6 +289,18 @@ void gps_config_load(struct gps_config *c)
 			cfg_log("GPUPROF_GPU_WINDOW=%s not understood (ON/PERIOD, e.g. 1/10 or 500ms/10s, 0 < ON < PERIOD); GPU activity recorded all the time",
 				v);
 	}
+	if ((v = getenv("GPUPROF_CAPTURE_RANGE")) && *v) {
+		if (!strcmp(v, "cudaProfilerApi"))
+			c->capture_range = GPS_CAPTURE_PROFILER_API;
+		else if (strcmp(v, "none"))
+			cfg_log("GPUPROF_CAPTURE_RANGE=%s not understood (cudaProfilerApi|none); recording all the time",
+				v);
+	}
+	if (c->capture_range && c->win_period_ns) {
+		/* both would switch the same activity kinds */
+		cfg_log("GPUPROF_CAPTURE_RANGE and GPUPROF_GPU_WINDOW cannot be combined; no GPU windows");
+		c->win_on_ns = c->win_period_ns = 0;
+	}
 	if ((v = getenv("GPUPROF_GPU_METRICS")) && *v) {
 		if (gps_parse_hz(v, &c->gpu_metrics_hz))
 			cfg_log("GPUPROF_GPU_METRICS=%s not understood (samples per second, 0..1000); no GPU metrics",

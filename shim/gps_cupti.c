@@ -16,6 +16,7 @@
 static CUpti_SubscriberHandle subscriber;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int skip_nested_driver; /* default set: driver calls inside runtime calls */
+static int capture_mode;       /* GPUPROF_CAPTURE_RANGE=cudaProfilerApi */
 int gps_act_skip_nested_driver; /* the same for activity records (gps_activity.c) */
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
@@ -160,6 +161,13 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 			on_resource(cbid, data);
 		return;
 	}
+	/* GPUPROF_CAPTURE_RANGE: the profiler start/stop calls switch
+	 * recording and are never recorded themselves */
+	if (__builtin_expect(capture_mode, 0) && gps_capture_cbid(dom, cbid)) {
+		if (!gps_in_shim)
+			gps_capture_call(dom, cbid, cd->callbackSite == CUPTI_API_EXIT);
+		return;
+	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		/* 0 = not recorded (a call made by the shim itself) */
 		*cd->correlationData = gps_in_shim ? 0 : gps_now();
@@ -198,37 +206,100 @@ static int find_tool(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* ------------------------------------------------------------ start */
-/* Enables, for one domain (1 driver, 2 runtime), the cbids of the default
- * set through fn (callback or activity flavour).  Returns how many. */
-static int enable_default_set(int dom, CUptiResult (*fn)(int dom, uint32_t cbid))
+/* The default set's cbids per domain (1 driver, 2 runtime), looked up once
+ * by name: a capture range switches them again and again. */
+#define GPS_MAX_SET_CBIDS 1024
+static uint16_t set_cbids[3][GPS_MAX_SET_CBIDS];
+static int n_set_cbids[3];
+
+static void collect_default_set(int dom)
 {
-	int n = 0;
-	for (uint32_t cbid = 1; cbid < GPS_MAX_CBID; cbid++) {
+	n_set_cbids[dom] = 0;
+	for (uint32_t cbid = 1; cbid < GPS_MAX_CBID && n_set_cbids[dom] < GPS_MAX_SET_CBIDS; cbid++) {
 		const char *name = NULL;
 		if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
 			    CUPTI_SUCCESS || !name)
 			continue;
-		if (gps_cbid_default(dom, name) && fn(dom, cbid) == CUPTI_SUCCESS)
+		if (gps_cbid_default(dom, name))
+			set_cbids[dom][n_set_cbids[dom]++] = (uint16_t)cbid;
+	}
+}
+
+/* Switches the default set of one domain through the callback or the
+ * per-API activity flavour.  Returns how many cbids took it. */
+static int switch_default_set(int dom, int on)
+{
+	int n = 0;
+	for (int i = 0; i < n_set_cbids[dom]; i++) {
+		uint32_t cbid = set_cbids[dom][i];
+		CUptiResult r;
+		if (gps.cfg.api_mode == GPS_MODE_ACTIVITY)
+			r = dom == 2 ? GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, on ? 1 : 0)
+				     : GPS_CUPTI(cuptiActivityEnableDriverApi, cbid, on ? 1 : 0);
+		else
+			r = GPS_CUPTI(cuptiEnableCallback, on ? 1 : 0, subscriber, (CUpti_CallbackDomain)dom, cbid);
+		if (r == CUPTI_SUCCESS)
 			n++;
 	}
 	return n;
 }
-static CUptiResult en_callback(int dom, uint32_t cbid)
+
+/* The profiler start/stop callbacks stay on for the whole run under a
+ * capture range (a domain switched off takes them with it). */
+static void enable_capture_callbacks(void)
 {
-	return GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)dom, cbid);
-}
-static CUptiResult en_activity(int dom, uint32_t cbid)
-{
-	return dom == 2 ? GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, 1)
-			: GPS_CUPTI(cuptiActivityEnableDriverApi, cbid, 1);
+	static const struct { CUpti_CallbackDomain dom; uint32_t cbid; } calls[] = {
+		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
+	};
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+		GPS_CUPTI(cuptiEnableCallback, 1, subscriber, calls[i].dom, calls[i].cbid);
 }
 
-static void enable_api_callbacks(void)
+/* API records on or off, in the mode chosen at bind time. */
+static int switch_api_records(int on)
+{
+	const struct gps_config *c = &gps.cfg;
+	int driver = c->api_driver, n = 0;
+	if (c->api_set == GPS_API_NONE)
+		return 0;
+	if (c->api_set == GPS_API_ALL) {
+		if (c->api_mode == GPS_MODE_ACTIVITY) {
+			if (on) {
+				GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME);
+				if (driver)
+					GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER);
+			} else {
+				GPS_CUPTI(cuptiActivityDisable, CUPTI_ACTIVITY_KIND_RUNTIME);
+				if (driver)
+					GPS_CUPTI(cuptiActivityDisable, CUPTI_ACTIVITY_KIND_DRIVER);
+			}
+		} else {
+			GPS_CUPTI(cuptiEnableDomain, on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+			if (driver)
+				GPS_CUPTI(cuptiEnableDomain, on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+		}
+		n = 1;
+	} else {
+		n = switch_default_set(2, on);
+		if (driver && (c->api_mode != GPS_MODE_ACTIVITY || gps_p_cuptiActivityEnableDriverApi))
+			n += switch_default_set(1, on);
+	}
+	if (capture_mode && !on)
+		enable_capture_callbacks(); /* whatever the set, they stay on */
+	return n;
+}
+
+/* Chooses how API calls are recorded (callbacks or per-API activity
+ * records; which set) and, unless a capture range starts the job paused,
+ * switches them on. */
+static void bind_api_records(void)
 {
 	const struct gps_config *c = &gps.cfg;
 	if (c->api_set == GPS_API_NONE)
 		return;
-	int driver = c->api_driver;
 	/* a stack must be taken on the calling thread, during the call:
 	 * per-API activity records come later, from CUPTI's thread */
 	if (gps_stacks_on)
@@ -239,39 +310,26 @@ static void enable_api_callbacks(void)
 			gps.cfg.api_mode = GPS_MODE_CALLBACK;
 		}
 	}
-	if (c->api_mode == GPS_MODE_ACTIVITY) {
-		if (c->api_set == GPS_API_ALL) {
-			GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME);
-			if (driver)
-				GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER);
-			return;
-		}
-		/* default set, both domains; a driver record nested in a
-		 * runtime record of its thread is dropped when decoding
-		 * (gps_activity.c), like the callback mode's skip */
-		enable_default_set(2, en_activity);
-		if (driver && gps_p_cuptiActivityEnableDriverApi) {
-			gps_act_skip_nested_driver = 1;
-			enable_default_set(1, en_activity);
-		}
-		return;
-	}
 	if (c->api_set == GPS_API_ALL) {
 		skip_nested_driver = 0;
-		GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-		if (driver)
-			GPS_CUPTI(cuptiEnableDomain, 1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-		return;
+	} else {
+		/* Driver launches must be enabled to catch launches made
+		 * straight through the driver (cuBLAS: cuLaunchKernelEx); the
+		 * ones the runtime makes underneath its own calls then fire
+		 * too and are skipped first thing in on_callback (activity
+		 * mode: dropped when decoding, gps_activity.c).
+		 * GPUPROF_API_DRIVER=0 saves those callbacks. */
+		collect_default_set(2);
+		if (c->api_driver)
+			collect_default_set(1);
+		if (c->api_mode == GPS_MODE_ACTIVITY)
+			gps_act_skip_nested_driver = c->api_driver && gps_p_cuptiActivityEnableDriverApi;
+		else
+			skip_nested_driver = 1;
 	}
-	/* Driver launches must be enabled to catch launches made straight
-	 * through the driver (cuBLAS: cuLaunchKernelEx); the ones the runtime
-	 * makes underneath its own calls then fire too and are skipped first
-	 * thing in on_callback.  GPUPROF_API_DRIVER=0 saves those callbacks. */
-	skip_nested_driver = 1;
-	int n = enable_default_set(2, en_callback);
-	if (driver)
-		n += enable_default_set(1, en_callback);
-	if (n == 0)
+	if (capture_mode)
+		return; /* paused until the job's first cudaProfilerStart */
+	if (switch_api_records(1) == 0)
 		gps_log(0, "no CUDA API callbacks matched the default set");
 }
 
@@ -286,10 +344,13 @@ static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; }
 };
 #define N_ACT_KINDS (sizeof act_kinds / sizeof act_kinds[0])
 
-static void enable_activity(void)
+/* paused: DEVICE only (names the devices, nothing per operation) */
+static void enable_activity(int paused)
 {
 	for (size_t i = 0; i < N_ACT_KINDS; i++) {
 		if (!(gps.cfg.activity & act_kinds[i].bit))
+			continue;
+		if (paused && act_kinds[i].bit != GPS_ACT_DEVICE)
 			continue;
 		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		if (r != CUPTI_SUCCESS)
@@ -307,6 +368,19 @@ void gps_cupti_gpu_activity(int on)
 			GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		else
 			GPS_CUPTI_QUIET(cuptiActivityDisable, act_kinds[i].kind);
+	}
+}
+
+void gps_cupti_capture_switch(int on)
+{
+	if (!capture_mode)
+		return;
+	if (on) {
+		gps_cupti_gpu_activity(1);
+		switch_api_records(1);
+	} else {
+		switch_api_records(0);
+		gps_cupti_gpu_activity(0);
 	}
 }
 
@@ -359,11 +433,14 @@ static int start_locked(const char *why)
 		  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 		  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	capture_mode = gps.cfg.capture_range == GPS_CAPTURE_PROFILER_API;
 	uint64_t t_enabled = gps_now();
-	enable_activity();
+	enable_activity(capture_mode);
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
 	gps_stacks_bind(callback_name); /* before the callbacks can fire */
-	enable_api_callbacks();
+	bind_api_records();
+	if (capture_mode) /* last: the sets above are what a start switches on */
+		enable_capture_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
 	 * prints its own lines */
 	if (!gps.cfg.summary[0])

@@ -412,6 +412,8 @@ void gps_final_flush(const char *why)
 	gps_pm_stop(); /* PM sampling: stop, last decode (bounded wait) */
 	/* GPUPROF_GPU_WINDOW: the open window ends here (written now) */
 	gps_window_final();
+	/* GPUPROF_CAPTURE_RANGE: the open capture range ends here too */
+	gps_capture_final();
 	/* activity first, while the recorder still takes records */
 	gps_cupti_flush();
 	/* GPU metrics samples that waited for CUDA's DEVICE records (which that
@@ -613,6 +615,7 @@ static void fork_child(void)
 	gps_activity_after_fork_child();
 	gps_nvtx_after_fork_child();
 	gps_cupti_after_fork_child();
+	gps_capture_after_fork_child();
 	gps_stacks_after_fork_child();
 	gps_ticker_after_fork_child();
 	gps_nvml_after_fork_child();
@@ -719,6 +722,7 @@ void gps_init(void)
 		return;
 	int saved_errno = errno;
 	gps_config_load(&gps.cfg);
+	gps_capture_init();
 	gps.pid = getpid();
 	gps.ppid = getppid();
 	gps.start_time = time(NULL);

@@ -18,7 +18,25 @@ struct gps_nvtx_entry {
 	const struct gps_domain *dom;
 	uint32_t domain_id, message_id, category, color, depth;
 	int64_t payload;
+	unsigned capture_seen; /* capture_state() at the range's start */
 };
+
+/* GPUPROF_CAPTURE_RANGE: a range is kept when it overlaps a capture range:
+ * began in one, ends in one, or a capture range started while it was open
+ * (the state below changed); a mark when it falls in one.  Without a
+ * capture range never paused. */
+static inline int capture_paused(void)
+{
+	return atomic_load_explicit(&gps_capture_paused, memory_order_relaxed);
+}
+static inline unsigned capture_state(void)
+{
+	return atomic_load_explicit(&gps_capture_starts, memory_order_relaxed) * 2u + !capture_paused();
+}
+static inline int capture_keep(unsigned seen_at_start)
+{
+	return (seen_at_start & 1u) || seen_at_start != capture_state();
+}
 
 /* nvtxDomainHandle_t / nvtxStringHandle_t point at these: the handle must
  * outlive a recorder (a fork child gets a new one), so ids are re-interned
@@ -208,6 +226,7 @@ static int push_entry(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAtt
 		if (t->stack[i].dom == e->dom)
 			depth++;
 	e->depth = depth;
+	e->capture_seen = capture_state();
 	t->depth++;
 	if (gps_status_active())
 		status_range(a, ascii, wide);
@@ -232,7 +251,8 @@ static int pop_entry(gp_recorder *rec, nvtxDomainHandle_t d)
 	struct gps_nvtx_entry e = t->stack[i - 1];
 	memmove(&t->stack[i - 1], &t->stack[i], (t->depth - i) * sizeof e);
 	t->depth--;
-	emit_range(rec, &e, end, GP_NVTX_PUSHPOP, 0, 0, t->tid, t->tid);
+	if (capture_keep(e.capture_seen))
+		emit_range(rec, &e, end, GP_NVTX_PUSHPOP, 0, 0, t->tid, t->tid);
 	gps_in_shim = 0;
 	return (int)e.depth;
 }
@@ -270,6 +290,7 @@ static nvtxRangeId_t start_range(gp_recorder *rec, nvtxDomainHandle_t d,
 		n->e.message_id = intern_wide(rec, wide);
 	n->tid = gps_gettid();
 	n->gen = atomic_load(&gps.gen);
+	n->e.capture_seen = capture_state();
 	n->id = atomic_fetch_add(&next_range_id, 1);
 	pthread_mutex_lock(&se_lock);
 	n->next = se_table[n->id % SE_BUCKETS];
@@ -296,7 +317,7 @@ static void end_range(gp_recorder *rec, nvtxRangeId_t id)
 		}
 	pthread_mutex_unlock(&se_lock);
 	if (n) {
-		if (n->gen == atomic_load(&gps.gen))
+		if (n->gen == atomic_load(&gps.gen) && capture_keep(n->e.capture_seen))
 			emit_range(rec, &n->e, end, GP_NVTX_STARTEND, 0, id, n->tid, gps_gettid());
 		free(n);
 	}
@@ -307,6 +328,8 @@ static void end_range(gp_recorder *rec, nvtxRangeId_t id)
 static void mark(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAttributes_t *a,
 		 const char *ascii, const wchar_t *wide)
 {
+	if (capture_paused())
+		return;
 	uint64_t ts = gps_now();
 	gps_in_shim = 1;
 	struct gps_nvtx_entry e;

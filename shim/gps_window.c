@@ -61,7 +61,7 @@ void gps_window_bound(uint64_t t_enabled)
 	atomic_compare_exchange_strong(&w_phase, &expect, W_OPEN);
 }
 
-static void emit_window(gp_recorder *rec, uint64_t start, uint64_t end)
+void gps_window_emit(gp_recorder *rec, uint64_t start, uint64_t end)
 {
 	if (!rec)
 		return;
@@ -92,7 +92,7 @@ static void close_window(void)
 	/* completed records of the window leave CUPTI now, not at a later tick */
 	GPS_CUPTI_QUIET(cuptiActivityFlushAll, 0);
 	gp_recorder *rec = atomic_load(&gps.rec);
-	emit_window(rec, w_start, end);
+	gps_window_emit(rec, w_start, end);
 	if (rec)
 		gp_recorder_request_flush_async(rec);
 	atomic_store(&w_phase, W_CLOSED);
@@ -192,7 +192,7 @@ void gps_window_final(void)
 		 * after CUDA's teardown nothing is left to switch off */
 		if (!atomic_load(&w_cuda_gone))
 			gps_cupti_gpu_activity(0);
-		emit_window(atomic_load(&gps.rec), w_start, gps_now());
+		gps_window_emit(atomic_load(&gps.rec), w_start, gps_now());
 	}
 	expect = W_CLOSED;
 	atomic_compare_exchange_strong(&w_phase, &expect, W_DONE);

@@ -33,6 +33,9 @@ static void help(FILE *f)
 		   "                          the time. Units ns|us|ms|s, seconds when none: 1/10,\n"
 		   "                          500ms/10s; 0 < ON < PERIOD. `gpuprof stats` lists the\n"
 		   "                          windows\n"
+		   "  --capture-range=cudaProfilerApi  record only between the job's cudaProfilerStart\n"
+		   "                          and cudaProfilerStop (torch.cuda.profiler.start/stop;\n"
+		   "                          nsys -c cudaProfilerApi); starts paused. Not with --gpu-window\n"
 		   "  --stacks                record call stacks (native + Python) of launches and copies\n"
 		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
 		   "  --pm-sampling[=INTERVAL] sample the GPU's performance monitors (CUPTI PM sampling:\n"
@@ -252,7 +255,7 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM };
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -261,6 +264,7 @@ int cmd_run(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, O_MAXMEM },
 		{ "gpu-window", required_argument, NULL, O_WINDOW },
 		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "capture-range", required_argument, NULL, O_CAPTURE },
 		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
 		{ "status", required_argument, NULL, O_STATUS },
@@ -269,7 +273,7 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c;
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0;
 	uint64_t v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
@@ -313,9 +317,17 @@ int cmd_run(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
+			opt_window = 1;
 			break;
 		}
 		case O_STACKS: setenv("GPUPROF_STACKS", "1", 1); break;
+		case O_CAPTURE:
+			if (strcmp(optarg, "cudaProfilerApi") && strcmp(optarg, "none")) {
+				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_CAPTURE_RANGE", optarg, 1);
+			opt_capture = !strcmp(optarg, "cudaProfilerApi");
+			break;
 		case O_METRICS:
 			/* the shim takes a whole number of samples per second, 1..1000 */
 			if (optarg && (strspn(optarg, "0123456789") != strlen(optarg) || !*optarg ||
@@ -345,6 +357,11 @@ int cmd_run(int argc, char **argv)
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
+	}
+	if (opt_window && opt_capture) {
+		/* both switch the same CUPTI activity kinds */
+		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
+		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		tool_err("no command given (usage: gpuprof run [options] -- command ...)");

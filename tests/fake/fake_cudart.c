@@ -6,7 +6,9 @@
  * deterministic durations.  Like the driver's cuInit, the first call loads
  * CUDA_INJECTION64_PATH and calls its InitializeInjection; CUPTI is reported
  * to only when some tool has loaded a libcupti.so.13. */
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
+#include <cudaProfiler.h>
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -422,6 +424,39 @@ EXPORT CUresult cuCtxSynchronize(void)
 	}
 	return CUDA_SUCCESS;
 }
+
+/* The CUDA profiler API (capture ranges, GPUPROF_CAPTURE_RANGE): the
+ * runtime call makes the driver's underneath, like the real one; the
+ * driver's may also be called directly (JAX does). */
+static cudaError_t profiler_call(int start)
+{
+	struct frame f;
+	rt_enter(&f, start ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+			   : CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
+		 start ? "cudaProfilerStart" : "cudaProfilerStop", NULL);
+	drv_call(&f, start ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop,
+		 start ? "cuProfilerStart" : "cuProfilerStop");
+	return rt_exit(&f, cudaSuccess);
+}
+EXPORT cudaError_t cudaProfilerStart(void) { return profiler_call(1); }
+EXPORT cudaError_t cudaProfilerStop(void) { return profiler_call(0); }
+
+static CUresult driver_profiler_call(int start)
+{
+	ensure_init();
+	struct fake_cupti_call c;
+	memset(&c, 0, sizeof c);
+	c.domain = CUPTI_CB_DOMAIN_DRIVER_API;
+	c.cbid = start ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+	c.func = start ? "cuProfilerStart" : "cuProfilerStop";
+	if (cupti.enter) {
+		cupti.enter(&c);
+		cupti.exit(&c);
+	}
+	return CUDA_SUCCESS;
+}
+EXPORT CUresult cuProfilerStart(void) { return driver_profiler_call(1); }
+EXPORT CUresult cuProfilerStop(void) { return driver_profiler_call(0); }
 
 /* Test hook: launches func from a new native thread (no Python thread state
  * there) and waits for it — a Python process whose launch comes from a

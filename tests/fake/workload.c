@@ -32,10 +32,24 @@
  *
  * "workload stacks N": main -> stk_level_a -> stk_level_b -> stk_level_c ->
  * cudaLaunchKernel(k_gemm) N times, then N x cudaMemset from stk_level_c's
- * sibling stk_memset; prints "stacks N" (the call-stack tests). */
+ * sibling stk_memset; prints "stacks N" (the call-stack tests).
+ *
+ * "workload capture N": the capture-range test (GPUPROF_CAPTURE_RANGE).
+ *   3 x k_relu + mark "before" (no range yet); then N rounds of:
+ *   cudaProfilerStart, push "in" { 5 x k_gemm + 1 cudaMemset } pop,
+ *   mark "inside", push "spans" (popped in the next paused gap),
+ *   cudaProfilerStop, 4 x k_softmax + mark "outside", pop "spans"
+ *   (ends outside: kept, it began inside); then push "around"
+ *   (begins paused), cuProfilerStart (the driver's, called directly),
+ *   2 x k_gemm, cuProfilerStop, pop "around" (kept: a range ran inside
+ *   it); a second cudaProfilerStop (no effect); finally cudaProfilerStart
+ *   and 2 x k_gemm with no stop (the range ends at exit); prints
+ *   "capture N". */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
+#include <cuda_profiler_api.h>
+#include <cudaProfiler.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -256,8 +270,51 @@ static int stacks_mode(int n)
 	return 0;
 }
 
+static void launch_n(void (*k)(void), int n)
+{
+	for (int i = 0; i < n; i++)
+		launch(k, 1);
+}
+
+static int capture_mode(int n)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	fakeRegisterKernel((const void *)k_relu, "k_relu");
+	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
+	void *d = NULL;
+	cudaMalloc(&d, 4096);
+	launch_n(k_relu, 3);
+	nvtxMarkA("before");
+	for (int r = 0; r < n; r++) {
+		cudaProfilerStart();
+		nvtxRangePushA("in");
+		launch_n(k_gemm, 5);
+		cudaMemset(d, r, 256);
+		nvtxRangePop();
+		nvtxMarkA("inside");
+		nvtxRangePushA("spans");
+		cudaProfilerStop();
+		launch_n(k_softmax, 4);
+		nvtxMarkA("outside");
+		nvtxRangePop();
+	}
+	nvtxRangePushA("around");
+	cuProfilerStart();
+	launch_n(k_gemm, 2);
+	cuProfilerStop();
+	nvtxRangePop();
+	cudaProfilerStop();
+	cudaProfilerStart();
+	launch_n(k_gemm, 2);
+	cudaDeviceSynchronize();
+	printf("capture %d\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "capture"))
+		return capture_mode(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "stacks")) {
 		int rc = stacks_mode(atoi(argv[2]));
 		stk_sink++;

@@ -1,0 +1,119 @@
+"""GPUPROF_CAPTURE_RANGE=cudaProfilerApi on the fake-CUDA workload.
+
+`workload capture 2` (script in tests/fake/workload.c) launches k_relu x3
+before any start, then per round k_gemm x5 + a memset between
+cudaProfilerStart and cudaProfilerStop and k_softmax x4 after the stop, then
+k_gemm x2 between the driver's cuProfilerStart/Stop, and k_gemm x2 after a
+last start that is never stopped.
+
+1. Capture range, each API mode (callbacks with the default set, --api=all,
+   per-API activity records): exactly the 14 k_gemm kernels and their 14
+   launches, the 2 memsets, no k_relu/k_softmax and no API record from a
+   paused stretch (no cudaMalloc, no profiler call itself); one GP_REC_WINDOW
+   per range (4), every API record inside one and every kernel/memset
+   launched from inside one (same correlation id); NVTX: the
+   marks inside ranges only, the ranges that overlap one ("in", "spans",
+   "around"), never "before"/"outside".  Stdout unchanged, no foreign stderr.
+2. Through `gpuprof run --capture-range=cudaProfilerApi`: the same kernels.
+3. Without a capture range: every kernel (3 + 14 + 8), no window record.
+4. A bad value: one gpuprof: line, everything recorded.  Combined with
+   GPUPROF_GPU_WINDOW: one line, no timed windows, the capture range works."""
+import collections
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stackslib import Env, Trace  # noqa: E402
+
+E = Env(sys.argv[1])
+ROUNDS = 2
+CAP = {"GPUPROF_CAPTURE_RANGE": "cudaProfilerApi"}
+
+
+def foreign(err):
+    return [l for l in err.splitlines() if l and not l.startswith("gpuprof: ")]
+
+
+def run(extra, name):
+    rc, out, err, trace = E.run([E.workload, "capture", str(ROUNDS)], extra, name)
+    E.check(rc == 0, "%s: exit %d: %s" % (name, rc, err))
+    E.check(out == "capture %d\n" % ROUNDS, "%s: stdout changed: %r" % (name, out))
+    E.check(not foreign(err), "%s: foreign stderr: %r" % (name, foreign(err)))
+    return Trace(E, trace), err
+
+
+def kernels(t):
+    return collections.Counter(r["name"] for r in t.recs if r["type"] == "kernel")
+
+
+def windows(t):
+    return sorted((r["start"], r["end"]) for r in t.recs if r["type"] == "window")
+
+
+def inside(ts, wins):
+    return any(s <= ts <= e for s, e in wins)
+
+
+def check_captured(t, name):
+    k = kernels(t)
+    E.check(k == {"k_gemm": 14}, "%s: kernels %s, want k_gemm x14 only" % (name, dict(k)))
+    wins = windows(t)
+    E.check(len(wins) == ROUNDS + 2, "%s: %d capture ranges written, want %d" % (name, len(wins), ROUNDS + 2))
+    apis = collections.Counter(a["name"] for a in t.apis)
+    E.check(apis["cudaLaunchKernel"] == 14, "%s: launches recorded %s" % (name, dict(apis)))
+    E.check(not any("Profiler" in n for n in apis), "%s: profiler calls recorded: %s" % (name, dict(apis)))
+    E.check(apis["cudaMalloc"] == 0 and apis["cuMemAlloc_v2"] == 0,
+            "%s: a call from before the first start was recorded: %s" % (name, dict(apis)))
+    sets = [r for r in t.recs if r["type"] == "memset"]
+    E.check(len(sets) == ROUNDS, "%s: %d memsets, want %d" % (name, len(sets), ROUNDS))
+    # a GPU operation may run after the range that launched it ended: its
+    # launch (same correlation id) is what must lie inside
+    outside = [a for a in t.apis if not inside(a["start"], wins)]
+    E.check(not outside, "%s: API records outside every capture range: %s" % (name, outside[:3]))
+    launched = {a["corr"] for a in t.apis if inside(a["start"], wins)}
+    orphans = [r for r in t.recs if r["type"] in ("kernel", "memset") and r["corr"] not in launched]
+    E.check(not orphans, "%s: GPU records whose launch is outside every range: %s" % (name, orphans[:3]))
+    marks = collections.Counter(r.get("message") for r in t.recs if r["type"] == "nvtx_mark")
+    E.check(marks == {"inside": ROUNDS}, "%s: NVTX marks %s, want inside x%d" % (name, dict(marks), ROUNDS))
+    ranges = collections.Counter(r.get("message") for r in t.recs if r["type"] == "nvtx_range")
+    E.check(ranges == {"in": ROUNDS, "spans": ROUNDS, "around": 1},
+            "%s: NVTX ranges %s, want in/spans x%d, around x1" % (name, dict(ranges), ROUNDS))
+
+
+for mode, extra in (("callback", {}), ("api-all", {"GPUPROF_API": "all"}),
+                    ("activity", {"GPUPROF_API_MODE": "activity"})):
+    env = dict(CAP)
+    env.update(extra)
+    t, _ = run(env, "cap-" + mode)
+    check_captured(t, mode)
+
+# the CLI option sets the same thing
+trace = os.path.join(E.tmp, "cli.gpuprof")
+env = E.env({}, trace)
+del env["LD_PRELOAD"]
+p = subprocess.run([E.gpuprof, "run", "-q", "--capture-range=cudaProfilerApi", "-o", trace, "--",
+                    E.workload, "capture", str(ROUNDS)], env=env, capture_output=True, text=True, timeout=120)
+E.check(p.returncode == 0 and p.stdout == "capture %d\n" % ROUNDS,
+        "gpuprof run --capture-range: exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout, p.stderr))
+if os.path.exists(trace):
+    k = kernels(Trace(E, trace))
+    E.check(k == {"k_gemm": 14}, "gpuprof run --capture-range: kernels %s" % dict(k))
+else:
+    E.fail("gpuprof run --capture-range: no trace")
+
+t, _ = run({}, "nocapture")
+k = kernels(t)
+E.check(k == {"k_relu": 3, "k_gemm": 14, "k_softmax": 4 * ROUNDS}, "no capture range: kernels %s" % dict(k))
+E.check(not windows(t), "no capture range: window records %s" % windows(t))
+
+t, err = run({"GPUPROF_CAPTURE_RANGE": "sometimes"}, "bad")
+E.check(sum("GPUPROF_CAPTURE_RANGE" in l for l in err.splitlines()) == 1, "bad value: stderr %r" % err)
+k = kernels(t)
+E.check(sum(k.values()) == 3 + 14 + 4 * ROUNDS, "bad value: kernels %s" % dict(k))
+
+env = dict(CAP, GPUPROF_GPU_WINDOW="1ms/2ms")
+t, err = run(env, "with-window")
+E.check(sum("GPUPROF_GPU_WINDOW" in l for l in err.splitlines()) == 1, "with window: stderr %r" % err)
+check_captured(t, "with window")
+E.finish()
