@@ -329,6 +329,47 @@ PY
   #     build/bin/gpuprof stats --report comm,kernels "$RES/ddp2-merged.gpuprof" | cut -c1-220 | head -160
   #     build/bin/gpuprof stats --report comm --format json "$RES/ddp2-merged.gpuprof" > "$RES/ddp2-comm.json"
   #   ) 2>&1 | tee "$RES/ddp2.txt" ;;
+  capture)      # --capture-range=cudaProfilerApi on the GPU: only what runs between torch.cuda.profiler.start/stop
+    log capture
+    ( set -x
+      cat > /tmp/cap_job.py <<'PYEOF'
+import torch
+x = torch.ones(1 << 20, device="cuda"); torch.cuda.synchronize()
+for r in range(3):
+    torch.cuda.profiler.start()
+    y = x * 2; torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+    z = x + 1; w = z.sum(); torch.cuda.synchronize()
+print("capture job done", float(y[0]), float(w))
+PYEOF
+      timeout 120 build/bin/gpuprof run --capture-range=cudaProfilerApi -o "$RES/cap.gpuprof" -- python3 /tmp/cap_job.py
+      build/bin/gpuprof stats --report kernels,windows "$RES/cap.gpuprof" | cut -c1-160 | head -30
+      build/bin/gpuprof dump --json "$RES/cap.gpuprof" | python3 -c '
+import sys, json, collections
+c = collections.Counter(); w = 0
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["type"] == "kernel": c[r["name"][:60]] += 1
+    w += r["type"] == "window"
+print("CAPTURE kernels", dict(c), "windows", w)
+print("CAPTURE", "PASS" if w == 3 and sum(c.values()) == 3 else "FAIL")'
+    ) 2>&1 | tee "$RES/capture.txt" ;;
+  noise)        # where the run-to-run noise comes from: identical bare runs, unpinned vs pinned to one core
+    log noise
+    ( lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|CPU max|Hypervisor)" ; grep -E "^cpu " /proc/stat
+      nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,pstate --format=csv
+      bin=build/gpu/empty_kernel; mkdir -p build/gpu
+      [ -x $bin ] || nvcc -O2 -arch=sm_90 -o $bin examples/empty_kernel.cu
+      for i in 1 2 3 4 5 6; do
+        echo "NOISE empty unpinned $($bin 200000 2000 | grep RESULT)"
+        echo "NOISE empty core6 $(taskset -c 6 $bin 200000 2000 | grep RESULT)"
+        echo "NOISE empty core6-again $(taskset -c 6 $bin 200000 2000 | grep RESULT)"
+      done
+      for i in 1 2 3; do
+        echo "NOISE mnist w2 $(timeout 100 python3 examples/train_mnist.py --steps 600 --warmup 20 2>/dev/null | grep RESULT)"
+        echo "NOISE mnist w0 $(timeout 100 python3 examples/train_mnist.py --steps 600 --warmup 20 --workers 0 2>/dev/null | grep RESULT)"
+      done
+      grep -E "^cpu " /proc/stat ) 2>&1 | tee "$RES/noise.txt" ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;
