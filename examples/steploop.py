@@ -16,6 +16,21 @@ its steps through run_steps() so they all:
   * print exactly one line to stdout at the end:
       RESULT steps=N step_ms_median=X step_ms_mean=Y total_s=Z loss=L
     Everything else goes to stderr.
+
+--toggle-pairs N --toggle-steps K: the in-process A/B measurement of a
+tracer's cost (bench/overhead, TOGGLE_PAIRS).  Separate processes of the same
+job differ by up to ±15 % while one process is stable within itself, so after
+warm-up the job runs 2N blocks of K steps in ABBA order (toggle_schedule:
+on, off, off, on, on, off, ...) and tells the tracer to capture or not with
+torch.cuda.profiler.start()/stop() (cudaProfilerStart/Stop: honoured by
+`gpuprof run --capture-range=cudaProfilerApi` and `nsys -c cudaProfilerApi`,
+no-ops otherwise).  Each block: torch.cuda.synchronize(), profiler call if
+the state changes, timer start, K steps, synchronize, timer stop.  steps=2NK;
+step_ms_mean is over all blocks, step_ms_median the median of per-block
+ms/step, and RESULT adds
+      ab_pairs=N ab_on_ms=X ab_off_ms=Y ab_ratio=R ab_delta_ms=D
+(pair_stats: X/Y median ms/step of the on/off blocks, R/D median over pairs
+(2i, 2i+1) of on/off and on−off).
 """
 import argparse
 import contextlib
@@ -26,7 +41,8 @@ import time
 
 
 def add_common_args(p: argparse.ArgumentParser, steps: int, warmup: int):
-    p.add_argument("--steps", type=int, default=steps, help="timed steps")
+    p.add_argument("--steps", type=int, default=steps,
+                   help="timed steps (ignored with --toggle-pairs: steps = 2*N*K)")
     p.add_argument("--warmup", type=int, default=warmup, help="untimed steps first")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-nvtx", dest="nvtx", action="store_false",
@@ -42,7 +58,49 @@ def add_common_args(p: argparse.ArgumentParser, steps: int, warmup: int):
     p.add_argument("--log-interval", type=int, default=0,
                    help="print 'progress step=N' to stderr every N steps (0: never)")
     p.add_argument("--device", default="cuda")
+    p.add_argument("--toggle-pairs", type=int, default=0, metavar="N",
+                   help="in-process A/B: 2N blocks of --toggle-steps steps in ABBA order, "
+                        "tracer capture on/off by cudaProfilerStart/Stop (0: plain timed loop)")
+    p.add_argument("--toggle-steps", type=int, default=0, metavar="K",
+                   help="steps per A/B block (needed with --toggle-pairs)")
     return p
+
+
+def toggle_schedule(n_pairs: int):
+    """Capture state of each of the 2*n_pairs blocks, in ABBA order:
+    block b is on when b % 4 is 0 or 3.  Pair i = blocks (2i, 2i+1) holds one
+    on and one off block, and the order alternates between pairs so a drift
+    within the process favours neither side."""
+    return [b % 4 in (0, 3) for b in range(2 * n_pairs)]
+
+
+def pair_stats(on_times, off_times):
+    """on_times[i], off_times[i]: the on and off block of pair i (any unit,
+    per step or per launch).  Returns the medians: on, off, on/off ratio and
+    on−off delta over pairs."""
+    if not on_times or len(on_times) != len(off_times):
+        raise ValueError("pair_stats: need as many on as off blocks, at least one")
+    ratios = [a / b for a, b in zip(on_times, off_times) if b > 0]
+    return {
+        "on": statistics.median(on_times),
+        "off": statistics.median(off_times),
+        "ratio": statistics.median(ratios) if ratios else float("nan"),
+        "delta": statistics.median([a - b for a, b in zip(on_times, off_times)]),
+    }
+
+
+def apply_toggle_args(args):
+    """Checks the toggle options and makes args.steps = 2*N*K under them,
+    so the workloads that size their data by args.steps see the real count."""
+    n, k = getattr(args, "toggle_pairs", 0), getattr(args, "toggle_steps", 0)
+    if n < 0 or k < 0:
+        raise SystemExit("steploop: --toggle-pairs and --toggle-steps must be >= 0")
+    if n > 0:
+        if k <= 0:
+            raise SystemExit("steploop: --toggle-pairs needs --toggle-steps K > 0")
+        args.steps = 2 * n * k
+    args.toggle_pairs, args.toggle_steps = n, k
+    return args
 
 
 def log(*a):
@@ -50,7 +108,8 @@ def log(*a):
 
 
 def setup(args):
-    """Seeds and determinism knobs; returns the torch module."""
+    """Seeds and determinism knobs, toggle options; returns the torch module."""
+    apply_toggle_args(args)
     import torch
     torch.manual_seed(args.seed)
     if torch.cuda.is_available():
@@ -103,57 +162,113 @@ def _profiler(args):
     return torch.profiler.profile(activities=acts)
 
 
+def _run_warmup(args, step_fn, ann):
+    loss = None
+    for i in range(args.warmup):
+        with ann.range(f"step {i}", nested=False):
+            loss = step_fn(i, ann)
+        if args.log_interval and (i + 1) % args.log_interval == 0:
+            log(f"progress step={i + 1}")
+    return loss
+
+
+def _run_toggled(args, step_fn, ann, torch):
+    """Warm-up, then the 2N ABBA blocks of K steps (module docstring).
+    Returns (loss, seconds of each block, schedule)."""
+    sched = toggle_schedule(args.toggle_pairs)
+    k = args.toggle_steps
+    loss = _run_warmup(args, step_fn, ann)
+    secs = []
+    capturing = False
+    log(f"TIMING loop_start_epoch={time.time():.6f}")
+    i = args.warmup
+    for on in sched:
+        torch.cuda.synchronize()
+        if on != capturing:
+            (torch.cuda.profiler.start if on else torch.cuda.profiler.stop)()
+            capturing = on
+        t0 = time.perf_counter()
+        for _ in range(k):
+            with ann.range(f"step {i}", nested=False):
+                loss = step_fn(i, ann)
+            i += 1
+            if args.log_interval and i % args.log_interval == 0:
+                log(f"progress step={i}")
+        torch.cuda.synchronize()
+        secs.append(time.perf_counter() - t0)
+    if capturing:
+        torch.cuda.profiler.stop()
+    log(f"TIMING loop_end_epoch={time.time():.6f}")
+    return loss, secs, sched
+
+
 def run_steps(args, step_fn, ann: Annotator = None, extra_result: str = "",
               print_result: bool = True):
-    """Runs args.warmup + args.steps calls of step_fn(i, ann) -> loss tensor.
+    """Runs args.warmup + args.steps calls of step_fn(i, ann) -> loss tensor
+    (under --toggle-pairs: warm-up + 2N blocks of K steps, see the module
+    docstring).
 
     Returns a dict with the measurements; prints the RESULT line when
     print_result (DDP: rank 0 only)."""
     import torch
+    apply_toggle_args(args)  # idempotent; for callers that skipped setup()
     dev = torch.device(args.device)
     use_cuda = dev.type == "cuda"
+    if args.toggle_pairs > 0 and not use_cuda:
+        raise SystemExit("steploop: --toggle-pairs needs a CUDA device")
     total = args.warmup + args.steps
     loss = None
     events = []
+    ab = None
     prof_cm = _profiler(args)
     with prof_cm as prof:
         if ann is None:
             ann = Annotator(args, prof is not None)
         else:
             ann.profiling = prof is not None
-        t_loop = None
-        for i in range(total):
-            if i == args.warmup:
-                if use_cuda:
-                    torch.cuda.synchronize()
-                t_loop = time.perf_counter()
-                log(f"TIMING loop_start_epoch={time.time():.6f}")
-            if use_cuda and i >= args.warmup:
-                ev = torch.cuda.Event(enable_timing=True)
-                ev.record()
-                events.append(ev)
-            with ann.range(f"step {i}", nested=False):
-                loss = step_fn(i, ann)
-            if args.log_interval and (i + 1) % args.log_interval == 0:
-                log(f"progress step={i + 1}")
-        if use_cuda:
-            if args.steps > 0:
-                ev = torch.cuda.Event(enable_timing=True)
-                ev.record()
-                events.append(ev)
-            torch.cuda.synchronize()
-        t_end = time.perf_counter()
-        log(f"TIMING loop_end_epoch={time.time():.6f}")
-        if t_loop is None:  # no timed steps
-            t_loop = t_end
+        if args.toggle_pairs > 0:
+            loss, block_s, sched = _run_toggled(args, step_fn, ann, torch)
+            k = args.toggle_steps
+            per_block_ms = [t * 1e3 / k for t in block_s]
+            on = [m for m, c in zip(per_block_ms, sched) if c]
+            off = [m for m, c in zip(per_block_ms, sched) if not c]
+            ab = pair_stats(on, off)  # on[i], off[i]: the two blocks of pair i
+            total_s = sum(block_s)
+            per_step = per_block_ms
+        else:
+            t_loop = None
+            for i in range(total):
+                if i == args.warmup:
+                    if use_cuda:
+                        torch.cuda.synchronize()
+                    t_loop = time.perf_counter()
+                    log(f"TIMING loop_start_epoch={time.time():.6f}")
+                if use_cuda and i >= args.warmup:
+                    ev = torch.cuda.Event(enable_timing=True)
+                    ev.record()
+                    events.append(ev)
+                with ann.range(f"step {i}", nested=False):
+                    loss = step_fn(i, ann)
+                if args.log_interval and (i + 1) % args.log_interval == 0:
+                    log(f"progress step={i + 1}")
+            if use_cuda:
+                if args.steps > 0:
+                    ev = torch.cuda.Event(enable_timing=True)
+                    ev.record()
+                    events.append(ev)
+                torch.cuda.synchronize()
+            t_end = time.perf_counter()
+            log(f"TIMING loop_end_epoch={time.time():.6f}")
+            if t_loop is None:  # no timed steps
+                t_loop = t_end
+            per_step = [events[k].elapsed_time(events[k + 1]) for k in range(len(events) - 1)]
+            total_s = t_end - t_loop
     if prof is not None:
         t0 = time.perf_counter()
         prof.export_chrome_trace(args.profile_out)
         sz = os.path.getsize(args.profile_out)
         log(f"torch.profiler: wrote {args.profile_out} ({sz} bytes, "
             f"export {time.perf_counter() - t0:.2f} s)")
-    per_step = [events[k].elapsed_time(events[k + 1]) for k in range(len(events) - 1)]
-    total_s = t_end - t_loop
     res = {
         "steps": args.steps,
         "step_ms_median": statistics.median(per_step) if per_step else float("nan"),
@@ -161,10 +276,17 @@ def run_steps(args, step_fn, ann: Annotator = None, extra_result: str = "",
         "total_s": total_s,
         "loss": float(loss.item()) if loss is not None else float("nan"),
     }
+    if ab is not None:
+        res.update({"ab_pairs": args.toggle_pairs, "ab_on_ms": ab["on"], "ab_off_ms": ab["off"],
+                    "ab_ratio": ab["ratio"], "ab_delta_ms": ab["delta"]})
     if print_result:
         line = (f"RESULT steps={res['steps']} step_ms_median={res['step_ms_median']:.4f} "
                 f"step_ms_mean={res['step_ms_mean']:.4f} total_s={res['total_s']:.4f} "
                 f"loss={res['loss']:.6f}")
+        if ab is not None:
+            line += (f" ab_pairs={res['ab_pairs']} ab_on_ms={res['ab_on_ms']:.4f} "
+                     f"ab_off_ms={res['ab_off_ms']:.4f} ab_ratio={res['ab_ratio']:.4f} "
+                     f"ab_delta_ms={res['ab_delta_ms']:.4f}")
         if extra_result:
             line += " " + extra_result
         print(line, flush=True)

@@ -12,6 +12,15 @@
  *                          libcupti.so.13, else the CUDA 13.0 toolkit's)
  *      CUPTI_FLOOR_BUFFER_KB  activity buffer size (default 4096)
  *      CUPTI_FLOOR_QUIET   set: no summary line at exit
+ *      CUPTI_FLOOR_CAPTURE=1  honour the CUDA profiler API, like
+ *                          `gpuprof run --capture-range=cudaProfilerApi`: the
+ *                          kinds start OFF and are on only between
+ *                          cudaProfilerStart and cudaProfilerStop (the
+ *                          in-process A/B of bench/overhead, TOGGLE_PAIRS).
+ *                          For that it subscribes a callback enabled for the
+ *                          four profiler start/stop cbids only (runtime and
+ *                          driver: one runtime call fires both, so the
+ *                          switch is idempotent); no other API callback.
  * At exit (main process only) it flushes and prints one line to stderr:
  *   cupti_floor: records=N buffers=N dropped=N
  */
@@ -34,7 +43,24 @@ static struct {
 	CUptiResult (*flush_all)(uint32_t);
 	CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+	/* CUPTI_FLOOR_CAPTURE only */
+	CUptiResult (*disable)(CUpti_ActivityKind);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+	                               CUpti_CallbackId);
 } fn;
+
+static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
+
+/* Capture state under CUPTI_FLOOR_CAPTURE.  The lock orders a start and a
+ * stop from two threads; the flag makes the second of the runtime/driver
+ * pair (and a repeated start or stop) a no-op. */
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static int capture_mode; /* CUPTI_FLOOR_CAPTURE=1 and subscribed */
+static int capturing;
+static unsigned long n_captures; /* start edges, for the exit line */
 
 static pid_t owner_pid;
 static size_t buf_size = 4u << 20;
@@ -87,10 +113,81 @@ static void at_exit(void)
 	if (getpid() != owner_pid) /* a forked child that never used CUDA */
 		return;
 	fn.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	if (!getenv("CUPTI_FLOOR_QUIET"))
-		fprintf(stderr, "cupti_floor: records=%llu buffers=%llu dropped=%llu\n",
-		        (unsigned long long)n_records, (unsigned long long)n_buffers,
-		        (unsigned long long)n_dropped);
+	if (getenv("CUPTI_FLOOR_QUIET"))
+		return;
+	char cap[48] = "";
+	if (capture_mode) {
+		pthread_mutex_lock(&capture_lock);
+		snprintf(cap, sizeof cap, " captures=%lu", n_captures);
+		pthread_mutex_unlock(&capture_lock);
+	}
+	fprintf(stderr, "cupti_floor: records=%llu buffers=%llu dropped=%llu%s\n",
+	        (unsigned long long)n_records, (unsigned long long)n_buffers,
+	        (unsigned long long)n_dropped, cap);
+}
+
+static CUptiResult set_kinds(int on)
+{
+	CUptiResult r = CUPTI_SUCCESS;
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < N_KINDS; i++)
+		r = on ? fn.enable(kinds[i]) : fn.disable(kinds[i]);
+	return r;
+}
+
+static void set_capture(int on)
+{
+	pthread_mutex_lock(&capture_lock);
+	if (capturing != on) {
+		CUptiResult r = set_kinds(on);
+		if (r != CUPTI_SUCCESS)
+			fprintf(stderr, "cupti_floor: activity %s failed (CUptiResult %d)\n",
+			        on ? "enable" : "disable", (int)r);
+		capturing = on;
+		n_captures += on;
+	}
+	pthread_mutex_unlock(&capture_lock);
+}
+
+/* On at the start call's exit (the job's next launch is captured, the start
+ * call itself not); off at the stop call's entry (the stop call not). */
+static void CUPTIAPI profiler_api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                     const void *cbdata)
+{
+	(void)userdata;
+	const CUpti_CallbackData *d = cbdata;
+	int start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	             cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+	            (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+	if (start && d->callbackSite == CUPTI_API_EXIT)
+		set_capture(1);
+	else if (!start && d->callbackSite == CUPTI_API_ENTER)
+		set_capture(0);
+}
+
+/* Subscribes profiler_api_cb to the four start/stop cbids only. */
+static CUptiResult subscribe_profiler_api(void *h)
+{
+	fn.disable = (CUptiResult(*)(CUpti_ActivityKind))dlsym(h, "cuptiActivityDisable");
+	fn.subscribe = (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))
+		dlsym(h, "cuptiSubscribe");
+	fn.enable_callback = (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+	                                     CUpti_CallbackId))dlsym(h, "cuptiEnableCallback");
+	if (!fn.disable || !fn.subscribe || !fn.enable_callback)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	static const struct {
+		CUpti_CallbackDomain domain;
+		CUpti_CallbackId cbid;
+	} cbs[] = {
+		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
+	};
+	CUpti_SubscriberHandle sub;
+	CUptiResult r = fn.subscribe(&sub, profiler_api_cb, NULL);
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof cbs / sizeof cbs[0]; i++)
+		r = fn.enable_callback(1, sub, cbs[i].domain, cbs[i].cbid);
+	return r;
 }
 
 static void *open_cupti(void)
@@ -128,11 +225,20 @@ __attribute__((constructor)) static void cupti_floor_init(void)
 		return;
 	}
 	CUptiResult r = fn.register_cb(buffer_requested, buffer_completed);
-	static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	                                          CUPTI_ACTIVITY_KIND_MEMCPY,
-	                                          CUPTI_ACTIVITY_KIND_MEMSET};
-	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof kinds / sizeof kinds[0]; i++)
-		r = fn.enable(kinds[i]);
+	const char *cap = getenv("CUPTI_FLOOR_CAPTURE");
+	if (r == CUPTI_SUCCESS && cap && strcmp(cap, "1") == 0) {
+		r = subscribe_profiler_api(h);
+		capture_mode = r == CUPTI_SUCCESS;
+		if (!capture_mode)
+			/* Capturing always would make an A/B ratio of ~1 look
+			 * like a free floor: say so and capture nothing. */
+			fprintf(stderr, "cupti_floor: CUPTI_FLOOR_CAPTURE: cannot subscribe to the profiler "
+			                "API (CUptiResult %d): activity off for the whole run\n", (int)r);
+		atexit(at_exit); /* records=0 on failure: visible in the log too */
+		return;          /* kinds off until cudaProfilerStart */
+	}
+	if (r == CUPTI_SUCCESS)
+		r = set_kinds(1);
 	if (r != CUPTI_SUCCESS) {
 		fprintf(stderr, "cupti_floor: CUPTI activity setup failed (CUptiResult %d)\n", (int)r);
 		return;

@@ -16,8 +16,23 @@
 #            gpuprof-api-all (--api=all); gpuprof-api-none, -activity,
 #            -nodriver, -window (GPU_WINDOW, default 1/10), -stacks (--stacks),
 #            -stacks-all (GPUPROF_STACKS=all), -pm (--pm-sampling=PM_INTERVAL,
-#            default 10ms), -metrics (--gpu-metrics); torchprof (--profile torch, python
-#            workloads); nsys (profile -t cuda,nvtx, if the binary exists).
+#            default 10ms), -metrics (--gpu-metrics), -apionly
+#            (GPUPROF_ACTIVITY=none: API calls + NVTX, no GPU activity: what
+#            the windowed mode costs outside its windows); torchprof
+#            (--profile torch, python workloads); nsys (profile -t cuda,nvtx,
+#            if the binary exists).
+#
+# In-process A/B (TOGGLE_PAIRS=N > 0): separate processes of the same job
+# differ by up to ±15 % ("luck" per process) while one process is stable
+# within itself, so each job alternates 2N blocks with the tracer capturing
+# and not, in ABBA order, switched by cudaProfilerStart/Stop
+# (examples/empty_kernel.cu argv[3], examples/steploop.py --toggle-pairs;
+# blocks of EMPTY_LAUNCHES/2N launches or TOGGLE_STEPS steps).  floor gets
+# CUPTI_FLOOR_CAPTURE=1, every gpuprof* config --capture-range=cudaProfilerApi
+# (the tracer records only between start and stop); torchprof, nsys and
+# gpuprof-window (a window cannot be combined with a capture range) are
+# skipped.  The RESULT's ab_* fields land in results.csv and summary.md gets
+# an "in-process A/B" table per workload.
 #
 # Knobs (defaults sized for ≲ 8 min on one H200):
 #   REPS (5: empty_kernel)  MNIST_REPS (3)  HEAVY_REPS (2: resnet50, transformer)
@@ -28,6 +43,7 @@
 #   reported as not run); JOB_TIMEOUT (300 s per job; NSYS_TIMEOUT 120 for
 #   nsys, whose report step can be slow); NSYS (path); PYTHON (python3)
 #   KEEP_TRACES=1 keeps trace files (default: sizes recorded, files deleted)
+#   TOGGLE_PAIRS (0: plain runs)  TOGGLE_STEPS (50: steps per A/B block)
 #   PIN_CPUS (e.g. "4-11"): every run under `taskset -c PIN_CPUS` (same cores
 #   for every config: less run-to-run spread from scheduling/frequency)
 # Output: $RESULTS_DIR/bench (else $OUT/bench, else build/gpu/out/bench):
@@ -45,6 +61,10 @@ WORKLOADS=${WORKLOADS:-empty_kernel mnist resnet50 transformer}
 CONFIGS=${CONFIGS:-bare floor gpuprof gpuprof-api-all torchprof nsys}
 BUDGET_S=${BUDGET_S:-450}; T=${JOB_TIMEOUT:-300}; NSYS_TIMEOUT=${NSYS_TIMEOUT:-120}
 CUDA_ARCH=${CUDA_ARCH:-sm_90}
+TOGGLE_PAIRS=${TOGGLE_PAIRS:-0}; TOGGLE_STEPS=${TOGGLE_STEPS:-50}
+case $TOGGLE_PAIRS$TOGGLE_STEPS in *[!0-9]*)
+  echo "error: TOGGLE_PAIRS and TOGGLE_STEPS must be whole numbers"; exit 2 ;;
+esac
 [ -d /usr/local/cuda-13.0 ] && export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 OUTDIR=${RESULTS_DIR:-${OUT:-$ROOT/$B/gpu/out}}/bench
 rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
@@ -81,6 +101,25 @@ for n in /opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys "$(comma
 done
 [ -z "$NSYS" ] && echo "bench: nsys not found: nsys config skipped"
 
+# Toggle mode: what the workloads and the tracers get.
+gprun=("$GPUPROF" run)
+ek_toggle=; py_toggle=
+if [ "$TOGGLE_PAIRS" -gt 0 ]; then
+  ek_toggle=" $TOGGLE_PAIRS"
+  py_toggle=" --toggle-pairs $TOGGLE_PAIRS --toggle-steps $TOGGLE_STEPS"
+  if "$GPUPROF" run --help 2>&1 | grep -q -- --capture-range; then
+    gprun=("$GPUPROF" run --capture-range=cudaProfilerApi)
+  else # a gpuprof without the option: the shim reads the same setting from the environment
+    gprun=(env GPUPROF_CAPTURE_RANGE=cudaProfilerApi "$GPUPROF" run)
+  fi
+  echo "bench: in-process A/B: TOGGLE_PAIRS=$TOGGLE_PAIRS TOGGLE_STEPS=$TOGGLE_STEPS; gpuprof configs: ${gprun[*]}"
+  for c in $CONFIGS; do
+    case $c in torchprof|nsys|gpuprof-window)
+      echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window cannot be combined with a capture range)" ;;
+    esac
+  done
+fi
+
 # The CUDA C probe.
 if [[ " $WORKLOADS " == *" empty_kernel "* ]] && { [ ! -x "$B/gpu/empty_kernel" ] || [ examples/empty_kernel.cu -nt "$B/gpu/empty_kernel" ]; }; then
   mkdir -p "$B/gpu"
@@ -91,10 +130,10 @@ fi
 
 workload_cmd() { # prints the command line of a workload
   case $1 in
-  empty_kernel) echo "$ROOT/$B/gpu/empty_kernel $EMPTY_LAUNCHES 2000" ;;
-  mnist)        echo "$PY $ROOT/examples/train_mnist.py --steps $MNIST_STEPS --warmup 10 --workers 2" ;;
-  resnet50)     echo "$PY $ROOT/examples/resnet_step.py --steps $HEAVY_STEPS --warmup 5" ;;
-  transformer)  echo "$PY $ROOT/examples/transformer_step.py --steps $HEAVY_STEPS --warmup 5" ;;
+  empty_kernel) echo "$ROOT/$B/gpu/empty_kernel $EMPTY_LAUNCHES 2000$ek_toggle" ;;
+  mnist)        echo "$PY $ROOT/examples/train_mnist.py --steps $MNIST_STEPS --warmup 10 --workers 2$py_toggle" ;;
+  resnet50)     echo "$PY $ROOT/examples/resnet_step.py --steps $HEAVY_STEPS --warmup 5$py_toggle" ;;
+  transformer)  echo "$PY $ROOT/examples/transformer_step.py --steps $HEAVY_STEPS --warmup 5$py_toggle" ;;
   *) return 1 ;;
   esac
 }
@@ -117,22 +156,27 @@ for rep in $(seq 1 $maxreps); do
       dir=$OUTDIR/runs/$w/$c/rep$rep
       mkdir -p "$dir"
       extra=(); tol=(); to=$T
+      if [ "$TOGGLE_PAIRS" -gt 0 ]; then
+        case $c in torchprof|nsys|gpuprof-window) continue ;; esac
+      fi
+      capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
       bare) pre=() ;;
       floor)
         [ -n "$FLOOR" ] || continue
         lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
-        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib") ;;
-      gpuprof)         pre=("$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-api-all) pre=("$GPUPROF" run --api=all -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-api-none) pre=(env GPUPROF_API=none "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-activity) pre=(env GPUPROF_API_MODE=activity "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-nodriver) pre=(env GPUPROF_API_DRIVER=0 "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-window) pre=("$GPUPROF" run --gpu-window "${GPU_WINDOW:-1/10}" -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-stacks) pre=("$GPUPROF" run --stacks -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-stacks-all) pre=(env GPUPROF_STACKS=all "$GPUPROF" run -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-pm) pre=("$GPUPROF" run --pm-sampling="${PM_INTERVAL:-10ms}" -o "$dir/trace-%p.gpuprof" --) ;;
-      gpuprof-metrics) pre=("$GPUPROF" run --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
+        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" "${capenv[@]}") ;;
+      gpuprof)         pre=("${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-api-all) pre=("${gprun[@]}" --api=all -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-api-none) pre=(env GPUPROF_API=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-activity) pre=(env GPUPROF_API_MODE=activity "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-nodriver) pre=(env GPUPROF_API_DRIVER=0 "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-window) pre=("${gprun[@]}" --gpu-window "${GPU_WINDOW:-1/10}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-stacks) pre=("${gprun[@]}" --stacks -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-stacks-all) pre=(env GPUPROF_STACKS=all "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-pm) pre=("${gprun[@]}" --pm-sampling="${PM_INTERVAL:-10ms}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       torchprof)
         [ "$w" = empty_kernel ] && continue
         pre=(); extra=(--profile torch --profile-out "$dir/torch.json") ;;

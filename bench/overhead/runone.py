@@ -10,6 +10,9 @@ getrusage(RUSAGE_CHILDREN) — the largest RSS of the job or any descendant it
 waited for), parses the job's RESULT line, sizes the trace files the job left
 in RUNDIR (*.gpuprof*, torch chrome trace, nsys output) and, with
 --count-events, counts their events (gpuprof dump --json lines, traceEvents).
+The in-process A/B fields of a toggled run (TOGGLE_PAIRS: ab_pairs, ab_on_us
+or ab_on_ms, ...) go to the columns ab_pairs, ab_on, ab_off, ab_ratio,
+ab_delta, in the metric's unit (empty for a plain run).
 A row is ok when a RESULT line was printed and the exit status was 0 (or
 --tolerate-rc: nsys may fail to write its report after the job finished).
 """
@@ -28,7 +31,16 @@ import time
 EVENT_TYPES = {"api", "kernel", "memcpy", "memset", "nvtx_range", "nvtx_mark", "sync", "memory",
                "counter", "dropped"}
 FIELDS = ["rep", "workload", "config", "ok", "rc", "metric_name", "metric", "step_ms_median",
-          "step_ms_mean", "total_s", "loss", "wall_s", "maxrss_kb", "trace_bytes", "events", "note"]
+          "step_ms_mean", "total_s", "loss", "wall_s", "maxrss_kb", "trace_bytes", "events", "note",
+          "ab_pairs", "ab_on", "ab_off", "ab_ratio", "ab_delta"]
+
+
+def ab_fields(res):
+    """RESULT's ab_* fields -> the CSV's unit-free ab_* columns."""
+    out = {}
+    for col in ("ab_pairs", "ab_on", "ab_off", "ab_ratio", "ab_delta"):
+        out[col] = next((res[k] for k in (col, col + "_us", col + "_ms") if k in res), "")
+    return out
 
 
 def parse_result(path):
@@ -142,7 +154,8 @@ def main():
            "metric_name": metric_name, "metric": res.get(metric_name, ""),
            "step_ms_median": res.get("step_ms_median", ""), "step_ms_mean": res.get("step_ms_mean", ""),
            "total_s": res.get("total_s", ""), "loss": res.get("loss", ""), "wall_s": f"{wall:.2f}",
-           "maxrss_kb": maxrss, "trace_bytes": tbytes, "events": events, "note": "; ".join(note)}
+           "maxrss_kb": maxrss, "trace_bytes": tbytes, "events": events, "note": "; ".join(note),
+           **ab_fields(res)}
     new = not os.path.exists(a.csv)
     with open(a.csv, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
@@ -151,7 +164,8 @@ def main():
         w.writerow(row)
     print(f"  rep {a.rep} {a.workload:12s} {a.config:16s} {'ok ' if ok else 'BAD'} "
           f"{metric_name}={row['metric'] or '-'} wall={wall:.1f}s rss={maxrss}KiB "
-          f"trace={tbytes or '-'}B events={events or '-'} {row['note']}", flush=True)
+          f"trace={tbytes or '-'}B events={events or '-'}"
+          + (f" ab_ratio={row['ab_ratio']}" if row["ab_ratio"] else "") + f" {row['note']}", flush=True)
     return 0
 
 

@@ -15,6 +15,18 @@ One table per workload, one row per config:
   max RSS     median over reps (MiB), and its median per-rep delta to bare
   trace       trace bytes and bytes/event (repetitions where events were counted)
 Failed runs are listed under the table with their note, never averaged in.
+
+Toggled runs (TOGGLE_PAIRS: the job alternates capture on/off blocks in
+ABBA order inside one process, runone.py's ab_* columns) get a second table
+per workload, "in-process A/B (capture on vs off in the same process)", one
+row per config with ok runs that carry ab_ratio:
+  reps             runs with A/B fields
+  on, off          median over reps of the job's median on/off block time
+  ratio, min–max   median and spread over reps of the job's median on/off
+  Δ on−off         median over reps of the job's median on−off
+  Δ over floor     median over reps of (ab_delta − the SAME rep's floor ab_delta)
+  ratio over floor median over reps of (ab_ratio / the same rep's floor ab_ratio)
+A bare run's ratio (profiler calls are no-ops there) is the method's own bias.
 """
 import argparse
 import collections
@@ -22,7 +34,7 @@ import csv
 import statistics
 import sys
 
-CONFIG_ORDER = ["bare", "floor", "gpuprof", "gpuprof-api-all", "torchprof", "nsys"]
+CONFIG_ORDER = ["bare", "floor", "gpuprof", "gpuprof-api-all", "gpuprof-apionly", "torchprof", "nsys"]
 UNITS = {"us_per_launch": "µs/launch", "step_ms_mean": "ms/step"}
 
 
@@ -54,6 +66,39 @@ def per_rep_vs(rows_by_rep, ref_by_rep, key, op):
         if a is not None and b is not None and (op != "ratio" or b > 0):
             out.append(a / b if op == "ratio" else a - b)
     return med(out)
+
+
+def ab_table(rs, cfgs, unit):
+    """The in-process A/B table of one workload's rows (module docstring);
+    [] when no ok row carries ab_ratio."""
+    ok = [r for r in rs if r.get("ok") == "1" and num(r.get("ab_ratio")) is not None]
+    if not ok:
+        return []
+    per = {c: {int(r["rep"]): r for r in ok if r["config"] == c} for c in cfgs}
+    floor = per.get("floor", {})
+    pairs = sorted({int(num(r["ab_pairs"])) for r in ok if num(r.get("ab_pairs")) is not None})
+    lines = [f"In-process A/B (capture on vs off in the same process; {unit}; "
+             f"pairs per run: {', '.join(map(str, pairs)) or '?'}):", "",
+             f"| config | reps | on {unit} | off {unit} | ratio on/off | min–max | Δ on−off | "
+             f"Δ over floor | ratio over floor |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in cfgs:
+        reps = per[c]
+        if not reps:
+            continue
+        ratios = [num(r["ab_ratio"]) for r in reps.values()]
+        not_floor = c != "floor"
+        lines.append("| " + " | ".join([
+            c, str(len(reps)),
+            fmt(med([num(r.get("ab_on")) for r in reps.values()])),
+            fmt(med([num(r.get("ab_off")) for r in reps.values()])),
+            fmt(med(ratios), 4), f"{fmt(min(ratios), 4)}–{fmt(max(ratios), 4)}",
+            fmt(med([num(r.get("ab_delta")) for r in reps.values()])),
+            fmt(per_rep_vs(reps, floor, "ab_delta", "diff")) if not_floor else "–",
+            fmt(per_rep_vs(reps, floor, "ab_ratio", "ratio"), 4) if not_floor else "–",
+        ]) + " |")
+    lines.append("")
+    return lines
 
 
 def summarize(rows):
@@ -104,6 +149,7 @@ def summarize(rows):
             for r in bad:
                 lines.append(f"- failed: rep {r['rep']} {r['config']}: exit {r['rc']}, {r['note']}")
         lines.append("")
+        lines += ab_table(rs, cfgs, unit)
     return "\n".join(lines)
 
 

@@ -10,14 +10,17 @@ import csv
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "bench", "overhead"))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
 import synth  # noqa: E402
 
 failures = []
@@ -187,6 +190,291 @@ def test_summarize(d):
     expect("summarize: per-repetition ratios, failed runs listed", ok, "" if ok else text)
 
 
+def test_summarize_toggled(d):
+    """The in-process A/B table: medians over reps, per-rep Δ/ratio over floor."""
+    import summarize
+    rows = []
+    def row(rep, cfg, on, off, ratio, delta, ok=1):
+        rows.append({"rep": str(rep), "workload": "empty_kernel", "config": cfg, "ok": str(ok),
+                     "rc": "0", "metric_name": "us_per_launch", "metric": str((on + off) / 2),
+                     "step_ms_median": "", "step_ms_mean": "", "total_s": "", "loss": "",
+                     "wall_s": "1", "maxrss_kb": "1000", "trace_bytes": "", "events": "",
+                     "note": "", "ab_pairs": "10", "ab_on": str(on), "ab_off": str(off),
+                     "ab_ratio": str(ratio), "ab_delta": str(delta)})
+    # Rep 2 is a "lucky" process (everything 2x faster): only same-rep
+    # comparisons with the floor cancel that.
+    row(1, "bare", 4.0, 4.0, 1.00, 0.00); row(1, "floor", 6.0, 4.0, 1.50, 2.00)
+    row(1, "gpuprof", 6.4, 4.0, 1.60, 2.40)
+    row(2, "bare", 2.0, 2.0, 1.01, 0.02); row(2, "floor", 3.0, 2.0, 1.50, 1.00)
+    row(2, "gpuprof", 3.3, 2.0, 1.65, 1.30)
+    row(3, "bare", 4.0, 4.0, 0.99, -0.04); row(3, "floor", 6.0, 4.0, 1.20, 2.00)
+    row(3, "gpuprof", 6.0, 4.0, 1.50, 2.00)
+    row(4, "gpuprof", 9.0, 4.0, 2.25, 5.00, ok=0)  # failed: never averaged in
+    text = summarize.summarize(rows)
+    lines = text.splitlines()
+    has = any(l.startswith("In-process A/B") for l in lines)
+    expect("summarize A/B: table present", has, "" if has else text)
+
+    def ab_cells(cfg):
+        i = next((k for k, l in enumerate(lines) if l.startswith("In-process A/B")), len(lines))
+        line = next((l for l in lines[i:] if l.startswith(f"| {cfg} |")), "")
+        return [c.strip() for c in line.strip("|").split("|")]
+    g, f, b = ab_cells("gpuprof"), ab_cells("floor"), ab_cells("bare")
+    # gpuprof: on median(6.4, 3.3, 6.0) = 6.0; off 4.0; ratio median(1.6, 1.65, 1.5) = 1.6;
+    # Δ median(2.4, 1.3, 2.0) = 2.0; Δ over floor median(0.4, 0.3, 0.0) = 0.3;
+    # ratio over floor median(1.6/1.5, 1.65/1.5, 1.5/1.2) = median(1.0667, 1.1, 1.25) = 1.1
+    want_g = ["gpuprof", "3", "6.000", "4.000", "1.6000", "1.5000–1.6500", "2.000", "0.300", "1.1000"]
+    expect("summarize A/B: gpuprof row", g == want_g, "" if g == want_g else f"got {g}\n{text}")
+    expect("summarize A/B: floor row has no over-floor cells",
+           f[:2] == ["floor", "3"] and f[4] == "1.5000" and f[7:] == ["–", "–"], f"got {f}")
+    # bare: ratio median(1.00, 1.01, 0.99) = 1.0 (the method's bias); Δ over
+    # floor median(0-2, 0.02-1, -0.04-2) = -2.0; ratio over floor
+    # median(1/1.5, 1.01/1.5, 0.99/1.2) = median(0.6667, 0.6733, 0.825) = 0.6733
+    expect("summarize A/B: bare row", b[4] == "1.0000" and b[7:] == ["-2.000", "0.6733"], f"got {b}")
+    plain_ok = any(l.startswith("| gpuprof | 3/4 |") for l in lines)
+    expect("summarize A/B: the plain table is still there", plain_ok, "" if plain_ok else text)
+    # Rows without ab_* (plain runs): no A/B table.
+    plain = [dict(r, ab_ratio="", ab_on="", ab_off="", ab_delta="", ab_pairs="") for r in rows]
+    expect("summarize A/B: no table for plain runs",
+           "In-process A/B" not in summarize.summarize(plain), "")
+
+
+def test_runone_ab_columns(d):
+    """runone.py carries a job's ab_* RESULT fields into the CSV's ab_* columns."""
+    csvp = os.path.join(d, "ab.csv")
+    for rep, line in ((1, "RESULT launches=100 us_per_launch=4.5 total_s=0.1 ab_pairs=5 "
+                          "ab_on_us=5.0 ab_off_us=4.0 ab_ratio=1.25 ab_delta_us=1.0"),
+                      (2, "RESULT steps=20 step_ms_median=2 step_ms_mean=2.1 total_s=1 loss=0.5 "
+                          "ab_pairs=5 ab_on_ms=2.2 ab_off_ms=2.0 ab_ratio=1.1 ab_delta_ms=0.2"),
+                      (3, "RESULT launches=100 us_per_launch=4.5 total_s=0.1")):
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "overhead", "runone.py"),
+                            "--csv", csvp, "--dir", os.path.join(d, f"run{rep}"), "--rep", str(rep),
+                            "--workload", "w", "--config", "floor", "--", "echo", line],
+                           capture_output=True, text=True, timeout=60)
+        expect(f"runone: job {rep} ran", r.returncode == 0, "" if r.returncode == 0 else r.stdout + r.stderr)
+    with open(csvp, newline="") as f:
+        got = list(csv.DictReader(f))
+    ab = [[r.get(k) for k in ("ab_pairs", "ab_on", "ab_off", "ab_ratio", "ab_delta")] for r in got]
+    ok = (len(got) == 3 and ab[0] == ["5", "5.0", "4.0", "1.25", "1.0"]
+          and ab[1] == ["5", "2.2", "2.0", "1.1", "0.2"] and ab[2] == [""] * 5
+          and got[0]["metric"] == "4.5" and got[1]["metric"] == "2.1")
+    expect("runone: ab_* columns (µs and ms), empty for a plain run", ok, "" if ok else str(got))
+
+
+def test_toggle_schedule():
+    import steploop
+    expect("steploop imports without torch", "torch" not in sys.modules, "")
+    got = steploop.toggle_schedule(4)
+    expect("toggle_schedule(4) is ABBA",
+           got == [True, False, False, True, True, False, False, True], str(got))
+    expect("toggle_schedule(0) is empty", steploop.toggle_schedule(0) == [], "")
+    sched = steploop.toggle_schedule(5)
+    pairs_ok = all(sched[2 * i] != sched[2 * i + 1] for i in range(5))
+    expect("toggle_schedule: each pair one on, one off", pairs_ok, str(sched))
+    st = steploop.pair_stats([1.2, 2.6, 1.3, 9.0], [1.0, 2.0, 1.0, 3.0])
+    # ratios 1.2, 1.3, 1.3, 3.0 -> 1.3; deltas 0.2, 0.6, 0.3, 6.0 -> 0.45
+    ok = (abs(st["on"] - 1.95) < 1e-9 and abs(st["off"] - 1.5) < 1e-9
+          and abs(st["ratio"] - 1.3) < 1e-9 and abs(st["delta"] - 0.45) < 1e-9)
+    expect("pair_stats medians over pairs", ok, str(st))
+    try:
+        steploop.pair_stats([1.0, 2.0], [1.0])
+        expect("pair_stats rejects unpaired blocks", False, "no error")
+    except ValueError:
+        expect("pair_stats rejects unpaired blocks", True, "")
+    a = types.SimpleNamespace(steps=7, toggle_pairs=3, toggle_steps=50)
+    steploop.apply_toggle_args(a)
+    expect("apply_toggle_args: steps = 2NK", a.steps == 300, str(a))
+    a = types.SimpleNamespace(steps=7)  # a caller without the toggle options
+    steploop.apply_toggle_args(a)
+    expect("apply_toggle_args: no toggle options leaves steps", a.steps == 7 and a.toggle_pairs == 0,
+           str(a))
+    try:
+        steploop.apply_toggle_args(types.SimpleNamespace(steps=1, toggle_pairs=2, toggle_steps=0))
+        expect("apply_toggle_args: pairs without steps is an error", False, "no error")
+    except SystemExit as e:
+        expect("apply_toggle_args: pairs without steps is an error", "toggle-steps" in str(e), str(e))
+
+
+def fake_torch(events, state):
+    """Just enough of torch for steploop.run_steps on a "cuda" device: the
+    profiler calls flip state["on"] and are logged, like synchronize and the
+    NVTX ranges, in events."""
+    def sync():
+        events.append("sync")
+    def start():
+        events.append("start")
+        state["on"] = True
+    def stop():
+        events.append("stop")
+        state["on"] = False
+    nvtx = types.SimpleNamespace(range_push=lambda n: events.append(("push", n)),
+                                 range_pop=lambda: events.append("pop"))
+    cuda = types.SimpleNamespace(synchronize=sync, is_available=lambda: True, manual_seed_all=id,
+                                 profiler=types.SimpleNamespace(start=start, stop=stop), nvtx=nvtx)
+    return types.SimpleNamespace(cuda=cuda, device=lambda s: types.SimpleNamespace(type=s),
+                                 manual_seed=id)
+
+
+def test_steploop_toggled():
+    """run_steps --toggle-pairs 3 --toggle-steps 2 with a fake torch and a
+    fake clock: the block order, the profiler calls between synchronizes,
+    the step numbering and the RESULT numbers."""
+    import argparse
+    import contextlib
+    import steploop
+    p = steploop.add_common_args(argparse.ArgumentParser(), steps=999, warmup=2)
+    args = p.parse_args(["--toggle-pairs", "3", "--toggle-steps", "2", "--no-nested-nvtx"])
+    events, state, clock = [], {"on": False}, {"t": 100.0}
+    # ms/step of each block (b0..b5 = on, off, off, on, on, off); pairs:
+    # (1.2, 1.0) (2.6, 2.0) (1.3, 1.0) -> ratio 1.3, delta 0.3, on 1.3, off 1.0
+    block_ms = [1.2, 1.0, 2.0, 2.6, 1.3, 1.0]
+    seen = []
+
+    def step(i, ann):
+        seen.append((i, state["on"]))
+        b = (i - args.warmup) // args.toggle_steps
+        clock["t"] += (block_ms[b] if b >= 0 else 50.0) / 1e3  # warm-up: slow, untimed
+        return types.SimpleNamespace(item=lambda: 0.25)
+
+    saved_torch, saved_time = sys.modules.get("torch"), steploop.time
+    sys.modules["torch"] = fake_torch(events, state)
+    steploop.time = types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0)
+    out = io.StringIO()
+    try:
+        steploop.setup(args)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            res = steploop.run_steps(args, step)
+    finally:
+        steploop.time = saved_time
+        if saved_torch is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved_torch
+    expect("toggled: steps = 2NK", args.steps == 12 and res["steps"] == 12, str(res))
+    want_seen = [(0, False), (1, False)] + [
+        (2 + b * 2 + j, on) for b, on in enumerate([True, False, False, True, True, False])
+        for j in range(2)]
+    expect("toggled: warm-up off, blocks in ABBA order", seen == want_seen, str(seen))
+    calls = [e for e in events if e in ("sync", "start", "stop")]
+    # Before each block: sync, then start/stop only when the state changes;
+    # after each block: sync; the last (off) block leaves nothing to stop.
+    want_calls = (["sync", "start", "sync"] + ["sync", "stop", "sync"] + ["sync", "sync"]
+                  + ["sync", "start", "sync"] + ["sync", "sync"] + ["sync", "stop", "sync"])
+    expect("toggled: profiler calls between synchronizes", calls == want_calls, str(calls))
+    names = [e[1] for e in events if isinstance(e, tuple)]
+    expect("toggled: NVTX 'step i' for warm-up and all blocks",
+           names == [f"step {i}" for i in range(14)], str(names))
+    line = out.getvalue().strip()
+    f = dict(t.split("=", 1) for t in line.split()[1:])
+    ok = (line.startswith("RESULT ") and out.getvalue().count("\n") == 1 and f["steps"] == "12"
+          and f["ab_pairs"] == "3" and f["ab_on_ms"] == "1.3000" and f["ab_off_ms"] == "1.0000"
+          and f["ab_ratio"] == "1.3000" and f["ab_delta_ms"] == "0.3000"
+          and f["step_ms_mean"] == f"{sum(block_ms) / 6:.4f}"
+          and f["step_ms_median"] == f"{statistics.median(block_ms):.4f}" and f["loss"] == "0.250000")
+    expect("toggled: RESULT line", ok, line)
+
+
+FLOOR_DRIVER = r"""
+import ctypes, os, sys
+fake, floor, log = sys.argv[1:4]
+def mark(s):
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()} mark {s}\n")
+class Call(ctypes.Structure):
+    _fields_ = [("domain", ctypes.c_int), ("cbid", ctypes.c_uint32), ("func", ctypes.c_char_p),
+                ("symbol", ctypes.c_char_p), ("params", ctypes.c_void_p), ("ret", ctypes.c_int),
+                ("correlation_id", ctypes.c_uint32), ("correlation_data", ctypes.c_uint64),
+                ("start", ctypes.c_uint64), ("tid", ctypes.c_uint32)]
+cupti = ctypes.CDLL(fake, mode=ctypes.RTLD_GLOBAL)
+mark("load")
+ctypes.CDLL(floor, mode=ctypes.RTLD_GLOBAL)
+mark("loaded")
+DRV, RT = 1, 2
+def call(domain, cbid, name, nested=None):
+    c = Call(domain, cbid, name.encode(), None, None, 0, 0, 0, 0, 0)
+    mark(name + " enter")
+    cupti.fake_cupti_call_enter(ctypes.byref(c))
+    if nested:
+        nested()
+    mark(name + " exit")
+    cupti.fake_cupti_call_exit(ctypes.byref(c))
+    mark(name + " done")
+drv_start = lambda: call(DRV, 308, "cuProfilerStart")
+drv_stop = lambda: call(DRV, 309, "cuProfilerStop")
+call(RT, 211, "cudaLaunchKernel_v7000")
+call(RT, 171, "cudaProfilerStart_v4000", drv_start)
+call(RT, 171, "cudaProfilerStart_v4000", drv_start)
+call(RT, 172, "cudaProfilerStop_v4000", drv_stop)
+drv_start()
+drv_stop()
+"""
+
+
+def test_floor_capture(d):
+    """cupti_floor.c under CUPTI_FLOOR_CAPTURE=1, against the fake libcupti:
+    kinds off at load, on at the start call's exit, off at the stop call's
+    entry, once per runtime+driver pair; without it, on at load and no
+    subscription."""
+    b = os.path.join(ROOT, os.environ.get("B", "build"))
+    fake = os.path.join(b, "tests", "fake", "libcupti.so.13")
+    floor = os.path.join(b, "lib", "libcupti_floor.so")
+    missing = [p for p in (fake, floor) if not os.path.exists(p)]
+    if missing:
+        # make test builds both; a bare run of this script may not have them.
+        expect("floor capture: built (make all and the fake libcupti)", "B" not in os.environ,
+               f"missing {missing}")
+        print(f"skip floor capture test: {missing} not built")
+        return
+    drv = os.path.join(d, "floor_driver.py")
+    with open(drv, "w") as f:
+        f.write(FLOOR_DRIVER)
+
+    def run(capture):
+        log = os.path.join(d, f"floor-{capture}.log")
+        env = dict(os.environ, CUPTI_FLOOR_LIB=fake, FAKE_CUPTI_LOG=log)
+        env.pop("CUPTI_FLOOR_CAPTURE", None)
+        if capture:
+            env["CUPTI_FLOOR_CAPTURE"] = "1"
+        r = subprocess.run([sys.executable, drv, fake, floor, log], env=env, capture_output=True,
+                           text=True, timeout=60)
+        with open(log) as f:
+            ev = [l.split(None, 1)[1].strip() for l in f]
+        return r, [e for e in ev if e != "first-launch"]
+
+    r, ev = run(True)
+    want = ["mark load", "subscribe", "mark loaded",
+            "mark cudaLaunchKernel_v7000 enter", "mark cudaLaunchKernel_v7000 exit",
+            "mark cudaLaunchKernel_v7000 done",
+            "mark cudaProfilerStart_v4000 enter", "mark cuProfilerStart enter",
+            "mark cuProfilerStart exit",
+            "activity-enable 10", "activity-enable 1", "activity-enable 2",
+            "mark cuProfilerStart done", "mark cudaProfilerStart_v4000 exit",
+            "mark cudaProfilerStart_v4000 done",
+            "mark cudaProfilerStart_v4000 enter", "mark cuProfilerStart enter",
+            "mark cuProfilerStart exit", "mark cuProfilerStart done",
+            "mark cudaProfilerStart_v4000 exit", "mark cudaProfilerStart_v4000 done",
+            "mark cudaProfilerStop_v4000 enter",
+            "activity-disable 10", "activity-disable 1", "activity-disable 2",
+            "mark cuProfilerStop enter", "mark cuProfilerStop exit", "mark cuProfilerStop done",
+            "mark cudaProfilerStop_v4000 exit", "mark cudaProfilerStop_v4000 done",
+            "mark cuProfilerStart enter", "mark cuProfilerStart exit",
+            "activity-enable 10", "activity-enable 1", "activity-enable 2",
+            "mark cuProfilerStart done",
+            "mark cuProfilerStop enter",
+            "activity-disable 10", "activity-disable 1", "activity-disable 2",
+            "mark cuProfilerStop exit", "mark cuProfilerStop done", "flush-all"]
+    ok = r.returncode == 0 and ev == want
+    expect("floor capture: kinds follow cudaProfilerStart/Stop", ok, "" if ok else "\n".join(ev) + r.stderr)
+    expect("floor capture: exit line counts 2 captures", "captures=2" in r.stderr, r.stderr)
+    r, ev = run(False)
+    ok = (r.returncode == 0 and "subscribe" not in ev
+          and ev[:5] == ["mark load", "activity-enable 10", "activity-enable 1", "activity-enable 2",
+                         "mark loaded"]
+          and not any(e.startswith("activity-disable") for e in ev) and "captures=" not in r.stderr)
+    expect("floor without CUPTI_FLOOR_CAPTURE: on from load, no subscription", ok,
+           "" if ok else "\n".join(ev) + r.stderr)
+
+
 def test_crosscheck(d):
     def run(name, g_recs, k_doc, must_fail=None):
         gp = write_jsonl(d, name + ".jsonl", g_recs)
@@ -259,6 +547,11 @@ def test_kernel_names():
 def main():
     with tempfile.TemporaryDirectory() as d:
         test_kernel_names()
+        test_toggle_schedule()
+        test_steploop_toggled()
+        test_summarize_toggled(d)
+        test_runone_ab_columns(d)
+        test_floor_capture(d)
         test_check_trace(d)
         test_truncated_and_shared_corr(d)
         for extra in ("test_summarize", "test_crosscheck"):
