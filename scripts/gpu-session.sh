@@ -46,6 +46,19 @@ for ph in $phases; do
     RESULTS_DIR=$RES/mnist WORKLOADS=mnist MNIST_REPS=${MNIST_REPS:-4} BUDGET_S=${MNIST_BUDGET_S:-300} \
       CONFIGS="${MNIST_CONFIGS:-bare floor gpuprof gpuprof-activity torchprof nsys}" \
       timeout $(( ${MNIST_BUDGET_S:-300} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-mnist.txt" ;;
+  bench-ab)      # issue #6 in-process A/B: capture on/off blocks inside one process (TOGGLE_PAIRS)
+    log bench-ab
+    RESULTS_DIR=$RES/ab TOGGLE_PAIRS=${TOGGLE_PAIRS:-10} TOGGLE_STEPS=${TOGGLE_STEPS:-50} \
+      EMPTY_LAUNCHES=${EMPTY_LAUNCHES:-200000} WORKLOADS="${AB_WORKLOADS:-empty_kernel mnist}" \
+      CONFIGS="${AB_CONFIGS:-bare floor gpuprof gpuprof-apionly}" REPS=${REPS:-5} MNIST_REPS=${MNIST_REPS:-4} \
+      BUDGET_S=${AB_BUDGET_S:-240} timeout $(( ${AB_BUDGET_S:-240} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-ab.txt"
+    cat "$RES/ab/bench/summary.md" 2>/dev/null | tee -a "$RES/bench-ab.txt" ;;
+  bench-ab-heavy)  # heavy jobs, in-process A/B (bar: gpuprof <= 1.003x)
+    log bench-ab-heavy
+    RESULTS_DIR=$RES/abheavy TOGGLE_PAIRS=${HEAVY_TOGGLE_PAIRS:-4} TOGGLE_STEPS=${HEAVY_TOGGLE_STEPS:-5} \
+      WORKLOADS="resnet50 transformer" CONFIGS="bare floor gpuprof" HEAVY_REPS=${HEAVY_REPS:-2} \
+      BUDGET_S=${HEAVY_BUDGET_S:-220} timeout $(( ${HEAVY_BUDGET_S:-220} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-ab-heavy.txt"
+    cat "$RES/abheavy/bench/summary.md" 2>/dev/null | tee -a "$RES/bench-ab-heavy.txt" ;;
   bench-heavy)   # heavy jobs: the bar is gpuprof <= 1.003x bare
     log bench-heavy
     RESULTS_DIR=$RES/heavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${HEAVY_REPS:-2} BUDGET_S=280 \
