@@ -355,17 +355,24 @@ for r in range(3):
     z = x + 1; w = z.sum(); torch.cuda.synchronize()
 print("capture job done", float(y[0]), float(w))
 PYEOF
-      timeout 120 build/bin/gpuprof run --capture-range=cudaProfilerApi -o "$RES/cap.gpuprof" -- python3 /tmp/cap_job.py
-      build/bin/gpuprof stats --report kernels,windows "$RES/cap.gpuprof" | cut -c1-160 | head -30
-      build/bin/gpuprof dump --json "$RES/cap.gpuprof" | python3 -c '
+      for mode in callback activity api-all; do
+        env=(); case $mode in activity) env=(GPUPROF_API_MODE=activity) ;; api-all) env=(GPUPROF_API=all) ;; esac
+        env "${env[@]}" timeout 120 build/bin/gpuprof run --capture-range=cudaProfilerApi -o "$RES/cap-$mode.gpuprof" -- python3 /tmp/cap_job.py
+        [ $mode = callback ] && build/bin/gpuprof stats --report kernels,windows "$RES/cap-$mode.gpuprof" | cut -c1-160 | head -30
+        build/bin/gpuprof dump --json "$RES/cap-$mode.gpuprof" | python3 -c '
 import sys, json, collections
-c = collections.Counter(); w = 0
+c = collections.Counter(); w = []; apis = []
 for l in sys.stdin:
     r = json.loads(l)
     if r["type"] == "kernel": c[r["name"][:60]] += 1
-    w += r["type"] == "window"
-print("CAPTURE kernels", dict(c), "windows", w)
-print("CAPTURE", "PASS" if w == 3 and sum(c.values()) == 3 else "FAIL")'
+    if r["type"] == "window": w.append((r["start"], r["end"]))
+    if r["type"] == "api": apis.append(r)
+out = [a["name"] for a in apis if not any(s <= a["start"] <= e for s, e in w)]
+prof = [a["name"] for a in apis if "rofiler" in a["name"]]
+print("CAPTURE", sys.argv[1], "kernels", dict(c), "windows", len(w), "apis", len(apis), "outside", out[:3], "profiler", prof[:2])
+ok = len(w) == 3 and sum(c.values()) == 3 and apis and not out and not prof
+print("CAPTURE", "PASS" if ok else "FAIL", sys.argv[1])' $mode
+      done
     ) 2>&1 | tee "$RES/capture.txt" ;;
   noise)        # where the run-to-run noise comes from: identical bare runs, unpinned vs pinned to one core
     log noise
