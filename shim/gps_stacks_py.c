@@ -102,22 +102,26 @@ static int safe_read(void *dst, const void *src, size_t n)
 
 struct rd { int safe; int bad; };
 /* one pointer-sized / int-sized field; sets r->bad on a failed checked read */
+/* Reads n bytes at base+off into dst: straight through a pointer on the hot
+ * path, through safe_read while the layout is being validated (r->bad on a
+ * fault). */
+static inline void rd_bytes(struct rd *r, void *dst, const char *base, size_t off, size_t n)
+{
+	if (!r->safe)
+		memcpy(dst, base + off, n);
+	else if (safe_read(dst, base + off, n))
+		r->bad = 1;
+}
 static inline uintptr_t rd_ptr(struct rd *r, const char *base, size_t off)
 {
 	uintptr_t v = 0;
-	if (!r->safe)
-		memcpy(&v, base + off, sizeof v);
-	else if (safe_read(&v, base + off, sizeof v))
-		r->bad = 1;
+	rd_bytes(r, &v, base, off, sizeof v);
 	return v;
 }
 static inline uint32_t rd_u32(struct rd *r, const char *base, size_t off)
 {
 	uint32_t v = 0;
-	if (!r->safe)
-		memcpy(&v, base + off, sizeof v);
-	else if (safe_read(&v, base + off, sizeof v))
-		r->bad = 1;
+	rd_bytes(r, &v, base, off, sizeof v);
 	return v;
 }
 
