@@ -399,18 +399,25 @@ static void sample_device(gp_recorder *rec, unsigned i)
 		put(rec, ts, i, M_PCIE_RX, v);
 }
 
+/* The metric names in rec, once per recorder generation (a fork child's
+ * trace interns them again). */
+static void intern_names(gp_recorder *rec)
+{
+	unsigned gen = atomic_load(&gps.gen);
+	if (names_gen == gen)
+		return;
+	for (int m = 0; m < M_COUNT; m++)
+		name_ids[m] = gp_intern(rec, metric_names[m]);
+	names_gen = gen;
+}
+
 static void sample(void)
 {
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter(); /* NULL once the final flush began */
 	gp_recorder *rec = gps_tool_rec(t);
 	if (rec) {
-		unsigned gen = atomic_load(&gps.gen);
-		if (names_gen != gen) {
-			for (int m = 0; m < M_COUNT; m++)
-				name_ids[m] = gp_intern(rec, metric_names[m]);
-			names_gen = gen;
-		}
+		intern_names(rec);
 		if (map_state != MAP_NVML) {
 			unsigned known_before = map_known;
 			map_to_cuda();
@@ -496,12 +503,7 @@ void gps_nvml_final(void)
 		if (!map_known)
 			for (unsigned i = 0; i < ndev; i++)
 				devs[i].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + i);
-		unsigned gen = atomic_load(&gps.gen);
-		if (names_gen != gen) {
-			for (int m = 0; m < M_COUNT; m++)
-				name_ids[m] = gp_intern(rec, metric_names[m]);
-			names_gen = gen;
-		}
+		intern_names(rec);
 		emit_waiting(rec, 0);
 	}
 	gps_leave(t);
