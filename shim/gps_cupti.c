@@ -308,6 +308,12 @@ static void bind_api_records(void)
 		if (!gps_p_cuptiActivityEnableRuntimeApi) {
 			gps_log(0, "this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
 			gps.cfg.api_mode = GPS_MODE_CALLBACK;
+		} else if (capture_mode) {
+			/* On the H200 (CUDA 13.0 CUPTI) per-API activity records
+			 * switched on at a cudaProfilerStart never came: zero API
+			 * records in three ranges, while callbacks got them all. */
+			gps_log(0, "GPUPROF_API_MODE=activity records no API calls under a capture range; using callbacks");
+			gps.cfg.api_mode = GPS_MODE_CALLBACK;
 		}
 	}
 	if (c->api_set == GPS_API_ALL) {

@@ -29,9 +29,10 @@
 # (examples/empty_kernel.cu argv[3], examples/steploop.py --toggle-pairs;
 # blocks of EMPTY_LAUNCHES/2N launches or TOGGLE_STEPS steps).  floor gets
 # CUPTI_FLOOR_CAPTURE=1, every gpuprof* config --capture-range=cudaProfilerApi
-# (the tracer records only between start and stop); torchprof, nsys and
-# gpuprof-window (a window cannot be combined with a capture range) are
-# skipped.  The RESULT's ab_* fields land in results.csv and summary.md gets
+# (the tracer records only between start and stop); torchprof, nsys,
+# gpuprof-window (a window cannot be combined with a capture range) and
+# gpuprof-activity (under a capture range the shim records API calls through
+# callbacks: it would measure gpuprof again) are skipped.  The RESULT's ab_* fields land in results.csv and summary.md gets
 # an "in-process A/B" table per workload.
 #
 # Knobs (defaults sized for ≲ 8 min on one H200):
@@ -114,8 +115,8 @@ if [ "$TOGGLE_PAIRS" -gt 0 ]; then
   fi
   echo "bench: in-process A/B: TOGGLE_PAIRS=$TOGGLE_PAIRS TOGGLE_STEPS=$TOGGLE_STEPS; gpuprof configs: ${gprun[*]}"
   for c in $CONFIGS; do
-    case $c in torchprof|nsys|gpuprof-window)
-      echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window cannot be combined with a capture range)" ;;
+    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity)
+      echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window cannot be combined with a capture range; per-API activity records are not used under a capture range)" ;;
     esac
   done
 fi
@@ -157,7 +158,7 @@ for rep in $(seq 1 $maxreps); do
       mkdir -p "$dir"
       extra=(); tol=(); to=$T
       if [ "$TOGGLE_PAIRS" -gt 0 ]; then
-        case $c in torchprof|nsys|gpuprof-window) continue ;; esac
+        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity) continue ;; esac
       fi
       capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
