@@ -374,6 +374,15 @@ ok = len(w) == 3 and sum(c.values()) == 3 and apis and not out and not prof
 print("CAPTURE", "PASS" if ok else "FAIL", sys.argv[1])' $mode
       done
     ) 2>&1 | tee "$RES/capture.txt" ;;
+  activity-check)  # GPUPROF_API_MODE=activity records API calls (no capture range), and falls back under one
+    log activity-check
+    ( printf 'import torch\nx = torch.ones(1 << 20, device="cuda")\nfor r in range(3):\n    torch.cuda.profiler.start(); y = x * 2; torch.cuda.synchronize(); torch.cuda.profiler.stop()\nprint("ok")\n' > /tmp/act_job.py
+      for cap in none cudaProfilerApi; do
+        GPUPROF_API_MODE=activity timeout 60 build/bin/gpuprof run --capture-range=$cap -o "$RES/act-$cap.gpuprof" -- python3 /tmp/act_job.py
+        n=$(build/bin/gpuprof dump --json "$RES/act-$cap.gpuprof" | grep -c '"type":"api"')
+        k=$(build/bin/gpuprof dump --json "$RES/act-$cap.gpuprof" | grep -c '"type":"kernel"')
+        echo "ACTCHECK capture=$cap api=$n kernels=$k $([ "$n" -gt 0 ] && [ "$k" -ge 3 ] && echo PASS || echo FAIL)"
+      done ) 2>&1 | tee "$RES/activity-check.txt" ;;
   noise)        # where the run-to-run noise comes from: identical bare runs, unpinned vs pinned to one core
     log noise
     ( lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|CPU max|Hypervisor)" ; grep -E "^cpu " /proc/stat
