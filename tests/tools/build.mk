@@ -8,17 +8,17 @@ TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm
 
-$(GEN_TRACE): tests/tools/gen_trace.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+$(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # per-rank communication (test_comm.py): two rank traces with NCCL kernels
 GEN_RANKS := $(TOOLST_DIR)/gen_ranks
-$(GEN_RANKS): tests/tools/gen_ranks.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+$(GEN_RANKS): tests/tools/gen_ranks.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # call stacks (test_stacks.py): symbols come from this program's own ELF file
 GEN_STACKS := $(TOOLST_DIR)/gen_stacks
-$(GEN_STACKS): tests/tools/gen_stacks.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+$(GEN_STACKS): tests/tools/gen_stacks.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -O0 -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS) -ldl
 
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/

@@ -47,9 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_trace.h"
+#include "gen_common.h"
 
-static gp_writer *w;
 static uint64_t T0;
 static uint32_t P;
 static int64_t shift; /* merged axis -> this trace's clock */
@@ -59,27 +58,7 @@ enum {
 	S_RSCATTER, S_STEP0, S_STEP1, S_FWD, S_COUNT
 };
 
-static void put(uint32_t src, gp_record *r)
-{
-	int rc = gp_writer_append(w, src, r);
-	if (rc < 0) {
-		fprintf(stderr, "gen_ranks: append: %s\n", gp_strerror(rc));
-		exit(1);
-	}
-}
-
 static uint64_t at(uint64_t merged) { return (uint64_t)((int64_t)(T0 + merged) + shift); }
-
-static void str(uint32_t id, const char *s)
-{
-	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_STRING;
-	r.u.string.id = id;
-	r.u.string.len = (uint32_t)strlen(s);
-	r.u.string.str = s;
-	put(0, &r);
-}
 
 static void api(uint32_t src, uint32_t tid, uint32_t name, uint64_t corr, uint64_t s)
 {
@@ -127,6 +106,7 @@ static void kernel(const struct kdef *k)
 
 int main(int argc, char **argv)
 {
+	gen_prog = "gen_ranks";
 	int rank = 0, drop_last = 0, rename_coll = 0, launcher = 0, i;
 	uint64_t skew = 0;
 	for (i = 1; i < argc - 1; i++) {
@@ -169,25 +149,14 @@ int main(int argc, char **argv)
 		[S_RSCATTER] = "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
 		[S_STEP0] = "step 0", [S_STEP1] = "step 1", [S_FWD] = "forward",
 	};
-	for (uint32_t s = 1; s < S_COUNT; s++) str(s, strs[s]);
+	for (uint32_t s = 1; s < S_COUNT; s++) str_id(s, strs[s]);
 
 	gp_record r;
 	/* sources: 1 main thread, 2 autograd thread, 3 GPU activity */
 	const uint32_t kinds[4] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
-	const uint32_t tids[4] = { 0, P, P + 1, 0 };
-	for (uint32_t s = 1; s <= 3; s++) {
-		memset(&r, 0, sizeof(r));
-		r.type = GP_REC_SOURCE;
-		r.u.source.source_id = s; r.u.source.kind = kinds[s]; r.u.source.pid = P;
-		r.u.source.tid = tids[s];
-		r.u.source.name_id = s == 1 ? S_MAIN : s == 2 ? S_AUTOGRAD : 0;
-		put(0, &r);
-	}
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_PROCESS;
-	r.u.process.pid = P; r.u.process.ppid = 1; r.u.process.name_id = S_CMD;
-	r.u.process.host_id = S_HOST; r.u.process.rank = h.rank; r.u.process.start_ns = T0;
-	put(0, &r);
+	const uint32_t tids[4] = { 0, P, P + 1, 0 }, names[4] = { 0, S_MAIN, S_AUTOGRAD, 0 };
+	sources(P, 3, kinds, tids, names);
+	process(P, S_CMD, S_HOST, h.rank, T0);
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_CLOCK;
 	r.u.clock.trace_ns = T0; r.u.clock.realtime_ns = h.start_realtime_ns;

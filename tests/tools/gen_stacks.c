@@ -49,7 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gp_trace.h"
+#include "gen_common.h"
 
 static uint32_t P = 4242;
 #define T0 1000000000ull
@@ -62,28 +62,14 @@ __attribute__((noinline, used)) int stk_outer(int x) { return stk_mid(x) * 5; }
 __attribute__((noinline, used)) int thread_main_fn(int x) __asm__("_ZN5torch8autograd6Engine11thread_mainEv");
 __attribute__((noinline, used)) int thread_main_fn(int x) { return stk_outer(x) - 1; }
 
-static gp_writer *w;
 static uint32_t next_str = 1;
 
-static void put(uint32_t src, gp_record *r)
-{
-	int rc = gp_writer_append(w, src, r);
-	if (rc < 0) {
-		fprintf(stderr, "gen_stacks: append: %s\n", gp_strerror(rc));
-		exit(1);
-	}
-}
-
+/* the next string id, in order of first use */
 static uint32_t str(const char *s)
 {
-	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_STRING;
-	r.u.string.id = next_str++;
-	r.u.string.len = (uint32_t)strlen(s);
-	r.u.string.str = s;
-	put(0, &r);
-	return r.u.string.id;
+	uint32_t id = next_str++;
+	str_id(id, s);
+	return id;
 }
 
 static void module(uint64_t base, uint64_t size, uint64_t off, const char *path)
@@ -173,6 +159,7 @@ static int each_object(struct dl_phdr_info *info, size_t sz, void *arg)
 
 int main(int argc, char **argv)
 {
+	gen_prog = "gen_stacks";
 	const char *bad = "/nonexistent/dir/libbad.so", *out = NULL;
 	int odd_names = 0;
 	for (int i = 1; i < argc; i++) {
@@ -199,17 +186,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_stacks: open %s: %s\n", out, gp_strerror(rc));
 		return 1;
 	}
-	gp_record r;
 	uint32_t s_main = str("main"), s_ag = str("pt_autograd_0");
 	const uint32_t kinds[4] = { 0, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
 	const uint32_t tids[4] = { 0, P, P + 1, 0 }, names[4] = { 0, s_main, s_ag, 0 };
-	for (uint32_t s = 1; s <= 3; s++) {
-		memset(&r, 0, sizeof(r));
-		r.type = GP_REC_SOURCE;
-		r.u.source.source_id = s; r.u.source.kind = kinds[s]; r.u.source.pid = P;
-		r.u.source.tid = tids[s]; r.u.source.name_id = names[s];
-		put(0, &r);
-	}
+	sources(P, 3, kinds, tids, names);
 
 	dl_iterate_phdr(each_object, NULL);
 	if (!code_base) {

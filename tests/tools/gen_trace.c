@@ -42,37 +42,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_trace.h"
+#include "gen_common.h"
 
-static gp_writer *w;
 static uint64_t T0;
 static uint32_t P;
-
-static void put(uint32_t src, gp_record *r)
-{
-	int rc = gp_writer_append(w, src, r);
-	if (rc < 0) {
-		fprintf(stderr, "gen_trace: append: %s\n", gp_strerror(rc));
-		exit(1);
-	}
-}
 
 enum {
 	S_CMD = 1, S_HOST, S_MAIN, S_WORKER, S_GPU, S_LAUNCH, S_MEMCPY, S_MEMSET, S_SYNC,
 	S_VECADD, S_PLAIN, S_STEP, S_FWD, S_BWD, S_EPOCH, S_CKPT, S_CULAUNCH, S_UTIL, S_DOMAIN,
 	S_WEIRD, S_COUNT
 };
-
-static void str(uint32_t id, const char *s)
-{
-	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_STRING;
-	r.u.string.id = id;
-	r.u.string.len = (uint32_t)strlen(s);
-	r.u.string.str = s;
-	put(0, &r);
-}
 
 static void api(uint32_t src, uint32_t tid, int driver, uint32_t name, uint32_t cbid, uint64_t corr,
 		uint64_t s, uint64_t e)
@@ -168,8 +147,8 @@ static void write_occ(void)
 	};
 	const uint32_t nk = sizeof(k) / sizeof(k[0]), S0 = 100; /* string ids past S_COUNT */
 	gp_record r;
-	for (uint32_t i = 0; i < nk; i++) str(S0 + i, k[i].name);
-	str(S0 + nk, "nvml.power_mw");
+	for (uint32_t i = 0; i < nk; i++) str_id(S0 + i, k[i].name);
+	str_id(S0 + nk, "nvml.power_mw");
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_SOURCE;
 	r.u.source.source_id = 3; r.u.source.kind = GP_SOURCE_ACTIVITY; r.u.source.pid = P;
@@ -216,6 +195,7 @@ static void write_occ(void)
 
 int main(int argc, char **argv)
 {
+	gen_prog = "gen_trace";
 	int b = 0, ranges_first = 0, windows = 0, occ = 0, i;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--b")) b = 1;
@@ -260,7 +240,7 @@ int main(int argc, char **argv)
 		[S_WEIRD] = "odd \"quoted\"\ttab\x01 ctl \xff bad utf8 \xc3\xa9",
 	};
 	for (uint32_t i = 1; i < S_COUNT; i++)
-		str(i, strs[i]);
+		str_id(i, strs[i]);
 	if (occ) {
 		write_occ();
 		goto close;
@@ -270,20 +250,9 @@ int main(int argc, char **argv)
 	/* sources: 1 main, 2 worker, 3 GPU activity, 4 tool (counters) */
 	const uint32_t kinds[5] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_THREAD,
 				    GP_SOURCE_ACTIVITY, GP_SOURCE_TOOL };
-	const uint32_t tids[5] = { 0, P, P + 1, 0, 0 };
-	for (uint32_t s = 1; s <= 4; s++) {
-		memset(&r, 0, sizeof(r));
-		r.type = GP_REC_SOURCE;
-		r.u.source.source_id = s; r.u.source.kind = kinds[s]; r.u.source.pid = P;
-		r.u.source.tid = tids[s];
-		r.u.source.name_id = s == 1 ? S_MAIN : s == 2 ? S_WORKER : 0;
-		put(0, &r);
-	}
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_PROCESS;
-	r.u.process.pid = P; r.u.process.ppid = 1; r.u.process.name_id = S_CMD;
-	r.u.process.host_id = S_HOST; r.u.process.rank = b ? 1 : -1; r.u.process.start_ns = T0;
-	put(0, &r);
+	const uint32_t tids[5] = { 0, P, P + 1, 0, 0 }, names[5] = { 0, S_MAIN, S_WORKER, 0, 0 };
+	sources(P, 4, kinds, tids, names);
+	process(P, S_CMD, S_HOST, b ? 1 : -1, T0);
 	for (uint32_t t = 0; t < 2; t++) {
 		memset(&r, 0, sizeof(r));
 		r.type = GP_REC_THREAD;
