@@ -56,7 +56,7 @@ for ph in $phases; do
   bench-ab-heavy)  # heavy jobs, in-process A/B (bar: gpuprof <= 1.003x)
     log bench-ab-heavy
     RESULTS_DIR=$RES/abheavy TOGGLE_PAIRS=${HEAVY_TOGGLE_PAIRS:-4} TOGGLE_STEPS=${HEAVY_TOGGLE_STEPS:-5} \
-      WORKLOADS="resnet50 transformer" CONFIGS="bare floor gpuprof" HEAVY_REPS=${HEAVY_REPS:-2} \
+      WORKLOADS="${HEAVY_WORKLOADS:-resnet50 transformer}" CONFIGS="bare floor gpuprof" HEAVY_REPS=${HEAVY_REPS:-2} \
       BUDGET_S=${HEAVY_BUDGET_S:-220} timeout $(( ${HEAVY_BUDGET_S:-220} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/bench-ab-heavy.txt"
     cat "$RES/abheavy/bench/summary.md" 2>/dev/null | tee -a "$RES/bench-ab-heavy.txt" ;;
   bench-heavy)   # heavy jobs: the bar is gpuprof <= 1.003x bare

@@ -9,7 +9,8 @@
 # rotates by one each repetition so none always runs first).  Ratios are
 # taken against the SAME repetition's bare and floor runs.
 #
-# Workloads: empty_kernel (µs per launch), mnist, resnet50, transformer
+# Workloads: empty_kernel (µs per launch), mnist, resnet50, transformer,
+#            transformer-large (24 layers, d_model 1024, seq 1024, batch 8: GPU-bound)
 #            (ms per step, timed loop after warm-up).
 # Configs:   bare; floor (LD_PRELOAD libcupti_floor.so: CUPTI kernel+memcpy+
 #            memset activity only); gpuprof (gpuprof run, defaults);
@@ -135,6 +136,8 @@ workload_cmd() { # prints the command line of a workload
   mnist)        echo "$PY $ROOT/examples/train_mnist.py --steps $MNIST_STEPS --warmup 10 --workers 2$py_toggle" ;;
   resnet50)     echo "$PY $ROOT/examples/resnet_step.py --steps $HEAVY_STEPS --warmup 5$py_toggle" ;;
   transformer)  echo "$PY $ROOT/examples/transformer_step.py --steps $HEAVY_STEPS --warmup 5$py_toggle" ;;
+  # the default transformer is launch-bound on an H200 (19 ms/step); this one is a heavy job
+  transformer-large) echo "$PY $ROOT/examples/transformer_step.py --layers 24 --d-model 1024 --heads 16 --seq 1024 --batch-size 8 --steps $HEAVY_STEPS --warmup 3$py_toggle" ;;
   *) return 1 ;;
   esac
 }
