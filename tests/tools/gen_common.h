@@ -1,5 +1,5 @@
 /* gen_common.h — what the test trace generators (gen_trace.c, gen_ranks.c,
- * gen_stacks.c) share: the one writer, an append that exits on error, STRING
+ * gen_stacks.c) share: the one writer (open/close), an append that exits on error, STRING
  * records, and the SOURCE/PROCESS records every trace starts with.
  * Header-only and static inline: each generator is one C file, and a helper
  * a generator does not use costs nothing (and draws no unused warning). */
@@ -21,6 +21,27 @@ static inline void put(uint32_t src, gp_record *r)
 		fprintf(stderr, "%s: append: %s\n", gen_prog, gp_strerror(rc));
 		exit(1);
 	}
+}
+
+/* Opens the one writer (zstd level 3) or exits 1 with the cause. */
+static inline void gen_open(const char *out, const gp_header *h)
+{
+	int rc = gp_writer_open(out, h, 3, &w);
+	if (rc < 0) {
+		fprintf(stderr, "%s: open %s: %s\n", gen_prog, out, gp_strerror(rc));
+		exit(1);
+	}
+}
+
+/* Closes it; the generator's exit status (1 when the close failed). */
+static inline int gen_close(void)
+{
+	int rc = gp_writer_close(w);
+	if (rc < 0) {
+		fprintf(stderr, "%s: close: %s\n", gen_prog, gp_strerror(rc));
+		return 1;
+	}
+	return 0;
 }
 
 /* STRING record `s` with id `id`. */

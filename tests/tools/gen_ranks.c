@@ -135,11 +135,7 @@ int main(int argc, char **argv)
 	snprintf(h.producer, sizeof(h.producer), "gen_ranks (gpuprof tests)");
 	snprintf(h.host, sizeof(h.host), "testhost");
 	h.rank = launcher ? -1 : rank;
-	int rc = gp_writer_open(argv[argc - 1], &h, 3, &w);
-	if (rc < 0) {
-		fprintf(stderr, "gen_ranks: open %s: %s\n", argv[argc - 1], gp_strerror(rc));
-		return 1;
-	}
+	gen_open(argv[argc - 1], &h);
 	const char *strs[S_COUNT] = {
 		[S_CMD] = "python train_ddp.py", [S_HOST] = "testhost", [S_MAIN] = "main",
 		[S_AUTOGRAD] = "autograd", [S_LAUNCH] = "cudaLaunchKernel", [S_CULAUNCHEX] = "cuLaunchKernelEx",
@@ -208,10 +204,5 @@ int main(int argc, char **argv)
 		kernel(&d);
 	}
 close:
-	rc = gp_writer_close(w);
-	if (rc < 0) {
-		fprintf(stderr, "gen_ranks: close: %s\n", gp_strerror(rc));
-		return 1;
-	}
-	return 0;
+	return gen_close();
 }

@@ -181,11 +181,7 @@ int main(int argc, char **argv)
 	snprintf(h.producer, sizeof(h.producer), "gen_stacks (gpuprof tests)");
 	snprintf(h.host, sizeof(h.host), "testhost");
 	h.rank = -1;
-	int rc = gp_writer_open(out, &h, 3, &w);
-	if (rc < 0) {
-		fprintf(stderr, "gen_stacks: open %s: %s\n", out, gp_strerror(rc));
-		return 1;
-	}
+	gen_open(out, &h);
 	uint32_t s_main = str("main"), s_ag = str("pt_autograd_0");
 	const uint32_t kinds[4] = { 0, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
 	const uint32_t tids[4] = { 0, P, P + 1, 0 }, names[4] = { 0, s_main, s_ag, 0 };
@@ -276,11 +272,8 @@ int main(int argc, char **argv)
 		api(1, launch, 0, 13, 6);
 		gpu(GP_REC_KERNEL, kname, 13, 900);
 	}
-	rc = gp_writer_close(w);
-	if (rc < 0) {
-		fprintf(stderr, "gen_stacks: close: %s\n", gp_strerror(rc));
+	if (gen_close())
 		return 1;
-	}
 	printf("{\"bad_frame_off\": %" PRIu64 ", \"exe_code_off\": %" PRIu64 ", \"qsort_found\": %d, \"check\": %d}\n",
 	       bad_frame - 1 - BAD + code_off, code_off, qs != 0, thread_main_fn(1));
 	return 0;

@@ -221,11 +221,7 @@ int main(int argc, char **argv)
 	snprintf(h.producer, sizeof(h.producer), "gen_trace (gpuprof tests)");
 	snprintf(h.host, sizeof(h.host), "%s", b ? "testhost-b" : "testhost");
 	h.rank = b ? 1 : -1;
-	int rc = gp_writer_open(out, &h, 3, &w);
-	if (rc < 0) {
-		fprintf(stderr, "gen_trace: open %s: %s\n", out, gp_strerror(rc));
-		return 1;
-	}
+	gen_open(out, &h);
 
 	const char *strs[S_COUNT] = {
 		[S_CMD] = b ? "python train.py --rank 1" : "python train.py",
@@ -354,10 +350,5 @@ int main(int argc, char **argv)
 	}
 
 close:
-	rc = gp_writer_close(w);
-	if (rc < 0) {
-		fprintf(stderr, "gen_trace: close: %s\n", gp_strerror(rc));
-		return 1;
-	}
-	return 0;
+	return gen_close();
 }
