@@ -287,7 +287,11 @@ void gps_window_emit(gp_recorder *rec, uint64_t start, uint64_t end);
 extern atomic_int gps_capture_paused;  /* 1 while outside a capture range */
 extern atomic_uint gps_capture_starts; /* capture ranges started so far */
 void gps_capture_init(void);           /* from the config: paused or not */
-int gps_capture_cbid(int domain, uint32_t cbid); /* a profiler start/stop call */
+/* The four calls that start and stop a range (runtime and driver). */
+#define GPS_CAPTURE_NCALLS 4
+struct gps_capture_call { int domain; uint32_t cbid; int start; };
+extern const struct gps_capture_call gps_capture_calls[GPS_CAPTURE_NCALLS];
+int gps_capture_cbid(int domain, uint32_t cbid); /* one of them */
 void gps_capture_call(int domain, uint32_t cbid, int is_exit);
 void gps_capture_final(void);
 void gps_capture_after_fork_child(void);

@@ -38,22 +38,23 @@ void gps_capture_init(void)
 	atomic_store(&gps_capture_paused, gps.cfg.capture_range == GPS_CAPTURE_PROFILER_API);
 }
 
-int gps_capture_cbid(int domain, uint32_t cbid)
+const struct gps_capture_call gps_capture_calls[GPS_CAPTURE_NCALLS] = {
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 0},
+};
+
+/* 1 + index in gps_capture_calls, 0 when not a profiler call */
+static int call_of(int domain, uint32_t cbid)
 {
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
-		       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000;
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-		return cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
-		       cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+	for (int i = 0; i < GPS_CAPTURE_NCALLS; i++)
+		if (gps_capture_calls[i].domain == domain && gps_capture_calls[i].cbid == cbid)
+			return i + 1;
 	return 0;
 }
 
-static int is_start_call(int domain, uint32_t cbid)
-{
-	return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
-						     : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
-}
+int gps_capture_cbid(int domain, uint32_t cbid) { return call_of(domain, cbid) != 0; }
 
 static void emit_range(uint64_t start, uint64_t end)
 {
@@ -68,8 +69,9 @@ static void emit_range(uint64_t start, uint64_t end)
 
 void gps_capture_call(int domain, uint32_t cbid, int is_exit)
 {
-	int start = is_start_call(domain, cbid);
-	if (start != is_exit)
+	int k = call_of(domain, cbid);
+	int start = k && gps_capture_calls[k - 1].start;
+	if (!k || start != is_exit)
 		return;
 	int saved = gps_in_shim;
 	gps_in_shim = 1;

@@ -248,14 +248,17 @@ static int switch_default_set(int dom, int on)
  * capture range (a domain switched off takes them with it). */
 static void enable_capture_callbacks(void)
 {
-	static const struct { CUpti_CallbackDomain dom; uint32_t cbid; } calls[] = {
-		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
-		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
-		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
-		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
-	};
-	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-		GPS_CUPTI(cuptiEnableCallback, 1, subscriber, calls[i].dom, calls[i].cbid);
+	for (int i = 0; i < GPS_CAPTURE_NCALLS; i++)
+		GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)gps_capture_calls[i].domain,
+			  gps_capture_calls[i].cbid);
+}
+
+static void switch_kind(CUpti_ActivityKind kind, int on)
+{
+	if (on)
+		GPS_CUPTI(cuptiActivityEnable, kind);
+	else
+		GPS_CUPTI(cuptiActivityDisable, kind);
 }
 
 /* API records on or off, in the mode chosen at bind time. */
@@ -267,15 +270,9 @@ static int switch_api_records(int on)
 		return 0;
 	if (c->api_set == GPS_API_ALL) {
 		if (c->api_mode == GPS_MODE_ACTIVITY) {
-			if (on) {
-				GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_RUNTIME);
-				if (driver)
-					GPS_CUPTI(cuptiActivityEnable, CUPTI_ACTIVITY_KIND_DRIVER);
-			} else {
-				GPS_CUPTI(cuptiActivityDisable, CUPTI_ACTIVITY_KIND_RUNTIME);
-				if (driver)
-					GPS_CUPTI(cuptiActivityDisable, CUPTI_ACTIVITY_KIND_DRIVER);
-			}
+			switch_kind(CUPTI_ACTIVITY_KIND_RUNTIME, on);
+			if (driver)
+				switch_kind(CUPTI_ACTIVITY_KIND_DRIVER, on);
 		} else {
 			GPS_CUPTI(cuptiEnableDomain, on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
 			if (driver)
