@@ -383,6 +383,12 @@ print("CAPTURE", "PASS" if ok else "FAIL", sys.argv[1])' $mode
         k=$(build/bin/gpuprof dump --json "$RES/act-$cap.gpuprof" | grep -c '"type":"kernel"')
         echo "ACTCHECK capture=$cap api=$n kernels=$k $([ "$n" -gt 0 ] && [ "$k" -ge 3 ] && echo PASS || echo FAIL)"
       done ) 2>&1 | tee "$RES/activity-check.txt" ;;
+  clock)        # what one timestamp costs there (the shim reads two per traced call)
+    log clock
+    ( bin=build/bench/shim/clock_cost
+      [ -x $bin ] || { mkdir -p build/bench/shim; cc -O2 -o $bin bench/shim/clock_cost.c; }
+      $bin 2000000; grep -o -m1 -w "constant_tsc\|nonstop_tsc" /proc/cpuinfo | sort -u | tr '\n' ' '; echo
+      cat /sys/devices/system/clocksource/clocksource0/available_clocksource ) 2>&1 | tee "$RES/clock.txt" ;;
   noise)        # where the run-to-run noise comes from: identical bare runs, unpinned vs pinned to one core
     log noise
     ( lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|CPU max|Hypervisor)" ; grep -E "^cpu " /proc/stat

@@ -21,6 +21,15 @@
  *                          four profiler start/stop cbids only (runtime and
  *                          driver: one runtime call fires both, so the
  *                          switch is idempotent); no other API callback.
+ *      CUPTI_FLOOR_API=default|runtime  also enable an EMPTY API callback
+ *                          for gpuprof's default set of API calls
+ *                          (shim/gps_cbid.c, the same name patterns;
+ *                          runtime: without the driver domain, like
+ *                          GPUPROF_API_DRIVER=0).  What CUPTI's callback
+ *                          dispatch costs before a tracer does any work of
+ *                          its own: the floor of a callback-based API
+ *                          tracer.  Under CUPTI_FLOOR_CAPTURE they are on
+ *                          only inside the capture ranges, like the kinds.
  * At exit (main process only) it flushes and prints one line to stderr:
  *   cupti_floor: records=N buffers=N dropped=N
  */
@@ -33,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "gps.h" /* gps_cbid_default: gpuprof's default API set */
 
 #define DEFAULT_CUPTI "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13"
 #define ALIGN 8
@@ -48,6 +59,8 @@ static struct {
 	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 	CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
 	                               CUpti_CallbackId);
+	/* CUPTI_FLOOR_API only */
+	CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
 } fn;
 
 static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -60,6 +73,12 @@ static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 static int capture_mode; /* CUPTI_FLOOR_CAPTURE=1 and subscribed */
 static int capturing;
+/* CUPTI_FLOOR_API: the cbids of gpuprof's default set, per domain */
+static CUpti_SubscriberHandle subscriber;
+static int api_floor;
+#define MAX_API_CBIDS 1024
+static struct { CUpti_CallbackDomain domain; CUpti_CallbackId cbid; } api_cbids[MAX_API_CBIDS];
+static int n_api_cbids;
 static unsigned long n_captures; /* start edges, for the exit line */
 
 static pid_t owner_pid;
@@ -121,9 +140,9 @@ static void at_exit(void)
 		snprintf(cap, sizeof cap, " captures=%lu", n_captures);
 		pthread_mutex_unlock(&capture_lock);
 	}
-	fprintf(stderr, "cupti_floor: records=%llu buffers=%llu dropped=%llu%s\n",
+	fprintf(stderr, "cupti_floor: records=%llu buffers=%llu dropped=%llu%s api_cbids=%d\n",
 	        (unsigned long long)n_records, (unsigned long long)n_buffers,
-	        (unsigned long long)n_dropped, cap);
+	        (unsigned long long)n_dropped, cap, n_api_cbids);
 }
 
 static CUptiResult set_kinds(int on)
@@ -131,6 +150,8 @@ static CUptiResult set_kinds(int on)
 	CUptiResult r = CUPTI_SUCCESS;
 	for (size_t i = 0; r == CUPTI_SUCCESS && i < N_KINDS; i++)
 		r = on ? fn.enable(kinds[i]) : fn.disable(kinds[i]);
+	for (int i = 0; r == CUPTI_SUCCESS && i < n_api_cbids; i++)
+		r = fn.enable_callback(on ? 1 : 0, subscriber, api_cbids[i].domain, api_cbids[i].cbid);
 	return r;
 }
 
@@ -148,12 +169,26 @@ static void set_capture(int on)
 	pthread_mutex_unlock(&capture_lock);
 }
 
-/* On at the start call's exit (the job's next launch is captured, the start
- * call itself not); off at the stop call's entry (the stop call not). */
-static void CUPTIAPI profiler_api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                     const void *cbdata)
+static int is_profiler_cbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+		       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000;
+	return domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+	       (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+}
+
+/* The one subscriber's callback.  Profiler start/stop (CUPTI_FLOOR_CAPTURE):
+ * on at the start call's exit (the job's next launch is captured, the start
+ * call itself not); off at the stop call's entry (the stop call not).  Any
+ * other call (CUPTI_FLOOR_API) returns at once: only CUPTI's dispatch is
+ * paid. */
+static void CUPTIAPI floor_api_cb(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void *cbdata)
 {
 	(void)userdata;
+	if (!capture_mode || !is_profiler_cbid(domain, cbid))
+		return;
 	const CUpti_CallbackData *d = cbdata;
 	int start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
 	             cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
@@ -164,16 +199,48 @@ static void CUPTIAPI profiler_api_cb(void *userdata, CUpti_CallbackDomain domain
 		set_capture(0);
 }
 
-/* Subscribes profiler_api_cb to the four start/stop cbids only. */
-static CUptiResult subscribe_profiler_api(void *h)
+/* Binds what the callback flavours need and subscribes floor_api_cb
+ * (once: CUPTI takes one subscriber). */
+static CUptiResult subscribe_once(void *h)
 {
+	if (subscriber)
+		return CUPTI_SUCCESS;
 	fn.disable = (CUptiResult(*)(CUpti_ActivityKind))dlsym(h, "cuptiActivityDisable");
 	fn.subscribe = (CUptiResult(*)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))
 		dlsym(h, "cuptiSubscribe");
 	fn.enable_callback = (CUptiResult(*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
 	                                     CUpti_CallbackId))dlsym(h, "cuptiEnableCallback");
-	if (!fn.disable || !fn.subscribe || !fn.enable_callback)
+	fn.callback_name = (CUptiResult(*)(CUpti_CallbackDomain, uint32_t, const char **))
+		dlsym(h, "cuptiGetCallbackName");
+	if (!fn.disable || !fn.subscribe || !fn.enable_callback || !fn.callback_name)
 		return CUPTI_ERROR_NOT_SUPPORTED;
+	return fn.subscribe(&subscriber, floor_api_cb, NULL);
+}
+
+/* CUPTI_FLOOR_API: gpuprof's default set by name, like gps_cupti.c does. */
+static CUptiResult collect_api_cbids(void *h, int with_driver)
+{
+	CUptiResult r = subscribe_once(h);
+	for (int dom = with_driver ? 1 : 2; r == CUPTI_SUCCESS && dom <= 2; dom++)
+		for (uint32_t cbid = 1; cbid < 4096 && n_api_cbids < MAX_API_CBIDS; cbid++) {
+			const char *name = NULL;
+			if (fn.callback_name((CUpti_CallbackDomain)dom, cbid, &name) != CUPTI_SUCCESS || !name)
+				continue;
+			if (!gps_cbid_default(dom, name) || is_profiler_cbid((CUpti_CallbackDomain)dom, cbid))
+				continue;
+			api_cbids[n_api_cbids].domain = (CUpti_CallbackDomain)dom;
+			api_cbids[n_api_cbids++].cbid = cbid;
+		}
+	api_floor = r == CUPTI_SUCCESS && n_api_cbids > 0;
+	return r;
+}
+
+/* Subscribes floor_api_cb to the four start/stop cbids. */
+static CUptiResult subscribe_profiler_api(void *h)
+{
+	CUptiResult r0 = subscribe_once(h);
+	if (r0 != CUPTI_SUCCESS)
+		return r0;
 	static const struct {
 		CUpti_CallbackDomain domain;
 		CUpti_CallbackId cbid;
@@ -183,10 +250,9 @@ static CUptiResult subscribe_profiler_api(void *h)
 		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
 		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
 	};
-	CUpti_SubscriberHandle sub;
-	CUptiResult r = fn.subscribe(&sub, profiler_api_cb, NULL);
+	CUptiResult r = CUPTI_SUCCESS;
 	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof cbs / sizeof cbs[0]; i++)
-		r = fn.enable_callback(1, sub, cbs[i].domain, cbs[i].cbid);
+		r = fn.enable_callback(1, subscriber, cbs[i].domain, cbs[i].cbid);
 	return r;
 }
 
@@ -225,6 +291,16 @@ __attribute__((constructor)) static void cupti_floor_init(void)
 		return;
 	}
 	CUptiResult r = fn.register_cb(buffer_requested, buffer_completed);
+	const char *api = getenv("CUPTI_FLOOR_API");
+	if (r == CUPTI_SUCCESS && api && *api) {
+		int drv = strcmp(api, "default") == 0;
+		if (!drv && strcmp(api, "runtime") != 0)
+			fprintf(stderr, "cupti_floor: CUPTI_FLOOR_API=%s: not default or runtime; using runtime\n", api);
+		r = collect_api_cbids(h, drv);
+		if (!api_floor)
+			fprintf(stderr, "cupti_floor: CUPTI_FLOOR_API: no callbacks (CUptiResult %d, %d cbids)\n",
+			        (int)r, n_api_cbids);
+	}
 	const char *cap = getenv("CUPTI_FLOOR_CAPTURE");
 	if (r == CUPTI_SUCCESS && cap && strcmp(cap, "1") == 0) {
 		r = subscribe_profiler_api(h);

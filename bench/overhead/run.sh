@@ -83,8 +83,8 @@ fi
 # libcupti_floor.so: carried from the build machine, else built here.
 if [ ! -f "$FLOOR" ]; then
   mkdir -p "$(dirname "$FLOOR")"
-  ${CC:-cc} -std=gnu11 -O2 -fPIC -shared -I"${CUDA_HOME:-/usr/local/cuda}/include" \
-    -o "$FLOOR" bench/overhead/cupti_floor.c -ldl -lpthread \
+  ${CC:-cc} -std=gnu11 -O2 -fPIC -shared -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" \
+    -Ilibprof -Ishim -o "$FLOOR" bench/overhead/cupti_floor.c shim/gps_cbid.c -ldl -lpthread \
     || { echo "warning: cannot build libcupti_floor.so: floor config skipped"; FLOOR=; }
 fi
 # The CUPTI the floor loads: the toolkit's for the CUDA C probe; for python
@@ -170,6 +170,11 @@ for rep in $(seq 1 $maxreps); do
         [ -n "$FLOOR" ] || continue
         lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
         pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" "${capenv[@]}") ;;
+      floor-cb|floor-cb-rt)  # the floor plus EMPTY callbacks on gpuprof's default API set
+        [ -n "$FLOOR" ] || continue
+        lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
+        api=default; [ "$c" = floor-cb-rt ] && api=runtime
+        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" CUPTI_FLOOR_API=$api "${capenv[@]}") ;;
       gpuprof)         pre=("${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-api-all) pre=("${gprun[@]}" --api=all -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-api-none) pre=(env GPUPROF_API=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;

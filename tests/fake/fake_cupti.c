@@ -186,6 +186,14 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CU
 	return CUPTI_SUCCESS;
 }
 
+/* For tests of a tool's callback switching: is (d, cbid) enabled now? */
+EXPORT int fake_cupti_callback_enabled(int d, uint32_t cbid)
+{
+	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID)
+		return -1;
+	return cb_enabled[d][cbid];
+}
+
 EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d)
 {
 	(void)h;

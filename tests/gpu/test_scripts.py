@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -475,6 +476,84 @@ def test_floor_capture(d):
            "" if ok else "\n".join(ev) + r.stderr)
 
 
+FLOOR_API_DRIVER = r"""
+import ctypes, sys
+fake, floor = sys.argv[1:3]
+class Call(ctypes.Structure):
+    _fields_ = [("domain", ctypes.c_int), ("cbid", ctypes.c_uint32), ("func", ctypes.c_char_p),
+                ("symbol", ctypes.c_char_p), ("params", ctypes.c_void_p), ("ret", ctypes.c_int),
+                ("correlation_id", ctypes.c_uint32), ("correlation_data", ctypes.c_uint64),
+                ("start", ctypes.c_uint64), ("tid", ctypes.c_uint32)]
+cupti = ctypes.CDLL(fake, mode=ctypes.RTLD_GLOBAL)
+ctypes.CDLL(floor, mode=ctypes.RTLD_GLOBAL)
+DRV, RT = 1, 2
+def cbid(dom, want):
+    name = ctypes.c_char_p()
+    for i in range(1, 4096):
+        if cupti.cuptiGetCallbackName(dom, i, ctypes.byref(name)) == 0 and name.value == want:
+            return i
+    raise SystemExit(f"no cbid for {want}")
+watch = [(RT, cbid(RT, b"cudaLaunchKernel_v7000")), (DRV, cbid(DRV, b"cuLaunchKernel")),
+         (RT, cbid(RT, b"cudaGetDevice_v3020"))]
+def state(tag):
+    print(tag, " ".join(str(cupti.fake_cupti_callback_enabled(d, c)) for d, c in watch), flush=True)
+def call(domain, cb, name):
+    c = Call(domain, cb, name, None, None, 0, 0, 0, 0, 0)
+    cupti.fake_cupti_call_enter(ctypes.byref(c))
+    cupti.fake_cupti_call_exit(ctypes.byref(c))
+state("loaded")
+call(RT, watch[0][1], b"cudaLaunchKernel_v7000")
+call(RT, cbid(RT, b"cudaProfilerStart_v4000"), b"cudaProfilerStart_v4000")
+state("started")
+call(RT, watch[0][1], b"cudaLaunchKernel_v7000")
+call(DRV, watch[1][1], b"cuLaunchKernel")
+call(RT, cbid(RT, b"cudaProfilerStop_v4000"), b"cudaProfilerStop_v4000")
+state("stopped")
+"""
+
+
+def test_floor_api(d):
+    """CUPTI_FLOOR_API: empty callbacks on gpuprof's default set (by name:
+    launches yes, cudaGetDevice no), driver domain only with =default, and
+    under CUPTI_FLOOR_CAPTURE switched with the activity kinds."""
+    b = os.path.join(ROOT, os.environ.get("B", "build"))
+    fake = os.path.join(b, "tests", "fake", "libcupti.so.13")
+    floor = os.path.join(b, "lib", "libcupti_floor.so")
+    missing = [p for p in (fake, floor) if not os.path.exists(p)]
+    if missing:
+        expect("floor api: built (make all and the fake libcupti)", "B" not in os.environ,
+               f"missing {missing}")
+        print(f"skip floor api test: {missing} not built")
+        return
+    drv = os.path.join(d, "floor_api_driver.py")
+    with open(drv, "w") as f:
+        f.write(FLOOR_API_DRIVER)
+
+    def run(api, capture):
+        env = dict(os.environ, CUPTI_FLOOR_LIB=fake, CUPTI_FLOOR_API=api)
+        env.pop("CUPTI_FLOOR_CAPTURE", None)
+        env.pop("FAKE_CUPTI_LOG", None)
+        if capture:
+            env["CUPTI_FLOOR_CAPTURE"] = "1"
+        r = subprocess.run([sys.executable, drv, fake, floor], env=env, capture_output=True,
+                           text=True, timeout=60)
+        return r, r.stdout.split("\n")[:3]
+
+    # columns: cudaLaunchKernel, cuLaunchKernel, cudaGetDevice
+    r, st = run("default", True)
+    ok = r.returncode == 0 and st == ["loaded 0 0 0", "started 1 1 0", "stopped 0 0 0"]
+    expect("floor api=default under capture: launch callbacks only inside the range", ok,
+           "" if ok else r.stdout + r.stderr)
+    n = re.search(r"api_cbids=(\d+)", r.stderr)
+    expect("floor api: exit line counts the default set", n is not None and int(n.group(1)) > 20,
+           r.stderr)
+    expect("floor api: the range still switches the kinds", "captures=1" in r.stderr, r.stderr)
+    r, st = run("runtime", False)
+    ok = r.returncode == 0 and st == ["loaded 1 0 0", "started 1 0 0", "stopped 1 0 0"]
+    expect("floor api=runtime without capture: runtime set on from load, no driver callbacks", ok,
+           "" if ok else r.stdout + r.stderr)
+
+
 def test_crosscheck(d):
     def run(name, g_recs, k_doc, must_fail=None):
         gp = write_jsonl(d, name + ".jsonl", g_recs)
@@ -552,6 +631,7 @@ def main():
         test_summarize_toggled(d)
         test_runone_ab_columns(d)
         test_floor_capture(d)
+        test_floor_api(d)
         test_check_trace(d)
         test_truncated_and_shared_corr(d)
         for extra in ("test_summarize", "test_crosscheck"):
