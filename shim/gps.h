@@ -68,6 +68,7 @@ struct gps_config {
 	char status[1024];        /* GPUPROF_STATUS pattern, "" = no status file */
 	uint64_t pm_interval_ns;  /* GPUPROF_PM_SAMPLING, ns; 0 = off */
 	int capture_range;        /* GPUPROF_CAPTURE_RANGE: gps_capture_range */
+	int clock;                /* GPUPROF_CLOCK: gps_clock_mode */
 };
 enum gps_capture_range { GPS_CAPTURE_ALL = 0, GPS_CAPTURE_PROFILER_API = 1 };
 
@@ -133,12 +134,66 @@ extern struct gps_state gps;
  * call back into us from within calls we make). */
 extern GPS_TLS int gps_in_shim;
 
-static inline uint64_t gps_mono_ns(void)
+static inline uint64_t gps_sys_mono_ns(void)
 {
 	/* vDSO: no system call */
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* gps_clock.c: CLOCK_MONOTONIC read through the TSC (GPUPROF_CLOCK).
+ * ns = ns0 + (tsc - tsc0) * mult / 2^32, published under seq (odd while
+ * the one writer updates). */
+enum gps_clock_mode { GPS_CLOCK_AUTO = 0, GPS_CLOCK_MONOTONIC = 1, GPS_CLOCK_TSC = 2 };
+struct gps_tsc_params { uint64_t tsc0, ns0, mult; };
+struct gps_tsc_clock {
+	_Atomic uint32_t seq;
+	atomic_int on; /* 0 until calibrated, and wherever the TSC is not used */
+	_Atomic uint64_t tsc0, ns0, mult;
+};
+extern struct gps_tsc_clock gps_tsc;
+static inline uint64_t gps_tsc_to_ns(const struct gps_tsc_params *p, uint64_t tsc)
+{
+	/* a TSC read a little before the anchor (another CPU, out-of-order
+	 * execution) counts as the anchor: never before ns0 */
+	uint64_t d = tsc > p->tsc0 ? tsc - p->tsc0 : 0;
+	return p->ns0 + (uint64_t)(((unsigned __int128)d * p->mult) >> 32);
+}
+/* New parameters at (tsc, mono): continuous with cur at tsc, slope rate
+ * corrected so the error against mono is gone after about a second (or,
+ * over 1 ms behind, a jump forward to mono: returns 1). */
+int gps_tsc_retune(const struct gps_tsc_params *cur, uint64_t rate, uint64_t tsc, uint64_t mono,
+		   struct gps_tsc_params *out);
+void gps_clock_init(int mode);          /* gps_init, before any thread */
+void gps_clock_tick(void);              /* the flush thread, every wake-up */
+void gps_clock_after_fork_child(void);
+uint64_t gps_clock_tsc_updates(void);   /* 0: the TSC was never used */
+
+#if defined(__x86_64__)
+static inline uint64_t gps_tsc_ns(void)
+{
+	uint32_t s;
+	struct gps_tsc_params p;
+	do {
+		s = atomic_load_explicit(&gps_tsc.seq, memory_order_acquire);
+		p.tsc0 = atomic_load_explicit(&gps_tsc.tsc0, memory_order_relaxed);
+		p.ns0 = atomic_load_explicit(&gps_tsc.ns0, memory_order_relaxed);
+		p.mult = atomic_load_explicit(&gps_tsc.mult, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+	} while ((s & 1) || s != atomic_load_explicit(&gps_tsc.seq, memory_order_relaxed));
+	return gps_tsc_to_ns(&p, __builtin_ia32_rdtsc());
+}
+#endif
+
+/* The trace clock's CLOCK_MONOTONIC, through the TSC once calibrated. */
+static inline uint64_t gps_mono_ns(void)
+{
+#if defined(__x86_64__)
+	if (atomic_load_explicit(&gps_tsc.on, memory_order_relaxed))
+		return gps_tsc_ns();
+#endif
+	return gps_sys_mono_ns();
 }
 /* Trace-clock now (ns): CLOCK_MONOTONIC, the clock CUPTI is given through
  * the timestamp callback; CUPTI's own clock only when CUPTI refused it. */

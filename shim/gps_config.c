@@ -289,6 +289,14 @@ void gps_config_load(struct gps_config *c)
 			cfg_log("GPUPROF_GPU_WINDOW=%s not understood (ON/PERIOD, e.g. 1/10 or 500ms/10s, 0 < ON < PERIOD); GPU activity recorded all the time",
 				v);
 	}
+	if ((v = getenv("GPUPROF_CLOCK")) && *v) {
+		if (!strcmp(v, "tsc"))
+			c->clock = GPS_CLOCK_TSC;
+		else if (!strcmp(v, "monotonic"))
+			c->clock = GPS_CLOCK_MONOTONIC;
+		else if (strcmp(v, "auto"))
+			cfg_log("GPUPROF_CLOCK=%s not understood (auto|tsc|monotonic); using auto", v);
+	}
 	if ((v = getenv("GPUPROF_CAPTURE_RANGE")) && *v) {
 		if (!strcmp(v, "cudaProfilerApi"))
 			c->capture_range = GPS_CAPTURE_PROFILER_API;

@@ -612,6 +612,7 @@ static void fork_child(void)
 	pthread_mutex_init(&gps.rec_lock, NULL);
 	pthread_mutex_init(&threads_lock, NULL);
 	gps_membarrier_register();
+	gps_clock_after_fork_child();
 	gps_activity_after_fork_child();
 	gps_nvtx_after_fork_child();
 	gps_cupti_after_fork_child();
@@ -751,6 +752,7 @@ void gps_init(void)
 	}
 	thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
 	gps_membarrier_register();
+	gps_clock_init(gps.cfg.clock);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(on_exit_handler);
 	/* NVTX reads this lazily, at the job's first NVTX call */

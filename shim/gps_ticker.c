@@ -71,6 +71,7 @@ static void ticker_main(struct gps_service *svc)
 		if (!gps_service_sleep_until(svc, wake))
 			break;
 		pthread_mutex_unlock(&svc->lock); /* never held while in CUPTI */
+		gps_clock_tick(); /* GPUPROF_CLOCK: calibrate, keep on CLOCK_MONOTONIC */
 		uint64_t now = gps_mono_ns();
 		if (now >= edge)
 			window_edges(now);
@@ -131,4 +132,7 @@ void gps_ticker_emit_stats(gp_recorder *rec)
 	/* what the ticker cost this process, for docs/PERFORMANCE.md */
 	gps_emit_int_counter(rec, "gpuprof.flush_ticks", n);
 	gps_emit_int_counter(rec, "gpuprof.flush_ns", atomic_load(&tk_flush_ns));
+	uint64_t u = gps_clock_tsc_updates();
+	if (u) /* GPUPROF_CLOCK: timestamps read through the TSC */
+		gps_emit_int_counter(rec, "gpuprof.clock_tsc_updates", u);
 }

@@ -14,7 +14,7 @@ SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
-	test_pm_sampling
+	test_pm_sampling test_clock_tsc
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
 SHIM_PY_TESTS := test_stacks test_stacks_python test_capture_range
@@ -50,9 +50,9 @@ $(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # config parsing, path patterns and cbid selection: pure code, no CUPTI
-$(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps.h | $(SHIMT_DIR)/
+$(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps_clock.c shim/gps.h | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c \
-	  shim/gps_config.c shim/gps_cbid.c shim/gps_log.c -pthread
+	  shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps_clock.c -pthread
 
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@

@@ -1,6 +1,7 @@
 /* test_shim_unit.c — the shim's pure pieces, without CUPTI or libprof:
- * GPUPROF_* parsing, output-pattern expansion, and the by-name choice of
- * the default API callback set. */
+ * GPUPROF_* parsing, output-pattern expansion, the by-name choice of
+ * the default API callback set, and the TSC clock (gps_clock.c). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,102 @@ static void test_pm_interval(void)
 	CHECK(c.pm_interval_ns == 0, "unset: off");
 }
 
+/* gps_clock.c: the line's arithmetic, and the steering back onto
+ * CLOCK_MONOTONIC (continuous, never backwards, error gone after ~1 s). */
+static void test_clock_retune(void)
+{
+	const uint64_t rate = 1ull << 31; /* 0.5 ns per tick: a 2 GHz TSC */
+	const uint64_t sec = 2000000000ull; /* ticks per second */
+	struct gps_tsc_params cur = {.tsc0 = 1000, .ns0 = 5000, .mult = rate}, out;
+	CHECK(gps_tsc_to_ns(&cur, 999) == 5000, "a TSC before the anchor is the anchor");
+	uint64_t tsc = 1000 + sec, now = gps_tsc_to_ns(&cur, tsc);
+	CHECK(now == 5000 + 1000000000ull, "1 s of ticks -> %llu", (unsigned long long)now);
+	CHECK(gps_tsc_retune(&cur, rate, tsc, now, &out) == 0 && out.mult == rate && out.ns0 == now &&
+		      out.tsc0 == tsc,
+	      "no error: same slope, anchored at now");
+	static const int64_t errs[] = {1000, -1000, 300000, -500000}; /* ahead > 0, behind < 0 */
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+		uint64_t mono = now - (uint64_t)errs[i];
+		int jumped = gps_tsc_retune(&cur, rate, tsc, mono, &out);
+		CHECK(!jumped && out.ns0 == now, "error %lld: continuous, no jump", (long long)errs[i]);
+		CHECK(errs[i] > 0 ? out.mult < rate : out.mult > rate, "error %lld: slope %llu against %llu",
+		      (long long)errs[i], (unsigned long long)out.mult, (unsigned long long)rate);
+		int64_t left = (int64_t)(gps_tsc_to_ns(&out, tsc + sec) - (mono + 1000000000ull));
+		CHECK(left > -3 && left < 3, "error %lld: %lld ns left after 1 s", (long long)errs[i],
+		      (long long)left);
+	}
+	CHECK(gps_tsc_retune(&cur, rate, tsc, now + 2000000, &out) == 1 && out.ns0 == now + 2000000 &&
+		      out.mult == rate,
+	      "2 ms behind: jumps forward to CLOCK_MONOTONIC");
+	CHECK(gps_tsc_retune(&cur, rate, tsc, now - 10 * 1000000000ull, &out) == 0 && out.ns0 == now &&
+		      out.mult == rate / 2,
+	      "10 s ahead: never backwards, half speed until caught up (slope %llu)",
+	      (unsigned long long)out.mult);
+}
+
+struct clock_reader { atomic_int *stop; long reads, backwards; };
+static void *clock_reader_main(void *arg)
+{
+	struct clock_reader *r = arg;
+	uint64_t last = 0;
+	while (!atomic_load(r->stop)) {
+		uint64_t t = gps_mono_ns();
+		r->backwards += t < last;
+		last = t;
+		r->reads++;
+	}
+	return NULL;
+}
+
+/* The live clock with GPUPROF_CLOCK=tsc: on after calibration, within
+ * 50 µs of clock_gettime, never backwards on any thread while the
+ * parameters are republished under it. */
+static void test_clock_live(void)
+{
+#if defined(__x86_64__)
+	gps_clock_init(GPS_CLOCK_TSC);
+	atomic_int stop = 0;
+	struct clock_reader rd = {.stop = &stop};
+	pthread_t th;
+	int have_thread = pthread_create(&th, NULL, clock_reader_main, &rd) == 0;
+	uint64_t t_end = gps_sys_mono_ns() + 700000000ull, next_tick = 0, last = 0;
+	long outside = 0, backwards = 0, reads = 0;
+	int64_t worst = 0;
+	for (;;) {
+		uint64_t m1 = gps_sys_mono_ns();
+		if (m1 >= t_end)
+			break;
+		if (m1 >= next_tick) {
+			gps_clock_tick();
+			next_tick = m1 + 20000000ull;
+		}
+		uint64_t t = gps_mono_ns();
+		uint64_t m2 = gps_sys_mono_ns();
+		backwards += t < last;
+		last = t;
+		reads++;
+		int64_t off = t < m1 ? (int64_t)(m1 - t) : t > m2 ? (int64_t)(t - m2) : 0;
+		if (off > worst)
+			worst = off;
+		outside += off > 50000;
+	}
+	atomic_store(&stop, 1);
+	if (have_thread)
+		pthread_join(th, NULL);
+	if (!atomic_load(&gps_tsc.on)) {
+		/* gps_clock_init said no: no invariant TSC on this CPU */
+		printf("skip live TSC clock check: this CPU's /proc/cpuinfo lacks constant_tsc/nonstop_tsc\n");
+		return;
+	}
+	CHECK(outside == 0, "TSC clock off CLOCK_MONOTONIC by > 50 us in %ld of %ld reads (worst %lld ns)",
+	      outside, reads, (long long)worst);
+	CHECK(backwards == 0 && rd.backwards == 0, "TSC clock went backwards %ld + %ld times", backwards,
+	      rd.backwards);
+	CHECK(have_thread && rd.reads > 1000, "second reader: %ld reads", rd.reads);
+	atomic_store(&gps_tsc.on, 0);
+#endif
+}
+
 int main(void)
 {
 	test_sizes();
@@ -261,6 +358,8 @@ int main(void)
 	test_cbid();
 	test_window();
 	test_pm_interval();
+	test_clock_retune();
+	test_clock_live();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else
