@@ -388,7 +388,25 @@ print("CAPTURE", "PASS" if ok else "FAIL", sys.argv[1])' $mode
     ( bin=build/bench/shim/clock_cost
       [ -x $bin ] || { mkdir -p build/bench/shim; cc -O2 -o $bin bench/shim/clock_cost.c; }
       $bin 2000000; grep -o -m1 -w "constant_tsc\|nonstop_tsc" /proc/cpuinfo | sort -u | tr '\n' ' '; echo
-      cat /sys/devices/system/clocksource/clocksource0/available_clocksource ) 2>&1 | tee "$RES/clock.txt" ;;
+      cat /sys/devices/system/clocksource/clocksource0/available_clocksource
+      # GPUPROF_CLOCK=auto on a traced MNIST run: the TSC was used (counter),
+      # and every kernel starts after its launch call began (GPU timestamps
+      # come through the shim's clock too: a skewed clock would break this)
+      for ck in auto monotonic; do
+        GPUPROF_CLOCK=$ck timeout 120 build/bin/gpuprof run -o "$RES/clock-$ck.gpuprof" -- \
+          python3 examples/train_mnist.py --steps 300 --warmup 10 2>&1 | grep RESULT
+        build/bin/gpuprof dump --json "$RES/clock-$ck.gpuprof" | python3 -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+upd = [r["value"] for r in recs if r.get("type") == "counter" and r.get("name") == "gpuprof.clock_tsc_updates"]
+api = {r["corr"]: r for r in recs if r.get("type") == "api"}
+ks = [r for r in recs if r.get("type") == "kernel" and r.get("corr") in api]
+early = [k["start"] - api[k["corr"]]["start"] for k in ks if k["start"] < api[k["corr"]]["start"]]
+lag = sorted(k["start"] - api[k["corr"]]["start"] for k in ks)
+ok = ks and not early and (bool(upd) == (sys.argv[1] == "auto"))
+print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before_launch", len(early),
+      "launch_to_start_ns p50", lag[len(lag)//2] if lag else None, "PASS" if ok else "FAIL")' $ck
+      done ) 2>&1 | tee "$RES/clock.txt" ;;
   noise)        # where the run-to-run noise comes from: identical bare runs, unpinned vs pinned to one core
     log noise
     ( lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA|CPU max|Hypervisor)" ; grep -E "^cpu " /proc/stat

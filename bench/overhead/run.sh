@@ -180,6 +180,7 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-api-none) pre=(env GPUPROF_API=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-activity) pre=(env GPUPROF_API_MODE=activity "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-nodriver) pre=(env GPUPROF_API_DRIVER=0 "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-mono) pre=(env GPUPROF_CLOCK=monotonic "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-window) pre=("${gprun[@]}" --gpu-window "${GPU_WINDOW:-1/10}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-stacks) pre=("${gprun[@]}" --stacks -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-stacks-all) pre=(env GPUPROF_STACKS=all "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
