@@ -7,7 +7,9 @@
 # stacks-sampled - default = what the rate limit leaves per launch.
 #   bench/shim/run.sh [BUILD_DIR] [N] [REPS]
 # SHIM=/path/libgpuprof.so compares another build of the shim (e.g. before a
-# change) against the same fake stack.
+# change) against the same fake stack.  ONLY="floor default-tsc ..." runs
+# just those modes.  default-tsc/default-mono: GPUPROF_CLOCK=tsc/monotonic
+# (the TSC takes over 0.2 s into the run: use N of a few million).
 set -eu
 B=${1:-build/bench-shim}; N=${2:-1000000}; REPS=${3:-5}
 make -s B="$B" bench-shim >/dev/null
@@ -25,6 +27,8 @@ cb-only|LD_PRELOAD=SHIM GPUPROF_ACTIVITY=none
 cb-only-nodrv|LD_PRELOAD=SHIM GPUPROF_ACTIVITY=none GPUPROF_API_DRIVER=0
 default|LD_PRELOAD=SHIM
 default-nodrv|LD_PRELOAD=SHIM GPUPROF_API_DRIVER=0
+default-tsc|LD_PRELOAD=SHIM GPUPROF_CLOCK=tsc
+default-mono|LD_PRELOAD=SHIM GPUPROF_CLOCK=monotonic
 api-activity|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity
 api-activity-nodrv|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity GPUPROF_API_DRIVER=0
 stacks-sampled|LD_PRELOAD=SHIM GPUPROF_STACKS=1
@@ -32,6 +36,7 @@ stacks-all|LD_PRELOAD=SHIM GPUPROF_STACKS=all
 stacks-all-glibc|LD_PRELOAD=SHIM GPUPROF_STACKS=all GPUPROF_UNWIND=glibc'
 for r in $(seq 1 "$REPS"); do
   echo "$MODES" | while IFS='|' read -r name envs; do
+    case " ${ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
     envs=$(echo "$envs" | sed "s#SHIM#$SHIM#g; s#CUPTI#$CUPTI#g")
     rm -f "$T"/trace-*
     v=$(env $envs GPUPROF_QUIET=1 GPUPROF_CUPTI="$CUPTI" GPUPROF_OUTPUT="$T/trace-%p.gpuprof" \
