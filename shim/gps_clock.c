@@ -117,18 +117,31 @@ static void read_pair(uint64_t *tsc, uint64_t *mono)
 	}
 }
 
+/* The start of a small (proc/sys) file, NUL-terminated; procfs may hand
+ * it out a page per read(). */
+static ssize_t read_head(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	while (n < size - 1) {
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	return (ssize_t)n;
+}
+
 /* The first line of /proc/cpuinfo's "flags" has both words. */
 static int cpu_has_invariant_tsc(void)
 {
 	char buf[16384];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	char *flags = strstr(buf, "\nflags");
 	if (!flags)
 		return 0;
@@ -141,12 +154,8 @@ static int cpu_has_invariant_tsc(void)
 static int clocksource_is_tsc(void)
 {
 	char buf[64];
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+	return read_head("/sys/devices/system/clocksource/clocksource0/current_clocksource", buf, sizeof buf) >= 3 &&
+	       (!strcmp(buf, "tsc") || !strcmp(buf, "tsc\n"));
 }
 
 void gps_clock_init(int mode)

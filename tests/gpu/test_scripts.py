@@ -411,20 +411,29 @@ drv_stop()
 """
 
 
-def test_floor_capture(d):
-    """cupti_floor.c under CUPTI_FLOOR_CAPTURE=1, against the fake libcupti:
-    kinds off at load, on at the start call's exit, off at the stop call's
-    entry, once per runtime+driver pair; without it, on at load and no
-    subscription."""
+def floor_libs(what):
+    """The fake libcupti and libcupti_floor.so of the build B, or (None, None)
+    when a bare run of this script finds them unbuilt (under make test,
+    which builds both, that is a failure)."""
     b = os.path.join(ROOT, os.environ.get("B", "build"))
     fake = os.path.join(b, "tests", "fake", "libcupti.so.13")
     floor = os.path.join(b, "lib", "libcupti_floor.so")
     missing = [p for p in (fake, floor) if not os.path.exists(p)]
     if missing:
-        # make test builds both; a bare run of this script may not have them.
-        expect("floor capture: built (make all and the fake libcupti)", "B" not in os.environ,
+        expect(f"{what}: built (make all and the fake libcupti)", "B" not in os.environ,
                f"missing {missing}")
-        print(f"skip floor capture test: {missing} not built")
+        print(f"skip {what} test: {missing} not built")
+        return None, None
+    return fake, floor
+
+
+def test_floor_capture(d):
+    """cupti_floor.c under CUPTI_FLOOR_CAPTURE=1, against the fake libcupti:
+    kinds off at load, on at the start call's exit, off at the stop call's
+    entry, once per runtime+driver pair; without it, on at load and no
+    subscription."""
+    fake, floor = floor_libs("floor capture")
+    if not fake:
         return
     drv = os.path.join(d, "floor_driver.py")
     with open(drv, "w") as f:
@@ -516,14 +525,8 @@ def test_floor_api(d):
     """CUPTI_FLOOR_API: empty callbacks on gpuprof's default set (by name:
     launches yes, cudaGetDevice no), driver domain only with =default, and
     under CUPTI_FLOOR_CAPTURE switched with the activity kinds."""
-    b = os.path.join(ROOT, os.environ.get("B", "build"))
-    fake = os.path.join(b, "tests", "fake", "libcupti.so.13")
-    floor = os.path.join(b, "lib", "libcupti_floor.so")
-    missing = [p for p in (fake, floor) if not os.path.exists(p)]
-    if missing:
-        expect("floor api: built (make all and the fake libcupti)", "B" not in os.environ,
-               f"missing {missing}")
-        print(f"skip floor api test: {missing} not built")
+    fake, floor = floor_libs("floor api")
+    if not fake:
         return
     drv = os.path.join(d, "floor_api_driver.py")
     with open(drv, "w") as f:
