@@ -383,6 +383,19 @@ print("CAPTURE", "PASS" if ok else "FAIL", sys.argv[1])' $mode
         k=$(build/bin/gpuprof dump --json "$RES/act-$cap.gpuprof" | grep -c '"type":"kernel"')
         echo "ACTCHECK capture=$cap api=$n kernels=$k $([ "$n" -gt 0 ] && [ "$k" -ge 3 ] && echo PASS || echo FAIL)"
       done ) 2>&1 | tee "$RES/activity-check.txt" ;;
+  api-probe)    # bench/overhead/api_cost_probe.cu: when per-API activity records take effect; each API-recording mechanism's cost per launch, in-process
+    log api-probe
+    ( bin=build/gpu/api_cost_probe; mkdir -p build/gpu
+      nvcc -O2 -arch=sm_90 -o $bin bench/overhead/api_cost_probe.cu -lcupti -L$CUDA_HOME/targets/x86_64-linux/lib || exit 1
+      export LD_LIBRARY_PATH=$CUDA_HOME/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      for m in enable-at-start enable-after-ctx enable-in-cb prime-then-cb kind-after-ctx; do
+        timeout 60 $bin $m 10000 || echo "PROBE mode=$m exit=$?"
+      done
+      for r in 1 2 3; do
+        for m in ab-callback ab-actkind ab-actapi; do
+          timeout 60 $bin $m ${PROBE_LAUNCHES:-10000} ${PROBE_PAIRS:-10} || echo "PROBE mode=$m exit=$?"
+        done
+      done ) 2>&1 | tee "$RES/api-probe.txt" ;;
   clock)        # what one timestamp costs there (the shim reads two per traced call)
     log clock
     ( bin=build/bench/shim/clock_cost
