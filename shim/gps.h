@@ -161,10 +161,12 @@ static inline uint64_t gps_tsc_to_ns(const struct gps_tsc_params *p, uint64_t ts
 	return p->ns0 + (uint64_t)(((unsigned __int128)d * p->mult) >> 32);
 }
 /* New parameters at (tsc, mono): continuous with cur at tsc, slope rate
- * corrected so the error against mono is gone after about a second (or,
- * over 1 ms behind, a jump forward to mono: returns 1). */
+ * corrected to steer the error against mono out over max(1 s, twice
+ * since_last_ns, the time since the previous retune) (or, over 1 ms
+ * behind, a jump forward to mono: returns 1). */
 int gps_tsc_retune(const struct gps_tsc_params *cur, uint64_t rate, uint64_t tsc, uint64_t mono,
-		   struct gps_tsc_params *out);
+		   uint64_t since_last_ns, struct gps_tsc_params *out);
+int gps_cpu_has_invariant_tsc(void);    /* CPUID: the TSC runs at one rate, always */
 void gps_clock_init(int mode);          /* gps_init, before any thread */
 void gps_clock_tick(void);              /* the flush thread, every wake-up */
 void gps_clock_after_fork_child(void);
@@ -175,7 +177,12 @@ static inline uint64_t gps_tsc_ns(void)
 {
 	uint32_t s;
 	struct gps_tsc_params p;
+	int tries = 0;
 	do {
+		/* a writer stopped mid-update (preempted; a SCHED_FIFO reader
+		 * on its CPU) must not stall the job: the system clock then */
+		if (__builtin_expect(++tries > 1000, 0))
+			return gps_sys_mono_ns();
 		s = atomic_load_explicit(&gps_tsc.seq, memory_order_acquire);
 		p.tsc0 = atomic_load_explicit(&gps_tsc.tsc0, memory_order_relaxed);
 		p.ns0 = atomic_load_explicit(&gps_tsc.ns0, memory_order_relaxed);
@@ -190,7 +197,9 @@ static inline uint64_t gps_tsc_ns(void)
 static inline uint64_t gps_mono_ns(void)
 {
 #if defined(__x86_64__)
-	if (atomic_load_explicit(&gps_tsc.on, memory_order_relaxed))
+	/* acquire: pairs with the release that switched it on after the
+	 * first parameters were published */
+	if (atomic_load_explicit(&gps_tsc.on, memory_order_acquire))
 		return gps_tsc_ns();
 #endif
 	return gps_sys_mono_ns();

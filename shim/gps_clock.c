@@ -2,28 +2,35 @@
  *
  * Every traced API call reads the clock twice (enter and exit), and CUPTI
  * takes its own timestamps through the shim's timestamp callback.  On the
- * H200 machine a vDSO clock_gettime(CLOCK_MONOTONIC) costs 41 ns and a bare
- * rdtsc 21 ns (bench/shim/clock_cost, `scripts/gpu-session.sh clock`).
+ * H200 machine a vDSO clock_gettime(CLOCK_MONOTONIC) costs 34-41 ns and a
+ * bare rdtsc 18-21 ns (bench/shim/clock_cost, `scripts/gpu-session.sh clock`).
  *
  * CLOCK_MONOTONIC stays the trace clock: every process of a job, CUPTI and
  * the tools agree on it.  What changes is how it is read.  ns = ns0 +
  * (tsc - tsc0) * mult / 2^32, where
  *  - the rate is measured against CLOCK_MONOTONIC on the flush thread
- *    (gps_ticker.c): first after CALIBRATE_NS, then refined at every tick
- *    from the same base pair, so it gets more exact as the run goes on;
+ *    (gps_ticker.c): first after CALIBRATE_NS, then at every tick over the
+ *    last RATE_WINDOW_NS to 2 x RATE_WINDOW_NS, so it follows NTP's changes
+ *    of CLOCK_MONOTONIC's rate;
  *  - each tick re-anchors the line where it is now (no step) and steers any
- *    error against CLOCK_MONOTONIC out over the next SLEW_NS, so the two
- *    never drift apart, and the clock never goes back (its slope stays
+ *    error against CLOCK_MONOTONIC out over the next SLEW_NS, or over twice
+ *    the time since the last tick when that is longer (a longer flush period
+ *    would otherwise overshoot: the loop is stable for any period), so the
+ *    two never drift apart, and the clock never goes back (its slope stays
  *    between half and one and a half times the rate).  Only when it is
- *    behind by more than MAX_BEHIND_NS does it jump, forward.
- * Until the first calibration, and wherever the TSC is not used, it is
- * clock_gettime as before.
+ *    behind by more than MAX_BEHIND_NS does it jump, forward;
+ *  - a TSC that went back (a reset, a restored VM) switches it off for
+ *    good, with one line.
+ * Until the first calibration, in a process without the flush thread (a
+ * fork child starts over: its first tick switches the TSC on again), and
+ * wherever the TSC is not used, it is clock_gettime as before.
  *
  * Used only on x86-64 when the kernel's own clocksource is the TSC and the
- * CPU says the TSC is invariant (constant_tsc, nonstop_tsc): then the kernel
- * vouches for it being synchronised across CPUs.  GPUPROF_CLOCK=monotonic
- * never uses it; GPUPROF_CLOCK=tsc skips the clocksource check (a VM on
- * kvm-clock whose TSC is still invariant; the tests).
+ * CPU says the TSC is invariant (CPUID 0x80000007 EDX bit 8, /proc/cpuinfo's
+ * nonstop_tsc): then the kernel vouches for it being synchronised across
+ * CPUs.  GPUPROF_CLOCK=monotonic never uses it; GPUPROF_CLOCK=tsc skips the
+ * clocksource check (a VM on kvm-clock whose TSC is still invariant; the
+ * tests).
  *
  * One writer (the thread that runs init, then the flush thread), many
  * readers: the parameters are published under a sequence count. */
@@ -34,6 +41,7 @@
 #include "gps.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <x86intrin.h>
 #endif
 
@@ -41,15 +49,16 @@ struct gps_tsc_clock gps_tsc;
 
 #define CALIBRATE_NS 200000000ull   /* first rate after 0.2 s */
 #define RETUNE_NS 250000000ull      /* at most 4 retunes a second */
-#define SLEW_NS 1000000000ll        /* an error is steered out over 1 s */
+#define SLEW_NS 1000000000ll        /* an error is steered out over >= 1 s */
 #define MAX_BEHIND_NS 1000000ll     /* further behind than 1 ms: jump */
+#define RATE_WINDOW_NS 8000000000ull /* the rate: over the last 8..16 s */
 
 /* Owned by the writer (init, then the flush thread). */
 static struct {
 	int eligible;                 /* TSC usable here */
-	uint64_t base_tsc, base_ns;   /* first pair: the rate's base */
+	uint64_t base_tsc, base_ns;   /* the rate's base pair */
+	uint64_t mid_tsc, mid_ns;     /* the next base, RATE_WINDOW_NS later */
 	uint64_t last_ns;             /* CLOCK_MONOTONIC at the last retune */
-	uint64_t rate;                /* measured ns per tick << 32 */
 } w;
 /* parameter sets published (the first switches the TSC on): the trace's
  * counter gpuprof.clock_tsc_updates says whether and how it ran */
@@ -58,7 +67,7 @@ static _Atomic uint64_t n_published;
 uint64_t gps_clock_tsc_updates(void) { return atomic_load_explicit(&n_published, memory_order_relaxed); }
 
 int gps_tsc_retune(const struct gps_tsc_params *cur, uint64_t rate, uint64_t tsc, uint64_t mono,
-		   struct gps_tsc_params *out)
+		   uint64_t since_last_ns, struct gps_tsc_params *out)
 {
 	uint64_t now = gps_tsc_to_ns(cur, tsc);
 	int64_t err = (int64_t)(now - mono); /* > 0: ahead of CLOCK_MONOTONIC */
@@ -66,11 +75,17 @@ int gps_tsc_retune(const struct gps_tsc_params *cur, uint64_t rate, uint64_t tsc
 		*out = (struct gps_tsc_params){.tsc0 = tsc, .ns0 = mono, .mult = rate};
 		return 1;
 	}
-	if (err > SLEW_NS / 2)
-		err = SLEW_NS / 2;
-	if (err < -SLEW_NS / 2)
-		err = -SLEW_NS / 2;
-	__int128 adj = (__int128)rate * err / SLEW_NS;
+	/* The slope set now runs until the next tick, about since_last_ns
+	 * away: steering over twice that removes half the error per tick
+	 * whatever the period (over less, a long period would overshoot). */
+	int64_t slew = SLEW_NS;
+	if (since_last_ns < (uint64_t)INT64_MAX / 4 && (int64_t)(2 * since_last_ns) > slew)
+		slew = (int64_t)(2 * since_last_ns);
+	if (err > slew / 2)
+		err = slew / 2;
+	if (err < -slew / 2)
+		err = -slew / 2;
+	__int128 adj = (__int128)rate * err / slew;
 	*out = (struct gps_tsc_params){.tsc0 = tsc, .ns0 = now, .mult = (uint64_t)((__int128)rate - adj)};
 	return 0;
 }
@@ -117,8 +132,7 @@ static void read_pair(uint64_t *tsc, uint64_t *mono)
 	}
 }
 
-/* The start of a small (proc/sys) file, NUL-terminated; procfs may hand
- * it out a page per read(). */
+/* The start of a small (sysfs) file, NUL-terminated. */
 static ssize_t read_head(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -136,19 +150,17 @@ static ssize_t read_head(const char *path, char *buf, size_t size)
 	return (ssize_t)n;
 }
 
-/* The first line of /proc/cpuinfo's "flags" has both words. */
-static int cpu_has_invariant_tsc(void)
+/* Invariant TSC: CPUID 0x80000007 EDX bit 8 (what the kernel shows as
+ * nonstop_tsc; it implies constant_tsc).  No /proc/cpuinfo read in every
+ * traced process's constructor. */
+int gps_cpu_has_invariant_tsc(void)
 {
-	char buf[16384];
-	if (read_head("/proc/cpuinfo", buf, sizeof buf) <= 0)
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
 		return 0;
-	char *flags = strstr(buf, "\nflags");
-	if (!flags)
+	if (!__get_cpuid(0x80000007u, &a, &b, &c, &d))
 		return 0;
-	char *eol = strchr(flags + 1, '\n');
-	if (eol)
-		*eol = 0;
-	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+	return (d >> 8) & 1;
 }
 
 static int clocksource_is_tsc(void)
@@ -162,10 +174,19 @@ void gps_clock_init(int mode)
 {
 	if (mode == GPS_CLOCK_MONOTONIC)
 		return;
-	if (!cpu_has_invariant_tsc() || (mode != GPS_CLOCK_TSC && !clocksource_is_tsc()))
+	if ((mode != GPS_CLOCK_TSC && !clocksource_is_tsc()) || !gps_cpu_has_invariant_tsc())
 		return;
 	w.eligible = 1;
 	read_pair(&w.base_tsc, &w.base_ns);
+	w.mid_ns = 0;
+}
+
+/* For good, with one line; one step back by whatever the error was. */
+static void give_up(const char *why)
+{
+	w.eligible = 0;
+	atomic_store_explicit(&gps_tsc.on, 0, memory_order_relaxed);
+	gps_log(0, "%s; timestamps from clock_gettime from now on", why);
 }
 
 void gps_clock_tick(void)
@@ -174,22 +195,38 @@ void gps_clock_tick(void)
 		return;
 	uint64_t tsc, mono;
 	read_pair(&tsc, &mono);
-	if (tsc <= w.base_tsc || mono <= w.base_ns) /* no time passed: nothing to learn */
-		return;
 	int on = atomic_load_explicit(&gps_tsc.on, memory_order_relaxed);
+	struct gps_tsc_params cur = {0};
+	if (on)
+		current(&cur);
+	if (tsc < w.base_tsc || (on && tsc < cur.tsc0)) {
+		give_up("the TSC went back (reset, or a restored VM)");
+		return;
+	}
+	if (tsc == w.base_tsc || mono <= w.base_ns) /* no time passed: nothing to learn */
+		return;
 	if (!on && mono - w.base_ns < CALIBRATE_NS)
 		return;
 	if (on && mono - w.last_ns < RETUNE_NS)
 		return;
-	uint64_t rate = (uint64_t)(((unsigned __int128)(mono - w.base_ns) << 32) / (tsc - w.base_tsc));
+	unsigned __int128 q = ((unsigned __int128)(mono - w.base_ns) << 32) / (tsc - w.base_tsc);
 	/* 100 MHz .. 20 GHz, else the TSC is not what it claimed to be */
-	if (rate > (10ull << 32) || rate < (1ull << 32) / 20) {
-		w.eligible = 0;
-		atomic_store_explicit(&gps_tsc.on, 0, memory_order_relaxed);
-		gps_log(0, "the TSC runs at an implausible rate; timestamps from clock_gettime");
+	if (q > (10ull << 32) || q < (1ull << 32) / 20) {
+		give_up("the TSC runs at an implausible rate");
 		return;
 	}
-	w.rate = rate;
+	uint64_t rate = (uint64_t)q;
+	/* the base moves on so the rate covers the last 8..16 s */
+	if (!w.mid_ns && mono - w.base_ns >= RATE_WINDOW_NS) {
+		w.mid_tsc = tsc;
+		w.mid_ns = mono;
+	} else if (w.mid_ns && mono - w.mid_ns >= RATE_WINDOW_NS) {
+		w.base_tsc = w.mid_tsc;
+		w.base_ns = w.mid_ns;
+		w.mid_tsc = tsc;
+		w.mid_ns = mono;
+	}
+	uint64_t since_last = on ? mono - w.last_ns : 0;
 	w.last_ns = mono;
 	struct gps_tsc_params p;
 	if (!on) {
@@ -199,29 +236,25 @@ void gps_clock_tick(void)
 		atomic_store_explicit(&gps_tsc.on, 1, memory_order_release);
 		return;
 	}
-	struct gps_tsc_params cur;
-	current(&cur);
-	gps_tsc_retune(&cur, rate, tsc, mono, &p);
+	gps_tsc_retune(&cur, rate, tsc, mono, since_last, &p);
 	publish(&p);
 }
 
 void gps_clock_after_fork_child(void)
 {
-	/* Nobody may retune in this process until it has a flush thread of
-	 * its own: leave the slope at the measured rate, without the
-	 * parent's correction, continuous where the line is now. */
-	if (!atomic_load_explicit(&gps_tsc.on, memory_order_relaxed) || !w.rate)
-		return;
-	struct gps_tsc_params cur, p;
-	current(&cur);
-	uint64_t tsc = __rdtsc();
-	p = (struct gps_tsc_params){.tsc0 = tsc, .ns0 = gps_tsc_to_ns(&cur, tsc), .mult = w.rate};
+	/* The parent's flush thread may have been inside publish(): seq odd,
+	 * the parameters half written.  seq is made even first (else every
+	 * read here would spin for ever), and the child reads clock_gettime
+	 * until a flush thread of its own switches the TSC on again from a
+	 * fresh pair (the base pair stays valid: one TSC per machine).  A
+	 * child that never gets one would otherwise run on the parent's line
+	 * uncorrected for the rest of its life. */
+	atomic_store_explicit(&gps_tsc.on, 0, memory_order_relaxed);
 	atomic_store_explicit(&gps_tsc.seq, 0, memory_order_relaxed);
-	publish(&p);
-	atomic_store_explicit(&n_published, 1, memory_order_relaxed);
+	atomic_store_explicit(&n_published, 0, memory_order_relaxed);
 }
 #else
-uint64_t gps_clock_tsc_updates(void) { return 0; }
+int gps_cpu_has_invariant_tsc(void) { return 0; }
 void gps_clock_init(int mode) { (void)mode; }
 void gps_clock_tick(void) {}
 void gps_clock_after_fork_child(void) {}

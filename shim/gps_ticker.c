@@ -126,13 +126,13 @@ void gps_ticker_after_fork_child(void)
 
 void gps_ticker_emit_stats(gp_recorder *rec)
 {
+	uint64_t u = gps_clock_tsc_updates();
+	if (u) /* GPUPROF_CLOCK: timestamps read through the TSC */
+		gps_emit_int_counter(rec, "gpuprof.clock_tsc_updates", u);
 	uint64_t n = atomic_load(&tk_flushes);
 	if (!n)
 		return;
 	/* what the ticker cost this process, for docs/PERFORMANCE.md */
 	gps_emit_int_counter(rec, "gpuprof.flush_ticks", n);
 	gps_emit_int_counter(rec, "gpuprof.flush_ns", atomic_load(&tk_flush_ns));
-	uint64_t u = gps_clock_tsc_updates();
-	if (u) /* GPUPROF_CLOCK: timestamps read through the TSC */
-		gps_emit_int_counter(rec, "gpuprof.clock_tsc_updates", u);
 }

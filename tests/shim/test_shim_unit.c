@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gps.h"
 
@@ -262,13 +263,13 @@ static void test_clock_retune(void)
 	CHECK(gps_tsc_to_ns(&cur, 999) == 5000, "a TSC before the anchor is the anchor");
 	uint64_t tsc = 1000 + sec, now = gps_tsc_to_ns(&cur, tsc);
 	CHECK(now == 5000 + 1000000000ull, "1 s of ticks -> %llu", (unsigned long long)now);
-	CHECK(gps_tsc_retune(&cur, rate, tsc, now, &out) == 0 && out.mult == rate && out.ns0 == now &&
+	CHECK(gps_tsc_retune(&cur, rate, tsc, now, 500000000ull, &out) == 0 && out.mult == rate && out.ns0 == now &&
 		      out.tsc0 == tsc,
 	      "no error: same slope, anchored at now");
 	static const int64_t errs[] = {1000, -1000, 300000, -500000}; /* ahead > 0, behind < 0 */
 	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
 		uint64_t mono = now - (uint64_t)errs[i];
-		int jumped = gps_tsc_retune(&cur, rate, tsc, mono, &out);
+		int jumped = gps_tsc_retune(&cur, rate, tsc, mono, 500000000ull, &out);
 		CHECK(!jumped && out.ns0 == now, "error %lld: continuous, no jump", (long long)errs[i]);
 		CHECK(errs[i] > 0 ? out.mult < rate : out.mult > rate, "error %lld: slope %llu against %llu",
 		      (long long)errs[i], (unsigned long long)out.mult, (unsigned long long)rate);
@@ -276,13 +277,53 @@ static void test_clock_retune(void)
 		CHECK(left > -3 && left < 3, "error %lld: %lld ns left after 1 s", (long long)errs[i],
 		      (long long)left);
 	}
-	CHECK(gps_tsc_retune(&cur, rate, tsc, now + 2000000, &out) == 1 && out.ns0 == now + 2000000 &&
+	CHECK(gps_tsc_retune(&cur, rate, tsc, now + 2000000, 500000000ull, &out) == 1 && out.ns0 == now + 2000000 &&
 		      out.mult == rate,
 	      "2 ms behind: jumps forward to CLOCK_MONOTONIC");
-	CHECK(gps_tsc_retune(&cur, rate, tsc, now - 10 * 1000000000ull, &out) == 0 && out.ns0 == now &&
+	CHECK(gps_tsc_retune(&cur, rate, tsc, now - 10 * 1000000000ull, 500000000ull, &out) == 0 && out.ns0 == now &&
 		      out.mult == rate / 2,
 	      "10 s ahead: never backwards, half speed until caught up (slope %llu)",
 	      (unsigned long long)out.mult);
+}
+
+/* The closed loop: a rate 1 ppm off the truth, +-30 ns of noise on every
+ * (TSC, CLOCK_MONOTONIC) pair, retunes every T.  The error must settle near
+ * 1 ppm x the steering time whatever T is (steering over a fixed second
+ * made it grow without bound for T > 2 s), never jump, never step. */
+static void test_clock_loop(void)
+{
+	static const uint64_t periods[] = {500000000ull, 5000000000ull, 60000000000ull};
+	const uint64_t true_mult = 1ull << 31;             /* 2 GHz */
+	const uint64_t rate = true_mult + true_mult / 1000000; /* 1 ppm fast */
+	for (size_t k = 0; k < sizeof periods / sizeof periods[0]; k++) {
+		uint64_t T = periods[k], ticks_per_T = T * 2;
+		struct gps_tsc_params cur = {.tsc0 = 0, .ns0 = 0, .mult = rate}, out;
+		unsigned seed = 1;
+		int64_t worst = 0, worst_late = 0;
+		int jumps = 0, steps = 0;
+		for (int i = 1; i <= 200; i++) {
+			uint64_t tsc = (uint64_t)i * ticks_per_T;
+			seed = seed * 1103515245u + 12345u;
+			int64_t noise = (int64_t)((seed >> 16) % 61) - 30;
+			uint64_t mono = (uint64_t)(((unsigned __int128)tsc * true_mult) >> 32) + (uint64_t)noise;
+			uint64_t before = gps_tsc_to_ns(&cur, tsc);
+			int64_t err = (int64_t)(before - mono);
+			if (llabs(err) > worst)
+				worst = llabs(err);
+			if (i > 20 && llabs(err) > worst_late)
+				worst_late = llabs(err);
+			jumps += gps_tsc_retune(&cur, rate, tsc, mono, T, &out);
+			steps += gps_tsc_to_ns(&out, tsc) != before && out.ns0 != mono;
+			cur = out;
+		}
+		/* steady: 1 ppm x max(1 s, 2T), plus the noise */
+		int64_t bound = (int64_t)((T * 2 > 1000000000ull ? T * 2 : 1000000000ull) / 1000000) + 100;
+		CHECK(jumps == 0 && steps == 0, "period %llu ms: %d jumps, %d steps", (unsigned long long)(T / 1000000),
+		      jumps, steps);
+		CHECK(worst_late <= bound && worst <= 4 * bound,
+		      "period %llu ms: error %lld ns late, %lld ns worst (bound %lld)", (unsigned long long)(T / 1000000),
+		      (long long)worst_late, (long long)worst, (long long)bound);
+	}
 }
 
 struct clock_reader { atomic_int *stop; long reads, backwards; };
@@ -334,16 +375,36 @@ static void test_clock_live(void)
 	atomic_store(&stop, 1);
 	if (have_thread)
 		pthread_join(th, NULL);
-	if (!atomic_load(&gps_tsc.on)) {
-		/* gps_clock_init said no: no invariant TSC on this CPU */
-		printf("skip live TSC clock check: this CPU's /proc/cpuinfo lacks constant_tsc/nonstop_tsc\n");
+	if (!gps_cpu_has_invariant_tsc()) {
+		printf("skip live TSC clock check: this CPU has no invariant TSC (CPUID 0x80000007 EDX bit 8)\n");
 		return;
 	}
+	CHECK(atomic_load(&gps_tsc.on), "GPUPROF_CLOCK=tsc on an invariant TSC: never switched on");
 	CHECK(outside == 0, "TSC clock off CLOCK_MONOTONIC by > 50 us in %ld of %ld reads (worst %lld ns)",
 	      outside, reads, (long long)worst);
 	CHECK(backwards == 0 && rd.backwards == 0, "TSC clock went backwards %ld + %ld times", backwards,
 	      rd.backwards);
 	CHECK(have_thread && rd.reads > 1000, "second reader: %ld reads", rd.reads);
+
+	/* A fork while the parent's writer was mid-publish: seq odd.  The
+	 * child must not spin on it, and must start over from clock_gettime
+	 * until its own flush thread switches the TSC on again. */
+	alarm(10); /* a spinning read kills the test instead of hanging it */
+	atomic_store(&gps_tsc.seq, 7);
+	uint64_t m1 = gps_sys_mono_ns(), t = gps_mono_ns(), m2 = gps_sys_mono_ns();
+	CHECK(t >= m1 && t <= m2, "a reader facing an odd seq falls back to clock_gettime");
+	gps_clock_after_fork_child();
+	CHECK(atomic_load(&gps_tsc.on) == 0 && (atomic_load(&gps_tsc.seq) & 1) == 0 && gps_clock_tsc_updates() == 0,
+	      "fork child: TSC off, seq even, no updates counted");
+	gps_clock_tick(); /* the child's flush thread: the base pair is old enough */
+	CHECK(atomic_load(&gps_tsc.on) == 1 && (atomic_load(&gps_tsc.seq) & 1) == 0 && gps_clock_tsc_updates() == 1,
+	      "fork child: its first tick switches the TSC on again");
+	m1 = gps_sys_mono_ns();
+	t = gps_mono_ns();
+	m2 = gps_sys_mono_ns();
+	CHECK(t + 50000 >= m1 && t <= m2 + 50000, "fork child: back on the TSC, %lld ns off",
+	      (long long)((int64_t)t - (int64_t)m1));
+	alarm(0);
 	atomic_store(&gps_tsc.on, 0);
 #endif
 }
@@ -359,6 +420,7 @@ int main(void)
 	test_window();
 	test_pm_interval();
 	test_clock_retune();
+	test_clock_loop();
 	test_clock_live();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
