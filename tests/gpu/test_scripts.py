@@ -375,17 +375,22 @@ def test_steploop_toggled():
     expect("toggled: RESULT line", ok, line)
 
 
+# struct fake_cupti_call (tests/fake/fake_api.h) for the ctypes drivers below
+FAKE_CALL = r"""
+class Call(ctypes.Structure):
+    _fields_ = [("domain", ctypes.c_int), ("cbid", ctypes.c_uint32), ("func", ctypes.c_char_p),
+                ("symbol", ctypes.c_char_p), ("params", ctypes.c_void_p), ("ret", ctypes.c_int),
+                ("correlation_id", ctypes.c_uint32), ("correlation_data", ctypes.c_uint64),
+                ("start", ctypes.c_uint64), ("tid", ctypes.c_uint32)]
+"""
+
 FLOOR_DRIVER = r"""
 import ctypes, os, sys
 fake, floor, log = sys.argv[1:4]
 def mark(s):
     with open(log, "a") as f:
         f.write(f"{os.getpid()} mark {s}\n")
-class Call(ctypes.Structure):
-    _fields_ = [("domain", ctypes.c_int), ("cbid", ctypes.c_uint32), ("func", ctypes.c_char_p),
-                ("symbol", ctypes.c_char_p), ("params", ctypes.c_void_p), ("ret", ctypes.c_int),
-                ("correlation_id", ctypes.c_uint32), ("correlation_data", ctypes.c_uint64),
-                ("start", ctypes.c_uint64), ("tid", ctypes.c_uint32)]
+""" + FAKE_CALL + r"""
 cupti = ctypes.CDLL(fake, mode=ctypes.RTLD_GLOBAL)
 mark("load")
 ctypes.CDLL(floor, mode=ctypes.RTLD_GLOBAL)
@@ -488,11 +493,7 @@ def test_floor_capture(d):
 FLOOR_API_DRIVER = r"""
 import ctypes, sys
 fake, floor = sys.argv[1:3]
-class Call(ctypes.Structure):
-    _fields_ = [("domain", ctypes.c_int), ("cbid", ctypes.c_uint32), ("func", ctypes.c_char_p),
-                ("symbol", ctypes.c_char_p), ("params", ctypes.c_void_p), ("ret", ctypes.c_int),
-                ("correlation_id", ctypes.c_uint32), ("correlation_data", ctypes.c_uint64),
-                ("start", ctypes.c_uint64), ("tid", ctypes.c_uint32)]
+""" + FAKE_CALL + r"""
 cupti = ctypes.CDLL(fake, mode=ctypes.RTLD_GLOBAL)
 ctypes.CDLL(floor, mode=ctypes.RTLD_GLOBAL)
 DRV, RT = 1, 2
