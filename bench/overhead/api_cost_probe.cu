@@ -19,9 +19,12 @@
 //   enable-in-cb      ... from the exit callback of cudaProfilerStart
 //   prime-then-cb     on and off again before CUDA starts, on again in the callback
 //   kind-after-ctx    CUPTI_ACTIVITY_KIND_RUNTIME and _DRIVER (every call) after the context exists
+//   kind-in-cb        ... from the exit callback of cudaProfilerStart
 //   ab-callback       empty CUPTI callbacks on cudaLaunchKernel + cuLaunchKernel
+//   ab-callback-rt    ... on cudaLaunchKernel only (no nested driver callback)
 //   ab-actkind        the RUNTIME + DRIVER activity kinds
 //   ab-actapi         per-API records for cudaLaunchKernel + cuLaunchKernel
+//   ab-actapi-rt      ... for cudaLaunchKernel only
 // Output: one line, "PROBE mode=... key=value ...".
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -53,7 +56,9 @@ static const CUpti_CallbackId DRV_LAUNCH = CUPTI_DRIVER_TRACE_CBID_cuLaunchKerne
 
 static std::atomic<unsigned long long> n_runtime, n_driver, n_kernel, n_other;
 static CUpti_SubscriberHandle subscriber;
-static int enable_in_profiler_start; // enable-in-cb, prime-then-cb
+// what the cudaProfilerStart exit callback switches on (enable-in-cb,
+// prime-then-cb, kind-in-cb)
+static void (*on_profiler_start)(int);
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -93,18 +98,25 @@ static void api_kinds(int on)
 	}
 }
 
-static void callbacks(int on)
+static void per_api_rt(int on) { CK(cuptiActivityEnableRuntimeApi(RT_LAUNCH, on)); }
+
+static void callbacks_rt(int on)
 {
 	CK(cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, RT_LAUNCH));
+}
+
+static void callbacks(int on)
+{
+	callbacks_rt(on);
 	CK(cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, DRV_LAUNCH));
 }
 
 static void CUPTIAPI on_callback(void *, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
 	const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
-	if (enable_in_profiler_start && dom == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	if (on_profiler_start && dom == CUPTI_CB_DOMAIN_RUNTIME_API &&
 	    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 && cd->callbackSite == CUPTI_API_EXIT)
-		per_api(1);
+		on_profiler_start(1);
 	// anything else: nothing (ab-callback measures CUPTI's dispatch alone)
 }
 
@@ -146,7 +158,7 @@ int main(int argc, char **argv)
 	CK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
 	CK(cuptiSubscribe(&subscriber, on_callback, nullptr));
 
-	if (!strncmp(mode, "enable-", 7) || !strcmp(mode, "prime-then-cb") || !strcmp(mode, "kind-after-ctx")) {
+	if (!strncmp(mode, "enable-", 7) || !strcmp(mode, "prime-then-cb") || !strncmp(mode, "kind-", 5)) {
 		if (!strcmp(mode, "enable-at-start"))
 			per_api(1);
 		if (!strcmp(mode, "prime-then-cb")) {
@@ -159,8 +171,8 @@ int main(int argc, char **argv)
 			per_api(1);
 		if (!strcmp(mode, "kind-after-ctx"))
 			api_kinds(1);
-		if (!strcmp(mode, "enable-in-cb") || !strcmp(mode, "prime-then-cb")) {
-			enable_in_profiler_start = 1;
+		if (!strcmp(mode, "enable-in-cb") || !strcmp(mode, "prime-then-cb") || !strcmp(mode, "kind-in-cb")) {
+			on_profiler_start = strcmp(mode, "kind-in-cb") ? per_api : api_kinds;
 			CK(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
 					       CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
 			cudaProfilerStart();
@@ -180,10 +192,14 @@ int main(int argc, char **argv)
 	void (*sw)(int) = nullptr;
 	if (!strcmp(mode, "ab-callback"))
 		sw = callbacks;
+	else if (!strcmp(mode, "ab-callback-rt"))
+		sw = callbacks_rt;
 	else if (!strcmp(mode, "ab-actkind"))
 		sw = api_kinds;
 	else if (!strcmp(mode, "ab-actapi"))
 		sw = per_api;
+	else if (!strcmp(mode, "ab-actapi-rt"))
+		sw = per_api_rt;
 	if (!sw) {
 		fprintf(stderr, "api_cost_probe: unknown mode %s\n", mode);
 		return 2;
