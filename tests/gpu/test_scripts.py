@@ -416,10 +416,11 @@ drv_stop()
 """
 
 
-def floor_libs(what):
-    """The fake libcupti and libcupti_floor.so of the build B, or (None, None)
-    when a bare run of this script finds them unbuilt (under make test,
-    which builds both, that is a failure)."""
+def floor_setup(d, what, driver_name, driver_text):
+    """The fake libcupti and libcupti_floor.so of the build B, and the ctypes
+    driver script written to d/driver_name; (None, None, None) when a bare
+    run of this script finds the libraries unbuilt (under make test, which
+    builds both, that is a failure)."""
     b = os.path.join(ROOT, os.environ.get("B", "build"))
     fake = os.path.join(b, "tests", "fake", "libcupti.so.13")
     floor = os.path.join(b, "lib", "libcupti_floor.so")
@@ -428,8 +429,11 @@ def floor_libs(what):
         expect(f"{what}: built (make all and the fake libcupti)", "B" not in os.environ,
                f"missing {missing}")
         print(f"skip {what} test: {missing} not built")
-        return None, None
-    return fake, floor
+        return None, None, None
+    drv = os.path.join(d, driver_name)
+    with open(drv, "w") as f:
+        f.write(driver_text)
+    return fake, floor, drv
 
 
 def test_floor_capture(d):
@@ -437,12 +441,9 @@ def test_floor_capture(d):
     kinds off at load, on at the start call's exit, off at the stop call's
     entry, once per runtime+driver pair; without it, on at load and no
     subscription."""
-    fake, floor = floor_libs("floor capture")
+    fake, floor, drv = floor_setup(d, "floor capture", "floor_driver.py", FLOOR_DRIVER)
     if not fake:
         return
-    drv = os.path.join(d, "floor_driver.py")
-    with open(drv, "w") as f:
-        f.write(FLOOR_DRIVER)
 
     def run(capture):
         log = os.path.join(d, f"floor-{capture}.log")
@@ -526,12 +527,9 @@ def test_floor_api(d):
     """CUPTI_FLOOR_API: empty callbacks on gpuprof's default set (by name:
     launches yes, cudaGetDevice no), driver domain only with =default, and
     under CUPTI_FLOOR_CAPTURE switched with the activity kinds."""
-    fake, floor = floor_libs("floor api")
+    fake, floor, drv = floor_setup(d, "floor api", "floor_api_driver.py", FLOOR_API_DRIVER)
     if not fake:
         return
-    drv = os.path.join(d, "floor_api_driver.py")
-    with open(drv, "w") as f:
-        f.write(FLOOR_API_DRIVER)
 
     def run(api, capture):
         env = dict(os.environ, CUPTI_FLOOR_LIB=fake, CUPTI_FLOOR_API=api)

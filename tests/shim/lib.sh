@@ -32,4 +32,11 @@ run_traced() {
 }
 # lines of a file that do not start with "gpuprof: "
 foreign_lines() { grep -v '^gpuprof: ' "$1" | grep -c . ; }
+# loop_run_ok LABEL RC OUT ERR: a traced `workload loop MS` run that must look
+# untraced: exit 0, stdout its one "loop N" line, stderr only gpuprof: lines
+loop_run_ok() {
+  [ "$2" -eq 0 ] || fail "$1: exit $2"
+  grep -q '^loop [0-9]*$' "$3" || fail "$1: stdout: $(cat "$3")"
+  [ "$(foreign_lines "$4")" -eq 0 ] || { fail "$1: non-gpuprof stderr"; cat "$4"; }
+}
 count_lines() { grep -c . "$1"; }

@@ -90,9 +90,7 @@ PY
 for flush in 50 10000; do
   GPUPROF_GPU_METRICS=50 GPUPROF_NVML=$FAKE_NVML FAKE_NVML_LOG=$T/nvml.log GPUPROF_FLUSH_MS=$flush \
     FAKE_CUDA_UUID_ORDER=1,0 run_traced "$T/m.out" "$T/m.err" loop 500; rc=$?
-  [ $rc -eq 0 ] || fail "flush $flush: metrics run exit $rc"
-  grep -q '^loop [0-9]*$' "$T/m.out" || fail "flush $flush: stdout: $(cat "$T/m.out")"
-  [ "$(foreign_lines "$T/m.err")" -eq 0 ] || { fail "flush $flush: non-gpuprof stderr"; cat "$T/m.err"; }
+  loop_run_ok "flush $flush: metrics run" $rc "$T/m.out" "$T/m.err"
   grep -q 'GPU_METRICS\|NVML' "$T/m.err" && { fail "flush $flush: complaint in a good run:"; cat "$T/m.err"; }
   set -- "$T"/trace-*.gpuprof
   [ $# -eq 1 ] && [ -e "$1" ] || fail "flush $flush: want one trace, got: $*"

@@ -94,9 +94,7 @@ PY
 # 1. the scripted run
 GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok FAKE_CUPTI_LOG=$T/cupti.log \
   run_traced "$T/p.out" "$T/p.err" loop 600; rc=$?
-[ $rc -eq 0 ] || fail "PM run exit $rc"
-grep -q '^loop [0-9]*$' "$T/p.out" || fail "stdout: $(cat "$T/p.out")"
-[ "$(foreign_lines "$T/p.err")" -eq 0 ] || { fail "non-gpuprof stderr"; cat "$T/p.err"; }
+loop_run_ok "PM run" $rc "$T/p.out" "$T/p.err"
 grep -qi 'PM sampling' "$T/p.err" && { fail "complaint in a good run:"; cat "$T/p.err"; }
 set -- "$T"/trace-*.gpuprof
 [ $# -eq 1 ] && [ -e "$1" ] || fail "want one trace, got: $*"

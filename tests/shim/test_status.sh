@@ -37,9 +37,7 @@ while kill -0 $job 2>/dev/null && [ $i -lt 400 ]; do
   sleep 0.1
 done
 wait $job; rc=$?
-[ $rc -eq 0 ] || fail "traced loop exit $rc"
-grep -q '^loop [0-9]*$' "$T/a.out" || fail "stdout: $(cat "$T/a.out")"
-[ "$(foreign_lines "$T/a.err")" -eq 0 ] || { fail "non-gpuprof stderr"; cat "$T/a.err"; }
+loop_run_ok "traced loop" $rc "$T/a.out" "$T/a.err"
 grep -q 'STATUS' "$T/a.err" && { fail "status complaint:"; cat "$T/a.err"; }
 set -- "$T"/st-*.json
 [ $# -eq 1 ] && [ -f "$1" ] || fail "want one status file, got: $*"
