@@ -361,7 +361,6 @@ void gps_capture_final(void);
 void gps_capture_after_fork_child(void);
 /* gps_cupti.c: API records and GPU activity kinds on/off together */
 void gps_cupti_capture_switch(int on);
-void gps_cupti_capture_bind(void);
 /* Enables (on=1) or disables the configured per-operation activity kinds
  * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
 void gps_cupti_gpu_activity(int on);

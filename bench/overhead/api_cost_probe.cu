@@ -138,9 +138,9 @@ static double median(std::vector<double> v)
 	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 
+/* the PROBE line; the caller has flushed CUPTI's buffers */
 static void counts(const char *mode, const char *extra)
 {
-	CK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 	printf("PROBE mode=%s runtime_records=%llu driver_records=%llu kernel_records=%llu other=%llu%s\n", mode,
 	       n_runtime.load(), n_driver.load(), n_kernel.load(), n_other.load(), extra);
 }
@@ -226,6 +226,7 @@ int main(int argc, char **argv)
 	}
 	if (state)
 		sw(0);
+	CK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 	char extra[256];
 	snprintf(extra, sizeof extra, " pairs=%d per_block=%ld on_us=%.4f off_us=%.4f ratio=%.4f delta_us=%.4f", pairs,
 		 per_block, median(on_us), median(off_us), median(ratio), median(delta));

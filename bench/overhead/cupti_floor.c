@@ -169,13 +169,28 @@ static void set_capture(int on)
 	pthread_mutex_unlock(&capture_lock);
 }
 
-static int is_profiler_cbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+/* The four calls that start and stop a capture range (a runtime call and
+ * the driver call it makes both arrive: set_capture makes the second a
+ * no-op). */
+static const struct {
+	CUpti_CallbackDomain domain;
+	CUpti_CallbackId cbid;
+	int start;
+} profiler_calls[] = {
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 0},
+};
+#define N_PROFILER_CALLS (sizeof profiler_calls / sizeof profiler_calls[0])
+
+/* 1 + index in profiler_calls, 0 when not a profiler call */
+static int profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
-		       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000;
-	return domain == CUPTI_CB_DOMAIN_DRIVER_API &&
-	       (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+	for (size_t i = 0; i < N_PROFILER_CALLS; i++)
+		if (profiler_calls[i].domain == domain && profiler_calls[i].cbid == cbid)
+			return (int)i + 1;
+	return 0;
 }
 
 /* The one subscriber's callback.  Profiler start/stop (CUPTI_FLOOR_CAPTURE):
@@ -187,12 +202,11 @@ static void CUPTIAPI floor_api_cb(void *userdata, CUpti_CallbackDomain domain, C
                                   const void *cbdata)
 {
 	(void)userdata;
-	if (!capture_mode || !is_profiler_cbid(domain, cbid))
+	int k = capture_mode ? profiler_call(domain, cbid) : 0;
+	if (!k)
 		return;
 	const CUpti_CallbackData *d = cbdata;
-	int start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-	             cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
-	            (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+	int start = profiler_calls[k - 1].start;
 	if (start && d->callbackSite == CUPTI_API_EXIT)
 		set_capture(1);
 	else if (!start && d->callbackSite == CUPTI_API_ENTER)
@@ -226,7 +240,7 @@ static CUptiResult collect_api_cbids(void *h, int with_driver)
 			const char *name = NULL;
 			if (fn.callback_name((CUpti_CallbackDomain)dom, cbid, &name) != CUPTI_SUCCESS || !name)
 				continue;
-			if (!gps_cbid_default(dom, name) || is_profiler_cbid((CUpti_CallbackDomain)dom, cbid))
+			if (!gps_cbid_default(dom, name) || profiler_call((CUpti_CallbackDomain)dom, cbid))
 				continue;
 			api_cbids[n_api_cbids].domain = (CUpti_CallbackDomain)dom;
 			api_cbids[n_api_cbids++].cbid = cbid;
@@ -241,18 +255,9 @@ static CUptiResult subscribe_profiler_api(void *h)
 	CUptiResult r0 = subscribe_once(h);
 	if (r0 != CUPTI_SUCCESS)
 		return r0;
-	static const struct {
-		CUpti_CallbackDomain domain;
-		CUpti_CallbackId cbid;
-	} cbs[] = {
-		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
-		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
-		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
-		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
-	};
 	CUptiResult r = CUPTI_SUCCESS;
-	for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof cbs / sizeof cbs[0]; i++)
-		r = fn.enable_callback(1, subscriber, cbs[i].domain, cbs[i].cbid);
+	for (size_t i = 0; r == CUPTI_SUCCESS && i < N_PROFILER_CALLS; i++)
+		r = fn.enable_callback(1, subscriber, profiler_calls[i].domain, profiler_calls[i].cbid);
 	return r;
 }
 

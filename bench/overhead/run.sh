@@ -166,15 +166,11 @@ for rep in $(seq 1 $maxreps); do
       capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
       bare) pre=() ;;
-      floor)
+      floor|floor-cb|floor-cb-rt)  # -cb: plus EMPTY callbacks on gpuprof's default API set
         [ -n "$FLOOR" ] || continue
         lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
-        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" "${capenv[@]}") ;;
-      floor-cb|floor-cb-rt)  # the floor plus EMPTY callbacks on gpuprof's default API set
-        [ -n "$FLOOR" ] || continue
-        lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
-        api=default; [ "$c" = floor-cb-rt ] && api=runtime
-        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" CUPTI_FLOOR_API=$api "${capenv[@]}") ;;
+        api=(); case $c in floor-cb) api=(CUPTI_FLOOR_API=default) ;; floor-cb-rt) api=(CUPTI_FLOOR_API=runtime) ;; esac
+        pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" "${api[@]}" "${capenv[@]}") ;;
       gpuprof)         pre=("${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-api-all) pre=("${gprun[@]}" --api=all -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-api-none) pre=(env GPUPROF_API=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
