@@ -25,6 +25,13 @@
 //   ab-actkind        the RUNTIME + DRIVER activity kinds
 //   ab-actapi         per-API records for cudaLaunchKernel + cuLaunchKernel
 //   ab-actapi-rt      ... for cudaLaunchKernel only
+//   ab-actapi-primed  per-API records switched on before CUDA starts (the
+//                     first block is 'on'), then off and on again at the
+//                     block edges (records = launches in the 'on' blocks
+//                     when switching mid-run works)
+//   ab-none           the switch does nothing: what the A/B reads with no change
+//   nested            every runtime and driver callback on: which driver calls
+//                     CUPTI reports inside each kind of runtime call
 // Output: one line, "PROBE mode=... key=value ...".
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
@@ -111,9 +118,57 @@ static void callbacks(int on)
 	CK(cuptiEnableCallback(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, DRV_LAUNCH));
 }
 
+static void no_switch(int) {}
+
+/* nested: per (runtime cbid, driver cbid) pair, the driver callbacks seen
+ * while that runtime call was open on this thread */
+static thread_local int rt_open = -1;
+static std::atomic<unsigned> nested_count[1024][64];
+static CUpti_CallbackId nested_drv[64];
+static std::atomic<unsigned> n_nested_drv;
+static bool nested_mode;
+
+static void nested_note(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		rt_open = cd->callbackSite == CUPTI_API_ENTER ? (int)cbid : -1;
+		return;
+	}
+	if (dom != CUPTI_CB_DOMAIN_DRIVER_API || rt_open < 0 || rt_open >= 1024 || cd->callbackSite != CUPTI_API_ENTER)
+		return;
+	unsigned k, n = n_nested_drv.load();
+	for (k = 0; k < n && nested_drv[k] != cbid; k++)
+		;
+	if (k == n) {
+		if (n >= 64)
+			return;
+		nested_drv[n] = cbid; // one thread in this probe
+		n_nested_drv.store(n + 1);
+	}
+	nested_count[rt_open][k]++;
+}
+
+static void nested_report(void)
+{
+	for (int r = 0; r < 1024; r++)
+		for (unsigned k = 0; k < n_nested_drv.load(); k++) {
+			unsigned c = nested_count[r][k].load();
+			if (!c)
+				continue;
+			const char *rn = "?", *dn = "?";
+			cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, (uint32_t)r, &rn);
+			cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, nested_drv[k], &dn);
+			printf("NESTED runtime=%s driver=%s calls=%u\n", rn, dn, c);
+		}
+}
+
 static void CUPTIAPI on_callback(void *, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
 	const CUpti_CallbackData *cd = (const CUpti_CallbackData *)data;
+	if (nested_mode) {
+		nested_note(dom, cbid, cd);
+		return;
+	}
 	if (on_profiler_start && dom == CUPTI_CB_DOMAIN_RUNTIME_API &&
 	    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 && cd->callbackSite == CUPTI_API_EXIT)
 		on_profiler_start(1);
@@ -189,8 +244,47 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (!strcmp(mode, "nested")) {
+		// 1000 of each call gpuprof's default set records in a training step
+		cudaFree(0);
+		launch_block(10);
+		const size_t bytes = 1 << 20;
+		void *dev = nullptr, *host = nullptr;
+		cudaMalloc(&dev, bytes);
+		cudaMallocHost(&host, bytes);
+		cudaStream_t stream;
+		cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+		cudaEvent_t event;
+		cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+		cudaDeviceSynchronize();
+		nested_mode = true;
+		CK(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API));
+		CK(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API));
+		for (int i = 0; i < 1000; i++) {
+			empty_kernel<<<1, 1, 0, stream>>>();
+			cudaLaunchConfig_t cfg = {};
+			cfg.gridDim = dim3(1);
+			cfg.blockDim = dim3(1);
+			cfg.stream = stream;
+			cudaLaunchKernelEx(&cfg, empty_kernel);
+			cudaMemcpyAsync(dev, host, 4096, cudaMemcpyHostToDevice, stream);
+			cudaMemsetAsync(dev, 0, 4096, stream);
+			cudaEventRecordWithFlags(event, stream, 0);
+			cudaStreamWaitEvent(stream, event, 0);
+			cudaStreamSynchronize(stream);
+		}
+		cudaDeviceSynchronize();
+		CK(cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API));
+		CK(cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API));
+		nested_mode = false;
+		nested_report();
+		return 0;
+	}
+
 	void (*sw)(int) = nullptr;
-	if (!strcmp(mode, "ab-callback"))
+	if (!strcmp(mode, "ab-none"))
+		sw = no_switch;
+	else if (!strcmp(mode, "ab-callback"))
 		sw = callbacks;
 	else if (!strcmp(mode, "ab-callback-rt"))
 		sw = callbacks_rt;
@@ -200,6 +294,10 @@ int main(int argc, char **argv)
 		sw = per_api;
 	else if (!strcmp(mode, "ab-actapi-rt"))
 		sw = per_api_rt;
+	else if (!strcmp(mode, "ab-actapi-primed")) {
+		sw = per_api;
+		per_api(1);
+	}
 	if (!sw) {
 		fprintf(stderr, "api_cost_probe: unknown mode %s\n", mode);
 		return 2;
@@ -208,7 +306,7 @@ int main(int argc, char **argv)
 	launch_block(2000);
 	std::vector<double> on_us, off_us, ratio, delta;
 	double prev_on = 0, prev_off = 0;
-	int state = 0;
+	int state = !strcmp(mode, "ab-actapi-primed");
 	for (int b = 0; b < 2 * pairs; b++) {
 		int on = (b % 4 == 0 || b % 4 == 3); // ABBA: on off off on ...
 		if (on != state) {
@@ -227,8 +325,8 @@ int main(int argc, char **argv)
 	if (state)
 		sw(0);
 	CK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-	char extra[256];
-	snprintf(extra, sizeof extra, " pairs=%d per_block=%ld on_us=%.4f off_us=%.4f ratio=%.4f delta_us=%.4f", pairs,
+	char extra[320];
+	snprintf(extra, sizeof extra, " launches_on=%ld pairs=%d per_block=%ld on_us=%.4f off_us=%.4f ratio=%.4f delta_us=%.4f", (long)pairs * per_block, pairs,
 		 per_block, median(on_us), median(off_us), median(ratio), median(delta));
 	counts(mode, extra);
 	return 0;
