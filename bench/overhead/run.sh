@@ -19,7 +19,8 @@
 #            -stacks-all (GPUPROF_STACKS=all), -pm (--pm-sampling=PM_INTERVAL,
 #            default 10ms), -metrics (--gpu-metrics), -apionly
 #            (GPUPROF_ACTIVITY=none: API calls + NVTX, no GPU activity: what
-#            the windowed mode costs outside its windows); torchprof
+#            the windowed mode costs outside its windows), -act:K1+K2...
+#            (GPUPROF_ACTIVITY=K1,K2...: which activity kinds cost what); torchprof
 #            (--profile torch, python workloads); nsys (profile -t cuda,nvtx,
 #            if the binary exists).
 #
@@ -183,6 +184,9 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-pm) pre=("${gprun[@]}" --pm-sampling="${PM_INTERVAL:-10ms}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-act:*)  # gpuprof-act:kernel+memcpy+memset: GPUPROF_ACTIVITY=kernel,memcpy,memset
+        kinds=${c#gpuprof-act:}
+        pre=(env GPUPROF_ACTIVITY="${kinds//+/,}" "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       torchprof)
         [ "$w" = empty_kernel ] && continue
         pre=(); extra=(--profile torch --profile-out "$dir/torch.json") ;;
