@@ -388,11 +388,11 @@ print("CAPTURE", "PASS" if ok else "FAIL", sys.argv[1])' $mode
     ( bin=build/gpu/api_cost_probe; mkdir -p build/gpu
       nvcc -O2 -arch=sm_90 -o $bin bench/overhead/api_cost_probe.cu -lcupti -L$CUDA_HOME/targets/x86_64-linux/lib || exit 1
       export LD_LIBRARY_PATH=$CUDA_HOME/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-      # the nested driver calls under the shared libcudart (what PyTorch loads) too
-      nvcc -O2 -arch=sm_90 -cudart shared -o $bin-shared bench/overhead/api_cost_probe.cu -lcupti \
-        -L$CUDA_HOME/targets/x86_64-linux/lib && timeout 60 $bin-shared nested | sed 's/^NESTED/NESTED-shared/'
       for m in ${PROBE_ONCE-enable-at-start enable-after-ctx enable-in-cb prime-then-cb kind-after-ctx kind-in-cb nested}; do
         timeout 60 $bin $m 10000 || echo "PROBE mode=$m exit=$?"
+        # the nested driver calls under the shared libcudart (what PyTorch loads) too
+        [ $m = nested ] && nvcc -O2 -arch=sm_90 -cudart shared -o $bin-shared bench/overhead/api_cost_probe.cu \
+          -lcupti -L$CUDA_HOME/targets/x86_64-linux/lib && timeout 60 $bin-shared nested | sed 's/^NESTED/NESTED-shared/'
       done
       for r in $(seq ${PROBE_REPS:-3}); do
         for m in ${PROBE_AB-ab-none ab-callback ab-callback-rt ab-actkind ab-actapi ab-actapi-rt}; do
