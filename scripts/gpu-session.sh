@@ -156,9 +156,10 @@ for ph in $phases; do
   status)       # live status file (issue #9): `gpuprof top` while MNIST runs and after it ended
     log status
     for src in cupti nvml; do
-      extra=(); [ $src = nvml ] && extra=(--gpu-metrics=10)
+      # cupti: memory from MEMORY2 records, an opt-in kind (GPUPROF_ACTIVITY=default,memory)
+      extra=(); kinds=default,memory; [ $src = nvml ] && { extra=(--gpu-metrics=10); kinds=default; }
       st=$RES/status-$src.json; rm -f "$st" "$RES"/status-$src.t*.json
-      timeout 200 build/bin/gpuprof run "${extra[@]}" --status "$st" -o "$RES/status-$src.gpuprof" -- \
+      GPUPROF_ACTIVITY=$kinds timeout 200 build/bin/gpuprof run "${extra[@]}" --status "$st" -o "$RES/status-$src.gpuprof" -- \
         python3 examples/train_mnist.py --steps ${STATUS_STEPS:-8000} --warmup 5 >"$RES/status-$src.job.txt" 2>&1 &
       job=$!
       for t in 5 10 15 20 25 30; do

@@ -25,6 +25,10 @@ static void help(FILE *f)
 		   "Exits with the command's status (128+N when killed by signal N).\n\n"
 		   "  -o, --output PATTERN    trace file; %%p pid, %%h host, %%r rank, %%t time\n"
 		   "  --api=default|all|none  which CUDA API calls to record\n"
+		   "  --activity=KINDS        GPU activity kinds, comma-separated: kernel, memcpy,\n"
+		   "                          memset, peer, device (= default), sync, memory\n"
+		   "                          (opt-in: they cost most on launch-bound jobs), all,\n"
+		   "                          none; e.g. --activity=default,sync\n"
 		   "  --flush-ms N            flush interval of the recorder\n"
 		   "  --buffer-size SIZE      per-thread ring size (e.g. 4M)\n"
 		   "  --max-memory SIZE       cap on the recorder's memory\n"
@@ -49,6 +53,24 @@ static void help(FILE *f)
 		   "  -h, --help              this text\n\n"
 		   "libgpuprof.so is looked up at ../lib/libgpuprof.so next to the gpuprof binary;\n"
 		   "GPUPROF_LIB=/path/libgpuprof.so overrides.\n");
+}
+
+/* --activity: the kind names GPUPROF_ACTIVITY takes (shim/gps_config.c,
+ * act_names), checked here so that a typo is a usage error, not a job run
+ * with the default kinds and a warning. */
+static int activity_ok(const char *s)
+{
+	static const char *const names[] = {"kernel", "memcpy", "memset", "peer", "memcpy2", "sync",
+					    "memory", "device", "default", "all", "none"};
+	char *copy = xstrdup(s), *save = NULL;
+	int ok = 1, n = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && ok; t = strtok_r(NULL, ",", &save), n++) {
+		ok = 0;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			ok |= !strcmp(t, names[i]);
+	}
+	free(copy);
+	return ok && n > 0;
 }
 
 /* One part of --gpu-window: the syntax the shim accepts (shim/gps_config.c,
@@ -255,10 +277,11 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE };
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
+		{ "activity", required_argument, NULL, O_ACTIVITY },
 		{ "flush-ms", required_argument, NULL, O_FLUSH },
 		{ "buffer-size", required_argument, NULL, O_BUF },
 		{ "max-memory", required_argument, NULL, O_MAXMEM },
@@ -287,6 +310,13 @@ int cmd_run(int argc, char **argv)
 				tool_err("--api must be default, all or none"); return EXIT_USAGE;
 			}
 			setenv("GPUPROF_API", optarg, 1);
+			break;
+		case O_ACTIVITY:
+			if (!activity_ok(optarg)) {
+				tool_err("--activity: '%s' is not a comma-separated list of kernel, memcpy, memset, peer, sync, memory, device, default, all, none", optarg);
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_ACTIVITY", optarg, 1);
 			break;
 		case O_FLUSH:
 			if (parse_size(optarg, &v) || strpbrk(optarg, "kKmMgG")) {

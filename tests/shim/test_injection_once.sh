@@ -16,10 +16,11 @@ done
 "$CHECK" parent "$p" || fail "LD_PRELOAD + CUDA_INJECTION64_PATH trace"
 rm -f "$T"/trace-*
 # injection only (LD_PRELOAD stripped, e.g. by a launcher)
-GPUPROF_QUIET=1 GPUPROF_OUTPUT=$T/inj-%p.gpuprof GPUPROF_CUPTI=$FAKE_CUPTI CUDA_INJECTION64_PATH=$SHIM \
+# (GPUPROF_ACTIVITY=all: the settings reach the injection-only start too)
+GPUPROF_ACTIVITY=all GPUPROF_QUIET=1 GPUPROF_OUTPUT=$T/inj-%p.gpuprof GPUPROF_CUPTI=$FAKE_CUPTI CUDA_INJECTION64_PATH=$SHIM \
   timeout 60 "$WORKLOAD" >"$T/o2" 2>"$T/e2" || fail "exit status (injection only)"
 [ "$(count_lines "$T/e2")" -eq 0 ] || { fail "stderr:"; cat "$T/e2"; }
 ok=0
-for f in "$T"/inj-*.gpuprof; do "$CHECK" parent "$f" 2>/dev/null && ok=1; done
-[ $ok -eq 1 ] || { fail "no injection-only trace passes the parent check"; for f in "$T"/inj-*.gpuprof; do "$CHECK" parent "$f"; done; }
+for f in "$T"/inj-*.gpuprof; do "$CHECK" parent-all "$f" 2>/dev/null && ok=1; done
+[ $ok -eq 1 ] || { fail "no injection-only trace passes the parent-all check"; for f in "$T"/inj-*.gpuprof; do "$CHECK" parent-all "$f"; done; }
 finish

@@ -141,7 +141,9 @@ if [ "${GPUPROF_FAULT_SANITIZER:-}" = tsan ]; then
 else
 run_plain "$T/plain.out" "$T/plain.err"; rc=$?
 [ $rc -eq 0 ] || fail "plain workload exit $rc"
-GPUPROF_PM_SAMPLING=10ms FAKE_CUPTI_PM=ok run_traced "$T/f.out" "$T/f.err"; rc=$?
+# 1ms: the forking workload runs for about 10 ms, and the fake has a sample
+# only once a whole interval has passed since Start
+GPUPROF_PM_SAMPLING=1ms FAKE_CUPTI_PM=ok run_traced "$T/f.out" "$T/f.err"; rc=$?
 [ $rc -eq 0 ] || fail "forking workload under PM sampling: exit $rc"
 cmp -s "$T/plain.out" "$T/f.out" || fail "stdout differs under PM sampling"
 [ "$(foreign_lines "$T/f.err")" -eq 0 ] || { fail "forking workload: non-gpuprof stderr"; cat "$T/f.err"; }

@@ -27,8 +27,9 @@ run_root() {
     timeout 60 env LD_PRELOAD="$SHIM" "$WORKLOAD" "$@" >"$o" 2>"$e"
 }
 
-# --- A: live rewrites of a running job
-GPUPROF_STATUS=$T/st-%p.json run_traced "$T/a.out" "$T/a.err" loop 2600 "$RANGE" &
+# --- A: live rewrites of a running job (GPUPROF_ACTIVITY=all: memory
+# records on, so device memory comes from CUPTI; B checks the default's "none")
+GPUPROF_ACTIVITY=all GPUPROF_STATUS=$T/st-%p.json run_traced "$T/a.out" "$T/a.err" loop 2600 "$RANGE" &
 job=$!
 i=0
 while kill -0 $job 2>/dev/null && [ $i -lt 400 ]; do
@@ -128,6 +129,10 @@ for path, kernels in ((sys.argv[1], 83), (sys.argv[2], 2)):
     want_bytes = 4 * 1024 + 4096 * (1 + 2 + 3 + 4) if kernels == 83 else 100
     if st["memcpy_bytes_total"] != want_bytes:
         bad.append("%s: memcpy_bytes_total %s, want %d" % (path, st["memcpy_bytes_total"], want_bytes))
+    # the default kinds leave out MEMORY2 and the fake has no NVML samples
+    if st["device_mem_source"] != "none" or st["device_mem_used_bytes"] != 0:
+        bad.append("%s: device memory %r from %r, want 0 from 'none'"
+                   % (path, st["device_mem_used_bytes"], st["device_mem_source"]))
 child = json.load(open(sys.argv[2]))
 if os.path.basename(sys.argv[2]) != "job-%d.json" % child["pid"]:
     bad.append("child file %s, pid %d" % (sys.argv[2], child["pid"]))

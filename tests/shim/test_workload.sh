@@ -25,6 +25,13 @@ if [ -n "$parent" ]; then
   "$CHECK" parent "$parent" || fail "parent trace"
   "$CHECK" child "$child" || fail "child trace"
 fi
+# GPUPROF_ACTIVITY=all adds the opt-in kinds: sync and memory records too
+mkdir "$T/all"
+GPUPROF_ACTIVITY=all GPUPROF_QUIET=1 GPUPROF_OUTPUT=$T/all/trace-%p.gpuprof run_traced "$T/all.out" "$T/all.err" ||
+  fail "GPUPROF_ACTIVITY=all: exit $?"
+ok=0
+for f in "$T"/all/trace-*.gpuprof; do "$CHECK" parent-all "$f" >/dev/null 2>&1 && ok=1; done
+[ $ok -eq 1 ] || { fail "GPUPROF_ACTIVITY=all: no trace passes parent-all"; for f in "$T"/all/trace-*.gpuprof; do "$CHECK" parent-all "$f"; done; }
 n=$(grep -c '^pid=' "$T/summary" 2>/dev/null || echo 0)
 [ "$n" -eq 2 ] || fail "summary lines: $n, want 2"
 grep -q "file=$parent\$" "$T/summary" || fail "summary does not name $parent"

@@ -119,6 +119,12 @@ grep -qx "GPUPROF_PM_SAMPLING=500us" env7.txt || bad "--pm-sampling=500us not pa
 "$G" run --pm-sampling -- env >env8.txt 2>/dev/null
 grep -qx "GPUPROF_PM_SAMPLING=10ms" env8.txt || bad "--pm-sampling default interval"
 grep -q "^GPUPROF_PM_SAMPLING=" env2.txt && bad "PM sampling off by default"
+for k in sync,bogus "" , Kernel; do
+	"$G" run --activity="$k" -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --activity=$k -> 1"
+done
+"$G" run --activity=default,sync -- env >env9.txt 2>/dev/null
+grep -qx "GPUPROF_ACTIVITY=default,sync" env9.txt || bad "--activity=default,sync not passed on"
+grep -q "^GPUPROF_ACTIVITY=" env2.txt && bad "GPUPROF_ACTIVITY set without --activity"
 # the job's own options are not ours
 "$G" run -- sh -c 'echo "$1"' sh --api=x >out 2>/dev/null
 [ "$(cat out)" = "--api=x" ] || bad "job options passed through"
