@@ -191,6 +191,34 @@ def test_summarize(d):
     expect("summarize: per-repetition ratios, failed runs listed", ok, "" if ok else text)
 
 
+def test_pool(d):
+    """Several calls pooled: rep numbers repeat across calls and must not mix."""
+    import pool
+    head = "rep,workload,config,ok,rc,metric_name,metric\n"
+    paths = []
+    for n, body in enumerate([
+            # call 1: rep 1 bare 2.0, gpuprof 2.2 (1.1x); rep 2 bare 4.0, gpuprof 4.8 (1.2x)
+            "1,mnist,bare,1,0,m,2.0\n1,mnist,gpuprof,1,0,m,2.2\n1,mnist,floor,1,0,m,2.0\n"
+            "2,mnist,bare,1,0,m,4.0\n2,mnist,gpuprof,1,0,m,4.8\n2,mnist,floor,1,0,m,4.0\n",
+            # call 2: rep 1 again (a different repetition): bare 10, gpuprof 13 (1.3x);
+            # a failed run and another workload are left out; rep 2 has no bare run
+            "1,mnist,bare,1,0,m,10\n1,mnist,gpuprof,1,0,m,13\n1,mnist,floor,0,1,m,\n"
+            "1,resnet50,bare,1,0,m,1\n1,resnet50,gpuprof,1,0,m,9\n"
+            "2,mnist,gpuprof,1,0,m,7\n2,mnist,floor,1,0,m,5\n"]):
+        paths.append(os.path.join(d, "pool%d.csv" % n))
+        with open(paths[-1], "w") as f:
+            f.write(head + body)
+    r = pool.pool(paths, "mnist")
+    g = r["gpuprof"]
+    ok = (sorted(round(x, 3) for x in g["bare"]) == [1.1, 1.2, 1.3]
+          and sorted(round(x, 3) for x in g["floor"]) == [1.1, 1.2, 1.4]
+          and r["floor"]["bare"] == [1.0, 1.0] and "bare" not in r)
+    expect("pool: ratios within each call's repetition, failed runs and other workloads left out", ok, repr(dict(r)))
+    line = next((l for l in pool.table(r).splitlines() if l.startswith("| gpuprof |")), "")
+    want = "| gpuprof | 1.200 (1.100–1.300; 3) | 1.200 (1.100–1.400; 3) |"
+    expect("pool: table row", line == want, "got %r" % line)
+
+
 def test_summarize_toggled(d):
     """The in-process A/B table: medians over reps, per-rep Δ/ratio over floor."""
     import summarize
@@ -629,6 +657,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         test_kernel_names()
         test_toggle_schedule()
+        test_pool(d)
         test_steploop_toggled()
         test_summarize_toggled(d)
         test_runone_ab_columns(d)
