@@ -77,7 +77,7 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		break;
 	case GP_REC_PROCESS:
 		V(u->process.pid); V(u->process.ppid); V(u->process.name_id); V(u->process.host_id);
-		Z((int64_t)u->process.rank); V(u->process.start_ns);
+		Z((int64_t)u->process.rank); V(u->process.start_ns); V(u->process.settings_id);
 		break;
 	case GP_REC_THREAD:
 		V(u->thread.pid); V(u->thread.tid); V(u->thread.name_id);
@@ -309,6 +309,7 @@ int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, co
 		gp_rec_process *s = &r->u.process;
 		s->pid = (uint32_t)R(); s->ppid = (uint32_t)R(); s->name_id = (uint32_t)R();
 		s->host_id = (uint32_t)R(); s->rank = (int32_t)RZ(); s->start_ns = R();
+		s->settings_id = (uint32_t)R(); /* since 1.2: absent (0) in older files */
 		break;
 	}
 	case GP_REC_THREAD:

@@ -28,7 +28,7 @@ extern "C" {
 #define GP_API __attribute__((visibility("default")))
 
 #define GP_FORMAT_MAJOR 1
-#define GP_FORMAT_MINOR 1
+#define GP_FORMAT_MINOR 2
 #define GP_PRODUCER_VERSION "0.1.0"
 
 /* ---------------------------------------------------------------- errors */
@@ -118,6 +118,7 @@ typedef struct gp_rec_process {
 	uint32_t host_id;
 	int32_t rank;         /* -1 if none */
 	uint64_t start_ns;
+	uint32_t settings_id; /* since 1.2: the tracer's settings ("activity=... api=..."), 0 = unknown */
 } gp_rec_process;
 
 typedef struct gp_rec_thread { uint32_t pid, tid, name_id; } gp_rec_thread;

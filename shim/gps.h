@@ -77,6 +77,10 @@ enum gps_capture_range { GPS_CAPTURE_ALL = 0, GPS_CAPTURE_PROFILER_API = 1 };
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
  * are reported once and replaced by the default. */
 void gps_config_load(struct gps_config *c);
+/* The settings that decide what a trace holds, as one line of key=value
+ * words ("activity=kernel,memcpy,... api=default ..."); returns its length
+ * (cut to fit n). */
+size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n);
 /* Expands an output pattern (%p pid, %h host, %r rank, %t start time, %%).
  * Returns 0 or -1 when it does not fit. */
 int gps_expand_pattern(const char *pat, char *out, size_t outsz, int pid,

@@ -3,6 +3,8 @@
  * (docs/CONFIG.md is the list).  Pure functions: unit-tested without CUPTI. */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,53 @@ static const struct { const char *name; unsigned bits; } act_names[] = {
 	{"memory", GPS_ACT_MEMORY}, {"device", GPS_ACT_DEVICE},
 	{"default", GPS_ACT_DEFAULT}, {"all", GPS_ACT_ALL}, {"none", 0},
 };
+
+/* Appends to buf[0..n) at *used, cutting at the end; *used stays < n. */
+static void describe_add(char *buf, size_t n, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void describe_add(char *buf, size_t n, size_t *used, const char *fmt, ...)
+{
+	if (*used + 1 >= n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(buf + *used, n - *used, fmt, ap);
+	va_end(ap);
+	if (m > 0)
+		*used = *used + (size_t)m < n ? *used + (size_t)m : n - 1;
+}
+
+/* One line of the settings that decide what a trace holds, for the process
+ * record (docs/FORMAT.md, since 1.2) and `gpuprof info`: a reader who finds
+ * no sync records can tell whether the kind was off. */
+size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
+{
+	static const char *const kind_names[] = {"kernel", "memcpy", "memset", "peer", "sync", "memory", "device"};
+	static const char *const api_names[] = {"default", "all", "none"};
+	static const char *const stacks_names[] = {"off", "sampled", "all"};
+	static const char *const clock_names[] = {"auto", "monotonic", "tsc"};
+	size_t used = 0;
+	if (!n)
+		return 0;
+	buf[0] = 0;
+	describe_add(buf, n, &used, "activity=");
+	int any = 0;
+	for (unsigned i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if (c->activity & (1u << i))
+			describe_add(buf, n, &used, "%s%s", any++ ? "," : "", kind_names[i]);
+	describe_add(buf, n, &used, "%s api=%s api_mode=%s api_driver=%d stacks=%s clock=%s", any ? "" : "none",
+		     api_names[(unsigned)c->api_set % 3], c->api_mode == GPS_MODE_ACTIVITY ? "activity" : "callback",
+		     c->api_driver, stacks_names[(unsigned)c->stacks % 3], clock_names[(unsigned)c->clock % 3]);
+	if (c->win_on_ns)
+		describe_add(buf, n, &used, " gpu_window=%" PRIu64 "ns/%" PRIu64 "ns", c->win_on_ns, c->win_period_ns);
+	if (c->capture_range == GPS_CAPTURE_PROFILER_API)
+		describe_add(buf, n, &used, " capture_range=cudaProfilerApi");
+	if (c->gpu_metrics_hz)
+		describe_add(buf, n, &used, " gpu_metrics_hz=%u", c->gpu_metrics_hz);
+	if (c->pm_interval_ns)
+		describe_add(buf, n, &used, " pm_sampling=%" PRIu64 "ns", c->pm_interval_ns);
+	return used;
+}
 
 int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *badlen)
 {

@@ -264,6 +264,9 @@ static void emit_process(gp_recorder *rec, uint64_t start_ns)
 	r.u.process.host_id = gp_intern(rec, gps.host);
 	r.u.process.rank = gps.rank;
 	r.u.process.start_ns = start_ns;
+	char settings[512];
+	gps_config_describe(&gps.cfg, settings, sizeof settings);
+	r.u.process.settings_id = gp_intern(rec, settings);
 	gp_emit(rec, &r);
 }
 

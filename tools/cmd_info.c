@@ -157,6 +157,8 @@ static void print_text(struct info *in, gp_reader *r, const char *path, const st
 		printf("  pid %u ppid %u rank ", p->pid, p->ppid);
 		print_rank(stdout, p->rank);
 		printf(" host %s: %s\n", tool_text(tool_str(r, p->host_id)), tool_text(tool_str(r, p->name_id)));
+		if (p->settings_id) /* since format 1.2 */
+			printf("    settings: %s\n", tool_text(tool_str(r, p->settings_id)));
 	}
 	printf("threads:    %zu\n", in->nthreads);
 	for (size_t i = 0; i < in->nthreads; i++)
@@ -233,7 +235,12 @@ static void print_json(struct info *in, gp_reader *r, const char *path, const st
 		printf("%s{\"pid\":%u,\"ppid\":%u,\"rank\":%d,\"host\":", i ? "," : "", p->pid, p->ppid, p->rank);
 		json_str(stdout, tool_str(r, p->host_id));
 		printf(",\"name\":"); json_str(stdout, tool_str(r, p->name_id));
-		printf(",\"start_ns\":%" PRIu64 "}", p->start_ns);
+		printf(",\"start_ns\":%" PRIu64, p->start_ns);
+		if (p->settings_id) {
+			printf(",\"settings\":");
+			json_str(stdout, tool_str(r, p->settings_id));
+		}
+		putchar('}');
 	}
 	printf("],\"threads\":[");
 	for (size_t i = 0; i < in->nthreads; i++) {

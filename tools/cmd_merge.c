@@ -93,7 +93,9 @@ static void remap(struct merge *m, gp_record *r)
 	switch (r->type) {
 	case GP_REC_STRING: S(r->u.string.id); break;
 	case GP_REC_SOURCE: r->u.source.source_id += in->src_off; S(r->u.source.name_id); break;
-	case GP_REC_PROCESS: S(r->u.process.name_id); S(r->u.process.host_id); T(r->u.process.start_ns); break;
+	case GP_REC_PROCESS:
+		S(r->u.process.name_id); S(r->u.process.host_id); S(r->u.process.settings_id); T(r->u.process.start_ns);
+		break;
 	case GP_REC_THREAD: S(r->u.thread.name_id); break;
 	case GP_REC_DEVICE: S(r->u.device.name_id); break;
 	case GP_REC_API:

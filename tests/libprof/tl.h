@@ -37,7 +37,7 @@ static inline int tl_rec_cmp(const gp_record *a, const gp_record *b)
 		if (memcmp(a->u.string.str, b->u.string.str, a->u.string.len)) { fprintf(stderr, "  string bytes differ\n"); return 1; }
 		break;
 	case GP_REC_SOURCE: C(source.source_id); C(source.kind); C(source.pid); C(source.tid); C(source.name_id); break;
-	case GP_REC_PROCESS: C(process.pid); C(process.ppid); C(process.name_id); C(process.host_id); C(process.rank); C(process.start_ns); break;
+	case GP_REC_PROCESS: C(process.pid); C(process.ppid); C(process.name_id); C(process.host_id); C(process.rank); C(process.start_ns); C(process.settings_id); break;
 	case GP_REC_THREAD: C(thread.pid); C(thread.tid); C(thread.name_id); break;
 	case GP_REC_DEVICE:
 		C(device.device_id); C(device.name_id); C(device.cc_major); C(device.cc_minor); C(device.sm_count);

@@ -127,6 +127,33 @@ static void test_config(void)
 	      c.output, c.enabled);
 }
 
+static void test_describe(void)
+{
+	struct gps_config c;
+	memset(&c, 0, sizeof c);
+	c.activity = GPS_ACT_DEFAULT;
+	c.api_driver = 1;
+	char b[512];
+	size_t n = gps_config_describe(&c, b, sizeof b);
+	const char *want = "activity=kernel,memcpy,memset,peer,device api=default api_mode=callback api_driver=1 stacks=off clock=auto";
+	CHECK(!strcmp(b, want) && n == strlen(want), "default: '%s' (%zu)", b, n);
+	c.activity = 0;
+	c.api_set = GPS_API_ALL;
+	c.stacks = GPS_STACKS_ALL;
+	c.win_on_ns = 1000000;
+	c.win_period_ns = 10000000;
+	c.pm_interval_ns = 5000000;
+	gps_config_describe(&c, b, sizeof b);
+	CHECK(!strcmp(b, "activity=none api=all api_mode=callback api_driver=1 stacks=all clock=auto "
+			 "gpu_window=1000000ns/10000000ns pm_sampling=5000000ns"), "set: '%s'", b);
+	/* cut to fit, always terminated, never past n */
+	char small[17];
+	memset(small, 'X', sizeof small);
+	n = gps_config_describe(&c, small, 12);
+	CHECK(n == 11 && !strcmp(small, "activity=no") && small[12] == 'X', "cut: '%.12s' %zu", small, n);
+	CHECK(gps_config_describe(&c, small, 0) == 0 && small[0] == 'a', "n = 0 writes nothing");
+}
+
 static void test_cbid(void)
 {
 	char clean[64];
@@ -416,6 +443,7 @@ int main(void)
 	test_pattern();
 	test_rank();
 	test_config();
+	test_describe();
 	test_cbid();
 	test_window();
 	test_pm_interval();

@@ -24,6 +24,10 @@ done
 if [ -n "$parent" ]; then
   "$CHECK" parent "$parent" || fail "parent trace"
   "$CHECK" child "$child" || fail "child trace"
+  # the process record names the settings (format 1.2): the default kinds
+  "$B/bin/gpuprof" info "$parent" > "$T/info.txt" || fail "gpuprof info $parent"
+  grep -q '^    settings: activity=kernel,memcpy,memset,peer,device api=default api_mode=callback api_driver=1 stacks=off clock=auto$' "$T/info.txt" ||
+    { fail "info settings line (default):"; cat "$T/info.txt"; }
 fi
 # GPUPROF_ACTIVITY=all adds the opt-in kinds: sync and memory records too
 mkdir "$T/all"
@@ -32,6 +36,19 @@ GPUPROF_ACTIVITY=all GPUPROF_QUIET=1 GPUPROF_OUTPUT=$T/all/trace-%p.gpuprof run_
 ok=0
 for f in "$T"/all/trace-*.gpuprof; do "$CHECK" parent-all "$f" >/dev/null 2>&1 && ok=1; done
 [ $ok -eq 1 ] || { fail "GPUPROF_ACTIVITY=all: no trace passes parent-all"; for f in "$T"/all/trace-*.gpuprof; do "$CHECK" parent-all "$f"; done; }
+allparent=""
+for f in "$T"/all/trace-*.gpuprof; do
+  "$B/bin/gpuprof" info --json "$f" | grep -q '"settings":"activity=kernel,memcpy,memset,peer,sync,memory,device api=default ' && allparent=$f
+done
+[ -n "$allparent" ] || fail "GPUPROF_ACTIVITY=all: no info --json with the settings"
+# merge keeps each process's own settings string (its string id remapped)
+if [ -n "$parent" ] && [ -n "$allparent" ]; then
+  "$B/bin/gpuprof" merge -o "$T/merged.gpuprof" "$parent" "$allparent" 2>/dev/null || fail "merge"
+  "$B/bin/gpuprof" info "$T/merged.gpuprof" > "$T/minfo.txt"
+  grep -q '^    settings: activity=kernel,memcpy,memset,peer,device api=' "$T/minfo.txt" &&
+    grep -q '^    settings: activity=kernel,memcpy,memset,peer,sync,memory,device api=' "$T/minfo.txt" ||
+    { fail "merged trace lacks one of the two settings lines:"; cat "$T/minfo.txt"; }
+fi
 n=$(grep -c '^pid=' "$T/summary" 2>/dev/null || echo 0)
 [ "$n" -eq 2 ] || fail "summary lines: $n, want 2"
 grep -q "file=$parent\$" "$T/summary" || fail "summary does not name $parent"
