@@ -45,6 +45,18 @@ static void test_activity(void)
 	CHECK(gps_parse_activity("all", &b, &bad, &badlen) == 0 && b == GPS_ACT_ALL, "all -> %x", b);
 	CHECK(gps_parse_activity("kernel,bogus", &b, &bad, &badlen) != 0 && badlen == 5 &&
 		      !strncmp(bad, "bogus", 5), "bogus not reported");
+	/* the default leaves SYNCHRONIZATION and MEMORY2 out; they add on */
+	const unsigned dflt = GPS_ACT_KERNEL | GPS_ACT_MEMCPY | GPS_ACT_MEMSET | GPS_ACT_PEER | GPS_ACT_DEVICE;
+	CHECK(gps_parse_activity("default", &b, &bad, &badlen) == 0 && b == dflt, "default -> %x", b);
+	CHECK(gps_parse_activity("default,sync", &b, &bad, &badlen) == 0 && b == (dflt | GPS_ACT_SYNC),
+	      "default,sync -> %x", b);
+	CHECK(GPS_ACT_ALL == (dflt | GPS_ACT_SYNC | GPS_ACT_MEMORY), "all = default + sync + memory: %x",
+	      (unsigned)GPS_ACT_ALL);
+	/* every name `gpuprof run --activity` takes (tools/cmd_run.c) */
+	static const char *const names[] = {"kernel", "memcpy", "memset", "peer", "memcpy2", "sync",
+					    "memory", "device", "default", "all", "none"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		CHECK(gps_parse_activity(names[i], &b, &bad, &badlen) == 0, "%s refused", names[i]);
 }
 
 static void test_pattern(void)

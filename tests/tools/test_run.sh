@@ -119,6 +119,10 @@ grep -qx "GPUPROF_PM_SAMPLING=500us" env7.txt || bad "--pm-sampling=500us not pa
 "$G" run --pm-sampling -- env >env8.txt 2>/dev/null
 grep -qx "GPUPROF_PM_SAMPLING=10ms" env8.txt || bad "--pm-sampling default interval"
 grep -q "^GPUPROF_PM_SAMPLING=" env2.txt && bad "PM sampling off by default"
+# every name the shim takes (shim/gps_config.c act_names) is taken here too
+for k in kernel memcpy memset peer memcpy2 sync memory device default all none default,sync,memory; do
+	"$G" run --activity="$k" -- true 2>/dev/null || bad "--activity=$k refused"
+done
 for k in sync,bogus "" , Kernel; do
 	"$G" run --activity="$k" -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --activity=$k -> 1"
 done
