@@ -307,7 +307,7 @@ void gps_config_load(struct gps_config *c)
 		if (gps_parse_activity(v, &bits, &bad, &badlen) == 0)
 			c->activity = bits;
 		else
-			cfg_log("GPUPROF_ACTIVITY: unknown kind '%.*s' (kernel,memcpy,memset,peer,sync,memory,device,all,none); using default",
+			cfg_log("GPUPROF_ACTIVITY: unknown kind '%.*s' (kernel,memcpy,memset,peer,sync,memory,device,default,all,none); using default",
 				(int)badlen, bad);
 	}
 	if ((v = getenv("GPUPROF_FLUSH_MS")) && *v) {
