@@ -39,8 +39,8 @@ enum gps_act_bits {
 	/* SYNCHRONIZATION and MEMORY2 are opt-in: on MNIST they cost 13 points
 	 * of step time (docs/PERFORMANCE.md, run H4), and nsys leaves them off
 	 * by default too. */
-	GPS_ACT_DEFAULT = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 3) | (1u << 6),
-	GPS_ACT_ALL = GPS_ACT_DEFAULT | (1u << 4) | (1u << 5),
+	GPS_ACT_DEFAULT = GPS_ACT_KERNEL | GPS_ACT_MEMCPY | GPS_ACT_MEMSET | GPS_ACT_PEER | GPS_ACT_DEVICE,
+	GPS_ACT_ALL = GPS_ACT_DEFAULT | GPS_ACT_SYNC | GPS_ACT_MEMORY,
 };
 
 struct gps_config {

@@ -81,7 +81,6 @@ static void describe_add(char *buf, size_t n, size_t *used, const char *fmt, ...
  * no sync records can tell whether the kind was off. */
 size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 {
-	static const char *const kind_names[] = {"kernel", "memcpy", "memset", "peer", "sync", "memory", "device"};
 	static const char *const api_names[] = {"default", "all", "none"};
 	static const char *const stacks_names[] = {"off", "sampled", "all"};
 	static const char *const clock_names[] = {"auto", "monotonic", "tsc"};
@@ -90,10 +89,15 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 		return 0;
 	buf[0] = 0;
 	describe_add(buf, n, &used, "activity=");
+	unsigned named = 0; /* bits written: a kind once, by its first name (peer, not memcpy2) */
 	int any = 0;
-	for (unsigned i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
-		if (c->activity & (1u << i))
-			describe_add(buf, n, &used, "%s%s", any++ ? "," : "", kind_names[i]);
+	for (size_t i = 0; i < sizeof(act_names) / sizeof(act_names[0]); i++) {
+		unsigned bit = act_names[i].bits;
+		if (bit && !(bit & (bit - 1)) && (c->activity & bit) && !(named & bit)) {
+			describe_add(buf, n, &used, "%s%s", any++ ? "," : "", act_names[i].name);
+			named |= bit;
+		}
+	}
 	describe_add(buf, n, &used, "%s api=%s api_mode=%s api_driver=%d stacks=%s clock=%s", any ? "" : "none",
 		     api_names[(unsigned)c->api_set % 3], c->api_mode == GPS_MODE_ACTIVITY ? "activity" : "callback",
 		     c->api_driver, stacks_names[(unsigned)c->stacks % 3], clock_names[(unsigned)c->clock % 3]);
