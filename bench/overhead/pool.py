@@ -11,25 +11,25 @@ import statistics
 import sys
 from collections import defaultdict
 
+from summarize import per_rep_values  # the bench's own per-repetition ratio
+
 
 def pool(paths, workload="mnist"):
     """{config: {"bare": [ratios], "floor": [ratios]}} over every call's repetitions"""
-    ratios = defaultdict(lambda: {"bare": [], "floor": []})
+    per = defaultdict(dict)  # config -> {(call, rep): row}
     for n, path in enumerate(paths):
-        reps = defaultdict(dict)
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
-                if row["workload"] != workload or row["ok"] != "1" or not row["metric"]:
-                    continue
-                # a repetition is local to its call: key it by the file too
-                reps[(n, row["rep"])][row["config"]] = float(row["metric"])
-        for by_config in reps.values():
-            bare, floor = by_config.get("bare"), by_config.get("floor")
-            for config, v in by_config.items():
-                if bare and config != "bare":
-                    ratios[config]["bare"].append(v / bare)
-                if floor and config not in ("bare", "floor"):
-                    ratios[config]["floor"].append(v / floor)
+                if row["workload"] == workload and row["ok"] == "1":
+                    # a repetition is local to its call: key it by the file too
+                    per[row["config"]][(n, row["rep"])] = row
+    bare, floor = per.get("bare", {}), per.get("floor", {})
+    ratios = {}
+    for config, rows in per.items():
+        vs_bare = per_rep_values(rows, bare, "metric", "ratio") if config != "bare" else []
+        vs_floor = per_rep_values(rows, floor, "metric", "ratio") if config not in ("bare", "floor") else []
+        if vs_bare or vs_floor:
+            ratios[config] = {"bare": vs_bare, "floor": vs_floor}
     return ratios
 
 

@@ -58,14 +58,20 @@ def fmt(x, nd=3, suffix=""):
     return f"{x:.{nd}f}{suffix}"
 
 
-def per_rep_vs(rows_by_rep, ref_by_rep, key, op):
+def per_rep_values(rows_by_rep, ref_by_rep, key, op):
+    """key of each repetition's row against the SAME repetition's reference
+    row (op "ratio" or "diff"), one value per repetition that has both"""
     out = []
     for rep, v in rows_by_rep.items():
         r = ref_by_rep.get(rep)
         a, b = num(v.get(key)), num(r.get(key)) if r else None
         if a is not None and b is not None and (op != "ratio" or b > 0):
             out.append(a / b if op == "ratio" else a - b)
-    return med(out)
+    return out
+
+
+def per_rep_vs(rows_by_rep, ref_by_rep, key, op):
+    return med(per_rep_values(rows_by_rep, ref_by_rep, key, op))
 
 
 def ab_table(rs, cfgs, unit):
