@@ -90,15 +90,14 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 	buf[0] = 0;
 	describe_add(buf, n, &used, "activity=");
 	unsigned named = 0; /* bits written: a kind once, by its first name (peer, not memcpy2) */
-	int any = 0;
 	for (size_t i = 0; i < sizeof(act_names) / sizeof(act_names[0]); i++) {
 		unsigned bit = act_names[i].bits;
 		if (bit && !(bit & (bit - 1)) && (c->activity & bit) && !(named & bit)) {
-			describe_add(buf, n, &used, "%s%s", any++ ? "," : "", act_names[i].name);
+			describe_add(buf, n, &used, "%s%s", named ? "," : "", act_names[i].name);
 			named |= bit;
 		}
 	}
-	describe_add(buf, n, &used, "%s api=%s api_mode=%s api_driver=%d stacks=%s clock=%s", any ? "" : "none",
+	describe_add(buf, n, &used, "%s api=%s api_mode=%s api_driver=%d stacks=%s clock=%s", named ? "" : "none",
 		     api_names[(unsigned)c->api_set % 3], c->api_mode == GPS_MODE_ACTIVITY ? "activity" : "callback",
 		     c->api_driver, stacks_names[(unsigned)c->stacks % 3], clock_names[(unsigned)c->clock % 3]);
 	if (c->win_on_ns)
