@@ -440,6 +440,37 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
         echo "NOISE mnist w0 $(timeout 100 python3 examples/train_mnist.py --steps 600 --warmup 20 --workers 0 2>/dev/null | grep RESULT)"
       done
       grep -E "^cpu " /proc/stat ) 2>&1 | tee "$RES/noise.txt" ;;
+  pm-crash)     # issue #18: --pm-sampling kills a Lightning job (SIGSEGV): bisect (mpi4py before/after CUDA) and backtraces
+    log pm-crash
+    ( ulimit -c unlimited 2>/dev/null; echo "core_pattern: $(cat /proc/sys/kernel/core_pattern)"
+      echo "/tmp/core.%p" > /proc/sys/kernel/core_pattern 2>/dev/null && echo "core_pattern set" || echo "core_pattern not writable"
+      python3 -c "import mpi4py; from mpi4py import MPI; print('mpi4py', mpi4py.__version__, MPI.Get_library_version().splitlines()[0])" 2>&1 | tail -2
+      pmrun() { local name=$1; shift; local t0=$(date +%s.%N)
+        timeout 150 "$@" >"$RES/pmc-$name.out" 2>"$RES/pmc-$name.err"; local rc=$?
+        [ $rc -ge 128 ] && [ -z "${FIRST_CRASH:-}" ] && FIRST_CRASH=$name
+        echo "PMCRASH $name rc=$rc $(grep RESULT "$RES/pmc-$name.out") t=$(echo "$(date +%s.%N) - $t0" | bc)"
+        grep -v "^TIMING" "$RES/pmc-$name.err" | grep -v "^ *$" | tail -${PMC_TAIL:-14}; }
+      G=build/bin/gpuprof; LF=examples/thirdparty/lightning_fit.py; MC=examples/thirdparty/mpi_then_cuda.py
+      pmrun lf-bare python3 $LF
+      pmrun lf-pm $G run --pm-sampling=10ms -o "$RES/pmc-lf.gpuprof" -- python3 -X faulthandler $LF
+      pmrun mc-before $G run --pm-sampling=10ms -o "$RES/pmc-mcb.gpuprof" -- python3 -X faulthandler $MC
+      pmrun mc-after $G run --pm-sampling=10ms -o "$RES/pmc-mca.gpuprof" -- python3 -X faulthandler $MC --mpi-after
+      pmrun mc-nompi $G run --pm-sampling=10ms -o "$RES/pmc-mcn.gpuprof" -- python3 -X faulthandler $MC --no-mpi
+      pmrun mc-before-default $G run -o "$RES/pmc-mcd.gpuprof" -- python3 $MC
+      pmrun mc-before-nofollow env GPUPROF_FOLLOW_EXEC=0 $G run --pm-sampling=10ms -o "$RES/pmc-mcf.gpuprof" -- python3 $MC
+      pmrun mc-before-pm-only env GPUPROF_ACTIVITY=none GPUPROF_API=none $G run --pm-sampling=10ms -o "$RES/pmc-mcp.gpuprof" -- python3 $MC
+      ls -la /tmp/core.* 2>/dev/null | head
+      for c in $(ls /tmp/core.* 2>/dev/null | head -2); do echo "--- core $c"
+        timeout 120 cuda-gdb -batch -ex "set pagination off" -ex "info threads" -ex "thread apply all bt 25" "$(command -v python3)" "$c" 2>&1 | grep -v "^\[New LWP\|warning:" | head -150; done
+      echo "--- cuda-gdb run of the first crashing job"
+      echo "first crash: ${FIRST_CRASH:-none}"; prog=$LF; case ${FIRST_CRASH:-} in mc-*) prog=$MC ;; esac
+      timeout 200 cuda-gdb -batch -ex "set pagination off" -ex "set startup-with-shell off" \
+        -ex "handle SIGPIPE SIGUSR1 SIGUSR2 SIGCHLD nostop noprint pass" \
+        -ex "set environment LD_PRELOAD=$PWD/build/lib/libgpuprof.so" -ex "set environment GPUPROF_PM_SAMPLING=10ms" \
+        -ex "set environment GPUPROF_OUTPUT=$RES/pmgdb-%p.gpuprof" -ex run -ex "info threads" -ex "thread apply all bt 30" \
+        --args "$(command -v python3)" $prog 2>&1 | grep -v "^\[New Thread\|^\[Thread .* exited\|^\[Detaching\|^\[Inferior" | tail -200
+    ) 2>&1 | tee "$RES/pm-crash.txt"
+    rm -f "$RES"/pmc-*.gpuprof* /tmp/core.* ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""lightning_fit.py — a PyTorch Lightning Trainer.fit of a small MLP on a
+TensorDataset, as a new user writes it (issue #18's crash job).  Lightning
+imports mpi4py, whose import starts OpenMPI (and its `orted` child) in the
+process.  Prints one line: RESULT steps=N loss=L (deterministic: fixed seed).
+
+  python3 examples/thirdparty/lightning_fit.py [--steps 40]
+"""
+import argparse
+import os
+import warnings
+
+warnings.filterwarnings("ignore")
+os.environ.setdefault("PL_DISABLE_FORK", "1")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import lightning as L  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+
+class MLP(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+        self.last = None
+
+    def training_step(self, batch, i):
+        x, y = batch
+        loss = nn.functional.cross_entropy(self.net(x), y)
+        self.last = loss.detach()
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.05)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=40)
+    a = ap.parse_args()
+    L.seed_everything(0, verbose=False)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4096, 64, generator=g)
+    y = torch.randint(0, 10, (4096,), generator=g)
+    dl = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=False)
+    m = MLP()
+    tr = L.Trainer(max_steps=a.steps, accelerator="gpu", devices=1, logger=False, enable_checkpointing=False,
+                   enable_progress_bar=False, enable_model_summary=False, deterministic=True)
+    tr.fit(m, dl)
+    print("RESULT steps=%d loss=%.6f" % (tr.global_step, float(m.last)))
+
+
+if __name__ == "__main__":
+    main()
