@@ -448,7 +448,7 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       pmrun() { local name=$1; shift; local t0=$(date +%s.%N)
         timeout 150 "$@" >"$RES/pmc-$name.out" 2>"$RES/pmc-$name.err"; local rc=$?
         [ $rc -ge 128 ] && [ -z "${FIRST_CRASH:-}" ] && FIRST_CRASH=$name
-        echo "PMCRASH $name rc=$rc $(grep RESULT "$RES/pmc-$name.out") t=$(echo "$(date +%s.%N) - $t0" | bc)"
+        echo "PMCRASH $name rc=$rc $(grep RESULT "$RES/pmc-$name.out") t=$(python3 -c "import time;print('%.1f'%(time.time()-$t0))")"
         grep -v "^TIMING" "$RES/pmc-$name.err" | grep -v "^ *$" | tail -${PMC_TAIL:-14}; }
       G=build/bin/gpuprof; LF=examples/thirdparty/lightning_fit.py; MC=examples/thirdparty/mpi_then_cuda.py
       pmrun lf-bare python3 $LF
@@ -470,6 +470,38 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
         -ex "set environment GPUPROF_OUTPUT=$RES/pmgdb-%p.gpuprof" -ex run -ex "info threads" -ex "thread apply all bt 30" \
         --args "$(command -v python3)" $prog 2>&1 | grep -v "^\[New Thread\|^\[Thread .* exited\|^\[Detaching\|^\[Inferior" | tail -200
     ) 2>&1 | tee "$RES/pm-crash.txt"
+    rm -f "$RES"/pmc-*.gpuprof* /tmp/core.* ;;
+  pm-crash2)    # issue #18, second look: the faulting frame in libnvperf_host, who binds its symbols, and variants
+    log pm-crash2
+    ( ulimit -c unlimited 2>/dev/null; echo "/tmp/core.%p" > /proc/sys/kernel/core_pattern 2>/dev/null
+      pmrun() { local name=$1; shift
+        timeout 150 "$@" >"$RES/pmc-$name.out" 2>"$RES/pmc-$name.err"; local rc=$?
+        echo "PMCRASH $name rc=$rc $(grep RESULT "$RES/pmc-$name.out")"
+        grep -a "gpuprof\|Fatal\|Error" "$RES/pmc-$name.err" | tail -6; }
+      G=build/bin/gpuprof; LF=examples/thirdparty/lightning_fit.py; MC=examples/thirdparty/mpi_then_cuda.py
+      rm -rf /tmp/ldd; mkdir -p /tmp/ldd
+      pmrun lf-pm-lddebug env LD_DEBUG=bindings LD_DEBUG_OUTPUT=/tmp/ldd/b $G run --pm-sampling=10ms -o "$RES/pmc-lf.gpuprof" -- python3 $LF
+      echo "--- symbols libnvperf_host binds outside itself and the C/C++ runtime"
+      cat /tmp/ldd/b.* 2>/dev/null | grep -a "binding file [^ ]*libnvperf_host" | grep -av "to [^ ]*\(libnvperf_host\|libc\.so\|libm\.so\|libstdc++\|libgcc_s\|ld-linux\|libpthread\|libdl\|librt\)" | sed 's/^ *[0-9]*: *//' | sort | uniq -c | sort -rn | head -40
+      echo "--- libraries that define symbols bound by libnvperf_host, all"
+      cat /tmp/ldd/b.* 2>/dev/null | grep -a "binding file [^ ]*libnvperf_host" | sed 's/.* to \([^ ]*\) .*/\1/' | sort | uniq -c | sort -rn | head
+      rm -rf /tmp/ldd
+      c=$(ls -t /tmp/core.* 2>/dev/null | head -1)
+      if [ -n "$c" ]; then echo "--- core $c"
+        timeout 150 cuda-gdb -batch -ex "set pagination off" -ex "info sharedlibrary" -ex "bt 40" -ex "info registers rip rsp rdi rsi rax" \
+          -ex "x/12i \$pc-24" -ex "thread 2" -ex "bt 30" "$(command -v python3)" "$c" 2>&1 \
+          | grep -av "^\[New LWP\|warning:" | grep -a -v "^0x.*/\(python3.12/lib-dynload\|site-packages/[a-z_]*/[^ ]*\.cpython\)" | head -260
+      fi
+      rm -f /tmp/core.*
+      pmrun lf-pm-noopencl env HWLOC_COMPONENTS=-opencl,-cuda,-nvml,-rsmi,-levelzero $G run --pm-sampling=10ms -o "$RES/pmc-lf2.gpuprof" -- python3 $LF
+      pmrun lf-pm-toolkit-cupti env GPUPROF_CUPTI=$CUDA_HOME/targets/x86_64-linux/lib/libcupti.so.13 $G run --pm-sampling=10ms -o "$RES/pmc-lf3.gpuprof" -- python3 $LF
+      pmrun lf-default $G run -o "$RES/pmc-lf4.gpuprof" -- python3 $LF
+      pmrun mc-before-pm $G run --pm-sampling=10ms -o "$RES/pmc-mcb.gpuprof" -- python3 $MC
+      echo "mc-before PM samples: $($G dump --type counter "$RES/pmc-mcb.gpuprof" 2>&1 | grep -c pm.sm_active)"
+      pmrun mc-nompi-pm $G run --pm-sampling=10ms -o "$RES/pmc-mcn.gpuprof" -- python3 $MC --no-mpi
+      echo "mc-nompi PM samples: $($G dump --type counter "$RES/pmc-mcn.gpuprof" 2>&1 | grep -c pm.sm_active)"
+      ls /tmp/core.* 2>/dev/null
+    ) 2>&1 | tee "$RES/pm-crash2.txt"
     rm -f "$RES"/pmc-*.gpuprof* /tmp/core.* ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
