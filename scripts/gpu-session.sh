@@ -503,6 +503,32 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       ls /tmp/core.* 2>/dev/null
     ) 2>&1 | tee "$RES/pm-crash2.txt"
     rm -f "$RES"/pmc-*.gpuprof* /tmp/core.* ;;
+  pm-crash3)    # issue #18: confirm the cause (config image freed after SetConfig) and the fix: glibc's MALLOC_PERTURB_ fills
+                # freed blocks, so a build that frees what CUPTI keeps crashes at once, even in a small job
+    log pm-crash3
+    ( pmrun() { local name=$1; shift
+        timeout 150 "$@" >"$RES/pmc-$name.out" 2>"$RES/pmc-$name.err"; local rc=$?
+        echo "PMCRASH $name rc=$rc $(grep RESULT "$RES/pmc-$name.out")"
+        grep -a "gpuprof" "$RES/pmc-$name.err" | grep -v "events, 0 dropped" | tail -4; }
+      samples() { echo "  $1 PM samples (pm.sm_active_pct): $(build/bin/gpuprof dump --type counter "$2" 2>&1 | grep -c pm.sm_active)"; }
+      LF=examples/thirdparty/lightning_fit.py; MC=examples/thirdparty/mpi_then_cuda.py; OLD=.carry/build-old
+      if [ -d $OLD ]; then
+        pmrun old-mc-nompi-perturb env MALLOC_PERTURB_=165 $OLD/bin/gpuprof run --pm-sampling=10ms -o "$RES/pmc-o1.gpuprof" -- python3 $MC --no-mpi
+        pmrun old-mc-nompi $OLD/bin/gpuprof run --pm-sampling=10ms -o "$RES/pmc-o2.gpuprof" -- python3 $MC --no-mpi
+      fi
+      pmrun new-mc-nompi-perturb env MALLOC_PERTURB_=165 build/bin/gpuprof run --pm-sampling=10ms -o "$RES/pmc-n1.gpuprof" -- python3 $MC --no-mpi
+      samples new-mc-nompi-perturb "$RES/pmc-n1.gpuprof"
+      pmrun lf-bare python3 $LF
+      for i in 1 2 3; do
+        pmrun new-lf-pm-$i build/bin/gpuprof run --pm-sampling=10ms -o "$RES/pmc-lf$i.gpuprof" -- python3 $LF
+        samples new-lf-pm-$i "$RES/pmc-lf$i.gpuprof"
+        cmp -s <(grep RESULT "$RES/pmc-lf-bare.out") <(grep RESULT "$RES/pmc-new-lf-pm-$i.out") && echo "  RESULT same as bare" || echo "  RESULT DIFFERS from bare"
+      done
+      pmrun new-lf-pm-perturb env MALLOC_PERTURB_=165 build/bin/gpuprof run --pm-sampling=10ms -o "$RES/pmc-lfp.gpuprof" -- python3 $LF
+      samples new-lf-pm-perturb "$RES/pmc-lfp.gpuprof"
+      build/bin/gpuprof info "$RES/pmc-lf1.gpuprof" | grep -E "^(integrity|dropped)|^  kernel"
+    ) 2>&1 | tee "$RES/pm-crash3.txt"
+    rm -f "$RES"/pmc-*.gpuprof* ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;

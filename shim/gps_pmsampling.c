@@ -114,6 +114,19 @@ struct pm_dev {
 	int fig_on[F_COUNT];
 	int fig_cand[F_COUNT];  /* index of the chosen formula in candidates[f] */
 	uint64_t setup_ns;      /* how long set-up took */
+	/* What CUPTI is handed at set-up and may keep pointers to for the life
+	 * of the host and PM sampling objects: the chip name (host object),
+	 * the counter availability image (host object) and the config image
+	 * (SetConfig; DecodeData reads it).  They live as long as the objects,
+	 * which are never freed (see "Stop" above), so they are never freed
+	 * either.  Freeing the config image after SetConfig was the SIGSEGV of
+	 * issue #18: a busy process (Lightning) reused the freed block, and the
+	 * next decode read garbage offsets inside libnvperf_host
+	 * (docs/RELIABILITY.md, "PM sampling crash"). */
+	char chip[64];
+	uint8_t *avail;
+	uint8_t *config;
+	size_t config_size;
 	struct pm_formula fig[F_COUNT];
 	const char *metrics[2 * F_COUNT]; /* distinct metric names, evaluation order */
 	size_t nmetrics;
@@ -419,38 +432,36 @@ static void setup(struct pm_dev *d, unsigned n)
 		pm_off("PM sampling off on device %u: no chip name: %s", dev, pm_cause(r));
 		return;
 	}
-	char chip[64];
-	snprintf(chip, sizeof chip, "%s", pc.pChipName);
+	char *chip = d->chip;
+	snprintf(d->chip, sizeof d->chip, "%s", pc.pChipName);
 	CUpti_PmSampling_GetCounterAvailability_Params pa = {
 		.structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE};
 	pa.deviceIndex = dev;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingGetCounterAvailability, &pa);
-	uint8_t *avail = NULL, *config = NULL;
-	size_t config_size = 0;
 	if (r == CUPTI_SUCCESS) {
-		avail = calloc(1, pa.counterAvailabilityImageSize ? pa.counterAvailabilityImageSize : 1);
-		pa.pCounterAvailabilityImage = avail;
-		r = avail ? GPS_CUPTI_QUIET(cuptiPmSamplingGetCounterAvailability, &pa)
-			  : CUPTI_ERROR_OUT_OF_MEMORY;
+		d->avail = calloc(1, pa.counterAvailabilityImageSize ? pa.counterAvailabilityImageSize : 1);
+		pa.pCounterAvailabilityImage = d->avail;
+		r = d->avail ? GPS_CUPTI_QUIET(cuptiPmSamplingGetCounterAvailability, &pa)
+			     : CUPTI_ERROR_OUT_OF_MEMORY;
 	}
 	if (r != CUPTI_SUCCESS) {
 		pm_off("PM sampling off on device %u (chip %s): %s", dev, chip, pm_cause(r));
-		goto out;
+		return;
 	}
-	if (configure(d, chip, avail, &config, &config_size) != 0)
-		goto out;
+	if (configure(d, chip, d->avail, &d->config, &d->config_size) != 0)
+		return;
 	CUpti_PmSampling_Enable_Params pe = {.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
 	pe.deviceIndex = dev;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingEnable, &pe);
 	if (r != CUPTI_SUCCESS) {
 		pm_off("PM sampling off on device %u (chip %s): %s", dev, chip, pm_cause(r));
-		goto out;
+		return;
 	}
 	d->obj = pe.pPmSamplingObject;
 	CUpti_PmSampling_SetConfig_Params ps = {.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
 	ps.pPmSamplingObject = d->obj;
-	ps.configSize = config_size;
-	ps.pConfig = config;
+	ps.configSize = d->config_size;
+	ps.pConfig = d->config;
 	ps.hardwareBufferSize = HW_BUFFER_SIZE;
 	ps.samplingInterval = gps.cfg.pm_interval_ns;
 	ps.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
@@ -459,7 +470,7 @@ static void setup(struct pm_dev *d, unsigned n)
 	if (r != CUPTI_SUCCESS) {
 		pm_off("PM sampling off on device %u (chip %s): cuptiPmSamplingSetConfig: %s", dev,
 			chip, pm_cause(r));
-		goto out;
+		return;
 	}
 	/* room for four decode periods of samples (decodes are late sometimes) */
 	uint64_t per = DECODE_NS / gps.cfg.pm_interval_ns + 1;
@@ -479,7 +490,7 @@ static void setup(struct pm_dev *d, unsigned n)
 	if (r != CUPTI_SUCCESS) {
 		pm_off("PM sampling off on device %u (chip %s): counter data image: %s", dev, chip,
 			pm_cause(r));
-		goto out;
+		return;
 	}
 	CUpti_PmSampling_Start_Params pst = {.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE};
 	pst.pPmSamplingObject = d->obj;
@@ -487,13 +498,10 @@ static void setup(struct pm_dev *d, unsigned n)
 	if (r != CUPTI_SUCCESS) {
 		pm_off("PM sampling off on device %u (chip %s): cuptiPmSamplingStart: %s", dev, chip,
 			pm_cause(r));
-		goto out;
+		return;
 	}
 	d->started = 1;
 	d->state = PD_RUNNING;
-out:
-	free(avail);
-	free(config);
 }
 
 /* trace-clock offset for sample timestamps, from the first sample's end */

@@ -570,11 +570,40 @@ EXPORT CUptiResult cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCou
 		p->counterAvailabilityImageSize = 64;
 	return CUPTI_SUCCESS;
 }
+/* The buffers the caller hands over at set-up, kept by pointer as the real
+ * CUPTI does: the host object keeps the chip name and the counter
+ * availability image, the PM sampling object the config image (on the H200
+ * a shim that freed the config image after SetConfig crashed inside
+ * DecodeData once the block was reused: issue #18).  The fake checks them
+ * where it uses them, and answers INVALID_PARAMETER when they have changed,
+ * so a shim that frees or reuses them loses its samples here. */
+static struct {
+	const char *chip;
+	const uint8_t *avail;
+	size_t avail_size;
+	const uint8_t *config;
+	size_t config_size;
+} kept;
+static int kept_intact(int config_too)
+{
+	if (kept.chip && strcmp(kept.chip, "GH100"))
+		return 0;
+	for (size_t i = 0; kept.avail && i < kept.avail_size; i++)
+		if (kept.avail[i] != 0xa5)
+			return 0;
+	for (size_t i = 0; config_too && kept.config && i < kept.config_size; i++)
+		if (kept.config[i] != 0x5a)
+			return 0;
+	return 1;
+}
 EXPORT CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
 {
 	if (p->profilerType != CUPTI_PROFILER_TYPE_PM_SAMPLING || !p->pChipName ||
 	    strcmp(p->pChipName, "GH100"))
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	kept.chip = p->pChipName;
+	kept.avail = p->pCounterAvailabilityImage;
+	kept.avail_size = kept.avail ? 64 : 0;
 	p->pHostObject = (CUpti_Profiler_Host_Object *)&fake_host_object;
 	return CUPTI_SUCCESS;
 }
@@ -665,6 +694,8 @@ EXPORT CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p
 	    p->triggerMode != CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pm.interval = p->samplingInterval;
+	kept.config = p->pConfig;
+	kept.config_size = p->configSize;
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
@@ -715,7 +746,7 @@ static struct fake_pm_image *fake_image(const uint8_t *b)
 EXPORT CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
 {
 	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
-	if (!im || !pm.enabled)
+	if (!im || !pm.enabled || !kept_intact(1))
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&lock);
 	uint64_t now = pm.started ? realtime_ns() : pm.t_stop;
@@ -755,7 +786,7 @@ EXPORT CUptiResult cuptiPmSamplingCounterDataGetSampleInfo(
 EXPORT CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
 {
 	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
-	if (!im || p->rangeIndex >= im->n || !p->pMetricValues)
+	if (!im || p->rangeIndex >= im->n || !p->pMetricValues || !kept_intact(0))
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	for (size_t i = 0; i < p->numMetrics; i++) {
 		double v = fake_metric_value(p->ppMetricNames[i], im->s[p->rangeIndex].seq);
