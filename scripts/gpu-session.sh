@@ -529,6 +529,26 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       build/bin/gpuprof info "$RES/pmc-lf1.gpuprof" | grep -E "^(integrity|dropped)|^  kernel"
     ) 2>&1 | tee "$RES/pm-crash3.txt"
     rm -f "$RES"/pmc-*.gpuprof* ;;
+  pm-crash4)    # issue #18: the heap corruption at exit with PM sampling (after the use-after-free fix): backtraces
+    log pm-crash4
+    ( ulimit -c unlimited 2>/dev/null; echo "/tmp/core.%p" > /proc/sys/kernel/core_pattern 2>/dev/null; rm -f /tmp/core.*
+      LF=examples/thirdparty/lightning_fit.py; MC=examples/thirdparty/mpi_then_cuda.py
+      corebt() { local c=$(ls -t /tmp/core.* 2>/dev/null | head -1); [ -n "$c" ] || { echo "  no core"; return; }
+        timeout 120 cuda-gdb -batch -ex "set pagination off" -ex "bt 40" -ex "info threads" -ex "thread apply all bt 16" \
+          "$(command -v python3)" "$c" 2>&1 | grep -av "^\[New LWP\|warning:\|^Using host\|^\[Thread debugging" \
+          | awk '/^Thread /{hdr=$0; next} /gps_|cupti|nvperf|libcuda|exit|free|malloc|abort|raise|^#[0-9]+ .* in \?\? \(\) from .*libc/{ if (hdr) {print hdr; hdr=""} print; next} /^[^#T]/{print}' | head -${COREBT_LINES:-150}
+        rm -f /tmp/core.*; }
+      for v in "mc-perturb env MALLOC_PERTURB_=165 build/bin/gpuprof run --pm-sampling=10ms -o $RES/p4a.gpuprof -- python3 $MC --no-mpi" \
+               "mc-plain build/bin/gpuprof run --pm-sampling=10ms -o $RES/p4b.gpuprof -- python3 $MC --no-mpi" \
+               "lf-plain build/bin/gpuprof run --pm-sampling=10ms -o $RES/p4c.gpuprof -- python3 $LF" \
+               "mc-perturb-nocheck env MALLOC_PERTURB_=165 MALLOC_CHECK_=3 build/bin/gpuprof run --pm-sampling=10ms -o $RES/p4d.gpuprof -- python3 $MC --no-mpi"; do
+        name=${v%% *}; cmd=${v#* }
+        timeout 150 $cmd >"$RES/p4-$name.out" 2>"$RES/p4-$name.err"; rc=$?
+        echo "PMCRASH4 $name rc=$rc $(grep RESULT "$RES/p4-$name.out")"; grep -a -v "^TIMING\|Tip\|TPU\|GPU avail\|Tensor Cores\|LOCAL_RANK\|stopped" "$RES/p4-$name.err" | tail -4
+        [ $rc -ge 128 ] && corebt
+      done
+    ) 2>&1 | tee "$RES/pm-crash4.txt"
+    rm -f "$RES"/p4*.gpuprof* ;;
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;
