@@ -49,8 +49,19 @@
  * prepare handler waits (bounded) until the thread is outside CUPTI, so a
  * child never inherits a half-done CUPTI call.
  *
- * Stop: gps_pm_stop (final flush, before the forced CUPTI activity flush)
- * has the thread stop sampling and decode what is left.  PM sampling is
+ * Stop: at exit, pm_at_exit (an atexit handler registered by the thread
+ * right after cuptiProfilerInitialize) has the thread stop sampling and
+ * decode what is left; gps_pm_stop (final flush, before the forced CUPTI
+ * activity flush) does the same where exit handlers do not run (signals)
+ * and is a no-op after pm_at_exit.  Why a handler of its own: CUPTI loads
+ * libnvperf_host at set-up, after our final-flush handler was registered,
+ * and exit handlers run last-registered first, so that library's static
+ * destructors ran before the final flush, and the Stop/decode made there
+ * used its freed state (a SIGSEGV in NVPW_GPU_PeriodicSampler_StopSampling
+ * under MALLOC_PERTURB_, "corrupted double-linked list" in a Lightning job:
+ * issue #18).  Registered once CUPTI has loaded it, ours runs before them.
+ * Should the thread still be in set-up when the stop's bounded wait ends,
+ * it is abandoned: it makes no PM call after its current one.  PM sampling is
  * never disabled nor the host objects freed: on the H200 doing so at exit
  * (cuptiPmSamplingDisable, cuptiProfilerHostDeinitialize) ended the job with
  * "free(): double free detected" (XLA's PM sampler notes that disabling
@@ -141,6 +152,13 @@ static struct gps_service pm = GPS_SERVICE_INIT("gpuprof-pm");
 static pthread_mutex_t pm_call_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fork_locked;
 static atomic_int pm_started; /* the thread exists in this process */
+/* pm_at_exit is registered (kept across fork: the child inherits the
+ * registration, and its order before libnvperf_host's destructors) */
+static atomic_int exit_hook;
+/* the stop gave up waiting for the thread (a set-up longer than the bound
+ * at exit): the thread makes no more PM calls, the exit handlers of the
+ * library set-up loaded may already have run */
+static atomic_int pm_abandoned;
 static int pm_failed; /* the feature is off in this process (one line said why) */
 static int pm_profiler_inited;
 static struct pm_dev devs[PM_MAX_DEV];
@@ -399,6 +417,11 @@ static CUptiResult counter_reset(struct pm_dev *d)
 	return GPS_CUPTI_QUIET(cuptiPmSamplingCounterDataImageInitialize, &p);
 }
 
+static void pm_at_exit(void)
+{
+	gps_pm_stop();
+}
+
 /* Everything from the chip name to Start.  Leaves d->state RUNNING or
  * FAILED (after one line). */
 static void setup(struct pm_dev *d, unsigned n)
@@ -424,6 +447,11 @@ static void setup(struct pm_dev *d, unsigned n)
 			return;
 		}
 		pm_profiler_inited = 1;
+		/* CUPTI has loaded its profiler libraries (libnvperf_host):
+		 * registered now, ours runs before their exit handlers (see
+		 * "Stop" above) */
+		if (!atomic_exchange(&exit_hook, 1))
+			atexit(pm_at_exit);
 	}
 	CUpti_Device_GetChipName_Params pc = {.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE};
 	pc.deviceIndex = dev;
@@ -450,6 +478,8 @@ static void setup(struct pm_dev *d, unsigned n)
 	}
 	if (configure(d, chip, d->avail, &d->config, &d->config_size) != 0)
 		return;
+	if (atomic_load(&pm_abandoned))
+		return; /* exiting without us: no more PM calls */
 	CUpti_PmSampling_Enable_Params pe = {.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
 	pe.deviceIndex = dev;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingEnable, &pe);
@@ -458,6 +488,8 @@ static void setup(struct pm_dev *d, unsigned n)
 		return;
 	}
 	d->obj = pe.pPmSamplingObject;
+	if (atomic_load(&pm_abandoned))
+		return; /* exiting without us: no more PM calls */
 	CUpti_PmSampling_SetConfig_Params ps = {.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
 	ps.pPmSamplingObject = d->obj;
 	ps.configSize = d->config_size;
@@ -492,6 +524,8 @@ static void setup(struct pm_dev *d, unsigned n)
 			pm_cause(r));
 		return;
 	}
+	if (atomic_load(&pm_abandoned))
+		return; /* exiting without us: no more PM calls */
 	CUpti_PmSampling_Start_Params pst = {.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE};
 	pst.pPmSamplingObject = d->obj;
 	r = GPS_CUPTI_QUIET(cuptiPmSamplingStart, &pst);
@@ -697,7 +731,7 @@ static void pm_main(struct gps_service *svc)
 		unsigned n = ndev; /* entries below n are this thread's alone */
 		pthread_mutex_unlock(&pm.lock);
 		pthread_mutex_lock(&pm_call_lock);
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n && !atomic_load(&pm_abandoned); i++)
 			if (devs[i].state == PD_RUNNING && decode(&devs[i], 0) != 0)
 				devs[i].state = PD_FAILED;
 		pthread_mutex_unlock(&pm_call_lock);
@@ -715,7 +749,7 @@ static void pm_main(struct gps_service *svc)
 	pthread_mutex_unlock(&pm.lock);
 	/* stopping: the samples up to now, then no more */
 	pthread_mutex_lock(&pm_call_lock);
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n && !atomic_load(&pm_abandoned); i++) {
 		struct pm_dev *d = &devs[i];
 		if (d->state != PD_RUNNING)
 			continue;
@@ -794,7 +828,8 @@ void gps_pm_stop(void)
 {
 	/* it may be inside CUPTI (set-up, a decode): wait, but never hang
 	 * the exit on it (it cannot emit once closed is set) */
-	gps_service_stop(&pm, 2000);
+	if (!gps_service_stop(&pm, 2000))
+		atomic_store(&pm_abandoned, 1);
 }
 
 void gps_pm_fork_prepare(void)
@@ -825,6 +860,7 @@ void gps_pm_after_fork_child(void)
 	pthread_mutex_init(&pm_call_lock, NULL);
 	fork_locked = 0;
 	atomic_store(&pm_started, 0);
+	atomic_store(&pm_abandoned, 0);
 	pm_profiler_inited = 0;
 	atomic_store(&off_logged, 0);
 	memset(devs, 0, sizeof devs); /* the parent's buffers: not ours to free */

@@ -548,8 +548,29 @@ EXPORT CUptiResult cuptiGetDeviceId(CUcontext ctx, uint32_t *dev)
 	*dev = 0;
 	return CUPTI_SUCCESS;
 }
+/* The real CUPTI loads libnvperf_host at PM set-up; that library's static
+ * destructors are exit handlers registered then, so they run before any
+ * handler registered earlier (a tracer's final flush), and a PM call made
+ * after them works on freed state (issue #18: SIGSEGV in
+ * NVPW_GPU_PeriodicSampler_StopSampling at exit).  The fake registers its
+ * own "library teardown" in cuptiProfilerInitialize and aborts, as the real
+ * one crashes, on any PM sampling call after it. */
+static int pm_lib_gone;
+static void fake_pm_library_teardown(void) { pm_lib_gone = 1; }
+static void pm_lib_check(const char *call)
+{
+	if (pm_lib_gone) {
+		fprintf(stderr, "fake cupti: %s after the PM library's exit teardown\n", call);
+		abort();
+	}
+}
 EXPORT CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
 {
+	static int registered;
+	if (!registered) {
+		registered = 1;
+		atexit(fake_pm_library_teardown);
+	}
 	(void)p;
 	return CUPTI_SUCCESS;
 }
@@ -662,6 +683,7 @@ EXPORT CUptiResult cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfP
 }
 EXPORT CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
 {
+
 	const char *delay = getenv("FAKE_CUPTI_PM_DELAY_MS"); /* a slow set-up */
 	if (delay && atoi(delay) > 0) {
 		struct timespec ts = {atoi(delay) / 1000, (long)(atoi(delay) % 1000) * 1000000};
@@ -712,6 +734,7 @@ EXPORT CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
 }
 EXPORT CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
 {
+	pm_lib_check("cuptiPmSamplingStop");
 	(void)p;
 	pthread_mutex_lock(&lock);
 	pm.t_stop = realtime_ns();
@@ -745,6 +768,7 @@ static struct fake_pm_image *fake_image(const uint8_t *b)
 }
 EXPORT CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
 {
+	pm_lib_check("cuptiPmSamplingDecodeData");
 	struct fake_pm_image *im = fake_image(p->pCounterDataImage);
 	if (!im || !pm.enabled || !kept_intact(1))
 		return CUPTI_ERROR_INVALID_PARAMETER;
