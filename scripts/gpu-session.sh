@@ -471,6 +471,7 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
         --args "$(command -v python3)" $prog 2>&1 | grep -v "^\[New Thread\|^\[Thread .* exited\|^\[Detaching\|^\[Inferior" | tail -200
     ) 2>&1 | tee "$RES/pm-crash.txt"
     rm -f "$RES"/pmc-*.gpuprof* /tmp/core.* ;;
+  matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
   *) echo "unknown phase $ph" ;;
