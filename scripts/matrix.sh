@@ -91,7 +91,7 @@ done
 if [ "$JOBS" -gt 1 ] && ! command -v flock >/dev/null; then
   echo "matrix.sh: no flock here: JOBS=1" >&2; JOBS=1
 fi
-rm -f "$RES"/m-*.gpuprof "$D"/*
+rm -f "$RES"/m-*.gpuprof "$D"/* "$D"/.pg-*
 
 T0=$(date +%s)
 LOCK_GATE=$D/.lock-gate LOCK_GPU=$D/.lock-gpu
@@ -112,8 +112,13 @@ timed() {
   [ $left -lt 5 ] && left=5
   t=$TIMEOUT; [ "$left" -lt "$t" ] && t=$left
   s=$(date +%s%N)
-  timeout -k 10 "$t" "$@" >"$D/$wl.$name.out" 2>"$D/$wl.$name.err"
+  # timeout runs the job in a process group of its own (its pid): .pg-* names
+  # it for the trap below, which a signal to matrix.sh's group would not reach
+  # shellcheck disable=SC2016
+  timeout -k 10 "$t" sh -c 'echo "$PPID" >"$0"; exec "$@"' "$D/.pg-$wl.$name" "$@" \
+    >"$D/$wl.$name.out" 2>"$D/$wl.$name.err"
   RC=$?
+  rm -f "$D/.pg-$wl.$name"
   MS=$(( ($(date +%s%N) - s) / 1000000 ))
   if [ "$JOBS" -gt 1 ]; then
     flock -u $gpu; flock -u $gate
@@ -162,6 +167,46 @@ row() {
 }
 
 BUILD=${BUILD:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+STOPPED=""
+# table: every cell without a row is "not run"; then the table of them all
+table() {
+  local rows=() gpu vers
+  for wl in $WORKLOADS; do
+    for o in bare $OPTIONS; do
+      [ -e "$D/$wl.$o.csv" ] ||
+        "$PY" "$TABLE" cell --workload "$wl" --option "$o" --row "$D/$wl.$o.csv" --state "not run" >/dev/null
+      rows+=("$D/$wl.$o.csv")
+    done
+  done
+  gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+  vers=$("$PY" -c '
+import importlib.metadata as m
+out = []
+for p in ("torch", "transformers", "lightning", "timm", "jax", "flax", "optax", "cupy-cuda13x"):
+    try:
+        out.append("%s %s" % (p, m.version(p)))
+    except Exception:
+        pass
+print(", ".join(out))' 2>/dev/null)
+  echo "=== matrix: done in $(elapsed) s$STOPPED"
+  "$PY" "$TABLE" table "${rows[@]}" --md "$RES/matrix.md" --csv "$RES/matrix.csv" \
+    --title "Compatibility matrix: build $BUILD ($("$G" --version 2>/dev/null)), $(date -u +%Y-%m-%d), ${gpu:-no nvidia-smi}" \
+    --title "Packages: ${vers:-unknown}; $(elapsed) s for the matrix$STOPPED, JOBS=$JOBS"
+}
+# stopped from outside (gpu-session's timeout, ^C): the runs in flight killed
+# (process groups of their own), then the table of what ran
+# shellcheck disable=SC2046
+stop() {
+  trap - TERM INT
+  STOPPED=" (stopped by a signal)"
+  kill $(jobs -p) 2>/dev/null
+  for f in "$D"/.pg-*; do [ -s "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null; done
+  wait
+  table
+  exit 124
+}
+trap stop TERM INT
+
 echo "=== matrix: workloads: $WORKLOADS"
 echo "=== matrix: options: $OPTIONS (JOBS=$JOBS TIMEOUT=$TIMEOUT BUDGET_S=$BUDGET_S)"
 for wl in $WORKLOADS; do
@@ -173,26 +218,4 @@ for wl in $WORKLOADS; do
   fi
 done
 wait
-rows=()
-for wl in $WORKLOADS; do
-  [ -e "$D/$wl.bare.csv" ] || "$PY" "$TABLE" cell --workload "$wl" --option bare --row "$D/$wl.bare.csv" --state "not run" >/dev/null
-  rows+=("$D/$wl.bare.csv")
-  for o in $OPTIONS; do
-    [ -e "$D/$wl.$o.csv" ] || "$PY" "$TABLE" cell --workload "$wl" --option "$o" --row "$D/$wl.$o.csv" --state "not run" >/dev/null
-    rows+=("$D/$wl.$o.csv")
-  done
-done
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-vers=$("$PY" -c '
-import importlib.metadata as m
-out = []
-for p in ("torch", "transformers", "lightning", "timm", "jax", "flax", "optax", "cupy-cuda13x"):
-    try:
-        out.append("%s %s" % (p, m.version(p)))
-    except Exception:
-        pass
-print(", ".join(out))' 2>/dev/null)
-echo "=== matrix: done in $(elapsed) s"
-"$PY" "$TABLE" table "${rows[@]}" --md "$RES/matrix.md" --csv "$RES/matrix.csv" \
-  --title "Compatibility matrix: build $BUILD ($("$G" --version 2>/dev/null)), $(date -u +%Y-%m-%d), ${gpu:-no nvidia-smi}" \
-  --title "Packages: ${vers:-unknown}; $(elapsed) s for the matrix, JOBS=$JOBS"
+table

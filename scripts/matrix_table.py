@@ -101,7 +101,7 @@ def check_traces(gpuprof, files):
         name = os.path.basename(f)
         try:
             p = subprocess.run([gpuprof, "info", "--json", f], capture_output=True, text=True,
-                               errors="replace", timeout=300)
+                               errors="replace", timeout=120)
         except (OSError, subprocess.TimeoutExpired) as e:
             decode = decode if decode != "ok" else "info %s: %s" % (name, e)
             integ.add("unread")
@@ -128,7 +128,7 @@ def check_traces(gpuprof, files):
         try:
             with open(os.devnull, "w") as null:
                 d = subprocess.run([gpuprof, "dump", f], stdout=null, stderr=subprocess.PIPE, text=True,
-                                   errors="replace", timeout=300)
+                                   errors="replace", timeout=120)
             if d.returncode != 0 and decode == "ok":
                 decode = "dump exit %d on %s: %s" % (d.returncode, name, clip(d.stderr.strip(), 160))
         except (OSError, subprocess.TimeoutExpired) as e:

@@ -22,10 +22,11 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, int n)
 
 
 def profiler(start):
-    # cupy.cuda.profiler wraps cudaProfilerStart/Stop; older CuPy: the runtime module
-    mod = getattr(cp.cuda, "profiler", None)
-    fn = getattr(mod, "start" if start else "stop", None) if mod else None
-    if fn is None:
+    """cudaProfilerStart/Stop: cupy.cuda.profiler, else the runtime module's wrappers."""
+    try:
+        import cupy.cuda.profiler as prof
+        fn = prof.start if start else prof.stop
+    except (ImportError, AttributeError):
         fn = getattr(cp.cuda.runtime, "profilerStart" if start else "profilerStop", None)
     if fn is not None:
         fn()

@@ -20,8 +20,8 @@ docs/RELIABILITY.md) without a GPU.
    CUPTI) and on a job that crashes whenever LD_PRELOAD is set: the first row
    all ok with the workload's exact kernel count (83 in the parent + 2 in the
    CUDA-using fork child), the second all "FAIL rc=139"; traces of passing
-   runs removed; BUDGET_S=0: every cell "not run", exit 0; an unknown option
-   set: exit 2.
+   runs removed; BUDGET_S=0: every cell "not run", exit 0; stopped by
+   SIGTERM: the table all the same; an unknown option set: exit 2.
 """
 import csv
 import json
@@ -293,6 +293,24 @@ def test_matrix_sh(d):
     tt.eq(p.returncode, 0, "BUDGET_S=0: exit")
     c = cells_of(p.stdout)
     tt.eq([c.get(("fake", o)) for o in ("bare", "default", "stacks")], ["not run"] * 3, "BUDGET_S=0: not run")
+    # stopped from outside (gpu-session's timeout): the table of what ran all the same
+    slow = os.path.join(d, "slow.sh")
+    with open(slow, "w") as f:
+        f.write('#!/bin/sh\necho $$ > "%s/slow.pid"\nsleep 20\necho "RESULT slow"\n' % d)
+    os.chmod(slow, 0o755)
+    env.update(BUDGET_S="480", WORKLOADS="slow", MATRIX_CMD_slow=slow)
+    p = subprocess.run(["timeout", "3", "bash", MATRIX], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=60)
+    tt.expect(p.returncode == 124 and "(stopped by a signal)" in p.stdout, "SIGTERM: exit 124 and says so")
+    tt.eq([cells_of(p.stdout).get(("slow", o)) for o in ("bare", "default")], ["not run"] * 2,
+          "SIGTERM: the table, with the cells that did not finish 'not run'")
+    try:
+        pid = int(open(os.path.join(d, "slow.pid")).read())
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, ValueError, IndexError):
+        state = "gone"
+    tt.expect(state in ("gone", "Z", "X"), "SIGTERM: the job in flight was killed too (state %s)" % state)
     env.update(OPTIONS="default no-such-option")
     p = subprocess.run(["bash", MATRIX], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     tt.expect(p.returncode == 2 and "unknown option set 'no-such-option'" in p.stderr,
