@@ -211,7 +211,7 @@ def bare_verdict(b):
         return "not run", ["bare run not run"]
     rc = as_int(b["rc"])
     if rc != 0:
-        return ("FAIL timeout" if rc in (124, 137) else "FAIL rc=%s" % b["rc"]), \
+        return ("FAIL timeout" if rc == 124 else "FAIL rc=%s" % b["rc"]), \
             ["bare run exit %s" % b["rc"]]
     if not b["result"]:
         return "FAIL no RESULT", ["bare run printed no RESULT line"]
@@ -228,7 +228,7 @@ def cell_verdict(c, bare, default, na):
     rc = as_int(c["rc"])
     brc = as_int(bare["rc"]) if bare else None
     if rc != brc:
-        reasons.append("timeout" if rc in (124, 137) else "rc=%s" % c["rc"])
+        reasons.append("timeout" if rc == 124 else "rc=%s" % c["rc"])
     if bare is None or c["result"] != bare["result"]:
         reasons.append("out≠")
     if as_int(c["stdout_gpuprof"]):
