@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""hf_trainer.py — a Hugging Face `Trainer` run on a small randomly
+initialised GPT-2 (2 layers, d 128, vocab 1000), as a new user writes it, with
+nothing downloaded: no pretrained weights, no tokenizer; the dataset is random
+token ids.  Steps [steps/3, 2*steps/3) run between cudaProfilerStart/Stop
+(a callback), for `gpuprof run --capture-range=cudaProfilerApi`.
+Prints one line: RESULT steps=N loss=L (L = the Trainer's mean training loss;
+deterministic: fixed seeds, dropout off, SDPA's math backend — the fused
+attention backends' backward passes accumulate with atomics).
+
+  python3 examples/thirdparty/hf_trainer.py [--steps 30]
+"""
+import argparse
+import dataclasses
+import os
+import tempfile
+import warnings
+
+warnings.filterwarnings("ignore")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import torch  # noqa: E402
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback, TrainingArguments  # noqa: E402
+from transformers import set_seed  # noqa: E402
+
+VOCAB, SEQ = 1000, 64
+
+
+class RandomTokens(torch.utils.data.Dataset):
+    def __init__(self, n):
+        g = torch.Generator().manual_seed(0)
+        self.ids = torch.randint(0, VOCAB, (n, SEQ), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "labels": self.ids[i]}
+
+
+class CaptureRange(TrainerCallback):
+    """cudaProfilerStart before step lo, cudaProfilerStop after step hi - 1."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def on_step_begin(self, args, state, control, **kw):
+        if state.global_step == self.lo:
+            torch.cuda.profiler.start()
+
+    def on_step_end(self, args, state, control, **kw):
+        if state.global_step == self.hi:
+            torch.cuda.profiler.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("hf_trainer.py: no CUDA device")
+    for name in ("enable_flash_sdp", "enable_mem_efficient_sdp", "enable_cudnn_sdp"):
+        fn = getattr(torch.backends.cuda, name, None)
+        if fn:
+            fn(False)
+    set_seed(0)
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=128, n_layer=2, n_head=4, resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
+    model = GPT2LMHeadModel(cfg)
+    with tempfile.TemporaryDirectory(prefix="hf_trainer-") as out:
+        want = dict(output_dir=out, max_steps=a.steps, per_device_train_batch_size=16, learning_rate=1e-3,
+                    logging_strategy="no", save_strategy="no", report_to="none", seed=0, data_seed=0,
+                    disable_tqdm=True, dataloader_num_workers=0, remove_unused_columns=False)
+        # only the arguments this transformers version still has (names drift between majors)
+        have = {f.name for f in dataclasses.fields(TrainingArguments)}
+        args = TrainingArguments(**{k: v for k, v in want.items() if k in have})
+        tr = Trainer(model=model, args=args, train_dataset=RandomTokens(512),
+                     callbacks=[CaptureRange(a.steps // 3, 2 * a.steps // 3)])
+        # the metrics printer writes run times to stdout: only RESULT goes there
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+        tr.remove_callback(PrinterCallback)
+        tr.remove_callback(ProgressCallback)
+        res = tr.train()
+    print("RESULT steps=%d loss=%.6f" % (res.global_step, res.training_loss))
+
+
+if __name__ == "__main__":
+    main()
