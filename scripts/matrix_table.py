@@ -29,8 +29,8 @@ equal the bare run's; no stdout line starts with "gpuprof"; at least one trace
 file was written and every one of them decodes (`gpuprof info --json` exit 0
 with integrity "complete" and a footer, `gpuprof dump` exit 0); the status
 files, where the option asks for them, are JSON objects with "state":"exited";
-and, for options outside --kernels-na (default: pm-sampling, gpu-window,
-capture-range: they record a part of the run), its kernel count (summed over
+and, for options outside --kernels-na (default: gpu-window, capture-range:
+they record a part of the run), its kernel count (summed over
 its trace files) equals the default run's.  New stderr lines (not in the bare
 run's, after digits and hex numbers are masked, `gpuprof` lines aside) and
 `gpuprof:` messages other than the end-of-run summary are reported, not
@@ -46,7 +46,7 @@ import sys
 FIELDS = ["workload", "option", "args", "state", "rc", "wall_s", "result", "stdout_gpuprof", "new_stdout",
           "new_stderr", "new_stderr_sample", "gpuprof_msgs", "err_tail", "traces", "files", "decode",
           "integrity", "kernels", "dropped", "status"]
-KERNELS_NA = "pm-sampling,gpu-window,capture-range"
+KERNELS_NA = "gpu-window,capture-range"
 # gpuprof run's end-of-run summary; every other gpuprof line is a message
 # ("no trace written" among them: the job made no CUDA calls)
 SUMMARY_OK_RE = re.compile(r"^gpuprof: \d+ events, \d+ dropped, wrote ")
