@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "gp_settings.h"
 #include "gp_trace.h"
 
 /* Thread-local data the hot paths touch.  initial-exec keeps the access a
@@ -20,59 +21,35 @@
 #define GPS_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---------------------------------------------------------------- config */
-enum gps_api_set { GPS_API_DEFAULT = 0, GPS_API_ALL = 1, GPS_API_NONE = 2 };
-enum gps_api_mode { GPS_MODE_CALLBACK = 0, GPS_MODE_ACTIVITY = 1 };
-/* How API calls are captured when GPUPROF_API_MODE is unset: the one place
- * to flip the default (decided by GPU measurement, docs/PERFORMANCE.md). */
-#define GPS_DEFAULT_API_MODE GPS_MODE_CALLBACK
-/* GPUPROF_STACKS: off, 1/sampled (rate-limited per call site), all */
-enum gps_stacks_mode { GPS_STACKS_OFF = 0, GPS_STACKS_SAMPLED = 1, GPS_STACKS_ALL = 2 };
-/* GPUPROF_UNWIND: libunwind when it can be loaded, else glibc backtrace() */
-enum gps_unwind { GPS_UNWIND_AUTO = 0, GPS_UNWIND_LIBUNWIND = 1, GPS_UNWIND_GLIBC = 2 };
-enum gps_bind { GPS_BIND_AUTO = 0, GPS_BIND_EAGER = 1, GPS_BIND_INJECTION = 2 };
-
-/* GPUPROF_ACTIVITY kinds, a bit each */
-enum gps_act_bits {
-	GPS_ACT_KERNEL = 1u << 0, GPS_ACT_MEMCPY = 1u << 1, GPS_ACT_MEMSET = 1u << 2,
-	GPS_ACT_PEER = 1u << 3, GPS_ACT_SYNC = 1u << 4, GPS_ACT_MEMORY = 1u << 5,
-	GPS_ACT_DEVICE = 1u << 6,
-	/* SYNCHRONIZATION and MEMORY2 are opt-in: on MNIST they cost 13 points
-	 * of step time (docs/PERFORMANCE.md, run H4), and nsys leaves them off
-	 * by default too. */
-	GPS_ACT_DEFAULT = GPS_ACT_KERNEL | GPS_ACT_MEMCPY | GPS_ACT_MEMSET | GPS_ACT_PEER | GPS_ACT_DEVICE,
-	GPS_ACT_ALL = GPS_ACT_DEFAULT | GPS_ACT_SYNC | GPS_ACT_MEMORY,
-};
-
 struct gps_config {
 	int enabled;            /* GPUPROF_ENABLE (default 1) */
 	int quiet;              /* GPUPROF_QUIET */
 	int follow_exec;        /* GPUPROF_FOLLOW_EXEC (default 1) */
-	int api_set;            /* gps_api_set */
-	int api_mode;           /* gps_api_mode, GPS_DEFAULT_API_MODE */
+	enum gp_api_set api_set;   /* GPUPROF_API */
+	enum gp_api_mode api_mode; /* GPUPROF_API_MODE */
 	int api_driver;         /* GPUPROF_API_DRIVER (default 1): driver-domain calls too */
-	int bind;               /* gps_bind */
-	unsigned activity;      /* gps_act_bits */
+	enum gp_bind bind;      /* GPUPROF_BIND */
+	unsigned activity;      /* GPUPROF_ACTIVITY: gp_activity_bits */
 	uint32_t flush_ms;      /* GPUPROF_FLUSH_MS, default 500: writer, CUPTI ticker */
 	size_t buffer_size;     /* CUPTI activity buffer, default 8 MiB */
 	size_t ring_size;       /* per-thread ring, 0 = libprof default */
 	size_t max_memory;      /* recorder cap, 0 = libprof default */
 	int zstd_level;         /* 0 = libprof default */
-	char output[1024];      /* pattern, GPUPROF_OUTPUT */
-	char cupti_path[1024];  /* GPUPROF_CUPTI, "" = search */
-	char summary[1024];     /* GPUPROF_SUMMARY, "" = none */
+	char output[GP_SETTING_TEXT_MAX];     /* pattern, GPUPROF_OUTPUT */
+	char cupti_path[GP_SETTING_TEXT_MAX]; /* GPUPROF_CUPTI, "" = search */
+	char summary[GP_SETTING_TEXT_MAX];    /* GPUPROF_SUMMARY, "" = none */
 	uint64_t win_on_ns;     /* GPUPROF_GPU_WINDOW ON/PERIOD; 0 = off (always on) */
 	uint64_t win_period_ns;
 	uint32_t gpu_metrics_hz;  /* GPUPROF_GPU_METRICS, samples/s; 0 = off */
-	char nvml_path[1024];     /* GPUPROF_NVML, "" = libnvidia-ml.so.1 */
-	int stacks;               /* GPUPROF_STACKS: gps_stacks_mode */
-	int unwind;               /* GPUPROF_UNWIND: gps_unwind */
-	char unwind_lib[1024];    /* GPUPROF_UNWIND=/path/libunwind.so: that one only */
-	char status[1024];        /* GPUPROF_STATUS pattern, "" = no status file */
+	char nvml_path[GP_SETTING_TEXT_MAX];  /* GPUPROF_NVML, "" = libnvidia-ml.so.1 */
+	enum gp_stacks_mode stacks;           /* GPUPROF_STACKS */
+	enum gp_unwind unwind;                /* GPUPROF_UNWIND */
+	char unwind_lib[GP_SETTING_TEXT_MAX]; /* GPUPROF_UNWIND=/path/libunwind.so: that one only */
+	char status[GP_SETTING_TEXT_MAX];     /* GPUPROF_STATUS pattern, "" = no status file */
 	uint64_t pm_interval_ns;  /* GPUPROF_PM_SAMPLING, ns; 0 = off */
-	int capture_range;        /* GPUPROF_CAPTURE_RANGE: gps_capture_range */
-	int clock;                /* GPUPROF_CLOCK: gps_clock_mode */
+	enum gp_capture_range capture_range;  /* GPUPROF_CAPTURE_RANGE */
+	enum gp_clock_mode clock;             /* GPUPROF_CLOCK */
 };
-enum gps_capture_range { GPS_CAPTURE_ALL = 0, GPS_CAPTURE_PROFILER_API = 1 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values
  * are reported once and replaced by the default. */
@@ -87,23 +64,6 @@ int gps_expand_pattern(const char *pat, char *out, size_t outsz, int pid,
 		       const char *host, int rank, time_t start);
 /* RANK, else LOCAL_RANK, else -1 */
 int gps_env_rank(void);
-/* Parses "8M", "512k", "1G", "4096" -> bytes; returns 0 on success. */
-int gps_parse_size(const char *s, size_t *out);
-/* GPUPROF_ACTIVITY list ("kernel,memcpy", "all", "none", "default") -> bits;
- * returns 0 or -1 naming the bad word in *bad (points into s). */
-int gps_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *badlen);
-/* GPUPROF_GPU_WINDOW "ON/PERIOD": each a number (decimals allowed) with an
- * optional unit ns|us|ms|s, seconds when none ("2/30", "500ms/10s");
- * 0 < ON < PERIOD.  Returns 0, or -1 (outputs untouched). */
-int gps_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns);
-/* GPUPROF_GPU_METRICS "HZ": an integer 0..1000 (0 = off).  Returns 0, or -1
- * (output untouched). */
-int gps_parse_hz(const char *s, uint32_t *hz);
-
-/* GPUPROF_PM_SAMPLING "INTERVAL": a number (decimals allowed) with a unit
- * ns|us|ms|s, 100us..10s ("10ms"); "0" or "off" = off.  Returns 0, or -1
- * (output untouched). */
-int gps_parse_pm_interval(const char *s, uint64_t *ns);
 
 /* ---------------------------------------------------------------- logging */
 /* One "gpuprof: ..." line on stderr via write(2).  gps_log is for normal
@@ -151,7 +111,6 @@ static inline uint64_t gps_sys_mono_ns(void)
 /* gps_clock.c: CLOCK_MONOTONIC read through the TSC (GPUPROF_CLOCK).
  * ns = ns0 + (tsc - tsc0) * mult / 2^32, published under seq (odd while
  * the one writer updates). */
-enum gps_clock_mode { GPS_CLOCK_AUTO = 0, GPS_CLOCK_MONOTONIC = 1, GPS_CLOCK_TSC = 2 };
 struct gps_tsc_params { uint64_t tsc0, ns0, mult; };
 struct gps_tsc_clock {
 	_Atomic uint32_t seq;
@@ -173,7 +132,7 @@ static inline uint64_t gps_tsc_to_ns(const struct gps_tsc_params *p, uint64_t ts
 int gps_tsc_retune(const struct gps_tsc_params *cur, uint64_t rate, uint64_t tsc, uint64_t mono,
 		   uint64_t since_last_ns, struct gps_tsc_params *out);
 int gps_cpu_has_invariant_tsc(void);    /* CPUID: the TSC runs at one rate, always */
-void gps_clock_init(int mode);          /* gps_init, before any thread */
+void gps_clock_init(enum gp_clock_mode mode); /* gps_init, before any thread */
 void gps_clock_tick(void);              /* the flush thread, every wake-up */
 void gps_clock_after_fork_child(void);
 uint64_t gps_clock_tsc_updates(void);   /* 0: the TSC was never used */

@@ -35,7 +35,7 @@ static uint64_t cap_start; /* cap_lock: trace clock, the open range's start */
 
 void gps_capture_init(void)
 {
-	atomic_store(&gps_capture_paused, gps.cfg.capture_range == GPS_CAPTURE_PROFILER_API);
+	atomic_store(&gps_capture_paused, gps.cfg.capture_range == GP_CAPTURE_PROFILER_API);
 }
 
 const struct gps_capture_call gps_capture_calls[GPS_CAPTURE_NCALLS] = {
@@ -96,7 +96,7 @@ void gps_capture_call(int domain, uint32_t cbid, int is_exit)
 
 void gps_capture_final(void)
 {
-	if (gps.cfg.capture_range != GPS_CAPTURE_PROFILER_API)
+	if (gps.cfg.capture_range != GP_CAPTURE_PROFILER_API)
 		return;
 	/* bounded: a thread stuck inside CUPTI mid-switch holds the lock;
 	 * its range is then not closed (the trace still has its records) */

@@ -170,11 +170,11 @@ static int clocksource_is_tsc(void)
 	       (!strcmp(buf, "tsc") || !strcmp(buf, "tsc\n"));
 }
 
-void gps_clock_init(int mode)
+void gps_clock_init(enum gp_clock_mode mode)
 {
-	if (mode == GPS_CLOCK_MONOTONIC)
+	if (mode == GP_CLOCK_MODE_MONOTONIC)
 		return;
-	if ((mode != GPS_CLOCK_TSC && !clocksource_is_tsc()) || !gps_cpu_has_invariant_tsc())
+	if ((mode != GP_CLOCK_MODE_TSC && !clocksource_is_tsc()) || !gps_cpu_has_invariant_tsc())
 		return;
 	w.eligible = 1;
 	read_pair(&w.base_tsc, &w.base_ns);
@@ -255,7 +255,7 @@ void gps_clock_after_fork_child(void)
 }
 #else
 int gps_cpu_has_invariant_tsc(void) { return 0; }
-void gps_clock_init(int mode) { (void)mode; }
+void gps_clock_init(enum gp_clock_mode mode) { (void)mode; }
 void gps_clock_tick(void) {}
 void gps_clock_after_fork_child(void) {}
 #endif

@@ -233,7 +233,7 @@ static int switch_default_set(int dom, int on)
 	for (int i = 0; i < n_set_cbids[dom]; i++) {
 		uint32_t cbid = set_cbids[dom][i];
 		CUptiResult r;
-		if (gps.cfg.api_mode == GPS_MODE_ACTIVITY)
+		if (gps.cfg.api_mode == GP_API_MODE_ACTIVITY)
 			r = dom == 2 ? GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, on ? 1 : 0)
 				     : GPS_CUPTI(cuptiActivityEnableDriverApi, cbid, on ? 1 : 0);
 		else
@@ -266,10 +266,10 @@ static int switch_api_records(int on)
 {
 	const struct gps_config *c = &gps.cfg;
 	int driver = c->api_driver, n = 0;
-	if (c->api_set == GPS_API_NONE)
+	if (c->api_set == GP_API_SET_NONE)
 		return 0;
-	if (c->api_set == GPS_API_ALL) {
-		if (c->api_mode == GPS_MODE_ACTIVITY) {
+	if (c->api_set == GP_API_SET_ALL) {
+		if (c->api_mode == GP_API_MODE_ACTIVITY) {
 			switch_kind(CUPTI_ACTIVITY_KIND_RUNTIME, on);
 			if (driver)
 				switch_kind(CUPTI_ACTIVITY_KIND_DRIVER, on);
@@ -281,7 +281,7 @@ static int switch_api_records(int on)
 		n = 1;
 	} else {
 		n = switch_default_set(2, on);
-		if (driver && (c->api_mode != GPS_MODE_ACTIVITY || gps_p_cuptiActivityEnableDriverApi))
+		if (driver && (c->api_mode != GP_API_MODE_ACTIVITY || gps_p_cuptiActivityEnableDriverApi))
 			n += switch_default_set(1, on);
 	}
 	if (capture_mode && !on)
@@ -295,25 +295,25 @@ static int switch_api_records(int on)
 static void bind_api_records(void)
 {
 	const struct gps_config *c = &gps.cfg;
-	if (c->api_set == GPS_API_NONE)
+	if (c->api_set == GP_API_SET_NONE)
 		return;
 	/* a stack must be taken on the calling thread, during the call:
 	 * per-API activity records come later, from CUPTI's thread */
 	if (gps_stacks_on)
-		gps.cfg.api_mode = GPS_MODE_CALLBACK;
-	if (c->api_mode == GPS_MODE_ACTIVITY) {
+		gps.cfg.api_mode = GP_API_MODE_CALLBACK;
+	if (c->api_mode == GP_API_MODE_ACTIVITY) {
 		if (!gps_p_cuptiActivityEnableRuntimeApi) {
 			gps_log(0, "this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
-			gps.cfg.api_mode = GPS_MODE_CALLBACK;
+			gps.cfg.api_mode = GP_API_MODE_CALLBACK;
 		} else if (capture_mode) {
 			/* On the H200 (CUDA 13.0 CUPTI) per-API activity records
 			 * switched on at a cudaProfilerStart never came: zero API
 			 * records in three ranges, while callbacks got them all. */
 			gps_log(0, "GPUPROF_API_MODE=activity records no API calls under a capture range; using callbacks");
-			gps.cfg.api_mode = GPS_MODE_CALLBACK;
+			gps.cfg.api_mode = GP_API_MODE_CALLBACK;
 		}
 	}
-	if (c->api_set == GPS_API_ALL) {
+	if (c->api_set == GP_API_SET_ALL) {
 		skip_nested_driver = 0;
 	} else {
 		/* Driver launches must be enabled to catch launches made
@@ -325,7 +325,7 @@ static void bind_api_records(void)
 		collect_default_set(2);
 		if (c->api_driver)
 			collect_default_set(1);
-		if (c->api_mode == GPS_MODE_ACTIVITY)
+		if (c->api_mode == GP_API_MODE_ACTIVITY)
 			gps_act_skip_nested_driver = c->api_driver && gps_p_cuptiActivityEnableDriverApi;
 		else
 			skip_nested_driver = 1;
@@ -337,13 +337,13 @@ static void bind_api_records(void)
 }
 
 static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } act_kinds[] = {
-	{GPS_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
-	{GPS_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
-	{GPS_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
-	{GPS_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
-	{GPS_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
-	{GPS_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
-	{GPS_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+	{GP_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+	{GP_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+	{GP_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+	{GP_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+	{GP_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
+	{GP_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+	{GP_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
 };
 #define N_ACT_KINDS (sizeof act_kinds / sizeof act_kinds[0])
 
@@ -353,7 +353,7 @@ static void enable_activity(int paused)
 	for (size_t i = 0; i < N_ACT_KINDS; i++) {
 		if (!(gps.cfg.activity & act_kinds[i].bit))
 			continue;
-		if (paused && act_kinds[i].bit != GPS_ACT_DEVICE)
+		if (paused && act_kinds[i].bit != GP_ACT_DEVICE)
 			continue;
 		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		if (r != CUPTI_SUCCESS)
@@ -365,7 +365,7 @@ void gps_cupti_gpu_activity(int on)
 {
 	/* quiet: a kind that failed at bind time was reported there */
 	for (size_t i = 0; i < N_ACT_KINDS; i++) {
-		if (!(gps.cfg.activity & act_kinds[i].bit) || act_kinds[i].bit == GPS_ACT_DEVICE)
+		if (!(gps.cfg.activity & act_kinds[i].bit) || act_kinds[i].bit == GP_ACT_DEVICE)
 			continue;
 		if (on)
 			GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
@@ -436,7 +436,7 @@ static int start_locked(const char *why)
 		  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 		  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-	capture_mode = gps.cfg.capture_range == GPS_CAPTURE_PROFILER_API;
+	capture_mode = gps.cfg.capture_range == GP_CAPTURE_PROFILER_API;
 	uint64_t t_enabled = gps_now();
 	enable_activity(capture_mode);
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */

@@ -781,9 +781,9 @@ void gps_init(void)
 	int inj_ours = inj && *inj && gps.self_path[0] && same_file(inj, gps.self_path);
 	if (loaded) {
 		gps_cupti_start("CUPTI already loaded");
-	} else if (gps.cfg.bind == GPS_BIND_EAGER) {
+	} else if (gps.cfg.bind == GP_BIND_EAGER) {
 		gps_cupti_start("GPUPROF_BIND=eager");
-	} else if (gps.cfg.bind == GPS_BIND_INJECTION || inj_ours) {
+	} else if (gps.cfg.bind == GP_BIND_INJECTION || inj_ours) {
 		/* the driver will call InitializeInjection */
 	} else if (inj && *inj) {
 		gps_cupti_start("CUDA_INJECTION64_PATH names another library");

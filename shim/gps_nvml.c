@@ -249,7 +249,7 @@ static int nv_bind(void)
 		ndev = i + 1;
 	}
 	/* DEVICE records not traced: nothing to wait for */
-	map_state = gps.cfg.activity & GPS_ACT_DEVICE ? MAP_WAIT : MAP_NVML;
+	map_state = gps.cfg.activity & GP_ACT_DEVICE ? MAP_WAIT : MAP_NVML;
 	map_known = 0;
 	nwait = 0;
 	return 0;

@@ -116,7 +116,7 @@ static void *open_libunwind(char *tried, size_t n)
 
 static void bind_unwinder(void)
 {
-	if (gps.cfg.unwind != GPS_UNWIND_GLIBC) {
+	if (gps.cfg.unwind != GP_UNWIND_GLIBC) {
 		char tried[PATH_MAX + 64];
 		void *h = open_libunwind(tried, sizeof tried);
 		if (h) {
@@ -413,7 +413,7 @@ uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const voi
 	uint64_t key = 0;
 	if (w >= 2 && params)
 		memcpy(&key, (const char *)params + (w - 2) * 8u, sizeof key);
-	if (py_on && gps.cfg.stacks != GPS_STACKS_ALL)
+	if (py_on && gps.cfg.stacks != GP_STACKS_ALL)
 		key ^= gps_py_site_key();
 	struct stk_thread *st = stk_tls;
 	if (__builtin_expect(!st, 0) && !(st = stk_thread_new()))
@@ -430,7 +430,7 @@ uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const voi
 	int take;
 	if (s->id && s->key == key && s->dc == dc) {
 		s->count += s->count < UINT32_MAX;
-		take = gps.cfg.stacks == GPS_STACKS_ALL || s->count <= FIRST_CAPTURES ||
+		take = gps.cfg.stacks == GP_STACKS_ALL || s->count <= FIRST_CAPTURES ||
 		       (xorshift64(&st->rng) & SAMPLE_MASK) == 0;
 	} else { /* new site, or another one took the slot: start over */
 		*s = (struct site){ .key = key, .dc = dc, .count = 1 };
@@ -483,10 +483,10 @@ static unsigned char key_kind(const char *clean)
 void gps_stacks_bind(const char *(*name)(int dom, uint32_t cbid))
 {
 	static int done;
-	if (gps.cfg.stacks == GPS_STACKS_OFF || done)
+	if (gps.cfg.stacks == GP_STACKS_OFF || done)
 		return;
 	done = 1;
-	if (gps.cfg.api_set == GPS_API_NONE) { /* a stack belongs to an API record */
+	if (gps.cfg.api_set == GP_API_SET_NONE) { /* a stack belongs to an API record */
 		gps_log(1, "stacks: GPUPROF_API=none records no API calls, so no call stacks either");
 		return;
 	}

@@ -238,7 +238,7 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 			if (seen & (1ull << d))
 				mem += atomic_load_explicit(&nvml_mem[d], memory_order_relaxed);
 		mem_src = "nvml";
-	} else if (gps.cfg.activity & GPS_ACT_MEMORY) {
+	} else if (gps.cfg.activity & GP_ACT_MEMORY) {
 		int64_t m = atomic_load_explicit(&cupti_mem_bytes, memory_order_relaxed);
 		mem = m > 0 ? (uint64_t)m : 0;
 		mem_src = "cupti";
