@@ -51,10 +51,10 @@ $(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # config, path patterns and cbid selection: pure code, no CUPTI
-$(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps_clock.c shim/gps.h \
-	  libprof/gp_settings.c libprof/gp_settings.h | $(SHIMT_DIR)/
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c \
-	  shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps_clock.c libprof/gp_settings.c -pthread
+SHIM_UNIT_SRCS := shim/core/gps_config.c shim/nvidia/gps_cbid.c shim/core/gps_log.c shim/core/gps_clock.c \
+	libprof/gp_settings.c
+$(SHIM_UNIT): tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) $(SHIM_HDRS) | $(SHIMT_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) -pthread
 # the GPUPROF_* settings table and parsers the shim and `gpuprof run` share
 $(SHIM_SETTINGS): tests/shim/test_settings.c libprof/gp_settings.c libprof/gp_settings.h | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ tests/shim/test_settings.c libprof/gp_settings.c

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
+#include "core/gps_clock.h"
+#include "core/gps_config.h"
+#include "core/gps_log.h"
+#include "nvidia/gps_cbid.h"
 
-struct gps_state gps; /* gps_log reads gps.cfg.quiet */
 static int failures;
 
 #define CHECK(cond, ...)                                                     \
@@ -159,12 +161,12 @@ static void test_cbid(void)
 		"cudaFreeAsync_v11020", "cudaHostAlloc_v3020", "cudaStreamWaitEvent_v3020",
 		"__cudaLaunchKernel_v13000"};
 	for (size_t i = 0; i < sizeof yes_rt / sizeof yes_rt[0]; i++)
-		CHECK(gps_cbid_default(2, yes_rt[i]), "runtime %s should be in the default set", yes_rt[i]);
+		CHECK(gps_cbid_default(GPS_CB_RUNTIME, yes_rt[i]), "runtime %s should be in the default set", yes_rt[i]);
 	static const char *no_rt[] = {"cudaGetDevice_v3020", "cudaGetDeviceCount_v3020",
 		"cudaGetLastError_v3020", "cudaFuncGetAttributes_v3020", "cudaEventQuery_v3020",
 		"cudaPeekAtLastError_v3020", "cudaGetDeviceProperties_v3020", "cudaStreamQuery_v3020"};
 	for (size_t i = 0; i < sizeof no_rt / sizeof no_rt[0]; i++)
-		CHECK(!gps_cbid_default(2, no_rt[i]), "runtime %s should not be in the default set", no_rt[i]);
+		CHECK(!gps_cbid_default(GPS_CB_RUNTIME, no_rt[i]), "runtime %s should not be in the default set", no_rt[i]);
 	static const char *yes_drv[] = {"cuLaunchKernel", "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel",
 		"cuGraphLaunch", "cuMemcpyHtoD_v2", "cuMemcpyDtoHAsync_v2_ptsz", "cuMemcpy3DPeerAsync",
 		"cuMemsetD32Async", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
@@ -172,13 +174,13 @@ static void test_cbid(void)
 		"cuMemHostAlloc", "cuStreamWaitEvent", "cuModuleLoadData", "cuModuleUnload",
 		"cuLibraryLoadData", "cuCtxCreate_v2", "cuCtxDestroy_v2", "cuDevicePrimaryCtxRetain"};
 	for (size_t i = 0; i < sizeof yes_drv / sizeof yes_drv[0]; i++)
-		CHECK(gps_cbid_default(1, yes_drv[i]), "driver %s should be in the default set", yes_drv[i]);
+		CHECK(gps_cbid_default(GPS_CB_DRIVER, yes_drv[i]), "driver %s should be in the default set", yes_drv[i]);
 	static const char *no_drv[] = {"cuDeviceGetAttribute", "cuCtxGetCurrent", "cuGetProcAddress_v2",
 		"cuPointerGetAttribute", "cuFuncGetAttribute", "cuModuleGetFunction", "cuStreamQuery"};
 	for (size_t i = 0; i < sizeof no_drv / sizeof no_drv[0]; i++)
-		CHECK(!gps_cbid_default(1, no_drv[i]), "driver %s should not be in the default set", no_drv[i]);
-	CHECK(!gps_cbid_default(3, "cudaMemcpy"), "other domains");
-	CHECK(!gps_cbid_default(2, NULL) && !gps_cbid_default(2, ""), "empty names");
+		CHECK(!gps_cbid_default(GPS_CB_DRIVER, no_drv[i]), "driver %s should not be in the default set", no_drv[i]);
+	CHECK(!gps_cbid_default((enum gps_cb_domain)3, "cudaMemcpy"), "other domains");
+	CHECK(!gps_cbid_default(GPS_CB_RUNTIME, NULL) && !gps_cbid_default(GPS_CB_RUNTIME, ""), "empty names");
 
 	/* GPUPROF_STACKS: launches, graph launches, copies and sets only */
 	static const char *stk_yes[][2] = {{"2", "cudaLaunchKernel_v7000"}, {"2", "cudaLaunchKernel_ptsz_v7000"},
@@ -187,15 +189,15 @@ static void test_cbid(void)
 		{"1", "cuLaunchKernel"}, {"1", "cuLaunchKernelEx"}, {"1", "cuLaunchCooperativeKernel_ptsz"},
 		{"1", "cuGraphLaunch"}, {"1", "cuMemcpyHtoDAsync_v2"}, {"1", "cuMemsetD8_v2"}};
 	for (size_t i = 0; i < sizeof stk_yes / sizeof stk_yes[0]; i++)
-		CHECK(gps_cbid_wants_stack(atoi(stk_yes[i][0]), stk_yes[i][1]), "%s should get stacks", stk_yes[i][1]);
+		CHECK(gps_cbid_wants_stack((enum gps_cb_domain)atoi(stk_yes[i][0]), stk_yes[i][1]), "%s should get stacks", stk_yes[i][1]);
 	static const char *stk_no[][2] = {{"2", "cudaMalloc_v3020"}, {"2", "cudaDeviceSynchronize_v3020"},
 		{"2", "cudaLaunchHostFunc_v10000"}, {"2", "cudaStreamWaitEvent_v3020"}, {"1", "cuMemAlloc_v2"},
 		{"1", "cuCtxSynchronize"}, {"1", "cuLaunchHostFunc"}, {"2", "cuLaunchKernel"},
 		{"1", "cudaLaunchKernel_v7000"}, {"3", "cudaMemcpy_v3020"}, {"2", ""}};
 	for (size_t i = 0; i < sizeof stk_no / sizeof stk_no[0]; i++)
-		CHECK(!gps_cbid_wants_stack(atoi(stk_no[i][0]), stk_no[i][1]), "%s should not get stacks",
+		CHECK(!gps_cbid_wants_stack((enum gps_cb_domain)atoi(stk_no[i][0]), stk_no[i][1]), "%s should not get stacks",
 		      stk_no[i][1]);
-	CHECK(!gps_cbid_wants_stack(2, NULL), "NULL name");
+	CHECK(!gps_cbid_wants_stack(GPS_CB_RUNTIME, NULL), "NULL name");
 }
 
 /* GPUPROF_GPU_WINDOW through the config (the syntax: test_settings.c) */
@@ -210,7 +212,7 @@ static void test_window(void)
 	gps_config_load(&c);
 	CHECK(c.win_on_ns == 1000000000ull && c.win_period_ns == 10000000000ull, "config 1/10");
 	setenv("GPUPROF_GPU_WINDOW", "10/1", 1);
-	gps.cfg.quiet = 1; /* the error line still prints: it is an error */
+	gps_log_set_level(GPS_LOG_WARN); /* quiet: the error line still prints, it is a warning */
 	gps_config_load(&c);
 	CHECK(c.win_on_ns == 0 && c.win_period_ns == 0, "bad value leaves window mode off");
 	unsetenv("GPUPROF_GPU_WINDOW");

@@ -65,8 +65,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
-#include "gps_cupti_fns.h"
+#include "core/gps_core.h"
+#include "core/gps_service.h"
+#include "nvidia/gps_cupti_fns.h"
+#include "nvidia/gps_pmsampling.h"
 
 #define PM_MAX_DEV 16
 #define DECODE_NS 100000000ull          /* decode the hardware buffer every 100 ms */
@@ -167,7 +169,7 @@ static void pm_off(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	gps_log(1, "%s", buf);
+	gps_warn("%s", buf);
 }
 
 static int have_functions(void)
@@ -372,7 +374,7 @@ static int configure(struct pm_dev *d, const char *chip, const uint8_t *avail, u
 			 missing[0] ? ", " : "", fig_names[last]);
 	}
 	if (missing[0])
-		gps_log(0, "PM sampling on device %u (chip %s) without %s", d->dev, chip, missing);
+		gps_info("PM sampling on device %u (chip %s) without %s", d->dev, chip, missing);
 	return 0;
 }
 
@@ -587,8 +589,8 @@ static int decode(struct pm_dev *d, int final)
 		}
 		if (pd.overflow && !d->overflow_logged) {
 			d->overflow_logged = 1;
-			gps_log(1, "PM sampling on device %u: hardware buffer overflow, samples lost (interval too short?)",
-				d->dev);
+			gps_warn("PM sampling on device %u: hardware buffer overflow, samples lost (interval too short?)",
+				 d->dev);
 		}
 		CUpti_PmSampling_GetCounterDataInfo_Params pi = {
 			.structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
@@ -742,8 +744,8 @@ void gps_pm_context_created(void *cu_context)
 	if (pm.state == GPS_SERVICE_NONE && !have_functions()) {
 		pm_failed = 1;
 		pthread_mutex_unlock(&pm.lock);
-		gps_log(1, "GPUPROF_PM_SAMPLING: this CUPTI (%s) has no PM sampling API (needs CUDA >= 12.6); no PM sampling",
-			gps_cupti_loaded_path());
+		gps_warn("GPUPROF_PM_SAMPLING: this CUPTI (%s) has no PM sampling API (needs CUDA >= 12.6); no PM sampling",
+			 gps_cupti_loaded_path());
 		return;
 	}
 	for (unsigned i = 0; i < ndev; i++)
@@ -762,7 +764,7 @@ void gps_pm_context_created(void *cu_context)
 		if (start_thread_locked() != 0) {
 			pm_failed = 1;
 			pthread_mutex_unlock(&pm.lock);
-			gps_log(0, "cannot start the PM sampling thread: no PM sampling");
+			gps_info("cannot start the PM sampling thread: no PM sampling");
 			return;
 		}
 	} else {

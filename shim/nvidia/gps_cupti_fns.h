@@ -7,8 +7,10 @@
 #ifndef GPS_CUPTI_FNS_H
 #define GPS_CUPTI_FNS_H
 #include <cupti.h>
-/* PM sampling (shim/gps_pmsampling.c); CUDA >= 12.6.  cupti_profiler_host.h
- * needs shim/c-compat on the include path (it includes <string>). */
+
+#include "core/gps_log.h"
+/* PM sampling (nvidia/gps_pmsampling.c); CUDA >= 12.6.  cupti_profiler_host.h
+ * needs shim/nvidia/c-compat on the include path (it includes <string>). */
 #include <cupti_target.h>
 #include <cupti_profiler_target.h>
 #include <cupti_profiler_host.h>
@@ -83,7 +85,7 @@ const char *gps_cupti_errstr(CUptiResult r);
 			static int gps_logged_;                                     \
 			if (gps_r_ != CUPTI_SUCCESS && !gps_logged_) {              \
 				gps_logged_ = 1;                                    \
-				gps_log(0, "%s failed: %s", #fn, gps_cupti_errstr(gps_r_)); \
+				gps_info("%s failed: %s", #fn, gps_cupti_errstr(gps_r_));  \
 			}                                                           \
 		}                                                                   \
 		gps_r_;                                                             \

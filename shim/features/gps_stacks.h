@@ -1,6 +1,6 @@
 /* gps_stacks.h — call stacks at launch and memcpy/memset call sites
  * (GPUPROF_STACKS, docs/FORMAT.md "Call stacks", docs/CONFIG.md).
- * gps_stacks.c: which calls, sampling, native unwinding (libunwind bound
+ * gps_stacks.c: sampling per call site, native unwinding (libunwind bound
  * late, glibc backtrace() as the fallback), module maps, interning.
  * gps_stacks_py.c: the calling thread's own CPython frames, read without the
  * GIL from the interpreter's structures. */
@@ -9,29 +9,30 @@
 
 #include <stdint.h>
 
-#include "gps.h"
+#include "gp_trace.h"
 
-#define GPS_STK_MAX_CBID 4096
 /* bit 63 of a frame: a symbolic frame whose low 32 bits are a string id */
 #define GPS_STK_SYMBOLIC (1ull << 63)
 
-/* Per (domain, cbid): 0 = no stack; else 1 + how the call's "site" key is
- * found in its params (gps_stacks.c).  Filled at CUPTI bind time. */
-extern unsigned char gps_stacks_want[3][GPS_STK_MAX_CBID];
 /* 1 once the unwinder is bound and GPUPROF_STACKS asked for stacks. */
 extern int gps_stacks_on;
 
-/* At CUPTI bind (gps_cupti.c), once per process: reads the mode, builds the
- * want table from CUPTI's callback names (name(dom, cbid) gives them),
- * binds the unwinder and the CPython frame reader, logging a line for each
- * fallback.  No-op when GPUPROF_STACKS is off. */
-void gps_stacks_bind(const char *(*name)(int dom, uint32_t cbid));
+/* At the GPU backend's bind, once per process: 1 when GPUPROF_STACKS asks
+ * for stacks and API calls are recorded (else 0, after one line when API
+ * calls are not); the backend then chooses its calls
+ * (nvidia/gps_cupti_stacks.c) and, when it has any, calls enable: binds the
+ * unwinder and the CPython frame reader (a line for each fallback) and turns
+ * stacks on. */
+int gps_stacks_wanted(void);
+void gps_stacks_enable(void);
 
-/* The API exit callback of a call with gps_stacks_want set, outermost on its
- * thread, inside gps_enter (gps_in_shim = 1): returns the stack id for its
- * GP_REC_API record (0 when none), emitting GP_REC_MODULE/GP_REC_STACK
- * records first when new. */
-uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const void *params);
+/* The API exit callback of a chosen call, outermost on its thread, inside
+ * gps_enter (gps_in_shim = 1): returns the stack id for its GP_REC_API
+ * record (0 when none), emitting GP_REC_MODULE/GP_REC_STACK records first
+ * when new.  call: which API function (the backend's number for it); key:
+ * what tells its call sites apart (the kernel function or graph launched;
+ * 0: nothing). */
+uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key);
 
 /* Final flush: gpuprof.stacks_captured / _inherited / _distinct counters. */
 void gps_stacks_emit_stats(gp_recorder *rec);

@@ -1,5 +1,6 @@
 /* gps_nvtx.c — NVTX v3 injection: NVTX (header-only, in the job) loads us via
- * NVTX_INJECTION64_PATH at its first call and we fill its function tables.
+ * NVTX_INJECTION64_PATH at its first call and we fill its function tables
+ * (InitializeInjectionNvtx2, in gps_lifecycle.c, calls gps_nvtx_inject).
  * Push/pop ranges live on a per-thread stack and are emitted at pop; start/end
  * ranges (which may end on another thread) live in a small locked table. */
 #define NVTX_NO_IMPL
@@ -9,9 +10,13 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "gps.h"
+#include "core/gps_core.h"
+#include "features/gps_capture.h"
+#include "features/gps_status.h"
+#include "nvidia/gps_nvtx.h"
 
-#define GPS_EXPORT __attribute__((visibility("default")))
+_Static_assert(__builtin_types_compatible_p(gps_nvtx_get_export_table, NvtxGetExportTableFunc_t),
+	       "gps_nvtx_get_export_table is NVTX's NvtxGetExportTableFunc_t");
 
 struct gps_nvtx_entry {
 	uint64_t start;
@@ -161,7 +166,7 @@ static inline gp_recorder *nvtx_enter(void)
 {
 	if (gps_in_shim || atomic_load_explicit(&gps.closed, memory_order_relaxed))
 		return NULL;
-	return gps_rec(2);
+	return gps_rec(GPS_REC_NVTX);
 }
 
 static void emit_range(gp_recorder *rec, const struct gps_nvtx_entry *e, uint64_t end,
@@ -463,11 +468,8 @@ static void set_fn(NvtxFunctionTable table, unsigned size, unsigned idx, NvtxFun
 		*table[idx] = fn;
 }
 
-GPS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
+int gps_nvtx_inject(gps_nvtx_get_export_table getExportTable)
 {
-	gps_init(); /* no-op when the constructor ran */
-	if (gps.disabled || !getExportTable)
-		return 0; /* NVTX turns every call into a no-op */
 	const NvtxExportTableCallbacks *cb =
 		(const NvtxExportTableCallbacks *)getExportTable(NVTX_ETID_CALLBACKS);
 	if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)

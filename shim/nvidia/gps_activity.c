@@ -5,8 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gps.h"
-#include "gps_cupti_fns.h"
+#include "core/gps_core.h"
+#include "features/gps_status.h"
+#include "nvidia/gps_activity.h"
+#include "nvidia/gps_cbid.h"
+#include "nvidia/gps_cupti.h"
+#include "nvidia/gps_cupti_fns.h"
+#include "nvidia/gps_nvml.h"
 
 #define GPS_BUF_ALIGN 8
 #define GPS_FREE_MAX 4      /* buffers kept for reuse */
@@ -16,8 +21,13 @@ static pthread_mutex_t buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *free_list[GPS_FREE_MAX];
 static int nfree;
 static int outstanding;
+static int skip_nested_driver; /* see pending_runtime */
+static int64_t gpu_offset;     /* gps_activity_set_gpu_offset */
 
-void gps_activity_buffer_requested(uint8_t **buffer, size_t *size, size_t *maxrec)
+void gps_activity_skip_nested_driver(int on) { skip_nested_driver = on; }
+void gps_activity_set_gpu_offset(int64_t offset_ns) { gpu_offset = offset_ns; }
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxrec)
 {
 	size_t sz = gps.cfg.buffer_size;
 	uint8_t *b = NULL;
@@ -82,7 +92,7 @@ static uint32_t kernel_name_id(gp_recorder *rec, const char *name)
 
 static inline uint64_t gts(uint64_t t)
 {
-	return t ? (uint64_t)((int64_t)t + gps.gpu_offset) : 0;
+	return t ? (uint64_t)((int64_t)t + gpu_offset) : 0;
 }
 
 static void emit_kernel(gp_recorder *rec, const CUpti_ActivityKernel10 *k)
@@ -208,14 +218,16 @@ static void emit_memory(gp_recorder *rec, const CUpti_ActivityMemory4 *m)
 	r.u.memory.device_id = m->deviceId;
 	r.u.memory.context_id = m->contextId;
 	r.u.memory.stream_id = m->streamId;
-	r.u.memory.op = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION ? 1
-			: m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE  ? 2
-												  : 0;
+	enum gps_mem_op op = GPS_MEM_OP_OTHER;
+	if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+		op = GPS_MEM_OP_ALLOC;
+	else if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+		op = GPS_MEM_OP_FREE;
+	r.u.memory.op = op;
 	r.u.memory.mem_kind = m->memoryKind;
 	gp_emit(rec, &r);
 	if (gps_status_active())
-		gps_status_memory((int)r.u.memory.op, m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-				  m->bytes);
+		gps_status_memory(op, m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, m->bytes);
 }
 
 static void emit_device(gp_recorder *rec, const CUpti_ActivityDevice5 *d)
@@ -256,8 +268,8 @@ static void emit_api(gp_recorder *rec, const CUpti_ActivityAPI *a)
 	r.u.api.start_ns = gts(a->start);
 	r.u.api.end_ns = gts(a->end);
 	r.u.api.correlation_id = a->correlationId;
-	int dom = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? 2 : 1;
-	r.u.api.domain = dom == 2 ? GP_API_RUNTIME : GP_API_DRIVER;
+	enum gps_cb_domain dom = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? GPS_CB_RUNTIME : GPS_CB_DRIVER;
+	r.u.api.domain = gps_cb_domain_format(dom);
 	r.u.api.cbid = a->cbid;
 	r.u.api.name_id = gps_api_name_id(rec, dom, a->cbid, NULL);
 	r.u.api.tid = a->threadId;
@@ -277,7 +289,7 @@ static void emit_dropped(gp_recorder *rec, uint64_t n, uint32_t where_id)
 	gp_emit(rec, &r);
 }
 
-/* Activity mode, default set: CUPTI writes an API record when the call
+/* Activity mode, default set (skip_nested_driver): CUPTI writes an API record when the call
  * returns, so a driver call the runtime made underneath one of its calls
  * comes BEFORE that runtime record in the buffer.  Driver records wait in
  * a small pending list; a runtime record of the same thread drops those it
@@ -320,7 +332,7 @@ static void decode(gp_recorder *rec, uint8_t *buf, size_t valid)
 {
 	struct pending pend;
 	pend.n = 0;
-	int dedup = gps_act_skip_nested_driver;
+	int dedup = skip_nested_driver;
 	CUpti_Activity *a = NULL;
 	while (GPS_CUPTI_QUIET(cuptiActivityGetNextRecord, buf, valid, &a) == CUPTI_SUCCESS) {
 		switch (a->kind) {
@@ -367,14 +379,13 @@ static void decode(gp_recorder *rec, uint8_t *buf, size_t valid)
 
 static GPS_TLS uint64_t last_clock_ns;
 
-void gps_activity_buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, size_t size,
-				   size_t valid)
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
 	(void)size;
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
-	gp_recorder *rec = t ? gps_rec(1) : NULL;
+	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
 	if (rec && buf) {
 		if (t && !t->kind_set) {
 			t->kind_set = 1;
@@ -383,8 +394,8 @@ void gps_activity_buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, siz
 		if (valid)
 			decode(rec, buf, valid);
 		size_t dropped = 0;
-		if (GPS_CUPTI_QUIET(cuptiActivityGetNumDroppedRecords, (CUcontext)ctx, stream,
-				    &dropped) == CUPTI_SUCCESS && dropped)
+		if (GPS_CUPTI_QUIET(cuptiActivityGetNumDroppedRecords, ctx, stream, &dropped) == CUPTI_SUCCESS &&
+		    dropped)
 			emit_dropped(rec, dropped, 0);
 		uint64_t now = gps_mono_ns();
 		if (now - last_clock_ns > 1000000000ull) { /* periodic clock pair */
@@ -396,6 +407,11 @@ void gps_activity_buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, siz
 	if (buf)
 		buffer_return(buf);
 	gps_in_shim = saved;
+}
+
+void gps_activity_register(void)
+{
+	GPS_CUPTI(cuptiActivityRegisterCallbacks, buffer_requested, buffer_completed);
 }
 
 void gps_activity_fork_prepare(void) { pthread_mutex_lock(&buf_lock); }

@@ -1,5 +1,5 @@
 /* gps_cupti_load.c — finds and dlopens libcupti, then binds the functions of
- * gps_cupti_fns.h.  The search order is a security rule (which paths taken
+ * nvidia/gps_cupti_fns.h.  The search order is a security rule (which paths taken
  * from the environment end up loaded into the job); docs/CONFIG.md documents
  * it and must change with it:
  *   1. GPUPROF_CUPTI=path (only that; failure is reported, no fallback)
@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
-#include "gps_cupti_fns.h"
+#include "core/gps_core.h"
+#include "nvidia/gps_cupti_fns.h"
 
 #define GPS_X_DEF(name, req) __typeof__(name) *gps_p_##name;
 GPS_CUPTI_FUNCS(GPS_X_DEF)
@@ -52,7 +52,7 @@ static int bind_all(void *h, const char *from)
 	GPS_CUPTI_FUNCS(GPS_X_BIND)
 #undef GPS_X_BIND
 	if (missing) {
-		gps_log(1, "%s is not a usable CUPTI (no %s); tracing off", from, missing);
+		gps_warn("%s is not a usable CUPTI (no %s); tracing off", from, missing);
 #define GPS_X_CLEAR(name, req) gps_p_##name = NULL;
 		GPS_CUPTI_FUNCS(GPS_X_CLEAR)
 #undef GPS_X_CLEAR
@@ -203,13 +203,13 @@ int gps_cupti_load(void)
 	if (want[0]) {
 		if (try_path(want) != 0) {
 			const char *e = dlerror();
-			gps_log(1, "cannot load CUPTI from GPUPROF_CUPTI=%s (%s); job runs untraced", want,
-				e ? e : "not readable");
+			gps_warn("cannot load CUPTI from GPUPROF_CUPTI=%s (%s); job runs untraced", want,
+				 e ? e : "not readable");
 			return -1;
 		}
 	} else if (search() != 0) {
-		gps_log(1, "libcupti not found (set GPUPROF_CUPTI=/path/to/libcupti.so or CUDA_HOME); "
-			   "CUDA activity is not traced, the job runs on");
+		gps_warn("libcupti not found (set GPUPROF_CUPTI=/path/to/libcupti.so or CUDA_HOME); "
+			 "CUDA activity is not traced, the job runs on");
 		return -1;
 	}
 	if (bind_all(handle, loaded_from) != 0) {

@@ -32,8 +32,8 @@
  * racing a stalled ticker never closes a window twice and never reopens. */
 #include <string.h>
 
-#include "gps.h"
-#include "gps_cupti_fns.h"
+#include "core/gps_core.h"
+#include "features/gps_window.h"
 
 enum { W_CLOSED = 0, W_OPEN = 1, W_BUSY = 2, W_DONE = 3 };
 
@@ -87,10 +87,10 @@ static void close_window(void)
 	int expect = W_OPEN;
 	if (!atomic_compare_exchange_strong(&w_phase, &expect, W_BUSY))
 		return;
-	gps_cupti_gpu_activity(0);
+	gps_gpu_activity(0);
 	uint64_t end = gps_now();
 	/* completed records of the window leave CUPTI now, not at a later tick */
-	GPS_CUPTI_QUIET(cuptiActivityFlushAll, 0);
+	gps_gpu_flush_completed();
 	gp_recorder *rec = atomic_load(&gps.rec);
 	gps_window_emit(rec, w_start, end);
 	if (rec)
@@ -105,7 +105,7 @@ static int open_window(void)
 	if (!atomic_compare_exchange_strong(&w_phase, &expect, W_BUSY))
 		return -1;
 	w_start = gps_now();
-	gps_cupti_gpu_activity(1);
+	gps_gpu_activity(1);
 	atomic_store(&w_phase, W_OPEN);
 	return 0;
 }
@@ -191,7 +191,7 @@ void gps_window_final(void)
 		/* the final forced flush comes next and delivers the rest;
 		 * after CUDA's teardown nothing is left to switch off */
 		if (!atomic_load(&w_cuda_gone))
-			gps_cupti_gpu_activity(0);
+			gps_gpu_activity(0);
 		gps_window_emit(atomic_load(&gps.rec), w_start, gps_now());
 	}
 	expect = W_CLOSED;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
+#include "core/gps_log.h"
 
 static void write_all(const char *buf, size_t len)
 {
@@ -25,9 +25,13 @@ static void write_all(const char *buf, size_t len)
 	errno = saved;
 }
 
-void gps_log(int is_error, const char *fmt, ...)
+static enum gps_log_level max_level = GPS_LOG_INFO;
+
+void gps_log_set_level(enum gps_log_level level) { max_level = level; }
+
+void gps_log(enum gps_log_level level, const char *fmt, ...)
 {
-	if (!is_error && gps.cfg.quiet)
+	if (level > max_level)
 		return;
 	char buf[1024];
 	int n = snprintf(buf, sizeof buf, "gpuprof: ");

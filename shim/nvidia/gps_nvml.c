@@ -44,7 +44,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
+#include "core/gps_core.h"
+#include "core/gps_service.h"
+#include "features/gps_status.h"
+#include "nvidia/gps_nvml.h"
 
 /* nvml.h is not shipped with every CUDA toolkit (not in this machine's
  * /usr/local/cuda/include): the few declarations we need, from NVML's
@@ -142,7 +145,7 @@ static uint32_t name_ids[M_COUNT];
  * a process that failed inherits nv_failed and stays silent. */
 static void nv_complain(const char *fmt, const char *a, const char *b)
 {
-	gps_log(1, fmt, a, b);
+	gps_warn(fmt, a, b);
 }
 
 static const char *nv_err(gps_nvmlReturn_t rc)
@@ -327,9 +330,9 @@ static void put(gp_recorder *rec, uint64_t ts, unsigned i, int m, int64_t v)
 		wait_buf = malloc(WAIT_MAX * sizeof *wait_buf);
 	if (!wait_buf || nwait == WAIT_MAX) {
 		/* no DEVICE record in all that time: stop waiting, NVML's numbering */
-		gps_log(0, "GPUPROF_GPU_METRICS: no CUDA device record after %u samples; GPU metrics "
-			   "labelled %u + NVML index",
-			nwait, GPS_NVML_UNMAPPED_BASE);
+		gps_info("GPUPROF_GPU_METRICS: no CUDA device record after %u samples; GPU metrics "
+			 "labelled %u + NVML index",
+			 nwait, GPS_NVML_UNMAPPED_BASE);
 		map_state = MAP_NVML;
 		for (unsigned k = 0; k < ndev; k++)
 			devs[k].out = (int32_t)(GPS_NVML_UNMAPPED_BASE + k);
@@ -474,7 +477,7 @@ void gps_nvml_start(void)
 	/* 512 KiB: NVML's own stack use is unknown */
 	if (gps_service_start_locked(&nv, nvml_main, 512 * 1024) == GPS_SERVICE_NO_THREAD) {
 		nv_failed = 1;
-		gps_log(0, "cannot start the GPU metrics thread: no GPU metrics");
+		gps_info("cannot start the GPU metrics thread: no GPU metrics");
 	}
 	pthread_mutex_unlock(&nv.lock);
 }

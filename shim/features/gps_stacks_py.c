@@ -21,9 +21,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "gps_stacks.h"
+#include "core/gps_core.h"
+#include "features/gps_stacks.h"
 
-#include "gps_py_layout.h"
+#include "features/gps_py_layout.h"
 
 /* Python frames that tell call sites apart for the rate limit */
 #define PY_SITE_FRAMES 4
@@ -47,8 +48,8 @@ int gps_py_bind(void)
 		if (getver) { /* CPython before 3.11 */
 			present = 1;
 			const char *v = getver();
-			gps_log(1, "python frames: CPython %.*s not supported (3.11 to 3.13 are); native frames only",
-				(int)strcspn(v ? v : "?", " "), v ? v : "?");
+			gps_warn("python frames: CPython %.*s not supported (3.11 to 3.13 are); native frames only",
+				 (int)strcspn(v ? v : "?", " "), v ? v : "?");
 		}
 		return 0;
 	}
@@ -61,8 +62,8 @@ int gps_py_bind(void)
 	else if (major == 3 && minor == 13)
 		L = &py313;
 	if (!L) {
-		gps_log(1, "python frames: CPython %u.%u not supported (3.11 to 3.13 are); native frames only",
-			major, minor);
+		gps_warn("python frames: CPython %u.%u not supported (3.11 to 3.13 are); native frames only",
+			 major, minor);
 		return 0;
 	}
 	p_this_tstate = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
@@ -72,8 +73,8 @@ int gps_py_bind(void)
 	p_unicode_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	p_none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
 	if (!p_this_tstate || !p_is_initialized || !p_addr2line || !p_code_type || !p_unicode_type) {
-		gps_log(1, "python frames: CPython %u.%u lacks an expected symbol; native frames only", major,
-			minor);
+		gps_warn("python frames: CPython %u.%u lacks an expected symbol; native frames only", major,
+			 minor);
 		L = NULL;
 		return 0;
 	}
@@ -271,8 +272,8 @@ int gps_py_walk(gp_recorder *rec, uint64_t *out, int max)
 	if (r.bad) {
 		int expect = c;
 		if (atomic_compare_exchange_strong(&checked, &expect, -1))
-			gps_log(1, "python frames: CPython 3.%d's frames are not laid out as expected; python frames off, native frames only",
-				L->minor);
+			gps_warn("python frames: CPython 3.%d's frames are not laid out as expected; python frames off, native frames only",
+				 L->minor);
 		return 0;
 	}
 	if (c == 0 && n > 0)

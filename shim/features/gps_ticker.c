@@ -1,10 +1,10 @@
 /* gps_ticker.c — the "gpuprof-flush" thread.  CUPTI's own periodic flush
  * (cuptiActivityFlushPeriod) only returns FULL activity buffers, and an 8 MiB
  * buffer may take minutes to fill: a SIGKILLed job used to lose every GPU
- * record.  This thread calls cuptiActivityFlushAll(0) (not forced: only
- * completed records) every GPUPROF_FLUSH_MS, then asks libprof's writer to
- * write what that delivered right away, so a killed job loses about one
- * interval.
+ * record.  This thread has the GPU backend call cuptiActivityFlushAll(0)
+ * (not forced: only completed records; gps_gpu_flush_completed) every
+ * GPUPROF_FLUSH_MS, then asks libprof's writer to write what that delivered
+ * right away, so a killed job loses about one interval.
  *
  * Rules: it exists only in a process that has a trace and a bound CUPTI (a
  * fork child that never uses CUDA never gets one: threads do not survive
@@ -19,8 +19,11 @@
  * windows (gps_window.c), waking at whichever comes first, the next flush
  * or the next window edge.  GPUPROF_STATUS: it also rewrites the status file
  * about once a second (gps_status.c). */
-#include "gps.h"
-#include "gps_cupti_fns.h"
+#include "core/gps_core.h"
+#include "core/gps_service.h"
+#include "features/gps_status.h"
+#include "features/gps_ticker.h"
+#include "features/gps_window.h"
 
 static struct gps_service tk = GPS_SERVICE_INIT("gpuprof-flush");
 /* cost accounting, written into the trace at the end (GP_REC_COUNTER) */
@@ -32,7 +35,7 @@ static void tick(void)
 	struct gps_thread *t = gps_enter(); /* NULL once the final flush began */
 	if (t) {
 		uint64_t t0 = gps_mono_ns();
-		GPS_CUPTI_QUIET(cuptiActivityFlushAll, 0);
+		gps_gpu_flush_completed();
 		gp_recorder *rec = atomic_load(&gps.rec);
 		if (rec) /* writer: drain now rather than at its next period */
 			gp_recorder_request_flush_async(rec);
@@ -97,7 +100,7 @@ void gps_ticker_start(void)
 	/* 256 KiB: CUPTI delivers buffers on it */
 	int rc = gps_service_start_locked(&tk, ticker_main, 256 * 1024);
 	if (rc == GPS_SERVICE_NO_THREAD)
-		gps_log(0, "cannot start the flush thread: GPU records reach the trace only when CUPTI's buffers fill or at exit");
+		gps_info("cannot start the flush thread: GPU records reach the trace only when CUPTI's buffers fill or at exit");
 	int started = rc == GPS_SERVICE_STARTED;
 	pthread_mutex_unlock(&tk.lock);
 	/* GPUPROF_STATUS: the first write here, on the thread that created the
@@ -121,7 +124,6 @@ void gps_ticker_after_fork_child(void)
 	gps_service_after_fork_child(&tk);
 	atomic_store(&tk_flushes, 0);
 	atomic_store(&tk_flush_ns, 0);
-	gps_window_after_fork_child();
 }
 
 void gps_ticker_emit_stats(gp_recorder *rec)

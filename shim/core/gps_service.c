@@ -1,8 +1,9 @@
 /* gps_service.c — the lifecycle shared by the shim's service threads
- * (gpuprof-flush in gps_ticker.c, gpuprof-nvml in gps_nvml.c, gpuprof-pm in
- * gps_pmsampling.c): a CLOCK_MONOTONIC condvar made on first start, a
- * detached thread created with every signal blocked (the mask is inherited:
- * the job's signals are not ours), the NONE -> RUNNING -> STOPPING states
+ * (gpuprof-flush in features/gps_ticker.c, gpuprof-nvml in nvidia/gps_nvml.c,
+ * gpuprof-pm in nvidia/gps_pmsampling.c): a CLOCK_MONOTONIC condvar made on
+ * first start, a detached thread created with every signal blocked (the mask
+ * is inherited: the job's signals are not ours), the NONE -> RUNNING ->
+ * STOPPING states
  * with an `exited` flag, a bounded stop (the thread may be inside CUPTI or
  * NVML: never hang the job's exit on it), and the fork child's fresh lock
  * and condvar (the thread is the parent's; the lock may have been held by
@@ -10,7 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 
-#include "gps.h"
+#include "core/gps_service.h"
 
 static int init_cond(struct gps_service *svc)
 {
@@ -42,8 +43,8 @@ static void *service_main(void *arg)
 	return NULL;
 }
 
-int gps_service_start_locked(struct gps_service *svc, void (*main_fn)(struct gps_service *),
-			     size_t stack_bytes)
+enum gps_service_start gps_service_start_locked(struct gps_service *svc,
+					       void (*main_fn)(struct gps_service *), size_t stack_bytes)
 {
 	if (!svc->cond_ok && !init_cond(svc))
 		return GPS_SERVICE_NO_COND;

@@ -2,11 +2,13 @@
  * (GPUPROF_STACKS; record layout in docs/FORMAT.md "Call stacks").
  *
  * Runs in the API exit callback of the call, inside gps_enter with
- * gps_in_shim = 1.  Cost control: a per-thread table keyed by the call site
- * (domain, cbid, kernel function or graph, and in Python the innermost
- * frames' instructions) captures the first 16 calls of a site and then 1 in
- * 32 at random (GPUPROF_STACKS=all: every call); the
- * other calls reuse the site's last stack id — no unwinding, a few loads.
+ * gps_in_shim = 1.  Which calls, and what tells their call sites apart, is
+ * the GPU backend's choice (nvidia/gps_cupti_stacks.c).  Cost control: a
+ * per-thread table keyed by the call site (the call, the kernel function or
+ * graph, and in Python the innermost frames' instructions) captures the
+ * first 16 calls of a site and then 1 in 32 at random (GPUPROF_STACKS=all:
+ * every call); the other calls reuse the site's last stack id — no
+ * unwinding, a few loads.
  * Captures are interned process-wide (64-bit hash of the frames -> id), so a
  * repeated stack costs one id; GP_REC_STACK is emitted once per new stack,
  * GP_REC_MODULE once per executable segment, both before the first API
@@ -15,14 +17,6 @@
  * Native frames come from libunwind's unw_backtrace, loaded with dlopen
  * (never linked), else from glibc's backtrace().  Symbolisation is offline:
  * only addresses and module maps go into the trace. */
-/* the params structs name the legacy _v1 types, which cuda.h declares only
- * for its own implementation: we read two pointer offsets, call nothing */
-#define __CUDA_API_VERSION_INTERNAL 1
-#include <cuda.h>
-#include <cuda_runtime_api.h>
-#include <generated_cuda_meta.h>
-#include <generated_cuda_runtime_api_meta.h>
-
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <limits.h>
@@ -32,7 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps_stacks.h"
+#include "core/gps_core.h"
+#include "features/gps_stacks.h"
 
 #define SITE_SLOTS 512           /* per thread, power of 2 */
 #define FIRST_CAPTURES 16        /* per site before sampling */
@@ -41,7 +36,6 @@
 #define CTX_SLOTS 256            /* Python parts of recent stacks, by id */
 #define PY_RESERVE 32            /* frames kept for Python in a Python process */
 
-unsigned char gps_stacks_want[3][GPS_STK_MAX_CBID];
 int gps_stacks_on;
 
 /* ------------------------------------------------------------ unwinder */
@@ -122,9 +116,9 @@ static void bind_unwinder(void)
 		if (h) {
 			unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 			if (!unw_backtrace_fn)
-				gps_log(1, "stacks: %s has no unw_backtrace; using glibc backtrace()", "libunwind");
+				gps_warn("stacks: %s has no unw_backtrace; using glibc backtrace()", "libunwind");
 		} else {
-			gps_log(1, "stacks: libunwind not found (tried %s); using glibc backtrace()", tried);
+			gps_warn("stacks: libunwind not found (tried %s); using glibc backtrace()", tried);
 		}
 	}
 	/* the first call loads what the unwinder needs (glibc: libgcc_s via
@@ -407,12 +401,8 @@ static __attribute__((noinline)) uint32_t capture(gp_recorder *rec, struct stk_t
 	return id;
 }
 
-uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const void *params)
+uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key)
 {
-	unsigned w = gps_stacks_want[dom][cbid];
-	uint64_t key = 0;
-	if (w >= 2 && params)
-		memcpy(&key, (const char *)params + (w - 2) * 8u, sizeof key);
 	if (py_on && gps.cfg.stacks != GP_STACKS_ALL)
 		key ^= gps_py_site_key();
 	struct stk_thread *st = stk_tls;
@@ -425,7 +415,7 @@ uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const voi
 		st->tid = gps_gettid();
 		st->rng = mix64(((uint64_t)st->tid << 32) ^ gps_mono_ns()) | 1;
 	}
-	uint32_t dc = (uint32_t)dom << 16 | cbid;
+	uint32_t dc = call;
 	struct site *s = &st->site[mix64(key ^ ((uint64_t)dc << 40)) & (SITE_SLOTS - 1)];
 	int take;
 	if (s->id && s->key == key && s->dc == dc) {
@@ -451,63 +441,24 @@ uint32_t gps_stacks_for_call(gp_recorder *rec, int dom, uint32_t cbid, const voi
 }
 
 /* ------------------------------------------------------------ bind */
-/* Where the call-site key is in the call's params: 1 none, 2 + offset/8. */
-static unsigned char key_kind(const char *clean)
-{
-#define AT(type, field) (unsigned char)(2 + offsetof(type, field) / 8)
-	_Static_assert(offsetof(cudaLaunchKernel_v7000_params, func) % 8 == 0, "aligned");
-	_Static_assert(offsetof(cudaLaunchKernelExC_v11060_params, func) % 8 == 0, "aligned");
-	_Static_assert(offsetof(cuLaunchKernelEx_params, f) % 8 == 0, "aligned");
-	if (strstr(clean, "MultiDevice"))
-		return 1;
-	if (!strncmp(clean, "cudaLaunchKernelExC", 19))
-		return AT(cudaLaunchKernelExC_v11060_params, func);
-	if (!strncmp(clean, "cudaLaunchKernel", 16))
-		return AT(cudaLaunchKernel_v7000_params, func);
-	if (!strncmp(clean, "cudaLaunchCooperativeKernel", 27))
-		return AT(cudaLaunchCooperativeKernel_v9000_params, func);
-	if (!strncmp(clean, "cuLaunchKernelEx", 16))
-		return AT(cuLaunchKernelEx_params, f);
-	if (!strncmp(clean, "cuLaunchKernel", 14))
-		return AT(cuLaunchKernel_params, f);
-	if (!strncmp(clean, "cuLaunchCooperativeKernel", 25))
-		return AT(cuLaunchCooperativeKernel_params, f);
-	if (!strncmp(clean, "cudaGraphLaunch", 15))
-		return AT(cudaGraphLaunch_v10000_params, graphExec);
-	if (!strncmp(clean, "cuGraphLaunch", 13))
-		return AT(cuGraphLaunch_params, hGraph);
-	return 1;
-#undef AT
-}
-
-void gps_stacks_bind(const char *(*name)(int dom, uint32_t cbid))
+int gps_stacks_wanted(void)
 {
 	static int done;
 	if (gps.cfg.stacks == GP_STACKS_OFF || done)
-		return;
+		return 0;
 	done = 1;
 	if (gps.cfg.api_set == GP_API_SET_NONE) { /* a stack belongs to an API record */
-		gps_log(1, "stacks: GPUPROF_API=none records no API calls, so no call stacks either");
-		return;
+		gps_warn("stacks: GPUPROF_API=none records no API calls, so no call stacks either");
+		return 0;
 	}
-	int n = 0;
-	for (int dom = 1; dom <= 2; dom++)
-		for (uint32_t cbid = 1; cbid < GPS_STK_MAX_CBID; cbid++) {
-			const char *nm = name(dom, cbid);
-			if (!nm || !gps_cbid_wants_stack(dom, nm))
-				continue;
-			char clean[256];
-			gps_cbid_clean_name(nm, clean, sizeof clean);
-			gps_stacks_want[dom][cbid] = key_kind(clean);
-			n++;
-		}
-	if (!n) {
-		gps_log(1, "stacks: no launch or memcpy callbacks known to this CUPTI; no call stacks");
-		return;
-	}
+	return 1;
+}
+
+void gps_stacks_enable(void)
+{
 	itab = calloc(INTERN_SLOTS, sizeof *itab);
 	if (!itab || pthread_key_create(&stk_key, stk_thread_free) != 0) {
-		gps_log(1, "stacks: out of memory; no call stacks");
+		gps_warn("stacks: out of memory; no call stacks");
 		return;
 	}
 	ssize_t k = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);

@@ -38,7 +38,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
+#include "core/gps_clock.h"
+#include "core/gps_log.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -186,7 +187,7 @@ static void give_up(const char *why)
 {
 	w.eligible = 0;
 	atomic_store_explicit(&gps_tsc.on, 0, memory_order_relaxed);
-	gps_log(0, "%s; timestamps from clock_gettime from now on", why);
+	gps_info("%s; timestamps from clock_gettime from now on", why);
 }
 
 void gps_clock_tick(void)

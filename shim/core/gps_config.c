@@ -11,8 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "gps.h"
-#include "gp_settings.h"
+#include "core/gps_config.h"
+#include "core/gps_log.h"
 
 /* Appends to buf[0..n) at *used, cutting at the end; *used stays < n. */
 static void describe_add(char *buf, size_t n, size_t *used, const char *fmt, ...)
@@ -90,7 +90,7 @@ static int cfg_quiet;
 #define cfg_log(...)                            \
 	do {                                    \
 		if (!cfg_quiet)                 \
-			gps_log(1, __VA_ARGS__); \
+			gps_warn(__VA_ARGS__);  \
 	} while (0)
 
 static void complain(enum gp_setting_id id, const char *text, const struct gp_setting_value *v)

@@ -7,9 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gps.h"
-#include "gps_cupti_fns.h"
-#include "gps_stacks.h"
+#include "core/gps_core.h"
+#include "features/gps_capture.h"
+#include "features/gps_stacks.h"
+#include "features/gps_ticker.h"
+#include "features/gps_window.h"
+#include "nvidia/gps_activity.h"
+#include "nvidia/gps_cbid.h"
+#include "nvidia/gps_cupti.h"
+#include "nvidia/gps_cupti_fns.h"
+#include "nvidia/gps_cupti_stacks.h"
+#include "nvidia/gps_pmsampling.h"
 
 #define GPS_MAX_CBID 4096
 
@@ -17,7 +25,12 @@ static CUpti_SubscriberHandle subscriber;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int skip_nested_driver; /* default set: driver calls inside runtime calls */
 static int capture_mode;       /* GPUPROF_CAPTURE_RANGE=cudaProfilerApi */
-int gps_act_skip_nested_driver; /* the same for activity records (gps_activity.c) */
+static atomic_int cupti_tried; /* binding was tried in this process (once) */
+static void (*context_hook)(void);
+
+_Static_assert(GPS_CB_DRIVER == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
+		       GPS_CB_RUNTIME == (int)CUPTI_CB_DOMAIN_RUNTIME_API,
+	       "gps_cb_domain numbers the domains as CUPTI does");
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
@@ -28,8 +41,8 @@ static _Atomic uint64_t name_cache[3][GPS_MAX_CBID];
 
 /* first call of this API in this trace: cuptiGetCallbackName, interning;
  * never on the hot path again */
-static __attribute__((noinline)) uint32_t api_name_slow(gp_recorder *rec, int dom, uint32_t cbid,
-							const char *fallback, unsigned gen)
+static __attribute__((noinline)) uint32_t api_name_slow(gp_recorder *rec, enum gps_cb_domain dom,
+							uint32_t cbid, const char *fallback, unsigned gen)
 {
 	const char *name = NULL;
 	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
@@ -40,16 +53,17 @@ static __attribute__((noinline)) uint32_t api_name_slow(gp_recorder *rec, int do
 	char clean[256];
 	gps_cbid_clean_name(name, clean, sizeof clean);
 	uint32_t id = gp_intern(rec, clean);
-	if (id && cbid < GPS_MAX_CBID && dom >= 1 && dom <= 2)
+	if (id && cbid < GPS_MAX_CBID && (dom == GPS_CB_DRIVER || dom == GPS_CB_RUNTIME))
 		atomic_store_explicit(&name_cache[dom][cbid], ((uint64_t)gen << 32) | id,
 				      memory_order_relaxed);
 	return id;
 }
 
-static inline uint32_t api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+static inline uint32_t api_name_id(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid,
+				   const char *fallback)
 {
 	unsigned gen = atomic_load_explicit(&gps.gen, memory_order_relaxed);
-	if (__builtin_expect(cbid < GPS_MAX_CBID && (unsigned)(dom - 1) < 2, 1)) {
+	if (__builtin_expect(cbid < GPS_MAX_CBID && (unsigned)(dom - GPS_CB_DRIVER) < 2, 1)) {
 		uint64_t v = atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed);
 		if (__builtin_expect((uint32_t)(v >> 32) == gen && (uint32_t)v, 1))
 			return (uint32_t)v;
@@ -57,7 +71,7 @@ static inline uint32_t api_name_id(gp_recorder *rec, int dom, uint32_t cbid, con
 	return api_name_slow(rec, dom, cbid, fallback, gen);
 }
 
-uint32_t gps_api_name_id(gp_recorder *rec, int dom, uint32_t cbid, const char *fallback)
+uint32_t gps_api_name_id(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid, const char *fallback)
 {
 	return api_name_id(rec, dom, cbid, fallback);
 }
@@ -69,7 +83,7 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 	uint64_t end = gps_now();
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter(); /* NULL once closing */
-	gp_recorder *rec = t ? gps_rec(1) : NULL;
+	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
 	if (rec) {
 		gp_record r;
 		r.type = GP_REC_API;
@@ -78,37 +92,21 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			.start_ns = start,
 			.end_ns = end,
 			.correlation_id = cd->correlationId,
-			.domain = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? GP_API_RUNTIME : GP_API_DRIVER,
+			.domain = gps_cb_domain_format((enum gps_cb_domain)dom),
 			.cbid = cbid,
-			.name_id = api_name_id(rec, dom, cbid, cd->functionName),
+			.name_id = api_name_id(rec, (enum gps_cb_domain)dom, cbid, cd->functionName),
 			/* cudaError_t and CUresult are both int-sized enums */
 			.status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0,
 		};
 		/* GPUPROF_STACKS: launches and copies, outermost call of the
 		 * thread only (rt_depth is back to 0 at a runtime call's exit) */
-		if (gps_stacks_on && cbid < GPS_STK_MAX_CBID && gps_stacks_want[dom][cbid] && rt_depth == 0)
-			r.u.api.stack_id = gps_stacks_for_call(rec, dom, cbid, cd->functionParams);
+		if (gps_stacks_on && cbid < GPS_STK_MAX_CBID && gps_cupti_stack_want[dom][cbid] && rt_depth == 0)
+			r.u.api.stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid,
+								    cd->functionParams);
 		gp_emit(rec, &r);
 	}
 	gps_leave(t);
 	gps_in_shim = 0;
-}
-
-/* The final flush must run while CUDA is whole.  Our constructor's atexit
- * handler runs after the ones CUDA and the frameworks register later, i.e.
- * after CUDA's own teardown — and CUPTI calls made then (window edges on the
- * ticker, PM sampling release, disabling kinds) crashed jobs on the H200
- * (exit 139 in 2 of 6 windowed MNIST runs even with edges stopped at the
- * context-destroy callback, which a PyTorch exit never delivers).  A handler
- * registered at the first context creation runs before every handler
- * registered earlier, CUDA's included.  Work done by exit handlers that run
- * after it is not traced. */
-static void exit_before_cuda(void) { gps_final_flush("exit"); }
-static void register_exit_before_cuda(void)
-{
-	static atomic_int registered;
-	if (!atomic_exchange(&registered, 1))
-		atexit(exit_before_cuda);
 }
 
 static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
@@ -125,8 +123,9 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const C
 			gps_window_cuda_teardown();
 			GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-			register_exit_before_cuda();
-			gp_recorder *rec = gps_rec(1);
+			if (context_hook) /* the lifecycle's: the final flush before CUDA's teardown */
+				context_hook();
+			gp_recorder *rec = gps_rec(GPS_REC_CUDA);
 			if (rec)
 				gps_emit_clock(rec);
 			/* GPUPROF_PM_SAMPLING: only notes it; set-up on its thread */
@@ -138,6 +137,41 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const C
 	gps_in_shim = 0;
 }
 
+/* ------------------------------------------------------------ capture range */
+/* The four calls that start and stop a capture range (runtime and driver).
+ * A start takes effect at its call's exit and a stop at its call's entry
+ * (features/gps_capture.c), so they are never recorded themselves. */
+static const struct {
+	CUpti_CallbackDomain dom;
+	CUpti_CallbackId cbid;
+	int start;
+} capture_calls[] = {
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 0},
+};
+#define N_CAPTURE_CALLS (sizeof capture_calls / sizeof capture_calls[0])
+
+/* 1 when (dom, cbid) is one of them: it starts or stops the range here
+ * (not in a call the shim made itself) */
+static int capture_call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site)
+{
+	for (size_t i = 0; i < N_CAPTURE_CALLS; i++) {
+		if (capture_calls[i].dom != dom || capture_calls[i].cbid != cbid)
+			continue;
+		if (!gps_in_shim) {
+			if (capture_calls[i].start && site == CUPTI_API_EXIT)
+				gps_capture_start();
+			else if (!capture_calls[i].start && site == CUPTI_API_ENTER)
+				gps_capture_stop();
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ callbacks */
 /* The hot path: a runtime launch in the default set comes here 4 times
  * (runtime enter, nested driver enter + exit, runtime exit).  Nested driver
  * callbacks leave at the first test; enter only stores the start time in
@@ -163,11 +197,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	}
 	/* GPUPROF_CAPTURE_RANGE: the profiler start/stop calls switch
 	 * recording and are never recorded themselves */
-	if (__builtin_expect(capture_mode, 0) && gps_capture_cbid(dom, cbid)) {
-		if (!gps_in_shim)
-			gps_capture_call(dom, cbid, cd->callbackSite == CUPTI_API_EXIT);
+	if (__builtin_expect(capture_mode, 0) && capture_call(dom, cbid, cd->callbackSite))
 		return;
-	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		/* 0 = not recorded (a call made by the shim itself) */
 		*cd->correlationData = gps_in_shim ? 0 : gps_now();
@@ -206,13 +237,13 @@ static int find_tool(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* ------------------------------------------------------------ start */
-/* The default set's cbids per domain (1 driver, 2 runtime), looked up once
+/* The default set's cbids per domain (index: gps_cb_domain), looked up once
  * by name: a capture range switches them again and again. */
 #define GPS_MAX_SET_CBIDS 1024
 static uint16_t set_cbids[3][GPS_MAX_SET_CBIDS];
 static int n_set_cbids[3];
 
-static void collect_default_set(int dom)
+static void collect_default_set(enum gps_cb_domain dom)
 {
 	n_set_cbids[dom] = 0;
 	for (uint32_t cbid = 1; cbid < GPS_MAX_CBID && n_set_cbids[dom] < GPS_MAX_SET_CBIDS; cbid++) {
@@ -227,14 +258,14 @@ static void collect_default_set(int dom)
 
 /* Switches the default set of one domain through the callback or the
  * per-API activity flavour.  Returns how many cbids took it. */
-static int switch_default_set(int dom, int on)
+static int switch_default_set(enum gps_cb_domain dom, int on)
 {
 	int n = 0;
 	for (int i = 0; i < n_set_cbids[dom]; i++) {
 		uint32_t cbid = set_cbids[dom][i];
 		CUptiResult r;
 		if (gps.cfg.api_mode == GP_API_MODE_ACTIVITY)
-			r = dom == 2 ? GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, on ? 1 : 0)
+			r = dom == GPS_CB_RUNTIME ? GPS_CUPTI(cuptiActivityEnableRuntimeApi, cbid, on ? 1 : 0)
 				     : GPS_CUPTI(cuptiActivityEnableDriverApi, cbid, on ? 1 : 0);
 		else
 			r = GPS_CUPTI(cuptiEnableCallback, on ? 1 : 0, subscriber, (CUpti_CallbackDomain)dom, cbid);
@@ -248,9 +279,8 @@ static int switch_default_set(int dom, int on)
  * capture range (a domain switched off takes them with it). */
 static void enable_capture_callbacks(void)
 {
-	for (int i = 0; i < GPS_CAPTURE_NCALLS; i++)
-		GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)gps_capture_calls[i].domain,
-			  gps_capture_calls[i].cbid);
+	for (size_t i = 0; i < N_CAPTURE_CALLS; i++)
+		GPS_CUPTI(cuptiEnableCallback, 1, subscriber, capture_calls[i].dom, capture_calls[i].cbid);
 }
 
 static void switch_kind(CUpti_ActivityKind kind, int on)
@@ -280,9 +310,9 @@ static int switch_api_records(int on)
 		}
 		n = 1;
 	} else {
-		n = switch_default_set(2, on);
+		n = switch_default_set(GPS_CB_RUNTIME, on);
 		if (driver && (c->api_mode != GP_API_MODE_ACTIVITY || gps_p_cuptiActivityEnableDriverApi))
-			n += switch_default_set(1, on);
+			n += switch_default_set(GPS_CB_DRIVER, on);
 	}
 	if (capture_mode && !on)
 		enable_capture_callbacks(); /* whatever the set, they stay on */
@@ -303,13 +333,13 @@ static void bind_api_records(void)
 		gps.cfg.api_mode = GP_API_MODE_CALLBACK;
 	if (c->api_mode == GP_API_MODE_ACTIVITY) {
 		if (!gps_p_cuptiActivityEnableRuntimeApi) {
-			gps_log(0, "this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
+			gps_info("this CUPTI has no per-API activity records (needs CUDA >= 12.5); using callbacks");
 			gps.cfg.api_mode = GP_API_MODE_CALLBACK;
 		} else if (capture_mode) {
 			/* On the H200 (CUDA 13.0 CUPTI) per-API activity records
 			 * switched on at a cudaProfilerStart never came: zero API
 			 * records in three ranges, while callbacks got them all. */
-			gps_log(0, "GPUPROF_API_MODE=activity records no API calls under a capture range; using callbacks");
+			gps_info("GPUPROF_API_MODE=activity records no API calls under a capture range; using callbacks");
 			gps.cfg.api_mode = GP_API_MODE_CALLBACK;
 		}
 	}
@@ -322,18 +352,18 @@ static void bind_api_records(void)
 		 * too and are skipped first thing in on_callback (activity
 		 * mode: dropped when decoding, gps_activity.c).
 		 * GPUPROF_API_DRIVER=0 saves those callbacks. */
-		collect_default_set(2);
+		collect_default_set(GPS_CB_RUNTIME);
 		if (c->api_driver)
-			collect_default_set(1);
+			collect_default_set(GPS_CB_DRIVER);
 		if (c->api_mode == GP_API_MODE_ACTIVITY)
-			gps_act_skip_nested_driver = c->api_driver && gps_p_cuptiActivityEnableDriverApi;
+			gps_activity_skip_nested_driver(c->api_driver && gps_p_cuptiActivityEnableDriverApi);
 		else
 			skip_nested_driver = 1;
 	}
 	if (capture_mode)
 		return; /* paused until the job's first cudaProfilerStart */
 	if (switch_api_records(1) == 0)
-		gps_log(0, "no CUDA API callbacks matched the default set");
+		gps_info("no CUDA API callbacks matched the default set");
 }
 
 static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } act_kinds[] = {
@@ -357,11 +387,13 @@ static void enable_activity(int paused)
 			continue;
 		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		if (r != CUPTI_SUCCESS)
-			gps_log(0, "activity kind %s unavailable: %s", act_kinds[i].name, gps_cupti_errstr(r));
+			gps_info("activity kind %s unavailable: %s", act_kinds[i].name, gps_cupti_errstr(r));
 	}
 }
 
-void gps_cupti_gpu_activity(int on)
+/* Enables (on=1) or disables the configured per-operation activity kinds
+ * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
+static void gpu_activity(int on)
 {
 	/* quiet: a kind that failed at bind time was reported there */
 	for (size_t i = 0; i < N_ACT_KINDS; i++) {
@@ -374,20 +406,21 @@ void gps_cupti_gpu_activity(int on)
 	}
 }
 
-void gps_cupti_capture_switch(int on)
+/* Capture range: API records and GPU activity kinds on/off together */
+static void capture_switch(int on)
 {
 	if (!capture_mode)
 		return;
 	if (on) {
-		gps_cupti_gpu_activity(1);
+		gpu_activity(1);
 		switch_api_records(1);
 	} else {
 		switch_api_records(0);
-		gps_cupti_gpu_activity(0);
+		gpu_activity(0);
 	}
 }
 
-static const char *callback_name(int dom, uint32_t cbid)
+static const char *callback_name(enum gps_cb_domain dom, uint32_t cbid)
 {
 	const char *name = NULL;
 	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) != CUPTI_SUCCESS)
@@ -404,11 +437,11 @@ static int start_locked(const char *why)
 		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 			struct who w = {NULL};
 			dl_iterate_phdr(find_tool, &w);
-			gps_log(1, "another CUPTI tool is attached%s%s%s; gpuprof switches itself off, the job runs on",
-				w.found ? " (" : "", w.found ? w.found : "", w.found ? ")" : "");
+			gps_warn("another CUPTI tool is attached%s%s%s; gpuprof switches itself off, the job runs on",
+				 w.found ? " (" : "", w.found ? w.found : "", w.found ? ")" : "");
 			gps.disabled = 1; /* NVTX too: one tool's view, not half of two */
 		} else {
-			gps_log(1, "cuptiSubscribe failed: %s; tracing off", gps_cupti_errstr(r));
+			gps_warn("cuptiSubscribe failed: %s; tracing off", gps_cupti_errstr(r));
 		}
 		return -1;
 	}
@@ -421,16 +454,14 @@ static int start_locked(const char *why)
 			uint64_t t0 = gps_mono_ns(), g = 0, t1;
 			GPS_CUPTI(cuptiGetTimestamp, &g);
 			t1 = gps_mono_ns();
-			gps.gpu_offset = (int64_t)((t0 + t1) / 2) - (int64_t)g;
-			gps_log(0, "CUPTI timestamp callback unavailable; converting CUPTI times by offset");
+			gps_activity_set_gpu_offset((int64_t)((t0 + t1) / 2) - (int64_t)g);
+			gps_info("CUPTI timestamp callback unavailable; converting CUPTI times by offset");
 		} else {
 			gps.clock_id = GP_CLOCK_CUPTI;
-			gps_log(0, "CUPTI timestamp callback unavailable; trace uses CUPTI's clock");
+			gps_info("CUPTI timestamp callback unavailable; trace uses CUPTI's clock");
 		}
 	}
-	GPS_CUPTI(cuptiActivityRegisterCallbacks,
-		  (CUpti_BuffersCallbackRequestFunc)gps_activity_buffer_requested,
-		  (CUpti_BuffersCallbackCompleteFunc)gps_activity_buffer_completed);
+	gps_activity_register();
 	GPS_CUPTI(cuptiActivityFlushPeriod, gps.cfg.flush_ms);
 	GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
 		  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
@@ -440,33 +471,52 @@ static int start_locked(const char *why)
 	uint64_t t_enabled = gps_now();
 	enable_activity(capture_mode);
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
-	gps_stacks_bind(callback_name); /* before the callbacks can fire */
+	gps_cupti_stacks_bind(callback_name); /* before the callbacks can fire */
 	bind_api_records();
 	if (capture_mode) /* last: the sets above are what a start switches on */
 		enable_capture_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
 	 * prints its own lines */
 	if (!gps.cfg.summary[0])
-		gps_log(0, "tracing CUDA via %s (%s)", gps_cupti_loaded_path(), why);
+		gps_info("tracing CUDA via %s (%s)", gps_cupti_loaded_path(), why);
 	return 0;
 }
 
+/* What vendor-neutral code asks of CUPTI (core/gps_core.h's gps_gpu_*). */
+static void flush_completed(void) { GPS_CUPTI_QUIET(cuptiActivityFlushAll, 0); }
+static uint64_t cupti_timestamp(void)
+{
+	uint64_t t = 0;
+	if (gps_p_cuptiGetTimestamp)
+		gps_p_cuptiGetTimestamp(&t);
+	return t;
+}
+static const struct gps_gpu_ops cupti_ops = {
+	.flush_completed = flush_completed,
+	.activity = gpu_activity,
+	.capture = capture_switch,
+	.timestamp = cupti_timestamp,
+};
+
+void gps_cupti_set_context_hook(void (*fn)(void)) { context_hook = fn; }
+
 int gps_cupti_start(const char *why)
 {
-	if (atomic_load(&gps.cupti_bound))
+	if (gps_gpu_bound())
 		return 0;
-	if (gps.disabled || atomic_load(&gps.cupti_tried))
+	if (gps.disabled || atomic_load(&cupti_tried))
 		return -1;
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
 	pthread_mutex_lock(&start_lock);
 	int rc = 0;
-	if (!atomic_load(&gps.cupti_bound) && !atomic_load(&gps.cupti_tried)) {
-		atomic_store(&gps.cupti_tried, 1);
+	if (!gps_gpu_bound() && !atomic_load(&cupti_tried)) {
+		atomic_store(&cupti_tried, 1);
+		gps_gpu_set_ops(&cupti_ops); /* each a no-op until loaded */
 		rc = start_locked(why);
 		if (rc == 0)
-			atomic_store(&gps.cupti_bound, 1);
-	} else if (!atomic_load(&gps.cupti_bound)) {
+			gps_gpu_set_bound(1);
+	} else if (!gps_gpu_bound()) {
 		rc = -1;
 	}
 	pthread_mutex_unlock(&start_lock);
@@ -478,7 +528,7 @@ int gps_cupti_start(const char *why)
 
 void gps_cupti_flush(void)
 {
-	if (!atomic_load(&gps.cupti_bound))
+	if (!gps_gpu_bound())
 		return;
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
@@ -488,12 +538,12 @@ void gps_cupti_flush(void)
 
 void gps_cupti_stop(void)
 {
-	if (!atomic_load(&gps.cupti_bound))
+	if (!gps_gpu_bound())
 		return;
 	/* Stop new API callbacks before the recorder goes away; activity was
 	 * flushed already.  Unsubscribing during exit is what CUPTI samples do. */
 	GPS_CUPTI_QUIET(cuptiUnsubscribe, subscriber);
-	atomic_store(&gps.cupti_bound, 0);
+	gps_gpu_set_bound(0);
 }
 
 void gps_cupti_after_fork_child(void)

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gps.h"
+#include "nvidia/gps_cbid.h"
 
-/* Runtime (domain 2).  Launches, copies/sets, synchronisation, allocation,
+/* Runtime (GPS_CB_RUNTIME).  Launches, copies/sets, synchronisation, allocation,
  * cross-stream waits, device lifecycle. */
 static const char *const rt_patterns[] = {
 	"cudaLaunch*", "__cudaLaunch*", "cudaGraphLaunch*",
@@ -23,7 +23,7 @@ static const char *const rt_patterns[] = {
 	NULL,
 };
 
-/* Driver (domain 1).  Same families plus module/context lifecycle. */
+/* Driver (GPS_CB_DRIVER).  Same families plus module/context lifecycle. */
 static const char *const drv_patterns[] = {
 	"cuLaunch*", "cuGraphLaunch*",
 	"cuMemcpy*", "cuMemset*",
@@ -58,13 +58,15 @@ void gps_cbid_clean_name(const char *name, char *out, size_t outsz)
 	out[n] = 0;
 }
 
-int gps_cbid_default(int domain, const char *name)
+int gps_cbid_default(enum gps_cb_domain domain, const char *name)
 {
 	if (!name || !*name)
 		return 0;
 	char clean[256];
 	gps_cbid_clean_name(name, clean, sizeof clean);
-	const char *const *pats = domain == 1 ? drv_patterns : domain == 2 ? rt_patterns : NULL;
+	const char *const *pats = domain == GPS_CB_DRIVER    ? drv_patterns
+				  : domain == GPS_CB_RUNTIME ? rt_patterns
+							     : NULL;
 	if (!pats)
 		return 0;
 	for (; *pats; pats++)
@@ -83,13 +85,13 @@ static const char *const stack_patterns[] = {
 	NULL,
 };
 
-int gps_cbid_wants_stack(int domain, const char *name)
+int gps_cbid_wants_stack(enum gps_cb_domain domain, const char *name)
 {
-	if (!name || !*name || (domain != 1 && domain != 2))
+	if (!name || !*name || (domain != GPS_CB_DRIVER && domain != GPS_CB_RUNTIME))
 		return 0;
 	char clean[256];
 	gps_cbid_clean_name(name, clean, sizeof clean);
-	if ((domain == 2) != (clean[0] == 'c' && clean[1] == 'u' && clean[2] == 'd' && clean[3] == 'a'))
+	if ((domain == GPS_CB_RUNTIME) != (clean[0] == 'c' && clean[1] == 'u' && clean[2] == 'd' && clean[3] == 'a'))
 		return 0;
 	for (const char *const *p = stack_patterns; *p; p++)
 		if (fnmatch(*p, clean, 0) == 0)

@@ -29,7 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h"
+#include "core/gps_core.h"
+#include "features/gps_status.h"
 
 #define SEC 1000000000ull
 #define NBUCKET 64              /* seconds of history: covers RATE_LAG up to ~60 s */
@@ -59,6 +60,12 @@ static char st_path[4096];
 static char st_tmp[4096 + 8];
 static atomic_int st_ready;     /* path expanded, buckets anchored (release) */
 static _Atomic uint64_t next_write; /* CLOCK_MONOTONIC ns */
+
+void gps_status_init(void)
+{
+	if (gps.cfg.enabled && gps.cfg.status[0])
+		atomic_store(&gps_status_on, 1);
+}
 
 static inline uint64_t bucket_of(uint64_t t)
 {
@@ -116,13 +123,13 @@ void gps_status_copy(uint64_t bytes)
 	atomic_fetch_add_explicit(&memcpy_bytes_total, bytes, memory_order_relaxed);
 }
 
-void gps_status_memory(int op, int device_kind, uint64_t bytes)
+void gps_status_memory(enum gps_mem_op op, int device_memory, uint64_t bytes)
 {
-	if (!device_kind)
+	if (!device_memory)
 		return;
-	if (op == 1)
+	if (op == GPS_MEM_OP_ALLOC)
 		atomic_fetch_add_explicit(&cupti_mem_bytes, (int64_t)bytes, memory_order_relaxed);
-	else if (op == 2)
+	else if (op == GPS_MEM_OP_FREE)
 		atomic_fetch_sub_explicit(&cupti_mem_bytes, (int64_t)bytes, memory_order_relaxed);
 }
 
@@ -209,7 +216,7 @@ static uint64_t rate_lag_ns(void)
 static void disable(const char *what, int err)
 {
 	atomic_store(&gps_status_on, 0);
-	gps_log(1, "GPUPROF_STATUS: cannot %s %s: %s; no status file from now on", what, st_tmp,
+	gps_warn("GPUPROF_STATUS: cannot %s %s: %s; no status file from now on", what, st_tmp,
 		strerror(err));
 }
 
@@ -311,7 +318,7 @@ static int write_file(int exited, uint64_t dropped)
 		int e = errno;
 		unlink(st_tmp);
 		atomic_store(&gps_status_on, 0);
-		gps_log(1, "GPUPROF_STATUS: cannot rename %s to %s: %s; no status file from now on", st_tmp,
+		gps_warn("GPUPROF_STATUS: cannot rename %s to %s: %s; no status file from now on", st_tmp,
 			st_path, strerror(e));
 		return -1;
 	}
@@ -328,7 +335,7 @@ static int setup(void)
 	if (gps_expand_pattern(pat, st_path, sizeof st_path, (int)gps.pid, gps.host, gps.rank,
 			       gps.start_time) != 0) {
 		atomic_store(&gps_status_on, 0);
-		gps_log(1, "GPUPROF_STATUS expands to a path that is too long; no status file");
+		gps_warn("GPUPROF_STATUS expands to a path that is too long; no status file");
 		return -1;
 	}
 	snprintf(st_tmp, sizeof st_tmp, "%s.tmp", st_path);
