@@ -9,7 +9,7 @@
 #include "features/gps_status.h"
 #include "nvidia/gps_activity.h"
 #include "nvidia/gps_cbid.h"
-#include "nvidia/gps_cupti.h"
+#include "nvidia/gps_api_names.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_nvml.h"
 

@@ -13,13 +13,12 @@
 #include "features/gps_ticker.h"
 #include "features/gps_window.h"
 #include "nvidia/gps_activity.h"
+#include "nvidia/gps_api_names.h"
 #include "nvidia/gps_cbid.h"
 #include "nvidia/gps_cupti.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_cupti_stacks.h"
 #include "nvidia/gps_pmsampling.h"
-
-#define GPS_MAX_CBID 4096
 
 static CUpti_SubscriberHandle subscriber;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,47 +33,6 @@ _Static_assert(GPS_CB_DRIVER == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
-
-/* name ids per (domain, cbid), tagged with the recorder generation so a
- * forked child's new recorder re-interns: (gen << 32) | id. */
-static _Atomic uint64_t name_cache[3][GPS_MAX_CBID];
-
-/* first call of this API in this trace: cuptiGetCallbackName, interning;
- * never on the hot path again */
-static __attribute__((noinline)) uint32_t api_name_slow(gp_recorder *rec, enum gps_cb_domain dom,
-							uint32_t cbid, const char *fallback, unsigned gen)
-{
-	const char *name = NULL;
-	if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
-		    CUPTI_SUCCESS || !name)
-		name = fallback;
-	if (!name)
-		return 0;
-	char clean[256];
-	gps_cbid_clean_name(name, clean, sizeof clean);
-	uint32_t id = gp_intern(rec, clean);
-	if (id && cbid < GPS_MAX_CBID && (dom == GPS_CB_DRIVER || dom == GPS_CB_RUNTIME))
-		atomic_store_explicit(&name_cache[dom][cbid], ((uint64_t)gen << 32) | id,
-				      memory_order_relaxed);
-	return id;
-}
-
-static inline uint32_t api_name_id(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid,
-				   const char *fallback)
-{
-	unsigned gen = atomic_load_explicit(&gps.gen, memory_order_relaxed);
-	if (__builtin_expect(cbid < GPS_MAX_CBID && (unsigned)(dom - GPS_CB_DRIVER) < 2, 1)) {
-		uint64_t v = atomic_load_explicit(&name_cache[dom][cbid], memory_order_relaxed);
-		if (__builtin_expect((uint32_t)(v >> 32) == gen && (uint32_t)v, 1))
-			return (uint32_t)v;
-	}
-	return api_name_slow(rec, dom, cbid, fallback, gen);
-}
-
-uint32_t gps_api_name_id(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid, const char *fallback)
-{
-	return api_name_id(rec, dom, cbid, fallback);
-}
 
 /* API exit: one record.  Out of line: the enter path stays tiny. */
 static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -94,7 +52,7 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			.correlation_id = cd->correlationId,
 			.domain = gps_cb_domain_format((enum gps_cb_domain)dom),
 			.cbid = cbid,
-			.name_id = api_name_id(rec, (enum gps_cb_domain)dom, cbid, cd->functionName),
+			.name_id = gps_api_name_id(rec, (enum gps_cb_domain)dom, cbid, cd->functionName),
 			/* cudaError_t and CUresult are both int-sized enums */
 			.status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0,
 		};
@@ -246,7 +204,7 @@ static int n_set_cbids[3];
 static void collect_default_set(enum gps_cb_domain dom)
 {
 	n_set_cbids[dom] = 0;
-	for (uint32_t cbid = 1; cbid < GPS_MAX_CBID && n_set_cbids[dom] < GPS_MAX_SET_CBIDS; cbid++) {
+	for (uint32_t cbid = 1; cbid < GPS_API_MAX_CBID && n_set_cbids[dom] < GPS_MAX_SET_CBIDS; cbid++) {
 		const char *name = NULL;
 		if (GPS_CUPTI_QUIET(cuptiGetCallbackName, (CUpti_CallbackDomain)dom, cbid, &name) !=
 			    CUPTI_SUCCESS || !name)

@@ -5,11 +5,6 @@
 #ifndef GPS_CUPTI_H
 #define GPS_CUPTI_H
 
-#include <stdint.h>
-
-#include "gp_trace.h"
-#include "nvidia/gps_cbid.h"
-
 /* The lifecycle's hook, called from the resource callback of every CUDA
  * context creation (creating thread, inside gps_enter), first thing. */
 void gps_cupti_set_context_hook(void (*fn)(void));
@@ -22,9 +17,5 @@ void gps_cupti_flush(void);
 /* Final: no more API callbacks (unsubscribe). */
 void gps_cupti_stop(void);
 void gps_cupti_after_fork_child(void);
-
-/* Interned display name of an API cbid, cached per cbid and recorder
- * generation; fallback when CUPTI has no name. */
-uint32_t gps_api_name_id(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid, const char *fallback);
 
 #endif
