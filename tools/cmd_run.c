@@ -30,7 +30,7 @@ static void help(FILE *f)
 		   "                          (opt-in: they cost most on launch-bound jobs), all,\n"
 		   "                          none; e.g. --activity=default,sync\n"
 		   "  --flush-ms N            flush interval of the recorder\n"
-		   "  --buffer-size SIZE      per-thread ring size (e.g. 4M)\n"
+		   "  --buffer-size SIZE      size of each CUPTI activity buffer (e.g. 8M)\n"
 		   "  --max-memory SIZE       cap on the recorder's memory\n"
 		   "  --gpu-window ON/PERIOD  record GPU activity (kernels, copies, ...) only for ON\n"
 		   "                          every PERIOD, from the start; API calls and NVTX all\n"
