@@ -53,10 +53,10 @@ $(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
 # config, path patterns and cbid selection: pure code, no CUPTI
 SHIM_UNIT_SRCS := shim/core/gps_config.c shim/nvidia/gps_cbid.c shim/core/gps_log.c shim/core/gps_clock.c \
 	libprof/gp_settings.c
-$(SHIM_UNIT): tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) $(SHIM_HDRS) | $(SHIMT_DIR)/
+$(SHIM_UNIT): tests/shim/test_shim_unit.c tests/shim/unit_check.h $(SHIM_UNIT_SRCS) $(SHIM_HDRS) | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) -pthread
 # the GPUPROF_* settings table and parsers the shim and `gpuprof run` share
-$(SHIM_SETTINGS): tests/shim/test_settings.c libprof/gp_settings.c libprof/gp_settings.h | $(SHIMT_DIR)/
+$(SHIM_SETTINGS): tests/shim/test_settings.c tests/shim/unit_check.h libprof/gp_settings.c libprof/gp_settings.h | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ tests/shim/test_settings.c libprof/gp_settings.c
 
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/

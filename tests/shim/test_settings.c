@@ -7,18 +7,8 @@
 #include <string.h>
 
 #include "gp_settings.h"
+#include "unit_check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			failures++;                                          \
-			fprintf(stderr, "FAIL line %d: ", __LINE__);         \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fprintf(stderr, "\n");                               \
-		}                                                            \
-	} while (0)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static void test_table(void)

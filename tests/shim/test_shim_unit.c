@@ -12,18 +12,7 @@
 #include "core/gps_config.h"
 #include "core/gps_log.h"
 #include "nvidia/gps_cbid.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			failures++;                                          \
-			fprintf(stderr, "FAIL line %d: ", __LINE__);         \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fprintf(stderr, "\n");                               \
-		}                                                            \
-	} while (0)
+#include "unit_check.h"
 
 static void test_pattern(void)
 {
