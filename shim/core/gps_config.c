@@ -2,13 +2,11 @@
  * table of settings and their parsers (libprof/gp_settings.c), and output
  * path pattern expansion.  Every `gpuprof run` option maps to one variable
  * (docs/CONFIG.md is the list).  Pure functions: unit-tested without CUPTI. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "core/gps_config.h"
