@@ -7,8 +7,8 @@ CUPTI_FLOOR_SO := $(B)/lib/libcupti_floor.so
 all: $(if $(CUPTI_INC),$(CUPTI_FLOOR_SO))
 bench: check-cuda $(CUPTI_FLOOR_SO)
 
-# shim/gps_cbid.c: CUPTI_FLOOR_API enables gpuprof's default API set by name.
-$(CUPTI_FLOOR_SO): bench/overhead/cupti_floor.c shim/gps_cbid.c | $(B)/lib/
+# shim/nvidia/gps_cbid.c: CUPTI_FLOOR_API enables gpuprof's default API set by name.
+$(CUPTI_FLOOR_SO): bench/overhead/cupti_floor.c shim/nvidia/gps_cbid.c | $(B)/lib/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CUDA_CFLAGS) -Ilibprof -Ishim -shared -o $@ $^ -ldl -lpthread
 
 # --- libprof bench (owner: libprof): rules in bench/libprof/build.mk ---

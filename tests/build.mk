@@ -11,6 +11,7 @@ FAKE_CUDART := $(FAKE_DIR)/libcudart.so.13
 FAKE_WORKLOAD := $(FAKE_DIR)/workload
 SHIM_CHECK := $(SHIMT_DIR)/check_trace
 SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
+SHIM_SETTINGS := $(SHIMT_DIR)/test_settings
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
@@ -49,10 +50,14 @@ $(FAKE_WORKLOAD): tests/fake/workload.c tests/fake/fake_api.h $(FAKE_CUDART) | $
 $(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
-# config parsing, path patterns and cbid selection: pure code, no CUPTI
-$(SHIM_UNIT): tests/shim/test_shim_unit.c shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps_clock.c shim/gps.h | $(SHIMT_DIR)/
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c \
-	  shim/gps_config.c shim/gps_cbid.c shim/gps_log.c shim/gps_clock.c -pthread
+# config, path patterns and cbid selection: pure code, no CUPTI
+SHIM_UNIT_SRCS := shim/core/gps_config.c shim/nvidia/gps_cbid.c shim/core/gps_log.c shim/core/gps_clock.c \
+	libprof/gp_settings.c
+$(SHIM_UNIT): tests/shim/test_shim_unit.c tests/shim/unit_check.h $(SHIM_UNIT_SRCS) $(SHIM_HDRS) | $(SHIMT_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) -pthread
+# the GPUPROF_* settings table and parsers the shim and `gpuprof run` share
+$(SHIM_SETTINGS): tests/shim/test_settings.c tests/shim/unit_check.h libprof/gp_settings.c libprof/gp_settings.h | $(SHIMT_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ tests/shim/test_settings.c libprof/gp_settings.c
 
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
@@ -63,9 +68,9 @@ $(SHIMT_DIR)/run_%: tests/shim/%.py tests/shim/stackslib.py | $(SHIMT_DIR)/
 $(SHIMT_DIR)/run_test_gpu_metrics: | $(FAKE_NVML)
 $(SHIMT_DIR)/run_test_pm_sampling: | $(FAKE_CUPTI_NOPM)
 
-TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
+TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
-TESTS += $(SHIM_UNIT) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
+TESTS += $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 # --- end shim tests ---
 
 # --- libprof tests (owner: libprof): rules in tests/libprof/build.mk ---

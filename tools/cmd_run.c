@@ -2,7 +2,6 @@
  * libgpuprof.so injected, forwards termination signals, then prints one
  * summary line from the shim's GPUPROF_SUMMARY file(s) and exits with the
  * job's own status (128+signal when it was killed, as a shell does). */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "tool.h"
 
 static void help(FILE *f)
@@ -30,7 +30,7 @@ static void help(FILE *f)
 		   "                          (opt-in: they cost most on launch-bound jobs), all,\n"
 		   "                          none; e.g. --activity=default,sync\n"
 		   "  --flush-ms N            flush interval of the recorder\n"
-		   "  --buffer-size SIZE      per-thread ring size (e.g. 4M)\n"
+		   "  --buffer-size SIZE      size of each CUPTI activity buffer (e.g. 8M)\n"
 		   "  --max-memory SIZE       cap on the recorder's memory\n"
 		   "  --gpu-window ON/PERIOD  record GPU activity (kernels, copies, ...) only for ON\n"
 		   "                          every PERIOD, from the start; API calls and NVTX all\n"
@@ -55,43 +55,13 @@ static void help(FILE *f)
 		   "GPUPROF_LIB=/path/libgpuprof.so overrides.\n");
 }
 
-/* --activity: the kind names GPUPROF_ACTIVITY takes (shim/gps_config.c,
- * act_names), checked here so that a typo is a usage error, not a job run
- * with the default kinds and a warning. */
-static int activity_ok(const char *s)
+/* An option's value by the rules of the GPUPROF_* variable it sets: the
+ * shim's own parser (libprof/gp_settings.c), so that what `gpuprof run`
+ * accepts the shim understands the same way, and a typo is a usage error,
+ * not a job run with the default and a warning. */
+static int setting_ok(enum gp_setting_id id, const char *text, struct gp_setting_value *v)
 {
-	static const char *const names[] = {"kernel", "memcpy", "memset", "peer", "memcpy2", "sync",
-					    "memory", "device", "default", "all", "none"};
-	char *copy = xstrdup(s), *save = NULL;
-	int ok = 1, n = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && ok; t = strtok_r(NULL, ",", &save), n++) {
-		ok = 0;
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			ok |= !strcmp(t, names[i]);
-	}
-	free(copy);
-	return ok && n > 0;
-}
-
-/* One part of --gpu-window: the syntax the shim accepts (shim/gps_config.c,
- * GPUPROF_GPU_WINDOW), seconds when no unit is given. */
-static int parse_window_part(const char *s, uint64_t *out)
-{
-	if (!isdigit((unsigned char)*s) && *s != '.')
-		return -1;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !(v >= 0) || v > 1e7)
-		return -1;
-	double mul;
-	if (!*end || !strcmp(end, "s")) mul = 1e9;
-	else if (!strcmp(end, "ms")) mul = 1e6;
-	else if (!strcmp(end, "us")) mul = 1e3;
-	else if (!strcmp(end, "ns")) mul = 1;
-	else return -1;
-	*out = (uint64_t)(v * mul + 0.5);
-	return 0;
+	return gp_setting_parse(id, text, v) == 0;
 }
 
 static volatile sig_atomic_t child_pid;
@@ -297,7 +267,7 @@ int cmd_run(int argc, char **argv)
 		{ 0 },
 	};
 	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0;
-	uint64_t v;
+	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
 		switch (c) {
@@ -306,62 +276,55 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_OUTPUT", optarg, 1);
 			break;
 		case O_API:
-			if (strcmp(optarg, "default") && strcmp(optarg, "all") && strcmp(optarg, "none")) {
+			if (!setting_ok(GP_SET_API, optarg, &v)) {
 				tool_err("--api must be default, all or none"); return EXIT_USAGE;
 			}
 			setenv("GPUPROF_API", optarg, 1);
 			break;
 		case O_ACTIVITY:
-			if (!activity_ok(optarg)) {
+			if (!setting_ok(GP_SET_ACTIVITY, optarg, &v)) {
 				tool_err("--activity: '%s' is not a comma-separated list of kernel, memcpy, memset, peer, sync, memory, device, default, all, none", optarg);
 				return EXIT_USAGE;
 			}
 			setenv("GPUPROF_ACTIVITY", optarg, 1);
 			break;
 		case O_FLUSH:
-			if (parse_size(optarg, &v) || strpbrk(optarg, "kKmMgG")) {
-				tool_err("--flush-ms needs a number of milliseconds"); return EXIT_USAGE;
+			if (!setting_ok(GP_SET_FLUSH_MS, optarg, &v)) {
+				tool_err("--flush-ms needs a number of milliseconds (1..3600000)"); return EXIT_USAGE;
 			}
 			setenv("GPUPROF_FLUSH_MS", optarg, 1);
 			break;
 		case O_BUF: case O_MAXMEM: {
-			if (parse_size(optarg, &v) || !v) {
-				tool_err("--%s needs a size like 4M", c == O_BUF ? "buffer-size" : "max-memory");
+			enum gp_setting_id id = c == O_BUF ? GP_SET_BUFFER_SIZE : GP_SET_MAX_MEMORY;
+			if (!setting_ok(id, optarg, &v)) {
+				tool_err("--%s needs a size like 4M, at least %" PRIu64, c == O_BUF ? "buffer-size" : "max-memory",
+					 gp_setting_get(id)->min);
 				return EXIT_USAGE;
 			}
 			char buf[32];
-			snprintf(buf, sizeof(buf), "%" PRIu64, v);
-			setenv(c == O_BUF ? "GPUPROF_BUFFER_SIZE" : "GPUPROF_MAX_MEMORY", buf, 1);
+			snprintf(buf, sizeof(buf), "%" PRIu64, v.u);
+			setenv(gp_setting_get(id)->name, buf, 1);
 			break;
 		}
-		case O_WINDOW: {
-			const char *slash = strchr(optarg, '/');
-			uint64_t a, b;
-			char *on = xstrdup(optarg);
-			if (slash) on[slash - optarg] = 0;
-			int bad = !slash || parse_window_part(on, &a) || parse_window_part(slash + 1, &b) ||
-				  a == 0 || a >= b;
-			free(on);
-			if (bad) {
+		case O_WINDOW:
+			if (!setting_ok(GP_SET_GPU_WINDOW, optarg, &v)) {
 				tool_err("--gpu-window needs ON/PERIOD with 0 < ON < PERIOD, e.g. 1/10 or 500ms/10s (seconds when no unit)");
 				return EXIT_USAGE;
 			}
 			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
 			opt_window = 1;
 			break;
-		}
 		case O_STACKS: setenv("GPUPROF_STACKS", "1", 1); break;
 		case O_CAPTURE:
-			if (strcmp(optarg, "cudaProfilerApi") && strcmp(optarg, "none")) {
+			if (!setting_ok(GP_SET_CAPTURE_RANGE, optarg, &v)) {
 				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
 			}
 			setenv("GPUPROF_CAPTURE_RANGE", optarg, 1);
-			opt_capture = !strcmp(optarg, "cudaProfilerApi");
+			opt_capture = v.u == GP_CAPTURE_PROFILER_API;
 			break;
 		case O_METRICS:
-			/* the shim takes a whole number of samples per second, 1..1000 */
-			if (optarg && (strspn(optarg, "0123456789") != strlen(optarg) || !*optarg ||
-				       strlen(optarg) > 4 || atoi(optarg) < 1 || atoi(optarg) > 1000)) {
+			/* the shim takes 0..1000 samples per second; 0 (off) is no use here */
+			if (optarg && (!setting_ok(GP_SET_GPU_METRICS, optarg, &v) || !v.u)) {
 				tool_err("--gpu-metrics=HZ needs a whole number from 1 to 1000"); return EXIT_USAGE;
 			}
 			setenv("GPUPROF_GPU_METRICS", optarg ? optarg : "10", 1);
@@ -372,11 +335,9 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_STATUS", optarg, 1);
 			break;
 		case O_PM: {
-			/* the shim's rule (gps_parse_pm_interval): a unit, 100us..10s */
+			/* the shim's rule: a unit, 100us..10s; 0 or off (off) is no use here */
 			const char *iv = optarg ? optarg : "10ms";
-			size_t n = strlen(iv);
-			if (!n || !isalpha((unsigned char)iv[n - 1]) || parse_window_part(iv, &v) ||
-			    v < 100000 || v > 10000000000ull) {
+			if (!setting_ok(GP_SET_PM_SAMPLING, iv, &v) || !v.u) {
 				tool_err("--pm-sampling=INTERVAL needs a time with a unit from 100us to 10s, e.g. 10ms");
 				return EXIT_USAGE;
 			}

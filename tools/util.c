@@ -306,30 +306,6 @@ int parse_duration_ns(const char *s, uint64_t *out)
 	return 0;
 }
 
-int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (toupper((unsigned char)*end)) {
-	case 0: break;
-	case 'K': v <<= 10; end++; break;
-	case 'M': v <<= 20; end++; break;
-	case 'G': v <<= 30; end++; break;
-	default: return -1;
-	}
-	if (*end == 'i' || *end == 'I') end++;
-	if (*end == 'B' || *end == 'b') end++;
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* ------------------------------------------------------------ names */
 static const char *const type_names[GP_REC_TYPE_MAX] = {
 	[GP_REC_STRING] = "string", [GP_REC_SOURCE] = "source",

@@ -61,8 +61,6 @@ void fprint_us(FILE *f, int64_t ns);
 
 /* Parses "123", "1.5ms", "2s", "10us", "7ns" into ns.  0 ok, -1 bad. */
 int parse_duration_ns(const char *s, uint64_t *out);
-/* Parses an unsigned integer with optional K/M/G suffix (binary). */
-int parse_size(const char *s, uint64_t *out);
 
 const char *rec_type_name(uint32_t type);     /* "api", "kernel", ... */
 int rec_type_from_name(const char *name);     /* -1 unknown */

@@ -23,7 +23,7 @@
  *                          switch is idempotent); no other API callback.
  *      CUPTI_FLOOR_API=default|runtime  also enable an EMPTY API callback
  *                          for gpuprof's default set of API calls
- *                          (shim/gps_cbid.c, the same name patterns;
+ *                          (shim/nvidia/gps_cbid.c, the same name patterns;
  *                          runtime: without the driver domain, like
  *                          GPUPROF_API_DRIVER=0).  What CUPTI's callback
  *                          dispatch costs before a tracer does any work of
@@ -43,7 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gps.h" /* gps_cbid_default: gpuprof's default API set */
+#include "nvidia/gps_cbid.h" /* gps_cbid_default: gpuprof's default API set */
 
 #define DEFAULT_CUPTI "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcupti.so.13"
 #define ALIGN 8

@@ -85,7 +85,7 @@ fi
 if [ ! -f "$FLOOR" ]; then
   mkdir -p "$(dirname "$FLOOR")"
   ${CC:-cc} -std=gnu11 -O2 -fPIC -shared -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" \
-    -Ilibprof -Ishim -o "$FLOOR" bench/overhead/cupti_floor.c shim/gps_cbid.c -ldl -lpthread \
+    -Ilibprof -Ishim -o "$FLOOR" bench/overhead/cupti_floor.c shim/nvidia/gps_cbid.c -ldl -lpthread \
     || { echo "warning: cannot build libcupti_floor.so: floor config skipped"; FLOOR=; }
 fi
 # The CUPTI the floor loads: the toolkit's for the CUDA C probe; for python

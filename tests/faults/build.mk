@@ -39,7 +39,7 @@ FAULT_SAN_TSAN := -O1 -g -fsanitize=thread -Wno-tsan
 # at fork time (seen: 1 hang in 6 runs, both threads in
 # SizeClassAllocator64::GetFromAllocator) — a sanitizer limitation, not the
 # shim's; plain glibc malloc is fork-safe.  It runs in `make test`.
-SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit \
+SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit $(SHIM_SETTINGS) \
 	$(filter-out %/run_test_fork_stress,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
 	$(FAULT_RUNNERS) $(SHIMT_DIR)/run_test_capture_range
 # TSan does not support a multi-threaded process that forks and then starts
@@ -48,7 +48,7 @@ SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit \
 # (the default workload script forks a child that uses CUDA) are ASan-only.
 SHIM_TSAN_TESTS := $(filter-out %/run_test_workload %/run_test_injection_once %/run_test_fork_workers,$(SHIM_SAN_TESTS))
 .PHONY: shim-san-bins shim-asan-test shim-tsan-test
-shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SO) \
+shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIMT_DIR)/run_test_capture_range \
 	$(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) $(GPUPROF_BIN)
 

@@ -1,5 +1,5 @@
 /* py_offsets.c — the CPython layout gps_stacks_py.c reads without headers
- * (shim/gps_py_layout.h) against the real headers of one CPython: every
+ * (shim/features/gps_py_layout.h) against the real headers of one CPython: every
  * offset by offsetof, and the str state bits by setting the bitfields.
  * Built by test_py_offsets.sh with that Python's include directory. */
 #define Py_BUILD_CORE 1
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gps_py_layout.h"
+#include "features/gps_py_layout.h"
 
 static int bad;
 #define EQ(what, got, want)                                                              \

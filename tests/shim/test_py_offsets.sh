@@ -1,8 +1,8 @@
 #!/bin/sh
-# The CPython frame layout the shim reads (shim/gps_py_layout.h) against the
-# real headers: tests/shim/py_offsets.c compiled for each interpreter given in
-# GPUPROF_TEST_PYTHONS (space-separated; default: python3) whose headers are
-# installed.  Skips, saying why, when no CPython 3.11-3.13 headers are found.
+# The CPython frame layout the shim reads (shim/features/gps_py_layout.h)
+# against the real headers: tests/shim/py_offsets.c compiled for each
+# interpreter given in GPUPROF_TEST_PYTHONS (space-separated; default:
+# python3) whose headers are installed.  Skips, saying why, when no CPython 3.11-3.13 headers are found.
 set -u
 B=${1:?usage: $0 BUILD_DIR}
 T=$(mktemp -d /tmp/gpuprof-pyoff.XXXXXX)

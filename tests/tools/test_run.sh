@@ -119,11 +119,12 @@ grep -qx "GPUPROF_PM_SAMPLING=500us" env7.txt || bad "--pm-sampling=500us not pa
 "$G" run --pm-sampling -- env >env8.txt 2>/dev/null
 grep -qx "GPUPROF_PM_SAMPLING=10ms" env8.txt || bad "--pm-sampling default interval"
 grep -q "^GPUPROF_PM_SAMPLING=" env2.txt && bad "PM sampling off by default"
-# every name the shim takes (shim/gps_config.c act_names) is taken here too
-for k in kernel memcpy memset peer memcpy2 sync memory device default all none default,sync,memory; do
+# every name the shim takes (the one parser, libprof/gp_settings.c) is taken
+# here too, in any case as there
+for k in kernel memcpy memset peer memcpy2 sync memory device default all none default,sync,memory Kernel; do
 	"$G" run --activity="$k" -- true 2>/dev/null || bad "--activity=$k refused"
 done
-for k in sync,bogus "" , Kernel; do
+for k in sync,bogus "" , kernels; do
 	"$G" run --activity="$k" -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --activity=$k -> 1"
 done
 "$G" run --activity=default,sync -- env >env9.txt 2>/dev/null

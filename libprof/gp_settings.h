@@ -1,0 +1,155 @@
+/* gp_settings.h — every GPUPROF_* environment variable the shim reads, in
+ * one table (name, type, default, syntax, help: gp_settings.c), and the
+ * parsers of their syntax.  The shim reads its environment through it
+ * (shim/core/gps_config.c); `gpuprof run` checks its options with the same
+ * parsers before it sets the variables (tools/cmd_run.c), so the two cannot
+ * disagree about what a value means.  No CUDA, no allocation, no I/O.
+ *
+ * Adding a setting: an id below, its line in the table (gp_settings.c), the
+ * field that holds it in the shim (shim/core/gps_config.h/.c) and, when
+ * `gpuprof run` has an option for it, that option (tools/cmd_run.c); the
+ * user's list is docs/CONFIG.md. */
+#ifndef GP_SETTINGS_H
+#define GP_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest text value (paths, patterns) + 1: the shim's buffers are this. */
+#define GP_SETTING_TEXT_MAX 1024
+
+enum gp_setting_id {
+	GP_SET_ENABLE,
+	GP_SET_QUIET,
+	GP_SET_FOLLOW_EXEC,
+	GP_SET_OUTPUT,
+	GP_SET_API,
+	GP_SET_API_MODE,
+	GP_SET_API_DRIVER,
+	GP_SET_BIND,
+	GP_SET_ACTIVITY,
+	GP_SET_FLUSH_MS,
+	GP_SET_BUFFER_SIZE,
+	GP_SET_RING_SIZE,
+	GP_SET_MAX_MEMORY,
+	GP_SET_ZSTD_LEVEL,
+	GP_SET_CUPTI,
+	GP_SET_SUMMARY,
+	GP_SET_GPU_WINDOW,
+	GP_SET_CAPTURE_RANGE,
+	GP_SET_GPU_METRICS,
+	GP_SET_NVML,
+	GP_SET_PM_SAMPLING,
+	GP_SET_STATUS,
+	GP_SET_STACKS,
+	GP_SET_UNWIND,
+	GP_SET_CLOCK,
+	GP_SET_ROOT_PID,
+	GP_SET_COUNT
+};
+
+enum gp_setting_type {
+	GP_SETTING_BOOL,     /* "0", "no", "off", "false" (any case): 0; anything else: 1 */
+	GP_SETTING_TEXT,     /* a path or pattern, shorter than GP_SETTING_TEXT_MAX */
+	GP_SETTING_INT,      /* atoi(): never refused */
+	GP_SETTING_UINT,     /* decimal digits only, min..max */
+	GP_SETTING_SIZE,     /* gp_parse_size, at least min */
+	GP_SETTING_ENUM,     /* one of the words (any case) */
+	GP_SETTING_KINDS,    /* gp_parse_activity */
+	GP_SETTING_WINDOW,   /* gp_parse_window */
+	GP_SETTING_INTERVAL, /* gp_parse_pm_interval */
+};
+
+/* Values of the enumerated settings. */
+enum gp_api_set { GP_API_SET_DEFAULT = 0, GP_API_SET_ALL = 1, GP_API_SET_NONE = 2 };
+enum gp_api_mode { GP_API_MODE_CALLBACK = 0, GP_API_MODE_ACTIVITY = 1 };
+enum gp_bind { GP_BIND_AUTO = 0, GP_BIND_EAGER = 1, GP_BIND_INJECTION = 2 };
+/* GPUPROF_STACKS: off, sampled (rate-limited per call site), all */
+enum gp_stacks_mode { GP_STACKS_OFF = 0, GP_STACKS_SAMPLED = 1, GP_STACKS_ALL = 2 };
+/* GPUPROF_UNWIND: libunwind when it can be loaded, else glibc backtrace() */
+enum gp_unwind { GP_UNWIND_AUTO = 0, GP_UNWIND_LIBUNWIND = 1, GP_UNWIND_GLIBC = 2 };
+/* GPUPROF_CLOCK: how the trace clock (CLOCK_MONOTONIC either way) is read;
+ * not a gp_clock_id, which names the clock of a trace's timestamps */
+enum gp_clock_mode { GP_CLOCK_MODE_AUTO = 0, GP_CLOCK_MODE_MONOTONIC = 1, GP_CLOCK_MODE_TSC = 2 };
+enum gp_capture_range { GP_CAPTURE_ALL = 0, GP_CAPTURE_PROFILER_API = 1 };
+
+/* GPUPROF_ACTIVITY kinds, a bit each */
+enum gp_activity_bits {
+	GP_ACT_KERNEL = 1u << 0, GP_ACT_MEMCPY = 1u << 1, GP_ACT_MEMSET = 1u << 2,
+	GP_ACT_PEER = 1u << 3, GP_ACT_SYNC = 1u << 4, GP_ACT_MEMORY = 1u << 5,
+	GP_ACT_DEVICE = 1u << 6,
+	/* SYNCHRONIZATION and MEMORY2 are opt-in: on MNIST they cost 13 points
+	 * of step time (docs/PERFORMANCE.md, run H4), and nsys leaves them off
+	 * by default too. */
+	GP_ACT_DEFAULT = GP_ACT_KERNEL | GP_ACT_MEMCPY | GP_ACT_MEMSET | GP_ACT_PEER | GP_ACT_DEVICE,
+	GP_ACT_ALL = GP_ACT_DEFAULT | GP_ACT_SYNC | GP_ACT_MEMORY,
+};
+
+/* A word of an ENUM or KINDS setting and its value.  A value's first word in
+ * the list is its name (what `gpuprof info` shows). */
+struct gp_setting_word {
+	const char *word;
+	unsigned value;
+};
+
+struct gp_setting {
+	const char *name;    /* "GPUPROF_FLUSH_MS" */
+	enum gp_setting_type type;
+	const char *def;     /* the default, in the setting's syntax; NULL: 0 / "" (the
+				component's own default) */
+	uint64_t min, max;   /* UINT: range; SIZE: min */
+	const struct gp_setting_word *words; /* ENUM, KINDS: NULL-terminated */
+	const char *path_means; /* ENUM: a value with a '/' is a path, meaning this word
+				   (GPUPROF_UNWIND=/path: "libunwind", that file) */
+	const char *syntax;  /* for a complaint: "(1..3600000)" without the parentheses */
+	const char *on_bad;  /* what a bad value leads to; NULL: "using DEF" */
+	const char *help;    /* one line */
+};
+
+/* What a setting's text means. */
+struct gp_setting_value {
+	uint64_t u;          /* BOOL, UINT, SIZE (bytes), ENUM, KINDS (bits), INTERVAL (ns) */
+	int64_t i;           /* INT */
+	uint64_t on_ns, period_ns; /* WINDOW */
+	const char *text;    /* TEXT; ENUM given a path: the path (else NULL); points into the text */
+	const char *bad;     /* KINDS, refused: the word not understood (points into the text) */
+	size_t badlen;
+};
+
+/* The table's line for id (never NULL for id < GP_SET_COUNT). */
+const struct gp_setting *gp_setting_get(enum gp_setting_id id);
+/* Parses text (not NULL; "" is refused but by BOOL, TEXT and INT) by id's
+ * syntax into *v (cleared first).  0, or -1. */
+int gp_setting_parse(enum gp_setting_id id, const char *text, struct gp_setting_value *v);
+/* *v = id's default (its def parsed; zero when def is NULL). */
+void gp_setting_default(enum gp_setting_id id, struct gp_setting_value *v);
+/* The name of an ENUM value (its first word), NULL when none. */
+const char *gp_setting_word_of(enum gp_setting_id id, unsigned value);
+
+/* The parsers, also on their own.  Each returns 0, or -1 leaving the
+ * outputs untouched (but gp_parse_activity's *bad / *badlen). */
+
+/* "8M", "512k", "1G", "4096", "4KiB", "2mb": digits, an optional k/m/g
+ * (binary: 1024-based) with optional "i" and "b"; no sign, no blanks; a value
+ * that does not fit 64 bits is refused. */
+int gp_parse_size(const char *s, uint64_t *out);
+/* Decimal digits only (no sign, no blanks), min <= value <= max. */
+int gp_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* GPUPROF_ACTIVITY: kind names (GP_ACT_* bits, any case) separated by ','
+ * or ' ', at least one; on -1, *bad / *badlen (when bad is not NULL) name the
+ * first word not understood (empty for a list without words). */
+int gp_parse_activity(const char *s, unsigned *bits, const char **bad, size_t *badlen);
+/* A duration: a number (decimals allowed, no sign, at most 1e7) with a unit
+ * ns|us|ms|s, seconds when unit_required is 0 and none is given. */
+int gp_parse_duration(const char *s, int unit_required, uint64_t *ns);
+/* GPUPROF_GPU_WINDOW "ON/PERIOD": two durations, seconds when no unit
+ * ("2/30", "500ms/10s"); 0 < ON < PERIOD. */
+int gp_parse_window(const char *s, uint64_t *on_ns, uint64_t *period_ns);
+/* GPUPROF_GPU_METRICS "HZ": an integer 0..1000 (0 = off; above 1 kHz NVML
+ * itself does not refresh). */
+int gp_parse_hz(const char *s, uint32_t *hz);
+/* GPUPROF_PM_SAMPLING "INTERVAL": a duration with its unit (required: "10"
+ * could mean 10 ms or 10 s), 100us..10s; "0" or "off" (any case) = 0 (off). */
+int gp_parse_pm_interval(const char *s, uint64_t *ns);
+
+#endif

@@ -1,0 +1,22 @@
+/* gps_activity.h — CUPTI activity buffers (nvidia/gps_activity.c): handed
+ * out from a small bounded free list, decoded into trace records on the
+ * thread CUPTI delivers them on.  fork_prepare/parent/child: buf_lock held
+ * across fork (never held across a libprof call). */
+#ifndef GPS_ACTIVITY_H
+#define GPS_ACTIVITY_H
+
+#include <stdint.h>
+
+/* At bind: our buffer callbacks are CUPTI's (cuptiActivityRegisterCallbacks). */
+void gps_activity_register(void);
+/* Activity API mode: drop driver API records nested in a runtime record of
+ * the same thread (set at bind time for the default API set). */
+void gps_activity_skip_nested_driver(int on);
+/* Added to CUPTI's timestamps: CUPTI's clock to the trace clock when CUPTI
+ * refused the timestamp callback after the trace began (0 otherwise). */
+void gps_activity_set_gpu_offset(int64_t offset_ns);
+void gps_activity_fork_prepare(void);
+void gps_activity_fork_parent(void);
+void gps_activity_after_fork_child(void);
+
+#endif

@@ -1,0 +1,83 @@
+/* gps_cupti_stacks.c — which CUDA API calls record a call stack
+ * (GPUPROF_STACKS: kernel and graph launches, copies and sets, by name:
+ * nvidia/gps_cbid.c), and the key that tells one call's sites apart: the
+ * kernel function or graph it launches, read from the call's parameters as
+ * CUPTI hands them to the callback (offsets from CUDA's own params structs,
+ * so a layout change is a compile error). */
+/* the params structs name the legacy _v1 types, which cuda.h declares only
+ * for its own implementation: we read two pointer offsets, call nothing */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <generated_cuda_meta.h>
+#include <generated_cuda_runtime_api_meta.h>
+
+#include <stddef.h>
+#include <string.h>
+
+#include "core/gps_core.h"
+#include "features/gps_stacks.h"
+#include "nvidia/gps_cupti_stacks.h"
+
+unsigned char gps_cupti_stack_want[3][GPS_STK_MAX_CBID];
+
+uint32_t gps_cupti_stack_for_call(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid,
+				  const void *params)
+{
+	unsigned w = gps_cupti_stack_want[dom][cbid];
+	uint64_t key = 0;
+	if (w >= 2 && params)
+		memcpy(&key, (const char *)params + (w - 2) * 8u, sizeof key);
+	return gps_stacks_for_site(rec, (uint32_t)dom << 16 | cbid, key);
+}
+
+/* Where the call-site key is in the call's params: 1 none, 2 + offset/8. */
+static unsigned char key_kind(const char *clean)
+{
+#define AT(type, field) (unsigned char)(2 + offsetof(type, field) / 8)
+	_Static_assert(offsetof(cudaLaunchKernel_v7000_params, func) % 8 == 0, "aligned");
+	_Static_assert(offsetof(cudaLaunchKernelExC_v11060_params, func) % 8 == 0, "aligned");
+	_Static_assert(offsetof(cuLaunchKernelEx_params, f) % 8 == 0, "aligned");
+	if (strstr(clean, "MultiDevice"))
+		return 1;
+	if (!strncmp(clean, "cudaLaunchKernelExC", 19))
+		return AT(cudaLaunchKernelExC_v11060_params, func);
+	if (!strncmp(clean, "cudaLaunchKernel", 16))
+		return AT(cudaLaunchKernel_v7000_params, func);
+	if (!strncmp(clean, "cudaLaunchCooperativeKernel", 27))
+		return AT(cudaLaunchCooperativeKernel_v9000_params, func);
+	if (!strncmp(clean, "cuLaunchKernelEx", 16))
+		return AT(cuLaunchKernelEx_params, f);
+	if (!strncmp(clean, "cuLaunchKernel", 14))
+		return AT(cuLaunchKernel_params, f);
+	if (!strncmp(clean, "cuLaunchCooperativeKernel", 25))
+		return AT(cuLaunchCooperativeKernel_params, f);
+	if (!strncmp(clean, "cudaGraphLaunch", 15))
+		return AT(cudaGraphLaunch_v10000_params, graphExec);
+	if (!strncmp(clean, "cuGraphLaunch", 13))
+		return AT(cuGraphLaunch_params, hGraph);
+	return 1;
+#undef AT
+}
+
+void gps_cupti_stacks_bind(const char *(*name)(enum gps_cb_domain dom, uint32_t cbid))
+{
+	if (!gps_stacks_wanted())
+		return;
+	int n = 0;
+	for (enum gps_cb_domain dom = GPS_CB_DRIVER; dom <= GPS_CB_RUNTIME; dom++)
+		for (uint32_t cbid = 1; cbid < GPS_STK_MAX_CBID; cbid++) {
+			const char *nm = name(dom, cbid);
+			if (!nm || !gps_cbid_wants_stack(dom, nm))
+				continue;
+			char clean[256];
+			gps_cbid_clean_name(nm, clean, sizeof clean);
+			gps_cupti_stack_want[dom][cbid] = key_kind(clean);
+			n++;
+		}
+	if (!n) {
+		gps_warn("stacks: no launch or memcpy callbacks known to this CUPTI; no call stacks");
+		return;
+	}
+	gps_stacks_enable();
+}
