@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
-#include "windows.h"
+#include "common/tool.h"
+#include "analysis/windows.h"
 
 static void help(FILE *f)
 {

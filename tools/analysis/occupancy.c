@@ -1,5 +1,5 @@
 /* occupancy.c — see occupancy.h for the rules used. */
-#include "occupancy.h"
+#include "analysis/occupancy.h"
 
 static uint32_t round_up(uint32_t v, uint32_t g) { return (v + g - 1) / g * g; }
 

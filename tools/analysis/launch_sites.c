@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_sites.h"
-#include "util.h"
+#include "analysis/launch_sites.h"
+#include "common/util.h"
 
 const struct col launch_sites_cols[LAUNCH_SITES_NCOLS] = {
 	{ "Time (%)", "time_pct", COL_F1 }, { "Kernel Time (ns)", "kernel_ns", COL_INT },

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "common/tool.h"
 
 static void help(FILE *f)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launch_join.h"
-#include "util.h"
+#include "analysis/launch_join.h"
+#include "common/util.h"
 
 struct launch_join {
 	u64map idx; /* (pid<<40 ^ corr) -> index in v */

@@ -1,5 +1,5 @@
 /* tool.c — see tool.h. */
-#include "tool.h"
+#include "common/tool.h"
 
 #include <errno.h>
 #include <inttypes.h>

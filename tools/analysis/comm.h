@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
-#include "report.h"
+#include "common/report.h"
 
 #define COMM_NCOLS 12
 #define COMM_STEPS_NCOLS 12

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flatjson.h"
-#include "tool.h"
+#include "common/flatjson.h"
+#include "common/tool.h"
 
 #define STATUS_MAX_BYTES (64 * 1024) /* the shim's object is < 8 KiB */
 #define STALE_S 5.0                  /* "running" but not rewritten for this long */

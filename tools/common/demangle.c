@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* From <cxxabi.h>; declared here because this is C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

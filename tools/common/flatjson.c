@@ -1,7 +1,7 @@
 /* flatjson.c — see flatjson.h.  A recursive-descent reader over a bounded
  * buffer; the only recursion is skipping nested values, capped at
  * MAX_DEPTH so a hostile file cannot exhaust the stack. */
-#include "flatjson.h"
+#include "common/flatjson.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "common/util.h"
 
 #define MAX_DEPTH 32
 #define MAX_MEMBERS 1024

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tool.h"
+#include "common/tool.h"
 
 static const struct {
 	const char *name;

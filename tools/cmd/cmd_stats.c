@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
-#include "intervals.h"
-#include "launch_join.h"
-#include "launch_sites.h"
-#include "occupancy.h"
-#include "report.h"
-#include "stacks.h"
-#include "tool.h"
-#include "windows.h"
+#include "analysis/comm.h"
+#include "analysis/intervals.h"
+#include "analysis/launch_join.h"
+#include "analysis/launch_sites.h"
+#include "analysis/occupancy.h"
+#include "common/report.h"
+#include "analysis/stacks.h"
+#include "common/tool.h"
+#include "analysis/windows.h"
 
 enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_SITES, R_COMM, R_COMM_STEPS,
        R_COUNT };

@@ -1,11 +1,11 @@
 /* report.c — see report.h. */
-#include "report.h"
+#include "common/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
-#include "util.h"
+#include "common/tool.h"
+#include "common/util.h"
 
 void report_init(struct report *r, const char *name, const char *title, const struct col *cols, int ncols)
 {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "gp_trace.h"
-#include "util.h"
+#include "common/util.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
 

@@ -4,8 +4,8 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "export.h"
-#include "tool.h"
+#include "export/export.h"
+#include "common/tool.h"
 
 static void help(FILE *f)
 {

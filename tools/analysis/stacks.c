@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stacks.h"
-#include "symbols.h"
-#include "tool.h"
+#include "analysis/stacks.h"
+#include "analysis/symbols.h"
+#include "common/tool.h"
 
 #define SYMBOLIC_BIT (1ull << 63)
 

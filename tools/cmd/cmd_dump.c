@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "common/tool.h"
 
 static void help(FILE *f)
 {

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols.h"
-#include "util.h"
+#include "analysis/symbols.h"
+#include "common/util.h"
 
 #define MAX_PHDRS 4096u
 #define MAX_SHDRS 65536u

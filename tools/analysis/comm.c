@@ -10,15 +10,15 @@
  * process) in which its launch call started — that is where the host code
  * asked for it, while the GPU may run it steps later; a kernel with no
  * recorded launch call counts by its GPU start. */
-#include "comm.h"
+#include "analysis/comm.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "intervals.h"
-#include "tool.h"
-#include "util.h"
+#include "analysis/intervals.h"
+#include "common/tool.h"
+#include "common/util.h"
 
 const struct col comm_cols[COMM_NCOLS] = {
 	{ "Rank", "rank", COL_ID }, { "PID", "pid", COL_ID },

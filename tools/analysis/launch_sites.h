@@ -3,9 +3,9 @@
 #ifndef GPUPROF_TOOL_LAUNCH_SITES_H
 #define GPUPROF_TOOL_LAUNCH_SITES_H
 
-#include "launch_join.h"
-#include "report.h"
-#include "stacks.h"
+#include "analysis/launch_join.h"
+#include "common/report.h"
+#include "analysis/stacks.h"
 
 #define LAUNCH_SITES_NCOLS 9
 extern const struct col launch_sites_cols[LAUNCH_SITES_NCOLS];

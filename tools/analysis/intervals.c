@@ -2,11 +2,11 @@
  * (CUPTI hands buffers back as they complete, and the reader merges sources
  * by chunk), so intervals are kept and sorted once, when the union is asked
  * for. */
-#include "intervals.h"
+#include "analysis/intervals.h"
 
 #include <stdlib.h>
 
-#include "util.h"
+#include "common/util.h"
 
 void ivset_add(struct ivset *set, uint64_t s, uint64_t e)
 {
