@@ -4,8 +4,8 @@
 #define GPUPROF_TOOL_LAUNCH_SITES_H
 
 #include "analysis/launch_join.h"
-#include "common/report.h"
 #include "analysis/stacks.h"
+#include "common/report.h"
 
 #define LAUNCH_SITES_NCOLS 9
 extern const struct col launch_sites_cols[LAUNCH_SITES_NCOLS];

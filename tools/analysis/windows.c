@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "analysis/windows.h"
+#include "common/util.h"
 
 void winset_add(struct winset *w, uint32_t pid, uint64_t s, uint64_t e)
 {

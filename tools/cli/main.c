@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "common/tool.h"
 
 static const struct {

@@ -4,8 +4,9 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "export/export.h"
+#include "cmd/cmd.h"
 #include "common/tool.h"
+#include "export/export.h"
 
 static void help(FILE *f)
 {

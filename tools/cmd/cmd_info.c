@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/tool.h"
 #include "analysis/windows.h"
+#include "cmd/cmd.h"
+#include "common/tool.h"
 
 static void help(FILE *f)
 {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "common/tool.h"
 
 static void help(FILE *f)

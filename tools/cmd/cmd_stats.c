@@ -18,10 +18,11 @@
 #include "analysis/launch_join.h"
 #include "analysis/launch_sites.h"
 #include "analysis/occupancy.h"
-#include "common/report.h"
 #include "analysis/stacks.h"
-#include "common/tool.h"
 #include "analysis/windows.h"
+#include "cmd/cmd.h"
+#include "common/report.h"
+#include "common/tool.h"
 
 enum { R_API, R_KERN, R_OCC, R_MEMOPS, R_MEMSIZE, R_NVTX, R_UTIL, R_CNT, R_WIN, R_SITES, R_COMM, R_COMM_STEPS,
        R_COUNT };

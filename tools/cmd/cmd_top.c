@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "common/flatjson.h"
 #include "common/tool.h"
 

@@ -12,15 +12,6 @@
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
 
-/* Subcommand entry points: argv[0] is the subcommand name. */
-int cmd_run(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_dump(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-
 /* "gpuprof CMD: " prefix for messages; set by main. */
 extern const char *g_cmd;
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export.h"
 #include "analysis/launch_join.h"
 #include "analysis/stacks.h"
 #include "common/tool.h"
+#include "export/export.h"
 
 struct line { char *stack; uint64_t w; };
 

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/export.h"
 #include "analysis/stacks.h"
 #include "common/tool.h"
+#include "export/export.h"
 
 #define GPU_PID_BASE 0x40000000u
 #define WINDOW_TID 0x7ffffff0u /* the windows' track in their process */

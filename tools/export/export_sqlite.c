@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export/export.h"
 #include "analysis/stacks.h"
 #include "common/tool.h"
+#include "export/export.h"
 
 static const char schema[] =
 	"CREATE TABLE META_DATA(name TEXT PRIMARY KEY, value TEXT);"
