@@ -4,7 +4,7 @@
 # One folder per layer (tools/README.md has the map and the rules); every .c
 # of each folder is compiled.  Includes name their folder ("common/util.h"),
 # hence -Itools; header dependencies come from the compiler (-MMD -MP).
-TOOLS_DIRS := cli cmd analysis export common
+TOOLS_DIRS := cli cmd reports analysis export common
 TOOLS_SRCS := $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
 GPUPROF_BIN := $(B)/bin/gpuprof

@@ -7,7 +7,7 @@
 
 void winset_add(struct winset *w, uint32_t pid, uint64_t s, uint64_t e)
 {
-	struct gpwin g = { pid, s, e < s ? s : e };
+	struct gpwin g = { pid, s, e < s ? s : e, 0 };
 	VEC_PUSH(w->v, w->n, w->cap, g);
 }
 

@@ -8,7 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gpwin { uint32_t pid; uint64_t s, e; };
+struct gpwin {
+	uint32_t pid;
+	uint64_t s, e;
+	uint64_t kernels; /* starting inside (gpu_activity_finish counts them) */
+};
 struct winset { struct gpwin *v; size_t n, cap; };
 
 void winset_add(struct winset *w, uint32_t pid, uint64_t s, uint64_t e);

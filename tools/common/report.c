@@ -7,10 +7,15 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-void report_init(struct report *r, const char *name, const char *title, const struct col *cols, int ncols)
+void report_init(struct report *r, const char *name)
 {
 	memset(r, 0, sizeof(*r));
-	r->name = name; r->title = title; r->cols = cols; r->ncols = ncols;
+	r->name = name;
+}
+
+void report_define(struct report *r, const char *title, const struct col *cols, int ncols)
+{
+	r->title = title; r->cols = cols; r->ncols = ncols;
 }
 
 struct cell *report_row(struct report *r)

@@ -22,7 +22,12 @@ struct report {
 
 enum report_fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
 
-void report_init(struct report *r, const char *name, const char *title, const struct col *cols, int ncols);
+/* An empty report named `name` (the --report name and JSON key). */
+void report_init(struct report *r, const char *name);
+/* Its title and columns, before the first row; cols must outlive r. */
+void report_define(struct report *r, const char *title, const struct col *cols, int ncols);
+/* Number of columns of a column array: REPORT_NCOLS(my_cols). */
+#define REPORT_NCOLS(cols) ((int)(sizeof(cols) / sizeof((cols)[0])))
 /* Appends a row and returns its cells (all null); set .d or .s (s is copied). */
 struct cell *report_row(struct report *r);
 void cell_num(struct cell *c, double v);

@@ -1,4 +1,13 @@
-/* comm.c — see comm.h.
+/* stats_comm.c — `stats --report comm`: per rank (process) of a merged
+ * multi-process trace, communication (NCCL kernel) time, compute (other
+ * kernel) time, their overlap, and how long each rank's collectives waited
+ * for the peers; its second table, `comm_steps`, breaks the same down per
+ * top-level NVTX range ("step <i>"), matched across ranks by name and
+ * occurrence.
+ *
+ * Collected while stats streams the trace (kernels, launch calls, top-level
+ * push/pop ranges, process ranks); computed at the end.  Memory: 40 bytes
+ * per kernel, a map slot per launch call, one entry per top-level range.
  *
  * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
  * A kernel whose name contains "nccl" (any case) is communication, every
@@ -10,8 +19,6 @@
  * process) in which its launch call started — that is where the host code
  * asked for it, while the GPU may run it steps later; a kernel with no
  * recorded launch call counts by its GPU start. */
-#include "analysis/comm.h"
-
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,23 +26,41 @@
 #include "analysis/intervals.h"
 #include "common/tool.h"
 #include "common/util.h"
+#include "reports/stats_report.h"
 
-const struct col comm_cols[COMM_NCOLS] = {
-	{ "Rank", "rank", COL_ID }, { "PID", "pid", COL_ID },
-	{ "NCCL Kernels", "nccl_kernels", COL_INT }, { "Comm (ns)", "comm_ns", COL_INT },
-	{ "Other Kernels", "compute_kernels", COL_INT }, { "Compute (ns)", "compute_ns", COL_INT },
-	{ "Overlap (ns)", "overlap_ns", COL_INT }, { "Overlap (%)", "overlap_pct", COL_F1 },
-	{ "Exposed Comm (ns)", "exposed_comm_ns", COL_INT }, { "Wait (ns)", "wait_ns", COL_INT },
-	{ "Wait (%)", "wait_pct", COL_F1 }, { "Max Wait (ns)", "max_wait_ns", COL_INT },
+enum {
+	COMM_RANK, COMM_PID, COMM_NCCL_KERNELS, COMM_COMM, COMM_OTHER_KERNELS, COMM_COMPUTE, COMM_OVERLAP,
+	COMM_OVERLAP_PCT, COMM_EXPOSED, COMM_WAIT, COMM_WAIT_PCT, COMM_MAX_WAIT,
+	COMM_NCOLS
+};
+static const struct col comm_cols[COMM_NCOLS] = {
+	[COMM_RANK] = { "Rank", "rank", COL_ID }, [COMM_PID] = { "PID", "pid", COL_ID },
+	[COMM_NCCL_KERNELS] = { "NCCL Kernels", "nccl_kernels", COL_INT },
+	[COMM_COMM] = { "Comm (ns)", "comm_ns", COL_INT },
+	[COMM_OTHER_KERNELS] = { "Other Kernels", "compute_kernels", COL_INT },
+	[COMM_COMPUTE] = { "Compute (ns)", "compute_ns", COL_INT },
+	[COMM_OVERLAP] = { "Overlap (ns)", "overlap_ns", COL_INT },
+	[COMM_OVERLAP_PCT] = { "Overlap (%)", "overlap_pct", COL_F1 },
+	[COMM_EXPOSED] = { "Exposed Comm (ns)", "exposed_comm_ns", COL_INT },
+	[COMM_WAIT] = { "Wait (ns)", "wait_ns", COL_INT },
+	[COMM_WAIT_PCT] = { "Wait (%)", "wait_pct", COL_F1 },
+	[COMM_MAX_WAIT] = { "Max Wait (ns)", "max_wait_ns", COL_INT },
 };
 
-const struct col comm_steps_cols[COMM_STEPS_NCOLS] = {
-	{ "Rank", "rank", COL_ID }, { "PID", "pid", COL_ID }, { "N", "occurrence", COL_INT },
-	{ "Start (ns)", "start_ns", COL_INT }, { "Step (ns)", "step_ns", COL_INT },
-	{ "Kernels", "kernels", COL_INT }, { "Collectives", "collectives", COL_INT },
-	{ "Comm (ns)", "comm_ns", COL_INT }, { "Compute (ns)", "compute_ns", COL_INT },
-	{ "Overlap (ns)", "overlap_ns", COL_INT }, { "Wait (ns)", "wait_ns", COL_INT },
-	{ "Range", "range", COL_STR },
+enum {
+	STEP_RANK, STEP_PID, STEP_N, STEP_START, STEP_LEN, STEP_KERNELS, STEP_COLLECTIVES, STEP_COMM,
+	STEP_COMPUTE, STEP_OVERLAP, STEP_WAIT, STEP_RANGE,
+	STEP_NCOLS
+};
+static const struct col comm_steps_cols[STEP_NCOLS] = {
+	[STEP_RANK] = { "Rank", "rank", COL_ID }, [STEP_PID] = { "PID", "pid", COL_ID },
+	[STEP_N] = { "N", "occurrence", COL_INT },
+	[STEP_START] = { "Start (ns)", "start_ns", COL_INT }, [STEP_LEN] = { "Step (ns)", "step_ns", COL_INT },
+	[STEP_KERNELS] = { "Kernels", "kernels", COL_INT },
+	[STEP_COLLECTIVES] = { "Collectives", "collectives", COL_INT },
+	[STEP_COMM] = { "Comm (ns)", "comm_ns", COL_INT }, [STEP_COMPUTE] = { "Compute (ns)", "compute_ns", COL_INT },
+	[STEP_OVERLAP] = { "Overlap (ns)", "overlap_ns", COL_INT }, [STEP_WAIT] = { "Wait (ns)", "wait_ns", COL_INT },
+	[STEP_RANGE] = { "Range", "range", COL_STR },
 };
 
 struct ckern {
@@ -73,7 +98,7 @@ struct comm {
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-struct comm *comm_new(gp_reader *r)
+static struct comm *comm_new(gp_reader *r)
 {
 	struct comm *c = xcalloc(1, sizeof(*c));
 	c->r = r;
@@ -86,7 +111,7 @@ struct comm *comm_new(gp_reader *r)
 	return c;
 }
 
-void comm_free(struct comm *c)
+static void comm_free(struct comm *c)
 {
 	if (!c) return;
 	for (size_t i = 0; i < c->np; i++) {
@@ -123,7 +148,7 @@ static int is_nccl(struct comm *c, uint32_t name_id)
 	return *s == 2;
 }
 
-void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_t tid)
+static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_t tid)
 {
 	(void)tid;
 	switch (rec->type) {
@@ -186,7 +211,7 @@ static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
 	return n;
 }
 
-int comm_in_default(const struct comm *c)
+static int comm_in_default(const struct comm *c)
 {
 	int pk;
 	size_t n = nccl_count(c, &pk);
@@ -406,20 +431,20 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		const struct srow *w = &rows[i];
 		const struct cproc *p = ps[w->proc];
 		struct cell *cl = report_row(rep);
-		if (p->rank >= 0) cell_num(&cl[0], p->rank);
-		cell_num(&cl[1], p->pid);
-		cell_num(&cl[2], (double)steps[w->step].occ);
+		if (p->rank >= 0) cell_num(&cl[STEP_RANK], p->rank);
+		cell_num(&cl[STEP_PID], p->pid);
+		cell_num(&cl[STEP_N], (double)steps[w->step].occ);
 		/* signed: in a merged trace a later input's step may start before the
 		 * first input's trace did */
-		cell_num(&cl[3], (double)(int64_t)(w->s - base));
-		cell_num(&cl[4], (double)(w->e - w->s));
-		cell_num(&cl[5], (double)w->kernels);
-		cell_num(&cl[6], (double)w->coll);
-		cell_num(&cl[7], (double)w->sp.comm);
-		cell_num(&cl[8], (double)w->sp.compute);
-		cell_num(&cl[9], (double)w->sp.overlap);
-		if (p->matched) cell_num(&cl[10], (double)w->wait);
-		cell_str(&cl[11], steps[w->step].name);
+		cell_num(&cl[STEP_START], (double)(int64_t)(w->s - base));
+		cell_num(&cl[STEP_LEN], (double)(w->e - w->s));
+		cell_num(&cl[STEP_KERNELS], (double)w->kernels);
+		cell_num(&cl[STEP_COLLECTIVES], (double)w->coll);
+		cell_num(&cl[STEP_COMM], (double)w->sp.comm);
+		cell_num(&cl[STEP_COMPUTE], (double)w->sp.compute);
+		cell_num(&cl[STEP_OVERLAP], (double)w->sp.overlap);
+		if (p->matched) cell_num(&cl[STEP_WAIT], (double)w->wait);
+		cell_str(&cl[STEP_RANGE], steps[w->step].name);
 	}
 	for (size_t i = 0; i < nsteps; i++) free(steps[i].name);
 	free(steps); free(rows); free(cv.v); free(ov.v); free(by_at); free(sel);
@@ -427,15 +452,19 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 }
 
 /* ------------------------------------------------------------ fill */
-void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint64_t base)
+/* Fills the per-rank table and the per-step table (base: the trace start,
+ * for the Start column).  Says on stderr, once, why there are no wait
+ * figures (collectives that do not match across ranks) or no rows (no
+ * kernels).  Titles and notes point into c: print before comm_free. */
+static void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint64_t base)
 {
 	int pk;
 	size_t nccl = nccl_count(c, &pk);
 	snprintf(c->title, sizeof(c->title), "Communication per Rank (NCCL kernels vs other kernels)");
 	snprintf(c->steps_title, sizeof(c->steps_title),
 		 "Communication per Step (top-level NVTX push/pop ranges, matched across ranks)");
-	report_init(ranks, "comm", c->title, comm_cols, COMM_NCOLS);
-	report_init(steps, "comm_steps", c->steps_title, comm_steps_cols, COMM_STEPS_NCOLS);
+	report_define(ranks, c->title, comm_cols, COMM_NCOLS);
+	report_define(steps, c->steps_title, comm_steps_cols, STEP_NCOLS);
 	if (!pk) {
 		snprintf(c->title, sizeof(c->title), "Communication per Rank: none, the trace has no kernels");
 		snprintf(c->steps_title, sizeof(c->steps_title), "Communication per Step: none, the trace has no kernels");
@@ -500,19 +529,19 @@ void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint6
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
 		struct cell *cl = report_row(ranks);
-		if (p->rank >= 0) cell_num(&cl[0], p->rank);
-		cell_num(&cl[1], p->pid);
-		cell_num(&cl[2], (double)p->nnccl);
-		cell_num(&cl[3], (double)p->comm);
-		cell_num(&cl[4], (double)(p->nk - p->nnccl));
-		cell_num(&cl[5], (double)p->compute);
-		cell_num(&cl[6], (double)p->overlap);
-		if (p->comm) cell_num(&cl[7], 100.0 * (double)p->overlap / (double)p->comm);
-		cell_num(&cl[8], (double)(p->comm - p->overlap));
+		if (p->rank >= 0) cell_num(&cl[COMM_RANK], p->rank);
+		cell_num(&cl[COMM_PID], p->pid);
+		cell_num(&cl[COMM_NCCL_KERNELS], (double)p->nnccl);
+		cell_num(&cl[COMM_COMM], (double)p->comm);
+		cell_num(&cl[COMM_OTHER_KERNELS], (double)(p->nk - p->nnccl));
+		cell_num(&cl[COMM_COMPUTE], (double)p->compute);
+		cell_num(&cl[COMM_OVERLAP], (double)p->overlap);
+		if (p->comm) cell_num(&cl[COMM_OVERLAP_PCT], 100.0 * (double)p->overlap / (double)p->comm);
+		cell_num(&cl[COMM_EXPOSED], (double)(p->comm - p->overlap));
 		if (p->matched) {
-			cell_num(&cl[9], (double)p->wait);
-			if (p->comm) cell_num(&cl[10], 100.0 * (double)p->wait / (double)p->comm);
-			cell_num(&cl[11], (double)p->max_wait);
+			cell_num(&cl[COMM_WAIT], (double)p->wait);
+			if (p->comm) cell_num(&cl[COMM_WAIT_PCT], 100.0 * (double)p->wait / (double)p->comm);
+			cell_num(&cl[COMM_MAX_WAIT], (double)p->max_wait);
 		}
 	}
 	size_t l = strlen(c->note);
@@ -532,3 +561,49 @@ void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint6
 	free(part);
 	free(ps);
 }
+
+static void *comm_report_new(const struct stats_ctx *ctx)
+{
+	return comm_new(ctx->r);
+}
+
+static void comm_report_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
+{
+	comm_add(self, r->rec, r->pid, r->tid);
+}
+
+static int comm_report_in_default(void *self, const struct stats_ctx *ctx)
+{
+	return comm_in_default(self);
+}
+
+static void comm_report_fill(void *self, struct stats_ctx *ctx, struct report *tables)
+{
+	comm_fill(self, &tables[0], &tables[1], ctx->base);
+}
+
+static void comm_report_free(void *self)
+{
+	comm_free(self);
+}
+
+static const struct stats_table comm_tables[] = {
+	{ "comm",
+	  "per rank (process) of a merged multi-rank trace: NCCL kernel time\n"
+	  "(Comm), other kernel time (Compute), their overlap, and the wait\n"
+	  "at each collective (latest start among the ranks - this rank's\n"
+	  "start; collectives matched by order); also prints comm_steps" },
+	{ "comm_steps",
+	  "the same per top-level NVTX push/pop range (\"step <i>\"),\n"
+	  "matched across ranks by name and occurrence.  comm and\n"
+	  "comm_steps are in the default set only when the trace has NCCL\n"
+	  "kernels or kernels of several processes" },
+};
+
+const struct stats_report stats_report_comm = {
+	.tables = comm_tables, .ntables = 2,
+	.types = STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_KERNEL) |
+		 STATS_TYPE(GP_REC_NVTX_RANGE),
+	.new = comm_report_new, .add = comm_report_add, .in_default = comm_report_in_default,
+	.fill = comm_report_fill, .free = comm_report_free,
+};
