@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_launch.h"
 #include "analysis/launch_join.h"
 #include "common/util.h"
 
@@ -41,13 +42,7 @@ static struct joined_launch *entry(struct launch_join *j, uint32_t pid, uint64_t
 	return &j->v[j->n - 1];
 }
 
-static int launch_name(const char *name)
-{
-	return strstr(name, "Launch") || strstr(name, "Graph") || strstr(name, "Memcpy") ||
-	       strstr(name, "memcpy") || strstr(name, "Memset") || strstr(name, "memset");
-}
-
-void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const char *name, const gp_rec_api *a)
+void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const gp_rec_api *a)
 {
 	if (!a->correlation_id) return;
 	struct joined_launch *l = entry(j, pid, a->correlation_id);
@@ -56,7 +51,7 @@ void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const ch
 		if (a->stack_id) l->stack_id = a->stack_id;
 	}
 	l->has_api = 1;
-	if (launch_name(name)) l->launch_call = 1;
+	if (gp_launch_kind(a->domain, a->cbid) != GP_LAUNCH_NONE) l->launch_call = 1;
 }
 
 void launch_join_gpu(struct launch_join *j, uint32_t pid, uint64_t corr, int memop, uint64_t ns)

@@ -21,12 +21,12 @@ struct launch_join;
 
 struct launch_join *launch_join_new(void);
 void launch_join_free(struct launch_join *j); /* NULL ok */
-/* An API call of `name` on pid/tid.  Calls without a correlation id are
- * ignored; the runtime and driver calls of one launch share the id and count
- * once (the first stack id wins, a later one fills a missing one).  A call
- * counts as a launch when its name launches GPU work (Launch, Graph, Memcpy,
- * Memset) or GPU work is correlated with it. */
-void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const char *name, const gp_rec_api *a);
+/* An API call on pid/tid.  Calls without a correlation id are ignored; the
+ * runtime and driver calls of one launch share the id and count once (the
+ * first stack id wins, a later one fills a missing one).  A call counts as a
+ * launch when it is a launch call (gp_launch.h: kernel, graph, memcpy,
+ * memset) or GPU work is correlated with it. */
+void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const gp_rec_api *a);
 /* GPU work of `ns` for (pid, correlation id); memop: memcpy/memset. */
 void launch_join_gpu(struct launch_join *j, uint32_t pid, uint64_t corr, int memop, uint64_t ns);
 /* All launches (order unspecified); valid until the next call or free. */

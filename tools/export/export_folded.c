@@ -100,7 +100,7 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 		case GP_REC_API: {
 			const gp_rec_source *src = gp_reader_source(r, rec->source_id);
 			uint32_t tid = rec->u.api.tid ? rec->u.api.tid : src ? src->tid : 0;
-			launch_join_api(lj, pid, tid, tool_str(r, rec->u.api.name_id), &rec->u.api);
+			launch_join_api(lj, pid, tid, &rec->u.api);
 			break;
 		}
 		case GP_REC_KERNEL:

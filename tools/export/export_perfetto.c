@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_launch.h"
 #include "analysis/stacks.h"
 #include "common/tool.h"
 #include "export/export.h"
@@ -108,12 +109,6 @@ static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t str
 	return gpid;
 }
 
-static int launch_like(const char *name)
-{
-	return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "memcpy") ||
-	       strstr(name, "Memset") || strstr(name, "memset") || strstr(name, "Graph");
-}
-
 static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t tid)
 {
 	const gp_rec_api *a = &rec->u.api;
@@ -139,7 +134,8 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 		fprintf(p->f, ",\"stack_id\":%u", a->stack_id); /* not defined in the trace */
 	}
 	fputs("}}", p->f);
-	if (!a->correlation_id || !launch_like(name))
+	enum gp_launch_kind kind = gp_launch_kind(a->domain, a->cbid);
+	if (!a->correlation_id || kind == GP_LAUNCH_NONE)
 		return;
 	if (p->launches.n > (1u << 22)) {
 		/* launches that never got GPU work (activity off?): start over */
@@ -150,7 +146,7 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 	uint64_t *slot = u64map_get(&p->launches, ((uint64_t)pid << 40) ^ a->correlation_id, 1);
 	struct launch *l = (struct launch *)(uintptr_t)*slot;
 	if (!l) l = xmalloc(sizeof(*l));
-	l->ts = a->start_ns; l->pid = pid; l->tid = tid; l->graph = strstr(name, "Graph") != NULL;
+	l->ts = a->start_ns; l->pid = pid; l->tid = tid; l->graph = kind == GP_LAUNCH_GRAPH;
 	*slot = (uint64_t)(uintptr_t)l;
 }
 

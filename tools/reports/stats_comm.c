@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_launch.h"
 #include "analysis/intervals.h"
 #include "common/tool.h"
 #include "common/util.h"
@@ -159,9 +160,7 @@ static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_
 		break;
 	case GP_REC_API: {
 		const gp_rec_api *a = &rec->u.api;
-		if (!a->correlation_id) break;
-		const char *name = tool_str(c->r, a->name_id);
-		if (!strstr(name, "Launch") && !strstr(name, "Graph")) break;
+		if (!a->correlation_id || !gp_launch_runs_kernels(gp_launch_kind(a->domain, a->cbid))) break;
 		struct cproc *p = proc_get(c, pid);
 		uint64_t *s = u64map_get(&p->launch, a->correlation_id, 0);
 		/* the runtime call and the driver call inside it share the id */

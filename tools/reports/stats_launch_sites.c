@@ -8,7 +8,6 @@
 
 #include "analysis/launch_join.h"
 #include "analysis/stacks.h"
-#include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 
@@ -116,7 +115,6 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct launc
 
 /* The recorded stacks, and each launch call joined to its GPU work. */
 struct sites_report {
-	gp_reader *r;
 	struct stacks *stk;
 	struct launch_join *lj;
 };
@@ -124,7 +122,6 @@ struct sites_report {
 static void *sites_new(const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = xcalloc(1, sizeof(*sr));
-	sr->r = ctx->r;
 	sr->stk = stacks_new(ctx->r);
 	sr->lj = launch_join_new();
 	return sr;
@@ -139,8 +136,7 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 		stacks_add(sr->stk, rec);
 		break;
 	case GP_REC_API:
-		launch_join_api(sr->lj, r->pid, rec->u.api.tid ? rec->u.api.tid : r->tid,
-				tool_str(sr->r, rec->u.api.name_id), &rec->u.api);
+		launch_join_api(sr->lj, r->pid, rec->u.api.tid ? rec->u.api.tid : r->tid, &rec->u.api);
 		break;
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_launch.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 #include "reports/time_summary.h"
@@ -114,8 +115,8 @@ static void resolve(struct nvtx_report *st, uint64_t key)
 
 static void on_api(struct nvtx_report *st, const gp_rec_api *a, uint32_t pid, uint32_t tid)
 {
-	const char *name = tool_str(st->r, a->name_id);
-	if (!a->correlation_id || !(strstr(name, "Launch") || strstr(name, "Graph")))
+	enum gp_launch_kind kind = gp_launch_kind(a->domain, a->cbid);
+	if (!a->correlation_id || !gp_launch_runs_kernels(kind))
 		return;
 	if (st->launches.n > (1u << 22)) {
 		/* launches that never see a kernel (GPU activity off?): start over
@@ -130,7 +131,7 @@ static void on_api(struct nvtx_report *st, const gp_rec_api *a, uint32_t pid, ui
 	if (l->has_api) return;   /* the driver call inside a runtime call: same launch */
 	l->has_api = 1;
 	l->start = a->start_ns;
-	l->graph = strstr(name, "Graph") != NULL;
+	l->graph = kind == GP_LAUNCH_GRAPH;
 	struct tstack *ts = stack_for(st, ((uint64_t)pid << 32) | tid, 0);
 	if (ts) {
 		while (ts->n && ts->e[ts->n - 1].e <= a->start_ns) ts->n--;
