@@ -7,7 +7,8 @@
  *
  * Collected while stats streams the trace (kernels, launch calls, top-level
  * push/pop ranges, process ranks); computed at the end.  Memory: 40 bytes
- * per kernel, a map slot per launch call, one entry per top-level range.
+ * per kernel, one entry per top-level range, and what the attribution of
+ * kernels to steps holds (analysis/range_attr.h).
  *
  * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
  * A kernel whose name contains "nccl" (any case) is communication, every
@@ -15,16 +16,17 @@
  * k-th NCCL kernel (by GPU start) of every rank is one collective, provided
  * every rank ran the same number of NCCL kernels with the same names; its
  * wait on a rank = latest start among the ranks - this rank's start.  A
- * kernel belongs to the step (top-level push/pop range of any thread of the
- * process) in which its launch call started — that is where the host code
- * asked for it, while the GPU may run it steps later; a kernel with no
+ * kernel belongs to the step (top-level push/pop range) it is attributed to
+ * by analysis/range_attr.h, rule RANGE_RULE_PROCESS: the step of any thread
+ * of the process in which its launch call started — that is where the host
+ * code asked for it, while the GPU may run it steps later; a kernel with no
  * recorded launch call counts by its GPU start. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_launch.h"
 #include "analysis/intervals.h"
+#include "analysis/range_attr.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
@@ -66,21 +68,23 @@ static const struct col comm_steps_cols[STEP_NCOLS] = {
 
 struct ckern {
 	uint64_t s, e;
-	uint64_t at;      /* launch call start, else s */
 	uint64_t wait;    /* at its collective (when matched) */
 	uint64_t corr;
 	uint32_t name_id;
+	uint32_t seq;     /* index in its process's kernels as added */
 	uint8_t nccl;
 };
 
-struct crange { uint64_t s, e; char *name; };
+struct crange { uint64_t s, e; char *name; uint32_t id; /* in add order, over all processes */ };
+
+/* A kernel attributed to a step: range id, (pid << 32 | kernel seq). */
+struct cpair { uint64_t range, ref; };
 
 struct cproc {
 	uint32_t pid;
 	int32_t rank;
 	struct ckern *k; size_t nk, ck;
 	struct crange *rg; size_t nr, cr;
-	u64map launch;    /* correlation id -> earliest launch call start */
 	/* results */
 	size_t nnccl;
 	int matched;      /* took part in the matching, which succeeded */
@@ -96,8 +100,18 @@ struct comm {
 	u64map pid2rank;  /* from GP_REC_PROCESS: rank + 2 (0: none seen) */
 	u64map name_nccl; /* string id -> 1 not NCCL, 2 NCCL */
 	int wait_known;   /* collectives matched (or one rank) */
+	struct range_attr *attr;  /* kernels -> steps */
+	struct cpair *pairs; size_t npairs, cpairs;
+	uint32_t nranges;
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
+
+static void on_attr(void *arg, uint32_t group, uint64_t ref, uint64_t ns)
+{
+	struct comm *c = arg;
+	struct cpair pr = { group, ref };
+	VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+}
 
 static struct comm *comm_new(gp_reader *r)
 {
@@ -109,6 +123,7 @@ static struct comm *comm_new(gp_reader *r)
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
 	u64map_init(&c->name_nccl);
+	c->attr = range_attr_new(RANGE_RULE_PROCESS, on_attr, c);
 	return c;
 }
 
@@ -120,8 +135,9 @@ static void comm_free(struct comm *c)
 		free(p->k);
 		for (size_t j = 0; j < p->nr; j++) free(p->rg[j].name);
 		free(p->rg);
-		u64map_free(&p->launch);
 	}
+	range_attr_free(c->attr);
+	free(c->pairs);
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
@@ -136,7 +152,6 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 	struct cproc p;
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
-	u64map_init(&p.launch);
 	*u64map_get(&c->pid2proc, pid, 1) = c->np;
 	VEC_PUSH(c->p, c->np, c->cp, p);
 	return &c->p[c->np - 1];
@@ -151,23 +166,15 @@ static int is_nccl(struct comm *c, uint32_t name_id)
 
 static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_t tid)
 {
-	(void)tid;
 	switch (rec->type) {
 	case GP_REC_PROCESS:
 		*u64map_get(&c->pid2rank, rec->u.process.pid, 1) =
 			rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
 		proc_get(c, rec->u.process.pid); /* known, even with no kernels */
 		break;
-	case GP_REC_API: {
-		const gp_rec_api *a = &rec->u.api;
-		if (!a->correlation_id || !gp_launch_runs_kernels(gp_launch_kind(a->domain, a->cbid))) break;
-		struct cproc *p = proc_get(c, pid);
-		uint64_t *s = u64map_get(&p->launch, a->correlation_id, 0);
-		/* the runtime call and the driver call inside it share the id */
-		if (!s) *u64map_get(&p->launch, a->correlation_id, 1) = a->start_ns;
-		else if (a->start_ns < *s) *s = a->start_ns;
+	case GP_REC_API:
+		range_attr_call(c->attr, pid, rec->u.api.tid ? rec->u.api.tid : tid, &rec->u.api);
 		break;
-	}
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
 		struct cproc *p = proc_get(c, pid);
@@ -178,7 +185,9 @@ static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_
 		ck.corr = k->correlation_id;
 		ck.name_id = k->name_id;
 		ck.nccl = (uint8_t)is_nccl(c, k->name_id);
+		ck.seq = (uint32_t)p->nk;
 		VEC_PUSH(p->k, p->nk, p->ck, ck);
+		range_attr_kernel(c->attr, pid, k->correlation_id, k->start_ns, ck.e - ck.s, ((uint64_t)pid << 32) | ck.seq);
 		break;
 	}
 	case GP_REC_NVTX_RANGE: {
@@ -191,6 +200,8 @@ static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_
 		rg.name = xmalloc(strlen(dom) + strlen(msg) + 2);
 		if (*dom) sprintf(rg.name, "%s:%s", dom, msg);
 		else strcpy(rg.name, msg);
+		rg.id = c->nranges++;
+		range_attr_range(c->attr, pid, n->tid ? n->tid : tid, rg.s, rg.e, 0, rg.id);
 		struct cproc *p = proc_get(c, pid);
 		VEC_PUSH(p->rg, p->nr, p->cr, rg);
 		break;
@@ -240,11 +251,11 @@ static int cmp_kern_start(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-static int cmp_kern_at(const void *a, const void *b)
+static int cmp_pair(const void *a, const void *b)
 {
-	const struct ckern *x = *(struct ckern *const *)a, *y = *(struct ckern *const *)b;
-	if (x->at != y->at) return x->at < y->at ? -1 : 1;
-	return cmp_kern_start(x, y);
+	const struct cpair *x = a, *y = b;
+	if (x->range != y->range) return x->range < y->range ? -1 : 1;
+	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -378,14 +389,18 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
 	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
 	struct ivset cv = { 0 }, ov = { 0 };
-	struct ckern **by_at = NULL, **sel = NULL; size_t csel = 0;
+	struct ckern **by_seq = NULL, **sel = NULL; size_t csel = 0;
+	/* the kernels of range id r: pairs[first[r] .. first[r + 1]) */
+	if (c->npairs) qsort(c->pairs, c->npairs, sizeof(*c->pairs), cmp_pair);
+	size_t *first = xcalloc((size_t)c->nranges + 1, sizeof(*first));
+	for (size_t i = 0; i < c->npairs; i++) first[c->pairs[i].range + 1]++;
+	for (uint32_t r = 0; r < c->nranges; r++) first[r + 1] += first[r];
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
 		if (!p->nr) continue;
 		qsort(p->rg, p->nr, sizeof(*p->rg), cmp_range);
-		by_at = xrealloc(by_at, (p->nk ? p->nk : 1) * sizeof(*by_at));
-		for (size_t j = 0; j < p->nk; j++) by_at[j] = &p->k[j];
-		qsort(by_at, p->nk, sizeof(*by_at), cmp_kern_at);
+		by_seq = xrealloc(by_seq, (p->nk ? p->nk : 1) * sizeof(*by_seq));
+		for (size_t j = 0; j < p->nk; j++) by_seq[p->k[j].seq] = &p->k[j];
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
 		for (size_t j = 0; j < p->nr; j++) {
@@ -403,21 +418,16 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			}
 			struct step *st = &steps[*slot];
 			if (rg->s < st->first) st->first = rg->s;
-			/* kernels whose launch started in [s, e) */
-			size_t lo = 0, hi = p->nk;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (by_at[mid]->at < rg->s) lo = mid + 1;
-				else hi = mid;
-			}
 			size_t nsel = 0;
 			struct srow row;
 			memset(&row, 0, sizeof(row));
 			row.step = *slot; row.proc = i; row.s = rg->s; row.e = rg->e;
-			for (size_t q = lo; q < p->nk && by_at[q]->at < rg->e; q++) {
-				VEC_PUSH(sel, nsel, csel, by_at[q]);
+			/* the kernels attributed to it (all of this process) */
+			for (size_t q = first[rg->id]; q < first[rg->id + 1]; q++) {
+				struct ckern *k = by_seq[(uint32_t)c->pairs[q].ref];
+				VEC_PUSH(sel, nsel, csel, k);
 				row.kernels++;
-				if (by_at[q]->nccl) { row.coll++; row.wait += by_at[q]->wait; }
+				if (k->nccl) { row.coll++; row.wait += k->wait; }
 			}
 			row.sp = split_kernels(sel, nsel, &cv, &ov);
 			VEC_PUSH(rows, nrows, crows, row);
@@ -446,7 +456,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		cell_str(&cl[STEP_RANGE], steps[w->step].name);
 	}
 	for (size_t i = 0; i < nsteps; i++) free(steps[i].name);
-	free(steps); free(rows); free(cv.v); free(ov.v); free(by_at); free(sel);
+	free(steps); free(rows); free(cv.v); free(ov.v); free(by_seq); free(sel); free(first);
 	strmap_free(&idx);
 }
 
@@ -491,8 +501,6 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		struct ckern **all = xmalloc(p->nk * sizeof(*all));
 		for (size_t j = 0; j < p->nk; j++) {
 			struct ckern *k = &p->k[j];
-			uint64_t *at = u64map_get(&p->launch, k->corr, 0);
-			k->at = at && k->corr ? *at : k->s;
 			p->nnccl += k->nccl;
 			all[j] = k;
 		}
@@ -556,6 +564,7 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		 "   the step's end.  N = occurrence of the range name on that rank.  Wait: sum over\n"
 		 "   the step's collectives ('-': not computed, see the per-rank table).\n");
 	steps->note = c->steps_note;
+	range_attr_finish(c->attr);
 	fill_steps(c, steps, ps, nps, base);
 	free(part);
 	free(ps);
