@@ -6,7 +6,7 @@
 
 void devprops_add(struct devprops *dp, uint32_t pid, const gp_rec_device *d)
 {
-	uint64_t *s = u64map_get(&dp->idx, ((uint64_t)pid << 32) | d->device_id, 1);
+	uint64_t *s = u64map_get(&dp->idx, ((uint64_t)pid << 32) | d->device_id, MAP_INSERT);
 	gp_rec_device copy = *d;
 	if (*s) { dp->v[*s - 1] = copy; return; } /* a later record wins */
 	VEC_PUSH(dp->v, dp->n, dp->cap, copy);
@@ -15,7 +15,7 @@ void devprops_add(struct devprops *dp, uint32_t pid, const gp_rec_device *d)
 
 const gp_rec_device *devprops_get(struct devprops *dp, uint32_t pid, uint32_t dev)
 {
-	uint64_t *s = u64map_get(&dp->idx, ((uint64_t)pid << 32) | dev, 0);
+	uint64_t *s = u64map_get(&dp->idx, ((uint64_t)pid << 32) | dev, MAP_FIND);
 	return s ? &dp->v[*s - 1] : NULL;
 }
 

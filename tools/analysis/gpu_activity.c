@@ -7,12 +7,12 @@
 static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t dev)
 {
 	uint64_t key = ((uint64_t)pid << 32) | dev;
-	uint64_t *s = u64map_get(&g->dev_idx, key, 0);
+	uint64_t *s = u64map_get(&g->dev_idx, key, MAP_FIND);
 	if (s) return &g->devs[*s];
 	struct gpu_dev d;
 	memset(&d, 0, sizeof(d));
 	d.pid = pid; d.dev = dev;
-	*u64map_get(&g->dev_idx, key, 1) = g->ndevs;
+	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
 	return &g->devs[g->ndevs - 1];
 }
@@ -21,13 +21,13 @@ static struct gpu_stream *stream_get(struct gpu_activity *g, uint32_t pid, uint3
 {
 	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
 	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
-	uint64_t *s = u64map_get(&g->str_idx, key, 0);
+	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
 	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream)
 		return &g->strs[*s];
 	struct gpu_stream u;
 	memset(&u, 0, sizeof(u));
 	u.pid = pid; u.dev = dev; u.stream = stream;
-	*u64map_get(&g->str_idx, key, 1) = g->nstrs;
+	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
 	VEC_PUSH(g->strs, g->nstrs, g->cstrs, u);
 	return &g->strs[g->nstrs - 1];
 }

@@ -10,11 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/gpu_work.h"
 #include "analysis/intervals.h"
 #include "analysis/windows.h"
 #include "common/util.h"
-
-enum gpu_work { GPU_WORK_KERNEL, GPU_WORK_COPY /* memcpy or memset */ };
 
 struct gpu_dev {
 	uint32_t pid, dev;

@@ -7,7 +7,7 @@
 
 const char *kernel_name(struct kernel_names *kn, uint32_t name_id)
 {
-	uint64_t *s = u64map_get(&kn->id2name, name_id, 1);
+	uint64_t *s = u64map_get(&kn->id2name, name_id, MAP_INSERT);
 	if (!*s) *s = (uint64_t)(uintptr_t)demangle(tool_str(kn->r, name_id));
 	return (const char *)(uintptr_t)*s;
 }

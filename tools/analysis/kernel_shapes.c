@@ -32,7 +32,7 @@ void kshapes_add(struct kshapes *ks, uint32_t pid, const gp_rec_kernel *k, const
 	if (!c->n || blocks > c->bmax) c->bmax = blocks;
 	c->n++;
 	c->total += dur;
-	*u64map_get(&c->blocks, blocks, 1) += dur;
+	*u64map_get(&c->blocks, blocks, MAP_INSERT) += dur;
 }
 
 static int cmp_kshape(const void *a, const void *b)
@@ -50,7 +50,7 @@ static int cmp_kshape(const void *a, const void *b)
 
 static struct kshape_dev *dev_get(struct kshapes *ks, uint32_t pid, uint32_t dev)
 {
-	uint64_t *s = u64map_get(&ks->dev_idx, ((uint64_t)pid << 32) | dev, 1);
+	uint64_t *s = u64map_get(&ks->dev_idx, ((uint64_t)pid << 32) | dev, MAP_INSERT);
 	if (!*s) {
 		struct kshape_dev d;
 		memset(&d, 0, sizeof(d));
@@ -90,7 +90,7 @@ void kshapes_finish(struct kshapes *ks, struct devprops *dp)
 
 const struct kshape_dev *kshapes_device(struct kshapes *ks, uint32_t pid, uint32_t dev)
 {
-	uint64_t *s = u64map_get(&ks->dev_idx, ((uint64_t)pid << 32) | dev, 0);
+	uint64_t *s = u64map_get(&ks->dev_idx, ((uint64_t)pid << 32) | dev, MAP_FIND);
 	return s ? &ks->devs[*s - 1] : NULL;
 }
 

@@ -32,12 +32,12 @@ void launch_join_free(struct launch_join *j)
 static struct joined_launch *entry(struct launch_join *j, uint32_t pid, uint64_t corr)
 {
 	uint64_t key = ((uint64_t)pid << 40) ^ corr;
-	uint64_t *slot = u64map_get(&j->idx, key, 0);
+	uint64_t *slot = u64map_get(&j->idx, key, MAP_FIND);
 	if (slot && j->v[*slot].pid == pid) return &j->v[*slot];
 	struct joined_launch l;
 	memset(&l, 0, sizeof(l));
 	l.pid = pid;
-	*u64map_get(&j->idx, key, 1) = j->n;
+	*u64map_get(&j->idx, key, MAP_INSERT) = j->n;
 	VEC_PUSH(j->v, j->n, j->cap, l);
 	return &j->v[j->n - 1];
 }
@@ -54,10 +54,10 @@ void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const gp
 	if (gp_launch_kind(a->domain, a->cbid) != GP_LAUNCH_NONE) l->launch_call = 1;
 }
 
-void launch_join_gpu(struct launch_join *j, uint32_t pid, uint64_t corr, int memop, uint64_t ns)
+void launch_join_gpu(struct launch_join *j, uint32_t pid, uint64_t corr, enum gpu_work work, uint64_t ns)
 {
 	struct joined_launch *l = entry(j, pid, corr);
-	if (memop) { l->memops++; l->memop_ns += ns; }
+	if (work == GPU_WORK_COPY) { l->memops++; l->memop_ns += ns; }
 	else { l->kernels++; l->kernel_ns += ns; }
 }
 

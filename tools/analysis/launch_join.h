@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
+#include "analysis/gpu_work.h"
 
 struct joined_launch {
 	uint32_t pid, tid, stack_id; /* stack_id 0: the call had none, or no call was recorded */
@@ -27,8 +28,8 @@ void launch_join_free(struct launch_join *j); /* NULL ok */
  * launch when it is a launch call (gp_launch.h: kernel, graph, memcpy,
  * memset) or GPU work is correlated with it. */
 void launch_join_api(struct launch_join *j, uint32_t pid, uint32_t tid, const gp_rec_api *a);
-/* GPU work of `ns` for (pid, correlation id); memop: memcpy/memset. */
-void launch_join_gpu(struct launch_join *j, uint32_t pid, uint64_t corr, int memop, uint64_t ns);
+/* GPU work of `ns` for (pid, correlation id). */
+void launch_join_gpu(struct launch_join *j, uint32_t pid, uint64_t corr, enum gpu_work work, uint64_t ns);
 /* All launches (order unspecified); valid until the next call or free. */
 const struct joined_launch *launch_join_all(const struct launch_join *j, size_t *n);
 

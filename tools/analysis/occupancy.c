@@ -37,7 +37,7 @@ struct occ occ_compute(const gp_rec_device *d, uint32_t threads, uint32_t regs, 
 	return o;
 }
 
-const char *occ_limiter_name(int limiter)
+const char *occ_limiter_name(enum occ_limiter limiter)
 {
 	switch (limiter) {
 	case OCC_LIM_WARPS: return "warps";

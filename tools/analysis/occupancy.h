@@ -28,14 +28,14 @@ struct occ {
 	int known;          /* 0: a device property needed was 0/missing */
 	uint32_t warps_per_block, max_warps;
 	uint32_t blocks_per_sm; /* resident blocks per SM by the per-SM limits (0: cannot launch) */
-	int limiter;            /* enum occ_limiter */
+	enum occ_limiter limiter;
 	double theoretical;     /* blocks_per_sm x warps_per_block / max_warps, in [0,1] */
 };
 
 /* Per-SM limits for a block of `threads` threads, `regs` registers per
  * thread and `smem` bytes of static+dynamic shared memory per block. */
 struct occ occ_compute(const gp_rec_device *d, uint32_t threads, uint32_t regs, uint32_t smem);
-const char *occ_limiter_name(int limiter);
+const char *occ_limiter_name(enum occ_limiter limiter);
 
 /* min(1, blocks / SMs): the share of SMs the grid can occupy at all; -1 when
  * the SM count is unknown. */

@@ -85,26 +85,26 @@ void range_attr_free(struct range_attr *ra)
 	free(ra);
 }
 
-static struct pend *pend_for(struct range_attr *ra, uint64_t key, int create)
+static struct pend *pend_for(struct range_attr *ra, uint64_t key, enum map_mode mode)
 {
-	uint64_t *s = u64map_get(&ra->tid2pend, key, 0);
+	uint64_t *s = u64map_get(&ra->tid2pend, key, MAP_FIND);
 	if (s) return &ra->pends[*s];
-	if (!create) return NULL;
+	if (mode == MAP_FIND) return NULL;
 	struct pend p;
 	memset(&p, 0, sizeof(p));
-	*u64map_get(&ra->tid2pend, key, 1) = ra->npends;
+	*u64map_get(&ra->tid2pend, key, MAP_INSERT) = ra->npends;
 	VEC_PUSH(ra->pends, ra->npends, ra->cpends, p);
 	return &ra->pends[ra->npends - 1];
 }
 
-static struct tstack *stack_for(struct range_attr *ra, uint64_t key, int create)
+static struct tstack *stack_for(struct range_attr *ra, uint64_t key, enum map_mode mode)
 {
-	uint64_t *s = u64map_get(&ra->tid2stack, key, 0);
+	uint64_t *s = u64map_get(&ra->tid2stack, key, MAP_FIND);
 	if (s) return &ra->stacks[*s];
-	if (!create) return NULL;
+	if (mode == MAP_FIND) return NULL;
 	struct tstack t;
 	memset(&t, 0, sizeof(t));
-	*u64map_get(&ra->tid2stack, key, 1) = ra->nstacks;
+	*u64map_get(&ra->tid2stack, key, MAP_INSERT) = ra->nstacks;
 	VEC_PUSH(ra->stacks, ra->nstacks, ra->cstacks, t);
 	return &ra->stacks[ra->nstacks - 1];
 }
@@ -116,9 +116,9 @@ static void add_group(struct launch *l, uint32_t g)
 	if (l->ng < MAXG) l->groups[l->ng++] = g;
 }
 
-static struct launch *launch_get(struct range_attr *ra, uint64_t key, int create)
+static struct launch *launch_get(struct range_attr *ra, uint64_t key, enum map_mode mode)
 {
-	uint64_t *s = u64map_get(&ra->launches, key, create);
+	uint64_t *s = u64map_get(&ra->launches, key, mode);
 	if (!s) return NULL;
 	if (!*s) *s = (uint64_t)(uintptr_t)xcalloc(1, sizeof(struct launch));
 	return (struct launch *)(uintptr_t)*s;
@@ -126,7 +126,7 @@ static struct launch *launch_get(struct range_attr *ra, uint64_t key, int create
 
 static void launch_forget(struct range_attr *ra, uint64_t key)
 {
-	uint64_t *s = u64map_get(&ra->launches, key, 0);
+	uint64_t *s = u64map_get(&ra->launches, key, MAP_FIND);
 	if (!s) return;
 	free_launch((struct launch *)(uintptr_t)*s);
 	u64map_del(&ra->launches, key);
@@ -140,7 +140,7 @@ static void attribute(struct range_attr *ra, const struct launch *l, uint64_t re
 
 static void resolve(struct range_attr *ra, uint64_t key)
 {
-	struct launch *l = launch_get(ra, key, 0);
+	struct launch *l = launch_get(ra, key, MAP_FIND);
 	if (!l || l->resolved) return;
 	for (uint32_t i = 0; i < l->nk; i++) attribute(ra, l, l->k[i].ref, l->k[i].ns);
 	free(l->k);
@@ -158,7 +158,7 @@ static void thread_call(struct range_attr *ra, uint32_t pid, uint32_t tid, const
 		for (size_t i = 0; i < ra->npends; i++) ra->pends[i].head = ra->pends[i].n = 0;
 	}
 	uint64_t key = ((uint64_t)pid << 40) ^ a->correlation_id;
-	struct launch *l = launch_get(ra, key, 1);
+	struct launch *l = launch_get(ra, key, MAP_INSERT);
 	if (l->has_api) return;   /* the driver call inside a runtime call: same launch */
 	l->has_api = 1;
 	l->start = a->start_ns;
@@ -181,10 +181,10 @@ static void thread_call(struct range_attr *ra, uint32_t pid, uint32_t tid, const
 static void thread_kernel(struct range_attr *ra, uint32_t pid, uint64_t corr, uint64_t ns, uint64_t ref)
 {
 	uint64_t key = ((uint64_t)pid << 40) ^ corr;
-	struct launch *l = launch_get(ra, key, 0);
+	struct launch *l = launch_get(ra, key, MAP_FIND);
 	if (!l) {
 		if (ra->launches.n > (1u << 22)) return;
-		l = launch_get(ra, key, 1);  /* kernel ahead of its launch call */
+		l = launch_get(ra, key, MAP_INSERT);  /* kernel ahead of its launch call */
 	}
 	l->kernel_seen = 1;
 	if (l->resolved) {
@@ -202,7 +202,7 @@ static void thread_kernel(struct range_attr *ra, uint32_t pid, uint64_t corr, ui
 
 static uint64_t pend_start(struct range_attr *ra, struct pend *p, size_t i)
 {
-	struct launch *l = launch_get(ra, p->keys[i], 0);
+	struct launch *l = launch_get(ra, p->keys[i], MAP_FIND);
 	return l ? l->start : 0;
 }
 
@@ -210,12 +210,12 @@ static void thread_range(struct range_attr *ra, uint32_t pid, uint32_t tid, uint
 			 uint32_t g)
 {
 	uint64_t tkey = ((uint64_t)pid << 32) | tid;
-	struct tstack *ts = stack_for(ra, tkey, 1);
+	struct tstack *ts = stack_for(ra, tkey, MAP_INSERT);
 	while (ts->n && ts->e[ts->n - 1].e <= s) ts->n--;
 	vec_reserve((void **)&ts->e, &ts->cap, ts->n + 1, sizeof(*ts->e));
 	ts->e[ts->n].s = s; ts->e[ts->n].e = e; ts->e[ts->n].g = g;
 	ts->n++;
-	struct pend *p = pend_for(ra, tkey, 0);
+	struct pend *p = pend_for(ra, tkey, MAP_FIND);
 	if (!p) return;
 	/* launches on this thread that started inside [s, e) */
 	size_t lo = p->head, hi = p->n;
@@ -225,7 +225,7 @@ static void thread_range(struct range_attr *ra, uint32_t pid, uint32_t tid, uint
 		else hi = mid;
 	}
 	for (size_t i = lo; i < p->n; i++) {
-		struct launch *l = launch_get(ra, p->keys[i], 0);
+		struct launch *l = launch_get(ra, p->keys[i], MAP_FIND);
 		if (!l) continue;
 		if (l->start >= e) break;
 		add_group(l, g);
@@ -240,7 +240,7 @@ static void thread_range(struct range_attr *ra, uint32_t pid, uint32_t tid, uint
 /* ------------------------------------------------------------ PROCESS */
 static struct pproc *proc_get(struct range_attr *ra, uint32_t pid)
 {
-	uint64_t *s = u64map_get(&ra->pid2proc, pid, 1);
+	uint64_t *s = u64map_get(&ra->pid2proc, pid, MAP_INSERT);
 	if (!*s) {
 		struct pproc p;
 		memset(&p, 0, sizeof(p));
@@ -263,7 +263,7 @@ static void process_finish(struct range_attr *ra)
 		struct pproc *p = &ra->procs[i];
 		for (size_t j = 0; j < p->nk; j++) {
 			struct pkern *k = &p->k[j];
-			uint64_t *at = k->corr ? u64map_get(&p->launch, k->corr, 0) : NULL;
+			uint64_t *at = k->corr ? u64map_get(&p->launch, k->corr, MAP_FIND) : NULL;
 			k->at = at ? *at : k->s;
 		}
 		if (p->nk) qsort(p->k, p->nk, sizeof(*p->k), cmp_pkern_at);
@@ -293,9 +293,9 @@ void range_attr_call(struct range_attr *ra, uint32_t pid, uint32_t tid, const gp
 		return;
 	}
 	struct pproc *p = proc_get(ra, pid);
-	uint64_t *s = u64map_get(&p->launch, a->correlation_id, 0);
+	uint64_t *s = u64map_get(&p->launch, a->correlation_id, MAP_FIND);
 	/* the runtime call and the driver call inside it share the id */
-	if (!s) *u64map_get(&p->launch, a->correlation_id, 1) = a->start_ns;
+	if (!s) *u64map_get(&p->launch, a->correlation_id, MAP_INSERT) = a->start_ns;
 	else if (a->start_ns < *s) *s = a->start_ns;
 }
 

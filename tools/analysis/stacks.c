@@ -76,12 +76,12 @@ static const char *intern(struct stacks *s, const char *str)
 
 static struct modset *modset_for(struct stacks *s, uint32_t pid)
 {
-	uint64_t *slot = u64map_get(&s->pid2mods, pid, 0);
+	uint64_t *slot = u64map_get(&s->pid2mods, pid, MAP_FIND);
 	if (slot) return &s->mods[*slot];
 	struct modset m;
 	memset(&m, 0, sizeof(m));
 	m.pid = pid;
-	*u64map_get(&s->pid2mods, pid, 1) = s->nmods;
+	*u64map_get(&s->pid2mods, pid, MAP_INSERT) = s->nmods;
 	VEC_PUSH(s->mods, s->nmods, s->cmods, m);
 	return &s->mods[s->nmods - 1];
 }
@@ -110,7 +110,7 @@ static int cmp_module(const void *a, const void *b)
 
 static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t addr)
 {
-	uint64_t *slot = u64map_get(&s->pid2mods, pid, 0);
+	uint64_t *slot = u64map_get(&s->pid2mods, pid, MAP_FIND);
 	if (!slot) return NULL;
 	struct modset *ms = &s->mods[*slot];
 	if (!ms->sorted) {
@@ -135,13 +135,13 @@ void stacks_add(struct stacks *s, const gp_record *rec)
 		add_module(s, tool_pid(s->r, rec), &rec->u.module);
 		break;
 	case GP_REC_THREAD:
-		*u64map_get(&s->thread_name, ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid, 1) =
+		*u64map_get(&s->thread_name, ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid, MAP_INSERT) =
 			rec->u.thread.name_id;
 		break;
 	case GP_REC_SOURCE:
 		if (rec->u.source.kind == GP_SOURCE_THREAD && rec->u.source.name_id) {
 			uint64_t *n = u64map_get(&s->thread_name,
-						 ((uint64_t)rec->u.source.pid << 32) | rec->u.source.tid, 1);
+						 ((uint64_t)rec->u.source.pid << 32) | rec->u.source.tid, MAP_INSERT);
 			if (!*n) *n = rec->u.source.name_id;
 		}
 		break;
@@ -150,10 +150,10 @@ void stacks_add(struct stacks *s, const gp_record *rec)
 		uint32_t n = st->frames ? st->nframes : 0;
 		if (n > GP_STACK_MAX_FRAMES) n = GP_STACK_MAX_FRAMES;
 		s->count++;
-		if (u64map_get(&s->id2stack, st->stack_id, 0)) break;
+		if (u64map_get(&s->id2stack, st->stack_id, MAP_FIND)) break;
 		struct rawstack raw = { xmalloc((n ? n : 1) * sizeof(uint64_t)), n, -1 };
 		if (n) memcpy(raw.frames, st->frames, n * sizeof(uint64_t));
-		*u64map_get(&s->id2stack, st->stack_id, 1) = s->nraw;
+		*u64map_get(&s->id2stack, st->stack_id, MAP_INSERT) = s->nraw;
 		VEC_PUSH(s->raw, s->nraw, s->craw, raw);
 		break;
 	}
@@ -305,7 +305,7 @@ static struct native native_frame(struct stacks *s, uint32_t pid, uint64_t addr,
 
 static const char *thread_label(struct stacks *s, uint32_t pid, uint32_t tid)
 {
-	uint64_t *n = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, 0);
+	uint64_t *n = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
 	const char *name = n ? tool_str(s->r, (uint32_t)*n) : "";
 	char buf[320];
 	if (*name) snprintf(buf, sizeof(buf), "[thread %u %s]", tid, name);
@@ -414,7 +414,7 @@ static int has_ctx(struct stacks *s, struct rawstack *raw)
 const struct stack_view *stacks_view(struct stacks *s, uint32_t stack_id, uint32_t pid, uint32_t tid)
 {
 	if (!stack_id) return NULL;
-	uint64_t *slot = u64map_get(&s->id2stack, stack_id, 0);
+	uint64_t *slot = u64map_get(&s->id2stack, stack_id, MAP_FIND);
 	if (!slot) return NULL;
 	struct rawstack *raw = &s->raw[*slot];
 	/* the launching thread matters only to a stack that borrows a context */

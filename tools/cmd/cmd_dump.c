@@ -27,11 +27,11 @@ struct dcache { u64map idx; char **names; size_t n, cap; };
 
 static const char *dcache_get(struct dcache *c, gp_reader *r, uint32_t id)
 {
-	uint64_t *s = u64map_get(&c->idx, id, 0);
+	uint64_t *s = u64map_get(&c->idx, id, MAP_FIND);
 	if (s)
 		return c->names[*s];
 	char *d = demangle(tool_str(r, id));
-	*u64map_get(&c->idx, id, 1) = c->n;
+	*u64map_get(&c->idx, id, MAP_INSERT) = c->n;
 	VEC_PUSH(c->names, c->n, c->cap, d);
 	return d;
 }

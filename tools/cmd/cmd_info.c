@@ -52,31 +52,31 @@ static void collect(struct info *in, gp_reader *r, const gp_record *rec)
 		in->counts[rec->type]++;
 	switch (rec->type) {
 	case GP_REC_PROCESS:
-		slot = u64map_get(&in->seen_proc, rec->u.process.pid, 0);
+		slot = u64map_get(&in->seen_proc, rec->u.process.pid, MAP_FIND);
 		if (slot) { in->procs[*slot] = rec->u.process; break; }
-		*u64map_get(&in->seen_proc, rec->u.process.pid, 1) = in->nprocs;
+		*u64map_get(&in->seen_proc, rec->u.process.pid, MAP_INSERT) = in->nprocs;
 		VEC_PUSH(in->procs, in->nprocs, in->cprocs, rec->u.process);
 		break;
 	case GP_REC_THREAD: {
 		uint64_t k = ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid;
-		slot = u64map_get(&in->seen_thread, k, 0);
+		slot = u64map_get(&in->seen_thread, k, MAP_FIND);
 		if (slot) { in->threads[*slot] = rec->u.thread; break; }
-		*u64map_get(&in->seen_thread, k, 1) = in->nthreads;
+		*u64map_get(&in->seen_thread, k, MAP_INSERT) = in->nthreads;
 		VEC_PUSH(in->threads, in->nthreads, in->cthreads, rec->u.thread);
 		break;
 	}
 	case GP_REC_SOURCE:
-		slot = u64map_get(&in->seen_src, rec->u.source.source_id, 0);
+		slot = u64map_get(&in->seen_src, rec->u.source.source_id, MAP_FIND);
 		if (slot) { in->srcs[*slot] = rec->u.source; break; }
-		*u64map_get(&in->seen_src, rec->u.source.source_id, 1) = in->nsrcs;
+		*u64map_get(&in->seen_src, rec->u.source.source_id, MAP_INSERT) = in->nsrcs;
 		VEC_PUSH(in->srcs, in->nsrcs, in->csrcs, rec->u.source);
 		break;
 	case GP_REC_DEVICE: {
 		uint32_t pid = tool_pid(r, rec);
 		uint64_t k = ((uint64_t)pid << 32) | rec->u.device.device_id;
-		slot = u64map_get(&in->seen_dev, k, 0);
+		slot = u64map_get(&in->seen_dev, k, MAP_FIND);
 		if (slot) { in->devs[*slot] = rec->u.device; break; }
-		*u64map_get(&in->seen_dev, k, 1) = in->ndevs;
+		*u64map_get(&in->seen_dev, k, MAP_INSERT) = in->ndevs;
 		size_t n = in->ndevs;
 		VEC_PUSH(in->devs, in->ndevs, in->cdevs, rec->u.device);
 		VEC_PUSH(in->dev_pid, n, in->cdevpid, pid);

@@ -51,13 +51,16 @@ static int cmp_cp_real(const void *a, const void *b)
 	return x->real < y->real ? -1 : x->real > y->real;
 }
 
+/* Which clock of a pair a lookup goes by. */
+enum pair_key { BY_TRACE, BY_REAL };
+
 /* latest pair with key <= v (or the first) */
-static const struct clockpair *find_pair(const struct clockpair *cp, size_t n, uint64_t v, int by_real)
+static const struct clockpair *find_pair(const struct clockpair *cp, size_t n, uint64_t v, enum pair_key key)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		uint64_t k = by_real ? cp[mid].real : cp[mid].trace;
+		uint64_t k = key == BY_REAL ? cp[mid].real : cp[mid].trace;
 		if (k <= v) lo = mid + 1;
 		else hi = mid;
 	}
@@ -76,9 +79,9 @@ static uint64_t xlate(struct merge *m, uint64_t t)
 	if (!t) return 0;
 	struct input *in = &m->in[m->cur];
 	if (m->cur == 0) return t;
-	const struct clockpair *p = find_pair(in->cp, in->ncp, t, 0);
+	const struct clockpair *p = find_pair(in->cp, in->ncp, t, BY_TRACE);
 	int64_t real = (int64_t)p->real + ((int64_t)t - (int64_t)p->trace);
-	const struct clockpair *q = find_pair(m->ref_by_real, m->nref, (uint64_t)real, 1);
+	const struct clockpair *q = find_pair(m->ref_by_real, m->nref, (uint64_t)real, BY_REAL);
 	int64_t out = (int64_t)q->trace + (real - (int64_t)q->real);
 	return out < 0 ? 0 : (uint64_t)out;
 }

@@ -158,11 +158,14 @@ static void block_flush(struct summary *s, struct sumblock *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, int split)
+/* A key seen twice in the one-key-per-line form starts a new block. */
+enum block_form { ONE_LINE, KEY_PER_LINE };
+
+static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, enum block_form form)
 {
 	int dup = (!strcmp(key, "events") && b->have_ev) || (!strcmp(key, "dropped") && b->have_dr) ||
 		  (!strcmp(key, "file") && b->have_file) || (!strcmp(key, "bytes") && b->have_bytes);
-	if (dup && split) block_flush(s, b);
+	if (dup && form == KEY_PER_LINE) block_flush(s, b);
 	if (!strcmp(key, "events")) { s->events += strtoull(val, NULL, 10); b->have_ev = b->any = 1; }
 	else if (!strcmp(key, "dropped")) { s->dropped += strtoull(val, NULL, 10); b->have_dr = 1; }
 	else if (!strcmp(key, "file")) { free(b->f.file); b->f.file = xstrdup(val); b->have_file = b->any = 1; }
@@ -197,10 +200,10 @@ static void parse_summary(struct summary *s, const char *path)
 		}
 		if (n > 1) {             /* one line per process */
 			block_flush(s, &b);
-			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], 0);
+			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], ONE_LINE);
 			block_flush(s, &b);
 		} else if (n == 1) {
-			block_set(s, &b, keys[0], vals[0], 1);
+			block_set(s, &b, keys[0], vals[0], KEY_PER_LINE);
 		}
 	}
 	block_flush(s, &b);

@@ -108,7 +108,8 @@ int cmd_stats(int argc, char **argv)
 	size_t ntabs;
 	struct table_ref *tabs = all_tables(&ntabs);
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(int));
-	int any = 0, fmt = FMT_TABLE, strict = 0, c, code = EXIT_USAGE;
+	enum report_fmt fmt = FMT_TABLE;
+	int any = 0, strict = 0, c, code = EXIT_USAGE;
 	uint64_t since = 0, until = UINT64_MAX;
 	int have_since = 0, have_until = 0;
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {

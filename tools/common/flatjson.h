@@ -14,7 +14,7 @@ enum fj_type { FJ_NULL, FJ_BOOL, FJ_NUMBER, FJ_STRING, FJ_NESTED };
 
 struct fj_member {
 	char *key;     /* unescaped, malloc'd */
-	int type;      /* fj_type */
+	enum fj_type type;
 	char *text;    /* FJ_STRING: unescaped UTF-8 (\u0000 becomes '?');
 			* FJ_NUMBER: the literal; FJ_BOOL: "true"/"false" */
 };

@@ -34,7 +34,7 @@ void cell_num(struct cell *c, double v) { c->null = 0; c->d = v; }
 void cell_str(struct cell *c, const char *s) { c->null = 0; c->s = xstrdup(s ? s : ""); }
 
 /* Plain rendering (CSV/JSON); table adds thousands separators. */
-static void render(char *buf, size_t n, const struct cell *c, int kind)
+static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind)
 {
 	if (c->null) { snprintf(buf, n, "-"); return; }
 	switch (kind) {
@@ -60,14 +60,14 @@ static void add_commas(char *buf, size_t n)
 	snprintf(buf, n, "%s", tmp);
 }
 
-static void render_table(char *buf, size_t n, const struct cell *c, int kind)
+static void render_table(char *buf, size_t n, const struct cell *c, enum col_kind kind)
 {
 	render(buf, n, c, kind);
 	if (kind != COL_STR && kind != COL_ID && !c->null)
 		add_commas(buf, n);
 }
 
-void report_print(FILE *f, const struct report *r, int fmt)
+void report_print(FILE *f, const struct report *r, enum report_fmt fmt)
 {
 	char buf[96];
 	if (fmt == FMT_CSV) {

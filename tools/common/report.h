@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */ };
-struct col { const char *head; const char *key; int kind; };
+struct col { const char *head; const char *key; enum col_kind kind; };
 struct cell { int null; double d; char *s; };
 
 struct report {
@@ -32,7 +32,7 @@ void report_define(struct report *r, const char *title, const struct col *cols, 
 struct cell *report_row(struct report *r);
 void cell_num(struct cell *c, double v);
 void cell_str(struct cell *c, const char *s);
-void report_print(FILE *f, const struct report *r, int fmt);
+void report_print(FILE *f, const struct report *r, enum report_fmt fmt);
 void report_free(struct report *r);
 
 #endif

@@ -86,14 +86,14 @@ static void u64map_grow(u64map *m)
 	m->n = 0;
 	for (size_t i = 0; i < o.cap; i++)
 		if (o.used[i])
-			*u64map_get(m, o.keys[i], 1) = o.vals[i];
+			*u64map_get(m, o.keys[i], MAP_INSERT) = o.vals[i];
 	free(o.keys); free(o.vals); free(o.used);
 }
 
-uint64_t *u64map_get(u64map *m, uint64_t key, int create)
+uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 {
 	if (!m->cap) {
-		if (!create)
+		if (mode == MAP_FIND)
 			return NULL;
 		u64map_grow(m);
 	}
@@ -103,11 +103,11 @@ uint64_t *u64map_get(u64map *m, uint64_t key, int create)
 			return &m->vals[i];
 		i = (i + 1) & mask;
 	}
-	if (!create)
+	if (mode == MAP_FIND)
 		return NULL;
 	if ((m->n + 1) * 4 > m->cap * 3) {
 		u64map_grow(m);
-		return u64map_get(m, key, 1);
+		return u64map_get(m, key, MAP_INSERT);
 	}
 	m->used[i] = 1; m->keys[i] = key; m->vals[i] = 0; m->n++;
 	return &m->vals[i];

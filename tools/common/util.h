@@ -28,9 +28,11 @@ typedef struct u64map {
 } u64map;
 void u64map_init(u64map *m);
 void u64map_free(u64map *m);
-/* Returns a pointer to the value slot, inserting (value 0) if absent when
- * create != 0; NULL when absent and !create. */
-uint64_t *u64map_get(u64map *m, uint64_t key, int create);
+/* How a lookup treats an absent key. */
+enum map_mode { MAP_FIND, MAP_INSERT };
+/* Returns a pointer to the value slot; an absent key is inserted (value 0)
+ * with MAP_INSERT, and gives NULL with MAP_FIND. */
+uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode);
 int u64map_del(u64map *m, uint64_t key);
 
 /* string -> index map; keys are copied. */

@@ -104,13 +104,13 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 			break;
 		}
 		case GP_REC_KERNEL:
-			launch_join_gpu(lj, pid, rec->u.kernel.correlation_id, 0,
+			launch_join_gpu(lj, pid, rec->u.kernel.correlation_id, GPU_WORK_KERNEL,
 					tool_rec_end(rec) > rec->u.kernel.start_ns ? tool_rec_end(rec) - rec->u.kernel.start_ns : 0);
 			break;
 		case GP_REC_MEMCPY: case GP_REC_MEMSET: {
 			uint64_t s = gp_record_time(rec), e = tool_rec_end(rec);
 			uint64_t corr = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.correlation_id : rec->u.memset.correlation_id;
-			launch_join_gpu(lj, pid, corr, 1, e > s ? e - s : 0);
+			launch_join_gpu(lj, pid, corr, GPU_WORK_COPY, e > s ? e - s : 0);
 			break;
 		}
 		}

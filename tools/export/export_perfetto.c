@@ -73,10 +73,10 @@ static void meta_name(struct px *p, const char *what, uint32_t pid, uint32_t tid
 
 static const char *demangled(struct px *p, uint32_t id)
 {
-	uint64_t *s = u64map_get(&p->dcache_idx, id, 0);
+	uint64_t *s = u64map_get(&p->dcache_idx, id, MAP_FIND);
 	if (s) return p->dnames[*s];
 	char *d = demangle(tool_str(p->r, id));
-	*u64map_get(&p->dcache_idx, id, 1) = p->ndn;
+	*u64map_get(&p->dcache_idx, id, MAP_INSERT) = p->ndn;
 	VEC_PUSH(p->dnames, p->ndn, p->cdn, d);
 	return d;
 }
@@ -84,13 +84,13 @@ static const char *demangled(struct px *p, uint32_t id)
 static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t stream)
 {
 	uint64_t key = ((uint64_t)pid << 32) | dev;
-	uint64_t *s = u64map_get(&p->gpu_pid, key, 0);
+	uint64_t *s = u64map_get(&p->gpu_pid, key, MAP_FIND);
 	uint32_t gpid;
 	if (s) {
 		gpid = (uint32_t)*s;
 	} else {
 		gpid = GPU_PID_BASE + p->ngpus++;
-		*u64map_get(&p->gpu_pid, key, 1) = gpid;
+		*u64map_get(&p->gpu_pid, key, MAP_INSERT) = gpid;
 		char name[64];
 		if (pid == p->hdr_pid) snprintf(name, sizeof(name), "GPU %u", dev);
 		else snprintf(name, sizeof(name), "GPU %u (pid %u)", dev, pid);
@@ -100,8 +100,8 @@ static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t str
 			"\"args\":{\"sort_index\":%u}}", gpid, 1000 + p->ngpus);
 	}
 	uint64_t tkey = ((uint64_t)gpid << 32) | stream;
-	if (!u64map_get(&p->named, tkey, 0)) {
-		*u64map_get(&p->named, tkey, 1) = 1;
+	if (!u64map_get(&p->named, tkey, MAP_FIND)) {
+		*u64map_get(&p->named, tkey, MAP_INSERT) = 1;
 		char name[32];
 		snprintf(name, sizeof(name), "Stream %u", stream);
 		meta_name(p, "thread_name", gpid, stream, name);
@@ -143,7 +143,7 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 			if (p->launches.used[i]) free((void *)(uintptr_t)p->launches.vals[i]);
 		u64map_free(&p->launches);
 	}
-	uint64_t *slot = u64map_get(&p->launches, ((uint64_t)pid << 40) ^ a->correlation_id, 1);
+	uint64_t *slot = u64map_get(&p->launches, ((uint64_t)pid << 40) ^ a->correlation_id, MAP_INSERT);
 	struct launch *l = (struct launch *)(uintptr_t)*slot;
 	if (!l) l = xmalloc(sizeof(*l));
 	l->ts = a->start_ns; l->pid = pid; l->tid = tid; l->graph = kind == GP_LAUNCH_GRAPH;
@@ -154,7 +154,7 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 static void flow(struct px *p, uint32_t pid, uint64_t corr, uint32_t gpid, uint32_t stream, uint64_t ts)
 {
 	uint64_t key = ((uint64_t)pid << 40) ^ corr;
-	uint64_t *slot = u64map_get(&p->launches, key, 0);
+	uint64_t *slot = u64map_get(&p->launches, key, MAP_FIND);
 	if (!slot) return;
 	struct launch *l = (struct launch *)(uintptr_t)*slot;
 	uint64_t id = ++p->flow_id;
@@ -202,15 +202,15 @@ static void on_record(struct px *p, const gp_record *rec)
 	}
 	case GP_REC_THREAD: {
 		uint64_t key = ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid;
-		*u64map_get(&p->named, key, 1) = 1;
+		*u64map_get(&p->named, key, MAP_INSERT) = 1;
 		meta_name(p, "thread_name", rec->u.thread.pid, rec->u.thread.tid, tool_str(p->r, rec->u.thread.name_id));
 		break;
 	}
 	case GP_REC_SOURCE: {
 		const gp_rec_source *s = &rec->u.source;
 		uint64_t key = ((uint64_t)s->pid << 32) | s->tid;
-		if (s->kind == GP_SOURCE_THREAD && s->name_id && !u64map_get(&p->named, key, 0)) {
-			*u64map_get(&p->named, key, 1) = 1;
+		if (s->kind == GP_SOURCE_THREAD && s->name_id && !u64map_get(&p->named, key, MAP_FIND)) {
+			*u64map_get(&p->named, key, MAP_INSERT) = 1;
 			meta_name(p, "thread_name", s->pid, s->tid, tool_str(p->r, s->name_id));
 		}
 		break;
@@ -319,7 +319,7 @@ static void on_record(struct px *p, const gp_record *rec)
 	case GP_REC_MEMORY: {
 		const gp_rec_memory *m = &rec->u.memory;
 		if (m->op != 1 && m->op != 2) break;
-		uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, 1);
+		uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, MAP_INSERT);
 		if (m->op == 1) *use += m->bytes;
 		else *use = *use > m->bytes ? *use - m->bytes : 0;
 		uint32_t gpid = gpu_track(p, pid, m->device_id, 0);
@@ -332,8 +332,8 @@ static void on_record(struct px *p, const gp_record *rec)
 	case GP_REC_WINDOW: {
 		const gp_rec_window *w = &rec->u.window;
 		uint64_t key = ((uint64_t)pid << 32) | WINDOW_TID;
-		if (!u64map_get(&p->named, key, 0)) {
-			*u64map_get(&p->named, key, 1) = 1;
+		if (!u64map_get(&p->named, key, MAP_FIND)) {
+			*u64map_get(&p->named, key, MAP_INSERT) = 1;
 			meta_name(p, "thread_name", pid, WINDOW_TID, "GPU activity windows");
 		}
 		ev_begin(p);

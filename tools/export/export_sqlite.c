@@ -132,10 +132,10 @@ static int64_t sid(struct sx *x, const char *s)
 /* string id from the trace -> StringIds id (NULL for id 0) */
 static int64_t tsid(struct sx *x, uint32_t id)
 {
-	uint64_t *s = u64map_get(&x->id_cache, id, 0);
+	uint64_t *s = u64map_get(&x->id_cache, id, MAP_FIND);
 	if (s) return (int64_t)*s;
 	int64_t v = sid(x, tool_str(x->r, id));
-	*u64map_get(&x->id_cache, id, 1) = (uint64_t)v;
+	*u64map_get(&x->id_cache, id, MAP_INSERT) = (uint64_t)v;
 	return v;
 }
 
@@ -203,11 +203,11 @@ static void on_record(struct sx *x, const gp_record *rec)
 				(int64_t)a->correlation_id, tsid(x, a->name_id), a->cbid, a->status, a->stack_id };
 		run_ints(x, a->domain == GP_API_DRIVER ? S_DRIVER : S_RUNTIME, 10, v);
 		const struct stack_view *sv;
-		if (a->stack_id && !u64map_get(&x->chains_done, a->stack_id, 0) &&
+		if (a->stack_id && !u64map_get(&x->chains_done, a->stack_id, MAP_FIND) &&
 		    (sv = stacks_view(x->stacks, a->stack_id, pid, tid))) {
 			/* one chain per id, resolved for its first call (only a
 			 * borrowed-context stack depends on the calling thread) */
-			*u64map_get(&x->chains_done, a->stack_id, 1) = 1;
+			*u64map_get(&x->chains_done, a->stack_id, MAP_INSERT) = 1;
 			for (uint32_t i = 0; i < sv->nframes; i++) {
 				int64_t c[] = { a->stack_id, sv->nframes - 1 - i, sid(x, sv->frames[i]) };
 				run_ints(x, S_CHAIN, 3, c);
@@ -219,7 +219,7 @@ static void on_record(struct sx *x, const gp_record *rec)
 	}
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
-		uint64_t *s = u64map_get(&x->kname, k->name_id, 0);
+		uint64_t *s = u64map_get(&x->kname, k->name_id, MAP_FIND);
 		size_t ki;
 		if (s) ki = *s;
 		else {
@@ -230,7 +230,7 @@ static void on_record(struct sx *x, const gp_record *rec)
 			ki = x->nk;
 			vec_reserve((void **)&x->knames, &x->ck, x->nk + 1, sizeof(*x->knames));
 			memcpy(x->knames[x->nk++], ids, sizeof(ids));
-			*u64map_get(&x->kname, k->name_id, 1) = ki;
+			*u64map_get(&x->kname, k->name_id, MAP_INSERT) = ki;
 		}
 		int64_t v[] = { (int64_t)k->start_ns, (int64_t)k->end_ns, k->device_id, k->context_id,
 				k->stream_id, (int64_t)k->correlation_id, gpid(pid), k->grid[0], k->grid[1],

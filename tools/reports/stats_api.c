@@ -34,12 +34,12 @@ static void api_add(void *self, const struct stats_ctx *ctx, const struct stats_
 	char unk[32];
 	if (!*name) { snprintf(unk, sizeof(unk), "cbid_%u", a->cbid); name = unk; }
 	size_t g;
-	uint64_t *s = a->name_id ? u64map_get(&ar->name2g, a->name_id, 0) : NULL;
+	uint64_t *s = a->name_id ? u64map_get(&ar->name2g, a->name_id, MAP_FIND) : NULL;
 	if (s) {
 		g = *s;
 	} else {
 		g = summary_group(&ar->calls, name);
-		if (a->name_id) *u64map_get(&ar->name2g, a->name_id, 1) = g;
+		if (a->name_id) *u64map_get(&ar->name2g, a->name_id, MAP_INSERT) = g;
 	}
 	sgroup_add(&ar->calls.g[g], a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 }

@@ -147,19 +147,19 @@ static void comm_free(struct comm *c)
 
 static struct cproc *proc_get(struct comm *c, uint32_t pid)
 {
-	uint64_t *s = u64map_get(&c->pid2proc, pid, 0);
+	uint64_t *s = u64map_get(&c->pid2proc, pid, MAP_FIND);
 	if (s) return &c->p[*s];
 	struct cproc p;
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
-	*u64map_get(&c->pid2proc, pid, 1) = c->np;
+	*u64map_get(&c->pid2proc, pid, MAP_INSERT) = c->np;
 	VEC_PUSH(c->p, c->np, c->cp, p);
 	return &c->p[c->np - 1];
 }
 
 static int is_nccl(struct comm *c, uint32_t name_id)
 {
-	uint64_t *s = u64map_get(&c->name_nccl, name_id, 1);
+	uint64_t *s = u64map_get(&c->name_nccl, name_id, MAP_INSERT);
 	if (!*s) *s = strcasestr(tool_str(c->r, name_id), "nccl") ? 2 : 1;
 	return *s == 2;
 }
@@ -168,7 +168,7 @@ static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_
 {
 	switch (rec->type) {
 	case GP_REC_PROCESS:
-		*u64map_get(&c->pid2rank, rec->u.process.pid, 1) =
+		*u64map_get(&c->pid2rank, rec->u.process.pid, MAP_INSERT) =
 			rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
 		proc_get(c, rec->u.process.pid); /* known, even with no kernels */
 		break;
@@ -483,7 +483,7 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 	/* ranks: processes with kernels */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		uint64_t *r = u64map_get(&c->pid2rank, p->pid, 0);
+		uint64_t *r = u64map_get(&c->pid2rank, p->pid, MAP_FIND);
 		p->rank = r && *r >= 2 ? (int32_t)(*r - 2) : !r && p->pid == c->hdr_pid ? c->hdr_rank : -1;
 	}
 	/* sorting moves the processes: pid2proc is not used after this */

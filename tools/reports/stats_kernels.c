@@ -29,7 +29,7 @@ static void kern_add(void *self, const struct stats_ctx *ctx, const struct stats
 {
 	struct kern_report *kr = self;
 	const gp_rec_kernel *k = &r->rec->u.kernel;
-	uint64_t *s = u64map_get(&kr->name2g, k->name_id, 0);
+	uint64_t *s = u64map_get(&kr->name2g, k->name_id, MAP_FIND);
 	size_t g;
 	if (s) {
 		g = *s;
@@ -37,7 +37,7 @@ static void kern_add(void *self, const struct stats_ctx *ctx, const struct stats
 		char *d = demangle(tool_str(kr->r, k->name_id));
 		g = summary_group(&kr->kernels, d);
 		free(d);
-		*u64map_get(&kr->name2g, k->name_id, 1) = g;
+		*u64map_get(&kr->name2g, k->name_id, MAP_INSERT) = g;
 	}
 	sgroup_add(&kr->kernels.g[g], k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 }

@@ -140,17 +140,17 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 		break;
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
-		launch_join_gpu(sr->lj, r->pid, k->correlation_id, 0, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
+		launch_join_gpu(sr->lj, r->pid, k->correlation_id, GPU_WORK_KERNEL, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 		break;
 	}
 	case GP_REC_MEMCPY: {
 		const gp_rec_memcpy *m = &rec->u.memcpy;
-		launch_join_gpu(sr->lj, r->pid, m->correlation_id, 1, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+		launch_join_gpu(sr->lj, r->pid, m->correlation_id, GPU_WORK_COPY, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
 		break;
 	}
 	case GP_REC_MEMSET: {
 		const gp_rec_memset *m = &rec->u.memset;
-		launch_join_gpu(sr->lj, r->pid, m->correlation_id, 1, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+		launch_join_gpu(sr->lj, r->pid, m->correlation_id, GPU_WORK_COPY, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
 		break;
 	}
 	}
