@@ -322,9 +322,9 @@ int cmd_info(int argc, char **argv)
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
-	qsort(in.srcs, in.nsrcs, sizeof(*in.srcs), cmp_src);
-	qsort(in.threads, in.nthreads, sizeof(*in.threads), cmp_thread);
-	qsort(in.procs, in.nprocs, sizeof(*in.procs), cmp_proc);
+	if (in.nsrcs) qsort(in.srcs, in.nsrcs, sizeof(*in.srcs), cmp_src);
+	if (in.nthreads) qsort(in.threads, in.nthreads, sizeof(*in.threads), cmp_thread);
+	if (in.nprocs) qsort(in.procs, in.nprocs, sizeof(*in.procs), cmp_proc);
 	winset_finish(&in.win);
 	/* A fatal error before anything was read prints nothing: there is no
 	 * intact prefix to describe. */

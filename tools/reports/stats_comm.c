@@ -435,7 +435,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		strmap_free(&seen);
 	}
 	sort_steps = steps;
-	qsort(rows, nrows, sizeof(*rows), cmp_srow);
+	if (nrows) qsort(rows, nrows, sizeof(*rows), cmp_srow);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct srow *w = &rows[i];
 		const struct cproc *p = ps[w->proc];
