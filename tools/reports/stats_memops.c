@@ -1,7 +1,5 @@
 /* stats_memops.c — `stats --report memops`: memcpy/memset time by kind
  * (nsys cuda_gpu_mem_time_sum). */
-#include <stdlib.h>
-
 #include "reports/stats_report.h"
 #include "reports/time_summary.h"
 
@@ -11,30 +9,16 @@ static const struct col memt_cols[MEMT_NCOLS] = {
 	[MEMT_OPERATION] = { "Operation", "operation", COL_STR },
 };
 
-static void *memt_new(const struct stats_ctx *ctx)
-{
-	return xcalloc(1, sizeof(struct summary));
-}
-
 static void memt_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
-	struct summary *ops = self;
-	char buf[64];
-	uint64_t dur, bytes;
-	size_t g = summary_group(ops, memop_group(r->rec, buf, sizeof(buf), &dur, &bytes));
-	sgroup_add(&ops->g[g], dur);
+	memop_summary_add(self, r->rec, MEMOP_TIME);
 }
 
 static void memt_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
+	struct summary_state *s = self;
 	report_define(&tables[0], "CUDA GPU MemOps Summary (by Time)", memt_cols, MEMT_NCOLS);
-	time_summary_fill(&tables[0], self, MEMT_OPERATION);
-}
-
-static void memt_free(void *self)
-{
-	summary_free(self);
-	free(self);
+	time_summary_fill(&tables[0], &s->groups, MEMT_OPERATION);
 }
 
 static const struct stats_table memt_tables[] = {
@@ -44,5 +28,5 @@ static const struct stats_table memt_tables[] = {
 const struct stats_report stats_report_memops = {
 	.tables = memt_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_MEMCPY) | STATS_TYPE(GP_REC_MEMSET),
-	.new = memt_new, .add = memt_add, .fill = memt_fill, .free = memt_free,
+	.new = summary_state_new, .add = memt_add, .fill = memt_fill, .free = summary_state_free,
 };

@@ -17,23 +17,14 @@ static const struct col mems_cols[MEMS_NCOLS] = {
 	[MEMS_OPERATION] = { "Operation", "operation", COL_STR },
 };
 
-static void *mems_new(const struct stats_ctx *ctx)
-{
-	return xcalloc(1, sizeof(struct summary));
-}
-
 static void mems_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
-	struct summary *ops = self;
-	char buf[64];
-	uint64_t dur, bytes;
-	size_t g = summary_group(ops, memop_group(r->rec, buf, sizeof(buf), &dur, &bytes));
-	sgroup_add(&ops->g[g], bytes);
+	memop_summary_add(self, r->rec, MEMOP_BYTES);
 }
 
 static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
-	struct summary *t = self;
+	struct summary *t = &((struct summary_state *)self)->groups;
 	struct report *rep = &tables[0];
 	report_define(rep, "CUDA GPU MemOps Summary (by Size)", mems_cols, MEMS_NCOLS);
 	size_t *ix = summary_by_total(t);
@@ -52,12 +43,6 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	free(ix);
 }
 
-static void mems_free(void *self)
-{
-	summary_free(self);
-	free(self);
-}
-
 static const struct stats_table mems_tables[] = {
 	{ "memsize", "memcpy/memset sizes by kind, MB = 10^6 bytes (cuda_gpu_mem_size_sum)" },
 };
@@ -65,5 +50,5 @@ static const struct stats_table mems_tables[] = {
 const struct stats_report stats_report_memsize = {
 	.tables = mems_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_MEMCPY) | STATS_TYPE(GP_REC_MEMSET),
-	.new = mems_new, .add = mems_add, .fill = mems_fill, .free = mems_free,
+	.new = summary_state_new, .add = mems_add, .fill = mems_fill, .free = summary_state_free,
 };

@@ -38,18 +38,47 @@ void time_summary_fill(struct report *rep, struct summary *t, int name_col)
 	free(ix);
 }
 
-const char *memop_group(const gp_record *rec, char *buf, size_t n, uint64_t *dur, uint64_t *bytes)
+void *summary_state_new(const struct stats_ctx *ctx)
 {
+	struct summary_state *s = xcalloc(1, sizeof(*s));
+	s->r = ctx->r;
+	return s;
+}
+
+void summary_state_free(void *self)
+{
+	struct summary_state *s = self;
+	summary_free(&s->groups);
+	u64map_free(&s->id2g);
+	free(s);
+}
+
+size_t summary_state_group(struct summary_state *s, uint32_t id, char *(*name_of)(gp_reader *r, uint32_t id))
+{
+	uint64_t *slot = u64map_get(&s->id2g, id, MAP_FIND);
+	if (slot) return *slot;
+	char *name = name_of(s->r, id);
+	size_t g = summary_group(&s->groups, name);
+	free(name);
+	*u64map_get(&s->id2g, id, MAP_INSERT) = g;
+	return g;
+}
+
+void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop_measure m)
+{
+	char op[64];
+	uint64_t dur, bytes;
 	if (rec->type == GP_REC_MEMCPY) {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		snprintf(buf, n, "[CUDA memcpy %s]", copy_kind_long(m->copy_kind));
-		*dur = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
-		*bytes = m->bytes;
+		const gp_rec_memcpy *c = &rec->u.memcpy;
+		snprintf(op, sizeof(op), "[CUDA memcpy %s]", copy_kind_long(c->copy_kind));
+		dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+		bytes = c->bytes;
 	} else {
-		const gp_rec_memset *m = &rec->u.memset;
-		snprintf(buf, n, "[CUDA memset]");
-		*dur = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
-		*bytes = m->bytes;
+		const gp_rec_memset *z = &rec->u.memset;
+		snprintf(op, sizeof(op), "[CUDA memset]");
+		dur = z->end_ns > z->start_ns ? z->end_ns - z->start_ns : 0;
+		bytes = z->bytes;
 	}
-	return buf;
+	size_t g = summary_group(&s->groups, op);
+	sgroup_add(&s->groups.g[g], m == MEMOP_TIME ? dur : bytes);
 }

@@ -10,6 +10,7 @@
 #include "gp_trace.h"
 #include "analysis/summary.h"
 #include "common/report.h"
+#include "reports/stats_report.h"
 
 enum time_summary_col {
 	TS_TIME_PCT, TS_TOTAL, TS_COUNT, TS_AVG, TS_MED, TS_MIN, TS_MAX, TS_STDDEV,
@@ -35,8 +36,22 @@ void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum);
 /* Every group as a row, by total: TS_* cells and the name in name_col. */
 void time_summary_fill(struct report *rep, struct summary *t, int name_col);
 
-/* The memops/memsize group of a memcpy or memset record ("[CUDA memcpy
- * Host-to-Device]", "[CUDA memset]") in buf; its duration and bytes. */
-const char *memop_group(const gp_record *rec, char *buf, size_t n, uint64_t *dur, uint64_t *bytes);
+/* The state of a time-summary report (new/free as struct stats_report
+ * functions): its groups, and the group of each string id seen. */
+struct summary_state {
+	gp_reader *r;
+	struct summary groups;
+	u64map id2g;   /* string id -> group */
+};
+void *summary_state_new(const struct stats_ctx *ctx);
+void summary_state_free(void *self);
+/* The group of string id `id`, named name_of(r, id) (malloc'd)
+ * the first time the id is seen. */
+size_t summary_state_group(struct summary_state *s, uint32_t id, char *(*name_of)(gp_reader *r, uint32_t id));
+
+/* memops/memsize: a memcpy or memset record into its group ("[CUDA memcpy
+ * Host-to-Device]", "[CUDA memset]"), by duration or by bytes. */
+enum memop_measure { MEMOP_TIME, MEMOP_BYTES };
+void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop_measure m);
 
 #endif
