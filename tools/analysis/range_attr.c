@@ -22,7 +22,9 @@ struct pend { uint64_t *keys; size_t head, n, cap; };
 struct tstack { struct { uint64_t s, e; uint32_t g; } *e; size_t n, cap; };
 
 /* ------------------------------------------------------------ PROCESS */
-struct pkern { uint64_t corr, s, ns, ref; uint64_t at; };
+/* t: the GPU start, replaced at the end by the launch call's start when
+ * the call is known */
+struct pkern { uint64_t corr, t, ns, ref; };
 struct prange { uint64_t s, e; uint32_t group; };
 struct pproc {
 	u64map launch;    /* correlation id -> earliest launch call start */
@@ -253,7 +255,7 @@ static struct pproc *proc_get(struct range_attr *ra, uint32_t pid)
 static int cmp_pkern_at(const void *a, const void *b)
 {
 	const struct pkern *x = a, *y = b;
-	if (x->at != y->at) return x->at < y->at ? -1 : 1;
+	if (x->t != y->t) return x->t < y->t ? -1 : 1;
 	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
@@ -264,7 +266,7 @@ static void process_finish(struct range_attr *ra)
 		for (size_t j = 0; j < p->nk; j++) {
 			struct pkern *k = &p->k[j];
 			uint64_t *at = k->corr ? u64map_get(&p->launch, k->corr, MAP_FIND) : NULL;
-			k->at = at ? *at : k->s;
+			if (at) k->t = *at;
 		}
 		if (p->nk) qsort(p->k, p->nk, sizeof(*p->k), cmp_pkern_at);
 		for (size_t j = 0; j < p->nr; j++) {
@@ -273,10 +275,10 @@ static void process_finish(struct range_attr *ra)
 			size_t lo = 0, hi = p->nk;
 			while (lo < hi) {
 				size_t mid = lo + (hi - lo) / 2;
-				if (p->k[mid].at < rg->s) lo = mid + 1;
+				if (p->k[mid].t < rg->s) lo = mid + 1;
 				else hi = mid;
 			}
-			for (size_t q = lo; q < p->nk && p->k[q].at < rg->e; q++)
+			for (size_t q = lo; q < p->nk && p->k[q].t < rg->e; q++)
 				ra->fn(ra->arg, rg->group, p->k[q].ref, p->k[q].ns);
 		}
 	}
@@ -318,7 +320,7 @@ void range_attr_kernel(struct range_attr *ra, uint32_t pid, uint64_t corr, uint6
 		thread_kernel(ra, pid, corr, ns, ref);
 		return;
 	}
-	struct pkern k = { corr, gpu_start, ns, ref, 0 };
+	struct pkern k = { corr, gpu_start, ns, ref };
 	struct pproc *p = proc_get(ra, pid);
 	VEC_PUSH(p->k, p->nk, p->ck, k);
 }

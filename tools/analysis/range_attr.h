@@ -21,7 +21,7 @@
  *      that contain the launch call's start (the earliest start among the
  *      runtime and driver calls of the launch); a kernel whose launch call is
  *      not in the trace counts at its GPU start.  Settled at the end: memory
- *      holds every kernel (40 bytes) and every launch call's start.
+ *      holds every kernel (32 bytes) and every launch call's start.
  *
  * Results come through a callback, once per (range, kernel) pair. */
 #ifndef GPUPROF_TOOL_RANGE_ATTR_H
