@@ -21,6 +21,19 @@ GEN_STACKS := $(TOOLST_DIR)/gen_stacks
 $(GEN_STACKS): tests/tools/gen_stacks.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -O0 -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS) -ldl
 
+# libprof/gp_launch against the toolkit's callback ids (the fake CUPTI's lists)
+TEST_GP_LAUNCH := $(TOOLST_DIR)/test_gp_launch
+$(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c libprof/gp_launch.h $(FAKE_DIR)/fake_cbid_runtime.h \
+		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+# tools/analysis/range_attr: both rules on a hand-made sequence
+TEST_RANGE_ATTR := $(TOOLST_DIR)/test_range_attr
+$(TEST_RANGE_ATTR): tests/tools/test_range_attr.c $(B)/obj/tools/analysis/range_attr.o $(B)/obj/tools/common/util.o \
+		$(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -o $@ $< $(B)/obj/tools/analysis/range_attr.o \
+		$(B)/obj/tools/common/util.o $(LIBPROF_A) $(LIBPROF_LIBS)
+
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
 
@@ -31,5 +44,6 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
-TESTS += $(TOOLS_TEST_RUNNERS)
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
+	$(TEST_RANGE_ATTR)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_RANGE_ATTR)
