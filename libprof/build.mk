@@ -6,8 +6,9 @@ LIBPROF_LIBS := -lzstd -lpthread
 
 all: $(LIBPROF_A)
 
-$(B)/obj/libprof/%.o: libprof/%.c libprof/*.h | $(B)/obj/libprof/
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -c $< -o $@
+# Header dependencies: $(DEPFLAGS) and $(DEP_MISSING) (see the Makefile).
+$(B)/obj/libprof/%.o: libprof/%.c $(DEP_MISSING) | $(B)/obj/libprof/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -c $< -o $@
 
 $(LIBPROF_A): $(LIBPROF_OBJS) | $(B)/lib/
 	rm -f $@; ar rcs $@ $^
