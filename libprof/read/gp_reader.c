@@ -9,7 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "gp_internal.h"
+#include "common/gp_error.h"
+#include "common/gp_format.h"
+#include "codec/gp_codec.h"
+#include "gp_reader.h"
 
 static __thread char g_open_err[512];
 
