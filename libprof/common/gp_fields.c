@@ -62,6 +62,19 @@ GP_API const struct gp_field *gp_rec_field(uint32_t type, const char *name)
 	return NULL;
 }
 
+GP_API unsigned gp_rec_fields_other(uint32_t type, const char *const *names, unsigned nnames,
+				    const struct gp_field **out)
+{
+	unsigned n, k = 0;
+	const struct gp_field *f = gp_rec_fields(type, &n);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j = 0;
+		while (j < nnames && (!names[j] || strcmp(names[j], f[i].name))) j++;
+		if (j == nnames) out[k++] = &f[i];
+	}
+	return k;
+}
+
 GP_API const char *gp_field_kind_name(uint32_t kind)
 {
 	static const char *const names[GP_FK_COUNT] = {

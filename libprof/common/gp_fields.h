@@ -16,8 +16,10 @@
  * F(type, member, ctype, count, KIND, flags):
  *   ctype, count  the member is `ctype member` (count 1) or `ctype member[count]`
  *   KIND          GP_FK_KIND, what the value means (below)
- *   flags         0 or GP_FIELD_DEF: the record defines this id (the string
- *                 record's id...), rather than referring to one */
+ *   flags         0, or GP_FIELD_DEF: the record defines this id (the string
+ *                 record's id...) rather than referring to one; or
+ *                 GP_FIELD_SRC_TID: 0 means the thread of the record's
+ *                 source (the codec stores it so, readers fill it in) */
 #ifndef GP_FIELDS_H
 #define GP_FIELDS_H
 
@@ -61,6 +63,7 @@ enum gp_field_kind {
 enum gp_field_flags {
 	GP_FIELD_DEF = 1,     /* the record defines this id */
 	GP_FIELD_SIGNED = 2,  /* set by gp_fields.c from the C type */
+	GP_FIELD_SRC_TID = 4, /* 0 = the source's thread */
 };
 
 #define GP_FIELDS_STRING(F) \
@@ -116,7 +119,7 @@ enum gp_field_flags {
 	F(api, domain, uint32_t, 1, ENUM, 0) \
 	F(api, cbid, uint32_t, 1, UINT, 0) \
 	F(api, name_id, uint32_t, 1, STRING, 0) \
-	F(api, tid, uint32_t, 1, TID, 0) \
+	F(api, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID) \
 	F(api, stack_id, uint32_t, 1, STACK, 0) \
 	F(api, status, int32_t, 1, INT, 0)
 
@@ -178,7 +181,7 @@ enum gp_field_flags {
 	F(nvtx_range, category, uint32_t, 1, UINT, 0) \
 	F(nvtx_range, color, uint32_t, 1, UINT, 0) \
 	F(nvtx_range, depth, uint32_t, 1, UINT, 0) \
-	F(nvtx_range, tid, uint32_t, 1, TID, 0) \
+	F(nvtx_range, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID) \
 	F(nvtx_range, end_tid, uint32_t, 1, TID, 0) \
 	F(nvtx_range, payload, int64_t, 1, INT, 0)
 
@@ -188,7 +191,7 @@ enum gp_field_flags {
 	F(nvtx_mark, message_id, uint32_t, 1, STRING, 0) \
 	F(nvtx_mark, category, uint32_t, 1, UINT, 0) \
 	F(nvtx_mark, color, uint32_t, 1, UINT, 0) \
-	F(nvtx_mark, tid, uint32_t, 1, TID, 0)
+	F(nvtx_mark, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID)
 
 #define GP_FIELDS_SYNC(F) \
 	F(sync, start_ns, uint64_t, 1, TIME, 0) \
@@ -261,6 +264,13 @@ struct gp_field {
 GP_API const struct gp_field *gp_rec_fields(uint32_t type, unsigned *n);
 /* The field of a type named so, or NULL. */
 GP_API const struct gp_field *gp_rec_field(uint32_t type, const char *name);
+/* The fields of a type whose names are not among names[0..nnames) (a
+ * consumer's layout: the fields it shows and those it hides on purpose),
+ * in table order, into out[] (room for every field of the type); returns
+ * how many.  Consumers append these with a default format, so a field added
+ * to the table shows up without touching them. */
+GP_API unsigned gp_rec_fields_other(uint32_t type, const char *const *names, unsigned nnames,
+				    const struct gp_field **out);
 /* "UINT", "TIME", ... for a gp_field_kind. */
 GP_API const char *gp_field_kind_name(uint32_t kind);
 

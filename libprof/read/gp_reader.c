@@ -170,6 +170,16 @@ GP_API const gp_rec_source *gp_reader_source(const gp_reader *r, uint32_t source
 	return v ? &r->srcs[v - 1] : NULL;
 }
 
+GP_API uint32_t gp_reader_tid(const gp_reader *r, const gp_record *rec, const struct gp_field *f)
+{
+	uint32_t t = (uint32_t)gp_field_get(rec, f, 0);
+	if (!t && (f->flags & GP_FIELD_SRC_TID)) {
+		const gp_rec_source *src = gp_reader_source(r, rec->source_id);
+		t = src ? src->tid : 0;
+	}
+	return t;
+}
+
 /* ---------------------------------------------------------------- file access */
 static int pread_all(int fd, void *buf, size_t n, uint64_t off)
 {

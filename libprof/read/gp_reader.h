@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/gp_api.h"
+#include "common/gp_fields.h"
 #include "common/gp_record.h"
 
 #ifdef __cplusplus
@@ -39,6 +40,9 @@ GP_API int gp_reader_rewind(gp_reader *r);
 GP_API int gp_reader_load_meta(gp_reader *r);
 GP_API const char *gp_reader_string(const gp_reader *r, uint32_t id); /* NULL if unknown */
 GP_API const gp_rec_source *gp_reader_source(const gp_reader *r, uint32_t source_id);
+/* A tid field f of rec; one flagged GP_FIELD_SRC_TID that is 0 means the
+ * thread of the record's source: that tid (0 when the source is unknown). */
+GP_API uint32_t gp_reader_tid(const gp_reader *r, const gp_record *rec, const struct gp_field *f);
 
 /* ---------------------------------------------------------------- integrity */
 struct gp_integrity {
