@@ -27,7 +27,7 @@ CUDA_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/ex
 CUPTI_INC := $(if $(CUDA_INC),$(dir $(CUDA_INC)),)
 CUDA_CFLAGS := $(if $(CUPTI_INC),-I$(CUPTI_INC) -I$(CUDA_HOME)/include,)
 
-.PHONY: all test clean demo deps check-cuda bench asan FORCE
+.PHONY: all test clean demo deps check-cuda bench asan FORCE check-layers
 all:
 FORCE:
 .SECONDEXPANSION:
@@ -38,6 +38,10 @@ check-cuda:
 
 deps:
 	@./scripts/setup-deps.sh
+
+# Include rules between folders (COMPONENT/layers.txt; docs/ARCHITECTURE.md).
+check-layers:
+	@scripts/check-layers.sh
 
 include libprof/build.mk
 -include shim/build.mk
