@@ -73,6 +73,10 @@ TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_C
 TESTS += $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 # --- end shim tests ---
 
+# --- build tests (owner: libprof): rules in tests/build/build.mk ---
+include tests/build/build.mk
+# --- end build tests ---
+
 # --- libprof tests (owner: libprof): rules in tests/libprof/build.mk ---
 include tests/libprof/build.mk
 # --- end libprof tests ---

@@ -5,7 +5,8 @@
  * cut short, bytes flipped, varints that never end).  Agreement means the
  * same records, the same fields, the same error at the same byte. */
 #include "tl.h"
-#include "gp_internal.h"
+#include "codec/gp_codec.h"
+#include "common/gp_format.h"
 
 #define SLACK GP_DEC_OVERREAD
 

@@ -113,8 +113,8 @@ static int load_symtab(struct symfile *f, int fd, uint64_t fsize, const Elf64_Sh
 	for (size_t i = 0; i < nraw; i++) {
 		unsigned t = ELF64_ST_TYPE(raw[i].st_info);
 		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || raw[i].st_shndx == SHN_UNDEF || !raw[i].st_value ||
-		    raw[i].st_name == 0 || raw[i].st_name >= str->sh_size)
-			continue;
+		    raw[i].st_name == 0 || raw[i].st_name >= str->sh_size || !strtab[raw[i].st_name])
+			continue;   /* ... or a damaged table: no name, no symbol (module+offset instead) */
 		syms[n].addr = raw[i].st_value;
 		syms[n].size = raw[i].st_size;
 		syms[n].name = raw[i].st_name;

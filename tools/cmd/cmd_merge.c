@@ -86,50 +86,36 @@ static uint64_t xlate(struct merge *m, uint64_t t)
 	return out < 0 ? 0 : (uint64_t)out;
 }
 
-static uint32_t sid(struct input *in, uint32_t id) { return id ? id + in->str_off : 0; }
 
-/* Rewrites ids and times of one record for the merged file. */
+/* Rewrites ids and times of one record for the merged file, by the kinds
+ * of its fields in the field table (libprof/common/gp_fields.h): times on
+ * the trace clock are translated; string and stack ids move past the
+ * earlier inputs' (a reference of 0 = none stays 0; a record's own id
+ * always moves); source ids move too (0 is the input's metadata source).
+ * A field added to the table with one of these kinds is remapped without
+ * an edit here. */
 static void remap(struct merge *m, gp_record *r)
 {
 	struct input *in = &m->in[m->cur];
-#define T(x) ((x) = xlate(m, (x)))
-#define S(x) ((x) = sid(in, (x)))
-	switch (r->type) {
-	case GP_REC_STRING: S(r->u.string.id); break;
-	case GP_REC_SOURCE: r->u.source.source_id += in->src_off; S(r->u.source.name_id); break;
-	case GP_REC_PROCESS:
-		S(r->u.process.name_id); S(r->u.process.host_id); S(r->u.process.settings_id); T(r->u.process.start_ns);
-		break;
-	case GP_REC_THREAD: S(r->u.thread.name_id); break;
-	case GP_REC_DEVICE: S(r->u.device.name_id); break;
-	case GP_REC_API:
-		T(r->u.api.start_ns); T(r->u.api.end_ns); S(r->u.api.name_id);
-		if (r->u.api.stack_id) r->u.api.stack_id += in->stack_off;
-		break;
-	case GP_REC_KERNEL: T(r->u.kernel.start_ns); T(r->u.kernel.end_ns); S(r->u.kernel.name_id); break;
-	case GP_REC_MEMCPY: T(r->u.memcpy.start_ns); T(r->u.memcpy.end_ns); break;
-	case GP_REC_MEMSET: T(r->u.memset.start_ns); T(r->u.memset.end_ns); break;
-	case GP_REC_NVTX_RANGE:
-		T(r->u.nvtx_range.start_ns); T(r->u.nvtx_range.end_ns);
-		S(r->u.nvtx_range.domain_id); S(r->u.nvtx_range.message_id);
-		break;
-	case GP_REC_NVTX_MARK:
-		T(r->u.nvtx_mark.ts_ns); S(r->u.nvtx_mark.domain_id); S(r->u.nvtx_mark.message_id);
-		break;
-	case GP_REC_SYNC: T(r->u.sync.start_ns); T(r->u.sync.end_ns); break;
-	case GP_REC_MEMORY: T(r->u.memory.ts_ns); break;
-	case GP_REC_DROPPED:
-		T(r->u.dropped.ts_ns);
-		if (r->u.dropped.where != GP_DROP_CUPTI) r->u.dropped.source_id += in->src_off;
-		break;
-	case GP_REC_CLOCK: T(r->u.clock.trace_ns); break;
-	case GP_REC_COUNTER: T(r->u.counter.ts_ns); S(r->u.counter.name_id); break;
-	case GP_REC_MODULE: T(r->u.module.ts_ns); S(r->u.module.path_id); break;
-	case GP_REC_STACK: r->u.stack.stack_id += in->stack_off; break;
-	case GP_REC_WINDOW: T(r->u.window.start_ns); T(r->u.window.end_ns); break;
+	unsigned n;
+	const struct gp_field *f = gp_rec_fields(r->type, &n);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v = gp_field_get(r, &f[i], 0);
+		int def = f[i].flags & GP_FIELD_DEF;
+		switch (f[i].kind) {
+		case GP_FK_TIME: case GP_FK_END: v = xlate(m, v); break;
+		case GP_FK_STRING: if (v || def) v += in->str_off; break;
+		case GP_FK_STACK: if (v || def) v += in->stack_off; break;
+		case GP_FK_SOURCE:
+			/* the one field whose kind depends on the record: CUPTI's
+			 * drops name a device there, not a source */
+			if (r->type == GP_REC_DROPPED && r->u.dropped.where == GP_DROP_CUPTI) continue;
+			v += in->src_off;
+			break;
+		default: continue;
+		}
+		gp_field_set(r, &f[i], 0, v);
 	}
-#undef T
-#undef S
 }
 
 static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
@@ -163,17 +149,10 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 		int rc;
 		while ((rc = gp_reader_next(r, &rec)) > 0) {
 			switch (rec->type) {
-			case GP_REC_SOURCE: {
+			case GP_REC_SOURCE: case GP_REC_STRING: {
+				if (rec->type == GP_REC_STRING && rec->u.string.id > in->max_str) in->max_str = rec->u.string.id;
 				gp_record c = *rec;
-				c.u.source.source_id += in->src_off;
-				if (c.u.source.name_id) c.u.source.name_id += in->str_off;
-				if (gp_writer_append(w, 0, &c) < 0) goto werr;
-				break;
-			}
-			case GP_REC_STRING: {
-				if (rec->u.string.id > in->max_str) in->max_str = rec->u.string.id;
-				gp_record c = *rec;
-				c.u.string.id += in->str_off;
+				remap(m, &c);   /* ids only: these records have no times */
 				if (gp_writer_append(w, 0, &c) < 0) goto werr;
 				break;
 			}

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,6 +116,16 @@ uint32_t tool_pid(gp_reader *r, const gp_record *rec)
 		return s->pid;
 	const gp_header *h = gp_reader_header(r);
 	return h ? h->pid : 0;
+}
+
+const struct gp_field *tool_field(uint32_t type, const char *name)
+{
+	const struct gp_field *f = gp_rec_field(type, name);
+	if (!f) {
+		tool_err("internal: no field '%s' in %s records", name, gp_rec_type_name(type));
+		abort();
+	}
+	return f;
 }
 
 uint64_t tool_rec_end(const gp_record *r)

@@ -42,6 +42,9 @@ const char *tool_text(const char *s);
 uint32_t tool_pid(gp_reader *r, const gp_record *rec);
 /* end timestamp of interval records, else the primary time */
 uint64_t tool_rec_end(const gp_record *rec);
+/* The field of a record type named so (libprof/common/gp_fields.h); a name
+ * the table lacks is a bug in the caller's layout: says so and aborts. */
+const struct gp_field *tool_field(uint32_t type, const char *name);
 
 /* Progress on stderr, only when stderr is a terminal; cheap to call per record. */
 void progress_tick(uint64_t nrec);

@@ -16,48 +16,12 @@
 #include "common/tool.h"
 #include "export/export.h"
 
-static const char schema[] =
+/* Tables that are not one row per record (strings, call stacks, enums);
+ * the record tables (below) are created between these two parts. */
+static const char schema_head[] =
 	"CREATE TABLE META_DATA(name TEXT PRIMARY KEY, value TEXT);"
-	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
-	"CREATE TABLE PROCESSES(globalPid INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER, name TEXT,"
-	" host TEXT, rank INTEGER, start INTEGER);"
-	"CREATE TABLE ThreadNames(nameId INTEGER, priority INTEGER, globalTid INTEGER, pid INTEGER, tid INTEGER);"
-	"CREATE TABLE TARGET_INFO_GPU(id INTEGER, globalPid INTEGER, name TEXT, totalMemory INTEGER,"
-	" smCount INTEGER, computeMajor INTEGER, computeMinor INTEGER, maxThreadsPerBlock INTEGER,"
-	" threadsPerWarp INTEGER, clockRate INTEGER, memoryClockRate INTEGER, memoryBusWidth INTEGER,"
-	" maxRegistersPerSm INTEGER, maxShmemPerBlock INTEGER, busLocation INTEGER, uuid TEXT);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,"
-	" registersPerThread INTEGER, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,"
-	" localMemoryPerThread INTEGER, launchType INTEGER, shortName INTEGER, demangledName INTEGER,"
-	" mangledName INTEGER, graphId INTEGER, graphNodeId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER,"
-	" dstDeviceId INTEGER, async INTEGER, graphNodeId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,"
-	" value INTEGER, bytes INTEGER, memKind INTEGER, graphNodeId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" globalTid INTEGER, pid INTEGER, tid INTEGER, correlationId INTEGER, nameId INTEGER, cbid INTEGER,"
-	" returnValue INTEGER, callchainId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER(start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" globalTid INTEGER, pid INTEGER, tid INTEGER, correlationId INTEGER, nameId INTEGER, cbid INTEGER,"
-	" returnValue INTEGER, callchainId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INTEGER NOT NULL, end INTEGER NOT NULL,"
-	" globalPid INTEGER, correlationId INTEGER, syncType INTEGER, contextId INTEGER, streamId INTEGER,"
-	" eventId INTEGER);"
-	"CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start INTEGER NOT NULL, globalPid INTEGER,"
-	" correlationId INTEGER, deviceId INTEGER, contextId INTEGER, streamId INTEGER, address INTEGER,"
-	" bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER);"
-	"CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
-	" rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"
-	" endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, depth INTEGER, int64Value INTEGER,"
-	" unterminated INTEGER);"
-	"CREATE TABLE COUNTERS(start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER, nameId INTEGER,"
-	" value REAL);"
-	"CREATE TABLE DROPPED(start INTEGER, globalPid INTEGER, count INTEGER, source TEXT, sourceId INTEGER);"
+	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);";
+static const char schema_tail[] =
 	"CREATE TABLE ENUM_NSYS_EVENT_TYPE(id INTEGER PRIMARY KEY, name TEXT);"
 	"INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES(34,'NvtxMark'),(59,'NvtxPushPopRange'),(60,'NvtxStartEndRange');"
 	"CREATE TABLE CUDA_CALLCHAINS(id INTEGER NOT NULL, stackDepth INTEGER NOT NULL, symbol INTEGER NOT NULL);"
@@ -77,25 +41,167 @@ static const char indexes[] =
 	"CREATE INDEX idx_nvtx_start ON NVTX_EVENTS(start);"
 	"CREATE INDEX idx_callchains_id ON CUDA_CALLCHAINS(id);";
 
-enum {
-	S_STR, S_PROC, S_THREAD, S_GPU, S_KERN, S_MEMCPY, S_MEMSET, S_RUNTIME, S_DRIVER, S_SYNC,
-	S_MEMORY, S_NVTX, S_COUNTER, S_DROPPED, S_CHAIN, S_SITE, S_COUNT
+/* ------------------------------------------------------------ record tables
+ * One row per record, the columns following the field table
+ * (libprof/common/gp_fields.h): a table lists its nsys-named columns with
+ * the field each reads and how (style); `hide` names the fields not
+ * exported on purpose.  Every other field of the table (one added after
+ * this was written) becomes a column of its own, named as in the table,
+ * after these: the CREATE TABLE, the INSERT and the binding are made from
+ * the list.  Quirks kept from the nsys layout: RUNTIME and DRIVER share
+ * one column list (the record's domain picks the table), NVTX_EVENTS holds
+ * ranges and marks (marks bind its columns from their own list, NULL for
+ * columns from fields marks do not have). */
+enum qstyle {
+	Q_DEF,      /* by kind: a string id -> its StringIds id; else the number
+		       (signed ones sign-extended); an array field: element idx */
+	Q_TEXT,     /* a string id's text */
+	Q_SID0,     /* StringIds id, 0 stays 0 */
+	Q_GPID,     /* globalPid = pid << 24 of the record's process */
+	Q_PID,      /* the record's process */
+	Q_TID,      /* a tid; a SRC_TID tid of 0 -> the source's */
+	Q_GTID,     /* globalTid = pid << 24 | tid (Q_TID of field) */
+	Q_GTID_END, /* NVTX end thread: field, 0 -> the range's (field2) */
+	Q_CONST,    /* value */
+	Q_NULL,
+	Q_FLAG,     /* (field & value) != 0 */
+	Q_NAME,     /* an enum's name (name()) as text */
+	Q_HEX,      /* bytes as hex text */
+	Q_KNAME,    /* kernel name's StringIds id: value 0 short, 1 demangled, 2 mangled */
+	Q_EVTYPE,   /* NVTX eventType of a range kind: 60 start/end, 59 push/pop */
+	Q_DOUBLE,   /* counter value as REAL, by the record's kind */
 };
+
+struct qcol {
+	const char *col, *sqltype;
+	const char *field, *field2;
+	uint8_t style;
+	int64_t value;                 /* Q_CONST, Q_FLAG mask, Q_KNAME, Q_DEF array element */
+	const char *(*name)(uint32_t); /* Q_NAME */
+};
+#define Q(col, sqltype, field) { col, sqltype, field, NULL, Q_DEF, 0, NULL }
+#define QS(col, sqltype, field, style) { col, sqltype, field, NULL, style, 0, NULL }
+#define QV(col, sqltype, field, style, value) { col, sqltype, field, NULL, style, value, NULL }
+#define Q2(col, sqltype, field, field2, style) { col, sqltype, field, field2, style, 0, NULL }
+#define QN(col, sqltype, field, name) { col, sqltype, field, NULL, Q_NAME, 0, name }
+#define Q_END { NULL, NULL, NULL, NULL, 0, 0, NULL }
+#define I "INTEGER"
+#define INN "INTEGER NOT NULL"
+
+static const struct qcol q_process[] = {
+	QS("globalPid", "INTEGER PRIMARY KEY", NULL, Q_GPID), Q("pid", I, "pid"), Q("ppid", I, "ppid"),
+	QS("name", "TEXT", "name_id", Q_TEXT), QS("host", "TEXT", "host_id", Q_TEXT), Q("rank", I, "rank"),
+	Q("start", I, "start_ns"), Q_END };
+static const char *const q_process_hide[] = { "settings_id", NULL };
+static const struct qcol q_thread[] = {
+	Q("nameId", I, "name_id"), QV("priority", I, NULL, Q_CONST, 0), QS("globalTid", I, "tid", Q_GTID),
+	Q("pid", I, "pid"), Q("tid", I, "tid"), Q_END };
+static const struct qcol q_device[] = {
+	Q("id", I, "device_id"), QS("globalPid", I, NULL, Q_GPID), QS("name", "TEXT", "name_id", Q_TEXT),
+	Q("totalMemory", I, "global_mem_bytes"), Q("smCount", I, "sm_count"), Q("computeMajor", I, "cc_major"),
+	Q("computeMinor", I, "cc_minor"), Q("maxThreadsPerBlock", I, "max_threads_per_block"),
+	Q("threadsPerWarp", I, "warp_size"), Q("clockRate", I, "clock_khz"), Q("memoryClockRate", I, "mem_clock_khz"),
+	Q("memoryBusWidth", I, "mem_bus_width"), Q("maxRegistersPerSm", I, "max_regs_per_sm"),
+	Q("maxShmemPerBlock", I, "max_smem_per_block"), Q("busLocation", I, "pci_bus_id"),
+	QS("uuid", "TEXT", "uuid", Q_HEX), Q_END };
+static const char *const q_device_hide[] = { "max_threads_per_sm", "max_blocks_per_sm", "max_smem_per_sm", NULL };
+/* the first columns of nsys's kernel, memcpy and memset tables */
+#define Q_GPU_WORK \
+	Q("start", INN, "start_ns"), Q("end", INN, "end_ns"), Q("deviceId", I, "device_id"), \
+	Q("contextId", I, "context_id"), Q("streamId", I, "stream_id"), Q("correlationId", I, "correlation_id"), \
+	QS("globalPid", I, NULL, Q_GPID)
+static const struct qcol q_kernel[] = {
+	Q_GPU_WORK, QV("gridX", I, "grid", Q_DEF, 0), QV("gridY", I, "grid", Q_DEF, 1),
+	QV("gridZ", I, "grid", Q_DEF, 2), QV("blockX", I, "block", Q_DEF, 0), QV("blockY", I, "block", Q_DEF, 1),
+	QV("blockZ", I, "block", Q_DEF, 2), Q("registersPerThread", I, "registers"),
+	Q("staticSharedMemory", I, "static_smem"), Q("dynamicSharedMemory", I, "dynamic_smem"),
+	Q("localMemoryPerThread", I, "local_mem"), Q("launchType", I, "launch_type"),
+	QV("shortName", I, "name_id", Q_KNAME, 0), QV("demangledName", I, "name_id", Q_KNAME, 1),
+	QV("mangledName", I, "name_id", Q_KNAME, 2), Q("graphId", I, "graph_id"), Q("graphNodeId", I, "graph_node_id"),
+	Q_END };
+static const struct qcol q_memcpy[] = {
+	Q_GPU_WORK, Q("bytes", I, "bytes"), Q("copyKind", I, "copy_kind"),
+	Q("srcKind", I, "src_kind"), Q("dstKind", I, "dst_kind"), Q("srcDeviceId", I, "src_device"),
+	Q("dstDeviceId", I, "dst_device"), QV("async", I, "flags", Q_FLAG, 1), Q("graphNodeId", I, "graph_node_id"),
+	Q_END };
+static const struct qcol q_memset[] = {
+	Q_GPU_WORK, Q("value", I, "value"), Q("bytes", I, "bytes"), Q("memKind", I, "mem_kind"),
+	Q("graphNodeId", I, "graph_node_id"), Q_END };
+static const char *const q_memset_hide[] = { "flags", NULL };
+static const struct qcol q_api[] = {
+	Q("start", INN, "start_ns"), Q("end", INN, "end_ns"), QS("globalTid", I, "tid", Q_GTID),
+	QS("pid", I, NULL, Q_PID), QS("tid", I, "tid", Q_TID), Q("correlationId", I, "correlation_id"),
+	Q("nameId", I, "name_id"), Q("cbid", I, "cbid"), Q("returnValue", I, "status"), Q("callchainId", I, "stack_id"),
+	Q_END };
+static const char *const q_api_hide[] = { "domain", NULL };   /* picks RUNTIME or DRIVER */
+static const struct qcol q_sync[] = {
+	Q("start", INN, "start_ns"), Q("end", INN, "end_ns"), QS("globalPid", I, NULL, Q_GPID),
+	Q("correlationId", I, "correlation_id"), Q("syncType", I, "type"), Q("contextId", I, "context_id"),
+	Q("streamId", I, "stream_id"), Q("eventId", I, "event_id"), Q_END };
+static const struct qcol q_memory[] = {
+	Q("start", INN, "ts_ns"), QS("globalPid", I, NULL, Q_GPID), Q("correlationId", I, "correlation_id"),
+	Q("deviceId", I, "device_id"), Q("contextId", I, "context_id"), Q("streamId", I, "stream_id"),
+	Q("address", I, "address"), Q("bytes", I, "bytes"), Q("memKind", I, "mem_kind"),
+	Q("memoryOperationType", I, "op"), Q_END };
+static const struct qcol q_nvtx_range[] = {
+	Q("start", INN, "start_ns"), Q("end", I, "end_ns"), QS("eventType", INN, "kind", Q_EVTYPE),
+	Q("rangeId", I, "range_id"), Q("category", I, "category"), Q("color", I, "color"),
+	QS("text", "TEXT", "message_id", Q_TEXT), QS("globalTid", I, "tid", Q_GTID),
+	Q2("endGlobalTid", I, "end_tid", "tid", Q_GTID_END), Q("textId", I, "message_id"),
+	QS("domainId", I, "domain_id", Q_SID0), Q("depth", I, "depth"), Q("int64Value", I, "payload"),
+	QV("unterminated", I, "flags", Q_FLAG, GP_NVTX_UNTERMINATED), Q_END };
+/* the same columns, for marks */
+static const struct qcol q_nvtx_mark[] = {
+	Q("start", INN, "ts_ns"), QS("end", I, NULL, Q_NULL), QV("eventType", INN, NULL, Q_CONST, 34),
+	QV("rangeId", I, NULL, Q_CONST, 0), Q("category", I, "category"), Q("color", I, "color"),
+	QS("text", "TEXT", "message_id", Q_TEXT), QS("globalTid", I, "tid", Q_GTID),
+	QS("endGlobalTid", I, NULL, Q_NULL), Q("textId", I, "message_id"), QS("domainId", I, "domain_id", Q_SID0),
+	QV("depth", I, NULL, Q_CONST, 0), QV("int64Value", I, NULL, Q_CONST, 0), QV("unterminated", I, NULL, Q_CONST, 0),
+	Q_END };
+static const struct qcol q_counter[] = {
+	Q("start", INN, "ts_ns"), QS("globalPid", I, NULL, Q_GPID), Q("deviceId", I, "device_id"),
+	Q("nameId", I, "name_id"), Q2("value", "REAL", "kind", "value", Q_DOUBLE), Q_END };
+static const struct qcol q_dropped[] = {
+	Q("start", I, "ts_ns"), QS("globalPid", I, NULL, Q_GPID), Q("count", I, "count"),
+	QN("source", "TEXT", "where", drop_where_name), Q("sourceId", I, "source_id"), Q_END };
+
+enum {
+	T_PROC, T_THREAD, T_GPU, T_KERN, T_MEMCPY, T_MEMSET, T_RUNTIME, T_DRIVER, T_SYNC, T_MEMORY, T_NVTX,
+	T_COUNTER, T_DROPPED, T_COUNT
+};
+/* In creation order (the database lists them so). */
+static const struct qtable {
+	const char *name, *verb;
+	uint32_t type;
+	const struct qcol *cols;
+	const char *const *hide;
+} qtables[T_COUNT] = {
+	[T_PROC] = { "PROCESSES", "INSERT OR REPLACE", GP_REC_PROCESS, q_process, q_process_hide },
+	[T_THREAD] = { "ThreadNames", "INSERT", GP_REC_THREAD, q_thread, NULL },
+	[T_GPU] = { "TARGET_INFO_GPU", "INSERT", GP_REC_DEVICE, q_device, q_device_hide },
+	[T_KERN] = { "CUPTI_ACTIVITY_KIND_KERNEL", "INSERT", GP_REC_KERNEL, q_kernel, NULL },
+	[T_MEMCPY] = { "CUPTI_ACTIVITY_KIND_MEMCPY", "INSERT", GP_REC_MEMCPY, q_memcpy, NULL },
+	[T_MEMSET] = { "CUPTI_ACTIVITY_KIND_MEMSET", "INSERT", GP_REC_MEMSET, q_memset, q_memset_hide },
+	[T_RUNTIME] = { "CUPTI_ACTIVITY_KIND_RUNTIME", "INSERT", GP_REC_API, q_api, q_api_hide },
+	[T_DRIVER] = { "CUPTI_ACTIVITY_KIND_DRIVER", "INSERT", GP_REC_API, q_api, q_api_hide },
+	[T_SYNC] = { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "INSERT", GP_REC_SYNC, q_sync, NULL },
+	[T_MEMORY] = { "CUDA_GPU_MEMORY_USAGE_EVENTS", "INSERT", GP_REC_MEMORY, q_memory, NULL },
+	[T_NVTX] = { "NVTX_EVENTS", "INSERT", GP_REC_NVTX_RANGE, q_nvtx_range, NULL },
+	[T_COUNTER] = { "COUNTERS", "INSERT", GP_REC_COUNTER, q_counter, NULL },
+	[T_DROPPED] = { "DROPPED", "INSERT", GP_REC_DROPPED, q_dropped, NULL },
+};
+
+/* A column list resolved against the table once. */
+struct rq { const struct qcol *c; const struct gp_field *f, *f2; };
+struct qview {
+	struct rq *cols;              /* the list's, then one per other field */
+	unsigned n;
+	sqlite3_stmt *st;
+};
+
+enum { S_STR, S_CHAIN, S_SITE, S_COUNT };
 static const char *const stmt_sql[S_COUNT] = {
 	[S_STR] = "INSERT INTO StringIds VALUES(?,?)",
-	[S_PROC] = "INSERT OR REPLACE INTO PROCESSES VALUES(?,?,?,?,?,?,?)",
-	[S_THREAD] = "INSERT INTO ThreadNames VALUES(?,0,?,?,?)",
-	[S_GPU] = "INSERT INTO TARGET_INFO_GPU VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[S_KERN] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[S_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[S_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-	[S_RUNTIME] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,?,?,?,?,?,?,?,?)",
-	[S_DRIVER] = "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES(?,?,?,?,?,?,?,?,?,?)",
-	[S_SYNC] = "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(?,?,?,?,?,?,?,?)",
-	[S_MEMORY] = "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES(?,?,?,?,?,?,?,?,?,?)",
-	[S_NVTX] = "INSERT INTO NVTX_EVENTS VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[S_COUNTER] = "INSERT INTO COUNTERS VALUES(?,?,?,?,?)",
-	[S_DROPPED] = "INSERT INTO DROPPED VALUES(?,?,?,?,?)",
 	[S_CHAIN] = "INSERT INTO CUDA_CALLCHAINS VALUES(?,?,?)",
 	[S_SITE] = "INSERT INTO CALLCHAIN_SITES VALUES(?,?)",
 };
@@ -103,6 +209,8 @@ static const char *const stmt_sql[S_COUNT] = {
 struct sx {
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
+	struct qview view[T_COUNT];
+	struct qview mark;  /* NVTX marks into T_NVTX's statement */
 	gp_reader *r;
 	strmap strs;        /* text -> our StringIds id */
 	int64_t next_id;
@@ -153,182 +261,160 @@ static void run_ints(struct sx *x, int which, int n, const int64_t *v)
 static int64_t gtid(uint32_t pid, uint32_t tid) { return ((int64_t)pid << 24) | tid; }
 static int64_t gpid(uint32_t pid) { return (int64_t)pid << 24; }
 
-static void on_record(struct sx *x, const gp_record *rec)
+/* Resolves a column list; with_other: also a column per field the list
+ * neither reads nor hides. */
+static void qview_build(struct qview *v, uint32_t type, const struct qcol *cols, const char *const *hide,
+			int with_other)
 {
+	static const struct qcol other = Q(NULL, I, NULL);
+	unsigned nf, nc = 0, nn = 0;
+	gp_rec_fields(type, &nf);
+	while (cols[nc].col) nc++;
+	const char **names = xcalloc(2 * nc + nf + 1, sizeof(*names));
+	const struct gp_field **rest = xcalloc(nf + 1, sizeof(*rest));
+	for (unsigned i = 0; i < nc; i++) { names[nn++] = cols[i].field; names[nn++] = cols[i].field2; }
+	for (const char *const *h = hide; h && *h; h++) names[nn++] = tool_field(type, *h)->name;
+	unsigned nrest = with_other ? gp_rec_fields_other(type, names, nn, rest) : 0;
+	v->n = nc + nrest;
+	v->cols = xcalloc(v->n ? v->n : 1, sizeof(*v->cols));
+	for (unsigned i = 0; i < nc; i++) {
+		v->cols[i].c = &cols[i];
+		v->cols[i].f = cols[i].field ? tool_field(type, cols[i].field) : NULL;
+		v->cols[i].f2 = cols[i].field2 ? tool_field(type, cols[i].field2) : NULL;
+	}
+	for (unsigned i = 0; i < nrest; i++) { v->cols[nc + i].c = &other; v->cols[nc + i].f = rest[i]; }
+	free(names);
+	free(rest);
+}
+
+static const char *col_name(const struct rq *q) { return q->c->col ? q->c->col : q->f->name; }
+
+/* CREATE TABLE and the INSERT statement of a table, from its view. */
+static char *create_sql(const struct qtable *t, const struct qview *v)
+{
+	size_t cap = 256, len = 0;
+	for (unsigned i = 0; i < v->n; i++) cap += strlen(col_name(&v->cols[i])) + strlen(v->cols[i].c->sqltype) + 4;
+	char *s = xmalloc(cap + strlen(t->name));
+	len += (size_t)sprintf(s, "CREATE TABLE %s(", t->name);
+	for (unsigned i = 0; i < v->n; i++)
+		len += (size_t)sprintf(s + len, "%s%s %s", i ? ", " : "", col_name(&v->cols[i]), v->cols[i].c->sqltype);
+	strcpy(s + len, ");");
+	return s;
+}
+
+static char *insert_sql(const struct qtable *t, unsigned ncols)
+{
+	char *s = xmalloc(64 + strlen(t->name) + 2 * (size_t)ncols);
+	size_t len = (size_t)sprintf(s, "%s INTO %s VALUES(", t->verb, t->name);
+	for (unsigned i = 0; i < ncols; i++) len += (size_t)sprintf(s + len, i ? ",?" : "?");
+	strcpy(s + len, ")");
+	return s;
+}
+
+/* The kernel name's StringIds ids (short, demangled, mangled), made once per name. */
+static const int64_t *knames(struct sx *x, uint32_t name_id)
+{
+	uint64_t *s = u64map_get(&x->kname, name_id, MAP_FIND);
+	if (s) return x->knames[*s];
+	const char *m = tool_str(x->r, name_id);
+	char *d = demangle(m), *sh = short_name(d);
+	int64_t ids[3] = { sid(x, sh), sid(x, d), tsid(x, name_id) };
+	free(d); free(sh);
+	size_t ki = x->nk;
+	vec_reserve((void **)&x->knames, &x->ck, x->nk + 1, sizeof(*x->knames));
+	memcpy(x->knames[x->nk++], ids, sizeof(ids));
+	*u64map_get(&x->kname, name_id, MAP_INSERT) = ki;
+	return x->knames[ki];
+}
+
+/* Binds one column (parameter i) of rec. */
+static void bind_col(struct sx *x, sqlite3_stmt *st, int i, const struct rq *q, const gp_record *rec)
+{
+	const struct qcol *c = q->c;
+	const struct gp_field *f = q->f;
+	uint32_t pid = tool_pid(x->r, rec);
+	uint64_t v = f && f->kind != GP_FK_BYTES ? gp_field_get(rec, f, c->style == Q_DEF ? (unsigned)c->value : 0) : 0;
+	switch (c->style) {
+	case Q_TEXT: sqlite3_bind_text(st, i, tool_str(x->r, (uint32_t)v), -1, SQLITE_TRANSIENT); return;
+	case Q_SID0: sqlite3_bind_int64(st, i, v ? tsid(x, (uint32_t)v) : 0); return;
+	case Q_GPID: sqlite3_bind_int64(st, i, gpid(pid)); return;
+	case Q_PID: sqlite3_bind_int64(st, i, pid); return;
+	case Q_TID: sqlite3_bind_int64(st, i, gp_reader_tid(x->r, rec, f)); return;
+	case Q_GTID: sqlite3_bind_int64(st, i, gtid(pid, gp_reader_tid(x->r, rec, f))); return;
+	case Q_GTID_END: sqlite3_bind_int64(st, i, gtid(pid, v ? (uint32_t)v : gp_reader_tid(x->r, rec, q->f2))); return;
+	case Q_CONST: sqlite3_bind_int64(st, i, c->value); return;
+	case Q_NULL: sqlite3_bind_null(st, i); return;
+	case Q_FLAG: sqlite3_bind_int64(st, i, (v & (uint64_t)c->value) ? 1 : 0); return;
+	case Q_NAME: sqlite3_bind_text(st, i, c->name((uint32_t)v), -1, SQLITE_TRANSIENT); return;
+	case Q_HEX: {
+		char hex[2 * 255 + 1];
+		for (unsigned k = 0; k < f->count; k++) sprintf(hex + 2 * k, "%02x", (unsigned)gp_field_get(rec, f, k));
+		sqlite3_bind_text(st, i, hex, 2 * f->count, SQLITE_TRANSIENT);
+		return;
+	}
+	case Q_KNAME: sqlite3_bind_int64(st, i, knames(x, (uint32_t)v)[c->value]); return;
+	case Q_EVTYPE: sqlite3_bind_int64(st, i, v == GP_NVTX_STARTEND ? 60 : 59); return;
+	case Q_DOUBLE: {
+		const gp_counter_value *cv = (const gp_counter_value *)((const uint8_t *)&rec->u + q->f2->offset);
+		sqlite3_bind_double(st, i, v == GP_COUNTER_DOUBLE ? cv->d : (double)cv->i);
+		return;
+	}
+	default:
+		if (f->kind == GP_FK_STRING) sqlite3_bind_int64(st, i, tsid(x, (uint32_t)v));
+		else if (f->kind == GP_FK_BYTES || f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) sqlite3_bind_null(st, i);
+		else sqlite3_bind_int64(st, i, (int64_t)v);
+		return;
+	}
+}
+
+/* One row: v's columns of rec into st; columns past v->n (a mark in
+ * NVTX_EVENTS, which has the range's other fields) are NULL. */
+static void insert_row(struct sx *x, sqlite3_stmt *st, const struct qview *v, unsigned ncols, const gp_record *rec)
+{
+	for (unsigned i = 0; i < ncols; i++) {
+		if (i < v->n) bind_col(x, st, (int)i + 1, &v->cols[i], rec);
+		else sqlite3_bind_null(st, (int)i + 1);
+	}
+	if (sqlite3_step(st) != SQLITE_DONE) x->err = 1;
+	sqlite3_reset(st);
+}
+
+/* API calls: the row, then the call stack once per stack id. */
+static void on_api(struct sx *x, const gp_record *rec)
+{
+	const gp_rec_api *a = &rec->u.api;
+	/* quirk of the nsys layout: one table per domain */
+	struct qview *v = &x->view[a->domain == GP_API_DRIVER ? T_DRIVER : T_RUNTIME];
+	insert_row(x, v->st, v, v->n, rec);
 	uint32_t pid = tool_pid(x->r, rec);
 	const gp_rec_source *src = gp_reader_source(x->r, rec->source_id);
-	uint32_t stid = src ? src->tid : 0;
+	uint32_t tid = a->tid ? a->tid : (src ? src->tid : 0);
+	const struct stack_view *sv;
+	if (a->stack_id && !u64map_get(&x->chains_done, a->stack_id, MAP_FIND) &&
+	    (sv = stacks_view(x->stacks, a->stack_id, pid, tid))) {
+		/* one chain per id, resolved for its first call (only a
+		 * borrowed-context stack depends on the calling thread) */
+		*u64map_get(&x->chains_done, a->stack_id, MAP_INSERT) = 1;
+		for (uint32_t i = 0; i < sv->nframes; i++) {
+			int64_t c[] = { a->stack_id, sv->nframes - 1 - i, sid(x, sv->frames[i]) };
+			run_ints(x, S_CHAIN, 3, c);
+		}
+		int64_t si[] = { a->stack_id, sid(x, sv->site) };
+		run_ints(x, S_SITE, 2, si);
+	}
+}
+
+static void on_record(struct sx *x, const gp_record *rec)
+{
 	switch (rec->type) {
-	case GP_REC_PROCESS: {
-		const gp_rec_process *p = &rec->u.process;
-		sqlite3_stmt *st = x->st[S_PROC];
-		sqlite3_bind_int64(st, 1, gpid(p->pid));
-		sqlite3_bind_int64(st, 2, p->pid);
-		sqlite3_bind_int64(st, 3, p->ppid);
-		sqlite3_bind_text(st, 4, tool_str(x->r, p->name_id), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 5, tool_str(x->r, p->host_id), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 6, p->rank);
-		sqlite3_bind_int64(st, 7, (int64_t)p->start_ns);
-		if (sqlite3_step(st) != SQLITE_DONE) x->err = 1;
-		sqlite3_reset(st);
-		break;
+	case GP_REC_API: on_api(x, rec); return;
+	case GP_REC_NVTX_MARK: insert_row(x, x->view[T_NVTX].st, &x->mark, x->view[T_NVTX].n, rec); return;
 	}
-	case GP_REC_THREAD: {
-		const gp_rec_thread *t = &rec->u.thread;
-		int64_t v[] = { tsid(x, t->name_id), gtid(t->pid, t->tid), t->pid, t->tid };
-		run_ints(x, S_THREAD, 4, v);
-		break;
-	}
-	case GP_REC_DEVICE: {
-		const gp_rec_device *d = &rec->u.device;
-		sqlite3_stmt *st = x->st[S_GPU];
-		int64_t v[] = { d->device_id, gpid(pid), 0, (int64_t)d->global_mem_bytes, d->sm_count,
-				d->cc_major, d->cc_minor, d->max_threads_per_block, d->warp_size,
-				d->clock_khz, d->mem_clock_khz, d->mem_bus_width, d->max_regs_per_sm,
-				d->max_smem_per_block, d->pci_bus_id };
-		for (int i = 0; i < 15; i++)
-			sqlite3_bind_int64(st, i + 1, v[i]);
-		sqlite3_bind_text(st, 3, tool_str(x->r, d->name_id), -1, SQLITE_TRANSIENT);
-		char uuid[40];
-		for (int i = 0; i < 16; i++) sprintf(uuid + 2 * i, "%02x", d->uuid[i]);
-		sqlite3_bind_text(st, 16, uuid, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) != SQLITE_DONE) x->err = 1;
-		sqlite3_reset(st);
-		break;
-	}
-	case GP_REC_API: {
-		const gp_rec_api *a = &rec->u.api;
-		uint32_t tid = a->tid ? a->tid : stid;
-		int64_t v[] = { (int64_t)a->start_ns, (int64_t)a->end_ns, gtid(pid, tid), pid, tid,
-				(int64_t)a->correlation_id, tsid(x, a->name_id), a->cbid, a->status, a->stack_id };
-		run_ints(x, a->domain == GP_API_DRIVER ? S_DRIVER : S_RUNTIME, 10, v);
-		const struct stack_view *sv;
-		if (a->stack_id && !u64map_get(&x->chains_done, a->stack_id, MAP_FIND) &&
-		    (sv = stacks_view(x->stacks, a->stack_id, pid, tid))) {
-			/* one chain per id, resolved for its first call (only a
-			 * borrowed-context stack depends on the calling thread) */
-			*u64map_get(&x->chains_done, a->stack_id, MAP_INSERT) = 1;
-			for (uint32_t i = 0; i < sv->nframes; i++) {
-				int64_t c[] = { a->stack_id, sv->nframes - 1 - i, sid(x, sv->frames[i]) };
-				run_ints(x, S_CHAIN, 3, c);
-			}
-			int64_t si[] = { a->stack_id, sid(x, sv->site) };
-			run_ints(x, S_SITE, 2, si);
+	for (int t = 0; t < T_COUNT; t++)
+		if (qtables[t].type == rec->type) {
+			insert_row(x, x->view[t].st, &x->view[t], x->view[t].n, rec);
+			return;
 		}
-		break;
-	}
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		uint64_t *s = u64map_get(&x->kname, k->name_id, MAP_FIND);
-		size_t ki;
-		if (s) ki = *s;
-		else {
-			const char *m = tool_str(x->r, k->name_id);
-			char *d = demangle(m), *sh = short_name(d);
-			int64_t ids[3] = { sid(x, sh), sid(x, d), tsid(x, k->name_id) };
-			free(d); free(sh);
-			ki = x->nk;
-			vec_reserve((void **)&x->knames, &x->ck, x->nk + 1, sizeof(*x->knames));
-			memcpy(x->knames[x->nk++], ids, sizeof(ids));
-			*u64map_get(&x->kname, k->name_id, MAP_INSERT) = ki;
-		}
-		int64_t v[] = { (int64_t)k->start_ns, (int64_t)k->end_ns, k->device_id, k->context_id,
-				k->stream_id, (int64_t)k->correlation_id, gpid(pid), k->grid[0], k->grid[1],
-				k->grid[2], k->block[0], k->block[1], k->block[2], k->registers,
-				k->static_smem, k->dynamic_smem, k->local_mem, k->launch_type,
-				x->knames[ki][0], x->knames[ki][1], x->knames[ki][2],
-				(int64_t)k->graph_id, (int64_t)k->graph_node_id };
-		run_ints(x, S_KERN, 23, v);
-		break;
-	}
-	case GP_REC_MEMCPY: {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		int64_t v[] = { (int64_t)m->start_ns, (int64_t)m->end_ns, m->device_id, m->context_id,
-				m->stream_id, (int64_t)m->correlation_id, gpid(pid), (int64_t)m->bytes,
-				m->copy_kind, m->src_kind, m->dst_kind, m->src_device, m->dst_device,
-				m->flags & 1, (int64_t)m->graph_node_id };
-		run_ints(x, S_MEMCPY, 15, v);
-		break;
-	}
-	case GP_REC_MEMSET: {
-		const gp_rec_memset *m = &rec->u.memset;
-		int64_t v[] = { (int64_t)m->start_ns, (int64_t)m->end_ns, m->device_id, m->context_id,
-				m->stream_id, (int64_t)m->correlation_id, gpid(pid), m->value,
-				(int64_t)m->bytes, m->mem_kind, (int64_t)m->graph_node_id };
-		run_ints(x, S_MEMSET, 11, v);
-		break;
-	}
-	case GP_REC_SYNC: {
-		const gp_rec_sync *s = &rec->u.sync;
-		int64_t v[] = { (int64_t)s->start_ns, (int64_t)s->end_ns, gpid(pid), (int64_t)s->correlation_id,
-				s->type, s->context_id, s->stream_id, s->event_id };
-		run_ints(x, S_SYNC, 8, v);
-		break;
-	}
-	case GP_REC_MEMORY: {
-		const gp_rec_memory *m = &rec->u.memory;
-		int64_t v[] = { (int64_t)m->ts_ns, gpid(pid), (int64_t)m->correlation_id, m->device_id,
-				m->context_id, m->stream_id, (int64_t)m->address, (int64_t)m->bytes,
-				m->mem_kind, m->op };
-		run_ints(x, S_MEMORY, 10, v);
-		break;
-	}
-	case GP_REC_NVTX_RANGE: case GP_REC_NVTX_MARK: {
-		sqlite3_stmt *st = x->st[S_NVTX];
-		int64_t v[14];
-		uint32_t msg, dom;
-		if (rec->type == GP_REC_NVTX_RANGE) {
-			const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
-			uint32_t tid = n->tid ? n->tid : stid;
-			int64_t t[] = { (int64_t)n->start_ns, (int64_t)n->end_ns,
-					n->kind == GP_NVTX_STARTEND ? 60 : 59, (int64_t)n->range_id, n->category,
-					n->color, 0, gtid(pid, tid), gtid(pid, n->end_tid ? n->end_tid : tid), 0, 0,
-					n->depth, n->payload, (n->flags & GP_NVTX_UNTERMINATED) ? 1 : 0 };
-			memcpy(v, t, sizeof(v));
-			msg = n->message_id; dom = n->domain_id;
-		} else {
-			const gp_rec_nvtx_mark *m = &rec->u.nvtx_mark;
-			uint32_t tid = m->tid ? m->tid : stid;
-			int64_t t[] = { (int64_t)m->ts_ns, 0, 34, 0, m->category, m->color, 0,
-					gtid(pid, tid), 0, 0, 0, 0, 0, 0 };
-			memcpy(v, t, sizeof(v));
-			msg = m->message_id; dom = m->domain_id;
-		}
-		v[9] = tsid(x, msg);
-		v[10] = dom ? tsid(x, dom) : 0;
-		for (int i = 0; i < 14; i++)
-			sqlite3_bind_int64(st, i + 1, v[i]);
-		if (rec->type == GP_REC_NVTX_MARK) { sqlite3_bind_null(st, 2); sqlite3_bind_null(st, 9); }
-		sqlite3_bind_text(st, 7, tool_str(x->r, msg), -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(st) != SQLITE_DONE) x->err = 1;
-		sqlite3_reset(st);
-		break;
-	}
-	case GP_REC_COUNTER: {
-		const gp_rec_counter *c = &rec->u.counter;
-		sqlite3_stmt *st = x->st[S_COUNTER];
-		sqlite3_bind_int64(st, 1, (int64_t)c->ts_ns);
-		sqlite3_bind_int64(st, 2, gpid(pid));
-		sqlite3_bind_int64(st, 3, c->device_id);
-		sqlite3_bind_int64(st, 4, tsid(x, c->name_id));
-		sqlite3_bind_double(st, 5, c->kind == GP_COUNTER_DOUBLE ? c->value.d : (double)c->value.i);
-		if (sqlite3_step(st) != SQLITE_DONE) x->err = 1;
-		sqlite3_reset(st);
-		break;
-	}
-	case GP_REC_DROPPED: {
-		const gp_rec_dropped *d = &rec->u.dropped;
-		sqlite3_stmt *st = x->st[S_DROPPED];
-		sqlite3_bind_int64(st, 1, (int64_t)d->ts_ns);
-		sqlite3_bind_int64(st, 2, gpid(pid));
-		sqlite3_bind_int64(st, 3, (int64_t)d->count);
-		sqlite3_bind_text(st, 4, drop_where_name(d->where), -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 5, d->source_id);
-		if (sqlite3_step(st) != SQLITE_DONE) x->err = 1;
-		sqlite3_reset(st);
-		break;
-	}
-	}
 }
 
 static int exec(struct sx *x, const char *sql)
@@ -360,8 +446,24 @@ int export_sqlite(const char *in, const char *out, int strict)
 		tool_err("cannot write %s: %s", out, x.db ? sqlite3_errmsg(x.db) : "sqlite3_open failed");
 		goto out;
 	}
-	if (exec(&x, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") || exec(&x, schema) ||
-	    exec(&x, "BEGIN"))
+	if (exec(&x, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;") || exec(&x, schema_head))
+		goto out;
+	for (int t = 0; t < T_COUNT; t++) {
+		qview_build(&x.view[t], qtables[t].type, qtables[t].cols, qtables[t].hide, 1);
+		char *sql = create_sql(&qtables[t], &x.view[t]);
+		int bad = exec(&x, sql);
+		free(sql);
+		if (bad) goto out;
+		sql = insert_sql(&qtables[t], x.view[t].n);
+		bad = sqlite3_prepare_v2(x.db, sql, -1, &x.view[t].st, NULL) != SQLITE_OK;
+		free(sql);
+		if (bad) {
+			tool_err("sqlite: %s", sqlite3_errmsg(x.db));
+			goto out;
+		}
+	}
+	qview_build(&x.mark, GP_REC_NVTX_MARK, q_nvtx_mark, NULL, 0);
+	if (exec(&x, schema_tail) || exec(&x, "BEGIN"))
 		goto out;
 	for (int i = 0; i < S_COUNT; i++)
 		if (sqlite3_prepare_v2(x.db, stmt_sql[i], -1, &x.st[i], NULL) != SQLITE_OK) {
@@ -413,6 +515,11 @@ int export_sqlite(const char *in, const char *out, int strict)
 out:
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(x.st[i]);
+	for (int t = 0; t < T_COUNT; t++) {
+		sqlite3_finalize(x.view[t].st);
+		free(x.view[t].cols);
+	}
+	free(x.mark.cols);
 	if (x.db && sqlite3_close(x.db) != SQLITE_OK && code == EXIT_OK) {
 		tool_err("cannot write %s", out);
 		code = EXIT_BADINPUT;

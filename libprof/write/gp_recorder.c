@@ -1,7 +1,7 @@
-/* gp_recorder.c — in-process recording: per-thread SPSC byte rings filled by
- * gp_emit (no locks, no atomic RMW, no shared-line writes on the hot path),
- * one writer thread that drains them into chunks, string interning, async
- * signal flush and fork handling.  Design notes: docs/FORMAT.md + ARCHITECTURE.md. */
+/* gp_recorder.c — in-process recording: each thread's source (its ring,
+ * write/gp_ring.h) filled by gp_emit, the metadata queue, the writer thread
+ * that drains them into chunks, string interning (write/gp_intern.h), async
+ * signal flush and fork handling.  Design notes: docs/ARCHITECTURE.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -11,90 +11,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "gp_internal.h"
+#include "common/gp_error.h"
+#include "common/gp_format.h"
+#include "codec/gp_codec.h"
+#include "gp_intern.h"
+#include "gp_out.h"
+#include "gp_recorder.h"
+#include "gp_ring.h"
 
 #define LD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define LD_RLX(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define ST_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define ALIGN8(x) (((x) + 7u) & ~(uint32_t)7u)
 
 #define META_QUEUE_MAX (64u << 20)   /* pending metadata bytes before we drop */
-#define RING_MIN 4096u
-#define ENTRY_HDR 8u                 /* u32 type, u32 size (incl. header) */
 /* Default ring: 4 MiB.  A ring more than half full wakes the writer (see
- * ring_put), so a ring need not hold a whole flush interval: 2 MiB is ~35 ms
+ * gp_ring_put), so a ring need not hold a whole flush interval: 2 MiB is ~35 ms
  * of 1 M events/s of 56-byte entries, and a training job's busiest thread
  * emits ~10x less (MNIST on an H200: ~60 k events/s).  A small ring stays
  * cache-warm (emit cost 13-15 ns with 1 MiB against 45-56 ns with 32 MiB at
  * 1 M events/s) and keeps the tracer's resident memory low: every page of a
  * ring becomes resident once the head has gone round it.  Later threads get
- * smaller rings when the cap is near (see ring_create), down to
+ * smaller rings when the cap is near (see tsrc_create), down to
  * RING_DEFAULT_MIN. */
 #define RING_DEFAULT (4u << 20)
 #define RING_DEFAULT_MIN (128u << 10)
 /* The tracer's memory bound (rings + writer buffers); issue bar: <= 64 MiB. */
 #define MAX_MEMORY_DEFAULT (64u << 20)
-/* Every ring entry fits in this much space past the end of the ring buffer
- * (fixed records <= 112 bytes, a stack <= 8 + 16 + 128 * 8), so an entry
- * that crosses the end simply continues into it: no wrap check or padding
- * entry on the hot path; the consumer reads entries contiguously. */
-#define RING_SLACK 2048u
-/* Pages faulted in at ring creation; the writer faults in further pages
- * ahead of the producer (MADV_POPULATE_WRITE) during the first lap. */
-#define RING_PREFAULT (512u << 10)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
-/* One producer (the owning thread), one consumer (whoever holds drain_lock). */
-struct gp_ring {
-	/* producer's cache line: written only by the owning thread */
-	_Alignas(64) uint64_t head;      /* release-stored after each record */
-	uint64_t limit;                  /* head may grow to this without looking at tail:
-					    <= last tail seen + cap (space), and the point where
-					    the ring is half full (wake the writer) */
-	uint64_t drops;                  /* records refused (ring full) */
-	uint64_t accepted;
-	uint64_t kicked_gen;             /* drain_gen value at our last wakeup */
-	uint8_t *buf;                    /* cap + RING_SLACK bytes, read-only after creation */
-	uint64_t cap;                    /* power of two */
-	/* consumer's cache line */
-	_Alignas(64) uint64_t tail;
-	uint64_t drain_gen;              /* bumped after every drain of this ring */
-	uint64_t drops_reported;
-	uint64_t faulted;                /* bytes of buf known to be faulted in */
-	uint64_t head_seen;              /* head at the previous drain */
-	/* cold */
+/* A thread's source: its ring (hot: first, cache-line aligned) and what
+ * the recorder knows of it (cold). */
+struct gp_tsrc {
+	struct gp_ring ring;
 	_Alignas(64) int exited;         /* owning thread is gone */
 	uint32_t source_id, tid, pid, name_id;
 	uint32_t kind, kind_written;
 	int source_written;
+	uint64_t drops_reported;         /* writer: drops already written as DROPPED */
 	const void *owner;               /* gp_tstate that created it */
-	struct gp_ring *next;
+	struct gp_tsrc *next;
 };
 
-struct icache_ent { const char *p; uint64_t h; uint32_t len, id; };
-#define ICACHE 64
-
-/* rec/ring: this thread's ring in rec (both NULL or both set).  gp_recorder_close
- * clears them in every live thread (rings' owners), so rec == the caller's
+/* rec/src: this thread's source in rec (both NULL or both set).  gp_recorder_close
+ * clears them in every live thread (sources' owners), so rec == the caller's
  * recorder is the whole validity check on the hot path. */
 struct gp_tstate {
 	gp_recorder *rec;
-	struct gp_ring *ring;
-	uint64_t cache_gen;
-	struct icache_ent cache[ICACHE];
+	struct gp_tsrc *src;
+	struct gp_icache icache;
 };
-
-struct istr { uint64_t h; uint32_t len; char *s; };
 
 struct gp_recorder {
 	uint64_t gen;                    /* unique per recorder: stale-TLS check */
@@ -111,22 +82,19 @@ struct gp_recorder {
 	pthread_mutex_t drain_lock;      /* consumer side of every ring + out + enc */
 	struct gp_out out;
 	struct gp_enc enc;
-	struct { struct gp_ring *g; uint64_t head; int exited; } *snap;
+	struct { struct gp_tsrc *g; uint64_t head; int exited; } *snap;
 	size_t snap_cap;
 	uint64_t write_lost_reported, no_ring_reported, meta_drop_reported;
 	uint64_t freed_accepted, freed_drops;   /* counters of freed rings */
 
 	pthread_mutex_t rings_lock;
-	struct gp_ring *rings;
+	struct gp_tsrc *rings;
 	uint64_t ring_mem;
 	uint32_t next_source, nthreads;
 	uint64_t no_ring_drops;          /* atomic */
 
 	pthread_mutex_t meta_lock;       /* intern table + meta queue */
-	struct istr *istr;
-	uint32_t nstr, istr_cap;
-	uint32_t *islot;                 /* open addressing: index+1, 0 empty */
-	uint32_t islot_cap;
+	struct gp_strtab strs;
 	uint8_t *mq, *mq_spare;
 	size_t mq_len, mq_cap, mq_spare_cap;
 	uint64_t meta_accepted, meta_drops;
@@ -141,7 +109,6 @@ static gp_recorder *g_live;
 static uint64_t g_gen;
 static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_no_populate;            /* MADV_POPULATE_WRITE unsupported (atomic) */
 static __thread struct gp_tstate *gp_tls __attribute__((tls_model("initial-exec")));
 
 /* Metadata goes through the meta queue to source 0, which the writer drains
@@ -186,7 +153,7 @@ static void tstate_destroy(void *arg)
 	pthread_mutex_lock(&g_reg_lock);
 	for (gp_recorder *r = g_live; r; r = r->next_live) {
 		pthread_mutex_lock(&r->rings_lock);
-		for (struct gp_ring *g = r->rings; g; g = g->next)
+		for (struct gp_tsrc *g = r->rings; g; g = g->next)
 			if (g->owner == ts) __atomic_store_n(&g->exited, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&r->rings_lock);
 	}
@@ -222,11 +189,11 @@ GP_API uint64_t gp_recorder_now(const gp_recorder *rec)
 }
 
 /* ---------------------------------------------------------------- metadata queue
- * Entries use the ring layout: u32 type, u32 size, struct body, extra bytes. */
+ * Entries use the ring entry layout (gp_ring.h). */
 static int mq_append(gp_recorder *rec, uint32_t type, const void *body, uint32_t blen,
 		     const void *extra, uint32_t elen)
 {
-	uint32_t size = ENTRY_HDR + ALIGN8(blen) + ALIGN8(elen);
+	uint32_t size = gp_entry_size(blen, elen);
 	if (rec->mq_len + size > META_QUEUE_MAX) { rec->meta_drops++; return GP_ERR_FULL; }
 	if (rec->mq_len + size > rec->mq_cap) {
 		size_t nc = rec->mq_cap ? rec->mq_cap * 2 : 65536;
@@ -235,70 +202,26 @@ static int mq_append(gp_recorder *rec, uint32_t type, const void *body, uint32_t
 		if (!nb) { rec->meta_drops++; return GP_ERR_NOMEM; }
 		rec->mq = nb; rec->mq_cap = nc;
 	}
-	uint8_t *p = rec->mq + rec->mq_len;
-	gp_put32(p, type); gp_put32(p + 4, size);
-	memcpy(p + ENTRY_HDR, body, blen);
-	if (elen) memcpy(p + ENTRY_HDR + ALIGN8(blen), extra, elen);
+	gp_entry_put(rec->mq + rec->mq_len, type, size, body, blen, extra, elen);
 	rec->mq_len += size;
 	return 0;
 }
 
 /* ---------------------------------------------------------------- interning */
-static uint64_t str_hash(const char *s, size_t n)
-{
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-	while (n >= 8) {
-		uint64_t w; memcpy(&w, s, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 32;
-		s += 8; n -= 8;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s, n);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	return h;
-}
-
-/* meta_lock held.  Returns the id, 0 when out of memory/queue space. */
+/* meta_lock held.  Returns the id, 0 when out of memory/queue space: the
+ * string's record is queued before the id is handed out, so it precedes
+ * every record that uses the id in the file. */
 static uint32_t intern_locked(gp_recorder *rec, const char *s, uint32_t len, uint64_t h)
 {
-	if (rec->islot_cap) {
-		uint32_t m = rec->islot_cap - 1;
-		for (uint32_t i = (uint32_t)h & m;; i = (i + 1) & m) {
-			uint32_t x = rec->islot[i];
-			if (!x) break;
-			struct istr *e = &rec->istr[x - 1];
-			if (e->h == h && e->len == len && !memcmp(e->s, s, len)) return x;
-		}
-	}
-	if ((rec->nstr + 1) * 2 > rec->islot_cap) {
-		uint32_t nc = rec->islot_cap ? rec->islot_cap * 2 : 1024;
-		uint32_t *ns = calloc(nc, sizeof(*ns));
-		if (!ns) return 0;
-		for (uint32_t k = 0; k < rec->nstr; k++) {
-			uint32_t i = (uint32_t)rec->istr[k].h & (nc - 1);
-			while (ns[i]) i = (i + 1) & (nc - 1);
-			ns[i] = k + 1;
-		}
-		free(rec->islot);
-		rec->islot = ns; rec->islot_cap = nc;
-	}
-	if (rec->nstr == rec->istr_cap) {
-		uint32_t nc = rec->istr_cap ? rec->istr_cap * 2 : 512;
-		struct istr *ni = realloc(rec->istr, nc * sizeof(*ni));
-		if (!ni) return 0;
-		rec->istr = ni; rec->istr_cap = nc;
-	}
-	char *copy = malloc(len + 1);
-	if (!copy) return 0;
-	memcpy(copy, s, len); copy[len] = 0;
-	uint32_t id = rec->nstr + 1;
+	uint32_t id = gp_strtab_find(&rec->strs, s, len, h);
+	if (id) return id;
+	id = gp_strtab_add(&rec->strs, s, len, h);
+	if (!id) return 0;
 	gp_rec_string body = { id, len, NULL };
-	if (mq_append(rec, GP_REC_STRING, &body, sizeof(body), s, len)) { free(copy); return 0; }
-	rec->istr[rec->nstr++] = (struct istr){ h, len, copy };
-	uint32_t m = rec->islot_cap - 1, i = (uint32_t)h & m;
-	while (rec->islot[i]) i = (i + 1) & m;
-	rec->islot[i] = id;
+	if (mq_append(rec, GP_REC_STRING, &body, sizeof(body), s, len)) {
+		gp_strtab_remove_last(&rec->strs);
+		return 0;
+	}
 	return id;
 }
 
@@ -307,20 +230,17 @@ GP_API uint32_t gp_intern_n(gp_recorder *rec, const char *s, size_t len)
 	if (!rec || (!s && len)) return 0;
 	if (!s) s = "";
 	if (len > GP_MAX_STRING_LEN) len = GP_MAX_STRING_LEN;
-	uint64_t h = str_hash(s, len);
+	uint64_t h = gp_str_hash(s, len);
 	struct gp_tstate *ts = tstate_get();
-	struct icache_ent *ce = NULL;
+	struct gp_icache_ent *ce = NULL;
 	if (ts) {
-		/* The cache key is pointer + content hash: a reused buffer with new
-		 * bytes misses instead of returning a stale id. */
-		if (ts->cache_gen != rec->gen) { memset(ts->cache, 0, sizeof(ts->cache)); ts->cache_gen = rec->gen; }
-		ce = &ts->cache[(h ^ ((uintptr_t)s >> 3)) & (ICACHE - 1)];
-		if (ce->id && ce->p == s && ce->h == h && ce->len == len) return ce->id;
+		ce = gp_icache_slot(&ts->icache, rec->gen, s, h);
+		if (gp_icache_hit(ce, s, (uint32_t)len, h)) return ce->id;
 	}
 	pthread_mutex_lock(&rec->meta_lock);
 	uint32_t id = intern_locked(rec, s, (uint32_t)len, h);
 	pthread_mutex_unlock(&rec->meta_lock);
-	if (ce && id) *ce = (struct icache_ent){ s, h, (uint32_t)len, id };
+	if (ce && id) *ce = (struct gp_icache_ent){ s, h, (uint32_t)len, id };
 	return id;
 }
 
@@ -329,7 +249,7 @@ GP_API uint32_t gp_intern(gp_recorder *rec, const char *s)
 	return gp_intern_n(rec, s, s ? strlen(s) : 0);
 }
 
-/* ---------------------------------------------------------------- rings */
+/* ---------------------------------------------------------------- sources */
 static void kick(gp_recorder *rec)
 {
 	int saved = errno;
@@ -339,97 +259,27 @@ static void kick(gp_recorder *rec)
 	errno = saved;
 }
 
-/* Where the producer must next look at tail: never past the space it knows
- * is free (tail + cap); at half full (wake the writer); while more than half
- * full, every cap/16 bytes (to see the writer's progress). */
-static inline uint64_t ring_limit(uint64_t head, uint64_t tail, uint64_t cap)
+static void tsrc_free(struct gp_tsrc *g)
 {
-	if (head - tail <= cap / 2) return tail + cap / 2;
-	uint64_t l = head + cap / 16;
-	return l < tail + cap ? l : tail + cap;
+	gp_ring_fini(&g->ring);
+	free(g);
 }
 
-/* Producer only: the careful path, taken when the entry would pass g->limit
- * or carries extra bytes. */
-static __attribute__((noinline)) int ring_put_slow(gp_recorder *rec, struct gp_ring *g, uint32_t type,
-						   const void *body, uint32_t blen, const void *extra, uint32_t elen)
-{
-	uint32_t size = ENTRY_HDR + ALIGN8(blen) + ALIGN8(elen);
-	uint64_t head = g->head, cap = g->cap;
-	uint64_t need = head + size;
-	uint64_t tail = LD_ACQ(&g->tail);
-	if (need - tail > cap || size > RING_SLACK || size > cap / 2) {
-		ST_RLX(&g->drops, g->drops + 1);
-		g->limit = ring_limit(head, tail, cap);
-		return GP_ERR_FULL;
-	}
-	uint8_t *p = g->buf + (head & (cap - 1));
-	gp_put32(p, type); gp_put32(p + 4, size);
-	memcpy(p + ENTRY_HDR, body, blen);
-	if (elen) memcpy(p + ENTRY_HDR + ALIGN8(blen), extra, elen);
-	ST_REL(&g->head, need);
-	ST_RLX(&g->accepted, g->accepted + 1);
-	if (need - tail > cap / 2) {
-		/* More than half full: wake the writer once per drain of this ring. */
-		uint64_t dg = LD_ACQ(&g->drain_gen);
-		if (dg != g->kicked_gen) { g->kicked_gen = dg; kick(rec); }
-	}
-	g->limit = ring_limit(need, tail, cap);
-	return 0;
-}
-
-/* Producer only: the hot path for a fixed-size body (blen a constant after
- * inlining).  Copies ALIGN8(blen) bytes: the body is a gp_record union
- * member and the union is a multiple of 8 bytes, so that stays inside it. */
-static inline __attribute__((always_inline)) int ring_put_fixed(gp_recorder *rec, struct gp_ring *g, uint32_t type,
-								const void *body, uint32_t blen)
-{
-	uint32_t size = ENTRY_HDR + ALIGN8(blen);
-	uint64_t head = g->head, need = head + size;
-	if (GP_UNLIKELY(need > g->limit)) return ring_put_slow(rec, g, type, body, blen, NULL, 0);
-	uint8_t *p = g->buf + (head & (g->cap - 1));
-	uint64_t hdr = (uint64_t)type | (uint64_t)size << 32;
-	memcpy(p, &hdr, 8);
-	memcpy(p + ENTRY_HDR, body, ALIGN8(blen));
-	ST_REL(&g->head, need);
-	ST_RLX(&g->accepted, g->accepted + 1);
-	return 0;
-}
-
-/* Faults in [from, to) of a ring buffer without writing to it (the producer
- * may be writing nearby).  0 ok; -1 when the kernel cannot (then no-op). */
-static int ring_populate(uint8_t *buf, uint64_t from, uint64_t to)
-{
-	uint64_t pg = 4096;
-	from &= ~(pg - 1);
-	to = (to + pg - 1) & ~(pg - 1);
-	if (to <= from || LD_RLX(&g_no_populate)) return -1;
-	if (madvise(buf + from, to - from, MADV_POPULATE_WRITE)) {
-		if (errno == EINVAL) ST_RLX(&g_no_populate, 1);
-		return -1;
-	}
-	return 0;
-}
-
-static void ring_buf_free(struct gp_ring *g)
-{
-	if (g->buf) munmap(g->buf, g->cap + RING_SLACK);
-}
-
-/* Makes (or finds) ts's ring in rec and caches it in ts.  The cache is set
+/* Makes (or finds) ts's source in rec and caches it in ts.  The cache is set
  * under rings_lock and only while rec is not closed, so forget_thread_caches
- * (same lock, after closed is set) cannot miss it. */
-static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts, uint32_t kind, int fresh)
+ * (same lock, after closed is set) cannot miss it.  The ring's size is the
+ * recorder's memory policy, decided here. */
+static struct gp_tsrc *tsrc_create(gp_recorder *rec, struct gp_tstate *ts, uint32_t kind, int fresh)
 {
 	char name[17] = { 0 };
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 	uint32_t name_id = gp_intern(rec, name);
-	struct gp_ring *g = NULL;
+	struct gp_tsrc *g = NULL;
 	pthread_mutex_lock(&rec->rings_lock);
 	for (g = fresh ? NULL : rec->rings; g; g = g->next)
 		if (g->owner == ts && !LD_ACQ(&g->exited)) break;
 	if (g) {
-		if (!LD_ACQ(&rec->closed)) { ST_RLX(&ts->ring, g); ST_RLX(&ts->rec, rec); }
+		if (!LD_ACQ(&rec->closed)) { ST_RLX(&ts->src, g); ST_RLX(&ts->rec, rec); }
 		pthread_mutex_unlock(&rec->rings_lock);
 		return g;
 	}
@@ -462,60 +312,50 @@ static struct gp_ring *ring_create(gp_recorder *rec, struct gp_tstate *ts, uint3
 	pthread_mutex_unlock(&rec->rings_lock);
 
 	g = aligned_alloc(64, sizeof(*g));
-	void *buf = mmap(NULL, cap + RING_SLACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED) buf = NULL;
-	if (g && buf) {
+	int rc = GP_ERR_NOMEM;
+	if (g) {
 		memset(g, 0, sizeof(*g));
-		g->buf = buf; g->cap = cap;
-		g->limit = cap / 2;
-		g->kicked_gen = UINT64_MAX;
+		rc = gp_ring_init(&g->ring, cap, rec->efd);
 		g->tid = my_tid(); g->pid = (uint32_t)getpid();
 		g->name_id = name_id;
 		g->kind = kind;
 		g->owner = ts;
-		/* fault in the start now (first use of this thread, off the hot
-		 * path); the writer keeps ahead of the producer from there */
-		uint64_t pre = cap + RING_SLACK < RING_PREFAULT ? cap + RING_SLACK : RING_PREFAULT;
-		if (ring_populate(g->buf, 0, pre))
-			for (uint64_t o = 0; o < pre; o += 4096) ((volatile uint8_t *)g->buf)[o] = 0;
-		g->faulted = pre;
 	}
 	pthread_mutex_lock(&rec->rings_lock);
-	if (!g || !buf || LD_ACQ(&rec->closed)) {
+	if (rc || LD_ACQ(&rec->closed)) {
 		rec->ring_mem -= cap;
 		pthread_mutex_unlock(&rec->rings_lock);
-		free(g);
-		if (buf) munmap(buf, cap + RING_SLACK);
+		if (g) tsrc_free(g);
 		return NULL;
 	}
 	g->source_id = rec->next_source++;
 	rec->nthreads++;
 	g->next = rec->rings;
 	ST_REL(&rec->rings, g);
-	ST_RLX(&ts->ring, g); ST_RLX(&ts->rec, rec);
+	ST_RLX(&ts->src, g); ST_RLX(&ts->rec, rec);
 	pthread_mutex_unlock(&rec->rings_lock);
 	return g;
 }
 
-/* Finds or makes the calling thread's ring for rec. */
-static struct gp_ring *ring_for_thread(gp_recorder *rec)
+/* Finds or makes the calling thread's source in rec. */
+static struct gp_tsrc *tsrc_for_thread(gp_recorder *rec)
 {
 	struct gp_tstate *ts = tstate_get();
 	if (!ts) return NULL;
-	if (LD_RLX(&ts->rec) == rec && ts->ring) return ts->ring;
-	return ring_create(rec, ts, GP_SOURCE_THREAD, 0);
+	if (LD_RLX(&ts->rec) == rec && ts->src) return ts->src;
+	return tsrc_create(rec, ts, GP_SOURCE_THREAD, 0);
 }
 
-/* Every live thread forgets its cached ring of rec (rec is being closed or
+/* Every live thread forgets its cached source of rec (rec is being closed or
  * forgotten).  g_reg_lock held: a thread exiting meanwhile either marked its
- * rings exited already or waits, so each owner read here is alive. */
+ * sources exited already or waits, so each owner read here is alive. */
 static void forget_thread_caches(gp_recorder *rec)
 {
 	pthread_mutex_lock(&rec->rings_lock);
-	for (struct gp_ring *g = rec->rings; g; g = g->next) {
+	for (struct gp_tsrc *g = rec->rings; g; g = g->next) {
 		struct gp_tstate *ts = (struct gp_tstate *)g->owner;
 		if (LD_ACQ(&g->exited) || !ts) continue;
-		if (LD_RLX(&ts->rec) == rec) { ST_RLX(&ts->rec, NULL); ST_RLX(&ts->ring, NULL); }
+		if (LD_RLX(&ts->rec) == rec) { ST_RLX(&ts->rec, NULL); ST_RLX(&ts->src, NULL); }
 	}
 	pthread_mutex_unlock(&rec->rings_lock);
 }
@@ -549,25 +389,25 @@ static __attribute__((noinline)) int emit_slow(gp_recorder *rec, const gp_record
 		pthread_mutex_unlock(&rec->meta_lock);
 		return rc ? GP_ERR_FULL : 0;
 	}
-	struct gp_ring *g = ring_for_thread(rec);
+	struct gp_tsrc *g = tsrc_for_thread(rec);
 	if (!g) {
 		__atomic_add_fetch(&rec->no_ring_drops, 1, __ATOMIC_RELAXED);
 		return GP_ERR_FULL;
 	}
-	return ring_put_slow(rec, g, type, &r->u, gp_rec_struct_size[type], NULL, 0);
+	return gp_ring_put(&g->ring, type, &r->u, gp_rec_struct_size[type], NULL, 0);
 }
 
-/* The hot path: one TLS load, one compare for "this thread has a ring in
+/* The hot path: one TLS load, one compare for "this thread has a source in
  * rec" (close clears every thread's cache, see forget_thread_caches), a
  * switch whose cases copy a compile-time number of bytes, one compare for
  * ring space.  Everything else (first use, metadata, stacks, ring nearly
- * full, wrong arguments) goes to emit_slow / ring_put_slow. */
-#define FIXED(T, m) case T: return ring_put_fixed(rec, g, T, &r->u.m, sizeof(r->u.m))
+ * full, wrong arguments) goes to emit_slow / gp_ring_put. */
+#define FIXED(T, m) case T: return gp_ring_put_fixed(g, T, &r->u.m, sizeof(r->u.m))
 GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 {
 	struct gp_tstate *ts = gp_tls;
 	if (GP_LIKELY(ts && rec && LD_RLX(&ts->rec) == rec && r)) {
-		struct gp_ring *g = ts->ring;
+		struct gp_ring *g = &ts->src->ring;
 		switch (r->type) {
 		FIXED(GP_REC_API, api);
 		FIXED(GP_REC_KERNEL, kernel);
@@ -593,16 +433,16 @@ GP_API void gp_recorder_set_thread_kind(gp_recorder *rec, uint32_t source_kind)
 	if (!rec || LD_ACQ(&rec->closed)) return;
 	struct gp_tstate *ts = tstate_get();
 	if (!ts) return;
-	struct gp_ring *g = LD_RLX(&ts->rec) == rec ? ts->ring : NULL;
+	struct gp_tsrc *g = LD_RLX(&ts->rec) == rec ? ts->src : NULL;
 	if (!g) {
 		/* no ring yet: make it for this kind (an activity thread gets a full one) */
-		g = ring_create(rec, ts, source_kind, 0);
-	} else if (source_kind == GP_SOURCE_ACTIVITY && rec->ring_default && g->cap < rec->ring_bytes) {
+		g = tsrc_create(rec, ts, source_kind, 0);
+	} else if (source_kind == GP_SOURCE_ACTIVITY && rec->ring_default && g->ring.cap < rec->ring_bytes) {
 		/* The thread emitted before it turned out to be CUPTI's activity
 		 * thread and got a small ring: give it a full one (a new source).
 		 * The old ring is retired like an exited thread's: drained, freed. */
-		struct gp_ring *ng = ring_create(rec, ts, source_kind, 1);
-		if (ng && ng->cap > g->cap) {
+		struct gp_tsrc *ng = tsrc_create(rec, ts, source_kind, 1);
+		if (ng && ng->ring.cap > g->ring.cap) {
 			pthread_mutex_lock(&rec->rings_lock);
 			ST_REL(&g->exited, 1);
 			pthread_mutex_unlock(&rec->rings_lock);
@@ -611,7 +451,7 @@ GP_API void gp_recorder_set_thread_kind(gp_recorder *rec, uint32_t source_kind)
 			/* no bigger ring to be had: keep the old one */
 			pthread_mutex_lock(&rec->rings_lock);
 			ST_REL(&ng->exited, 1);
-			ST_RLX(&ts->ring, g);
+			ST_RLX(&ts->src, g);
 			pthread_mutex_unlock(&rec->rings_lock);
 		}
 	}
@@ -632,27 +472,6 @@ static void put_rec(gp_recorder *rec, const gp_record *r)
 	if (rec->enc.len >= GP_CHUNK_TARGET) gp_out_chunk(&rec->out, &rec->enc);
 }
 
-/* Turns a raw entry (ring/meta-queue layout) into a gp_record. */
-static int entry_to_record(const uint8_t *p, uint32_t type, uint32_t size, gp_record *r)
-{
-	if (type == 0 || type >= GP_REC_TYPE_MAX) return -1;
-	uint32_t blen = gp_rec_struct_size[type];
-	if (ENTRY_HDR + ALIGN8(blen) > size) return -1;
-	r->type = type;
-	r->source_id = 0;
-	memcpy(&r->u, p + ENTRY_HDR, blen);
-	const uint8_t *extra = p + ENTRY_HDR + ALIGN8(blen);
-	uint32_t elen = size - ENTRY_HDR - ALIGN8(blen);
-	if (type == GP_REC_STRING) {
-		if (r->u.string.len > elen) r->u.string.len = elen;
-		r->u.string.str = (const char *)extra;
-	} else if (type == GP_REC_STACK) {
-		if ((uint64_t)r->u.stack.nframes * 8 > elen) r->u.stack.nframes = elen / 8;
-		r->u.stack.frames = (const uint64_t *)extra;
-	}
-	return 0;
-}
-
 static void put_dropped(gp_recorder *rec, uint64_t now, uint64_t count, uint32_t where, uint32_t src)
 {
 	gp_record r = { .type = GP_REC_DROPPED };
@@ -668,7 +487,7 @@ static void drain_all(gp_recorder *rec)
 	pthread_mutex_lock(&rec->drain_lock);
 	size_t n = 0;
 	pthread_mutex_lock(&rec->rings_lock);
-	for (struct gp_ring *g = rec->rings; g; g = g->next) {
+	for (struct gp_tsrc *g = rec->rings; g; g = g->next) {
 		if (n == rec->snap_cap) {
 			size_t nc = rec->snap_cap ? rec->snap_cap * 2 : 64;
 			void *ns = realloc(rec->snap, nc * sizeof(*rec->snap));
@@ -677,7 +496,7 @@ static void drain_all(gp_recorder *rec)
 		}
 		rec->snap[n].g = g;
 		rec->snap[n].exited = LD_ACQ(&g->exited);   /* before head: then head is final */
-		rec->snap[n].head = LD_ACQ(&g->head);
+		rec->snap[n].head = gp_ring_head(&g->ring);
 		n++;
 	}
 	pthread_mutex_unlock(&rec->rings_lock);
@@ -693,15 +512,15 @@ static void drain_all(gp_recorder *rec)
 	uint64_t now = gp_recorder_now(rec);
 	enc_switch(rec, 0, 0);
 	gp_record r;
-	for (size_t off = 0; off + ENTRY_HDR <= mq_len;) {
+	for (size_t off = 0; off + GP_ENTRY_HDR <= mq_len;) {
 		uint32_t type = gp_get32(mq + off), size = gp_get32(mq + off + 4);
-		if (size < ENTRY_HDR || off + size > mq_len) break;
-		if (!entry_to_record(mq + off, type, size, &r)) put_rec(rec, &r);
+		if (size < GP_ENTRY_HDR || off + size > mq_len) break;
+		if (!gp_entry_to_record(mq + off, type, size, &r)) put_rec(rec, &r);
 		off += size;
 	}
 	rec->mq_spare = mq; rec->mq_spare_cap = mq_cap;
 	for (size_t i = 0; i < n; i++) {
-		struct gp_ring *g = rec->snap[i].g;
+		struct gp_tsrc *g = rec->snap[i].g;
 		uint32_t kind = LD_ACQ(&g->kind);
 		if (!g->source_written || kind != g->kind_written) {
 			r.type = GP_REC_SOURCE;
@@ -709,7 +528,7 @@ static void drain_all(gp_recorder *rec)
 			put_rec(rec, &r);
 			g->source_written = 1; g->kind_written = kind;
 		}
-		uint64_t d = LD_RLX(&g->drops);
+		uint64_t d = gp_ring_drops(&g->ring);
 		if (d != g->drops_reported) {
 			put_dropped(rec, now, d - g->drops_reported, GP_DROP_RING, g->source_id);
 			g->drops_reported = d;
@@ -733,47 +552,39 @@ static void drain_all(gp_recorder *rec)
 
 	/* data: one ring at a time, releasing ring space after each chunk */
 	for (size_t i = 0; i < n; i++) {
-		struct gp_ring *g = rec->snap[i].g;
-		uint64_t t = g->tail, head = rec->snap[i].head;
-		/* first lap: fault in pages ahead of the producer (twice what it
-		 * wrote since the last drain), so its stores do not fault */
-		if (g->faulted < g->cap + RING_SLACK && head < g->cap && !rec->snap[i].exited) {
-			uint64_t ahead = 2 * (head - g->head_seen);
-			uint64_t to = head + (ahead > RING_PREFAULT ? ahead : RING_PREFAULT);
-			if (to > g->cap + RING_SLACK) to = g->cap + RING_SLACK;
-			if (to > g->faulted && !ring_populate(g->buf, g->faulted, to)) g->faulted = to;
-		}
-		g->head_seen = head;
+		struct gp_tsrc *g = rec->snap[i].g;
+		struct gp_ring *ring = &g->ring;
+		uint64_t t = ring->tail, head = rec->snap[i].head;
+		gp_ring_prefault_ahead(ring, head, rec->snap[i].exited);
 		enc_switch(rec, g->source_id, g->tid);
 		while (t < head) {
-			const uint8_t *p = g->buf + (t & (g->cap - 1));
-			uint32_t type = gp_get32(p), size = gp_get32(p + 4);
-			if (size < ENTRY_HDR || (size & 7) || size > head - t) { t = head; break; } /* cannot happen; never loop */
-			if (type && !entry_to_record(p, type, size, &r)) {
+			uint32_t type, size;
+			const uint8_t *p = gp_ring_entry(ring, t, head, &type, &size);
+			if (!p) { t = head; break; } /* cannot happen; never loop */
+			if (type && !gp_entry_to_record(p, type, size, &r)) {
 				if (!gp_enc_record(&rec->enc, &r) && rec->enc.len >= GP_CHUNK_TARGET) {
 					gp_out_chunk(&rec->out, &rec->enc);
-					ST_REL(&g->tail, t + size);
+					gp_ring_release(ring, t + size);
 				}
 			}
 			t += size;
 		}
 		gp_out_chunk(&rec->out, &rec->enc);
-		ST_REL(&g->tail, t);
-		__atomic_add_fetch(&g->drain_gen, 1, __ATOMIC_RELEASE);
+		gp_ring_release(ring, t);
+		gp_ring_drained(ring);
 	}
 
 	/* free rings of exited threads once empty and fully reported */
 	pthread_mutex_lock(&rec->rings_lock);
 	for (size_t i = 0; i < n; i++) {
-		struct gp_ring *g = rec->snap[i].g;
-		if (!rec->snap[i].exited || g->tail != rec->snap[i].head) continue;
-		for (struct gp_ring **pp = &rec->rings; *pp; pp = &(*pp)->next)
+		struct gp_tsrc *g = rec->snap[i].g;
+		if (!rec->snap[i].exited || g->ring.tail != rec->snap[i].head) continue;
+		for (struct gp_tsrc **pp = &rec->rings; *pp; pp = &(*pp)->next)
 			if (*pp == g) { *pp = g->next; break; }
-		rec->ring_mem -= g->cap;
-		rec->freed_accepted += g->accepted;
-		rec->freed_drops += g->drops;
-		ring_buf_free(g);
-		free(g);
+		rec->ring_mem -= g->ring.cap;
+		rec->freed_accepted += g->ring.accepted;
+		rec->freed_drops += g->ring.drops;
+		tsrc_free(g);
 	}
 	pthread_mutex_unlock(&rec->rings_lock);
 	pthread_mutex_unlock(&rec->drain_lock);
@@ -824,9 +635,9 @@ static uint32_t pick_mode(const char *path, uint32_t want)
 
 static void rec_free(gp_recorder *rec)
 {
-	for (struct gp_ring *g = rec->rings, *nx; g; g = nx) { nx = g->next; ring_buf_free(g); free(g); }
-	for (uint32_t i = 0; i < rec->nstr; i++) free(rec->istr[i].s);
-	free(rec->istr); free(rec->islot); free(rec->mq); free(rec->mq_spare); free(rec->snap);
+	for (struct gp_tsrc *g = rec->rings, *nx; g; g = nx) { nx = g->next; tsrc_free(g); }
+	gp_strtab_free(&rec->strs);
+	free(rec->mq); free(rec->mq_spare); free(rec->snap);
 	gp_enc_free(&rec->enc);
 	gp_out_free(&rec->out);
 	free(rec);
@@ -848,7 +659,7 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	if (rec->flush_ms > 3600000) rec->flush_ms = 3600000;
 	uint64_t rb = o.ring_bytes ? o.ring_bytes : RING_DEFAULT;
 	rec->ring_default = !o.ring_bytes;
-	uint64_t pw = RING_MIN;
+	uint64_t pw = GP_RING_MIN;
 	while (pw < rb && pw < (1ull << 32)) pw <<= 1;
 	rec->ring_bytes = pw;
 	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : MAX_MEMORY_DEFAULT;
@@ -999,9 +810,9 @@ static void collect(gp_recorder *rec, uint64_t *acc, uint64_t *ring_drops)
 	pthread_mutex_lock(&rec->rings_lock);
 	*acc = rec->freed_accepted;
 	*ring_drops = rec->freed_drops;
-	for (struct gp_ring *g = rec->rings; g; g = g->next) {
-		*acc += LD_RLX(&g->accepted);
-		*ring_drops += LD_RLX(&g->drops);
+	for (struct gp_tsrc *g = rec->rings; g; g = g->next) {
+		*acc += gp_ring_accepted(&g->ring);
+		*ring_drops += gp_ring_drops(&g->ring);
 	}
 	pthread_mutex_unlock(&rec->rings_lock);
 }

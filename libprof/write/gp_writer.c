@@ -4,7 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "gp_internal.h"
+#include "common/gp_error.h"
+#include "common/gp_format.h"
+#include "codec/gp_codec.h"
+#include "gp_out.h"
+#include "gp_writer.h"
 
 struct wsrc {
 	uint32_t id, tid;

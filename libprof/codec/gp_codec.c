@@ -1,7 +1,9 @@
 /* gp_codec.c — record encoding and decoding inside one chunk (varints,
  * per-chunk delta state, thread rule).  Layout: docs/FORMAT.md "Records". */
 #include <stdlib.h>
-#include "gp_internal.h"
+#include "common/gp_error.h"
+#include "common/gp_format.h"
+#include "gp_codec.h"
 
 int gp_enc_init(struct gp_enc *e, uint32_t source, uint32_t src_tid)
 {
@@ -58,12 +60,7 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 	start[0] = (uint8_t)r->type;
 	uint8_t *pl = start + 2; /* one length byte reserved; moved if longer */
 	uint8_t *p = pl;
-	const union { gp_rec_string string; gp_rec_source source; gp_rec_process process;
-		gp_rec_thread thread; gp_rec_device device; gp_rec_api api; gp_rec_kernel kernel;
-		gp_rec_memcpy memcpy; gp_rec_memset memset; gp_rec_nvtx_range nvtx_range;
-		gp_rec_nvtx_mark nvtx_mark; gp_rec_sync sync; gp_rec_memory memory;
-		gp_rec_dropped dropped; gp_rec_clock clock; gp_rec_counter counter;
-		gp_rec_module module; gp_rec_stack stack; gp_rec_window window; } *u = (const void *)&r->u;
+	const union gp_rec_body *u = &r->u;
 	switch (r->type) {
 	case GP_REC_STRING: {
 		uint32_t n = u->string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : u->string.len;

@@ -9,7 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "gp_internal.h"
+#include "common/gp_error.h"
+#include "common/gp_format.h"
+#include "codec/gp_codec.h"
+#include "gp_reader.h"
 
 static __thread char g_open_err[512];
 
@@ -165,6 +168,16 @@ GP_API const gp_rec_source *gp_reader_source(const gp_reader *r, uint32_t source
 	if (!r) return NULL;
 	uint32_t v = map_get(&r->srcmap, source_id, r->srcs, sizeof(*r->srcs));
 	return v ? &r->srcs[v - 1] : NULL;
+}
+
+GP_API uint32_t gp_reader_tid(const gp_reader *r, const gp_record *rec, const struct gp_field *f)
+{
+	uint32_t t = (uint32_t)gp_field_get(rec, f, 0);
+	if (!t && (f->flags & GP_FIELD_SRC_TID)) {
+		const gp_rec_source *src = gp_reader_source(r, rec->source_id);
+		t = src ? src->tid : 0;
+	}
+	return t;
 }
 
 /* ---------------------------------------------------------------- file access */
