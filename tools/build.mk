@@ -2,13 +2,14 @@
 # Links libprof.a statically; sqlite3 for `export --format sqlite`, libstdc++
 # for __cxa_demangle, libm for the stddev in `stats`.
 TOOLS_SRCS := $(wildcard tools/*.c)
+TOOLS_SRCS += $(wildcard tools/analysis/*.c)
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
 GPUPROF_BIN := $(B)/bin/gpuprof
 TOOLS_LIBS := -lsqlite3 -lstdc++ -lm
 
 all: $(GPUPROF_BIN)
 
-$(B)/obj/tools/%.o: tools/%.c tools/*.h libprof/gp_trace.h | $(B)/obj/tools/
+$(B)/obj/tools/%.o: tools/%.c tools/*.h tools/analysis/*.h libprof/gp_trace.h | $(B)/obj/tools/ $(B)/obj/tools/analysis/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -c $< -o $@
 
 $(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/

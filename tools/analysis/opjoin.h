@@ -1,0 +1,81 @@
+/* opjoin.h — GPU operations (kernel, memcpy, memset records) joined to the
+ * API call that launched them, by (pid, correlation id), in one streaming
+ * pass.  A component in the Babeltrace sense: opjoin_new (init), opjoin_api /
+ * opjoin_gpu / opjoin_advance (consume), opjoin_finish (finalize); each
+ * joined operation goes to the callback given at init.
+ *
+ * Either record may come first.  The runtime call and the driver call inside
+ * it share the correlation id: the launch call is their union (earliest
+ * start, latest end) and its thread is the first one seen.  Every kernel of a
+ * graph launch carries the correlation id of the cudaGraphLaunch call, so
+ * they all join that call (graph = 1): they belong where the graph launch was
+ * made.
+ *
+ * Memory: a call stays in the table until `grace_ns` of trace time after it
+ * (and after the last operation joined to it) has streamed past; an
+ * operation whose call has not been seen waits at most `expire_ns` and is
+ * then delivered without a call (has_call = 0).  So the state is the calls
+ * and operations of the last few seconds of the trace, not the trace. */
+#ifndef GPUPROF_ANALYSIS_OPJOIN_H
+#define GPUPROF_ANALYSIS_OPJOIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_trace.h"
+
+enum op_kind { OP_KERNEL = 0, OP_MEMCPY = 1, OP_MEMSET = 2 };
+/* HTA's kernel classes: communication = NCCL kernels (name contains "nccl",
+ * any case, as in comm.c), memory = memcpy/memset, computation = the rest. */
+enum op_class { OPC_COMPUTE = 0, OPC_COMM = 1, OPC_MEMORY = 2 };
+
+struct gpu_op {
+	uint64_t s, e;           /* GPU interval (e >= s) */
+	uint64_t call_s, call_e; /* the launch call (when has_call) */
+	uint64_t corr;
+	uint32_t pid, tid;       /* tid: thread of the launch call (0: none) */
+	uint32_t device, stream;
+	uint32_t name_id;        /* kernel name; 0 for memcpy/memset */
+	uint32_t call_name_id;   /* API name of the launch call */
+	uint8_t kind, cls;       /* op_kind, op_class */
+	uint8_t has_call, graph; /* graph: the call was a graph launch */
+};
+
+typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
+
+struct opjoin_opts {
+	size_t sz;            /* sizeof(struct opjoin_opts) */
+	uint64_t expire_ns;   /* 0: 5 s */
+	uint64_t grace_ns;    /* 0: 1 s */
+};
+
+struct opjoin_counts {
+	uint64_t ops;          /* delivered */
+	uint64_t ops_no_call;  /* delivered without a launch call */
+	uint64_t calls_no_op;  /* launch calls that never saw an operation */
+};
+
+struct opjoin;
+
+/* r: for API and kernel names (class by name).  opts may be NULL. */
+struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_cb cb, void *ctx);
+void opjoin_free(struct opjoin *j); /* NULL ok */
+/* An API record of pid/tid; calls without a correlation id are ignored. */
+void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a);
+/* A KERNEL, MEMCPY or MEMSET record of pid (others are ignored). */
+void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec);
+/* The stream has reached trace time `now`: expires what is old enough. */
+void opjoin_advance(struct opjoin *j, uint64_t now);
+/* Start of the earliest launch call (a call that launches GPU work and
+ * returned success) whose operation has not arrived yet, UINT64_MAX if none:
+ * every operation launched before it has been delivered. */
+uint64_t opjoin_frontier(struct opjoin *j);
+/* End of stream: delivers the operations still waiting for their call. */
+void opjoin_finish(struct opjoin *j);
+void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out);
+
+/* Whether an API name launches GPU work (kernel, graph, memcpy, memset
+ * calls; not cudaLaunchHostFunc). */
+int opjoin_is_launch(const char *name);
+
+#endif
