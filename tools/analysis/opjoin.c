@@ -262,13 +262,21 @@ void opjoin_advance(struct opjoin *j, uint64_t now)
 
 uint64_t opjoin_frontier(struct opjoin *j)
 {
+	uint64_t f = UINT64_MAX;
 	if (j->cfirst < j->chead) j->cfirst = j->chead;
 	while (j->cfirst < j->cn) {
 		const struct call *c = &j->calls[j->cfirst];
-		if (c->launch && !c->joined && c->s + j->expire > j->now) return c->s;
+		if (c->launch && !c->joined && c->s + j->expire > j->now) { f = c->s; break; }
 		j->cfirst++;
 	}
-	return UINT64_MAX;
+	/* an operation still waiting for its call was launched before it started */
+	for (size_t i = j->phead; i < j->pn; i++) {
+		const struct pending_op *p = &j->pend[i];
+		if (p->done) continue;
+		if (p->op.s < f) f = p->op.s;
+		break;
+	}
+	return f;
 }
 
 void opjoin_finish(struct opjoin *j)

@@ -66,9 +66,10 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec);
 /* The stream has reached trace time `now`: expires what is old enough. */
 void opjoin_advance(struct opjoin *j, uint64_t now);
-/* Start of the earliest launch call (a call that launches GPU work and
- * returned success) whose operation has not arrived yet, UINT64_MAX if none:
- * every operation launched before it has been delivered. */
+/* Before this time every GPU operation launched has been delivered: the
+ * start of the earliest launch call (a call that launches GPU work and
+ * returned success) whose operation has not arrived, or the GPU start of the
+ * oldest operation still waiting for its call; UINT64_MAX if neither. */
 uint64_t opjoin_frontier(struct opjoin *j);
 /* End of stream: delivers the operations still waiting for their call. */
 void opjoin_finish(struct opjoin *j);

@@ -56,8 +56,8 @@ static double fig(const struct step_row *w, int f)
 	}
 }
 
-/* A step the summary counts: not warm-up, or warm-up kept. */
-#define COUNTED(w, keep) ((keep) || !(w)->warmup)
+/* A step the summary counts: not partial, and not warm-up or warm-up kept. */
+#define COUNTED(w, keep) (!(w)->partial && ((keep) || !(w)->warmup))
 
 /* Median of figure f over rows[lo..hi) (only the counted ones when
  * counted_only; keep: warm-up kept). */
@@ -66,7 +66,7 @@ static double median_fig(const struct steps_proc *p, size_t lo, size_t hi, int f
 {
 	size_t n = 0;
 	for (size_t i = lo; i < hi; i++)
-		if (!counted_only || COUNTED(&p->rows[i], keep)) buf[n++] = fig(&p->rows[i], f);
+		if (counted_only ? COUNTED(&p->rows[i], keep) : !p->rows[i].partial) buf[n++] = fig(&p->rows[i], f);
 	return step_quantile(buf, n, 0.5);
 }
 

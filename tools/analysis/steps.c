@@ -489,8 +489,8 @@ void steps_advance(struct steps *st, uint64_t now, uint64_t frontier)
 }
 
 /* The last trace step has no next boundary: it is a step when it launched
- * about as many operations as the most common step (within 10 %), and it
- * ends where its last launch call ended. */
+ * about as many operations as the most common step (within 10 %); it ends
+ * where the last of its launch calls and GPU operations ended (partial). */
 static void close_last_trace_step(struct sproc *p)
 {
 	if (!p->open || !p->out.nrows) return;
@@ -502,10 +502,15 @@ static void close_last_trace_step(struct sproc *p)
 		if (!o->has_call || o->call_s < w->s) continue;
 		n++;
 		if (o->call_e > end) end = o->call_e;
+		if (o->e > end) end = o->e;
 	}
 	size_t want = p->out.plan->period_ops;
-	if (n * 10 >= want * 9 && n * 10 <= want * 11 && end > w->s) w->e = end;
-	else p->out.nrows--;
+	if (n * 10 >= want * 9 && n * 10 <= want * 11 && end > w->s) {
+		w->e = end;
+		w->partial = 1;
+	} else {
+		p->out.nrows--;
+	}
 	p->open = 0;
 }
 

@@ -66,7 +66,9 @@ struct step_row {
 	uint32_t sync_calls, alloc_calls;
 	uint64_t sync_ns;         /* time in synchronising calls started in the step (clipped to it) */
 	uint64_t pause_max;       /* longest time in the step with no API call on any thread */
-	uint8_t warmup, outlier;  /* set by steps_summarize */
+	uint8_t partial;          /* trace: the last step, whose next boundary never came; it ends
+				     where its GPU work ended, so its time is not a period */
+	uint8_t warmup, outlier;  /* set by step_summarize */
 	uint32_t ph_off, ph_n;    /* its phases: steps_proc.ph[ph_off .. ph_off+ph_n) */
 };
 
