@@ -10,6 +10,7 @@
  * launch join into the per-step component, which finalizes each step as soon
  * as all its GPU work has been seen. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ static void help(FILE *f)
 	fprintf(f, "usage: gpuprof steps [--method auto|nvtx|trace] [--step-range NAME]\n"
 		   "                     [--attribution any-thread|same-thread] [--keep-warmup]\n"
 		   "                     [--kernel-wait T] [--per-step] [--report LIST]\n"
-		   "                     [--format table|csv|json] [--strict] FILE\n\n"
+		   "                     [--format table|csv|json] [--strict] [--verbose] FILE\n\n"
 		   "The training step as the unit (docs/STEPS.md): where each step's wall time goes\n"
 		   "(GPU compute, communication and memory operations not hidden under compute, and\n"
 		   "GPU idle time by why: host wait, synchronising call, launch latency, other; they\n"
@@ -49,6 +50,8 @@ static void help(FILE *f)
 		   "                    step_outliers, step_phases, step_rows (default: all but step_rows)\n"
 		   "  --format FMT      table (default), csv or json\n"
 		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
+		   "  --verbose         on stderr: per process, the most records held at once (the\n"
+		   "                    memory bound) and the operations the join could not pair\n"
 		   "  -h, --help        this text\n");
 }
 
@@ -131,13 +134,14 @@ int cmd_steps(int argc, char **argv)
 		{ "report", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct step_detect_opts dopts = { sizeof(dopts), STEP_WANT_AUTO, NULL, 0 };
 	struct steps_opts sopts = { sizeof(sopts), 0 };
 	enum attr_rule rule = ATTR_ANY_THREAD;
-	int keep = 0, per_step = 0, fmt = FMT_TABLE, strict = 0, any = 0, c;
+	int keep = 0, per_step = 0, fmt = FMT_TABLE, strict = 0, any = 0, verbose = 0, c;
 	int want[SR_COUNT] = { 0 };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
@@ -188,6 +192,7 @@ int cmd_steps(int argc, char **argv)
 			else { tool_err("unknown format '%s' (table, csv, json)", optarg); return EXIT_USAGE; }
 			break;
 		case 's': strict = 1; break;
+		case 'v': verbose = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
@@ -227,6 +232,18 @@ int cmd_steps(int argc, char **argv)
 	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) goto out;
 	opjoin_finish(j);
 	steps_finish(st);
+	if (verbose) {
+		struct opjoin_counts oc;
+		opjoin_counts(j, &oc);
+		fprintf(stderr, "%s: %" PRIu64 " GPU operations, %" PRIu64 " without a launch call; %" PRIu64
+			" launch calls without an operation\n", g_cmd, oc.ops, oc.ops_no_call, oc.calls_no_op);
+		for (size_t i = 0; i < steps_nprocs(st); i++) {
+			const struct steps_proc *p = steps_proc(st, i);
+			fprintf(stderr, "%s: pid %u: %zu steps; held at most %" PRIu64
+				" GPU operations and API calls at once; %" PRIu64 " came after their step\n",
+				g_cmd, p->pid, p->nrows, p->pending_max, p->late_ops);
+		}
+	}
 
 	struct steps_reports reps;
 	steps_reports_fill(&reps, st, gp_reader_header(r)->start_trace_ns, keep);

@@ -7,6 +7,12 @@
  *   gen_steps OUT                 the idle-category trace (pid 4000)
  *   gen_steps --steady OUT        8 steps: a warm-up step, an outlier (pid 5000)
  *   gen_steps --steady --no-nvtx OUT   the same without NVTX ranges
+ *   gen_steps --steady --steps N OUT   N >= 8 steps: steps 8.. like step 7,
+ *                                 100000 apart (a long trace, for memory)
+ *   gen_steps --late-activity OUT the idle-category trace with the GPU
+ *                                 operations of step 0 written last, after the
+ *                                 record at 10 s (CUPTI returned that buffer
+ *                                 late, as on the committed MNIST trace)
  *
  * Idle-category trace: T0 = 1 s; main thread 4000, autograd-style thread
  * 4001 (launches during "backward"); stream 7 unless said; times in ns after
@@ -63,7 +69,13 @@ enum {
 struct item { uint64_t emit; size_t seq; uint32_t src; gp_record r; };
 static struct item *items;
 static size_t nitems, citems;
-static int ranges_first;
+static int ranges_first, late_activity;
+
+/* when a GPU operation ending at e is written */
+static uint64_t op_emit(uint64_t s, uint64_t e)
+{
+	return late_activity && s < 100000 ? T0 + 20000000000ull : T0 + e;
+}
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
 {
@@ -114,7 +126,7 @@ static void kernel(uint32_t src, uint32_t name, uint32_t stream, uint64_t corr, 
 	r.u.kernel.name_id = name;
 	r.u.kernel.graph_id = graph;
 	r.u.kernel.graph_node_id = graph ? s : 0;
-	add(T0 + e, src, &r);
+	add(op_emit(s, e), src, &r);
 }
 
 static void copy(uint32_t src, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e)
@@ -127,7 +139,7 @@ static void copy(uint32_t src, uint32_t stream, uint64_t corr, uint64_t s, uint6
 	r.u.memcpy.device_id = 0; r.u.memcpy.context_id = 1; r.u.memcpy.stream_id = stream;
 	r.u.memcpy.copy_kind = GP_COPY_HTOD; r.u.memcpy.src_kind = GP_MEM_PINNED; r.u.memcpy.dst_kind = GP_MEM_DEVICE;
 	r.u.memcpy.flags = 1;
-	add(T0 + e, src, &r);
+	add(op_emit(s, e), src, &r);
 }
 
 static void range(uint32_t src, uint32_t tid, uint32_t msg, uint32_t depth, uint64_t s, uint64_t e)
@@ -214,13 +226,13 @@ static void write_categories(void)
 	api(M, P, S_DSYNC, 16, 10000000000ull, 10000001000ull);
 }
 
-static void write_steady(int nvtx)
+static void write_steady(int nvtx, uint32_t nsteps)
 {
 	const uint32_t P = 5000, M = 1, G = 2;
 	meta(P, 0);
 	uint64_t corr = 1;
-	for (uint32_t k = 0; k < 8; k++) {
-		uint64_t s = k <= 5 ? 100000ull * k : k == 6 ? 650000 : 750000;
+	for (uint32_t k = 0; k < nsteps; k++) {
+		uint64_t s = k <= 5 ? 100000ull * k : 650000 + 100000ull * (k - 6);
 		uint64_t L = k == 0 || k == 5 ? 95000 : 60000;
 		api(M, P, S_LAUNCH, corr, s + 1000, s + 2000);
 		kernel(G, S_GEMM, 7, corr++, s + 5000, s + 45000, 0);
@@ -238,7 +250,7 @@ static void write_steady(int nvtx)
 		}
 		if (nvtx) {
 			range(M, P, S_TRAIN_STEP, 1, s + 200, s + L - 100);
-			range(M, P, S_ITER0 + k, 0, s, s + L);
+			range(M, P, S_ITER0 + (k < 8 ? k : 7), 0, s, s + L);
 		}
 	}
 }
@@ -247,14 +259,17 @@ int main(int argc, char **argv)
 {
 	gen_prog = "gen_steps";
 	int steady = 0, nvtx = 1, i;
+	uint32_t nsteps = 8;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--steady")) steady = 1;
 		else if (!strcmp(argv[i], "--no-nvtx")) nvtx = 0;
 		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
+		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
 		else break;
 	}
-	if (argc < 2 || i != argc - 1) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx]] [--ranges-first] OUT\n");
+	if (argc < 2 || i != argc - 1 || nsteps < 8) {
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8]] [--ranges-first] [--late-activity] OUT\n");
 		return 1;
 	}
 	uint32_t pid = steady ? 5000 : 4000;
@@ -270,7 +285,7 @@ int main(int argc, char **argv)
 	h.rank = -1;
 	gen_open(argv[argc - 1], &h);
 	names();
-	if (steady) write_steady(nvtx);
+	if (steady) write_steady(nvtx, nsteps);
 	else write_categories();
 	qsort(items, nitems, sizeof(*items), cmp_item);
 	for (size_t k = 0; k < nitems; k++) put(items[k].src, &items[k].r);

@@ -133,6 +133,19 @@ with tt.tmpdir() as d:
     first = gen(os.path.join(d, "first.gpuprof"), "--ranges-first")
     tt.eq(steps_json(first), st, "ranges written at push time: same result")
 
+    # step 0's GPU operations written last (a late CUPTI buffer): still the same
+    late = gen(os.path.join(d, "late.gpuprof"), "--late-activity")
+    tt.eq(steps_json(late), st, "GPU records of step 0 arriving after everything else: same result")
+
+    # memory: what is held at once does not grow with the number of steps
+    for n in (8, 400):
+        p = tt.gp("steps", "--verbose", "--report", "steps", gen(os.path.join(d, f"long{n}.gpuprof"), "--steady",
+                                                                  "--steps", str(n)))
+        held = [int(line.split("held at most ")[1].split()[0]) for line in p.stderr.splitlines() if "held at most" in line]
+        tt.eq(len(held), 1, f"--verbose memory line ({n} steps)")
+        tt.expect(held and held[0] <= 16, f"{n} steps: held at most {held} records (one step is 9)")
+        tt.expect(f"pid 5000: {n} steps" in p.stderr, f"--verbose: {n} steps")
+
     # the same-thread projection: the autograd thread's K4, K5 leave step 0 and backward
     same = steps_json(cat, "--attribution", "same-thread")
     r0 = same["step_rows"][0]

@@ -1,10 +1,11 @@
 /* opjoin.c — see opjoin.h.
  *
  * Two queues in arrival order, each with a map from (pid, correlation id) to
- * its newest entry: the calls, and the operations still waiting for their
- * call.  Entries leave from the head once old enough (grace/expire), so the
- * queues hold a time window of the trace.  Indices in the maps are absolute
- * (base + position) so that compacting a queue does not invalidate them. */
+ * its newest entry: the launch calls, and the operations still waiting for
+ * their call.  Entries leave from the head once paired (and, for calls, past
+ * grace), so the queues hold the unpaired lag window.  Indices in the maps
+ * are absolute (base + position) so that compacting a queue does not
+ * invalidate them. */
 #include "opjoin.h"
 
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include "tool.h"
 #include "util.h"
 
-#define DEFAULT_EXPIRE_NS 5000000000ull
+#define DEFAULT_MAX_WAITING ((size_t)1 << 22)
 #define DEFAULT_GRACE_NS 1000000000ull
 #define NONE UINT64_MAX
 
@@ -34,7 +35,8 @@ struct pending_op {
 
 struct opjoin {
 	gp_reader *r;
-	uint64_t expire, grace;
+	size_t max_waiting;
+	uint64_t grace;
 	opjoin_cb cb;
 	void *ctx;
 	u64map call_idx;         /* key -> absolute index in calls */
@@ -62,7 +64,7 @@ struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_c
 	j->r = r;
 	j->cb = cb;
 	j->ctx = ctx;
-	j->expire = opts && opts->expire_ns ? opts->expire_ns : DEFAULT_EXPIRE_NS;
+	j->max_waiting = opts && opts->max_waiting ? opts->max_waiting : DEFAULT_MAX_WAITING;
 	j->grace = opts && opts->grace_ns ? opts->grace_ns : DEFAULT_GRACE_NS;
 	u64map_init(&j->call_idx);
 	u64map_init(&j->pend_idx);
@@ -111,6 +113,7 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 	const char *name = tool_str(j->r, a->name_id);
 	int launch = a->status == 0 && opjoin_is_launch(name);
 	struct call *c = call_find(j, pid, a->correlation_id);
+	if (!c && !launch) return; /* no GPU work comes of it */
 	if (c) {
 		/* the runtime call around the driver call: one launch */
 		if (a->start_ns < c->s) { c->s = a->start_ns; c->name_id = a->name_id; }
@@ -243,18 +246,18 @@ static void compact(struct opjoin *j)
 
 void opjoin_advance(struct opjoin *j, uint64_t now)
 {
-	if (now <= j->now) return;
-	j->now = now;
+	if (now > j->now) j->now = now;
 	while (j->phead < j->pn) {
-		struct pending_op *p = &j->pend[j->phead];
-		if (!p->done && p->op.s + j->expire > now) break;
+		const struct pending_op *p = &j->pend[j->phead];
+		if (!p->done && j->pn - j->phead <= j->max_waiting) break;
+		if (!p->done) j->counts.gave_up++;
 		pend_pop_head(j);
 	}
 	while (j->chead < j->cn) {
-		struct call *c = &j->calls[j->chead];
+		const struct call *c = &j->calls[j->chead];
 		uint64_t last = c->e > c->last_e ? c->e : c->last_e;
-		int old = c->joined ? last + j->grace <= now : c->s + j->expire <= now;
-		if (!old) break;
+		if (c->joined ? last + j->grace > j->now : j->cn - j->chead <= j->max_waiting) break;
+		if (!c->joined) j->counts.gave_up++;
 		call_pop_head(j);
 	}
 	compact(j);
@@ -266,7 +269,7 @@ uint64_t opjoin_frontier(struct opjoin *j)
 	if (j->cfirst < j->chead) j->cfirst = j->chead;
 	while (j->cfirst < j->cn) {
 		const struct call *c = &j->calls[j->cfirst];
-		if (c->launch && !c->joined && c->s + j->expire > j->now) { f = c->s; break; }
+		if (c->launch && !c->joined) { f = c->s; break; }
 		j->cfirst++;
 	}
 	/* an operation still waiting for its call was launched before it started */

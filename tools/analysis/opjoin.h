@@ -11,11 +11,17 @@
  * they all join that call (graph = 1): they belong where the graph launch was
  * made.
  *
- * Memory: a call stays in the table until `grace_ns` of trace time after it
- * (and after the last operation joined to it) has streamed past; an
- * operation whose call has not been seen waits at most `expire_ns` and is
- * then delivered without a call (has_call = 0).  So the state is the calls
- * and operations of the last few seconds of the trace, not the trace. */
+ * Memory.  The reader merges the sources by time, but a source need not be
+ * in time order: CUPTI hands activity buffers back when they fill or at a
+ * flush, not necessarily in order, so a GPU operation may come long after
+ * its call (on the committed MNIST trace, up to 9 s of trace later).  So a
+ * launch call waits for its operation, and an operation for its call, for as
+ * long as it takes: the state is the calls and operations of that lag, not
+ * of the trace (unless the API calls or the GPU activity were not recorded
+ * at all).  Only launch calls are kept (opjoin_is_launch); a joined one stays
+ * `grace_ns` of trace time more (a later graph kernel, the runtime record of
+ * a call whose driver record came first).  Past max_waiting unpaired entries
+ * the oldest give up (an operation is then delivered without a call). */
 #ifndef GPUPROF_ANALYSIS_OPJOIN_H
 #define GPUPROF_ANALYSIS_OPJOIN_H
 
@@ -45,7 +51,7 @@ typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
 
 struct opjoin_opts {
 	size_t sz;            /* sizeof(struct opjoin_opts) */
-	uint64_t expire_ns;   /* 0: 5 s */
+	size_t max_waiting;   /* unpaired calls, and operations, kept at most; 0: 4 Mi each */
 	uint64_t grace_ns;    /* 0: 1 s */
 };
 
@@ -53,6 +59,7 @@ struct opjoin_counts {
 	uint64_t ops;          /* delivered */
 	uint64_t ops_no_call;  /* delivered without a launch call */
 	uint64_t calls_no_op;  /* launch calls that never saw an operation */
+	uint64_t gave_up;      /* of those, dropped past max_waiting (not at the end) */
 };
 
 struct opjoin;
@@ -64,12 +71,13 @@ void opjoin_free(struct opjoin *j); /* NULL ok */
 void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a);
 /* A KERNEL, MEMCPY or MEMSET record of pid (others are ignored). */
 void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec);
-/* The stream has reached trace time `now`: expires what is old enough. */
+/* The stream has reached trace time `now`: drops joined calls past grace. */
 void opjoin_advance(struct opjoin *j, uint64_t now);
 /* Before this time every GPU operation launched has been delivered: the
- * start of the earliest launch call (a call that launches GPU work and
+ * start of the oldest launch call (a call that launches GPU work and
  * returned success) whose operation has not arrived, or the GPU start of the
- * oldest operation still waiting for its call; UINT64_MAX if neither. */
+ * oldest operation still waiting for its call; UINT64_MAX if neither.
+ * (Oldest in arrival order, which is time order within a thread.) */
 uint64_t opjoin_frontier(struct opjoin *j);
 /* End of stream: delivers the operations still waiting for their call. */
 void opjoin_finish(struct opjoin *j);

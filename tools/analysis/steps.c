@@ -16,8 +16,8 @@ const char *const step_bucket_names[SB_COUNT] = {
 #define UNKNOWN_END UINT64_MAX
 #define NO_STEP UINT32_MAX
 #define MAX_PH 4
-/* how far behind the stream a step may be finalized at the latest, and how
- * long buffered records are kept when no step needs them */
+/* the longest an operation may trail the stream (the finalize slack), and
+ * how long records are kept when no step needs them */
 #define HOLD_NS 5000000000ull
 
 struct bop {
@@ -472,11 +472,13 @@ static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64
 		p->nfin++;
 		done = 1;
 	}
-	/* what the next step needs starts at its start; with no step pending,
-	 * keep the last HOLD_NS (a trace step may still begin in it) */
+	/* What the next step needs starts at its start.  With no step pending,
+	 * keep the last HOLD_NS, and what was launched since the frontier: a
+	 * trace step may still begin there (its first operation may be late). */
 	uint64_t hold = now > HOLD_NS ? now - HOLD_NS : 0;
 	if (!done && hold < p->last_prune + HOLD_NS / 4) return;
-	prune(p, p->nfin < p->out.nrows ? p->out.rows[p->nfin].s : hold);
+	uint64_t P = hold < frontier ? hold : frontier;
+	prune(p, p->nfin < p->out.nrows ? p->out.rows[p->nfin].s : P);
 	p->last_prune = hold;
 }
 
