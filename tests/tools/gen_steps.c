@@ -101,29 +101,14 @@ static int cmp_item(const void *a, const void *b)
 static void api(uint32_t src, uint32_t tid, uint32_t name, uint64_t corr, uint64_t s, uint64_t e)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_API;
-	r.u.api.start_ns = T0 + s; r.u.api.end_ns = T0 + e;
-	r.u.api.correlation_id = corr;
-	r.u.api.domain = GP_API_RUNTIME;
-	r.u.api.cbid = name;
-	r.u.api.name_id = name;
-	r.u.api.tid = tid;
+	rec_api(&r, tid, 0, name, name, corr, T0 + s, T0 + e);
 	add(T0 + e, src, &r);
 }
 
 static void kernel(uint32_t src, uint32_t name, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e, uint64_t graph)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_KERNEL;
-	r.u.kernel.start_ns = T0 + s; r.u.kernel.end_ns = T0 + e;
-	r.u.kernel.correlation_id = corr;
-	r.u.kernel.device_id = 0; r.u.kernel.context_id = 1; r.u.kernel.stream_id = stream;
-	r.u.kernel.grid[0] = 132; r.u.kernel.grid[1] = 1; r.u.kernel.grid[2] = 1;
-	r.u.kernel.block[0] = 256; r.u.kernel.block[1] = 1; r.u.kernel.block[2] = 1;
-	r.u.kernel.registers = 32;
-	r.u.kernel.name_id = name;
+	rec_kernel(&r, name, stream, corr, T0 + s, T0 + e, 132);
 	r.u.kernel.graph_id = graph;
 	r.u.kernel.graph_node_id = graph ? s : 0;
 	add(op_emit(s, e), src, &r);
@@ -132,28 +117,15 @@ static void kernel(uint32_t src, uint32_t name, uint32_t stream, uint64_t corr, 
 static void copy(uint32_t src, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_MEMCPY;
-	r.u.memcpy.start_ns = T0 + s; r.u.memcpy.end_ns = T0 + e;
-	r.u.memcpy.correlation_id = corr; r.u.memcpy.bytes = 1 << 20;
-	r.u.memcpy.device_id = 0; r.u.memcpy.context_id = 1; r.u.memcpy.stream_id = stream;
-	r.u.memcpy.copy_kind = GP_COPY_HTOD; r.u.memcpy.src_kind = GP_MEM_PINNED; r.u.memcpy.dst_kind = GP_MEM_DEVICE;
-	r.u.memcpy.flags = 1;
+	rec_memcpy(&r, GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 1 << 20, stream, corr, T0 + s, T0 + e);
 	add(op_emit(s, e), src, &r);
 }
 
+/* a push/pop range, popped after the calls inside: written at its end */
 static void range(uint32_t src, uint32_t tid, uint32_t msg, uint32_t depth, uint64_t s, uint64_t e)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_NVTX_RANGE;
-	r.u.nvtx_range.start_ns = T0 + s; r.u.nvtx_range.end_ns = T0 + e;
-	r.u.nvtx_range.kind = GP_NVTX_PUSHPOP;
-	r.u.nvtx_range.message_id = msg;
-	r.u.nvtx_range.depth = depth;
-	r.u.nvtx_range.tid = tid;
-	r.u.nvtx_range.end_tid = tid;
-	/* popped after the calls inside: at its end, after a call ending there */
+	rec_range(&r, tid, tid, GP_NVTX_PUSHPOP, 0, msg, depth, T0 + s, T0 + e, 0);
 	add(ranges_first ? T0 + s : T0 + e, src, &r);
 }
 
@@ -274,16 +246,7 @@ int main(int argc, char **argv)
 	}
 	uint32_t pid = steady ? 5000 : 4000;
 	gp_header h;
-	memset(&h, 0, sizeof(h));
-	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
-	h.pid = pid;
-	h.clock_id = GP_CLOCK_MONOTONIC;
-	h.start_trace_ns = T0;
-	h.start_realtime_ns = 1700000000000000000ull;
-	snprintf(h.producer, sizeof(h.producer), "gen_steps (gpuprof tests)");
-	snprintf(h.host, sizeof(h.host), "testhost");
-	h.rank = -1;
-	gen_open(argv[argc - 1], &h);
+	gen_open_trace(argv[argc - 1], &h, pid, T0, GEN_REALTIME0, "testhost", -1);
 	names();
 	if (steady) write_steady(nvtx, nsteps);
 	else write_categories();

@@ -177,13 +177,12 @@ void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 		op.kind = OP_MEMCPY; op.cls = OPC_MEMORY;
 		break;
 	}
-	case GP_REC_MEMSET: {
-		const gp_rec_memset *m = &rec->u.memset;
-		op.s = m->start_ns; op.e = m->end_ns; op.corr = m->correlation_id;
-		op.device = m->device_id; op.stream = m->stream_id;
+	case GP_REC_MEMSET:
+		/* the same leading fields as a memcpy, by another name */
+		op.s = rec->u.memset.start_ns; op.e = rec->u.memset.end_ns; op.corr = rec->u.memset.correlation_id;
+		op.device = rec->u.memset.device_id; op.stream = rec->u.memset.stream_id;
 		op.kind = OP_MEMSET; op.cls = OPC_MEMORY;
 		break;
-	}
 	default:
 		return;
 	}
