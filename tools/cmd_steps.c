@@ -21,6 +21,7 @@
 #include "analysis/steps_report.h"
 #include "report.h"
 #include "tool.h"
+#include "windows.h"
 
 static void help(FILE *f)
 {
@@ -71,8 +72,9 @@ static uint32_t rec_tid(gp_reader *r, const gp_record *rec)
 	return src ? src->tid : 0;
 }
 
-/* Pass 1: ranges and the GPU operation sample.  Returns the read status. */
-static int pass_ranges(gp_reader *r, struct attribution *a, struct step_detect *d)
+/* Pass 1: ranges, GPU-activity windows and the GPU operation sample.
+ * Returns the read status. */
+static int pass_ranges(gp_reader *r, struct attribution *a, struct step_detect *d, struct winset *win)
 {
 	const gp_record *rec;
 	int rc;
@@ -86,13 +88,15 @@ static int pass_ranges(gp_reader *r, struct attribution *a, struct step_detect *
 			free(name);
 		} else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET) {
 			step_detect_gpu(d, tool_pid(r, rec), rec);
+		} else if (rec->type == GP_REC_WINDOW) {
+			winset_add(win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
 		}
 	}
 	return rc;
 }
 
 /* Pass 2: API calls and GPU operations, joined, into the steps. */
-static int pass_steps(gp_reader *r, struct opjoin *j, struct steps *st)
+static int pass_steps(gp_reader *r, struct opjoin *j, struct steps *st, const struct winset *win)
 {
 	const gp_record *rec;
 	int rc;
@@ -103,7 +107,7 @@ static int pass_steps(gp_reader *r, struct opjoin *j, struct steps *st)
 		switch (rec->type) {
 		case GP_REC_API: {
 			uint32_t pid = tool_pid(r, rec), tid = rec->u.api.tid ? rec->u.api.tid : rec_tid(r, rec);
-			opjoin_api(j, pid, tid, &rec->u.api);
+			opjoin_api(j, pid, tid, &rec->u.api, steps_gpu_recorded(win, pid, rec->u.api.start_ns));
 			steps_api(st, pid, tid, &rec->u.api);
 			break;
 		}
@@ -139,7 +143,8 @@ int cmd_steps(int argc, char **argv)
 		{ 0 },
 	};
 	struct step_detect_opts dopts = { sizeof(dopts), STEP_WANT_AUTO, NULL, 0 };
-	struct steps_opts sopts = { sizeof(sopts), 0 };
+	struct winset win = { 0 };
+	struct steps_opts sopts = { sizeof(sopts), 0, &win };
 	enum attr_rule rule = ATTR_ANY_THREAD;
 	int keep = 0, per_step = 0, fmt = FMT_TABLE, strict = 0, any = 0, verbose = 0, c;
 	int want[SR_COUNT] = { 0 };
@@ -212,12 +217,13 @@ int cmd_steps(int argc, char **argv)
 	struct step_detect *d = step_detect_new(r, &dopts);
 	struct steps *st = NULL;
 	struct opjoin *j = NULL;
-	int rc = pass_ranges(r, a, d);
+	int rc = pass_ranges(r, a, d, &win);
 	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) {
 		code = tool_finish(r, path, rc, strict);
 		goto out;
 	}
 	attribution_index(a);
+	winset_finish(&win);
 	const char *err = NULL;
 	if (step_detect_finish(d, a, &err) < 0) {
 		tool_err("%s", err);
@@ -227,7 +233,7 @@ int cmd_steps(int argc, char **argv)
 	st = steps_new(r, a, d, &sopts);
 	j = opjoin_new(r, NULL, steps_op, st);
 	gp_reader_rewind(r);
-	rc = pass_steps(r, j, st);
+	rc = pass_steps(r, j, st, &win);
 	code = tool_finish(r, path, rc, strict);
 	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) goto out;
 	opjoin_finish(j);
@@ -264,6 +270,7 @@ out:
 	steps_free(st);
 	step_detect_free(d);
 	attribution_free(a);
+	winset_free(&win);
 	gp_reader_close(r);
 	return code;
 }

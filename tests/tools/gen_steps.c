@@ -9,6 +9,10 @@
  *   gen_steps --steady --no-nvtx OUT   the same without NVTX ranges
  *   gen_steps --steady --steps N OUT   N >= 8 steps: steps 8.. like step 7,
  *                                 100000 apart (a long trace, for memory)
+ *   gen_steps --windows OUT       the idle-category trace recorded with
+ *                                 --gpu-window: one window [99000,201000]
+ *                                 (step 1), GPU records only of operations
+ *                                 starting inside it
  *   gen_steps --late-activity OUT the idle-category trace with the GPU
  *                                 operations of step 0 written last, after the
  *                                 record at 10 s (CUPTI returned that buffer
@@ -69,7 +73,9 @@ enum {
 struct item { uint64_t emit; size_t seq; uint32_t src; gp_record r; };
 static struct item *items;
 static size_t nitems, citems;
-static int ranges_first, late_activity;
+static int ranges_first, late_activity, windows;
+#define WIN_S 99000ull
+#define WIN_E 201000ull
 
 /* when a GPU operation ending at e is written */
 static uint64_t op_emit(uint64_t s, uint64_t e)
@@ -79,6 +85,10 @@ static uint64_t op_emit(uint64_t s, uint64_t e)
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
 {
+	/* a windowed trace has GPU records of what started inside the window */
+	uint64_t t = gp_record_time(r) - T0;
+	if (windows && (r->type == GP_REC_KERNEL || r->type == GP_REC_MEMCPY) && (t < WIN_S || t > WIN_E))
+		return;
 	if (nitems == citems) {
 		citems = citems ? 2 * citems : 256;
 		items = realloc(items, citems * sizeof(*items));
@@ -196,6 +206,14 @@ static void write_categories(void)
 	kernel(G, S_STRAY, 7, 999, 282000, 284000, 0);
 	range(M, P, S_STEP2, 0, 200000, 300000);
 	api(M, P, S_DSYNC, 16, 10000000000ull, 10000001000ull);
+	if (windows) { /* written at the window's end, as the shim's flush thread does */
+		gp_record r;
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_WINDOW;
+		r.u.window.start_ns = T0 + WIN_S;
+		r.u.window.end_ns = T0 + WIN_E;
+		add(T0 + WIN_E, M, &r);
+	}
 }
 
 static void write_steady(int nvtx, uint32_t nsteps)
@@ -237,11 +255,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--no-nvtx")) nvtx = 0;
 		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
 		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
+		else if (!strcmp(argv[i], "--windows")) windows = 1;
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
 		else break;
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 8) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8]] [--ranges-first] [--late-activity] OUT\n");
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8]] [--ranges-first] [--late-activity] [--windows] OUT\n");
 		return 1;
 	}
 	uint32_t pid = steady ? 5000 : 4000;

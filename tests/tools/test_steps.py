@@ -137,6 +137,18 @@ with tt.tmpdir() as d:
     late = gen(os.path.join(d, "late.gpuprof"), "--late-activity")
     tt.eq(steps_json(late), st, "GPU records of step 0 arriving after everything else: same result")
 
+    # a windowed trace (--gpu-window): only step 1 lies inside the window; it
+    # keeps its figures, steps 0 and 2 are listed, not counted, not waited for
+    win = gen(os.path.join(d, "win.gpuprof"), "--windows")
+    ws = steps_json(win)
+    tt.eq([r["flags"] for r in ws["step_rows"]], ["no GPU record", "", "no GPU record"], "windowed: flags")
+    tt.eq(row_vals(ws["step_rows"][1], BUCKETS + ("kernels", "kernel_time_ns")),
+          row_vals(rows[1], BUCKETS + ("kernels", "kernel_time_ns")), "windowed: step 1 as without windows")
+    tt.eq(row_vals(ws["steps"][0], ("steps", "counted", "median_ns")), (3, 1, 100000), "windowed summary")
+    tt.eq(ws["steps"][0]["warmup"], 0, "windowed: steps with no GPU record are not warm-up")
+    p = tt.gp("steps", "--verbose", "--report", "steps", win)
+    tt.expect("0 launch calls without an operation" in p.stderr, f"windowed --verbose: {p.stderr!r}")
+
     # memory: what is held at once does not grow with the number of steps
     for n in (8, 400):
         p = tt.gp("steps", "--verbose", "--report", "steps", gen(os.path.join(d, f"long{n}.gpuprof"), "--steady",

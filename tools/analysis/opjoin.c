@@ -107,13 +107,14 @@ static void deliver(struct opjoin *j, struct gpu_op *op, struct call *c)
 	j->cb(j->ctx, op);
 }
 
-void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a)
+void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a, int recorded)
 {
 	if (!a->correlation_id) return;
 	const char *name = tool_str(j->r, a->name_id);
 	int launch = a->status == 0 && opjoin_is_launch(name);
 	struct call *c = call_find(j, pid, a->correlation_id);
 	if (!c && !launch) return; /* no GPU work comes of it */
+	launch = launch && recorded;
 	if (c) {
 		/* the runtime call around the driver call: one launch */
 		if (a->start_ns < c->s) { c->s = a->start_ns; c->name_id = a->name_id; }
@@ -128,7 +129,7 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 	nc.s = a->start_ns;
 	nc.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
 	nc.pid = pid; nc.tid = tid; nc.name_id = a->name_id;
-	nc.launch = (uint8_t)launch;
+	nc.launch = (uint8_t)launch; /* 0: not waited for (activity not recorded then) */
 	nc.graph = strstr(name, "Graph") != NULL;
 	VEC_PUSH(j->calls, j->cn, j->ccap, nc);
 	uint64_t abs = j->cbase + j->cn - 1;
@@ -255,8 +256,9 @@ void opjoin_advance(struct opjoin *j, uint64_t now)
 	while (j->chead < j->cn) {
 		const struct call *c = &j->calls[j->chead];
 		uint64_t last = c->e > c->last_e ? c->e : c->last_e;
-		if (c->joined ? last + j->grace > j->now : j->cn - j->chead <= j->max_waiting) break;
-		if (!c->joined) j->counts.gave_up++;
+		int waited = c->launch && !c->joined;
+		if (!waited ? last + j->grace > j->now : j->cn - j->chead <= j->max_waiting) break;
+		if (waited) j->counts.gave_up++;
 		call_pop_head(j);
 	}
 	compact(j);

@@ -67,8 +67,11 @@ struct opjoin;
 /* r: for API and kernel names (class by name).  opts may be NULL. */
 struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_cb cb, void *ctx);
 void opjoin_free(struct opjoin *j); /* NULL ok */
-/* An API record of pid/tid; calls without a correlation id are ignored. */
-void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a);
+/* An API record of pid/tid; calls without a correlation id are ignored.
+ * recorded: GPU activity was being recorded when the call was made (a
+ * windowed trace records it only inside its windows); when 0 the call's
+ * operation is not waited for (opjoin_frontier), though it still joins. */
+void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a, int recorded);
 /* A KERNEL, MEMCPY or MEMSET record of pid (others are ignored). */
 void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec);
 /* The stream has reached trace time `now`: drops joined calls past grace. */

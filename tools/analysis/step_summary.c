@@ -57,7 +57,7 @@ static double fig(const struct step_row *w, int f)
 }
 
 /* A step the summary counts: not partial, and not warm-up or warm-up kept. */
-#define COUNTED(w, keep) (!(w)->partial && ((keep) || !(w)->warmup))
+#define COUNTED(w, keep) (!(w)->partial && !(w)->unrecorded && ((keep) || !(w)->warmup))
 
 /* Median of figure f over rows[lo..hi) (only the counted ones when
  * counted_only; keep: warm-up kept). */
@@ -66,7 +66,8 @@ static double median_fig(const struct steps_proc *p, size_t lo, size_t hi, int f
 {
 	size_t n = 0;
 	for (size_t i = lo; i < hi; i++)
-		if (counted_only ? COUNTED(&p->rows[i], keep) : !p->rows[i].partial) buf[n++] = fig(&p->rows[i], f);
+		if (counted_only ? COUNTED(&p->rows[i], keep) : !p->rows[i].partial && !p->rows[i].unrecorded)
+			buf[n++] = fig(&p->rows[i], f);
 	return step_quantile(buf, n, 0.5);
 }
 
@@ -141,8 +142,11 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 		double mt = median_fig(p, n / 2, n, F_TIME, 0, 0, buf);
 		double mk = median_fig(p, n / 2, n, F_KERNELS, 0, 0, buf);
 		double ma = median_fig(p, n / 2, n, F_ALLOC, 0, 0, buf);
-		for (size_t i = 0; i < n / 2 && unlike_steady(&p->rows[i], mt, mk, ma); i++) {
-			p->rows[i].warmup = 1;
+		for (size_t i = 0; i < n / 2; i++) {
+			struct step_row *w = &p->rows[i];
+			if (w->partial || w->unrecorded) continue; /* no figures to judge by */
+			if (!unlike_steady(w, mt, mk, ma)) break;
+			w->warmup = 1;
 			out->nwarm++;
 		}
 	}

@@ -8,7 +8,8 @@
  *    (numpy's default); the median of an even count is the mean of the two
  *    middle values;
  *  - spread = (p90 - p10) / median, in %;
- *  - a partial step (the last trace step) is listed, never counted;
+ *  - a partial step (the last trace step), or one not inside one
+ *    GPU-activity window of a windowed trace, is listed, never counted;
  *  - steady state = the second half of the steps; a leading step is warm-up
  *    while it is unlike the steady state: its time is over 1.5x or under
  *    1/1.5 of the steady median, or it launched a different number of kernels

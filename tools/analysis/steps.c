@@ -8,6 +8,7 @@
 #include "intervals.h"
 #include "tool.h"
 #include "util.h"
+#include "windows.h"
 
 const char *const step_bucket_names[SB_COUNT] = {
 	"compute", "comm", "memory", "host_wait", "sync", "launch", "other",
@@ -49,6 +50,7 @@ struct sproc {
 struct steps {
 	gp_reader *r;
 	const struct attribution *a;
+	const struct winset *win;
 	uint64_t kernel_wait;
 	u64map pid2p;
 	struct sproc *p; size_t np, cp;
@@ -84,6 +86,7 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 	st->r = r;
 	st->a = a;
 	st->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
+	st->win = opts ? opts->windows : NULL;
 	u64map_init(&st->pid2p);
 	u64map_init(&st->name_sync);
 	size_t n = step_detect_nplans(sd);
@@ -138,6 +141,14 @@ size_t steps_nprocs(const struct steps *st) { return st->np; }
 struct steps_proc *steps_proc(struct steps *st, size_t i) { return &st->p[i].out; }
 const struct attribution *steps_attribution(const struct steps *st) { return st->a; }
 uint64_t steps_kernel_wait(const struct steps *st) { return st->kernel_wait; }
+
+int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t)
+{
+	if (!w || !w->n) return 1;
+	size_t lo, hi;
+	winset_range(w, pid, &lo, &hi);
+	return lo == hi || winset_find(w, pid, t) >= 0;
+}
 
 static int active(const struct sproc *p)
 {
@@ -310,6 +321,13 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 {
 	struct step_row *w = &p->out.rows[k];
 	uint64_t s = w->s, e = w->e, wall = e - s;
+	/* in a windowed trace, a step not inside one window lacks GPU records */
+	if (st->win && st->win->n) {
+		size_t lo, hi;
+		winset_range(st->win, w->pid, &lo, &hi);
+		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
+		w->unrecorded = lo < hi && (a < 0 || a != b);
+	}
 	qsort(p->ops, p->nops, sizeof(*p->ops), cmp_bop);
 	/* busy buckets: unions of the operations clipped to [s, e) */
 	struct ivset c = { 0 }, n = { 0 }, m = { 0 }, cn = { 0 }, sync = { 0 }, api = { 0 };

@@ -68,6 +68,7 @@ struct step_row {
 	uint64_t pause_max;       /* longest time in the step with no API call on any thread */
 	uint8_t partial;          /* trace: the last step, whose next boundary never came; it ends
 				     where its GPU work ended, so its time is not a period */
+	uint8_t unrecorded;       /* not inside one GPU-activity window (windowed trace) */
 	uint8_t warmup, outlier;  /* set by step_summarize */
 	uint32_t ph_off, ph_n;    /* its phases: steps_proc.ph[ph_off .. ph_off+ph_n) */
 };
@@ -85,9 +86,13 @@ struct steps_proc {
 	uint64_t pending_max;     /* most operations + API calls held at once (the memory bound) */
 };
 
+struct winset;
+
 struct steps_opts {
 	size_t sz;                /* sizeof(struct steps_opts) */
 	uint64_t kernel_wait_ns;  /* launch-bound gap threshold; 0: STEP_KERNEL_WAIT_NS */
+	const struct winset *windows; /* GPU-activity windows of a windowed trace, finished
+					 (windows.h); NULL or empty: recorded throughout */
 };
 #define STEP_KERNEL_WAIT_NS 10000ull
 
@@ -106,6 +111,9 @@ size_t steps_nprocs(const struct steps *st);
 struct steps_proc *steps_proc(struct steps *st, size_t i);
 const struct attribution *steps_attribution(const struct steps *st);
 uint64_t steps_kernel_wait(const struct steps *st);
+/* Whether the GPU activity of pid was recorded at time t (always, unless
+ * the trace has GPU-activity windows for pid and t is outside them). */
+int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t);
 
 /* API name classes (docs/STEPS.md): synchronising calls block the calling
  * thread until GPU work is done (*Synchronize, and memcpy/memset calls

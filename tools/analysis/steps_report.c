@@ -163,7 +163,8 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 		cell_num(&c[19], w->sync_calls);
 		cell_num(&c[20], w->alloc_calls);
 		cell_num(&c[21], (double)w->pause_max);
-		cell_str(&c[22], w->partial ? "partial" : w->warmup ? "warm-up" : w->outlier ? "outlier" : "");
+		cell_str(&c[22], w->unrecorded ? "no GPU record" : w->partial ? "partial" : w->warmup ? "warm-up"
+				 : w->outlier ? "outlier" : "");
 		if (w->range_id != UINT32_MAX)
 			cell_str(&c[23], attribution_name(a, attribution_range(a, w->range_id)->name));
 	}
@@ -190,8 +191,16 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t ba
 		step_summarize(p, keep, &sm);
 		note_add(&out->note[SR_SUMMARY], " pid %u: %s%s\n", p->pid,
 			 pl->method == STEP_NONE ? "" : "steps are ", pl->what);
-		size_t npartial = 0;
-		for (size_t k = 0; k < p->nrows; k++) npartial += p->rows[k].partial;
+		size_t npartial = 0, nunrec = 0;
+		for (size_t k = 0; k < p->nrows; k++) {
+			npartial += p->rows[k].partial;
+			nunrec += p->rows[k].unrecorded;
+		}
+		if (nunrec)
+			note_add(&out->note[SR_SUMMARY],
+				 "   %zu step%s not inside one GPU-activity window (gpuprof run --gpu-window): GPU work\n"
+				 "   was not recorded there; listed ('no GPU record'), not counted.\n",
+				 nunrec, nunrec == 1 ? " is" : "s are");
 		if (p->nrows)
 			note_add(&out->note[SR_SUMMARY], "   %zu warm-up step%s %s;%s %zu counted.\n", sm.nwarm,
 				 sm.nwarm == 1 ? "" : "s",
