@@ -9,6 +9,7 @@ the definitions):
  - per step: the buckets (recomputed here from the kernel, memcpy, memset
    and API records) and their sum, which is the step's wall time (within
    1 %; it is exact by construction), and the GPU work launched in it;
+ - `stats --report comm_steps` launched the same kernels in every step;
  - without NVTX (--method trace) as many steps are found, and each one
    starts inside the NVTX step of the same index.
 """
@@ -169,6 +170,14 @@ for r, n in zip(rows, steps):
     tt.eq(tuple(r[k] for k in BUCKETS), tuple(want[k] for k in BUCKETS), f"step {r['step']} buckets")
     kt, kn = launched_in([n])
     tt.eq((r["kernel_time_ns"], r["kernels"]), (kt, kn), f"step {r['step']} kernels launched (any thread)")
+
+# stats --report comm_steps attributes by the launch call too (any thread):
+# the same kernels and kernel time in every step (one stream: union = sum)
+cs = json.loads(tt.gp("stats", "--report", "comm_steps", "--format", "json", TRACE).stdout)["comm_steps"]
+by_range = {c["range"]: c for c in cs}
+tt.eq([(r["range"], r["kernels"], r["kernel_time_ns"]) for r in rows],
+      [(r["range"], by_range[r["range"]]["kernels"], by_range[r["range"]]["compute_ns"]) for r in rows],
+      "steps and comm_steps agree on every step")
 
 # the summary counts what it says it counts
 norm = steps_json()
