@@ -183,14 +183,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gp_header h;
-	memset(&h, 0, sizeof(h));
-	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
-	h.pid = P; h.clock_id = GP_CLOCK_MONOTONIC;
-	h.start_trace_ns = T0; h.start_realtime_ns = 1700000000000000000ull;
-	snprintf(h.producer, sizeof(h.producer), "gen_stacks (gpuprof tests)");
-	snprintf(h.host, sizeof(h.host), "testhost");
-	h.rank = -1;
-	gen_open(out, &h);
+	gen_open_trace(out, &h, P, T0, GEN_REALTIME0, "testhost", -1);
 	uint32_t s_main = str("main"), s_ag = str("pt_autograd_0");
 	const uint32_t kinds[4] = { 0, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
 	const uint32_t tids[4] = { 0, P, P + 1, 0 }, names[4] = { 0, s_main, s_ag, 0 };

@@ -16,6 +16,7 @@ static const struct {
 	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
+	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 };
 
