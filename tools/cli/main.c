@@ -1,9 +1,28 @@
 /* main.c — `gpuprof` entry point: picks the subcommand. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/tool.h"
+
+/* `gpuprof steps ARGS` is `gpuprof stats --report steps ARGS`: the steps
+ * tables unless ARGS name their own (--report), with the same options. */
+static int cmd_steps_alias(int argc, char **argv)
+{
+	int named = 0;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strncmp(argv[i], "--report", 8) || !strncmp(argv[i], "-r", 2)) named = 1;
+	if (named) return cmd_stats(argc, argv);
+	char **av = malloc(((size_t)argc + 2) * sizeof(*av));
+	if (!av) { tool_err("out of memory"); return EXIT_BADINPUT; }
+	av[0] = argv[0];
+	av[1] = "--report=steps";
+	for (int i = 1; i <= argc; i++) av[i + 1] = argv[i];  /* with argv[argc] == NULL */
+	int rc = cmd_stats(argc + 1, av);
+	free(av);
+	return rc;
+}
 
 static const struct {
 	const char *name;
@@ -16,7 +35,7 @@ static const struct {
 	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
-	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)" },
+	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 };
 

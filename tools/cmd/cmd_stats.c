@@ -2,10 +2,12 @@
  * (cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
  * cuda_gpu_mem_size_sum, nvtx_sum) plus GPU utilisation and more.
  *
- * The driver: options, one streaming pass in time order handing each record
- * to the reports that asked for its type, then fill and print.  The reports
- * are components (reports/stats_report.h), listed in reports/registry.c;
- * their memory is described in their files. */
+ * The driver: options, the pre-pass when a report run needs the NVTX ranges
+ * or the steps, one streaming pass in time order handing each record to the
+ * reports that asked for its type (and each joined GPU operation to those
+ * that asked for them), then fill and print.  The reports are components
+ * (reports/stats_report.h), listed in reports/registry.c; their memory is
+ * described in their files. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,18 +53,36 @@ static void help_reports(FILE *f)
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
-		   "                     [--since T] [--until T] [--strict] FILE\n\n"
-		   "Summary reports (default: all), modelled on `nsys stats`:\n");
+		   "                     [--since T] [--until T] [--attribution any-thread|same-thread]\n"
+		   "                     [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
+		   "                     [--kernel-wait T] [--per-step] [--verbose] [--strict] FILE\n\n"
+		   "Summary reports (default: all that apply), modelled on `nsys stats`:\n");
 	help_reports(f);
 	fprintf(f, "\n"
-		   "  --report LIST    reports to print, comma separated\n"
-		   "  --format FMT     table (default), csv or json\n"
-		   "  --since T        ignore records starting before T after the trace start\n"
-		   "  --until T        ignore records starting at or after T (T: 10ms, 2s, 500us, ns)\n"
-		   "  --strict         exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help       this text\n\n"
+		   "  --report LIST     reports to print, comma separated\n"
+		   "  --format FMT      table (default), csv or json\n"
+		   "  --since T         ignore records starting before T after the trace start\n"
+		   "  --until T         ignore records starting at or after T (T: 10ms, 2s, 500us, ns)\n"
+		   "  --attribution R   which NVTX ranges and steps GPU work belongs to (nvtx, comm_steps,\n"
+		   "                    steps): any-thread (default): those open when its launch call\n"
+		   "                    started, on any thread of the process; same-thread: only calls\n"
+		   "                    on the thread that began the range\n"
+		   "  --method M        steps: nvtx (NVTX ranges named like steps: 'step 12',\n"
+		   "                    'iteration 3', 'ProfilerStep#7', 'train_step'), trace (the\n"
+		   "                    periodic sequence of GPU operations), auto (default: nvtx when\n"
+		   "                    there are such ranges, else trace)\n"
+		   "  --step-range NAME steps are the ranges named NAME, or NAME <number>\n"
+		   "  --keep-warmup     count the warm-up steps in the summaries (default: left out)\n"
+		   "  --kernel-wait T   steps: idle gaps up to T before work already launched count as\n"
+		   "                    launch latency (default 10us; HTA's consecutive_kernel_delay)\n"
+		   "  --per-step        also print step_rows (one row per step)\n"
+		   "  --verbose         steps: on stderr, per process, the most records held at once\n"
+		   "                    and the GPU operations the join could not pair\n"
+		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
+		   "  -h, --help        this text\n\n"
 		   "Med is the exact median (mean of the two middle values for even counts);\n"
-		   "StdDev is the sample standard deviation (n-1), 0 for a single value.\n");
+		   "StdDev is the sample standard deviation (n-1), 0 for a single value.\n"
+		   "docs/CLI.md defines every figure; docs/STEPS.md the steps.\n");
 }
 
 /* --report LIST: marks want[] (one per table of all_tables); naming a
@@ -88,10 +108,47 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 		}
 		want[k] = 1;
 		if (tabs[k].tab_ix == 0)
-			for (size_t i = k + 1; i < ntabs && tabs[i].rep_ix == tabs[k].rep_ix; i++) want[i] = 1;
+			for (size_t i = k + 1; i < ntabs && tabs[i].rep_ix == tabs[k].rep_ix; i++)
+				if (!(tabs[i].rep->by_name & (1u << tabs[i].tab_ix))) want[i] = 1;
 	}
 	free(list);
 	return rc;
+}
+
+/* Hands a joined GPU operation to the reports that asked for them. */
+struct op_fanout { const struct stats_ctx *ctx; void **self; const int *run; };
+
+static void fan_op(void *arg, const struct gpu_op *op)
+{
+	const struct op_fanout *f = arg;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+}
+
+/* The pre-pass (stats_report.h); EXIT_OK, or the exit code after the
+ * message. */
+static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int strict)
+{
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		stats_ctx_pre_add(ctx, rec);
+		progress_tick(++n);
+	}
+	/* a truncated or corrupt trace is read again and judged after the main pass */
+	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT)
+		return tool_finish(r, path, rc, strict);
+	const char *err = NULL;
+	if (stats_ctx_pre_finish(ctx, &err) < 0) {
+		tool_err("%s", err);
+		return EXIT_BADINPUT;
+	}
+	if (gp_reader_rewind(r) < 0) {
+		tool_err("cannot read %s again", path);
+		return EXIT_BADINPUT;
+	}
+	return EXIT_OK;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -101,6 +158,13 @@ int cmd_stats(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "attribution", required_argument, NULL, 'a' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "step-range", required_argument, NULL, 'n' },
+		{ "keep-warmup", no_argument, NULL, 'k' },
+		{ "kernel-wait", required_argument, NULL, 'w' },
+		{ "per-step", no_argument, NULL, 'p' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -109,9 +173,15 @@ int cmd_stats(int argc, char **argv)
 	struct table_ref *tabs = all_tables(&ntabs);
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(int));
 	enum report_fmt fmt = FMT_TABLE;
-	int any = 0, strict = 0, c, code = EXIT_USAGE;
+	int any = 0, strict = 0, per_step = 0, c, code = EXIT_USAGE;
 	uint64_t since = 0, until = UINT64_MAX;
 	int have_since = 0, have_until = 0;
+	struct stats_opts so;
+	memset(&so, 0, sizeof(so));
+	so.sz = sizeof(so);
+	so.rule = ATTR_ANY_THREAD;
+	so.detect.sz = sizeof(so.detect);
+	so.detect.want = STEP_WANT_AUTO;
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -132,24 +202,71 @@ int cmd_stats(int argc, char **argv)
 			if (parse_duration_ns(optarg, &until)) { tool_err("bad --until '%s'", optarg); goto out_opts; }
 			have_until = 1;
 			break;
+		case 'a':
+			if (attr_rule_parse(optarg, &so.rule)) {
+				tool_err("unknown --attribution '%s' (any-thread, same-thread)", optarg);
+				goto out_opts;
+			}
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto")) so.detect.want = STEP_WANT_AUTO;
+			else if (!strcmp(optarg, "nvtx")) so.detect.want = STEP_WANT_NVTX;
+			else if (!strcmp(optarg, "trace")) so.detect.want = STEP_WANT_TRACE;
+			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); goto out_opts; }
+			break;
+		case 'n':
+			if (!*optarg) { tool_err("--step-range needs a name"); goto out_opts; }
+			so.detect.range_name = optarg;
+			break;
+		case 'k': so.keep_warmup = 1; break;
+		case 'w':
+			if (parse_duration_ns(optarg, &so.kernel_wait_ns) || !so.kernel_wait_ns) {
+				tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", optarg);
+				goto out_opts;
+			}
+			break;
+		case 'p': per_step = 1; break;
+		case 'v': so.verbose = 1; break;
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;
 		}
 	}
+	if (so.detect.range_name && so.detect.want == STEP_WANT_TRACE) {
+		tool_err("--step-range names NVTX ranges: it does not go with --method trace");
+		goto out_opts;
+	}
+	/* --per-step: step_rows, with the steps tables (the default set, or
+	 * --report steps) */
+	for (size_t k = 0; per_step && k < ntabs; k++)
+		if (!strcmp(tabs[k].rep->tables[tabs[k].tab_ix].name, "step_rows") &&
+		    (!any || want[k - (size_t)tabs[k].tab_ix]))
+			want[k] = 1;
 	const char *path;
 	gp_reader *r;
 	code = tool_open_operand(argc, argv, help, &path, &r);
 	if (code != EXIT_OK)
 		goto out_opts;
 
-	struct stats_ctx ctx;
-	stats_ctx_init(&ctx, r, since, have_since, until, have_until);
+	/* the reports run: those with a table to print (all, for the default set) */
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
-	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
+	int *run = xcalloc(nreps ? nreps : 1, sizeof(int));
+	uint32_t needs = 0;
+	for (size_t k = 0; k < ntabs; k++)
+		if (!any || want[k]) run[tabs[k].rep_ix] = 1;
 	for (size_t i = 0; i < nreps; i++)
-		if (stats_reports[i]->new) self[i] = stats_reports[i]->new(&ctx);
+		if (run[i]) needs |= stats_reports[i]->needs;
+	struct stats_ctx ctx;
+	stats_ctx_init(&ctx, r, &so, needs, since, have_since, until, have_until);
+	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
+	if (stats_ctx_prepass(&ctx) && (code = prepass(&ctx, r, path, strict)) != EXIT_OK)
+		goto out;
+	for (size_t i = 0; i < nreps; i++)
+		if (run[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(&ctx);
+	struct op_fanout fan = { &ctx, self, run };
+	ctx.on_op = fan_op;
+	ctx.on_op_arg = &fan;
 
 	const gp_record *rec;
 	int rc;
@@ -158,7 +275,7 @@ int cmd_stats(int argc, char **argv)
 		struct stats_rec sr;
 		if (stats_ctx_add(&ctx, rec, &sr))
 			for (size_t i = 0; i < nreps; i++)
-				if (stats_reports[i]->types & STATS_TYPE(rec->type))
+				if (run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 					stats_reports[i]->add(self[i], &ctx, &sr);
 		progress_tick(++n);
 	}
@@ -167,10 +284,12 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	stats_ctx_finish(&ctx);
 
-	/* the default set: every table of the reports that say they belong */
+	/* the default set: every table of the reports that say they belong
+	 * (by-name tables only when an option asked for them) */
 	if (!any)
 		for (size_t k = 0; k < ntabs; k++) {
 			const struct stats_report *sr = tabs[k].rep;
+			if ((sr->by_name & (1u << tabs[k].tab_ix)) && !want[k]) continue;
 			want[k] = !sr->in_default || sr->in_default(self[tabs[k].rep_ix], &ctx);
 		}
 
@@ -201,8 +320,9 @@ int cmd_stats(int argc, char **argv)
 	free(out);
 out:
 	for (size_t i = 0; i < nreps; i++)
-		if (stats_reports[i]->free) stats_reports[i]->free(self[i]);
+		if (self[i] && stats_reports[i]->free) stats_reports[i]->free(self[i]);
 	free(self);
+	free(run);
 	stats_ctx_free(&ctx);
 	gp_reader_close(r);
 out_opts:

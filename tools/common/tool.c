@@ -105,6 +105,25 @@ const char *tool_str(gp_reader *r, uint32_t id)
 	return s ? s : "";
 }
 
+char *tool_range_name(gp_reader *r, const gp_rec_nvtx_range *n)
+{
+	const char *dom = tool_str(r, n->domain_id), *msg = tool_str(r, n->message_id);
+	char *name = xmalloc(strlen(dom) + strlen(msg) + 2);
+	if (*dom) sprintf(name, "%s:%s", dom, msg);
+	else strcpy(name, msg);
+	return name;
+}
+
+uint32_t tool_rec_tid(gp_reader *r, const gp_record *rec)
+{
+	uint32_t tid = 0;
+	if (rec->type == GP_REC_API) tid = rec->u.api.tid;
+	else if (rec->type == GP_REC_NVTX_RANGE) tid = rec->u.nvtx_range.tid;
+	if (tid) return tid;
+	const gp_rec_source *src = gp_reader_source(r, rec->source_id);
+	return src ? src->tid : 0;
+}
+
 uint32_t tool_pid(gp_reader *r, const gp_record *rec)
 {
 	/* records that describe a process/thread carry their own pid */

@@ -40,6 +40,12 @@ const char *tool_str(gp_reader *r, uint32_t id);
 const char *tool_text(const char *s);
 /* pid of the record's source (header pid when unknown) */
 uint32_t tool_pid(gp_reader *r, const gp_record *rec);
+/* The thread of an API call or NVTX range (the one that began it), else
+ * of the record's source; 0 when unknown. */
+uint32_t tool_rec_tid(gp_reader *r, const gp_record *rec);
+/* An NVTX range's name, "domain:message" or the message in the default
+ * domain (malloc'd). */
+char *tool_range_name(gp_reader *r, const gp_rec_nvtx_range *n);
 /* end timestamp of interval records, else the primary time */
 uint64_t tool_rec_end(const gp_record *rec);
 /* The field of a record type named so (libprof/common/gp_fields.h); a name

@@ -15,7 +15,8 @@
 	X(counters) \
 	X(windows) \
 	X(launch_sites) \
-	X(comm)
+	X(comm) \
+	X(steps)
 
 #define DECLARE(name) extern const struct stats_report stats_report_##name;
 STATS_REPORTS(DECLARE)

@@ -1,21 +1,100 @@
 /* stats_ctx.c — the context of `gpuprof stats` (stats_report.h): which
  * records reach the reports, with which process and thread, and the shared
- * analyses more than one report reads. */
+ * analyses more than one report reads: device properties, windows, GPU
+ * activity, kernel shapes, counters; and, when a report needs them, the NVTX
+ * ranges (analysis/attribution.h), the correlation-id join
+ * (analysis/opjoin.h) and the steps (analysis/step_detect.h, steps.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
-void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, uint64_t since, int have_since,
-		    uint64_t until, int have_until)
+void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts *opts, uint32_t needs,
+		    uint64_t since, int have_since, uint64_t until, int have_until)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->r = r;
+	ctx->opts = opts;
 	ctx->kn.r = r;
 	ctx->base = gp_reader_header(r)->start_trace_ns;
 	ctx->since = have_since ? ctx->base + since : 0;
 	ctx->until = have_until ? ctx->base + until : UINT64_MAX;
 	ctx->clipped = have_since || have_until;
+	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | STATS_NEED_OPS;
+	ctx->needs = needs;
+	if (needs & STATS_NEED_RANGES) ctx->attr = attribution_new(opts->rule);
+	if (needs & STATS_NEED_STEPS) ctx->detect = step_detect_new(r, &opts->detect);
+}
+
+int stats_ctx_prepass(const struct stats_ctx *ctx)
+{
+	return (ctx->needs & (STATS_NEED_RANGES | STATS_NEED_STEPS)) != 0;
+}
+
+/* Pre-pass: the NVTX ranges, the GPU-activity windows, and a sample of the
+ * GPU operations for the trace method of step detection. */
+void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
+{
+	switch (rec->type) {
+	case GP_REC_NVTX_RANGE: {
+		char *name = tool_range_name(ctx->r, &rec->u.nvtx_range);
+		attribution_add_range(ctx->attr, tool_pid(ctx->r, rec), tool_rec_tid(ctx->r, rec), &rec->u.nvtx_range,
+				      name);
+		free(name);
+		break;
+	}
+	case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
+		if (ctx->detect) step_detect_gpu(ctx->detect, tool_pid(ctx->r, rec), rec);
+		break;
+	case GP_REC_WINDOW:
+		winset_add(&ctx->win, tool_pid(ctx->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+		break;
+	}
+}
+
+/* A joined GPU operation: to the steps, then to the reports. */
+static void ctx_op(void *arg, const struct gpu_op *op)
+{
+	struct stats_ctx *ctx = arg;
+	if (ctx->steps) steps_op(ctx->steps, op);
+	if (ctx->on_op) ctx->on_op(ctx->on_op_arg, op);
+}
+
+int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
+{
+	ctx->prepassed = 1;
+	attribution_index(ctx->attr);
+	winset_finish(&ctx->win);
+	if (ctx->detect) {
+		if (step_detect_finish(ctx->detect, ctx->attr, err) < 0) return -1;
+		struct steps_opts so = { sizeof(so), ctx->opts->kernel_wait_ns, &ctx->win };
+		ctx->steps = steps_new(ctx->r, ctx->attr, ctx->detect, &so);
+	}
+	return 0;
+}
+
+/* Every API call and GPU operation goes through the join (selected or
+ * not: the steps and the ranges span the selection's edges). */
+static void join_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pid, uint32_t tid)
+{
+	switch (rec->type) {
+	case GP_REC_API:
+		opjoin_api(ctx->join, pid, tid, &rec->u.api, steps_gpu_recorded(&ctx->win, pid, rec->u.api.start_ns));
+		if (ctx->steps) steps_api(ctx->steps, pid, tid, &rec->u.api);
+		break;
+	case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
+		opjoin_gpu(ctx->join, pid, rec);
+		break;
+	default:
+		return;
+	}
+	uint64_t t = gp_record_time(rec);
+	if (t > ctx->join_now) {
+		ctx->join_now = t;
+		opjoin_advance(ctx->join, t);
+		if (ctx->steps) steps_advance(ctx->steps, t, opjoin_frontier(ctx->join));
+	}
 }
 
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out)
@@ -28,9 +107,15 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	}
 	out->rec = rec;
 	out->pid = out->tid = 0;
+	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join)
+		ctx->join = opjoin_new(ctx->r, NULL, ctx_op, ctx);
+	if (ctx->join && (rec->type == GP_REC_API || rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY ||
+			  rec->type == GP_REC_MEMSET))
+		join_add(ctx, rec, tool_pid(ctx->r, rec), tool_rec_tid(ctx->r, rec));
 	switch (rec->type) {
-	case GP_REC_WINDOW: /* clipped to --since/--until at the end */
-		winset_add(&ctx->win, tool_pid(ctx->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+	case GP_REC_WINDOW: /* clipped to --since/--until at the end; the pre-pass had them */
+		if (!ctx->prepassed)
+			winset_add(&ctx->win, tool_pid(ctx->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
 		return 0;
 	case GP_REC_DEVICE:
 		devprops_add(&ctx->dev, tool_pid(ctx->r, rec), &rec->u.device);
@@ -79,6 +164,8 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 
 void stats_ctx_finish(struct stats_ctx *ctx)
 {
+	if (ctx->join) opjoin_finish(ctx->join);
+	if (ctx->steps) steps_finish(ctx->steps);
 	winset_finish(&ctx->win);
 	if (ctx->clipped) winset_clip(&ctx->win, ctx->since, ctx->until);
 	gpu_activity_finish(&ctx->gpu, &ctx->win);
@@ -94,4 +181,8 @@ void stats_ctx_free(struct stats_ctx *ctx)
 	kshapes_free(&ctx->shapes);
 	gpu_activity_free(&ctx->gpu);
 	counters_free(&ctx->cnt);
+	opjoin_free(ctx->join);
+	steps_free(ctx->steps);
+	step_detect_free(ctx->detect);
+	attribution_free(ctx->attr);
 }

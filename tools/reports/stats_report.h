@@ -1,14 +1,20 @@
 /* stats_report.h — what a `gpuprof stats` report is: a component with
- * new / add (each record it asked for) / fill (its tables) / free, described
- * by one struct stats_report; the context the driver (cmd/cmd_stats.c)
- * shares with every report; and the one list of reports (registry.c).
+ * new / add (each record it asked for) / op (each GPU operation joined to
+ * its launch call, if it asked) / fill (its tables) / free, described by one
+ * struct stats_report; the context the driver (cmd/cmd_stats.c) shares with
+ * every report; and the one list of reports (registry.c).
  *
- * The driver streams the trace once in time order.  Every record first
- * feeds the context's shared analyses (below), then goes to the add() of
- * each report whose `types` has its type; records timed outside
- * --since/--until go nowhere.  At the end the driver finishes the shared
- * analyses, then calls fill() of each report that has a table to print, in
- * list order; the reports do not depend on each other.
+ * The driver streams the trace in time order.  When a report it runs
+ * declares a need for the NVTX ranges or the steps (`needs`), it first reads
+ * the trace once for them (the pre-pass: a push/pop range is written when it
+ * is popped, after the calls inside it, so the ranges must all be known
+ * before a call is attributed), then rewinds; otherwise it reads the trace
+ * once.  In the main pass every record first feeds the context's shared
+ * analyses (below), then goes to the add() of each report whose `types` has
+ * its type; records timed outside the selection (--since/--until) go
+ * nowhere.  At the end the driver finishes the shared analyses, then calls
+ * fill() of each report that has a table to print, in list order; the
+ * reports do not depend on each other.
  *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
@@ -18,18 +24,43 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
+#include "analysis/attribution.h"
 #include "analysis/counters.h"
 #include "analysis/devprops.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/kernel_names.h"
 #include "analysis/kernel_shapes.h"
+#include "analysis/opjoin.h"
+#include "analysis/step_detect.h"
+#include "analysis/steps.h"
 #include "analysis/windows.h"
 #include "common/report.h"
 
+/* What a report needs of the context beyond its records (struct
+ * stats_report.needs, bits). */
+enum stats_need {
+	STATS_NEED_RANGES = 1,  /* ctx->attr: every NVTX range of the trace, indexed (pre-pass) */
+	STATS_NEED_OPS = 2,     /* op(): GPU operations joined to their launch call */
+	STATS_NEED_STEPS = 4,   /* ctx->steps: the steps analysis (pre-pass; implies both above) */
+};
+
+/* Options of the shared analyses, parsed by the driver (docs/CLI.md,
+ * docs/STEPS.md).  Zero-initialised = the defaults. */
+struct stats_opts {
+	size_t sz;                      /* sizeof(struct stats_opts) */
+	enum attr_rule rule;            /* --attribution (default any-thread) */
+	struct step_detect_opts detect; /* --method, --step-range */
+	uint64_t kernel_wait_ns;        /* --kernel-wait (0: STEP_KERNEL_WAIT_NS) */
+	int keep_warmup;                /* --keep-warmup */
+	int verbose;                    /* --verbose: the steps' memory figures on stderr */
+};
+
 /* Shared by the driver and every report.  Reports read it; only
- * stats_ctx_add and stats_ctx_finish write it. */
+ * the stats_ctx_* functions write it. */
 struct stats_ctx {
 	gp_reader *r;
+	const struct stats_opts *opts;
+	uint32_t needs;         /* stats_need: what the reports run need */
 	uint64_t base;          /* trace start (header start_trace_ns) */
 	uint64_t since, until;  /* absolute; timed records starting outside [since, until) are dropped */
 	int clipped;            /* --since or --until was given */
@@ -41,6 +72,22 @@ struct stats_ctx {
 	struct kshapes shapes;  /* kernels by name and launch shape; occupancy */
 	struct gpu_activity gpu;/* busy intervals per device and stream */
 	struct counters cnt;    /* sampled counters */
+	/* STATS_NEED_RANGES: the NVTX ranges of the whole trace (selected or
+	 * not), indexed for analysis/attribution.h; NULL otherwise */
+	struct attribution *attr;
+	/* STATS_NEED_STEPS: where the steps are (pre-pass), and the steps
+	 * analysis over every record (selected or not): complete after
+	 * stats_ctx_finish; NULL otherwise */
+	struct step_detect *detect;
+	struct steps *steps;
+	/* STATS_NEED_OPS: the correlation-id join every record goes through;
+	 * each joined operation goes to the steps, then to on_op (the driver's:
+	 * the op() of the reports) */
+	struct opjoin *join;
+	void (*on_op)(void *arg, const struct gpu_op *op);
+	void *on_op_arg;
+	uint64_t join_now;      /* latest API or GPU record time seen */
+	int prepassed;          /* the pre-pass ran (windows came from it) */
 };
 
 /* A record as the driver hands it to add(): with its process and thread.
@@ -55,7 +102,8 @@ struct stats_rec {
 /* One table a report prints: its --report name (also its JSON key and CSV
  * "# NAME" line) and its --help text (lines after the first are indented by
  * the help printer).  Selecting a report's first table selects all of its
- * tables. */
+ * tables, but those in its report's by_name: they are printed only when
+ * named (or asked for by an option of the driver, as --per-step). */
 struct stats_table { const char *name, *help; };
 
 #define STATS_TYPE(t) (1u << (t))
@@ -64,10 +112,17 @@ struct stats_report {
 	const struct stats_table *tables;
 	int ntables;
 	uint32_t types;  /* STATS_TYPE(GP_REC_...) | ...: the records add() gets */
+	uint32_t needs;  /* stats_need bits */
+	uint32_t by_name;/* bit j: tables[j] is printed only when named */
 	/* The report's state; NULL (the function or its result) for a report
 	 * that only reads the context. */
 	void *(*new)(const struct stats_ctx *ctx);
 	void (*add)(void *self, const struct stats_ctx *ctx, const struct stats_rec *r);
+	/* STATS_NEED_OPS: every GPU operation of the trace (selected or not:
+	 * a report that attributes work to ranges or steps decides by those),
+	 * joined to its launch call (analysis/opjoin.h), once, in no particular
+	 * order; NULL for none. */
+	void (*op)(void *self, const struct stats_ctx *ctx, const struct gpu_op *op);
 	/* Whether it is in the default set (no --report); NULL: always. */
 	int (*in_default)(void *self, const struct stats_ctx *ctx);
 	/* Fills tables[0 .. ntables): each arrives with its name set (report.h:
@@ -80,10 +135,16 @@ struct stats_report {
 /* Every report, in output order; NULL-terminated (registry.c). */
 extern const struct stats_report *const stats_reports[];
 
-/* The context: start (reader, trace start, --since/--until relative to the
- * start, have_* whether given), every record, finish, free. */
-void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, uint64_t since, int have_since,
-		    uint64_t until, int have_until);
+/* The context: start (reader, options, what the reports need,
+ * --since/--until relative to the start, have_* whether given), the
+ * pre-pass when stats_ctx_prepass says so (every record, then finish), every
+ * record of the main pass, finish, free. */
+void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts *opts, uint32_t needs,
+		    uint64_t since, int have_since, uint64_t until, int have_until);
+int stats_ctx_prepass(const struct stats_ctx *ctx);
+void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec);
+/* 0, or -1 with a message in *err (static): --step-range names no range. */
+int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err);
 /* Feeds the shared analyses; returns whether the record goes to the
  * reports, with *out filled. */
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);
