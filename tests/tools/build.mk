@@ -32,12 +32,14 @@ $(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c libprof/gp_launch.h $(FAKE_DIR)/
 		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
-# tools/analysis/range_attr: both rules on a hand-made sequence
-TEST_RANGE_ATTR := $(TOOLST_DIR)/test_range_attr
-$(TEST_RANGE_ATTR): tests/tools/test_range_attr.c $(B)/obj/tools/analysis/range_attr.o $(B)/obj/tools/common/util.o \
+# tools/analysis/opjoin + attribution: the one rule on a hand-made sequence
+TEST_ATTRIBUTION := $(TOOLST_DIR)/test_attribution
+TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/analysis/opjoin.o \
+	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
+$(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -o $@ $< $(B)/obj/tools/analysis/range_attr.o \
-		$(B)/obj/tools/common/util.o $(LIBPROF_A) $(LIBPROF_LIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++
 
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
@@ -50,5 +52,5 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(GEN_STEPS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_RANGE_ATTR)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_RANGE_ATTR)
+	$(TEST_ATTRIBUTION)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION)

@@ -31,7 +31,7 @@
  * rank 1: step 0 [1500,52000), nested forward [2000,9000); step 1 [60500,100500)
  *    1    2500   gemm                   [11000,24000)
  *    2    3500   AllReduce (autograd)   [28000,35000)
- *   99       -   gemm, no launch call   [40000,45000)    counts by GPU start
+ *   99       -   gemm, no launch call   [40000,45000)    in no step
  *    3   61000   gemm                   [71000,76000)
  *    4   62000   AllReduce (autograd)   [74000,90000)
  *    5  121000   Broadcast (autograd)   [129000,131000)

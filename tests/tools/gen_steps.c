@@ -108,10 +108,27 @@ static int cmp_item(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq; /* ties: the order of adding */
 }
 
+/* CUPTI's runtime callback id of an API name (cupti_runtime_cbid.h): the
+ * tools tell launch calls by it (libprof/gp_launch.h) */
+static uint32_t cbid_of(uint32_t name)
+{
+	switch (name) {
+	case S_LAUNCH: return 211;  /* cudaLaunchKernel_v7000 */
+	case S_MEMCPY: return 41;   /* cudaMemcpyAsync_v3020 */
+	case S_GRAPH: return 311;   /* cudaGraphLaunch_v10000 */
+	case S_SSYNC: return 131;   /* cudaStreamSynchronize_v3020 */
+	case S_DSYNC: return 165;   /* cudaDeviceSynchronize_v3020 */
+	case S_MALLOC: return 20;   /* cudaMalloc_v3020 */
+	case S_EVREC: return 135;   /* cudaEventRecord_v3020 */
+	case S_EVQUERY: return 138; /* cudaEventQuery_v3020 */
+	default: return 0;
+	}
+}
+
 static void api(uint32_t src, uint32_t tid, uint32_t name, uint64_t corr, uint64_t s, uint64_t e)
 {
 	gp_record r;
-	rec_api(&r, tid, 0, name, name, corr, T0 + s, T0 + e);
+	rec_api(&r, tid, 0, name, cbid_of(name), corr, T0 + s, T0 + e);
 	add(T0 + e, src, &r);
 }
 

@@ -15,12 +15,14 @@ rank 1 kernels: gemm [11000,24000) [40000,45000) [71000,76000); NCCL
 Collectives by order: #1 starts 25000 / 28000 -> wait r0 3000, r1 0;
   #2 75000 / 74000 -> r0 0, r1 1000; #3 130000 / 129000 -> r0 0, r1 1000.
   Wait r0 3000 (11.54 % of Comm, max 3000), r1 2000 (8 %, max 1000).
-Steps (kernels by the start of their launch call; rank 1's kernel without a
-launch call by its GPU start):
+Steps (kernels by the start of their launch call, any thread of the process:
+the one attribution rule, tools/analysis/attribution.h; rank 1's kernel
+without a launch call belongs to no step):
   r0 step 0 [1000,51000): gemm x3 + AllReduce#1: comm 10000, compute 20000,
      overlap 5000, wait 3000
-  r1 step 0 [1500,52000): gemm [11000,24000), [40000,45000) + AllReduce#1:
-     comm 7000, compute 18000, overlap 0, wait 0
+  r1 step 0 [1500,52000): gemm [11000,24000) + AllReduce#1 (not the gemm
+     [40000,45000) without a call): comm 7000, compute 13000, overlap 0,
+     wait 0
   r0 step 1 [60000,110000): gemm [70000,80000), [112000,118000) (launched
      at 105000, runs after the step) + AllReduce#2: comm 15000, compute
      16000, overlap 5000, wait 0
@@ -55,7 +57,7 @@ R0 = (0, 3000, 3, 26000, 5, 36000, 10000, 38.5, 16000, 3000, 11.5, 3000)
 R1 = (1, 3001, 3, 25000, 3, 23000, 2000, 8.0, 23000, 2000, 8.0, 1000)
 STEPS = [
     (0, 3000, 1, 1000, 50000, 4, 1, 10000, 20000, 5000, 3000, "step 0"),
-    (1, 3001, 1, 1500, 50500, 3, 1, 7000, 18000, 0, 0, "step 0"),
+    (1, 3001, 1, 1500, 50500, 2, 1, 7000, 13000, 0, 0, "step 0"),
     (0, 3000, 1, 60000, 50000, 3, 1, 15000, 16000, 5000, 0, "step 1"),
     (1, 3001, 1, 60500, 40000, 2, 1, 16000, 5000, 2000, 1000, "step 1"),
 ]

@@ -9,7 +9,10 @@ the definitions):
  - per step: the buckets (recomputed here from the kernel, memcpy, memset
    and API records) and their sum, which is the step's wall time (within
    1 %; it is exact by construction), and the GPU work launched in it;
- - `stats --report comm_steps` launched the same kernels in every step;
+ - `stats --report nvtx` gives every range the same GPU time (backward's =
+   the independent figure; --attribution same-thread the main thread's);
+ - `stats --report comm_steps` and `nvtx` launched the same kernels in every
+   step as the steps report (one rule: tools/analysis/attribution.h);
  - without NVTX (--method trace) as many steps are found, and each one
    starts inside the NVTX step of the same index.
 """
@@ -126,6 +129,17 @@ tt.eq((phs["backward"]["kernel_ns"], phs["backward"]["kernels"]), (same_ns, same
 for name in ("forward", "optimizer"):
     tt.eq(ph[name]["kernel_ns"], launched_in([r for r in ranges if r["message"] == name])[0], f"{name} kernel time")
 
+
+def nvtx_rows(*extra):
+    out = json.loads(tt.gp("stats", "--report", "nvtx", "--format", "json", *extra, TRACE).stdout)["nvtx"]
+    return {r["range"]: r for r in out}
+
+
+nv = nvtx_rows()
+tt.eq(nv["backward"]["gpu_kernel_ns"], any_ns, "nvtx: backward's GPU time = its kernels launched from any thread")
+tt.eq(nvtx_rows("--attribution", "same-thread")["backward"]["gpu_kernel_ns"], same_ns,
+      "nvtx --attribution same-thread: the main thread's")
+
 # --- per step: buckets, computed here
 ops.sort(key=lambda o: (o["s"], o["call"] is None, o["call"]["s"] if o["call"] else 0))
 sync_u = union([(a["start"], a["end"]) for a in apis if is_sync(a["name"])])
@@ -178,6 +192,8 @@ by_range = {c["range"]: c for c in cs}
 tt.eq([(r["range"], r["kernels"], r["kernel_time_ns"]) for r in rows],
       [(r["range"], by_range[r["range"]]["kernels"], by_range[r["range"]]["compute_ns"]) for r in rows],
       "steps and comm_steps agree on every step")
+tt.eq([(r["range"], r["kernel_time_ns"]) for r in rows], [(r["range"], nv[r["range"]]["gpu_kernel_ns"]) for r in rows],
+      "steps and nvtx agree on every step")
 
 # the summary counts what it says it counts
 norm = steps_json()

@@ -156,3 +156,14 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 	}
 	return n;
 }
+
+size_t attribution_op(const struct attribution *a, const struct gpu_op *op, uint32_t **buf, size_t *cap)
+{
+	if (!op->has_call) return 0;
+	size_t n = attribution_at(a, op->pid, op->tid, op->call_s, *buf, *cap);
+	if (n > *cap) {
+		vec_reserve((void **)buf, cap, n, sizeof(**buf));
+		n = attribution_at(a, op->pid, op->tid, op->call_s, *buf, *cap);
+	}
+	return n;
+}

@@ -1,23 +1,27 @@
 /* attribution.h — which NVTX ranges a GPU operation belongs to.  The one
- * rule (docs/STEPS.md, "Attribution"):
+ * rule (docs/STEPS.md, "Attribution"), used by every report that gives GPU
+ * work to ranges or steps (stats nvtx, comm_steps, steps; launch sites give
+ * it to the launch call's stack through the same join):
  *
  *   a GPU operation (kernel, memcpy, memset) belongs to an NVTX range when
  *   the API call that launched it (joined by correlation id, opjoin.h)
  *   started while the range was open, s <= call start < e, in the same
- *   process, whatever thread made the call (ATTR_ANY_THREAD).
+ *   process, whatever thread made the call (ATTR_ANY_THREAD, the default).
+ *   An operation with no recorded launch call belongs to no range.
  *
  * So the kernels PyTorch's autograd thread launches during `backward`, the
  * kernels of a CUDA graph replayed during `step 7` and the copies of a worker
  * thread count in the range that was open when the host asked for them; the
- * GPU may run them later.  ATTR_SAME_THREAD is the projection that only
- * counts calls made on the thread that began the range (what nsys and the
- * `stats --report nvtx` column of gpuprof 0.1 do).
+ * GPU may run them later.  ATTR_SAME_THREAD (`--attribution same-thread`)
+ * is the projection that only counts calls made on the thread that began
+ * the range (what nsys's NVTX projection does).
  *
  * Lifecycle (a component with init/consume/finalize): attribution_new, then
  * every NVTX range of the trace through attribution_add_range (a first pass:
  * push/pop ranges are written when they are popped, after the calls inside
  * them, so the ranges must all be known before the calls are attributed),
- * attribution_index, then any number of attribution_at queries.
+ * attribution_index, then any number of attribution_op (or attribution_at)
+ * queries.
  * Memory: 40 bytes per range plus the index (8 bytes per range). */
 #ifndef GPUPROF_ANALYSIS_ATTRIBUTION_H
 #define GPUPROF_ANALYSIS_ATTRIBUTION_H
@@ -26,6 +30,7 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
+#include "analysis/opjoin.h"
 
 enum attr_rule { ATTR_ANY_THREAD = 0, ATTR_SAME_THREAD = 1 };
 
@@ -60,6 +65,12 @@ enum attr_rule attribution_rule(const struct attribution *a);
  * Writes at most max ids to out; returns how many there are. */
 size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
 		      size_t max);
+
+/* The rule for a GPU operation joined to its launch call (opjoin.h): the
+ * ids of the ranges it belongs to, into *buf (grown as needed, *cap its
+ * size; free() it when done); returns how many.  0 for an operation
+ * without a recorded call. */
+size_t attribution_op(const struct attribution *a, const struct gpu_op *op, uint32_t **buf, size_t *cap);
 
 /* "any-thread" / "same-thread" */
 const char *attr_rule_name(enum attr_rule rule);

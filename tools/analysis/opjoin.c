@@ -8,9 +8,11 @@
  * invalidate them. */
 #include "analysis/opjoin.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_launch.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -21,8 +23,9 @@
 struct call {
 	uint64_t corr;
 	uint64_t s, e, last_e;   /* last_e: latest end of an operation joined to it */
-	uint32_t pid, tid, name_id;
-	uint8_t launch, graph, joined;
+	uint64_t ops;            /* operations joined to it */
+	uint32_t pid, tid, name_id, stack_id;
+	uint8_t launch, graph, joined, ok;  /* launch: its operation is waited for */
 };
 
 /* pend_idx values are absolute index + 1 (a fresh map slot reads 0); prev
@@ -38,6 +41,7 @@ struct opjoin {
 	size_t max_waiting;
 	uint64_t grace;
 	opjoin_cb cb;
+	opjoin_call_cb call_cb;
 	void *ctx;
 	u64map call_idx;         /* key -> absolute index in calls */
 	struct call *calls; size_t chead, cn, ccap; uint64_t cbase;
@@ -51,13 +55,6 @@ struct opjoin {
 
 static uint64_t key_of(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
 
-int opjoin_is_launch(const char *name)
-{
-	if (strstr(name, "HostFunc")) return 0;
-	return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "memcpy") ||
-	       strstr(name, "Memset") || strstr(name, "memset");
-}
-
 struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_cb cb, void *ctx)
 {
 	struct opjoin *j = xcalloc(1, sizeof(*j));
@@ -66,6 +63,8 @@ struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_c
 	j->ctx = ctx;
 	j->max_waiting = opts && opts->max_waiting ? opts->max_waiting : DEFAULT_MAX_WAITING;
 	j->grace = opts && opts->grace_ns ? opts->grace_ns : DEFAULT_GRACE_NS;
+	j->call_cb = opts && opts->sz >= offsetof(struct opjoin_opts, call_cb) + sizeof(opts->call_cb)
+		     ? opts->call_cb : NULL;
 	u64map_init(&j->call_idx);
 	u64map_init(&j->pend_idx);
 	u64map_init(&j->name_class);
@@ -98,7 +97,9 @@ static void deliver(struct opjoin *j, struct gpu_op *op, struct call *c)
 		op->call_s = c->s; op->call_e = c->e;
 		op->tid = c->tid; op->call_name_id = c->name_id;
 		op->graph = c->graph;
+		op->stack_id = c->stack_id;
 		c->joined = 1;
+		c->ops++;
 		if (op->e > c->last_e) c->last_e = op->e;
 	} else {
 		j->counts.ops_no_call++;
@@ -110,17 +111,19 @@ static void deliver(struct opjoin *j, struct gpu_op *op, struct call *c)
 void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a, int recorded)
 {
 	if (!a->correlation_id) return;
-	const char *name = tool_str(j->r, a->name_id);
-	int launch = a->status == 0 && opjoin_is_launch(name);
+	enum gp_launch_kind kind = gp_launch_kind(a->domain, a->cbid);
 	struct call *c = call_find(j, pid, a->correlation_id);
-	if (!c && !launch) return; /* no GPU work comes of it */
-	launch = launch && recorded;
+	if (!c && kind == GP_LAUNCH_NONE) return; /* no GPU work comes of it */
+	/* waited for: a launch that returned success while GPU activity was recorded */
+	int launch = kind != GP_LAUNCH_NONE && a->status == 0 && recorded;
 	if (c) {
 		/* the runtime call around the driver call: one launch */
 		if (a->start_ns < c->s) { c->s = a->start_ns; c->name_id = a->name_id; }
 		if (a->end_ns > c->e) c->e = a->end_ns;
+		if (!c->stack_id) c->stack_id = a->stack_id;
 		c->launch |= (uint8_t)launch;
-		c->graph |= strstr(name, "Graph") != NULL;
+		c->graph |= kind == GP_LAUNCH_GRAPH;
+		c->ok &= a->status == 0;
 		return;
 	}
 	struct call nc;
@@ -128,9 +131,10 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 	nc.corr = a->correlation_id;
 	nc.s = a->start_ns;
 	nc.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-	nc.pid = pid; nc.tid = tid; nc.name_id = a->name_id;
-	nc.launch = (uint8_t)launch; /* 0: not waited for (activity not recorded then) */
-	nc.graph = strstr(name, "Graph") != NULL;
+	nc.pid = pid; nc.tid = tid; nc.name_id = a->name_id; nc.stack_id = a->stack_id;
+	nc.launch = (uint8_t)launch; /* 0: not waited for (failed, or activity not recorded then) */
+	nc.graph = kind == GP_LAUNCH_GRAPH;
+	nc.ok = a->status == 0;
 	VEC_PUSH(j->calls, j->cn, j->ccap, nc);
 	uint64_t abs = j->cbase + j->cn - 1;
 	*u64map_get(&j->call_idx, key_of(pid, a->correlation_id), 1) = abs;
@@ -224,6 +228,11 @@ static void call_pop_head(struct opjoin *j)
 	uint64_t *slot = u64map_get(&j->call_idx, key, 0);
 	if (slot && *slot == abs) u64map_del(&j->call_idx, key);
 	if (c->launch && !c->joined) j->counts.calls_no_op++;
+	if (j->call_cb) {
+		struct launch_call lc = { c->s, c->e, c->corr, c->pid, c->tid, c->name_id, c->stack_id, c->ops,
+					  c->graph, c->ok };
+		j->call_cb(j->ctx, &lc);
+	}
 	j->chead++;
 }
 

@@ -4,12 +4,16 @@
  * opjoin_gpu / opjoin_advance (consume), opjoin_finish (finalize); each
  * joined operation goes to the callback given at init.
  *
- * Either record may come first.  The runtime call and the driver call inside
- * it share the correlation id: the launch call is their union (earliest
- * start, latest end) and its thread is the first one seen.  Every kernel of a
- * graph launch carries the correlation id of the cudaGraphLaunch call, so
- * they all join that call (graph = 1): they belong where the graph launch was
- * made.
+ * Either record may come first.  Which calls launch GPU work is
+ * libprof/gp_launch.h's (by domain and callback id: kernel and graph
+ * launches, memcpy and memset calls).  The runtime call and the driver call
+ * inside it share the correlation id: the launch call is their union
+ * (earliest start, latest end), its thread is the first one seen and its
+ * stack the first one recorded.  Every kernel of a graph launch carries the
+ * correlation id of the cudaGraphLaunch call, so they all join that call
+ * (graph = 1): they belong where the graph launch was made.  This join is
+ * the first half of the one attribution rule (attribution.h): every report
+ * that gives GPU work to a range, a step or a call site joins through it.
  *
  * Memory.  The reader merges the sources by time, but a source need not be
  * in time order: CUPTI hands activity buffers back when they fill or at a
@@ -18,7 +22,7 @@
  * launch call waits for its operation, and an operation for its call, for as
  * long as it takes: the state is the calls and operations of that lag, not
  * of the trace (unless the API calls or the GPU activity were not recorded
- * at all).  Only launch calls are kept (opjoin_is_launch); a joined one stays
+ * at all).  Only launch calls are kept; a joined one stays
  * `grace_ns` of trace time more (a later graph kernel, the runtime record of
  * a call whose driver record came first).  Past max_waiting unpaired entries
  * the oldest give up (an operation is then delivered without a call). */
@@ -45,14 +49,27 @@ struct gpu_op {
 	uint32_t call_name_id;   /* API name of the launch call */
 	uint8_t kind, cls;       /* op_kind, op_class */
 	uint8_t has_call, graph; /* graph: the call was a graph launch */
+	uint32_t stack_id;       /* the launch call's recorded stack (0: none) */
+};
+
+/* A launch call as it leaves the join: its operations delivered (and the
+ * grace past), given up, or at the end.  The runtime and driver records of
+ * one launch are one call.  ops: operations joined to it. */
+struct launch_call {
+	uint64_t s, e, corr;
+	uint32_t pid, tid, name_id, stack_id;
+	uint64_t ops;
+	uint8_t graph, ok;       /* ok: the call returned success */
 };
 
 typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
+typedef void (*opjoin_call_cb)(void *ctx, const struct launch_call *c);
 
 struct opjoin_opts {
 	size_t sz;            /* sizeof(struct opjoin_opts) */
 	size_t max_waiting;   /* unpaired calls, and operations, kept at most; 0: 4 Mi each */
 	uint64_t grace_ns;    /* 0: 1 s */
+	opjoin_call_cb call_cb; /* each launch call as it leaves (NULL: none); same ctx */
 };
 
 struct opjoin_counts {
@@ -85,9 +102,5 @@ uint64_t opjoin_frontier(struct opjoin *j);
 /* End of stream: delivers the operations still waiting for their call. */
 void opjoin_finish(struct opjoin *j);
 void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out);
-
-/* Whether an API name launches GPU work (kernel, graph, memcpy, memset
- * calls; not cudaLaunchHostFunc). */
-int opjoin_is_launch(const char *name);
 
 #endif

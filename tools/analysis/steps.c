@@ -204,11 +204,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 	b.step = NO_STEP;
 	const struct step_plan *pl = p->out.plan;
 	if (pl->method == STEP_NVTX && op->has_call) {
-		size_t n = attribution_at(st->a, op->pid, op->tid, op->call_s, st->idbuf, st->cidbuf);
-		if (n > st->cidbuf) {
-			vec_reserve((void **)&st->idbuf, &st->cidbuf, n, sizeof(*st->idbuf));
-			n = attribution_at(st->a, op->pid, op->tid, op->call_s, st->idbuf, st->cidbuf);
-		}
+		size_t n = attribution_op(st->a, op, &st->idbuf, &st->cidbuf);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t *row = u64map_get(&p->range2row, st->idbuf[i], 0);
 			if (row && (b.step == NO_STEP || *row - 1 < b.step)) b.step = (uint32_t)(*row - 1);

@@ -115,14 +115,22 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
-/* Hands a joined GPU operation to the reports that asked for them. */
-struct op_fanout { const struct stats_ctx *ctx; void **self; const int *run; };
+/* Hands joined GPU operations and launch calls to the reports that asked
+ * for them. */
+struct fanout { const struct stats_ctx *ctx; void **self; const int *run; };
 
 static void fan_op(void *arg, const struct gpu_op *op)
 {
-	const struct op_fanout *f = arg;
+	const struct fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
 		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+}
+
+static void fan_call(void *arg, const struct launch_call *c)
+{
+	const struct fanout *f = arg;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
 }
 
 /* The pre-pass (stats_report.h); EXIT_OK, or the exit code after the
@@ -264,9 +272,10 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < nreps; i++)
 		if (run[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(&ctx);
-	struct op_fanout fan = { &ctx, self, run };
+	struct fanout fan = { &ctx, self, run };
 	ctx.on_op = fan_op;
-	ctx.on_op_arg = &fan;
+	ctx.on_call = fan_call;
+	ctx.on_arg = &fan;
 
 	const gp_record *rec;
 	int rc;

@@ -1,14 +1,17 @@
 /* export_folded.c — folded stacks ("frame;frame;...;leaf WEIGHT" per line,
  * root first) for flamegraph.pl, speedscope and inferno: the stacks of the
  * launch calls weighted by the GPU time of the work they launched, or by the
- * number of launches.  One pass collects stacks and launches; the output is
- * written at the end, sorted, so equal input gives equal output. */
+ * number of launches.  One pass collects stacks and joins GPU work to its
+ * launch call (analysis/opjoin.h, aggregated by stack in
+ * analysis/stack_work.h: the rule every report uses); the output is written
+ * at the end, sorted, so equal input gives equal output. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/launch_join.h"
+#include "analysis/opjoin.h"
+#include "analysis/stack_work.h"
 #include "analysis/stacks.h"
 #include "common/tool.h"
 #include "export/export.h"
@@ -20,12 +23,12 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->stack, ((const struct line *)b)->stack);
 }
 
-static uint64_t weight_of(const struct joined_launch *l, enum folded_weight w)
+static uint64_t weight_of(const struct stack_work_entry *l, enum folded_weight w)
 {
 	switch (w) {
 	case FOLDED_GPU_TIME: return l->kernel_ns + l->memop_ns;
 	case FOLDED_KERNEL_TIME: return l->kernel_ns;
-	case FOLDED_LAUNCHES: return l->has_api && (l->launch_call || l->kernels || l->memops);
+	case FOLDED_LAUNCHES: return l->launches;
 	}
 	return 0;
 }
@@ -59,7 +62,7 @@ static size_t number_space(const char *f, size_t n)
 /* The folded form of one launch's stack, malloc'd.  Every frame (not only
  * the leaf) ending in " NUMBER" gets '_' for that space, so one name is
  * drawn as one frame wherever it is. */
-static char *folded_stack(struct stacks *st, const struct joined_launch *l)
+static char *folded_stack(struct stacks *st, const struct stack_work_entry *l)
 {
 	if (!l->stack_id) return xstrdup("(no stack)");
 	const struct stack_view *v = stacks_view(st, l->stack_id, l->pid, l->tid);
@@ -86,35 +89,30 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 	if (!r)
 		return EXIT_BADINPUT;
 	struct stacks *st = stacks_new(r);
-	struct launch_join *lj = launch_join_new();
+	struct stack_work *sw = stack_work_new();
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, stack_work_call };
+	struct opjoin *j = opjoin_new(r, &jo, stack_work_op, sw);
 	const gp_record *rec;
 	int rc;
-	uint64_t nrec = 0;
-	while ((rc = gp_reader_next(r, &rec)) > 0) {
+	uint64_t nrec = 0, now = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++nrec);
-		uint32_t pid = tool_pid(r, rec);
 		switch (rec->type) {
 		case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
 			stacks_add(st, rec);
+			continue;
+		case GP_REC_API:
+			opjoin_api(j, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api, 1);
 			break;
-		case GP_REC_API: {
-			const gp_rec_source *src = gp_reader_source(r, rec->source_id);
-			uint32_t tid = rec->u.api.tid ? rec->u.api.tid : src ? src->tid : 0;
-			launch_join_api(lj, pid, tid, &rec->u.api);
+		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
+			opjoin_gpu(j, tool_pid(r, rec), rec);
 			break;
+		default:
+			continue;
 		}
-		case GP_REC_KERNEL:
-			launch_join_gpu(lj, pid, rec->u.kernel.correlation_id, GPU_WORK_KERNEL,
-					tool_rec_end(rec) > rec->u.kernel.start_ns ? tool_rec_end(rec) - rec->u.kernel.start_ns : 0);
-			break;
-		case GP_REC_MEMCPY: case GP_REC_MEMSET: {
-			uint64_t s = gp_record_time(rec), e = tool_rec_end(rec);
-			uint64_t corr = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.correlation_id : rec->u.memset.correlation_id;
-			launch_join_gpu(lj, pid, corr, GPU_WORK_COPY, e > s ? e - s : 0);
-			break;
-		}
-		}
+		if (gp_record_time(rec) > now) opjoin_advance(j, now = gp_record_time(rec));
 	}
+	opjoin_finish(j);
 	int code = tool_finish(r, in, rc, strict);
 	if (code != EXIT_OK && nrec == 0)
 		goto out;
@@ -125,7 +123,7 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 	}
 
 	size_t n;
-	const struct joined_launch *ls = launch_join_all(lj, &n);
+	const struct stack_work_entry *ls = stack_work_all(sw, &n);
 	strmap idx;
 	strmap_init(&idx);
 	struct line *lines = NULL;
@@ -169,7 +167,8 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 	free(lines);
 	strmap_free(&idx);
 out:
-	launch_join_free(lj);
+	opjoin_free(j);
+	stack_work_free(sw);
 	stacks_free(st);
 	gp_reader_close(r);
 	return code;

@@ -5,10 +5,10 @@
  * top-level NVTX range ("step <i>"), matched across ranks by name and
  * occurrence.
  *
- * Collected while stats streams the trace (kernels, launch calls, top-level
- * push/pop ranges, process ranks); computed at the end.  Memory: 40 bytes
- * per kernel, one entry per top-level range, and what the attribution of
- * kernels to steps holds (analysis/range_attr.h).
+ * Collected while stats streams the trace (kernels joined to their launch
+ * calls, process ranks; the top-level push/pop ranges are the context's);
+ * computed at the end.  Memory: 40 bytes per kernel and 16 per
+ * (step, kernel) pair.
  *
  * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
  * A kernel whose name contains "nccl" (any case) is communication, every
@@ -16,17 +16,19 @@
  * k-th NCCL kernel (by GPU start) of every rank is one collective, provided
  * every rank ran the same number of NCCL kernels with the same names; its
  * wait on a rank = latest start among the ranks - this rank's start.  A
- * kernel belongs to the step (top-level push/pop range) it is attributed to
- * by analysis/range_attr.h, rule RANGE_RULE_PROCESS: the step of any thread
- * of the process in which its launch call started — that is where the host
- * code asked for it, while the GPU may run it steps later; a kernel with no
- * recorded launch call counts by its GPU start. */
+ * kernel belongs to the steps (top-level push/pop ranges) it is attributed
+ * to by the one rule (analysis/attribution.h): those open when its launch
+ * call started, on any thread of the process (--attribution same-thread:
+ * the launching thread's) — that is where the host code asked for it, while
+ * the GPU may run it steps later; a kernel with no recorded launch call
+ * belongs to no step.  The per-rank table counts the kernels that start in
+ * the selection (--since/--until); a step row, the steps that start in it,
+ * with all their kernels. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/intervals.h"
-#include "analysis/range_attr.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
@@ -73,9 +75,11 @@ struct ckern {
 	uint32_t name_id;
 	uint32_t seq;     /* index in its process's kernels as added */
 	uint8_t nccl;
+	uint8_t sel;      /* starts in the selection: counts in the per-rank figures */
 };
 
-struct crange { uint64_t s, e; char *name; uint32_t id; /* in add order, over all processes */ };
+/* A top-level range of the context's (attribution.h): a step */
+struct crange { uint64_t s, e; const char *name; uint32_t id; };
 
 /* A kernel attributed to a step: range id, (pid << 32 | kernel seq). */
 struct cpair { uint64_t range, ref; };
@@ -83,7 +87,8 @@ struct cpair { uint64_t range, ref; };
 struct cproc {
 	uint32_t pid;
 	int32_t rank;
-	struct ckern *k; size_t nk, ck;
+	struct ckern *k; size_t nk, ck;  /* those with sel first (after comm_fill sorts them) */
+	size_t nsel;
 	struct crange *rg; size_t nr, cr;
 	/* results */
 	size_t nnccl;
@@ -98,22 +103,14 @@ struct comm {
 	u64map pid2proc;
 	struct cproc *p; size_t np, cp;
 	u64map pid2rank;  /* from GP_REC_PROCESS: rank + 2 (0: none seen) */
-	u64map name_nccl; /* string id -> 1 not NCCL, 2 NCCL */
 	int wait_known;   /* collectives matched (or one rank) */
-	struct range_attr *attr;  /* kernels -> steps */
+	const struct attribution *attr;  /* the context's ranges */
 	struct cpair *pairs; size_t npairs, cpairs;
-	uint32_t nranges;
+	uint32_t *ids; size_t cids;      /* attribution_op's buffer */
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-static void on_attr(void *arg, uint32_t group, uint64_t ref, uint64_t ns)
-{
-	struct comm *c = arg;
-	struct cpair pr = { group, ref };
-	VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
-}
-
-static struct comm *comm_new(gp_reader *r)
+static struct comm *comm_new(gp_reader *r, const struct attribution *attr)
 {
 	struct comm *c = xcalloc(1, sizeof(*c));
 	c->r = r;
@@ -122,8 +119,7 @@ static struct comm *comm_new(gp_reader *r)
 	c->hdr_rank = h ? h->rank : -1;
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
-	u64map_init(&c->name_nccl);
-	c->attr = range_attr_new(RANGE_RULE_PROCESS, on_attr, c);
+	c->attr = attr;
 	return c;
 }
 
@@ -133,15 +129,13 @@ static void comm_free(struct comm *c)
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
 		free(p->k);
-		for (size_t j = 0; j < p->nr; j++) free(p->rg[j].name);
 		free(p->rg);
 	}
-	range_attr_free(c->attr);
 	free(c->pairs);
+	free(c->ids);
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
-	u64map_free(&c->name_nccl);
 	free(c);
 }
 
@@ -157,55 +151,40 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 	return &c->p[c->np - 1];
 }
 
-static int is_nccl(struct comm *c, uint32_t name_id)
+static void comm_add(struct comm *c, const gp_record *rec)
 {
-	uint64_t *s = u64map_get(&c->name_nccl, name_id, MAP_INSERT);
-	if (!*s) *s = strcasestr(tool_str(c->r, name_id), "nccl") ? 2 : 1;
-	return *s == 2;
+	if (rec->type != GP_REC_PROCESS) return;
+	*u64map_get(&c->pid2rank, rec->u.process.pid, MAP_INSERT) =
+		rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
+	proc_get(c, rec->u.process.pid); /* known, even with no kernels */
 }
 
-static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_t tid)
+/* A kernel: kept when it starts in the selection or belongs to a selected
+ * step (a top-level push/pop range starting in it). */
+static void comm_op(struct comm *c, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
-	switch (rec->type) {
-	case GP_REC_PROCESS:
-		*u64map_get(&c->pid2rank, rec->u.process.pid, MAP_INSERT) =
-			rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
-		proc_get(c, rec->u.process.pid); /* known, even with no kernels */
-		break;
-	case GP_REC_API:
-		range_attr_call(c->attr, pid, rec->u.api.tid ? rec->u.api.tid : tid, &rec->u.api);
-		break;
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		struct cproc *p = proc_get(c, pid);
-		struct ckern ck;
-		memset(&ck, 0, sizeof(ck));
-		ck.s = k->start_ns;
-		ck.e = k->end_ns > k->start_ns ? k->end_ns : k->start_ns;
-		ck.corr = k->correlation_id;
-		ck.name_id = k->name_id;
-		ck.nccl = (uint8_t)is_nccl(c, k->name_id);
-		ck.seq = (uint32_t)p->nk;
-		VEC_PUSH(p->k, p->nk, p->ck, ck);
-		range_attr_kernel(c->attr, pid, k->correlation_id, k->start_ns, ck.e - ck.s, ((uint64_t)pid << 32) | ck.seq);
-		break;
+	if (op->kind != OP_KERNEL) return;
+	int sel = stats_selected(ctx, op->s), steps = 0;
+	size_t n = attribution_op(c->attr, op, &c->ids, &c->cids);
+	for (size_t i = 0; i < n; i++) {
+		const struct attr_range *x = attribution_range(c->attr, c->ids[i]);
+		if (x->kind == GP_NVTX_PUSHPOP && x->depth == 0 && stats_selected(ctx, x->s)) c->ids[steps++] = c->ids[i];
 	}
-	case GP_REC_NVTX_RANGE: {
-		const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
-		if (n->kind != GP_NVTX_PUSHPOP || n->depth != 0) break;
-		const char *dom = tool_str(c->r, n->domain_id), *msg = tool_str(c->r, n->message_id);
-		struct crange rg;
-		rg.s = n->start_ns;
-		rg.e = n->end_ns > n->start_ns ? n->end_ns : n->start_ns;
-		rg.name = xmalloc(strlen(dom) + strlen(msg) + 2);
-		if (*dom) sprintf(rg.name, "%s:%s", dom, msg);
-		else strcpy(rg.name, msg);
-		rg.id = c->nranges++;
-		range_attr_range(c->attr, pid, n->tid ? n->tid : tid, rg.s, rg.e, 0, rg.id);
-		struct cproc *p = proc_get(c, pid);
-		VEC_PUSH(p->rg, p->nr, p->cr, rg);
-		break;
-	}
+	if (!sel && !steps) return;
+	struct cproc *p = proc_get(c, op->pid);
+	struct ckern ck;
+	memset(&ck, 0, sizeof(ck));
+	ck.s = op->s;
+	ck.e = op->e;
+	ck.corr = op->corr;
+	ck.name_id = op->name_id;
+	ck.nccl = op->cls == OPC_COMM;
+	ck.sel = (uint8_t)sel;
+	ck.seq = (uint32_t)p->nk;
+	VEC_PUSH(p->k, p->nk, p->ck, ck);
+	for (int i = 0; i < steps; i++) {
+		struct cpair pr = { c->ids[i], ((uint64_t)op->pid << 32) | ck.seq };
+		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
 	}
 }
 
@@ -214,8 +193,12 @@ static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
 	size_t n = 0;
 	int pk = 0;
 	for (size_t i = 0; i < c->np; i++) {
-		for (size_t j = 0; j < c->p[i].nk; j++) n += c->p[i].k[j].nccl;
-		pk += c->p[i].nk > 0;
+		size_t sel = 0;
+		for (size_t j = 0; j < c->p[i].nk; j++) {
+			n += c->p[i].k[j].sel && c->p[i].k[j].nccl;
+			sel += c->p[i].k[j].sel;
+		}
+		pk += sel > 0;
 	}
 	if (procs_with_kernels) *procs_with_kernels = pk;
 	return n;
@@ -243,9 +226,11 @@ static struct split split_kernels(struct ckern *const *k, size_t n, struct ivset
 }
 
 /* ------------------------------------------------------------ ordering */
+/* the selected kernels first, each part by start */
 static int cmp_kern_start(const void *a, const void *b)
 {
 	const struct ckern *x = a, *y = b;
+	if (x->sel != y->sel) return x->sel ? -1 : 1;
 	if (x->s != y->s) return x->s < y->s ? -1 : 1;
 	if (x->e != y->e) return x->e < y->e ? -1 : 1;
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
@@ -301,7 +286,7 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 	for (size_t i = 0; i < nps; i++) {
 		nk[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**nk));
 		size_t m = 0;
-		for (size_t j = 0; j < ps[i]->nk; j++)
+		for (size_t j = 0; j < ps[i]->nsel; j++)
 			if (ps[i]->k[j].nccl) nk[i][m++] = &ps[i]->k[j];
 	}
 	for (size_t k = 0; k < n0 && !*why; k++)
@@ -363,7 +348,7 @@ out:
 }
 
 /* ------------------------------------------------------------ steps */
-struct step { char *name; uint64_t occ, first; size_t nrows; };
+struct step { const char *name; uint64_t occ, first; size_t nrows; };
 struct srow {
 	size_t step, proc;     /* index into steps, into ps */
 	uint64_t s, e, kernels, coll, wait;
@@ -392,9 +377,10 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	struct ckern **by_seq = NULL, **sel = NULL; size_t csel = 0;
 	/* the kernels of range id r: pairs[first[r] .. first[r + 1]) */
 	if (c->npairs) qsort(c->pairs, c->npairs, sizeof(*c->pairs), cmp_pair);
-	size_t *first = xcalloc((size_t)c->nranges + 1, sizeof(*first));
+	size_t nranges = attribution_nranges(c->attr);
+	size_t *first = xcalloc(nranges + 1, sizeof(*first));
 	for (size_t i = 0; i < c->npairs; i++) first[c->pairs[i].range + 1]++;
-	for (uint32_t r = 0; r < c->nranges; r++) first[r + 1] += first[r];
+	for (size_t r = 0; r < nranges; r++) first[r + 1] += first[r];
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
 		if (!p->nr) continue;
@@ -412,7 +398,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			size_t *slot = strmap_get(&idx, key, &is_new);
 			free(key);
 			if (is_new) {
-				struct step st = { xstrdup(rg->name), occ, rg->s, 0 };
+				struct step st = { rg->name, occ, rg->s, 0 };
 				*slot = nsteps;
 				VEC_PUSH(steps, nsteps, csteps, st);
 			}
@@ -455,7 +441,6 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		if (p->matched) cell_num(&cl[STEP_WAIT], (double)w->wait);
 		cell_str(&cl[STEP_RANGE], steps[w->step].name);
 	}
-	for (size_t i = 0; i < nsteps; i++) free(steps[i].name);
 	free(steps); free(rows); free(cv.v); free(ov.v); free(by_seq); free(sel); free(first);
 	strmap_free(&idx);
 }
@@ -465,7 +450,8 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
  * for the Start column).  Says on stderr, once, why there are no wait
  * figures (collectives that do not match across ranks) or no rows (no
  * kernels).  Titles and notes point into c: print before comm_free. */
-static void comm_fill(struct comm *c, struct report *ranks, struct report *steps, uint64_t base)
+static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report *ranks, struct report *steps,
+		      uint64_t base)
 {
 	int pk;
 	size_t nccl = nccl_count(c, &pk);
@@ -480,6 +466,16 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		tool_warn("comm: the trace has no kernel records: nothing to report");
 		return;
 	}
+	/* the steps: the selected top-level push/pop ranges of each process */
+	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
+		const struct attr_range *x = attribution_range(c->attr, id);
+		if (x->kind != GP_NVTX_PUSHPOP || x->depth != 0 || !stats_selected(ctx, x->s)) continue;
+		uint64_t *slot = u64map_get(&c->pid2proc, x->pid, MAP_FIND);
+		if (!slot) continue;
+		struct cproc *p = &c->p[*slot];
+		struct crange rg = { x->s, x->e, attribution_name(c->attr, x->name), id };
+		VEC_PUSH(p->rg, p->nr, p->cr, rg);
+	}
 	/* ranks: processes with kernels */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
@@ -491,20 +487,22 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 	struct cproc **ps = xmalloc(c->np * sizeof(*ps));
 	size_t nps = 0, idle = 0;
 	for (size_t i = 0; i < c->np; i++) {
-		if (c->p[i].nk) ps[nps++] = &c->p[i];
+		struct cproc *p = &c->p[i];
+		if (p->nk) qsort(p->k, p->nk, sizeof(*p->k), cmp_kern_start);
+		for (p->nsel = 0; p->nsel < p->nk && p->k[p->nsel].sel; p->nsel++) ;
+		if (p->nsel) ps[nps++] = p;
 		else idle++;
 	}
 	struct ivset cv = { 0 }, ov = { 0 };
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
-		qsort(p->k, p->nk, sizeof(*p->k), cmp_kern_start);
-		struct ckern **all = xmalloc(p->nk * sizeof(*all));
-		for (size_t j = 0; j < p->nk; j++) {
+		struct ckern **all = xmalloc(p->nsel * sizeof(*all));
+		for (size_t j = 0; j < p->nsel; j++) {
 			struct ckern *k = &p->k[j];
 			p->nnccl += k->nccl;
 			all[j] = k;
 		}
-		struct split s = split_kernels(all, p->nk, &cv, &ov);
+		struct split s = split_kernels(all, p->nsel, &cv, &ov);
 		free(all);
 		p->comm = s.comm; p->compute = s.compute; p->overlap = s.overlap;
 	}
@@ -540,7 +538,7 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		cell_num(&cl[COMM_PID], p->pid);
 		cell_num(&cl[COMM_NCCL_KERNELS], (double)p->nnccl);
 		cell_num(&cl[COMM_COMM], (double)p->comm);
-		cell_num(&cl[COMM_OTHER_KERNELS], (double)(p->nk - p->nnccl));
+		cell_num(&cl[COMM_OTHER_KERNELS], (double)(p->nsel - p->nnccl));
 		cell_num(&cl[COMM_COMPUTE], (double)p->compute);
 		cell_num(&cl[COMM_OVERLAP], (double)p->overlap);
 		if (p->comm) cell_num(&cl[COMM_OVERLAP_PCT], 100.0 * (double)p->overlap / (double)p->comm);
@@ -559,12 +557,13 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		 idle ? "; processes without kernels (a launcher) are left out" : "");
 	ranks->note = c->note;
 	snprintf(c->steps_note, sizeof(c->steps_note),
-		 " A kernel counts in the step in which its launch call started (any thread of the\n"
-		 "   process; no launch call recorded: its GPU start), so Comm/Compute may run past\n"
-		 "   the step's end.  N = occurrence of the range name on that rank.  Wait: sum over\n"
-		 "   the step's collectives ('-': not computed, see the per-rank table).\n");
+		 " A kernel counts in the step in which its launch call started (%s; no\n"
+		 "   launch call recorded: in none), so Comm/Compute may run past the step's end.\n"
+		 "   N = occurrence of the range name on that rank.  Wait: sum over the step's\n"
+		 "   collectives ('-': not computed, see the per-rank table).\n",
+		 attribution_rule(c->attr) == ATTR_ANY_THREAD ? "any thread of the process"
+							      : "only calls on the step range's thread");
 	steps->note = c->steps_note;
-	range_attr_finish(c->attr);
 	fill_steps(c, steps, ps, nps, base);
 	free(part);
 	free(ps);
@@ -572,12 +571,17 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 
 static void *comm_report_new(const struct stats_ctx *ctx)
 {
-	return comm_new(ctx->r);
+	return comm_new(ctx->r, ctx->attr);
 }
 
 static void comm_report_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
-	comm_add(self, r->rec, r->pid, r->tid);
+	comm_add(self, r->rec);
+}
+
+static void comm_report_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
+{
+	comm_op(self, ctx, op);
 }
 
 static int comm_report_in_default(void *self, const struct stats_ctx *ctx)
@@ -587,7 +591,7 @@ static int comm_report_in_default(void *self, const struct stats_ctx *ctx)
 
 static void comm_report_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
-	comm_fill(self, &tables[0], &tables[1], ctx->base);
+	comm_fill(self, ctx, &tables[0], &tables[1], ctx->base);
 }
 
 static void comm_report_free(void *self)
@@ -610,8 +614,8 @@ static const struct stats_table comm_tables[] = {
 
 const struct stats_report stats_report_comm = {
 	.tables = comm_tables, .ntables = 2,
-	.types = STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_KERNEL) |
-		 STATS_TYPE(GP_REC_NVTX_RANGE),
-	.new = comm_report_new, .add = comm_report_add, .in_default = comm_report_in_default,
+	.types = STATS_TYPE(GP_REC_PROCESS),
+	.needs = STATS_NEED_RANGES | STATS_NEED_OPS,
+	.new = comm_report_new, .add = comm_report_add, .op = comm_report_op, .in_default = comm_report_in_default,
 	.fill = comm_report_fill, .free = comm_report_free,
 };

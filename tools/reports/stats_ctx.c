@@ -58,7 +58,13 @@ static void ctx_op(void *arg, const struct gpu_op *op)
 {
 	struct stats_ctx *ctx = arg;
 	if (ctx->steps) steps_op(ctx->steps, op);
-	if (ctx->on_op) ctx->on_op(ctx->on_op_arg, op);
+	if (ctx->on_op) ctx->on_op(ctx->on_arg, op);
+}
+
+static void ctx_call(void *arg, const struct launch_call *c)
+{
+	struct stats_ctx *ctx = arg;
+	if (ctx->on_call) ctx->on_call(ctx->on_arg, c);
 }
 
 int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
@@ -107,8 +113,10 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	}
 	out->rec = rec;
 	out->pid = out->tid = 0;
-	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join)
-		ctx->join = opjoin_new(ctx->r, NULL, ctx_op, ctx);
+	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) {
+		struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
+		ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
+	}
 	if (ctx->join && (rec->type == GP_REC_API || rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY ||
 			  rec->type == GP_REC_MEMSET))
 		join_add(ctx, rec, tool_pid(ctx->r, rec), tool_rec_tid(ctx->r, rec));

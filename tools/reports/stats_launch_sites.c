@@ -1,12 +1,14 @@
 /* stats_launch_sites.c — `stats --report launch_sites`: call sites ranked
- * by the GPU time of the kernels launched from them.  The joined launches
- * (analysis/launch_join.h) aggregated by site (analysis/stacks.h).  A site's
+ * by the GPU time of the kernels launched from them.  The context's join
+ * (GPU work to its launch call, analysis/opjoin.h) aggregated by the call's
+ * stack (analysis/stack_work.h), then by site (analysis/stacks.h).  A site's
  * "innermost frame" is the one under which most of its kernel time was
- * launched (ties: the first seen). */
+ * launched (ties: the first seen).  GPU work counts when it starts in the
+ * selection, a launch call when it does. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/launch_join.h"
+#include "analysis/stack_work.h"
 #include "analysis/stacks.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
@@ -50,10 +52,10 @@ static int cmp_site(const void *a, const void *b)
 
 /* One row per site (see stacks.h), plus "(no stack)" for GPU work whose
  * launch call has no stack, so Time (%) adds up to 100. */
-static void sites_rows(struct report *rep, struct stacks *st, const struct launch_join *lj)
+static void sites_rows(struct report *rep, struct stacks *st, const struct stack_work *sw)
 {
 	size_t n;
-	const struct joined_launch *ls = launch_join_all(lj, &n);
+	const struct stack_work_entry *ls = stack_work_all(sw, &n);
 	strmap idx, pair;   /* site key -> index; site key + innermost -> kernel ns */
 	strmap_init(&idx);
 	strmap_init(&pair);
@@ -63,9 +65,8 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct launc
 	size_t npair = 0, cpair = 0;
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct joined_launch *l = &ls[i];
-		int launched = l->has_api && (l->launch_call || l->kernels || l->memops);
-		if (!launched && !l->kernels && !l->memops) continue;
+		const struct stack_work_entry *l = &ls[i];
+		if (!l->launches && !l->kernels && !l->memops) continue;
 		const char *key, *label, *inner = "";
 		const struct stack_view *v = l->stack_id ? stacks_view(st, l->stack_id, l->pid, l->tid) : NULL;
 		if (v) { key = v->site_key; label = v->site; inner = v->innermost; }
@@ -83,7 +84,7 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct launc
 		struct site *s = &sites[*slot];
 		s->kernel_ns += l->kernel_ns; s->kernels += l->kernels;
 		s->memop_ns += l->memop_ns; s->memops += l->memops;
-		s->launches += launched;
+		s->launches += l->launches;
 		total += l->kernel_ns;
 		char *pk = xmalloc(strlen(key) + strlen(inner) + 2);
 		sprintf(pk, "%s\x01%s", key, inner);
@@ -113,17 +114,17 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct launc
 	strmap_free(&pair);
 }
 
-/* The recorded stacks, and each launch call joined to its GPU work. */
+/* The recorded stacks, and the GPU work and launch calls by stack. */
 struct sites_report {
 	struct stacks *stk;
-	struct launch_join *lj;
+	struct stack_work *sw;
 };
 
 static void *sites_new(const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = xcalloc(1, sizeof(*sr));
 	sr->stk = stacks_new(ctx->r);
-	sr->lj = launch_join_new();
+	sr->sw = stack_work_new();
 	return sr;
 }
 
@@ -131,29 +132,19 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 {
 	struct sites_report *sr = self;
 	const gp_record *rec = r->rec;
-	switch (rec->type) {
-	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
-		stacks_add(sr->stk, rec);
-		break;
-	case GP_REC_API:
-		launch_join_api(sr->lj, r->pid, rec->u.api.tid ? rec->u.api.tid : r->tid, &rec->u.api);
-		break;
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		launch_join_gpu(sr->lj, r->pid, k->correlation_id, GPU_WORK_KERNEL, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
-		break;
-	}
-	case GP_REC_MEMCPY: {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		launch_join_gpu(sr->lj, r->pid, m->correlation_id, GPU_WORK_COPY, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
-		break;
-	}
-	case GP_REC_MEMSET: {
-		const gp_rec_memset *m = &rec->u.memset;
-		launch_join_gpu(sr->lj, r->pid, m->correlation_id, GPU_WORK_COPY, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
-		break;
-	}
-	}
+	stacks_add(sr->stk, rec);
+}
+
+static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
+{
+	struct sites_report *sr = self;
+	if (stats_selected(ctx, op->s)) stack_work_op(sr->sw, op);
+}
+
+static void sites_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
+{
+	struct sites_report *sr = self;
+	if (stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
 static int sites_in_default(void *self, const struct stats_ctx *ctx)
@@ -170,13 +161,13 @@ static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 				       : "Launch Sites: none, the trace has no stacks (record with --stacks)",
 		      site_cols, SITE_NCOLS);
 	tables[0].note = site_note;
-	if (have) sites_rows(&tables[0], sr->stk, sr->lj);
+	if (have) sites_rows(&tables[0], sr->stk, sr->sw);
 }
 
 static void sites_free(void *self)
 {
 	struct sites_report *sr = self;
-	launch_join_free(sr->lj);
+	stack_work_free(sr->sw);
 	stacks_free(sr->stk);
 	free(sr);
 }
@@ -193,9 +184,9 @@ static const struct stats_table sites_tables[] = {
 
 const struct stats_report stats_report_launch_sites = {
 	.tables = sites_tables, .ntables = 1,
-	.types = STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_KERNEL) | STATS_TYPE(GP_REC_MEMCPY) |
-		 STATS_TYPE(GP_REC_MEMSET) | STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) |
-		 STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE),
-	.new = sites_new, .add = sites_add, .in_default = sites_in_default, .fill = sites_fill,
-	.free = sites_free,
+	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
+		 STATS_TYPE(GP_REC_SOURCE),
+	.needs = STATS_NEED_OPS,
+	.new = sites_new, .add = sites_add, .op = sites_op, .call = sites_call, .in_default = sites_in_default,
+	.fill = sites_fill, .free = sites_free,
 };

@@ -1,15 +1,18 @@
 /* stats_nvtx.c — `stats --report nvtx`: NVTX ranges by name, with the GPU
- * time of the kernels launched inside each push/pop range (nsys nvtx_sum).
+ * time of the kernels launched inside each range (nsys nvtx_sum, with
+ * nvtx_gpu_proj_sum's GPU time).
  *
- * The GPU time of a range is that of the kernels attributed to it by
- * analysis/range_attr.h, rule RANGE_RULE_THREAD: launched on the range's own
- * thread while it was open.  Memory: a duration per range (exact medians),
- * and what range_attr holds. */
+ * The GPU time of a range is that of the kernels attributed to it by the
+ * one rule (analysis/attribution.h; the context's ranges and join): its
+ * launch call started while the range was open, from any thread of the
+ * process (or, --attribution same-thread, from the thread that began it).
+ * A kernel inside several ranges of one name (nesting) counts once for the
+ * name.  Ranges count when they start in the selection; their kernels
+ * whenever those ran.  Memory: a duration per range (exact medians). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/range_attr.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 #include "reports/time_summary.h"
@@ -29,23 +32,13 @@ struct nvtx_report {
 	gp_reader *r;
 	struct summary ranges;
 	uint64_t *gpu_ns; int *style; size_t cx;  /* per group */
-	struct range_attr *attr;
+	u64map name2g;                            /* attribution name id -> group + 1 */
+	uint32_t *ids; size_t cids;               /* attribution_op's buffer */
 };
 
-static void add_gpu_ns(void *arg, uint32_t group, uint64_t ref, uint64_t ns)
+static size_t group_of(struct nvtx_report *st, const char *name)
 {
-	struct nvtx_report *st = arg;
-	st->gpu_ns[group] += ns;
-}
-
-static void on_range(struct nvtx_report *st, const gp_rec_nvtx_range *n, uint32_t pid, uint32_t tid)
-{
-	const char *dom = tool_str(st->r, n->domain_id), *msg = tool_str(st->r, n->message_id);
-	char *name = xmalloc(strlen(dom) + strlen(msg) + 2);
-	if (*dom) sprintf(name, "%s:%s", dom, msg);
-	else strcpy(name, msg);
 	size_t g = summary_group(&st->ranges, name);
-	free(name);
 	if (g >= st->cx) {
 		size_t old = st->cx;
 		st->cx = st->ranges.cap;
@@ -54,44 +47,51 @@ static void on_range(struct nvtx_report *st, const gp_rec_nvtx_range *n, uint32_
 		memset(st->gpu_ns + old, 0, (st->cx - old) * sizeof(*st->gpu_ns));
 		memset(st->style + old, 0, (st->cx - old) * sizeof(*st->style));
 	}
-	st->style[g] |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
-	sgroup_add(&st->ranges.g[g], n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
-	if (n->kind == GP_NVTX_PUSHPOP)
-		range_attr_range(st->attr, pid, n->tid ? n->tid : tid, n->start_ns, n->end_ns, n->depth, (uint32_t)g);
+	return g;
 }
 
 static void *nvtx_new(const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
 	st->r = ctx->r;
-	st->attr = range_attr_new(RANGE_RULE_THREAD, add_gpu_ns, st);
+	u64map_init(&st->name2g);
 	return st;
 }
 
 static void nvtx_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
 	struct nvtx_report *st = self;
-	const gp_record *rec = r->rec;
-	switch (rec->type) {
-	case GP_REC_API:
-		range_attr_call(st->attr, r->pid, rec->u.api.tid ? rec->u.api.tid : r->tid, &rec->u.api);
-		break;
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		range_attr_kernel(st->attr, r->pid, k->correlation_id, k->start_ns,
-				  k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0, 0);
-		break;
-	}
-	case GP_REC_NVTX_RANGE:
-		on_range(st, &rec->u.nvtx_range, r->pid, r->tid);
-		break;
+	const gp_rec_nvtx_range *n = &r->rec->u.nvtx_range;
+	char *name = tool_range_name(st->r, n);
+	size_t g = group_of(st, name);
+	free(name);
+	st->style[g] |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
+	sgroup_add(&st->ranges.g[g], n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
+}
+
+/* A kernel: to the name of every selected range it belongs to, once. */
+static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
+{
+	struct nvtx_report *st = self;
+	if (op->kind != OP_KERNEL) return;
+	size_t n = attribution_op(ctx->attr, op, &st->ids, &st->cids);
+	size_t seen[16], nseen = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct attr_range *x = attribution_range(ctx->attr, st->ids[i]);
+		if (!stats_selected(ctx, x->s)) continue;
+		uint64_t *slot = u64map_get(&st->name2g, x->name, MAP_INSERT);
+		if (!*slot) *slot = group_of(st, attribution_name(ctx->attr, x->name)) + 1;
+		size_t g = *slot - 1, k;
+		for (k = 0; k < nseen && seen[k] != g; k++) ;
+		if (k < nseen) continue;
+		if (nseen < sizeof(seen) / sizeof(seen[0])) seen[nseen++] = g;
+		st->gpu_ns[g] += op->e - op->s;
 	}
 }
 
 static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct nvtx_report *st = self;
-	range_attr_finish(st->attr);
 	struct report *rep = &tables[0];
 	report_define(rep, "NVTX Range Summary", nvtx_cols, NVTX_NCOLS);
 	struct summary *t = &st->ranges;
@@ -100,9 +100,10 @@ static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	for (size_t k = 0; k < t->n; k++) {
 		struct sgroup *g = &t->g[ix[k]];
 		int style = st->style[ix[k]];
+		if (!g->n) continue;   /* a name only of ranges outside the selection */
 		struct cell *c = report_row(rep);
 		time_summary_cells(c, g, sum);
-		if (style & STYLE_PUSHPOP) cell_num(&c[NVTX_GPU_NS], (double)st->gpu_ns[ix[k]]);
+		cell_num(&c[NVTX_GPU_NS], (double)st->gpu_ns[ix[k]]);
 		cell_str(&c[NVTX_STYLE], style == STYLE_PUSHPOP ? "PushPop" : style == STYLE_STARTEND ? "StartEnd" : "Mixed");
 		cell_str(&c[NVTX_RANGE], g->name);
 	}
@@ -113,19 +114,21 @@ static void nvtx_free(void *self)
 {
 	struct nvtx_report *st = self;
 	summary_free(&st->ranges);
-	free(st->gpu_ns); free(st->style);
-	range_attr_free(st->attr);
+	free(st->gpu_ns); free(st->style); free(st->ids);
+	u64map_free(&st->name2g);
 	free(st);
 }
 
 static const struct stats_table nvtx_tables[] = {
 	{ "nvtx",
-	  "NVTX ranges by name, with GPU time of the kernels launched inside\n"
-	  "each push/pop range (nvtx_sum)" },
+	  "NVTX ranges by name, with the GPU time of the kernels launched\n"
+	  "while each range was open, from any thread (nvtx_sum; see\n"
+	  "--attribution)" },
 };
 
 const struct stats_report stats_report_nvtx = {
 	.tables = nvtx_tables, .ntables = 1,
-	.types = STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_KERNEL) | STATS_TYPE(GP_REC_NVTX_RANGE),
-	.new = nvtx_new, .add = nvtx_add, .fill = nvtx_fill, .free = nvtx_free,
+	.types = STATS_TYPE(GP_REC_NVTX_RANGE),
+	.needs = STATS_NEED_RANGES | STATS_NEED_OPS,
+	.new = nvtx_new, .add = nvtx_add, .op = nvtx_op, .fill = nvtx_fill, .free = nvtx_free,
 };

@@ -40,7 +40,7 @@
  * stats_report.needs, bits). */
 enum stats_need {
 	STATS_NEED_RANGES = 1,  /* ctx->attr: every NVTX range of the trace, indexed (pre-pass) */
-	STATS_NEED_OPS = 2,     /* op(): GPU operations joined to their launch call */
+	STATS_NEED_OPS = 2,     /* op(), call(): GPU operations joined to their launch call */
 	STATS_NEED_STEPS = 4,   /* ctx->steps: the steps analysis (pre-pass; implies both above) */
 };
 
@@ -81,11 +81,13 @@ struct stats_ctx {
 	struct step_detect *detect;
 	struct steps *steps;
 	/* STATS_NEED_OPS: the correlation-id join every record goes through;
-	 * each joined operation goes to the steps, then to on_op (the driver's:
-	 * the op() of the reports) */
+	 * each joined operation goes to the steps, then to on_op, each launch
+	 * call leaving it to on_call (the driver's: op() and call() of the
+	 * reports) */
 	struct opjoin *join;
 	void (*on_op)(void *arg, const struct gpu_op *op);
-	void *on_op_arg;
+	void (*on_call)(void *arg, const struct launch_call *c);
+	void *on_arg;
 	uint64_t join_now;      /* latest API or GPU record time seen */
 	int prepassed;          /* the pre-pass ran (windows came from it) */
 };
@@ -123,6 +125,9 @@ struct stats_report {
 	 * joined to its launch call (analysis/opjoin.h), once, in no particular
 	 * order; NULL for none. */
 	void (*op)(void *self, const struct stats_ctx *ctx, const struct gpu_op *op);
+	/* STATS_NEED_OPS: every launch call of the trace as it leaves the join
+	 * (its operations delivered), once; NULL for none. */
+	void (*call)(void *self, const struct stats_ctx *ctx, const struct launch_call *c);
 	/* Whether it is in the default set (no --report); NULL: always. */
 	int (*in_default)(void *self, const struct stats_ctx *ctx);
 	/* Fills tables[0 .. ntables): each arrives with its name set (report.h:
@@ -131,6 +136,13 @@ struct stats_report {
 	void (*fill)(void *self, struct stats_ctx *ctx, struct report *tables);
 	void (*free)(void *self);
 };
+
+/* Whether a record timed t is in the selection (--since/--until): the
+ * records add() gets are; op() and ctx->attr hand out the others too. */
+static inline int stats_selected(const struct stats_ctx *ctx, uint64_t t)
+{
+	return t >= ctx->since && t < ctx->until;
+}
 
 /* Every report, in output order; NULL-terminated (registry.c). */
 extern const struct stats_report *const stats_reports[];
