@@ -24,7 +24,7 @@ for f in "$d"/t-*.gpuprof; do
 		echo "exit $?"
 		# "cross" is ended by worker 0: which other workers' kernels were
 		# launched before that (any thread counts) is up to the scheduler
-		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,9,10,11 |
+		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,10,11,12 |
 			sed 's/^\([0-9]*\),[0-9]*,StartEnd,cross$/\1,N,StartEnd,cross/' | sort
 	} >"$d/out.$n"
 done

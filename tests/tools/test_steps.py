@@ -196,6 +196,16 @@ with tt.tmpdir() as d:
     tt.eq(p.returncode, 2, "--step-range with no such range: exit 2")
     tt.expect("no NVTX range named 'nosuch'" in p.stderr, f"--step-range message: {p.stderr!r}")
 
+    # stats --report nvtx: "iteration 0" .. "iteration 7" are one row "iteration *"
+    # (8 ranges: 95000 twice, 60000 six times: median 60000, p90 at rank 6.3 = 95000)
+    nv = json.loads(tt.gp("stats", "--report", "nvtx", "--format", "json", steady).stdout)["nvtx"]
+    it = [r for r in nv if r["range"].startswith("iteration")]
+    tt.eq([row_vals(r, ("range", "instances", "total_ns", "med_ns", "p90_ns", "max_ns")) for r in it],
+          [("iteration *", 8, 550000, 60000, 95000, 95000)], "nvtx: numbered names grouped")
+    nvi = json.loads(tt.gp("stats", "--report", "nvtx", "--nvtx-instances", "--format", "json", steady).stdout)["nvtx"]
+    tt.eq(sorted(r["range"] for r in nvi if r["range"].startswith("iteration")), [f"iteration {k}" for k in range(8)],
+          "nvtx --nvtx-instances: a row each")
+
     # no NVTX: the trace method finds the same 8 steps
     bare = gen(os.path.join(d, "bare.gpuprof"), "--steady", "--no-nvtx")
     tr = steps_json(bare)

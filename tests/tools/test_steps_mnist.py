@@ -135,8 +135,20 @@ def nvtx_rows(*extra):
     return {r["range"]: r for r in out}
 
 
-nv = nvtx_rows()
+nv = nvtx_rows("--nvtx-instances")
 tt.eq(nv["backward"]["gpu_kernel_ns"], any_ns, "nvtx: backward's GPU time = its kernels launched from any thread")
+# numbered names: one row 'step *' (count, median, p90 of the 55 steps, their GPU time)
+grouped = nvtx_rows()
+tt.expect("step 0" not in grouped and "step *" in grouped, f"nvtx rows: {sorted(grouped)}")
+durs = sorted(r["end"] - r["start"] for r in steps)
+g = grouped.get("step *", {})
+tt.eq((g.get("instances"), g.get("med_ns"), g.get("total_ns")), (55, statistics.median(durs), sum(durs)),
+      "nvtx 'step *': count, median, total of the step ranges")
+k = 0.9 * (len(durs) - 1)
+tt.approx(g.get("p90_ns", 0), durs[int(k)] + (k - int(k)) * (durs[int(k) + 1] - durs[int(k)]), "nvtx 'step *' p90",
+          tol=0.06)
+tt.eq(g.get("gpu_kernel_ns"), sum(nv[f"step {i}"]["gpu_kernel_ns"] for i in range(55)),
+      "nvtx 'step *': the steps' GPU time")
 tt.eq(nvtx_rows("--attribution", "same-thread")["backward"]["gpu_kernel_ns"], same_ns,
       "nvtx --attribution same-thread: the main thread's")
 

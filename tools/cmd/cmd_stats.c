@@ -55,7 +55,8 @@ static void help(FILE *f)
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
 		   "                     [--since T] [--until T] [--attribution any-thread|same-thread]\n"
 		   "                     [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
-		   "                     [--kernel-wait T] [--per-step] [--verbose] [--strict] FILE\n\n"
+		   "                     [--kernel-wait T] [--per-step] [--verbose] [--nvtx-instances]\n"
+		   "                     [--strict] FILE\n\n"
 		   "Summary reports (default: all that apply), modelled on `nsys stats`:\n");
 	help_reports(f);
 	fprintf(f, "\n"
@@ -78,6 +79,8 @@ static void help(FILE *f)
 		   "  --per-step        also print step_rows (one row per step)\n"
 		   "  --verbose         steps: on stderr, per process, the most records held at once\n"
 		   "                    and the GPU operations the join could not pair\n"
+		   "  --nvtx-instances  nvtx: a row for each numbered name (step 0, step 1, ...)\n"
+		   "                    instead of one row 'step *'\n"
 		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help        this text\n\n"
 		   "Med is the exact median (mean of the two middle values for even counts);\n"
@@ -173,6 +176,7 @@ int cmd_stats(int argc, char **argv)
 		{ "kernel-wait", required_argument, NULL, 'w' },
 		{ "per-step", no_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "nvtx-instances", no_argument, NULL, 'I' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -235,6 +239,7 @@ int cmd_stats(int argc, char **argv)
 			break;
 		case 'p': per_step = 1; break;
 		case 'v': so.verbose = 1; break;
+		case 'I': so.nvtx_instances = 1; break;
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;

@@ -8,18 +8,25 @@
  * process (or, --attribution same-thread, from the thread that began it).
  * A kernel inside several ranges of one name (nesting) counts once for the
  * name.  Ranges count when they start in the selection; their kernels
- * whenever those ran.  Memory: a duration per range (exact medians). */
+ * whenever those ran.
+ *
+ * Numbered names are one row: "step 0", "step 1", ... are "step *" (the
+ * trailing number as step detection splits it, analysis/step_detect.h),
+ * when at least two names share the pattern; --nvtx-instances gives each
+ * name its own row.  Memory: a duration per range (exact medians, P90). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 #include "reports/time_summary.h"
 
-enum { NVTX_GPU_NS = TS_NCOLS, NVTX_STYLE, NVTX_RANGE, NVTX_NCOLS };
+enum { NVTX_P90 = TS_NCOLS, NVTX_GPU_NS, NVTX_STYLE, NVTX_RANGE, NVTX_NCOLS };
 static const struct col nvtx_cols[NVTX_NCOLS] = {
 	TIME_SUMMARY_COLS("Instances", "instances"),
+	[NVTX_P90] = { "P90 (ns)", "p90_ns", COL_F1 },
 	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT },
 	[NVTX_STYLE] = { "Style", "style", COL_STR },
 	[NVTX_RANGE] = { "Range", "range", COL_STR },
@@ -89,25 +96,85 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 	}
 }
 
+/* "step *" for "step 12" (a numbered name, step_name_split's rule), else
+ * NULL.  malloc'd. */
+static char *numbered_pattern(const char *name)
+{
+	char grp[8];
+	if (step_name_split(name, grp, sizeof(grp)) < 0) return NULL;
+	size_t d = strlen(name);
+	while (d && name[d - 1] >= '0' && name[d - 1] <= '9') d--;
+	char *p = xmalloc(d + 2);
+	memcpy(p, name, d);
+	strcpy(p + d, "*");
+	return p;
+}
+
+/* The rows: the groups by name, numbered names merged by pattern when two
+ * or more share it (unless --nvtx-instances).  Fills out (a summary of its
+ * own) with each row's GPU time and styles. */
+static void rows_by_pattern(struct nvtx_report *st, int instances, struct summary *out, uint64_t **gpu_ns,
+			    int **style)
+{
+	struct summary *t = &st->ranges;
+	char **pat = xcalloc(t->n ? t->n : 1, sizeof(*pat));
+	strmap npat;   /* pattern -> number of names with it */
+	strmap_init(&npat);
+	for (size_t i = 0; i < t->n && !instances; i++) {
+		if (!t->g[i].n || !(pat[i] = numbered_pattern(t->g[i].name))) continue;
+		int is_new;
+		++*strmap_get(&npat, pat[i], &is_new);
+	}
+	*gpu_ns = xcalloc(t->n ? t->n : 1, sizeof(**gpu_ns));
+	*style = xcalloc(t->n ? t->n : 1, sizeof(**style));
+	for (size_t i = 0; i < t->n; i++) {
+		struct sgroup *g = &t->g[i];
+		if (!g->n) continue;   /* a name only of ranges outside the selection */
+		int is_new;
+		const char *name = pat[i] && *strmap_get(&npat, pat[i], &is_new) > 1 ? pat[i] : g->name;
+		size_t o = summary_group(out, name);
+		for (size_t k = 0; k < g->nv; k++) sgroup_add(&out->g[o], g->v[k]);
+		(*gpu_ns)[o] += st->gpu_ns[i];
+		(*style)[o] |= st->style[i];
+	}
+	for (size_t i = 0; i < t->n; i++) free(pat[i]);
+	free(pat);
+	strmap_free(&npat);
+}
+
 static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct nvtx_report *st = self;
 	struct report *rep = &tables[0];
 	report_define(rep, "NVTX Range Summary", nvtx_cols, NVTX_NCOLS);
-	struct summary *t = &st->ranges;
-	uint64_t sum = time_summary_sum(t);
-	size_t *ix = summary_by_total(t);
-	for (size_t k = 0; k < t->n; k++) {
-		struct sgroup *g = &t->g[ix[k]];
-		int style = st->style[ix[k]];
-		if (!g->n) continue;   /* a name only of ranges outside the selection */
+	struct summary t = { 0 };
+	uint64_t *gpu_ns;
+	int *style;
+	rows_by_pattern(st, ctx->opts->nvtx_instances, &t, &gpu_ns, &style);
+	uint64_t sum = time_summary_sum(&t);
+	size_t *ix = summary_by_total(&t);
+	double *v = NULL;
+	size_t cv = 0;
+	for (size_t k = 0; k < t.n; k++) {
+		struct sgroup *g = &t.g[ix[k]];
+		int sty = style[ix[k]];
 		struct cell *c = report_row(rep);
 		time_summary_cells(c, g, sum);
-		cell_num(&c[NVTX_GPU_NS], (double)st->gpu_ns[ix[k]]);
-		cell_str(&c[NVTX_STYLE], style == STYLE_PUSHPOP ? "PushPop" : style == STYLE_STARTEND ? "StartEnd" : "Mixed");
+		vec_reserve((void **)&v, &cv, g->nv, sizeof(*v));
+		for (size_t i = 0; i < g->nv; i++) v[i] = (double)g->v[i];
+		cell_num(&c[NVTX_P90], step_quantile(v, g->nv, 0.9));
+		cell_num(&c[NVTX_GPU_NS], (double)gpu_ns[ix[k]]);
+		cell_str(&c[NVTX_STYLE], sty == STYLE_PUSHPOP ? "PushPop" : sty == STYLE_STARTEND ? "StartEnd" : "Mixed");
 		cell_str(&c[NVTX_RANGE], g->name);
 	}
+	rep->note = " Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"
+		    " P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n"
+		    "   while the range was open (docs/STEPS.md \"Attribution\"; --attribution).\n";
+	free(v);
 	free(ix);
+	free(gpu_ns);
+	free(style);
+	summary_free(&t);
 }
 
 static void nvtx_free(void *self)
@@ -121,9 +188,10 @@ static void nvtx_free(void *self)
 
 static const struct stats_table nvtx_tables[] = {
 	{ "nvtx",
-	  "NVTX ranges by name, with the GPU time of the kernels launched\n"
-	  "while each range was open, from any thread (nvtx_sum; see\n"
-	  "--attribution)" },
+	  "NVTX ranges by name, with P90 and the GPU time of the kernels\n"
+	  "launched while each range was open, from any thread (nvtx_sum;\n"
+	  "see --attribution); numbered names (step 0, step 1, ...) one row\n"
+	  "'step *' (see --nvtx-instances)" },
 };
 
 const struct stats_report stats_report_nvtx = {

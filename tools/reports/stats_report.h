@@ -53,6 +53,7 @@ struct stats_opts {
 	uint64_t kernel_wait_ns;        /* --kernel-wait (0: STEP_KERNEL_WAIT_NS) */
 	int keep_warmup;                /* --keep-warmup */
 	int verbose;                    /* --verbose: the steps' memory figures on stderr */
+	int nvtx_instances;             /* --nvtx-instances: numbered NVTX names not grouped */
 };
 
 /* Shared by the driver and every report.  Reports read it; only
