@@ -17,7 +17,7 @@ t1=$(mono)
 loop_run_ok "GPUPROF_CLOCK=tsc run" $rc "$T/o" "$T/e"
 set -- "$T"/trace-*.gpuprof
 [ $# -eq 1 ] || fail "want 1 trace, got $#"
-"$GPUPROF" dump --json "$1" > "$T/tsc.jsonl" || fail "dump failed"
+"$GPUPROF" dump --json --abs-time "$1" > "$T/tsc.jsonl" || fail "dump failed"
 python3 - "$T/tsc.jsonl" "$t0" "$t1" <<'PY' || FAILED=1
 import json, sys
 path, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -47,7 +47,7 @@ sys.exit(1 if bad else 0)
 PY
 rm -f "$T"/trace-*.gpuprof
 GPUPROF_CLOCK=monotonic GPUPROF_FLUSH_MS=50 run_traced "$T/o2" "$T/e2" loop 400 || fail "monotonic run failed"
-"$GPUPROF" dump --json "$T"/trace-*.gpuprof > "$T/mono.jsonl" || fail "dump of the monotonic run failed"
+"$GPUPROF" dump --json --abs-time "$T"/trace-*.gpuprof > "$T/mono.jsonl" || fail "dump of the monotonic run failed"
 grep -q '"type":"api"' "$T/mono.jsonl" || fail "monotonic run: no API records"
 grep -q 'clock_tsc_updates' "$T/mono.jsonl" && fail "GPUPROF_CLOCK=monotonic still used the TSC"
 finish

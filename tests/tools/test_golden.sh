@@ -38,7 +38,9 @@ run() {
 run info info t.gpuprof
 run info_json info --json t.gpuprof
 run dump dump t.gpuprof
+run dump_abs dump --abs-time t.gpuprof
 run dump_json dump --json t.gpuprof
+run dump_json_steps dump --json --steps 1 t.gpuprof
 run dump_type dump --json --type kernel,api t.gpuprof
 for r in api kernels memops memsize nvtx util; do
 	run "stats_${r}_table" stats --report "$r" t.gpuprof

@@ -12,9 +12,9 @@ with tt.tmpdir() as d:
     b = tt.gen(os.path.join(d, "b.gpuprof"), "b")
     m = os.path.join(d, "m.gpuprof")
     tt.gp("merge", a, b, "-o", m)
-    recs = [json.loads(l) for l in tt.gp("dump", "--json", m).stdout.splitlines()]
-    ra = [json.loads(l) for l in tt.gp("dump", "--json", a).stdout.splitlines()]
-    rb = [json.loads(l) for l in tt.gp("dump", "--json", b).stdout.splitlines()]
+    recs = [json.loads(l) for l in tt.gp("dump", "--json", "--abs-time", m).stdout.splitlines()]
+    ra = [json.loads(l) for l in tt.gp("dump", "--json", "--abs-time", a).stdout.splitlines()]
+    rb = [json.loads(l) for l in tt.gp("dump", "--json", "--abs-time", b).stdout.splitlines()]
 
     def key(r):
         return (r["type"], r.get("corr"), r.get("message"), r.get("name"), r.get("tid"))

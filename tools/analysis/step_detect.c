@@ -73,6 +73,18 @@ int64_t step_name_split(const char *name, char *buf, size_t n)
 	return number;
 }
 
+char *step_name_pattern(const char *name)
+{
+	char grp[8];
+	if (step_name_split(name, grp, sizeof(grp)) < 0) return NULL;
+	size_t d = strlen(name);
+	while (d && isdigit((unsigned char)name[d - 1])) d--;
+	char *p = xmalloc(d + 2);
+	memcpy(p, name, d);
+	strcpy(p + d, "*");
+	return p;
+}
+
 /* Whether a group name looks like a step (after any "domain:"). */
 static int steplike(const char *group)
 {

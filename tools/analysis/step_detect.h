@@ -73,5 +73,9 @@ uint64_t step_sig(int op_kind, uint32_t name_id);
  * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
  * Writes the group into buf (n bytes). */
 int64_t step_name_split(const char *name, char *buf, size_t n);
+/* The pattern of a numbered name, '*' for its number: "step 12" -> "step *",
+ * "ProfilerStep#7" -> "ProfilerStep#*"; NULL when step_name_split finds no
+ * number.  malloc'd. */
+char *step_name_pattern(const char *name);
 
 #endif

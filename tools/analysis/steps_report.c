@@ -172,6 +172,14 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 
 void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep)
 {
+	struct steps_reports_opts o = { sizeof(o), base, keep, NULL, NULL };
+	steps_reports_fill_opts(out, st, &o);
+}
+
+void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o)
+{
+	uint64_t base = o->base;
+	int keep = o->keep_warmup;
 	memset(out, 0, sizeof(*out));
 	const struct attribution *a = steps_attribution(st);
 	struct report *R = out->rep;
@@ -187,8 +195,20 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t ba
 	report_define(&R[SR_PHASES], "GPU Work Launched per Phase (NVTX ranges directly inside the steps)", phase_cols, NPHASE);
 	report_init(&R[SR_ROWS], "step_rows");
 	report_define(&R[SR_ROWS], "Steps, One Row Each (ns)", row_cols, NROW);
+	struct step_row *sel_rows = NULL;
+	size_t csel = 0;
 	for (size_t i = 0; i < steps_nprocs(st); i++) {
-		struct steps_proc *p = steps_proc(st, i);
+		struct steps_proc *p = steps_proc(st, i), sub;
+		if (o->row_selected) {
+			/* a shallow copy with the selected rows (their phases stay in p->ph) */
+			sub = *p;
+			vec_reserve((void **)&sel_rows, &csel, p->nrows, sizeof(*sel_rows));
+			sub.rows = sel_rows;
+			sub.nrows = 0;
+			for (size_t k = 0; k < p->nrows; k++)
+				if (o->row_selected(o->arg, &p->rows[k])) sel_rows[sub.nrows++] = p->rows[k];
+			p = &sub;
+		}
 		const struct step_plan *pl = p->plan;
 		struct step_summary sm;
 		step_summarize(p, keep, &sm);
@@ -285,6 +305,7 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t ba
 		fill_rows(&R[SR_ROWS], p, a, base);
 		step_summary_free(&sm, p->nrows);
 	}
+	free(sel_rows);
 	note_add(&out->note[SR_SUMMARY],
 		 " GPU work belongs to the step (or range) that was open when its launch call started: %s.\n"
 		 " Spread = (P90 - P10) / Med.  GPU Busy = time some GPU operation of the process ran / step time.\n"

@@ -104,6 +104,19 @@ void winset_clip(struct winset *w, uint64_t lo, uint64_t hi)
 	w->n = o;
 }
 
+void winset_clip_set(struct winset *w, const struct ival *iv, size_t n)
+{
+	struct winset out = { 0 };
+	for (size_t i = 0; i < w->n; i++)
+		for (size_t j = 0; j < n && iv[j].s < w->v[i].e; j++) {
+			uint64_t s = w->v[i].s > iv[j].s ? w->v[i].s : iv[j].s;
+			uint64_t e = w->v[i].e < iv[j].e ? w->v[i].e : iv[j].e;
+			if (e > s) winset_add(&out, w->v[i].pid, s, e);
+		}
+	free(w->v);
+	*w = out;
+}
+
 void winset_free(struct winset *w)
 {
 	free(w->v);

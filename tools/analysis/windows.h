@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/intervals.h"
+
 struct gpwin {
 	uint32_t pid;
 	uint64_t s, e;
@@ -26,6 +28,9 @@ void winset_range(const struct winset *w, uint32_t pid, size_t *lo, size_t *hi);
 long winset_find(const struct winset *w, uint32_t pid, uint64_t t);
 /* Keeps only [lo, hi) of every window; empty ones go (after winset_finish). */
 void winset_clip(struct winset *w, uint64_t lo, uint64_t hi);
+/* Keeps only the parts of every window inside the intervals iv[0 .. n)
+ * (disjoint, ordered); empty ones go (after winset_finish). */
+void winset_clip_set(struct winset *w, const struct ival *iv, size_t n);
 void winset_free(struct winset *w);
 
 #endif

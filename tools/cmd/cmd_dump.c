@@ -6,20 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/selection.h"
 #include "cmd/cmd.h"
+#include "common/selopt.h"
 #include "common/tool.h"
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof dump [--json] [--type T[,T...]] [--strict] FILE\n\n"
+	fprintf(f, "usage: gpuprof dump [--json] [--type T[,T...]] [--since T] [--until T] [--steps A:B]\n"
+		   "                    [--range NAME] [--abs-time] [--strict] FILE\n\n"
 		   "Prints every record in time order (metadata first).  String records are not\n"
-		   "printed; their text appears inline.\n\n"
-		   "  --json          JSON lines (schema in docs/CLI.md)\n"
-		   "  --type LIST     only these record types: api, kernel, memcpy, memset,\n"
-		   "                  nvtx_range, nvtx_mark, sync, memory, dropped, clock, counter,\n"
-		   "                  device, process, thread, source, module, stack, window\n"
-		   "  --strict        exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help      this text\n");
+		   "printed; their text appears inline.  Times are ns since the trace start\n"
+		   "(--abs-time: on the trace clock).\n\n"
+		   "  --json            JSON lines (schema in docs/CLI.md)\n"
+		   "  --type LIST       only these record types: api, kernel, memcpy, memset,\n"
+		   "                    nvtx_range, nvtx_mark, sync, memory, dropped, clock, counter,\n"
+		   "                    device, process, thread, source, module, stack, window\n"
+		   SELOPT_HELP
+		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
+		   "  -h, --help        this text\n");
 }
 
 /* ------------------------------------------------------------ layouts
@@ -278,11 +283,15 @@ static const char *dcache_get(struct dcache *c, gp_reader *r, uint32_t id)
 
 struct dumper {
 	gp_reader *r;
+	uint64_t base;   /* times print relative to it: the trace start, or 0 (--abs-time) */
 	struct dcache dc;
 	struct view json[GP_REC_TYPE_MAX], text[GP_REC_TYPE_MAX];
 };
 
 static uint64_t get(const gp_record *rec, const struct gp_field *f) { return gp_field_get(rec, f, 0); }
+/* A time of the trace clock in the output's time base (signed: a merged
+ * trace may hold records from before the first input's start). */
+static int64_t rel(const struct dumper *d, uint64_t t) { return (int64_t)(t - d->base); }
 
 /* ------------------------------------------------------------ JSON */
 static void jkey(const char *k) { printf(",\"%s\":", k); }
@@ -308,6 +317,7 @@ static void json_field(struct dumper *d, const gp_record *rec, const char *key, 
 	switch (f->kind) {
 	case GP_FK_STRING: jstr(key, tool_str(d->r, (uint32_t)get(rec, f))); break;
 	case GP_FK_INT: ji64(key, (int64_t)get(rec, f)); break;
+	case GP_FK_TIME: case GP_FK_END: ji64(key, rel(d, get(rec, f))); break;
 	case GP_FK_TID: ju64(key, gp_reader_tid(d->r, rec, f)); break;
 	case GP_FK_TEXT: case GP_FK_FRAMES: break;   /* pointers: no default form */
 	default: ju64(key, get(rec, f)); break;
@@ -341,7 +351,7 @@ static void dump_json(struct dumper *d, const gp_record *rec)
 		switch (c->style) {
 		case S_SPAN: {
 			uint64_t e = get(rec, f2);
-			ju64("start", x); ju64("end", e); ju64("dur", e > x ? e - x : 0);
+			ji64("start", rel(d, x)); ji64("end", rel(d, e)); ju64("dur", e > x ? e - x : 0);
 			break;
 		}
 		case S_NAME: jstr(c->key, c->name((uint32_t)x)); break;
@@ -390,6 +400,7 @@ static void text_field(struct dumper *d, const gp_record *rec, const char *label
 	switch (f->kind) {
 	case GP_FK_STRING: fputs(clean(d->r, (uint32_t)get(rec, f)), stdout); break;
 	case GP_FK_INT: printf("%" PRId64, (int64_t)get(rec, f)); break;
+	case GP_FK_TIME: case GP_FK_END: printf("%" PRId64, rel(d, get(rec, f))); break;
 	case GP_FK_TID: printf("%u", gp_reader_tid(d->r, rec, f)); break;
 	default: printf("%" PRIu64, get(rec, f)); break;
 	}
@@ -413,7 +424,9 @@ static void text_frames(struct dumper *d, const gp_rec_stack *s)
 
 static void dump_text(struct dumper *d, const gp_record *rec)
 {
-	printf("%" PRIu64 " %-10s pid=%u", gp_record_time(rec), rec_type_name(rec->type), tool_pid(d->r, rec));
+	uint64_t t = gp_record_time(rec);
+	/* metadata (no time) shows 0 */
+	printf("%" PRId64 " %-10s pid=%u", t ? rel(d, t) : 0, rec_type_name(rec->type), tool_pid(d->r, rec));
 	const struct view *v = &d->text[rec->type];
 	for (unsigned i = 0; i < v->n; i++) {
 		const struct col *c = v->cols[i].c;
@@ -459,11 +472,17 @@ int cmd_dump(int argc, char **argv)
 		{ "type", required_argument, NULL, 't' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
 	int json = 0, strict = 0, c, filter = 0;
 	uint8_t want[GP_REC_TYPE_MAX] = { 0 };
+	struct sel_opts so;
+	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
+		int taken = sel_opts_parse(&so, c, optarg);
+		if (taken < 0) return EXIT_USAGE;
+		if (taken) continue;
 		switch (c) {
 		case 'j': json = 1; break;
 		case 's': strict = 1; break;
@@ -486,13 +505,23 @@ int cmd_dump(int argc, char **argv)
 		default: help(stderr); return EXIT_USAGE;
 		}
 	}
+	if (sel_opts_check(&so)) return EXIT_USAGE;
 	const char *path;
 	gp_reader *r;
 	int opened = tool_open_operand(argc, argv, help, &path, &r);
 	if (opened != EXIT_OK)
 		return opened;
+	struct selection sel;
+	char err[512];
+	if (selection_resolve(&sel, r, &so, NULL, err, sizeof(err)) < 0) {
+		tool_err("%s", err);
+		selection_free(&sel);
+		gp_reader_close(r);
+		return EXIT_BADINPUT;
+	}
 	struct dumper *d = xcalloc(1, sizeof(*d));
 	d->r = r;
+	d->base = so.abs_time ? 0 : gp_reader_header(r)->start_trace_ns;
 	for (uint32_t t = 1; t < GP_REC_TYPE_MAX; t++) {
 		view_build(&d->json[t], t, &json_layout[t]);
 		view_build(&d->text[t], t, &text_layout[t]);
@@ -505,6 +534,8 @@ int cmd_dump(int argc, char **argv)
 		if (rec->type == GP_REC_STRING || rec->type >= GP_REC_TYPE_MAX)
 			continue;
 		if (filter && !want[rec->type])
+			continue;
+		if (!selection_keeps(&sel, rec))
 			continue;
 		if (json) dump_json(d, rec);
 		else dump_text(d, rec);
@@ -520,6 +551,7 @@ int cmd_dump(int argc, char **argv)
 		view_free(&d->text[t]);
 	}
 	free(d);
+	selection_free(&sel);
 	gp_reader_close(r);
 	return code;
 }

@@ -4,20 +4,24 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "analysis/selection.h"
 #include "cmd/cmd.h"
+#include "common/selopt.h"
 #include "common/tool.h"
 #include "export/export.h"
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--strict] FILE -o OUT\n\n"
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--since T] [--until T]\n"
+		   "                      [--steps A:B] [--range NAME] [--abs-time] [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
 		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
 		   "                     Timestamps: us since the trace start, ns precision.\n"
 		   "  --format sqlite    SQLite database with nsys-like tables\n"
-		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...).\n"
+		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...);\n"
+		   "                     times in ns since the trace start.\n"
 		   "  --format folded    folded stacks of the launch calls (\"root;...;leaf WEIGHT\"\n"
 		   "                     per line) for flamegraph.pl and speedscope; needs a trace\n"
 		   "                     recorded with --stacks.  Python frames \"func (file:line)\".\n"
@@ -25,6 +29,8 @@ static void help(FILE *f)
 		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
 		   "                     launches (number of launch calls)\n"
 		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
+		   "perfetto and sqlite only:\n"
+		   SELOPT_HELP
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n");
 }
@@ -37,11 +43,17 @@ int cmd_export(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
+		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
 	const char *format = NULL, *out = NULL, *weight = NULL;
 	int strict = 0, c;
+	struct sel_opts so;
+	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
+		int taken = sel_opts_parse(&so, c, optarg);
+		if (taken < 0) return EXIT_USAGE;
+		if (taken) continue;
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': out = optarg; break;
@@ -68,7 +80,12 @@ int cmd_export(int argc, char **argv)
 		tool_err("--weight applies to --format folded only");
 		return EXIT_USAGE;
 	}
+	if (sel_opts_check(&so)) return EXIT_USAGE;
 	if (!strcmp(format, "folded")) {
+		if (sel_opts_any(&so) || so.abs_time) {
+			tool_err("--since, --until, --steps, --range and --abs-time apply to perfetto and sqlite");
+			return EXIT_USAGE;
+		}
 		enum folded_weight w = FOLDED_GPU_TIME;
 		if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
 		else if (!strcmp(weight, "kernel-time")) w = FOLDED_KERNEL_TIME;
@@ -79,15 +96,32 @@ int cmd_export(int argc, char **argv)
 		}
 		return export_folded(argv[optind], out, strict, w);
 	}
-	if (!strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json"))
-		return export_perfetto(argv[optind], out, strict);
-	if (!strcmp(format, "sqlite")) {
-		if (!strcmp(out, "-")) {
-			tool_err("sqlite output needs a file name");
-			return EXIT_USAGE;
-		}
-		return export_sqlite(argv[optind], out, strict);
+	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
+	if (!perfetto && strcmp(format, "sqlite")) {
+		tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);
+		return EXIT_USAGE;
 	}
-	tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);
-	return EXIT_USAGE;
+	if (!perfetto && !strcmp(out, "-")) {
+		tool_err("sqlite output needs a file name");
+		return EXIT_USAGE;
+	}
+	/* the selection: resolved on the trace first (it may read it) */
+	struct selection sel;
+	memset(&sel, 0, sizeof(sel));
+	if (sel_opts_any(&so)) {
+		gp_reader *r = tool_open(argv[optind]);
+		if (!r) return EXIT_BADINPUT;
+		char err[512];
+		int bad = selection_resolve(&sel, r, &so, NULL, err, sizeof(err)) < 0;
+		gp_reader_close(r);
+		if (bad) {
+			tool_err("%s", err);
+			selection_free(&sel);
+			return EXIT_BADINPUT;
+		}
+	}
+	struct export_opts eo = { sizeof(eo), &sel, so.abs_time };
+	int rc = perfetto ? export_perfetto(argv[optind], out, strict, &eo) : export_sqlite(argv[optind], out, strict, &eo);
+	selection_free(&sel);
+	return rc;
 }

@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "common/report.h"
+#include "common/selopt.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
@@ -53,7 +54,8 @@ static void help_reports(FILE *f)
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
-		   "                     [--since T] [--until T] [--attribution any-thread|same-thread]\n"
+		   "                     [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
+		   "                     [--attribution any-thread|same-thread]\n"
 		   "                     [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
 		   "                     [--kernel-wait T] [--per-step] [--verbose] [--nvtx-instances]\n"
 		   "                     [--strict] FILE\n\n"
@@ -62,8 +64,7 @@ static void help(FILE *f)
 	fprintf(f, "\n"
 		   "  --report LIST     reports to print, comma separated\n"
 		   "  --format FMT      table (default), csv or json\n"
-		   "  --since T         ignore records starting before T after the trace start\n"
-		   "  --until T         ignore records starting at or after T (T: 10ms, 2s, 500us, ns)\n"
+		   SELOPT_HELP
 		   "  --attribution R   which NVTX ranges and steps GPU work belongs to (nvtx, comm_steps,\n"
 		   "                    steps): any-thread (default): those open when its launch call\n"
 		   "                    started, on any thread of the process; same-thread: only calls\n"
@@ -167,8 +168,7 @@ int cmd_stats(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "report", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
+		SELOPT_LONG_OPTIONS,
 		{ "attribution", required_argument, NULL, 'a' },
 		{ "method", required_argument, NULL, 'm' },
 		{ "step-range", required_argument, NULL, 'n' },
@@ -186,8 +186,8 @@ int cmd_stats(int argc, char **argv)
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(int));
 	enum report_fmt fmt = FMT_TABLE;
 	int any = 0, strict = 0, per_step = 0, c, code = EXIT_USAGE;
-	uint64_t since = 0, until = UINT64_MAX;
-	int have_since = 0, have_until = 0;
+	struct sel_opts sel;
+	sel_opts_init(&sel);
 	struct stats_opts so;
 	memset(&so, 0, sizeof(so));
 	so.sz = sizeof(so);
@@ -195,6 +195,9 @@ int cmd_stats(int argc, char **argv)
 	so.detect.sz = sizeof(so.detect);
 	so.detect.want = STEP_WANT_AUTO;
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
+		int taken = sel_opts_parse(&sel, c, optarg);
+		if (taken < 0) goto out_opts;
+		if (taken) continue;
 		switch (c) {
 		case 'r':
 			if (parse_reports(optarg, tabs, ntabs, want)) goto out_opts;
@@ -205,14 +208,6 @@ int cmd_stats(int argc, char **argv)
 			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
 			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
 			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto out_opts; }
-			break;
-		case 'S':
-			if (parse_duration_ns(optarg, &since)) { tool_err("bad --since '%s'", optarg); goto out_opts; }
-			have_since = 1;
-			break;
-		case 'U':
-			if (parse_duration_ns(optarg, &until)) { tool_err("bad --until '%s'", optarg); goto out_opts; }
-			have_until = 1;
 			break;
 		case 'a':
 			if (attr_rule_parse(optarg, &so.rule)) {
@@ -245,6 +240,7 @@ int cmd_stats(int argc, char **argv)
 		default: help(stderr); goto out_opts;
 		}
 	}
+	if (sel_opts_check(&sel)) goto out_opts;
 	if (so.detect.range_name && so.detect.want == STEP_WANT_TRACE) {
 		tool_err("--step-range names NVTX ranges: it does not go with --method trace");
 		goto out_opts;
@@ -270,9 +266,17 @@ int cmd_stats(int argc, char **argv)
 		if (!any || want[k]) run[tabs[k].rep_ix] = 1;
 	for (size_t i = 0; i < nreps; i++)
 		if (run[i]) needs |= stats_reports[i]->needs;
+	struct selection selection;
+	char err[512];
 	struct stats_ctx ctx;
-	stats_ctx_init(&ctx, r, &so, needs, since, have_since, until, have_until);
 	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
+	if (selection_resolve(&selection, r, &sel, &so.detect, err, sizeof(err)) < 0) {
+		tool_err("%s", err);
+		code = EXIT_BADINPUT;
+		stats_ctx_init(&ctx, r, &so, 0, &selection, sel.abs_time);
+		goto out;
+	}
+	stats_ctx_init(&ctx, r, &so, needs, &selection, sel.abs_time);
 	if (stats_ctx_prepass(&ctx) && (code = prepass(&ctx, r, path, strict)) != EXIT_OK)
 		goto out;
 	for (size_t i = 0; i < nreps; i++)
@@ -338,6 +342,7 @@ out:
 	free(self);
 	free(run);
 	stats_ctx_free(&ctx);
+	selection_free(&selection);
 	gp_reader_close(r);
 out_opts:
 	free(want);

@@ -2,8 +2,20 @@
 #ifndef GPUPROF_TOOL_EXPORT_H
 #define GPUPROF_TOOL_EXPORT_H
 
-int export_perfetto(const char *in, const char *out, int strict);
-int export_sqlite(const char *in, const char *out, int strict);
+#include <stddef.h>
+
+#include "analysis/selection.h"
+
+/* What the Perfetto and SQLite exports write (NULL: everything, times
+ * since the trace start). */
+struct export_opts {
+	size_t sz;                   /* sizeof(struct export_opts) */
+	const struct selection *sel; /* the records kept (selection_keeps); NULL: all */
+	int abs_time;                /* times on the trace clock, not since the trace start */
+};
+
+int export_perfetto(const char *in, const char *out, int strict, const struct export_opts *o);
+int export_sqlite(const char *in, const char *out, int strict, const struct export_opts *o);
 
 /* folded stacks: what a stack's line weighs */
 enum folded_weight {

@@ -33,7 +33,8 @@ struct px {
 	gp_reader *r;
 	FILE *f;
 	int first;
-	uint64_t base;
+	uint64_t base;      /* ts count from it: the trace start, or 0 (--abs-time) */
+	const struct selection *sel;
 	uint32_t hdr_pid;
 	u64map gpu_pid;     /* (pid<<32|device) -> synthetic pid */
 	u64map named;       /* tracks already named: (pid<<32|tid) */
@@ -187,6 +188,7 @@ static void gpu_x(struct px *p, uint32_t gpid, uint32_t stream, const char *cat,
 
 static void on_record(struct px *p, const gp_record *rec)
 {
+	if (!selection_keeps(p->sel, rec)) return;
 	uint32_t pid = tool_pid(p->r, rec);
 	const gp_rec_source *src = gp_reader_source(p->r, rec->source_id);
 	uint32_t stid = src ? src->tid : 0;
@@ -357,7 +359,7 @@ static void on_record(struct px *p, const gp_record *rec)
 	}
 }
 
-int export_perfetto(const char *in, const char *out, int strict)
+int export_perfetto(const char *in, const char *out, int strict, const struct export_opts *o)
 {
 	gp_reader *r = tool_open(in);
 	if (!r)
@@ -367,7 +369,9 @@ int export_perfetto(const char *in, const char *out, int strict)
 	p.r = r;
 	p.first = 1;
 	const gp_header *h = gp_reader_header(r);
-	p.base = h->start_trace_ns;
+	int abs_time = o && o->abs_time;
+	p.base = abs_time ? 0 : h->start_trace_ns;
+	p.sel = o ? o->sel : NULL;
 	p.hdr_pid = h->pid;
 	p.stacks = stacks_new(r);
 	int pre = stacks_preload(p.stacks, r);
@@ -390,8 +394,13 @@ int export_perfetto(const char *in, const char *out, int strict)
 	json_str(p.f, h->producer);
 	fputs(",\"host\":", p.f);
 	json_str(p.f, h->host);
-	fprintf(p.f, ",\"start\":\"%s\",\"start_trace_ns\":%" PRIu64 ",\"time_base\":\"us since trace start\"},"
-		"\"traceEvents\":[", iso, h->start_trace_ns);
+	fprintf(p.f, ",\"start\":\"%s\",\"start_trace_ns\":%" PRIu64 ",\"time_base\":\"%s\"",
+		iso, h->start_trace_ns, abs_time ? "us on the trace clock" : "us since trace start");
+	if (p.sel && p.sel->active) {
+		fputs(",\"selection\":", p.f);
+		json_str(p.f, p.sel->what);
+	}
+	fputs("},\"traceEvents\":[", p.f);
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;

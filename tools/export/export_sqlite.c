@@ -212,6 +212,7 @@ struct sx {
 	struct qview view[T_COUNT];
 	struct qview mark;  /* NVTX marks into T_NVTX's statement */
 	gp_reader *r;
+	uint64_t base;      /* times count from it: the trace start, or 0 (--abs-time) */
 	strmap strs;        /* text -> our StringIds id */
 	int64_t next_id;
 	u64map id_cache;    /* trace string id -> our id */
@@ -362,6 +363,7 @@ static void bind_col(struct sx *x, sqlite3_stmt *st, int i, const struct rq *q, 
 	default:
 		if (f->kind == GP_FK_STRING) sqlite3_bind_int64(st, i, tsid(x, (uint32_t)v));
 		else if (f->kind == GP_FK_BYTES || f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) sqlite3_bind_null(st, i);
+		else if (f->kind == GP_FK_TIME || f->kind == GP_FK_END) sqlite3_bind_int64(st, i, (int64_t)(v - x->base));
 		else sqlite3_bind_int64(st, i, (int64_t)v);
 		return;
 	}
@@ -428,7 +430,7 @@ static int exec(struct sx *x, const char *sql)
 	return 0;
 }
 
-int export_sqlite(const char *in, const char *out, int strict)
+int export_sqlite(const char *in, const char *out, int strict, const struct export_opts *o)
 {
 	gp_reader *r = tool_open(in);
 	if (!r)
@@ -471,19 +473,24 @@ int export_sqlite(const char *in, const char *out, int strict)
 			goto out;
 		}
 	const gp_header *h = gp_reader_header(r);
+	int abs_time = o && o->abs_time;
+	const struct selection *sel = o ? o->sel : NULL;
+	x.base = abs_time ? 0 : h->start_trace_ns;
 	{
-		char buf[512], iso[64];
+		char buf[640], iso[64];
 		fmt_iso8601(iso, sizeof(iso), h->start_realtime_ns);
 		snprintf(buf, sizeof(buf) - 1, "INSERT INTO META_DATA VALUES('format','%u.%u'),"
 			 "('clock','%s'),('start_trace_ns','%" PRIu64 "'),('start_realtime_ns','%" PRIu64 "'),"
-			 "('start','%s'),('pid','%u'),('rank','%d')",
+			 "('start','%s'),('pid','%u'),('rank','%d'),('time_base','%s')",
 			 h->major, h->minor, clock_name(h->clock_id), h->start_trace_ns,
-			 h->start_realtime_ns, iso, h->pid, h->rank);
+			 h->start_realtime_ns, iso, h->pid, h->rank,
+			 abs_time ? "ns on the trace clock" : "ns since start_trace_ns");
 		if (exec(&x, buf)) goto out;
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(x.db, "INSERT INTO META_DATA VALUES(?,?)", -1, &st, NULL) == SQLITE_OK) {
-			const char *kv[][2] = { { "producer", h->producer }, { "host", h->host }, { "source_file", in } };
-			for (int i = 0; i < 3; i++) {
+			const char *kv[][2] = { { "producer", h->producer }, { "host", h->host }, { "source_file", in },
+						{ "selection", sel && sel->active ? sel->what : "" } };
+			for (int i = 0; i < 3 + (sel && sel->active); i++) {
 				sqlite3_bind_text(st, 1, kv[i][0], -1, SQLITE_STATIC);
 				sqlite3_bind_text(st, 2, kv[i][1], -1, SQLITE_TRANSIENT);
 				sqlite3_step(st);
@@ -502,6 +509,7 @@ int export_sqlite(const char *in, const char *out, int strict)
 	int rc;
 	uint64_t n = 0;
 	while ((rc = gp_reader_next(r, &rec)) > 0 && !x.err) {
+		if (!selection_keeps(sel, rec)) continue;
 		on_record(&x, rec);
 		progress_tick(++n);
 	}

@@ -591,7 +591,7 @@ static int comm_report_in_default(void *self, const struct stats_ctx *ctx)
 
 static void comm_report_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
-	comm_fill(self, ctx, &tables[0], &tables[1], ctx->base);
+	comm_fill(self, ctx, &tables[0], &tables[1], ctx->out_base);
 }
 
 static void comm_report_free(void *self)

@@ -11,16 +11,15 @@
 #include "reports/stats_report.h"
 
 void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts *opts, uint32_t needs,
-		    uint64_t since, int have_since, uint64_t until, int have_until)
+		    const struct selection *sel, int abs_time)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->r = r;
 	ctx->opts = opts;
 	ctx->kn.r = r;
 	ctx->base = gp_reader_header(r)->start_trace_ns;
-	ctx->since = have_since ? ctx->base + since : 0;
-	ctx->until = have_until ? ctx->base + until : UINT64_MAX;
-	ctx->clipped = have_since || have_until;
+	ctx->out_base = abs_time ? 0 : ctx->base;
+	ctx->sel = sel;
 	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | STATS_NEED_OPS;
 	ctx->needs = needs;
 	if (needs & STATS_NEED_RANGES) ctx->attr = attribution_new(opts->rule);
@@ -135,7 +134,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		return 1;
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
 	case GP_REC_COUNTER:
-		if (t < ctx->since || t >= ctx->until) return 0;
+		if (!selection_has(ctx->sel, t)) return 0;
 		break;
 	default:
 		return 0;
@@ -175,7 +174,7 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 	if (ctx->join) opjoin_finish(ctx->join);
 	if (ctx->steps) steps_finish(ctx->steps);
 	winset_finish(&ctx->win);
-	if (ctx->clipped) winset_clip(&ctx->win, ctx->since, ctx->until);
+	if (ctx->sel->active) winset_clip_set(&ctx->win, ctx->sel->iv.v, ctx->sel->iv.n);
 	gpu_activity_finish(&ctx->gpu, &ctx->win);
 	kshapes_finish(&ctx->shapes, &ctx->dev);
 	counters_finish(&ctx->cnt);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/step_detect.h"
 #include "analysis/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
@@ -96,20 +97,6 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 	}
 }
 
-/* "step *" for "step 12" (a numbered name, step_name_split's rule), else
- * NULL.  malloc'd. */
-static char *numbered_pattern(const char *name)
-{
-	char grp[8];
-	if (step_name_split(name, grp, sizeof(grp)) < 0) return NULL;
-	size_t d = strlen(name);
-	while (d && name[d - 1] >= '0' && name[d - 1] <= '9') d--;
-	char *p = xmalloc(d + 2);
-	memcpy(p, name, d);
-	strcpy(p + d, "*");
-	return p;
-}
-
 /* The rows: the groups by name, numbered names merged by pattern when two
  * or more share it (unless --nvtx-instances).  Fills out (a summary of its
  * own) with each row's GPU time and styles. */
@@ -121,7 +108,7 @@ static void rows_by_pattern(struct nvtx_report *st, int instances, struct summar
 	strmap npat;   /* pattern -> number of names with it */
 	strmap_init(&npat);
 	for (size_t i = 0; i < t->n && !instances; i++) {
-		if (!t->g[i].n || !(pat[i] = numbered_pattern(t->g[i].name))) continue;
+		if (!t->g[i].n || !(pat[i] = step_name_pattern(t->g[i].name))) continue;
 		int is_new;
 		++*strmap_get(&npat, pat[i], &is_new);
 	}

@@ -31,6 +31,7 @@
 #include "analysis/kernel_names.h"
 #include "analysis/kernel_shapes.h"
 #include "analysis/opjoin.h"
+#include "analysis/selection.h"
 #include "analysis/step_detect.h"
 #include "analysis/steps.h"
 #include "analysis/windows.h"
@@ -63,8 +64,8 @@ struct stats_ctx {
 	const struct stats_opts *opts;
 	uint32_t needs;         /* stats_need: what the reports run need */
 	uint64_t base;          /* trace start (header start_trace_ns) */
-	uint64_t since, until;  /* absolute; timed records starting outside [since, until) are dropped */
-	int clipped;            /* --since or --until was given */
+	uint64_t out_base;      /* what times in the output count from: base, or 0 (--abs-time) */
+	const struct selection *sel; /* timed records starting outside it are dropped */
 	/* shared analyses: complete after stats_ctx_finish */
 	uint64_t last;          /* latest end of any timed record, dropped ones included */
 	struct winset win;      /* GPU-activity windows, clipped to [since, until) */
@@ -138,22 +139,23 @@ struct stats_report {
 	void (*free)(void *self);
 };
 
-/* Whether a record timed t is in the selection (--since/--until): the
- * records add() gets are; op() and ctx->attr hand out the others too. */
+/* Whether a record timed t is in the selection (--since/--until, --steps,
+ * --range): the records add() gets are; op() and ctx->attr hand out the
+ * others too. */
 static inline int stats_selected(const struct stats_ctx *ctx, uint64_t t)
 {
-	return t >= ctx->since && t < ctx->until;
+	return selection_has(ctx->sel, t);
 }
 
 /* Every report, in output order; NULL-terminated (registry.c). */
 extern const struct stats_report *const stats_reports[];
 
-/* The context: start (reader, options, what the reports need,
- * --since/--until relative to the start, have_* whether given), the
+/* The context: start (reader, options, what the reports need, the
+ * selection resolved against the trace, whether times are absolute), the
  * pre-pass when stats_ctx_prepass says so (every record, then finish), every
  * record of the main pass, finish, free. */
 void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts *opts, uint32_t needs,
-		    uint64_t since, int have_since, uint64_t until, int have_until);
+		    const struct selection *sel, int abs_time);
 int stats_ctx_prepass(const struct stats_ctx *ctx);
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec);
 /* 0, or -1 with a message in *err (static): --step-range names no range. */

@@ -44,11 +44,19 @@ static void print_verbose(const struct stats_ctx *ctx)
 	}
 }
 
+/* A step is reported when it starts in the selection. */
+static int row_selected(void *arg, const struct step_row *w)
+{
+	return stats_selected(arg, w->s);
+}
+
 static void steps_report_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct steps_report_state *s = self;
 	if (ctx->opts->verbose) print_verbose(ctx);
-	steps_reports_fill(&s->reps, ctx->steps, ctx->base, ctx->opts->keep_warmup);
+	struct steps_reports_opts o = { sizeof(o), ctx->out_base, ctx->opts->keep_warmup,
+					ctx->sel->active ? row_selected : NULL, ctx };
+	steps_reports_fill_opts(&s->reps, ctx->steps, &o);
 	/* the tables move to the driver's; their notes stay here until free */
 	for (int k = 0; k < SR_COUNT; k++) {
 		report_free(&tables[k]);

@@ -50,8 +50,8 @@ static void win_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		const struct gpwin *w = &win->v[i];
 		struct cell *c = report_row(rep);
 		cell_num(&c[WIN_PID], w->pid);
-		cell_num(&c[WIN_START], (double)(w->s > base ? w->s - base : 0));
-		cell_num(&c[WIN_END], (double)(w->e > base ? w->e - base : 0));
+		cell_num(&c[WIN_START], (double)(w->s > ctx->out_base ? w->s - ctx->out_base : 0));
+		cell_num(&c[WIN_END], (double)(w->e > ctx->out_base ? w->e - ctx->out_base : 0));
 		cell_num(&c[WIN_DURATION], (double)(w->e - w->s));
 		cell_num(&c[WIN_KERNELS], (double)w->kernels);
 	}

@@ -1,0 +1,302 @@
+/* selection.c — see selection.h. */
+#include "analysis/selection.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/attribution.h"
+#include "analysis/opjoin.h"
+#include "analysis/steps.h"
+#include "analysis/windows.h"
+#include "common/tool.h"
+#include "common/util.h"
+
+/* a := a intersected with b (both disjoint and ordered) */
+static void intersect(struct ivset *a, const struct ivset *b)
+{
+	struct ivset out = { 0 };
+	size_t i = 0, j = 0;
+	while (i < a->n && j < b->n) {
+		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (e > s) ivset_add(&out, s, e);
+		if (a->v[i].e <= b->v[j].e) i++;
+		else j++;
+	}
+	free(a->v);
+	*a = out;
+}
+
+static void what_add(struct selection *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void what_add(struct selection *s, const char *fmt, ...)
+{
+	size_t l = strlen(s->what);
+	if (l && l + 2 < sizeof(s->what)) { strcpy(s->what + l, ", "); l += 2; }
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->what + l, sizeof(s->what) - l, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether range name `name` is the one asked for: the full name, the
+ * message without its domain, or the numbered pattern ('step *'). */
+static int name_matches(const char *want, const char *name)
+{
+	if (!strcmp(want, name)) return 1;
+	const char *colon = strchr(name, ':');
+	if (colon && !strcmp(want, colon + 1)) return 1;
+	if (!strchr(want, '*')) return 0;
+	char *pat = step_name_pattern(name);
+	int m = 0;
+	if (pat) {
+		const char *pc = strchr(pat, ':');
+		m = !strcmp(want, pat) || (pc && !strcmp(want, pc + 1));
+	}
+	free(pat);
+	return m;
+}
+
+/* The pass over the trace for --steps and --range: the NVTX ranges, the
+ * GPU-activity windows and step detection's sample. */
+static int read_ranges(gp_reader *r, struct attribution *a, struct step_detect *d, struct winset *win)
+{
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		progress_tick(++n);
+		switch (rec->type) {
+		case GP_REC_NVTX_RANGE: {
+			char *name = tool_range_name(r, &rec->u.nvtx_range);
+			attribution_add_range(a, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.nvtx_range, name);
+			free(name);
+			break;
+		}
+		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
+			if (d) step_detect_gpu(d, tool_pid(r, rec), rec);
+			break;
+		case GP_REC_WINDOW:
+			winset_add(win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Trace-detected steps are found while the steps analysis streams the
+ * trace: the second pass. */
+static int run_steps(gp_reader *r, struct steps *st, const struct winset *win)
+{
+	struct opjoin *j = opjoin_new(r, NULL, steps_op, st);
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0, now = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		progress_tick(++n);
+		uint32_t pid = tool_pid(r, rec);
+		switch (rec->type) {
+		case GP_REC_API: {
+			uint32_t tid = tool_rec_tid(r, rec);
+			opjoin_api(j, pid, tid, &rec->u.api, steps_gpu_recorded(win, pid, rec->u.api.start_ns));
+			steps_api(st, pid, tid, &rec->u.api);
+			break;
+		}
+		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
+			opjoin_gpu(j, pid, rec);
+			break;
+		default:
+			continue;
+		}
+		uint64_t t = gp_record_time(rec);
+		if (t > now) {
+			now = t;
+			opjoin_advance(j, now);
+			steps_advance(st, now, opjoin_frontier(j));
+		}
+	}
+	opjoin_finish(j);
+	steps_finish(st);
+	opjoin_free(j);
+	return rc;
+}
+
+static int hard_error(int rc)
+{
+	return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT;
+}
+
+/* --steps A:B into *out; 0 or -1 (err) */
+static int steps_intervals(gp_reader *r, const struct sel_opts *o, const struct step_detect_opts *dopts,
+			   struct attribution *a, struct step_detect *d, const struct winset *win, struct ivset *out,
+			   char *err, size_t n, size_t *count)
+{
+	const char *why = NULL;
+	if (step_detect_finish(d, a, &why) < 0) {
+		snprintf(err, n, "%s", why);
+		return -1;
+	}
+	int need_trace = 0;
+	for (size_t i = 0; i < step_detect_nplans(d); i++)
+		need_trace |= step_detect_plan(d, i)->method == STEP_TRACE;
+	struct steps *st = NULL;
+	if (need_trace) {
+		if (gp_reader_rewind(r) < 0 || hard_error(run_steps(r, st = steps_new(r, a, d, NULL), win))) {
+			snprintf(err, n, "cannot read the trace again for --steps");
+			steps_free(st);
+			return -1;
+		}
+	}
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	*count = 0;
+	for (size_t i = 0; i < step_detect_nplans(d); i++) {
+		const struct step_plan *pl = step_detect_plan(d, i);
+		uint64_t s = UINT64_MAX, e = 0;
+		if (pl->method == STEP_NVTX) {
+			for (size_t k = 0; k < pl->nsteps; k++) {
+				int64_t num = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
+				if (num < lo) lo = num;
+				if (num > hi) hi = num;
+				if (num < o->step_a || num > o->step_b) continue;
+				(*count)++;
+				if (pl->steps[k].s < s) s = pl->steps[k].s;
+				if (pl->steps[k].e > e) e = pl->steps[k].e;
+			}
+		} else if (pl->method == STEP_TRACE) {
+			const struct steps_proc *p = steps_proc(st, i);
+			for (size_t k = 0; k < p->nrows; k++) {
+				int64_t num = p->rows[k].number;
+				if (num < lo) lo = num;
+				if (num > hi) hi = num;
+				if (num < o->step_a || num > o->step_b) continue;
+				(*count)++;
+				if (p->rows[k].s < s) s = p->rows[k].s;
+				if (p->rows[k].e > e) e = p->rows[k].e;
+			}
+		}
+		if (e > s) ivset_add(out, s, e);
+	}
+	steps_free(st);
+	if (lo > hi) {
+		snprintf(err, n, "--steps %s: the trace has no steps%s%s", o->steps_arg,
+			 dopts && dopts->range_name ? " named so" : "",
+			 step_detect_nplans(d) ? "" : " (no GPU operations, no NVTX ranges)");
+		return -1;
+	}
+	if (!*count) {
+		snprintf(err, n, "--steps %s: no step numbered so (the steps are numbered %" PRId64 " to %" PRId64 ")",
+			 o->steps_arg, lo, hi);
+		return -1;
+	}
+	ivset_union(out);
+	return 0;
+}
+
+int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
+		      const struct step_detect_opts *detect, char *err, size_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = gp_reader_header(r)->start_trace_ns;
+	if (!sel_opts_any(o)) return 0;
+	s->active = 1;
+	ivset_add(&s->iv, o->have_since ? s->base + o->since : 0,
+		  o->have_until && o->until < UINT64_MAX - s->base ? s->base + o->until : UINT64_MAX);
+	if (o->have_since || o->have_until) {
+		char a[32] = "", b[32] = "";
+		if (o->have_since) fmt_dur(a, sizeof(a), o->since);
+		if (o->have_until) fmt_dur(b, sizeof(b), o->until);
+		what_add(s, "%s%s%s%s%s", o->have_since ? "since " : "", a, o->have_since && o->have_until ? " " : "",
+			 o->have_until ? "until " : "", b);
+	}
+	if (!o->have_steps && !o->range) return 0;
+	s->by_steps_or_range = 1;
+	struct step_detect_opts dflt = { sizeof(dflt), STEP_WANT_AUTO, NULL, 0 };
+	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
+	struct step_detect *d = o->have_steps ? step_detect_new(r, detect ? detect : &dflt) : NULL;
+	struct winset win = { 0 };
+	int rc = read_ranges(r, a, d, &win), ret = -1;
+	if (hard_error(rc)) {
+		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
+		goto out;
+	}
+	attribution_index(a);
+	winset_finish(&win);
+	if (o->range) {
+		struct ivset iv = { 0 };
+		size_t cnt = 0;
+		for (uint32_t i = 0; i < attribution_nranges(a); i++) {
+			const struct attr_range *x = attribution_range(a, i);
+			if (!name_matches(o->range, attribution_name(a, x->name))) continue;
+			ivset_add(&iv, x->s, x->e);
+			cnt++;
+		}
+		if (!cnt) {
+			snprintf(err, n, "--range: no NVTX range named '%.200s' in the trace", o->range);
+			free(iv.v);
+			goto out;
+		}
+		ivset_union(&iv);
+		intersect(&s->iv, &iv);
+		free(iv.v);
+		what_add(s, "range '%.120s' (%zu)", o->range, cnt);
+	}
+	if (o->have_steps) {
+		struct ivset iv = { 0 };
+		size_t cnt = 0;
+		if (steps_intervals(r, o, detect ? detect : &dflt, a, d, &win, &iv, err, n, &cnt) < 0) {
+			free(iv.v);
+			goto out;
+		}
+		intersect(&s->iv, &iv);
+		free(iv.v);
+		what_add(s, "steps %s (%zu)", o->steps_arg, cnt);
+	}
+	ret = 0;
+out:
+	if (gp_reader_rewind(r) < 0 && !ret) {
+		snprintf(err, n, "cannot read the trace again");
+		ret = -1;
+	}
+	step_detect_free(d);
+	attribution_free(a);
+	winset_free(&win);
+	return ret;
+}
+
+int selection_has(const struct selection *s, uint64_t t)
+{
+	if (!s || !s->active) return 1;
+	size_t lo = 0, hi = s->iv.n;
+	while (lo < hi) {  /* first interval ending after t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->iv.v[mid].e <= t) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < s->iv.n && s->iv.v[lo].s <= t;
+}
+
+int selection_keeps(const struct selection *s, const gp_record *rec)
+{
+	if (!s || !s->active) return 1;
+	switch (rec->type) {
+	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
+	case GP_REC_NVTX_MARK: case GP_REC_SYNC: case GP_REC_MEMORY: case GP_REC_DROPPED: case GP_REC_COUNTER:
+		return selection_has(s, gp_record_time(rec));
+	case GP_REC_WINDOW: {
+		uint64_t a = rec->u.window.start_ns, b = rec->u.window.end_ns;
+		for (size_t i = 0; i < s->iv.n; i++)
+			if (s->iv.v[i].s <= b && a < s->iv.v[i].e) return 1;
+		return 0;
+	}
+	default:
+		return 1;
+	}
+}
+
+void selection_free(struct selection *s)
+{
+	free(s->iv.v);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,46 @@
+/* selection.h — the part of a trace a command looks at (common/selopt.h's
+ * --since/--until, --steps A:B, --range NAME), resolved against the trace
+ * into a set of absolute time intervals.  A timed record is selected when
+ * its time (its start) lies in one; metadata records (sources, processes,
+ * threads, devices, modules, stacks, clocks, strings) always are.
+ *
+ *  --since/--until  [start + since, start + until)
+ *  --steps A:B      per process, from the start of the first step numbered
+ *                   A or more to the end of the last numbered B or less
+ *                   (step detection, analysis/step_detect.h: a pass over the
+ *                   trace; trace-detected steps need the steps analysis, a
+ *                   second one); the processes' intervals united
+ *  --range NAME     the intervals of the NVTX ranges so named, united (a pass)
+ * Several given: their intersection.  The reader is rewound afterwards. */
+#ifndef GPUPROF_ANALYSIS_SELECTION_H
+#define GPUPROF_ANALYSIS_SELECTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_trace.h"
+#include "analysis/intervals.h"
+#include "analysis/step_detect.h"
+#include "common/selopt.h"
+
+struct selection {
+	uint64_t base;          /* the trace start (header start_trace_ns) */
+	int active;             /* something was selected (else every record) */
+	int by_steps_or_range;  /* --steps or --range took part */
+	struct ivset iv;        /* absolute, disjoint, ordered (when active) */
+	char what[256];         /* how, for titles and notes: "steps 2..54", ... */
+};
+
+/* Resolves o against the trace of r (detect: how --steps finds steps; NULL:
+ * the defaults).  0, or -1 with a message in err (n bytes): no steps, no
+ * step numbered so, no NVTX range so named, an unreadable trace. */
+int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
+		      const struct step_detect_opts *detect, char *err, size_t n);
+/* Whether time t is selected (always when nothing was). */
+int selection_has(const struct selection *s, uint64_t t);
+/* Whether a record is selected: its time for timed records; a window when
+ * it overlaps the selection; metadata always. */
+int selection_keeps(const struct selection *s, const gp_record *rec);
+void selection_free(struct selection *s);
+
+#endif
