@@ -56,7 +56,7 @@ for t in TRACES:
     check(len(kern) > 0 and all(r["end"] >= r["start"] for r in kern), f"{name}: {len(kern)} kernels, none ends before it starts")
     check(all(r["corr"] in apis for r in kern), f"{name}: every kernel has its launch call (by correlation id)")
 
-    rc, out, err = run("stats", "--format", "json", t)
+    rc, out, err = run("stats", "--format", "json", "--whole-trace", t)
     check(rc == 0, f"{name}: stats exit 0")
     st = json.loads(out)
     by_name = {}

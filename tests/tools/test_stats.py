@@ -101,7 +101,10 @@ with tt.tmpdir() as d:
     #   -> 2000/34000 = 5.9 % of copy time
     # stream 7 kernels [30000,60000), [210000,218000): busy 38000, 1 gap 150000
     # stream 8 kernels [70000,76000), [120000,125000): busy 11000, 1 gap 44000
-    u = {r["stream"]: r for r in out["util"]}
+    # (--whole-trace: the trace has steps, train_step x 2, so util's span is
+    # theirs by default; checked below)
+    whole = json.loads(tt.gp("stats", "--format", "json", "--report", "util", "--whole-trace", trace).stdout)
+    u = {r["stream"]: r for r in whole["util"]}
     dev = u["all"]
     tt.eq((dev["kernels"], dev["busy_ns"], dev["span_ns"], dev["idle_gaps"], dev["largest_gap_ns"], dev["copy_ns"]),
           (5, 49000, 250000, 3, 85000, 34000), "device util")
@@ -109,6 +112,15 @@ with tt.tmpdir() as d:
     tt.approx(dev["overlap_pct"], 100 * 2000 / 34000, "compute/copy overlap %")
     tt.eq((u["7"]["busy_ns"], u["7"]["idle_gaps"], u["7"]["largest_gap_ns"]), (38000, 1, 150000), "stream 7")
     tt.eq((u["8"]["busy_ns"], u["8"]["idle_gaps"], u["8"]["largest_gap_ns"]), (11000, 1, 44000), "stream 8")
+    tt.eq({r["span_of"] for r in whole["util"]}, {"trace"}, "--whole-trace: Span Of says trace")
+    # default: the steps' span, train_step [0,100000) to [200000,260000) (both
+    # counted): span 260000, the same kernels and copies inside it: busy
+    # 49000 = 18.8 %, 3 gaps, largest 85000
+    u = {r["stream"]: r for r in out["util"]}
+    dev = u["all"]
+    tt.eq((dev["busy_ns"], dev["span_ns"], dev["idle_gaps"], dev["largest_gap_ns"], dev["copy_ns"], dev["span_of"]),
+          (49000, 260000, 3, 85000, 34000, "steps 0..1"), "util over the steps' span (the default)")
+    tt.approx(dev["busy_pct"], 100 * 49000 / 260000, "util busy % over the steps")
 
     # ---------------- --since/--until (relative to the trace start)
     # [195us, 300us): api calls starting there: corr 7 (4000) and 8 (3000)

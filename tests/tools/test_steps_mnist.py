@@ -13,6 +13,11 @@ the definitions):
    the independent figure; --attribution same-thread the main thread's);
  - `stats --report comm_steps` and `nvtx` launched the same kernels in every
    step as the steps report (one rule: tools/analysis/attribution.h);
+ - `stats --report util` measures over the steps' span by default (steps 2..54,
+   warm-up left out): its busy time is the union of the kernel intervals
+   inside [step 2's start, step 54's end), recomputed here, and its busy %
+   is close to the steps' compute share (the span adds the gaps between
+   steps);
  - without NVTX (--method trace) as many steps are found, and each one
    starts inside the NVTX step of the same index.
 """
@@ -28,7 +33,7 @@ KERNEL_WAIT = 10000
 
 
 def steps_json(*extra):
-    p = tt.gp("steps", "--format", "json", "--report", "steps,step_phases,step_rows", *extra, TRACE)
+    p = tt.gp("steps", "--format", "json", "--report", "steps,step_buckets,step_phases,step_rows", *extra, TRACE)
     return json.loads(p.stdout)
 
 
@@ -214,6 +219,19 @@ tt.eq((s["steps"], s["counted"]), (55, len([r for r in norm["step_rows"] if r["f
       "counted = steps - warm-up")
 tt.eq(s["median_ns"], statistics.median([r["time_ns"] for r in norm["step_rows"] if r["flags"] != "warm-up"]),
       "median of the counted steps")
+
+# --- util over the steps' span
+u = [r for r in json.loads(tt.gp("stats", "--report", "util", "--format", "json", TRACE).stdout)["util"]
+     if r["stream"] == "all"][0]
+counted = [(r, n) for r, n in zip(norm["step_rows"], steps) if r["flags"] != "warm-up"]
+a, b = counted[0][1]["start"], counted[-1][1]["end"]
+tt.eq(u["span_of"], f"steps {counted[0][0]['step']}..{counted[-1][0]['step']} (warm-up left out)", "util: Span Of")
+kin = union([(max(o["s"], a), min(o["e"], b)) for o in ops if o["kernel"] and o["e"] > a and o["s"] < b])
+tt.eq((u["busy_ns"], u["span_ns"]), (length(kin), b - a), "util over the steps' span: busy and span")
+sb = {x["bucket"]: x for x in norm["step_buckets"]}
+share = 100.0 * sb["compute"]["total_ns"] / sb["step"]["total_ns"]
+tt.expect(abs(u["busy_pct"] - share) <= 0.5, f"util busy {u['busy_pct']} % vs the steps' compute share {share:.2f} %")
+print(f"util over the steps: {u['busy_pct']} % busy (whole trace: 0.3 %); steps' compute share {share:.1f} %")
 
 # --- without NVTX
 tr = steps_json("--method", "trace")

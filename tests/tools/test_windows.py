@@ -24,9 +24,9 @@ with tt.tmpdir() as d:
               "windows header line: " + table.splitlines()[0])
 
     # ---------------- default set: windows only when the trace has them
-    allw = json.loads(tt.gp("stats", "--format", "json", trace).stdout)
+    allw = json.loads(tt.gp("stats", "--format", "json", "--whole-trace", trace).stdout)
     tt.expect("windows" in allw, "default stats of a windowed trace include windows")
-    allp = json.loads(tt.gp("stats", "--format", "json", plain).stdout)
+    allp = json.loads(tt.gp("stats", "--format", "json", "--whole-trace", plain).stdout)
     tt.expect("windows" not in allp, "default stats of a plain trace have no windows report")
     none = tt.gp("stats", "--report", "windows", plain).stdout
     tt.expect("recorded for the whole run" in none and "(no data)" in none, "plain trace: " + none)

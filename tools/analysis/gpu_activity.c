@@ -104,14 +104,19 @@ static struct ivsum merge(struct ivset *set, const struct winset *w, size_t lo, 
 	return ivset_union_windows(set, w, lo, hi);
 }
 
-void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
+void gpu_activity_count_windows(const struct gpu_activity *g, struct winset *win)
 {
-	/* kernels per window: before the sets are clipped and merged */
 	for (size_t i = 0; i < g->ndevs; i++)
 		for (size_t j = 0; j < g->devs[i].k.n; j++) {
 			long w = winset_find(win, g->devs[i].pid, g->devs[i].k.v[j].s);
 			if (w >= 0) win->v[w].kernels++;
 		}
+}
+
+void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
+{
+	/* kernels per window: before the sets are clipped and merged */
+	gpu_activity_count_windows(g, win);
 	/* the indexes point into the arrays sorted here: not used after this */
 	if (g->ndevs) qsort(g->devs, g->ndevs, sizeof(*g->devs), cmp_dev);
 	if (g->nstrs) qsort(g->strs, g->nstrs, sizeof(*g->strs), cmp_stream);

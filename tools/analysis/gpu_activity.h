@@ -41,6 +41,9 @@ struct gpu_activity {
 
 void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
 		      uint64_t s, uint64_t e, enum gpu_work work);
+/* Counts the kernels starting inside each window of win (win->v[i].kernels;
+ * before gpu_activity_finish). */
+void gpu_activity_count_windows(const struct gpu_activity *g, struct winset *win);
 /* After winset_finish (and any clip): counts the kernels starting inside
  * each window (win->v[i].kernels), sorts devices by (pid, device) and
  * streams by (pid, device, stream), clips to the windows and merges every

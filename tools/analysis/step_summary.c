@@ -59,6 +59,11 @@ static double fig(const struct step_row *w, int f)
 /* A step the summary counts: not partial, and not warm-up or warm-up kept. */
 #define COUNTED(w, keep) (!(w)->partial && !(w)->unrecorded && ((keep) || !(w)->warmup))
 
+int step_counted(const struct step_row *w, int keep_warmup)
+{
+	return COUNTED(w, keep_warmup);
+}
+
 /* Median of figure f over rows[lo..hi) (only the counted ones when
  * counted_only; keep: warm-up kept). */
 static double median_fig(const struct steps_proc *p, size_t lo, size_t hi, int f, int counted_only, int keep,

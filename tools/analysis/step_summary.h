@@ -46,6 +46,9 @@ struct step_summary {
 	char **why;                         /* per row: what differs (outliers), else NULL */
 };
 
+/* Whether the summaries count a step: not partial, inside one GPU-activity
+ * window, and not warm-up unless keep_warmup (after step_summarize). */
+int step_counted(const struct step_row *w, int keep_warmup);
 /* Flags warm-up and outlier rows (step_row.warmup/outlier) and fills *out. */
 void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *out);
 void step_summary_free(struct step_summary *s, size_t nrows);

@@ -58,7 +58,7 @@ static void help(FILE *f)
 		   "                     [--attribution any-thread|same-thread]\n"
 		   "                     [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
 		   "                     [--kernel-wait T] [--per-step] [--verbose] [--nvtx-instances]\n"
-		   "                     [--strict] FILE\n\n"
+		   "                     [--whole-trace] [--strict] FILE\n\n"
 		   "Summary reports (default: all that apply), modelled on `nsys stats`:\n");
 	help_reports(f);
 	fprintf(f, "\n"
@@ -80,6 +80,8 @@ static void help(FILE *f)
 		   "  --per-step        also print step_rows (one row per step)\n"
 		   "  --verbose         steps: on stderr, per process, the most records held at once\n"
 		   "                    and the GPU operations the join could not pair\n"
+		   "  --whole-trace     util: over the whole trace, not the steps' span (the default\n"
+		   "                    when the trace has steps: warm-up left out)\n"
 		   "  --nvtx-instances  nvtx: a row for each numbered name (step 0, step 1, ...)\n"
 		   "                    instead of one row 'step *'\n"
 		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
@@ -177,6 +179,7 @@ int cmd_stats(int argc, char **argv)
 		{ "per-step", no_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "nvtx-instances", no_argument, NULL, 'I' },
+		{ "whole-trace", no_argument, NULL, 'W' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -235,6 +238,7 @@ int cmd_stats(int argc, char **argv)
 		case 'p': per_step = 1; break;
 		case 'v': so.verbose = 1; break;
 		case 'I': so.nvtx_instances = 1; break;
+		case 'W': so.whole_trace = 1; break;
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;

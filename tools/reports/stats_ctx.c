@@ -4,9 +4,12 @@
  * activity, kernel shapes, counters; and, when a report needs them, the NVTX
  * ranges (analysis/attribution.h), the correlation-id join
  * (analysis/opjoin.h) and the steps (analysis/step_detect.h, steps.h). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
@@ -20,6 +23,7 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	ctx->base = gp_reader_header(r)->start_trace_ns;
 	ctx->out_base = abs_time ? 0 : ctx->base;
 	ctx->sel = sel;
+	if ((needs & STATS_NEED_SPAN) && !sel->active && !opts->whole_trace) needs |= STATS_NEED_STEPS;
 	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | STATS_NEED_OPS;
 	ctx->needs = needs;
 	if (needs & STATS_NEED_RANGES) ctx->attr = attribution_new(opts->rule);
@@ -169,13 +173,109 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	return 1;
 }
 
+static void span_add(struct stats_ctx *ctx, uint32_t pid, uint64_t s, uint64_t e, const char *what)
+{
+	winset_add(&ctx->span, pid, s, e);
+	struct span_of so;
+	memset(&so, 0, sizeof(so));
+	so.pid = pid;
+	snprintf(so.what, sizeof(so.what), "%s", what);
+	VEC_PUSH(ctx->span_of, ctx->nspan_of, ctx->cspan_of, so);
+}
+
+/* Per process with counted steps: from the first counted step's start to
+ * the last one's end. */
+static void span_of_steps(struct stats_ctx *ctx)
+{
+	int keep = ctx->opts->keep_warmup;
+	for (size_t i = 0; i < steps_nprocs(ctx->steps); i++) {
+		struct steps_proc *p = steps_proc(ctx->steps, i);
+		struct step_summary sm;
+		step_summarize(p, keep, &sm);
+		step_summary_free(&sm, p->nrows);
+		const struct step_row *a = NULL, *b = NULL;
+		for (size_t k = 0; k < p->nrows; k++)
+			if (step_counted(&p->rows[k], keep)) {
+				if (!a) a = &p->rows[k];
+				b = &p->rows[k];
+			}
+		if (!a) continue;
+		char what[128];
+		snprintf(what, sizeof(what), "steps %" PRId64 "..%" PRId64 "%s", a->number, b->number,
+			 sm.nwarm && !keep ? " (warm-up left out)" : "");
+		span_add(ctx, p->pid, a->s, b->e, what);
+	}
+}
+
+/* --steps/--range: the selected time, for every process with GPU work. */
+static void span_of_selection(struct stats_ctx *ctx)
+{
+	char what[288];
+	snprintf(what, sizeof(what), "selection: %.250s", ctx->sel->what);
+	for (size_t i = 0; i < ctx->gpu.ndevs; i++) {
+		uint32_t pid = ctx->gpu.devs[i].pid;
+		if (stats_span_of(ctx, pid)) continue;
+		for (size_t j = 0; j < ctx->sel->iv.n; j++)
+			winset_add(&ctx->span, pid, ctx->sel->iv.v[j].s, ctx->sel->iv.v[j].e);
+		struct span_of so;
+		memset(&so, 0, sizeof(so));
+		so.pid = pid;
+		snprintf(so.what, sizeof(so.what), "%s", what);
+		VEC_PUSH(ctx->span_of, ctx->nspan_of, ctx->cspan_of, so);
+	}
+}
+
+const char *stats_span_of(const struct stats_ctx *ctx, uint32_t pid)
+{
+	for (size_t i = 0; i < ctx->nspan_of; i++)
+		if (ctx->span_of[i].pid == pid) return ctx->span_of[i].what;
+	return NULL;
+}
+
+/* The windows GPU activity is measured in: the GPU-activity windows, inside
+ * the span where a process has one; the span where it has no windows. */
+static void span_windows(const struct stats_ctx *ctx, struct winset *eff)
+{
+	for (size_t i = 0; i < ctx->win.n; i++) {
+		const struct gpwin *w = &ctx->win.v[i];
+		size_t lo, hi;
+		winset_range(&ctx->span, w->pid, &lo, &hi);
+		if (lo == hi) { winset_add(eff, w->pid, w->s, w->e); continue; }
+		for (size_t j = lo; j < hi; j++) {
+			uint64_t s = w->s > ctx->span.v[j].s ? w->s : ctx->span.v[j].s;
+			uint64_t e = w->e < ctx->span.v[j].e ? w->e : ctx->span.v[j].e;
+			if (e > s) winset_add(eff, w->pid, s, e);
+		}
+	}
+	for (size_t i = 0; i < ctx->span.n; i++) {
+		size_t lo, hi;
+		winset_range(&ctx->win, ctx->span.v[i].pid, &lo, &hi);
+		if (lo == hi) winset_add(eff, ctx->span.v[i].pid, ctx->span.v[i].s, ctx->span.v[i].e);
+	}
+	winset_finish(eff);
+}
+
 void stats_ctx_finish(struct stats_ctx *ctx)
 {
 	if (ctx->join) opjoin_finish(ctx->join);
 	if (ctx->steps) steps_finish(ctx->steps);
 	winset_finish(&ctx->win);
 	if (ctx->sel->active) winset_clip_set(&ctx->win, ctx->sel->iv.v, ctx->sel->iv.n);
-	gpu_activity_finish(&ctx->gpu, &ctx->win);
+	if (ctx->needs & STATS_NEED_SPAN) {
+		if (ctx->sel->by_steps_or_range) span_of_selection(ctx);
+		else if (ctx->steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
+		winset_finish(&ctx->span);
+	}
+	if (ctx->span.n) {
+		/* the windows report counts the kernels in the recorded windows */
+		struct winset eff = { 0 };
+		span_windows(ctx, &eff);
+		gpu_activity_count_windows(&ctx->gpu, &ctx->win);
+		gpu_activity_finish(&ctx->gpu, &eff);
+		winset_free(&eff);
+	} else {
+		gpu_activity_finish(&ctx->gpu, &ctx->win);
+	}
 	kshapes_finish(&ctx->shapes, &ctx->dev);
 	counters_finish(&ctx->cnt);
 }
@@ -188,6 +288,8 @@ void stats_ctx_free(struct stats_ctx *ctx)
 	kshapes_free(&ctx->shapes);
 	gpu_activity_free(&ctx->gpu);
 	counters_free(&ctx->cnt);
+	winset_free(&ctx->span);
+	free(ctx->span_of);
 	opjoin_free(ctx->join);
 	steps_free(ctx->steps);
 	step_detect_free(ctx->detect);

@@ -43,6 +43,8 @@ enum stats_need {
 	STATS_NEED_RANGES = 1,  /* ctx->attr: every NVTX range of the trace, indexed (pre-pass) */
 	STATS_NEED_OPS = 2,     /* op(), call(): GPU operations joined to their launch call */
 	STATS_NEED_STEPS = 4,   /* ctx->steps: the steps analysis (pre-pass; implies both above) */
+	STATS_NEED_SPAN = 8,    /* ctx->span: the time span reports measure in (util): the steps'
+				 * (STATS_NEED_STEPS) unless a selection or --whole-trace is given */
 };
 
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
@@ -55,6 +57,7 @@ struct stats_opts {
 	int keep_warmup;                /* --keep-warmup */
 	int verbose;                    /* --verbose: the steps' memory figures on stderr */
 	int nvtx_instances;             /* --nvtx-instances: numbered NVTX names not grouped */
+	int whole_trace;                /* --whole-trace: the span reports over the whole trace */
 };
 
 /* Shared by the driver and every report.  Reports read it; only
@@ -91,6 +94,14 @@ struct stats_ctx {
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
 	uint64_t join_now;      /* latest API or GPU record time seen */
+	/* STATS_NEED_SPAN (stats_ctx_finish): per process, the time the span
+	 * reports measure in, when not the whole trace: the counted steps (from
+	 * the first one's start to the last one's end; default, when the trace
+	 * has steps) or the selection of --steps/--range.  Empty: from the first
+	 * to the last GPU operation (or the GPU-activity windows) as before. */
+	struct winset span;
+	struct span_of { uint32_t pid; char what[288]; } *span_of;
+	size_t nspan_of, cspan_of;
 	int prepassed;          /* the pre-pass ran (windows came from it) */
 };
 
@@ -146,6 +157,10 @@ static inline int stats_selected(const struct stats_ctx *ctx, uint64_t t)
 {
 	return selection_has(ctx->sel, t);
 }
+
+/* What the span of pid is, for titles and a column ("steps 2..54
+ * (warm-up left out)", "selection: ..."); NULL: the whole trace. */
+const char *stats_span_of(const struct stats_ctx *ctx, uint32_t pid);
 
 /* Every report, in output order; NULL-terminated (registry.c). */
 extern const struct stats_report *const stats_reports[];

@@ -1,7 +1,9 @@
 /* stats_util.c — `stats --report util`: GPU utilisation per device and
  * stream, from the context's busy intervals (analysis/gpu_activity.h), the
  * kernel shapes' weighted time (analysis/kernel_shapes.h) and the
- * nvml.gpu_util samples (analysis/counters.h). */
+ * nvml.gpu_util samples (analysis/counters.h).  Over the context's span
+ * (STATS_NEED_SPAN): by default the steps', when the trace has steps; the
+ * title and the Span Of column say which. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,7 +12,7 @@
 enum {
 	UTIL_PID, UTIL_DEVICE, UTIL_STREAM, UTIL_KERNELS, UTIL_BUSY, UTIL_SPAN, UTIL_BUSY_PCT,
 	UTIL_SM_WTD, UTIL_OCC_WTD, UTIL_NVML, UTIL_GAPS, UTIL_LARGEST_GAP, UTIL_COPY, UTIL_OVERLAP,
-	UTIL_NCOLS
+	UTIL_SPAN_OF, UTIL_NCOLS
 };
 static const struct col util_cols[UTIL_NCOLS] = {
 	[UTIL_PID] = { "PID", "pid", COL_ID }, [UTIL_DEVICE] = { "Device", "device", COL_ID },
@@ -23,6 +25,7 @@ static const struct col util_cols[UTIL_NCOLS] = {
 	[UTIL_GAPS] = { "Idle Gaps", "idle_gaps", COL_INT },
 	[UTIL_LARGEST_GAP] = { "Largest Gap (ns)", "largest_gap_ns", COL_INT },
 	[UTIL_COPY] = { "Copy (ns)", "copy_ns", COL_INT }, [UTIL_OVERLAP] = { "Overlap (%)", "overlap_pct", COL_F1 },
+	[UTIL_SPAN_OF] = { "Span Of", "span_of", COL_STR },
 };
 
 static const char util_note[] =
@@ -32,9 +35,13 @@ static const char util_note[] =
 	"   of SM time with work resident (cf. DCGM SM activity), capped at 100.\n"
 	" Occ-Wtd = the same x the theoretical occupancy the grid reaches on an occupied SM:\n"
 	"   an estimate comparable to DCGM SM occupancy.  Both from launch shapes, not measured.\n"
-	" NVML = mean of the trace's nvml.gpu_util samples inside the span ('-': none).\n";
+	" NVML = mean of the trace's nvml.gpu_util samples inside the span ('-': none).\n"
+	" Span Of: what the span is - the steps (from the first counted step's start to the last\n"
+	"   one's end; the default when the trace has steps; --whole-trace: the whole trace), the\n"
+	"   selection of --steps/--range, the GPU-activity windows, or the trace (first to last\n"
+	"   GPU operation).\n";
 
-struct util_report { char title[160]; };
+struct util_report { char title[400]; };
 
 static void *util_new(const struct stats_ctx *ctx)
 {
@@ -43,8 +50,9 @@ static void *util_new(const struct stats_ctx *ctx)
 
 /* The cells a device row and a stream row share. */
 static void busy_cells(struct cell *c, uint32_t pid, uint32_t dev, const char *stream,
-		       const struct ivsum *k, const struct ivsum *cp, uint64_t span)
+		       const struct ivsum *k, const struct ivsum *cp, uint64_t span, const char *span_of)
 {
+	cell_str(&c[UTIL_SPAN_OF], span_of);
 	cell_num(&c[UTIL_PID], pid); cell_num(&c[UTIL_DEVICE], dev); cell_str(&c[UTIL_STREAM], stream);
 	cell_num(&c[UTIL_KERNELS], (double)k->count); cell_num(&c[UTIL_BUSY], (double)k->busy);
 	cell_num(&c[UTIL_SPAN], (double)span);
@@ -58,20 +66,27 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct util_report *u = self;
 	struct report *rep = &tables[0];
+	char span[320] = "";
+	if (ctx->nspan_of == 1)
+		snprintf(span, sizeof(span), " (span: %.300s)", ctx->span_of[0].what);
+	else if (ctx->nspan_of > 1)
+		snprintf(span, sizeof(span), " (span per process: Span Of)");
 	if (ctx->win.n)
 		snprintf(u->title, sizeof(u->title),
-			 "GPU Utilization, inside the %zu GPU-activity windows only (Span = recorded time)",
-			 ctx->win.n);
+			 "GPU Utilization, inside the %zu GPU-activity windows only (Span = recorded time)%s",
+			 ctx->win.n, span);
 	else
-		snprintf(u->title, sizeof(u->title), "GPU Utilization");
+		snprintf(u->title, sizeof(u->title), "GPU Utilization%s", span);
 	report_define(rep, u->title, util_cols, UTIL_NCOLS);
 	rep->note = util_note;
 	const struct gpu_activity *g = &ctx->gpu;
 	size_t si = 0;
 	for (size_t i = 0; i < g->ndevs; i++) {
 		const struct gpu_dev *d = &g->devs[i];
+		const char *span_of = stats_span_of(ctx, d->pid);
+		if (!span_of) span_of = d->windowed ? "windows" : "trace";
 		struct cell *c = report_row(rep);
-		busy_cells(c, d->pid, d->dev, "all", &d->ksum, &d->csum, d->span);
+		busy_cells(c, d->pid, d->dev, "all", &d->ksum, &d->csum, d->span, span_of);
 		/* concurrent kernels can sum past the span: capped, it is a bound */
 		const struct kshape_dev *w = kshapes_device(&ctx->shapes, d->pid, d->dev);
 		if (w) {
@@ -80,7 +95,12 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 			if (w->cov_known == 1) cell_num(&c[UTIL_SM_WTD], smw > 100 ? 100 : smw);
 			if (w->occ_known == 1) cell_num(&c[UTIL_OCC_WTD], occw > 100 ? 100 : occw);
 		}
-		double nv = counters_mean(&ctx->cnt, "nvml.gpu_util", d->pid, d->dev, d->span_s, d->span_e);
+		/* NVML's samples over the span: the steps', or the first to the last operation */
+		uint64_t ns = d->span_s, ne = d->span_e;
+		size_t lo, hi;
+		winset_range(&ctx->span, d->pid, &lo, &hi);
+		if (lo < hi) { ns = ctx->span.v[lo].s; ne = ctx->span.v[hi - 1].e; }
+		double nv = counters_mean(&ctx->cnt, "nvml.gpu_util", d->pid, d->dev, ns, ne);
 		if (nv >= 0) cell_num(&c[UTIL_NVML], nv);
 		if (d->csum.busy) cell_num(&c[UTIL_OVERLAP], 100.0 * (double)d->overlap / (double)d->csum.busy);
 		/* streams and devices are both sorted by (pid, device) */
@@ -89,7 +109,7 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 			const struct gpu_stream *s = &g->strs[si];
 			char sname[16];
 			snprintf(sname, sizeof(sname), "%u", s->stream);
-			busy_cells(report_row(rep), s->pid, s->dev, sname, &s->ksum, &s->csum, d->span);
+			busy_cells(report_row(rep), s->pid, s->dev, sname, &s->ksum, &s->csum, d->span, span_of);
 		}
 	}
 }
@@ -109,10 +129,15 @@ static const struct stats_table util_tables[] = {
 	  "SM-Wtd % = sum of kernel time x SM coverage / span (upper bound\n"
 	  "on SM activity), Occ-Wtd % = the same x grid occupancy (an\n"
 	  "estimate comparable to DCGM SM occupancy), NVML % = mean of the\n"
-	  "trace's nvml.gpu_util samples inside the span" },
+	  "trace's nvml.gpu_util samples inside the span.  The span: from\n"
+	  "the first counted step's start to the last one's end when the\n"
+	  "trace has steps (warm-up left out; --whole-trace: the whole\n"
+	  "trace); the selection of --steps or --range; else the first to\n"
+	  "the last GPU operation (Span Of says which)" },
 };
 
 const struct stats_report stats_report_util = {
 	.tables = util_tables, .ntables = 1,
+	.needs = STATS_NEED_SPAN,
 	.new = util_new, .fill = util_fill, .free = util_free,
 };
