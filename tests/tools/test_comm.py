@@ -87,6 +87,26 @@ with tt.tmpdir() as d:
     st, _ = stats_json(m, "--report", "comm_steps")
     tt.eq(sorted(st), ["comm_steps"], "--report comm_steps alone")
 
+    # --- nvtx per process (the merged trace holds two): "step <i>" grouped per
+    # rank; GPU time of the kernels launched while the range was open (any
+    # thread): r0 step 0: gemm 10000+10000+7000 + AllReduce 10000 = 37000,
+    # step 1: gemm 10000 + AllReduce 15000 + gemm 6000 (launched at 105000)
+    # = 31000; r1 step 0: gemm 13000 + AllReduce 7000 (not the kernel without
+    # a call), step 1: gemm 5000 + AllReduce 16000; forward: r0 the three
+    # gemms and the AllReduce launched at 4000 = 37000, r1 13000 + 7000
+    NV = ("pid", "rank", "range", "instances", "total_ns", "gpu_kernel_ns")
+    st, _ = stats_json(m, "--report", "nvtx")
+    tt.eq(sorted(rows(st["nvtx"], NV)),
+          [(3000, 0, "forward", 1, 7500, 37000), (3000, 0, "step *", 2, 100000, 68000),
+           (3001, 1, "forward", 1, 7000, 20000), (3001, 1, "step *", 2, 90500, 41000)],
+          "nvtx: per process (rank) when the trace has several")
+    st, _ = stats_json(m, "--report", "nvtx", "--by", "none")
+    tt.eq(sorted(rows(st["nvtx"], NV[2:])), [("forward", 2, 14500, 57000), ("step *", 4, 190500, 109000)],
+          "nvtx --by none: merged")
+    st, _ = stats_json(r0, "--report", "nvtx", "--by", "process")
+    tt.eq(sorted(rows(st["nvtx"], NV)), [(3000, 0, "forward", 1, 7500, 37000), (3000, 0, "step *", 2, 100000, 68000)],
+          "nvtx --by process on one rank's trace: the header's rank")
+
     # table and csv: same figures, the note says how wait was matched
     tab = tt.gp("stats", "--report", "comm", m).stdout
     tt.expect("3 collectives matched across 2 ranks" in tab, "table note on matching:\n" + tab)

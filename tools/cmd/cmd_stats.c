@@ -58,7 +58,7 @@ static void help(FILE *f)
 		   "                     [--attribution any-thread|same-thread]\n"
 		   "                     [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
 		   "                     [--kernel-wait T] [--per-step] [--verbose] [--nvtx-instances]\n"
-		   "                     [--whole-trace] [--strict] FILE\n\n"
+		   "                     [--whole-trace] [--by process|none] [--strict] FILE\n\n"
 		   "Summary reports (default: all that apply), modelled on `nsys stats`:\n");
 	help_reports(f);
 	fprintf(f, "\n"
@@ -82,6 +82,8 @@ static void help(FILE *f)
 		   "                    and the GPU operations the join could not pair\n"
 		   "  --whole-trace     util: over the whole trace, not the steps' span (the default\n"
 		   "                    when the trace has steps: warm-up left out)\n"
+		   "  --by process      nvtx: rows per process (PID, Rank); the default when the trace\n"
+		   "                    has ranges of several processes; --by none: merged\n"
 		   "  --nvtx-instances  nvtx: a row for each numbered name (step 0, step 1, ...)\n"
 		   "                    instead of one row 'step *'\n"
 		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
@@ -180,6 +182,7 @@ int cmd_stats(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "nvtx-instances", no_argument, NULL, 'I' },
 		{ "whole-trace", no_argument, NULL, 'W' },
+		{ "by", required_argument, NULL, 'B' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -239,6 +242,11 @@ int cmd_stats(int argc, char **argv)
 		case 'v': so.verbose = 1; break;
 		case 'I': so.nvtx_instances = 1; break;
 		case 'W': so.whole_trace = 1; break;
+		case 'B':
+			if (!strcmp(optarg, "process") || !strcmp(optarg, "rank")) so.by_process = STATS_BY_PROCESS;
+			else if (!strcmp(optarg, "none")) so.by_process = STATS_BY_NONE;
+			else { tool_err("unknown --by '%s' (process, none)", optarg); goto out_opts; }
+			break;
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;

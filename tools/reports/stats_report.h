@@ -58,7 +58,12 @@ struct stats_opts {
 	int verbose;                    /* --verbose: the steps' memory figures on stderr */
 	int nvtx_instances;             /* --nvtx-instances: numbered NVTX names not grouped */
 	int whole_trace;                /* --whole-trace: the span reports over the whole trace */
+	int by_process;                 /* --by: STATS_BY_AUTO (0), STATS_BY_PROCESS, STATS_BY_NONE */
 };
+
+/* --by: per-process rows in the nvtx table (the steps, comm and comm_steps
+ * tables always have a PID column) */
+enum { STATS_BY_AUTO = 0, STATS_BY_PROCESS = 1, STATS_BY_NONE = 2 };
 
 /* Shared by the driver and every report.  Reports read it; only
  * the stats_ctx_* functions write it. */
