@@ -6,7 +6,11 @@ its steps through run_steps() so they all:
     warm-up and timed steps, so a trace and a torch.profiler run of the same
     command line have the same step numbers);
   * under --profile torch, mark the same ranges with record_function, so the
-    fidelity cross-check can cut the Kineto trace into the same steps;
+    fidelity cross-check can cut the Kineto trace into the same steps; with
+    --profiler-steps also give torch.profiler a schedule that records every
+    step and call prof.step() after each, so the trace has its own
+    "ProfilerStep#<i>" ranges (step i: from the previous prof.step() to this
+    one; tests/gpu/steps_check.py compares their GPU time with gpuprof's);
   * time the timed steps two ways without a host sync per step (a per-step
     sync would change the very overlap we want to measure):
       - step_ms_mean:   wall time of the whole timed loop, one sync at the end,
@@ -55,6 +59,9 @@ def add_common_args(p: argparse.ArgumentParser, steps: int, warmup: int):
                    help="torch: wrap all steps in torch.profiler (CPU+CUDA)")
     p.add_argument("--profile-out", default="torch_trace.json",
                    help="chrome trace path for --profile torch")
+    p.add_argument("--profiler-steps", action="store_true",
+                   help="with --profile torch: prof.step() after every step, so the trace has "
+                        "ProfilerStep#<i> ranges (not with --toggle-pairs)")
     p.add_argument("--log-interval", type=int, default=0,
                    help="print 'progress step=N' to stderr every N steps (0: never)")
     p.add_argument("--device", default="cuda")
@@ -159,6 +166,12 @@ def _profiler(args):
     if args.profile != "torch":
         return contextlib.nullcontext(None)
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    if getattr(args, "profiler_steps", False):
+        # a schedule makes torch.profiler write ProfilerStep#<i> (it does only
+        # with one): every step recorded, the trace kept to the end
+        total = args.warmup + args.steps
+        return torch.profiler.profile(activities=acts, schedule=torch.profiler.schedule(
+            wait=0, warmup=0, active=total, repeat=1))
     return torch.profiler.profile(activities=acts)
 
 
@@ -216,6 +229,8 @@ def run_steps(args, step_fn, ann: Annotator = None, extra_result: str = "",
     use_cuda = dev.type == "cuda"
     if args.toggle_pairs > 0 and not use_cuda:
         raise SystemExit("steploop: --toggle-pairs needs a CUDA device")
+    if args.toggle_pairs > 0 and getattr(args, "profiler_steps", False):
+        raise SystemExit("steploop: --profiler-steps does not go with --toggle-pairs")
     total = args.warmup + args.steps
     loss = None
     events = []
@@ -249,6 +264,8 @@ def run_steps(args, step_fn, ann: Annotator = None, extra_result: str = "",
                     events.append(ev)
                 with ann.range(f"step {i}", nested=False):
                     loss = step_fn(i, ann)
+                if prof is not None and getattr(args, "profiler_steps", False):
+                    prof.step()   # ends ProfilerStep#i
                 if args.log_interval and (i + 1) % args.log_interval == 0:
                     log(f"progress step={i + 1}")
             if use_cuda:

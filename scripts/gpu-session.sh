@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck steps status stacks util nvml-map ddp ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -552,6 +552,13 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
+  steps)      # issue 20: MNIST, ResNet-50, transformer each traced with NVTX step ranges and with --no-nvtx,
+              # and run under torch.profiler --profiler-steps: step detection without NVTX finds the same
+              # steps (boundary offsets printed), per-step GPU time = ProfilerStep#'s within 2 %; prints the
+              # tables for docs/STEPS.md (also in $RES/steps/report.md; gpuprof stats JSON per run kept there)
+    log steps
+    timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
+      2>&1 | tee "$RES/steps.txt" ;;
   *) echo "unknown phase $ph" ;;
   esac
 done

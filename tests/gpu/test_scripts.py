@@ -635,6 +635,113 @@ def test_crosscheck(d):
     run("annotation count differs", recs, doc, must_fail="ranges 'backward'")
 
 
+def test_steploop_profiler_steps(d):
+    """--profile torch --profiler-steps: torch.profiler gets a schedule that
+    records every step (warm-up included) and prof.step() follows each step,
+    after its NVTX range closed (so ProfilerStep#i is step i)."""
+    import argparse
+    import contextlib
+    import steploop
+    p = steploop.add_common_args(argparse.ArgumentParser(), steps=3, warmup=2)
+    args = p.parse_args(["--profile", "torch", "--profiler-steps", "--no-nested-nvtx",
+                         "--profile-out", os.path.join(d, "k.json")])
+    events, state = [], {"on": False}
+    torch = fake_torch(events, state)
+    made = {}
+
+    class Prof:
+        def __init__(self, activities, schedule=None):
+            made["schedule"] = schedule
+        def __enter__(self):
+            return self
+        def __exit__(self, *a):
+            return False
+        def step(self):
+            events.append("prof.step")
+        def export_chrome_trace(self, path):
+            open(path, "w").write("{}")
+
+    def schedule(wait, warmup, active, repeat):
+        made["active"] = (wait, warmup, active, repeat)
+        return "sched"
+    torch.profiler = types.SimpleNamespace(profile=Prof, schedule=schedule,
+                                           ProfilerActivity=types.SimpleNamespace(CPU=1, CUDA=2),
+                                           record_function=lambda n: contextlib.nullcontext())
+    torch.cuda.Event = lambda enable_timing: types.SimpleNamespace(record=lambda: None,
+                                                                   elapsed_time=lambda o: 1.0)
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = torch
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            steploop.run_steps(args, lambda i, ann: types.SimpleNamespace(item=lambda: 0.5))
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
+    expect("profiler-steps: a schedule recording all 5 steps", made.get("schedule") == "sched"
+           and made.get("active") == (0, 0, 5, 1), str(made))
+    seq = [e for e in events if e == "prof.step" or e == "pop" or (isinstance(e, tuple) and e[0] == "push")]
+    want = []
+    for i in range(5):
+        want += [("push", f"step {i}"), "pop", "prof.step"]
+    expect("profiler-steps: prof.step() after each step's range", seq == want, str(seq))
+
+
+def test_steps_check(d):
+    """steps_check.py --compare on hand-made gpuprof stats outputs and a
+    Kineto trace: 4 steps of 1 ms (step 0 warm-up), 500 us of kernels each,
+    the trace method's steps 100 us late; Kineto's ProfilerStep#i the same
+    (pass) or with 4 % longer kernels (fail), or without ProfilerStep# (fail)."""
+    B = ("compute", "comm", "memory", "host_wait", "sync", "launch", "other")
+
+    def stats(method, start_off, n=4):
+        return {"steps": [{"pid": 7, "method": method, "steps": n, "counted": n - 1, "median_ns": 1000000,
+                           "spread_pct": 1.0, "gpu_busy_pct": 50.0, "defined_by": f"{method} steps"}],
+                "step_buckets": [{"pid": 7, "bucket": b, "step_time_pct": 50.0 if b in ("compute", "host_wait") else 0.0}
+                                 for b in B],
+                "step_rows": [{"pid": 7, "step": i, "start_ns": i * 1000000 + start_off, "time_ns": 900000,
+                               "kernel_time_ns": 500000, "flags": "warm-up" if i == 0 else ""} for i in range(n)]}
+
+    def kineto(kdur_us, with_steps=True):
+        ev = []
+        for i in range(4):
+            if with_steps:
+                ev.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 9, "tid": 9,
+                           "ts": i * 1000.0, "dur": 1000.0})
+            # the forward kernel from the main thread, the backward one from autograd's
+            for j, tid in ((0, 9), (1, 10)):
+                c = 10 * i + j
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": tid,
+                           "ts": i * 1000.0 + 10 + j, "dur": 5.0, "args": {"correlation": c}})
+                ev.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": i * 1000.0 + 50 + j * 300,
+                           "dur": kdur_us / 2, "args": {"correlation": c}})
+        return {"traceEvents": ev}
+
+    def run(name, kin, want_rc, want_text):
+        paths = []
+        for tag, st in (("nv", stats("nvtx", 0)), ("tr", stats("trace", 100000)), ("bare", stats("trace", 0))):
+            paths.append(os.path.join(d, f"sc-{tag}.json"))
+            with open(paths[-1], "w") as f:
+                json.dump(st, f)
+        paths.append(os.path.join(d, "sc-kineto.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(kin, f)
+        r = subprocess.run([sys.executable, os.path.join(HERE, "steps_check.py"), "--compare", *paths,
+                            "--warmup", "1", "--steps", "3"], capture_output=True, text=True, timeout=120)
+        out = r.stdout + r.stderr
+        ok = r.returncode == want_rc and want_text in out
+        expect(f"steps_check: {name}", ok, "" if ok else out)
+        return out
+
+    out = run("matching runs pass", kineto(500.0), 0, "steps_check: 6 passed, 0 failed")
+    expect("steps_check: tables for docs/STEPS.md", "| offline | 4 | 4 | 4 | 100 / 100 / 100 |" in out
+           and "| offline | 3 | 500.0 | 500.0 | +0.00 | 0.0 | 250.0 |" in out, out)
+    run("4 % more GPU time in Kineto fails", kineto(520.0), 1,
+        "FAIL offline: ProfilerStep# GPU time, median over the steady steps, within 2 %")
+    run("no ProfilerStep# fails", kineto(500.0, with_steps=False), 1, "FAIL offline: ProfilerStep# GPU time")
+
+
 def test_kernel_names():
     import gptrace
     cases = {
@@ -665,6 +772,8 @@ def main():
         test_floor_api(d)
         test_check_trace(d)
         test_truncated_and_shared_corr(d)
+        test_steploop_profiler_steps(d)
+        test_steps_check(d)
         for extra in ("test_summarize", "test_crosscheck"):
             fn = globals().get(extra)
             if fn:
