@@ -9,6 +9,7 @@
 
 #include "analysis/attribution.h"
 #include "analysis/opjoin.h"
+#include "analysis/step_passes.h"
 #include "analysis/steps.h"
 #include "analysis/windows.h"
 #include "common/tool.h"
@@ -68,20 +69,7 @@ static int read_ranges(gp_reader *r, struct attribution *a, struct step_detect *
 	uint64_t n = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++n);
-		switch (rec->type) {
-		case GP_REC_NVTX_RANGE: {
-			char *name = tool_range_name(r, &rec->u.nvtx_range);
-			attribution_add_range(a, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.nvtx_range, name);
-			free(name);
-			break;
-		}
-		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-			if (d) step_detect_gpu(d, tool_pid(r, rec), rec);
-			break;
-		case GP_REC_WINDOW:
-			winset_add(win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
-			break;
-		}
+		step_pass1_add(r, rec, a, d, win);
 	}
 	return rc;
 }
@@ -96,26 +84,7 @@ static int run_steps(gp_reader *r, struct steps *st, const struct winset *win)
 	uint64_t n = 0, now = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++n);
-		uint32_t pid = tool_pid(r, rec);
-		switch (rec->type) {
-		case GP_REC_API: {
-			uint32_t tid = tool_rec_tid(r, rec);
-			opjoin_api(j, pid, tid, &rec->u.api, steps_gpu_recorded(win, pid, rec->u.api.start_ns));
-			steps_api(st, pid, tid, &rec->u.api);
-			break;
-		}
-		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-			opjoin_gpu(j, pid, rec);
-			break;
-		default:
-			continue;
-		}
-		uint64_t t = gp_record_time(rec);
-		if (t > now) {
-			now = t;
-			opjoin_advance(j, now);
-			steps_advance(st, now, opjoin_frontier(j));
-		}
+		step_pass2_add(r, rec, j, st, win, &now);
 	}
 	opjoin_finish(j);
 	steps_finish(st);
@@ -126,6 +95,20 @@ static int run_steps(gp_reader *r, struct steps *st, const struct winset *win)
 static int hard_error(int rc)
 {
 	return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT;
+}
+
+/* The steps numbered a..b of one process: from the first one's start to the
+ * last one's end (s, e); lo, hi: the numbers seen; count: those picked. */
+struct step_pick { int64_t a, b, lo, hi; size_t count; uint64_t s, e; };
+
+static void pick(struct step_pick *p, int64_t num, uint64_t s, uint64_t e)
+{
+	if (num < p->lo) p->lo = num;
+	if (num > p->hi) p->hi = num;
+	if (num < p->a || num > p->b) return;
+	p->count++;
+	if (s < p->s) p->s = s;
+	if (e > p->e) p->e = e;
 }
 
 /* --steps A:B into *out; 0 or -1 (err) */
@@ -149,35 +132,24 @@ static int steps_intervals(gp_reader *r, const struct sel_opts *o, const struct 
 			return -1;
 		}
 	}
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	*count = 0;
+	struct step_pick pk = { o->step_a, o->step_b, INT64_MAX, INT64_MIN, 0, 0, 0 };
 	for (size_t i = 0; i < step_detect_nplans(d); i++) {
 		const struct step_plan *pl = step_detect_plan(d, i);
-		uint64_t s = UINT64_MAX, e = 0;
-		if (pl->method == STEP_NVTX) {
-			for (size_t k = 0; k < pl->nsteps; k++) {
-				int64_t num = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
-				if (num < lo) lo = num;
-				if (num > hi) hi = num;
-				if (num < o->step_a || num > o->step_b) continue;
-				(*count)++;
-				if (pl->steps[k].s < s) s = pl->steps[k].s;
-				if (pl->steps[k].e > e) e = pl->steps[k].e;
+		pk.s = UINT64_MAX;
+		pk.e = 0;
+		if (pl->method == STEP_NVTX)
+			for (size_t k = 0; k < pl->nsteps; k++)
+				pick(&pk, pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k, pl->steps[k].s,
+				     pl->steps[k].e);
+		else if (pl->method == STEP_TRACE)
+			for (size_t k = 0; k < steps_proc(st, i)->nrows; k++) {
+				const struct step_row *w = &steps_proc(st, i)->rows[k];
+				pick(&pk, w->number, w->s, w->e);
 			}
-		} else if (pl->method == STEP_TRACE) {
-			const struct steps_proc *p = steps_proc(st, i);
-			for (size_t k = 0; k < p->nrows; k++) {
-				int64_t num = p->rows[k].number;
-				if (num < lo) lo = num;
-				if (num > hi) hi = num;
-				if (num < o->step_a || num > o->step_b) continue;
-				(*count)++;
-				if (p->rows[k].s < s) s = p->rows[k].s;
-				if (p->rows[k].e > e) e = p->rows[k].e;
-			}
-		}
-		if (e > s) ivset_add(out, s, e);
+		if (pk.e > pk.s) ivset_add(out, pk.s, pk.e);
 	}
+	int64_t lo = pk.lo, hi = pk.hi;
+	*count = pk.count;
 	steps_free(st);
 	if (lo > hi) {
 		snprintf(err, n, "--steps %s: the trace has no steps%s%s", o->steps_arg,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/step_passes.h"
 #include "analysis/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
@@ -39,21 +40,7 @@ int stats_ctx_prepass(const struct stats_ctx *ctx)
  * GPU operations for the trace method of step detection. */
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 {
-	switch (rec->type) {
-	case GP_REC_NVTX_RANGE: {
-		char *name = tool_range_name(ctx->r, &rec->u.nvtx_range);
-		attribution_add_range(ctx->attr, tool_pid(ctx->r, rec), tool_rec_tid(ctx->r, rec), &rec->u.nvtx_range,
-				      name);
-		free(name);
-		break;
-	}
-	case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-		if (ctx->detect) step_detect_gpu(ctx->detect, tool_pid(ctx->r, rec), rec);
-		break;
-	case GP_REC_WINDOW:
-		winset_add(&ctx->win, tool_pid(ctx->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
-		break;
-	}
+	step_pass1_add(ctx->r, rec, ctx->attr, ctx->detect, &ctx->win);
 }
 
 /* A joined GPU operation: to the steps, then to the reports. */
@@ -83,29 +70,6 @@ int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
 	return 0;
 }
 
-/* Every API call and GPU operation goes through the join (selected or
- * not: the steps and the ranges span the selection's edges). */
-static void join_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pid, uint32_t tid)
-{
-	switch (rec->type) {
-	case GP_REC_API:
-		opjoin_api(ctx->join, pid, tid, &rec->u.api, steps_gpu_recorded(&ctx->win, pid, rec->u.api.start_ns));
-		if (ctx->steps) steps_api(ctx->steps, pid, tid, &rec->u.api);
-		break;
-	case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-		opjoin_gpu(ctx->join, pid, rec);
-		break;
-	default:
-		return;
-	}
-	uint64_t t = gp_record_time(rec);
-	if (t > ctx->join_now) {
-		ctx->join_now = t;
-		opjoin_advance(ctx->join, t);
-		if (ctx->steps) steps_advance(ctx->steps, t, opjoin_frontier(ctx->join));
-	}
-}
-
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out)
 {
 	uint64_t t = gp_record_time(rec);
@@ -120,9 +84,9 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
 		ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
 	}
-	if (ctx->join && (rec->type == GP_REC_API || rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY ||
-			  rec->type == GP_REC_MEMSET))
-		join_add(ctx, rec, tool_pid(ctx->r, rec), tool_rec_tid(ctx->r, rec));
+	/* every API call and GPU operation goes through the join, selected or
+	 * not: the steps and the ranges span the selection's edges */
+	if (ctx->join) step_pass2_add(ctx->r, rec, ctx->join, ctx->steps, &ctx->win, &ctx->join_now);
 	switch (rec->type) {
 	case GP_REC_WINDOW: /* clipped to --since/--until at the end; the pre-pass had them */
 		if (!ctx->prepassed)
