@@ -41,7 +41,7 @@ static const char util_note[] =
 	"   selection of --steps/--range, the GPU-activity windows, or the trace (first to last\n"
 	"   GPU operation).\n";
 
-struct util_report { char title[400]; };
+struct util_report { char title[480]; };
 
 static void *util_new(const struct stats_ctx *ctx)
 {
