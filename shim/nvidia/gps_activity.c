@@ -122,28 +122,40 @@ static void emit_kernel(gp_recorder *rec, const CUpti_ActivityKernel10 *k)
 		gps_status_kernel(o->start_ns, o->end_ns);
 }
 
+/* The fields CUPTI's device-local and peer memcpy records share (two
+ * struct types with the same member names), filled once for both. */
+#define FILL_MEMCPY(o, m)                                                                            \
+	do {                                                                                         \
+		(o)->start_ns = gts((m)->start);                                                     \
+		(o)->end_ns = gts((m)->end);                                                         \
+		(o)->correlation_id = (m)->correlationId;                                            \
+		(o)->bytes = (m)->bytes;                                                             \
+		(o)->device_id = (m)->deviceId;                                                      \
+		(o)->context_id = (m)->contextId;                                                    \
+		(o)->stream_id = (m)->streamId;                                                      \
+		(o)->copy_kind = (m)->copyKind; /* gp_copy_kind mirrors CUpti_ActivityMemcpyKind */   \
+		(o)->src_kind = (m)->srcKind;   /* gp_mem_kind mirrors CUpti_ActivityMemoryKind */    \
+		(o)->dst_kind = (m)->dstKind;                                                        \
+		(o)->flags = ((m)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;                 \
+		(o)->graph_node_id = (m)->graphNodeId;                                               \
+	} while (0)
+
+static void emit_copy(gp_recorder *rec, gp_record *r)
+{
+	gp_emit(rec, r);
+	if (gps_status_active())
+		gps_status_copy(r->u.memcpy.bytes);
+}
+
 static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 {
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
 	gp_rec_memcpy *o = &r.u.memcpy;
-	o->start_ns = gts(m->start);
-	o->end_ns = gts(m->end);
-	o->correlation_id = m->correlationId;
-	o->bytes = m->bytes;
-	o->device_id = m->deviceId;
-	o->context_id = m->contextId;
-	o->stream_id = m->streamId;
-	o->copy_kind = m->copyKind; /* gp_copy_kind mirrors CUpti_ActivityMemcpyKind */
-	o->src_kind = m->srcKind;   /* gp_mem_kind mirrors CUpti_ActivityMemoryKind */
-	o->dst_kind = m->dstKind;
-	o->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+	FILL_MEMCPY(o, m);
 	o->src_device = o->dst_device = m->deviceId;
-	o->graph_node_id = m->graphNodeId;
-	gp_emit(rec, &r);
-	if (gps_status_active())
-		gps_status_copy(o->bytes);
+	emit_copy(rec, &r);
 }
 
 static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
@@ -152,23 +164,10 @@ static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
 	gp_rec_memcpy *o = &r.u.memcpy;
-	o->start_ns = gts(m->start);
-	o->end_ns = gts(m->end);
-	o->correlation_id = m->correlationId;
-	o->bytes = m->bytes;
-	o->device_id = m->deviceId;
-	o->context_id = m->contextId;
-	o->stream_id = m->streamId;
-	o->copy_kind = m->copyKind;
-	o->src_kind = m->srcKind;
-	o->dst_kind = m->dstKind;
-	o->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+	FILL_MEMCPY(o, m);
 	o->src_device = m->srcDeviceId;
 	o->dst_device = m->dstDeviceId;
-	o->graph_node_id = m->graphNodeId;
-	gp_emit(rec, &r);
-	if (gps_status_active())
-		gps_status_copy(o->bytes);
+	emit_copy(rec, &r);
 }
 
 static void emit_memset(gp_recorder *rec, const CUpti_ActivityMemset4 *m)
