@@ -61,10 +61,10 @@ for t in TRACES:
     st = json.loads(out)
     by_name = {}
     for r in kern:
-        n = r.get("demangled") or r["name"]
+        n = r["name"]  # mangled: stats JSON carries it beside the demangled name
         c, tot = by_name.get(n, (0, 0))
         by_name[n] = (c + 1, tot + r["dur"])
-    got = {k["name"]: (k["instances"], k["total_ns"]) for k in st["kernels"]}
+    got = {k["mangled"]: (k["instances"], k["total_ns"]) for k in st["kernels"]}
     check(got == by_name, f"{name}: kernel summary = per-name count and total from dump ({len(by_name)} names)")
     busy = union_busy([(r["start"], r["end"]) for r in kern])
     dev_all = [u for u in st["util"] if u["stream"] == "all"]

@@ -13,6 +13,8 @@ GEN = os.path.abspath(os.path.join(B, "tests", "tools", "gen_trace"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 _failures = []
+# tables are cut to $COLUMNS (gpuprof stats): the tests choose the width
+os.environ.pop("COLUMNS", None)
 
 
 def tmpdir():

@@ -9,6 +9,8 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "common/report.h"
@@ -51,12 +53,21 @@ static void help_reports(FILE *f)
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
-		   "                     [--since T] [--until T] [--strict] FILE\n\n"
+		   "                     [--names base|full|mangled] [--time-unit ns|us|ms|s]\n"
+		   "                     [--width N] [--since T] [--until T] [--strict] FILE\n\n"
 		   "Summary reports (default: all), modelled on `nsys stats`:\n");
 	help_reports(f);
 	fprintf(f, "\n"
 		   "  --report LIST    reports to print, comma separated\n"
 		   "  --format FMT     table (default), csv or json\n"
+		   "  --names FORM     kernel names in tables: base (default; as nsys :base, the\n"
+		   "                   function name without return type, scope, template\n"
+		   "                   arguments and parameters), full (demangled) or mangled.\n"
+		   "                   CSV and JSON always carry the full and the mangled name\n"
+		   "  --time-unit U    durations in tables in ns (default), us, ms or s\n"
+		   "  --width N        tables: cut the last column (a name) so lines fit N\n"
+		   "                   columns (0: never); default $COLUMNS, else the terminal's\n"
+		   "                   width when stdout is one, else 200\n"
 		   "  --since T        ignore records starting before T after the trace start\n"
 		   "  --until T        ignore records starting at or after T (T: 10ms, 2s, 500us, ns)\n"
 		   "  --strict         exit 2 when the trace is truncated (default: warn, exit 0)\n"
@@ -94,6 +105,29 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
+/* A --width value: a whole number of columns, 0 or more. */
+static int parse_width(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < 0 || v > 1000000) return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* The width tables are cut to: $COLUMNS when it is a number, else the
+ * terminal's when stdout is one, else 200. */
+static int table_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	int w;
+	if (env && !parse_width(env, &w) && w > 0) return w;
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 200;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -102,6 +136,9 @@ int cmd_stats(int argc, char **argv)
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "names", required_argument, NULL, 'N' },
+		{ "time-unit", required_argument, NULL, 'T' },
+		{ "width", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -112,6 +149,8 @@ int cmd_stats(int argc, char **argv)
 	int any = 0, strict = 0, c, code = EXIT_USAGE;
 	uint64_t since = 0, until = UINT64_MAX;
 	int have_since = 0, have_until = 0;
+	enum name_form names = NAME_BASE;
+	struct report_style style = { .fmt = FMT_TABLE, .width = -1, .unit = TU_NS };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -132,6 +171,24 @@ int cmd_stats(int argc, char **argv)
 			if (parse_duration_ns(optarg, &until)) { tool_err("bad --until '%s'", optarg); goto out_opts; }
 			have_until = 1;
 			break;
+		case 'N': {
+			int nf = name_form_parse(optarg);
+			if (nf < 0) { tool_err("unknown --names '%s' (base, full, mangled)", optarg); goto out_opts; }
+			names = (enum name_form)nf;
+			break;
+		}
+		case 'T': {
+			int u = time_unit_parse(optarg);
+			if (u < 0) { tool_err("unknown --time-unit '%s' (ns, us, ms, s)", optarg); goto out_opts; }
+			style.unit = (enum time_unit)u;
+			break;
+		}
+		case 'W':
+			if (parse_width(optarg, &style.width)) {
+				tool_err("--width needs a number of columns (0: no limit), not '%s'", optarg);
+				goto out_opts;
+			}
+			break;
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;
@@ -143,8 +200,11 @@ int cmd_stats(int argc, char **argv)
 	if (code != EXIT_OK)
 		goto out_opts;
 
+	style.fmt = fmt;
+	if (style.width < 0) style.width = table_width();
 	struct stats_ctx ctx;
 	stats_ctx_init(&ctx, r, since, have_since, until, have_until);
+	ctx.names = fmt == FMT_TABLE ? names : NAME_FULL;
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
 	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
@@ -193,7 +253,7 @@ int cmd_stats(int argc, char **argv)
 		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", out[k].name);
 		else if (printed) putchar('\n');
 		if (fmt == FMT_CSV && nwant > 1) printf("# %s\n", out[k].name);
-		report_print(stdout, &out[k], fmt);
+		report_print(stdout, &out[k], &style);
 		printed++;
 	}
 	if (fmt == FMT_JSON) printf("}\n");

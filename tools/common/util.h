@@ -79,6 +79,14 @@ char *demangle(const char *mangled);
 /* nsys-style short name: demangled without return type, scope, template
  * arguments and parameters ("void ns::k<int>(float*)" -> "k"). malloc'd. */
 char *short_name(const char *demangled);
+/* The name forms of `gpuprof stats --names` for a mangled (or plain) symbol,
+ * malloc'd.  full: demangled; a mangled name __cxa_demangle rejects is its
+ * scope-qualified name read from the mangling's start, then the mangled name
+ * in brackets ("cutlass::Kernel [_ZN7cutlass6KernelI...]").  base: as nsys
+ * :base, the short_name of the demangled name; for a rejected name the last
+ * component of that scope ("Kernel"). */
+char *name_full(const char *mangled);
+char *name_base(const char *mangled);
 
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);

@@ -37,7 +37,7 @@ static void api_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct summary_state *s = self;
 	report_define(&tables[0], "CUDA API Summary", api_cols, API_NCOLS);
-	time_summary_fill(&tables[0], &s->groups, API_NAME);
+	time_summary_fill(&tables[0], &s->groups, API_NAME, NULL, NULL);
 }
 
 static const struct stats_table api_tables[] = {

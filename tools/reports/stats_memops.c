@@ -18,7 +18,7 @@ static void memt_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct summary_state *s = self;
 	report_define(&tables[0], "CUDA GPU MemOps Summary (by Time)", memt_cols, MEMT_NCOLS);
-	time_summary_fill(&tables[0], &s->groups, MEMT_OPERATION);
+	time_summary_fill(&tables[0], &s->groups, MEMT_OPERATION, NULL, NULL);
 }
 
 static const struct stats_table memt_tables[] = {

@@ -33,6 +33,9 @@ struct stats_ctx {
 	uint64_t base;          /* trace start (header start_trace_ns) */
 	uint64_t since, until;  /* absolute; timed records starting outside [since, until) are dropped */
 	int clipped;            /* --since or --until was given */
+	/* The form of kernel names in a Name column (--names; CSV and JSON:
+	 * always NAME_FULL, with the mangled name in a column of its own). */
+	enum name_form names;
 	/* shared analyses: complete after stats_ctx_finish */
 	uint64_t last;          /* latest end of any timed record, dropped ones included */
 	struct winset win;      /* GPU-activity windows, clipped to [since, until) */

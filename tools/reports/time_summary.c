@@ -25,7 +25,7 @@ void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 	cell_num(&row[TS_STDDEV], sgroup_stddev(g));
 }
 
-void time_summary_fill(struct report *rep, struct summary *t, int name_col)
+void time_summary_fill(struct report *rep, struct summary *t, int name_col, time_summary_own own, void *arg)
 {
 	uint64_t sum = time_summary_sum(t);
 	size_t *ix = summary_by_total(t);
@@ -34,6 +34,7 @@ void time_summary_fill(struct report *rep, struct summary *t, int name_col)
 		struct cell *c = report_row(rep);
 		time_summary_cells(c, g, sum);
 		cell_str(&c[name_col], g->name);
+		if (own) own(arg, c, ix[k]);
 	}
 	free(ix);
 }
@@ -50,6 +51,7 @@ void summary_state_free(void *self)
 	struct summary_state *s = self;
 	summary_free(&s->groups);
 	u64map_free(&s->id2g);
+	free(s->gid);
 	free(s);
 }
 
@@ -58,9 +60,13 @@ size_t summary_state_group(struct summary_state *s, uint32_t id, char *(*name_of
 	uint64_t *slot = u64map_get(&s->id2g, id, MAP_FIND);
 	if (slot) return *slot;
 	char *name = name_of(s->r, id);
-	size_t g = summary_group(&s->groups, name);
+	size_t n = s->groups.n, g = summary_group(&s->groups, name);
 	free(name);
 	*u64map_get(&s->id2g, id, MAP_INSERT) = g;
+	if (g == n) { /* new */
+		vec_reserve((void **)&s->gid, &s->cgid, g + 1, sizeof(*s->gid));
+		s->gid[g] = id;
+	}
 	return g;
 }
 

@@ -33,8 +33,10 @@ enum time_summary_col {
 uint64_t time_summary_sum(const struct summary *t);
 /* The TS_* cells of group g's row; sum from time_summary_sum. */
 void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum);
-/* Every group as a row, by total: TS_* cells and the name in name_col. */
-void time_summary_fill(struct report *rep, struct summary *t, int name_col);
+/* Every group as a row, by total: TS_* cells and the name in name_col, then
+ * own(arg, row, group index) for the report's other cells (NULL: none). */
+typedef void (*time_summary_own)(void *arg, struct cell *row, size_t g);
+void time_summary_fill(struct report *rep, struct summary *t, int name_col, time_summary_own own, void *arg);
 
 /* The state of a time-summary report (new/free as struct stats_report
  * functions): its groups, and the group of each string id seen. */
@@ -42,6 +44,7 @@ struct summary_state {
 	gp_reader *r;
 	struct summary groups;
 	u64map id2g;   /* string id -> group */
+	uint32_t *gid; size_t cgid; /* per group: the string id it was made for */
 };
 void *summary_state_new(const struct stats_ctx *ctx);
 void summary_state_free(void *self);
