@@ -379,6 +379,8 @@ static void sync_record(struct frame *f, CUpti_ActivitySynchronizationType t, ui
 	s.correlationId = f->rt.correlation_id;
 	s.contextId = 1;
 	s.streamId = stream;
+	/* as CUPTI: not applicable -> CUPTI_SYNCHRONIZATION_INVALID_VALUE */
+	s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 	cupti.push(&s, sizeof s);
 }
 
@@ -387,7 +389,7 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 	struct frame f;
 	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize", NULL);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize");
-	sync_record(&f, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, 0);
+	sync_record(&f, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE);
 	return rt_exit(&f, cudaSuccess);
 }
 

@@ -19,7 +19,9 @@ n=0
 for f in "$d"/t-*.gpuprof; do
 	n=$((n + 1))
 	{
-		"$G" stats --report kernels,memops,memsize --format csv "$f"
+		# the PID column (the 9th of the kernels section) is the run's
+		"$G" stats --report kernels,memops,memsize --format csv "$f" |
+			awk -F, -v OFS=, '/^# /{s=$0} s=="# kernels" && NF>9 && $9 ~ /^[0-9]+$/ {$9="PID"} {print}'
 		echo "exit $?"
 		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,9,10,11 | sort
 	} >"$d/out.$n"

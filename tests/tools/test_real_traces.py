@@ -81,9 +81,9 @@ for t in TRACES:
         check(True, f"{name}: per-stream busy = union of that stream's kernels")
     cbytes = sum(r["bytes"] for r in copies)
     mem = {m["operation"]: m for m in st.get("memsize", [])} if st.get("memsize") and "operation" in st["memsize"][0] else None
-    total_mb = sum(m.get("total_mb", 0) for m in st.get("memsize", [])) if st.get("memsize") else 0
-    check(abs(total_mb * 1e6 - (cbytes + sum(r["bytes"] for r in sets))) < 1e3 * max(1, len(st.get("memsize", []))),
-          f"{name}: memsize total {total_mb:.3f} MB = copy+set bytes from dump")
+    total = sum(m["total_bytes"] for m in st.get("memsize", []))
+    check(total == cbytes + sum(r["bytes"] for r in sets),
+          f"{name}: memsize total {total} B = copy+set bytes from dump")
 
     with tempfile.TemporaryDirectory() as d:
         pj = os.path.join(d, "t.json")

@@ -40,6 +40,8 @@ static const char *dcache_get(struct dcache *c, gp_reader *r, uint32_t id)
 static void jkey(const char *k) { printf(",\"%s\":", k); }
 static void jstr(const char *k, const char *v) { jkey(k); json_str(stdout, v); }
 static void ju64(const char *k, uint64_t v) { printf(",\"%s\":%" PRIu64, k, v); }
+/* an id that may be TOOL_NO_ID (not applicable): null */
+static void jid(const char *k, uint32_t v) { if (v == TOOL_NO_ID) printf(",\"%s\":null", k); else ju64(k, v); }
 static void ji64(const char *k, int64_t v) { printf(",\"%s\":%" PRId64, k, v); }
 static void jspan(uint64_t s, uint64_t e)
 {
@@ -98,7 +100,7 @@ static void dump_json(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		jdim("grid", k->grid); jdim("block", k->block);
 		ju64("registers", k->registers); ju64("static_smem", k->static_smem);
 		ju64("dynamic_smem", k->dynamic_smem); ju64("local_mem", k->local_mem);
-		ju64("launch_type", k->launch_type);
+		jstr("launch_type", launch_type_name(k->launch_type));
 		ju64("graph_id", k->graph_id); ju64("graph_node_id", k->graph_node_id);
 		break;
 	}
@@ -148,8 +150,8 @@ static void dump_json(gp_reader *r, const gp_record *rec, struct dcache *dc)
 	case GP_REC_SYNC: {
 		const gp_rec_sync *s = &rec->u.sync;
 		jspan(s->start_ns, s->end_ns);
-		ju64("corr", s->correlation_id); ju64("sync_type", s->type);
-		ju64("context", s->context_id); ju64("stream", s->stream_id); ju64("event", s->event_id);
+		ju64("corr", s->correlation_id); jstr("sync_type", sync_type_name(s->type));
+		jid("context", s->context_id); jid("stream", s->stream_id); jid("event", s->event_id);
 		break;
 	}
 	case GP_REC_MEMORY: {
@@ -157,7 +159,7 @@ static void dump_json(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		ju64("ts", m->ts_ns); ju64("corr", m->correlation_id);
 		jstr("op", m->op == 1 ? "alloc" : m->op == 2 ? "free" : "unknown");
 		ju64("address", m->address); ju64("bytes", m->bytes);
-		ju64("device", m->device_id); ju64("context", m->context_id); ju64("stream", m->stream_id);
+		ju64("device", m->device_id); jid("context", m->context_id); jid("stream", m->stream_id);
 		jstr("mem_kind", mem_kind_name(m->mem_kind));
 		break;
 	}
@@ -288,10 +290,15 @@ static void dump_text(gp_reader *r, const gp_record *rec, struct dcache *dc)
 		       clean(r, m->message_id));
 		break;
 	}
-	case GP_REC_SYNC:
-		printf(" dur=%" PRIu64 " corr=%" PRIu64 " type=%u stream=%u event=%u", e - t,
-		       rec->u.sync.correlation_id, rec->u.sync.type, rec->u.sync.stream_id, rec->u.sync.event_id);
+	case GP_REC_SYNC: {
+		const gp_rec_sync *s = &rec->u.sync;
+		char st[16] = "-", ev[16] = "-";
+		if (s->stream_id != TOOL_NO_ID) snprintf(st, sizeof(st), "%u", s->stream_id);
+		if (s->event_id != TOOL_NO_ID) snprintf(ev, sizeof(ev), "%u", s->event_id);
+		printf(" dur=%" PRIu64 " corr=%" PRIu64 " type=%s stream=%s event=%s", e - t,
+		       s->correlation_id, sync_type_name(s->type), st, ev);
 		break;
+	}
 	case GP_REC_MEMORY: {
 		const gp_rec_memory *m = &rec->u.memory;
 		printf(" %s dev=%u addr=0x%" PRIx64 " bytes=%" PRIu64 " kind=%s",

@@ -6,10 +6,12 @@
  * to the reports that asked for its type, then fill and print.  The reports
  * are components (reports/stats_report.h), listed in reports/registry.c;
  * their memory is described in their files. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -54,7 +56,8 @@ static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
 		   "                     [--names base|full|mangled] [--time-unit ns|us|ms|s]\n"
-		   "                     [--width N] [--since T] [--until T] [--strict] FILE\n\n"
+		   "                     [--width N] [--csv-dir DIR] [--since T] [--until T]\n"
+		   "                     [--strict] FILE\n\n"
 		   "Summary reports (default: all), modelled on `nsys stats`:\n");
 	help_reports(f);
 	fprintf(f, "\n"
@@ -65,6 +68,8 @@ static void help(FILE *f)
 		   "                   arguments and parameters), full (demangled) or mangled.\n"
 		   "                   CSV and JSON always carry the full and the mangled name\n"
 		   "  --time-unit U    durations in tables in ns (default), us, ms or s\n"
+		   "  --csv-dir DIR    one CSV file per report, DIR/NAME.csv (DIR is created;\n"
+		   "                   files there are replaced), nothing on stdout\n"
 		   "  --width N        tables: cut the last column (a name) so lines fit N\n"
 		   "                   columns (0: never); default $COLUMNS, else the terminal's\n"
 		   "                   width when stdout is one, else 200\n"
@@ -105,6 +110,27 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
+/* --csv-dir: the table as DIR/NAME.csv; 0, or -1 after the message. */
+static int write_csv_file(const char *dir, const struct report *rep, const struct report_style *style)
+{
+	char *p = xmalloc(strlen(dir) + strlen(rep->name) + 6);
+	sprintf(p, "%s/%s.csv", dir, rep->name);
+	FILE *f = fopen(p, "w");
+	int rc = 0;
+	if (!f) {
+		tool_err("cannot write %s: %s", p, strerror(errno));
+		rc = -1;
+	} else {
+		report_print(f, rep, style);
+		if (ferror(f) | fclose(f)) {
+			tool_err("cannot write %s: %s", p, strerror(errno));
+			rc = -1;
+		}
+	}
+	free(p);
+	return rc;
+}
+
 /* A --width value: a whole number of columns, 0 or more. */
 static int parse_width(const char *s, int *out)
 {
@@ -139,6 +165,7 @@ int cmd_stats(int argc, char **argv)
 		{ "names", required_argument, NULL, 'N' },
 		{ "time-unit", required_argument, NULL, 'T' },
 		{ "width", required_argument, NULL, 'W' },
+		{ "csv-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -150,6 +177,8 @@ int cmd_stats(int argc, char **argv)
 	uint64_t since = 0, until = UINT64_MAX;
 	int have_since = 0, have_until = 0;
 	enum name_form names = NAME_BASE;
+	const char *csv_dir = NULL;
+	int have_fmt = 0;
 	struct report_style style = { .fmt = FMT_TABLE, .width = -1, .unit = TU_NS };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
@@ -162,6 +191,11 @@ int cmd_stats(int argc, char **argv)
 			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
 			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
 			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto out_opts; }
+			have_fmt = 1;
+			break;
+		case 'D':
+			if (!*optarg) { tool_err("empty --csv-dir"); goto out_opts; }
+			csv_dir = optarg;
 			break;
 		case 'S':
 			if (parse_duration_ns(optarg, &since)) { tool_err("bad --since '%s'", optarg); goto out_opts; }
@@ -192,6 +226,20 @@ int cmd_stats(int argc, char **argv)
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;
+		}
+	}
+	if (csv_dir) {
+		if (have_fmt && fmt != FMT_CSV) {
+			tool_err("--csv-dir writes CSV; it cannot be combined with --format %s",
+				 fmt == FMT_JSON ? "json" : "table");
+			goto out_opts;
+		}
+		fmt = FMT_CSV;
+		struct stat sb;
+		if (mkdir(csv_dir, 0777) != 0 && (errno != EEXIST || stat(csv_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+			tool_err("cannot create directory %s: %s", csv_dir, strerror(errno == EEXIST ? ENOTDIR : errno));
+			code = EXIT_BADINPUT;
+			goto out_opts;
 		}
 	}
 	const char *path;
@@ -245,6 +293,12 @@ int cmd_stats(int argc, char **argv)
 		if (needed) tabs[k].rep->fill(self[tabs[k].rep_ix], &ctx, &out[k]);
 	}
 
+	if (csv_dir) {
+		for (size_t k = 0; k < ntabs && code != EXIT_BADINPUT; k++)
+			if (want[k] && write_csv_file(csv_dir, &out[k], &style))
+				code = EXIT_BADINPUT;
+		goto out_reports;
+	}
 	int nwant = 0, printed = 0;
 	for (size_t k = 0; k < ntabs; k++) nwant += want[k];
 	if (fmt == FMT_JSON) putchar('{');
@@ -257,6 +311,7 @@ int cmd_stats(int argc, char **argv)
 		printed++;
 	}
 	if (fmt == FMT_JSON) printf("}\n");
+out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);
 	free(out);
 out:

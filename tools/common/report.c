@@ -1,6 +1,7 @@
 /* report.c — see report.h. */
 #include "common/report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,25 @@ static int in_machine(const struct report *r, int j)
 	return r->cols[j].head && r->cols[j].where != COL_TABLE_ONLY;
 }
 
-/* Plain rendering (CSV/JSON); table adds thousands separators. */
+/* A number for CSV/JSON, lossless: integer columns as integers, others as
+ * the shortest %g text that reads back as the same double.  0 when it is not
+ * a finite number (the caller prints null / an empty field).  A whole
+ * number is printed without a fraction ("3250", not "3250.0" or "3.25e+03"). */
+static int render_machine(char *buf, size_t n, const struct cell *c, enum col_kind kind)
+{
+	if (!isfinite(c->d)) return 0;
+	if (kind == COL_INT || kind == COL_ID || (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0)) {
+		snprintf(buf, n, "%.0f", c->d);
+		return 1;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, c->d);
+		if (strtod(buf, NULL) == c->d) break;
+	}
+	return 1;
+}
+
+/* Plain rendering; the table adds thousands separators. */
 static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind)
 {
 	if (c->null) { snprintf(buf, n, "-"); return; }
@@ -165,7 +184,7 @@ static void print_csv(FILE *f, const struct report *r)
 			if (!first) putc(',', f);
 			first = 0;
 			if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
-			else if (!c->null) { render(buf, sizeof(buf), c, r->cols[j].kind); fputs(buf, f); }
+			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
 		}
 		putc('\n', f);
 	}
@@ -183,9 +202,9 @@ static void print_json(FILE *f, const struct report *r)
 			const struct cell *c = &r->cells[i * r->ncols + j];
 			fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
 			first = 0;
-			if (c->null) fputs("null", f);
-			else if (r->cols[j].kind == COL_STR) json_str(f, c->s);
-			else { render(buf, sizeof(buf), c, r->cols[j].kind); fputs(buf, f); }
+			if (r->cols[j].kind == COL_STR && !c->null) json_str(f, c->s);
+			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
+			else fputs("null", f);
 		}
 		putc('}', f);
 	}

@@ -70,6 +70,12 @@ const char *copy_kind_name(uint32_t kind);    /* "HtoD", ... */
 const char *copy_kind_long(uint32_t kind);    /* "Host-to-Device" */
 const char *mem_kind_name(uint32_t kind);     /* "pageable", ... */
 const char *drop_where_name(uint32_t where);  /* "ring", ... */
+const char *sync_type_name(uint32_t type);    /* "stream_synchronize", ... */
+const char *launch_type_name(uint32_t type);  /* "regular", ... */
+/* A stream, event or context id CUPTI gives as "not applicable"
+ * (CUPTI_SYNCHRONIZATION_INVALID_VALUE): a context synchronisation has no
+ * stream, a stream synchronisation no event.  Shown as null / "-". */
+#define TOOL_NO_ID 0xFFFFFFFFu
 const char *source_kind_name(uint32_t kind);  /* "thread", ... */
 const char *clock_name(uint32_t id);          /* "monotonic", ... */
 

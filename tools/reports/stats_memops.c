@@ -5,7 +5,7 @@
 
 enum { MEMT_OPERATION = TS_NCOLS, MEMT_NCOLS };
 static const struct col memt_cols[MEMT_NCOLS] = {
-	TIME_SUMMARY_COLS("Count", "count"),
+	TIME_SUMMARY_COLS("Count", "count", NULL, NULL),
 	[MEMT_OPERATION] = { "Operation", "operation", COL_STR },
 };
 
@@ -18,7 +18,7 @@ static void memt_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct summary_state *s = self;
 	report_define(&tables[0], "CUDA GPU MemOps Summary (by Time)", memt_cols, MEMT_NCOLS);
-	time_summary_fill(&tables[0], &s->groups, MEMT_OPERATION, NULL, NULL);
+	time_summary_fill(&tables[0], s, MEMT_OPERATION, NULL, NULL);
 }
 
 static const struct stats_table memt_tables[] = {

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 
@@ -25,20 +26,6 @@ void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 	cell_num(&row[TS_STDDEV], sgroup_stddev(g));
 }
 
-void time_summary_fill(struct report *rep, struct summary *t, int name_col, time_summary_own own, void *arg)
-{
-	uint64_t sum = time_summary_sum(t);
-	size_t *ix = summary_by_total(t);
-	for (size_t k = 0; k < t->n; k++) {
-		struct sgroup *g = &t->g[ix[k]];
-		struct cell *c = report_row(rep);
-		time_summary_cells(c, g, sum);
-		cell_str(&c[name_col], g->name);
-		if (own) own(arg, c, ix[k]);
-	}
-	free(ix);
-}
-
 void *summary_state_new(const struct stats_ctx *ctx)
 {
 	struct summary_state *s = xcalloc(1, sizeof(*s));
@@ -50,24 +37,106 @@ void summary_state_free(void *self)
 {
 	struct summary_state *s = self;
 	summary_free(&s->groups);
-	u64map_free(&s->id2g);
-	free(s->gid);
+	u64map_free(&s->cache);
+	free(s->meta);
 	free(s);
 }
 
-size_t summary_state_group(struct summary_state *s, uint32_t id, char *(*name_of)(gp_reader *r, uint32_t id))
+const char *summary_state_name(const struct summary_state *s, size_t g)
 {
-	uint64_t *slot = u64map_get(&s->id2g, id, MAP_FIND);
-	if (slot) return *slot;
-	char *name = name_of(s->r, id);
-	size_t n = s->groups.n, g = summary_group(&s->groups, name);
-	free(name);
-	*u64map_get(&s->id2g, id, MAP_INSERT) = g;
+	return s->groups.g[g].name + s->meta[g].name_at;
+}
+
+/* The group of (pid, dev, name), made with string id `id`. */
+static size_t group_of(struct summary_state *s, uint32_t pid, uint32_t dev, uint32_t id, const char *name)
+{
+	char pre[32];
+	int np = snprintf(pre, sizeof(pre), "%u/%u/", pid, dev);
+	size_t nl = strlen(name);
+	char *key = xmalloc((size_t)np + nl + 1);
+	memcpy(key, pre, (size_t)np);
+	memcpy(key + np, name, nl + 1);
+	size_t n = s->groups.n, g = summary_group(&s->groups, key);
+	free(key);
 	if (g == n) { /* new */
-		vec_reserve((void **)&s->gid, &s->cgid, g + 1, sizeof(*s->gid));
-		s->gid[g] = id;
+		vec_reserve((void **)&s->meta, &s->cmeta, g + 1, sizeof(*s->meta));
+		s->meta[g] = (struct ts_meta){ pid, dev, id, (size_t)np };
 	}
 	return g;
+}
+
+static uint64_t cache_key(uint32_t pid, uint32_t dev, uint32_t id)
+{
+	return (((uint64_t)pid << 32) | id) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)dev + 1) * 0xC2B2AE3D27D4EB4Full;
+}
+
+size_t summary_state_group(struct summary_state *s, uint32_t pid, uint32_t dev, uint32_t id,
+			   char *(*name_of)(gp_reader *r, uint32_t id))
+{
+	uint64_t k = cache_key(pid, dev, id);
+	uint64_t *slot = u64map_get(&s->cache, k, MAP_FIND);
+	if (slot) {
+		const struct ts_meta *m = &s->meta[*slot - 1];
+		if (m->pid == pid && m->dev == dev && m->id == id) return *slot - 1;
+	}
+	char *name = name_of(s->r, id);
+	size_t g = group_of(s, pid, dev, id, name);
+	free(name);
+	/* a hash collision with another (pid, dev, id) keeps the first; this
+	 * one goes the slow way each time */
+	if (!slot && s->meta[g].id == id) *u64map_get(&s->cache, k, MAP_INSERT) = g + 1;
+	return g;
+}
+
+size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, const char *name)
+{
+	return group_of(s, pid, dev, 0, name);
+}
+
+static const struct summary_state *sort_state;
+static int cmp_row(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct ts_meta *x = &sort_state->meta[i], *y = &sort_state->meta[j];
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+	const struct sgroup *gx = &sort_state->groups.g[i], *gy = &sort_state->groups.g[j];
+	if (gx->total != gy->total) return gx->total > gy->total ? -1 : 1;
+	return strcmp(gx->name, gy->name);
+}
+
+size_t *summary_state_order(const struct summary_state *s)
+{
+	size_t n = s->groups.n;
+	size_t *ix = xmalloc((n ? n : 1) * sizeof(size_t));
+	for (size_t i = 0; i < n; i++) ix[i] = i;
+	sort_state = s;
+	qsort(ix, n, sizeof(size_t), cmp_row);
+	return ix;
+}
+
+void time_summary_fill(struct report *rep, struct summary_state *s, int name_col, time_summary_own own, void *arg)
+{
+	size_t n = s->groups.n, *ix = summary_state_order(s);
+	for (size_t k = 0; k < n;) {
+		/* the rows of one process and device: their sum is the 100 % */
+		size_t end = k;
+		uint64_t sum = 0;
+		while (end < n && s->meta[ix[end]].pid == s->meta[ix[k]].pid && s->meta[ix[end]].dev == s->meta[ix[k]].dev)
+			sum += s->groups.g[ix[end++]].total;
+		for (; k < end; k++) {
+			size_t g = ix[k];
+			struct cell *c = report_row(rep);
+			time_summary_cells(c, &s->groups.g[g], sum);
+			cell_num(&c[TS_PID], s->meta[g].pid);
+			cell_num(&c[TS_DEVICE], s->meta[g].dev);
+			cell_str(&c[name_col], summary_state_name(s, g));
+			if (own) own(arg, c, g);
+		}
+	}
+	free(ix);
+	report_hide_uniform(rep, TS_PID);
+	report_hide_uniform(rep, TS_DEVICE);
 }
 
 void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop_measure m)
@@ -85,6 +154,6 @@ void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop
 		dur = z->end_ns > z->start_ns ? z->end_ns - z->start_ns : 0;
 		bytes = z->bytes;
 	}
-	size_t g = summary_group(&s->groups, op);
+	size_t g = summary_state_named(s, 0, 0, op);
 	sgroup_add(&s->groups.g[g], m == MEMOP_TIME ? dur : bytes);
 }
