@@ -9,7 +9,8 @@
 /* Each size twice: in MB for the table, in bytes for CSV and JSON. */
 enum {
 	MEMS_TOTAL_MB, MEMS_TOTAL, MEMS_COUNT, MEMS_AVG_MB, MEMS_AVG, MEMS_MED_MB, MEMS_MED,
-	MEMS_MIN_MB, MEMS_MIN, MEMS_MAX_MB, MEMS_MAX, MEMS_STDDEV_MB, MEMS_STDDEV, MEMS_OPERATION,
+	MEMS_MIN_MB, MEMS_MIN, MEMS_MAX_MB, MEMS_MAX, MEMS_STDDEV_MB, MEMS_STDDEV, MEMS_DEVICE, MEMS_SRC,
+	MEMS_DST, MEMS_OPERATION,
 	MEMS_NCOLS
 };
 static const struct col mems_cols[MEMS_NCOLS] = {
@@ -26,12 +27,18 @@ static const struct col mems_cols[MEMS_NCOLS] = {
 	[MEMS_MAX] = { "Max (B)", "max_bytes", COL_INT, COL_MACHINE_ONLY },
 	[MEMS_STDDEV_MB] = { "StdDev (MB)", "stddev_mb", COL_F3, COL_TABLE_ONLY },
 	[MEMS_STDDEV] = { "StdDev (B)", "stddev_bytes", COL_F3, COL_MACHINE_ONLY },
+	[MEMS_DEVICE] = { "Device", "device", COL_ID },
+	[MEMS_SRC] = { "Src Mem", "src_kind", COL_STR },
+	[MEMS_DST] = { "Dst Mem", "dst_kind", COL_STR },
 	[MEMS_OPERATION] = { "Operation", "operation", COL_STR },
 };
 
 static void mems_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
-	memop_summary_add(self, r->rec, MEMOP_BYTES);
+	struct summary_state *s = self;
+	uint64_t dur, bytes;
+	size_t g = memop_group(s, 0, r->rec, &dur, &bytes);
+	sgroup_add(&s->groups.g[g], bytes);
 }
 
 /* A size in bytes and in MB. */
@@ -57,14 +64,20 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		size_cells(c, MEMS_MIN_MB, (double)g->min);
 		size_cells(c, MEMS_MAX_MB, (double)g->max);
 		size_cells(c, MEMS_STDDEV_MB, sgroup_stddev(g));
-		cell_str(&c[MEMS_OPERATION], summary_state_name(s, ix[k]));
+		struct memop_parts p;
+		memop_group_parts(s, ix[k], &p);
+		cell_num(&c[MEMS_DEVICE], s->meta[ix[k]].dev);
+		if (p.src) cell_str(&c[MEMS_SRC], p.src);
+		cell_str(&c[MEMS_DST], p.dst);
+		cell_str(&c[MEMS_OPERATION], p.op);
 	}
 	free(ix);
+	report_hide_uniform(rep, MEMS_DEVICE);
 }
 
 static const struct stats_table mems_tables[] = {
-	{ "memsize", "memcpy/memset sizes by kind, MB = 10^6 bytes; CSV/JSON in bytes\n"
-		     "(cuda_gpu_mem_size_sum)" },
+	{ "memsize", "memcpy/memset sizes by operation and memory kinds, MB = 10^6\n"
+		     "bytes; CSV/JSON in bytes (cuda_gpu_mem_size_sum)" },
 };
 
 const struct stats_report stats_report_memsize = {

@@ -26,20 +26,30 @@ void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 	cell_num(&row[TS_STDDEV], sgroup_stddev(g));
 }
 
+void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx)
+{
+	memset(s, 0, sizeof(*s));
+	s->r = ctx->r;
+}
+
+void summary_state_release(struct summary_state *s)
+{
+	summary_free(&s->groups);
+	u64map_free(&s->cache);
+	free(s->meta);
+}
+
 void *summary_state_new(const struct stats_ctx *ctx)
 {
-	struct summary_state *s = xcalloc(1, sizeof(*s));
-	s->r = ctx->r;
+	struct summary_state *s = xmalloc(sizeof(*s));
+	summary_state_init(s, ctx);
 	return s;
 }
 
 void summary_state_free(void *self)
 {
-	struct summary_state *s = self;
-	summary_free(&s->groups);
-	u64map_free(&s->cache);
-	free(s->meta);
-	free(s);
+	summary_state_release(self);
+	free(self);
 }
 
 const char *summary_state_name(const struct summary_state *s, size_t g)
@@ -139,21 +149,48 @@ void time_summary_fill(struct report *rep, struct summary_state *s, int name_col
 	report_hide_uniform(rep, TS_DEVICE);
 }
 
-void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop_measure m)
+/* A memop group's name: "OPERATION\tSRC\tDST" (SRC empty for a memset). */
+size_t memop_group(struct summary_state *s, uint32_t pid, const gp_record *rec, uint64_t *dur, uint64_t *bytes)
 {
-	char op[64];
-	uint64_t dur, bytes;
+	char name[128];
+	uint32_t dev;
 	if (rec->type == GP_REC_MEMCPY) {
 		const gp_rec_memcpy *c = &rec->u.memcpy;
-		snprintf(op, sizeof(op), "[CUDA memcpy %s]", copy_kind_long(c->copy_kind));
-		dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
-		bytes = c->bytes;
+		snprintf(name, sizeof(name), "[CUDA memcpy %s]\t%s\t%s", copy_kind_long(c->copy_kind),
+			 mem_kind_name(c->src_kind), mem_kind_name(c->dst_kind));
+		*dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+		*bytes = c->bytes;
+		dev = c->device_id;
 	} else {
 		const gp_rec_memset *z = &rec->u.memset;
-		snprintf(op, sizeof(op), "[CUDA memset]");
-		dur = z->end_ns > z->start_ns ? z->end_ns - z->start_ns : 0;
-		bytes = z->bytes;
+		snprintf(name, sizeof(name), "[CUDA memset]\t\t%s", mem_kind_name(z->mem_kind));
+		*dur = z->end_ns > z->start_ns ? z->end_ns - z->start_ns : 0;
+		*bytes = z->bytes;
+		dev = z->device_id;
 	}
-	size_t g = summary_state_named(s, 0, 0, op);
-	sgroup_add(&s->groups.g[g], m == MEMOP_TIME ? dur : bytes);
+	return summary_state_named(s, pid, dev, name);
+}
+
+/* The static name of memory kind `name` (n bytes), as mem_kind_name gives it. */
+static const char *mem_kind_name_of(const char *name, size_t n)
+{
+	for (uint32_t k = 0; k < 16; k++) {
+		const char *m = mem_kind_name(k);
+		if (strlen(m) == n && !strncmp(m, name, n)) return m;
+	}
+	return "unknown";
+}
+
+void memop_group_parts(const struct summary_state *s, size_t g, struct memop_parts *out)
+{
+	const char *name = summary_state_name(s, g);
+	const char *t1 = strchr(name, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	memset(out, 0, sizeof(*out));
+	if (!t2) { /* not a memop group name */
+		snprintf(out->op, sizeof(out->op), "%s", name);
+		return;
+	}
+	snprintf(out->op, sizeof(out->op), "%.*s", (int)(t1 - name), name);
+	out->src = t2 > t1 + 1 ? mem_kind_name_of(t1 + 1, (size_t)(t2 - t1 - 1)) : NULL;
+	out->dst = mem_kind_name_of(t2 + 1, strlen(t2 + 1));
 }

@@ -52,6 +52,9 @@ struct summary_state {
 };
 void *summary_state_new(const struct stats_ctx *ctx);
 void summary_state_free(void *self);
+/* The same for a summary_state inside a report's own state. */
+void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx);
+void summary_state_release(struct summary_state *s);
 /* The group of string id `id` in process pid on device dev, named
  * name_of(r, id) (malloc'd) the first time the id is seen there. */
 size_t summary_state_group(struct summary_state *s, uint32_t pid, uint32_t dev, uint32_t id,
@@ -71,9 +74,14 @@ size_t *summary_state_order(const struct summary_state *s);
 typedef void (*time_summary_own)(void *arg, struct cell *row, size_t g);
 void time_summary_fill(struct report *rep, struct summary_state *s, int name_col, time_summary_own own, void *arg);
 
-/* memops/memsize: a memcpy or memset record into its group ("[CUDA memcpy
- * Host-to-Device]", "[CUDA memset]"), by duration or by bytes. */
-enum memop_measure { MEMOP_TIME, MEMOP_BYTES };
-void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop_measure m);
+/* memops/memsize: the group of a memcpy or memset record of process pid:
+ * its operation ("[CUDA memcpy Host-to-Device]", "[CUDA memset]") and
+ * memory kinds (a copy's source and destination, a memset's memory: pinned
+ * and pageable host memory apart) on its device.  *dur and *bytes set. */
+size_t memop_group(struct summary_state *s, uint32_t pid, const gp_record *rec, uint64_t *dur, uint64_t *bytes);
+/* The parts of memop group g: operation, source and destination memory
+ * kinds (mem_kind_name; src NULL for a memset). */
+struct memop_parts { char op[64]; const char *src, *dst; };
+void memop_group_parts(const struct summary_state *s, size_t g, struct memop_parts *out);
 
 #endif
