@@ -53,29 +53,13 @@ static atomic_int final_once;
 
 static void write_summary(const struct gp_recorder_stats *st)
 {
-	if (!gps.cfg.summary[0])
-		return;
-	char path[4096];
-	if (gps_expand_pattern(gps.cfg.summary, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0)
-		return;
 	char line[8192];
 	int n = snprintf(line, sizeof line,
 			 "pid=%d events=%llu dropped=%llu bytes=%llu threads=%u file=%s\n", (int)gps.pid,
 			 (unsigned long long)st->records, (unsigned long long)st->dropped,
 			 (unsigned long long)st->bytes_written, st->threads, gps.trace_path);
-	if (n <= 0 || (size_t)n >= sizeof line)
-		return;
-	/* one O_APPEND write per process: lines of several processes (fork,
-	 * exec'd children) never interleave */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		gps_warn("cannot write summary %s: %s", path, strerror(errno));
-		return;
-	}
-	if (write(fd, line, (size_t)n) != n)
-		gps_warn("short write to summary %s", path);
-	close(fd);
+	if (n > 0 && (size_t)n < sizeof line)
+		gps_summary_append(line);
 }
 
 /* Once per process, from whichever comes first: the atexit handler

@@ -23,6 +23,10 @@
  * (launches).  The windowed-mode test (GPUPROF_GPU_WINDOW).  With RANGE each
  * iteration is inside nvtxRangePushA(RANGE) (the status-file test).
  *
+ * "workload exit N": N x k_gemm, cudaDeviceSynchronize, 600 ms of sleep (the
+ * flush thread writes the records), then _exit(0) as Python's os._exit()
+ * does: no atexit handler, no final flush (gpuprof run's last line).
+ *
  * "workload forkstress ROUNDS": fork/lock-order stress (the fork test).  Two
  * threads launch while main forks ROUNDS children; in each child one thread
  * makes the child's first CUDA call (the shim creates the child's trace and
@@ -132,6 +136,17 @@ static int sleep_mode(const char *ready)
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+static int exit_mode(int n)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	for (int i = 0; i < n; i++)
+		launch(k_gemm, 1);
+	cudaDeviceSynchronize();
+	struct timespec ts = {0, 600 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	_exit(0);
 }
 
 static uint64_t mono_ms(void)
@@ -326,6 +341,8 @@ int main(int argc, char **argv)
 		return loop_mode(atol(argv[2]), argc >= 4 ? argv[3] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "sleep"))
 		return sleep_mode(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "exit"))
+		return exit_mode(atoi(argv[2]));
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
