@@ -38,9 +38,11 @@ static void start_sig_flusher(void);
  * handlers only where one exists (no file to close otherwise); the flush
  * ticker only where CUDA made it (an NVTX-only process has no CUPTI buffers
  * to flush; gps_cupti_start starts it when CUPTI is bound after the trace);
- * the GPU metrics sampler with any trace.  Each is idempotent. */
+ * the GPU metrics sampler with any trace.  Each is idempotent.  First, the
+ * DEVICE records that came before the trace (nvidia/gps_activity.c). */
 static void on_trace(enum gps_rec_want want)
 {
+	gps_activity_emit_kept(atomic_load(&gps.rec)); /* DEVICE records that came first */
 	install_signal_handlers();
 	start_sig_flusher();
 	if (want == GPS_REC_CUDA && gps_gpu_bound())
@@ -482,8 +484,11 @@ __attribute__((constructor)) static void gps_constructor(void) { gps_init(); }
 GPS_EXPORT int InitializeInjection(void)
 {
 	gps_init(); /* no-op when the constructor ran */
-	if (!gps.disabled && gps_cupti_start("CUDA injection") == 0)
-		gps_rec(GPS_REC_CUDA); /* activation: the trace exists once CUDA is in use */
+	/* CUPTI only: the trace is made by the first record worth one (a call
+	 * of the recorded set, a context, GPU activity), so a process that only
+	 * runs cuInit (OpenMPI's orted, torch.compile's workers) leaves none */
+	if (!gps.disabled)
+		gps_cupti_start("CUDA injection");
 	return 1;
 }
 
