@@ -36,6 +36,15 @@ static struct table_ref *all_tables(size_t *n)
 	return t;
 }
 
+void cmd_stats_report_names(char *buf, size_t n)
+{
+	size_t l = 0;
+	if (n) buf[0] = 0;
+	for (int i = 0; stats_reports[i]; i++)
+		for (int j = 0; j < stats_reports[i]->ntables && l < n; j++)
+			l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? ", " : "", stats_reports[i]->tables[j].name);
+}
+
 /* "  NAME     first line\n           next line\n..." for each table. */
 static void help_reports(FILE *f)
 {
@@ -76,7 +85,8 @@ static void help(FILE *f)
 		   "  --since T        ignore records starting before T after the trace start\n"
 		   "  --until T        ignore records starting at or after T (T: 10ms, 2s, 500us, ns)\n"
 		   "  --strict         exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help       this text\n\n"
+		   "  -h, --help       this text\n"
+		   "  FILE             the trace; '-' = stdin (copied to a temporary file first)\n\n"
 		   "Med is the exact median (mean of the two middle values for even counts);\n"
 		   "StdDev is the sample standard deviation (n-1), 0 for a single value.\n");
 }
@@ -88,6 +98,12 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 {
 	char *list = xstrdup(arg), *save = NULL;
 	int rc = 0;
+	size_t l = strlen(list);
+	if (list[0] == ',' || (l && list[l - 1] == ',') || strstr(list, ",,")) {
+		tool_err("empty name in --report '%s'", arg);
+		free(list);
+		return -1;
+	}
 	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t k;
 		for (k = 0; k < ntabs && strcmp(tok, tabs[k].rep->tables[tabs[k].tab_ix].name); k++) ;
@@ -183,6 +199,7 @@ int cmd_stats(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
+			if (!*optarg) { tool_err("empty --report (see --help for the names)"); goto out_opts; }
 			if (parse_reports(optarg, tabs, ntabs, want)) goto out_opts;
 			any = 1;
 			break;
@@ -227,6 +244,13 @@ int cmd_stats(int argc, char **argv)
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;
 		}
+	}
+	if (have_since && have_until && since >= until) {
+		char a[32], b[32];
+		fmt_dur(a, sizeof(a), since);
+		fmt_dur(b, sizeof(b), until);
+		tool_err("--since (%s) must be before --until (%s): no record would be left", a, b);
+		goto out_opts;
 	}
 	if (csv_dir) {
 		if (have_fmt && fmt != FMT_CSV) {
