@@ -9,7 +9,7 @@
 
 enum { KERN_NAME = TS_NCOLS, KERN_MANGLED, KERN_NCOLS };
 static const struct col kern_cols[KERN_NCOLS] = {
-	TIME_SUMMARY_COLS("Instances", "instances", "PID", "Device"),
+	TIME_SUMMARY_COLS("Instances", "instances", "Device"),
 	[KERN_NAME] = { "Name", "name", COL_STR },
 	[KERN_MANGLED] = { "Mangled Name", "mangled", COL_STR, COL_MACHINE_ONLY },
 };
@@ -43,7 +43,7 @@ static void kern_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct kern_fill_arg a = { self, ctx };
 	report_define(&tables[0], "CUDA GPU Kernel Summary", kern_cols, KERN_NCOLS);
-	time_summary_fill(&tables[0], a.s, KERN_NAME, kern_names, &a);
+	time_summary_fill(&tables[0], a.s, ctx, KERN_NAME, kern_names, &a);
 }
 
 static const struct stats_table kern_tables[] = {

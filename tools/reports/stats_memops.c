@@ -10,7 +10,7 @@
 
 enum { MEMT_SRC = TS_NCOLS, MEMT_DST, MEMT_BYTES, MEMT_GBPS, MEMT_OPERATION, MEMT_NCOLS };
 static const struct col memt_cols[MEMT_NCOLS] = {
-	TIME_SUMMARY_COLS("Count", "count", NULL, "Device"),
+	TIME_SUMMARY_COLS("Count", "count", "Device"),
 	[MEMT_SRC] = { "Src Mem", "src_kind", COL_STR },
 	[MEMT_DST] = { "Dst Mem", "dst_kind", COL_STR },
 	[MEMT_BYTES] = { "Bytes", "bytes", COL_INT },
@@ -38,7 +38,7 @@ static void memt_add(void *self, const struct stats_ctx *ctx, const struct stats
 {
 	struct memops_report *m = self;
 	uint64_t dur, bytes;
-	size_t n = m->s.groups.n, g = memop_group(&m->s, 0, r->rec, &dur, &bytes);
+	size_t n = m->s.groups.n, g = memop_group(&m->s, r->pid, r->rec, &dur, &bytes);
 	if (g == n) {
 		vec_reserve((void **)&m->bytes, &m->cbytes, g + 1, sizeof(*m->bytes));
 		m->bytes[g] = 0;
@@ -66,7 +66,7 @@ static void memt_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	struct memops_report *m = self;
 	report_define(&tables[0], "CUDA GPU MemOps Summary (by Time)", memt_cols, MEMT_NCOLS);
 	tables[0].note = memt_note;
-	time_summary_fill(&tables[0], &m->s, MEMT_OPERATION, memt_row, m);
+	time_summary_fill(&tables[0], &m->s, ctx, MEMT_OPERATION, memt_row, m);
 }
 
 static void memt_free(void *self)

@@ -9,7 +9,7 @@
 /* Each size twice: in MB for the table, in bytes for CSV and JSON. */
 enum {
 	MEMS_TOTAL_MB, MEMS_TOTAL, MEMS_COUNT, MEMS_AVG_MB, MEMS_AVG, MEMS_MED_MB, MEMS_MED,
-	MEMS_MIN_MB, MEMS_MIN, MEMS_MAX_MB, MEMS_MAX, MEMS_STDDEV_MB, MEMS_STDDEV, MEMS_DEVICE, MEMS_SRC,
+	MEMS_MIN_MB, MEMS_MIN, MEMS_MAX_MB, MEMS_MAX, MEMS_STDDEV_MB, MEMS_STDDEV, MEMS_PID, MEMS_RANK, MEMS_DEVICE, MEMS_SRC,
 	MEMS_DST, MEMS_OPERATION,
 	MEMS_NCOLS
 };
@@ -27,6 +27,7 @@ static const struct col mems_cols[MEMS_NCOLS] = {
 	[MEMS_MAX] = { "Max (B)", "max_bytes", COL_INT, COL_MACHINE_ONLY },
 	[MEMS_STDDEV_MB] = { "StdDev (MB)", "stddev_mb", COL_F3, COL_TABLE_ONLY },
 	[MEMS_STDDEV] = { "StdDev (B)", "stddev_bytes", COL_F3, COL_MACHINE_ONLY },
+	[MEMS_PID] = { "PID", "pid", COL_ID }, [MEMS_RANK] = { "Rank", "rank", COL_ID },
 	[MEMS_DEVICE] = { "Device", "device", COL_ID },
 	[MEMS_SRC] = { "Src Mem", "src_kind", COL_STR },
 	[MEMS_DST] = { "Dst Mem", "dst_kind", COL_STR },
@@ -37,7 +38,7 @@ static void mems_add(void *self, const struct stats_ctx *ctx, const struct stats
 {
 	struct summary_state *s = self;
 	uint64_t dur, bytes;
-	size_t g = memop_group(s, 0, r->rec, &dur, &bytes);
+	size_t g = memop_group(s, r->pid, r->rec, &dur, &bytes);
 	sgroup_add(&s->groups.g[g], bytes);
 }
 
@@ -53,7 +54,7 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	struct summary_state *s = self;
 	struct report *rep = &tables[0];
 	report_define(rep, "CUDA GPU MemOps Summary (by Size)", mems_cols, MEMS_NCOLS);
-	size_t *ix = summary_state_order(s);
+	size_t *ix = summary_state_order(s, ctx);
 	for (size_t k = 0; k < s->groups.n; k++) {
 		struct sgroup *g = &s->groups.g[ix[k]];
 		struct cell *c = report_row(rep);
@@ -66,12 +67,17 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		size_cells(c, MEMS_STDDEV_MB, sgroup_stddev(g));
 		struct memop_parts p;
 		memop_group_parts(s, ix[k], &p);
+		int rank = stats_ctx_rank(ctx, s->meta[ix[k]].pid);
+		cell_num(&c[MEMS_PID], s->meta[ix[k]].pid);
+		if (rank >= 0) cell_num(&c[MEMS_RANK], rank);
 		cell_num(&c[MEMS_DEVICE], s->meta[ix[k]].dev);
 		if (p.src) cell_str(&c[MEMS_SRC], p.src);
 		cell_str(&c[MEMS_DST], p.dst);
 		cell_str(&c[MEMS_OPERATION], p.op);
 	}
 	free(ix);
+	report_hide_uniform(rep, MEMS_PID);
+	report_hide_uniform(rep, MEMS_RANK);
 	report_hide_uniform(rep, MEMS_DEVICE);
 }
 

@@ -7,7 +7,7 @@
 
 enum { SYNC_TYPE = TS_NCOLS, SYNC_NCOLS };
 static const struct col sync_cols[SYNC_NCOLS] = {
-	TIME_SUMMARY_COLS("Count", "count", "PID", NULL),
+	TIME_SUMMARY_COLS("Count", "count", NULL),
 	[SYNC_TYPE] = { "Type", "sync_type", COL_STR },
 };
 
@@ -26,7 +26,7 @@ static int sync_in_default(void *self, const struct stats_ctx *ctx)
 static void sync_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	report_define(&tables[0], "CUDA Synchronization Summary", sync_cols, SYNC_NCOLS);
-	time_summary_fill(&tables[0], self, SYNC_TYPE, NULL, NULL);
+	time_summary_fill(&tables[0], self, ctx, SYNC_TYPE, NULL, NULL);
 }
 
 static const struct stats_table sync_tables[] = {

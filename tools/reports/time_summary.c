@@ -7,14 +7,8 @@
 
 #include "common/util.h"
 
-uint64_t time_summary_sum(const struct summary *t)
-{
-	uint64_t sum = 0;
-	for (size_t i = 0; i < t->n; i++) sum += t->g[i].total;
-	return sum;
-}
-
-void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
+/* The TS_TIME_PCT .. TS_STDDEV cells of group g's row; sum: the 100 %. */
+static void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 {
 	cell_num(&row[TS_TIME_PCT], sum ? 100.0 * (double)g->total / (double)sum : 0);
 	cell_num(&row[TS_TOTAL], (double)g->total);
@@ -104,30 +98,38 @@ size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, 
 }
 
 static const struct summary_state *sort_state;
+static const struct stats_ctx *sort_ctx;
 static int cmp_row(const void *a, const void *b)
 {
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	const struct ts_meta *x = &sort_state->meta[i], *y = &sort_state->meta[j];
-	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	if (x->pid != y->pid) {
+		/* ranked processes by rank, then the others by pid */
+		unsigned rx = (unsigned)stats_ctx_rank(sort_ctx, x->pid), ry = (unsigned)stats_ctx_rank(sort_ctx, y->pid);
+		if (rx != ry) return rx < ry ? -1 : 1;
+		return x->pid < y->pid ? -1 : 1;
+	}
 	if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
 	const struct sgroup *gx = &sort_state->groups.g[i], *gy = &sort_state->groups.g[j];
 	if (gx->total != gy->total) return gx->total > gy->total ? -1 : 1;
 	return strcmp(gx->name, gy->name);
 }
 
-size_t *summary_state_order(const struct summary_state *s)
+size_t *summary_state_order(const struct summary_state *s, const struct stats_ctx *ctx)
 {
 	size_t n = s->groups.n;
 	size_t *ix = xmalloc((n ? n : 1) * sizeof(size_t));
 	for (size_t i = 0; i < n; i++) ix[i] = i;
 	sort_state = s;
+	sort_ctx = ctx;
 	qsort(ix, n, sizeof(size_t), cmp_row);
 	return ix;
 }
 
-void time_summary_fill(struct report *rep, struct summary_state *s, int name_col, time_summary_own own, void *arg)
+void time_summary_fill(struct report *rep, struct summary_state *s, const struct stats_ctx *ctx, int name_col,
+		       time_summary_own own, void *arg)
 {
-	size_t n = s->groups.n, *ix = summary_state_order(s);
+	size_t n = s->groups.n, *ix = summary_state_order(s, ctx);
 	for (size_t k = 0; k < n;) {
 		/* the rows of one process and device: their sum is the 100 % */
 		size_t end = k;
@@ -138,7 +140,9 @@ void time_summary_fill(struct report *rep, struct summary_state *s, int name_col
 			size_t g = ix[k];
 			struct cell *c = report_row(rep);
 			time_summary_cells(c, &s->groups.g[g], sum);
+			int rank = stats_ctx_rank(ctx, s->meta[g].pid);
 			cell_num(&c[TS_PID], s->meta[g].pid);
+			if (rank >= 0) cell_num(&c[TS_RANK], rank);
 			cell_num(&c[TS_DEVICE], s->meta[g].dev);
 			cell_str(&c[name_col], summary_state_name(s, g));
 			if (own) own(arg, c, g);
@@ -146,6 +150,7 @@ void time_summary_fill(struct report *rep, struct summary_state *s, int name_col
 	}
 	free(ix);
 	report_hide_uniform(rep, TS_PID);
+	report_hide_uniform(rep, TS_RANK);
 	report_hide_uniform(rep, TS_DEVICE);
 }
 

@@ -15,15 +15,16 @@
 
 enum time_summary_col {
 	TS_TIME_PCT, TS_TOTAL, TS_COUNT, TS_AVG, TS_MED, TS_MIN, TS_MAX, TS_STDDEV,
-	TS_PID, TS_DEVICE,
+	TS_PID, TS_RANK, TS_DEVICE,
 	TS_NCOLS   /* the report's own columns start here */
 };
 
 /* The TS_* entries of a column array; count_head/key name the TS_COUNT
- * column ("Num Calls", "Instances", "Count"); pid_head and dev_head the
- * PID and Device columns, NULL for a report without them.  Both leave the
- * table when every row has the same value. */
-#define TIME_SUMMARY_COLS(count_head, count_key, pid_head, dev_head) \
+ * column ("Num Calls", "Instances", "Count"); dev_head the Device column,
+ * NULL for a report without devices.  PID, Rank (of the process record;
+ * null: none) and Device leave the table when every row has the same value:
+ * they show in a merged multi-process trace. */
+#define TIME_SUMMARY_COLS(count_head, count_key, dev_head) \
 	[TS_TIME_PCT] = { "Time (%)", "time_pct", COL_F1 }, \
 	[TS_TOTAL] = { "Total Time (ns)", "total_ns", COL_INT }, \
 	[TS_COUNT] = { count_head, count_key, COL_INT }, \
@@ -32,18 +33,14 @@ enum time_summary_col {
 	[TS_MIN] = { "Min (ns)", "min_ns", COL_INT }, \
 	[TS_MAX] = { "Max (ns)", "max_ns", COL_INT }, \
 	[TS_STDDEV] = { "StdDev (ns)", "stddev_ns", COL_F1 }, \
-	[TS_PID] = { pid_head, "pid", COL_ID }, \
+	[TS_PID] = { "PID", "pid", COL_ID }, \
+	[TS_RANK] = { "Rank", "rank", COL_ID }, \
 	[TS_DEVICE] = { dev_head, "device", COL_ID }
 
-/* Sum of the groups' totals (the 100 % of Time (%)). */
-uint64_t time_summary_sum(const struct summary *t);
-/* The TS_TIME_PCT .. TS_STDDEV cells of group g's row; sum from
- * time_summary_sum. */
-void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum);
 
 /* The state of a time-summary report (new/free as struct stats_report
  * functions): groups by process, device and name.  A report without
- * devices (api, nvtx) passes device 0, one that pools processes pid 0. */
+ * devices (api, nvtx, sync) passes device 0. */
 struct summary_state {
 	gp_reader *r;
 	struct summary groups;  /* keyed by "PID/DEVICE/NAME" */
@@ -65,14 +62,15 @@ size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, 
 const char *summary_state_name(const struct summary_state *s, size_t g);
 
 /* The groups in row order (below); free() the array. */
-size_t *summary_state_order(const struct summary_state *s);
-/* Every group as a row: by process, device, then total (largest first) and
- * name.  Time (%) is of the total of the row's process and device.  Fills
- * the TS_* cells, the name in name_col, then own(arg, row, group index) for
- * the report's other cells (NULL: none); hides uniform PID/Device columns
- * from the table. */
+size_t *summary_state_order(const struct summary_state *s, const struct stats_ctx *ctx);
+/* Every group as a row: by rank (processes without one last), process,
+ * device, then total (largest first) and name.  Time (%) is of the total of
+ * the row's process and device.  Fills the TS_* cells, the name in
+ * name_col, then own(arg, row, group index) for the report's other cells
+ * (NULL: none); hides uniform PID/Rank/Device columns from the table. */
 typedef void (*time_summary_own)(void *arg, struct cell *row, size_t g);
-void time_summary_fill(struct report *rep, struct summary_state *s, int name_col, time_summary_own own, void *arg);
+void time_summary_fill(struct report *rep, struct summary_state *s, const struct stats_ctx *ctx, int name_col,
+		       time_summary_own own, void *arg);
 
 /* memops/memsize: the group of a memcpy or memset record of process pid:
  * its operation ("[CUDA memcpy Host-to-Device]", "[CUDA memset]") and
