@@ -151,6 +151,16 @@ static int sleep_mode(const char *ready)
 	return 0;
 }
 
+/* A DataLoader-like fork child: no CUDA at all; exit() runs the inherited
+ * atexit handlers (the tracer's and CUDA's). */
+static void idle_child(void)
+{
+	volatile unsigned long x = 0;
+	for (int i = 0; i < 1000; i++)
+		x += (unsigned long)i;
+	exit(0);
+}
+
 static void launch_n(void (*k)(void), int n)
 {
 	for (int i = 0; i < n; i++)
@@ -186,12 +196,8 @@ static int forkidle_mode(void)
 	launch_n(k_gemm, 5);
 	fflush(stdout);
 	pid_t c = fork();
-	if (c == 0) {
-		volatile unsigned long x = 0;
-		for (int i = 0; i < 1000; i++)
-			x += (unsigned long)i;
-		exit(0);
-	}
+	if (c == 0)
+		idle_child();
 	int st = -1;
 	waitpid(c, &st, 0);
 	launch_n(k_gemm, 5);
@@ -453,13 +459,8 @@ int main(int argc, char **argv)
 
 	fflush(stdout);
 	pid_t c1 = fork();
-	if (c1 == 0) {
-		/* a DataLoader-like child: no CUDA at all */
-		volatile unsigned long x = 0;
-		for (int i = 0; i < 1000; i++)
-			x += (unsigned long)i;
-		exit(0);
-	}
+	if (c1 == 0)
+		idle_child();
 	pid_t c2 = fork();
 	if (c2 == 0) {
 		launch(k_relu, 5);

@@ -5,12 +5,8 @@ applicable" ids as null (a context synchronisation's stream was
 4294967295), one CSV file per report with --csv-dir."""
 import json
 import os
-import subprocess
 
 import tt
-
-ROOT = os.path.join(tt.HERE, "..", "..")
-B = os.path.abspath(tt.B)
 
 with tt.tmpdir() as d:
     trace = tt.gen(os.path.join(d, "t.gpuprof"))
@@ -51,16 +47,8 @@ with tt.tmpdir() as d:
     tt.expect(p.returncode == 2 and "cannot create directory" in p.stderr, f"--csv-dir on a file: {p.stderr}")
 
     # ---- dump: enums as names, "not applicable" ids as null (fake workload, all activity kinds)
-    env = dict(os.environ, GPUPROF_OUTPUT=os.path.join(d, "w-%p.gpuprof"), GPUPROF_QUIET="1",
-               GPUPROF_ACTIVITY="all", GPUPROF_CUPTI=os.path.join(B, "tests", "fake", "libcupti.so.13"),
-               LD_PRELOAD=os.path.join(B, "lib", "libgpuprof.so"))
-    for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPUPROF_ROOT_PID"):
-        env.pop(k, None)
-    subprocess.run([os.path.join(B, "tests", "fake", "workload")], env=env, check=True, capture_output=True)
-    traces = sorted(f for f in os.listdir(d) if f.startswith("w-"))
-    parent = max(traces, key=lambda f: os.path.getsize(os.path.join(d, f)))
-    recs = [json.loads(l) for l in tt.gp("dump", "--json", "--type", "sync,kernel,memory",
-                                          os.path.join(d, parent)).stdout.splitlines()]
+    parent = tt.run_workload(d, GPUPROF_ACTIVITY="all")[0]
+    recs = [json.loads(l) for l in tt.gp("dump", "--json", "--type", "sync,kernel,memory", parent).stdout.splitlines()]
     syncs = [r for r in recs if r["type"] == "sync"]
     tt.expect(len(syncs) == 5, f"5 sync records, got {len(syncs)}")
     tt.eq(sorted({r["sync_type"] for r in syncs}), ["context_synchronize", "stream_synchronize"], "sync_type names")
@@ -70,7 +58,7 @@ with tt.tmpdir() as d:
     tt.expect(all(isinstance(r["stream"], int) for r in syncs if r["sync_type"] == "stream_synchronize"),
               "stream sync: its stream")
     tt.expect(all(r["launch_type"] == "regular" for r in recs if r["type"] == "kernel"), "launch_type name")
-    text = tt.gp("dump", "--type", "sync", os.path.join(d, parent)).stdout
+    text = tt.gp("dump", "--type", "sync", parent).stdout
     tt.expect("type=context_synchronize stream=- event=-" in text and "4294967295" not in text,
               "dump text: sync type name, no-stream as -")
 tt.finish()

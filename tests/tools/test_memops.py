@@ -5,14 +5,12 @@ GB = 1e9 bytes; memory in use = allocated - freed so far in time order
 (never below 0), peak its largest value."""
 import json
 import os
-import subprocess
 from collections import defaultdict
 
 import tt
 
 ROOT = os.path.join(tt.HERE, "..", "..")
 MNIST = os.path.join(ROOT, "examples", "mnist-h200.gpuprof")
-B = os.path.abspath(tt.B)
 LONG = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device", "HtoH": "Host-to-Host",
         "PtoP": "Peer-to-Peer"}
 
@@ -62,13 +60,7 @@ with tt.tmpdir() as d:
     tt.eq((j["sync"], j["memory"]), ([], []), "asked for: empty")
 
     # ---- the fake workload with every activity kind: sync and memory records
-    env = dict(os.environ, GPUPROF_OUTPUT=os.path.join(d, "w-%p.gpuprof"), GPUPROF_QUIET="1",
-               GPUPROF_ACTIVITY="all", GPUPROF_CUPTI=os.path.join(B, "tests", "fake", "libcupti.so.13"),
-               LD_PRELOAD=os.path.join(B, "lib", "libgpuprof.so"))
-    for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPUPROF_ROOT_PID"):
-        env.pop(k, None)
-    subprocess.run([os.path.join(B, "tests", "fake", "workload")], env=env, check=True, capture_output=True)
-    w = max((os.path.join(d, f) for f in os.listdir(d) if f.startswith("w-")), key=os.path.getsize)
+    w = tt.run_workload(d, GPUPROF_ACTIVITY="all")[0]
     check_memops(w, "workload")
     j = json.loads(tt.gp("stats", "--format", "json", w).stdout)
     tt.expect("sync" in j and "memory" in j, "sync and memory reports in the default set when recorded")

@@ -29,6 +29,21 @@ def gen(path, variant=None, ranges_first=False, windows=False):
     return path
 
 
+def run_workload(d, *args, **env):
+    """Runs the fake-CUDA workload (tests/fake/workload.c) traced by the real
+    shim into d/w-PID.gpuprof, with the extra environment `env`; returns the
+    trace paths, largest (the parent's) first."""
+    b = os.path.abspath(B)
+    e = dict(os.environ, GPUPROF_OUTPUT=os.path.join(d, "w-%p.gpuprof"), GPUPROF_QUIET="1",
+             GPUPROF_CUPTI=os.path.join(b, "tests", "fake", "libcupti.so.13"),
+             LD_PRELOAD=os.path.join(b, "lib", "libgpuprof.so"), **env)
+    for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPUPROF_ROOT_PID"):
+        e.pop(k, None)
+    subprocess.run([os.path.join(b, "tests", "fake", "workload"), *args], env=e, check=True, capture_output=True)
+    return sorted((os.path.join(d, f) for f in os.listdir(d) if f.startswith("w-")), key=os.path.getsize,
+                  reverse=True)
+
+
 def gp(*args, check=True, **kw):
     """Runs gpuprof; returns CompletedProcess (text).  check: exit 0 required."""
     p = subprocess.run([GPUPROF] + [str(a) for a in args], capture_output=True, text=True,
