@@ -44,7 +44,7 @@ static int cmp_use(const void *a, const void *b)
 void mem_usage_finish(struct mem_usage *mu)
 {
 	/* the index goes stale: no mem_usage_add after this */
-	qsort(mu->v, mu->n, sizeof(*mu->v), cmp_use);
+	if (mu->n) qsort(mu->v, mu->n, sizeof(*mu->v), cmp_use);
 }
 
 void mem_usage_free(struct mem_usage *mu)

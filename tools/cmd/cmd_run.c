@@ -497,7 +497,7 @@ int cmd_run(int argc, char **argv)
 			while ((e = readdir(d)))
 				if (!strncmp(e->d_name, "summary", 7)) VEC_PUSH(names, nn, cn, xstrdup(e->d_name));
 			closedir(d);
-			qsort(names, nn, sizeof(char *), cmp_name);
+			if (nn) qsort(names, nn, sizeof(char *), cmp_name); /* names is NULL when there is none */
 			for (size_t i = 0; i < nn; i++) {
 				char p[PATH_MAX + 300];
 				snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
