@@ -38,9 +38,11 @@ static void start_sig_flusher(void);
  * handlers only where one exists (no file to close otherwise); the flush
  * ticker only where CUDA made it (an NVTX-only process has no CUPTI buffers
  * to flush; gps_cupti_start starts it when CUPTI is bound after the trace);
- * the GPU metrics sampler with any trace.  Each is idempotent. */
+ * the GPU metrics sampler with any trace.  Each is idempotent.  First, the
+ * DEVICE records that came before the trace (nvidia/gps_activity.c). */
 static void on_trace(enum gps_rec_want want)
 {
+	gps_activity_emit_kept(atomic_load(&gps.rec)); /* DEVICE records that came first */
 	install_signal_handlers();
 	start_sig_flusher();
 	if (want == GPS_REC_CUDA && gps_gpu_bound())
@@ -53,29 +55,13 @@ static atomic_int final_once;
 
 static void write_summary(const struct gp_recorder_stats *st)
 {
-	if (!gps.cfg.summary[0])
-		return;
-	char path[4096];
-	if (gps_expand_pattern(gps.cfg.summary, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0)
-		return;
 	char line[8192];
 	int n = snprintf(line, sizeof line,
 			 "pid=%d events=%llu dropped=%llu bytes=%llu threads=%u file=%s\n", (int)gps.pid,
 			 (unsigned long long)st->records, (unsigned long long)st->dropped,
 			 (unsigned long long)st->bytes_written, st->threads, gps.trace_path);
-	if (n <= 0 || (size_t)n >= sizeof line)
-		return;
-	/* one O_APPEND write per process: lines of several processes (fork,
-	 * exec'd children) never interleave */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		gps_warn("cannot write summary %s: %s", path, strerror(errno));
-		return;
-	}
-	if (write(fd, line, (size_t)n) != n)
-		gps_warn("short write to summary %s", path);
-	close(fd);
+	if (n > 0 && (size_t)n < sizeof line)
+		gps_summary_append(line);
 }
 
 /* Once per process, from whichever comes first: the atexit handler
@@ -498,8 +484,11 @@ __attribute__((constructor)) static void gps_constructor(void) { gps_init(); }
 GPS_EXPORT int InitializeInjection(void)
 {
 	gps_init(); /* no-op when the constructor ran */
-	if (!gps.disabled && gps_cupti_start("CUDA injection") == 0)
-		gps_rec(GPS_REC_CUDA); /* activation: the trace exists once CUDA is in use */
+	/* CUPTI only: the trace is made by the first record worth one (a call
+	 * of the recorded set, a context, GPU activity), so a process that only
+	 * runs cuInit (OpenMPI's orted, torch.compile's workers) leaves none */
+	if (!gps.disabled)
+		gps_cupti_start("CUDA injection");
 	return 1;
 }
 

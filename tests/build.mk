@@ -15,7 +15,7 @@ SHIM_SETTINGS := $(SHIMT_DIR)/test_settings
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
-	test_pm_sampling test_clock_tsc
+	test_pm_sampling test_clock_tsc test_run_summary test_no_cuda_trace
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
 SHIM_PY_TESTS := test_stacks test_stacks_python test_capture_range

@@ -2,6 +2,7 @@
  * small bounded free list, decode completed ones into gp_emit calls on the
  * thread CUPTI delivers them on (CUPTI 13 may use several), and account for
  * records CUPTI dropped. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "features/gps_status.h"
 #include "nvidia/gps_activity.h"
 #include "nvidia/gps_cbid.h"
+#include "nvidia/gps_cupti.h"
 #include "nvidia/gps_api_names.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_nvml.h"
@@ -376,6 +378,69 @@ static void decode(gp_recorder *rec, uint8_t *buf, size_t valid)
 		emit_api(rec, pend.a[i]);
 }
 
+/* ------------------------------------------------------------ no trace yet */
+/* A process that calls cuInit and nothing else (OpenMPI's orted, started by
+ * the job's launcher; torch.compile's compile workers) must not get a trace
+ * file: the trace is made by the first record worth one (an API call of the
+ * recorded set, a context, GPU activity).  CUPTI's DEVICE records are not:
+ * they come for every device once the kind is on, context or not.  Until a
+ * trace exists they wait here, and go into it first when it comes
+ * (gps_activity_emit_kept: the lifecycle's trace hook, or the next buffer). */
+#define GPS_KEPT_DEVICES 64
+struct kept_device { CUpti_ActivityDevice5 d; char name[256]; };
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf: no emit under it */
+static struct kept_device *kept;
+static atomic_int nkept; /* written under kept_lock; read without it for the fast no */
+
+/* Whether a buffer holds a record other than a DEVICE record. */
+static int worth_a_trace(uint8_t *buf, size_t valid)
+{
+	CUpti_Activity *a = NULL;
+	while (GPS_CUPTI_QUIET(cuptiActivityGetNextRecord, buf, valid, &a) == CUPTI_SUCCESS)
+		if (a->kind != CUPTI_ACTIVITY_KIND_DEVICE)
+			return 1;
+	return 0;
+}
+
+/* The DEVICE records of a buffer that came before the trace: kept (copied,
+ * the buffer goes back). */
+static void keep_devices(uint8_t *buf, size_t valid)
+{
+	CUpti_Activity *a = NULL;
+	pthread_mutex_lock(&kept_lock);
+	if (!kept)
+		kept = calloc(GPS_KEPT_DEVICES, sizeof *kept);
+	while (kept && nkept < GPS_KEPT_DEVICES &&
+	       GPS_CUPTI_QUIET(cuptiActivityGetNextRecord, buf, valid, &a) == CUPTI_SUCCESS) {
+		if (a->kind != CUPTI_ACTIVITY_KIND_DEVICE)
+			continue;
+		struct kept_device *k = &kept[atomic_fetch_add(&nkept, 1)];
+		memcpy(&k->d, a, sizeof k->d);
+		snprintf(k->name, sizeof k->name, "%s", k->d.name ? k->d.name : "");
+		k->d.name = NULL;
+	}
+	pthread_mutex_unlock(&kept_lock);
+}
+
+static void emit_device(gp_recorder *rec, const CUpti_ActivityDevice5 *d);
+
+void gps_activity_emit_kept(gp_recorder *rec)
+{
+	if (!rec || !atomic_load_explicit(&nkept, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&kept_lock);
+	struct kept_device *k = kept;
+	int n = atomic_exchange(&nkept, 0);
+	kept = NULL;
+	pthread_mutex_unlock(&kept_lock);
+	for (int i = 0; i < n; i++) {
+		k[i].d.name = k[i].name;
+		emit_device(rec, &k[i].d);
+	}
+	free(k);
+}
+
+/* ------------------------------------------------------------ delivery */
 static GPS_TLS uint64_t last_clock_ns;
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
@@ -384,7 +449,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
-	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
+	gp_recorder *rec = t ? gps_rec(GPS_REC_EXISTING) : NULL;
+	/* a fork child's buffers hold the parent's records (CUDA's exit
+	 * teardown or our final flush hand them over there): they make no
+	 * trace for the child, a DataLoader worker say */
+	if (!rec && t && buf && valid && !gps_cupti_session_inherited()) {
+		if (worth_a_trace(buf, valid))
+			rec = gps_rec(GPS_REC_CUDA);
+		else
+			keep_devices(buf, valid);
+	}
+	gps_activity_emit_kept(rec);
 	if (rec && buf) {
 		if (t && !t->kind_set) {
 			t->kind_set = 1;
@@ -418,6 +493,7 @@ void gps_activity_fork_parent(void) { pthread_mutex_unlock(&buf_lock); }
 void gps_activity_after_fork_child(void)
 {
 	pthread_mutex_init(&buf_lock, NULL);
+	pthread_mutex_init(&kept_lock, NULL); /* kept devices stay: the child sees the same GPUs */
 	/* buffers CUPTI held in the parent are gone from the child's view */
 	outstanding = 0;
 }

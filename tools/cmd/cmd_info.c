@@ -16,7 +16,8 @@ static void help(FILE *f)
 		   "dropped records and integrity (complete / truncated / corrupt frames skipped).\n\n"
 		   "  --json     one JSON object instead of text\n"
 		   "  --strict   exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help this text\n");
+		   "  -h, --help this text\n"
+		   "  FILE       the trace; '-' = stdin (copied to a temporary file first)\n");
 }
 
 struct info {

@@ -260,7 +260,8 @@ int cmd_steps(int argc, char **argv)
 		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", steps_report_names[k]);
 		else if (printed) putchar('\n');
 		if (fmt == FMT_CSV) printf("# %s\n", steps_report_names[k]);
-		report_print(stdout, &reps.rep[k], fmt);
+		const struct report_style style = { .fmt = fmt, .width = 0, .unit = TU_NS };
+		report_print(stdout, &reps.rep[k], &style);
 		printed++;
 	}
 	if (fmt == FMT_JSON) printf("}\n");
