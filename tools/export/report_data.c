@@ -257,8 +257,8 @@ static void memory(FILE *f, const struct report_run *run, uint32_t pid, const st
 		const struct mem_series *s = &run->mem->v[m];
 		if (s->pid != pid || !s->n) continue;
 		fprintf(f, "%s{\"device\":%u,\"kind\":\"%s\",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
-			",\"peak_bytes\":%" PRId64 ",", first ? "" : ",", s->dev, mem_kind_name(s->kind), s->allocs,
-			s->frees, s->peak);
+			",\"peak_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64 ",", first ? "" : ",", s->dev,
+			mem_kind_name(s->kind), s->allocs, s->frees, s->peak, s->p[s->n - 1].v);
 		bin_times(f, bn, base);
 		fputs(",\"bytes\":[", f);
 		for (size_t i = 0; i < bn->n; i++)
@@ -277,8 +277,8 @@ static void procs(FILE *f, const struct report_run *run, const struct report_dat
 	size_t np = in->nprocs ? in->nprocs : 1;
 	size_t div = np > 4 ? (np + 3) / 4 : 1;
 	size_t steps_max = o->steps_max / div, nbins = o->bins / div;
-	if (steps_max < 100) steps_max = 100;
-	if (nbins < 100) nbins = 100;
+	if (div > 1 && steps_max < 100) steps_max = o->steps_max < 100 ? o->steps_max : 100;
+	if (div > 1 && nbins < 100) nbins = o->bins < 100 ? o->bins : 100;
 	struct binning bn = { in->first, in->last, 1, 1 };
 	if (in->have_time && in->last > in->first) {
 		uint64_t span = in->last - in->first;

@@ -31,7 +31,7 @@
  *                sample fell;
  *   counters     the other counters, binned means;
  *   memory       per device and memory kind, the most bytes held in each
- *                bin (mem_timeline.h). */
+ *                bin (mem_timeline.h), the peak and the level at the end. */
 #ifndef GPUPROF_EXPORT_REPORT_DATA_H
 #define GPUPROF_EXPORT_REPORT_DATA_H
 

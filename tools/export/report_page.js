@@ -217,10 +217,13 @@
     if (!box) return;
     var series = [{ label: 's' }], data = [dev.t_s], i = 0;
     Object.keys(dev.series).forEach(function (name) {
+      var busy = name === 'GPU busy %' || name === 'copy busy %', v = dev.series[name];
       var c = name === 'GPU busy %' ? '#2e7d32' : name === 'copy busy %' ? '#0277bd' : PALETTE[(i++) % PALETTE.length];
-      series.push({ label: name, stroke: c, width: name === 'GPU busy %' ? 2 : 1, spanGaps: name !== 'GPU busy %' &&
-        name !== 'copy busy %', points: { show: false } });
-      data.push(dev.series[name]);
+      /* busy % is null where no GPU activity was recorded (outside the
+       * windows): gaps stay gaps, and a bin on its own shows as a point */
+      series.push({ label: name, stroke: c, width: name === 'GPU busy %' ? 2 : 1, spanGaps: !busy,
+        points: busy && v.indexOf(null) >= 0 ? points(c, 5) : { show: false } });
+      data.push(v);
     });
     plot(box, { scales: { x: { time: false }, y: { range: [0, 100] } },
       axes: [{ label: 's after the trace start' }, { label: '%' }], series: series }, data);
