@@ -40,6 +40,12 @@ static int pass_ranges(gp_reader *r, struct steps_run *sr)
 			step_detect_gpu(sr->d, tool_pid(r, rec), rec);
 		} else if (rec->type == GP_REC_WINDOW) {
 			winset_add(&sr->win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+		} else if (rec->type == GP_REC_PROCESS) {
+			struct steps_run_proc p = { rec->u.process.pid, rec->u.process.rank };
+			size_t k;
+			for (k = 0; k < sr->nprocs && sr->procs[k].pid != p.pid; k++) ;
+			if (k < sr->nprocs) sr->procs[k] = p;
+			else VEC_PUSH(sr->procs, sr->nprocs, sr->cprocs, p);
 		}
 	}
 	return rc;
@@ -111,5 +117,13 @@ void steps_run_free(struct steps_run *sr)
 	step_detect_free(sr->d);
 	attribution_free(sr->a);
 	winset_free(&sr->win);
+	free(sr->procs);
 	memset(sr, 0, sizeof(*sr));
+}
+
+int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid)
+{
+	for (size_t k = 0; k < sr->nprocs; k++)
+		if (sr->procs[k].pid == pid) return sr->procs[k].rank;
+	return -1;
 }

@@ -4,7 +4,8 @@
  * `gpuprof diff`).
  *
  * Pass 1 reads the NVTX ranges (the attribution index), the GPU-activity
- * windows and a sample of the GPU operations (step detection); pass 2
+ * windows, a sample of the GPU operations (step detection) and the
+ * processes' ranks; pass 2
  * streams the API calls and GPU operations through the launch join
  * (opjoin.h) into the per-step component (steps.h), which is finished at
  * the end.  The reader is rewound before each pass, so it may have been read
@@ -36,6 +37,8 @@ struct steps_run {
 	struct steps *st;              /* finished; its rows not yet summarised */
 	struct opjoin *j;              /* for opjoin_counts */
 	struct winset win;             /* the trace's GPU-activity windows, finished */
+	struct steps_run_proc { uint32_t pid; int32_t rank; } *procs; /* PROCESS records, in trace order */
+	size_t nprocs, cprocs;
 };
 
 /* Runs both passes.  Returns 0, or -1 with *read_rc the fatal read status
@@ -46,6 +49,8 @@ struct steps_run {
 int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
 	      const char **err);
 void steps_run_free(struct steps_run *sr);
+/* The rank of pid from its PROCESS record; -1 when none or unknown. */
+int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid);
 
 /* "domain:message", or the message of a range in the default domain (the
  * range names the attribution index holds).  malloc'd. */

@@ -12,6 +12,7 @@ int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_steps(int argc, char **argv); /* temporary: to become stats --report steps */
 
 #endif

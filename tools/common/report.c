@@ -41,6 +41,7 @@ static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind
 	case COL_STR: snprintf(buf, n, "%s", tool_text(c->s)); break;
 	case COL_INT: case COL_ID: snprintf(buf, n, "%.0f", c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
+	case COL_G3: snprintf(buf, n, "%.3g", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
 	}
 }
@@ -63,7 +64,7 @@ static void add_commas(char *buf, size_t n)
 static void render_table(char *buf, size_t n, const struct cell *c, enum col_kind kind)
 {
 	render(buf, n, c, kind);
-	if (kind != COL_STR && kind != COL_ID && !c->null)
+	if (kind != COL_STR && kind != COL_ID && kind != COL_G3 && !c->null)
 		add_commas(buf, n);
 }
 

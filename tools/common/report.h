@@ -6,7 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */ };
+enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */,
+		COL_G3 /* 3 significant digits, exponent when small (a p-value) */ };
 struct col { const char *head; const char *key; enum col_kind kind; };
 struct cell { int null; double d; char *s; };
 
