@@ -396,6 +396,10 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 		cell_str(&c[9], w->name);
 	}
 	free(v);
+	if (items) {
+		size_t l = strlen(head);
+		snprintf(head + l, sizeof(head) - l, ".");
+	}
 	if (*newcalls) {
 		size_t l = strlen(head);
 		snprintf(head + l, sizeof(head) - l, " More synchronising/copy calls in B: %s.", newcalls);
