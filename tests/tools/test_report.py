@@ -28,13 +28,12 @@ without uPlot built in); the data checks always run."""
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tt import B, HERE, eq, expect, fail, finish, gen, gp, tmpdir  # noqa: E402
+from tt import B, HERE, chromium, eq, expect, fail, finish, gen, gp, tmpdir, union  # noqa: E402
 
 GEN_DIFF = os.path.abspath(os.path.join(B, "tests", "tools", "gen_diff"))
 GEN_STEPS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_steps"))
@@ -102,16 +101,6 @@ def check_step_series(what, proc, rows, base_ns):
     starts = [mine[i]["start_ns"] / 1e9 for i in keep]
     expect(len(starts) == len(ss["start_s"]) and all(abs(x - y) <= 1e-8 * max(1, abs(y)) for x, y in
                                                     zip(ss["start_s"], starts)), f"{what}: step starts")
-
-
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
 
 
 def covered(u, a, b):
@@ -235,14 +224,6 @@ def check_data(what, trace, data, nbins=600, rows_max=50):
 
 
 # ------------------------------------------------------------ the browser
-
-def chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
 
 ERRORS_FIRST = "<script>window.__errs=[];window.addEventListener('error',function(e){" \
                "window.__errs.push(String(e.message));});</script>"

@@ -3,7 +3,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,19 +136,6 @@ static const struct col copy_cols[] = {
 	{ "B (ns/step)", "b_ns_per_step", COL_INT }, { "Delta (ns/step)", "delta_ns_per_step", COL_INT },
 	{ "In", "in", COL_STR },
 };
-
-static void note_add(char **note, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note_add(char **note, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	size_t l = *note ? strlen(*note) : 0;
-	*note = xrealloc(*note, l + strlen(buf) + 1);
-	strcpy(*note + l, buf);
-}
 
 /* "+1.234 ms" / "-12.000 us" */
 static void signed_dur(char *buf, size_t n, double ns)
@@ -467,31 +453,29 @@ void diff_tables_fill(struct diff_tables *out, struct diff_pair *pairs, size_t n
 	report_define(&R[DT_API], "CUDA API Calls per Step", api_cols, REPORT_NCOLS(api_cols));
 	report_define(&R[DT_COPIES], "Copies and Memsets Launched per Step", copy_cols, REPORT_NCOLS(copy_cols));
 	for (size_t i = 0; i < npairs; i++) fill_pair(out, &pairs[i], &o);
-	note_add(&out->note[DT_STEPS],
+	snprintf(out->note[DT_STEPS], sizeof(out->note[DT_STEPS]),
 		 " Per pair of processes (the same rank, else in order).  p: two-sided Mann-Whitney U test of the step\n"
 		 "   times (exact without ties up to %d steps a run, else the normal approximation with tie and\n"
 		 "   continuity corrections); significant when p < %g.  CI: 95 %% bootstrap interval of\n"
 		 "   Med B - Med A (%d resamples, seed %u).  Spread = (P90 - P10) / Med.\n",
 		 DIFF_EXACT_MAX, o.alpha, DIFF_BOOTSTRAP, DIFF_BOOTSTRAP_SEED);
-	note_add(&out->note[DT_BUCKETS], " Means over the aligned steps; Of Delta Step = delta / delta of the mean step time.\n");
-	note_add(&out->note[DT_KERNELS],
+	snprintf(out->note[DT_BUCKETS], sizeof(out->note[DT_BUCKETS]), "%s",
+		 " Means over the aligned steps; Of Delta Step = delta / delta of the mean step time.\n");
+	snprintf(out->note[DT_KERNELS], sizeof(out->note[DT_KERNELS]),
 		 " Kernels whose launch call started in an aligned step, per step; ranked by |Delta|.  GPU time:\n"
 		 "   it adds to the step time only where the GPU is what the step waits for.%s\n",
 		 o.top ? "  Top rows only (--top)." : "");
-	note_add(&out->note[DT_NVTX],
+	snprintf(out->note[DT_NVTX], sizeof(out->note[DT_NVTX]), "%s",
 		 " Ranges started in an aligned step (the step's own range left out): wall time per step, and the\n"
 		 "   kernels launched while open (any thread).  Ranked by the larger |Delta| of the two.\n");
-	note_add(&out->note[DT_API],
+	snprintf(out->note[DT_API], sizeof(out->note[DT_API]), "%s",
 		 " Calls started in an aligned step.  Kind: sync (blocks until GPU work is done), copy (memcpy).\n");
-	for (int k = 0; k < DT_COUNT; k++) R[k].note = out->note[k];
+	for (int k = 0; k < DT_COUNT; k++) R[k].note = out->note[k][0] ? out->note[k] : NULL;
 }
 
 void diff_tables_free(struct diff_tables *t)
 {
-	for (int k = 0; k < DT_COUNT; k++) {
-		report_free(&t->rep[k]);
-		free(t->note[k]);
-	}
+	for (int k = 0; k < DT_COUNT; k++) report_free(&t->rep[k]);
 	for (size_t i = 0; i < t->nheadline; i++) free(t->headline[i]);
 	free(t->headline);
 	memset(t, 0, sizeof(*t));

@@ -59,7 +59,7 @@ extern const char *const diff_table_names[DT_COUNT];
 
 struct diff_tables {
 	struct report rep[DT_COUNT];
-	char *note[DT_COUNT];   /* owned; rep[i].note points here */
+	char note[DT_COUNT][640]; /* rep[i].note points here when not empty */
 	char **headline;        /* one line per pair (also the diff table's rows) */
 	size_t nheadline;
 };

@@ -279,23 +279,13 @@ int cmd_diff(int argc, char **argv)
 
 	struct diff_tables t;
 	diff_tables_fill(&t, pairs, npairs, &dopts);
-	int printed = 0;
 	if (fmt == FMT_TABLE) {
-		/* the first line says what changed */
+		/* the first line says what changed; the diff table is these lines */
 		for (size_t i = 0; i < t.nheadline; i++) printf("%s\n", tool_text(t.headline[i]));
-		printf("(A: %s, B: %s)\n", tool_text(s[0].path), tool_text(s[1].path));
-		printed = 1;
+		printf("(A: %s, B: %s)\n\n", tool_text(s[0].path), tool_text(s[1].path));
+		want[DT_SUMMARY] = 0;
 	}
-	if (fmt == FMT_JSON) putchar('{');
-	for (int k = 0; k < DT_COUNT; k++) {
-		if (!want[k] || (fmt == FMT_TABLE && k == DT_SUMMARY)) continue;
-		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", diff_table_names[k]);
-		else if (printed) putchar('\n');
-		if (fmt == FMT_CSV) printf("# %s\n", diff_table_names[k]);
-		report_print(stdout, &t.rep[k], fmt);
-		printed++;
-	}
-	if (fmt == FMT_JSON) printf("}\n");
+	report_print_tables(stdout, t.rep, want, DT_COUNT, fmt);
 	diff_tables_free(&t);
 out:
 	for (size_t i = 0; i < npairs; i++) diff_pair_free(&pairs[i]);

@@ -154,6 +154,21 @@ void report_print(FILE *f, const struct report *r, enum report_fmt fmt)
 	if (r->note) fprintf(f, "\n%s", r->note);
 }
 
+void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n, enum report_fmt fmt)
+{
+	int printed = 0;
+	if (fmt == FMT_JSON) putc('{', f);
+	for (size_t k = 0; k < n; k++) {
+		if (want && !want[k]) continue;
+		if (fmt == FMT_JSON) fprintf(f, "%s\"%s\":", printed ? ",\n" : "", t[k].name);
+		else if (printed) putc('\n', f);
+		if (fmt == FMT_CSV) fprintf(f, "# %s\n", t[k].name);
+		report_print(f, &t[k], fmt);
+		printed++;
+	}
+	if (fmt == FMT_JSON) fputs("}\n", f);
+}
+
 void report_free(struct report *r)
 {
 	for (size_t i = 0; i < r->nrows * (size_t)r->ncols; i++)

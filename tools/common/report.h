@@ -34,6 +34,10 @@ struct cell *report_row(struct report *r);
 void cell_num(struct cell *c, double v);
 void cell_str(struct cell *c, const char *s);
 void report_print(FILE *f, const struct report *r, enum report_fmt fmt);
+/* Tables t[0..n) with want[i] set (want NULL: all): JSON as one object
+ * {"NAME": rows, ...} and a newline, CSV each after a "# NAME" line, text
+ * separated by blank lines. */
+void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n, enum report_fmt fmt);
 void report_free(struct report *r);
 
 #endif

@@ -172,6 +172,21 @@ static void bin_times(FILE *f, const struct binning *bn, uint64_t base)
 	fputc(']', f);
 }
 
+/* per bin, the share of its recorded time that the union u covers, in % */
+static void busy_bins(FILE *f, const struct ivset *u, const struct winset *win, uint32_t pid,
+		      const struct binning *bn)
+{
+	size_t pos = 0;
+	fputc('[', f);
+	for (size_t i = 0; i < bn->n; i++) {
+		uint64_t a = bin_lo(bn, i), b = bin_hi(bn, i), rec = recorded(win, pid, a, b);
+		if (i) fputc(',', f);
+		if (rec) jnum(f, 100.0 * (double)covered(u, &pos, a, b) / (double)rec);
+		else fputs("null", f);
+	}
+	fputc(']', f);
+}
+
 static const char *device_name(const struct report_run *run, uint32_t pid, uint32_t dev)
 {
 	const struct trace_info *in = run->info;
@@ -191,23 +206,10 @@ static void devices(FILE *f, const struct report_run *run, uint32_t pid, const s
 		json_str(f, device_name(run, pid, g->dev));
 		fprintf(f, ",\"busy_ns\":%" PRIu64 ",\"bin_ns\":%" PRIu64 ",", g->ksum.busy, bn->width);
 		bin_times(f, bn, base);
-		fputs(",\"series\":{\"GPU busy %\":[", f);
-		size_t pos = 0;
-		for (size_t i = 0; i < bn->n; i++) {
-			uint64_t a = bin_lo(bn, i), b = bin_hi(bn, i), rec = recorded(run->win, pid, a, b);
-			if (i) fputc(',', f);
-			if (rec) jnum(f, 100.0 * (double)covered(&g->k, &pos, a, b) / (double)rec);
-			else fputs("null", f);
-		}
-		fputs("],\"copy busy %\":[", f);
-		pos = 0;
-		for (size_t i = 0; i < bn->n; i++) {
-			uint64_t a = bin_lo(bn, i), b = bin_hi(bn, i), rec = recorded(run->win, pid, a, b);
-			if (i) fputc(',', f);
-			if (rec) jnum(f, 100.0 * (double)covered(&g->c, &pos, a, b) / (double)rec);
-			else fputs("null", f);
-		}
-		fputc(']', f);
+		fputs(",\"series\":{\"GPU busy %\":", f);
+		busy_bins(f, &g->k, run->win, pid, bn);
+		fputs(",\"copy busy %\":", f);
+		busy_bins(f, &g->c, run->win, pid, bn);
 		for (size_t c = 0; c < run->cnt->n; c++) {
 			const struct cseries *s = &run->cnt->v[c];
 			if (s->pid != pid || s->dev != g->dev || !report_counter_is_pct(s->name)) continue;
