@@ -15,6 +15,15 @@ char *steps_range_name(gp_reader *r, const gp_rec_nvtx_range *n)
 	return name;
 }
 
+int step_want_parse(const char *s, int *want)
+{
+	if (!strcmp(s, "auto")) *want = STEP_WANT_AUTO;
+	else if (!strcmp(s, "nvtx")) *want = STEP_WANT_NVTX;
+	else if (!strcmp(s, "trace")) *want = STEP_WANT_TRACE;
+	else return -1;
+	return 0;
+}
+
 static uint32_t source_tid(gp_reader *r, const gp_record *rec)
 {
 	const gp_rec_source *src = gp_reader_source(r, rec->source_id);

@@ -226,10 +226,10 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto")) so.detect.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) so.detect.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) so.detect.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); return EXIT_USAGE; }
+			if (step_want_parse(optarg, &so.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }

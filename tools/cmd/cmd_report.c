@@ -188,10 +188,10 @@ int cmd_report(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
 		case 'm':
-			if (!strcmp(optarg, "auto")) o.steps.detect.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) o.steps.detect.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) o.steps.detect.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); return EXIT_USAGE; }
+			if (step_want_parse(optarg, &o.steps.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }

@@ -79,10 +79,10 @@ int cmd_steps(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (!strcmp(optarg, "auto")) dopts->want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) dopts->want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) dopts->want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); return EXIT_USAGE; }
+			if (step_want_parse(optarg, &dopts->want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
