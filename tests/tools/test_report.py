@@ -21,7 +21,8 @@ one after it that, once the page has drawn, counts per chart the pixels of
 its series colour on its canvas.  A copy of the page without uPlot shows the
 fallback (a note per chart, the tables) with no error.  Size: a trace of
 20,000 steps gives a page of at most 3 MB.  Bad use: no trace, no -o, a bad
-count, a missing trace (exit 1, 1, 1, 2; no page left behind).
+count, a missing trace (exit 1, 1, 1, 2; no page left behind).  The
+committed examples/mnist-h200-report.html is what this build writes.
 
 Needs chromium for the page checks (skipped, saying why, without it or
 without uPlot built in); the data checks always run."""
@@ -384,6 +385,18 @@ expect(not os.path.exists(out) and not [f for f in os.listdir(W) if f.startswith
        "a failed report leaves no page (nor temporary file)")
 p = gp("report", "-o", "-", one)
 expect(p.stdout.startswith("<!DOCTYPE html>") and p.stdout.rstrip().endswith("</html>"), "-o -: the page on stdout")
+
+# the committed example page is what this build writes (but for the command line in it)
+EXAMPLE = os.path.join(HERE, "..", "..", "examples", "mnist-h200-report.html")
+if data.get("charts"):
+    root = os.path.join(HERE, "..", "..")
+    p = subprocess.run([os.path.abspath(os.path.join(B, "bin", "gpuprof")), "report", "-o", "-",
+                        "examples/mnist-h200.gpuprof"], cwd=root, capture_output=True, text=True)
+    with open(EXAMPLE) as f:
+        committed = f.read()
+    expect(p.stdout.replace("gpuprof report -o -", "gpuprof report -o examples/mnist-h200-report.html") == committed,
+           "examples/mnist-h200-report.html is up to date (gpuprof report -o examples/mnist-h200-report.html "
+           "examples/mnist-h200.gpuprof)")
 
 # the browser
 browser = chromium()
