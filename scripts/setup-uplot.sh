@@ -24,6 +24,7 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 0
 fi
 mkdir -p "$B/npm"
+rm -rf "$DIR" # another version, or files that differ from the pin: fetch it again
 if ! timeout 300 npm install --no-audit --no-fund --no-save --prefix "$B/npm" "uplot@$VERSION" >&2; then
   echo "gpuprof setup: npm install uplot@$VERSION failed (registry unreachable?); gpuprof report will have no charts" >&2
   exit 0
