@@ -36,8 +36,10 @@ check-cuda:
 	@if [ -z "$(CUPTI_INC)" ]; then \
 	  echo "error: CUDA toolkit headers not found (cupti.h). Set CUDA_HOME=/path/to/cuda, put nvcc on PATH, or install the toolkit in /usr/local/cuda." >&2; exit 1; fi
 
+# Build dependencies (apt), then uPlot for `gpuprof report`'s charts (npm,
+# pinned; without it the report has tables only).
 deps:
-	@./scripts/setup-deps.sh
+	@./scripts/setup-deps.sh; rc=$$?; ./scripts/setup-uplot.sh $(B); exit $$rc
 
 # Include rules between folders (COMPONENT/layers.txt; docs/ARCHITECTURE.md).
 check-layers:

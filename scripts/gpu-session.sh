@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp report ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -549,6 +549,41 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       done
     ) 2>&1 | tee "$RES/pm-crash4.txt"
     rm -f "$RES"/p4*.gpuprof* ;;
+  report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
+                # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical runs), and `gpuprof report`
+                # pages of MNIST, ResNet-50 and the transformer with NVML and PM-sampled counters.
+                # Keeps the pages (report-*.html) and the diffs (diff-*.json), not the traces.
+    log report
+    ( G=build/bin/gpuprof
+      ab() { local name=$1; shift
+        timeout "${AB_TIMEOUT:-150}" $G run -q -o "$RES/ab-$name.gpuprof" -- "$@" >"$RES/ab-$name.out" 2>"$RES/ab-$name.err"
+        echo "AB $name rc=$? $(grep RESULT "$RES/ab-$name.out")"; grep -av "^TIMING" "$RES/ab-$name.err" | tail -3; }
+      T="python3 examples/transformer_step.py --steps ${AB_TSTEPS:-40} --warmup 5"
+      M="python3 examples/train_mnist.py --steps ${AB_MSTEPS:-300} --warmup 10"
+      # shellcheck disable=SC2086  # $T and $M are command lines
+      { ab fp32 $T; ab bf16 $T --amp bf16
+        ab sdpa-math $T --amp bf16 --sdpa math; ab sdpa-flash $T --amp bf16 --sdpa flash
+        ab workers0 $M --workers 0; ab workers4 $M --workers 4
+        ab same1 $M; ab same2 $M; }
+      for pair in fp32:bf16 sdpa-math:sdpa-flash workers0:workers4 same1:same2; do
+        a=${pair%%:*} b=${pair#*:}
+        echo "=== DIFF $a -> $b (the first line should name the change and its effect)"
+        $G diff "$RES/ab-$a.gpuprof" "$RES/ab-$b.gpuprof" 2>&1 | cut -c1-600 | head -"${DIFF_LINES:-70}"
+        $G diff --format json --top 0 "$RES/ab-$a.gpuprof" "$RES/ab-$b.gpuprof" >"$RES/diff-$a-$b.json" 2>&1
+      done
+      for job in "mnist:$M" "resnet50:python3 examples/resnet_step.py --steps 30 --warmup 5" "transformer:$T --amp bf16"; do
+        name=${job%%:*} cmd=${job#*:}
+        # shellcheck disable=SC2086  # $cmd is a command line
+        timeout 200 $G run -q --gpu-metrics=20 --pm-sampling=10ms -o "$RES/rep-$name.gpuprof" -- $cmd \
+          >"$RES/rep-$name.out" 2>"$RES/rep-$name.err"
+        echo "REPORT $name rc=$? $(grep RESULT "$RES/rep-$name.out")"
+        $G report -o "$RES/report-$name.html" "$RES/rep-$name.gpuprof" 2>&1 | tail -3
+        ls -la "$RES/report-$name.html" 2>&1
+        $G stats --report counters "$RES/rep-$name.gpuprof" 2>&1 | cut -c1-160 | head -20
+      done
+      $G report -o "$RES/report-ab-fp32-bf16.html" "$RES/ab-fp32.gpuprof" "$RES/ab-bf16.gpuprof" 2>&1 | tail -3
+    ) 2>&1 | tee "$RES/report.txt"
+    rm -f "$RES"/ab-*.gpuprof "$RES"/rep-*.gpuprof ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;

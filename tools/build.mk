@@ -15,7 +15,18 @@ all: $(GPUPROF_BIN)
 
 $(B)/obj/tools/%.o: tools/%.c $(DEP_MISSING)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -Itools -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -Itools -I$(B)/gen -c $< -o $@
+
+# `gpuprof report`'s page (export/report_html.c): its own script and style,
+# and uPlot once `make deps` installed it (scripts/setup-uplot.sh, pinned in
+# scripts/uplot.pin), embedded at build time.  The generator runs every
+# build but rewrites the header only when its content changes, so
+# installing uPlot later is picked up and nothing else rebuilds.
+REPORT_ASSETS_H := $(B)/gen/report_assets.h
+UPLOT_PKG := $(B)/npm/node_modules/uplot
+$(REPORT_ASSETS_H): FORCE | $(B)/gen/
+	@scripts/embed-report-assets.sh $@ tools/export $(UPLOT_PKG) scripts/uplot.pin
+$(B)/obj/tools/export/report_html.o: $(REPORT_ASSETS_H)
 
 
 $(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/

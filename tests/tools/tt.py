@@ -3,6 +3,7 @@
 Every test script takes the build dir as argv[1] (default build) and finds
 $B/bin/gpuprof and $B/tests/tools/gen_trace there."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,26 @@ def gp(*args, check=True, **kw):
     if check and p.returncode != 0:
         fail(f"gpuprof {' '.join(map(str, args))} exited {p.returncode}: {p.stderr.strip()}")
     return p
+
+
+def union(iv):
+    """The union of intervals (s, e), as sorted disjoint [s, e] lists."""
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def chromium():
+    """A headless-capable Chromium on PATH, or None."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
 
 
 def expect(cond, what):

@@ -17,6 +17,8 @@ static const struct {
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
 	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)" },
+	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables" },
+	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 };
 

@@ -107,6 +107,7 @@ static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind
 	case COL_STR: snprintf(buf, n, "%s", tool_text(c->s)); break;
 	case COL_INT: case COL_ID: snprintf(buf, n, "%.0f", c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
+	case COL_G3: snprintf(buf, n, "%.3g", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
 	}
 }
@@ -139,7 +140,7 @@ static void render_table(char *buf, size_t n, const struct cell *c, const struct
 	} else {
 		render(buf, n, c, col->kind);
 	}
-	if (col->kind != COL_STR && col->kind != COL_ID && !c->null)
+	if (col->kind != COL_STR && col->kind != COL_ID && col->kind != COL_G3 && !c->null)
 		add_commas(buf, n);
 }
 
@@ -285,6 +286,21 @@ void report_print(FILE *f, const struct report *r, const struct report_style *st
 	if (style->fmt == FMT_CSV) print_csv(f, r);
 	else if (style->fmt == FMT_JSON) print_json(f, r);
 	else print_table(f, r, style);
+}
+
+void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n, const struct report_style *style)
+{
+	int printed = 0;
+	if (style->fmt == FMT_JSON) putc('{', f);
+	for (size_t k = 0; k < n; k++) {
+		if (want && !want[k]) continue;
+		if (style->fmt == FMT_JSON) fprintf(f, "%s\"%s\":", printed ? ",\n" : "", t[k].name);
+		else if (printed) putc('\n', f);
+		if (style->fmt == FMT_CSV) fprintf(f, "# %s\n", t[k].name);
+		report_print(f, &t[k], style);
+		printed++;
+	}
+	if (style->fmt == FMT_JSON) fputs("}\n", f);
 }
 
 void report_free(struct report *r)

@@ -12,7 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */ };
+enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */,
+		COL_G3 /* 3 significant digits, exponent when small (a p-value) */ };
 /* Where a column is printed (struct col .where); 0: everywhere. */
 enum col_where { COL_EVERYWHERE = 0, COL_TABLE_ONLY = 1, COL_MACHINE_ONLY = 2 };
 /* A column whose heading ends in "(ns)" holds durations in ns: the table
@@ -62,6 +63,11 @@ void cell_str(struct cell *c, const char *s);
  * row holds the same value in it (a PID column of a one-process trace). */
 void report_hide_uniform(struct report *r, int col);
 void report_print(FILE *f, const struct report *r, const struct report_style *style);
+/* Tables t[0..n) with want[i] set (want NULL: all): JSON as one object
+ * {"NAME": rows, ...} and a newline, CSV each after a "# NAME" line, text
+ * separated by blank lines. */
+void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n,
+			 const struct report_style *style);
 void report_free(struct report *r);
 
 /* "ns", "us", "ms", "s" <-> enum time_unit; -1 for an unknown name. */

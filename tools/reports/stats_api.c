@@ -9,7 +9,7 @@
 enum { API_NAME = TS_NCOLS, API_NCOLS };
 static const struct col api_cols[API_NCOLS] = {
 	TIME_SUMMARY_COLS("Num Calls", "num_calls", NULL),
-	[API_NAME] = { "Name", "name", COL_STR },
+	[API_NAME] = { "Name", "name", COL_STR, COL_EVERYWHERE },
 };
 
 static char *api_name(gp_reader *r, uint32_t id)

@@ -10,7 +10,7 @@
 enum { KERN_NAME = TS_NCOLS, KERN_MANGLED, KERN_NCOLS };
 static const struct col kern_cols[KERN_NCOLS] = {
 	TIME_SUMMARY_COLS("Instances", "instances", "Device"),
-	[KERN_NAME] = { "Name", "name", COL_STR },
+	[KERN_NAME] = { "Name", "name", COL_STR, COL_EVERYWHERE },
 	[KERN_MANGLED] = { "Mangled Name", "mangled", COL_STR, COL_MACHINE_ONLY },
 };
 

@@ -11,11 +11,11 @@
 enum { MEMT_SRC = TS_NCOLS, MEMT_DST, MEMT_BYTES, MEMT_GBPS, MEMT_OPERATION, MEMT_NCOLS };
 static const struct col memt_cols[MEMT_NCOLS] = {
 	TIME_SUMMARY_COLS("Count", "count", "Device"),
-	[MEMT_SRC] = { "Src Mem", "src_kind", COL_STR },
-	[MEMT_DST] = { "Dst Mem", "dst_kind", COL_STR },
-	[MEMT_BYTES] = { "Bytes", "bytes", COL_INT },
-	[MEMT_GBPS] = { "Throughput (GB/s)", "throughput_gb_per_s", COL_F3 },
-	[MEMT_OPERATION] = { "Operation", "operation", COL_STR },
+	[MEMT_SRC] = { "Src Mem", "src_kind", COL_STR, COL_EVERYWHERE },
+	[MEMT_DST] = { "Dst Mem", "dst_kind", COL_STR, COL_EVERYWHERE },
+	[MEMT_BYTES] = { "Bytes", "bytes", COL_INT, COL_EVERYWHERE },
+	[MEMT_GBPS] = { "Throughput (GB/s)", "throughput_gb_per_s", COL_F3, COL_EVERYWHERE },
+	[MEMT_OPERATION] = { "Operation", "operation", COL_STR, COL_EVERYWHERE },
 };
 
 static const char memt_note[] =

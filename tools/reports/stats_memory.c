@@ -14,15 +14,15 @@ enum {
 	MEM_NCOLS
 };
 static const struct col mem_cols[MEM_NCOLS] = {
-	[MEM_PID] = { "PID", "pid", COL_ID }, [MEM_DEVICE] = { "Device", "device", COL_ID },
-	[MEM_ALLOCS] = { "Allocs", "allocs", COL_INT },
-	[MEM_ALLOC_BYTES] = { "Allocated (B)", "allocated_bytes", COL_INT },
-	[MEM_FREES] = { "Frees", "frees", COL_INT },
-	[MEM_FREE_BYTES] = { "Freed (B)", "freed_bytes", COL_INT },
-	[MEM_LARGEST] = { "Largest Alloc (B)", "largest_alloc_bytes", COL_INT },
-	[MEM_PEAK] = { "Peak In Use (B)", "peak_in_use_bytes", COL_INT },
-	[MEM_END] = { "In Use at End (B)", "end_in_use_bytes", COL_INT },
-	[MEM_KIND] = { "Memory Kind", "mem_kind", COL_STR },
+	[MEM_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE }, [MEM_DEVICE] = { "Device", "device", COL_ID, COL_EVERYWHERE },
+	[MEM_ALLOCS] = { "Allocs", "allocs", COL_INT, COL_EVERYWHERE },
+	[MEM_ALLOC_BYTES] = { "Allocated (B)", "allocated_bytes", COL_INT, COL_EVERYWHERE },
+	[MEM_FREES] = { "Frees", "frees", COL_INT, COL_EVERYWHERE },
+	[MEM_FREE_BYTES] = { "Freed (B)", "freed_bytes", COL_INT, COL_EVERYWHERE },
+	[MEM_LARGEST] = { "Largest Alloc (B)", "largest_alloc_bytes", COL_INT, COL_EVERYWHERE },
+	[MEM_PEAK] = { "Peak In Use (B)", "peak_in_use_bytes", COL_INT, COL_EVERYWHERE },
+	[MEM_END] = { "In Use at End (B)", "end_in_use_bytes", COL_INT, COL_EVERYWHERE },
+	[MEM_KIND] = { "Memory Kind", "mem_kind", COL_STR, COL_EVERYWHERE },
 };
 
 static const char mem_note[] =

@@ -16,7 +16,7 @@ enum {
 static const struct col mems_cols[MEMS_NCOLS] = {
 	[MEMS_TOTAL_MB] = { "Total (MB)", "total_mb", COL_F3, COL_TABLE_ONLY },
 	[MEMS_TOTAL] = { "Total (B)", "total_bytes", COL_INT, COL_MACHINE_ONLY },
-	[MEMS_COUNT] = { "Count", "count", COL_INT },
+	[MEMS_COUNT] = { "Count", "count", COL_INT, COL_EVERYWHERE },
 	[MEMS_AVG_MB] = { "Avg (MB)", "avg_mb", COL_F3, COL_TABLE_ONLY },
 	[MEMS_AVG] = { "Avg (B)", "avg_bytes", COL_F3, COL_MACHINE_ONLY },
 	[MEMS_MED_MB] = { "Med (MB)", "med_mb", COL_F3, COL_TABLE_ONLY },
@@ -27,11 +27,11 @@ static const struct col mems_cols[MEMS_NCOLS] = {
 	[MEMS_MAX] = { "Max (B)", "max_bytes", COL_INT, COL_MACHINE_ONLY },
 	[MEMS_STDDEV_MB] = { "StdDev (MB)", "stddev_mb", COL_F3, COL_TABLE_ONLY },
 	[MEMS_STDDEV] = { "StdDev (B)", "stddev_bytes", COL_F3, COL_MACHINE_ONLY },
-	[MEMS_PID] = { "PID", "pid", COL_ID }, [MEMS_RANK] = { "Rank", "rank", COL_ID },
-	[MEMS_DEVICE] = { "Device", "device", COL_ID },
-	[MEMS_SRC] = { "Src Mem", "src_kind", COL_STR },
-	[MEMS_DST] = { "Dst Mem", "dst_kind", COL_STR },
-	[MEMS_OPERATION] = { "Operation", "operation", COL_STR },
+	[MEMS_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE }, [MEMS_RANK] = { "Rank", "rank", COL_ID, COL_EVERYWHERE },
+	[MEMS_DEVICE] = { "Device", "device", COL_ID, COL_EVERYWHERE },
+	[MEMS_SRC] = { "Src Mem", "src_kind", COL_STR, COL_EVERYWHERE },
+	[MEMS_DST] = { "Dst Mem", "dst_kind", COL_STR, COL_EVERYWHERE },
+	[MEMS_OPERATION] = { "Operation", "operation", COL_STR, COL_EVERYWHERE },
 };
 
 static void mems_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)

@@ -17,9 +17,9 @@
 enum { NVTX_GPU_NS = TS_NCOLS, NVTX_STYLE, NVTX_RANGE, NVTX_NCOLS };
 static const struct col nvtx_cols[NVTX_NCOLS] = {
 	TIME_SUMMARY_COLS("Instances", "instances", NULL),
-	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT },
-	[NVTX_STYLE] = { "Style", "style", COL_STR },
-	[NVTX_RANGE] = { "Range", "range", COL_STR },
+	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT, COL_EVERYWHERE },
+	[NVTX_STYLE] = { "Style", "style", COL_STR, COL_EVERYWHERE },
+	[NVTX_RANGE] = { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 
 /* Range kinds seen under one name (bits). */

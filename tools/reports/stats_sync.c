@@ -8,7 +8,7 @@
 enum { SYNC_TYPE = TS_NCOLS, SYNC_NCOLS };
 static const struct col sync_cols[SYNC_NCOLS] = {
 	TIME_SUMMARY_COLS("Count", "count", NULL),
-	[SYNC_TYPE] = { "Type", "sync_type", COL_STR },
+	[SYNC_TYPE] = { "Type", "sync_type", COL_STR, COL_EVERYWHERE },
 };
 
 static void sync_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)

@@ -25,16 +25,16 @@ enum time_summary_col {
  * null: none) and Device leave the table when every row has the same value:
  * they show in a merged multi-process trace. */
 #define TIME_SUMMARY_COLS(count_head, count_key, dev_head) \
-	[TS_TIME_PCT] = { "Time (%)", "time_pct", COL_F1 }, \
-	[TS_TOTAL] = { "Total Time (ns)", "total_ns", COL_INT }, \
+	[TS_TIME_PCT] = { "Time (%)", "time_pct", COL_F1, COL_EVERYWHERE }, \
+	[TS_TOTAL] = { "Total Time (ns)", "total_ns", COL_INT, COL_EVERYWHERE }, \
 	[TS_COUNT] = { count_head, count_key, COL_INT }, \
-	[TS_AVG] = { "Avg (ns)", "avg_ns", COL_F1 }, \
-	[TS_MED] = { "Med (ns)", "med_ns", COL_F1 }, \
-	[TS_MIN] = { "Min (ns)", "min_ns", COL_INT }, \
-	[TS_MAX] = { "Max (ns)", "max_ns", COL_INT }, \
-	[TS_STDDEV] = { "StdDev (ns)", "stddev_ns", COL_F1 }, \
-	[TS_PID] = { "PID", "pid", COL_ID }, \
-	[TS_RANK] = { "Rank", "rank", COL_ID }, \
+	[TS_AVG] = { "Avg (ns)", "avg_ns", COL_F1, COL_EVERYWHERE }, \
+	[TS_MED] = { "Med (ns)", "med_ns", COL_F1, COL_EVERYWHERE }, \
+	[TS_MIN] = { "Min (ns)", "min_ns", COL_INT, COL_EVERYWHERE }, \
+	[TS_MAX] = { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, \
+	[TS_STDDEV] = { "StdDev (ns)", "stddev_ns", COL_F1, COL_EVERYWHERE }, \
+	[TS_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE }, \
+	[TS_RANK] = { "Rank", "rank", COL_ID, COL_EVERYWHERE }, \
 	[TS_DEVICE] = { dev_head, "device", COL_ID }
 
 
