@@ -138,6 +138,22 @@ static int compress_into(struct gp_out *o, const void *src, size_t n, size_t *cs
 	return 0;
 }
 
+/* A chunk written at `at`: counted, and in the index (which stops growing,
+ * flagged, at GP_INDEX_MAX_ENTRIES or when memory runs out). */
+static void idx_add(struct gp_out *o, uint64_t at, const struct gp_chunk_hdr *h)
+{
+	o->chunks++;
+	o->records += h->count;
+	if (o->nidx == o->idx_cap) {
+		if (o->idx_cap >= GP_INDEX_MAX_ENTRIES) { o->idx_capped = 1; return; }
+		size_t nc = o->idx_cap ? o->idx_cap * 2 : 256;
+		struct gp_idx_ent *ni = realloc(o->idx, nc * sizeof(*ni));
+		if (!ni) { o->idx_capped = 1; return; }
+		o->idx = ni; o->idx_cap = nc;
+	}
+	o->idx[o->nidx++] = (struct gp_idx_ent){ at, h->first_ts, h->last_ts, h->source, h->count };
+}
+
 int gp_out_chunk(struct gp_out *o, struct gp_enc *e)
 {
 	if (e->count == 0) { gp_enc_reset(e); return 0; }
@@ -159,16 +175,26 @@ int gp_out_chunk(struct gp_out *o, struct gp_enc *e)
 		o->lost_records += count;
 		return GP_ERR_IO;
 	}
-	o->chunks++;
-	o->records += count;
-	if (o->nidx == o->idx_cap) {
-		if (o->idx_cap >= GP_INDEX_MAX_ENTRIES) { o->idx_capped = 1; return 0; }
-		size_t nc = o->idx_cap ? o->idx_cap * 2 : 256;
-		struct gp_idx_ent *ni = realloc(o->idx, nc * sizeof(*ni));
-		if (!ni) { o->idx_capped = 1; return 0; }
-		o->idx = ni; o->idx_cap = nc;
+	idx_add(o, at, &h);
+	return 0;
+}
+
+int gp_out_raw_chunk(struct gp_out *o, const uint8_t *chunk, size_t len)
+{
+	struct gp_chunk_hdr h;
+	const char *why;
+	if (len < GP_CHUNK_HDR || gp_chunk_hdr_get(chunk, &h, &why) || len != GP_CHUNK_HDR + (size_t)h.csize)
+		return GP_ERR_INVALID;
+	uint64_t at = o->off;
+	int err;
+	size_t w = gp_write_all(o->fd, chunk, len, o->sigpipe_guard, &err);
+	o->off += w;
+	if (w != len) {
+		note_write_error(o, err);
+		o->lost_records += h.count;
+		return GP_ERR_IO;
 	}
-	o->idx[o->nidx++] = (struct gp_idx_ent){ at, h.first_ts, h.last_ts, h.source, count };
+	idx_add(o, at, &h);
 	return 0;
 }
 

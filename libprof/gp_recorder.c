@@ -809,7 +809,7 @@ static uint64_t clock_now(clockid_t c)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static uint32_t pick_mode(const char *path, uint32_t want)
+uint32_t gp_pick_mode(const char *path, uint32_t want)
 {
 	char *copy = strdup(path);
 	uint32_t mode = want ? want : 0640;
@@ -863,7 +863,7 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	pthread_mutex_init(&rec->meta_lock, NULL);
 
 	int rc = GP_ERR_IO;
-	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, pick_mode(o.path, o.file_mode));
+	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, gp_pick_mode(o.path, o.file_mode));
 	if (rec->fd < 0) goto fail;
 	rec->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rec->efd < 0) goto fail;
