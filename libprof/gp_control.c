@@ -41,10 +41,9 @@ int gp_control_check_dir(const char *path, uid_t uid, char *err, size_t errn)
 	return 0;
 }
 
-int gp_control_dir(char *out, size_t n, int create, char *err, size_t errn)
+int gp_control_dir(const char *dir, char *out, size_t n, int create, char *err, size_t errn)
 {
 	uid_t uid = geteuid();
-	const char *dir = getenv("GPUPROF_CONTROL_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	int w;
 	if (dir && *dir)

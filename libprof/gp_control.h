@@ -35,10 +35,11 @@
 #define GP_CONTROL_VERSION 1
 #define GP_CONTROL_FILE_MAX 4096
 
-/* The directory's path into out.  create: mkdir (0700) when missing.  0, or
- * -1 with the reason in err ("... is owned by uid 1000", "... is a symbolic
- * link", "... is group/other accessible (mode 0755)"). */
-int gp_control_dir(char *out, size_t n, int create, char *err, size_t errn);
+/* The directory's path into out: `configured` (GPUPROF_CONTROL_DIR's value)
+ * when not NULL or empty, else the default above.  create: mkdir (0700) when
+ * missing.  0, or -1 with the reason in err ("... is owned by uid 1000",
+ * "... is a symbolic link", "... is group/other accessible (mode 0755)"). */
+int gp_control_dir(const char *configured, char *out, size_t n, int create, char *err, size_t errn);
 /* The checks above on an existing path, for owner uid. */
 int gp_control_check_dir(const char *path, uid_t uid, char *err, size_t errn);
 /* DIR/PID.SUFFIX ("proc", "req"); DIR/PID.reply.ID.  0, or -1 when it does

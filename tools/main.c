@@ -16,6 +16,7 @@ static const struct {
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
+	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)" },
 };
 
 static void usage(FILE *f)

@@ -20,6 +20,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_trigger(int argc, char **argv);
 
 /* "gpuprof CMD: " prefix for messages; set by main. */
 extern const char *g_cmd;

@@ -26,6 +26,9 @@ GPS_TLS int gps_in_shim;
  * ours, so run after ours in the child) still hold its locks there. */
 static gp_recorder *inherited_rec;
 static gps_trace_hook trace_hook;
+static const struct gps_trace_file_ops *file_ops;
+
+void gps_core_set_trace_file_ops(const struct gps_trace_file_ops *ops) { file_ops = ops; }
 
 static void forget_inherited(void)
 {
@@ -202,11 +205,16 @@ void gps_descendant_pattern(const char *pat, char *out, size_t n)
 static gp_recorder *create_recorder(void)
 {
 	char path[sizeof gps.trace_path], pat[sizeof gps.cfg.output + 4];
-	gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
-	if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0) {
-		gps_warn("GPUPROF_OUTPUT expands to a path that is too long; job runs untraced");
-		return NULL;
+	if (file_ops) {
+		if (file_ops->path(path, sizeof path) != 0)
+			return NULL;
+	} else {
+		gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
+		if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
+				       gps.start_time) != 0) {
+			gps_warn("GPUPROF_OUTPUT expands to a path that is too long; job runs untraced");
+			return NULL;
+		}
 	}
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -238,6 +246,8 @@ static gp_recorder *create_recorder(void)
 	atomic_fetch_add(&gps.gen, 1);
 	emit_process(rec, o.start_trace_ns);
 	gps_emit_clock(rec);
+	if (file_ops)
+		file_ops->created(path);
 	return rec;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/gps_core.h"
+#include "features/gps_flight.h"
 #include "features/gps_status.h"
 
 #define SEC 1000000000ull
@@ -277,6 +278,17 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 	     (unsigned long long)atomic_load(&memcpy_bytes_total), (unsigned long long)mem, mem_src);
 	jput(j, ",\"last_nvtx_range\":");
 	jstr(j, range);
+	/* the flight recorder (docs/FLIGHT.md): its state, the captures it
+	 * finished, the last one's reason and file */
+	struct gps_flight_status fs;
+	gps_flight_status(&fs);
+	if (fs.state) {
+		jput(j, ",\"capture_state\":\"%s\",\"captures\":%u,\"step\":%lld,\"last_capture_why\":",
+		     exited ? "exited" : fs.state, fs.captures, (long long)fs.step);
+		jstr(j, fs.why);
+		jput(j, ",\"last_capture_file\":");
+		jstr(j, fs.file);
+	}
 	jput(j, ",\"dropped\":%llu,\"state\":\"%s\"}\n", (unsigned long long)dropped,
 	     exited ? "exited" : "running");
 	return j->overflow ? -1 : 0;

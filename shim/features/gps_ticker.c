@@ -18,9 +18,12 @@
  * GPUPROF_GPU_WINDOW: the same thread opens and closes the GPU-activity
  * windows (gps_window.c), waking at whichever comes first, the next flush
  * or the next window edge.  GPUPROF_STATUS: it also rewrites the status file
- * about once a second (gps_status.c). */
+ * about once a second (gps_status.c).  The flight recorder (gps_flight.c):
+ * it polls the control channel, reads the spool back, writes captures and
+ * keeps their timers, every tick and at the flight recorder's deadlines. */
 #include "core/gps_core.h"
 #include "core/gps_service.h"
+#include "features/gps_flight.h"
 #include "features/gps_status.h"
 #include "features/gps_ticker.h"
 #include "features/gps_window.h"
@@ -58,6 +61,17 @@ static void window_edges(uint64_t now)
 	gps_in_shim = 0;
 }
 
+/* The flight recorder's work (gps_flight.c), bracketed the same way. */
+static void flight(uint64_t now)
+{
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_enter();
+	if (t)
+		gps_flight_tick(now);
+	gps_leave(t);
+	gps_in_shim = 0;
+}
+
 static void ticker_main(struct gps_service *svc)
 {
 	uint64_t period = (uint64_t)(gps.cfg.flush_ms ? gps.cfg.flush_ms : 500) * 1000000ull;
@@ -67,10 +81,13 @@ static void ticker_main(struct gps_service *svc)
 	while (svc->state == GPS_SERVICE_RUNNING) {
 		/* sleep until the next flush or window edge, whichever first */
 		uint64_t wake = next_flush, edge = gps_window_next_ns(), st = gps_status_next_ns();
+		uint64_t fl = gps_flight_next_ns();
 		if (edge < wake)
 			wake = edge;
 		if (st < wake)
 			wake = st;
+		if (fl < wake)
+			wake = fl;
 		if (!gps_service_sleep_until(svc, wake))
 			break;
 		pthread_mutex_unlock(&svc->lock); /* never held while in CUPTI */
@@ -78,10 +95,13 @@ static void ticker_main(struct gps_service *svc)
 		uint64_t now = gps_mono_ns();
 		if (now >= edge)
 			window_edges(now);
-		if (now >= next_flush) {
+		int flushed = now >= next_flush;
+		if (flushed) {
 			tick();
 			next_flush = gps_mono_ns() + period;
 		}
+		if (flushed || now >= fl)
+			flight(gps_mono_ns());
 		gps_status_tick(now); /* GPUPROF_STATUS: after the flush, when due */
 		pthread_mutex_lock(&svc->lock);
 	}

@@ -15,14 +15,13 @@ static void dirs(const char *base)
 {
 	char d[600], out[700], err[300];
 	snprintf(d, sizeof(d), "%s/ctl", base);
-	setenv("GPUPROF_CONTROL_DIR", d, 1);
-	CHECK(gp_control_dir(out, sizeof(out), 0, err, sizeof(err)) == -1, "missing dir accepted without create");
-	CHECK(gp_control_dir(out, sizeof(out), 1, err, sizeof(err)) == 0, "create: %s", err);
+	CHECK(gp_control_dir(d, out, sizeof(out), 0, err, sizeof(err)) == -1, "missing dir accepted without create");
+	CHECK(gp_control_dir(d, out, sizeof(out), 1, err, sizeof(err)) == 0, "create: %s", err);
 	struct stat st;
 	CHECK(stat(d, &st) == 0 && (st.st_mode & 07777) == 0700 && !strcmp(out, d), "made 0700: %o", st.st_mode);
-	CHECK(gp_control_dir(out, sizeof(out), 1, err, sizeof(err)) == 0, "exists: %s", err);
+	CHECK(gp_control_dir(d, out, sizeof(out), 1, err, sizeof(err)) == 0, "exists: %s", err);
 	chmod(d, 0755);
-	CHECK(gp_control_dir(out, sizeof(out), 1, err, sizeof(err)) == -1 && strstr(err, "0755"),
+	CHECK(gp_control_dir(d, out, sizeof(out), 1, err, sizeof(err)) == -1 && strstr(err, "0755"),
 	      "group/other accessible dir accepted: %s", err);
 	chmod(d, 0700);
 	char l[600];
@@ -40,19 +39,17 @@ static void dirs(const char *base)
 	      "file accepted: %s", err);
 	unlink(f);
 	/* defaults: XDG_RUNTIME_DIR/gpuprof, else /tmp/gpuprof-UID */
-	unsetenv("GPUPROF_CONTROL_DIR");
 	setenv("XDG_RUNTIME_DIR", base, 1);
 	char want[700];
 	snprintf(want, sizeof(want), "%s/gpuprof", base);
-	CHECK(gp_control_dir(out, sizeof(out), 1, err, sizeof(err)) == 0 && !strcmp(out, want), "xdg: %s %s", out,
+	CHECK(gp_control_dir(NULL, out, sizeof(out), 1, err, sizeof(err)) == 0 && !strcmp(out, want), "xdg: %s %s", out,
 	      err);
 	rmdir(want);
 	setenv("XDG_RUNTIME_DIR", "relative", 1);
-	gp_control_dir(out, sizeof(out), 0, err, sizeof(err));
+	gp_control_dir("", out, sizeof(out), 0, err, sizeof(err));
 	snprintf(want, sizeof(want), "/tmp/gpuprof-%d", (int)geteuid());
 	CHECK(!strcmp(out, want), "fallback %s", out);
 	unsetenv("XDG_RUNTIME_DIR");
-	setenv("GPUPROF_CONTROL_DIR", d, 1);
 }
 
 static void requests(void)
