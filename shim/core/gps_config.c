@@ -155,10 +155,11 @@ static void load_flight(struct gps_config *c)
 		snprintf(c->rules_text, sizeof c->rules_text, "%s", rules);
 	}
 	if ((c->flight_ns || c->sample_steps) && (c->win_period_ns || c->capture_range)) {
-		cfg_log("%s cannot be combined with %s; %s off",
+		cfg_log("%s cannot be combined with %s; %s",
 			c->flight_ns ? "GPUPROF_FLIGHT_RECORDER" : "GPUPROF_SAMPLE_STEPS",
 			c->win_period_ns ? "GPUPROF_GPU_WINDOW" : "GPUPROF_CAPTURE_RANGE",
-			c->flight_ns ? "no flight recorder" : "no step sampling");
+			c->flight_ns && c->sample_steps ? "no flight recorder, no step sampling"
+			: c->flight_ns ? "no flight recorder" : "no step sampling");
 		c->flight_ns = 0;
 		c->sample_steps = 0;
 	}

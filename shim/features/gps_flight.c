@@ -314,7 +314,8 @@ static int request(enum capture_reason reason, const char *why, uint32_t steps, 
 	gps_steps_get(&st);
 	uint64_t med = st.median_ns ? st.median_ns : st.last_ns;
 	uint64_t recent = 10 * med > WAIT_STEP_NS ? 10 * med : WAIT_STEP_NS;
-	int by_steps = st.last_begin_mono && cur.req_mono - st.last_begin_mono < recent;
+	/* (a step may have begun on the job's thread since req_mono was read) */
+	int by_steps = st.last_begin_mono && st.last_begin_mono + recent > cur.req_mono;
 	if (!by_steps) {
 		cur.steps = 0;
 		capture_start(-1);
@@ -721,7 +722,7 @@ void gps_flight_tick(uint64_t now)
 		capture_start(-1);
 	} else if (s == FL_CAPTURING && !cur.steps && now >= cur.deadline) {
 		capture_stop();
-	} else if (s == FL_CAPTURING && cur.steps && now - cur.last_step_mono > STEP_STALL_NS) {
+	} else if (s == FL_CAPTURING && cur.steps && now > cur.last_step_mono + STEP_STALL_NS) {
 		capture_stop(); /* the steps stopped: what was captured is kept */
 	}
 	activity_update(); /* a fork child's inherited "on" goes off here */

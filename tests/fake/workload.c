@@ -321,17 +321,22 @@ static int capture_mode(int n)
 	return 0;
 }
 
-/* "I:REST" of environment variable v for step i: REST, else NULL */
+/* "I:VALUE" of environment variable v for step i (entries separated by
+ * ','): VALUE, else NULL */
 static const char *step_knob(const char *v, long i)
 {
+	static char val[256];
 	const char *e = getenv(v);
 	while (e && *e) {
 		char *end;
 		long at = strtol(e, &end, 10);
 		if (*end != ':')
 			return NULL;
-		if (at == i)
-			return end + 1;
+		if (at == i) {
+			size_t n = strcspn(end + 1, ",");
+			snprintf(val, sizeof val, "%.*s", (int)n, end + 1);
+			return val;
+		}
 		e = strchr(end, ',');
 		if (e)
 			e++;

@@ -4,7 +4,8 @@
 FAULTS_DIR := $(B)/tests/faults
 FAULT_WORKLOAD := $(FAULTS_DIR)/fault_workload
 FAULT_CHECK := $(FAULTS_DIR)/fault_check
-FAULT_TESTS := test_own_handler test_segv test_sigkill test_fork_workers test_threads64 test_disk_full test_security test_dump_escapes test_disk_full_warning
+FAULT_TESTS := test_own_handler test_segv test_sigkill test_fork_workers test_threads64 test_disk_full test_security test_dump_escapes test_disk_full_warning \
+	test_flight_disk_full
 # known failures (see docs/RELIABILITY.md): written, run by hand, not registered
 FAULT_KNOWN_FAILING :=
 
@@ -20,6 +21,8 @@ $(FAULTS_DIR)/run_%: tests/faults/%.py tests/faults/fl.py | $(FAULTS_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 FAULT_RUNNERS := $(FAULT_TESTS:%=$(FAULTS_DIR)/run_%)
+# the flight recorder's disk-full test runs the fake workload's steps mode
+$(FAULTS_DIR)/run_test_flight_disk_full: | $(FAKE_WORKLOAD)
 TEST_BINS += $(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) \
 	$(FAULT_KNOWN_FAILING:%=$(FAULTS_DIR)/run_%)
 TESTS += $(FAULT_RUNNERS)
