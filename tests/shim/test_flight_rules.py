@@ -3,12 +3,12 @@ The workload's `steps` mode (5 ms steps; kernels named by their step through
 their grid) with host stalls, a failing cudaMalloc or a named range at given
 steps.
 
-R1. step>25x, stalls of 300 ms at steps 150 and 300, the default 60 s
-    cool-down: exactly one capture, of steps 151..155 (GPUPROF_TRIGGER_STEPS
+R1. step>100x, stalls of 700 ms at steps 100 and 200, the default 60 s
+    cool-down: exactly one capture, of steps 101..105 (GPUPROF_TRIGGER_STEPS
     5), whose mark names the rule and the step, whose counters hold the
     stalled step's time and the median; the first 10 steps (no median yet)
     never fire, whatever their time.
-R2. Cool-down 0: the second stall is captured too (151..155, 301..305).
+R2. Cool-down 0: the second stall is captured too (101..105, 201..205).
     Cool-down 0 and GPUPROF_TRIGGER_MAX=1: only the first.
 R3. cuda-error: the failing cudaMalloc at step 100: one capture, 101..105.
 R4. range=bad batch: the range at step 120: one capture, 121..125.
@@ -44,31 +44,31 @@ def captured_steps(j):
     return out
 
 
-# R1: one capture, then the cool-down holds.  (25x: a loaded test machine
-# stretches a 5 ms step now and then, never to 125 ms)
-STALLS = "150:300,300:300"
-j = run("r1", 400, dict(FLIGHT, GPUPROF_TRIGGER="step>25x", WL_STALL="3:300," + STALLS))
+# R1: one capture, then the cool-down holds
+RULE = "step>100x"
+STALLS = "100:700,200:700"
+j = run("r1", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, WL_STALL="3:700," + STALLS))
 caps = captured_steps(j)
-E.check([c[0] for c in caps] == [list(range(151, 156))], "R1: captured steps %s" % [c[0] for c in caps])
+E.check([c[0] for c in caps] == [list(range(101, 106))], "R1: captured steps %s" % [c[0] for c in caps])
 if caps:
     f = caps[0][1]
     E.check(all(n == 2 for n in f.kernel_steps.values()) and not f.launches_in_windows(), "R1: kernels %s" %
             dict(f.kernel_steps))
-    E.check(len(f.marks) == 1 and f.marks[0].startswith("gpuprof capture 1: rule step>25x: step 150 took 3") and
-            f.marks[0].endswith("; 5 steps from step 151"), "R1: mark %s" % f.marks)
+    E.check(len(f.marks) == 1 and f.marks[0].startswith("gpuprof capture 1: rule step>100x: step 100 took 7") and
+            f.marks[0].endswith("; 5 steps from step 101"), "R1: mark %s" % f.marks)
     c = f.counters
     E.check(c["gpuprof.capture.reason"] == [2] and c["gpuprof.capture.steps"] == [5] and
-            c["gpuprof.capture.step_ns"][0] >= 300_000_000 and 4_000_000 <= c["gpuprof.capture.median_ns"][0] <= 12_000_000,
+            c["gpuprof.capture.step_ns"][0] >= 700_000_000 and 4_000_000 <= c["gpuprof.capture.median_ns"][0] <= 12_000_000,
             "R1: counters %s" % dict(c))
-    E.check(149 in f.step_ranges and 100 in f.step_ranges, "R1: history before the stall missing")
+    E.check(99 in f.step_ranges and 50 in f.step_ranges, "R1: history before the stall missing")
 
 # R2: no cool-down: both stalls; with the hourly cap of 1: the first only
-j = run("r2", 400, dict(FLIGHT, GPUPROF_TRIGGER="step>25x", GPUPROF_TRIGGER_COOLDOWN="0", WL_STALL=STALLS))
-E.check([c[0] for c in captured_steps(j)] == [list(range(151, 156)), list(range(301, 306))],
+j = run("r2", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", WL_STALL=STALLS))
+E.check([c[0] for c in captured_steps(j)] == [list(range(101, 106)), list(range(201, 206))],
         "R2: captured %s" % [c[0] for c in captured_steps(j)])
-j = run("r2max", 400, dict(FLIGHT, GPUPROF_TRIGGER="step>25x", GPUPROF_TRIGGER_COOLDOWN="0", GPUPROF_TRIGGER_MAX="1",
+j = run("r2max", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", GPUPROF_TRIGGER_MAX="1",
                            WL_STALL=STALLS))
-E.check([c[0] for c in captured_steps(j)] == [list(range(151, 156))], "R2 max 1: captured %s" %
+E.check([c[0] for c in captured_steps(j)] == [list(range(101, 106))], "R2 max 1: captured %s" %
         [c[0] for c in captured_steps(j)])
 
 # R3: a CUDA error
@@ -109,10 +109,10 @@ if len(j.traces()) == 1:
         E.check(rs and ws <= rs[0] and rs[1] <= we, "R6: step %d %s not inside its window %s" % (s, rs, (ws, we)))
     E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 200 and len(f.step_ranges) == 100,
             "R6: API launches / step ranges of all steps")
-j = run("r6rule", 300, {"GPUPROF_SAMPLE_STEPS": "1/50", "GPUPROF_TRIGGER": "step>25x", "WL_STALL": "120:300"})
+j = run("r6rule", 300, {"GPUPROF_SAMPLE_STEPS": "1/50", "GPUPROF_TRIGGER": RULE, "WL_STALL": "120:700"})
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
     E.check(sorted(f.kernel_steps) == [0, 50, 100, 121, 122, 123, 124, 125, 150, 200, 250],
             "R6 + rule: kernels of steps %s" % sorted(f.kernel_steps))
-    E.check(len(f.marks) == 1 and "rule step>25x: step 120" in f.marks[0], "R6 + rule: marks %s" % f.marks)
+    E.check(len(f.marks) == 1 and "rule step>100x: step 120" in f.marks[0], "R6 + rule: marks %s" % f.marks)
 E.finish()
