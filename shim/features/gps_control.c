@@ -15,9 +15,11 @@
 #include "features/gps_control.h"
 
 static char dir[GP_SETTING_TEXT_MAX];
-static int on;
+static int on;      /* the directory is ours and usable */
+static int serving; /* requests are taken and the process registered */
 
 int gps_control_on(void) { return on; }
+int gps_control_serving(void) { return on && serving; }
 const char *gps_control_dir(void) { return on ? dir : ""; }
 
 static void path_of(char *out, size_t n, const char *suffix)
@@ -26,7 +28,7 @@ static void path_of(char *out, size_t n, const char *suffix)
 		out[0] = 0;
 }
 
-int gps_control_init(void)
+int gps_control_init(int serve)
 {
 	char err[512];
 	if (gp_control_dir(gps.cfg.control_dir, dir, sizeof dir, 1, err, sizeof err) != 0) {
@@ -35,6 +37,7 @@ int gps_control_init(void)
 		return -1;
 	}
 	on = 1;
+	serving = serve;
 	char p[4200];
 	path_of(p, sizeof p, "req"); /* left by a process that had our pid */
 	unlink(p);
@@ -43,7 +46,7 @@ int gps_control_init(void)
 
 int gps_control_poll(struct gp_control_request *rq)
 {
-	if (!on)
+	if (!on || !serving)
 		return 0;
 	char p[4200], buf[GP_CONTROL_FILE_MAX], err[600];
 	path_of(p, sizeof p, "req");
@@ -76,7 +79,7 @@ int gps_control_poll(struct gp_control_request *rq)
 
 void gps_control_reply(uint64_t id, const char *status, const char *message, const char *file)
 {
-	if (!on)
+	if (!on || !serving)
 		return;
 	char name[96], text[GP_CONTROL_FILE_MAX], msg[1024], fn[1024];
 	snprintf(name, sizeof name, "%d.reply.%llu", (int)gps.pid, (unsigned long long)id);
@@ -99,7 +102,7 @@ void gps_control_reply(uint64_t id, const char *status, const char *message, con
 
 void gps_control_register(const char *lines)
 {
-	if (!on)
+	if (!on || !serving)
 		return;
 	char name[64], text[GP_CONTROL_FILE_MAX];
 	snprintf(name, sizeof name, "%d.proc", (int)gps.pid);
@@ -108,7 +111,7 @@ void gps_control_register(const char *lines)
 		return;
 	if (gp_control_write(dir, name, text, (size_t)n, 0) != 0) {
 		gps_warn("control channel off: cannot write %s/%s: %s", dir, name, strerror(errno));
-		on = 0;
+		serving = 0;
 	}
 }
 

@@ -6,7 +6,9 @@
  *
  * init: at start, with the config: the directory is made or checked (one
  * line and no channel when it cannot be used), a request left by an earlier
- * process with our pid is removed.  All the rest runs on the flush thread
+ * process with our pid is removed; serve: requests are taken and the
+ * process registers (GPUPROF_CONTROL; the flight recorder's spool uses the
+ * directory either way).  All the rest runs on the flush thread
  * (and the final flush).  poll: 1 with *rq filled when a valid request of
  * our user was taken (the file is gone then); -1 when one was refused (one
  * line said, the answer "refused" written, the file removed); 0 when none.
@@ -21,8 +23,9 @@
 
 #include "gp_control.h"
 
-int gps_control_init(void);      /* 0, or -1 (no channel) */
-int gps_control_on(void);
+int gps_control_init(int serve); /* 0, or -1 (no directory) */
+int gps_control_on(void);        /* the directory is usable */
+int gps_control_serving(void);   /* ... and requests are taken */
 const char *gps_control_dir(void); /* "" when off */
 int gps_control_poll(struct gp_control_request *rq);
 void gps_control_reply(uint64_t id, const char *status, const char *message, const char *file);

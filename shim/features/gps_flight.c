@@ -179,9 +179,9 @@ void gps_flight_init(void)
 		return;
 	gps_flight_rules = c->rules.what;
 	gps_steps_init(1);
-	if (c->control || armed) /* armed: the spool lives in the control directory */
-		if (gps_control_init() != 0 && armed)
-			armed = 0; /* said; the core's path hook is not installed */
+	/* armed: the spool lives in the control directory, served or not */
+	if ((c->control || armed) && gps_control_init(c->control) != 0 && armed)
+		armed = 0; /* said; the core's path hook is not installed */
 }
 
 int gps_flight_activity_off(void)

@@ -54,7 +54,9 @@
  *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB)
  *   WL_RANGE_AT=I:NAME       step I holds a range NAME
  *   WL_READY=I:FILE          FILE is created when step I begins
- *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists */
+ *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
+ *   WL_STEP_TIMES=FILE       "I T" per step at the end, T = CLOCK_MONOTONIC s at
+ *                            step I's start (as examples/steploop.py --step-times) */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -357,10 +359,16 @@ static int steps_mode(long n, long ms)
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	void *d = NULL;
 	cudaMalloc(&d, 4096);
-	const char *err_at = getenv("WL_ERROR_AT");
+	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES");
+	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
 	for (long i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "step %ld", i);
+		if (t0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		}
 		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
 		nvtxRangePushA(name);
 		if (ready) {
@@ -388,6 +396,12 @@ static int steps_mode(long n, long ms)
 	}
 	cudaDeviceSynchronize();
 	cudaFree(d);
+	FILE *f = t0 ? fopen(times, "w") : NULL;
+	for (long i = 0; f && i < n; i++)
+		fprintf(f, "%ld %.9f\n", i, t0[i]);
+	if (f)
+		fclose(f);
+	free(t0);
 	printf("steps %ld\n", n);
 	return 0;
 }

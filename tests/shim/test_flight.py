@@ -20,7 +20,9 @@ C. One job receives, in turn: a request owned by another uid (chown), a
    a capture is under way; the job runs on.
 D. --all over two jobs: both capture 2 steps from the same step number.
 E. A process without steps: --seconds captures by time.
-F. Bad settings: one line each, no flight recorder."""
+F. Bad settings: one line each, no flight recorder.
+G. GPUPROF_CONTROL=0: no registration, gpuprof trigger cannot reach the job,
+   the flight recorder still works (a rule's capture is written)."""
 import os
 import subprocess
 import sys
@@ -242,4 +244,14 @@ for extra, want in (({"GPUPROF_FLIGHT_RECORDER": "soon"}, "GPUPROF_FLIGHT_RECORD
     j.check_ran(E, 30)
     E.check(len([l for l in j.gp_lines() if want in l]) == 1 and len(j.gp_lines()) <= 3,
             "F: %s: %s" % (extra, j.gp_lines()))
+# ---------------------------------------------------------------- G
+j = Job(E, "g", ["steps", 300, 5], dict(FLIGHT, GPUPROF_CONTROL="0", GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="200",
+                                        WL_READY="50:" + os.path.join(E.tmp, "g-ready")))
+E.check(wait_file(os.path.join(E.tmp, "g-ready")), "G: the job did not reach step 50")
+r = j.trigger(j.pid)
+E.check(r.returncode == 2 and "not traced with a control channel" in r.stderr, "G: trigger: %r" % r.stderr)
+j.wait()
+j.check_ran(E, 300)
+E.check(len(j.captures()) == 1 and os.listdir(j.ctl) == [], "G: captures %s, control dir %s" %
+        (j.captures(), os.listdir(j.ctl)))
 E.finish()
