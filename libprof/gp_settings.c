@@ -385,7 +385,7 @@ static int parse_rule(const char *w, size_t n, struct gp_trigger_rules *r, char 
 		if (r->what & GP_RULE_RANGE)
 			return rule_fail(err, errn, w, n, "only one range= rule");
 		r->what |= GP_RULE_RANGE;
-		snprintf(r->range, sizeof r->range, "%s", v);
+		memcpy(r->range, v, strlen(v) + 1); /* shorter than GP_RULE_RANGE_MAX: checked above */
 		return 0;
 	}
 	if (!strcasecmp(buf, "cuda-error")) {

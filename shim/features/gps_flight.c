@@ -110,6 +110,14 @@ static uint64_t rule_times[RULE_TIMES_MAX]; /* fl_lock, mono: rule captures' req
 static unsigned nrule_times;
 static atomic_uint finished;   /* captures finished */
 static char last_why[256], last_file[4096]; /* fl_lock */
+static atomic_int cuda_gone;   /* CUDA is tearing its context down: no more switching */
+static int fl_final;           /* fl_lock: the final flush switched off what was on */
+/* a CUDA error seen in a CUPTI callback, for the flush thread's next tick
+ * (no lock of ours is taken and no CUPTI call made inside a callback for
+ * it) */
+static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int ev_pending;
+static char ev_why[200];       /* ev_lock */
 static unsigned idle_rounds;   /* NVML thread only */
 static unsigned util_max_round; /* NVML thread only */
 static unsigned util_seen;      /* NVML thread only: devices in this round (bits) */
@@ -192,9 +200,13 @@ int gps_flight_activity_off(void)
 }
 
 /* ------------------------------------------------------------ activity */
-/* fl_lock held: GPU activity on while a capture or a sampled step needs it */
+/* fl_lock held: GPU activity on while a capture or a sampled step needs it.
+ * Never once CUDA tears its context down (toggling kinds then crashed jobs
+ * on the H200: features/gps_window.c) or after the final flush. */
 static void activity_update(void)
 {
+	if (fl_final || atomic_load(&cuda_gone))
+		return;
 	int want = atomic_load(&state) == FL_CAPTURING || atomic_load(&sample_on);
 	if (want != act_on) {
 		gps_gpu_activity(want);
@@ -410,7 +422,7 @@ void gps_flight_step_end(uint64_t step, uint64_t start_ns, uint64_t end_ns, cons
 	if (!feature_on)
 		return;
 	int s = atomic_load(&state);
-	if ((s == FL_CAPTURING && cur.steps) || atomic_load(&sample_on)) {
+	if (s == FL_CAPTURING || atomic_load(&sample_on)) {
 		pthread_mutex_lock(&fl_lock);
 		if (atomic_load(&state) == FL_CAPTURING && cur.steps && cur.first_step >= 0) {
 			cur.steps_done++;
@@ -450,15 +462,37 @@ void gps_flight_range(const char *name)
 	rule_fire(R_RANGE, why, 0, 0);
 }
 
+/* Inside a CUPTI callback: noted for the flush thread (a trylock: the job's
+ * thread never waits; a second error while one is noted is the same
+ * anomaly). */
 void gps_flight_cuda_error(const char *api, int status)
 {
 	/* cudaErrorNotReady / CUDA_ERROR_NOT_READY (600): a query's "not yet",
 	 * not an error */
-	if (!(gps_flight_rules & GP_RULE_CUDA_ERROR) || status == 0 || status == 600)
+	if (!(gps_flight_rules & GP_RULE_CUDA_ERROR) || status == 0 || status == 600 ||
+	    atomic_load(&ev_pending) || pthread_mutex_trylock(&ev_lock) != 0)
 		return;
-	char why[200];
-	snprintf(why, sizeof why, "rule cuda-error: %s returned %d", api ? api : "a CUDA call", status);
-	rule_fire(R_CUDA_ERROR, why, 0, 0);
+	snprintf(ev_why, sizeof ev_why, "rule cuda-error: %s returned %d", api ? api : "a CUDA call", status);
+	atomic_store(&ev_pending, 1);
+	pthread_mutex_unlock(&ev_lock);
+}
+
+void gps_flight_cuda_teardown(void)
+{
+	if (!feature_on)
+		return;
+	atomic_store(&cuda_gone, 1);
+	/* a switch in progress ends first (bounded: it may wait on a CUPTI lock
+	 * this thread holds) */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += 200000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&fl_lock, &dl) == 0)
+		pthread_mutex_unlock(&fl_lock);
 }
 
 /* NVML samples every device in turn: a round is over when a device comes
@@ -714,6 +748,14 @@ void gps_flight_tick(uint64_t now)
 	struct gp_control_request rq;
 	if (gps_control_poll(&rq) == 1)
 		handle_request(&rq);
+	if (atomic_load(&ev_pending)) {
+		char why[200];
+		pthread_mutex_lock(&ev_lock);
+		snprintf(why, sizeof why, "%s", ev_why);
+		atomic_store(&ev_pending, 0);
+		pthread_mutex_unlock(&ev_lock);
+		rule_fire(R_CUDA_ERROR, why, 0, 0);
+	}
 	pthread_mutex_lock(&fl_lock);
 	int s = atomic_load(&state);
 	if (s == FL_PENDING && now >= cur.deadline) {
@@ -761,6 +803,7 @@ void gps_flight_final(void)
 		emit_window(sample_start, gps_now());
 	}
 	captures_off = 1; /* nothing starts from here on */
+	fl_final = 1;     /* nor is anything switched */
 	pthread_mutex_unlock(&fl_lock);
 }
 
@@ -800,6 +843,10 @@ void gps_flight_after_fork_child(void)
 	 * starts armed (or sampling) with a spool of its own */
 	pthread_mutex_init(&fl_lock, NULL);
 	pthread_mutex_init(&sp_lock, NULL);
+	pthread_mutex_init(&ev_lock, NULL);
+	atomic_store(&ev_pending, 0);
+	atomic_store(&cuda_gone, 0);
+	fl_final = 0;
 	if (spool)
 		gp_spool_forget_after_fork(spool);
 	spool = NULL;

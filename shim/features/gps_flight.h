@@ -34,7 +34,11 @@ const struct gps_trace_file_ops *gps_flight_file_ops(void);
 int gps_flight_step_begin(uint64_t step);
 void gps_flight_step_end(uint64_t step, uint64_t start_ns, uint64_t end_ns, const struct gps_step_stats *st);
 void gps_flight_range(const char *name);
+/* Inside a CUPTI callback: noted, acted on at the flush thread's next tick */
 void gps_flight_cuda_error(const char *api, int status);
+/* CUDA is tearing a context down (resource callback): no more switching of
+ * activity kinds; waits (bounded) for a switch in progress */
+void gps_flight_cuda_teardown(void);
 void gps_flight_gpu_util(unsigned dev, unsigned pct);
 /* The flush thread: next wake-up (CLOCK_MONOTONIC ns), and the tick (inside
  * gps_enter/gps_leave): requests, timers, the spool, the registration. */

@@ -83,6 +83,7 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const C
 			 * context's records must leave CUPTI now.  No window
 			 * edge may toggle activity kinds from here on. */
 			gps_window_cuda_teardown();
+			gps_flight_cuda_teardown();
 			GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			if (context_hook) /* the lifecycle's: the final flush before CUDA's teardown */
