@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gp_control.h"
+#include "gp_internal.h"
 
 static int fail(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errn, const char *fmt, ...)
@@ -216,28 +217,19 @@ int gp_control_write(const char *dir, const char *name, const char *text, size_t
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : ENOSPC;
-			close(fd);
-			unlink(tmp);
-			errno = e;
-			return -1;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd) != 0) {
-		int e = errno;
+	int e = 0;
+	size_t w = gp_write_all(fd, text, len, 0, &e);
+	/* closed once whatever happened: in a threaded process a second close
+	 * could close another thread's new file */
+	if (close(fd) != 0 && !e)
+		e = errno;
+	if (w != len || e) {
 		unlink(tmp);
-		errno = e;
+		errno = e ? e : ENOSPC;
 		return -1;
 	}
 	int rc = exclusive ? link(tmp, dst) : rename(tmp, dst);
-	int e = errno;
+	e = errno;
 	if (exclusive || rc != 0)
 		unlink(tmp);
 	errno = e;

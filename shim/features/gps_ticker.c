@@ -49,25 +49,14 @@ static void tick(void)
 	gps_in_shim = 0;
 }
 
-/* GPUPROF_GPU_WINDOW: window edges due now (gps_window.c), bracketed like
- * every emit path. */
-static void window_edges(uint64_t now)
+/* Work that may emit, bracketed like every emit path: GPUPROF_GPU_WINDOW's
+ * edges due now (gps_window.c), the flight recorder's tick (gps_flight.c). */
+static void bracketed(void (*work)(uint64_t now), uint64_t now)
 {
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
 	if (t)
-		gps_window_tick(now);
-	gps_leave(t);
-	gps_in_shim = 0;
-}
-
-/* The flight recorder's work (gps_flight.c), bracketed the same way. */
-static void flight(uint64_t now)
-{
-	gps_in_shim = 1;
-	struct gps_thread *t = gps_enter();
-	if (t)
-		gps_flight_tick(now);
+		work(now);
 	gps_leave(t);
 	gps_in_shim = 0;
 }
@@ -94,14 +83,14 @@ static void ticker_main(struct gps_service *svc)
 		gps_clock_tick(); /* GPUPROF_CLOCK: calibrate, keep on CLOCK_MONOTONIC */
 		uint64_t now = gps_mono_ns();
 		if (now >= edge)
-			window_edges(now);
+			bracketed(gps_window_tick, now);
 		int flushed = now >= next_flush;
 		if (flushed) {
 			tick();
 			next_flush = gps_mono_ns() + period;
 		}
 		if (flushed || now >= fl)
-			flight(gps_mono_ns());
+			bracketed(gps_flight_tick, gps_mono_ns());
 		gps_status_tick(now); /* GPUPROF_STATUS: after the flush, when due */
 		pthread_mutex_lock(&svc->lock);
 	}

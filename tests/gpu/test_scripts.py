@@ -6,6 +6,7 @@ the GPU machine, where a bug in their checks would waste scarce device time
 or, worse, pass a broken trace.  This runs their logic on synthetic traces
 here: a correct trace must pass, each kind of corruption must fail.
 """
+import contextlib
 import csv
 import io
 import json
@@ -344,6 +345,23 @@ def fake_torch(events, state):
                                  manual_seed=id)
 
 
+@contextlib.contextmanager
+def faked_steploop(steploop, events, state, fake_time):
+    """steploop with fake_torch(events, state) as torch and fake_time as its
+    time module, restored afterwards."""
+    saved_torch, saved_time = sys.modules.get("torch"), steploop.time
+    sys.modules["torch"] = fake_torch(events, state)
+    steploop.time = fake_time
+    try:
+        yield
+    finally:
+        steploop.time = saved_time
+        if saved_torch is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved_torch
+
+
 def test_steploop_toggled():
     """run_steps --toggle-pairs 3 --toggle-steps 2 with a fake torch and a
     fake clock: the block order, the profiler calls between synchronizes,
@@ -365,20 +383,12 @@ def test_steploop_toggled():
         clock["t"] += (block_ms[b] if b >= 0 else 50.0) / 1e3  # warm-up: slow, untimed
         return types.SimpleNamespace(item=lambda: 0.25)
 
-    saved_torch, saved_time = sys.modules.get("torch"), steploop.time
-    sys.modules["torch"] = fake_torch(events, state)
-    steploop.time = types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0)
     out = io.StringIO()
-    try:
+    with faked_steploop(steploop, events, state,
+                        types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0)):
         steploop.setup(args)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             res = steploop.run_steps(args, step)
-    finally:
-        steploop.time = saved_time
-        if saved_torch is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved_torch
     expect("toggled: steps = 2NK", args.steps == 12 and res["steps"] == 12, str(res))
     want_seen = [(0, False), (1, False)] + [
         (2 + b * 2 + j, on) for b, on in enumerate([True, False, False, True, True, False])
@@ -425,18 +435,10 @@ def test_steploop_stall(d):
         events.append(("sleep", s))
         clock["t"] += s
 
-    saved_torch, saved_time = sys.modules.get("torch"), steploop.time
-    sys.modules["torch"] = fake_torch(events, state)
-    steploop.time = types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0, sleep=sleep)
-    try:
+    with faked_steploop(steploop, events, state,
+                        types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0, sleep=sleep)):
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             steploop.run_steps(args, step)
-    finally:
-        steploop.time = saved_time
-        if saved_torch is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved_torch
     i = events.index(("sleep", 0.5)) if ("sleep", 0.5) in events else -1
     ok = (sum(1 for e in events if e[0] == "sleep") == 1 and i > 0 and events[i - 1] == ("work", 2)
           and events[i + 1] == "pop")
