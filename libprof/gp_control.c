@@ -104,8 +104,8 @@ int gp_control_request_format(const struct gp_control_request *rq, char *out, si
 {
 	int w = snprintf(out, n,
 			 "gpuprof-request %d\nid=%" PRIu64 "\nsteps=%u\nseconds_ns=%" PRIu64 "\nstart_step=%" PRId64
-			 "\nfrom_pid=%d\n",
-			 GP_CONTROL_VERSION, rq->id, rq->steps, rq->seconds_ns, rq->start_step, rq->from_pid);
+			 "\nfrom_pid=%d\nwait=%u\n",
+			 GP_CONTROL_VERSION, rq->id, rq->steps, rq->seconds_ns, rq->start_step, rq->from_pid, rq->wait ? 1u : 0u);
 	return w < 0 || (size_t)w >= n ? -1 : w;
 }
 
@@ -137,7 +137,7 @@ int gp_control_request_parse(const char *text, size_t len, struct gp_control_req
 	struct gp_control_request r = {.start_step = -1};
 	char line[256];
 	int seen = 0, first = 1;
-	enum { K_ID = 1, K_STEPS = 2, K_SECS = 4, K_START = 8, K_FROM = 16 };
+	enum { K_ID = 1, K_STEPS = 2, K_SECS = 4, K_START = 8, K_FROM = 16, K_WAIT = 32 };
 	if (memchr(text, 0, len))
 		return fail(err, errn, "a NUL byte in the request");
 	for (size_t off = 0; off < len;) {
@@ -187,6 +187,10 @@ int gp_control_request_parse(const char *text, size_t len, struct gp_control_req
 			bit = K_FROM;
 			bad = num(v, 0, INT32_MAX, &x);
 			r.from_pid = (int32_t)x;
+		} else if (!strcmp(k, "wait")) {
+			bit = K_WAIT;
+			bad = num(v, 0, 1, &x);
+			r.wait = (uint32_t)x;
 		} else {
 			return fail(err, errn, "unknown key '%.40s'", k);
 		}

@@ -54,9 +54,10 @@ struct gp_control_request {
 	uint64_t seconds_ns;  /* length in a process without steps; 0: its default */
 	int64_t start_step;   /* first step number to capture; -1: the next step */
 	int32_t from_pid;     /* the requester (informational) */
+	uint32_t wait;        /* 1: the requester waits for the final answer (done/failed) */
 };
 /* "gpuprof-request 1\nid=...\nsteps=...\nseconds_ns=...\nstart_step=...\n
- * from_pid=...\n".  format: returns the length, or -1 when it does not fit.
+ * from_pid=...\nwait=0|1\n".  format: returns the length, or -1 when it does not fit.
  * parse: 0, or -1 with the reason in err: a request must have its first
  * line, an id, values in range (steps <= 100000, seconds <= 1 h), no key
  * twice, no unknown key. */

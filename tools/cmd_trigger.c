@@ -89,6 +89,33 @@ static void remove_stale(const char *dir, int pid)
 	closedir(d);
 }
 
+/* The files of every process that is gone (it was killed, or nobody read
+ * its last answer): removed, once per run. */
+static void sweep_dead(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	int dead[64], n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < 64) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (end == e->d_name || *end != '.' || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			int seen = 0;
+			for (int i = 0; i < n; i++)
+				seen |= dead[i] == (int)pid;
+			if (!seen)
+				dead[n++] = (int)pid;
+		}
+	}
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		remove_stale(dir, dead[i]);
+}
+
 /* Reads DIR/PID.proc into t; 0, or -1 after the process's line. */
 static int registration(const char *dir, struct target *t)
 {
@@ -310,6 +337,8 @@ int cmd_trigger(int argc, char **argv)
 		tool_err("no usable control directory: %s", err);
 		return EXIT_BADINPUT;
 	}
+	base.wait = (uint32_t)wait_done;
+	sweep_dead(dir);
 	struct target *ts = NULL;
 	size_t n = 0, cap = 0;
 	if (all) {

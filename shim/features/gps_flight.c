@@ -78,6 +78,7 @@ struct capture {
 	uint64_t seconds_ns;
 	int64_t start_step;         /* -1: the next */
 	uint64_t reply_id;          /* a trigger's request, 0 none */
+	int reply_final;            /* its requester waits for done/failed */
 	uint64_t req_trace, req_mono;
 	uint64_t start_trace;
 	uint64_t deadline;          /* mono: PENDING's wait, CAPTURING's T, DRAINING's end */
@@ -286,7 +287,7 @@ static void capture_stop(void)
 	}
 	atomic_fetch_add(&finished, 1);
 	snprintf(last_file, sizeof last_file, "%s", gps.trace_path);
-	if (cur.reply_id) {
+	if (cur.reply_id && cur.reply_final) {
 		char msg[400];
 		snprintf(msg, sizeof msg, "capture %u: %u steps (%" PRId64 "..%" PRId64 ") in the trace", cur.number,
 			 cur.steps_done, cur.first_step, cur.last_step);
@@ -374,6 +375,7 @@ static void handle_request(const struct gp_control_request *rq)
 	pthread_mutex_lock(&fl_lock);
 	int rc = request(R_TRIGGER, why, rq->steps, rq->seconds_ns, rq->start_step, rq->id, refusal, sizeof refusal);
 	if (rc == 0) {
+		cur.reply_final = rq->wait != 0;
 		struct gps_step_stats st;
 		gps_steps_get(&st);
 		if (cur.steps && cur.start_step >= 0)
@@ -581,7 +583,7 @@ static void capture_failed(unsigned number, const char *file, int err)
 		}
 		atomic_store(&state, FL_IDLE);
 		activity_update();
-		if (cur.reply_id) {
+		if (cur.reply_id && cur.reply_final) {
 			char msg[600];
 			snprintf(msg, sizeof msg, "capture %u: cannot write %.400s: %s", number, file, strerror(err));
 			gps_control_reply(cur.reply_id, "failed", msg, NULL);
@@ -618,7 +620,7 @@ static void capture_finish(const struct capture *c)
 	if (cur.number == c->number && atomic_load(&state) == FL_DRAINING)
 		atomic_store(&state, FL_IDLE);
 	pthread_mutex_unlock(&fl_lock);
-	if (c->reply_id)
+	if (c->reply_id && c->reply_final)
 		gps_control_reply(c->reply_id, "done", msg, cap_file);
 }
 
@@ -794,7 +796,7 @@ void gps_flight_final(void)
 		capture_stop();
 	else if (s == FL_PENDING) {
 		atomic_store(&state, FL_IDLE);
-		if (cur.reply_id)
+		if (cur.reply_id && cur.reply_final)
 			gps_control_reply(cur.reply_id, "refused", "the job exited before its next step", NULL);
 	}
 	if (atomic_load(&sample_on)) {

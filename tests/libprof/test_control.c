@@ -55,14 +55,14 @@ static void dirs(const char *base)
 static void requests(void)
 {
 	struct gp_control_request rq = {.id = 77, .steps = 5, .seconds_ns = 2000000000ull, .start_step = 300,
-					.from_pid = 1234};
+					.from_pid = 1234, .wait = 1};
 	char buf[512], err[200];
 	int n = gp_control_request_format(&rq, buf, sizeof(buf));
 	CHECK(n > 0, "format");
 	struct gp_control_request back;
 	CHECK(gp_control_request_parse(buf, (size_t)n, &back, err, sizeof(err)) == 0, "parse: %s", err);
 	CHECK(back.id == 77 && back.steps == 5 && back.seconds_ns == 2000000000ull && back.start_step == 300 &&
-		      back.from_pid == 1234, "round trip");
+		      back.from_pid == 1234 && back.wait == 1, "round trip");
 	const char *ok = "gpuprof-request 1\nid=9\n";
 	CHECK(gp_control_request_parse(ok, strlen(ok), &back, err, sizeof(err)) == 0 && back.start_step == -1 &&
 		      back.steps == 0, "minimal request: %s", err);
@@ -78,6 +78,7 @@ static void requests(void)
 		{"gpuprof-request 1\nid=1\nsteps=3x\n", "steps"},
 		{"gpuprof-request 1\nid=1\nseconds_ns=99999999999999999999999\n", "seconds_ns"},
 		{"gpuprof-request 1\nid=1\nstart_step=-2\n", "start_step"},
+		{"gpuprof-request 1\nid=1\nwait=2\n", "wait"},
 		{"gpuprof-request 1\nid=1\nrm -rf=/\n", "unknown key"},
 		{"gpuprof-request 1\nid=1\nnoequals\n", "key=value"},
 	};

@@ -19,7 +19,8 @@ C. One job receives, in turn: a request owned by another uid (chown), a
    request, exactly one capture, one trigger succeeds and the other is told
    a capture is under way; the job runs on.
 D. --all over two jobs: both capture 2 steps from the same step number.
-E. A process without steps: --seconds captures by time.
+E. A process without steps: --seconds captures by time; without --wait
+   the answer file is removed by the trigger and no final answer is left.
 F. Bad settings: one line each, no flight recorder.
 G. GPUPROF_CONTROL=0: no registration, gpuprof trigger cannot reach the job,
    the flight recorder still works (a rule's capture is written)."""
@@ -222,10 +223,11 @@ for jj in jobs:
 j = Job(E, "e", ["loop", 2500], FLIGHT)
 E.check(j.registered() is not None, "E: no registration")
 time.sleep(0.3)
-r = j.trigger(j.pid, "--seconds", "0.3", "--wait")
+r = j.trigger(j.pid, "--seconds", "0.3")
 E.check(r.returncode == 0 and "capture 1: 0.300 s (no steps seen)" in r.stdout, "E: %r %r" % (r.stdout, r.stderr))
 j.wait()
 E.check(j.p.returncode == 0 and j.out.startswith("loop ") and not j.foreign(), "E: job %s %r" % (j.p.returncode, j.err))
+E.check(os.listdir(j.ctl) == [], "E: left in the control directory: %s" % os.listdir(j.ctl))
 if len(j.captures()) == 1:
     f = Facts(E, j.captures()[0])
     span = (f.windows[0][1] - f.windows[0][0]) / SEC if len(f.windows) == 1 else 0
