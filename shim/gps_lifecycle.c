@@ -92,8 +92,6 @@ static void write_summary(const struct gp_recorder_stats *st)
 static void write_capture_summary(const char *file, uint64_t records, uint64_t bytes)
 {
 	write_summary_line(file, records, 0, bytes, 0);
-	if (!gps.cfg.summary[0])
-		gps_info("capture: %llu records -> %s", (unsigned long long)records, file);
 }
 
 /* Once per process, from whichever comes first: the atexit handler

@@ -265,8 +265,12 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 		jput(j, ",\"rank\":%d", gps.rank);
 	else
 		jput(j, ",\"rank\":null");
+	/* armed, the recorder's file is the flight recorder's spool (unlinked):
+	 * the trace anyone can read is the last capture */
+	struct gps_flight_status fs;
+	gps_flight_status(&fs);
 	jput(j, ",\"trace\":");
-	jstr(j, gps.trace_path);
+	jstr(j, gps_flight_armed() ? fs.file : gps.trace_path);
 	jput(j, ",\"updated_realtime_ns\":%llu,\"uptime_s\":%.1f",
 	     (unsigned long long)rt.tv_sec * SEC + (unsigned long long)rt.tv_nsec,
 	     now > gps.trace_start_ns ? (double)(now - gps.trace_start_ns) / 1e9 : 0.0);
@@ -280,8 +284,6 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 	jstr(j, range);
 	/* the flight recorder (docs/FLIGHT.md): its state, the captures it
 	 * finished, the last one's reason and file */
-	struct gps_flight_status fs;
-	gps_flight_status(&fs);
 	if (fs.state) {
 		jput(j, ",\"capture_state\":\"%s\",\"captures\":%u,\"step\":%lld,\"last_capture_why\":",
 		     exited ? "exited" : fs.state, fs.captures, (long long)fs.step);
