@@ -879,6 +879,8 @@ void gps_flight_status(struct gps_flight_status *st)
 	struct gps_step_stats ss;
 	gps_steps_get(&ss);
 	st->step = ss.last;
+	st->step_ms = (double)ss.median_ns / 1e6;
+	st->steps_per_s = ss.per_s;
 	st->captures = atomic_load(&finished);
 	pthread_mutex_lock(&fl_lock);
 	st->state = state_name(atomic_load(&state));

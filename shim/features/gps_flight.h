@@ -57,6 +57,8 @@ struct gps_flight_status {
 	const char *state;    /* "armed", "sampling", "pending", "capturing", "writing"; NULL: off */
 	unsigned captures;    /* finished */
 	int64_t step;         /* the last step begun, -1 none */
+	double step_ms;       /* rolling median step time (untraced steps), 0: too few */
+	double steps_per_s;   /* over the same window */
 	char why[256];        /* of the last capture started */
 	char file[4096];      /* of the last capture finished */
 };

@@ -285,8 +285,9 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 	/* the flight recorder (docs/FLIGHT.md): its state, the captures it
 	 * finished, the last one's reason and file */
 	if (fs.state) {
-		jput(j, ",\"capture_state\":\"%s\",\"captures\":%u,\"step\":%lld,\"last_capture_why\":",
-		     exited ? "exited" : fs.state, fs.captures, (long long)fs.step);
+		jput(j, ",\"capture_state\":\"%s\",\"captures\":%u,\"step\":%lld,\"step_ms_median\":%.3f,"
+		     "\"steps_per_s\":%.2f,\"last_capture_why\":",
+		     exited ? "exited" : fs.state, fs.captures, (long long)fs.step, fs.step_ms, fs.steps_per_s);
 		jstr(j, fs.why);
 		jput(j, ",\"last_capture_file\":");
 		jstr(j, fs.file);

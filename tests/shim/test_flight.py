@@ -54,7 +54,9 @@ try:
     st = json.load(open(os.path.join(E.tmp, "a-status.json")))
 except (OSError, ValueError) as e:
     E.fail("A: status file: %s" % e)
-E.check(st.get("capture_state") == "armed" and st.get("captures") == 0, "A: status before: %s" % st)
+E.check(st.get("capture_state") == "armed" and st.get("captures") == 0 and st.get("step", -1) >= 100 and
+        3.0 <= st.get("step_ms_median", 0) <= 30.0 and st.get("steps_per_s", 0) > 20 and st.get("trace") == "",
+        "A: status before: %s" % st)
 top = subprocess.run([E.gpuprof, "top", "--once", os.path.join(E.tmp, "a-status.json")], capture_output=True,
                      text=True)
 E.check(top.returncode == 0 and "\n  capture state: armed, 0 captures\n" in top.stdout, "A: top before: %r" % top.stdout)
