@@ -153,8 +153,11 @@ def cmd_trigger(a):
         if s not in per:
             continue
         ex = (per[s] - med) * 1e3
-        tag = "capture start" if s == first - 1 else "captured" if first <= s <= last else \
-            "capture stop" if s == last + 1 else ""
+        # the switch on happens in step `first`'s push (in the period of
+        # first-1, which ends at first's start), the switch off in step
+        # `last`'s pop (in the period of `last`)
+        tag = "switch on (before the next step)" if s == first - 1 else \
+            "captured, switch off at its end" if s == last else "captured" if first <= s <= last else ""
         print("%8d %10.3f %10.3f  %s" % (s, per[s] * 1e3, ex, tag))
         if s in (first - 1, first, last, last + 1):
             worst = max(worst, ex)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -554,7 +554,7 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
                  # resnet50/transformer armed <= 1.003x (docs/FLIGHT.md)
     log flight-bench
     RESULTS_DIR=$RES/flbench WORKLOADS=mnist MNIST_REPS=${FLIGHT_MNIST_REPS:-6} MNIST_STEPS=${FLIGHT_MNIST_STEPS:-1000} \
-      CONFIGS="bare gpuprof-armed gpuprof-sample gpuprof-apionly gpuprof" BUDGET_S=${FLIGHT_BENCH_S:-330} \
+      CONFIGS="${FLIGHT_CONFIGS:-bare gpuprof-armed gpuprof-sample gpuprof-apionly}" BUDGET_S=${FLIGHT_BENCH_S:-330} \
       timeout $(( ${FLIGHT_BENCH_S:-330} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/flight-bench.txt"
     cat "$RES/flbench/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt"
     RESULTS_DIR=$RES/flheavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${FLIGHT_HEAVY_REPS:-3} HEAVY_STEPS=${FLIGHT_HEAVY_STEPS:-60} \
