@@ -8,6 +8,17 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
 BASE_CFLAGS := -std=gnu11 -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN) $(EXTRA_CFLAGS)
 LDFLAGS  ?=
 B        := build
+# Header dependencies: every compile rule adds $(DEPFLAGS); the compiler
+# writes a .d file next to each output (x.o -> x.d, a program -> prog.d)
+# and the -include at the end of this file reads them all, so a header
+# change rebuilds exactly what includes it.  -MP adds an empty rule per
+# header, so deleting a header does not break the next build.
+DEPFLAGS := -MMD -MP
+# Put $(DEP_MISSING) among a compile rule's prerequisites: an output
+# (object or program) without its .d file yet, e.g. built before the rule
+# had $(DEPFLAGS), is rebuilt once rather than trusted against headers
+# nobody recorded.  Uses .SECONDEXPANSION (below).
+DEP_MISSING = $$(if $$(wildcard $$(basename $$@).d),,FORCE)
 
 # CUDA toolkit headers (cupti.h, nvtx3): CUDA_HOME, else nvcc on PATH, else /usr/local/cuda.
 CUDA_HOME ?= $(shell d=$$(dirname $$(dirname $$(command -v nvcc 2>/dev/null || echo /nonexistent/bin/nvcc))); \
@@ -16,8 +27,10 @@ CUDA_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/ex
 CUPTI_INC := $(if $(CUDA_INC),$(dir $(CUDA_INC)),)
 CUDA_CFLAGS := $(if $(CUPTI_INC),-I$(CUPTI_INC) -I$(CUDA_HOME)/include,)
 
-.PHONY: all test clean demo deps check-cuda bench asan
+.PHONY: all test clean demo deps check-cuda bench asan FORCE check-layers format-check format
 all:
+FORCE:
+.SECONDEXPANSION:
 
 check-cuda:
 	@if [ -z "$(CUPTI_INC)" ]; then \
@@ -25,6 +38,19 @@ check-cuda:
 
 deps:
 	@./scripts/setup-deps.sh
+
+# Include rules between folders (COMPONENT/layers.txt; docs/ARCHITECTURE.md).
+check-layers:
+	@scripts/check-layers.sh
+
+# C style (.clang-format, clang-format 14): the folders reformatted so far.
+# The others (libprof shim tools tests bench examples in all) join the list
+# as they are reformatted; `make format` rewrites the listed ones.
+FORMAT_DIRS ?= libprof tests/libprof
+format-check:
+	@scripts/format-check.sh $(FORMAT_DIRS)
+format:
+	@scripts/format-check.sh --fix $(FORMAT_DIRS)
 
 include libprof/build.mk
 -include shim/build.mk
@@ -35,6 +61,10 @@ include libprof/build.mk
 
 $(B)/%/:
 	@mkdir -p $@
+
+# The .d files of every earlier build under $(B) (the sanitizer builds'
+# sub-directories included; their targets are their own paths).
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 # Nothing built is an intermediate to delete (make would try to rm the dirs).
 .SECONDARY:

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "gp_control.h"
-#include "gp_internal.h"
+#include "write/gp_out.h"
 
 static int fail(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errn, const char *fmt, ...)
@@ -134,10 +134,17 @@ static int num(const char *v, int sign, uint64_t max, int64_t *out)
 int gp_control_request_parse(const char *text, size_t len, struct gp_control_request *rq, char *err,
 			     size_t errn)
 {
-	struct gp_control_request r = {.start_step = -1};
+	struct gp_control_request r = { .start_step = -1 };
 	char line[256];
 	int seen = 0, first = 1;
-	enum { K_ID = 1, K_STEPS = 2, K_SECS = 4, K_START = 8, K_FROM = 16, K_WAIT = 32 };
+	enum {
+		K_ID = 1,
+		K_STEPS = 2,
+		K_SECS = 4,
+		K_START = 8,
+		K_FROM = 16,
+		K_WAIT = 32
+	};
 	if (memchr(text, 0, len))
 		return fail(err, errn, "a NUL byte in the request");
 	for (size_t off = 0; off < len;) {

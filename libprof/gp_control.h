@@ -2,7 +2,7 @@
  * traced processes of the same user (docs/FLIGHT.md, "Control channel"):
  * where it lives, who may use it, and its three small files.  Shared by the
  * shim (shim/features/gps_control.c), which owns the process's files and
- * answers requests, and the CLI (tools/cmd_trigger.c), which writes requests
+ * answers requests, and the CLI (tools/cmd/cmd_trigger.c), which writes requests
  * and reads answers, so the two cannot disagree about a path or a format.
  * No CUDA, no threads, no allocation.
  *
@@ -49,12 +49,12 @@ int gp_control_reply_path(char *out, size_t n, const char *dir, int pid, uint64_
 
 /* A capture request. */
 struct gp_control_request {
-	uint64_t id;          /* chosen by the requester, names the reply */
-	uint32_t steps;       /* whole steps to capture; 0: the process's default */
-	uint64_t seconds_ns;  /* length in a process without steps; 0: its default */
-	int64_t start_step;   /* first step number to capture; -1: the next step */
-	int32_t from_pid;     /* the requester (informational) */
-	uint32_t wait;        /* 1: the requester waits for the final answer (done/failed) */
+	uint64_t id;         /* chosen by the requester, names the reply */
+	uint32_t steps;      /* whole steps to capture; 0: the process's default */
+	uint64_t seconds_ns; /* length in a process without steps; 0: its default */
+	int64_t start_step;  /* first step number to capture; -1: the next step */
+	int32_t from_pid;    /* the requester (informational) */
+	uint32_t wait;       /* 1: the requester waits for the final answer (done/failed) */
 };
 /* "gpuprof-request 1\nid=...\nsteps=...\nseconds_ns=...\nstart_step=...\n
  * from_pid=...\nwait=0|1\n".  format: returns the length, or -1 when it does not fit.

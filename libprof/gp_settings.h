@@ -75,22 +75,52 @@ enum gp_setting_type {
 };
 
 /* Values of the enumerated settings. */
-enum gp_api_set { GP_API_SET_DEFAULT = 0, GP_API_SET_ALL = 1, GP_API_SET_NONE = 2 };
-enum gp_api_mode { GP_API_MODE_CALLBACK = 0, GP_API_MODE_ACTIVITY = 1 };
-enum gp_bind { GP_BIND_AUTO = 0, GP_BIND_EAGER = 1, GP_BIND_INJECTION = 2 };
+enum gp_api_set {
+	GP_API_SET_DEFAULT = 0,
+	GP_API_SET_ALL = 1,
+	GP_API_SET_NONE = 2
+};
+enum gp_api_mode {
+	GP_API_MODE_CALLBACK = 0,
+	GP_API_MODE_ACTIVITY = 1
+};
+enum gp_bind {
+	GP_BIND_AUTO = 0,
+	GP_BIND_EAGER = 1,
+	GP_BIND_INJECTION = 2
+};
 /* GPUPROF_STACKS: off, sampled (rate-limited per call site), all */
-enum gp_stacks_mode { GP_STACKS_OFF = 0, GP_STACKS_SAMPLED = 1, GP_STACKS_ALL = 2 };
+enum gp_stacks_mode {
+	GP_STACKS_OFF = 0,
+	GP_STACKS_SAMPLED = 1,
+	GP_STACKS_ALL = 2
+};
 /* GPUPROF_UNWIND: libunwind when it can be loaded, else glibc backtrace() */
-enum gp_unwind { GP_UNWIND_AUTO = 0, GP_UNWIND_LIBUNWIND = 1, GP_UNWIND_GLIBC = 2 };
+enum gp_unwind {
+	GP_UNWIND_AUTO = 0,
+	GP_UNWIND_LIBUNWIND = 1,
+	GP_UNWIND_GLIBC = 2
+};
 /* GPUPROF_CLOCK: how the trace clock (CLOCK_MONOTONIC either way) is read;
  * not a gp_clock_id, which names the clock of a trace's timestamps */
-enum gp_clock_mode { GP_CLOCK_MODE_AUTO = 0, GP_CLOCK_MODE_MONOTONIC = 1, GP_CLOCK_MODE_TSC = 2 };
-enum gp_capture_range { GP_CAPTURE_ALL = 0, GP_CAPTURE_PROFILER_API = 1 };
+enum gp_clock_mode {
+	GP_CLOCK_MODE_AUTO = 0,
+	GP_CLOCK_MODE_MONOTONIC = 1,
+	GP_CLOCK_MODE_TSC = 2
+};
+enum gp_capture_range {
+	GP_CAPTURE_ALL = 0,
+	GP_CAPTURE_PROFILER_API = 1
+};
 
 /* GPUPROF_ACTIVITY kinds, a bit each */
 enum gp_activity_bits {
-	GP_ACT_KERNEL = 1u << 0, GP_ACT_MEMCPY = 1u << 1, GP_ACT_MEMSET = 1u << 2,
-	GP_ACT_PEER = 1u << 3, GP_ACT_SYNC = 1u << 4, GP_ACT_MEMORY = 1u << 5,
+	GP_ACT_KERNEL = 1u << 0,
+	GP_ACT_MEMCPY = 1u << 1,
+	GP_ACT_MEMSET = 1u << 2,
+	GP_ACT_PEER = 1u << 3,
+	GP_ACT_SYNC = 1u << 4,
+	GP_ACT_MEMORY = 1u << 5,
 	GP_ACT_DEVICE = 1u << 6,
 	/* SYNCHRONIZATION and MEMORY2 are opt-in: on MNIST they cost 13 points
 	 * of step time (docs/PERFORMANCE.md, run H4), and nsys leaves them off
@@ -108,10 +138,10 @@ enum gp_rule_bits {
 };
 #define GP_RULE_RANGE_MAX 64 /* bytes of a range name + 1 */
 struct gp_trigger_rules {
-	unsigned what;                  /* gp_rule_bits */
-	double step_factor;             /* GP_RULE_STEP: 1.1 .. 1000 */
-	unsigned idle_pct;              /* GP_RULE_IDLE: 1 .. 99 */
-	char range[GP_RULE_RANGE_MAX];  /* GP_RULE_RANGE */
+	unsigned what;                 /* gp_rule_bits */
+	double step_factor;            /* GP_RULE_STEP: 1.1 .. 1000 */
+	unsigned idle_pct;             /* GP_RULE_IDLE: 1 .. 99 */
+	char range[GP_RULE_RANGE_MAX]; /* GP_RULE_RANGE */
 };
 
 /* A word of an ENUM or KINDS setting and its value.  A value's first word in
@@ -122,26 +152,26 @@ struct gp_setting_word {
 };
 
 struct gp_setting {
-	const char *name;    /* "GPUPROF_FLUSH_MS" */
+	const char *name; /* "GPUPROF_FLUSH_MS" */
 	enum gp_setting_type type;
-	const char *def;     /* the default, in the setting's syntax; NULL: 0 / "" (the
+	const char *def;                     /* the default, in the setting's syntax; NULL: 0 / "" (the
 				component's own default) */
-	uint64_t min, max;   /* UINT: range; SIZE: min */
+	uint64_t min, max;                   /* UINT: range; SIZE: min */
 	const struct gp_setting_word *words; /* ENUM, KINDS: NULL-terminated */
-	const char *path_means; /* ENUM: a value with a '/' is a path, meaning this word
+	const char *path_means;              /* ENUM: a value with a '/' is a path, meaning this word
 				   (GPUPROF_UNWIND=/path: "libunwind", that file) */
-	const char *syntax;  /* for a complaint: "(1..3600000)" without the parentheses */
-	const char *on_bad;  /* what a bad value leads to; NULL: "using DEF" */
-	const char *help;    /* one line */
+	const char *syntax;                  /* for a complaint: "(1..3600000)" without the parentheses */
+	const char *on_bad;                  /* what a bad value leads to; NULL: "using DEF" */
+	const char *help;                    /* one line */
 };
 
 /* What a setting's text means. */
 struct gp_setting_value {
-	uint64_t u;          /* BOOL, UINT, SIZE (bytes), ENUM, KINDS (bits), INTERVAL (ns) */
-	int64_t i;           /* INT */
+	uint64_t u;                /* BOOL, UINT, SIZE (bytes), ENUM, KINDS (bits), INTERVAL (ns) */
+	int64_t i;                 /* INT */
 	uint64_t on_ns, period_ns; /* WINDOW */
-	const char *text;    /* TEXT; ENUM given a path: the path (else NULL); points into the text */
-	const char *bad;     /* KINDS, refused: the word not understood (points into the text) */
+	const char *text;          /* TEXT; ENUM given a path: the path (else NULL); points into the text */
+	const char *bad;           /* KINDS, refused: the word not understood (points into the text) */
 	size_t badlen;
 };
 

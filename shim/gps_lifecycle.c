@@ -41,9 +41,11 @@ static void start_sig_flusher(void);
  * to flush; gps_cupti_start starts it when CUPTI is bound after the trace),
  * or with any trace under the flight recorder (its spool must be read back,
  * its control channel polled); the GPU metrics sampler with any trace.
- * Each is idempotent. */
+ * Each is idempotent.  First, the DEVICE records that came before the trace
+ * (nvidia/gps_activity.c). */
 static void on_trace(enum gps_rec_want want)
 {
+	gps_activity_emit_kept(atomic_load(&gps.rec)); /* DEVICE records that came first */
 	install_signal_handlers();
 	start_sig_flusher();
 	if ((want == GPS_REC_CUDA && gps_gpu_bound()) || gps_flight_armed())
@@ -57,29 +59,13 @@ static atomic_int final_once;
 static void write_summary_line(const char *file, uint64_t records, uint64_t dropped, uint64_t bytes,
 			       unsigned threads)
 {
-	if (!gps.cfg.summary[0])
-		return;
-	char path[4096];
-	if (gps_expand_pattern(gps.cfg.summary, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0)
-		return;
 	char line[8192];
 	int n = snprintf(line, sizeof line,
 			 "pid=%d events=%llu dropped=%llu bytes=%llu threads=%u file=%s\n", (int)gps.pid,
 			 (unsigned long long)records, (unsigned long long)dropped, (unsigned long long)bytes, threads,
 			 file);
-	if (n <= 0 || (size_t)n >= sizeof line)
-		return;
-	/* one O_APPEND write per process: lines of several processes (fork,
-	 * exec'd children) never interleave */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		gps_warn("cannot write summary %s: %s", path, strerror(errno));
-		return;
-	}
-	if (write(fd, line, (size_t)n) != n)
-		gps_warn("short write to summary %s", path);
-	close(fd);
+	if (n > 0 && (size_t)n < sizeof line)
+		gps_summary_append(line);
 }
 
 static void write_summary(const struct gp_recorder_stats *st)
@@ -529,8 +515,11 @@ __attribute__((constructor)) static void gps_constructor(void) { gps_init(); }
 GPS_EXPORT int InitializeInjection(void)
 {
 	gps_init(); /* no-op when the constructor ran */
-	if (!gps.disabled && gps_cupti_start("CUDA injection") == 0)
-		gps_rec(GPS_REC_CUDA); /* activation: the trace exists once CUDA is in use */
+	/* CUPTI only: the trace is made by the first record worth one (a call
+	 * of the recorded set, a context, GPU activity), so a process that only
+	 * runs cuInit (OpenMPI's orted, torch.compile's workers) leaves none */
+	if (!gps.disabled)
+		gps_cupti_start("CUDA injection");
 	return 1;
 }
 

@@ -15,7 +15,7 @@ SHIM_SETTINGS := $(SHIMT_DIR)/test_settings
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
-	test_pm_sampling test_clock_tsc
+	test_pm_sampling test_clock_tsc test_run_summary test_no_cuda_trace
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
 SHIM_PY_TESTS := test_stacks test_stacks_python test_capture_range test_flight test_flight_rules test_flight_check
@@ -72,6 +72,10 @@ TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_C
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 TESTS += $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 # --- end shim tests ---
+
+# --- build tests (owner: libprof): rules in tests/build/build.mk ---
+include tests/build/build.mk
+# --- end build tests ---
 
 # --- libprof tests (owner: libprof): rules in tests/libprof/build.mk ---
 include tests/libprof/build.mk

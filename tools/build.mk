@@ -1,15 +1,22 @@
 # tools: the `gpuprof` CLI (run, info, dump, stats, export, merge).
 # Links libprof.a statically; sqlite3 for `export --format sqlite`, libstdc++
 # for __cxa_demangle, libm for the stddev in `stats`.
-TOOLS_SRCS := $(wildcard tools/*.c)
+# One folder per layer (tools/README.md has the map and the rules); every .c
+# of each folder is compiled.  Includes name their folder ("common/util.h"),
+# hence -Itools; header dependencies come from the compiler ($(DEPFLAGS), the
+# top Makefile reads every .d file).
+TOOLS_DIRS := cli cmd reports analysis export common
+TOOLS_SRCS := $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
 GPUPROF_BIN := $(B)/bin/gpuprof
 TOOLS_LIBS := -lsqlite3 -lstdc++ -lm
 
 all: $(GPUPROF_BIN)
 
-$(B)/obj/tools/%.o: tools/%.c tools/*.h libprof/gp_trace.h | $(B)/obj/tools/
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -c $< -o $@
+$(B)/obj/tools/%.o: tools/%.c $(DEP_MISSING)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -Itools -c $< -o $@
+
 
 $(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/
 	$(CC) -o $@ $(TOOLS_OBJS) $(LIBPROF_A) $(LDFLAGS) $(TOOLS_LIBS) $(LIBPROF_LIBS)

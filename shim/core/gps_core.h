@@ -163,6 +163,15 @@ gp_recorder *gps_core_take_recorder(void);
  * parent's), only the forking thread. */
 void gps_core_after_fork_child(void);
 
+/* GPUPROF_SUMMARY (set by `gpuprof run`, which reads it when the job ends):
+ * appends `line` in one O_APPEND write, so lines of several processes never
+ * interleave.  The lines, one key=value list each ("file" and "error" take
+ * the rest of the line): "pid=N file=PATH" when the trace file is created
+ * (so a job killed or ended by _exit() still names its file), "pid=N
+ * error=TEXT" when it cannot be, and the final flush's "pid=N events=N
+ * dropped=N bytes=N threads=N file=PATH".  No-op without GPUPROF_SUMMARY. */
+void gps_summary_append(const char *line);
+
 /* Emits a GP_REC_CLOCK pair (trace, realtime, backend). */
 void gps_emit_clock(gp_recorder *rec);
 /* Emits an INT GP_REC_COUNTER `name` = value, now, device 0 (the shim's

@@ -2,7 +2,7 @@
  *
  * Armed (GPUPROF_FLIGHT_RECORDER=DURATION): the recorder writes into a spool
  * file in the control directory, unlinked at once; the flush thread reads it
- * back every tick into libprof's spool (libprof/gp_spool.h), which keeps the
+ * back every tick into libprof's spool (libprof/write/gp_spool.h), which keeps the
  * metadata and the last DURATION of data chunks in memory (at most
  * GPUPROF_FLIGHT_MAX_MEMORY) and releases the file's space.  GPU activity is
  * off; API calls and NVTX ranges are recorded as always.
@@ -53,7 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gp_spool.h"
+#include "gp_trace.h"
 #include "core/gps_core.h"
 #include "features/gps_control.h"
 #include "features/gps_flight.h"

@@ -491,6 +491,11 @@ int gps_cupti_start(const char *why)
 	return rc;
 }
 
+/* A fork child of a process with a CUPTI session: the session and its
+ * buffers are the parent's (gps_cupti_after_fork_child). */
+static int inherited_session;
+int gps_cupti_session_inherited(void) { return inherited_session; }
+
 void gps_cupti_flush(void)
 {
 	if (!gps_gpu_bound())
@@ -513,6 +518,7 @@ void gps_cupti_stop(void)
 
 void gps_cupti_after_fork_child(void)
 {
+	inherited_session = gps_gpu_bound();
 	pthread_mutex_init(&start_lock, NULL);
 	rt_depth = 0;
 }

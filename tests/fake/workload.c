@@ -23,6 +23,23 @@
  * (launches).  The windowed-mode test (GPUPROF_GPU_WINDOW).  With RANGE each
  * iteration is inside nvtxRangePushA(RANGE) (the status-file test).
  *
+ * "workload initonly": cuInit and cudaGetDeviceCount only (no context, no
+ * recorded call), like OpenMPI's orted or torch.compile's compile workers:
+ * must leave no trace file.  Prints "devices=N".
+ *
+ * "workload initlate": cuInit, cudaGetDeviceCount, 400 ms of sleep (CUDA's
+ * DEVICE records may be handed over meanwhile, before there is a trace),
+ * then 3 x k_gemm: the trace has the device record once and 3 kernels.
+ *
+ * "workload forkidle": 5 x k_gemm, then a fork child that never uses CUDA
+ * (CUPTI still holds the parent's records: no flush yet) and ends with
+ * exit(); the parent waits for it, launches 5 more and ends: one trace, the
+ * parent's, with 10 kernels.  Prints "forkidle N" (the child's status).
+ *
+ * "workload exit N": N x k_gemm, cudaDeviceSynchronize, 600 ms of sleep (the
+ * flush thread writes the records), then _exit(0) as Python's os._exit()
+ * does: no atexit handler, no final flush (gpuprof run's last line).
+ *
  * "workload forkstress ROUNDS": fork/lock-order stress (the fork test).  Two
  * threads launch while main forks ROUNDS children; in each child one thread
  * makes the child's first CUDA call (the shim creates the child's trace and
@@ -144,6 +161,72 @@ static int sleep_mode(const char *ready)
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/* A DataLoader-like fork child: no CUDA at all; exit() runs the inherited
+ * atexit handlers (the tracer's and CUDA's). */
+static void idle_child(void)
+{
+	volatile unsigned long x = 0;
+	for (int i = 0; i < 1000; i++)
+		x += (unsigned long)i;
+	exit(0);
+}
+
+static void launch_n(void (*k)(void), int n)
+{
+	for (int i = 0; i < n; i++)
+		launch(k, 1);
+}
+
+static int initonly_mode(void)
+{
+	cuInit(0);
+	int n = 0;
+	cudaGetDeviceCount(&n);
+	printf("devices=%d\n", n);
+	return 0;
+}
+
+static int initlate_mode(void)
+{
+	cuInit(0);
+	int n = 0;
+	cudaGetDeviceCount(&n);
+	struct timespec ts = {0, 400 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	launch_n(k_gemm, 3);
+	cudaDeviceSynchronize();
+	printf("initlate %d\n", n);
+	return 0;
+}
+
+static int forkidle_mode(void)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	launch_n(k_gemm, 5);
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0)
+		idle_child();
+	int st = -1;
+	waitpid(c, &st, 0);
+	launch_n(k_gemm, 5);
+	cudaDeviceSynchronize();
+	printf("forkidle %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+static int exit_mode(int n)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	for (int i = 0; i < n; i++)
+		launch(k_gemm, 1);
+	cudaDeviceSynchronize();
+	struct timespec ts = {0, 600 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	_exit(0);
 }
 
 static uint64_t mono_ms(void)
@@ -282,12 +365,6 @@ static int stacks_mode(int n)
 	return 0;
 }
 
-static void launch_n(void (*k)(void), int n)
-{
-	for (int i = 0; i < n; i++)
-		launch(k, 1);
-}
-
 static int capture_mode(int n)
 {
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
@@ -423,6 +500,14 @@ int main(int argc, char **argv)
 		return loop_mode(atol(argv[2]), argc >= 4 ? argv[3] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "sleep"))
 		return sleep_mode(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "exit"))
+		return exit_mode(atoi(argv[2]));
+	if (argc >= 2 && !strcmp(argv[1], "initonly"))
+		return initonly_mode();
+	if (argc >= 2 && !strcmp(argv[1], "forkidle"))
+		return forkidle_mode();
+	if (argc >= 2 && !strcmp(argv[1], "initlate"))
+		return initlate_mode();
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
@@ -471,13 +556,8 @@ int main(int argc, char **argv)
 
 	fflush(stdout);
 	pid_t c1 = fork();
-	if (c1 == 0) {
-		/* a DataLoader-like child: no CUDA at all */
-		volatile unsigned long x = 0;
-		for (int i = 0; i < 1000; i++)
-			x += (unsigned long)i;
-		exit(0);
-	}
+	if (c1 == 0)
+		idle_child();
 	pid_t c2 = fork();
 	if (c2 == 0) {
 		launch(k_relu, 5);

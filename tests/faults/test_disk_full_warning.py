@@ -6,7 +6,7 @@ that names the cause:
 (b) RLIMIT_FSIZE = 16 KiB set by a wrapper (setrlimit before exec): exit 0,
     untraced stdout, one warning line (File too large).  Today the job is
     killed by SIGXFSZ: the final drain writes from the job's thread, where
-    SIGXFSZ is not blocked (libprof/gp_out.c gp_write_all guards SIGPIPE
+    SIGXFSZ is not blocked (libprof/write/gp_out.c gp_write_all guards SIGPIPE
     only)."""
 import os
 import re

@@ -54,33 +54,36 @@ static void dirs(const char *base)
 
 static void requests(void)
 {
-	struct gp_control_request rq = {.id = 77, .steps = 5, .seconds_ns = 2000000000ull, .start_step = 300,
-					.from_pid = 1234, .wait = 1};
+	struct gp_control_request rq = { .id = 77, .steps = 5, .seconds_ns = 2000000000ull, .start_step = 300, .from_pid = 1234, .wait = 1 };
 	char buf[512], err[200];
 	int n = gp_control_request_format(&rq, buf, sizeof(buf));
 	CHECK(n > 0, "format");
 	struct gp_control_request back;
 	CHECK(gp_control_request_parse(buf, (size_t)n, &back, err, sizeof(err)) == 0, "parse: %s", err);
 	CHECK(back.id == 77 && back.steps == 5 && back.seconds_ns == 2000000000ull && back.start_step == 300 &&
-		      back.from_pid == 1234 && back.wait == 1, "round trip");
+		      back.from_pid == 1234 && back.wait == 1,
+	      "round trip");
 	const char *ok = "gpuprof-request 1\nid=9\n";
 	CHECK(gp_control_request_parse(ok, strlen(ok), &back, err, sizeof(err)) == 0 && back.start_step == -1 &&
-		      back.steps == 0, "minimal request: %s", err);
-	static const struct { const char *text, *why; } bad[] = {
-		{"", "empty"},
-		{"garbage\x01\xff", "first line"},
-		{"gpuprof-request 2\nid=1\n", "first line"},
-		{"gpuprof-request 1\nsteps=3\n", "no id"},
-		{"gpuprof-request 1\nid=0\n", "id"},
-		{"gpuprof-request 1\nid=1\nid=2\n", "twice"},
-		{"gpuprof-request 1\nid=1\nsteps=-3\n", "steps"},
-		{"gpuprof-request 1\nid=1\nsteps=100001\n", "steps"},
-		{"gpuprof-request 1\nid=1\nsteps=3x\n", "steps"},
-		{"gpuprof-request 1\nid=1\nseconds_ns=99999999999999999999999\n", "seconds_ns"},
-		{"gpuprof-request 1\nid=1\nstart_step=-2\n", "start_step"},
-		{"gpuprof-request 1\nid=1\nwait=2\n", "wait"},
-		{"gpuprof-request 1\nid=1\nrm -rf=/\n", "unknown key"},
-		{"gpuprof-request 1\nid=1\nnoequals\n", "key=value"},
+		      back.steps == 0,
+	      "minimal request: %s", err);
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "", "empty" },
+		{ "garbage\x01\xff", "first line" },
+		{ "gpuprof-request 2\nid=1\n", "first line" },
+		{ "gpuprof-request 1\nsteps=3\n", "no id" },
+		{ "gpuprof-request 1\nid=0\n", "id" },
+		{ "gpuprof-request 1\nid=1\nid=2\n", "twice" },
+		{ "gpuprof-request 1\nid=1\nsteps=-3\n", "steps" },
+		{ "gpuprof-request 1\nid=1\nsteps=100001\n", "steps" },
+		{ "gpuprof-request 1\nid=1\nsteps=3x\n", "steps" },
+		{ "gpuprof-request 1\nid=1\nseconds_ns=99999999999999999999999\n", "seconds_ns" },
+		{ "gpuprof-request 1\nid=1\nstart_step=-2\n", "start_step" },
+		{ "gpuprof-request 1\nid=1\nwait=2\n", "wait" },
+		{ "gpuprof-request 1\nid=1\nrm -rf=/\n", "unknown key" },
+		{ "gpuprof-request 1\nid=1\nnoequals\n", "key=value" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
@@ -113,10 +116,12 @@ static void files(const char *base)
 	CHECK(gp_control_write(d, "1.req", "second\n", 7, 1) == -1 && errno == EEXIST, "second request replaced");
 	snprintf(p, sizeof(p), "%s/1.req", d);
 	CHECK(gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) == 0 &&
-		      !strcmp(buf, "first\n") && owner == geteuid(), "pending request kept: %s", buf);
+		      !strcmp(buf, "first\n") && owner == geteuid(),
+	      "pending request kept: %s", buf);
 	CHECK(gp_control_write(d, "1.req", "third\n", 6, 0) == 0, "replacing write");
 	CHECK(gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) == 0 &&
-		      !strcmp(buf, "third\n"), "replaced: %s", buf);
+		      !strcmp(buf, "third\n"),
+	      "replaced: %s", buf);
 	char tmp[700];
 	snprintf(tmp, sizeof(tmp), "%s/.1.req.tmp.%d", d, (int)getpid());
 	CHECK(access(tmp, F_OK) != 0, "temporary file left");
@@ -128,7 +133,8 @@ static void files(const char *base)
 	snprintf(fifo, sizeof(fifo), "%s/3.req", d);
 	mkfifo(fifo, 0600);
 	CHECK(gp_control_read(fifo, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) == -1 &&
-		      strstr(err, "regular"), "fifo read: %s", err);
+		      strstr(err, "regular"),
+	      "fifo read: %s", err);
 	/* another user's file: refused, its owner named */
 	if (geteuid() == 0) {
 		CHECK(chown(p, 12345, 12345) == 0, "chown");
@@ -146,7 +152,8 @@ static void files(const char *base)
 		      "another uid's request accepted: %s", err);
 	} else {
 		CHECK(gp_control_read(p, geteuid() + 1, buf, sizeof(buf), &len, &owner, err, sizeof(err)) == -1 &&
-			      errno == EPERM, "another uid's file accepted");
+			      errno == EPERM,
+		      "another uid's file accepted");
 	}
 	/* too large */
 	char big[GP_CONTROL_FILE_MAX + 10];
@@ -154,7 +161,8 @@ static void files(const char *base)
 	CHECK(gp_control_write(d, "4.req", big, sizeof(big), 0) == 0, "big write");
 	snprintf(p, sizeof(p), "%s/4.req", d);
 	CHECK(gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) == -1 &&
-		      strstr(err, "larger"), "big file read: %s", err);
+		      strstr(err, "larger"),
+	      "big file read: %s", err);
 	char cmd[800];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
 	CHECK(system(cmd) == 0, "cleanup");
@@ -168,7 +176,10 @@ int main(void)
 	requests();
 	files(base);
 	rmdir(base);
-	if (tl_failures) { fprintf(stderr, "%d failures\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d failures\n", tl_failures);
+		return 1;
+	}
 	printf("ok\n");
 	return 0;
 }

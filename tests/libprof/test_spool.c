@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include "gp_spool.h"
+#include "write/gp_spool.h"
 #include "tl.h"
 
 #define SEC 1000000000ull
@@ -28,7 +28,11 @@ static void emit_batch(gp_recorder *rec, int b, int n, uint64_t *seed)
 	gp_recorder_flush(rec);
 }
 
-struct facts { uint64_t api, first, last; int batches[64]; int named, footer, corrupt; };
+struct facts {
+	uint64_t api, first, last;
+	int batches[64];
+	int named, footer, corrupt;
+};
 
 static int read_facts(const char *path, struct facts *f)
 {
@@ -123,7 +127,9 @@ static void history_and_capture(const char *dir)
 	      f.api);
 	CHECK(f.named == (int)f.api, "names resolve: %d of %" PRIu64, f.named, f.api);
 	for (int b = 1; b <= 12; b++)
-		CHECK(f.batches[b] == (b < 8 ? 0 : b <= 10 ? 2000 : 1000), "batch %d: %d records", b, f.batches[b]);
+		CHECK(f.batches[b] == (b < 8 ? 0 : b <= 10 ? 2000
+							   : 1000),
+		      "batch %d: %d records", b, f.batches[b]);
 	gp_reader *r;
 	REQUIRE(gp_reader_open(cap, &r) == 0, "open capture");
 	CHECK(gp_reader_header(r)->pid == (uint32_t)getpid(), "the recorder's header");
@@ -200,7 +206,10 @@ static void garbage(const char *dir)
 		uint32_t csize, source;
 		memcpy(&csize, buf + off + 4, 4);
 		memcpy(&source, buf + off + 12, 4);
-		if (source != 0 && source != 0xFFFFFFFFu && ++data == 2) { cut = off; break; }
+		if (source != 0 && source != 0xFFFFFFFFu && ++data == 2) {
+			cut = off;
+			break;
+		}
 		off += 40 + csize;
 	}
 	REQUIRE(cut, "no second data chunk");
@@ -232,7 +241,10 @@ int main(void)
 	cap_bytes(dir);
 	garbage(dir);
 	rmdir(dir);
-	if (tl_failures) { fprintf(stderr, "%d failures\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d failures\n", tl_failures);
+		return 1;
+	}
 	printf("ok\n");
 	return 0;
 }

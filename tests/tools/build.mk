@@ -6,7 +6,7 @@ FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
 TOOLS_SH_TESTS := test_cli test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
-	test_comm test_matrix_table
+	test_comm test_matrix_table test_steps test_steps_mnist test_names test_machine_output test_memops test_merged_stats
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -16,10 +16,28 @@ GEN_RANKS := $(TOOLST_DIR)/gen_ranks
 $(GEN_RANKS): tests/tools/gen_ranks.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
+# the steps analysis (test_steps.py): idle categories, warm-up, outliers
+GEN_STEPS := $(TOOLST_DIR)/gen_steps
+$(GEN_STEPS): tests/tools/gen_steps.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
 # call stacks (test_stacks.py): symbols come from this program's own ELF file
 GEN_STACKS := $(TOOLST_DIR)/gen_stacks
 $(GEN_STACKS): tests/tools/gen_stacks.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -O0 -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS) -ldl
+
+# libprof/gp_launch against the toolkit's callback ids (the fake CUPTI's lists)
+TEST_GP_LAUNCH := $(TOOLST_DIR)/test_gp_launch
+$(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c libprof/gp_launch.h $(FAKE_DIR)/fake_cbid_runtime.h \
+		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+# tools/analysis/range_attr: both rules on a hand-made sequence
+TEST_RANGE_ATTR := $(TOOLST_DIR)/test_range_attr
+$(TEST_RANGE_ATTR): tests/tools/test_range_attr.c $(B)/obj/tools/analysis/range_attr.o $(B)/obj/tools/common/util.o \
+		$(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -o $@ $< $(B)/obj/tools/analysis/range_attr.o \
+		$(B)/obj/tools/common/util.o $(LIBPROF_A) $(LIBPROF_LIBS)
 
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
@@ -31,5 +49,6 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS)
-TESTS += $(TOOLS_TEST_RUNNERS)
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(GEN_STEPS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
+	$(TEST_RANGE_ATTR)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_RANGE_ATTR)

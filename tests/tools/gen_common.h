@@ -1,6 +1,7 @@
 /* gen_common.h — what the test trace generators (gen_trace.c, gen_ranks.c,
- * gen_stacks.c) share: the one writer (open/close), an append that exits on error, STRING
- * records, and the SOURCE/PROCESS records every trace starts with.
+ * gen_stacks.c, gen_steps.c) share: the one writer (open/close), an append that exits on error, STRING
+ * records, the SOURCE/PROCESS records every trace starts with, and builders
+ * of the API, kernel, memcpy and NVTX range records (absolute times).
  * Header-only and static inline: each generator is one C file, and a helper
  * a generator does not use costs nothing (and draws no unused warning). */
 #ifndef GEN_COMMON_H
@@ -31,6 +32,26 @@ static inline void gen_open(const char *out, const gp_header *h)
 		fprintf(stderr, "%s: open %s: %s\n", gen_prog, out, gp_strerror(rc));
 		exit(1);
 	}
+}
+
+/* The realtime clock at every generated trace's start (plus an offset). */
+#define GEN_REALTIME0 1700000000000000000ull
+
+/* Fills *h (monotonic trace clock starting at t0, producer "<gen_prog>
+ * (gpuprof tests)") and opens the writer on it. */
+static inline void gen_open_trace(const char *out, gp_header *h, uint32_t pid, uint64_t t0, uint64_t realtime,
+				  const char *host, int32_t rank)
+{
+	memset(h, 0, sizeof(*h));
+	h->major = GP_FORMAT_MAJOR; h->minor = GP_FORMAT_MINOR;
+	h->pid = pid;
+	h->clock_id = GP_CLOCK_MONOTONIC;
+	h->start_trace_ns = t0;
+	h->start_realtime_ns = realtime;
+	snprintf(h->producer, sizeof(h->producer), "%s (gpuprof tests)", gen_prog);
+	snprintf(h->host, sizeof(h->host), "%s", host);
+	h->rank = rank;
+	gen_open(out, h);
 }
 
 /* Closes it; the generator's exit status (1 when the close failed). */
@@ -69,6 +90,66 @@ static inline void sources(uint32_t pid, uint32_t n, const uint32_t *kinds, cons
 		r.u.source.tid = tids[s]; r.u.source.name_id = names[s];
 		put(0, &r);
 	}
+}
+
+/* API call [s, e) of thread tid (runtime domain, or driver). */
+static inline void rec_api(gp_record *r, uint32_t tid, int driver, uint32_t name, uint32_t cbid, uint64_t corr,
+			   uint64_t s, uint64_t e)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = GP_REC_API;
+	r->u.api.start_ns = s; r->u.api.end_ns = e;
+	r->u.api.correlation_id = corr;
+	r->u.api.domain = driver ? GP_API_DRIVER : GP_API_RUNTIME;
+	r->u.api.cbid = cbid;
+	r->u.api.name_id = name;
+	r->u.api.tid = tid;
+}
+
+/* Kernel [s, e) on device 0, context 1: gx x 256 threads, 32 registers,
+ * 1024 B of dynamic shared memory. */
+static inline void rec_kernel(gp_record *r, uint32_t name, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e,
+			      uint32_t gx)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = GP_REC_KERNEL;
+	r->u.kernel.start_ns = s; r->u.kernel.end_ns = e;
+	r->u.kernel.correlation_id = corr;
+	r->u.kernel.device_id = 0; r->u.kernel.context_id = 1; r->u.kernel.stream_id = stream;
+	r->u.kernel.grid[0] = gx; r->u.kernel.grid[1] = 1; r->u.kernel.grid[2] = 1;
+	r->u.kernel.block[0] = 256; r->u.kernel.block[1] = 1; r->u.kernel.block[2] = 1;
+	r->u.kernel.registers = 32; r->u.kernel.static_smem = 0; r->u.kernel.dynamic_smem = 1024;
+	r->u.kernel.name_id = name;
+}
+
+/* Async memcpy [s, e) on device 0, context 1. */
+static inline void rec_memcpy(gp_record *r, uint32_t kind, uint32_t srck, uint32_t dstk, uint64_t bytes,
+			      uint32_t stream, uint64_t corr, uint64_t s, uint64_t e)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = GP_REC_MEMCPY;
+	r->u.memcpy.start_ns = s; r->u.memcpy.end_ns = e;
+	r->u.memcpy.correlation_id = corr; r->u.memcpy.bytes = bytes;
+	r->u.memcpy.device_id = 0; r->u.memcpy.context_id = 1; r->u.memcpy.stream_id = stream;
+	r->u.memcpy.copy_kind = kind; r->u.memcpy.src_kind = srck; r->u.memcpy.dst_kind = dstk;
+	r->u.memcpy.flags = 1;
+}
+
+/* NVTX range [s, e) begun on tid, ended on end_tid (push/pop ones green). */
+static inline void rec_range(gp_record *r, uint32_t tid, uint32_t end_tid, uint32_t kind, uint32_t dom,
+			     uint32_t msg, uint32_t depth, uint64_t s, uint64_t e, uint64_t id)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = GP_REC_NVTX_RANGE;
+	r->u.nvtx_range.start_ns = s; r->u.nvtx_range.end_ns = e;
+	r->u.nvtx_range.range_id = id;
+	r->u.nvtx_range.kind = kind;
+	r->u.nvtx_range.domain_id = dom;
+	r->u.nvtx_range.message_id = msg;
+	r->u.nvtx_range.depth = depth;
+	r->u.nvtx_range.tid = tid;
+	r->u.nvtx_range.end_tid = end_tid;
+	r->u.nvtx_range.color = kind == GP_NVTX_PUSHPOP ? 0xff00ff00u : 0;
 }
 
 /* The PROCESS record (parent pid 1). */

@@ -126,16 +126,8 @@ int main(int argc, char **argv)
 	T0 = rank ? 7000000000ULL : 1000000000ULL;
 	shift = rank ? -2000 : 0;
 	gp_header h;
-	memset(&h, 0, sizeof(h));
-	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
-	h.pid = P;
-	h.clock_id = GP_CLOCK_MONOTONIC;
-	h.start_trace_ns = T0;
-	h.start_realtime_ns = 1700000000000000000ULL + (rank ? 2000ULL + skew : 0);
-	snprintf(h.producer, sizeof(h.producer), "gen_ranks (gpuprof tests)");
-	snprintf(h.host, sizeof(h.host), "testhost");
-	h.rank = launcher ? -1 : rank;
-	gen_open(argv[argc - 1], &h);
+	gen_open_trace(argv[argc - 1], &h, P, T0, GEN_REALTIME0 + (rank ? 2000ULL + skew : 0), "testhost",
+		       launcher ? -1 : rank);
 	const char *strs[S_COUNT] = {
 		[S_CMD] = "python train_ddp.py", [S_HOST] = "testhost", [S_MAIN] = "main",
 		[S_AUTOGRAD] = "autograd", [S_LAUNCH] = "cudaLaunchKernel", [S_CULAUNCHEX] = "cuLaunchKernelEx",

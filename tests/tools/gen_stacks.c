@@ -94,7 +94,15 @@ static void stack(uint32_t id, const uint64_t *frames, uint32_t n)
 
 static uint64_t t_api = 1000;
 
-static void api(uint32_t src, uint32_t name, int driver, uint64_t corr, uint32_t stack_id)
+/* CUPTI callback ids of the calls written here (cupti_runtime_cbid.h,
+ * cupti_driver_cbid.h), as the shim records them: the tools tell a launch
+ * call by its id (libprof/gp_launch.h), not by its name. */
+enum {
+	CBID_cudaMalloc = 20, CBID_cudaMemcpyAsync = 41, CBID_cudaLaunchKernel = 211,
+	CBID_cudaGraphLaunch = 311, CBID_cuLaunchKernel = 307 /* driver */
+};
+
+static void api(uint32_t src, uint32_t name, uint32_t cbid, int driver, uint64_t corr, uint32_t stack_id)
 {
 	gp_record r;
 	memset(&r, 0, sizeof(r));
@@ -102,6 +110,7 @@ static void api(uint32_t src, uint32_t name, int driver, uint64_t corr, uint32_t
 	r.u.api.start_ns = T0 + t_api; r.u.api.end_ns = T0 + t_api + 100;
 	r.u.api.correlation_id = corr;
 	r.u.api.domain = driver ? GP_API_DRIVER : GP_API_RUNTIME;
+	r.u.api.cbid = cbid;
 	r.u.api.name_id = name;
 	r.u.api.stack_id = stack_id;
 	put(src, &r);
@@ -174,14 +183,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gp_header h;
-	memset(&h, 0, sizeof(h));
-	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
-	h.pid = P; h.clock_id = GP_CLOCK_MONOTONIC;
-	h.start_trace_ns = T0; h.start_realtime_ns = 1700000000000000000ull;
-	snprintf(h.producer, sizeof(h.producer), "gen_stacks (gpuprof tests)");
-	snprintf(h.host, sizeof(h.host), "testhost");
-	h.rank = -1;
-	gen_open(out, &h);
+	gen_open_trace(out, &h, P, T0, GEN_REALTIME0, "testhost", -1);
 	uint32_t s_main = str("main"), s_ag = str("pt_autograd_0");
 	const uint32_t kinds[4] = { 0, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
 	const uint32_t tids[4] = { 0, P, P + 1, 0 }, names[4] = { 0, s_main, s_ag, 0 };
@@ -245,18 +247,18 @@ int main(int argc, char **argv)
 
 	uint32_t launch = str("cudaLaunchKernel"), culaunch = str("cuLaunchKernel"), graph = str("cudaGraphLaunch");
 	uint32_t memcpy_s = str("cudaMemcpyAsync"), malloc_s = str("cudaMalloc"), kname = str("_Z6kernelv");
-	api(1, culaunch, 1, 1, 0);
-	api(1, launch, 0, 1, 1);
-	api(1, launch, 0, 2, 1);
-	api(2, graph, 0, 3, 2);
-	api(1, memcpy_s, 0, 4, 1);
-	api(1, launch, 0, 5, 3);
-	api(1, launch, 0, 6, 4);
-	api(1, launch, 0, 7, 5);
-	api(1, launch, 0, 8, 99);
-	api(1, launch, 0, 9, 0);
-	api(1, launch, 0, 11, 1);
-	api(1, malloc_s, 0, 12, 1);
+	api(1, culaunch, CBID_cuLaunchKernel, 1, 1, 0);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 1, 1);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 2, 1);
+	api(2, graph, CBID_cudaGraphLaunch, 0, 3, 2);
+	api(1, memcpy_s, CBID_cudaMemcpyAsync, 0, 4, 1);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 5, 3);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 6, 4);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 7, 5);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 8, 99);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 9, 0);
+	api(1, launch, CBID_cudaLaunchKernel, 0, 11, 1);
+	api(1, malloc_s, CBID_cudaMalloc, 0, 12, 1);
 	gpu(GP_REC_KERNEL, kname, 1, 1000);
 	gpu(GP_REC_KERNEL, kname, 2, 3000);
 	gpu(GP_REC_KERNEL, kname, 3, 5000);
@@ -269,7 +271,7 @@ int main(int argc, char **argv)
 	gpu(GP_REC_KERNEL, kname, 9, 20);
 	gpu(GP_REC_KERNEL, kname, 10, 10);
 	if (odd_names) {
-		api(1, launch, 0, 13, 6);
+		api(1, launch, CBID_cudaLaunchKernel, 0, 13, 6);
 		gpu(GP_REC_KERNEL, kname, 13, 900);
 	}
 	if (gen_close())

@@ -57,29 +57,14 @@ static void api(uint32_t src, uint32_t tid, int driver, uint32_t name, uint32_t 
 		uint64_t s, uint64_t e)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_API;
-	r.u.api.start_ns = T0 + s; r.u.api.end_ns = T0 + e;
-	r.u.api.correlation_id = corr;
-	r.u.api.domain = driver ? GP_API_DRIVER : GP_API_RUNTIME;
-	r.u.api.cbid = cbid;
-	r.u.api.name_id = name;
-	r.u.api.tid = tid;
+	rec_api(&r, tid, driver, name, cbid, corr, T0 + s, T0 + e);
 	put(src, &r);
 }
 
 static void kernel(uint32_t name, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e, uint32_t gx)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_KERNEL;
-	r.u.kernel.start_ns = T0 + s; r.u.kernel.end_ns = T0 + e;
-	r.u.kernel.correlation_id = corr;
-	r.u.kernel.device_id = 0; r.u.kernel.context_id = 1; r.u.kernel.stream_id = stream;
-	r.u.kernel.grid[0] = gx; r.u.kernel.grid[1] = 1; r.u.kernel.grid[2] = 1;
-	r.u.kernel.block[0] = 256; r.u.kernel.block[1] = 1; r.u.kernel.block[2] = 1;
-	r.u.kernel.registers = 32; r.u.kernel.static_smem = 0; r.u.kernel.dynamic_smem = 1024;
-	r.u.kernel.name_id = name;
+	rec_kernel(&r, name, stream, corr, T0 + s, T0 + e, gx);
 	put(3, &r);
 }
 
@@ -87,13 +72,7 @@ static void memcpy_rec(uint32_t kind, uint32_t srck, uint32_t dstk, uint64_t byt
 		       uint64_t s, uint64_t e)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_MEMCPY;
-	r.u.memcpy.start_ns = T0 + s; r.u.memcpy.end_ns = T0 + e;
-	r.u.memcpy.correlation_id = corr; r.u.memcpy.bytes = bytes;
-	r.u.memcpy.device_id = 0; r.u.memcpy.context_id = 1; r.u.memcpy.stream_id = 7;
-	r.u.memcpy.copy_kind = kind; r.u.memcpy.src_kind = srck; r.u.memcpy.dst_kind = dstk;
-	r.u.memcpy.flags = 1;
+	rec_memcpy(&r, kind, srck, dstk, bytes, 7, corr, T0 + s, T0 + e);
 	put(3, &r);
 }
 
@@ -101,17 +80,7 @@ static void range(uint32_t src, uint32_t tid, uint32_t end_tid, uint32_t kind, u
 		  uint32_t msg, uint32_t depth, uint64_t s, uint64_t e, uint64_t id)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_NVTX_RANGE;
-	r.u.nvtx_range.start_ns = T0 + s; r.u.nvtx_range.end_ns = T0 + e;
-	r.u.nvtx_range.range_id = id;
-	r.u.nvtx_range.kind = kind;
-	r.u.nvtx_range.domain_id = dom;
-	r.u.nvtx_range.message_id = msg;
-	r.u.nvtx_range.depth = depth;
-	r.u.nvtx_range.tid = tid;
-	r.u.nvtx_range.end_tid = end_tid;
-	r.u.nvtx_range.color = kind == GP_NVTX_PUSHPOP ? 0xff00ff00u : 0;
+	rec_range(&r, tid, end_tid, kind, dom, msg, depth, T0 + s, T0 + e, id);
 	put(src, &r);
 }
 
@@ -212,16 +181,7 @@ int main(int argc, char **argv)
 	P = b ? 2000 : 1000;
 	T0 = b ? 5000000000ULL : 1000000000ULL;
 	gp_header h;
-	memset(&h, 0, sizeof(h));
-	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
-	h.pid = P;
-	h.clock_id = GP_CLOCK_MONOTONIC;
-	h.start_trace_ns = T0;
-	h.start_realtime_ns = 1700000000000000000ULL + (b ? 1000000ULL : 0);
-	snprintf(h.producer, sizeof(h.producer), "gen_trace (gpuprof tests)");
-	snprintf(h.host, sizeof(h.host), "%s", b ? "testhost-b" : "testhost");
-	h.rank = b ? 1 : -1;
-	gen_open(out, &h);
+	gen_open_trace(out, &h, P, T0, GEN_REALTIME0 + (b ? 1000000ULL : 0), b ? "testhost-b" : "testhost", b ? 1 : -1);
 
 	const char *strs[S_COUNT] = {
 		[S_CMD] = b ? "python train.py --rank 1" : "python train.py",

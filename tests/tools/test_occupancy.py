@@ -5,7 +5,7 @@ stats`, against hand computations on `gen_trace --occ` (H200-like device:
 memory per SM, warp 32, cc 9.0), then sanity on the committed real H200
 traces (values present and inside [0, 100] %).
 
-Rules (tools/occupancy.h): registers per warp rounded up to 256, warps by
+Rules (tools/analysis/occupancy.h): registers per warp rounded up to 256, warps by
 registers rounded down to a multiple of 4; shared memory per block + 1 KiB
 reserved (cc >= 8.0) rounded up to 128 B.  Grid occupancy on an occupied SM:
 min(blocks per SM by the limits, ceil(blocks / 132)) x warps/block / 64.
@@ -85,8 +85,8 @@ with tempfile.TemporaryDirectory() as d:
     check(len(u) == 1, "one util row for the device")
     u = u[0]
     check(u["busy_pct"] == 100.0, "busy 100 % (some kernel always running)")
-    check(near(u["sm_weighted_pct"], round(smw, 1), 0.01), f"SM-weighted {smw:.3f} % (got {u['sm_weighted_pct']})")
-    check(near(u["occ_weighted_pct"], round(occw, 1), 0.01), f"occupancy-weighted {occw:.3f} % (got {u['occ_weighted_pct']})")
+    check(near(u["sm_weighted_pct"], smw, 1e-9), f"SM-weighted {smw:.3f} % (got {u['sm_weighted_pct']})")
+    check(near(u["occ_weighted_pct"], occw, 1e-9), f"occupancy-weighted {occw:.3f} % (got {u['occ_weighted_pct']})")
     check(u["nvml_util_pct"] == 100.0, "NVML mean 100 % beside them")
     c = {r["counter"]: r for r in js["counters"]}
     pw = c.get("nvml.power_mw", {})

@@ -13,6 +13,8 @@ GEN = os.path.abspath(os.path.join(B, "tests", "tools", "gen_trace"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 _failures = []
+# tables are cut to $COLUMNS (gpuprof stats): the tests choose the width
+os.environ.pop("COLUMNS", None)
 
 
 def tmpdir():
@@ -25,6 +27,21 @@ def gen(path, variant=None, ranges_first=False, windows=False):
         (["--windows"] if windows else []) + [path]
     subprocess.run(args, check=True)
     return path
+
+
+def run_workload(d, *args, **env):
+    """Runs the fake-CUDA workload (tests/fake/workload.c) traced by the real
+    shim into d/w-PID.gpuprof, with the extra environment `env`; returns the
+    trace paths, largest (the parent's) first."""
+    b = os.path.abspath(B)
+    e = dict(os.environ, GPUPROF_OUTPUT=os.path.join(d, "w-%p.gpuprof"), GPUPROF_QUIET="1",
+             GPUPROF_CUPTI=os.path.join(b, "tests", "fake", "libcupti.so.13"),
+             LD_PRELOAD=os.path.join(b, "lib", "libgpuprof.so"), **env)
+    for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "GPUPROF_ROOT_PID"):
+        e.pop(k, None)
+    subprocess.run([os.path.join(b, "tests", "fake", "workload"), *args], env=e, check=True, capture_output=True)
+    return sorted((os.path.join(d, f) for f in os.listdir(d) if f.startswith("w-")), key=os.path.getsize,
+                  reverse=True)
 
 
 def gp(*args, check=True, **kw):

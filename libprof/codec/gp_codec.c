@@ -1,0 +1,587 @@
+/* gp_codec.c — record encoding and decoding inside one chunk (varints,
+ * per-chunk delta state, thread rule).  Layout: docs/FORMAT.md "Records". */
+#include <stdlib.h>
+#include "common/gp_error.h"
+#include "common/gp_format.h"
+#include "gp_codec.h"
+
+int gp_enc_init(struct gp_enc *e, uint32_t source, uint32_t src_tid)
+{
+	memset(e, 0, sizeof(*e));
+	e->cap = GP_CHUNK_TARGET + 4096;
+	e->buf = malloc(e->cap);
+	if (!e->buf) return GP_ERR_NOMEM;
+	e->source = source;
+	e->src_tid = src_tid;
+	return 0;
+}
+
+void gp_enc_free(struct gp_enc *e)
+{
+	free(e->buf);
+	e->buf = NULL;
+}
+
+void gp_enc_reset(struct gp_enc *e)
+{
+	e->len = 0;
+	e->count = 0;
+	e->first_ts = e->last_ts = 0;
+	e->has_ts = 0;
+	e->prev_ts = e->prev_corr = 0;
+}
+
+static size_t enc_bound(const gp_record *r)
+{
+	size_t b = 16 + 40 * 10; /* type + length + up to 40 varint fields */
+	if (r->type == GP_REC_STRING) b += r->u.string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : r->u.string.len;
+	if (r->type == GP_REC_STACK) b += 10u * GP_STACK_MAX_FRAMES;
+	return b;
+}
+
+#define V(x) (p = gp_put_varint(p, (uint64_t)(x)))
+#define Z(x) (p = gp_put_varint(p, gp_zz((int64_t)(x))))
+#define TS(x) \
+	do { \
+		uint64_t t_ = (x); \
+		Z(t_ - e->prev_ts); \
+		e->prev_ts = t_; \
+		if (!e->has_ts) { \
+			e->first_ts = e->last_ts = t_; \
+			e->has_ts = 1; \
+		} else { \
+			if (t_ < e->first_ts) e->first_ts = t_; \
+			if (t_ > e->last_ts) e->last_ts = t_; \
+		} \
+	} while (0)
+#define DUR(s, en) Z((uint64_t)(en) - (uint64_t)(s))
+#define CORR(c) \
+	do { \
+		uint64_t c_ = (c); \
+		Z(c_ - e->prev_corr); \
+		e->prev_corr = c_; \
+	} while (0)
+#define TID(t) V((t) == e->src_tid ? 0u : (t))
+
+int gp_enc_record(struct gp_enc *e, const gp_record *r)
+{
+	if (r->type == 0 || r->type >= GP_REC_TYPE_MAX) return GP_ERR_INVALID;
+	size_t need = e->len + enc_bound(r);
+	if (need > e->cap) {
+		size_t nc = e->cap * 2 > need ? e->cap * 2 : need;
+		uint8_t *nb = realloc(e->buf, nc);
+		if (!nb) return GP_ERR_NOMEM;
+		e->buf = nb;
+		e->cap = nc;
+	}
+	uint8_t *start = e->buf + e->len;
+	start[0] = (uint8_t)r->type;
+	uint8_t *pl = start + 2; /* one length byte reserved; moved if longer */
+	uint8_t *p = pl;
+	const union gp_rec_body *u = &r->u;
+	/* each record type's fields in their order on disk, a few to a line (docs/FORMAT.md "Records"): */
+	/* clang-format off */
+	switch (r->type) {
+	case GP_REC_STRING: {
+		uint32_t n = u->string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : u->string.len;
+		V(u->string.id); V(n);
+		if (n) memcpy(p, u->string.str, n);
+		p += n;
+		break;
+	}
+	case GP_REC_SOURCE:
+		V(u->source.source_id); V(u->source.kind); V(u->source.pid); V(u->source.tid); V(u->source.name_id);
+		break;
+	case GP_REC_PROCESS:
+		V(u->process.pid); V(u->process.ppid); V(u->process.name_id); V(u->process.host_id);
+		Z((int64_t)u->process.rank); V(u->process.start_ns); V(u->process.settings_id);
+		break;
+	case GP_REC_THREAD:
+		V(u->thread.pid); V(u->thread.tid); V(u->thread.name_id);
+		break;
+	case GP_REC_DEVICE: {
+		const gp_rec_device *d = &u->device;
+		V(d->device_id); V(d->name_id); V(d->cc_major); V(d->cc_minor); V(d->sm_count);
+		V(d->max_threads_per_sm); V(d->max_blocks_per_sm); V(d->max_regs_per_sm);
+		V(d->max_smem_per_sm); V(d->max_smem_per_block); V(d->max_threads_per_block);
+		V(d->warp_size); V(d->clock_khz); V(d->mem_clock_khz); V(d->mem_bus_width);
+		V(d->global_mem_bytes);
+		V(16); memcpy(p, d->uuid, 16); p += 16;
+		V(d->pci_bus_id);
+		break;
+	}
+	case GP_REC_API: {
+		const gp_rec_api *a = &u->api;
+		TS(a->start_ns); DUR(a->start_ns, a->end_ns); CORR(a->correlation_id);
+		V(a->domain); V(a->cbid); V(a->name_id); TID(a->tid); V(a->stack_id); Z((int64_t)a->status);
+		break;
+	}
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &u->kernel;
+		TS(k->start_ns); DUR(k->start_ns, k->end_ns); CORR(k->correlation_id);
+		V(k->device_id); V(k->context_id); V(k->stream_id);
+		V(k->grid[0]); V(k->grid[1]); V(k->grid[2]); V(k->block[0]); V(k->block[1]); V(k->block[2]);
+		V(k->registers); V(k->static_smem); V(k->dynamic_smem); V(k->local_mem);
+		V(k->name_id); V(k->launch_type); V(k->graph_id); V(k->graph_node_id);
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &u->memcpy;
+		TS(m->start_ns); DUR(m->start_ns, m->end_ns); CORR(m->correlation_id);
+		V(m->bytes); V(m->device_id); V(m->context_id); V(m->stream_id);
+		V(m->copy_kind); V(m->src_kind); V(m->dst_kind); V(m->flags);
+		V(m->src_device); V(m->dst_device); V(m->graph_node_id);
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &u->memset;
+		TS(m->start_ns); DUR(m->start_ns, m->end_ns); CORR(m->correlation_id);
+		V(m->bytes); V(m->device_id); V(m->context_id); V(m->stream_id);
+		V(m->value); V(m->mem_kind); V(m->flags); V(m->graph_node_id);
+		break;
+	}
+	case GP_REC_NVTX_RANGE: {
+		const gp_rec_nvtx_range *n = &u->nvtx_range;
+		TS(n->start_ns); DUR(n->start_ns, n->end_ns); V(n->range_id); V(n->kind); V(n->flags);
+		V(n->domain_id); V(n->message_id); V(n->category); V(n->color); V(n->depth);
+		TID(n->tid);
+		/* end_tid: 0 = same as the tid the reader will decode */
+		uint32_t dec_tid = (n->tid == e->src_tid || n->tid == 0) ? e->src_tid : n->tid;
+		V(n->end_tid == dec_tid ? 0u : (uint64_t)n->end_tid + 1);
+		Z(n->payload);
+		break;
+	}
+	case GP_REC_NVTX_MARK: {
+		const gp_rec_nvtx_mark *m = &u->nvtx_mark;
+		TS(m->ts_ns); V(m->domain_id); V(m->message_id); V(m->category); V(m->color); TID(m->tid);
+		break;
+	}
+	case GP_REC_SYNC: {
+		const gp_rec_sync *s = &u->sync;
+		TS(s->start_ns); DUR(s->start_ns, s->end_ns); CORR(s->correlation_id);
+		V(s->type); V(s->context_id); V(s->stream_id); V(s->event_id);
+		break;
+	}
+	case GP_REC_MEMORY: {
+		const gp_rec_memory *m = &u->memory;
+		TS(m->ts_ns); CORR(m->correlation_id); V(m->address); V(m->bytes);
+		V(m->device_id); V(m->context_id); V(m->stream_id); V(m->op); V(m->mem_kind);
+		break;
+	}
+	case GP_REC_DROPPED:
+		TS(u->dropped.ts_ns); V(u->dropped.count); V(u->dropped.where); V(u->dropped.source_id);
+		break;
+	case GP_REC_CLOCK:
+		TS(u->clock.trace_ns); V(u->clock.realtime_ns); V(u->clock.gpu_ns);
+		break;
+	case GP_REC_COUNTER: {
+		const gp_rec_counter *c = &u->counter;
+		uint64_t bits;
+		memcpy(&bits, &c->value, 8);
+		TS(c->ts_ns); V(c->name_id); V(c->device_id); V(c->kind);
+		if (c->kind == GP_COUNTER_INT) Z((int64_t)bits);
+		else if (c->kind == GP_COUNTER_DOUBLE) V(__builtin_bswap64(bits));
+		else V(bits);
+		break;
+	}
+	case GP_REC_MODULE:
+		TS(u->module.ts_ns); V(u->module.base); V(u->module.size); V(u->module.file_offset); V(u->module.path_id);
+		break;
+	case GP_REC_STACK: {
+		uint32_t n = u->stack.nframes > GP_STACK_MAX_FRAMES ? GP_STACK_MAX_FRAMES : u->stack.nframes;
+		if (!u->stack.frames) n = 0;
+		V(u->stack.stack_id); V(n);
+		uint64_t prev = 0;
+		for (uint32_t i = 0; i < n; i++) { Z(u->stack.frames[i] - prev); prev = u->stack.frames[i]; }
+		break;
+	}
+	case GP_REC_WINDOW:
+		TS(u->window.start_ns); DUR(u->window.start_ns, u->window.end_ns); V(u->window.device_id);
+		break;
+	default:
+		return GP_ERR_INVALID;
+	}
+	/* clang-format on */
+	size_t plen = (size_t)(p - pl);
+	if (plen < 0x80) {
+		start[1] = (uint8_t)plen;
+		e->len += 2 + plen;
+	} else {
+		uint8_t tmp[10];
+		size_t lb = (size_t)(gp_put_varint(tmp, plen) - tmp);
+		memmove(start + 1 + lb, pl, plen);
+		memcpy(start + 1, tmp, lb);
+		e->len += 1 + lb + plen;
+	}
+	e->count++;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ decode
+ * Two decoders share one body (dec_body, specialised by `fast`):
+ *  - the careful one bounds every varint by the record's end (a missing
+ *    trailing field reads 0, a malformed varint is an error);
+ *  - the fast one, used for the hot record types when the buffer is known
+ *    to be readable GP_DEC_OVERREAD bytes past the record start, reads
+ *    varints without end checks (1- and 2-byte fast paths) and only checks
+ *    afterwards that it stayed inside the record.  If it did not (short
+ *    record, malformed varint), the record is decoded again carefully, so
+ *    both give the same result on every input. */
+
+void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid)
+{
+	d->p = buf;
+	d->end = buf + len;
+	d->fast_lim = buf + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
+	d->source = source;
+	d->src_tid = src_tid;
+	d->prev_ts = d->prev_corr = 0;
+	d->why = NULL;
+	d->err = 0;
+}
+
+void gp_dec_set_slack(struct gp_dec *d, size_t slack)
+{
+	size_t len = (size_t)(d->end - d->p) + slack;
+	d->fast_lim = d->p + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
+}
+
+/* Bounded varint read: missing field (q at end) reads 0, malformed sets *bad. */
+static inline __attribute__((always_inline)) uint64_t rd(const uint8_t **qq, const uint8_t *end, int *bad)
+{
+	const uint8_t *q = *qq;
+	if (q >= end) return 0;
+	if (GP_LIKELY(*q < 0x80)) {
+		*qq = q + 1;
+		return *q;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
+		uint8_t b = *q++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*qq = q;
+			return v;
+		}
+	}
+	*bad = 1;
+	*qq = end;
+	return 0;
+}
+
+/* Unbounded varint read (caller guarantees 10 readable bytes): same value
+ * as rd() for a well-formed varint; more than 10 bytes sets *bad.  One-byte
+ * varints take a branch; longer ones up to 8 bytes are decoded without
+ * data-dependent branches (timestamps and ids vary in length from record to
+ * record, and mispredicted branches were the decoder's main cost). */
+static inline __attribute__((always_inline)) uint64_t frd(const uint8_t **qq, int *bad)
+{
+	const uint8_t *q = *qq;
+	uint64_t b0 = q[0];
+	if (GP_LIKELY(b0 < 0x80)) {
+		*qq = q + 1;
+		return b0;
+	}
+	uint64_t b1 = q[1];
+	if (GP_LIKELY(b1 < 0x80)) {
+		*qq = q + 2;
+		return (b0 & 0x7f) | (b1 << 7);
+	}
+	uint64_t w;
+	memcpy(&w, q, 8);
+	uint64_t stop = ~w & 0x8080808080808080ull; /* high bit clear: last byte */
+	if (GP_LIKELY(stop)) {
+		unsigned nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+		uint64_t x = w & (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
+		x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+		x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+		x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+		*qq = q + nb;
+		return x;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint64_t b = *q++;
+		v |= (b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*qq = q;
+			return v;
+		}
+	}
+	*bad = 1;
+	*qq = q;
+	return 0;
+}
+
+#define R() (fast ? frd(&q, &bad) : rd(&q, pe, &bad))
+#define RZ() gp_unzz(R())
+#define RTS() (*pts += (uint64_t)RZ())
+#define RCORR() (*pcorr += (uint64_t)RZ())
+#define RTID() ({ uint32_t t_ = (uint32_t)R(); t_ ? t_ : d->src_tid; })
+
+/* Decodes one record body [q, pe) of a known type into r->u.  Returns 1 ok,
+ * GP_ERR_CORRUPT (d->why set) on a malformed record; in fast mode also
+ * returns 0 when the fast read left the record (caller retries carefully). */
+static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, const uint8_t *pe, const int fast,
+							  uint64_t *pts, uint64_t *pcorr)
+{
+	int bad = 0;
+	/* each record type's fields in their order on disk, a few to a line (docs/FORMAT.md "Records"): */
+	/* clang-format off */
+	switch (type) {
+	case GP_REC_STRING: {
+		gp_rec_string *s = &r->u.string;
+		s->id = (uint32_t)R();
+		uint64_t n = R();
+		if (n > (uint64_t)(pe - q)) { d->why = "string length beyond record"; return GP_ERR_CORRUPT; }
+		s->len = (uint32_t)n; s->str = (const char *)q; q += n;
+		break;
+	}
+	case GP_REC_SOURCE: {
+		gp_rec_source *s = &r->u.source;
+		s->source_id = (uint32_t)R(); s->kind = (uint32_t)R(); s->pid = (uint32_t)R();
+		s->tid = (uint32_t)R(); s->name_id = (uint32_t)R();
+		break;
+	}
+	case GP_REC_PROCESS: {
+		gp_rec_process *s = &r->u.process;
+		s->pid = (uint32_t)R(); s->ppid = (uint32_t)R(); s->name_id = (uint32_t)R();
+		s->host_id = (uint32_t)R(); s->rank = (int32_t)RZ(); s->start_ns = R();
+		s->settings_id = (uint32_t)R(); /* since 1.2: absent (0) in older files */
+		break;
+	}
+	case GP_REC_THREAD:
+		r->u.thread.pid = (uint32_t)R(); r->u.thread.tid = (uint32_t)R(); r->u.thread.name_id = (uint32_t)R();
+		break;
+	case GP_REC_DEVICE: {
+		gp_rec_device *v = &r->u.device;
+		v->device_id = (uint32_t)R(); v->name_id = (uint32_t)R(); v->cc_major = (uint32_t)R();
+		v->cc_minor = (uint32_t)R(); v->sm_count = (uint32_t)R(); v->max_threads_per_sm = (uint32_t)R();
+		v->max_blocks_per_sm = (uint32_t)R(); v->max_regs_per_sm = (uint32_t)R();
+		v->max_smem_per_sm = (uint32_t)R(); v->max_smem_per_block = (uint32_t)R();
+		v->max_threads_per_block = (uint32_t)R(); v->warp_size = (uint32_t)R();
+		v->clock_khz = (uint32_t)R(); v->mem_clock_khz = (uint32_t)R(); v->mem_bus_width = (uint32_t)R();
+		v->global_mem_bytes = R();
+		uint64_t n = R();
+		if (n > (uint64_t)(pe - q)) { d->why = "uuid length beyond record"; return GP_ERR_CORRUPT; }
+		memset(v->uuid, 0, 16);
+		memcpy(v->uuid, q, n < 16 ? n : 16);
+		q += n;
+		v->pci_bus_id = (uint32_t)R();
+		break;
+	}
+	case GP_REC_API: {
+		gp_rec_api *a = &r->u.api;
+		a->start_ns = RTS(); a->end_ns = a->start_ns + (uint64_t)RZ(); a->correlation_id = RCORR();
+		a->domain = (uint32_t)R(); a->cbid = (uint32_t)R(); a->name_id = (uint32_t)R();
+		a->tid = RTID(); a->stack_id = (uint32_t)R(); a->status = (int32_t)RZ();
+		break;
+	}
+	case GP_REC_KERNEL: {
+		gp_rec_kernel *k = &r->u.kernel;
+		k->start_ns = RTS(); k->end_ns = k->start_ns + (uint64_t)RZ(); k->correlation_id = RCORR();
+		k->device_id = (uint32_t)R(); k->context_id = (uint32_t)R(); k->stream_id = (uint32_t)R();
+		k->grid[0] = (uint32_t)R(); k->grid[1] = (uint32_t)R(); k->grid[2] = (uint32_t)R();
+		k->block[0] = (uint32_t)R(); k->block[1] = (uint32_t)R(); k->block[2] = (uint32_t)R();
+		k->registers = (uint32_t)R(); k->static_smem = (uint32_t)R(); k->dynamic_smem = (uint32_t)R();
+		k->local_mem = (uint32_t)R(); k->name_id = (uint32_t)R(); k->launch_type = (uint32_t)R();
+		k->graph_id = R(); k->graph_node_id = R();
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		gp_rec_memcpy *m = &r->u.memcpy;
+		m->start_ns = RTS(); m->end_ns = m->start_ns + (uint64_t)RZ(); m->correlation_id = RCORR();
+		m->bytes = R(); m->device_id = (uint32_t)R(); m->context_id = (uint32_t)R(); m->stream_id = (uint32_t)R();
+		m->copy_kind = (uint32_t)R(); m->src_kind = (uint32_t)R(); m->dst_kind = (uint32_t)R();
+		m->flags = (uint32_t)R(); m->src_device = (uint32_t)R(); m->dst_device = (uint32_t)R();
+		m->graph_node_id = R();
+		break;
+	}
+	case GP_REC_MEMSET: {
+		gp_rec_memset *m = &r->u.memset;
+		m->start_ns = RTS(); m->end_ns = m->start_ns + (uint64_t)RZ(); m->correlation_id = RCORR();
+		m->bytes = R(); m->device_id = (uint32_t)R(); m->context_id = (uint32_t)R(); m->stream_id = (uint32_t)R();
+		m->value = (uint32_t)R(); m->mem_kind = (uint32_t)R(); m->flags = (uint32_t)R(); m->graph_node_id = R();
+		break;
+	}
+	case GP_REC_NVTX_RANGE: {
+		gp_rec_nvtx_range *n = &r->u.nvtx_range;
+		n->start_ns = RTS(); n->end_ns = n->start_ns + (uint64_t)RZ(); n->range_id = R();
+		n->kind = (uint32_t)R(); n->flags = (uint32_t)R(); n->domain_id = (uint32_t)R();
+		n->message_id = (uint32_t)R(); n->category = (uint32_t)R(); n->color = (uint32_t)R();
+		n->depth = (uint32_t)R(); n->tid = RTID();
+		uint64_t et = R();
+		n->end_tid = et ? (uint32_t)(et - 1) : n->tid;
+		n->payload = RZ();
+		break;
+	}
+	case GP_REC_NVTX_MARK: {
+		gp_rec_nvtx_mark *m = &r->u.nvtx_mark;
+		m->ts_ns = RTS(); m->domain_id = (uint32_t)R(); m->message_id = (uint32_t)R();
+		m->category = (uint32_t)R(); m->color = (uint32_t)R(); m->tid = RTID();
+		break;
+	}
+	case GP_REC_SYNC: {
+		gp_rec_sync *s = &r->u.sync;
+		s->start_ns = RTS(); s->end_ns = s->start_ns + (uint64_t)RZ(); s->correlation_id = RCORR();
+		s->type = (uint32_t)R(); s->context_id = (uint32_t)R(); s->stream_id = (uint32_t)R();
+		s->event_id = (uint32_t)R();
+		break;
+	}
+	case GP_REC_MEMORY: {
+		gp_rec_memory *m = &r->u.memory;
+		m->ts_ns = RTS(); m->correlation_id = RCORR(); m->address = R(); m->bytes = R();
+		m->device_id = (uint32_t)R(); m->context_id = (uint32_t)R(); m->stream_id = (uint32_t)R();
+		m->op = (uint32_t)R(); m->mem_kind = (uint32_t)R();
+		break;
+	}
+	case GP_REC_DROPPED:
+		r->u.dropped.ts_ns = RTS(); r->u.dropped.count = R();
+		r->u.dropped.where = (uint32_t)R(); r->u.dropped.source_id = (uint32_t)R();
+		break;
+	case GP_REC_CLOCK:
+		r->u.clock.trace_ns = RTS(); r->u.clock.realtime_ns = R(); r->u.clock.gpu_ns = R();
+		break;
+	case GP_REC_COUNTER: {
+		gp_rec_counter *c = &r->u.counter;
+		c->ts_ns = RTS(); c->name_id = (uint32_t)R(); c->device_id = (uint32_t)R(); c->kind = (uint32_t)R();
+		uint64_t v = R();
+		if (c->kind == GP_COUNTER_INT) v = (uint64_t)gp_unzz(v);
+		else if (c->kind == GP_COUNTER_DOUBLE) v = __builtin_bswap64(v);
+		memcpy(&c->value, &v, 8);
+		break;
+	}
+	case GP_REC_MODULE:
+		r->u.module.ts_ns = RTS(); r->u.module.base = R(); r->u.module.size = R();
+		r->u.module.file_offset = R(); r->u.module.path_id = (uint32_t)R();
+		break;
+	case GP_REC_STACK: {
+		gp_rec_stack *s = &r->u.stack;
+		s->stack_id = (uint32_t)R();
+		uint64_t n = R();
+		if (n > GP_STACK_MAX_FRAMES) n = GP_STACK_MAX_FRAMES; /* extra frames: ignored trailing data */
+		uint64_t prev = 0;
+		for (uint64_t i = 0; i < n; i++) { prev += (uint64_t)RZ(); d->frames[i] = prev; }
+		s->nframes = (uint32_t)n; s->frames = d->frames;
+		break;
+	}
+	case GP_REC_WINDOW:
+		r->u.window.start_ns = RTS(); r->u.window.end_ns = r->u.window.start_ns + (uint64_t)RZ();
+		r->u.window.device_id = (uint32_t)R();
+		break;
+	}
+	/* clang-format on */
+	if (fast && (bad || q > pe)) return 0;
+	if (bad) {
+		d->why = "malformed varint in record";
+		return GP_ERR_CORRUPT;
+	}
+	return 1;
+}
+
+/* Types the fast decoder handles: fixed field lists, no inner lengths. */
+#define FAST_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
+		    (1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
+		    (1u << GP_REC_SYNC) | (1u << GP_REC_MEMORY) | (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | \
+		    (1u << GP_REC_WINDOW) | (1u << GP_REC_SOURCE) | (1u << GP_REC_THREAD))
+
+static __attribute__((noinline)) int dec_careful(struct gp_dec *d, gp_record *r, uint32_t type,
+						 const uint8_t *q, const uint8_t *pe)
+{
+	return dec_body(d, r, type, q, pe, 0, &d->prev_ts, &d->prev_corr);
+}
+
+/* The delta state (pts, pcorr) and the position (*pp) are the caller's
+ * locals, kept in registers across a batch: through d they made a memory
+ * round trip per record, and the 16-byte reload of two 8-byte stores
+ * defeated store forwarding. */
+static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_record *r, const uint8_t **pp,
+							 uint64_t *pts, uint64_t *pcorr)
+{
+	const uint8_t *end = d->end;
+	for (;;) {
+		const uint8_t *p = *pp;
+		if (p >= end) return 0;
+		uint32_t type = p[0];
+		const uint8_t *q;
+		uint64_t len;
+		if (GP_LIKELY(end - p > 2 && p[1] < 0x80)) {
+			len = p[1];
+			q = p + 2;
+		} else {
+			q = p + 1;
+			if (q >= end) {
+				*pp = q;
+				d->why = "record cut after its type byte";
+				return GP_ERR_CORRUPT;
+			}
+			int bad = 0;
+			len = rd(&q, end, &bad);
+			if (bad) {
+				*pp = q;
+				d->why = "malformed record length";
+				return GP_ERR_CORRUPT;
+			}
+		}
+		if (GP_UNLIKELY(len > (uint64_t)(end - q))) {
+			*pp = q;
+			d->why = "record length beyond end of chunk";
+			return GP_ERR_CORRUPT;
+		}
+		const uint8_t *pe = q + len;
+		*pp = pe;
+		if (GP_UNLIKELY(type == 0 || type >= GP_REC_TYPE_MAX)) continue; /* unknown type: skipped by length */
+		r->type = type;
+		r->source_id = d->source;
+		if (GP_LIKELY(((FAST_TYPES >> type) & 1) && q < d->fast_lim)) {
+			uint64_t t0 = *pts, c0 = *pcorr;
+			int rc = dec_body(d, r, type, q, pe, 1, pts, pcorr);
+			if (GP_LIKELY(rc)) return rc;
+			*pts = t0;
+			*pcorr = c0; /* left the record: redo carefully */
+		}
+		d->prev_ts = *pts;
+		d->prev_corr = *pcorr;
+		int rc = dec_careful(d, r, type, q, pe);
+		*pts = d->prev_ts;
+		*pcorr = d->prev_corr;
+		return rc;
+	}
+}
+
+int gp_dec_next(struct gp_dec *d, gp_record *r)
+{
+	if (d->err) return d->err;
+	const uint8_t *p = d->p;
+	uint64_t ts = d->prev_ts, corr = d->prev_corr;
+	int rc = dec_one(d, r, &p, &ts, &corr);
+	d->p = p;
+	d->prev_ts = ts;
+	d->prev_corr = corr;
+	if (rc < 0) d->err = rc;
+	return rc;
+}
+
+int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	int n = 0, m = 0;
+	*meta = 0;
+	if (d->err) return 0;
+	const uint8_t *p = d->p;
+	uint64_t ts = d->prev_ts, corr = d->prev_corr;
+	while (n < max) {
+		int rc = dec_one(d, &out[n], &p, &ts, &corr);
+		if (rc <= 0) {
+			if (rc < 0) d->err = rc;
+			break;
+		}
+		uint32_t t = out[n++].type;
+		m |= t <= GP_REC_SOURCE;
+		if (t == GP_REC_STACK) break; /* its frames live in d->frames */
+	}
+	d->p = p;
+	d->prev_ts = ts;
+	d->prev_corr = corr;
+	*meta = m;
+	return n;
+}

@@ -1,0 +1,69 @@
+/* attribution.h — which NVTX ranges a GPU operation belongs to.  The one
+ * rule (docs/STEPS.md, "Attribution"):
+ *
+ *   a GPU operation (kernel, memcpy, memset) belongs to an NVTX range when
+ *   the API call that launched it (joined by correlation id, opjoin.h)
+ *   started while the range was open, s <= call start < e, in the same
+ *   process, whatever thread made the call (ATTR_ANY_THREAD).
+ *
+ * So the kernels PyTorch's autograd thread launches during `backward`, the
+ * kernels of a CUDA graph replayed during `step 7` and the copies of a worker
+ * thread count in the range that was open when the host asked for them; the
+ * GPU may run them later.  ATTR_SAME_THREAD is the projection that only
+ * counts calls made on the thread that began the range (what nsys and the
+ * `stats --report nvtx` column of gpuprof 0.1 do).
+ *
+ * Lifecycle (a component with init/consume/finalize): attribution_new, then
+ * every NVTX range of the trace through attribution_add_range (a first pass:
+ * push/pop ranges are written when they are popped, after the calls inside
+ * them, so the ranges must all be known before the calls are attributed),
+ * attribution_index, then any number of attribution_at queries.
+ * Memory: 40 bytes per range plus the index (8 bytes per range). */
+#ifndef GPUPROF_ANALYSIS_ATTRIBUTION_H
+#define GPUPROF_ANALYSIS_ATTRIBUTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_trace.h"
+
+enum attr_rule { ATTR_ANY_THREAD = 0, ATTR_SAME_THREAD = 1 };
+
+struct attr_range {
+	uint64_t s, e;
+	uint32_t pid, tid;       /* tid: the thread that began it */
+	uint32_t depth;          /* push/pop nesting depth (0 outermost) */
+	uint32_t kind;           /* gp_nvtx_kind */
+	uint32_t name;           /* index into the name table */
+};
+
+struct attribution;
+
+struct attribution *attribution_new(enum attr_rule rule);
+void attribution_free(struct attribution *a); /* NULL ok */
+/* Init phase: one NVTX range record of pid (tid: the thread that began it,
+ * as the reader fills it); name: "domain:message", or the message in the
+ * default domain.  Returns the range's id (0, 1, 2, ... in call order). */
+uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
+			       const char *name);
+/* Ends the init phase. */
+void attribution_index(struct attribution *a);
+
+size_t attribution_nranges(const struct attribution *a);
+const struct attr_range *attribution_range(const struct attribution *a, uint32_t id);
+size_t attribution_nnames(const struct attribution *a);
+const char *attribution_name(const struct attribution *a, uint32_t name);
+enum attr_rule attribution_rule(const struct attribution *a);
+
+/* The rule: ids of the ranges that a GPU operation launched by a call
+ * starting at t on thread tid of pid belongs to, in no particular order.
+ * Writes at most max ids to out; returns how many there are. */
+size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
+		      size_t max);
+
+/* "any-thread" / "same-thread" */
+const char *attr_rule_name(enum attr_rule rule);
+/* 0 ok, -1 unknown name */
+int attr_rule_parse(const char *s, enum attr_rule *out);
+
+#endif

@@ -1,0 +1,148 @@
+/* gpu_activity.c — see gpu_activity.h. */
+#include "analysis/gpu_activity.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t dev)
+{
+	uint64_t key = ((uint64_t)pid << 32) | dev;
+	uint64_t *s = u64map_get(&g->dev_idx, key, MAP_FIND);
+	if (s) return &g->devs[*s];
+	struct gpu_dev d;
+	memset(&d, 0, sizeof(d));
+	d.pid = pid; d.dev = dev;
+	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
+	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
+	return &g->devs[g->ndevs - 1];
+}
+
+static struct gpu_stream *stream_get(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
+	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
+	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
+	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream)
+		return &g->strs[*s];
+	struct gpu_stream u;
+	memset(&u, 0, sizeof(u));
+	u.pid = pid; u.dev = dev; u.stream = stream;
+	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
+	VEC_PUSH(g->strs, g->nstrs, g->cstrs, u);
+	return &g->strs[g->nstrs - 1];
+}
+
+void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
+		      uint64_t s, uint64_t e, enum gpu_work work)
+{
+	struct gpu_dev *d = dev_get(g, pid, dev);
+	if (e < s) e = s;
+	if (!d->has || s < d->span_s) d->span_s = s;
+	if (!d->has || e > d->span_e) d->span_e = e;
+	d->has = 1;
+	ivset_add(work == GPU_WORK_KERNEL ? &d->k : &d->c, s, e);
+	struct gpu_stream *u = stream_get(g, pid, dev, stream);
+	ivset_add(work == GPU_WORK_KERNEL ? &u->k : &u->c, s, e);
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+	const struct gpu_dev *x = a, *y = b;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct gpu_stream *x = a, *y = b;
+	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+	if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* Windowed trace: only what lies inside the process's windows counts (GPU
+ * work outside them was not recorded, so the time there is not idle). */
+static void ivset_clip_windows(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+{
+	struct ivset out = { 0 };
+	for (size_t i = 0; i < set->n; i++)
+		for (size_t j = lo; j < hi; j++) {
+			uint64_t s = set->v[i].s > w->v[j].s ? set->v[i].s : w->v[j].s;
+			uint64_t e = set->v[i].e < w->v[j].e ? set->v[i].e : w->v[j].e;
+			int instant_inside = set->v[i].s == set->v[i].e && set->v[i].s >= w->v[j].s &&
+					     set->v[i].s < w->v[j].e; /* a 0-length op still counts */
+			if (e > s || instant_inside)
+				ivset_add(&out, s, e > s ? e : s);
+		}
+	free(set->v);
+	*set = out;
+}
+
+/* Union of a clipped set, with gaps counted only between busy intervals of
+ * the same window (the time between windows is unrecorded, not idle). */
+static struct ivsum ivset_union_windows(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+{
+	struct ivsum sum = ivset_union(set);
+	sum.gaps = sum.largest = 0;
+	for (size_t i = 1; i < set->n; i++) {
+		size_t j = lo;
+		while (j < hi && w->v[j].e <= set->v[i - 1].s) j++;
+		if (j == hi || set->v[i].s >= w->v[j].e) continue; /* next one is in a later window */
+		uint64_t gap = set->v[i].s - set->v[i - 1].e;
+		sum.gaps++;
+		if (gap > sum.largest) sum.largest = gap;
+	}
+	return sum;
+}
+
+/* Union of a set, clipped to the windows v[lo, hi) when there are any. */
+static struct ivsum merge(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+{
+	if (hi == lo)
+		return ivset_union(set);
+	ivset_clip_windows(set, w, lo, hi);
+	return ivset_union_windows(set, w, lo, hi);
+}
+
+void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
+{
+	/* kernels per window: before the sets are clipped and merged */
+	for (size_t i = 0; i < g->ndevs; i++)
+		for (size_t j = 0; j < g->devs[i].k.n; j++) {
+			long w = winset_find(win, g->devs[i].pid, g->devs[i].k.v[j].s);
+			if (w >= 0) win->v[w].kernels++;
+		}
+	/* the indexes point into the arrays sorted here: not used after this */
+	if (g->ndevs) qsort(g->devs, g->ndevs, sizeof(*g->devs), cmp_dev);
+	if (g->nstrs) qsort(g->strs, g->nstrs, sizeof(*g->strs), cmp_stream);
+	for (size_t i = 0; i < g->ndevs; i++) {
+		struct gpu_dev *d = &g->devs[i];
+		size_t lo = 0, hi = 0;
+		winset_range(win, d->pid, &lo, &hi);
+		d->windowed = hi > lo;
+		d->span = d->span_e - d->span_s;
+		if (d->windowed) {
+			d->span = 0;
+			for (size_t j = lo; j < hi; j++) d->span += win->v[j].e - win->v[j].s;
+		}
+		d->ksum = merge(&d->k, win, lo, hi);
+		d->csum = merge(&d->c, win, lo, hi);
+		d->overlap = ivset_overlap(&d->k, &d->c);
+	}
+	for (size_t i = 0; i < g->nstrs; i++) {
+		struct gpu_stream *u = &g->strs[i];
+		size_t lo = 0, hi = 0;
+		winset_range(win, u->pid, &lo, &hi);
+		u->ksum = merge(&u->k, win, lo, hi);
+		u->csum = merge(&u->c, win, lo, hi);
+	}
+}
+
+void gpu_activity_free(struct gpu_activity *g)
+{
+	for (size_t i = 0; i < g->ndevs; i++) { free(g->devs[i].k.v); free(g->devs[i].c.v); }
+	for (size_t i = 0; i < g->nstrs; i++) { free(g->strs[i].k.v); free(g->strs[i].c.v); }
+	free(g->devs); free(g->strs);
+	u64map_free(&g->dev_idx); u64map_free(&g->str_idx);
+	memset(g, 0, sizeof(*g));
+}

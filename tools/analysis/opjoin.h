@@ -1,0 +1,93 @@
+/* opjoin.h — GPU operations (kernel, memcpy, memset records) joined to the
+ * API call that launched them, by (pid, correlation id), in one streaming
+ * pass.  A component in the Babeltrace sense: opjoin_new (init), opjoin_api /
+ * opjoin_gpu / opjoin_advance (consume), opjoin_finish (finalize); each
+ * joined operation goes to the callback given at init.
+ *
+ * Either record may come first.  The runtime call and the driver call inside
+ * it share the correlation id: the launch call is their union (earliest
+ * start, latest end) and its thread is the first one seen.  Every kernel of a
+ * graph launch carries the correlation id of the cudaGraphLaunch call, so
+ * they all join that call (graph = 1): they belong where the graph launch was
+ * made.
+ *
+ * Memory.  The reader merges the sources by time, but a source need not be
+ * in time order: CUPTI hands activity buffers back when they fill or at a
+ * flush, not necessarily in order, so a GPU operation may come long after
+ * its call (on the committed MNIST trace, up to 9 s of trace later).  So a
+ * launch call waits for its operation, and an operation for its call, for as
+ * long as it takes: the state is the calls and operations of that lag, not
+ * of the trace (unless the API calls or the GPU activity were not recorded
+ * at all).  Only launch calls are kept (opjoin_is_launch); a joined one stays
+ * `grace_ns` of trace time more (a later graph kernel, the runtime record of
+ * a call whose driver record came first).  Past max_waiting unpaired entries
+ * the oldest give up (an operation is then delivered without a call). */
+#ifndef GPUPROF_ANALYSIS_OPJOIN_H
+#define GPUPROF_ANALYSIS_OPJOIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_trace.h"
+
+enum op_kind { OP_KERNEL = 0, OP_MEMCPY = 1, OP_MEMSET = 2 };
+/* HTA's kernel classes: communication = NCCL kernels (name contains "nccl",
+ * any case, as in comm.c), memory = memcpy/memset, computation = the rest. */
+enum op_class { OPC_COMPUTE = 0, OPC_COMM = 1, OPC_MEMORY = 2 };
+
+struct gpu_op {
+	uint64_t s, e;           /* GPU interval (e >= s) */
+	uint64_t call_s, call_e; /* the launch call (when has_call) */
+	uint64_t corr;
+	uint32_t pid, tid;       /* tid: thread of the launch call (0: none) */
+	uint32_t device, stream;
+	uint32_t name_id;        /* kernel name; 0 for memcpy/memset */
+	uint32_t call_name_id;   /* API name of the launch call */
+	uint8_t kind, cls;       /* op_kind, op_class */
+	uint8_t has_call, graph; /* graph: the call was a graph launch */
+};
+
+typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
+
+struct opjoin_opts {
+	size_t sz;            /* sizeof(struct opjoin_opts) */
+	size_t max_waiting;   /* unpaired calls, and operations, kept at most; 0: 4 Mi each */
+	uint64_t grace_ns;    /* 0: 1 s */
+};
+
+struct opjoin_counts {
+	uint64_t ops;          /* delivered */
+	uint64_t ops_no_call;  /* delivered without a launch call */
+	uint64_t calls_no_op;  /* launch calls that never saw an operation */
+	uint64_t gave_up;      /* of those, dropped past max_waiting (not at the end) */
+};
+
+struct opjoin;
+
+/* r: for API and kernel names (class by name).  opts may be NULL. */
+struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_cb cb, void *ctx);
+void opjoin_free(struct opjoin *j); /* NULL ok */
+/* An API record of pid/tid; calls without a correlation id are ignored.
+ * recorded: GPU activity was being recorded when the call was made (a
+ * windowed trace records it only inside its windows); when 0 the call's
+ * operation is not waited for (opjoin_frontier), though it still joins. */
+void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a, int recorded);
+/* A KERNEL, MEMCPY or MEMSET record of pid (others are ignored). */
+void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec);
+/* The stream has reached trace time `now`: drops joined calls past grace. */
+void opjoin_advance(struct opjoin *j, uint64_t now);
+/* Before this time every GPU operation launched has been delivered: the
+ * start of the oldest launch call (a call that launches GPU work and
+ * returned success) whose operation has not arrived, or the GPU start of the
+ * oldest operation still waiting for its call; UINT64_MAX if neither.
+ * (Oldest in arrival order, which is time order within a thread.) */
+uint64_t opjoin_frontier(struct opjoin *j);
+/* End of stream: delivers the operations still waiting for their call. */
+void opjoin_finish(struct opjoin *j);
+void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out);
+
+/* Whether an API name launches GPU work (kernel, graph, memcpy, memset
+ * calls; not cudaLaunchHostFunc). */
+int opjoin_is_launch(const char *name);
+
+#endif

@@ -1,0 +1,545 @@
+/* steps.c — see steps.h. */
+#include "analysis/steps.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/intervals.h"
+#include "common/tool.h"
+#include "common/util.h"
+#include "analysis/windows.h"
+
+const char *const step_bucket_names[SB_COUNT] = {
+	"compute", "comm", "memory", "host_wait", "sync", "launch", "other",
+};
+
+#define UNKNOWN_END UINT64_MAX
+#define NO_STEP UINT32_MAX
+#define MAX_PH 4
+/* the longest an operation may trail the stream (the finalize slack), and
+ * how long records are kept when no step needs them */
+#define HOLD_NS 5000000000ull
+
+struct bop {
+	struct gpu_op op;
+	uint32_t step;            /* NVTX: the step it was launched in */
+	uint32_t ph[MAX_PH];      /* NVTX: phase names it was launched in */
+	uint8_t nph;
+};
+
+struct bapi {
+	uint64_t s, e;
+	uint8_t sync, alloc, counted; /* counted: not the driver record of a counted runtime call */
+};
+
+struct sproc {
+	struct steps_proc out;
+	size_t crows, cph, nfin;
+	int open;                 /* trace: the last row's end is not known yet */
+	struct bop *ops; size_t nops, cops;
+	struct bapi *api; size_t napi, capi;
+	uint64_t pruned_end;      /* latest end of the operations pruned */
+	uint64_t max_dur;         /* longest operation seen */
+	uint64_t last_prune;
+	u64map range2row;         /* NVTX: step range id -> row + 1 */
+	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
+	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
+};
+
+struct steps {
+	gp_reader *r;
+	const struct attribution *a;
+	const struct winset *win;
+	uint64_t kernel_wait;
+	u64map pid2p;
+	struct sproc *p; size_t np, cp;
+	u64map name_sync;         /* API name id -> 1 plain, 2 sync, 3 alloc */
+	uint64_t now;
+	uint32_t *idbuf; size_t cidbuf;
+	int warned_idle;
+};
+
+int step_api_is_sync(const char *name)
+{
+	if (strstr(name, "Synchronize")) return 1;
+	if ((strstr(name, "emcpy") || strstr(name, "emset")) && !strstr(name, "Async")) return 1;
+	return 0;
+}
+
+int step_api_is_alloc(const char *name)
+{
+	return strstr(name, "Malloc") || strstr(name, "HostAlloc") || strstr(name, "MemAlloc") ||
+	       strstr(name, "cuMemCreate");
+}
+
+static struct sproc *proc_find(struct steps *st, uint32_t pid)
+{
+	uint64_t *s = u64map_get(&st->pid2p, pid, 0);
+	return s ? &st->p[*s] : NULL;
+}
+
+struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct step_detect *sd,
+			const struct steps_opts *opts)
+{
+	struct steps *st = xcalloc(1, sizeof(*st));
+	st->r = r;
+	st->a = a;
+	st->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
+	st->win = opts ? opts->windows : NULL;
+	u64map_init(&st->pid2p);
+	u64map_init(&st->name_sync);
+	size_t n = step_detect_nplans(sd);
+	st->p = xcalloc(n ? n : 1, sizeof(*st->p));
+	st->np = st->cp = n;
+	for (size_t i = 0; i < n; i++) {
+		struct sproc *p = &st->p[i];
+		const struct step_plan *pl = step_detect_plan(sd, i);
+		p->out.pid = pl->pid;
+		p->out.plan = pl;
+		u64map_init(&p->range2row);
+		u64map_init(&p->tid_corr);
+		*u64map_get(&st->pid2p, pl->pid, 1) = i;
+		if (pl->method != STEP_NVTX) continue;
+		p->out.rows = xcalloc(pl->nsteps ? pl->nsteps : 1, sizeof(*p->out.rows));
+		p->crows = pl->nsteps ? pl->nsteps : 1;
+		for (size_t k = 0; k < pl->nsteps; k++) {
+			struct step_row *w = &p->out.rows[p->out.nrows++];
+			w->pid = pl->pid; w->index = (uint32_t)k;
+			w->number = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
+			w->range_id = pl->steps[k].range_id;
+			w->s = pl->steps[k].s; w->e = pl->steps[k].e;
+			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
+		}
+		if (pl->nsteps) {
+			const struct attr_range *x = attribution_range(a, pl->steps[0].range_id);
+			p->step_tid = x->tid;
+			p->step_depth = x->depth;
+		}
+	}
+	return st;
+}
+
+void steps_free(struct steps *st)
+{
+	if (!st) return;
+	for (size_t i = 0; i < st->np; i++) {
+		struct sproc *p = &st->p[i];
+		free(p->out.rows); free(p->out.ph);
+		free(p->ops); free(p->api);
+		u64map_free(&p->range2row);
+		u64map_free(&p->tid_corr);
+	}
+	free(st->p);
+	free(st->idbuf);
+	u64map_free(&st->pid2p);
+	u64map_free(&st->name_sync);
+	free(st);
+}
+
+size_t steps_nprocs(const struct steps *st) { return st->np; }
+struct steps_proc *steps_proc(struct steps *st, size_t i) { return &st->p[i].out; }
+const struct attribution *steps_attribution(const struct steps *st) { return st->a; }
+uint64_t steps_kernel_wait(const struct steps *st) { return st->kernel_wait; }
+
+int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t)
+{
+	if (!w || !w->n) return 1;
+	size_t lo, hi;
+	winset_range(w, pid, &lo, &hi);
+	return lo == hi || winset_find(w, pid, t) >= 0;
+}
+
+static int active(const struct sproc *p)
+{
+	return p && (p->out.plan->method == STEP_NVTX || p->out.plan->method == STEP_TRACE);
+}
+
+static void note_pending(struct sproc *p)
+{
+	if (p->nops + p->napi > p->out.pending_max) p->out.pending_max = p->nops + p->napi;
+}
+
+void steps_api(struct steps *st, uint32_t pid, uint32_t tid, const gp_rec_api *a)
+{
+	struct sproc *p = proc_find(st, pid);
+	if (!active(p)) return;
+	uint64_t *cls = u64map_get(&st->name_sync, a->name_id, 1);
+	if (!*cls) {
+		const char *name = tool_str(st->r, a->name_id);
+		*cls = step_api_is_sync(name) ? 2 : step_api_is_alloc(name) ? 3 : 1;
+	}
+	struct bapi b;
+	memset(&b, 0, sizeof(b));
+	b.s = a->start_ns;
+	b.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+	b.sync = *cls == 2;
+	b.alloc = *cls == 3;
+	if (b.sync || b.alloc) {
+		/* the runtime call and the driver call inside it share the id: one call */
+		uint64_t *last = u64map_get(&p->tid_corr, tid, 1);
+		b.counted = !a->correlation_id || *last != a->correlation_id;
+		*last = a->correlation_id;
+	}
+	VEC_PUSH(p->api, p->napi, p->capi, b);
+	note_pending(p);
+}
+
+static void add_phase(struct bop *b, uint32_t name)
+{
+	for (uint8_t i = 0; i < b->nph; i++)
+		if (b->ph[i] == name) return;
+	if (b->nph < MAX_PH) b->ph[b->nph++] = name;
+}
+
+void steps_op(void *ctx, const struct gpu_op *op)
+{
+	struct steps *st = ctx;
+	struct sproc *p = proc_find(st, op->pid);
+	if (!active(p)) return;
+	if (op->e - op->s > p->max_dur) p->max_dur = op->e - op->s;
+	struct bop b;
+	memset(&b, 0, sizeof(b));
+	b.op = *op;
+	b.step = NO_STEP;
+	const struct step_plan *pl = p->out.plan;
+	if (pl->method == STEP_NVTX && op->has_call) {
+		size_t n = attribution_at(st->a, op->pid, op->tid, op->call_s, st->idbuf, st->cidbuf);
+		if (n > st->cidbuf) {
+			vec_reserve((void **)&st->idbuf, &st->cidbuf, n, sizeof(*st->idbuf));
+			n = attribution_at(st->a, op->pid, op->tid, op->call_s, st->idbuf, st->cidbuf);
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *row = u64map_get(&p->range2row, st->idbuf[i], 0);
+			if (row && (b.step == NO_STEP || *row - 1 < b.step)) b.step = (uint32_t)(*row - 1);
+		}
+		if (b.step != NO_STEP) {
+			for (size_t i = 0; i < n; i++) {
+				const struct attr_range *x = attribution_range(st->a, st->idbuf[i]);
+				if (x->kind == GP_NVTX_PUSHPOP && x->tid == p->step_tid && x->depth == p->step_depth + 1)
+					add_phase(&b, x->name);
+			}
+			if (b.step < p->nfin) p->out.late_ops++;
+		}
+	} else if (pl->method == STEP_TRACE) {
+		if (op->has_call && p->nfin && op->call_s < p->out.rows[p->nfin - 1].e) p->out.late_ops++;
+		if (step_sig(op->kind, op->name_id) == pl->marker) {
+			uint64_t at = op->has_call ? op->call_s : op->s;
+			struct step_row *last = p->out.nrows ? &p->out.rows[p->out.nrows - 1] : NULL;
+			if (!last || at > last->s) {
+				if (last && p->open) last->e = at;
+				struct step_row w;
+				memset(&w, 0, sizeof(w));
+				w.pid = op->pid; w.index = (uint32_t)p->out.nrows; w.number = w.index;
+				w.range_id = UINT32_MAX;
+				w.s = at; w.e = UNKNOWN_END;
+				VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
+				p->open = 1;
+			}
+		}
+	}
+	VEC_PUSH(p->ops, p->nops, p->cops, b);
+	note_pending(p);
+}
+
+/* ------------------------------------------------------------ finalize one step */
+static int cmp_bop(const void *x, const void *y)
+{
+	const struct bop *a = x, *b = y;
+	if (a->op.s != b->op.s) return a->op.s < b->op.s ? -1 : 1;
+	/* at one start time, a recorded launch call first, the earliest first */
+	if (a->op.has_call != b->op.has_call) return a->op.has_call ? -1 : 1;
+	if (a->op.call_s != b->op.call_s) return a->op.call_s < b->op.call_s ? -1 : 1;
+	return a->op.corr < b->op.corr ? -1 : a->op.corr > b->op.corr;
+}
+
+/* Time of [a, b) covered by the union u (disjoint, ordered). */
+static uint64_t cover(const struct ivset *u, uint64_t a, uint64_t b)
+{
+	if (a >= b || !u->n) return 0;
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) { /* first interval ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (u->v[mid].e <= a) lo = mid + 1;
+		else hi = mid;
+	}
+	uint64_t c = 0;
+	for (size_t i = lo; i < u->n && u->v[i].s < b; i++) {
+		uint64_t s = u->v[i].s > a ? u->v[i].s : a, e = u->v[i].e < b ? u->v[i].e : b;
+		if (e > s) c += e - s;
+	}
+	return c;
+}
+
+struct idle { uint64_t host, sync, launch, other; };
+
+/* The idle gap [g0, g1) before operation `next` (NULL: no operation follows
+ * before the step's end; its launch call starts after it), within [s, e). */
+static void classify(const struct steps *st, struct idle *id, const struct ivset *sync, uint64_t g0, uint64_t g1,
+		     const struct gpu_op *next, uint64_t s, uint64_t e)
+{
+	uint64_t a = g0 > s ? g0 : s, b = g1 < e ? g1 : e;
+	if (a >= b) return;
+	if (next && !next->has_call) {
+		id->other += b - a;
+	} else if (!next || next->call_s > g0) {
+		uint64_t hs = next && next->call_s < b ? (next->call_s > a ? next->call_s : a) : b;
+		uint64_t sy = cover(sync, a, hs);
+		id->sync += sy;
+		id->host += (b - a) - sy;
+	} else if (next->call_e > g0 || g1 - g0 <= st->kernel_wait) {
+		id->launch += b - a;
+	} else {
+		id->other += b - a;
+	}
+}
+
+static int cmp_u64v(const void *a, const void *b) { return cmp_u64(a, b); }
+
+static uint64_t median_u64(uint64_t *v, size_t n)
+{
+	if (!n) return 0;
+	qsort(v, n, sizeof(*v), cmp_u64v);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct qev { uint64_t t; uint64_t key; int32_t d; uint8_t member; };
+static int cmp_qev(const void *x, const void *y)
+{
+	const struct qev *a = x, *b = y;
+	if (a->t != b->t) return a->t < b->t ? -1 : 1;
+	return a->d < b->d ? -1 : a->d > b->d; /* a GPU start before a launch at the same instant */
+}
+
+static int member(const struct sproc *p, const struct bop *b, size_t k, const struct step_row *w)
+{
+	if (p->out.plan->method == STEP_NVTX) return b->step == k;
+	return b->op.has_call && b->op.call_s >= w->s && b->op.call_s < w->e;
+}
+
+static void finalize(struct steps *st, struct sproc *p, size_t k)
+{
+	struct step_row *w = &p->out.rows[k];
+	uint64_t s = w->s, e = w->e, wall = e - s;
+	/* in a windowed trace, a step not inside one window lacks GPU records */
+	if (st->win && st->win->n) {
+		size_t lo, hi;
+		winset_range(st->win, w->pid, &lo, &hi);
+		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
+		w->unrecorded = lo < hi && (a < 0 || a != b);
+	}
+	qsort(p->ops, p->nops, sizeof(*p->ops), cmp_bop);
+	/* busy buckets: unions of the operations clipped to [s, e) */
+	struct ivset c = { 0 }, n = { 0 }, m = { 0 }, cn = { 0 }, sync = { 0 }, api = { 0 };
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (o->e <= s || o->s >= e) continue;
+		uint64_t a = o->s > s ? o->s : s, b = o->e < e ? o->e : e;
+		ivset_add(o->cls == OPC_COMPUTE ? &c : o->cls == OPC_COMM ? &n : &m, a, b);
+		if (o->cls != OPC_MEMORY) ivset_add(&cn, a, b);
+	}
+	uint64_t uc = ivset_union(&c).busy, un = ivset_union(&n).busy, um = ivset_union(&m).busy;
+	ivset_union(&cn);
+	w->bucket[SB_COMPUTE] = uc;
+	w->bucket[SB_COMM] = un - ivset_overlap(&n, &c);
+	w->bucket[SB_MEMORY] = um - ivset_overlap(&m, &cn);
+	uint64_t busy = w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
+	/* host side: synchronising calls (any thread), all calls (pauses), counts */
+	for (size_t i = 0; i < p->napi; i++) {
+		const struct bapi *b = &p->api[i];
+		if (b->e < s || b->s >= e) continue;
+		uint64_t a = b->s > s ? b->s : s, z = b->e < e ? b->e : e;
+		ivset_add(&api, a, z);
+		if (b->sync) ivset_add(&sync, a, z);
+		if (b->s < s || !b->counted) continue;
+		if (b->sync) { w->sync_calls++; w->sync_ns += z - a; }
+		if (b->alloc) w->alloc_calls++;
+	}
+	ivset_union(&sync);
+	ivset_union(&api);
+	uint64_t prev = s;
+	for (size_t i = 0; i < api.n; i++) {
+		if (api.v[i].s > prev && api.v[i].s - prev > w->pause_max) w->pause_max = api.v[i].s - prev;
+		if (api.v[i].e > prev) prev = api.v[i].e;
+	}
+	if (e > prev && e - prev > w->pause_max) w->pause_max = e - prev;
+	/* idle: the gaps of the whole GPU timeline, each classified by the
+	 * operation that ends it, clipped to the step */
+	struct idle id = { 0, 0, 0, 0 };
+	uint64_t cur = p->pruned_end;
+	int closed = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (o->s > cur) {
+			classify(st, &id, &sync, cur, o->s, o, s, e);
+			if (o->s >= e) { closed = 1; break; }
+		}
+		if (o->e > cur) cur = o->e;
+		if (cur >= e) { closed = 1; break; }
+	}
+	if (!closed && cur < e) classify(st, &id, &sync, cur, e, NULL, s, e);
+	w->bucket[SB_HOST_WAIT] = id.host;
+	w->bucket[SB_SYNC] = id.sync;
+	w->bucket[SB_LAUNCH] = id.launch;
+	w->bucket[SB_OTHER] = id.other;
+	uint64_t idle = id.host + id.sync + id.launch + id.other;
+	if (busy + idle != wall) {
+		/* cannot happen: the gaps are the complement of the union */
+		if (!st->warned_idle)
+			tool_warn("steps: internal: step %" PRId64 " of pid %u: buckets sum to %" PRIu64 " ns, not %" PRIu64,
+				  w->number, w->pid, busy + idle, wall);
+		st->warned_idle = 1;
+	}
+	/* launched work and HTA's launch statistics */
+	uint64_t *cpu = NULL, *gpu = NULL, *dly = NULL;
+	size_t nl = 0, ng = 0, nd = 0, cl = 0, cg = 0, cd = 0;
+	w->ph_off = (uint32_t)p->out.nph;
+	w->ph_n = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bop *b = &p->ops[i];
+		if (!member(p, b, k, w)) continue;
+		const struct gpu_op *o = &b->op;
+		uint64_t d = o->e - o->s;
+		if (o->kind == OP_KERNEL) { w->kernels++; w->kernel_ns += d; }
+		else { w->memops++; w->memop_ns += d; }
+		if (o->cls == OPC_COMM) w->comm_ns += d;
+		if (p->out.plan->method == STEP_NVTX && o->has_call && o->tid != p->step_tid) w->other_thread++;
+		for (uint8_t q = 0; q < b->nph; q++) {
+			size_t j;
+			for (j = w->ph_off; j < p->out.nph && p->out.ph[j].name != b->ph[q]; j++) ;
+			if (j == p->out.nph) {
+				struct step_phase ph;
+				memset(&ph, 0, sizeof(ph));
+				ph.name = b->ph[q];
+				VEC_PUSH(p->out.ph, p->out.nph, p->cph, ph);
+				w->ph_n++;
+			}
+			if (o->kind == OP_KERNEL) { p->out.ph[j].kernels++; p->out.ph[j].kernel_ns += d; }
+			else { p->out.ph[j].memops++; p->out.ph[j].memop_ns += d; }
+		}
+		if (!o->has_call) continue;
+		uint64_t cd_ns = o->call_e - o->call_s, delay = o->s > o->call_e ? o->s - o->call_e : 0;
+		VEC_PUSH(cpu, nl, cl, cd_ns);
+		VEC_PUSH(gpu, ng, cg, d);
+		VEC_PUSH(dly, nd, cd, delay);
+		if (cd_ns <= STEP_SHORT_CPU_NS && d < cd_ns) w->short_ops++;
+		if (cd_ns > STEP_RUNTIME_OUTLIER_NS) w->runtime_outliers++;
+		if (delay > STEP_DELAY_OUTLIER_NS) w->delay_outliers++;
+		if (delay > w->delay_max) w->delay_max = delay;
+	}
+	w->launched = nl;
+	w->cpu_med = median_u64(cpu, nl);
+	w->gpu_med = median_u64(gpu, nl);
+	w->delay_med = median_u64(dly, nl);
+	free(cpu); free(gpu); free(dly);
+	/* queue length per stream (HTA): +1 at a launch call, -1 at its GPU start */
+	struct qev *ev = NULL;
+	size_t nev = 0, cev = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bop *b = &p->ops[i];
+		if (!b->op.has_call) continue;
+		uint64_t key = ((uint64_t)b->op.device << 32) | b->op.stream;
+		struct qev a = { b->op.call_s, key, 1, (uint8_t)member(p, b, k, w) };
+		struct qev z = { b->op.s, key, -1, 0 };
+		VEC_PUSH(ev, nev, cev, a);
+		VEC_PUSH(ev, nev, cev, z);
+	}
+	if (nev) qsort(ev, nev, sizeof(*ev), cmp_qev);
+	u64map q;
+	u64map_init(&q);
+	for (size_t i = 0; i < nev; i++) {
+		uint64_t *v = u64map_get(&q, ev[i].key, 1);
+		if (ev[i].d > 0) (*v)++;
+		else if (*v) (*v)--;
+		if (ev[i].member && *v > w->queue_max) w->queue_max = (uint32_t)*v;
+	}
+	u64map_free(&q);
+	free(ev);
+	free(c.v); free(n.v); free(m.v); free(cn.v); free(sync.v); free(api.v);
+}
+
+/* Drops what no step from here on needs: operations that ended by P and
+ * were launched before it, API calls that ended by P. */
+static void prune(struct sproc *p, uint64_t P)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (o->e <= P && (!o->has_call || o->call_s < P)) {
+			if (o->e > p->pruned_end) p->pruned_end = o->e;
+			continue;
+		}
+		p->ops[w++] = p->ops[i];
+	}
+	p->nops = w;
+	w = 0;
+	for (size_t i = 0; i < p->napi; i++)
+		if (p->api[i].e > P) p->api[w++] = p->api[i];
+	p->napi = w;
+}
+
+static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64_t frontier)
+{
+	int done = 0;
+	while (p->nfin < p->out.nrows) {
+		struct step_row *w = &p->out.rows[p->nfin];
+		if (w->e == UNKNOWN_END) break;
+		uint64_t slack = p->max_dur < HOLD_NS ? p->max_dur : HOLD_NS;
+		if (now != UINT64_MAX && (now < w->e + slack || frontier < w->e)) break;
+		finalize(st, p, p->nfin);
+		p->nfin++;
+		done = 1;
+	}
+	/* What the next step needs starts at its start.  With no step pending,
+	 * keep the last HOLD_NS, and what was launched since the frontier: a
+	 * trace step may still begin there (its first operation may be late). */
+	uint64_t hold = now > HOLD_NS ? now - HOLD_NS : 0;
+	if (!done && hold < p->last_prune + HOLD_NS / 4) return;
+	uint64_t P = hold < frontier ? hold : frontier;
+	prune(p, p->nfin < p->out.nrows ? p->out.rows[p->nfin].s : P);
+	p->last_prune = hold;
+}
+
+void steps_advance(struct steps *st, uint64_t now, uint64_t frontier)
+{
+	if (now <= st->now) return;
+	st->now = now;
+	for (size_t i = 0; i < st->np; i++)
+		if (active(&st->p[i])) advance_proc(st, &st->p[i], now, frontier);
+}
+
+/* The last trace step has no next boundary: it is a step when it launched
+ * about as many operations as the most common step (within 10 %); it ends
+ * where the last of its launch calls and GPU operations ended (partial). */
+static void close_last_trace_step(struct sproc *p)
+{
+	if (!p->open || !p->out.nrows) return;
+	struct step_row *w = &p->out.rows[p->out.nrows - 1];
+	size_t n = 0;
+	uint64_t end = w->s;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (!o->has_call || o->call_s < w->s) continue;
+		n++;
+		if (o->call_e > end) end = o->call_e;
+		if (o->e > end) end = o->e;
+	}
+	size_t want = p->out.plan->period_ops;
+	if (n * 10 >= want * 9 && n * 10 <= want * 11 && end > w->s) {
+		w->e = end;
+		w->partial = 1;
+	} else {
+		p->out.nrows--;
+	}
+	p->open = 0;
+}
+
+void steps_finish(struct steps *st)
+{
+	for (size_t i = 0; i < st->np; i++) {
+		struct sproc *p = &st->p[i];
+		if (!active(p)) continue;
+		if (p->out.plan->method == STEP_TRACE) close_last_trace_step(p);
+		advance_proc(st, p, UINT64_MAX, UINT64_MAX);
+	}
+}

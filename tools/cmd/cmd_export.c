@@ -1,0 +1,95 @@
+/* cmd_export.c — `gpuprof export --format perfetto|sqlite|folded FILE -o OUT`:
+ * option parsing; the formats live in export_perfetto.c / export_sqlite.c /
+ * export_folded.c. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/tool.h"
+#include "export/export.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--strict] FILE -o OUT\n\n"
+		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
+		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
+		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
+		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
+		   "                     Timestamps: us since the trace start, ns precision.\n"
+		   "                     --format chrome and --format json are the same.\n"
+		   "  --format sqlite    SQLite database with nsys-like tables\n"
+		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...).\n"
+		   "  --format folded    folded stacks of the launch calls (\"root;...;leaf WEIGHT\"\n"
+		   "                     per line) for flamegraph.pl and speedscope; needs a trace\n"
+		   "                     recorded with --stacks.  Python frames \"func (file:line)\".\n"
+		   "  --weight W         folded only: gpu-time (default: ns of kernels, memcpys\n"
+		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
+		   "                     launches (number of launch calls)\n"
+		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
+		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
+		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
+		   "  -h, --help         this text\n");
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *format = NULL, *out = NULL, *weight = NULL;
+	int strict = 0, c;
+	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'o': out = optarg; break;
+		case 's': strict = 1; break;
+		case 'w': weight = optarg; break;
+		case 'h': help(stdout); return EXIT_OK;
+		default: help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		tool_err("expected one trace file");
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!format) {
+		tool_err("--format is required (perfetto, sqlite or folded)");
+		return EXIT_USAGE;
+	}
+	if (!out) {
+		tool_err("-o OUT is required");
+		return EXIT_USAGE;
+	}
+	if (weight && strcmp(format, "folded")) {
+		tool_err("--weight applies to --format folded only");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(format, "folded")) {
+		enum folded_weight w = FOLDED_GPU_TIME;
+		if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
+		else if (!strcmp(weight, "kernel-time")) w = FOLDED_KERNEL_TIME;
+		else if (!strcmp(weight, "launches")) w = FOLDED_LAUNCHES;
+		else {
+			tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
+			return EXIT_USAGE;
+		}
+		return export_folded(argv[optind], out, strict, w);
+	}
+	if (!strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json"))
+		return export_perfetto(argv[optind], out, strict);
+	if (!strcmp(format, "sqlite")) {
+		if (!strcmp(out, "-")) {
+			tool_err("sqlite output needs a file name");
+			return EXIT_USAGE;
+		}
+		return export_sqlite(argv[optind], out, strict);
+	}
+	tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);
+	return EXIT_USAGE;
+}

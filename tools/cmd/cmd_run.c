@@ -1,0 +1,574 @@
+/* cmd_run.c — `gpuprof run [options] -- cmd ...`: runs the job with
+ * libgpuprof.so injected, forwards termination signals, then prints one
+ * summary line from the shim's GPUPROF_SUMMARY file(s) and exits with the
+ * job's own status (128+signal when it was killed, as a shell does). */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gp_settings.h"
+#include "cmd/cmd.h"
+#include "common/tool.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: gpuprof run [options] -- command [args...]\n\n"
+		   "Runs the command with libgpuprof.so preloaded (LD_PRELOAD, CUDA_INJECTION64_PATH,\n"
+		   "NVTX_INJECTION64_PATH) and prints one summary line on stderr when it ends.\n"
+		   "Exits with the command's status (128+N when killed by signal N).\n\n"
+		   "  -o, --output PATTERN    trace file; %%p pid, %%h host, %%r rank, %%t time\n"
+		   "  --api=default|all|none  which CUDA API calls to record\n"
+		   "  --activity=KINDS        GPU activity kinds, comma-separated: kernel, memcpy,\n"
+		   "                          memset, peer, device (= default), sync, memory\n"
+		   "                          (opt-in: they cost most on launch-bound jobs), all,\n"
+		   "                          none; e.g. --activity=default,sync\n"
+		   "  --flush-ms N            flush interval of the recorder\n"
+		   "  --buffer-size SIZE      size of each CUPTI activity buffer (e.g. 8M)\n"
+		   "  --max-memory SIZE       cap on the recorder's memory\n"
+		   "  --gpu-window ON/PERIOD  record GPU activity (kernels, copies, ...) only for ON\n"
+		   "                          every PERIOD, from the start; API calls and NVTX all\n"
+		   "                          the time. Units ns|us|ms|s, seconds when none: 1/10,\n"
+		   "                          500ms/10s; 0 < ON < PERIOD. `gpuprof stats` lists the\n"
+		   "                          windows\n"
+		   "  --capture-range=cudaProfilerApi  record only between the job's cudaProfilerStart\n"
+		   "                          and cudaProfilerStop (torch.cuda.profiler.start/stop;\n"
+		   "                          nsys -c cudaProfilerApi); starts paused. Not with --gpu-window\n"
+		   "  --stacks                record call stacks (native + Python) of launches and copies\n"
+		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
+		   "  --pm-sampling[=INTERVAL] sample the GPU's performance monitors (CUPTI PM sampling:\n"
+		   "                          SM active/occupancy, tensor, DRAM %%) every INTERVAL of\n"
+		   "                          GPU time, 100us-10s with a unit (default 10ms)\n"
+		   "  --status FILE           rewrite FILE (JSON; %%p %%h %%r as in -o) about once a second\n"
+		   "                          with kernels/s, GPU busy %%, memory, last NVTX range;\n"
+		   "                          `gpuprof top FILE` shows it\n"
+		   "  --flight-recorder[=DURATION]  armed mode: GPU activity off, API calls and NVTX kept\n"
+		   "                          in memory for the last DURATION (default 30s); `gpuprof\n"
+		   "                          trigger PID` or a --trigger rule writes that history plus\n"
+		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
+		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
+		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
+		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
+		   "                          range=NAME, cuda-error; comma-separated\n"
+		   "  --no-follow             do not trace programs the job exec()s\n"
+		   "  -q, --quiet             no messages from the tracer, no summary line\n"
+		   "  -h, --help              this text\n\n"
+		   "libgpuprof.so is looked up at ../lib/libgpuprof.so next to the gpuprof binary;\n"
+		   "GPUPROF_LIB=/path/libgpuprof.so overrides.\n");
+}
+
+/* An option's value by the rules of the GPUPROF_* variable it sets: the
+ * shim's own parser (libprof/gp_settings.c), so that what `gpuprof run`
+ * accepts the shim understands the same way, and a typo is a usage error,
+ * not a job run with the default and a warning. */
+static int setting_ok(enum gp_setting_id id, const char *text, struct gp_setting_value *v)
+{
+	return gp_setting_parse(id, text, v) == 0;
+}
+
+static volatile sig_atomic_t child_pid;
+
+/* Forward a termination signal to the job.  Signals from the terminal
+ * (si_code SI_KERNEL/tty) already reached the whole foreground process group,
+ * the job included: forwarding those would deliver them twice. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (child_pid <= 0)
+		return;
+	if (si && si->si_code == SI_KERNEL)
+		return;
+	if (si && si->si_code <= 0 && si->si_pid == child_pid)
+		return;
+	kill(child_pid, sig);
+}
+
+static int find_lib(char *out, size_t n)
+{
+	const char *env = getenv("GPUPROF_LIB");
+	char path[PATH_MAX + 32];
+	if (env && *env) {
+		snprintf(path, sizeof(path), "%s", env);
+	} else {
+		char exe[PATH_MAX];
+		ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (l <= 0) { tool_err("cannot find my own binary: %s", strerror(errno)); return -1; }
+		exe[l] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) *slash = 0;
+		snprintf(path, sizeof(path), "%s/../lib/libgpuprof.so", exe);
+	}
+	char real[PATH_MAX];
+	if (!realpath(path, real) || access(real, R_OK) != 0) {
+		tool_err("cannot find libgpuprof.so at %s: %s (build it, or set GPUPROF_LIB)", path, strerror(errno));
+		return -1;
+	}
+	snprintf(out, n, "%s", real);
+	return 0;
+}
+
+/* ------------------------------------------------------------ summary */
+/* What the shims wrote to GPUPROF_SUMMARY (shim/core/gps_core.h,
+ * gps_summary_append), per traced process: "pid=N file=PATH" when its trace
+ * file was created, "pid=N error=TEXT" when it could not be, and at its final
+ * flush "pid=N events=N dropped=N bytes=N threads=N file=PATH" — one
+ * key=value list per line, "file" and "error" taking the rest of the line.
+ * An older form has one key per line ("events=N", "dropped=N", "file=PATH",
+ * "bytes=N"), a key seen twice starting the next process.  The last line is
+ * made from these and from the files as they are on disk. */
+struct tracefile {
+	char *path;
+	int closed;             /* the final flush's line was seen */
+	uint64_t events, dropped;
+};
+struct summary {
+	struct tracefile *files; size_t nfiles, cfiles;
+	char **errors; size_t nerrors, cerrors;
+};
+
+/* The file `path` (added at its first mention). */
+static struct tracefile *file_of(struct summary *s, const char *path)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i].path, path)) return &s->files[i];
+	struct tracefile f = { xstrdup(path), 0, 0, 0 };
+	VEC_PUSH(s->files, s->nfiles, s->cfiles, f);
+	return &s->files[s->nfiles - 1];
+}
+
+/* One process's keys; a final flush's line (events and a file) closes it.
+ * Several processes may write the same path (a pattern without %p and a
+ * shim that does not add the pid): each final line then counts. */
+struct sumblock { int have_ev, have_dr, have_file; uint64_t events, dropped; char *file, *error; };
+
+static void block_flush(struct summary *s, struct sumblock *b)
+{
+	if (b->file) {
+		struct tracefile *f = file_of(s, b->file);
+		if (b->have_ev) {
+			f->closed = 1;
+			f->events += b->events;
+			f->dropped += b->dropped;
+		}
+	}
+	if (b->error) VEC_PUSH(s->errors, s->nerrors, s->cerrors, b->error);
+	else free(b->error);
+	free(b->file);
+	memset(b, 0, sizeof(*b));
+}
+
+/* A key seen twice in the one-key-per-line form starts a new block. */
+enum block_form { ONE_LINE, KEY_PER_LINE };
+
+static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, enum block_form form)
+{
+	int dup = (!strcmp(key, "events") && b->have_ev) || (!strcmp(key, "dropped") && b->have_dr) ||
+		  (!strcmp(key, "file") && b->have_file);
+	if (dup && form == KEY_PER_LINE) block_flush(s, b);
+	if (!strcmp(key, "events")) { b->events = strtoull(val, NULL, 10); b->have_ev = 1; }
+	else if (!strcmp(key, "dropped")) { b->dropped = strtoull(val, NULL, 10); b->have_dr = 1; }
+	else if (!strcmp(key, "file")) { free(b->file); b->file = xstrdup(val); b->have_file = 1; }
+	else if (!strcmp(key, "error")) { free(b->error); b->error = xstrdup(val); }
+}
+
+static void parse_summary(struct summary *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) return;
+	char line[PATH_MAX + 256];
+	struct sumblock b;
+	memset(&b, 0, sizeof(b));
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		/* tokens: key=value separated by spaces; "file" and "error" take the rest */
+		char *keys[16], *vals[16];
+		int n = 0;
+		char *p = line;
+		while (*p && n < 16) {
+			while (*p == ' ') p++;
+			char *eq = strchr(p, '=');
+			if (!*p || !eq) break;
+			*eq = 0;
+			keys[n] = p; vals[n] = eq + 1;
+			if (!strcmp(p, "file") || !strcmp(p, "error")) { n++; break; }
+			char *sp = strchr(eq + 1, ' ');
+			n++;
+			if (!sp) break;
+			*sp = 0;
+			p = sp + 1;
+		}
+		if (n > 1) {             /* one line per event of a process */
+			block_flush(s, &b);
+			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], ONE_LINE);
+			block_flush(s, &b);
+		} else if (n == 1) {
+			block_set(s, &b, keys[0], vals[0], KEY_PER_LINE);
+		}
+	}
+	block_flush(s, &b);
+	fclose(f);
+}
+
+/* "PATH (1.2 MB)", "PATH (56.0 kB, truncated)", "PATH (missing: ...)" or
+ * "PATH (3 B, unreadable: ...)", the
+ * file as it is on disk now: its size, and whether it ends with the index a
+ * closed trace has (libprof's footer); *truncated set. */
+static void describe_file(char *out, size_t n, const struct tracefile *f, int *truncated)
+{
+	struct stat st;
+	char size[32];
+	if (stat(f->path, &st) != 0) {
+		snprintf(out, n, "%s (missing: %s)", f->path, strerror(errno));
+		return;
+	}
+	fmt_bytes(size, sizeof(size), (uint64_t)st.st_size);
+	gp_reader *r = NULL;
+	if (gp_reader_open(f->path, &r) != 0) {
+		snprintf(out, n, "%s (%s, unreadable: %s)", f->path, size, gp_reader_errmsg(NULL));
+		return;
+	}
+	struct gp_footer_info fi = { 0 };
+	int whole = gp_reader_footer(r, &fi) == 0 && fi.present;
+	gp_reader_close(r);
+	if (!whole) *truncated = 1;
+	snprintf(out, n, "%s (%s%s)", f->path, size, whole ? "" : ", truncated");
+}
+
+static int flight_armed(void)
+{
+	const char *fr = getenv("GPUPROF_FLIGHT_RECORDER");
+	return fr && *fr && strcmp(fr, "0");
+}
+
+/* The last line: what the shims said, checked against the disk. */
+static void print_summary(struct summary *s, int status)
+{
+	char sig[96] = "";
+	if (WIFSIGNALED(status))
+		snprintf(sig, sizeof(sig), "the job was killed by signal %d (%s); ", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	if (!s->nfiles) {
+		if (s->nerrors)
+			fprintf(stderr, "gpuprof: %sno trace written: %s%s\n", sig, s->errors[0],
+				s->nerrors > 1 ? " (and in other processes)" : "");
+		else if (flight_armed())
+			/* GPUPROF_FLIGHT_RECORDER: the recorder's own file is an
+			 * unlinked spool; only captures are files */
+			fprintf(stderr, "gpuprof: %sflight recorder: nothing was captured, nothing written\n", sig);
+		else if (*sig)
+			fprintf(stderr, "gpuprof: %sno traced process had created a trace file\n", sig);
+		else
+			fprintf(stderr, "gpuprof: no trace written (the job made no CUDA calls, or libgpuprof.so was not loaded)\n");
+		return;
+	}
+	uint64_t events = 0, dropped = 0;
+	size_t closed = 0;
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].closed) { closed++; events += s->files[i].events; dropped += s->files[i].dropped; }
+	fprintf(stderr, "gpuprof: %s", sig);
+	if (closed == s->nfiles)
+		fprintf(stderr, "%" PRIu64 " events, %" PRIu64 " dropped, ", events, dropped);
+	else if (closed)
+		fprintf(stderr, "%" PRIu64 " events, %" PRIu64 " dropped in the %zu closed trace%s, ", events, dropped,
+			closed, closed > 1 ? "s" : "");
+	if (s->nfiles > 1) fprintf(stderr, "wrote %zu files:", s->nfiles);
+	else fputs("wrote", stderr);
+	int truncated = 0;
+	for (size_t i = 0; i < s->nfiles; i++) {
+		char d[PATH_MAX + 128];
+		describe_file(d, sizeof(d), &s->files[i], &truncated);
+		fprintf(stderr, "%s %s", i ? "," : "", d);
+	}
+	if (truncated)
+		fputs("; truncated = the process ended without closing its trace (killed, or os._exit()): "
+		      "the records up to its last flush are there", stderr);
+	if (s->nerrors)
+		fprintf(stderr, "; %zu process%s wrote no trace: %s", s->nerrors, s->nerrors > 1 ? "es" : "", s->errors[0]);
+	fputc('\n', stderr);
+}
+
+static void summary_free(struct summary *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++) free(s->files[i].path);
+	free(s->files);
+	for (size_t i = 0; i < s->nerrors; i++) free(s->errors[i]);
+	free(s->errors);
+}
+
+static void cleanup_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		char p[PATH_MAX];
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.') continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void prepend_env(const char *name, const char *val, const char *sep)
+{
+	const char *old = getenv(name);
+	if (old && *old) {
+		/* already first (nested gpuprof run): leave it */
+		size_t l = strlen(val);
+		if (!strncmp(old, val, l) && (old[l] == 0 || strchr(" :", old[l])))
+			return;
+		char *v = xmalloc(strlen(val) + strlen(sep) + strlen(old) + 1);
+		sprintf(v, "%s%s%s", val, sep, old);
+		setenv(name, v, 1);
+		free(v);
+	} else {
+		setenv(name, val, 1);
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER };
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "api", required_argument, NULL, O_API },
+		{ "activity", required_argument, NULL, O_ACTIVITY },
+		{ "flush-ms", required_argument, NULL, O_FLUSH },
+		{ "buffer-size", required_argument, NULL, O_BUF },
+		{ "max-memory", required_argument, NULL, O_MAXMEM },
+		{ "gpu-window", required_argument, NULL, O_WINDOW },
+		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "capture-range", required_argument, NULL, O_CAPTURE },
+		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
+		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
+		{ "status", required_argument, NULL, O_STATUS },
+		{ "pm-sampling", optional_argument, NULL, O_PM },
+		{ "flight-recorder", optional_argument, NULL, O_FLIGHT },
+		{ "sample-steps", required_argument, NULL, O_SAMPLE },
+		{ "trigger", required_argument, NULL, O_TRIGGER },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0;
+	struct gp_setting_value v;
+	/* '+': stop at the first non-option, the job's own options are its own */
+	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg) { tool_err("empty --output"); return EXIT_USAGE; }
+			setenv("GPUPROF_OUTPUT", optarg, 1);
+			break;
+		case O_API:
+			if (!setting_ok(GP_SET_API, optarg, &v)) {
+				tool_err("--api must be default, all or none"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_API", optarg, 1);
+			break;
+		case O_ACTIVITY:
+			if (!setting_ok(GP_SET_ACTIVITY, optarg, &v)) {
+				tool_err("--activity: '%s' is not a comma-separated list of kernel, memcpy, memset, peer, sync, memory, device, default, all, none", optarg);
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_ACTIVITY", optarg, 1);
+			break;
+		case O_FLUSH:
+			if (!setting_ok(GP_SET_FLUSH_MS, optarg, &v)) {
+				tool_err("--flush-ms needs a number of milliseconds (1..3600000)"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_FLUSH_MS", optarg, 1);
+			break;
+		case O_BUF: case O_MAXMEM: {
+			enum gp_setting_id id = c == O_BUF ? GP_SET_BUFFER_SIZE : GP_SET_MAX_MEMORY;
+			if (!setting_ok(id, optarg, &v)) {
+				tool_err("--%s needs a size like 4M, at least %" PRIu64, c == O_BUF ? "buffer-size" : "max-memory",
+					 gp_setting_get(id)->min);
+				return EXIT_USAGE;
+			}
+			char buf[32];
+			snprintf(buf, sizeof(buf), "%" PRIu64, v.u);
+			setenv(gp_setting_get(id)->name, buf, 1);
+			break;
+		}
+		case O_WINDOW:
+			if (!setting_ok(GP_SET_GPU_WINDOW, optarg, &v)) {
+				tool_err("--gpu-window needs ON/PERIOD with 0 < ON < PERIOD, e.g. 1/10 or 500ms/10s (seconds when no unit)");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
+			opt_window = 1;
+			break;
+		case O_STACKS: setenv("GPUPROF_STACKS", "1", 1); break;
+		case O_CAPTURE:
+			if (!setting_ok(GP_SET_CAPTURE_RANGE, optarg, &v)) {
+				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_CAPTURE_RANGE", optarg, 1);
+			opt_capture = v.u == GP_CAPTURE_PROFILER_API;
+			break;
+		case O_METRICS:
+			/* the shim takes 0..1000 samples per second; 0 (off) is no use here */
+			if (optarg && (!setting_ok(GP_SET_GPU_METRICS, optarg, &v) || !v.u)) {
+				tool_err("--gpu-metrics=HZ needs a whole number from 1 to 1000"); return EXIT_USAGE;
+			}
+			setenv("GPUPROF_GPU_METRICS", optarg ? optarg : "10", 1);
+			break;
+		case O_NOFOLLOW: follow = 0; break;
+		case O_STATUS:
+			if (!*optarg) { tool_err("empty --status"); return EXIT_USAGE; }
+			setenv("GPUPROF_STATUS", optarg, 1);
+			break;
+		case O_PM: {
+			/* the shim's rule: a unit, 100us..10s; 0 or off (off) is no use here */
+			const char *iv = optarg ? optarg : "10ms";
+			if (!setting_ok(GP_SET_PM_SAMPLING, iv, &v) || !v.u) {
+				tool_err("--pm-sampling=INTERVAL needs a time with a unit from 100us to 10s, e.g. 10ms");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_PM_SAMPLING", iv, 1);
+			break;
+		}
+		case O_FLIGHT: {
+			const char *d = optarg ? optarg : "30s";
+			if (!setting_ok(GP_SET_FLIGHT_RECORDER, d, &v) || !v.u) {
+				tool_err("--flight-recorder=DURATION needs a duration like 30s or 5m, up to 24h");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_FLIGHT_RECORDER", d, 1);
+			opt_flight = 1;
+			break;
+		}
+		case O_SAMPLE:
+			if (!setting_ok(GP_SET_SAMPLE_STEPS, optarg, &v) || !v.u) {
+				tool_err("--sample-steps needs 1/N with N from 2 to 1000000");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_SAMPLE_STEPS", optarg, 1);
+			opt_sample = 1;
+			break;
+		case O_TRIGGER: {
+			struct gp_trigger_rules r;
+			char why[160];
+			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why))) {
+				tool_err("--trigger: %s", why);
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_TRIGGER", optarg, 1);
+			opt_rules = r.what != 0;
+			break;
+		}
+		case 'q': quiet = 1; break;
+		case 'h': help(stdout); return EXIT_OK;
+		default: help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (opt_window && opt_capture) {
+		/* both switch the same CUPTI activity kinds */
+		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
+		return EXIT_USAGE;
+	}
+	if ((opt_flight || opt_sample) && (opt_window || opt_capture)) {
+		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
+			 opt_flight ? "flight-recorder" : "sample-steps", opt_window ? "gpu-window" : "capture-range");
+		return EXIT_USAGE;
+	}
+	if (opt_rules && !opt_flight && !opt_sample) {
+		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
+		return EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		tool_err("no command given (usage: gpuprof run [options] -- command ...)");
+		return EXIT_USAGE;
+	}
+	char lib[PATH_MAX];
+	if (find_lib(lib, sizeof(lib)) < 0)
+		return EXIT_USAGE;
+
+	setenv("GPUPROF_FOLLOW_EXEC", follow ? "1" : "0", 1);
+	if (quiet) setenv("GPUPROF_QUIET", "1", 1);
+	prepend_env("LD_PRELOAD", lib, ":");
+	setenv("CUDA_INJECTION64_PATH", lib, 1);
+	setenv("NVTX_INJECTION64_PATH", lib, 1);
+
+	/* A private directory for the summary: every traced process (forks,
+	 * ranks started by the job) writes or appends there. */
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX], sum[PATH_MAX + 16];
+	snprintf(dir, sizeof(dir), "%s/gpuprof-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int have_dir = mkdtemp(dir) != NULL;
+	if (have_dir) {
+		snprintf(sum, sizeof(sum), "%s/summary", dir);
+		setenv("GPUPROF_SUMMARY", sum, 1);
+	}
+
+	struct sigaction sa, old[3];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	for (int i = 0; i < 3; i++) sigaction(sigs[i], &sa, &old[i]);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		tool_err("fork: %s", strerror(errno));
+		if (have_dir) cleanup_dir(dir);
+		return EXIT_BADINPUT;
+	}
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);
+		execvp(argv[optind], argv + optind);
+		int e = errno;
+		fprintf(stderr, "gpuprof run: cannot execute %s: %s\n", argv[optind], strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	child_pid = pid;
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) { status = 0; break; }
+	}
+	child_pid = 0;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status)
+		 : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+	if (have_dir) {
+		struct summary s;
+		memset(&s, 0, sizeof(s));
+		DIR *d = opendir(dir);
+		if (d) {
+			struct dirent *e;
+			char **names = NULL; size_t nn = 0, cn = 0;
+			while ((e = readdir(d)))
+				if (!strncmp(e->d_name, "summary", 7)) VEC_PUSH(names, nn, cn, xstrdup(e->d_name));
+			closedir(d);
+			if (nn) qsort(names, nn, sizeof(char *), cmp_name); /* names is NULL when there is none */
+			for (size_t i = 0; i < nn; i++) {
+				char p[PATH_MAX + 300];
+				snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+				parse_summary(&s, p);
+				free(names[i]);
+			}
+			free(names);
+		}
+		if (!quiet) print_summary(&s, status);
+		summary_free(&s);
+		cleanup_dir(dir);
+	}
+	return code;
+}

@@ -1,0 +1,244 @@
+/* tool.c — see tool.h. */
+#include "common/tool.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *g_cmd = "gpuprof";
+
+void tool_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", g_cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void tool_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: warning: ", g_cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static const char *reader_cause(gp_reader *r, int rc)
+{
+	/* gp_reader_errmsg(NULL): why this thread's last open failed */
+	const char *m = gp_reader_errmsg(r);
+	if (m && *m)
+		return m;
+	if (rc == GP_ERR_IO && errno)
+		return strerror(errno);
+	return gp_strerror(rc);
+}
+
+/* "-": stdin, copied once into an unlinked temporary file (the reader
+ * seeks: to the index at the end when it opens a file, back to the start for
+ * another pass), then opened by its /proc/self/fd path as often as asked.
+ * NULL after the message. */
+static const char *stdin_path(void)
+{
+	static char path[64];
+	static int state; /* 0 not yet, 1 ok, -1 failed */
+	if (state) return state > 0 ? path : NULL;
+	state = -1;
+	if (isatty(STDIN_FILENO)) {
+		tool_err("cannot read -: stdin is a terminal (pipe a trace into it, or name the file)");
+		return NULL;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char tpl[4096];
+	snprintf(tpl, sizeof(tpl), "%s/gpuprof-stdin.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(tpl);
+	if (fd < 0) {
+		tool_err("cannot read -: no temporary file for stdin in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return NULL;
+	}
+	unlink(tpl);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR) continue;
+		if (n < 0 || write(fd, buf, (size_t)n) != n) {
+			tool_err("cannot read -: copying stdin to %s failed: %s", tpl, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd); /* fd stays open */
+	state = 1;
+	return path;
+}
+
+gp_reader *tool_open(const char *path)
+{
+	gp_reader *r = NULL;
+	const char *name = path;
+	if (!strcmp(path, "-") && !(path = stdin_path()))
+		return NULL;
+	errno = 0;
+	int rc = gp_reader_open(path, &r);
+	if (rc < 0 || !r) {
+		const char *cause = reader_cause(r, rc);
+		if (rc == GP_ERR_IO && errno)
+			cause = strerror(errno);
+		else if (rc == GP_ERR_NOT_GPUPROF)
+			cause = "not a gpuprof trace (bad magic)";
+		tool_err("cannot read %s: %s", name, cause);
+		gp_reader_close(r);
+		return NULL;
+	}
+	/* Best effort: a damaged file still gets whatever names were intact; the
+	 * damage itself is reported by tool_finish after the real iteration. */
+	gp_reader_load_meta(r);
+	gp_reader_rewind(r);
+	return r;
+}
+
+int tool_finish(gp_reader *r, const char *path, int rc, int strict)
+{
+	progress_done();
+	if (rc < 0 && rc != GP_ERR_EOF && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) {
+		tool_err("cannot read %s: %s", path, reader_cause(r, rc));
+		return EXIT_BADINPUT;
+	}
+	struct gp_integrity in;
+	memset(&in, 0, sizeof(in));
+	gp_reader_integrity(r, &in);
+	int code = EXIT_OK;
+	if (rc == GP_ERR_CORRUPT || in.frames_corrupt) {
+		const char *m = gp_reader_errmsg(r);
+		int have_m = m && *m && strcmp(m, "no error") && strncmp(m, "no footer", 9);
+		tool_err("cannot read %s: %s%s%" PRIu64 " corrupt frame(s) skipped (%" PRIu64
+			 " bytes); output covers the intact frames only",
+			 path, have_m ? m : "", have_m ? "; " : "", in.frames_corrupt, in.bytes_skipped);
+		code = EXIT_BADINPUT;
+	}
+	if (rc == GP_ERR_TRUNCATED || in.truncated) {
+		if (strict) {
+			tool_err("cannot read %s: truncated after %" PRIu64 " frames at offset %" PRIu64,
+				 path, in.frames_ok, in.truncated_at);
+			code = EXIT_BADINPUT;
+		} else {
+			tool_warn("%s: truncated after %" PRIu64 " frames at offset %" PRIu64
+				  " (job killed?); showing the intact prefix",
+				  path, in.frames_ok, in.truncated_at);
+		}
+	}
+	return code;
+}
+
+const char *tool_str(gp_reader *r, uint32_t id)
+{
+	if (!id)
+		return "";
+	const char *s = gp_reader_string(r, id);
+	return s ? s : "";
+}
+
+uint32_t tool_pid(gp_reader *r, const gp_record *rec)
+{
+	/* records that describe a process/thread carry their own pid */
+	if (rec->type == GP_REC_PROCESS) return rec->u.process.pid;
+	if (rec->type == GP_REC_THREAD) return rec->u.thread.pid;
+	if (rec->type == GP_REC_SOURCE && rec->u.source.pid) return rec->u.source.pid;
+	const gp_rec_source *s = gp_reader_source(r, rec->source_id);
+	if (s && s->pid)
+		return s->pid;
+	const gp_header *h = gp_reader_header(r);
+	return h ? h->pid : 0;
+}
+
+const struct gp_field *tool_field(uint32_t type, const char *name)
+{
+	const struct gp_field *f = gp_rec_field(type, name);
+	if (!f) {
+		tool_err("internal: no field '%s' in %s records", name, gp_rec_type_name(type));
+		abort();
+	}
+	return f;
+}
+
+uint64_t tool_rec_end(const gp_record *r)
+{
+	switch (r->type) {
+	case GP_REC_API: return r->u.api.end_ns;
+	case GP_REC_KERNEL: return r->u.kernel.end_ns;
+	case GP_REC_MEMCPY: return r->u.memcpy.end_ns;
+	case GP_REC_MEMSET: return r->u.memset.end_ns;
+	case GP_REC_NVTX_RANGE: return r->u.nvtx_range.end_ns;
+	case GP_REC_SYNC: return r->u.sync.end_ns;
+	case GP_REC_WINDOW: return r->u.window.end_ns;
+	default: return gp_record_time(r);
+	}
+}
+
+/* ------------------------------------------------------------ progress */
+static int prog_state = -1; /* -1 unknown, 0 off, 1 on */
+static time_t prog_last;
+static int prog_shown;
+
+void progress_tick(uint64_t n)
+{
+	if ((n & 0xffff) != 0 || prog_state == 0)
+		return;
+	if (prog_state < 0)
+		prog_state = isatty(2) ? 1 : 0;
+	if (!prog_state)
+		return;
+	time_t now = time(NULL);
+	if (now == prog_last)
+		return;
+	prog_last = now;
+	fprintf(stderr, "\r%s: %" PRIu64 " records...", g_cmd, n);
+	prog_shown = 1;
+}
+
+void progress_done(void)
+{
+	if (prog_shown)
+		fprintf(stderr, "\r\033[K");
+	prog_shown = 0;
+}
+
+const char *tool_text(const char *s)
+{
+	static char *bufs[8];
+	static size_t caps[8];
+	static unsigned next;
+	if (!s) return "";
+	const unsigned char *q = (const unsigned char *)s;
+	while (*q && *q >= 0x20 && *q != 0x7f) q++;
+	if (!*q) return s;
+	unsigned k = next++ % 8;
+	vec_reserve((void **)&bufs[k], &caps[k], strlen(s) * 4 + 1, 1);
+	char *o = bufs[k];
+	for (q = (const unsigned char *)s; *q; q++) {
+		if (*q < 0x20 || *q == 0x7f) o += sprintf(o, "\\x%02x", *q);
+		else *o++ = (char)*q;
+	}
+	*o = 0;
+	return bufs[k];
+}
+
+int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r)
+{
+	if (optind != argc - 1) {
+		tool_err("expected one trace file");
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	*path = argv[optind];
+	*r = tool_open(*path);
+	return *r ? EXIT_OK : EXIT_BADINPUT;
+}

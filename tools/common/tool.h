@@ -1,0 +1,53 @@
+/* tool.h — what every gpuprof subcommand shares: exit codes, opening a trace
+ * with a proper error message, the end-of-read integrity verdict, string and
+ * pid lookups, and progress on a tty. */
+#ifndef GPUPROF_TOOL_H
+#define GPUPROF_TOOL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gp_trace.h"
+#include "common/util.h"
+
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
+
+/* "gpuprof CMD: " prefix for messages; set by main. */
+extern const char *g_cmd;
+void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Opens a trace; on failure prints "gpuprof CMD: cannot read PATH: cause"
+ * and returns NULL.  Also loads metadata (strings, sources) so names resolve
+ * even in time-ordered iteration. */
+gp_reader *tool_open(const char *path);
+/* The one-trace-file commands (info, dump, stats): argv must hold exactly one
+ * operand after the options.  Sets *path and opens it; returns EXIT_OK, or
+ * EXIT_USAGE (after the message and help(stderr)) or EXIT_BADINPUT. */
+int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r);
+
+/* After iteration ended with status `rc` (0 or <0 from gp_reader_next*):
+ * prints the error or the truncation warning, returns the exit code.
+ * Policy (docs/CLI.md): a fatal read error or corrupt frames -> 2; a file
+ * that is merely truncated (job killed) -> warning, 0, unless strict -> 2. */
+int tool_finish(gp_reader *r, const char *path, int rc, int strict);
+
+/* String by id: "" for id 0 or an unknown id. */
+const char *tool_str(gp_reader *r, uint32_t id);
+/* For text output (not JSON): control characters shown as \xNN, so a name in
+ * a trace can neither break a line nor drive the terminal.  Returns s itself
+ * when clean, else one of a few rotating buffers (several per printf). */
+const char *tool_text(const char *s);
+/* pid of the record's source (header pid when unknown) */
+uint32_t tool_pid(gp_reader *r, const gp_record *rec);
+/* end timestamp of interval records, else the primary time */
+uint64_t tool_rec_end(const gp_record *rec);
+/* The field of a record type named so (libprof/common/gp_fields.h); a name
+ * the table lacks is a bug in the caller's layout: says so and aborts. */
+const struct gp_field *tool_field(uint32_t type, const char *name);
+
+/* Progress on stderr, only when stderr is a terminal; cheap to call per record. */
+void progress_tick(uint64_t nrec);
+void progress_done(void);
+
+#endif

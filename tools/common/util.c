@@ -1,0 +1,398 @@
+/* util.c — see util.h. */
+#include "common/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gp_trace.h"
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "gpuprof: out of memory (%zu bytes)\n", n);
+		exit(2);
+	}
+	return p;
+}
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p) {
+		fprintf(stderr, "gpuprof: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "gpuprof: out of memory (%zu bytes)\n", n);
+		exit(2);
+	}
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = xmalloc(n);
+	memcpy(d, s, n);
+	return d;
+}
+
+void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz)
+{
+	if (need <= *cap)
+		return;
+	size_t nc = *cap ? *cap * 2 : 16;
+	while (nc < need)
+		nc *= 2;
+	*arr = xrealloc(*arr, nc * esz);
+	*cap = nc;
+}
+
+/* ------------------------------------------------------------ u64map */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
+
+void u64map_free(u64map *m)
+{
+	free(m->keys); free(m->vals); free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+static void u64map_grow(u64map *m)
+{
+	u64map o = *m;
+	m->cap = o.cap ? o.cap * 2 : 64;
+	m->keys = xcalloc(m->cap, sizeof(uint64_t));
+	m->vals = xcalloc(m->cap, sizeof(uint64_t));
+	m->used = xcalloc(m->cap, 1);
+	m->n = 0;
+	for (size_t i = 0; i < o.cap; i++)
+		if (o.used[i])
+			*u64map_get(m, o.keys[i], MAP_INSERT) = o.vals[i];
+	free(o.keys); free(o.vals); free(o.used);
+}
+
+uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
+{
+	if (!m->cap) {
+		if (mode == MAP_FIND)
+			return NULL;
+		u64map_grow(m);
+	}
+	size_t mask = m->cap - 1, i = mix64(key) & mask;
+	while (m->used[i]) {
+		if (m->keys[i] == key)
+			return &m->vals[i];
+		i = (i + 1) & mask;
+	}
+	if (mode == MAP_FIND)
+		return NULL;
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		u64map_grow(m);
+		return u64map_get(m, key, MAP_INSERT);
+	}
+	m->used[i] = 1; m->keys[i] = key; m->vals[i] = 0; m->n++;
+	return &m->vals[i];
+}
+
+int u64map_del(u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return 0;
+	size_t mask = m->cap - 1, i = mix64(key) & mask;
+	while (m->used[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	if (!m->used[i])
+		return 0;
+	/* backward-shift deletion keeps probe chains intact without tombstones */
+	m->used[i] = 0; m->n--;
+	size_t j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!m->used[j])
+			break;
+		size_t h = mix64(m->keys[j]) & mask;
+		/* move j to i when h is not cyclically in (i, j] */
+		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+			m->keys[i] = m->keys[j]; m->vals[i] = m->vals[j]; m->used[i] = 1;
+			m->used[j] = 0;
+			i = j;
+		}
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ strmap */
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ULL; }
+	return h;
+}
+
+void strmap_init(strmap *m) { memset(m, 0, sizeof(*m)); }
+
+void strmap_free(strmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->keys[i]);
+	free(m->keys); free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static void strmap_grow(strmap *m)
+{
+	strmap o = *m;
+	m->cap = o.cap ? o.cap * 2 : 64;
+	m->keys = xcalloc(m->cap, sizeof(char *));
+	m->vals = xcalloc(m->cap, sizeof(size_t));
+	m->n = 0;
+	for (size_t i = 0; i < o.cap; i++) {
+		if (!o.keys[i])
+			continue;
+		size_t mask = m->cap - 1, j = hash_str(o.keys[i]) & mask;
+		while (m->keys[j])
+			j = (j + 1) & mask;
+		m->keys[j] = o.keys[i]; m->vals[j] = o.vals[i]; m->n++;
+	}
+	free(o.keys); free(o.vals);
+}
+
+size_t *strmap_get(strmap *m, const char *key, int *is_new)
+{
+	if (is_new)
+		*is_new = 0;
+	if ((m->n + 1) * 4 > m->cap * 3)
+		strmap_grow(m);
+	size_t mask = m->cap - 1, i = hash_str(key) & mask;
+	while (m->keys[i]) {
+		if (!strcmp(m->keys[i], key))
+			return &m->vals[i];
+		i = (i + 1) & mask;
+	}
+	m->keys[i] = xstrdup(key); m->vals[i] = 0; m->n++;
+	if (is_new)
+		*is_new = 1;
+	return &m->vals[i];
+}
+
+/* ------------------------------------------------------------ escaping */
+/* Length of a valid UTF-8 sequence at s, or 0 if invalid. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	int n; uint32_t cp;
+	if (c < 0x80) return 1;
+	if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; }
+	else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; }
+	else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; }
+	else return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void json_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	putc('"', f);
+	while (*s) {
+		unsigned c = *s;
+		if (c == '"' || c == '\\') { putc('\\', f); putc(c, f); s++; continue; }
+		if (c < 0x20) {
+			switch (c) {
+			case '\n': fputs("\\n", f); break;
+			case '\t': fputs("\\t", f); break;
+			case '\r': fputs("\\r", f); break;
+			case '\b': fputs("\\b", f); break;
+			case '\f': fputs("\\f", f); break;
+			default: fprintf(f, "\\u%04x", c);
+			}
+			s++;
+			continue;
+		}
+		if (c == 0x7f) { fputs("\\u007f", f); s++; continue; }
+		int n = utf8_len(s);
+		if (!n) { fputs("\\ufffd", f); s++; continue; }
+		fwrite(s, 1, n, f);
+		s += n;
+	}
+	putc('"', f);
+}
+
+void csv_str(FILE *f, const char *s)
+{
+	if (!s) s = "";
+	if (!strpbrk(s, ",\"\n\r")) { fputs(s, f); return; }
+	putc('"', f);
+	for (; *s; s++) {
+		if (*s == '"') putc('"', f);
+		putc(*s, f);
+	}
+	putc('"', f);
+}
+
+/* ------------------------------------------------------------ formatting */
+void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+	if (b < 1000) snprintf(buf, n, "%" PRIu64 " B", b);
+	else if (b < 1000000) snprintf(buf, n, "%.1f kB", b / 1e3);
+	else if (b < 1000000000) snprintf(buf, n, "%.1f MB", b / 1e6);
+	else snprintf(buf, n, "%.1f GB", b / 1e9);
+}
+
+void fmt_dur(char *buf, size_t n, uint64_t ns)
+{
+	if (ns < 1000) snprintf(buf, n, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000) snprintf(buf, n, "%.3f us", ns / 1e3);
+	else if (ns < 1000000000) snprintf(buf, n, "%.3f ms", ns / 1e6);
+	else snprintf(buf, n, "%.3f s", ns / 1e9);
+}
+
+void fmt_iso8601(char *buf, size_t n, uint64_t rt)
+{
+	time_t sec = (time_t)(rt / 1000000000ULL);
+	struct tm tm;
+	if (!gmtime_r(&sec, &tm)) { snprintf(buf, n, "?"); return; }
+	char d[32];
+	strftime(d, sizeof(d), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%09" PRIu64 "Z", d, (uint64_t)(rt % 1000000000ULL));
+}
+
+void fprint_us(FILE *f, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+	fprintf(f, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
+int parse_duration_ns(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		return -1;
+	double mul = 1;
+	if (!*end || !strcmp(end, "ns")) mul = 1;
+	else if (!strcmp(end, "us")) mul = 1e3;
+	else if (!strcmp(end, "ms")) mul = 1e6;
+	else if (!strcmp(end, "s")) mul = 1e9;
+	else return -1;
+	*out = (uint64_t)(v * mul + 0.5);
+	return 0;
+}
+
+/* ------------------------------------------------------------ names */
+/* The names of GP_REC_TYPES (libprof/common/gp_record.h), one list for
+ * libprof and the tools: the dump --json "type" values are a contract, and
+ * tests/tools/golden pins them. */
+const char *rec_type_name(uint32_t t)
+{
+	return gp_rec_type_name(t);
+}
+
+int rec_type_from_name(const char *name)
+{
+	int t = gp_rec_type_from_name(name);
+	return t < 0 ? -1 : t;
+}
+
+const char *copy_kind_name(uint32_t k)
+{
+	static const char *const n[] = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH",
+		"AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+}
+
+const char *copy_kind_long(uint32_t k)
+{
+	static const char *const n[] = { "Unknown", "Host-to-Device", "Device-to-Host",
+		"Host-to-Array", "Array-to-Host", "Array-to-Array", "Array-to-Device",
+		"Device-to-Array", "Device-to-Device", "Host-to-Host", "Peer-to-Peer" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "Unknown";
+}
+
+const char *mem_kind_name(uint32_t k)
+{
+	static const char *const n[] = { "unknown", "pageable", "pinned", "device",
+		"array", "managed", "device_static", "managed_static" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+}
+
+const char *sync_type_name(uint32_t t)
+{
+	/* CUpti_ActivitySynchronizationType */
+	static const char *const n[] = { "unknown", "event_synchronize", "stream_wait_event",
+		"stream_synchronize", "context_synchronize" };
+	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+}
+
+const char *launch_type_name(uint32_t t)
+{
+	/* CUpti_ActivityLaunchType */
+	static const char *const n[] = { "regular", "cooperative_single_device", "cooperative_multi_device",
+		"cbl_commandlist" };
+	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+}
+
+const char *drop_where_name(uint32_t w)
+{
+	switch (w) {
+	case GP_DROP_RING: return "ring";
+	case GP_DROP_CUPTI: return "cupti";
+	case GP_DROP_NO_RING: return "no_ring";
+	case GP_DROP_WRITE: return "write";
+	default: return "unknown";
+	}
+}
+
+const char *source_kind_name(uint32_t k)
+{
+	switch (k) {
+	case GP_SOURCE_META: return "meta";
+	case GP_SOURCE_THREAD: return "thread";
+	case GP_SOURCE_ACTIVITY: return "activity";
+	case GP_SOURCE_TOOL: return "tool";
+	default: return "unknown";
+	}
+}
+
+const char *clock_name(uint32_t id)
+{
+	switch (id) {
+	case GP_CLOCK_MONOTONIC: return "monotonic";
+	case GP_CLOCK_REALTIME: return "realtime";
+	case GP_CLOCK_CUPTI: return "cupti";
+	default: return "unknown";
+	}
+}
+
+int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}

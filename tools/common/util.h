@@ -1,0 +1,100 @@
+/* util.h — small helpers shared by the gpuprof subcommands: allocation that
+ * exits on OOM (an offline tool has nothing better to do), growable arrays,
+ * two hash maps, JSON string escaping, number/time formatting and the names
+ * of the trace's enums.  Nothing here knows about the reader. */
+#ifndef GPUPROF_TOOL_UTIL_H
+#define GPUPROF_TOOL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t sz);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Grow *arr (element size esz) so that index `need` fits; *cap updated. */
+void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
+#define VEC_PUSH(arr, n, cap, val) do { \
+	vec_reserve((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
+	(arr)[(n)++] = (val); } while (0)
+
+/* uint64 -> uint64 open-addressing map (any key value allowed). */
+typedef struct u64map {
+	uint64_t *keys, *vals;
+	uint8_t *used;
+	size_t cap, n;
+} u64map;
+void u64map_init(u64map *m);
+void u64map_free(u64map *m);
+/* How a lookup treats an absent key. */
+enum map_mode { MAP_FIND, MAP_INSERT };
+/* Returns a pointer to the value slot; an absent key is inserted (value 0)
+ * with MAP_INSERT, and gives NULL with MAP_FIND. */
+uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode);
+int u64map_del(u64map *m, uint64_t key);
+
+/* string -> index map; keys are copied. */
+typedef struct strmap {
+	char **keys;
+	size_t *vals;
+	size_t cap, n;
+} strmap;
+void strmap_init(strmap *m);
+void strmap_free(strmap *m);
+/* Returns the value slot; *is_new set when inserted (value 0). */
+size_t *strmap_get(strmap *m, const char *key, int *is_new);
+
+/* JSON string literal (with quotes).  Control characters escaped, invalid
+ * UTF-8 bytes become \ufffd, so the output is always valid JSON. */
+void json_str(FILE *f, const char *s);
+/* CSV field: quoted when it contains , " or a newline. */
+void csv_str(FILE *f, const char *s);
+
+/* "1.2 MB" style (decimal units). */
+void fmt_bytes(char *buf, size_t n, uint64_t bytes);
+/* "12.345 ms" style for a duration in ns. */
+void fmt_dur(char *buf, size_t n, uint64_t ns);
+/* UTC ISO-8601 with ns: 2024-01-02T03:04:05.123456789Z */
+void fmt_iso8601(char *buf, size_t n, uint64_t realtime_ns);
+/* Prints ns as microseconds with ns precision ("12.345"), signed. */
+void fprint_us(FILE *f, int64_t ns);
+
+/* Parses "123", "1.5ms", "2s", "10us", "7ns" into ns.  0 ok, -1 bad. */
+int parse_duration_ns(const char *s, uint64_t *out);
+
+const char *rec_type_name(uint32_t type);     /* "api", "kernel", ... */
+int rec_type_from_name(const char *name);     /* -1 unknown */
+const char *copy_kind_name(uint32_t kind);    /* "HtoD", ... */
+const char *copy_kind_long(uint32_t kind);    /* "Host-to-Device" */
+const char *mem_kind_name(uint32_t kind);     /* "pageable", ... */
+const char *drop_where_name(uint32_t where);  /* "ring", ... */
+const char *sync_type_name(uint32_t type);    /* "stream_synchronize", ... */
+const char *launch_type_name(uint32_t type);  /* "regular", ... */
+/* A stream, event or context id CUPTI gives as "not applicable"
+ * (CUPTI_SYNCHRONIZATION_INVALID_VALUE): a context synchronisation has no
+ * stream, a stream synchronisation no event.  Shown as null / "-". */
+#define TOOL_NO_ID 0xFFFFFFFFu
+const char *source_kind_name(uint32_t kind);  /* "thread", ... */
+const char *clock_name(uint32_t id);          /* "monotonic", ... */
+
+/* Demangles a C++ symbol with libstdc++'s __cxa_demangle; returns a malloc'd
+ * string, or a copy of the input when it is not a mangled name. */
+char *demangle(const char *mangled);
+/* nsys-style short name: demangled without return type, scope, template
+ * arguments and parameters ("void ns::k<int>(float*)" -> "k"). malloc'd. */
+char *short_name(const char *demangled);
+/* The name forms of `gpuprof stats --names` for a mangled (or plain) symbol,
+ * malloc'd.  full: demangled; a mangled name __cxa_demangle rejects is its
+ * scope-qualified name read from the mangling's start, then the mangled name
+ * in brackets ("cutlass::Kernel [_ZN7cutlass6KernelI...]").  base: as nsys
+ * :base, the short_name of the demangled name; for a rejected name the last
+ * component of that scope ("Kernel"). */
+char *name_full(const char *mangled);
+char *name_base(const char *mangled);
+
+/* Sorting helpers */
+int cmp_u64(const void *a, const void *b);
+
+#endif

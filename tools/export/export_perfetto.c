@@ -1,0 +1,420 @@
+/* export_perfetto.c — Chrome trace-event JSON, the format ui.perfetto.dev and
+ * chrome://tracing load.  Streamed in time order: memory holds only the
+ * launch calls whose GPU work has not appeared yet, and the track names.
+ *
+ * Tracks: each traced process keeps its pid; API calls and NVTX push/pop
+ * ranges are "X" slices on the thread (nested by time); start/end ranges are
+ * async "b"/"e"; marks "i"; counters "C".  Each GPU is a synthetic process
+ * ("GPU N") whose threads are the streams.  A flow ("s" at the API call, "f"
+ * with bp:"e" at the GPU op) links a launch to its kernel/memcpy/memset.
+ * A windowed trace (`gpuprof run --gpu-window`) gets one more thread per
+ * process, "GPU activity windows", with a slice "GPU activity recorded" per
+ * window: GPU tracks are empty outside them because nothing was recorded.
+ * An API call with a recorded stack (`gpuprof run --stacks`) carries it in
+ * args.stack (frames root first, as in the folded export) and args.launch_site;
+ * the stacks and modules are read in a first pass over the file, so a
+ * stream-ordered record never waits for one. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_launch.h"
+#include "analysis/stacks.h"
+#include "common/tool.h"
+#include "export/export.h"
+
+#define GPU_PID_BASE 0x40000000u
+#define WINDOW_TID 0x7ffffff0u /* the windows' track in their process */
+
+struct launch { uint64_t ts; uint32_t pid, tid; int graph; };
+
+struct px {
+	gp_reader *r;
+	FILE *f;
+	int first;
+	uint64_t base;
+	uint32_t hdr_pid;
+	u64map gpu_pid;     /* (pid<<32|device) -> synthetic pid */
+	u64map named;       /* tracks already named: (pid<<32|tid) */
+	u64map launches;    /* (pid<<40 ^ corr) -> struct launch * */
+	u64map dcache_idx; char **dnames; size_t ndn, cdn;
+	u64map memuse;      /* (pid<<32|device) -> bytes allocated */
+	uint32_t ngpus;
+	uint64_t flow_id, async_id;
+	struct stacks *stacks;
+};
+
+static void ev_begin(struct px *p)
+{
+	fputs(p->first ? "\n" : ",\n", p->f);
+	p->first = 0;
+}
+
+static void ts_key(struct px *p, const char *key, uint64_t t)
+{
+	fprintf(p->f, ",\"%s\":", key);
+	fprint_us(p->f, (int64_t)(t - p->base));
+}
+
+static void dur_key(struct px *p, uint64_t s, uint64_t e)
+{
+	fputs(",\"dur\":", p->f);
+	fprint_us(p->f, e > s ? (int64_t)(e - s) : 0);
+}
+
+static void meta_name(struct px *p, const char *what, uint32_t pid, uint32_t tid, const char *name)
+{
+	ev_begin(p);
+	fprintf(p->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", what, pid, tid);
+	json_str(p->f, name);
+	fputs("}}", p->f);
+}
+
+static const char *demangled(struct px *p, uint32_t id)
+{
+	uint64_t *s = u64map_get(&p->dcache_idx, id, MAP_FIND);
+	if (s) return p->dnames[*s];
+	char *d = demangle(tool_str(p->r, id));
+	*u64map_get(&p->dcache_idx, id, MAP_INSERT) = p->ndn;
+	VEC_PUSH(p->dnames, p->ndn, p->cdn, d);
+	return d;
+}
+
+static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	uint64_t key = ((uint64_t)pid << 32) | dev;
+	uint64_t *s = u64map_get(&p->gpu_pid, key, MAP_FIND);
+	uint32_t gpid;
+	if (s) {
+		gpid = (uint32_t)*s;
+	} else {
+		gpid = GPU_PID_BASE + p->ngpus++;
+		*u64map_get(&p->gpu_pid, key, MAP_INSERT) = gpid;
+		char name[64];
+		if (pid == p->hdr_pid) snprintf(name, sizeof(name), "GPU %u", dev);
+		else snprintf(name, sizeof(name), "GPU %u (pid %u)", dev, pid);
+		meta_name(p, "process_name", gpid, 0, name);
+		ev_begin(p);
+		fprintf(p->f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,\"tid\":0,"
+			"\"args\":{\"sort_index\":%u}}", gpid, 1000 + p->ngpus);
+	}
+	uint64_t tkey = ((uint64_t)gpid << 32) | stream;
+	if (!u64map_get(&p->named, tkey, MAP_FIND)) {
+		*u64map_get(&p->named, tkey, MAP_INSERT) = 1;
+		char name[32];
+		snprintf(name, sizeof(name), "Stream %u", stream);
+		meta_name(p, "thread_name", gpid, stream, name);
+	}
+	return gpid;
+}
+
+static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t tid)
+{
+	const gp_rec_api *a = &rec->u.api;
+	const char *name = tool_str(p->r, a->name_id);
+	ev_begin(p);
+	fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"cuda_api\",\"name\":");
+	json_str(p->f, *name ? name : "cuda_api");
+	fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, tid);
+	ts_key(p, "ts", a->start_ns);
+	dur_key(p, a->start_ns, a->end_ns);
+	fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"cbid\":%u,\"domain\":\"%s\",\"status\":%d",
+		a->correlation_id, a->cbid, a->domain == GP_API_DRIVER ? "driver" : "runtime", a->status);
+	const struct stack_view *v = stacks_view(p->stacks, a->stack_id, pid, tid);
+	if (v) {
+		fputs(",\"stack\":[", p->f);
+		for (uint32_t i = 0; i < v->nframes; i++) {
+			if (i) fputc(',', p->f);
+			json_str(p->f, v->frames[i]);
+		}
+		fputs("],\"launch_site\":", p->f);
+		json_str(p->f, v->site);
+	} else if (a->stack_id) {
+		fprintf(p->f, ",\"stack_id\":%u", a->stack_id); /* not defined in the trace */
+	}
+	fputs("}}", p->f);
+	enum gp_launch_kind kind = gp_launch_kind(a->domain, a->cbid);
+	if (!a->correlation_id || kind == GP_LAUNCH_NONE)
+		return;
+	if (p->launches.n > (1u << 22)) {
+		/* launches that never got GPU work (activity off?): start over */
+		for (size_t i = 0; i < p->launches.cap; i++)
+			if (p->launches.used[i]) free((void *)(uintptr_t)p->launches.vals[i]);
+		u64map_free(&p->launches);
+	}
+	uint64_t *slot = u64map_get(&p->launches, ((uint64_t)pid << 40) ^ a->correlation_id, MAP_INSERT);
+	struct launch *l = (struct launch *)(uintptr_t)*slot;
+	if (!l) l = xmalloc(sizeof(*l));
+	l->ts = a->start_ns; l->pid = pid; l->tid = tid; l->graph = kind == GP_LAUNCH_GRAPH;
+	*slot = (uint64_t)(uintptr_t)l;
+}
+
+/* Emits the flow pair for a GPU op that has a recorded launch. */
+static void flow(struct px *p, uint32_t pid, uint64_t corr, uint32_t gpid, uint32_t stream, uint64_t ts)
+{
+	uint64_t key = ((uint64_t)pid << 40) ^ corr;
+	uint64_t *slot = u64map_get(&p->launches, key, MAP_FIND);
+	if (!slot) return;
+	struct launch *l = (struct launch *)(uintptr_t)*slot;
+	uint64_t id = ++p->flow_id;
+	ev_begin(p);
+	fprintf(p->f, "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%" PRIu64
+		",\"pid\":%u,\"tid\":%u", id, l->pid, l->tid);
+	ts_key(p, "ts", l->ts);
+	fputs("}", p->f);
+	ev_begin(p);
+	fprintf(p->f, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%" PRIu64
+		",\"pid\":%u,\"tid\":%u", id, gpid, stream);
+	ts_key(p, "ts", ts);
+	fputs("}", p->f);
+	if (!l->graph) {
+		free(l);
+		u64map_del(&p->launches, key);
+	}
+}
+
+static void gpu_x(struct px *p, uint32_t gpid, uint32_t stream, const char *cat, const char *name,
+		  uint64_t s, uint64_t e)
+{
+	ev_begin(p);
+	fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
+	json_str(p->f, name);
+	fprintf(p->f, ",\"pid\":%u,\"tid\":%u", gpid, stream);
+	ts_key(p, "ts", s);
+	dur_key(p, s, e);
+}
+
+static void on_record(struct px *p, const gp_record *rec)
+{
+	uint32_t pid = tool_pid(p->r, rec);
+	const gp_rec_source *src = gp_reader_source(p->r, rec->source_id);
+	uint32_t stid = src ? src->tid : 0;
+	switch (rec->type) {
+	case GP_REC_PROCESS: {
+		const gp_rec_process *pr = &rec->u.process;
+		char name[512];
+		const char *cmd = tool_str(p->r, pr->name_id);
+		if (pr->rank >= 0) snprintf(name, sizeof(name), "%s [rank %d]", *cmd ? cmd : "process", pr->rank);
+		else snprintf(name, sizeof(name), "%s", *cmd ? cmd : "process");
+		meta_name(p, "process_name", pr->pid, 0, name);
+		break;
+	}
+	case GP_REC_THREAD: {
+		uint64_t key = ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid;
+		*u64map_get(&p->named, key, MAP_INSERT) = 1;
+		meta_name(p, "thread_name", rec->u.thread.pid, rec->u.thread.tid, tool_str(p->r, rec->u.thread.name_id));
+		break;
+	}
+	case GP_REC_SOURCE: {
+		const gp_rec_source *s = &rec->u.source;
+		uint64_t key = ((uint64_t)s->pid << 32) | s->tid;
+		if (s->kind == GP_SOURCE_THREAD && s->name_id && !u64map_get(&p->named, key, MAP_FIND)) {
+			*u64map_get(&p->named, key, MAP_INSERT) = 1;
+			meta_name(p, "thread_name", s->pid, s->tid, tool_str(p->r, s->name_id));
+		}
+		break;
+	}
+	case GP_REC_API:
+		on_api(p, rec, pid, rec->u.api.tid ? rec->u.api.tid : stid);
+		break;
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		uint32_t gpid = gpu_track(p, pid, k->device_id, k->stream_id);
+		gpu_x(p, gpid, k->stream_id, "kernel", demangled(p, k->name_id), k->start_ns, k->end_ns);
+		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]"
+			",\"registers\":%u,\"static_smem\":%u,\"dynamic_smem\":%u,\"device\":%u,\"context\":%u"
+			",\"stream\":%u",
+			k->correlation_id, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+			k->block[2], k->registers, k->static_smem, k->dynamic_smem, k->device_id,
+			k->context_id, k->stream_id);
+		if (k->graph_node_id) fprintf(p->f, ",\"graph_node_id\":%" PRIu64, k->graph_node_id);
+		fputs(",\"mangled\":", p->f);
+		json_str(p->f, tool_str(p->r, k->name_id));
+		fputs("}}", p->f);
+		flow(p, pid, k->correlation_id, gpid, k->stream_id, k->start_ns);
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		uint32_t gpid = gpu_track(p, pid, m->device_id, m->stream_id);
+		char name[64];
+		snprintf(name, sizeof(name), "[CUDA memcpy %s]", copy_kind_long(m->copy_kind));
+		gpu_x(p, gpid, m->stream_id, "memcpy", name, m->start_ns, m->end_ns);
+		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\""
+			",\"src_kind\":\"%s\",\"dst_kind\":\"%s\",\"async\":%s}}",
+			m->correlation_id, m->bytes, copy_kind_name(m->copy_kind), mem_kind_name(m->src_kind),
+			mem_kind_name(m->dst_kind), (m->flags & 1) ? "true" : "false");
+		flow(p, pid, m->correlation_id, gpid, m->stream_id, m->start_ns);
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &rec->u.memset;
+		uint32_t gpid = gpu_track(p, pid, m->device_id, m->stream_id);
+		gpu_x(p, gpid, m->stream_id, "memset", "[CUDA memset]", m->start_ns, m->end_ns);
+		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"value\":%u}}",
+			m->correlation_id, m->bytes, m->value);
+		flow(p, pid, m->correlation_id, gpid, m->stream_id, m->start_ns);
+		break;
+	}
+	case GP_REC_NVTX_RANGE: {
+		const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
+		uint32_t tid = n->tid ? n->tid : stid;
+		const char *dom = tool_str(p->r, n->domain_id);
+		if (n->kind == GP_NVTX_STARTEND) {
+			uint64_t id = ++p->async_id;
+			for (int end = 0; end < 2; end++) {
+				ev_begin(p);
+				fprintf(p->f, "{\"ph\":\"%s\",\"cat\":\"nvtx\",\"name\":", end ? "e" : "b");
+				json_str(p->f, tool_str(p->r, n->message_id));
+				fprintf(p->f, ",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u", id, pid,
+					end && n->end_tid ? n->end_tid : tid);
+				ts_key(p, "ts", end ? n->end_ns : n->start_ns);
+				if (!end) {
+					fputs(",\"args\":{\"domain\":", p->f);
+					json_str(p->f, dom);
+					fprintf(p->f, ",\"category\":%u,\"color\":%u}", n->category, n->color);
+				}
+				fputs("}", p->f);
+			}
+			break;
+		}
+		ev_begin(p);
+		fputs("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":", p->f);
+		json_str(p->f, tool_str(p->r, n->message_id));
+		fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, tid);
+		ts_key(p, "ts", n->start_ns);
+		dur_key(p, n->start_ns, n->end_ns);
+		fputs(",\"args\":{\"domain\":", p->f);
+		json_str(p->f, dom);
+		fprintf(p->f, ",\"depth\":%u,\"category\":%u,\"color\":%u,\"payload\":%" PRId64 "%s}}",
+			n->depth, n->category, n->color, n->payload,
+			(n->flags & GP_NVTX_UNTERMINATED) ? ",\"unterminated\":true" : "");
+		break;
+	}
+	case GP_REC_NVTX_MARK: {
+		const gp_rec_nvtx_mark *m = &rec->u.nvtx_mark;
+		ev_begin(p);
+		fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":", p->f);
+		json_str(p->f, tool_str(p->r, m->message_id));
+		fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, m->tid ? m->tid : stid);
+		ts_key(p, "ts", m->ts_ns);
+		fputs(",\"args\":{\"domain\":", p->f);
+		json_str(p->f, tool_str(p->r, m->domain_id));
+		fputs("}}", p->f);
+		break;
+	}
+	case GP_REC_COUNTER: {
+		const gp_rec_counter *c = &rec->u.counter;
+		uint32_t gpid = gpu_track(p, pid, c->device_id, 0);
+		ev_begin(p);
+		fputs("{\"ph\":\"C\",\"name\":", p->f);
+		json_str(p->f, tool_str(p->r, c->name_id));
+		fprintf(p->f, ",\"pid\":%u", gpid);
+		ts_key(p, "ts", c->ts_ns);
+		if (c->kind == GP_COUNTER_DOUBLE) fprintf(p->f, ",\"args\":{\"value\":%.17g}}", c->value.d);
+		else fprintf(p->f, ",\"args\":{\"value\":%" PRId64 "}}", c->value.i);
+		break;
+	}
+	case GP_REC_MEMORY: {
+		const gp_rec_memory *m = &rec->u.memory;
+		if (m->op != 1 && m->op != 2) break;
+		uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, MAP_INSERT);
+		if (m->op == 1) *use += m->bytes;
+		else *use = *use > m->bytes ? *use - m->bytes : 0;
+		uint32_t gpid = gpu_track(p, pid, m->device_id, 0);
+		ev_begin(p);
+		fprintf(p->f, "{\"ph\":\"C\",\"name\":\"device memory (bytes)\",\"pid\":%u", gpid);
+		ts_key(p, "ts", m->ts_ns);
+		fprintf(p->f, ",\"args\":{\"bytes\":%" PRIu64 "}}", *use);
+		break;
+	}
+	case GP_REC_WINDOW: {
+		const gp_rec_window *w = &rec->u.window;
+		uint64_t key = ((uint64_t)pid << 32) | WINDOW_TID;
+		if (!u64map_get(&p->named, key, MAP_FIND)) {
+			*u64map_get(&p->named, key, MAP_INSERT) = 1;
+			meta_name(p, "thread_name", pid, WINDOW_TID, "GPU activity windows");
+		}
+		ev_begin(p);
+		fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"gpuprof\",\"name\":\"GPU activity recorded\""
+			",\"pid\":%u,\"tid\":%u", pid, WINDOW_TID);
+		ts_key(p, "ts", w->start_ns);
+		dur_key(p, w->start_ns, w->end_ns);
+		fprintf(p->f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}",
+			w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0);
+		break;
+	}
+	case GP_REC_DROPPED: {
+		const gp_rec_dropped *d = &rec->u.dropped;
+		ev_begin(p);
+		fprintf(p->f, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"gpuprof\",\"name\":\"dropped %" PRIu64
+			" records (%s)\",\"pid\":%u,\"tid\":0", d->count, drop_where_name(d->where), pid);
+		ts_key(p, "ts", d->ts_ns);
+		fputs("}", p->f);
+		break;
+	}
+	}
+}
+
+int export_perfetto(const char *in, const char *out, int strict)
+{
+	gp_reader *r = tool_open(in);
+	if (!r)
+		return EXIT_BADINPUT;
+	struct px p;
+	memset(&p, 0, sizeof(p));
+	p.r = r;
+	p.first = 1;
+	const gp_header *h = gp_reader_header(r);
+	p.base = h->start_trace_ns;
+	p.hdr_pid = h->pid;
+	p.stacks = stacks_new(r);
+	int pre = stacks_preload(p.stacks, r);
+	if (pre < 0) {
+		tool_err("cannot read %s: %s", in, gp_strerror(pre));
+		stacks_free(p.stacks);
+		gp_reader_close(r);
+		return EXIT_BADINPUT;
+	}
+	int to_stdout = !strcmp(out, "-");
+	p.f = to_stdout ? stdout : fopen(out, "w");
+	if (!p.f) {
+		tool_err("cannot write %s: %s", out, strerror(errno));
+		gp_reader_close(r);
+		return EXIT_BADINPUT;
+	}
+	char iso[64];
+	fmt_iso8601(iso, sizeof(iso), h->start_realtime_ns);
+	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":", p.f);
+	json_str(p.f, h->producer);
+	fputs(",\"host\":", p.f);
+	json_str(p.f, h->host);
+	fprintf(p.f, ",\"start\":\"%s\",\"start_trace_ns\":%" PRIu64 ",\"time_base\":\"us since trace start\"},"
+		"\"traceEvents\":[", iso, h->start_trace_ns);
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		on_record(&p, rec);
+		progress_tick(++n);
+	}
+	fputs("\n]}\n", p.f);
+	int werr = ferror(p.f);
+	if (!to_stdout && fclose(p.f) != 0) werr = 1;
+	else if (to_stdout) fflush(stdout);
+	int code = tool_finish(r, in, rc, strict);
+	if (werr) {
+		tool_err("cannot write %s: %s", out, strerror(errno));
+		code = EXIT_BADINPUT;
+	}
+	for (size_t i = 0; i < p.launches.cap; i++)
+		if (p.launches.used[i]) free((void *)(uintptr_t)p.launches.vals[i]);
+	u64map_free(&p.launches); u64map_free(&p.gpu_pid); u64map_free(&p.named);
+	u64map_free(&p.dcache_idx); u64map_free(&p.memuse);
+	for (size_t i = 0; i < p.ndn; i++) free(p.dnames[i]);
+	free(p.dnames);
+	stacks_free(p.stacks);
+	gp_reader_close(r);
+	return code;
+}

@@ -1,0 +1,77 @@
+/* stats_counters.c — `stats --report counters`: the sampled counters
+ * (e.g. nvml.*) per name and device, from the context's series
+ * (analysis/counters.h). */
+#include <string.h>
+
+#include "reports/stats_report.h"
+
+enum {
+	CNT_PID, CNT_DEVICE, CNT_SAMPLES, CNT_MIN, CNT_MEAN, CNT_TW_MEAN, CNT_MAX, CNT_UNIT, CNT_COUNTER,
+	CNT_NCOLS
+};
+static const struct col cnt_cols[CNT_NCOLS] = {
+	[CNT_PID] = { "PID", "pid", COL_ID }, [CNT_DEVICE] = { "Device", "device", COL_ID },
+	[CNT_SAMPLES] = { "Samples", "samples", COL_INT },
+	[CNT_MIN] = { "Min", "min", COL_F1 }, [CNT_MEAN] = { "Mean", "mean", COL_F1 },
+	[CNT_TW_MEAN] = { "Time-Wtd Mean", "time_weighted_mean", COL_F1 },
+	[CNT_MAX] = { "Max", "max", COL_F1 }, [CNT_UNIT] = { "Unit", "unit", COL_STR },
+	[CNT_COUNTER] = { "Counter", "counter", COL_STR },
+};
+
+/* Unit hint from the name's last component (nvml.* naming). */
+static const char *counter_unit(const char *name)
+{
+	static const struct { const char *suf, *unit; } u[] = {
+		{ "_util", "%" }, { "_bytes", "bytes" }, { "_mw", "mW" }, { "_mhz", "MHz" }, { "_c", "deg C" },
+		{ "_pct", "%" }, { "_ns", "ns" }, { "_kbps", "KB/s" },
+	};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		size_t l = strlen(u[i].suf);
+		if (n > l && !strcmp(name + n - l, u[i].suf)) return u[i].unit;
+	}
+	return "";
+}
+
+static int cnt_in_default(void *self, const struct stats_ctx *ctx)
+{
+	return ctx->cnt.n > 0;
+}
+
+static void cnt_fill(void *self, struct stats_ctx *ctx, struct report *tables)
+{
+	struct report *rep = &tables[0];
+	report_define(rep, "Sampled Counters", cnt_cols, CNT_NCOLS);
+	rep->note = " Time-Wtd Mean: each sample's value holds until the next sample.\n";
+	for (size_t i = 0; i < ctx->cnt.n; i++) {
+		const struct cseries *c = &ctx->cnt.v[i];
+		double mn = c->s[0].v, mx = c->s[0].v, sum = 0, tw = 0;
+		for (size_t j = 0; j < c->n; j++) {
+			if (c->s[j].v < mn) mn = c->s[j].v;
+			if (c->s[j].v > mx) mx = c->s[j].v;
+			sum += c->s[j].v;
+			/* each value holds until the next sample */
+			if (j + 1 < c->n) tw += c->s[j].v * (double)(c->s[j + 1].t - c->s[j].t);
+		}
+		struct cell *r = report_row(rep);
+		cell_num(&r[CNT_PID], c->pid); cell_num(&r[CNT_DEVICE], c->dev);
+		cell_num(&r[CNT_SAMPLES], (double)c->n);
+		cell_num(&r[CNT_MIN], mn); cell_num(&r[CNT_MEAN], sum / (double)c->n);
+		uint64_t len = c->s[c->n - 1].t - c->s[0].t;
+		if (len) cell_num(&r[CNT_TW_MEAN], tw / (double)len);
+		cell_num(&r[CNT_MAX], mx);
+		cell_str(&r[CNT_UNIT], counter_unit(c->name)); cell_str(&r[CNT_COUNTER], c->name);
+	}
+}
+
+static const struct stats_table cnt_tables[] = {
+	{ "counters",
+	  "sampled counters (e.g. nvml.*) per name and device: samples, min,\n"
+	  "mean, time-weighted mean, max.  Part of the default set only\n"
+	  "when the trace has counters" },
+};
+
+const struct stats_report stats_report_counters = {
+	.tables = cnt_tables, .ntables = 1,
+	.in_default = cnt_in_default, .fill = cnt_fill,
+};

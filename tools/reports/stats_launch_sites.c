@@ -1,0 +1,201 @@
+/* stats_launch_sites.c — `stats --report launch_sites`: call sites ranked
+ * by the GPU time of the kernels launched from them.  The joined launches
+ * (analysis/launch_join.h) aggregated by site (analysis/stacks.h).  A site's
+ * "innermost frame" is the one under which most of its kernel time was
+ * launched (ties: the first seen). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/launch_join.h"
+#include "analysis/stacks.h"
+#include "common/util.h"
+#include "reports/stats_report.h"
+
+enum {
+	SITE_TIME_PCT, SITE_KERNEL_NS, SITE_KERNELS, SITE_LAUNCHES, SITE_AVG_KERNEL, SITE_MEMOP_NS,
+	SITE_MEMOPS, SITE_SITE, SITE_INNERMOST,
+	SITE_NCOLS
+};
+static const struct col site_cols[SITE_NCOLS] = {
+	[SITE_TIME_PCT] = { "Time (%)", "time_pct", COL_F1 },
+	[SITE_KERNEL_NS] = { "Kernel Time (ns)", "kernel_ns", COL_INT },
+	[SITE_KERNELS] = { "Kernels", "kernels", COL_INT }, [SITE_LAUNCHES] = { "Launches", "launches", COL_INT },
+	[SITE_AVG_KERNEL] = { "Avg Kernel (ns)", "avg_kernel_ns", COL_F1 },
+	[SITE_MEMOP_NS] = { "Memop Time (ns)", "memop_ns", COL_INT },
+	[SITE_MEMOPS] = { "Memops", "memops", COL_INT }, [SITE_SITE] = { "Site", "site", COL_STR },
+	[SITE_INNERMOST] = { "Innermost Frame", "innermost", COL_STR },
+};
+
+static const char site_note[] =
+	" Time (%) = kernel time launched from the site / all kernel time.  Site = the innermost\n"
+	"   Python frame outside the stdlib and site-/dist-packages, else the innermost Python\n"
+	"   frame, else the innermost native frame outside libcudart/libcuda/libcupti.\n"
+	"   Launches = launch calls (kernel, graph, memcpy, memset) recorded there.\n";
+
+struct site {
+	const char *key, *label;
+	uint64_t kernel_ns, kernels, launches, memop_ns, memops;
+	const char *inner; uint64_t inner_ns; /* best innermost frame so far */
+};
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+	if (x->kernel_ns != y->kernel_ns) return x->kernel_ns > y->kernel_ns ? -1 : 1;
+	if (x->memop_ns != y->memop_ns) return x->memop_ns > y->memop_ns ? -1 : 1;
+	if (x->launches != y->launches) return x->launches > y->launches ? -1 : 1;
+	int c = strcmp(x->label, y->label);
+	return c ? c : strcmp(x->key, y->key);
+}
+
+/* One row per site (see stacks.h), plus "(no stack)" for GPU work whose
+ * launch call has no stack, so Time (%) adds up to 100. */
+static void sites_rows(struct report *rep, struct stacks *st, const struct launch_join *lj)
+{
+	size_t n;
+	const struct joined_launch *ls = launch_join_all(lj, &n);
+	strmap idx, pair;   /* site key -> index; site key + innermost -> kernel ns */
+	strmap_init(&idx);
+	strmap_init(&pair);
+	struct site *sites = NULL;
+	size_t nsites = 0, csites = 0;
+	uint64_t *pair_ns = NULL;
+	size_t npair = 0, cpair = 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct joined_launch *l = &ls[i];
+		int launched = l->has_api && (l->launch_call || l->kernels || l->memops);
+		if (!launched && !l->kernels && !l->memops) continue;
+		const char *key, *label, *inner = "";
+		const struct stack_view *v = l->stack_id ? stacks_view(st, l->stack_id, l->pid, l->tid) : NULL;
+		if (v) { key = v->site_key; label = v->site; inner = v->innermost; }
+		else if (l->stack_id) key = label = "(missing stack)";
+		else key = label = "(no stack)";
+		int is_new;
+		size_t *slot = strmap_get(&idx, key, &is_new);
+		if (is_new) {
+			struct site s;
+			memset(&s, 0, sizeof(s));
+			s.key = key; s.label = label; s.inner = inner;
+			*slot = nsites;
+			VEC_PUSH(sites, nsites, csites, s);
+		}
+		struct site *s = &sites[*slot];
+		s->kernel_ns += l->kernel_ns; s->kernels += l->kernels;
+		s->memop_ns += l->memop_ns; s->memops += l->memops;
+		s->launches += launched;
+		total += l->kernel_ns;
+		char *pk = xmalloc(strlen(key) + strlen(inner) + 2);
+		sprintf(pk, "%s\x01%s", key, inner);
+		size_t *ps = strmap_get(&pair, pk, &is_new);
+		free(pk);
+		if (is_new) { *ps = npair; VEC_PUSH(pair_ns, npair, cpair, 0); }
+		pair_ns[*ps] += l->kernel_ns;
+		if (pair_ns[*ps] > s->inner_ns) { s->inner_ns = pair_ns[*ps]; s->inner = inner; }
+	}
+	if (nsites) qsort(sites, nsites, sizeof(*sites), cmp_site);
+	for (size_t i = 0; i < nsites; i++) {
+		const struct site *s = &sites[i];
+		struct cell *c = report_row(rep);
+		cell_num(&c[SITE_TIME_PCT], total ? 100.0 * (double)s->kernel_ns / (double)total : 0);
+		cell_num(&c[SITE_KERNEL_NS], (double)s->kernel_ns);
+		cell_num(&c[SITE_KERNELS], (double)s->kernels);
+		cell_num(&c[SITE_LAUNCHES], (double)s->launches);
+		if (s->kernels) cell_num(&c[SITE_AVG_KERNEL], (double)s->kernel_ns / (double)s->kernels);
+		cell_num(&c[SITE_MEMOP_NS], (double)s->memop_ns);
+		cell_num(&c[SITE_MEMOPS], (double)s->memops);
+		cell_str(&c[SITE_SITE], s->label);
+		cell_str(&c[SITE_INNERMOST], s->inner);
+	}
+	free(sites);
+	free(pair_ns);
+	strmap_free(&idx);
+	strmap_free(&pair);
+}
+
+/* The recorded stacks, and each launch call joined to its GPU work. */
+struct sites_report {
+	struct stacks *stk;
+	struct launch_join *lj;
+};
+
+static void *sites_new(const struct stats_ctx *ctx)
+{
+	struct sites_report *sr = xcalloc(1, sizeof(*sr));
+	sr->stk = stacks_new(ctx->r);
+	sr->lj = launch_join_new();
+	return sr;
+}
+
+static void sites_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
+{
+	struct sites_report *sr = self;
+	const gp_record *rec = r->rec;
+	switch (rec->type) {
+	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
+		stacks_add(sr->stk, rec);
+		break;
+	case GP_REC_API:
+		launch_join_api(sr->lj, r->pid, rec->u.api.tid ? rec->u.api.tid : r->tid, &rec->u.api);
+		break;
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		launch_join_gpu(sr->lj, r->pid, k->correlation_id, GPU_WORK_KERNEL, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		launch_join_gpu(sr->lj, r->pid, m->correlation_id, GPU_WORK_COPY, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &rec->u.memset;
+		launch_join_gpu(sr->lj, r->pid, m->correlation_id, GPU_WORK_COPY, m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+		break;
+	}
+	}
+}
+
+static int sites_in_default(void *self, const struct stats_ctx *ctx)
+{
+	struct sites_report *sr = self;
+	return stacks_count(sr->stk) > 0;
+}
+
+static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
+{
+	struct sites_report *sr = self;
+	int have = stacks_count(sr->stk) > 0;
+	report_define(&tables[0], have ? "Launch Sites (by kernel time launched)"
+				       : "Launch Sites: none, the trace has no stacks (record with --stacks)",
+		      site_cols, SITE_NCOLS);
+	tables[0].note = site_note;
+	if (have) sites_rows(&tables[0], sr->stk, sr->lj);
+}
+
+static void sites_free(void *self)
+{
+	struct sites_report *sr = self;
+	launch_join_free(sr->lj);
+	stacks_free(sr->stk);
+	free(sr);
+}
+
+static const struct stats_table sites_tables[] = {
+	{ "launch_sites",
+	  "call sites of the launches (trace recorded with --stacks), by\n"
+	  "the kernel time launched there: site = innermost Python frame of\n"
+	  "the user's code (not stdlib/site-packages), else innermost Python\n"
+	  "frame, else innermost native frame outside the CUDA libraries;\n"
+	  "kernels, launch calls, memcpy/memset time, innermost frame.  Part\n"
+	  "of the default set only when the trace has stacks" },
+};
+
+const struct stats_report stats_report_launch_sites = {
+	.tables = sites_tables, .ntables = 1,
+	.types = STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_KERNEL) | STATS_TYPE(GP_REC_MEMCPY) |
+		 STATS_TYPE(GP_REC_MEMSET) | STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) |
+		 STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE),
+	.new = sites_new, .add = sites_add, .in_default = sites_in_default, .fill = sites_fill,
+	.free = sites_free,
+};
