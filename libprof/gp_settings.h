@@ -45,6 +45,16 @@ enum gp_setting_id {
 	GP_SET_UNWIND,
 	GP_SET_CLOCK,
 	GP_SET_ROOT_PID,
+	GP_SET_FLIGHT_RECORDER,
+	GP_SET_FLIGHT_MAX_MEMORY,
+	GP_SET_SAMPLE_STEPS,
+	GP_SET_TRIGGER,
+	GP_SET_TRIGGER_STEPS,
+	GP_SET_TRIGGER_SECONDS,
+	GP_SET_TRIGGER_COOLDOWN,
+	GP_SET_TRIGGER_MAX,
+	GP_SET_CONTROL,
+	GP_SET_CONTROL_DIR,
 	GP_SET_COUNT
 };
 
@@ -58,6 +68,10 @@ enum gp_setting_type {
 	GP_SETTING_KINDS,    /* gp_parse_activity */
 	GP_SETTING_WINDOW,   /* gp_parse_window */
 	GP_SETTING_INTERVAL, /* gp_parse_pm_interval */
+	GP_SETTING_DURATION, /* gp_parse_duration (seconds when no unit), min..max ns;
+				"0" or "off": 0, accepted when min is 0 */
+	GP_SETTING_ONE_IN,   /* gp_parse_one_in: "1/N" or "N", min..max; "0" or "off": 0 */
+	GP_SETTING_RULES,    /* gp_parse_trigger_rules */
 };
 
 /* Values of the enumerated settings. */
@@ -113,6 +127,21 @@ enum gp_activity_bits {
 	 * by default too. */
 	GP_ACT_DEFAULT = GP_ACT_KERNEL | GP_ACT_MEMCPY | GP_ACT_MEMSET | GP_ACT_PEER | GP_ACT_DEVICE,
 	GP_ACT_ALL = GP_ACT_DEFAULT | GP_ACT_SYNC | GP_ACT_MEMORY,
+};
+
+/* GPUPROF_TRIGGER: the anomaly rules (gp_parse_trigger_rules) */
+enum gp_rule_bits {
+	GP_RULE_STEP = 1u << 0,       /* a step longer than step_factor x the rolling median */
+	GP_RULE_IDLE = 1u << 1,       /* GPU idle above idle_pct % (NVML utilisation) */
+	GP_RULE_RANGE = 1u << 2,      /* an NVTX range or mark named `range` */
+	GP_RULE_CUDA_ERROR = 1u << 3, /* a recorded CUDA API call returned an error */
+};
+#define GP_RULE_RANGE_MAX 64 /* bytes of a range name + 1 */
+struct gp_trigger_rules {
+	unsigned what;                 /* gp_rule_bits */
+	double step_factor;            /* GP_RULE_STEP: 1.1 .. 1000 */
+	unsigned idle_pct;             /* GP_RULE_IDLE: 1 .. 99 */
+	char range[GP_RULE_RANGE_MAX]; /* GP_RULE_RANGE */
 };
 
 /* A word of an ENUM or KINDS setting and its value.  A value's first word in
@@ -181,5 +210,14 @@ int gp_parse_hz(const char *s, uint32_t *hz);
 /* GPUPROF_PM_SAMPLING "INTERVAL": a duration with its unit (required: "10"
  * could mean 10 ms or 10 s), 100us..10s; "0" or "off" (any case) = 0 (off). */
 int gp_parse_pm_interval(const char *s, uint64_t *ns);
+/* GPUPROF_SAMPLE_STEPS "1/N" (one step in N) or "N"; "0" or "off" (any
+ * case): 0.  A nonzero N must lie in min..max. */
+int gp_parse_one_in(const char *s, uint64_t min, uint64_t max, uint64_t *n);
+/* GPUPROF_TRIGGER: rules separated by ',': "step>Kx" (K from 1.1 to 1000,
+ * the x optional), "idle>P%" (P from 1 to 99, the % optional), "range=NAME"
+ * (an NVTX range or mark name, 1 to 63 bytes, no ','; one such rule),
+ * "cuda-error"; "none" or "off" alone: no rule.  On -1, err (when not NULL)
+ * holds the reason. */
+int gp_parse_trigger_rules(const char *s, struct gp_trigger_rules *r, char *err, size_t errn);
 
 #endif

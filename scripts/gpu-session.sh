@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp report ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp report flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -584,6 +584,48 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       $G report -o "$RES/report-ab-fp32-bf16.html" "$RES/ab-fp32.gpuprof" "$RES/ab-bf16.gpuprof" 2>&1 | tail -3
     ) 2>&1 | tee "$RES/report.txt"
     rm -f "$RES"/ab-*.gpuprof "$RES"/rep-*.gpuprof ;;
+  flight-bench)  # issue #26: armed (--flight-recorder, nothing triggered) and --sample-steps 1/50 vs bare,
+                 # interleaved (bench/overhead rotates the order each rep); bars: MNIST armed <= 1.02x,
+                 # resnet50/transformer armed <= 1.003x (docs/FLIGHT.md)
+    log flight-bench
+    RESULTS_DIR=$RES/flbench WORKLOADS=mnist MNIST_REPS=${FLIGHT_MNIST_REPS:-6} MNIST_STEPS=${FLIGHT_MNIST_STEPS:-1000} \
+      CONFIGS="${FLIGHT_CONFIGS:-bare gpuprof-armed gpuprof-sample gpuprof-apionly}" BUDGET_S=${FLIGHT_BENCH_S:-330} \
+      timeout $(( ${FLIGHT_BENCH_S:-330} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/flight-bench.txt"
+    cat "$RES/flbench/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt"
+    RESULTS_DIR=$RES/flheavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${FLIGHT_HEAVY_REPS:-3} HEAVY_STEPS=${FLIGHT_HEAVY_STEPS:-60} \
+      CONFIGS="bare gpuprof-armed" BUDGET_S=${FLIGHT_HEAVY_S:-180} \
+      timeout $(( ${FLIGHT_HEAVY_S:-180} + 60 )) bash bench/overhead/run.sh 2>&1 | tee -a "$RES/flight-bench.txt"
+    cat "$RES/flheavy/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt" ;;
+  flight)        # issue #26: the stall rule, a trigger from another shell, --sample-steps vs full (scripts/flight_check.py)
+    log flight
+    ( fl=$RES/flight; rm -rf "$fl"; mkdir -p "$fl/stall" "$fl/trig" "$fl/ctl"; chmod 700 "$fl/ctl"
+      export GPUPROF_CONTROL_DIR=$fl/ctl
+      MN=(python3 examples/train_mnist.py --warmup 5)
+      echo "--- 1. a 2 s host stall at step 300, armed with --trigger=step>10x: one capture, history <= 295, kernels >= 301..305"
+      timeout 240 build/bin/gpuprof run --flight-recorder=30s --trigger='step>10x' -o "$fl/stall/mnist-%p.gpuprof" -- \
+        "${MN[@]}" --steps 700 --stall-at 300 --stall-s 2 --step-times "$fl/stall.times" 2>&1 | grep -v '^TIMING'
+      python3 scripts/flight_check.py stall "$fl/stall" --stall-at 300
+      echo "--- 2. gpuprof trigger from another shell on a running armed MNIST: exactly K=10 whole steps, no pause > 50 ms"
+      timeout 240 build/bin/gpuprof run --flight-recorder=30s -o "$fl/trig/mnist-%p.gpuprof" -- \
+        "${MN[@]}" --steps 4000 --step-times "$fl/trig.times" >"$fl/trig.job.txt" 2>&1 &
+      for i in $(seq 1 600); do  # the job's registration, past step 1000
+        p=$(ls "$fl/ctl" 2>/dev/null | sed -n 's/^\([0-9]*\)\.proc$/\1/p' | head -1)
+        [ -n "$p" ] && [ "$(sed -n 's/^step=//p' "$fl/ctl/$p.proc" 2>/dev/null)" -ge 1000 ] 2>/dev/null && break
+        sleep 0.1
+      done
+      echo "job pid ${p:-none}"; cat "$fl/ctl/$p.proc" 2>/dev/null
+      build/bin/gpuprof trigger --steps 10 --wait "$p"; echo "trigger exit $?"
+      wait; tail -3 "$fl/trig.job.txt"
+      for c in "$fl"/trig/*-cap*.gpuprof; do
+        python3 scripts/flight_check.py trigger "$c" --k 10 --step-times "$fl/trig.times"
+      done
+      echo "--- 3. --sample-steps 1/50 vs full capture: per-step GPU time of the sampled steps (within 2 %)"
+      timeout 240 build/bin/gpuprof run --sample-steps 1/50 -o "$fl/sample.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
+      timeout 240 build/bin/gpuprof run -o "$fl/full.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
+      python3 scripts/flight_check.py sample "$fl/sample.gpuprof" "$fl/full.gpuprof" --n 50
+      ls -la "$fl" "$fl"/stall "$fl"/trig
+      rm -f "$fl"/*.gpuprof "$fl"/*/*.gpuprof
+    ) 2>&1 | tee "$RES/flight.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;

@@ -12,7 +12,7 @@ SHIM_CFLAGS := -Ilibprof -Ishim -pthread
 # Only nvidia/ sees the CUDA headers: code elsewhere that includes one does
 # not compile (nvidia/'s headers for the other layers include none).
 SHIM_CUDA_CFLAGS := $(CUDA_CFLAGS) $(CUPTI_C_COMPAT) $(SHIM_CFLAGS)
-SHIM_HDRS := $(wildcard shim/*/*.h) libprof/gp_trace.h libprof/gp_settings.h
+SHIM_HDRS := $(wildcard shim/*/*.h) libprof/gp_trace.h libprof/gp_settings.h libprof/gp_control.h
 
 all: $(SHIM_SO)
 

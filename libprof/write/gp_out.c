@@ -1,9 +1,12 @@
 /* gp_out.c — the output side of a trace file: header, compressed chunks,
  * index chunk and footer, with write-error accounting (never fatal). */
 #include <errno.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 #include "common/gp_error.h"
@@ -139,6 +142,29 @@ static int compress_into(struct gp_out *o, const void *src, size_t n, size_t *cs
 	return 0;
 }
 
+/* A chunk written at `at`: counted, and in the index (which stops growing,
+ * flagged, at GP_INDEX_MAX_ENTRIES or when memory runs out). */
+static void idx_add(struct gp_out *o, uint64_t at, const struct gp_chunk_hdr *h)
+{
+	o->chunks++;
+	o->records += h->count;
+	if (o->nidx == o->idx_cap) {
+		if (o->idx_cap >= GP_INDEX_MAX_ENTRIES) {
+			o->idx_capped = 1;
+			return;
+		}
+		size_t nc = o->idx_cap ? o->idx_cap * 2 : 256;
+		struct gp_idx_ent *ni = realloc(o->idx, nc * sizeof(*ni));
+		if (!ni) {
+			o->idx_capped = 1;
+			return;
+		}
+		o->idx = ni;
+		o->idx_cap = nc;
+	}
+	o->idx[o->nidx++] = (struct gp_idx_ent){ at, h->first_ts, h->last_ts, h->source, h->count };
+}
+
 int gp_out_chunk(struct gp_out *o, struct gp_enc *e)
 {
 	if (e->count == 0) {
@@ -167,23 +193,26 @@ int gp_out_chunk(struct gp_out *o, struct gp_enc *e)
 		o->lost_records += count;
 		return GP_ERR_IO;
 	}
-	o->chunks++;
-	o->records += count;
-	if (o->nidx == o->idx_cap) {
-		if (o->idx_cap >= GP_INDEX_MAX_ENTRIES) {
-			o->idx_capped = 1;
-			return 0;
-		}
-		size_t nc = o->idx_cap ? o->idx_cap * 2 : 256;
-		struct gp_idx_ent *ni = realloc(o->idx, nc * sizeof(*ni));
-		if (!ni) {
-			o->idx_capped = 1;
-			return 0;
-		}
-		o->idx = ni;
-		o->idx_cap = nc;
+	idx_add(o, at, &h);
+	return 0;
+}
+
+int gp_out_raw_chunk(struct gp_out *o, const uint8_t *chunk, size_t len)
+{
+	struct gp_chunk_hdr h;
+	const char *why;
+	if (len < GP_CHUNK_HDR || gp_chunk_hdr_get(chunk, &h, &why) || len != GP_CHUNK_HDR + (size_t)h.csize)
+		return GP_ERR_INVALID;
+	uint64_t at = o->off;
+	int err;
+	size_t w = gp_write_all(o->fd, chunk, len, o->sigpipe_guard, &err);
+	o->off += w;
+	if (w != len) {
+		note_write_error(o, err);
+		o->lost_records += h.count;
+		return GP_ERR_IO;
 	}
-	o->idx[o->nidx++] = (struct gp_idx_ent){ at, h.first_ts, h.last_ts, h.source, count };
+	idx_add(o, at, &h);
 	return 0;
 }
 
@@ -241,4 +270,17 @@ int gp_out_finish(struct gp_out *o)
 		return GP_ERR_IO;
 	}
 	return 0;
+}
+
+uint32_t gp_pick_mode(const char *path, uint32_t want)
+{
+	char *copy = strdup(path);
+	uint32_t mode = want ? want : 0640;
+	if (copy) {
+		struct stat st;
+		/* other users could read a 0640 file we create in /tmp via group */
+		if (stat(dirname(copy), &st) == 0 && (st.st_mode & S_IWOTH)) mode = 0600;
+		free(copy);
+	}
+	return mode;
 }

@@ -35,8 +35,16 @@ void gp_out_free(struct gp_out *o); /* does not close fd */
 int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags);
 /* Compresses and writes e's chunk (if it has records), then resets e. */
 int gp_out_chunk(struct gp_out *o, struct gp_enc *e);
+/* Writes one chunk already compressed (header + payload, as read from a
+ * trace: the flight recorder's spool, write/gp_spool.h) and indexes it. */
+int gp_out_raw_chunk(struct gp_out *o, const uint8_t *chunk, size_t len);
 int gp_out_finish(struct gp_out *o); /* index chunk + footer */
 /* Writes all n bytes (EINTR retried); returns bytes written, *err = errno if short. */
 size_t gp_write_all(int fd, const void *buf, size_t n, int sigpipe_guard, int *err);
+
+/* Mode of a new trace file at path: want (default 0640), 0600 in a
+ * directory others can write to (/tmp: a 0640 file there is readable through
+ * its group).  The recorder's file and the flight recorder's captures. */
+uint32_t gp_pick_mode(const char *path, uint32_t want);
 
 #endif /* GP_OUT_H */

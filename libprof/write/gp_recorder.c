@@ -4,7 +4,6 @@
  * signal flush and fork handling.  Design notes: docs/ARCHITECTURE.md. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -657,19 +655,6 @@ static uint64_t clock_now(clockid_t c)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static uint32_t pick_mode(const char *path, uint32_t want)
-{
-	char *copy = strdup(path);
-	uint32_t mode = want ? want : 0640;
-	if (copy) {
-		struct stat st;
-		/* other users could read a 0640 file we create in /tmp via group */
-		if (stat(dirname(copy), &st) == 0 && (st.st_mode & S_IWOTH)) mode = 0600;
-		free(copy);
-	}
-	return mode;
-}
-
 static void rec_free(gp_recorder *rec)
 {
 	for (struct gp_tsrc *g = rec->rings, *nx; g; g = nx) {
@@ -716,7 +701,7 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	pthread_mutex_init(&rec->meta_lock, NULL);
 
 	int rc = GP_ERR_IO;
-	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, pick_mode(o.path, o.file_mode));
+	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, gp_pick_mode(o.path, o.file_mode));
 	if (rec->fd < 0) goto fail;
 	rec->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rec->efd < 0) goto fail;

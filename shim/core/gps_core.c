@@ -27,6 +27,9 @@ GPS_TLS int gps_in_shim;
  * ours, so run after ours in the child) still hold its locks there. */
 static gp_recorder *inherited_rec;
 static gps_trace_hook trace_hook;
+static const struct gps_trace_file_ops *file_ops;
+
+void gps_core_set_trace_file_ops(const struct gps_trace_file_ops *ops) { file_ops = ops; }
 
 static void forget_inherited(void)
 {
@@ -237,11 +240,16 @@ void gps_descendant_pattern(const char *pat, char *out, size_t n)
 static gp_recorder *create_recorder(void)
 {
 	char path[sizeof gps.trace_path], pat[sizeof gps.cfg.output + 4];
-	gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
-	if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0) {
-		trace_not_created("GPUPROF_OUTPUT expands to a path that is too long");
-		return NULL;
+	if (file_ops) {
+		if (file_ops->path(path, sizeof path) != 0)
+			return NULL;
+	} else {
+		gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
+		if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
+				       gps.start_time) != 0) {
+			trace_not_created("GPUPROF_OUTPUT expands to a path that is too long");
+			return NULL;
+		}
 	}
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -268,14 +276,20 @@ static gp_recorder *create_recorder(void)
 		return NULL;
 	}
 	snprintf(gps.trace_path, sizeof gps.trace_path, "%s", path);
-	char line[sizeof gps.trace_path + 32];
-	snprintf(line, sizeof line, "pid=%d file=%s\n", (int)gps.pid, path);
-	gps_summary_append(line);
+	/* the flight recorder's spool is no file anyone reads (unlinked once
+	 * open): its captures are named in the summary when they are done */
+	if (!file_ops) {
+		char line[sizeof gps.trace_path + 32];
+		snprintf(line, sizeof line, "pid=%d file=%s\n", (int)gps.pid, path);
+		gps_summary_append(line);
+	}
 	errno = saved_errno;
 	gps.trace_start_ns = o.start_trace_ns;
 	atomic_fetch_add(&gps.gen, 1);
 	emit_process(rec, o.start_trace_ns);
 	gps_emit_clock(rec);
+	if (file_ops)
+		file_ops->created(path);
 	return rec;
 }
 

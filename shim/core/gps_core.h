@@ -145,6 +145,17 @@ typedef void (*gps_trace_hook)(enum gps_rec_want want);
 
 /* Enabled: per-thread data, the fences, the trace hook. */
 void gps_core_start(gps_trace_hook on_trace);
+/* Where the recorder writes when it is not GPUPROF_OUTPUT's file: the flight
+ * recorder's spool (features/gps_flight.c), set by the lifecycle at start.
+ * path: the file to create into out, 0; or -1 with its one line said (the
+ * process then runs untraced).  created: the recorder exists and writes to
+ * that path (rec_lock held; nothing but the process and clock records
+ * emitted yet). */
+struct gps_trace_file_ops {
+	int (*path)(char *out, size_t n);
+	void (*created)(const char *path);
+};
+void gps_core_set_trace_file_ops(const struct gps_trace_file_ops *ops);
 /* Final flush: the recorder taken out of reach (NULL when none); the caller
  * closes it. */
 gp_recorder *gps_core_take_recorder(void);

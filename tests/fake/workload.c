@@ -61,7 +61,19 @@
  *   2 x k_gemm, cuProfilerStop, pop "around" (kept: a range ran inside
  *   it); a second cudaProfilerStop (no effect); finally cudaProfilerStart
  *   and 2 x k_gemm with no stop (the range ends at exit); prints
- *   "capture N". */
+ *   "capture N".
+ *
+ * "workload steps N MS": the flight-recorder tests.  N training steps, step
+ *   i = push "step i" { k_gemm with grid i+1, k_relu with grid i+1 (so a
+ *   kernel names its step), a 256-byte cudaMemset, ~MS ms of host work }
+ *   pop; prints "steps N".  Knobs (environment):
+ *   WL_STALL=I:MS[,I:MS...]  step I takes MS ms more (a host stall)
+ *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB)
+ *   WL_RANGE_AT=I:NAME       step I holds a range NAME
+ *   WL_READY=I:FILE          FILE is created when step I begins
+ *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
+ *   WL_STEP_TIMES=FILE       "I T" per step at the end, T = CLOCK_MONOTONIC s at
+ *                            step I's start (as examples/steploop.py --step-times) */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -388,8 +400,93 @@ static int capture_mode(int n)
 	return 0;
 }
 
+/* "I:VALUE" of environment variable v for step i (entries separated by
+ * ','): VALUE, else NULL */
+static const char *step_knob(const char *v, long i)
+{
+	static char val[256];
+	const char *e = getenv(v);
+	while (e && *e) {
+		char *end;
+		long at = strtol(e, &end, 10);
+		if (*end != ':')
+			return NULL;
+		if (at == i) {
+			size_t n = strcspn(end + 1, ",");
+			snprintf(val, sizeof val, "%.*s", (int)n, end + 1);
+			return val;
+		}
+		e = strchr(end, ',');
+		if (e)
+			e++;
+	}
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static int steps_mode(long n, long ms)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	fakeRegisterKernel((const void *)k_relu, "k_relu");
+	void *d = NULL;
+	cudaMalloc(&d, 4096);
+	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES");
+	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
+	for (long i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "step %ld", i);
+		if (t0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		}
+		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
+		nvtxRangePushA(name);
+		if (ready) {
+			int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd >= 0)
+				close(fd);
+		}
+		for (int k = 0; gate && k < 2000 && access(gate, F_OK) != 0; k++)
+			sleep_ms(10);
+		launch(k_gemm, (unsigned)i + 1);
+		launch(k_relu, (unsigned)i + 1);
+		cudaMemset(d, (int)i, 256);
+		const char *range = step_knob("WL_RANGE_AT", i);
+		if (range) {
+			nvtxRangePushA(range);
+			nvtxRangePop();
+		}
+		if (err_at && atol(err_at) == i) {
+			void *big = NULL;
+			cudaMalloc(&big, (size_t)1 << 40);
+		}
+		const char *stall = step_knob("WL_STALL", i);
+		sleep_ms(ms + (stall ? atol(stall) : 0));
+		nvtxRangePop();
+	}
+	cudaDeviceSynchronize();
+	cudaFree(d);
+	FILE *f = t0 ? fopen(times, "w") : NULL;
+	for (long i = 0; f && i < n; i++)
+		fprintf(f, "%ld %.9f\n", i, t0[i]);
+	if (f)
+		fclose(f);
+	free(t0);
+	printf("steps %ld\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "steps"))
+		return steps_mode(atol(argv[2]), atol(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "capture"))
 		return capture_mode(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "stacks")) {

@@ -20,6 +20,7 @@ static const struct {
 	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables" },
 	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
+	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)" },
 };
 
 /* `text` after the 11 columns of a command's name, wrapped at spaces so lines

@@ -49,6 +49,14 @@ static void help(FILE *f)
 		   "  --status FILE           rewrite FILE (JSON; %%p %%h %%r as in -o) about once a second\n"
 		   "                          with kernels/s, GPU busy %%, memory, last NVTX range;\n"
 		   "                          `gpuprof top FILE` shows it\n"
+		   "  --flight-recorder[=DURATION]  armed mode: GPU activity off, API calls and NVTX kept\n"
+		   "                          in memory for the last DURATION (default 30s); `gpuprof\n"
+		   "                          trigger PID` or a --trigger rule writes that history plus\n"
+		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
+		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
+		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
+		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
+		   "                          range=NAME, cuda-error; comma-separated\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
 		   "  -h, --help              this text\n\n"
@@ -233,6 +241,12 @@ static void describe_file(char *out, size_t n, const struct tracefile *f, int *t
 	snprintf(out, n, "%s (%s%s)", f->path, size, whole ? "" : ", truncated");
 }
 
+static int flight_armed(void)
+{
+	const char *fr = getenv("GPUPROF_FLIGHT_RECORDER");
+	return fr && *fr && strcmp(fr, "0");
+}
+
 /* The last line: what the shims said, checked against the disk. */
 static void print_summary(struct summary *s, int status)
 {
@@ -244,6 +258,10 @@ static void print_summary(struct summary *s, int status)
 		if (s->nerrors)
 			fprintf(stderr, "gpuprof: %sno trace written: %s%s\n", sig, s->errors[0],
 				s->nerrors > 1 ? " (and in other processes)" : "");
+		else if (flight_armed())
+			/* GPUPROF_FLIGHT_RECORDER: the recorder's own file is an
+			 * unlinked spool; only captures are files */
+			fprintf(stderr, "gpuprof: %sflight recorder: nothing was captured, nothing written\n", sig);
 		else if (*sig)
 			fprintf(stderr, "gpuprof: %sno traced process had created a trace file\n", sig);
 		else
@@ -324,7 +342,8 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY };
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -339,11 +358,14 @@ int cmd_run(int argc, char **argv)
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
 		{ "status", required_argument, NULL, O_STATUS },
 		{ "pm-sampling", optional_argument, NULL, O_PM },
+		{ "flight-recorder", optional_argument, NULL, O_FLIGHT },
+		{ "sample-steps", required_argument, NULL, O_SAMPLE },
+		{ "trigger", required_argument, NULL, O_TRIGGER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0;
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0;
 	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
@@ -421,6 +443,35 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_PM_SAMPLING", iv, 1);
 			break;
 		}
+		case O_FLIGHT: {
+			const char *d = optarg ? optarg : "30s";
+			if (!setting_ok(GP_SET_FLIGHT_RECORDER, d, &v) || !v.u) {
+				tool_err("--flight-recorder=DURATION needs a duration like 30s or 5m, up to 24h");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_FLIGHT_RECORDER", d, 1);
+			opt_flight = 1;
+			break;
+		}
+		case O_SAMPLE:
+			if (!setting_ok(GP_SET_SAMPLE_STEPS, optarg, &v) || !v.u) {
+				tool_err("--sample-steps needs 1/N with N from 2 to 1000000");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_SAMPLE_STEPS", optarg, 1);
+			opt_sample = 1;
+			break;
+		case O_TRIGGER: {
+			struct gp_trigger_rules r;
+			char why[160];
+			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why))) {
+				tool_err("--trigger: %s", why);
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_TRIGGER", optarg, 1);
+			opt_rules = r.what != 0;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
@@ -429,6 +480,15 @@ int cmd_run(int argc, char **argv)
 	if (opt_window && opt_capture) {
 		/* both switch the same CUPTI activity kinds */
 		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
+		return EXIT_USAGE;
+	}
+	if ((opt_flight || opt_sample) && (opt_window || opt_capture)) {
+		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
+			 opt_flight ? "flight-recorder" : "sample-steps", opt_window ? "gpu-window" : "capture-range");
+		return EXIT_USAGE;
+	}
+	if (opt_rules && !opt_flight && !opt_sample) {
+		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
