@@ -17,6 +17,7 @@ static const struct {
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
 	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)" },
+	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 };
 

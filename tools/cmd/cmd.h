@@ -11,6 +11,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 int cmd_steps(int argc, char **argv); /* temporary: to become stats --report steps */
 
 #endif
