@@ -61,6 +61,8 @@
  *  comm-no   as comm, the NCCL kernel [100000, 900000) (overlapped).
  *  outlier   L 1 ms, step 5 2 ms (a host pause: no call in [520000,
  *            2000000)); call [10000, 15000), kernel [20000, 520000).
+ *  nosteps   no NVTX range; two kernels of different names (no steps to
+ *            find).
  *
  * --stacks: Python stacks on the launch and copy calls (string frames, no
  * native ones): launches "train.py:42 forward" (under torch's
@@ -223,12 +225,12 @@ static void meta(void)
 
 enum scenario {
 	HEALTHY, INPUT, INPUT_NO, SYNC, SYNC_NO, PAGEABLE, PAGEABLE_NO, SYNCCOPY, SYNCCOPY_NO, LAUNCH, FP32, FP32_NO,
-	FP32_HOST, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, COMM, COMM_NO, OUTLIER, NSCEN
+	FP32_HOST, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, COMM, COMM_NO, OUTLIER, NOSTEPS, NSCEN
 };
 static const char *const scen_names[NSCEN] = {
 	"healthy", "input", "input-no", "sync", "sync-no", "pageable", "pageable-no", "synccopy", "synccopy-no",
 	"launch", "fp32", "fp32-no", "fp32-host", "underpar", "underpar-no", "alloc", "alloc-no", "comm", "comm-no",
-	"outlier",
+	"outlier", "nosteps",
 };
 
 static uint64_t step_len(enum scenario sc, uint32_t k)
@@ -367,7 +369,12 @@ int main(int argc, char **argv)
 	names();
 	meta();
 	uint64_t s = 0;
-	for (uint32_t k = 0; k < NSTEPS; k++) {
+	if (sc == NOSTEPS) {
+		launch(10000, S_BF16, 7, 20000, 120000, 264, 256, 1);
+		launch(130000, S_ELEM, 7, 140000, 150000, 264, 256, 1);
+		s = 200000;
+	}
+	for (uint32_t k = 0; k < NSTEPS && sc != NOSTEPS; k++) {
 		uint64_t L = step_len((enum scenario)sc, k);
 		one_step((enum scenario)sc, k, s);
 		step_range(k, s, s + L);

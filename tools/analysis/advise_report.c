@@ -2,6 +2,7 @@
 #include "analysis/advise_report.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,9 +149,11 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 }
 
 /* ------------------------------------------------------------ JSON */
+/* integral values exactly, others to 6 significant digits */
 static void jnum(FILE *out, const char *key, double v, int first)
 {
-	fprintf(out, "%s\"%s\":%.6g", first ? "" : ",", key, v);
+	if (v == floor(v) && fabs(v) < 1e15) fprintf(out, "%s\"%s\":%.0f", first ? "" : ",", key, v);
+	else fprintf(out, "%s\"%s\":%.6g", first ? "" : ",", key, v);
 }
 
 static void jstr(FILE *out, const char *key, const char *s, int first)
