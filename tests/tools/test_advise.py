@@ -184,6 +184,9 @@ with tt.tmpdir() as d:
     tt.expect(f["sites"][0]["frames"] == ["train_step (train.py:57)"],
               f"stacks: frames {f['sites'][0]['frames']}")
     tt.expect("after train.py:57 train_step" in f["where"], f"stacks: sync after the copy: {f['where']!r}")
+    res, f = fires(d, "launch", "launch-bound", "high", 1609000, 1409000, None, "--stacks")
+    tt.eq((f["sites"][0]["label"], f["sites"][0]["name"]), ("train.py:42 forward", "vectorized_elementwise_kernel"),
+          "stacks: where the short kernels are launched from")
     res, f = fires(d, "input", "input-bound", "high", 6000000, 6000000, 1, "--stacks")
     tt.eq((f["sites"][0]["label"], f["sites"][0]["dataloader"]), ("train.py:48 train_step", True),
           "stacks: the first launch, under the DataLoader")

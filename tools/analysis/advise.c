@@ -174,7 +174,7 @@ static void sites(struct judge *j, struct adv_finding *x, int c1, int c2, const 
 		s->threads = g->threads;
 		s->occ = g->occ;
 		s->pm_pct = g->pm_ns > 0 ? 100.0 * g->pm_w / g->pm_ns : -1;
-		sb_printf(&b, "%s%s%s", i || prefix ? (i ? "; " : " ") : "", s->after_site ? "after " : "", s->label);
+		sb_printf(&b, "%s%s%s", i ? "; " : prefix ? " " : "", s->after_site ? "after " : "", s->label);
 		if (g->has_site && *s->name) sb_printf(&b, " [%s]", s->name);
 		if (*s->phase) sb_printf(&b, " in %s", s->phase);
 		if (s->dataloader) sb_printf(&b, " (DataLoader frames in its stack)");
@@ -387,7 +387,20 @@ static void rule_host_idle(struct judge *j)
 		x->how = xstrdup("Not estimated: what the host does between launches is not in the trace.");
 	}
 	x->what = sb_take(&b);
-	sites(j, x, AC_HOST_IDLE, -1, NULL);
+	if (launch) {
+		/* where: the kernels launched short (sites with stacks), after the
+		 * phases the GPU waited in */
+		struct adv_finding ph;
+		memset(&ph, 0, sizeof(ph));
+		sites(j, &ph, AC_HOST_IDLE, -1, "GPU idle");
+		sites(j, x, AC_SHORT, -1, "; kernels shorter than their calls (call time per step):");
+		sb_printf(&b, "%s%s", ph.where, x->where);
+		free(x->where);
+		free(ph.where);
+		x->where = sb_take(&b);
+	} else {
+		sites(j, x, AC_HOST_IDLE, -1, NULL);
+	}
 	evidence(x, "short_kernels", (double)p->short_kernels);
 	evidence(x, "kernels_with_call", (double)p->kernels_called);
 	evidence(x, "short_hta", (double)p->short_hta);

@@ -21,6 +21,7 @@
 
 const char *const adv_cause_names[AC_COUNT] = {
 	"input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy",
+	"short-launch",
 };
 
 #define NO_STEP UINT32_MAX
@@ -638,6 +639,10 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	uint64_t dur = op->e - op->s;
 	const char *full = kernel_name(&f->kn, op->name_id), *name = kernel_short(f, op->name_id);
 	uint32_t stack = o->stack_id;
+	if (op->has_call && dur < op->call_e - op->call_s) {
+		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
+		tally(p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
+	}
 	if (adv_fp32_matrix_name(full)) {
 		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));

@@ -77,9 +77,11 @@ enum adv_cause {
 	AC_FP32,       /* FP32 matrix kernels (no tensor cores) */
 	AC_UNDERPAR,   /* kernels whose grid has fewer blocks than the device has SMs */
 	AC_LOWOCC,     /* kernels covering every SM at a theoretical occupancy below 25 % */
+	AC_SHORT,      /* kernels shorter than their launch call (where launch-bound launches from) */
 	AC_COUNT
 };
-/* "input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy" */
+/* "input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy",
+ * "short-launch" */
 extern const char *const adv_cause_names[AC_COUNT];
 
 #define ADV_SMALL_HTOD_BYTES 65536ull   /* nsys cuda_memcpy_sync: smaller HtoD sync copies are left out */
