@@ -222,6 +222,25 @@ with tt.tmpdir() as d:
     tt.expect("no counted steps" in p.stdout and "no findings" in p.stdout, f"no steps: {p.stdout!r}")
     tt.eq(advise(d, "nosteps.gpuprof")["findings"], [], "no steps: no findings")
 
+    # the order records arrive in does not matter (gen_steps: step 0's GPU
+    # records written last, as a late CUPTI buffer; ranges at push time)
+    steps_gen = os.path.join(os.path.dirname(tt.GEN), "gen_steps")
+    got = []
+    for opt in ([], ["--late-activity"], ["--ranges-first"]):
+        subprocess.run([steps_gen, *opt, os.path.join(d, "cat.gpuprof")], check=True)
+        got.append(advise(d, "cat.gpuprof")["findings"])
+    tt.expect(got[0] and got[1] == got[0] and got[2] == got[0], "same findings whatever the record order")
+
+    # memory: what is held does not grow with the number of steps
+    held = {}
+    for n in (400, 2000):
+        subprocess.run([steps_gen, "--steady", "--steps", str(n), os.path.join(d, f"long{n}.gpuprof")], check=True)
+        p = tt.gp("advise", "--verbose", f"long{n}.gpuprof", cwd=d)
+        lines = [x for x in p.stderr.splitlines() if "held at most" in x]
+        tt.eq(len(lines), 1, f"--verbose line ({n} steps)")
+        held[n] = int(lines[0].split("held at most ")[1].split()[0]) if lines else -1
+    tt.expect(0 < held[2000] <= held[400] <= 1000, f"held at most {held} records (400 and 2000 steps)")
+
     # layout
     golden(d, "advise_sync_stacks_table", "advise", "sync-stacks.gpuprof")
     golden(d, "advise_launch_table", "advise", "launch.gpuprof")

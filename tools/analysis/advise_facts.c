@@ -539,9 +539,16 @@ static void call_stack_clean(struct adv_facts *f)
 	f->call_stack_clean = m->n;
 }
 
+static void note_held(struct aproc *p)
+{
+	uint64_t n = p->nops + p->ncalls + p->nrun;
+	if (n > p->out.held_max) p->out.held_max = n;
+}
+
 static void add_call(struct aproc *p, const struct acall *c)
 {
 	VEC_PUSH(p->calls, p->ncalls, p->ccalls, *c);
+	note_held(p);
 }
 
 void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
@@ -754,6 +761,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 		return;
 	}
 	VEC_PUSH(p->ops, p->nops, p->cops, o);
+	note_held(p);
 }
 
 /* ------------------------------------------------------------ the sweep */
@@ -816,6 +824,7 @@ static void run_add(struct aproc *p, uint32_t step, uint32_t group, int up, uint
 		*slot = p->nrun;
 	}
 	p->run[*slot - 1].d += d;
+	note_held(p);
 }
 
 /* Idle [a, b) that no blocking call took: before the first launch call of
@@ -934,9 +943,11 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 		run_add(p, o->step, o->gup, 1, o->dup);
 		if (o->e > p->cur) p->cur = o->e;
 	}
-	if (i) p->swept_to = p->ops[i - 1].s;
-	memmove(p->ops, p->ops + i, (p->nops - i) * sizeof(*p->ops));
-	p->nops -= i;
+	if (i) {
+		p->swept_to = p->ops[i - 1].s;
+		memmove(p->ops, p->ops + i, (p->nops - i) * sizeof(*p->ops));
+		p->nops -= i;
+	}
 	size_t w = 0;
 	for (size_t k = 0; k < p->ncalls; k++)
 		if (!p->calls[k].closed) p->calls[w++] = p->calls[k];

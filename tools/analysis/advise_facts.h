@@ -161,6 +161,7 @@ struct adv_proc {
 	double pinned_gbps[2];           /* measured HtoD, DtoH pinned bandwidth (GB/s), 0 none */
 	uint64_t unexplained_idle_ns;    /* idle in the counted steps no cause took ("other" gaps) */
 	uint64_t late_ops;               /* operations that arrived after the sweep had passed them */
+	uint64_t held_max;               /* most operations + calls + busy-stretch entries held at once */
 };
 #define ADV_GRAPH_FLOOR_NS 1000ull
 

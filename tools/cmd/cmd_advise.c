@@ -29,7 +29,8 @@
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
-		   "                      [--step-range NAME] [--kernel-wait T] [--strict] TRACE...\n\n"
+		   "                      [--step-range NAME] [--kernel-wait T] [--strict] [--verbose]\n"
+		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"
 		   "file:line and native frames when the trace has stacks; else the API call or\n"
@@ -46,6 +47,8 @@ static void help(FILE *f)
 		   "  --kernel-wait T   idle gaps up to T before work already launched count as launch\n"
 		   "                    latency (default 10us)\n"
 		   "  --strict          exit 2 when a trace is truncated (default: warn, exit 0)\n"
+		   "  --verbose         on stderr: per process, the most records held at once (the\n"
+		   "                    memory bound)\n"
 		   "  -h, --help        this text\n");
 }
 
@@ -130,7 +133,7 @@ static int pass_join(gp_reader *r, struct opjoin *j, struct steps *st, struct ad
 struct advise_opts {
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;
-	int strict;
+	int strict, verbose;
 	enum report_fmt fmt;
 	int printed;            /* traces printed so far */
 	struct report flat;     /* csv: the rows of every trace */
@@ -194,6 +197,12 @@ static int advise_file(const char *path, struct advise_opts *o)
 	if (fatal(rc)) goto out;
 	opjoin_finish(j3);
 	adv_facts_finish(facts);
+	for (size_t i = 0; o->verbose && i < adv_facts_nprocs(facts); i++) {
+		const struct adv_proc *p = adv_facts_proc(facts, i);
+		fprintf(stderr, "%s: %s: pid %u: held at most %" PRIu64 " GPU operations, calls and busy-stretch "
+			"entries at once; %" PRIu64 " operations came after the sweep had passed them\n", g_cmd, path,
+			p->pid, p->held_max, p->late_ops);
+	}
 	struct adv_result res;
 	advise_judge(facts, base, &res);
 	/* the findings point into the facts (labels, stacks): printed before they go */
@@ -220,6 +229,7 @@ int cmd_advise(int argc, char **argv)
 		{ "step-range", required_argument, NULL, 'n' },
 		{ "kernel-wait", required_argument, NULL, 'w' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -254,6 +264,7 @@ int cmd_advise(int argc, char **argv)
 			}
 			break;
 		case 's': o.strict = 1; break;
+		case 'v': o.verbose = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
