@@ -14,17 +14,11 @@ advise: alloc-churn.
 import patho
 
 p = patho.parser(__doc__)
-p.add_argument("--batch", type=int, default=2048)
-p.add_argument("--width", type=int, default=2048)
-p.add_argument("--depth", type=int, default=4)
+patho.mlp_args(p, batch=2048, width=2048, depth=4)
 args = p.parse_args()
 torch = patho.steploop.setup(args)
 
-dev = torch.device(args.device)
-model = patho.mlp(torch, args.width, args.depth, dtype=torch.bfloat16, device=dev)
-opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-x = torch.randn(args.batch, args.width, device=dev, dtype=torch.bfloat16)
-y = torch.randint(0, 10, (args.batch,), device=dev)
+dev, model, opt, x, y = patho.mlp_job(torch, args, dtype=torch.bfloat16)
 
 
 def step(i, ann):

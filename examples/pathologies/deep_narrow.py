@@ -16,9 +16,7 @@ advise: launch-bound.
 import patho
 
 p = patho.parser(__doc__)
-p.add_argument("--batch", type=int, default=8)
-p.add_argument("--width", type=int, default=256)
-p.add_argument("--depth", type=int, default=48)
+patho.mlp_args(p, batch=8, width=256, depth=48)
 args = p.parse_args()
 torch = patho.steploop.setup(args)
 F = torch.nn.functional

@@ -14,18 +14,12 @@ advise: fp32-matmul.
 import patho
 
 p = patho.parser(__doc__)
-p.add_argument("--batch", type=int, default=4096)
-p.add_argument("--width", type=int, default=4096)
-p.add_argument("--depth", type=int, default=4)
+patho.mlp_args(p, batch=4096, width=4096, depth=4)
 args = p.parse_args()
 torch = patho.steploop.setup(args)
 torch.set_float32_matmul_precision("high" if args.fixed else "highest")
 
-dev = torch.device(args.device)
-model = patho.mlp(torch, args.width, args.depth, device=dev)
-opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-x = torch.randn(args.batch, args.width, device=dev)
-y = torch.randint(0, 10, (args.batch,), device=dev)
+dev, model, opt, x, y = patho.mlp_job(torch, args)
 
 
 def step(i, ann):

@@ -13,17 +13,11 @@ advise: nothing above info.
 import patho
 
 p = patho.parser(__doc__)
-p.add_argument("--batch", type=int, default=8192)
-p.add_argument("--width", type=int, default=8192)
-p.add_argument("--depth", type=int, default=6)
+patho.mlp_args(p, batch=8192, width=8192, depth=6)
 args = p.parse_args()
 torch = patho.steploop.setup(args)
 
-dev = torch.device(args.device)
-model = patho.mlp(torch, args.width, args.depth, dtype=torch.bfloat16, device=dev)
-opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-x = torch.randn(args.batch, args.width, device=dev, dtype=torch.bfloat16)
-y = torch.randint(0, 10, (args.batch,), device=dev)
+dev, model, opt, x, y = patho.mlp_job(torch, args, dtype=torch.bfloat16, lr=1e-4)
 
 
 def step(i, ann):

@@ -16,18 +16,12 @@ advise: sync (the blocking copy of .item() and its stream synchronisation).
 import patho
 
 p = patho.parser(__doc__)
-p.add_argument("--batch", type=int, default=8192)
-p.add_argument("--width", type=int, default=4096)
-p.add_argument("--depth", type=int, default=4)
+patho.mlp_args(p, batch=8192, width=4096, depth=4)
 p.add_argument("--host-ms", type=float, default=2.0, help="the host's own CPU work per step")
 args = p.parse_args()
 torch = patho.steploop.setup(args)
 
-dev = torch.device(args.device)
-model = patho.mlp(torch, args.width, args.depth, dtype=torch.bfloat16, device=dev)
-opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-x = torch.randn(args.batch, args.width, device=dev, dtype=torch.bfloat16)
-y = torch.randint(0, 10, (args.batch,), device=dev)
+dev, model, opt, x, y = patho.mlp_job(torch, args, dtype=torch.bfloat16)
 seen = []                                  # the bad variant's per-step losses
 running = torch.zeros((), device=dev)      # the fixed variant's
 

@@ -34,8 +34,8 @@ BLOCK = 1024
 def axpb(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     # program p handles blocks p, p + P, p + 2P, ... (P programs in the grid)
     pid = tl.program_id(0)
-    step = tl.num_programs(0) * BLOCK
-    for start in range(pid * BLOCK, n, step):
+    stride = tl.num_programs(0) * BLOCK
+    for start in range(pid * BLOCK, n, stride):
         offs = start + tl.arange(0, BLOCK)
         m = offs < n
         v = tl.load(x_ptr + offs, mask=m)

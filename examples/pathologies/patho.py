@@ -52,11 +52,35 @@ def mlp(torch, width, depth, out=10, inp=None, dtype=None, device="cuda"):
     return m.to(dtype) if dtype is not None else m
 
 
-def train_step(torch, model, opt, x, y, ann):
-    """One SGD step with the forward/backward/optimizer ranges; returns the loss."""
+def mlp_args(p, batch, width, depth):
+    """--batch, --width, --depth of an MLP job."""
+    p.add_argument("--batch", type=int, default=batch)
+    p.add_argument("--width", type=int, default=width)
+    p.add_argument("--depth", type=int, default=depth)
+
+
+def mlp_job(torch, args, dtype=None, lr=1e-3):
+    """An MLP job's device, model (mlp_args' sizes), SGD optimizer and one
+    batch (x, y) made on the GPU: (dev, model, opt, x, y)."""
+    dev = torch.device(args.device)
+    model = mlp(torch, args.width, args.depth, dtype=dtype, device=dev)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    x = torch.randn(args.batch, args.width, device=dev, dtype=dtype)
+    y = torch.randint(0, 10, (args.batch,), device=dev)
+    return dev, model, opt, x, y
+
+
+def train_step(torch, model, opt, x, y, ann, amp=None):
+    """One SGD step with the forward/backward/optimizer ranges; the forward
+    under autocast to `amp` (a dtype) when given.  Returns the loss."""
     F = torch.nn.functional
     with ann.range("forward"):
-        loss = F.cross_entropy(model(x).float(), y)
+        if amp is not None:
+            with torch.autocast("cuda", dtype=amp):
+                out = model(x)
+        else:
+            out = model(x)
+        loss = F.cross_entropy(out.float(), y)
     with ann.range("backward"):
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -53,8 +53,7 @@ opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 def step(i, ann):
     x, y = next(loader)
     x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
-    with torch.autocast("cuda", dtype=torch.bfloat16):
-        return patho.train_step(torch, model, opt, x, y, ann)
+    return patho.train_step(torch, model, opt, x, y, ann, amp=torch.bfloat16)
 
 
 patho.run(args, "slow_dataset", step)

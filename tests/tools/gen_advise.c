@@ -198,17 +198,9 @@ static void meta(void)
 	const uint32_t tids[3] = { 0, PID, 0 }, nm[3] = { 0, S_MAIN, 0 };
 	sources(PID, 2, kinds, tids, nm);
 	process(PID, S_CMD, S_HOST, -1, T0);
-	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_DEVICE;
-	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;
-	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
-	r.u.device.max_threads_per_sm = 2048; r.u.device.max_blocks_per_sm = 32;
-	r.u.device.max_regs_per_sm = 65536; r.u.device.max_smem_per_sm = 233472;
-	r.u.device.max_smem_per_block = 232448; r.u.device.max_threads_per_block = 1024;
-	r.u.device.warp_size = 32;
-	put(0, &r);
+	device_h200(S_GPU);
 	if (!with_stacks) return;
+	gp_record r;
 	/* innermost first */
 	static const uint64_t st1[] = { SYM | S_PY_MODULE, SYM | S_PY_FWD };
 	static const uint64_t st2[] = { SYM | S_PY_ITEM };

@@ -61,7 +61,6 @@ import subprocess
 import tt
 
 GEN = os.path.join(os.path.dirname(tt.GEN), "gen_advise")
-GOLD = os.path.join(tt.HERE, "golden")
 ORDER = ["info", "low", "medium", "high"]
 
 
@@ -81,21 +80,6 @@ def advise(d, name, *extra):
 
 def rules(res):
     return [f["rule"] for f in res["findings"]]
-
-
-def golden(d, gname, *args):
-    p = tt.gp(*args, check=False, cwd=d)
-    out = p.stdout + f"exit {p.returncode}\n"
-    path = os.path.join(GOLD, gname + ".out")
-    if os.environ.get("GPUPROF_UPDATE_GOLDEN"):
-        with open(path, "w") as f:
-            f.write(out)
-        return
-    with open(path) as f:
-        want = f.read()
-    if out != want:
-        tt.fail(f"golden/{gname}.out differs from gpuprof {' '.join(map(str, args))}")
-        print(out)
 
 
 def fires(d, scen, rule, sev, cost, saving, count=None, *opts):
@@ -242,9 +226,9 @@ with tt.tmpdir() as d:
     tt.expect(0 < held[2000] <= held[400] <= 1000, f"held at most {held} records (400 and 2000 steps)")
 
     # layout
-    golden(d, "advise_sync_stacks_table", "advise", "sync-stacks.gpuprof")
-    golden(d, "advise_launch_table", "advise", "launch.gpuprof")
-    golden(d, "advise_healthy_table", "advise", "healthy.gpuprof")
-    golden(d, "advise_pageable_json", "advise", "--format", "json", "pageable.gpuprof")
+    tt.golden("advise_sync_stacks_table", "advise", "sync-stacks.gpuprof", cwd=d)
+    tt.golden("advise_launch_table", "advise", "launch.gpuprof", cwd=d)
+    tt.golden("advise_healthy_table", "advise", "healthy.gpuprof", cwd=d)
+    tt.golden("advise_pageable_json", "advise", "--format", "json", "pageable.gpuprof", cwd=d)
 
 tt.finish()
