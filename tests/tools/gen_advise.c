@@ -48,6 +48,11 @@
  *  fp32-no   as fp32 with "bf16_gemm".
  *  fp32-host L 2 ms; one call [10000, 15000), "ampere_sgemm_128x64_nn" of
  *            500 us from 20000; no synchronisation (the host is late).
+ *  fp32-ahead  L 100 us; 4 calls [10000 + 10000 j, +5000) of
+ *            "ampere_sgemm_128x64_nn" kernels of 2 ms, which run back to back
+ *            from 50000 after T0: the host runs ahead of the GPU, nothing
+ *            makes it wait until the final cudaDeviceSynchronize (which
+ *            lasts until 1 ms after the last kernel).
  *  underpar  as fp32 with "one_block_kernel", 1 block of 128 threads;
  *            --pm adds pm.sm_active_pct = 0.8 every 1 ms of the trace.
  *  underpar-no  as underpar with 264 blocks.
@@ -95,6 +100,7 @@ struct item { uint64_t emit; size_t seq; uint32_t src; gp_record r; };
 static struct item *items;
 static size_t nitems, citems;
 static uint64_t corr = 1;
+static uint64_t gpu_end;   /* the latest GPU operation end */
 static int with_stacks, with_pm;
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
@@ -132,6 +138,7 @@ static void kernel(uint32_t name, uint32_t stream, uint64_t c, uint64_t s, uint6
 {
 	gp_record r;
 	rec_kernel(&r, name, stream, c, T0 + s, T0 + e, blocks);
+	if (e > gpu_end) gpu_end = e;
 	r.u.kernel.block[0] = threads;
 	add(T0 + e, 2, &r);
 }
@@ -217,11 +224,11 @@ static void meta(void)
 
 enum scenario {
 	HEALTHY, INPUT, INPUT_NO, SYNC, SYNC_NO, PAGEABLE, PAGEABLE_NO, SYNCCOPY, SYNCCOPY_NO, LAUNCH, FP32, FP32_NO,
-	FP32_HOST, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, COMM, COMM_NO, OUTLIER, NOSTEPS, NSCEN
+	FP32_HOST, FP32_AHEAD, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, COMM, COMM_NO, OUTLIER, NOSTEPS, NSCEN
 };
 static const char *const scen_names[NSCEN] = {
 	"healthy", "input", "input-no", "sync", "sync-no", "pageable", "pageable-no", "synccopy", "synccopy-no",
-	"launch", "fp32", "fp32-no", "fp32-host", "underpar", "underpar-no", "alloc", "alloc-no", "comm", "comm-no",
+	"launch", "fp32", "fp32-no", "fp32-host", "fp32-ahead", "underpar", "underpar-no", "alloc", "alloc-no", "comm", "comm-no",
 	"outlier", "nosteps",
 };
 
@@ -236,6 +243,7 @@ static uint64_t step_len(enum scenario sc, uint32_t k)
 	case LAUNCH: return 2010000;
 	case FP32: case FP32_NO: case UNDERPAR: case UNDERPAR_NO: return 8060000;
 	case FP32_HOST: case ALLOC: case ALLOC_NO: return 2000000;
+	case FP32_AHEAD: return 100000;
 	case COMM: case COMM_NO: return 2100000;
 	case OUTLIER: return k == 5 ? 2000000 : 1000000;
 	default: return 1000000;
@@ -318,6 +326,12 @@ static void one_step(enum scenario sc, uint32_t k, uint64_t s)
 	case FP32_HOST:
 		launch(s + 10000, S_SGEMM, 7, s + 20000, s + 520000, B, TH, 1);
 		break;
+	case FP32_AHEAD:
+		for (uint64_t j = 0; j < 4; j++) {
+			uint64_t ks = 50000 + (4 * k + j) * 2000000;
+			launch(s + 10000 + 10000 * j, S_SGEMM, 7, ks, ks + 2000000, B, TH, 1);
+		}
+		break;
 	case ALLOC: case ALLOC_NO:
 		if (sc == ALLOC) plain(S_MALLOC, CB_MALLOC, s + 100000, s + 400000);
 		launch(s + 410000, S_BF16, 7, s + 420000, s + 1420000, B, TH, 1);
@@ -372,7 +386,7 @@ int main(int argc, char **argv)
 		step_range(k, s, s + L);
 		s += L;
 	}
-	plain(S_DSYNC, CB_DEVICE_SYNC, s + 1000, s + 20000000);
+	plain(S_DSYNC, CB_DEVICE_SYNC, s + 1000, s + 20000000 > gpu_end + 1000000 ? s + 20000000 : gpu_end + 1000000);
 	if (with_pm) {
 		for (uint64_t t = 0; t <= s; t += 1000000) {
 			gp_record r;

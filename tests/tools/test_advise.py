@@ -42,7 +42,9 @@ launch (L 2.01e6): 200 kernels of 2 us, each 2 us after its 5 us call;
 fp32 (L 8.06e6): 4 sgemm kernels of 2 ms back to back, the host waiting in
   cudaStreamSynchronize when the GPU drains (GPU-bound): saving per kernel
   floor(2e6 x (1 - 1/3.7)) = 1459459, 5837836 per step (72.4 %).  The same
-  kernels with the host late (fp32-host): saving 0, info.
+  kernels with the host late (fp32-host): saving 0, info.  With the host
+  running ahead (fp32-ahead, L 100 us): 5837836 per step again, committed
+  when the final cudaDeviceSynchronize waits for the last kernel.
 underpar: the fp32 timeline with 1-block kernels: floor(2e6 x (1 - 1/132))
   = 1984848, 7939392 per step; with PM samples of 0.8 % SM active (above
   1/132 = 0.76 %): floor(2e6 x 0.992) = 1984000, 7936000.
@@ -143,6 +145,16 @@ with tt.tmpdir() as d:
     fp = [f for f in res["findings"] if f["rule"] == "fp32-matmul"]
     tt.eq([(f["severity"], f["saving_ns_per_step"], f["cost_ns_per_step"]) for f in fp], [("info", 0, 500000)],
           "fp32 with the host late: no saving")
+
+    # the host runs ahead of the GPU: the kernels' savings still count (the
+    # final synchronisation waits for them); shares of the (host's) step
+    # time exceed 100 %, and the summary says why
+    res, f = fires(d, "fp32-ahead", "fp32-matmul", "high", 8000000, 4 * 1459459, 4)
+    tt.eq((res["processes"][0]["host_runs_ahead"], res["processes"][0]["gpu_work_ns_per_step"]), (True, 8000000),
+          "fp32-ahead: the host runs ahead")
+    p = tt.gp("advise", "fp32-ahead.gpuprof", cwd=d)
+    tt.expect("the host runs ahead of the GPU" in p.stdout, "fp32-ahead: said in the table output")
+    tt.expect(not advise(d, "fp32.gpuprof")["processes"][0]["host_runs_ahead"], "fp32: the host waits")
 
     res, f = fires(d, "underpar", "under-parallel", "high", 8000000, 4 * 1984848, 4)
     tt.eq((f["sites"][0]["blocks_min"], f["sites"][0]["blocks_max"], f["sites"][0]["threads_per_block"]), (1, 1, 128),

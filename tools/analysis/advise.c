@@ -637,6 +637,8 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		ps->host_wait_pct = p->wall ? 100.0 * (double)(bk[SB_HOST_WAIT] + bk[SB_SYNC] + bk[SB_LAUNCH]) /
 						      (double)p->wall : 0;
 		ps->unexplained_pct = p->wall ? 100.0 * (double)p->unexplained_idle_ns / (double)p->wall : 0;
+		ps->gpu_work_ns = p->ncounted ? (double)p->launched_ns / (double)p->ncounted : 0;
+		ps->runs_ahead = ps->gpu_work_ns > ADV_RUN_AHEAD * ps->step_mean_ns;
 		if (!p->ncounted) continue;
 		struct judge j = { f, p, base, (double)p->ncounted, (double)p->wall, out };
 		rule_input(&j);

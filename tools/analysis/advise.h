@@ -79,7 +79,11 @@ struct adv_proc_summary {
 	double step_mean_ns, step_median_ns, busy_pct;
 	double host_wait_pct;              /* host_wait + sync + launch buckets: the GPU waited for the host */
 	double unexplained_pct;            /* idle no cause took ("other" gaps) */
+	double gpu_work_ns;                /* GPU time launched per counted step (kernels, copies, sets) */
+	int runs_ahead;                    /* gpu_work_ns > ADV_RUN_AHEAD x the mean step: the host runs
+					      ahead of the GPU, the steps are the host's */
 };
+#define ADV_RUN_AHEAD 1.2
 
 struct adv_result {
 	struct adv_proc_summary *procs; size_t nprocs;

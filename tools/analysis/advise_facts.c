@@ -715,7 +715,10 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 		if (op->call_e > p->last_launch[o.step]) p->last_launch[o.step] = op->call_e;
 	}
 	int counted = o.step != NO_STEP && p->counted[o.step];
-	if (counted) p->out.launches++;
+	if (counted) {
+		p->out.launches++;
+		p->out.launched_ns += dur;
+	}
 	if (op->kind == OP_KERNEL) {
 		if (counted) {
 			p->out.kernels++;

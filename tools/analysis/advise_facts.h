@@ -152,6 +152,7 @@ struct adv_proc {
 	uint64_t kernels_called;         /* kernels with a recorded launch call */
 	uint64_t short_hta;              /* HTA's short: also a call of <= 50 us */
 	uint64_t launches;               /* GPU operations with a recorded launch call */
+	uint64_t launched_ns;            /* their GPU time (kernels, copies, sets) */
 	uint64_t pre_launch_ns;          /* sum over steps of (first launch call - step start) */
 	uint64_t issue_ns;               /* sum over steps of (last launch call end - first launch call start) */
 	uint64_t graph_floor_ns;         /* median gap between an operation and queued work behind it */

@@ -99,6 +99,10 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 			     "busy %.1f %%, waiting for the host %.1f %%\n", ps->pid, rank_text(ps->rank), ps->nsteps,
 			tool_text(ps->steps_are), ps->nwarm, ps->ncounted, ps->step_mean_ns / 1e6, ps->step_median_ns / 1e6,
 			ps->busy_pct, ps->host_wait_pct);
+		if (ps->runs_ahead)
+			fprintf(out, "   The GPU work launched per step (%.3f ms) is longer than the step: the host runs ahead of "
+				     "the GPU (nothing makes it wait), so the steps are the host's and shares of the step time "
+				     "can exceed 100 %%.\n", ps->gpu_work_ns / 1e6);
 	}
 	if (!res->n) {
 		fprintf(out, "\n no findings\n");
@@ -215,6 +219,8 @@ void advise_print_json(FILE *out, const char *path, const struct adv_result *res
 		jnum(out, "gpu_busy_pct", ps->busy_pct, 0);
 		jnum(out, "gpu_waited_for_host_pct", ps->host_wait_pct, 0);
 		jnum(out, "unexplained_idle_pct", ps->unexplained_pct, 0);
+		jint(out, "gpu_work_ns_per_step", ps->gpu_work_ns, 0);
+		fprintf(out, ",\"host_runs_ahead\":%s", ps->runs_ahead ? "true" : "false");
 		putc('}', out);
 	}
 	fputs("],\n \"findings\":[", out);
