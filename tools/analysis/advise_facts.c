@@ -169,6 +169,7 @@ struct aproc {
 	uint32_t *step_kernels;
 	struct aop *ops; size_t nops, cops;
 	struct acall *calls; size_t ncalls, ccalls;
+	size_t c0;                    /* calls[0 .. c0) are closed (during a sweep: calls sorted by start) */
 	uint64_t cur, swept_to, last_sweep;
 	uint64_t max_dur;
 	struct runent *run; size_t nrun, crun;
@@ -776,6 +777,14 @@ static int cmp_aop(const void *x, const void *y)
 	return a->call_s < b->call_s ? -1 : a->call_s > b->call_s;
 }
 
+/* The first call not closed yet: windows mostly close in start order, so
+ * the loops over open calls start there. */
+static size_t first_open(struct aproc *p)
+{
+	while (p->c0 < p->ncalls && p->calls[p->c0].closed) p->c0++;
+	return p->c0;
+}
+
 static int cmp_acall(const void *x, const void *y)
 {
 	const struct acall *a = x, *b = y;
@@ -800,7 +809,7 @@ static void close_call(struct aproc *p, struct acall *c)
 static void run_end(struct aproc *p, uint64_t t)
 {
 	int gpu_bound = 0;
-	for (size_t i = 0; i < p->ncalls && !gpu_bound; i++) {
+	for (size_t i = first_open(p); i < p->ncalls && !gpu_bound; i++) {
 		const struct acall *c = &p->calls[i];
 		if (c->waits_gpu && c->s <= t && t < c->e) gpu_bound = 1;
 	}
@@ -906,7 +915,7 @@ static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, 
 		/* blocking calls first, each up to its own duration, earliest first
 		 * (in a launch gap the call still running may be one: an async copy
 		 * from pageable memory staging its data) */
-		for (size_t i = 0; i < p->ncalls && pos < g1; i++) {
+		for (size_t i = first_open(p); i < p->ncalls && pos < g1; i++) {
 			struct acall *c = &p->calls[i];
 			if (c->s >= g1) break;
 			if (c->closed || c->claimed >= c->budget) continue;
@@ -926,7 +935,7 @@ static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, 
 static void close_windows(struct aproc *p, const struct aop *o)
 {
 	if (!o->has_call) return;
-	for (size_t i = 0; i < p->ncalls; i++) {
+	for (size_t i = first_open(p); i < p->ncalls; i++) {
 		struct acall *c = &p->calls[i];
 		if (c->s >= o->s) break;
 		if (!c->closed && c->e <= o->call_s) close_call(p, c);
@@ -937,6 +946,7 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 {
 	if (p->nops > 1) qsort(p->ops, p->nops, sizeof(*p->ops), cmp_aop);
 	if (p->ncalls > 1) qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_acall);
+	p->c0 = 0;
 	size_t i;
 	for (i = 0; i < p->nops && p->ops[i].s < T; i++) {
 		const struct aop *o = &p->ops[i];
@@ -955,6 +965,7 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 	for (size_t k = 0; k < p->ncalls; k++)
 		if (!p->calls[k].closed) p->calls[w++] = p->calls[k];
 	p->ncalls = w;
+	p->c0 = 0;
 	p->last_sweep = T;
 }
 
