@@ -213,6 +213,38 @@ with tt.tmpdir() as d:
     tt.expect("gpuprof advise: sync.gpuprof" in p.stdout, "the good one is still judged")
     p = tt.gp("advise", "--step-range", "nosuch", "sync.gpuprof", check=False, cwd=d)
     tt.eq(p.returncode, 2, "--step-range with no such range: exit 2")
+    # damaged traces: a cut one (a killed job) is judged with a warning, 2
+    # under --strict; a corrupt one exits 2; byte flips and cuts at many
+    # offsets never crash or hang, and the JSON stays JSON
+    data = open(os.path.join(d, "sync.gpuprof"), "rb").read()
+
+    def write(name, content):
+        with open(os.path.join(d, name), "wb") as fh:
+            fh.write(content)
+        return name
+
+    cut = write("cut.gpuprof", data[:len(data) * 2 // 3])
+    p = tt.gp("advise", cut, check=False, cwd=d)
+    tt.eq(p.returncode, 0, "cut trace: exit 0")
+    tt.expect("truncated" in p.stderr, f"cut trace: warns {p.stderr!r}")
+    tt.eq(tt.gp("advise", "--strict", cut, check=False, cwd=d).returncode, 2, "cut trace --strict: exit 2")
+    for name, content in (("empty.gpuprof", b""), ("header.gpuprof", data[:20])):
+        p = tt.gp("advise", write(name, content), check=False, cwd=d)
+        tt.eq(p.returncode, 2, f"{name}: exit 2")
+        tt.expect(f"gpuprof advise: cannot read {name}: " in p.stderr, f"{name}: message {p.stderr!r}")
+    for off in range(0, len(data), max(1, len(data) // 40)):
+        c = bytearray(data)
+        c[off] ^= 0xFF
+        for name in (write("flip.gpuprof", bytes(c)), write("cutn.gpuprof", data[:off])):
+            r = subprocess.run([tt.GPUPROF, "advise", "--format", "json", name], capture_output=True, text=True,
+                               errors="replace", timeout=60, cwd=d)
+            tt.expect(r.returncode in (0, 2), f"offset {off}: advise {name} exit {r.returncode}: {r.stderr[-200:]}")
+            if r.returncode == 0:
+                try:
+                    json.loads(r.stdout)
+                except ValueError:
+                    tt.fail(f"offset {off}: advise {name}: output not JSON")
+
     # a trace without steps: said, no findings
     p = tt.gp("advise", gen(d, "nosteps"), cwd=d)
     tt.expect("no counted steps" in p.stdout and "no findings" in p.stdout, f"no steps: {p.stdout!r}")
