@@ -147,9 +147,10 @@ with tt.tmpdir() as d:
           "fp32 with the host late: no saving")
 
     # the host runs ahead of the GPU: the kernels' savings still count (the
-    # final synchronisation waits for them); shares of the (host's) step
-    # time exceed 100 %, and the summary says why
+    # final synchronisation waits for them); the shares are of the GPU work
+    # launched per step (8 ms), not of the host's 100 us step; said
     res, f = fires(d, "fp32-ahead", "fp32-matmul", "high", 8000000, 4 * 1459459, 4)
+    tt.approx(f["saving_pct"], 100 * 4 * 1459459 / 8e6, "fp32-ahead: share of the GPU work per step", tol=1e-3)
     tt.eq((res["processes"][0]["host_runs_ahead"], res["processes"][0]["gpu_work_ns_per_step"]), (True, 8000000),
           "fp32-ahead: the host runs ahead")
     p = tt.gp("advise", "fp32-ahead.gpuprof", cwd=d)

@@ -69,7 +69,7 @@ struct judge {
 	const struct adv_proc *p;
 	uint64_t base;
 	double n;      /* counted steps */
-	double wall;   /* their time */
+	double wall;   /* their time (the GPU work launched in them when the host runs ahead) */
 	struct adv_result *out;
 };
 
@@ -640,7 +640,10 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		ps->gpu_work_ns = p->ncounted ? (double)p->launched_ns / (double)p->ncounted : 0;
 		ps->runs_ahead = ps->gpu_work_ns > ADV_RUN_AHEAD * ps->step_mean_ns;
 		if (!p->ncounted) continue;
-		struct judge j = { f, p, base, (double)p->ncounted, (double)p->wall, out };
+		/* shares are of the step time, or of the GPU work launched per step
+		 * when the host runs ahead (then that is the pipeline's real step) */
+		double basis = ps->runs_ahead ? (double)p->launched_ns : (double)p->wall;
+		struct judge j = { f, p, base, (double)p->ncounted, basis, out };
 		rule_input(&j);
 		rule_blocking(&j, AR_SYNC, AC_SYNC);
 		rule_blocking(&j, AR_PAGEABLE, AC_PAGEABLE);

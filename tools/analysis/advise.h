@@ -81,7 +81,8 @@ struct adv_proc_summary {
 	double unexplained_pct;            /* idle no cause took ("other" gaps) */
 	double gpu_work_ns;                /* GPU time launched per counted step (kernels, copies, sets) */
 	int runs_ahead;                    /* gpu_work_ns > ADV_RUN_AHEAD x the mean step: the host runs
-					      ahead of the GPU, the steps are the host's */
+					      ahead of the GPU, the steps are the host's; the findings'
+					      shares (and severities) are then of gpu_work_ns */
 };
 #define ADV_RUN_AHEAD 1.2
 

@@ -101,8 +101,8 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 			ps->busy_pct, ps->host_wait_pct);
 		if (ps->runs_ahead)
 			fprintf(out, "   The GPU work launched per step (%.3f ms) is longer than the step: the host runs ahead of "
-				     "the GPU (nothing makes it wait), so the steps are the host's and shares of the step time "
-				     "can exceed 100 %%.\n", ps->gpu_work_ns / 1e6);
+				     "the GPU (nothing makes it wait), so the steps are the host's; the shares below are of "
+				     "that GPU work.\n", ps->gpu_work_ns / 1e6);
 	}
 	if (!res->n) {
 		fprintf(out, "\n no findings\n");
