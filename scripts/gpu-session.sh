@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp report flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -626,6 +626,14 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       ls -la "$fl" "$fl"/stall "$fl"/trig
       rm -f "$fl"/*.gpuprof "$fl"/*/*.gpuprof
     ) 2>&1 | tee "$RES/flight.txt" ;;
+  advise)      # issue 22: each job of examples/pathologies and its fix, bare and under gpuprof run (the bad one also
+                # with --stacks); advise must name the cause first (with stacks: its file:line), its estimated saving
+                # within 30 % of the measured one, nothing above info for the healthy job (tests/gpu/advise_check.py;
+                # the table goes into docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset (two calls fit 10 minutes each).
+    log advise
+    timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
+      --steps "${ADVISE_STEPS:-30}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-480}" \
+      ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;

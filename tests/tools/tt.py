@@ -74,6 +74,24 @@ def chromium():
     return None
 
 
+def golden(name, *args, cwd=None):
+    """Runs gpuprof with args (any exit status) and compares its stdout plus
+    an "exit N" line with golden/NAME.out; GPUPROF_UPDATE_GOLDEN=1 rewrites
+    the file instead (review the diff)."""
+    p = gp(*args, check=False, cwd=cwd)
+    out = p.stdout + f"exit {p.returncode}\n"
+    path = os.path.join(HERE, "golden", name + ".out")
+    if os.environ.get("GPUPROF_UPDATE_GOLDEN"):
+        with open(path, "w") as f:
+            f.write(out)
+        return
+    with open(path) as f:
+        want = f.read()
+    if out != want:
+        fail(f"golden/{name}.out differs from gpuprof {' '.join(map(str, args))}")
+        print(out)
+
+
 def expect(cond, what):
     if not cond:
         fail(what)

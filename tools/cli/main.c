@@ -19,6 +19,7 @@ static const struct {
 	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)" },
 	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables" },
 	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas" },
+	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
 	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)" },
 };

@@ -16,6 +16,7 @@ int cmd_top(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_trigger(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 int cmd_steps(int argc, char **argv); /* temporary: to become stats --report steps */
 
 /* The --report names of `gpuprof stats`, from its registry, separated by
