@@ -16,11 +16,17 @@
 
 static __thread char g_open_err[512];
 
-enum { CH_UNKNOWN = 0, CH_OK = 1, CH_CORRUPT = 2 };
-enum { DEC_BATCH = 32 };         /* records decoded per gp_dec_batch call */
+enum {
+	CH_UNKNOWN = 0,
+	CH_OK = 1,
+	CH_CORRUPT = 2
+};
+enum {
+	DEC_BATCH = 32 /* records decoded per gp_dec_batch call */
+};
 
 struct cent {
-	uint64_t off;                /* of the chunk header */
+	uint64_t off; /* of the chunk header */
 	uint32_t csize, usize, source, count;
 	uint8_t state;
 };
@@ -28,22 +34,28 @@ struct cent {
 struct cursor {
 	uint8_t *cbuf, *ubuf;
 	size_t ccap, ucap;
-	size_t *list;                /* ordered mode: this source's chunks */
+	size_t *list; /* ordered mode: this source's chunks */
 	size_t nlist, li;
-	size_t fo_next;              /* file-order mode: next chunk index */
-	size_t cur;                  /* chunk being decoded */
+	size_t fo_next; /* file-order mode: next chunk index */
+	size_t cur;     /* chunk being decoded */
 	int in_chunk;
 	struct gp_dec dec;
-	gp_record *batch;            /* records decoded ahead (DEC_BATCH) */
-	int bi, bn;                  /* next to hand out, how many */
-	const gp_record *cr;         /* current record (in batch) */
+	gp_record *batch;    /* records decoded ahead (DEC_BATCH) */
+	int bi, bn;          /* next to hand out, how many */
+	const gp_record *cr; /* current record (in batch) */
 	uint64_t key;
-	int skip_untimed;            /* source 0 in the merge: metadata already given */
-	int only_untimed;            /* ordered phase 1 */
+	int skip_untimed; /* source 0 in the merge: metadata already given */
+	int only_untimed; /* ordered phase 1 */
 };
 
-struct strent { uint32_t id, len; char *s; };
-struct u32map { uint32_t *slot; uint32_t cap, n; }; /* value = index+1 */
+struct strent {
+	uint32_t id, len;
+	char *s;
+};
+struct u32map {
+	uint32_t *slot; /* value = index+1 */
+	uint32_t cap, n;
+};
 
 struct gp_reader {
 	int fd;
@@ -57,16 +69,20 @@ struct gp_reader {
 	ZSTD_DCtx *dctx;
 
 	struct cursor fo;
-	int ord_phase;               /* 0 not started, 1 metadata, 2 merge, 3 done */
+	int ord_phase; /* 0 not started, 1 metadata, 2 merge, 3 done */
 	struct cursor meta;
 	struct cursor *curs;
 	size_t ncurs;
 	struct cursor **heap;
 	size_t nheap;
-	struct cursor *last;         /* cursor whose record was returned last */
+	struct cursor *last; /* cursor whose record was returned last */
 
-	struct strent *strs; size_t nstrs, strs_cap; struct u32map strmap;
-	gp_rec_source *srcs; size_t nsrcs, srcs_cap; struct u32map srcmap;
+	struct strent *strs;
+	size_t nstrs, strs_cap;
+	struct u32map strmap;
+	gp_rec_source *srcs;
+	size_t nsrcs, srcs_cap;
+	struct u32map srcmap;
 };
 
 static void problem(gp_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -80,7 +96,15 @@ static void problem(gp_reader *r, const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------- tables */
-static uint32_t hash32(uint32_t x) { x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16; return x; }
+static uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
 
 /* returns index+1 of key, 0 if absent */
 static uint32_t map_get(const struct u32map *m, uint32_t key, const void *arr, size_t stride)
@@ -89,7 +113,8 @@ static uint32_t map_get(const struct u32map *m, uint32_t key, const void *arr, s
 	for (uint32_t i = hash32(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		uint32_t v = m->slot[i];
 		if (!v) return 0;
-		uint32_t k; memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
+		uint32_t k;
+		memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
 		if (k == key) return v;
 	}
 }
@@ -103,16 +128,20 @@ static int map_put(struct u32map *m, uint32_t key, uint32_t val, const void *arr
 		for (uint32_t i = 0; i < m->cap; i++) {
 			uint32_t v = m->slot[i];
 			if (!v) continue;
-			uint32_t k; memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
+			uint32_t k;
+			memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
 			uint32_t j = hash32(k) & (nc - 1);
 			while (ns[j]) j = (j + 1) & (nc - 1);
 			ns[j] = v;
 		}
-		free(m->slot); m->slot = ns; m->cap = nc;
+		free(m->slot);
+		m->slot = ns;
+		m->cap = nc;
 	}
 	uint32_t j = hash32(key) & (m->cap - 1);
 	while (m->slot[j]) j = (j + 1) & (m->cap - 1);
-	m->slot[j] = val; m->n++;
+	m->slot[j] = val;
+	m->n++;
 	return 0;
 }
 
@@ -123,20 +152,29 @@ static const char *str_add(gp_reader *r, uint32_t id, const char *s, uint32_t le
 	if (v && r->strs[v - 1].len == len && !memcmp(r->strs[v - 1].s, s, len)) return r->strs[v - 1].s;
 	char *copy = malloc((size_t)len + 1);
 	if (!copy) return NULL;
-	memcpy(copy, s, len); copy[len] = 0;
+	memcpy(copy, s, len);
+	copy[len] = 0;
 	if (v) { /* same id, other bytes: the later definition wins */
 		free(r->strs[v - 1].s);
-		r->strs[v - 1].s = copy; r->strs[v - 1].len = len;
+		r->strs[v - 1].s = copy;
+		r->strs[v - 1].len = len;
 		return copy;
 	}
 	if (r->nstrs == r->strs_cap) {
 		size_t nc = r->strs_cap ? r->strs_cap * 2 : 256;
 		struct strent *ns = realloc(r->strs, nc * sizeof(*ns));
-		if (!ns) { free(copy); return NULL; }
-		r->strs = ns; r->strs_cap = nc;
+		if (!ns) {
+			free(copy);
+			return NULL;
+		}
+		r->strs = ns;
+		r->strs_cap = nc;
 	}
 	r->strs[r->nstrs] = (struct strent){ id, len, copy };
-	if (map_put(&r->strmap, id, (uint32_t)r->nstrs + 1, r->strs, sizeof(*r->strs))) { free(copy); return NULL; }
+	if (map_put(&r->strmap, id, (uint32_t)r->nstrs + 1, r->strs, sizeof(*r->strs))) {
+		free(copy);
+		return NULL;
+	}
 	r->nstrs++;
 	return copy;
 }
@@ -144,12 +182,16 @@ static const char *str_add(gp_reader *r, uint32_t id, const char *s, uint32_t le
 static void src_add(gp_reader *r, const gp_rec_source *s)
 {
 	uint32_t v = map_get(&r->srcmap, s->source_id, r->srcs, sizeof(*r->srcs));
-	if (v) { r->srcs[v - 1] = *s; return; }
+	if (v) {
+		r->srcs[v - 1] = *s;
+		return;
+	}
 	if (r->nsrcs == r->srcs_cap) {
 		size_t nc = r->srcs_cap ? r->srcs_cap * 2 : 64;
 		gp_rec_source *ns = realloc(r->srcs, nc * sizeof(*ns));
 		if (!ns) return;
-		r->srcs = ns; r->srcs_cap = nc;
+		r->srcs = ns;
+		r->srcs_cap = nc;
 	}
 	r->srcs[r->nsrcs] = *s;
 	if (map_put(&r->srcmap, s->source_id, (uint32_t)r->nsrcs + 1, r->srcs, sizeof(*r->srcs))) return;
@@ -188,7 +230,9 @@ static int pread_all(int fd, void *buf, size_t n, uint64_t off)
 		ssize_t k = pread(fd, p, n, (off_t)off);
 		if (k < 0 && errno == EINTR) continue;
 		if (k <= 0) return GP_ERR_IO;
-		p += k; n -= (size_t)k; off += (uint64_t)k;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
 	}
 	return 0;
 }
@@ -199,21 +243,28 @@ static int footer_at(gp_reader *r, uint64_t pos, struct gp_footer_info *f)
 	if (pos + GP_FOOTER_SIZE > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) return 0;
 	if (memcmp(b, gp_magic_footer, 8) || gp_crc32(b, 32) != gp_get32(b + 32)) return 0;
 	f->present = 1;
-	f->index_offset = gp_get64(b + 8); f->chunk_count = gp_get64(b + 16); f->record_count = gp_get64(b + 24);
+	f->index_offset = gp_get64(b + 8);
+	f->chunk_count = gp_get64(b + 16);
+	f->record_count = gp_get64(b + 24);
 	return 1;
 }
 
 static int chunk_hdr_at(gp_reader *r, uint64_t pos, struct gp_chunk_hdr *h, const char **why)
 {
 	uint8_t b[GP_CHUNK_HDR];
-	if (pos + GP_CHUNK_HDR > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) { *why = "short read"; return GP_ERR_TRUNCATED; }
+	if (pos + GP_CHUNK_HDR > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) {
+		*why = "short read";
+		return GP_ERR_TRUNCATED;
+	}
 	return gp_chunk_hdr_get(b, h, why);
 }
 
 /* Next offset > pos holding a valid chunk header or footer, or fsize. */
 static uint64_t resync(gp_reader *r, uint64_t pos)
 {
-	enum { BLK = 1 << 16 };
+	enum {
+		BLK = 1 << 16
+	};
 	static __thread uint8_t blk[BLK];
 	for (uint64_t base = pos + 1; base < r->fsize; base += BLK - 8) {
 		size_t n = (size_t)(r->fsize - base < BLK ? r->fsize - base : BLK);
@@ -221,7 +272,9 @@ static uint64_t resync(gp_reader *r, uint64_t pos)
 		for (size_t i = 0; i + 4 <= n; i++) {
 			if (blk[i] != 'G' || blk[i + 1] != 'P') continue;
 			uint64_t at = base + i;
-			struct gp_chunk_hdr h; const char *why; struct gp_footer_info f;
+			struct gp_chunk_hdr h;
+			const char *why;
+			struct gp_footer_info f;
 			if (!memcmp(blk + i, gp_magic_chunk, 4) && chunk_hdr_at(r, at, &h, &why) == 0) return at;
 			if (i + 8 <= n && !memcmp(blk + i, gp_magic_footer, 8) && footer_at(r, at, &f)) return at;
 		}
@@ -236,7 +289,8 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 		size_t nc = r->chcap ? r->chcap * 2 : 256;
 		struct cent *n = realloc(r->ch, nc * sizeof(*n));
 		if (!n) return GP_ERR_NOMEM;
-		r->ch = n; r->chcap = nc;
+		r->ch = n;
+		r->chcap = nc;
 	}
 	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, CH_UNKNOWN };
 	return 0;
@@ -254,7 +308,8 @@ static void check_index(gp_reader *r, uint64_t pos, const struct gp_chunk_hdr *h
 				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "bad index content");
 		}
 	}
-	free(c); free(u);
+	free(c);
+	free(u);
 }
 
 /* Walks chunk headers (no decompression) and builds the chunk table. */
@@ -306,7 +361,10 @@ static int scan(gp_reader *r)
 			problem(r, "chunk at offset %llu: %s; no valid chunk after it (%llu bytes skipped)",
 				(unsigned long long)pos, why, (unsigned long long)(next - pos));
 		pos = next;
-		if (next == r->fsize) { pos = next; break; }
+		if (next == r->fsize) {
+			pos = next;
+			break;
+		}
 	}
 	r->integ.has_footer = footer;
 	if (!footer) {
@@ -350,12 +408,21 @@ static int read_header(gp_reader *r)
 				 (unsigned long long)r->fsize, hsize);
 	uint8_t *b = malloc(hsize);
 	if (!b) return GP_ERR_NOMEM;
-	if (pread_all(r->fd, b, hsize, 0)) { free(b); return fail_open(r, GP_ERR_IO, "read error"); }
-	if (gp_crc32(b, hsize - 4) != gp_get32(b + hsize - 4)) { free(b); return fail_open(r, GP_ERR_CORRUPT, "bad header: checksum mismatch"); }
+	if (pread_all(r->fd, b, hsize, 0)) {
+		free(b);
+		return fail_open(r, GP_ERR_IO, "read error");
+	}
+	if (gp_crc32(b, hsize - 4) != gp_get32(b + hsize - 4)) {
+		free(b);
+		return fail_open(r, GP_ERR_CORRUPT, "bad header: checksum mismatch");
+	}
 	gp_header *h = &r->hdr;
-	h->major = major; h->minor = minor;
-	h->pid = gp_get32(b + 16); h->clock_id = gp_get32(b + 20);
-	h->start_trace_ns = gp_get64(b + 24); h->start_realtime_ns = gp_get64(b + 32);
+	h->major = major;
+	h->minor = minor;
+	h->pid = gp_get32(b + 16);
+	h->clock_id = gp_get32(b + 20);
+	h->start_trace_ns = gp_get64(b + 24);
+	h->start_realtime_ns = gp_get64(b + 32);
 	h->rank = (int32_t)gp_get32(b + 40);
 	size_t p = GP_HEADER_FIXED, end = hsize - 4;
 	char *dst[2] = { h->producer, h->host };
@@ -364,9 +431,13 @@ static int read_header(gp_reader *r)
 		if (p + 2 > end) break;
 		size_t n = gp_get16(b + p);
 		p += 2;
-		if (n > end - p) { free(b); return fail_open(r, GP_ERR_CORRUPT, "bad header: string length beyond header"); }
+		if (n > end - p) {
+			free(b);
+			return fail_open(r, GP_ERR_CORRUPT, "bad header: string length beyond header");
+		}
 		size_t c = n < dcap[i] - 1 ? n : dcap[i] - 1;
-		memcpy(dst[i], b + p, c); dst[i][c] = 0;
+		memcpy(dst[i], b + p, c);
+		dst[i][c] = 0;
 		p += n;
 	}
 	free(b);
@@ -391,7 +462,10 @@ GP_API int gp_reader_open(const char *path, gp_reader **out)
 	r->fsize = (uint64_t)st.st_size;
 	if ((rc = read_header(r))) goto fail;
 	r->dctx = ZSTD_createDCtx();
-	if (!r->dctx) { rc = GP_ERR_NOMEM; goto fail; }
+	if (!r->dctx) {
+		rc = GP_ERR_NOMEM;
+		goto fail;
+	}
 	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 24);
 	if (r->fsize >= r->data_start + GP_FOOTER_SIZE) footer_at(r, r->fsize - GP_FOOTER_SIZE, &r->foot);
 	if ((rc = scan(r))) goto fail;
@@ -428,7 +502,10 @@ GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out)
 
 static void cursor_free(struct cursor *c)
 {
-	free(c->cbuf); free(c->ubuf); free(c->list); free(c->batch);
+	free(c->cbuf);
+	free(c->ubuf);
+	free(c->list);
+	free(c->batch);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -441,10 +518,13 @@ GP_API void gp_reader_close(gp_reader *r)
 	cursor_free(&r->fo);
 	cursor_free(&r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
-	free(r->curs); free(r->heap);
+	free(r->curs);
+	free(r->heap);
 	for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i].s);
-	free(r->strs); free(r->strmap.slot);
-	free(r->srcs); free(r->srcmap.slot);
+	free(r->strs);
+	free(r->strmap.slot);
+	free(r->srcs);
+	free(r->srcmap.slot);
 	free(r);
 }
 
@@ -470,14 +550,16 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	if (e->csize > c->ccap) {
 		uint8_t *n = realloc(c->cbuf, e->csize);
 		if (!n) return GP_ERR_NOMEM;
-		c->cbuf = n; c->ccap = e->csize;
+		c->cbuf = n;
+		c->ccap = e->csize;
 	}
 	if (e->usize > c->ucap || !c->ubuf) {
 		/* slack past the data: the fast record decoder may read ahead */
 		size_t want = e->usize ? e->usize : 1;
 		uint8_t *n = realloc(c->ubuf, want + GP_DEC_OVERREAD);
 		if (!n) return GP_ERR_NOMEM;
-		c->ubuf = n; c->ucap = want;
+		c->ubuf = n;
+		c->ucap = want;
 	}
 	if (pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
 		problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
@@ -520,7 +602,12 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 			}
 		}
 	}
-	if (n) { c->bn = n; c->bi = 1; c->cr = &c->batch[0]; return 1; }
+	if (n) {
+		c->bn = n;
+		c->bi = 1;
+		c->cr = &c->batch[0];
+		return 1;
+	}
 	if (c->dec.err) {
 		struct cent *e = &r->ch[c->cur];
 		problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off,
@@ -535,7 +622,10 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 /* Next record of the cursor's current chunk (c->cr): 1, or 0 at its end. */
 static inline int chunk_next(gp_reader *r, struct cursor *c)
 {
-	if (GP_LIKELY(c->bi < c->bn)) { c->cr = &c->batch[c->bi++]; return 1; }
+	if (GP_LIKELY(c->bi < c->bn)) {
+		c->cr = &c->batch[c->bi++];
+		return 1;
+	}
 	return chunk_refill(r, c);
 }
 
@@ -545,7 +635,10 @@ GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 	if (!r || !rec) return GP_ERR_INVALID;
 	struct cursor *c = &r->fo;
 	for (;;) {
-		if (chunk_next(r, c)) { *rec = c->cr; return 1; }
+		if (chunk_next(r, c)) {
+			*rec = c->cr;
+			return 1;
+		}
 		if (c->fo_next >= r->nch) return 0;
 		int rc = load_chunk(r, c, c->fo_next++);
 		if (rc == GP_ERR_NOMEM) return rc;
@@ -582,7 +675,9 @@ static void sift_down(struct cursor **h, size_t n, size_t i)
 		if (l < n && less(h[l], h[m])) m = l;
 		if (l + 1 < n && less(h[l + 1], h[m])) m = l + 1;
 		if (m == i) return;
-		struct cursor *t = h[i]; h[i] = h[m]; h[m] = t;
+		struct cursor *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
 		i = m;
 	}
 }
@@ -602,7 +697,8 @@ static int order_setup(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++) n0 += r->ch[i].source == 0;
 	r->meta.list = malloc((n0 ? n0 : 1) * sizeof(size_t));
 	if (!r->meta.list) return GP_ERR_NOMEM;
-	for (size_t i = 0; i < r->nch; i++) if (r->ch[i].source == 0) r->meta.list[r->meta.nlist++] = i;
+	for (size_t i = 0; i < r->nch; i++)
+		if (r->ch[i].source == 0) r->meta.list[r->meta.nlist++] = i;
 	r->meta.only_untimed = 1;
 
 	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(size_t));
@@ -610,16 +706,23 @@ static int order_setup(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++) idx[i] = i;
 	qsort_r(idx, r->nch, sizeof(size_t), cmp_src_then_idx, r->ch);
 	size_t ns = 0;
-	for (size_t i = 0; i < r->nch; i++) if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
+	for (size_t i = 0; i < r->nch; i++)
+		if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
 	r->curs = calloc(ns ? ns : 1, sizeof(*r->curs));
 	r->heap = calloc(ns ? ns : 1, sizeof(*r->heap));
-	if (!r->curs || !r->heap) { free(idx); return GP_ERR_NOMEM; }
+	if (!r->curs || !r->heap) {
+		free(idx);
+		return GP_ERR_NOMEM;
+	}
 	for (size_t i = 0; i < r->nch;) {
 		size_t j = i;
 		while (j < r->nch && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
 		struct cursor *c = &r->curs[r->ncurs++];
 		c->list = malloc((j - i) * sizeof(size_t));
-		if (!c->list) { free(idx); return GP_ERR_NOMEM; }
+		if (!c->list) {
+			free(idx);
+			return GP_ERR_NOMEM;
+		}
 		memcpy(c->list, idx + i, (j - i) * sizeof(size_t));
 		c->nlist = j - i;
 		c->skip_untimed = r->ch[idx[i]].source == 0;
@@ -640,7 +743,10 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 	if (r->ord_phase == 1) {
 		rc = cursor_advance(r, &r->meta);
 		if (rc < 0) return rc;
-		if (rc) { *rec = r->meta.cr; return 1; }
+		if (rc) {
+			*rec = r->meta.cr;
+			return 1;
+		}
 		/* all metadata (strings, sources) known now: start the merge */
 		for (size_t i = 0; i < r->ncurs; i++) {
 			rc = cursor_advance(r, &r->curs[i]);
@@ -659,7 +765,10 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 			if (r->nheap) sift_down(r->heap, r->nheap, 0);
 			r->last = NULL;
 		}
-		if (!r->nheap) { r->ord_phase = 3; return 0; }
+		if (!r->nheap) {
+			r->ord_phase = 3;
+			return 0;
+		}
 		r->last = r->heap[0];
 		*rec = r->last->cr;
 		return 1;
@@ -670,11 +779,16 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 GP_API int gp_reader_rewind(gp_reader *r)
 {
 	if (!r) return GP_ERR_INVALID;
-	r->fo.fo_next = 0; r->fo.in_chunk = 0; r->fo.bi = r->fo.bn = 0;
+	r->fo.fo_next = 0;
+	r->fo.in_chunk = 0;
+	r->fo.bi = r->fo.bn = 0;
 	cursor_free(&r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
-	free(r->curs); free(r->heap);
-	r->curs = NULL; r->heap = NULL; r->ncurs = r->nheap = 0;
+	free(r->curs);
+	free(r->heap);
+	r->curs = NULL;
+	r->heap = NULL;
+	r->ncurs = r->nheap = 0;
 	r->last = NULL;
 	r->ord_phase = 0;
 	return 0;
@@ -687,7 +801,10 @@ GP_API int gp_reader_load_meta(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++) {
 		if (r->ch[i].source != 0) continue;
 		int rc = load_chunk(r, &c, i);
-		if (rc == GP_ERR_NOMEM) { cursor_free(&c); return rc; }
+		if (rc == GP_ERR_NOMEM) {
+			cursor_free(&c);
+			return rc;
+		}
 		while (chunk_next(r, &c)) {}
 	}
 	cursor_free(&c);
@@ -701,7 +818,8 @@ GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n)
 	struct cursor c = { 0 };
 	for (size_t i = 0; i < r->nch; i++) {
 		if (r->ch[i].state != CH_UNKNOWN) continue;
-		if (load_chunk(r, &c, i) == 0) while (chunk_next(r, &c)) {}
+		if (load_chunk(r, &c, i) == 0)
+			while (chunk_next(r, &c)) {}
 	}
 	cursor_free(&c);
 	const struct gp_integrity *g = &r->integ;

@@ -124,15 +124,7 @@ static void write_occ(void)
 	put(0, &r);
 	r.u.source.source_id = 4; r.u.source.kind = GP_SOURCE_TOOL;
 	put(0, &r);
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_DEVICE;
-	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;
-	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
-	r.u.device.max_threads_per_sm = 2048; r.u.device.max_blocks_per_sm = 32;
-	r.u.device.max_regs_per_sm = 65536; r.u.device.max_smem_per_sm = 233472;
-	r.u.device.max_smem_per_block = 232448; r.u.device.max_threads_per_block = 1024;
-	r.u.device.warp_size = 32;
-	put(0, &r);
+	device_h200(S_GPU);
 	uint64_t t = 1000;
 	for (uint32_t i = 0; i < nk; i++) {
 		memset(&r, 0, sizeof(r));

@@ -20,11 +20,15 @@ n=0
 for f in "$d"/t-*.gpuprof; do
 	n=$((n + 1))
 	{
-		"$G" stats --report kernels,memops,memsize --format csv "$f"
+		# the PID column of each section holds the run's pid
+		"$G" stats --report kernels,memops,memsize --format csv "$f" |
+			awk -F, -v OFS=, '/^# /{hdr=1; print; next}
+				hdr {c=0; for (i=1; i<=NF; i++) if ($i=="PID") c=i; hdr=0; print; next}
+				c && $c ~ /^[0-9]+$/ {$c="PID"} {print}'
 		echo "exit $?"
 		# "cross" is ended by worker 0: which other workers' kernels were
 		# launched before that (any thread counts) is up to the scheduler
-		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,10,11,12 |
+		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,12,13,14 |
 			sed 's/^\([0-9]*\),[0-9]*,StartEnd,cross$/\1,N,StartEnd,cross/' | sort
 	} >"$d/out.$n"
 done

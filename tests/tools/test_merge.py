@@ -43,11 +43,12 @@ with tt.tmpdir() as d:
     # one time axis: the merged dump is time ordered across both processes
     ts = [r.get("start", r.get("ts")) for r in recs if r["type"] in timed and r["type"] != "nvtx_range"]
     tt.expect(ts == sorted(ts), "merged records in time order")
-    # stats attribute NVTX per process: train_step twice per pid (rows per
-    # process, the trace holds two; --by none merges them)
+    # stats per process still attribute NVTX per thread: train_step twice per
+    # pid, one row per process (rank 1's process record has a rank, 1000's not)
     st = json.loads(tt.gp("stats", "--format", "json", "--report", "nvtx,util", m).stdout)
-    tt.eq(sorted((r["pid"], r["instances"], r["gpu_kernel_ns"]) for r in st["nvtx"] if r["range"] == "train_step"),
-          [(1000, 2, 44000), (2000, 2, 44000)], "merged nvtx, per process")
+    n = {(r["pid"], r["rank"]): r for r in st["nvtx"] if r["range"] == "train_step"}
+    tt.eq({k: (r["instances"], r["gpu_kernel_ns"]) for k, r in n.items()},
+          {(2000, 1): (2, 44000), (1000, None): (2, 44000)}, "merged nvtx, per process")
     mg = json.loads(tt.gp("stats", "--format", "json", "--report", "nvtx", "--by", "none", m).stdout)
     n = {r["range"]: r for r in mg["nvtx"]}
     tt.eq((n["train_step"]["instances"], n["train_step"]["gpu_kernel_ns"]), (4, 88000), "merged nvtx --by none")

@@ -25,23 +25,34 @@ void sgroup_add(struct sgroup *g, uint64_t v)
 	if (!g->n || v > g->max) g->max = v;
 	g->n++;
 	g->total += v;
-	double d = (double)v - g->mean;
-	g->mean += d / (double)g->n;
-	g->m2 += d * ((double)v - g->mean);
 	VEC_PUSH(g->v, g->nv, g->cv, v);
+	g->sorted = 0;
+}
+
+static void sgroup_sort(struct sgroup *g)
+{
+	if (!g->sorted) qsort(g->v, g->nv, sizeof(uint64_t), cmp_u64);
+	g->sorted = 1;
 }
 
 double sgroup_median(struct sgroup *g)
 {
 	if (!g->nv) return 0;
-	qsort(g->v, g->nv, sizeof(uint64_t), cmp_u64);
+	sgroup_sort(g);
 	if (g->nv & 1) return (double)g->v[g->nv / 2];
 	return ((double)g->v[g->nv / 2 - 1] + (double)g->v[g->nv / 2]) / 2.0;
 }
 
-double sgroup_stddev(const struct sgroup *g)
+double sgroup_stddev(struct sgroup *g)
 {
-	return g->n > 1 ? sqrt(g->m2 / (double)(g->n - 1)) : 0.0;
+	if (g->nv < 2) return 0.0;
+	sgroup_sort(g);
+	double mean = (double)g->total / (double)g->nv, m2 = 0;
+	for (size_t i = 0; i < g->nv; i++) {
+		double d = (double)g->v[i] - mean;
+		m2 += d * d;
+	}
+	return sqrt(m2 / (double)(g->nv - 1));
 }
 
 void summary_free(struct summary *t)

@@ -32,19 +32,58 @@ static const struct {
 	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)" },
 	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity" },
 	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines" },
-	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
+	{ "stats", cmd_stats, NULL /* "summary reports: " + the registry's names */ },
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
 	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)" },
+	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables" },
+	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas" },
+	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving" },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
+	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)" },
 };
+
+/* `text` after the 11 columns of a command's name, wrapped at spaces so lines
+ * stay within 79 columns. */
+static void print_wrapped(FILE *f, const char *text)
+{
+	const int indent = 11, width = 79;
+	int col = indent;
+	const char *p = text;
+	while (*p) {
+		size_t w = strcspn(p, " ");
+		if (col > indent && col + 1 + (int)w > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, w, f);
+		col += (int)w;
+		p += w;
+		while (*p == ' ') p++;
+	}
+	fputc('\n', f);
+}
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuprof <command> [options] [args]\n\n"
+	fprintf(f, "usage: gpuprof <command> [options] [args]\n"
+		   "       gpuprof --version\n\n"
 		   "Records and analyses CUDA activity of deep-learning jobs.\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char what[1024];
+		if (cmds[i].what) {
+			snprintf(what, sizeof(what), "%s", cmds[i].what);
+		} else {
+			char names[900];
+			cmd_stats_report_names(names, sizeof(names));
+			snprintf(what, sizeof(what), "summary reports: %s", names);
+		}
+		fprintf(f, "  %-8s ", cmds[i].name);
+		print_wrapped(f, what);
+	}
 	fprintf(f, "\n'gpuprof <command> --help' describes a command.\n"
 		   "exit status: 0 ok, 1 usage error, 2 unreadable or damaged input;\n"
 		   "'run' exits with the job's status.\n");
@@ -70,6 +109,7 @@ int main(int argc, char **argv)
 			static char prefix[64];
 			snprintf(prefix, sizeof(prefix), "gpuprof %s", cmds[i].name);
 			g_cmd = prefix;
+			argv[1] = prefix; /* getopt's own messages start with argv[0] */
 			return cmds[i].fn(argc - 1, argv + 1);
 		}
 	}

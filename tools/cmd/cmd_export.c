@@ -19,6 +19,7 @@ static void help(FILE *f)
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
 		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
 		   "                     Timestamps: us since the trace start, ns precision.\n"
+		   "                     --format chrome and --format json are the same.\n"
 		   "  --format sqlite    SQLite database with nsys-like tables\n"
 		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...);\n"
 		   "                     times in ns since the trace start.\n"
@@ -29,6 +30,7 @@ static void help(FILE *f)
 		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
 		   "                     launches (number of launch calls)\n"
 		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
+		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
 		   "perfetto and sqlite only:\n"
 		   SELOPT_HELP
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"

@@ -8,9 +8,13 @@
  * that asked for them), then fill and print.  The reports are components
  * (reports/stats_report.h), listed in reports/registry.c; their memory is
  * described in their files. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "common/report.h"
@@ -35,6 +39,15 @@ static struct table_ref *all_tables(size_t *n)
 	return t;
 }
 
+void cmd_stats_report_names(char *buf, size_t n)
+{
+	size_t l = 0;
+	if (n) buf[0] = 0;
+	for (int i = 0; stats_reports[i]; i++)
+		for (int j = 0; j < stats_reports[i]->ntables && l < n; j++)
+			l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? ", " : "", stats_reports[i]->tables[j].name);
+}
+
 /* "  NAME     first line\n           next line\n..." for each table. */
 static void help_reports(FILE *f)
 {
@@ -55,6 +68,8 @@ static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
 		   "                     [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
+		   "                     [--names base|full|mangled] [--time-unit ns|us|ms|s]\n"
+		   "                     [--width N] [--csv-dir DIR]\n"
 		   "                     [--attribution any-thread|same-thread]\n"
 		   "                     [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
 		   "                     [--kernel-wait T] [--per-step] [--verbose] [--nvtx-instances]\n"
@@ -64,6 +79,16 @@ static void help(FILE *f)
 	fprintf(f, "\n"
 		   "  --report LIST     reports to print, comma separated\n"
 		   "  --format FMT      table (default), csv or json\n"
+		   "  --names FORM      kernel names in tables: base (default; as nsys :base, the\n"
+		   "                    function name without return type, scope, template\n"
+		   "                    arguments and parameters), full (demangled) or mangled.\n"
+		   "                    CSV and JSON always carry the full and the mangled name\n"
+		   "  --time-unit U     durations in tables in ns (default), us, ms or s\n"
+		   "  --csv-dir DIR     one CSV file per report, DIR/NAME.csv (DIR is created;\n"
+		   "                    files there are replaced), nothing on stdout\n"
+		   "  --width N         tables: cut the last column (a name) so lines fit N\n"
+		   "                    columns (0: never); default $COLUMNS, else the terminal's\n"
+		   "                    width when stdout is one, else 200\n"
 		   SELOPT_HELP
 		   "  --attribution R   which NVTX ranges and steps GPU work belongs to (nvtx, comm_steps,\n"
 		   "                    steps): any-thread (default): those open when its launch call\n"
@@ -87,7 +112,8 @@ static void help(FILE *f)
 		   "  --nvtx-instances  nvtx: a row for each numbered name (step 0, step 1, ...)\n"
 		   "                    instead of one row 'step *'\n"
 		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help        this text\n\n"
+		   "  -h, --help        this text\n"
+		   "  FILE              the trace; '-' = stdin (copied to a temporary file first)\n\n"
 		   "Med is the exact median (mean of the two middle values for even counts);\n"
 		   "StdDev is the sample standard deviation (n-1), 0 for a single value.\n"
 		   "docs/CLI.md defines every figure; docs/STEPS.md the steps.\n");
@@ -100,6 +126,12 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 {
 	char *list = xstrdup(arg), *save = NULL;
 	int rc = 0;
+	size_t l = strlen(list);
+	if (list[0] == ',' || (l && list[l - 1] == ',') || strstr(list, ",,")) {
+		tool_err("empty name in --report '%s'", arg);
+		free(list);
+		return -1;
+	}
 	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t k;
 		for (k = 0; k < ntabs && strcmp(tok, tabs[k].rep->tables[tabs[k].tab_ix].name); k++) ;
@@ -167,6 +199,50 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 	return EXIT_OK;
 }
 
+/* --csv-dir: the table as DIR/NAME.csv; 0, or -1 after the message. */
+static int write_csv_file(const char *dir, const struct report *rep, const struct report_style *style)
+{
+	char *p = xmalloc(strlen(dir) + strlen(rep->name) + 6);
+	sprintf(p, "%s/%s.csv", dir, rep->name);
+	FILE *f = fopen(p, "w");
+	int rc = 0;
+	if (!f) {
+		tool_err("cannot write %s: %s", p, strerror(errno));
+		rc = -1;
+	} else {
+		report_print(f, rep, style);
+		if (ferror(f) | fclose(f)) {
+			tool_err("cannot write %s: %s", p, strerror(errno));
+			rc = -1;
+		}
+	}
+	free(p);
+	return rc;
+}
+
+/* A --width value: a whole number of columns, 0 or more. */
+static int parse_width(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < 0 || v > 1000000) return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* The width tables are cut to: $COLUMNS when it is a number, else the
+ * terminal's when stdout is one, else 200. */
+static int table_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	int w;
+	if (env && !parse_width(env, &w) && w > 0) return w;
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 200;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -184,6 +260,10 @@ int cmd_stats(int argc, char **argv)
 		{ "whole-trace", no_argument, NULL, 'W' },
 		{ "by", required_argument, NULL, 'B' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "names", required_argument, NULL, 'N' },
+		{ "time-unit", required_argument, NULL, 'T' },
+		{ "width", required_argument, NULL, 'X' },
+		{ "csv-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -200,12 +280,17 @@ int cmd_stats(int argc, char **argv)
 	so.rule = ATTR_ANY_THREAD;
 	so.detect.sz = sizeof(so.detect);
 	so.detect.want = STEP_WANT_AUTO;
+	enum name_form names = NAME_BASE;
+	const char *csv_dir = NULL;
+	int have_fmt = 0;
+	struct report_style style = { .fmt = FMT_TABLE, .width = -1, .unit = TU_NS };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&sel, c, optarg);
 		if (taken < 0) goto out_opts;
 		if (taken) continue;
 		switch (c) {
 		case 'r':
+			if (!*optarg) { tool_err("empty --report (see --help for the names)"); goto out_opts; }
 			if (parse_reports(optarg, tabs, ntabs, want)) goto out_opts;
 			any = 1;
 			break;
@@ -214,6 +299,11 @@ int cmd_stats(int argc, char **argv)
 			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
 			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
 			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto out_opts; }
+			have_fmt = 1;
+			break;
+		case 'D':
+			if (!*optarg) { tool_err("empty --csv-dir"); goto out_opts; }
+			csv_dir = optarg;
 			break;
 		case 'a':
 			if (attr_rule_parse(optarg, &so.rule)) {
@@ -247,6 +337,24 @@ int cmd_stats(int argc, char **argv)
 			else if (!strcmp(optarg, "none")) so.by_process = STATS_BY_NONE;
 			else { tool_err("unknown --by '%s' (process, none)", optarg); goto out_opts; }
 			break;
+		case 'N': {
+			int nf = name_form_parse(optarg);
+			if (nf < 0) { tool_err("unknown --names '%s' (base, full, mangled)", optarg); goto out_opts; }
+			names = (enum name_form)nf;
+			break;
+		}
+		case 'T': {
+			int u = time_unit_parse(optarg);
+			if (u < 0) { tool_err("unknown --time-unit '%s' (ns, us, ms, s)", optarg); goto out_opts; }
+			style.unit = (enum time_unit)u;
+			break;
+		}
+		case 'X':
+			if (parse_width(optarg, &style.width)) {
+				tool_err("--width needs a number of columns (0: no limit), not '%s'", optarg);
+				goto out_opts;
+			}
+			break;
 		case 's': strict = 1; break;
 		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
 		default: help(stderr); goto out_opts;
@@ -263,6 +371,20 @@ int cmd_stats(int argc, char **argv)
 		if (!strcmp(tabs[k].rep->tables[tabs[k].tab_ix].name, "step_rows") &&
 		    (!any || want[k - (size_t)tabs[k].tab_ix]))
 			want[k] = 1;
+	if (csv_dir) {
+		if (have_fmt && fmt != FMT_CSV) {
+			tool_err("--csv-dir writes CSV; it cannot be combined with --format %s",
+				 fmt == FMT_JSON ? "json" : "table");
+			goto out_opts;
+		}
+		fmt = FMT_CSV;
+		struct stat sb;
+		if (mkdir(csv_dir, 0777) != 0 && (errno != EEXIST || stat(csv_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+			tool_err("cannot create directory %s: %s", csv_dir, strerror(errno == EEXIST ? ENOTDIR : errno));
+			code = EXIT_BADINPUT;
+			goto out_opts;
+		}
+	}
 	const char *path;
 	gp_reader *r;
 	code = tool_open_operand(argc, argv, help, &path, &r);
@@ -270,6 +392,8 @@ int cmd_stats(int argc, char **argv)
 		goto out_opts;
 
 	/* the reports run: those with a table to print (all, for the default set) */
+	style.fmt = fmt;
+	if (style.width < 0) style.width = table_width();
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
 	int *run = xcalloc(nreps ? nreps : 1, sizeof(int));
@@ -289,6 +413,7 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	stats_ctx_init(&ctx, r, &so, needs, &selection, sel.abs_time);
+	ctx.names = fmt == FMT_TABLE ? names : NAME_FULL;
 	if (stats_ctx_prepass(&ctx) && (code = prepass(&ctx, r, path, strict)) != EXIT_OK)
 		goto out;
 	for (size_t i = 0; i < nreps; i++)
@@ -334,6 +459,12 @@ int cmd_stats(int argc, char **argv)
 		if (needed) tabs[k].rep->fill(self[tabs[k].rep_ix], &ctx, &out[k]);
 	}
 
+	if (csv_dir) {
+		for (size_t k = 0; k < ntabs && code != EXIT_BADINPUT; k++)
+			if (want[k] && write_csv_file(csv_dir, &out[k], &style))
+				code = EXIT_BADINPUT;
+		goto out_reports;
+	}
 	int nwant = 0, printed = 0;
 	for (size_t k = 0; k < ntabs; k++) nwant += want[k];
 	if (fmt == FMT_JSON) putchar('{');
@@ -342,10 +473,11 @@ int cmd_stats(int argc, char **argv)
 		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", out[k].name);
 		else if (printed) putchar('\n');
 		if (fmt == FMT_CSV && nwant > 1) printf("# %s\n", out[k].name);
-		report_print(stdout, &out[k], fmt);
+		report_print(stdout, &out[k], &style);
 		printed++;
 	}
 	if (fmt == FMT_JSON) printf("}\n");
+out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);
 	free(out);
 out:

@@ -29,16 +29,11 @@
 
 enum { NVTX_P90 = TS_NCOLS, NVTX_GPU_NS, NVTX_STYLE, NVTX_RANGE, NVTX_NCOLS };
 static const struct col nvtx_cols[NVTX_NCOLS] = {
-	TIME_SUMMARY_COLS("Instances", "instances"),
-	[NVTX_P90] = { "P90 (ns)", "p90_ns", COL_F1 },
-	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT },
-	[NVTX_STYLE] = { "Style", "style", COL_STR },
-	[NVTX_RANGE] = { "Range", "range", COL_STR },
-};
-/* split by process: PID and Rank first, then nvtx_cols */
-enum { NVTX_BY_PROC = 2 };
-static struct col nvtx_cols_proc[NVTX_BY_PROC + NVTX_NCOLS] = {
-	{ "PID", "pid", COL_ID }, { "Rank", "rank", COL_ID },
+	TIME_SUMMARY_COLS("Instances", "instances", NULL),
+	[NVTX_P90] = { "P90 (ns)", "p90_ns", COL_F1, COL_EVERYWHERE },
+	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT, COL_EVERYWHERE },
+	[NVTX_STYLE] = { "Style", "style", COL_STR, COL_EVERYWHERE },
+	[NVTX_RANGE] = { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 
 /* Range kinds seen under one name (bits). */
@@ -50,8 +45,7 @@ struct nvtx_report {
 	struct summary ranges;
 	uint32_t *pid; uint64_t *gpu_ns; int *style; size_t cx;  /* per group */
 	u64map name2g;                            /* pid << 32 | attribution name id -> group + 1 */
-	u64map pid2rank;                          /* rank + 2 (GP_REC_PROCESS) */
-	u64map pids;                              /* processes with a selected range */
+		u64map pids;                              /* processes with a selected range */
 	uint32_t *ids; size_t cids;               /* attribution_op's buffer */
 };
 
@@ -84,7 +78,6 @@ static void *nvtx_new(const struct stats_ctx *ctx)
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
 	st->r = ctx->r;
 	u64map_init(&st->name2g);
-	u64map_init(&st->pid2rank);
 	u64map_init(&st->pids);
 	return st;
 }
@@ -92,11 +85,6 @@ static void *nvtx_new(const struct stats_ctx *ctx)
 static void nvtx_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
 	struct nvtx_report *st = self;
-	if (r->rec->type == GP_REC_PROCESS) {
-		int32_t rank = r->rec->u.process.rank;
-		*u64map_get(&st->pid2rank, r->pid, MAP_INSERT) = rank >= 0 ? (uint64_t)rank + 2 : 1;
-		return;
-	}
 	const gp_rec_nvtx_range *n = &r->rec->u.nvtx_range;
 	char *name = tool_range_name(st->r, n);
 	size_t g = group_of(st, r->pid, name);
@@ -127,13 +115,13 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 }
 
 /* The rows: the groups by (process when split, name), numbered names
- * merged by pattern when two or more share it (unless --nvtx-instances).
- * Fills out (keyed as the groups, pid 0 when not split) with each row's
- * GPU time and styles. */
-static void rows_by_pattern(struct nvtx_report *st, int split, int instances, struct summary *out,
+ * merged by pattern when two or more share it (unless --nvtx-instances),
+ * into out (process 0 when not split over several) with each row's GPU time and styles. */
+static void rows_by_pattern(struct nvtx_report *st, int split, int instances, struct summary_state *out,
 			    uint64_t **gpu_ns, int **style)
 {
 	struct summary *t = &st->ranges;
+	int one_pid = st->pids.n == 1;   /* not split: the PID column still says which */
 	char **pat = xcalloc(t->n ? t->n : 1, sizeof(*pat));
 	strmap npat;   /* "pid\x01pattern" -> number of names with it */
 	strmap_init(&npat);
@@ -153,16 +141,10 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 		struct sgroup *g = &t->g[i];
 		if (!g->n) continue;   /* a name only of ranges outside the selection */
 		int is_new;
-		char *key = NULL;
-		if (pat[i] && *strmap_get(&npat, pat[i], &is_new) > 1) {
-			key = xstrdup(pat[i]);
-		} else {
-			key = xmalloc(strlen(g->name) + 16);
-			sprintf(key, "%u\x01%s", split ? st->pid[i] : 0, group_name(g));
-		}
-		size_t o = summary_group(out, key);
-		free(key);
-		for (size_t k = 0; k < g->nv; k++) sgroup_add(&out->g[o], g->v[k]);
+		const char *name = group_name(g);
+		if (pat[i] && *strmap_get(&npat, pat[i], &is_new) > 1) name = strchr(pat[i], '\x01') + 1;
+		size_t o = summary_state_named(out, split || one_pid ? st->pid[i] : 0, 0, name);
+		for (size_t k = 0; k < g->nv; k++) sgroup_add(&out->groups.g[o], g->v[k]);
 		(*gpu_ns)[o] += st->gpu_ns[i];
 		(*style)[o] |= st->style[i];
 	}
@@ -171,52 +153,43 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 	strmap_free(&npat);
 }
 
-static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *tables)
+/* A row's own cells: P90, the GPU time of its kernels, the range style. */
+struct nvtx_rows { const struct summary_state *rows; const uint64_t *gpu_ns; const int *style; double *v; size_t cv; };
+
+static void nvtx_row(void *arg, struct cell *c, size_t g)
+{
+	struct nvtx_rows *x = arg;
+	const struct sgroup *sg = &x->rows->groups.g[g];
+	int sty = x->style[g];
+	vec_reserve((void **)&x->v, &x->cv, sg->nv, sizeof(*x->v));
+	for (size_t i = 0; i < sg->nv; i++) x->v[i] = (double)sg->v[i];
+	cell_num(&c[NVTX_P90], step_quantile(x->v, sg->nv, 0.9));
+	cell_num(&c[NVTX_GPU_NS], (double)x->gpu_ns[g]);
+	cell_str(&c[NVTX_STYLE], sty == STYLE_PUSHPOP ? "PushPop" : sty == STYLE_STARTEND ? "StartEnd" : "Mixed");
+}
+
+static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *rep)
 {
 	struct nvtx_report *st = self;
-	struct report *rep = &tables[0];
 	int by = ctx->opts->by_process;
 	int split = by == STATS_BY_PROCESS || (by == STATS_BY_AUTO && st->pids.n > 1);
-	int off = split ? NVTX_BY_PROC : 0;
-	memcpy(nvtx_cols_proc + NVTX_BY_PROC, nvtx_cols, sizeof(nvtx_cols));
-	report_define(rep, split ? "NVTX Range Summary, per process" : "NVTX Range Summary",
-		      split ? nvtx_cols_proc : nvtx_cols, NVTX_NCOLS + off);
-	struct summary t = { 0 };
+	report_define(rep, split ? "NVTX Range Summary, per process" : "NVTX Range Summary", nvtx_cols, NVTX_NCOLS);
+	struct summary_state rows;
+	summary_state_init(&rows, ctx);
+	struct nvtx_rows x = { &rows, NULL, NULL, NULL, 0 };
 	uint64_t *gpu_ns;
 	int *style;
-	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &t, &gpu_ns, &style);
-	uint64_t sum = time_summary_sum(&t);
-	size_t *ix = summary_by_total(&t);
-	double *v = NULL;
-	size_t cv = 0;
-	const gp_header *h = gp_reader_header(st->r);
-	for (size_t k = 0; k < t.n; k++) {
-		struct sgroup *g = &t.g[ix[k]];
-		int sty = style[ix[k]];
-		struct cell *row = report_row(rep), *c = row + off;
-		if (split) {
-			uint32_t pid = (uint32_t)strtoul(g->name, NULL, 10);
-			uint64_t *rk = u64map_get(&st->pid2rank, pid, MAP_FIND);
-			int32_t rank = rk ? (int32_t)*rk - 2 : h && pid == h->pid ? h->rank : -1;
-			cell_num(&row[0], pid);
-			if (rank >= 0) cell_num(&row[1], rank);
-		}
-		time_summary_cells(c, g, sum);
-		vec_reserve((void **)&v, &cv, g->nv, sizeof(*v));
-		for (size_t i = 0; i < g->nv; i++) v[i] = (double)g->v[i];
-		cell_num(&c[NVTX_P90], step_quantile(v, g->nv, 0.9));
-		cell_num(&c[NVTX_GPU_NS], (double)gpu_ns[ix[k]]);
-		cell_str(&c[NVTX_STYLE], sty == STYLE_PUSHPOP ? "PushPop" : sty == STYLE_STARTEND ? "StartEnd" : "Mixed");
-		cell_str(&c[NVTX_RANGE], group_name(g));
-	}
+	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows, &gpu_ns, &style);
+	x.gpu_ns = gpu_ns;
+	x.style = style;
+	time_summary_fill(rep, &rows, ctx, NVTX_RANGE, nvtx_row, &x);
 	rep->note = " Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"
 		    " P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n"
 		    "   while the range was open (docs/STEPS.md \"Attribution\"; --attribution).\n";
-	free(v);
-	free(ix);
+	free(x.v);
 	free(gpu_ns);
 	free(style);
-	summary_free(&t);
+	summary_state_release(&rows);
 }
 
 static void nvtx_free(void *self)
@@ -225,7 +198,6 @@ static void nvtx_free(void *self)
 	summary_free(&st->ranges);
 	free(st->pid); free(st->gpu_ns); free(st->style); free(st->ids);
 	u64map_free(&st->name2g);
-	u64map_free(&st->pid2rank);
 	u64map_free(&st->pids);
 	free(st);
 }
@@ -241,7 +213,7 @@ static const struct stats_table nvtx_tables[] = {
 
 const struct stats_report stats_report_nvtx = {
 	.tables = nvtx_tables, .ntables = 1,
-	.types = STATS_TYPE(GP_REC_NVTX_RANGE) | STATS_TYPE(GP_REC_PROCESS),
+	.types = STATS_TYPE(GP_REC_NVTX_RANGE),
 	.needs = STATS_NEED_RANGES | STATS_NEED_OPS,
 	.new = nvtx_new, .add = nvtx_add, .op = nvtx_op, .fill = nvtx_fill, .free = nvtx_free,
 };

@@ -74,6 +74,9 @@ struct stats_ctx {
 	uint64_t base;          /* trace start (header start_trace_ns) */
 	uint64_t out_base;      /* what times in the output count from: base, or 0 (--abs-time) */
 	const struct selection *sel; /* timed records starting outside it are dropped */
+	/* The form of kernel names in a Name column (--names; CSV and JSON:
+	 * always NAME_FULL, with the mangled name in a column of its own). */
+	enum name_form names;
 	/* shared analyses: complete after stats_ctx_finish */
 	uint64_t last;          /* latest end of any timed record, dropped ones included */
 	struct winset win;      /* GPU-activity windows, clipped to [since, until) */
@@ -108,6 +111,7 @@ struct stats_ctx {
 	struct span_of { uint32_t pid; char what[288]; } *span_of;
 	size_t nspan_of, cspan_of;
 	int prepassed;          /* the pre-pass ran (windows came from it) */
+	u64map rank_of;         /* pid -> rank + 1, from GP_REC_PROCESS (complete before any timed record) */
 };
 
 /* A record as the driver hands it to add(): with its process and thread.
@@ -184,6 +188,8 @@ int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err);
  * reports, with *out filled. */
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);
 void stats_ctx_finish(struct stats_ctx *ctx);
+/* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
+int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);
 void stats_ctx_free(struct stats_ctx *ctx);
 
 #endif

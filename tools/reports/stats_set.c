@@ -1,0 +1,106 @@
+/* stats_set.c — see stats_set.h. */
+#include "reports/stats_set.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/selopt.h"
+#include "common/util.h"
+
+/* Hands joined GPU operations and launch calls to every report that asks
+ * for them (as the stats driver does). */
+static void set_op(void *arg, const struct gpu_op *op)
+{
+	struct stats_set *s = arg;
+	for (size_t i = 0; i < s->nreps; i++)
+		if (stats_reports[i]->op) stats_reports[i]->op(s->self[i], &s->ctx, op);
+}
+
+static void set_call(void *arg, const struct launch_call *c)
+{
+	struct stats_set *s = arg;
+	for (size_t i = 0; i < s->nreps; i++)
+		if (stats_reports[i]->call) stats_reports[i]->call(s->self[i], &s->ctx, c);
+}
+
+void stats_set_init(struct stats_set *s, gp_reader *r)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts.sz = sizeof(s->opts);
+	s->opts.rule = ATTR_ANY_THREAD;
+	s->opts.whole_trace = 1; /* the page's charts and util cover the whole trace */
+	s->opts.detect.sz = sizeof(s->opts.detect);
+	s->opts.detect.want = STEP_WANT_AUTO;
+	struct sel_opts none;
+	sel_opts_init(&none);
+	char err[256];
+	uint32_t needs = 0;
+	for (size_t i = 0; stats_reports[i]; i++) needs |= stats_reports[i]->needs;
+	if (selection_resolve(&s->sel, r, &none, &s->opts.detect, err, sizeof(err)) < 0) needs = 0;
+	stats_ctx_init(&s->ctx, r, &s->opts, needs, &s->sel, 0);
+	if (stats_ctx_prepass(&s->ctx)) {
+		/* a read error shows in the caller's pass; a failed step
+		 * detection leaves the steps tables empty */
+		const gp_record *rec;
+		while (gp_reader_next_ordered(r, &rec) > 0) stats_ctx_pre_add(&s->ctx, rec);
+		const char *perr = NULL;
+		stats_ctx_pre_finish(&s->ctx, &perr);
+		gp_reader_rewind(r);
+	}
+	/* the set feeds machine output (the report page's data): full names,
+	 * as `stats --format json` gives them */
+	s->ctx.names = NAME_FULL;
+	while (stats_reports[s->nreps]) s->nreps++;
+	s->self = xcalloc(s->nreps ? s->nreps : 1, sizeof(*s->self));
+	for (size_t i = 0; i < s->nreps; i++) {
+		if (stats_reports[i]->new) s->self[i] = stats_reports[i]->new(&s->ctx);
+		s->ntabs += (size_t)stats_reports[i]->ntables;
+	}
+	s->ctx.on_op = set_op;
+	s->ctx.on_call = set_call;
+	s->ctx.on_arg = s;
+}
+
+void stats_set_add(struct stats_set *s, const gp_record *rec)
+{
+	struct stats_rec sr;
+	if (!stats_ctx_add(&s->ctx, rec, &sr)) return;
+	for (size_t i = 0; i < s->nreps; i++)
+		if (stats_reports[i]->types & STATS_TYPE(rec->type))
+			stats_reports[i]->add(s->self[i], &s->ctx, &sr);
+}
+
+void stats_set_finish(struct stats_set *s)
+{
+	stats_ctx_finish(&s->ctx);
+}
+
+void stats_set_fill(struct stats_set *s)
+{
+	s->tab = xcalloc(s->ntabs ? s->ntabs : 1, sizeof(*s->tab));
+	s->want = xcalloc(s->ntabs ? s->ntabs : 1, sizeof(*s->want));
+	size_t k = 0;
+	for (size_t i = 0; i < s->nreps; i++) {
+		const struct stats_report *rep = stats_reports[i];
+		int in = !rep->in_default || rep->in_default(s->self[i], &s->ctx);
+		for (int j = 0; j < rep->ntables; j++) {
+			report_init(&s->tab[k + (size_t)j], rep->tables[j].name);
+			s->want[k + (size_t)j] = in && !(rep->by_name & (1u << j));
+		}
+		if (in) rep->fill(s->self[i], &s->ctx, &s->tab[k]);
+		k += (size_t)rep->ntables;
+	}
+}
+
+void stats_set_free(struct stats_set *s)
+{
+	for (size_t k = 0; s->tab && k < s->ntabs; k++) report_free(&s->tab[k]);
+	free(s->tab);
+	free(s->want);
+	for (size_t i = 0; i < s->nreps; i++)
+		if (stats_reports[i]->free) stats_reports[i]->free(s->self[i]);
+	free(s->self);
+	stats_ctx_free(&s->ctx);
+	selection_free(&s->sel);
+	memset(s, 0, sizeof(*s));
+}
