@@ -6,7 +6,7 @@ FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
 TOOLS_SH_TESTS := test_cli test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
-	test_comm test_matrix_table test_steps test_steps_mnist
+	test_comm test_matrix_table test_steps test_steps_mnist test_scale
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -39,6 +39,12 @@ $(TEST_RANGE_ATTR): tests/tools/test_range_attr.c $(B)/obj/tools/analysis/range_
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -o $@ $< $(B)/obj/tools/analysis/range_attr.o \
 		$(B)/obj/tools/common/util.o $(LIBPROF_A) $(LIBPROF_LIBS)
 
+# tools/analysis/quantile and summary: the median sketch's error bound
+TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
+TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
+$(TEST_QUANTILE): tests/tools/test_quantile.c $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
+
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
 
@@ -50,5 +56,5 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_RANKS) $(GEN_STEPS) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_RANGE_ATTR)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_RANGE_ATTR)
+	$(TEST_RANGE_ATTR) $(TEST_QUANTILE)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_RANGE_ATTR) $(TEST_QUANTILE)

@@ -12,13 +12,16 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 	struct gpu_dev d;
 	memset(&d, 0, sizeof(d));
 	d.pid = pid; d.dev = dev;
+	d.streamed = u64map_get(&g->streamed, pid, MAP_FIND) != NULL;
+	d.next_cut = 2 * GPU_ACTIVITY_LAG;
 	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
 	return &g->devs[g->ndevs - 1];
 }
 
-static struct gpu_stream *stream_get(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
+static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, uint32_t stream)
 {
+	uint32_t pid = d->pid, dev = d->dev;
 	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
 	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
 	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
@@ -27,9 +30,75 @@ static struct gpu_stream *stream_get(struct gpu_activity *g, uint32_t pid, uint3
 	struct gpu_stream u;
 	memset(&u, 0, sizeof(u));
 	u.pid = pid; u.dev = dev; u.stream = stream;
+	u.streamed = d->streamed;
 	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
+	VEC_PUSH(d->strs, d->nstrs, d->cstrs, g->nstrs);
 	VEC_PUSH(g->strs, g->nstrs, g->cstrs, u);
 	return &g->strs[g->nstrs - 1];
+}
+
+void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed)
+{
+	if (settings_known && !windowed) *u64map_get(&g->streamed, pid, MAP_INSERT) = 1;
+	else u64map_del(&g->streamed, pid);
+}
+
+/* [s, e) joins the summed part (pieces come in time order, disjoint). */
+static void done_add(struct ivdone *d, uint64_t s, uint64_t e)
+{
+	if (d->has && s > d->last_e) {
+		uint64_t gap = s - d->last_e;
+		d->sum.gaps++;
+		if (gap > d->sum.largest) d->sum.largest = gap;
+	}
+	d->sum.busy += e - s;
+	if (!d->has || e > d->last_e) d->last_e = e;
+	d->has = 1;
+}
+
+/* Merges the set into its union and sums the part before x (an interval
+ * across x is split there); the summed pieces also go to *pre when given. */
+static void cut_set(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre)
+{
+	ivset_union(set);
+	size_t i = 0;
+	while (i < set->n && set->v[i].s < x) {
+		struct ival *v = &set->v[i];
+		uint64_t e = v->e < x ? v->e : x;
+		done_add(done, v->s, e);
+		if (pre) ivset_add(pre, v->s, e);
+		if (v->e > x) { v->s = x; break; }
+		i++;
+	}
+	memmove(set->v, set->v + i, (set->n - i) * sizeof(*set->v));
+	set->n -= i;
+}
+
+/* The cut of a streamed device (gpu_activity.h): at the start of the
+ * GPU_ACTIVITY_LAG-th most recent pending interval. */
+static void device_cut(struct gpu_activity *g, struct gpu_dev *d)
+{
+	size_t n = d->k.n + d->c.n;
+	uint64_t *st = xmalloc(n * sizeof(*st));
+	for (size_t i = 0; i < d->k.n; i++) st[i] = d->k.v[i].s;
+	for (size_t i = 0; i < d->c.n; i++) st[d->k.n + i] = d->c.v[i].s;
+	qsort(st, n, sizeof(*st), cmp_u64);
+	uint64_t x = st[n - GPU_ACTIVITY_LAG];
+	free(st);
+	if (x > d->cut) {
+		struct ivset kpre = { 0 }, cpre = { 0 };
+		cut_set(&d->k, &d->kd, x, &kpre);
+		cut_set(&d->c, &d->cd, x, &cpre);
+		d->overlap_done += ivset_overlap(&kpre, &cpre);
+		free(kpre.v); free(cpre.v);
+		for (size_t i = 0; i < d->nstrs; i++) {
+			struct gpu_stream *u = &g->strs[d->strs[i]];
+			cut_set(&u->k, &u->kd, x, NULL);
+			cut_set(&u->c, &u->cd, x, NULL);
+		}
+		d->cut = x;
+	}
+	d->next_cut = d->k.n + d->c.n + GPU_ACTIVITY_LAG;
 }
 
 void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
@@ -40,9 +109,26 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
 	if (!d->has || s < d->span_s) d->span_s = s;
 	if (!d->has || e > d->span_e) d->span_e = e;
 	d->has = 1;
-	ivset_add(work == GPU_WORK_KERNEL ? &d->k : &d->c, s, e);
-	struct gpu_stream *u = stream_get(g, pid, dev, stream);
-	ivset_add(work == GPU_WORK_KERNEL ? &u->k : &u->c, s, e);
+	struct gpu_stream *u = stream_get(g, d, stream);
+	int kern = work == GPU_WORK_KERNEL;
+	if (kern) { d->nk++; u->nk++; } else { d->nc++; u->nc++; }
+	if (d->streamed && s < d->cut) { /* too late: its time before the cut is lost */
+		d->late++;
+		d->late_ns += (e < d->cut ? e : d->cut) - s;
+		if (e <= d->cut) return;
+		s = d->cut;
+	}
+	ivset_add(kern ? &d->k : &d->c, s, e);
+	ivset_add(kern ? &u->k : &u->c, s, e);
+	if (d->streamed && d->k.n + d->c.n >= d->next_cut) device_cut(g, d);
+}
+
+uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns)
+{
+	uint64_t n = 0, ns = 0;
+	for (size_t i = 0; i < g->ndevs; i++) { n += g->devs[i].late; ns += g->devs[i].late_ns; }
+	if (late_ns) *late_ns = ns;
+	return n;
 }
 
 static int cmp_dev(const void *a, const void *b)
@@ -95,13 +181,31 @@ static struct ivsum ivset_union_windows(struct ivset *set, const struct winset *
 	return sum;
 }
 
-/* Union of a set, clipped to the windows v[lo, hi) when there are any. */
-static struct ivsum merge(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+/* Union of a set, clipped to the windows v[lo, hi) when there are any;
+ * with the part summed before the cut and, n != 0, n intervals in all
+ * (streamed sets: their pending intervals are merged ones). */
+static struct ivsum merge(struct ivset *set, const struct ivdone *done, uint64_t n, const struct winset *w,
+			  size_t lo, size_t hi)
 {
-	if (hi == lo)
-		return ivset_union(set);
-	ivset_clip_windows(set, w, lo, hi);
-	return ivset_union_windows(set, w, lo, hi);
+	struct ivsum rest;
+	if (hi == lo) {
+		rest = ivset_union(set);
+	} else {
+		ivset_clip_windows(set, w, lo, hi);
+		rest = ivset_union_windows(set, w, lo, hi);
+	}
+	if (done->has) {
+		if (set->n && set->v[0].s > done->last_e) { /* the gap across the cut */
+			uint64_t gap = set->v[0].s - done->last_e;
+			rest.gaps++;
+			if (gap > rest.largest) rest.largest = gap;
+		}
+		rest.busy += done->sum.busy;
+		rest.gaps += done->sum.gaps;
+		if (done->sum.largest > rest.largest) rest.largest = done->sum.largest;
+	}
+	if (n) rest.count = n;
+	return rest;
 }
 
 void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
@@ -125,24 +229,24 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 			d->span = 0;
 			for (size_t j = lo; j < hi; j++) d->span += win->v[j].e - win->v[j].s;
 		}
-		d->ksum = merge(&d->k, win, lo, hi);
-		d->csum = merge(&d->c, win, lo, hi);
-		d->overlap = ivset_overlap(&d->k, &d->c);
+		d->ksum = merge(&d->k, &d->kd, d->streamed ? d->nk : 0, win, lo, hi);
+		d->csum = merge(&d->c, &d->cd, d->streamed ? d->nc : 0, win, lo, hi);
+		d->overlap = d->overlap_done + ivset_overlap(&d->k, &d->c);
 	}
 	for (size_t i = 0; i < g->nstrs; i++) {
 		struct gpu_stream *u = &g->strs[i];
 		size_t lo = 0, hi = 0;
 		winset_range(win, u->pid, &lo, &hi);
-		u->ksum = merge(&u->k, win, lo, hi);
-		u->csum = merge(&u->c, win, lo, hi);
+		u->ksum = merge(&u->k, &u->kd, u->streamed ? u->nk : 0, win, lo, hi);
+		u->csum = merge(&u->c, &u->cd, u->streamed ? u->nc : 0, win, lo, hi);
 	}
 }
 
 void gpu_activity_free(struct gpu_activity *g)
 {
-	for (size_t i = 0; i < g->ndevs; i++) { free(g->devs[i].k.v); free(g->devs[i].c.v); }
+	for (size_t i = 0; i < g->ndevs; i++) { free(g->devs[i].k.v); free(g->devs[i].c.v); free(g->devs[i].strs); }
 	for (size_t i = 0; i < g->nstrs; i++) { free(g->strs[i].k.v); free(g->strs[i].c.v); }
 	free(g->devs); free(g->strs);
-	u64map_free(&g->dev_idx); u64map_free(&g->str_idx);
+	u64map_free(&g->dev_idx); u64map_free(&g->str_idx); u64map_free(&g->streamed);
 	memset(g, 0, sizeof(*g));
 }

@@ -15,10 +15,41 @@
 #include "analysis/windows.h"
 #include "common/util.h"
 
+/* Memory.  A process whose GPU activity may be windowed (recorded with
+ * --gpu-window or --capture-range, or whose settings the trace does not
+ * say: format < 1.2, other writers) keeps every interval until the end
+ * (16 bytes per GPU record, twice: device and stream).  Any other
+ * process's intervals are summed as the trace streams: once a device holds
+ * GPU_ACTIVITY_LAG * 2 pending intervals, everything that starts before
+ * the GPU_ACTIVITY_LAG most recent starts is merged and summed (busy time,
+ * gaps, largest gap, kernel/copy overlap are additive over a split of
+ * time, so cutting there is exact) and dropped.  GPU records do not arrive
+ * in start order (CUPTI returns buffers as they complete), but a record
+ * that starts before the cut arrives more than GPU_ACTIVITY_LAG records
+ * late: then the part before the cut is not counted (the device's `late`
+ * and `late_ns` say how much), so Busy can only be short, by at most
+ * late_ns.  Memory per device: at most 4 x GPU_ACTIVITY_LAG x 16 bytes
+ * (4 MiB), whatever the trace's length. */
+#define GPU_ACTIVITY_LAG 65536
+
+/* The summed part of a streamed interval set. */
+struct ivdone {
+	struct ivsum sum;      /* busy, gaps, largest of what was cut off (count: unused) */
+	int has; uint64_t last_e; /* end of the last summed interval (gaps to the next) */
+};
+
 struct gpu_dev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e; /* first start, last end of its GPU work */
-	struct ivset k, c;
+	struct ivset k, c;     /* kept or pending intervals */
+	int streamed;          /* cut as it streams (see above) */
+	uint64_t nk, nc;       /* intervals added */
+	uint64_t cut;          /* streamed: everything before it is summed */
+	size_t next_cut;       /* pending count that triggers the next cut */
+	struct ivdone kd, cd;
+	uint64_t overlap_done; /* kernel/copy overlap before the cut */
+	uint64_t late, late_ns;/* records that started before the cut; their time there */
+	size_t *strs; size_t nstrs, cstrs; /* its streams (indices into strs) */
 	/* set by gpu_activity_finish */
 	int windowed;          /* its process has GPU-activity windows */
 	uint64_t span;         /* span_e - span_s, or the windows' total time */
@@ -28,7 +59,10 @@ struct gpu_dev {
 
 struct gpu_stream {
 	uint32_t pid, dev, stream;
+	int streamed;          /* its device's */
 	struct ivset k, c;
+	uint64_t nk, nc;
+	struct ivdone kd, cd;
 	struct ivsum ksum, csum; /* set by gpu_activity_finish */
 };
 
@@ -37,8 +71,14 @@ struct gpu_activity {
 	u64map dev_idx, str_idx;
 	struct gpu_dev *devs; size_t ndevs, cdevs;
 	struct gpu_stream *strs; size_t nstrs, cstrs;
+	u64map streamed;       /* pid -> 1: its intervals may be cut (gpu_activity_process) */
 };
 
+/* The process `pid` describes its recording: settings_known (the PROCESS
+ * record had a settings string) and windowed (it says --gpu-window or
+ * --capture-range).  Only a process said to be neither unknown nor
+ * windowed, before its first GPU record, is streamed. */
+void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed);
 void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
 		      uint64_t s, uint64_t e, enum gpu_work work);
 /* After winset_finish (and any clip): counts the kernels starting inside
@@ -46,6 +86,9 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
  * streams by (pid, device, stream), clips to the windows and merges every
  * set into its union (ksum, csum).  Nothing is added after this. */
 void gpu_activity_finish(struct gpu_activity *g, struct winset *win);
+/* Records that arrived too late to be counted in full, over all devices,
+ * and their uncounted time. */
+uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns);
 void gpu_activity_free(struct gpu_activity *g);
 
 #endif

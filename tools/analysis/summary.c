@@ -19,8 +19,25 @@ size_t summary_group(struct summary *t, const char *name)
 	return *slot;
 }
 
-void sgroup_add(struct sgroup *g, uint64_t v)
+/* Over the limit: the group holding the most values goes to a histogram
+ * (the first such group on ties, so the choice depends only on the input). */
+static void shed(struct summary *t)
 {
+	size_t best = 0, most = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->g[i].q.approx && t->g[i].q.nv > most) { most = t->g[i].q.nv; best = i; }
+	if (most < SUMMARY_MIN_SWITCH) {
+		t->limit *= 2;
+		return;
+	}
+	qsketch_to_histogram(&t->g[best].q);
+	t->exact -= most;
+	t->approx++;
+}
+
+void summary_add(struct summary *t, size_t i, uint64_t v)
+{
+	struct sgroup *g = &t->g[i];
 	if (!g->n || v < g->min) g->min = v;
 	if (!g->n || v > g->max) g->max = v;
 	g->n++;
@@ -28,15 +45,15 @@ void sgroup_add(struct sgroup *g, uint64_t v)
 	double d = (double)v - g->mean;
 	g->mean += d / (double)g->n;
 	g->m2 += d * ((double)v - g->mean);
-	VEC_PUSH(g->v, g->nv, g->cv, v);
+	qsketch_add(&g->q, v);
+	if (g->q.approx) return;
+	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
+	if (++t->exact > t->limit) shed(t);
 }
 
 double sgroup_median(struct sgroup *g)
 {
-	if (!g->nv) return 0;
-	qsort(g->v, g->nv, sizeof(uint64_t), cmp_u64);
-	if (g->nv & 1) return (double)g->v[g->nv / 2];
-	return ((double)g->v[g->nv / 2 - 1] + (double)g->v[g->nv / 2]) / 2.0;
+	return qsketch_median(&g->q, g->min, g->max);
 }
 
 double sgroup_stddev(const struct sgroup *g)
@@ -46,7 +63,7 @@ double sgroup_stddev(const struct sgroup *g)
 
 void summary_free(struct summary *t)
 {
-	for (size_t i = 0; i < t->n; i++) { free(t->g[i].name); free(t->g[i].v); }
+	for (size_t i = 0; i < t->n; i++) { free(t->g[i].name); qsketch_free(&t->g[i].q); }
 	free(t->g);
 	strmap_free(&t->idx);
 	memset(t, 0, sizeof(*t));

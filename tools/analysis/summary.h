@@ -1,30 +1,50 @@
 /* summary.h — per-name summaries of a value (a duration or a size): count,
- * total, min, max, mean and sample standard deviation (Welford), and the
- * exact median, for which every value is kept (8 bytes each).  The `stats`
- * api, kernels, memops, memsize and nvtx reports are built on it. */
+ * total, min, max, mean and sample standard deviation (Welford), exact, and
+ * the median.  The `stats` api, kernels, memops, memsize and nvtx reports
+ * are built on it.
+ *
+ * Medians are exact while the summary holds at most SUMMARY_EXACT_VALUES
+ * values in all (8 bytes each: 8 MiB); past that, its group holding the most
+ * values switches to a log-bucketed histogram (analysis/quantile.h), whose
+ * median is within QSKETCH_REL_ERR (0.5 %) of the exact one, and so on
+ * until the values fit again.  A group is switched only when it holds at
+ * least SUMMARY_MIN_SWITCH values; when none does (very many names, few
+ * values each), the limit doubles instead.  So memory is bounded by the
+ * number of names, not by the length of the trace, and a trace with fewer
+ * values than the limit gets exact medians everywhere. */
 #ifndef GPUPROF_TOOL_SUMMARY_H
 #define GPUPROF_TOOL_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/quantile.h"
 #include "common/util.h"
+
+#define SUMMARY_EXACT_VALUES ((size_t)1 << 20)
+#define SUMMARY_MIN_SWITCH 1024
 
 struct sgroup {
 	char *name;
 	uint64_t n, total, min, max;
 	double mean, m2;         /* Welford */
-	uint64_t *v; size_t nv, cv;
+	struct qsketch q;        /* for the median */
 };
 
 /* Zero-initialised = empty. */
-struct summary { strmap idx; struct sgroup *g; size_t n, cap; };
+struct summary {
+	strmap idx; struct sgroup *g; size_t n, cap;
+	size_t exact, limit;     /* values held exactly, and the limit (0: SUMMARY_EXACT_VALUES) */
+	size_t approx;           /* groups whose median is estimated */
+};
 
 /* Index of the group `name` (created empty when new); indices are stable,
  * pointers into g are not (a new group may move the array). */
 size_t summary_group(struct summary *t, const char *name);
-void sgroup_add(struct sgroup *g, uint64_t v);
-/* Exact median (mean of the two middle values for even counts); sorts g->v. */
+/* Adds value v to group i. */
+void summary_add(struct summary *t, size_t i, uint64_t v);
+/* Median (mean of the two middle values for even counts): exact, or the
+ * estimate when g->q.approx. */
 double sgroup_median(struct sgroup *g);
 /* Sample standard deviation (n-1), 0 for a single value. */
 double sgroup_stddev(const struct sgroup *g);

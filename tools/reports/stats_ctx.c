@@ -10,6 +10,7 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, uint64_t since, int hav
 		    uint64_t until, int have_until)
 {
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->needs = STATS_NEED_ALL;
 	ctx->r = r;
 	ctx->kn.r = r;
 	ctx->base = gp_reader_header(r)->start_trace_ns;
@@ -35,9 +36,15 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	case GP_REC_DEVICE:
 		devprops_add(&ctx->dev, tool_pid(ctx->r, rec), &rec->u.device);
 		return 0;
-	case GP_REC_PROCESS:
+	case GP_REC_PROCESS: {
+		/* a process recorded without GPU-activity windows: its GPU
+		 * intervals can be summed as they stream (gpu_activity.h) */
+		const char *set = rec->u.process.settings_id ? tool_str(ctx->r, rec->u.process.settings_id) : "";
+		gpu_activity_process(&ctx->gpu, rec->u.process.pid, *set != 0,
+				     strstr(set, "gpu_window=") || strstr(set, "capture_range="));
 		out->pid = rec->u.process.pid;
 		return 1;
+	}
 	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
 		return 1;
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
@@ -50,28 +57,34 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	out->pid = tool_pid(ctx->r, rec);
 	const gp_rec_source *src = gp_reader_source(ctx->r, rec->source_id);
 	out->tid = src ? src->tid : 0;
+	int gpu = ctx->needs & STATS_NEED_GPU;
 	switch (rec->type) {
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
-		gpu_activity_add(&ctx->gpu, out->pid, k->device_id, k->stream_id, k->start_ns, k->end_ns,
-				 GPU_WORK_KERNEL);
-		kshapes_add(&ctx->shapes, out->pid, k, kernel_name(&ctx->kn, k->name_id));
+		if (gpu)
+			gpu_activity_add(&ctx->gpu, out->pid, k->device_id, k->stream_id, k->start_ns, k->end_ns,
+					 GPU_WORK_KERNEL);
+		if (ctx->needs & STATS_NEED_SHAPES)
+			kshapes_add(&ctx->shapes, out->pid, k, kernel_name(&ctx->kn, k->name_id));
 		break;
 	}
 	case GP_REC_MEMCPY: {
 		const gp_rec_memcpy *m = &rec->u.memcpy;
-		gpu_activity_add(&ctx->gpu, out->pid, m->device_id, m->stream_id, m->start_ns, m->end_ns,
-				 GPU_WORK_COPY);
+		if (gpu)
+			gpu_activity_add(&ctx->gpu, out->pid, m->device_id, m->stream_id, m->start_ns, m->end_ns,
+					 GPU_WORK_COPY);
 		break;
 	}
 	case GP_REC_MEMSET: {
 		const gp_rec_memset *m = &rec->u.memset;
-		gpu_activity_add(&ctx->gpu, out->pid, m->device_id, m->stream_id, m->start_ns, m->end_ns,
-				 GPU_WORK_COPY);
+		if (gpu)
+			gpu_activity_add(&ctx->gpu, out->pid, m->device_id, m->stream_id, m->start_ns, m->end_ns,
+					 GPU_WORK_COPY);
 		break;
 	}
 	case GP_REC_COUNTER:
-		counters_add(&ctx->cnt, out->pid, &rec->u.counter, tool_str(ctx->r, rec->u.counter.name_id));
+		if (ctx->needs & STATS_NEED_COUNTERS)
+			counters_add(&ctx->cnt, out->pid, &rec->u.counter, tool_str(ctx->r, rec->u.counter.name_id));
 		break;
 	}
 	return 1;

@@ -20,7 +20,7 @@ static void kern_add(void *self, const struct stats_ctx *ctx, const struct stats
 	struct summary_state *s = self;
 	const gp_rec_kernel *k = &r->rec->u.kernel;
 	size_t g = summary_state_group(s, k->name_id, kern_name);
-	sgroup_add(&s->groups.g[g], k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
+	summary_add(&s->groups, g, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 }
 
 static void kern_fill(void *self, struct stats_ctx *ctx, struct report *tables)

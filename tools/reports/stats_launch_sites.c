@@ -134,7 +134,14 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 	switch (rec->type) {
 	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
 		stacks_add(sr->stk, rec);
-		break;
+		return;
+	}
+	/* No stack so far: no site to join for.  The stacks are metadata, all
+	 * delivered before the first timed record (time-ordered reading), so
+	 * a trace without them costs nothing here. */
+	if (!stacks_count(sr->stk))
+		return;
+	switch (rec->type) {
 	case GP_REC_API:
 		launch_join_api(sr->lj, r->pid, rec->u.api.tid ? rec->u.api.tid : r->tid, &rec->u.api);
 		break;

@@ -27,6 +27,7 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	struct summary *t = &((struct summary_state *)self)->groups;
 	struct report *rep = &tables[0];
 	report_define(rep, "CUDA GPU MemOps Summary (by Size)", mems_cols, MEMS_NCOLS);
+	rep->note = time_summary_note(t);
 	size_t *ix = summary_by_total(t);
 	for (size_t k = 0; k < t->n; k++) {
 		struct sgroup *g = &t->g[ix[k]];

@@ -55,7 +55,7 @@ static void on_range(struct nvtx_report *st, const gp_rec_nvtx_range *n, uint32_
 		memset(st->style + old, 0, (st->cx - old) * sizeof(*st->style));
 	}
 	st->style[g] |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
-	sgroup_add(&st->ranges.g[g], n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
+	summary_add(&st->ranges, g, n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
 	if (n->kind == GP_NVTX_PUSHPOP)
 		range_attr_range(st->attr, pid, n->tid ? n->tid : tid, n->start_ns, n->end_ns, n->depth, (uint32_t)g);
 }
@@ -95,6 +95,7 @@ static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	struct report *rep = &tables[0];
 	report_define(rep, "NVTX Range Summary", nvtx_cols, NVTX_NCOLS);
 	struct summary *t = &st->ranges;
+	rep->note = time_summary_note(t);
 	uint64_t sum = time_summary_sum(t);
 	size_t *ix = summary_by_total(t);
 	for (size_t k = 0; k < t->n; k++) {

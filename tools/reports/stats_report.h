@@ -4,9 +4,11 @@
  * shares with every report; and the one list of reports (registry.c).
  *
  * The driver streams the trace once in time order.  Every record first
- * feeds the context's shared analyses (below), then goes to the add() of
- * each report whose `types` has its type; records timed outside
- * --since/--until go nowhere.  At the end the driver finishes the shared
+ * feeds the context's shared analyses (below) that some report of the run
+ * needs, then goes to the add() of each report of the run whose `types`
+ * has its type; records timed outside --since/--until go nowhere.  The
+ * reports of the run: those --report names, or without it every report
+ * that may be in the default set.  At the end the driver finishes the shared
  * analyses, then calls fill() of each report that has a table to print, in
  * list order; the reports do not depend on each other.
  *
@@ -26,9 +28,20 @@
 #include "analysis/windows.h"
 #include "common/report.h"
 
+/* The context's analyses that cost memory per record: a report names those
+ * it reads in stats_report.needs, and only those some report of the run
+ * needs are fed (windows and device properties always are). */
+enum stats_need {
+	STATS_NEED_GPU = 1,      /* gpu: busy intervals, kernels per window */
+	STATS_NEED_SHAPES = 2,   /* kn, shapes: kernel names and launch shapes */
+	STATS_NEED_COUNTERS = 4, /* cnt: sampled counters */
+	STATS_NEED_ALL = 7,
+};
+
 /* Shared by the driver and every report.  Reports read it; only
  * stats_ctx_add and stats_ctx_finish write it. */
 struct stats_ctx {
+	uint32_t needs;         /* enum stats_need: the analyses fed (init: all) */
 	gp_reader *r;
 	uint64_t base;          /* trace start (header start_trace_ns) */
 	uint64_t since, until;  /* absolute; timed records starting outside [since, until) are dropped */
@@ -64,6 +77,7 @@ struct stats_report {
 	const struct stats_table *tables;
 	int ntables;
 	uint32_t types;  /* STATS_TYPE(GP_REC_...) | ...: the records add() gets */
+	uint32_t needs;  /* enum stats_need: the context's analyses it reads */
 	/* The report's state; NULL (the function or its result) for a report
 	 * that only reads the context. */
 	void *(*new)(const struct stats_ctx *ctx);

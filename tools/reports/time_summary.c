@@ -25,8 +25,16 @@ void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 	cell_num(&row[TS_STDDEV], sgroup_stddev(g));
 }
 
+const char *time_summary_note(const struct summary *t)
+{
+	return t->approx ? " Med: for the names with the most values, estimated from a log-bucketed histogram\n"
+			   "   (more than 2^20 values in the table): within 0.5 % of the exact median.\n"
+			 : NULL;
+}
+
 void time_summary_fill(struct report *rep, struct summary *t, int name_col)
 {
+	rep->note = time_summary_note(t);
 	uint64_t sum = time_summary_sum(t);
 	size_t *ix = summary_by_total(t);
 	for (size_t k = 0; k < t->n; k++) {
@@ -80,5 +88,5 @@ void memop_summary_add(struct summary_state *s, const gp_record *rec, enum memop
 		bytes = z->bytes;
 	}
 	size_t g = summary_group(&s->groups, op);
-	sgroup_add(&s->groups.g[g], m == MEMOP_TIME ? dur : bytes);
+	summary_add(&s->groups, g, m == MEMOP_TIME ? dur : bytes);
 }

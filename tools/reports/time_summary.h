@@ -33,7 +33,11 @@ enum time_summary_col {
 uint64_t time_summary_sum(const struct summary *t);
 /* The TS_* cells of group g's row; sum from time_summary_sum. */
 void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum);
-/* Every group as a row, by total: TS_* cells and the name in name_col. */
+/* The table's footnote when some medians are estimated (analysis/summary.h:
+ * past its limit of exact values), else NULL. */
+const char *time_summary_note(const struct summary *t);
+/* Every group as a row, by total: TS_* cells and the name in name_col; the
+ * footnote of time_summary_note. */
 void time_summary_fill(struct report *rep, struct summary *t, int name_col);
 
 /* The state of a time-summary report (new/free as struct stats_report

@@ -1,0 +1,54 @@
+"""test_scale.py — the offline tool's bounded-memory paths give the figures
+the exact paths give, on traces from bench/bigtrace/gen_bigtrace (a
+realistic training mix; no GPU).
+
+ * GPU utilisation summed as the trace streams (analysis/gpu_activity.h: a
+   process with settings and no windows) = the same trace whose process has
+   no settings (every interval kept, merged at the end): identical util and
+   comm tables, on 400k events (~170k kernels: the device is cut several
+   times, GPU_ACTIVITY_LAG = 65536).
+ * The same with records written 150,000 GPU records late (--late): the
+   streamed Busy is short of the exact one by at most the uncounted time the
+   table's note states, and never more than it."""
+import os
+import subprocess
+
+import tt
+
+GEN_BIG = os.path.abspath(os.path.join(tt.B, "bench", "gen_bigtrace"))
+
+
+def big(path, n, *opts):
+    subprocess.run([GEN_BIG, *opts, str(n), path], check=True, capture_output=True)
+    return path
+
+
+with tt.tmpdir() as d:
+    streamed = big(os.path.join(d, "s.gpuprof"), 400000)
+    kept = big(os.path.join(d, "k.gpuprof"), 400000, "--no-settings")
+    for fmt in ("csv", "table"):
+        a = tt.gp("stats", "--report", "util", "--format", fmt, streamed).stdout
+        b = tt.gp("stats", "--report", "util", "--format", fmt, kept).stdout
+        tt.expect(a.count("\n") > 3, f"util ({fmt}) has rows")
+        tt.eq(a, b, f"util ({fmt}) streamed vs kept")
+    # late records: Busy short by at most the stated bound
+    late_s = big(os.path.join(d, "ls.gpuprof"), 400000, "--late")
+    late_k = big(os.path.join(d, "lk.gpuprof"), 400000, "--late", "--no-settings")
+
+    def busy(path):
+        rows = tt.gp("stats", "--report", "util", "--format", "csv", path).stdout.splitlines()
+        return int(rows[1].split(",")[4])
+    note = tt.gp("stats", "--report", "util", late_s).stdout
+    m = [l for l in note.splitlines() if "short by up to" in l]
+    if tt.expect(m, "the note on late records"):
+        bound = int(m[0].split("up to ")[1].split()[0])
+        bs, bk = busy(late_s), busy(late_k)
+        tt.expect(bs <= bk <= bs + bound, f"busy streamed {bs} <= exact {bk} <= streamed + {bound}")
+        tt.expect(bound > 0, "some time was late")
+    tt.expect("short by up to" not in tt.gp("stats", "--report", "util", late_k).stdout,
+              "no note when every interval is kept")
+    # the trace is long enough to be cut: more kernels than two lags
+    info = tt.gp("info", streamed).stdout
+    nk = int([l.split()[1] for l in info.splitlines() if l.strip().startswith("kernel ")][0])
+    tt.expect(nk > 2 * 65536, f"{nk} kernels > 2 x GPU_ACTIVITY_LAG")
+tt.finish()

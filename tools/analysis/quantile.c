@@ -1,0 +1,103 @@
+/* quantile.c — see quantile.h. */
+#include "analysis/quantile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+/* g = (1 + a) / (1 - a); buckets of v > 0: ceil(log(v) / log(g)) */
+static double log_gamma(void)
+{
+	static double lg;
+	if (!lg) lg = log((1.0 + QSKETCH_REL_ERR) / (1.0 - QSKETCH_REL_ERR));
+	return lg;
+}
+
+static int32_t bucket_of(uint64_t v)
+{
+	return (int32_t)ceil(log((double)v) / log_gamma());
+}
+
+static double bucket_value(int32_t i)
+{
+	double g = exp(log_gamma());
+	return 2.0 * exp((double)i * log_gamma()) / (g + 1.0);
+}
+
+static void hist_add(struct qsketch *q, uint64_t v, uint64_t count)
+{
+	if (!v) { q->zeros += count; return; }
+	int32_t i = bucket_of(v);
+	if (!q->ncnt) {
+		q->cnt = xcalloc(1, sizeof(*q->cnt));
+		q->ncnt = 1;
+		q->lo = i;
+	} else if (i < q->lo) {
+		size_t grow = (size_t)(q->lo - i);
+		uint64_t *n = xcalloc(q->ncnt + grow, sizeof(*n));
+		memcpy(n + grow, q->cnt, q->ncnt * sizeof(*n));
+		free(q->cnt);
+		q->cnt = n; q->ncnt += grow; q->lo = i;
+	} else if ((size_t)(i - q->lo) >= q->ncnt) {
+		size_t want = (size_t)(i - q->lo) + 1;
+		q->cnt = xrealloc(q->cnt, want * sizeof(*q->cnt));
+		memset(q->cnt + q->ncnt, 0, (want - q->ncnt) * sizeof(*q->cnt));
+		q->ncnt = want;
+	}
+	q->cnt[i - q->lo] += count;
+}
+
+void qsketch_add(struct qsketch *q, uint64_t v)
+{
+	q->n++;
+	if (q->approx) hist_add(q, v, 1);
+	else VEC_PUSH(q->v, q->nv, q->cv, v);
+}
+
+void qsketch_to_histogram(struct qsketch *q)
+{
+	if (q->approx) return;
+	q->approx = 1;
+	for (size_t i = 0; i < q->nv; i++) hist_add(q, q->v[i], 1);
+	free(q->v);
+	q->v = NULL; q->nv = q->cv = q->sorted = 0;
+}
+
+double qsketch_kth(struct qsketch *q, uint64_t k, uint64_t min, uint64_t max)
+{
+	if (!q->approx) {
+		if (q->sorted != q->nv) {
+			qsort(q->v, q->nv, sizeof(uint64_t), cmp_u64);
+			q->sorted = q->nv;
+		}
+		return k < q->nv ? (double)q->v[k] : 0;
+	}
+	if (k < q->zeros) return 0;
+	uint64_t seen = q->zeros;
+	for (size_t i = 0; i < q->ncnt; i++) {
+		seen += q->cnt[i];
+		if (k < seen) {
+			double e = bucket_value(q->lo + (int32_t)i);
+			if (e < (double)min) e = (double)min;
+			if (e > (double)max) e = (double)max;
+			return e;
+		}
+	}
+	return (double)max;
+}
+
+double qsketch_median(struct qsketch *q, uint64_t min, uint64_t max)
+{
+	if (!q->n) return 0;
+	if (q->n & 1) return qsketch_kth(q, q->n / 2, min, max);
+	return (qsketch_kth(q, q->n / 2 - 1, min, max) + qsketch_kth(q, q->n / 2, min, max)) / 2.0;
+}
+
+void qsketch_free(struct qsketch *q)
+{
+	free(q->v);
+	free(q->cnt);
+	memset(q, 0, sizeof(*q));
+}
