@@ -14,3 +14,11 @@ bigtrace: $(GEN_BIGTRACE)
 	@if [ -z "$(N)" ] || [ -z "$(OUT)" ]; then \
 	  echo "usage: make bigtrace N=EVENTS OUT=FILE [SEED=S]" >&2; exit 1; fi
 	$(GEN_BIGTRACE) --seed $(SEED) $(N) $(OUT)
+
+# Reader throughput with 1..N decoding threads (bench/offline/bench_read.c).
+BENCH_READ := $(B)/bench/bench_read
+$(BENCH_READ): bench/offline/bench_read.c $(LIBPROF_A) $(DEP_MISSING)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+all: $(BENCH_READ)

@@ -3,6 +3,7 @@
  * Input is untrusted: every size, count and offset is bounded first. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "common/gp_error.h"
 #include "common/gp_format.h"
 #include "codec/gp_codec.h"
+#include "gp_prefetch.h"
 #include "gp_reader.h"
 
 static __thread char g_open_err[512];
@@ -22,6 +24,7 @@ enum { DEC_BATCH = 32 };         /* records decoded per gp_dec_batch call */
 struct cent {
 	uint64_t off;                /* of the chunk header */
 	uint32_t csize, usize, source, count;
+	uint64_t first_ts, last_ts;  /* of its timed records (both 0: none) */
 	uint8_t state;
 };
 
@@ -40,6 +43,10 @@ struct cursor {
 	uint64_t key;
 	int skip_untimed;            /* source 0 in the merge: metadata already given */
 	int only_untimed;            /* ordered phase 1 */
+	/* decoding ahead (gp_prefetch.h): the chunk as the workers decoded it */
+	int pooled;                  /* this cursor takes its chunks from r->pf */
+	struct gp_job *job;
+	size_t ji, jend;             /* next record; end of the batch whose metadata is applied */
 };
 
 struct strent { uint32_t id, len; char *s; };
@@ -67,6 +74,11 @@ struct gp_reader {
 
 	struct strent *strs; size_t nstrs, strs_cap; struct u32map strmap;
 	gp_rec_source *srcs; size_t nsrcs, srcs_cap; struct u32map srcmap;
+
+	struct gp_prefetch *pf;      /* decoding threads (NULL: this thread decodes) */
+	int threads;
+	int fo_scheduled;            /* file order: the schedule is set */
+	int windowed; uint64_t win_lo, win_hi; /* gp_reader_set_time_window */
 };
 
 static void problem(gp_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -238,7 +250,8 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 		if (!n) return GP_ERR_NOMEM;
 		r->ch = n; r->chcap = nc;
 	}
-	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, CH_UNKNOWN };
+	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, h->first_ts, h->last_ts,
+					 CH_UNKNOWN };
 	return 0;
 }
 
@@ -374,9 +387,28 @@ static int read_header(gp_reader *r)
 	return 0;
 }
 
+static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref);
+
 GP_API int gp_reader_open(const char *path, gp_reader **out)
 {
+	return gp_reader_open_opts(path, NULL, out);
+}
+
+GP_API int gp_reader_threads_default(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > GP_READER_MAX_THREADS ? GP_READER_MAX_THREADS : (int)n;
+}
+
+GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *opts, gp_reader **out)
+{
 	if (!path || !out) return GP_ERR_INVALID;
+	int threads = 1;
+	if (opts && opts->sz >= offsetof(struct gp_reader_opts, threads) + sizeof(opts->threads)) {
+		if (opts->threads < 0) return GP_ERR_INVALID;
+		threads = opts->threads ? opts->threads : 1;
+		if (threads > GP_READER_MAX_THREADS) threads = GP_READER_MAX_THREADS;
+	}
 	*out = NULL;
 	gp_reader *r = calloc(1, sizeof(*r));
 	if (!r) return GP_ERR_NOMEM;
@@ -395,6 +427,11 @@ GP_API int gp_reader_open(const char *path, gp_reader **out)
 	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 24);
 	if (r->fsize >= r->data_start + GP_FOOTER_SIZE) footer_at(r, r->fsize - GP_FOOTER_SIZE, &r->foot);
 	if ((rc = scan(r))) goto fail;
+	r->threads = threads;
+	/* decoding threads: the caller's thread counts as one of `threads` */
+	if (threads > 1 && r->nch > 1 &&
+	    (rc = gp_prefetch_new(r->fd, threads - 1, 2 * (size_t)(threads - 1) + 2, describe_chunk, r, &r->pf)))
+		goto fail;
 	*out = r;
 	return 0;
 fail:
@@ -426,21 +463,25 @@ GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out)
 	if (r && out) *out = r->integ;
 }
 
-static void cursor_free(struct cursor *c)
+static void cursor_free(gp_reader *r, struct cursor *c)
 {
+	if (c->job) gp_prefetch_release(r->pf, c->job);
 	free(c->cbuf); free(c->ubuf); free(c->list); free(c->batch);
+	int pooled = c->pooled;
 	memset(c, 0, sizeof(*c));
+	c->pooled = pooled;
 }
 
 GP_API void gp_reader_close(gp_reader *r)
 {
 	if (!r) return;
+	cursor_free(r, &r->fo);
+	cursor_free(r, &r->meta);
+	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
+	gp_prefetch_free(r->pf);  /* after the cursors gave their jobs back */
 	close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->ch);
-	cursor_free(&r->fo);
-	cursor_free(&r->meta);
-	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
 	free(r->curs); free(r->heap);
 	for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i].s);
 	free(r->strs); free(r->strmap.slot);
@@ -459,13 +500,55 @@ static void mark(gp_reader *r, struct cent *c, int state)
 	else r->integ.frames_corrupt++;
 }
 
+/* For the decoding threads: where chunk idx is and its source's tid now;
+ * 0 for a chunk already known to be corrupt. */
+static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref)
+{
+	gp_reader *r = arg;
+	const struct cent *e = &r->ch[idx];
+	if (e->state == CH_CORRUPT) return 0;
+	const gp_rec_source *s = gp_reader_source(r, e->source);
+	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0 };
+	return 1;
+}
+
+/* load_chunk with decoding threads: the chunk's job, with the outcomes the
+ * reader reports on its own thread (the same as decoding here). */
+static int load_job(gp_reader *r, struct cursor *c, size_t idx)
+{
+	struct cent *e = &r->ch[idx];
+	struct gp_chunk_ref ref;
+	describe_chunk(r, idx, &ref);
+	struct gp_job *j = gp_prefetch_take(r->pf, idx, &ref, r->dctx);
+	if (!j) return GP_ERR_NOMEM;
+	if (j->rc) {
+		if (j->rc == GP_ERR_IO)
+			problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
+		else if (j->rc == GP_ERR_CORRUPT)
+			problem(r, "chunk at offset %llu: decompression failed (%s)", (unsigned long long)e->off, j->zerr);
+		int rc = j->rc;
+		gp_prefetch_release(r->pf, j);
+		if (rc == GP_ERR_NOMEM) return rc;
+		mark(r, e, CH_CORRUPT);
+		return rc;
+	}
+	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
+	c->job = j;
+	c->ji = c->jend = 0;
+	c->cur = idx;
+	c->in_chunk = 1;
+	return 0;
+}
+
 /* Reads + decompresses chunk idx into c; 0 ok, <0 skipped (counted). */
 static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 {
 	struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
 	c->bi = c->bn = 0;
+	if (c->job) { gp_prefetch_release(r->pf, c->job); c->job = NULL; }
 	if (e->state == CH_CORRUPT) return GP_ERR_CORRUPT;
+	if (c->pooled && r->pf) return load_job(r, c, idx);
 	if (!c->batch && !(c->batch = malloc(DEC_BATCH * sizeof(*c->batch)))) return GP_ERR_NOMEM;
 	if (e->csize > c->ccap) {
 		uint8_t *n = realloc(c->cbuf, e->csize);
@@ -501,6 +584,29 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	return 0;
 }
 
+/* The strings and sources among n decoded records go into the tables
+ * (a string record then points at the table's copy). */
+static void apply_meta(gp_reader *r, gp_record *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++, x++) {
+		if (x->type == GP_REC_STRING) {
+			const char *s = str_add(r, x->u.string.id, x->u.string.str, x->u.string.len);
+			x->u.string.str = s ? s : "";
+			if (!s) x->u.string.len = 0;
+		} else if (x->type == GP_REC_SOURCE) {
+			src_add(r, &x->u.source);
+		}
+	}
+}
+
+static void chunk_bad_record(gp_reader *r, struct cursor *c, const char *why, size_t at)
+{
+	struct cent *e = &r->ch[c->cur];
+	problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off, why ? why : "bad record",
+		(unsigned long long)at);
+	mark(r, e, CH_CORRUPT);
+}
+
 /* Decodes the next batch of the cursor's current chunk: 1, or 0 at its end
  * (a malformed record ends it too, after the records before it). */
 static int chunk_refill(gp_reader *r, struct cursor *c)
@@ -508,26 +614,36 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 	if (!c->in_chunk) return 0;
 	int meta;
 	int n = gp_dec_batch(&c->dec, c->batch, DEC_BATCH, &meta);
-	if (meta) {
-		for (int i = 0; i < n; i++) {
-			gp_record *x = &c->batch[i];
-			if (x->type == GP_REC_STRING) {
-				const char *s = str_add(r, x->u.string.id, x->u.string.str, x->u.string.len);
-				x->u.string.str = s ? s : "";
-				if (!s) x->u.string.len = 0;
-			} else if (x->type == GP_REC_SOURCE) {
-				src_add(r, &x->u.source);
-			}
-		}
-	}
+	if (meta) apply_meta(r, c->batch, (size_t)n);
 	if (n) { c->bn = n; c->bi = 1; c->cr = &c->batch[0]; return 1; }
-	if (c->dec.err) {
-		struct cent *e = &r->ch[c->cur];
-		problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off,
-			c->dec.why ? c->dec.why : "bad record",
-			(unsigned long long)(c->dec.p - c->ubuf));
-		mark(r, e, CH_CORRUPT);
+	if (c->dec.err) chunk_bad_record(r, c, c->dec.why, (size_t)(c->dec.p - c->ubuf));
+	c->in_chunk = 0;
+	return 0;
+}
+
+/* The same from a job: its records in the batches gp_dec_batch would have
+ * made on this thread (DEC_BATCH records, ending after a STACK record), so
+ * strings and sources enter the tables at the same points. */
+static int job_refill(gp_reader *r, struct cursor *c)
+{
+	struct gp_job *j = c->job;
+	if (!c->in_chunk || !j) return 0;
+	if (c->ji < j->nrec) {
+		size_t b = c->ji, end = b + DEC_BATCH < j->nrec ? b + DEC_BATCH : j->nrec;
+		int meta = 0;
+		for (size_t i = b; i < end; i++) {
+			uint32_t t = j->recs[i].type;
+			meta |= t <= GP_REC_SOURCE;
+			if (t == GP_REC_STACK) { end = i + 1; break; }
+		}
+		if (meta) apply_meta(r, j->recs + b, end - b);
+		c->jend = end;
+		c->cr = &j->recs[c->ji++];
+		return 1;
 	}
+	if (j->dec_err) chunk_bad_record(r, c, j->why, j->err_at);
+	gp_prefetch_release(r->pf, j);
+	c->job = NULL;
 	c->in_chunk = 0;
 	return 0;
 }
@@ -536,16 +652,60 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 static inline int chunk_next(gp_reader *r, struct cursor *c)
 {
 	if (GP_LIKELY(c->bi < c->bn)) { c->cr = &c->batch[c->bi++]; return 1; }
+	if (c->job) {
+		if (GP_LIKELY(c->ji < c->jend)) { c->cr = &c->job->recs[c->ji++]; return 1; }
+		return job_refill(r, c);
+	}
 	return chunk_refill(r, c);
 }
 
+/* ---------------------------------------------------------------- window */
+/* Whether chunk i may hold records of the time window: metadata chunks and
+ * chunks without timed records always. */
+static int chunk_wanted(const gp_reader *r, size_t i)
+{
+	const struct cent *e = &r->ch[i];
+	if (!r->windowed || e->source == 0 || (!e->first_ts && !e->last_ts)) return 1;
+	return e->last_ts >= r->win_lo && e->first_ts < r->win_hi;
+}
+
+GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to)
+{
+	if (!r || from > to) return GP_ERR_INVALID;
+	r->windowed = from > 0 || to < UINT64_MAX;
+	r->win_lo = from; r->win_hi = to;
+	return gp_reader_rewind(r);
+}
+
+GP_API int gp_reader_threads(const gp_reader *r)
+{
+	return r ? (r->pf ? r->threads : 1) : 0;
+}
+
 /* ---------------------------------------------------------------- file order */
+static int fo_schedule(gp_reader *r)
+{
+	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(*idx)), n = 0;
+	if (!idx) return GP_ERR_NOMEM;
+	for (size_t i = 0; i < r->nch; i++) if (chunk_wanted(r, i)) idx[n++] = i;
+	int rc = gp_prefetch_schedule(r->pf, idx, n);
+	free(idx);
+	r->fo_scheduled = 1;
+	return rc;
+}
+
 GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 {
 	if (!r || !rec) return GP_ERR_INVALID;
 	struct cursor *c = &r->fo;
+	if (r->pf && !r->fo_scheduled) {
+		int rc = fo_schedule(r);
+		if (rc) return rc;
+		c->pooled = 1;
+	}
 	for (;;) {
 		if (chunk_next(r, c)) { *rec = c->cr; return 1; }
+		while (c->fo_next < r->nch && !chunk_wanted(r, c->fo_next)) c->fo_next++;
 		if (c->fo_next >= r->nch) return 0;
 		int rc = load_chunk(r, c, c->fo_next++);
 		if (rc == GP_ERR_NOMEM) return rc;
@@ -604,20 +764,22 @@ static int order_setup(gp_reader *r)
 	if (!r->meta.list) return GP_ERR_NOMEM;
 	for (size_t i = 0; i < r->nch; i++) if (r->ch[i].source == 0) r->meta.list[r->meta.nlist++] = i;
 	r->meta.only_untimed = 1;
+	r->meta.pooled = 1;
 
-	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(size_t));
+	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(size_t)), nw = 0;
 	if (!idx) return GP_ERR_NOMEM;
-	for (size_t i = 0; i < r->nch; i++) idx[i] = i;
-	qsort_r(idx, r->nch, sizeof(size_t), cmp_src_then_idx, r->ch);
+	for (size_t i = 0; i < r->nch; i++) if (chunk_wanted(r, i)) idx[nw++] = i;
+	qsort_r(idx, nw, sizeof(size_t), cmp_src_then_idx, r->ch);
 	size_t ns = 0;
-	for (size_t i = 0; i < r->nch; i++) if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
+	for (size_t i = 0; i < nw; i++) if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
 	r->curs = calloc(ns ? ns : 1, sizeof(*r->curs));
 	r->heap = calloc(ns ? ns : 1, sizeof(*r->heap));
 	if (!r->curs || !r->heap) { free(idx); return GP_ERR_NOMEM; }
-	for (size_t i = 0; i < r->nch;) {
+	for (size_t i = 0; i < nw;) {
 		size_t j = i;
-		while (j < r->nch && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
+		while (j < nw && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
 		struct cursor *c = &r->curs[r->ncurs++];
+		c->pooled = 1;
 		c->list = malloc((j - i) * sizeof(size_t));
 		if (!c->list) { free(idx); return GP_ERR_NOMEM; }
 		memcpy(c->list, idx + i, (j - i) * sizeof(size_t));
@@ -626,7 +788,38 @@ static int order_setup(gp_reader *r)
 		i = j;
 	}
 	free(idx);
-	return 0;
+	return r->pf ? gp_prefetch_schedule(r->pf, r->meta.list, r->meta.nlist) : 0;
+}
+
+/* The merge's loads, predicted: a source's next chunk is loaded once the
+ * merge has passed its previous chunk's records, i.e. at about that
+ * chunk's last timestamp (its first chunk: at once). */
+struct pload { uint64_t at; size_t idx; };
+static int cmp_pload(const void *a, const void *b)
+{
+	const struct pload *x = a, *y = b;
+	if (x->at != y->at) return x->at < y->at ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int merge_schedule(gp_reader *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ncurs; i++) n += r->curs[i].nlist;
+	struct pload *pl = malloc((n ? n : 1) * sizeof(*pl));
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	if (!pl || !idx) { free(pl); free(idx); return GP_ERR_NOMEM; }
+	size_t k = 0;
+	for (size_t i = 0; i < r->ncurs; i++)
+		for (size_t j = 0; j < r->curs[i].nlist; j++) {
+			size_t c = r->curs[i].list[j];
+			pl[k++] = (struct pload){ j ? r->ch[r->curs[i].list[j - 1]].last_ts : 0, c };
+		}
+	qsort(pl, n, sizeof(*pl), cmp_pload);
+	for (size_t i = 0; i < n; i++) idx[i] = pl[i].idx;
+	int rc = gp_prefetch_schedule(r->pf, idx, n);
+	free(pl); free(idx);
+	return rc;
 }
 
 GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
@@ -642,6 +835,7 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 		if (rc < 0) return rc;
 		if (rc) { *rec = r->meta.cr; return 1; }
 		/* all metadata (strings, sources) known now: start the merge */
+		if (r->pf && (rc = merge_schedule(r))) return rc;
 		for (size_t i = 0; i < r->ncurs; i++) {
 			rc = cursor_advance(r, &r->curs[i]);
 			if (rc < 0) return rc;
@@ -670,14 +864,16 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 GP_API int gp_reader_rewind(gp_reader *r)
 {
 	if (!r) return GP_ERR_INVALID;
+	if (r->fo.job) { gp_prefetch_release(r->pf, r->fo.job); r->fo.job = NULL; }
 	r->fo.fo_next = 0; r->fo.in_chunk = 0; r->fo.bi = r->fo.bn = 0;
-	cursor_free(&r->meta);
-	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
+	r->fo_scheduled = 0;
+	cursor_free(r, &r->meta);
+	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
 	free(r->curs); free(r->heap);
 	r->curs = NULL; r->heap = NULL; r->ncurs = r->nheap = 0;
 	r->last = NULL;
 	r->ord_phase = 0;
-	return 0;
+	return r->pf ? gp_prefetch_schedule(r->pf, NULL, 0) : 0;
 }
 
 GP_API int gp_reader_load_meta(gp_reader *r)
@@ -687,10 +883,10 @@ GP_API int gp_reader_load_meta(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++) {
 		if (r->ch[i].source != 0) continue;
 		int rc = load_chunk(r, &c, i);
-		if (rc == GP_ERR_NOMEM) { cursor_free(&c); return rc; }
+		if (rc == GP_ERR_NOMEM) { cursor_free(r, &c); return rc; }
 		while (chunk_next(r, &c)) {}
 	}
-	cursor_free(&c);
+	cursor_free(r, &c);
 	return 0;
 }
 
@@ -703,7 +899,7 @@ GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n)
 		if (r->ch[i].state != CH_UNKNOWN) continue;
 		if (load_chunk(r, &c, i) == 0) while (chunk_next(r, &c)) {}
 	}
-	cursor_free(&c);
+	cursor_free(r, &c);
 	const struct gp_integrity *g = &r->integ;
 	if (!g->truncated && !g->frames_corrupt && !g->bytes_skipped)
 		return snprintf(buf, n, "ok: %llu chunks, footer present", (unsigned long long)g->frames_ok);

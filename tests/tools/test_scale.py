@@ -9,7 +9,11 @@ realistic training mix; no GPU).
    times, GPU_ACTIVITY_LAG = 65536).
  * The same with records written 150,000 GPU records late (--late): the
    streamed Busy is short of the exact one by at most the uncounted time the
-   table's note states, and never more than it."""
+   table's note states, and never more than it.
+ * --threads: every command gives the same output (and the same messages
+   and exit status) with 1 and 4 decoding threads: info, stats (all
+   reports, JSON), dump (order-sensitive), export perfetto, on a generated
+   trace with numbered steps and on a damaged copy of it."""
 import os
 import subprocess
 
@@ -47,6 +51,26 @@ with tt.tmpdir() as d:
         tt.expect(bound > 0, "some time was late")
     tt.expect("short by up to" not in tt.gp("stats", "--report", "util", late_k).stdout,
               "no note when every interval is kept")
+    # --threads 1 vs 4: same bytes out
+    numbered = big(os.path.join(d, "n.gpuprof"), 150000, "--numbered", "--seed", "7")
+    damaged = os.path.join(d, "bad.gpuprof")
+    data = bytearray(open(numbered, "rb").read())
+    for at in (0.35, 0.7):
+        o = int(len(data) * at)
+        data[o:o + 48] = b"x" * 48
+    open(damaged, "wb").write(bytes(data))
+    for path in (numbered, damaged):
+        for cmd in (["info"], ["stats", "--format", "json"], ["dump"],
+                    ["export", "--format", "perfetto", "-o", "-"]):
+            one = tt.gp(*cmd, "--threads", "1", path, check=False)
+            four = tt.gp(*cmd, "--threads=4", path, check=False)
+            what = f"{' '.join(cmd)} {os.path.basename(path)}"
+            tt.expect(len(one.stdout) > 1000, f"{what}: has output")
+            tt.eq(four.returncode, one.returncode, f"{what}: exit status, 4 vs 1 threads")
+            tt.expect(four.stdout == one.stdout, f"{what}: output, 4 vs 1 threads")
+            tt.eq(four.stderr, one.stderr, f"{what}: messages, 4 vs 1 threads")
+    bad = tt.gp("info", "--threads", "0", numbered, check=False)
+    tt.expect(bad.returncode == 1 and "--threads" in bad.stderr, "--threads 0 is a usage error")
     # the trace is long enough to be cut: more kernels than two lags
     info = tt.gp("info", streamed).stdout
     nk = int([l.split()[1] for l in info.splitlines() if l.strip().startswith("kernel ")][0])

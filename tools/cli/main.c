@@ -9,15 +9,16 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 	const char *what;
+	int reads;   /* reads trace files: takes --threads */
 } cmds[] = {
-	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)" },
-	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity" },
-	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines" },
-	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)" },
-	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
-	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
-	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)" },
-	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
+	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)", 0 },
+	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity", 1 },
+	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", 1 },
+	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)", 1 },
+	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks", 1 },
+	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", 1 },
+	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)", 1 },
+	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", 0 },
 };
 
 static void usage(FILE *f)
@@ -26,7 +27,9 @@ static void usage(FILE *f)
 		   "Records and analyses CUDA activity of deep-learning jobs.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
-	fprintf(f, "\n'gpuprof <command> --help' describes a command.\n"
+	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
+		   "the trace (default: the online processors; the output is the same).\n"
+		   "\n'gpuprof <command> --help' describes a command.\n"
 		   "exit status: 0 ok, 1 usage error, 2 unreadable or damaged input;\n"
 		   "'run' exits with the job's status.\n");
 }
@@ -51,6 +54,8 @@ int main(int argc, char **argv)
 			static char prefix[64];
 			snprintf(prefix, sizeof(prefix), "gpuprof %s", cmds[i].name);
 			g_cmd = prefix;
+			if (cmds[i].reads && (argc = tool_take_threads(argc, argv)) < 0)
+				return EXIT_USAGE;
 			return cmds[i].fn(argc - 1, argv + 1);
 		}
 	}
