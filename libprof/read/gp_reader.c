@@ -677,6 +677,21 @@ GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to)
 	return gp_reader_rewind(r);
 }
 
+GP_API int gp_reader_time_range(const gp_reader *r, uint64_t *first, uint64_t *last)
+{
+	if (!r || !first || !last) return GP_ERR_INVALID;
+	int any = 0;
+	*first = *last = 0;
+	for (size_t i = 0; i < r->nch; i++) {
+		const struct cent *e = &r->ch[i];
+		if (!e->first_ts && !e->last_ts) continue;
+		if (!any || e->first_ts < *first) *first = e->first_ts;
+		if (!any || e->last_ts > *last) *last = e->last_ts;
+		any = 1;
+	}
+	return any ? 0 : GP_ERR_EOF;
+}
+
 GP_API int gp_reader_threads(const gp_reader *r)
 {
 	return r ? (r->pf ? r->threads : 1) : 0;

@@ -61,6 +61,10 @@ GP_API int gp_reader_rewind(gp_reader *r);
  * one by one (the caller does that: chunks hold other records too).
  * [0, UINT64_MAX) = the whole trace (the default).  Rewinds. */
 GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to);
+/* Smallest and largest primary timestamp of the trace's readable chunks,
+ * from the chunk headers (no decoding): 0, or GP_ERR_EOF when no chunk has
+ * a timed record.  Ends of intervals may lie past *last. */
+GP_API int gp_reader_time_range(const gp_reader *r, uint64_t *first, uint64_t *last);
 
 /* Strings and sources seen so far (all of them once iteration has ended, or
  * after gp_reader_load_meta which scans the file for them). */

@@ -13,7 +13,12 @@ realistic training mix; no GPU).
  * --threads: every command gives the same output (and the same messages
    and exit status) with 1 and 4 decoding threads: info, stats (all
    reports, JSON), dump (order-sensitive), export perfetto, on a generated
-   trace with numbered steps and on a damaged copy of it."""
+   trace with numbered steps and on a damaged copy of it.
+ * export perfetto: -o X.json.gz and --gzip write gzip whose content is
+   the plain export, byte for byte; --summary holds one slice per outermost
+   NVTX range and counters whose sums give back, independently of the
+   exporter, the trace's kernel time, kernel count and API call count (from
+   `stats --format json`), and it is far smaller than the full export."""
 import os
 import subprocess
 
@@ -71,6 +76,37 @@ with tt.tmpdir() as d:
             tt.eq(four.stderr, one.stderr, f"{what}: messages, 4 vs 1 threads")
     bad = tt.gp("info", "--threads", "0", numbered, check=False)
     tt.expect(bad.returncode == 1 and "--threads" in bad.stderr, "--threads 0 is a usage error")
+    # perfetto: gzip and the summary
+    import gzip
+    import json
+    plain = tt.gp("export", "--format", "perfetto", "-o", "-", numbered).stdout.encode()
+    gz = os.path.join(d, "x.json.gz")
+    tt.gp("export", "--format", "perfetto", "-o", gz, numbered)
+    tt.expect(gzip.open(gz).read() == plain, "-o X.json.gz: gzip of the plain export")
+    z = subprocess.run([tt.GPUPROF, "export", "--format", "perfetto", "--gzip", "-o", "-", numbered],
+                       capture_output=True, check=True).stdout
+    tt.expect(gzip.decompress(z) == plain, "--gzip -o -: gzip of the plain export")
+    sm = os.path.join(d, "s.json.gz")
+    tt.gp("export", "--format", "perfetto", "--summary", "-o", sm, numbered)
+    doc = json.load(gzip.open(sm))
+    width = doc["otherData"]["bucket_ns"]
+    ev = doc["traceEvents"]
+    st = json.loads(tt.gp("stats", "--format", "json", "--report", "api,kernels,nvtx", numbered).stdout)
+    kern_ns = sum(r["total_ns"] for r in st["kernels"])
+    kern_n = sum(r["instances"] for r in st["kernels"])
+    api_n = sum(r["num_calls"] for r in st["api"])
+
+    def total(name, scale):
+        return sum(e["args"]["value"] for e in ev if e["ph"] == "C" and e["name"] == name) * scale
+    tt.approx(total("GPU kernel time (%)", width / 100.0) / kern_ns, 1.0, "summary: kernel time", tol=1e-5)
+    tt.approx(total("kernels started (per s)", width / 1e9) / kern_n, 1.0, "summary: kernels", tol=1e-5)
+    tt.approx(total("CUDA API calls (per s)", width / 1e9) / api_n, 1.0, "summary: API calls", tol=1e-5)
+    steps = [e for e in ev if e["ph"] == "X" and e["cat"] == "nvtx"]
+    outer = sum(r["instances"] for r in st["nvtx"] if r["range"].startswith("step ") or r["range"] == "backward")
+    tt.eq(len(steps), outer, "summary: one slice per outermost range")
+    tt.expect(not [e for e in ev if e.get("cat") in ("cuda_api", "kernel", "memcpy", "launch")],
+              "summary: no single calls, kernels or flows")
+    tt.expect(len(json.dumps(doc)) * 10 < len(plain), "summary: under a tenth of the full export")
     # the trace is long enough to be cut: more kernels than two lags
     info = tt.gp("info", streamed).stdout
     nk = int([l.split()[1] for l in info.splitlines() if l.strip().startswith("kernel ")][0])

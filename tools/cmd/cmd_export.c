@@ -10,12 +10,18 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--strict] FILE -o OUT\n\n"
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--summary] [--gzip]\n"
+		   "                      [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
 		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
 		   "                     Timestamps: us since the trace start, ns precision.\n"
+		   "  --summary          perfetto only: a timeline of a whole run that opens in the\n"
+		   "                     UI: steps (outermost NVTX push/pop ranges) as slices and,\n"
+		   "                     per GPU, kernel/copy time (%%) and kernels/s in ~2000 time\n"
+		   "                     buckets, API calls/s per process; no single calls or kernels\n"
+		   "  --gzip             perfetto only: gzip the output (also when OUT ends in .gz)\n"
 		   "  --format sqlite    SQLite database with nsys-like tables\n"
 		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...).\n"
 		   "  --format folded    folded stacks of the launch calls (\"root;...;leaf WEIGHT\"\n"
@@ -36,17 +42,21 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "weight", required_argument, NULL, 'w' },
+		{ "summary", no_argument, NULL, 'S' },
+		{ "gzip", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *format = NULL, *out = NULL, *weight = NULL;
-	int strict = 0, c;
+	int strict = 0, summary = 0, gzip = 0, c;
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
 		case 'w': weight = optarg; break;
+		case 'S': summary = 1; break;
+		case 'z': gzip = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
@@ -68,6 +78,11 @@ int cmd_export(int argc, char **argv)
 		tool_err("--weight applies to --format folded only");
 		return EXIT_USAGE;
 	}
+	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
+	if ((summary || gzip) && !perfetto) {
+		tool_err("%s applies to --format perfetto only", summary ? "--summary" : "--gzip");
+		return EXIT_USAGE;
+	}
 	if (!strcmp(format, "folded")) {
 		enum folded_weight w = FOLDED_GPU_TIME;
 		if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
@@ -79,8 +94,10 @@ int cmd_export(int argc, char **argv)
 		}
 		return export_folded(argv[optind], out, strict, w);
 	}
-	if (!strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json"))
-		return export_perfetto(argv[optind], out, strict);
+	if (perfetto) {
+		struct perfetto_opts po = { .strict = strict, .gzip = gzip, .summary = summary };
+		return export_perfetto(argv[optind], out, &po);
+	}
 	if (!strcmp(format, "sqlite")) {
 		if (!strcmp(out, "-")) {
 			tool_err("sqlite output needs a file name");

@@ -2,7 +2,13 @@
 #ifndef GPUPROF_TOOL_EXPORT_H
 #define GPUPROF_TOOL_EXPORT_H
 
-int export_perfetto(const char *in, const char *out, int strict);
+/* Perfetto/Chrome JSON: what to write. */
+struct perfetto_opts {
+	int strict;      /* exit 2 on a truncated trace */
+	int gzip;        /* gzip the output (also when OUT ends in ".gz") */
+	int summary;     /* the summarised timeline: step slices and counters */
+};
+int export_perfetto(const char *in, const char *out, const struct perfetto_opts *o);
 int export_sqlite(const char *in, const char *out, int strict);
 
 /* folded stacks: what a stack's line weighs */
