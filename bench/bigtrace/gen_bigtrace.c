@@ -22,7 +22,9 @@
  *     x4 (zero_grad), the optimizer's kernels, and a synchronous cudaMemcpy
  *     of the loss (DtoH) that waits for the stream: the step ends there.
  *   autograd thread (tid 7001): NVTX "backward" (depth 0) > "layer_<i>_grad"
- *     (1) and twice the forward's launches, while main waits.
+ *     (1) and twice the forward's launches, while main waits; halfway and at
+ *     the end of backward a gradient all-reduce (the NCCL kernels) on its
+ *     own stream 9, which overlaps the rest of backward (as DDP's buckets).
  *   GPU: each operation starts when its stream is free and its launch call
  *     has returned (+2 us); memcpys at 25 GB/s.
  *   sampler (source 4): nvml.gpu_util, nvml.mem_used_bytes, nvml.power_mw
@@ -54,7 +56,7 @@
 #define MAXNAMES 4000
 
 enum { SRC_MAIN = 1, SRC_AUTOGRAD, SRC_GPU, SRC_SAMPLER };
-enum { STREAM_COMPUTE = 7, STREAM_COPY = 8 };
+enum { STREAM_COMPUTE = 7, STREAM_COPY = 8, STREAM_NCCL = 9 };
 
 /* string ids: fixed ones, then layer range names, then kernel names */
 enum {
@@ -151,12 +153,11 @@ static void make_program(void)
 		for (int j = 0; j < BWD_PER_LAYER; j++) bwd[l][j] = 2 + zipf() % (nnames - 2);
 	}
 	for (int j = 0; j < OPT_KERNELS; j++) opt[j] = 2 + zipf() % (nnames - 2);
-	opt[OPT_KERNELS - 1] = 0; /* the gradient all-reduce */
 }
 
 /* ---------------------------------------------------------------- emission */
 static uint64_t nevents, corr;
-static uint64_t stream_free[2];   /* compute, copy: when the stream is idle again */
+static uint64_t stream_free[3];   /* compute, copy, NCCL: when the stream is idle again */
 static uint64_t next_sample = 0;
 
 static int late_mode;
@@ -187,7 +188,10 @@ static uint64_t api_call(uint32_t src, uint32_t tid, uint32_t name, uint32_t cbi
 	return s + dur;
 }
 
-static uint64_t *stream_slot(uint32_t stream) { return &stream_free[stream == STREAM_COPY]; }
+static uint64_t *stream_slot(uint32_t stream)
+{
+	return &stream_free[stream == STREAM_COPY ? 1 : stream == STREAM_NCCL ? 2 : 0];
+}
 
 /* GPU start of an operation launched by a call returning at `ret`. */
 static uint64_t gpu_start(uint32_t stream, uint64_t ret)
@@ -196,22 +200,28 @@ static uint64_t gpu_start(uint32_t stream, uint64_t ret)
 	return s > f ? s : f;
 }
 
-/* A kernel launch from thread tid at host time t; returns when the call returned. */
-static uint64_t launch(uint32_t src, uint32_t tid, uint32_t k, uint64_t t)
+/* A kernel launch from thread tid at host time t on a stream; returns when
+ * the call returned. */
+static uint64_t launch_on(uint32_t src, uint32_t tid, uint32_t k, uint64_t t, uint32_t stream)
 {
 	uint64_t ret = api_call(src, tid, S_LAUNCH, 211, t, between(2500, 8000));
 	const struct kname *kn = &names[k];
 	double d = kn->med_ns * exp(kn->sigma * normal());
 	uint64_t dur = d < 1000 ? 1000 : (uint64_t)d;
-	uint64_t s = gpu_start(STREAM_COMPUTE, ret);
+	uint64_t s = gpu_start(stream, ret);
 	gp_record r;
-	rec_kernel(&r, S_KERN0 + k, STREAM_COMPUTE, corr, T0 + s, T0 + s + dur, kn->grid);
+	rec_kernel(&r, S_KERN0 + k, stream, corr, T0 + s, T0 + s + dur, kn->grid);
 	r.u.kernel.block[0] = kn->block;
 	r.u.kernel.registers = kn->regs;
 	r.u.kernel.dynamic_smem = kn->smem;
 	event(SRC_GPU, &r);
-	*stream_slot(STREAM_COMPUTE) = s + dur;
+	*stream_slot(stream) = s + dur;
 	return ret;
+}
+
+static uint64_t launch(uint32_t src, uint32_t tid, uint32_t k, uint64_t t)
+{
+	return launch_on(src, tid, k, t, STREAM_COMPUTE);
 }
 
 static uint64_t copy(uint32_t src, uint32_t tid, uint32_t kind, uint64_t bytes, uint32_t stream, int sync,
@@ -219,10 +229,9 @@ static uint64_t copy(uint32_t src, uint32_t tid, uint32_t kind, uint64_t bytes, 
 {
 	uint64_t dur_call = between(3000, 9000);
 	uint64_t s = gpu_start(stream, t + dur_call);
-	if (sync) { /* a synchronous copy waits for everything launched before it */
-		uint64_t f = stream_free[0] > stream_free[1] ? stream_free[0] : stream_free[1];
-		if (f > s) s = f;
-	}
+	if (sync) /* a synchronous copy waits for everything launched before it */
+		for (int i = 0; i < 3; i++)
+			if (stream_free[i] > s) s = stream_free[i];
 	uint64_t dur = bytes / 25 + 1500;   /* 25 GB/s */
 	uint64_t ret = sync ? s + dur + between(1000, 3000) : t + dur_call;
 	api_call(src, tid, sync ? S_MEMCPY : S_MEMCPYASYNC, sync ? 31 : 41, t, ret - t);
@@ -314,6 +323,8 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 		for (int j = 0; j < BWD_PER_LAYER; j++) b = launch(SRC_AUTOGRAD, A, bwd[l][j], host_gap(SRC_AUTOGRAD, A, b));
 		b += 1000;
 		range(SRC_AUTOGRAD, A, S_LAYERG0 + l, 1, ls, b);
+		if (l == NLAYERS / 2 || l == 0) /* a gradient bucket is ready: all-reduce it */
+			b = launch_on(SRC_AUTOGRAD, A, l ? 0 : 1, host_gap(SRC_AUTOGRAD, A, b), STREAM_NCCL);
 	}
 	b += 1000;
 	range(SRC_AUTOGRAD, A, S_BWD, 0, bs, b);

@@ -18,7 +18,15 @@ realistic training mix; no GPU).
    the plain export, byte for byte; --summary holds one slice per outermost
    NVTX range and counters whose sums give back, independently of the
    exporter, the trace's kernel time, kernel count and API call count (from
-   `stats --format json`), and it is far smaller than the full export."""
+   `stats --format json`), and it is far smaller than the full export.
+ * comm and comm_steps (streamed: per-rank unions cut as they stream, the
+   steps' attribution settled as the threads' outermost ranges come) equal
+   the figures computed here from `dump --json`: unions of the NCCL and other
+   kernels and their overlap; per outermost push/pop range, the kernels whose
+   launch call started in it (any thread), their count, collectives and
+   unions.  On 350k events: ~150k kernels (the ranks' unions are cut:
+   COMM_LAG = 65536), 388 steps x 2 ranges (steps summed as they go:
+   RANGE_ATTR_KEEP = 256)."""
 import os
 import subprocess
 
@@ -107,6 +115,58 @@ with tt.tmpdir() as d:
     tt.expect(not [e for e in ev if e.get("cat") in ("cuda_api", "kernel", "memcpy", "launch")],
               "summary: no single calls, kernels or flows")
     tt.expect(len(json.dumps(doc)) * 10 < len(plain), "summary: under a tenth of the full export")
+    # comm / comm_steps against an independent computation
+    import bisect
+    cpath = big(os.path.join(d, "c.gpuprof"), 350000, "--seed", "3")
+    kern, launch, ranges = [], {}, []
+    for line in tt.gp("dump", "--json", "--type", "kernel,api,nvtx_range", cpath).stdout.splitlines():
+        r = json.loads(line)
+        if r["type"] == "kernel":
+            kern.append((r["start"], max(r["end"], r["start"]), r["corr"], "nccl" in r["name"].lower()))
+        elif r["type"] == "api" and r["name"] == "cudaLaunchKernel":
+            launch[r["corr"]] = min(launch.get(r["corr"], r["start"]), r["start"])
+        elif r["type"] == "nvtx_range" and r["kind"] == "pushpop" and r["depth"] == 0:
+            ranges.append((r["start"], max(r["end"], r["start"]), r["message"]))
+
+    def union(iv):
+        out = []
+        for s_, e_ in sorted(iv):
+            if out and s_ <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], e_)
+            else:
+                out.append([s_, e_])
+        return out
+
+    def split(ks):
+        a = union([(k[0], k[1]) for k in ks if k[3]])
+        b = union([(k[0], k[1]) for k in ks if not k[3]])
+        ov, i, j = 0, 0, 0
+        while i < len(a) and j < len(b):
+            ov += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+            if a[i][1] <= b[j][1]:
+                i += 1
+            else:
+                j += 1
+        return sum(e_ - s_ for s_, e_ in a), sum(e_ - s_ for s_, e_ in b), ov
+    cm = json.loads(tt.gp("stats", "--report", "comm", "--format", "json", cpath).stdout)
+    want = split(kern)
+    row = cm["comm"][0]
+    tt.eq((row["comm_ns"], row["compute_ns"], row["overlap_ns"]), want, "comm: comm, compute, overlap")
+    tt.expect(want[2] > 0, "comm: the NCCL kernels overlap the others")
+    occ, exp_steps = {}, {}
+    by_t = sorted((launch.get(k[2], k[0]), k) for k in kern)
+    ts = [t for t, _ in by_t]
+    for s_, e_, name in sorted(ranges):
+        occ[name] = occ.get(name, 0) + 1
+        ks = [k for _, k in by_t[bisect.bisect_left(ts, s_):bisect.bisect_left(ts, e_)]]
+        exp_steps[(name, occ[name])] = (len(ks), sum(k[3] for k in ks)) + split(ks)
+    got_steps = {(r["range"], r["occurrence"]): (r["kernels"], r["collectives"], r["comm_ns"], r["compute_ns"],
+                                                 r["overlap_ns"]) for r in cm["comm_steps"]}
+    tt.eq(len(got_steps), len(exp_steps), "comm_steps: rows")
+    bad = [k for k in exp_steps if got_steps.get(k) != exp_steps[k]]
+    tt.expect(not bad, f"comm_steps: {len(bad)} rows differ, e.g. {bad[:1]}: "
+              f"{[got_steps.get(b) for b in bad[:1]]} vs {[exp_steps[b] for b in bad[:1]]}")
+    tt.expect(len(exp_steps) > 2 * 256 and len(kern) > 2 * 65536, f"{len(exp_steps)} steps, {len(kern)} kernels")
     # the trace is long enough to be cut: more kernels than two lags
     info = tt.gp("info", streamed).stdout
     nk = int([l.split()[1] for l in info.splitlines() if l.strip().startswith("kernel ")][0])

@@ -13,7 +13,6 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 	memset(&d, 0, sizeof(d));
 	d.pid = pid; d.dev = dev;
 	d.streamed = u64map_get(&g->streamed, pid, MAP_FIND) != NULL;
-	d.next_cut = 2 * GPU_ACTIVITY_LAG;
 	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
 	return &g->devs[g->ndevs - 1];
@@ -43,64 +42,6 @@ void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_kno
 	else u64map_del(&g->streamed, pid);
 }
 
-/* [s, e) joins the summed part (pieces come in time order, disjoint). */
-static void done_add(struct ivdone *d, uint64_t s, uint64_t e)
-{
-	if (d->has && s > d->last_e) {
-		uint64_t gap = s - d->last_e;
-		d->sum.gaps++;
-		if (gap > d->sum.largest) d->sum.largest = gap;
-	}
-	d->sum.busy += e - s;
-	if (!d->has || e > d->last_e) d->last_e = e;
-	d->has = 1;
-}
-
-/* Merges the set into its union and sums the part before x (an interval
- * across x is split there); the summed pieces also go to *pre when given. */
-static void cut_set(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre)
-{
-	ivset_union(set);
-	size_t i = 0;
-	while (i < set->n && set->v[i].s < x) {
-		struct ival *v = &set->v[i];
-		uint64_t e = v->e < x ? v->e : x;
-		done_add(done, v->s, e);
-		if (pre) ivset_add(pre, v->s, e);
-		if (v->e > x) { v->s = x; break; }
-		i++;
-	}
-	memmove(set->v, set->v + i, (set->n - i) * sizeof(*set->v));
-	set->n -= i;
-}
-
-/* The cut of a streamed device (gpu_activity.h): at the start of the
- * GPU_ACTIVITY_LAG-th most recent pending interval. */
-static void device_cut(struct gpu_activity *g, struct gpu_dev *d)
-{
-	size_t n = d->k.n + d->c.n;
-	uint64_t *st = xmalloc(n * sizeof(*st));
-	for (size_t i = 0; i < d->k.n; i++) st[i] = d->k.v[i].s;
-	for (size_t i = 0; i < d->c.n; i++) st[d->k.n + i] = d->c.v[i].s;
-	qsort(st, n, sizeof(*st), cmp_u64);
-	uint64_t x = st[n - GPU_ACTIVITY_LAG];
-	free(st);
-	if (x > d->cut) {
-		struct ivset kpre = { 0 }, cpre = { 0 };
-		cut_set(&d->k, &d->kd, x, &kpre);
-		cut_set(&d->c, &d->cd, x, &cpre);
-		d->overlap_done += ivset_overlap(&kpre, &cpre);
-		free(kpre.v); free(cpre.v);
-		for (size_t i = 0; i < d->nstrs; i++) {
-			struct gpu_stream *u = &g->strs[d->strs[i]];
-			cut_set(&u->k, &u->kd, x, NULL);
-			cut_set(&u->c, &u->cd, x, NULL);
-		}
-		d->cut = x;
-	}
-	d->next_cut = d->k.n + d->c.n + GPU_ACTIVITY_LAG;
-}
-
 void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
 		      uint64_t s, uint64_t e, enum gpu_work work)
 {
@@ -112,21 +53,26 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
 	struct gpu_stream *u = stream_get(g, d, stream);
 	int kern = work == GPU_WORK_KERNEL;
 	if (kern) { d->nk++; u->nk++; } else { d->nc++; u->nc++; }
-	if (d->streamed && s < d->cut) { /* too late: its time before the cut is lost */
-		d->late++;
-		d->late_ns += (e < d->cut ? e : d->cut) - s;
-		if (e <= d->cut) return;
-		s = d->cut;
+	if (!d->streamed) {
+		ivset_add(&d->kc.set[!kern], s, e);
+		ivset_add(kern ? &u->k : &u->c, s, e);
+		return;
 	}
-	ivset_add(kern ? &d->k : &d->c, s, e);
+	if (!ivpair_admit(&d->kc, &s, &e)) return; /* too late: its time before the cut is lost */
 	ivset_add(kern ? &u->k : &u->c, s, e);
-	if (d->streamed && d->k.n + d->c.n >= d->next_cut) device_cut(g, d);
+	uint64_t x = ivpair_add(&d->kc, !kern, s, e, GPU_ACTIVITY_LAG);
+	if (x)
+		for (size_t i = 0; i < d->nstrs; i++) {
+			struct gpu_stream *v = &g->strs[d->strs[i]];
+			ivset_cut(&v->k, &v->kd, x, NULL);
+			ivset_cut(&v->c, &v->cd, x, NULL);
+		}
 }
 
 uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns)
 {
 	uint64_t n = 0, ns = 0;
-	for (size_t i = 0; i < g->ndevs; i++) { n += g->devs[i].late; ns += g->devs[i].late_ns; }
+	for (size_t i = 0; i < g->ndevs; i++) { n += g->devs[i].kc.late; ns += g->devs[i].kc.late_ns; }
 	if (late_ns) *late_ns = ns;
 	return n;
 }
@@ -194,16 +140,7 @@ static struct ivsum merge(struct ivset *set, const struct ivdone *done, uint64_t
 		ivset_clip_windows(set, w, lo, hi);
 		rest = ivset_union_windows(set, w, lo, hi);
 	}
-	if (done->has) {
-		if (set->n && set->v[0].s > done->last_e) { /* the gap across the cut */
-			uint64_t gap = set->v[0].s - done->last_e;
-			rest.gaps++;
-			if (gap > rest.largest) rest.largest = gap;
-		}
-		rest.busy += done->sum.busy;
-		rest.gaps += done->sum.gaps;
-		if (done->sum.largest > rest.largest) rest.largest = done->sum.largest;
-	}
+	rest = ivsum_after(rest, set, done);
 	if (n) rest.count = n;
 	return rest;
 }
@@ -212,8 +149,8 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 {
 	/* kernels per window: before the sets are clipped and merged */
 	for (size_t i = 0; i < g->ndevs; i++)
-		for (size_t j = 0; j < g->devs[i].k.n; j++) {
-			long w = winset_find(win, g->devs[i].pid, g->devs[i].k.v[j].s);
+		for (size_t j = 0; j < g->devs[i].kc.set[0].n; j++) {
+			long w = winset_find(win, g->devs[i].pid, g->devs[i].kc.set[0].v[j].s);
 			if (w >= 0) win->v[w].kernels++;
 		}
 	/* the indexes point into the arrays sorted here: not used after this */
@@ -229,9 +166,9 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 			d->span = 0;
 			for (size_t j = lo; j < hi; j++) d->span += win->v[j].e - win->v[j].s;
 		}
-		d->ksum = merge(&d->k, &d->kd, d->streamed ? d->nk : 0, win, lo, hi);
-		d->csum = merge(&d->c, &d->cd, d->streamed ? d->nc : 0, win, lo, hi);
-		d->overlap = d->overlap_done + ivset_overlap(&d->k, &d->c);
+		d->ksum = merge(&d->kc.set[0], &d->kc.done[0], d->streamed ? d->nk : 0, win, lo, hi);
+		d->csum = merge(&d->kc.set[1], &d->kc.done[1], d->streamed ? d->nc : 0, win, lo, hi);
+		d->overlap = d->kc.overlap_done + ivset_overlap(&d->kc.set[0], &d->kc.set[1]);
 	}
 	for (size_t i = 0; i < g->nstrs; i++) {
 		struct gpu_stream *u = &g->strs[i];
@@ -244,7 +181,7 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 
 void gpu_activity_free(struct gpu_activity *g)
 {
-	for (size_t i = 0; i < g->ndevs; i++) { free(g->devs[i].k.v); free(g->devs[i].c.v); free(g->devs[i].strs); }
+	for (size_t i = 0; i < g->ndevs; i++) { ivpair_free(&g->devs[i].kc); free(g->devs[i].strs); }
 	for (size_t i = 0; i < g->nstrs; i++) { free(g->strs[i].k.v); free(g->strs[i].c.v); }
 	free(g->devs); free(g->strs);
 	u64map_free(&g->dev_idx); u64map_free(&g->str_idx); u64map_free(&g->streamed);

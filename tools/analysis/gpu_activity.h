@@ -19,36 +19,23 @@
  * --gpu-window or --capture-range, or whose settings the trace does not
  * say: format < 1.2, other writers) keeps every interval until the end
  * (16 bytes per GPU record, twice: device and stream).  Any other
- * process's intervals are summed as the trace streams: once a device holds
- * GPU_ACTIVITY_LAG * 2 pending intervals, everything that starts before
- * the GPU_ACTIVITY_LAG most recent starts is merged and summed (busy time,
- * gaps, largest gap, kernel/copy overlap are additive over a split of
- * time, so cutting there is exact) and dropped.  GPU records do not arrive
- * in start order (CUPTI returns buffers as they complete), but a record
- * that starts before the cut arrives more than GPU_ACTIVITY_LAG records
- * late: then the part before the cut is not counted (the device's `late`
- * and `late_ns` say how much), so Busy can only be short, by at most
- * late_ns.  Memory per device: at most 4 x GPU_ACTIVITY_LAG x 16 bytes
- * (4 MiB), whatever the trace's length. */
+ * process's intervals are summed as the trace streams: each device's
+ * kernel and copy sets are an ivpair (analysis/intervals.h) with lag
+ * GPU_ACTIVITY_LAG, and its streams are cut where it is (busy time, gaps,
+ * largest gap and overlap are additive over a split of time, so the cut is
+ * exact); a record more than GPU_ACTIVITY_LAG records late loses its time
+ * before the cut (the device's kc.late, kc.late_ns), so Busy can only be
+ * short, by at most that.  Memory per device: at most 4 x GPU_ACTIVITY_LAG
+ * x 16 bytes (4 MiB) for the device, as much for its streams, whatever the
+ * trace's length. */
 #define GPU_ACTIVITY_LAG 65536
-
-/* The summed part of a streamed interval set. */
-struct ivdone {
-	struct ivsum sum;      /* busy, gaps, largest of what was cut off (count: unused) */
-	int has; uint64_t last_e; /* end of the last summed interval (gaps to the next) */
-};
 
 struct gpu_dev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e; /* first start, last end of its GPU work */
-	struct ivset k, c;     /* kept or pending intervals */
+	struct ivpair kc;      /* set[0] kernels, set[1] copies: kept, or pending and cut */
 	int streamed;          /* cut as it streams (see above) */
 	uint64_t nk, nc;       /* intervals added */
-	uint64_t cut;          /* streamed: everything before it is summed */
-	size_t next_cut;       /* pending count that triggers the next cut */
-	struct ivdone kd, cd;
-	uint64_t overlap_done; /* kernel/copy overlap before the cut */
-	uint64_t late, late_ns;/* records that started before the cut; their time there */
 	size_t *strs; size_t nstrs, cstrs; /* its streams (indices into strs) */
 	/* set by gpu_activity_finish */
 	int windowed;          /* its process has GPU-activity windows */

@@ -1,6 +1,6 @@
-/* range_attr.c — see range_attr.h.  One engine per rule: THREAD streams
- * (per-thread pending launches and open ranges), PROCESS collects and
- * settles at the end. */
+/* range_attr.c — see range_attr.h.  One engine per rule, both streaming:
+ * THREAD (per-thread pending launches and open ranges), PROCESS (kernels
+ * pending until every declared thread has passed their launch). */
 #include "analysis/range_attr.h"
 
 #include <stdlib.h>
@@ -22,14 +22,21 @@ struct pend { uint64_t *keys; size_t head, n, cap; };
 struct tstack { struct { uint64_t s, e; uint32_t g; } *e; size_t n, cap; };
 
 /* ------------------------------------------------------------ PROCESS */
-/* t: the GPU start, replaced at the end by the launch call's start when
- * the call is known */
-struct pkern { uint64_t corr, t, ns, ref; };
+/* A kernel not settled: t is its launch call's start, or its GPU start
+ * while no call is known. */
+struct pkern { uint64_t corr, t, ns, ref; uint8_t has_launch; };
 struct prange { uint64_t s, e; uint32_t group; };
+struct pthr { uint32_t tid; int has; uint64_t last_top; }; /* start of its last outermost range */
 struct pproc {
-	u64map launch;    /* correlation id -> earliest launch call start */
-	struct pkern *k; size_t nk, ck;
-	struct prange *r; size_t nr, cr;
+	u64map launch;    /* correlation id -> earliest launch call start, until its kernel came */
+	u64map graph;     /* correlation id -> 1: a graph launch (its entry stays) */
+	u64map pend;      /* correlation id -> index + 1 of a pending kernel with it */
+	struct pkern *k; size_t nk, ck;     /* pending */
+	struct prange *r; size_t nr, cr;    /* ranges (declared threads: the last ones) */
+	struct pthr *th; size_t nth, cth;   /* declared threads */
+	uint64_t horizon;  /* kernels launched before it are settled at once */
+	uint64_t settled_max; int any_settled;
+	uint64_t late;
 };
 
 struct range_attr {
@@ -44,6 +51,7 @@ struct range_attr {
 	u64map tid2stack; struct tstack *stacks; size_t nstacks, cstacks;
 	/* PROCESS */
 	u64map pid2proc; struct pproc *procs; size_t nprocs, cprocs;
+	range_attr_done_fn done;
 };
 
 struct range_attr *range_attr_new(enum range_rule rule, range_attr_fn fn, void *arg)
@@ -79,8 +87,11 @@ void range_attr_free(struct range_attr *ra)
 	u64map_free(&ra->tid2stack);
 	for (size_t i = 0; i < ra->nprocs; i++) {
 		u64map_free(&ra->procs[i].launch);
+		u64map_free(&ra->procs[i].graph);
+		u64map_free(&ra->procs[i].pend);
 		free(ra->procs[i].k);
 		free(ra->procs[i].r);
+		free(ra->procs[i].th);
 	}
 	free(ra->procs);
 	u64map_free(&ra->pid2proc);
@@ -259,28 +270,101 @@ static int cmp_pkern_at(const void *a, const void *b)
 	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
-static void process_finish(struct range_attr *ra)
+static void pend_reindex(struct pproc *p)
 {
-	for (size_t i = 0; i < ra->nprocs; i++) {
-		struct pproc *p = &ra->procs[i];
-		for (size_t j = 0; j < p->nk; j++) {
-			struct pkern *k = &p->k[j];
-			uint64_t *at = k->corr ? u64map_get(&p->launch, k->corr, MAP_FIND) : NULL;
-			if (at) k->t = *at;
+	u64map_free(&p->pend);
+	for (size_t i = 0; i < p->nk; i++)
+		if (p->k[i].corr) *u64map_get(&p->pend, p->k[i].corr, MAP_INSERT) = i + 1;
+}
+
+/* Settles the pending kernels launched before h: each range that holds
+ * one gets it (ranges in their order, kernels by launch time), then the
+ * caller hears it is done. */
+static void settle(struct range_attr *ra, struct pproc *p, uint64_t h)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nk; i++)
+		if (p->k[i].t < h) {
+			struct pkern t = p->k[n]; p->k[n] = p->k[i]; p->k[i] = t;
+			n++;
 		}
-		if (p->nk) qsort(p->k, p->nk, sizeof(*p->k), cmp_pkern_at);
-		for (size_t j = 0; j < p->nr; j++) {
-			const struct prange *rg = &p->r[j];
-			/* kernels whose launch started in [s, e) */
-			size_t lo = 0, hi = p->nk;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (p->k[mid].t < rg->s) lo = mid + 1;
-				else hi = mid;
-			}
-			for (size_t q = lo; q < p->nk && p->k[q].t < rg->e; q++)
-				ra->fn(ra->arg, rg->group, p->k[q].ref, p->k[q].ns);
+	if (!n) return;
+	struct pkern *b = p->k;
+	qsort(b, n, sizeof(*b), cmp_pkern_at);
+	for (size_t j = 0; j < p->nr; j++) {
+		const struct prange *rg = &p->r[j];
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (b[mid].t < rg->s) lo = mid + 1;
+			else hi = mid;
 		}
+		for (size_t q = lo; q < n && b[q].t < rg->e; q++)
+			ra->fn(ra->arg, rg->group, b[q].ref, b[q].ns);
+	}
+	for (size_t q = 0; q < n; q++) {
+		if (!p->any_settled || b[q].t > p->settled_max) p->settled_max = b[q].t;
+		p->any_settled = 1;
+		if (ra->done) ra->done(ra->arg, b[q].ref, b[q].ns);
+	}
+	memmove(p->k, p->k + n, (p->nk - n) * sizeof(*p->k));
+	p->nk -= n;
+	pend_reindex(p);
+}
+
+/* The horizon: every declared thread has given an outermost range that
+ * starts at or after it (0 while one has none). */
+static void advance(struct range_attr *ra, struct pproc *p)
+{
+	if (!p->nth) return;
+	uint64_t h = UINT64_MAX;
+	for (size_t i = 0; i < p->nth; i++) {
+		uint64_t t = p->th[i].has ? p->th[i].last_top : 0;
+		if (t < h) h = t;
+	}
+	if (h <= p->horizon) return;
+	p->horizon = h;
+	settle(ra, p, h);
+	/* ranges long passed: a kernel arriving now for them is settled by the
+	 * last RANGE_ATTR_KEEP only */
+	if (p->nr > 2 * RANGE_ATTR_KEEP) {
+		size_t drop = 0;
+		while (drop < p->nr - RANGE_ATTR_KEEP && p->r[drop].e <= h) drop++;
+		memmove(p->r, p->r + drop, (p->nr - drop) * sizeof(*p->r));
+		p->nr -= drop;
+	}
+}
+
+static void process_kernel(struct range_attr *ra, uint32_t pid, uint64_t corr, uint64_t gpu_start, uint64_t ns,
+			   uint64_t ref)
+{
+	struct pproc *p = proc_get(ra, pid);
+	struct pkern k = { corr, gpu_start, ns, ref, 0 };
+	uint64_t *l = corr ? u64map_get(&p->launch, corr, MAP_FIND) : NULL;
+	if (l) {
+		k.t = *l;
+		k.has_launch = 1;
+		if (!u64map_get(&p->graph, corr, MAP_FIND)) u64map_del(&p->launch, corr);
+	}
+	if (p->nth && k.t < p->horizon) { /* its ranges are all known: settled now */
+		for (size_t j = 0; j < p->nr; j++)
+			if (p->r[j].s <= k.t && k.t < p->r[j].e) ra->fn(ra->arg, p->r[j].group, ref, ns);
+		if (!p->any_settled || k.t > p->settled_max) p->settled_max = k.t;
+		p->any_settled = 1;
+		if (ra->done) ra->done(ra->arg, ref, ns);
+		return;
+	}
+	VEC_PUSH(p->k, p->nk, p->ck, k);
+	if (corr) *u64map_get(&p->pend, corr, MAP_INSERT) = p->nk;
+	if (p->nk > RANGE_ATTR_PENDING_MAX) {
+		/* a thread holds everything back: settle the older half */
+		uint64_t *t = xmalloc(p->nk * sizeof(*t));
+		for (size_t i = 0; i < p->nk; i++) t[i] = p->k[i].t;
+		qsort(t, p->nk, sizeof(*t), cmp_u64);
+		uint64_t h = t[p->nk / 2];
+		free(t);
+		if (h > p->horizon) p->horizon = h;
+		settle(ra, p, h);
 	}
 }
 
@@ -295,9 +379,28 @@ void range_attr_call(struct range_attr *ra, uint32_t pid, uint32_t tid, const gp
 		return;
 	}
 	struct pproc *p = proc_get(ra, pid);
-	uint64_t *s = u64map_get(&p->launch, a->correlation_id, MAP_FIND);
+	uint64_t corr = a->correlation_id;
+	if (kind == GP_LAUNCH_GRAPH) *u64map_get(&p->graph, corr, MAP_INSERT) = 1;
+	uint64_t *pi = u64map_get(&p->pend, corr, MAP_FIND);
+	if (pi) { /* its kernel came first and waits: the call's start is its time */
+		for (size_t i = *pi; i-- > 0;) {
+			struct pkern *k = &p->k[i];
+			if (k->corr != corr) continue;
+			if (!k->has_launch || a->start_ns < k->t) k->t = a->start_ns;
+			k->has_launch = 1;
+			if (kind != GP_LAUNCH_GRAPH) break;
+		}
+		if (kind != GP_LAUNCH_GRAPH) return;
+	}
+	if (p->launch.n > (1u << 22)) {
+		/* launch calls whose kernels never came (GPU activity off?):
+		 * start over rather than grow without bound */
+		u64map_free(&p->launch);
+		u64map_free(&p->graph);
+	}
+	uint64_t *s = u64map_get(&p->launch, corr, MAP_FIND);
 	/* the runtime call and the driver call inside it share the id */
-	if (!s) *u64map_get(&p->launch, a->correlation_id, MAP_INSERT) = a->start_ns;
+	if (!s) *u64map_get(&p->launch, corr, MAP_INSERT) = a->start_ns;
 	else if (a->start_ns < *s) *s = a->start_ns;
 }
 
@@ -310,7 +413,40 @@ void range_attr_range(struct range_attr *ra, uint32_t pid, uint32_t tid, uint64_
 	}
 	struct prange r = { s, e, group };
 	struct pproc *p = proc_get(ra, pid);
+	/* kernels it holds may have been settled without it */
+	if (p->any_settled && s <= p->settled_max) p->late++;
 	VEC_PUSH(p->r, p->nr, p->cr, r);
+	if (depth) return;
+	for (size_t i = 0; i < p->nth; i++)
+		if (p->th[i].tid == tid) {
+			if (!p->th[i].has || s > p->th[i].last_top) p->th[i].last_top = s;
+			p->th[i].has = 1;
+			advance(ra, p);
+			break;
+		}
+}
+
+void range_attr_thread(struct range_attr *ra, uint32_t pid, uint32_t tid)
+{
+	if (ra->rule != RANGE_RULE_PROCESS) return;
+	struct pproc *p = proc_get(ra, pid);
+	for (size_t i = 0; i < p->nth; i++)
+		if (p->th[i].tid == tid) return;
+	struct pthr t = { tid, 0, 0 };
+	VEC_PUSH(p->th, p->nth, p->cth, t);
+	p->horizon = 0;   /* it has no range yet */
+}
+
+void range_attr_on_settled(struct range_attr *ra, range_attr_done_fn fn)
+{
+	ra->done = fn;
+}
+
+uint64_t range_attr_late(const struct range_attr *ra)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < ra->nprocs; i++) n += ra->procs[i].late;
+	return n;
 }
 
 void range_attr_kernel(struct range_attr *ra, uint32_t pid, uint64_t corr, uint64_t gpu_start, uint64_t ns,
@@ -320,15 +456,13 @@ void range_attr_kernel(struct range_attr *ra, uint32_t pid, uint64_t corr, uint6
 		thread_kernel(ra, pid, corr, ns, ref);
 		return;
 	}
-	struct pkern k = { corr, gpu_start, ns, ref };
-	struct pproc *p = proc_get(ra, pid);
-	VEC_PUSH(p->k, p->nk, p->ck, k);
+	process_kernel(ra, pid, corr, gpu_start, ns, ref);
 }
 
 void range_attr_finish(struct range_attr *ra)
 {
 	if (ra->rule == RANGE_RULE_PROCESS) {
-		process_finish(ra);
+		for (size_t i = 0; i < ra->nprocs; i++) settle(ra, &ra->procs[i], UINT64_MAX);
 		return;
 	}
 	/* end of trace: every range is known now */

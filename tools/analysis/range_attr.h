@@ -20,8 +20,19 @@
  *  RANGE_RULE_PROCESS  the ranges of any thread of the launching process
  *      that contain the launch call's start (the earliest start among the
  *      runtime and driver calls of the launch); a kernel whose launch call is
- *      not in the trace counts at its GPU start.  Settled at the end: memory
- *      holds every kernel (32 bytes) and every launch call's start.
+ *      not in the trace counts at its GPU start.  Works as the trace streams
+ *      once the caller declares the process's threads (range_attr_thread):
+ *      a thread's ranges come at their end (push/pop), so a kernel launched
+ *      at t is settled once every declared thread has given an outermost
+ *      range that starts after t (all its ranges holding t came before).
+ *      Memory then holds the kernels not settled (40 bytes each: those
+ *      launched since the slowest thread's last outermost range began), the
+ *      launch calls whose kernels have not come, and the last
+ *      RANGE_ATTR_KEEP ranges per process.  A thread without ranges holds
+ *      everything back: past RANGE_ATTR_PENDING_MAX kernels pending in a
+ *      process the oldest half is settled with the ranges known (a range
+ *      that arrives later and holds one of them is counted in
+ *      range_attr_late).  Without declared threads, settled at the end.
  *
  * Results come through a callback, once per (range, kernel) pair. */
 #ifndef GPUPROF_TOOL_RANGE_ATTR_H
@@ -39,7 +50,21 @@ typedef void (*range_attr_fn)(void *arg, uint32_t group, uint64_t ref, uint64_t 
 
 struct range_attr;
 
+#define RANGE_ATTR_KEEP 256
+#define RANGE_ATTR_PENDING_MAX (1u << 20)
+
 struct range_attr *range_attr_new(enum range_rule rule, range_attr_fn fn, void *arg);
+/* PROCESS: called once per kernel when it is settled, after its
+ * attributions (its ref and ns), so the caller can drop what it keeps for
+ * it. */
+typedef void (*range_attr_done_fn)(void *arg, uint64_t ref, uint64_t ns);
+void range_attr_on_settled(struct range_attr *ra, range_attr_done_fn fn);
+/* PROCESS: thread tid of process pid may have ranges (every application
+ * thread of the process, before its first range; see above). */
+void range_attr_thread(struct range_attr *ra, uint32_t pid, uint32_t tid);
+/* PROCESS: ranges that arrived after kernels they hold had been settled
+ * without them (see above); 0 when every attribution is exact. */
+uint64_t range_attr_late(const struct range_attr *ra);
 void range_attr_free(struct range_attr *ra); /* NULL ok */
 /* An API call of thread tid of process pid (only launch calls matter). */
 void range_attr_call(struct range_attr *ra, uint32_t pid, uint32_t tid, const gp_rec_api *a);

@@ -5,10 +5,17 @@
  * top-level NVTX range ("step <i>"), matched across ranks by name and
  * occurrence.
  *
- * Collected while stats streams the trace (kernels, launch calls, top-level
- * push/pop ranges, process ranks); computed at the end.  Memory: 40 bytes
- * per kernel, one entry per top-level range, and what the attribution of
- * kernels to steps holds (analysis/range_attr.h).
+ * Summed while stats streams the trace (kernels, launch calls, top-level
+ * push/pop ranges, thread sources, process ranks).  Memory does not grow
+ * with the kernels: per rank, NCCL and other kernels are an ivpair
+ * (analysis/intervals.h, lag COMM_LAG); a kernel waits in a ring until the
+ * attribution to steps (analysis/range_attr.h, streaming with the
+ * process's threads declared) settles it; a step keeps its kernels'
+ * intervals until RANGE_ATTR_KEEP newer steps of its rank came, then sums
+ * them.  What grows: 40 bytes per NCCL kernel (the matching across ranks
+ * needs them all), 8 per attributed NCCL kernel, and a row per step.
+ * Records later than that (a GPU record COMM_LAG kernels late, a kernel
+ * for a summed step) are counted and said under the tables.
  *
  * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
  * A kernel whose name contains "nccl" (any case) is communication, every
@@ -66,27 +73,46 @@ static const struct col comm_steps_cols[STEP_NCOLS] = {
 	[STEP_RANGE] = { "Range", "range", COL_STR },
 };
 
+#define COMM_LAG 65536
+
+/* An NCCL kernel, kept for the matching across ranks. */
 struct ckern {
 	uint64_t s, e;
 	uint64_t wait;    /* at its collective (when matched) */
 	uint64_t corr;
 	uint32_t name_id;
-	uint32_t seq;     /* index in its process's kernels as added */
-	uint8_t nccl;
+	uint32_t ix;      /* index in its process's NCCL kernels as added */
 };
 
-struct crange { uint64_t s, e; char *name; uint32_t id; /* in add order, over all processes */ };
+/* A kernel until range_attr settles it (by its seq in its process). */
+struct kwait { uint64_t s, e; uint32_t nccl_ix; uint8_t nccl, live; };
 
-/* A kernel attributed to a step: range id, (pid << 32 | kernel seq). */
-struct cpair { uint64_t range, ref; };
+/* comm, compute and overlap of a set of kernels */
+struct split { uint64_t comm, compute, overlap; };
+
+/* A top-level range (a step of its rank). */
+struct crange {
+	uint64_t s, e; char *name;
+	uint32_t id;      /* in add order, over all processes */
+	uint64_t kernels, coll, wait;
+	struct ivset cv, ov;   /* its NCCL and other kernels' intervals, until summed */
+	int summed;
+	struct split sp;
+};
+
+/* An NCCL kernel attributed to a step: range id, index in its process's. */
+struct cpair { uint32_t range, nccl_ix; };
 
 struct cproc {
 	uint32_t pid;
 	int32_t rank;
-	struct ckern *k; size_t nk, ck;
-	struct crange *rg; size_t nr, cr;
+	uint64_t nk;                       /* kernels */
+	struct ckern *nc; size_t nnccl, cnc; /* NCCL kernels */
+	struct ivpair cc;                  /* set[0] NCCL, set[1] other kernels */
+	struct kwait *kw; size_t kw_cap, kw_head; uint64_t kw_base, kw_end; /* ring: seqs [base, end) */
+	struct crange *rg; size_t nr, cr, nsummed; /* nsummed: ranges summed in add order */
+	size_t *open; size_t nopen, copen; /* indices of its ranges not summed yet, oldest first */
 	/* results */
-	size_t nnccl;
 	int matched;      /* took part in the matching, which succeeded */
 	uint64_t comm, compute, overlap, wait, max_wait;
 };
@@ -102,15 +128,83 @@ struct comm {
 	int wait_known;   /* collectives matched (or one rank) */
 	struct range_attr *attr;  /* kernels -> steps */
 	struct cpair *pairs; size_t npairs, cpairs;
+	struct { uint32_t pid, ix; } *rref; size_t crref; /* range id -> its process, index */
 	uint32_t nranges;
+	uint64_t late_kernels;    /* attributed to a step already summed */
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
+static struct cproc *proc_get(struct comm *c, uint32_t pid);
+
+/* ------------------------------------------------------------ kernels waiting for their steps */
+static struct kwait *kw_at(struct cproc *p, uint64_t seq)
+{
+	if (seq < p->kw_base || seq >= p->kw_end) return NULL;
+	return &p->kw[(p->kw_head + (size_t)(seq - p->kw_base)) % p->kw_cap];
+}
+
+static void kw_push(struct cproc *p, struct kwait w)
+{
+	size_t n = (size_t)(p->kw_end - p->kw_base);
+	if (n == p->kw_cap) {
+		size_t nc = p->kw_cap ? 2 * p->kw_cap : 1024;
+		struct kwait *v = xmalloc(nc * sizeof(*v));
+		for (size_t i = 0; i < n; i++) v[i] = p->kw[(p->kw_head + i) % p->kw_cap];
+		free(p->kw);
+		p->kw = v; p->kw_cap = nc; p->kw_head = 0;
+	}
+	p->kw[(p->kw_head + n) % p->kw_cap] = w;
+	p->kw_end++;
+}
+
+static struct split split_sets(struct ivset *cv, struct ivset *ov)
+{
+	struct split s;
+	s.comm = ivset_union(cv).busy;
+	s.compute = ivset_union(ov).busy;
+	s.overlap = ivset_overlap(cv, ov);
+	return s;
+}
+
+static void range_sum(struct crange *rg)
+{
+	rg->sp = split_sets(&rg->cv, &rg->ov);
+	free(rg->cv.v); free(rg->ov.v);
+	memset(&rg->cv, 0, sizeof(rg->cv)); memset(&rg->ov, 0, sizeof(rg->ov));
+	rg->summed = 1;
+}
+
+/* range_attr: kernel ref (pid << 32 | seq) belongs to step `group`. */
 static void on_attr(void *arg, uint32_t group, uint64_t ref, uint64_t ns)
 {
 	struct comm *c = arg;
-	struct cpair pr = { group, ref };
-	VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+	if (group >= c->nranges) return;
+	struct cproc *p = proc_get(c, c->rref[group].pid);
+	struct crange *rg = &p->rg[c->rref[group].ix];
+	struct cproc *kp = (uint32_t)(ref >> 32) == p->pid ? p : proc_get(c, (uint32_t)(ref >> 32));
+	const struct kwait *k = kw_at(kp, (uint32_t)ref);
+	if (!k) return;
+	rg->kernels++;
+	if (k->nccl) {
+		rg->coll++;
+		struct cpair pr = { group, k->nccl_ix };
+		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+	}
+	if (rg->summed) c->late_kernels++;
+	else ivset_add(k->nccl ? &rg->cv : &rg->ov, k->s, k->e);
+}
+
+/* range_attr: kernel ref is settled. */
+static void on_settled(void *arg, uint64_t ref, uint64_t ns)
+{
+	struct comm *c = arg;
+	struct cproc *p = proc_get(c, (uint32_t)(ref >> 32));
+	struct kwait *k = kw_at(p, (uint32_t)ref);
+	if (k) k->live = 0;
+	while (p->kw_base < p->kw_end && !p->kw[p->kw_head].live) {
+		p->kw_head = (p->kw_head + 1) % p->kw_cap;
+		p->kw_base++;
+	}
 }
 
 static struct comm *comm_new(gp_reader *r)
@@ -124,6 +218,7 @@ static struct comm *comm_new(gp_reader *r)
 	u64map_init(&c->pid2rank);
 	u64map_init(&c->name_nccl);
 	c->attr = range_attr_new(RANGE_RULE_PROCESS, on_attr, c);
+	range_attr_on_settled(c->attr, on_settled);
 	return c;
 }
 
@@ -132,12 +227,13 @@ static void comm_free(struct comm *c)
 	if (!c) return;
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		free(p->k);
-		for (size_t j = 0; j < p->nr; j++) free(p->rg[j].name);
+		free(p->nc); free(p->kw); free(p->open);
+		ivpair_free(&p->cc);
+		for (size_t j = 0; j < p->nr; j++) { free(p->rg[j].name); free(p->rg[j].cv.v); free(p->rg[j].ov.v); }
 		free(p->rg);
 	}
 	range_attr_free(c->attr);
-	free(c->pairs);
+	free(c->pairs); free(c->rref);
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
@@ -172,22 +268,28 @@ static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_
 			rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
 		proc_get(c, rec->u.process.pid); /* known, even with no kernels */
 		break;
+	case GP_REC_SOURCE: /* a thread that may have steps: the attribution waits for it */
+		if (rec->u.source.kind == GP_SOURCE_THREAD)
+			range_attr_thread(c->attr, rec->u.source.pid, rec->u.source.tid);
+		break;
 	case GP_REC_API:
 		range_attr_call(c->attr, pid, rec->u.api.tid ? rec->u.api.tid : tid, &rec->u.api);
 		break;
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
 		struct cproc *p = proc_get(c, pid);
-		struct ckern ck;
-		memset(&ck, 0, sizeof(ck));
-		ck.s = k->start_ns;
-		ck.e = k->end_ns > k->start_ns ? k->end_ns : k->start_ns;
-		ck.corr = k->correlation_id;
-		ck.name_id = k->name_id;
-		ck.nccl = (uint8_t)is_nccl(c, k->name_id);
-		ck.seq = (uint32_t)p->nk;
-		VEC_PUSH(p->k, p->nk, p->ck, ck);
-		range_attr_kernel(c->attr, pid, k->correlation_id, k->start_ns, ck.e - ck.s, ((uint64_t)pid << 32) | ck.seq);
+		uint64_t s = k->start_ns, e = k->end_ns > k->start_ns ? k->end_ns : k->start_ns;
+		int nccl = is_nccl(c, k->name_id);
+		uint64_t seq = p->nk++;
+		struct kwait w = { s, e, (uint32_t)p->nnccl, (uint8_t)nccl, 1 };
+		if (nccl) {
+			struct ckern ck = { s, e, 0, k->correlation_id, k->name_id, (uint32_t)p->nnccl };
+			VEC_PUSH(p->nc, p->nnccl, p->cnc, ck);
+		}
+		uint64_t as = s, ae = e;
+		if (ivpair_admit(&p->cc, &as, &ae)) ivpair_add(&p->cc, !nccl, as, ae, COMM_LAG);
+		kw_push(p, w);
+		range_attr_kernel(c->attr, pid, k->correlation_id, s, e - s, ((uint64_t)pid << 32) | (uint32_t)seq);
 		break;
 	}
 	case GP_REC_NVTX_RANGE: {
@@ -201,9 +303,22 @@ static void comm_add(struct comm *c, const gp_record *rec, uint32_t pid, uint32_
 		if (*dom) sprintf(rg.name, "%s:%s", dom, msg);
 		else strcpy(rg.name, msg);
 		rg.id = c->nranges++;
-		range_attr_range(c->attr, pid, n->tid ? n->tid : tid, rg.s, rg.e, 0, rg.id);
+		rg.kernels = rg.coll = rg.wait = 0;
+		memset(&rg.cv, 0, sizeof(rg.cv)); memset(&rg.ov, 0, sizeof(rg.ov));
+		rg.summed = 0;
+		memset(&rg.sp, 0, sizeof(rg.sp));
 		struct cproc *p = proc_get(c, pid);
+		vec_reserve((void **)&c->rref, &c->crref, c->nranges, sizeof(*c->rref));
+		c->rref[rg.id].pid = pid; c->rref[rg.id].ix = (uint32_t)p->nr;
+		VEC_PUSH(p->open, p->nopen, p->copen, p->nr);
 		VEC_PUSH(p->rg, p->nr, p->cr, rg);
+		range_attr_range(c->attr, pid, n->tid ? n->tid : tid, rg.s, rg.e, 0, rg.id);
+		/* the oldest step no kernel will come for any more (normally) */
+		if (p->nopen > RANGE_ATTR_KEEP) {
+			range_sum(&p->rg[p->open[0]]);
+			memmove(p->open, p->open + 1, (p->nopen - 1) * sizeof(*p->open));
+			p->nopen--;
+		}
 		break;
 	}
 	}
@@ -214,7 +329,7 @@ static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
 	size_t n = 0;
 	int pk = 0;
 	for (size_t i = 0; i < c->np; i++) {
-		for (size_t j = 0; j < c->p[i].nk; j++) n += c->p[i].k[j].nccl;
+		n += c->p[i].nnccl;
 		pk += c->p[i].nk > 0;
 	}
 	if (procs_with_kernels) *procs_with_kernels = pk;
@@ -228,20 +343,6 @@ static int comm_in_default(const struct comm *c)
 	return n > 0 || pk > 1;
 }
 
-/* comm, compute and overlap of a set of kernels (pointers into one rank's) */
-struct split { uint64_t comm, compute, overlap; };
-
-static struct split split_kernels(struct ckern *const *k, size_t n, struct ivset *cv, struct ivset *ov)
-{
-	cv->n = ov->n = 0;
-	for (size_t i = 0; i < n; i++) ivset_add(k[i]->nccl ? cv : ov, k[i]->s, k[i]->e);
-	struct split s;
-	s.comm = ivset_union(cv).busy;
-	s.compute = ivset_union(ov).busy;
-	s.overlap = ivset_overlap(cv, ov);
-	return s;
-}
-
 /* ------------------------------------------------------------ ordering */
 static int cmp_kern_start(const void *a, const void *b)
 {
@@ -249,13 +350,6 @@ static int cmp_kern_start(const void *a, const void *b)
 	if (x->s != y->s) return x->s < y->s ? -1 : 1;
 	if (x->e != y->e) return x->e < y->e ? -1 : 1;
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct cpair *x = a, *y = b;
-	if (x->range != y->range) return x->range < y->range ? -1 : 1;
-	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
 static int cmp_range(const void *a, const void *b)
@@ -296,13 +390,11 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		rank_str(b, sizeof(b), ps[i]);
 		snprintf(why, sizeof(why), "%s ran %zu NCCL kernels, %s ran %zu", a, n0, b, ps[i]->nnccl);
 	}
-	/* each rank's NCCL kernels, in start order (kernels are sorted) */
+	/* each rank's NCCL kernels, in start order (sorted by comm_fill) */
 	struct ckern ***nk = xcalloc(nps, sizeof(*nk));
 	for (size_t i = 0; i < nps; i++) {
 		nk[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**nk));
-		size_t m = 0;
-		for (size_t j = 0; j < ps[i]->nk; j++)
-			if (ps[i]->k[j].nccl) nk[i][m++] = &ps[i]->k[j];
+		for (size_t j = 0; j < ps[i]->nnccl; j++) nk[i][j] = &ps[i]->nc[j];
 	}
 	for (size_t k = 0; k < n0 && !*why; k++)
 		for (size_t i = 1; i < nps && !*why; i++) {
@@ -388,19 +480,12 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	strmap_init(&idx);
 	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
 	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
-	struct ivset cv = { 0 }, ov = { 0 };
-	struct ckern **by_seq = NULL, **sel = NULL; size_t csel = 0;
-	/* the kernels of range id r: pairs[first[r] .. first[r + 1]) */
-	if (c->npairs) qsort(c->pairs, c->npairs, sizeof(*c->pairs), cmp_pair);
-	size_t *first = xcalloc((size_t)c->nranges + 1, sizeof(*first));
-	for (size_t i = 0; i < c->npairs; i++) first[c->pairs[i].range + 1]++;
-	for (uint32_t r = 0; r < c->nranges; r++) first[r + 1] += first[r];
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
 		if (!p->nr) continue;
+		for (size_t j = 0; j < p->nr; j++)
+			if (!p->rg[j].summed) range_sum(&p->rg[j]);
 		qsort(p->rg, p->nr, sizeof(*p->rg), cmp_range);
-		by_seq = xrealloc(by_seq, (p->nk ? p->nk : 1) * sizeof(*by_seq));
-		for (size_t j = 0; j < p->nk; j++) by_seq[p->k[j].seq] = &p->k[j];
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
 		for (size_t j = 0; j < p->nr; j++) {
@@ -418,18 +503,11 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			}
 			struct step *st = &steps[*slot];
 			if (rg->s < st->first) st->first = rg->s;
-			size_t nsel = 0;
 			struct srow row;
 			memset(&row, 0, sizeof(row));
 			row.step = *slot; row.proc = i; row.s = rg->s; row.e = rg->e;
-			/* the kernels attributed to it (all of this process) */
-			for (size_t q = first[rg->id]; q < first[rg->id + 1]; q++) {
-				struct ckern *k = by_seq[(uint32_t)c->pairs[q].ref];
-				VEC_PUSH(sel, nsel, csel, k);
-				row.kernels++;
-				if (k->nccl) { row.coll++; row.wait += k->wait; }
-			}
-			row.sp = split_kernels(sel, nsel, &cv, &ov);
+			row.kernels = rg->kernels; row.coll = rg->coll; row.wait = rg->wait;
+			row.sp = rg->sp;
 			VEC_PUSH(rows, nrows, crows, row);
 		}
 		strmap_free(&seen);
@@ -456,8 +534,32 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		cell_str(&cl[STEP_RANGE], steps[w->step].name);
 	}
 	for (size_t i = 0; i < nsteps; i++) free(steps[i].name);
-	free(steps); free(rows); free(cv.v); free(ov.v); free(by_seq); free(sel); free(first);
+	free(steps); free(rows);
 	strmap_free(&idx);
+}
+
+/* Each step's wait: the waits of the NCCL kernels attributed to it (their
+ * ranks matched or not: unmatched waits are 0 and not printed). */
+static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
+{
+	u64map byp;     /* pid -> index in ps */
+	u64map_init(&byp);
+	uint32_t **inv = xcalloc(nps ? nps : 1, sizeof(*inv)); /* NCCL kernel as added -> sorted */
+	for (size_t i = 0; i < nps; i++) {
+		*u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i;
+		inv[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**inv));
+		for (size_t j = 0; j < ps[i]->nnccl; j++) inv[i][ps[i]->nc[j].ix] = (uint32_t)j;
+	}
+	for (size_t q = 0; q < c->npairs; q++) {
+		const struct cpair *pr = &c->pairs[q];
+		uint64_t *i = u64map_get(&byp, c->rref[pr->range].pid, MAP_FIND);
+		if (!i) continue;
+		struct cproc *p = ps[*i];
+		p->rg[c->rref[pr->range].ix].wait += p->nc[inv[*i][pr->nccl_ix]].wait;
+	}
+	for (size_t i = 0; i < nps; i++) free(inv[i]);
+	free(inv);
+	u64map_free(&byp);
 }
 
 /* ------------------------------------------------------------ fill */
@@ -480,6 +582,8 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		tool_warn("comm: the trace has no kernel records: nothing to report");
 		return;
 	}
+	/* the kernels still waiting for their steps (before the processes move) */
+	range_attr_finish(c->attr);
 	/* ranks: processes with kernels */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
@@ -494,21 +598,15 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		if (c->p[i].nk) ps[nps++] = &c->p[i];
 		else idle++;
 	}
-	struct ivset cv = { 0 }, ov = { 0 };
+	uint64_t late = 0, late_ns = 0;
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
-		qsort(p->k, p->nk, sizeof(*p->k), cmp_kern_start);
-		struct ckern **all = xmalloc(p->nk * sizeof(*all));
-		for (size_t j = 0; j < p->nk; j++) {
-			struct ckern *k = &p->k[j];
-			p->nnccl += k->nccl;
-			all[j] = k;
-		}
-		struct split s = split_kernels(all, p->nk, &cv, &ov);
-		free(all);
-		p->comm = s.comm; p->compute = s.compute; p->overlap = s.overlap;
+		qsort(p->nc, p->nnccl, sizeof(*p->nc), cmp_kern_start);
+		struct ivsum a, b;
+		ivpair_finish(&p->cc, &a, &b, &p->overlap);
+		p->comm = a.busy; p->compute = b.busy;
+		late += p->cc.late; late_ns += p->cc.late_ns;
 	}
-	free(cv.v); free(ov.v);
 	/* Ranks take part in the matching; a process without a rank beside them
 	 * (a helper that used CUDA) did not join the collectives. */
 	struct cproc **part = xmalloc((nps ? nps : 1) * sizeof(*part));
@@ -564,7 +662,22 @@ static void comm_fill(struct comm *c, struct report *ranks, struct report *steps
 		 "   the step's end.  N = occurrence of the range name on that rank.  Wait: sum over\n"
 		 "   the step's collectives ('-': not computed, see the per-rank table).\n");
 	steps->note = c->steps_note;
-	range_attr_finish(c->attr);
+	if (late) {
+		l = strlen(c->note);
+		snprintf(c->note + l, sizeof(c->note) - l,
+			 " %llu kernel records arrived more than %u kernels after their start time was summed:\n"
+			 "   Comm/Compute may be short by up to %llu ns.\n",
+			 (unsigned long long)late, COMM_LAG, (unsigned long long)late_ns);
+	}
+	step_waits(c, ps, nps);
+	uint64_t late_ranges = range_attr_late(c->attr);
+	if (c->late_kernels || late_ranges) {
+		l = strlen(c->steps_note);
+		snprintf(c->steps_note + l, sizeof(c->steps_note) - l,
+			 " %llu kernels came after their step was summed (counted, their time not) and %llu\n"
+			 "   steps came after kernels in them were settled (those kernels not counted).\n",
+			 (unsigned long long)c->late_kernels, (unsigned long long)late_ranges);
+	}
 	fill_steps(c, steps, ps, nps, base);
 	free(part);
 	free(ps);
@@ -610,8 +723,8 @@ static const struct stats_table comm_tables[] = {
 
 const struct stats_report stats_report_comm = {
 	.tables = comm_tables, .ntables = 2,
-	.types = STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_KERNEL) |
-		 STATS_TYPE(GP_REC_NVTX_RANGE),
+	.types = STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_SOURCE) | STATS_TYPE(GP_REC_API) |
+		 STATS_TYPE(GP_REC_KERNEL) | STATS_TYPE(GP_REC_NVTX_RANGE),
 	.new = comm_report_new, .add = comm_report_add, .in_default = comm_report_in_default,
 	.fill = comm_report_fill, .free = comm_report_free,
 };
