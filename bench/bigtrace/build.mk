@@ -2,7 +2,7 @@
 # training mix of N events for measuring the offline tool (bench/offline/).
 #   make bigtrace N=10000000 OUT=/tmp/big.gpuprof [SEED=1]
 GEN_BIGTRACE := $(B)/bench/gen_bigtrace
-$(GEN_BIGTRACE): bench/bigtrace/gen_bigtrace.c tests/tools/gen_common.h $(LIBPROF_A) $(DEP_MISSING)
+$(GEN_BIGTRACE): bench/bigtrace/gen_bigtrace.c tests/tools/gen_common.h tests/tools/splitmix.h $(LIBPROF_A) $(DEP_MISSING)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -Itests/tools -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 

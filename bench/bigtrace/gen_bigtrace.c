@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "gen_common.h"
+#include "splitmix.h"
 
 #define P 7000u
 #define T0 1000000000ull
@@ -67,15 +68,9 @@ enum {
 
 /* ---------------------------------------------------------------- random */
 static uint64_t rng;
-static uint64_t rnd(void)  /* splitmix64 */
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-static double unif(void) { return ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0; }
-static double normal(void) { return sqrt(-2.0 * log(unif())) * cos(6.283185307179586 * unif()); }
+static uint64_t rnd(void) { return sm_next(&rng); }
+static double unif(void) { return sm_unif(&rng); }
+static double normal(void) { return sm_normal(&rng); }
 static uint64_t between(uint64_t lo, uint64_t hi) { return lo + rnd() % (hi - lo + 1); }
 
 /* ---------------------------------------------------------------- the model */
@@ -408,20 +403,10 @@ int main(int argc, char **argv)
 	r.u.process.host_id = S_HOST; r.u.process.rank = -1; r.u.process.start_ns = T0;
 	r.u.process.settings_id = settings ? S_SETTINGS : 0;
 	put(0, &r);
-	for (uint32_t t = 0; t < 2; t++) {
-		memset(&r, 0, sizeof(r));
-		r.type = GP_REC_THREAD;
-		r.u.thread.pid = P; r.u.thread.tid = P + t; r.u.thread.name_id = t ? S_AUTOGRAD : S_MAIN;
-		put(0, &r);
-	}
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_DEVICE;
-	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;
-	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
-	r.u.device.max_threads_per_sm = 2048; r.u.device.max_blocks_per_sm = 32;
-	r.u.device.max_regs_per_sm = 65536; r.u.device.max_smem_per_sm = 233472;
-	r.u.device.max_smem_per_block = 232448; r.u.device.max_threads_per_block = 1024;
-	r.u.device.warp_size = 32; r.u.device.global_mem_bytes = 85899345920ull;
+	thread_rec(P, P, S_MAIN);
+	thread_rec(P, P + 1, S_AUTOGRAD);
+	rec_device_sm90(&r, S_GPU);
+	r.u.device.global_mem_bytes = 85899345920ull;
 	r.u.device.clock_khz = 1980000; r.u.device.mem_clock_khz = 2619000; r.u.device.mem_bus_width = 5120;
 	put(0, &r);
 

@@ -9,6 +9,8 @@
 #                default, the online cores)
 #   -q           quick: stats (all), info, dump and the exports only, not
 #                each stats report alone
+#   -r THREADS   also the reader's own rate (bench_read) on the largest
+#                trace with these thread counts, e.g. -r "1 2" (default: none)
 # Environment: GPUPROF (default build/bin/gpuprof), GEN (build/bench/
 # gen_bigtrace), DIR (where traces and outputs go; default
 # /tmp/gpuprof-bench), SEED (1).  Traces are generated once per size and
@@ -21,10 +23,13 @@ DIR=${DIR:-/tmp/gpuprof-bench}
 SEED=${SEED:-1}
 THREADS=""
 QUICK=0
+READ=""
+BENCH_READ=${BENCH_READ:-build/bench/bench_read}
 while [ $# -gt 0 ]; do
   case $1 in
     -t) THREADS="--threads $2"; shift 2;;
     -q) QUICK=1; shift;;
+    -r) READ=$2; shift 2;;
     *) break;;
   esac
 done
@@ -78,3 +83,12 @@ for n in "$@"; do
   measure "export sqlite" "$DIR/out.sqlite" "$GPUPROF" export $THREADS --format sqlite -o "$DIR/out.sqlite" "$trace"
   rm -f "$DIR/out.sqlite"
 done
+
+# The reader alone on the largest trace, and a late window of it.
+if [ -n "$READ" ]; then
+  echo
+  # shellcheck disable=SC2086
+  "$BENCH_READ" "$trace" $READ
+  echo
+  "$BENCH_READ" -w 500000000 "$trace"
+fi

@@ -32,7 +32,7 @@ struct gp_prefetch {
 };
 
 /* ---------------------------------------------------------------- decoding */
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+int gp_pread_all(int fd, void *buf, size_t n, uint64_t off)
 {
 	uint8_t *p = buf;
 	while (n) {
@@ -67,7 +67,7 @@ void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx)
 		return;
 	}
 	j->ucap = ucap;
-	if (pread_all(fd, j->cbuf, c->csize, c->off + GP_CHUNK_HDR)) { j->rc = GP_ERR_IO; return; }
+	if (gp_pread_all(fd, j->cbuf, c->csize, c->off + GP_CHUNK_HDR)) { j->rc = GP_ERR_IO; return; }
 	size_t n = ZSTD_decompressDCtx(dctx, j->ubuf, c->usize, j->cbuf, c->csize);
 	if (ZSTD_isError(n) || n != c->usize) {
 		j->rc = GP_ERR_CORRUPT;

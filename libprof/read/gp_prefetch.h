@@ -44,6 +44,9 @@ struct gp_job {
 	struct gp_job *next_free;
 };
 
+/* pread() of exactly n bytes at off (EINTR retried): 0, or GP_ERR_IO. */
+int gp_pread_all(int fd, void *buf, size_t n, uint64_t off);
+
 /* Reads and decodes chunk `ref` into j (sets every result field). */
 void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx);
 

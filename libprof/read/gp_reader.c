@@ -193,22 +193,10 @@ GP_API uint32_t gp_reader_tid(const gp_reader *r, const gp_record *rec, const st
 }
 
 /* ---------------------------------------------------------------- file access */
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t k = pread(fd, p, n, (off_t)off);
-		if (k < 0 && errno == EINTR) continue;
-		if (k <= 0) return GP_ERR_IO;
-		p += k; n -= (size_t)k; off += (uint64_t)k;
-	}
-	return 0;
-}
-
 static int footer_at(gp_reader *r, uint64_t pos, struct gp_footer_info *f)
 {
 	uint8_t b[GP_FOOTER_SIZE];
-	if (pos + GP_FOOTER_SIZE > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) return 0;
+	if (pos + GP_FOOTER_SIZE > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) return 0;
 	if (memcmp(b, gp_magic_footer, 8) || gp_crc32(b, 32) != gp_get32(b + 32)) return 0;
 	f->present = 1;
 	f->index_offset = gp_get64(b + 8); f->chunk_count = gp_get64(b + 16); f->record_count = gp_get64(b + 24);
@@ -218,7 +206,7 @@ static int footer_at(gp_reader *r, uint64_t pos, struct gp_footer_info *f)
 static int chunk_hdr_at(gp_reader *r, uint64_t pos, struct gp_chunk_hdr *h, const char **why)
 {
 	uint8_t b[GP_CHUNK_HDR];
-	if (pos + GP_CHUNK_HDR > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) { *why = "short read"; return GP_ERR_TRUNCATED; }
+	if (pos + GP_CHUNK_HDR > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) { *why = "short read"; return GP_ERR_TRUNCATED; }
 	return gp_chunk_hdr_get(b, h, why);
 }
 
@@ -229,7 +217,7 @@ static uint64_t resync(gp_reader *r, uint64_t pos)
 	static __thread uint8_t blk[BLK];
 	for (uint64_t base = pos + 1; base < r->fsize; base += BLK - 8) {
 		size_t n = (size_t)(r->fsize - base < BLK ? r->fsize - base : BLK);
-		if (pread_all(r->fd, blk, n, base)) return r->fsize;
+		if (gp_pread_all(r->fd, blk, n, base)) return r->fsize;
 		for (size_t i = 0; i + 4 <= n; i++) {
 			if (blk[i] != 'G' || blk[i + 1] != 'P') continue;
 			uint64_t at = base + i;
@@ -259,7 +247,7 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 static void check_index(gp_reader *r, uint64_t pos, const struct gp_chunk_hdr *h)
 {
 	uint8_t *c = malloc(h->csize), *u = malloc(h->usize ? h->usize : 1);
-	if (c && u && !pread_all(r->fd, c, h->csize, pos + GP_CHUNK_HDR)) {
+	if (c && u && !gp_pread_all(r->fd, c, h->csize, pos + GP_CHUNK_HDR)) {
 		size_t n = ZSTD_decompressDCtx(r->dctx, u, h->usize, c, h->csize);
 		if (ZSTD_isError(n) || n != h->usize || n < 2 || u[0] != 1) {
 			r->integ.frames_corrupt++;
@@ -346,7 +334,7 @@ static int read_header(gp_reader *r)
 {
 	uint8_t fixed[GP_HEADER_FIXED];
 	uint64_t have = r->fsize < GP_HEADER_FIXED ? r->fsize : GP_HEADER_FIXED;
-	if (have && pread_all(r->fd, fixed, (size_t)have, 0)) return fail_open(r, GP_ERR_IO, "read error: %s", strerror(errno));
+	if (have && gp_pread_all(r->fd, fixed, (size_t)have, 0)) return fail_open(r, GP_ERR_IO, "read error: %s", strerror(errno));
 	size_t m = have < 8 ? (size_t)have : 8;
 	if (memcmp(fixed, gp_magic_file, m)) return fail_open(r, GP_ERR_NOT_GPUPROF, "not a gpuprof trace (bad magic)");
 	if (have < 16) return fail_open(r, GP_ERR_TRUNCATED, "file ends inside the header (%llu bytes)", (unsigned long long)have);
@@ -363,7 +351,7 @@ static int read_header(gp_reader *r)
 				 (unsigned long long)r->fsize, hsize);
 	uint8_t *b = malloc(hsize);
 	if (!b) return GP_ERR_NOMEM;
-	if (pread_all(r->fd, b, hsize, 0)) { free(b); return fail_open(r, GP_ERR_IO, "read error"); }
+	if (gp_pread_all(r->fd, b, hsize, 0)) { free(b); return fail_open(r, GP_ERR_IO, "read error"); }
 	if (gp_crc32(b, hsize - 4) != gp_get32(b + hsize - 4)) { free(b); return fail_open(r, GP_ERR_CORRUPT, "bad header: checksum mismatch"); }
 	gp_header *h = &r->hdr;
 	h->major = major; h->minor = minor;
@@ -562,7 +550,7 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 		if (!n) return GP_ERR_NOMEM;
 		c->ubuf = n; c->ucap = want;
 	}
-	if (pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
+	if (gp_pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
 		problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
 		mark(r, e, CH_CORRUPT);
 		return GP_ERR_IO;

@@ -42,8 +42,8 @@ $(TEST_RANGE_ATTR): tests/tools/test_range_attr.c $(B)/obj/tools/analysis/range_
 # tools/analysis/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
 TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
-$(TEST_QUANTILE): tests/tools/test_quantile.c $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
+$(TEST_QUANTILE): tests/tools/test_quantile.c tests/tools/splitmix.h $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<

@@ -124,14 +124,7 @@ static void write_occ(void)
 	put(0, &r);
 	r.u.source.source_id = 4; r.u.source.kind = GP_SOURCE_TOOL;
 	put(0, &r);
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_DEVICE;
-	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;
-	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
-	r.u.device.max_threads_per_sm = 2048; r.u.device.max_blocks_per_sm = 32;
-	r.u.device.max_regs_per_sm = 65536; r.u.device.max_smem_per_sm = 233472;
-	r.u.device.max_smem_per_block = 232448; r.u.device.max_threads_per_block = 1024;
-	r.u.device.warp_size = 32;
+	rec_device_sm90(&r, S_GPU);
 	put(0, &r);
 	uint64_t t = 1000;
 	for (uint32_t i = 0; i < nk; i++) {
@@ -209,12 +202,8 @@ int main(int argc, char **argv)
 	const uint32_t tids[5] = { 0, P, P + 1, 0, 0 }, names[5] = { 0, S_MAIN, S_WORKER, 0, 0 };
 	sources(P, 4, kinds, tids, names);
 	process(P, S_CMD, S_HOST, b ? 1 : -1, T0);
-	for (uint32_t t = 0; t < 2; t++) {
-		memset(&r, 0, sizeof(r));
-		r.type = GP_REC_THREAD;
-		r.u.thread.pid = P; r.u.thread.tid = P + t; r.u.thread.name_id = t ? S_WORKER : S_MAIN;
-		put(0, &r);
-	}
+	thread_rec(P, P, S_MAIN);
+	thread_rec(P, P + 1, S_WORKER);
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_DEVICE;
 	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;

@@ -15,17 +15,11 @@
 
 #include "analysis/quantile.h"
 #include "analysis/summary.h"
+#include "splitmix.h"
 
 static uint64_t rng = 12345;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-static double unif(void) { return ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0; }
-static double normal(void) { return sqrt(-2.0 * log(unif())) * cos(6.283185307179586 * unif()); }
+static uint64_t rnd(void) { return sm_next(&rng); }
+static double normal(void) { return sm_normal(&rng); }
 
 static int cmp(const void *a, const void *b)
 {

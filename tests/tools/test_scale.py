@@ -128,18 +128,9 @@ with tt.tmpdir() as d:
         elif r["type"] == "nvtx_range" and r["kind"] == "pushpop" and r["depth"] == 0:
             ranges.append((r["start"], max(r["end"], r["start"]), r["message"]))
 
-    def union(iv):
-        out = []
-        for s_, e_ in sorted(iv):
-            if out and s_ <= out[-1][1]:
-                out[-1][1] = max(out[-1][1], e_)
-            else:
-                out.append([s_, e_])
-        return out
-
     def split(ks):
-        a = union([(k[0], k[1]) for k in ks if k[3]])
-        b = union([(k[0], k[1]) for k in ks if not k[3]])
+        a = tt.union([(k[0], k[1]) for k in ks if k[3]])
+        b = tt.union([(k[0], k[1]) for k in ks if not k[3]])
         ov, i, j = 0, 0, 0
         while i < len(a) and j < len(b):
             ov += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))

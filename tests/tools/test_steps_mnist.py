@@ -29,16 +29,6 @@ def steps_json(*extra):
     return json.loads(p.stdout)
 
 
-def union(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
 def length(u):
     return sum(e - s for s, e in u)
 
@@ -128,7 +118,7 @@ for name in ("forward", "optimizer"):
 
 # --- per step: buckets, computed here
 ops.sort(key=lambda o: (o["s"], o["call"] is None, o["call"]["s"] if o["call"] else 0))
-sync_u = union([(a["start"], a["end"]) for a in apis if is_sync(a["name"])])
+sync_u = tt.union([(a["start"], a["end"]) for a in apis if is_sync(a["name"])])
 rows = st["step_rows"]
 tt.eq(len(rows), 55, "steps found")
 for r, n in zip(rows, steps):
@@ -137,10 +127,10 @@ for r, n in zip(rows, steps):
     total = sum(r[k] for k in BUCKETS)
     tt.expect(abs(total - r["time_ns"]) <= 0.01 * r["time_ns"], f"step {r['step']}: buckets {total} vs {r['time_ns']}")
     clip = [(o["cls"], max(o["s"], s), min(o["e"], e)) for o in ops if o["e"] > s and o["s"] < e]
-    uc = union([(a, b) for c, a, b in clip if c == "compute"])
-    un = union([(a, b) for c, a, b in clip if c == "comm"])
-    um = union([(a, b) for c, a, b in clip if c == "memory"])
-    ucn = union(uc + un)
+    uc = tt.union([(a, b) for c, a, b in clip if c == "compute"])
+    un = tt.union([(a, b) for c, a, b in clip if c == "comm"])
+    um = tt.union([(a, b) for c, a, b in clip if c == "memory"])
+    ucn = tt.union(uc + un)
     want = {"compute_ns": length(uc), "comm_ns": length(un) - overlap(un, uc), "memory_ns": length(um) - overlap(um, ucn),
             "host_wait_ns": 0, "sync_ns": 0, "launch_ns": 0, "other_ns": 0}
     # idle gaps of the whole timeline, classified by the operation that ends them

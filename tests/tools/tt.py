@@ -52,6 +52,18 @@ def approx(got, want, what, tol=0.051):
         fail(f"{what}: got {got!r}, want {want!r}")
 
 
+def union(iv):
+    """The union of intervals (s, e) as a sorted list of disjoint [s, e]
+    (touching ones merged), computed here, not by the tool."""
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
 def fail(msg):
     _failures.append(msg)
     print("FAIL:", msg)
