@@ -27,7 +27,7 @@ CUDA_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/ex
 CUPTI_INC := $(if $(CUDA_INC),$(dir $(CUDA_INC)),)
 CUDA_CFLAGS := $(if $(CUPTI_INC),-I$(CUPTI_INC) -I$(CUDA_HOME)/include,)
 
-.PHONY: all test clean demo deps check-cuda bench asan FORCE check-layers
+.PHONY: all test clean demo deps check-cuda bench asan FORCE check-layers format-check format
 all:
 FORCE:
 .SECONDEXPANSION:
@@ -36,12 +36,23 @@ check-cuda:
 	@if [ -z "$(CUPTI_INC)" ]; then \
 	  echo "error: CUDA toolkit headers not found (cupti.h). Set CUDA_HOME=/path/to/cuda, put nvcc on PATH, or install the toolkit in /usr/local/cuda." >&2; exit 1; fi
 
+# Build dependencies (apt), then uPlot for `gpuprof report`'s charts (npm,
+# pinned; without it the report has tables only).
 deps:
-	@./scripts/setup-deps.sh
+	@./scripts/setup-deps.sh; rc=$$?; ./scripts/setup-uplot.sh $(B); exit $$rc
 
 # Include rules between folders (COMPONENT/layers.txt; docs/ARCHITECTURE.md).
 check-layers:
 	@scripts/check-layers.sh
+
+# C style (.clang-format, clang-format 14): the folders reformatted so far.
+# The others (libprof shim tools tests bench examples in all) join the list
+# as they are reformatted; `make format` rewrites the listed ones.
+FORMAT_DIRS ?= libprof tests/libprof
+format-check:
+	@scripts/format-check.sh $(FORMAT_DIRS)
+format:
+	@scripts/format-check.sh --fix $(FORMAT_DIRS)
 
 include libprof/build.mk
 -include shim/build.mk

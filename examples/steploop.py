@@ -17,6 +17,12 @@ its steps through run_steps() so they all:
       RESULT steps=N step_ms_median=X step_ms_mean=Y total_s=Z loss=L
     Everything else goes to stderr.
 
+--stall-at I --stall-s S: a host stall of S seconds (time.sleep) inside step
+I's range, after its work (the flight recorder's anomaly rule, docs/FLIGHT.md).
+--step-times FILE: at the end, one line "I T" per step, T = time.perf_counter()
+(CLOCK_MONOTONIC seconds: the trace clock) at step I's start, so a tracer's
+pause shows as a long start-to-start period the tracer itself did not measure.
+
 --toggle-pairs N --toggle-steps K: the in-process A/B measurement of a
 tracer's cost (bench/overhead, TOGGLE_PAIRS).  Separate processes of the same
 job differ by up to ±15 % while one process is stable within itself, so after
@@ -63,7 +69,38 @@ def add_common_args(p: argparse.ArgumentParser, steps: int, warmup: int):
                         "tracer capture on/off by cudaProfilerStart/Stop (0: plain timed loop)")
     p.add_argument("--toggle-steps", type=int, default=0, metavar="K",
                    help="steps per A/B block (needed with --toggle-pairs)")
+    p.add_argument("--stall-at", type=int, default=-1, metavar="I",
+                   help="inject a host stall (time.sleep) inside step I (-1: none)")
+    p.add_argument("--stall-s", type=float, default=2.0, metavar="S", help="length of that stall, seconds")
+    p.add_argument("--step-times", default="", metavar="FILE",
+                   help="write 'I T' per step, T = perf_counter() at the step's start (CLOCK_MONOTONIC s)")
     return p
+
+
+class StepClock:
+    """--stall-at / --step-times (module docstring): what happens at each
+    step's start and end besides the job's work."""
+
+    def __init__(self, args):
+        self.stall_at = getattr(args, "stall_at", -1)
+        self.stall_s = getattr(args, "stall_s", 0.0)
+        self.path = getattr(args, "step_times", "")
+        self.starts = []
+
+    def begin(self, i):
+        if self.path:
+            self.starts.append((i, time.perf_counter()))
+
+    def end(self, i):
+        if i == self.stall_at:
+            log(f"STALL step={i} seconds={self.stall_s}")
+            time.sleep(self.stall_s)
+
+    def write(self):
+        if self.path:
+            with open(self.path, "w") as f:
+                for i, t in self.starts:
+                    f.write(f"{i} {t:.9f}\n")
 
 
 def toggle_schedule(n_pairs: int):
@@ -162,11 +199,15 @@ def _profiler(args):
     return torch.profiler.profile(activities=acts)
 
 
-def _run_warmup(args, step_fn, ann):
+def _run_warmup(args, step_fn, ann, clock=None):
     loss = None
     for i in range(args.warmup):
         with ann.range(f"step {i}", nested=False):
+            if clock:
+                clock.begin(i)
             loss = step_fn(i, ann)
+            if clock:
+                clock.end(i)
         if args.log_interval and (i + 1) % args.log_interval == 0:
             log(f"progress step={i + 1}")
     return loss
@@ -237,6 +278,7 @@ def run_steps(args, step_fn, ann: Annotator = None, extra_result: str = "",
             per_step = per_block_ms
         else:
             t_loop = None
+            clock = StepClock(args)
             for i in range(total):
                 if i == args.warmup:
                     if use_cuda:
@@ -248,9 +290,12 @@ def run_steps(args, step_fn, ann: Annotator = None, extra_result: str = "",
                     ev.record()
                     events.append(ev)
                 with ann.range(f"step {i}", nested=False):
+                    clock.begin(i)
                     loss = step_fn(i, ann)
+                    clock.end(i)
                 if args.log_interval and (i + 1) % args.log_interval == 0:
                     log(f"progress step={i + 1}")
+            clock.write()
             if use_cuda:
                 if args.steps > 0:
                     ev = torch.cuda.Event(enable_timing=True)

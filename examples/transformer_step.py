@@ -6,9 +6,16 @@ pre-norm blocks with a causal mask (torch.nn.TransformerEncoderLayer, which
 runs scaled_dot_product_attention), tied nothing, AdamW (lr 3e-4).  Tokens
 are random from a fixed seed and copied from pinned memory each step.
 
+One change at a time for A/B pairs (`gpuprof diff`): --amp bf16 runs the
+forward pass under torch.autocast(bfloat16); --sdpa math|flash|efficient
+picks scaled_dot_product_attention's backend (torch.nn.attention.sdpa_kernel;
+flash needs --amp bf16 and fails, saying so, when it cannot be used).
+
   python3 examples/transformer_step.py --steps 20 --warmup 3
+  python3 examples/transformer_step.py --steps 20 --warmup 3 --amp bf16 --sdpa flash
 """
 import argparse
+import contextlib
 import os
 import sys
 
@@ -50,6 +57,10 @@ def main(argv=None):
     p.add_argument("--seq", type=int, default=256)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--amp", choices=["none", "bf16"], default="none",
+                   help="autocast the forward pass to bfloat16 (default: fp32)")
+    p.add_argument("--sdpa", choices=["auto", "math", "flash", "efficient"], default="auto",
+                   help="scaled_dot_product_attention backend (default: PyTorch picks)")
     args = p.parse_args(argv)
     steploop.setup(args)
     dev = torch.device(args.device)
@@ -63,10 +74,27 @@ def main(argv=None):
     if dev.type == "cuda":
         tokens = tokens.pin_memory()
 
+    def amp():
+        if args.amp == "bf16":
+            return torch.autocast(dev.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def sdpa():
+        if args.sdpa == "auto":
+            return contextlib.nullcontext()
+        try:  # torch >= 2.3
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            return sdpa_kernel({"math": SDPBackend.MATH, "flash": SDPBackend.FLASH_ATTENTION,
+                                "efficient": SDPBackend.EFFICIENT_ATTENTION}[args.sdpa])
+        except ImportError:
+            return torch.backends.cuda.sdp_kernel(enable_math=args.sdpa == "math",
+                                                  enable_flash=args.sdpa == "flash",
+                                                  enable_mem_efficient=args.sdpa == "efficient")
+
     def step(i, ann):
         batch = tokens.to(dev, non_blocking=True)
         x, y = batch[:, :-1], batch[:, 1:]
-        with ann.range("forward"):
+        with ann.range("forward"), amp(), sdpa():
             opt.zero_grad(set_to_none=True)
             logits = model(x)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))

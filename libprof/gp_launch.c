@@ -209,7 +209,11 @@
 	X(798, MEMCPY, cuMemcpy3DBatchAsync_v2) \
 	X(799, MEMCPY, cuMemcpy3DBatchAsync_v2_ptsz)
 
-struct launch_id { uint16_t cbid; uint8_t kind; const char *name; };
+struct launch_id {
+	uint16_t cbid;
+	uint8_t kind;
+	const char *name;
+};
 
 #define ENTRY(cbid, kind, name) { cbid, GP_LAUNCH_##kind, #name },
 static const struct launch_id runtime_ids[] = { GP_RUNTIME_LAUNCHES(ENTRY) };
@@ -221,9 +225,13 @@ static const struct launch_id *find(uint32_t domain, uint32_t cbid)
 {
 	const struct launch_id *v;
 	size_t n;
-	if (domain == GP_API_RUNTIME) { v = runtime_ids; n = COUNT(runtime_ids); }
-	else if (domain == GP_API_DRIVER) { v = driver_ids; n = COUNT(driver_ids); }
-	else return NULL;
+	if (domain == GP_API_RUNTIME) {
+		v = runtime_ids;
+		n = COUNT(runtime_ids);
+	} else if (domain == GP_API_DRIVER) {
+		v = driver_ids;
+		n = COUNT(driver_ids);
+	} else return NULL;
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

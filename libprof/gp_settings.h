@@ -45,6 +45,16 @@ enum gp_setting_id {
 	GP_SET_UNWIND,
 	GP_SET_CLOCK,
 	GP_SET_ROOT_PID,
+	GP_SET_FLIGHT_RECORDER,
+	GP_SET_FLIGHT_MAX_MEMORY,
+	GP_SET_SAMPLE_STEPS,
+	GP_SET_TRIGGER,
+	GP_SET_TRIGGER_STEPS,
+	GP_SET_TRIGGER_SECONDS,
+	GP_SET_TRIGGER_COOLDOWN,
+	GP_SET_TRIGGER_MAX,
+	GP_SET_CONTROL,
+	GP_SET_CONTROL_DIR,
 	GP_SET_COUNT
 };
 
@@ -58,31 +68,80 @@ enum gp_setting_type {
 	GP_SETTING_KINDS,    /* gp_parse_activity */
 	GP_SETTING_WINDOW,   /* gp_parse_window */
 	GP_SETTING_INTERVAL, /* gp_parse_pm_interval */
+	GP_SETTING_DURATION, /* gp_parse_duration (seconds when no unit), min..max ns;
+				"0" or "off": 0, accepted when min is 0 */
+	GP_SETTING_ONE_IN,   /* gp_parse_one_in: "1/N" or "N", min..max; "0" or "off": 0 */
+	GP_SETTING_RULES,    /* gp_parse_trigger_rules */
 };
 
 /* Values of the enumerated settings. */
-enum gp_api_set { GP_API_SET_DEFAULT = 0, GP_API_SET_ALL = 1, GP_API_SET_NONE = 2 };
-enum gp_api_mode { GP_API_MODE_CALLBACK = 0, GP_API_MODE_ACTIVITY = 1 };
-enum gp_bind { GP_BIND_AUTO = 0, GP_BIND_EAGER = 1, GP_BIND_INJECTION = 2 };
+enum gp_api_set {
+	GP_API_SET_DEFAULT = 0,
+	GP_API_SET_ALL = 1,
+	GP_API_SET_NONE = 2
+};
+enum gp_api_mode {
+	GP_API_MODE_CALLBACK = 0,
+	GP_API_MODE_ACTIVITY = 1
+};
+enum gp_bind {
+	GP_BIND_AUTO = 0,
+	GP_BIND_EAGER = 1,
+	GP_BIND_INJECTION = 2
+};
 /* GPUPROF_STACKS: off, sampled (rate-limited per call site), all */
-enum gp_stacks_mode { GP_STACKS_OFF = 0, GP_STACKS_SAMPLED = 1, GP_STACKS_ALL = 2 };
+enum gp_stacks_mode {
+	GP_STACKS_OFF = 0,
+	GP_STACKS_SAMPLED = 1,
+	GP_STACKS_ALL = 2
+};
 /* GPUPROF_UNWIND: libunwind when it can be loaded, else glibc backtrace() */
-enum gp_unwind { GP_UNWIND_AUTO = 0, GP_UNWIND_LIBUNWIND = 1, GP_UNWIND_GLIBC = 2 };
+enum gp_unwind {
+	GP_UNWIND_AUTO = 0,
+	GP_UNWIND_LIBUNWIND = 1,
+	GP_UNWIND_GLIBC = 2
+};
 /* GPUPROF_CLOCK: how the trace clock (CLOCK_MONOTONIC either way) is read;
  * not a gp_clock_id, which names the clock of a trace's timestamps */
-enum gp_clock_mode { GP_CLOCK_MODE_AUTO = 0, GP_CLOCK_MODE_MONOTONIC = 1, GP_CLOCK_MODE_TSC = 2 };
-enum gp_capture_range { GP_CAPTURE_ALL = 0, GP_CAPTURE_PROFILER_API = 1 };
+enum gp_clock_mode {
+	GP_CLOCK_MODE_AUTO = 0,
+	GP_CLOCK_MODE_MONOTONIC = 1,
+	GP_CLOCK_MODE_TSC = 2
+};
+enum gp_capture_range {
+	GP_CAPTURE_ALL = 0,
+	GP_CAPTURE_PROFILER_API = 1
+};
 
 /* GPUPROF_ACTIVITY kinds, a bit each */
 enum gp_activity_bits {
-	GP_ACT_KERNEL = 1u << 0, GP_ACT_MEMCPY = 1u << 1, GP_ACT_MEMSET = 1u << 2,
-	GP_ACT_PEER = 1u << 3, GP_ACT_SYNC = 1u << 4, GP_ACT_MEMORY = 1u << 5,
+	GP_ACT_KERNEL = 1u << 0,
+	GP_ACT_MEMCPY = 1u << 1,
+	GP_ACT_MEMSET = 1u << 2,
+	GP_ACT_PEER = 1u << 3,
+	GP_ACT_SYNC = 1u << 4,
+	GP_ACT_MEMORY = 1u << 5,
 	GP_ACT_DEVICE = 1u << 6,
 	/* SYNCHRONIZATION and MEMORY2 are opt-in: on MNIST they cost 13 points
 	 * of step time (docs/PERFORMANCE.md, run H4), and nsys leaves them off
 	 * by default too. */
 	GP_ACT_DEFAULT = GP_ACT_KERNEL | GP_ACT_MEMCPY | GP_ACT_MEMSET | GP_ACT_PEER | GP_ACT_DEVICE,
 	GP_ACT_ALL = GP_ACT_DEFAULT | GP_ACT_SYNC | GP_ACT_MEMORY,
+};
+
+/* GPUPROF_TRIGGER: the anomaly rules (gp_parse_trigger_rules) */
+enum gp_rule_bits {
+	GP_RULE_STEP = 1u << 0,       /* a step longer than step_factor x the rolling median */
+	GP_RULE_IDLE = 1u << 1,       /* GPU idle above idle_pct % (NVML utilisation) */
+	GP_RULE_RANGE = 1u << 2,      /* an NVTX range or mark named `range` */
+	GP_RULE_CUDA_ERROR = 1u << 3, /* a recorded CUDA API call returned an error */
+};
+#define GP_RULE_RANGE_MAX 64 /* bytes of a range name + 1 */
+struct gp_trigger_rules {
+	unsigned what;                 /* gp_rule_bits */
+	double step_factor;            /* GP_RULE_STEP: 1.1 .. 1000 */
+	unsigned idle_pct;             /* GP_RULE_IDLE: 1 .. 99 */
+	char range[GP_RULE_RANGE_MAX]; /* GP_RULE_RANGE */
 };
 
 /* A word of an ENUM or KINDS setting and its value.  A value's first word in
@@ -93,26 +152,26 @@ struct gp_setting_word {
 };
 
 struct gp_setting {
-	const char *name;    /* "GPUPROF_FLUSH_MS" */
+	const char *name; /* "GPUPROF_FLUSH_MS" */
 	enum gp_setting_type type;
-	const char *def;     /* the default, in the setting's syntax; NULL: 0 / "" (the
+	const char *def;                     /* the default, in the setting's syntax; NULL: 0 / "" (the
 				component's own default) */
-	uint64_t min, max;   /* UINT: range; SIZE: min */
+	uint64_t min, max;                   /* UINT: range; SIZE: min */
 	const struct gp_setting_word *words; /* ENUM, KINDS: NULL-terminated */
-	const char *path_means; /* ENUM: a value with a '/' is a path, meaning this word
+	const char *path_means;              /* ENUM: a value with a '/' is a path, meaning this word
 				   (GPUPROF_UNWIND=/path: "libunwind", that file) */
-	const char *syntax;  /* for a complaint: "(1..3600000)" without the parentheses */
-	const char *on_bad;  /* what a bad value leads to; NULL: "using DEF" */
-	const char *help;    /* one line */
+	const char *syntax;                  /* for a complaint: "(1..3600000)" without the parentheses */
+	const char *on_bad;                  /* what a bad value leads to; NULL: "using DEF" */
+	const char *help;                    /* one line */
 };
 
 /* What a setting's text means. */
 struct gp_setting_value {
-	uint64_t u;          /* BOOL, UINT, SIZE (bytes), ENUM, KINDS (bits), INTERVAL (ns) */
-	int64_t i;           /* INT */
+	uint64_t u;                /* BOOL, UINT, SIZE (bytes), ENUM, KINDS (bits), INTERVAL (ns) */
+	int64_t i;                 /* INT */
 	uint64_t on_ns, period_ns; /* WINDOW */
-	const char *text;    /* TEXT; ENUM given a path: the path (else NULL); points into the text */
-	const char *bad;     /* KINDS, refused: the word not understood (points into the text) */
+	const char *text;          /* TEXT; ENUM given a path: the path (else NULL); points into the text */
+	const char *bad;           /* KINDS, refused: the word not understood (points into the text) */
 	size_t badlen;
 };
 
@@ -151,5 +210,14 @@ int gp_parse_hz(const char *s, uint32_t *hz);
 /* GPUPROF_PM_SAMPLING "INTERVAL": a duration with its unit (required: "10"
  * could mean 10 ms or 10 s), 100us..10s; "0" or "off" (any case) = 0 (off). */
 int gp_parse_pm_interval(const char *s, uint64_t *ns);
+/* GPUPROF_SAMPLE_STEPS "1/N" (one step in N) or "N"; "0" or "off" (any
+ * case): 0.  A nonzero N must lie in min..max. */
+int gp_parse_one_in(const char *s, uint64_t min, uint64_t max, uint64_t *n);
+/* GPUPROF_TRIGGER: rules separated by ',': "step>Kx" (K from 1.1 to 1000,
+ * the x optional), "idle>P%" (P from 1 to 99, the % optional), "range=NAME"
+ * (an NVTX range or mark name, 1 to 63 bytes, no ','; one such rule),
+ * "cuda-error"; "none" or "off" alone: no rule.  On -1, err (when not NULL)
+ * holds the reason. */
+int gp_parse_trigger_rules(const char *s, struct gp_trigger_rules *r, char *err, size_t errn);
 
 #endif

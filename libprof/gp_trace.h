@@ -7,6 +7,7 @@
  *   common/gp_fields.h    the per-type field table every consumer iterates
  *   write/gp_recorder.h   in-process recording (per-thread rings, writer thread)
  *   write/gp_writer.h     offline single-threaded writing (merge, tests)
+ *   write/gp_spool.h      the flight recorder's in-memory history, captures
  *   read/gp_reader.h      reading, in file or time order, integrity
  *
  * Conventions (libbpf/zstd style):
@@ -27,6 +28,7 @@
 #include "common/gp_fields.h"
 #include "write/gp_recorder.h"
 #include "write/gp_writer.h"
+#include "write/gp_spool.h"
 #include "read/gp_reader.h"
 
 #endif /* GP_TRACE_H */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp scale ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck status stacks util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -569,6 +569,91 @@ PY
       meas "export perfetto --summary" timeout 60 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
     ) 2>&1 | tee "$RES/scale.txt"
     rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
+  report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
+                # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical runs), and `gpuprof report`
+                # pages of MNIST, ResNet-50 and the transformer with NVML and PM-sampled counters.
+                # Keeps the pages (report-*.html) and the diffs (diff-*.json), not the traces.
+    log report
+    ( G=build/bin/gpuprof
+      ab() { local name=$1; shift
+        timeout "${AB_TIMEOUT:-150}" $G run -q -o "$RES/ab-$name.gpuprof" -- "$@" >"$RES/ab-$name.out" 2>"$RES/ab-$name.err"
+        echo "AB $name rc=$? $(grep RESULT "$RES/ab-$name.out")"; grep -av "^TIMING" "$RES/ab-$name.err" | tail -3; }
+      T="python3 examples/transformer_step.py --steps ${AB_TSTEPS:-40} --warmup 5"
+      M="python3 examples/train_mnist.py --steps ${AB_MSTEPS:-300} --warmup 10"
+      # shellcheck disable=SC2086  # $T and $M are command lines
+      { ab fp32 $T; ab bf16 $T --amp bf16
+        ab sdpa-math $T --amp bf16 --sdpa math; ab sdpa-flash $T --amp bf16 --sdpa flash
+        ab workers0 $M --workers 0; ab workers4 $M --workers 4
+        ab same1 $M; ab same2 $M; }
+      for pair in fp32:bf16 sdpa-math:sdpa-flash workers0:workers4 same1:same2; do
+        a=${pair%%:*} b=${pair#*:}
+        echo "=== DIFF $a -> $b (the first line should name the change and its effect)"
+        $G diff "$RES/ab-$a.gpuprof" "$RES/ab-$b.gpuprof" 2>&1 | cut -c1-600 | head -"${DIFF_LINES:-70}"
+        $G diff --format json --top 0 "$RES/ab-$a.gpuprof" "$RES/ab-$b.gpuprof" >"$RES/diff-$a-$b.json" 2>&1
+      done
+      for job in "mnist:$M" "resnet50:python3 examples/resnet_step.py --steps 30 --warmup 5" "transformer:$T --amp bf16"; do
+        name=${job%%:*} cmd=${job#*:}
+        # shellcheck disable=SC2086  # $cmd is a command line
+        timeout 200 $G run -q --gpu-metrics=20 --pm-sampling=10ms -o "$RES/rep-$name.gpuprof" -- $cmd \
+          >"$RES/rep-$name.out" 2>"$RES/rep-$name.err"
+        echo "REPORT $name rc=$? $(grep RESULT "$RES/rep-$name.out")"
+        $G report -o "$RES/report-$name.html" "$RES/rep-$name.gpuprof" 2>&1 | tail -3
+        ls -la "$RES/report-$name.html" 2>&1
+        $G stats --report counters "$RES/rep-$name.gpuprof" 2>&1 | cut -c1-160 | head -20
+      done
+      $G report -o "$RES/report-ab-fp32-bf16.html" "$RES/ab-fp32.gpuprof" "$RES/ab-bf16.gpuprof" 2>&1 | tail -3
+    ) 2>&1 | tee "$RES/report.txt"
+    rm -f "$RES"/ab-*.gpuprof "$RES"/rep-*.gpuprof ;;
+  flight-bench)  # issue #26: armed (--flight-recorder, nothing triggered) and --sample-steps 1/50 vs bare,
+                 # interleaved (bench/overhead rotates the order each rep); bars: MNIST armed <= 1.02x,
+                 # resnet50/transformer armed <= 1.003x (docs/FLIGHT.md)
+    log flight-bench
+    RESULTS_DIR=$RES/flbench WORKLOADS=mnist MNIST_REPS=${FLIGHT_MNIST_REPS:-6} MNIST_STEPS=${FLIGHT_MNIST_STEPS:-1000} \
+      CONFIGS="${FLIGHT_CONFIGS:-bare gpuprof-armed gpuprof-sample gpuprof-apionly}" BUDGET_S=${FLIGHT_BENCH_S:-330} \
+      timeout $(( ${FLIGHT_BENCH_S:-330} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/flight-bench.txt"
+    cat "$RES/flbench/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt"
+    RESULTS_DIR=$RES/flheavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${FLIGHT_HEAVY_REPS:-3} HEAVY_STEPS=${FLIGHT_HEAVY_STEPS:-60} \
+      CONFIGS="bare gpuprof-armed" BUDGET_S=${FLIGHT_HEAVY_S:-180} \
+      timeout $(( ${FLIGHT_HEAVY_S:-180} + 60 )) bash bench/overhead/run.sh 2>&1 | tee -a "$RES/flight-bench.txt"
+    cat "$RES/flheavy/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt" ;;
+  flight)        # issue #26: the stall rule, a trigger from another shell, --sample-steps vs full (scripts/flight_check.py)
+    log flight
+    ( fl=$RES/flight; rm -rf "$fl"; mkdir -p "$fl/stall" "$fl/trig" "$fl/ctl"; chmod 700 "$fl/ctl"
+      export GPUPROF_CONTROL_DIR=$fl/ctl
+      MN=(python3 examples/train_mnist.py --warmup 5)
+      echo "--- 1. a 2 s host stall at step 300, armed with --trigger=step>10x: one capture, history <= 295, kernels >= 301..305"
+      timeout 240 build/bin/gpuprof run --flight-recorder=30s --trigger='step>10x' -o "$fl/stall/mnist-%p.gpuprof" -- \
+        "${MN[@]}" --steps 700 --stall-at 300 --stall-s 2 --step-times "$fl/stall.times" 2>&1 | grep -v '^TIMING'
+      python3 scripts/flight_check.py stall "$fl/stall" --stall-at 300
+      echo "--- 2. gpuprof trigger from another shell on a running armed MNIST: exactly K=10 whole steps, no pause > 50 ms"
+      timeout 240 build/bin/gpuprof run --flight-recorder=30s -o "$fl/trig/mnist-%p.gpuprof" -- \
+        "${MN[@]}" --steps 4000 --step-times "$fl/trig.times" >"$fl/trig.job.txt" 2>&1 &
+      for i in $(seq 1 600); do  # the job's registration, past step 1000
+        p=$(ls "$fl/ctl" 2>/dev/null | sed -n 's/^\([0-9]*\)\.proc$/\1/p' | head -1)
+        [ -n "$p" ] && [ "$(sed -n 's/^step=//p' "$fl/ctl/$p.proc" 2>/dev/null)" -ge 1000 ] 2>/dev/null && break
+        sleep 0.1
+      done
+      echo "job pid ${p:-none}"; cat "$fl/ctl/$p.proc" 2>/dev/null
+      build/bin/gpuprof trigger --steps 10 --wait "$p"; echo "trigger exit $?"
+      wait; tail -3 "$fl/trig.job.txt"
+      for c in "$fl"/trig/*-cap*.gpuprof; do
+        python3 scripts/flight_check.py trigger "$c" --k 10 --step-times "$fl/trig.times"
+      done
+      echo "--- 3. --sample-steps 1/50 vs full capture: per-step GPU time of the sampled steps (within 2 %)"
+      timeout 240 build/bin/gpuprof run --sample-steps 1/50 -o "$fl/sample.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
+      timeout 240 build/bin/gpuprof run -o "$fl/full.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
+      python3 scripts/flight_check.py sample "$fl/sample.gpuprof" "$fl/full.gpuprof" --n 50
+      ls -la "$fl" "$fl"/stall "$fl"/trig
+      rm -f "$fl"/*.gpuprof "$fl"/*/*.gpuprof
+    ) 2>&1 | tee "$RES/flight.txt" ;;
+  advise)      # issue 22: each job of examples/pathologies and its fix, bare and under gpuprof run (the bad one also
+                # with --stacks); advise must name the cause first (with stacks: its file:line), its estimated saving
+                # within 30 % of the measured one, nothing above info for the healthy job (tests/gpu/advise_check.py;
+                # the table goes into docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset (two calls fit 10 minutes each).
+    log advise
+    timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
+      --steps "${ADVISE_STEPS:-30}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-480}" \
+      ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;

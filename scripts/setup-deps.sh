@@ -13,6 +13,9 @@ command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
 # call-stack tests: nm/readelf resolve frames; the CPython headers check the
 # frame layout the shim reads (tests/shim/test_py_offsets.sh)
 command -v readelf >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 || need="$need binutils"
+# `make format-check` (scripts/format-check.sh): clang-format 14 exactly
+command -v clang-format-14 >/dev/null 2>&1 || clang-format --version 2>/dev/null | grep -q 'version 14\.' ||
+  need="$need clang-format-14"
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
 [ -n "$pyinc" ] && [ -f "$pyinc/Python.h" ] || need="$need python3-dev"
 [ -z "$need" ] && exit 0

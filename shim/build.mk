@@ -12,16 +12,16 @@ SHIM_CFLAGS := -Ilibprof -Ishim -pthread
 # Only nvidia/ sees the CUDA headers: code elsewhere that includes one does
 # not compile (nvidia/'s headers for the other layers include none).
 SHIM_CUDA_CFLAGS := $(CUDA_CFLAGS) $(CUPTI_C_COMPAT) $(SHIM_CFLAGS)
-SHIM_HDRS := $(wildcard shim/*/*.h) libprof/gp_trace.h libprof/gp_settings.h
+SHIM_HDRS := $(wildcard shim/*/*.h) libprof/gp_trace.h libprof/gp_settings.h libprof/gp_control.h
 
 all: $(SHIM_SO)
 
-$(B)/obj/shim/nvidia/%.o: shim/nvidia/%.c $(SHIM_HDRS) shim/nvidia/c-compat/string | check-cuda
+$(B)/obj/shim/nvidia/%.o: shim/nvidia/%.c $(SHIM_HDRS) shim/nvidia/c-compat/string $(DEP_MISSING) | check-cuda
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SHIM_CUDA_CFLAGS) -c $< -o $@
-$(B)/obj/shim/%.o: shim/%.c $(SHIM_HDRS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(SHIM_CUDA_CFLAGS) -c $< -o $@
+$(B)/obj/shim/%.o: shim/%.c $(SHIM_HDRS) $(DEP_MISSING)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SHIM_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(SHIM_CFLAGS) -c $< -o $@
 
 # -z nodelete: CUDA may dlclose an injection library while our threads or
 # atexit handler still point into it.

@@ -18,6 +18,7 @@
 
 #include "core/gps_core.h"
 #include "features/gps_capture.h"
+#include "features/gps_flight.h"
 #include "features/gps_stacks.h"
 #include "features/gps_status.h"
 #include "features/gps_ticker.h"
@@ -37,13 +38,17 @@ static void start_sig_flusher(void);
 /* gps_rec's hook (core/gps_core.h): the process has a trace.  The signal
  * handlers only where one exists (no file to close otherwise); the flush
  * ticker only where CUDA made it (an NVTX-only process has no CUPTI buffers
- * to flush; gps_cupti_start starts it when CUPTI is bound after the trace);
- * the GPU metrics sampler with any trace.  Each is idempotent. */
+ * to flush; gps_cupti_start starts it when CUPTI is bound after the trace),
+ * or with any trace under the flight recorder (its spool must be read back,
+ * its control channel polled); the GPU metrics sampler with any trace.
+ * Each is idempotent.  First, the DEVICE records that came before the trace
+ * (nvidia/gps_activity.c). */
 static void on_trace(enum gps_rec_want want)
 {
+	gps_activity_emit_kept(atomic_load(&gps.rec)); /* DEVICE records that came first */
 	install_signal_handlers();
 	start_sig_flusher();
-	if (want == GPS_REC_CUDA && gps_gpu_bound())
+	if ((want == GPS_REC_CUDA && gps_gpu_bound()) || gps_flight_armed())
 		gps_ticker_start();
 	gps_nvml_start(); /* GPUPROF_GPU_METRICS: with any trace */
 }
@@ -51,31 +56,28 @@ static void on_trace(enum gps_rec_want want)
 /* ------------------------------------------------------------ final flush */
 static atomic_int final_once;
 
-static void write_summary(const struct gp_recorder_stats *st)
+static void write_summary_line(const char *file, uint64_t records, uint64_t dropped, uint64_t bytes,
+			       unsigned threads)
 {
-	if (!gps.cfg.summary[0])
-		return;
-	char path[4096];
-	if (gps_expand_pattern(gps.cfg.summary, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0)
-		return;
 	char line[8192];
 	int n = snprintf(line, sizeof line,
 			 "pid=%d events=%llu dropped=%llu bytes=%llu threads=%u file=%s\n", (int)gps.pid,
-			 (unsigned long long)st->records, (unsigned long long)st->dropped,
-			 (unsigned long long)st->bytes_written, st->threads, gps.trace_path);
-	if (n <= 0 || (size_t)n >= sizeof line)
-		return;
-	/* one O_APPEND write per process: lines of several processes (fork,
-	 * exec'd children) never interleave */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		gps_warn("cannot write summary %s: %s", path, strerror(errno));
-		return;
-	}
-	if (write(fd, line, (size_t)n) != n)
-		gps_warn("short write to summary %s", path);
-	close(fd);
+			 (unsigned long long)records, (unsigned long long)dropped, (unsigned long long)bytes, threads,
+			 file);
+	if (n > 0 && (size_t)n < sizeof line)
+		gps_summary_append(line);
+}
+
+static void write_summary(const struct gp_recorder_stats *st)
+{
+	write_summary_line(gps.trace_path, st->records, st->dropped, st->bytes_written, st->threads);
+}
+
+/* GPUPROF_FLIGHT_RECORDER: a line per capture file (its own records and
+ * size; the spool's totals are not a file anyone reads) */
+static void write_capture_summary(const char *file, uint64_t records, uint64_t bytes)
+{
+	write_summary_line(file, records, 0, bytes, 0);
 }
 
 /* Once per process, from whichever comes first: the atexit handler
@@ -99,9 +101,11 @@ static void final_flush(const char *why)
 	gps_pm_stop();
 	/* 2. GPUPROF_GPU_WINDOW: the open window ends here (written now, and
 	 * before the forced flush, which delivers its records);
-	 * GPUPROF_CAPTURE_RANGE: the open capture range ends here too */
+	 * GPUPROF_CAPTURE_RANGE: the open capture range ends here too; so does
+	 * an open flight-recorder capture or sampled step */
 	gps_window_final();
 	gps_capture_final();
+	gps_flight_final();
 	/* 3. activity, while the recorder still takes records */
 	gps_cupti_flush();
 	/* 4. GPU metrics samples that waited for CUDA's DEVICE records (which
@@ -131,7 +135,14 @@ static void final_flush(const char *why)
 		st2.sz = sizeof st2;
 		gp_recorder_get_stats2(rec, &st2);
 		gp_recorder_close(rec);
-		write_summary(&st);
+		/* GPUPROF_FLIGHT_RECORDER: the recorder wrote into the spool;
+		 * the capture being written gets its last records and ends */
+		if (gps_flight_armed()) {
+			gps_flight_after_close(write_capture_summary);
+		} else {
+			write_summary(&st);
+			gps_flight_after_close(NULL); /* step sampling: the registration goes */
+		}
 		gps_status_final(st.dropped); /* GPUPROF_STATUS: "exited" */
 		/* A full disk or a file-size limit costs records, never the job;
 		 * it is worth one warning that names the cause (even when quiet). */
@@ -140,7 +151,7 @@ static void final_flush(const char *why)
 				 strerror(st2.last_write_errno), (unsigned long long)st2.dropped_write);
 		/* under `gpuprof run` (GPUPROF_SUMMARY set) the tool prints the
 		 * one summary: ours would be a second */
-		if (!gps.cfg.summary[0])
+		if (!gps.cfg.summary[0] && !gps_flight_armed())
 			gps_info("%llu events, %llu dropped -> %s (at %s)", (unsigned long long)st.records,
 				 (unsigned long long)st.dropped, gps.trace_path, why);
 	}
@@ -347,6 +358,8 @@ static void fork_child(void)
 	gps_nvml_after_fork_child();
 	gps_pm_after_fork_child();
 	gps_status_after_fork_child();
+	gps_flight_after_fork_child();
+	gps_steps_after_fork_child();
 	atomic_store(&final_once, 0);
 	signals_after_fork_child();
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
@@ -447,6 +460,10 @@ static void gps_init(void)
 		setenv(root_pid, pidbuf, 1);
 	}
 	gps_core_start(on_trace);
+	/* GPUPROF_FLIGHT_RECORDER / _SAMPLE_STEPS: the control channel, steps;
+	 * armed, the recorder writes into the spool */
+	gps_flight_init();
+	gps_core_set_trace_file_ops(gps_flight_file_ops());
 	gps_clock_init(gps.cfg.clock);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(on_exit_handler);
@@ -498,8 +515,11 @@ __attribute__((constructor)) static void gps_constructor(void) { gps_init(); }
 GPS_EXPORT int InitializeInjection(void)
 {
 	gps_init(); /* no-op when the constructor ran */
-	if (!gps.disabled && gps_cupti_start("CUDA injection") == 0)
-		gps_rec(GPS_REC_CUDA); /* activation: the trace exists once CUDA is in use */
+	/* CUPTI only: the trace is made by the first record worth one (a call
+	 * of the recorded set, a context, GPU activity), so a process that only
+	 * runs cuInit (OpenMPI's orted, torch.compile's workers) leaves none */
+	if (!gps.disabled)
+		gps_cupti_start("CUDA injection");
 	return 1;
 }
 

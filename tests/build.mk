@@ -15,10 +15,10 @@ SHIM_SETTINGS := $(SHIMT_DIR)/test_settings
 SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
-	test_pm_sampling test_clock_tsc
+	test_pm_sampling test_clock_tsc test_run_summary test_no_cuda_trace
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
-SHIM_PY_TESTS := test_stacks test_stacks_python test_capture_range
+SHIM_PY_TESTS := test_stacks test_stacks_python test_capture_range test_flight test_flight_rules test_flight_check
 # the CPython layout the shim reads, against the installed Python headers
 SHIM_SCRIPT_TESTS += test_py_offsets
 
@@ -61,7 +61,7 @@ $(SHIM_SETTINGS): tests/shim/test_settings.c tests/shim/unit_check.h libprof/gp_
 
 $(SHIMT_DIR)/run_%: tests/shim/%.sh | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
-$(SHIMT_DIR)/run_%: tests/shim/%.py tests/shim/stackslib.py | $(SHIMT_DIR)/
+$(SHIMT_DIR)/run_%: tests/shim/%.py tests/shim/stackslib.py tests/shim/flightlib.py | $(SHIMT_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 # the wrapper pulls in the fake NVML, so builds that list only the wrappers
 # (the sanitizer runs, tests/faults/build.mk) have it too

@@ -4,7 +4,8 @@
 # for __cxa_demangle, libm for the stddev in `stats`.
 # One folder per layer (tools/README.md has the map and the rules); every .c
 # of each folder is compiled.  Includes name their folder ("common/util.h"),
-# hence -Itools; header dependencies come from the compiler (-MMD -MP).
+# hence -Itools; header dependencies come from the compiler ($(DEPFLAGS), the
+# top Makefile reads every .d file).
 TOOLS_DIRS := cli cmd reports analysis export common
 TOOLS_SRCS := $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
@@ -13,11 +14,21 @@ TOOLS_LIBS := -lsqlite3 -lz -lstdc++ -lm
 
 all: $(GPUPROF_BIN)
 
-$(B)/obj/tools/%.o: tools/%.c
+$(B)/obj/tools/%.o: tools/%.c $(DEP_MISSING)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -MMD -MP -Ilibprof -Itools -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) -Ilibprof -Itools -I$(B)/gen -c $< -o $@
 
--include $(TOOLS_OBJS:.o=.d)
+# `gpuprof report`'s page (export/report_html.c): its own script and style,
+# and uPlot once `make deps` installed it (scripts/setup-uplot.sh, pinned in
+# scripts/uplot.pin), embedded at build time.  The generator runs every
+# build but rewrites the header only when its content changes, so
+# installing uPlot later is picked up and nothing else rebuilds.
+REPORT_ASSETS_H := $(B)/gen/report_assets.h
+UPLOT_PKG := $(B)/npm/node_modules/uplot
+$(REPORT_ASSETS_H): FORCE | $(B)/gen/
+	@scripts/embed-report-assets.sh $@ tools/export $(UPLOT_PKG) scripts/uplot.pin
+$(B)/obj/tools/export/report_html.o: $(REPORT_ASSETS_H)
+
 
 $(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/
 	$(CC) -o $@ $(TOOLS_OBJS) $(LIBPROF_A) $(LDFLAGS) $(TOOLS_LIBS) $(LIBPROF_LIBS)

@@ -19,7 +19,10 @@
 #            -stacks-all (GPUPROF_STACKS=all), -pm (--pm-sampling=PM_INTERVAL,
 #            default 10ms), -metrics (--gpu-metrics), -apionly
 #            (GPUPROF_ACTIVITY=none: API calls + NVTX, no GPU activity: what
-#            the windowed mode costs outside its windows), -act:K1+K2...
+#            the windowed mode costs outside its windows), -armed
+#            (--flight-recorder=FLIGHT_DURATION, default 30s: armed, nothing
+#            triggered), -sample (--sample-steps SAMPLE_STEPS, default 1/50),
+#            -act:K1+K2...
 #            (GPUPROF_ACTIVITY=K1,K2...: which activity kinds cost what); torchprof
 #            (--profile torch, python workloads); nsys (profile -t cuda,nvtx,
 #            if the binary exists).
@@ -117,8 +120,8 @@ if [ "$TOGGLE_PAIRS" -gt 0 ]; then
   fi
   echo "bench: in-process A/B: TOGGLE_PAIRS=$TOGGLE_PAIRS TOGGLE_STEPS=$TOGGLE_STEPS; gpuprof configs: ${gprun[*]}"
   for c in $CONFIGS; do
-    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity)
-      echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window cannot be combined with a capture range; per-API activity records are not used under a capture range)" ;;
+    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-sample)
+      echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window, the flight recorder and step sampling cannot be combined with a capture range; per-API activity records are not used under a capture range)" ;;
     esac
   done
 fi
@@ -162,7 +165,7 @@ for rep in $(seq 1 $maxreps); do
       mkdir -p "$dir"
       extra=(); tol=(); to=$T
       if [ "$TOGGLE_PAIRS" -gt 0 ]; then
-        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity) continue ;; esac
+        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-sample) continue ;; esac
       fi
       capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
@@ -184,6 +187,8 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-pm) pre=("${gprun[@]}" --pm-sampling="${PM_INTERVAL:-10ms}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-armed) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-sample) pre=("${gprun[@]}" --sample-steps "${SAMPLE_STEPS:-1/50}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-act:*)  # gpuprof-act:kernel+memcpy+memset: GPUPROF_ACTIVITY=kernel,memcpy,memset
         kinds=${c#gpuprof-act:}
         pre=(env GPUPROF_ACTIVITY="${kinds//+/,}" "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;

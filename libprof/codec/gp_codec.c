@@ -24,8 +24,10 @@ void gp_enc_free(struct gp_enc *e)
 
 void gp_enc_reset(struct gp_enc *e)
 {
-	e->len = 0; e->count = 0;
-	e->first_ts = e->last_ts = 0; e->has_ts = 0;
+	e->len = 0;
+	e->count = 0;
+	e->first_ts = e->last_ts = 0;
+	e->has_ts = 0;
 	e->prev_ts = e->prev_corr = 0;
 }
 
@@ -39,11 +41,26 @@ static size_t enc_bound(const gp_record *r)
 
 #define V(x) (p = gp_put_varint(p, (uint64_t)(x)))
 #define Z(x) (p = gp_put_varint(p, gp_zz((int64_t)(x))))
-#define TS(x) do { uint64_t t_ = (x); Z(t_ - e->prev_ts); e->prev_ts = t_; \
-	if (!e->has_ts) { e->first_ts = e->last_ts = t_; e->has_ts = 1; } \
-	else { if (t_ < e->first_ts) e->first_ts = t_; if (t_ > e->last_ts) e->last_ts = t_; } } while (0)
+#define TS(x) \
+	do { \
+		uint64_t t_ = (x); \
+		Z(t_ - e->prev_ts); \
+		e->prev_ts = t_; \
+		if (!e->has_ts) { \
+			e->first_ts = e->last_ts = t_; \
+			e->has_ts = 1; \
+		} else { \
+			if (t_ < e->first_ts) e->first_ts = t_; \
+			if (t_ > e->last_ts) e->last_ts = t_; \
+		} \
+	} while (0)
 #define DUR(s, en) Z((uint64_t)(en) - (uint64_t)(s))
-#define CORR(c) do { uint64_t c_ = (c); Z(c_ - e->prev_corr); e->prev_corr = c_; } while (0)
+#define CORR(c) \
+	do { \
+		uint64_t c_ = (c); \
+		Z(c_ - e->prev_corr); \
+		e->prev_corr = c_; \
+	} while (0)
 #define TID(t) V((t) == e->src_tid ? 0u : (t))
 
 int gp_enc_record(struct gp_enc *e, const gp_record *r)
@@ -54,13 +71,16 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		size_t nc = e->cap * 2 > need ? e->cap * 2 : need;
 		uint8_t *nb = realloc(e->buf, nc);
 		if (!nb) return GP_ERR_NOMEM;
-		e->buf = nb; e->cap = nc;
+		e->buf = nb;
+		e->cap = nc;
 	}
 	uint8_t *start = e->buf + e->len;
 	start[0] = (uint8_t)r->type;
 	uint8_t *pl = start + 2; /* one length byte reserved; moved if longer */
 	uint8_t *p = pl;
 	const union gp_rec_body *u = &r->u;
+	/* each record type's fields in their order on disk, a few to a line (docs/FORMAT.md "Records"): */
+	/* clang-format off */
 	switch (r->type) {
 	case GP_REC_STRING: {
 		uint32_t n = u->string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : u->string.len;
@@ -181,6 +201,7 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 	default:
 		return GP_ERR_INVALID;
 	}
+	/* clang-format on */
 	size_t plen = (size_t)(p - pl);
 	if (plen < 0x80) {
 		start[1] = (uint8_t)plen;
@@ -209,9 +230,11 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 
 void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid)
 {
-	d->p = buf; d->end = buf + len;
+	d->p = buf;
+	d->end = buf + len;
 	d->fast_lim = buf + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
-	d->source = source; d->src_tid = src_tid;
+	d->source = source;
+	d->src_tid = src_tid;
 	d->prev_ts = d->prev_corr = 0;
 	d->why = NULL;
 	d->err = 0;
@@ -228,14 +251,21 @@ static inline __attribute__((always_inline)) uint64_t rd(const uint8_t **qq, con
 {
 	const uint8_t *q = *qq;
 	if (q >= end) return 0;
-	if (GP_LIKELY(*q < 0x80)) { *qq = q + 1; return *q; }
+	if (GP_LIKELY(*q < 0x80)) {
+		*qq = q + 1;
+		return *q;
+	}
 	uint64_t v = 0;
 	for (unsigned shift = 0; q < end && shift < 64; shift += 7) {
 		uint8_t b = *q++;
 		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) { *qq = q; return v; }
+		if (!(b & 0x80)) {
+			*qq = q;
+			return v;
+		}
 	}
-	*bad = 1; *qq = end;
+	*bad = 1;
+	*qq = end;
 	return 0;
 }
 
@@ -248,12 +278,18 @@ static inline __attribute__((always_inline)) uint64_t frd(const uint8_t **qq, in
 {
 	const uint8_t *q = *qq;
 	uint64_t b0 = q[0];
-	if (GP_LIKELY(b0 < 0x80)) { *qq = q + 1; return b0; }
+	if (GP_LIKELY(b0 < 0x80)) {
+		*qq = q + 1;
+		return b0;
+	}
 	uint64_t b1 = q[1];
-	if (GP_LIKELY(b1 < 0x80)) { *qq = q + 2; return (b0 & 0x7f) | (b1 << 7); }
+	if (GP_LIKELY(b1 < 0x80)) {
+		*qq = q + 2;
+		return (b0 & 0x7f) | (b1 << 7);
+	}
 	uint64_t w;
 	memcpy(&w, q, 8);
-	uint64_t stop = ~w & 0x8080808080808080ull;   /* high bit clear: last byte */
+	uint64_t stop = ~w & 0x8080808080808080ull; /* high bit clear: last byte */
 	if (GP_LIKELY(stop)) {
 		unsigned nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
 		uint64_t x = w & (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
@@ -267,9 +303,13 @@ static inline __attribute__((always_inline)) uint64_t frd(const uint8_t **qq, in
 	for (unsigned shift = 0; shift < 64; shift += 7) {
 		uint64_t b = *q++;
 		v |= (b & 0x7f) << shift;
-		if (!(b & 0x80)) { *qq = q; return v; }
+		if (!(b & 0x80)) {
+			*qq = q;
+			return v;
+		}
 	}
-	*bad = 1; *qq = q;
+	*bad = 1;
+	*qq = q;
 	return 0;
 }
 
@@ -282,11 +322,12 @@ static inline __attribute__((always_inline)) uint64_t frd(const uint8_t **qq, in
 /* Decodes one record body [q, pe) of a known type into r->u.  Returns 1 ok,
  * GP_ERR_CORRUPT (d->why set) on a malformed record; in fast mode also
  * returns 0 when the fast read left the record (caller retries carefully). */
-static inline __attribute__((always_inline))
-int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, const uint8_t *pe, const int fast,
-	     uint64_t *pts, uint64_t *pcorr)
+static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, const uint8_t *pe, const int fast,
+							  uint64_t *pts, uint64_t *pcorr)
 {
 	int bad = 0;
+	/* each record type's fields in their order on disk, a few to a line (docs/FORMAT.md "Records"): */
+	/* clang-format off */
 	switch (type) {
 	case GP_REC_STRING: {
 		gp_rec_string *s = &r->u.string;
@@ -429,16 +470,20 @@ int dec_body(struct gp_dec *d, gp_record *r, uint32_t type, const uint8_t *q, co
 		r->u.window.device_id = (uint32_t)R();
 		break;
 	}
+	/* clang-format on */
 	if (fast && (bad || q > pe)) return 0;
-	if (bad) { d->why = "malformed varint in record"; return GP_ERR_CORRUPT; }
+	if (bad) {
+		d->why = "malformed varint in record";
+		return GP_ERR_CORRUPT;
+	}
 	return 1;
 }
 
 /* Types the fast decoder handles: fixed field lists, no inner lengths. */
 #define FAST_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
-	(1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
-	(1u << GP_REC_SYNC) | (1u << GP_REC_MEMORY) | (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | \
-	(1u << GP_REC_WINDOW) | (1u << GP_REC_SOURCE) | (1u << GP_REC_THREAD))
+		    (1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
+		    (1u << GP_REC_SYNC) | (1u << GP_REC_MEMORY) | (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | \
+		    (1u << GP_REC_WINDOW) | (1u << GP_REC_SOURCE) | (1u << GP_REC_THREAD))
 
 static __attribute__((noinline)) int dec_careful(struct gp_dec *d, gp_record *r, uint32_t type,
 						 const uint8_t *q, const uint8_t *pe)
@@ -461,16 +506,27 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 		const uint8_t *q;
 		uint64_t len;
 		if (GP_LIKELY(end - p > 2 && p[1] < 0x80)) {
-			len = p[1]; q = p + 2;
+			len = p[1];
+			q = p + 2;
 		} else {
 			q = p + 1;
-			if (q >= end) { *pp = q; d->why = "record cut after its type byte"; return GP_ERR_CORRUPT; }
+			if (q >= end) {
+				*pp = q;
+				d->why = "record cut after its type byte";
+				return GP_ERR_CORRUPT;
+			}
 			int bad = 0;
 			len = rd(&q, end, &bad);
-			if (bad) { *pp = q; d->why = "malformed record length"; return GP_ERR_CORRUPT; }
+			if (bad) {
+				*pp = q;
+				d->why = "malformed record length";
+				return GP_ERR_CORRUPT;
+			}
 		}
 		if (GP_UNLIKELY(len > (uint64_t)(end - q))) {
-			*pp = q; d->why = "record length beyond end of chunk"; return GP_ERR_CORRUPT;
+			*pp = q;
+			d->why = "record length beyond end of chunk";
+			return GP_ERR_CORRUPT;
 		}
 		const uint8_t *pe = q + len;
 		*pp = pe;
@@ -481,11 +537,14 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 			uint64_t t0 = *pts, c0 = *pcorr;
 			int rc = dec_body(d, r, type, q, pe, 1, pts, pcorr);
 			if (GP_LIKELY(rc)) return rc;
-			*pts = t0; *pcorr = c0;  /* left the record: redo carefully */
+			*pts = t0;
+			*pcorr = c0; /* left the record: redo carefully */
 		}
-		d->prev_ts = *pts; d->prev_corr = *pcorr;
+		d->prev_ts = *pts;
+		d->prev_corr = *pcorr;
 		int rc = dec_careful(d, r, type, q, pe);
-		*pts = d->prev_ts; *pcorr = d->prev_corr;
+		*pts = d->prev_ts;
+		*pcorr = d->prev_corr;
 		return rc;
 	}
 }
@@ -496,7 +555,9 @@ int gp_dec_next(struct gp_dec *d, gp_record *r)
 	const uint8_t *p = d->p;
 	uint64_t ts = d->prev_ts, corr = d->prev_corr;
 	int rc = dec_one(d, r, &p, &ts, &corr);
-	d->p = p; d->prev_ts = ts; d->prev_corr = corr;
+	d->p = p;
+	d->prev_ts = ts;
+	d->prev_corr = corr;
 	if (rc < 0) d->err = rc;
 	return rc;
 }
@@ -510,12 +571,17 @@ int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
 	uint64_t ts = d->prev_ts, corr = d->prev_corr;
 	while (n < max) {
 		int rc = dec_one(d, &out[n], &p, &ts, &corr);
-		if (rc <= 0) { if (rc < 0) d->err = rc; break; }
+		if (rc <= 0) {
+			if (rc < 0) d->err = rc;
+			break;
+		}
 		uint32_t t = out[n++].type;
 		m |= t <= GP_REC_SOURCE;
-		if (t == GP_REC_STACK) break;   /* its frames live in d->frames */
+		if (t == GP_REC_STACK) break; /* its frames live in d->frames */
 	}
-	d->p = p; d->prev_ts = ts; d->prev_corr = corr;
+	d->p = p;
+	d->prev_ts = ts;
+	d->prev_corr = corr;
 	*meta = m;
 	return n;
 }

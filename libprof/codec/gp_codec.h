@@ -14,14 +14,14 @@ struct gp_enc {
 	uint8_t *buf;
 	size_t len, cap;
 	uint32_t source, count;
-	uint32_t src_tid;          /* tid of the source (thread rule), 0 unknown */
+	uint32_t src_tid; /* tid of the source (thread rule), 0 unknown */
 	uint64_t first_ts, last_ts;
 	int has_ts;
 	uint64_t prev_ts, prev_corr;
 };
-int gp_enc_init(struct gp_enc *e, uint32_t source, uint32_t src_tid);  /* 0 or GP_ERR_NOMEM */
+int gp_enc_init(struct gp_enc *e, uint32_t source, uint32_t src_tid); /* 0 or GP_ERR_NOMEM */
 void gp_enc_free(struct gp_enc *e);
-void gp_enc_reset(struct gp_enc *e);   /* new chunk: delta state back to 0 */
+void gp_enc_reset(struct gp_enc *e); /* new chunk: delta state back to 0 */
 /* Encodes one record (pointers in it are read: string bytes, stack frames).
  * 0, GP_ERR_INVALID (type) or GP_ERR_NOMEM. */
 int gp_enc_record(struct gp_enc *e, const gp_record *r);
@@ -33,12 +33,12 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r);
 #define GP_DEC_OVERREAD 256u
 struct gp_dec {
 	const uint8_t *p, *end;
-	const uint8_t *fast_lim;   /* records starting before this decode fast */
+	const uint8_t *fast_lim; /* records starting before this decode fast */
 	uint32_t source, src_tid;
 	uint64_t prev_ts, prev_corr;
 	uint64_t frames[GP_STACK_MAX_FRAMES];
-	const char *why;           /* reason after a failure */
-	int err;                   /* sticky gp_err: decoding stopped at a malformed record */
+	const char *why; /* reason after a failure */
+	int err;         /* sticky gp_err: decoding stopped at a malformed record */
 };
 void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid);
 /* After gp_dec_start: the buffer is readable `slack` bytes past its end

@@ -3,10 +3,13 @@
 
 GP_API const char *gp_strerror(int err)
 {
+	/* cases made by a macro: */
+	/* clang-format off */
 	switch (err) {
 #define GP_ERR_CASE_(name, value, msg) case name: return msg;
 	GP_ERRORS(GP_ERR_CASE_)
 #undef GP_ERR_CASE_
 	default: return "unknown error";
 	}
+	/* clang-format on */
 }

@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+/* a table, one entry a line: */
+/* clang-format off */
 /* X(name, value, message) */
 #define GP_ERRORS(X) \
 	X(GP_OK, 0, "success") \
@@ -33,6 +35,7 @@ enum gp_err {
 	GP_ERRORS(GP_ERR_ENUM_)
 #undef GP_ERR_ENUM_
 };
+/* clang-format on */
 
 /* The message of a gp_err ("unknown error" for other values). */
 GP_API const char *gp_strerror(int err);

@@ -4,6 +4,8 @@
 #include <string.h>
 #include "gp_fields.h"
 
+/* tables and checks made by macros: */
+/* clang-format off */
 #define IS_SIGNED_(e) _Generic((e), int8_t: 1, int16_t: 1, int32_t: 1, int64_t: 1, default: 0)
 
 #define FIELD_DESC_(type, member, ctype, count, KIND, fl) \
@@ -42,6 +44,7 @@ GP_REC_TYPES(TYPE_CHECK_)
 	static const gp_rec_##name complete_##name __attribute__((unused)) = { GP_FIELDS_##NAME(FIELD_ZERO_) };
 GP_REC_TYPES(TYPE_COMPLETE_)
 #pragma GCC diagnostic pop
+/* clang-format on */
 
 GP_API const struct gp_field *gp_rec_fields(uint32_t type, unsigned *n)
 {

@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+/* a table, one entry a line: */
+/* clang-format off */
 /* X(KIND, what it means) */
 #define GP_FIELD_KINDS(X) \
 	X(UINT, "unsigned number: size, count, dimension, CUDA handle") \
@@ -59,6 +61,7 @@ enum gp_field_kind {
 #undef GP_FK_ENUM_
 	GP_FK_COUNT
 };
+/* clang-format on */
 
 enum gp_field_flags {
 	GP_FIELD_DEF = 1,     /* the record defines this id */
@@ -66,6 +69,8 @@ enum gp_field_flags {
 	GP_FIELD_SRC_TID = 4, /* 0 = the source's thread */
 };
 
+/* a table, one entry a line: */
+/* clang-format off */
 #define GP_FIELDS_STRING(F) \
 	F(string, id, uint32_t, 1, STRING, GP_FIELD_DEF) \
 	F(string, len, uint32_t, 1, UINT, 0) \
@@ -248,15 +253,16 @@ enum gp_field_flags {
 	F(window, start_ns, uint64_t, 1, TIME, 0) \
 	F(window, end_ns, uint64_t, 1, END, 0) \
 	F(window, device_id, uint32_t, 1, DEVICE, 0)
+/* clang-format on */
 
 /* ---------------------------------------------------------------- run-time view */
 struct gp_field {
-	const char *name;     /* the member's name: "correlation_id" */
-	uint16_t offset;      /* in gp_record.u */
-	uint8_t size;         /* of one element (1, 4, 8) */
-	uint8_t count;        /* elements: 1, or the array length */
-	uint8_t kind;         /* enum gp_field_kind */
-	uint8_t flags;        /* enum gp_field_flags */
+	const char *name; /* the member's name: "correlation_id" */
+	uint16_t offset;  /* in gp_record.u */
+	uint8_t size;     /* of one element (1, 4, 8) */
+	uint8_t count;    /* elements: 1, or the array length */
+	uint8_t kind;     /* enum gp_field_kind */
+	uint8_t flags;    /* enum gp_field_flags */
 };
 
 /* The fields of a record type in member order (*n of them); NULL and 0 for
@@ -282,9 +288,21 @@ static inline uint64_t gp_field_get(const gp_record *r, const struct gp_field *f
 	const uint8_t *p = (const uint8_t *)&r->u + f->offset + (size_t)i * f->size;
 	switch (f->size) {
 	case 1: return *p;
-	case 2: { uint16_t v; __builtin_memcpy(&v, p, 2); return (f->flags & GP_FIELD_SIGNED) ? (uint64_t)(int64_t)(int16_t)v : v; }
-	case 4: { uint32_t v; __builtin_memcpy(&v, p, 4); return (f->flags & GP_FIELD_SIGNED) ? (uint64_t)(int64_t)(int32_t)v : v; }
-	default: { uint64_t v; __builtin_memcpy(&v, p, 8); return v; }
+	case 2: {
+		uint16_t v;
+		__builtin_memcpy(&v, p, 2);
+		return (f->flags & GP_FIELD_SIGNED) ? (uint64_t)(int64_t)(int16_t)v : v;
+	}
+	case 4: {
+		uint32_t v;
+		__builtin_memcpy(&v, p, 4);
+		return (f->flags & GP_FIELD_SIGNED) ? (uint64_t)(int64_t)(int32_t)v : v;
+	}
+	default: {
+		uint64_t v;
+		__builtin_memcpy(&v, p, 8);
+		return v;
+	}
 	}
 }
 
@@ -294,8 +312,16 @@ static inline void gp_field_set(gp_record *r, const struct gp_field *f, unsigned
 	uint8_t *p = (uint8_t *)&r->u + f->offset + (size_t)i * f->size;
 	switch (f->size) {
 	case 1: *p = (uint8_t)v; break;
-	case 2: { uint16_t x = (uint16_t)v; __builtin_memcpy(p, &x, 2); break; }
-	case 4: { uint32_t x = (uint32_t)v; __builtin_memcpy(p, &x, 4); break; }
+	case 2: {
+		uint16_t x = (uint16_t)v;
+		__builtin_memcpy(p, &x, 2);
+		break;
+	}
+	case 4: {
+		uint32_t x = (uint32_t)v;
+		__builtin_memcpy(p, &x, 4);
+		break;
+	}
 	default: __builtin_memcpy(p, &v, 8); break;
 	}
 }

@@ -35,7 +35,8 @@ uint32_t gp_crc32(const void *buf, size_t n)
 		    crc_table[5][(a >> 16) & 0xff] ^ crc_table[4][a >> 24] ^
 		    crc_table[3][b & 0xff] ^ crc_table[2][(b >> 8) & 0xff] ^
 		    crc_table[1][(b >> 16) & 0xff] ^ crc_table[0][b >> 24];
-		p += 8; n -= 8;
+		p += 8;
+		n -= 8;
 	}
 	while (n--) c = crc_table[0][(c ^ *p++) & 0xff] ^ (c >> 8);
 	return c ^ 0xFFFFFFFFu;
@@ -44,21 +45,42 @@ uint32_t gp_crc32(const void *buf, size_t n)
 void gp_chunk_hdr_put(uint8_t o[GP_CHUNK_HDR], const struct gp_chunk_hdr *h)
 {
 	memcpy(o, gp_magic_chunk, 4);
-	gp_put32(o + 4, h->csize); gp_put32(o + 8, h->usize);
-	gp_put32(o + 12, h->source); gp_put32(o + 16, h->count);
-	gp_put64(o + 20, h->first_ts); gp_put64(o + 28, h->last_ts);
+	gp_put32(o + 4, h->csize);
+	gp_put32(o + 8, h->usize);
+	gp_put32(o + 12, h->source);
+	gp_put32(o + 16, h->count);
+	gp_put64(o + 20, h->first_ts);
+	gp_put64(o + 28, h->last_ts);
 	gp_put32(o + 36, gp_crc32(o, 36));
 }
 
 int gp_chunk_hdr_get(const uint8_t in[GP_CHUNK_HDR], struct gp_chunk_hdr *h, const char **why)
 {
-	if (memcmp(in, gp_magic_chunk, 4)) { *why = "bad chunk magic"; return GP_ERR_CORRUPT; }
-	if (gp_crc32(in, 36) != gp_get32(in + 36)) { *why = "bad chunk header checksum"; return GP_ERR_CORRUPT; }
-	h->csize = gp_get32(in + 4); h->usize = gp_get32(in + 8);
-	h->source = gp_get32(in + 12); h->count = gp_get32(in + 16);
-	h->first_ts = gp_get64(in + 20); h->last_ts = gp_get64(in + 28);
-	if (h->usize > GP_CHUNK_MAX_USIZE) { *why = "chunk uncompressed size over 16 MiB"; return GP_ERR_CORRUPT; }
-	if (h->csize > ZSTD_compressBound(GP_CHUNK_MAX_USIZE) || h->csize == 0) { *why = "impossible chunk compressed size"; return GP_ERR_CORRUPT; }
-	if ((uint64_t)h->count * 2 > h->usize) { *why = "chunk record count larger than its size allows"; return GP_ERR_CORRUPT; }
+	if (memcmp(in, gp_magic_chunk, 4)) {
+		*why = "bad chunk magic";
+		return GP_ERR_CORRUPT;
+	}
+	if (gp_crc32(in, 36) != gp_get32(in + 36)) {
+		*why = "bad chunk header checksum";
+		return GP_ERR_CORRUPT;
+	}
+	h->csize = gp_get32(in + 4);
+	h->usize = gp_get32(in + 8);
+	h->source = gp_get32(in + 12);
+	h->count = gp_get32(in + 16);
+	h->first_ts = gp_get64(in + 20);
+	h->last_ts = gp_get64(in + 28);
+	if (h->usize > GP_CHUNK_MAX_USIZE) {
+		*why = "chunk uncompressed size over 16 MiB";
+		return GP_ERR_CORRUPT;
+	}
+	if (h->csize > ZSTD_compressBound(GP_CHUNK_MAX_USIZE) || h->csize == 0) {
+		*why = "impossible chunk compressed size";
+		return GP_ERR_CORRUPT;
+	}
+	if ((uint64_t)h->count * 2 > h->usize) {
+		*why = "chunk record count larger than its size allows";
+		return GP_ERR_CORRUPT;
+	}
 	return 0;
 }

@@ -14,8 +14,8 @@
 #define GP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define GP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define GP_HEADER_FIXED 48u          /* bytes before the producer string */
-#define GP_HEADER_MIN 56u            /* fixed + 2 empty strings + crc */
+#define GP_HEADER_FIXED 48u /* bytes before the producer string */
+#define GP_HEADER_MIN 56u   /* fixed + 2 empty strings + crc */
 #define GP_HEADER_MAX 65536u
 #define GP_CHUNK_HDR 40u
 #define GP_FOOTER_SIZE 36u
@@ -36,9 +36,24 @@ uint32_t gp_crc32(const void *p, size_t n);
 static inline void gp_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void gp_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void gp_put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static inline uint16_t gp_get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t gp_get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t gp_get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint16_t gp_get16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return v;
+}
+static inline uint32_t gp_get32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+static inline uint64_t gp_get64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
 
 /* ---- varints */
 static inline uint64_t gp_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
@@ -46,7 +61,10 @@ static inline int64_t gp_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t
 
 static inline uint8_t *gp_put_varint(uint8_t *p, uint64_t v)
 {
-	while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
 	*p++ = (uint8_t)v;
 	return p;
 }

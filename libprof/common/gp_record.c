@@ -5,11 +5,14 @@
 #include "gp_format.h"
 #include "gp_record.h"
 
+/* made by a macro: */
+/* clang-format off */
 static const char *const type_names[GP_REC_TYPE_MAX] = {
 #define TYPE_NAME_(NAME, name, value) [GP_REC_##NAME] = #name,
 	GP_REC_TYPES(TYPE_NAME_)
 #undef TYPE_NAME_
 };
+/* clang-format on */
 
 GP_API const char *gp_rec_type_name(uint32_t type)
 {

@@ -21,14 +21,16 @@ extern "C" {
 #define GP_FORMAT_MINOR 2
 #define GP_PRODUCER_VERSION "0.1.0"
 
-#define GP_MAX_STRING_LEN (1u << 20)  /* longer strings are truncated by the recorder */
+#define GP_MAX_STRING_LEN (1u << 20) /* longer strings are truncated by the recorder */
 #define GP_STACK_MAX_FRAMES 128
-#define GP_SOURCE_INDEX 0xFFFFFFFFu   /* source id of the index chunk */
+#define GP_SOURCE_INDEX 0xFFFFFFFFu /* source id of the index chunk */
 
 /* ---------------------------------------------------------------- types
  * X(NAME, name, value): GP_REC_NAME = value, the gp_record union member
  * `name` of type gp_rec_name, and the name tools print.  Values are on
  * disk: append only. */
+/* a table, one entry a line: */
+/* clang-format off */
 #define GP_REC_TYPES(X) \
 	X(STRING, string, 1)          /* interned string: id -> bytes            */ \
 	X(SOURCE, source, 2)          /* a source (thread ring) -> pid/tid/kind   */ \
@@ -56,9 +58,13 @@ enum gp_rec_type {
 #undef GP_REC_TYPE_ENUM_
 	GP_REC_TYPE_MAX = 20
 };
+/* clang-format on */
 
 /* ---------------------------------------------------------------- values */
-enum gp_api_domain { GP_API_RUNTIME = 1, GP_API_DRIVER = 2 };
+enum gp_api_domain {
+	GP_API_RUNTIME = 1,
+	GP_API_DRIVER = 2
+};
 
 enum gp_source_kind {
 	GP_SOURCE_META = 0,     /* strings, process/device metadata (source 0) */
@@ -69,49 +75,79 @@ enum gp_source_kind {
 
 /* memcpy kinds follow CUpti_ActivityMemcpyKind numerically */
 enum gp_copy_kind {
-	GP_COPY_UNKNOWN = 0, GP_COPY_HTOD = 1, GP_COPY_DTOH = 2, GP_COPY_HTOA = 3,
-	GP_COPY_ATOH = 4, GP_COPY_ATOA = 5, GP_COPY_ATOD = 6, GP_COPY_DTOA = 7,
-	GP_COPY_DTOD = 8, GP_COPY_HTOH = 9, GP_COPY_PTOP = 10,
+	GP_COPY_UNKNOWN = 0,
+	GP_COPY_HTOD = 1,
+	GP_COPY_DTOH = 2,
+	GP_COPY_HTOA = 3,
+	GP_COPY_ATOH = 4,
+	GP_COPY_ATOA = 5,
+	GP_COPY_ATOD = 6,
+	GP_COPY_DTOA = 7,
+	GP_COPY_DTOD = 8,
+	GP_COPY_HTOH = 9,
+	GP_COPY_PTOP = 10,
 };
 /* memory kinds follow CUpti_ActivityMemoryKind numerically */
 enum gp_mem_kind {
-	GP_MEM_UNKNOWN = 0, GP_MEM_PAGEABLE = 1, GP_MEM_PINNED = 2, GP_MEM_DEVICE = 3,
-	GP_MEM_ARRAY = 4, GP_MEM_MANAGED = 5, GP_MEM_DEVICE_STATIC = 6,
+	GP_MEM_UNKNOWN = 0,
+	GP_MEM_PAGEABLE = 1,
+	GP_MEM_PINNED = 2,
+	GP_MEM_DEVICE = 3,
+	GP_MEM_ARRAY = 4,
+	GP_MEM_MANAGED = 5,
+	GP_MEM_DEVICE_STATIC = 6,
 	GP_MEM_MANAGED_STATIC = 7,
 };
 
-enum gp_nvtx_kind { GP_NVTX_PUSHPOP = 1, GP_NVTX_STARTEND = 2 };
-enum gp_nvtx_flags { GP_NVTX_UNTERMINATED = 1 }; /* end = time of flush */
-
-enum gp_dropped_where {
-	GP_DROP_RING = 1,     /* a thread ring was full (writer behind)      */
-	GP_DROP_CUPTI = 2,    /* CUPTI reported dropped activity records     */
-	GP_DROP_NO_RING = 3,  /* memory cap reached: thread got no ring      */
-	GP_DROP_WRITE = 4,    /* writer could not write (disk full...)       */
+enum gp_nvtx_kind {
+	GP_NVTX_PUSHPOP = 1,
+	GP_NVTX_STARTEND = 2
+};
+enum gp_nvtx_flags {
+	GP_NVTX_UNTERMINATED = 1 /* end = time of flush */
 };
 
-enum gp_counter_kind { GP_COUNTER_INT = 0, GP_COUNTER_DOUBLE = 1 };
+enum gp_dropped_where {
+	GP_DROP_RING = 1,    /* a thread ring was full (writer behind)      */
+	GP_DROP_CUPTI = 2,   /* CUPTI reported dropped activity records     */
+	GP_DROP_NO_RING = 3, /* memory cap reached: thread got no ring      */
+	GP_DROP_WRITE = 4,   /* writer could not write (disk full...)       */
+};
+
+enum gp_counter_kind {
+	GP_COUNTER_INT = 0,
+	GP_COUNTER_DOUBLE = 1
+};
 
 /* ---------------------------------------------------------------- records
  * Member order is the order of gp_fields.h (positional initializers in the
  * tree rely on it too): do not reorder, append. */
-typedef struct gp_rec_string { uint32_t id; uint32_t len; const char *str; } gp_rec_string;
+typedef struct gp_rec_string {
+	uint32_t id;
+	uint32_t len;
+	const char *str;
+} gp_rec_string;
 
 typedef struct gp_rec_source {
-	uint32_t source_id; uint32_t kind; /* gp_source_kind */
-	uint32_t pid; uint32_t tid; uint32_t name_id;
+	uint32_t source_id;
+	uint32_t kind; /* gp_source_kind */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t name_id;
 } gp_rec_source;
 
 typedef struct gp_rec_process {
 	uint32_t pid, ppid;
-	uint32_t name_id;     /* command line */
+	uint32_t name_id; /* command line */
 	uint32_t host_id;
-	int32_t rank;         /* -1 if none */
+	int32_t rank; /* -1 if none */
 	uint64_t start_ns;
 	uint32_t settings_id; /* since 1.2: the tracer's settings ("activity=... api=..."), 0 = unknown */
 } gp_rec_process;
 
-typedef struct gp_rec_thread { uint32_t pid, tid, name_id; } gp_rec_thread;
+typedef struct gp_rec_thread {
+	uint32_t pid, tid, name_id;
+} gp_rec_thread;
 
 typedef struct gp_rec_device {
 	uint32_t device_id, name_id;
@@ -128,12 +164,12 @@ typedef struct gp_rec_device {
 typedef struct gp_rec_api {
 	uint64_t start_ns, end_ns;
 	uint64_t correlation_id;
-	uint32_t domain;       /* gp_api_domain */
-	uint32_t cbid;         /* CUPTI callback id within the domain */
-	uint32_t name_id;      /* interned API name (0: unknown) */
-	uint32_t tid;          /* filled by the reader from the source */
-	uint32_t stack_id;     /* 0: none */
-	int32_t status;        /* return code, 0 when unknown/success */
+	uint32_t domain;   /* gp_api_domain */
+	uint32_t cbid;     /* CUPTI callback id within the domain */
+	uint32_t name_id;  /* interned API name (0: unknown) */
+	uint32_t tid;      /* filled by the reader from the source */
+	uint32_t stack_id; /* 0: none */
+	int32_t status;    /* return code, 0 when unknown/success */
 } gp_rec_api;
 
 typedef struct gp_rec_kernel {
@@ -142,8 +178,8 @@ typedef struct gp_rec_kernel {
 	uint32_t device_id, context_id, stream_id;
 	uint32_t grid[3], block[3];
 	uint32_t registers, static_smem, dynamic_smem, local_mem;
-	uint32_t name_id;       /* mangled name as CUPTI gives it */
-	uint32_t launch_type;   /* 0 regular, 1 cooperative single, 2 multi, 3 cluster */
+	uint32_t name_id;                 /* mangled name as CUPTI gives it */
+	uint32_t launch_type;             /* 0 regular, 1 cooperative single, 2 multi, 3 cluster */
 	uint64_t graph_id, graph_node_id; /* 0: not from a graph */
 } gp_rec_kernel;
 
@@ -152,9 +188,9 @@ typedef struct gp_rec_memcpy {
 	uint64_t correlation_id;
 	uint64_t bytes;
 	uint32_t device_id, context_id, stream_id;
-	uint32_t copy_kind, src_kind, dst_kind;  /* gp_copy_kind / gp_mem_kind */
-	uint32_t flags;         /* 1: async */
-	uint32_t src_device, dst_device; /* peer copies; else = device_id */
+	uint32_t copy_kind, src_kind, dst_kind; /* gp_copy_kind / gp_mem_kind */
+	uint32_t flags;                         /* 1: async */
+	uint32_t src_device, dst_device;        /* peer copies; else = device_id */
 	uint64_t graph_node_id;
 } gp_rec_memcpy;
 
@@ -169,17 +205,17 @@ typedef struct gp_rec_memset {
 
 typedef struct gp_rec_nvtx_range {
 	uint64_t start_ns, end_ns;
-	uint64_t range_id;      /* start/end ranges: the id NVTX returned */
-	uint32_t kind;          /* gp_nvtx_kind */
-	uint32_t flags;         /* gp_nvtx_flags */
-	uint32_t domain_id;     /* string id of the domain name; 0 default */
-	uint32_t message_id;    /* string id */
+	uint64_t range_id;   /* start/end ranges: the id NVTX returned */
+	uint32_t kind;       /* gp_nvtx_kind */
+	uint32_t flags;      /* gp_nvtx_flags */
+	uint32_t domain_id;  /* string id of the domain name; 0 default */
+	uint32_t message_id; /* string id */
 	uint32_t category;
-	uint32_t color;         /* ARGB, 0 none */
-	uint32_t depth;         /* push/pop nesting depth, 0 = outermost */
-	uint32_t tid;           /* thread that began it (reader fills for push/pop) */
-	uint32_t end_tid;       /* thread that ended it */
-	int64_t payload;        /* int payload if given, else 0 */
+	uint32_t color;   /* ARGB, 0 none */
+	uint32_t depth;   /* push/pop nesting depth, 0 = outermost */
+	uint32_t tid;     /* thread that began it (reader fills for push/pop) */
+	uint32_t end_tid; /* thread that ended it */
+	int64_t payload;  /* int payload if given, else 0 */
 } gp_rec_nvtx_range;
 
 typedef struct gp_rec_nvtx_mark {
@@ -190,7 +226,7 @@ typedef struct gp_rec_nvtx_mark {
 typedef struct gp_rec_sync {
 	uint64_t start_ns, end_ns;
 	uint64_t correlation_id;
-	uint32_t type;          /* CUpti_ActivitySynchronizationType */
+	uint32_t type; /* CUpti_ActivitySynchronizationType */
 	uint32_t context_id, stream_id, event_id;
 } gp_rec_sync;
 
@@ -199,28 +235,31 @@ typedef struct gp_rec_memory {
 	uint64_t correlation_id;
 	uint64_t address, bytes;
 	uint32_t device_id, context_id, stream_id;
-	uint32_t op;            /* 1 alloc, 2 free */
+	uint32_t op; /* 1 alloc, 2 free */
 	uint32_t mem_kind;
 } gp_rec_memory;
 
 typedef struct gp_rec_dropped {
 	uint64_t ts_ns;
 	uint64_t count;
-	uint32_t where;         /* gp_dropped_where */
-	uint32_t source_id;     /* ring that lost them, or device id for CUPTI */
+	uint32_t where;     /* gp_dropped_where */
+	uint32_t source_id; /* ring that lost them, or device id for CUPTI */
 } gp_rec_dropped;
 
 typedef struct gp_rec_clock {
-	uint64_t trace_ns;      /* trace clock */
-	uint64_t realtime_ns;   /* CLOCK_REALTIME */
-	uint64_t gpu_ns;        /* CUPTI timestamp (0 if not sampled) */
+	uint64_t trace_ns;    /* trace clock */
+	uint64_t realtime_ns; /* CLOCK_REALTIME */
+	uint64_t gpu_ns;      /* CUPTI timestamp (0 if not sampled) */
 } gp_rec_clock;
 
-typedef union gp_counter_value { int64_t i; double d; } gp_counter_value;
+typedef union gp_counter_value {
+	int64_t i;
+	double d;
+} gp_counter_value;
 
 typedef struct gp_rec_counter {
 	uint64_t ts_ns;
-	uint32_t name_id;       /* e.g. "nvml.gpu_util" */
+	uint32_t name_id; /* e.g. "nvml.gpu_util" */
 	uint32_t device_id;
 	uint32_t kind;          /* gp_counter_kind */
 	gp_counter_value value; /* .i or .d by kind */
@@ -238,7 +277,10 @@ typedef struct gp_rec_stack {
 	const uint64_t *frames; /* innermost first; instruction addresses */
 } gp_rec_stack;
 
-typedef struct gp_rec_window { uint64_t start_ns, end_ns; uint32_t device_id; } gp_rec_window;
+typedef struct gp_rec_window {
+	uint64_t start_ns, end_ns;
+	uint32_t device_id;
+} gp_rec_window;
 
 /* One member per record type, named as in GP_REC_TYPES. */
 union gp_rec_body {
@@ -248,8 +290,8 @@ union gp_rec_body {
 };
 
 typedef struct gp_record {
-	uint32_t type;       /* gp_rec_type */
-	uint32_t source_id;  /* reader: source the record came from */
+	uint32_t type;      /* gp_rec_type */
+	uint32_t source_id; /* reader: source the record came from */
 	union gp_rec_body u;
 } gp_record;
 
@@ -261,17 +303,21 @@ GP_API const char *gp_rec_type_name(uint32_t type);
 GP_API int gp_rec_type_from_name(const char *name);
 
 /* ---------------------------------------------------------------- file header */
-enum gp_clock_id { GP_CLOCK_MONOTONIC = 1, GP_CLOCK_REALTIME = 2, GP_CLOCK_CUPTI = 3 };
+enum gp_clock_id {
+	GP_CLOCK_MONOTONIC = 1,
+	GP_CLOCK_REALTIME = 2,
+	GP_CLOCK_CUPTI = 3
+};
 
 typedef struct gp_header {
 	uint16_t major, minor;
 	uint32_t pid;
-	uint32_t clock_id;        /* gp_clock_id: what trace timestamps are */
-	uint64_t start_trace_ns;  /* trace clock at start */
+	uint32_t clock_id;          /* gp_clock_id: what trace timestamps are */
+	uint64_t start_trace_ns;    /* trace clock at start */
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same instant */
-	char producer[64];        /* e.g. "gpuprof 0.1.0" */
+	char producer[64];          /* e.g. "gpuprof 0.1.0" */
 	char host[256];
-	int32_t rank;             /* -1 none */
+	int32_t rank; /* -1 none */
 } gp_header;
 
 #ifdef __cplusplus

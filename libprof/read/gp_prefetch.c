@@ -13,22 +13,28 @@
 #include "codec/gp_codec.h"
 #include "gp_prefetch.h"
 
-enum { J_QUEUED = 1, J_BUSY = 2, J_DONE = 3 };
-enum { DEC_BATCH = 32 };
+enum {
+	J_QUEUED = 1,
+	J_BUSY = 2,
+	J_DONE = 3
+};
+enum {
+	DEC_BATCH = 32
+};
 
 struct gp_prefetch {
 	int fd;
 	gp_prefetch_describe_fn describe;
 	void *arg;
 	pthread_mutex_t mu;
-	pthread_cond_t wake;         /* workers: a job was queued, or stop */
-	pthread_cond_t done;         /* reader: a job finished */
+	pthread_cond_t wake; /* workers: a job was queued, or stop */
+	pthread_cond_t done; /* reader: a job finished */
 	pthread_t *th;
 	int nth, stop;
-	struct gp_job **ahead;       /* submitted, not taken: schedule order */
+	struct gp_job **ahead; /* submitted, not taken: schedule order */
 	size_t nahead, window;
 	size_t *sched, nsched, snext;
-	struct gp_job *free_jobs;    /* reader's thread only */
+	struct gp_job *free_jobs; /* reader's thread only */
 };
 
 /* ---------------------------------------------------------------- decoding */
@@ -39,7 +45,9 @@ int gp_pread_all(int fd, void *buf, size_t n, uint64_t off)
 		ssize_t k = pread(fd, p, n, (off_t)off);
 		if (k < 0 && errno == EINTR) continue;
 		if (k <= 0) return GP_ERR_IO;
-		p += k; n -= (size_t)k; off += (uint64_t)k;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
 	}
 	return 0;
 }
@@ -51,15 +59,21 @@ static int grow(void **p, size_t *cap, size_t want, size_t elem)
 	while (nc < want) nc *= 2;
 	void *n = realloc(*p, nc * elem);
 	if (!n) return GP_ERR_NOMEM;
-	*p = n; *cap = nc;
+	*p = n;
+	*cap = nc;
 	return 0;
 }
 
 void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx)
 {
 	const struct gp_chunk_ref *c = &j->ref;
-	j->rc = 0; j->zerr = NULL; j->nrec = 0; j->nfr = 0;
-	j->dec_err = 0; j->why = NULL; j->err_at = 0;
+	j->rc = 0;
+	j->zerr = NULL;
+	j->nrec = 0;
+	j->nfr = 0;
+	j->dec_err = 0;
+	j->why = NULL;
+	j->err_at = 0;
 	size_t ucap = j->ucap;
 	if (grow((void **)&j->cbuf, &j->ccap, c->csize ? c->csize : 1, 1) ||
 	    grow((void **)&j->ubuf, &ucap, (size_t)c->usize + GP_DEC_OVERREAD, 1)) {
@@ -67,7 +81,10 @@ void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx)
 		return;
 	}
 	j->ucap = ucap;
-	if (gp_pread_all(fd, j->cbuf, c->csize, c->off + GP_CHUNK_HDR)) { j->rc = GP_ERR_IO; return; }
+	if (gp_pread_all(fd, j->cbuf, c->csize, c->off + GP_CHUNK_HDR)) {
+		j->rc = GP_ERR_IO;
+		return;
+	}
 	size_t n = ZSTD_decompressDCtx(dctx, j->ubuf, c->usize, j->cbuf, c->csize);
 	if (ZSTD_isError(n) || n != c->usize) {
 		j->rc = GP_ERR_CORRUPT;
@@ -79,7 +96,10 @@ void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx)
 	gp_dec_start(&d, j->ubuf, c->usize, c->source, c->src_tid);
 	gp_dec_set_slack(&d, GP_DEC_OVERREAD);
 	for (;;) {
-		if (grow((void **)&j->recs, &j->crec, j->nrec + DEC_BATCH, sizeof(*j->recs))) { j->rc = GP_ERR_NOMEM; return; }
+		if (grow((void **)&j->recs, &j->crec, j->nrec + DEC_BATCH, sizeof(*j->recs))) {
+			j->rc = GP_ERR_NOMEM;
+			return;
+		}
 		int meta;
 		int k = gp_dec_batch(&d, j->recs + j->nrec, DEC_BATCH, &meta);
 		if (k > 0 && j->recs[j->nrec + k - 1].type == GP_REC_STACK) {
@@ -145,11 +165,18 @@ int gp_prefetch_new(int fd, int nworkers, size_t window, gp_prefetch_describe_fn
 	*out = NULL;
 	struct gp_prefetch *p = calloc(1, sizeof(*p));
 	if (!p) return GP_ERR_NOMEM;
-	p->fd = fd; p->describe = describe; p->arg = arg;
+	p->fd = fd;
+	p->describe = describe;
+	p->arg = arg;
 	p->window = window ? window : 1;
 	p->ahead = calloc(p->window, sizeof(*p->ahead));
 	p->th = calloc((size_t)nworkers, sizeof(*p->th));
-	if (!p->ahead || !p->th) { free(p->ahead); free(p->th); free(p); return GP_ERR_NOMEM; }
+	if (!p->ahead || !p->th) {
+		free(p->ahead);
+		free(p->th);
+		free(p);
+		return GP_ERR_NOMEM;
+	}
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->wake, NULL);
 	pthread_cond_init(&p->done, NULL);
@@ -157,7 +184,10 @@ int gp_prefetch_new(int fd, int nworkers, size_t window, gp_prefetch_describe_fn
 		if (pthread_create(&p->th[i], NULL, worker, p)) break;
 		p->nth++;
 	}
-	if (p->nth < nworkers) { gp_prefetch_free(p); return GP_ERR_NOMEM; }
+	if (p->nth < nworkers) {
+		gp_prefetch_free(p);
+		return GP_ERR_NOMEM;
+	}
 	*out = p;
 	return 0;
 }
@@ -165,14 +195,21 @@ int gp_prefetch_new(int fd, int nworkers, size_t window, gp_prefetch_describe_fn
 static void job_free(struct gp_job *j)
 {
 	if (!j) return;
-	free(j->cbuf); free(j->ubuf); free(j->recs); free(j->frames);
+	free(j->cbuf);
+	free(j->ubuf);
+	free(j->recs);
+	free(j->frames);
 	free(j);
 }
 
 static struct gp_job *job_get(struct gp_prefetch *p)
 {
 	struct gp_job *j = p->free_jobs;
-	if (j) { p->free_jobs = j->next_free; j->next_free = NULL; return j; }
+	if (j) {
+		p->free_jobs = j->next_free;
+		j->next_free = NULL;
+		return j;
+	}
 	return calloc(1, sizeof(*j));
 }
 
@@ -190,7 +227,7 @@ static void drop_ahead(struct gp_prefetch *p)
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < p->nahead; i++) {
 		struct gp_job *j = p->ahead[i];
-		if (j->state == J_QUEUED) j->state = J_DONE;   /* never started */
+		if (j->state == J_QUEUED) j->state = J_DONE; /* never started */
 		while (j->state != J_DONE) pthread_cond_wait(&p->done, &p->mu);
 	}
 	size_t n = p->nahead;
@@ -216,7 +253,9 @@ void gp_prefetch_free(struct gp_prefetch *p)
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->wake);
 	pthread_cond_destroy(&p->done);
-	free(p->ahead); free(p->th); free(p->sched);
+	free(p->ahead);
+	free(p->th);
+	free(p->sched);
 	free(p);
 }
 
@@ -229,7 +268,10 @@ static void refill(struct gp_prefetch *p)
 		struct gp_job *j = job_get(p);
 		if (!j) break;
 		j->idx = idx;
-		if (!p->describe(p->arg, idx, &j->ref)) { gp_prefetch_release(p, j); continue; }
+		if (!p->describe(p->arg, idx, &j->ref)) {
+			gp_prefetch_release(p, j);
+			continue;
+		}
 		pthread_mutex_lock(&p->mu);
 		j->state = J_QUEUED;
 		p->ahead[p->nahead++] = j;
@@ -250,7 +292,9 @@ int gp_prefetch_schedule(struct gp_prefetch *p, const size_t *idx, size_t n)
 	if (!s) return GP_ERR_NOMEM;
 	if (n) memcpy(s, idx, n * sizeof(*s));
 	free(p->sched);
-	p->sched = s; p->nsched = n; p->snext = 0;
+	p->sched = s;
+	p->nsched = n;
+	p->snext = 0;
 	refill(p);
 	return 0;
 }
@@ -259,7 +303,7 @@ struct gp_job *gp_prefetch_take(struct gp_prefetch *p, size_t idx, const struct 
 				ZSTD_DCtx *dctx)
 {
 	struct gp_job *j = NULL;
-	int mine = 0;  /* decode it on this thread */
+	int mine = 0; /* decode it on this thread */
 	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < p->nahead; i++) {
 		if (p->ahead[i]->idx != idx) continue;
@@ -269,7 +313,7 @@ struct gp_job *gp_prefetch_take(struct gp_prefetch *p, size_t idx, const struct 
 		break;
 	}
 	if (j && j->state == J_QUEUED) {
-		j->state = J_BUSY;   /* no worker got to it yet: do it here */
+		j->state = J_BUSY; /* no worker got to it yet: do it here */
 		mine = 1;
 	}
 	while (j && !mine && j->state != J_DONE) pthread_cond_wait(&p->done, &p->mu);

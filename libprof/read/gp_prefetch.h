@@ -21,26 +21,31 @@
 
 /* Where a chunk is and how to decode it. */
 struct gp_chunk_ref {
-	uint64_t off;                /* of the chunk header */
+	uint64_t off; /* of the chunk header */
 	uint32_t csize, usize, source;
-	uint32_t src_tid;            /* the thread rule's tid for its source */
+	uint32_t src_tid; /* the thread rule's tid for its source */
 };
 
 /* One chunk, decoded. */
 struct gp_job {
-	size_t idx;                  /* the reader's chunk index */
+	size_t idx; /* the reader's chunk index */
 	struct gp_chunk_ref ref;
-	int state;                   /* private to gp_prefetch.c */
+	int state; /* private to gp_prefetch.c */
 	/* results: rc 0, or GP_ERR_IO (read failed), GP_ERR_CORRUPT (zstd: zerr),
 	 * GP_ERR_NOMEM; then the records decoded, and if decoding stopped at a
 	 * malformed record: dec_err, why, and its offset in the chunk's bytes */
 	int rc;
 	const char *zerr;
-	gp_record *recs; size_t nrec, crec;
-	int dec_err; const char *why; size_t err_at;
+	gp_record *recs;
+	size_t nrec, crec;
+	int dec_err;
+	const char *why;
+	size_t err_at;
 	/* storage: string records point into ubuf, stack records into frames */
-	uint8_t *cbuf, *ubuf; size_t ccap, ucap;
-	uint64_t *frames; size_t nfr, cfr;
+	uint8_t *cbuf, *ubuf;
+	size_t ccap, ucap;
+	uint64_t *frames;
+	size_t nfr, cfr;
 	struct gp_job *next_free;
 };
 

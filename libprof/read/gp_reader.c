@@ -18,39 +18,51 @@
 
 static __thread char g_open_err[512];
 
-enum { CH_UNKNOWN = 0, CH_OK = 1, CH_CORRUPT = 2 };
-enum { DEC_BATCH = 32 };         /* records decoded per gp_dec_batch call */
+enum {
+	CH_UNKNOWN = 0,
+	CH_OK = 1,
+	CH_CORRUPT = 2
+};
+enum {
+	DEC_BATCH = 32
+}; /* records decoded per gp_dec_batch call */
 
 struct cent {
-	uint64_t off;                /* of the chunk header */
+	uint64_t off; /* of the chunk header */
 	uint32_t csize, usize, source, count;
-	uint64_t first_ts, last_ts;  /* of its timed records (both 0: none) */
+	uint64_t first_ts, last_ts; /* of its timed records (both 0: none) */
 	uint8_t state;
 };
 
 struct cursor {
 	uint8_t *cbuf, *ubuf;
 	size_t ccap, ucap;
-	size_t *list;                /* ordered mode: this source's chunks */
+	size_t *list; /* ordered mode: this source's chunks */
 	size_t nlist, li;
-	size_t fo_next;              /* file-order mode: next chunk index */
-	size_t cur;                  /* chunk being decoded */
+	size_t fo_next; /* file-order mode: next chunk index */
+	size_t cur;     /* chunk being decoded */
 	int in_chunk;
 	struct gp_dec dec;
-	gp_record *batch;            /* records decoded ahead (DEC_BATCH) */
-	int bi, bn;                  /* next to hand out, how many */
-	const gp_record *cr;         /* current record (in batch) */
+	gp_record *batch;    /* records decoded ahead (DEC_BATCH) */
+	int bi, bn;          /* next to hand out, how many */
+	const gp_record *cr; /* current record (in batch) */
 	uint64_t key;
-	int skip_untimed;            /* source 0 in the merge: metadata already given */
-	int only_untimed;            /* ordered phase 1 */
+	int skip_untimed; /* source 0 in the merge: metadata already given */
+	int only_untimed; /* ordered phase 1 */
 	/* decoding ahead (gp_prefetch.h): the chunk as the workers decoded it */
-	int pooled;                  /* this cursor takes its chunks from r->pf */
+	int pooled; /* this cursor takes its chunks from r->pf */
 	struct gp_job *job;
-	size_t ji, jend;             /* next record; end of the batch whose metadata is applied */
+	size_t ji, jend; /* next record; end of the batch whose metadata is applied */
 };
 
-struct strent { uint32_t id, len; char *s; };
-struct u32map { uint32_t *slot; uint32_t cap, n; }; /* value = index+1 */
+struct strent {
+	uint32_t id, len;
+	char *s;
+};
+struct u32map {
+	uint32_t *slot;
+	uint32_t cap, n;
+}; /* value = index+1 */
 
 struct gp_reader {
 	int fd;
@@ -64,21 +76,26 @@ struct gp_reader {
 	ZSTD_DCtx *dctx;
 
 	struct cursor fo;
-	int ord_phase;               /* 0 not started, 1 metadata, 2 merge, 3 done */
+	int ord_phase; /* 0 not started, 1 metadata, 2 merge, 3 done */
 	struct cursor meta;
 	struct cursor *curs;
 	size_t ncurs;
 	struct cursor **heap;
 	size_t nheap;
-	struct cursor *last;         /* cursor whose record was returned last */
+	struct cursor *last; /* cursor whose record was returned last */
 
-	struct strent *strs; size_t nstrs, strs_cap; struct u32map strmap;
-	gp_rec_source *srcs; size_t nsrcs, srcs_cap; struct u32map srcmap;
+	struct strent *strs;
+	size_t nstrs, strs_cap;
+	struct u32map strmap;
+	gp_rec_source *srcs;
+	size_t nsrcs, srcs_cap;
+	struct u32map srcmap;
 
-	struct gp_prefetch *pf;      /* decoding threads (NULL: this thread decodes) */
+	struct gp_prefetch *pf; /* decoding threads (NULL: this thread decodes) */
 	int threads;
-	int fo_scheduled;            /* file order: the schedule is set */
-	int windowed; uint64_t win_lo, win_hi; /* gp_reader_set_time_window */
+	int fo_scheduled; /* file order: the schedule is set */
+	int windowed;
+	uint64_t win_lo, win_hi; /* gp_reader_set_time_window */
 };
 
 static void problem(gp_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -92,7 +109,15 @@ static void problem(gp_reader *r, const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------- tables */
-static uint32_t hash32(uint32_t x) { x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16; return x; }
+static uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
 
 /* returns index+1 of key, 0 if absent */
 static uint32_t map_get(const struct u32map *m, uint32_t key, const void *arr, size_t stride)
@@ -101,7 +126,8 @@ static uint32_t map_get(const struct u32map *m, uint32_t key, const void *arr, s
 	for (uint32_t i = hash32(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		uint32_t v = m->slot[i];
 		if (!v) return 0;
-		uint32_t k; memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
+		uint32_t k;
+		memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
 		if (k == key) return v;
 	}
 }
@@ -115,16 +141,20 @@ static int map_put(struct u32map *m, uint32_t key, uint32_t val, const void *arr
 		for (uint32_t i = 0; i < m->cap; i++) {
 			uint32_t v = m->slot[i];
 			if (!v) continue;
-			uint32_t k; memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
+			uint32_t k;
+			memcpy(&k, (const uint8_t *)arr + (size_t)(v - 1) * stride, 4);
 			uint32_t j = hash32(k) & (nc - 1);
 			while (ns[j]) j = (j + 1) & (nc - 1);
 			ns[j] = v;
 		}
-		free(m->slot); m->slot = ns; m->cap = nc;
+		free(m->slot);
+		m->slot = ns;
+		m->cap = nc;
 	}
 	uint32_t j = hash32(key) & (m->cap - 1);
 	while (m->slot[j]) j = (j + 1) & (m->cap - 1);
-	m->slot[j] = val; m->n++;
+	m->slot[j] = val;
+	m->n++;
 	return 0;
 }
 
@@ -135,20 +165,29 @@ static const char *str_add(gp_reader *r, uint32_t id, const char *s, uint32_t le
 	if (v && r->strs[v - 1].len == len && !memcmp(r->strs[v - 1].s, s, len)) return r->strs[v - 1].s;
 	char *copy = malloc((size_t)len + 1);
 	if (!copy) return NULL;
-	memcpy(copy, s, len); copy[len] = 0;
+	memcpy(copy, s, len);
+	copy[len] = 0;
 	if (v) { /* same id, other bytes: the later definition wins */
 		free(r->strs[v - 1].s);
-		r->strs[v - 1].s = copy; r->strs[v - 1].len = len;
+		r->strs[v - 1].s = copy;
+		r->strs[v - 1].len = len;
 		return copy;
 	}
 	if (r->nstrs == r->strs_cap) {
 		size_t nc = r->strs_cap ? r->strs_cap * 2 : 256;
 		struct strent *ns = realloc(r->strs, nc * sizeof(*ns));
-		if (!ns) { free(copy); return NULL; }
-		r->strs = ns; r->strs_cap = nc;
+		if (!ns) {
+			free(copy);
+			return NULL;
+		}
+		r->strs = ns;
+		r->strs_cap = nc;
 	}
 	r->strs[r->nstrs] = (struct strent){ id, len, copy };
-	if (map_put(&r->strmap, id, (uint32_t)r->nstrs + 1, r->strs, sizeof(*r->strs))) { free(copy); return NULL; }
+	if (map_put(&r->strmap, id, (uint32_t)r->nstrs + 1, r->strs, sizeof(*r->strs))) {
+		free(copy);
+		return NULL;
+	}
 	r->nstrs++;
 	return copy;
 }
@@ -156,12 +195,16 @@ static const char *str_add(gp_reader *r, uint32_t id, const char *s, uint32_t le
 static void src_add(gp_reader *r, const gp_rec_source *s)
 {
 	uint32_t v = map_get(&r->srcmap, s->source_id, r->srcs, sizeof(*r->srcs));
-	if (v) { r->srcs[v - 1] = *s; return; }
+	if (v) {
+		r->srcs[v - 1] = *s;
+		return;
+	}
 	if (r->nsrcs == r->srcs_cap) {
 		size_t nc = r->srcs_cap ? r->srcs_cap * 2 : 64;
 		gp_rec_source *ns = realloc(r->srcs, nc * sizeof(*ns));
 		if (!ns) return;
-		r->srcs = ns; r->srcs_cap = nc;
+		r->srcs = ns;
+		r->srcs_cap = nc;
 	}
 	r->srcs[r->nsrcs] = *s;
 	if (map_put(&r->srcmap, s->source_id, (uint32_t)r->nsrcs + 1, r->srcs, sizeof(*r->srcs))) return;
@@ -199,21 +242,28 @@ static int footer_at(gp_reader *r, uint64_t pos, struct gp_footer_info *f)
 	if (pos + GP_FOOTER_SIZE > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) return 0;
 	if (memcmp(b, gp_magic_footer, 8) || gp_crc32(b, 32) != gp_get32(b + 32)) return 0;
 	f->present = 1;
-	f->index_offset = gp_get64(b + 8); f->chunk_count = gp_get64(b + 16); f->record_count = gp_get64(b + 24);
+	f->index_offset = gp_get64(b + 8);
+	f->chunk_count = gp_get64(b + 16);
+	f->record_count = gp_get64(b + 24);
 	return 1;
 }
 
 static int chunk_hdr_at(gp_reader *r, uint64_t pos, struct gp_chunk_hdr *h, const char **why)
 {
 	uint8_t b[GP_CHUNK_HDR];
-	if (pos + GP_CHUNK_HDR > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) { *why = "short read"; return GP_ERR_TRUNCATED; }
+	if (pos + GP_CHUNK_HDR > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) {
+		*why = "short read";
+		return GP_ERR_TRUNCATED;
+	}
 	return gp_chunk_hdr_get(b, h, why);
 }
 
 /* Next offset > pos holding a valid chunk header or footer, or fsize. */
 static uint64_t resync(gp_reader *r, uint64_t pos)
 {
-	enum { BLK = 1 << 16 };
+	enum {
+		BLK = 1 << 16
+	};
 	static __thread uint8_t blk[BLK];
 	for (uint64_t base = pos + 1; base < r->fsize; base += BLK - 8) {
 		size_t n = (size_t)(r->fsize - base < BLK ? r->fsize - base : BLK);
@@ -221,7 +271,9 @@ static uint64_t resync(gp_reader *r, uint64_t pos)
 		for (size_t i = 0; i + 4 <= n; i++) {
 			if (blk[i] != 'G' || blk[i + 1] != 'P') continue;
 			uint64_t at = base + i;
-			struct gp_chunk_hdr h; const char *why; struct gp_footer_info f;
+			struct gp_chunk_hdr h;
+			const char *why;
+			struct gp_footer_info f;
 			if (!memcmp(blk + i, gp_magic_chunk, 4) && chunk_hdr_at(r, at, &h, &why) == 0) return at;
 			if (i + 8 <= n && !memcmp(blk + i, gp_magic_footer, 8) && footer_at(r, at, &f)) return at;
 		}
@@ -236,7 +288,8 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 		size_t nc = r->chcap ? r->chcap * 2 : 256;
 		struct cent *n = realloc(r->ch, nc * sizeof(*n));
 		if (!n) return GP_ERR_NOMEM;
-		r->ch = n; r->chcap = nc;
+		r->ch = n;
+		r->chcap = nc;
 	}
 	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, h->first_ts, h->last_ts,
 					 CH_UNKNOWN };
@@ -255,7 +308,8 @@ static void check_index(gp_reader *r, uint64_t pos, const struct gp_chunk_hdr *h
 				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "bad index content");
 		}
 	}
-	free(c); free(u);
+	free(c);
+	free(u);
 }
 
 /* Walks chunk headers (no decompression) and builds the chunk table. */
@@ -307,7 +361,10 @@ static int scan(gp_reader *r)
 			problem(r, "chunk at offset %llu: %s; no valid chunk after it (%llu bytes skipped)",
 				(unsigned long long)pos, why, (unsigned long long)(next - pos));
 		pos = next;
-		if (next == r->fsize) { pos = next; break; }
+		if (next == r->fsize) {
+			pos = next;
+			break;
+		}
 	}
 	r->integ.has_footer = footer;
 	if (!footer) {
@@ -351,12 +408,21 @@ static int read_header(gp_reader *r)
 				 (unsigned long long)r->fsize, hsize);
 	uint8_t *b = malloc(hsize);
 	if (!b) return GP_ERR_NOMEM;
-	if (gp_pread_all(r->fd, b, hsize, 0)) { free(b); return fail_open(r, GP_ERR_IO, "read error"); }
-	if (gp_crc32(b, hsize - 4) != gp_get32(b + hsize - 4)) { free(b); return fail_open(r, GP_ERR_CORRUPT, "bad header: checksum mismatch"); }
+	if (gp_pread_all(r->fd, b, hsize, 0)) {
+		free(b);
+		return fail_open(r, GP_ERR_IO, "read error");
+	}
+	if (gp_crc32(b, hsize - 4) != gp_get32(b + hsize - 4)) {
+		free(b);
+		return fail_open(r, GP_ERR_CORRUPT, "bad header: checksum mismatch");
+	}
 	gp_header *h = &r->hdr;
-	h->major = major; h->minor = minor;
-	h->pid = gp_get32(b + 16); h->clock_id = gp_get32(b + 20);
-	h->start_trace_ns = gp_get64(b + 24); h->start_realtime_ns = gp_get64(b + 32);
+	h->major = major;
+	h->minor = minor;
+	h->pid = gp_get32(b + 16);
+	h->clock_id = gp_get32(b + 20);
+	h->start_trace_ns = gp_get64(b + 24);
+	h->start_realtime_ns = gp_get64(b + 32);
 	h->rank = (int32_t)gp_get32(b + 40);
 	size_t p = GP_HEADER_FIXED, end = hsize - 4;
 	char *dst[2] = { h->producer, h->host };
@@ -365,9 +431,13 @@ static int read_header(gp_reader *r)
 		if (p + 2 > end) break;
 		size_t n = gp_get16(b + p);
 		p += 2;
-		if (n > end - p) { free(b); return fail_open(r, GP_ERR_CORRUPT, "bad header: string length beyond header"); }
+		if (n > end - p) {
+			free(b);
+			return fail_open(r, GP_ERR_CORRUPT, "bad header: string length beyond header");
+		}
 		size_t c = n < dcap[i] - 1 ? n : dcap[i] - 1;
-		memcpy(dst[i], b + p, c); dst[i][c] = 0;
+		memcpy(dst[i], b + p, c);
+		dst[i][c] = 0;
 		p += n;
 	}
 	free(b);
@@ -385,7 +455,8 @@ GP_API int gp_reader_open(const char *path, gp_reader **out)
 GP_API int gp_reader_threads_default(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > GP_READER_MAX_THREADS ? GP_READER_MAX_THREADS : (int)n;
+	return n < 1 ? 1 : n > GP_READER_MAX_THREADS ? GP_READER_MAX_THREADS
+						     : (int)n;
 }
 
 GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *opts, gp_reader **out)
@@ -411,7 +482,10 @@ GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *op
 	r->fsize = (uint64_t)st.st_size;
 	if ((rc = read_header(r))) goto fail;
 	r->dctx = ZSTD_createDCtx();
-	if (!r->dctx) { rc = GP_ERR_NOMEM; goto fail; }
+	if (!r->dctx) {
+		rc = GP_ERR_NOMEM;
+		goto fail;
+	}
 	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 24);
 	if (r->fsize >= r->data_start + GP_FOOTER_SIZE) footer_at(r, r->fsize - GP_FOOTER_SIZE, &r->foot);
 	if ((rc = scan(r))) goto fail;
@@ -454,7 +528,10 @@ GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out)
 static void cursor_free(gp_reader *r, struct cursor *c)
 {
 	if (c->job) gp_prefetch_release(r->pf, c->job);
-	free(c->cbuf); free(c->ubuf); free(c->list); free(c->batch);
+	free(c->cbuf);
+	free(c->ubuf);
+	free(c->list);
+	free(c->batch);
 	int pooled = c->pooled;
 	memset(c, 0, sizeof(*c));
 	c->pooled = pooled;
@@ -466,14 +543,17 @@ GP_API void gp_reader_close(gp_reader *r)
 	cursor_free(r, &r->fo);
 	cursor_free(r, &r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
-	gp_prefetch_free(r->pf);  /* after the cursors gave their jobs back */
+	gp_prefetch_free(r->pf); /* after the cursors gave their jobs back */
 	close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->ch);
-	free(r->curs); free(r->heap);
+	free(r->curs);
+	free(r->heap);
 	for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i].s);
-	free(r->strs); free(r->strmap.slot);
-	free(r->srcs); free(r->srcmap.slot);
+	free(r->strs);
+	free(r->strmap.slot);
+	free(r->srcs);
+	free(r->srcmap.slot);
 	free(r);
 }
 
@@ -534,21 +614,26 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
 	c->bi = c->bn = 0;
-	if (c->job) { gp_prefetch_release(r->pf, c->job); c->job = NULL; }
+	if (c->job) {
+		gp_prefetch_release(r->pf, c->job);
+		c->job = NULL;
+	}
 	if (e->state == CH_CORRUPT) return GP_ERR_CORRUPT;
 	if (c->pooled && r->pf) return load_job(r, c, idx);
 	if (!c->batch && !(c->batch = malloc(DEC_BATCH * sizeof(*c->batch)))) return GP_ERR_NOMEM;
 	if (e->csize > c->ccap) {
 		uint8_t *n = realloc(c->cbuf, e->csize);
 		if (!n) return GP_ERR_NOMEM;
-		c->cbuf = n; c->ccap = e->csize;
+		c->cbuf = n;
+		c->ccap = e->csize;
 	}
 	if (e->usize > c->ucap || !c->ubuf) {
 		/* slack past the data: the fast record decoder may read ahead */
 		size_t want = e->usize ? e->usize : 1;
 		uint8_t *n = realloc(c->ubuf, want + GP_DEC_OVERREAD);
 		if (!n) return GP_ERR_NOMEM;
-		c->ubuf = n; c->ucap = want;
+		c->ubuf = n;
+		c->ucap = want;
 	}
 	if (gp_pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
 		problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
@@ -603,7 +688,12 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 	int meta;
 	int n = gp_dec_batch(&c->dec, c->batch, DEC_BATCH, &meta);
 	if (meta) apply_meta(r, c->batch, (size_t)n);
-	if (n) { c->bn = n; c->bi = 1; c->cr = &c->batch[0]; return 1; }
+	if (n) {
+		c->bn = n;
+		c->bi = 1;
+		c->cr = &c->batch[0];
+		return 1;
+	}
 	if (c->dec.err) chunk_bad_record(r, c, c->dec.why, (size_t)(c->dec.p - c->ubuf));
 	c->in_chunk = 0;
 	return 0;
@@ -622,7 +712,10 @@ static int job_refill(gp_reader *r, struct cursor *c)
 		for (size_t i = b; i < end; i++) {
 			uint32_t t = j->recs[i].type;
 			meta |= t <= GP_REC_SOURCE;
-			if (t == GP_REC_STACK) { end = i + 1; break; }
+			if (t == GP_REC_STACK) {
+				end = i + 1;
+				break;
+			}
 		}
 		if (meta) apply_meta(r, j->recs + b, end - b);
 		c->jend = end;
@@ -639,9 +732,15 @@ static int job_refill(gp_reader *r, struct cursor *c)
 /* Next record of the cursor's current chunk (c->cr): 1, or 0 at its end. */
 static inline int chunk_next(gp_reader *r, struct cursor *c)
 {
-	if (GP_LIKELY(c->bi < c->bn)) { c->cr = &c->batch[c->bi++]; return 1; }
+	if (GP_LIKELY(c->bi < c->bn)) {
+		c->cr = &c->batch[c->bi++];
+		return 1;
+	}
 	if (c->job) {
-		if (GP_LIKELY(c->ji < c->jend)) { c->cr = &c->job->recs[c->ji++]; return 1; }
+		if (GP_LIKELY(c->ji < c->jend)) {
+			c->cr = &c->job->recs[c->ji++];
+			return 1;
+		}
 		return job_refill(r, c);
 	}
 	return chunk_refill(r, c);
@@ -661,7 +760,8 @@ GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to)
 {
 	if (!r || from > to) return GP_ERR_INVALID;
 	r->windowed = from > 0 || to < UINT64_MAX;
-	r->win_lo = from; r->win_hi = to;
+	r->win_lo = from;
+	r->win_hi = to;
 	return gp_reader_rewind(r);
 }
 
@@ -690,7 +790,8 @@ static int fo_schedule(gp_reader *r)
 {
 	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(*idx)), n = 0;
 	if (!idx) return GP_ERR_NOMEM;
-	for (size_t i = 0; i < r->nch; i++) if (chunk_wanted(r, i)) idx[n++] = i;
+	for (size_t i = 0; i < r->nch; i++)
+		if (chunk_wanted(r, i)) idx[n++] = i;
 	int rc = gp_prefetch_schedule(r->pf, idx, n);
 	free(idx);
 	r->fo_scheduled = 1;
@@ -707,7 +808,10 @@ GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 		c->pooled = 1;
 	}
 	for (;;) {
-		if (chunk_next(r, c)) { *rec = c->cr; return 1; }
+		if (chunk_next(r, c)) {
+			*rec = c->cr;
+			return 1;
+		}
 		while (c->fo_next < r->nch && !chunk_wanted(r, c->fo_next)) c->fo_next++;
 		if (c->fo_next >= r->nch) return 0;
 		int rc = load_chunk(r, c, c->fo_next++);
@@ -745,7 +849,9 @@ static void sift_down(struct cursor **h, size_t n, size_t i)
 		if (l < n && less(h[l], h[m])) m = l;
 		if (l + 1 < n && less(h[l + 1], h[m])) m = l + 1;
 		if (m == i) return;
-		struct cursor *t = h[i]; h[i] = h[m]; h[m] = t;
+		struct cursor *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
 		i = m;
 	}
 }
@@ -765,26 +871,35 @@ static int order_setup(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++) n0 += r->ch[i].source == 0;
 	r->meta.list = malloc((n0 ? n0 : 1) * sizeof(size_t));
 	if (!r->meta.list) return GP_ERR_NOMEM;
-	for (size_t i = 0; i < r->nch; i++) if (r->ch[i].source == 0) r->meta.list[r->meta.nlist++] = i;
+	for (size_t i = 0; i < r->nch; i++)
+		if (r->ch[i].source == 0) r->meta.list[r->meta.nlist++] = i;
 	r->meta.only_untimed = 1;
 	r->meta.pooled = 1;
 
 	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(size_t)), nw = 0;
 	if (!idx) return GP_ERR_NOMEM;
-	for (size_t i = 0; i < r->nch; i++) if (chunk_wanted(r, i)) idx[nw++] = i;
+	for (size_t i = 0; i < r->nch; i++)
+		if (chunk_wanted(r, i)) idx[nw++] = i;
 	qsort_r(idx, nw, sizeof(size_t), cmp_src_then_idx, r->ch);
 	size_t ns = 0;
-	for (size_t i = 0; i < nw; i++) if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
+	for (size_t i = 0; i < nw; i++)
+		if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
 	r->curs = calloc(ns ? ns : 1, sizeof(*r->curs));
 	r->heap = calloc(ns ? ns : 1, sizeof(*r->heap));
-	if (!r->curs || !r->heap) { free(idx); return GP_ERR_NOMEM; }
+	if (!r->curs || !r->heap) {
+		free(idx);
+		return GP_ERR_NOMEM;
+	}
 	for (size_t i = 0; i < nw;) {
 		size_t j = i;
 		while (j < nw && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
 		struct cursor *c = &r->curs[r->ncurs++];
 		c->pooled = 1;
 		c->list = malloc((j - i) * sizeof(size_t));
-		if (!c->list) { free(idx); return GP_ERR_NOMEM; }
+		if (!c->list) {
+			free(idx);
+			return GP_ERR_NOMEM;
+		}
 		memcpy(c->list, idx + i, (j - i) * sizeof(size_t));
 		c->nlist = j - i;
 		c->skip_untimed = r->ch[idx[i]].source == 0;
@@ -797,7 +912,10 @@ static int order_setup(gp_reader *r)
 /* The merge's loads, predicted: a source's next chunk is loaded once the
  * merge has passed its previous chunk's records, i.e. at about that
  * chunk's last timestamp (its first chunk: at once). */
-struct pload { uint64_t at; size_t idx; };
+struct pload {
+	uint64_t at;
+	size_t idx;
+};
 static int cmp_pload(const void *a, const void *b)
 {
 	const struct pload *x = a, *y = b;
@@ -811,7 +929,11 @@ static int merge_schedule(gp_reader *r)
 	for (size_t i = 0; i < r->ncurs; i++) n += r->curs[i].nlist;
 	struct pload *pl = malloc((n ? n : 1) * sizeof(*pl));
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-	if (!pl || !idx) { free(pl); free(idx); return GP_ERR_NOMEM; }
+	if (!pl || !idx) {
+		free(pl);
+		free(idx);
+		return GP_ERR_NOMEM;
+	}
 	size_t k = 0;
 	for (size_t i = 0; i < r->ncurs; i++)
 		for (size_t j = 0; j < r->curs[i].nlist; j++) {
@@ -821,7 +943,8 @@ static int merge_schedule(gp_reader *r)
 	qsort(pl, n, sizeof(*pl), cmp_pload);
 	for (size_t i = 0; i < n; i++) idx[i] = pl[i].idx;
 	int rc = gp_prefetch_schedule(r->pf, idx, n);
-	free(pl); free(idx);
+	free(pl);
+	free(idx);
 	return rc;
 }
 
@@ -836,7 +959,10 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 	if (r->ord_phase == 1) {
 		rc = cursor_advance(r, &r->meta);
 		if (rc < 0) return rc;
-		if (rc) { *rec = r->meta.cr; return 1; }
+		if (rc) {
+			*rec = r->meta.cr;
+			return 1;
+		}
 		/* all metadata (strings, sources) known now: start the merge */
 		if (r->pf && (rc = merge_schedule(r))) return rc;
 		for (size_t i = 0; i < r->ncurs; i++) {
@@ -856,7 +982,10 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 			if (r->nheap) sift_down(r->heap, r->nheap, 0);
 			r->last = NULL;
 		}
-		if (!r->nheap) { r->ord_phase = 3; return 0; }
+		if (!r->nheap) {
+			r->ord_phase = 3;
+			return 0;
+		}
 		r->last = r->heap[0];
 		*rec = r->last->cr;
 		return 1;
@@ -867,13 +996,21 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 GP_API int gp_reader_rewind(gp_reader *r)
 {
 	if (!r) return GP_ERR_INVALID;
-	if (r->fo.job) { gp_prefetch_release(r->pf, r->fo.job); r->fo.job = NULL; }
-	r->fo.fo_next = 0; r->fo.in_chunk = 0; r->fo.bi = r->fo.bn = 0;
+	if (r->fo.job) {
+		gp_prefetch_release(r->pf, r->fo.job);
+		r->fo.job = NULL;
+	}
+	r->fo.fo_next = 0;
+	r->fo.in_chunk = 0;
+	r->fo.bi = r->fo.bn = 0;
 	r->fo_scheduled = 0;
 	cursor_free(r, &r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
-	free(r->curs); free(r->heap);
-	r->curs = NULL; r->heap = NULL; r->ncurs = r->nheap = 0;
+	free(r->curs);
+	free(r->heap);
+	r->curs = NULL;
+	r->heap = NULL;
+	r->ncurs = r->nheap = 0;
 	r->last = NULL;
 	r->ord_phase = 0;
 	return r->pf ? gp_prefetch_schedule(r->pf, NULL, 0) : 0;
@@ -886,7 +1023,10 @@ GP_API int gp_reader_load_meta(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++) {
 		if (r->ch[i].source != 0) continue;
 		int rc = load_chunk(r, &c, i);
-		if (rc == GP_ERR_NOMEM) { cursor_free(r, &c); return rc; }
+		if (rc == GP_ERR_NOMEM) {
+			cursor_free(r, &c);
+			return rc;
+		}
 		while (chunk_next(r, &c)) {}
 	}
 	cursor_free(r, &c);
@@ -900,7 +1040,8 @@ GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n)
 	struct cursor c = { 0 };
 	for (size_t i = 0; i < r->nch; i++) {
 		if (r->ch[i].state != CH_UNKNOWN) continue;
-		if (load_chunk(r, &c, i) == 0) while (chunk_next(r, &c)) {}
+		if (load_chunk(r, &c, i) == 0)
+			while (chunk_next(r, &c)) {}
 	}
 	cursor_free(r, &c);
 	const struct gp_integrity *g = &r->integ;

@@ -78,16 +78,16 @@ GP_API uint32_t gp_reader_tid(const gp_reader *r, const gp_record *rec, const st
 /* ---------------------------------------------------------------- integrity */
 struct gp_integrity {
 	uint64_t frames_ok;
-	uint64_t frames_corrupt;   /* skipped */
+	uint64_t frames_corrupt; /* skipped */
 	uint64_t bytes_skipped;
-	int truncated;             /* file ends inside a frame or without footer */
+	int truncated; /* file ends inside a frame or without footer */
 	int has_footer;
-	uint64_t truncated_at;     /* offset where decoding stopped */
+	uint64_t truncated_at; /* offset where decoding stopped */
 };
 GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out);
 
 struct gp_footer_info {
-	int present;             /* a valid footer was found */
+	int present; /* a valid footer was found */
 	uint64_t index_offset, chunk_count, record_count;
 };
 /* Footer as found at open (cheap: no scan). GP_ERR_EOF if none. */

@@ -6,9 +6,12 @@ uint64_t gp_str_hash(const char *s, size_t n)
 {
 	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
 	while (n >= 8) {
-		uint64_t w; memcpy(&w, s, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 32;
-		s += 8; n -= 8;
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
 	}
 	uint64_t w = 0;
 	memcpy(&w, s, n);
@@ -41,17 +44,20 @@ uint32_t gp_strtab_add(struct gp_strtab *t, const char *s, uint32_t len, uint64_
 			ns[i] = k + 1;
 		}
 		free(t->slot);
-		t->slot = ns; t->slot_cap = nc;
+		t->slot = ns;
+		t->slot_cap = nc;
 	}
 	if (t->n == t->cap) {
 		uint32_t nc = t->cap ? t->cap * 2 : 512;
 		struct gp_strtab_ent *ne = realloc(t->ent, nc * sizeof(*ne));
 		if (!ne) return 0;
-		t->ent = ne; t->cap = nc;
+		t->ent = ne;
+		t->cap = nc;
 	}
 	char *copy = malloc((size_t)len + 1);
 	if (!copy) return 0;
-	memcpy(copy, s, len); copy[len] = 0;
+	memcpy(copy, s, len);
+	copy[len] = 0;
 	uint32_t id = t->n + 1;
 	t->ent[t->n++] = (struct gp_strtab_ent){ h, len, copy };
 	uint32_t m = t->slot_cap - 1, i = (uint32_t)h & m;
@@ -65,7 +71,10 @@ void gp_strtab_remove_last(struct gp_strtab *t)
 	if (!t->n) return;
 	uint32_t id = t->n, m = t->slot_cap - 1;
 	for (uint32_t i = (uint32_t)t->ent[id - 1].h & m; t->slot[i]; i = (i + 1) & m)
-		if (t->slot[i] == id) { t->slot[i] = 0; break; }
+		if (t->slot[i] == id) {
+			t->slot[i] = 0;
+			break;
+		}
 	free(t->ent[id - 1].s);
 	t->n--;
 }

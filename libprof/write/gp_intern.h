@@ -16,12 +16,16 @@
 
 uint64_t gp_str_hash(const char *s, size_t n);
 
-struct gp_strtab_ent { uint64_t h; uint32_t len; char *s; };
+struct gp_strtab_ent {
+	uint64_t h;
+	uint32_t len;
+	char *s;
+};
 struct gp_strtab {
-	struct gp_strtab_ent *ent;       /* ent[id - 1] */
+	struct gp_strtab_ent *ent; /* ent[id - 1] */
 	uint32_t n, cap;
-	uint32_t *slot;                  /* id, 0 = empty */
-	uint32_t slot_cap;               /* power of two, > 2 n */
+	uint32_t *slot;    /* id, 0 = empty */
+	uint32_t slot_cap; /* power of two, > 2 n */
 };
 
 /* The id of these bytes (h = gp_str_hash of them), 0 when not in the table. */
@@ -41,9 +45,13 @@ static inline const char *gp_strtab_str(const struct gp_strtab *t, uint32_t id)
 void gp_strtab_free(struct gp_strtab *t);
 
 #define GP_ICACHE 64
-struct gp_icache_ent { const char *p; uint64_t h; uint32_t len, id; };
+struct gp_icache_ent {
+	const char *p;
+	uint64_t h;
+	uint32_t len, id;
+};
 struct gp_icache {
-	uint64_t gen;                    /* owner's generation: another table, start empty */
+	uint64_t gen; /* owner's generation: another table, start empty */
 	struct gp_icache_ent ent[GP_ICACHE];
 };
 
@@ -51,7 +59,10 @@ struct gp_icache {
  * belonged to another generation (another recorder). */
 static inline struct gp_icache_ent *gp_icache_slot(struct gp_icache *c, uint64_t gen, const char *s, uint64_t h)
 {
-	if (c->gen != gen) { memset(c->ent, 0, sizeof(c->ent)); c->gen = gen; }
+	if (c->gen != gen) {
+		memset(c->ent, 0, sizeof(c->ent));
+		c->gen = gen;
+	}
 	return &c->ent[(h ^ ((uintptr_t)s >> 3)) & (GP_ICACHE - 1)];
 }
 

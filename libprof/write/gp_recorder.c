@@ -4,7 +4,6 @@
  * signal flush and fork handling.  Design notes: docs/ARCHITECTURE.md. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +28,7 @@
 #define ST_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define ST_RLX(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
-#define META_QUEUE_MAX (64u << 20)   /* pending metadata bytes before we drop */
+#define META_QUEUE_MAX (64u << 20) /* pending metadata bytes before we drop */
 /* Default ring: 4 MiB.  A ring more than half full wakes the writer (see
  * gp_ring_put), so a ring need not hold a whole flush interval: 2 MiB is ~35 ms
  * of 1 M events/s of 56-byte entries, and a training job's busiest thread
@@ -49,12 +47,12 @@
  * the recorder knows of it (cold). */
 struct gp_tsrc {
 	struct gp_ring ring;
-	_Alignas(64) int exited;         /* owning thread is gone */
+	_Alignas(64) int exited; /* owning thread is gone */
 	uint32_t source_id, tid, pid, name_id;
 	uint32_t kind, kind_written;
 	int source_written;
-	uint64_t drops_reported;         /* writer: drops already written as DROPPED */
-	const void *owner;               /* gp_tstate that created it */
+	uint64_t drops_reported; /* writer: drops already written as DROPPED */
+	const void *owner;       /* gp_tstate that created it */
 	struct gp_tsrc *next;
 };
 
@@ -67,39 +65,46 @@ struct gp_tstate {
 	struct gp_icache icache;
 };
 
+/* A ring as drain_all saw it: its head, and whether its thread had exited. */
+struct snap_ent {
+	struct gp_tsrc *g;
+	uint64_t head;
+	int exited;
+};
+
 struct gp_recorder {
-	uint64_t gen;                    /* unique per recorder: stale-TLS check */
+	uint64_t gen; /* unique per recorder: stale-TLS check */
 	int closed;
 	int paused;
-	int clk;                         /* clockid_t of gp_recorder_now */
+	int clk; /* clockid_t of gp_recorder_now */
 	uint32_t flush_ms;
 	uint64_t ring_bytes, ring_budget;
-	int ring_default;                /* ring_bytes not given: may shrink to fit the cap */
+	int ring_default; /* ring_bytes not given: may shrink to fit the cap */
 	int fd, efd;
 	pthread_t writer;
 	int writer_started, stop;
 
-	pthread_mutex_t drain_lock;      /* consumer side of every ring + out + enc */
+	pthread_mutex_t drain_lock; /* consumer side of every ring + out + enc */
 	struct gp_out out;
 	struct gp_enc enc;
-	struct { struct gp_tsrc *g; uint64_t head; int exited; } *snap;
+	struct snap_ent *snap; /* drain_all: the rings and their heads */
 	size_t snap_cap;
 	uint64_t write_lost_reported, no_ring_reported, meta_drop_reported;
-	uint64_t freed_accepted, freed_drops;   /* counters of freed rings */
+	uint64_t freed_accepted, freed_drops; /* counters of freed rings */
 
 	pthread_mutex_t rings_lock;
 	struct gp_tsrc *rings;
 	uint64_t ring_mem;
 	uint32_t next_source, nthreads;
-	uint64_t no_ring_drops;          /* atomic */
+	uint64_t no_ring_drops; /* atomic */
 
-	pthread_mutex_t meta_lock;       /* intern table + meta queue */
+	pthread_mutex_t meta_lock; /* intern table + meta queue */
 	struct gp_strtab strs;
 	uint8_t *mq, *mq_spare;
 	size_t mq_len, mq_cap, mq_spare_cap;
 	uint64_t meta_accepted, meta_drops;
 
-	uint64_t flush_req, flush_done;  /* async flush tickets (atomic) */
+	uint64_t flush_req, flush_done; /* async flush tickets (atomic) */
 	struct gp_recorder *next_live;
 };
 
@@ -194,13 +199,20 @@ static int mq_append(gp_recorder *rec, uint32_t type, const void *body, uint32_t
 		     const void *extra, uint32_t elen)
 {
 	uint32_t size = gp_entry_size(blen, elen);
-	if (rec->mq_len + size > META_QUEUE_MAX) { rec->meta_drops++; return GP_ERR_FULL; }
+	if (rec->mq_len + size > META_QUEUE_MAX) {
+		rec->meta_drops++;
+		return GP_ERR_FULL;
+	}
 	if (rec->mq_len + size > rec->mq_cap) {
 		size_t nc = rec->mq_cap ? rec->mq_cap * 2 : 65536;
 		while (nc < rec->mq_len + size) nc *= 2;
 		uint8_t *nb = realloc(rec->mq, nc);
-		if (!nb) { rec->meta_drops++; return GP_ERR_NOMEM; }
-		rec->mq = nb; rec->mq_cap = nc;
+		if (!nb) {
+			rec->meta_drops++;
+			return GP_ERR_NOMEM;
+		}
+		rec->mq = nb;
+		rec->mq_cap = nc;
 	}
 	gp_entry_put(rec->mq + rec->mq_len, type, size, body, blen, extra, elen);
 	rec->mq_len += size;
@@ -279,7 +291,10 @@ static struct gp_tsrc *tsrc_create(gp_recorder *rec, struct gp_tstate *ts, uint3
 	for (g = fresh ? NULL : rec->rings; g; g = g->next)
 		if (g->owner == ts && !LD_ACQ(&g->exited)) break;
 	if (g) {
-		if (!LD_ACQ(&rec->closed)) { ST_RLX(&ts->src, g); ST_RLX(&ts->rec, rec); }
+		if (!LD_ACQ(&rec->closed)) {
+			ST_RLX(&ts->src, g);
+			ST_RLX(&ts->rec, rec);
+		}
 		pthread_mutex_unlock(&rec->rings_lock);
 		return g;
 	}
@@ -308,7 +323,7 @@ static struct gp_tsrc *tsrc_create(gp_recorder *rec, struct gp_tstate *ts, uint3
 		pthread_mutex_unlock(&rec->rings_lock);
 		return NULL;
 	}
-	rec->ring_mem += cap;   /* reserved while we allocate unlocked */
+	rec->ring_mem += cap; /* reserved while we allocate unlocked */
 	pthread_mutex_unlock(&rec->rings_lock);
 
 	g = aligned_alloc(64, sizeof(*g));
@@ -316,7 +331,8 @@ static struct gp_tsrc *tsrc_create(gp_recorder *rec, struct gp_tstate *ts, uint3
 	if (g) {
 		memset(g, 0, sizeof(*g));
 		rc = gp_ring_init(&g->ring, cap, rec->efd);
-		g->tid = my_tid(); g->pid = (uint32_t)getpid();
+		g->tid = my_tid();
+		g->pid = (uint32_t)getpid();
 		g->name_id = name_id;
 		g->kind = kind;
 		g->owner = ts;
@@ -332,7 +348,8 @@ static struct gp_tsrc *tsrc_create(gp_recorder *rec, struct gp_tstate *ts, uint3
 	rec->nthreads++;
 	g->next = rec->rings;
 	ST_REL(&rec->rings, g);
-	ST_RLX(&ts->src, g); ST_RLX(&ts->rec, rec);
+	ST_RLX(&ts->src, g);
+	ST_RLX(&ts->rec, rec);
 	pthread_mutex_unlock(&rec->rings_lock);
 	return g;
 }
@@ -355,7 +372,10 @@ static void forget_thread_caches(gp_recorder *rec)
 	for (struct gp_tsrc *g = rec->rings; g; g = g->next) {
 		struct gp_tstate *ts = (struct gp_tstate *)g->owner;
 		if (LD_ACQ(&g->exited) || !ts) continue;
-		if (LD_RLX(&ts->rec) == rec) { ST_RLX(&ts->rec, NULL); ST_RLX(&ts->src, NULL); }
+		if (LD_RLX(&ts->rec) == rec) {
+			ST_RLX(&ts->rec, NULL);
+			ST_RLX(&ts->src, NULL);
+		}
 	}
 	pthread_mutex_unlock(&rec->rings_lock);
 }
@@ -402,12 +422,15 @@ static __attribute__((noinline)) int emit_slow(gp_recorder *rec, const gp_record
  * switch whose cases copy a compile-time number of bytes, one compare for
  * ring space.  Everything else (first use, metadata, stacks, ring nearly
  * full, wrong arguments) goes to emit_slow / gp_ring_put. */
-#define FIXED(T, m) case T: return gp_ring_put_fixed(g, T, &r->u.m, sizeof(r->u.m))
+#define FIXED(T, m) \
+	case T: return gp_ring_put_fixed(g, T, &r->u.m, sizeof(r->u.m))
 GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 {
 	struct gp_tstate *ts = gp_tls;
 	if (GP_LIKELY(ts && rec && LD_RLX(&ts->rec) == rec && r)) {
 		struct gp_ring *g = &ts->src->ring;
+		/* cases made by a macro: */
+		/* clang-format off */
 		switch (r->type) {
 		FIXED(GP_REC_API, api);
 		FIXED(GP_REC_KERNEL, kernel);
@@ -423,6 +446,7 @@ GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 		FIXED(GP_REC_WINDOW, window);
 		default: break;
 		}
+		/* clang-format on */
 	}
 	return emit_slow(rec, r);
 }
@@ -492,10 +516,11 @@ static void drain_all(gp_recorder *rec)
 			size_t nc = rec->snap_cap ? rec->snap_cap * 2 : 64;
 			void *ns = realloc(rec->snap, nc * sizeof(*rec->snap));
 			if (!ns) break;
-			rec->snap = ns; rec->snap_cap = nc;
+			rec->snap = ns;
+			rec->snap_cap = nc;
 		}
 		rec->snap[n].g = g;
-		rec->snap[n].exited = LD_ACQ(&g->exited);   /* before head: then head is final */
+		rec->snap[n].exited = LD_ACQ(&g->exited); /* before head: then head is final */
 		rec->snap[n].head = gp_ring_head(&g->ring);
 		n++;
 	}
@@ -504,7 +529,9 @@ static void drain_all(gp_recorder *rec)
 	pthread_mutex_lock(&rec->meta_lock);
 	uint8_t *mq = rec->mq;
 	size_t mq_len = rec->mq_len, mq_cap = rec->mq_cap;
-	rec->mq = rec->mq_spare; rec->mq_cap = rec->mq_spare_cap; rec->mq_len = 0;
+	rec->mq = rec->mq_spare;
+	rec->mq_cap = rec->mq_spare_cap;
+	rec->mq_len = 0;
 	uint64_t meta_drops = rec->meta_drops;
 	pthread_mutex_unlock(&rec->meta_lock);
 
@@ -518,7 +545,8 @@ static void drain_all(gp_recorder *rec)
 		if (!gp_entry_to_record(mq + off, type, size, &r)) put_rec(rec, &r);
 		off += size;
 	}
-	rec->mq_spare = mq; rec->mq_spare_cap = mq_cap;
+	rec->mq_spare = mq;
+	rec->mq_spare_cap = mq_cap;
 	for (size_t i = 0; i < n; i++) {
 		struct gp_tsrc *g = rec->snap[i].g;
 		uint32_t kind = LD_ACQ(&g->kind);
@@ -526,7 +554,8 @@ static void drain_all(gp_recorder *rec)
 			r.type = GP_REC_SOURCE;
 			r.u.source = (gp_rec_source){ g->source_id, kind, g->pid, g->tid, g->name_id };
 			put_rec(rec, &r);
-			g->source_written = 1; g->kind_written = kind;
+			g->source_written = 1;
+			g->kind_written = kind;
 		}
 		uint64_t d = gp_ring_drops(&g->ring);
 		if (d != g->drops_reported) {
@@ -560,7 +589,10 @@ static void drain_all(gp_recorder *rec)
 		while (t < head) {
 			uint32_t type, size;
 			const uint8_t *p = gp_ring_entry(ring, t, head, &type, &size);
-			if (!p) { t = head; break; } /* cannot happen; never loop */
+			if (!p) {
+				t = head;
+				break;
+			} /* cannot happen; never loop */
 			if (type && !gp_entry_to_record(p, type, size, &r)) {
 				if (!gp_enc_record(&rec->enc, &r) && rec->enc.len >= GP_CHUNK_TARGET) {
 					gp_out_chunk(&rec->out, &rec->enc);
@@ -580,7 +612,10 @@ static void drain_all(gp_recorder *rec)
 		struct gp_tsrc *g = rec->snap[i].g;
 		if (!rec->snap[i].exited || g->ring.tail != rec->snap[i].head) continue;
 		for (struct gp_tsrc **pp = &rec->rings; *pp; pp = &(*pp)->next)
-			if (*pp == g) { *pp = g->next; break; }
+			if (*pp == g) {
+				*pp = g->next;
+				break;
+			}
 		rec->ring_mem -= g->ring.cap;
 		rec->freed_accepted += g->ring.accepted;
 		rec->freed_drops += g->ring.drops;
@@ -620,24 +655,16 @@ static uint64_t clock_now(clockid_t c)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static uint32_t pick_mode(const char *path, uint32_t want)
-{
-	char *copy = strdup(path);
-	uint32_t mode = want ? want : 0640;
-	if (copy) {
-		struct stat st;
-		/* other users could read a 0640 file we create in /tmp via group */
-		if (stat(dirname(copy), &st) == 0 && (st.st_mode & S_IWOTH)) mode = 0600;
-		free(copy);
-	}
-	return mode;
-}
-
 static void rec_free(gp_recorder *rec)
 {
-	for (struct gp_tsrc *g = rec->rings, *nx; g; g = nx) { nx = g->next; tsrc_free(g); }
+	for (struct gp_tsrc *g = rec->rings, *nx; g; g = nx) {
+		nx = g->next;
+		tsrc_free(g);
+	}
 	gp_strtab_free(&rec->strs);
-	free(rec->mq); free(rec->mq_spare); free(rec->snap);
+	free(rec->mq);
+	free(rec->mq_spare);
+	free(rec->snap);
 	gp_enc_free(&rec->enc);
 	gp_out_free(&rec->out);
 	free(rec);
@@ -674,7 +701,7 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	pthread_mutex_init(&rec->meta_lock, NULL);
 
 	int rc = GP_ERR_IO;
-	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, pick_mode(o.path, o.file_mode));
+	rec->fd = open(o.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, gp_pick_mode(o.path, o.file_mode));
 	if (rec->fd < 0) goto fail;
 	rec->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (rec->efd < 0) goto fail;
@@ -688,7 +715,8 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	rec->out.sigpipe_guard = 1;
 
 	gp_header h = { 0 };
-	h.major = GP_FORMAT_MAJOR; h.minor = GP_FORMAT_MINOR;
+	h.major = GP_FORMAT_MAJOR;
+	h.minor = GP_FORMAT_MINOR;
 	h.pid = (uint32_t)getpid();
 	h.clock_id = o.clock_id ? o.clock_id : GP_CLOCK_MONOTONIC;
 	h.start_trace_ns = o.start_trace_ns ? o.start_trace_ns : gp_recorder_now(rec);
@@ -705,7 +733,10 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int prc = pthread_create(&rec->writer, NULL, writer_main, rec);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (prc) { rc = GP_ERR_NOMEM; goto fail; }
+	if (prc) {
+		rc = GP_ERR_NOMEM;
+		goto fail;
+	}
 	rec->writer_started = 1;
 
 	pthread_mutex_lock(&g_reg_lock);
@@ -715,7 +746,10 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	*out = rec;
 	return 0;
 fail:
-	if (rec->fd >= 0) { close(rec->fd); unlink(o.path); }
+	if (rec->fd >= 0) {
+		close(rec->fd);
+		unlink(o.path);
+	}
 	if (rec->efd >= 0) close(rec->efd);
 	rec_free(rec);
 	return rc;
@@ -727,8 +761,15 @@ static int unregister(gp_recorder *rec)
 	int found = 0;
 	pthread_mutex_lock(&g_reg_lock);
 	for (gp_recorder **pp = &g_live; *pp; pp = &(*pp)->next_live)
-		if (*pp == rec) { *pp = rec->next_live; found = 1; break; }
-	if (found) { ST_REL(&rec->closed, 1); forget_thread_caches(rec); }
+		if (*pp == rec) {
+			*pp = rec->next_live;
+			found = 1;
+			break;
+		}
+	if (found) {
+		ST_REL(&rec->closed, 1);
+		forget_thread_caches(rec);
+	}
 	pthread_mutex_unlock(&g_reg_lock);
 	return found;
 }
@@ -736,7 +777,7 @@ static int unregister(gp_recorder *rec)
 GP_API int gp_recorder_flush(gp_recorder *rec)
 {
 	if (!rec) return GP_ERR_INVALID;
-	pthread_mutex_lock(&rec->drain_lock);   /* out.* is writer state */
+	pthread_mutex_lock(&rec->drain_lock); /* out.* is writer state */
 	uint64_t errs = rec->out.write_errors;
 	pthread_mutex_unlock(&rec->drain_lock);
 	drain_all(rec);
@@ -768,7 +809,7 @@ GP_API void gp_recorder_forget_after_fork(gp_recorder *rec)
 	 * does not exist here, and drain_lock may be held forever: not touched. */
 	close(rec->fd);
 	close(rec->efd);
-	rec_free(rec);   /* unregister() cleared the threads' cached rings */
+	rec_free(rec); /* unregister() cleared the threads' cached rings */
 }
 
 GP_API void gp_recorder_pause_writer(gp_recorder *rec, int paused)

@@ -35,8 +35,8 @@ struct gp_recorder_opts {
 	int zstd_level;             /* default 3 */
 	uint32_t clock_id;          /* gp_clock_id of the timestamps given */
 	uint64_t start_trace_ns, start_realtime_ns;
-	int32_t rank;               /* -1 none */
-	uint32_t file_mode;         /* default 0640 (0600 when dir is sticky/world-writable) */
+	int32_t rank;       /* -1 none */
+	uint32_t file_mode; /* default 0640 (0600 when dir is sticky/world-writable) */
 };
 
 /* Creates the file (O_CREAT|O_EXCL|O_NOFOLLOW) and starts the writer thread. */
@@ -95,11 +95,11 @@ GP_API void gp_recorder_pause_writer(gp_recorder *rec, int paused);
  * For the run summary; sz-versioned like the options. */
 struct gp_recorder_stats {
 	size_t sz;
-	uint64_t records;        /* accepted */
-	uint64_t dropped;        /* all reasons */
-	uint64_t bytes_written;  /* file size so far */
+	uint64_t records;       /* accepted */
+	uint64_t dropped;       /* all reasons */
+	uint64_t bytes_written; /* file size so far */
 	uint64_t frames;
-	uint32_t threads;        /* rings created */
+	uint32_t threads; /* rings created */
 };
 GP_API void gp_recorder_get_stats(gp_recorder *rec, struct gp_recorder_stats *st);
 
@@ -107,7 +107,7 @@ GP_API void gp_recorder_get_stats(gp_recorder *rec, struct gp_recorder_stats *st
 struct gp_recorder_stats2 {
 	size_t sz;
 	uint64_t dropped_ring, dropped_no_ring, dropped_write, dropped_meta;
-	uint64_t write_errors;   /* failed write(2) calls */
+	uint64_t write_errors; /* failed write(2) calls */
 	int last_write_errno;
 };
 GP_API void gp_recorder_get_stats2(gp_recorder *rec, struct gp_recorder_stats2 *st);

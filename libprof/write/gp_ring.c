@@ -9,7 +9,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-static int g_no_populate;            /* MADV_POPULATE_WRITE unsupported (atomic) */
+static int g_no_populate; /* MADV_POPULATE_WRITE unsupported (atomic) */
 
 int gp_entry_to_record(const uint8_t *p, uint32_t type, uint32_t size, gp_record *r)
 {
@@ -67,7 +67,10 @@ int gp_ring_put(struct gp_ring *g, uint32_t type, const void *body, uint32_t ble
 	if (need - tail > cap / 2) {
 		/* More than half full: wake the consumer once per drain of this ring. */
 		uint64_t dg = __atomic_load_n(&g->drain_gen, __ATOMIC_ACQUIRE);
-		if (dg != g->kicked_gen) { g->kicked_gen = dg; wake(g); }
+		if (dg != g->kicked_gen) {
+			g->kicked_gen = dg;
+			wake(g);
+		}
 	}
 	g->limit = ring_limit(need, tail, cap);
 	return 0;

@@ -22,7 +22,7 @@
 #include "common/gp_format.h"
 
 #define GP_ALIGN8(x) (((x) + 7u) & ~(uint32_t)7u)
-#define GP_ENTRY_HDR 8u                  /* u32 type, u32 size */
+#define GP_ENTRY_HDR 8u /* u32 type, u32 size */
 #define GP_RING_MIN 4096u
 /* Every entry fits in this much space past the end of the ring buffer
  * (fixed records <= 112 bytes, a stack <= 8 + 16 + 128 * 8). */
@@ -33,21 +33,21 @@
 
 struct gp_ring {
 	/* producer's cache line: written only by the owning thread */
-	_Alignas(64) uint64_t head;      /* release-stored after each entry */
-	uint64_t limit;                  /* head may grow to this without looking at tail:
+	_Alignas(64) uint64_t head; /* release-stored after each entry */
+	uint64_t limit;             /* head may grow to this without looking at tail:
 					    <= last tail seen + cap (space), and the point where
 					    the ring is half full (wake the consumer) */
-	uint64_t drops;                  /* entries refused (ring full) */
+	uint64_t drops;             /* entries refused (ring full) */
 	uint64_t accepted;
-	uint64_t kicked_gen;             /* drain_gen value at our last wakeup */
-	uint8_t *buf;                    /* cap + GP_RING_SLACK bytes, read-only after init */
-	uint64_t cap;                    /* power of two */
-	int wake_fd;                     /* the consumer's eventfd, read-only after init */
+	uint64_t kicked_gen; /* drain_gen value at our last wakeup */
+	uint8_t *buf;        /* cap + GP_RING_SLACK bytes, read-only after init */
+	uint64_t cap;        /* power of two */
+	int wake_fd;         /* the consumer's eventfd, read-only after init */
 	/* consumer's cache line */
 	_Alignas(64) uint64_t tail;
-	uint64_t drain_gen;              /* bumped after every drain of this ring */
-	uint64_t faulted;                /* bytes of buf known to be faulted in */
-	uint64_t head_seen;              /* head at the previous drain */
+	uint64_t drain_gen; /* bumped after every drain of this ring */
+	uint64_t faulted;   /* bytes of buf known to be faulted in */
+	uint64_t head_seen; /* head at the previous drain */
 };
 
 /* ---- entries */
@@ -59,7 +59,8 @@ static inline uint32_t gp_entry_size(uint32_t blen, uint32_t elen)
 static inline void gp_entry_put(uint8_t *p, uint32_t type, uint32_t size, const void *body, uint32_t blen,
 				const void *extra, uint32_t elen)
 {
-	gp_put32(p, type); gp_put32(p + 4, size);
+	gp_put32(p, type);
+	gp_put32(p + 4, size);
 	memcpy(p + GP_ENTRY_HDR, body, blen);
 	if (elen) memcpy(p + GP_ENTRY_HDR + GP_ALIGN8(blen), extra, elen);
 }

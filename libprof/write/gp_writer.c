@@ -13,14 +13,14 @@
 struct wsrc {
 	uint32_t id, tid;
 	int tid_known;
-	struct gp_enc enc;      /* enc.buf NULL until first record */
+	struct gp_enc enc; /* enc.buf NULL until first record */
 };
 
 struct gp_writer {
 	struct gp_out out;
 	struct wsrc *srcs;
 	size_t nsrc, cap;
-	int err;               /* first write error, sticky */
+	int err; /* first write error, sticky */
 };
 
 static struct wsrc *get_src(gp_writer *w, uint32_t id)
@@ -31,7 +31,8 @@ static struct wsrc *get_src(gp_writer *w, uint32_t id)
 		size_t nc = w->cap ? w->cap * 2 : 8;
 		struct wsrc *ns = realloc(w->srcs, nc * sizeof(*ns));
 		if (!ns) return NULL;
-		w->srcs = ns; w->cap = nc;
+		w->srcs = ns;
+		w->cap = nc;
 	}
 	struct wsrc *s = &w->srcs[w->nsrc++];
 	memset(s, 0, sizeof(*s));
@@ -46,10 +47,18 @@ GP_API int gp_writer_open(const char *path, const gp_header *hdr, int zstd_level
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) return GP_ERR_IO;
 	gp_writer *w = calloc(1, sizeof(*w));
-	if (!w) { close(fd); return GP_ERR_NOMEM; }
+	if (!w) {
+		close(fd);
+		return GP_ERR_NOMEM;
+	}
 	int rc = gp_out_init(&w->out, fd, zstd_level ? zstd_level : 3);
 	if (!rc) rc = gp_out_header(&w->out, hdr, 0);
-	if (rc) { gp_out_free(&w->out); close(fd); free(w); return rc; }
+	if (rc) {
+		gp_out_free(&w->out);
+		close(fd);
+		free(w);
+		return rc;
+	}
 	*out = w;
 	return 0;
 }
@@ -84,7 +93,10 @@ GP_API int gp_writer_append(gp_writer *w, uint32_t source_id, const gp_record *r
 		if (!t || !s) return GP_ERR_NOMEM;
 		/* only before the source has records: chunks already encoded with
 		 * another tid would decode differently */
-		if (!t->enc.buf && !t->tid_known) { t->tid = r->u.source.tid; t->tid_known = 1; }
+		if (!t->enc.buf && !t->tid_known) {
+			t->tid = r->u.source.tid;
+			t->tid_known = 1;
+		}
 	}
 	int rc = gp_enc_record(&s->enc, r);
 	if (rc) return rc;

@@ -63,6 +63,12 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 		describe_add(buf, n, &used, " gpu_metrics_hz=%u", c->gpu_metrics_hz);
 	if (c->pm_interval_ns)
 		describe_add(buf, n, &used, " pm_sampling=%" PRIu64 "ns", c->pm_interval_ns);
+	if (c->flight_ns)
+		describe_add(buf, n, &used, " flight_recorder=%" PRIu64 "ns", c->flight_ns);
+	if (c->sample_steps)
+		describe_add(buf, n, &used, " sample_steps=1/%u", c->sample_steps);
+	if (c->rules.what)
+		describe_add(buf, n, &used, " trigger=%s", c->rules_text);
 	return used;
 }
 
@@ -125,6 +131,45 @@ static void setting_text(char dst[GP_SETTING_TEXT_MAX], enum gp_setting_id id)
 	snprintf(dst, GP_SETTING_TEXT_MAX, "%s", v.text ? v.text : "");
 }
 
+/* docs/FLIGHT.md's settings.  Armed mode and step sampling switch the same
+ * activity kinds as GPU windows and capture ranges: with either of those
+ * they are off; anomaly rules need one of them (GPU activity is on all the
+ * time otherwise: nothing to start). */
+static void load_flight(struct gps_config *c)
+{
+	c->flight_ns = setting(GP_SET_FLIGHT_RECORDER).u;
+	c->flight_max_memory = (size_t)setting(GP_SET_FLIGHT_MAX_MEMORY).u;
+	c->sample_steps = (uint32_t)setting(GP_SET_SAMPLE_STEPS).u;
+	c->trigger_steps = (uint32_t)setting(GP_SET_TRIGGER_STEPS).u;
+	c->trigger_ns = setting(GP_SET_TRIGGER_SECONDS).u;
+	c->trigger_cooldown_ns = setting(GP_SET_TRIGGER_COOLDOWN).u;
+	c->trigger_max = (uint32_t)setting(GP_SET_TRIGGER_MAX).u;
+	c->control = (int)setting(GP_SET_CONTROL).u;
+	setting_text(c->control_dir, GP_SET_CONTROL_DIR);
+	const char *name = gp_setting_get(GP_SET_TRIGGER)->name, *rules = getenv(name);
+	char why[160];
+	if (rules && *rules && gp_parse_trigger_rules(rules, &c->rules, why, sizeof why) != 0) {
+		cfg_log("%s=%s not understood: %s; no anomaly rules", name, rules, why);
+		memset(&c->rules, 0, sizeof c->rules);
+	} else if (rules && strlen(rules) < sizeof c->rules_text) {
+		snprintf(c->rules_text, sizeof c->rules_text, "%s", rules);
+	}
+	if ((c->flight_ns || c->sample_steps) && (c->win_period_ns || c->capture_range)) {
+		cfg_log("%s cannot be combined with %s; %s",
+			c->flight_ns ? "GPUPROF_FLIGHT_RECORDER" : "GPUPROF_SAMPLE_STEPS",
+			c->win_period_ns ? "GPUPROF_GPU_WINDOW" : "GPUPROF_CAPTURE_RANGE",
+			c->flight_ns && c->sample_steps ? "no flight recorder, no step sampling"
+			: c->flight_ns ? "no flight recorder" : "no step sampling");
+		c->flight_ns = 0;
+		c->sample_steps = 0;
+	}
+	if (c->rules.what && !c->flight_ns && !c->sample_steps) {
+		cfg_log("%s needs GPUPROF_FLIGHT_RECORDER or GPUPROF_SAMPLE_STEPS (GPU activity is recorded all the time "
+			"otherwise); no anomaly rules", name);
+		memset(&c->rules, 0, sizeof c->rules);
+	}
+}
+
 void gps_config_load(struct gps_config *c)
 {
 	memset(c, 0, sizeof *c);
@@ -164,6 +209,7 @@ void gps_config_load(struct gps_config *c)
 	c->unwind = (enum gp_unwind)u.u;
 	snprintf(c->unwind_lib, sizeof c->unwind_lib, "%s", u.text ? u.text : "");
 	c->zstd_level = (int)setting(GP_SET_ZSTD_LEVEL).i;
+	load_flight(c);
 }
 
 int gps_expand_pattern(const char *pat, char *out, size_t outsz, int pid,

@@ -38,6 +38,18 @@ struct gps_config {
 	uint64_t pm_interval_ns;  /* GPUPROF_PM_SAMPLING, ns; 0 = off */
 	enum gp_capture_range capture_range;  /* GPUPROF_CAPTURE_RANGE */
 	enum gp_clock_mode clock;             /* GPUPROF_CLOCK */
+	/* docs/FLIGHT.md */
+	uint64_t flight_ns;       /* GPUPROF_FLIGHT_RECORDER: history kept; 0 = off */
+	size_t flight_max_memory; /* GPUPROF_FLIGHT_MAX_MEMORY */
+	uint32_t sample_steps;    /* GPUPROF_SAMPLE_STEPS: one step in N; 0 = off */
+	struct gp_trigger_rules rules;        /* GPUPROF_TRIGGER */
+	char rules_text[GP_SETTING_TEXT_MAX]; /* as given, for the settings line */
+	uint32_t trigger_steps;   /* GPUPROF_TRIGGER_STEPS */
+	uint64_t trigger_ns;      /* GPUPROF_TRIGGER_SECONDS */
+	uint64_t trigger_cooldown_ns; /* GPUPROF_TRIGGER_COOLDOWN */
+	uint32_t trigger_max;     /* GPUPROF_TRIGGER_MAX, per hour */
+	int control;              /* GPUPROF_CONTROL (default 1) */
+	char control_dir[GP_SETTING_TEXT_MAX]; /* GPUPROF_CONTROL_DIR, "" = default */
 };
 
 /* Reads the GPUPROF_* environment into *c (defaults first).  Unknown values

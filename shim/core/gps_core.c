@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ GPS_TLS int gps_in_shim;
  * ours, so run after ours in the child) still hold its locks there. */
 static gp_recorder *inherited_rec;
 static gps_trace_hook trace_hook;
+static const struct gps_trace_file_ops *file_ops;
+
+void gps_core_set_trace_file_ops(const struct gps_trace_file_ops *ops) { file_ops = ops; }
 
 static void forget_inherited(void)
 {
@@ -175,6 +179,40 @@ static void emit_process(gp_recorder *rec, uint64_t start_ns)
 	gp_emit(rec, &r);
 }
 
+/* ------------------------------------------------------------ summary */
+void gps_summary_append(const char *line)
+{
+	if (!gps.cfg.summary[0])
+		return;
+	char path[4096];
+	if (gps_expand_pattern(gps.cfg.summary, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
+			       gps.start_time) != 0)
+		return;
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		gps_warn("cannot write summary %s: %s", path, strerror(errno));
+		return;
+	}
+	size_t n = strlen(line);
+	if (write(fd, line, n) != (ssize_t)n)
+		gps_warn("short write to summary %s", path);
+	close(fd);
+}
+
+/* The line for gps_summary_append; one "gpuprof:" complaint too. */
+static void trace_not_created(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void trace_not_created(const char *fmt, ...)
+{
+	char msg[4096 + 256], line[sizeof msg + 32];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	gps_warn("%s; job runs untraced", msg);
+	snprintf(line, sizeof line, "pid=%d error=%s\n", (int)gps.pid, msg);
+	gps_summary_append(line);
+}
+
 /* ------------------------------------------------------------ recorder */
 /* A pattern without %p would make every descendant (fork child, exec'd
  * child when following) collide with the first process's file: those get
@@ -202,11 +240,16 @@ void gps_descendant_pattern(const char *pat, char *out, size_t n)
 static gp_recorder *create_recorder(void)
 {
 	char path[sizeof gps.trace_path], pat[sizeof gps.cfg.output + 4];
-	gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
-	if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
-			       gps.start_time) != 0) {
-		gps_warn("GPUPROF_OUTPUT expands to a path that is too long; job runs untraced");
-		return NULL;
+	if (file_ops) {
+		if (file_ops->path(path, sizeof path) != 0)
+			return NULL;
+	} else {
+		gps_descendant_pattern(gps.cfg.output, pat, sizeof pat);
+		if (gps_expand_pattern(pat, path, sizeof path, (int)gps.pid, gps.host, gps.rank,
+				       gps.start_time) != 0) {
+			trace_not_created("GPUPROF_OUTPUT expands to a path that is too long");
+			return NULL;
+		}
 	}
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -227,17 +270,26 @@ static gp_recorder *create_recorder(void)
 	int rc = gp_recorder_create(&o, &rec);
 	if (rc < 0 || !rec) {
 		int e = errno;
-		gps_warn("cannot create trace file %s: %s%s%s; job runs untraced", path, gp_strerror(rc),
-			 rc == GP_ERR_IO ? ": " : "", rc == GP_ERR_IO ? strerror(e) : "");
+		trace_not_created("cannot create trace file %s: %s%s%s", path, gp_strerror(rc),
+				  rc == GP_ERR_IO ? ": " : "", rc == GP_ERR_IO ? strerror(e) : "");
 		errno = saved_errno;
 		return NULL;
 	}
-	errno = saved_errno;
 	snprintf(gps.trace_path, sizeof gps.trace_path, "%s", path);
+	/* the flight recorder's spool is no file anyone reads (unlinked once
+	 * open): its captures are named in the summary when they are done */
+	if (!file_ops) {
+		char line[sizeof gps.trace_path + 32];
+		snprintf(line, sizeof line, "pid=%d file=%s\n", (int)gps.pid, path);
+		gps_summary_append(line);
+	}
+	errno = saved_errno;
 	gps.trace_start_ns = o.start_trace_ns;
 	atomic_fetch_add(&gps.gen, 1);
 	emit_process(rec, o.start_trace_ns);
 	gps_emit_clock(rec);
+	if (file_ops)
+		file_ops->created(path);
 	return rec;
 }
 

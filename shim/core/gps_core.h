@@ -145,12 +145,32 @@ typedef void (*gps_trace_hook)(enum gps_rec_want want);
 
 /* Enabled: per-thread data, the fences, the trace hook. */
 void gps_core_start(gps_trace_hook on_trace);
+/* Where the recorder writes when it is not GPUPROF_OUTPUT's file: the flight
+ * recorder's spool (features/gps_flight.c), set by the lifecycle at start.
+ * path: the file to create into out, 0; or -1 with its one line said (the
+ * process then runs untraced).  created: the recorder exists and writes to
+ * that path (rec_lock held; nothing but the process and clock records
+ * emitted yet). */
+struct gps_trace_file_ops {
+	int (*path)(char *out, size_t n);
+	void (*created)(const char *path);
+};
+void gps_core_set_trace_file_ops(const struct gps_trace_file_ops *ops);
 /* Final flush: the recorder taken out of reach (NULL when none); the caller
  * closes it. */
 gp_recorder *gps_core_take_recorder(void);
 /* Fork child: fresh locks, the new pid, no trace (the parent's is the
  * parent's), only the forking thread. */
 void gps_core_after_fork_child(void);
+
+/* GPUPROF_SUMMARY (set by `gpuprof run`, which reads it when the job ends):
+ * appends `line` in one O_APPEND write, so lines of several processes never
+ * interleave.  The lines, one key=value list each ("file" and "error" take
+ * the rest of the line): "pid=N file=PATH" when the trace file is created
+ * (so a job killed or ended by _exit() still names its file), "pid=N
+ * error=TEXT" when it cannot be, and the final flush's "pid=N events=N
+ * dropped=N bytes=N threads=N file=PATH".  No-op without GPUPROF_SUMMARY. */
+void gps_summary_append(const char *line);
 
 /* Emits a GP_REC_CLOCK pair (trace, realtime, backend). */
 void gps_emit_clock(gp_recorder *rec);

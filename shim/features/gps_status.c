@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/gps_core.h"
+#include "features/gps_flight.h"
 #include "features/gps_status.h"
 
 #define SEC 1000000000ull
@@ -264,8 +265,12 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 		jput(j, ",\"rank\":%d", gps.rank);
 	else
 		jput(j, ",\"rank\":null");
+	/* armed, the recorder's file is the flight recorder's spool (unlinked):
+	 * the trace anyone can read is the last capture */
+	struct gps_flight_status fs;
+	gps_flight_status(&fs);
 	jput(j, ",\"trace\":");
-	jstr(j, gps.trace_path);
+	jstr(j, gps_flight_armed() ? fs.file : gps.trace_path);
 	jput(j, ",\"updated_realtime_ns\":%llu,\"uptime_s\":%.1f",
 	     (unsigned long long)rt.tv_sec * SEC + (unsigned long long)rt.tv_nsec,
 	     now > gps.trace_start_ns ? (double)(now - gps.trace_start_ns) / 1e9 : 0.0);
@@ -277,6 +282,16 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 	     (unsigned long long)atomic_load(&memcpy_bytes_total), (unsigned long long)mem, mem_src);
 	jput(j, ",\"last_nvtx_range\":");
 	jstr(j, range);
+	/* the flight recorder (docs/FLIGHT.md): its state, the captures it
+	 * finished, the last one's reason and file */
+	if (fs.state) {
+		jput(j, ",\"capture_state\":\"%s\",\"captures\":%u,\"step\":%lld,\"step_ms_median\":%.3f,"
+		     "\"steps_per_s\":%.2f,\"last_capture_why\":",
+		     exited ? "exited" : fs.state, fs.captures, (long long)fs.step, fs.step_ms, fs.steps_per_s);
+		jstr(j, fs.why);
+		jput(j, ",\"last_capture_file\":");
+		jstr(j, fs.file);
+	}
 	jput(j, ",\"dropped\":%llu,\"state\":\"%s\"}\n", (unsigned long long)dropped,
 	     exited ? "exited" : "running");
 	return j->overflow ? -1 : 0;

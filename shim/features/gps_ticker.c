@@ -18,9 +18,12 @@
  * GPUPROF_GPU_WINDOW: the same thread opens and closes the GPU-activity
  * windows (gps_window.c), waking at whichever comes first, the next flush
  * or the next window edge.  GPUPROF_STATUS: it also rewrites the status file
- * about once a second (gps_status.c). */
+ * about once a second (gps_status.c).  The flight recorder (gps_flight.c):
+ * it polls the control channel, reads the spool back, writes captures and
+ * keeps their timers, every tick and at the flight recorder's deadlines. */
 #include "core/gps_core.h"
 #include "core/gps_service.h"
+#include "features/gps_flight.h"
 #include "features/gps_status.h"
 #include "features/gps_ticker.h"
 #include "features/gps_window.h"
@@ -46,14 +49,14 @@ static void tick(void)
 	gps_in_shim = 0;
 }
 
-/* GPUPROF_GPU_WINDOW: window edges due now (gps_window.c), bracketed like
- * every emit path. */
-static void window_edges(uint64_t now)
+/* Work that may emit, bracketed like every emit path: GPUPROF_GPU_WINDOW's
+ * edges due now (gps_window.c), the flight recorder's tick (gps_flight.c). */
+static void bracketed(void (*work)(uint64_t now), uint64_t now)
 {
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
 	if (t)
-		gps_window_tick(now);
+		work(now);
 	gps_leave(t);
 	gps_in_shim = 0;
 }
@@ -67,21 +70,27 @@ static void ticker_main(struct gps_service *svc)
 	while (svc->state == GPS_SERVICE_RUNNING) {
 		/* sleep until the next flush or window edge, whichever first */
 		uint64_t wake = next_flush, edge = gps_window_next_ns(), st = gps_status_next_ns();
+		uint64_t fl = gps_flight_next_ns();
 		if (edge < wake)
 			wake = edge;
 		if (st < wake)
 			wake = st;
+		if (fl < wake)
+			wake = fl;
 		if (!gps_service_sleep_until(svc, wake))
 			break;
 		pthread_mutex_unlock(&svc->lock); /* never held while in CUPTI */
 		gps_clock_tick(); /* GPUPROF_CLOCK: calibrate, keep on CLOCK_MONOTONIC */
 		uint64_t now = gps_mono_ns();
 		if (now >= edge)
-			window_edges(now);
-		if (now >= next_flush) {
+			bracketed(gps_window_tick, now);
+		int flushed = now >= next_flush;
+		if (flushed) {
 			tick();
 			next_flush = gps_mono_ns() + period;
 		}
+		if (flushed || now >= fl)
+			bracketed(gps_flight_tick, gps_mono_ns());
 		gps_status_tick(now); /* GPUPROF_STATUS: after the flush, when due */
 		pthread_mutex_lock(&svc->lock);
 	}

@@ -2,6 +2,7 @@
  * small bounded free list, decode completed ones into gp_emit calls on the
  * thread CUPTI delivers them on (CUPTI 13 may use several), and account for
  * records CUPTI dropped. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "features/gps_status.h"
 #include "nvidia/gps_activity.h"
 #include "nvidia/gps_cbid.h"
+#include "nvidia/gps_cupti.h"
 #include "nvidia/gps_api_names.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_nvml.h"
@@ -122,28 +124,40 @@ static void emit_kernel(gp_recorder *rec, const CUpti_ActivityKernel10 *k)
 		gps_status_kernel(o->start_ns, o->end_ns);
 }
 
+/* The fields CUPTI's device-local and peer memcpy records share (two
+ * struct types with the same member names), filled once for both. */
+#define FILL_MEMCPY(o, m)                                                                            \
+	do {                                                                                         \
+		(o)->start_ns = gts((m)->start);                                                     \
+		(o)->end_ns = gts((m)->end);                                                         \
+		(o)->correlation_id = (m)->correlationId;                                            \
+		(o)->bytes = (m)->bytes;                                                             \
+		(o)->device_id = (m)->deviceId;                                                      \
+		(o)->context_id = (m)->contextId;                                                    \
+		(o)->stream_id = (m)->streamId;                                                      \
+		(o)->copy_kind = (m)->copyKind; /* gp_copy_kind mirrors CUpti_ActivityMemcpyKind */   \
+		(o)->src_kind = (m)->srcKind;   /* gp_mem_kind mirrors CUpti_ActivityMemoryKind */    \
+		(o)->dst_kind = (m)->dstKind;                                                        \
+		(o)->flags = ((m)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;                 \
+		(o)->graph_node_id = (m)->graphNodeId;                                               \
+	} while (0)
+
+static void emit_copy(gp_recorder *rec, gp_record *r)
+{
+	gp_emit(rec, r);
+	if (gps_status_active())
+		gps_status_copy(r->u.memcpy.bytes);
+}
+
 static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 {
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
 	gp_rec_memcpy *o = &r.u.memcpy;
-	o->start_ns = gts(m->start);
-	o->end_ns = gts(m->end);
-	o->correlation_id = m->correlationId;
-	o->bytes = m->bytes;
-	o->device_id = m->deviceId;
-	o->context_id = m->contextId;
-	o->stream_id = m->streamId;
-	o->copy_kind = m->copyKind; /* gp_copy_kind mirrors CUpti_ActivityMemcpyKind */
-	o->src_kind = m->srcKind;   /* gp_mem_kind mirrors CUpti_ActivityMemoryKind */
-	o->dst_kind = m->dstKind;
-	o->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+	FILL_MEMCPY(o, m);
 	o->src_device = o->dst_device = m->deviceId;
-	o->graph_node_id = m->graphNodeId;
-	gp_emit(rec, &r);
-	if (gps_status_active())
-		gps_status_copy(o->bytes);
+	emit_copy(rec, &r);
 }
 
 static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
@@ -152,23 +166,10 @@ static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
 	gp_rec_memcpy *o = &r.u.memcpy;
-	o->start_ns = gts(m->start);
-	o->end_ns = gts(m->end);
-	o->correlation_id = m->correlationId;
-	o->bytes = m->bytes;
-	o->device_id = m->deviceId;
-	o->context_id = m->contextId;
-	o->stream_id = m->streamId;
-	o->copy_kind = m->copyKind;
-	o->src_kind = m->srcKind;
-	o->dst_kind = m->dstKind;
-	o->flags = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+	FILL_MEMCPY(o, m);
 	o->src_device = m->srcDeviceId;
 	o->dst_device = m->dstDeviceId;
-	o->graph_node_id = m->graphNodeId;
-	gp_emit(rec, &r);
-	if (gps_status_active())
-		gps_status_copy(o->bytes);
+	emit_copy(rec, &r);
 }
 
 static void emit_memset(gp_recorder *rec, const CUpti_ActivityMemset4 *m)
@@ -377,6 +378,69 @@ static void decode(gp_recorder *rec, uint8_t *buf, size_t valid)
 		emit_api(rec, pend.a[i]);
 }
 
+/* ------------------------------------------------------------ no trace yet */
+/* A process that calls cuInit and nothing else (OpenMPI's orted, started by
+ * the job's launcher; torch.compile's compile workers) must not get a trace
+ * file: the trace is made by the first record worth one (an API call of the
+ * recorded set, a context, GPU activity).  CUPTI's DEVICE records are not:
+ * they come for every device once the kind is on, context or not.  Until a
+ * trace exists they wait here, and go into it first when it comes
+ * (gps_activity_emit_kept: the lifecycle's trace hook, or the next buffer). */
+#define GPS_KEPT_DEVICES 64
+struct kept_device { CUpti_ActivityDevice5 d; char name[256]; };
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER; /* a leaf: no emit under it */
+static struct kept_device *kept;
+static atomic_int nkept; /* written under kept_lock; read without it for the fast no */
+
+/* Whether a buffer holds a record other than a DEVICE record. */
+static int worth_a_trace(uint8_t *buf, size_t valid)
+{
+	CUpti_Activity *a = NULL;
+	while (GPS_CUPTI_QUIET(cuptiActivityGetNextRecord, buf, valid, &a) == CUPTI_SUCCESS)
+		if (a->kind != CUPTI_ACTIVITY_KIND_DEVICE)
+			return 1;
+	return 0;
+}
+
+/* The DEVICE records of a buffer that came before the trace: kept (copied,
+ * the buffer goes back). */
+static void keep_devices(uint8_t *buf, size_t valid)
+{
+	CUpti_Activity *a = NULL;
+	pthread_mutex_lock(&kept_lock);
+	if (!kept)
+		kept = calloc(GPS_KEPT_DEVICES, sizeof *kept);
+	while (kept && nkept < GPS_KEPT_DEVICES &&
+	       GPS_CUPTI_QUIET(cuptiActivityGetNextRecord, buf, valid, &a) == CUPTI_SUCCESS) {
+		if (a->kind != CUPTI_ACTIVITY_KIND_DEVICE)
+			continue;
+		struct kept_device *k = &kept[atomic_fetch_add(&nkept, 1)];
+		memcpy(&k->d, a, sizeof k->d);
+		snprintf(k->name, sizeof k->name, "%s", k->d.name ? k->d.name : "");
+		k->d.name = NULL;
+	}
+	pthread_mutex_unlock(&kept_lock);
+}
+
+static void emit_device(gp_recorder *rec, const CUpti_ActivityDevice5 *d);
+
+void gps_activity_emit_kept(gp_recorder *rec)
+{
+	if (!rec || !atomic_load_explicit(&nkept, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&kept_lock);
+	struct kept_device *k = kept;
+	int n = atomic_exchange(&nkept, 0);
+	kept = NULL;
+	pthread_mutex_unlock(&kept_lock);
+	for (int i = 0; i < n; i++) {
+		k[i].d.name = k[i].name;
+		emit_device(rec, &k[i].d);
+	}
+	free(k);
+}
+
+/* ------------------------------------------------------------ delivery */
 static GPS_TLS uint64_t last_clock_ns;
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
@@ -385,7 +449,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
-	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
+	gp_recorder *rec = t ? gps_rec(GPS_REC_EXISTING) : NULL;
+	/* a fork child's buffers hold the parent's records (CUDA's exit
+	 * teardown or our final flush hand them over there): they make no
+	 * trace for the child, a DataLoader worker say */
+	if (!rec && t && buf && valid && !gps_cupti_session_inherited()) {
+		if (worth_a_trace(buf, valid))
+			rec = gps_rec(GPS_REC_CUDA);
+		else
+			keep_devices(buf, valid);
+	}
+	gps_activity_emit_kept(rec);
 	if (rec && buf) {
 		if (t && !t->kind_set) {
 			t->kind_set = 1;
@@ -419,6 +493,7 @@ void gps_activity_fork_parent(void) { pthread_mutex_unlock(&buf_lock); }
 void gps_activity_after_fork_child(void)
 {
 	pthread_mutex_init(&buf_lock, NULL);
+	pthread_mutex_init(&kept_lock, NULL); /* kept devices stay: the child sees the same GPUs */
 	/* buffers CUPTI held in the parent are gone from the child's view */
 	outstanding = 0;
 }

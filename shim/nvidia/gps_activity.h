@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "gp_trace.h"
+
 /* At bind: our buffer callbacks are CUPTI's (cuptiActivityRegisterCallbacks). */
 void gps_activity_register(void);
 /* Activity API mode: drop driver API records nested in a runtime record of
@@ -15,6 +17,10 @@ void gps_activity_skip_nested_driver(int on);
 /* Added to CUPTI's timestamps: CUPTI's clock to the trace clock when CUPTI
  * refused the timestamp callback after the trace began (0 otherwise). */
 void gps_activity_set_gpu_offset(int64_t offset_ns);
+/* DEVICE records that came before the process had a trace (they alone do
+ * not make one) go into `rec` now; a no-op when there are none or rec is
+ * NULL.  Called where a trace has just been made, inside gps_enter. */
+void gps_activity_emit_kept(gp_recorder *rec);
 void gps_activity_fork_prepare(void);
 void gps_activity_fork_parent(void);
 void gps_activity_after_fork_child(void);

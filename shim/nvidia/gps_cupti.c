@@ -9,6 +9,7 @@
 
 #include "core/gps_core.h"
 #include "features/gps_capture.h"
+#include "features/gps_flight.h"
 #include "features/gps_stacks.h"
 #include "features/gps_ticker.h"
 #include "features/gps_window.h"
@@ -62,6 +63,9 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			r.u.api.stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid,
 								    cd->functionParams);
 		gp_emit(rec, &r);
+		/* GPUPROF_TRIGGER=cuda-error */
+		if (__builtin_expect(r.u.api.status != 0, 0) && (gps_flight_rules & GP_RULE_CUDA_ERROR))
+			gps_flight_cuda_error(cd->functionName, r.u.api.status);
 	}
 	gps_leave(t);
 	gps_in_shim = 0;
@@ -79,6 +83,7 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const C
 			 * context's records must leave CUPTI now.  No window
 			 * edge may toggle activity kinds from here on. */
 			gps_window_cuda_teardown();
+			gps_flight_cuda_teardown();
 			GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			if (context_hook) /* the lifecycle's: the final flush before CUDA's teardown */
@@ -427,7 +432,9 @@ static int start_locked(const char *why)
 		  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	capture_mode = gps.cfg.capture_range == GP_CAPTURE_PROFILER_API;
 	uint64_t t_enabled = gps_now();
-	enable_activity(capture_mode);
+	/* paused: a capture range's job starts outside one; the flight
+	 * recorder's and step sampling's start without GPU activity */
+	enable_activity(capture_mode || gps_flight_activity_off());
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
 	gps_cupti_stacks_bind(callback_name); /* before the callbacks can fire */
 	bind_api_records();
@@ -484,6 +491,11 @@ int gps_cupti_start(const char *why)
 	return rc;
 }
 
+/* A fork child of a process with a CUPTI session: the session and its
+ * buffers are the parent's (gps_cupti_after_fork_child). */
+static int inherited_session;
+int gps_cupti_session_inherited(void) { return inherited_session; }
+
 void gps_cupti_flush(void)
 {
 	if (!gps_gpu_bound())
@@ -506,6 +518,7 @@ void gps_cupti_stop(void)
 
 void gps_cupti_after_fork_child(void)
 {
+	inherited_session = gps_gpu_bound();
 	pthread_mutex_init(&start_lock, NULL);
 	rt_depth = 0;
 }

@@ -17,5 +17,9 @@ void gps_cupti_flush(void);
 /* Final: no more API callbacks (unsubscribe). */
 void gps_cupti_stop(void);
 void gps_cupti_after_fork_child(void);
+/* In a fork child: whether the CUPTI session is the parent's (it was bound
+ * before the fork).  Its buffers then hold the parent's records until the
+ * child makes a trace of its own (nvidia/gps_activity.c). */
+int gps_cupti_session_inherited(void);
 
 #endif

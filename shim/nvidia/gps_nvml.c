@@ -46,6 +46,7 @@
 
 #include "core/gps_core.h"
 #include "core/gps_service.h"
+#include "features/gps_flight.h"
 #include "features/gps_status.h"
 #include "nvidia/gps_nvml.h"
 
@@ -287,6 +288,9 @@ static void emit(gp_recorder *rec, uint64_t ts, uint32_t dev, int m, int64_t v)
 	if (m == M_MEM_USED && gps_status_active()) /* GPUPROF_STATUS shows it too */
 		gps_status_nvml_mem(dev >= GPS_NVML_UNMAPPED_BASE ? dev - GPS_NVML_UNMAPPED_BASE : dev,
 				    (uint64_t)v);
+	/* GPUPROF_TRIGGER=idle>P%: the devices CUDA shows the job */
+	if (m == M_GPU_UTIL && (gps_flight_rules & GP_RULE_IDLE) && dev < GPS_NVML_UNMAPPED_BASE && v >= 0)
+		gps_flight_gpu_util(dev, (unsigned)v);
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_COUNTER;

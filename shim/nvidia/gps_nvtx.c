@@ -12,7 +12,9 @@
 
 #include "core/gps_core.h"
 #include "features/gps_capture.h"
+#include "features/gps_flight.h"
 #include "features/gps_status.h"
+#include "features/gps_steps.h"
 #include "nvidia/gps_nvtx.h"
 
 _Static_assert(__builtin_types_compatible_p(gps_nvtx_get_export_table, NvtxGetExportTableFunc_t),
@@ -24,6 +26,7 @@ struct gps_nvtx_entry {
 	uint32_t domain_id, message_id, category, color, depth;
 	int64_t payload;
 	unsigned capture_seen; /* capture_state() at the range's start */
+	uint64_t step;         /* a training step (features/gps_steps.c): its number + 1, else 0 */
 };
 
 /* GPUPROF_CAPTURE_RANGE: a range is kept when it overlaps a capture range:
@@ -161,6 +164,21 @@ static void status_range(const nvtxEventAttributes_t *a, const char *ascii, cons
 	}
 }
 
+/* The range's name when it is plain text (ASCII, or a registered string),
+ * else NULL: what step names and the range rule are matched against. */
+static const char *ascii_name(const nvtxEventAttributes_t *a, const char *ascii)
+{
+	if (!a)
+		return ascii;
+	if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+		return a->message.ascii;
+	if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+		const struct gps_regstr *r = (const struct gps_regstr *)a->message.registered;
+		return r ? r->str : NULL;
+	}
+	return NULL;
+}
+
 /* Guard + recorder for an NVTX entry point; NULL: do nothing. */
 static inline gp_recorder *nvtx_enter(void)
 {
@@ -235,6 +253,16 @@ static int push_entry(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAtt
 	t->depth++;
 	if (gps_status_active())
 		status_range(a, ascii, wide);
+	/* the flight recorder: a step begins (GPU activity may switch on for
+	 * it: before its start time, so that the step is whole inside), or a
+	 * range a rule waits for opens */
+	if (__builtin_expect(atomic_load_explicit(&gps_steps_on, memory_order_relaxed), 0)) {
+		const char *name = ascii_name(a, ascii);
+		uint64_t step = gps_steps_match(name);
+		if (step && gps_steps_begin(step - 1))
+			e->step = step;
+		gps_flight_range(name);
+	}
 	e->start = gps_now(); /* last: the range excludes our own bookkeeping */
 	gps_in_shim = 0;
 	return (int)depth;
@@ -258,6 +286,8 @@ static int pop_entry(gp_recorder *rec, nvtxDomainHandle_t d)
 	t->depth--;
 	if (capture_keep(e.capture_seen))
 		emit_range(rec, &e, end, GP_NVTX_PUSHPOP, 0, 0, t->tid, t->tid);
+	if (e.step) /* after the range's record: a capture's last step is in it */
+		gps_steps_end(e.step - 1, e.start, end);
 	gps_in_shim = 0;
 	return (int)e.depth;
 }
@@ -303,6 +333,8 @@ static nvtxRangeId_t start_range(gp_recorder *rec, nvtxDomainHandle_t d,
 	pthread_mutex_unlock(&se_lock);
 	if (gps_status_active())
 		status_range(a, ascii, wide);
+	if (__builtin_expect(gps_flight_rules & GP_RULE_RANGE, 0))
+		gps_flight_range(ascii_name(a, ascii));
 	n->e.start = gps_now();
 	gps_in_shim = 0;
 	return n->id;
@@ -333,6 +365,8 @@ static void end_range(gp_recorder *rec, nvtxRangeId_t id)
 static void mark(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAttributes_t *a,
 		 const char *ascii, const wchar_t *wide)
 {
+	if (__builtin_expect(gps_flight_rules & GP_RULE_RANGE, 0))
+		gps_flight_range(ascii_name(a, ascii));
 	if (capture_paused())
 		return;
 	uint64_t ts = gps_now();

@@ -7,5 +7,10 @@ BUILD_SH_TESTS := test_check_layers
 $(BUILDT_DIR)/run_%: tests/build/%.sh | $(BUILDT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
-TEST_BINS += $(BUILD_SH_TESTS:%=$(BUILDT_DIR)/run_%)
-TESTS += $(BUILD_SH_TESTS:%=$(BUILDT_DIR)/run_%)
+# the format test checks the folders the Makefile holds to the format
+$(BUILDT_DIR)/run_test_format_check: tests/build/test_format_check.sh FORCE | $(BUILDT_DIR)/
+	printf '#!/bin/sh\nFORMAT_DIRS="%s" exec sh %s %s\n' '$(FORMAT_DIRS)' '$<' '$(B)' > $@ && chmod +x $@
+
+BUILD_TESTS := $(BUILD_SH_TESTS) test_format_check
+TEST_BINS += $(BUILD_TESTS:%=$(BUILDT_DIR)/run_%)
+TESTS += $(BUILD_TESTS:%=$(BUILDT_DIR)/run_%)

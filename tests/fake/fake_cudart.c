@@ -117,14 +117,11 @@ static void fake_cuinit(void)
 		if (!cupti.enter || !cupti.exit || !cupti.resource || !cupti.push || !cupti.now)
 			memset(&cupti, 0, sizeof cupti); /* a real CUPTI: nothing to report to */
 	}
-	if (cupti.resource)
-		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	n_cuda_devices = read_cuda_devices();
 	const char *late = getenv("FAKE_CUDA_LATE_DEVICE_MS");
 	late_device_ms = late ? atoi(late) : 0;
 	init_ns = mono_ns();
 	push_device_records(0, late_device_ms > 0 ? 1 : n_cuda_devices);
-	atexit(teardown);
 }
 
 /* FAKE_CUDA_LATE_DEVICE_MS=N: the DEVICE records of CUDA devices 1.. are
@@ -168,13 +165,33 @@ static void push_device_records(int from, int to)
 
 static void ensure_init(void) { pthread_once(&init_once, fake_cuinit); }
 
+/* The primary context: created by the first call that needs one (not by
+ * cuInit or cudaGetDeviceCount, as with the real CUDA). */
+static pthread_once_t context_once = PTHREAD_ONCE_INIT;
+static void fake_context(void)
+{
+	if (cupti.resource)
+		cupti.resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	/* CUDA's own exit teardown, registered after the tool's context hook
+	 * ran (so it runs before the tool's exit handler) */
+	atexit(teardown);
+}
+static void ensure_context(void)
+{
+	ensure_init();
+	pthread_once(&context_once, fake_context);
+}
+
 /* ------------------------------------------------------------ call framing */
 struct frame { struct fake_cupti_call rt, drv; };
 
 static void rt_enter_params(struct frame *f, uint32_t cbid, const char *name, const char *symbol,
 			    const void *params)
 {
-	ensure_init();
+	if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020)
+		ensure_init();
+	else
+		ensure_context();
 	push_late_devices();
 	memset(f, 0, sizeof *f);
 	f->rt.domain = CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -341,8 +358,10 @@ EXPORT cudaError_t cudaMalloc(void **p, size_t size)
 	struct frame f;
 	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", NULL);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2");
-	/* remember the size in front of the block (cudaFree reports it) */
-	size_t *b = malloc(size + 16);
+	/* remember the size in front of the block (cudaFree reports it); more
+	 * than 64 GiB is "out of memory" (an error the tests can ask for,
+	 * without asking a sanitizer's allocator) */
+	size_t *b = size <= ((size_t)64 << 30) ? malloc(size + 16) : NULL;
 	cudaError_t r = cudaErrorMemoryAllocation;
 	if (b) {
 		b[0] = size;
@@ -379,6 +398,8 @@ static void sync_record(struct frame *f, CUpti_ActivitySynchronizationType t, ui
 	s.correlationId = f->rt.correlation_id;
 	s.contextId = 1;
 	s.streamId = stream;
+	/* as CUPTI: not applicable -> CUPTI_SYNCHRONIZATION_INVALID_VALUE */
+	s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 	cupti.push(&s, sizeof s);
 }
 
@@ -387,7 +408,7 @@ EXPORT cudaError_t cudaDeviceSynchronize(void)
 	struct frame f;
 	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize", NULL);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize");
-	sync_record(&f, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, 0);
+	sync_record(&f, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE);
 	return rt_exit(&f, cudaSuccess);
 }
 
@@ -408,11 +429,22 @@ EXPORT cudaError_t cudaGetDeviceCount(int *n)
 	return rt_exit(&f, cudaSuccess);
 }
 
+/* cuInit: loads the injection (InitializeInjection), no context, no
+ * callback (CUPTI subscribes during it).  A process that only does this and
+ * asks for the device count (OpenMPI's orted, torch.compile's workers)
+ * touched CUDA but has nothing to trace. */
+EXPORT CUresult cuInit(unsigned int flags)
+{
+	(void)flags;
+	ensure_init();
+	return CUDA_SUCCESS;
+}
+
 /* A driver call made by the application itself (not nested in a runtime
  * call): the default set must record it. */
 EXPORT CUresult cuCtxSynchronize(void)
 {
-	ensure_init();
+	ensure_context();
 	struct fake_cupti_call c;
 	memset(&c, 0, sizeof c);
 	c.domain = CUPTI_CB_DOMAIN_DRIVER_API;
@@ -443,7 +475,7 @@ EXPORT cudaError_t cudaProfilerStop(void) { return profiler_call(0); }
 
 static CUresult driver_profiler_call(int start)
 {
-	ensure_init();
+	ensure_context();
 	struct fake_cupti_call c;
 	memset(&c, 0, sizeof c);
 	c.domain = CUPTI_CB_DOMAIN_DRIVER_API;

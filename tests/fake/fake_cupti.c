@@ -9,7 +9,8 @@
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; FAKE_CUPTI_NO_TSCB=1 makes
  * cuptiActivityRegisterTimestampCallback fail; FAKE_CUPTI_LOG=path appends
  * one line per CUPTI call of interest (for tests that count subscriptions
- * and GPU-activity window edges).  cuptiActivityEnable/Disable are real: a
+ * and GPU-activity window edges); FAKE_CUPTI_FLUSH_PERIOD=1 and
+ * FAKE_CUPTI_FORK_KEEPS_BUFFER=1, see their functions.  cuptiActivityEnable/Disable are real: a
  * disabled kind produces no records.  FAKE_CUPTI_PM: the PM sampling API,
  * see its section at the end. */
 #include <cupti.h>
@@ -89,7 +90,12 @@ static void child_after_fork(void)
 	atomic_store(&first_launch_logged, 0);
 	cached_tid = 0; /* the forking thread has a new tid in the child */
 	pthread_mutex_init(&lock, NULL);
-	/* the parent's half-filled buffer is the parent's */
+	/* the parent's half-filled buffer is the parent's; with
+	 * FAKE_CUPTI_FORK_KEEPS_BUFFER=1 the child's flush hands it over (what a
+	 * CUPTI might do: the shim must not make a trace of it) */
+	const char *keep = getenv("FAKE_CUPTI_FORK_KEEPS_BUFFER");
+	if (keep && !strcmp(keep, "1"))
+		return;
 	cur_buf = NULL;
 	cur_size = cur_used = 0;
 }
@@ -272,7 +278,31 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 	ts_cb = f;
 	return CUPTI_SUCCESS;
 }
-EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms) { (void)ms; return CUPTI_SUCCESS; }
+/* FAKE_CUPTI_FLUSH_PERIOD=1: like the real CUPTI, a thread of ours hands
+ * back the current buffer every `ms` (otherwise only a full buffer or
+ * cuptiActivityFlushAll does). */
+static uint32_t flush_period_ms;
+static void *period_flusher(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = { flush_period_ms / 1000, (long)(flush_period_ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		cuptiActivityFlushAll(0);
+	}
+	return NULL;
+}
+EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
+{
+	const char *on = getenv("FAKE_CUPTI_FLUSH_PERIOD");
+	if (on && !strcmp(on, "1") && ms && !flush_period_ms) {
+		flush_period_ms = ms;
+		pthread_t th;
+		if (pthread_create(&th, NULL, period_flusher, NULL) == 0)
+			pthread_detach(th);
+	}
+	return CUPTI_SUCCESS;
+}
 EXPORT CUptiResult cuptiFinalize(void) { return CUPTI_SUCCESS; }
 
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)

@@ -23,6 +23,23 @@
  * (launches).  The windowed-mode test (GPUPROF_GPU_WINDOW).  With RANGE each
  * iteration is inside nvtxRangePushA(RANGE) (the status-file test).
  *
+ * "workload initonly": cuInit and cudaGetDeviceCount only (no context, no
+ * recorded call), like OpenMPI's orted or torch.compile's compile workers:
+ * must leave no trace file.  Prints "devices=N".
+ *
+ * "workload initlate": cuInit, cudaGetDeviceCount, 400 ms of sleep (CUDA's
+ * DEVICE records may be handed over meanwhile, before there is a trace),
+ * then 3 x k_gemm: the trace has the device record once and 3 kernels.
+ *
+ * "workload forkidle": 5 x k_gemm, then a fork child that never uses CUDA
+ * (CUPTI still holds the parent's records: no flush yet) and ends with
+ * exit(); the parent waits for it, launches 5 more and ends: one trace, the
+ * parent's, with 10 kernels.  Prints "forkidle N" (the child's status).
+ *
+ * "workload exit N": N x k_gemm, cudaDeviceSynchronize, 600 ms of sleep (the
+ * flush thread writes the records), then _exit(0) as Python's os._exit()
+ * does: no atexit handler, no final flush (gpuprof run's last line).
+ *
  * "workload forkstress ROUNDS": fork/lock-order stress (the fork test).  Two
  * threads launch while main forks ROUNDS children; in each child one thread
  * makes the child's first CUDA call (the shim creates the child's trace and
@@ -44,7 +61,19 @@
  *   2 x k_gemm, cuProfilerStop, pop "around" (kept: a range ran inside
  *   it); a second cudaProfilerStop (no effect); finally cudaProfilerStart
  *   and 2 x k_gemm with no stop (the range ends at exit); prints
- *   "capture N". */
+ *   "capture N".
+ *
+ * "workload steps N MS": the flight-recorder tests.  N training steps, step
+ *   i = push "step i" { k_gemm with grid i+1, k_relu with grid i+1 (so a
+ *   kernel names its step), a 256-byte cudaMemset, ~MS ms of host work }
+ *   pop; prints "steps N".  Knobs (environment):
+ *   WL_STALL=I:MS[,I:MS...]  step I takes MS ms more (a host stall)
+ *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB)
+ *   WL_RANGE_AT=I:NAME       step I holds a range NAME
+ *   WL_READY=I:FILE          FILE is created when step I begins
+ *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
+ *   WL_STEP_TIMES=FILE       "I T" per step at the end, T = CLOCK_MONOTONIC s at
+ *                            step I's start (as examples/steploop.py --step-times) */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -132,6 +161,72 @@ static int sleep_mode(const char *ready)
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/* A DataLoader-like fork child: no CUDA at all; exit() runs the inherited
+ * atexit handlers (the tracer's and CUDA's). */
+static void idle_child(void)
+{
+	volatile unsigned long x = 0;
+	for (int i = 0; i < 1000; i++)
+		x += (unsigned long)i;
+	exit(0);
+}
+
+static void launch_n(void (*k)(void), int n)
+{
+	for (int i = 0; i < n; i++)
+		launch(k, 1);
+}
+
+static int initonly_mode(void)
+{
+	cuInit(0);
+	int n = 0;
+	cudaGetDeviceCount(&n);
+	printf("devices=%d\n", n);
+	return 0;
+}
+
+static int initlate_mode(void)
+{
+	cuInit(0);
+	int n = 0;
+	cudaGetDeviceCount(&n);
+	struct timespec ts = {0, 400 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	launch_n(k_gemm, 3);
+	cudaDeviceSynchronize();
+	printf("initlate %d\n", n);
+	return 0;
+}
+
+static int forkidle_mode(void)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	launch_n(k_gemm, 5);
+	fflush(stdout);
+	pid_t c = fork();
+	if (c == 0)
+		idle_child();
+	int st = -1;
+	waitpid(c, &st, 0);
+	launch_n(k_gemm, 5);
+	cudaDeviceSynchronize();
+	printf("forkidle %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+static int exit_mode(int n)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	for (int i = 0; i < n; i++)
+		launch(k_gemm, 1);
+	cudaDeviceSynchronize();
+	struct timespec ts = {0, 600 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	_exit(0);
 }
 
 static uint64_t mono_ms(void)
@@ -270,12 +365,6 @@ static int stacks_mode(int n)
 	return 0;
 }
 
-static void launch_n(void (*k)(void), int n)
-{
-	for (int i = 0; i < n; i++)
-		launch(k, 1);
-}
-
 static int capture_mode(int n)
 {
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
@@ -311,8 +400,93 @@ static int capture_mode(int n)
 	return 0;
 }
 
+/* "I:VALUE" of environment variable v for step i (entries separated by
+ * ','): VALUE, else NULL */
+static const char *step_knob(const char *v, long i)
+{
+	static char val[256];
+	const char *e = getenv(v);
+	while (e && *e) {
+		char *end;
+		long at = strtol(e, &end, 10);
+		if (*end != ':')
+			return NULL;
+		if (at == i) {
+			size_t n = strcspn(end + 1, ",");
+			snprintf(val, sizeof val, "%.*s", (int)n, end + 1);
+			return val;
+		}
+		e = strchr(end, ',');
+		if (e)
+			e++;
+	}
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static int steps_mode(long n, long ms)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	fakeRegisterKernel((const void *)k_relu, "k_relu");
+	void *d = NULL;
+	cudaMalloc(&d, 4096);
+	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES");
+	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
+	for (long i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "step %ld", i);
+		if (t0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		}
+		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
+		nvtxRangePushA(name);
+		if (ready) {
+			int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd >= 0)
+				close(fd);
+		}
+		for (int k = 0; gate && k < 2000 && access(gate, F_OK) != 0; k++)
+			sleep_ms(10);
+		launch(k_gemm, (unsigned)i + 1);
+		launch(k_relu, (unsigned)i + 1);
+		cudaMemset(d, (int)i, 256);
+		const char *range = step_knob("WL_RANGE_AT", i);
+		if (range) {
+			nvtxRangePushA(range);
+			nvtxRangePop();
+		}
+		if (err_at && atol(err_at) == i) {
+			void *big = NULL;
+			cudaMalloc(&big, (size_t)1 << 40);
+		}
+		const char *stall = step_knob("WL_STALL", i);
+		sleep_ms(ms + (stall ? atol(stall) : 0));
+		nvtxRangePop();
+	}
+	cudaDeviceSynchronize();
+	cudaFree(d);
+	FILE *f = t0 ? fopen(times, "w") : NULL;
+	for (long i = 0; f && i < n; i++)
+		fprintf(f, "%ld %.9f\n", i, t0[i]);
+	if (f)
+		fclose(f);
+	free(t0);
+	printf("steps %ld\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "steps"))
+		return steps_mode(atol(argv[2]), atol(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "capture"))
 		return capture_mode(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "stacks")) {
@@ -326,6 +500,14 @@ int main(int argc, char **argv)
 		return loop_mode(atol(argv[2]), argc >= 4 ? argv[3] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "sleep"))
 		return sleep_mode(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "exit"))
+		return exit_mode(atoi(argv[2]));
+	if (argc >= 2 && !strcmp(argv[1], "initonly"))
+		return initonly_mode();
+	if (argc >= 2 && !strcmp(argv[1], "forkidle"))
+		return forkidle_mode();
+	if (argc >= 2 && !strcmp(argv[1], "initlate"))
+		return initlate_mode();
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
@@ -374,13 +556,8 @@ int main(int argc, char **argv)
 
 	fflush(stdout);
 	pid_t c1 = fork();
-	if (c1 == 0) {
-		/* a DataLoader-like child: no CUDA at all */
-		volatile unsigned long x = 0;
-		for (int i = 0; i < 1000; i++)
-			x += (unsigned long)i;
-		exit(0);
-	}
+	if (c1 == 0)
+		idle_child();
 	pid_t c2 = fork();
 	if (c2 == 0) {
 		launch(k_relu, 5);

@@ -4,7 +4,8 @@
 FAULTS_DIR := $(B)/tests/faults
 FAULT_WORKLOAD := $(FAULTS_DIR)/fault_workload
 FAULT_CHECK := $(FAULTS_DIR)/fault_check
-FAULT_TESTS := test_own_handler test_segv test_sigkill test_fork_workers test_threads64 test_disk_full test_security test_dump_escapes test_disk_full_warning
+FAULT_TESTS := test_own_handler test_segv test_sigkill test_fork_workers test_threads64 test_disk_full test_security test_dump_escapes test_disk_full_warning \
+	test_flight_disk_full
 # known failures (see docs/RELIABILITY.md): written, run by hand, not registered
 FAULT_KNOWN_FAILING :=
 
@@ -20,6 +21,8 @@ $(FAULTS_DIR)/run_%: tests/faults/%.py tests/faults/fl.py | $(FAULTS_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 FAULT_RUNNERS := $(FAULT_TESTS:%=$(FAULTS_DIR)/run_%)
+# the flight recorder's disk-full test runs the fake workload's steps mode
+$(FAULTS_DIR)/run_test_flight_disk_full: | $(FAKE_WORKLOAD)
 TEST_BINS += $(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) \
 	$(FAULT_KNOWN_FAILING:%=$(FAULTS_DIR)/run_%)
 TESTS += $(FAULT_RUNNERS)
@@ -41,7 +44,8 @@ FAULT_SAN_TSAN := -O1 -g -fsanitize=thread -Wno-tsan
 # shim's; plain glibc malloc is fork-safe.  It runs in `make test`.
 SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit $(SHIM_SETTINGS) \
 	$(filter-out %/run_test_fork_stress,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
-	$(FAULT_RUNNERS) $(SHIMT_DIR)/run_test_capture_range
+	$(FAULT_RUNNERS) $(SHIMT_DIR)/run_test_capture_range $(SHIMT_DIR)/run_test_flight \
+	$(SHIMT_DIR)/run_test_flight_rules
 # TSan does not support a multi-threaded process that forks and then starts
 # threads in the child ("dup thread with used id"; even the untraced fork
 # workload fails under TSan): the tests whose fork child starts threads
@@ -50,6 +54,7 @@ SHIM_TSAN_TESTS := $(filter-out %/run_test_workload %/run_test_injection_once %/
 .PHONY: shim-san-bins shim-asan-test shim-tsan-test
 shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIMT_DIR)/run_test_capture_range \
+	$(SHIMT_DIR)/run_test_flight $(SHIMT_DIR)/run_test_flight_rules $(FAKE_NVML) \
 	$(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) $(GPUPROF_BIN)
 
 shim-asan-test:

@@ -6,6 +6,7 @@ the GPU machine, where a bug in their checks would waste scarce device time
 or, worse, pass a broken trace.  This runs their logic on synthetic traces
 here: a correct trace must pass, each kind of corruption must fail.
 """
+import contextlib
 import csv
 import io
 import json
@@ -344,6 +345,23 @@ def fake_torch(events, state):
                                  manual_seed=id)
 
 
+@contextlib.contextmanager
+def faked_steploop(steploop, events, state, fake_time):
+    """steploop with fake_torch(events, state) as torch and fake_time as its
+    time module, restored afterwards."""
+    saved_torch, saved_time = sys.modules.get("torch"), steploop.time
+    sys.modules["torch"] = fake_torch(events, state)
+    steploop.time = fake_time
+    try:
+        yield
+    finally:
+        steploop.time = saved_time
+        if saved_torch is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved_torch
+
+
 def test_steploop_toggled():
     """run_steps --toggle-pairs 3 --toggle-steps 2 with a fake torch and a
     fake clock: the block order, the profiler calls between synchronizes,
@@ -365,20 +383,12 @@ def test_steploop_toggled():
         clock["t"] += (block_ms[b] if b >= 0 else 50.0) / 1e3  # warm-up: slow, untimed
         return types.SimpleNamespace(item=lambda: 0.25)
 
-    saved_torch, saved_time = sys.modules.get("torch"), steploop.time
-    sys.modules["torch"] = fake_torch(events, state)
-    steploop.time = types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0)
     out = io.StringIO()
-    try:
+    with faked_steploop(steploop, events, state,
+                        types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0)):
         steploop.setup(args)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             res = steploop.run_steps(args, step)
-    finally:
-        steploop.time = saved_time
-        if saved_torch is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved_torch
     expect("toggled: steps = 2NK", args.steps == 12 and res["steps"] == 12, str(res))
     want_seen = [(0, False), (1, False)] + [
         (2 + b * 2 + j, on) for b, on in enumerate([True, False, False, True, True, False])
@@ -401,6 +411,43 @@ def test_steploop_toggled():
           and f["step_ms_mean"] == f"{sum(block_ms) / 6:.4f}"
           and f["step_ms_median"] == f"{statistics.median(block_ms):.4f}" and f["loss"] == "0.250000")
     expect("toggled: RESULT line", ok, line)
+
+
+def test_steploop_stall(d):
+    """--stall-at 2 --stall-s 0.5 --step-times FILE on a plain run (fake
+    torch, fake clock): the sleep happens once, inside step 2's NVTX range
+    after its work; FILE has each step's start on the clock."""
+    import argparse
+    import contextlib
+    import steploop
+    path = os.path.join(d, "steps.txt")
+    p = steploop.add_common_args(argparse.ArgumentParser(), steps=4, warmup=1)
+    args = p.parse_args(["--stall-at", "2", "--stall-s", "0.5", "--step-times", path, "--no-nested-nvtx",
+                         "--device", "cpu"])
+    events, state, clock = [], {"on": False}, {"t": 10.0}
+
+    def step(i, ann):
+        events.append(("work", i))
+        clock["t"] += 0.001
+        return types.SimpleNamespace(item=lambda: 0.5)
+
+    def sleep(s):
+        events.append(("sleep", s))
+        clock["t"] += s
+
+    with faked_steploop(steploop, events, state,
+                        types.SimpleNamespace(perf_counter=lambda: clock["t"], time=lambda: 0.0, sleep=sleep)):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            steploop.run_steps(args, step)
+    i = events.index(("sleep", 0.5)) if ("sleep", 0.5) in events else -1
+    ok = (sum(1 for e in events if e[0] == "sleep") == 1 and i > 0 and events[i - 1] == ("work", 2)
+          and events[i + 1] == "pop")
+    expect("stall: one sleep inside step 2, after its work", ok, str(events))
+    rows = [l.split() for l in open(path)] if os.path.exists(path) else []
+    starts = [float(r[1]) for r in rows]
+    ok = ([int(r[0]) for r in rows] == list(range(5)) and abs(starts[3] - starts[2] - 0.501) < 1e-6
+          and abs(starts[1] - starts[0] - 0.001) < 1e-6)
+    expect("step-times: every step's start; the stall is step 2's period", ok, str(rows))
 
 
 # struct fake_cupti_call (tests/fake/fake_api.h) for the ctypes drivers below
@@ -659,6 +706,7 @@ def main():
         test_toggle_schedule()
         test_pool(d)
         test_steploop_toggled()
+        test_steploop_stall(d)
         test_summarize_toggled(d)
         test_runone_ab_columns(d)
         test_floor_capture(d)

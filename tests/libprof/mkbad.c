@@ -23,7 +23,8 @@ static void emit(const char *name, const uint8_t *b, size_t len)
 
 static void fix_header_crc(uint8_t *b)
 {
-	uint32_t hs; memcpy(&hs, b + 12, 4);
+	uint32_t hs;
+	memcpy(&hs, b + 12, 4);
 	/* crc32 is internal: recompute with the same IEEE polynomial here */
 	uint32_t crc = 0xFFFFFFFFu;
 	for (uint32_t i = 0; i < hs - 4; i++) {
@@ -36,21 +37,32 @@ static void fix_header_crc(uint8_t *b)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) { fprintf(stderr, "usage: mkbad BAD_DIR CORPUS_DIR\n"); return 2; }
+	if (argc != 3) {
+		fprintf(stderr, "usage: mkbad BAD_DIR CORPUS_DIR\n");
+		return 2;
+	}
 	snprintf(bad_dir, sizeof(bad_dir), "%s", argv[1]);
-	mkdir(argv[1], 0755); mkdir(argv[2], 0755);
+	mkdir(argv[1], 0755);
+	mkdir(argv[2], 0755);
 	char tmp[700];
 	snprintf(tmp, sizeof(tmp), "%s/.valid.tmp", argv[2]);
-	if (tl_write_small(tmp, 40)) { fprintf(stderr, "write failed\n"); return 1; }
+	if (tl_write_small(tmp, 40)) {
+		fprintf(stderr, "write failed\n");
+		return 1;
+	}
 	size_t len;
 	uint8_t *v = tl_slurp(tmp, &len);
 	unlink(tmp);
-	uint32_t hs; memcpy(&hs, v + 12, 4);
+	uint32_t hs;
+	memcpy(&hs, v + 12, 4);
 	/* chunk offsets: walk the headers */
-	size_t offs[8]; int nch = 0;
+	size_t offs[8];
+	int nch = 0;
 	for (size_t p = hs; p + 40 <= len && nch < 8 && !memcmp(v + p, "GPCK", 4);) {
-		uint32_t cs; memcpy(&cs, v + p + 4, 4);
-		offs[nch++] = p; p += 40 + cs;
+		uint32_t cs;
+		memcpy(&cs, v + p + 4, 4);
+		offs[nch++] = p;
+		p += 40 + cs;
 	}
 	uint8_t *b = malloc(len + 64);
 
@@ -58,28 +70,40 @@ int main(int argc, char **argv)
 	static const uint8_t png[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
 				       0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89 };
 	emit("foreign_png", png, sizeof(png));
-	memcpy(b, v, len); b[6] = 'X';
+	memcpy(b, v, len);
+	b[6] = 'X';
 	emit("bad_magic", b, len);
-	memcpy(b, v, len); b[8] = 2; fix_header_crc(b);
+	memcpy(b, v, len);
+	b[8] = 2;
+	fix_header_crc(b);
 	emit("newer_major", b, len);
 	emit("truncated_header", v, hs - 10);
 	emit("truncated_chunk", v, offs[2] + 50);
-	memcpy(b, v, len); b[offs[1] + 40 + 20] ^= 0x55;
+	memcpy(b, v, len);
+	b[offs[1] + 40 + 20] ^= 0x55;
 	emit("corrupt_chunk_middle", b, len);
-	memcpy(b, v, len); b[offs[1] + 8] ^= 0x01;
+	memcpy(b, v, len);
+	b[offs[1] + 8] ^= 0x01;
 	emit("bad_chunk_header", b, len);
-	memcpy(b, v, len); memcpy(b + len, "GARBAGE AFTER THE FOOTER", 24);
+	memcpy(b, v, len);
+	memcpy(b + len, "GARBAGE AFTER THE FOOTER", 24);
 	emit("garbage_after_footer", b, len + 24);
 	emit("no_footer", v, len - 36);
 	emit("valid", v, len);
 
 	/* fuzz seeds */
 	char p[700];
-	snprintf(p, sizeof(p), "%s/valid.gpuprof", argv[2]); tl_spit(p, v, len);
-	snprintf(p, sizeof(p), "%s/truncated.gpuprof", argv[2]); tl_spit(p, v, offs[2] + 50);
-	memcpy(b, v, len); b[offs[1] + 40 + 20] ^= 0x55;
-	snprintf(p, sizeof(p), "%s/corrupt.gpuprof", argv[2]); tl_spit(p, b, len);
-	snprintf(p, sizeof(p), "%s/header_only.gpuprof", argv[2]); tl_spit(p, v, hs);
-	free(b); free(v);
+	snprintf(p, sizeof(p), "%s/valid.gpuprof", argv[2]);
+	tl_spit(p, v, len);
+	snprintf(p, sizeof(p), "%s/truncated.gpuprof", argv[2]);
+	tl_spit(p, v, offs[2] + 50);
+	memcpy(b, v, len);
+	b[offs[1] + 40 + 20] ^= 0x55;
+	snprintf(p, sizeof(p), "%s/corrupt.gpuprof", argv[2]);
+	tl_spit(p, b, len);
+	snprintf(p, sizeof(p), "%s/header_only.gpuprof", argv[2]);
+	tl_spit(p, v, hs);
+	free(b);
+	free(v);
 	return 0;
 }

@@ -7,7 +7,10 @@ int main(void)
 {
 	const char *dir = "tests/data/bad";
 	DIR *d = opendir(dir);
-	if (!d) { printf("skip: %s not found (run from the repo root)\n", dir); return 77; }
+	if (!d) {
+		printf("skip: %s not found (run from the repo root)\n", dir);
+		return 77;
+	}
 	struct dirent *e;
 	int n = 0;
 	while ((e = readdir(d))) {

@@ -31,8 +31,14 @@ static void *producer(void *p)
 		r.u.api.domain = GP_API_RUNTIME;
 		for (;;) {
 			int rc = gp_emit(a->rec, &r);
-			if (rc == 0) { a->ok++; break; }
-			if (rc != GP_ERR_FULL) { fprintf(stderr, "emit: %d\n", rc); exit(1); }
+			if (rc == 0) {
+				a->ok++;
+				break;
+			}
+			if (rc != GP_ERR_FULL) {
+				fprintf(stderr, "emit: %d\n", rc);
+				exit(1);
+			}
 			a->full++;
 			if (!a->retry) break;
 			sched_yield();
@@ -45,7 +51,7 @@ struct readback {
 	uint64_t per_thread[64];
 	uint64_t last_corr[64];
 	int order_ok;
-	uint64_t dropped[8];       /* by where */
+	uint64_t dropped[8]; /* by where */
 	uint64_t total;
 };
 
@@ -91,7 +97,10 @@ static void test_many_threads(const char *dir)
 		pthread_create(&th[i], NULL, producer, &a[i]);
 	}
 	uint64_t full = 0;
-	for (int i = 0; i < NT; i++) { pthread_join(th[i], NULL); full += a[i].full; }
+	for (int i = 0; i < NT; i++) {
+		pthread_join(th[i], NULL);
+		full += a[i].full;
+	}
 	struct gp_recorder_stats st = { .sz = sizeof(st) };
 	gp_recorder_close(rec);
 	(void)st;
@@ -114,7 +123,10 @@ static void test_stalled_writer(const char *dir)
 	gp_recorder *rec;
 	REQUIRE(gp_recorder_create(&o, &rec) == 0, "create");
 	gp_recorder_pause_writer(rec, 1);
-	enum { N = 4, PERT = 5000 };
+	enum {
+		N = 4,
+		PERT = 5000
+	};
 	pthread_t th[N];
 	struct targ a[N];
 	for (int i = 0; i < N; i++) {
@@ -122,7 +134,11 @@ static void test_stalled_writer(const char *dir)
 		pthread_create(&th[i], NULL, producer, &a[i]);
 	}
 	uint64_t ok = 0, full = 0;
-	for (int i = 0; i < N; i++) { pthread_join(th[i], NULL); ok += a[i].ok; full += a[i].full; }
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		ok += a[i].ok;
+		full += a[i].full;
+	}
 	struct gp_recorder_stats st = { .sz = sizeof(st) };
 	gp_recorder_get_stats(rec, &st);
 	CHECK(st.records == ok && st.dropped == full, "stats %llu+%llu vs %llu+%llu", (unsigned long long)st.records,
@@ -147,11 +163,13 @@ static void test_memory_cap(const char *dir)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/cap.gpuprof", dir);
 	/* writer overhead is ~2.5 MiB: 3 MiB leaves room for exactly one 256 KiB ring */
-	struct gp_recorder_opts o = { .sz = sizeof(o), .path = path, .rank = -1, .ring_bytes = 256 << 10,
-				      .max_memory_bytes = 3 << 20 };
+	struct gp_recorder_opts o = { .sz = sizeof(o), .path = path, .rank = -1, .ring_bytes = 256 << 10, .max_memory_bytes = 3 << 20 };
 	gp_recorder *rec;
 	REQUIRE(gp_recorder_create(&o, &rec) == 0, "create");
-	enum { N = 4, PERT = 1000 };
+	enum {
+		N = 4,
+		PERT = 1000
+	};
 	pthread_barrier_t bar;
 	pthread_barrier_init(&bar, NULL, N);
 	pthread_t th[N];
@@ -161,7 +179,11 @@ static void test_memory_cap(const char *dir)
 		pthread_create(&th[i], NULL, producer, &a[i]);
 	}
 	uint64_t ok = 0, full = 0;
-	for (int i = 0; i < N; i++) { pthread_join(th[i], NULL); ok += a[i].ok; full += a[i].full; }
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		ok += a[i].ok;
+		full += a[i].full;
+	}
 	struct gp_recorder_stats st = { .sz = sizeof(st) };
 	struct gp_recorder_stats2 st2 = { .sz = sizeof(st2) };
 	gp_recorder_get_stats(rec, &st);
@@ -191,7 +213,10 @@ int main(void)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {}
-	if (tl_failures) { fprintf(stderr, "%d checks failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d checks failed\n", tl_failures);
+		return 1;
+	}
 	printf("concurrency: all checks passed\n");
 	return 0;
 }

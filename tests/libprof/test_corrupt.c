@@ -67,7 +67,8 @@ int main(void)
 		CHECK(in.frames_corrupt == 0, "cut at %zu: %llu corrupt chunks", c, (unsigned long long)in.frames_corrupt);
 	}
 	printf("truncation: %zu-byte trace (%d records, 3 chunks) cut at every offset: header needs %llu bytes, every cut "
-	       "after it decodes an exact prefix and reports truncation\n", len, nfull, (unsigned long long)hdr_end);
+	       "after it decodes an exact prefix and reports truncation\n",
+	       len, nfull, (unsigned long long)hdr_end);
 
 	/* 2. every byte flipped */
 	int open_err = 0, detected = 0, undetected = 0;
@@ -76,9 +77,15 @@ int main(void)
 		tl_spit(cut, orig, len);
 		orig[i] ^= 0xFF;
 		int k = read_all(cut, 2, &in, &orc);
-		if (k < 0) { open_err++; continue; }
+		if (k < 0) {
+			open_err++;
+			continue;
+		}
 		if (in.frames_corrupt || in.bytes_skipped || in.truncated) detected++;
-		else { undetected++; fprintf(stderr, "flip at %zu not detected\n", i); }
+		else {
+			undetected++;
+			fprintf(stderr, "flip at %zu not detected\n", i);
+		}
 	}
 	CHECK(undetected == 0, "%d flips went unnoticed", undetected);
 	printf("bit flips: all %zu bytes flipped one at a time: %d rejected at open, %d reported as corrupt/skipped, %d unnoticed, no crash\n",
@@ -87,6 +94,9 @@ int main(void)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {}
-	if (tl_failures) { fprintf(stderr, "%d checks failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d checks failed\n", tl_failures);
+		return 1;
+	}
 	return 0;
 }

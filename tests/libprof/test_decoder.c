@@ -13,15 +13,23 @@
 /* Decodes buf[0,len) to the end; writes a transcript: for each record its
  * type and fields (via tl_rec_cmp against the other run), then the end
  * status.  fast=0 forces the careful path for every record. */
-struct run { gp_record recs[4096]; uint64_t frames[64][GP_STACK_MAX_FRAMES]; int n, rc; size_t stop; const char *why; };
+struct run {
+	gp_record recs[4096];
+	uint64_t frames[64][GP_STACK_MAX_FRAMES];
+	int n, rc;
+	size_t stop;
+	const char *why;
+};
 
 static void decode_all(const uint8_t *buf, size_t len, int fast, int batch, struct run *out)
 {
 	struct gp_dec d;
 	gp_dec_start(&d, buf, len, 3, 4242);
 	if (fast) gp_dec_set_slack(&d, SLACK);
-	else d.fast_lim = buf;  /* no record qualifies for the fast path */
-	out->n = 0; out->rc = 0; out->why = NULL;
+	else d.fast_lim = buf; /* no record qualifies for the fast path */
+	out->n = 0;
+	out->rc = 0;
+	out->why = NULL;
 	int nstack = 0;
 	for (;;) {
 		int rc;
@@ -52,7 +60,9 @@ static void decode_all(const uint8_t *buf, size_t len, int fast, int batch, stru
 			}
 			if (rc == 1) continue;
 		}
-		out->rc = rc; out->stop = (size_t)(d.p - buf); out->why = d.why;
+		out->rc = rc;
+		out->stop = (size_t)(d.p - buf);
+		out->why = d.why;
 		return;
 	}
 }
@@ -79,7 +89,10 @@ static int same(const char *what, uint64_t seed)
 		bad = 1;
 	}
 	for (int i = 0; !bad && i < A.n; i++)
-		if (tl_rec_cmp(&A.recs[i], &C.recs[i])) { fprintf(stderr, "  batch record %d differs\n", i); bad = 1; }
+		if (tl_rec_cmp(&A.recs[i], &C.recs[i])) {
+			fprintf(stderr, "  batch record %d differs\n", i);
+			bad = 1;
+		}
 	return bad;
 }
 
@@ -97,7 +110,10 @@ static void fill_random(gp_record *r, uint32_t t, uint64_t *s, uint64_t *frames)
 	r->type = t;
 	uint64_t *w = (uint64_t *)&r->u;
 	for (size_t i = 0; i < sizeof(r->u) / 8; i++) w[i] = rval(s) | (rval(s) << 32);
-	if (t == GP_REC_STRING) { r->u.string.str = "abcdefghijklmnopqrstuvwxyz"; r->u.string.len = (uint32_t)(tl_rand(s) % 27); }
+	if (t == GP_REC_STRING) {
+		r->u.string.str = "abcdefghijklmnopqrstuvwxyz";
+		r->u.string.len = (uint32_t)(tl_rand(s) % 27);
+	}
 	if (t == GP_REC_STACK) {
 		r->u.stack.nframes = (uint32_t)(tl_rand(s) % 20);
 		for (uint32_t i = 0; i < r->u.stack.nframes; i++) frames[i] = rval(s);
@@ -137,14 +153,18 @@ int main(void)
 		for (int pass = 0; pass < 4; pass++) {
 			memcpy(buf, e.buf, len);
 			memset(buf + len, pass & 1 ? 0xFF : 0x00, SLACK); /* slack contents must not matter */
-			if (pass >= 2) { /* damage: flip bytes / cut record lengths / endless varints */
+			if (pass >= 2) {                                  /* damage: flip bytes / cut record lengths / endless varints */
 				int k = 1 + (int)(tl_rand(&s) % 4);
 				for (int j = 0; j < k; j++) {
 					size_t at = (size_t)(tl_rand(&s) % len);
 					switch (tl_rand(&s) % 3) {
 					case 0: buf[at] ^= (uint8_t)(1u << (tl_rand(&s) % 8)); break;
-					case 1: if (buf[at] && buf[at] < 0x80) buf[at]--; break;  /* often a record length */
-					default: for (size_t z = at; z < len && z < at + 12; z++) buf[z] |= 0x80; break;
+					case 1:
+						if (buf[at] && buf[at] < 0x80) buf[at]--;
+						break; /* often a record length */
+					default:
+						for (size_t z = at; z < len && z < at + 12; z++) buf[z] |= 0x80;
+						break;
 					}
 				}
 				damaged++;

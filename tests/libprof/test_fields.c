@@ -87,7 +87,11 @@ static int roundtrip(const gp_record *r, uint32_t src_tid, const char *what)
 	struct gp_enc e;
 	REQUIRE(gp_enc_init(&e, 1, src_tid) == 0, "enc init");
 	int rc = gp_enc_record(&e, r);
-	if (rc) { CHECK(0, "%s: encode: %s", what, gp_strerror(rc)); gp_enc_free(&e); return 1; }
+	if (rc) {
+		CHECK(0, "%s: encode: %s", what, gp_strerror(rc));
+		gp_enc_free(&e);
+		return 1;
+	}
 	static uint8_t buf[1 << 20];
 	REQUIRE(e.len + GP_DEC_OVERREAD <= sizeof(buf), "buffer");
 	memcpy(buf, e.buf, e.len);
@@ -99,8 +103,15 @@ static int roundtrip(const gp_record *r, uint32_t src_tid, const char *what)
 		gp_dec_start(&d, buf, e.len, 1, src_tid);
 		if (fast) gp_dec_set_slack(&d, GP_DEC_OVERREAD);
 		rc = gp_dec_next(&d, &out);
-		if (rc != 1) { CHECK(0, "%s: decode (%s): %d", what, fast ? "fast" : "careful", rc); bad = 1; continue; }
-		if (tl_rec_cmp(&want, &out)) { CHECK(0, "%s: %s decoder gives another record", what, fast ? "fast" : "careful"); bad = 1; }
+		if (rc != 1) {
+			CHECK(0, "%s: decode (%s): %d", what, fast ? "fast" : "careful", rc);
+			bad = 1;
+			continue;
+		}
+		if (tl_rec_cmp(&want, &out)) {
+			CHECK(0, "%s: %s decoder gives another record", what, fast ? "fast" : "careful");
+			bad = 1;
+		}
 		CHECK(gp_dec_next(&d, &out) == 0, "%s: one record", what);
 	}
 	gp_enc_free(&e);
@@ -149,14 +160,16 @@ static void test_each_field(void)
 		for (uint32_t i = 0; i < len; i++) text[i] = (char)tl_rand(&st);
 		gp_record r;
 		blank(&r, GP_REC_STRING);
-		r.u.string.id = 77; r.u.string.len = len;
+		r.u.string.id = 77;
+		r.u.string.len = len;
 		roundtrip(&r, 0, "string bytes");
 	}
 	for (uint32_t nf = 0; nf <= GP_STACK_MAX_FRAMES; nf += 17) {
 		for (uint32_t i = 0; i < nf; i++) frames[i] = tl_rand(&st);
 		gp_record r;
 		blank(&r, GP_REC_STACK);
-		r.u.stack.stack_id = 5; r.u.stack.nframes = nf;
+		r.u.stack.stack_id = 5;
+		r.u.stack.nframes = nf;
 		roundtrip(&r, 0, "stack frames");
 	}
 }
@@ -188,7 +201,10 @@ int main(void)
 	test_structure();
 	test_each_field();
 	test_all_fields();
-	if (tl_failures) { fprintf(stderr, "%d check(s) failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d check(s) failed\n", tl_failures);
+		return 1;
+	}
 	printf("ok\n");
 	return 0;
 }

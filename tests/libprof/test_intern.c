@@ -34,15 +34,23 @@ static void test_table(void)
 
 	/* many strings: several rehashes (1024 slots at first) */
 	char buf[64];
-	enum { N = 100000 };
+	enum {
+		N = 100000
+	};
 	for (uint32_t i = 0; i < N; i++) {
 		int n = snprintf(buf, sizeof(buf), "cudaLaunchKernel_%u", i);
 		uint32_t id = add_or_find(&t, buf, (uint32_t)n);
-		if (id != 5 + i) { CHECK(0, "string %u got id %u", i, id); break; }
+		if (id != 5 + i) {
+			CHECK(0, "string %u got id %u", i, id);
+			break;
+		}
 	}
 	for (uint32_t i = 0; i < N; i += 7) {
 		int n = snprintf(buf, sizeof(buf), "cudaLaunchKernel_%u", i);
-		if (gp_strtab_find(&t, buf, (uint32_t)n, gp_str_hash(buf, (size_t)n)) != 5 + i) { CHECK(0, "find %u", i); break; }
+		if (gp_strtab_find(&t, buf, (uint32_t)n, gp_str_hash(buf, (size_t)n)) != 5 + i) {
+			CHECK(0, "find %u", i);
+			break;
+		}
 	}
 	CHECK(t.slot_cap > 2 * t.n, "load factor under 1/2 (%u slots, %u strings)", t.slot_cap, t.n);
 
@@ -68,7 +76,7 @@ static void test_table(void)
 
 static void test_cache(void)
 {
-	static struct gp_icache c;   /* zeroed: generation 0 */
+	static struct gp_icache c; /* zeroed: generation 0 */
 	char buf[16] = "kernel";
 	uint64_t h = gp_str_hash(buf, 6);
 	struct gp_icache_ent *e = gp_icache_slot(&c, 1, buf, h);
@@ -97,7 +105,7 @@ static void *interner(void *arg)
 		for (int i = 0; i < 64; i++) {
 			snprintf(name, sizeof(name), "range_%d", i);
 			uint32_t id = gp_intern(g_rec, name);
-			if (rep && out[i] != id) out[i] = 0;   /* not stable */
+			if (rep && out[i] != id) out[i] = 0; /* not stable */
 			else out[i] = id;
 		}
 	return NULL;
@@ -141,7 +149,10 @@ int main(void)
 	test_cache();
 	test_recorder(dir);
 	rmdir(dir);
-	if (tl_failures) { fprintf(stderr, "%d check(s) failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d check(s) failed\n", tl_failures);
+		return 1;
+	}
 	printf("ok\n");
 	return 0;
 }

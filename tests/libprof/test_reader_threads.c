@@ -40,7 +40,7 @@ struct run {
 	uint64_t n, sum, in_window;
 	struct gp_integrity integ;
 	char msg[512], desc[1024];
-	const char *s77;     /* a mid-file string, looked up at the end */
+	const char *s77; /* a mid-file string, looked up at the end */
 	uint32_t tid3, tid4;
 	int rc;
 };
@@ -56,8 +56,9 @@ static void read_all(const char *path, int threads, int ordered, uint64_t lo, ui
 	const gp_record *rec;
 	int rc;
 	uint64_t h = 1;
-	for (int pass = 0; pass < 2; pass++) {  /* twice: rewind mid-way, then all */
-		o->n = 0; h = 1;
+	for (int pass = 0; pass < 2; pass++) { /* twice: rewind mid-way, then all */
+		o->n = 0;
+		h = 1;
 		while ((rc = ordered ? gp_reader_next_ordered(r, &rec) : gp_reader_next(r, &rec)) > 0) {
 			o->n++;
 			h = fnv(h, rec_hash(rec));
@@ -65,7 +66,10 @@ static void read_all(const char *path, int threads, int ordered, uint64_t lo, ui
 			if (t >= lo && t < hi && t) o->in_window++;
 			if (pass == 0 && o->n == 5000) break;
 		}
-		if (pass == 0) { CHECK(gp_reader_rewind(r) == 0, "rewind"); o->in_window = 0; }
+		if (pass == 0) {
+			CHECK(gp_reader_rewind(r) == 0, "rewind");
+			o->in_window = 0;
+		}
 	}
 	o->rc = rc;
 	o->sum = h;
@@ -121,21 +125,23 @@ static void source(gp_writer *w, uint32_t in, uint32_t id, uint32_t kind, uint32
 
 static void write_trace(const char *path)
 {
-	gp_header h = { .major = 1, .minor = 2, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = T0,
-			.rank = -1 };
+	gp_header h = { .major = 1, .minor = 2, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = T0, .rank = -1 };
 	strcpy(h.producer, "test_reader_threads");
 	strcpy(h.host, "testhost");
 	gp_writer *w;
 	REQUIRE(gp_writer_open(path, &h, 1, &w) == 0, "writer");
 	char buf[64];
-	for (uint32_t i = 1; i <= 50; i++) { snprintf(buf, sizeof(buf), "name_%u", i); string(w, i, buf); }
+	for (uint32_t i = 1; i <= 50; i++) {
+		snprintf(buf, sizeof(buf), "name_%u", i);
+		string(w, i, buf);
+	}
 	source(w, 0, 1, GP_SOURCE_THREAD, 100);
 	source(w, 0, 2, GP_SOURCE_ACTIVITY, 0);
 	uint64_t seed = 42, frames[GP_STACK_MAX_FRAMES];
 	gp_record r;
 	for (uint64_t i = 0; i < NCALLS; i++) {
 		uint64_t t = T0 + 1000 + i * 1000;
-		if (i == NCALLS / 4) {  /* mid-file metadata */
+		if (i == NCALLS / 4) { /* mid-file metadata */
 			string(w, 77, "defined mid-file");
 			source(w, 0, 3, GP_SOURCE_THREAD, 300);
 			tl_make(&r, GP_REC_STACK, 2, 0, frames, "");
@@ -143,25 +149,25 @@ static void write_trace(const char *path)
 			put(w, 0, &r);
 		}
 		if (i == NCALLS / 2) source(w, 1, 4, GP_SOURCE_THREAD, 400); /* in a data chunk */
-		uint32_t src = i > NCALLS / 4 && i % 7 == 0 ? 3 : i > NCALLS / 2 && i % 5 == 0 ? 4 : 1;
+		uint32_t src = i > NCALLS / 4 && i % 7 == 0 ? 3 : i > NCALLS / 2 && i % 5 == 0 ? 4
+											       : 1;
 		memset(&r, 0, sizeof(r));
 		r.type = GP_REC_API;
-		r.u.api = (gp_rec_api){ .start_ns = t, .end_ns = t + 300 + tl_rand(&seed) % 500, .correlation_id = i + 1,
-					.domain = 1, .cbid = 211, .name_id = 1 + (uint32_t)(i % 50),
-					.tid = i % 13 == 0 ? 12345 : 0, .stack_id = i % 11 == 0 ? 9 : 0 };
+		r.u.api = (gp_rec_api){ .start_ns = t, .end_ns = t + 300 + tl_rand(&seed) % 500, .correlation_id = i + 1, .domain = 1, .cbid = 211, .name_id = 1 + (uint32_t)(i % 50), .tid = i % 13 == 0 ? 12345 : 0, .stack_id = i % 11 == 0 ? 9 : 0 };
 		put(w, src, &r);
 		memset(&r, 0, sizeof(r));
 		r.type = GP_REC_KERNEL;
-		r.u.kernel.start_ns = t + 2000; r.u.kernel.end_ns = t + 2000 + tl_rand(&seed) % 3000;
-		r.u.kernel.correlation_id = i + 1; r.u.kernel.name_id = 1 + (uint32_t)(i % 50);
-		r.u.kernel.stream_id = 7; r.u.kernel.grid[0] = (uint32_t)i;
+		r.u.kernel.start_ns = t + 2000;
+		r.u.kernel.end_ns = t + 2000 + tl_rand(&seed) % 3000;
+		r.u.kernel.correlation_id = i + 1;
+		r.u.kernel.name_id = 1 + (uint32_t)(i % 50);
+		r.u.kernel.stream_id = 7;
+		r.u.kernel.grid[0] = (uint32_t)i;
 		put(w, 2, &r);
-		if (i % 100 == 99) {  /* a range over the last 100 calls, written at its end */
+		if (i % 100 == 99) { /* a range over the last 100 calls, written at its end */
 			memset(&r, 0, sizeof(r));
 			r.type = GP_REC_NVTX_RANGE;
-			r.u.nvtx_range = (gp_rec_nvtx_range){ .start_ns = t - 99000, .end_ns = t + 500, .kind = GP_NVTX_PUSHPOP,
-							      .message_id = 3, .tid = i % 200 == 99 ? 0 : 100,
-							      .end_tid = i % 300 == 99 ? 777 : 100 };
+			r.u.nvtx_range = (gp_rec_nvtx_range){ .start_ns = t - 99000, .end_ns = t + 500, .kind = GP_NVTX_PUSHPOP, .message_id = 3, .tid = i % 200 == 99 ? 0 : 100, .end_tid = i % 300 == 99 ? 777 : 100 };
 			put(w, src, &r);
 		}
 	}
@@ -181,7 +187,8 @@ static void copy_file(const char *from, const char *to, long cut)
 		done += (long)n;
 		if (cut >= 0 && done >= cut) break;
 	}
-	fclose(a); fclose(b);
+	fclose(a);
+	fclose(b);
 }
 
 static void damage(const char *path, double at)
@@ -259,7 +266,10 @@ int main(void)
 			same(&win, &got, ord ? "window, time order" : "window, file order", threads[k]);
 		}
 	}
-	unlink(path); unlink(bad); unlink(cut); rmdir(dir);
+	unlink(path);
+	unlink(bad);
+	unlink(cut);
+	rmdir(dir);
 	if (tl_failures) return 1;
 	printf("ok\n");
 	return 0;

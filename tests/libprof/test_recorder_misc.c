@@ -29,7 +29,8 @@ static void emit_n(gp_recorder *rec, int n, uint64_t base)
 {
 	gp_record r = { .type = GP_REC_API };
 	for (int i = 0; i < n; i++) {
-		r.u.api.start_ns = base + (uint64_t)i * 100; r.u.api.end_ns = r.u.api.start_ns + 50;
+		r.u.api.start_ns = base + (uint64_t)i * 100;
+		r.u.api.end_ns = r.u.api.start_ns + 50;
 		r.u.api.correlation_id = base + (uint64_t)i;
 		r.u.api.name_id = gp_intern(rec, "cudaLaunchKernel");
 		gp_emit(rec, &r);
@@ -92,7 +93,8 @@ int main(void)
 	/* world-writable directory: 0600 */
 	char ww[400];
 	snprintf(ww, sizeof(ww), "%s/ww", dir);
-	mkdir(ww, 0777); chmod(ww, 01777);
+	mkdir(ww, 0777);
+	chmod(ww, 01777);
 	snprintf(path, sizeof(path), "%s/m.gpuprof", ww);
 	o.path = path;
 	REQUIRE(gp_recorder_create(&o, &rec) == 0, "create in ww dir");
@@ -113,7 +115,9 @@ int main(void)
 		gp_record r = { .type = GP_REC_API };
 		uint64_t s = 1;
 		for (int i = 0; i < 300000; i++) {
-			r.u.api.start_ns = tl_rand(&s); r.u.api.end_ns = tl_rand(&s); r.u.api.correlation_id = tl_rand(&s);
+			r.u.api.start_ns = tl_rand(&s);
+			r.u.api.end_ns = tl_rand(&s);
+			r.u.api.correlation_id = tl_rand(&s);
 			gp_emit(l, &r);
 			if (i % 20000 == 0) gp_recorder_flush(l);
 		}
@@ -135,6 +139,9 @@ int main(void)
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {}
-	if (tl_failures) { fprintf(stderr, "%d checks failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d checks failed\n", tl_failures);
+		return 1;
+	}
 	return 0;
 }

@@ -11,12 +11,12 @@
 #include "tl.h"
 #include "write/gp_ring.h"
 
-#define BODY 48u   /* a 56-byte entry, like an API record */
+#define BODY 48u /* a 56-byte entry, like an API record */
 
 static uint64_t wakes(int efd)
 {
 	uint64_t v = 0;
-	if (read(efd, &v, sizeof(v)) != sizeof(v)) return 0;   /* EAGAIN: none */
+	if (read(efd, &v, sizeof(v)) != sizeof(v)) return 0; /* EAGAIN: none */
 	return v;
 }
 
@@ -75,7 +75,10 @@ static void test_fill(void)
 	CHECK(drain(&g, &next, 6, 1) == seq, "drained all");
 	/* room again; the next half-full crossing wakes again (new drain) */
 	uint64_t more = 0;
-	while (more < 40 && (body_for(b, BODY, seq), gp_ring_put_fixed(&g, 6, b, BODY)) == 0) { seq++; more++; }
+	while (more < 40 && (body_for(b, BODY, seq), gp_ring_put_fixed(&g, 6, b, BODY)) == 0) {
+		seq++;
+		more++;
+	}
 	CHECK(more == 40, "accepts again after the drain: %" PRIu64, more);
 	CHECK(wakes(efd) == 1, "woken again after the drain");
 	CHECK(drain(&g, &next, 6, 1) == 40, "second drain");
@@ -114,7 +117,7 @@ static void test_wrap(void)
 static void test_entry_to_record(void)
 {
 	uint8_t e[256] = { 0 };
-	gp_rec_string s = { 7, 100, NULL };   /* claims 100 bytes, carries 5 */
+	gp_rec_string s = { 7, 100, NULL }; /* claims 100 bytes, carries 5 */
 	uint32_t size = gp_entry_size(sizeof(s), 5);
 	gp_entry_put(e, GP_REC_STRING, size, &s, sizeof(s), "hello", 5);
 	gp_record r;
@@ -134,7 +137,12 @@ static void test_entry_to_record(void)
 
 /* One producer, one consumer, both busy. */
 #define SPSC_N 300000
-struct spsc { struct gp_ring g; int efd; int done; uint64_t consumed; };
+struct spsc {
+	struct gp_ring g;
+	int efd;
+	int done;
+	uint64_t consumed;
+};
 
 static void *producer(void *arg)
 {
@@ -185,7 +193,10 @@ int main(void)
 	test_wrap();
 	test_entry_to_record();
 	test_spsc();
-	if (tl_failures) { fprintf(stderr, "%d check(s) failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d check(s) failed\n", tl_failures);
+		return 1;
+	}
 	printf("ok\n");
 	return 0;
 }

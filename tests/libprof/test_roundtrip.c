@@ -95,7 +95,8 @@ static void test_writer(const char *dir)
 	const uint32_t T = 4242;
 	build(T);
 	gp_header h = { .major = 1, .pid = 99, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 5, .rank = 3 };
-	strcpy(h.producer, "test"); strcpy(h.host, "hostx");
+	strcpy(h.producer, "test");
+	strcpy(h.host, "hostx");
 	gp_writer *w;
 	REQUIRE(gp_writer_open(path, &h, 3, &w) == 0, "writer open");
 	gp_record s = { .type = GP_REC_SOURCE };
@@ -190,7 +191,10 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {}
 	free(longstr);
-	if (tl_failures) { fprintf(stderr, "%d checks failed\n", tl_failures); return 1; }
+	if (tl_failures) {
+		fprintf(stderr, "%d checks failed\n", tl_failures);
+		return 1;
+	}
 	printf("roundtrip: all checks passed\n");
 	return 0;
 }

@@ -27,7 +27,8 @@ static void test_table(void)
 			      s->name, s->def);
 		int parsed = s->type == GP_SETTING_UINT || s->type == GP_SETTING_SIZE || s->type == GP_SETTING_ENUM ||
 			     s->type == GP_SETTING_KINDS || s->type == GP_SETTING_WINDOW ||
-			     s->type == GP_SETTING_INTERVAL;
+			     s->type == GP_SETTING_INTERVAL || s->type == GP_SETTING_DURATION ||
+			     s->type == GP_SETTING_ONE_IN || s->type == GP_SETTING_RULES;
 		/* a setting that can be refused says what it takes and what a bad
 		 * value leads to (the shim's complaint) */
 		CHECK(!parsed || (s->syntax && (s->on_bad || s->def)), "%s: no syntax / on_bad", s->name);
@@ -234,6 +235,60 @@ static void test_enums(void)
 		CHECK(gp_setting_parse(GP_SET_ENABLE, yes[i], &v) == 0 && v.u == 1, "bool %s", yes[i]);
 }
 
+/* docs/FLIGHT.md's settings: durations with "0"/"off", one step in N,
+ * the anomaly rules */
+static void test_flight(void)
+{
+	struct gp_setting_value v;
+	CHECK(gp_setting_parse(GP_SET_FLIGHT_RECORDER, "30s", &v) == 0 && v.u == 30000000000ull, "30s");
+	CHECK(gp_setting_parse(GP_SET_FLIGHT_RECORDER, "2.5", &v) == 0 && v.u == 2500000000ull, "2.5 -> seconds");
+	CHECK(gp_setting_parse(GP_SET_FLIGHT_RECORDER, "off", &v) == 0 && v.u == 0, "off");
+	CHECK(gp_setting_parse(GP_SET_FLIGHT_RECORDER, "0", &v) == 0 && v.u == 0, "0");
+	gp_setting_default(GP_SET_FLIGHT_RECORDER, &v);
+	CHECK(v.u == 0, "off by default");
+	const char *bad[] = {"", "30x", "-1", "24h", "86401", "0ms", NULL};
+	for (size_t i = 0; bad[i]; i++)
+		CHECK(gp_setting_parse(GP_SET_FLIGHT_RECORDER, bad[i], &v) != 0, "flight '%s' accepted", bad[i]);
+	CHECK(gp_setting_parse(GP_SET_FLIGHT_RECORDER, "86400", &v) == 0, "24 h (the maximum)");
+	/* a duration whose minimum is not 0 takes no "off" */
+	CHECK(gp_setting_parse(GP_SET_TRIGGER_SECONDS, "0", &v) != 0 && gp_setting_parse(GP_SET_TRIGGER_SECONDS, "500us", &v) != 0 &&
+		      gp_setting_parse(GP_SET_TRIGGER_SECONDS, "1ms", &v) == 0, "trigger seconds 1ms..");
+	CHECK(gp_setting_parse(GP_SET_TRIGGER_COOLDOWN, "0", &v) == 0 && v.u == 0, "no cool-down");
+	uint64_t n = 7;
+	CHECK(gp_parse_one_in("1/50", 2, 1000000, &n) == 0 && n == 50, "1/50");
+	CHECK(gp_parse_one_in("50", 2, 1000000, &n) == 0 && n == 50, "50");
+	CHECK(gp_parse_one_in("off", 2, 1000000, &n) == 0 && n == 0, "off");
+	n = 7;
+	const char *badn[] = {"1/1", "1", "2/50", "1/", "/50", "1/50x", "1/-5", "1/1000001", "", " 1/5", NULL};
+	for (size_t i = 0; badn[i]; i++)
+		CHECK(gp_parse_one_in(badn[i], 2, 1000000, &n) != 0, "one-in '%s' accepted", badn[i]);
+	CHECK(n == 7, "a refused ratio changed the output");
+	CHECK(gp_setting_parse(GP_SET_SAMPLE_STEPS, "1/3", &v) == 0 && v.u == 3, "setting 1/3");
+	struct gp_trigger_rules r;
+	char err[160];
+	CHECK(gp_parse_trigger_rules("step>3x,idle>50%,range=bad batch,cuda-error", &r, err, sizeof err) == 0 &&
+		      r.what == (GP_RULE_STEP | GP_RULE_IDLE | GP_RULE_RANGE | GP_RULE_CUDA_ERROR) &&
+		      r.step_factor == 3.0 && r.idle_pct == 50 && !strcmp(r.range, "bad batch"),
+	      "all four rules: %s", err);
+	CHECK(gp_parse_trigger_rules("STEP>2.5", &r, err, sizeof err) == 0 && r.what == GP_RULE_STEP &&
+		      r.step_factor == 2.5, "step>2.5 without x, any case");
+	CHECK(gp_parse_trigger_rules("none", &r, err, sizeof err) == 0 && r.what == 0, "none");
+	static const struct { const char *text, *why; } badr[] = {
+		{"", "no rule"}, {"step>", "factor"}, {"step>1x", "1.1"}, {"step>3y", "1.1"}, {"idle>0%", "1 to 99"},
+		{"idle>100", "1 to 99"}, {"idle>5.5%", "1 to 99"}, {"range=", "name"}, {"range=a,range=b", "one range"},
+		{"step>3x,", "empty"}, {",cuda-error", "empty"}, {"cuda-errors", "not a rule"}, {"step<3x", "not a rule"},
+		{"range=0123456789012345678901234567890123456789012345678901234567890123", "63"},
+	};
+	for (size_t i = 0; i < N(badr); i++) {
+		err[0] = 0;
+		CHECK(gp_parse_trigger_rules(badr[i].text, &r, err, sizeof err) != 0 && strstr(err, badr[i].why),
+		      "rules '%s' accepted or reason '%s' lacks '%s'", badr[i].text, err, badr[i].why);
+	}
+	CHECK(gp_setting_parse(GP_SET_TRIGGER, "step>3x,cuda-error", &v) == 0 &&
+		      v.u == (GP_RULE_STEP | GP_RULE_CUDA_ERROR), "setting: rules");
+	CHECK(gp_setting_parse(GP_SET_TRIGGER, "step", &v) != 0, "setting: a bad rule accepted");
+}
+
 int main(void)
 {
 	test_table();
@@ -243,6 +298,7 @@ int main(void)
 	test_window();
 	test_pm_interval();
 	test_enums();
+	test_flight();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else

@@ -49,8 +49,11 @@ if [ -n "$parent" ] && [ -n "$allparent" ]; then
     grep -q '^    settings: activity=kernel,memcpy,memset,peer,sync,memory,device api=' "$T/minfo.txt" ||
     { fail "merged trace lacks one of the two settings lines:"; cat "$T/minfo.txt"; }
 fi
-n=$(grep -c '^pid=' "$T/summary" 2>/dev/null || echo 0)
-[ "$n" -eq 2 ] || fail "summary lines: $n, want 2"
+# per traced process: a line when its file is made, one at its final flush
+n=$(grep -c '^pid=[0-9]* events=' "$T/summary" 2>/dev/null || echo 0)
+[ "$n" -eq 2 ] || fail "summary final lines: $n, want 2"
+n=$(grep -c '^pid=[0-9]* file=' "$T/summary" 2>/dev/null || echo 0)
+[ "$n" -eq 2 ] || fail "summary file-made lines: $n, want 2"
 grep -q "file=$parent\$" "$T/summary" || fail "summary does not name $parent"
 grep "file=$parent\$" "$T/summary" | grep -q ' dropped=0 ' || fail "summary dropped != 0"
 # under `gpuprof run` (GPUPROF_SUMMARY set) the tool prints the summary: the

@@ -1,7 +1,8 @@
 /* gen_common.h — what the test trace generators (gen_trace.c, gen_ranks.c,
- * gen_stacks.c, gen_steps.c) share: the one writer (open/close), an append that exits on error, STRING
- * records, the SOURCE/PROCESS/THREAD records every trace starts with, and builders
- * of the API, kernel, memcpy and NVTX range records (absolute times).
+ * gen_stacks.c, gen_steps.c, gen_advise.c; bench/bigtrace/gen_bigtrace.c) share: the one writer
+ * (open/close), an append that exits on error, STRING records, the SOURCE/PROCESS/THREAD records every
+ * trace starts with, an H200-like DEVICE record, and builders of the API, kernel, memcpy and NVTX range
+ * records (absolute times).
  * Header-only and static inline: each generator is one C file, and a helper
  * a generator does not use costs nothing (and draws no unused warning). */
 #ifndef GEN_COMMON_H
@@ -174,6 +175,15 @@ static inline void thread_rec(uint32_t pid, uint32_t tid, uint32_t name_id)
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_THREAD;
 	r.u.thread.pid = pid; r.u.thread.tid = tid; r.u.thread.name_id = name_id;
+	put(0, &r);
+}
+
+/* The DEVICE record of device 0 named `name` (rec_device_sm90: an H200's
+ * limits, what the occupancy rules read), written. */
+static inline void device_h200(uint32_t name)
+{
+	gp_record r;
+	rec_device_sm90(&r, name);
 	put(0, &r);
 }
 

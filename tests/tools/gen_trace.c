@@ -124,8 +124,7 @@ static void write_occ(void)
 	put(0, &r);
 	r.u.source.source_id = 4; r.u.source.kind = GP_SOURCE_TOOL;
 	put(0, &r);
-	rec_device_sm90(&r, S_GPU);
-	put(0, &r);
+	device_h200(S_GPU);
 	uint64_t t = 1000;
 	for (uint32_t i = 0; i < nk; i++) {
 		memset(&r, 0, sizeof(r));

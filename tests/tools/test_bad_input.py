@@ -27,6 +27,8 @@ def cmds(path, d):
         ["export", "--format", "perfetto", path, "-o", out("json")],
         ["export", "--format", "sqlite", path, "-o", out("db")],
         ["merge", path, "-o", out("gpuprof")],
+        ["report", "-o", out("html"), path],
+        ["diff", path, path],
     ]
 
 

@@ -51,8 +51,8 @@ RANK_KEYS = ("rank", "pid", "nccl_kernels", "comm_ns", "compute_kernels", "compu
              "overlap_pct", "exposed_comm_ns", "wait_ns", "wait_pct", "max_wait_ns")
 STEP_KEYS = ("rank", "pid", "occurrence", "start_ns", "step_ns", "kernels", "collectives", "comm_ns",
              "compute_ns", "overlap_ns", "wait_ns", "range")
-R0 = (0, 3000, 3, 26000, 5, 36000, 10000, 38.5, 16000, 3000, 11.5, 3000)
-R1 = (1, 3001, 3, 25000, 3, 23000, 2000, 8.0, 23000, 2000, 8.0, 1000)
+R0 = (0, 3000, 3, 26000, 5, 36000, 10000, 100 * 10000 / 26000, 16000, 3000, 100 * 3000 / 26000, 3000)
+R1 = (1, 3001, 3, 25000, 3, 23000, 2000, 100 * 2000 / 25000, 23000, 2000, 100 * 2000 / 25000, 1000)
 STEPS = [
     (0, 3000, 1, 1000, 50000, 4, 1, 10000, 20000, 5000, 3000, "step 0"),
     (1, 3001, 1, 1500, 50500, 3, 1, 7000, 18000, 0, 0, "step 0"),
@@ -91,7 +91,7 @@ with tt.tmpdir() as d:
     tt.expect("    0  3000             3     26,000" in tab, "table row rank 0:\n" + tab)
     csv = tt.gp("stats", "--report", "comm", "--format", "csv", m).stdout.splitlines()
     tt.eq((csv[0], csv[1].split(",")[0]), ("# comm", "Rank"), "csv sections")
-    tt.eq(csv[2], "0,3000,3,26000,5,36000,10000,38.5,16000,3000,11.5,3000", "csv rank 0")
+    tt.eq(csv[2], "0,3000,3,26000,5,36000,10000,38.46153846153846,16000,3000,11.538461538461538,3000", "csv rank 0")
     tt.expect("# comm_steps" in csv and "1,3001,1,60500,40000,2,1,16000,5000,2000,1000,step 1" in csv,
               "csv step row")
 

@@ -7,6 +7,7 @@
 #   GPUPROF_UPDATE_GOLDEN=1 sh tests/tools/test_golden.sh build
 # and review the diff.
 B=${1:-build}
+unset COLUMNS  # tables are cut to $COLUMNS
 G=$(cd "$B/bin" && pwd)/gpuprof
 GEN=$(cd "$B/tests/tools" && pwd)/gen_trace
 GOLD=$(cd "$(dirname "$0")/golden" && pwd)

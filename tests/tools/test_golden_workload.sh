@@ -19,9 +19,13 @@ n=0
 for f in "$d"/t-*.gpuprof; do
 	n=$((n + 1))
 	{
-		"$G" stats --report kernels,memops,memsize --format csv "$f"
+		# the PID column of each section holds the run's pid
+		"$G" stats --report kernels,memops,memsize --format csv "$f" |
+			awk -F, -v OFS=, '/^# /{hdr=1; print; next}
+				hdr {c=0; for (i=1; i<=NF; i++) if ($i=="PID") c=i; hdr=0; print; next}
+				c && $c ~ /^[0-9]+$/ {$c="PID"} {print}'
 		echo "exit $?"
-		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,9,10,11 | sort
+		"$G" stats --report nvtx --format csv "$f" | cut -d, -f3,11,12,13 | sort
 	} >"$d/out.$n"
 done
 [ $n -eq 2 ] || { echo "want 2 traces (parent and CUDA-using fork child), got $n"; exit 1; }

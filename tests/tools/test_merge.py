@@ -43,10 +43,12 @@ with tt.tmpdir() as d:
     # one time axis: the merged dump is time ordered across both processes
     ts = [r.get("start", r.get("ts")) for r in recs if r["type"] in timed and r["type"] != "nvtx_range"]
     tt.expect(ts == sorted(ts), "merged records in time order")
-    # stats per process still attribute NVTX per thread: train_step twice per pid
+    # stats per process still attribute NVTX per thread: train_step twice per
+    # pid, one row per process (rank 1's process record has a rank, 1000's not)
     st = json.loads(tt.gp("stats", "--format", "json", "--report", "nvtx,util", m).stdout)
-    n = {r["range"]: r for r in st["nvtx"]}
-    tt.eq((n["train_step"]["instances"], n["train_step"]["gpu_kernel_ns"]), (4, 88000), "merged nvtx")
+    n = {(r["pid"], r["rank"]): r for r in st["nvtx"] if r["range"] == "train_step"}
+    tt.eq({k: (r["instances"], r["gpu_kernel_ns"]) for k, r in n.items()},
+          {(2000, 1): (2, 44000), (1000, None): (2, 44000)}, "merged nvtx, per process")
     tt.eq(sorted((r["pid"], r["stream"]) for r in st["util"] if r["stream"] == "all"),
           [(1000, "all"), (2000, "all")], "util per process/device")
     # output exists -> refuse; missing input -> 2

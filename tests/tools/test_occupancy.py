@@ -85,8 +85,8 @@ with tempfile.TemporaryDirectory() as d:
     check(len(u) == 1, "one util row for the device")
     u = u[0]
     check(u["busy_pct"] == 100.0, "busy 100 % (some kernel always running)")
-    check(near(u["sm_weighted_pct"], round(smw, 1), 0.01), f"SM-weighted {smw:.3f} % (got {u['sm_weighted_pct']})")
-    check(near(u["occ_weighted_pct"], round(occw, 1), 0.01), f"occupancy-weighted {occw:.3f} % (got {u['occ_weighted_pct']})")
+    check(near(u["sm_weighted_pct"], smw, 1e-9), f"SM-weighted {smw:.3f} % (got {u['sm_weighted_pct']})")
+    check(near(u["occ_weighted_pct"], occw, 1e-9), f"occupancy-weighted {occw:.3f} % (got {u['occ_weighted_pct']})")
     check(u["nvml_util_pct"] == 100.0, "NVML mean 100 % beside them")
     c = {r["counter"]: r for r in js["counters"]}
     pw = c.get("nvml.power_mw", {})

@@ -61,10 +61,10 @@ for t in TRACES:
     st = json.loads(out)
     by_name = {}
     for r in kern:
-        n = r.get("demangled") or r["name"]
+        n = r["name"]  # mangled: stats JSON carries it beside the demangled name
         c, tot = by_name.get(n, (0, 0))
         by_name[n] = (c + 1, tot + r["dur"])
-    got = {k["name"]: (k["instances"], k["total_ns"]) for k in st["kernels"]}
+    got = {k["mangled"]: (k["instances"], k["total_ns"]) for k in st["kernels"]}
     check(got == by_name, f"{name}: kernel summary = per-name count and total from dump ({len(by_name)} names)")
     busy = union_busy([(r["start"], r["end"]) for r in kern])
     dev_all = [u for u in st["util"] if u["stream"] == "all"]
@@ -81,9 +81,9 @@ for t in TRACES:
         check(True, f"{name}: per-stream busy = union of that stream's kernels")
     cbytes = sum(r["bytes"] for r in copies)
     mem = {m["operation"]: m for m in st.get("memsize", [])} if st.get("memsize") and "operation" in st["memsize"][0] else None
-    total_mb = sum(m.get("total_mb", 0) for m in st.get("memsize", [])) if st.get("memsize") else 0
-    check(abs(total_mb * 1e6 - (cbytes + sum(r["bytes"] for r in sets))) < 1e3 * max(1, len(st.get("memsize", []))),
-          f"{name}: memsize total {total_mb:.3f} MB = copy+set bytes from dump")
+    total = sum(m["total_bytes"] for m in st.get("memsize", []))
+    check(total == cbytes + sum(r["bytes"] for r in sets),
+          f"{name}: memsize total {total} B = copy+set bytes from dump")
 
     with tempfile.TemporaryDirectory() as d:
         pj = os.path.join(d, "t.json")

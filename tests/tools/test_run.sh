@@ -6,6 +6,7 @@
 B=${1:-build}
 G=$(cd "$B/bin" && pwd)/gpuprof
 FAKE=$(cd "$B/tests/tools" && pwd)/fake_shim.so
+GEN=$(cd "$B/tests/tools" && pwd)/gen_trace
 d=$(mktemp -d) || exit 1
 trap 'rm -rf "$d"' EXIT
 cd "$d" || exit 1
@@ -30,7 +31,7 @@ grep -q "^gpuprof: no trace written" err || bad "no-trace message: $(cat err)"
 # a job killed by a signal before the shim's final flush: not "no trace written"
 "$G" run -o 'k-%p.gpuprof' -- sh -c 'kill -SEGV $$' 2>err; rc=$?
 [ $rc -eq 139 ] || bad "job killed by SIGSEGV -> 139: got $rc"
-grep -q "^gpuprof: the job was killed by signal 11 .*truncated trace may exist (output pattern: k-%p.gpuprof)" err \
+grep -q "^gpuprof: the job was killed by signal 11 (.*); no traced process had created a trace file$" err \
 	|| bad "killed-job message: $(cat err)"
 grep -q "no trace written" err && bad "killed job reported as 'no trace written'"
 
@@ -62,18 +63,28 @@ GPUPROF_LIB=/nonexistent/libgpuprof.so "$G" run -- true 2>err; rc=$?
 [ $rc -eq 1 ] || bad "missing library exit: $rc"
 grep -q "cannot find libgpuprof.so" err || bad "missing library message: $(cat err)"
 
-# summary line from the shim's summary file(s)
+# summary line from the shim's summary file(s), with the file's size on disk
+# (the fake shim's file is a copy of a gen_trace trace: 2.9 kB or so)
+"$GEN" gen.gpuprof || bad "gen_trace"
+export FAKE_SHIM_COPY=$d/gen.gpuprof
+size=$(python3 -c 'import os,sys; b=os.path.getsize(sys.argv[1]); print(f"{b} B" if b < 1000 else f"{b/1e3:.1f} kB" if b < 1e6 else f"{b/1e6:.1f} MB")' gen.gpuprof)
 "$G" run -o x.gpuprof -- env FAKE_SHIM_TRACE=1 true 2>err; rc=$?
 [ $rc -eq 0 ] || bad "traced job exit $rc"
-grep -qxF "gpuprof: 42 events, 1 dropped, wrote x.gpuprof (1.2 MB)" err || bad "summary line: $(cat err)"
+grep -qxF "gpuprof: 42 events, 1 dropped, wrote x.gpuprof ($size)" err || bad "summary line: $(cat err)"
 [ "$(wc -l <err)" -eq 1 ] || bad "exactly one summary line: $(cat err)"
 "$G" run -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
-grep -q "^gpuprof: 84 events, 2 dropped, wrote 2 files: trace-[0-9]*.gpuprof (1.2 MB), trace-[0-9]*.gpuprof (1.2 MB)$" err \
+grep -q "^gpuprof: 84 events, 2 dropped, wrote 2 files: trace-[0-9]*.gpuprof ($size), trace-[0-9]*.gpuprof ($size)$" err \
 	|| bad "two-process summary: $(cat err)"
-# the real shim's one-line-per-process form, a file name with a space
+# the real shim's one-line-per-process form, a file name with a space; two
+# processes writing one file: one file, both counted
 FAKE_SHIM_FORMAT=line "$G" run -o 'my trace.gpuprof' -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
-grep -qxF "gpuprof: 84 events, 2 dropped, wrote 2 files: my trace.gpuprof (1.2 MB), my trace.gpuprof (1.2 MB)" err \
+grep -qxF "gpuprof: 84 events, 2 dropped, wrote my trace.gpuprof ($size)" err \
 	|| bad "one-line summary form: $(cat err)"
+# a file that is not there (any more) is said to be missing
+FAKE_SHIM_COPY= "$G" run -o gone.gpuprof -- env FAKE_SHIM_TRACE=1 true 2>err
+grep -qxF "gpuprof: 42 events, 1 dropped, wrote gone.gpuprof (missing: No such file or directory)" err \
+	|| bad "missing file: $(cat err)"
+unset FAKE_SHIM_COPY
 "$G" run -q -- env FAKE_SHIM_TRACE=1 true 2>err
 [ -s err ] && bad "-q still printed the summary: $(cat err)"
 

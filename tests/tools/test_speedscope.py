@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tt import B, eq, expect, fail, finish, gp, tmpdir  # noqa: E402
+from tt import B, chromium, eq, expect, fail, finish, gp, tmpdir  # noqa: E402
 from test_stacks_workload import CHAIN, record_workload  # noqa: E402
 
 SPEEDSCOPE_VERSION = "1.25.0"
@@ -42,14 +42,6 @@ GEN_STACKS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_stacks"))
 def skip(why):
     print(f"skip: {why}")
     sys.exit(77)
-
-
-def chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 def ensure_speedscope():

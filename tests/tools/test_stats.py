@@ -60,11 +60,11 @@ with tt.tmpdir() as d:
           [("[CUDA memcpy Host-to-Device]", 20000, 1), ("[CUDA memcpy Device-to-Host]", 12000, 1),
            ("[CUDA memset]", 2000, 1)], "memops")
     tt.approx(m[0]["time_pct"], 100 * 20000 / 34000, "HtoD time %")
-    # ---------------- memsize (MB = 1e6 B): DtoH 3, memset 2, HtoD 1
+    # ---------------- memsize (bytes in JSON): DtoH 3e6, memset 2e6, HtoD 1e6
     s = out["memsize"]
-    tt.eq([(r["operation"], r["total_mb"]) for r in s],
-          [("[CUDA memcpy Device-to-Host]", 3.0), ("[CUDA memset]", 2.0), ("[CUDA memcpy Host-to-Device]", 1.0)],
-          "memsize")
+    tt.eq([(r["operation"], r["total_bytes"]) for r in s],
+          [("[CUDA memcpy Device-to-Host]", 3000000), ("[CUDA memset]", 2000000),
+           ("[CUDA memcpy Host-to-Device]", 1000000)], "memsize")
 
     # ---------------- nvtx
     # epoch (start/end, domain mydomain) [500,300000) = 299500

@@ -59,7 +59,6 @@ import subprocess
 import tt
 
 GEN_STEPS = os.path.join(os.path.dirname(tt.GEN), "gen_steps")
-GOLD = os.path.join(tt.HERE, "golden")
 ALL = "steps,step_buckets,step_launch,step_outliers,step_phases,step_rows"
 BUCKETS = ("compute_ns", "comm_ns", "memory_ns", "host_wait_ns", "sync_ns", "launch_ns", "other_ns")
 
@@ -73,21 +72,6 @@ def steps_json(path, *extra):
     p = tt.gp("steps", "--format", "json", "--report", ALL, *extra, path)
     tt.eq(p.stderr, "", f"stderr of steps {' '.join(extra)}")
     return json.loads(p.stdout)
-
-
-def golden(name, *args):
-    p = tt.gp(*args, check=False)
-    out = p.stdout + f"exit {p.returncode}\n"
-    path = os.path.join(GOLD, name + ".out")
-    if os.environ.get("GPUPROF_UPDATE_GOLDEN"):
-        with open(path, "w") as f:
-            f.write(out)
-        return
-    with open(path) as f:
-        want = f.read()
-    if out != want:
-        tt.fail(f"golden/{name}.out differs from gpuprof {' '.join(map(str, args[:-1]))}")
-        print(out)
 
 
 def row_vals(r, keys):
@@ -229,10 +213,10 @@ with tt.tmpdir() as d:
     tt.expect("cannot read" in p.stderr, f"not a trace: message {p.stderr!r}")
 
     # layout
-    golden("steps_cat_table", "steps", "--per-step", cat)
-    golden("steps_cat_csv", "steps", "--per-step", "--format", "csv", cat)
-    golden("steps_cat_json", "steps", "--per-step", "--format", "json", cat)
-    golden("steps_steady_table", "steps", steady)
-    golden("steps_trace_table", "steps", "--per-step", bare)
+    tt.golden("steps_cat_table", "steps", "--per-step", cat)
+    tt.golden("steps_cat_csv", "steps", "--per-step", "--format", "csv", cat)
+    tt.golden("steps_cat_json", "steps", "--per-step", "--format", "json", cat)
+    tt.golden("steps_steady_table", "steps", steady)
+    tt.golden("steps_trace_table", "steps", "--per-step", bare)
 
 tt.finish()

@@ -38,7 +38,7 @@ static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, 
 
 void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed)
 {
-	if (settings_known && !windowed) *u64map_get(&g->streamed, pid, MAP_INSERT) = 1;
+	if (!g->keep && settings_known && !windowed) *u64map_get(&g->streamed, pid, MAP_INSERT) = 1;
 	else u64map_del(&g->streamed, pid);
 }
 

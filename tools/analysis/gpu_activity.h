@@ -59,6 +59,9 @@ struct gpu_activity {
 	struct gpu_dev *devs; size_t ndevs, cdevs;
 	struct gpu_stream *strs; size_t nstrs, cstrs;
 	u64map streamed;       /* pid -> 1: its intervals may be cut (gpu_activity_process) */
+	int keep;              /* set by a caller that reads the devices' unions
+				  (kc.set) after gpu_activity_finish, as `gpuprof
+				  report`'s busy-over-time: no process is streamed */
 };
 
 /* The process `pid` describes its recording: settings_known (the PROCESS

@@ -1,5 +1,5 @@
-/* kernel_names.h — kernel names for humans: the demangled name of a
- * kernel's string id, demangled once per id. */
+/* kernel_names.h — kernel names for humans: the forms of a kernel's string
+ * id (common/util.h name_full, name_base), each computed once per id. */
 #ifndef GPUPROF_TOOL_KERNEL_NAMES_H
 #define GPUPROF_TOOL_KERNEL_NAMES_H
 
@@ -11,9 +11,16 @@
 /* Zero-initialised plus .r = the reader. */
 struct kernel_names { gp_reader *r; u64map id2name; };
 
-/* Demangled name of string `name_id` ("" for an unknown id); valid until
- * kernel_names_free. */
+/* The forms `gpuprof stats --names` chooses from. */
+enum name_form { NAME_BASE, NAME_FULL, NAME_MANGLED };
+/* "base", "full", "mangled" -> enum name_form; -1 for an unknown name. */
+int name_form_parse(const char *s);
+
+/* Full (demangled) name of string `name_id` ("" for an unknown id); valid
+ * until kernel_names_free. */
 const char *kernel_name(struct kernel_names *kn, uint32_t name_id);
+/* The name in form `form` (NAME_MANGLED: the string as recorded). */
+const char *kernel_name_form(struct kernel_names *kn, uint32_t name_id, enum name_form form);
 void kernel_names_free(struct kernel_names *kn);
 
 #endif

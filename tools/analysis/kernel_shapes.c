@@ -23,6 +23,7 @@ void kshapes_add(struct kshapes *ks, uint32_t pid, const gp_rec_kernel *k, const
 		memset(&c, 0, sizeof(c));
 		c.pid = pid; c.dev = k->device_id; c.threads = threads; c.regs = k->registers; c.smem = smem;
 		c.name = xstrdup(name);
+		c.name_id = k->name_id;
 		*slot = ks->n;
 		VEC_PUSH(ks->v, ks->n, ks->cap, c);
 	}

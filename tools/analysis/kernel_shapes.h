@@ -20,6 +20,7 @@
 struct kshape {
 	uint32_t pid, dev, threads, regs, smem;
 	char *name;
+	uint32_t name_id;         /* string id of its first kernel record's name */
 	uint64_t n, total, bmin, bmax;
 	u64map blocks;
 	/* set by kshapes_finish */

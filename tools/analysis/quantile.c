@@ -65,14 +65,21 @@ void qsketch_to_histogram(struct qsketch *q)
 	q->v = NULL; q->nv = q->cv = q->sorted = 0;
 }
 
+const uint64_t *qsketch_sorted(struct qsketch *q)
+{
+	if (q->approx) return NULL;
+	if (q->sorted != q->nv) {
+		qsort(q->v, q->nv, sizeof(uint64_t), cmp_u64);
+		q->sorted = q->nv;
+	}
+	return q->v;
+}
+
 double qsketch_kth(struct qsketch *q, uint64_t k, uint64_t min, uint64_t max)
 {
 	if (!q->approx) {
-		if (q->sorted != q->nv) {
-			qsort(q->v, q->nv, sizeof(uint64_t), cmp_u64);
-			q->sorted = q->nv;
-		}
-		return k < q->nv ? (double)q->v[k] : 0;
+		const uint64_t *v = qsketch_sorted(q);
+		return k < q->nv ? (double)v[k] : 0;
 	}
 	if (k < q->zeros) return 0;
 	uint64_t seen = q->zeros;

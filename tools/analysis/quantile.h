@@ -36,6 +36,9 @@ struct qsketch {
 void qsketch_add(struct qsketch *q, uint64_t v);
 /* Exact -> histogram (the values are binned and freed); no-op if already. */
 void qsketch_to_histogram(struct qsketch *q);
+/* Exact mode: the q->nv values, sorted (once, and again only after more
+ * were added); NULL once a histogram. */
+const uint64_t *qsketch_sorted(struct qsketch *q);
 /* The k-th smallest value (0-based, k < n): exact, or the estimate of its
  * bucket clamped to [min, max] (the caller's exact extremes).  Exact mode
  * sorts the values (once, and again only after more were added). */

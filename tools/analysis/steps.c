@@ -328,7 +328,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
 		w->unrecorded = lo < hi && (a < 0 || a != b);
 	}
-	qsort(p->ops, p->nops, sizeof(*p->ops), cmp_bop);
+	if (p->nops > 1) qsort(p->ops, p->nops, sizeof(*p->ops), cmp_bop); /* no NULL to qsort (UBSan) */
 	/* busy buckets: unions of the operations clipped to [s, e) */
 	struct ivset c = { 0 }, n = { 0 }, m = { 0 }, cn = { 0 }, sync = { 0 }, api = { 0 };
 	for (size_t i = 0; i < p->nops; i++) {

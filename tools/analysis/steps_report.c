@@ -15,58 +15,58 @@ const char *const steps_report_names[SR_COUNT] = {
 };
 
 static const struct col summary_cols[] = {
-	{ "PID", "pid", COL_ID }, { "Method", "method", COL_STR }, { "Steps", "steps", COL_INT },
-	{ "Warm-up", "warmup", COL_INT }, { "Counted", "counted", COL_INT }, { "Med (ns)", "median_ns", COL_INT },
-	{ "P90 (ns)", "p90_ns", COL_INT }, { "Max (ns)", "max_ns", COL_INT }, { "Min (ns)", "min_ns", COL_INT },
-	{ "Spread (%)", "spread_pct", COL_F1 }, { "GPU Busy (%)", "gpu_busy_pct", COL_F1 },
-	{ "Outliers", "outliers", COL_INT }, { "Steps Are", "defined_by", COL_STR },
+	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Method", "method", COL_STR, COL_EVERYWHERE }, { "Steps", "steps", COL_INT, COL_EVERYWHERE },
+	{ "Warm-up", "warmup", COL_INT, COL_EVERYWHERE }, { "Counted", "counted", COL_INT, COL_EVERYWHERE }, { "Med (ns)", "median_ns", COL_INT, COL_EVERYWHERE },
+	{ "P90 (ns)", "p90_ns", COL_INT, COL_EVERYWHERE }, { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, { "Min (ns)", "min_ns", COL_INT, COL_EVERYWHERE },
+	{ "Spread (%)", "spread_pct", COL_F1, COL_EVERYWHERE }, { "GPU Busy (%)", "gpu_busy_pct", COL_F1, COL_EVERYWHERE },
+	{ "Outliers", "outliers", COL_INT, COL_EVERYWHERE }, { "Steps Are", "defined_by", COL_STR, COL_EVERYWHERE },
 };
 #define NSUMMARY (int)(sizeof(summary_cols) / sizeof(summary_cols[0]))
 
 static const struct col bucket_cols[] = {
-	{ "PID", "pid", COL_ID }, { "Bucket", "bucket", COL_STR }, { "Total (ns)", "total_ns", COL_INT },
-	{ "Step Time (%)", "step_time_pct", COL_F1 }, { "Med (ns)", "median_ns", COL_INT },
-	{ "P90 (ns)", "p90_ns", COL_INT }, { "Max (ns)", "max_ns", COL_INT }, { "Meaning", "meaning", COL_STR },
+	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Bucket", "bucket", COL_STR, COL_EVERYWHERE }, { "Total (ns)", "total_ns", COL_INT, COL_EVERYWHERE },
+	{ "Step Time (%)", "step_time_pct", COL_F1, COL_EVERYWHERE }, { "Med (ns)", "median_ns", COL_INT, COL_EVERYWHERE },
+	{ "P90 (ns)", "p90_ns", COL_INT, COL_EVERYWHERE }, { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, { "Meaning", "meaning", COL_STR, COL_EVERYWHERE },
 };
 #define NBUCKET (int)(sizeof(bucket_cols) / sizeof(bucket_cols[0]))
 
 static const struct col launch_cols[] = {
-	{ "PID", "pid", COL_ID }, { "Launched Ops", "launched_ops", COL_INT },
-	{ "CPU Dur Med (ns)", "cpu_duration_med_ns", COL_INT }, { "GPU Dur Med (ns)", "gpu_duration_med_ns", COL_INT },
-	{ "Delay Med (ns)", "launch_delay_med_ns", COL_INT }, { "Delay Max (ns)", "launch_delay_max_ns", COL_INT },
-	{ "Queue Max", "queue_length_max", COL_INT }, { "Short Ops", "short_ops", COL_INT },
-	{ "Runtime Outliers", "runtime_outliers", COL_INT }, { "Delay Outliers", "launch_delay_outliers", COL_INT },
-	{ "Kernels/Step Med", "kernels_per_step_med", COL_F1 },
-	{ "Kernel Time/Step Med (ns)", "kernel_ns_per_step_med", COL_INT },
+	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Launched Ops", "launched_ops", COL_INT, COL_EVERYWHERE },
+	{ "CPU Dur Med (ns)", "cpu_duration_med_ns", COL_INT, COL_EVERYWHERE }, { "GPU Dur Med (ns)", "gpu_duration_med_ns", COL_INT, COL_EVERYWHERE },
+	{ "Delay Med (ns)", "launch_delay_med_ns", COL_INT, COL_EVERYWHERE }, { "Delay Max (ns)", "launch_delay_max_ns", COL_INT, COL_EVERYWHERE },
+	{ "Queue Max", "queue_length_max", COL_INT, COL_EVERYWHERE }, { "Short Ops", "short_ops", COL_INT, COL_EVERYWHERE },
+	{ "Runtime Outliers", "runtime_outliers", COL_INT, COL_EVERYWHERE }, { "Delay Outliers", "launch_delay_outliers", COL_INT, COL_EVERYWHERE },
+	{ "Kernels/Step Med", "kernels_per_step_med", COL_F1, COL_EVERYWHERE },
+	{ "Kernel Time/Step Med (ns)", "kernel_ns_per_step_med", COL_INT, COL_EVERYWHERE },
 };
 #define NLAUNCH (int)(sizeof(launch_cols) / sizeof(launch_cols[0]))
 
 static const struct col outlier_cols[] = {
-	{ "PID", "pid", COL_ID }, { "Step", "step", COL_ID }, { "Start (ns)", "start_ns", COL_INT },
-	{ "Time (ns)", "time_ns", COL_INT }, { "vs Med (%)", "vs_median_pct", COL_F1 },
-	{ "What Differs", "what_differs", COL_STR },
+	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Step", "step", COL_ID, COL_EVERYWHERE }, { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE },
+	{ "Time (ns)", "time_ns", COL_INT, COL_EVERYWHERE }, { "vs Med (%)", "vs_median_pct", COL_F1, COL_EVERYWHERE },
+	{ "What Differs", "what_differs", COL_STR, COL_EVERYWHERE },
 };
 #define NOUTLIER (int)(sizeof(outlier_cols) / sizeof(outlier_cols[0]))
 
 static const struct col phase_cols[] = {
-	{ "PID", "pid", COL_ID }, { "Steps", "steps", COL_INT }, { "Kernels", "kernels", COL_INT },
-	{ "Kernel Time (ns)", "kernel_ns", COL_INT }, { "Med/Step (ns)", "kernel_ns_per_step_med", COL_INT },
-	{ "Of Step Kernels (%)", "of_step_kernel_pct", COL_F1 }, { "Memops", "memops", COL_INT },
-	{ "Memop Time (ns)", "memop_ns", COL_INT }, { "Phase", "phase", COL_STR },
+	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Steps", "steps", COL_INT, COL_EVERYWHERE }, { "Kernels", "kernels", COL_INT, COL_EVERYWHERE },
+	{ "Kernel Time (ns)", "kernel_ns", COL_INT, COL_EVERYWHERE }, { "Med/Step (ns)", "kernel_ns_per_step_med", COL_INT, COL_EVERYWHERE },
+	{ "Of Step Kernels (%)", "of_step_kernel_pct", COL_F1, COL_EVERYWHERE }, { "Memops", "memops", COL_INT, COL_EVERYWHERE },
+	{ "Memop Time (ns)", "memop_ns", COL_INT, COL_EVERYWHERE }, { "Phase", "phase", COL_STR, COL_EVERYWHERE },
 };
 #define NPHASE (int)(sizeof(phase_cols) / sizeof(phase_cols[0]))
 
 static const struct col row_cols[] = {
-	{ "PID", "pid", COL_ID }, { "Step", "step", COL_ID }, { "Start (ns)", "start_ns", COL_INT },
-	{ "Time (ns)", "time_ns", COL_INT }, { "Compute", "compute_ns", COL_INT }, { "Comm", "comm_ns", COL_INT },
-	{ "Memory", "memory_ns", COL_INT }, { "Host Wait", "host_wait_ns", COL_INT }, { "Sync", "sync_ns", COL_INT },
-	{ "Launch", "launch_ns", COL_INT }, { "Other", "other_ns", COL_INT }, { "Kernels", "kernels", COL_INT },
-	{ "Kernel Time", "kernel_time_ns", COL_INT }, { "Memops", "memops", COL_INT },
-	{ "Other Thread", "other_thread_ops", COL_INT }, { "CPU Dur Med", "cpu_duration_med_ns", COL_INT },
-	{ "Delay Med", "launch_delay_med_ns", COL_INT }, { "Delay Max", "launch_delay_max_ns", COL_INT },
-	{ "Queue Max", "queue_length_max", COL_INT }, { "Sync Calls", "sync_calls", COL_INT },
-	{ "Allocs", "alloc_calls", COL_INT }, { "Host Pause", "host_pause_ns", COL_INT },
-	{ "Flags", "flags", COL_STR }, { "Range", "range", COL_STR },
+	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Step", "step", COL_ID, COL_EVERYWHERE }, { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE },
+	{ "Time (ns)", "time_ns", COL_INT, COL_EVERYWHERE }, { "Compute", "compute_ns", COL_INT, COL_EVERYWHERE }, { "Comm", "comm_ns", COL_INT, COL_EVERYWHERE },
+	{ "Memory", "memory_ns", COL_INT, COL_EVERYWHERE }, { "Host Wait", "host_wait_ns", COL_INT, COL_EVERYWHERE }, { "Sync", "sync_ns", COL_INT, COL_EVERYWHERE },
+	{ "Launch", "launch_ns", COL_INT, COL_EVERYWHERE }, { "Other", "other_ns", COL_INT, COL_EVERYWHERE }, { "Kernels", "kernels", COL_INT, COL_EVERYWHERE },
+	{ "Kernel Time", "kernel_time_ns", COL_INT, COL_EVERYWHERE }, { "Memops", "memops", COL_INT, COL_EVERYWHERE },
+	{ "Other Thread", "other_thread_ops", COL_INT, COL_EVERYWHERE }, { "CPU Dur Med", "cpu_duration_med_ns", COL_INT, COL_EVERYWHERE },
+	{ "Delay Med", "launch_delay_med_ns", COL_INT, COL_EVERYWHERE }, { "Delay Max", "launch_delay_max_ns", COL_INT, COL_EVERYWHERE },
+	{ "Queue Max", "queue_length_max", COL_INT, COL_EVERYWHERE }, { "Sync Calls", "sync_calls", COL_INT, COL_EVERYWHERE },
+	{ "Allocs", "alloc_calls", COL_INT, COL_EVERYWHERE }, { "Host Pause", "host_pause_ns", COL_INT, COL_EVERYWHERE },
+	{ "Flags", "flags", COL_STR, COL_EVERYWHERE }, { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 #define NROW (int)(sizeof(row_cols) / sizeof(row_cols[0]))
 

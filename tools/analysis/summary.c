@@ -56,9 +56,17 @@ double sgroup_median(struct sgroup *g)
 	return qsketch_median(&g->q, g->min, g->max);
 }
 
-double sgroup_stddev(const struct sgroup *g)
+double sgroup_stddev(struct sgroup *g)
 {
-	return g->n > 1 ? sqrt(g->m2 / (double)(g->n - 1)) : 0.0;
+	if (g->n < 2) return 0.0;
+	const uint64_t *v = qsketch_sorted(&g->q);
+	if (!v) return sqrt(g->m2 / (double)(g->n - 1));
+	double mean = (double)g->total / (double)g->n, m2 = 0;
+	for (size_t i = 0; i < g->q.nv; i++) {
+		double d = (double)v[i] - mean;
+		m2 += d * d;
+	}
+	return sqrt(m2 / (double)(g->n - 1));
 }
 
 void summary_free(struct summary *t)

@@ -1,7 +1,6 @@
 /* summary.h — per-name summaries of a value (a duration or a size): count,
- * total, min, max, mean and sample standard deviation (Welford), exact, and
- * the median.  The `stats` api, kernels, memops, memsize and nvtx reports
- * are built on it.
+ * total, min, max, mean and sample standard deviation, and the median.  The
+ * `stats` api, kernels, memops, memsize and nvtx reports are built on it.
  *
  * Medians are exact while the summary holds at most SUMMARY_EXACT_VALUES
  * values in all (8 bytes each: 8 MiB); past that, its group holding the most
@@ -11,7 +10,13 @@
  * least SUMMARY_MIN_SWITCH values; when none does (very many names, few
  * values each), the limit doubles instead.  So memory is bounded by the
  * number of names, not by the length of the trace, and a trace with fewer
- * values than the limit gets exact medians everywhere. */
+ * values than the limit gets exact medians everywhere.
+ *
+ * The standard deviation of a group whose values are kept is computed at
+ * the end from the sorted values (two passes): the same values in any order
+ * give the same bits, which lossless CSV/JSON shows.  A group switched to a
+ * histogram uses its running (Welford) sums instead: the same value up to
+ * rounding, whose last bits may depend on the order. */
 #ifndef GPUPROF_TOOL_SUMMARY_H
 #define GPUPROF_TOOL_SUMMARY_H
 
@@ -46,8 +51,9 @@ void summary_add(struct summary *t, size_t i, uint64_t v);
 /* Median (mean of the two middle values for even counts): exact, or the
  * estimate when g->q.approx. */
 double sgroup_median(struct sgroup *g);
-/* Sample standard deviation (n-1), 0 for a single value. */
-double sgroup_stddev(const struct sgroup *g);
+/* Sample standard deviation (n-1), 0 for a single value; sorts the values
+ * while they are kept. */
+double sgroup_stddev(struct sgroup *g);
 /* Group indices by total, largest first, then by name; free() the array. */
 size_t *summary_by_total(struct summary *t);
 void summary_free(struct summary *t);

@@ -14,19 +14,58 @@ static const struct {
 	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)", 0 },
 	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity", 1 },
 	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", 1 },
-	{ "stats", cmd_stats, "summary reports (API, kernels, occupancy, memory ops, NVTX, utilisation, counters)", 1 },
+	{ "stats", cmd_stats, NULL /* "summary reports: " + the registry's names */, 1 },
 	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks", 1 },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", 1 },
 	{ "steps", cmd_steps, "training steps: where step time goes, launches, warm-up, outliers (temporary)", 1 },
+	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables", 1 },
+	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas", 1 },
+	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", 1 },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", 0 },
+	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)", 0 },
 };
+
+/* `text` after the 11 columns of a command's name, wrapped at spaces so lines
+ * stay within 79 columns. */
+static void print_wrapped(FILE *f, const char *text)
+{
+	const int indent = 11, width = 79;
+	int col = indent;
+	const char *p = text;
+	while (*p) {
+		size_t w = strcspn(p, " ");
+		if (col > indent && col + 1 + (int)w > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, w, f);
+		col += (int)w;
+		p += w;
+		while (*p == ' ') p++;
+	}
+	fputc('\n', f);
+}
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpuprof <command> [options] [args]\n\n"
+	fprintf(f, "usage: gpuprof <command> [options] [args]\n"
+		   "       gpuprof --version\n\n"
 		   "Records and analyses CUDA activity of deep-learning jobs.\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char what[1024];
+		if (cmds[i].what) {
+			snprintf(what, sizeof(what), "%s", cmds[i].what);
+		} else {
+			char names[900];
+			cmd_stats_report_names(names, sizeof(names));
+			snprintf(what, sizeof(what), "summary reports: %s", names);
+		}
+		fprintf(f, "  %-8s ", cmds[i].name);
+		print_wrapped(f, what);
+	}
 	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
 		   "the trace (default: the online processors; the output is the same).\n"
 		   "\n'gpuprof <command> --help' describes a command.\n"
@@ -56,6 +95,7 @@ int main(int argc, char **argv)
 			g_cmd = prefix;
 			if (cmds[i].reads && (argc = tool_take_threads(argc, argv)) < 0)
 				return EXIT_USAGE;
+			argv[1] = prefix; /* getopt's own messages start with argv[0] */
 			return cmds[i].fn(argc - 1, argv + 1);
 		}
 	}

@@ -3,7 +3,9 @@
 #ifndef GPUPROF_TOOL_CMD_H
 #define GPUPROF_TOOL_CMD_H
 
-/* argv[0] is the subcommand name. */
+#include <stddef.h>
+
+/* argv[0] is "gpuprof NAME": getopt's messages start with it. */
 int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
@@ -11,6 +13,14 @@ int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_trigger(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 int cmd_steps(int argc, char **argv); /* temporary: to become stats --report steps */
+
+/* The --report names of `gpuprof stats`, from its registry, separated by
+ * ", " into buf (cut at n); for the main help. */
+void cmd_stats_report_names(char *buf, size_t n);
 
 #endif

@@ -49,6 +49,7 @@ enum style {
 	S_DOMMSG,    /* text: "domain:message" or "message" (field, field2) */
 	S_COUNTER,   /* counter value by kind (JSON); text: "name=value" (field2 = value) */
 	S_FRAMES,    /* stack frames (field = frames) */
+	S_ID,        /* an id CUPTI may mark not applicable (TOOL_NO_ID): JSON null, text "-" */
 };
 
 struct col {
@@ -97,7 +98,7 @@ static const struct col j_kernel[] = {
 	C("stream", "stream_id"), C("corr", "correlation_id"), C("name", "name_id"),
 	CS("demangled", "name_id", S_DEMANGLED), C("grid", "grid"), C("block", "block"),
 	C("registers", "registers"), C("static_smem", "static_smem"), C("dynamic_smem", "dynamic_smem"),
-	C("local_mem", "local_mem"), C("launch_type", "launch_type"), C("graph_id", "graph_id"),
+	C("local_mem", "local_mem"), CN("launch_type", "launch_type", launch_type_name), C("graph_id", "graph_id"),
 	C("graph_node_id", "graph_node_id"), END_COLS };
 static const struct col j_memcpy[] = {
 	C2("start", "start_ns", "end_ns", S_SPAN), C("device", "device_id"), C("context", "context_id"),
@@ -120,12 +121,12 @@ static const struct col j_nvtx_mark[] = {
 	C("tid", "tid"), C("ts", "ts_ns"), C("domain", "domain_id"), C("message", "message_id"),
 	C("category", "category"), C("color", "color"), END_COLS };
 static const struct col j_sync[] = {
-	C2("start", "start_ns", "end_ns", S_SPAN), C("corr", "correlation_id"), C("sync_type", "type"),
-	C("context", "context_id"), C("stream", "stream_id"), C("event", "event_id"), END_COLS };
+	C2("start", "start_ns", "end_ns", S_SPAN), C("corr", "correlation_id"), CN("sync_type", "type", sync_type_name),
+	CS("context", "context_id", S_ID), CS("stream", "stream_id", S_ID), CS("event", "event_id", S_ID), END_COLS };
 static const struct col j_memory[] = {
 	C("ts", "ts_ns"), C("corr", "correlation_id"), CN("op", "op", memory_op_name),
-	C("address", "address"), C("bytes", "bytes"), C("device", "device_id"), C("context", "context_id"),
-	C("stream", "stream_id"), CN("mem_kind", "mem_kind", mem_kind_name), END_COLS };
+	C("address", "address"), C("bytes", "bytes"), C("device", "device_id"), CS("context", "context_id", S_ID),
+	CS("stream", "stream_id", S_ID), CN("mem_kind", "mem_kind", mem_kind_name), END_COLS };
 static const struct col j_dropped[] = {
 	C("ts", "ts_ns"), C("count", "count"), CN("where", "where", drop_where_name),
 	C("source", "source_id"), END_COLS };
@@ -194,8 +195,8 @@ static const char *const t_nvtx_range_hide[] = { "range_id", "category", "color"
 static const struct col t_nvtx_mark[] = { C("tid", "tid"), C2(NULL, "domain_id", "message_id", S_DOMMSG), END_COLS };
 static const char *const t_nvtx_mark_hide[] = { "ts_ns", "category", "color", NULL };
 static const struct col t_sync[] = {
-	C2("dur", "start_ns", "end_ns", S_DUR), C("corr", "correlation_id"), C("type", "type"),
-	C("stream", "stream_id"), C("event", "event_id"), END_COLS };
+	C2("dur", "start_ns", "end_ns", S_DUR), C("corr", "correlation_id"), CN("type", "type", sync_type_name),
+	CS("stream", "stream_id", S_ID), CS("event", "event_id", S_ID), END_COLS };
 static const char *const t_sync_hide[] = { "context_id", NULL };
 static const struct col t_memory[] = {
 	CN(NULL, "op", memory_op_name), C("dev", "device_id"), CS("addr", "address", S_HEX),
@@ -347,6 +348,10 @@ static void dump_json(struct dumper *d, const gp_record *rec)
 		case S_NAME: jstr(c->key, c->name((uint32_t)x)); break;
 		case S_FLAG: printf(",\"%s\":%s", c->key, (x & c->mask) ? "true" : "false"); break;
 		case S_NONZERO: if (x) json_field(d, rec, c->key, f); break;
+		case S_ID:
+			if (x == TOOL_NO_ID) printf(",\"%s\":null", c->key);
+			else json_field(d, rec, c->key, f);
+			break;
 		case S_ENDTID: ju64(c->key, x ? x : gp_reader_tid(d->r, rec, f2)); break;
 		case S_CC: {
 			char cc[32];
@@ -424,6 +429,11 @@ static void dump_text(struct dumper *d, const gp_record *rec)
 		case S_NAME: tlabel(c->key); fputs(c->name((uint32_t)x), stdout); break;
 		case S_FLAG: if (x & c->mask) printf(" %s", c->key); break;
 		case S_HEX: tlabel(c->key); printf("0x%" PRIx64, x); break;
+		case S_ID:
+			tlabel(c->key);
+			if (x == TOOL_NO_ID) fputs("-", stdout);
+			else printf("%" PRIu64, x);
+			break;
 		case S_CC: tlabel(c->key); printf("%u.%u", (unsigned)x, (unsigned)get(rec, f2)); break;
 		case S_SMEM: tlabel(c->key); printf("%u+%u", (unsigned)x, (unsigned)get(rec, f2)); break;
 		case S_SRCDST:

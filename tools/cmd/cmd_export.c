@@ -17,6 +17,7 @@ static void help(FILE *f)
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
 		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
 		   "                     Timestamps: us since the trace start, ns precision.\n"
+		   "                     --format chrome and --format json are the same.\n"
 		   "  --summary          perfetto only: a timeline of a whole run that opens in the\n"
 		   "                     UI: steps (outermost NVTX push/pop ranges) as slices and,\n"
 		   "                     per GPU, kernel/copy time (%%) and kernels/s in ~2000 time\n"
@@ -31,6 +32,7 @@ static void help(FILE *f)
 		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
 		   "                     launches (number of launch calls)\n"
 		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
+		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n");
 }

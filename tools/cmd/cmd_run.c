@@ -49,6 +49,14 @@ static void help(FILE *f)
 		   "  --status FILE           rewrite FILE (JSON; %%p %%h %%r as in -o) about once a second\n"
 		   "                          with kernels/s, GPU busy %%, memory, last NVTX range;\n"
 		   "                          `gpuprof top FILE` shows it\n"
+		   "  --flight-recorder[=DURATION]  armed mode: GPU activity off, API calls and NVTX kept\n"
+		   "                          in memory for the last DURATION (default 30s); `gpuprof\n"
+		   "                          trigger PID` or a --trigger rule writes that history plus\n"
+		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
+		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
+		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
+		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
+		   "                          range=NAME, cuda-error; comma-separated\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
 		   "  -h, --help              this text\n\n"
@@ -107,24 +115,52 @@ static int find_lib(char *out, size_t n)
 }
 
 /* ------------------------------------------------------------ summary */
-struct sumfile { char *file; uint64_t bytes; };
-struct summary {
+/* What the shims wrote to GPUPROF_SUMMARY (shim/core/gps_core.h,
+ * gps_summary_append), per traced process: "pid=N file=PATH" when its trace
+ * file was created, "pid=N error=TEXT" when it could not be, and at its final
+ * flush "pid=N events=N dropped=N bytes=N threads=N file=PATH" — one
+ * key=value list per line, "file" and "error" taking the rest of the line.
+ * An older form has one key per line ("events=N", "dropped=N", "file=PATH",
+ * "bytes=N"), a key seen twice starting the next process.  The last line is
+ * made from these and from the files as they are on disk. */
+struct tracefile {
+	char *path;
+	int closed;             /* the final flush's line was seen */
 	uint64_t events, dropped;
-	struct sumfile *files; size_t nfiles, cfiles;
-	int blocks;
+};
+struct summary {
+	struct tracefile *files; size_t nfiles, cfiles;
+	char **errors; size_t nerrors, cerrors;
 };
 
-/* The shim writes, per traced process, either one line
- * "pid=N events=N dropped=N bytes=N threads=N file=PATH" (file last, may
- * contain spaces) or one "key=value" line per key.  Several processes append
- * to the same file; in the one-key-per-line form a key seen twice starts a
- * new block. */
-struct sumblock { int have_ev, have_dr, have_file, have_bytes, any; struct sumfile f; };
+/* The file `path` (added at its first mention). */
+static struct tracefile *file_of(struct summary *s, const char *path)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i].path, path)) return &s->files[i];
+	struct tracefile f = { xstrdup(path), 0, 0, 0 };
+	VEC_PUSH(s->files, s->nfiles, s->cfiles, f);
+	return &s->files[s->nfiles - 1];
+}
+
+/* One process's keys; a final flush's line (events and a file) closes it.
+ * Several processes may write the same path (a pattern without %p and a
+ * shim that does not add the pid): each final line then counts. */
+struct sumblock { int have_ev, have_dr, have_file; uint64_t events, dropped; char *file, *error; };
 
 static void block_flush(struct summary *s, struct sumblock *b)
 {
-	if (b->any) s->blocks++;
-	if (b->f.file) VEC_PUSH(s->files, s->nfiles, s->cfiles, b->f);
+	if (b->file) {
+		struct tracefile *f = file_of(s, b->file);
+		if (b->have_ev) {
+			f->closed = 1;
+			f->events += b->events;
+			f->dropped += b->dropped;
+		}
+	}
+	if (b->error) VEC_PUSH(s->errors, s->nerrors, s->cerrors, b->error);
+	else free(b->error);
+	free(b->file);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -134,12 +170,12 @@ enum block_form { ONE_LINE, KEY_PER_LINE };
 static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, enum block_form form)
 {
 	int dup = (!strcmp(key, "events") && b->have_ev) || (!strcmp(key, "dropped") && b->have_dr) ||
-		  (!strcmp(key, "file") && b->have_file) || (!strcmp(key, "bytes") && b->have_bytes);
+		  (!strcmp(key, "file") && b->have_file);
 	if (dup && form == KEY_PER_LINE) block_flush(s, b);
-	if (!strcmp(key, "events")) { s->events += strtoull(val, NULL, 10); b->have_ev = b->any = 1; }
-	else if (!strcmp(key, "dropped")) { s->dropped += strtoull(val, NULL, 10); b->have_dr = 1; }
-	else if (!strcmp(key, "file")) { free(b->f.file); b->f.file = xstrdup(val); b->have_file = b->any = 1; }
-	else if (!strcmp(key, "bytes")) { b->f.bytes = strtoull(val, NULL, 10); b->have_bytes = 1; }
+	if (!strcmp(key, "events")) { b->events = strtoull(val, NULL, 10); b->have_ev = 1; }
+	else if (!strcmp(key, "dropped")) { b->dropped = strtoull(val, NULL, 10); b->have_dr = 1; }
+	else if (!strcmp(key, "file")) { free(b->file); b->file = xstrdup(val); b->have_file = 1; }
+	else if (!strcmp(key, "error")) { free(b->error); b->error = xstrdup(val); }
 }
 
 static void parse_summary(struct summary *s, const char *path)
@@ -151,7 +187,7 @@ static void parse_summary(struct summary *s, const char *path)
 	memset(&b, 0, sizeof(b));
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\r\n")] = 0;
-		/* tokens: key=value separated by spaces; "file" takes the rest */
+		/* tokens: key=value separated by spaces; "file" and "error" take the rest */
 		char *keys[16], *vals[16];
 		int n = 0;
 		char *p = line;
@@ -161,14 +197,14 @@ static void parse_summary(struct summary *s, const char *path)
 			if (!*p || !eq) break;
 			*eq = 0;
 			keys[n] = p; vals[n] = eq + 1;
-			if (!strcmp(p, "file")) { n++; break; }
+			if (!strcmp(p, "file") || !strcmp(p, "error")) { n++; break; }
 			char *sp = strchr(eq + 1, ' ');
 			n++;
 			if (!sp) break;
 			*sp = 0;
 			p = sp + 1;
 		}
-		if (n > 1) {             /* one line per process */
+		if (n > 1) {             /* one line per event of a process */
 			block_flush(s, &b);
 			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], ONE_LINE);
 			block_flush(s, &b);
@@ -180,35 +216,90 @@ static void parse_summary(struct summary *s, const char *path)
 	fclose(f);
 }
 
+/* "PATH (1.2 MB)", "PATH (56.0 kB, truncated)", "PATH (missing: ...)" or
+ * "PATH (3 B, unreadable: ...)", the
+ * file as it is on disk now: its size, and whether it ends with the index a
+ * closed trace has (libprof's footer); *truncated set. */
+static void describe_file(char *out, size_t n, const struct tracefile *f, int *truncated)
+{
+	struct stat st;
+	char size[32];
+	if (stat(f->path, &st) != 0) {
+		snprintf(out, n, "%s (missing: %s)", f->path, strerror(errno));
+		return;
+	}
+	fmt_bytes(size, sizeof(size), (uint64_t)st.st_size);
+	gp_reader *r = NULL;
+	if (gp_reader_open(f->path, &r) != 0) {
+		snprintf(out, n, "%s (%s, unreadable: %s)", f->path, size, gp_reader_errmsg(NULL));
+		return;
+	}
+	struct gp_footer_info fi = { 0 };
+	int whole = gp_reader_footer(r, &fi) == 0 && fi.present;
+	gp_reader_close(r);
+	if (!whole) *truncated = 1;
+	snprintf(out, n, "%s (%s%s)", f->path, size, whole ? "" : ", truncated");
+}
+
+static int flight_armed(void)
+{
+	const char *fr = getenv("GPUPROF_FLIGHT_RECORDER");
+	return fr && *fr && strcmp(fr, "0");
+}
+
+/* The last line: what the shims said, checked against the disk. */
 static void print_summary(struct summary *s, int status)
 {
-	char b[32];
-	if (!s->blocks) {
-		/* the shim writes its summary line in its final flush: a job killed
-		 * by a signal before it may still have left a (truncated) trace */
-		if (WIFSIGNALED(status)) {
-			const char *pat = getenv("GPUPROF_OUTPUT");
-			fprintf(stderr, "gpuprof: the job was killed by signal %d (%s) before the tracer finished; "
-					"a truncated trace may exist (output pattern: %s)\n",
-				WTERMSIG(status), strsignal(WTERMSIG(status)),
-				pat && *pat ? pat : "gpuprof-%h-%p.gpuprof");
-			return;
-		}
-		fprintf(stderr, "gpuprof: no trace written (the job made no CUDA calls, or libgpuprof.so was not loaded)\n");
+	char sig[96] = "";
+	if (WIFSIGNALED(status))
+		snprintf(sig, sizeof(sig), "the job was killed by signal %d (%s); ", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	if (!s->nfiles) {
+		if (s->nerrors)
+			fprintf(stderr, "gpuprof: %sno trace written: %s%s\n", sig, s->errors[0],
+				s->nerrors > 1 ? " (and in other processes)" : "");
+		else if (flight_armed())
+			/* GPUPROF_FLIGHT_RECORDER: the recorder's own file is an
+			 * unlinked spool; only captures are files */
+			fprintf(stderr, "gpuprof: %sflight recorder: nothing was captured, nothing written\n", sig);
+		else if (*sig)
+			fprintf(stderr, "gpuprof: %sno traced process had created a trace file\n", sig);
+		else
+			fprintf(stderr, "gpuprof: no trace written (the job made no CUDA calls, or libgpuprof.so was not loaded)\n");
 		return;
 	}
-	fprintf(stderr, "gpuprof: %" PRIu64 " events, %" PRIu64 " dropped, ", s->events, s->dropped);
-	if (s->nfiles == 1) {
-		fmt_bytes(b, sizeof(b), s->files[0].bytes);
-		fprintf(stderr, "wrote %s (%s)\n", s->files[0].file, b);
-		return;
-	}
-	fprintf(stderr, "wrote %zu files:", s->nfiles);
+	uint64_t events = 0, dropped = 0;
+	size_t closed = 0;
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].closed) { closed++; events += s->files[i].events; dropped += s->files[i].dropped; }
+	fprintf(stderr, "gpuprof: %s", sig);
+	if (closed == s->nfiles)
+		fprintf(stderr, "%" PRIu64 " events, %" PRIu64 " dropped, ", events, dropped);
+	else if (closed)
+		fprintf(stderr, "%" PRIu64 " events, %" PRIu64 " dropped in the %zu closed trace%s, ", events, dropped,
+			closed, closed > 1 ? "s" : "");
+	if (s->nfiles > 1) fprintf(stderr, "wrote %zu files:", s->nfiles);
+	else fputs("wrote", stderr);
+	int truncated = 0;
 	for (size_t i = 0; i < s->nfiles; i++) {
-		fmt_bytes(b, sizeof(b), s->files[i].bytes);
-		fprintf(stderr, "%s %s (%s)", i ? "," : "", s->files[i].file, b);
+		char d[PATH_MAX + 128];
+		describe_file(d, sizeof(d), &s->files[i], &truncated);
+		fprintf(stderr, "%s %s", i ? "," : "", d);
 	}
+	if (truncated)
+		fputs("; truncated = the process ended without closing its trace (killed, or os._exit()): "
+		      "the records up to its last flush are there", stderr);
+	if (s->nerrors)
+		fprintf(stderr, "; %zu process%s wrote no trace: %s", s->nerrors, s->nerrors > 1 ? "es" : "", s->errors[0]);
 	fputc('\n', stderr);
+}
+
+static void summary_free(struct summary *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++) free(s->files[i].path);
+	free(s->files);
+	for (size_t i = 0; i < s->nerrors; i++) free(s->errors[i]);
+	free(s->errors);
 }
 
 static void cleanup_dir(const char *dir)
@@ -251,7 +342,8 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY };
+	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -266,11 +358,14 @@ int cmd_run(int argc, char **argv)
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
 		{ "status", required_argument, NULL, O_STATUS },
 		{ "pm-sampling", optional_argument, NULL, O_PM },
+		{ "flight-recorder", optional_argument, NULL, O_FLIGHT },
+		{ "sample-steps", required_argument, NULL, O_SAMPLE },
+		{ "trigger", required_argument, NULL, O_TRIGGER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0;
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0;
 	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
@@ -348,6 +443,35 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_PM_SAMPLING", iv, 1);
 			break;
 		}
+		case O_FLIGHT: {
+			const char *d = optarg ? optarg : "30s";
+			if (!setting_ok(GP_SET_FLIGHT_RECORDER, d, &v) || !v.u) {
+				tool_err("--flight-recorder=DURATION needs a duration like 30s or 5m, up to 24h");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_FLIGHT_RECORDER", d, 1);
+			opt_flight = 1;
+			break;
+		}
+		case O_SAMPLE:
+			if (!setting_ok(GP_SET_SAMPLE_STEPS, optarg, &v) || !v.u) {
+				tool_err("--sample-steps needs 1/N with N from 2 to 1000000");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_SAMPLE_STEPS", optarg, 1);
+			opt_sample = 1;
+			break;
+		case O_TRIGGER: {
+			struct gp_trigger_rules r;
+			char why[160];
+			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why))) {
+				tool_err("--trigger: %s", why);
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_TRIGGER", optarg, 1);
+			opt_rules = r.what != 0;
+			break;
+		}
 		case 'q': quiet = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
@@ -356,6 +480,15 @@ int cmd_run(int argc, char **argv)
 	if (opt_window && opt_capture) {
 		/* both switch the same CUPTI activity kinds */
 		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
+		return EXIT_USAGE;
+	}
+	if ((opt_flight || opt_sample) && (opt_window || opt_capture)) {
+		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
+			 opt_flight ? "flight-recorder" : "sample-steps", opt_window ? "gpu-window" : "capture-range");
+		return EXIT_USAGE;
+	}
+	if (opt_rules && !opt_flight && !opt_sample) {
+		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
 		return EXIT_USAGE;
 	}
 	if (optind >= argc) {
@@ -424,7 +557,7 @@ int cmd_run(int argc, char **argv)
 			while ((e = readdir(d)))
 				if (!strncmp(e->d_name, "summary", 7)) VEC_PUSH(names, nn, cn, xstrdup(e->d_name));
 			closedir(d);
-			qsort(names, nn, sizeof(char *), cmp_name);
+			if (nn) qsort(names, nn, sizeof(char *), cmp_name); /* names is NULL when there is none */
 			for (size_t i = 0; i < nn; i++) {
 				char p[PATH_MAX + 300];
 				snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
@@ -434,8 +567,7 @@ int cmd_run(int argc, char **argv)
 			free(names);
 		}
 		if (!quiet) print_summary(&s, status);
-		for (size_t i = 0; i < s.nfiles; i++) free(s.files[i].file);
-		free(s.files);
+		summary_free(&s);
 		cleanup_dir(dir);
 	}
 	return code;

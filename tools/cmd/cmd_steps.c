@@ -1,14 +1,13 @@
 /* cmd_steps.c — `gpuprof steps FILE`: the training-step report
  * (tools/analysis/, docs/STEPS.md).  A thin, temporary entry point: the
  * analysis is meant to become `gpuprof stats --report steps`; only option
- * parsing and the two passes over the trace are here.
- *
- * Pass 1 reads the NVTX ranges (attribution index) and a sample of the GPU
- * operations (step detection): push/pop ranges are written when popped, after
- * the calls inside them, so every range must be known before a call can be
- * attributed.  Pass 2 streams the API calls and GPU operations through the
- * launch join into the per-step component, which finalizes each step as soon
- * as all its GPU work has been seen. */
+ * parsing and printing are here.  The two passes over the trace are
+ * analysis/steps_run.c: pass 1 reads the NVTX ranges (attribution index) and
+ * a sample of the GPU operations (step detection): push/pop ranges are
+ * written when popped, after the calls inside them, so every range must be
+ * known before a call can be attributed.  Pass 2 streams the API calls and
+ * GPU operations through the launch join into the per-step component, which
+ * finalizes each step as soon as all its GPU work has been seen. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,9 +18,9 @@
 #include "analysis/step_detect.h"
 #include "analysis/steps.h"
 #include "analysis/steps_report.h"
+#include "analysis/steps_run.h"
 #include "common/report.h"
 #include "common/tool.h"
-#include "analysis/windows.h"
 
 static void help(FILE *f)
 {
@@ -56,76 +55,6 @@ static void help(FILE *f)
 		   "  -h, --help        this text\n");
 }
 
-/* "domain:message", or the message in the default domain */
-static char *range_name(gp_reader *r, const gp_rec_nvtx_range *n)
-{
-	const char *dom = tool_str(r, n->domain_id), *msg = tool_str(r, n->message_id);
-	char *name = xmalloc(strlen(dom) + strlen(msg) + 2);
-	if (*dom) sprintf(name, "%s:%s", dom, msg);
-	else strcpy(name, msg);
-	return name;
-}
-
-static uint32_t rec_tid(gp_reader *r, const gp_record *rec)
-{
-	const gp_rec_source *src = gp_reader_source(r, rec->source_id);
-	return src ? src->tid : 0;
-}
-
-/* Pass 1: ranges, GPU-activity windows and the GPU operation sample.
- * Returns the read status. */
-static int pass_ranges(gp_reader *r, struct attribution *a, struct step_detect *d, struct winset *win)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		if (rec->type == GP_REC_NVTX_RANGE) {
-			const gp_rec_nvtx_range *g = &rec->u.nvtx_range;
-			char *name = range_name(r, g);
-			attribution_add_range(a, tool_pid(r, rec), g->tid ? g->tid : rec_tid(r, rec), g, name);
-			free(name);
-		} else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET) {
-			step_detect_gpu(d, tool_pid(r, rec), rec);
-		} else if (rec->type == GP_REC_WINDOW) {
-			winset_add(win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
-		}
-	}
-	return rc;
-}
-
-/* Pass 2: API calls and GPU operations, joined, into the steps. */
-static int pass_steps(gp_reader *r, struct opjoin *j, struct steps *st, const struct winset *win)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		uint64_t t = gp_record_time(rec);
-		switch (rec->type) {
-		case GP_REC_API: {
-			uint32_t pid = tool_pid(r, rec), tid = rec->u.api.tid ? rec->u.api.tid : rec_tid(r, rec);
-			opjoin_api(j, pid, tid, &rec->u.api, steps_gpu_recorded(win, pid, rec->u.api.start_ns));
-			steps_api(st, pid, tid, &rec->u.api);
-			break;
-		}
-		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-			opjoin_gpu(j, tool_pid(r, rec), rec);
-			break;
-		default:
-			continue;
-		}
-		if (t > now) {
-			now = t;
-			opjoin_advance(j, now);
-			steps_advance(st, now, opjoin_frontier(j));
-		}
-	}
-	return rc;
-}
-
 int cmd_steps(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -142,33 +71,32 @@ int cmd_steps(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct step_detect_opts dopts = { sizeof(dopts), STEP_WANT_AUTO, NULL, 0 };
-	struct winset win = { 0 };
-	struct steps_opts sopts = { sizeof(sopts), 0, &win };
-	enum attr_rule rule = ATTR_ANY_THREAD;
+	struct steps_run_opts ro = { sizeof(ro), { sizeof(struct step_detect_opts), STEP_WANT_AUTO, NULL, 0 },
+				     ATTR_ANY_THREAD, 0 };
+	struct step_detect_opts *dopts = &ro.detect;
 	int keep = 0, per_step = 0, fmt = FMT_TABLE, strict = 0, any = 0, verbose = 0, c;
 	int want[SR_COUNT] = { 0 };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (!strcmp(optarg, "auto")) dopts.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) dopts.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) dopts.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); return EXIT_USAGE; }
+			if (step_want_parse(optarg, &dopts->want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
-			dopts.range_name = optarg;
+			dopts->range_name = optarg;
 			break;
 		case 'a':
-			if (attr_rule_parse(optarg, &rule)) {
+			if (attr_rule_parse(optarg, &ro.rule)) {
 				tool_err("unknown --attribution '%s' (any-thread, same-thread)", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'k': keep = 1; break;
 		case 'w':
-			if (parse_duration_ns(optarg, &sopts.kernel_wait_ns) || !sopts.kernel_wait_ns) {
+			if (parse_duration_ns(optarg, &ro.kernel_wait_ns) || !ro.kernel_wait_ns) {
 				tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", optarg);
 				return EXIT_USAGE;
 			}
@@ -202,7 +130,7 @@ int cmd_steps(int argc, char **argv)
 		default: help(stderr); return EXIT_USAGE;
 		}
 	}
-	if (dopts.range_name && dopts.want == STEP_WANT_TRACE) {
+	if (dopts->range_name && dopts->want == STEP_WANT_TRACE) {
 		tool_err("--step-range names NVTX ranges: it does not go with --method trace");
 		return EXIT_USAGE;
 	}
@@ -213,34 +141,23 @@ int cmd_steps(int argc, char **argv)
 	int code = tool_open_operand(argc, argv, help, &path, &r);
 	if (code != EXIT_OK) return code;
 
-	struct attribution *a = attribution_new(rule);
-	struct step_detect *d = step_detect_new(r, &dopts);
-	struct steps *st = NULL;
-	struct opjoin *j = NULL;
-	int rc = pass_ranges(r, a, d, &win);
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) {
-		code = tool_finish(r, path, rc, strict);
-		goto out;
-	}
-	attribution_index(a);
-	winset_finish(&win);
+	struct steps_run sr;
+	int read_rc = 0;
 	const char *err = NULL;
-	if (step_detect_finish(d, a, &err) < 0) {
-		tool_err("%s", err);
-		code = EXIT_BADINPUT;
+	if (steps_run(r, &ro, &sr, &read_rc, &err) < 0) {
+		if (err) {
+			tool_err("%s", err);
+			code = EXIT_BADINPUT;
+		} else {
+			code = tool_finish(r, path, read_rc, strict);
+		}
 		goto out;
 	}
-	st = steps_new(r, a, d, &sopts);
-	j = opjoin_new(r, NULL, steps_op, st);
-	gp_reader_rewind(r);
-	rc = pass_steps(r, j, st, &win);
-	code = tool_finish(r, path, rc, strict);
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) goto out;
-	opjoin_finish(j);
-	steps_finish(st);
+	code = tool_finish(r, path, read_rc, strict);
+	struct steps *st = sr.st;
 	if (verbose) {
 		struct opjoin_counts oc;
-		opjoin_counts(j, &oc);
+		opjoin_counts(sr.j, &oc);
 		fprintf(stderr, "%s: %" PRIu64 " GPU operations, %" PRIu64 " without a launch call; %" PRIu64
 			" launch calls without an operation\n", g_cmd, oc.ops, oc.ops_no_call, oc.calls_no_op);
 		for (size_t i = 0; i < steps_nprocs(st); i++) {
@@ -253,24 +170,11 @@ int cmd_steps(int argc, char **argv)
 
 	struct steps_reports reps;
 	steps_reports_fill(&reps, st, gp_reader_header(r)->start_trace_ns, keep);
-	int printed = 0;
-	if (fmt == FMT_JSON) putchar('{');
-	for (int k = 0; k < SR_COUNT; k++) {
-		if (!want[k]) continue;
-		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", steps_report_names[k]);
-		else if (printed) putchar('\n');
-		if (fmt == FMT_CSV) printf("# %s\n", steps_report_names[k]);
-		report_print(stdout, &reps.rep[k], fmt);
-		printed++;
-	}
-	if (fmt == FMT_JSON) printf("}\n");
+	const struct report_style style = { .fmt = fmt, .width = 0, .unit = TU_NS };
+	report_print_tables(stdout, reps.rep, want, SR_COUNT, &style);
 	steps_reports_free(&reps);
 out:
-	opjoin_free(j);
-	steps_free(st);
-	step_detect_free(d);
-	attribution_free(a);
-	winset_free(&win);
+	steps_run_free(&sr);
 	gp_reader_close(r);
 	return code;
 }

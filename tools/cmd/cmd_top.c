@@ -32,7 +32,10 @@ static void help(FILE *f)
 		   "second when GPUPROF_STATUS (gpuprof run --status FILE) is set: host, pid, rank,\n"
 		   "state (running, exited, or stale when a running job's file is older than 5 s),\n"
 		   "age of the file, kernels/s and GPU busy %% over the last whole second whose\n"
-		   "records have arrived, device memory, and the last NVTX range opened.\n\n"
+		   "records have arrived, device memory, and the last NVTX range opened.  A job with\n"
+		   "a flight recorder or step sampling gets a second line: its capture state (armed,\n"
+		   "sampling, pending, capturing, writing), the captures written, and why the last one\n"
+		   "was taken.\n\n"
 		   "  --once          print the table once and exit (1 when no file could be shown)\n"
 		   "  --interval S    seconds between redraws (default 1; 0.1 to 3600)\n"
 		   "  -h, --help      this text\n\n"
@@ -189,6 +192,21 @@ static int show_file(const char *path, double now_s, int cols)
 	/* the row so far is 16+1+8+1+4+1+7+1+6+1+9+1+6+1+9+2 = 74 columns */
 	put_range(range, cols ? cols - 74 : RANGE_COLS_DEFAULT);
 	putchar('\n');
+	/* the flight recorder (docs/FLIGHT.md): a line of its own, only for a
+	 * job that has one */
+	const char *cst = NULL, *cwhy = "", *cfile = "";
+	if (fj_str(&o, "capture_state", &cst) == 0) {
+		uint64_t ncap = 0;
+		fj_u64(&o, "captures", &ncap);
+		fj_str(&o, "last_capture_why", &cwhy);
+		fj_str(&o, "last_capture_file", &cfile);
+		printf("  capture state: %s, %" PRIu64 " capture%s", tool_text(cst), ncap, ncap == 1 ? "" : "s");
+		if (*cwhy)
+			printf("; last capture: %s", tool_text(cwhy));
+		if (*cfile)
+			printf(" -> %s", tool_text(cfile));
+		putchar('\n');
+	}
 	fj_free(&o);
 	free(text);
 	return 1;

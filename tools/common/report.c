@@ -1,6 +1,7 @@
 /* report.c — see report.h. */
 #include "common/report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,72 @@ struct cell *report_row(struct report *r)
 void cell_num(struct cell *c, double v) { c->null = 0; c->d = v; }
 void cell_str(struct cell *c, const char *s) { c->null = 0; c->s = xstrdup(s ? s : ""); }
 
-/* Plain rendering (CSV/JSON); table adds thousands separators. */
+static int cell_eq(const struct cell *a, const struct cell *b)
+{
+	if (a->null || b->null) return a->null == b->null;
+	if (a->s || b->s) return a->s && b->s && !strcmp(a->s, b->s);
+	return a->d == b->d;
+}
+
+void report_hide_uniform(struct report *r, int col)
+{
+	for (size_t i = 1; i < r->nrows; i++)
+		if (!cell_eq(&r->cells[i * r->ncols + col], &r->cells[col]))
+			return;
+	if (col < REPORT_MAX_COLS) r->table_hidden |= 1ull << col;
+}
+
+int time_unit_parse(const char *name)
+{
+	static const char *const names[] = { "ns", "us", "ms", "s" };
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, names[i])) return i;
+	return -1;
+}
+
+const char *time_unit_name(enum time_unit u)
+{
+	static const char *const names[] = { "ns", "us", "ms", "s" };
+	return names[u];
+}
+
+/* A duration column: its heading ends in "(ns)". */
+static int is_ns_col(const struct col *c)
+{
+	size_t l = strlen(c->head);
+	return l >= 4 && !strcmp(c->head + l - 4, "(ns)");
+}
+
+static int in_table(const struct report *r, int j)
+{
+	return r->cols[j].head && r->cols[j].where != COL_MACHINE_ONLY &&
+	       !(j < REPORT_MAX_COLS && (r->table_hidden >> j & 1));
+}
+
+static int in_machine(const struct report *r, int j)
+{
+	return r->cols[j].head && r->cols[j].where != COL_TABLE_ONLY;
+}
+
+/* A number for CSV/JSON, lossless: integer columns as integers, others as
+ * the shortest %g text that reads back as the same double.  0 when it is not
+ * a finite number (the caller prints null / an empty field).  A whole
+ * number is printed without a fraction ("3250", not "3250.0" or "3.25e+03"). */
+static int render_machine(char *buf, size_t n, const struct cell *c, enum col_kind kind)
+{
+	if (!isfinite(c->d)) return 0;
+	if (kind == COL_INT || kind == COL_ID || (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0)) {
+		snprintf(buf, n, "%.0f", c->d);
+		return 1;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, n, "%.*g", prec, c->d);
+		if (strtod(buf, NULL) == c->d) break;
+	}
+	return 1;
+}
+
+/* Plain rendering; the table adds thousands separators. */
 static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind)
 {
 	if (c->null) { snprintf(buf, n, "-"); return; }
@@ -41,6 +107,7 @@ static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind
 	case COL_STR: snprintf(buf, n, "%s", tool_text(c->s)); break;
 	case COL_INT: case COL_ID: snprintf(buf, n, "%.0f", c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
+	case COL_G3: snprintf(buf, n, "%.3g", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
 	}
 }
@@ -60,97 +127,180 @@ static void add_commas(char *buf, size_t n)
 	snprintf(buf, n, "%s", tmp);
 }
 
-static void render_table(char *buf, size_t n, const struct cell *c, enum col_kind kind)
+/* A table cell: thousands separators; a duration in the style's unit (3
+ * decimals for any unit but ns). */
+static void render_table(char *buf, size_t n, const struct cell *c, const struct col *col,
+			 enum time_unit unit)
 {
-	render(buf, n, c, kind);
-	if (kind != COL_STR && kind != COL_ID && !c->null)
+	static const double div[] = { 1, 1e3, 1e6, 1e9 };
+	if (!c->null && unit != TU_NS && col->kind != COL_STR && is_ns_col(col)) {
+		struct cell v = *c;
+		v.d /= div[unit];
+		render(buf, n, &v, COL_F3);
+	} else {
+		render(buf, n, c, col->kind);
+	}
+	if (col->kind != COL_STR && col->kind != COL_ID && col->kind != COL_G3 && !c->null)
 		add_commas(buf, n);
 }
 
-void report_print(FILE *f, const struct report *r, enum report_fmt fmt)
+/* A column heading in the table: "(ns)" becomes the unit's. */
+static const char *table_head(const struct col *c, enum time_unit unit, char *buf, size_t n)
+{
+	if (unit == TU_NS || !is_ns_col(c)) return c->head;
+	snprintf(buf, n, "%.*s(%s)", (int)strlen(c->head) - 4, c->head, time_unit_name(unit));
+	return buf;
+}
+
+/* The text of a string cell cut to `w` bytes with "..." (at a UTF-8
+ * character boundary); s itself when it fits. */
+static const char *cut(const char *s, int w, char **buf)
+{
+	if ((int)strlen(s) <= w) return s;
+	int keep = w > 3 ? w - 3 : 0;
+	while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
+	free(*buf);
+	*buf = xmalloc((size_t)keep + 4);
+	memcpy(*buf, s, (size_t)keep);
+	memcpy(*buf + keep, "...", 4);
+	return *buf;
+}
+
+static void print_csv(FILE *f, const struct report *r)
 {
 	char buf[96];
-	if (fmt == FMT_CSV) {
+	int first = 1;
+	for (int j = 0; j < r->ncols; j++) {
+		if (!in_machine(r, j)) continue;
+		if (!first) putc(',', f);
+		first = 0;
+		csv_str(f, r->cols[j].head);
+	}
+	putc('\n', f);
+	for (size_t i = 0; i < r->nrows; i++) {
+		first = 1;
 		for (int j = 0; j < r->ncols; j++) {
-			if (j) putc(',', f);
-			csv_str(f, r->cols[j].head);
+			if (!in_machine(r, j)) continue;
+			const struct cell *c = &r->cells[i * r->ncols + j];
+			if (!first) putc(',', f);
+			first = 0;
+			if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
+			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
 		}
 		putc('\n', f);
-		for (size_t i = 0; i < r->nrows; i++) {
-			for (int j = 0; j < r->ncols; j++) {
-				const struct cell *c = &r->cells[i * r->ncols + j];
-				if (j) putc(',', f);
-				if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
-				else if (!c->null) { render(buf, sizeof(buf), c, r->cols[j].kind); fputs(buf, f); }
-			}
-			putc('\n', f);
-		}
-		return;
 	}
-	if (fmt == FMT_JSON) {
-		putc('[', f);
-		for (size_t i = 0; i < r->nrows; i++) {
-			fputs(i ? ",\n  {" : "\n  {", f);
-			for (int j = 0; j < r->ncols; j++) {
-				const struct cell *c = &r->cells[i * r->ncols + j];
-				fprintf(f, "%s\"%s\":", j ? "," : "", r->cols[j].key);
-				if (c->null) fputs("null", f);
-				else if (r->cols[j].kind == COL_STR) json_str(f, c->s);
-				else { render(buf, sizeof(buf), c, r->cols[j].kind); fputs(buf, f); }
-			}
-			putc('}', f);
+}
+
+static void print_json(FILE *f, const struct report *r)
+{
+	char buf[96];
+	putc('[', f);
+	for (size_t i = 0; i < r->nrows; i++) {
+		fputs(i ? ",\n  {" : "\n  {", f);
+		int first = 1;
+		for (int j = 0; j < r->ncols; j++) {
+			if (!in_machine(r, j)) continue;
+			const struct cell *c = &r->cells[i * r->ncols + j];
+			fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
+			first = 0;
+			if (r->cols[j].kind == COL_STR && !c->null) json_str(f, c->s);
+			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
+			else fputs("null", f);
 		}
-		fputs(r->nrows ? "\n]" : "]", f);
-		return;
+		putc('}', f);
 	}
-	/* table */
+	fputs(r->nrows ? "\n]" : "]", f);
+}
+
+static void print_table(FILE *f, const struct report *r, const struct report_style *st)
+{
+	char buf[96], hb[96];
 	fprintf(f, " ** %s (%s):\n\n", r->title, r->name);
 	if (!r->nrows) {
 		fprintf(f, " (no data)\n");
 		return;
 	}
 	int *w = xcalloc(r->ncols, sizeof(int));
+	int last = -1, line = 0;
 	for (int j = 0; j < r->ncols; j++) {
-		w[j] = (int)strlen(r->cols[j].head);
+		if (!in_table(r, j)) continue;
+		last = j;
+		w[j] = (int)strlen(table_head(&r->cols[j], st->unit, hb, sizeof(hb)));
 		for (size_t i = 0; i < r->nrows; i++) {
-			render_table(buf, sizeof(buf), &r->cells[i * r->ncols + j], r->cols[j].kind);
-			int l = r->cols[j].kind == COL_STR && !r->cells[i * r->ncols + j].null
-				? (int)strlen(tool_text(r->cells[i * r->ncols + j].s)) : (int)strlen(buf);
+			const struct cell *c = &r->cells[i * r->ncols + j];
+			render_table(buf, sizeof(buf), c, &r->cols[j], st->unit);
+			int l = r->cols[j].kind == COL_STR && !c->null ? (int)strlen(tool_text(c->s)) : (int)strlen(buf);
 			if (l > w[j]) w[j] = l;
 		}
+		line += w[j] + 2;
+	}
+	if (last < 0) { free(w); return; }
+	line -= 1; /* no space after the last column */
+	/* the last column, a name, is cut so that lines fit the width */
+	if (st->width > 0 && line > st->width && r->cols[last].kind == COL_STR) {
+		int room = st->width - (line - w[last]);
+		int minw = REPORT_MIN_NAME > (int)strlen(r->cols[last].head) ? REPORT_MIN_NAME
+									    : (int)strlen(r->cols[last].head);
+		if (room < minw) room = minw;
+		if (room < w[last]) w[last] = room;
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (int j = 0; j < r->ncols; j++) {
-			int last = j == r->ncols - 1;
+			if (!in_table(r, j)) continue;
+			const char *h = table_head(&r->cols[j], st->unit, hb, sizeof(hb));
 			if (pass == 0) {
-				if (r->cols[j].kind == COL_STR && last) fprintf(f, " %s", r->cols[j].head);
-				else if (r->cols[j].kind == COL_STR) fprintf(f, " %-*s ", w[j], r->cols[j].head);
-				else fprintf(f, last ? " %*s" : " %*s ", w[j], r->cols[j].head);
+				if (r->cols[j].kind == COL_STR && j == last) fprintf(f, " %s", h);
+				else if (r->cols[j].kind == COL_STR) fprintf(f, " %-*s ", w[j], h);
+				else fprintf(f, j == last ? " %*s" : " %*s ", w[j], h);
 			} else {
 				putc(' ', f);
 				for (int k = 0; k < w[j]; k++) putc('-', f);
-				if (!last) putc(' ', f);
+				if (j != last) putc(' ', f);
 			}
 		}
 		putc('\n', f);
 	}
+	char *cutbuf = NULL;
 	for (size_t i = 0; i < r->nrows; i++) {
 		for (int j = 0; j < r->ncols; j++) {
+			if (!in_table(r, j)) continue;
 			const struct cell *c = &r->cells[i * r->ncols + j];
-			int last = j == r->ncols - 1;
 			if (r->cols[j].kind == COL_STR) {
 				const char *s = c->null ? "-" : tool_text(c->s);
-				if (last) fprintf(f, " %s", s);
+				if (j == last) fprintf(f, " %s", cut(s, w[j], &cutbuf));
 				else fprintf(f, " %-*s ", w[j], s);
 			} else {
-				render_table(buf, sizeof(buf), c, r->cols[j].kind);
-				fprintf(f, last ? " %*s" : " %*s ", w[j], buf);
+				render_table(buf, sizeof(buf), c, &r->cols[j], st->unit);
+				fprintf(f, j == last ? " %*s" : " %*s ", w[j], buf);
 			}
 		}
 		putc('\n', f);
 	}
+	free(cutbuf);
 	free(w);
 	if (r->note) fprintf(f, "\n%s", r->note);
+}
+
+void report_print(FILE *f, const struct report *r, const struct report_style *style)
+{
+	if (style->fmt == FMT_CSV) print_csv(f, r);
+	else if (style->fmt == FMT_JSON) print_json(f, r);
+	else print_table(f, r, style);
+}
+
+void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n, const struct report_style *style)
+{
+	int printed = 0;
+	if (style->fmt == FMT_JSON) putc('{', f);
+	for (size_t k = 0; k < n; k++) {
+		if (want && !want[k]) continue;
+		if (style->fmt == FMT_JSON) fprintf(f, "%s\"%s\":", printed ? ",\n" : "", t[k].name);
+		else if (printed) putc('\n', f);
+		if (style->fmt == FMT_CSV) fprintf(f, "# %s\n", t[k].name);
+		report_print(f, &t[k], style);
+		printed++;
+	}
+	if (style->fmt == FMT_JSON) fputs("}\n", f);
 }
 
 void report_free(struct report *r)

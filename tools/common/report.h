@@ -1,14 +1,28 @@
 /* report.h — a table of cells printed as an aligned text table (nsys style,
- * thousands separators), CSV or JSON.  Used by `gpuprof stats`. */
+ * thousands separators), CSV or JSON.  Used by `gpuprof stats`.
+ *
+ * Machine output (CSV, JSON) is lossless: integers as integers, other
+ * numbers unrounded (the shortest text that reads back as the same double),
+ * every column; the text table rounds, shows durations in the unit asked
+ * for, hides the columns marked for it and cuts its last column to a width. */
 #ifndef GPUPROF_TOOL_REPORT_H
 #define GPUPROF_TOOL_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */ };
-struct col { const char *head; const char *key; enum col_kind kind; };
+enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */,
+		COL_G3 /* 3 significant digits, exponent when small (a p-value) */ };
+/* Where a column is printed (struct col .where); 0: everywhere. */
+enum col_where { COL_EVERYWHERE = 0, COL_TABLE_ONLY = 1, COL_MACHINE_ONLY = 2 };
+/* A column whose heading ends in "(ns)" holds durations in ns: the table
+ * shows them in the unit of struct report_style.  A column with a NULL
+ * heading does not exist (a shared column set a report does not have). */
+struct col { const char *head; const char *key; enum col_kind kind; enum col_where where; };
 struct cell { int null; double d; char *s; };
+
+#define REPORT_MAX_COLS 64
 
 struct report {
 	const char *name;   /* --report name, JSON key */
@@ -16,11 +30,24 @@ struct report {
 	const char *note;   /* table format: footnote lines after the rows (NULL: none) */
 	const struct col *cols;
 	int ncols;
+	uint64_t table_hidden; /* bit j: column j not in the table (report_hide_uniform) */
 	struct cell *cells; /* nrows x ncols */
 	size_t nrows, cap;
 };
 
 enum report_fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+/* Unit of the duration columns in a table. */
+enum time_unit { TU_NS, TU_US, TU_MS, TU_S };
+
+/* How report_print prints. */
+struct report_style {
+	enum report_fmt fmt;
+	/* table: the line width the last column (a name) is cut to fit, with
+	 * "..." (never below REPORT_MIN_NAME characters); 0: no limit */
+	int width;
+	enum time_unit unit; /* table: unit of the "(ns)" columns */
+};
+#define REPORT_MIN_NAME 24
 
 /* An empty report named `name` (the --report name and JSON key). */
 void report_init(struct report *r, const char *name);
@@ -32,7 +59,19 @@ void report_define(struct report *r, const char *title, const struct col *cols, 
 struct cell *report_row(struct report *r);
 void cell_num(struct cell *c, double v);
 void cell_str(struct cell *c, const char *s);
-void report_print(FILE *f, const struct report *r, enum report_fmt fmt);
+/* After the rows: column `col` leaves the table (not CSV/JSON) when every
+ * row holds the same value in it (a PID column of a one-process trace). */
+void report_hide_uniform(struct report *r, int col);
+void report_print(FILE *f, const struct report *r, const struct report_style *style);
+/* Tables t[0..n) with want[i] set (want NULL: all): JSON as one object
+ * {"NAME": rows, ...} and a newline, CSV each after a "# NAME" line, text
+ * separated by blank lines. */
+void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n,
+			 const struct report_style *style);
 void report_free(struct report *r);
+
+/* "ns", "us", "ms", "s" <-> enum time_unit; -1 for an unknown name. */
+int time_unit_parse(const char *name);
+const char *time_unit_name(enum time_unit u);
 
 #endif

@@ -74,9 +74,50 @@ int tool_take_threads(int argc, char **argv)
 	return w;
 }
 
+/* "-": stdin, copied once into an unlinked temporary file (the reader
+ * seeks: to the index at the end when it opens a file, back to the start for
+ * another pass), then opened by its /proc/self/fd path as often as asked.
+ * NULL after the message. */
+static const char *stdin_path(void)
+{
+	static char path[64];
+	static int state; /* 0 not yet, 1 ok, -1 failed */
+	if (state) return state > 0 ? path : NULL;
+	state = -1;
+	if (isatty(STDIN_FILENO)) {
+		tool_err("cannot read -: stdin is a terminal (pipe a trace into it, or name the file)");
+		return NULL;
+	}
+	const char *tmp = getenv("TMPDIR");
+	char tpl[4096];
+	snprintf(tpl, sizeof(tpl), "%s/gpuprof-stdin.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(tpl);
+	if (fd < 0) {
+		tool_err("cannot read -: no temporary file for stdin in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return NULL;
+	}
+	unlink(tpl);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR) continue;
+		if (n < 0 || write(fd, buf, (size_t)n) != n) {
+			tool_err("cannot read -: copying stdin to %s failed: %s", tpl, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd); /* fd stays open */
+	state = 1;
+	return path;
+}
+
 gp_reader *tool_open(const char *path)
 {
 	gp_reader *r = NULL;
+	const char *name = path;
+	if (!strcmp(path, "-") && !(path = stdin_path()))
+		return NULL;
 	errno = 0;
 	struct gp_reader_opts o = { .sz = sizeof(o), .threads = g_threads ? g_threads : gp_reader_threads_default() };
 	int rc = gp_reader_open_opts(path, &o, &r);
@@ -86,7 +127,7 @@ gp_reader *tool_open(const char *path)
 			cause = strerror(errno);
 		else if (rc == GP_ERR_NOT_GPUPROF)
 			cause = "not a gpuprof trace (bad magic)";
-		tool_err("cannot read %s: %s", path, cause);
+		tool_err("cannot read %s: %s", name, cause);
 		gp_reader_close(r);
 		return NULL;
 	}

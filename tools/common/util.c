@@ -343,6 +343,22 @@ const char *mem_kind_name(uint32_t k)
 	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
 }
 
+const char *sync_type_name(uint32_t t)
+{
+	/* CUpti_ActivitySynchronizationType */
+	static const char *const n[] = { "unknown", "event_synchronize", "stream_wait_event",
+		"stream_synchronize", "context_synchronize" };
+	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+}
+
+const char *launch_type_name(uint32_t t)
+{
+	/* CUpti_ActivityLaunchType */
+	static const char *const n[] = { "regular", "cooperative_single_device", "cooperative_multi_device",
+		"cbl_commandlist" };
+	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+}
+
 const char *drop_where_name(uint32_t w)
 {
 	switch (w) {

@@ -70,6 +70,12 @@ const char *copy_kind_name(uint32_t kind);    /* "HtoD", ... */
 const char *copy_kind_long(uint32_t kind);    /* "Host-to-Device" */
 const char *mem_kind_name(uint32_t kind);     /* "pageable", ... */
 const char *drop_where_name(uint32_t where);  /* "ring", ... */
+const char *sync_type_name(uint32_t type);    /* "stream_synchronize", ... */
+const char *launch_type_name(uint32_t type);  /* "regular", ... */
+/* A stream, event or context id CUPTI gives as "not applicable"
+ * (CUPTI_SYNCHRONIZATION_INVALID_VALUE): a context synchronisation has no
+ * stream, a stream synchronisation no event.  Shown as null / "-". */
+#define TOOL_NO_ID 0xFFFFFFFFu
 const char *source_kind_name(uint32_t kind);  /* "thread", ... */
 const char *clock_name(uint32_t id);          /* "monotonic", ... */
 
@@ -79,6 +85,14 @@ char *demangle(const char *mangled);
 /* nsys-style short name: demangled without return type, scope, template
  * arguments and parameters ("void ns::k<int>(float*)" -> "k"). malloc'd. */
 char *short_name(const char *demangled);
+/* The name forms of `gpuprof stats --names` for a mangled (or plain) symbol,
+ * malloc'd.  full: demangled; a mangled name __cxa_demangle rejects is its
+ * scope-qualified name read from the mangling's start, then the mangled name
+ * in brackets ("cutlass::Kernel [_ZN7cutlass6KernelI...]").  base: as nsys
+ * :base, the short_name of the demangled name; for a rejected name the last
+ * component of that scope ("Kernel"). */
+char *name_full(const char *mangled);
+char *name_base(const char *mangled);
 
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);

@@ -10,6 +10,8 @@
 	X(occupancy) \
 	X(memops) \
 	X(memsize) \
+	X(sync) \
+	X(memory) \
 	X(nvtx) \
 	X(util) \
 	X(counters) \

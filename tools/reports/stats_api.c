@@ -8,8 +8,8 @@
 
 enum { API_NAME = TS_NCOLS, API_NCOLS };
 static const struct col api_cols[API_NCOLS] = {
-	TIME_SUMMARY_COLS("Num Calls", "num_calls"),
-	[API_NAME] = { "Name", "name", COL_STR },
+	TIME_SUMMARY_COLS("Num Calls", "num_calls", NULL),
+	[API_NAME] = { "Name", "name", COL_STR, COL_EVERYWHERE },
 };
 
 static char *api_name(gp_reader *r, uint32_t id)
@@ -24,11 +24,11 @@ static void api_add(void *self, const struct stats_ctx *ctx, const struct stats_
 	const char *name = tool_str(s->r, a->name_id);
 	size_t g;
 	if (*name) {
-		g = summary_state_group(s, a->name_id, api_name);
+		g = summary_state_group(s, r->pid, 0, a->name_id, api_name);
 	} else { /* no name recorded: by callback id */
 		char unk[32];
 		snprintf(unk, sizeof(unk), "cbid_%u", a->cbid);
-		g = summary_group(&s->groups, unk);
+		g = summary_state_named(s, r->pid, 0, unk);
 	}
 	summary_add(&s->groups, g, a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 }
@@ -37,7 +37,7 @@ static void api_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct summary_state *s = self;
 	report_define(&tables[0], "CUDA API Summary", api_cols, API_NCOLS);
-	time_summary_fill(&tables[0], &s->groups, API_NAME);
+	time_summary_fill(&tables[0], s, ctx, API_NAME, NULL, NULL);
 }
 
 static const struct stats_table api_tables[] = {

@@ -44,17 +44,17 @@ enum {
 	COMM_NCOLS
 };
 static const struct col comm_cols[COMM_NCOLS] = {
-	[COMM_RANK] = { "Rank", "rank", COL_ID }, [COMM_PID] = { "PID", "pid", COL_ID },
-	[COMM_NCCL_KERNELS] = { "NCCL Kernels", "nccl_kernels", COL_INT },
-	[COMM_COMM] = { "Comm (ns)", "comm_ns", COL_INT },
-	[COMM_OTHER_KERNELS] = { "Other Kernels", "compute_kernels", COL_INT },
-	[COMM_COMPUTE] = { "Compute (ns)", "compute_ns", COL_INT },
-	[COMM_OVERLAP] = { "Overlap (ns)", "overlap_ns", COL_INT },
-	[COMM_OVERLAP_PCT] = { "Overlap (%)", "overlap_pct", COL_F1 },
-	[COMM_EXPOSED] = { "Exposed Comm (ns)", "exposed_comm_ns", COL_INT },
-	[COMM_WAIT] = { "Wait (ns)", "wait_ns", COL_INT },
-	[COMM_WAIT_PCT] = { "Wait (%)", "wait_pct", COL_F1 },
-	[COMM_MAX_WAIT] = { "Max Wait (ns)", "max_wait_ns", COL_INT },
+	[COMM_RANK] = { "Rank", "rank", COL_ID, COL_EVERYWHERE }, [COMM_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE },
+	[COMM_NCCL_KERNELS] = { "NCCL Kernels", "nccl_kernels", COL_INT, COL_EVERYWHERE },
+	[COMM_COMM] = { "Comm (ns)", "comm_ns", COL_INT, COL_EVERYWHERE },
+	[COMM_OTHER_KERNELS] = { "Other Kernels", "compute_kernels", COL_INT, COL_EVERYWHERE },
+	[COMM_COMPUTE] = { "Compute (ns)", "compute_ns", COL_INT, COL_EVERYWHERE },
+	[COMM_OVERLAP] = { "Overlap (ns)", "overlap_ns", COL_INT, COL_EVERYWHERE },
+	[COMM_OVERLAP_PCT] = { "Overlap (%)", "overlap_pct", COL_F1, COL_EVERYWHERE },
+	[COMM_EXPOSED] = { "Exposed Comm (ns)", "exposed_comm_ns", COL_INT, COL_EVERYWHERE },
+	[COMM_WAIT] = { "Wait (ns)", "wait_ns", COL_INT, COL_EVERYWHERE },
+	[COMM_WAIT_PCT] = { "Wait (%)", "wait_pct", COL_F1, COL_EVERYWHERE },
+	[COMM_MAX_WAIT] = { "Max Wait (ns)", "max_wait_ns", COL_INT, COL_EVERYWHERE },
 };
 
 enum {
@@ -63,14 +63,14 @@ enum {
 	STEP_NCOLS
 };
 static const struct col comm_steps_cols[STEP_NCOLS] = {
-	[STEP_RANK] = { "Rank", "rank", COL_ID }, [STEP_PID] = { "PID", "pid", COL_ID },
-	[STEP_N] = { "N", "occurrence", COL_INT },
-	[STEP_START] = { "Start (ns)", "start_ns", COL_INT }, [STEP_LEN] = { "Step (ns)", "step_ns", COL_INT },
-	[STEP_KERNELS] = { "Kernels", "kernels", COL_INT },
-	[STEP_COLLECTIVES] = { "Collectives", "collectives", COL_INT },
-	[STEP_COMM] = { "Comm (ns)", "comm_ns", COL_INT }, [STEP_COMPUTE] = { "Compute (ns)", "compute_ns", COL_INT },
-	[STEP_OVERLAP] = { "Overlap (ns)", "overlap_ns", COL_INT }, [STEP_WAIT] = { "Wait (ns)", "wait_ns", COL_INT },
-	[STEP_RANGE] = { "Range", "range", COL_STR },
+	[STEP_RANK] = { "Rank", "rank", COL_ID, COL_EVERYWHERE }, [STEP_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE },
+	[STEP_N] = { "N", "occurrence", COL_INT, COL_EVERYWHERE },
+	[STEP_START] = { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE }, [STEP_LEN] = { "Step (ns)", "step_ns", COL_INT, COL_EVERYWHERE },
+	[STEP_KERNELS] = { "Kernels", "kernels", COL_INT, COL_EVERYWHERE },
+	[STEP_COLLECTIVES] = { "Collectives", "collectives", COL_INT, COL_EVERYWHERE },
+	[STEP_COMM] = { "Comm (ns)", "comm_ns", COL_INT, COL_EVERYWHERE }, [STEP_COMPUTE] = { "Compute (ns)", "compute_ns", COL_INT, COL_EVERYWHERE },
+	[STEP_OVERLAP] = { "Overlap (ns)", "overlap_ns", COL_INT, COL_EVERYWHERE }, [STEP_WAIT] = { "Wait (ns)", "wait_ns", COL_INT, COL_EVERYWHERE },
+	[STEP_RANGE] = { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 
 #define COMM_LAG 65536

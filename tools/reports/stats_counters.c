@@ -10,12 +10,12 @@ enum {
 	CNT_NCOLS
 };
 static const struct col cnt_cols[CNT_NCOLS] = {
-	[CNT_PID] = { "PID", "pid", COL_ID }, [CNT_DEVICE] = { "Device", "device", COL_ID },
-	[CNT_SAMPLES] = { "Samples", "samples", COL_INT },
-	[CNT_MIN] = { "Min", "min", COL_F1 }, [CNT_MEAN] = { "Mean", "mean", COL_F1 },
-	[CNT_TW_MEAN] = { "Time-Wtd Mean", "time_weighted_mean", COL_F1 },
-	[CNT_MAX] = { "Max", "max", COL_F1 }, [CNT_UNIT] = { "Unit", "unit", COL_STR },
-	[CNT_COUNTER] = { "Counter", "counter", COL_STR },
+	[CNT_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE }, [CNT_DEVICE] = { "Device", "device", COL_ID, COL_EVERYWHERE },
+	[CNT_SAMPLES] = { "Samples", "samples", COL_INT, COL_EVERYWHERE },
+	[CNT_MIN] = { "Min", "min", COL_F1, COL_EVERYWHERE }, [CNT_MEAN] = { "Mean", "mean", COL_F1, COL_EVERYWHERE },
+	[CNT_TW_MEAN] = { "Time-Wtd Mean", "time_weighted_mean", COL_F1, COL_EVERYWHERE },
+	[CNT_MAX] = { "Max", "max", COL_F1, COL_EVERYWHERE }, [CNT_UNIT] = { "Unit", "unit", COL_STR, COL_EVERYWHERE },
+	[CNT_COUNTER] = { "Counter", "counter", COL_STR, COL_EVERYWHERE },
 };
 
 /* Unit hint from the name's last component (nvml.* naming). */

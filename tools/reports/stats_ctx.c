@@ -43,12 +43,13 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		gpu_activity_process(&ctx->gpu, rec->u.process.pid, *set != 0,
 				     strstr(set, "gpu_window=") || strstr(set, "capture_range="));
 		out->pid = rec->u.process.pid;
+		*u64map_get(&ctx->rank_of, out->pid, MAP_INSERT) = (uint64_t)((int64_t)rec->u.process.rank + 1);
 		return 1;
 	}
 	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
 		return 1;
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
-	case GP_REC_COUNTER:
+	case GP_REC_COUNTER: case GP_REC_SYNC: case GP_REC_MEMORY:
 		if (t < ctx->since || t >= ctx->until) return 0;
 		break;
 	default:
@@ -99,8 +100,15 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 	counters_finish(&ctx->cnt);
 }
 
+int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
+{
+	uint64_t *v = u64map_get((u64map *)&ctx->rank_of, pid, MAP_FIND);
+	return v ? (int)((int64_t)*v - 1) : -1;
+}
+
 void stats_ctx_free(struct stats_ctx *ctx)
 {
+	u64map_free(&ctx->rank_of);
 	winset_free(&ctx->win);
 	devprops_free(&ctx->dev);
 	kernel_names_free(&ctx->kn);

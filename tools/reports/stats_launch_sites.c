@@ -17,13 +17,13 @@ enum {
 	SITE_NCOLS
 };
 static const struct col site_cols[SITE_NCOLS] = {
-	[SITE_TIME_PCT] = { "Time (%)", "time_pct", COL_F1 },
-	[SITE_KERNEL_NS] = { "Kernel Time (ns)", "kernel_ns", COL_INT },
-	[SITE_KERNELS] = { "Kernels", "kernels", COL_INT }, [SITE_LAUNCHES] = { "Launches", "launches", COL_INT },
-	[SITE_AVG_KERNEL] = { "Avg Kernel (ns)", "avg_kernel_ns", COL_F1 },
-	[SITE_MEMOP_NS] = { "Memop Time (ns)", "memop_ns", COL_INT },
-	[SITE_MEMOPS] = { "Memops", "memops", COL_INT }, [SITE_SITE] = { "Site", "site", COL_STR },
-	[SITE_INNERMOST] = { "Innermost Frame", "innermost", COL_STR },
+	[SITE_TIME_PCT] = { "Time (%)", "time_pct", COL_F1, COL_EVERYWHERE },
+	[SITE_KERNEL_NS] = { "Kernel Time (ns)", "kernel_ns", COL_INT, COL_EVERYWHERE },
+	[SITE_KERNELS] = { "Kernels", "kernels", COL_INT, COL_EVERYWHERE }, [SITE_LAUNCHES] = { "Launches", "launches", COL_INT, COL_EVERYWHERE },
+	[SITE_AVG_KERNEL] = { "Avg Kernel (ns)", "avg_kernel_ns", COL_F1, COL_EVERYWHERE },
+	[SITE_MEMOP_NS] = { "Memop Time (ns)", "memop_ns", COL_INT, COL_EVERYWHERE },
+	[SITE_MEMOPS] = { "Memops", "memops", COL_INT, COL_EVERYWHERE }, [SITE_SITE] = { "Site", "site", COL_STR, COL_EVERYWHERE },
+	[SITE_INNERMOST] = { "Innermost Frame", "innermost", COL_STR, COL_EVERYWHERE },
 };
 
 static const char site_note[] =

@@ -16,10 +16,10 @@
 
 enum { NVTX_GPU_NS = TS_NCOLS, NVTX_STYLE, NVTX_RANGE, NVTX_NCOLS };
 static const struct col nvtx_cols[NVTX_NCOLS] = {
-	TIME_SUMMARY_COLS("Instances", "instances"),
-	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT },
-	[NVTX_STYLE] = { "Style", "style", COL_STR },
-	[NVTX_RANGE] = { "Range", "range", COL_STR },
+	TIME_SUMMARY_COLS("Instances", "instances", NULL),
+	[NVTX_GPU_NS] = { "GPU Kernel Time (ns)", "gpu_kernel_ns", COL_INT, COL_EVERYWHERE },
+	[NVTX_STYLE] = { "Style", "style", COL_STR, COL_EVERYWHERE },
+	[NVTX_RANGE] = { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 
 /* Range kinds seen under one name (bits). */
@@ -27,7 +27,7 @@ enum { STYLE_PUSHPOP = 1, STYLE_STARTEND = 2 };
 
 struct nvtx_report {
 	gp_reader *r;
-	struct summary ranges;
+	struct summary_state ranges;              /* by process and domain:message */
 	uint64_t *gpu_ns; int *style; size_t cx;  /* per group */
 	struct range_attr *attr;
 };
@@ -44,18 +44,18 @@ static void on_range(struct nvtx_report *st, const gp_rec_nvtx_range *n, uint32_
 	char *name = xmalloc(strlen(dom) + strlen(msg) + 2);
 	if (*dom) sprintf(name, "%s:%s", dom, msg);
 	else strcpy(name, msg);
-	size_t g = summary_group(&st->ranges, name);
+	size_t g = summary_state_named(&st->ranges, pid, 0, name);
 	free(name);
 	if (g >= st->cx) {
 		size_t old = st->cx;
-		st->cx = st->ranges.cap;
+		st->cx = st->ranges.groups.cap;
 		st->gpu_ns = xrealloc(st->gpu_ns, st->cx * sizeof(*st->gpu_ns));
 		st->style = xrealloc(st->style, st->cx * sizeof(*st->style));
 		memset(st->gpu_ns + old, 0, (st->cx - old) * sizeof(*st->gpu_ns));
 		memset(st->style + old, 0, (st->cx - old) * sizeof(*st->style));
 	}
 	st->style[g] |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
-	summary_add(&st->ranges, g, n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
+	summary_add(&st->ranges.groups, g, n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
 	if (n->kind == GP_NVTX_PUSHPOP)
 		range_attr_range(st->attr, pid, n->tid ? n->tid : tid, n->start_ns, n->end_ns, n->depth, (uint32_t)g);
 }
@@ -64,6 +64,7 @@ static void *nvtx_new(const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
 	st->r = ctx->r;
+	summary_state_init(&st->ranges, ctx);
 	st->attr = range_attr_new(RANGE_RULE_THREAD, add_gpu_ns, st);
 	return st;
 }
@@ -88,32 +89,28 @@ static void nvtx_add(void *self, const struct stats_ctx *ctx, const struct stats
 	}
 }
 
+/* A row's own cells: the GPU time of its kernels, the range style. */
+static void nvtx_row(void *arg, struct cell *c, size_t g)
+{
+	struct nvtx_report *st = arg;
+	int style = st->style[g];
+	if (style & STYLE_PUSHPOP) cell_num(&c[NVTX_GPU_NS], (double)st->gpu_ns[g]);
+	cell_str(&c[NVTX_STYLE], style == STYLE_PUSHPOP ? "PushPop" : style == STYLE_STARTEND ? "StartEnd" : "Mixed");
+}
+
 static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct nvtx_report *st = self;
 	range_attr_finish(st->attr);
 	struct report *rep = &tables[0];
 	report_define(rep, "NVTX Range Summary", nvtx_cols, NVTX_NCOLS);
-	struct summary *t = &st->ranges;
-	rep->note = time_summary_note(t);
-	uint64_t sum = time_summary_sum(t);
-	size_t *ix = summary_by_total(t);
-	for (size_t k = 0; k < t->n; k++) {
-		struct sgroup *g = &t->g[ix[k]];
-		int style = st->style[ix[k]];
-		struct cell *c = report_row(rep);
-		time_summary_cells(c, g, sum);
-		if (style & STYLE_PUSHPOP) cell_num(&c[NVTX_GPU_NS], (double)st->gpu_ns[ix[k]]);
-		cell_str(&c[NVTX_STYLE], style == STYLE_PUSHPOP ? "PushPop" : style == STYLE_STARTEND ? "StartEnd" : "Mixed");
-		cell_str(&c[NVTX_RANGE], g->name);
-	}
-	free(ix);
+	time_summary_fill(rep, &st->ranges, ctx, NVTX_RANGE, nvtx_row, st);
 }
 
 static void nvtx_free(void *self)
 {
 	struct nvtx_report *st = self;
-	summary_free(&st->ranges);
+	summary_state_release(&st->ranges);
 	free(st->gpu_ns); free(st->style);
 	range_attr_free(st->attr);
 	free(st);

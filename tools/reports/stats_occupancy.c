@@ -6,25 +6,26 @@
 enum {
 	OCC_TIME_PCT, OCC_TOTAL, OCC_INSTANCES, OCC_PID, OCC_DEVICE, OCC_BLOCKS_MIN, OCC_BLOCKS_MAX,
 	OCC_THREADS, OCC_REGS, OCC_SMEM, OCC_THEORETICAL, OCC_LIMITER, OCC_COV_MIN, OCC_COV_MAX,
-	OCC_EST_SM_ACT, OCC_EST_OCC, OCC_NAME,
+	OCC_EST_SM_ACT, OCC_EST_OCC, OCC_NAME, OCC_MANGLED,
 	OCC_NCOLS
 };
 static const struct col occ_cols[OCC_NCOLS] = {
-	[OCC_TIME_PCT] = { "Time (%)", "time_pct", COL_F1 }, [OCC_TOTAL] = { "Total Time (ns)", "total_ns", COL_INT },
-	[OCC_INSTANCES] = { "Instances", "instances", COL_INT }, [OCC_PID] = { "PID", "pid", COL_ID },
-	[OCC_DEVICE] = { "Device", "device", COL_ID },
-	[OCC_BLOCKS_MIN] = { "Blocks Min", "blocks_min", COL_INT },
-	[OCC_BLOCKS_MAX] = { "Blocks Max", "blocks_max", COL_INT },
-	[OCC_THREADS] = { "Threads/Block", "threads_per_block", COL_INT },
-	[OCC_REGS] = { "Regs/Thread", "registers_per_thread", COL_INT },
-	[OCC_SMEM] = { "Smem/Block (B)", "smem_per_block", COL_INT },
-	[OCC_THEORETICAL] = { "Theor Occ (%)", "theoretical_occupancy_pct", COL_F3 },
-	[OCC_LIMITER] = { "Limiter", "limiter", COL_STR },
-	[OCC_COV_MIN] = { "SM Cov Min (%)", "sm_coverage_min_pct", COL_F3 },
-	[OCC_COV_MAX] = { "SM Cov Max (%)", "sm_coverage_max_pct", COL_F3 },
-	[OCC_EST_SM_ACT] = { "Est SM Act (%)", "est_sm_activity_pct", COL_F3 },
-	[OCC_EST_OCC] = { "Est Occ (%)", "est_occupancy_pct", COL_F3 },
-	[OCC_NAME] = { "Name", "name", COL_STR },
+	[OCC_TIME_PCT] = { "Time (%)", "time_pct", COL_F1, COL_EVERYWHERE }, [OCC_TOTAL] = { "Total Time (ns)", "total_ns", COL_INT, COL_EVERYWHERE },
+	[OCC_INSTANCES] = { "Instances", "instances", COL_INT, COL_EVERYWHERE }, [OCC_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE },
+	[OCC_DEVICE] = { "Device", "device", COL_ID, COL_EVERYWHERE },
+	[OCC_BLOCKS_MIN] = { "Blocks Min", "blocks_min", COL_INT, COL_EVERYWHERE },
+	[OCC_BLOCKS_MAX] = { "Blocks Max", "blocks_max", COL_INT, COL_EVERYWHERE },
+	[OCC_THREADS] = { "Threads/Block", "threads_per_block", COL_INT, COL_EVERYWHERE },
+	[OCC_REGS] = { "Regs/Thread", "registers_per_thread", COL_INT, COL_EVERYWHERE },
+	[OCC_SMEM] = { "Smem/Block (B)", "smem_per_block", COL_INT, COL_EVERYWHERE },
+	[OCC_THEORETICAL] = { "Theor Occ (%)", "theoretical_occupancy_pct", COL_F3, COL_EVERYWHERE },
+	[OCC_LIMITER] = { "Limiter", "limiter", COL_STR, COL_EVERYWHERE },
+	[OCC_COV_MIN] = { "SM Cov Min (%)", "sm_coverage_min_pct", COL_F3, COL_EVERYWHERE },
+	[OCC_COV_MAX] = { "SM Cov Max (%)", "sm_coverage_max_pct", COL_F3, COL_EVERYWHERE },
+	[OCC_EST_SM_ACT] = { "Est SM Act (%)", "est_sm_activity_pct", COL_F3, COL_EVERYWHERE },
+	[OCC_EST_OCC] = { "Est Occ (%)", "est_occupancy_pct", COL_F3, COL_EVERYWHERE },
+	[OCC_NAME] = { "Name", "name", COL_STR, COL_EVERYWHERE },
+	[OCC_MANGLED] = { "Mangled Name", "mangled", COL_STR, COL_MACHINE_ONLY },
 };
 
 static const char occ_note[] =
@@ -69,7 +70,8 @@ static void occ_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 			if (g->total) cell_num(&c[OCC_EST_SM_ACT], 100.0 * g->wcov / (double)g->total);
 		}
 		if (g->occ_known && g->total) cell_num(&c[OCC_EST_OCC], 100.0 * g->wocc / (double)g->total);
-		cell_str(&c[OCC_NAME], g->name);
+		cell_str(&c[OCC_NAME], kernel_name_form(&ctx->kn, g->name_id, ctx->names));
+		cell_str(&c[OCC_MANGLED], kernel_name_form(&ctx->kn, g->name_id, NAME_MANGLED));
 	}
 }
 

@@ -46,6 +46,9 @@ struct stats_ctx {
 	uint64_t base;          /* trace start (header start_trace_ns) */
 	uint64_t since, until;  /* absolute; timed records starting outside [since, until) are dropped */
 	int clipped;            /* --since or --until was given */
+	/* The form of kernel names in a Name column (--names; CSV and JSON:
+	 * always NAME_FULL, with the mangled name in a column of its own). */
+	enum name_form names;
 	/* shared analyses: complete after stats_ctx_finish */
 	uint64_t last;          /* latest end of any timed record, dropped ones included */
 	struct winset win;      /* GPU-activity windows, clipped to [since, until) */
@@ -54,6 +57,7 @@ struct stats_ctx {
 	struct kshapes shapes;  /* kernels by name and launch shape; occupancy */
 	struct gpu_activity gpu;/* busy intervals per device and stream */
 	struct counters cnt;    /* sampled counters */
+	u64map rank_of;         /* pid -> rank + 1, from GP_REC_PROCESS (complete before any timed record) */
 };
 
 /* A record as the driver hands it to add(): with its process and thread.
@@ -102,6 +106,8 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, uint64_t since, int hav
  * reports, with *out filled. */
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);
 void stats_ctx_finish(struct stats_ctx *ctx);
+/* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
+int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);
 void stats_ctx_free(struct stats_ctx *ctx);
 
 #endif

@@ -13,16 +13,16 @@ enum {
 	UTIL_NCOLS
 };
 static const struct col util_cols[UTIL_NCOLS] = {
-	[UTIL_PID] = { "PID", "pid", COL_ID }, [UTIL_DEVICE] = { "Device", "device", COL_ID },
-	[UTIL_STREAM] = { "Stream", "stream", COL_STR },
-	[UTIL_KERNELS] = { "Kernels", "kernels", COL_INT }, [UTIL_BUSY] = { "Busy (ns)", "busy_ns", COL_INT },
-	[UTIL_SPAN] = { "Span (ns)", "span_ns", COL_INT }, [UTIL_BUSY_PCT] = { "Busy (%)", "busy_pct", COL_F1 },
-	[UTIL_SM_WTD] = { "SM-Wtd (%)", "sm_weighted_pct", COL_F1 },
-	[UTIL_OCC_WTD] = { "Occ-Wtd (%)", "occ_weighted_pct", COL_F1 },
-	[UTIL_NVML] = { "NVML (%)", "nvml_util_pct", COL_F1 },
-	[UTIL_GAPS] = { "Idle Gaps", "idle_gaps", COL_INT },
-	[UTIL_LARGEST_GAP] = { "Largest Gap (ns)", "largest_gap_ns", COL_INT },
-	[UTIL_COPY] = { "Copy (ns)", "copy_ns", COL_INT }, [UTIL_OVERLAP] = { "Overlap (%)", "overlap_pct", COL_F1 },
+	[UTIL_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE }, [UTIL_DEVICE] = { "Device", "device", COL_ID, COL_EVERYWHERE },
+	[UTIL_STREAM] = { "Stream", "stream", COL_STR, COL_EVERYWHERE },
+	[UTIL_KERNELS] = { "Kernels", "kernels", COL_INT, COL_EVERYWHERE }, [UTIL_BUSY] = { "Busy (ns)", "busy_ns", COL_INT, COL_EVERYWHERE },
+	[UTIL_SPAN] = { "Span (ns)", "span_ns", COL_INT, COL_EVERYWHERE }, [UTIL_BUSY_PCT] = { "Busy (%)", "busy_pct", COL_F1, COL_EVERYWHERE },
+	[UTIL_SM_WTD] = { "SM-Wtd (%)", "sm_weighted_pct", COL_F1, COL_EVERYWHERE },
+	[UTIL_OCC_WTD] = { "Occ-Wtd (%)", "occ_weighted_pct", COL_F1, COL_EVERYWHERE },
+	[UTIL_NVML] = { "NVML (%)", "nvml_util_pct", COL_F1, COL_EVERYWHERE },
+	[UTIL_GAPS] = { "Idle Gaps", "idle_gaps", COL_INT, COL_EVERYWHERE },
+	[UTIL_LARGEST_GAP] = { "Largest Gap (ns)", "largest_gap_ns", COL_INT, COL_EVERYWHERE },
+	[UTIL_COPY] = { "Copy (ns)", "copy_ns", COL_INT, COL_EVERYWHERE }, [UTIL_OVERLAP] = { "Overlap (%)", "overlap_pct", COL_F1, COL_EVERYWHERE },
 };
 
 static const char util_note[] =

@@ -9,9 +9,9 @@
 
 enum { WIN_PID, WIN_START, WIN_END, WIN_DURATION, WIN_KERNELS, WIN_NCOLS };
 static const struct col win_cols[WIN_NCOLS] = {
-	[WIN_PID] = { "PID", "pid", COL_ID }, [WIN_START] = { "Start (ns)", "start_ns", COL_INT },
-	[WIN_END] = { "End (ns)", "end_ns", COL_INT }, [WIN_DURATION] = { "Duration (ns)", "duration_ns", COL_INT },
-	[WIN_KERNELS] = { "Kernels", "kernels", COL_INT },
+	[WIN_PID] = { "PID", "pid", COL_ID, COL_EVERYWHERE }, [WIN_START] = { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE },
+	[WIN_END] = { "End (ns)", "end_ns", COL_INT, COL_EVERYWHERE }, [WIN_DURATION] = { "Duration (ns)", "duration_ns", COL_INT, COL_EVERYWHERE },
+	[WIN_KERNELS] = { "Kernels", "kernels", COL_INT, COL_EVERYWHERE },
 };
 
 struct win_report { char title[256]; };

@@ -1,0 +1,140 @@
+/* gps_steps.c — which NVTX ranges are training steps, and their times
+ * (gps_steps.h).  Everything here runs on the job's step thread, inside its
+ * NVTX push and pop (the flight recorder's hooks included); other threads
+ * read the published values through atomics (the flush thread writes them
+ * into the control registration and the status file).  Costs when steps are
+ * in use: a prefix compare per NVTX push; per step, a sort of at most 51
+ * durations at its end. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/gps_core.h"
+#include "features/gps_flight.h"
+#include "features/gps_steps.h"
+
+atomic_int gps_steps_on;
+
+/* the step thread: its tid (0 until the first step) */
+static atomic_uint step_tid;
+/* step thread only */
+static int open_steps;        /* a step is open (nested step names are not steps) */
+static int cur_traced;        /* GPU activity was on in the open step */
+static uint64_t durs[GPS_STEPS_WINDOW], begins[GPS_STEPS_WINDOW];
+static unsigned nwin, wpos;   /* untraced durations kept, next slot */
+/* published */
+static _Atomic int64_t pub_last = -1;
+static _Atomic uint64_t pub_count, pub_median, pub_last_ns, pub_begin_mono, pub_per_ms; /* steps/s x 1000 */
+
+void gps_steps_init(int on) { atomic_store(&gps_steps_on, on); }
+
+uint64_t gps_steps_match(const char *name)
+{
+	static const char *const words[] = {"profilerstep", "iteration", "step", "iter"};
+	if (!name)
+		return 0;
+	const char *p = NULL;
+	for (size_t i = 0; i < sizeof words / sizeof words[0] && !p; i++) {
+		size_t n = strlen(words[i]);
+		if (!strncasecmp(name, words[i], n))
+			p = name + n;
+	}
+	if (!p)
+		return 0;
+	while (*p == ' ' || *p == '_' || *p == '#' || *p == ':' || *p == '=' || *p == '-')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	uint64_t v = 0;
+	for (int d = 0; isdigit((unsigned char)*p); p++, d++) {
+		if (d >= 18)
+			return 0; /* more than 18 digits: not a step count */
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	return *p ? 0 : v + 1;
+}
+
+int gps_steps_begin(uint64_t number)
+{
+	uint32_t me = gps_gettid(), expect = 0;
+	if (!atomic_compare_exchange_strong(&step_tid, &expect, me) && expect != me)
+		return 0; /* another thread's steps: the first step thread's count */
+	if (open_steps)
+		return 0;
+	open_steps = 1;
+	atomic_store_explicit(&pub_last, (int64_t)number, memory_order_relaxed);
+	atomic_store_explicit(&pub_begin_mono, gps_mono_ns(), memory_order_relaxed);
+	cur_traced = gps_flight_step_begin(number);
+	return 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t median(void)
+{
+	if (nwin < GPS_STEPS_MIN)
+		return 0;
+	uint64_t tmp[GPS_STEPS_WINDOW];
+	memcpy(tmp, durs, nwin * sizeof tmp[0]);
+	qsort(tmp, nwin, sizeof tmp[0], cmp_u64);
+	return nwin & 1 ? tmp[nwin / 2] : (tmp[nwin / 2 - 1] + tmp[nwin / 2]) / 2;
+}
+
+void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns)
+{
+	open_steps = 0;
+	uint64_t dur = end_ns > start_ns ? end_ns - start_ns : 0;
+	struct gps_step_stats st;
+	gps_steps_get(&st); /* the median of the steps before this one */
+	st.last_ns = dur;
+	gps_flight_step_end(number, start_ns, end_ns, &st);
+	atomic_store_explicit(&pub_last_ns, dur, memory_order_relaxed);
+	atomic_fetch_add_explicit(&pub_count, 1, memory_order_relaxed);
+	/* a step recorded with GPU activity on is slower by what tracing costs:
+	 * not a measure of the job's normal step */
+	if (cur_traced)
+		return;
+	durs[wpos] = dur;
+	begins[wpos] = atomic_load_explicit(&pub_begin_mono, memory_order_relaxed);
+	wpos = (wpos + 1) % GPS_STEPS_WINDOW;
+	if (nwin < GPS_STEPS_WINDOW)
+		nwin++;
+	atomic_store_explicit(&pub_median, median(), memory_order_relaxed);
+	if (nwin >= 2) {
+		uint64_t newest = begins[(wpos + GPS_STEPS_WINDOW - 1) % GPS_STEPS_WINDOW];
+		uint64_t oldest = begins[nwin < GPS_STEPS_WINDOW ? 0 : wpos];
+		if (newest > oldest)
+			atomic_store_explicit(&pub_per_ms, (uint64_t)((double)(nwin - 1) * 1e12 / (double)(newest - oldest)),
+					      memory_order_relaxed);
+	}
+}
+
+void gps_steps_get(struct gps_step_stats *st)
+{
+	st->last = atomic_load_explicit(&pub_last, memory_order_relaxed);
+	st->count = atomic_load_explicit(&pub_count, memory_order_relaxed);
+	st->median_ns = atomic_load_explicit(&pub_median, memory_order_relaxed);
+	st->last_ns = atomic_load_explicit(&pub_last_ns, memory_order_relaxed);
+	st->last_begin_mono = atomic_load_explicit(&pub_begin_mono, memory_order_relaxed);
+	st->per_s = (double)atomic_load_explicit(&pub_per_ms, memory_order_relaxed) / 1000.0;
+}
+
+void gps_steps_after_fork_child(void)
+{
+	/* the child's steps are its own (a forked worker that traces) */
+	atomic_store(&step_tid, 0);
+	open_steps = 0;
+	cur_traced = 0;
+	nwin = wpos = 0;
+	atomic_store(&pub_last, -1);
+	atomic_store(&pub_count, 0);
+	atomic_store(&pub_median, 0);
+	atomic_store(&pub_last_ns, 0);
+	atomic_store(&pub_begin_mono, 0);
+	atomic_store(&pub_per_ms, 0);
+}

@@ -1,0 +1,42 @@
+/* gps_steps.h — training steps as the job marks them (features/gps_steps.c):
+ * an NVTX push/pop range whose whole name is a step word and a number —
+ * "step 12", "Step_12", "iteration 12", "iter 12", "ProfilerStep#12" (any
+ * case; separators ' ', '_', '#', ':', '=', '-') — on the job's step thread
+ * (the first thread that opened one), not nested in another.  The flight
+ * recorder's captures and step sampling start and stop on these edges, its
+ * step rule reads their times (docs/FLIGHT.md, "Steps").
+ *
+ * gps_steps_on: set at start when a feature uses steps; NVTX asks nothing
+ * else otherwise.  match: the step number + 1 of a range name, 0 when it is
+ * not a step name.  begin: a range named like a step opens on this thread;
+ * 1 when it is taken as a step (the NVTX entry then remembers it), after
+ * the flight recorder's step-begin work.  end: a taken step closes (start,
+ * end: trace clock; the flight recorder's step-end work, then the step's
+ * time joins the rolling window unless it was recorded with GPU activity). */
+#ifndef GPS_STEPS_H
+#define GPS_STEPS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+extern atomic_int gps_steps_on;
+
+struct gps_step_stats {
+	int64_t last;          /* number of the last step begun, -1 none */
+	uint64_t count;        /* steps ended */
+	uint64_t median_ns;    /* rolling median of the last GPS_STEPS_WINDOW untraced steps, 0: too few */
+	uint64_t last_ns;      /* the last step's time */
+	uint64_t last_begin_mono; /* CLOCK_MONOTONIC of the last step begin, 0 none */
+	double per_s;          /* steps per second over the last window */
+};
+#define GPS_STEPS_WINDOW 51   /* steps in the rolling window */
+#define GPS_STEPS_MIN 10      /* untraced steps before a median is given */
+
+void gps_steps_init(int on);
+uint64_t gps_steps_match(const char *name);
+int gps_steps_begin(uint64_t number);
+void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns);
+void gps_steps_get(struct gps_step_stats *st);
+void gps_steps_after_fork_child(void);
+
+#endif

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""advise_check.py — `gpuprof advise` against jobs with known causes
+(examples/pathologies/, issue 22), on the GPU machine
+(scripts/gpu-session.sh advise).
+
+For each job: the bad and the fixed variant bare (no tracer), then under
+`gpuprof run` — the bad one without and with --stacks, the fixed one without
+— and `gpuprof advise --format json` on each trace.  Checks:
+
+  first finding       the bad variant's first finding is the job's cause,
+                      with and without stacks;
+  file:line           with stacks, the finding names the job's file
+                      ("<job>.py:<line>") in its sites, frames or where;
+  estimate +-30 %     advise's estimated saving per step (bad trace) is
+                      within 30 % of the measured saving: step_ms_mean of
+                      the traced bad run minus the traced fixed run (the
+                      estimate is made under the tracer; the bare saving is
+                      printed beside it);
+  cause gone          the fixed trace has no finding of that rule, or one
+                      whose saving is at most 20 % of the bad one's;
+  healthy             the healthy job gets nothing above info (both traces).
+
+Prints one `ADVISE PASS|FAIL|SKIP job: check` line per check, then a
+markdown table (estimate vs measured, per job) for docs/ADVISE.md; writes
+OUT/advise.json.  Exit 0 when every check passed, 1 otherwise.  The judging
+(judge, table) is tested without a GPU by tests/tools/test_advise_check.py.
+
+  advise_check.py --gpuprof build/bin/gpuprof --out DIR [--jobs a,b]
+                  [--steps 30] [--warmup 5] [--budget-s 520]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PATHO = os.path.join(ROOT, "examples", "pathologies")
+# job -> the rule advise should put first (None: nothing above info)
+JOBS = {
+    "item_in_step": "sync",
+    "pageable_copy": "pageable-copy",
+    "deep_narrow": "launch-bound",
+    "alloc_churn": "alloc-churn",
+    "one_block": "under-parallel",
+    "fp32_gemm": "fp32-matmul",
+    "slow_dataset": "input-bound",
+    "healthy": None,
+}
+TOL = 0.30
+GONE = 0.20
+EXIT_SKIP = 77
+
+
+def parse_result(text):
+    """The key=value pairs of the last RESULT line (numbers as floats), or None."""
+    res = None
+    for line in (text or "").splitlines():
+        if line.startswith("RESULT "):
+            res = {}
+            for kv in line.split()[1:]:
+                k, _, v = kv.partition("=")
+                try:
+                    res[k] = float(v)
+                except ValueError:
+                    res[k] = v
+    return res
+
+
+def first(adv):
+    f = adv.get("findings") if adv else None
+    return f[0] if f else None
+
+
+def names_file(f, job):
+    """Whether a finding names the job's file as file:line."""
+    if not f:
+        return False
+    want = f"{job}.py:"
+    texts = [f.get("where", "")]
+    for s in f.get("sites", []):
+        texts.append(s.get("label", ""))
+        texts += s.get("frames", [])
+    return any(want in t for t in texts)
+
+
+def judge(job, expected, bad, stacks, fixed, ms):
+    """One row: the checks of one job.  bad/stacks/fixed: advise's JSON for
+    one file (or None: no trace); ms: step_ms_mean of the runs
+    (bare_bad, bare_fixed, traced_bad, traced_fixed; None when missing)."""
+    checks = []
+
+    def check(name, ok, detail):
+        checks.append((name, "PASS" if ok else "FAIL", detail))
+
+    fb, fs = first(bad), first(stacks)
+    row = {"job": job, "expected": expected or "(nothing above info)", "checks": checks,
+           "first": fb["rule"] if fb else None, "first_stacks": fs["rule"] if fs else None,
+           "severity": fb["severity"] if fb else None, "estimate_ms": None, "measured_ms": None,
+           "measured_bare_ms": None, "ratio": None, "where": (fs or fb or {}).get("where", "")}
+    if expected is None:
+        for what, adv in (("no stacks", bad), ("stacks", stacks)):
+            if adv is None:
+                check(f"healthy ({what})", False, "no trace")
+                continue
+            above = [(x["rule"], x["severity"]) for x in adv["findings"] if x["severity"] != "info"]
+            check(f"healthy ({what})", not above, f"above info: {above}" if above else "nothing above info")
+        return row
+    for what, f, adv in (("no stacks", fb, bad), ("stacks", fs, stacks)):
+        got = f["rule"] if f else ("no trace" if adv is None else "no finding")
+        check(f"first finding ({what})", got == expected, f"{got} (want {expected})")
+    check("file:line (stacks)", names_file(fs, job), (fs or {}).get("where", "no finding")[:160])
+    est = fb.get("saving_ns_per_step") if fb and fb["rule"] == expected else None
+    if est is not None:
+        row["estimate_ms"] = est / 1e6
+    if ms.get("traced_bad") is not None and ms.get("traced_fixed") is not None:
+        row["measured_ms"] = ms["traced_bad"] - ms["traced_fixed"]
+    if ms.get("bare_bad") is not None and ms.get("bare_fixed") is not None:
+        row["measured_bare_ms"] = ms["bare_bad"] - ms["bare_fixed"]
+    m, e = row["measured_ms"], row["estimate_ms"]
+    if m is not None and e is not None and m > 0:
+        row["ratio"] = e / m
+        check("estimate +-30 %", abs(e - m) <= TOL * m, f"estimate {e:.3f} ms, measured {m:.3f} ms (traced)")
+    else:
+        check("estimate +-30 %", False, f"estimate {e}, measured {m}")
+    if fixed is None:
+        check("cause gone", False, "no fixed trace")
+    else:
+        same = [x for x in fixed["findings"] if x["rule"] == expected]
+        left = max((x.get("saving_ns_per_step") or 0) for x in same) / 1e6 if same else 0.0
+        ok = not same or (e is not None and left <= GONE * e)
+        check("cause gone", ok, f"fixed: {expected} saving {left:.3f} ms" if same else f"fixed: no {expected}")
+    return row
+
+
+def fmt(v, spec=".3f"):
+    return "-" if v is None else format(v, spec)
+
+
+def table(rows):
+    out = ["| job | expected | first finding | with stacks | estimate (ms/step) | measured, traced "
+           "(ms/step) | measured, bare (ms/step) | estimate / measured | checks |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        fails = [c[0] for c in r["checks"] if c[1] != "PASS"]
+        out.append(f"| {r['job']} | {r['expected']} | {r['first'] or '-'} ({r['severity'] or '-'}) | "
+                   f"{r['first_stacks'] or '-'} | {fmt(r['estimate_ms'])} | {fmt(r['measured_ms'])} | "
+                   f"{fmt(r['measured_bare_ms'])} | {fmt(r['ratio'], '.2f')} | "
+                   f"{'all pass' if not fails else 'FAIL: ' + ', '.join(fails)} |")
+    return "\n".join(out)
+
+
+def run(cmd, timeout, env=None):
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = 124, e.stdout or "", e.stderr or ""
+        out = out.decode() if isinstance(out, bytes) else out
+        err = err.decode() if isinstance(err, bytes) else err
+    print(f"  [{time.time() - t0:6.1f} s] rc={rc} {' '.join(cmd)[:200]}", flush=True)
+    if rc not in (0, EXIT_SKIP):
+        print("    " + "\n    ".join(err.strip().splitlines()[-6:]), flush=True)
+    return rc, out, err
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpuprof", default=os.path.join(ROOT, "build", "bin", "gpuprof"))
+    ap.add_argument("--python", default="python3")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--jobs", default=",".join(JOBS))
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--timeout", type=int, default=180, help="per run, s")
+    ap.add_argument("--budget-s", type=float, default=520, help="no new job after this many seconds")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    t_start = time.time()
+    rows, failed = [], 0
+    for job in [j for j in a.jobs.split(",") if j]:
+        if job not in JOBS:
+            print(f"ADVISE FAIL {job}: unknown job (known: {', '.join(JOBS)})")
+            failed += 1
+            continue
+        if time.time() - t_start > a.budget_s:
+            print(f"ADVISE SKIP {job}: not run (budget of {a.budget_s:.0f} s spent)")
+            continue
+        print(f"=== {job}", flush=True)
+        script = [a.python, os.path.join(PATHO, job + ".py"), "--steps", str(a.steps), "--warmup", str(a.warmup)]
+        ms, adv, skipped = {}, {}, False
+        for variant in ("bad", "fixed"):
+            rc, out, _ = run(script + (["--fixed"] if variant == "fixed" else []), a.timeout)
+            skipped |= rc == EXIT_SKIP
+            r = parse_result(out)
+            ms[f"bare_{variant}"] = r.get("step_ms_mean") if r and rc == 0 else None
+        if skipped:
+            print(f"ADVISE SKIP {job}: the job cannot run here (exit {EXIT_SKIP})")
+            continue
+        for name, opts, variant in (("bad", [], "bad"), ("bad-stacks", ["--stacks"], "bad"),
+                                    ("fixed", [], "fixed")):
+            trace = os.path.join(a.out, f"{job}-{name}.gpuprof")
+            if os.path.exists(trace):
+                os.remove(trace)
+            rc, out, _ = run([a.gpuprof, "run", "-q", *opts, "-o", trace, "--", *script,
+                              *(["--fixed"] if variant == "fixed" else [])], a.timeout)
+            r = parse_result(out)
+            if name != "bad-stacks":
+                ms[f"traced_{variant}"] = r.get("step_ms_mean") if r and rc == 0 else None
+            if not os.path.exists(trace):
+                adv[name] = None
+                continue
+            rc, out, err = run([a.gpuprof, "advise", "--format", "json", trace], a.timeout)
+            try:
+                adv[name] = json.loads(out)["advise"][0] if rc == 0 else None
+            except (ValueError, KeyError, IndexError):
+                adv[name] = None
+            if adv[name] is not None:
+                with open(trace + ".advise.json", "w") as f:
+                    json.dump(adv[name], f, indent=1)
+                tr = subprocess.run([a.gpuprof, "advise", trace], capture_output=True, text=True, timeout=a.timeout)
+                with open(trace + ".advise.txt", "w") as f:
+                    f.write(tr.stdout)
+        row = judge(job, JOBS[job], adv.get("bad"), adv.get("bad-stacks"), adv.get("fixed"), ms)
+        row["step_ms_mean"] = ms
+        rows.append(row)
+        for name, verdict, detail in row["checks"]:
+            print(f"ADVISE {verdict} {job}: {name}: {detail}", flush=True)
+            failed += verdict == "FAIL"
+    print()
+    print(table(rows))
+    with open(os.path.join(a.out, "advise.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+/* advise.h — the rules of `gpuprof advise` (docs/ADVISE.md): from what
+ * advise_facts.h measured per process, a ranked list of findings, each with
+ * what happens, where, its cost per step, what to change, an estimated
+ * saving per step with the reasoning, and the records to look at.
+ *
+ * Severity follows the estimated saving's share of the step time (XProf's
+ * input-bound bands: 5 % "moderately", 20 % "highly"):
+ *   high    >= 20 %     medium  >= 5 %     low  >= 1 %     info  below,
+ * and for the findings whose saving is not estimated (host-gaps,
+ * low-occupancy, anything only outside the counted steps) at most low/info
+ * as each rule says.  So a job that is GPU-bound and keeps its GPU fed gets
+ * nothing above info.  Findings are ranked by estimated saving, then cost. */
+#ifndef GPUPROF_ANALYSIS_ADVISE_H
+#define GPUPROF_ANALYSIS_ADVISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/advise_facts.h"
+
+enum adv_rule {
+	AR_INPUT, AR_SYNC, AR_PAGEABLE, AR_SYNC_COPY, AR_ALLOC, AR_LAUNCH, AR_HOST_GAPS, AR_FP32, AR_UNDERPAR,
+	AR_LOWOCC, AR_COMM, AR_OUTLIER, AR_COUNT
+};
+/* "input-bound", "sync", "pageable-copy", "sync-copy", "alloc-churn", "launch-bound", "host-gaps",
+ * "fp32-matmul", "under-parallel", "low-occupancy", "exposed-comm", "outlier-steps" */
+extern const char *const adv_rule_names[AR_COUNT];
+
+enum adv_severity { SEV_INFO, SEV_LOW, SEV_MEDIUM, SEV_HIGH };
+extern const char *const adv_severity_names[4]; /* "info", "low", "medium", "high" */
+#define ADV_SEV_HIGH_PCT 20.0
+#define ADV_SEV_MEDIUM_PCT 5.0
+#define ADV_SEV_LOW_PCT 1.0
+/* launch-bound rather than host-gaps: at least this share of the counted
+ * steps' kernels ran shorter than their launch call */
+#define ADV_LAUNCH_SHORT_SHARE 0.5
+/* exposed communication: the share of min(exposed, compute) assumed hidden */
+#define ADV_COMM_HIDE_SHARE 0.5
+#define ADV_MAX_SITES 3
+#define ADV_MAX_EVIDENCE 12
+
+/* One place a finding was seen (a group of advise_facts.h). */
+struct adv_site {
+	const char *label, *name, *phase;  /* phase "" none */
+	const struct stack_view *stack;    /* NULL none */
+	int after_site, dataloader;
+	double count_per_step, cost_ns_per_step;
+	uint64_t blocks_min, blocks_max;   /* kernels (0: not a kernel group) */
+	uint32_t threads;
+	double occ;                        /* -1 unknown */
+	double pm_pct;                     /* PM sampling mean while they ran, -1 none */
+};
+
+struct adv_evidence { const char *key; double v; };
+
+struct adv_finding {
+	uint32_t pid;
+	int32_t rank;                      /* -1 none */
+	enum adv_rule rule;
+	enum adv_severity sev;
+	char *title, *what, *change, *how; /* how: how the saving was estimated, with the numbers */
+	struct adv_site sites[ADV_MAX_SITES]; size_t nsites;
+	char *where;                       /* one line: the sites, or where else */
+	double count_per_step;             /* -1: not a count */
+	double cost_ns, cost_pct;          /* per counted step; % of the counted steps' time */
+	int has_saving;
+	double saving_ns, saving_pct;
+	/* records: a step (number -1: a time range, not a step) as ns after the trace start */
+	int64_t step_number;
+	uint64_t since_ns, until_ns;
+	struct adv_evidence ev[ADV_MAX_EVIDENCE]; size_t nev;
+};
+
+struct adv_proc_summary {
+	uint32_t pid;
+	int32_t rank;
+	const char *method, *steps_are;    /* "nvtx"/"trace"/"none", the plan's one line */
+	size_t nsteps, nwarm, ncounted, noutliers;
+	double step_mean_ns, step_median_ns, busy_pct;
+	double host_wait_pct;              /* host_wait + sync + launch buckets: the GPU waited for the host */
+	double unexplained_pct;            /* idle no cause took ("other" gaps) */
+	double gpu_work_ns;                /* GPU time launched per counted step (kernels, copies, sets) */
+	int runs_ahead;                    /* gpu_work_ns > ADV_RUN_AHEAD x the mean step: the host runs
+					      ahead of the GPU, the steps are the host's; the findings'
+					      shares (and severities) are then of gpu_work_ns */
+};
+#define ADV_RUN_AHEAD 1.2
+
+struct adv_result {
+	struct adv_proc_summary *procs; size_t nprocs;
+	struct adv_finding *v; size_t n, cap; /* ranked */
+};
+
+/* base: the trace start (header start_trace_ns), for the record pointers. */
+void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out);
+void advise_result_free(struct adv_result *res);
+/* The severity of a saving of `pct` % of the step time. */
+enum adv_severity adv_severity_of(double pct);
+
+#endif

@@ -1,0 +1,39 @@
+/* diff_stats.h — is a difference between two runs' step times larger than
+ * their run-to-run noise?  The two tests `gpuprof diff` reports
+ * (docs/REPORT.md, "gpuprof diff"):
+ *
+ *  - Mann-Whitney U (Wilcoxon rank-sum), two-sided: U_A = the number of
+ *    pairs (a, b) with a > b, plus half the ties.  Exact p (the distribution
+ *    of U over every ordering) when there are no ties and both samples have
+ *    at most 25 values; otherwise the normal approximation with the tie
+ *    correction and a continuity correction of 1/2 (scipy.stats.mannwhitneyu,
+ *    method="asymptotic").  p = 1 when every value is the same.
+ *  - Bootstrap: the 95 % interval of median(B) - median(A) over 2000
+ *    resamples (each sample drawn with replacement from its own run),
+ *    percentiles 2.5 and 97.5 interpolated linearly; the generator is
+ *    splitmix64 seeded with 1, so the interval is the same on every run.
+ *
+ * Both treat steps as independent draws; steps of one run are not quite
+ * (a slow phase lasts several steps), so p is a guide, not a guarantee. */
+#ifndef GPUPROF_ANALYSIS_DIFF_STATS_H
+#define GPUPROF_ANALYSIS_DIFF_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DIFF_EXACT_MAX 25       /* exact U distribution up to this many values per sample */
+#define DIFF_BOOTSTRAP 2000
+#define DIFF_BOOTSTRAP_SEED 1u
+
+struct mwu { double u_a, z, p; int exact; };
+
+/* a[0..na), b[0..nb) unchanged.  na, nb > 0. */
+void mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct mwu *out);
+/* The 95 % bootstrap interval of median(b) - median(a) (DIFF_BOOTSTRAP
+ * resamples, seed DIFF_BOOTSTRAP_SEED). */
+void bootstrap_median_diff(const double *a, size_t na, const double *b, size_t nb, double *lo, double *hi);
+/* Median of v[0..n) (the mean of the two middle values for an even n);
+ * reorders v.  0 for n = 0. */
+double diff_median(double *v, size_t n);
+
+#endif

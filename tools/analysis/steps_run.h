@@ -1,0 +1,62 @@
+/* steps_run.h — the steps analysis (docs/STEPS.md) over a whole trace in one
+ * call: the two passes that cmd/cmd_steps.c drives by hand, for the
+ * commands that only want the finished per-step rows (`gpuprof report`,
+ * `gpuprof diff`).
+ *
+ * Pass 1 reads the NVTX ranges (the attribution index), the GPU-activity
+ * windows, a sample of the GPU operations (step detection) and the
+ * processes' ranks; pass 2
+ * streams the API calls and GPU operations through the launch join
+ * (opjoin.h) into the per-step component (steps.h), which is finished at
+ * the end.  The reader is rewound before each pass, so it may have been read
+ * before.  Memory: as steps.h and attribution.h say. */
+#ifndef GPUPROF_ANALYSIS_STEPS_RUN_H
+#define GPUPROF_ANALYSIS_STEPS_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_trace.h"
+#include "analysis/attribution.h"
+#include "analysis/opjoin.h"
+#include "analysis/step_detect.h"
+#include "analysis/steps.h"
+#include "analysis/windows.h"
+
+struct steps_run_opts {
+	size_t sz;                     /* sizeof(struct steps_run_opts) */
+	struct step_detect_opts detect;
+	enum attr_rule rule;           /* ATTR_ANY_THREAD (0) by default */
+	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
+};
+
+/* What the analysis leaves: all owned, freed by steps_run_free. */
+struct steps_run {
+	struct attribution *a;
+	struct step_detect *d;
+	struct steps *st;              /* finished; its rows not yet summarised */
+	struct opjoin *j;              /* for opjoin_counts */
+	struct winset win;             /* the trace's GPU-activity windows, finished */
+	struct steps_run_proc { uint32_t pid; int32_t rank; } *procs; /* PROCESS records, in trace order */
+	size_t nprocs, cprocs;
+};
+
+/* Runs both passes.  Returns 0, or -1 with *read_rc the fatal read status
+ * (< 0, for tool_finish) or, when the read went well, *err the message of a
+ * failed step detection (--step-range NAME absent).  On success *read_rc is
+ * the status of the last pass (0, or GP_ERR_TRUNCATED / GP_ERR_CORRUPT after
+ * which the intact records were analysed).  opts may be NULL. */
+int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
+	      const char **err);
+void steps_run_free(struct steps_run *sr);
+/* The rank of pid from its PROCESS record; -1 when none or unknown. */
+int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid);
+
+/* --method: "auto", "nvtx", "trace" -> STEP_WANT_*; 0 ok, -1 unknown name */
+int step_want_parse(const char *s, int *want);
+
+/* "domain:message", or the message of a range in the default domain (the
+ * range names the attribution index holds).  malloc'd. */
+char *steps_range_name(gp_reader *r, const gp_rec_nvtx_range *n);
+
+#endif

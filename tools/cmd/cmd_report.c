@@ -1,0 +1,265 @@
+/* cmd_report.c — `gpuprof report TRACE... -o FILE.html`: one self-contained
+ * HTML page with the trace's header, steps, charts and top tables
+ * (docs/REPORT.md).  Option parsing and the passes over each trace; the
+ * page is export/report_html.c, its data export/report_data.c.
+ *
+ * Per trace, three passes: the stats reports, the header (trace_info) and
+ * the memory timeline in one; then the two of the steps analysis
+ * (analysis/steps_run.h).  Each trace's part of the page is written before
+ * the next trace is read. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/mem_timeline.h"
+#include "analysis/steps_report.h"
+#include "analysis/steps_run.h"
+#include "analysis/trace_info.h"
+#include "cmd/cmd.h"
+#include "common/tool.h"
+#include "export/report_html.h"
+#include "reports/stats_set.h"
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: gpuprof report -o FILE.html [--title T] [--method auto|nvtx|trace]\n"
+		   "                      [--step-range NAME] [--keep-warmup] [--rows N] [--steps-max N]\n"
+		   "                      [--bins N] [--strict] TRACE...\n\n"
+		   "One self-contained HTML page (scripts, styles and data inlined: it opens with no\n"
+		   "network access) per set of traces: each trace's header (command line, host,\n"
+		   "GPU, settings, span, integrity), its steps (summary, step time over the run with\n"
+		   "outliers marked, where each step's time goes), per process (one row per rank)\n"
+		   "GPU busy %% over time beside NVML and PM-sampled utilisation, memory held and\n"
+		   "other counters, and the top kernels, API calls and other `gpuprof stats`\n"
+		   "tables.  Aggregates and a sample of the steps only: a few MB for any trace.\n"
+		   "docs/REPORT.md has the definitions.\n\n"
+		   "  -o, --output FILE  the page to write ('-': stdout); required\n"
+		   "  --title T          the page's title (default: the first trace's file name)\n"
+		   "  --method M         step detection, as `gpuprof steps` (auto, nvtx, trace)\n"
+		   "  --step-range NAME  the steps are the NVTX ranges named NAME or NAME <number>\n"
+		   "  --keep-warmup      count the warm-up steps in the step summaries\n"
+		   "  --rows N           rows of each table (default %d; stats has them all)\n"
+		   "  --steps-max N      steps drawn per process (default %d: a sample beyond)\n"
+		   "  --bins N           bins of the time series (default %d)\n"
+		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
+		   "  -h, --help         this text\n",
+		REPORT_ROWS_MAX, REPORT_STEPS_MAX, REPORT_BINS);
+}
+
+/* THE ADVISE HOOK.  `gpuprof advise` (tools/analysis/advise*, another
+ * part) turns a trace into findings; when it exists, this returns them as
+ * the JSON value the page's "Findings" slot draws (docs/REPORT.md, "Findings"):
+ *   {"findings": [{"severity": "high|warning|info", "title": "...",
+ *                  "detail": "...", "evidence": "..."}]}
+ * malloc'd; NULL leaves the slot saying the report was made without advise. */
+static char *advise_findings(gp_reader *r, const struct steps_run *sr)
+{
+	(void)r; (void)sr;
+	return NULL;
+}
+
+static int parse_count(const char *opt, const char *arg, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (!*arg || *end || !v || v > 1000000) {
+		tool_err("bad %s '%s' (a number from 1 to 1000000)", opt, arg);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+/* "gpuprof report ARG..." as given */
+static char *command_line(int argc, char **argv)
+{
+	size_t n = strlen("gpuprof") + 1;
+	for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+	char *s = xmalloc(n), *p = s;
+	p += sprintf(p, "gpuprof");
+	for (int i = 0; i < argc; i++) p += sprintf(p, " %s", argv[i]);
+	return s;
+}
+
+struct report_opts {
+	struct steps_run_opts steps;
+	struct report_data_opts data;
+	int keep_warmup, strict;
+};
+
+/* Reads one trace and writes its part of the page.  The exit code. */
+static int one_trace(FILE *out, const char *path, size_t index, const struct report_opts *o, const char *command,
+		     int *head_done, const char *title)
+{
+	gp_reader *r = tool_open(path);
+	if (!r) return EXIT_BADINPUT;
+	struct trace_info info;
+	struct stats_set ss;
+	struct mem_timeline mem = { 0 };
+	trace_info_init(&info);
+	stats_set_init(&ss, r);
+	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		trace_info_add(&info, r, rec);
+		stats_set_add(&ss, rec);
+		if (rec->type == GP_REC_MEMORY) mem_timeline_add(&mem, tool_pid(r, rec), &rec->u.memory);
+		progress_tick(++n);
+	}
+	int code = tool_finish(r, path, rc, o->strict);
+	struct steps_run sr;
+	memset(&sr, 0, sizeof(sr));
+	struct steps_reports reps;
+	int have_reps = 0;
+	char *advise = NULL;
+	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0) goto out;
+	struct gp_integrity ig;
+	memset(&ig, 0, sizeof(ig));
+	gp_reader_integrity(r, &ig);
+	trace_info_finish(&info);
+	stats_set_finish(&ss);
+	stats_set_fill(&ss);
+	mem_timeline_finish(&mem);
+
+	int read_rc = 0;
+	const char *err = NULL;
+	if (steps_run(r, &o->steps, &sr, &read_rc, &err) == 0) {
+		steps_reports_fill(&reps, sr.st, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
+		have_reps = 1;
+	} else if (!err) {
+		err = "the trace could not be read again";
+	}
+	advise = advise_findings(r, &sr);
+	struct report_run run = {
+		.path = path, .r = r, .info = &info, .ig = &ig,
+		.stats = ss.tab, .stats_want = ss.want, .nstats = ss.ntabs,
+		.steps = have_reps ? reps.rep : NULL, .nsteps = have_reps ? SR_ROWS : 0, /* not one row per step */
+		.steps_error = err, .st = have_reps ? sr.st : NULL,
+		.gpu = &ss.ctx.gpu, .win = &ss.ctx.win, .cnt = &ss.ctx.cnt, .mem = &mem, .advise_json = advise,
+	};
+	if (!*head_done) {
+		if (report_html_head(out, title, command, &o->data)) goto write_error;
+		*head_done = 1;
+	}
+	if (report_html_run(out, &run, index, &o->data)) goto write_error;
+	goto out;
+write_error:
+	tool_err("cannot write the page: %s", strerror(errno));
+	code = EXIT_BADINPUT;
+out:
+	free(advise);
+	if (have_reps) steps_reports_free(&reps);
+	steps_run_free(&sr);
+	mem_timeline_free(&mem);
+	stats_set_free(&ss);
+	trace_info_free(&info);
+	gp_reader_close(r);
+	return code;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 't' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "step-range", required_argument, NULL, 'n' },
+		{ "keep-warmup", no_argument, NULL, 'k' },
+		{ "rows", required_argument, NULL, 'R' },
+		{ "steps-max", required_argument, NULL, 'S' },
+		{ "bins", required_argument, NULL, 'B' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct report_opts o;
+	memset(&o, 0, sizeof(o));
+	o.steps.sz = sizeof(o.steps);
+	o.steps.detect.sz = sizeof(o.steps.detect);
+	o.steps.detect.want = STEP_WANT_AUTO;
+	o.data.sz = sizeof(o.data);
+	const char *output = NULL, *title = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 't': title = optarg; break;
+		case 'm':
+			if (step_want_parse(optarg, &o.steps.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
+			o.steps.detect.range_name = optarg;
+			break;
+		case 'k': o.keep_warmup = 1; break;
+		case 'R': if (parse_count("--rows", optarg, &o.data.rows_max)) return EXIT_USAGE; break;
+		case 'S': if (parse_count("--steps-max", optarg, &o.data.steps_max)) return EXIT_USAGE; break;
+		case 'B': if (parse_count("--bins", optarg, &o.data.bins)) return EXIT_USAGE; break;
+		case 's': o.strict = 1; break;
+		case 'h': help(stdout); return EXIT_OK;
+		default: help(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		tool_err("no trace given");
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!output) {
+		tool_err("no output file: -o FILE.html ('-' for stdout)");
+		return EXIT_USAGE;
+	}
+	if (!title) {
+		title = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
+	}
+	/* written beside the target and renamed at the end: no half page is
+	 * left under the name asked for */
+	int to_stdout = !strcmp(output, "-");
+	char *tmp = NULL;
+	FILE *out = stdout;
+	if (!to_stdout) {
+		tmp = xmalloc(strlen(output) + 16);
+		sprintf(tmp, "%s.tmp%ld", output, (long)getpid());
+		out = fopen(tmp, "w");
+		if (!out) {
+			tool_err("cannot write %s: %s", tmp, strerror(errno));
+			free(tmp);
+			return EXIT_BADINPUT;
+		}
+	}
+	if (!report_html_have_charts())
+		tool_warn("built without uPlot (make deps, then make): the page has tables but no charts");
+	char *command = command_line(argc, argv);
+	int code = EXIT_OK, head_done = 0;
+	for (int i = optind; i < argc && code != EXIT_BADINPUT; i++) {
+		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title);
+		if (rc != EXIT_OK) code = rc;
+	}
+	if (code == EXIT_OK && report_html_tail(out)) {
+		tool_err("cannot write the page: %s", strerror(errno));
+		code = EXIT_BADINPUT;
+	}
+	if (!to_stdout) {
+		if (fclose(out) && code == EXIT_OK) {
+			tool_err("cannot write %s: %s", output, strerror(errno));
+			code = EXIT_BADINPUT;
+		}
+		if (code == EXIT_OK && rename(tmp, output)) {
+			tool_err("cannot write %s: %s", output, strerror(errno));
+			code = EXIT_BADINPUT;
+		}
+		if (code != EXIT_OK) unlink(tmp);
+		free(tmp);
+	} else if (fflush(stdout) && code == EXIT_OK) {
+		code = EXIT_BADINPUT;
+	}
+	free(command);
+	return code;
+}

@@ -1,0 +1,34 @@
+/* stats_set.h — every report of `gpuprof stats` (registry.c) over one trace,
+ * driven by a caller that reads the trace itself (so that it can feed its
+ * own analyses from the same pass): the driver loop of cmd/cmd_stats.c as
+ * a component.  stats_set_new, each record through stats_set_add,
+ * stats_set_finish, stats_set_fill, stats_set_free.
+ *
+ * The tables come out in output order, named as `stats --report` names
+ * them; the default set is what `gpuprof stats FILE` prints. */
+#ifndef GPUPROF_REPORTS_STATS_SET_H
+#define GPUPROF_REPORTS_STATS_SET_H
+
+#include <stddef.h>
+
+#include "common/report.h"
+#include "reports/stats_report.h"
+
+struct stats_set {
+	struct stats_ctx ctx;     /* its shared analyses are the caller's to read after finish */
+	void **self;              /* per report */
+	size_t nreps;
+	struct report *tab;       /* every table of every report, once filled */
+	int *want;                /* per table: filled and in the default set */
+	size_t ntabs;
+};
+
+/* The whole trace (no --since/--until). */
+void stats_set_init(struct stats_set *s, gp_reader *r);
+void stats_set_add(struct stats_set *s, const gp_record *rec);
+void stats_set_finish(struct stats_set *s);
+/* Fills the tables of the default set (s->want marks them). */
+void stats_set_fill(struct stats_set *s);
+void stats_set_free(struct stats_set *s);
+
+#endif
