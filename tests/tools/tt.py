@@ -55,7 +55,8 @@ def gp(*args, check=True, **kw):
 
 
 def union(iv):
-    """The union of intervals (s, e), as sorted disjoint [s, e] lists."""
+    """The union of intervals (s, e), as sorted disjoint [s, e] lists
+    (touching ones merged), computed here, not by the tool."""
     out = []
     for s, e in sorted(iv):
         if out and s <= out[-1][1]:
@@ -106,18 +107,6 @@ def eq(got, want, what):
 def approx(got, want, what, tol=0.051):
     if got is None or abs(float(got) - float(want)) > tol:
         fail(f"{what}: got {got!r}, want {want!r}")
-
-
-def union(iv):
-    """The union of intervals (s, e) as a sorted list of disjoint [s, e]
-    (touching ones merged), computed here, not by the tool."""
-    out = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
 
 
 def fail(msg):
