@@ -2,7 +2,8 @@
  * ahead (`ahead`, in schedule order) and their states; a worker takes the
  * first queued one, decodes it without the lock, and marks it done.  The
  * reader's thread submits (keeping `window` jobs ahead), takes, and
- * recycles jobs through a free list only it touches. */
+ * recycles jobs through a free list only it touches; waiting for a job a
+ * worker has, it decodes a queued one itself, so N threads decode. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -316,7 +317,17 @@ struct gp_job *gp_prefetch_take(struct gp_prefetch *p, size_t idx, const struct 
 		j->state = J_BUSY; /* no worker got to it yet: do it here */
 		mine = 1;
 	}
-	while (j && !mine && j->state != J_DONE) pthread_cond_wait(&p->done, &p->mu);
+	while (j && !mine && j->state != J_DONE) {
+		/* a worker has it: rather than idle, decode one queued behind it */
+		struct gp_job *o = first_queued(p);
+		if (!o) { pthread_cond_wait(&p->done, &p->mu); continue; }
+		o->state = J_BUSY;
+		pthread_mutex_unlock(&p->mu);
+		gp_job_decode(o, p->fd, dctx);
+		pthread_mutex_lock(&p->mu);
+		o->state = J_DONE;
+		pthread_cond_broadcast(&p->done);
+	}
 	pthread_mutex_unlock(&p->mu);
 	if (!j) {
 		if (!(j = job_get(p))) return NULL;
