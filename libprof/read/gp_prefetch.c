@@ -144,7 +144,7 @@ static void *worker(void *arg)
 	if (dctx) ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, 24);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		struct gp_job *j;
+		struct gp_job *j = NULL;
 		while (!p->stop && !(j = first_queued(p))) pthread_cond_wait(&p->wake, &p->mu);
 		if (p->stop) break;
 		j->state = J_BUSY;
@@ -320,7 +320,10 @@ struct gp_job *gp_prefetch_take(struct gp_prefetch *p, size_t idx, const struct 
 	while (j && !mine && j->state != J_DONE) {
 		/* a worker has it: rather than idle, decode one queued behind it */
 		struct gp_job *o = first_queued(p);
-		if (!o) { pthread_cond_wait(&p->done, &p->mu); continue; }
+		if (!o) {
+			pthread_cond_wait(&p->done, &p->mu);
+			continue;
+		}
 		o->state = J_BUSY;
 		pthread_mutex_unlock(&p->mu);
 		gp_job_decode(o, p->fd, dctx);
