@@ -21,6 +21,7 @@
 #include "analysis/attribution.h"
 #include "analysis/opjoin.h"
 #include "analysis/step_detect.h"
+#include "analysis/step_passes.h"
 #include "analysis/steps.h"
 #include "analysis/windows.h"
 #include "common/report.h"
@@ -52,24 +53,10 @@ static void help(FILE *f)
 		   "  -h, --help        this text\n");
 }
 
-static char *range_name(gp_reader *r, const gp_rec_nvtx_range *n)
-{
-	const char *dom = tool_str(r, n->domain_id), *msg = tool_str(r, n->message_id);
-	char *name = xmalloc(strlen(dom) + strlen(msg) + 2);
-	if (*dom) sprintf(name, "%s:%s", dom, msg);
-	else strcpy(name, msg);
-	return name;
-}
-
-static uint32_t rec_tid(gp_reader *r, const gp_record *rec)
-{
-	const gp_rec_source *src = gp_reader_source(r, rec->source_id);
-	return src ? src->tid : 0;
-}
-
 static int fatal(int rc) { return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT; }
 
-/* Pass 1: ranges, GPU operation sample, windows, and advise's inputs. */
+/* Pass 1: the steps analysis' pass 1 (analysis/step_passes.h) and
+ * advise's own inputs. */
 static int pass_first(gp_reader *r, struct attribution *a, struct step_detect *d, struct winset *win,
 		      struct adv_pre *pre)
 {
@@ -78,54 +65,43 @@ static int pass_first(gp_reader *r, struct attribution *a, struct step_detect *d
 	uint64_t n = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++n);
-		uint32_t pid = tool_pid(r, rec);
-		adv_pre_add(pre, pid, rec);
-		if (rec->type == GP_REC_NVTX_RANGE) {
-			const gp_rec_nvtx_range *g = &rec->u.nvtx_range;
-			char *name = range_name(r, g);
-			attribution_add_range(a, pid, g->tid ? g->tid : rec_tid(r, rec), g, name);
-			free(name);
-		} else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET) {
-			step_detect_gpu(d, pid, rec);
-		} else if (rec->type == GP_REC_WINDOW) {
-			winset_add(win, pid, rec->u.window.start_ns, rec->u.window.end_ns);
-		}
+		adv_pre_add(pre, tool_pid(r, rec), rec);
+		step_pass1_add(r, rec, a, d, win);
 	}
 	return rc;
 }
 
-/* Passes 2 and 3: API calls and GPU operations through a launch join into
- * the steps (facts NULL) or into advise's facts. */
-static int pass_join(gp_reader *r, struct opjoin *j, struct steps *st, struct adv_facts *facts,
-		     const struct winset *win)
+/* Pass 2: the steps analysis' pass 2 as is. */
+static int pass_steps(gp_reader *r, struct opjoin *j, struct steps *st, const struct winset *win)
 {
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0, now = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++n);
-		uint64_t t = gp_record_time(rec);
-		switch (rec->type) {
-		case GP_REC_API: {
-			uint32_t pid = tool_pid(r, rec), tid = rec->u.api.tid ? rec->u.api.tid : rec_tid(r, rec);
-			if (facts) adv_facts_api(facts, pid, tid, &rec->u.api);
-			opjoin_api(j, pid, tid, &rec->u.api, steps_gpu_recorded(win, pid, rec->u.api.start_ns));
-			if (!facts) steps_api(st, pid, tid, &rec->u.api);
-			break;
-		}
-		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-			if (facts) adv_facts_gpu(facts, tool_pid(r, rec), rec);
-			opjoin_gpu(j, tool_pid(r, rec), rec);
-			break;
-		default:
-			continue;
-		}
-		if (t > now) {
-			now = t;
-			opjoin_advance(j, now);
-			if (facts) adv_facts_advance(facts, now, opjoin_frontier(j));
-			else steps_advance(st, now, opjoin_frontier(j));
-		}
+		step_pass2_add(r, rec, j, st, win, &now);
+	}
+	return rc;
+}
+
+/* Pass 3: the same launch join (its callback feeds the facts), with the API
+ * calls and GPU operations also into advise's facts, advanced with the
+ * join's frontier. */
+static int pass_facts(gp_reader *r, struct opjoin *j, struct adv_facts *facts, const struct winset *win)
+{
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0, now = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		progress_tick(++n);
+		if (rec->type == GP_REC_API)
+			adv_facts_api(facts, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api);
+		else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET)
+			adv_facts_gpu(facts, tool_pid(r, rec), rec);
+		uint64_t before = now;
+		step_pass2_add(r, rec, j, NULL, win, &now);
+		if (now > before)
+			adv_facts_advance(facts, now, opjoin_frontier(j));
 	}
 	return rc;
 }
@@ -184,7 +160,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 	st = steps_new(r, a, d, &sopts);
 	j = opjoin_new(r, NULL, steps_op, st);
 	if ((rc = gp_reader_rewind(r)) < 0) { code = tool_finish(r, path, rc, o->strict); goto out; }
-	rc = pass_join(r, j, st, NULL, &win);
+	rc = pass_steps(r, j, st, &win);
 	if (fatal(rc)) { code = tool_finish(r, path, rc, o->strict); goto out; }
 	opjoin_finish(j);
 	steps_finish(st);
@@ -192,7 +168,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 	facts = adv_facts_new(r, st, &pre, &fopts);
 	j3 = opjoin_new(r, NULL, adv_facts_op, facts);
 	if ((rc = gp_reader_rewind(r)) < 0) { code = tool_finish(r, path, rc, o->strict); goto out; }
-	rc = pass_join(r, j3, NULL, facts, &win);
+	rc = pass_facts(r, j3, facts, &win);
 	code = tool_finish(r, path, rc, o->strict);
 	if (fatal(rc)) goto out;
 	opjoin_finish(j3);
