@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck steps status stacks util nvml-map ddp report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite bench crosscheck steps status stacks sites util nvml-map ddp report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -644,6 +644,13 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
+              # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
+              # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables
+              # for docs/STACKS.md (also in $RES/sites/report.md)
+    log sites
+    timeout 400 python3 tests/gpu/sites_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${SITES_JOBS:+--jobs "$SITES_JOBS"} 2>&1 | tee "$RES/sites.txt" ;;
   *) echo "unknown phase $ph" ;;
   esac
 done
