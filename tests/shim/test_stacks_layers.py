@@ -17,17 +17,12 @@ import os
 import subprocess
 import sys
 
-from stackslib import Env, Trace
+from stackslib import Env, Trace, cpython_or_skip
 
 E = Env(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "stacks_py_layers.py")
-py = os.environ.get("GPUPROF_TEST_PYTHON", sys.executable)
-ver = subprocess.run([py, "-c", "import sys,platform;print(platform.python_implementation(),"
-                      "sys.version_info[0],sys.version_info[1])"], capture_output=True, text=True).stdout.split()
-if len(ver) != 3 or ver[0] != "CPython" or (ver[1], ver[2]) not in (("3", "11"), ("3", "12"), ("3", "13")):
-    print("skip: %s is %s, Python frames are read for CPython 3.11 to 3.13 only" % (py, " ".join(ver) or "?"))
-    sys.exit(77)
+py, major, minor = cpython_or_skip()
 line = {}
 for i, text in enumerate(open(JOB), 1):
     if "# LAYER-" in text:
@@ -75,5 +70,5 @@ for mode in ("all", "1"):
     want_rows = [(0, "(not in a forward)", 3), (1, "stacks_py_layers.py:%d launch" % L["LAUNCH"], 3), (0, "Block", 3),
                  (1, "Captured", 1), (1, "Linear", 1), (1, "MyLinear", 1)]
     E.check(sorted(rows) == sorted(want_rows), "%s: layers %s, want %s" % (mode, rows, want_rows))
-print("python %s.%s: forward frames carry the class of self" % (ver[1], ver[2]))
+print("python %s.%s: forward frames carry the class of self" % (major, minor))
 E.finish()

@@ -63,48 +63,27 @@ static uint32_t str(const char *s)
 	return id;
 }
 
-static void stack(uint32_t id, const uint64_t *frames, uint32_t n)
-{
-	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_STACK;
-	r.u.stack.stack_id = id; r.u.stack.nframes = n; r.u.stack.frames = frames;
-	put(0, &r);
-}
-
 enum { CBID_cudaMemcpyAsync = 41, CBID_cudaLaunchKernel = 211, CBID_cudaGraphLaunch = 311 };
 static uint64_t t_api = 1000, t_gpu = 100000;
 
+/* a runtime call of source src (1-3: the threads) with a stack */
 static void api(uint32_t src, uint32_t name, uint32_t cbid, uint64_t corr, uint32_t stack_id)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_API;
-	r.u.api.start_ns = T0 + t_api; r.u.api.end_ns = T0 + t_api + 100;
-	r.u.api.correlation_id = corr;
-	r.u.api.domain = GP_API_RUNTIME;
-	r.u.api.cbid = cbid;
-	r.u.api.name_id = name;
+	rec_api(&r, 0, 0, name, cbid, corr, T0 + t_api, T0 + t_api + 100);
 	r.u.api.stack_id = stack_id;
 	put(src, &r);
 	t_api += 200;
 }
 
-static void gpu(int type, uint32_t name, uint64_t corr, uint64_t dur)
+/* a kernel (name != 0) or a memcpy, one after the other on the GPU */
+static void gpu(uint32_t name, uint64_t corr, uint64_t dur)
 {
 	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = (uint32_t)type;
-	if (type == GP_REC_KERNEL) {
-		r.u.kernel.start_ns = T0 + t_gpu; r.u.kernel.end_ns = T0 + t_gpu + dur;
-		r.u.kernel.correlation_id = corr; r.u.kernel.stream_id = 7; r.u.kernel.name_id = name;
-		r.u.kernel.grid[0] = r.u.kernel.grid[1] = r.u.kernel.grid[2] = 1;
-		r.u.kernel.block[0] = r.u.kernel.block[1] = r.u.kernel.block[2] = 1;
-	} else {
-		r.u.memcpy.start_ns = T0 + t_gpu; r.u.memcpy.end_ns = T0 + t_gpu + dur;
-		r.u.memcpy.correlation_id = corr; r.u.memcpy.stream_id = 7; r.u.memcpy.bytes = 4096;
-		r.u.memcpy.copy_kind = GP_COPY_HTOD;
-	}
+	if (name)
+		rec_kernel(&r, name, 7, corr, T0 + t_gpu, T0 + t_gpu + dur, 1);
+	else
+		rec_memcpy(&r, GP_COPY_HTOD, 0, 0, 4096, 7, corr, T0 + t_gpu, T0 + t_gpu + dur);
 	put(4, &r);
 	t_gpu += dur + 1000;
 }
@@ -146,8 +125,8 @@ int main(int argc, char **argv)
 	const uint64_t s8[] = { NET, TRAIN };
 	const uint64_t s9[] = { MYLIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
 	const uint64_t s10[] = { MODEL, TRAIN };
-	stack(1, s1, 8); stack(2, s2, 6); stack(3, s3, 8); stack(4, s4, 2); stack(5, s5, 3);
-	stack(6, s5, 3); stack(7, s7, 1); stack(8, s8, 2); stack(9, s9, 8); stack(10, s10, 2);
+	gen_stack(1, s1, 8); gen_stack(2, s2, 6); gen_stack(3, s3, 8); gen_stack(4, s4, 2); gen_stack(5, s5, 3);
+	gen_stack(6, s5, 3); gen_stack(7, s7, 1); gen_stack(8, s8, 2); gen_stack(9, s9, 8); gen_stack(10, s10, 2);
 
 	uint32_t launch = str("cudaLaunchKernel"), graph = str("cudaGraphLaunch"), cpy = str("cudaMemcpyAsync");
 	uint32_t k = str("_Z6kernelv");
@@ -164,19 +143,19 @@ int main(int argc, char **argv)
 	api(1, graph, CBID_cudaGraphLaunch, 10, 10);
 	api(1, launch, CBID_cudaLaunchKernel, 12, 0);
 	api(1, cpy, CBID_cudaMemcpyAsync, 13, 1);
-	gpu(GP_REC_KERNEL, k, 1, 1000);
-	gpu(GP_REC_KERNEL, k, 11, 1500);
-	gpu(GP_REC_KERNEL, k, 2, 400);
-	gpu(GP_REC_KERNEL, k, 3, 2000);
-	gpu(GP_REC_KERNEL, k, 4, 800);
-	gpu(GP_REC_KERNEL, k, 5, 3000);
-	gpu(GP_REC_KERNEL, k, 6, 60);
-	gpu(GP_REC_KERNEL, k, 7, 70);
-	gpu(GP_REC_KERNEL, k, 8, 90);
-	gpu(GP_REC_KERNEL, k, 9, 300);
-	gpu(GP_REC_KERNEL, k, 10, 200);
-	gpu(GP_REC_KERNEL, k, 10, 250);
-	gpu(GP_REC_KERNEL, k, 12, 40);
-	gpu(GP_REC_MEMCPY, 0, 13, 700);
+	gpu(k, 1, 1000);
+	gpu(k, 11, 1500);
+	gpu(k, 2, 400);
+	gpu(k, 3, 2000);
+	gpu(k, 4, 800);
+	gpu(k, 5, 3000);
+	gpu(k, 6, 60);
+	gpu(k, 7, 70);
+	gpu(k, 8, 90);
+	gpu(k, 9, 300);
+	gpu(k, 10, 200);
+	gpu(k, 10, 250);
+	gpu(k, 12, 40);
+	gpu(0, 13, 700);
 	return gen_close();
 }
