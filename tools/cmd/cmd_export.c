@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/selection.h"
+#include "analysis/site_rule.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"
@@ -12,7 +13,8 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--since T] [--until T]\n"
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--site RULE]\n"
+		   "                      [--since T] [--until T]\n"
 		   "                      [--steps A:B] [--range NAME] [--abs-time] [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
@@ -29,6 +31,9 @@ static void help(FILE *f)
 		   "  --weight W         folded only: gpu-time (default: ns of kernels, memcpys\n"
 		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
 		   "                     launches (number of launch calls)\n"
+		   "  --site RULE        folded only: each stack up to its launch site's frame\n"
+		   "                     (user, inner, or a file-path GLOB as in stats), or\n"
+		   "                     `layer`: the model-layer path, as stats --report layers\n"
 		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
 		   "perfetto and sqlite only:\n"
@@ -44,11 +49,14 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "weight", required_argument, NULL, 'w' },
+		{ "site", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
 	const char *format = NULL, *out = NULL, *weight = NULL;
+	struct site_rule site;
+	int have_site = 0;
 	int strict = 0, c;
 	struct sel_opts so;
 	sel_opts_init(&so);
@@ -61,6 +69,10 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
 		case 'w': weight = optarg; break;
+		case 'S':
+			if (site_rule_parse(&site, optarg)) return EXIT_USAGE;
+			have_site = 1;
+			break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
@@ -78,8 +90,8 @@ int cmd_export(int argc, char **argv)
 		tool_err("-o OUT is required");
 		return EXIT_USAGE;
 	}
-	if (weight && strcmp(format, "folded")) {
-		tool_err("--weight applies to --format folded only");
+	if ((weight || have_site) && strcmp(format, "folded")) {
+		tool_err("%s applies to --format folded only", weight ? "--weight" : "--site");
 		return EXIT_USAGE;
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
@@ -96,7 +108,7 @@ int cmd_export(int argc, char **argv)
 			tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
 			return EXIT_USAGE;
 		}
-		return export_folded(argv[optind], out, strict, w);
+		return export_folded(argv[optind], out, strict, w, have_site ? &site : NULL);
 	}
 	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
 	if (!perfetto && strcmp(format, "sqlite")) {
