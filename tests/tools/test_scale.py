@@ -48,6 +48,15 @@ with tt.tmpdir() as d:
         b = tt.gp("stats", "--report", "util", "--format", fmt, kept).stdout
         tt.expect(a.count("\n") > 3, f"util ({fmt}) has rows")
         tt.eq(a, b, f"util ({fmt}) streamed vs kept")
+    # the span: the steps' (default; summed clipped to it in a pass of its
+    # own), the whole trace, a --steps selection (kept), --until (whole trace up to it)
+    spans = {}
+    for opts in ([], ["--whole-trace"], ["--steps", "20:120"], ["--until", "10s"]):
+        a = tt.gp("stats", "--report", "util", "--format", "csv", *opts, streamed).stdout
+        b = tt.gp("stats", "--report", "util", "--format", "csv", *opts, kept).stdout
+        tt.eq(a, b, f"util {opts} streamed vs kept")
+        spans[" ".join(opts)] = a.splitlines()[1].split(",")[5] if a.count("\n") > 1 else None
+    tt.expect(len(set(spans.values())) == 4, f"the four spans differ: {spans}")
     # late records: Busy short by at most the stated bound
     late_s = big(os.path.join(d, "ls.gpuprof"), 400000, "--late")
     late_k = big(os.path.join(d, "lk.gpuprof"), 400000, "--late", "--no-settings")
