@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite bench crosscheck steps status stacks util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite polish bench crosscheck steps status stacks util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -17,7 +17,15 @@ export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 export PATH=$CUDA_HOME/bin:$PATH
 phases=${*:-env smoke suite}
 log() { echo "=== $* [$(date +%T)]"; }
+# SESSION_BUDGET_S: a phase that would start later than this many seconds
+# after the call began is skipped (a device call is cut at 600 s and then
+# brings back only what is already under $OUT: each phase's log is copied
+# there as soon as it ends)
+SESSION_T0=$(date +%s)
 for ph in $phases; do
+  if [ -n "${SESSION_BUDGET_S:-}" ] && [ $(( $(date +%s) - SESSION_T0 )) -ge "$SESSION_BUDGET_S" ]; then
+    echo "=== $ph skipped: past SESSION_BUDGET_S=$SESSION_BUDGET_S" | tee -a "$RES/skipped.txt"; continue
+  fi
   case $ph in
   env)
     log env
@@ -664,8 +672,44 @@ PY
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  polish)     # issue 21 on real CUDA: no trace for a process that never made a CUDA context-creating call,
+              # gpuprof run's last line after os._exit() and SIGKILL names the file, and the trace has the kernels
+    log polish
+    ( G=build/bin/gpuprof; P=$RES/polish; rm -rf "$P"; mkdir -p "$P"
+      echo "--- 1. torch.cuda.device_count() only: expect no trace file"
+      $G run -o "$P/count-%p.gpuprof" -- python3 -c "import torch;print('RESULT devices', torch.cuda.device_count())"
+      echo "rc=$? files: $(ls "$P" | grep -c '^count-')"
+      echo "--- 2. 200 kernels then os._exit(0): expect the last line to name the (truncated) file, 200 kernels in it"
+      $G run -o "$P/exit-%p.gpuprof" -- python3 -c "
+import torch, os
+x = torch.ones(1024, device='cuda')
+for _ in range(200): x.add_(1)
+torch.cuda.synchronize(); print('RESULT', x[0].item(), flush=True); os._exit(0)"
+      echo "rc=$?"; for f in "$P"/exit-*.gpuprof; do ls -la "$f"; $G info "$f" | grep -i 'kernel\|integrity\|truncat'; done
+      echo "--- 3. SIGKILL mid-run: expect 'killed by signal 9' and the file's name, not the pattern"
+      $G run -o "$P/kill-%p.gpuprof" -- python3 -c "
+import torch, os, signal
+x = torch.ones(1024, device='cuda')
+for _ in range(100): x.add_(1)
+torch.cuda.synchronize(); os.kill(os.getpid(), signal.SIGKILL)"
+      echo "rc=$?"; ls -la "$P"/kill-* 2>&1
+      echo "--- 4. Lightning fit (orted child) and torch.compile (compile workers): one trace each, from the CUDA process"
+      $G run -o "$P/lf-%p.gpuprof" -- python3 examples/thirdparty/lightning_fit.py 2>&1 | grep -a 'RESULT\|^gpuprof'
+      echo "lightning files: $(ls "$P" | grep -c '^lf-')"
+      $G run -o "$P/cg-%p.gpuprof" -- python3 examples/thirdparty/compile_graphs.py 2>&1 | grep -a 'RESULT\|^gpuprof'
+      echo "compile files: $(ls "$P" | grep -c '^cg-')"
+      for f in "$P"/lf-*.gpuprof "$P"/cg-*.gpuprof; do $G info "$f" | grep -i 'command\|kernel' | head -3; done
+      echo "--- 5. info on a fresh MNIST lists devices; sync dump has no 4294967295 stream"
+      $G run --activity=default,sync -o "$P/mn.gpuprof" -- python3 examples/train_mnist.py --steps 30 --warmup 5 2>&1 | grep -a '^gpuprof\|RESULT'
+      $G info "$P/mn.gpuprof" | grep -i -A3 'device'
+      echo "sync records: $($G dump --type sync "$P/mn.gpuprof" | wc -l), with 4294967295: $($G dump --type sync "$P/mn.gpuprof" | grep -c 4294967295)"
+      $G stats --report kernels,memops "$P/mn.gpuprof" | head -30
+      rm -f "$P"/*.gpuprof
+    ) 2>&1 | tee "$RES/polish.txt" ;;
   *) echo "unknown phase $ph" ;;
   esac
+  cp "$RES"/*.txt "$OUT"/ 2>/dev/null
+  tar -C /tmp -czf "$OUT/results.tgz" gpuprof-results 2>/dev/null
 done
 # $OUT brings back at most 8 files: the logs plain, everything else in one tarball.
 cp "$RES"/*.txt "$OUT"/ 2>/dev/null

@@ -71,8 +71,13 @@ declare -A OPT=(
   [gpu-window]="--gpu-window=50ms/200ms"
   [capture-range]="--capture-range=cudaProfilerApi"
   [status]="--status"
+  [flight-recorder]="--flight-recorder=30s"
+  [sample-steps]="--sample-steps=1/10"
 )
-OPTIONS=${OPTIONS:-default api-all activity stacks gpu-metrics pm-sampling gpu-window capture-range status}
+# flight-recorder: armed and never triggered, it must write no trace (and say
+# so); sample-steps: GPU activity only in every 10th NVTX step (none of these
+# jobs marks steps: its kernel count is at most the default run's)
+OPTIONS=${OPTIONS:-default api-all activity stacks gpu-metrics pm-sampling gpu-window capture-range status flight-recorder sample-steps}
 names=""
 for o in $OPTIONS; do
   case $o in
@@ -150,6 +155,7 @@ row() {
     args=${OPT[$o]}
     local st=()
     [ "$o" = status ] && { args="--status=$D/st-$wl-%p.json"; st=(--status "$D/st-$wl-"); }
+    case " $args " in *" --flight-recorder"*) st+=(--expect-no-trace) ;; esac
     local ex=0
     case " $args " in *" --pm-sampling"*) ex=1 ;; esac
     # shellcheck disable=SC2086

@@ -5,7 +5,7 @@
   matrix_table.py cell --workload W --option O --row OUT.csv [--state run|"not run"|skip]
       [--args "ARGS"] [--rc N] [--wall-ms MS] [--stdout F] [--stderr F]
       [--bare-stdout F] [--bare-stderr F] [--traces DIR/PREFIX] [--status DIR/PREFIX]
-      [--gpuprof G]
+      [--gpuprof G] [--expect-no-trace]
     The facts of one run, as one CSV row (with its header) in OUT.csv; one
     progress line on stdout.  Option `bare` is the untraced run.  --traces
     and --status name files DIR/PREFIX<pid>.gpuprof and DIR/PREFIX<pid>.json
@@ -15,7 +15,7 @@
     traces of such runs.
 
   matrix_table.py table ROW.csv... [--md OUT.md] [--csv OUT.csv] [--title LINE]...
-      [--kernels-na LIST]
+      [--kernels-na LIST] [--no-trace LIST]
     Judges each cell against its workload's bare and default runs, prints the
     markdown table (rows: workloads, columns: bare then the options in the
     order of the rows given), one line per failing cell with its reasons,
@@ -29,9 +29,12 @@ equal the bare run's; no stdout line starts with "gpuprof"; at least one trace
 file was written and every one of them decodes (`gpuprof info --json` exit 0
 with integrity "complete" and a footer, `gpuprof dump` exit 0); the status
 files, where the option asks for them, are JSON objects with "state":"exited";
-and, for options outside --kernels-na (default: gpu-window, capture-range:
-they record a part of the run), its kernel count (summed over
-its trace files) equals the default run's.  New stderr lines (not in the bare
+and, for options outside --kernels-na (default: gpu-window, capture-range,
+sample-steps: they record GPU activity for a part of the run), its kernel
+count (summed over its trace files) equals the default run's; for those of
+--kernels-na it is at most the default run's.  Options of --no-trace
+(default: flight-recorder: armed, never triggered) must write NO trace file
+and say so (a `gpuprof:` line "nothing was captured").  New stderr lines (not in the bare
 run's, after digits and hex numbers are masked, `gpuprof` lines aside) and
 `gpuprof:` messages other than the end-of-run summary are reported, not
 failed."""
@@ -46,7 +49,11 @@ import sys
 FIELDS = ["workload", "option", "args", "state", "rc", "wall_s", "result", "stdout_gpuprof", "new_stdout",
           "new_stderr", "new_stderr_sample", "gpuprof_msgs", "err_tail", "traces", "files", "decode",
           "integrity", "kernels", "dropped", "status"]
-KERNELS_NA = "gpu-window,capture-range"
+KERNELS_NA = "gpu-window,capture-range,sample-steps"
+# options whose run must write no trace: the flight recorder armed, with
+# nothing triggering a capture (docs/FLIGHT.md "No capture, no file")
+NO_TRACE = "flight-recorder"
+NOTHING_CAPTURED_RE = re.compile(r"^gpuprof: .*nothing was captured")
 # gpuprof run's end-of-run summary; every other gpuprof line is a message
 # ("no trace written" among them: the job made no CUDA calls)
 SUMMARY_OK_RE = re.compile(r"^gpuprof: \d+ events, \d+ dropped, wrote ")
@@ -179,10 +186,17 @@ def cmd_cell(a):
         if a.traces is not None:
             files = matching(a.traces, ".gpuprof")
             row["traces"] = len(files)
-            if files:
+            if a.expect_no_trace:
+                said = any(NOTHING_CAPTURED_RE.match(l.strip()) for l in err)
+                row["decode"] = "no trace, as expected" if not files and said else \
+                    ("%d trace(s) written" % len(files) if files else "no 'nothing was captured' line")
+                local_ok = local_ok and not files and said
+            elif files:
                 (row["decode"], row["integrity"], row["kernels"], row["dropped"],
                  row["files"]) = check_traces(a.gpuprof, files)
-            local_ok = local_ok and bool(files) and row["decode"] == "ok" and row["integrity"] == "complete"
+                local_ok = local_ok and row["decode"] == "ok" and row["integrity"] == "complete"
+            else:
+                local_ok = False
         if a.status is not None:
             row["status"] = check_status(matching(a.status, ".json"))
             local_ok = local_ok and row["status"] == "ok"
@@ -218,7 +232,7 @@ def bare_verdict(b):
     return "ok", []
 
 
-def cell_verdict(c, bare, default, na):
+def cell_verdict(c, bare, default, na, no_trace=frozenset()):
     """(text, reasons, kind) with kind ok / fail / skip / notrun."""
     if c["state"] == "not run":
         return "not run", [], "notrun"
@@ -233,7 +247,12 @@ def cell_verdict(c, bare, default, na):
         reasons.append("out≠")
     if as_int(c["stdout_gpuprof"]):
         reasons.append("stdout")
-    if c["option"] != "bare":
+    if c["option"] in no_trace:
+        if as_int(c["traces"]):
+            reasons.append("trace written")
+        elif not c["decode"].startswith("no trace"):
+            reasons.append("not said")
+    elif c["option"] != "bare":
         if not as_int(c["traces"]):
             reasons.append("no trace")
         elif c["decode"] != "ok":
@@ -249,7 +268,10 @@ def cell_verdict(c, bare, default, na):
         dok = default is not None and default["state"] == "run" and default["decode"] == "ok" \
             and default["integrity"] == "complete" and dk is not None
         if c["option"] in na:
-            notes.append("n/a")
+            if dok and k > dk:
+                reasons.append("k=%d>%d" % (k, dk))
+            else:
+                notes.append("n/a")
         elif not dok:
             notes.append("no ref")
         elif k != dk:
@@ -262,7 +284,9 @@ def cell_verdict(c, bare, default, na):
         notes.append("+%s out" % c["new_stdout"])
     if as_int(c["dropped"]):
         notes.append("d=%s" % c["dropped"])
-    head = "ok*" if c["gpuprof_msgs"] else "ok"
+    if c["option"] in no_trace:
+        notes.append("no trace")
+    head = "ok*" if c["gpuprof_msgs"] and c["option"] not in no_trace else "ok"
     inner = ([] if k is None else ["k=%d" % k]) + notes
     return head + (" (%s)" % ", ".join(inner) if inner else ""), [], "ok"
 
@@ -279,7 +303,7 @@ def load_rows(paths):
     return rows
 
 
-def build_table(rows, na, titles):
+def build_table(rows, na, titles, no_trace=frozenset()):
     """(markdown text, number of failed + skipped cells)."""
     wls, opts, by = [], [], {}
     for r in rows:
@@ -316,7 +340,7 @@ def build_table(rows, na, titles):
                 cells.append("not run")
                 count["notrun"] += 1
                 continue
-            text, reasons, kind = cell_verdict(c, bare, default, na)
+            text, reasons, kind = cell_verdict(c, bare, default, na, no_trace)
             count[kind] += 1
             cells.append(text)
             if kind == "fail":
@@ -331,7 +355,7 @@ def build_table(rows, na, titles):
                     extra += " — " + c["gpuprof_msgs"]
                 fails.append("FAIL %s × %s: %s%s" % (wl, o, "; ".join(reasons), extra))
             elif kind == "ok":
-                if c["gpuprof_msgs"]:
+                if c["gpuprof_msgs"] and o not in no_trace:
                     notes.append("note %s × %s: %s" % (wl, o, c["gpuprof_msgs"]))
                 if as_int(c["new_stderr"]):
                     notes.append("note %s × %s: %s new stderr line(s), e.g. %s" % (
@@ -362,7 +386,8 @@ def cmd_table(a):
         print("matrix_table: no rows", file=sys.stderr)
         return 2
     na = {o for o in a.kernels_na.split(",") if o}
-    text, bad = build_table(rows, na, a.title or [])
+    no_trace = {o for o in a.no_trace.split(",") if o}
+    text, bad = build_table(rows, na, a.title or [], no_trace)
     sys.stdout.write(text)
     if a.md:
         with open(a.md, "w") as f:
@@ -393,12 +418,15 @@ def main(argv=None):
     c.add_argument("--traces")
     c.add_argument("--status")
     c.add_argument("--gpuprof", default="build/bin/gpuprof")
+    c.add_argument("--expect-no-trace", action="store_true",
+                   help="the run must write no trace and say 'nothing was captured'")
     t = sub.add_parser("table")
     t.add_argument("rows", nargs="+")
     t.add_argument("--md")
     t.add_argument("--csv")
     t.add_argument("--title", action="append")
     t.add_argument("--kernels-na", default=KERNELS_NA)
+    t.add_argument("--no-trace", default=NO_TRACE)
     a = ap.parse_args(argv)
     return cmd_cell(a) if a.cmd == "cell" else cmd_table(a)
 

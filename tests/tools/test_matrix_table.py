@@ -158,6 +158,22 @@ def test_table(d):
     tt.eq(cells_of(p.stdout).get(("w1", "gpu-window")), "ok (k=7, n/a)", "window: its own count, n/a")
     p = py("table", write_rows(d, "green.csv", green), "--kernels-na", "")
     tt.eq(cells_of(p.stdout).get(("w1", "gpu-window")), "FAIL k=7≠100", "--kernels-na '': window compared")
+    # options of --kernels-na: at most the default's count; options of --no-trace: no trace, and said so
+    nt = dict(traces=0, decode="no trace, as expected", integrity="", kernels="")
+    rows2 = [row("w1", "bare"), row("w1", "default"), row("w1", "sample-steps", kernels=0),
+             row("w1", "capture-range", kernels=101), row("w1", "flight-recorder", **nt),
+             row("w2", "bare"), row("w2", "default"), row("w2", "flight-recorder", traces=1, kernels=100),
+             row("w3", "bare"), row("w3", "default"),
+             row("w3", "flight-recorder", traces=0, decode="no 'nothing was captured' line", integrity="",
+                 kernels="")]
+    p = py("table", write_rows(d, "na.csv", rows2))
+    c = cells_of(p.stdout)
+    tt.eq(c.get(("w1", "sample-steps")), "ok (k=0, n/a)", "sample-steps: fewer kernels than default is n/a")
+    tt.eq(c.get(("w1", "capture-range")), "FAIL k=101>100", "a part of the run with MORE kernels fails")
+    tt.eq(c.get(("w1", "flight-recorder")), "ok (no trace)", "armed, not triggered: no trace is ok")
+    tt.eq(c.get(("w2", "flight-recorder")), "FAIL trace written", "armed, not triggered, a trace: fails")
+    tt.eq(c.get(("w3", "flight-recorder")), "FAIL not said", "no trace but no 'nothing was captured': fails")
+    tt.eq(p.returncode, 1, "those failures: exit 1")
     p = py("table", os.path.join(d, "missing.csv"))
     tt.eq(p.returncode, 2, "no rows: exit 2")
     tt.expect("cannot read" in p.stderr and "Traceback" not in p.stderr, "missing file: message %r" % p.stderr)
@@ -240,6 +256,15 @@ def test_cell(d):
     rc, r = cell(d, "st-cut", *tr, "--status", os.path.join(s, "st-"))
     tt.expect(rc == 1 and r.get("status", "").startswith("bad: st-12.json"), "half a status file: %r" % r)
 
+    # --expect-no-trace (flight recorder armed, not triggered): no file and the summary saying so
+    said = "gpuprof: flight recorder: nothing was captured, nothing written\n"
+    rc, r = cell(d, "armed", "--traces", os.path.join(d, "nothing-here-"), "--expect-no-trace", err=said)
+    tt.eq((rc, r.get("traces"), r.get("decode")), (0, "0", "no trace, as expected"), "armed, no trace: ok")
+    rc, r = cell(d, "armed-file", *tr, "--expect-no-trace", err=said)
+    tt.eq((rc, r.get("decode")), (1, "2 trace(s) written"), "armed, traces written: exit 1")
+    rc, r = cell(d, "armed-mute", "--traces", os.path.join(d, "nothing-here-"), "--expect-no-trace")
+    tt.eq(rc, 1, "armed, no trace, nothing said: exit 1")
+
     rc, r = cell(d, "crashed", *tr, rc=139, out="")
     tt.eq((rc, r.get("rc"), r.get("result")), (1, "139", ""), "a crashed run: exit 1, rc, no RESULT")
     rc, r = cell(d, "polluted", *tr, out="gpuprof: hello\nRESULT loss=1.0\n")
@@ -269,7 +294,8 @@ def test_matrix_sh(d):
     res = os.path.join(d, "res")
     env.update(GPUPROF_CUPTI=fake_cupti, GPUPROF=tt.GPUPROF, RESULTS_DIR=res, MATRIX_CMD_fake=job,
                MATRIX_CMD_crash=crash, WORKLOADS="fake crash", JOBS="2", BUILD="selftest",
-               OPTIONS="default stacks gpu-window status pm-sampling extra:--api=all+--flush-ms=50")
+               OPTIONS="default stacks gpu-window status pm-sampling flight-recorder sample-steps "
+                       "extra:--api=all+--flush-ms=50")
     p = subprocess.run(["bash", MATRIX], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     tt.eq(p.returncode, 1, "matrix.sh with a crashing row: exit (stderr %r)" % p.stderr[-500:])
     md = open(os.path.join(res, "matrix.md")).read() if os.path.exists(os.path.join(res, "matrix.md")) else ""
@@ -281,7 +307,11 @@ def test_matrix_sh(d):
     tt.eq(c.get(("fake", "gpu-window")), "ok (k=85, n/a)", "fake × gpu-window")
     tt.expect(c.get(("fake", "pm-sampling"), "").startswith("ok"), "fake × pm-sampling: %r" % c.get(("fake", "pm-sampling")))
     tt.eq(c.get(("fake", "bare")), "ok", "fake bare")
-    for o in ("default", "stacks", "gpu-window", "status", "pm-sampling", "extra"):
+    tt.eq(c.get(("fake", "flight-recorder")), "ok (no trace)", "fake × flight-recorder: armed, nothing written")
+    tt.expect(re.match(r"ok \(k=\d+, n/a\)$", c.get(("fake", "sample-steps"), "")),
+              "fake × sample-steps: %r" % c.get(("fake", "sample-steps")))
+    for o in ("default", "stacks", "gpu-window", "status", "pm-sampling", "flight-recorder", "sample-steps",
+              "extra"):
         tt.eq(c.get(("crash", o)), "FAIL rc=139", "crash × %s" % o)
     tt.expect("`--api=all --flush-ms=50`" in md, "a NAME:ARG+ARG option set's arguments")
     left = [n for n in os.listdir(res) if n.endswith(".gpuprof")]
