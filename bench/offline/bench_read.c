@@ -3,11 +3,11 @@
  * trace (e.g. from `make bigtrace`).  The consumer does nothing but touch
  * each record's type, so this is the reader's own rate.
  *
- *   bench_read FILE [THREADS...]      (default: 1 2 4 8 16, capped at 256)
- *   bench_read -w NS FILE             a window: the last NS ns of the trace
+ *   bench_read [-r RUNS] FILE [THREADS...]  (default: 1 2 4 8 16, capped at 256)
+ *   bench_read -w NS FILE                   a window: the last NS ns of the trace
  *
  * Prints a table: threads, M records/s in file order and time order (best of
- * 3 runs each), and whether every run delivered the same records (an
+ * RUNS runs each, default 3), and whether every run delivered the same records (an
  * order-sensitive checksum) as the 1-thread run.  With -w: the wall time
  * from open to the last record of the window (time order, the reader's
  * default threads), the records in it, and the chunks read of all. */
@@ -85,8 +85,14 @@ static int window(const char *path, uint64_t last)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "-w")) return window(argv[3], strtoull(argv[2], NULL, 0));
-	if (argc < 2) {
-		fprintf(stderr, "usage: bench_read FILE [THREADS...] | bench_read -w NS FILE\n");
+	int runs = 3;
+	if (argc > 2 && !strcmp(argv[1], "-r")) {
+		runs = atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc < 2 || runs < 1) {
+		fprintf(stderr, "usage: bench_read [-r RUNS] FILE [THREADS...] | bench_read -w NS FILE\n");
 		return 1;
 	}
 	int deflt[] = { 1, 2, 4, 8, 16 }, nt = argc > 2 ? argc - 2 : 5;
@@ -100,7 +106,7 @@ int main(int argc, char **argv)
 		double best[2] = { 0, 0 };
 		int same = 1;
 		for (int ord = 0; ord < 2; ord++)
-			for (int rep = 0; rep < 3; rep++) {
+			for (int rep = 0; rep < runs; rep++) {
 				uint64_t n, sum;
 				double rate = pass(argv[1], th[i], ord, &n, &sum);
 				if (rate > best[ord]) best[ord] = rate;

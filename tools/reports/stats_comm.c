@@ -26,7 +26,7 @@
  * other kernels are an ivpair (analysis/intervals.h, lag COMM_LAG); a step
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
- * (the matching across ranks needs them all), 16 per NCCL kernel in a step,
+ * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
  * and ~150 bytes per step (its row).  Records later than that (a kernel
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
  * under the tables. */
