@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite polish bench crosscheck steps status stacks util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
-# The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
+#   phases: env smoke suite polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+# The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
 OUT=${OUT:-/tmp/gpuprof-out}; mkdir -p "$OUT"
@@ -676,6 +676,13 @@ PY
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
+              # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
+              # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables
+              # for docs/STACKS.md (also in $RES/sites/report.md)
+    log sites
+    timeout 400 python3 tests/gpu/sites_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${SITES_JOBS:+--jobs "$SITES_JOBS"} 2>&1 | tee "$RES/sites.txt" ;;
   polish)     # issue 21 on real CUDA: no trace for a process that never made a CUDA context-creating call,
               # gpuprof run's last line after os._exit() and SIGKILL names the file, and the trace has the kernels
     log polish

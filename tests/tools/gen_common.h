@@ -107,6 +107,16 @@ static inline void rec_api(gp_record *r, uint32_t tid, int driver, uint32_t name
 	r->u.api.tid = tid;
 }
 
+/* A STACK record (source 0, as the shim writes it): frames[0..n) innermost first. */
+static inline void gen_stack(uint32_t id, const uint64_t *frames, uint32_t n)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_STACK;
+	r.u.stack.stack_id = id; r.u.stack.nframes = n; r.u.stack.frames = frames;
+	put(0, &r);
+}
+
 /* Kernel [s, e) on device 0, context 1: gx x 256 threads, 32 registers,
  * 1024 B of dynamic shared memory. */
 static inline void rec_kernel(gp_record *r, uint32_t name, uint32_t stream, uint64_t corr, uint64_t s, uint64_t e,

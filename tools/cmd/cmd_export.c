@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/selection.h"
+#include "analysis/site_rule.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"
@@ -12,9 +13,9 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--since T] [--until T]\n"
-		   "                      [--steps A:B] [--range NAME] [--abs-time] [--summary] [--gzip]\n"
-		   "                      [--strict] FILE -o OUT\n\n"
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--site RULE]\n"
+		   "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
+		   "                      [--summary] [--gzip] [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
@@ -35,6 +36,9 @@ static void help(FILE *f)
 		   "  --weight W         folded only: gpu-time (default: ns of kernels, memcpys\n"
 		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
 		   "                     launches (number of launch calls)\n"
+		   "  --site RULE        folded only: each stack up to its launch site's frame\n"
+		   "                     (user, inner, or a file-path GLOB as in stats), or\n"
+		   "                     `layer`: the model-layer path, as stats --report layers\n"
 		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
 		   "perfetto and sqlite only:\n"
@@ -50,13 +54,16 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "weight", required_argument, NULL, 'w' },
-		{ "summary", no_argument, NULL, 'S' },
+		{ "site", required_argument, NULL, 'S' },
+		{ "summary", no_argument, NULL, 'U' },
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
 	const char *format = NULL, *out = NULL, *weight = NULL;
+	struct site_rule site;
+	int have_site = 0;
 	int strict = 0, summary = 0, gzip = 0, c;
 	struct sel_opts so;
 	sel_opts_init(&so);
@@ -69,7 +76,11 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
 		case 'w': weight = optarg; break;
-		case 'S': summary = 1; break;
+		case 'S':
+			if (site_rule_parse(&site, optarg)) return EXIT_USAGE;
+			have_site = 1;
+			break;
+		case 'U': summary = 1; break;
 		case 'z': gzip = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
@@ -88,8 +99,8 @@ int cmd_export(int argc, char **argv)
 		tool_err("-o OUT is required");
 		return EXIT_USAGE;
 	}
-	if (weight && strcmp(format, "folded")) {
-		tool_err("--weight applies to --format folded only");
+	if ((weight || have_site) && strcmp(format, "folded")) {
+		tool_err("%s applies to --format folded only", weight ? "--weight" : "--site");
 		return EXIT_USAGE;
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
@@ -111,7 +122,7 @@ int cmd_export(int argc, char **argv)
 			tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
 			return EXIT_USAGE;
 		}
-		return export_folded(argv[optind], out, strict, w);
+		return export_folded(argv[optind], out, strict, w, have_site ? &site : NULL);
 	}
 	if (!perfetto && strcmp(format, "sqlite")) {
 		tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);

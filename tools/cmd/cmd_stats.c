@@ -90,6 +90,7 @@ static void help(FILE *f)
 		   "                    columns (0: never); default $COLUMNS, else the terminal's\n"
 		   "                    width when stdout is one, else 200\n"
 		   SELOPT_HELP
+		   SITE_RULE_HELP
 		   "  --attribution R   which NVTX ranges and steps GPU work belongs to (nvtx, comm_steps,\n"
 		   "                    steps): any-thread (default): those open when its launch call\n"
 		   "                    started, on any thread of the process; same-thread: only calls\n"
@@ -261,6 +262,7 @@ int cmd_stats(int argc, char **argv)
 		{ "nvtx-instances", no_argument, NULL, 'I' },
 		{ "whole-trace", no_argument, NULL, 'W' },
 		{ "by", required_argument, NULL, 'B' },
+		{ "site", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "names", required_argument, NULL, 'N' },
 		{ "time-unit", required_argument, NULL, 'T' },
@@ -338,6 +340,9 @@ int cmd_stats(int argc, char **argv)
 			if (!strcmp(optarg, "process") || !strcmp(optarg, "rank")) so.by_process = STATS_BY_PROCESS;
 			else if (!strcmp(optarg, "none")) so.by_process = STATS_BY_NONE;
 			else { tool_err("unknown --by '%s' (process, none)", optarg); goto out_opts; }
+			break;
+		case 'S':
+			if (site_rule_parse(&so.site, optarg)) goto out_opts;
 			break;
 		case 'N': {
 			int nf = name_form_parse(optarg);

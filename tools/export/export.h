@@ -25,6 +25,11 @@ enum folded_weight {
 	FOLDED_KERNEL_TIME, /* ns of kernels only */
 	FOLDED_LAUNCHES,    /* number of launch calls */
 };
-int export_folded(const char *in, const char *out, int strict, enum folded_weight weight);
+/* site NULL: whole stacks; else each stack from the root to its site's
+ * frame (--site user/inner/GLOB), or its layer path (--site layer:
+ * analysis/layers.h, the rows of `stats --report layers`) */
+struct site_rule;
+int export_folded(const char *in, const char *out, int strict, enum folded_weight weight,
+		  const struct site_rule *site);
 
 #endif

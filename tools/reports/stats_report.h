@@ -34,6 +34,7 @@
 #include "analysis/kernel_shapes.h"
 #include "analysis/opjoin.h"
 #include "analysis/selection.h"
+#include "analysis/site_rule.h"
 #include "analysis/step_detect.h"
 #include "analysis/steps.h"
 #include "analysis/windows.h"
@@ -65,6 +66,7 @@ struct stats_opts {
 	int nvtx_instances;             /* --nvtx-instances: numbered NVTX names not grouped */
 	int whole_trace;                /* --whole-trace: the span reports over the whole trace */
 	int by_process;                 /* --by: STATS_BY_AUTO (0), STATS_BY_PROCESS, STATS_BY_NONE */
+	struct site_rule site;          /* --site: launch_sites' site (default user) */
 };
 
 /* --by: per-process rows in the nvtx table (the steps, comm and comm_steps
