@@ -14,7 +14,8 @@
 
 #include "common/util.h"
 
-#define STARTEND_DEPTH UINT32_MAX
+#define STARTEND_DEPTH UINT16_MAX
+_Static_assert(sizeof(struct attr_range) == 32, "attr_range: 32 bytes a range");
 
 struct lane {
 	uint32_t pid, tid, depth;
@@ -79,8 +80,9 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 	rg.e = n->end_ns > n->start_ns ? n->end_ns : n->start_ns;
 	rg.pid = pid;
 	rg.tid = tid;
-	rg.kind = n->kind;
-	rg.depth = n->kind == GP_NVTX_PUSHPOP ? n->depth : STARTEND_DEPTH;
+	rg.kind = (uint8_t)n->kind;
+	rg.depth = n->kind != GP_NVTX_PUSHPOP ? STARTEND_DEPTH
+		   : n->depth < STARTEND_DEPTH ? (uint16_t)n->depth : STARTEND_DEPTH - 1;
 	rg.name = (uint32_t)*slot;
 	VEC_PUSH(a->r, a->nr, a->cr, rg);
 	return (uint32_t)(a->nr - 1);

@@ -37,9 +37,10 @@ enum attr_rule { ATTR_ANY_THREAD = 0, ATTR_SAME_THREAD = 1 };
 struct attr_range {
 	uint64_t s, e;
 	uint32_t pid, tid;       /* tid: the thread that began it */
-	uint32_t depth;          /* push/pop nesting depth (0 outermost) */
-	uint32_t kind;           /* gp_nvtx_kind */
 	uint32_t name;           /* index into the name table */
+	/* 32 bytes a range (a day's trace holds millions: stats' peak memory) */
+	uint16_t depth;          /* push/pop nesting depth (0 outermost; deeper clamped at 65534) */
+	uint8_t kind;            /* gp_nvtx_kind */
 };
 
 struct attribution;
