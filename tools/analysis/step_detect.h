@@ -66,9 +66,10 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 size_t step_detect_nplans(const struct step_detect *d);
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i);
 
-/* Signature of a GPU operation for the trace method: the kernel name id, or
- * the kind for memcpy/memset. */
-uint64_t step_sig(int op_kind, uint32_t name_id);
+/* Signature of a GPU operation for the trace method: the kernel name id; for
+ * a memcpy its direction (gp_copy_kind) and size, for a memset its size (a
+ * step copies the same batch every time: its input copy is one operation). */
+uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes);
 /* Splits a range name into its group and number: "step 12" -> "step", 12;
  * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
  * Writes the group into buf (n bytes). */
