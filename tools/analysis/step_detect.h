@@ -6,9 +6,11 @@
  *    numbered names grouped ("step 0", "step 1" -> group "step"); of the
  *    groups that repeat, the outermost (not inside another group's ranges).
  *  - trace: with no such ranges (or when asked), the GPU operations' own
- *    period: the operation signature (kernel name; memcpy; memset) that cuts
- *    the sequence into the most regular repeating segments starts each step
- *    (step_detect.c explains the rule).  A step then runs from the launch call
+ *    period: the operation signature (kernel name; memcpy direction and
+ *    size; memset size) that cuts the sequence into the shortest regular
+ *    repeating segments that are not a sub-loop (a layer) starts each step,
+ *    at the step's input copy when there is one (step_detect.c explains the
+ *    rule).  A step then runs from the launch call
  *    of one such operation to the launch call of the next.
  *
  * Lifecycle: step_detect_new; step_detect_gpu for each GPU record of the
