@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite polish bench crosscheck steps status stacks util nvml-map ddp report advise flight-bench flight ...  (default: env smoke suite)
-# The build is made on the dev machine (glibc 2.36) and carried as .carry/build;
+#   phases: env smoke suite polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+# The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
 OUT=${OUT:-/tmp/gpuprof-out}; mkdir -p "$OUT"
@@ -557,6 +557,30 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       done
     ) 2>&1 | tee "$RES/pm-crash4.txt"
     rm -f "$RES"/p4*.gpuprof* ;;
+  scale)      # issue #25 on the 16-core machine (expected ~2 min at the defaults, not run yet; the
+              # timeouts cap it at ~6 min): the reader's rate on 1..16
+              # threads (and the same records), a late window, stats (all reports) on 16 threads and on 1
+              # (wall, peak RSS), info, the summarised Perfetto export.  A generated trace (bench/bigtrace):
+              # SCALE_N events (default 3e7, ~0.2 GB; 1e8 = 0.65 GB takes ~3x as long), SCALE_THREADS
+              # (default "1 2 4 8 16"), SCALE_RUNS (bench_read runs per count, best kept; default 1).
+    log scale
+    ( N=${SCALE_N:-3e7}; T=$RES/big.gpuprof
+      # wall s and peak RSS MiB of a command (no /usr/bin/time needed)
+      meas() { python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL)
+print(f"SCALE {sys.argv[1]}: {time.time() - t:.2f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB, exit {rc}", flush=True)
+PY
+      }
+      nproc; set -x
+      timeout 60 build/bench/gen_bigtrace "$N" "$T"; ls -la "$T"
+      timeout 60 build/bench/bench_read -r "${SCALE_RUNS:-1}" "$T" ${SCALE_THREADS:-1 2 4 8 16}
+      timeout 20 build/bench/bench_read -w 500000000 "$T"
+      for t in 16 1; do meas "stats --threads $t" timeout 90 build/bin/gpuprof stats --threads $t "$T"; done
+      meas "info --threads 16" timeout 20 build/bin/gpuprof info --threads 16 "$T"
+      meas "export perfetto --summary" timeout 30 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
+    ) 2>&1 | tee "$RES/scale.txt"
+    rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
                 # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical runs), and `gpuprof report`
                 # pages of MNIST, ResNet-50 and the transformer with NVML and PM-sampled counters.
@@ -652,6 +676,13 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
+              # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
+              # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables
+              # for docs/STACKS.md (also in $RES/sites/report.md)
+    log sites
+    timeout 400 python3 tests/gpu/sites_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${SITES_JOBS:+--jobs "$SITES_JOBS"} 2>&1 | tee "$RES/sites.txt" ;;
   polish)     # issue 21 on real CUDA: no trace for a process that never made a CUDA context-creating call,
               # gpuprof run's last line after os._exit() and SIGKILL names the file, and the trace has the kernels
     log polish

@@ -31,7 +31,10 @@ with integrity "complete" and a footer, `gpuprof dump` exit 0); the status
 files, where the option asks for them, are JSON objects with "state":"exited";
 and, for options outside --kernels-na (default: gpu-window, capture-range,
 sample-steps: they record GPU activity for a part of the run), its kernel
-count (summed over its trace files) equals the default run's; for those of
+count (summed over its trace files) equals the default run's; no new stderr line says a
+process crashed (a child such as OpenMPI's orted may crash while the job
+exits 0: "Segmentation fault", "*** Process received signal", "Aborted",
+heap corruption, "Fatal Python error"); for those of
 --kernels-na it is at most the default run's.  Options of --no-trace
 (default: flight-recorder: armed, never triggered) must write NO trace file
 and say so (a `gpuprof:` line "nothing was captured").  New stderr lines (not in the bare
@@ -48,12 +51,17 @@ import sys
 
 FIELDS = ["workload", "option", "args", "state", "rc", "wall_s", "result", "stdout_gpuprof", "new_stdout",
           "new_stderr", "new_stderr_sample", "gpuprof_msgs", "err_tail", "traces", "files", "decode",
-          "integrity", "kernels", "dropped", "status"]
+          "integrity", "kernels", "dropped", "status", "crash"]
 KERNELS_NA = "gpu-window,capture-range,sample-steps"
 # options whose run must write no trace: the flight recorder armed, with
 # nothing triggering a capture (docs/FLIGHT.md "No capture, no file")
 NO_TRACE = "flight-recorder"
 NOTHING_CAPTURED_RE = re.compile(r"^gpuprof: .*nothing was captured")
+# a process of the job crashed even when the job's own exit status is 0
+# (OpenMPI's orted, a DataLoader worker): these on a new stderr line fail
+CRASH_RE = re.compile(r"Segmentation fault|\*\*\* Process received signal|Signal: [A-Z][a-z]|Aborted|core dumped|"
+                      r"corrupted (double-linked|size)|double free|free\(\): invalid|Fatal Python error|"
+                      r"fake cupti: .* after")
 # gpuprof run's end-of-run summary; every other gpuprof line is a message
 # ("no trace written" among them: the job made no CUDA calls)
 SUMMARY_OK_RE = re.compile(r"^gpuprof: \d+ events, \d+ dropped, wrote ")
@@ -174,6 +182,8 @@ def cmd_cell(a):
             row["new_stdout"] = len(nout)
             row["new_stderr"] = len(nerr)
             row["new_stderr_sample"] = " | ".join(clip(l.strip(), 160) for l in nerr[:2])
+            crash = [l for l in nerr if CRASH_RE.search(l)]
+            row["crash"] = clip(" | ".join(l.strip() for l in crash[:3]), 300)
         msgs = []
         for l in err:
             l = l.strip()
@@ -182,7 +192,7 @@ def cmd_cell(a):
         row["gpuprof_msgs"] = clip(" | ".join(msgs), 400)
         tail = [l.strip() for l in err if l.strip() and not is_gpuprof(l)]
         row["err_tail"] = clip(tail[-1], 200) if tail else ""
-        local_ok = a.rc == 0 and row["result"] != "" and row["stdout_gpuprof"] == 0
+        local_ok = a.rc == 0 and row["result"] != "" and row["stdout_gpuprof"] == 0 and not row["crash"]
         if a.traces is not None:
             files = matching(a.traces, ".gpuprof")
             row["traces"] = len(files)
@@ -247,6 +257,8 @@ def cell_verdict(c, bare, default, na, no_trace=frozenset()):
         reasons.append("out≠")
     if as_int(c["stdout_gpuprof"]):
         reasons.append("stdout")
+    if c.get("crash"):
+        reasons.append("crash")
     if c["option"] in no_trace:
         if as_int(c["traces"]):
             reasons.append("trace written")
@@ -353,6 +365,8 @@ def build_table(rows, na, titles, no_trace=frozenset()):
                     extra += " — files: " + c["files"]
                 if c["gpuprof_msgs"]:
                     extra += " — " + c["gpuprof_msgs"]
+                if c.get("crash"):
+                    extra += " — crash: " + c["crash"]
                 fails.append("FAIL %s × %s: %s%s" % (wl, o, "; ".join(reasons), extra))
             elif kind == "ok":
                 if c["gpuprof_msgs"] and o not in no_trace:

@@ -179,6 +179,23 @@ static void on_cuda_context(void)
 		atexit(exit_before_cuda);
 }
 
+/* libcupti registers exit handlers of its own (static destructors) when it
+ * is loaded and initialised — after our constructor's handler, so they run
+ * before it, and before the destructor.  In a process that binds CUPTI but
+ * never makes a context (OpenMPI's orted runs cuInit), the final flush ran
+ * from there, after them: disabling the windowed kinds crashed orted under
+ * --gpu-window (SIGSEGV in cuptiActivityDisable, Lightning fit, H200).  A
+ * handler registered right after CUPTI is bound runs before libcupti's.  In
+ * a process with a context, exit_before_cuda (registered later) runs first;
+ * final_flush runs once. */
+static void exit_before_cupti(void) { final_flush("exit"); }
+static void on_cupti_bound(void)
+{
+	static atomic_int registered;
+	if (!atomic_exchange(&registered, 1))
+		atexit(exit_before_cupti);
+}
+
 /* ------------------------------------------------------------ signals */
 /* SIGTERM/SIGINT: only where the disposition is still the default.  The
  * handler cannot close the trace itself (not async-signal-safe), so it wakes
@@ -468,6 +485,7 @@ static void gps_init(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(on_exit_handler);
 	gps_cupti_set_context_hook(on_cuda_context);
+	gps_cupti_set_bound_hook(on_cupti_bound);
 	/* NVTX reads this lazily, at the job's first NVTX call */
 	if (gps.self_path[0] && !getenv("NVTX_INJECTION64_PATH"))
 		setenv("NVTX_INJECTION64_PATH", gps.self_path, 0);

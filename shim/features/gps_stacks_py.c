@@ -33,10 +33,13 @@ static const struct py_layout *L;
 static void *(*p_this_tstate)(void);     /* PyGILState_GetThisThreadState: a TLS read */
 static int (*p_is_initialized)(void);    /* Py_IsInitialized */
 static int (*p_addr2line)(void *code, int byte_offset); /* PyCode_Addr2Line: pure reads */
-static const void *p_code_type, *p_unicode_type, *p_none;
+static const void *p_code_type, *p_unicode_type, *p_none, *p_tuple_type, *p_cell_type;
 static int present;
 /* 0: the first walk still has to be checked; 1: checked; -1: frames off */
 static atomic_int checked;
+/* the same for the class of `self` in forward frames (self_class): its
+ * first read is checked on its own; a surprise turns only it off */
+static atomic_int cls_checked;
 
 int gps_py_present(void) { return present; }
 
@@ -72,6 +75,10 @@ int gps_py_bind(void)
 	p_code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
 	p_unicode_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	p_none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+	p_tuple_type = dlsym(RTLD_DEFAULT, "PyTuple_Type");
+	p_cell_type = dlsym(RTLD_DEFAULT, "PyCell_Type");
+	if (!p_tuple_type || !p_cell_type)
+		atomic_store(&cls_checked, -1); /* frames without class names */
 	if (!p_this_tstate || !p_is_initialized || !p_addr2line || !p_code_type || !p_unicode_type) {
 		gps_warn("python frames: CPython %u.%u lacks an expected symbol; native frames only", major,
 			 minor);
@@ -164,7 +171,7 @@ static const char *py_str(struct rd *r, const char *o, size_t *len, char *tmp, s
 
 /* ------------------------------------------------------------ line cache */
 #define LINE_CACHE 512
-struct line_ent { const void *code, *file, *qual; int off; uint32_t id; unsigned gen; };
+struct line_ent { const void *code, *file, *qual, *cls; int off; uint32_t id; unsigned gen; };
 static GPS_TLS struct line_ent *line_cache;
 static pthread_key_t line_key;
 static pthread_once_t line_once = PTHREAD_ONCE_INIT;
@@ -175,7 +182,10 @@ static void line_free(void *p)
 }
 static void line_key_init(void) { pthread_key_create(&line_key, line_free); }
 
-static uint32_t frame_id(gp_recorder *rec, struct rd *r, const char *code, int off)
+/* The frame's string id: "py\tFILE\tLINE\tQUALNAME", plus "\tCLASS" when
+ * cls (the type object of `self`, its name in cname) is given. */
+static uint32_t frame_id(gp_recorder *rec, struct rd *r, const char *code, int off, const void *cls,
+			 const char *cname)
 {
 	const char *file = (const char *)rd_ptr(r, code, L->co_filename);
 	const char *qual = (const char *)rd_ptr(r, code, L->co_qualname);
@@ -188,23 +198,118 @@ static uint32_t frame_id(gp_recorder *rec, struct rd *r, const char *code, int o
 		e = &line_cache[(h ^ (h >> 9)) & (LINE_CACHE - 1)];
 		/* the name pointers too: a freed code object's address reused by
 		 * another with the same offset would have other names */
-		if (e->gen == gen && e->code == code && e->off == off && e->file == file && e->qual == qual)
+		if (e->gen == gen && e->code == code && e->off == off && e->file == file && e->qual == qual &&
+		    e->cls == cls)
 			return e->id;
 	}
-	char ftmp[1024], qtmp[1024], buf[2200];
+	char ftmp[1024], qtmp[1024], buf[2400];
 	size_t fl, ql;
 	const char *f = py_str(r, file, &fl, ftmp, sizeof ftmp);
 	const char *q = py_str(r, qual, &ql, qtmp, sizeof qtmp);
 	if (r->bad)
 		return 0;
 	int line = p_addr2line((void *)code, off);
-	int n = snprintf(buf, sizeof buf, "py\t%.*s\t%d\t%.*s", (int)fl, f, line < 0 ? 0 : line, (int)ql, q);
+	int n = snprintf(buf, sizeof buf, "py\t%.*s\t%d\t%.*s%s%s", (int)fl, f, line < 0 ? 0 : line, (int)ql, q,
+			 cls ? "\t" : "", cls ? cname : "");
 	if (n < 0)
 		return 0;
 	uint32_t id = gp_intern_n(rec, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 	if (e && id)
-		*e = (struct line_ent){ code, file, qual, off, id, gen };
+		*e = (struct line_ent){ code, file, qual, cls, off, id, gen };
 	return id;
+}
+
+/* ------------------------------------------------------------ layers */
+/* Whether str object o is exactly the ASCII text want. */
+static int py_str_is(struct rd *r, const char *o, const char *want)
+{
+	char tmp[16];
+	size_t n;
+	const char *d = py_str(r, o, &n, tmp, sizeof tmp);
+	return !r->bad && n == strlen(want) && !memcmp(d, want, n);
+}
+
+#define CLASS_NAME_MAX 128
+/* The class of `self` in a `forward` frame f of code object `code`: its type
+ * object (NULL: not such a frame, or unreadable) and its name in name[] (the
+ * part after the last '.' of tp_name).  A torch.nn.Module layer's forward is
+ * a method whose first argument is self: co_name "forward", co_argcount > 0,
+ * co_localsplusnames[0] "self"; self is localsplus[0] (or the cell there,
+ * when a closure captures it).  Reads, no calls: the frame is the calling
+ * thread's own and holds a reference to self, whose type outlives it.  The
+ * first read of the process goes through safe_read; a surprise turns class
+ * names off (frames stay). */
+static const void *self_class(const char *f, const char *code, char *name)
+{
+	int c = atomic_load_explicit(&cls_checked, memory_order_acquire);
+	if (c < 0)
+		return NULL;
+	struct rd r = { .safe = c == 0, .bad = 0 };
+	const void *tp = NULL;
+	if (!py_str_is(&r, (const char *)rd_ptr(&r, code, L->co_name), "forward") || r.bad)
+		goto out;
+	if ((int)rd_u32(&r, code, L->co_argcount) <= 0)
+		goto out;
+	const char *names = (const char *)rd_ptr(&r, code, L->co_names);
+	if (r.bad || !names || rd_ptr(&r, names, PY_OB_TYPE) != (uintptr_t)p_tuple_type || r.bad)
+		goto out;
+	if (!py_str_is(&r, (const char *)rd_ptr(&r, names, PY_TUPLE_ITEM), "self"))
+		goto out;
+	const char *self = (const char *)rd_ptr(&r, f, PY_F_LOCALSPLUS);
+	if (r.bad || !self)
+		goto out;
+	const char *t = (const char *)rd_ptr(&r, self, PY_OB_TYPE);
+	if (!r.bad && t == p_cell_type) { /* a cell variable: the cell's content */
+		self = (const char *)rd_ptr(&r, self, PY_CELL_REF);
+		if (r.bad || !self)
+			goto out;
+		t = (const char *)rd_ptr(&r, self, PY_OB_TYPE);
+	}
+	if (r.bad || !t)
+		goto out;
+	/* a type is an object whose type has Py_TPFLAGS_TYPE_SUBCLASS */
+	const char *meta = (const char *)rd_ptr(&r, t, PY_OB_TYPE);
+	if (r.bad || !meta || !(rd_ptr(&r, meta, PY_TP_FLAGS) & PY_TPFLAGS_TYPE_SUBCLASS) || r.bad) {
+		r.bad = 1; /* not laid out as we think */
+		goto out;
+	}
+	const char *tn = (const char *)rd_ptr(&r, t, PY_TP_NAME);
+	if (r.bad || !tn)
+		goto out;
+	size_t n = 0;
+	if (r.safe) { /* byte by byte: the name may end at a page's end */
+		for (; n < CLASS_NAME_MAX - 1; n++) {
+			if (safe_read(&name[n], tn + n, 1)) {
+				r.bad = 1;
+				goto out;
+			}
+			if (!name[n])
+				break;
+		}
+	} else {
+		n = strnlen(tn, CLASS_NAME_MAX - 1);
+		memcpy(name, tn, n);
+	}
+	name[n] = 0;
+	const char *dot = strrchr(name, '.'); /* a static type's "module.Name" */
+	if (dot)
+		memmove(name, dot + 1, strlen(dot + 1) + 1);
+	for (char *p = name; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '_'; /* a tab would split the frame string */
+	if (*name)
+		tp = t;
+out:
+	if (r.bad) {
+		int expect = c;
+		if (atomic_compare_exchange_strong(&cls_checked, &expect, -1))
+			gps_warn("python frames: CPython 3.%d: the class of self in forward frames is not laid out as expected; no layer classes",
+				 L->minor);
+		return NULL;
+	}
+	if (c == 0 && tp)
+		atomic_store_explicit(&cls_checked, 1, memory_order_release);
+	return tp;
 }
 
 /* ------------------------------------------------------------ walk */
@@ -248,7 +353,9 @@ static int walk(gp_recorder *rec, struct rd *r, uint64_t *out, int max)
 			continue;
 		}
 		long off = instr - start;
-		uint32_t id = frame_id(rec, r, code, off < 0 ? 0 : (int)off);
+		char cname[CLASS_NAME_MAX];
+		const void *cls = self_class(f, code, cname);
+		uint32_t id = frame_id(rec, r, code, off < 0 ? 0 : (int)off, cls, cname);
 		if (id)
 			out[n++] = GPS_STK_SYMBOLIC | id;
 		f = prev;

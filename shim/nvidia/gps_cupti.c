@@ -27,6 +27,7 @@ static int skip_nested_driver; /* default set: driver calls inside runtime calls
 static int capture_mode;       /* GPUPROF_CAPTURE_RANGE=cudaProfilerApi */
 static atomic_int cupti_tried; /* binding was tried in this process (once) */
 static void (*context_hook)(void);
+static void (*bound_hook)(void);
 
 _Static_assert(GPS_CB_DRIVER == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
 		       GPS_CB_RUNTIME == (int)CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -464,6 +465,7 @@ static const struct gps_gpu_ops cupti_ops = {
 };
 
 void gps_cupti_set_context_hook(void (*fn)(void)) { context_hook = fn; }
+void gps_cupti_set_bound_hook(void (*fn)(void)) { bound_hook = fn; }
 
 int gps_cupti_start(const char *why)
 {
@@ -479,8 +481,11 @@ int gps_cupti_start(const char *why)
 		atomic_store(&cupti_tried, 1);
 		gps_gpu_set_ops(&cupti_ops); /* each a no-op until loaded */
 		rc = start_locked(why);
-		if (rc == 0)
+		if (rc == 0) {
 			gps_gpu_set_bound(1);
+			if (bound_hook) /* the lifecycle's: a final flush before libcupti's exit teardown */
+				bound_hook();
+		}
 	} else if (!gps_gpu_bound()) {
 		rc = -1;
 	}

@@ -8,6 +8,8 @@
 /* The lifecycle's hook, called from the resource callback of every CUDA
  * context creation (creating thread, inside gps_enter), first thing. */
 void gps_cupti_set_context_hook(void (*fn)(void));
+/* called once, right after CUPTI is bound (libcupti loaded, subscribed) */
+void gps_cupti_set_bound_hook(void (*fn)(void));
 /* Binds CUPTI (dlopen+dlsym), subscribes, enables callbacks and activity.
  * Idempotent and thread-safe; returns 0 when tracing through CUPTI (then
  * gps_gpu_bound() says 1). */

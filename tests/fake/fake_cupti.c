@@ -152,8 +152,28 @@ EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid,
 }
 
 /* ------------------------------------------------------------ callbacks */
+/* libcupti's own exit teardown: the real library registers exit handlers
+ * (static destructors) when it initialises, i.e. after our constructor's
+ * handler, so they run before it; toggling an activity kind after them
+ * crashed OpenMPI's orted under --gpu-window on the H200 (SIGSEGV in
+ * cuptiActivityDisable from our destructor: orted runs cuInit, binds CUPTI,
+ * never makes a context).  The fake registers its "library teardown" at the
+ * first subscribe and aborts on a kind toggled after it. */
+static atomic_int cupti_lib_gone;
+static void fake_cupti_library_teardown(void) { atomic_store(&cupti_lib_gone, 1); }
+static void cupti_lib_check(const char *call)
+{
+	if (atomic_load(&cupti_lib_gone)) {
+		fprintf(stderr, "fake cupti: %s after the library's exit teardown\n", call);
+		abort();
+	}
+}
+
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud)
 {
+	static atomic_int teardown_registered;
+	if (!atomic_exchange(&teardown_registered, 1))
+		atexit(fake_cupti_library_teardown);
 	const char *busy = getenv("FAKE_CUPTI_BUSY");
 	pthread_mutex_lock(&lock);
 	if (subscribed || (busy && *busy == '1')) {
@@ -233,6 +253,7 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 {
 	if ((unsigned)k >= FAKE_NKINDS)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	cupti_lib_check("cuptiActivityEnable");
 	atomic_store_explicit(&act_enabled[k], 1, memory_order_release);
 	log_toggle("activity-enable", k);
 	return CUPTI_SUCCESS;
@@ -241,6 +262,7 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
 {
 	if ((unsigned)k >= FAKE_NKINDS)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	cupti_lib_check("cuptiActivityDisable");
 	atomic_store_explicit(&act_enabled[k], 0, memory_order_release);
 	log_toggle("activity-disable", k);
 	return CUPTI_SUCCESS;

@@ -53,6 +53,15 @@ int main(void)
 	EQ("PyCodeObject.co_qualname", L->co_qualname, offsetof(PyCodeObject, co_qualname));
 	EQ("PyCodeObject._co_firsttraceable", L->co_firsttraceable, offsetof(PyCodeObject, _co_firsttraceable));
 	EQ("PyCodeObject.co_code_adaptive", L->co_code, offsetof(PyCodeObject, co_code_adaptive));
+	EQ("PyCodeObject.co_argcount", L->co_argcount, offsetof(PyCodeObject, co_argcount));
+	EQ("PyCodeObject.co_localsplusnames", L->co_names, offsetof(PyCodeObject, co_localsplusnames));
+	EQ("PyCodeObject.co_name", L->co_name, offsetof(PyCodeObject, co_name));
+	EQ("_PyInterpreterFrame.localsplus", PY_F_LOCALSPLUS, offsetof(_PyInterpreterFrame, localsplus));
+	EQ("PyTupleObject.ob_item", PY_TUPLE_ITEM, offsetof(PyTupleObject, ob_item));
+	EQ("PyCellObject.ob_ref", PY_CELL_REF, offsetof(PyCellObject, ob_ref));
+	EQ("PyTypeObject.tp_name", PY_TP_NAME, offsetof(PyTypeObject, tp_name));
+	EQ("PyTypeObject.tp_flags", PY_TP_FLAGS, offsetof(PyTypeObject, tp_flags));
+	EQ("Py_TPFLAGS_TYPE_SUBCLASS", PY_TPFLAGS_TYPE_SUBCLASS, Py_TPFLAGS_TYPE_SUBCLASS);
 	EQ("sizeof(PyASCIIObject)", L->ascii_size, sizeof(PyASCIIObject));
 	EQ("PyCompactUnicodeObject.utf8", L->utf8, offsetof(PyCompactUnicodeObject, utf8));
 	EQ("PyCompactUnicodeObject.utf8_length", L->utf8 - 8, offsetof(PyCompactUnicodeObject, utf8_length));

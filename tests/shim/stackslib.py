@@ -60,6 +60,18 @@ class Env:
         sys.exit(self.failed)
 
 
+def cpython_or_skip():
+    """(interpreter, major, minor) of GPUPROF_TEST_PYTHON (default: this one);
+    exits 77 (skip), saying why, unless it is CPython 3.11 to 3.13."""
+    py = os.environ.get("GPUPROF_TEST_PYTHON", sys.executable)
+    ver = subprocess.run([py, "-c", "import sys,platform;print(platform.python_implementation(),"
+                          "sys.version_info[0],sys.version_info[1])"], capture_output=True, text=True).stdout.split()
+    if len(ver) != 3 or ver[0] != "CPython" or (ver[1], ver[2]) not in (("3", "11"), ("3", "12"), ("3", "13")):
+        print("skip: %s is %s, Python frames are read for CPython 3.11 to 3.13 only" % (py, " ".join(ver) or "?"))
+        sys.exit(77)
+    return py, ver[1], ver[2]
+
+
 class Trace:
     """Records of one trace from `gpuprof dump --json`."""
 

@@ -32,6 +32,16 @@ GPUPROF_LIB=$SHIM GPUPROF_CUPTI=$FAKE_CUPTI "$B/bin/gpuprof" run -o "$T/run/t-%p
 LABEL="gpuprof run, cuInit only" check_none run
 grep -q "^gpuprof: no trace written" "$T/run.err" || fail "gpuprof run initonly: $(cat "$T/run.err")"
 
+# 1b. the same with windowed GPU activity (and the flight recorder, which
+# also toggles kinds): the final flush must not toggle kinds after
+# libcupti's own exit teardown (the fake aborts then; orted crashed so on the
+# H200 under --gpu-window)
+for opt in GPUPROF_GPU_WINDOW=50ms/200ms GPUPROF_FLIGHT_RECORDER=30s GPUPROF_CAPTURE_RANGE=cudaProfilerApi; do
+  (export "$opt"; run_in win "$WORKLOAD" initonly); rc=$?
+  [ $rc -eq 0 ] && ! grep -q "after the library's exit teardown" "$T/win.err" ||
+    fail "initonly with $opt: exit $rc, $(cat "$T/win.err")"
+done
+
 # 2. an exec'd child that is no CUDA program, and one that only runs cuInit,
 # from a traced parent: only the parent's trace
 run_in exec sh -c "\"$WORKLOAD\" loop 50 >/dev/null && \"$WORKLOAD\" initonly >/dev/null && env >/dev/null"; rc=$?

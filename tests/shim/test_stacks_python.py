@@ -20,17 +20,12 @@ import os
 import subprocess
 import sys
 
-from stackslib import Env, Trace
+from stackslib import Env, Trace, cpython_or_skip
 
 E = Env(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "stacks_py_job.py")
-py = os.environ.get("GPUPROF_TEST_PYTHON", sys.executable)
-ver = subprocess.run([py, "-c", "import sys,platform;print(platform.python_implementation(),"
-                      "sys.version_info[0],sys.version_info[1])"], capture_output=True, text=True).stdout.split()
-if len(ver) != 3 or ver[0] != "CPython" or (ver[1], ver[2]) not in (("3", "11"), ("3", "12"), ("3", "13")):
-    print("skip: %s is %s, Python frames are read for CPython 3.11 to 3.13 only" % (py, " ".join(ver) or "?"))
-    sys.exit(77)
+py, major, minor = cpython_or_skip()
 
 lines = {}
 for i, text in enumerate(open(JOB), 1):
@@ -129,5 +124,5 @@ E.check(len(launches) == 2 * N and wrong == 0,
 cap = t.counters.get("gpuprof.stacks_captured", 0)
 E.check(0 < cap < N, "sites: %d captures for %d launches (rate limit)" % (cap, 2 * N))
 print("sites: %d launches from 2 lines, %d captures, every stack at its own line" % (2 * N, cap))
-print("python %s.%s: main, threading.Thread and native-thread (ctx) stacks as expected" % (ver[1], ver[2]))
+print("python %s.%s: main, threading.Thread and native-thread (ctx) stacks as expected" % (major, minor))
 E.finish()

@@ -83,15 +83,6 @@ static void module(uint64_t base, uint64_t size, uint64_t off, const char *path)
 	put(0, &r);
 }
 
-static void stack(uint32_t id, const uint64_t *frames, uint32_t n)
-{
-	gp_record r;
-	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_STACK;
-	r.u.stack.stack_id = id; r.u.stack.nframes = n; r.u.stack.frames = frames;
-	put(0, &r);
-}
-
 static uint64_t t_api = 1000;
 
 /* CUPTI callback ids of the calls written here (cupti_runtime_cbid.h,
@@ -229,11 +220,11 @@ int main(int argc, char **argv)
 				SYM | py_bwd, SYM | py_main12 };
 	const uint64_t s3[] = { GPS + 0x10, CUDART + 0x40, leaf + 1, mid + 1, outer + 1, 0x1234 };
 	const uint64_t s4[] = { GPS + 0x10, bad_frame, OVER + 0x21, SYM | weird };
-	stack(1, s1, sizeof(s1) / 8);
-	stack(2, s2, sizeof(s2) / 8);
-	stack(3, s3, sizeof(s3) / 8);
-	stack(4, s4, sizeof(s4) / 8);
-	stack(5, NULL, 0);
+	gen_stack(1, s1, sizeof(s1) / 8);
+	gen_stack(2, s2, sizeof(s2) / 8);
+	gen_stack(3, s3, sizeof(s3) / 8);
+	gen_stack(4, s4, sizeof(s4) / 8);
+	gen_stack(5, NULL, 0);
 	/* --odd-names: names that would break a folded line if written as they
 	 * are — a Python frame whose function and file hold ';' and a newline,
 	 * and a leaf ending in " NUMBER" (flamegraph.pl and inferno would read
@@ -242,7 +233,7 @@ int main(int argc, char **argv)
 		uint32_t py_odd = str("py\t/home/u/proj/odd;dir/x;y\n.py\t7\ta;b\nc");
 		uint32_t leaf42 = str("odd frame 42");
 		const uint64_t s6[] = { SYM | py_odd, SYM | leaf42 };
-		stack(6, s6, sizeof(s6) / 8);
+		gen_stack(6, s6, sizeof(s6) / 8);
 	}
 
 	uint32_t launch = str("cudaLaunchKernel"), culaunch = str("cuLaunchKernel"), graph = str("cudaGraphLaunch");

@@ -100,6 +100,7 @@ def test_table(d):
         row("w3", "bare"),
         row("w3", "default", decode="dump exit 2 on m-2.gpuprof: corrupt"),
         row("w3", "stacks", kernels=5),
+        row("w3", "gpu-window", new_stderr=2, crash="[vm:05267] Signal: Segmentation fault (11)"),
     ]
     p = py("table", write_rows(d, "rows.csv", rows), "--md", os.path.join(d, "m.md"), "--csv",
            os.path.join(d, "all.csv"), "--title", "Compatibility matrix: build test")
@@ -128,6 +129,7 @@ def test_table(d):
         ("w2", "stacks"): "not run",  # no row at all
         ("w3", "default"): "FAIL decode",
         ("w3", "stacks"): "ok (k=5, no ref)",
+        ("w3", "gpu-window"): "FAIL crash",
     }
     for k, v in want.items():
         tt.eq(c.get(k), v, "cell %s × %s" % k)
@@ -147,7 +149,7 @@ def test_table(d):
     m = re.search(r"^MATRIX (\d+) ok, (\d+) FAIL, (\d+) skipped, (\d+) not run \(of (\d+) cells\)$", md, re.M)
     tt.expect(m is not None, "summary line")
     if m:
-        tt.eq(tuple(int(x) for x in m.groups()), (4, 10, 1, 24, 39), "summary counts")
+        tt.eq(tuple(int(x) for x in m.groups()), (4, 11, 1, 23, 39), "summary counts")
     with open(os.path.join(d, "all.csv"), newline="") as f:
         tt.eq(len(list(csv.DictReader(f))), len(rows), "--csv keeps every row")
 
@@ -264,6 +266,11 @@ def test_cell(d):
     tt.eq((rc, r.get("decode")), (1, "2 trace(s) written"), "armed, traces written: exit 1")
     rc, r = cell(d, "armed-mute", "--traces", os.path.join(d, "nothing-here-"), "--expect-no-trace")
     tt.eq(rc, 1, "armed, no trace, nothing said: exit 1")
+
+    rc, r = cell(d, "childcrash", *tr, err="[vm:05267] *** Process received signal ***\n"
+                 "[vm:05267] Signal: Segmentation fault (11)\n")
+    tt.eq(rc, 1, "a child's crash on stderr, job exit 0: exit 1")
+    tt.expect("Segmentation fault" in r.get("crash", ""), "crash field: %r" % r.get("crash"))
 
     rc, r = cell(d, "crashed", *tr, rc=139, out="")
     tt.eq((rc, r.get("rc"), r.get("result")), (1, "139", ""), "a crashed run: exit 1, rc, no RESULT")

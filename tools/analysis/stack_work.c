@@ -56,7 +56,11 @@ void stack_work_op(void *ctx, const struct gpu_op *op)
 	struct stack_work *w = ctx;
 	struct stack_work_entry *e = entry(w, op->pid, op->tid, op->has_call ? op->stack_id : 0);
 	uint64_t d = op->e - op->s;
-	if (op->kind == OP_KERNEL) { e->kernels++; e->kernel_ns += d; }
+	if (op->kind == OP_KERNEL) {
+		e->kernels++;
+		e->kernel_ns += d;
+		if (op->graph) { e->graph_kernels++; e->graph_kernel_ns += d; }
+	}
 	else { e->memops++; e->memop_ns += d; }
 }
 

@@ -7,7 +7,7 @@
  * launched it (a graph launch's kernels all to the cudaGraphLaunch call; the
  * runtime and driver records of one launch are one call).
  *
- * Memory: one entry (48 bytes) per distinct (pid, thread, stack); GPU work
+ * Memory: one entry (64 bytes) per distinct (pid, thread, stack); GPU work
  * with no call or a call without a stack is one entry per process. */
 #ifndef GPUPROF_TOOL_STACK_WORK_H
 #define GPUPROF_TOOL_STACK_WORK_H
@@ -22,6 +22,7 @@ struct stack_work_entry {
 	uint64_t launches;            /* launch calls */
 	uint64_t kernels, memops;
 	uint64_t kernel_ns, memop_ns;
+	uint64_t graph_kernels, graph_kernel_ns; /* of the kernels: launched by a graph launch */
 };
 
 struct stack_work;

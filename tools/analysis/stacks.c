@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/site_rule.h"
 #include "analysis/stacks.h"
 #include "analysis/symbols.h"
 #include "common/tool.h"
@@ -30,6 +31,8 @@ struct stacks {
 	strmap view_idx; struct stack_view **views; size_t nviews, cviews;
 	strmap intern;       /* display strings, owned */
 	char **strs; size_t nstrs, cstrs;
+	struct site_rule rule; /* which frame is the site (set before the first view) */
+	int have_cls;          /* some Python frame has the class field: the shim read classes */
 };
 
 struct stacks *stacks_new(gp_reader *r)
@@ -53,7 +56,11 @@ void stacks_free(struct stacks *s)
 	free(s->raw);
 	u64map_free(&s->id2stack);
 	u64map_free(&s->thread_name);
-	for (size_t i = 0; i < s->nviews; i++) { free(s->views[i]->frames); free(s->views[i]); }
+	for (size_t i = 0; i < s->nviews; i++) {
+		free(s->views[i]->frames);
+		free((void *)s->views[i]->layers);
+		free(s->views[i]);
+	}
 	free(s->views);
 	strmap_free(&s->view_idx);
 	for (size_t i = 0; i < s->nstrs; i++) free(s->strs[i]);
@@ -128,6 +135,11 @@ static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t
 	return addr - m->base < m->size ? m : NULL;
 }
 
+static int starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
 void stacks_add(struct stacks *s, const gp_record *rec)
 {
 	switch (rec->type) {
@@ -151,6 +163,13 @@ void stacks_add(struct stacks *s, const gp_record *rec)
 		if (n > GP_STACK_MAX_FRAMES) n = GP_STACK_MAX_FRAMES;
 		s->count++;
 		if (u64map_get(&s->id2stack, st->stack_id, MAP_FIND)) break;
+		for (uint32_t i = 0; i < n && !s->have_cls; i++) {
+			if (!(st->frames[i] & SYMBOLIC_BIT)) continue;
+			const char *str = tool_str(s->r, (uint32_t)st->frames[i]);
+			int tabs = 0;
+			for (const char *p = str; *p; p++) tabs += *p == '\t';
+			s->have_cls = starts_with(str, "py\t") && tabs >= 4;
+		}
 		struct rawstack raw = { xmalloc((n ? n : 1) * sizeof(uint64_t)), n, -1 };
 		if (n) memcpy(raw.frames, st->frames, n * sizeof(uint64_t));
 		*u64map_get(&s->id2stack, st->stack_id, MAP_INSERT) = s->nraw;
@@ -158,6 +177,11 @@ void stacks_add(struct stacks *s, const gp_record *rec)
 		break;
 	}
 	}
+}
+
+void stacks_set_site_rule(struct stacks *s, const struct site_rule *rule)
+{
+	if (rule) s->rule = *rule;
 }
 
 uint64_t stacks_count(const struct stacks *s)
@@ -184,10 +208,6 @@ static const char *basename_of(const char *path)
 	return b ? b + 1 : path;
 }
 
-static int starts_with(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
 
 /* Frames of the tracer itself: never shown. */
 static int tracer_module(const char *base)
@@ -232,21 +252,6 @@ static const char *short_py_file(const char *file)
 	return basename_of(file);
 }
 
-struct pyframe { char *file, *line, *func; };
-
-/* Splits a copy of "py\tFILE\tLINE\tFUNC"; 0 if the string is not that. */
-static int parse_py(const char *str, struct pyframe *f, char **copy)
-{
-	if (!starts_with(str, "py\t")) return 0;
-	char *c = xstrdup(str + 3);
-	char *t1 = strchr(c, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-	if (!t2) { free(c); return 0; }
-	*t1 = *t2 = 0;
-	f->file = c; f->line = t1 + 1; f->func = t2 + 1;
-	*copy = c;
-	return 1;
-}
-
 /* A display string must fit one folded line: no ';' (frame separator) and
  * no control characters; tool_text-style escaping would hide the name. */
 static char *clean(const char *s)
@@ -257,12 +262,70 @@ static char *clean(const char *s)
 	return c;
 }
 
+/* cls: the class of `self` the shim read for a `forward` frame, "" none */
+struct pyframe { char *file, *line, *func, *cls; };
+
+/* Splits a copy of "py\tFILE\tLINE\tFUNC" or "py\tFILE\tLINE\tFUNC\tCLASS";
+ * 0 if the string is not that. */
+static int parse_py(const char *str, struct pyframe *f, char **copy)
+{
+	if (!starts_with(str, "py\t")) return 0;
+	char *c = xstrdup(str + 3);
+	char *t1 = strchr(c, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	if (!t2) { free(c); return 0; }
+	char *t3 = strchr(t2 + 1, '\t');
+	*t1 = *t2 = 0;
+	f->file = c; f->line = t1 + 1; f->func = t2 + 1; f->cls = "";
+	if (t3) { *t3 = 0; f->cls = t3 + 1; }
+	*copy = c;
+	return 1;
+}
+
+/* The last component of a qualified name ("forward" of "Net.forward"). */
+static const char *last_component(const char *qual)
+{
+	const char *d = strrchr(qual, '.');
+	return d ? d + 1 : qual;
+}
+
+/* The layer (class) of a `forward` frame, else NULL: the class of `self`
+ * the shim recorded; in a trace with no class at all (recorded before the
+ * shim read them, or with the read off), the class the method is defined
+ * in, from the qualified name ("Linear.forward" -> "Linear"). */
+static const char *layer_class(struct stacks *s, const struct pyframe *f)
+{
+	if (strcmp(last_component(f->func), "forward")) return NULL;
+	if (*f->cls) {
+		char *c = clean(f->cls);
+		const char *out = intern(s, c);
+		free(c);
+		return out;
+	}
+	if (s->have_cls) return NULL;  /* the shim read classes: not a method of self */
+	const char *dot = strrchr(f->func, '.');
+	if (!dot || dot == f->func) return NULL;
+	const char *b = dot;
+	while (b > f->func && b[-1] != '.') b--;
+	size_t n = (size_t)(dot - b);
+	if (!n || (n >= 2 && b[0] == '<')) return NULL;  /* "<locals>.forward": a function */
+	char *c = xmalloc(n + 1);
+	memcpy(c, b, n);
+	c[n] = 0;
+	char *cc = clean(c);
+	const char *out = intern(s, cc);
+	free(c); free(cc);
+	return out;
+}
+
 static const char *py_display(struct stacks *s, const struct pyframe *f)
 {
 	const char *file = short_py_file(f->file);
-	size_t n = strlen(f->func) + strlen(file) + strlen(f->line) + 8;
+	size_t n = strlen(f->func) + strlen(f->cls) + strlen(file) + strlen(f->line) + 16;
 	char *b = xmalloc(n);
-	snprintf(b, n, "%s (%s:%s)", *f->func ? f->func : "?", file, f->line);
+	if (*f->cls) /* the layer's class, where the method was defined in another */
+		snprintf(b, n, "%s.%s (%s:%s)", f->cls, last_component(f->func), file, f->line);
+	else
+		snprintf(b, n, "%s (%s:%s)", *f->func ? f->func : "?", file, f->line);
 	char *c = clean(b);
 	const char *out = intern(s, c);
 	free(b); free(c);
@@ -367,31 +430,87 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	for (uint32_t i = nn; i-- > 0;) v->frames[v->nframes++] = nat[i].name;
 	for (uint32_t i = 0; i < nother; i++) v->frames[v->nframes++] = other[i];
 
-	/* site: innermost user Python frame, else innermost Python frame, else
-	 * innermost native frame outside CUDA's libraries */
-	const struct pyframe *site = NULL;
-	for (uint32_t pass = 0; pass < 2 && !site; pass++) {
+	/* the layers: the classes of the thread's own `forward` frames,
+	 * outermost first (a borrowed context is another thread's) */
+	const char **lay = xcalloc(no ? no : 1, sizeof(char *));
+	for (uint32_t i = no; i-- > 0;) {
+		const char *c = layer_class(s, &own[i]);
+		if (c) lay[v->nlayers++] = c;
+	}
+	v->layers = lay;
+	v->own_python = no;
+	v->borrowed = in_ctx && !no;
+	uint64_t *tn = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
+	v->thread_name = tn ? tool_str(s->r, (uint32_t)*tn) : "";
+	uint32_t own_base = nc + (in_ctx ? 1u : 0u), nat_base = own_base + no;
+
+	/* the user's site (the default rule): innermost user Python frame,
+	 * else innermost Python frame, else innermost native frame outside
+	 * CUDA's libraries */
+	int user_ix = -1, ix = -1;
+	const struct pyframe *user = NULL, *site = NULL;
+	for (uint32_t pass = 0; pass < 2 && !user; pass++) {
+		for (uint32_t i = 0; i < no && !user; i++)
+			if (pass || !library_py_file(own[i].file)) { user = &own[i]; user_ix = (int)(own_base + no - 1 - i); }
+		for (uint32_t i = 0; i < nc && !user; i++)
+			if (pass || !library_py_file(ctx[i].file)) { user = &ctx[i]; user_ix = (int)(nc - 1 - i); }
+	}
+	/* the chosen rule's frame; none: as the user's */
+	if (s->rule.kind == SITE_INNER) {
+		if (no) { site = &own[0]; ix = (int)(own_base + no - 1); }
+		else if (nc) { site = &ctx[0]; ix = (int)(nc - 1); }
+	} else if (s->rule.kind == SITE_GLOB) {
 		for (uint32_t i = 0; i < no && !site; i++)
-			if (pass || !library_py_file(own[i].file)) site = &own[i];
+			if (site_rule_glob_match(s->rule.glob, own[i].file)) { site = &own[i]; ix = (int)(own_base + no - 1 - i); }
 		for (uint32_t i = 0; i < nc && !site; i++)
-			if (pass || !library_py_file(ctx[i].file)) site = &ctx[i];
+			if (site_rule_glob_match(s->rule.glob, ctx[i].file)) { site = &ctx[i]; ix = (int)(nc - 1 - i); }
 	}
 	char buf[1024];
-	if (site) {
+	const char *native_site = NULL, *native_key = NULL;
+	int native_ix = -1;
+	{
+		const struct native *ns = NULL;
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < nn && !ns; i++)
+			if (!cuda_module(nat[i].module)) { ns = &nat[i]; k = i; }
+		if (!ns && nn) ns = &nat[0];
+		native_site = ns ? ns->name : intern(s, "(empty stack)");
+		native_ix = ns ? (int)(nat_base + nn - 1 - k) : -1;
+		snprintf(buf, sizeof(buf), "native\t%s\t%s", ns ? ns->path : "", native_site);
+		native_key = intern(s, buf);
+	}
+	if (user) {
+		snprintf(buf, sizeof(buf), "%s:%s %s", short_py_file(user->file), user->line, user->func);
+		char *c = clean(buf);
+		v->user_site = intern(s, c);
+		free(c);
+	} else {
+		v->user_site = native_site;
+	}
+	if (!site) { site = user; ix = user_ix; }
+	if (s->rule.kind == SITE_LAYER && v->nlayers) {
+		size_t len = 1;
+		for (uint32_t i = 0; i < v->nlayers; i++) len += strlen(v->layers[i]) + 3;
+		char *b = xmalloc(len), *p = b;
+		for (uint32_t i = 0; i < v->nlayers; i++) p += sprintf(p, "%s%s", i ? " > " : "", v->layers[i]);
+		v->site = intern(s, b);
+		char *k = xmalloc(len + 8);
+		sprintf(k, "layer\t%s", b);
+		v->site_key = intern(s, k);
+		free(b); free(k);
+		v->site_frame = -1;
+	} else if (site) {
 		snprintf(buf, sizeof(buf), "%s:%s %s", short_py_file(site->file), site->line, site->func);
 		char *c = clean(buf);
 		v->site = intern(s, c);
 		free(c);
 		snprintf(buf, sizeof(buf), "py\t%s\t%s\t%s", site->file, site->line, site->func);
 		v->site_key = intern(s, buf);
+		v->site_frame = ix;
 	} else {
-		const struct native *ns = NULL;
-		for (uint32_t i = 0; i < nn && !ns; i++)
-			if (!cuda_module(nat[i].module)) ns = &nat[i];
-		if (!ns && nn) ns = &nat[0];
-		v->site = ns ? ns->name : intern(s, "(empty stack)");
-		snprintf(buf, sizeof(buf), "native\t%s\t%s", ns ? ns->path : "", v->site);
-		v->site_key = intern(s, buf);
+		v->site = native_site;
+		v->site_key = native_key;
+		v->site_frame = native_ix;
 	}
 	v->innermost = no ? own_disp[0] : nc ? ctx_disp[0] : nn ? nat[0].name : "";
 	for (uint32_t i = 0; i < ncopies; i++) free(copies[i]);

@@ -10,6 +10,7 @@
 
 #include "gp_trace.h"
 
+struct site_rule;
 struct stacks;
 
 /* A resolved stack.  Strings live as long as the struct stacks. */
@@ -17,13 +18,29 @@ struct stack_view {
 	const char **frames;  /* root (outermost) first; no ';' or control
 			       * characters (they become '_'): each fits a folded line */
 	uint32_t nframes;
-	const char *site;     /* e.g. "model.py:42 forward" */
+	const char *site;     /* by the stacks' site rule (site_rule.h): e.g.
+			       * "model.py:42 forward", "GPT2Model > GPT2Block" */
 	const char *site_key; /* distinct per site (full path): group by this */
+	int site_frame;       /* index in frames of the site's frame; -1: none
+			       * (no frame, or the layer rule) */
+	const char *user_site;/* the site by the default rule (user) */
 	const char *innermost; /* innermost Python frame, else innermost shown native frame; "" none */
+	/* The model layers: the classes of the launching thread's own Python
+	 * `forward` frames, outermost first (the class of `self` where the
+	 * trace has it, else the class the method is defined in). */
+	const char *const *layers;
+	uint32_t nlayers;
+	uint32_t own_python;  /* Python frames of the launching thread itself */
+	int borrowed;         /* no Python frames of its own: a ctx marker's borrowed ones */
+	const char *thread_name; /* the launching thread's name, "" unknown */
 };
 
 struct stacks *stacks_new(gp_reader *r);
 void stacks_free(struct stacks *s); /* NULL ok */
+
+/* Which frame is a view's site: before the first stacks_view (default:
+ * the user rule).  The rule is copied; a GLOB must outlive the stacks. */
+void stacks_set_site_rule(struct stacks *s, const struct site_rule *rule);
 
 /* Takes GP_REC_MODULE and GP_REC_STACK records (others ignored).  A module
  * replaces earlier modules of its process that overlap it; a stack id seen

@@ -20,6 +20,8 @@
 #include "analysis/advise_report.h"
 #include "analysis/attribution.h"
 #include "analysis/opjoin.h"
+#include "analysis/site_rule.h"
+#include "analysis/stacks.h"
 #include "analysis/step_detect.h"
 #include "analysis/step_passes.h"
 #include "analysis/steps.h"
@@ -30,7 +32,8 @@
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
-		   "                      [--step-range NAME] [--kernel-wait T] [--strict] [--verbose]\n"
+		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
+		   "                      [--strict] [--verbose]\n"
 		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"
@@ -47,6 +50,7 @@ static void help(FILE *f)
 		   "  --step-range NAME the steps are the NVTX ranges named NAME, or NAME <number>\n"
 		   "  --kernel-wait T   idle gaps up to T before work already launched count as launch\n"
 		   "                    latency (default 10us)\n"
+		   SITE_RULE_HELP
 		   "  --strict          exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  --verbose         on stderr: per process, the most records held at once (the\n"
 		   "                    memory bound)\n"
@@ -109,6 +113,7 @@ static int pass_facts(gp_reader *r, struct opjoin *j, struct adv_facts *facts, c
 struct advise_opts {
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;
+	struct site_rule site;  /* --site: the call site a finding names */
 	int strict, verbose;
 	enum report_fmt fmt;
 	int printed;            /* traces printed so far */
@@ -139,6 +144,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 	struct winset win = { 0 };
 	struct adv_pre pre;
 	adv_pre_init(&pre, r);
+	stacks_set_site_rule(pre.stk, &o->site);
 	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
 	struct step_detect *d = step_detect_new(r, &o->detect);
 	struct steps *st = NULL;
@@ -204,6 +210,7 @@ int cmd_advise(int argc, char **argv)
 		{ "method", required_argument, NULL, 'm' },
 		{ "step-range", required_argument, NULL, 'n' },
 		{ "kernel-wait", required_argument, NULL, 'w' },
+		{ "site", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -238,6 +245,9 @@ int cmd_advise(int argc, char **argv)
 				tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'S':
+			if (site_rule_parse(&o.site, optarg)) return EXIT_USAGE;
 			break;
 		case 's': o.strict = 1; break;
 		case 'v': o.verbose = 1; break;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/selection.h"
+#include "analysis/site_rule.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"
@@ -12,14 +13,20 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--since T] [--until T]\n"
-		   "                      [--steps A:B] [--range NAME] [--abs-time] [--strict] FILE -o OUT\n\n"
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--site RULE]\n"
+		   "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
+		   "                      [--summary] [--gzip] [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
 		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
 		   "                     Timestamps: us since the trace start, ns precision.\n"
 		   "                     --format chrome and --format json are the same.\n"
+		   "  --summary          perfetto only: a timeline of a whole run that opens in the\n"
+		   "                     UI: steps (outermost NVTX push/pop ranges) as slices and,\n"
+		   "                     per GPU, kernel/copy time (%%) and kernels/s in ~2000 time\n"
+		   "                     buckets, API calls/s per process; no single calls or kernels\n"
+		   "  --gzip             perfetto only: gzip the output (also when OUT ends in .gz)\n"
 		   "  --format sqlite    SQLite database with nsys-like tables\n"
 		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...);\n"
 		   "                     times in ns since the trace start.\n"
@@ -29,6 +36,9 @@ static void help(FILE *f)
 		   "  --weight W         folded only: gpu-time (default: ns of kernels, memcpys\n"
 		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
 		   "                     launches (number of launch calls)\n"
+		   "  --site RULE        folded only: each stack up to its launch site's frame\n"
+		   "                     (user, inner, or a file-path GLOB as in stats), or\n"
+		   "                     `layer`: the model-layer path, as stats --report layers\n"
 		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
 		   "perfetto and sqlite only:\n"
@@ -44,12 +54,17 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "weight", required_argument, NULL, 'w' },
+		{ "site", required_argument, NULL, 'S' },
+		{ "summary", no_argument, NULL, 'U' },
+		{ "gzip", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
 	const char *format = NULL, *out = NULL, *weight = NULL;
-	int strict = 0, c;
+	struct site_rule site;
+	int have_site = 0;
+	int strict = 0, summary = 0, gzip = 0, c;
 	struct sel_opts so;
 	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
@@ -61,6 +76,12 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
 		case 'w': weight = optarg; break;
+		case 'S':
+			if (site_rule_parse(&site, optarg)) return EXIT_USAGE;
+			have_site = 1;
+			break;
+		case 'U': summary = 1; break;
+		case 'z': gzip = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
@@ -78,11 +99,16 @@ int cmd_export(int argc, char **argv)
 		tool_err("-o OUT is required");
 		return EXIT_USAGE;
 	}
-	if (weight && strcmp(format, "folded")) {
-		tool_err("--weight applies to --format folded only");
+	if ((weight || have_site) && strcmp(format, "folded")) {
+		tool_err("%s applies to --format folded only", weight ? "--weight" : "--site");
 		return EXIT_USAGE;
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
+	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
+	if ((summary || gzip) && !perfetto) {
+		tool_err("%s applies to --format perfetto only", summary ? "--summary" : "--gzip");
+		return EXIT_USAGE;
+	}
 	if (!strcmp(format, "folded")) {
 		if (sel_opts_any(&so) || so.abs_time) {
 			tool_err("--since, --until, --steps, --range and --abs-time apply to perfetto and sqlite");
@@ -96,9 +122,8 @@ int cmd_export(int argc, char **argv)
 			tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
 			return EXIT_USAGE;
 		}
-		return export_folded(argv[optind], out, strict, w);
+		return export_folded(argv[optind], out, strict, w, have_site ? &site : NULL);
 	}
-	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
 	if (!perfetto && strcmp(format, "sqlite")) {
 		tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);
 		return EXIT_USAGE;
@@ -122,7 +147,7 @@ int cmd_export(int argc, char **argv)
 			return EXIT_BADINPUT;
 		}
 	}
-	struct export_opts eo = { sizeof(eo), &sel, so.abs_time };
+	struct export_opts eo = { sizeof(eo), &sel, so.abs_time, gzip, summary };
 	int rc = perfetto ? export_perfetto(argv[optind], out, strict, &eo) : export_sqlite(argv[optind], out, strict, &eo);
 	selection_free(&sel);
 	return rc;

@@ -26,7 +26,7 @@ static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof report -o FILE.html [--title T] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--keep-warmup] [--rows N] [--steps-max N]\n"
-		   "                      [--bins N] [--strict] TRACE...\n\n"
+		   "                      [--bins N] [--site RULE] [--strict] TRACE...\n\n"
 		   "One self-contained HTML page (scripts, styles and data inlined: it opens with no\n"
 		   "network access) per set of traces: each trace's header (command line, host,\n"
 		   "GPU, settings, span, integrity), its steps (summary, step time over the run with\n"
@@ -43,6 +43,8 @@ static void help(FILE *f)
 		   "  --rows N           rows of each table (default %d; stats has them all)\n"
 		   "  --steps-max N      steps drawn per process (default %d: a sample beyond)\n"
 		   "  --bins N           bins of the time series (default %d)\n"
+		   "  --site RULE        the launch_sites table's site, as in stats (user, inner,\n"
+		   "                     layer, or a file-path GLOB)\n"
 		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
 		REPORT_ROWS_MAX, REPORT_STEPS_MAX, REPORT_BINS);
@@ -87,6 +89,7 @@ struct report_opts {
 	struct steps_run_opts steps;
 	struct report_data_opts data;
 	int keep_warmup, strict;
+	struct site_rule site;  /* --site */
 };
 
 /* Reads one trace and writes its part of the page.  The exit code. */
@@ -99,7 +102,8 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct stats_set ss;
 	struct mem_timeline mem = { 0 };
 	trace_info_init(&info);
-	stats_set_init(&ss, r);
+	stats_set_init(&ss, r, &o->site);
+	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;
@@ -169,6 +173,7 @@ int cmd_report(int argc, char **argv)
 		{ "step-range", required_argument, NULL, 'n' },
 		{ "keep-warmup", no_argument, NULL, 'k' },
 		{ "rows", required_argument, NULL, 'R' },
+		{ "site", required_argument, NULL, 'L' },
 		{ "steps-max", required_argument, NULL, 'S' },
 		{ "bins", required_argument, NULL, 'B' },
 		{ "strict", no_argument, NULL, 's' },
@@ -202,6 +207,9 @@ int cmd_report(int argc, char **argv)
 		case 'S': if (parse_count("--steps-max", optarg, &o.data.steps_max)) return EXIT_USAGE; break;
 		case 'B': if (parse_count("--bins", optarg, &o.data.bins)) return EXIT_USAGE; break;
 		case 's': o.strict = 1; break;
+		case 'L':
+			if (site_rule_parse(&o.site, optarg)) return EXIT_USAGE;
+			break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}

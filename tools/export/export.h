@@ -12,6 +12,8 @@ struct export_opts {
 	size_t sz;                   /* sizeof(struct export_opts) */
 	const struct selection *sel; /* the records kept (selection_keeps); NULL: all */
 	int abs_time;                /* times on the trace clock, not since the trace start */
+	int gzip;                    /* perfetto: gzip the output (also when OUT ends in ".gz") */
+	int summary;                 /* perfetto: the summarised timeline: step slices and counters */
 };
 
 int export_perfetto(const char *in, const char *out, int strict, const struct export_opts *o);
@@ -23,6 +25,11 @@ enum folded_weight {
 	FOLDED_KERNEL_TIME, /* ns of kernels only */
 	FOLDED_LAUNCHES,    /* number of launch calls */
 };
-int export_folded(const char *in, const char *out, int strict, enum folded_weight weight);
+/* site NULL: whole stacks; else each stack from the root to its site's
+ * frame (--site user/inner/GLOB), or its layer path (--site layer:
+ * analysis/layers.h, the rows of `stats --report layers`) */
+struct site_rule;
+int export_folded(const char *in, const char *out, int strict, enum folded_weight weight,
+		  const struct site_rule *site);
 
 #endif

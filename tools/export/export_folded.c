@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/layers.h"
 #include "analysis/opjoin.h"
+#include "analysis/site_rule.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
 #include "common/tool.h"
@@ -59,36 +61,54 @@ static size_t number_space(const char *f, size_t n)
 	return i && f[i - 1] == ' ' ? i - 1 : n;
 }
 
-/* The folded form of one launch's stack, malloc'd.  Every frame (not only
- * the leaf) ending in " NUMBER" gets '_' for that space, so one name is
- * drawn as one frame wherever it is. */
-static char *folded_stack(struct stacks *st, const struct stack_work_entry *l)
+/* frames[0..n) as one folded stack, malloc'd.  Every frame (not only the
+ * leaf) ending in " NUMBER" gets '_' for that space, so one name is drawn as
+ * one frame wherever it is.  (Layer names are class names or the layer
+ * rows: no ';' or control characters either.) */
+static char *fold(const char *const *frames, uint32_t n)
 {
-	if (!l->stack_id) return xstrdup("(no stack)");
-	const struct stack_view *v = stacks_view(st, l->stack_id, l->pid, l->tid);
-	if (!v) return xstrdup("(missing stack)");
-	if (!v->nframes) return xstrdup("(empty stack)");
 	size_t len = 1;
-	for (uint32_t i = 0; i < v->nframes; i++) len += strlen(v->frames[i]) + 1;
+	for (uint32_t i = 0; i < n; i++) len += strlen(frames[i]) + 1;
 	char *s = xmalloc(len), *p = s;
-	for (uint32_t i = 0; i < v->nframes; i++) {
-		size_t n = strlen(v->frames[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t k = strlen(frames[i]);
 		if (i) *p++ = ';';
-		memcpy(p, v->frames[i], n);
-		size_t sp = number_space(v->frames[i], n);
-		if (sp < n) p[sp] = '_';
-		p += n;
+		memcpy(p, frames[i], k);
+		size_t sp = number_space(frames[i], k);
+		if (sp < k) p[sp] = '_';
+		p += k;
 	}
 	*p = 0;
 	return s;
 }
 
-int export_folded(const char *in, const char *out, int strict, enum folded_weight weight)
+/* The folded form of one launch's stack (graph: the part of its work a
+ * graph launch ran, for the layer rule), malloc'd. */
+static char *folded_stack(struct stacks *st, const struct stack_work_entry *l, const struct site_rule *site,
+			  int graph)
+{
+	const struct stack_view *v = l->stack_id ? stacks_view(st, l->stack_id, l->pid, l->tid) : NULL;
+	if (site && site->kind == SITE_LAYER) {
+		const char *path[LAYER_PATH_MAX];
+		uint32_t n = layers_path(v, graph, path);
+		return fold(path, n);
+	}
+	if (!l->stack_id) return xstrdup("(no stack)");
+	if (!v) return xstrdup("(missing stack)");
+	if (!v->nframes) return xstrdup("(empty stack)");
+	uint32_t n = v->nframes;
+	if (site && v->site_frame >= 0) n = (uint32_t)v->site_frame + 1;  /* root .. the site */
+	return fold(v->frames, n);
+}
+
+int export_folded(const char *in, const char *out, int strict, enum folded_weight weight,
+		  const struct site_rule *site)
 {
 	gp_reader *r = tool_open(in);
 	if (!r)
 		return EXIT_BADINPUT;
 	struct stacks *st = stacks_new(r);
+	stacks_set_site_rule(st, site);
 	struct stack_work *sw = stack_work_new();
 	struct opjoin_opts jo = { sizeof(jo), 0, 0, stack_work_call };
 	struct opjoin *j = opjoin_new(r, &jo, stack_work_op, sw);
@@ -128,20 +148,27 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 	strmap_init(&idx);
 	struct line *lines = NULL;
 	size_t nlines = 0, clines = 0;
+	int by_layer = site && site->kind == SITE_LAYER;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t w = weight_of(&ls[i], weight);
 		if (!w) continue;
-		char *stack = folded_stack(st, &ls[i]);
-		int is_new;
-		size_t *slot = strmap_get(&idx, stack, &is_new);
-		if (is_new) {
-			*slot = nlines;
-			struct line l = { stack, 0 };
-			VEC_PUSH(lines, nlines, clines, l);
-		} else {
-			free(stack);
+		/* by layer: a graph launch's kernels have a path of their own */
+		uint64_t wg = by_layer && weight != FOLDED_LAUNCHES ? ls[i].graph_kernel_ns : 0;
+		for (int graph = 0; graph < 2; graph++) {
+			uint64_t part = graph ? wg : w - wg;
+			if (!part) continue;
+			char *stack = folded_stack(st, &ls[i], site, graph);
+			int is_new;
+			size_t *slot = strmap_get(&idx, stack, &is_new);
+			if (is_new) {
+				*slot = nlines;
+				struct line l = { stack, 0 };
+				VEC_PUSH(lines, nlines, clines, l);
+			} else {
+				free(stack);
+			}
+			lines[*slot].w += part;
 		}
-		lines[*slot].w += w;
 	}
 	if (nlines) qsort(lines, nlines, sizeof(*lines), cmp_line);
 

@@ -17,6 +17,7 @@
 	X(counters) \
 	X(windows) \
 	X(launch_sites) \
+	X(layers) \
 	X(comm) \
 	X(steps)
 

@@ -114,16 +114,27 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 	strmap_free(&pair);
 }
 
+/* The note of another rule than user (--site). */
+static const char *const site_rule_note[] = {
+	[SITE_INNER] = "   (--site inner) Site = the innermost Python frame, else as the default.\n",
+	[SITE_GLOB] = "   (--site GLOB) Site = the innermost Python frame whose file path matches the\n"
+		      "   pattern, else as the default.\n",
+	[SITE_LAYER] = "   (--site layer) Site = the model layer: the classes of the launching thread's\n"
+		       "   Python forward frames, outermost first; else as the default.\n",
+};
+
 /* The recorded stacks, and the GPU work and launch calls by stack. */
 struct sites_report {
 	struct stacks *stk;
 	struct stack_work *sw;
+	char *note;
 };
 
 static void *sites_new(const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = xcalloc(1, sizeof(*sr));
 	sr->stk = stacks_new(ctx->r);
+	stacks_set_site_rule(sr->stk, &ctx->opts->site);
 	sr->sw = stack_work_new();
 	return sr;
 }
@@ -135,16 +146,19 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 	stacks_add(sr->stk, rec);
 }
 
+/* No stack so far: no site to give work to.  The stacks are metadata, all
+ * delivered before the first timed record (time-ordered reading), so a
+ * trace without them costs nothing here. */
 static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	struct sites_report *sr = self;
-	if (stats_selected(ctx, op->s)) stack_work_op(sr->sw, op);
+	if (stacks_count(sr->stk) && stats_selected(ctx, op->s)) stack_work_op(sr->sw, op);
 }
 
 static void sites_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
 {
 	struct sites_report *sr = self;
-	if (stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
+	if (stacks_count(sr->stk) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
 static int sites_in_default(void *self, const struct stats_ctx *ctx)
@@ -161,6 +175,13 @@ static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 				       : "Launch Sites: none, the trace has no stacks (record with --stacks)",
 		      site_cols, SITE_NCOLS);
 	tables[0].note = site_note;
+	if (ctx->opts->site.kind != SITE_USER) {
+		const char *extra = site_rule_note[ctx->opts->site.kind];
+		sr->note = xmalloc(sizeof(site_note) + strlen(extra));
+		strcpy(sr->note, site_note);
+		strcat(sr->note, extra);
+		tables[0].note = sr->note;
+	}
 	if (have) sites_rows(&tables[0], sr->stk, sr->sw);
 }
 
@@ -169,6 +190,7 @@ static void sites_free(void *self)
 	struct sites_report *sr = self;
 	stack_work_free(sr->sw);
 	stacks_free(sr->stk);
+	free(sr->note);
 	free(sr);
 }
 

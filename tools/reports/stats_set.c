@@ -23,7 +23,7 @@ static void set_call(void *arg, const struct launch_call *c)
 		if (stats_reports[i]->call) stats_reports[i]->call(s->self[i], &s->ctx, c);
 }
 
-void stats_set_init(struct stats_set *s, gp_reader *r)
+void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts.sz = sizeof(s->opts);
@@ -31,6 +31,7 @@ void stats_set_init(struct stats_set *s, gp_reader *r)
 	s->opts.whole_trace = 1; /* the page's charts and util cover the whole trace */
 	s->opts.detect.sz = sizeof(s->opts.detect);
 	s->opts.detect.want = STEP_WANT_AUTO;
+	if (site) s->opts.site = *site;
 	struct sel_opts none;
 	sel_opts_init(&none);
 	char err[256];

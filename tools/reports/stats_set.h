@@ -26,10 +26,11 @@ struct stats_set {
 	size_t ntabs;
 };
 
-/* The whole trace (no selection), the default options.  When a report
+/* The whole trace (no selection), the default options but the site rule
+ * (NULL: the default).  When a report
  * needs the NVTX ranges or the steps, this reads the trace once (the
  * pre-pass) and rewinds it: the caller's pass starts at the beginning. */
-void stats_set_init(struct stats_set *s, gp_reader *r);
+void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site);
 void stats_set_add(struct stats_set *s, const gp_record *rec);
 void stats_set_finish(struct stats_set *s);
 /* Fills the tables of the default set (s->want marks them). */

@@ -1,0 +1,74 @@
+"""The class of `self` in Python forward frames (the layer of a launch,
+docs/STACKS.md "Layers"), read by the shim from a real CPython frame without
+the GIL: the job (stacks_py_layers.py) launches through the fake libcudart
+from forward methods of a small class hierarchy.
+
+- Linear.forward on a Linear: "py\\tFILE\\tLINE\\tLinear.forward\\tLinear";
+- the same code on a MyLinear (inherited forward): class MyLinear;
+- a forward whose self is captured by a closure (a cell): class Captured;
+- Block.forward and every frame that is not a forward method with a first
+  argument `self` (Module.__call__, a first argument `this`, a staticmethod,
+  a plain function named forward, <module>): no class field;
+- `gpuprof stats --report layers` of the trace: Block > Linear,
+  Block > MyLinear, Block > Captured, and the rest "(not in a forward)".
+GPUPROF_TEST_PYTHON picks the interpreter; skips unless CPython 3.11-3.13."""
+import json
+import os
+import subprocess
+import sys
+
+from stackslib import Env, Trace, cpython_or_skip
+
+E = Env(sys.argv[1])
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOB = os.path.join(HERE, "stacks_py_layers.py")
+py, major, minor = cpython_or_skip()
+line = {}
+for i, text in enumerate(open(JOB), 1):
+    if "# LAYER-" in text:
+        line[text.split("# LAYER-")[1].strip()] = i
+
+for mode in ("all", "1"):
+    rc, out, err, trace = E.run([py, JOB, E.cudart], {"GPUPROF_STACKS": mode}, "layers-" + mode)
+    E.check(rc == 0 and out == "layers done\n", "job: exit %d, stdout %r, stderr %r" % (rc, out, err))
+    E.check("python frames" not in err, "python frames complaint: %r" % err)
+    t = Trace(E, trace)
+    launches = [a for a in t.apis if a["name"] == "cudaLaunchKernel"]
+    if not E.check(len(launches) == 6 and all(a.get("stack") in t.stacks for a in launches),
+                   "want 6 launches with stacks, got %d" % len(launches)):
+        continue
+    frames = []
+    for a in launches:
+        fr = []
+        for s in t.symbolic(a["stack"]):
+            w = (s or "").split("\t")
+            if w[0] == "py":
+                fr.append((int(w[2]), w[3], w[4] if len(w) > 4 else None))
+                E.check(len(w) in (4, 5), "frame %r: 4 or 5 fields" % s)
+        frames.append(fr)
+    L = line
+    want = [
+        [(L["LAUNCH"], "launch", None), (L["LINEAR"], "Linear.forward", "Linear"), (L["CALL"], "Module.__call__", None),
+         (L["BLOCK-A"], "Block.forward", "Block")],
+        [(L["LAUNCH"], "launch", None), (L["LINEAR"], "Linear.forward", "MyLinear"),
+         (L["CALL"], "Module.__call__", None), (L["BLOCK-B"], "Block.forward", "Block")],
+        [(L["LAUNCH"], "launch", None), (L["CAPTURED"], "Captured.forward", "Captured"),
+         (L["CALL"], "Module.__call__", None), (L["BLOCK-C"], "Block.forward", "Block")],
+        [(L["LAUNCH"], "launch", None), (L["THIS"], "NotSelf.forward", None), (L["NOTSELF"], "<module>", None)],
+        [(L["LAUNCH"], "launch", None), (L["STATIC"], "NotSelf.helper", None)],
+        [(L["LAUNCH"], "launch", None), (L["FUNC"], "forward", None)],
+    ]
+    for k, w in enumerate(want):
+        got = frames[k][:len(w)]
+        E.check(got == w, "%s launch %d: frames %s, want %s" % (mode, k, got, w))
+    # the module frame under Block.forward: <module>, no class
+    E.check(frames[0][4:] == [(L["CALL"], "Module.__call__", None), (L["MODULE"], "<module>", None)],
+            "%s: %s" % (mode, frames[0][4:]))
+    p = subprocess.run([E.gpuprof, "stats", "--report", "layers", "--format", "json", trace], capture_output=True,
+                       text=True)
+    rows = [(r["depth"], r["layer"], r["kernels"]) for r in json.loads(p.stdout)["layers"]] if p.returncode == 0 else []
+    want_rows = [(0, "(not in a forward)", 3), (1, "stacks_py_layers.py:%d launch" % L["LAUNCH"], 3), (0, "Block", 3),
+                 (1, "Captured", 1), (1, "Linear", 1), (1, "MyLinear", 1)]
+    E.check(sorted(rows) == sorted(want_rows), "%s: layers %s, want %s" % (mode, rows, want_rows))
+print("python %s.%s: forward frames carry the class of self" % (major, minor))
+E.finish()

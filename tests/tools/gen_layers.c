@@ -1,0 +1,161 @@
+/* gen_layers.c — writes a trace whose Python stacks show model layers
+ * (forward frames with the class of `self`, as the shim records them:
+ * "py\tFILE\tLINE\tQUALNAME\tCLASS"); tests/tools/test_layers.py works out
+ * the layer tree and the sites of every --site rule by hand from this list.
+ *
+ *   gen_layers [--no-class] OUT
+ *
+ * --no-class: every frame without the class field (a trace from a shim
+ * that did not read classes: the tools fall back to the defining class).
+ * Process 5000; threads: 5000 "main", 5001 "pt_autograd_0", 5002 "worker".
+ * SP = .../site-packages.  Frames (innermost first):
+ *  LIN   SP/torch/nn/modules/linear.py:125 Linear.forward [Linear]
+ *  MYLIN SP/torch/nn/modules/linear.py:125 Linear.forward [MyLinear]
+ *  CALL  SP/torch/nn/modules/module.py:1750 Module._call_impl
+ *  ATTN  SP/transformers/models/gpt2/modeling_gpt2.py:300 GPT2Attention.forward [GPT2Attention]
+ *  ATTN2 the same at line 310
+ *  MLP   .../modeling_gpt2.py:350 GPT2MLP.forward [GPT2MLP]
+ *  BLOCK .../modeling_gpt2.py:400 GPT2Block.forward [GPT2Block]
+ *  MODEL .../modeling_gpt2.py:900 GPT2Model.forward [GPT2Model]
+ *  OPT   SP/torch/optim/adamw.py:100 AdamW.step
+ *  NET   /home/u/model.py:42 Net.forward (no class: a trace before the field)
+ *  TRAIN /home/u/train.py:20 step;  TRAIN22 the same at line 22
+ * Stacks:
+ *  1 LIN CALL ATTN CALL BLOCK CALL MODEL TRAIN
+ *  2 ATTN2 CALL BLOCK CALL MODEL TRAIN
+ *  3 LIN CALL MLP CALL BLOCK CALL MODEL TRAIN
+ *  4 OPT TRAIN
+ *  5 0x1234 | ctx 5000 | TRAIN22            (launched on pt_autograd_0)
+ *  6 0x1234 | ctx 5000 | TRAIN22            (launched on worker)
+ *  7 0x1234                                 (no Python at all)
+ *  8 NET TRAIN
+ *  9 MYLIN CALL ATTN CALL BLOCK CALL MODEL TRAIN
+ * 10 MODEL TRAIN                            (a graph launch)
+ * Launches (corr: stack, thread -> kernel ns):
+ *  1: 1 main 1000;  11: 1 main 1500;  2: 2 main 400;  3: 3 main 2000;
+ *  4: 4 main 800;  5: 5 autograd 3000;  6: 6 worker 60;  7: 7 main 70;
+ *  8: 8 main 90;  9: 9 main 300;  10: 10 main, cudaGraphLaunch 200 + 250;
+ *  12: no stack, main 40;  13: 1 main, a memcpy of 700 (not a kernel).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_common.h"
+
+#define P 5000u
+#define T0 1000000000ull
+#define SYM (1ull << 63)
+#define SP "/home/u/venv/lib/python3.12/site-packages"
+#define GPT2 SP "/transformers/models/gpt2/modeling_gpt2.py"
+
+static uint32_t next_str = 1;
+static int no_class;
+static uint32_t str(const char *s)
+{
+	uint32_t id = next_str++;
+	char b[512];
+	snprintf(b, sizeof(b), "%s", s);
+	int tabs = 0;
+	for (char *p = b; *p; p++)
+		if (*p == '\t' && ++tabs == 4 && no_class && !strncmp(b, "py\t", 3)) *p = 0;
+	str_id(id, b);
+	return id;
+}
+
+enum { CBID_cudaMemcpyAsync = 41, CBID_cudaLaunchKernel = 211, CBID_cudaGraphLaunch = 311 };
+static uint64_t t_api = 1000, t_gpu = 100000;
+
+/* a runtime call of source src (1-3: the threads) with a stack */
+static void api(uint32_t src, uint32_t name, uint32_t cbid, uint64_t corr, uint32_t stack_id)
+{
+	gp_record r;
+	rec_api(&r, 0, 0, name, cbid, corr, T0 + t_api, T0 + t_api + 100);
+	r.u.api.stack_id = stack_id;
+	put(src, &r);
+	t_api += 200;
+}
+
+/* a kernel (name != 0) or a memcpy, one after the other on the GPU */
+static void gpu(uint32_t name, uint64_t corr, uint64_t dur)
+{
+	gp_record r;
+	if (name)
+		rec_kernel(&r, name, 7, corr, T0 + t_gpu, T0 + t_gpu + dur, 1);
+	else
+		rec_memcpy(&r, GP_COPY_HTOD, 0, 0, 4096, 7, corr, T0 + t_gpu, T0 + t_gpu + dur);
+	put(4, &r);
+	t_gpu += dur + 1000;
+}
+
+int main(int argc, char **argv)
+{
+	gen_prog = "gen_layers";
+	no_class = argc == 3 && !strcmp(argv[1], "--no-class");
+	if (argc != 2 + no_class) {
+		fprintf(stderr, "usage: gen_layers [--no-class] OUT\n");
+		return 1;
+	}
+	gp_header h;
+	gen_open_trace(argv[argc - 1], &h, P, T0, GEN_REALTIME0, "testhost", -1);
+	uint32_t s_main = str("main"), s_ag = str("pt_autograd_0"), s_wk = str("worker");
+	const uint32_t kinds[5] = { 0, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
+	const uint32_t tids[5] = { 0, P, P + 1, P + 2, 0 }, names[5] = { 0, s_main, s_ag, s_wk, 0 };
+	sources(P, 4, kinds, tids, names);
+
+	uint64_t LIN = SYM | str("py\t" SP "/torch/nn/modules/linear.py\t125\tLinear.forward\tLinear");
+	uint64_t MYLIN = SYM | str("py\t" SP "/torch/nn/modules/linear.py\t125\tLinear.forward\tMyLinear");
+	uint64_t CALL = SYM | str("py\t" SP "/torch/nn/modules/module.py\t1750\tModule._call_impl");
+	uint64_t ATTN = SYM | str("py\t" GPT2 "\t300\tGPT2Attention.forward\tGPT2Attention");
+	uint64_t ATTN2 = SYM | str("py\t" GPT2 "\t310\tGPT2Attention.forward\tGPT2Attention");
+	uint64_t MLP = SYM | str("py\t" GPT2 "\t350\tGPT2MLP.forward\tGPT2MLP");
+	uint64_t BLOCK = SYM | str("py\t" GPT2 "\t400\tGPT2Block.forward\tGPT2Block");
+	uint64_t MODEL = SYM | str("py\t" GPT2 "\t900\tGPT2Model.forward\tGPT2Model");
+	uint64_t OPT = SYM | str("py\t" SP "/torch/optim/adamw.py\t100\tAdamW.step");
+	uint64_t NET = SYM | str("py\t/home/u/model.py\t42\tNet.forward");
+	uint64_t TRAIN = SYM | str("py\t/home/u/train.py\t20\tstep");
+	uint64_t TRAIN22 = SYM | str("py\t/home/u/train.py\t22\tstep");
+	uint64_t CTX = SYM | str("ctx\t5000");
+	const uint64_t s1[] = { LIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
+	const uint64_t s2[] = { ATTN2, CALL, BLOCK, CALL, MODEL, TRAIN };
+	const uint64_t s3[] = { LIN, CALL, MLP, CALL, BLOCK, CALL, MODEL, TRAIN };
+	const uint64_t s4[] = { OPT, TRAIN };
+	const uint64_t s5[] = { 0x1234, CTX, TRAIN22 };
+	const uint64_t s7[] = { 0x1234 };
+	const uint64_t s8[] = { NET, TRAIN };
+	const uint64_t s9[] = { MYLIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
+	const uint64_t s10[] = { MODEL, TRAIN };
+	gen_stack(1, s1, 8); gen_stack(2, s2, 6); gen_stack(3, s3, 8); gen_stack(4, s4, 2); gen_stack(5, s5, 3);
+	gen_stack(6, s5, 3); gen_stack(7, s7, 1); gen_stack(8, s8, 2); gen_stack(9, s9, 8); gen_stack(10, s10, 2);
+
+	uint32_t launch = str("cudaLaunchKernel"), graph = str("cudaGraphLaunch"), cpy = str("cudaMemcpyAsync");
+	uint32_t k = str("_Z6kernelv");
+	api(1, launch, CBID_cudaLaunchKernel, 1, 1);
+	api(1, launch, CBID_cudaLaunchKernel, 11, 1);
+	api(1, launch, CBID_cudaLaunchKernel, 2, 2);
+	api(1, launch, CBID_cudaLaunchKernel, 3, 3);
+	api(1, launch, CBID_cudaLaunchKernel, 4, 4);
+	api(2, launch, CBID_cudaLaunchKernel, 5, 5);
+	api(3, launch, CBID_cudaLaunchKernel, 6, 6);
+	api(1, launch, CBID_cudaLaunchKernel, 7, 7);
+	api(1, launch, CBID_cudaLaunchKernel, 8, 8);
+	api(1, launch, CBID_cudaLaunchKernel, 9, 9);
+	api(1, graph, CBID_cudaGraphLaunch, 10, 10);
+	api(1, launch, CBID_cudaLaunchKernel, 12, 0);
+	api(1, cpy, CBID_cudaMemcpyAsync, 13, 1);
+	gpu(k, 1, 1000);
+	gpu(k, 11, 1500);
+	gpu(k, 2, 400);
+	gpu(k, 3, 2000);
+	gpu(k, 4, 800);
+	gpu(k, 5, 3000);
+	gpu(k, 6, 60);
+	gpu(k, 7, 70);
+	gpu(k, 8, 90);
+	gpu(k, 9, 300);
+	gpu(k, 10, 200);
+	gpu(k, 10, 250);
+	gpu(k, 12, 40);
+	gpu(0, 13, 700);
+	return gen_close();
+}

@@ -1,0 +1,142 @@
+"""test_layers.py — model layers and the --site rules on a trace whose Python
+stacks have forward frames (tests/tools/gen_layers.c lists every stack and
+launch; the expected values below are worked out by hand from that list):
+
+- `stats --report layers`: the tree (depth, total, self, kernels), the rows
+  of their own (no python stack, not in a forward, backward, other thread,
+  CUDA graph replay), the self column summing to the kernels report's total;
+- `stats --report launch_sites --site user|inner|layer|GLOB`: each rule's
+  site per stack; a bad --site is a usage error;
+- `export --format folded --site layer|inner`: the same paths / stacks cut
+  at the site;
+- `advise --site` and `report --site` take the option."""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tt import B, eq, expect, finish, gp, tmpdir  # noqa: E402
+
+GEN_LAYERS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_layers"))
+d = tmpdir()
+T = os.path.join(d.name, "layers.gpuprof")
+subprocess.run([GEN_LAYERS, T], check=True)
+
+
+def stats_json(report, *extra):
+    p = gp("stats", "--report", report, "--format", "json", *extra, T)
+    return json.loads(p.stdout)[report]
+
+
+# ---- the layer tree
+rows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in stats_json("layers")]
+want = [
+    (0, "GPT2Model", 5200, 0, 5),
+    (1, "GPT2Block", 5200, 0, 5),
+    (2, "GPT2Attention", 3200, 400, 4),
+    (3, "Linear", 2500, 2500, 2),
+    (3, "MyLinear", 300, 300, 1),     # Linear.forward run on a MyLinear: self's class
+    (2, "GPT2MLP", 2000, 0, 1),
+    (3, "Linear", 2000, 2000, 1),
+    (0, "(backward, unattributed)", 3000, 3000, 1),
+    (0, "(not in a forward)", 890, 0, 2),
+    (1, "train.py:20 step", 800, 800, 1),
+    (1, "model.py:42 Net.forward", 90, 90, 1),  # the trace has classes: Net.forward has none, not a layer
+    (0, "(CUDA graph replay)", 450, 0, 2),
+    (1, "GPT2Model", 450, 450, 2),
+    (0, "(no python stack)", 110, 110, 2),
+    (0, "(other thread, unattributed)", 60, 60, 1),
+]
+eq(rows, want, "layers tree")
+total = sum(r["total_ns"] for r in stats_json("kernels"))
+eq(total, 9710, "kernels total")
+eq(sum(r[3] for r in rows), total, "layers: self times add up to all kernel time")
+eq(sum(r[2] for r in rows if r[0] == 0), total, "layers: top rows add up to all kernel time")
+# a node's total = its self + its children's totals
+for i, r in enumerate(rows):
+    kids = []
+    for s in rows[i + 1:]:
+        if s[0] <= r[0]:
+            break
+        if s[0] == r[0] + 1:
+            kids.append(s)
+    eq(r[2], r[3] + sum(k[2] for k in kids), f"layers: {r[1]} total = self + children")
+table = gp("stats", "--report", "layers", T).stdout
+expect("      GPT2Attention" in table and "        MyLinear" in table, "layers table: depth indented\n" + table)
+# the default set has the layers table only when some stack has a forward frame
+expect("(layers)" in gp("stats", T).stdout, "layers in the default set of a trace with forward frames")
+
+
+# a trace without class fields (an older shim): the class each forward is defined in
+T_OLD = os.path.join(d.name, "old.gpuprof")
+subprocess.run([GEN_LAYERS, "--no-class", T_OLD], check=True)
+p = gp("stats", "--report", "layers", "--format", "json", T_OLD)
+old = [(r["depth"], r["layer"], r["self_ns"]) for r in json.loads(p.stdout)["layers"]]
+eq(old[:6], [(0, "GPT2Model", 0), (1, "GPT2Block", 0), (2, "GPT2Attention", 400), (3, "Linear", 2500 + 300),
+             (2, "GPT2MLP", 0), (3, "Linear", 2000)], "no class field: Linear.forward on a MyLinear is Linear")
+expect((0, "Net", 90) in old, "no class field: Net.forward is the layer Net")
+eq(sum(r[2] for r in old), 9710, "no class field: self times add up")
+
+
+# ---- launch sites by rule
+def sites(*extra):
+    return {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", *extra)}
+
+
+eq(sites(), {"train.py:20 step": 6450, "train.py:22 step": 3060, "model.py:42 Net.forward": 90, "0x1234": 70,
+             "(no stack)": 40}, "--site user (the default)")
+eq(sites("--site", "user"), sites(), "--site user = no --site")
+G = "transformers/models/gpt2/modeling_gpt2.py"
+eq(sites("--site", "inner"), {"torch/nn/modules/linear.py:125 Linear.forward": 4800, "train.py:22 step": 3060,
+                              "torch/optim/adamw.py:100 AdamW.step": 800, G + ":900 GPT2Model.forward": 450,
+                              G + ":310 GPT2Attention.forward": 400, "model.py:42 Net.forward": 90, "0x1234": 70,
+                              "(no stack)": 40}, "--site inner")
+eq(sites("--site", "transformers/models/*"),
+   {G + ":300 GPT2Attention.forward": 2800, G + ":350 GPT2MLP.forward": 2000, "train.py:22 step": 3060,
+    "train.py:20 step": 800, G + ":900 GPT2Model.forward": 450, G + ":310 GPT2Attention.forward": 400,
+    "model.py:42 Net.forward": 90, "0x1234": 70, "(no stack)": 40}, "--site GLOB")
+eq(sites("--site", "*/no/such/*"), sites(), "--site GLOB matching nothing: as user")
+eq(sites("--site", "layer"),
+   {"GPT2Model > GPT2Block > GPT2Attention > Linear": 2500, "GPT2Model > GPT2Block > GPT2MLP > Linear": 2000,
+    "GPT2Model > GPT2Block > GPT2Attention": 400, "GPT2Model > GPT2Block > GPT2Attention > MyLinear": 300,
+    "GPT2Model": 450, "model.py:42 Net.forward": 90, "train.py:22 step": 3060, "train.py:20 step": 800, "0x1234": 70,
+    "(no stack)": 40}, "--site layer")
+for bad in ([], [""]):
+    p = gp("stats", "--report", "launch_sites", *(["--site"] + bad if bad else ["--site"]), T, check=False)
+    expect(p.returncode != 0, f"--site {bad}: usage error, got exit {p.returncode}")
+
+
+# ---- folded
+def folded(*extra):
+    p = gp("export", "--format", "folded", *extra, T, "-o", "-")
+    out = {}
+    for line in p.stdout.splitlines():
+        stack, _, w = line.rpartition(" ")
+        out[stack] = out.get(stack, 0) + int(w)
+    return out
+
+
+f = folded("--site", "layer", "--weight", "kernel-time")
+eq(f, {"GPT2Model;GPT2Block;GPT2Attention;Linear": 2500, "GPT2Model;GPT2Block;GPT2Attention;MyLinear": 300,
+       "GPT2Model;GPT2Block;GPT2Attention": 400, "GPT2Model;GPT2Block;GPT2MLP;Linear": 2000,
+       "(backward, unattributed)": 3000, "(not in a forward);train.py:20 step": 800,
+       "(CUDA graph replay);GPT2Model": 450, "(no python stack)": 110, "(not in a forward);model.py:42 Net.forward": 90,
+       "(other thread, unattributed)": 60}, "folded --site layer = the layers rows")
+f = folded("--site", "inner", "--weight", "kernel-time")
+eq(f.get("step (train.py:20);AdamW.step (torch/optim/adamw.py:100)"), 800, "folded --site inner: cut at the site")
+expect(not any(k.endswith("Module._call_impl (torch/nn/modules/module.py:1750)") for k in f),
+       "folded --site inner: no stack ends below its site")
+eq(sum(f.values()), total, "folded --site inner: all kernel time")
+eq(sum(folded().values()), sum(folded("--site", "user").values()), "folded --site user: same total")
+p = gp("export", "--format", "perfetto", "--site", "inner", T, "-o", os.path.join(d.name, "x.json"), check=False)
+expect(p.returncode != 0, "--site with perfetto: usage error")
+
+# ---- advise and report take the option
+for cmd in (["advise", "--site", "layer", T], ["report", "--site", "inner", "-o", os.path.join(d.name, "r.html"), T]):
+    gp(*cmd)
+    p = gp(*(cmd[:1] + ["--site", ""] + cmd[3:]), check=False)
+    expect(p.returncode == 2 or p.returncode == 1, f"{cmd[0]} --site '': usage error, got {p.returncode}")
+html = open(os.path.join(d.name, "r.html")).read()
+expect("linear.py:125 Linear.forward" in html, "report --site inner: the launch_sites table's sites by that rule")
+finish()

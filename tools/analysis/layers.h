@@ -1,0 +1,59 @@
+/* layers.h — GPU kernel time per model layer (`stats --report layers`,
+ * `export --format folded --site layer`; docs/STACKS.md "Layers").
+ *
+ * A launch's layer path is the chain of classes of its thread's own Python
+ * `forward` frames, outermost first (stacks.h: stack_view.layers):
+ * GPT2LMHeadModel > GPT2Model > GPT2Block > GPT2Attention > Conv1D.  Work
+ * whose launch has no such chain goes to one row of its own, so the rows'
+ * self times add up to all kernel time:
+ *   (no python stack)              no stack, or no Python frames at all
+ *   (not in a forward) > SITE      Python frames but no forward frame
+ *                                  (optimizer, loss), by the user's site
+ *   (backward, unattributed)       PyTorch's autograd thread (pt_autograd_*):
+ *                                  it has no Python frames of its own; the
+ *                                  forward layer that made a backward kernel
+ *                                  is not in the trace, so none is guessed
+ *   (other thread, unattributed)   another thread without Python frames
+ *   (CUDA graph replay) > PATH     kernels of a graph launch: the path of
+ *                                  the graph launch call (the layers inside
+ *                                  the graph are not recorded)
+ *
+ * The tree: a node per distinct path prefix; total = kernel time of the
+ * launches whose path starts with the node's, self = of those whose path
+ * ends there. */
+#ifndef GPUPROF_TOOL_LAYERS_H
+#define GPUPROF_TOOL_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/stacks.h"
+
+#define LAYER_PATH_MAX 80  /* names in a path: GP_STACK_MAX_FRAMES + 2 at most */
+
+/* The path of a launch with stack view v (NULL: no stack, or a stack the
+ * trace does not define) whose work came from a graph launch (graph) or not.
+ * Fills out[0..n) (strings live as long as the stacks) and returns n >= 1. */
+uint32_t layers_path(const struct stack_view *v, int graph, const char **out);
+
+struct layer_node {
+	const char *name;
+	uint32_t parent;      /* the tree's own index of the parent; UINT32_MAX: a top row */
+	uint32_t depth;       /* 0 for a top row */
+	uint64_t total_ns, self_ns;
+	uint64_t kernels, self_kernels;
+};
+
+struct layer_tree;
+
+struct layer_tree *layer_tree_new(void);
+void layer_tree_free(struct layer_tree *t); /* NULL ok */
+/* Adds kernel time ns of `kernels` kernels at path[0..n). */
+void layer_tree_add(struct layer_tree *t, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
+/* The nodes depth first, each node's children by total time (most first,
+ * then by name): *n of them; valid until the next add or free. */
+const struct layer_node *layer_tree_rows(struct layer_tree *t, size_t *n);
+/* Kernel time of all paths added (the sum of every node's self time). */
+uint64_t layer_tree_total(const struct layer_tree *t);
+
+#endif

@@ -1,0 +1,159 @@
+/* stats_layers.c — `stats --report layers`: GPU kernel time per model
+ * layer, as a tree (analysis/layers.h has the rule and the rows of their
+ * own).  The context's join (GPU work to its launch call) aggregated by the
+ * call's stack (analysis/stack_work.h), each stack's work then added at its
+ * layer path.  A kernel counts when it starts in the selection. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/layers.h"
+#include "analysis/stack_work.h"
+#include "analysis/stacks.h"
+#include "common/util.h"
+#include "reports/stats_report.h"
+
+enum {
+	LAY_TIME_PCT, LAY_TOTAL_NS, LAY_SELF_NS, LAY_KERNELS, LAY_SELF_KERNELS, LAY_DEPTH, LAY_LAYER,
+	LAY_NAME, LAY_NCOLS
+};
+static const struct col layer_cols[LAY_NCOLS] = {
+	[LAY_TIME_PCT] = { "Time (%)", "time_pct", COL_F1, COL_EVERYWHERE },
+	[LAY_TOTAL_NS] = { "Kernel Time (ns)", "kernel_ns", COL_INT, COL_EVERYWHERE },
+	[LAY_SELF_NS] = { "Self (ns)", "self_ns", COL_INT, COL_EVERYWHERE },
+	[LAY_KERNELS] = { "Kernels", "kernels", COL_INT, COL_EVERYWHERE },
+	[LAY_SELF_KERNELS] = { "Self Kernels", "self_kernels", COL_INT, COL_MACHINE_ONLY },
+	[LAY_DEPTH] = { "Depth", "depth", COL_INT, COL_MACHINE_ONLY },
+	[LAY_LAYER] = { "Layer", "layer_indented", COL_STR, COL_TABLE_ONLY },
+	[LAY_NAME] = { "Name", "layer", COL_STR, COL_MACHINE_ONLY },
+};
+
+static const char layer_note[] =
+	" Layer = the class of a Python forward frame (torch.nn.Module), indented under the\n"
+	"   layer that called it.  Kernel Time = kernels launched inside the layer, Self =\n"
+	"   not inside a layer below it; Time (%) = Kernel Time / all kernel time.  The Self\n"
+	"   column adds up to all kernel time.  Rows in brackets: work that has no layer\n"
+	"   (docs/STACKS.md \"Layers\"); backward kernels are not given to forward layers.\n";
+
+struct layers_report {
+	struct stacks *stk;
+	struct stack_work *sw;
+	uint64_t layer_stacks;  /* stacks with a forward frame seen so far (in_default) */
+};
+
+static void *layers_new(const struct stats_ctx *ctx)
+{
+	struct layers_report *lr = xcalloc(1, sizeof(*lr));
+	lr->stk = stacks_new(ctx->r);
+	lr->sw = stack_work_new();
+	return lr;
+}
+
+static void layers_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
+{
+	struct layers_report *lr = self;
+	stacks_add(lr->stk, r->rec);
+}
+
+static void layers_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
+{
+	struct layers_report *lr = self;
+	if (op->kind == OP_KERNEL && stats_selected(ctx, op->s)) stack_work_op(lr->sw, op);
+}
+
+/* Every stack's kernel work at its path (its graph-launched part under
+ * "(CUDA graph replay)"). */
+static struct layer_tree *layers_tree(struct layers_report *lr)
+{
+	struct layer_tree *t = layer_tree_new();
+	lr->layer_stacks = 0;
+	size_t n;
+	const struct stack_work_entry *ls = stack_work_all(lr->sw, &n);
+	const char *path[LAYER_PATH_MAX];
+	for (size_t i = 0; i < n; i++) {
+		const struct stack_work_entry *l = &ls[i];
+		if (!l->kernels) continue;
+		const struct stack_view *v = l->stack_id ? stacks_view(lr->stk, l->stack_id, l->pid, l->tid) : NULL;
+		if (v && v->nlayers) lr->layer_stacks++;
+		uint64_t gk = l->graph_kernels, gns = l->graph_kernel_ns;
+		if (l->kernels > gk) {
+			uint32_t np = layers_path(v, 0, path);
+			layer_tree_add(t, path, np, l->kernel_ns - gns, l->kernels - gk);
+		}
+		if (gk) {
+			uint32_t np = layers_path(v, 1, path);
+			layer_tree_add(t, path, np, gns, gk);
+		}
+	}
+	return t;
+}
+
+static int layers_in_default(void *self, const struct stats_ctx *ctx)
+{
+	/* only for traces whose stacks show model layers */
+	struct layers_report *lr = self;
+	if (!stacks_count(lr->stk)) return 0;
+	layer_tree_free(layers_tree(lr));
+	return lr->layer_stacks > 0;
+}
+
+static void layers_fill(void *self, struct stats_ctx *ctx, struct report *tables)
+{
+	struct layers_report *lr = self;
+	int have = stacks_count(lr->stk) > 0;
+	report_define(&tables[0], have ? "Layers (kernel time per model layer)"
+				       : "Layers: none, the trace has no stacks (record with --stacks)",
+		      layer_cols, LAY_NCOLS);
+	tables[0].note = layer_note;
+	if (!have) return;
+	struct layer_tree *t = layers_tree(lr);
+	uint64_t total = layer_tree_total(t);
+	size_t n;
+	const struct layer_node *rows = layer_tree_rows(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct layer_node *nd = &rows[i];
+		struct cell *c = report_row(&tables[0]);
+		cell_num(&c[LAY_TIME_PCT], total ? 100.0 * (double)nd->total_ns / (double)total : 0);
+		cell_num(&c[LAY_TOTAL_NS], (double)nd->total_ns);
+		cell_num(&c[LAY_SELF_NS], (double)nd->self_ns);
+		cell_num(&c[LAY_KERNELS], (double)nd->kernels);
+		cell_num(&c[LAY_SELF_KERNELS], (double)nd->self_kernels);
+		cell_num(&c[LAY_DEPTH], (double)nd->depth);
+		/* the table shows the depth as indentation; CSV and JSON have
+		 * the depth and the bare name */
+		size_t ind = 2 * (size_t)(nd->depth < 64 ? nd->depth : 64);
+		char *label = xmalloc(ind + strlen(nd->name) + 1);
+		memset(label, ' ', ind);
+		strcpy(label + ind, nd->name);
+		cell_str(&c[LAY_LAYER], label);
+		cell_str(&c[LAY_NAME], nd->name);
+		free(label);
+	}
+	layer_tree_free(t);
+}
+
+static void layers_free(void *self)
+{
+	struct layers_report *lr = self;
+	stack_work_free(lr->sw);
+	stacks_free(lr->stk);
+	free(lr);
+}
+
+static const struct stats_table layers_tables[] = {
+	{ "layers",
+	  "GPU kernel time per model layer (trace recorded with --stacks):\n"
+	  "the classes of the Python forward frames as a tree (GPT2Model >\n"
+	  "GPT2Block > GPT2Attention > Linear), time with and without the\n"
+	  "layers below, kernels; rows of their own for kernels outside any\n"
+	  "forward, backward and CUDA-graph kernels.  Part of the default set\n"
+	  "only when the stacks have forward frames" },
+};
+
+const struct stats_report stats_report_layers = {
+	.tables = layers_tables, .ntables = 1,
+	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
+		 STATS_TYPE(GP_REC_SOURCE),
+	.needs = STATS_NEED_OPS,
+	.new = layers_new, .add = layers_add, .op = layers_op, .in_default = layers_in_default,
+	.fill = layers_fill, .free = layers_free,
+};
