@@ -17,6 +17,8 @@
  *                                 operations of step 0 written last, after the
  *                                 record at 10 s (CUPTI returned that buffer
  *                                 late, as on the committed MNIST trace)
+ *   gen_steps --workload W OUT    a GPU-bound training job for the trace
+ *                                 method (W: cnn, layers, extra10; below)
  *
  * Idle-category trace: T0 = 1 s; main thread 4000, autograd-style thread
  * 4001 (launches during "backward"); stream 7 unless said; times in ns after
@@ -53,7 +55,29 @@
  *   cudaEventQuery [s+40000,s+41000); cudaStreamSynchronize [s+48000,s+52000)
  *  except step 0: no cudaStreamSynchronize, but autotune call
  *  [s+50000,s+51000) gpu [s+55000,s+60000) and cudaMalloc [s+52000,s+53000).
- */
+ *
+ * Workload traces (--workload; pid 6000, main thread 6000, autograd thread
+ * 6001, one stream): what the H200 runs of ResNet-50 and the transformer
+ * look like to the trace method (issue 20).  NVTX "step <k>" ranges
+ * [P k, P k + P - 1000) with P = 600000 after T0 + 1 ms, no other range
+ * (test_steps_detect.py forces --method trace and compares).  A step's
+ * operations are launched one after the other from s + 2000 on, each call
+ * 1000 long, spaced evenly over the step (backward from the autograd
+ * thread); the GPU runs them back to back one step (P) later, 100 ns apart,
+ * except 3000 ns before the head's gemm (mid-step: the longest GPU idle gap
+ * of the step, what the old rule took for the step's start); no host sync.
+ * Every step starts with its input: a 1 MiB and a 1 KiB host-to-device copy.
+ *  cnn:     23 steps: copies, 4 x (conv, bn, relu), pool, head gemm, loss;
+ *           backward: loss_bwd, gemm_bwd, 4 x (relu_bwd, bn_bwd, conv_bwd);
+ *           optimizer: 2 x multi_tensor_apply.  Step 0's convolutions are
+ *           other kernels (autotuning) and it adds two memsets.
+ *  layers:  23 steps: copies, embedding, 6 identical layers of 8 kernels,
+ *           head gemm, loss; backward: loss_bwd, head_bwd, 6 layers of 16
+ *           kernels, embedding_bwd; optimizer: 3 x multi_tensor_apply.  A
+ *           kernel of a backward layer cuts the step into 5 alike segments
+ *           and a longer sixth (a sub-loop).
+ *  extra10: layers, 33 steps, and a grad_norm kernel at the end of steps 5,
+ *           15, 25 (every 10 steps). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +91,13 @@ enum {
 	S_CMD = 1, S_HOST, S_MAIN, S_AUTOGRAD, S_LAUNCH, S_MEMCPY, S_SSYNC, S_DSYNC, S_GRAPH, S_MALLOC,
 	S_EVREC, S_EVQUERY, S_GEMM, S_RELU, S_NCCL, S_GK1, S_GK2, S_STRAY, S_AUTOTUNE, S_FWD, S_BWD,
 	S_STEP0, S_STEP1, S_STEP2, S_TRAIN_STEP, S_ITER0, S_COUNT = S_ITER0 + 8
+};
+/* the workload traces' names: kernels, then "step <k>" */
+enum {
+	W_CONV = S_COUNT, W_CONV_TUNE, W_BN, W_RELU, W_POOL, W_HEAD, W_LOSS, W_LOSS_BWD, W_HEAD_BWD, W_RELU_BWD,
+	W_BN_BWD, W_CONV_BWD, W_OPT, W_EMB, W_LN, W_QKV, W_ATTN, W_PROJ, W_ADD, W_FF1, W_GELU, W_FF2,
+	W_EMB_BWD, W_LN_BWD, W_QKV_BWD, W_ATTN_BWD, W_PROJ_BWD, W_FF1_BWD, W_GELU_BWD, W_FF2_BWD, W_NORM,
+	W_FILL, W_STEP0, W_MAXSTEPS = 40
 };
 
 /* records are collected, then written by emission time (stable) */
@@ -156,6 +187,25 @@ static void range(uint32_t src, uint32_t tid, uint32_t msg, uint32_t depth, uint
 	add(ranges_first ? T0 + s : T0 + e, src, &r);
 }
 
+static void memcpy_op(uint32_t src, uint32_t stream, uint64_t corr, uint64_t bytes, uint32_t kind, uint64_t s,
+		      uint64_t e)
+{
+	gp_record r;
+	rec_memcpy(&r, kind, GP_MEM_PINNED, GP_MEM_DEVICE, bytes, stream, corr, T0 + s, T0 + e);
+	add(op_emit(s, e), src, &r);
+}
+
+static void memset_op(uint32_t src, uint32_t stream, uint64_t corr, uint64_t bytes, uint64_t s, uint64_t e)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_MEMSET;
+	r.u.memset.start_ns = T0 + s; r.u.memset.end_ns = T0 + e;
+	r.u.memset.correlation_id = corr; r.u.memset.bytes = bytes;
+	r.u.memset.context_id = 1; r.u.memset.stream_id = stream;
+	add(op_emit(s, e), src, &r);
+}
+
 static void names(void)
 {
 	static const char *const s[S_COUNT] = {
@@ -174,6 +224,21 @@ static void names(void)
 	for (uint32_t k = 0; k < 8; k++) {
 		snprintf(buf, sizeof(buf), "iteration %u", k);
 		str_id(S_ITER0 + k, buf);
+	}
+	static const char *const wn[W_STEP0 - W_CONV] = {
+		"implicit_convolve_sgemm", "conv_autotune_probe", "bn_fw_tr_1C11_kernel", "relu_kernel_fwd",
+		"max_pool_forward_nchw", "sgemm_largek_lds64", "nll_loss_forward_kernel", "nll_loss_backward_kernel",
+		"sgemm_head_backward", "relu_kernel_bwd", "bn_bw_1C11_kernel", "dgrad_engine_kernel",
+		"multi_tensor_apply_kernel", "embedding_kernel", "layer_norm_kernel", "gemm_qkv_kernel",
+		"flash_fwd_kernel", "gemm_proj_kernel", "vectorized_elementwise_add", "gemm_ff1_kernel",
+		"gelu_kernel", "gemm_ff2_kernel", "embedding_backward_kernel", "layer_norm_backward_kernel",
+		"gemm_qkv_backward", "flash_bwd_kernel", "gemm_proj_backward", "gemm_ff1_backward",
+		"gelu_backward_kernel", "gemm_ff2_backward", "grad_norm_kernel", "fill_kernel",
+	};
+	for (uint32_t i = W_CONV; i < W_STEP0; i++) str_id(i, wn[i - W_CONV]);
+	for (uint32_t k = 0; k < W_MAXSTEPS; k++) {
+		snprintf(buf, sizeof(buf), "step %u", k);
+		str_id(W_STEP0 + k, buf);
 	}
 }
 
@@ -262,10 +327,94 @@ static void write_steady(int nvtx, uint32_t nsteps)
 	}
 }
 
+/* One operation of a workload step: a kernel name, or a copy (name 0) of
+ * `bytes`, or a memset (name 1); launched from the autograd thread when bwd. */
+struct wop { uint32_t name; uint64_t bytes; int bwd; };
+
+static size_t wpush(struct wop *v, size_t n, uint32_t name, uint64_t bytes, int bwd)
+{
+	v[n].name = name; v[n].bytes = bytes; v[n].bwd = bwd;
+	return n + 1;
+}
+
+/* The operations of step k of workload w (w: 'c' cnn, 'l' layers, 'x' extra10). */
+static size_t workload_step(int w, uint32_t k, struct wop *v)
+{
+	size_t n = 0;
+	n = wpush(v, n, 0, 1 << 20, 0);
+	n = wpush(v, n, 0, 1024, 0);
+	if (w == 'c') {
+		if (k == 0) { n = wpush(v, n, 1, 4096, 0); n = wpush(v, n, 1, 8192, 0); }
+		for (int i = 0; i < 4; i++) {
+			n = wpush(v, n, k == 0 ? W_CONV_TUNE : W_CONV, 0, 0);
+			n = wpush(v, n, W_BN, 0, 0);
+			n = wpush(v, n, W_RELU, 0, 0);
+		}
+		n = wpush(v, n, W_POOL, 0, 0);
+		n = wpush(v, n, W_HEAD, 0, 0);
+		n = wpush(v, n, W_LOSS, 0, 0);
+		n = wpush(v, n, W_LOSS_BWD, 0, 1);
+		n = wpush(v, n, W_HEAD_BWD, 0, 1);
+		for (int i = 0; i < 4; i++) {
+			n = wpush(v, n, W_RELU_BWD, 0, 1);
+			n = wpush(v, n, W_BN_BWD, 0, 1);
+			n = wpush(v, n, W_CONV_BWD, 0, 1);
+		}
+		n = wpush(v, n, W_OPT, 0, 0);
+		n = wpush(v, n, W_OPT, 0, 0);
+		return n;
+	}
+	static const uint32_t fwd[8] = { W_LN, W_QKV, W_ATTN, W_PROJ, W_ADD, W_LN, W_FF1, W_FF2 };
+	static const uint32_t bwd[16] = { W_FF2_BWD, W_GELU_BWD, W_FF1_BWD, W_LN_BWD, W_ADD, W_PROJ_BWD,
+					  W_ATTN_BWD, W_QKV_BWD, W_LN_BWD, W_ADD, W_FILL, W_FF2_BWD,
+					  W_FF1_BWD, W_PROJ_BWD, W_QKV_BWD, W_ADD };
+	n = wpush(v, n, W_EMB, 0, 0);
+	for (int l = 0; l < 6; l++)
+		for (int i = 0; i < 8; i++) n = wpush(v, n, fwd[i], 0, 0);
+	n = wpush(v, n, W_HEAD, 0, 0);
+	n = wpush(v, n, W_LOSS, 0, 0);
+	n = wpush(v, n, W_LOSS_BWD, 0, 1);
+	n = wpush(v, n, W_HEAD_BWD, 0, 1);
+	for (int l = 0; l < 6; l++)
+		for (int i = 0; i < 16; i++) n = wpush(v, n, bwd[i], 0, 1);
+	n = wpush(v, n, W_EMB_BWD, 0, 1);
+	for (int i = 0; i < 3; i++) n = wpush(v, n, W_OPT, 0, 0);
+	if (w == 'x' && k % 10 == 5) n = wpush(v, n, W_NORM, 0, 0);
+	return n;
+}
+
+static void write_workload(int w)
+{
+	const uint32_t P = 6000, M = 1, A = 2, G = 3;
+	const uint64_t SP = 600000, S0 = 1000000;
+	uint32_t nsteps = w == 'x' ? 33 : 23;
+	meta(P, 1);
+	struct wop v[256];
+	uint64_t corr = 1, gpu = S0 + SP; /* the GPU runs a step behind the host */
+	for (uint32_t k = 0; k < nsteps; k++) {
+		uint64_t s = S0 + SP * k;
+		size_t n = workload_step(w, k, v);
+		uint64_t spacing = (SP - 4000) / n, dur = (SP - 3000 - 100 * n) / n;
+		if (gpu < s + SP) gpu = s + SP;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t cs = s + 2000 + spacing * i;
+			api(v[i].bwd ? A : M, v[i].bwd ? P + 1 : P, v[i].name > 1 ? S_LAUNCH : S_MEMCPY, corr, cs,
+			    cs + 1000);
+			gpu += v[i].name == W_HEAD ? 3000 : 100;
+			if (v[i].name == 0) memcpy_op(G, 7, corr, v[i].bytes, GP_COPY_HTOD, gpu, gpu + dur);
+			else if (v[i].name == 1) memset_op(G, 7, corr, v[i].bytes, gpu, gpu + dur);
+			else kernel(G, v[i].name, 7, corr, gpu, gpu + dur, 0);
+			gpu += dur;
+			corr++;
+		}
+		range(M, P, W_STEP0 + k, 0, s, s + SP - 1000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	gen_prog = "gen_steps";
-	int steady = 0, nvtx = 1, i;
+	int steady = 0, nvtx = 1, i, workload = 0;
 	uint32_t nsteps = 8;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--steady")) steady = 1;
@@ -274,17 +423,22 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
 		else if (!strcmp(argv[i], "--windows")) windows = 1;
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
-		else break;
+		else if (!strcmp(argv[i], "--workload") && i + 1 < argc - 1) {
+			const char *wn = argv[++i];
+			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x' : -1;
+		} else break;
 	}
-	if (argc < 2 || i != argc - 1 || nsteps < 8) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8]] [--ranges-first] [--late-activity] [--windows] OUT\n");
+	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0) {
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8]] [--ranges-first] [--late-activity] "
+			"[--windows] [--workload cnn|layers|extra10] OUT\n");
 		return 1;
 	}
-	uint32_t pid = steady ? 5000 : 4000;
+	uint32_t pid = workload ? 6000 : steady ? 5000 : 4000;
 	gp_header h;
 	gen_open_trace(argv[argc - 1], &h, pid, T0, GEN_REALTIME0, "testhost", -1);
 	names();
-	if (steady) write_steady(nvtx, nsteps);
+	if (workload) write_workload(workload);
+	else if (steady) write_steady(nvtx, nsteps);
 	else write_categories();
 	qsort(items, nitems, sizeof(*items), cmp_item);
 	for (size_t k = 0; k < nitems; k++) put(items[k].src, &items[k].r);

@@ -232,6 +232,6 @@ inside = [n["start_ns"] <= t["start_ns"] < n["start_ns"] + n["time_ns"] for t, n
 tt.eq(inside.count(True), len(rows), "each detected step starts inside the NVTX step of the same index")
 offs = sorted(t["start_ns"] - n["start_ns"] for t, n in zip(trows, rows))
 print(f"trace vs NVTX boundary offsets: min {offs[0]} ns, median {statistics.median(offs):.0f} ns, "
-      f"max {offs[-1]} ns (step 0: first launch after cuDNN setup)")
+      f"max {offs[-1]} ns (step 0: its first batch came late)")
 
 tt.finish()

@@ -179,6 +179,7 @@ void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 		const gp_rec_memcpy *m = &rec->u.memcpy;
 		op.s = m->start_ns; op.e = m->end_ns; op.corr = m->correlation_id;
 		op.device = m->device_id; op.stream = m->stream_id;
+		op.bytes = m->bytes; op.copy_kind = m->copy_kind;
 		op.kind = OP_MEMCPY; op.cls = OPC_MEMORY;
 		break;
 	}
@@ -186,6 +187,7 @@ void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 		/* the same leading fields as a memcpy, by another name */
 		op.s = rec->u.memset.start_ns; op.e = rec->u.memset.end_ns; op.corr = rec->u.memset.correlation_id;
 		op.device = rec->u.memset.device_id; op.stream = rec->u.memset.stream_id;
+		op.bytes = rec->u.memset.bytes;
 		op.kind = OP_MEMSET; op.cls = OPC_MEMORY;
 		break;
 	default:

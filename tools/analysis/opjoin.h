@@ -50,6 +50,8 @@ struct gpu_op {
 	uint8_t kind, cls;       /* op_kind, op_class */
 	uint8_t has_call, graph; /* graph: the call was a graph launch */
 	uint32_t stack_id;       /* the launch call's recorded stack (0: none) */
+	uint64_t bytes;          /* memcpy/memset: bytes (0 for kernels) */
+	uint32_t copy_kind;      /* memcpy: gp_copy_kind (0 otherwise) */
 };
 
 /* A launch call as it leaves the join: its operations delivered (and the

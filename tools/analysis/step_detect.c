@@ -1,23 +1,33 @@
 /* step_detect.c — see step_detect.h.
  *
- * The trace method.  Per process, the GPU operations in start order form a
- * sequence of signatures.  For every signature X seen at least 3 times, the
- * sequence is cut before each X into segments; a segment's content is
- * compared as a multiset of signatures (order-free: kernels of two threads or
- * streams may interleave differently from one step to the next).  X is
- * accepted as a step boundary when
+ * The trace method (docs/STEPS.md, "Step detection").  Per process, the GPU
+ * operations in start order form a sequence of signatures (kernel name; a
+ * memcpy's direction and size; a memset's size).  For every signature X
+ * seen at least 3 times, spread over at least half of the sample (not a
+ * kernel of the first step only), the sequence is cut before each X into
+ * segments; a segment's content is compared as a multiset of signatures
+ * (order-free: kernels of two threads or streams may interleave differently
+ * from one step to the next).  X is a candidate when
  *   - its most common segment content occurs in at least 60 % of its
  *     segments (a step repeats; an X that alternates between two kinds of
  *     segment, e.g. a fill kernel at the start of forward and of backward,
- *     reaches only 50 %), and
+ *     reaches only 50 %),
  *   - those segments cover at least 50 % of the operations between the
- *     first and the last X (a sub-loop such as one transformer layer repeats
- *     too, but covers only its share of the step).
- * Of the accepted X, those whose segments are shortest win (the step, not a
- * multiple of it such as a kernel run every 10 steps); among these, which
- * all cut the same steps at different places, the one after the longest
- * median GPU idle gap wins: the GPU idles between steps (data loading, the
- * Python loop), so the step starts at the first operation after that gap.
+ *     first and the last X, and
+ *   - X is no sub-loop (is_subloop): one of L identical layers cuts the
+ *     step into L - 1 alike segments and an odd one (embedding, head,
+ *     backward's end, optimizer) every L segments, which the 60 % and 50 %
+ *     tests let through (the H200 transformer: 115 of 137 alike); a kernel
+ *     run every 10 steps only makes its step one operation longer, which
+ *     is still "like" the common step.
+ * The candidates whose segments are shortest win (the step, not a multiple
+ * of it such as a kernel run every 10 steps); they all cut the same steps
+ * at different places, and the phase is chosen by evidence (phase_better):
+ * the step's input copy (host-to-device, after the longest run without
+ * one), else the longest median GPU idle gap before it (the GPU idles
+ * between steps while the host loads data or waits), else the earliest.  A
+ * GPU-bound job has no such gap (the H200 ResNet-50: the longest gap was
+ * before the head's gemm, mid-step), hence the copy first.
  * The sample is the first sample_max operations of the process. */
 #include "analysis/step_detect.h"
 
@@ -50,10 +60,20 @@ struct step_detect {
 	struct dproc *p; size_t np, cp;
 };
 
-uint64_t step_sig(int op_kind, uint32_t name_id)
+/* A kernel's signature is its name id (< 2^32); a memcpy's or memset's has
+ * bit 63 set, its kind in bits 56..62, the copy kind in 48..55, the size
+ * (modulo 2^48) below. */
+#define SIG_OP (1ull << 63)
+#define SIG_BYTES ((1ull << 48) - 1)
+
+uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes)
 {
-	return op_kind == OP_KERNEL ? name_id : ((uint64_t)(op_kind + 1) << 32);
+	if (op_kind == OP_KERNEL) return name_id;
+	return SIG_OP | (uint64_t)(op_kind & 0x7f) << 56 | (uint64_t)(copy_kind & 0xff) << 48 | (bytes & SIG_BYTES);
 }
+
+static int sig_kind(uint64_t sig) { return sig & SIG_OP ? (int)(sig >> 56 & 0x7f) : OP_KERNEL; }
+static int sig_htod(uint64_t sig) { return sig_kind(sig) == OP_MEMCPY && (sig >> 48 & 0xff) == GP_COPY_HTOD; }
 
 int64_t step_name_split(const char *name, char *buf, size_t n)
 {
@@ -143,15 +163,15 @@ void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
 	switch (rec->type) {
 	case GP_REC_KERNEL:
 		sm.s = rec->u.kernel.start_ns; sm.e = rec->u.kernel.end_ns;
-		sm.sig = step_sig(OP_KERNEL, rec->u.kernel.name_id);
+		sm.sig = step_sig(OP_KERNEL, rec->u.kernel.name_id, 0, 0);
 		break;
 	case GP_REC_MEMCPY:
 		sm.s = rec->u.memcpy.start_ns; sm.e = rec->u.memcpy.end_ns;
-		sm.sig = step_sig(OP_MEMCPY, 0);
+		sm.sig = step_sig(OP_MEMCPY, 0, rec->u.memcpy.copy_kind, rec->u.memcpy.bytes);
 		break;
 	case GP_REC_MEMSET:
 		sm.s = rec->u.memset.start_ns; sm.e = rec->u.memset.end_ns;
-		sm.sig = step_sig(OP_MEMSET, 0);
+		sm.sig = step_sig(OP_MEMSET, 0, 0, rec->u.memset.bytes);
 		break;
 	default:
 		return;
@@ -305,6 +325,110 @@ static int cmp_seg(const void *x, const void *y)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
+/* A signature that cuts the sample into repeating segments. */
+struct cand {
+	uint64_t sig;
+	size_t o0, c;            /* its occurrences: o[o0 .. o0 + c) */
+	size_t len, m;           /* the most common segment: length, how many */
+	uint64_t hash;           /* ... and content hash */
+	uint64_t gap;            /* median GPU idle gap before it */
+	uint64_t htod_back;      /* median operations since the previous host-to-device copy */
+};
+
+static int cmp_size(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Where a step starts, among candidates of one period: with its input, the
+ * host-to-device copy after the longest run of operations without one;
+ * else after the longest median GPU idle gap (the GPU idles between steps
+ * while the host loads data or waits); ties: the earliest. */
+static int phase_better(const struct occ *o, const struct cand *c, const struct cand *b)
+{
+	int cc = sig_htod(c->sig), bc = sig_htod(b->sig);
+	if (cc != bc) return cc;
+	if (cc && c->htod_back != b->htod_back) return c->htod_back > b->htod_back;
+	if (!cc && c->gap != b->gap) return c->gap > b->gap;
+	return o[c->o0].pos < o[b->o0].pos;
+}
+
+static int cmp_cand_len(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	if (a->len != b->len) return a->len < b->len ? -1 : 1;
+	return a->o0 < b->o0 ? -1 : a->o0 > b->o0;
+}
+
+/* The context of the sub-loop test: the sample's signatures as dense ids,
+ * their order-free prefix hash, and two count arrays. */
+struct subloop {
+	const uint32_t *id;
+	const uint64_t *pre;
+	int32_t *cnt;            /* the common segment's counts minus the segment's */
+	size_t nid;
+};
+
+/* How far segment [a, b) is from the content of [ra, ra + len) (the common
+ * segment): the size of the multisets' symmetric difference, or more than
+ * `thr` (then any value > thr). */
+static size_t seg_distance(struct subloop *sl, size_t ra, size_t len, size_t a, size_t b, size_t thr)
+{
+	size_t l = b - a;
+	if (l > len + thr || len > l + thr) return thr + 1;
+	for (size_t i = ra; i < ra + len; i++) sl->cnt[sl->id[i]]++;
+	size_t dist = len;
+	for (size_t i = a; i < b; i++) {
+		if (sl->cnt[sl->id[i]]-- > 0) dist--;
+		else dist++;
+	}
+	for (size_t i = ra; i < ra + len; i++) sl->cnt[sl->id[i]] = 0;
+	for (size_t i = a; i < b; i++) sl->cnt[sl->id[i]] = 0;
+	return dist;
+}
+
+/* Whether candidate c marks a sub-loop of the step (a layer) rather than
+ * the step: after the leading segments unlike the common one (warm-up), the
+ * unlike segments recur regularly, every k >= 2 segments, in at least 60 %
+ * of their spacings (at least 3 of them).  A segment is like the common one
+ * when their contents differ by at most max(2, 10 %) operations: a step with
+ * an extra kernel every 10 steps is like the others, the rest of a step
+ * around its layers (embedding, head, backward's tail, optimizer) is not. */
+static int is_subloop(struct subloop *sl, const struct occ *o, const struct cand *c)
+{
+	size_t thr = c->len / 10 > 2 ? c->len / 10 : 2, ref = SIZE_MAX;
+	for (size_t k = 0; k + 1 < c->c && ref == SIZE_MAX; k++) {
+		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
+		if (b - a == c->len && sl->pre[b] - sl->pre[a] == c->hash) ref = a;
+	}
+	if (ref == SIZE_MAX) return 0;
+	size_t *un = xmalloc(c->c * sizeof(*un)), nun = 0;
+	int lead = 1;
+	for (size_t k = 0; k + 1 < c->c; k++) {
+		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
+		int like = (b - a == c->len && sl->pre[b] - sl->pre[a] == c->hash) ||
+			   seg_distance(sl, ref, c->len, a, b, thr) <= thr;
+		if (like) lead = 0;
+		else if (!lead) un[nun++] = k;
+	}
+	int sub = 0;
+	if (nun >= 3) {
+		size_t ns = nun - 1, best = 0, bestk = 0;
+		for (size_t i = 0; i < ns; i++) un[i] = un[i + 1] - un[i];
+		qsort(un, ns, sizeof(*un), cmp_size);
+		for (size_t i = 0; i < ns;) {
+			size_t j = i;
+			while (j < ns && un[j] == un[i]) j++;
+			if (j - i > best) { best = j - i; bestk = un[i]; }
+			i = j;
+		}
+		sub = bestk >= 2 && best * 10 >= ns * 6;
+	}
+	free(un);
+	return sub;
+}
+
 static void plan_trace(struct step_detect *d, struct dproc *p)
 {
 	struct step_plan *pl = &p->plan;
@@ -317,26 +441,33 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	/* order-free content hash: prefix sums of a hash of each signature */
 	uint64_t *pre = xmalloc((n + 1) * sizeof(*pre));
 	uint64_t *gap = xmalloc(n * sizeof(*gap));
+	size_t *back = xmalloc(n * sizeof(*back)); /* operations since the previous host-to-device copy */
 	struct occ *o = xmalloc(n * sizeof(*o));
+	uint32_t *id = xmalloc(n * sizeof(*id));
 	pre[0] = 0;
 	uint64_t maxe = 0;
+	size_t last_htod = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		pre[i + 1] = pre[i] + mix(p->v[i].sig + 0x9e3779b97f4a7c15ull);
 		gap[i] = i && p->v[i].s > maxe ? p->v[i].s - maxe : 0;
 		if (p->v[i].e > maxe) maxe = p->v[i].e;
+		back[i] = last_htod == SIZE_MAX ? i + 1 : i - last_htod;
+		if (sig_htod(p->v[i].sig)) last_htod = i;
 		o[i].sig = p->v[i].sig; o[i].pos = i;
 	}
 	qsort(o, n, sizeof(*o), cmp_occ);
 	struct seg *sg = NULL; size_t csg = 0;
 	uint64_t *gv = NULL; size_t cgv = 0;
-	uint64_t best_sig = 0, best_gap = 0;
-	size_t best_len = 0, best_m = 0, best_first = 0, best_segs = 0;
-	int have = 0;
+	struct cand *cv = NULL; size_t ncv = 0, ccv = 0;
+	uint32_t nid = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && o[j].sig == o[i].sig) j++;
+		for (size_t k = i; k < j; k++) id[o[k].pos] = nid;
+		nid++;
 		size_t c = j - i;
-		if (c >= 3) {
+		/* repeats, and across at least half of the sample (not a kernel of the first step only) */
+		if (c >= 3 && (o[j - 1].pos - o[i].pos) * 2 >= n) {
 			size_t nseg = c - 1;
 			vec_reserve((void **)&sg, &csg, nseg, sizeof(*sg));
 			for (size_t k = 0; k < nseg; k++) {
@@ -346,47 +477,75 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 			}
 			qsort(sg, nseg, sizeof(*sg), cmp_seg);
 			size_t m = 0, len = 0;
+			uint64_t h = 0;
 			for (size_t k = 0; k < nseg;) {
 				size_t q = k;
 				while (q < nseg && sg[q].h == sg[k].h && sg[q].len == sg[k].len) q++;
-				if (q - k > m || (q - k == m && sg[k].len < len)) { m = q - k; len = sg[k].len; }
+				if (q - k > m || (q - k == m && sg[k].len < len)) { m = q - k; len = sg[k].len; h = sg[k].h; }
 				k = q;
 			}
 			size_t span = o[j - 1].pos - o[i].pos;
 			if (m >= 2 && m * 10 >= nseg * 6 && m * len * 2 >= span) {
+				struct cand cd;
 				vec_reserve((void **)&gv, &cgv, c, sizeof(*gv));
 				for (size_t k = 0; k < c; k++) gv[k] = gap[o[i + k].pos];
 				qsort(gv, c, sizeof(*gv), cmp_u64);
-				uint64_t med = gv[c / 2];
-				if (!have || len < best_len ||
-				    (len == best_len && (med > best_gap || (med == best_gap && o[i].pos < best_first)))) {
-					have = 1;
-					best_sig = o[i].sig; best_len = len; best_gap = med;
-					best_m = m; best_first = o[i].pos; best_segs = nseg;
-				}
+				cd.gap = gv[c / 2];
+				for (size_t k = 0; k < c; k++) gv[k] = back[o[i + k].pos];
+				qsort(gv, c, sizeof(*gv), cmp_u64);
+				cd.htod_back = gv[c / 2];
+				cd.sig = o[i].sig; cd.o0 = i; cd.c = c; cd.len = len; cd.m = m; cd.hash = h;
+				VEC_PUSH(cv, ncv, ccv, cd);
 			}
 		}
 		i = j;
 	}
-	free(pre); free(gap); free(o); free(sg); free(gv);
-	if (!have) {
+	/* the shortest period that is not a sub-loop; its candidates all cut the
+	 * same steps, at different places (the phase) */
+	if (ncv > 1) qsort(cv, ncv, sizeof(*cv), cmp_cand_len);
+	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)), nid };
+	const struct cand *best = NULL;
+	size_t period = 0, subloops = 0;
+	int by_copy = 0;
+	for (size_t k = 0; k < ncv; k++) {
+		const struct cand *c = &cv[k];
+		if (period && c->len != period) break;
+		if (is_subloop(&sl, o, c)) { subloops++; continue; }
+		period = c->len;
+		if (!best || phase_better(o, c, best)) best = c;
+	}
+	by_copy = best && sig_htod(best->sig);
+	free(sl.cnt);
+	if (!best) {
 		snprintf(pl->what, sizeof(pl->what),
-			 "no steps: no GPU operation starts a repeating sequence (first %zu operations looked at)", n);
+			 "no steps: no GPU operation starts a repeating sequence (first %zu operations looked at%s)", n,
+			 subloops ? "; only sub-loops repeat" : "");
+		free(pre); free(gap); free(back); free(o); free(id); free(sg); free(gv); free(cv);
 		return;
 	}
+	uint64_t best_sig = best->sig;
+	size_t best_len = best->len, best_m = best->m, best_segs = best->c - 1;
+	free(pre); free(gap); free(back); free(o); free(id); free(sg); free(gv); free(cv);
 	pl->method = STEP_TRACE;
 	pl->marker = best_sig;
 	pl->period_ops = best_len;
-	char *dn = NULL;
-	const char *what = best_sig >> 32 == OP_MEMCPY + 1 ? "a memcpy" : best_sig >> 32 == OP_MEMSET + 1 ? "a memset" : NULL;
-	char *sn = NULL;
-	if (!what) {
+	char what[96];
+	char *dn = NULL, *sn = NULL;
+	int kind = sig_kind(best_sig);
+	if (kind == OP_MEMCPY)
+		snprintf(what, sizeof(what), "a %s copy of %llu bytes",
+			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(best_sig >> 48 & 0xff)),
+			 (unsigned long long)(best_sig & SIG_BYTES));
+	else if (kind == OP_MEMSET)
+		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(best_sig & SIG_BYTES));
+	else {
 		dn = demangle(tool_str(d->r, (uint32_t)best_sig));
 		sn = short_name(dn);
+		snprintf(what, sizeof(what), "kernel '%.80s'", sn);
 	}
 	snprintf(pl->what, sizeof(pl->what),
-		 "trace: each step starts at the launch of %s%.120s%s (period %zu GPU operations, %zu of %zu "
-		 "repeats alike)", what ? what : "kernel '", what ? "" : sn, what ? "" : "'", best_len, best_m, best_segs);
+		 "trace: each step starts at the launch of %s (period %zu GPU operations, %zu of %zu repeats alike%s)",
+		 what, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
 	free(dn); free(sn);
 }
 

@@ -6,9 +6,11 @@
  *    numbered names grouped ("step 0", "step 1" -> group "step"); of the
  *    groups that repeat, the outermost (not inside another group's ranges).
  *  - trace: with no such ranges (or when asked), the GPU operations' own
- *    period: the operation signature (kernel name; memcpy; memset) that cuts
- *    the sequence into the most regular repeating segments starts each step
- *    (step_detect.c explains the rule).  A step then runs from the launch call
+ *    period: the operation signature (kernel name; memcpy direction and
+ *    size; memset size) that cuts the sequence into the shortest regular
+ *    repeating segments that are not a sub-loop (a layer) starts each step,
+ *    at the step's input copy when there is one (step_detect.c explains the
+ *    rule).  A step then runs from the launch call
  *    of one such operation to the launch call of the next.
  *
  * Lifecycle: step_detect_new; step_detect_gpu for each GPU record of the
@@ -66,9 +68,10 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 size_t step_detect_nplans(const struct step_detect *d);
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i);
 
-/* Signature of a GPU operation for the trace method: the kernel name id, or
- * the kind for memcpy/memset. */
-uint64_t step_sig(int op_kind, uint32_t name_id);
+/* Signature of a GPU operation for the trace method: the kernel name id; for
+ * a memcpy its direction (gp_copy_kind) and size, for a memset its size (a
+ * step copies the same batch every time: its input copy is one operation). */
+uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes);
 /* Splits a range name into its group and number: "step 12" -> "step", 12;
  * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
  * Writes the group into buf (n bytes). */

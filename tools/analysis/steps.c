@@ -219,7 +219,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 		}
 	} else if (pl->method == STEP_TRACE) {
 		if (op->has_call && p->nfin && op->call_s < p->out.rows[p->nfin - 1].e) p->out.late_ops++;
-		if (step_sig(op->kind, op->name_id) == pl->marker) {
+		if (step_sig(op->kind, op->name_id, op->copy_kind, op->bytes) == pl->marker) {
 			uint64_t at = op->has_call ? op->call_s : op->s;
 			struct step_row *last = p->out.nrows ? &p->out.rows[p->out.nrows - 1] : NULL;
 			if (!last || at > last->s) {
