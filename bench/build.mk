@@ -16,3 +16,6 @@ include bench/libprof/build.mk
 
 # --- shim bench (owner: shim): rules in bench/shim/build.mk ---
 include bench/shim/build.mk
+
+# --- benchmark trace generator: rules in bench/bigtrace/build.mk ---
+include bench/bigtrace/build.mk

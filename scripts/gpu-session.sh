@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite polish bench crosscheck steps status stacks sites util nvml-map ddp report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -557,6 +557,30 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       done
     ) 2>&1 | tee "$RES/pm-crash4.txt"
     rm -f "$RES"/p4*.gpuprof* ;;
+  scale)      # issue #25 on the 16-core machine (expected ~2 min at the defaults, not run yet; the
+              # timeouts cap it at ~6 min): the reader's rate on 1..16
+              # threads (and the same records), a late window, stats (all reports) on 16 threads and on 1
+              # (wall, peak RSS), info, the summarised Perfetto export.  A generated trace (bench/bigtrace):
+              # SCALE_N events (default 3e7, ~0.2 GB; 1e8 = 0.65 GB takes ~3x as long), SCALE_THREADS
+              # (default "1 2 4 8 16"), SCALE_RUNS (bench_read runs per count, best kept; default 1).
+    log scale
+    ( N=${SCALE_N:-3e7}; T=$RES/big.gpuprof
+      # wall s and peak RSS MiB of a command (no /usr/bin/time needed)
+      meas() { python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL)
+print(f"SCALE {sys.argv[1]}: {time.time() - t:.2f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB, exit {rc}", flush=True)
+PY
+      }
+      nproc; set -x
+      timeout 60 build/bench/gen_bigtrace "$N" "$T"; ls -la "$T"
+      timeout 60 build/bench/bench_read -r "${SCALE_RUNS:-1}" "$T" ${SCALE_THREADS:-1 2 4 8 16}
+      timeout 20 build/bench/bench_read -w 500000000 "$T"
+      for t in 16 1; do meas "stats --threads $t" timeout 90 build/bin/gpuprof stats --threads $t "$T"; done
+      meas "info --threads 16" timeout 20 build/bin/gpuprof info --threads 16 "$T"
+      meas "export perfetto --summary" timeout 30 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
+    ) 2>&1 | tee "$RES/scale.txt"
+    rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
                 # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical configs), each config run
                 # AB_REPS times (default 3) interleaved A1 B1 A2 B2 ..., diffed with 3 runs a side (the

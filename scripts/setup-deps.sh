@@ -7,6 +7,7 @@ have_hdr() { echo "#include <$1>" | ${CC:-cc} -E -x c - >/dev/null 2>&1; }
 have_hdr zstd.h       || need="$need libzstd-dev"
 have_hdr libunwind.h  || need="$need libunwind-dev"
 have_hdr sqlite3.h    || need="$need libsqlite3-dev"
+have_hdr zlib.h       || need="$need zlib1g-dev"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 command -v sqlite3 >/dev/null 2>&1 || need="$need sqlite3"
 # call-stack tests: nm/readelf resolve frames; the CPython headers check the

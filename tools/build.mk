@@ -1,5 +1,6 @@
 # tools: the `gpuprof` CLI (run, info, dump, stats, export, merge).
-# Links libprof.a statically; sqlite3 for `export --format sqlite`, libstdc++
+# Links libprof.a statically; sqlite3 for `export --format sqlite`, zlib for
+# gzip output (`export -o X.json.gz`), libstdc++
 # for __cxa_demangle, libm for the stddev in `stats`.
 # One folder per layer (tools/README.md has the map and the rules); every .c
 # of each folder is compiled.  Includes name their folder ("common/util.h"),
@@ -9,7 +10,7 @@ TOOLS_DIRS := cli cmd reports analysis export common
 TOOLS_SRCS := $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
 GPUPROF_BIN := $(B)/bin/gpuprof
-TOOLS_LIBS := -lsqlite3 -lstdc++ -lm
+TOOLS_LIBS := -lsqlite3 -lz -lstdc++ -lm
 
 all: $(GPUPROF_BIN)
 

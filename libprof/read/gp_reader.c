@@ -3,6 +3,7 @@
  * Input is untrusted: every size, count and offset is bounded first. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "common/gp_error.h"
 #include "common/gp_format.h"
 #include "codec/gp_codec.h"
+#include "gp_prefetch.h"
 #include "gp_reader.h"
 
 static __thread char g_open_err[512];
@@ -22,12 +24,13 @@ enum {
 	CH_CORRUPT = 2
 };
 enum {
-	DEC_BATCH = 32 /* records decoded per gp_dec_batch call */
-};
+	DEC_BATCH = 32
+}; /* records decoded per gp_dec_batch call */
 
 struct cent {
 	uint64_t off; /* of the chunk header */
 	uint32_t csize, usize, source, count;
+	uint64_t first_ts, last_ts; /* of its timed records (both 0: none) */
 	uint8_t state;
 };
 
@@ -46,6 +49,10 @@ struct cursor {
 	uint64_t key;
 	int skip_untimed; /* source 0 in the merge: metadata already given */
 	int only_untimed; /* ordered phase 1 */
+	/* decoding ahead (gp_prefetch.h): the chunk as the workers decoded it */
+	int pooled; /* this cursor takes its chunks from r->pf */
+	struct gp_job *job;
+	size_t ji, jend; /* next record; end of the batch whose metadata is applied */
 };
 
 struct strent {
@@ -53,9 +60,9 @@ struct strent {
 	char *s;
 };
 struct u32map {
-	uint32_t *slot; /* value = index+1 */
+	uint32_t *slot;
 	uint32_t cap, n;
-};
+}; /* value = index+1 */
 
 struct gp_reader {
 	int fd;
@@ -83,6 +90,12 @@ struct gp_reader {
 	gp_rec_source *srcs;
 	size_t nsrcs, srcs_cap;
 	struct u32map srcmap;
+
+	struct gp_prefetch *pf; /* decoding threads (NULL: this thread decodes) */
+	int threads;
+	int fo_scheduled; /* file order: the schedule is set */
+	int windowed;
+	uint64_t win_lo, win_hi; /* gp_reader_set_time_window */
 };
 
 static void problem(gp_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -223,24 +236,10 @@ GP_API uint32_t gp_reader_tid(const gp_reader *r, const gp_record *rec, const st
 }
 
 /* ---------------------------------------------------------------- file access */
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t k = pread(fd, p, n, (off_t)off);
-		if (k < 0 && errno == EINTR) continue;
-		if (k <= 0) return GP_ERR_IO;
-		p += k;
-		n -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
-
 static int footer_at(gp_reader *r, uint64_t pos, struct gp_footer_info *f)
 {
 	uint8_t b[GP_FOOTER_SIZE];
-	if (pos + GP_FOOTER_SIZE > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) return 0;
+	if (pos + GP_FOOTER_SIZE > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) return 0;
 	if (memcmp(b, gp_magic_footer, 8) || gp_crc32(b, 32) != gp_get32(b + 32)) return 0;
 	f->present = 1;
 	f->index_offset = gp_get64(b + 8);
@@ -252,7 +251,7 @@ static int footer_at(gp_reader *r, uint64_t pos, struct gp_footer_info *f)
 static int chunk_hdr_at(gp_reader *r, uint64_t pos, struct gp_chunk_hdr *h, const char **why)
 {
 	uint8_t b[GP_CHUNK_HDR];
-	if (pos + GP_CHUNK_HDR > r->fsize || pread_all(r->fd, b, sizeof(b), pos)) {
+	if (pos + GP_CHUNK_HDR > r->fsize || gp_pread_all(r->fd, b, sizeof(b), pos)) {
 		*why = "short read";
 		return GP_ERR_TRUNCATED;
 	}
@@ -268,7 +267,7 @@ static uint64_t resync(gp_reader *r, uint64_t pos)
 	static __thread uint8_t blk[BLK];
 	for (uint64_t base = pos + 1; base < r->fsize; base += BLK - 8) {
 		size_t n = (size_t)(r->fsize - base < BLK ? r->fsize - base : BLK);
-		if (pread_all(r->fd, blk, n, base)) return r->fsize;
+		if (gp_pread_all(r->fd, blk, n, base)) return r->fsize;
 		for (size_t i = 0; i + 4 <= n; i++) {
 			if (blk[i] != 'G' || blk[i + 1] != 'P') continue;
 			uint64_t at = base + i;
@@ -292,7 +291,8 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 		r->ch = n;
 		r->chcap = nc;
 	}
-	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, CH_UNKNOWN };
+	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, h->first_ts, h->last_ts,
+					 CH_UNKNOWN };
 	return 0;
 }
 
@@ -300,7 +300,7 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 static void check_index(gp_reader *r, uint64_t pos, const struct gp_chunk_hdr *h)
 {
 	uint8_t *c = malloc(h->csize), *u = malloc(h->usize ? h->usize : 1);
-	if (c && u && !pread_all(r->fd, c, h->csize, pos + GP_CHUNK_HDR)) {
+	if (c && u && !gp_pread_all(r->fd, c, h->csize, pos + GP_CHUNK_HDR)) {
 		size_t n = ZSTD_decompressDCtx(r->dctx, u, h->usize, c, h->csize);
 		if (ZSTD_isError(n) || n != h->usize || n < 2 || u[0] != 1) {
 			r->integ.frames_corrupt++;
@@ -391,7 +391,7 @@ static int read_header(gp_reader *r)
 {
 	uint8_t fixed[GP_HEADER_FIXED];
 	uint64_t have = r->fsize < GP_HEADER_FIXED ? r->fsize : GP_HEADER_FIXED;
-	if (have && pread_all(r->fd, fixed, (size_t)have, 0)) return fail_open(r, GP_ERR_IO, "read error: %s", strerror(errno));
+	if (have && gp_pread_all(r->fd, fixed, (size_t)have, 0)) return fail_open(r, GP_ERR_IO, "read error: %s", strerror(errno));
 	size_t m = have < 8 ? (size_t)have : 8;
 	if (memcmp(fixed, gp_magic_file, m)) return fail_open(r, GP_ERR_NOT_GPUPROF, "not a gpuprof trace (bad magic)");
 	if (have < 16) return fail_open(r, GP_ERR_TRUNCATED, "file ends inside the header (%llu bytes)", (unsigned long long)have);
@@ -408,7 +408,7 @@ static int read_header(gp_reader *r)
 				 (unsigned long long)r->fsize, hsize);
 	uint8_t *b = malloc(hsize);
 	if (!b) return GP_ERR_NOMEM;
-	if (pread_all(r->fd, b, hsize, 0)) {
+	if (gp_pread_all(r->fd, b, hsize, 0)) {
 		free(b);
 		return fail_open(r, GP_ERR_IO, "read error");
 	}
@@ -445,9 +445,29 @@ static int read_header(gp_reader *r)
 	return 0;
 }
 
+static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref);
+
 GP_API int gp_reader_open(const char *path, gp_reader **out)
 {
+	return gp_reader_open_opts(path, NULL, out);
+}
+
+GP_API int gp_reader_threads_default(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > GP_READER_MAX_THREADS ? GP_READER_MAX_THREADS
+						     : (int)n;
+}
+
+GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *opts, gp_reader **out)
+{
 	if (!path || !out) return GP_ERR_INVALID;
+	int threads = 1;
+	if (opts && opts->sz >= offsetof(struct gp_reader_opts, threads) + sizeof(opts->threads)) {
+		if (opts->threads < 0) return GP_ERR_INVALID;
+		threads = opts->threads ? opts->threads : 1;
+		if (threads > GP_READER_MAX_THREADS) threads = GP_READER_MAX_THREADS;
+	}
 	*out = NULL;
 	gp_reader *r = calloc(1, sizeof(*r));
 	if (!r) return GP_ERR_NOMEM;
@@ -469,6 +489,11 @@ GP_API int gp_reader_open(const char *path, gp_reader **out)
 	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 24);
 	if (r->fsize >= r->data_start + GP_FOOTER_SIZE) footer_at(r, r->fsize - GP_FOOTER_SIZE, &r->foot);
 	if ((rc = scan(r))) goto fail;
+	r->threads = threads;
+	/* decoding threads: the caller's thread counts as one of `threads` */
+	if (threads > 1 && r->nch > 1 &&
+	    (rc = gp_prefetch_new(r->fd, threads - 1, 2 * (size_t)(threads - 1) + 2, describe_chunk, r, &r->pf)))
+		goto fail;
 	*out = r;
 	return 0;
 fail:
@@ -500,24 +525,28 @@ GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out)
 	if (r && out) *out = r->integ;
 }
 
-static void cursor_free(struct cursor *c)
+static void cursor_free(gp_reader *r, struct cursor *c)
 {
+	if (c->job) gp_prefetch_release(r->pf, c->job);
 	free(c->cbuf);
 	free(c->ubuf);
 	free(c->list);
 	free(c->batch);
+	int pooled = c->pooled;
 	memset(c, 0, sizeof(*c));
+	c->pooled = pooled;
 }
 
 GP_API void gp_reader_close(gp_reader *r)
 {
 	if (!r) return;
+	cursor_free(r, &r->fo);
+	cursor_free(r, &r->meta);
+	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
+	gp_prefetch_free(r->pf); /* after the cursors gave their jobs back */
 	close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->ch);
-	cursor_free(&r->fo);
-	cursor_free(&r->meta);
-	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
 	free(r->curs);
 	free(r->heap);
 	for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i].s);
@@ -539,13 +568,58 @@ static void mark(gp_reader *r, struct cent *c, int state)
 	else r->integ.frames_corrupt++;
 }
 
+/* For the decoding threads: where chunk idx is and its source's tid now;
+ * 0 for a chunk already known to be corrupt. */
+static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref)
+{
+	gp_reader *r = arg;
+	const struct cent *e = &r->ch[idx];
+	if (e->state == CH_CORRUPT) return 0;
+	const gp_rec_source *s = gp_reader_source(r, e->source);
+	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0 };
+	return 1;
+}
+
+/* load_chunk with decoding threads: the chunk's job, with the outcomes the
+ * reader reports on its own thread (the same as decoding here). */
+static int load_job(gp_reader *r, struct cursor *c, size_t idx)
+{
+	struct cent *e = &r->ch[idx];
+	struct gp_chunk_ref ref;
+	describe_chunk(r, idx, &ref);
+	struct gp_job *j = gp_prefetch_take(r->pf, idx, &ref, r->dctx);
+	if (!j) return GP_ERR_NOMEM;
+	if (j->rc) {
+		if (j->rc == GP_ERR_IO)
+			problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
+		else if (j->rc == GP_ERR_CORRUPT)
+			problem(r, "chunk at offset %llu: decompression failed (%s)", (unsigned long long)e->off, j->zerr);
+		int rc = j->rc;
+		gp_prefetch_release(r->pf, j);
+		if (rc == GP_ERR_NOMEM) return rc;
+		mark(r, e, CH_CORRUPT);
+		return rc;
+	}
+	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
+	c->job = j;
+	c->ji = c->jend = 0;
+	c->cur = idx;
+	c->in_chunk = 1;
+	return 0;
+}
+
 /* Reads + decompresses chunk idx into c; 0 ok, <0 skipped (counted). */
 static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 {
 	struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
 	c->bi = c->bn = 0;
+	if (c->job) {
+		gp_prefetch_release(r->pf, c->job);
+		c->job = NULL;
+	}
 	if (e->state == CH_CORRUPT) return GP_ERR_CORRUPT;
+	if (c->pooled && r->pf) return load_job(r, c, idx);
 	if (!c->batch && !(c->batch = malloc(DEC_BATCH * sizeof(*c->batch)))) return GP_ERR_NOMEM;
 	if (e->csize > c->ccap) {
 		uint8_t *n = realloc(c->cbuf, e->csize);
@@ -561,7 +635,7 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 		c->ubuf = n;
 		c->ucap = want;
 	}
-	if (pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
+	if (gp_pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
 		problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
 		mark(r, e, CH_CORRUPT);
 		return GP_ERR_IO;
@@ -583,6 +657,29 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	return 0;
 }
 
+/* The strings and sources among n decoded records go into the tables
+ * (a string record then points at the table's copy). */
+static void apply_meta(gp_reader *r, gp_record *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++, x++) {
+		if (x->type == GP_REC_STRING) {
+			const char *s = str_add(r, x->u.string.id, x->u.string.str, x->u.string.len);
+			x->u.string.str = s ? s : "";
+			if (!s) x->u.string.len = 0;
+		} else if (x->type == GP_REC_SOURCE) {
+			src_add(r, &x->u.source);
+		}
+	}
+}
+
+static void chunk_bad_record(gp_reader *r, struct cursor *c, const char *why, size_t at)
+{
+	struct cent *e = &r->ch[c->cur];
+	problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off, why ? why : "bad record",
+		(unsigned long long)at);
+	mark(r, e, CH_CORRUPT);
+}
+
 /* Decodes the next batch of the cursor's current chunk: 1, or 0 at its end
  * (a malformed record ends it too, after the records before it). */
 static int chunk_refill(gp_reader *r, struct cursor *c)
@@ -590,31 +687,44 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 	if (!c->in_chunk) return 0;
 	int meta;
 	int n = gp_dec_batch(&c->dec, c->batch, DEC_BATCH, &meta);
-	if (meta) {
-		for (int i = 0; i < n; i++) {
-			gp_record *x = &c->batch[i];
-			if (x->type == GP_REC_STRING) {
-				const char *s = str_add(r, x->u.string.id, x->u.string.str, x->u.string.len);
-				x->u.string.str = s ? s : "";
-				if (!s) x->u.string.len = 0;
-			} else if (x->type == GP_REC_SOURCE) {
-				src_add(r, &x->u.source);
-			}
-		}
-	}
+	if (meta) apply_meta(r, c->batch, (size_t)n);
 	if (n) {
 		c->bn = n;
 		c->bi = 1;
 		c->cr = &c->batch[0];
 		return 1;
 	}
-	if (c->dec.err) {
-		struct cent *e = &r->ch[c->cur];
-		problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off,
-			c->dec.why ? c->dec.why : "bad record",
-			(unsigned long long)(c->dec.p - c->ubuf));
-		mark(r, e, CH_CORRUPT);
+	if (c->dec.err) chunk_bad_record(r, c, c->dec.why, (size_t)(c->dec.p - c->ubuf));
+	c->in_chunk = 0;
+	return 0;
+}
+
+/* The same from a job: its records in the batches gp_dec_batch would have
+ * made on this thread (DEC_BATCH records, ending after a STACK record), so
+ * strings and sources enter the tables at the same points. */
+static int job_refill(gp_reader *r, struct cursor *c)
+{
+	struct gp_job *j = c->job;
+	if (!c->in_chunk || !j) return 0;
+	if (c->ji < j->nrec) {
+		size_t b = c->ji, end = b + DEC_BATCH < j->nrec ? b + DEC_BATCH : j->nrec;
+		int meta = 0;
+		for (size_t i = b; i < end; i++) {
+			uint32_t t = j->recs[i].type;
+			meta |= t <= GP_REC_SOURCE;
+			if (t == GP_REC_STACK) {
+				end = i + 1;
+				break;
+			}
+		}
+		if (meta) apply_meta(r, j->recs + b, end - b);
+		c->jend = end;
+		c->cr = &j->recs[c->ji++];
+		return 1;
 	}
+	if (j->dec_err) chunk_bad_record(r, c, j->why, j->err_at);
+	gp_prefetch_release(r->pf, j);
+	c->job = NULL;
 	c->in_chunk = 0;
 	return 0;
 }
@@ -626,19 +736,83 @@ static inline int chunk_next(gp_reader *r, struct cursor *c)
 		c->cr = &c->batch[c->bi++];
 		return 1;
 	}
+	if (c->job) {
+		if (GP_LIKELY(c->ji < c->jend)) {
+			c->cr = &c->job->recs[c->ji++];
+			return 1;
+		}
+		return job_refill(r, c);
+	}
 	return chunk_refill(r, c);
 }
 
+/* ---------------------------------------------------------------- window */
+/* Whether chunk i may hold records of the time window: metadata chunks and
+ * chunks without timed records always. */
+static int chunk_wanted(const gp_reader *r, size_t i)
+{
+	const struct cent *e = &r->ch[i];
+	if (!r->windowed || e->source == 0 || (!e->first_ts && !e->last_ts)) return 1;
+	return e->last_ts >= r->win_lo && e->first_ts < r->win_hi;
+}
+
+GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to)
+{
+	if (!r || from > to) return GP_ERR_INVALID;
+	r->windowed = from > 0 || to < UINT64_MAX;
+	r->win_lo = from;
+	r->win_hi = to;
+	return gp_reader_rewind(r);
+}
+
+GP_API int gp_reader_time_range(const gp_reader *r, uint64_t *first, uint64_t *last)
+{
+	if (!r || !first || !last) return GP_ERR_INVALID;
+	int any = 0;
+	*first = *last = 0;
+	for (size_t i = 0; i < r->nch; i++) {
+		const struct cent *e = &r->ch[i];
+		if (!e->first_ts && !e->last_ts) continue;
+		if (!any || e->first_ts < *first) *first = e->first_ts;
+		if (!any || e->last_ts > *last) *last = e->last_ts;
+		any = 1;
+	}
+	return any ? 0 : GP_ERR_EOF;
+}
+
+GP_API int gp_reader_threads(const gp_reader *r)
+{
+	return r ? (r->pf ? r->threads : 1) : 0;
+}
+
 /* ---------------------------------------------------------------- file order */
+static int fo_schedule(gp_reader *r)
+{
+	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(*idx)), n = 0;
+	if (!idx) return GP_ERR_NOMEM;
+	for (size_t i = 0; i < r->nch; i++)
+		if (chunk_wanted(r, i)) idx[n++] = i;
+	int rc = gp_prefetch_schedule(r->pf, idx, n);
+	free(idx);
+	r->fo_scheduled = 1;
+	return rc;
+}
+
 GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 {
 	if (!r || !rec) return GP_ERR_INVALID;
 	struct cursor *c = &r->fo;
+	if (r->pf && !r->fo_scheduled) {
+		int rc = fo_schedule(r);
+		if (rc) return rc;
+		c->pooled = 1;
+	}
 	for (;;) {
 		if (chunk_next(r, c)) {
 			*rec = c->cr;
 			return 1;
 		}
+		while (c->fo_next < r->nch && !chunk_wanted(r, c->fo_next)) c->fo_next++;
 		if (c->fo_next >= r->nch) return 0;
 		int rc = load_chunk(r, c, c->fo_next++);
 		if (rc == GP_ERR_NOMEM) return rc;
@@ -700,13 +874,15 @@ static int order_setup(gp_reader *r)
 	for (size_t i = 0; i < r->nch; i++)
 		if (r->ch[i].source == 0) r->meta.list[r->meta.nlist++] = i;
 	r->meta.only_untimed = 1;
+	r->meta.pooled = 1;
 
-	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(size_t));
+	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(size_t)), nw = 0;
 	if (!idx) return GP_ERR_NOMEM;
-	for (size_t i = 0; i < r->nch; i++) idx[i] = i;
-	qsort_r(idx, r->nch, sizeof(size_t), cmp_src_then_idx, r->ch);
-	size_t ns = 0;
 	for (size_t i = 0; i < r->nch; i++)
+		if (chunk_wanted(r, i)) idx[nw++] = i;
+	qsort_r(idx, nw, sizeof(size_t), cmp_src_then_idx, r->ch);
+	size_t ns = 0;
+	for (size_t i = 0; i < nw; i++)
 		if (i == 0 || r->ch[idx[i]].source != r->ch[idx[i - 1]].source) ns++;
 	r->curs = calloc(ns ? ns : 1, sizeof(*r->curs));
 	r->heap = calloc(ns ? ns : 1, sizeof(*r->heap));
@@ -714,10 +890,11 @@ static int order_setup(gp_reader *r)
 		free(idx);
 		return GP_ERR_NOMEM;
 	}
-	for (size_t i = 0; i < r->nch;) {
+	for (size_t i = 0; i < nw;) {
 		size_t j = i;
-		while (j < r->nch && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
+		while (j < nw && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
 		struct cursor *c = &r->curs[r->ncurs++];
+		c->pooled = 1;
 		c->list = malloc((j - i) * sizeof(size_t));
 		if (!c->list) {
 			free(idx);
@@ -729,7 +906,46 @@ static int order_setup(gp_reader *r)
 		i = j;
 	}
 	free(idx);
-	return 0;
+	return r->pf ? gp_prefetch_schedule(r->pf, r->meta.list, r->meta.nlist) : 0;
+}
+
+/* The merge's loads, predicted: a source's next chunk is loaded once the
+ * merge has passed its previous chunk's records, i.e. at about that
+ * chunk's last timestamp (its first chunk: at once). */
+struct pload {
+	uint64_t at;
+	size_t idx;
+};
+static int cmp_pload(const void *a, const void *b)
+{
+	const struct pload *x = a, *y = b;
+	if (x->at != y->at) return x->at < y->at ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int merge_schedule(gp_reader *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ncurs; i++) n += r->curs[i].nlist;
+	struct pload *pl = malloc((n ? n : 1) * sizeof(*pl));
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	if (!pl || !idx) {
+		free(pl);
+		free(idx);
+		return GP_ERR_NOMEM;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < r->ncurs; i++)
+		for (size_t j = 0; j < r->curs[i].nlist; j++) {
+			size_t c = r->curs[i].list[j];
+			pl[k++] = (struct pload){ j ? r->ch[r->curs[i].list[j - 1]].last_ts : 0, c };
+		}
+	qsort(pl, n, sizeof(*pl), cmp_pload);
+	for (size_t i = 0; i < n; i++) idx[i] = pl[i].idx;
+	int rc = gp_prefetch_schedule(r->pf, idx, n);
+	free(pl);
+	free(idx);
+	return rc;
 }
 
 GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
@@ -748,6 +964,7 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 			return 1;
 		}
 		/* all metadata (strings, sources) known now: start the merge */
+		if (r->pf && (rc = merge_schedule(r))) return rc;
 		for (size_t i = 0; i < r->ncurs; i++) {
 			rc = cursor_advance(r, &r->curs[i]);
 			if (rc < 0) return rc;
@@ -779,11 +996,16 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 GP_API int gp_reader_rewind(gp_reader *r)
 {
 	if (!r) return GP_ERR_INVALID;
+	if (r->fo.job) {
+		gp_prefetch_release(r->pf, r->fo.job);
+		r->fo.job = NULL;
+	}
 	r->fo.fo_next = 0;
 	r->fo.in_chunk = 0;
 	r->fo.bi = r->fo.bn = 0;
-	cursor_free(&r->meta);
-	for (size_t i = 0; i < r->ncurs; i++) cursor_free(&r->curs[i]);
+	r->fo_scheduled = 0;
+	cursor_free(r, &r->meta);
+	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
 	free(r->curs);
 	free(r->heap);
 	r->curs = NULL;
@@ -791,7 +1013,7 @@ GP_API int gp_reader_rewind(gp_reader *r)
 	r->ncurs = r->nheap = 0;
 	r->last = NULL;
 	r->ord_phase = 0;
-	return 0;
+	return r->pf ? gp_prefetch_schedule(r->pf, NULL, 0) : 0;
 }
 
 GP_API int gp_reader_load_meta(gp_reader *r)
@@ -802,12 +1024,12 @@ GP_API int gp_reader_load_meta(gp_reader *r)
 		if (r->ch[i].source != 0) continue;
 		int rc = load_chunk(r, &c, i);
 		if (rc == GP_ERR_NOMEM) {
-			cursor_free(&c);
+			cursor_free(r, &c);
 			return rc;
 		}
 		while (chunk_next(r, &c)) {}
 	}
-	cursor_free(&c);
+	cursor_free(r, &c);
 	return 0;
 }
 
@@ -821,7 +1043,7 @@ GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n)
 		if (load_chunk(r, &c, i) == 0)
 			while (chunk_next(r, &c)) {}
 	}
-	cursor_free(&c);
+	cursor_free(r, &c);
 	const struct gp_integrity *g = &r->integ;
 	if (!g->truncated && !g->frames_corrupt && !g->bytes_skipped)
 		return snprintf(buf, n, "ok: %llu chunks, footer present", (unsigned long long)g->frames_ok);

@@ -18,6 +18,24 @@ typedef struct gp_reader gp_reader;
 
 /* ---------------------------------------------------------------- open */
 GP_API int gp_reader_open(const char *path, gp_reader **out);
+
+/* Options of gp_reader_open_opts; zero-initialise, set sz = sizeof. */
+struct gp_reader_opts {
+	size_t sz;
+	/* Threads that decode, the caller's included (0 or 1: the caller's
+	 * only).  With N > 1, N - 1 threads decompress and decode the chunks
+	 * ahead of the caller, at most 2(N - 1) + 2 chunks ahead (each: its
+	 * bytes and its records, about 1.5 MB for a full chunk); the records,
+	 * their order, the tables and the integrity report are the same as
+	 * with one thread. */
+	int threads;
+};
+#define GP_READER_MAX_THREADS 256
+GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *opts, gp_reader **out);
+/* The online processors (1 .. GP_READER_MAX_THREADS): a default for threads. */
+GP_API int gp_reader_threads_default(void);
+/* The threads decoding for r (1 when the caller's alone). */
+GP_API int gp_reader_threads(const gp_reader *r);
 GP_API void gp_reader_close(gp_reader *r); /* NULL ok */
 GP_API const gp_header *gp_reader_header(const gp_reader *r);
 /* Human-readable cause of the last error ("frame at offset 1234: checksum
@@ -34,6 +52,19 @@ GP_API int gp_reader_next(gp_reader *r, const gp_record **rec);
  * Memory bounded by the number of sources x one chunk. */
 GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec);
 GP_API int gp_reader_rewind(gp_reader *r);
+
+/* Restricts both iterations to the chunks that may hold records whose
+ * primary time (gp_record_time) is in [from, to): the footer's chunk table
+ * gives each chunk's first and last timestamp, so a window late in a long
+ * trace costs what its own chunks cost.  Chunks of source 0 (metadata) and
+ * chunks without timed records are always read; records are not filtered
+ * one by one (the caller does that: chunks hold other records too).
+ * [0, UINT64_MAX) = the whole trace (the default).  Rewinds. */
+GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to);
+/* Smallest and largest primary timestamp of the trace's readable chunks,
+ * from the chunk headers (no decoding): 0, or GP_ERR_EOF when no chunk has
+ * a timed record.  Ends of intervals may lie past *last. */
+GP_API int gp_reader_time_range(const gp_reader *r, uint64_t *first, uint64_t *last);
 
 /* Strings and sources seen so far (all of them once iteration has ended, or
  * after gp_reader_load_meta which scans the file for them). */

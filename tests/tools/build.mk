@@ -6,7 +6,7 @@ FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
 TOOLS_SH_TESTS := test_cli test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
-	test_comm test_matrix_table test_steps test_steps_mnist test_select test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
+	test_comm test_matrix_table test_steps test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
 	test_layers
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
@@ -57,6 +57,12 @@ $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(T
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++
 
+# tools/analysis/quantile and summary: the median sketch's error bound
+TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
+TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
+$(TEST_QUANTILE): tests/tools/test_quantile.c tests/tools/splitmix.h $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
+
 $(FAKE_SHIM_SO): tests/tools/fake_shim.c | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
 
@@ -68,5 +74,5 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_ATTRIBUTION)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION)
+	$(TEST_ATTRIBUTION) $(TEST_QUANTILE)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_QUANTILE)

@@ -1,7 +1,8 @@
 /* gen_common.h — what the test trace generators (gen_trace.c, gen_ranks.c,
- * gen_stacks.c, gen_steps.c, gen_advise.c) share: the one writer (open/close), an append that exits on
- * error, STRING records, the SOURCE/PROCESS records every trace starts with, an H200-like DEVICE record,
- * and builders of the API, kernel, memcpy and NVTX range records (absolute times).
+ * gen_stacks.c, gen_steps.c, gen_advise.c; bench/bigtrace/gen_bigtrace.c) share: the one writer
+ * (open/close), an append that exits on error, STRING records, the SOURCE/PROCESS/THREAD records every
+ * trace starts with, an H200-like DEVICE record, and builders of the API, kernel, memcpy and NVTX range
+ * records (absolute times).
  * Header-only and static inline: each generator is one C file, and a helper
  * a generator does not use costs nothing (and draws no unused warning). */
 #ifndef GEN_COMMON_H
@@ -162,20 +163,37 @@ static inline void rec_range(gp_record *r, uint32_t tid, uint32_t end_tid, uint3
 	r->u.nvtx_range.color = kind == GP_NVTX_PUSHPOP ? 0xff00ff00u : 0;
 }
 
-/* The DEVICE record of device 0 named `name`: an H200's limits (132 SMs,
- * cc 9.0, 2048 threads, 32 blocks, 64 K registers and 228 KiB of shared
- * memory per SM), what the occupancy rules read. */
-static inline void device_h200(uint32_t name)
+/* DEVICE record of device 0 named name_id, compute capability 9.0 with
+ * 132 SMs and every per-SM limit of an H100/H200 (the occupancy rules need
+ * them all); the caller may set more fields before writing it. */
+static inline void rec_device_sm90(gp_record *r, uint32_t name_id)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = GP_REC_DEVICE;
+	r->u.device.device_id = 0; r->u.device.name_id = name_id;
+	r->u.device.cc_major = 9; r->u.device.cc_minor = 0; r->u.device.sm_count = 132;
+	r->u.device.max_threads_per_sm = 2048; r->u.device.max_blocks_per_sm = 32;
+	r->u.device.max_regs_per_sm = 65536; r->u.device.max_smem_per_sm = 233472;
+	r->u.device.max_smem_per_block = 232448; r->u.device.max_threads_per_block = 1024;
+	r->u.device.warp_size = 32;
+}
+
+/* THREAD record: thread tid of process pid is named by string name_id. */
+static inline void thread_rec(uint32_t pid, uint32_t tid, uint32_t name_id)
 {
 	gp_record r;
 	memset(&r, 0, sizeof(r));
-	r.type = GP_REC_DEVICE;
-	r.u.device.device_id = 0; r.u.device.name_id = name;
-	r.u.device.cc_major = 9; r.u.device.cc_minor = 0; r.u.device.sm_count = 132;
-	r.u.device.max_threads_per_sm = 2048; r.u.device.max_blocks_per_sm = 32;
-	r.u.device.max_regs_per_sm = 65536; r.u.device.max_smem_per_sm = 233472;
-	r.u.device.max_smem_per_block = 232448; r.u.device.max_threads_per_block = 1024;
-	r.u.device.warp_size = 32;
+	r.type = GP_REC_THREAD;
+	r.u.thread.pid = pid; r.u.thread.tid = tid; r.u.thread.name_id = name_id;
+	put(0, &r);
+}
+
+/* The DEVICE record of device 0 named `name` (rec_device_sm90: an H200's
+ * limits, what the occupancy rules read), written. */
+static inline void device_h200(uint32_t name)
+{
+	gp_record r;
+	rec_device_sm90(&r, name);
 	put(0, &r);
 }
 

@@ -201,12 +201,8 @@ int main(int argc, char **argv)
 	const uint32_t tids[5] = { 0, P, P + 1, 0, 0 }, names[5] = { 0, S_MAIN, S_WORKER, 0, 0 };
 	sources(P, 4, kinds, tids, names);
 	process(P, S_CMD, S_HOST, b ? 1 : -1, T0);
-	for (uint32_t t = 0; t < 2; t++) {
-		memset(&r, 0, sizeof(r));
-		r.type = GP_REC_THREAD;
-		r.u.thread.pid = P; r.u.thread.tid = P + t; r.u.thread.name_id = t ? S_WORKER : S_MAIN;
-		put(0, &r);
-	}
+	thread_rec(P, P, S_MAIN);
+	thread_rec(P, P + 1, S_WORKER);
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_DEVICE;
 	r.u.device.device_id = 0; r.u.device.name_id = S_GPU;

@@ -55,7 +55,8 @@ def gp(*args, check=True, **kw):
 
 
 def union(iv):
-    """The union of intervals (s, e), as sorted disjoint [s, e] lists."""
+    """The union of intervals (s, e), as sorted disjoint [s, e] lists
+    (touching ones merged), computed here, not by the tool."""
     out = []
     for s, e in sorted(iv):
         if out and s <= out[-1][1]:

@@ -12,13 +12,21 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 	struct gpu_dev d;
 	memset(&d, 0, sizeof(d));
 	d.pid = pid; d.dev = dev;
+	d.streamed = u64map_get(&g->streamed, pid, MAP_FIND) != NULL;
+	if (d.streamed && g->clip) {
+		size_t lo, hi;
+		winset_range(g->clip, pid, &lo, &hi);
+		if (hi - lo > 1) d.streamed = 0; /* gaps between windows do not count: kept */
+		else if (hi > lo) { d.clipped = 1; d.clip_s = g->clip->v[lo].s; d.clip_e = g->clip->v[lo].e; }
+	}
 	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
 	return &g->devs[g->ndevs - 1];
 }
 
-static struct gpu_stream *stream_get(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
+static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, uint32_t stream)
 {
+	uint32_t pid = d->pid, dev = d->dev;
 	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
 	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
 	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
@@ -27,9 +35,17 @@ static struct gpu_stream *stream_get(struct gpu_activity *g, uint32_t pid, uint3
 	struct gpu_stream u;
 	memset(&u, 0, sizeof(u));
 	u.pid = pid; u.dev = dev; u.stream = stream;
+	u.streamed = d->streamed;
 	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
+	VEC_PUSH(d->strs, d->nstrs, d->cstrs, g->nstrs);
 	VEC_PUSH(g->strs, g->nstrs, g->cstrs, u);
 	return &g->strs[g->nstrs - 1];
+}
+
+void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed)
+{
+	if (!g->keep && settings_known && !windowed) *u64map_get(&g->streamed, pid, MAP_INSERT) = 1;
+	else u64map_del(&g->streamed, pid);
 }
 
 void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
@@ -40,9 +56,39 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
 	if (!d->has || s < d->span_s) d->span_s = s;
 	if (!d->has || e > d->span_e) d->span_e = e;
 	d->has = 1;
-	ivset_add(work == GPU_WORK_KERNEL ? &d->k : &d->c, s, e);
-	struct gpu_stream *u = stream_get(g, pid, dev, stream);
-	ivset_add(work == GPU_WORK_KERNEL ? &u->k : &u->c, s, e);
+	struct gpu_stream *u = stream_get(g, d, stream);
+	int kern = work == GPU_WORK_KERNEL;
+	if (!d->streamed) {
+		ivset_add(&d->kc.set[!kern], s, e);
+		ivset_add(kern ? &u->k : &u->c, s, e);
+		return;
+	}
+	/* as gpu_activity_finish clips a kept set to one window */
+	if (d->clipped) {
+		int instant_inside = s == e && s >= d->clip_s && s < d->clip_e;
+		if (s < d->clip_s) s = d->clip_s;
+		if (e > d->clip_e) e = d->clip_e;
+		if (e <= s && !instant_inside) return;
+		if (e < s) e = s;
+	}
+	if (kern) { d->nk++; u->nk++; } else { d->nc++; u->nc++; }
+	if (!ivpair_admit(&d->kc, &s, &e)) return; /* too late: its time before the cut is lost */
+	ivset_add(kern ? &u->k : &u->c, s, e);
+	uint64_t x = ivpair_add(&d->kc, !kern, s, e, GPU_ACTIVITY_LAG);
+	if (x)
+		for (size_t i = 0; i < d->nstrs; i++) {
+			struct gpu_stream *v = &g->strs[d->strs[i]];
+			ivset_cut(&v->k, &v->kd, x, NULL);
+			ivset_cut(&v->c, &v->cd, x, NULL);
+		}
+}
+
+uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns)
+{
+	uint64_t n = 0, ns = 0;
+	for (size_t i = 0; i < g->ndevs; i++) { n += g->devs[i].kc.late; ns += g->devs[i].kc.late_ns; }
+	if (late_ns) *late_ns = ns;
+	return n;
 }
 
 static int cmp_dev(const void *a, const void *b)
@@ -95,20 +141,29 @@ static struct ivsum ivset_union_windows(struct ivset *set, const struct winset *
 	return sum;
 }
 
-/* Union of a set, clipped to the windows v[lo, hi) when there are any. */
-static struct ivsum merge(struct ivset *set, const struct winset *w, size_t lo, size_t hi)
+/* Union of a set, clipped to the windows v[lo, hi) when there are any;
+ * with the part summed before the cut and, n != 0, n intervals in all
+ * (streamed sets: their pending intervals are merged ones). */
+static struct ivsum merge(struct ivset *set, const struct ivdone *done, uint64_t n, const struct winset *w,
+			  size_t lo, size_t hi)
 {
-	if (hi == lo)
-		return ivset_union(set);
-	ivset_clip_windows(set, w, lo, hi);
-	return ivset_union_windows(set, w, lo, hi);
+	struct ivsum rest;
+	if (hi == lo) {
+		rest = ivset_union(set);
+	} else {
+		ivset_clip_windows(set, w, lo, hi);
+		rest = ivset_union_windows(set, w, lo, hi);
+	}
+	rest = ivsum_after(rest, set, done);
+	if (n) rest.count = n;
+	return rest;
 }
 
 void gpu_activity_count_windows(const struct gpu_activity *g, struct winset *win)
 {
 	for (size_t i = 0; i < g->ndevs; i++)
-		for (size_t j = 0; j < g->devs[i].k.n; j++) {
-			long w = winset_find(win, g->devs[i].pid, g->devs[i].k.v[j].s);
+		for (size_t j = 0; j < g->devs[i].kc.set[0].n; j++) {
+			long w = winset_find(win, g->devs[i].pid, g->devs[i].kc.set[0].v[j].s);
 			if (w >= 0) win->v[w].kernels++;
 		}
 }
@@ -130,24 +185,24 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 			d->span = 0;
 			for (size_t j = lo; j < hi; j++) d->span += win->v[j].e - win->v[j].s;
 		}
-		d->ksum = merge(&d->k, win, lo, hi);
-		d->csum = merge(&d->c, win, lo, hi);
-		d->overlap = ivset_overlap(&d->k, &d->c);
+		d->ksum = merge(&d->kc.set[0], &d->kc.done[0], d->streamed ? d->nk : 0, win, lo, hi);
+		d->csum = merge(&d->kc.set[1], &d->kc.done[1], d->streamed ? d->nc : 0, win, lo, hi);
+		d->overlap = d->kc.overlap_done + ivset_overlap(&d->kc.set[0], &d->kc.set[1]);
 	}
 	for (size_t i = 0; i < g->nstrs; i++) {
 		struct gpu_stream *u = &g->strs[i];
 		size_t lo = 0, hi = 0;
 		winset_range(win, u->pid, &lo, &hi);
-		u->ksum = merge(&u->k, win, lo, hi);
-		u->csum = merge(&u->c, win, lo, hi);
+		u->ksum = merge(&u->k, &u->kd, u->streamed ? u->nk : 0, win, lo, hi);
+		u->csum = merge(&u->c, &u->cd, u->streamed ? u->nc : 0, win, lo, hi);
 	}
 }
 
 void gpu_activity_free(struct gpu_activity *g)
 {
-	for (size_t i = 0; i < g->ndevs; i++) { free(g->devs[i].k.v); free(g->devs[i].c.v); }
+	for (size_t i = 0; i < g->ndevs; i++) { ivpair_free(&g->devs[i].kc); free(g->devs[i].strs); }
 	for (size_t i = 0; i < g->nstrs; i++) { free(g->strs[i].k.v); free(g->strs[i].c.v); }
 	free(g->devs); free(g->strs);
-	u64map_free(&g->dev_idx); u64map_free(&g->str_idx);
+	u64map_free(&g->dev_idx); u64map_free(&g->str_idx); u64map_free(&g->streamed);
 	memset(g, 0, sizeof(*g));
 }

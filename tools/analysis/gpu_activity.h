@@ -15,10 +15,29 @@
 #include "analysis/windows.h"
 #include "common/util.h"
 
+/* Memory.  A process whose GPU activity may be windowed (recorded with
+ * --gpu-window or --capture-range, or whose settings the trace does not
+ * say: format < 1.2, other writers) keeps every interval until the end
+ * (16 bytes per GPU record, twice: device and stream).  Any other
+ * process's intervals are summed as the trace streams: each device's
+ * kernel and copy sets are an ivpair (analysis/intervals.h) with lag
+ * GPU_ACTIVITY_LAG, and its streams are cut where it is (busy time, gaps,
+ * largest gap and overlap are additive over a split of time, so the cut is
+ * exact); a record more than GPU_ACTIVITY_LAG records late loses its time
+ * before the cut (the device's kc.late, kc.late_ns), so Busy can only be
+ * short, by at most that.  Memory per device: at most 4 x GPU_ACTIVITY_LAG
+ * x 16 bytes (4 MiB) for the device, as much for its streams, whatever the
+ * trace's length. */
+#define GPU_ACTIVITY_LAG 65536
+
 struct gpu_dev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e; /* first start, last end of its GPU work */
-	struct ivset k, c;
+	struct ivpair kc;      /* set[0] kernels, set[1] copies: kept, or pending and cut */
+	int streamed;          /* cut as it streams (see above) */
+	int clipped; uint64_t clip_s, clip_e; /* streamed: clipped to [clip_s, clip_e) as added */
+	uint64_t nk, nc;       /* intervals added */
+	size_t *strs; size_t nstrs, cstrs; /* its streams (indices into strs) */
 	/* set by gpu_activity_finish */
 	int windowed;          /* its process has GPU-activity windows */
 	uint64_t span;         /* span_e - span_s, or the windows' total time */
@@ -28,7 +47,10 @@ struct gpu_dev {
 
 struct gpu_stream {
 	uint32_t pid, dev, stream;
+	int streamed;          /* its device's */
 	struct ivset k, c;
+	uint64_t nk, nc;
+	struct ivdone kd, cd;
 	struct ivsum ksum, csum; /* set by gpu_activity_finish */
 };
 
@@ -37,8 +59,22 @@ struct gpu_activity {
 	u64map dev_idx, str_idx;
 	struct gpu_dev *devs; size_t ndevs, cdevs;
 	struct gpu_stream *strs; size_t nstrs, cstrs;
+	u64map streamed;       /* pid -> 1: its intervals may be cut (gpu_activity_process) */
+	int keep;              /* set by a caller that reads the devices' unions
+				  (kc.set) after gpu_activity_finish, as `gpuprof
+				  report`'s busy-over-time: no process is streamed */
+	const struct winset *clip; /* set before the first record, when the windows
+				  gpu_activity_finish will get are known: a streamed
+				  process's intervals are clipped to its one window
+				  there as they come (a process with several there
+				  keeps every interval) */
 };
 
+/* The process `pid` describes its recording: settings_known (the PROCESS
+ * record had a settings string) and windowed (it says --gpu-window or
+ * --capture-range).  Only a process said to be neither unknown nor
+ * windowed, before its first GPU record, is streamed. */
+void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed);
 void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
 		      uint64_t s, uint64_t e, enum gpu_work work);
 /* Counts the kernels starting inside each window of win (win->v[i].kernels;
@@ -49,6 +85,9 @@ void gpu_activity_count_windows(const struct gpu_activity *g, struct winset *win
  * streams by (pid, device, stream), clips to the windows and merges every
  * set into its union (ksum, csum).  Nothing is added after this. */
 void gpu_activity_finish(struct gpu_activity *g, struct winset *win);
+/* Records that arrived too late to be counted in full, over all devices,
+ * and their uncounted time. */
+uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns);
 void gpu_activity_free(struct gpu_activity *g);
 
 #endif

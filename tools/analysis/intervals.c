@@ -5,6 +5,7 @@
 #include "analysis/intervals.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/util.h"
 
@@ -54,4 +55,99 @@ uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b)
 		else j++;
 	}
 	return ov;
+}
+
+/* [s, e) joins the summed part (pieces come in time order, disjoint). */
+static void done_add(struct ivdone *d, uint64_t s, uint64_t e)
+{
+	if (d->has && s > d->last_e) {
+		uint64_t gap = s - d->last_e;
+		d->sum.gaps++;
+		if (gap > d->sum.largest) d->sum.largest = gap;
+	}
+	d->sum.busy += e - s;
+	if (!d->has || e > d->last_e) d->last_e = e;
+	d->has = 1;
+}
+
+void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre)
+{
+	ivset_union(set);
+	size_t i = 0;
+	while (i < set->n && set->v[i].s < x) {
+		struct ival *v = &set->v[i];
+		uint64_t e = v->e < x ? v->e : x;
+		done_add(done, v->s, e);
+		if (pre) ivset_add(pre, v->s, e);
+		if (v->e > x) { v->s = x; break; }
+		i++;
+	}
+	memmove(set->v, set->v + i, (set->n - i) * sizeof(*set->v));
+	set->n -= i;
+}
+
+struct ivsum ivsum_after(struct ivsum rest, const struct ivset *set, const struct ivdone *done)
+{
+	if (!done->has) return rest;
+	if (set->n && set->v[0].s > done->last_e) { /* the gap across the cut */
+		uint64_t gap = set->v[0].s - done->last_e;
+		rest.gaps++;
+		if (gap > rest.largest) rest.largest = gap;
+	}
+	rest.busy += done->sum.busy;
+	rest.gaps += done->sum.gaps;
+	if (done->sum.largest > rest.largest) rest.largest = done->sum.largest;
+	return rest;
+}
+
+struct ivsum ivset_union_done(struct ivset *set, const struct ivdone *done)
+{
+	return ivsum_after(ivset_union(set), set, done);
+}
+
+int ivpair_admit(struct ivpair *p, uint64_t *s, uint64_t *e)
+{
+	if (*e < *s) *e = *s;
+	if (*s >= p->cut) return 1;
+	p->late++;
+	p->late_ns += (*e < p->cut ? *e : p->cut) - *s;
+	if (*e <= p->cut) return 0;
+	*s = p->cut;
+	return 1;
+}
+
+uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t lag)
+{
+	ivset_add(&p->set[which], s, e);
+	size_t n = p->set[0].n + p->set[1].n;
+	if (n < (p->next_cut ? p->next_cut : 2 * lag)) return 0;
+	uint64_t *st = xmalloc(n * sizeof(*st));
+	for (size_t i = 0; i < p->set[0].n; i++) st[i] = p->set[0].v[i].s;
+	for (size_t i = 0; i < p->set[1].n; i++) st[p->set[0].n + i] = p->set[1].v[i].s;
+	qsort(st, n, sizeof(*st), cmp_u64);
+	uint64_t x = st[n - lag];
+	free(st);
+	uint64_t made = 0;
+	if (x > p->cut) {
+		struct ivset pre[2] = { { 0 }, { 0 } };
+		for (int i = 0; i < 2; i++) ivset_cut(&p->set[i], &p->done[i], x, &pre[i]);
+		p->overlap_done += ivset_overlap(&pre[0], &pre[1]);
+		free(pre[0].v); free(pre[1].v);
+		p->cut = made = x;
+	}
+	p->next_cut = p->set[0].n + p->set[1].n + lag;
+	return made;
+}
+
+void ivpair_finish(struct ivpair *p, struct ivsum *a, struct ivsum *b, uint64_t *overlap)
+{
+	*a = ivset_union_done(&p->set[0], &p->done[0]);
+	*b = ivset_union_done(&p->set[1], &p->done[1]);
+	*overlap = p->overlap_done + ivset_overlap(&p->set[0], &p->set[1]);
+}
+
+void ivpair_free(struct ivpair *p)
+{
+	free(p->set[0].v); free(p->set[1].v);
+	memset(p, 0, sizeof(*p));
 }

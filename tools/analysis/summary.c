@@ -19,45 +19,85 @@ size_t summary_group(struct summary *t, const char *name)
 	return *slot;
 }
 
-void sgroup_add(struct sgroup *g, uint64_t v)
+/* Over the limit: the group holding the most values goes to a histogram
+ * (the first such group on ties, so the choice depends only on the input). */
+static void shed(struct summary *t)
 {
+	size_t best = 0, most = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->g[i].q.approx && t->g[i].q.nv > most) { most = t->g[i].q.nv; best = i; }
+	if (most < SUMMARY_MIN_SWITCH) {
+		t->limit *= 2;
+		return;
+	}
+	qsketch_to_histogram(&t->g[best].q);
+	t->exact -= most;
+	t->approx++;
+}
+
+void summary_add(struct summary *t, size_t i, uint64_t v)
+{
+	struct sgroup *g = &t->g[i];
 	if (!g->n || v < g->min) g->min = v;
 	if (!g->n || v > g->max) g->max = v;
 	g->n++;
 	g->total += v;
-	VEC_PUSH(g->v, g->nv, g->cv, v);
-	g->sorted = 0;
+	double d = (double)v - g->mean;
+	g->mean += d / (double)g->n;
+	g->m2 += d * ((double)v - g->mean);
+	qsketch_add(&g->q, v);
+	if (g->q.approx) return;
+	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
+	if (++t->exact > t->limit) shed(t);
 }
 
-static void sgroup_sort(struct sgroup *g)
+void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 {
-	if (!g->sorted) qsort(g->v, g->nv, sizeof(uint64_t), cmp_u64);
-	g->sorted = 1;
+	struct sgroup *g = &t->g[i];
+	if (!src->n) return;
+	if (!g->n || src->min < g->min) g->min = src->min;
+	if (!g->n || src->max > g->max) g->max = src->max;
+	/* Welford's sums of two parts (Chan et al.) */
+	double n = (double)(g->n + src->n), d = src->mean - g->mean;
+	g->m2 += src->m2 + d * d * (double)g->n * (double)src->n / n;
+	g->mean += d * (double)src->n / n;
+	g->n += src->n;
+	g->total += src->total;
+	int was_exact = !g->q.approx;
+	qsketch_merge(&g->q, &src->q);
+	if (!was_exact) return;
+	if (g->q.approx) { t->exact -= g->q.n - src->n; t->approx++; return; }
+	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
+	t->exact += src->q.nv;
+	while (t->exact > t->limit) shed(t);
 }
 
 double sgroup_median(struct sgroup *g)
 {
-	if (!g->nv) return 0;
-	sgroup_sort(g);
-	if (g->nv & 1) return (double)g->v[g->nv / 2];
-	return ((double)g->v[g->nv / 2 - 1] + (double)g->v[g->nv / 2]) / 2.0;
+	return qsketch_median(&g->q, g->min, g->max);
+}
+
+double sgroup_quantile(struct sgroup *g, double p)
+{
+	return qsketch_quantile(&g->q, p, g->min, g->max);
 }
 
 double sgroup_stddev(struct sgroup *g)
 {
-	if (g->nv < 2) return 0.0;
-	sgroup_sort(g);
-	double mean = (double)g->total / (double)g->nv, m2 = 0;
-	for (size_t i = 0; i < g->nv; i++) {
-		double d = (double)g->v[i] - mean;
+	if (g->n < 2) return 0.0;
+	const uint64_t *v = qsketch_sorted(&g->q);
+	if (!v) return sqrt(g->m2 / (double)(g->n - 1));
+	double mean = (double)g->total / (double)g->n, m2 = 0;
+	for (size_t i = 0; i < g->q.nv; i++) {
+		double d = (double)v[i] - mean;
 		m2 += d * d;
 	}
-	return sqrt(m2 / (double)(g->nv - 1));
+	return sqrt(m2 / (double)(g->n - 1));
 }
 
 void summary_free(struct summary *t)
 {
-	for (size_t i = 0; i < t->n; i++) { free(t->g[i].name); free(t->g[i].v); }
+	for (size_t i = 0; i < t->n; i++) { free(t->g[i].name); qsketch_free(&t->g[i].q); }
 	free(t->g);
 	strmap_free(&t->idx);
 	memset(t, 0, sizeof(*t));

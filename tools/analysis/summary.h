@@ -1,34 +1,63 @@
 /* summary.h — per-name summaries of a value (a duration or a size): count,
- * total, min, max, mean, sample standard deviation and the exact median, for
- * which every value is kept (8 bytes each).  The standard deviation is
- * computed at the end from the sorted values (two passes): the same values
- * in any order give the same bits, which lossless CSV/JSON shows.  The `stats`
- * api, kernels, memops, memsize and nvtx reports are built on it. */
+ * total, min, max, mean and sample standard deviation, and the median.  The
+ * `stats` api, kernels, memops, memsize and nvtx reports are built on it.
+ *
+ * Medians are exact while the summary holds at most SUMMARY_EXACT_VALUES
+ * values in all (8 bytes each: 8 MiB); past that, its group holding the most
+ * values switches to a log-bucketed histogram (analysis/quantile.h), whose
+ * median is within QSKETCH_REL_ERR (0.5 %) of the exact one, and so on
+ * until the values fit again.  A group is switched only when it holds at
+ * least SUMMARY_MIN_SWITCH values; when none does (very many names, few
+ * values each), the limit doubles instead.  So memory is bounded by the
+ * number of names, not by the length of the trace, and a trace with fewer
+ * values than the limit gets exact medians everywhere.
+ *
+ * The standard deviation of a group whose values are kept is computed at
+ * the end from the sorted values (two passes): the same values in any order
+ * give the same bits, which lossless CSV/JSON shows.  A group switched to a
+ * histogram uses its running (Welford) sums instead: the same value up to
+ * rounding, whose last bits may depend on the order. */
 #ifndef GPUPROF_TOOL_SUMMARY_H
 #define GPUPROF_TOOL_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/quantile.h"
 #include "common/util.h"
+
+#define SUMMARY_EXACT_VALUES ((size_t)1 << 20)
+#define SUMMARY_MIN_SWITCH 1024
 
 struct sgroup {
 	char *name;
 	uint64_t n, total, min, max;
-	uint64_t *v; size_t nv, cv;
-	int sorted;              /* v is sorted */
+	double mean, m2;         /* Welford */
+	struct qsketch q;        /* for the median */
 };
 
 /* Zero-initialised = empty. */
-struct summary { strmap idx; struct sgroup *g; size_t n, cap; };
+struct summary {
+	strmap idx; struct sgroup *g; size_t n, cap;
+	size_t exact, limit;     /* values held exactly, and the limit (0: SUMMARY_EXACT_VALUES) */
+	size_t approx;           /* groups whose median is estimated */
+};
 
 /* Index of the group `name` (created empty when new); indices are stable,
  * pointers into g are not (a new group may move the array). */
 size_t summary_group(struct summary *t, const char *name);
-void sgroup_add(struct sgroup *g, uint64_t v);
-/* Exact median (mean of the two middle values for even counts); sorts g->v. */
+/* Adds value v to group i. */
+void summary_add(struct summary *t, size_t i, uint64_t v);
+/* Adds the values of src (a group of another summary) to group i. */
+void summary_merge(struct summary *t, size_t i, const struct sgroup *src);
+/* Median (mean of the two middle values for even counts): exact, or the
+ * estimate when g->q.approx. */
 double sgroup_median(struct sgroup *g);
-/* Sample standard deviation (n-1), 0 for a single value; sorts g->v. */
+/* Quantile p (0..1), linear between the two nearest ranks: exact, or the
+ * estimate when g->q.approx. */
+double sgroup_quantile(struct sgroup *g, double p);
+/* Sample standard deviation (n-1), 0 for a single value; sorts the values
+ * while they are kept. */
 double sgroup_stddev(struct sgroup *g);
 /* Group indices by total, largest first, then by name; free() the array. */
 size_t *summary_by_total(struct summary *t);

@@ -28,19 +28,20 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 	const char *what;
+	int reads;   /* reads trace files: takes --threads */
 } cmds[] = {
-	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)" },
-	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity" },
-	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines" },
-	{ "stats", cmd_stats, NULL /* "summary reports: " + the registry's names */ },
-	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks" },
-	{ "merge", cmd_merge, "merge traces of several processes onto one time axis" },
-	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)" },
-	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables" },
-	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas" },
-	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving" },
-	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)" },
-	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)" },
+	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)", 0 },
+	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity", 1 },
+	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", 1 },
+	{ "stats", cmd_stats, NULL /* "summary reports: " + the registry's names */, 1 },
+	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks", 1 },
+	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", 1 },
+	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)", 1 },
+	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables", 1 },
+	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas", 1 },
+	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", 1 },
+	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", 0 },
+	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)", 0 },
 };
 
 /* `text` after the 11 columns of a command's name, wrapped at spaces so lines
@@ -84,7 +85,9 @@ static void usage(FILE *f)
 		fprintf(f, "  %-8s ", cmds[i].name);
 		print_wrapped(f, what);
 	}
-	fprintf(f, "\n'gpuprof <command> --help' describes a command.\n"
+	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
+		   "the trace (default: the online processors; the output is the same).\n"
+		   "\n'gpuprof <command> --help' describes a command.\n"
 		   "exit status: 0 ok, 1 usage error, 2 unreadable or damaged input;\n"
 		   "'run' exits with the job's status.\n");
 }
@@ -109,6 +112,8 @@ int main(int argc, char **argv)
 			static char prefix[64];
 			snprintf(prefix, sizeof(prefix), "gpuprof %s", cmds[i].name);
 			g_cmd = prefix;
+			if (cmds[i].reads && (argc = tool_take_threads(argc, argv)) < 0)
+				return EXIT_USAGE;
 			argv[1] = prefix; /* getopt's own messages start with argv[0] */
 			return cmds[i].fn(argc - 1, argv + 1);
 		}

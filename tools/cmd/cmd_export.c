@@ -14,14 +14,19 @@
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--site RULE]\n"
-		   "                      [--since T] [--until T]\n"
-		   "                      [--steps A:B] [--range NAME] [--abs-time] [--strict] FILE -o OUT\n\n"
+		   "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
+		   "                      [--summary] [--gzip] [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
 		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
 		   "                     Timestamps: us since the trace start, ns precision.\n"
 		   "                     --format chrome and --format json are the same.\n"
+		   "  --summary          perfetto only: a timeline of a whole run that opens in the\n"
+		   "                     UI: steps (outermost NVTX push/pop ranges) as slices and,\n"
+		   "                     per GPU, kernel/copy time (%%) and kernels/s in ~2000 time\n"
+		   "                     buckets, API calls/s per process; no single calls or kernels\n"
+		   "  --gzip             perfetto only: gzip the output (also when OUT ends in .gz)\n"
 		   "  --format sqlite    SQLite database with nsys-like tables\n"
 		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...);\n"
 		   "                     times in ns since the trace start.\n"
@@ -50,6 +55,8 @@ int cmd_export(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "site", required_argument, NULL, 'S' },
+		{ "summary", no_argument, NULL, 'U' },
+		{ "gzip", no_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
@@ -57,7 +64,7 @@ int cmd_export(int argc, char **argv)
 	const char *format = NULL, *out = NULL, *weight = NULL;
 	struct site_rule site;
 	int have_site = 0;
-	int strict = 0, c;
+	int strict = 0, summary = 0, gzip = 0, c;
 	struct sel_opts so;
 	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
@@ -73,6 +80,8 @@ int cmd_export(int argc, char **argv)
 			if (site_rule_parse(&site, optarg)) return EXIT_USAGE;
 			have_site = 1;
 			break;
+		case 'U': summary = 1; break;
+		case 'z': gzip = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
@@ -95,6 +104,11 @@ int cmd_export(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
+	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
+	if ((summary || gzip) && !perfetto) {
+		tool_err("%s applies to --format perfetto only", summary ? "--summary" : "--gzip");
+		return EXIT_USAGE;
+	}
 	if (!strcmp(format, "folded")) {
 		if (sel_opts_any(&so) || so.abs_time) {
 			tool_err("--since, --until, --steps, --range and --abs-time apply to perfetto and sqlite");
@@ -110,7 +124,6 @@ int cmd_export(int argc, char **argv)
 		}
 		return export_folded(argv[optind], out, strict, w, have_site ? &site : NULL);
 	}
-	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
 	if (!perfetto && strcmp(format, "sqlite")) {
 		tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);
 		return EXIT_USAGE;
@@ -134,7 +147,7 @@ int cmd_export(int argc, char **argv)
 			return EXIT_BADINPUT;
 		}
 	}
-	struct export_opts eo = { sizeof(eo), &sel, so.abs_time };
+	struct export_opts eo = { sizeof(eo), &sel, so.abs_time, gzip, summary };
 	int rc = perfetto ? export_perfetto(argv[optind], out, strict, &eo) : export_sqlite(argv[optind], out, strict, &eo);
 	selection_free(&sel);
 	return rc;

@@ -103,6 +103,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct mem_timeline mem = { 0 };
 	trace_info_init(&info);
 	stats_set_init(&ss, r, &o->site);
+	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;

@@ -115,7 +115,9 @@ static void help(FILE *f)
 		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help        this text\n"
 		   "  FILE              the trace; '-' = stdin (copied to a temporary file first)\n\n"
-		   "Med is the exact median (mean of the two middle values for even counts);\n"
+		   "Med is the median (mean of the two middle values for even counts), exact\n"
+		   "unless a table holds more than 2^20 values: then its names with the most\n"
+		   "values get an estimate within 0.5 %% (said under the table);\n"
 		   "StdDev is the sample standard deviation (n-1), 0 for a single value.\n"
 		   "docs/CLI.md defines every figure; docs/STEPS.md the steps.\n");
 }
@@ -401,7 +403,10 @@ int cmd_stats(int argc, char **argv)
 	if (style.width < 0) style.width = table_width();
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
-	int *run = xcalloc(nreps ? nreps : 1, sizeof(int));
+	/* the reports of the run: those asked for, else all (the default set is
+	 * decided after the pass); only they, and the context's analyses they
+	 * need, see the records */
+	int *run = xcalloc(nreps ? nreps : 1, sizeof(*run));
 	uint32_t needs = 0;
 	for (size_t k = 0; k < ntabs; k++)
 		if (!any || want[k]) run[tabs[k].rep_ix] = 1;

@@ -42,6 +42,38 @@ static const char *reader_cause(gp_reader *r, int rc)
 	return gp_strerror(rc);
 }
 
+int g_threads;
+
+int tool_take_threads(int argc, char **argv)
+{
+	int w = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc) argv[w++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--threads")) {
+			if (i + 1 >= argc) { tool_err("--threads needs a number"); return -1; }
+			v = argv[++i];
+		} else if (!strncmp(argv[i], "--threads=", 10)) {
+			v = argv[i] + 10;
+		} else {
+			argv[w++] = argv[i];
+			continue;
+		}
+		char *end;
+		long n = strtol(v, &end, 10);
+		if (!*v || *end || n < 1 || n > GP_READER_MAX_THREADS) {
+			tool_err("bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
+			return -1;
+		}
+		g_threads = (int)n;
+	}
+	argv[w] = NULL;
+	return w;
+}
+
 /* "-": stdin, copied once into an unlinked temporary file (the reader
  * seeks: to the index at the end when it opens a file, back to the start for
  * another pass), then opened by its /proc/self/fd path as often as asked.
@@ -87,7 +119,8 @@ gp_reader *tool_open(const char *path)
 	if (!strcmp(path, "-") && !(path = stdin_path()))
 		return NULL;
 	errno = 0;
-	int rc = gp_reader_open(path, &r);
+	struct gp_reader_opts o = { .sz = sizeof(o), .threads = g_threads ? g_threads : gp_reader_threads_default() };
+	int rc = gp_reader_open_opts(path, &o, &r);
 	if (rc < 0 || !r) {
 		const char *cause = reader_cause(r, rc);
 		if (rc == GP_ERR_IO && errno)

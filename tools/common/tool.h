@@ -17,6 +17,14 @@ extern const char *g_cmd;
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Threads that decode a trace (the reader's, gp_reader_opts.threads), set
+ * by main from --threads; 0 = gp_reader_threads_default() (online cores). */
+extern int g_threads;
+/* main: takes `--threads N` / `--threads=N` out of argv[1..argc) (before any
+ * "--"), setting g_threads.  Returns the new argc, or -1 after the message
+ * for a bad value. */
+int tool_take_threads(int argc, char **argv);
+
 /* Opens a trace; on failure prints "gpuprof CMD: cannot read PATH: cause"
  * and returns NULL.  Also loads metadata (strings, sources) so names resolve
  * even in time-ordered iteration. */

@@ -12,6 +12,8 @@ struct export_opts {
 	size_t sz;                   /* sizeof(struct export_opts) */
 	const struct selection *sel; /* the records kept (selection_keeps); NULL: all */
 	int abs_time;                /* times on the trace clock, not since the trace start */
+	int gzip;                    /* perfetto: gzip the output (also when OUT ends in ".gz") */
+	int summary;                 /* perfetto: the summarised timeline: step slices and counters */
 };
 
 int export_perfetto(const char *in, const char *out, int strict, const struct export_opts *o);

@@ -13,7 +13,17 @@
  * An API call with a recorded stack (`gpuprof run --stacks`) carries it in
  * args.stack (frames root first, as in the folded export) and args.launch_site;
  * the stacks and modules are read in a first pass over the file, so a
- * stream-ordered record never waits for one. */
+ * stream-ordered record never waits for one.
+ *
+ * --summary (a whole run that opens in the UI): no API calls, GPU
+ * operations or flows; NVTX push/pop ranges of depth 0 only (the steps,
+ * one slice each), start/end ranges, marks, windows and drops as above;
+ * and counters in fixed-width buckets (about SUMMARY_BUCKETS over the
+ * trace, 1-2-5 x 10^k ns, at least 1 ms): per GPU, kernel time and copy
+ * time as % of the bucket (concurrent work can sum past 100), kernels
+ * started per second, the mean of each sampled counter (nvml.*) and the
+ * peak device memory; per process, CUDA API calls per second.  Its size
+ * grows with the steps and the buckets, not with the records. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,11 +31,24 @@
 
 #include "gp_launch.h"
 #include "analysis/stacks.h"
+#include "analysis/time_buckets.h"
+#include "common/gzout.h"
 #include "common/tool.h"
 #include "export/export.h"
 
 #define GPU_PID_BASE 0x40000000u
 #define WINDOW_TID 0x7ffffff0u /* the windows' track in their process */
+#define SUMMARY_BUCKETS 2000
+
+/* --summary: the bucketed series, key = pid << 32 | kind << 28 | string id
+ * (counters: their name) */
+enum summary_kind {
+	SK_KERNEL_TIME = 1, SK_COPY_TIME, SK_KERNELS, SK_API_CALLS, SK_COUNTER_SUM, SK_COUNTER_N, SK_MEMORY
+};
+static uint64_t sk_key(uint32_t pid, enum summary_kind kind, uint32_t id)
+{
+	return (uint64_t)pid << 32 | (uint64_t)kind << 28 | (id & 0x0fffffffu);
+}
 
 struct launch { uint64_t ts; uint32_t pid, tid; int graph; };
 
@@ -44,6 +67,8 @@ struct px {
 	uint32_t ngpus;
 	uint64_t flow_id, async_id;
 	struct stacks *stacks;
+	int summary;
+	struct time_buckets tb;
 };
 
 static void ev_begin(struct px *p)
@@ -82,7 +107,8 @@ static const char *demangled(struct px *p, uint32_t id)
 	return d;
 }
 
-static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t stream)
+/* The synthetic process of a GPU, named when new. */
+static uint32_t gpu_pid(struct px *p, uint32_t pid, uint32_t dev)
 {
 	uint64_t key = ((uint64_t)pid << 32) | dev;
 	uint64_t *s = u64map_get(&p->gpu_pid, key, MAP_FIND);
@@ -100,6 +126,13 @@ static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t str
 		fprintf(p->f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,\"tid\":0,"
 			"\"args\":{\"sort_index\":%u}}", gpid, 1000 + p->ngpus);
 	}
+	return gpid;
+}
+
+/* The track of a GPU stream, named when new. */
+static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	uint32_t gpid = gpu_pid(p, pid, dev);
 	uint64_t tkey = ((uint64_t)gpid << 32) | stream;
 	if (!u64map_get(&p->named, tkey, MAP_FIND)) {
 		*u64map_get(&p->named, tkey, MAP_INSERT) = 1;
@@ -186,12 +219,120 @@ static void gpu_x(struct px *p, uint32_t gpid, uint32_t stream, const char *cat,
 	dur_key(p, s, e);
 }
 
+/* --summary: API calls and GPU work go into the buckets only; 1 when the
+ * record was taken so. */
+static int summarised(struct px *p, const gp_record *rec, uint32_t pid)
+{
+	uint32_t dev;
+	uint64_t s, e;
+	enum summary_kind kind;
+	struct time_buckets *tb = &p->tb;
+	switch (rec->type) {
+	case GP_REC_API:
+		time_buckets_add(tb, time_buckets_series(tb, sk_key(pid, SK_API_CALLS, 0)), rec->u.api.start_ns, 1);
+		return 1;
+	case GP_REC_COUNTER: {
+		const gp_rec_counter *c = &rec->u.counter;
+		uint32_t gpid = gpu_pid(p, pid, c->device_id);
+		double v = c->kind == GP_COUNTER_DOUBLE ? c->value.d : (double)c->value.i;
+		time_buckets_add(tb, time_buckets_series(tb, sk_key(gpid, SK_COUNTER_SUM, c->name_id)), c->ts_ns, v);
+		time_buckets_add(tb, time_buckets_series(tb, sk_key(gpid, SK_COUNTER_N, c->name_id)), c->ts_ns, 1);
+		return 1;
+	}
+	case GP_REC_MEMORY: {
+		const gp_rec_memory *m = &rec->u.memory;
+		if (m->op != 1 && m->op != 2) return 1;
+		uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, MAP_INSERT);
+		if (m->op == 1) *use += m->bytes;
+		else *use = *use > m->bytes ? *use - m->bytes : 0;
+		uint32_t gpid = gpu_pid(p, pid, m->device_id);
+		time_buckets_max(tb, time_buckets_series(tb, sk_key(gpid, SK_MEMORY, 0)), m->ts_ns, (double)*use);
+		return 1;
+	}
+	case GP_REC_KERNEL:
+		dev = rec->u.kernel.device_id; s = rec->u.kernel.start_ns; e = rec->u.kernel.end_ns;
+		kind = SK_KERNEL_TIME;
+		break;
+	case GP_REC_MEMCPY:
+		dev = rec->u.memcpy.device_id; s = rec->u.memcpy.start_ns; e = rec->u.memcpy.end_ns;
+		kind = SK_COPY_TIME;
+		break;
+	case GP_REC_MEMSET:
+		dev = rec->u.memset.device_id; s = rec->u.memset.start_ns; e = rec->u.memset.end_ns;
+		kind = SK_COPY_TIME;
+		break;
+	case GP_REC_NVTX_RANGE: /* the steps: outermost push/pop ranges */
+		return rec->u.nvtx_range.kind == GP_NVTX_PUSHPOP && rec->u.nvtx_range.depth > 0;
+	default:
+		return 0;
+	}
+	uint32_t gpid = gpu_pid(p, pid, dev);
+	time_buckets_busy(tb, time_buckets_series(tb, sk_key(gpid, kind, 0)), s, e);
+	if (kind == SK_KERNEL_TIME)
+		time_buckets_add(tb, time_buckets_series(tb, sk_key(gpid, SK_KERNELS, 0)), s, 1);
+	return 1;
+}
+
+static void summary_value(struct px *p, const char *name, uint32_t pid, uint64_t ts, double v)
+{
+	ev_begin(p);
+	fputs("{\"ph\":\"C\",\"name\":", p->f);
+	json_str(p->f, name);
+	fprintf(p->f, ",\"pid\":%u", pid);
+	ts_key(p, "ts", ts);
+	fprintf(p->f, ",\"args\":{\"value\":%.6g}}", v);
+}
+
+/* --summary: every series as a counter, one value per bucket: rates and
+ * shares through the end (0 after it); sampled counters (mean) and memory
+ * (peak) only in buckets that had a sample, holding until the next. */
+static void summary_counters(struct px *p)
+{
+	static const char *const names[] = {
+		[SK_KERNEL_TIME] = "GPU kernel time (%)", [SK_COPY_TIME] = "GPU copy time (%)",
+		[SK_KERNELS] = "kernels started (per s)", [SK_API_CALLS] = "CUDA API calls (per s)",
+		[SK_MEMORY] = "device memory (bytes)",
+	};
+	struct time_buckets *b = &p->tb;
+	for (size_t k = 0; k < b->ns; k++) {
+		uint64_t key = b->s[k].key;
+		uint32_t pid = (uint32_t)(key >> 32), id = (uint32_t)(key & 0x0fffffffu);
+		enum summary_kind kind = (enum summary_kind)((key >> 28) & 0xf);
+		if (kind == SK_COUNTER_N) continue;
+		size_t nk = kind == SK_COUNTER_SUM ? time_buckets_series(b, sk_key(pid, SK_COUNTER_N, id)) : 0;
+		for (size_t i = 0; i <= b->len; i++) {
+			uint64_t ts = b->t0 + (uint64_t)i * b->width;
+			double v = time_buckets_get(b, k, i);
+			switch (kind) {
+			case SK_KERNEL_TIME: case SK_COPY_TIME:
+				summary_value(p, names[kind], pid, ts, i < b->len ? 100.0 * v / (double)b->width : 0);
+				break;
+			case SK_KERNELS: case SK_API_CALLS:
+				summary_value(p, names[kind], pid, ts, i < b->len ? v * 1e9 / (double)b->width : 0);
+				break;
+			case SK_COUNTER_SUM: {
+				double n = time_buckets_get(b, nk, i);
+				if (n) summary_value(p, tool_str(p->r, id), pid, ts, v / n);
+				break;
+			}
+			case SK_MEMORY:
+				if (v) summary_value(p, names[kind], pid, ts, v);
+				break;
+			default:
+				break;
+			}
+		}
+	}
+}
+
 static void on_record(struct px *p, const gp_record *rec)
 {
 	if (!selection_keeps(p->sel, rec)) return;
 	uint32_t pid = tool_pid(p->r, rec);
 	const gp_rec_source *src = gp_reader_source(p->r, rec->source_id);
 	uint32_t stid = src ? src->tid : 0;
+	if (p->summary && summarised(p, rec, pid))
+		return;
 	switch (rec->type) {
 	case GP_REC_PROCESS: {
 		const gp_rec_process *pr = &rec->u.process;
@@ -381,10 +522,17 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 		gp_reader_close(r);
 		return EXIT_BADINPUT;
 	}
-	int to_stdout = !strcmp(out, "-");
-	p.f = to_stdout ? stdout : fopen(out, "w");
+	p.summary = o && o->summary;
+	if (p.summary) {
+		uint64_t first, last;
+		if (gp_reader_time_range(r, &first, &last)) first = last = p.base;
+		uint64_t t0 = first < p.base ? first : p.base;
+		time_buckets_init(&p.tb, t0, time_buckets_width(last > t0 ? last - t0 : 0, SUMMARY_BUCKETS));
+	}
+	p.f = gzout_open(out, (o && o->gzip) || gzout_wanted(out));
 	if (!p.f) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
+		stacks_free(p.stacks);
 		gp_reader_close(r);
 		return EXIT_BADINPUT;
 	}
@@ -400,6 +548,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 		fputs(",\"selection\":", p.f);
 		json_str(p.f, p.sel->what);
 	}
+	if (p.summary) fprintf(p.f, ",\"summary\":true,\"bucket_ns\":%" PRIu64, p.tb.width);
 	fputs("},\"traceEvents\":[", p.f);
 	const gp_record *rec;
 	int rc;
@@ -408,10 +557,9 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 		on_record(&p, rec);
 		progress_tick(++n);
 	}
+	if (p.summary) summary_counters(&p);
 	fputs("\n]}\n", p.f);
-	int werr = ferror(p.f);
-	if (!to_stdout && fclose(p.f) != 0) werr = 1;
-	else if (to_stdout) fflush(stdout);
+	int werr = gzout_close(p.f, out);
 	int code = tool_finish(r, in, rc, strict);
 	if (werr) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
@@ -423,6 +571,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	u64map_free(&p.dcache_idx); u64map_free(&p.memuse);
 	for (size_t i = 0; i < p.ndn; i++) free(p.dnames[i]);
 	free(p.dnames);
+	time_buckets_free(&p.tb);
 	stacks_free(p.stacks);
 	gp_reader_close(r);
 	return code;

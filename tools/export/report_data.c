@@ -208,9 +208,9 @@ static void devices(FILE *f, const struct report_run *run, uint32_t pid, const s
 		fprintf(f, ",\"busy_ns\":%" PRIu64 ",\"bin_ns\":%" PRIu64 ",", g->ksum.busy, bn->width);
 		bin_times(f, bn, base);
 		fputs(",\"series\":{\"GPU busy %\":", f);
-		busy_bins(f, &g->k, run->win, pid, bn);
+		busy_bins(f, &g->kc.set[0], run->win, pid, bn);
 		fputs(",\"copy busy %\":", f);
-		busy_bins(f, &g->c, run->win, pid, bn);
+		busy_bins(f, &g->kc.set[1], run->win, pid, bn);
 		for (size_t c = 0; c < run->cnt->n; c++) {
 			const struct cseries *s = &run->cnt->v[c];
 			if (s->pid != pid || s->dev != g->dev || !report_counter_is_pct(s->name)) continue;

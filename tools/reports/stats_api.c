@@ -30,7 +30,7 @@ static void api_add(void *self, const struct stats_ctx *ctx, const struct stats_
 		snprintf(unk, sizeof(unk), "cbid_%u", a->cbid);
 		g = summary_state_named(s, r->pid, 0, unk);
 	}
-	sgroup_add(&s->groups.g[g], a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
+	summary_add(&s->groups, g, a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 }
 
 static void api_fill(void *self, struct stats_ctx *ctx, struct report *tables)

@@ -5,11 +5,6 @@
  * top-level NVTX range ("step <i>"), matched across ranks by name and
  * occurrence.
  *
- * Collected while stats streams the trace (kernels joined to their launch
- * calls, process ranks; the top-level push/pop ranges are the context's);
- * computed at the end.  Memory: 40 bytes per kernel and 16 per
- * (step, kernel) pair.
- *
  * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
  * A kernel whose name contains "nccl" (any case) is communication, every
  * other kernel compute.  Collectives are matched across ranks by order: the
@@ -23,7 +18,18 @@
  * the GPU may run it steps later; a kernel with no recorded launch call
  * belongs to no step.  The per-rank table counts the kernels that start in
  * the selection (--since/--until); a step row, the steps that start in it,
- * with all their kernels. */
+ * with all their kernels.
+ *
+ * Summed while stats streams the trace (kernels joined to their launch
+ * calls, process ranks; the steps are the context's ranges, known before
+ * the pass).  Memory does not grow with the kernels: per rank, NCCL and
+ * other kernels are an ivpair (analysis/intervals.h, lag COMM_LAG); a step
+ * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
+ * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
+ * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
+ * and ~150 bytes per step (its row).  Records later than that (a kernel
+ * COMM_LAG kernels late, a kernel for a summed step) are counted and said
+ * under the tables. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,30 +74,45 @@ static const struct col comm_steps_cols[STEP_NCOLS] = {
 	[STEP_RANGE] = { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 
+#define COMM_LAG 65536
+#define COMM_STEPS_OPEN 256
+
+/* A selected NCCL kernel, kept for the matching across ranks. */
 struct ckern {
 	uint64_t s, e;
 	uint64_t wait;    /* at its collective (when matched) */
 	uint64_t corr;
 	uint32_t name_id;
-	uint32_t seq;     /* index in its process's kernels as added */
-	uint8_t nccl;
-	uint8_t sel;      /* starts in the selection: counts in the per-rank figures */
+	uint32_t ix;      /* index in its process's NCCL kernels as added */
 };
 
-/* A top-level range of the context's (attribution.h): a step */
-struct crange { uint64_t s, e; const char *name; uint32_t id; };
+/* comm, compute and overlap of a set of kernels */
+struct split { uint64_t comm, compute, overlap; };
 
-/* A kernel attributed to a step: range id, (pid << 32 | kernel seq). */
-struct cpair { uint64_t range, ref; };
+/* A step: a selected top-level push/pop range of the context's. */
+struct cstep {
+	uint64_t s, e;
+	const char *name;
+	uint32_t pid;
+	uint64_t kernels, coll, wait;
+	struct ivset cv, ov;  /* its NCCL and other kernels' intervals, until summed */
+	int open, summed;
+	struct split sp;
+};
+
+/* A selected NCCL kernel attributed to a step: the step, the kernel's index
+ * in its process's NCCL kernels. */
+struct cpair { uint32_t step, nccl_ix; };
 
 struct cproc {
 	uint32_t pid;
 	int32_t rank;
-	struct ckern *k; size_t nk, ck;  /* those with sel first (after comm_fill sorts them) */
-	size_t nsel;
-	struct crange *rg; size_t nr, cr;
+	uint64_t nsel;                       /* selected kernels */
+	struct ckern *nc; size_t nnccl, cnc; /* selected NCCL kernels */
+	struct ivpair cc;                    /* selected kernels: set[0] NCCL, set[1] other */
+	uint32_t *open; size_t nopen, copen; /* its steps not summed yet, by first kernel (a ring) */
+	size_t open_head;
 	/* results */
-	size_t nnccl;
 	int matched;      /* took part in the matching, which succeeded */
 	uint64_t comm, compute, overlap, wait, max_wait;
 };
@@ -105,12 +126,15 @@ struct comm {
 	u64map pid2rank;  /* from GP_REC_PROCESS: rank + 2 (0: none seen) */
 	int wait_known;   /* collectives matched (or one rank) */
 	const struct attribution *attr;  /* the context's ranges */
+	struct cstep *st; size_t nst, cst;
+	u64map range2step;               /* attribution range id -> step + 1 */
 	struct cpair *pairs; size_t npairs, cpairs;
 	uint32_t *ids; size_t cids;      /* attribution_op's buffer */
+	uint64_t late_kernels;           /* attributed to a step already summed */
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-static struct comm *comm_new(gp_reader *r, const struct attribution *attr)
+static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 {
 	struct comm *c = xcalloc(1, sizeof(*c));
 	c->r = r;
@@ -119,7 +143,19 @@ static struct comm *comm_new(gp_reader *r, const struct attribution *attr)
 	c->hdr_rank = h ? h->rank : -1;
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
-	c->attr = attr;
+	u64map_init(&c->range2step);
+	c->attr = ctx->attr;
+	/* the steps: the selected top-level push/pop ranges */
+	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
+		const struct attr_range *x = attribution_range(c->attr, id);
+		if (x->kind != GP_NVTX_PUSHPOP || x->depth != 0 || !stats_selected(ctx, x->s)) continue;
+		struct cstep st;
+		memset(&st, 0, sizeof(st));
+		st.s = x->s; st.e = x->e; st.pid = x->pid;
+		st.name = attribution_name(c->attr, x->name);
+		VEC_PUSH(c->st, c->nst, c->cst, st);
+		*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
+	}
 	return c;
 }
 
@@ -128,14 +164,17 @@ static void comm_free(struct comm *c)
 	if (!c) return;
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		free(p->k);
-		free(p->rg);
+		free(p->nc); free(p->open);
+		ivpair_free(&p->cc);
 	}
+	for (size_t i = 0; i < c->nst; i++) { free(c->st[i].cv.v); free(c->st[i].ov.v); }
+	free(c->st);
 	free(c->pairs);
 	free(c->ids);
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
+	u64map_free(&c->range2step);
 	free(c);
 }
 
@@ -159,32 +198,72 @@ static void comm_add(struct comm *c, const gp_record *rec)
 	proc_get(c, rec->u.process.pid); /* known, even with no kernels */
 }
 
-/* A kernel: kept when it starts in the selection or belongs to a selected
- * step (a top-level push/pop range starting in it). */
+static struct split split_sets(struct ivset *cv, struct ivset *ov)
+{
+	struct split s;
+	s.comm = ivset_union(cv).busy;
+	s.compute = ivset_union(ov).busy;
+	s.overlap = ivset_overlap(cv, ov);
+	return s;
+}
+
+static void step_sum(struct cstep *st)
+{
+	st->sp = split_sets(&st->cv, &st->ov);
+	free(st->cv.v); free(st->ov.v);
+	memset(&st->cv, 0, sizeof(st->cv)); memset(&st->ov, 0, sizeof(st->ov));
+	st->summed = 1;
+}
+
+/* A kernel of step i: counted; its interval kept until the step is summed
+ * (when COMM_STEPS_OPEN newer steps of its process got kernels). */
+static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struct gpu_op *op, int nccl)
+{
+	struct cstep *st = &c->st[i];
+	st->kernels++;
+	st->coll += nccl;
+	if (st->summed) { c->late_kernels++; return; }
+	ivset_add(nccl ? &st->cv : &st->ov, op->s, op->e);
+	if (st->open) return;
+	st->open = 1;
+	if (p->nopen == COMM_STEPS_OPEN) {
+		step_sum(&c->st[p->open[p->open_head]]);
+		p->open[p->open_head] = i;
+		p->open_head = (p->open_head + 1) % COMM_STEPS_OPEN;
+		return;
+	}
+	VEC_PUSH(p->open, p->nopen, p->copen, i);
+}
+
+/* A kernel: into its rank's figures when it starts in the selection, and
+ * into the selected steps it belongs to. */
 static void comm_op(struct comm *c, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	if (op->kind != OP_KERNEL) return;
-	int sel = stats_selected(ctx, op->s), steps = 0;
+	int sel = stats_selected(ctx, op->s), nccl = op->cls == OPC_COMM, steps = 0;
 	size_t n = attribution_op(c->attr, op, &c->ids, &c->cids);
 	for (size_t i = 0; i < n; i++) {
-		const struct attr_range *x = attribution_range(c->attr, c->ids[i]);
-		if (x->kind == GP_NVTX_PUSHPOP && x->depth == 0 && stats_selected(ctx, x->s)) c->ids[steps++] = c->ids[i];
+		uint64_t *slot = u64map_get(&c->range2step, c->ids[i], MAP_FIND);
+		if (slot) c->ids[steps++] = (uint32_t)(*slot - 1);
 	}
 	if (!sel && !steps) return;
 	struct cproc *p = proc_get(c, op->pid);
-	struct ckern ck;
-	memset(&ck, 0, sizeof(ck));
-	ck.s = op->s;
-	ck.e = op->e;
-	ck.corr = op->corr;
-	ck.name_id = op->name_id;
-	ck.nccl = op->cls == OPC_COMM;
-	ck.sel = (uint8_t)sel;
-	ck.seq = (uint32_t)p->nk;
-	VEC_PUSH(p->k, p->nk, p->ck, ck);
+	if (sel) {
+		p->nsel++;
+		uint64_t s = op->s, e = op->e;
+		if (ivpair_admit(&p->cc, &s, &e)) ivpair_add(&p->cc, !nccl, s, e, COMM_LAG);
+	}
+	if (sel && nccl) {
+		struct ckern ck = { op->s, op->e, 0, op->corr, op->name_id, (uint32_t)p->nnccl };
+		VEC_PUSH(p->nc, p->nnccl, p->cnc, ck);
+	}
 	for (int i = 0; i < steps; i++) {
-		struct cpair pr = { c->ids[i], ((uint64_t)op->pid << 32) | ck.seq };
-		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+		step_kernel(c, p, c->ids[i], op, nccl);
+		/* only a selected NCCL kernel can have a wait */
+		if (sel && nccl) {
+			struct cpair pr = { c->ids[i], (uint32_t)(p->nnccl - 1) };
+			VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+		}
 	}
 }
 
@@ -193,12 +272,8 @@ static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
 	size_t n = 0;
 	int pk = 0;
 	for (size_t i = 0; i < c->np; i++) {
-		size_t sel = 0;
-		for (size_t j = 0; j < c->p[i].nk; j++) {
-			n += c->p[i].k[j].sel && c->p[i].k[j].nccl;
-			sel += c->p[i].k[j].sel;
-		}
-		pk += sel > 0;
+		n += c->p[i].nnccl;
+		pk += c->p[i].nsel > 0;
 	}
 	if (procs_with_kernels) *procs_with_kernels = pk;
 	return n;
@@ -211,41 +286,20 @@ static int comm_in_default(const struct comm *c)
 	return n > 0 || pk > 1;
 }
 
-/* comm, compute and overlap of a set of kernels (pointers into one rank's) */
-struct split { uint64_t comm, compute, overlap; };
-
-static struct split split_kernels(struct ckern *const *k, size_t n, struct ivset *cv, struct ivset *ov)
-{
-	cv->n = ov->n = 0;
-	for (size_t i = 0; i < n; i++) ivset_add(k[i]->nccl ? cv : ov, k[i]->s, k[i]->e);
-	struct split s;
-	s.comm = ivset_union(cv).busy;
-	s.compute = ivset_union(ov).busy;
-	s.overlap = ivset_overlap(cv, ov);
-	return s;
-}
-
 /* ------------------------------------------------------------ ordering */
-/* the selected kernels first, each part by start */
 static int cmp_kern_start(const void *a, const void *b)
 {
 	const struct ckern *x = a, *y = b;
-	if (x->sel != y->sel) return x->sel ? -1 : 1;
 	if (x->s != y->s) return x->s < y->s ? -1 : 1;
 	if (x->e != y->e) return x->e < y->e ? -1 : 1;
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-static int cmp_pair(const void *a, const void *b)
+/* steps (indices into sort_st) by start, end, name */
+static const struct cstep *sort_st;
+static int cmp_step(const void *a, const void *b)
 {
-	const struct cpair *x = a, *y = b;
-	if (x->range != y->range) return x->range < y->range ? -1 : 1;
-	return x->ref < y->ref ? -1 : x->ref > y->ref;
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	const struct crange *x = a, *y = b;
+	const struct cstep *x = &sort_st[*(const uint32_t *)a], *y = &sort_st[*(const uint32_t *)b];
 	if (x->s != y->s) return x->s < y->s ? -1 : 1;
 	if (x->e != y->e) return x->e < y->e ? -1 : 1;
 	return strcmp(x->name, y->name);
@@ -281,13 +335,11 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		rank_str(b, sizeof(b), ps[i]);
 		snprintf(why, sizeof(why), "%s ran %zu NCCL kernels, %s ran %zu", a, n0, b, ps[i]->nnccl);
 	}
-	/* each rank's NCCL kernels, in start order (kernels are sorted) */
+	/* each rank's NCCL kernels, in start order (sorted by comm_fill) */
 	struct ckern ***nk = xcalloc(nps, sizeof(*nk));
 	for (size_t i = 0; i < nps; i++) {
 		nk[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**nk));
-		size_t m = 0;
-		for (size_t j = 0; j < ps[i]->nsel; j++)
-			if (ps[i]->k[j].nccl) nk[i][m++] = &ps[i]->k[j];
+		for (size_t j = 0; j < ps[i]->nnccl; j++) nk[i][j] = &ps[i]->nc[j];
 	}
 	for (size_t k = 0; k < n0 && !*why; k++)
 		for (size_t i = 1; i < nps && !*why; i++) {
@@ -373,24 +425,31 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	strmap_init(&idx);
 	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
 	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
-	struct ivset cv = { 0 }, ov = { 0 };
-	struct ckern **by_seq = NULL, **sel = NULL; size_t csel = 0;
-	/* the kernels of range id r: pairs[first[r] .. first[r + 1]) */
-	if (c->npairs) qsort(c->pairs, c->npairs, sizeof(*c->pairs), cmp_pair);
-	size_t nranges = attribution_nranges(c->attr);
-	size_t *first = xcalloc(nranges + 1, sizeof(*first));
-	for (size_t i = 0; i < c->npairs; i++) first[c->pairs[i].range + 1]++;
-	for (size_t r = 0; r < nranges; r++) first[r + 1] += first[r];
+	u64map byp;             /* pid -> index in ps */
+	u64map_init(&byp);
+	for (size_t i = 0; i < nps; i++) *u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i + 1;
+	/* each process's steps, by start */
+	size_t *first = xcalloc(nps + 1, sizeof(*first));
+	uint32_t *order = xmalloc((c->nst ? c->nst : 1) * sizeof(*order));
+	for (size_t j = 0; j < c->nst; j++) {
+		uint64_t *i = u64map_get(&byp, c->st[j].pid, MAP_FIND);
+		if (i) first[*i]++;
+	}
+	for (size_t i = 0; i < nps; i++) first[i + 1] += first[i];
+	size_t *fill = xcalloc(nps + 1, sizeof(*fill));
+	for (size_t j = 0; j < c->nst; j++) {
+		uint64_t *i = u64map_get(&byp, c->st[j].pid, MAP_FIND);
+		if (i) order[first[*i - 1] + fill[*i - 1]++] = (uint32_t)j;
+	}
+	sort_st = c->st;
 	for (size_t i = 0; i < nps; i++) {
-		struct cproc *p = ps[i];
-		if (!p->nr) continue;
-		qsort(p->rg, p->nr, sizeof(*p->rg), cmp_range);
-		by_seq = xrealloc(by_seq, (p->nk ? p->nk : 1) * sizeof(*by_seq));
-		for (size_t j = 0; j < p->nk; j++) by_seq[p->k[j].seq] = &p->k[j];
+		uint32_t *o = order + first[i];
+		size_t n = first[i + 1] - first[i];
+		if (n) qsort(o, n, sizeof(*o), cmp_step);
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
-		for (size_t j = 0; j < p->nr; j++) {
-			const struct crange *rg = &p->rg[j];
+		for (size_t j = 0; j < n; j++) {
+			const struct cstep *rg = &c->st[o[j]];
 			int is_new;
 			size_t occ = ++*strmap_get(&seen, rg->name, &is_new);
 			char *key = xmalloc(strlen(rg->name) + 24);
@@ -404,18 +463,11 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			}
 			struct step *st = &steps[*slot];
 			if (rg->s < st->first) st->first = rg->s;
-			size_t nsel = 0;
 			struct srow row;
 			memset(&row, 0, sizeof(row));
 			row.step = *slot; row.proc = i; row.s = rg->s; row.e = rg->e;
-			/* the kernels attributed to it (all of this process) */
-			for (size_t q = first[rg->id]; q < first[rg->id + 1]; q++) {
-				struct ckern *k = by_seq[(uint32_t)c->pairs[q].ref];
-				VEC_PUSH(sel, nsel, csel, k);
-				row.kernels++;
-				if (k->nccl) { row.coll++; row.wait += k->wait; }
-			}
-			row.sp = split_kernels(sel, nsel, &cv, &ov);
+			row.kernels = rg->kernels; row.coll = rg->coll; row.wait = rg->wait;
+			row.sp = rg->sp;
 			VEC_PUSH(rows, nrows, crows, row);
 		}
 		strmap_free(&seen);
@@ -441,8 +493,33 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		if (p->matched) cell_num(&cl[STEP_WAIT], (double)w->wait);
 		cell_str(&cl[STEP_RANGE], steps[w->step].name);
 	}
-	free(steps); free(rows); free(cv.v); free(ov.v); free(by_seq); free(sel); free(first);
+	free(steps); free(rows); free(first); free(fill); free(order);
+	u64map_free(&byp);
 	strmap_free(&idx);
+}
+
+/* Each step's wait: the waits of the selected NCCL kernels attributed to it
+ * (their ranks matched or not: unmatched waits are 0 and not printed). */
+static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
+{
+	u64map byp;     /* pid -> index in ps */
+	u64map_init(&byp);
+	uint32_t **inv = xcalloc(nps ? nps : 1, sizeof(*inv)); /* NCCL kernel as added -> sorted */
+	for (size_t i = 0; i < nps; i++) {
+		*u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i;
+		inv[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**inv));
+		for (size_t j = 0; j < ps[i]->nnccl; j++) inv[i][ps[i]->nc[j].ix] = (uint32_t)j;
+	}
+	for (size_t q = 0; q < c->npairs; q++) {
+		const struct cpair *pr = &c->pairs[q];
+		struct cstep *st = &c->st[pr->step];
+		uint64_t *i = u64map_get(&byp, st->pid, MAP_FIND);
+		if (!i) continue;
+		st->wait += ps[*i]->nc[inv[*i][pr->nccl_ix]].wait;
+	}
+	for (size_t i = 0; i < nps; i++) free(inv[i]);
+	free(inv);
+	u64map_free(&byp);
 }
 
 /* ------------------------------------------------------------ fill */
@@ -466,16 +543,9 @@ static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report
 		tool_warn("comm: the trace has no kernel records: nothing to report");
 		return;
 	}
-	/* the steps: the selected top-level push/pop ranges of each process */
-	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
-		const struct attr_range *x = attribution_range(c->attr, id);
-		if (x->kind != GP_NVTX_PUSHPOP || x->depth != 0 || !stats_selected(ctx, x->s)) continue;
-		uint64_t *slot = u64map_get(&c->pid2proc, x->pid, MAP_FIND);
-		if (!slot) continue;
-		struct cproc *p = &c->p[*slot];
-		struct crange rg = { x->s, x->e, attribution_name(c->attr, x->name), id };
-		VEC_PUSH(p->rg, p->nr, p->cr, rg);
-	}
+	/* the steps still open */
+	for (size_t i = 0; i < c->nst; i++)
+		if (!c->st[i].summed) step_sum(&c->st[i]);
 	/* ranks: processes with kernels */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
@@ -487,26 +557,18 @@ static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report
 	struct cproc **ps = xmalloc(c->np * sizeof(*ps));
 	size_t nps = 0, idle = 0;
 	for (size_t i = 0; i < c->np; i++) {
-		struct cproc *p = &c->p[i];
-		if (p->nk) qsort(p->k, p->nk, sizeof(*p->k), cmp_kern_start);
-		for (p->nsel = 0; p->nsel < p->nk && p->k[p->nsel].sel; p->nsel++) ;
-		if (p->nsel) ps[nps++] = p;
+		if (c->p[i].nsel) ps[nps++] = &c->p[i];
 		else idle++;
 	}
-	struct ivset cv = { 0 }, ov = { 0 };
+	uint64_t late = 0, late_ns = 0;
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
-		struct ckern **all = xmalloc(p->nsel * sizeof(*all));
-		for (size_t j = 0; j < p->nsel; j++) {
-			struct ckern *k = &p->k[j];
-			p->nnccl += k->nccl;
-			all[j] = k;
-		}
-		struct split s = split_kernels(all, p->nsel, &cv, &ov);
-		free(all);
-		p->comm = s.comm; p->compute = s.compute; p->overlap = s.overlap;
+		if (p->nnccl) qsort(p->nc, p->nnccl, sizeof(*p->nc), cmp_kern_start);
+		struct ivsum a, b;
+		ivpair_finish(&p->cc, &a, &b, &p->overlap);
+		p->comm = a.busy; p->compute = b.busy;
+		late += p->cc.late; late_ns += p->cc.late_ns;
 	}
-	free(cv.v); free(ov.v);
 	/* Ranks take part in the matching; a process without a rank beside them
 	 * (a helper that used CUDA) did not join the collectives. */
 	struct cproc **part = xmalloc((nps ? nps : 1) * sizeof(*part));
@@ -564,6 +626,21 @@ static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report
 		 attribution_rule(c->attr) == ATTR_ANY_THREAD ? "any thread of the process"
 							      : "only calls on the step range's thread");
 	steps->note = c->steps_note;
+	if (late) {
+		l = strlen(c->note);
+		snprintf(c->note + l, sizeof(c->note) - l,
+			 " %llu kernel records arrived more than %u kernels after their start time was summed:\n"
+			 "   Comm/Compute may be short by up to %llu ns.\n",
+			 (unsigned long long)late, COMM_LAG, (unsigned long long)late_ns);
+	}
+	if (c->late_kernels) {
+		l = strlen(c->steps_note);
+		snprintf(c->steps_note + l, sizeof(c->steps_note) - l,
+			 " %llu kernels came after their step was summed (%u newer steps had kernels): counted,\n"
+			 "   their time not.\n",
+			 (unsigned long long)c->late_kernels, COMM_STEPS_OPEN);
+	}
+	step_waits(c, ps, nps);
 	fill_steps(c, steps, ps, nps, base);
 	free(part);
 	free(ps);
@@ -571,7 +648,7 @@ static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report
 
 static void *comm_report_new(const struct stats_ctx *ctx)
 {
-	return comm_new(ctx->r, ctx->attr);
+	return comm_new(ctx->r, ctx);
 }
 
 static void comm_report_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)

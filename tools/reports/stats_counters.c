@@ -73,5 +73,6 @@ static const struct stats_table cnt_tables[] = {
 
 const struct stats_report stats_report_counters = {
 	.tables = cnt_tables, .ntables = 1,
+	.needs = STATS_NEED_COUNTERS,
 	.in_default = cnt_in_default, .fill = cnt_fill,
 };

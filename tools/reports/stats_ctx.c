@@ -27,6 +27,15 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	if ((needs & STATS_NEED_SPAN) && !sel->active && !opts->whole_trace) needs |= STATS_NEED_STEPS;
 	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | STATS_NEED_OPS;
 	ctx->needs = needs;
+	/* The span util measures in clips the busy intervals, so those summed
+	 * as they stream must be clipped as they come: the steps' span is
+	 * known at the end (a pass of its own then feeds the intervals,
+	 * stats_ctx_finish); a --steps/--range selection may be many windows
+	 * (the intervals of the selection are kept). */
+	if ((needs & STATS_NEED_GPU) && (needs & STATS_NEED_SPAN)) {
+		if (!sel->active && !opts->whole_trace) ctx->gpu_later = 1;
+		else if (sel->by_steps_or_range) ctx->gpu.keep = 1;
+	}
 	if (needs & STATS_NEED_RANGES) ctx->attr = attribution_new(opts->rule);
 	if (needs & STATS_NEED_STEPS) ctx->detect = step_detect_new(r, &opts->detect);
 }
@@ -70,6 +79,37 @@ int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
 	return 0;
 }
 
+/* A process record's settings, for whether its GPU intervals can be summed
+ * as they stream (gpu_activity.h). */
+static void ctx_gpu_process(struct stats_ctx *ctx, const gp_rec_process *p)
+{
+	const char *set = p->settings_id ? tool_str(ctx->r, p->settings_id) : "";
+	gpu_activity_process(&ctx->gpu, p->pid, *set != 0, strstr(set, "gpu_window=") || strstr(set, "capture_range="));
+}
+
+/* A selected GPU operation of pid into the busy intervals. */
+static void ctx_gpu_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pid)
+{
+	if (!(ctx->needs & STATS_NEED_GPU)) return;
+	switch (rec->type) {
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		gpu_activity_add(&ctx->gpu, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, GPU_WORK_KERNEL);
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		gpu_activity_add(&ctx->gpu, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &rec->u.memset;
+		gpu_activity_add(&ctx->gpu, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
+		break;
+	}
+	}
+}
+
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out)
 {
 	uint64_t t = gp_record_time(rec);
@@ -96,6 +136,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		devprops_add(&ctx->dev, tool_pid(ctx->r, rec), &rec->u.device);
 		return 0;
 	case GP_REC_PROCESS:
+		ctx_gpu_process(ctx, &rec->u.process);
 		out->pid = rec->u.process.pid;
 		*u64map_get(&ctx->rank_of, out->pid, MAP_INSERT) = (uint64_t)((int64_t)rec->u.process.rank + 1);
 		return 1;
@@ -111,28 +152,15 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	out->pid = tool_pid(ctx->r, rec);
 	const gp_rec_source *src = gp_reader_source(ctx->r, rec->source_id);
 	out->tid = src ? src->tid : 0;
+	if (!ctx->gpu_later) ctx_gpu_add(ctx, rec, out->pid);
 	switch (rec->type) {
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		gpu_activity_add(&ctx->gpu, out->pid, k->device_id, k->stream_id, k->start_ns, k->end_ns,
-				 GPU_WORK_KERNEL);
-		kshapes_add(&ctx->shapes, out->pid, k, kernel_name(&ctx->kn, k->name_id));
+	case GP_REC_KERNEL:
+		if (ctx->needs & STATS_NEED_SHAPES)
+			kshapes_add(&ctx->shapes, out->pid, &rec->u.kernel, kernel_name(&ctx->kn, rec->u.kernel.name_id));
 		break;
-	}
-	case GP_REC_MEMCPY: {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		gpu_activity_add(&ctx->gpu, out->pid, m->device_id, m->stream_id, m->start_ns, m->end_ns,
-				 GPU_WORK_COPY);
-		break;
-	}
-	case GP_REC_MEMSET: {
-		const gp_rec_memset *m = &rec->u.memset;
-		gpu_activity_add(&ctx->gpu, out->pid, m->device_id, m->stream_id, m->start_ns, m->end_ns,
-				 GPU_WORK_COPY);
-		break;
-	}
 	case GP_REC_COUNTER:
-		counters_add(&ctx->cnt, out->pid, &rec->u.counter, tool_str(ctx->r, rec->u.counter.name_id));
+		if (ctx->needs & STATS_NEED_COUNTERS)
+			counters_add(&ctx->cnt, out->pid, &rec->u.counter, tool_str(ctx->r, rec->u.counter.name_id));
 		break;
 	}
 	return 1;
@@ -220,6 +248,24 @@ static void span_windows(const struct stats_ctx *ctx, struct winset *eff)
 	winset_finish(eff);
 }
 
+/* The deferred GPU intervals (ctx->gpu_later): the span is known now, so a
+ * pass over the GPU operations sums them clipped to it as they stream. */
+static void gpu_pass(struct stats_ctx *ctx)
+{
+	struct winset eff = { 0 };
+	if (ctx->span.n) span_windows(ctx, &eff);
+	ctx->gpu.clip = &eff;
+	const gp_record *rec;
+	if (gp_reader_rewind(ctx->r) == 0)
+		while (gp_reader_next_ordered(ctx->r, &rec) > 0) {
+			if (rec->type == GP_REC_PROCESS) ctx_gpu_process(ctx, &rec->u.process);
+			else if (selection_has(ctx->sel, gp_record_time(rec)))
+				ctx_gpu_add(ctx, rec, tool_pid(ctx->r, rec));
+		}
+	ctx->gpu.clip = NULL;
+	winset_free(&eff);
+}
+
 void stats_ctx_finish(struct stats_ctx *ctx)
 {
 	if (ctx->join) opjoin_finish(ctx->join);
@@ -231,6 +277,7 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 		else if (ctx->steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
 		winset_finish(&ctx->span);
 	}
+	if (ctx->gpu_later) gpu_pass(ctx);
 	if (ctx->span.n) {
 		/* the windows report counts the kernels in the recorded windows */
 		struct winset eff = { 0 };

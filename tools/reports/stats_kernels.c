@@ -24,7 +24,7 @@ static void kern_add(void *self, const struct stats_ctx *ctx, const struct stats
 	struct summary_state *s = self;
 	const gp_rec_kernel *k = &r->rec->u.kernel;
 	size_t g = summary_state_group(s, r->pid, k->device_id, k->name_id, kern_name);
-	sgroup_add(&s->groups.g[g], k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
+	summary_add(&s->groups, g, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 }
 
 struct kern_fill_arg { struct summary_state *s; struct stats_ctx *ctx; };

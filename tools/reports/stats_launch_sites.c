@@ -146,16 +146,19 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 	stacks_add(sr->stk, rec);
 }
 
+/* No stack so far: no site to give work to.  The stacks are metadata, all
+ * delivered before the first timed record (time-ordered reading), so a
+ * trace without them costs nothing here. */
 static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	struct sites_report *sr = self;
-	if (stats_selected(ctx, op->s)) stack_work_op(sr->sw, op);
+	if (stacks_count(sr->stk) && stats_selected(ctx, op->s)) stack_work_op(sr->sw, op);
 }
 
 static void sites_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
 {
 	struct sites_report *sr = self;
-	if (stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
+	if (stacks_count(sr->stk) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
 static int sites_in_default(void *self, const struct stats_ctx *ctx)

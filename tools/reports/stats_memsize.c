@@ -39,7 +39,7 @@ static void mems_add(void *self, const struct stats_ctx *ctx, const struct stats
 	struct summary_state *s = self;
 	uint64_t dur, bytes;
 	size_t g = memop_group(s, r->pid, r->rec, &dur, &bytes);
-	sgroup_add(&s->groups.g[g], bytes);
+	summary_add(&s->groups, g, bytes);
 }
 
 /* A size in bytes and in MB. */
@@ -54,6 +54,7 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	struct summary_state *s = self;
 	struct report *rep = &tables[0];
 	report_define(rep, "CUDA GPU MemOps Summary (by Size)", mems_cols, MEMS_NCOLS);
+	rep->note = time_summary_note(&s->groups);
 	size_t *ix = summary_state_order(s, ctx);
 	for (size_t k = 0; k < s->groups.n; k++) {
 		struct sgroup *g = &s->groups.g[ix[k]];

@@ -87,5 +87,6 @@ static const struct stats_table occ_tables[] = {
 
 const struct stats_report stats_report_occupancy = {
 	.tables = occ_tables, .ntables = 1,
+	.needs = STATS_NEED_SHAPES,
 	.fill = occ_fill,
 };

@@ -10,10 +10,12 @@
  * is popped, after the calls inside it, so the ranges must all be known
  * before a call is attributed), then rewinds; otherwise it reads the trace
  * once.  In the main pass every record first feeds the context's shared
- * analyses (below), then goes to the add() of each report whose `types` has
- * its type; records timed outside the selection (--since/--until) go
- * nowhere.  At the end the driver finishes the shared analyses, then calls
- * fill() of each report that has a table to print, in list order; the
+ * analyses (below) that some report of the run needs, then goes to the
+ * add() of each report of the run whose `types` has its type; records timed
+ * outside the selection (--since/--until) go nowhere.  The reports of the
+ * run: those --report names, or without it every report that may be in the
+ * default set.  At the end the driver finishes the shared analyses, then
+ * calls fill() of each report that has a table to print, in list order; the
  * reports do not depend on each other.
  *
  * Adding a report: one file here defining
@@ -39,13 +41,17 @@
 #include "common/report.h"
 
 /* What a report needs of the context beyond its records (struct
- * stats_report.needs, bits). */
+ * stats_report.needs, bits): the context computes only what some report of
+ * the run needs (windows and device properties always). */
 enum stats_need {
 	STATS_NEED_RANGES = 1,  /* ctx->attr: every NVTX range of the trace, indexed (pre-pass) */
 	STATS_NEED_OPS = 2,     /* op(), call(): GPU operations joined to their launch call */
 	STATS_NEED_STEPS = 4,   /* ctx->steps: the steps analysis (pre-pass; implies both above) */
 	STATS_NEED_SPAN = 8,    /* ctx->span: the time span reports measure in (util): the steps'
 				 * (STATS_NEED_STEPS) unless a selection or --whole-trace is given */
+	STATS_NEED_GPU = 16,    /* ctx->gpu: busy intervals, kernels per window */
+	STATS_NEED_SHAPES = 32, /* ctx->kn, ctx->shapes: kernel names and launch shapes */
+	STATS_NEED_COUNTERS = 64, /* ctx->cnt: sampled counters */
 };
 
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
@@ -113,6 +119,7 @@ struct stats_ctx {
 	struct span_of { uint32_t pid; char what[288]; } *span_of;
 	size_t nspan_of, cspan_of;
 	int prepassed;          /* the pre-pass ran (windows came from it) */
+	int gpu_later;          /* gpu is fed by a pass of its own once the span is known */
 	u64map rank_of;         /* pid -> rank + 1, from GP_REC_PROCESS (complete before any timed record) */
 };
 

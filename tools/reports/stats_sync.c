@@ -15,7 +15,7 @@ static void sync_add(void *self, const struct stats_ctx *ctx, const struct stats
 {
 	const gp_rec_sync *s = &r->rec->u.sync;
 	size_t g = summary_state_named(self, r->pid, 0, sync_type_name(s->type));
-	sgroup_add(&((struct summary_state *)self)->groups.g[g], s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
+	summary_add(&((struct summary_state *)self)->groups, g, s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
 }
 
 static int sync_in_default(void *self, const struct stats_ctx *ctx)

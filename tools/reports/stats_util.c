@@ -41,7 +41,7 @@ static const char util_note[] =
 	"   selection of --steps/--range, the GPU-activity windows, or the trace (first to last\n"
 	"   GPU operation).\n";
 
-struct util_report { char title[480]; };
+struct util_report { char title[480], note[sizeof(util_note) + 256]; };
 
 static void *util_new(const struct stats_ctx *ctx)
 {
@@ -79,6 +79,14 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		snprintf(u->title, sizeof(u->title), "GPU Utilization%s", span);
 	report_define(rep, u->title, util_cols, UTIL_NCOLS);
 	rep->note = util_note;
+	uint64_t late_ns, late = gpu_activity_late(&ctx->gpu, &late_ns);
+	if (late) {
+		snprintf(u->note, sizeof(u->note),
+			 "%s %llu GPU records arrived more than %u records after their start time was\n"
+			 "   summed: Busy may be short by up to %llu ns (docs/CLI.md, stats memory).\n",
+			 util_note, (unsigned long long)late, GPU_ACTIVITY_LAG, (unsigned long long)late_ns);
+		rep->note = u->note;
+	}
 	const struct gpu_activity *g = &ctx->gpu;
 	size_t si = 0;
 	for (size_t i = 0; i < g->ndevs; i++) {
@@ -138,6 +146,6 @@ static const struct stats_table util_tables[] = {
 
 const struct stats_report stats_report_util = {
 	.tables = util_tables, .ntables = 1,
-	.needs = STATS_NEED_SPAN,
+	.needs = STATS_NEED_SPAN | STATS_NEED_GPU | STATS_NEED_SHAPES | STATS_NEED_COUNTERS,
 	.new = util_new, .fill = util_fill, .free = util_free,
 };

@@ -73,5 +73,6 @@ static const struct stats_table win_tables[] = {
 
 const struct stats_report stats_report_windows = {
 	.tables = win_tables, .ntables = 1,
+	.needs = STATS_NEED_GPU,
 	.new = win_new, .in_default = win_in_default, .fill = win_fill, .free = win_free,
 };

@@ -20,6 +20,13 @@ static void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 	cell_num(&row[TS_STDDEV], sgroup_stddev(g));
 }
 
+const char *time_summary_note(const struct summary *t)
+{
+	return t->approx ? " Med: for the names with the most values, estimated from a log-bucketed histogram\n"
+			   "   (more than 2^20 values in the table): within 0.5 % of the exact median.\n"
+			 : NULL;
+}
+
 void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx)
 {
 	memset(s, 0, sizeof(*s));
@@ -130,6 +137,7 @@ void time_summary_fill(struct report *rep, struct summary_state *s, const struct
 		       time_summary_own own, void *arg)
 {
 	size_t n = s->groups.n, *ix = summary_state_order(s, ctx);
+	rep->note = time_summary_note(&s->groups);
 	for (size_t k = 0; k < n;) {
 		/* the rows of one process and device: their sum is the 100 % */
 		size_t end = k;

@@ -61,13 +61,17 @@ size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, 
 /* A group's name and the string id it was made for (0: by name). */
 const char *summary_state_name(const struct summary_state *s, size_t g);
 
+/* The table's footnote when some medians are estimated (analysis/summary.h:
+ * past its limit of exact values), else NULL. */
+const char *time_summary_note(const struct summary *t);
 /* The groups in row order (below); free() the array. */
 size_t *summary_state_order(const struct summary_state *s, const struct stats_ctx *ctx);
 /* Every group as a row: by rank (processes without one last), process,
  * device, then total (largest first) and name.  Time (%) is of the total of
  * the row's process and device.  Fills the TS_* cells, the name in
  * name_col, then own(arg, row, group index) for the report's other cells
- * (NULL: none); hides uniform PID/Rank/Device columns from the table. */
+ * (NULL: none); hides uniform PID/Rank/Device columns from the table; sets
+ * the footnote of time_summary_note. */
 typedef void (*time_summary_own)(void *arg, struct cell *row, size_t g);
 void time_summary_fill(struct report *rep, struct summary_state *s, const struct stats_ctx *ctx, int name_col,
 		       time_summary_own own, void *arg);

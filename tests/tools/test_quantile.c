@@ -1,0 +1,134 @@
+/* test_quantile.c — tools/analysis/quantile (the median sketch of `stats`)
+ * and the summary's switch from exact values to it: on generated large
+ * distributions, every quantile read from the histogram is within
+ * QSKETCH_REL_ERR of the exact value (computed here by sorting a copy), and
+ * a summary under its limit stays exact.
+ *
+ * Distributions (1,000,003 values each, fixed seed): log-normal durations
+ * (median 50 us, sigma 1.5), uniform 1..10^9, a bimodal mix (2 us and 5 ms
+ * kernels), heavy duplicates (8 distinct values), one with zeros, and a
+ * range that spans 1 ns .. 2^63. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/quantile.h"
+#include "analysis/summary.h"
+#include "splitmix.h"
+
+static uint64_t rng = 12345;
+static uint64_t rnd(void) { return sm_next(&rng); }
+static double normal(void) { return sm_normal(&rng); }
+
+static int cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int fails;
+
+/* relative error of est against the exact value x (0 only matches 0) */
+static int within(double est, double x)
+{
+	if (x == 0) return est == 0;
+	return fabs(est - x) <= QSKETCH_REL_ERR * x * (1 + 1e-9);
+}
+
+#define N 1000003ull
+
+static void check(const char *what, uint64_t (*gen)(uint64_t i))
+{
+	uint64_t *v = malloc(N * sizeof(*v));
+	struct qsketch q;
+	memset(&q, 0, sizeof(q));
+	uint64_t mn = UINT64_MAX, mx = 0;
+	for (uint64_t i = 0; i < N; i++) {
+		v[i] = gen(i);
+		if (v[i] < mn) mn = v[i];
+		if (v[i] > mx) mx = v[i];
+		qsketch_add(&q, v[i]);
+		if (i == N / 3) qsketch_to_histogram(&q); /* values before and after the switch */
+	}
+	qsort(v, N, sizeof(*v), cmp);
+	double worst = 0;
+	static const double qs[] = { 0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1 };
+	for (size_t j = 0; j < sizeof(qs) / sizeof(qs[0]); j++) {
+		uint64_t k = (uint64_t)(qs[j] * (double)(N - 1));
+		double est = qsketch_kth(&q, k, mn, mx), x = (double)v[k];
+		if (x) { double e = fabs(est - x) / x; if (e > worst) worst = e; }
+		if (!within(est, x)) {
+			fprintf(stderr, "FAIL %s: quantile %g: estimate %.1f, exact %.0f\n", what, qs[j], est, x);
+			fails++;
+		}
+	}
+	double med = qsketch_median(&q, mn, mx), exact = (double)v[N / 2]; /* N odd */
+	if (!within(med, exact)) {
+		fprintf(stderr, "FAIL %s: median %.1f, exact %.0f\n", what, med, exact);
+		fails++;
+	}
+	printf("%-12s %zu buckets, worst relative error %.5f (bound %.3f)\n", what, q.ncnt, worst,
+	       QSKETCH_REL_ERR);
+	qsketch_free(&q);
+	free(v);
+}
+
+static uint64_t g_lognormal(uint64_t i) { (void)i; return (uint64_t)(50000.0 * exp(1.5 * normal())); }
+static uint64_t g_uniform(uint64_t i) { (void)i; return 1 + rnd() % 1000000000ull; }
+static uint64_t g_bimodal(uint64_t i) { (void)i; return rnd() % 3 ? 2000 + rnd() % 200 : 5000000 + rnd() % 100000; }
+static uint64_t g_dups(uint64_t i) { (void)i; return 1000ull << (rnd() % 8); }
+static uint64_t g_zeros(uint64_t i) { (void)i; return rnd() % 4 ? 0 : 1 + rnd() % 100000; }
+static uint64_t g_wide(uint64_t i) { (void)i; return 1ull << (rnd() % 64) | (rnd() & 0xff); }
+
+/* the summary: under its limit exact; over it, the biggest group switches */
+static void check_summary(void)
+{
+	struct summary t;
+	memset(&t, 0, sizeof(t));
+	size_t a = summary_group(&t, "a"), b = summary_group(&t, "b");
+	for (uint64_t i = 0; i < 1000; i++) summary_add(&t, b, i);
+	for (uint64_t i = 0; i < SUMMARY_EXACT_VALUES - 1000; i++) summary_add(&t, a, 7 + i % 1001);
+	if (t.approx || t.g[a].q.approx || sgroup_median(&t.g[b]) != 499.5) {
+		fprintf(stderr, "FAIL summary: switched under its limit (approx %zu), median b %.1f\n", t.approx,
+			sgroup_median(&t.g[b]));
+		fails++;
+	}
+	summary_add(&t, a, 5);  /* one over: a, the biggest, switches; b stays exact */
+	if (t.approx != 1 || !t.g[a].q.approx || t.g[b].q.approx || t.exact != 1000) {
+		fprintf(stderr, "FAIL summary: after the limit: approx %zu, a %d, b %d, exact %zu\n", t.approx,
+			t.g[a].q.approx, t.g[b].q.approx, t.exact);
+		fails++;
+	}
+	if (sgroup_median(&t.g[b]) != 499.5 || !within(sgroup_median(&t.g[a]), 507)) {
+		fprintf(stderr, "FAIL summary: medians %.2f %.2f\n", sgroup_median(&t.g[a]), sgroup_median(&t.g[b]));
+		fails++;
+	}
+	summary_free(&t);
+	/* many names, few values each: the limit doubles, nothing switches */
+	for (size_t i = 0; i < 1500; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%zu", i);
+		size_t g = summary_group(&t, name);
+		for (uint64_t j = 0; j < 1000; j++) summary_add(&t, g, j);
+	}
+	if (t.approx || t.limit != 2 * SUMMARY_EXACT_VALUES) {
+		fprintf(stderr, "FAIL summary: many small groups: approx %zu, limit %zu\n", t.approx, t.limit);
+		fails++;
+	}
+	summary_free(&t);
+}
+
+int main(void)
+{
+	check("lognormal", g_lognormal);
+	check("uniform", g_uniform);
+	check("bimodal", g_bimodal);
+	check("duplicates", g_dups);
+	check("zeros", g_zeros);
+	check("wide", g_wide);
+	check_summary();
+	if (fails) return 1;
+	printf("ok\n");
+	return 0;
+}
