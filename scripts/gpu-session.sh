@@ -582,9 +582,12 @@ PY
     ) 2>&1 | tee "$RES/scale.txt"
     rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
-                # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical runs), and `gpuprof report`
-                # pages of MNIST, ResNet-50 and the transformer with NVML and PM-sampled counters.
-                # Keeps the pages (report-*.html) and the diffs (diff-*.json), not the traces.
+                # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical configs), each config run
+                # AB_REPS times (default 3) interleaved A1 B1 A2 B2 ..., diffed with 3 runs a side (the
+                # verdict from the runs' medians, docs/REPORT.md) and with one run a side (the --noise
+                # floor); and `gpuprof report` pages of MNIST, ResNet-50 and the transformer with NVML and
+                # PM-sampled counters.  Keeps the pages (report-*.html) and the diffs (diff-*.json), not the
+                # traces.  About 6 minutes on the H200 (12 MNIST runs of ~10 s, 12 transformer runs of ~12 s).
     log report
     ( G=build/bin/gpuprof
       ab() { local name=$1; shift
@@ -592,16 +595,22 @@ PY
         echo "AB $name rc=$? $(grep RESULT "$RES/ab-$name.out")"; grep -av "^TIMING" "$RES/ab-$name.err" | tail -3; }
       T="python3 examples/transformer_step.py --steps ${AB_TSTEPS:-40} --warmup 5"
       M="python3 examples/train_mnist.py --steps ${AB_MSTEPS:-300} --warmup 10"
-      # shellcheck disable=SC2086  # $T and $M are command lines
-      { ab fp32 $T; ab bf16 $T --amp bf16
-        ab sdpa-math $T --amp bf16 --sdpa math; ab sdpa-flash $T --amp bf16 --sdpa flash
-        ab workers0 $M --workers 0; ab workers4 $M --workers 4
-        ab same1 $M; ab same2 $M; }
-      for pair in fp32:bf16 sdpa-math:sdpa-flash workers0:workers4 same1:same2; do
-        a=${pair%%:*} b=${pair#*:}
-        echo "=== DIFF $a -> $b (the first line should name the change and its effect)"
-        $G diff "$RES/ab-$a.gpuprof" "$RES/ab-$b.gpuprof" 2>&1 | cut -c1-600 | head -"${DIFF_LINES:-70}"
-        $G diff --format json --top 0 "$RES/ab-$a.gpuprof" "$RES/ab-$b.gpuprof" >"$RES/diff-$a-$b.json" 2>&1
+      declare -A CMD=([fp32]="$T" [bf16]="$T --amp bf16" [sdpa-math]="$T --amp bf16 --sdpa math"
+                      [sdpa-flash]="$T --amp bf16 --sdpa flash" [workers0]="$M --workers 0"
+                      [workers4]="$M --workers 4" [same1]="$M" [same2]="$M")
+      reps=${AB_REPS:-3}
+      for pair in ${AB_PAIRS:-fp32:bf16 sdpa-math:sdpa-flash workers0:workers4 same1:same2}; do
+        a=${pair%%:*} b=${pair#*:} la=() lb=()
+        for i in $(seq 1 "$reps"); do  # interleaved: a slow stretch of the machine hits both sides
+          # shellcheck disable=SC2086  # the commands are command lines
+          ab "$a-$i" ${CMD[$a]}; ab "$b-$i" ${CMD[$b]}
+          la+=("$RES/ab-$a-$i.gpuprof"); lb+=("$RES/ab-$b-$i.gpuprof")
+        done
+        echo "=== DIFF $a -> $b, $reps runs a side (the first line should name the change and its effect)"
+        $G diff "${la[@]}" --vs "${lb[@]}" 2>&1 | cut -c1-600 | head -"${DIFF_LINES:-40}"
+        $G diff --format json --top 0 "${la[@]}" --vs "${lb[@]}" >"$RES/diff-$a-$b.json" 2>&1
+        echo "=== DIFF $a -> $b, one run a side (runs 1)"
+        $G diff "${la[0]}" "${lb[0]}" 2>&1 | head -1 | cut -c1-600
       done
       for job in "mnist:$M" "resnet50:python3 examples/resnet_step.py --steps 30 --warmup 5" "transformer:$T --amp bf16"; do
         name=${job%%:*} cmd=${job#*:}
@@ -613,7 +622,7 @@ PY
         ls -la "$RES/report-$name.html" 2>&1
         $G stats --report counters "$RES/rep-$name.gpuprof" 2>&1 | cut -c1-160 | head -20
       done
-      $G report -o "$RES/report-ab-fp32-bf16.html" "$RES/ab-fp32.gpuprof" "$RES/ab-bf16.gpuprof" 2>&1 | tail -3
+      $G report -o "$RES/report-ab-fp32-bf16.html" "$RES/ab-fp32-1.gpuprof" "$RES/ab-bf16-1.gpuprof" 2>&1 | tail -3
     ) 2>&1 | tee "$RES/report.txt"
     rm -f "$RES"/ab-*.gpuprof "$RES"/rep-*.gpuprof ;;
   flight-bench)  # issue #26: armed (--flight-recorder, nothing triggered) and --sample-steps 1/50 vs bare,

@@ -807,9 +807,23 @@ def test_kernel_names():
     expect("union_ns", gptrace.union_ns([(0, 10), (5, 20), (30, 40)]) == 30, "")
 
 
+def test_report_phase():
+    """scripts/gpu-session.sh parses; its report phase runs each A/B config AB_REPS (3) times,
+    interleaved, and diffs the runs with --vs (issue 23)"""
+    sh = os.path.join(ROOT, "scripts", "gpu-session.sh")
+    p = subprocess.run(["bash", "-n", sh], capture_output=True, text=True)
+    expect("gpu-session.sh parses", p.returncode == 0, p.stderr)
+    text = open(sh).read()
+    phase = text[text.index("  report)"):text.index(";;", text.index("  report)"))]
+    expect("report: AB_REPS default 3", "reps=${AB_REPS:-3}" in phase, "")
+    expect("report: interleaved A1 B1 A2 B2", re.search(r'ab "\$a-\$i" .*; ab "\$b-\$i"', phase) is not None, "")
+    expect("report: diff with --vs", '"${la[@]}" --vs "${lb[@]}"' in phase, "")
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         test_kernel_names()
+        test_report_phase()
         test_toggle_schedule()
         test_pool(d)
         test_steploop_toggled()

@@ -198,13 +198,21 @@ static inline void device_h200(uint32_t name)
 }
 
 /* The PROCESS record (parent pid 1). */
-static inline void process(uint32_t pid, uint32_t cmd_id, uint32_t host_id, int32_t rank, uint64_t start_ns)
+/* settings_id: the tracer's settings line (0: unknown) */
+static inline void process_settings(uint32_t pid, uint32_t cmd_id, uint32_t host_id, int32_t rank, uint64_t start_ns,
+				    uint32_t settings_id)
 {
 	gp_record r;
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_PROCESS;
 	r.u.process.pid = pid; r.u.process.ppid = 1; r.u.process.name_id = cmd_id;
 	r.u.process.host_id = host_id; r.u.process.rank = rank; r.u.process.start_ns = start_ns;
+	r.u.process.settings_id = settings_id;
 	put(0, &r);
+}
+
+static inline void process(uint32_t pid, uint32_t cmd_id, uint32_t host_id, int32_t rank, uint64_t start_ns)
+{
+	process_settings(pid, cmd_id, host_id, rank, start_ns, 0);
 }
 #endif

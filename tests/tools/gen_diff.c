@@ -25,6 +25,11 @@
  *                      every 100 us of the run, and memory records (below)
  *     --odd-name       relu_kernel is named "relu</script><!--<script>x(1)//" (a page
  *                      that inlines names must still parse)
+ *     --cmd STR        the process's command line (default "python train.py")
+ *     --settings STR   the tracer's settings line in the process record
+ *                      (default: none)
+ *     --threads N      N threads record (SOURCE records; default 1, the main
+ *                      thread; the others record nothing else)
  *     --pid P --rank R pid (default 6000) and rank (default -1: none); rank R's
  *                      clock starts R x 3 s later with CLOCK_REALTIME 1000 ns
  *                      later, so `gpuprof merge` puts its step k 1000 ns after
@@ -72,7 +77,8 @@
 
 enum {
 	S_CMD = 1, S_HOST, S_MAIN, S_LAUNCH, S_MEMCPY, S_SSYNC, S_DSYNC, S_MALLOC, S_GEMM_F, S_GEMM_B, S_RELU,
-	S_SOFTMAX, S_FLASH, S_ADAM, S_AUTOTUNE, S_FWD, S_BWD, S_OPT, S_UTIL, S_SMACT, S_POWER, S_GPU, S_STEP0
+	S_SOFTMAX, S_FLASH, S_ADAM, S_AUTOTUNE, S_FWD, S_BWD, S_OPT, S_UTIL, S_SMACT, S_POWER, S_GPU, S_SETTINGS,
+	S_STEP0
 };
 
 struct item { uint64_t emit; size_t seq; uint32_t src; gp_record r; };
@@ -190,6 +196,8 @@ int main(int argc, char **argv)
 	uint32_t nsteps = 30;
 	uint64_t load = 200000, jitter = 0, seed = 1, G = 100000;
 	int warmup = 0, flash = 0, dsync = 0, dtoh = 0, counters = 0, odd = 0, rank = -1, i;
+	const char *cmd = "python train.py", *settings = NULL;
+	uint32_t nthreads = 1;
 	P = 6000;
 	for (i = 1; i < argc - 1; i++) {
 		const char *a = argv[i];
@@ -205,14 +213,17 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--dtoh")) dtoh = 1;
 		else if (!strcmp(a, "--counters")) counters = 1;
 		else if (!strcmp(a, "--odd-name")) odd = 1;
+		else if (!strcmp(a, "--cmd") && more) cmd = argv[++i];
+		else if (!strcmp(a, "--settings") && more) settings = argv[++i];
+		else if (!strcmp(a, "--threads") && more) nthreads = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--pid") && more) P = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--rank") && more) rank = atoi(argv[++i]);
 		else break;
 	}
-	if (argc < 2 || i != argc - 1 || nsteps < 2 || nsteps > 1000000) {
+	if (argc < 2 || i != argc - 1 || nsteps < 2 || nsteps > 1000000 || nthreads < 1 || nthreads > 64) {
 		fprintf(stderr, "usage: gen_diff [--steps N] [--warmup] [--load-ns N] [--jitter N] [--seed N]\n"
 				"                [--gemm-ns N] [--attn flash] [--device-sync] [--dtoh] [--counters] [--odd-name]\n"
-				"                [--pid P] [--rank R] OUT\n");
+				"                [--cmd STR] [--settings STR] [--threads N] [--pid P] [--rank R] OUT\n");
 		return 1;
 	}
 	lcg = seed;
@@ -221,7 +232,7 @@ int main(int argc, char **argv)
 	gp_header h;
 	gen_open_trace(argv[argc - 1], &h, P, clock0 - 100000, GEN_REALTIME0 + r0 * 1000, "testhost", rank);
 	static const char *names[] = {
-		[S_CMD] = "python train.py", [S_HOST] = "testhost", [S_MAIN] = "python3",
+		[S_CMD] = "python train.py", [S_SETTINGS] = "", [S_HOST] = "testhost", [S_MAIN] = "python3",
 		[S_LAUNCH] = "cudaLaunchKernel", [S_MEMCPY] = "cudaMemcpyAsync", [S_SSYNC] = "cudaStreamSynchronize",
 		[S_DSYNC] = "cudaDeviceSynchronize", [S_MALLOC] = "cudaMalloc", [S_GEMM_F] = "gemm_fwd_kernel",
 		[S_GEMM_B] = "gemm_bwd_kernel", [S_RELU] = "relu_kernel", [S_SOFTMAX] = "softmax_kernel",
@@ -229,12 +240,21 @@ int main(int argc, char **argv)
 		[S_FWD] = "forward", [S_BWD] = "backward", [S_OPT] = "optimizer", [S_UTIL] = "nvml.gpu_util",
 		[S_SMACT] = "pm.sm_active_pct", [S_POWER] = "nvml.power_mw", [S_GPU] = "NVIDIA H200 (test)",
 	};
+	names[S_CMD] = cmd;
+	if (settings) names[S_SETTINGS] = settings;
 	if (odd) names[S_RELU] = "relu</script><!--<script>x(1)//";
 	for (uint32_t k = 1; k < S_STEP0; k++) str_id(k, names[k]);
 	const uint32_t kinds[4] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY, GP_SOURCE_TOOL };
 	const uint32_t tids[4] = { 0, P, 0, 0 }, nm[4] = { 0, S_MAIN, 0, 0 };
 	sources(P, 3, kinds, tids, nm);
-	process(P, S_CMD, S_HOST, rank, clock0 - 100000);
+	for (uint32_t t = 1; t < nthreads; t++) { /* more threads: a SOURCE record each, nothing else */
+		gp_record r;
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_SOURCE;
+		r.u.source = (gp_rec_source){ 100 + t, GP_SOURCE_THREAD, P, P + t, S_MAIN };
+		put(0, &r);
+	}
+	process_settings(P, S_CMD, S_HOST, rank, clock0 - 100000, settings ? S_SETTINGS : 0);
 	{
 		gp_record d;
 		memset(&d, 0, sizeof(d));

@@ -15,7 +15,21 @@ known (tests/tools/gen_diff.c has the timeline):
     --seed 2         another draw of the jitter: no significant difference
 
 Every step of B is its step of A plus the change, so the medians, means and
-bucket means move by exactly the change.  Independently of the tool: the step
+bucket means move by exactly the change.  These cases run with --noise 0
+(the rank test alone decides); with the default floor of 15 % the -35 us
+(-5.9 %) of --attn flash is "within the run-to-run noise" for one run a
+side, and the same change over 3 + 3 runs is called by Welch's t test.
+
+Run-level noise: a run-level offset is a --load-ns other than 200 us (every
+step of the run longer by the same amount).  Two identical runs but B's
+steps all 8 % longer: one run a side, within the noise (though the rank
+test gives p < 1e-9); 3 + 3 identical runs whose offsets scatter by up to
+8 %: not significant (Welch's t on the run medians, recomputed here with
+Student's t by numerical integration of its density); --attn flash across
+3 + 3 runs with small offsets: B faster.  What differs is named first:
+command-line options (added, removed, changed; an option whose value
+changes between the runs of a side varies and is not named), settings
+words, threads, and the kernels only one side runs.  Independently of the tool: the step
 times (from `gpuprof steps --per-step`), aligned by step number, give the
 medians, means, spreads, the Mann-Whitney U and p (computed here: exact by
 enumerating every split of the pooled values for small runs, else the normal
@@ -49,6 +63,10 @@ def gen(name, *args, base=("--warmup", "--jitter", "20000")):
 
 def diff_json(a, b, *extra):
     return json.loads(gp("diff", "--format", "json", "--top", "0", *extra, a, b).stdout)
+
+
+def diff_runs_json(la, lb, *extra):
+    return json.loads(gp("diff", "--format", "json", "--top", "0", *extra, *la, "--vs", *lb).stdout)
 
 
 # ------------------------------------------------------------ statistics, here
@@ -173,7 +191,7 @@ cases = [
 out = {}
 for name, args, delta, buckets in cases:
     b = gen(name, *args)
-    js = diff_json(a, b)
+    js = diff_json(a, b, "--noise", "0")
     out[name] = js
     st = js["diff_steps"][0]
     eq(st["delta_median_ns"], delta, f"{name}: median step time moves by {delta}")
@@ -187,13 +205,25 @@ for name, args, delta, buckets in cases:
     sig = name in ("flash", "gemm", "load", "dsync")
     eq(st["verdict"], ("B faster" if delta < 0 else "B slower") if sig else "no significant difference",
        f"{name}: verdict (p = {p:.3g})")
+    eq((st["runs_a"], st["runs_b"], st["noise_pct"], st["basis"]),
+       (1, 1, 0, "steps: Mann-Whitney U and the noise floor"), f"{name}: one run a side")
     head = js["diff"][0]["headline"]
-    eq(head, gp("diff", a, b).stdout.splitlines()[0], f"{name}: the text output's first line is the headline")
+    eq(head, gp("diff", "--noise", "0", a, b).stdout.splitlines()[0],
+       f"{name}: the text output's first line is the headline")
+    # the default floor, 15 %: only the changes of 15 % or more are called
+    dflt = diff_json(a, b)["diff_steps"][0]
+    pct = 100 * delta / st["median_a_ns"]
+    eq(dflt["verdict"], st["verdict"] if abs(pct) >= 15 else "within the run-to-run noise",
+       f"{name}: default --noise 15 ({pct:+.1f} %)")
 
 h = out["flash"]["diff"][0]["headline"]
-expect(h.startswith("step time 592.495 us -> 557.495 us median (-35.000 us") and "B faster" in h and
+expect(h.startswith("B: kernels only in A: 14 % of A's kernel time (largest softmax_kernel), only in B: 5 % of "
+                    "B's kernel time (largest flash_fwd_kernel). Step time 592.495 us -> 557.495 us median "
+                    "(-35.000 us") and "B faster" in h and
        "softmax_kernel -50.000 us/step (only A)" in h and "flash_fwd_kernel +15.000 us/step (only B)" in h,
        f"flash: the headline names the change: {h}")
+expect(out["same"]["diff"][0]["headline"].startswith("Same command line, settings, threads and kernels. Step time"),
+       f"same run: nothing differs: {out['same']['diff'][0]['headline']}")
 k = rows_of(out["flash"], "diff_kernels", "kernel")
 eq((k["softmax_kernel"]["in"], k["softmax_kernel"]["a_count_per_step"], k["softmax_kernel"]["b_count_per_step"],
     k["softmax_kernel"]["a_ns_per_step"], k["softmax_kernel"]["delta_ns_per_step"]),
@@ -235,10 +265,142 @@ expect(all(r["delta_ns_per_step"] == 0 for t in ("diff_kernels", "diff_api", "di
 
 # another draw of the noise: no significant difference
 s2 = gen("seed2", "--seed", "2")
-st = diff_json(a, s2)["diff_steps"][0]
+st = diff_json(a, s2, "--noise", "0")["diff_steps"][0]
 p = check_stats("seed 2", a, s2, st)
 eq(st["verdict"], "no significant difference", f"seed 2: identical runs, other noise (p = {p:.3g})")
 expect(st["ci95_low_ns"] <= 0 <= st["ci95_high_ns"], "seed 2: the bootstrap interval holds 0")
+
+
+# ------------------------------------------------------------ run-level noise
+
+def t_pdf(x, v):
+    return math.exp(math.lgamma((v + 1) / 2) - math.lgamma(v / 2)) / math.sqrt(v * math.pi) * \
+        (1 + x * x / v) ** (-(v + 1) / 2)
+
+
+def t_p(t, v, n=20000):
+    """two-sided P(|T| >= |t|): 1 - 2 x the density integrated over [0, |t|] (Simpson)"""
+    t = abs(t)
+    if t == 0:
+        return 1.0
+    h = t / n
+    acc = t_pdf(0, v) + t_pdf(t, v) + sum((4 if i % 2 else 2) * t_pdf(i * h, v) for i in range(1, n))
+    return max(0.0, 1 - 2 * acc * h / 3)
+
+
+def t_inv(p, v):
+    lo, hi = 0.0, 64.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_p(mid, v, 4000) > p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def welch(ma, mb):
+    na, nb = len(ma), len(mb)
+    xa, xb = sum(ma) / na, sum(mb) / nb
+    va = sum((x - xa) ** 2 for x in ma) / (na - 1)
+    vb = sum((x - xb) ** 2 for x in mb) / (nb - 1)
+    se2 = va / na + vb / nb
+    t = (xb - xa) / math.sqrt(se2)
+    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    q = t_inv(0.05, df)
+    return dict(mean_a=xa, mean_b=xb, sd_a=math.sqrt(va), sd_b=math.sqrt(vb), t=t, df=df, p=t_p(t, df),
+                lo=xb - xa - q * math.sqrt(se2), hi=xb - xa + q * math.sqrt(se2))
+
+
+def run_medians(traces):
+    return [median([r["time_ns"] for r in counted_steps(x).values()]) for x in traces]
+
+
+def check_welch(what, la, lb, row):
+    """diff_steps' run-level columns against Welch's t on the runs' medians, recomputed here"""
+    w = welch(run_medians(la), run_medians(lb))
+    eq((row["runs_a"], row["runs_b"], row["basis"]), (len(la), len(lb), "runs: Welch t on the runs' medians"),
+       f"{what}: run-level basis")
+    eq((row["run_median_a_ns"], row["run_median_b_ns"]), (round(w["mean_a"]), round(w["mean_b"])),
+       f"{what}: mean of the run medians")
+    approx(row["run_sd_a_pct"], 100 * w["sd_a"] / w["mean_a"], f"{what}: run SD A")
+    approx(row["welch_t"], w["t"], f"{what}: t")
+    approx(row["welch_df"], w["df"], f"{what}: df")
+    expect(abs(row["run_p_value"] - w["p"]) <= 1e-9 + 1e-6 * w["p"], f"{what}: p {row['run_p_value']} vs {w['p']:.9g}")
+    expect(abs(row["run_ci95_low_ns"] - w["lo"]) <= 2 and abs(row["run_ci95_high_ns"] - w["hi"]) <= 2,
+           f"{what}: CI {row['run_ci95_low_ns']}..{row['run_ci95_high_ns']} vs {w['lo']:.0f}..{w['hi']:.0f}")
+    return w
+
+
+# the tool's t distribution against the integral, over a range of t and df (a 2 + 2 run pair: df ~ 1..2)
+for k, (offs_a, offs_b) in enumerate((((0, 3000), (1000, 9000)), ((0, 40000, 5000), (2000, 1000, 90000)),
+                                      ((0, 1000, 2000, 3000), (60000, 61000, 59000, 62500)))):
+    la = [gen(f"wa{k}_{i}", "--load-ns", str(200000 + o), "--seed", str(20 + i)) for i, o in enumerate(offs_a)]
+    lb = [gen(f"wb{k}_{i}", "--load-ns", str(200000 + o), "--seed", str(30 + i)) for i, o in enumerate(offs_b)]
+    check_welch(f"welch {k}", la, lb, diff_runs_json(la, lb)["diff_steps"][0])
+
+# two identical runs, but every step of B 8 % longer (a run-level offset, as between identical H200 runs)
+off8 = round(0.08 * out["same"]["diff_steps"][0]["median_a_ns"])
+b8 = gen("off8", "--load-ns", str(200000 + off8))
+js = diff_json(a, b8)
+st = js["diff_steps"][0]
+expect(st["p_value"] < 1e-9, f"offset 8 %: the rank test alone would call it (p = {st['p_value']:.3g})")
+eq((st["verdict"], st["noise_pct"]), ("within the run-to-run noise", 15), "offset 8 %: one run a side: within the noise")
+h = js["diff"][0]["headline"]
+expect(h.startswith("Same command line, settings, threads and kernels. Step time ") and
+       h.endswith("within the run-to-run noise (\u00b115 %, one run per side: give 2+ runs per side to measure it)."),
+       f"offset 8 %: the headline says so: {h}")
+eq(diff_json(a, b8, "--noise", "5")["diff_steps"][0]["verdict"], "B slower", "offset 8 %: --noise 5 calls it")
+
+# 3 + 3 identical runs whose offsets scatter by up to 8 %: not significant
+sa = [gen(f"sa{i}", "--load-ns", str(200000 + o), "--seed", str(40 + i)) for i, o in enumerate((0, off8, off8 // 2))]
+sb = [gen(f"sb{i}", "--load-ns", str(200000 + o), "--seed", str(50 + i)) for i, o in enumerate((off8, 0, off8 // 4))]
+js = diff_runs_json(sa, sb)
+st = js["diff_steps"][0]
+w = check_welch("scatter", sa, sb, st)
+expect(w["p"] > 0.05, f"scatter: p = {w['p']:.3g}")
+eq(st["verdict"], "no significant difference", "scatter: 3 + 3 identical runs, scattered offsets: not significant")
+runs = js["diff_runs"]
+eq([(r["side"], r["run"], r["steps"]) for r in runs], [("A", 1, 29), ("A", 2, 29), ("A", 3, 29), ("B", 1, 29),
+                                                         ("B", 2, 29), ("B", 3, 29)], "scatter: one row per run")
+eq([r["median_ns"] for r in runs], [round(m) for m in run_medians(sa) + run_medians(sb)], "scatter: run medians")
+eq((st["steps_a"], st["steps_b"], st["aligned"]), (87, 87, "by step number: the 29 steps counted in every run (1..29)"),
+   "scatter: the steps of all runs pooled for the per-step tables")
+
+# a real change across 3 + 3 runs: --attn flash (-5.9 %, within the floor with one run a side), offsets of a few us
+ra = [gen(f"ra{i}", "--load-ns", str(200000 + o), "--seed", str(60 + i)) for i, o in enumerate((0, 3000, 1500))]
+rb = [gen(f"rb{i}", "--attn", "flash", "--load-ns", str(200000 + o), "--seed", str(70 + i))
+      for i, o in enumerate((2000, 0, 3500))]
+eq(diff_json(ra[0], rb[0])["diff_steps"][0]["verdict"], "within the run-to-run noise",
+   "flash, one run a side: within the noise")
+js = diff_runs_json(ra, rb)
+st = js["diff_steps"][0]
+w = check_welch("flash 3+3", ra, rb, st)
+expect(w["p"] < 0.05, f"flash 3+3: p = {w['p']:.3g}")
+eq(st["verdict"], "B faster", "flash 3+3: B faster")
+h = js["diff"][0]["headline"]
+expect(h.startswith("B: kernels only in A: 14 % of A's kernel time (largest softmax_kernel), only in B: 5 % of B's "
+                    "kernel time (largest flash_fwd_kernel). Step time ") and ", mean of the runs' medians (" in h and
+       "3 vs 3 runs" in h and "): B faster." in h, f"flash 3+3: headline {h}")
+bk = rows_of(js, "diff_buckets", "bucket")
+eq(bk["compute"]["delta_ns_per_step"], -35000, "flash 3+3: compute -35 us per step (pooled over the runs)")
+
+# what differs: command-line options, settings, threads
+ca = [gen(f"ca{i}", "--cmd", f"python train.py --sdpa math --seed {i} --out /tmp/x", "--settings",
+          "activity=kernel api=all stacks=off", "--seed", str(80 + i)) for i in range(2)]
+cb = [gen(f"cb{i}", "--cmd", f"python train.py --sdpa flash --seed {i + 5} --amp=bf16", "--settings",
+          "activity=kernel api=all stacks=python", "--threads", "3", "--seed", str(90 + i)) for i in range(2)]
+js = diff_runs_json(ca, cb)
+h = js["diff"][0]["headline"]
+expect(h.startswith("B: --sdpa math -> flash; --out /tmp/x removed; --amp bf16 added; setting stacks=off -> python; "
+                    "1 more (diff_setup). Step time "), f"what differs: headline {h}")
+eq((su_t := {r["item"]: r for r in js["diff_setup"]}["threads"])["a"], "1", "what differs: threads in A")
+eq((su_t["b"], su_t["differs"]), ("3", "yes"), "what differs: threads in B")
+su = {r["item"]: r for r in js["diff_setup"]}
+eq((su["command line --seed"]["a"], su["command line --seed"]["b"], su["command line --seed"]["differs"]),
+   ("varies", "varies", "varies"), "what differs: --seed varies within a side: not the change")
+eq((su["command line --amp"]["a"], su["command line --amp"]["b"]), ("(none)", "bf16"), "what differs: --amp=bf16")
+expect("settings api" not in su, "what differs: equal settings not listed")
+one = diff_json(ca[0], cb[0])["diff"][0]["headline"]
+expect(one.startswith("B: --sdpa math -> flash; --seed 0 -> 5; --out /tmp/x removed; --amp bf16 added; "
+                      "2 more (diff_setup). Step time"), f"what differs, one run a side: {one}")
 
 # small runs: the exact test (7 counted steps a run, no ties)
 sa = gen("small_a", "--steps", "8", base=("--warmup", "--jitter", "20000"))
@@ -265,7 +427,8 @@ eq([(x["rank"], x["delta_median_ns"]) for x in js["diff_steps"]], [(0, -35000), 
    "merged: rank 0 -35 us (flash), rank 1 -100 us (gemm)")
 eq([(x["rank"], x["pid_a"], x["pid_b"]) for x in js["diff"]], [(0, 7000, 7000), (1, 7001, 7001)], "merged: pairs")
 text = gp("diff", ma, mb).stdout.splitlines()
-expect(text[0].startswith("rank 0: step time") and text[1].startswith("rank 1: step time"),
+expect(text[0].startswith("rank 0: B: kernels only in A") and text[1].startswith("rank 1: Same command line") and
+       all("Step time" in t for t in text[:2]),
        "merged: one headline per rank first")
 
 # golden files: the exact layout
@@ -289,6 +452,13 @@ for name, args in (("diff_flash_table", ("diff", a, os.path.join(W, "flash.gpupr
 eq(gp("diff", a, check=False).returncode, 1, "one trace: exit 1")
 eq(gp("diff", "--alpha", "2", a, a, check=False).returncode, 1, "--alpha 2: exit 1")
 eq(gp("diff", "--report", "nope", a, a, check=False).returncode, 1, "--report nope: exit 1")
+eq(gp("diff", "--noise", "-1", a, a, check=False).returncode, 1, "--noise -1: exit 1")
+eq(gp("diff", a, a, a, check=False).returncode, 1, "three traces without --vs: exit 1")
+eq(gp("diff", a, "--vs", check=False).returncode, 1, "nothing after --vs: exit 1")
+eq(gp("diff", "--vs", a, check=False).returncode, 1, "nothing before --vs: exit 1")
+eq(gp("diff", a, "--vs", a, "--vs", a, check=False).returncode, 1, "--vs twice: exit 1")
+eq(gp("diff", "--format", "json", a, "--vs", a).stdout, gp("diff", "--format", "json", a, a).stdout,
+   "A --vs B is A B")
 p = gp("diff", a, os.path.join(W, "missing.gpuprof"), check=False)
 eq(p.returncode, 2, "missing trace: exit 2")
 expect("missing.gpuprof" in p.stderr, "missing trace: named")

@@ -142,3 +142,95 @@ void bootstrap_median_diff(const double *a, size_t na, const double *b, size_t n
 	free(d);
 	free(tmp);
 }
+
+/* ln of the continued fraction of the incomplete beta function
+ * (Numerical Recipes, betacf); converges for x < (a + 1) / (a + b + 2). */
+static double betacf(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d = 1 - qab * x / qap;
+	if (fabs(d) < tiny) d = tiny;
+	d = 1 / d;
+	double h = d;
+	for (int m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m, aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+		d = 1 + aa * d;
+		if (fabs(d) < tiny) d = tiny;
+		c = 1 + aa / c;
+		if (fabs(c) < tiny) c = tiny;
+		d = 1 / d;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1 + aa * d;
+		if (fabs(d) < tiny) d = tiny;
+		c = 1 + aa / c;
+		if (fabs(c) < tiny) c = tiny;
+		d = 1 / d;
+		double del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-15) break;
+	}
+	return h;
+}
+
+/* the regularised incomplete beta function I_x(a, b) */
+static double betai(double a, double b, double x)
+{
+	if (x <= 0) return 0;
+	if (x >= 1) return 1;
+	double bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2)) return bt * betacf(a, b, x) / a;
+	return 1 - bt * betacf(b, a, 1 - x) / b;
+}
+
+double student_t_p(double t, double df)
+{
+	if (isnan(t) || !(df > 0)) return NAN;
+	if (isinf(t)) return 0;
+	double p = betai(df / 2, 0.5, df / (df + t * t));
+	return p > 1 ? 1 : p;
+}
+
+double student_t_inv(double p, double df)
+{
+	double lo = 0, hi = 1;
+	while (student_t_p(hi, df) > p && hi < 1e12) hi *= 2;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (student_t_p(mid, df) > p) lo = mid;
+		else hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+static void mean_sd(const double *v, size_t n, double *mean, double *sd)
+{
+	double s = 0, ss = 0;
+	for (size_t i = 0; i < n; i++) s += v[i];
+	*mean = s / (double)n;
+	for (size_t i = 0; i < n; i++) ss += (v[i] - *mean) * (v[i] - *mean);
+	*sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+}
+
+void welch_t(const double *a, size_t na, const double *b, size_t nb, struct welch *out)
+{
+	memset(out, 0, sizeof(*out));
+	mean_sd(a, na, &out->mean_a, &out->sd_a);
+	mean_sd(b, nb, &out->mean_b, &out->sd_b);
+	double d = out->mean_b - out->mean_a;
+	double va = out->sd_a * out->sd_a / (double)na, vb = out->sd_b * out->sd_b / (double)nb;
+	double se = sqrt(va + vb);
+	if (se == 0) {
+		out->df = (double)(na + nb - 2);
+		out->t = d == 0 ? 0 : d < 0 ? -INFINITY : INFINITY;
+		out->p = d == 0 ? 1 : 0;
+		out->lo = out->hi = d;
+		return;
+	}
+	out->t = d / se;
+	out->df = (va + vb) * (va + vb) / (va * va / (double)(na - 1) + vb * vb / (double)(nb - 1));
+	out->p = student_t_p(out->t, out->df);
+	double q = student_t_inv(0.05, out->df);
+	out->lo = d - q * se;
+	out->hi = d + q * se;
+}

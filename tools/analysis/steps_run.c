@@ -33,11 +33,26 @@ static int pass_ranges(gp_reader *r, struct steps_run *sr)
 		progress_tick(++n);
 		step_pass1_add(r, rec, sr->a, sr->d, &sr->win);
 		if (rec->type == GP_REC_PROCESS) {
-			struct steps_run_proc p = { rec->u.process.pid, rec->u.process.rank };
+			const char *cmd = gp_reader_string(r, rec->u.process.name_id);
+			const char *set = rec->u.process.settings_id ? gp_reader_string(r, rec->u.process.settings_id) : NULL;
+			struct steps_run_proc p = { rec->u.process.pid, rec->u.process.rank, cmd ? xstrdup(cmd) : NULL,
+						    set ? xstrdup(set) : NULL };
 			size_t k;
 			for (k = 0; k < sr->nprocs && sr->procs[k].pid != p.pid; k++) ;
-			if (k < sr->nprocs) sr->procs[k] = p;
-			else VEC_PUSH(sr->procs, sr->nprocs, sr->cprocs, p);
+			if (k < sr->nprocs) {
+				free(sr->procs[k].cmd);
+				free(sr->procs[k].settings);
+				sr->procs[k] = p;
+			} else {
+				VEC_PUSH(sr->procs, sr->nprocs, sr->cprocs, p);
+			}
+		} else if (rec->type == GP_REC_SOURCE && rec->u.source.kind == GP_SOURCE_THREAD) {
+			uint64_t key = (uint64_t)rec->u.source.pid << 32 | rec->u.source.tid;
+			uint64_t *seen = u64map_get(&sr->seen_thread, key, MAP_INSERT);
+			if (!*seen) {
+				*seen = 1;
+				VEC_PUSH(sr->threads, sr->nthreads, sr->cthreads, key);
+			}
 		}
 	}
 	return rc;
@@ -62,6 +77,7 @@ int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run 
 				    ATTR_ANY_THREAD, 0 };
 	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	memset(out, 0, sizeof(*out));
+	u64map_init(&out->seen_thread);
 	*err = NULL;
 	out->a = attribution_new(o.rule);
 	out->d = step_detect_new(r, &o.detect);
@@ -91,7 +107,13 @@ void steps_run_free(struct steps_run *sr)
 	step_detect_free(sr->d);
 	attribution_free(sr->a);
 	winset_free(&sr->win);
+	for (size_t k = 0; k < sr->nprocs; k++) {
+		free(sr->procs[k].cmd);
+		free(sr->procs[k].settings);
+	}
 	free(sr->procs);
+	free(sr->threads);
+	u64map_free(&sr->seen_thread);
 	memset(sr, 0, sizeof(*sr));
 }
 
@@ -100,4 +122,18 @@ int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid)
 	for (size_t k = 0; k < sr->nprocs; k++)
 		if (sr->procs[k].pid == pid) return sr->procs[k].rank;
 	return -1;
+}
+
+const struct steps_run_proc *steps_run_process(const struct steps_run *sr, uint32_t pid)
+{
+	for (size_t k = 0; k < sr->nprocs; k++)
+		if (sr->procs[k].pid == pid) return &sr->procs[k];
+	return NULL;
+}
+
+size_t steps_run_threads(const struct steps_run *sr, uint32_t pid)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < sr->nthreads; k++) n += sr->threads[k] >> 32 == pid;
+	return n;
 }

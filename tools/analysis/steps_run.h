@@ -22,6 +22,7 @@
 #include "analysis/step_detect.h"
 #include "analysis/steps.h"
 #include "analysis/windows.h"
+#include "common/util.h"
 
 struct steps_run_opts {
 	size_t sz;                     /* sizeof(struct steps_run_opts) */
@@ -37,8 +38,13 @@ struct steps_run {
 	struct steps *st;              /* finished; its rows not yet summarised */
 	struct opjoin *j;              /* for opjoin_counts */
 	struct winset win;             /* the trace's GPU-activity windows, finished */
-	struct steps_run_proc { uint32_t pid; int32_t rank; } *procs; /* PROCESS records, in trace order */
+	struct steps_run_proc {          /* PROCESS records, in trace order */
+		uint32_t pid; int32_t rank;
+		char *cmd, *settings;    /* its command line and the tracer's settings; NULL: unknown */
+	} *procs;
 	size_t nprocs, cprocs;
+	uint64_t *threads; size_t nthreads, cthreads; /* pid << 32 | tid of the threads with records (SOURCE) */
+	u64map seen_thread;
 };
 
 /* Runs both passes.  Returns 0, or -1 with *read_rc the fatal read status
@@ -51,6 +57,11 @@ int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run 
 void steps_run_free(struct steps_run *sr);
 /* The rank of pid from its PROCESS record; -1 when none or unknown. */
 int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid);
+
+/* The process record of pid; NULL when none. */
+const struct steps_run_proc *steps_run_process(const struct steps_run *sr, uint32_t pid);
+/* The number of threads of pid that recorded something (their SOURCE records). */
+size_t steps_run_threads(const struct steps_run *sr, uint32_t pid);
 
 /* --method: "auto", "nvtx", "trace" -> STEP_WANT_*; 0 ok, -1 unknown name */
 int step_want_parse(const char *s, int *want);

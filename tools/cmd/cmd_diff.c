@@ -1,10 +1,12 @@
-/* cmd_diff.c — `gpuprof diff A B`: what changed between two runs
- * (docs/REPORT.md, "gpuprof diff"; analysis/diff.h).  Option parsing, the
- * passes over the two traces and printing.
+/* cmd_diff.c — `gpuprof diff A B` and `gpuprof diff A1 A2 ... --vs B1 B2
+ * ...`: what changed between two runs, or two sets of runs (docs/REPORT.md,
+ * "gpuprof diff"; analysis/diff.h).  Option parsing, the passes over the
+ * traces and printing.
  *
  * Per trace: the two passes of the steps analysis (analysis/steps_run.h),
- * then, once the steps of both runs are aligned, one pass that profiles the
- * aligned steps (analysis/step_profile.h). */
+ * then, once the steps of all runs are aligned, one pass that profiles the
+ * aligned steps (analysis/step_profile.h).  Every trace's analysis is held
+ * until the tables are made: memory grows with the number of runs. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,30 +22,38 @@
 static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof diff [--format table|csv|json] [--report LIST] [--top N] [--alpha P]\n"
-		   "                    [--method auto|nvtx|trace] [--step-range NAME] [--keep-warmup]\n"
-		   "                    [--strict] A B\n\n"
-		   "What changed from run A to run B.  The steady-state steps of the two runs are\n"
-		   "aligned (by step number when both number them) and compared: step time A vs B\n"
-		   "(median, spread, a Mann-Whitney U test and a bootstrap interval of the change of\n"
-		   "the median: is it larger than the run-to-run noise?), then per step the buckets\n"
-		   "of the step time, the kernels, NVTX ranges, API calls and copies, each ranked by\n"
-		   "how much its time per step moved.  The first line says what changed most.\n"
-		   "Merged multi-rank traces are compared rank by rank.  docs/REPORT.md defines it all.\n\n"
+		   "                    [--noise PCT] [--method auto|nvtx|trace] [--step-range NAME]\n"
+		   "                    [--keep-warmup] [--strict] A B\n"
+		   "       gpuprof diff [options] A1 A2 ... --vs B1 B2 ...\n\n"
+		   "What changed from run A to run B, or from the runs A1 A2 ... to the runs B1 B2 ...\n"
+		   "The first line names what differs between them (command line, settings,\n"
+		   "processes, threads, the kernels only one side runs) and its effect on the step\n"
+		   "time.  The steady-state steps of the runs are aligned (by step number when all\n"
+		   "number them) and compared: step time A vs B and whether the change is larger than\n"
+		   "the run-to-run noise (2+ runs a side: Welch's t test on the runs' median step\n"
+		   "times; one run on a side: a Mann-Whitney U test over the steps and the --noise\n"
+		   "floor), then per step the buckets of the step time, the kernels, NVTX ranges, API\n"
+		   "calls and copies, each ranked by how much its time per step moved.  Merged\n"
+		   "multi-rank traces are compared rank by rank.  docs/REPORT.md defines it all.\n\n"
 		   "Tables (--report, comma separated; default all): diff (one line per rank),\n"
-		   "diff_steps, diff_buckets, diff_kernels, diff_nvtx, diff_api, diff_copies.\n\n"
+		   "diff_setup, diff_steps, diff_runs, diff_buckets, diff_kernels, diff_nvtx,\n"
+		   "diff_api, diff_copies.\n\n"
+		   "  --vs               the traces before it are side A's runs, those after it B's\n"
 		   "  --top N            rows per rank in the kernel, NVTX and API tables (default %d;\n"
 		   "                     0: all)\n"
 		   "  --alpha P          significance level of the test (default %g)\n"
+		   "  --noise PCT        one run on a side: a change of the median step time below PCT\n"
+		   "                     %% is within the run-to-run noise (default %g; 0: none)\n"
 		   "  --method M         step detection, as `gpuprof steps` (auto, nvtx, trace)\n"
 		   "  --step-range NAME  the steps are the NVTX ranges named NAME or NAME <number>\n"
 		   "  --keep-warmup      compare the warm-up steps too\n"
 		   "  --format FMT       table (default), csv or json\n"
 		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
-		DIFF_TOP, DIFF_ALPHA);
+		DIFF_TOP, DIFF_ALPHA, DIFF_NOISE_PCT);
 }
 
-struct side {
+struct side {                  /* one trace */
 	const char *path;
 	gp_reader *r;
 	struct steps_run sr;
@@ -77,7 +87,7 @@ static int analyse(struct side *s, const struct steps_run_opts *o, int keep, int
 	return code;
 }
 
-/* the processes of a side that have steps */
+/* the processes of a trace that have steps */
 static size_t with_steps(struct side *s, struct steps_proc **out)
 {
 	size_t n = 0;
@@ -94,68 +104,99 @@ static int cmp_proc(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Pairs the processes: by rank when every one has a distinct rank, else in
- * pid order.  Returns the number of pairs. */
-static size_t pair_up(struct side *a, struct side *b, struct diff_pair **out)
+/* a trace's processes with steps, by pid; 1 when each has a rank of its own */
+static size_t procs_of(struct side *s, struct steps_proc ***out, int *distinct)
 {
-	size_t na = steps_nprocs(a->sr.st), nb = steps_nprocs(b->sr.st);
-	struct steps_proc **pa = xcalloc(na + 1, sizeof(*pa)), **pb = xcalloc(nb + 1, sizeof(*pb));
-	na = with_steps(a, pa);
-	nb = with_steps(b, pb);
-	qsort(pa, na, sizeof(*pa), cmp_proc);
-	qsort(pb, nb, sizeof(*pb), cmp_proc);
-	int by_rank = 1;
-	for (size_t i = 0; i < na && by_rank; i++) {
-		int32_t r = steps_run_rank(&a->sr, pa[i]->pid);
-		by_rank = r >= 0;
-		for (size_t j = 0; j < i && by_rank; j++) by_rank = steps_run_rank(&a->sr, pa[j]->pid) != r;
+	struct steps_proc **p = xcalloc(steps_nprocs(s->sr.st) + 1, sizeof(*p));
+	size_t n = with_steps(s, p);
+	qsort(p, n, sizeof(*p), cmp_proc);
+	for (size_t i = 0; i < n && *distinct; i++) {
+		int32_t r = steps_run_rank(&s->sr, p[i]->pid);
+		*distinct = r >= 0;
+		for (size_t j = 0; j < i && *distinct; j++) *distinct = steps_run_rank(&s->sr, p[j]->pid) != r;
 	}
-	for (size_t i = 0; i < nb && by_rank; i++) {
-		int32_t r = steps_run_rank(&b->sr, pb[i]->pid);
-		by_rank = r >= 0;
-		for (size_t j = 0; j < i && by_rank; j++) by_rank = steps_run_rank(&b->sr, pb[j]->pid) != r;
-	}
-	struct diff_pair *d = xcalloc(na + 1, sizeof(*d));
-	size_t n = 0;
-	for (size_t i = 0; i < na; i++) {
-		struct steps_proc *q = NULL;
-		if (by_rank) {
-			for (size_t j = 0; j < nb && !q; j++)
-				if (steps_run_rank(&b->sr, pb[j]->pid) == steps_run_rank(&a->sr, pa[i]->pid)) q = pb[j];
-		} else if (i < nb) {
-			q = pb[i];
-		}
-		if (!q) {
-			tool_warn("%s: pid %u has no counterpart in %s; left out", a->path, pa[i]->pid, b->path);
-			continue;
-		}
-		d[n].a = (struct diff_side){ pa[i]->pid, steps_run_rank(&a->sr, pa[i]->pid), pa[i], NULL, 0, NULL };
-		d[n].b = (struct diff_side){ q->pid, steps_run_rank(&b->sr, q->pid), q, NULL, 0, NULL };
-		n++;
-	}
-	if (nb > na) tool_warn("%s has %zu processes with steps, %s %zu; the extra ones are left out", b->path, nb,
-			       a->path, na);
-	free(pa);
-	free(pb);
-	*out = d;
+	*out = p;
 	return n;
 }
 
-/* The pass that profiles the aligned steps of one side. */
-static int profile(struct side *s, struct diff_pair *d, size_t n, int is_b, int strict)
+static struct diff_run run_of(struct side *s, size_t trace, const struct steps_proc *p)
+{
+	const struct steps_run_proc *pr = steps_run_process(&s->sr, p->pid);
+	return (struct diff_run){ .path = s->path, .trace = trace, .pid = p->pid, .rank = steps_run_rank(&s->sr, p->pid),
+				  .p = p, .cmd = pr ? pr->cmd : NULL, .settings = pr ? pr->settings : NULL,
+				  .nthreads = steps_run_threads(&s->sr, p->pid), .nprocs = s->sr.nprocs };
+}
+
+/* Pairs the processes of the traces t[0..na) (side A) and t[na..nt) (B):
+ * by rank when every process of every trace has a distinct rank in its
+ * trace, else by place in pid order.  A pair is the process of each trace
+ * with that rank (place); those of the first trace of A set the pairs.
+ * Returns the number of pairs. */
+static size_t pair_up(struct side *t, size_t na, size_t nt, struct diff_pair **out)
+{
+	struct steps_proc ***p = xcalloc(nt, sizeof(*p));
+	size_t *n = xcalloc(nt, sizeof(*n));
+	int by_rank = 1;
+	for (size_t i = 0; i < nt; i++) n[i] = procs_of(&t[i], &p[i], &by_rank);
+	struct diff_pair *d = xcalloc(n[0] + 1, sizeof(*d));
+	size_t np = 0;
+	for (size_t k = 0; k < n[0]; k++) {
+		struct diff_pair *x = &d[np];
+		int32_t rank = steps_run_rank(&t[0].sr, p[0][k]->pid);
+		x->rank = rank;
+		x->a.run = xcalloc(na, sizeof(*x->a.run));
+		x->b.run = xcalloc(nt - na, sizeof(*x->b.run));
+		for (size_t i = 0; i < nt; i++) {
+			const struct steps_proc *q = NULL;
+			if (by_rank) {
+				for (size_t j = 0; j < n[i] && !q; j++)
+					if (steps_run_rank(&t[i].sr, p[i][j]->pid) == rank) q = p[i][j];
+			} else if (k < n[i]) {
+				q = p[i][k];
+			}
+			if (!q) {
+				tool_warn("%s: pid %u has no counterpart in %s; left out", t[0].path, p[0][k]->pid, t[i].path);
+				continue;
+			}
+			struct diff_side *sd = i < na ? &x->a : &x->b;
+			sd->run[sd->nrun++] = run_of(&t[i], i, q);
+		}
+		if (x->a.nrun && x->b.nrun) np++;
+		else diff_pair_free(x);
+	}
+	for (size_t i = 1; i < nt; i++)
+		if (n[i] > n[0])
+			tool_warn("%s has %zu processes with steps, %s %zu; the extra ones are left out", t[i].path, n[i],
+				  t[0].path, n[0]);
+	for (size_t i = 0; i < nt; i++) free(p[i]);
+	free(p);
+	free(n);
+	*out = d;
+	return np;
+}
+
+/* The pass that profiles the aligned steps of trace number `trace`. */
+static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, int strict)
 {
 	s->prof = step_profile_new(s->r, &s->sr);
-	for (size_t i = 0; i < n; i++) {
-		struct diff_side *x = is_b ? &d[i].b : &d[i].a;
-		for (size_t k = 0; k < x->n; k++) step_profile_choose(s->prof, x->pid, x->rows[k]->s, x->rows[k]->e);
-	}
+	for (size_t i = 0; i < n; i++)
+		for (int sd = 0; sd < 2; sd++) {
+			struct diff_side *x = sd ? &d[i].b : &d[i].a;
+			for (size_t r = 0; r < x->nrun; r++) {
+				struct diff_run *u = &x->run[r];
+				if (u->trace != trace) continue;
+				for (size_t k = 0; k < u->n; k++) step_profile_choose(s->prof, u->pid, u->rows[k]->s, u->rows[k]->e);
+			}
+		}
 	int rc = step_profile_run(s->prof);
 	int code = rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT ? tool_finish(s->r, s->path, rc, strict)
 									   : EXIT_OK;
-	for (size_t i = 0; i < n; i++) {
-		struct diff_side *x = is_b ? &d[i].b : &d[i].a;
-		x->prof = step_profile_proc(s->prof, x->pid);
-	}
+	for (size_t i = 0; i < n; i++)
+		for (int sd = 0; sd < 2; sd++) {
+			struct diff_side *x = sd ? &d[i].b : &d[i].a;
+			for (size_t r = 0; r < x->nrun; r++)
+				if (x->run[r].trace == trace) x->run[r].prof = step_profile_proc(s->prof, x->run[r].pid);
+		}
 	return code;
 }
 
@@ -166,8 +207,8 @@ static int parse_tables(const char *arg, int *want)
 		int k;
 		for (k = 0; k < DT_COUNT && strcmp(tok, diff_table_names[k]); k++) ;
 		if (k == DT_COUNT) {
-			tool_err("unknown table '%s' (diff, diff_steps, diff_buckets, diff_kernels, diff_nvtx, "
-				 "diff_api, diff_copies)", tok);
+			tool_err("unknown table '%s' (diff, diff_setup, diff_steps, diff_runs, diff_buckets, "
+				 "diff_kernels, diff_nvtx, diff_api, diff_copies)", tok);
 			free(list);
 			return -1;
 		}
@@ -188,6 +229,8 @@ int cmd_diff(int argc, char **argv)
 		{ "step-range", required_argument, NULL, 'n' },
 		{ "keep-warmup", no_argument, NULL, 'k' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "noise", required_argument, NULL, 'N' },
+		{ "vs", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -195,26 +238,44 @@ int cmd_diff(int argc, char **argv)
 	memset(&so, 0, sizeof(so));
 	so.sz = sizeof(so);
 	so.detect.sz = sizeof(so.detect);
-	struct diff_opts dopts = { sizeof(dopts), DIFF_ALPHA, DIFF_TOP };
+	struct diff_opts dopts = { sizeof(dopts), DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
 	enum report_fmt fmt = FMT_TABLE;
-	int keep = 0, strict = 0, any = 0, c;
+	int keep = 0, strict = 0, any = 0, vs = 0, c;
 	int want[DT_COUNT] = { 0 };
 	char *end;
-	while ((c = getopt_long(argc, argv, "hf:r:", opts, NULL)) != -1) {
+	/* the traces in order, and how many come before --vs ("-": every
+	 * non-option is returned in place, as option 1) */
+	const char **paths = xcalloc((size_t)argc + 1, sizeof(*paths));
+	size_t npaths = 0, na = 0;
+	int code = EXIT_OK;
+	while ((c = getopt_long(argc, argv, "-hf:r:", opts, NULL)) != -1) {
 		switch (c) {
+		case 1: paths[npaths++] = optarg; break;
+		case 'V':
+			if (vs) { tool_err("--vs given twice"); goto bad; }
+			vs = 1;
+			na = npaths;
+			break;
+		case 'N':
+			dopts.noise_pct = strtod(optarg, &end);
+			if (!*optarg || *end || !(dopts.noise_pct >= 0 && dopts.noise_pct < 1000)) {
+				tool_err("bad --noise '%s' (a percentage, 0 or more)", optarg);
+				goto bad;
+			}
+			break;
 		case 'f':
 			if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
 			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
 			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-			else { tool_err("unknown format '%s' (table, csv, json)", optarg); return EXIT_USAGE; }
+			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto bad; }
 			break;
 		case 'r':
-			if (parse_tables(optarg, want)) return EXIT_USAGE;
+			if (parse_tables(optarg, want)) goto bad;
 			any = 1;
 			break;
 		case 'T': {
 			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || v > 1000000) { tool_err("bad --top '%s' (0: all)", optarg); return EXIT_USAGE; }
+			if (!*optarg || *end || v > 1000000) { tool_err("bad --top '%s' (0: all)", optarg); goto bad; }
 			dopts.top = (size_t)v;
 			break;
 		}
@@ -222,57 +283,64 @@ int cmd_diff(int argc, char **argv)
 			dopts.alpha = strtod(optarg, &end);
 			if (!*optarg || *end || !(dopts.alpha > 0 && dopts.alpha < 1)) {
 				tool_err("bad --alpha '%s' (a probability between 0 and 1)", optarg);
-				return EXIT_USAGE;
+				goto bad;
 			}
 			break;
 		case 'm':
 			if (step_want_parse(optarg, &so.detect.want)) {
 				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				return EXIT_USAGE;
+				goto bad;
 			}
 			break;
 		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
+			if (!*optarg) { tool_err("--step-range needs a name"); goto bad; }
 			so.detect.range_name = optarg;
 			break;
 		case 'k': keep = 1; break;
 		case 's': strict = 1; break;
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': help(stdout); free(paths); return EXIT_OK;
+		default: help(stderr); goto bad;
 		}
 	}
-	if (argc - optind != 2) {
-		tool_err("two traces needed: gpuprof diff A B");
+	while (optind < argc) paths[npaths++] = argv[optind++]; /* after "--" */
+	if (!vs) na = npaths == 2 ? 1 : 0;
+	if (vs ? !na || na == npaths : npaths != 2) {
+		tool_err(vs ? "traces needed on both sides of --vs: gpuprof diff A1 A2 ... --vs B1 B2 ..."
+			    : "two traces needed: gpuprof diff A B (or A1 A2 ... --vs B1 B2 ...)");
 		help(stderr);
-		return EXIT_USAGE;
+		goto bad;
 	}
 	if (!any)
 		for (int k = 0; k < DT_COUNT; k++) want[k] = 1;
-	struct side s[2];
-	memset(s, 0, sizeof(s));
-	s[0].path = argv[optind];
-	s[1].path = argv[optind + 1];
+	struct side *s = xcalloc(npaths, sizeof(*s));
+	for (size_t i = 0; i < npaths; i++) s[i].path = paths[i];
 	struct diff_pair *pairs = NULL;
 	size_t npairs = 0;
-	int code = EXIT_OK;
-	for (int i = 0; i < 2 && code != EXIT_BADINPUT; i++) {
+	int ran = 1;
+	for (size_t i = 0; i < npaths && code != EXIT_BADINPUT; i++) {
 		int rc = analyse(&s[i], &so, keep, strict);
 		if (rc != EXIT_OK) code = rc;
+		ran = ran && s[i].ran;
 	}
-	if (code == EXIT_BADINPUT || !s[0].ran || !s[1].ran) {
+	if (code == EXIT_BADINPUT || !ran) {
 		if (code == EXIT_OK) code = EXIT_BADINPUT;
 		goto out;
 	}
-	npairs = pair_up(&s[0], &s[1], &pairs);
+	npairs = pair_up(s, na, npaths, &pairs);
 	if (!npairs) {
-		tool_err("no steps to compare: %s", steps_nprocs(s[0].sr.st) && steps_proc(s[0].sr.st, 0)->nrows ?
-			 "the second trace has none" : "the first trace has none");
+		size_t none = 0; /* the first trace without steps */
+		for (size_t i = 0; i < npaths; i++) {
+			size_t k, n = steps_nprocs(s[i].sr.st);
+			for (k = 0; k < n && !steps_proc(s[i].sr.st, k)->nrows; k++) ;
+			if (k == n) { none = i; break; }
+		}
+		tool_err("no steps to compare: %s has none", tool_text(s[none].path));
 		code = EXIT_BADINPUT;
 		goto out;
 	}
 	for (size_t i = 0; i < npairs; i++) diff_align(&pairs[i], keep);
-	for (int i = 0; i < 2 && code != EXIT_BADINPUT; i++) {
-		int rc = profile(&s[i], pairs, npairs, i, strict);
+	for (size_t i = 0; i < npaths && code != EXIT_BADINPUT; i++) {
+		int rc = profile(&s[i], i, pairs, npairs, strict);
 		if (rc != EXIT_OK) code = rc;
 	}
 	if (code == EXIT_BADINPUT) goto out;
@@ -282,7 +350,13 @@ int cmd_diff(int argc, char **argv)
 	if (fmt == FMT_TABLE) {
 		/* the first line says what changed; the diff table is these lines */
 		for (size_t i = 0; i < t.nheadline; i++) printf("%s\n", tool_text(t.headline[i]));
-		printf("(A: %s, B: %s)\n\n", tool_text(s[0].path), tool_text(s[1].path));
+		if (npaths == 2) {
+			printf("(A: %s, B: %s)\n\n", tool_text(s[0].path), tool_text(s[1].path));
+		} else {
+			for (size_t i = 0; i < npaths; i++)
+				printf("%s%s%s", !i ? "(A: " : i == na ? "; B: " : ", ", tool_text(s[i].path),
+				       i + 1 == npaths ? ")\n\n" : "");
+		}
 		want[DT_SUMMARY] = 0;
 	}
 	const struct report_style style = { .fmt = fmt, .width = 0, .unit = TU_NS };
@@ -291,10 +365,15 @@ int cmd_diff(int argc, char **argv)
 out:
 	for (size_t i = 0; i < npairs; i++) diff_pair_free(&pairs[i]);
 	free(pairs);
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < npaths; i++) {
 		step_profile_free(s[i].prof);
 		steps_run_free(&s[i].sr);
 		gp_reader_close(s[i].r);
 	}
+	free(s);
+	free(paths);
 	return code;
+bad:
+	free(paths);
+	return EXIT_USAGE;
 }

@@ -194,6 +194,18 @@ size_t *strmap_get(strmap *m, const char *key, int *is_new)
 	return &m->vals[i];
 }
 
+size_t *strmap_find(const strmap *m, const char *key)
+{
+	if (!m->cap) return NULL;
+	size_t mask = m->cap - 1, i = hash_str(key) & mask;
+	while (m->keys[i]) {
+		if (!strcmp(m->keys[i], key))
+			return &m->vals[i];
+		i = (i + 1) & mask;
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------ escaping */
 /* Length of a valid UTF-8 sequence at s, or 0 if invalid. */
 static int utf8_len(const unsigned char *s)

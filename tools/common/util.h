@@ -45,6 +45,8 @@ void strmap_init(strmap *m);
 void strmap_free(strmap *m);
 /* Returns the value slot; *is_new set when inserted (value 0). */
 size_t *strmap_get(strmap *m, const char *key, int *is_new);
+/* The value slot of key; NULL when absent (nothing inserted). */
+size_t *strmap_find(const strmap *m, const char *key);
 
 /* JSON string literal (with quotes).  Control characters escaped, invalid
  * UTF-8 bytes become \ufffd, so the output is always valid JSON. */
