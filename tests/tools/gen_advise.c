@@ -60,6 +60,13 @@
  *            kernel [420000, 1420000); cudaFree [1500000, 1800000).
  *  alloc-no  w0 (its cudaMalloc and a cudaFree [3000, 4000)); then as
  *            alloc without the two calls.
+ *  alloc-lead  L 2.8 ms, GPU-bound but for the churn (torch.cuda.empty_cache()
+ *            after a step the GPU is behind in): call [10000, 15000), kernel
+ *            [20000, 220000) ("vectorized_elementwise_kernel"); cudaMalloc
+ *            [300000, 500000) amid 400 us of host work; call [620000,
+ *            625000), kernel [630000, 2630000); cudaFree [700000, 2700000)
+ *            (waits for the GPU, then frees).  Without the free the host
+ *            would run ahead and the step would take the GPU's 2.2 ms.
  *  comm      L 2.1 ms; call [10000, 15000) kernel [50000, 1050000); call
  *            [20000, 25000) "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
  *            [1050000, 2050000) on stream 13 (not overlapped).
@@ -224,12 +231,12 @@ static void meta(void)
 
 enum scenario {
 	HEALTHY, INPUT, INPUT_NO, SYNC, SYNC_NO, PAGEABLE, PAGEABLE_NO, SYNCCOPY, SYNCCOPY_NO, LAUNCH, FP32, FP32_NO,
-	FP32_HOST, FP32_AHEAD, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, COMM, COMM_NO, OUTLIER, NOSTEPS, NSCEN
+	FP32_HOST, FP32_AHEAD, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, ALLOC_LEAD, COMM, COMM_NO, OUTLIER, NOSTEPS, NSCEN
 };
 static const char *const scen_names[NSCEN] = {
 	"healthy", "input", "input-no", "sync", "sync-no", "pageable", "pageable-no", "synccopy", "synccopy-no",
-	"launch", "fp32", "fp32-no", "fp32-host", "fp32-ahead", "underpar", "underpar-no", "alloc", "alloc-no", "comm", "comm-no",
-	"outlier", "nosteps",
+	"launch", "fp32", "fp32-no", "fp32-host", "fp32-ahead", "underpar", "underpar-no", "alloc", "alloc-no",
+	"alloc-lead", "comm", "comm-no", "outlier", "nosteps",
 };
 
 static uint64_t step_len(enum scenario sc, uint32_t k)
@@ -244,6 +251,7 @@ static uint64_t step_len(enum scenario sc, uint32_t k)
 	case FP32: case FP32_NO: case UNDERPAR: case UNDERPAR_NO: return 8060000;
 	case FP32_HOST: case ALLOC: case ALLOC_NO: return 2000000;
 	case FP32_AHEAD: return 100000;
+	case ALLOC_LEAD: return 2800000;
 	case COMM: case COMM_NO: return 2100000;
 	case OUTLIER: return k == 5 ? 2000000 : 1000000;
 	default: return 1000000;
@@ -337,6 +345,12 @@ static void one_step(enum scenario sc, uint32_t k, uint64_t s)
 		launch(s + 410000, S_BF16, 7, s + 420000, s + 1420000, B, TH, 1);
 		if (sc == ALLOC) plain(S_FREE, CB_FREE, s + 1500000, s + 1800000);
 		else if (k == 0) plain(S_FREE, CB_FREE, s + 3000, s + 4000);
+		break;
+	case ALLOC_LEAD:
+		launch(s + 10000, S_ELEM, 7, s + 20000, s + 220000, B, TH, 1);
+		plain(S_MALLOC, CB_MALLOC, s + 300000, s + 500000);
+		launch(s + 620000, S_BF16, 7, s + 630000, s + 2630000, B, TH, 1);
+		plain(S_FREE, CB_FREE, s + 700000, s + 2700000);
 		break;
 	case COMM: case COMM_NO:
 		launch(s + 10000, S_BF16, 7, s + 50000, s + 1050000, B, TH, 1);

@@ -51,6 +51,20 @@ underpar: the fp32 timeline with 1-block kernels: floor(2e6 x (1 - 1/132))
 alloc (L 2e6): cudaMalloc [100000, 400000) and cudaFree [1500000, 1800000)
   each take 300000 of idle (the free the previous step's tail, the malloc
   its own head): cost and saving 600000 (30 %: high), 2 calls per step.
+alloc-lead (L 2.8e6, GPU-bound but for the churn): the GPU drains at
+  2630000 while cudaFree [700000, 2700000) waits; idle [2630000, next step's
+  20000) = 190000, then [220000, 630000) = 410000 while the host, with no
+  lead left, does 400 us of work (cudaMalloc [300000, 500000) among it)
+  before the next launch.  The free's window runs until the host next waits
+  for the GPU (the next step's free), so it takes both: 600000 (its budget
+  is 2e6) for steps 0-8, the tail [2630000, 2800000) = 170000 for step 9;
+  step 0's gap has no earlier free: its malloc takes 200000, the rest
+  (80000 + 130000, and 10000 after its first launch call) is host idle,
+  [0, 10000) input.  Saving (9 x 600000 + 170000 + 200000) / 10 = 577000
+  (20.6 %: high) of cost 2200000; host-gaps 220000 / 10 = 22000.  The step
+  without the free is the GPU's 2.2 ms: 600000 saved a step once the host
+  runs ahead.  (With the window closing at the first work issued again,
+  the 210000 of host work would be host-gaps: 388000.)
 comm (L 2.1e6): NCCL [1050000, 2050000) after the compute kernel: exposed
   1e6 per step; saving half of min(1e6, compute 1e6) = 500000 (23.8 %).
 outlier: step 5 takes 2e6, the others 1e6: (2e6 - 1e6) / 10 = 100000 per
@@ -166,6 +180,9 @@ with tt.tmpdir() as d:
 
     fires(d, "alloc", "alloc-churn", "high", 600000, 600000, 2)
     quiet(d, "alloc-no", "alloc-churn")
+    res, f = fires(d, "alloc-lead", "alloc-churn", "high", 2200000, 577000, 2)
+    hg = [x for x in res["findings"] if x["rule"] == "host-gaps"]
+    tt.eq([x["cost_ns_per_step"] for x in hg], [22000], "alloc-lead: the host work after the drain is the free's")
 
     fires(d, "comm", "exposed-comm", "high", 1000000, 500000)
     quiet(d, "comm-no", "exposed-comm")

@@ -154,8 +154,13 @@ struct acall {
 	uint64_t s, e;
 	uint64_t budget, claimed, dgpu;
 	uint64_t corr;
+	/* lead windows (allocation calls, lead_window()): the launch call start
+	 * of the first work issued after the call returned (0: not yet), the
+	 * start of the next call that waits for the GPU after that (NONE_T: not
+	 * seen yet), and the end of the step after the call's */
+	uint64_t reissued, until, cap;
 	uint32_t tid, step, group;
-	uint8_t cause, waits_gpu, closed;
+	uint8_t cause, waits_gpu, closed, lead;
 };
 
 struct runent { uint64_t key, d; };
@@ -552,6 +557,24 @@ static void add_call(struct aproc *p, const struct acall *c)
 	note_held(p);
 }
 
+/* An allocation call's window runs past the first work issued after it
+ * (docs/ADVISE.md "alloc-churn"): the host, delayed by the call (a cudaFree
+ * that waited for the GPU: its whole lead of queued work lost), stays that
+ * much later until it next waits for the GPU, so any GPU idle it causes
+ * until then — the pipeline refilling after a drain, launches that come late
+ * because the host has no lead left — is the call's, up to its duration.
+ * The window closes at the start of the next call that waits for the GPU
+ * after the host issued work again, at the latest at the end of the step
+ * after the call's (which bounds what is held). */
+static void lead_window(const struct aproc *p, struct acall *c)
+{
+	c->until = NONE_T;
+	if (c->cause != AC_ALLOC || c->step == NO_STEP) return;
+	const struct steps_proc *sp = p->out.sp;
+	c->lead = 1;
+	c->cap = sp->rows[c->step + 1 < sp->nrows ? c->step + 1 : c->step].e;
+}
+
 void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
 {
 	struct aproc *p = proc_find(f, pid);
@@ -592,6 +615,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	c.step = step_of(p, c.s);
 	c.cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC;
 	c.waits_gpu = *cls == NC_SYNC || *cls == NC_FREE; /* cudaFree synchronises the device */
+	lead_window(p, &c);
 	uint64_t *after = u64map_get(&p->last_stack, tid, MAP_FIND);
 	const char *name = tool_str(f->r, a->name_id);
 	c.group = group_of(f, p, (enum adv_cause)c.cause, a->name_id, *name ? name : "(unnamed call)", a->stack_id,
@@ -739,6 +763,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 			c.s = op->call_s; c.e = op->call_e > op->call_s ? op->call_e : op->call_s;
 			c.budget = c.e - c.s;
 			c.corr = op->corr; c.tid = op->tid; c.step = o.step; c.cause = (uint8_t)cause; c.waits_gpu = 1;
+			c.until = NONE_T;
 			if (cause == AC_PAGEABLE) {
 				/* the copy itself on pinned memory: bytes / the measured pinned bandwidth */
 				int dir = d.copy_kind == GP_COPY_DTOH ? 1 : 0;
@@ -783,6 +808,21 @@ static size_t first_open(struct aproc *p)
 {
 	while (p->c0 < p->ncalls && p->calls[p->c0].closed) p->c0++;
 	return p->c0;
+}
+
+/* The end of lead call i's window as far as the calls held tell (calls
+ * sorted by start): the start of the first call that waits for the GPU at
+ * or after the host issued work again, at most the end of the step after
+ * the call's.  NONE_T-capped while the host has not issued work again. */
+static uint64_t lead_end(struct aproc *p, size_t i)
+{
+	struct acall *c = &p->calls[i];
+	if (c->reissued && c->until == NONE_T)
+		for (size_t k = i + 1; k < p->ncalls; k++) {
+			const struct acall *w = &p->calls[k];
+			if (w->waits_gpu && w->s >= c->reissued) { c->until = w->s; break; }
+		}
+	return c->until < c->cap ? c->until : c->cap;
 }
 
 static int cmp_acall(const void *x, const void *y)
@@ -919,9 +959,13 @@ static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, 
 			struct acall *c = &p->calls[i];
 			if (c->s >= g1) break;
 			if (c->closed || c->claimed >= c->budget) continue;
+			/* a lead window may end inside the gap */
+			uint64_t end = c->lead ? lead_end(p, i) : g1;
+			if (end > g1) end = g1;
+			if (end <= pos) continue;
 			uint64_t a = pos > c->s ? pos : c->s;
 			if (a > pos) distribute(f, p, pos, a, next);
-			uint64_t take = g1 - a, left = c->budget - c->claimed;
+			uint64_t take = end - a, left = c->budget - c->claimed;
 			if (take > left) take = left;
 			c->claimed += take;
 			pos = a + take;
@@ -931,14 +975,23 @@ static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, 
 }
 
 /* Closes the windows of the calls that returned before o's launch call
- * started: o is the first work the host issued after them. */
+ * started: o is the first work the host issued after them.  A lead window
+ * (lead_window()) only notes that time, and closes once its end is behind
+ * o's start (no later gap can lie in it) or its call has taken its whole
+ * duration. */
 static void close_windows(struct aproc *p, const struct aop *o)
 {
 	if (!o->has_call) return;
 	for (size_t i = first_open(p); i < p->ncalls; i++) {
 		struct acall *c = &p->calls[i];
 		if (c->s >= o->s) break;
-		if (!c->closed && c->e <= o->call_s) close_call(p, c);
+		if (c->closed) continue;
+		if (!c->lead) {
+			if (c->e <= o->call_s) close_call(p, c);
+			continue;
+		}
+		if (!c->reissued && c->e <= o->call_s) c->reissued = o->call_s;
+		if (c->claimed >= c->budget || lead_end(p, i) <= o->s) close_call(p, c);
 	}
 }
 
@@ -961,6 +1014,10 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 		memmove(p->ops, p->ops + i, (p->nops - i) * sizeof(*p->ops));
 		p->nops -= i;
 	}
+	/* open lead windows find their end before the waiting calls that may
+	 * end them are dropped */
+	for (size_t k = 0; k < p->ncalls; k++)
+		if (p->calls[k].lead && !p->calls[k].closed) lead_end(p, k);
 	size_t w = 0;
 	for (size_t k = 0; k < p->ncalls; k++)
 		if (!p->calls[k].closed) p->calls[w++] = p->calls[k];
