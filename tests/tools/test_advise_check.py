@@ -63,6 +63,8 @@ with tt.tmpdir() as d:
     tt.eq(verdicts(ac.judge("healthy", None, bad, healthy, None, {}))["healthy (no stacks)"], "FAIL",
           "a job with a high finding is not healthy")
 
+    tt.eq((ac.job_steps("alloc_churn", 0), ac.job_steps("item_in_step", 0), ac.job_steps("alloc_churn", 40)),
+          (100, 30, 40), "steps: each job's own unless --steps")
     tt.eq(ac.parse_result("noise\nRESULT steps=30 step_ms_mean=6.5000 loss=2.3 job=x variant=bad\n"),
           {"steps": 30.0, "step_ms_mean": 6.5, "loss": 2.3, "job": "x", "variant": "bad"}, "RESULT line")
     tt.eq(ac.parse_result("no result"), None, "no RESULT line")
