@@ -324,6 +324,12 @@ static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 				   "unchanged",
 			  ms(x->saving_ns), ms(x->cost_ns));
 		if (bw > 0) evidence(x, "pinned_htod_gb_per_s", bw);
+	} else if (c == AC_ALLOC) {
+		sb_printf(&b, "Per call: min(the time it blocked the host, the GPU idle from its start until the host next "
+			      "waited for the GPU after issuing work again), each idle time given to one call only: the "
+			      "host, that much later (a cudaFree that waited also lost its lead of queued work), leaves "
+			      "the GPU idle until then. The GPU would otherwise have worked while the host ran ahead: %s "
+			      "per step of the %s blocked.", ms(x->saving_ns), ms(x->cost_ns));
 	} else {
 		sb_printf(&b, "Per call: min(the time it blocked the host, the GPU idle from its start until the first "
 			      "work issued after it returned started), each idle time given to one call only. The GPU "

@@ -30,7 +30,10 @@
  *     or free) that started before the idle time and whose "window" is
  *     still open — the window of a call [s, e) runs from s to the GPU start
  *     of the first operation launched at or after e (the host had to return
- *     before it could issue more); a call takes at most its own duration;
+ *     before it could issue more); an allocation call's window runs on
+ *     until the host next waits for the GPU after issuing work again (a
+ *     "lead" window: the host stays that much later until then); a call
+ *     takes at most its own duration;
  *  2. input: idle inside a step before the step's first launch call;
  *  3. host idle after the first launch (launch overhead or host work between
  *     launches; launch-bound when most kernels are shorter than their launch
