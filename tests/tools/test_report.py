@@ -13,12 +13,19 @@ Data (<script id="gpuprof-data">, docs/REPORT.md):
   - the busy %, counter and memory series are recomputed from the records:
     the union of kernel (copy) intervals per bin, the mean of the samples per
     bin, the bytes held (allocations minus frees, a free without a size
-    taking its allocation's) at most in each bin.
+    taking its allocation's) at most in each bin;
+  - each run's "advise" is what `gpuprof advise --format json` says of the
+    trace (with the same --method, --step-range, --site); on gen_advise's
+    sync trace (with stacks) its first finding is the sync one at
+    train.py:57; a trace without steps gets no finding and a line on why, a
+    --step-range no trace has gets {"error"} naming it.
 
 Page: headless Chromium (the speedscope test installs it) with every host
 name unresolvable, a script put before the page's that records errors, and
 one after it that, once the page has drawn, counts per chart the pixels of
-its series colour on its canvas.  A copy of the page without uPlot shows the
+its series colour on its canvas, and lists the findings' cards (the same
+findings as advise, in its order; info ones folded away, last).  A copy of
+the page without uPlot shows the
 fallback (a note per chart, the tables) with no error.  Size: a trace of
 20,000 steps gives a page of at most 3 MB.  Bad use: no trace, no -o, a bad
 count, a missing trace (exit 1, 1, 1, 2; no page left behind).  The
@@ -41,6 +48,7 @@ from tt import B, HERE, chromium, eq, expect, fail, finish, gen, gp, tmpdir, uni
 
 GEN_DIFF = os.path.abspath(os.path.join(B, "tests", "tools", "gen_diff"))
 GEN_STEPS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_steps"))
+GEN_ADVISE = os.path.abspath(os.path.join(B, "tests", "tools", "gen_advise"))
 MNIST = os.path.join(HERE, "..", "..", "examples", "mnist-h200.gpuprof")
 BUCKETS = ["compute", "comm", "memory", "host_wait", "sync", "launch", "other"]
 
@@ -206,8 +214,14 @@ def check_counter(what, recs, pid, dev, name, got, t0, t1, width, n):
     expect(len(got) == n and all(close(x, y) for x, y in zip(got, want)), f"{what}: {name} dev {dev} per bin")
 
 
+def advise_json(trace, extra=()):
+    """`gpuprof advise --format json`'s object for the trace."""
+    return json.loads(gp("advise", "--format", "json", *extra, trace).stdout)["advise"][0]
+
+
 def check_data(what, trace, data, nbins=600, rows_max=50):
-    """The page's numbers against info, stats and steps (and the records)."""
+    """The page's numbers against info, stats, steps and advise (and the
+    records)."""
     runs = data.get("runs", [])
     eq(len(runs), 1, f"{what}: one run")
     if not runs:
@@ -225,6 +239,7 @@ def check_data(what, trace, data, nbins=600, rows_max=50):
     for proc in run["procs"]:
         check_step_series(f"{what} pid {proc['pid']}", proc, rows, run["info"]["start_trace_ns"])
     check_series(what, run, dump(trace), nbins)
+    eq(run["advise"], advise_json(trace), f"{what}: findings = gpuprof advise --format json")
 
 
 # ------------------------------------------------------------ the browser
@@ -251,9 +266,18 @@ window.addEventListener('load', function () { setTimeout(function () {
     r.fallback = !!b.querySelector('.nocharts');
     out.push(r);
   });
+  var found = [];
+  document.querySelectorAll('#findings .finding').forEach(function (f) {
+    found.push({ rule: f.getAttribute('data-rule'), severity: f.querySelector('.sev').textContent,
+                 title: f.querySelector('.fhead strong').textContent, folded: !!f.closest('details.info-findings'),
+                 text: f.textContent });
+  });
+  var fnotes = [];
+  document.querySelectorAll('#findings p').forEach(function (p) { fnotes.push(p.textContent); });
   var pre = document.createElement('pre');
   pre.id = 'gpuprof-check';
-  pre.textContent = JSON.stringify({ charts: out, errors: window.__errs, drawn: document.body.getAttribute('data-charts') });
+  pre.textContent = JSON.stringify({ charts: out, errors: window.__errs, drawn: document.body.getAttribute('data-charts'),
+                                     findings: found, findings_notes: fnotes });
   document.body.appendChild(pre);
 }, 50); });
 </script>"""
@@ -293,7 +317,7 @@ def check_page(browser, html, work, name, want_charts, min_series=20):
             break
         print(f"{name}: no check result (attempt {attempt + 1}), loading again")
     if not expect(res is not None, f"{name}: the page ran and the checker reported"):
-        return
+        return None
     eq(res["errors"], [], f"{name}: no uncaught error")
     eq([ln for ln in console if "rror" in ln or "Uncaught" in ln], [], f"{name}: no console error")
     charts = res["charts"]
@@ -304,6 +328,20 @@ def check_page(browser, html, work, name, want_charts, min_series=20):
         expect(c.get("series", 0) >= min_series, f"{name}: chart {c['id']} drew its series (pixels of its colour: "
                f"{c.get('series')})")
     print(f"{name}: {len(charts)} charts drawn, no error")
+    return res
+
+
+def check_findings_drawn(res, adv, name):
+    """The cards on the page: advise's findings in its order, the info ones
+    folded away after the others; each names its severity, rule and title."""
+    if res is None:
+        return
+    want = [(f["rule"], f["severity"], f["title"], f["severity"] == "info") for f in adv["findings"]]
+    got = [(f["rule"], f["severity"], f["title"], f["folded"]) for f in res["findings"]]
+    eq(got, want, f"{name}: the findings drawn = gpuprof advise's, in its order, info folded")
+    for f, card in zip(adv["findings"], res["findings"]):
+        expect(f["where"] in card["text"] and f["change"] in card["text"],
+               f"{name}: card {f['rank']} shows where and what to change")
 
 
 def without_uplot(html):
@@ -394,6 +432,34 @@ check_data("gen_steps --windows", win, data_w, nbins=50)
 busy = data_w["runs"][0]["procs"][0]["devices"][0]["series"]["GPU busy %"]
 expect(None in busy and any(v is not None for v in busy), "windowed trace: bins outside the window are null")
 
+# findings: a trace with a known cause (gen_advise.c: sync, with stacks: the
+# synchronising copy at train.py:57), its page's first finding that one
+sync = os.path.join(W, "sync.gpuprof")
+subprocess.run([GEN_ADVISE, "sync", "--stacks", sync], check=True)
+html_s, data_s = report(os.path.join(W, "sync.html"), sync)
+check_data("gen_advise sync", sync, data_s)
+adv_s = advise_json(sync)
+first = (data_s["runs"][0]["advise"]["findings"] or [{}])[0]
+eq((first.get("rule"), first.get("severity")), ("sync", "high"), "sync: the first finding is sync, high")
+expect("train.py:57" in first.get("where", ""), f"sync: the finding names the call site: {first.get('where')}")
+eq(first, adv_s["findings"][0], "sync: the first finding = gpuprof advise's first")
+# --site goes to advise too
+html_si, data_si = report(os.path.join(W, "sync-inner.html"), sync, extra=("--site", "inner"))
+eq(data_si["runs"][0]["advise"], advise_json(sync, ("--site", "inner")), "--site inner: = gpuprof advise --site inner")
+# no steps (--method nvtx on a trace without NVTX): no finding, the line says why
+nonvtx = os.path.join(W, "nonvtx.gpuprof")
+subprocess.run([GEN_STEPS, "--steady", "--no-nvtx", nonvtx], check=True)
+html_n, data_n = report(os.path.join(W, "nonvtx.html"), nonvtx, extra=("--method", "nvtx"))
+adv_n = data_n["runs"][0]["advise"]
+eq(adv_n, advise_json(nonvtx, ("--method", "nvtx")), "no steps: = gpuprof advise --method nvtx")
+eq((adv_n["findings"], [p["counted"] for p in adv_n["processes"]]), ([], [0]), "no steps: no finding, 0 counted")
+# advise cannot judge (--step-range no range has): the slot says why, the page is still written
+html_e, data_e = report(os.path.join(W, "norange.html"), nonvtx, extra=("--step-range", "nope"))
+p = gp("advise", "--step-range", "nope", nonvtx, check=False)
+eq(data_e["runs"][0]["advise"], {"error": p.stderr.strip().split(": ", 1)[1]},
+   "--step-range nope: {error} = gpuprof advise's message")
+expect("nope" in data_e["runs"][0]["advise"]["error"], "--step-range nope: the error names the range")
+
 # two traces, one page; options
 html_2, data_2 = report(os.path.join(W, "two.html"), one, MNIST, extra=("--rows", "5", "--title", "two runs"))
 eq([r["file"] for r in data_2.get("runs", [])], [one, MNIST], "two traces: two runs in order")
@@ -450,13 +516,28 @@ else:
         if lib is None:
             print("skip: no uPlot (npm or the registry unreachable; make deps): charts not checked in the browser")
             finish()
-        html_one, html_m, html_mn, html_w, html_b = (with_uplot(h, *lib) for h in
-                                                      (html_one, html_m, html_mn, html_w, html_b))
+        html_one, html_m, html_mn, html_w, html_b, html_s = (with_uplot(h, *lib) for h in
+                                                              (html_one, html_m, html_mn, html_w, html_b, html_s))
         print("gpuprof built without uPlot: the pinned uPlot put into the pages for the browser checks")
     check_page(browser, html_one, W, "one.html", ["steptime", "buckets", "busy", "memory", "counter"])
     check_page(browser, html_m, W, "merged.html", ["steptime", "buckets", "busy", "memory", "steptime", "buckets",
                                                    "busy", "counter"])
-    check_page(browser, html_mn, W, "mnist.html", ["steptime", "buckets", "busy", "memory"])
+    res = check_page(browser, html_mn, W, "mnist.html", ["steptime", "buckets", "busy", "memory"])
+    check_findings_drawn(res, advise_json(MNIST), "mnist.html")
+    res = check_page(browser, html_s, W, "sync.html", ["steptime", "buckets", "busy"])
+    check_findings_drawn(res, adv_s, "sync.html")
+    if res:
+        eq(res["findings"][0]["rule"], adv_s["findings"][0]["rule"], "sync.html: the first card = advise's first")
+    # no steps, and advise's error: the slot says why, the page draws without error
+    for h, name, want in ((html_n, "nonvtx.html", "no counted steps"),
+                          (html_e, "norange.html", "gpuprof advise could not judge this trace: no NVTX range "
+                                                   "named 'nope'")):
+        res, console = load_page(browser, h, W, name)
+        if expect(res is not None, f"{name}: the page ran"):
+            eq(res["errors"], [], f"{name}: no uncaught error")
+            eq(res["findings"], [], f"{name}: no finding card")
+            expect(any(want in t for t in res["findings_notes"]), f"{name}: the slot says '{want}': "
+                   f"{res['findings_notes']}")
     # 3 steps, one counted; busy % in one bin (the window): points, not lines
     check_page(browser, html_w, W, "win.html", ["steptime", "buckets", "busy"], min_series=1)
     check_page(browser, html_b, W, "big.html", ["steptime", "buckets", "busy"])

@@ -1,15 +1,8 @@
 /* cmd_advise.c — `gpuprof advise TRACE...`: why the GPU idles, what to
  * change, and what it would save (docs/ADVISE.md).  Option parsing and the
- * three passes over each trace; the analyses are in tools/analysis/
- * (the steps: steps.h; what advise measures: advise_facts.h; the rules:
- * advise.h; the output: advise_report.h).
- *
- * Pass 1 reads the NVTX ranges (attribution index), a sample of the GPU
- * operations (step detection), the GPU-activity windows and what advise
- * needs up front (device properties, PM counters, call stacks, pinned copy
- * bandwidth).  Pass 2 is the steps analysis: API calls and GPU operations
- * through the launch join into the per-step component.  Pass 3 sweeps each
- * process's GPU timeline once the steps and their warm-up are known. */
+ * output of each trace; the passes over it and the judging are
+ * analysis/advise_run.h (the steps: steps.h; what advise measures:
+ * advise_facts.h; the rules: advise.h; the output: advise_report.h). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,14 +11,9 @@
 #include "analysis/advise.h"
 #include "analysis/advise_facts.h"
 #include "analysis/advise_report.h"
-#include "analysis/attribution.h"
-#include "analysis/opjoin.h"
+#include "analysis/advise_run.h"
 #include "analysis/site_rule.h"
-#include "analysis/stacks.h"
 #include "analysis/step_detect.h"
-#include "analysis/step_passes.h"
-#include "analysis/steps.h"
-#include "analysis/windows.h"
 #include "common/report.h"
 #include "common/tool.h"
 
@@ -55,59 +43,6 @@ static void help(FILE *f)
 		   "  --verbose         on stderr: per process, the most records held at once (the\n"
 		   "                    memory bound)\n"
 		   "  -h, --help        this text\n");
-}
-
-static int fatal(int rc) { return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT; }
-
-/* Pass 1: the steps analysis' pass 1 (analysis/step_passes.h) and
- * advise's own inputs. */
-static int pass_first(gp_reader *r, struct attribution *a, struct step_detect *d, struct winset *win,
-		      struct adv_pre *pre)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		adv_pre_add(pre, tool_pid(r, rec), rec);
-		step_pass1_add(r, rec, a, d, win);
-	}
-	return rc;
-}
-
-/* Pass 2: the steps analysis' pass 2 as is. */
-static int pass_steps(gp_reader *r, struct opjoin *j, struct steps *st, const struct winset *win)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		step_pass2_add(r, rec, j, st, win, &now);
-	}
-	return rc;
-}
-
-/* Pass 3: the same launch join (its callback feeds the facts), with the API
- * calls and GPU operations also into advise's facts, advanced with the
- * join's frontier. */
-static int pass_facts(gp_reader *r, struct opjoin *j, struct adv_facts *facts, const struct winset *win)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		if (rec->type == GP_REC_API)
-			adv_facts_api(facts, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api);
-		else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET)
-			adv_facts_gpu(facts, tool_pid(r, rec), rec);
-		uint64_t before = now;
-		step_pass2_add(r, rec, j, NULL, win, &now);
-		if (now > before)
-			adv_facts_advance(facts, now, opjoin_frontier(j));
-	}
-	return rc;
 }
 
 struct advise_opts {
@@ -140,65 +75,28 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	uint64_t base = gp_reader_header(r)->start_trace_ns;
-	struct winset win = { 0 };
-	struct adv_pre pre;
-	adv_pre_init(&pre, r);
-	stacks_set_site_rule(pre.stk, &o->site);
-	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
-	struct step_detect *d = step_detect_new(r, &o->detect);
-	struct steps *st = NULL;
-	struct opjoin *j = NULL, *j3 = NULL;
-	struct adv_facts *facts = NULL;
-	int code = EXIT_OK;
-	int rc = pass_first(r, a, d, &win, &pre);
-	if (fatal(rc)) { code = tool_finish(r, path, rc, o->strict); goto out; }
-	attribution_index(a);
-	winset_finish(&win);
-	adv_pre_finish(&pre);
+	struct advise_run_opts ropts = { sizeof(ropts), o->detect, o->kernel_wait_ns, o->site };
+	struct advise_run *ar = advise_run_new(r, &ropts);
+	int read_rc = 0, code;
 	const char *err = NULL;
-	if (step_detect_finish(d, a, &err) < 0) {
+	int rc = advise_run_run(ar, &read_rc, &err);
+	if (rc < 0 && err) {
 		tool_err("%s", err);
 		code = EXIT_BADINPUT;
-		goto out;
+	} else {
+		code = tool_finish(r, path, read_rc, o->strict);
 	}
-	struct steps_opts sopts = { sizeof(sopts), o->kernel_wait_ns, &win };
-	st = steps_new(r, a, d, &sopts);
-	j = opjoin_new(r, NULL, steps_op, st);
-	if ((rc = gp_reader_rewind(r)) < 0) { code = tool_finish(r, path, rc, o->strict); goto out; }
-	rc = pass_steps(r, j, st, &win);
-	if (fatal(rc)) { code = tool_finish(r, path, rc, o->strict); goto out; }
-	opjoin_finish(j);
-	steps_finish(st);
-	struct adv_facts_opts fopts = { sizeof(fopts), o->kernel_wait_ns };
-	facts = adv_facts_new(r, st, &pre, &fopts);
-	j3 = opjoin_new(r, NULL, adv_facts_op, facts);
-	if ((rc = gp_reader_rewind(r)) < 0) { code = tool_finish(r, path, rc, o->strict); goto out; }
-	rc = pass_facts(r, j3, facts, &win);
-	code = tool_finish(r, path, rc, o->strict);
-	if (fatal(rc)) goto out;
-	opjoin_finish(j3);
-	adv_facts_finish(facts);
-	for (size_t i = 0; o->verbose && i < adv_facts_nprocs(facts); i++) {
-		const struct adv_proc *p = adv_facts_proc(facts, i);
-		fprintf(stderr, "%s: %s: pid %u: held at most %" PRIu64 " GPU operations, calls and busy-stretch "
-			"entries at once; %" PRIu64 " operations came after the sweep had passed them\n", g_cmd, path,
-			p->pid, p->held_max, p->late_ops);
+	if (rc == 0) {
+		const struct adv_facts *facts = advise_run_facts(ar);
+		for (size_t i = 0; o->verbose && i < adv_facts_nprocs(facts); i++) {
+			const struct adv_proc *p = adv_facts_proc(facts, i);
+			fprintf(stderr, "%s: %s: pid %u: held at most %" PRIu64 " GPU operations, calls and "
+				"busy-stretch entries at once; %" PRIu64 " operations came after the sweep had "
+				"passed them\n", g_cmd, path, p->pid, p->held_max, p->late_ops);
+		}
+		print_result(o, path, advise_run_result(ar));
 	}
-	struct adv_result res;
-	advise_judge(facts, base, &res);
-	/* the findings point into the facts (labels, stacks): printed before they go */
-	print_result(o, path, &res);
-	advise_result_free(&res);
-out:
-	adv_facts_free(facts);
-	opjoin_free(j3);
-	opjoin_free(j);
-	steps_free(st);
-	step_detect_free(d);
-	attribution_free(a);
-	winset_free(&win);
-	adv_pre_free(&pre);
+	advise_run_free(ar);
 	gp_reader_close(r);
 	return code;
 }

@@ -3,16 +3,19 @@
  * (docs/REPORT.md).  Option parsing and the passes over each trace; the
  * page is export/report_html.c, its data export/report_data.c.
  *
- * Per trace, three passes: the stats reports, the header (trace_info) and
+ * Per trace, six passes: the stats reports, the header (trace_info) and
  * the memory timeline in one; then the two of the steps analysis
- * (analysis/steps_run.h).  Each trace's part of the page is written before
- * the next trace is read. */
+ * (analysis/steps_run.h); then the three of `gpuprof advise`
+ * (analysis/advise_run.h), for the findings.  Each trace's part of the page
+ * is written before the next trace is read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/advise_report.h"
+#include "analysis/advise_run.h"
 #include "analysis/mem_timeline.h"
 #include "analysis/steps_report.h"
 #include "analysis/steps_run.h"
@@ -28,7 +31,8 @@ static void help(FILE *f)
 		   "                      [--step-range NAME] [--keep-warmup] [--rows N] [--steps-max N]\n"
 		   "                      [--bins N] [--site RULE] [--strict] TRACE...\n\n"
 		   "One self-contained HTML page (scripts, styles and data inlined: it opens with no\n"
-		   "network access) per set of traces: each trace's header (command line, host,\n"
+		   "network access) per set of traces: the findings of `gpuprof advise` (ranked,\n"
+		   "with what to change), each trace's header (command line, host,\n"
 		   "GPU, settings, span, integrity), its steps (summary, step time over the run with\n"
 		   "outliers marked, where each step's time goes), per process (one row per rank)\n"
 		   "GPU busy %% over time beside NVML and PM-sampled utilisation, memory held and\n"
@@ -43,23 +47,53 @@ static void help(FILE *f)
 		   "  --rows N           rows of each table (default %d; stats has them all)\n"
 		   "  --steps-max N      steps drawn per process (default %d: a sample beyond)\n"
 		   "  --bins N           bins of the time series (default %d)\n"
-		   "  --site RULE        the launch_sites table's site, as in stats (user, inner,\n"
-		   "                     layer, or a file-path GLOB)\n"
+		   "  --site RULE        the launch_sites table's site and the site a finding names,\n"
+		   "                     as in stats and advise (user, inner, layer, or a GLOB)\n"
 		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
 		REPORT_ROWS_MAX, REPORT_STEPS_MAX, REPORT_BINS);
 }
 
-/* THE ADVISE HOOK.  `gpuprof advise` (tools/analysis/advise*, another
- * part) turns a trace into findings; when it exists, this returns them as
- * the JSON value the page's "Findings" slot draws (docs/REPORT.md, "Findings"):
- *   {"findings": [{"severity": "high|warning|info", "title": "...",
- *                  "detail": "...", "evidence": "..."}]}
- * malloc'd; NULL leaves the slot saying the report was made without advise. */
-static char *advise_findings(gp_reader *r, const struct steps_run *sr)
+struct report_opts {
+	struct steps_run_opts steps;
+	struct report_data_opts data;
+	int keep_warmup, strict;
+	struct site_rule site;  /* --site */
+};
+
+/* THE ADVISE HOOK: the page's "Findings" (docs/REPORT.md, "Findings").
+ * `gpuprof advise` over the trace (analysis/advise_run.h, with the page's
+ * step options and --site), as the JSON value that `gpuprof advise --format
+ * json` prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"),
+ * or {"error": "why"} when advise could not judge the trace.  malloc'd. */
+static char *advise_findings(gp_reader *r, const char *path, const struct report_opts *o)
 {
-	(void)r; (void)sr;
-	return NULL;
+	struct advise_run_opts aopts = { sizeof(aopts), o->steps.detect, o->steps.kernel_wait_ns, o->site };
+	struct advise_run *ar = advise_run_new(r, &aopts);
+	int read_rc = 0;
+	const char *err = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m) {
+		advise_run_free(ar);
+		return NULL;
+	}
+	if (advise_run_run(ar, &read_rc, &err) == 0) {
+		advise_print_json(m, path, advise_run_result(ar));
+	} else {
+		/* a read error was reported by the first pass; the same file again */
+		fputs("{\"error\":", m);
+		json_str(m, err ? err : "the trace could not be read again");
+		putc('}', m);
+	}
+	int bad = fclose(m);
+	advise_run_free(ar);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 static int parse_count(const char *opt, const char *arg, size_t *out)
@@ -85,12 +119,6 @@ static char *command_line(int argc, char **argv)
 	return s;
 }
 
-struct report_opts {
-	struct steps_run_opts steps;
-	struct report_data_opts data;
-	int keep_warmup, strict;
-	struct site_rule site;  /* --site */
-};
 
 /* Reads one trace and writes its part of the page.  The exit code. */
 static int one_trace(FILE *out, const char *path, size_t index, const struct report_opts *o, const char *command,
@@ -136,7 +164,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	} else if (!err) {
 		err = "the trace could not be read again";
 	}
-	advise = advise_findings(r, &sr);
+	advise = advise_findings(r, path, o);
 	struct report_run run = {
 		.path = path, .r = r, .info = &info, .ig = &ig,
 		.stats = ss.tab, .stats_want = ss.want, .nstats = ss.ntabs,

@@ -5,7 +5,8 @@
  * steps per process, time series in `bins` bins.
  *
  *   { "generator", "command", "charts", "uplot_version", "rows_max",
- *     "runs": [ { "file", "advise" (findings, or null),
+ *     "runs": [ { "file", "advise" (= `gpuprof advise --format json`'s
+ *                 object for the trace, {"error"}, or null),
  *                 "info" (= `gpuprof info --json`),
  *                 "stats" {table: rows} (= `gpuprof stats --format json`,
  *                 the default set, each table's first rows_max rows),
@@ -62,7 +63,7 @@ struct report_run {
 	const struct winset *win;          /* GPU-activity windows, finished */
 	const struct counters *cnt;        /* finished */
 	const struct mem_timeline *mem;    /* finished */
-	const char *advise_json;           /* `gpuprof advise` findings as a JSON value; NULL: null */
+	const char *advise_json;           /* the findings as a JSON value (docs/REPORT.md); NULL: null */
 };
 
 struct report_data_opts {

@@ -303,30 +303,90 @@
   }
 
   /* ------------------------------------------------------------ findings */
-  /* The slot `gpuprof advise` fills: each run's "advise", {"findings":
-   * [{"severity", "title", "detail", "evidence"}]}, or null when the report
-   * was made without it (docs/REPORT.md, "Findings"). */
+  /* Each run's "advise": what `gpuprof advise --format json` says of the
+   * trace ({"file", "processes", "findings"}, docs/ADVISE.md "Output"), or
+   * {"error"} when it could not judge it (docs/REPORT.md, "Findings").  One
+   * card per finding in advise's order (severity, then saving); the info
+   * ones folded away at the end. */
+  function pctText(v) { return v === null || v === undefined ? '-' : v.toFixed(1) + ' %'; } /* as advise prints it */
+  function rankText(r) { return r === null || r === undefined ? '' : ', rank ' + r; }
+  function procLine(p) {
+    if (!p.counted)
+      return 'pid ' + p.pid + rankText(p.rank) + ': no counted steps (' + p.steps_are +
+        '): advise judges training steps (docs/STEPS.md)';
+    return 'pid ' + p.pid + rankText(p.rank) + ': ' + commas(p.steps) + ' steps (' + p.steps_are + '), ' +
+      p.warmup + ' warm-up, ' + commas(p.counted) + ' counted; step mean ' + dur(p.step_mean_ns) + ', median ' +
+      dur(p.step_median_ns) + '; GPU busy ' + pctText(p.gpu_busy_pct) + ', waiting for the host ' +
+      pctText(p.gpu_waited_for_host_pct) + (p.host_runs_ahead ? '; the host runs ahead of the GPU (GPU work ' +
+      dur(p.gpu_work_ns_per_step) + ' per step): the shares are of that GPU work' : '');
+  }
+  function findingCard(f, manyProcs) {
+    var rows = [];
+    function add(k, v) { if (v) rows.push(el('tr', null, [el('th', { text: k }), el('td', { text: v })])); }
+    add('what', f.what);
+    add('where', f.where);
+    add('cost', dur(f.cost_ns_per_step) + ' per step (' + pctText(f.cost_pct) + ' of the step time)' +
+      (f.count_per_step !== null && f.count_per_step !== undefined ? '; ' + cell(f.count_per_step) +
+        ' per step' : ''));
+    add('saving', f.saving_ns_per_step === null ? 'not estimated' :
+      dur(f.saving_ns_per_step) + ' per step (' + pctText(f.saving_pct) + ')');
+    add('change', f.change);
+    var more = [el('p', { text: f.saving_how })];
+    var site = (f.sites || []).filter(function (x) { return x.frames && x.frames.length; })[0];
+    if (site) {
+      more.push(el('p', { cls: 'note', text: 'stack of ' + (site.after_site ? 'the launch before, ' : '') +
+        site.label + ' (innermost last):' }));
+      more.push(el('pre', { cls: 'frames', text: site.frames.join('\n') }));
+    }
+    if (f.records)
+      more.push(el('p', { cls: 'note', text: 'records: ' + (f.records.step !== null ? 'step ' + f.records.step +
+        ': ' : '') + f.records.stats + '; Perfetto ' + f.records.perfetto_ms[0].toFixed(3) + '..' +
+        f.records.perfetto_ms[1].toFixed(3) + ' ms' }));
+    var head = el('div', { cls: 'fhead' }, [
+      el('span', { cls: 'rank', text: '#' + f.rank }), el('span', { cls: 'sev', text: f.severity }),
+      el('span', { cls: 'rule', text: f.rule }), el('strong', { text: f.title }),
+      manyProcs ? el('span', { cls: 'note', text: ' pid ' + f.pid + rankText(f.process_rank) }) : null]);
+    return el('div', { cls: 'finding sev-' + f.severity, 'data-rule': f.rule }, [
+      head, el('table', { cls: 'kv' }, rows),
+      el('details', null, [el('summary', { text: 'how the saving was estimated, stack, records' })].concat(more))]);
+  }
   function findings(parent) {
-    var s = el('section', { id: 'findings', cls: 'block findings' }, [el('h2', { text: 'Findings' })]);
+    var s = el('section', { id: 'findings', cls: 'block findings' },
+      [el('h2', { text: 'Findings (gpuprof advise)' })]);
     parent.appendChild(s);
-    var any = false;
     DATA.runs.forEach(function (run) {
-      var a = run.advise;
-      if (!a) return;
-      any = true;
-      var list = a.findings || [];
-      if (DATA.runs.length > 1) s.appendChild(el('h3', { text: run.file }));
-      if (!list.length) { s.appendChild(el('p', { text: 'gpuprof advise found nothing to point out.' })); return; }
-      var ul = el('ul');
-      list.forEach(function (f) {
-        ul.appendChild(el('li', { cls: 'sev-' + (f.severity || 'info') }, [
-          el('strong', { text: f.title || '' }), f.detail ? el('span', { text: ' ' + f.detail }) : null,
-          f.evidence ? el('div', { cls: 'note', text: f.evidence }) : null]));
-      });
-      s.appendChild(ul);
+      var a = run.advise, box = el('div', { cls: 'advise' });
+      s.appendChild(box);
+      if (DATA.runs.length > 1) box.appendChild(el('h3', { text: run.file }));
+      if (!a) {
+        box.appendChild(el('p', { cls: 'note', text: 'No findings: this report was made without gpuprof advise.' }));
+        return;
+      }
+      if (a.error) {
+        box.appendChild(el('p', { cls: 'note advise-error', text: 'gpuprof advise could not judge this trace: ' +
+          a.error }));
+        return;
+      }
+      var procs = a.processes || [], list = a.findings || [];
+      procs.forEach(function (p) { box.appendChild(el('p', { cls: 'note', text: procLine(p) })); });
+      if (!procs.length)
+        box.appendChild(el('p', { cls: 'note', text: 'No process with GPU work or NVTX ranges: no steps to judge.' }));
+      if (!list.length) {
+        if (procs.some(function (p) { return p.counted; }))
+          box.appendChild(el('p', { text: 'gpuprof advise found nothing to point out.' }));
+        return;
+      }
+      var main = list.filter(function (f) { return f.severity !== 'info'; });
+      var info = list.filter(function (f) { return f.severity === 'info'; });
+      main.forEach(function (f) { box.appendChild(findingCard(f, procs.length > 1)); });
+      if (!main.length) box.appendChild(el('p', { text: 'No finding above info.' }));
+      if (info.length) {
+        var d = el('details', { cls: 'info-findings' }, [el('summary', { text: info.length + ' info finding' +
+          (info.length > 1 ? 's' : '') + ' (saving below 1 % of the step time, or not estimated)' })]);
+        info.forEach(function (f) { d.appendChild(findingCard(f, procs.length > 1)); });
+        box.appendChild(d);
+      }
     });
-    if (!any)
-      s.appendChild(el('p', { cls: 'note', text: 'No findings: this report was made without gpuprof advise.' }));
   }
 
   /* ---------------------------------------------------------------- run */
