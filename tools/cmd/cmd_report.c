@@ -109,13 +109,14 @@ static int parse_count(const char *opt, const char *arg, size_t *out)
 }
 
 /* "gpuprof report ARG..." as given */
+/* argv[0] is already "gpuprof report" (cli/main.c sets it for getopt) */
 static char *command_line(int argc, char **argv)
 {
-	size_t n = strlen("gpuprof") + 1;
+	size_t n = 1;
 	for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
 	char *s = xmalloc(n), *p = s;
-	p += sprintf(p, "gpuprof");
-	for (int i = 0; i < argc; i++) p += sprintf(p, " %s", argv[i]);
+	*p = 0;
+	for (int i = 0; i < argc; i++) p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
 	return s;
 }
 
