@@ -8,22 +8,12 @@ import ctypes
 import sys
 import threading
 
-lib = ctypes.CDLL(sys.argv[1])
+import fakecudart
 
-
-class dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
-
-
-lib.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p, ctypes.c_size_t,
-                                 ctypes.c_void_p]
-lib.fakeRegisterKernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+lib = fakecudart.load(sys.argv[1])
 lib.fakeLaunchFromNativeThread.argtypes = [ctypes.c_void_p, ctypes.c_int]
-# kernel "functions": distinct addresses are all the fake needs
-_k = (ctypes.c_char * 64)()
-K_MODEL, K_THREAD, K_NATIVE = (ctypes.addressof(_k) + i for i in (0, 8, 16))
-for k, n in ((K_MODEL, b"k_model"), (K_THREAD, b"k_thread"), (K_NATIVE, b"k_native")):
-    lib.fakeRegisterKernel(k, n)
+dim3 = fakecudart.dim3
+K_MODEL, K_THREAD, K_NATIVE = (fakecudart.kernel(lib, n) for n in (b"k_model", b"k_thread", b"k_native"))
 
 
 def launch(k):

@@ -3,22 +3,13 @@ libcudart with ctypes from `forward` methods of a small class hierarchy, as
 torch.nn.Module layers do, each line marked LAYER-*.  The shim must record
 the class of `self` (not the class the method is defined in) for forward
 frames only.  argv[1]: the fake libcudart."""
-import ctypes
 import sys
 
-lib = ctypes.CDLL(sys.argv[1])
+import fakecudart
 
-
-class dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
-
-
-lib.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p, ctypes.c_size_t,
-                                 ctypes.c_void_p]
-lib.fakeRegisterKernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_k = (ctypes.c_char * 8)()
-K = ctypes.addressof(_k)
-lib.fakeRegisterKernel(K, b"k_layer")
+lib = fakecudart.load(sys.argv[1])
+K = fakecudart.kernel(lib, b"k_layer")
+dim3 = fakecudart.dim3
 
 
 def launch():

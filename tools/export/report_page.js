@@ -48,9 +48,15 @@
     while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
     return (i ? b.toFixed(1) : String(b)) + ' ' + u[i];
   }
+  /* a fraction shown to a reader: 3 significant digits at most (the
+   * page's data and the cell's tooltip keep the exact value) */
+  function roundShown(v) {
+    var a = Math.abs(v);
+    return a >= 100 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : String(Number(v.toPrecision(3)));
+  }
   function cell(v) {
     if (v === null || v === undefined) return '-';
-    if (typeof v === 'number') return commas(v);
+    if (typeof v === 'number') return commas(Number.isInteger(v) ? v : roundShown(v));
     return String(v);
   }
   /* the scale of a step chart: the counted steps (and any step within 3x
@@ -85,6 +91,7 @@
         if (text.length > 160) td.title = text;
         if (typeof v === 'number') td.className = 'num';
         if (typeof v === 'number' && /_ns$/.test(c[0])) td.title = dur(v);
+        else if (typeof v === 'number' && !Number.isInteger(v)) td.title = String(v);
         row.appendChild(td);
       });
       tb.appendChild(row);
@@ -247,8 +254,18 @@
   function counterChart(parent, id, c) {
     var box = chartBox(parent, id, c.name + ' (device ' + c.device + ')', c.samples + ' samples, binned means');
     if (!box) return;
-    plot(box, { scales: { x: { time: false } }, axes: [{ label: 's after the trace start' }, {}],
-      series: [{ label: 's' }, { label: c.name, stroke: PALETTE[0], spanGaps: true, points: { show: false } }] },
+    /* large values (NVML's memory in bytes: 10^11) in units that fit the axis */
+    var isBytes = /bytes$/.test(c.name);
+    var fmt = function (v) {
+      if (isBytes) return bytes(v);
+      var a = Math.abs(v), u = ['', 'k', 'M', 'G', 'T'], i = 0;
+      while (a >= 1000 && i < u.length - 1) { a /= 1000; v /= 1000; i++; }
+      return (i ? Number(v.toPrecision(3)) : v) + (i ? ' ' + u[i] : '');
+    };
+    plot(box, { scales: { x: { time: false } }, axes: [{ label: 's after the trace start' },
+      { size: 70, values: function (u, vals) { return vals.map(fmt); } }],
+      series: [{ label: 's' }, { label: c.name, stroke: PALETTE[0], spanGaps: true, points: { show: false },
+        value: function (u, v) { return v === null || v === undefined ? '-' : fmt(v); } }] },
       [c.t_s, c.v]);
   }
 
@@ -353,7 +370,8 @@
       }
       p.devices.forEach(function (d) { busyChart(grid, 'busy-' + id + '-' + d.device, d); });
       if (p.memory.length) memoryChart(grid, 'memory-' + id, p.memory);
-      p.counters.forEach(function (c, k) { counterChart(grid, 'counter-' + id + '-' + k, c); });
+      /* one sample draws no line (the tracer's own gpuprof.clock_tsc_updates, say): its table row says it */
+      p.counters.forEach(function (c, k) { if (c.samples > 1) counterChart(grid, 'counter-' + id + '-' + k, c); });
       if (!grid.childNodes.length) grid.appendChild(el('p', { cls: 'note', text: 'no steps, GPU activity, counters or memory records' }));
     });
 
