@@ -7,25 +7,12 @@ layer.  argv[1]: the fake libcudart, argv[2]: how many replays."""
 import ctypes
 import sys
 
-lib = ctypes.CDLL(sys.argv[1])
+import fakecudart
+
+lib = fakecudart.load(sys.argv[1])
 REPLAYS = int(sys.argv[2])
-
-
-class dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
-
-
-lib.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p, ctypes.c_size_t,
-                                 ctypes.c_void_p]
-lib.fakeRegisterKernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.cudaStreamBeginCapture.argtypes = [ctypes.c_void_p, ctypes.c_int]
-lib.cudaStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
-lib.cudaGraphInstantiate.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_ulonglong]
-lib.cudaGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-_k = (ctypes.c_char * 16)()
-K_ATTN, K_MLP = ctypes.addressof(_k), ctypes.addressof(_k) + 8
-lib.fakeRegisterKernel(K_ATTN, b"k_attn")
-lib.fakeRegisterKernel(K_MLP, b"k_mlp")
+dim3 = fakecudart.dim3
+K_ATTN, K_MLP = fakecudart.kernel(lib, b"k_attn"), fakecudart.kernel(lib, b"k_mlp")
 STREAM = ctypes.c_void_p(0x5151)
 
 
