@@ -198,6 +198,11 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 	case GP_REC_WINDOW:
 		TS(u->window.start_ns); DUR(u->window.start_ns, u->window.end_ns); V(u->window.device_id);
 		break;
+	case GP_REC_GRAPH_NODE: {
+		const gp_rec_graph_node *g = &u->graph_node;
+		TS(g->ts_ns); V(g->graph_id); V(g->node_id); V(g->origin_node_id); V(g->node_type); TID(g->tid);
+		break;
+	}
 	default:
 		return GP_ERR_INVALID;
 	}
@@ -469,6 +474,12 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 		r->u.window.start_ns = RTS(); r->u.window.end_ns = r->u.window.start_ns + (uint64_t)RZ();
 		r->u.window.device_id = (uint32_t)R();
 		break;
+	case GP_REC_GRAPH_NODE: {
+		gp_rec_graph_node *g = &r->u.graph_node;
+		g->ts_ns = RTS(); g->graph_id = R(); g->node_id = R(); g->origin_node_id = R();
+		g->node_type = (uint32_t)R(); g->tid = RTID();
+		break;
+	}
 	}
 	/* clang-format on */
 	if (fast && (bad || q > pe)) return 0;
@@ -483,7 +494,8 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 #define FAST_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
 		    (1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
 		    (1u << GP_REC_SYNC) | (1u << GP_REC_MEMORY) | (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | \
-		    (1u << GP_REC_WINDOW) | (1u << GP_REC_SOURCE) | (1u << GP_REC_THREAD))
+		    (1u << GP_REC_WINDOW) | (1u << GP_REC_SOURCE) | (1u << GP_REC_THREAD) | \
+		    (1u << GP_REC_GRAPH_NODE))
 
 static __attribute__((noinline)) int dec_careful(struct gp_dec *d, gp_record *r, uint32_t type,
 						 const uint8_t *q, const uint8_t *pe)

@@ -253,6 +253,14 @@ enum gp_field_flags {
 	F(window, start_ns, uint64_t, 1, TIME, 0) \
 	F(window, end_ns, uint64_t, 1, END, 0) \
 	F(window, device_id, uint32_t, 1, DEVICE, 0)
+
+#define GP_FIELDS_GRAPH_NODE(F) \
+	F(graph_node, ts_ns, uint64_t, 1, TIME, 0) \
+	F(graph_node, graph_id, uint64_t, 1, UINT, 0) \
+	F(graph_node, node_id, uint64_t, 1, UINT, 0) \
+	F(graph_node, origin_node_id, uint64_t, 1, UINT, 0) \
+	F(graph_node, node_type, uint32_t, 1, ENUM, 0) \
+	F(graph_node, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID)
 /* clang-format on */
 
 /* ---------------------------------------------------------------- run-time view */

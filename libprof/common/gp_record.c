@@ -49,6 +49,7 @@ GP_API uint64_t gp_record_time(const gp_record *r)
 	case GP_REC_COUNTER: return r->u.counter.ts_ns;
 	case GP_REC_MODULE: return r->u.module.ts_ns;
 	case GP_REC_WINDOW: return r->u.window.start_ns;
+	case GP_REC_GRAPH_NODE: return r->u.graph_node.ts_ns;
 	default: return 0;
 	}
 }

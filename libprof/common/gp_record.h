@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define GP_FORMAT_MAJOR 1
-#define GP_FORMAT_MINOR 2
+#define GP_FORMAT_MINOR 3
 #define GP_PRODUCER_VERSION "0.1.0"
 
 #define GP_MAX_STRING_LEN (1u << 20) /* longer strings are truncated by the recorder */
@@ -50,13 +50,14 @@ extern "C" {
 	X(COUNTER, counter, 16)       /* sampled metric value                     */ \
 	X(MODULE, module, 17)         /* loaded object mapping (for stacks)       */ \
 	X(STACK, stack, 18)           /* interned call stack: id -> frames        */ \
-	X(WINDOW, window, 19)         /* span in which GPU activity was recorded  */
+	X(WINDOW, window, 19)         /* span in which GPU activity was recorded  */ \
+	X(GRAPH_NODE, graph_node, 20) /* a CUDA graph node made or cloned (1.3)   */
 
 enum gp_rec_type {
 #define GP_REC_TYPE_ENUM_(NAME, name, value) GP_REC_##NAME = value,
 	GP_REC_TYPES(GP_REC_TYPE_ENUM_)
 #undef GP_REC_TYPE_ENUM_
-	GP_REC_TYPE_MAX = 20
+	GP_REC_TYPE_MAX = 21
 };
 /* clang-format on */
 
@@ -281,6 +282,20 @@ typedef struct gp_rec_window {
 	uint64_t start_ns, end_ns;
 	uint32_t device_id;
 } gp_rec_window;
+
+/* since 1.3: a CUDA graph node was made (stream capture, cudaGraphAdd*Node)
+ * or cloned (cudaGraphInstantiate, cudaGraphClone), on thread tid at ts.
+ * A node made during stream capture is made inside the captured launch call,
+ * whose API record on the same thread encloses ts; the kernel records of a
+ * graph launch carry the id of the executable graph's node, a clone. */
+typedef struct gp_rec_graph_node {
+	uint64_t ts_ns;
+	uint64_t graph_id;       /* CUPTI's id of the node's graph (0: unknown) */
+	uint64_t node_id;        /* CUPTI's id of the node, unique in the process */
+	uint64_t origin_node_id; /* a clone: the node it was cloned from; 0: made */
+	uint32_t node_type;      /* CUgraphNodeType (0 kernel) */
+	uint32_t tid;            /* filled by the reader from the source */
+} gp_rec_graph_node;
 
 /* One member per record type, named as in GP_REC_TYPES. */
 union gp_rec_body {

@@ -444,6 +444,7 @@ GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 		FIXED(GP_REC_CLOCK, clock);
 		FIXED(GP_REC_COUNTER, counter);
 		FIXED(GP_REC_WINDOW, window);
+		FIXED(GP_REC_GRAPH_NODE, graph_node);
 		default: break;
 		}
 		/* clang-format on */

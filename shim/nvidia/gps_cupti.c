@@ -18,6 +18,7 @@
 #include "nvidia/gps_cbid.h"
 #include "nvidia/gps_cupti.h"
 #include "nvidia/gps_cupti_fns.h"
+#include "nvidia/gps_cupti_graphs.h"
 #include "nvidia/gps_cupti_stacks.h"
 #include "nvidia/gps_pmsampling.h"
 
@@ -79,7 +80,10 @@ static __attribute__((noinline)) void on_resource(CUpti_CallbackId cbid, const C
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
 	if (t) {
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		if (gps_cupti_graphs_cbid(cbid)) {
+			/* GPUPROF_STACKS: a graph node made or copied */
+			gps_cupti_graphs_on_node(cbid, rd ? rd->resourceDescriptor : NULL);
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
 			/* CUDA's own atexit teardown runs before ours: the
 			 * context's records must leave CUPTI now.  No window
 			 * edge may toggle activity kinds from here on. */
@@ -174,6 +178,12 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 }
 
 static uint64_t CUPTIAPI timestamp_cb(void) { return gps_mono_ns(); }
+
+/* 0 when resource callback cbid is on */
+static int enable_resource_callback(uint32_t cbid)
+{
+	return GPS_CUPTI(cuptiEnableCallback, 1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid) != CUPTI_SUCCESS;
+}
 
 /* ------------------------------------------------------------ other tools */
 struct who { const char *found; };
@@ -438,6 +448,7 @@ static int start_locked(const char *why)
 	enable_activity(capture_mode || gps_flight_activity_off());
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
 	gps_cupti_stacks_bind(callback_name); /* before the callbacks can fire */
+	gps_cupti_graphs_bind(enable_resource_callback);
 	bind_api_records();
 	if (capture_mode) /* last: the sets above are what a start switches on */
 		enable_capture_callbacks();

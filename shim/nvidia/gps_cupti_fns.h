@@ -35,6 +35,8 @@
 	X(cuptiActivityEnableRuntimeApi, 0)             \
 	X(cuptiActivityEnableDriverApi, 0)              \
 	X(cuptiFinalize, 0)                              \
+	X(cuptiGetGraphNodeId, 0)                       \
+	X(cuptiGetGraphId, 0)                           \
 	GPS_CUPTI_PM_FUNCS(X)
 
 /* GPUPROF_PM_SAMPLING: all optional; one missing switches PM sampling off

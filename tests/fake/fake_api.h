@@ -38,7 +38,15 @@ static inline void fake_gpu_uuid(unsigned i, unsigned char out[16])
 	out[15] = (unsigned char)i;
 }
 
+/* A CUDA graph, graph node or executable graph of the fake libcudart:
+ * its CUgraph / CUgraphNode / CUgraphExec handles point to one, and the fake
+ * CUPTI's cuptiGetGraphId / cuptiGetGraphNodeId read the id there. */
+struct fake_graph_obj { uint64_t id; };
+
 /* exported by the fake libcupti */
+/* a graph resource callback (CUPTI_CBID_RESOURCE_GRAPH*): graph_data is
+ * the CUpti_GraphData the callback gets as resourceDescriptor */
+void fake_cupti_resource_graph(uint32_t cbid, const void *graph_data);
 void fake_cupti_call_enter(struct fake_cupti_call *c);
 void fake_cupti_call_exit(struct fake_cupti_call *c);
 void fake_cupti_resource(uint32_t cbid);

@@ -26,6 +26,7 @@ static struct {
 	void (*enter)(struct fake_cupti_call *);
 	void (*exit)(struct fake_cupti_call *);
 	void (*resource)(uint32_t);
+	void (*resource_graph)(uint32_t, const void *);
 	void (*push)(const void *, size_t);
 	uint64_t (*now)(void);
 } cupti;
@@ -112,9 +113,10 @@ static void fake_cuinit(void)
 		cupti.enter = (void (*)(struct fake_cupti_call *))dlsym(c, "fake_cupti_call_enter");
 		cupti.exit = (void (*)(struct fake_cupti_call *))dlsym(c, "fake_cupti_call_exit");
 		cupti.resource = (void (*)(uint32_t))dlsym(c, "fake_cupti_resource");
+		cupti.resource_graph = (void (*)(uint32_t, const void *))dlsym(c, "fake_cupti_resource_graph");
 		cupti.push = (void (*)(const void *, size_t))dlsym(c, "fake_cupti_push_record");
 		cupti.now = (uint64_t(*)(void))dlsym(c, "fake_cupti_now");
-		if (!cupti.enter || !cupti.exit || !cupti.resource || !cupti.push || !cupti.now)
+		if (!cupti.enter || !cupti.exit || !cupti.resource || !cupti.resource_graph || !cupti.push || !cupti.now)
 			memset(&cupti, 0, sizeof cupti); /* a real CUPTI: nothing to report to */
 	}
 	n_cuda_devices = read_cuda_devices();
@@ -228,6 +230,164 @@ static cudaError_t rt_exit(struct frame *f, cudaError_t ret)
 static uint64_t now(void) { return cupti.now ? cupti.now() : 0; }
 static uint32_t stream_id(cudaStream_t s) { return s ? (uint32_t)((uintptr_t)s & 0xffff) : 7; }
 
+/* ------------------------------------------------------------ graphs */
+/* Stream capture of kernel launches (one capture at a time), instantiation
+ * and launch, as CUPTI reports them: a launch on the capturing stream makes
+ * a node inside the launch call (GRAPHNODE_CREATED, no kernel record);
+ * instantiation copies every node (GRAPHNODE_CLONED, original -> copy); a
+ * graph launch's kernel records carry the launch's correlation id, the
+ * graph's id and the copy's node id. */
+#define FAKE_GRAPH_NODES 64
+struct fake_graph {
+	struct fake_graph_obj obj; /* first: the handle points here */
+	int n;
+	struct fake_graph_obj nodes[FAKE_GRAPH_NODES];
+	struct { const void *func; dim3 grid, block; } k[FAKE_GRAPH_NODES];
+};
+struct fake_exec {
+	struct fake_graph_obj obj;
+	struct fake_graph *g;
+	struct fake_graph_obj nodes[FAKE_GRAPH_NODES];
+};
+static _Atomic uint64_t next_graph_obj = 1000;
+static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaStream_t capture_stream;
+static struct fake_graph *capture_graph;
+
+static void graph_data(CUpti_GraphData *gd, struct fake_graph *g, struct fake_graph_obj *node,
+		       struct fake_graph_obj *orig)
+{
+	memset(gd, 0, sizeof *gd);
+	gd->graph = (CUgraph)(void *)g;
+	gd->originalGraph = orig ? (CUgraph)(void *)g : NULL;
+	gd->node = (CUgraphNode)(void *)node;
+	gd->originalNode = (CUgraphNode)(void *)orig;
+	gd->nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+}
+
+/* 1 when stream is capturing: the launch became a node */
+static int capture_node(const void *func, dim3 grid, dim3 block, cudaStream_t stream)
+{
+	pthread_mutex_lock(&capture_lock);
+	struct fake_graph *g = capture_graph && stream == capture_stream ? capture_graph : NULL;
+	int i = g && g->n < FAKE_GRAPH_NODES ? g->n++ : -1;
+	pthread_mutex_unlock(&capture_lock);
+	if (!g)
+		return 0;
+	if (i >= 0) {
+		g->nodes[i].id = atomic_fetch_add(&next_graph_obj, 1);
+		g->k[i].func = func;
+		g->k[i].grid = grid;
+		g->k[i].block = block;
+		CUpti_GraphData gd;
+		graph_data(&gd, g, &g->nodes[i], NULL);
+		if (cupti.resource_graph)
+			cupti.resource_graph(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &gd);
+	}
+	return 1;
+}
+
+EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	(void)mode;
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, "cudaStreamBeginCapture", NULL);
+	cudaError_t r = cudaErrorIllegalState;
+	pthread_mutex_lock(&capture_lock);
+	if (!capture_graph) {
+		capture_graph = calloc(1, sizeof *capture_graph);
+		if (capture_graph) {
+			capture_graph->obj.id = atomic_fetch_add(&next_graph_obj, 1);
+			capture_stream = stream;
+			r = cudaSuccess;
+		}
+	}
+	pthread_mutex_unlock(&capture_lock);
+	return rt_exit(&f, r);
+}
+
+EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture", NULL);
+	cudaError_t r = cudaErrorIllegalState;
+	pthread_mutex_lock(&capture_lock);
+	if (capture_graph && stream == capture_stream) {
+		*graph = (cudaGraph_t)(void *)capture_graph;
+		capture_graph = NULL;
+		r = cudaSuccess;
+	}
+	pthread_mutex_unlock(&capture_lock);
+	return rt_exit(&f, r);
+}
+
+EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
+{
+	(void)flags;
+	struct frame f;
+	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, "cudaGraphInstantiate", NULL);
+	struct fake_graph *g = (struct fake_graph *)(void *)graph;
+	struct fake_exec *x = g ? calloc(1, sizeof *x) : NULL;
+	if (!x)
+		return rt_exit(&f, cudaErrorInvalidValue);
+	x->obj.id = atomic_fetch_add(&next_graph_obj, 1);
+	x->g = g;
+	for (int i = 0; i < g->n; i++) {
+		x->nodes[i].id = atomic_fetch_add(&next_graph_obj, 1);
+		CUpti_GraphData gd;
+		graph_data(&gd, g, &x->nodes[i], &g->nodes[i]);
+		gd.graphExec = (CUgraphExec)(void *)x;
+		if (cupti.resource_graph)
+			cupti.resource_graph(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &gd);
+	}
+	*exec = (cudaGraphExec_t)(void *)x;
+	return rt_exit(&f, cudaSuccess);
+}
+
+EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+{
+	struct fake_exec *x = (struct fake_exec *)(void *)exec;
+	struct frame f;
+	cudaGraphLaunch_v10000_params p = { exec, stream };
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch", NULL, &p);
+	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch");
+	if (!x)
+		return rt_exit(&f, cudaErrorInvalidValue);
+	uint64_t t = now() + 1000;
+	for (int i = 0; cupti.push && i < x->g->n; i++) {
+		CUpti_ActivityKernel10 k;
+		memset(&k, 0, sizeof k);
+		k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		k.start = t;
+		k.end = t + 2000 + 10ull * x->g->k[i].grid.x;
+		t = k.end + 100;
+		k.completed = k.end;
+		k.contextId = 1;
+		k.streamId = stream_id(stream);
+		k.gridX = (int32_t)x->g->k[i].grid.x; k.gridY = (int32_t)x->g->k[i].grid.y; k.gridZ = (int32_t)x->g->k[i].grid.z;
+		k.blockX = (int32_t)x->g->k[i].block.x; k.blockY = (int32_t)x->g->k[i].block.y; k.blockZ = (int32_t)x->g->k[i].block.z;
+		k.registersPerThread = 32;
+		k.correlationId = f.rt.correlation_id;
+		k.name = kernel_name(x->g->k[i].func);
+		k.graphId = (uint32_t)x->g->obj.id;
+		k.graphNodeId = x->nodes[i].id;
+		cupti.push(&k, sizeof k);
+	}
+	return rt_exit(&f, cudaSuccess);
+}
+
+EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+	free((void *)exec);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+	free((void *)graph);
+	return cudaSuccess;
+}
+
 /* ------------------------------------------------------------ runtime API */
 EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 				    size_t smem, cudaStream_t stream)
@@ -239,6 +399,8 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
 	cudaLaunchKernel_v7000_params p = { func, grid, block, args, smem, stream };
 	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name, &p);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel");
+	if (capture_node(func, grid, block, stream))
+		return rt_exit(&f, cudaSuccess); /* captured: a node, no kernel runs */
 	if (cupti.push) {
 		CUpti_ActivityKernel10 k;
 		memset(&k, 0, sizeof k);

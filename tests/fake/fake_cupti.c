@@ -534,6 +534,44 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
 	}
 }
 
+EXPORT void fake_cupti_resource_graph(uint32_t cbid, const void *graph_data)
+{
+	CUpti_CallbackFunc cb = subscriber_cb;
+	if (!cb || cbid >= MAX_CBID || !cb_enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
+		return;
+	CUpti_ResourceData d;
+	memset(&d, 0, sizeof d);
+	d.context = (CUcontext)(uintptr_t)1;
+	d.resourceDescriptor = (void *)(uintptr_t)graph_data;
+	cb(subscriber_ud, CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+}
+
+/* The graph ids of the fake libcudart's objects (fake_api.h).
+ * FAKE_CUPTI_GRAPH_IDS=fail: they fail, as a CUPTI that cannot tell. */
+static int graph_ids_fail(void)
+{
+	const char *e = getenv("FAKE_CUPTI_GRAPH_IDS");
+	return e && !strcmp(e, "fail");
+}
+EXPORT CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
+{
+	if (!node || !id)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (graph_ids_fail())
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	*id = ((const struct fake_graph_obj *)(const void *)node)->id;
+	return CUPTI_SUCCESS;
+}
+EXPORT CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t *id)
+{
+	if (!graph || !id)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (graph_ids_fail())
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	*id = (uint32_t)((const struct fake_graph_obj *)(const void *)graph)->id;
+	return CUPTI_SUCCESS;
+}
+
 /* ------------------------------------------------------------ PM sampling */
 /* The PM sampling and profiler host API (GPUPROF_PM_SAMPLING), left out when
  * built with -DFAKE_NO_PM (a CUPTI older than 12.6).  FAKE_CUPTI_PM picks

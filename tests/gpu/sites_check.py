@@ -23,9 +23,17 @@ Per layer path present in both with >= 1 % of the forward kernel time (the
 profiler's), printed side by side: kernels (gpuprof total at the path vs
 the profiler's), time; PASS when every such path's kernel count is within
 1 % and its time within 5 % of the profiler's.  The compile job's kernels are
-graph replays: gpuprof puts them under "(CUDA graph replay)", the profiler
-under the module that launched the graph; the check compares the paths below
-that row with the profiler's.  Prints the tables for docs/STACKS.md and
+graph replays: gpuprof puts each under the layer path of the launch that was
+captured into its graph node, in a "(CUDA graph, captured here)" row (format
+1.3 graph_node records; docs/STACKS.md "CUDA graphs"), or, where the capture
+is not known, under "(CUDA graph replay)" > the replay call's path; the
+profiler puts them under the module open at the graph launch.  The check
+compares a path's total (its captured rows included), else the path below
+"(CUDA graph replay)", with the profiler's.  For the compile job it also
+prints the share of graph kernels (and their time) given to a capture:
+GRAPHS captured=N replay_row=M share=X% — PASS needs share >= 90 %
+(fail-safe rows are allowed, but a job whose graphs were all captured by
+torch.compile under --stacks should leave almost none there).  Prints the tables for docs/STACKS.md and
 writes them to OUT/sites/report.md.
 
   python3 tests/gpu/sites_check.py [--gpuprof build/bin/gpuprof] [--out DIR] [--jobs hf,timm,compile]
@@ -47,6 +55,7 @@ JOBS = {
     "compile": ("examples/thirdparty/compile_graphs.py", ["--steps", "40"]),
 }
 GRAPH_ROW = "(CUDA graph replay)"
+CAPTURED_ROW = "(CUDA graph, captured here)"
 
 PROFILE_WRAPPER = r'''
 import json, runpy, sys
@@ -81,12 +90,19 @@ def gpuprof_layers(gp, trace):
     total = sum(r["total_ns"] for r in js["kernels"])
     paths, chain = {}, []
     self_sum = 0
+    graphs = {"captured": [0, 0], "replay_row": [0, 0]}   # [kernels, ns]
     for r in js["layers"]:
         chain = chain[:r["depth"]] + [r["layer"]]
         paths[tuple(chain)] = (r["kernel_ns"], r["kernels"])
         self_sum += r["self_ns"]
+        if chain[-1] == CAPTURED_ROW:
+            graphs["captured"][0] += r["kernels"]
+            graphs["captured"][1] += r["kernel_ns"]
+        elif r["depth"] == 0 and chain[0] == GRAPH_ROW:
+            graphs["replay_row"][0] += r["kernels"]
+            graphs["replay_row"][1] += r["kernel_ns"]
     table = run([gp, "stats", "--report", "layers", "--width", "160", trace]).stdout
-    return paths, total, self_sum, table
+    return paths, total, self_sum, table, graphs
 
 
 MOD = re.compile(r"^nn\.Module: (.+?)_\d+$")
@@ -137,10 +153,11 @@ def compare(name, gp_paths, pr_paths, pr_fwd, graph):
     for path, (pns, pk) in sorted(pr_paths.items(), key=lambda kv: -kv[1][0]):
         if pr_fwd <= 0 or pns < 0.01 * pr_fwd:
             continue
-        key = ((GRAPH_ROW,) + path) if graph else path
-        g = gp_paths.get(key)
+        # a path's total holds its "(CUDA graph, captured here)" rows; graph
+        # kernels of unknown capture are below "(CUDA graph replay)"
+        g = gp_paths.get(path)
         if g is None and graph:
-            g = gp_paths.get(path)
+            g = gp_paths.get((GRAPH_ROW,) + path)
         gns, gk = g if g else (0, 0)
         dt = (gns - pns) / pns if pns else 0.0
         dk = (gk - pk) / pk if pk else 0.0
@@ -171,10 +188,20 @@ def main():
         if p.returncode or not os.path.exists(trace):
             all_ok = False
             continue
-        gp_paths, total, self_sum, table = gpuprof_layers(a.gpuprof, trace)
+        gp_paths, total, self_sum, table, graphs = gpuprof_layers(a.gpuprof, trace)
         sums_ok = self_sum == total
         print("  layers: self sum %d ns, kernels total %d ns: %s" % (self_sum, total, "ok" if sums_ok else "DIFFERS"))
         print(table)
+        graphs_ok = True
+        if job == "compile":
+            ck, cns = graphs["captured"]
+            rk, rns = graphs["replay_row"]
+            share = 100.0 * ck / (ck + rk) if ck + rk else 0.0
+            graphs_ok = share >= 90.0
+            print("GRAPHS %s captured=%d (%.3f ms) replay_row=%d (%.3f ms) share=%.1f%%" % (
+                "PASS" if graphs_ok else "FAIL", ck, cns / 1e6, rk, rns / 1e6, share))
+            md += ["GRAPHS captured=%d (%.3f ms) replay_row=%d (%.3f ms) share=%.1f%%" % (
+                ck, cns / 1e6, rk, rns / 1e6, share), ""]
         ptrace = os.path.join(out, job + "-profiler.json")
         p = run([sys.executable, wrapper, script, ptrace] + args)
         if p.returncode or not os.path.exists(ptrace):
@@ -185,7 +212,7 @@ def main():
         hdr = ["| Layer path | Kernels (gpuprof) | Kernels (torch.profiler) | ms (gpuprof) | ms (torch.profiler) "
                "| time diff | |", "|---|---|---|---|---|---|---|"]
         print("\n".join(hdr + rows))
-        verdict = "PASS" if ok and sums_ok and rows else "FAIL"
+        verdict = "PASS" if ok and sums_ok and graphs_ok and rows else "FAIL"
         print("SITES %s job=%s paths=%d self_sum_eq_total=%s" % (verdict, job, len(rows), sums_ok))
         all_ok &= verdict == "PASS"
         md += ["## %s" % job, "", "```", table.rstrip(), "```", ""] + hdr + rows + [""]

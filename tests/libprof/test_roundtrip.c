@@ -31,7 +31,10 @@ static int is_meta(uint32_t t)
 static gp_record fixed(const gp_record *e, uint32_t tid)
 {
 	gp_record x = *e;
-	if (x.type == GP_REC_API && x.u.api.tid == 0) x.u.api.tid = tid;
+	unsigned n;
+	const struct gp_field *f = gp_rec_fields(x.type, &n);
+	for (unsigned i = 0; f && i < n; i++)
+		if ((f[i].flags & GP_FIELD_SRC_TID) && gp_field_get(&x, &f[i], 0) == 0) gp_field_set(&x, &f[i], 0, tid);
 	return x;
 }
 

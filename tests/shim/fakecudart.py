@@ -14,6 +14,11 @@ def load(path):
     lib.cudaLaunchKernel.argtypes = [ctypes.c_void_p, dim3, dim3, ctypes.c_void_p, ctypes.c_size_t,
                                      ctypes.c_void_p]
     lib.fakeRegisterKernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    # stream capture into a CUDA graph, instantiation and launch
+    lib.cudaStreamBeginCapture.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.cudaStreamEndCapture.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.cudaGraphInstantiate.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_ulonglong]
+    lib.cudaGraphLaunch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     return lib
 
 

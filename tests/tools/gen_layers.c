@@ -3,10 +3,19 @@
  * "py\tFILE\tLINE\tQUALNAME\tCLASS"); tests/tools/test_layers.py works out
  * the layer tree and the sites of every --site rule by hand from this list.
  *
- *   gen_layers [--no-class] OUT
+ *   gen_layers [--no-class | --graphs] OUT
  *
  * --no-class: every frame without the class field (a trace from a shim
  * that did not read classes: the tools fall back to the defining class).
+ * --graphs: also a CUDA graph capture and its replay (format 1.3
+ * GP_REC_GRAPH_NODE records, each written before its launch call's record,
+ * as the shim writes them), after the launches below:
+ *  20: 1 main, captured: node 100 made inside it (no kernel);
+ *  21: 3 main, captured: node 101 made inside it;
+ *  node 104 made on main between two calls (no call around it);
+ *  copies (instantiation): 102 <- 100, 103 <- 101, 105 <- 104;
+ *  30: 10 main, cudaGraphLaunch: kernels of node 102 500, 103 600,
+ *      105 80, 999 (no record) 70.
  * Process 5000; threads: 5000 "main", 5001 "pt_autograd_0", 5002 "worker".
  * SP = .../site-packages.  Frames (innermost first):
  *  LIN   SP/torch/nn/modules/linear.py:125 Linear.forward [Linear]
@@ -50,7 +59,7 @@
 #define GPT2 SP "/transformers/models/gpt2/modeling_gpt2.py"
 
 static uint32_t next_str = 1;
-static int no_class;
+static int no_class, graphs;
 static uint32_t str(const char *s)
 {
 	uint32_t id = next_str++;
@@ -76,6 +85,32 @@ static void api(uint32_t src, uint32_t name, uint32_t cbid, uint64_t corr, uint3
 	t_api += 200;
 }
 
+/* a graph node made (origin 0) or copied on main, at the time the next
+ * api() call will be in the middle of (inside: 1) or before it (0) */
+static void node(uint64_t id, uint64_t origin, int inside)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_GRAPH_NODE;
+	r.u.graph_node.ts_ns = T0 + t_api + (inside ? 50 : 0) - (inside ? 0 : 50);
+	r.u.graph_node.graph_id = 7;
+	r.u.graph_node.node_id = id;
+	r.u.graph_node.origin_node_id = origin;
+	r.u.graph_node.tid = P;
+	put(1, &r);
+}
+
+/* a graph launch's kernel of node graph_node */
+static void graph_kernel(uint32_t name, uint64_t corr, uint64_t dur, uint64_t graph_node)
+{
+	gp_record r;
+	rec_kernel(&r, name, 7, corr, T0 + t_gpu, T0 + t_gpu + dur, 1);
+	r.u.kernel.graph_id = 7;
+	r.u.kernel.graph_node_id = graph_node;
+	put(4, &r);
+	t_gpu += dur + 1000;
+}
+
 /* a kernel (name != 0) or a memcpy, one after the other on the GPU */
 static void gpu(uint32_t name, uint64_t corr, uint64_t dur)
 {
@@ -92,8 +127,9 @@ int main(int argc, char **argv)
 {
 	gen_prog = "gen_layers";
 	no_class = argc == 3 && !strcmp(argv[1], "--no-class");
-	if (argc != 2 + no_class) {
-		fprintf(stderr, "usage: gen_layers [--no-class] OUT\n");
+	graphs = argc == 3 && !strcmp(argv[1], "--graphs");
+	if (argc != 2 + no_class + graphs) {
+		fprintf(stderr, "usage: gen_layers [--no-class | --graphs] OUT\n");
 		return 1;
 	}
 	gp_header h;
@@ -157,5 +193,20 @@ int main(int argc, char **argv)
 	gpu(k, 10, 250);
 	gpu(k, 12, 40);
 	gpu(0, 13, 700);
+	if (graphs) {
+		node(100, 0, 1);
+		api(1, launch, CBID_cudaLaunchKernel, 20, 1);
+		node(101, 0, 1);
+		api(1, launch, CBID_cudaLaunchKernel, 21, 3);
+		node(104, 0, 0);
+		node(102, 100, 0);
+		node(103, 101, 0);
+		node(105, 104, 0);
+		api(1, graph, CBID_cudaGraphLaunch, 30, 10);
+		graph_kernel(k, 30, 500, 102);
+		graph_kernel(k, 30, 600, 103);
+		graph_kernel(k, 30, 80, 105);
+		graph_kernel(k, 30, 70, 999);
+	}
 	return gen_close();
 }

@@ -9,7 +9,11 @@ launch; the expected values below are worked out by hand from that list):
   site per stack; a bad --site is a usage error;
 - `export --format folded --site layer|inner`: the same paths / stacks cut
   at the site;
-- `advise --site` and `report --site` take the option."""
+- `advise --site` and `report --site` take the option;
+- CUDA graphs (gen_layers --graphs): a replayed kernel whose node was made
+  inside a launch call with a stack goes under that launch's layers, in a
+  "(CUDA graph, captured here)" row; a node made outside any call, or a
+  kernel's node with no record, stays on the graph launch (fail safe)."""
 import json
 import os
 import subprocess
@@ -139,4 +143,39 @@ for cmd in (["advise", "--site", "layer", T], ["report", "--site", "inner", "-o"
     expect(p.returncode == 2 or p.returncode == 1, f"{cmd[0]} --site '': usage error, got {p.returncode}")
 html = open(os.path.join(d.name, "r.html")).read()
 expect("linear.py:125 Linear.forward" in html, "report --site inner: the launch_sites table's sites by that rule")
+
+# ---- CUDA graphs: kernels under the layer that captured them
+TG = os.path.join(d.name, "graphs.gpuprof")
+subprocess.run([GEN_LAYERS, "--graphs", TG], check=True)
+p = gp("stats", "--report", "layers", "--format", "json", TG)
+grows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
+gwant = [
+    (0, "GPT2Model", 6300, 0, 7),
+    (1, "GPT2Block", 6300, 0, 7),
+    (2, "GPT2Attention", 3700, 400, 5),
+    (3, "Linear", 3000, 2500, 3),
+    (4, "(CUDA graph, captured here)", 500, 500, 1),   # node 102, a copy of 100, made in call 20 (stack 1)
+    (3, "MyLinear", 300, 300, 1),
+    (2, "GPT2MLP", 2600, 0, 2),
+    (3, "Linear", 2600, 2000, 2),
+    (4, "(CUDA graph, captured here)", 600, 600, 1),   # node 103 <- 101, call 21 (stack 3)
+    (0, "(backward, unattributed)", 3000, 3000, 1),
+    (0, "(not in a forward)", 890, 0, 2),
+    (1, "train.py:20 step", 800, 800, 1),
+    (1, "model.py:42 Net.forward", 90, 90, 1),
+    (0, "(CUDA graph replay)", 600, 0, 4),              # 450 as before + node 105 (104: no call) + node 999
+    (1, "GPT2Model", 600, 600, 4),
+    (0, "(no python stack)", 110, 110, 2),
+    (0, "(other thread, unattributed)", 60, 60, 1),
+]
+eq(grows, gwant, "layers tree with graphs")
+gtotal = sum(r["total_ns"] for r in json.loads(gp("stats", "--report", "kernels", "--format", "json", TG).stdout)["kernels"])
+eq(sum(r[3] for r in grows), gtotal, "graphs: self times add up to all kernel time")
+# the same trace read by a selection that leaves the capture out: still attributed
+# (the capture calls are at 3.6-3.9 us, every kernel after 100 us)
+p = gp("stats", "--report", "layers", "--format", "json", "--since", "50us", TG)
+srows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
+eq([r for r in srows if "captured" in r[1]], [r for r in gwant if "captured" in r[1]],
+   "graphs: a selection without the capture keeps the capture's layers")
+
 finish()

@@ -9,7 +9,19 @@
 
 static int starts_with(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
 
-uint32_t layers_path(const struct stack_view *v, int graph, const char **out)
+static uint32_t path_of(const struct stack_view *v, int graph, const char **out);
+
+uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out)
+{
+	if (work != LAYERS_GRAPH_CAPTURED) return path_of(v, work == LAYERS_GRAPH_REPLAY, out);
+	/* room for the row of its own below the path */
+	uint32_t n = path_of(v, 0, out);
+	if (n == LAYER_PATH_MAX) n--;
+	out[n++] = LAYERS_CAPTURED_ROW;
+	return n;
+}
+
+static uint32_t path_of(const struct stack_view *v, int graph, const char **out)
 {
 	uint32_t n = 0;
 	if (graph) out[n++] = "(CUDA graph replay)";

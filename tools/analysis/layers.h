@@ -14,9 +14,14 @@
  *                                  forward layer that made a backward kernel
  *                                  is not in the trace, so none is guessed
  *   (other thread, unattributed)   another thread without Python frames
- *   (CUDA graph replay) > PATH     kernels of a graph launch: the path of
- *                                  the graph launch call (the layers inside
- *                                  the graph are not recorded)
+ *   PATH > (CUDA graph, captured here)
+ *                                  kernels of a graph launch whose graph
+ *                                  node's capture is known (graph_sites.h):
+ *                                  PATH is the path of the launch call that
+ *                                  was captured into the node
+ *   (CUDA graph replay) > PATH     other kernels of a graph launch: the path
+ *                                  of the graph launch call (the layers
+ *                                  inside the graph are not known)
  *
  * The tree: a node per distinct path prefix; total = kernel time of the
  * launches whose path starts with the node's, self = of those whose path
@@ -30,11 +35,18 @@
 #include "analysis/stacks.h"
 
 #define LAYER_PATH_MAX 80  /* names in a path: GP_STACK_MAX_FRAMES + 2 at most */
+#define LAYERS_CAPTURED_ROW "(CUDA graph, captured here)"
+
+enum layers_work {
+	LAYERS_LAUNCHED,       /* work of the call itself */
+	LAYERS_GRAPH_REPLAY,   /* a graph launch's work, its node's capture not known */
+	LAYERS_GRAPH_CAPTURED, /* a graph launch's work, v: the captured launch's */
+};
 
 /* The path of a launch with stack view v (NULL: no stack, or a stack the
- * trace does not define) whose work came from a graph launch (graph) or not.
- * Fills out[0..n) (strings live as long as the stacks) and returns n >= 1. */
-uint32_t layers_path(const struct stack_view *v, int graph, const char **out);
+ * trace does not define) for work of kind `work`.  Fills out[0..n) (strings
+ * live as long as the stacks) and returns n >= 1. */
+uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out);
 
 struct layer_node {
 	const char *name;

@@ -171,6 +171,7 @@ void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 		const gp_rec_kernel *k = &rec->u.kernel;
 		op.s = k->start_ns; op.e = k->end_ns; op.corr = k->correlation_id;
 		op.device = k->device_id; op.stream = k->stream_id; op.name_id = k->name_id;
+		op.graph_node = k->graph_node_id;
 		op.kind = OP_KERNEL;
 		op.cls = (uint8_t)kernel_class(j, k->name_id);
 		break;

@@ -52,6 +52,7 @@ struct gpu_op {
 	uint32_t stack_id;       /* the launch call's recorded stack (0: none) */
 	uint64_t bytes;          /* memcpy/memset: bytes (0 for kernels) */
 	uint32_t copy_kind;      /* memcpy: gp_copy_kind (0 otherwise) */
+	uint64_t graph_node;     /* kernel: its graph node id (graph_sites.h), 0 not from a graph */
 };
 
 /* A launch call as it leaves the join: its operations delivered (and the

@@ -90,7 +90,7 @@ static char *folded_stack(struct stacks *st, const struct stack_work_entry *l, c
 	const struct stack_view *v = l->stack_id ? stacks_view(st, l->stack_id, l->pid, l->tid) : NULL;
 	if (site && site->kind == SITE_LAYER) {
 		const char *path[LAYER_PATH_MAX];
-		uint32_t n = layers_path(v, graph, path);
+		uint32_t n = layers_path(v, graph ? LAYERS_GRAPH_REPLAY : LAYERS_LAUNCHED, path);
 		return fold(path, n);
 	}
 	if (!l->stack_id) return xstrdup("(no stack)");

@@ -123,6 +123,12 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) {
 		struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
 		ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
+		ctx->graphs = graph_sites_new();
+	}
+	if (ctx->graphs) {
+		uint32_t pid = rec->type == GP_REC_API || rec->type == GP_REC_GRAPH_NODE ? tool_pid(ctx->r, rec) : 0;
+		if (rec->type == GP_REC_API) graph_sites_api(ctx->graphs, pid, &rec->u.api);
+		else if (rec->type == GP_REC_GRAPH_NODE) graph_sites_node(ctx->graphs, pid, &rec->u.graph_node);
 	}
 	/* every API call and GPU operation goes through the join, selected or
 	 * not: the steps and the ranges span the selection's edges */
@@ -310,6 +316,7 @@ void stats_ctx_free(struct stats_ctx *ctx)
 	winset_free(&ctx->span);
 	free(ctx->span_of);
 	opjoin_free(ctx->join);
+	graph_sites_free(ctx->graphs);
 	steps_free(ctx->steps);
 	step_detect_free(ctx->detect);
 	attribution_free(ctx->attr);

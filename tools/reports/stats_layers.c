@@ -2,10 +2,13 @@
  * layer, as a tree (analysis/layers.h has the rule and the rows of their
  * own).  The context's join (GPU work to its launch call) aggregated by the
  * call's stack (analysis/stack_work.h), each stack's work then added at its
- * layer path.  A kernel counts when it starts in the selection. */
+ * layer path.  A kernel of a CUDA graph whose node's capture is known
+ * (the context's analysis/graph_sites.h) is aggregated by the captured launch's stack
+ * instead.  A kernel counts when it starts in the selection. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/graph_sites.h"
 #include "analysis/layers.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
@@ -32,11 +35,14 @@ static const char layer_note[] =
 	"   layer that called it.  Kernel Time = kernels launched inside the layer, Self =\n"
 	"   not inside a layer below it; Time (%) = Kernel Time / all kernel time.  The Self\n"
 	"   column adds up to all kernel time.  Rows in brackets: work that has no layer\n"
-	"   (docs/STACKS.md \"Layers\"); backward kernels are not given to forward layers.\n";
+	"   (docs/STACKS.md \"Layers\"); backward kernels are not given to forward layers.\n"
+	"   (CUDA graph, captured here): kernels a graph launch replayed, under the layer\n"
+	"   whose launch was captured into the graph (torch.compile reduce-overhead).\n";
 
 struct layers_report {
 	struct stacks *stk;
 	struct stack_work *sw;
+	struct stack_work *captured; /* graph kernels by the stack of their node's capture */
 	uint64_t layer_stacks;  /* stacks with a forward frame seen so far (in_default) */
 };
 
@@ -45,6 +51,7 @@ static void *layers_new(const struct stats_ctx *ctx)
 	struct layers_report *lr = xcalloc(1, sizeof(*lr));
 	lr->stk = stacks_new(ctx->r);
 	lr->sw = stack_work_new();
+	lr->captured = stack_work_new();
 	return lr;
 }
 
@@ -57,31 +64,54 @@ static void layers_add(void *self, const struct stats_ctx *ctx, const struct sta
 static void layers_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	struct layers_report *lr = self;
-	if (op->kind == OP_KERNEL && stats_selected(ctx, op->s)) stack_work_op(lr->sw, op);
+	if (op->kind != OP_KERNEL || !stats_selected(ctx, op->s)) return;
+	/* a graph's kernel: where its node was captured, when that is known
+	 * (the capture came before any launch of the graph, so it has been
+	 * read); else the graph launch call's, as any launch */
+	struct graph_site site;
+	if (op->graph_node && ctx->graphs && graph_sites_find(ctx->graphs, op->pid, op->graph_node, &site)) {
+		struct gpu_op at = *op;
+		at.tid = site.tid;
+		at.stack_id = site.stack_id;
+		at.has_call = 1;
+		at.graph = 0;
+		stack_work_op(lr->captured, &at);
+		return;
+	}
+	stack_work_op(lr->sw, op);
 }
 
 /* Every stack's kernel work at its path (its graph-launched part under
- * "(CUDA graph replay)"). */
+ * "(CUDA graph replay)"), and the graph kernels of known capture under
+ * their capture's path. */
 static struct layer_tree *layers_tree(struct layers_report *lr)
 {
 	struct layer_tree *t = layer_tree_new();
 	lr->layer_stacks = 0;
-	size_t n;
-	const struct stack_work_entry *ls = stack_work_all(lr->sw, &n);
 	const char *path[LAYER_PATH_MAX];
-	for (size_t i = 0; i < n; i++) {
-		const struct stack_work_entry *l = &ls[i];
-		if (!l->kernels) continue;
-		const struct stack_view *v = l->stack_id ? stacks_view(lr->stk, l->stack_id, l->pid, l->tid) : NULL;
-		if (v && v->nlayers) lr->layer_stacks++;
-		uint64_t gk = l->graph_kernels, gns = l->graph_kernel_ns;
-		if (l->kernels > gk) {
-			uint32_t np = layers_path(v, 0, path);
-			layer_tree_add(t, path, np, l->kernel_ns - gns, l->kernels - gk);
-		}
-		if (gk) {
-			uint32_t np = layers_path(v, 1, path);
-			layer_tree_add(t, path, np, gns, gk);
+	for (int captured = 0; captured < 2; captured++) {
+		size_t n;
+		const struct stack_work_entry *ls = stack_work_all(captured ? lr->captured : lr->sw, &n);
+		for (size_t i = 0; i < n; i++) {
+			const struct stack_work_entry *l = &ls[i];
+			if (!l->kernels) continue;
+			const struct stack_view *v =
+				l->stack_id ? stacks_view(lr->stk, l->stack_id, l->pid, l->tid) : NULL;
+			if (v && v->nlayers) lr->layer_stacks++;
+			if (captured) {
+				uint32_t np = layers_path(v, LAYERS_GRAPH_CAPTURED, path);
+				layer_tree_add(t, path, np, l->kernel_ns, l->kernels);
+				continue;
+			}
+			uint64_t gk = l->graph_kernels, gns = l->graph_kernel_ns;
+			if (l->kernels > gk) {
+				uint32_t np = layers_path(v, LAYERS_LAUNCHED, path);
+				layer_tree_add(t, path, np, l->kernel_ns - gns, l->kernels - gk);
+			}
+			if (gk) {
+				uint32_t np = layers_path(v, LAYERS_GRAPH_REPLAY, path);
+				layer_tree_add(t, path, np, gns, gk);
+			}
 		}
 	}
 	return t;
@@ -135,6 +165,7 @@ static void layers_free(void *self)
 {
 	struct layers_report *lr = self;
 	stack_work_free(lr->sw);
+	stack_work_free(lr->captured);
 	stacks_free(lr->stk);
 	free(lr);
 }
@@ -145,7 +176,8 @@ static const struct stats_table layers_tables[] = {
 	  "the classes of the Python forward frames as a tree (GPT2Model >\n"
 	  "GPT2Block > GPT2Attention > Linear), time with and without the\n"
 	  "layers below, kernels; rows of their own for kernels outside any\n"
-	  "forward, backward and CUDA-graph kernels.  Part of the default set\n"
+	  "forward, backward and CUDA-graph kernels (under the layer that\n"
+	  "captured them where the trace shows it).  Part of the default set\n"
 	  "only when the stacks have forward frames" },
 };
 

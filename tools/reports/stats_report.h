@@ -29,6 +29,7 @@
 #include "analysis/attribution.h"
 #include "analysis/counters.h"
 #include "analysis/devprops.h"
+#include "analysis/graph_sites.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/kernel_names.h"
 #include "analysis/kernel_shapes.h"
@@ -106,6 +107,10 @@ struct stats_ctx {
 	 * call leaving it to on_call (the driver's: op() and call() of the
 	 * reports) */
 	struct opjoin *join;
+	/* STATS_NEED_OPS: where CUDA graph nodes were captured
+	 * (analysis/graph_sites.h), from every API and GRAPH_NODE record,
+	 * selected or not: a graph is captured once, before its launches */
+	struct graph_sites *graphs;
 	void (*on_op)(void *arg, const struct gpu_op *op);
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
