@@ -178,6 +178,7 @@ void gps_config_load(struct gps_config *c)
 	c->quiet = (int)setting(GP_SET_QUIET).u;
 	c->enabled = (int)setting(GP_SET_ENABLE).u;
 	c->follow_exec = (int)setting(GP_SET_FOLLOW_EXEC).u;
+	c->graph_sites = (int)setting(GP_SET_GRAPH_SITES).u;
 	c->api_driver = (int)setting(GP_SET_API_DRIVER).u;
 	setting_text(c->output, GP_SET_OUTPUT);
 	setting_text(c->cupti_path, GP_SET_CUPTI);

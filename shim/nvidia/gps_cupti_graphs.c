@@ -23,7 +23,9 @@ int gps_cupti_graphs_bind(int (*enable)(uint32_t cbid))
 {
 	/* the records serve stacks only; a CUPTI without the id functions
 	 * gives nothing to join */
-	if (!gps_stacks_on || !gps_p_cuptiGetGraphNodeId || !gps_p_cuptiGetGraphId)
+	/* GPUPROF_GRAPH_SITES: opt-in until the graph-node callbacks have run
+	 * under a real CUPTI (the fake's emulation is all that tested them) */
+	if (!gps.cfg.graph_sites || !gps_stacks_on || !gps_p_cuptiGetGraphNodeId || !gps_p_cuptiGetGraphId)
 		return 0;
 	if (enable(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) || enable(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))
 		return 0;

@@ -183,7 +183,7 @@ def main():
         script, args = JOBS[job]
         print("== %s: %s %s" % (job, script, " ".join(args)))
         trace = os.path.join(out, job + ".gpuprof")
-        env = dict(os.environ, GPUPROF_STACKS="all")
+        env = dict(os.environ, GPUPROF_STACKS="all", GPUPROF_GRAPH_SITES="1")
         p = run([a.gpuprof, "run", "-q", "-o", trace, "--stacks", "--", sys.executable, script] + args, env=env)
         if p.returncode or not os.path.exists(trace):
             all_ok = False
