@@ -3,7 +3,7 @@
  * "py\tFILE\tLINE\tQUALNAME\tCLASS"); tests/tools/test_layers.py works out
  * the layer tree and the sites of every --site rule by hand from this list.
  *
- *   gen_layers [--no-class | --graphs] OUT
+ *   gen_layers [--no-class | --graphs | --emit-nvtx] OUT
  *
  * --no-class: every frame without the class field (a trace from a shim
  * that did not read classes: the tools fall back to the defining class).
@@ -16,6 +16,24 @@
  *  copies (instantiation): 102 <- 100, 103 <- 101, 105 <- 104;
  *  30: 10 main, cudaGraphLaunch: kernels of node 102 500, 103 600,
  *      105 80, 999 (no record) 70.
+ * --emit-nvtx: also the NVTX ranges of torch.autograd.profiler.emit_nvtx
+ * ("NAME, seq = N, op_id = K", PyTorch's getNvtxStr), at T0 + (ns):
+ *  main, forward op ranges around the launches above:
+ *   aten::linear seq 7 [990, 1150) around 1 (stack 1), inside it
+ *     aten::t seq 7 [1110, 1140) (no launch: linear's path);
+ *   aten::add seq 11 [1390, 1550) around 2 (stack 2);
+ *   aten::gelu seq 9 [1590, 1750) around 3 (stack 3);
+ *   aten::nll_loss seq 13 [2590, 2750) around 8 (stack 8, no layer);
+ *   aten::mul seq 11 [2790, 2950) around 9 (stack 9: seq 11 ambiguous);
+ *   aten::view seq 12 [3450, 3500) (no launch, no enclosing op: unknown);
+ *  pt_autograd_0, backward node ranges around new launches (stack 5):
+ *   AddmmBackward0 seq 7 around 40 (500) and 41 (700), with aten::mm
+ *     (no seq) inside it around 40;
+ *   GeluBackward0 seq 9: 42 (300);  MulBackward0 seq 11: 43 (200);
+ *   ViewBackward0 seq 12: 44 (100);  NllLossBackward0 seq 13: 45 (80);
+ *   EmbeddingBackward0 seq 99 (no forward): 46 (50);
+ *   aten::gelu seq 9 with no launch (checkpoint recomputation: not a
+ *   forward op range, the thread is the autograd thread's).
  * Process 5000; threads: 5000 "main", 5001 "pt_autograd_0", 5002 "worker".
  * SP = .../site-packages.  Frames (innermost first):
  *  LIN   SP/torch/nn/modules/linear.py:125 Linear.forward [Linear]
@@ -59,7 +77,7 @@
 #define GPT2 SP "/transformers/models/gpt2/modeling_gpt2.py"
 
 static uint32_t next_str = 1;
-static int no_class, graphs;
+static int no_class, graphs, emit_nvtx;
 static uint32_t str(const char *s)
 {
 	uint32_t id = next_str++;
@@ -111,6 +129,14 @@ static void graph_kernel(uint32_t name, uint64_t corr, uint64_t dur, uint64_t gr
 	t_gpu += dur + 1000;
 }
 
+/* a push/pop NVTX range of source src (thread tid) [T0 + s, T0 + e) */
+static void range(uint32_t src, uint32_t tid, const char *name, uint32_t depth, uint64_t s, uint64_t e)
+{
+	gp_record r;
+	rec_range(&r, tid, tid, GP_NVTX_PUSHPOP, 0, str(name), depth, T0 + s, T0 + e, 0);
+	put(src, &r);
+}
+
 /* a kernel (name != 0) or a memcpy, one after the other on the GPU */
 static void gpu(uint32_t name, uint64_t corr, uint64_t dur)
 {
@@ -128,8 +154,9 @@ int main(int argc, char **argv)
 	gen_prog = "gen_layers";
 	no_class = argc == 3 && !strcmp(argv[1], "--no-class");
 	graphs = argc == 3 && !strcmp(argv[1], "--graphs");
-	if (argc != 2 + no_class + graphs) {
-		fprintf(stderr, "usage: gen_layers [--no-class | --graphs] OUT\n");
+	emit_nvtx = argc == 3 && !strcmp(argv[1], "--emit-nvtx");
+	if (argc != 2 + no_class + graphs + emit_nvtx) {
+		fprintf(stderr, "usage: gen_layers [--no-class | --graphs | --emit-nvtx] OUT\n");
 		return 1;
 	}
 	gp_header h;
@@ -207,6 +234,35 @@ int main(int argc, char **argv)
 		graph_kernel(k, 30, 600, 103);
 		graph_kernel(k, 30, 80, 105);
 		graph_kernel(k, 30, 70, 999);
+	}
+	if (emit_nvtx) {
+		/* forward op ranges on main (source 1) */
+		range(1, P, "aten::linear, seq = 7, op_id = 1", 0, 990, 1150);
+		range(1, P, "aten::t, seq = 7, op_id = 2", 1, 1110, 1140);
+		range(1, P, "aten::add, seq = 11, op_id = 3", 0, 1390, 1550);
+		range(1, P, "aten::gelu, seq = 9, op_id = 4", 0, 1590, 1750);
+		range(1, P, "aten::nll_loss, seq = 13, op_id = 5", 0, 2590, 2750);
+		range(1, P, "aten::mul, seq = 11, op_id = 6, sizes = [[4, 8], []]", 0, 2790, 2950);
+		range(1, P, "aten::view, seq = 12, op_id = 7", 0, 3450, 3500);
+		/* backward node ranges on pt_autograd_0 (source 2) */
+		static const struct { const char *name; uint64_t corr, ns[2]; } bw[] = {
+			{ "AddmmBackward0, seq = 7, op_id = 20", 40, { 500, 700 } },
+			{ "GeluBackward0, seq = 9, op_id = 21", 42, { 300, 0 } },
+			{ "MulBackward0, seq = 11, op_id = 22", 43, { 200, 0 } },
+			{ "ViewBackward0, seq = 12, op_id = 23", 44, { 100, 0 } },
+			{ "NllLossBackward0, seq = 13, op_id = 24", 45, { 80, 0 } },
+			{ "EmbeddingBackward0, seq = 99, op_id = 25", 46, { 50, 0 } },
+		};
+		for (size_t i = 0; i < sizeof(bw) / sizeof(bw[0]); i++) {
+			uint64_t s = t_api - 10;
+			for (int j = 0; j < 2 && bw[i].ns[j]; j++) {
+				if (i == 0 && j == 0) range(2, P + 1, "aten::mm, op_id = 30", 1, t_api - 5, t_api + 150);
+				api(2, launch, CBID_cudaLaunchKernel, bw[i].corr + (uint64_t)j, 5);
+				gpu(k, bw[i].corr + (uint64_t)j, bw[i].ns[j]);
+			}
+			range(2, P + 1, bw[i].name, 0, s, t_api - 20);
+		}
+		range(2, P + 1, "aten::gelu, seq = 9, op_id = 26", 0, t_api, t_api + 50);
 	}
 	return gen_close();
 }

@@ -13,7 +13,12 @@ launch; the expected values below are worked out by hand from that list):
 - CUDA graphs (gen_layers --graphs): a replayed kernel whose node was made
   inside a launch call with a stack goes under that launch's layers, in a
   "(CUDA graph, captured here)" row; a node made outside any call, or a
-  kernel's node with no record, stays on the graph launch (fail safe)."""
+  kernel's node with no record, stays on the graph launch (fail safe);
+- emit_nvtx (gen_layers --emit-nvtx): a backward kernel inside a backward
+  node's range goes to the layer of the forward op range with the same
+  seq, in a "(backward)" row below it; an ambiguous seq, a forward op with
+  no layer or no known path, and a seq with no forward op stay in
+  "(backward, unattributed)"."""
 import json
 import os
 import subprocess
@@ -177,5 +182,36 @@ p = gp("stats", "--report", "layers", "--format", "json", "--since", "50us", TG)
 srows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
 eq([r for r in srows if "captured" in r[1]], [r for r in gwant if "captured" in r[1]],
    "graphs: a selection without the capture keeps the capture's layers")
+
+# ---- emit_nvtx: backward kernels under the forward layer of their seq
+TN = os.path.join(d.name, "nvtx.gpuprof")
+subprocess.run([GEN_LAYERS, "--emit-nvtx", TN], check=True)
+p = gp("stats", "--report", "layers", "--format", "json", TN)
+nrows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
+nwant = [
+    (0, "GPT2Model", 6700, 0, 8),
+    (1, "GPT2Block", 6700, 0, 8),
+    (2, "GPT2Attention", 4400, 400, 6),
+    (3, "Linear", 3700, 2500, 4),
+    (4, "(backward)", 1200, 1200, 2),     # AddmmBackward0 seq 7 <- aten::linear seq 7 (and its aten::t)
+    (3, "MyLinear", 300, 300, 1),
+    (2, "GPT2MLP", 2300, 0, 2),
+    (3, "Linear", 2300, 2000, 2),
+    (4, "(backward)", 300, 300, 1),      # GeluBackward0 seq 9 <- aten::gelu seq 9
+    # 3000 (no range) + seq 11 (two paths) 200 + seq 12 (no path) 100
+    # + seq 13 (no layer) 80 + seq 99 (no forward) 50
+    (0, "(backward, unattributed)", 3430, 3430, 5),
+    (0, "(not in a forward)", 890, 0, 2),
+    (1, "train.py:20 step", 800, 800, 1),
+    (1, "model.py:42 Net.forward", 90, 90, 1),
+    (0, "(CUDA graph replay)", 450, 0, 2),
+    (1, "GPT2Model", 450, 450, 2),
+    (0, "(no python stack)", 110, 110, 2),
+    (0, "(other thread, unattributed)", 60, 60, 1),
+]
+eq(nrows, nwant, "layers tree with emit_nvtx ranges")
+ntotal = sum(r["total_ns"] for r in json.loads(gp("stats", "--report", "kernels", "--format", "json", TN).stdout)["kernels"])
+eq(ntotal, 9710 + 1930, "emit_nvtx: kernels total")
+eq(sum(r[3] for r in nrows), ntotal, "emit_nvtx: self times add up to all kernel time")
 
 finish()

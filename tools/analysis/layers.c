@@ -11,6 +11,18 @@ static int starts_with(const char *s, const char *p) { return !strncmp(s, p, str
 
 static uint32_t path_of(const struct stack_view *v, int graph, const char **out);
 
+int layers_autograd_thread(const char *thread_name)
+{
+	/* the autograd engine's device threads are named pt_autograd_N
+	 * (PyTorch's Engine::thread_init) */
+	return starts_with(thread_name, "pt_autograd");
+}
+
+int layers_backward(const struct stack_view *v)
+{
+	return v && !v->nlayers && v->borrowed && layers_autograd_thread(v->thread_name);
+}
+
 uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out)
 {
 	if (work != LAYERS_GRAPH_CAPTURED) return path_of(v, work == LAYERS_GRAPH_REPLAY, out);
@@ -34,10 +46,8 @@ static uint32_t path_of(const struct stack_view *v, int graph, const char **out)
 		return n;
 	}
 	if (v->borrowed) {
-		/* the autograd engine's device threads are named pt_autograd_N
-		 * (PyTorch's Engine::thread_init) */
-		out[n++] = starts_with(v->thread_name, "pt_autograd") ? "(backward, unattributed)"
-								       : "(other thread, unattributed)";
+		out[n++] = layers_autograd_thread(v->thread_name) ? LAYERS_BACKWARD_UNATTRIBUTED
+								  : "(other thread, unattributed)";
 		return n;
 	}
 	if (!v->own_python) {

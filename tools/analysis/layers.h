@@ -13,6 +13,10 @@
  *                                  it has no Python frames of its own; the
  *                                  forward layer that made a backward kernel
  *                                  is not in the trace, so none is guessed
+ *   PATH > (backward)              such a kernel whose forward op is known
+ *                                  from emit_nvtx's sequence numbers
+ *                                  (autograd_seq.h): PATH is that op's
+ *                                  layer path (stats --report layers)
  *   (other thread, unattributed)   another thread without Python frames
  *   PATH > (CUDA graph, captured here)
  *                                  kernels of a graph launch whose graph
@@ -36,6 +40,8 @@
 
 #define LAYER_PATH_MAX 80  /* names in a path: GP_STACK_MAX_FRAMES + 2 at most */
 #define LAYERS_CAPTURED_ROW "(CUDA graph, captured here)"
+#define LAYERS_BACKWARD_ROW "(backward)"
+#define LAYERS_BACKWARD_UNATTRIBUTED "(backward, unattributed)"
 
 enum layers_work {
 	LAYERS_LAUNCHED,       /* work of the call itself */
@@ -47,6 +53,12 @@ enum layers_work {
  * trace does not define) for work of kind `work`.  Fills out[0..n) (strings
  * live as long as the stacks) and returns n >= 1. */
 uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out);
+/* Whether a thread of that name is one of PyTorch's autograd engine's
+ * device threads (pt_autograd_N: Engine::thread_init). */
+int layers_autograd_thread(const char *thread_name);
+/* Whether a launch with stack view v is backward work: its path is the
+ * LAYERS_BACKWARD_UNATTRIBUTED row (v NULL: no). */
+int layers_backward(const struct stack_view *v);
 
 struct layer_node {
 	const char *name;

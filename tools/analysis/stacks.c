@@ -366,10 +366,15 @@ static struct native native_frame(struct stacks *s, uint32_t pid, uint64_t addr,
 	return nf;
 }
 
-static const char *thread_label(struct stacks *s, uint32_t pid, uint32_t tid)
+const char *stacks_thread_name(struct stacks *s, uint32_t pid, uint32_t tid)
 {
 	uint64_t *n = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
-	const char *name = n ? tool_str(s->r, (uint32_t)*n) : "";
+	return n ? tool_str(s->r, (uint32_t)*n) : "";
+}
+
+static const char *thread_label(struct stacks *s, uint32_t pid, uint32_t tid)
+{
+	const char *name = stacks_thread_name(s, pid, tid);
 	char buf[320];
 	if (*name) snprintf(buf, sizeof(buf), "[thread %u %s]", tid, name);
 	else snprintf(buf, sizeof(buf), "[thread %u]", tid);

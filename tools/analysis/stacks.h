@@ -58,5 +58,7 @@ int stacks_preload(struct stacks *s, gp_reader *r);
  * separator of a borrowed Python context).  NULL for id 0 or an id the trace
  * does not define.  Cached: repeated calls are cheap. */
 const struct stack_view *stacks_view(struct stacks *s, uint32_t stack_id, uint32_t pid, uint32_t tid);
+/* The name of thread tid of pid (GP_REC_THREAD or its source's); "" unknown. */
+const char *stacks_thread_name(struct stacks *s, uint32_t pid, uint32_t tid);
 
 #endif

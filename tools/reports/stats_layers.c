@@ -4,10 +4,15 @@
  * call's stack (analysis/stack_work.h), each stack's work then added at its
  * layer path.  A kernel of a CUDA graph whose node's capture is known
  * (the context's analysis/graph_sites.h) is aggregated by the captured launch's stack
- * instead.  A kernel counts when it starts in the selection. */
+ * instead.  A backward kernel inside a backward op's emit_nvtx range goes to
+ * the forward op of the same sequence number where that is known
+ * (analysis/autograd_seq.h, over the context's NVTX ranges): every launch
+ * call of a forward thread says which layers its op ranges were open in.
+ * A kernel counts when it starts in the selection. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/autograd_seq.h"
 #include "analysis/graph_sites.h"
 #include "analysis/layers.h"
 #include "analysis/stack_work.h"
@@ -35,7 +40,9 @@ static const char layer_note[] =
 	"   layer that called it.  Kernel Time = kernels launched inside the layer, Self =\n"
 	"   not inside a layer below it; Time (%) = Kernel Time / all kernel time.  The Self\n"
 	"   column adds up to all kernel time.  Rows in brackets: work that has no layer\n"
-	"   (docs/STACKS.md \"Layers\"); backward kernels are not given to forward layers.\n"
+	"   (docs/STACKS.md \"Layers\").  (backward): backward kernels of the layer's ops,\n"
+	"   by the sequence numbers of torch.autograd.profiler.emit_nvtx's ranges; without\n"
+	"   them (or where they are ambiguous) backward kernels stay unattributed.\n"
 	"   (CUDA graph, captured here): kernels a graph launch replayed, under the layer\n"
 	"   whose launch was captured into the graph (torch.compile reduce-overhead).\n";
 
@@ -43,6 +50,7 @@ struct layers_report {
 	struct stacks *stk;
 	struct stack_work *sw;
 	struct stack_work *captured; /* graph kernels by the stack of their node's capture */
+	struct autograd_seq *seq;    /* backward kernels by emit_nvtx's sequence numbers */
 	uint64_t layer_stacks;  /* stacks with a forward frame seen so far (in_default) */
 };
 
@@ -52,6 +60,7 @@ static void *layers_new(const struct stats_ctx *ctx)
 	lr->stk = stacks_new(ctx->r);
 	lr->sw = stack_work_new();
 	lr->captured = stack_work_new();
+	if (ctx->attr) lr->seq = autograd_seq_new(ctx->attr);
 	return lr;
 }
 
@@ -78,7 +87,44 @@ static void layers_op(void *self, const struct stats_ctx *ctx, const struct gpu_
 		stack_work_op(lr->captured, &at);
 		return;
 	}
+	/* a backward kernel inside a backward op's range: kept apart (its
+	 * call's stack is the autograd thread's borrowed one) */
+	if (lr->seq && !op->graph && op->has_call && op->stack_id &&
+	    layers_backward(stacks_view(lr->stk, op->stack_id, op->pid, op->tid)) &&
+	    autograd_seq_backward(lr->seq, op->pid, op->tid, op->call_s, op->e - op->s))
+		return;
 	stack_work_op(lr->sw, op);
+}
+
+/* Every launch call of a forward thread, selected or not: which layers the
+ * op ranges open at its start were in (a stack the trace does not define
+ * says nothing: not known). */
+static void layers_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
+{
+	struct layers_report *lr = self;
+	if (!lr->seq || layers_autograd_thread(stacks_thread_name(lr->stk, c->pid, c->tid))) return;
+	const struct stack_view *v = c->stack_id ? stacks_view(lr->stk, c->stack_id, c->pid, c->tid) : NULL;
+	autograd_seq_forward(lr->seq, c->pid, c->tid, c->s, v ? v->layers : NULL, v ? v->nlayers : 0);
+}
+
+static int seq_backward_thread(void *self, uint32_t pid, uint32_t tid)
+{
+	struct layers_report *lr = self;
+	return layers_autograd_thread(stacks_thread_name(lr->stk, pid, tid));
+}
+
+static struct layer_tree *seq_tree; /* autograd_seq_resolve's callback's tree */
+static void seq_work(void *self, const char *const *fwd, uint32_t n, uint64_t ns, uint64_t kernels)
+{
+	const char *path[LAYER_PATH_MAX];
+	uint32_t np = 0;
+	if (n) {
+		for (; np < n && np < LAYER_PATH_MAX - 1; np++) path[np] = fwd[np];
+		path[np++] = LAYERS_BACKWARD_ROW;
+	} else {
+		path[np++] = LAYERS_BACKWARD_UNATTRIBUTED;
+	}
+	layer_tree_add(seq_tree, path, np, ns, kernels);
 }
 
 /* Every stack's kernel work at its path (its graph-launched part under
@@ -113,6 +159,11 @@ static struct layer_tree *layers_tree(struct layers_report *lr)
 				layer_tree_add(t, path, np, gns, gk);
 			}
 		}
+	}
+	if (lr->seq) {
+		seq_tree = t;
+		autograd_seq_resolve(lr->seq, seq_backward_thread, seq_work, lr);
+		seq_tree = NULL;
 	}
 	return t;
 }
@@ -166,6 +217,7 @@ static void layers_free(void *self)
 	struct layers_report *lr = self;
 	stack_work_free(lr->sw);
 	stack_work_free(lr->captured);
+	autograd_seq_free(lr->seq);
 	stacks_free(lr->stk);
 	free(lr);
 }
@@ -177,15 +229,16 @@ static const struct stats_table layers_tables[] = {
 	  "GPT2Block > GPT2Attention > Linear), time with and without the\n"
 	  "layers below, kernels; rows of their own for kernels outside any\n"
 	  "forward, backward and CUDA-graph kernels (under the layer that\n"
-	  "captured them where the trace shows it).  Part of the default set\n"
-	  "only when the stacks have forward frames" },
+	  "captured them where the trace shows it; backward kernels under\n"
+	  "their forward layer when the job ran under emit_nvtx).  Part of\n"
+	  "the default set only when the stacks have forward frames" },
 };
 
 const struct stats_report stats_report_layers = {
 	.tables = layers_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
 		 STATS_TYPE(GP_REC_SOURCE),
-	.needs = STATS_NEED_OPS,
-	.new = layers_new, .add = layers_add, .op = layers_op, .in_default = layers_in_default,
+	.needs = STATS_NEED_OPS | STATS_NEED_RANGES,
+	.new = layers_new, .add = layers_add, .op = layers_op, .call = layers_call, .in_default = layers_in_default,
 	.fill = layers_fill, .free = layers_free,
 };
