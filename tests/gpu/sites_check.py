@@ -36,7 +36,13 @@ GRAPHS captured=N replay_row=M share=X% — PASS needs share >= 90 %
 torch.compile under --stacks should leave almost none there).  Prints the tables for docs/STACKS.md and
 writes them to OUT/sites/report.md.
 
-  python3 tests/gpu/sites_check.py [--gpuprof build/bin/gpuprof] [--out DIR] [--jobs hf,timm,compile]
+With --emit-nvtx, also the hf job under torch.autograd.profiler.emit_nvtx()
+(a wrapper, the job unchanged), traced the same way: its layers table, and
+EMITNVTX backward_attributed=X ms unattributed=Y ms (the "(backward)" rows
+against "(backward, unattributed)"; docs/STACKS.md "Backward kernels").
+Printed only, not part of the verdict.
+
+  python3 tests/gpu/sites_check.py [--gpuprof build/bin/gpuprof] [--out DIR] [--jobs hf,timm,compile] [--emit-nvtx]
 """
 import argparse
 import json
@@ -71,6 +77,19 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_modu
         pass
     torch.cuda.synchronize()
 prof.export_chrome_trace(out)
+'''
+
+EMIT_NVTX_WRAPPER = r'''
+import runpy, sys
+import torch
+job = sys.argv[1]
+sys.argv = [job] + sys.argv[2:]
+with torch.autograd.profiler.emit_nvtx():
+    try:
+        runpy.run_path(job, run_name="__main__")
+    except SystemExit:
+        pass
+    torch.cuda.synchronize()
 '''
 
 
@@ -168,11 +187,33 @@ def compare(name, gp_paths, pr_paths, pr_fwd, graph):
     return rows, ok
 
 
+def emit_nvtx_run(gp, out, md):
+    """The hf job under emit_nvtx: its layers table and how much backward time got a layer."""
+    script, args = JOBS["hf"]
+    wrapper = os.path.join(out, "emit_nvtx_job.py")
+    open(wrapper, "w").write(EMIT_NVTX_WRAPPER)
+    trace = os.path.join(out, "hf-emit-nvtx.gpuprof")
+    print("== hf under emit_nvtx")
+    env = dict(os.environ, GPUPROF_STACKS="all")
+    p = run([gp, "run", "-q", "-o", trace, "--stacks", "--", sys.executable, wrapper, script] + args, env=env)
+    if p.returncode or not os.path.exists(trace):
+        return
+    paths, total, self_sum, table, _ = gpuprof_layers(gp, trace)
+    bwd = sum(ns for path, (ns, k) in paths.items() if path[-1] == "(backward)")
+    un = paths.get(("(backward, unattributed)",), (0, 0))[0]
+    print(table)
+    line = "EMITNVTX backward_attributed=%.3f ms unattributed=%.3f ms self_sum_eq_total=%s" % (
+        bwd / 1e6, un / 1e6, self_sum == total)
+    print(line)
+    md += ["## hf under emit_nvtx", "", "```", table.rstrip(), "```", "", line, ""]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuprof", default=os.path.join(ROOT, "build/bin/gpuprof"))
     ap.add_argument("--out", default="/tmp/sites-out")
     ap.add_argument("--jobs", default="hf,timm,compile")
+    ap.add_argument("--emit-nvtx", action="store_true", help="also the hf job under emit_nvtx (printed only)")
     a = ap.parse_args()
     out = os.path.join(a.out, "sites")
     os.makedirs(out, exist_ok=True)
@@ -217,6 +258,8 @@ def main():
         all_ok &= verdict == "PASS"
         md += ["## %s" % job, "", "```", table.rstrip(), "```", ""] + hdr + rows + [""]
         os.remove(ptrace)
+    if a.emit_nvtx:
+        emit_nvtx_run(a.gpuprof, out, md)
     open(os.path.join(out, "report.md"), "w").write("\n".join(md) + "\n")
     print("SITES %s" % ("ALL PASS" if all_ok else "SOME FAILED"))
     return 0 if all_ok else 1

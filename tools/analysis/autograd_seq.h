@@ -33,9 +33,9 @@
  * launch call of a forward thread and backward() for every backward kernel,
  * in any order, then resolve() (once the trace is read; repeatable), which
  * hands out the backward work by path.
- * Memory: 4 bytes per NVTX range; 32 bytes per backward range that launched
- * kernels; 24 bytes per forward op range with a layer (at resolve); one
- * entry per distinct layer path. */
+ * Memory: 4 bytes per NVTX range; about 40 bytes (an entry and its hash
+ * slot) per backward range that launched kernels, and per forward op range
+ * with a layer (during resolve); one entry per distinct layer path. */
 #ifndef GPUPROF_ANALYSIS_AUTOGRAD_SEQ_H
 #define GPUPROF_ANALYSIS_AUTOGRAD_SEQ_H
 
