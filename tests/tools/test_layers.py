@@ -33,9 +33,15 @@ T = os.path.join(d.name, "layers.gpuprof")
 subprocess.run([GEN_LAYERS, T], check=True)
 
 
-def stats_json(report, *extra):
-    p = gp("stats", "--report", report, "--format", "json", *extra, T)
+def stats_json(report, *extra, trace=T):
+    p = gp("stats", "--report", report, "--format", "json", *extra, trace)
     return json.loads(p.stdout)[report]
+
+
+def layer_rows(trace, *extra):
+    """(depth, layer, kernel_ns, self_ns, kernels) of each layers row"""
+    return [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"])
+            for r in stats_json("layers", *extra, trace=trace)]
 
 
 # ---- the layer tree
@@ -152,8 +158,7 @@ expect("linear.py:125 Linear.forward" in html, "report --site inner: the launch_
 # ---- CUDA graphs: kernels under the layer that captured them
 TG = os.path.join(d.name, "graphs.gpuprof")
 subprocess.run([GEN_LAYERS, "--graphs", TG], check=True)
-p = gp("stats", "--report", "layers", "--format", "json", TG)
-grows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
+grows = layer_rows(TG)
 gwant = [
     (0, "GPT2Model", 6300, 0, 7),
     (1, "GPT2Block", 6300, 0, 7),
@@ -174,20 +179,18 @@ gwant = [
     (0, "(other thread, unattributed)", 60, 60, 1),
 ]
 eq(grows, gwant, "layers tree with graphs")
-gtotal = sum(r["total_ns"] for r in json.loads(gp("stats", "--report", "kernels", "--format", "json", TG).stdout)["kernels"])
+gtotal = sum(r["total_ns"] for r in stats_json("kernels", trace=TG))
 eq(sum(r[3] for r in grows), gtotal, "graphs: self times add up to all kernel time")
 # the same trace read by a selection that leaves the capture out: still attributed
 # (the capture calls are at 3.6-3.9 us, every kernel after 100 us)
-p = gp("stats", "--report", "layers", "--format", "json", "--since", "50us", TG)
-srows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
+srows = layer_rows(TG, "--since", "50us")
 eq([r for r in srows if "captured" in r[1]], [r for r in gwant if "captured" in r[1]],
    "graphs: a selection without the capture keeps the capture's layers")
 
 # ---- emit_nvtx: backward kernels under the forward layer of their seq
 TN = os.path.join(d.name, "nvtx.gpuprof")
 subprocess.run([GEN_LAYERS, "--emit-nvtx", TN], check=True)
-p = gp("stats", "--report", "layers", "--format", "json", TN)
-nrows = [(r["depth"], r["layer"], r["kernel_ns"], r["self_ns"], r["kernels"]) for r in json.loads(p.stdout)["layers"]]
+nrows = layer_rows(TN)
 nwant = [
     (0, "GPT2Model", 6700, 0, 8),
     (1, "GPT2Block", 6700, 0, 8),
@@ -210,7 +213,7 @@ nwant = [
     (0, "(other thread, unattributed)", 60, 60, 1),
 ]
 eq(nrows, nwant, "layers tree with emit_nvtx ranges")
-ntotal = sum(r["total_ns"] for r in json.loads(gp("stats", "--report", "kernels", "--format", "json", TN).stdout)["kernels"])
+ntotal = sum(r["total_ns"] for r in stats_json("kernels", trace=TN))
 eq(ntotal, 9710 + 1930, "emit_nvtx: kernels total")
 eq(sum(r[3] for r in nrows), ntotal, "emit_nvtx: self times add up to all kernel time")
 
