@@ -10,4 +10,8 @@ UPLOT=${UPLOT_PKG:-build/npm/node_modules/uplot}
 rm -rf .carry/build
 make -j"${JOBS:-2}" B=.carry/build UPLOT_PKG="$UPLOT" all >/dev/null
 sh scripts/carry-libunwind.sh .carry/build/lib >/dev/null
+# the build's name for the GPU machine's tables: its copy of the tree may
+# carry a stale .git (the matrix of 2026-12-03 printed the session's first
+# commit), so the commit travels with the build
+{ git rev-parse --short HEAD; git diff --quiet HEAD || echo "+uncommitted"; } 2>/dev/null | paste -sd '' > .carry/build/BUILD
 du -sh .carry

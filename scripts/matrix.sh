@@ -29,7 +29,7 @@
 #               m-<workload>-<option>-<pid>.gpuprof, matrix.md, matrix.csv,
 #               matrix/ (each run's stdout, stderr, CSV row)
 #   GPUPROF (build/bin/gpuprof), PYTHON (python3), BUILD (the build's name
-#               in the table's title; default: git's short commit)
+#               in the table's title; default: build/BUILD, else git's short commit)
 #   MATRIX_CMD_<workload>  the command of a workload (replaces the table below;
 #               also adds a workload: the self-test runs a fake one)
 set -u
@@ -172,7 +172,8 @@ row() {
   done
 }
 
-BUILD=${BUILD:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# the build's own name (scripts/carry-build.sh writes build/BUILD), else git's
+BUILD=${BUILD:-$(cat "$ROOT/build/BUILD" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 STOPPED=""
 # table: every cell without a row is "not run"; then the table of them all
 table() {
