@@ -60,6 +60,15 @@ class Env:
         sys.exit(self.failed)
 
 
+def marker_lines(path, tag):
+    """{name: line number} of the lines of path marked `# TAG-name`."""
+    out = {}
+    for i, text in enumerate(open(path), 1):
+        if "# %s-" % tag in text:
+            out[text.split("# %s-" % tag)[1].strip()] = i
+    return out
+
+
 def cpython_or_skip():
     """(interpreter, major, minor) of GPUPROF_TEST_PYTHON (default: this one);
     exits 77 (skip), saying why, unless it is CPython 3.11 to 3.13."""

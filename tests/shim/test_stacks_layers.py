@@ -17,16 +17,13 @@ import os
 import subprocess
 import sys
 
-from stackslib import Env, Trace, cpython_or_skip
+from stackslib import Env, Trace, cpython_or_skip, marker_lines
 
 E = Env(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "stacks_py_layers.py")
 py, major, minor = cpython_or_skip()
-line = {}
-for i, text in enumerate(open(JOB), 1):
-    if "# LAYER-" in text:
-        line[text.split("# LAYER-")[1].strip()] = i
+line = marker_lines(JOB, "LAYER")
 
 for mode in ("all", "1"):
     rc, out, err, trace = E.run([py, JOB, E.cudart], {"GPUPROF_STACKS": mode}, "layers-" + mode)

@@ -20,17 +20,14 @@ import os
 import subprocess
 import sys
 
-from stackslib import Env, Trace, cpython_or_skip
+from stackslib import Env, Trace, cpython_or_skip, marker_lines
 
 E = Env(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "stacks_py_job.py")
 py, major, minor = cpython_or_skip()
 
-lines = {}
-for i, text in enumerate(open(JOB), 1):
-    if "# LAUNCH-" in text:
-        lines[text.split("# LAUNCH-")[1].strip()] = i
+lines = marker_lines(JOB, "LAUNCH")
 
 late_lib = os.path.join(E.tmp, "libcudart-late.so")
 subprocess.run(["cp", E.cudart, late_lib], check=True)
@@ -104,10 +101,7 @@ for sid in t.stacks:
     E.check(not miss, "stack %d: native frames outside every module record: %s" % (sid, miss))
 # 5. the rate limit tells Python call sites apart
 SITES = os.path.join(HERE, "stacks_py_sites.py")
-site_line = {}
-for i, text in enumerate(open(SITES), 1):
-    if "# SITE-" in text:
-        site_line[text.split("# SITE-")[1].strip()] = i
+site_line = marker_lines(SITES, "SITE")
 N = 2000
 rc, out, err, trace = E.run([py, SITES, E.cudart, str(N)], {"GPUPROF_STACKS": "1"}, "sites")
 E.check(rc == 0 and out == "sites done\n", "sites: exit %d, stdout %r, stderr %r" % (rc, out, err))
