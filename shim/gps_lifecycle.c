@@ -159,6 +159,8 @@ static void final_flush(const char *why)
 	errno = saved_errno;
 }
 
+/* registered three times (constructor, CUPTI bound, first context): the
+ * last registered runs first; final_flush runs once */
 static void on_exit_handler(void) { final_flush("exit"); }
 __attribute__((destructor)) static void gps_destructor(void) { final_flush("exit"); }
 
@@ -171,12 +173,11 @@ __attribute__((destructor)) static void gps_destructor(void) { final_flush("exit
  * registered at the first context creation (the CUPTI session's context
  * hook) runs before every handler registered earlier, CUDA's included.  Work
  * done by exit handlers that run after it is not traced. */
-static void exit_before_cuda(void) { final_flush("exit"); }
 static void on_cuda_context(void)
 {
 	static atomic_int registered;
 	if (!atomic_exchange(&registered, 1))
-		atexit(exit_before_cuda);
+		atexit(on_exit_handler);
 }
 
 /* libcupti registers exit handlers of its own (static destructors) when it
@@ -186,14 +187,13 @@ static void on_cuda_context(void)
  * from there, after them: disabling the windowed kinds crashed orted under
  * --gpu-window (SIGSEGV in cuptiActivityDisable, Lightning fit, H200).  A
  * handler registered right after CUPTI is bound runs before libcupti's.  In
- * a process with a context, exit_before_cuda (registered later) runs first;
- * final_flush runs once. */
-static void exit_before_cupti(void) { final_flush("exit"); }
+ * a process with a context, the handler registered there (later) runs
+ * first. */
 static void on_cupti_bound(void)
 {
 	static atomic_int registered;
 	if (!atomic_exchange(&registered, 1))
-		atexit(exit_before_cupti);
+		atexit(on_exit_handler);
 }
 
 /* ------------------------------------------------------------ signals */
