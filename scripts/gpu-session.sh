@@ -692,7 +692,7 @@ PY
               # for docs/STACKS.md (also in $RES/sites/report.md)
     log sites
     timeout 400 python3 tests/gpu/sites_check.py --gpuprof build/bin/gpuprof --out "$RES" \
-      ${SITES_JOBS:+--jobs "$SITES_JOBS"} 2>&1 | tee "$RES/sites.txt" ;;
+      ${SITES_JOBS:+--jobs "$SITES_JOBS"} ${SITES_EMIT_NVTX:+--emit-nvtx} 2>&1 | tee "$RES/sites.txt" ;;
   polish)     # issue 21 on real CUDA: no trace for a process that never made a CUDA context-creating call,
               # gpuprof run's last line after os._exit() and SIGKILL names the file, and the trace has the kernels
     log polish

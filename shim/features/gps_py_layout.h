@@ -22,6 +22,7 @@ struct py_layout {
 	size_t co_firsttraceable;/* PyCodeObject._co_firsttraceable (int) */
 	size_t co_code;          /* PyCodeObject.co_code_adaptive */
 	size_t co_argcount;      /* PyCodeObject.co_argcount (int) */
+	size_t co_firstlineno;   /* PyCodeObject.co_firstlineno (int; warnings only) */
 	size_t co_names;         /* PyCodeObject.co_localsplusnames (a tuple; [0] the first argument) */
 	size_t co_name;          /* PyCodeObject.co_name */
 	size_t ascii_size;       /* sizeof(PyASCIIObject): compact ASCII data follow (cpython/unicodeobject.h) */
@@ -43,19 +44,19 @@ struct py_layout {
 __attribute__((unused)) static const struct py_layout py311 = {
 	.minor = 11, .ts_cframe = 56, .cf_current = 8, .f_code = 32, .f_previous = 48,
 	.f_prev_instr = 56, .f_owner = 69, .owner_cstack = -1, .co_filename = 112,
-	.co_qualname = 128, .co_firsttraceable = 168, .co_code = 184, .co_argcount = 56, .co_names = 96,
+	.co_qualname = 128, .co_firsttraceable = 168, .co_code = 184, .co_argcount = 56, .co_firstlineno = 72, .co_names = 96,
 	.co_name = 120, .ascii_size = 48, .utf8 = 56,
 };
 __attribute__((unused)) static const struct py_layout py312 = {
 	.minor = 12, .ts_cframe = 56, .cf_current = 0, .f_code = 0, .f_previous = 8,
 	.f_prev_instr = 56, .f_owner = 70, .owner_cstack = 3, .co_filename = 112,
-	.co_qualname = 128, .co_firsttraceable = 176, .co_code = 192, .co_argcount = 52, .co_names = 96,
+	.co_qualname = 128, .co_firsttraceable = 176, .co_code = 192, .co_argcount = 52, .co_firstlineno = 68, .co_names = 96,
 	.co_name = 120, .ascii_size = 40, .utf8 = 48,
 };
 __attribute__((unused)) static const struct py_layout py313 = {
 	.minor = 13, .direct_frame = 1, .ts_cframe = 72, .cf_current = 0, .f_code = 0, .f_previous = 8,
 	.f_prev_instr = 56, .f_owner = 70, .owner_cstack = 3, .co_filename = 112,
-	.co_qualname = 128, .co_firsttraceable = 184, .co_code = 200, .co_argcount = 52, .co_names = 96,
+	.co_qualname = 128, .co_firsttraceable = 184, .co_code = 200, .co_argcount = 52, .co_firstlineno = 68, .co_names = 96,
 	.co_name = 120, .ascii_size = 40, .utf8 = 48,
 };
 

@@ -38,8 +38,12 @@ static int present;
 /* 0: the first walk still has to be checked; 1: checked; -1: frames off */
 static atomic_int checked;
 /* the same for the class of `self` in forward frames (self_class): its
- * first read is checked on its own; a surprise turns only it off */
+ * first read is checked on its own; a surprise then turns only it off
+ * (-1).  2: checked, but a forward frame whose self was not an object of a
+ * class was seen since (the layout held for others): from then on the reads
+ * from self on are checked ones and such frames get no class. */
 static atomic_int cls_checked;
+static atomic_int cls_odd_warned;
 
 int gps_py_present(void) { return present; }
 
@@ -93,6 +97,12 @@ int gps_py_bind(void)
  * plain load would crash.  Where the call is refused (seccomp, EPERM), a
  * write(2) of the bytes into a pipe is the same test. */
 static int pipe_fd[2] = {-1, -1};
+/* The pipe is the process's: two threads' checked reads at once would take
+ * each other's bytes, or find the pipe empty (EAGAIN, taken for a fault: the
+ * check would then turn frames or classes off for nothing), so one thread at
+ * a time writes and reads it.  Walks run in the launching thread, never in a
+ * signal handler. */
+static pthread_mutex_t pipe_lock = PTHREAD_MUTEX_INITIALIZER;
 static int safe_read(void *dst, const void *src, size_t n)
 {
 	struct iovec l = { dst, n }, r = { (void *)src, n };
@@ -101,11 +111,13 @@ static int safe_read(void *dst, const void *src, size_t n)
 		return 0;
 	if (k >= 0 || errno == EFAULT)
 		return -1;
-	if (pipe_fd[0] < 0 && pipe2(pipe_fd, O_CLOEXEC | O_NONBLOCK) != 0)
-		return -1;
-	if (write(pipe_fd[1], src, n) != (ssize_t)n)
-		return -1;
-	return read(pipe_fd[0], dst, n) == (ssize_t)n ? 0 : -1;
+	pthread_mutex_lock(&pipe_lock);
+	int rc = -1;
+	if ((pipe_fd[0] >= 0 || pipe2(pipe_fd, O_CLOEXEC | O_NONBLOCK) == 0) &&
+	    write(pipe_fd[1], src, n) == (ssize_t)n)
+		rc = read(pipe_fd[0], dst, n) == (ssize_t)n ? 0 : -1;
+	pthread_mutex_unlock(&pipe_lock);
+	return rc;
 }
 
 struct rd { int safe; int bad; };
@@ -239,6 +251,18 @@ static int py_str_is(struct rd *r, const char *o, const char *want)
  * thread's own and holds a reference to self, whose type outlives it.  The
  * first read of the process goes through safe_read; a surprise turns class
  * names off (frames stay). */
+/* Where a forward frame is, for a warning: "FILE:FIRSTLINENO" read with
+ * checked reads (buf: at least 200 bytes). */
+static void code_where(const char *code, char *buf, size_t sz)
+{
+	struct rd r = { .safe = 1, .bad = 0 };
+	char tmp[160];
+	size_t n;
+	const char *f = py_str(&r, (const char *)rd_ptr(&r, code, L->co_filename), &n, tmp, sizeof tmp);
+	int line = r.bad ? 0 : (int)rd_u32(&r, code, L->co_firstlineno);
+	snprintf(buf, sz, "%.*s:%d", (int)(n < 150 ? n : 150), r.bad ? "?" : f, r.bad ? 0 : line);
+}
+
 static const void *self_class(const char *f, const char *code, char *name)
 {
 	int c = atomic_load_explicit(&cls_checked, memory_order_acquire);
@@ -246,6 +270,8 @@ static const void *self_class(const char *f, const char *code, char *name)
 		return NULL;
 	struct rd r = { .safe = c == 0, .bad = 0 };
 	const void *tp = NULL;
+	const char *why = NULL;
+	uintptr_t flags = 0;
 	if (!py_str_is(&r, (const char *)rd_ptr(&r, code, L->co_name), "forward") || r.bad)
 		goto out;
 	if ((int)rd_u32(&r, code, L->co_argcount) <= 0)
@@ -255,6 +281,9 @@ static const void *self_class(const char *f, const char *code, char *name)
 		goto out;
 	if (!py_str_is(&r, (const char *)rd_ptr(&r, names, PY_TUPLE_ITEM), "self"))
 		goto out;
+	if (c == 2)
+		r.safe = 1; /* an odd frame was seen: self and its type through checked reads */
+	why = "self unreadable";
 	const char *self = (const char *)rd_ptr(&r, f, PY_F_LOCALSPLUS);
 	if (r.bad || !self)
 		goto out;
@@ -268,11 +297,13 @@ static const void *self_class(const char *f, const char *code, char *name)
 	if (r.bad || !t)
 		goto out;
 	/* a type is an object whose type has Py_TPFLAGS_TYPE_SUBCLASS */
+	why = "the type of self is not a class";
 	const char *meta = (const char *)rd_ptr(&r, t, PY_OB_TYPE);
-	if (r.bad || !meta || !(rd_ptr(&r, meta, PY_TP_FLAGS) & PY_TPFLAGS_TYPE_SUBCLASS) || r.bad) {
+	if (r.bad || !meta || !((flags = rd_ptr(&r, meta, PY_TP_FLAGS)) & PY_TPFLAGS_TYPE_SUBCLASS) || r.bad) {
 		r.bad = 1; /* not laid out as we think */
 		goto out;
 	}
+	why = "the class name unreadable";
 	const char *tn = (const char *)rd_ptr(&r, t, PY_TP_NAME);
 	if (r.bad || !tn)
 		goto out;
@@ -301,10 +332,26 @@ static const void *self_class(const char *f, const char *code, char *name)
 		tp = t;
 out:
 	if (r.bad) {
+		char where[200];
+		if (c >= 1) {
+			/* The layout was shown right on other frames: this frame
+			 * is odd, not the layout.  It gets no class; the reads
+			 * from self on are checked ones from now on. */
+			int expect = 1;
+			atomic_compare_exchange_strong(&cls_checked, &expect, 2);
+			if (!atomic_exchange(&cls_odd_warned, 1)) {
+				code_where(code, where, sizeof where);
+				gps_warn("python frames: a forward frame at %s: %s (type flags %#lx); such frames get no layer class",
+					 where, why ? why : "?", (unsigned long)flags);
+			}
+			return NULL;
+		}
 		int expect = c;
-		if (atomic_compare_exchange_strong(&cls_checked, &expect, -1))
-			gps_warn("python frames: CPython 3.%d: the class of self in forward frames is not laid out as expected; no layer classes",
-				 L->minor);
+		if (atomic_compare_exchange_strong(&cls_checked, &expect, -1)) {
+			code_where(code, where, sizeof where);
+			gps_warn("python frames: CPython 3.%d: the class of self in forward frames is not laid out as expected (%s at %s); no layer classes",
+				 L->minor, why ? why : "a checked read failed", where);
+		}
 		return NULL;
 	}
 	if (c == 0 && tp)
@@ -417,4 +464,5 @@ void gps_py_after_fork_child(void)
 	/* the pipe (if any) is shared with the parent: a child's checked read
 	 * could take the parent's bytes; the child gets its own */
 	pipe_fd[0] = pipe_fd[1] = -1;
+	pthread_mutex_init(&pipe_lock, NULL); /* a thread of the parent may have held it */
 }
