@@ -26,8 +26,13 @@
 
 #include "features/gps_py_layout.h"
 
-/* Python frames that tell call sites apart for the rate limit */
-#define PY_SITE_FRAMES 4
+/* Python frames that tell call sites apart for the rate limit: all that a
+ * stack can hold.  Four innermost frames (as before) are the same library
+ * frames for every nn.LayerNorm of a model (F.layer_norm, forward,
+ * _call_impl, _wrapped_call_impl): the final LayerNorm of GPT-2 then shared
+ * a site with the blocks' ones and got their sampled stack (5 of its 8
+ * launches under GPT2Block on the H200).  Two loads a frame. */
+#define PY_SITE_FRAMES GP_STACK_MAX_FRAMES
 
 static const struct py_layout *L;
 static void *(*p_this_tstate)(void);     /* PyGILState_GetThisThreadState: a TLS read */

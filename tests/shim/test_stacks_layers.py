@@ -10,7 +10,11 @@ from forward methods of a small class hierarchy.
   argument `self` (Module.__call__, a first argument `this`, a staticmethod,
   a plain function named forward, <module>): no class field;
 - `gpuprof stats --report layers` of the trace: Block > Linear,
-  Block > MyLinear, Block > Captured, and the rest "(not in a forward)".
+  Block > MyLinear, Block > Captured, and the rest "(not in a forward)";
+- sampled stacks (stacks_py_sampled_layers.py, GPT-2's LayerNorms: all with
+  the same innermost Python frames): the final LayerNorm's launches stay
+  under Model, the blocks' under Model > Block (a site whose key was the four
+  innermost frames put 5 of GPT-2's 8 final ones under GPT2Block on the H200).
 GPUPROF_TEST_PYTHON picks the interpreter; skips unless CPython 3.11-3.13."""
 import json
 import os
@@ -67,5 +71,15 @@ for mode in ("all", "1"):
     want_rows = [(0, "(not in a forward)", 3), (1, "stacks_py_layers.py:%d launch" % L["LAUNCH"], 3), (0, "Block", 3),
                  (1, "Captured", 1), (1, "Linear", 1), (1, "MyLinear", 1)]
     E.check(sorted(rows) == sorted(want_rows), "%s: layers %s, want %s" % (mode, rows, want_rows))
+
+STEPS = 40  # past the first 16 captures of a site: later launches reuse a sampled stack
+rc, out, err, trace = E.run([py, os.path.join(HERE, "stacks_py_sampled_layers.py"), E.cudart, str(STEPS)],
+                            {"GPUPROF_STACKS": "sampled"}, "layers-sampled-sites")
+E.check(rc == 0 and out == "sampled layers done\n", "sampled job: exit %d, stdout %r, stderr %r" % (rc, out, err))
+p = subprocess.run([E.gpuprof, "stats", "--report", "layers", "--format", "json", trace], capture_output=True,
+                   text=True)
+rows = [(r["depth"], r["layer"], r["kernels"]) for r in json.loads(p.stdout)["layers"]] if p.returncode == 0 else []
+want_rows = [(0, "Model", 5 * STEPS), (1, "Block", 4 * STEPS), (2, "LayerNorm", 4 * STEPS), (1, "LayerNorm", STEPS)]
+E.check(sorted(rows) == sorted(want_rows), "sampled: layers %s, want %s" % (rows, want_rows))
 print("python %s.%s: forward frames carry the class of self" % (major, minor))
 E.finish()

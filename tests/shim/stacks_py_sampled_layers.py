@@ -1,0 +1,57 @@
+"""A Python job for test_stacks_layers.py: GPT-2's shape of LayerNorm calls
+(two in each block, one final one in the model) launching through the fake
+libcudart, STEPS times.  Every LayerNorm's innermost Python frames are the
+same (layer_norm, LayerNorm.forward, Module._call_impl, Module.__call__):
+under sampled stacks the final one must still be told apart from the blocks'
+(its site is the whole Python stack, not the innermost frames).
+argv[1]: the fake libcudart, argv[2]: steps."""
+import sys
+
+import fakecudart
+
+lib = fakecudart.load(sys.argv[1])
+K = fakecudart.kernel(lib, b"k_layer_norm")
+dim3 = fakecudart.dim3
+
+
+def layer_norm():
+    lib.cudaLaunchKernel(K, dim3(1, 1, 1), dim3(32, 1, 1), None, 0, None)
+
+
+class Module:
+    def __call__(self, *a):
+        return self._call_impl(*a)
+
+    def _call_impl(self, *a):
+        return self.forward(*a)
+
+
+class LayerNorm(Module):
+    def forward(self):
+        layer_norm()
+
+
+class Block(Module):
+    def __init__(self):
+        self.ln_1, self.ln_2 = LayerNorm(), LayerNorm()
+
+    def forward(self):
+        self.ln_1()
+        self.ln_2()
+
+
+class Model(Module):
+    def __init__(self):
+        self.h = [Block(), Block()]
+        self.ln_f = LayerNorm()
+
+    def forward(self):
+        for b in self.h:
+            b()
+        self.ln_f()
+
+
+m = Model()
+for _ in range(int(sys.argv[2])):
+    m()
+print("sampled layers done")
