@@ -14,7 +14,8 @@ from forward methods of a small class hierarchy.
 - sampled stacks (stacks_py_sampled_layers.py, GPT-2's LayerNorms: all with
   the same innermost Python frames): the final LayerNorm's launches stay
   under Model, the blocks' under Model > Block (a site whose key was the four
-  innermost frames put 5 of GPT-2's 8 final ones under GPT2Block on the H200).
+  innermost frames put 5 of GPT-2's 8 final ones under GPT2Block on the H200);
+  a first launch from a function with a name over 16 bytes leaves classes on.
 GPUPROF_TEST_PYTHON picks the interpreter; skips unless CPython 3.11-3.13."""
 import json
 import os
@@ -76,10 +77,12 @@ STEPS = 40  # past the first 16 captures of a site: later launches reuse a sampl
 rc, out, err, trace = E.run([py, os.path.join(HERE, "stacks_py_sampled_layers.py"), E.cudart, str(STEPS)],
                             {"GPUPROF_STACKS": "sampled"}, "layers-sampled-sites")
 E.check(rc == 0 and out == "sampled layers done\n", "sampled job: exit %d, stdout %r, stderr %r" % (rc, out, err))
+E.check("python frames" not in err, "sampled job: python frames complaint: %r" % err)
 p = subprocess.run([E.gpuprof, "stats", "--report", "layers", "--format", "json", trace], capture_output=True,
                    text=True)
 rows = [(r["depth"], r["layer"], r["kernels"]) for r in json.loads(p.stdout)["layers"]] if p.returncode == 0 else []
-want_rows = [(0, "Model", 5 * STEPS), (1, "Block", 4 * STEPS), (2, "LayerNorm", 4 * STEPS), (1, "LayerNorm", STEPS)]
+want_rows = [(0, "Model", 5 * STEPS), (1, "Block", 4 * STEPS), (2, "LayerNorm", 4 * STEPS), (1, "LayerNorm", STEPS),
+             (0, "(not in a forward)", 1), (1, "stacks_py_sampled_layers.py:19 layer_norm", 1)]
 E.check(sorted(rows) == sorted(want_rows), "sampled: layers %s, want %s" % (rows, want_rows))
 print("python %s.%s: forward frames carry the class of self" % (major, minor))
 E.finish()
