@@ -118,9 +118,14 @@ static int safe_read(void *dst, const void *src, size_t n)
 		return -1;
 	pthread_mutex_lock(&pipe_lock);
 	int rc = -1;
-	if ((pipe_fd[0] >= 0 || pipe2(pipe_fd, O_CLOEXEC | O_NONBLOCK) == 0) &&
-	    write(pipe_fd[1], src, n) == (ssize_t)n)
-		rc = read(pipe_fd[0], dst, n) == (ssize_t)n ? 0 : -1;
+	if (pipe_fd[0] >= 0 || pipe2(pipe_fd, O_CLOEXEC | O_NONBLOCK) == 0) {
+		/* a source that ends in an unmapped page is written in part:
+		 * those bytes are read back too, or the next read would get
+		 * them */
+		ssize_t w = write(pipe_fd[1], src, n);
+		if (w > 0 && read(pipe_fd[0], dst, (size_t)w) == w && w == (ssize_t)n)
+			rc = 0;
+	}
 	pthread_mutex_unlock(&pipe_lock);
 	return rc;
 }
