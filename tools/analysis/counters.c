@@ -24,6 +24,29 @@ void counters_add(struct counters *c, uint32_t pid, const gp_rec_counter *k, con
 	VEC_PUSH(s->s, s->n, s->cap, smp);
 }
 
+void counters_merge(struct counters *c, struct counters *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		struct cseries *o = &src->v[i];
+		char *key = xmalloc(strlen(o->name) + 32);
+		sprintf(key, "%u/%u/%s", o->pid, o->dev, o->name);
+		int is_new;
+		size_t *slot = strmap_get(&c->idx, key, &is_new);
+		free(key);
+		if (is_new) {
+			struct cseries s;
+			memset(&s, 0, sizeof(s));
+			s.pid = o->pid; s.dev = o->dev; s.name = xstrdup(o->name);
+			*slot = c->n;
+			VEC_PUSH(c->v, c->n, c->cap, s);
+		}
+		struct cseries *s = &c->v[*slot];
+		vec_reserve((void **)&s->s, &s->cap, s->n + o->n, sizeof(*s->s));
+		memcpy(s->s + s->n, o->s, o->n * sizeof(*o->s));
+		s->n += o->n;
+	}
+}
+
 static int cmp_csample(const void *a, const void *b)
 {
 	const struct csample *x = a, *y = b;

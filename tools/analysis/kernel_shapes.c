@@ -74,18 +74,55 @@ void kshapes_finish(struct kshapes *ks, struct devprops *dp)
 		g->cov_known = d && d->sm_count;
 		g->occ_known = g->cov_known && g->o.known;
 		g->wcov = g->wocc = 0;
-		for (size_t j = 0; j < g->blocks.cap; j++) {
-			if (!g->blocks.used[j]) continue;
-			double ns = (double)g->blocks.vals[j];
-			if (g->cov_known) g->wcov += ns * occ_coverage(d, g->blocks.keys[j]);
-			if (g->occ_known)
-				g->wocc += ns * occ_coverage(d, g->blocks.keys[j]) * occ_grid(d, &g->o, g->blocks.keys[j]);
+		/* summed by grid size: the same bits however the sizes came in
+		 * (kshapes_merge) */
+		size_t nb = 0;
+		uint64_t *bk = xmalloc((g->blocks.n ? g->blocks.n : 1) * sizeof(*bk));
+		for (size_t j = 0; j < g->blocks.cap; j++)
+			if (g->blocks.used[j]) bk[nb++] = g->blocks.keys[j];
+		qsort(bk, nb, sizeof(*bk), cmp_u64);
+		for (size_t j = 0; j < nb; j++) {
+			double ns = (double)*u64map_get(&g->blocks, bk[j], MAP_FIND);
+			if (g->cov_known) g->wcov += ns * occ_coverage(d, bk[j]);
+			if (g->occ_known) g->wocc += ns * occ_coverage(d, bk[j]) * occ_grid(d, &g->o, bk[j]);
 		}
+		free(bk);
 		struct kshape_dev *u = dev_get(ks, g->pid, g->dev);
 		u->smw_ns += g->wcov; u->occw_ns += g->wocc;
 		/* a device's weighted figures need every kernel's properties */
 		u->cov_known = u->cov_known == 0 ? (g->cov_known ? 1 : -1) : (u->cov_known == 1 && g->cov_known ? 1 : -1);
 		u->occ_known = u->occ_known == 0 ? (g->occ_known ? 1 : -1) : (u->occ_known == 1 && g->occ_known ? 1 : -1);
+	}
+}
+
+void kshapes_merge(struct kshapes *ks, struct kshapes *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct kshape *o = &src->v[i];
+		char key[64];
+		snprintf(key, sizeof(key), "%u/%u/%u/%u/%u/", o->pid, o->dev, o->threads, o->regs, o->smem);
+		char *full = xmalloc(strlen(key) + strlen(o->name) + 1);
+		strcpy(full, key);
+		strcat(full, o->name);
+		int is_new;
+		size_t *slot = strmap_get(&ks->idx, full, &is_new);
+		free(full);
+		if (is_new) {
+			struct kshape c;
+			memset(&c, 0, sizeof(c));
+			c.pid = o->pid; c.dev = o->dev; c.threads = o->threads; c.regs = o->regs; c.smem = o->smem;
+			c.name = xstrdup(o->name);
+			c.name_id = o->name_id;
+			*slot = ks->n;
+			VEC_PUSH(ks->v, ks->n, ks->cap, c);
+		}
+		struct kshape *c = &ks->v[*slot];
+		if (!c->n || o->bmin < c->bmin) c->bmin = o->bmin;
+		if (!c->n || o->bmax > c->bmax) c->bmax = o->bmax;
+		c->n += o->n;
+		c->total += o->total;
+		for (size_t j = 0; j < o->blocks.cap; j++)
+			if (o->blocks.used[j]) *u64map_get(&c->blocks, o->blocks.keys[j], MAP_INSERT) += o->blocks.vals[j];
 	}
 }
 

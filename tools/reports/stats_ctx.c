@@ -298,6 +298,20 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 	counters_finish(&ctx->cnt);
 }
 
+void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
+{
+	if (src->last > ctx->last) ctx->last = src->last;
+	kshapes_merge(&ctx->shapes, &src->shapes);
+	counters_merge(&ctx->cnt, &src->cnt);
+	if (!meta) return;
+	u64map rank = ctx->rank_of;
+	ctx->rank_of = src->rank_of;
+	src->rank_of = rank;
+	struct devprops dev = ctx->dev;
+	ctx->dev = src->dev;
+	src->dev = dev;
+}
+
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
 {
 	uint64_t *v = u64map_get((u64map *)&ctx->rank_of, pid, MAP_FIND);
