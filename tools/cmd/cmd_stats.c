@@ -242,22 +242,23 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	int *here = xcalloc(p->nreps ? p->nreps : 1, sizeof(*here));
 	for (size_t i = 0; i < p->nreps; i++) {
 		if (!p->run[i]) continue;
-		if (p->nshards && p->sharded[i]) {
-			shard_needs |= stats_reports[i]->needs;
-		} else {
+		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
+		if (!p->nshards || !p->sharded[i]) {
 			here[i] = 1;
 			needs |= stats_reports[i]->needs;
 			pt->serial++;
 		}
 	}
+	/* with shards, they compute the analyses they can for every report
+	 * (the reports here read them only in fill) */
+	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
 	struct stats_shards *sh = NULL;
 	double t0 = mono_s();
 	if (p->nshards) {
 		/* the analyses this context computes itself are not the shards' */
-		sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps,
-					shard_needs & STATS_SHARD_NEEDS & ~ctx->needs);
+		sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
 		if (!sh) {
 			free(here);
 			return PASS_DAMAGED;
@@ -540,13 +541,18 @@ int cmd_stats(int argc, char **argv)
 	 * (N - 1 when some report runs here, beside them) */
 	int threads = g_threads ? g_threads : gp_reader_threads_default();
 	int *sharded = xcalloc(nreps ? nreps : 1, sizeof(*sharded)), nserial = 0, nsharded = 0;
+	uint32_t shard_needs = 0;
 	for (size_t i = 0; i < nreps; i++) {
 		if (!run[i]) continue;
 		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i]);
 		nsharded += sharded[i];
 		nserial += !sharded[i];
+		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
 	}
-	int nshards = nsharded ? stats_shards_count(r, path, nserial ? threads - 1 : threads) : 0;
+	/* shards also compute the analyses that merge (kernel shapes,
+	 * counters) for the reports that run here */
+	int nshards = threads > 1 && (nsharded || shard_needs) ?
+		stats_shards_count(r, path, nserial ? threads - 1 : threads) : 0;
 	if (!nshards) memset(sharded, 0, (nreps ? nreps : 1) * sizeof(*sharded));
 	struct phase_times pt = { 0 };
 	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,

@@ -26,7 +26,9 @@
  * of types without a time go to add() in the first slice only); then the
  * states are merged in time order (each state merges the next slice's into
  * it) and fill() prints the merged one as above.  The other reports run in
- * the one pass above, on the driver's thread, beside the shards.
+ * the one pass above, on the driver's thread, beside the shards; the
+ * shards' contexts compute the analyses of STATS_SHARD_NEEDS for them too
+ * (such a report reads them only in fill).
  *
  *
  * Adding a report: one file here defining

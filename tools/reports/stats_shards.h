@@ -36,9 +36,10 @@ int stats_report_shardable(const struct stats_report *rep);
  * read on a thread beside the caller's. */
 int stats_shards_count(gp_reader *r, const char *path, int k);
 /* Starts k threads (stats_shards_count) over the trace at path, running
- * the reports i with run[i] (nreps, the list's order), their contexts
- * computing the analyses `needs` (STATS_SHARD_NEEDS bits: those the
- * caller's context does not compute itself), with ctx's options,
+ * the reports i with run[i] (nreps, the list's order; maybe none), their
+ * contexts computing the analyses `needs` (STATS_SHARD_NEEDS bits, for
+ * every report of the run: the caller's context does not compute them),
+ * with ctx's options,
  * selection and form of names (a slice whose thread cannot be made is read
  * on the caller's, before this returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
