@@ -7,8 +7,9 @@ for util) merge their slices into the one-thread result.
  * Every report together (the default set and --per-step) and each report
    alone, on a generated training trace (bench/bigtrace/gen_bigtrace,
    60,000 events, ~70 steps: fewer than 2^20 values, so every median is
-   exact and must be the same), on gen_trace's traces (plain, windows), two
-   merged ranks (gen_ranks) and the fuzz corpus' valid trace; with a
+   exact and must be the same), on gen_trace's traces (plain, windows, and
+   two of them merged, ranked and not), two ranks (gen_ranks) and the fuzz
+   corpus' valid trace; with a
    selection (--since/--until, --steps).
  * The shards ran: --verbose says how many threads read slices (N - 1: the
    pass of the other reports takes one) and that they read records.
@@ -58,6 +59,9 @@ with tt.tmpdir() as d:
     ranks = os.path.join(d, "ranks.gpuprof")
     subprocess.run([GEN_RANKS, ranks], check=True, capture_output=True)
     valid = os.path.join(CORPUS, "valid.gpuprof")
+    # two processes merged: one's process record lies in timed chunks
+    merged = os.path.join(d, "merged.gpuprof")
+    tt.gp("merge", plain, tt.gen(os.path.join(d, "b.gpuprof"), variant="b"), "-o", merged)
 
     # the shards ran, with N - 1 threads beside the other reports' pass
     v = stats(big, 4, "--verbose", "--format", "json").stderr
@@ -71,7 +75,7 @@ with tt.tmpdir() as d:
     tt.expect(m is not None and int(m.group(1)) == 4, f"--report kernels alone: 4 threads of shards: {v!r}")
 
     for path, name in ((big, "bigtrace"), (plain, "gen_trace"), (win, "gen_trace --windows"),
-                       (ranks, "gen_ranks"), (valid, "fuzz valid")):
+                       (ranks, "gen_ranks"), (merged, "gen_trace + --b merged"), (valid, "fuzz valid")):
         same_as_one(path, f"{name}: all reports")
         tables = tables_of(path)
         tt.expect(len(tables) >= 3, f"{name}: tables {tables}")

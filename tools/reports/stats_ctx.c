@@ -304,12 +304,15 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	kshapes_merge(&ctx->shapes, &src->shapes);
 	counters_merge(&ctx->cnt, &src->cnt);
 	if (!meta) return;
-	u64map rank = ctx->rank_of;
-	ctx->rank_of = src->rank_of;
-	src->rank_of = rank;
-	struct devprops dev = ctx->dev;
-	ctx->dev = src->dev;
-	src->dev = dev;
+	/* a merged trace may hold a process's records in its timed chunks,
+	 * which only some slices read: every slice's, a later one's winning
+	 * as a later record does */
+	for (size_t i = 0; i < src->rank_of.cap; i++)
+		if (src->rank_of.used[i])
+			*u64map_get(&ctx->rank_of, src->rank_of.keys[i], MAP_INSERT) = src->rank_of.vals[i];
+	for (size_t i = 0; i < src->dev.idx.cap; i++)
+		if (src->dev.idx.used[i])
+			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.keys[i] >> 32), &src->dev.v[src->dev.idx.vals[i] - 1]);
 }
 
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)

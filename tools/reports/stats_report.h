@@ -19,17 +19,15 @@
  * reports do not depend on each other.
  *
  * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
- * merge (a `merge`, or no state) and needs nothing of the context but
- * STATS_SHARD_NEEDS runs on K threads at once, each over one slice of the
- * trace's time: its own reader, context and state get the records whose
- * time is in the slice (the metadata records in every slice: the records
- * of types without a time go to add() in the first slice only); then the
- * states are merged in time order (each state merges the next slice's into
+ * merge (a `merge`, or no state), needs nothing of the context but
+ * STATS_SHARD_NEEDS and takes no records without a time (process, device,
+ * module, stack, thread, source) runs on K threads at once, each over one
+ * slice of the trace's time: its own reader, context and state get the
+ * records whose time is in the slice; then the states are merged in time order (each state merges the next slice's into
  * it) and fill() prints the merged one as above.  The other reports run in
  * the one pass above, on the driver's thread, beside the shards; the
  * shards' contexts compute the analyses of STATS_SHARD_NEEDS for them too
  * (such a report reads them only in fill).
- *
  *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
@@ -229,8 +227,9 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 void stats_ctx_finish(struct stats_ctx *ctx);
 /* Shards: adds the analyses of src, the context of the next slice of time
  * (STATS_SHARD_NEEDS, the latest record), to ctx, before stats_ctx_finish;
- * with meta, ctx (which read no records itself) takes src's metadata too:
- * processes' ranks, device properties.  src is left emptied of them. */
+ * with meta (ctx did not read the whole trace itself), src's metadata too:
+ * processes' ranks, device properties.  src is left emptied of the
+ * analyses. */
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta);
 /* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);

@@ -38,9 +38,14 @@ struct stats_shards {
 	uint64_t n;
 };
 
+/* The records without a time: a slice's reader may not see all of them
+ * (a merged trace holds some in timed chunks) */
+#define META_TYPES (STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_MODULE) | \
+		    STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE))
+
 int stats_report_shardable(const struct stats_report *rep)
 {
-	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)STATS_SHARD_NEEDS);
+	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)STATS_SHARD_NEEDS) && !(rep->types & META_TYPES);
 }
 
 int stats_shards_count(gp_reader *r, const char *path, int k)
@@ -54,15 +59,6 @@ int stats_shards_count(gp_reader *r, const char *path, int k)
 	return k;
 }
 
-static int is_meta(uint32_t type)
-{
-	switch (type) {
-	case GP_REC_DEVICE: case GP_REC_PROCESS: case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD:
-	case GP_REC_SOURCE:
-		return 1;
-	}
-	return 0;
-}
 
 /* The records of the slice through its context to its reports. */
 static void shard_read(struct shard *s)
@@ -85,11 +81,11 @@ static void shard_read(struct shard *s)
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
 		s->n++;
-		int meta = is_meta(rec->type);
+		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
 		struct stats_rec sr;
-		if (!stats_ctx_add(&s->ctx, rec, &sr) || (meta && s->ix)) continue;
+		if (!stats_ctx_add(&s->ctx, rec, &sr) || meta) continue;
 		for (size_t i = 0; i < a->nreps; i++)
 			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
@@ -120,7 +116,7 @@ static void shard_merge(struct shard *dst, struct shard *src)
 		for (size_t i = 0; i < a->nreps; i++)
 			if (a->run[i] && stats_reports[i]->merge)
 				stats_reports[i]->merge(dst->self[i], src->self[i], &dst->ctx);
-		stats_ctx_merge(&dst->ctx, &src->ctx, 0);
+		stats_ctx_merge(&dst->ctx, &src->ctx, 1);
 	}
 	shard_free(src, a->nreps);
 }

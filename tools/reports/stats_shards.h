@@ -8,8 +8,10 @@
  * (one decoding thread, the time window of its slice: the chunks of other
  * slices are not decoded), and hands the records timed in its slice (the
  * first slice from 0, the last to the end) to a context and report states
- * of its own; metadata records go to every slice's context, and to the
- * reports in the first slice only.  Then the states are merged in time
+ * of its own; the metadata records it reads go to its context (a merged
+ * trace holds some in timed chunks, which only some slices read: the
+ * contexts' metadata are merged), never to the reports (one that takes
+ * them does not run in shards).  Then the states are merged in time
  * order by a tree: the thread of slice i merges slice i + 1's, then i + 2's
  * (which holds i + 3's), ... as they end, so log2(K) merges deep; the
  * caller merges slice 0's into its own.  The summaries of the slices share
