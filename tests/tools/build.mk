@@ -7,7 +7,7 @@ TOOLS_SH_TESTS := test_cli test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
-	test_layers
+	test_layers test_stats_threads
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -76,3 +76,18 @@ TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
 	$(TEST_ATTRIBUTION) $(TEST_QUANTILE)
 TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_QUANTILE)
+
+# `stats --threads` (the time shards, reports/stats_shards.c) under the
+# sanitizers: gpuprof and the generators built with TSan, and with
+# ASan+UBSan, each in a build dir of its own, run test_stats_threads.py.
+STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_RANKS)
+.PHONY: stats-tsan-test stats-asan-test
+stats-tsan-test:
+	$(MAKE) --no-print-directory B=$(B)/tsan-stats CFLAGS="$(SAN_TSAN)" LDFLAGS="-fsanitize=thread" \
+	  $(subst $(B)/,$(B)/tsan-stats/,$(STATS_SAN_BINS))
+	TSAN_OPTIONS=halt_on_error=1 python3 tests/tools/test_stats_threads.py $(B)/tsan-stats
+stats-asan-test:
+	$(MAKE) --no-print-directory B=$(B)/asan-stats CFLAGS="$(SAN_ASAN)" LDFLAGS="-fsanitize=address,undefined" \
+	  $(subst $(B)/,$(B)/asan-stats/,$(STATS_SAN_BINS))
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  python3 tests/tools/test_stats_threads.py $(B)/asan-stats

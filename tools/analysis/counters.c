@@ -5,23 +5,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-void counters_add(struct counters *c, uint32_t pid, const gp_rec_counter *k, const char *name)
+/* The series (pid, dev, name), made empty when new. */
+static struct cseries *series_of(struct counters *c, uint32_t pid, uint32_t dev, const char *name)
 {
 	char *key = xmalloc(strlen(name) + 32);
-	sprintf(key, "%u/%u/%s", pid, k->device_id, name);
+	sprintf(key, "%u/%u/%s", pid, dev, name);
 	int is_new;
 	size_t *slot = strmap_get(&c->idx, key, &is_new);
 	free(key);
 	if (is_new) {
 		struct cseries s;
 		memset(&s, 0, sizeof(s));
-		s.pid = pid; s.dev = k->device_id; s.name = xstrdup(name);
+		s.pid = pid; s.dev = dev; s.name = xstrdup(name);
 		*slot = c->n;
 		VEC_PUSH(c->v, c->n, c->cap, s);
 	}
-	struct cseries *s = &c->v[*slot];
+	return &c->v[*slot];
+}
+
+void counters_add(struct counters *c, uint32_t pid, const gp_rec_counter *k, const char *name)
+{
+	struct cseries *s = series_of(c, pid, k->device_id, name);
 	struct csample smp = { k->ts_ns, k->kind == GP_COUNTER_DOUBLE ? k->value.d : (double)k->value.i };
 	VEC_PUSH(s->s, s->n, s->cap, smp);
+}
+
+void counters_merge(struct counters *c, struct counters *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct cseries *o = &src->v[i];
+		struct cseries *s = series_of(c, o->pid, o->dev, o->name);
+		vec_reserve((void **)&s->s, &s->cap, s->n + o->n, sizeof(*s->s));
+		memcpy(s->s + s->n, o->s, o->n * sizeof(*o->s));
+		s->n += o->n;
+	}
 }
 
 static int cmp_csample(const void *a, const void *b)

@@ -22,6 +22,9 @@ struct counters { strmap idx; struct cseries *v; size_t n, cap; };
 
 /* A counter record of process pid; name: the counter's name. */
 void counters_add(struct counters *c, uint32_t pid, const gp_rec_counter *k, const char *name);
+/* Appends the samples of src (a later part of the same trace, before
+ * counters_finish) to c's series of the same name, process and device. */
+void counters_merge(struct counters *c, struct counters *src);
 /* Sorts the series by (name, pid, device) and each one's samples by time.
  * Nothing is added after this. */
 void counters_finish(struct counters *c);

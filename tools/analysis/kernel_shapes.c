@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kshapes_add(struct kshapes *ks, uint32_t pid, const gp_rec_kernel *k, const char *name)
+/* The group (pid, dev, threads, regs, smem, name), made empty with name
+ * id `name_id` when new. */
+static struct kshape *shape_of(struct kshapes *ks, uint32_t pid, uint32_t dev, uint32_t threads, uint32_t regs,
+			       uint32_t smem, const char *name, uint32_t name_id)
 {
-	uint32_t threads = k->block[0] * k->block[1] * k->block[2];
-	uint32_t smem = k->static_smem + k->dynamic_smem;
-	uint64_t blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
 	char key[64];
-	snprintf(key, sizeof(key), "%u/%u/%u/%u/%u/", pid, k->device_id, threads, k->registers, smem);
+	snprintf(key, sizeof(key), "%u/%u/%u/%u/%u/", pid, dev, threads, regs, smem);
 	char *full = xmalloc(strlen(key) + strlen(name) + 1);
 	strcpy(full, key);
 	strcat(full, name);
@@ -21,13 +21,21 @@ void kshapes_add(struct kshapes *ks, uint32_t pid, const gp_rec_kernel *k, const
 	if (is_new) {
 		struct kshape c;
 		memset(&c, 0, sizeof(c));
-		c.pid = pid; c.dev = k->device_id; c.threads = threads; c.regs = k->registers; c.smem = smem;
+		c.pid = pid; c.dev = dev; c.threads = threads; c.regs = regs; c.smem = smem;
 		c.name = xstrdup(name);
-		c.name_id = k->name_id;
+		c.name_id = name_id;
 		*slot = ks->n;
 		VEC_PUSH(ks->v, ks->n, ks->cap, c);
 	}
-	struct kshape *c = &ks->v[*slot];
+	return &ks->v[*slot];
+}
+
+void kshapes_add(struct kshapes *ks, uint32_t pid, const gp_rec_kernel *k, const char *name)
+{
+	uint32_t threads = k->block[0] * k->block[1] * k->block[2];
+	uint32_t smem = k->static_smem + k->dynamic_smem;
+	uint64_t blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
+	struct kshape *c = shape_of(ks, pid, k->device_id, threads, k->registers, smem, name, k->name_id);
 	uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
 	if (!c->n || blocks < c->bmin) c->bmin = blocks;
 	if (!c->n || blocks > c->bmax) c->bmax = blocks;
@@ -74,18 +82,38 @@ void kshapes_finish(struct kshapes *ks, struct devprops *dp)
 		g->cov_known = d && d->sm_count;
 		g->occ_known = g->cov_known && g->o.known;
 		g->wcov = g->wocc = 0;
-		for (size_t j = 0; j < g->blocks.cap; j++) {
-			if (!g->blocks.used[j]) continue;
-			double ns = (double)g->blocks.vals[j];
-			if (g->cov_known) g->wcov += ns * occ_coverage(d, g->blocks.keys[j]);
-			if (g->occ_known)
-				g->wocc += ns * occ_coverage(d, g->blocks.keys[j]) * occ_grid(d, &g->o, g->blocks.keys[j]);
+		/* summed by grid size: the same bits however the sizes came in
+		 * (kshapes_merge) */
+		size_t nb = 0;
+		uint64_t *bk = xmalloc((g->blocks.n ? g->blocks.n : 1) * sizeof(*bk));
+		for (size_t j = 0; j < g->blocks.cap; j++)
+			if (g->blocks.used[j]) bk[nb++] = g->blocks.keys[j];
+		qsort(bk, nb, sizeof(*bk), cmp_u64);
+		for (size_t j = 0; j < nb; j++) {
+			double ns = (double)*u64map_get(&g->blocks, bk[j], MAP_FIND);
+			if (g->cov_known) g->wcov += ns * occ_coverage(d, bk[j]);
+			if (g->occ_known) g->wocc += ns * occ_coverage(d, bk[j]) * occ_grid(d, &g->o, bk[j]);
 		}
+		free(bk);
 		struct kshape_dev *u = dev_get(ks, g->pid, g->dev);
 		u->smw_ns += g->wcov; u->occw_ns += g->wocc;
 		/* a device's weighted figures need every kernel's properties */
 		u->cov_known = u->cov_known == 0 ? (g->cov_known ? 1 : -1) : (u->cov_known == 1 && g->cov_known ? 1 : -1);
 		u->occ_known = u->occ_known == 0 ? (g->occ_known ? 1 : -1) : (u->occ_known == 1 && g->occ_known ? 1 : -1);
+	}
+}
+
+void kshapes_merge(struct kshapes *ks, struct kshapes *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct kshape *o = &src->v[i];
+		struct kshape *c = shape_of(ks, o->pid, o->dev, o->threads, o->regs, o->smem, o->name, o->name_id);
+		if (!c->n || o->bmin < c->bmin) c->bmin = o->bmin;
+		if (!c->n || o->bmax > c->bmax) c->bmax = o->bmax;
+		c->n += o->n;
+		c->total += o->total;
+		for (size_t j = 0; j < o->blocks.cap; j++)
+			if (o->blocks.used[j]) *u64map_get(&c->blocks, o->blocks.keys[j], MAP_INSERT) += o->blocks.vals[j];
 	}
 }
 

@@ -45,6 +45,10 @@ struct kshapes {
 
 /* A kernel record of process pid; name: its demangled name. */
 void kshapes_add(struct kshapes *ks, uint32_t pid, const gp_rec_kernel *k, const char *name);
+/* Adds the kernels of src (a later part of the same trace, before
+ * kshapes_finish) to ks: a group's first name id stays ks's when it had
+ * the group. */
+void kshapes_merge(struct kshapes *ks, struct kshapes *src);
 /* Sorts the groups (time, largest first, then name, pid, device, shape) and
  * computes the figures above; dp must outlive ks. */
 void kshapes_finish(struct kshapes *ks, struct devprops *dp);

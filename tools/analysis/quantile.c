@@ -2,6 +2,7 @@
 #include "analysis/quantile.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +11,14 @@
 /* g = (1 + a) / (1 - a); buckets of v > 0: ceil(log(v) / log(g)) */
 static double log_gamma(void)
 {
-	static double lg;
-	if (!lg) lg = log((1.0 + QSKETCH_REL_ERR) / (1.0 - QSKETCH_REL_ERR));
-	return lg;
+	/* computed once; atomic: sketches fill on several threads (stats --threads) */
+	static _Atomic double lg;
+	double v = atomic_load_explicit(&lg, memory_order_relaxed);
+	if (!v) {
+		v = log((1.0 + QSKETCH_REL_ERR) / (1.0 - QSKETCH_REL_ERR));
+		atomic_store_explicit(&lg, v, memory_order_relaxed);
+	}
+	return v;
 }
 
 static int32_t bucket_of(uint64_t v)
@@ -118,7 +124,20 @@ double qsketch_quantile(struct qsketch *q, double p, uint64_t min, uint64_t max)
 void qsketch_merge(struct qsketch *dst, const struct qsketch *src)
 {
 	if (!src->approx && !dst->approx) {
-		for (size_t i = 0; i < src->nv; i++) VEC_PUSH(dst->v, dst->nv, dst->cv, src->v[i]);
+		if (!src->nv) {
+		} else if (dst->sorted == dst->nv && src->sorted == src->nv) {
+			/* both sorted (the shards of `stats --threads`): one linear
+			 * merge keeps them sorted, so the median needs no sort */
+			size_t n = dst->nv + src->nv, i = 0, j = 0, k = 0;
+			uint64_t *m = xmalloc(n * sizeof(*m));
+			while (i < dst->nv && j < src->nv) m[k++] = src->v[j] < dst->v[i] ? src->v[j++] : dst->v[i++];
+			while (i < dst->nv) m[k++] = dst->v[i++];
+			while (j < src->nv) m[k++] = src->v[j++];
+			free(dst->v);
+			dst->v = m; dst->nv = dst->cv = dst->sorted = n;
+		} else {
+			for (size_t i = 0; i < src->nv; i++) VEC_PUSH(dst->v, dst->nv, dst->cv, src->v[i]);
+		}
 		dst->n += src->n;
 		return;
 	}

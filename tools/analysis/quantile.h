@@ -49,8 +49,9 @@ double qsketch_median(struct qsketch *q, uint64_t min, uint64_t max);
 /* Quantile p (0..1), linear between the two nearest ranks (numpy's
  * default): exact, or from the two ranks' estimates; 0 when empty. */
 double qsketch_quantile(struct qsketch *q, double p, uint64_t min, uint64_t max);
-/* Adds the values of src to dst: kept when both are exact, else dst
- * becomes a histogram (src's values or buckets binned into it). */
+/* Adds the values of src to dst: kept when both are exact (and sorted,
+ * by one linear merge, when both were: qsketch_sorted), else dst becomes a
+ * histogram (src's values or buckets binned into it). */
 void qsketch_merge(struct qsketch *dst, const struct qsketch *src);
 void qsketch_free(struct qsketch *q);
 

@@ -2,6 +2,7 @@
 #include "analysis/summary.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,20 +20,48 @@ size_t summary_group(struct summary *t, const char *name)
 	return *slot;
 }
 
-/* Over the limit: the group holding the most values goes to a histogram
- * (the first such group on ties, so the choice depends only on the input). */
-static void shed(struct summary *t)
+/* The group holding the most values (the first such group on ties, so the
+ * choice depends only on the input), when it holds SUMMARY_MIN_SWITCH or
+ * more, goes to a histogram: the values it held, else 0. */
+static size_t shed_largest(struct summary *t)
 {
 	size_t best = 0, most = 0;
 	for (size_t i = 0; i < t->n; i++)
 		if (!t->g[i].q.approx && t->g[i].q.nv > most) { most = t->g[i].q.nv; best = i; }
-	if (most < SUMMARY_MIN_SWITCH) {
-		t->limit *= 2;
-		return;
-	}
+	if (most < SUMMARY_MIN_SWITCH) return 0;
 	qsketch_to_histogram(&t->g[best].q);
 	t->exact -= most;
 	t->approx++;
+	return most;
+}
+
+/* Over the limit: shed, or double the limit when nothing is big enough. */
+static void shed(struct summary *t)
+{
+	if (!shed_largest(t)) t->limit *= 2;
+}
+
+/* One more exact value against the shared budget (summary_budget). */
+static void budget_add(struct summary *t)
+{
+	struct summary_budget *b = t->budget;
+	size_t ex = atomic_fetch_add_explicit(&b->exact, 1, memory_order_relaxed) + 1;
+	size_t lim = atomic_load_explicit(&b->limit, memory_order_relaxed);
+	if (!lim) {
+		size_t zero = 0;
+		atomic_compare_exchange_strong(&b->limit, &zero, SUMMARY_EXACT_VALUES);
+		lim = atomic_load_explicit(&b->limit, memory_order_relaxed);
+	}
+	if (ex <= lim) return;
+	size_t freed = shed_largest(t);
+	if (freed) atomic_fetch_sub_explicit(&b->exact, freed, memory_order_relaxed);
+	else if (t->exact * (b->shares ? b->shares : 1) >= lim)
+		atomic_compare_exchange_strong(&b->limit, &lim, lim * 2);
+}
+
+static void budget_sub(struct summary *t, size_t n)
+{
+	if (t->budget && n) atomic_fetch_sub_explicit(&t->budget->exact, n, memory_order_relaxed);
 }
 
 void summary_add(struct summary *t, size_t i, uint64_t v)
@@ -47,6 +76,11 @@ void summary_add(struct summary *t, size_t i, uint64_t v)
 	g->m2 += d * ((double)v - g->mean);
 	qsketch_add(&g->q, v);
 	if (g->q.approx) return;
+	if (t->budget) {
+		t->exact++;
+		budget_add(t);
+		return;
+	}
 	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
 	if (++t->exact > t->limit) shed(t);
 }
@@ -64,11 +98,16 @@ void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 	g->n += src->n;
 	g->total += src->total;
 	int was_exact = !g->q.approx;
+	size_t held = was_exact ? g->q.nv : 0, src_held = src->q.approx ? 0 : src->q.nv;
 	qsketch_merge(&g->q, &src->q);
-	if (!was_exact) return;
-	if (g->q.approx) { t->exact -= g->q.n - src->n; t->approx++; return; }
+	if (g->q.approx) { /* src's kept values, and g's when it was exact, binned */
+		if (was_exact) { t->exact -= held; t->approx++; }
+		budget_sub(t, held + src_held);
+		return;
+	}
+	t->exact += src_held;
+	if (t->budget) return;
 	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
-	t->exact += src->q.nv;
 	while (t->exact > t->limit) shed(t);
 }
 

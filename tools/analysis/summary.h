@@ -36,11 +36,31 @@ struct sgroup {
 	struct qsketch q;        /* for the median */
 };
 
+/* The limit of exact values shared by the summaries of one table filled at
+ * once on several threads (the shards of `stats --threads`, each with its
+ * part of the trace): the values all of them hold count against one limit,
+ * so a table of at most SUMMARY_EXACT_VALUES values stays exact whatever
+ * the number of threads, and memory stays bounded.  Past it, a summary
+ * adding a value sheds its own group holding the most values (as above);
+ * when it holds none of SUMMARY_MIN_SWITCH values and at least its share
+ * (limit / shares), the limit doubles; else it waits for the others to shed
+ * on their next value.  Which groups are estimated then depends on the
+ * threads' timing: each estimate is within QSKETCH_REL_ERR all the same.
+ * Zero-initialised with shares set = empty (limit 0: SUMMARY_EXACT_VALUES). */
+struct summary_budget {
+	_Atomic size_t exact, limit;
+	size_t shares;           /* summaries filled at once */
+};
+
 /* Zero-initialised = empty. */
 struct summary {
 	strmap idx; struct sgroup *g; size_t n, cap;
 	size_t exact, limit;     /* values held exactly, and the limit (0: SUMMARY_EXACT_VALUES) */
 	size_t approx;           /* groups whose median is estimated */
+	/* set before the first value: the limit is this shared one's (the
+	 * values merged into it from a summary of the same budget were counted
+	 * there already) */
+	struct summary_budget *budget;
 };
 
 /* Index of the group `name` (created empty when new); indices are stable,
@@ -48,7 +68,8 @@ struct summary {
 size_t summary_group(struct summary *t, const char *name);
 /* Adds value v to group i. */
 void summary_add(struct summary *t, size_t i, uint64_t v);
-/* Adds the values of src (a group of another summary) to group i. */
+/* Adds the values of src (a group of another summary) to group i; when
+ * both are exact and sorted (qsketch_sorted), the values stay sorted. */
 void summary_merge(struct summary *t, size_t i, const struct sgroup *src);
 /* Median (mean of the two middle values for even counts): exact, or the
  * estimate when g->q.approx. */

@@ -86,7 +86,8 @@ static void usage(FILE *f)
 		print_wrapped(f, what);
 	}
 	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
-		   "the trace (default: the online processors; the output is the same).\n"
+		   "the trace, and in stats compute the reports that merge over slices of\n"
+		   "time (default: the online processors; the output is the same).\n"
 		   "\n'gpuprof <command> --help' describes a command.\n"
 		   "exit status: 0 ok, 1 usage error, 2 unreadable or damaged input;\n"
 		   "'run' exits with the job's status.\n");

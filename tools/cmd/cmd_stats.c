@@ -9,6 +9,7 @@
  * (reports/stats_report.h), listed in reports/registry.c; their memory is
  * described in their files. */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "common/selopt.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
+#include "reports/stats_shards.h"
 
 /* A table of a report: its position in the list and among its tables. */
 struct table_ref { const struct stats_report *rep; int rep_ix, tab_ix; };
@@ -200,6 +202,122 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 		return EXIT_BADINPUT;
 	}
 	return EXIT_OK;
+}
+
+/* What one run over the trace needs, and what it ran on which thread. */
+struct stats_pass {
+	gp_reader *r;
+	const char *path;
+	int strict;
+	const struct stats_opts *so;
+	const struct selection *sel;
+	int abs_time;
+	enum name_form names;
+	const int *run;      /* per report: in the run */
+	const int *sharded;  /* per report: in shards (stats_shards.h), not here */
+	size_t nreps;
+	int nshards;         /* the shards' threads (0: none) */
+};
+
+/* Where the time went (--verbose). */
+struct phase_times {
+	double prepass, pass, shards, merge, finish;
+	int serial, nshards;
+	uint64_t shard_records;
+};
+
+/* stats_pass's verdicts besides an exit code */
+enum { PASS_GO, PASS_STOP, PASS_DAMAGED };
+
+/* The context (ctx), the report states (self) of every report run: the
+ * pre-pass and the pass here for the reports not in shards, beside the
+ * shards' threads, then their merge, then stats_ctx_finish.  *code: the
+ * exit code so far.  PASS_GO: fill and print; PASS_STOP: nothing to print
+ * (message given); PASS_DAMAGED: a shard met damage (nothing said yet:
+ * the caller reads the trace again on one thread). */
+static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **self, struct phase_times *pt,
+		      int *code)
+{
+	uint32_t needs = 0, shard_needs = 0;
+	int *here = xcalloc(p->nreps ? p->nreps : 1, sizeof(*here));
+	for (size_t i = 0; i < p->nreps; i++) {
+		if (!p->run[i]) continue;
+		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
+		if (!p->nshards || !p->sharded[i]) {
+			here[i] = 1;
+			needs |= stats_reports[i]->needs;
+			pt->serial++;
+		}
+	}
+	/* with shards, they compute the analyses they can for every report
+	 * (the reports here read them only in fill) */
+	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
+	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
+	ctx->names = p->names;
+	struct stats_shards *sh = NULL;
+	double t0 = mono_s();
+	if (p->nshards) {
+		/* the analyses this context computes itself are not the shards' */
+		sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
+		if (!sh) {
+			free(here);
+			return PASS_DAMAGED;
+		}
+		pt->nshards = p->nshards;
+	}
+	int rc = 0, verdict = PASS_GO;
+	uint64_t n = 0;
+	struct fanout fan = { ctx, self, here };
+	if (pt->serial) {
+		if (stats_ctx_prepass(ctx) && (*code = prepass(ctx, p->r, p->path, p->strict)) != EXIT_OK) {
+			verdict = PASS_STOP;
+			goto out;
+		}
+		double t1 = mono_s();
+		pt->prepass = t1 - t0;
+		for (size_t i = 0; i < p->nreps; i++)
+			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
+		ctx->on_op = fan_op;
+		ctx->on_call = fan_call;
+		ctx->on_arg = &fan;
+		const gp_record *rec;
+		while ((rc = gp_reader_next_ordered(p->r, &rec)) > 0) {
+			struct stats_rec sr;
+			if (stats_ctx_add(ctx, rec, &sr))
+				for (size_t i = 0; i < p->nreps; i++)
+					if (here[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
+						stats_reports[i]->add(self[i], ctx, &sr);
+			progress_tick(++n);
+		}
+		pt->pass = mono_s() - t1;
+	}
+	if (sh) {
+		int ok = stats_shards_finish(sh, ctx, !pt->serial, self, &pt->merge) == 0;
+		pt->shards = mono_s() - t0;
+		pt->shard_records = stats_shards_records(sh);
+		stats_shards_free(sh);
+		sh = NULL;
+		if (!ok) {
+			verdict = PASS_DAMAGED;
+			goto out;
+		}
+	}
+	*code = tool_finish(p->r, p->path, rc, p->strict);
+	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0 && pt->serial) {
+		verdict = PASS_STOP;
+		goto out;
+	}
+	double t2 = mono_s();
+	stats_ctx_finish(ctx);
+	pt->finish = mono_s() - t2;
+out:
+	/* the fan-out lives here: nothing joins operations after finish */
+	ctx->on_op = NULL;
+	ctx->on_call = NULL;
+	ctx->on_arg = NULL;
+	stats_shards_free(sh);
+	free(here);
+	return verdict;
 }
 
 /* --csv-dir: the table as DIR/NAME.csv; 0, or -1 after the message. */
@@ -407,11 +525,8 @@ int cmd_stats(int argc, char **argv)
 	 * decided after the pass); only they, and the context's analyses they
 	 * need, see the records */
 	int *run = xcalloc(nreps ? nreps : 1, sizeof(*run));
-	uint32_t needs = 0;
 	for (size_t k = 0; k < ntabs; k++)
 		if (!any || want[k]) run[tabs[k].rep_ix] = 1;
-	for (size_t i = 0; i < nreps; i++)
-		if (run[i]) needs |= stats_reports[i]->needs;
 	struct selection selection;
 	char err[512];
 	struct stats_ctx ctx;
@@ -422,32 +537,42 @@ int cmd_stats(int argc, char **argv)
 		stats_ctx_init(&ctx, r, &so, 0, &selection, sel.abs_time);
 		goto out;
 	}
-	stats_ctx_init(&ctx, r, &so, needs, &selection, sel.abs_time);
-	ctx.names = fmt == FMT_TABLE ? names : NAME_FULL;
-	if (stats_ctx_prepass(&ctx) && (code = prepass(&ctx, r, path, strict)) != EXIT_OK)
-		goto out;
-	for (size_t i = 0; i < nreps; i++)
-		if (run[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(&ctx);
-	struct fanout fan = { &ctx, self, run };
-	ctx.on_op = fan_op;
-	ctx.on_call = fan_call;
-	ctx.on_arg = &fan;
-
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		struct stats_rec sr;
-		if (stats_ctx_add(&ctx, rec, &sr))
-			for (size_t i = 0; i < nreps; i++)
-				if (run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
-					stats_reports[i]->add(self[i], &ctx, &sr);
-		progress_tick(++n);
+	/* --threads N > 1: the reports that can run in shards do, on N threads
+	 * (N - 1 when some report runs here, beside them) */
+	int threads = g_threads ? g_threads : gp_reader_threads_default();
+	int *sharded = xcalloc(nreps ? nreps : 1, sizeof(*sharded)), nserial = 0, nsharded = 0;
+	uint32_t shard_needs = 0;
+	for (size_t i = 0; i < nreps; i++) {
+		if (!run[i]) continue;
+		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i]);
+		nsharded += sharded[i];
+		nserial += !sharded[i];
+		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
 	}
-	code = tool_finish(r, path, rc, strict);
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0)
-		goto out;
-	stats_ctx_finish(&ctx);
+	/* shards also compute the analyses that merge (kernel shapes,
+	 * counters) for the reports that run here */
+	int nshards = threads > 1 && (nsharded || shard_needs) ?
+		stats_shards_count(r, path, nserial ? threads - 1 : threads) : 0;
+	if (!nshards) memset(sharded, 0, (nreps ? nreps : 1) * sizeof(*sharded));
+	struct phase_times pt = { 0 };
+	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
+				   run, sharded, nreps, nshards };
+	int verdict = stats_pass(&pass, &ctx, self, &pt, &code);
+	if (verdict == PASS_DAMAGED) {
+		/* a damaged trace is read on one thread, for the messages and
+		 * exit status of --threads 1 */
+		for (size_t i = 0; i < nreps; i++)
+			if (self[i] && stats_reports[i]->free) stats_reports[i]->free(self[i]);
+		memset(self, 0, (nreps ? nreps : 1) * sizeof(*self));
+		stats_ctx_free(&ctx);
+		gp_reader_rewind(r);
+		memset(&pt, 0, sizeof(pt));
+		pass.nshards = 0;
+		verdict = stats_pass(&pass, &ctx, self, &pt, &code);
+	}
+	free(sharded);
+	if (verdict != PASS_GO) goto out;
+	double t_fill = mono_s();
 
 	/* the default set: every table of the reports that say they belong
 	 * (by-name tables only when an option asked for them) */
@@ -487,6 +612,13 @@ int cmd_stats(int argc, char **argv)
 		printed++;
 	}
 	if (fmt == FMT_JSON) printf("}\n");
+	if (so.verbose) {
+		fflush(stdout);
+		fprintf(stderr, "%s: phases: pre-pass %.2f s, pass %.2f s (here: %s), shards %.2f s "
+			"(%d threads, %" PRIu64 " records; merge here %.2f s), finish %.2f s, fill and print %.2f s\n",
+			g_cmd, pt.prepass, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
+			pt.shard_records, pt.merge, pt.finish, mono_s() - t_fill);
+	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);
 	free(out);

@@ -99,4 +99,7 @@ char *name_base(const char *mangled);
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);
 
+/* Seconds on the monotonic clock (phase times for --verbose). */
+double mono_s(void);
+
 #endif

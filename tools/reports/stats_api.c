@@ -47,5 +47,5 @@ static const struct stats_table api_tables[] = {
 const struct stats_report stats_report_api = {
 	.tables = api_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_API),
-	.new = summary_state_new, .add = api_add, .fill = api_fill, .free = summary_state_free,
+	.new = summary_state_new, .add = api_add, .merge = summary_state_merge_report, .fill = api_fill, .free = summary_state_free,
 };

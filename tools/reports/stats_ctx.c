@@ -298,6 +298,23 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 	counters_finish(&ctx->cnt);
 }
 
+void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
+{
+	if (src->last > ctx->last) ctx->last = src->last;
+	kshapes_merge(&ctx->shapes, &src->shapes);
+	counters_merge(&ctx->cnt, &src->cnt);
+	if (!meta) return;
+	/* a merged trace may hold a process's records in its timed chunks,
+	 * which only some slices read: every slice's, a later one's winning
+	 * as a later record does */
+	for (size_t i = 0; i < src->rank_of.cap; i++)
+		if (src->rank_of.used[i])
+			*u64map_get(&ctx->rank_of, src->rank_of.keys[i], MAP_INSERT) = src->rank_of.vals[i];
+	for (size_t i = 0; i < src->dev.idx.cap; i++)
+		if (src->dev.idx.used[i])
+			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.keys[i] >> 32), &src->dev.v[src->dev.idx.vals[i] - 1]);
+}
+
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
 {
 	uint64_t *v = u64map_get((u64map *)&ctx->rank_of, pid, MAP_FIND);

@@ -53,5 +53,5 @@ static const struct stats_table kern_tables[] = {
 const struct stats_report stats_report_kernels = {
 	.tables = kern_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_KERNEL),
-	.new = summary_state_new, .add = kern_add, .fill = kern_fill, .free = summary_state_free,
+	.new = summary_state_new, .add = kern_add, .merge = summary_state_merge_report, .fill = kern_fill, .free = summary_state_free,
 };

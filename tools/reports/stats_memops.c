@@ -53,6 +53,17 @@ static void memt_add(void *self, const struct stats_ctx *ctx, const struct stats
 	summary_add(&m->s.groups, g, dur);
 }
 
+static void memt_merge(void *self, void *other, const struct stats_ctx *ctx)
+{
+	struct memops_report *m = self, *o = other;
+	size_t *map = xmalloc((o->s.groups.n ? o->s.groups.n : 1) * sizeof(*map)), had = m->s.groups.n;
+	summary_state_merge(&m->s, &o->s, map);
+	vec_reserve((void **)&m->bytes, &m->cbytes, m->s.groups.n ? m->s.groups.n : 1, sizeof(*m->bytes));
+	for (size_t g = had; g < m->s.groups.n; g++) m->bytes[g] = 0;
+	for (size_t i = 0; i < o->s.groups.n; i++) m->bytes[map[i]] += o->bytes[i];
+	free(map);
+}
+
 static void memt_row(void *arg, struct cell *c, size_t g)
 {
 	struct memops_report *m = arg;
@@ -93,5 +104,5 @@ static const struct stats_table memt_tables[] = {
 const struct stats_report stats_report_memops = {
 	.tables = memt_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_MEMCPY) | STATS_TYPE(GP_REC_MEMSET),
-	.new = memt_new, .add = memt_add, .fill = memt_fill, .free = memt_free,
+	.new = memt_new, .add = memt_add, .merge = memt_merge, .fill = memt_fill, .free = memt_free,
 };

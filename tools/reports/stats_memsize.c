@@ -90,5 +90,5 @@ static const struct stats_table mems_tables[] = {
 const struct stats_report stats_report_memsize = {
 	.tables = mems_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_MEMCPY) | STATS_TYPE(GP_REC_MEMSET),
-	.new = summary_state_new, .add = mems_add, .fill = mems_fill, .free = summary_state_free,
+	.new = summary_state_new, .add = mems_add, .merge = summary_state_merge_report, .fill = mems_fill, .free = summary_state_free,
 };

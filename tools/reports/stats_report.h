@@ -18,6 +18,17 @@
  * calls fill() of each report that has a table to print, in list order; the
  * reports do not depend on each other.
  *
+ * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
+ * merge (a `merge`, or no state), needs nothing of the context but
+ * STATS_SHARD_NEEDS and takes no records without a time (process, device,
+ * module, stack, thread, source) runs on K threads at once, each over one
+ * slice of the trace's time: its own reader, context and state get the
+ * records whose time is in the slice; then the states are merged in time order (each state merges the next slice's into
+ * it) and fill() prints the merged one as above.  The other reports run in
+ * the one pass above, on the driver's thread, beside the shards; the
+ * shards' contexts compute the analyses of STATS_SHARD_NEEDS for them too
+ * (such a report reads them only in fill).
+ *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
 #ifndef GPUPROF_TOOL_STATS_REPORT_H
@@ -54,6 +65,9 @@ enum stats_need {
 	STATS_NEED_SHAPES = 32, /* ctx->kn, ctx->shapes: kernel names and launch shapes */
 	STATS_NEED_COUNTERS = 64, /* ctx->cnt: sampled counters */
 };
+/* What a context of a shard can compute: analyses that merge over slices
+ * of time (kernel shapes, counters) */
+#define STATS_SHARD_NEEDS (STATS_NEED_SHAPES | STATS_NEED_COUNTERS)
 
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
  * docs/STEPS.md).  Zero-initialised = the defaults. */
@@ -126,6 +140,10 @@ struct stats_ctx {
 	int prepassed;          /* the pre-pass ran (windows came from it) */
 	int gpu_later;          /* gpu is fed by a pass of its own once the span is known */
 	u64map rank_of;         /* pid -> rank + 1, from GP_REC_PROCESS (complete before any timed record) */
+	/* set by the driver while a report's new() runs in shards: the limit
+	 * of exact values its summary shares with the other slices'
+	 * (analysis/summary.h); NULL otherwise */
+	struct summary_budget *budget;
 };
 
 /* A record as the driver hands it to add(): with its process and thread.
@@ -164,6 +182,11 @@ struct stats_report {
 	/* STATS_NEED_OPS: every launch call of the trace as it leaves the join
 	 * (its operations delivered), once; NULL for none. */
 	void (*call)(void *self, const struct stats_ctx *ctx, const struct launch_call *c);
+	/* Shards (above): adds the state of the next slice of time, src, to
+	 * self (which has every record before src's); src is freed after.
+	 * NULL: the report does not run in shards (a report without state
+	 * needs none). */
+	void (*merge)(void *self, void *src, const struct stats_ctx *ctx);
 	/* Whether it is in the default set (no --report); NULL: always. */
 	int (*in_default)(void *self, const struct stats_ctx *ctx);
 	/* Fills tables[0 .. ntables): each arrives with its name set (report.h:
@@ -202,6 +225,12 @@ int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err);
  * reports, with *out filled. */
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);
 void stats_ctx_finish(struct stats_ctx *ctx);
+/* Shards: adds the analyses of src, the context of the next slice of time
+ * (STATS_SHARD_NEEDS, the latest record), to ctx, before stats_ctx_finish;
+ * with meta (ctx did not read the whole trace itself), src's metadata too:
+ * processes' ranks, device properties.  src is left emptied of the
+ * analyses. */
+void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta);
 /* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);
 void stats_ctx_free(struct stats_ctx *ctx);

@@ -39,6 +39,6 @@ static const struct stats_table sync_tables[] = {
 const struct stats_report stats_report_sync = {
 	.tables = sync_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_SYNC),
-	.new = summary_state_new, .add = sync_add, .in_default = sync_in_default, .fill = sync_fill,
+	.new = summary_state_new, .add = sync_add, .merge = summary_state_merge_report, .in_default = sync_in_default, .fill = sync_fill,
 	.free = summary_state_free,
 };

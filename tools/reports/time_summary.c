@@ -31,6 +31,7 @@ void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx)
 {
 	memset(s, 0, sizeof(*s));
 	s->r = ctx->r;
+	s->groups.budget = ctx->budget;
 }
 
 void summary_state_release(struct summary_state *s)
@@ -74,6 +75,25 @@ static size_t group_of(struct summary_state *s, uint32_t pid, uint32_t dev, uint
 		s->meta[g] = (struct ts_meta){ pid, dev, id, (size_t)np };
 	}
 	return g;
+}
+
+void summary_state_merge(struct summary_state *s, struct summary_state *src, size_t *map)
+{
+	for (size_t i = 0; i < src->groups.n; i++) {
+		const struct ts_meta *m = &src->meta[i];
+		struct sgroup *from = &src->groups.g[i];
+		size_t g = group_of(s, m->pid, m->dev, m->id, from->name + m->name_at);
+		qsketch_sorted(&s->groups.g[g].q);
+		qsketch_sorted(&from->q);
+		summary_merge(&s->groups, g, from);
+		qsketch_free(&from->q);
+		if (map) map[i] = g;
+	}
+}
+
+void summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx)
+{
+	summary_state_merge(self, src, NULL);
 }
 
 static uint64_t cache_key(uint32_t pid, uint32_t dev, uint32_t id)

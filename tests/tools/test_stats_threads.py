@@ -1,0 +1,117 @@
+"""test_stats_threads.py — `gpuprof stats --threads N` gives the output of
+--threads 1, byte for byte (JSON: every figure lossless), for N = 2, 4, 16:
+the reports that run in time shards (reports/stats_shards.h: api, kernels,
+memops, memsize, sync, occupancy, counters; the kernel shapes and counters
+for util) merge their slices into the one-thread result.
+
+ * Every report together (the default set and --per-step) and each report
+   alone, on a generated training trace (bench/bigtrace/gen_bigtrace,
+   60,000 events, ~70 steps: fewer than 2^20 values, so every median is
+   exact and must be the same), on gen_trace's traces (plain, windows, and
+   two of them merged, ranked and not), two ranks (gen_ranks) and the fuzz
+   corpus' valid trace; with a
+   selection (--since/--until, --steps).
+ * The shards ran: --verbose says how many threads read slices (N - 1: the
+   pass of the other reports takes one) and that they read records.
+ * Damaged traces (no footer, a bad chunk, truncated): the same output,
+   messages and exit status as one thread (a trace without footer is not
+   cut; a slice that meets damage makes the whole trace be read on one
+   thread)."""
+import os
+import re
+import shutil
+import subprocess
+
+import tt
+
+GEN_BIG = os.path.abspath(os.path.join(tt.B, "bench", "gen_bigtrace"))
+GEN_RANKS = os.path.join(os.path.dirname(tt.GEN), "gen_ranks")
+DATA = os.path.join(tt.HERE, "..", "data", "bad")
+CORPUS = os.path.join(tt.HERE, "..", "fuzz", "corpus")
+THREADS = (2, 4, 16)
+
+
+def stats(path, threads, *opts, check=True):
+    return tt.gp("stats", "--threads", threads, *opts, path, check=check)
+
+
+def same_as_one(path, what, *opts):
+    one = stats(path, 1, "--format", "json", *opts)
+    tt.expect(len(one.stdout) > 10, f"{what}: output")
+    for n in THREADS:
+        p = stats(path, n, "--format", "json", *opts)
+        tt.expect(p.stdout == one.stdout, f"{what}: --threads {n} = --threads 1")
+        tt.eq(p.stderr, one.stderr, f"{what}: messages, --threads {n}")
+    return one.stdout
+
+
+def tables_of(path):
+    """The names of the tables of the default set (the JSON keys)."""
+    out = tt.gp("stats", "--threads", "1", "--format", "json", path).stdout
+    return re.findall(r'^[{,]?"([a-z_]+)":', out, re.M)
+
+
+with tt.tmpdir() as d:
+    big = os.path.join(d, "big.gpuprof")
+    subprocess.run([GEN_BIG, "60000", big], check=True, capture_output=True)
+    plain = tt.gen(os.path.join(d, "plain.gpuprof"))
+    win = tt.gen(os.path.join(d, "win.gpuprof"), windows=True)
+    ranks = os.path.join(d, "ranks.gpuprof")
+    subprocess.run([GEN_RANKS, ranks], check=True, capture_output=True)
+    valid = os.path.join(CORPUS, "valid.gpuprof")
+    # two processes merged: one's process record lies in timed chunks
+    merged = os.path.join(d, "merged.gpuprof")
+    tt.gp("merge", plain, tt.gen(os.path.join(d, "b.gpuprof"), variant="b"), "-o", merged)
+
+    # the shards ran, with N - 1 threads beside the other reports' pass
+    v = stats(big, 4, "--verbose", "--format", "json").stderr
+    m = re.search(r"shards [0-9.]+ s \((\d+) threads, (\d+) records", v)
+    tt.expect(m is not None, f"--verbose gives the shards' phase: {v!r}")
+    if m:
+        tt.eq(int(m.group(1)), 3, "--threads 4, all reports: 3 threads of shards")
+        tt.expect(int(m.group(2)) >= 60000, f"the shards read the trace's records: {m.group(2)}")
+    v = stats(big, 4, "--verbose", "--report", "kernels").stderr
+    m = re.search(r"\((\d+) threads", v)
+    tt.expect(m is not None and int(m.group(1)) == 4, f"--report kernels alone: 4 threads of shards: {v!r}")
+
+    for path, name in ((big, "bigtrace"), (plain, "gen_trace"), (win, "gen_trace --windows"),
+                       (ranks, "gen_ranks"), (merged, "gen_trace + --b merged"), (valid, "fuzz valid")):
+        same_as_one(path, f"{name}: all reports")
+        tables = tables_of(path)
+        tt.expect(len(tables) >= 3, f"{name}: tables {tables}")
+        for t in tables:
+            same_as_one(path, f"{name}: --report {t}", "--report", t)
+    same_as_one(big, "bigtrace: --per-step", "--per-step")
+    same_as_one(big, "bigtrace: --since/--until", "--since", "0.5s", "--until", "2s")
+    same_as_one(big, "bigtrace: --steps", "--steps", "5:20")
+    same_as_one(big, "bigtrace: --report kernels,memops,occupancy", "--report",
+                "kernels,memops,occupancy")
+    # the reports in shards, with tables (the table is the format for people)
+    one = tt.gp("stats", "--threads", "1", "--report", "api,kernels,memsize,occupancy", big).stdout
+    for n in THREADS:
+        tt.eq(tt.gp("stats", "--threads", n, "--report", "api,kernels,memsize,occupancy", big).stdout, one,
+              f"tables, --threads {n}")
+
+    # damaged traces: the same output, messages and exit status
+    cut = os.path.join(d, "cut.gpuprof")
+    with open(big, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) * 2 // 3])
+    flipped = os.path.join(d, "flipped.gpuprof")
+    b = bytearray(data)
+    for i in range(len(b) // 2, len(b) // 2 + 64):
+        b[i] ^= 0x5A
+    with open(flipped, "wb") as f:
+        f.write(bytes(b))
+    for path in (cut, flipped, os.path.join(DATA, "no_footer.gpuprof"), os.path.join(DATA, "truncated_chunk.gpuprof"),
+                 os.path.join(DATA, "bad_chunk_header.gpuprof")):
+        one = stats(path, 1, "--format", "json", check=False)
+        for n in (2, 4):
+            p = stats(path, n, "--format", "json", check=False)
+            what = os.path.basename(path)
+            tt.eq(p.returncode, one.returncode, f"{what}: exit status, --threads {n}")
+            tt.expect(p.stdout == one.stdout, f"{what}: output, --threads {n}")
+            tt.eq(p.stderr, one.stderr, f"{what}: messages, --threads {n}")
+
+tt.finish()

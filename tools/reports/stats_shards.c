@@ -1,0 +1,218 @@
+/* stats_shards.c — see stats_shards.h. */
+#include "reports/stats_shards.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/summary.h"
+#include "common/tool.h"
+
+/* One slice of time and its thread. */
+struct shard {
+	struct stats_shards *all;
+	int ix;
+	uint64_t from, to;     /* the records timed in [from, to) are its */
+	pthread_t th;
+	int started;
+	gp_reader *r;
+	struct stats_ctx ctx;
+	void **self;           /* per report of the list */
+	int ok;                /* read whole (and so are the slices merged into it) */
+	uint64_t n;            /* records read */
+};
+
+struct stats_shards {
+	/* of the caller's context, copied: it changes while the shards run */
+	const struct stats_opts *opts;
+	const struct selection *sel;
+	int abs_time;
+	enum name_form names;
+	const char *path;
+	const int *run;
+	size_t nreps;
+	uint32_t needs;        /* the shards' contexts' */
+	int k;
+	struct shard *sh;
+	struct summary_budget *budget; /* per report */
+	uint64_t n;
+};
+
+/* The records without a time: a slice's reader may not see all of them
+ * (a merged trace holds some in timed chunks) */
+#define META_TYPES (STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_MODULE) | \
+		    STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE))
+
+int stats_report_shardable(const struct stats_report *rep)
+{
+	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)STATS_SHARD_NEEDS) && !(rep->types & META_TYPES);
+}
+
+int stats_shards_count(gp_reader *r, const char *path, int k)
+{
+	struct gp_footer_info f;
+	uint64_t first, last;
+	if (k < 1 || !strcmp(path, "-")) return 0;
+	if (gp_reader_footer(r, &f) != 0 || !f.present) return 0;
+	if (gp_reader_time_range(r, &first, &last) != 0 || last <= first) return 0;
+	if (last - first < (uint64_t)k) return 0;
+	return k;
+}
+
+
+/* The records of the slice through its context to its reports. */
+static void shard_read(struct shard *s)
+{
+	struct stats_shards *a = s->all;
+	struct gp_reader_opts o = { .sz = sizeof(o), .threads = 1 };
+	if (gp_reader_open_opts(a->path, &o, &s->r) != 0) return;
+	gp_reader_load_meta(s->r);
+	if (gp_reader_set_time_window(s->r, s->from, s->to) != 0) return;
+	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs, a->sel, a->abs_time);
+	s->ctx.names = a->names;
+	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
+	for (size_t i = 0; i < a->nreps; i++)
+		if (a->run[i] && stats_reports[i]->new) {
+			s->ctx.budget = &a->budget[i];
+			s->self[i] = stats_reports[i]->new(&s->ctx);
+		}
+	s->ctx.budget = NULL;
+	const gp_record *rec;
+	int rc;
+	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
+		s->n++;
+		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
+		uint64_t t = gp_record_time(rec);
+		if (!meta && (t < s->from || t >= s->to)) continue;
+		struct stats_rec sr;
+		if (!stats_ctx_add(&s->ctx, rec, &sr) || meta) continue;
+		for (size_t i = 0; i < a->nreps; i++)
+			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
+				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
+	}
+	struct gp_integrity in;
+	gp_reader_integrity(s->r, &in);
+	s->ok = rc == 0 && !in.frames_corrupt && !in.truncated;
+}
+
+static void shard_free(struct shard *s, size_t nreps)
+{
+	for (size_t i = 0; s->self && i < nreps; i++)
+		if (s->self[i] && stats_reports[i]->free) stats_reports[i]->free(s->self[i]);
+	free(s->self);
+	s->self = NULL;
+	if (s->r) stats_ctx_free(&s->ctx);
+	gp_reader_close(s->r);
+	s->r = NULL;
+}
+
+/* Adds slice src (the next after dst's, and those merged into it) to dst. */
+static void shard_merge(struct shard *dst, struct shard *src)
+{
+	struct stats_shards *a = dst->all;
+	dst->ok &= src->ok;
+	dst->n += src->n;
+	if (dst->ok) {
+		for (size_t i = 0; i < a->nreps; i++)
+			if (a->run[i] && stats_reports[i]->merge)
+				stats_reports[i]->merge(dst->self[i], src->self[i], &dst->ctx);
+		stats_ctx_merge(&dst->ctx, &src->ctx, 1);
+	}
+	shard_free(src, a->nreps);
+}
+
+/* A slice's thread: its records, then the tree of merges (stats_shards.h). */
+static void *shard_main(void *arg)
+{
+	struct shard *s = arg;
+	struct stats_shards *a = s->all;
+	shard_read(s);
+	for (int step = 1; s->ix % (2 * step) == 0 && s->ix + step < a->k; step *= 2) {
+		struct shard *o = &a->sh[s->ix + step];
+		if (o->started) pthread_join(o->th, NULL);
+		o->started = 0;
+		shard_merge(s, o);
+	}
+	return NULL;
+}
+
+struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
+					const int *run, size_t nreps, uint32_t needs)
+{
+	uint64_t first, last;
+	if (gp_reader_time_range(ctx->r, &first, &last) != 0) return NULL;
+	struct stats_shards *a = xcalloc(1, sizeof(*a));
+	a->opts = ctx->opts;
+	a->sel = ctx->sel;
+	a->abs_time = ctx->out_base == 0;
+	a->names = ctx->names;
+	a->path = path;
+	a->run = run;
+	a->nreps = nreps;
+	a->k = k;
+	a->needs = needs;
+	a->budget = xcalloc(nreps ? nreps : 1, sizeof(*a->budget));
+	for (size_t i = 0; i < nreps; i++) a->budget[i].shares = (size_t)k;
+	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
+	for (int i = 0; i < k; i++) {
+		struct shard *s = &a->sh[i];
+		s->all = a;
+		s->ix = i;
+		/* equal lengths of time; the first from 0, the last to the end */
+		s->from = i ? first + (uint64_t)((double)(last - first) * i / k) : 0;
+		s->to = i + 1 < k ? first + (uint64_t)((double)(last - first) * (i + 1) / k) : UINT64_MAX;
+	}
+	/* the threads of the later slices first: slice i joins i + 1, ...; a
+	 * thread that cannot be made is run here (the slices before it too,
+	 * in the same order: a slice's merges wait only for later ones) */
+	int made = 1;
+	for (int i = k - 1; i >= 0; i--) {
+		if (made && pthread_create(&a->sh[i].th, NULL, shard_main, &a->sh[i]) == 0) {
+			a->sh[i].started = 1;
+			continue;
+		}
+		made = 0;
+		shard_main(&a->sh[i]);
+	}
+	return a;
+}
+
+int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta, void **self, double *merge_s)
+{
+	struct shard *s0 = &a->sh[0];
+	if (s0->started) pthread_join(s0->th, NULL);
+	s0->started = 0;
+	a->n = s0->n;
+	double t0 = mono_s();
+	int ok = s0->ok;
+	if (ok) {
+		for (size_t i = 0; i < a->nreps; i++) {
+			if (!a->run[i] || !stats_reports[i]->new) continue;
+			ctx->budget = &a->budget[i];
+			self[i] = stats_reports[i]->new(ctx);
+			stats_reports[i]->merge(self[i], s0->self[i], ctx);
+		}
+		ctx->budget = NULL;
+		stats_ctx_merge(ctx, &s0->ctx, meta);
+	}
+	shard_free(s0, a->nreps);
+	if (merge_s) *merge_s = mono_s() - t0;
+	return ok ? 0 : -1;
+}
+
+uint64_t stats_shards_records(const struct stats_shards *a)
+{
+	return a ? a->n : 0;
+}
+
+void stats_shards_free(struct stats_shards *a)
+{
+	if (!a) return;
+	for (int i = 0; i < a->k; i++) {
+		if (a->sh[i].started) pthread_join(a->sh[i].th, NULL);
+		shard_free(&a->sh[i], a->nreps);
+	}
+	free(a->sh);
+	free(a->budget);
+	free(a);
+}

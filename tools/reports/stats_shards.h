@@ -1,0 +1,60 @@
+/* stats_shards.h — the reports of `gpuprof stats --threads N` that run in
+ * shards (stats_report.h: a `merge`, or no state, and no need of the
+ * context beyond STATS_SHARD_NEEDS), on K threads at once.
+ *
+ * The trace's time, from its first to its last timed record (the footer's
+ * chunk table: gp_reader_time_range), is cut into K slices of equal
+ * length; a thread per slice opens the trace with a reader of its own
+ * (one decoding thread, the time window of its slice: the chunks of other
+ * slices are not decoded), and hands the records timed in its slice (the
+ * first slice from 0, the last to the end) to a context and report states
+ * of its own; the metadata records it reads go to its context (a merged
+ * trace holds some in timed chunks, which only some slices read: the
+ * contexts' metadata are merged), never to the reports (one that takes
+ * them does not run in shards).  Then the states are merged in time
+ * order by a tree: the thread of slice i merges slice i + 1's, then i + 2's
+ * (which holds i + 3's), ... as they end, so log2(K) merges deep; the
+ * caller merges slice 0's into its own.  The summaries of the slices share
+ * one limit of exact values per report (analysis/summary.h): a table of at
+ * most 2^20 values is exact and the same as one thread's.
+ *
+ * Only a trace with a footer (its chunk table) is cut; a damaged one (a
+ * slice's reader meets a corrupt frame, a truncation or an error) is not:
+ * stats_shards_finish says so and the caller reads it on one thread, for
+ * the same messages and exit status as --threads 1. */
+#ifndef GPUPROF_TOOL_STATS_SHARDS_H
+#define GPUPROF_TOOL_STATS_SHARDS_H
+
+#include <stddef.h>
+
+#include "reports/stats_report.h"
+
+struct stats_shards;
+
+/* Whether report rep can run in shards. */
+int stats_report_shardable(const struct stats_report *rep);
+/* The slices a trace can be cut into for k threads: k, or 0 (not cut: no
+ * footer, no timed records, a pipe, k < 1).  One slice is the whole trace,
+ * read on a thread beside the caller's. */
+int stats_shards_count(gp_reader *r, const char *path, int k);
+/* Starts k threads (stats_shards_count) over the trace at path, running
+ * the reports i with run[i] (nreps, the list's order; maybe none), their
+ * contexts computing the analyses `needs` (STATS_SHARD_NEEDS bits, for
+ * every report of the run: the caller's context does not compute them),
+ * with ctx's options,
+ * selection and form of names (a slice whose thread cannot be made is read
+ * on the caller's, before this returns).  NULL: no time range. */
+struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
+					const int *run, size_t nreps, uint32_t needs);
+/* Waits for the threads; then, when every slice was read whole, merges the
+ * slices into ctx (stats_ctx_merge; meta: ctx read no records itself) and
+ * into self[i] (made here with new(ctx)) of each report run, and returns
+ * 0; else -1 (damage: nothing merged, self untouched).  *merge_s: the
+ * seconds the merges took on the caller's thread (the slices' own merges
+ * overlap their reading). */
+int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self, double *merge_s);
+/* Records read by all slices (after finish). */
+uint64_t stats_shards_records(const struct stats_shards *sh);
+void stats_shards_free(struct stats_shards *sh);
+
+#endif
