@@ -116,6 +116,11 @@ grep -qx "GPUPROF_GPU_WINDOW=500ms/10s" env5.txt || bad "--gpu-window 500ms/10s 
 grep -q "GPUPROF_GPU_WINDOW is not implemented" err && bad "--gpu-window still warns: $(cat err)"
 grep -qx "GPUPROF_STACKS=1" env5.txt || bad "--stacks not passed on"
 grep -q "not implemented" err && bad "--stacks still warns: $(cat err)"
+# GPUPROF_STACKS=all in the environment stays all under --stacks; 0 becomes 1
+GPUPROF_STACKS=all "$G" run --stacks -- env >env5b.txt 2>/dev/null
+grep -qx "GPUPROF_STACKS=all" env5b.txt || bad "--stacks took GPUPROF_STACKS=all back to sampled: $(grep STACKS env5b.txt)"
+GPUPROF_STACKS=0 "$G" run --stacks -- env >env5c.txt 2>/dev/null
+grep -qx "GPUPROF_STACKS=1" env5c.txt || bad "--stacks with GPUPROF_STACKS=0: $(grep STACKS env5c.txt)"
 for hz in 2.5 0 1001 10hz; do
 	"$G" run --gpu-metrics=$hz -- true 2>/dev/null; [ $? -eq 1 ] || bad "bad --gpu-metrics=$hz -> 1"
 done

@@ -413,7 +413,15 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
 			opt_window = 1;
 			break;
-		case O_STACKS: setenv("GPUPROF_STACKS", "1", 1); break;
+		case O_STACKS: {
+			/* --stacks turns stacks on; it does not take GPUPROF_STACKS=all
+			 * from the environment back to sampled (docs/CLI.md says
+			 * the two go together) */
+			const char *e = getenv("GPUPROF_STACKS");
+			if (!e || strcmp(e, "all"))
+				setenv("GPUPROF_STACKS", "1", 1);
+			break;
+		}
 		case O_CAPTURE:
 			if (!setting_ok(GP_SET_CAPTURE_RANGE, optarg, &v)) {
 				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
