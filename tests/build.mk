@@ -44,6 +44,12 @@ $(FAKE_NVML): tests/fake/fake_nvml.c tests/fake/fake_api.h | $(FAKE_DIR)/
 $(FAKE_CUDART): tests/fake/fake_cudart.c tests/fake/fake_api.h | $(FAKE_DIR)/ check-cuda
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -shared -Wl,-soname,libcudart.so.13 -o $@ $< -ldl
 
+# process_vm_readv refused (EPERM): the Python frame reads' pipe fallback
+FAKE_NOREADV := $(FAKE_DIR)/libnoreadv.so
+$(FAKE_NOREADV): tests/fake/fake_noreadv.c | $(FAKE_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -shared -o $@ $<
+$(SHIMT_DIR)/run_test_stacks_layers: | $(FAKE_NOREADV)
+
 $(FAKE_WORKLOAD): tests/fake/workload.c tests/fake/fake_api.h $(FAKE_CUDART) | $(FAKE_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(FAKE_CFLAGS) -fPIE -o $@ $< $(FAKE_CUDART) -Wl,-rpath,'$$ORIGIN' -ldl
 
@@ -68,7 +74,7 @@ $(SHIMT_DIR)/run_%: tests/shim/%.py tests/shim/stackslib.py tests/shim/flightlib
 $(SHIMT_DIR)/run_test_gpu_metrics: | $(FAKE_NVML)
 $(SHIMT_DIR)/run_test_pm_sampling: | $(FAKE_CUPTI_NOPM)
 
-TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SO) \
+TEST_BINS += $(FAKE_CUPTI) $(FAKE_NVML) $(FAKE_CUDART) $(FAKE_NOREADV) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 TESTS += $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIM_PY_TESTS:%=$(SHIMT_DIR)/run_%)
 # --- end shim tests ---

@@ -5,7 +5,8 @@ same (layer_norm, LayerNorm.forward, Module._call_impl, Module.__call__):
 under sampled stacks the final one must still be told apart from the blocks'
 (its site is the whole Python stack, not the innermost frames).  Before
 them, one launch from a function with a long name (no layer).
-argv[1]: the fake libcudart, argv[2]: steps."""
+argv[1]: the fake libcudart, argv[2]: steps, argv[3]: threads (default 1),
+each training its own model."""
 import sys
 
 import fakecudart
@@ -58,8 +59,21 @@ def launch_before_any_layer_from_a_long_name():
     layer_norm()
 
 
+def train(steps):
+    m = Model()
+    for _ in range(steps):
+        m()
+
+
 launch_before_any_layer_from_a_long_name()
-m = Model()
-for _ in range(int(sys.argv[2])):
-    m()
+threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+if threads == 1:
+    train(int(sys.argv[2]))
+else:  # each thread its own model: stacks are walked on several threads at once
+    import threading
+    ts = [threading.Thread(target=train, args=(int(sys.argv[2]),)) for _ in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
 print("sampled layers done")

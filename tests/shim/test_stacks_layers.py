@@ -15,7 +15,9 @@ from forward methods of a small class hierarchy.
   the same innermost Python frames): the final LayerNorm's launches stay
   under Model, the blocks' under Model > Block (a site whose key was the four
   innermost frames put 5 of GPT-2's 8 final ones under GPT2Block on the H200);
-  a first launch from a function with a name over 16 bytes leaves classes on.
+  a first launch from a function with a name over 16 bytes leaves classes on;
+  the same with process_vm_readv refused (tests/fake/libnoreadv.so: the
+  checked reads go through a pipe) from four threads at once.
 GPUPROF_TEST_PYTHON picks the interpreter; skips unless CPython 3.11-3.13."""
 import json
 import os
@@ -73,16 +75,24 @@ for mode in ("all", "1"):
                  (1, "Captured", 1), (1, "Linear", 1), (1, "MyLinear", 1)]
     E.check(sorted(rows) == sorted(want_rows), "%s: layers %s, want %s" % (mode, rows, want_rows))
 
+SJOB = os.path.join(HERE, "stacks_py_sampled_layers.py")
+ln_launch = [i for i, t in enumerate(open(SJOB), 1) if "lib.cudaLaunchKernel" in t][0]
 STEPS = 40  # past the first 16 captures of a site: later launches reuse a sampled stack
-rc, out, err, trace = E.run([py, os.path.join(HERE, "stacks_py_sampled_layers.py"), E.cudart, str(STEPS)],
-                            {"GPUPROF_STACKS": "sampled"}, "layers-sampled-sites")
-E.check(rc == 0 and out == "sampled layers done\n", "sampled job: exit %d, stdout %r, stderr %r" % (rc, out, err))
-E.check("python frames" not in err, "sampled job: python frames complaint: %r" % err)
-p = subprocess.run([E.gpuprof, "stats", "--report", "layers", "--format", "json", trace], capture_output=True,
-                   text=True)
-rows = [(r["depth"], r["layer"], r["kernels"]) for r in json.loads(p.stdout)["layers"]] if p.returncode == 0 else []
-want_rows = [(0, "Model", 5 * STEPS), (1, "Block", 4 * STEPS), (2, "LayerNorm", 4 * STEPS), (1, "LayerNorm", STEPS),
-             (0, "(not in a forward)", 1), (1, "stacks_py_sampled_layers.py:19 layer_norm", 1)]
-E.check(sorted(rows) == sorted(want_rows), "sampled: layers %s, want %s" % (rows, want_rows))
+# (mode, threads, extra environment): the last with process_vm_readv refused
+# (EPERM), so every checked read goes through the pipe, from four threads
+noreadv = os.path.join(E.build, "tests/fake/libnoreadv.so")
+for mode, nthr, extra in (("sampled", 1, {}), ("all", 4, {"LD_PRELOAD": E.shim + ":" + noreadv})):
+    name = "layers-%s-%d%s" % (mode, nthr, "-noreadv" if extra else "")
+    rc, out, err, trace = E.run([py, SJOB, E.cudart, str(STEPS), str(nthr)], dict({"GPUPROF_STACKS": mode}, **extra),
+                                name)
+    E.check(rc == 0 and out == "sampled layers done\n", "%s: exit %d, stdout %r, stderr %r" % (name, rc, out, err))
+    E.check("python frames" not in err, "%s: python frames complaint: %r" % (name, err))
+    p = subprocess.run([E.gpuprof, "stats", "--report", "layers", "--format", "json", trace], capture_output=True,
+                       text=True)
+    rows = [(r["depth"], r["layer"], r["kernels"]) for r in json.loads(p.stdout)["layers"]] if p.returncode == 0 else []
+    n = STEPS * nthr
+    want_rows = [(0, "Model", 5 * n), (1, "Block", 4 * n), (2, "LayerNorm", 4 * n), (1, "LayerNorm", n),
+                 (0, "(not in a forward)", 1), (1, "stacks_py_sampled_layers.py:%d layer_norm" % ln_launch, 1)]
+    E.check(sorted(rows) == sorted(want_rows), "%s: layers %s, want %s" % (name, rows, want_rows))
 print("python %s.%s: forward frames carry the class of self" % (major, minor))
 E.finish()
