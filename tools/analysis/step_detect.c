@@ -574,6 +574,13 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 		plan_trace(d, p);
 	}
 	free(ids);
+	/* the plans are made: the samples (up to sample_max operations per
+	 * process, 24 bytes each) are not needed by anything after this */
+	for (size_t pi = 0; pi < d->np; pi++) {
+		free(d->p[pi].v);
+		d->p[pi].v = NULL;
+		d->p[pi].n = d->p[pi].cap = 0;
+	}
 	if (d->range_name && !found_named) {
 		static char msg[512];
 		snprintf(msg, sizeof(msg), "no NVTX range named '%.200s' (nor numbered '%.200s <N>') in the trace",
