@@ -147,12 +147,12 @@ static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 	c->attr = ctx->attr;
 	/* the steps: the selected top-level push/pop ranges */
 	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
-		const struct attr_range *x = attribution_range(c->attr, id);
-		if (x->kind != GP_NVTX_PUSHPOP || x->depth != 0 || !stats_selected(ctx, x->s)) continue;
+		const struct attr_range x = attribution_range(c->attr, id);
+		if (x.kind != GP_NVTX_PUSHPOP || x.depth != 0 || !stats_selected(ctx, x.s)) continue;
 		struct cstep st;
 		memset(&st, 0, sizeof(st));
-		st.s = x->s; st.e = x->e; st.pid = x->pid;
-		st.name = attribution_name(c->attr, x->name);
+		st.s = x.s; st.e = x.e; st.pid = x.pid;
+		st.name = attribution_name(c->attr, x.name);
 		VEC_PUSH(c->st, c->nst, c->cst, st);
 		*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
 	}
