@@ -8,8 +8,10 @@
  * order, any-thread and same-thread.  Checks every range read back
  * (attribution_range), every query's set of ranges and its count when the
  * buffer is too small; then the memory: the bytes malloc holds per range of
- * a 2^20-range index (the bound is what this storage promises: 24 bytes a
- * range; the former 32-byte ranges and their 12-byte index would fail it).
+ * a 2^20-range index (the bound is what this storage promises: 16 bytes a
+ * range; the former 32-byte ranges and their 12-byte index would fail it),
+ * and a trace of more than 65536 names and lanes (the packed name and lane
+ * widen).
  * Prints "ok" or the failed checks; exit 1 on failure. */
 #include <malloc.h>
 #include <stdio.h>
@@ -125,8 +127,9 @@ static void check_queries(const struct attribution *a, enum attr_rule rule, int 
 {
 	uint32_t *want = malloc(nrefs * sizeof(*want)), *got = malloc(nrefs * sizeof(*got)), small[2];
 	for (int q = 0; q < nq; q++) {
-		uint32_t pid = 100 + (uint32_t)rnd(4), tid = 1 + (uint32_t)rnd(4);
-		uint64_t t = rnd(4) == 0 ? refs[rnd(nrefs)].s + rnd(3) : rnd(26000000000ull);
+		const struct ref *pick = &refs[rnd(nrefs)];
+		uint32_t pid = rnd(8) ? pick->pid : 100 + (uint32_t)rnd(4), tid = rnd(8) ? pick->tid : 1 + (uint32_t)rnd(4);
+		uint64_t t = rnd(4) == 0 ? pick->s + rnd(3) : rnd(4) == 0 ? pick->e - rnd(2) : rnd(26000000000ull);
 		if (rnd(10) == 0) { pid = 100; tid = 9; t = rnd(9000000000ull); }
 		size_t nw = 0;
 		for (size_t i = 0; i < nrefs; i++) {
@@ -175,8 +178,18 @@ int main(void)
 	attribution_free(any);
 	attribution_free(same);
 	double b = bytes_per_range((size_t)1 << 20);
-	CHECK(b <= 25.0, "%.1f bytes per range (at most 25)", b);
-	printf("%zu ranges, 80000 queries; %.1f bytes per range at 2^20\n", nrefs, b);
+	CHECK(b <= 17.0, "%.1f bytes per range (at most 17)", b);
+	/* more than 65536 names and lanes: one range each, on threads of their own */
+	nrefs = 0;
+	for (uint32_t i = 0; i < 70000; i++) {
+		push_ref(200 + i % 3, 1000 + i, i % 5 ? 1 : 2, i % 4, 1000000ull * i, 1000000ull * i + 5000000 + rnd(3));
+		snprintf(refs[nrefs - 1].name, sizeof(refs[0].name), "n%u", i);
+	}
+	any = build(ATTR_ANY_THREAD);
+	check_ranges(any);
+	check_queries(any, ATTR_ANY_THREAD, 2000);
+	attribution_free(any);
+	printf("82000 queries; %.1f bytes per range at 2^20\n", b);
 	free(refs);
 	if (fails) return 1;
 	printf("ok\n");

@@ -8,10 +8,15 @@
  * looks at every lane of the process (ATTR_ANY_THREAD) or the lanes of the
  * calling thread (ATTR_SAME_THREAD): a binary search per lane.
  *
- * The storage, 24 bytes a range (a day's trace holds millions of ranges:
- * this was the largest thing `stats` held, at 44 bytes): by range id its
- * start (8), length (4; a range of 2^32-1 ns or more keeps its end in a
- * map), name (4) and lane (4: the lane holds pid, thread, depth and kind),
+ * The storage, 16 bytes a range (a day's trace holds millions of ranges:
+ * this was the largest thing `stats` held, at 44 bytes), by range id:
+ *   start   4: signed offset from its block's base (the start of the
+ *              block's first range; a block is 64 ids, which are added in
+ *              pop order, so close in time); a start 2^31 ns or more away
+ *              keeps its value in a map
+ *   length  4: a range of 2^32-1 ns or more keeps its end in a map
+ *   name and lane 4: 16 bits each while both fit (the lane holds pid,
+ *              thread, depth and kind); past that two arrays of 4 bytes
  * and by lane position the id (4).  The running maximum of the ends (8 a
  * range) is kept only for the lanes where it is not the range's own end:
  * those whose ranges overlap (start/end ranges). */
@@ -24,6 +29,8 @@
 
 #define STARTEND_DEPTH UINT16_MAX
 #define LONG_LEN UINT32_MAX      /* len[]: the end is in long_e */
+#define FAR_OFF INT32_MIN        /* soff[]: the start is in far_s */
+#define BLOCK_SHIFT 6            /* 64 ids share a start base */
 #define NO_MAXE SIZE_MAX
 
 struct lane {
@@ -37,11 +44,14 @@ struct lane {
 struct attribution {
 	enum attr_rule rule;
 	/* by range id */
-	uint64_t *s; size_t cs;
+	int32_t *soff; size_t csoff;   /* start - sbase[id >> BLOCK_SHIFT], or FAR_OFF */
+	uint64_t *sbase; size_t nsbase, csbase;
 	uint32_t *len; size_t clen;
-	uint32_t *name; size_t cname;
-	uint32_t *lane; size_t clane;  /* lane index (in pid, tid, depth order after the index) */
+	uint32_t *nl; size_t cnl;      /* name << 16 | lane while packed */
+	int wide;                      /* name and lane in name[] and lane[] instead */
+	uint32_t *name, *lane;         /* lane: index (in pid, tid, depth order after the index) */
 	size_t nr;
+	u64map far_s;             /* id -> start, for FAR_OFF */
 	u64map long_e;            /* id -> end, for ranges of LONG_LEN ns or more */
 	u64map odd_kind;          /* id -> kind, for a range whose kind is not its lane's */
 	strmap name_idx; char **names; size_t nnames, cnames;
@@ -73,6 +83,7 @@ struct attribution *attribution_new(enum attr_rule rule)
 	struct attribution *a = xcalloc(1, sizeof(*a));
 	a->rule = rule;
 	strmap_init(&a->name_idx);
+	u64map_init(&a->far_s);
 	u64map_init(&a->long_e);
 	u64map_init(&a->odd_kind);
 	u64map_init(&a->thread_idx);
@@ -87,7 +98,8 @@ void attribution_free(struct attribution *a)
 	for (size_t i = 0; i < a->nnames; i++) free(a->names[i]);
 	free(a->names);
 	strmap_free(&a->name_idx);
-	free(a->s); free(a->len); free(a->name); free(a->lane);
+	free(a->soff); free(a->sbase); free(a->len); free(a->nl); free(a->name); free(a->lane);
+	u64map_free(&a->far_s);
 	u64map_free(&a->long_e);
 	u64map_free(&a->odd_kind);
 	free(a->lanes);
@@ -98,10 +110,47 @@ void attribution_free(struct attribution *a)
 	free(a);
 }
 
+static uint64_t range_start(const struct attribution *a, uint32_t id)
+{
+	if (a->soff[id] != FAR_OFF) return a->sbase[id >> BLOCK_SHIFT] + (uint64_t)(int64_t)a->soff[id];
+	return *u64map_get((u64map *)&a->far_s, id, MAP_FIND);
+}
+
 static uint64_t range_end(const struct attribution *a, uint32_t id)
 {
-	if (a->len[id] != LONG_LEN) return a->s[id] + a->len[id];
+	if (a->len[id] != LONG_LEN) return range_start(a, id) + a->len[id];
 	return *u64map_get((u64map *)&a->long_e, id, MAP_FIND);
+}
+
+static uint32_t range_name(const struct attribution *a, uint32_t id)
+{
+	return a->wide ? a->name[id] : a->nl[id] >> 16;
+}
+
+static uint32_t range_lane(const struct attribution *a, uint32_t id)
+{
+	return a->wide ? a->lane[id] : a->nl[id] & 0xffff;
+}
+
+static void set_lane(struct attribution *a, uint32_t id, uint32_t lane)
+{
+	if (a->wide) a->lane[id] = lane;
+	else a->nl[id] = (a->nl[id] & 0xffff0000u) | lane;
+}
+
+/* 65536 names or lanes: name and lane in arrays of their own from now on. */
+static void widen(struct attribution *a)
+{
+	size_t cap = a->cnl ? a->cnl : 16;
+	a->name = xmalloc(cap * sizeof(*a->name));
+	a->lane = xmalloc(cap * sizeof(*a->lane));
+	for (size_t i = 0; i < a->nr; i++) {
+		a->name[i] = a->nl[i] >> 16;
+		a->lane[i] = a->nl[i] & 0xffff;
+	}
+	free(a->nl);
+	a->nl = NULL;
+	a->wide = 1;
 }
 
 /* The lane of (pid, tid, depth), made on first use. */
@@ -137,14 +186,27 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 	if (a->lanes[l].kind != kind) *u64map_get(&a->odd_kind, id, MAP_INSERT) = kind;
 	uint32_t len = e - s < LONG_LEN ? (uint32_t)(e - s) : LONG_LEN;
 	if (len == LONG_LEN) *u64map_get(&a->long_e, id, MAP_INSERT) = e;
+	if (!(id & ((1u << BLOCK_SHIFT) - 1))) VEC_PUSH(a->sbase, a->nsbase, a->csbase, s);
+	int64_t off = (int64_t)(s - a->sbase[id >> BLOCK_SHIFT]);
+	int32_t soff = off > INT32_MIN && off <= INT32_MAX ? (int32_t)off : FAR_OFF;
+	if (soff == FAR_OFF) *u64map_get(&a->far_s, id, MAP_INSERT) = s;
 	uint32_t nm = (uint32_t)*slot;
+	if (!a->wide && (nm > 0xffff || l > 0xffff)) widen(a);
 	size_t nr = a->nr;
-	VEC_PUSH(a->s, nr, a->cs, s);
+	VEC_PUSH(a->soff, nr, a->csoff, soff);
 	nr = a->nr;
 	VEC_PUSH(a->len, nr, a->clen, len);
-	nr = a->nr;
-	VEC_PUSH(a->name, nr, a->cname, nm);
-	VEC_PUSH(a->lane, a->nr, a->clane, l);
+	if (a->wide) {
+		size_t c = a->cnl;
+		nr = a->nr;
+		VEC_PUSH(a->name, nr, c, nm);
+		nr = a->nr;
+		VEC_PUSH(a->lane, nr, a->cnl, l);
+	} else {
+		nr = a->nr;
+		VEC_PUSH(a->nl, nr, a->cnl, nm << 16 | l);
+	}
+	a->nr++;
 	return id;
 }
 
@@ -161,7 +223,8 @@ static int cmp_lane_key(const void *x, const void *y)
 static int cmp_start_id(const void *x, const void *y)
 {
 	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	if (sort_a->s[i] != sort_a->s[j]) return sort_a->s[i] < sort_a->s[j] ? -1 : 1;
+	uint64_t si = range_start(sort_a, i), sj = range_start(sort_a, j);
+	if (si != sj) return si < sj ? -1 : 1;
 	return i < j ? -1 : i > j;
 }
 
@@ -188,8 +251,9 @@ void attribution_index(struct attribution *a)
 	a->clanes = a->nlanes;
 	free(order);
 	for (size_t i = 0; i < a->nr; i++) {
-		a->lane[i] = rank[a->lane[i]];
-		a->lanes[a->lane[i]].n++;
+		uint32_t l = rank[range_lane(a, (uint32_t)i)];
+		set_lane(a, (uint32_t)i, l);
+		a->lanes[l].n++;
 	}
 	free(rank);
 	size_t off = 0;
@@ -201,7 +265,7 @@ void attribution_index(struct attribution *a)
 	/* ids by lane, in id order: sorted by start when the starts rise */
 	a->ids = xmalloc((a->nr ? a->nr : 1) * sizeof(*a->ids));
 	for (size_t i = 0; i < a->nr; i++) {
-		struct lane *l = &a->lanes[a->lane[i]];
+		struct lane *l = &a->lanes[range_lane(a, (uint32_t)i)];
 		a->ids[l->off + l->n++] = (uint32_t)i;
 	}
 	for (size_t li = 0; li < a->nlanes; li++) {
@@ -209,7 +273,7 @@ void attribution_index(struct attribution *a)
 		uint32_t *v = a->ids + l->off;
 		int sorted_s = 1, rising_e = 1;
 		for (size_t k = 1; k < l->n && sorted_s; k++)
-			if (a->s[v[k]] < a->s[v[k - 1]]) sorted_s = 0;
+			if (range_start(a, v[k]) < range_start(a, v[k - 1])) sorted_s = 0;
 		if (!sorted_s) qsort(v, l->n, sizeof(*v), cmp_start_id);
 		uint64_t m = 0;
 		for (size_t k = 0; k < l->n; k++) {
@@ -236,14 +300,14 @@ size_t attribution_nranges(const struct attribution *a) { return a->nr; }
 
 struct attr_range attribution_range(const struct attribution *a, uint32_t id)
 {
-	const struct lane *l = &a->lanes[a->lane[id]];
+	const struct lane *l = &a->lanes[range_lane(a, id)];
 	struct attr_range x;
 	memset(&x, 0, sizeof(x));
-	x.s = a->s[id];
+	x.s = range_start(a, id);
 	x.e = range_end(a, id);
 	x.pid = l->pid;
 	x.tid = l->tid;
-	x.name = a->name[id];
+	x.name = range_name(a, id);
 	x.depth = l->depth;
 	x.kind = l->kind;
 	if (a->odd_kind.n) {
@@ -271,7 +335,7 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 		size_t lo = 0, hi = l->n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (a->s[v[mid]] <= t) lo = mid + 1;
+			if (range_start(a, v[mid]) <= t) lo = mid + 1;
 			else hi = mid;
 		}
 		for (size_t k = lo; k-- > 0;) {
