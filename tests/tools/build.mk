@@ -65,6 +65,14 @@ $(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/spli
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_INDEX_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
+# tools/common/report: encoded rows print as the cells set, and their bytes per row
+TEST_REPORT_ROWS := $(TOOLST_DIR)/test_report_rows
+TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
+	$(B)/obj/tools/common/demangle.o
+$(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
+
 # tools/analysis/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
 TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
@@ -82,5 +90,6 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_QUANTILE)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_QUANTILE)
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
+	$(TEST_QUANTILE)
