@@ -57,6 +57,22 @@ $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(T
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++
 
+# tools/analysis/attribution: the compact index against brute force, and its bytes per range
+TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
+TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/common/util.o
+$(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/splitmix.h $(TEST_ATTRIBUTION_INDEX_OBJS) \
+		$(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_INDEX_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
+
+# tools/common/report: encoded rows print as the cells set, and their bytes per row
+TEST_REPORT_ROWS := $(TOOLST_DIR)/test_report_rows
+TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
+	$(B)/obj/tools/common/demangle.o
+$(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
+
 # tools/analysis/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
 TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
@@ -74,8 +90,9 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_ATTRIBUTION) $(TEST_QUANTILE)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_QUANTILE)
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
+	$(TEST_QUANTILE)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
 # sanitizers: gpuprof and the generators built with TSan, and with

@@ -298,9 +298,9 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		}
 		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
 		if (p->nvtx) {
-			const struct attr_range *x = attribution_range(f->a, sp->plan->steps[0].range_id);
-			p->step_tid = x->tid;
-			p->step_depth = x->depth;
+			const struct attr_range x = attribution_range(f->a, sp->plan->steps[0].range_id);
+			p->step_tid = x.tid;
+			p->step_depth = x.depth;
 		}
 		u64map_init(&p->run_idx);
 		u64map_init(&p->tid_corr);
@@ -375,9 +375,9 @@ static uint32_t phase_of(struct adv_facts *f, struct aproc *p, uint32_t tid, uin
 		n = attribution_at(f->a, p->out.pid, tid, t, f->idbuf, f->cidbuf);
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct attr_range *x = attribution_range(f->a, f->idbuf[i]);
-		if (x->kind == GP_NVTX_PUSHPOP && x->tid == p->step_tid && x->depth == p->step_depth + 1)
-			return x->name + 1;
+		const struct attr_range x = attribution_range(f->a, f->idbuf[i]);
+		if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1)
+			return x.name + 1;
 	}
 	return 0;
 }

@@ -22,7 +22,8 @@
  * them, so the ranges must all be known before the calls are attributed),
  * attribution_index, then any number of attribution_op (or attribution_at)
  * queries.
- * Memory: 40 bytes per range plus the index (8 bytes per range). */
+ * Memory: 24 bytes per range, index included (attribution.c), plus 8 per
+ * range in lanes whose ranges overlap (start/end ranges). */
 #ifndef GPUPROF_ANALYSIS_ATTRIBUTION_H
 #define GPUPROF_ANALYSIS_ATTRIBUTION_H
 
@@ -38,7 +39,6 @@ struct attr_range {
 	uint64_t s, e;
 	uint32_t pid, tid;       /* tid: the thread that began it */
 	uint32_t name;           /* index into the name table */
-	/* 32 bytes a range (a day's trace holds millions: stats' peak memory) */
 	uint16_t depth;          /* push/pop nesting depth (0 outermost; deeper clamped at 65534) */
 	uint8_t kind;            /* gp_nvtx_kind */
 };
@@ -56,7 +56,8 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 void attribution_index(struct attribution *a);
 
 size_t attribution_nranges(const struct attribution *a);
-const struct attr_range *attribution_range(const struct attribution *a, uint32_t id);
+/* Range id (a copy: the ranges are stored in a compact form). */
+struct attr_range attribution_range(const struct attribution *a, uint32_t id);
 size_t attribution_nnames(const struct attribution *a);
 const char *attribution_name(const struct attribution *a, uint32_t name);
 enum attr_rule attribution_rule(const struct attribution *a);

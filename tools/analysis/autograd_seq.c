@@ -116,15 +116,15 @@ static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct attr_range *r = attribution_range(s->a, s->buf[i]);
-		if (r->tid == tid && r->kind == GP_NVTX_PUSHPOP) s->buf[m++] = s->buf[i];
+		const struct attr_range r = attribution_range(s->a, s->buf[i]);
+		if (r.tid == tid && r.kind == GP_NVTX_PUSHPOP) s->buf[m++] = s->buf[i];
 	}
 	return m;
 }
 
 static int64_t range_seq(const struct autograd_seq *s, uint32_t id)
 {
-	return autograd_seq_of(attribution_name(s->a, attribution_range(s->a, id)->name));
+	return autograd_seq_of(attribution_name(s->a, attribution_range(s->a, id).name));
 }
 
 void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, const char *const *path,
@@ -147,10 +147,10 @@ int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
 	size_t m = open_at(s, pid, tid, t);
 	uint32_t best = UINT32_MAX, depth = UINT32_MAX;
 	for (size_t i = 0; i < m; i++) {
-		const struct attr_range *r = attribution_range(s->a, s->buf[i]);
-		if (r->depth < depth && range_seq(s, s->buf[i]) >= 0) {
+		const struct attr_range r = attribution_range(s->a, s->buf[i]);
+		if (r.depth < depth && range_seq(s, s->buf[i]) >= 0) {
 			best = s->buf[i];
-			depth = r->depth;
+			depth = r.depth;
 		}
 	}
 	if (best == UINT32_MAX) return 0;
@@ -172,18 +172,18 @@ static uint32_t forward_state(struct autograd_seq *s, uint32_t id)
 {
 	uint32_t st = s->fwd ? s->fwd[id] : ST_NONE;
 	if (st != ST_NONE) return st;
-	const struct attr_range *r = attribution_range(s->a, id);
-	size_t m = open_at(s, r->pid, r->tid, r->s);
+	const struct attr_range r = attribution_range(s->a, id);
+	size_t m = open_at(s, r.pid, r.tid, r.s);
 	/* the enclosing ranges, innermost first: by depth, deepest first
 	 * (push/pop ranges of one thread nest) */
-	uint32_t below = r->depth;
+	uint32_t below = r.depth;
 	for (;;) {
 		uint32_t next = UINT32_MAX, nd = 0;
 		for (size_t i = 0; i < m; i++) {
-			const struct attr_range *x = attribution_range(s->a, s->buf[i]);
-			if (x->depth < below && (next == UINT32_MAX || x->depth > nd)) {
+			const struct attr_range x = attribution_range(s->a, s->buf[i]);
+			if (x.depth < below && (next == UINT32_MAX || x.depth > nd)) {
 				next = s->buf[i];
-				nd = x->depth;
+				nd = x.depth;
 			}
 		}
 		if (next == UINT32_MAX || range_seq(s, next) < 0) return ST_UNKNOWN;
@@ -223,14 +223,14 @@ void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backwar
 	 * with a layer has: the paths first, then whatever disagrees */
 	for (int round = 0; round < 2 && s->nbwd; round++) {
 		for (size_t i = 0; i < nr; i++) {
-			const struct attr_range *r = attribution_range(s->a, (uint32_t)i);
-			if (r->kind != GP_NVTX_PUSHPOP) continue;
+			const struct attr_range r = attribution_range(s->a, (uint32_t)i);
+			if (r.kind != GP_NVTX_PUSHPOP) continue;
 			int64_t seq = range_seq(s, (uint32_t)i);
-			if (seq < 0 || backward_thread(ctx, r->pid, r->tid)) continue;
+			if (seq < 0 || backward_thread(ctx, r.pid, r.tid)) continue;
 			uint32_t st = forward_state(s, (uint32_t)i);
 			int layer = st >= ST_PATH && s->paths[st - ST_PATH].n > 0;
 			if (round == 0 && !layer) continue;
-			u64map *m = seq_map(&t, r->pid, round == 0);
+			u64map *m = seq_map(&t, r.pid, round == 0);
 			uint64_t *v = m ? u64map_get(m, (uint64_t)seq, round == 0 ? MAP_INSERT : MAP_FIND) : NULL;
 			if (!v) continue;
 			if (!*v) *v = st;
@@ -239,8 +239,8 @@ void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backwar
 	}
 	for (size_t i = 0; i < s->nbwd; i++) {
 		const struct bwd_work *w = &s->bwd[i];
-		const struct attr_range *r = attribution_range(s->a, w->range);
-		u64map *m = seq_map(&t, r->pid, 0);
+		const struct attr_range r = attribution_range(s->a, w->range);
+		u64map *m = seq_map(&t, r.pid, 0);
 		uint64_t *v = m ? u64map_get(m, (uint64_t)range_seq(s, w->range), MAP_FIND) : NULL;
 		if (v && *v >= ST_PATH) {
 			const struct seq_path *p = &s->paths[*v - ST_PATH];

@@ -82,7 +82,7 @@ void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset 
 		if (v->e > x) { v->s = x; break; }
 		i++;
 	}
-	memmove(set->v, set->v + i, (set->n - i) * sizeof(*set->v));
+	if (i) memmove(set->v, set->v + i, (set->n - i) * sizeof(*set->v)); /* v may be NULL when i is 0 */
 	set->n -= i;
 }
 

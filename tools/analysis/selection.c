@@ -199,9 +199,9 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
 		for (uint32_t i = 0; i < attribution_nranges(a); i++) {
-			const struct attr_range *x = attribution_range(a, i);
-			if (!name_matches(o->range, attribution_name(a, x->name))) continue;
-			ivset_add(&iv, x->s, x->e);
+			const struct attr_range x = attribution_range(a, i);
+			if (!name_matches(o->range, attribution_name(a, x.name))) continue;
+			ivset_add(&iv, x.s, x.e);
 			cnt++;
 		}
 		if (!cnt) {

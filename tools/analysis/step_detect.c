@@ -192,10 +192,10 @@ struct group {
 static const struct attribution *sort_attr;
 static int cmp_range_start(const void *x, const void *y)
 {
-	const struct attr_range *a = attribution_range(sort_attr, *(const uint32_t *)x);
-	const struct attr_range *b = attribution_range(sort_attr, *(const uint32_t *)y);
-	if (a->s != b->s) return a->s < b->s ? -1 : 1;
-	if (a->e != b->e) return a->e > b->e ? -1 : 1;
+	const struct attr_range a = attribution_range(sort_attr, *(const uint32_t *)x);
+	const struct attr_range b = attribution_range(sort_attr, *(const uint32_t *)y);
+	if (a.s != b.s) return a.s < b.s ? -1 : 1;
+	if (a.e != b.e) return a.e > b.e ? -1 : 1;
 	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
 }
 
@@ -204,17 +204,17 @@ static int inside(const struct attribution *a, const struct group *g, const stru
 {
 	size_t in = 0;
 	for (size_t i = 0; i < g->n; i++) {
-		const struct attr_range *x = attribution_range(a, g->ids[i]);
+		const struct attr_range x = attribution_range(a, g->ids[i]);
 		size_t lo = 0, hi = h->n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (attribution_range(a, h->ids[mid])->s <= x->s) lo = mid + 1;
+			if (attribution_range(a, h->ids[mid]).s <= x.s) lo = mid + 1;
 			else hi = mid;
 		}
 		for (size_t k = lo; k-- > 0;) {
-			const struct attr_range *y = attribution_range(a, h->ids[k]);
+			const struct attr_range y = attribution_range(a, h->ids[k]);
 			if (h->ids[k] == g->ids[i]) continue;
-			if (y->e >= x->e && (y->s < x->s || y->e > x->e || h->ids[k] < g->ids[i])) { in++; break; }
+			if (y.e >= x.e && (y.s < x.s || y.e > x.e || h->ids[k] < g->ids[i])) { in++; break; }
 			if (lo - k > 64) break; /* ranges of one group rarely nest deeper */
 		}
 	}
@@ -235,24 +235,24 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 	struct group *g = NULL; size_t ng = 0, cg = 0;
 	char grp[256];
 	for (size_t i = 0; i < nids; i++) {
-		const struct attr_range *x = attribution_range(a, ids[i]);
-		const char *name = attribution_name(a, x->name);
+		const struct attr_range x = attribution_range(a, ids[i]);
+		const char *name = attribution_name(a, x.name);
 		step_name_split(name, grp, sizeof(grp));
 		if (d->range_name ? !name_wanted(d->range_name, name, grp) : !steplike(grp)) continue;
-		if (x->e <= x->s) continue;
+		if (x.e <= x.s) continue;
 		int is_new;
 		size_t *slot = strmap_get(&idx, grp, &is_new);
 		if (is_new) {
 			struct group ng0;
 			memset(&ng0, 0, sizeof(ng0));
 			ng0.name = xstrdup(grp);
-			ng0.first = x->s;
+			ng0.first = x.s;
 			*slot = ng;
 			VEC_PUSH(g, ng, cg, ng0);
 		}
 		struct group *G = &g[*slot];
 		VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
-		if (x->s < G->first) G->first = x->s;
+		if (x.s < G->first) G->first = x.s;
 	}
 	sort_attr = a;
 	for (size_t i = 0; i < ng; i++) qsort(g[i].ids, g[i].n, sizeof(uint32_t), cmp_range_start);
@@ -275,17 +275,17 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		pl->steps = xcalloc(G->n, sizeof(*pl->steps));
 		uint64_t last_e = 0;
 		for (size_t i = 0; i < G->n; i++) {
-			const struct attr_range *x = attribution_range(a, G->ids[i]);
-			if (pl->nsteps && x->s < last_e) { pl->overlapping++; continue; }
+			const struct attr_range x = attribution_range(a, G->ids[i]);
+			if (pl->nsteps && x.s < last_e) { pl->overlapping++; continue; }
 			struct step_def *sd = &pl->steps[pl->nsteps++];
-			sd->s = x->s; sd->e = x->e; sd->range_id = G->ids[i];
-			sd->number = step_name_split(attribution_name(a, x->name), grp, sizeof(grp));
-			last_e = x->e;
+			sd->s = x.s; sd->e = x.e; sd->range_id = G->ids[i];
+			sd->number = step_name_split(attribution_name(a, x.name), grp, sizeof(grp));
+			last_e = x.e;
 		}
-		const struct attr_range *x0 = attribution_range(a, G->ids[0]);
-		int numbered = step_name_split(attribution_name(a, x0->name), grp, sizeof(grp)) >= 0;
+		const struct attr_range x0 = attribution_range(a, G->ids[0]);
+		int numbered = step_name_split(attribution_name(a, x0.name), grp, sizeof(grp)) >= 0;
 		snprintf(pl->what, sizeof(pl->what), "NVTX %s ranges '%.160s%s' (%zu%s)",
-			 x0->kind == GP_NVTX_STARTEND ? "start/end" : "push/pop", G->name, numbered ? " <N>" : "",
+			 x0.kind == GP_NVTX_STARTEND ? "start/end" : "push/pop", G->name, numbered ? " <N>" : "",
 			 pl->nsteps, d->range_name ? ", named with --step-range" : ", outermost repeating step-like range");
 	}
 	for (size_t i = 0; i < ng; i++) { free(g[i].name); free(g[i].ids); }
@@ -553,7 +553,7 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 {
 	/* every process with NVTX ranges is a candidate too */
 	size_t nr = attribution_nranges(a);
-	for (size_t i = 0; i < nr; i++) proc_get(d, attribution_range(a, (uint32_t)i)->pid);
+	for (size_t i = 0; i < nr; i++) proc_get(d, attribution_range(a, (uint32_t)i).pid);
 	/* range ids per process */
 	uint32_t *ids = xmalloc((nr ? nr : 1) * sizeof(*ids));
 	int found_named = 0;
@@ -562,7 +562,7 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 		p->plan.pid = p->pid;
 		size_t k = 0;
 		for (size_t i = 0; i < nr; i++)
-			if (attribution_range(a, (uint32_t)i)->pid == p->pid) ids[k++] = (uint32_t)i;
+			if (attribution_range(a, (uint32_t)i).pid == p->pid) ids[k++] = (uint32_t)i;
 		if (d->want != STEP_WANT_TRACE) plan_nvtx(d, a, p, ids, k);
 		if (p->plan.method == STEP_NVTX) { found_named = 1; continue; }
 		if (d->want == STEP_WANT_NVTX || d->range_name) {
@@ -574,6 +574,13 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 		plan_trace(d, p);
 	}
 	free(ids);
+	/* the plans are made: the samples (up to sample_max operations per
+	 * process, 24 bytes each) are not needed by anything after this */
+	for (size_t pi = 0; pi < d->np; pi++) {
+		free(d->p[pi].v);
+		d->p[pi].v = NULL;
+		d->p[pi].n = d->p[pi].cap = 0;
+	}
 	if (d->range_name && !found_named) {
 		static char msg[512];
 		snprintf(msg, sizeof(msg), "no NVTX range named '%.200s' (nor numbered '%.200s <N>') in the trace",

@@ -109,13 +109,13 @@ static void on_op(void *ctx, const struct gpu_op *op)
 		uint32_t done[MAX_RANGES];
 		if (n > MAX_RANGES) n = MAX_RANGES;
 		for (size_t i = 0; i < n; i++) {
-			const struct attr_range *ar = attribution_range(a, sp->ids[i]);
-			if (ar->s == st->s && ar->e == st->e) continue;
+			const struct attr_range ar = attribution_range(a, sp->ids[i]);
+			if (ar.s == st->s && ar.e == st->e) continue;
 			size_t d;
-			for (d = 0; d < nd && done[d] != ar->name; d++) ;
+			for (d = 0; d < nd && done[d] != ar.name; d++) ;
 			if (d < nd) continue;
-			done[nd++] = ar->name;
-			entry(&p->list[SP_RANGE], attribution_name(a, ar->name))->kernel_ns += dur;
+			done[nd++] = ar.name;
+			entry(&p->list[SP_RANGE], attribution_name(a, ar.name))->kernel_ns += dur;
 		}
 	} else {
 		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name((uint32_t)(packed >> 56));

@@ -112,9 +112,9 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
 		}
 		if (pl->nsteps) {
-			const struct attr_range *x = attribution_range(a, pl->steps[0].range_id);
-			p->step_tid = x->tid;
-			p->step_depth = x->depth;
+			const struct attr_range x = attribution_range(a, pl->steps[0].range_id);
+			p->step_tid = x.tid;
+			p->step_depth = x.depth;
 		}
 	}
 	return st;
@@ -211,9 +211,9 @@ void steps_op(void *ctx, const struct gpu_op *op)
 		}
 		if (b.step != NO_STEP) {
 			for (size_t i = 0; i < n; i++) {
-				const struct attr_range *x = attribution_range(st->a, st->idbuf[i]);
-				if (x->kind == GP_NVTX_PUSHPOP && x->tid == p->step_tid && x->depth == p->step_depth + 1)
-					add_phase(&b, x->name);
+				const struct attr_range x = attribution_range(st->a, st->idbuf[i]);
+				if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1)
+					add_phase(&b, x.name);
 			}
 			if (b.step < p->nfin) p->out.late_ops++;
 		}

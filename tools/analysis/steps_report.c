@@ -166,7 +166,7 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 		cell_str(&c[22], w->unrecorded ? "no GPU record" : w->partial ? "partial" : w->warmup ? "warm-up"
 				 : w->outlier ? "outlier" : "");
 		if (w->range_id != UINT32_MAX)
-			cell_str(&c[23], attribution_name(a, attribution_range(a, w->range_id)->name));
+			cell_str(&c[23], attribution_name(a, attribution_range(a, w->range_id).name));
 	}
 }
 

@@ -19,11 +19,108 @@ void report_define(struct report *r, const char *title, const struct col *cols, 
 	r->title = title; r->cols = cols; r->ncols = ncols;
 }
 
+/* ------------------------------------------------------------ row storage
+ * A row is its cells one after the other, each a tag byte then its value:
+ * CELL_NULL; CELL_STR and the string with its NUL; CELL_INT and a zigzag
+ * varint (a whole number below 2^53 in magnitude, not -0: the double reads
+ * back exactly); CELL_DBL and the double's 8 bytes. */
+enum { CELL_NULL, CELL_STR, CELL_INT, CELL_DBL };
+
+static void enc_put(struct report *r, const void *p, size_t n)
+{
+	vec_reserve((void **)&r->rows, &r->crows, r->nrows_bytes + n, 1);
+	memcpy(r->rows + r->nrows_bytes, p, n);
+	r->nrows_bytes += n;
+}
+
+static void enc_cell(struct report *r, const struct cell *c)
+{
+	unsigned char b[16];
+	if (c->null) {
+		b[0] = CELL_NULL;
+		enc_put(r, b, 1);
+	} else if (c->s) {
+		b[0] = CELL_STR;
+		enc_put(r, b, 1);
+		enc_put(r, c->s, strlen(c->s) + 1);
+	} else if (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0 && !(c->d == 0 && signbit(c->d))) {
+		int64_t v = (int64_t)c->d;
+		uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+		size_t n = 0;
+		b[n++] = CELL_INT;
+		do {
+			b[n++] = (unsigned char)((z & 0x7f) | (z >= 0x80 ? 0x80 : 0));
+			z >>= 7;
+		} while (z);
+		enc_put(r, b, n);
+	} else {
+		b[0] = CELL_DBL;
+		memcpy(b + 1, &c->d, sizeof(c->d));
+		enc_put(r, b, 1 + sizeof(c->d));
+	}
+}
+
+/* The last row into the encoded rows. */
+static void commit_row(struct report *r)
+{
+	if (r->nrows <= r->nenc) return;
+	for (int j = 0; j < r->ncols; j++) {
+		enc_cell(r, &r->cells[j]);
+		free(r->cells[j].s);
+	}
+	r->nenc++;
+}
+
+/* Reads rows 0, 1, ... of a report in order: report's cells, strings
+ * pointing into its storage. */
+struct row_reader {
+	const struct report *r;
+	size_t i, off;
+	struct cell *c;   /* ncols */
+};
+
+static void rows_begin(struct row_reader *rd, const struct report *r)
+{
+	rd->r = r; rd->i = 0; rd->off = 0;
+	rd->c = xcalloc(r->ncols ? r->ncols : 1, sizeof(*rd->c));
+}
+
+static void rows_end(struct row_reader *rd) { free(rd->c); }
+
+/* Row rd->i (then the next), or NULL past the last. */
+static const struct cell *rows_next(struct row_reader *rd)
+{
+	const struct report *r = rd->r;
+	if (rd->i >= r->nrows) return NULL;
+	if (rd->i++ >= r->nenc) return r->cells;
+	const unsigned char *p = r->rows + rd->off;
+	for (int j = 0; j < r->ncols; j++) {
+		struct cell *c = &rd->c[j];
+		c->null = 0; c->d = 0; c->s = NULL;
+		switch (*p++) {
+		case CELL_NULL: c->null = 1; break;
+		case CELL_STR: c->s = (char *)p; p += strlen((const char *)p) + 1; break;
+		case CELL_INT: {
+			uint64_t z = 0;
+			for (int sh = 0;; sh += 7) {
+				z |= (uint64_t)(*p & 0x7f) << sh;
+				if (!(*p++ & 0x80)) break;
+			}
+			c->d = (double)(int64_t)((z >> 1) ^ (~(z & 1) + 1));
+			break;
+		}
+		default: memcpy(&c->d, p, sizeof(c->d)); p += sizeof(c->d); break;
+		}
+	}
+	rd->off = (size_t)(p - r->rows);
+	return rd->c;
+}
+
 struct cell *report_row(struct report *r)
 {
-	size_t need = (r->nrows + 1) * r->ncols;
-	vec_reserve((void **)&r->cells, &r->cap, need, sizeof(struct cell));
-	struct cell *c = &r->cells[r->nrows * r->ncols];
+	commit_row(r);
+	if (!r->cells) r->cells = xcalloc(r->ncols ? r->ncols : 1, sizeof(*r->cells));
+	struct cell *c = r->cells;
 	for (int i = 0; i < r->ncols; i++) {
 		c[i].null = 1; c[i].d = 0; c[i].s = NULL;
 	}
@@ -43,10 +140,18 @@ static int cell_eq(const struct cell *a, const struct cell *b)
 
 void report_hide_uniform(struct report *r, int col)
 {
-	for (size_t i = 1; i < r->nrows; i++)
-		if (!cell_eq(&r->cells[i * r->ncols + col], &r->cells[col]))
-			return;
-	if (col < REPORT_MAX_COLS) r->table_hidden |= 1ull << col;
+	struct row_reader rd;
+	rows_begin(&rd, r);
+	const struct cell *c = rows_next(&rd);
+	struct cell first = c ? c[col] : (struct cell){ 1, 0, NULL };
+	char *s0 = first.s ? xstrdup(first.s) : NULL;
+	first.s = s0;
+	int uniform = 1;
+	while (uniform && (c = rows_next(&rd)))
+		uniform = cell_eq(&c[col], &first);
+	rows_end(&rd);
+	free(s0);
+	if (uniform && col < REPORT_MAX_COLS) r->table_hidden |= 1ull << col;
 }
 
 int time_unit_parse(const char *name)
@@ -177,11 +282,13 @@ static void print_csv(FILE *f, const struct report *r)
 		csv_str(f, r->cols[j].head);
 	}
 	putc('\n', f);
-	for (size_t i = 0; i < r->nrows; i++) {
+	struct row_reader rd;
+	rows_begin(&rd, r);
+	for (const struct cell *row; (row = rows_next(&rd));) {
 		first = 1;
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_machine(r, j)) continue;
-			const struct cell *c = &r->cells[i * r->ncols + j];
+			const struct cell *c = &row[j];
 			if (!first) putc(',', f);
 			first = 0;
 			if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
@@ -189,18 +296,21 @@ static void print_csv(FILE *f, const struct report *r)
 		}
 		putc('\n', f);
 	}
+	rows_end(&rd);
 }
 
 static void print_json(FILE *f, const struct report *r)
 {
 	char buf[96];
 	putc('[', f);
-	for (size_t i = 0; i < r->nrows; i++) {
-		fputs(i ? ",\n  {" : "\n  {", f);
+	struct row_reader rd;
+	rows_begin(&rd, r);
+	for (const struct cell *row; (row = rows_next(&rd));) {
+		fputs(rd.i > 1 ? ",\n  {" : "\n  {", f);
 		int first = 1;
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_machine(r, j)) continue;
-			const struct cell *c = &r->cells[i * r->ncols + j];
+			const struct cell *c = &row[j];
 			fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
 			first = 0;
 			if (r->cols[j].kind == COL_STR && !c->null) json_str(f, c->s);
@@ -209,6 +319,7 @@ static void print_json(FILE *f, const struct report *r)
 		}
 		putc('}', f);
 	}
+	rows_end(&rd);
 	fputs(r->nrows ? "\n]" : "]", f);
 }
 
@@ -222,16 +333,22 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 	}
 	int *w = xcalloc(r->ncols, sizeof(int));
 	int last = -1, line = 0;
-	for (int j = 0; j < r->ncols; j++) {
-		if (!in_table(r, j)) continue;
-		last = j;
-		w[j] = (int)strlen(table_head(&r->cols[j], st->unit, hb, sizeof(hb)));
-		for (size_t i = 0; i < r->nrows; i++) {
-			const struct cell *c = &r->cells[i * r->ncols + j];
+	for (int j = 0; j < r->ncols; j++)
+		if (in_table(r, j)) w[j] = (int)strlen(table_head(&r->cols[j], st->unit, hb, sizeof(hb)));
+	struct row_reader rd;
+	rows_begin(&rd, r);
+	for (const struct cell *row; (row = rows_next(&rd));)
+		for (int j = 0; j < r->ncols; j++) {
+			if (!in_table(r, j)) continue;
+			const struct cell *c = &row[j];
 			render_table(buf, sizeof(buf), c, &r->cols[j], st->unit);
 			int l = r->cols[j].kind == COL_STR && !c->null ? (int)strlen(tool_text(c->s)) : (int)strlen(buf);
 			if (l > w[j]) w[j] = l;
 		}
+	rows_end(&rd);
+	for (int j = 0; j < r->ncols; j++) {
+		if (!in_table(r, j)) continue;
+		last = j;
 		line += w[j] + 2;
 	}
 	if (last < 0) { free(w); return; }
@@ -261,10 +378,11 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 		putc('\n', f);
 	}
 	char *cutbuf = NULL;
-	for (size_t i = 0; i < r->nrows; i++) {
+	rows_begin(&rd, r);
+	for (const struct cell *row; (row = rows_next(&rd));) {
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_table(r, j)) continue;
-			const struct cell *c = &r->cells[i * r->ncols + j];
+			const struct cell *c = &row[j];
 			if (r->cols[j].kind == COL_STR) {
 				const char *s = c->null ? "-" : tool_text(c->s);
 				if (j == last) fprintf(f, " %s", cut(s, w[j], &cutbuf));
@@ -276,6 +394,7 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 		}
 		putc('\n', f);
 	}
+	rows_end(&rd);
 	free(cutbuf);
 	free(w);
 	if (r->note) fprintf(f, "\n%s", r->note);
@@ -305,8 +424,9 @@ void report_print_tables(FILE *f, const struct report *t, const int *want, size_
 
 void report_free(struct report *r)
 {
-	for (size_t i = 0; i < r->nrows * (size_t)r->ncols; i++)
-		free(r->cells[i].s);
+	if (r->nrows > r->nenc)
+		for (int j = 0; j < r->ncols; j++) free(r->cells[j].s);
 	free(r->cells);
+	free(r->rows);
 	memset(r, 0, sizeof(*r));
 }

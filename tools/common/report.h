@@ -31,8 +31,14 @@ struct report {
 	const struct col *cols;
 	int ncols;
 	uint64_t table_hidden; /* bit j: column j not in the table (report_hide_uniform) */
-	struct cell *cells; /* nrows x ncols */
-	size_t nrows, cap;
+	/* The rows (report.c): all but the last one encoded in rows (a few
+	 * bytes a cell: a table of many rows costs what its text costs, not 24
+	 * bytes a cell and a malloc a string), the last one in cells (ncols),
+	 * as report_row handed it out.  Read them only through report_print. */
+	unsigned char *rows; size_t nrows_bytes, crows;
+	size_t nenc;        /* rows encoded in rows */
+	struct cell *cells; /* row nenc (the last), when nrows > nenc */
+	size_t nrows;
 };
 
 enum report_fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -55,7 +61,8 @@ void report_init(struct report *r, const char *name);
 void report_define(struct report *r, const char *title, const struct col *cols, int ncols);
 /* Number of columns of a column array: REPORT_NCOLS(my_cols). */
 #define REPORT_NCOLS(cols) ((int)(sizeof(cols) / sizeof((cols)[0])))
-/* Appends a row and returns its cells (all null); set .d or .s (s is copied). */
+/* Appends a row and returns its cells (all null); set .d or .s (s is
+ * copied).  The cells are valid until the next report_row of r. */
 struct cell *report_row(struct report *r);
 void cell_num(struct cell *c, double v);
 void cell_str(struct cell *c, const char *s);

@@ -147,12 +147,12 @@ static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 	c->attr = ctx->attr;
 	/* the steps: the selected top-level push/pop ranges */
 	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
-		const struct attr_range *x = attribution_range(c->attr, id);
-		if (x->kind != GP_NVTX_PUSHPOP || x->depth != 0 || !stats_selected(ctx, x->s)) continue;
+		const struct attr_range x = attribution_range(c->attr, id);
+		if (x.kind != GP_NVTX_PUSHPOP || x.depth != 0 || !stats_selected(ctx, x.s)) continue;
 		struct cstep st;
 		memset(&st, 0, sizeof(st));
-		st.s = x->s; st.e = x->e; st.pid = x->pid;
-		st.name = attribution_name(c->attr, x->name);
+		st.s = x.s; st.e = x.e; st.pid = x.pid;
+		st.name = attribution_name(c->attr, x.name);
 		VEC_PUSH(c->st, c->nst, c->cst, st);
 		*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
 	}
@@ -401,11 +401,8 @@ out:
 
 /* ------------------------------------------------------------ steps */
 struct step { const char *name; uint64_t occ, first; size_t nrows; };
-struct srow {
-	size_t step, proc;     /* index into steps, into ps */
-	uint64_t s, e, kernels, coll, wait;
-	struct split sp;
-};
+/* a row: its step (in c->st) and its place (index into steps, into ps) */
+struct srow { uint32_t st, step, proc; };
 
 static struct step *sort_steps;
 static int cmp_srow(const void *a, const void *b)
@@ -421,8 +418,11 @@ static int cmp_srow(const void *a, const void *b)
 
 static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, size_t nps, uint64_t base)
 {
-	strmap idx;             /* "name\n occurrence" -> step */
+	/* name -> its steps by occurrence (occurrence k: occ[name][k - 1]) */
+	strmap idx;
 	strmap_init(&idx);
+	struct occs { uint32_t *v; size_t n, cap; } *occ = NULL;
+	size_t nocc = 0, cocc = 0;
 	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
 	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
 	u64map byp;             /* pid -> index in ps */
@@ -451,23 +451,24 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		for (size_t j = 0; j < n; j++) {
 			const struct cstep *rg = &c->st[o[j]];
 			int is_new;
-			size_t occ = ++*strmap_get(&seen, rg->name, &is_new);
-			char *key = xmalloc(strlen(rg->name) + 24);
-			sprintf(key, "%s\n%zu", rg->name, occ);
-			size_t *slot = strmap_get(&idx, key, &is_new);
-			free(key);
+			size_t n_occ = ++*strmap_get(&seen, rg->name, &is_new);
+			size_t *ni = strmap_get(&idx, rg->name, &is_new);
 			if (is_new) {
-				struct step st = { rg->name, occ, rg->s, 0 };
-				*slot = nsteps;
-				VEC_PUSH(steps, nsteps, csteps, st);
+				struct occs none = { NULL, 0, 0 };
+				*ni = nocc;
+				VEC_PUSH(occ, nocc, cocc, none);
 			}
-			struct step *st = &steps[*slot];
+			struct occs *oc = &occ[*ni];
+			if (n_occ > oc->n) {
+				struct step st = { rg->name, n_occ, rg->s, 0 };
+				uint32_t k = (uint32_t)nsteps;
+				VEC_PUSH(steps, nsteps, csteps, st);
+				VEC_PUSH(oc->v, oc->n, oc->cap, k);
+			}
+			uint32_t slot = oc->v[n_occ - 1];
+			struct step *st = &steps[slot];
 			if (rg->s < st->first) st->first = rg->s;
-			struct srow row;
-			memset(&row, 0, sizeof(row));
-			row.step = *slot; row.proc = i; row.s = rg->s; row.e = rg->e;
-			row.kernels = rg->kernels; row.coll = rg->coll; row.wait = rg->wait;
-			row.sp = rg->sp;
+			struct srow row = { o[j], slot, (uint32_t)i };
 			VEC_PUSH(rows, nrows, crows, row);
 		}
 		strmap_free(&seen);
@@ -475,12 +476,13 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	sort_steps = steps;
 	if (nrows) qsort(rows, nrows, sizeof(*rows), cmp_srow);
 	for (size_t i = 0; i < nrows; i++) {
-		const struct srow *w = &rows[i];
-		const struct cproc *p = ps[w->proc];
+		const struct srow *r = &rows[i];
+		const struct cstep *w = &c->st[r->st];
+		const struct cproc *p = ps[r->proc];
 		struct cell *cl = report_row(rep);
 		if (p->rank >= 0) cell_num(&cl[STEP_RANK], p->rank);
 		cell_num(&cl[STEP_PID], p->pid);
-		cell_num(&cl[STEP_N], (double)steps[w->step].occ);
+		cell_num(&cl[STEP_N], (double)steps[r->step].occ);
 		/* signed: in a merged trace a later input's step may start before the
 		 * first input's trace did */
 		cell_num(&cl[STEP_START], (double)(int64_t)(w->s - base));
@@ -491,8 +493,10 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		cell_num(&cl[STEP_COMPUTE], (double)w->sp.compute);
 		cell_num(&cl[STEP_OVERLAP], (double)w->sp.overlap);
 		if (p->matched) cell_num(&cl[STEP_WAIT], (double)w->wait);
-		cell_str(&cl[STEP_RANGE], steps[w->step].name);
+		cell_str(&cl[STEP_RANGE], steps[r->step].name);
 	}
+	for (size_t i = 0; i < nocc; i++) free(occ[i].v);
+	free(occ);
 	free(steps); free(rows); free(first); free(fill); free(order);
 	u64map_free(&byp);
 	strmap_free(&idx);

@@ -1,0 +1,196 @@
+/* test_report_rows.c — a table's rows as common/report.c stores them (all
+ * but the last encoded: a tag byte and a varint, string or double a cell)
+ * print exactly as the cells that were set: 20,000 rows of random and edge
+ * values (0, -0, +-1, the varint byte boundaries, +-(2^53 - 1), 2^53,
+ * 1e300, fractions, NaN, infinities, nulls, empty and quoted strings) in
+ * CSV and JSON against each row printed alone (a one-row report keeps its
+ * row as report_row handed it out, unencoded); hide_uniform on encoded
+ * rows; a row cut off (a copy of the report with fewer rows, as
+ * report_data.c makes); then the memory: bytes malloc holds per row of a
+ * 12-column table like comm_steps (~58 bytes of encoding; the bound, 128,
+ * leaves room for the buffer's doubling; 24 bytes a cell and a malloc'd
+ * string, as before, are ~320).  Prints "ok" or the failed
+ * checks; exit 1 on failure. */
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/report.h"
+#include "splitmix.h"
+
+static int fails;
+#define CHECK(cond, ...) do { if (!(cond)) { if (fails++ < 20) { printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); } } } while (0)
+
+enum { NCOLS = 7, NROWS = 20000 };
+static const struct col cols[NCOLS] = {
+	{ "Name", "name", COL_STR, COL_EVERYWHERE }, { "N", "n", COL_INT, COL_EVERYWHERE },
+	{ "X", "x", COL_F3, COL_EVERYWHERE }, { "Id", "id", COL_ID, COL_EVERYWHERE },
+	{ "Y (ns)", "y_ns", COL_F1, COL_EVERYWHERE }, { "P", "p", COL_G3, COL_EVERYWHERE },
+	{ "Same", "same", COL_INT, COL_EVERYWHERE },
+};
+
+static uint64_t rng = 99;
+
+static double value(void)
+{
+	static const double edge[] = { 0.0, -0.0, 1, -1, 63, 64, -64, -65, 127, 128, 8191, 8192, 16383, 16384,
+				       9007199254740991.0, -9007199254740991.0, 9007199254740992.0, 1e300, -1e300,
+				       1.5, -2.25, 0.1, 1.0 / 3, 4.9e-324 };
+	switch (sm_next(&rng) % 6) {
+	case 0: return edge[sm_next(&rng) % (sizeof(edge) / sizeof(edge[0]))];
+	case 1: return (double)(int64_t)(sm_next(&rng) >> (sm_next(&rng) % 64));
+	case 2: return -(double)(sm_next(&rng) % 1000000007);
+	case 3: return sm_normal(&rng) * 1e6;
+	case 4: return sm_next(&rng) % 50 == 0 ? (sm_next(&rng) % 2 ? NAN : -INFINITY) : (double)(sm_next(&rng) % 1000);
+	default: return sm_unif(&rng);
+	}
+}
+
+static const char *const strs[] = { "train_step", "", "a,b", "q\"x", "layer_7_grad", "tab\there", "µs" };
+
+static void fill(struct cell *c, int i)
+{
+	if (i == 6) { cell_num(c, 42); return; }   /* the same in every row */
+	if (sm_next(&rng) % 9 == 0) return;   /* null */
+	if (i == 0) cell_str(c, strs[sm_next(&rng) % (sizeof(strs) / sizeof(strs[0]))]);
+	else cell_num(c, value());
+}
+
+/* f's text, malloc'd */
+static char *text(FILE *f, size_t *n)
+{
+	fflush(f);
+	long len = ftell(f);
+	char *s = malloc((size_t)len + 1);
+	rewind(f);
+	*n = fread(s, 1, (size_t)len, f);
+	s[*n] = 0;
+	return s;
+}
+
+static char *print(const struct report *r, enum report_fmt fmt)
+{
+	FILE *f = tmpfile();
+	struct report_style st = { fmt, 0, TU_NS };
+	report_print(f, r, &st);
+	size_t n;
+	char *s = text(f, &n);
+	fclose(f);
+	return s;
+}
+
+/* The rows of a CSV or JSON table, one a line: CSV drops the heading line,
+ * JSON the brackets and the separating commas. */
+static char **row_lines(char *s, enum report_fmt fmt, size_t *n)
+{
+	char **v = NULL;
+	size_t cap = 0;
+	*n = 0;
+	int first = 1;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+		if (fmt == FMT_CSV && first) { first = 0; continue; }
+		if (fmt == FMT_JSON) {
+			if (!strcmp(line, "[") || !strcmp(line, "]") || !strcmp(line, "[]")) continue;
+			if (*line == '[') line++;
+			size_t l = strlen(line);
+			if (l && line[l - 1] == ']') line[--l] = 0;
+			if (l && line[l - 1] == ',') line[--l] = 0;
+			while (*line == ' ') line++;
+		}
+		if (*n == cap) { cap = cap ? cap * 2 : 1024; v = realloc(v, cap * sizeof(*v)); }
+		v[(*n)++] = line;
+	}
+	return v;
+}
+
+static size_t heap(void)
+{
+	struct mallinfo2 m = mallinfo2();
+	return m.uordblks + m.hblkhd;
+}
+
+int main(void)
+{
+	struct report all;
+	report_init(&all, "rows");
+	report_define(&all, "Rows", cols, NCOLS);
+	struct report *one = calloc(NROWS, sizeof(*one));
+	for (int i = 0; i < NROWS; i++) {
+		report_init(&one[i], "rows");
+		report_define(&one[i], "Rows", cols, NCOLS);
+		struct cell *a = report_row(&all), *b = report_row(&one[i]);
+		for (int j = 0; j < NCOLS; j++) {
+			fill(&a[j], j);
+			b[j] = a[j];
+			if (a[j].s) b[j].s = strdup(a[j].s);
+		}
+	}
+	for (int fi = 0; fi < 2; fi++) {
+		enum report_fmt fmt = fi ? FMT_JSON : FMT_CSV;
+		char *s = print(&all, fmt);
+		size_t n;
+		char **lines = row_lines(s, fmt, &n);
+		CHECK(n == NROWS, "%s: %zu rows printed", fi ? "json" : "csv", n);
+		for (int i = 0; i < NROWS && (size_t)i < n; i++) {
+			char *t = print(&one[i], fmt);
+			size_t m;
+			char **l1 = row_lines(t, fmt, &m);
+			CHECK(m == 1 && !strcmp(l1[0], lines[i]), "%s row %d: '%s' alone, '%s' in the table",
+			      fi ? "json" : "csv", i, m ? l1[0] : "", lines[i]);
+			free(l1);
+			free(t);
+		}
+		free(lines);
+		free(s);
+	}
+	/* a copy with fewer rows (report_data.c's cut) prints those rows */
+	struct report cut = all;
+	cut.nrows = 3;
+	char *c3 = print(&cut, FMT_CSV), *c0 = print(&one[0], FMT_CSV);
+	size_t n3, n0;
+	char **l3 = row_lines(c3, FMT_CSV, &n3), **l0 = row_lines(c0, FMT_CSV, &n0);
+	CHECK(n3 == 3 && n0 == 1 && !strcmp(l3[0], l0[0]), "a cut copy: %zu rows", n3);
+	free(l3); free(l0); free(c3); free(c0);
+	/* hide_uniform over encoded rows: the constant column goes, the others stay */
+	report_hide_uniform(&all, 6);
+	report_hide_uniform(&all, 1);
+	CHECK(all.table_hidden == (1ull << 6), "hidden columns %llx, want 40", (unsigned long long)all.table_hidden);
+	for (int i = 0; i < NROWS; i++) report_free(&one[i]);
+	free(one);
+	report_free(&all);
+
+	/* bytes per row of a comm_steps-like table */
+	static const struct col wide[12] = {
+		{ "Rank", "rank", COL_ID, 0 }, { "PID", "pid", COL_ID, 0 }, { "N", "n", COL_INT, 0 },
+		{ "Start (ns)", "s", COL_INT, 0 }, { "Step (ns)", "l", COL_INT, 0 }, { "Kernels", "k", COL_INT, 0 },
+		{ "Coll", "c", COL_INT, 0 }, { "Comm (ns)", "cm", COL_INT, 0 }, { "Compute (ns)", "cp", COL_INT, 0 },
+		{ "Overlap (ns)", "o", COL_INT, 0 }, { "Wait (ns)", "w", COL_INT, 0 }, { "Range", "r", COL_STR, 0 },
+	};
+	size_t h0 = heap();
+	struct report big;
+	report_init(&big, "big");
+	report_define(&big, "Big", wide, 12);
+	for (int i = 0; i < 100000; i++) {
+		struct cell *c = report_row(&big);
+		cell_num(&c[1], 7000);
+		cell_num(&c[2], i / 2 + 1);
+		cell_num(&c[3], 40000000.0 * i);
+		cell_num(&c[4], 40000000 + (double)(sm_next(&rng) % 4000000));
+		cell_num(&c[5], 378);
+		cell_num(&c[6], 2);
+		for (int j = 7; j < 11; j++) cell_num(&c[j], (double)(sm_next(&rng) % 40000000));
+		cell_str(&c[11], "train_step");
+	}
+	double b = (double)(heap() - h0) / 100000;
+	report_free(&big);
+	if (b == 0) /* an allocator without mallinfo2's figures (ASan's) */
+		printf("bytes per row: not measurable with this allocator\n");
+	else
+		CHECK(b <= 128.0, "%.1f bytes per 12-cell row (at most 128)", b);
+	printf("%d rows compared in CSV and JSON; %.1f bytes per 12-cell row\n", NROWS, b);
+	if (fails) return 1;
+	printf("ok\n");
+	return 0;
+}
