@@ -3,16 +3,19 @@
  * NVTX push and pop (the flight recorder's hooks included); other threads
  * read the published values through atomics (the flush thread writes them
  * into the control registration and the status file).  Costs when steps are
- * in use: a prefix compare per NVTX push; per step, a sort of at most 51
- * durations at its end. */
+ * in use: a prefix compare per NVTX push; per step, a few atomics, a clock
+ * read and the rolling median's update (features/gps_rolling.c: no sort, no
+ * system call). */
 #include <ctype.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/gps_core.h"
 #include "features/gps_flight.h"
+#include "features/gps_rolling.h"
 #include "features/gps_steps.h"
+
+_Static_assert(GPS_STEPS_WINDOW == GPS_ROLLING_MAX, "the rolling median's window is the steps' window");
 
 atomic_int gps_steps_on;
 
@@ -21,8 +24,8 @@ static atomic_uint step_tid;
 /* step thread only */
 static int open_steps;        /* a step is open (nested step names are not steps) */
 static int cur_traced;        /* GPU activity was on in the open step */
-static uint64_t durs[GPS_STEPS_WINDOW], begins[GPS_STEPS_WINDOW];
-static unsigned nwin, wpos;   /* untraced durations kept, next slot */
+static struct gps_rolling durs; /* untraced steps' durations */
+static uint64_t begins[GPS_STEPS_WINDOW]; /* their begins, in durs's ring order */
 /* published */
 static _Atomic int64_t pub_last = -1;
 static _Atomic uint64_t pub_count, pub_median, pub_last_ns, pub_begin_mono, pub_per_ms; /* steps/s x 1000 */
@@ -33,6 +36,11 @@ uint64_t gps_steps_match(const char *name)
 {
 	static const char *const words[] = {"profilerstep", "iteration", "step", "iter"};
 	if (!name)
+		return 0;
+	/* every push asks: most names are no step, and their first letter
+	 * says so without a compare per step word */
+	int c0 = name[0] | 0x20;
+	if (c0 != 'p' && c0 != 'i' && c0 != 's')
 		return 0;
 	const char *p = NULL;
 	for (size_t i = 0; i < sizeof words / sizeof words[0] && !p; i++) {
@@ -55,9 +63,9 @@ uint64_t gps_steps_match(const char *name)
 	return *p ? 0 : v + 1;
 }
 
-int gps_steps_begin(uint64_t number)
+int gps_steps_begin(uint64_t number, uint32_t tid)
 {
-	uint32_t me = gps_gettid(), expect = 0;
+	uint32_t me = tid, expect = 0;
 	if (!atomic_compare_exchange_strong(&step_tid, &expect, me) && expect != me)
 		return 0; /* another thread's steps: the first step thread's count */
 	if (open_steps)
@@ -67,22 +75,6 @@ int gps_steps_begin(uint64_t number)
 	atomic_store_explicit(&pub_begin_mono, gps_mono_ns(), memory_order_relaxed);
 	cur_traced = gps_flight_step_begin(number);
 	return 1;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t median(void)
-{
-	if (nwin < GPS_STEPS_MIN)
-		return 0;
-	uint64_t tmp[GPS_STEPS_WINDOW];
-	memcpy(tmp, durs, nwin * sizeof tmp[0]);
-	qsort(tmp, nwin, sizeof tmp[0], cmp_u64);
-	return nwin & 1 ? tmp[nwin / 2] : (tmp[nwin / 2 - 1] + tmp[nwin / 2]) / 2;
 }
 
 void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns)
@@ -99,12 +91,11 @@ void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns)
 	 * not a measure of the job's normal step */
 	if (cur_traced)
 		return;
-	durs[wpos] = dur;
-	begins[wpos] = atomic_load_explicit(&pub_begin_mono, memory_order_relaxed);
-	wpos = (wpos + 1) % GPS_STEPS_WINDOW;
-	if (nwin < GPS_STEPS_WINDOW)
-		nwin++;
-	atomic_store_explicit(&pub_median, median(), memory_order_relaxed);
+	begins[durs.pos] = atomic_load_explicit(&pub_begin_mono, memory_order_relaxed);
+	gps_rolling_add(&durs, dur);
+	unsigned nwin = durs.n, wpos = durs.pos;
+	atomic_store_explicit(&pub_median, nwin < GPS_STEPS_MIN ? 0 : gps_rolling_median(&durs),
+			      memory_order_relaxed);
 	if (nwin >= 2) {
 		uint64_t newest = begins[(wpos + GPS_STEPS_WINDOW - 1) % GPS_STEPS_WINDOW];
 		uint64_t oldest = begins[nwin < GPS_STEPS_WINDOW ? 0 : wpos];
@@ -130,7 +121,7 @@ void gps_steps_after_fork_child(void)
 	atomic_store(&step_tid, 0);
 	open_steps = 0;
 	cur_traced = 0;
-	nwin = wpos = 0;
+	gps_rolling_reset(&durs);
 	atomic_store(&pub_last, -1);
 	atomic_store(&pub_count, 0);
 	atomic_store(&pub_median, 0);

@@ -8,8 +8,9 @@
  *
  * gps_steps_on: set at start when a feature uses steps; NVTX asks nothing
  * else otherwise.  match: the step number + 1 of a range name, 0 when it is
- * not a step name.  begin: a range named like a step opens on this thread;
- * 1 when it is taken as a step (the NVTX entry then remembers it), after
+ * not a step name.  begin: a range named like a step opens on this thread
+ * (tid: its id, as the NVTX thread state caches it: no system call per
+ * step); 1 when it is taken as a step (the NVTX entry then remembers it), after
  * the flight recorder's step-begin work.  end: a taken step closes (start,
  * end: trace clock; the flight recorder's step-end work, then the step's
  * time joins the rolling window unless it was recorded with GPU activity). */
@@ -34,7 +35,7 @@ struct gps_step_stats {
 
 void gps_steps_init(int on);
 uint64_t gps_steps_match(const char *name);
-int gps_steps_begin(uint64_t number);
+int gps_steps_begin(uint64_t number, uint32_t tid);
 void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns);
 void gps_steps_get(struct gps_step_stats *st);
 void gps_steps_after_fork_child(void);

@@ -259,7 +259,7 @@ static int push_entry(gp_recorder *rec, nvtxDomainHandle_t d, const nvtxEventAtt
 	if (__builtin_expect(atomic_load_explicit(&gps_steps_on, memory_order_relaxed), 0)) {
 		const char *name = ascii_name(a, ascii);
 		uint64_t step = gps_steps_match(name);
-		if (step && gps_steps_begin(step - 1))
+		if (step && gps_steps_begin(step - 1, t->tid))
 			e->step = step;
 		gps_flight_range(name);
 	}

@@ -1,7 +1,10 @@
 /* test_shim_unit.c — the shim's pure pieces, without CUPTI:
  * the GPUPROF_* environment read into the config (the settings' syntax
  * itself: test_settings.c), output-pattern expansion, the by-name choice of
- * the default API callback set, and the TSC clock (gps_clock.c). */
+ * the default API callback set, the TSC clock (gps_clock.c), the rolling
+ * median of the step rule (gps_rolling.c, against a sort of the window) and
+ * which NVTX names are steps (gps_steps.c; the flight recorder's hooks
+ * stubbed here). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,9 @@
 #include "core/gps_clock.h"
 #include "core/gps_config.h"
 #include "core/gps_log.h"
+#include "features/gps_flight.h"
+#include "features/gps_rolling.h"
+#include "features/gps_steps.h"
 #include "nvidia/gps_cbid.h"
 #include "unit_check.h"
 
@@ -380,6 +386,96 @@ static void test_clock_live(void)
 #endif
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* the median of the last min(n, GPS_ROLLING_MAX) of vals[0, n), by sorting
+ * a copy (what gps_steps.c did per step before) */
+static uint64_t sorted_median(const uint64_t *vals, unsigned n)
+{
+	uint64_t tmp[GPS_ROLLING_MAX];
+	unsigned k = n < GPS_ROLLING_MAX ? n : GPS_ROLLING_MAX;
+	if (!k)
+		return 0;
+	memcpy(tmp, vals + n - k, k * sizeof tmp[0]);
+	qsort(tmp, k, sizeof tmp[0], cmp_u64);
+	return k & 1 ? tmp[k / 2] : (tmp[k / 2 - 1] + tmp[k / 2]) / 2;
+}
+
+static void test_rolling(void)
+{
+	enum { N = 3000 };
+	static uint64_t vals[N];
+	/* distinct values, many repeats (a few values only), a rising and a
+	 * falling run, huge values */
+	for (int kind = 0; kind < 5; kind++) {
+		struct gps_rolling r;
+		gps_rolling_reset(&r);
+		CHECK(gps_rolling_median(&r) == 0, "empty window: %llu", (unsigned long long)gps_rolling_median(&r));
+		srand(42 + kind);
+		int bad = 0;
+		for (unsigned i = 0; i < N; i++) {
+			uint64_t v = kind == 0 ? (uint64_t)rand() * 1000u + (uint64_t)rand()
+				   : kind == 1 ? (uint64_t)(rand() % 4) * 5000000u
+				   : kind == 2 ? 1000000u + i
+				   : kind == 3 ? 10000000u - i
+				   : UINT64_MAX / 2 - (uint64_t)(rand() % 3);
+			vals[i] = v;
+			gps_rolling_add(&r, v);
+			uint64_t want = sorted_median(vals, i + 1), got = gps_rolling_median(&r);
+			if (got != want && !bad++)
+				CHECK(0, "kind %d after %u values: median %llu, a sort says %llu", kind, i + 1,
+				      (unsigned long long)got, (unsigned long long)want);
+		}
+		CHECK(!bad, "kind %d: %d wrong medians of %d", kind, bad, N);
+		CHECK(r.n == GPS_ROLLING_MAX, "kind %d: window holds %u", kind, r.n);
+	}
+}
+
+/* gps_steps.c's calls into the flight recorder */
+int gps_flight_step_begin(uint64_t step) { return 0; }
+void gps_flight_step_end(uint64_t step, uint64_t start_ns, uint64_t end_ns, const struct gps_step_stats *st) {}
+
+static void test_steps(void)
+{
+	static const struct { const char *name; uint64_t want; } names[] = {
+		{"step 12", 13}, {"Step_12", 13}, {"STEP#0", 1}, {"iteration 7", 8}, {"iter:3", 4},
+		{"ProfilerStep#12", 13}, {"profilerstep=5", 6}, {"Iter-9", 10}, {"step", 0}, {"step 1x", 0},
+		{"steps 1", 0}, {"forward", 0}, {"optimizer", 0}, {"backward", 0}, {"", 0}, {"Pstep 1", 0},
+		{"istep 1", 0}, {"step 1234567890123456789", 0}, {"step 123456789012345678", 123456789012345679ull},
+		{"sTeP 4", 5}, {"xstep 1", 0}, {"0step 1", 0},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		uint64_t got = gps_steps_match(names[i].name);
+		CHECK(got == names[i].want, "\"%s\": %llu, want %llu", names[i].name, (unsigned long long)got,
+		      (unsigned long long)names[i].want);
+	}
+	CHECK(gps_steps_match(NULL) == 0, "NULL name");
+	/* the published median: none before GPS_STEPS_MIN steps, then that of
+	 * the last GPS_STEPS_WINDOW durations */
+	static uint64_t durs[200];
+	uint64_t t = 1000;
+	srand(7);
+	for (unsigned i = 0; i < 200; i++) {
+		durs[i] = 1000000u + (uint64_t)(rand() % 500000);
+		CHECK(gps_steps_begin(i, 4242) == 1, "step %u not taken", i);
+		CHECK(gps_steps_begin(i, 4242) == 0, "a nested step %u taken", i);
+		gps_steps_end(i, t, t + durs[i]);
+		t += durs[i] + 10;
+		struct gps_step_stats st;
+		gps_steps_get(&st);
+		uint64_t want = i + 1 < GPS_STEPS_MIN ? 0 : sorted_median(durs, i + 1);
+		CHECK(st.median_ns == want && st.last == (int64_t)i && st.count == i + 1 && st.last_ns == durs[i],
+		      "after step %u: median %llu (want %llu), last %lld, count %llu", i,
+		      (unsigned long long)st.median_ns, (unsigned long long)want, (long long)st.last,
+		      (unsigned long long)st.count);
+	}
+	CHECK(gps_steps_begin(200, 4243) == 0, "another thread's step taken");
+}
+
 int main(void)
 {
 	test_pattern();
@@ -392,6 +488,8 @@ int main(void)
 	test_clock_retune();
 	test_clock_loop();
 	test_clock_live();
+	test_rolling();
+	test_steps();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else
