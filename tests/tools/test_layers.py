@@ -245,4 +245,32 @@ expect(any(k.endswith(";(CUDA graph, captured here)") for k in folded("--site", 
 expect(any(k.endswith(";(backward)") for k in folded("--site", "layer", trace=TN)),
        "folded --site layer: backward kernels under their forward layer")
 
+# ---- launch_sites: a graph kernel of known capture at its captured launch's site
+gsites = {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", "--site", "layer", trace=TG)}
+eq(gsites["GPT2Model > GPT2Block > GPT2Attention > Linear"], 2500 + 500, "launch_sites: node 102 at call 20's site")
+eq(gsites["GPT2Model > GPT2Block > GPT2MLP > Linear"], 2000 + 600, "launch_sites: node 103 at call 21's site")
+eq(gsites["GPT2Model"], 600, "launch_sites: graph kernels of unknown capture stay at the graph launch's site")
+eq(sum(gsites.values()), gtotal, "launch_sites with graphs: all kernel time")
+
+
+def site_label(frame):
+    """a folded leaf frame, func (file:line), as launch_sites writes a site: file:line func"""
+    if frame.endswith(")") and " (" in frame:
+        func, _, loc = frame[:-1].rpartition(" (")
+        return loc + " " + func
+    return frame
+
+
+# the folded export cut at the site gives each site launch_sites' kernel time (graph join included)
+# (not inner: the folded frame names a forward by self's class, MyLinear.forward, the site label by
+# the class it is defined in)
+for rule in ("user", "transformers/models/*"):
+    by_site = {}
+    for stack, w in folded("--site", rule, "--weight", "kernel-time", trace=TG).items():
+        k = site_label(stack.split(";")[-1])
+        by_site[k] = by_site.get(k, 0) + w
+    want_sites = {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", "--site", rule, trace=TG)
+                  if r["kernel_ns"]}
+    eq(by_site, want_sites, f"graphs: folded --site {rule} per site = launch_sites per site")
+
 finish()

@@ -127,30 +127,36 @@ static void lines_add(struct lines *ls, char *stack, uint64_t w)
 	ls->v[*slot].w += w;
 }
 
-/* By layer, GPU time: analysis/layer_attr.h (the graph and backward joins,
- * as stats --report layers). */
-struct by_layer {
-	struct layer_attr *la;
+/* The join's receiver: by layer with a time weight, analysis/layer_attr.h
+ * (the graph and backward joins, as stats --report layers); else by the
+ * launch call's stack (stack_work), a graph kernel of known capture by the
+ * captured launch's (as stats --report launch_sites). */
+struct folded_pass {
+	struct layer_attr *la;       /* NULL: by stack */
+	struct stack_work *sw;
 	struct graph_sites *graphs;
 	struct lines *out;
 	enum folded_weight weight;
 };
 
-static void by_layer_op(void *arg, const struct gpu_op *op)
+static void pass_op(void *arg, const struct gpu_op *op)
 {
-	struct by_layer *b = arg;
-	layer_attr_op(b->la, op, b->graphs);
+	struct folded_pass *b = arg;
+	struct gpu_op at;
+	if (b->la) layer_attr_op(b->la, op, b->graphs);
+	else stack_work_op(b->sw, graph_sites_rebase(b->graphs, op, &at) ? &at : op);
 }
 
-static void by_layer_call(void *arg, const struct launch_call *c)
+static void pass_call(void *arg, const struct launch_call *c)
 {
-	struct by_layer *b = arg;
-	layer_attr_call(b->la, c);
+	struct folded_pass *b = arg;
+	if (b->la) layer_attr_call(b->la, c);
+	else stack_work_call(b->sw, c);
 }
 
-static void by_layer_line(void *arg, const char *const *path, uint32_t n, const struct layer_weight *w)
+static void layer_line(void *arg, const char *const *path, uint32_t n, const struct layer_weight *w)
 {
-	struct by_layer *b = arg;
+	struct folded_pass *b = arg;
 	uint64_t x = w->kernel_ns + (b->weight == FOLDED_GPU_TIME ? w->memop_ns : 0);
 	if (x) lines_add(b->out, fold(path, n), x);
 }
@@ -207,21 +213,16 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 	memset(&lines, 0, sizeof(lines));
 	strmap_init(&lines.idx);
 	struct stacks *st = NULL;
-	struct stack_work *sw = NULL;
-	struct by_layer bl = { NULL, NULL, &lines, weight };
-	struct opjoin *j;
+	struct folded_pass bl = { NULL, NULL, graph_sites_new(), &lines, weight };
 	if (by_layer) {
 		bl.la = layer_attr_new(r, ranges);
-		bl.graphs = graph_sites_new();
-		struct opjoin_opts jo = { sizeof(jo), 0, 0, by_layer_call };
-		j = opjoin_new(r, &jo, by_layer_op, &bl);
 	} else {
 		st = stacks_new(r);
 		stacks_set_site_rule(st, site);
-		sw = stack_work_new();
-		struct opjoin_opts jo = { sizeof(jo), 0, 0, stack_work_call };
-		j = opjoin_new(r, &jo, stack_work_op, sw);
+		bl.sw = stack_work_new();
 	}
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, pass_call };
+	struct opjoin *j = opjoin_new(r, &jo, pass_op, &bl);
 	const gp_record *rec;
 	int rc;
 	uint64_t nrec = 0, now = 0;
@@ -233,12 +234,12 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 			else layer_attr_add(bl.la, rec);
 			continue;
 		case GP_REC_GRAPH_NODE:
-			if (bl.graphs) graph_sites_node(bl.graphs, tool_pid(r, rec), &rec->u.graph_node);
+			graph_sites_node(bl.graphs, tool_pid(r, rec), &rec->u.graph_node);
 			continue;
 		case GP_REC_API:
 			/* the capture sites first: a capture call's nodes before
 			 * any launch of their graph */
-			if (bl.graphs) graph_sites_api(bl.graphs, tool_pid(r, rec), &rec->u.api);
+			graph_sites_api(bl.graphs, tool_pid(r, rec), &rec->u.api);
 			opjoin_api(j, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api, 1);
 			break;
 		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
@@ -259,8 +260,8 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 		goto out;
 	}
 
-	if (by_layer) layer_attr_resolve(bl.la, by_layer_line, &bl);
-	else by_stack_lines(&lines, st, sw, site, weight);
+	if (by_layer) layer_attr_resolve(bl.la, layer_line, &bl);
+	else by_stack_lines(&lines, st, bl.sw, site, weight);
 	if (lines.n) qsort(lines.v, lines.n, sizeof(*lines.v), cmp_line);
 
 	int to_stdout = !strcmp(out, "-");
@@ -286,7 +287,7 @@ out:
 	free(lines.v);
 	strmap_free(&lines.idx);
 	opjoin_free(j);
-	stack_work_free(sw);
+	stack_work_free(bl.sw);
 	stacks_free(st);
 	layer_attr_free(bl.la);
 	graph_sites_free(bl.graphs);
