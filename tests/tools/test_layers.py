@@ -18,7 +18,12 @@ launch; the expected values below are worked out by hand from that list):
   node's range goes to the layer of the forward op range with the same
   seq, in a "(backward)" row below it; an ambiguous seq, a forward op with
   no layer or no known path, and a seq with no forward op stay in
-  "(backward, unattributed)"."""
+  "(backward, unattributed)";
+- `export --format folded --site layer` gives, on each of these traces,
+  every layers row's Self time at that row's path (the one attribution of
+  both, graph and backward joins included);
+- `stats --report launch_sites`: a graph kernel of known capture counts at
+  the captured launch's site."""
 import json
 import os
 import subprocess
@@ -123,8 +128,8 @@ for bad in ([], [""]):
 
 
 # ---- folded
-def folded(*extra):
-    p = gp("export", "--format", "folded", *extra, T, "-o", "-")
+def folded(*extra, trace=T):
+    p = gp("export", "--format", "folded", *extra, trace, "-o", "-")
     out = {}
     for line in p.stdout.splitlines():
         stack, _, w = line.rpartition(" ")
@@ -216,5 +221,56 @@ eq(nrows, nwant, "layers tree with emit_nvtx ranges")
 ntotal = sum(r["total_ns"] for r in stats_json("kernels", trace=TN))
 eq(ntotal, 9710 + 1930, "emit_nvtx: kernels total")
 eq(sum(r[3] for r in nrows), ntotal, "emit_nvtx: self times add up to all kernel time")
+
+# ---- folded --site layer = the layers report's Self column, per path
+def self_by_path(trace):
+    """{"A;B;C": self_ns} of the layers rows with self time, the path built from the depths"""
+    out, chain = {}, []
+    for r in stats_json("layers", trace=trace):
+        chain = chain[:r["depth"]] + [r["layer"]]
+        if r["self_ns"]:
+            out[";".join(chain)] = r["self_ns"]
+    return out
+
+
+for name, trace in (("plain", T), ("no class", T_OLD), ("graphs", TG), ("emit_nvtx", TN)):
+    want_self = self_by_path(trace)
+    got = folded("--site", "layer", "--weight", "kernel-time", trace=trace)
+    eq(got, want_self, f"{name}: folded --site layer per path = stats --report layers Self per path")
+    # gpu-time adds the memcpys/memsets at their call's path: never less per path
+    g = folded("--site", "layer", trace=trace)
+    expect(all(g.get(k, 0) >= v for k, v in got.items()), f"{name}: folded gpu-time >= kernel-time per path")
+expect(any(k.endswith(";(CUDA graph, captured here)") for k in folded("--site", "layer", trace=TG)),
+       "folded --site layer: graph kernels under their capture's path")
+expect(any(k.endswith(";(backward)") for k in folded("--site", "layer", trace=TN)),
+       "folded --site layer: backward kernels under their forward layer")
+
+# ---- launch_sites: a graph kernel of known capture at its captured launch's site
+gsites = {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", "--site", "layer", trace=TG)}
+eq(gsites["GPT2Model > GPT2Block > GPT2Attention > Linear"], 2500 + 500, "launch_sites: node 102 at call 20's site")
+eq(gsites["GPT2Model > GPT2Block > GPT2MLP > Linear"], 2000 + 600, "launch_sites: node 103 at call 21's site")
+eq(gsites["GPT2Model"], 600, "launch_sites: graph kernels of unknown capture stay at the graph launch's site")
+eq(sum(gsites.values()), gtotal, "launch_sites with graphs: all kernel time")
+
+
+def site_label(frame):
+    """a folded leaf frame, func (file:line), as launch_sites writes a site: file:line func"""
+    if frame.endswith(")") and " (" in frame:
+        func, _, loc = frame[:-1].rpartition(" (")
+        return loc + " " + func
+    return frame
+
+
+# the folded export cut at the site gives each site launch_sites' kernel time (graph join included)
+# (not inner: the folded frame names a forward by self's class, MyLinear.forward, the site label by
+# the class it is defined in)
+for rule in ("user", "transformers/models/*"):
+    by_site = {}
+    for stack, w in folded("--site", rule, "--weight", "kernel-time", trace=TG).items():
+        k = site_label(stack.split(";")[-1])
+        by_site[k] = by_site.get(k, 0) + w
+    want_sites = {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", "--site", rule, trace=TG)
+                  if r["kernel_ns"]}
+    eq(by_site, want_sites, f"graphs: folded --site {rule} per site = launch_sites per site")
 
 finish()

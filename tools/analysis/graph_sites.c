@@ -133,3 +133,16 @@ int graph_sites_find(const struct graph_sites *g, uint32_t pid, uint64_t node_id
 	out->stack_id = nd->stack_id;
 	return 1;
 }
+
+int graph_sites_rebase(const struct graph_sites *g, const struct gpu_op *op, struct gpu_op *out)
+{
+	struct graph_site site;
+	if (!g || op->kind != OP_KERNEL || !op->graph_node || !graph_sites_find(g, op->pid, op->graph_node, &site))
+		return 0;
+	*out = *op;
+	out->tid = site.tid;
+	out->stack_id = site.stack_id;
+	out->has_call = 1;
+	out->graph = 0;
+	return 1;
+}

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
+#include "analysis/opjoin.h"
 
 #define GRAPH_SITES_MAX_HOPS 16
 
@@ -43,6 +44,12 @@ void graph_sites_api(struct graph_sites *g, uint32_t pid, const gp_rec_api *a);
 void graph_sites_node(struct graph_sites *g, uint32_t pid, const gp_rec_graph_node *n);
 /* 1 and *out: the capture site of node node_id of pid; 0: not known. */
 int graph_sites_find(const struct graph_sites *g, uint32_t pid, uint64_t node_id, struct graph_site *out);
+/* The rule every report applies to a graph's kernel (stats --report layers
+ * and launch_sites, export --format folded): 1 and *out = op as if the
+ * launch call captured into its node had launched it (that call's thread
+ * and stack; graph 0); 0 when op is not a graph kernel or its capture is not
+ * known (g NULL: none known) — the caller keeps op as it is. */
+int graph_sites_rebase(const struct graph_sites *g, const struct gpu_op *op, struct gpu_op *out);
 /* Whether any GRAPH_NODE record was given. */
 int graph_sites_any(const struct graph_sites *g);
 

@@ -16,11 +16,12 @@
  *   PATH > (backward)              such a kernel whose forward op is known
  *                                  from emit_nvtx's sequence numbers
  *                                  (autograd_seq.h): PATH is that op's
- *                                  layer path (stats --report layers)
+ *                                  layer path (layer_attr.h)
  *   (other thread, unattributed)   another thread without Python frames
  *   PATH > (CUDA graph, captured here)
  *                                  kernels of a graph launch whose graph
- *                                  node's capture is known (graph_sites.h):
+ *                                  node's capture is known (graph_sites.h,
+ *                                  layer_attr.h):
  *                                  PATH is the path of the launch call that
  *                                  was captured into the node
  *   (CUDA graph replay) > PATH     other kernels of a graph launch: the path

@@ -4,8 +4,10 @@
  * (opjoin.h) hands out — every GPU operation joined to its launch call, and
  * every launch call as it leaves the join — so launch sites attribute GPU
  * work by the same rule as the rest (attribution.h): to the call that
- * launched it (a graph launch's kernels all to the cudaGraphLaunch call; the
- * runtime and driver records of one launch are one call).
+ * launched it (a graph launch's kernels all to the cudaGraphLaunch call —
+ * callers that know the graph's capture sites pass such a kernel rebased to
+ * its captured launch first, graph_sites_rebase; the runtime and driver
+ * records of one launch are one call).
  *
  * Memory: one entry (64 bytes) per distinct (pid, thread, stack); GPU work
  * with no call or a call without a stack is one entry per process. */

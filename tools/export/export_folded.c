@@ -3,18 +3,25 @@
  * launch calls weighted by the GPU time of the work they launched, or by the
  * number of launches.  One pass collects stacks and joins GPU work to its
  * launch call (analysis/opjoin.h, aggregated by stack in
- * analysis/stack_work.h: the rule every report uses); the output is written
- * at the end, sorted, so equal input gives equal output. */
+ * analysis/stack_work.h: the rule every report uses).  --site layer with a
+ * time weight attributes by analysis/layer_attr.h instead, as stats
+ * --report layers does (graph kernels to their capture, backward kernels by
+ * emit_nvtx's sequence numbers), after a pre-pass for the NVTX ranges.  The
+ * output is written at the end, sorted, so equal input gives equal output. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/attribution.h"
+#include "analysis/graph_sites.h"
+#include "analysis/layer_attr.h"
 #include "analysis/layers.h"
 #include "analysis/opjoin.h"
 #include "analysis/site_rule.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
+#include "analysis/step_passes.h"
 #include "common/tool.h"
 #include "export/export.h"
 
@@ -82,16 +89,14 @@ static char *fold(const char *const *frames, uint32_t n)
 	return s;
 }
 
-/* The folded form of one launch's stack (graph: the part of its work a
- * graph launch ran, for the layer rule), malloc'd. */
-static char *folded_stack(struct stacks *st, const struct stack_work_entry *l, const struct site_rule *site,
-			  int graph)
+/* The folded form of one launch's stack, malloc'd (the layer rule: the
+ * call's own layer path, for --weight launches). */
+static char *folded_stack(struct stacks *st, const struct stack_work_entry *l, const struct site_rule *site)
 {
 	const struct stack_view *v = l->stack_id ? stacks_view(st, l->stack_id, l->pid, l->tid) : NULL;
 	if (site && site->kind == SITE_LAYER) {
 		const char *path[LAYER_PATH_MAX];
-		uint32_t n = layers_path(v, graph ? LAYERS_GRAPH_REPLAY : LAYERS_LAUNCHED, path);
-		return fold(path, n);
+		return fold(path, layers_path(v, LAYERS_LAUNCHED, path));
 	}
 	if (!l->stack_id) return xstrdup("(no stack)");
 	if (!v) return xstrdup("(missing stack)");
@@ -101,17 +106,123 @@ static char *folded_stack(struct stacks *st, const struct stack_work_entry *l, c
 	return fold(v->frames, n);
 }
 
+/* The output's lines: one per distinct folded stack. */
+struct lines {
+	strmap idx;           /* stack -> index */
+	struct line *v; size_t n, cap;
+};
+
+/* Adds w at stack (malloc'd; taken). */
+static void lines_add(struct lines *ls, char *stack, uint64_t w)
+{
+	int is_new;
+	size_t *slot = strmap_get(&ls->idx, stack, &is_new);
+	if (is_new) {
+		*slot = ls->n;
+		struct line l = { stack, 0 };
+		VEC_PUSH(ls->v, ls->n, ls->cap, l);
+	} else {
+		free(stack);
+	}
+	ls->v[*slot].w += w;
+}
+
+/* The join's receiver: by layer with a time weight, analysis/layer_attr.h
+ * (the graph and backward joins, as stats --report layers); else by the
+ * launch call's stack (stack_work), a graph kernel of known capture by the
+ * captured launch's (as stats --report launch_sites). */
+struct folded_pass {
+	struct layer_attr *la;       /* NULL: by stack */
+	struct stack_work *sw;
+	struct graph_sites *graphs;
+	struct lines *out;
+	enum folded_weight weight;
+};
+
+static void pass_op(void *arg, const struct gpu_op *op)
+{
+	struct folded_pass *b = arg;
+	struct gpu_op at;
+	if (b->la) layer_attr_op(b->la, op, b->graphs);
+	else stack_work_op(b->sw, graph_sites_rebase(b->graphs, op, &at) ? &at : op);
+}
+
+static void pass_call(void *arg, const struct launch_call *c)
+{
+	struct folded_pass *b = arg;
+	if (b->la) layer_attr_call(b->la, c);
+	else stack_work_call(b->sw, c);
+}
+
+static void layer_line(void *arg, const char *const *path, uint32_t n, const struct layer_weight *w)
+{
+	struct folded_pass *b = arg;
+	uint64_t x = w->kernel_ns + (b->weight == FOLDED_GPU_TIME ? w->memop_ns : 0);
+	if (x) lines_add(b->out, fold(path, n), x);
+}
+
+/* By stack (each cut at its site by the rule), or by layer for launches:
+ * the launch call's own stack. */
+static void by_stack_lines(struct lines *out, struct stacks *st, const struct stack_work *sw,
+			   const struct site_rule *site, enum folded_weight weight)
+{
+	size_t n;
+	const struct stack_work_entry *ls = stack_work_all(sw, &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = weight_of(&ls[i], weight);
+		if (w) lines_add(out, folded_stack(st, &ls[i], site), w);
+	}
+}
+
+/* The NVTX ranges of the whole trace (the pre-pass of stats' reports that
+ * need them: step_passes.h pass 1), indexed; the reader rewound.  NULL when
+ * the trace cannot be read again (the caller's pass reports read errors). */
+static struct attribution *read_ranges(gp_reader *r)
+{
+	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
+	const gp_record *rec;
+	uint64_t n = 0;
+	while (gp_reader_next_ordered(r, &rec) > 0) {
+		progress_tick(++n);
+		step_pass1_add(r, rec, a, NULL, NULL);
+	}
+	attribution_index(a);
+	if (gp_reader_rewind(r) < 0) {
+		attribution_free(a);
+		return NULL;
+	}
+	return a;
+}
+
 int export_folded(const char *in, const char *out, int strict, enum folded_weight weight,
 		  const struct site_rule *site)
 {
 	gp_reader *r = tool_open(in);
 	if (!r)
 		return EXIT_BADINPUT;
-	struct stacks *st = stacks_new(r);
-	stacks_set_site_rule(st, site);
-	struct stack_work *sw = stack_work_new();
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, stack_work_call };
-	struct opjoin *j = opjoin_new(r, &jo, stack_work_op, sw);
+	/* by layer, GPU or kernel time: the layers report's attribution; else
+	 * the launch call's stack */
+	int by_layer = site && site->kind == SITE_LAYER && weight != FOLDED_LAUNCHES;
+	struct attribution *ranges = NULL;
+	if (by_layer && !(ranges = read_ranges(r))) {
+		tool_err("cannot read %s again", in);
+		gp_reader_close(r);
+		return EXIT_BADINPUT;
+	}
+	struct lines lines;
+	memset(&lines, 0, sizeof(lines));
+	strmap_init(&lines.idx);
+	struct stacks *st = NULL;
+	struct folded_pass bl = { NULL, NULL, graph_sites_new(), &lines, weight };
+	if (by_layer) {
+		bl.la = layer_attr_new(r, ranges);
+	} else {
+		st = stacks_new(r);
+		stacks_set_site_rule(st, site);
+		bl.sw = stack_work_new();
+	}
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, pass_call };
+	struct opjoin *j = opjoin_new(r, &jo, pass_op, &bl);
 	const gp_record *rec;
 	int rc;
 	uint64_t nrec = 0, now = 0;
@@ -119,9 +230,16 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 		progress_tick(++nrec);
 		switch (rec->type) {
 		case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
-			stacks_add(st, rec);
+			if (st) stacks_add(st, rec);
+			else layer_attr_add(bl.la, rec);
+			continue;
+		case GP_REC_GRAPH_NODE:
+			graph_sites_node(bl.graphs, tool_pid(r, rec), &rec->u.graph_node);
 			continue;
 		case GP_REC_API:
+			/* the capture sites first: a capture call's nodes before
+			 * any launch of their graph */
+			graph_sites_api(bl.graphs, tool_pid(r, rec), &rec->u.api);
 			opjoin_api(j, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api, 1);
 			break;
 		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
@@ -136,41 +254,15 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 	int code = tool_finish(r, in, rc, strict);
 	if (code != EXIT_OK && nrec == 0)
 		goto out;
-	if (!stacks_count(st)) {
+	if (st ? !stacks_count(st) : !layer_attr_has_stacks(bl.la)) {
 		tool_err("%s: trace has no stacks (record with --stacks)", in);
 		code = EXIT_USAGE;
 		goto out;
 	}
 
-	size_t n;
-	const struct stack_work_entry *ls = stack_work_all(sw, &n);
-	strmap idx;
-	strmap_init(&idx);
-	struct line *lines = NULL;
-	size_t nlines = 0, clines = 0;
-	int by_layer = site && site->kind == SITE_LAYER;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t w = weight_of(&ls[i], weight);
-		if (!w) continue;
-		/* by layer: a graph launch's kernels have a path of their own */
-		uint64_t wg = by_layer && weight != FOLDED_LAUNCHES ? ls[i].graph_kernel_ns : 0;
-		for (int graph = 0; graph < 2; graph++) {
-			uint64_t part = graph ? wg : w - wg;
-			if (!part) continue;
-			char *stack = folded_stack(st, &ls[i], site, graph);
-			int is_new;
-			size_t *slot = strmap_get(&idx, stack, &is_new);
-			if (is_new) {
-				*slot = nlines;
-				struct line l = { stack, 0 };
-				VEC_PUSH(lines, nlines, clines, l);
-			} else {
-				free(stack);
-			}
-			lines[*slot].w += part;
-		}
-	}
-	if (nlines) qsort(lines, nlines, sizeof(*lines), cmp_line);
+	if (by_layer) layer_attr_resolve(bl.la, layer_line, &bl);
+	else by_stack_lines(&lines, st, bl.sw, site, weight);
+	if (lines.n) qsort(lines.v, lines.n, sizeof(*lines.v), cmp_line);
 
 	int to_stdout = !strcmp(out, "-");
 	FILE *f = to_stdout ? stdout : fopen(out, "w");
@@ -178,7 +270,7 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 		tool_err("cannot write %s: %s", out, strerror(errno));
 		code = EXIT_BADINPUT;
 	} else {
-		for (size_t i = 0; i < nlines; i++) fprintf(f, "%s %" PRIu64 "\n", lines[i].stack, lines[i].w);
+		for (size_t i = 0; i < lines.n; i++) fprintf(f, "%s %" PRIu64 "\n", lines.v[i].stack, lines.v[i].w);
 		int werr = ferror(f);
 		if (to_stdout) werr |= fflush(f) != 0;
 		else werr |= fclose(f) != 0;
@@ -187,16 +279,19 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 			code = EXIT_BADINPUT;
 		}
 	}
-	if (!nlines)
+	if (!lines.n)
 		tool_warn("%s: no launch with %s; wrote an empty file", in,
 			  weight == FOLDED_LAUNCHES ? "a recorded call" : "GPU time");
-	for (size_t i = 0; i < nlines; i++) free(lines[i].stack);
-	free(lines);
-	strmap_free(&idx);
 out:
+	for (size_t i = 0; i < lines.n; i++) free(lines.v[i].stack);
+	free(lines.v);
+	strmap_free(&lines.idx);
 	opjoin_free(j);
-	stack_work_free(sw);
+	stack_work_free(bl.sw);
 	stacks_free(st);
+	layer_attr_free(bl.la);
+	graph_sites_free(bl.graphs);
+	attribution_free(ranges);
 	gp_reader_close(r);
 	return code;
 }

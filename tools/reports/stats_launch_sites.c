@@ -1,13 +1,16 @@
 /* stats_launch_sites.c — `stats --report launch_sites`: call sites ranked
  * by the GPU time of the kernels launched from them.  The context's join
  * (GPU work to its launch call, analysis/opjoin.h) aggregated by the call's
- * stack (analysis/stack_work.h), then by site (analysis/stacks.h).  A site's
+ * stack (analysis/stack_work.h), then by site (analysis/stacks.h); a CUDA
+ * graph's kernel whose node's capture is known by the captured launch's
+ * stack instead (analysis/graph_sites.h, as the layers report).  A site's
  * "innermost frame" is the one under which most of its kernel time was
  * launched (ties: the first seen).  GPU work counts when it starts in the
  * selection, a launch call when it does. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/graph_sites.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
 #include "common/util.h"
@@ -32,7 +35,10 @@ static const char site_note[] =
 	" Time (%) = kernel time launched from the site / all kernel time.  Site = the innermost\n"
 	"   Python frame outside the stdlib and site-/dist-packages, else the innermost Python\n"
 	"   frame, else the innermost native frame outside libcudart/libcuda/libcupti.\n"
-	"   Launches = launch calls (kernel, graph, memcpy, memset) recorded there.\n";
+	"   Launches = launch calls (kernel, graph, memcpy, memset) recorded there.  A kernel\n"
+	"   a CUDA graph replayed counts at the site of the launch captured into its graph\n"
+	"   node, where the trace shows it (docs/STACKS.md \"CUDA graphs\"); else at the\n"
+	"   graph launch's.  Backward kernels stay at their launch call's site.\n";
 
 struct site {
 	const char *key, *label;
@@ -152,7 +158,11 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	struct sites_report *sr = self;
-	if (stacks_count(sr->stk) && stats_selected(ctx, op->s)) stack_work_op(sr->sw, op);
+	if (!stacks_count(sr->stk) || !stats_selected(ctx, op->s)) return;
+	/* a graph's kernel: at the site of the launch captured into its node,
+	 * when that is known (the context's capture sites) */
+	struct gpu_op at;
+	stack_work_op(sr->sw, graph_sites_rebase(ctx->graphs, op, &at) ? &at : op);
 }
 
 static void sites_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
