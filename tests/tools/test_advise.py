@@ -111,6 +111,19 @@ def fires(d, scen, rule, sev, cost, saving, count=None, *opts):
         tt.expect(f.get(k), f"{scen}: '{k}' is said")
     r = f.get("records", {})
     tt.expect(r.get("until_ns", 0) > r.get("since_ns", 0), f"{scen}: records range {r}")
+    # the dump pointer runs as written and shows only records of that range
+    cmd = r.get("dump", "").split()
+    tt.eq(cmd[:2] + cmd[2:6:2], ["gpuprof", "dump", "--since", "--until"], f"{scen}: dump pointer {cmd}")
+    if len(cmd) == 7:
+        p = tt.gp("dump", "--json", *cmd[2:], cwd=d)
+        base = r["since_ns"]
+        ts = [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
+        timed = [x for x in ts if x.get("type") in ("api", "kernel", "memcpy", "memset")]
+        tt.expect(p.returncode == 0 and timed, f"{scen}: the dump pointer prints records (exit {p.returncode})")
+        key = next((k for k in ("start_ns", "start") if timed and k in timed[0]), None)
+        if key:
+            tt.expect(all(base <= x[key] < r["until_ns"] for x in timed),
+                      f"{scen}: dumped records start in [{base}, {r['until_ns']})")
     return res, f
 
 

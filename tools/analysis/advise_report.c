@@ -81,8 +81,9 @@ static void records_text(char *buf, size_t n, const char *path, const struct adv
 {
 	size_t k = 0;
 	if (x->step_number >= 0) k += (size_t)snprintf(buf + k, n - k, "step %" PRId64 ": ", x->step_number);
-	snprintf(buf + k, n - k, "gpuprof stats --since %" PRIu64 " --until %" PRIu64 " %s; Perfetto (gpuprof export) "
-		 "%.3f..%.3f ms", x->since_ns, x->until_ns, path, (double)x->since_ns / 1e6, (double)x->until_ns / 1e6);
+	snprintf(buf + k, n - k, "gpuprof dump --since %" PRIu64 " --until %" PRIu64 " %s (stats takes the same "
+		 "flags); Perfetto (gpuprof export) %.3f..%.3f ms", x->since_ns, x->until_ns, path,
+		 (double)x->since_ns / 1e6, (double)x->until_ns / 1e6);
 }
 
 void advise_print_text(FILE *out, const char *path, const struct adv_result *res)
@@ -264,6 +265,9 @@ void advise_print_json(FILE *out, const char *path, const struct adv_result *res
 		snprintf(cmd, sizeof(cmd), "gpuprof stats --since %" PRIu64 " --until %" PRIu64 " %s", x->since_ns,
 			 x->until_ns, path);
 		jstr(out, "stats", cmd, 0);
+		snprintf(cmd, sizeof(cmd), "gpuprof dump --since %" PRIu64 " --until %" PRIu64 " %s", x->since_ns,
+			 x->until_ns, path);
+		jstr(out, "dump", cmd, 0);
 		fprintf(out, ",\"perfetto_ms\":[%.6f,%.6f]}", (double)x->since_ns / 1e6, (double)x->until_ns / 1e6);
 		fputs(",\"evidence\":{", out);
 		for (size_t k = 0; k < x->nev; k++) jnum(out, x->ev[k].key, x->ev[k].v, k == 0);
