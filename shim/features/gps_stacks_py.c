@@ -48,7 +48,6 @@ static atomic_int checked;
  * class was seen since (the layout held for others): from then on the reads
  * from self on are checked ones and such frames get no class. */
 static atomic_int cls_checked;
-static atomic_int cls_odd_warned;
 
 int gps_py_present(void) { return present; }
 
@@ -354,9 +353,8 @@ out:
 			/* The layout was shown right on other frames: this frame
 			 * is odd, not the layout.  It gets no class; the reads
 			 * from self on are checked ones from now on. */
-			int expect = 1;
-			atomic_compare_exchange_strong(&cls_checked, &expect, 2);
-			if (!atomic_exchange(&cls_odd_warned, 1)) {
+			int expect = 1; /* 1 -> 2 happens once: the one warning */
+			if (atomic_compare_exchange_strong(&cls_checked, &expect, 2)) {
 				code_where(code, where, sizeof where);
 				gps_warn("python frames: a forward frame at %s: %s (type flags %#lx); such frames get no layer class",
 					 where, why ? why : "?", (unsigned long)flags);
