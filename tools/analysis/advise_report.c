@@ -77,12 +77,22 @@ static void print_stack(FILE *out, const struct adv_site *s)
 	for (uint32_t i = first; i < v->nframes; i++) fprintf(out, "%13s%s\n", "", tool_text(v->frames[i]));
 }
 
+/* The command that shows a finding's records: `gpuprof CMD --since A
+ * --until B FILE` (dump or stats); the characters it took, as snprintf. */
+static size_t records_cmd(char *buf, size_t n, const char *cmd, const char *path, const struct adv_finding *x)
+{
+	int k = snprintf(buf, n, "gpuprof %s --since %" PRIu64 " --until %" PRIu64 " %s", cmd, x->since_ns,
+			 x->until_ns, path);
+	return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+}
+
 static void records_text(char *buf, size_t n, const char *path, const struct adv_finding *x)
 {
 	size_t k = 0;
 	if (x->step_number >= 0) k += (size_t)snprintf(buf + k, n - k, "step %" PRId64 ": ", x->step_number);
-	snprintf(buf + k, n - k, "gpuprof dump --since %" PRIu64 " --until %" PRIu64 " %s (stats takes the same "
-		 "flags); Perfetto (gpuprof export) %.3f..%.3f ms", x->since_ns, x->until_ns, path,
+	if (k >= n) return;
+	k += records_cmd(buf + k, n - k, "dump", path, x);
+	snprintf(buf + k, n - k, " (stats takes the same flags); Perfetto (gpuprof export) %.3f..%.3f ms",
 		 (double)x->since_ns / 1e6, (double)x->until_ns / 1e6);
 }
 
@@ -262,11 +272,9 @@ void advise_print_json(FILE *out, const char *path, const struct adv_result *res
 		jint(out, "since_ns", (double)x->since_ns, 0);
 		jint(out, "until_ns", (double)x->until_ns, 0);
 		char cmd[2048];
-		snprintf(cmd, sizeof(cmd), "gpuprof stats --since %" PRIu64 " --until %" PRIu64 " %s", x->since_ns,
-			 x->until_ns, path);
+		records_cmd(cmd, sizeof(cmd), "stats", path, x);
 		jstr(out, "stats", cmd, 0);
-		snprintf(cmd, sizeof(cmd), "gpuprof dump --since %" PRIu64 " --until %" PRIu64 " %s", x->since_ns,
-			 x->until_ns, path);
+		records_cmd(cmd, sizeof(cmd), "dump", path, x);
 		jstr(out, "dump", cmd, 0);
 		fprintf(out, ",\"perfetto_ms\":[%.6f,%.6f]}", (double)x->since_ns / 1e6, (double)x->until_ns / 1e6);
 		fputs(",\"evidence\":{", out);
