@@ -14,7 +14,7 @@ struct gps_config {
 	int enabled;            /* GPUPROF_ENABLE (default 1) */
 	int quiet;              /* GPUPROF_QUIET */
 	int follow_exec;        /* GPUPROF_FOLLOW_EXEC (default 1) */
-	int graph_sites;        /* GPUPROF_GRAPH_SITES (default 0) */
+	int graph_sites;        /* GPUPROF_GRAPH_SITES (default 1) */
 	enum gp_api_set api_set;   /* GPUPROF_API */
 	enum gp_api_mode api_mode; /* GPUPROF_API_MODE */
 	int api_driver;         /* GPUPROF_API_DRIVER (default 1): driver-domain calls too */

@@ -23,8 +23,9 @@ int gps_cupti_graphs_bind(int (*enable)(uint32_t cbid))
 {
 	/* the records serve stacks only; a CUPTI without the id functions
 	 * gives nothing to join */
-	/* GPUPROF_GRAPH_SITES: opt-in until the graph-node callbacks have run
-	 * under a real CUPTI (the fake's emulation is all that tested them) */
+	/* GPUPROF_GRAPH_SITES (default on with stacks since the H200 runs of
+	 * 2026-12-03/04: docs/STACKS.md "CUDA graphs"); 0 keeps the resource
+	 * callbacks for graph nodes off */
 	if (!gps.cfg.graph_sites || !gps_stacks_on || !gps_p_cuptiGetGraphNodeId || !gps_p_cuptiGetGraphId)
 		return 0;
 	if (enable(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) || enable(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED))

@@ -49,7 +49,8 @@ def paths(rows):
 
 
 def run(mode, extra, name):
-    env = {"GPUPROF_STACKS": mode, "GPUPROF_GRAPH_SITES": "1"} if mode else {"GPUPROF_GRAPH_SITES": "1"}
+    # GPUPROF_GRAPH_SITES is left at its default (on with stacks) unless extra sets it
+    env = {"GPUPROF_STACKS": mode} if mode else {}
     env.update(extra)
     rc, out, err, trace = E.run([py, JOB, E.cudart, str(REPLAYS)], env, name)
     E.check(rc == 0 and out == "graphs done\n", "%s: exit %d, stdout %r, stderr %r" % (name, rc, out, err))
@@ -98,9 +99,10 @@ for mode in ("all", "1"):
     E.check(sum(v[2] for v in got.values()) == sum(k["dur"] for k in kernels), "%s: self sum %d, kernels %d" %
             (mode, sum(v[2] for v in got.values()), sum(k["dur"] for k in kernels)))
 
-# fail safe: no ids from CUPTI, or stacks off; and off unless GPUPROF_GRAPH_SITES=1 (opt-in until run on a GPU)
+# fail safe: no ids from CUPTI, or stacks off; and off with GPUPROF_GRAPH_SITES=0 (on by default with stacks
+# since the H200 sites run of 2026-12-04)
 for mode, extra, name in (("all", {"FAKE_CUPTI_GRAPH_IDS": "fail"}, "graphs-noids"), (None, {}, "graphs-nostacks"),
-                          ("all", {"GPUPROF_GRAPH_SITES": "0"}, "graphs-default-off")):
+                          ("all", {"GPUPROF_GRAPH_SITES": "0"}, "graphs-off")):
     t, trace = run(mode, extra, name)
     E.check(not [r for r in t.recs if r["type"] == "graph_node"], "%s: graph_node records" % name)
     E.check(len([k for k in t.recs if k["type"] == "kernel" and k.get("graph_node_id")]) == 3 * REPLAYS,
