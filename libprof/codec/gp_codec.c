@@ -197,6 +197,9 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 	}
 	case GP_REC_WINDOW:
 		TS(u->window.start_ns); DUR(u->window.start_ns, u->window.end_ns); V(u->window.device_id);
+		/* a window is selected by overlap (format 1.4): the chunk's span
+		 * covers its end, so a time window that starts inside it reads it */
+		if (u->window.end_ns > e->last_ts) e->last_ts = u->window.end_ns;
 		break;
 	case GP_REC_GRAPH_NODE: {
 		const gp_rec_graph_node *g = &u->graph_node;

@@ -33,6 +33,13 @@ const uint16_t gp_rec_struct_size[GP_REC_TYPE_MAX] = {
 #undef TYPE_SIZE_
 };
 
+GP_API int gp_rec_is_meta(uint32_t t)
+{
+	return t == GP_REC_STRING || t == GP_REC_SOURCE || t == GP_REC_PROCESS || t == GP_REC_THREAD ||
+	       t == GP_REC_DEVICE || t == GP_REC_MODULE || t == GP_REC_STACK || t == GP_REC_CLOCK ||
+	       t == GP_REC_GRAPH_NODE;
+}
+
 GP_API uint64_t gp_record_time(const gp_record *r)
 {
 	switch (r->type) {

@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define GP_FORMAT_MAJOR 1
-#define GP_FORMAT_MINOR 3
+#define GP_FORMAT_MINOR 4
 #define GP_PRODUCER_VERSION "0.1.0"
 
 #define GP_MAX_STRING_LEN (1u << 20) /* longer strings are truncated by the recorder */
@@ -314,6 +314,11 @@ typedef struct gp_record {
 GP_API uint64_t gp_record_time(const gp_record *r);
 /* "kernel", "nvtx_range", ... (the GP_REC_TYPES names); "unknown" otherwise. */
 GP_API const char *gp_rec_type_name(uint32_t type);
+/* The records that give meaning to others (strings, sources, processes,
+ * threads, devices, modules, stacks, clocks, graph nodes): the tools keep
+ * them whatever the time selected, and the recorder writes them to source 0
+ * (GP_HDR_FLAG_META_APART). */
+GP_API int gp_rec_is_meta(uint32_t type);
 /* The type named so, or GP_ERR_INVALID. */
 GP_API int gp_rec_type_from_name(const char *name);
 
@@ -333,7 +338,17 @@ typedef struct gp_header {
 	char producer[64];          /* e.g. "gpuprof 0.1.0" */
 	char host[256];
 	int32_t rank; /* -1 none */
+	uint32_t flags; /* GP_HDR_FLAG_*: as read (the writers set their own) */
 } gp_header;
+
+/* Header flag (since 1.4): every record whose selection does not follow
+ * from its own time (strings, sources, processes, threads, devices,
+ * modules, stacks, clocks, graph nodes) is in a source-0 chunk, and a
+ * chunk's last_ts covers its windows' ends; so a reader that reads the
+ * source-0 chunks and the data chunks of a time span has every record a
+ * tool shows for that span (gp_reader_meta_apart).  The recorder always
+ * sets it; the offline writer when what was appended allows it. */
+#define GP_HDR_FLAG_META_APART 2u
 
 #ifdef __cplusplus
 }

@@ -96,6 +96,7 @@ struct gp_reader {
 	int fo_scheduled; /* file order: the schedule is set */
 	int windowed;
 	uint64_t win_lo, win_hi; /* gp_reader_set_time_window */
+	uint8_t *want;           /* per chunk, while windowed: read it */
 };
 
 static void problem(gp_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -424,6 +425,7 @@ static int read_header(gp_reader *r)
 	h->start_trace_ns = gp_get64(b + 24);
 	h->start_realtime_ns = gp_get64(b + 32);
 	h->rank = (int32_t)gp_get32(b + 40);
+	h->flags = gp_get32(b + 44);
 	size_t p = GP_HEADER_FIXED, end = hsize - 4;
 	char *dst[2] = { h->producer, h->host };
 	size_t dcap[2] = { sizeof(h->producer), sizeof(h->host) };
@@ -547,6 +549,7 @@ GP_API void gp_reader_close(gp_reader *r)
 	close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->ch);
+	free(r->want);
 	free(r->curs);
 	free(r->heap);
 	for (size_t i = 0; i < r->nstrs; i++) free(r->strs[i].s);
@@ -747,22 +750,86 @@ static inline int chunk_next(gp_reader *r, struct cursor *c)
 }
 
 /* ---------------------------------------------------------------- window */
-/* Whether chunk i may hold records of the time window: metadata chunks and
- * chunks without timed records always. */
+/* Whether chunk i is read under the time window (want[], made by
+ * gp_reader_set_time_window). */
 static int chunk_wanted(const gp_reader *r, size_t i)
 {
-	const struct cent *e = &r->ch[i];
-	if (!r->windowed || e->source == 0 || (!e->first_ts && !e->last_ts)) return 1;
-	return e->last_ts >= r->win_lo && e->first_ts < r->win_hi;
+	return !r->windowed || r->want[i];
+}
+
+/* Whether chunk e may hold records of [lo, hi): metadata chunks and chunks
+ * without timed records always; none of the others when lo >= hi. */
+static int chunk_overlaps(const struct cent *e, uint64_t lo, uint64_t hi)
+{
+	if (e->source == 0 || (!e->first_ts && !e->last_ts)) return 1;
+	return lo < hi && e->last_ts >= lo && e->first_ts < hi;
+}
+
+static int cmp_src_then_idx(const void *a, const void *b, void *arg);
+
+/* The chunks read under [lo, hi): those that overlap it, and, so that the
+ * time-ordered merge gives the window's records in the order a whole read
+ * gives them, every chunk of a source before the source's last overlapping
+ * one unless all its records are before lo.  Why: the merge takes the
+ * smallest head of the sources.  A record before lo, while at its source's
+ * head, is taken before any record of the window, so leaving it out changes
+ * nothing of their order; a record at or after hi holds back the records
+ * its source has after it (a source out of order: late CUPTI buffers), so
+ * it stays wherever such records follow.  A source in time order has no
+ * chunk of the second kind: the cost is the overlapping chunks'. */
+static int window_plan(gp_reader *r, uint64_t lo, uint64_t hi)
+{
+	uint8_t *want = calloc(r->nch ? r->nch : 1, 1);
+	size_t *idx = malloc((r->nch ? r->nch : 1) * sizeof(*idx));
+	if (!want || !idx) {
+		free(want);
+		free(idx);
+		return GP_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < r->nch; i++) idx[i] = i;
+	qsort_r(idx, r->nch, sizeof(*idx), cmp_src_then_idx, r->ch);
+	for (size_t i = 0; i < r->nch;) {
+		size_t j = i;
+		while (j < r->nch && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
+		int later = 0; /* a later chunk of this source overlaps */
+		for (size_t k = j; k-- > i;) {
+			const struct cent *e = &r->ch[idx[k]];
+			int ov = chunk_overlaps(e, lo, hi);
+			int timed = e->first_ts || e->last_ts;
+			want[idx[k]] = ov || (later && !(timed && e->last_ts < lo));
+			later |= ov && timed && e->source != 0;
+		}
+		i = j;
+	}
+	free(idx);
+	free(r->want);
+	r->want = want;
+	return 0;
 }
 
 GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to)
 {
 	if (!r || from > to) return GP_ERR_INVALID;
-	r->windowed = from > 0 || to < UINT64_MAX;
+	int windowed = from > 0 || to < UINT64_MAX;
+	if (windowed) {
+		int rc = window_plan(r, from, to);
+		if (rc) return rc;
+	}
+	r->windowed = windowed;
 	r->win_lo = from;
 	r->win_hi = to;
 	return gp_reader_rewind(r);
+}
+
+GP_API void gp_reader_time_window(const gp_reader *r, uint64_t *from, uint64_t *to)
+{
+	*from = r && r->windowed ? r->win_lo : 0;
+	*to = r && r->windowed ? r->win_hi : UINT64_MAX;
+}
+
+GP_API int gp_reader_meta_apart(const gp_reader *r)
+{
+	return r && (r->hdr.major > 1 || r->hdr.minor >= 4) && (r->hdr.flags & GP_HDR_FLAG_META_APART);
 }
 
 GP_API int gp_reader_time_range(const gp_reader *r, uint64_t *first, uint64_t *last)

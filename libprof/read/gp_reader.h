@@ -58,9 +58,21 @@ GP_API int gp_reader_rewind(gp_reader *r);
  * gives each chunk's first and last timestamp, so a window late in a long
  * trace costs what its own chunks cost.  Chunks of source 0 (metadata) and
  * chunks without timed records are always read; records are not filtered
- * one by one (the caller does that: chunks hold other records too).
+ * one by one (the caller does that: chunks hold other records too).  The
+ * records of [from, to) come in the same order as in a whole read, in both
+ * iterations (a source out of time order may cost a few more chunks).
+ * from == to: only the metadata chunks and those without timed records.
  * [0, UINT64_MAX) = the whole trace (the default).  Rewinds. */
 GP_API int gp_reader_set_time_window(gp_reader *r, uint64_t from, uint64_t to);
+/* The window set: [0, UINT64_MAX) when none. */
+GP_API void gp_reader_time_window(const gp_reader *r, uint64_t *from, uint64_t *to);
+/* Whether a time window loses no record a tool keeps whatever the time
+ * (format 1.4, GP_HDR_FLAG_META_APART: strings, sources, processes,
+ * threads, devices, modules, stacks, clocks and graph nodes are in source-0
+ * chunks; windows in chunks whose span covers them).  0 for older traces and
+ * other writers: a window may miss those, so a tool that shows them must
+ * read the whole trace. */
+GP_API int gp_reader_meta_apart(const gp_reader *r);
 /* Smallest and largest primary timestamp of the trace's readable chunks,
  * from the chunk headers (no decoding): 0, or GP_ERR_EOF when no chunk has
  * a timed record.  Ends of intervals may lie past *last. */

@@ -92,9 +92,9 @@ static void note_write_error(struct gp_out *o, int err)
 	o->last_errno = err;
 }
 
-int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags)
+/* The header's bytes into b (room for the largest); returns its size. */
+static size_t header_bytes(uint8_t *b, const gp_header *h, uint32_t flags)
 {
-	uint8_t b[GP_HEADER_FIXED + 2 + 64 + 2 + 256 + 4];
 	size_t plen = strnlen(h->producer, sizeof(h->producer) - 1);
 	size_t hlen = strnlen(h->host, sizeof(h->host) - 1);
 	memcpy(b, gp_magic_file, 8);
@@ -116,6 +116,15 @@ int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags)
 	memcpy(p + 2, h->host, hlen);
 	p += 2 + hlen;
 	gp_put32(p, gp_crc32(b, total - 4));
+	return total;
+}
+
+#define HEADER_ROOM (GP_HEADER_FIXED + 2 + 64 + 2 + 256 + 4)
+
+int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags)
+{
+	uint8_t b[HEADER_ROOM];
+	size_t total = header_bytes(b, h, flags);
 	int err;
 	size_t w = gp_write_all(o->fd, b, total, o->sigpipe_guard, &err);
 	o->off += w;
@@ -124,6 +133,13 @@ int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags)
 		return GP_ERR_IO;
 	}
 	return 0;
+}
+
+int gp_out_header_rewrite(struct gp_out *o, const gp_header *h, uint32_t flags)
+{
+	uint8_t b[HEADER_ROOM];
+	size_t total = header_bytes(b, h, flags);
+	return pwrite(o->fd, b, total, 0) == (ssize_t)total ? 0 : GP_ERR_IO;
 }
 
 /* Compresses [src, src+n) into o->cbuf after room for a chunk header. */

@@ -33,6 +33,10 @@ struct gp_out {
 int gp_out_init(struct gp_out *o, int fd, int level);
 void gp_out_free(struct gp_out *o); /* does not close fd */
 int gp_out_header(struct gp_out *o, const gp_header *h, uint32_t flags);
+/* Writes the header again at offset 0 with other flags (same size: the
+ * offline writer learns at close whether GP_HDR_FLAG_META_APART holds);
+ * GP_ERR_IO where the output cannot seek (a pipe). */
+int gp_out_header_rewrite(struct gp_out *o, const gp_header *h, uint32_t flags);
 /* Compresses and writes e's chunk (if it has records), then resets e. */
 int gp_out_chunk(struct gp_out *o, struct gp_enc *e);
 /* Writes one chunk already compressed (header + payload, as read from a

@@ -119,13 +119,12 @@ static __thread struct gp_tstate *gp_tls __attribute__((tls_model("initial-exec"
 /* Metadata goes through the meta queue to source 0, which the writer drains
  * before the rings: a record that refers to it (string id, stack id, a stack
  * address inside a module) is never written in an earlier chunk.  Stacks and
- * modules are shared by every thread of the process, hence metadata too. */
-static int is_meta_type(uint32_t t)
-{
-	return t == GP_REC_STRING || t == GP_REC_SOURCE || t == GP_REC_PROCESS ||
-	       t == GP_REC_THREAD || t == GP_REC_DEVICE || t == GP_REC_MODULE ||
-	       t == GP_REC_STACK;
-}
+ * modules are shared by every thread of the process, hence metadata too.
+ * Clocks and graph nodes too (format 1.4, GP_HDR_FLAG_META_APART): the tools
+ * keep them whatever the time selected, so they must be in the chunks a
+ * windowed reader always reads; both are rare (a clock per activity buffer,
+ * a graph node per node made or instantiated), so the lock costs nothing. */
+static int is_meta_type(uint32_t t) { return gp_rec_is_meta(t); }
 
 static uint32_t my_tid(void) { return (uint32_t)syscall(SYS_gettid); }
 
@@ -390,10 +389,17 @@ static __attribute__((noinline)) int emit_slow(gp_recorder *rec, const gp_record
 		const void *extra = NULL;
 		uint32_t elen = 0;
 		gp_rec_stack stack_body;
+		gp_rec_graph_node node_body;
 		const void *body = &r->u;
 		if (type == GP_REC_STRING && r->u.string.str) {
 			extra = r->u.string.str;
 			elen = r->u.string.len > GP_MAX_STRING_LEN ? GP_MAX_STRING_LEN : r->u.string.len;
+		} else if (type == GP_REC_GRAPH_NODE && !r->u.graph_node.tid) {
+			/* tid 0 means "the source's thread"; in source 0 that would
+			 * be no thread: name the emitting one */
+			node_body = r->u.graph_node;
+			node_body.tid = my_tid();
+			body = &node_body;
 		} else if (type == GP_REC_STACK) {
 			uint32_t n = r->u.stack.nframes > GP_STACK_MAX_FRAMES ? GP_STACK_MAX_FRAMES : r->u.stack.nframes;
 			if (!r->u.stack.frames) n = 0;
@@ -441,10 +447,8 @@ GP_API int gp_emit(gp_recorder *rec, const gp_record *r)
 		FIXED(GP_REC_SYNC, sync);
 		FIXED(GP_REC_MEMORY, memory);
 		FIXED(GP_REC_DROPPED, dropped);
-		FIXED(GP_REC_CLOCK, clock);
 		FIXED(GP_REC_COUNTER, counter);
 		FIXED(GP_REC_WINDOW, window);
-		FIXED(GP_REC_GRAPH_NODE, graph_node);
 		default: break;
 		}
 		/* clang-format on */
@@ -725,7 +729,7 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	h.rank = o.sz > offsetof(struct gp_recorder_opts, rank) ? o.rank : -1;
 	snprintf(h.producer, sizeof(h.producer), "gpuprof %s", GP_PRODUCER_VERSION);
 	if (gethostname(h.host, sizeof(h.host) - 1)) h.host[0] = 0;
-	rc = gp_out_header(&rec->out, &h, GP_HDR_FLAG_RECORDER);
+	rc = gp_out_header(&rec->out, &h, GP_HDR_FLAG_RECORDER | GP_HDR_FLAG_META_APART);
 	if (rc) goto fail;
 
 	/* The writer thread must not run the job's signal handlers. */

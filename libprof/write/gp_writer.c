@@ -18,6 +18,8 @@ struct wsrc {
 
 struct gp_writer {
 	struct gp_out out;
+	gp_header hdr;   /* as written: rewritten at close with the flag */
+	int meta_mixed;  /* a metadata record went to a data source */
 	struct wsrc *srcs;
 	size_t nsrc, cap;
 	int err; /* first write error, sticky */
@@ -52,6 +54,7 @@ GP_API int gp_writer_open(const char *path, const gp_header *hdr, int zstd_level
 		return GP_ERR_NOMEM;
 	}
 	int rc = gp_out_init(&w->out, fd, zstd_level ? zstd_level : 3);
+	w->hdr = *hdr;
 	if (!rc) rc = gp_out_header(&w->out, hdr, 0);
 	if (rc) {
 		gp_out_free(&w->out);
@@ -83,6 +86,7 @@ GP_API int gp_writer_append(gp_writer *w, uint32_t source_id, const gp_record *r
 {
 	if (!w || !r || r->type == 0 || r->type >= GP_REC_TYPE_MAX || source_id == GP_SOURCE_INDEX)
 		return GP_ERR_INVALID;
+	if (source_id != 0 && gp_rec_is_meta(r->type)) w->meta_mixed = 1;
 	struct wsrc *s = get_src(w, source_id);
 	if (!s) return GP_ERR_NOMEM;
 	if (!s->enc.buf && gp_enc_init(&s->enc, source_id, s->tid)) return GP_ERR_NOMEM;
@@ -114,6 +118,10 @@ GP_API int gp_writer_close(gp_writer *w)
 		if (w->srcs[i].enc.buf) flush_src(w, &w->srcs[i]);
 	int rc = gp_out_finish(&w->out);
 	if (!w->err) w->err = rc;
+	/* Every metadata record went to source 0: say so, so that a windowed
+	 * read may skip data chunks (a pipe keeps the header as written: the
+	 * trace is only read whole). */
+	if (!w->err && !w->meta_mixed) gp_out_header_rewrite(&w->out, &w->hdr, GP_HDR_FLAG_META_APART);
 	if (close(w->out.fd) && !w->err) w->err = GP_ERR_IO;
 	for (size_t i = 0; i < w->nsrc; i++) gp_enc_free(&w->srcs[i].enc);
 	free(w->srcs);
