@@ -21,10 +21,12 @@ static void build(uint32_t tid)
 	tl_make(a, GP_REC_API, 2, 0, NULL, NULL);
 }
 
-/* what the recorder routes to source 0 (stacks and modules are shared by all threads) */
+/* what the recorder routes to source 0: stacks and modules are shared by all
+ * threads; clocks and graph nodes since format 1.4 (a time window reads them) */
 static int is_meta(uint32_t t)
 {
-	return (t >= GP_REC_STRING && t <= GP_REC_DEVICE) || t == GP_REC_MODULE || t == GP_REC_STACK;
+	return (t >= GP_REC_STRING && t <= GP_REC_DEVICE) || t == GP_REC_MODULE || t == GP_REC_STACK ||
+	       t == GP_REC_CLOCK || t == GP_REC_GRAPH_NODE;
 }
 
 /* expected value after reading: tid 0 -> source tid */

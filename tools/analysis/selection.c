@@ -267,6 +267,15 @@ int selection_keeps(const struct selection *s, const gp_record *rec)
 	}
 }
 
+int selection_window(const struct selection *s, gp_reader *r)
+{
+	if (!s || !s->active || !gp_reader_meta_apart(r)) return 0;
+	/* nothing timed selected: from == to reads the metadata only */
+	uint64_t from = s->iv.n ? s->iv.v[0].s : 0, to = s->iv.n ? s->iv.v[s->iv.n - 1].e : 0;
+	int rc = gp_reader_set_time_window(r, from, to);
+	return rc < 0 ? rc : 1;
+}
+
 void selection_free(struct selection *s)
 {
 	free(s->iv.v);

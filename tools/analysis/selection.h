@@ -41,6 +41,13 @@ int selection_has(const struct selection *s, uint64_t t);
 /* Whether a record is selected: its time for timed records; a window when
  * it overlaps the selection; metadata always. */
 int selection_keeps(const struct selection *s, const gp_record *rec);
+/* Sets r's time window (gp_reader_set_time_window) to the selection's span,
+ * so that the pass after it decodes only the chunks of that span, when the
+ * trace keeps every record selected whatever its time in chunks such a
+ * window still reads (gp_reader_meta_apart: format 1.4); the records and
+ * their order are those of a whole read.  1 when set, 0 when the whole
+ * trace must be read (nothing selected, an older trace), <0 on error. */
+int selection_window(const struct selection *s, gp_reader *r);
 void selection_free(struct selection *s);
 
 #endif

@@ -191,13 +191,23 @@ uint64_t stacks_count(const struct stacks *s)
 
 int stacks_preload(struct stacks *s, gp_reader *r)
 {
+	/* A trace that keeps its metadata apart (format 1.4) has every module,
+	 * stack, thread and source in its source-0 chunks: read those only
+	 * (an empty time window), not the whole trace. */
+	uint64_t from, to;
+	gp_reader_time_window(r, &from, &to);
+	int apart = gp_reader_meta_apart(r);
+	if (apart) {
+		int w = gp_reader_set_time_window(r, 0, 0);
+		if (w < 0) return w;
+	}
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next(r, &rec)) > 0)
 		if (rec->type == GP_REC_MODULE || rec->type == GP_REC_STACK || rec->type == GP_REC_THREAD ||
 		    rec->type == GP_REC_SOURCE)
 			stacks_add(s, rec);
-	int rw = gp_reader_rewind(r);
+	int rw = apart ? gp_reader_set_time_window(r, from, to) : gp_reader_rewind(r);
 	return rw < 0 ? rw : 0;
 }
 

@@ -50,7 +50,9 @@ void stacks_add(struct stacks *s, const gp_record *rec);
 uint64_t stacks_count(const struct stacks *s);
 /* Reads every module and stack record of the trace (file order), then
  * rewinds the reader: for consumers that stream and need a stack before the
- * reader reaches it.  Returns 0 or a gp_err. */
+ * reader reaches it.  A format 1.4 trace has them in its metadata chunks
+ * (gp_reader_meta_apart): only those are read.  The reader's time window
+ * is kept.  Returns 0 or a gp_err. */
 int stacks_preload(struct stacks *s, gp_reader *r);
 
 /* The stack `stack_id` as seen from a call on thread `tid` of process `pid`

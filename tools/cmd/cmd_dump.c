@@ -523,7 +523,10 @@ int cmd_dump(int argc, char **argv)
 		return opened;
 	struct selection sel;
 	char err[512];
-	if (selection_resolve(&sel, r, &so, NULL, err, sizeof(err)) < 0) {
+	int sw = 0;
+	if (selection_resolve(&sel, r, &so, NULL, err, sizeof(err)) < 0 ||
+	    (sw = selection_window(&sel, r)) < 0) { /* the selection's chunks only */
+		if (sw < 0) snprintf(err, sizeof(err), "cannot read %s: %s", path, gp_strerror(sw));
 		tool_err("%s", err);
 		selection_free(&sel);
 		gp_reader_close(r);

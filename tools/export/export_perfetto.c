@@ -12,8 +12,10 @@
  * window: GPU tracks are empty outside them because nothing was recorded.
  * An API call with a recorded stack (`gpuprof run --stacks`) carries it in
  * args.stack (frames root first, as in the folded export) and args.launch_site;
- * the stacks and modules are read in a first pass over the file, so a
- * stream-ordered record never waits for one.
+ * the stacks and modules are read in a first pass over the file (over its
+ * metadata chunks only, format 1.4), so a stream-ordered record never waits
+ * for one.  A selection (--since/--until, --steps, --range) reads only the
+ * chunks of its span where the trace allows it (selection_window).
  *
  * --summary (a whole run that opens in the UI): no API calls, GPU
  * operations or flows; NVTX push/pop ranges of depth 0 only (the steps,
@@ -516,6 +518,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	p.hdr_pid = h->pid;
 	p.stacks = stacks_new(r);
 	int pre = stacks_preload(p.stacks, r);
+	if (pre >= 0) pre = selection_window(p.sel, r); /* the selection's chunks only */
 	if (pre < 0) {
 		tool_err("cannot read %s: %s", in, gp_strerror(pre));
 		stacks_free(p.stacks);

@@ -501,6 +501,7 @@ int export_sqlite(const char *in, const char *out, int strict, const struct expo
 	}
 	x.stacks = stacks_new(r);
 	int pre = stacks_preload(x.stacks, r);
+	if (pre >= 0) pre = selection_window(sel, r); /* the selection's chunks only */
 	if (pre < 0) {
 		tool_err("cannot read %s: %s", in, gp_strerror(pre));
 		goto out;
