@@ -337,7 +337,7 @@ typedef struct gp_header {
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same instant */
 	char producer[64];          /* e.g. "gpuprof 0.1.0" */
 	char host[256];
-	int32_t rank; /* -1 none */
+	int32_t rank;   /* -1 none */
 	uint32_t flags; /* GP_HDR_FLAG_*: as read (the writers set their own) */
 } gp_header;
 

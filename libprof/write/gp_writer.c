@@ -18,8 +18,8 @@ struct wsrc {
 
 struct gp_writer {
 	struct gp_out out;
-	gp_header hdr;   /* as written: rewritten at close with the flag */
-	int meta_mixed;  /* a metadata record went to a data source */
+	gp_header hdr;  /* as written: rewritten at close with the flag */
+	int meta_mixed; /* a metadata record went to a data source */
 	struct wsrc *srcs;
 	size_t nsrc, cap;
 	int err; /* first write error, sticky */

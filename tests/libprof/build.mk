@@ -1,6 +1,6 @@
 # libprof tests (owner: libprof).  Included from tests/build.mk.
 LIBPROF_TEST_NAMES := test_roundtrip test_concurrency test_corrupt test_bad_files test_recorder_misc test_decoder test_ring \
-	test_ring_unit test_intern test_fields test_reader_threads test_spool test_control
+	test_ring_unit test_intern test_fields test_reader_threads test_spool test_control test_window
 LIBPROF_TEST_BINS := $(LIBPROF_TEST_NAMES:%=$(B)/tests/libprof/%)
 TEST_BINS += $(LIBPROF_TEST_BINS)
 TESTS += $(LIBPROF_TEST_BINS)
