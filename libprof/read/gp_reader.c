@@ -97,6 +97,7 @@ struct gp_reader {
 	int windowed;
 	uint64_t win_lo, win_hi; /* gp_reader_set_time_window */
 	uint8_t *want;           /* per chunk, while windowed: read it */
+	int meta_loaded;         /* gp_reader_load_meta ran */
 };
 
 static void problem(gp_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -757,12 +758,23 @@ static int chunk_wanted(const gp_reader *r, size_t i)
 	return !r->windowed || r->want[i];
 }
 
-/* Whether chunk e may hold records of [lo, hi): metadata chunks and chunks
- * without timed records always; none of the others when lo >= hi. */
-static int chunk_overlaps(const struct cent *e, uint64_t lo, uint64_t hi)
+/* Whether chunk e may hold records of [lo, hi): metadata chunks (meta: of
+ * a metadata source) and chunks without timed records always; none of the
+ * others when lo >= hi. */
+static int chunk_overlaps(const struct cent *e, int meta, uint64_t lo, uint64_t hi)
 {
-	if (e->source == 0 || (!e->first_ts && !e->last_ts)) return 1;
+	if (meta || (!e->first_ts && !e->last_ts)) return 1;
 	return lo < hi && e->last_ts >= lo && e->first_ts < hi;
+}
+
+/* Whether source id holds metadata: source 0, and in a trace that keeps its
+ * metadata apart the sources a SOURCE record gives kind GP_SOURCE_META
+ * (`gpuprof merge` gives each later input's metadata one). */
+static int meta_source(const gp_reader *r, uint32_t id)
+{
+	if (id == 0) return 1;
+	const gp_rec_source *s = gp_reader_meta_apart(r) ? gp_reader_source(r, id) : NULL;
+	return s && s->kind == GP_SOURCE_META;
 }
 
 static int cmp_src_then_idx(const void *a, const void *b, void *arg);
@@ -786,18 +798,28 @@ static int window_plan(gp_reader *r, uint64_t lo, uint64_t hi)
 		free(idx);
 		return GP_ERR_NOMEM;
 	}
+	/* the source kinds, for metadata sources other than 0 (once) */
+	if (gp_reader_meta_apart(r) && !r->meta_loaded) {
+		int rc = gp_reader_load_meta(r);
+		if (rc < 0) {
+			free(want);
+			free(idx);
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < r->nch; i++) idx[i] = i;
 	qsort_r(idx, r->nch, sizeof(*idx), cmp_src_then_idx, r->ch);
 	for (size_t i = 0; i < r->nch;) {
 		size_t j = i;
 		while (j < r->nch && r->ch[idx[j]].source == r->ch[idx[i]].source) j++;
+		int meta = meta_source(r, r->ch[idx[i]].source);
 		int later = 0; /* a later chunk of this source overlaps */
 		for (size_t k = j; k-- > i;) {
 			const struct cent *e = &r->ch[idx[k]];
-			int ov = chunk_overlaps(e, lo, hi);
+			int ov = chunk_overlaps(e, meta, lo, hi);
 			int timed = e->first_ts || e->last_ts;
 			want[idx[k]] = ov || (later && !(timed && e->last_ts < lo));
-			later |= ov && timed && e->source != 0;
+			later |= ov && timed && !meta;
 		}
 		i = j;
 	}
@@ -1097,6 +1119,7 @@ GP_API int gp_reader_load_meta(gp_reader *r)
 		while (chunk_next(r, &c)) {}
 	}
 	cursor_free(r, &c);
+	r->meta_loaded = 1;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 struct wsrc {
 	uint32_t id, tid;
 	int tid_known;
+	int meta_kind;     /* declared GP_SOURCE_META (in source 0) before its records */
 	struct gp_enc enc; /* enc.buf NULL until first record */
 };
 
@@ -86,9 +87,19 @@ GP_API int gp_writer_append(gp_writer *w, uint32_t source_id, const gp_record *r
 {
 	if (!w || !r || r->type == 0 || r->type >= GP_REC_TYPE_MAX || source_id == GP_SOURCE_INDEX)
 		return GP_ERR_INVALID;
-	if (source_id != 0 && gp_rec_is_meta(r->type)) w->meta_mixed = 1;
 	struct wsrc *s = get_src(w, source_id);
 	if (!s) return GP_ERR_NOMEM;
+	/* metadata in a source other than 0: fine in one declared a metadata
+	 * source (merge: one per later input) before its first record */
+	if (source_id != 0 && gp_rec_is_meta(r->type) && !s->meta_kind) w->meta_mixed = 1;
+	if (source_id == 0 && r->type == GP_REC_SOURCE && r->u.source.source_id != 0) {
+		struct wsrc *t = get_src(w, r->u.source.source_id);
+		s = get_src(w, source_id); /* get_src may have moved the array */
+		if (!t || !s) return GP_ERR_NOMEM;
+		int meta = r->u.source.kind == GP_SOURCE_META;
+		if (t->meta_kind && !meta && t->enc.buf) w->meta_mixed = 1; /* its metadata would be in a data source */
+		t->meta_kind = meta && (t->meta_kind || !t->enc.buf);
+	}
 	if (!s->enc.buf && gp_enc_init(&s->enc, source_id, s->tid)) return GP_ERR_NOMEM;
 	if (r->type == GP_REC_SOURCE) {
 		/* learn the source's tid for the thread rule (before it has data) */

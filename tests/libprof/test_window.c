@@ -12,10 +12,10 @@
 
 #include "tl.h"
 
-/* A trace of n API records in source 1, one chunk per `per` records (the
- * writer flushes a source past 256 KiB: big strings force it), and a thread
- * record in source `thread_src`; a GPU-activity window [1500, 1000 * n)
- * with one record in source 2. */
+/* A trace of n API records in source 1 (the writer cuts a chunk past 256
+ * KiB), a thread record in source `thread_src` (5: a source declared a
+ * metadata source, as `gpuprof merge` makes one), a GPU-activity window
+ * [1500, 1000 * n) with one record in source 2. */
 static void write_trace(const char *path, int n, uint32_t thread_src)
 {
 	gp_header h = { .major = 1, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 1000, .rank = 3 };
@@ -30,6 +30,8 @@ static void write_trace(const char *path, int n, uint32_t thread_src)
 	r.u.source = (gp_rec_source){ 1, GP_SOURCE_THREAD, 7, 70, 1 };
 	gp_writer_append(w, 0, &r);
 	r.u.source = (gp_rec_source){ 2, GP_SOURCE_TOOL, 7, 71, 0 };
+	gp_writer_append(w, 0, &r);
+	r.u.source = (gp_rec_source){ 5, GP_SOURCE_META, 8, 0, 0 }; /* as merge declares a later input's */
 	gp_writer_append(w, 0, &r);
 	memset(&r, 0, sizeof(r));
 	r.type = GP_REC_THREAD;
@@ -77,6 +79,15 @@ int main(void)
 	REQUIRE(gp_reader_open(mixed, &r) == 0, "open mixed");
 	CHECK(!gp_reader_meta_apart(r), "a thread record in a data source: the flag is not set");
 	gp_reader_close(r);
+	write_trace(mixed, 1000, 5);
+	REQUIRE(gp_reader_open(mixed, &r) == 0, "open meta-source trace");
+	CHECK(gp_reader_meta_apart(r), "a thread record in a declared metadata source: the flag is set");
+	int n0, win, nthr = 0;
+	REQUIRE(gp_reader_set_time_window(r, 900000, UINT64_MAX) == 0, "window");
+	const gp_record *rec;
+	while (gp_reader_next_ordered(r, &rec) == 1) nthr += rec->type == GP_REC_THREAD;
+	CHECK(nthr == 1, "a late window reads the metadata source's chunk (%d thread records)", nthr);
+	gp_reader_close(r);
 
 	REQUIRE(gp_reader_open(path, &r) == 0, "open: %s", gp_reader_errmsg(NULL));
 	const gp_header *h = gp_reader_header(r);
@@ -91,11 +102,10 @@ int main(void)
 	uint64_t from, to;
 	gp_reader_time_window(r, &from, &to);
 	CHECK(from == 0 && to == UINT64_MAX, "no window at open");
-	int n0, win;
 	int all = read_window(r, 0, UINT64_MAX, &n0, &win);
-	CHECK(all == n + 5 && win == 1, "whole read: %d records", all);
+	CHECK(all == n + 6 && win == 1, "whole read: %d records", all);
 	int meta = read_window(r, 0, 0, &n0, &win);
-	CHECK(meta == n0 && n0 == 4, "from == to: the metadata chunks only (%d records, %d of source 0)", meta, n0);
+	CHECK(meta == n0 && n0 == 5, "from == to: the metadata chunks only (%d records, %d of source 0)", meta, n0);
 
 	/* the last 100 calls: fewer chunks, the window record (it spans them,
 	 * but its chunk's records start at 1500) */

@@ -11,7 +11,7 @@ in swapped pairs (a source out of time order).
 The reference is the same file with the header flag GP_HDR_FLAG_META_APART
 cleared: the tools must then read it whole (as an older trace), and filter.
 Asserted:
-  * the recorder sets the flag;
+  * the recorder sets the flag, and `gpuprof merge` of two such traces;
   * for each selection, the windowed outputs are byte-identical to the
     reference's (dump text and --json, perfetto JSON, the SQLite tables),
     and the windowed dump holds the metadata written before the window
@@ -128,6 +128,27 @@ with tt.tmpdir() as d:
         check(b'"trainer"' in got[2], f"export perfetto {name}: the thread's name")
         check(b"cudaLaunchKernel" not in got[2] or b'"layer1 (train.py:11)"' in got[2],
               f"export perfetto {name}: the calls' stacks")
+
+    # A merged trace keeps it: the later input's metadata goes to a source
+    # of kind meta, which the writer and the reader take as metadata too.
+    t2 = os.path.join(d, "t2.gpuprof")
+    subprocess.run([GEN_WINDOW, t2], check=True)
+    m = os.path.join(d, "m.gpuprof")
+    tt.gp("merge", "-o", m, t, t2)
+    mflags = struct.unpack_from("<I", header(m), 44)[0]
+    check(mflags & FLAG_META_APART, f"gpuprof merge of two such traces sets the flag (flags {mflags:#x})")
+    mu = os.path.join(d, "mu.gpuprof")
+    with open(m, "rb") as a, open(mu, "wb") as b:
+        b.write(a.read())
+    write_flags(mu, mflags & ~FLAG_META_APART)
+    for sel in (["--since", "55ms"], ["--since", "40ms", "--until", "41ms"], ["--steps", "44:53"]):
+        got = outputs(d, m, sel, "w")
+        ref = outputs(d, mu, sel, "r")
+        name = "merged " + " ".join(sel)
+        check(got[:4] == ref[:4], f"{name}: the same outputs as a whole read")
+        types = [line.split()[1] for line in got[0].splitlines() if len(line.split()) > 1]
+        check(types.count("graph_node") == 4 and types.count("thread") == 4,
+              f"{name}: both inputs' graph nodes and threads ({types.count('graph_node')}, {types.count('thread')})")
 
     # The window is used: damage a data chunk of step 2 (before every
     # selection below), in both files.
