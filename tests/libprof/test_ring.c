@@ -68,12 +68,14 @@ static void test_wrap(const char *dir)
 	REQUIRE(gp_reader_open(path, &r) == 0, "open: %s", gp_reader_errmsg(NULL));
 	const gp_record *x;
 	int i = 0, bad = 0, im = 0;
-	/* stacks and modules are metadata: the recorder sends them to source 0
-	 * (in emission order there); everything else went through the ring */
-#define META(k) (sent[k].type == GP_REC_STACK || sent[k].type == GP_REC_MODULE)
+	/* stacks, modules and (format 1.4) clocks are metadata: the recorder
+	 * sends them to source 0 (in emission order there); everything else went
+	 * through the ring */
+#define META_TYPE(t) ((t) == GP_REC_STACK || (t) == GP_REC_MODULE || (t) == GP_REC_CLOCK)
+#define META(k) META_TYPE(sent[k].type)
 	while (gp_reader_next(r, &x) == 1) {
 		if (x->source_id == 0) {
-			if (x->type != GP_REC_STACK && x->type != GP_REC_MODULE) continue;
+			if (!META_TYPE(x->type)) continue;
 			while (im < NREC && !META(im)) im++;
 			if (im >= NREC || tl_rec_cmp(&sent[im], x)) {
 				fprintf(stderr, "  metadata record %d differs\n", im);
@@ -108,7 +110,7 @@ static void test_wrap(const char *dir)
 	while (im < NREC && !META(im)) im++;
 	CHECK(i == NREC && im == NREC && !bad, "read back %d/%d of %d records, %d differ", i, im, NREC, bad);
 	CHECK(in.has_footer && !in.frames_corrupt, "integrity");
-	printf("4 KiB ring, %d records of 13 types (stacks and modules via source 0) across many laps: all read back equal, in order\n", NREC);
+	printf("4 KiB ring, %d records of 13 types (stacks, modules and clocks via source 0) across many laps: all read back equal, in order\n", NREC);
 }
 
 static uint64_t count_api(const char *path)
