@@ -39,7 +39,10 @@ struct gp_dec {
 	uint64_t frames[GP_STACK_MAX_FRAMES];
 	const char *why; /* reason after a failure */
 	int err;         /* sticky gp_err: decoding stopped at a malformed record */
+	int pext;        /* the fast decoder gathers varint bits with PEXT (gp_dec_fast_pext()); tests set 0 */
 };
+/* Whether this CPU has a fast PEXT instruction (x86-64 BMI2, not AMD Zen 1/2). */
+int gp_dec_fast_pext(void);
 void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid);
 /* After gp_dec_start: the buffer is readable `slack` bytes past its end
  * (contents irrelevant), so every record may take the fast path. */

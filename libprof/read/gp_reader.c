@@ -887,7 +887,28 @@ static int fo_schedule(gp_reader *r)
 	return rc;
 }
 
+static __attribute__((noinline)) int next_slow(gp_reader *r, const gp_record **rec);
+
+/* The next record of the current batch is most calls (all but one in
+ * DEC_BATCH): that case first, before any other check, and the rest out
+ * of line (inlined, it made every call save and restore registers). */
 GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
+{
+	if (GP_LIKELY(r && rec)) {
+		struct cursor *c = &r->fo;
+		if (GP_LIKELY(c->bi < c->bn)) {
+			*rec = c->cr = &c->batch[c->bi++];
+			return 1;
+		}
+		if (c->job && GP_LIKELY(c->ji < c->jend)) {
+			*rec = c->cr = &c->job->recs[c->ji++];
+			return 1;
+		}
+	}
+	return next_slow(r, rec);
+}
+
+static int next_slow(gp_reader *r, const gp_record **rec)
 {
 	if (!r || !rec) return GP_ERR_INVALID;
 	struct cursor *c = &r->fo;
