@@ -258,15 +258,20 @@ static int py_str_is(struct rd *r, const char *o, const char *want)
 }
 
 #define CLASS_NAME_MAX 128
-/* The class of `self` in a `forward` frame f of code object `code`: its type
- * object (NULL: not such a frame, or unreadable) and its name in name[] (the
- * part after the last '.' of tp_name).  A torch.nn.Module layer's forward is
- * a method whose first argument is self: co_name "forward", co_argcount > 0,
+/* The class of `self` in a `forward` or `_call_impl` frame f of code object
+ * `code`: its type object (NULL: not such a frame, or unreadable) and its
+ * name in name[] (the part after the last '.' of tp_name).  A torch.nn.Module
+ * layer's forward is a method whose first argument is self: co_name
+ * "forward", co_argcount > 0,
  * co_localsplusnames[0] "self"; self is localsplus[0] (or the cell there,
  * when a closure captures it).  Reads, no calls: the frame is the calling
  * thread's own and holds a reference to self, whose type outlives it.  The
  * first read of the process goes through safe_read; a surprise turns class
- * names off (frames stay). */
+ * names off (frames stay).  `_call_impl` (Module.__call__'s body) too: a
+ * module whose forward is not a method of its class has no forward frame of
+ * its own — torch.compile's OptimizedModule sets `self.forward` to dynamo's
+ * `_fn` — and torch.profiler's module hierarchy is built from these frames;
+ * the tools drop one that its own forward frame follows (a layer once). */
 /* Where a forward frame is, for a warning: "FILE:FIRSTLINENO" read with
  * checked reads (buf: at least 200 bytes). */
 static void code_where(const char *code, char *buf, size_t sz)
@@ -288,7 +293,10 @@ static const void *self_class(const char *f, const char *code, char *name)
 	const void *tp = NULL;
 	const char *why = NULL;
 	uintptr_t flags = 0;
-	if (!py_str_is(&r, (const char *)rd_ptr(&r, code, L->co_name), "forward") || r.bad)
+	char ntmp[16];
+	size_t nl;
+	const char *nm = py_str(&r, (const char *)rd_ptr(&r, code, L->co_name), &nl, ntmp, sizeof ntmp);
+	if (r.bad || !((nl == 7 && !memcmp(nm, "forward", 7)) || (nl == 10 && !memcmp(nm, "_call_impl", 10))))
 		goto out;
 	if ((int)rd_u32(&r, code, L->co_argcount) <= 0)
 		goto out;

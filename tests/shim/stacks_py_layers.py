@@ -2,7 +2,7 @@
 libcudart with ctypes from `forward` methods of a small class hierarchy, as
 torch.nn.Module layers do, each line marked LAYER-*.  The shim must record
 the class of `self` (not the class the method is defined in) for forward
-frames only.  argv[1]: the fake libcudart."""
+and _call_impl frames only.  argv[1]: the fake libcudart."""
 import sys
 
 import fakecudart
@@ -60,8 +60,39 @@ def forward():  # a function named forward, no arguments: no class
     launch()  # LAYER-FUNC
 
 
+class TorchModule:
+    """torch.nn.Module's call path: __call__ is _wrapped_call_impl, which
+    calls _call_impl(self), which calls self.forward."""
+
+    def _wrapped_call_impl(self, *a):
+        return self._call_impl(*a)  # LAYER-WRAPPED
+
+    def _call_impl(self, *a):
+        return self.forward(*a)  # LAYER-CALLIMPL
+
+    __call__ = _wrapped_call_impl
+
+
+class Conv(TorchModule):
+    def forward(self):
+        launch()  # LAYER-CONV
+
+
+class Compiled(TorchModule):
+    """torch.compile's OptimizedModule: forward is an instance attribute
+    (dynamo's _fn), so the module has no forward frame of its own."""
+
+    def __init__(self, inner):
+        def _fn(*a):
+            launch()  # LAYER-FN
+            return inner()  # LAYER-FN-INNER
+
+        self.forward = _fn
+
+
 Block()()  # LAYER-MODULE
 NotSelf().forward()  # LAYER-NOTSELF
 NotSelf.helper()
 forward()
+Compiled(Conv())()  # LAYER-COMPILED
 print("layers done")

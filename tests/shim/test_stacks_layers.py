@@ -9,8 +9,13 @@ from forward methods of a small class hierarchy.
 - Block.forward and every frame that is not a forward method with a first
   argument `self` (Module.__call__, a first argument `this`, a staticmethod,
   a plain function named forward, <module>): no class field;
+- torch's call path (_wrapped_call_impl -> _call_impl -> forward): the
+  _call_impl frame carries the class of self; a module whose forward is an
+  instance attribute (torch.compile's OptimizedModule: dynamo's _fn) is a
+  layer from that frame, and a module with its own forward frame counts once;
 - `gpuprof stats --report layers` of the trace: Block > Linear,
-  Block > MyLinear, Block > Captured, and the rest "(not in a forward)";
+  Block > MyLinear, Block > Captured, Compiled > Conv, and the rest "(not in
+  a forward)";
 - sampled stacks (stacks_py_sampled_layers.py, GPT-2's LayerNorms: all with
   the same innermost Python frames): the final LayerNorm's launches stay
   under Model, the blocks' under Model > Block (a site whose key was the four
@@ -38,8 +43,8 @@ for mode in ("all", "1"):
     E.check("python frames" not in err, "python frames complaint: %r" % err)
     t = Trace(E, trace)
     launches = [a for a in t.apis if a["name"] == "cudaLaunchKernel"]
-    if not E.check(len(launches) == 6 and all(a.get("stack") in t.stacks for a in launches),
-                   "want 6 launches with stacks, got %d" % len(launches)):
+    if not E.check(len(launches) == 8 and all(a.get("stack") in t.stacks for a in launches),
+                   "want 8 launches with stacks, got %d" % len(launches)):
         continue
     frames = []
     for a in launches:
@@ -61,6 +66,15 @@ for mode in ("all", "1"):
         [(L["LAUNCH"], "launch", None), (L["THIS"], "NotSelf.forward", None), (L["NOTSELF"], "<module>", None)],
         [(L["LAUNCH"], "launch", None), (L["STATIC"], "NotSelf.helper", None)],
         [(L["LAUNCH"], "launch", None), (L["FUNC"], "forward", None)],
+        # torch's call path: _call_impl carries the class; _fn (a forward
+        # that is not a method) none
+        [(L["LAUNCH"], "launch", None), (L["FN"], "Compiled.__init__.<locals>._fn", None),
+         (L["CALLIMPL"], "TorchModule._call_impl", "Compiled"), (L["WRAPPED"], "TorchModule._wrapped_call_impl", None),
+         (L["COMPILED"], "<module>", None)],
+        [(L["LAUNCH"], "launch", None), (L["CONV"], "Conv.forward", "Conv"),
+         (L["CALLIMPL"], "TorchModule._call_impl", "Conv"), (L["WRAPPED"], "TorchModule._wrapped_call_impl", None),
+         (L["FN-INNER"], "Compiled.__init__.<locals>._fn", None),
+         (L["CALLIMPL"], "TorchModule._call_impl", "Compiled")],
     ]
     for k, w in enumerate(want):
         got = frames[k][:len(w)]
@@ -72,7 +86,10 @@ for mode in ("all", "1"):
                        text=True)
     rows = [(r["depth"], r["layer"], r["kernels"]) for r in json.loads(p.stdout)["layers"]] if p.returncode == 0 else []
     want_rows = [(0, "(not in a forward)", 3), (1, "stacks_py_layers.py:%d launch" % L["LAUNCH"], 3), (0, "Block", 3),
-                 (1, "Captured", 1), (1, "Linear", 1), (1, "MyLinear", 1)]
+                 (1, "Captured", 1), (1, "Linear", 1), (1, "MyLinear", 1),
+                 # a module without a forward frame is a layer from its
+                 # _call_impl frame; Conv's _call_impl and forward, once
+                 (0, "Compiled", 2), (1, "Conv", 1)]
     E.check(sorted(rows) == sorted(want_rows), "%s: layers %s, want %s" % (mode, rows, want_rows))
 
 SJOB = os.path.join(HERE, "stacks_py_sampled_layers.py")

@@ -298,6 +298,8 @@ static const char *last_component(const char *qual)
 	return d ? d + 1 : qual;
 }
 
+static const char *frame_class(struct stacks *s, const struct pyframe *f);
+
 /* The layer (class) of a `forward` frame, else NULL: the class of `self`
  * the shim recorded; in a trace with no class at all (recorded before the
  * shim read them, or with the read off), the class the method is defined
@@ -305,6 +307,11 @@ static const char *last_component(const char *qual)
 static const char *layer_class(struct stacks *s, const struct pyframe *f)
 {
 	if (strcmp(last_component(f->func), "forward")) return NULL;
+	return frame_class(s, f);
+}
+
+static const char *frame_class(struct stacks *s, const struct pyframe *f)
+{
 	if (*f->cls) {
 		char *c = clean(f->cls);
 		const char *out = intern(s, c);
@@ -325,6 +332,28 @@ static const char *layer_class(struct stacks *s, const struct pyframe *f)
 	const char *out = intern(s, cc);
 	free(c); free(cc);
 	return out;
+}
+
+/* The layer of own[i] when it is a module's `_call_impl` frame (the shim
+ * reads the class of `self` there too): a module whose forward is not a
+ * method of its class — torch.compile's OptimizedModule, whose `forward` is
+ * dynamo's `_fn` — has no forward frame, and torch.profiler's module
+ * hierarchy (with_modules) is made of these frames.  NULL when the next
+ * module frame inward (own[] is innermost first) is this module's own
+ * forward frame, which names the layer already: a layer counts once.  A
+ * class is what tells the module apart, not the object (the shim reads no
+ * identity): a module that calls another of its class's instances' forward
+ * directly, not through __call__, would count once — torch's modules do not. */
+static const char *call_impl_layer(struct stacks *s, const struct pyframe *own, uint32_t i)
+{
+	if (!*own[i].cls || strcmp(last_component(own[i].func), "_call_impl")) return NULL;
+	const char *c = frame_class(s, &own[i]);
+	for (uint32_t j = i; j-- > 0;) {
+		const char *fc = layer_class(s, &own[j]);
+		if (fc) return fc == c ? NULL : c;  /* interned: equal strings, equal pointers */
+		if (*own[j].cls && !strcmp(last_component(own[j].func), "_call_impl")) break;
+	}
+	return c;
 }
 
 static const char *py_display(struct stacks *s, const struct pyframe *f)
@@ -450,6 +479,7 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	const char **lay = xcalloc(no ? no : 1, sizeof(char *));
 	for (uint32_t i = no; i-- > 0;) {
 		const char *c = layer_class(s, &own[i]);
+		if (!c) c = call_impl_layer(s, own, i);
 		if (c) lay[v->nlayers++] = c;
 	}
 	v->layers = lay;

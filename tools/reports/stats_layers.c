@@ -29,8 +29,8 @@ static const struct col layer_cols[LAY_NCOLS] = {
 };
 
 static const char layer_note[] =
-	" Layer = the class of a Python forward frame (torch.nn.Module), indented under the\n"
-	"   layer that called it.  Kernel Time = kernels launched inside the layer, Self =\n"
+	" Layer = the class of a Python forward (or nn.Module _call_impl) frame, indented\n"
+	"   under the layer that called it.  Kernel Time = kernels launched inside the layer, Self =\n"
 	"   not inside a layer below it; Time (%) = Kernel Time / all kernel time.  The Self\n"
 	"   column adds up to all kernel time.  Rows in brackets: work that has no layer\n"
 	"   (docs/STACKS.md \"Layers\").  (backward): backward kernels of the layer's ops,\n"
