@@ -48,6 +48,7 @@ enum gp_setting_id {
 	GP_SET_ROOT_PID,
 	GP_SET_FLIGHT_RECORDER,
 	GP_SET_FLIGHT_MAX_MEMORY,
+	GP_SET_FLIGHT_API,
 	GP_SET_SAMPLE_STEPS,
 	GP_SET_TRIGGER,
 	GP_SET_TRIGGER_STEPS,
@@ -109,6 +110,13 @@ enum gp_clock_mode {
 	GP_CLOCK_MODE_MONOTONIC = 1,
 	GP_CLOCK_MODE_TSC = 2
 };
+/* GPUPROF_FLIGHT_API: when the flight recorder and step sampling record API
+ * calls (docs/FLIGHT.md "API calls only in captures") */
+enum gp_flight_api {
+	GP_FLIGHT_API_ALWAYS = 0, /* as every trace: the history has them */
+	GP_FLIGHT_API_CAPTURE = 1 /* only while GPU activity is on; the history is NVTX */
+};
+
 enum gp_capture_range {
 	GP_CAPTURE_ALL = 0,
 	GP_CAPTURE_PROFILER_API = 1

@@ -642,17 +642,20 @@ PY
       CONFIGS="bare gpuprof-armed" BUDGET_S=${FLIGHT_HEAVY_S:-180} \
       timeout $(( ${FLIGHT_HEAVY_S:-180} + 60 )) bash bench/overhead/run.sh 2>&1 | tee -a "$RES/flight-bench.txt"
     cat "$RES/flheavy/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt" ;;
-  flight)        # issue #26: the stall rule, a trigger from another shell, --sample-steps vs full (scripts/flight_check.py)
+  flight)        # issue #26: the stall rule, a trigger from another shell, --sample-steps vs full (scripts/flight_check.py);
+                 # FLIGHT_API=capture runs them with --flight-api=capture
     log flight
     ( fl=$RES/flight; rm -rf "$fl"; mkdir -p "$fl/stall" "$fl/trig" "$fl/ctl"; chmod 700 "$fl/ctl"
       export GPUPROF_CONTROL_DIR=$fl/ctl
       MN=(python3 examples/train_mnist.py --warmup 5)
+      FA=(); [ -n "${FLIGHT_API:-}" ] && FA=(--flight-api="$FLIGHT_API")  # FLIGHT_API=capture: the NVTX-only history
+      echo "--- flight options: ${FA[*]:-(defaults)}"
       echo "--- 1. a 2 s host stall at step 300, armed with --trigger=step>10x: one capture, history <= 295, kernels >= 301..305"
-      timeout 240 build/bin/gpuprof run --flight-recorder=30s --trigger='step>10x' -o "$fl/stall/mnist-%p.gpuprof" -- \
+      timeout 240 build/bin/gpuprof run --flight-recorder=30s "${FA[@]}" --trigger='step>10x' -o "$fl/stall/mnist-%p.gpuprof" -- \
         "${MN[@]}" --steps 700 --stall-at 300 --stall-s 2 --step-times "$fl/stall.times" 2>&1 | grep -v '^TIMING'
       python3 scripts/flight_check.py stall "$fl/stall" --stall-at 300
       echo "--- 2. gpuprof trigger from another shell on a running armed MNIST: exactly K=10 whole steps, no pause > 50 ms"
-      timeout 240 build/bin/gpuprof run --flight-recorder=30s -o "$fl/trig/mnist-%p.gpuprof" -- \
+      timeout 240 build/bin/gpuprof run --flight-recorder=30s "${FA[@]}" -o "$fl/trig/mnist-%p.gpuprof" -- \
         "${MN[@]}" --steps 4000 --step-times "$fl/trig.times" >"$fl/trig.job.txt" 2>&1 &
       for i in $(seq 1 600); do  # the job's registration, past step 1000
         p=$(ls "$fl/ctl" 2>/dev/null | sed -n 's/^\([0-9]*\)\.proc$/\1/p' | head -1)
@@ -666,7 +669,7 @@ PY
         python3 scripts/flight_check.py trigger "$c" --k 10 --step-times "$fl/trig.times"
       done
       echo "--- 3. --sample-steps 1/50 vs full capture: per-step GPU time of the sampled steps (within 2 %)"
-      timeout 240 build/bin/gpuprof run --sample-steps 1/50 -o "$fl/sample.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
+      timeout 240 build/bin/gpuprof run --sample-steps 1/50 "${FA[@]}" -o "$fl/sample.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
       timeout 240 build/bin/gpuprof run -o "$fl/full.gpuprof" -- "${MN[@]}" --steps 1000 2>&1 | grep RESULT
       python3 scripts/flight_check.py sample "$fl/sample.gpuprof" "$fl/full.gpuprof" --n 50
       ls -la "$fl" "$fl"/stall "$fl"/trig

@@ -21,7 +21,8 @@
 #            (GPUPROF_ACTIVITY=none: API calls + NVTX, no GPU activity: what
 #            the windowed mode costs outside its windows), -armed
 #            (--flight-recorder=FLIGHT_DURATION, default 30s: armed, nothing
-#            triggered), -sample (--sample-steps SAMPLE_STEPS, default 1/50),
+#            triggered), -armed-nvtx (the same with --flight-api=capture: API
+#            calls only in captures, the history NVTX only), -sample (--sample-steps SAMPLE_STEPS, default 1/50),
 #            -act:K1+K2...
 #            (GPUPROF_ACTIVITY=K1,K2...: which activity kinds cost what); torchprof
 #            (--profile torch, python workloads); nsys (profile -t cuda,nvtx,
@@ -120,7 +121,7 @@ if [ "$TOGGLE_PAIRS" -gt 0 ]; then
   fi
   echo "bench: in-process A/B: TOGGLE_PAIRS=$TOGGLE_PAIRS TOGGLE_STEPS=$TOGGLE_STEPS; gpuprof configs: ${gprun[*]}"
   for c in $CONFIGS; do
-    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-sample)
+    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-sample)
       echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window, the flight recorder and step sampling cannot be combined with a capture range; per-API activity records are not used under a capture range)" ;;
     esac
   done
@@ -165,7 +166,7 @@ for rep in $(seq 1 $maxreps); do
       mkdir -p "$dir"
       extra=(); tol=(); to=$T
       if [ "$TOGGLE_PAIRS" -gt 0 ]; then
-        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-sample) continue ;; esac
+        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-sample) continue ;; esac
       fi
       capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
@@ -188,6 +189,7 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-armed) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-armed-nvtx) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" --flight-api=capture -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-sample) pre=("${gprun[@]}" --sample-steps "${SAMPLE_STEPS:-1/50}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-act:*)  # gpuprof-act:kernel+memcpy+memset: GPUPROF_ACTIVITY=kernel,memcpy,memset
         kinds=${c#gpuprof-act:}

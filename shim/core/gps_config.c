@@ -67,6 +67,8 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 		describe_add(buf, n, &used, " flight_recorder=%" PRIu64 "ns", c->flight_ns);
 	if (c->sample_steps)
 		describe_add(buf, n, &used, " sample_steps=1/%u", c->sample_steps);
+	if ((c->flight_ns || c->sample_steps) && c->flight_api == GP_FLIGHT_API_CAPTURE)
+		describe_add(buf, n, &used, " flight_api=capture");
 	if (c->rules.what)
 		describe_add(buf, n, &used, " trigger=%s", c->rules_text);
 	return used;
@@ -139,6 +141,7 @@ static void load_flight(struct gps_config *c)
 {
 	c->flight_ns = setting(GP_SET_FLIGHT_RECORDER).u;
 	c->flight_max_memory = (size_t)setting(GP_SET_FLIGHT_MAX_MEMORY).u;
+	c->flight_api = (enum gp_flight_api)setting(GP_SET_FLIGHT_API).u;
 	c->sample_steps = (uint32_t)setting(GP_SET_SAMPLE_STEPS).u;
 	c->trigger_steps = (uint32_t)setting(GP_SET_TRIGGER_STEPS).u;
 	c->trigger_ns = setting(GP_SET_TRIGGER_SECONDS).u;
@@ -162,6 +165,13 @@ static void load_flight(struct gps_config *c)
 			: c->flight_ns ? "no flight recorder" : "no step sampling");
 		c->flight_ns = 0;
 		c->sample_steps = 0;
+	}
+	/* a CUDA error is seen in the API callbacks: with API calls only in
+	 * captures there are none to see between them */
+	if ((c->rules.what & GP_RULE_CUDA_ERROR) && c->flight_api == GP_FLIGHT_API_CAPTURE) {
+		cfg_log("%s's cuda-error needs the API calls that GPUPROF_FLIGHT_API=capture leaves out; "
+			"no cuda-error rule", name);
+		c->rules.what &= ~(unsigned)GP_RULE_CUDA_ERROR;
 	}
 	if (c->rules.what && !c->flight_ns && !c->sample_steps) {
 		cfg_log("%s needs GPUPROF_FLIGHT_RECORDER or GPUPROF_SAMPLE_STEPS (GPU activity is recorded all the time "

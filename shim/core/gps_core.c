@@ -83,6 +83,12 @@ void gps_gpu_capture(int on)
 		gpu_ops->capture(on);
 }
 
+void gps_gpu_api(int on)
+{
+	if (gpu_ops && gpu_ops->api)
+		gpu_ops->api(on);
+}
+
 static uint64_t gpu_timestamp(void)
 {
 	return gpu_ops && gpu_ops->timestamp ? gpu_ops->timestamp() : 0;

@@ -79,6 +79,7 @@ struct gps_gpu_ops {
 	void (*flush_completed)(void); /* hand over completed activity records now (not forced) */
 	void (*activity)(int on);      /* the per-operation activity kinds on/off (windows) */
 	void (*capture)(int on);       /* API records and GPU activity on/off (capture range) */
+	void (*api)(int on);           /* API records on/off (the flight recorder's GPUPROF_FLIGHT_API=capture) */
 	uint64_t (*timestamp)(void);   /* the backend's clock now, ns; 0 when it has none */
 };
 void gps_gpu_set_ops(const struct gps_gpu_ops *ops);
@@ -89,6 +90,7 @@ int gps_gpu_bound(void);
 void gps_gpu_flush_completed(void);
 void gps_gpu_activity(int on);
 void gps_gpu_capture(int on);
+void gps_gpu_api(int on);
 /* The backend's clock as the trace clock (CLOCK_MONOTONIC when it has
  * none). */
 uint64_t gps_gpu_now(void);

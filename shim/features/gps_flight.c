@@ -210,7 +210,14 @@ static void activity_update(void)
 		return;
 	int want = atomic_load(&state) == FL_CAPTURING || atomic_load(&sample_on);
 	if (want != act_on) {
+		/* GPUPROF_FLIGHT_API=capture: API calls on first and off last, so
+		 * that every GPU operation recorded has the call that made it */
+		int api = gps.cfg.flight_api == GP_FLIGHT_API_CAPTURE;
+		if (api && want)
+			gps_gpu_api(1);
 		gps_gpu_activity(want);
+		if (api && !want)
+			gps_gpu_api(0);
 		act_on = want;
 	}
 }

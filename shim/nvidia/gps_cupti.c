@@ -336,6 +336,8 @@ static void bind_api_records(void)
 	}
 	if (capture_mode)
 		return; /* paused until the job's first cudaProfilerStart */
+	if (gps.cfg.flight_api == GP_FLIGHT_API_CAPTURE && gps_flight_activity_off())
+		return; /* armed or between sampled steps: on with GPU activity */
 	if (switch_api_records(1) == 0)
 		gps_info("no CUDA API callbacks matched the default set");
 }
@@ -393,6 +395,10 @@ static void capture_switch(int on)
 		gpu_activity(0);
 	}
 }
+
+/* The flight recorder's GPUPROF_FLIGHT_API=capture: API records follow GPU
+ * activity (on before it, off after it: features/gps_flight.c) */
+static void api_switch(int on) { switch_api_records(on); }
 
 static const char *callback_name(enum gps_cb_domain dom, uint32_t cbid)
 {
@@ -472,6 +478,7 @@ static const struct gps_gpu_ops cupti_ops = {
 	.flush_completed = flush_completed,
 	.activity = gpu_activity,
 	.capture = capture_switch,
+	.api = api_switch,
 	.timestamp = cupti_timestamp,
 };
 

@@ -54,6 +54,9 @@ static void help(FILE *f)
 		   "                          trigger PID` or a --trigger rule writes that history plus\n"
 		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
 		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
+		   "  --flight-api=capture    with either: API calls recorded only while GPU activity is\n"
+		   "                          on (the history before a capture is NVTX only; cheaper\n"
+		   "                          on launch-bound jobs); default: always\n"
 		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
 		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
 		   "                          range=NAME, cuda-error; comma-separated\n"
@@ -343,7 +346,7 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 int cmd_run(int argc, char **argv)
 {
 	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
-	       O_FLIGHT, O_SAMPLE, O_TRIGGER };
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -360,12 +363,13 @@ int cmd_run(int argc, char **argv)
 		{ "pm-sampling", optional_argument, NULL, O_PM },
 		{ "flight-recorder", optional_argument, NULL, O_FLIGHT },
 		{ "sample-steps", required_argument, NULL, O_SAMPLE },
+		{ "flight-api", required_argument, NULL, O_FLIGHT_API },
 		{ "trigger", required_argument, NULL, O_TRIGGER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0;
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0, opt_flight_api = 0;
 	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
@@ -469,6 +473,14 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_SAMPLE_STEPS", optarg, 1);
 			opt_sample = 1;
 			break;
+		case O_FLIGHT_API:
+			if (!setting_ok(GP_SET_FLIGHT_API, optarg, &v)) {
+				tool_err("--flight-api needs always or capture");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_FLIGHT_API", optarg, 1);
+			opt_flight_api = 1;
+			break;
 		case O_TRIGGER: {
 			struct gp_trigger_rules r;
 			char why[160];
@@ -493,6 +505,10 @@ int cmd_run(int argc, char **argv)
 	if ((opt_flight || opt_sample) && (opt_window || opt_capture)) {
 		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
 			 opt_flight ? "flight-recorder" : "sample-steps", opt_window ? "gpu-window" : "capture-range");
+		return EXIT_USAGE;
+	}
+	if (opt_flight_api && !opt_flight && !opt_sample) {
+		tool_err("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all the time otherwise)");
 		return EXIT_USAGE;
 	}
 	if (opt_rules && !opt_flight && !opt_sample) {

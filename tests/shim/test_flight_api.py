@@ -1,0 +1,111 @@
+"""GPUPROF_FLIGHT_API=capture on the fake CUPTI (docs/FLIGHT.md "API calls
+only in captures"): API calls are recorded only while GPU activity is on, so
+an armed job's history is NVTX only.  The workload's `steps` mode launches
+two kernels and a memset per step whose grid names the step.
+
+P1. Armed (1 s history), step>100x, a 700 ms stall at step 100: one capture
+    of steps 101..105 whose kernels and memsets all have their launch's API
+    record inside the capture's window; no API record before the window
+    (the history has none), while the step ranges of the second before it
+    are there (NVTX history); the kernel launch callbacks are off again
+    after the capture (the steps after 105 have no API records either: the
+    trace holds none outside the window); `gpuprof info` names the setting.
+P2. Step sampling 1/7 with capture: API records only in the sampled steps'
+    windows, every kernel with its launch, the step ranges of all 100 steps.
+P3. The same job with GPUPROF_FLIGHT_API=always (the default): API records
+    of all 100 steps (what P2 leaves out is really left out by the setting).
+P4. cuda-error with capture: one gpuprof: line says the rule is off, no
+    capture is taken at the failing call, the job runs on.
+P5. Bad value: one line, the default (API calls in the history).
+P6. gpuprof run --flight-api without --flight-recorder/--sample-steps, or
+    with a bad word: a usage error (exit 1) before the job starts.
+Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flightlib import SEC, Env, Facts, Job  # noqa: E402
+
+E = Env(sys.argv[1])
+CAPTURE = {"GPUPROF_FLIGHT_API": "capture"}
+
+
+def run(name, steps, extra, ms=5):
+    j = Job(E, name, ["steps", steps, ms], extra)
+    j.wait()
+    j.check_ran(E, steps)
+    return j
+
+
+def apis_outside(f):
+    return [a for a in f.apis if not any(s <= a["start"] <= e for s, e in f.windows)]
+
+
+# P1: armed, one rule capture
+j = run("p1", 260, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="step>100x", WL_STALL="100:700"))
+caps = j.captures()
+E.check(len(caps) == 1, "P1: captures %s" % caps)
+if len(caps) == 1:
+    f = Facts(E, caps[0])
+    E.check(f.own_steps() == list(range(101, 106)) and all(n == 2 for n in f.kernel_steps.values()),
+            "P1: kernels of steps %s" % dict(f.kernel_steps))
+    E.check(len(f.windows) == 1, "P1: windows %s" % f.windows)
+    E.check(f.kernels and not f.launches_in_windows(), "P1: GPU records without their launch in the window")
+    E.check(len(f.memsets) == 5, "P1: %d memsets" % len(f.memsets))
+    E.check(f.apis and not apis_outside(f), "P1: %d API records, %d outside the window" %
+            (len(f.apis), len(apis_outside(f))))
+    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 10, "P1: launches %d" %
+            sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+    if len(f.windows) == 1:
+        ws = f.windows[0][0]
+        hist = [s for s, (a, b) in f.step_ranges.items() if b < ws]
+        E.check(50 in f.step_ranges and 99 in f.step_ranges and len(hist) >= 40,
+                "P1: NVTX history: %d steps before the window" % len(hist))
+        E.check(f.step_ranges and ws - min(a for a, b in f.step_ranges.values()) <= 1.4 * SEC + 700_000_000,
+                "P1: step ranges older than the history")
+    info = subprocess.run([E.gpuprof, "info", caps[0]], capture_output=True, text=True)
+    E.check(info.returncode == 0 and "flight_api=capture" in info.stdout, "P1: info: %s" % info.stdout[-400:])
+
+# P2: step sampling, API calls only in the sampled steps
+j = run("p2", 100, dict(CAPTURE, GPUPROF_SAMPLE_STEPS="1/7"), ms=1)
+E.check(len(j.traces()) == 1, "P2: files %s" % j.traces())
+if len(j.traces()) == 1:
+    f = Facts(E, j.traces()[0])
+    want = list(range(0, 100, 7))
+    E.check(sorted(f.kernel_steps) == want and all(n == 2 for n in f.kernel_steps.values()),
+            "P2: kernels of steps %s" % dict(f.kernel_steps))
+    E.check(len(f.windows) == len(want) and not f.launches_in_windows(), "P2: %d windows" % len(f.windows))
+    E.check(not apis_outside(f), "P2: %d API records outside the sampled steps" % len(apis_outside(f)))
+    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 2 * len(want),
+            "P2: %d launches" % sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+    E.check(len(f.step_ranges) == 100, "P2: %d step ranges" % len(f.step_ranges))
+
+# P3: the default records them all
+j = run("p3", 100, {"GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
+if len(j.traces()) == 1:
+    f = Facts(E, j.traces()[0])
+    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 200, "P3: %d launches" %
+            sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+
+# P4: cuda-error cannot be seen without API calls
+j = run("p4", 200, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="100"))
+lines = [l for l in j.gp_lines() if "cuda-error" in l]
+E.check(len(lines) == 1 and "no cuda-error rule" in lines[0], "P4: lines %s" % j.gp_lines())
+E.check(j.captures() == [], "P4: captures %s" % j.captures())
+
+# P5: a bad value: the default
+j = run("p5", 100, {"GPUPROF_FLIGHT_API": "sometimes", "GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
+lines = [l for l in j.gp_lines() if "GPUPROF_FLIGHT_API" in l]
+E.check(len(lines) == 1 and "always|capture" in lines[0], "P5: lines %s" % j.gp_lines())
+if len(j.traces()) == 1:
+    f = Facts(E, j.traces()[0])
+    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 200, "P5: %d launches" %
+            sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+
+# P6: gpuprof run's checks
+for args, want in ((["--flight-api=capture"], "needs --flight-recorder or --sample-steps"),
+                   (["--flight-recorder", "--flight-api=sometimes"], "--flight-api needs always or capture")):
+    r = subprocess.run([E.gpuprof, "run"] + args + ["--", "true"], capture_output=True, text=True)
+    E.check(r.returncode == 1 and want in r.stderr, "P6 %s: exit %d, %r" % (args, r.returncode, r.stderr))
+E.finish()
