@@ -272,7 +272,8 @@ static char *clean(const char *s)
 	return c;
 }
 
-/* cls: the class of `self` the shim read for a `forward` frame, "" none */
+/* cls: the class of `self` the shim read for a `forward` or `_call_impl`
+ * frame, "" none */
 struct pyframe { char *file, *line, *func, *cls; };
 
 /* Splits a copy of "py\tFILE\tLINE\tFUNC" or "py\tFILE\tLINE\tFUNC\tCLASS";
@@ -298,18 +299,10 @@ static const char *last_component(const char *qual)
 	return d ? d + 1 : qual;
 }
 
-static const char *frame_class(struct stacks *s, const struct pyframe *f);
-
-/* The layer (class) of a `forward` frame, else NULL: the class of `self`
- * the shim recorded; in a trace with no class at all (recorded before the
- * shim read them, or with the read off), the class the method is defined
- * in, from the qualified name ("Linear.forward" -> "Linear"). */
-static const char *layer_class(struct stacks *s, const struct pyframe *f)
-{
-	if (strcmp(last_component(f->func), "forward")) return NULL;
-	return frame_class(s, f);
-}
-
+/* The class of a frame's `self`, else NULL: the class the shim recorded;
+ * in a trace with no class at all (recorded before the shim read them, or
+ * with the read off), the class the method is defined in, from the
+ * qualified name ("Linear.forward" -> "Linear"). */
 static const char *frame_class(struct stacks *s, const struct pyframe *f)
 {
 	if (*f->cls) {
@@ -332,6 +325,13 @@ static const char *frame_class(struct stacks *s, const struct pyframe *f)
 	const char *out = intern(s, cc);
 	free(c); free(cc);
 	return out;
+}
+
+/* The layer (class) of a `forward` frame, else NULL. */
+static const char *layer_class(struct stacks *s, const struct pyframe *f)
+{
+	if (strcmp(last_component(f->func), "forward")) return NULL;
+	return frame_class(s, f);
 }
 
 /* The layer of own[i] when it is a module's `_call_impl` frame (the shim
