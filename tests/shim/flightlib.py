@@ -80,6 +80,15 @@ class Job:
         E.check(not self.foreign(), "%s: foreign stderr %r" % (self.name, self.foreign()))
 
 
+def run_job(E, name, steps, extra, ms=5):
+    """The workload's `steps` mode (STEPS steps of MS ms) under the shim to
+    its end, checked unharmed (Job.check_ran)."""
+    j = Job(E, name, ["steps", steps, ms], extra)
+    j.wait()
+    j.check_ran(E, steps)
+    return j
+
+
 class Facts:
     """What a trace holds, for the assertions."""
 
@@ -113,6 +122,14 @@ class Facts:
         launch = {a["corr"]: a["start"] for a in self.apis}
         return sorted({k["grid"][0] - 1 for k in self.kernels
                        if any(s <= launch.get(k["corr"], -1) <= e for s, e in wins)})
+
+    def launches(self):
+        """How many cudaLaunchKernel records the trace holds."""
+        return sum(a["name"] == "cudaLaunchKernel" for a in self.apis)
+
+    def apis_outside_windows(self):
+        """The API records that lie in no window."""
+        return [a for a in self.apis if not any(s <= a["start"] <= e for s, e in self.windows)]
 
     def first_api(self):
         return min(a["start"] for a in self.apis) if self.apis else None

@@ -30,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flightlib import SEC, Env, Facts, Job  # noqa: E402
+from flightlib import SEC, Env, Facts, Job, run_job  # noqa: E402
 
 E = Env(sys.argv[1])
 FLIGHT = {"GPUPROF_FLIGHT_RECORDER": "1s"}
@@ -243,9 +243,7 @@ for extra, want in (({"GPUPROF_FLIGHT_RECORDER": "soon"}, "GPUPROF_FLIGHT_RECORD
                     (dict(FLIGHT, GPUPROF_GPU_WINDOW="1/2"), "cannot be combined with GPUPROF_GPU_WINDOW"),
                     ({"GPUPROF_TRIGGER": "step>3x"}, "GPUPROF_TRIGGER needs GPUPROF_FLIGHT_RECORDER"),
                     (dict(FLIGHT, GPUPROF_TRIGGER="steps>3"), "GPUPROF_TRIGGER=steps>3 not understood: 'steps>3'")):
-    j = Job(E, "f%d" % len(os.listdir(E.tmp)), ["steps", 30, 1], extra)
-    j.wait()
-    j.check_ran(E, 30)
+    j = run_job(E, "f%d" % len(os.listdir(E.tmp)), 30, extra, ms=1)
     E.check(len([l for l in j.gp_lines() if want in l]) == 1 and len(j.gp_lines()) <= 3,
             "F: %s: %s" % (extra, j.gp_lines()))
 # ---------------------------------------------------------------- G

@@ -25,25 +25,14 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flightlib import SEC, Env, Facts, Job  # noqa: E402
+from flightlib import SEC, Env, Facts, run_job  # noqa: E402
 
 E = Env(sys.argv[1])
 CAPTURE = {"GPUPROF_FLIGHT_API": "capture"}
 
 
-def run(name, steps, extra, ms=5):
-    j = Job(E, name, ["steps", steps, ms], extra)
-    j.wait()
-    j.check_ran(E, steps)
-    return j
-
-
-def apis_outside(f):
-    return [a for a in f.apis if not any(s <= a["start"] <= e for s, e in f.windows)]
-
-
 # P1: armed, one rule capture
-j = run("p1", 260, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="step>100x", WL_STALL="100:700"))
+j = run_job(E, "p1", 260, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="step>100x", WL_STALL="100:700"))
 caps = j.captures()
 E.check(len(caps) == 1, "P1: captures %s" % caps)
 if len(caps) == 1:
@@ -53,10 +42,9 @@ if len(caps) == 1:
     E.check(len(f.windows) == 1, "P1: windows %s" % f.windows)
     E.check(f.kernels and not f.launches_in_windows(), "P1: GPU records without their launch in the window")
     E.check(len(f.memsets) == 5, "P1: %d memsets" % len(f.memsets))
-    E.check(f.apis and not apis_outside(f), "P1: %d API records, %d outside the window" %
-            (len(f.apis), len(apis_outside(f))))
-    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 10, "P1: launches %d" %
-            sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+    E.check(f.apis and not f.apis_outside_windows(), "P1: %d API records, %d outside the window" %
+            (len(f.apis), len(f.apis_outside_windows())))
+    E.check(f.launches() == 10, "P1: launches %d" % f.launches())
     if len(f.windows) == 1:
         ws = f.windows[0][0]
         hist = [s for s, (a, b) in f.step_ranges.items() if b < ws]
@@ -68,7 +56,7 @@ if len(caps) == 1:
     E.check(info.returncode == 0 and "flight_api=capture" in info.stdout, "P1: info: %s" % info.stdout[-400:])
 
 # P2: step sampling, API calls only in the sampled steps
-j = run("p2", 100, dict(CAPTURE, GPUPROF_SAMPLE_STEPS="1/7"), ms=1)
+j = run_job(E, "p2", 100, dict(CAPTURE, GPUPROF_SAMPLE_STEPS="1/7"), ms=1)
 E.check(len(j.traces()) == 1, "P2: files %s" % j.traces())
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
@@ -76,32 +64,30 @@ if len(j.traces()) == 1:
     E.check(sorted(f.kernel_steps) == want and all(n == 2 for n in f.kernel_steps.values()),
             "P2: kernels of steps %s" % dict(f.kernel_steps))
     E.check(len(f.windows) == len(want) and not f.launches_in_windows(), "P2: %d windows" % len(f.windows))
-    E.check(not apis_outside(f), "P2: %d API records outside the sampled steps" % len(apis_outside(f)))
-    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 2 * len(want),
-            "P2: %d launches" % sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+    E.check(not f.apis_outside_windows(), "P2: %d API records outside the sampled steps" %
+            len(f.apis_outside_windows()))
+    E.check(f.launches() == 2 * len(want), "P2: %d launches" % f.launches())
     E.check(len(f.step_ranges) == 100, "P2: %d step ranges" % len(f.step_ranges))
 
 # P3: the default records them all
-j = run("p3", 100, {"GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
+j = run_job(E, "p3", 100, {"GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
-    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 200, "P3: %d launches" %
-            sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+    E.check(f.launches() == 200, "P3: %d launches" % f.launches())
 
 # P4: cuda-error cannot be seen without API calls
-j = run("p4", 200, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="100"))
+j = run_job(E, "p4", 200, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="100"))
 lines = [l for l in j.gp_lines() if "cuda-error" in l]
 E.check(len(lines) == 1 and "no cuda-error rule" in lines[0], "P4: lines %s" % j.gp_lines())
 E.check(j.captures() == [], "P4: captures %s" % j.captures())
 
 # P5: a bad value: the default
-j = run("p5", 100, {"GPUPROF_FLIGHT_API": "sometimes", "GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
+j = run_job(E, "p5", 100, {"GPUPROF_FLIGHT_API": "sometimes", "GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
 lines = [l for l in j.gp_lines() if "GPUPROF_FLIGHT_API" in l]
 E.check(len(lines) == 1 and "always|capture" in lines[0], "P5: lines %s" % j.gp_lines())
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
-    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 200, "P5: %d launches" %
-            sum(a["name"] == "cudaLaunchKernel" for a in f.apis))
+    E.check(f.launches() == 200, "P5: %d launches" % f.launches())
 
 # P6: gpuprof run's checks
 for args, want in ((["--flight-api=capture"], "needs --flight-recorder or --sample-steps"),

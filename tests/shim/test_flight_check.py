@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flightlib import Env, Facts, Job  # noqa: E402
+from flightlib import Env, Facts, Job, run_job  # noqa: E402
 
 E = Env(sys.argv[1])
 SCRIPT = os.path.join(os.getcwd(), "scripts", "flight_check.py")
@@ -48,10 +48,7 @@ line = [l for l in r.stdout.splitlines() if l.startswith("sampled steps")]
 E.check(line and abs(float(line[0].split()[-2]) - want) < 1e-4, "sample: printed %s, computed %.4f ms" % (line, want))
 
 # 2. stall
-j = Job(E, "stall", ["steps", 200, 5], {"GPUPROF_FLIGHT_RECORDER": "1s", "GPUPROF_TRIGGER": "step>100x",
-                                        "WL_STALL": "100:700"})
-j.wait()
-j.check_ran(E, 200)
+j = run_job(E, "stall", 200, {"GPUPROF_FLIGHT_RECORDER": "1s", "GPUPROF_TRIGGER": "step>100x", "WL_STALL": "100:700"})
 r = fc("stall", j.dir, "--stall-at", 100)
 E.check(r.returncode == 0 and "FLIGHT FAIL" not in r.stdout and r.stdout.count("FLIGHT PASS") == 6,
         "stall: %s %s" % (r.stdout, r.stderr))

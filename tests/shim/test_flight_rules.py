@@ -26,17 +26,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flightlib import Env, Facts, Job  # noqa: E402
+from flightlib import Env, Facts, run_job  # noqa: E402
 
 E = Env(sys.argv[1])
 FLIGHT = {"GPUPROF_FLIGHT_RECORDER": "1s"}
-
-
-def run(name, steps, extra, ms=5):
-    j = Job(E, name, ["steps", steps, ms], extra)
-    j.wait()
-    j.check_ran(E, steps)
-    return j
 
 
 def captured_steps(j):
@@ -50,7 +43,7 @@ def captured_steps(j):
 # R1: one capture, then the cool-down holds
 RULE = "step>100x"
 STALLS = "100:700,200:700"
-j = run("r1", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, WL_STALL="3:700," + STALLS))
+j = run_job(E, "r1", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, WL_STALL="3:700," + STALLS))
 caps = captured_steps(j)
 E.check([c[0] for c in caps] == [list(range(101, 106))], "R1: captured steps %s" % [c[0] for c in caps])
 if caps:
@@ -66,16 +59,16 @@ if caps:
     E.check(99 in f.step_ranges and 50 in f.step_ranges, "R1: history before the stall missing")
 
 # R2: no cool-down: both stalls; with the hourly cap of 1: the first only
-j = run("r2", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", WL_STALL=STALLS))
+j = run_job(E, "r2", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", WL_STALL=STALLS))
 E.check([c[0] for c in captured_steps(j)] == [list(range(101, 106)), list(range(201, 206))],
         "R2: captured %s" % [c[0] for c in captured_steps(j)])
-j = run("r2max", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", GPUPROF_TRIGGER_MAX="1",
+j = run_job(E, "r2max", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", GPUPROF_TRIGGER_MAX="1",
                            WL_STALL=STALLS))
 E.check([c[0] for c in captured_steps(j)] == [list(range(101, 106))], "R2 max 1: captured %s" %
         [c[0] for c in captured_steps(j)])
 
 # R3: a CUDA error
-j = run("r3", 200, dict(FLIGHT, GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="100"))
+j = run_job(E, "r3", 200, dict(FLIGHT, GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="100"))
 caps = captured_steps(j)
 E.check(len(caps) == 1 and 101 <= caps[0][0][0] <= 160 and caps[0][0] == list(range(caps[0][0][0], caps[0][0][0] + 5)),
         "R3: captured %s" % [c[0] for c in caps])
@@ -84,7 +77,7 @@ if caps:
             caps[0][1].marks)
 
 # R4: a named range
-j = run("r4", 200, dict(FLIGHT, GPUPROF_TRIGGER="range=bad batch", WL_RANGE_AT="120:bad batch,130:bad batch"))
+j = run_job(E, "r4", 200, dict(FLIGHT, GPUPROF_TRIGGER="range=bad batch", WL_RANGE_AT="120:bad batch,130:bad batch"))
 caps = captured_steps(j)
 E.check([c[0] for c in caps] == [list(range(121, 126))], "R4: captured %s" % [c[0] for c in caps])
 if caps:
@@ -92,7 +85,7 @@ if caps:
 
 # R5: GPU idle (NVML)
 nvml = os.path.join(E.build, "tests/fake/libnvidia-ml.so.1")
-j = run("r5", 300, dict(FLIGHT, GPUPROF_TRIGGER="idle>70%", GPUPROF_GPU_METRICS="100", GPUPROF_NVML=nvml,
+j = run_job(E, "r5", 300, dict(FLIGHT, GPUPROF_TRIGGER="idle>70%", GPUPROF_GPU_METRICS="100", GPUPROF_NVML=nvml,
                         FAKE_NVML_DEVICES="1"))
 caps = captured_steps(j)
 E.check(len(caps) == 1 and len(caps[0][0]) == 5 and caps[0][0][0] >= 10, "R5: captured %s" % [c[0] for c in caps])
@@ -100,7 +93,7 @@ if caps:
     E.check(caps[0][1].marks and "rule idle>70%: GPU idle" in caps[0][1].marks[0], "R5: %s" % caps[0][1].marks)
 
 # R6: one step in 7, in the one trace
-j = run("r6", 100, {"GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
+j = run_job(E, "r6", 100, {"GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
 E.check(j.captures() == [] and len(j.traces()) == 1, "R6: files %s" % j.traces())
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
@@ -111,9 +104,9 @@ if len(j.traces()) == 1:
     for (ws, we), s in zip(f.windows, want):
         rs = f.step_ranges.get(s)
         E.check(rs and ws <= rs[0] and rs[1] <= we, "R6: step %d %s not inside its window %s" % (s, rs, (ws, we)))
-    E.check(sum(a["name"] == "cudaLaunchKernel" for a in f.apis) == 200 and len(f.step_ranges) == 100,
+    E.check(f.launches() == 200 and len(f.step_ranges) == 100,
             "R6: API launches / step ranges of all steps")
-j = run("r6rule", 300, {"GPUPROF_SAMPLE_STEPS": "1/50", "GPUPROF_TRIGGER": RULE, "WL_STALL": "120:700"})
+j = run_job(E, "r6rule", 300, {"GPUPROF_SAMPLE_STEPS": "1/50", "GPUPROF_TRIGGER": RULE, "WL_STALL": "120:700"})
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
     E.check(sorted(f.kernel_steps) == [0, 50, 100, 121, 122, 123, 124, 125, 150, 200, 250],
