@@ -3,7 +3,7 @@
  * measures the offline tool on it).
  *
  *   gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late]
- *                N OUT
+ *                [--memory] N OUT
  *
  * One process (pid 7000) on one H100-like device (132 SMs).  The model is a
  * fixed program drawn once from the seed: `--names` kernel names (default
@@ -33,6 +33,15 @@
  * --late: one GPU record in 100,000 is written 150,000 GPU records after
  * its turn (a CUPTI buffer returned very late), for the tools' handling of
  * records that arrive after their time was summed.
+ *
+ * --memory: memory records (GP_REC_MEMORY, as `--activity=default,memory`
+ * writes them) on the GPU source: each forward layer allocates its
+ * activations on the device, each backward layer frees them (but layer 0's
+ * of every 7th step: a leak, so the peak grows), the batch's
+ * pinned buffer is allocated before its copy and freed after the step, and
+ * every 5th step frees a pinned buffer allocated before the trace (the
+ * tools' in use stays at 0 there).  Their time: when the last GPU
+ * operation emitted before them ended.  Not events of N.
  *
  * The process record carries the settings string of a default `gpuprof
  * run` (format 1.2), unless --no-settings (as a 1.0/1.1 trace).
@@ -155,7 +164,7 @@ static uint64_t nevents, corr;
 static uint64_t stream_free[3];   /* compute, copy, NCCL: when the stream is idle again */
 static uint64_t next_sample = 0;
 
-static int late_mode;
+static int late_mode, memory_mode;
 static uint64_t ngpu, late_due;
 static gp_record late_rec;
 
@@ -262,6 +271,23 @@ static void range(uint32_t src, uint32_t tid, uint32_t msg, uint32_t depth, uint
 	event(src, &r);
 }
 
+/* --memory: an alloc (op 1) or free (2) of a buffer of the step, its time
+ * the latest end of the GPU operations emitted so far */
+static void mem_op(uint32_t op, uint32_t kind, uint64_t addr, uint64_t bytes)
+{
+	if (!memory_mode) return;
+	uint64_t ts = 0;
+	for (int i = 0; i < 3; i++)
+		if (stream_free[i] > ts) ts = stream_free[i];
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_MEMORY;
+	r.u.memory.ts_ns = T0 + ts; r.u.memory.correlation_id = corr;
+	r.u.memory.address = addr; r.u.memory.bytes = bytes; r.u.memory.op = op;
+	r.u.memory.mem_kind = kind; r.u.memory.context_id = 1;
+	put(SRC_GPU, &r);
+}
+
 /* Python between two calls: 5..30 us, now and then a cudaGetDevice */
 static uint64_t host_gap(uint32_t src, uint32_t tid, uint64_t t)
 {
@@ -296,7 +322,10 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	uint64_t s0 = t;
 	t += between(2000, 10000);
 	uint64_t fwd_s = t;
-	t = copy(SRC_MAIN, M, GP_COPY_HTOD, between(4, 16) << 20, STREAM_COPY, 0, t);
+	uint64_t batch = between(4, 16) << 20, act[NLAYERS];
+	if (k % 5 == 4) mem_op(2, GP_MEM_PINNED, 0x10000000ull, 1u << 20); /* allocated before the trace */
+	mem_op(1, GP_MEM_PINNED, 0x20000000ull, batch);
+	t = copy(SRC_MAIN, M, GP_COPY_HTOD, batch, STREAM_COPY, 0, t);
 	t = api_call(SRC_MAIN, M, S_EVREC, 135, host_gap(SRC_MAIN, M, t), between(1500, 3000));
 	t = api_call(SRC_MAIN, M, S_WAITEV, 147, host_gap(SRC_MAIN, M, t), between(1500, 3000));
 	/* the compute stream waits for the batch */
@@ -304,6 +333,8 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	for (int l = 0; l < NLAYERS; l++) {
 		uint64_t ls = t + 500;
 		t = ls;
+		act[l] = memory_mode ? between(1, 256) << 16 : 0;
+		mem_op(1, GP_MEM_DEVICE, 0x7f0000000000ull + ((uint64_t)l << 32), act[l]);
 		for (int j = 0; j < FWD_PER_LAYER; j++) t = launch(SRC_MAIN, M, fwd[l][j], host_gap(SRC_MAIN, M, t));
 		t += 1000;
 		range(SRC_MAIN, M, S_LAYER0 + l, 2, ls, t);
@@ -318,6 +349,8 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 		for (int j = 0; j < BWD_PER_LAYER; j++) b = launch(SRC_AUTOGRAD, A, bwd[l][j], host_gap(SRC_AUTOGRAD, A, b));
 		b += 1000;
 		range(SRC_AUTOGRAD, A, S_LAYERG0 + l, 1, ls, b);
+		if (l || k % 7 != 3) /* every 7th step leaks layer 0's */
+			mem_op(2, GP_MEM_DEVICE, 0x7f0000000000ull + ((uint64_t)l << 32), act[l]);
 		if (l == NLAYERS / 2 || l == 0) /* a gradient bucket is ready: all-reduce it */
 			b = launch_on(SRC_AUTOGRAD, A, l ? 0 : 1, host_gap(SRC_AUTOGRAD, A, b), STREAM_NCCL);
 	}
@@ -334,14 +367,14 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	t = copy(SRC_MAIN, M, GP_COPY_DTOH, 4, STREAM_COMPUTE, 1, host_gap(SRC_MAIN, M, t));
 	t += between(2000, 8000);
 	range(SRC_MAIN, M, step_msg ? step_msg : S_STEP, 0, s0, t);
+	mem_op(2, GP_MEM_PINNED, 0x20000000ull, batch);
 	counters_until(t);
-	(void)k;
 	return t;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late] N OUT\n"
+	fprintf(stderr, "usage: gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late] [--memory] N OUT\n"
 			"  N events (rounded up to a whole step), deterministic for a seed\n");
 	exit(1);
 }
@@ -356,6 +389,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--numbered")) numbered = 1;
 		else if (!strcmp(argv[i], "--no-settings")) settings = 0;
 		else if (!strcmp(argv[i], "--late")) late_mode = 1;
+		else if (!strcmp(argv[i], "--memory")) memory_mode = 1;
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc) nnames = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else break;
 	}

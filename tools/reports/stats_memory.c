@@ -39,6 +39,13 @@ static void mem_add(void *self, const struct stats_ctx *ctx, const struct stats_
 	mem_usage_add(self, r->pid, &r->rec->u.memory);
 }
 
+/* Shards: src's records follow self's (mem_usage_merge carries the in
+ * use and peak across the cut). */
+static void mem_merge(void *self, void *src, const struct stats_ctx *ctx)
+{
+	mem_usage_merge(self, src);
+}
+
 static int mem_in_default(void *self, const struct stats_ctx *ctx)
 {
 	return ((struct mem_usage *)self)->n > 0;
@@ -84,5 +91,5 @@ static const struct stats_table mem_tables[] = {
 const struct stats_report stats_report_memory = {
 	.tables = mem_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_MEMORY),
-	.new = mem_new, .add = mem_add, .in_default = mem_in_default, .fill = mem_fill, .free = mem_free,
+	.new = mem_new, .add = mem_add, .merge = mem_merge, .in_default = mem_in_default, .fill = mem_fill, .free = mem_free,
 };
