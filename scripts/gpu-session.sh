@@ -581,7 +581,7 @@ PY
       # in time shards alone (reports/stats_shards.h), whose scaling the shards show
       for t in 16 1; do meas "stats --threads $t" timeout 90 build/bin/gpuprof stats --verbose --threads $t "$T"; done
       for t in 16 4 1; do meas "stats merging reports --threads $t" timeout 60 build/bin/gpuprof stats --verbose \
-        --threads $t --report api,kernels,memops,memsize,sync,occupancy,counters "$T"; done
+        --threads $t --report api,kernels,memops,memsize,sync,occupancy,counters,memory "$T"; done
       meas "info --threads 16" timeout 20 build/bin/gpuprof info --threads 16 "$T"
       meas "export perfetto --summary" timeout 30 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
     ) 2>&1 | tee "$RES/scale.txt"

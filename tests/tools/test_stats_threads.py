@@ -1,15 +1,17 @@
 """test_stats_threads.py — `gpuprof stats --threads N` gives the output of
 --threads 1, byte for byte (JSON: every figure lossless), for N = 2, 4, 16:
 the reports that run in time shards (reports/stats_shards.h: api, kernels,
-memops, memsize, sync, occupancy, counters; the kernel shapes and counters
-for util) merge their slices into the one-thread result.
+memops, memsize, sync, occupancy, counters, memory; the kernel shapes and
+counters for util) merge their slices into the one-thread result.
 
  * Every report together (the default set and --per-step) and each report
    alone, on a generated training trace (bench/bigtrace/gen_bigtrace,
    60,000 events, ~70 steps: fewer than 2^20 values, so every median is
    exact and must be the same), on gen_trace's traces (plain, windows, and
-   two of them merged, ranked and not), two ranks (gen_ranks) and the fuzz
-   corpus' valid trace; with a
+   two of them merged, ranked and not), two ranks (gen_ranks), the fuzz
+   corpus' valid trace and a bigtrace with allocations and frees
+   (gen_bigtrace --memory: a leak and frees of memory allocated before the
+   trace, so the memory report's in-use floor at 0 meets the cuts); with a
    selection (--since/--until, --steps).
  * The shards ran: --verbose says how many threads read slices (N - 1: the
    pass of the other reports takes one) and that they read records.
@@ -54,6 +56,8 @@ def tables_of(path):
 with tt.tmpdir() as d:
     big = os.path.join(d, "big.gpuprof")
     subprocess.run([GEN_BIG, "60000", big], check=True, capture_output=True)
+    mem = os.path.join(d, "mem.gpuprof")
+    subprocess.run([GEN_BIG, "--memory", "60000", mem], check=True, capture_output=True)
     plain = tt.gen(os.path.join(d, "plain.gpuprof"))
     win = tt.gen(os.path.join(d, "win.gpuprof"), windows=True)
     ranks = os.path.join(d, "ranks.gpuprof")
@@ -73,9 +77,16 @@ with tt.tmpdir() as d:
     v = stats(big, 4, "--verbose", "--report", "kernels").stderr
     m = re.search(r"\((\d+) threads", v)
     tt.expect(m is not None and int(m.group(1)) == 4, f"--report kernels alone: 4 threads of shards: {v!r}")
+    v = stats(mem, 4, "--verbose", "--report", "memory").stderr
+    m = re.search(r"here: (\w+)\), shards [0-9.]+ s \((\d+) threads", v)
+    tt.expect(m is not None and m.group(1) == "none" and int(m.group(2)) == 4,
+              f"--report memory alone: in 4 threads of shards, nothing on the driver's pass: {v!r}")
+    mem_one = same_as_one(mem, "bigtrace --memory: --report memory", "--report", "memory")
+    tt.expect('"memory"' in mem_one and '"pinned"' in mem_one, f"the memory table has the pinned row: {mem_one[:200]!r}")
 
     for path, name in ((big, "bigtrace"), (plain, "gen_trace"), (win, "gen_trace --windows"),
-                       (ranks, "gen_ranks"), (merged, "gen_trace + --b merged"), (valid, "fuzz valid")):
+                       (ranks, "gen_ranks"), (merged, "gen_trace + --b merged"), (valid, "fuzz valid"),
+                       (mem, "bigtrace --memory")):
         same_as_one(path, f"{name}: all reports")
         tables = tables_of(path)
         tt.expect(len(tables) >= 3, f"{name}: tables {tables}")
