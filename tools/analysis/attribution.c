@@ -63,6 +63,19 @@ struct attribution {
 	uint32_t *ids;            /* by lane, then start */
 	uint64_t *maxe; size_t nmaxe, cmaxe;
 	u64map pid_lanes;         /* pid -> first lane index + 1; a pid's lanes are contiguous */
+	struct attr_memo *memo;   /* attribution_op's last answer (a query changes it) */
+};
+
+/* The steps, nvtx and comm analyses each ask attribution_op for the same
+ * operation in turn (stats_ctx hands each op to all of them): the last
+ * answer is kept and given again for the same process, thread and call
+ * start.  A pointer, so that a query through a const attribution may
+ * update it; queries are for one thread at a time. */
+struct attr_memo {
+	int has;
+	uint32_t pid, tid;
+	uint64_t t;
+	uint32_t *ids; size_t n, cap;
 };
 
 const char *attr_rule_name(enum attr_rule rule)
@@ -89,6 +102,7 @@ struct attribution *attribution_new(enum attr_rule rule)
 	u64map_init(&a->thread_idx);
 	u64map_init(&a->lane_idx);
 	u64map_init(&a->pid_lanes);
+	a->memo = xcalloc(1, sizeof(*a->memo));
 	return a;
 }
 
@@ -103,6 +117,8 @@ void attribution_free(struct attribution *a)
 	u64map_free(&a->long_e);
 	u64map_free(&a->odd_kind);
 	free(a->lanes);
+	free(a->memo->ids);
+	free(a->memo);
 	u64map_free(&a->thread_idx);
 	u64map_free(&a->lane_idx);
 	free(a->ids); free(a->maxe);
@@ -354,10 +370,16 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 size_t attribution_op(const struct attribution *a, const struct gpu_op *op, uint32_t **buf, size_t *cap)
 {
 	if (!op->has_call) return 0;
-	size_t n = attribution_at(a, op->pid, op->tid, op->call_s, *buf, *cap);
-	if (n > *cap) {
-		vec_reserve((void **)buf, cap, n, sizeof(**buf));
-		n = attribution_at(a, op->pid, op->tid, op->call_s, *buf, *cap);
+	struct attr_memo *m = a->memo;
+	if (!(m->has && m->pid == op->pid && m->tid == op->tid && m->t == op->call_s)) {
+		m->n = attribution_at(a, op->pid, op->tid, op->call_s, m->ids, m->cap);
+		if (m->n > m->cap) {
+			vec_reserve((void **)&m->ids, &m->cap, m->n, sizeof(*m->ids));
+			m->n = attribution_at(a, op->pid, op->tid, op->call_s, m->ids, m->cap);
+		}
+		m->has = 1; m->pid = op->pid; m->tid = op->tid; m->t = op->call_s;
 	}
-	return n;
+	if (m->n > *cap) vec_reserve((void **)buf, cap, m->n, sizeof(**buf));
+	if (m->n) memcpy(*buf, m->ids, m->n * sizeof(**buf));
+	return m->n;
 }

@@ -21,7 +21,8 @@
  * push/pop ranges are written when they are popped, after the calls inside
  * them, so the ranges must all be known before the calls are attributed),
  * attribution_index, then any number of attribution_op (or attribution_at)
- * queries.
+ * queries, from one thread at a time (attribution_op keeps its last answer
+ * for the next query of the same call).
  * Memory: 24 bytes per range, index included (attribution.c), plus 8 per
  * range in lanes whose ranges overlap (start/end ranges). */
 #ifndef GPUPROF_ANALYSIS_ATTRIBUTION_H

@@ -38,6 +38,8 @@ struct sproc {
 	size_t crows, cph, nfin;
 	int open;                 /* trace: the last row's end is not known yet */
 	struct bop *ops; size_t nops, cops;
+	size_t nsorted;           /* ops[0 .. nsorted) are in cmp_bop order (finalize) */
+	struct bop *tmp; size_t ctmp; /* finalize's merge buffer */
 	struct bapi *api; size_t napi, capi;
 	uint64_t pruned_end;      /* latest end of the operations pruned */
 	uint64_t max_dur;         /* longest operation seen */
@@ -126,7 +128,7 @@ void steps_free(struct steps *st)
 	for (size_t i = 0; i < st->np; i++) {
 		struct sproc *p = &st->p[i];
 		free(p->out.rows); free(p->out.ph);
-		free(p->ops); free(p->api);
+		free(p->ops); free(p->tmp); free(p->api);
 		u64map_free(&p->range2row);
 		u64map_free(&p->tid_corr);
 	}
@@ -290,21 +292,71 @@ static void classify(const struct steps *st, struct idle *id, const struct ivset
 	}
 }
 
-static int cmp_u64v(const void *a, const void *b) { return cmp_u64(a, b); }
+/* Moves the k-th smallest of v[0 .. n) to v[k], the smaller ones before
+ * it (Hoare's selection: linear on average; a step's launches are
+ * hundreds to thousands, each median re-sorted them before). */
+static void select_u64(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		uint64_t pv = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pv) i++;
+			while (v[j] > pv) j--;
+			if (i <= j) {
+				uint64_t t = v[i]; v[i] = v[j]; v[j] = t;
+				i++;
+				if (j == 0) break;
+				j--;
+			}
+		}
+		if (k <= j) hi = j;
+		else if (k >= i) lo = i;
+		else return;
+	}
+}
 
+/* The median (of an even count, the mean of the two middle values);
+ * reorders v. */
 static uint64_t median_u64(uint64_t *v, size_t n)
 {
 	if (!n) return 0;
-	qsort(v, n, sizeof(*v), cmp_u64v);
-	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	select_u64(v, n, n / 2);
+	uint64_t hi = v[n / 2];
+	if (n & 1) return hi;
+	uint64_t lo = v[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo) lo = v[i];
+	return (lo + hi) / 2;
 }
 
-struct qev { uint64_t t; uint64_t key; int32_t d; uint8_t member; };
+/* ops in cmp_bop order: the prefix left sorted by the last finalize
+ * (prune keeps the order) merged with the operations added since, sorted
+ * (equal keys: the prefix's first, as a stable sort of the whole) */
+static void sort_ops(struct sproc *p)
+{
+	size_t a = p->nsorted, n = p->nops;
+	if (n - a > 1) qsort(p->ops + a, n - a, sizeof(*p->ops), cmp_bop);
+	if (a && a < n && cmp_bop(&p->ops[a - 1], &p->ops[a]) > 0) {
+		if (p->ctmp < a) vec_reserve((void **)&p->tmp, &p->ctmp, a, sizeof(*p->tmp));
+		memcpy(p->tmp, p->ops, a * sizeof(*p->ops));
+		size_t i = 0, j = a, o = 0;
+		while (i < a && j < n)
+			p->ops[o++] = cmp_bop(&p->ops[j], &p->tmp[i]) < 0 ? p->ops[j++] : p->tmp[i++];
+		while (i < a) p->ops[o++] = p->tmp[i++];
+	}
+	p->nsorted = n;
+}
+
+/* A launch call (+1) or its operation's GPU start (-1) on a stream, for
+ * the queue length; ix: the operation's place in the sorted ops */
+struct qev { uint64_t t; uint64_t key; uint32_t ix; uint8_t member; };
 static int cmp_qev(const void *x, const void *y)
 {
 	const struct qev *a = x, *b = y;
 	if (a->t != b->t) return a->t < b->t ? -1 : 1;
-	return a->d < b->d ? -1 : a->d > b->d; /* a GPU start before a launch at the same instant */
+	return a->ix < b->ix ? -1 : a->ix > b->ix;
 }
 
 static int member(const struct sproc *p, const struct bop *b, size_t k, const struct step_row *w)
@@ -324,7 +376,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
 		w->unrecorded = lo < hi && (a < 0 || a != b);
 	}
-	if (p->nops > 1) qsort(p->ops, p->nops, sizeof(*p->ops), cmp_bop); /* no NULL to qsort (UBSan) */
+	sort_ops(p);
 	/* busy buckets: unions of the operations clipped to [s, e) */
 	struct ivset c = { 0 }, n = { 0 }, m = { 0 }, cn = { 0 }, sync = { 0 }, api = { 0 };
 	for (size_t i = 0; i < p->nops; i++) {
@@ -428,29 +480,38 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	w->gpu_med = median_u64(gpu, nl);
 	w->delay_med = median_u64(dly, nl);
 	free(cpu); free(gpu); free(dly);
-	/* queue length per stream (HTA): +1 at a launch call, -1 at its GPU start */
-	struct qev *ev = NULL;
-	size_t nev = 0, cev = 0;
+	/* queue length per stream (HTA): +1 at a launch call, -1 at its GPU
+	 * start, in time order; at one instant the GPU starts first, then the
+	 * calls, each in the order of the ops.  The starts are in order
+	 * already (ops are sorted by start); the calls nearly (launch order),
+	 * so they are sorted only when they are not. */
+	struct qev *up = NULL, *down = NULL;
+	size_t nup = 0, ndown = 0, cup = 0, cdown = 0;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct bop *b = &p->ops[i];
 		if (!b->op.has_call) continue;
 		uint64_t key = ((uint64_t)b->op.device << 32) | b->op.stream;
-		struct qev a = { b->op.call_s, key, 1, (uint8_t)member(p, b, k, w) };
-		struct qev z = { b->op.s, key, -1, 0 };
-		VEC_PUSH(ev, nev, cev, a);
-		VEC_PUSH(ev, nev, cev, z);
+		struct qev a = { b->op.call_s, key, (uint32_t)i, (uint8_t)member(p, b, k, w) };
+		struct qev z = { b->op.s, key, (uint32_t)i, 0 };
+		VEC_PUSH(up, nup, cup, a);
+		VEC_PUSH(down, ndown, cdown, z);
 	}
-	if (nev) qsort(ev, nev, sizeof(*ev), cmp_qev);
+	size_t u = 1;
+	while (u < nup && cmp_qev(&up[u - 1], &up[u]) <= 0) u++;
+	if (u < nup) qsort(up, nup, sizeof(*up), cmp_qev);
 	u64map q;
 	u64map_init(&q);
-	for (size_t i = 0; i < nev; i++) {
-		uint64_t *v = u64map_get(&q, ev[i].key, 1);
-		if (ev[i].d > 0) (*v)++;
+	for (size_t i = 0, j = 0; i < nup || j < ndown;) {
+		int is_up = j == ndown || (i < nup && up[i].t < down[j].t);
+		const struct qev *e = is_up ? &up[i++] : &down[j++];
+		uint64_t *v = u64map_get(&q, e->key, 1);
+		if (is_up) (*v)++;
 		else if (*v) (*v)--;
-		if (ev[i].member && *v > w->queue_max) w->queue_max = (uint32_t)*v;
+		if (e->member && *v > w->queue_max) w->queue_max = (uint32_t)*v;
 	}
 	u64map_free(&q);
-	free(ev);
+	free(up);
+	free(down);
 	free(c.v); free(n.v); free(m.v); free(cn.v); free(sync.v); free(api.v);
 }
 
@@ -458,16 +519,18 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
  * were launched before it, API calls that ended by P. */
 static void prune(struct sproc *p, uint64_t P)
 {
-	size_t w = 0;
+	size_t w = 0, sorted = 0;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct gpu_op *o = &p->ops[i].op;
 		if (o->e <= P && (!o->has_call || o->call_s < P)) {
 			if (o->e > p->pruned_end) p->pruned_end = o->e;
 			continue;
 		}
+		if (i < p->nsorted) sorted++;
 		p->ops[w++] = p->ops[i];
 	}
 	p->nops = w;
+	p->nsorted = sorted; /* the kept ones of the sorted prefix are the new prefix */
 	w = 0;
 	for (size_t i = 0; i < p->napi; i++)
 		if (p->api[i].e > P) p->api[w++] = p->api[i];
