@@ -40,6 +40,7 @@ struct kshape_dev {
 /* Zero-initialised = empty. */
 struct kshapes {
 	strmap idx; struct kshape *v; size_t n, cap;
+	u64map by_id;             /* hash of (pid, dev, shape, name id) -> v index + 1 (kshapes_add) */
 	u64map dev_idx; struct kshape_dev *devs; size_t ndevs, cdevs;
 };
 
