@@ -5,7 +5,9 @@
  * them 4.3 s or longer (past the 32-bit length), zero-length and reversed
  * ones, kinds other than push/pop and start/end (a damaged trace), added in
  * pop order interleaved across threads; queries at random times, in no
- * order, any-thread and same-thread.  Checks every range read back
+ * order and in a mostly rising sweep (the search gallops from its last
+ * answer), any-thread and same-thread, half of them through attribution_op
+ * (asked twice: its kept answer).  Checks every range read back
  * (attribution_range), every query's set of ranges and its count when the
  * buffer is too small; then the memory: the bytes malloc holds per range of
  * a 2^20-range index (the bound is what this storage promises: 16 bytes a
@@ -123,14 +125,26 @@ static void check_ranges(const struct attribution *a)
 	}
 }
 
-static void check_queries(const struct attribution *a, enum attr_rule rule, int nq)
+/* sweep: the queries' times mostly rise (as a trace's launch calls come,
+ * with now and then a step back), so attribution_at's search from its
+ * last answer gallops forward in short steps; else they are in no order.
+ * Every other query asks attribution_op, whose last answer is kept: twice
+ * for the same call, the second answer must be the first's. */
+static void check_queries(const struct attribution *a, enum attr_rule rule, int nq, int sweep)
 {
 	uint32_t *want = malloc(nrefs * sizeof(*want)), *got = malloc(nrefs * sizeof(*got)), small[2];
+	uint32_t *obuf = NULL;
+	size_t ocap = 0;
+	uint64_t sweep_t = 0;
 	for (int q = 0; q < nq; q++) {
 		const struct ref *pick = &refs[rnd(nrefs)];
 		uint32_t pid = rnd(8) ? pick->pid : 100 + (uint32_t)rnd(4), tid = rnd(8) ? pick->tid : 1 + (uint32_t)rnd(4);
 		uint64_t t = rnd(4) == 0 ? pick->s + rnd(3) : rnd(4) == 0 ? pick->e - rnd(2) : rnd(26000000000ull);
 		if (rnd(10) == 0) { pid = 100; tid = 9; t = rnd(9000000000ull); }
+		if (sweep) {
+			sweep_t += rnd(3000000);
+			t = rnd(20) == 0 && sweep_t > 50000000 ? sweep_t - rnd(50000000) : sweep_t;
+		}
 		size_t nw = 0;
 		for (size_t i = 0; i < nrefs; i++) {
 			const struct ref *r = &refs[i];
@@ -138,7 +152,18 @@ static void check_queries(const struct attribution *a, enum attr_rule rule, int 
 			if (r->pid == pid && (rule == ATTR_ANY_THREAD || r->tid == tid) && r->s <= t && t < e)
 				want[nw++] = (uint32_t)i;
 		}
-		size_t ng = attribution_at(a, pid, tid, t, got, nrefs);
+		size_t ng;
+		if (q & 1) {
+			struct gpu_op op;
+			memset(&op, 0, sizeof(op));
+			op.has_call = 1; op.pid = pid; op.tid = tid; op.call_s = t;
+			ng = attribution_op(a, &op, &obuf, &ocap);
+			size_t again = attribution_op(a, &op, &obuf, &ocap);
+			CHECK(again == ng, "attribution_op asked twice: %zu then %zu ranges", ng, again);
+			memcpy(got, obuf, (ng < nrefs ? ng : nrefs) * sizeof(*got));
+		} else {
+			ng = attribution_at(a, pid, tid, t, got, nrefs);
+		}
 		qsort(got, ng < nrefs ? ng : nrefs, sizeof(*got), cmp_u32);
 		int same = ng == nw;
 		for (size_t i = 0; same && i < nw; i++) same = got[i] == want[i];
@@ -146,7 +171,7 @@ static void check_queries(const struct attribution *a, enum attr_rule rule, int 
 		      attr_rule_name(rule), pid, tid, (unsigned long long)t, ng, nw);
 		CHECK(attribution_at(a, pid, tid, t, small, 2) == nw, "count with a small buffer");
 	}
-	free(want); free(got);
+	free(want); free(got); free(obuf);
 }
 
 /* Bytes malloc holds per range for an index of n ranges (one thread,
@@ -173,8 +198,10 @@ int main(void)
 	gen();
 	struct attribution *any = build(ATTR_ANY_THREAD), *same = build(ATTR_SAME_THREAD);
 	check_ranges(any);
-	check_queries(any, ATTR_ANY_THREAD, 20000);
-	check_queries(same, ATTR_SAME_THREAD, 20000);
+	check_queries(any, ATTR_ANY_THREAD, 20000, 0);
+	check_queries(same, ATTR_SAME_THREAD, 20000, 0);
+	check_queries(any, ATTR_ANY_THREAD, 20000, 1);
+	check_queries(same, ATTR_SAME_THREAD, 20000, 1);
 	attribution_free(any);
 	attribution_free(same);
 	double b = bytes_per_range((size_t)1 << 20);
@@ -190,7 +217,8 @@ int main(void)
 	}
 	any = build(ATTR_ANY_THREAD);
 	check_ranges(any);
-	check_queries(any, ATTR_ANY_THREAD, 2000);
+	check_queries(any, ATTR_ANY_THREAD, 2000, 0);
+	check_queries(any, ATTR_ANY_THREAD, 2000, 1);
 	attribution_free(any);
 	printf("82000 queries; %.1f bytes per range at 2^20\n", b);
 	free(refs);

@@ -76,6 +76,10 @@ struct attr_memo {
 	uint32_t pid, tid;
 	uint64_t t;
 	uint32_t *ids; size_t n, cap;
+	/* per lane: where attribution_at's last search in it ended.  Queries
+	 * come nearly in time order, so the next one gallops from there (a
+	 * few probes near it instead of ~log2(ranges) across the lane). */
+	size_t *hint; size_t nhint;
 };
 
 const char *attr_rule_name(enum attr_rule rule)
@@ -118,6 +122,7 @@ void attribution_free(struct attribution *a)
 	u64map_free(&a->odd_kind);
 	free(a->lanes);
 	free(a->memo->ids);
+	free(a->memo->hint);
 	free(a->memo);
 	u64map_free(&a->thread_idx);
 	u64map_free(&a->lane_idx);
@@ -342,18 +347,37 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 {
 	uint64_t *first = u64map_get((u64map *)&a->pid_lanes, pid, MAP_FIND);
 	if (!first) return 0;
+	if (a->memo->nhint != a->nlanes) {
+		free(a->memo->hint);
+		a->memo->hint = xcalloc(a->nlanes ? a->nlanes : 1, sizeof(*a->memo->hint));
+		a->memo->nhint = a->nlanes;
+	}
 	size_t n = 0;
 	for (size_t li = *first - 1; li < a->nlanes && a->lanes[li].pid == pid; li++) {
 		const struct lane *l = &a->lanes[li];
 		if (a->rule == ATTR_SAME_THREAD && l->tid != tid) continue;
 		const uint32_t *v = a->ids + l->off;
-		/* last range of the lane with s <= t */
-		size_t lo = 0, hi = l->n;
+		/* lo: the first range of the lane with s > t (ranges before it
+		 * start at or before t), bracketed from the last answer */
+		size_t lo = 0, hi = l->n, h = a->memo->hint[li];
+		if (h > l->n) h = l->n;
+		if (h < l->n && range_start(a, v[h]) <= t) {
+			size_t step = 1;
+			lo = h + 1;
+			while (lo + step <= l->n && range_start(a, v[lo + step - 1]) <= t) lo += step, step *= 2;
+			hi = lo + step <= l->n ? lo + step - 1 : l->n;
+		} else {
+			size_t step = 1;
+			hi = h;
+			while (hi >= step && range_start(a, v[hi - step]) > t) hi -= step, step *= 2;
+			lo = hi >= step ? hi - step + 1 : 0;
+		}
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			if (range_start(a, v[mid]) <= t) lo = mid + 1;
 			else hi = mid;
 		}
+		a->memo->hint[li] = lo;
 		for (size_t k = lo; k-- > 0;) {
 			uint64_t e = range_end(a, v[k]);
 			uint64_t m = l->maxe_off == NO_MAXE ? e : a->maxe[l->maxe_off + k];
