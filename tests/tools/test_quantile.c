@@ -7,7 +7,11 @@
  * Distributions (1,000,003 values each, fixed seed): log-normal durations
  * (median 50 us, sigma 1.5), uniform 1..10^9, a bimodal mix (2 us and 5 ms
  * kernels), heavy duplicates (8 distinct values), one with zeros, and a
- * range that spans 1 ns .. 2^63. */
+ * range that spans 1 ns .. 2^63.  And u64_select (tools/common/util.h, the
+ * exact medians of the steps and the streaming unions' cut): on random
+ * arrays of 1..300 values (few distinct, many, sorted, reversed), every k
+ * gives what a sort puts at k, with nothing larger before it and nothing
+ * smaller after. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 
 #include "analysis/quantile.h"
 #include "analysis/summary.h"
+#include "common/util.h"
 #include "splitmix.h"
 
 static uint64_t rng = 12345;
@@ -119,8 +124,32 @@ static void check_summary(void)
 	summary_free(&t);
 }
 
+static void check_select(void)
+{
+	uint64_t v[300], w[300], sorted[300];
+	for (int trial = 0; trial < 3000; trial++) {
+		size_t n = 1 + rnd() % 300, k = rnd() % n;
+		uint64_t span = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 1000000 : UINT64_MAX;
+		for (size_t i = 0; i < n; i++) v[i] = span == UINT64_MAX ? rnd() : rnd() % span;
+		if (trial % 7 == 0) qsort(v, n, sizeof(*v), cmp);
+		if (trial % 7 == 1)
+			for (size_t i = 0; i < n / 2; i++) { uint64_t t = v[i]; v[i] = v[n - 1 - i]; v[n - 1 - i] = t; }
+		memcpy(sorted, v, n * sizeof(*v));
+		qsort(sorted, n, sizeof(*v), cmp);
+		memcpy(w, v, n * sizeof(*v));
+		uint64_t got = u64_select(w, n, k);
+		int ok = got == sorted[k] && w[k] == got;
+		for (size_t i = 0; ok && i < n; i++) ok = i < k ? w[i] <= got : i > k ? w[i] >= got : 1;
+		qsort(w, n, sizeof(*w), cmp);
+		ok = ok && !memcmp(w, sorted, n * sizeof(*w)); /* a permutation of the input */
+		if (!ok && fails++ < 10) printf("FAIL: u64_select n %zu k %zu: %llu, a sort gives %llu\n", n, k,
+					       (unsigned long long)got, (unsigned long long)sorted[k]);
+	}
+}
+
 int main(void)
 {
+	check_select();
 	check("lognormal", g_lognormal);
 	check("uniform", g_uniform);
 	check("bimodal", g_bimodal);

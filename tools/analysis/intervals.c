@@ -129,8 +129,7 @@ uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t 
 	uint64_t *st = xmalloc(n * sizeof(*st));
 	for (size_t i = 0; i < p->set[0].n; i++) st[i] = p->set[0].v[i].s;
 	for (size_t i = 0; i < p->set[1].n; i++) st[p->set[0].n + i] = p->set[1].v[i].s;
-	qsort(st, n, sizeof(*st), cmp_u64);
-	uint64_t x = st[n - lag];
+	uint64_t x = u64_select(st, n, n - lag); /* every lag additions: a sort was a fifth of stats's util */
 	free(st);
 	uint64_t made = 0;
 	if (x > p->cut) {

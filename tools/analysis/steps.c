@@ -292,38 +292,13 @@ static void classify(const struct steps *st, struct idle *id, const struct ivset
 	}
 }
 
-/* Moves the k-th smallest of v[0 .. n) to v[k], the smaller ones before
- * it (Hoare's selection: linear on average; a step's launches are
- * hundreds to thousands, each median re-sorted them before). */
-static void select_u64(uint64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-	while (lo < hi) {
-		uint64_t pv = v[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (v[i] < pv) i++;
-			while (v[j] > pv) j--;
-			if (i <= j) {
-				uint64_t t = v[i]; v[i] = v[j]; v[j] = t;
-				i++;
-				if (j == 0) break;
-				j--;
-			}
-		}
-		if (k <= j) hi = j;
-		else if (k >= i) lo = i;
-		else return;
-	}
-}
-
 /* The median (of an even count, the mean of the two middle values);
  * reorders v. */
 static uint64_t median_u64(uint64_t *v, size_t n)
 {
 	if (!n) return 0;
-	select_u64(v, n, n / 2);
-	uint64_t hi = v[n / 2];
+	/* selection, not a sort: a step's launches are hundreds to thousands */
+	uint64_t hi = u64_select(v, n, n / 2);
 	if (n & 1) return hi;
 	uint64_t lo = v[0];
 	for (size_t i = 1; i < n / 2; i++)

@@ -409,6 +409,30 @@ int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+uint64_t u64_select(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		uint64_t pv = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pv) i++;
+			while (v[j] > pv) j--;
+			if (i <= j) {
+				uint64_t t = v[i]; v[i] = v[j]; v[j] = t;
+				i++;
+				if (j == 0) break;
+				j--;
+			}
+		}
+		/* [lo, j] <= pv, [i, hi] >= pv, and between them pv itself */
+		if (k <= j) hi = j;
+		else if (k >= i) lo = i;
+		else break;
+	}
+	return v[k];
+}
+
 double mono_s(void)
 {
 	struct timespec t;

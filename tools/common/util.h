@@ -98,6 +98,10 @@ char *name_base(const char *mangled);
 
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);
+/* The k-th smallest (from 0) of v[0 .. n), k < n: moved to v[k], the
+ * smaller ones before it, the larger after (Hoare's selection, linear on
+ * average); the value a sort would put at k. */
+uint64_t u64_select(uint64_t *v, size_t n, size_t k);
 
 /* Seconds on the monotonic clock (phase times for --verbose). */
 double mono_s(void);
