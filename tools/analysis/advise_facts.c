@@ -539,7 +539,7 @@ static void call_stack_clean(struct adv_facts *f)
 	uint64_t *drop = NULL;
 	size_t nd = 0, cd = 0;
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i] && (m->vals[i] >> 32) < old) VEC_PUSH(drop, nd, cd, m->keys[i]);
+		if (m->used[i] && (m->slot[i].val >> 32) < old) VEC_PUSH(drop, nd, cd, m->slot[i].key);
 	for (size_t i = 0; i < nd; i++) u64map_del(m, drop[i]);
 	free(drop);
 	f->call_stack_clean = m->n;

@@ -45,7 +45,7 @@ void kernel_names_free(struct kernel_names *kn)
 {
 	for (size_t i = 0; i < kn->id2name.cap; i++)
 		if (kn->id2name.used[i]) {
-			struct kname *k = (struct kname *)(uintptr_t)kn->id2name.vals[i];
+			struct kname *k = (struct kname *)(uintptr_t)kn->id2name.slot[i].val;
 			free(k->full); free(k->base); free(k);
 		}
 	u64map_free(&kn->id2name);

@@ -109,7 +109,7 @@ void kshapes_finish(struct kshapes *ks, struct devprops *dp)
 		size_t nb = 0;
 		uint64_t *bk = xmalloc((g->blocks.n ? g->blocks.n : 1) * sizeof(*bk));
 		for (size_t j = 0; j < g->blocks.cap; j++)
-			if (g->blocks.used[j]) bk[nb++] = g->blocks.keys[j];
+			if (g->blocks.used[j]) bk[nb++] = g->blocks.slot[j].key;
 		qsort(bk, nb, sizeof(*bk), cmp_u64);
 		for (size_t j = 0; j < nb; j++) {
 			double ns = (double)*u64map_get(&g->blocks, bk[j], MAP_FIND);
@@ -135,7 +135,7 @@ void kshapes_merge(struct kshapes *ks, struct kshapes *src)
 		c->n += o->n;
 		c->total += o->total;
 		for (size_t j = 0; j < o->blocks.cap; j++)
-			if (o->blocks.used[j]) *u64map_get(&c->blocks, o->blocks.keys[j], MAP_INSERT) += o->blocks.vals[j];
+			if (o->blocks.used[j]) *u64map_get(&c->blocks, o->blocks.slot[j].key, MAP_INSERT) += o->blocks.slot[j].val;
 	}
 }
 

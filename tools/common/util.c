@@ -72,7 +72,7 @@ void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
 
 void u64map_free(u64map *m)
 {
-	free(m->keys); free(m->vals); free(m->used);
+	free(m->slot); free(m->used);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -80,14 +80,13 @@ static void u64map_grow(u64map *m)
 {
 	u64map o = *m;
 	m->cap = o.cap ? o.cap * 2 : 64;
-	m->keys = xcalloc(m->cap, sizeof(uint64_t));
-	m->vals = xcalloc(m->cap, sizeof(uint64_t));
+	m->slot = xcalloc(m->cap, sizeof(*m->slot));
 	m->used = xcalloc(m->cap, 1);
 	m->n = 0;
 	for (size_t i = 0; i < o.cap; i++)
 		if (o.used[i])
-			*u64map_get(m, o.keys[i], MAP_INSERT) = o.vals[i];
-	free(o.keys); free(o.vals); free(o.used);
+			*u64map_get(m, o.slot[i].key, MAP_INSERT) = o.slot[i].val;
+	free(o.slot); free(o.used);
 }
 
 uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
@@ -99,8 +98,8 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 	}
 	size_t mask = m->cap - 1, i = mix64(key) & mask;
 	while (m->used[i]) {
-		if (m->keys[i] == key)
-			return &m->vals[i];
+		if (m->slot[i].key == key)
+			return &m->slot[i].val;
 		i = (i + 1) & mask;
 	}
 	if (mode == MAP_FIND)
@@ -109,8 +108,8 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 		u64map_grow(m);
 		return u64map_get(m, key, MAP_INSERT);
 	}
-	m->used[i] = 1; m->keys[i] = key; m->vals[i] = 0; m->n++;
-	return &m->vals[i];
+	m->used[i] = 1; m->slot[i].key = key; m->slot[i].val = 0; m->n++;
+	return &m->slot[i].val;
 }
 
 int u64map_del(u64map *m, uint64_t key)
@@ -118,7 +117,7 @@ int u64map_del(u64map *m, uint64_t key)
 	if (!m->cap)
 		return 0;
 	size_t mask = m->cap - 1, i = mix64(key) & mask;
-	while (m->used[i] && m->keys[i] != key)
+	while (m->used[i] && m->slot[i].key != key)
 		i = (i + 1) & mask;
 	if (!m->used[i])
 		return 0;
@@ -129,10 +128,10 @@ int u64map_del(u64map *m, uint64_t key)
 		j = (j + 1) & mask;
 		if (!m->used[j])
 			break;
-		size_t h = mix64(m->keys[j]) & mask;
+		size_t h = mix64(m->slot[j].key) & mask;
 		/* move j to i when h is not cyclically in (i, j] */
 		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-			m->keys[i] = m->keys[j]; m->vals[i] = m->vals[j]; m->used[i] = 1;
+			m->slot[i].key = m->slot[j].key; m->slot[i].val = m->slot[j].val; m->used[i] = 1;
 			m->used[j] = 0;
 			i = j;
 		}

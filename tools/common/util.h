@@ -20,9 +20,12 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
 	vec_reserve((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
 	(arr)[(n)++] = (val); } while (0)
 
-/* uint64 -> uint64 open-addressing map (any key value allowed). */
+/* uint64 -> uint64 open-addressing map (any key value allowed).  A key
+ * and its value share a slot (one cache line per probe, not two); used[i]
+ * says slot i holds one. */
+struct u64slot { uint64_t key, val; };
 typedef struct u64map {
-	uint64_t *keys, *vals;
+	struct u64slot *slot;
 	uint8_t *used;
 	size_t cap, n;
 } u64map;

@@ -176,7 +176,7 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 	if (p->launches.n > (1u << 22)) {
 		/* launches that never got GPU work (activity off?): start over */
 		for (size_t i = 0; i < p->launches.cap; i++)
-			if (p->launches.used[i]) free((void *)(uintptr_t)p->launches.vals[i]);
+			if (p->launches.used[i]) free((void *)(uintptr_t)p->launches.slot[i].val);
 		u64map_free(&p->launches);
 	}
 	uint64_t *slot = u64map_get(&p->launches, ((uint64_t)pid << 40) ^ a->correlation_id, MAP_INSERT);
@@ -569,7 +569,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 		code = EXIT_BADINPUT;
 	}
 	for (size_t i = 0; i < p.launches.cap; i++)
-		if (p.launches.used[i]) free((void *)(uintptr_t)p.launches.vals[i]);
+		if (p.launches.used[i]) free((void *)(uintptr_t)p.launches.slot[i].val);
 	u64map_free(&p.launches); u64map_free(&p.gpu_pid); u64map_free(&p.named);
 	u64map_free(&p.dcache_idx); u64map_free(&p.memuse);
 	for (size_t i = 0; i < p.ndn; i++) free(p.dnames[i]);

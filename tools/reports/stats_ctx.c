@@ -309,10 +309,10 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	 * as a later record does */
 	for (size_t i = 0; i < src->rank_of.cap; i++)
 		if (src->rank_of.used[i])
-			*u64map_get(&ctx->rank_of, src->rank_of.keys[i], MAP_INSERT) = src->rank_of.vals[i];
+			*u64map_get(&ctx->rank_of, src->rank_of.slot[i].key, MAP_INSERT) = src->rank_of.slot[i].val;
 	for (size_t i = 0; i < src->dev.idx.cap; i++)
 		if (src->dev.idx.used[i])
-			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.keys[i] >> 32), &src->dev.v[src->dev.idx.vals[i] - 1]);
+			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.slot[i].key >> 32), &src->dev.v[src->dev.idx.slot[i].val - 1]);
 }
 
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
