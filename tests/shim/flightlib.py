@@ -134,6 +134,14 @@ class Facts:
     def first_api(self):
         return min(a["start"] for a in self.apis) if self.apis else None
 
+    def check_sampled(self, E, what, want):
+        """Step sampling: kernels (the fake job's two a step) in exactly the
+        steps `want`, one GPU-activity window each, every launch in one."""
+        E.check(sorted(self.kernel_steps) == want and all(n == 2 for n in self.kernel_steps.values()),
+                "%s: kernels of steps %s" % (what, dict(self.kernel_steps)))
+        E.check(len(self.windows) == len(want) and not self.launches_in_windows(),
+                "%s: %d windows" % (what, len(self.windows)))
+
     def launches_in_windows(self):
         """Every GPU record's launch (same correlation id) lies in a window."""
         launch = {a["corr"]: a["start"] for a in self.apis}

@@ -61,9 +61,7 @@ E.check(len(j.traces()) == 1, "P2: files %s" % j.traces())
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
     want = list(range(0, 100, 7))
-    E.check(sorted(f.kernel_steps) == want and all(n == 2 for n in f.kernel_steps.values()),
-            "P2: kernels of steps %s" % dict(f.kernel_steps))
-    E.check(len(f.windows) == len(want) and not f.launches_in_windows(), "P2: %d windows" % len(f.windows))
+    f.check_sampled(E, "P2", want)
     E.check(not f.apis_outside_windows(), "P2: %d API records outside the sampled steps" %
             len(f.apis_outside_windows()))
     E.check(f.launches() == 2 * len(want), "P2: %d launches" % f.launches())

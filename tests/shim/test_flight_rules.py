@@ -98,9 +98,7 @@ E.check(j.captures() == [] and len(j.traces()) == 1, "R6: files %s" % j.traces()
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
     want = list(range(0, 100, 7))
-    E.check(sorted(f.kernel_steps) == want and all(n == 2 for n in f.kernel_steps.values()),
-            "R6: kernels of steps %s" % dict(f.kernel_steps))
-    E.check(len(f.windows) == len(want) and not f.launches_in_windows(), "R6: %d windows" % len(f.windows))
+    f.check_sampled(E, "R6", want)
     for (ws, we), s in zip(f.windows, want):
         rs = f.step_ranges.get(s)
         E.check(rs and ws <= rs[0] and rs[1] <= we, "R6: step %d %s not inside its window %s" % (s, rs, (ws, we)))
