@@ -314,7 +314,7 @@ static void sort_ops(struct sproc *p)
 	size_t a = p->nsorted, n = p->nops;
 	if (n - a > 1) qsort(p->ops + a, n - a, sizeof(*p->ops), cmp_bop);
 	if (a && a < n && cmp_bop(&p->ops[a - 1], &p->ops[a]) > 0) {
-		if (p->ctmp < a) vec_reserve((void **)&p->tmp, &p->ctmp, a, sizeof(*p->tmp));
+		vec_reserve((void **)&p->tmp, &p->ctmp, a, sizeof(*p->tmp));
 		memcpy(p->tmp, p->ops, a * sizeof(*p->ops));
 		size_t i = 0, j = a, o = 0;
 		while (i < a && j < n)
