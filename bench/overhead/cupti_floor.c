@@ -30,6 +30,9 @@
  *                          its own: the floor of a callback-based API
  *                          tracer.  Under CUPTI_FLOOR_CAPTURE they are on
  *                          only inside the capture ranges, like the kinds.
+ *      CUPTI_FLOOR_KINDS=none  no activity kind at all: with CUPTI_FLOOR_API,
+ *                          what a tracer that records API calls but no GPU
+ *                          activity (gpuprof's armed mode) cannot go below.
  * At exit (main process only) it flushes and prints one line to stderr:
  *   cupti_floor: records=N buffers=N dropped=N
  */
@@ -318,7 +321,8 @@ __attribute__((constructor)) static void cupti_floor_init(void)
 		atexit(at_exit); /* records=0 on failure: visible in the log too */
 		return;          /* kinds off until cudaProfilerStart */
 	}
-	if (r == CUPTI_SUCCESS)
+	const char *kinds = getenv("CUPTI_FLOOR_KINDS");
+	if (r == CUPTI_SUCCESS && !(kinds && strcmp(kinds, "none") == 0))
 		r = set_kinds(1);
 	if (r != CUPTI_SUCCESS) {
 		fprintf(stderr, "cupti_floor: CUPTI activity setup failed (CUptiResult %d)\n", (int)r);

@@ -23,6 +23,9 @@
 #            (--flight-recorder=FLIGHT_DURATION, default 30s: armed, nothing
 #            triggered), -armed-nvtx (the same with --flight-api=capture: API
 #            calls only in captures, the history NVTX only), -sample (--sample-steps SAMPLE_STEPS, default 1/50),
+#            -armed-rt (armed with GPUPROF_API_DRIVER=0: runtime API calls
+#            only in the history), floor-api (empty callbacks on the
+#            default API set, no activity kind: armed's CUPTI floor),
 #            -act:K1+K2...
 #            (GPUPROF_ACTIVITY=K1,K2...: which activity kinds cost what); torchprof
 #            (--profile torch, python workloads); nsys (profile -t cuda,nvtx,
@@ -121,7 +124,7 @@ if [ "$TOGGLE_PAIRS" -gt 0 ]; then
   fi
   echo "bench: in-process A/B: TOGGLE_PAIRS=$TOGGLE_PAIRS TOGGLE_STEPS=$TOGGLE_STEPS; gpuprof configs: ${gprun[*]}"
   for c in $CONFIGS; do
-    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-sample)
+    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-armed-rt|gpuprof-sample)
       echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window, the flight recorder and step sampling cannot be combined with a capture range; per-API activity records are not used under a capture range)" ;;
     esac
   done
@@ -166,15 +169,16 @@ for rep in $(seq 1 $maxreps); do
       mkdir -p "$dir"
       extra=(); tol=(); to=$T
       if [ "$TOGGLE_PAIRS" -gt 0 ]; then
-        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-sample) continue ;; esac
+        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-armed-rt|gpuprof-sample) continue ;; esac
       fi
       capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
       bare) pre=() ;;
-      floor|floor-cb|floor-cb-rt)  # -cb: plus EMPTY callbacks on gpuprof's default API set
+      floor|floor-cb|floor-cb-rt|floor-api)  # -cb: plus EMPTY callbacks on gpuprof's default API set; -api: those alone
         [ -n "$FLOOR" ] || continue
         lib=$CUPTI_SYS; [ "$w" != empty_kernel ] && [ -n "$CUPTI_PY" ] && lib=$CUPTI_PY
-        api=(); case $c in floor-cb) api=(CUPTI_FLOOR_API=default) ;; floor-cb-rt) api=(CUPTI_FLOOR_API=runtime) ;; esac
+        api=(); case $c in floor-cb) api=(CUPTI_FLOOR_API=default) ;; floor-cb-rt) api=(CUPTI_FLOOR_API=runtime) ;;
+          floor-api) api=(CUPTI_FLOOR_API=default CUPTI_FLOOR_KINDS=none) ;; esac
         pre=(env LD_PRELOAD="$FLOOR" CUPTI_FLOOR_LIB="$lib" "${api[@]}" "${capenv[@]}") ;;
       gpuprof)         pre=("${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-api-all) pre=("${gprun[@]}" --api=all -o "$dir/trace-%p.gpuprof" --) ;;
@@ -189,6 +193,7 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-armed) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-armed-rt) pre=(env GPUPROF_API_DRIVER=0 "${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-armed-nvtx) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" --flight-api=capture -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-sample) pre=("${gprun[@]}" --sample-steps "${SAMPLE_STEPS:-1/50}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-act:*)  # gpuprof-act:kernel+memcpy+memset: GPUPROF_ACTIVITY=kernel,memcpy,memset
