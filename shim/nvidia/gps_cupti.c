@@ -383,16 +383,21 @@ static void gpu_activity(int on)
 }
 
 /* Capture range: API records and GPU activity kinds on/off together */
+/* API records on before GPU activity and off after it, as the flight
+ * recorder does (features/gps_flight.c): a kernel that another thread
+ * launches while the range opens or closes then has its launch call in the
+ * trace; the other order could keep a kernel whose call was not recorded,
+ * and a kernel without its launch is attributed to nothing. */
 static void capture_switch(int on)
 {
 	if (!capture_mode)
 		return;
 	if (on) {
-		gpu_activity(1);
 		switch_api_records(1);
+		gpu_activity(1);
 	} else {
-		switch_api_records(0);
 		gpu_activity(0);
+		switch_api_records(0);
 	}
 }
 

@@ -208,6 +208,11 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CU
 	(void)h;
 	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	/* FAKE_CUPTI_LOG: switches of the runtime launch callback, so tests
+	 * can order them against the GPU kinds' "activity-enable 10" lines */
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
+	    cb_enabled[d][cbid] != (en ? 1 : 0))
+		flog(en ? "callback-enable cudaLaunchKernel" : "callback-disable cudaLaunchKernel");
 	cb_enabled[d][cbid] = en ? 1 : 0;
 	return CUPTI_SUCCESS;
 }

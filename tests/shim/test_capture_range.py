@@ -15,6 +15,9 @@ last start that is never stopped.
    launched from inside one (same correlation id); NVTX: the
    marks inside ranges only, the ranges that overlap one ("in", "spans",
    "around"), never "before"/"outside".  Stdout unchanged, no foreign stderr.
+   The switches (the fake CUPTI's log): at every start the launch callback
+   goes on before the kernel kind, at every stop the kernel kind goes off
+   before the launch callback, so no kernel is kept without its launch.
 2. Through `gpuprof run --capture-range=cudaProfilerApi`: the same kernels.
 3. Without a capture range: every kernel (3 + 14 + 8), no window record.
 4. A bad value: one gpuprof: line, everything recorded.  Combined with
@@ -82,12 +85,33 @@ def check_captured(t, name):
             "%s: NVTX ranges %s, want in/spans x%d, around x1" % (name, dict(ranges), ROUNDS))
 
 
+def check_switch_order(log, name):
+    """Starts: callback on, then kernel kind on; stops: the reverse."""
+    ev = [l.split(" ", 1)[1].strip() for l in open(log) if " " in l]
+    ev = [e for e in ev if e in ("callback-enable cudaLaunchKernel", "callback-disable cudaLaunchKernel",
+                                 "activity-enable 10", "activity-disable 10")]
+    starts = stops = 0
+    for a, b in zip(ev, ev[1:]):
+        if b == "activity-enable 10":
+            starts += 1
+            E.check(a == "callback-enable cudaLaunchKernel", "%s: kernel kind on after %r, want the launch callback on first" % (name, a))
+        if a == "activity-disable 10":
+            stops += 1
+            E.check(b == "callback-disable cudaLaunchKernel", "%s: kernel kind off, then %r, want the launch callback off next" % (name, b))
+    E.check(starts == ROUNDS + 2 and stops == ROUNDS + 1, "%s: %d starts, %d stops switched: %s" % (name, starts, stops, ev))
+
+
 for mode, extra in (("callback", {}), ("api-all", {"GPUPROF_API": "all"}),
                     ("activity", {"GPUPROF_API_MODE": "activity"})):
     env = dict(CAP)
     env.update(extra)
+    log = os.path.join(E.tmp, "cupti-%s.log" % mode)
+    if mode == "callback":
+        env["FAKE_CUPTI_LOG"] = log
     t, err = run(env, "cap-" + mode)
     check_captured(t, mode)
+    if mode == "callback":
+        check_switch_order(log, mode)
     # per-API activity records switched on mid-run gave none on the H200:
     # under a capture range the shim says so once and uses callbacks
     said = sum("GPUPROF_API_MODE=activity" in l for l in err.splitlines())
