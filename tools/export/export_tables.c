@@ -486,10 +486,9 @@ int export_tables(const char *in, int strict, const struct export_opts *o, const
 	x.r = r;
 	x.sink = sink;
 	tables_build(&x);
-	int code = EXIT_BADINPUT, opened = 0;
+	int code = EXIT_BADINPUT, opened = 1;
 	if (sink->open(sink->ctx, x.tables, X_COUNT))
 		goto out;
-	opened = 1;
 	int abs_time = o && o->abs_time;
 	const struct selection *sel = o ? o->sel : NULL;
 	x.base = abs_time ? 0 : gp_reader_header(r)->start_trace_ns;

@@ -45,7 +45,8 @@ struct xt_val {
 struct xt_sink {
 	void *ctx;
 	/* the tables, in creation order; the indexes into this array name
-	 * them in row() */
+	 * them in row().  On failure close is still called (ok = 0) to
+	 * undo what was done. */
 	int (*open)(void *ctx, const struct xt_table *tables, unsigned ntables);
 	/* one row: one value per column of the table */
 	int (*row)(void *ctx, unsigned table, const struct xt_val *vals);
