@@ -388,12 +388,11 @@ static const int64_t *knames(struct xt *x, uint32_t name_id)
 	return x->knames[ki];
 }
 
-/* One column's value of rec. */
-static struct xt_val col_val(struct xt *x, const struct rq *q, const gp_record *rec)
+/* One column's value of rec (of process pid). */
+static struct xt_val col_val(struct xt *x, const struct rq *q, const gp_record *rec, uint32_t pid)
 {
 	const struct qcol *c = q->c;
 	const struct gp_field *f = q->f;
-	uint32_t pid = tool_pid(x->r, rec);
 	uint64_t v = f && f->kind != GP_FK_BYTES ? gp_field_get(rec, f, c->style == Q_DEF ? (unsigned)c->value : 0) : 0;
 	switch (c->style) {
 	case Q_TEXT: return vtext(tool_str(x->r, (uint32_t)v));
@@ -433,8 +432,9 @@ static struct xt_val col_val(struct xt *x, const struct rq *q, const gp_record *
 static void rec_row(struct xt *x, unsigned t, const struct qview *v, const gp_record *rec)
 {
 	unsigned n = x->tables[X_REC + t].ncols;
+	uint32_t pid = tool_pid(x->r, rec);
 	for (unsigned i = 0; i < n; i++)
-		x->row[i] = i < v->n ? col_val(x, &v->cols[i], rec) : (struct xt_val){ .kind = XV_NULL };
+		x->row[i] = i < v->n ? col_val(x, &v->cols[i], rec, pid) : (struct xt_val){ .kind = XV_NULL };
 	put(x, X_REC + t, x->row);
 }
 

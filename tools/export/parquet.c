@@ -32,12 +32,6 @@ static void bb_le32(struct bbuf *b, uint32_t v)
 	uint8_t x[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
 	bb_put(b, x, 4);
 }
-static void bb_le64(struct bbuf *b, uint64_t v)
-{
-	uint8_t x[8];
-	for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
-	bb_put(b, x, 8);
-}
 static void bb_uvarint(struct bbuf *b, uint64_t v)
 {
 	while (v >= 0x80) {
@@ -262,10 +256,11 @@ static void group_flush(pq_writer *w)
 	w->group_rows = 0;
 }
 
-static struct col *cell(pq_writer *w, unsigned i)
+/* The column's slot for the row being built; the caller sets its level. */
+static inline struct col *cell(pq_writer *w, unsigned i)
 {
 	struct col *c = &w->cols[i];
-	if (c->rows + 1 > c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
+	if (c->rows >= c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
 	c->set = 1;
 	return c;
 }
@@ -281,8 +276,22 @@ void pq_null(pq_writer *w, unsigned i)
 	c->m.nulls++;
 }
 
-static void minmax(struct col *c, int64_t v)
+/* 8 bytes of a fixed-width value, little-endian (PLAIN). */
+static inline void put8(struct col *c, uint64_t u)
 {
+	if (c->vals.n + 8 > c->vals.cap) vec_reserve((void **)&c->vals.p, &c->vals.cap, c->vals.n + 8, 1);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	u = __builtin_bswap64(u);
+#endif
+	memcpy(c->vals.p + c->vals.n, &u, 8);
+	c->vals.n += 8;
+}
+
+void pq_int64(pq_writer *w, unsigned i, int64_t v)
+{
+	struct col *c = cell(w, i);
+	c->defs[c->rows] = 1;
+	put8(c, (uint64_t)v);
 	if (!c->m.have_minmax) {
 		c->m.min = c->m.max = v;
 		c->m.have_minmax = 1;
@@ -293,21 +302,13 @@ static void minmax(struct col *c, int64_t v)
 	}
 }
 
-void pq_int64(pq_writer *w, unsigned i, int64_t v)
-{
-	struct col *c = cell(w, i);
-	c->defs[c->rows] = 1;
-	bb_le64(&c->vals, (uint64_t)v);
-	minmax(c, v);
-}
-
 void pq_double(pq_writer *w, unsigned i, double v)
 {
 	struct col *c = cell(w, i);
 	c->defs[c->rows] = 1;
 	uint64_t u;
 	memcpy(&u, &v, 8);
-	bb_le64(&c->vals, u);
+	put8(c, u);
 }
 
 void pq_string(pq_writer *w, unsigned i, const char *s)

@@ -26,7 +26,7 @@ struct pq_column {
 	int required;     /* no NULLs (REQUIRED); else OPTIONAL */
 };
 
-enum { PQ_PAGE_ROWS = 16384 };
+enum { PQ_PAGE_ROWS = 8192 };
 
 typedef struct pq_writer pq_writer;
 
