@@ -11,7 +11,9 @@ chains), and a 200,000-event bench trace written in row groups of 10,000
 rows (several row groups and pages; their min/max statistics checked
 against the rows).  Also: the selection options, --threads (the same
 bytes), an empty trace, a window with no records, a corrupt trace (exit 2,
-the intact part exported as SQLite exports it), bad output paths.
+the intact part exported as SQLite exports it), byte flips and cuts at 12
+offsets (the same exit as the SQLite export, never a crash, every table's
+row count the same), bad output paths.
 
 The checks that need no reader run always; without DuckDB the test then
 exits 77 (skip), saying why."""
@@ -217,6 +219,19 @@ with tt.tmpdir() as tmp:
     for fmt, out in (("sqlite", path("c.db")), ("parquet", path("pc"))):
         p = export(fmt, path("corrupt.gpuprof"), out, code=2)
         tt.expect("corrupt" in p.stderr and "intact" in p.stderr, f"corrupt, {fmt}: message {p.stderr.strip()!r}")
+    # byte flips and cuts: exit 0 or 2, never a crash; the files read back below
+    good = open(a, "rb").read()
+    damaged = []
+    for i, off in enumerate(range(0, len(good), max(1, len(good) // 12))):
+        for kind, content in (("flip", good[:off] + bytes([good[off] ^ 0xFF]) + good[off + 1:]), ("cut", good[:off])):
+            t = path(f"{kind}{i}.gpuprof")
+            open(t, "wb").write(content)
+            ps = tt.gp("export", "--format", "sqlite", t, "-o", t + ".db", check=False)
+            pp = tt.gp("export", "--format", "parquet", t, "-o", t + ".pq", check=False)
+            tt.expect(pp.returncode in (0, 2), f"{kind} at {off}: parquet exit {pp.returncode}: {pp.stderr[-200:]}")
+            tt.eq(pp.returncode, ps.returncode, f"{kind} at {off}: parquet exits as sqlite")
+            if ps.returncode in (0, 2) and os.path.isfile(t + ".db") and os.path.isdir(t + ".pq"):
+                damaged.append(t)
     # an empty trace and a window with no record
     export("sqlite", path("empty.gpuprof"), path("empty.db"))
     export("parquet", path("empty.gpuprof"), path("pempty"))
@@ -302,6 +317,14 @@ with tt.tmpdir() as tmp:
         same_tables(path("sel.db"), path("psel"), "gen_trace " + " ".join(sel))
     k = dk(path("pnone"), "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", "SELECT count(*) FROM NVTX_EVENTS")
     tt.eq(k, [[(0,)], [(0,)]], "a window with no record: empty tables")
+
+    # ---- the damaged copies: every table's rows counted both ways
+    names = tables(path("a.db"))
+    q = [f"SELECT count(*) FROM read_parquet('{t}.pq/{n}.parquet')" for t in damaged for n in names]
+    got = dk(path("pa"), *q)
+    want = [sq(t + ".db", *[f'SELECT count(*) FROM "{n}"' for n in names]) for t in damaged]
+    tt.eq(got, [c for w in want for c in w], f"{len(damaged)} damaged traces: row counts")
+    tt.expect(len(damaged) >= 12, f"damaged traces exported: {len(damaged)}")
 
     # ---- an empty trace; a corrupt one
     rows = same_tables(path("empty.db"), path("pempty"), "empty trace")
