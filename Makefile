@@ -36,10 +36,12 @@ check-cuda:
 	@if [ -z "$(CUPTI_INC)" ]; then \
 	  echo "error: CUDA toolkit headers not found (cupti.h). Set CUDA_HOME=/path/to/cuda, put nvcc on PATH, or install the toolkit in /usr/local/cuda." >&2; exit 1; fi
 
-# Build dependencies (apt), then uPlot for `gpuprof report`'s charts (npm,
-# pinned; without it the report has tables only).
+# Build dependencies (apt), then DuckDB for Node.js (npm, pinned: the reader
+# test_parquet checks the Parquet export with; without it the test skips)
+# and uPlot for `gpuprof report`'s charts (npm, pinned; without it the report
+# has tables only).
 deps:
-	@./scripts/setup-deps.sh; rc=$$?; ./scripts/setup-uplot.sh $(B); exit $$rc
+	@./scripts/setup-deps.sh; rc=$$?; ./scripts/setup-duckdb.sh $(B); ./scripts/setup-uplot.sh $(B); exit $$rc
 
 # Include rules between folders (COMPONENT/layers.txt; docs/ARCHITECTURE.md).
 check-layers:

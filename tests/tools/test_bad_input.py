@@ -6,6 +6,7 @@ exits 2 naming the damage.  Then byte flips and cuts at many offsets: never
 a crash (signal) or a hang, always exit 0 or 2."""
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 
@@ -18,7 +19,9 @@ def cmds(path, d):
     def out(ext):
         n[0] += 1
         p = os.path.join(d, f"out{n[0]}.{ext}")
-        if os.path.exists(p):
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
             os.unlink(p)
         return p
     return [
@@ -26,6 +29,7 @@ def cmds(path, d):
         ["stats", path], ["stats", "--format", "csv", path],
         ["export", "--format", "perfetto", path, "-o", out("json")],
         ["export", "--format", "sqlite", path, "-o", out("db")],
+        ["export", "--format", "parquet", path, "-o", out("parquet")],
         ["merge", path, "-o", out("gpuprof")],
         ["report", "-o", out("html"), path],
         ["diff", path, path],

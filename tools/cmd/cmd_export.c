@@ -1,7 +1,8 @@
-/* cmd_export.c — `gpuprof export --format perfetto|sqlite|folded FILE -o OUT`:
- * option parsing; the formats live in export_perfetto.c / export_sqlite.c /
- * export_folded.c. */
+/* cmd_export.c — `gpuprof export --format perfetto|sqlite|parquet|folded
+ * FILE -o OUT`: option parsing; the formats live in export_perfetto.c /
+ * export_sqlite.c / export_parquet.c / export_folded.c. */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/selection.h"
@@ -13,9 +14,9 @@
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|folded [--weight W] [--site RULE]\n"
+	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|parquet|folded [--weight W] [--site RULE]\n"
 		   "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
-		   "                      [--summary] [--gzip] [--strict] FILE -o OUT\n\n"
+		   "                      [--summary] [--gzip] [--row-group N] [--strict] FILE -o OUT\n\n"
 		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
 		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
 		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
@@ -30,6 +31,10 @@ static void help(FILE *f)
 		   "  --format sqlite    SQLite database with nsys-like tables\n"
 		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...);\n"
 		   "                     times in ns since the trace start.\n"
+		   "  --format parquet   the same tables, one Parquet file each in the directory\n"
+		   "                     OUT (OUT/TABLE.parquet, made if missing; ZSTD) for DuckDB\n"
+		   "                     and other Parquet readers: the same SQL runs on both\n"
+		   "  --row-group N      parquet only: rows per row group (default %d)\n"
 		   "  --format folded    folded stacks of the launch calls (\"root;...;leaf WEIGHT\"\n"
 		   "                     per line) for flamegraph.pl and speedscope; needs a trace\n"
 		   "                     recorded with --stacks.  Python frames \"func (file:line)\".\n"
@@ -39,12 +44,14 @@ static void help(FILE *f)
 		   "  --site RULE        folded only: each stack up to its launch site's frame\n"
 		   "                     (user, inner, or a file-path GLOB as in stats), or\n"
 		   "                     `layer`: the model-layer path, as stats --report layers\n"
-		   "  -o, --output OUT   output file ('-' = stdout, not sqlite); replaced if it exists\n"
+		   "  -o, --output OUT   output file ('-' = stdout, not sqlite or parquet); replaced\n"
+		   "                     if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
-		   "perfetto and sqlite only:\n"
+		   "perfetto, sqlite and parquet only:\n"
 		   SELOPT_HELP
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help         this text\n");
+		   "  -h, --help         this text\n",
+		EXPORT_PARQUET_ROW_GROUP);
 }
 
 int cmd_export(int argc, char **argv)
@@ -57,6 +64,7 @@ int cmd_export(int argc, char **argv)
 		{ "site", required_argument, NULL, 'S' },
 		{ "summary", no_argument, NULL, 'U' },
 		{ "gzip", no_argument, NULL, 'z' },
+		{ "row-group", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
@@ -65,6 +73,7 @@ int cmd_export(int argc, char **argv)
 	struct site_rule site;
 	int have_site = 0;
 	int strict = 0, summary = 0, gzip = 0, c;
+	uint32_t row_group = 0;
 	struct sel_opts so;
 	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
@@ -82,6 +91,16 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'U': summary = 1; break;
 		case 'z': gzip = 1; break;
+		case 'R': {
+			char *end;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 1u << 30 || optarg[0] == '-') {
+				tool_err("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
+				return EXIT_USAGE;
+			}
+			row_group = (uint32_t)v;
+			break;
+		}
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
@@ -92,7 +111,7 @@ int cmd_export(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!format) {
-		tool_err("--format is required (perfetto, sqlite or folded)");
+		tool_err("--format is required (perfetto, sqlite, parquet or folded)");
 		return EXIT_USAGE;
 	}
 	if (!out) {
@@ -105,13 +124,18 @@ int cmd_export(int argc, char **argv)
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
 	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
+	int parquet = !strcmp(format, "parquet");
 	if ((summary || gzip) && !perfetto) {
 		tool_err("%s applies to --format perfetto only", summary ? "--summary" : "--gzip");
 		return EXIT_USAGE;
 	}
+	if (row_group && !parquet) {
+		tool_err("--row-group applies to --format parquet only");
+		return EXIT_USAGE;
+	}
 	if (!strcmp(format, "folded")) {
 		if (sel_opts_any(&so) || so.abs_time) {
-			tool_err("--since, --until, --steps, --range and --abs-time apply to perfetto and sqlite");
+			tool_err("--since, --until, --steps, --range and --abs-time apply to perfetto, sqlite and parquet");
 			return EXIT_USAGE;
 		}
 		enum folded_weight w = FOLDED_GPU_TIME;
@@ -124,12 +148,12 @@ int cmd_export(int argc, char **argv)
 		}
 		return export_folded(argv[optind], out, strict, w, have_site ? &site : NULL);
 	}
-	if (!perfetto && strcmp(format, "sqlite")) {
-		tool_err("unknown format '%s' (perfetto, sqlite, folded)", format);
+	if (!perfetto && !parquet && strcmp(format, "sqlite")) {
+		tool_err("unknown format '%s' (perfetto, sqlite, parquet, folded)", format);
 		return EXIT_USAGE;
 	}
 	if (!perfetto && !strcmp(out, "-")) {
-		tool_err("sqlite output needs a file name");
+		tool_err("%s output needs a %s name", format, parquet ? "directory" : "file");
 		return EXIT_USAGE;
 	}
 	/* the selection: resolved on the trace first (it may read it) */
@@ -147,8 +171,10 @@ int cmd_export(int argc, char **argv)
 			return EXIT_BADINPUT;
 		}
 	}
-	struct export_opts eo = { sizeof(eo), &sel, so.abs_time, gzip, summary };
-	int rc = perfetto ? export_perfetto(argv[optind], out, strict, &eo) : export_sqlite(argv[optind], out, strict, &eo);
+	struct export_opts eo = { sizeof(eo), &sel, so.abs_time, gzip, summary, row_group };
+	int rc = perfetto  ? export_perfetto(argv[optind], out, strict, &eo)
+		 : parquet ? export_parquet(argv[optind], out, strict, &eo)
+			   : export_sqlite(argv[optind], out, strict, &eo);
 	selection_free(&sel);
 	return rc;
 }

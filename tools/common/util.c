@@ -206,9 +206,9 @@ size_t *strmap_find(const strmap *m, const char *key)
 }
 
 /* ------------------------------------------------------------ escaping */
-/* Length of a valid UTF-8 sequence at s, or 0 if invalid. */
-static int utf8_len(const unsigned char *s)
+int utf8_seq_len(const char *str)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	unsigned c = s[0];
 	int n; uint32_t cp;
 	if (c < 0x80) return 1;
@@ -247,7 +247,7 @@ void json_str(FILE *f, const char *str)
 			continue;
 		}
 		if (c == 0x7f) { fputs("\\u007f", f); s++; continue; }
-		int n = utf8_len(s);
+		int n = utf8_seq_len((const char *)s);
 		if (!n) { fputs("\\ufffd", f); s++; continue; }
 		fwrite(s, 1, n, f);
 		s += n;

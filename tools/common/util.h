@@ -51,6 +51,10 @@ size_t *strmap_get(strmap *m, const char *key, int *is_new);
 /* The value slot of key; NULL when absent (nothing inserted). */
 size_t *strmap_find(const strmap *m, const char *key);
 
+/* Length (1..4) of the valid UTF-8 sequence s begins with, or 0 when it
+ * begins none (a stray or overlong byte, a surrogate, past U+10FFFF); s is
+ * NUL-terminated (the NUL ends a truncated sequence). */
+int utf8_seq_len(const char *s);
 /* JSON string literal (with quotes).  Control characters escaped, invalid
  * UTF-8 bytes become \ufffd, so the output is always valid JSON. */
 void json_str(FILE *f, const char *s);

@@ -3,6 +3,7 @@
 #define GPUPROF_TOOL_EXPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/selection.h"
 
@@ -14,10 +15,17 @@ struct export_opts {
 	int abs_time;                /* times on the trace clock, not since the trace start */
 	int gzip;                    /* perfetto: gzip the output (also when OUT ends in ".gz") */
 	int summary;                 /* perfetto: the summarised timeline: step slices and counters */
+	uint32_t row_group;          /* parquet: rows per row group; 0: EXPORT_PARQUET_ROW_GROUP */
 };
+
+/* Rows per row group of the Parquet export: DuckDB's own default is
+ * 122,880; memory holds one row group of each table, compressed. */
+#define EXPORT_PARQUET_ROW_GROUP 131072
 
 int export_perfetto(const char *in, const char *out, int strict, const struct export_opts *o);
 int export_sqlite(const char *in, const char *out, int strict, const struct export_opts *o);
+/* the SQLite export's tables as DIR/TABLE.parquet, one file each */
+int export_parquet(const char *in, const char *dir, int strict, const struct export_opts *o);
 
 /* folded stacks: what a stack's line weighs */
 enum folded_weight {

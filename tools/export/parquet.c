@@ -1,0 +1,473 @@
+/* parquet.c — the Parquet writer of parquet.h.  The file: "PAR1", the row
+ * groups (per column, its chunk: pages, each a PageHeader then its
+ * compressed body), the FileMetaData, its length (4 bytes, little-endian),
+ * "PAR1".  Headers and footer are Thrift structures in the compact
+ * protocol (field ids and types as in parquet.thrift; only the fields
+ * written here are named). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "common/util.h"
+#include "export/parquet.h"
+
+/* ------------------------------------------------------------ bytes */
+struct bbuf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void bb_put(struct bbuf *b, const void *p, size_t n)
+{
+	if (!n) return;
+	if (b->n + n > b->cap) vec_reserve((void **)&b->p, &b->cap, b->n + n, 1);
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+static void bb_byte(struct bbuf *b, uint8_t c) { bb_put(b, &c, 1); }
+static void bb_le32(struct bbuf *b, uint32_t v)
+{
+	uint8_t x[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	bb_put(b, x, 4);
+}
+static void bb_uvarint(struct bbuf *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		bb_byte(b, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	bb_byte(b, (uint8_t)v);
+}
+
+/* ------------------------------------------------------------ Thrift compact protocol */
+enum { TC_TRUE = 1, TC_FALSE = 2, TC_I16 = 4, TC_I32 = 5, TC_I64 = 6, TC_BINARY = 8, TC_LIST = 9, TC_STRUCT = 12 };
+
+struct tc {
+	struct bbuf *b;
+	int16_t last[8]; /* the last field id of each open struct */
+	int depth;
+};
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+static void tc_field(struct tc *t, int16_t id, uint8_t type)
+{
+	int d = id - t->last[t->depth];
+	if (d > 0 && d <= 15) {
+		bb_byte(t->b, (uint8_t)(d << 4 | type));
+	} else {
+		bb_byte(t->b, type);
+		bb_uvarint(t->b, zigzag(id));
+	}
+	t->last[t->depth] = id;
+}
+static void tc_i32(struct tc *t, int16_t id, int32_t v) { tc_field(t, id, TC_I32); bb_uvarint(t->b, zigzag(v)); }
+static void tc_i64(struct tc *t, int16_t id, int64_t v) { tc_field(t, id, TC_I64); bb_uvarint(t->b, zigzag(v)); }
+static void tc_i16(struct tc *t, int16_t id, int16_t v) { tc_field(t, id, TC_I16); bb_uvarint(t->b, zigzag(v)); }
+static void tc_bin(struct tc *t, int16_t id, const void *p, size_t n)
+{
+	tc_field(t, id, TC_BINARY);
+	bb_uvarint(t->b, n);
+	bb_put(t->b, p, n);
+}
+static void tc_str(struct tc *t, int16_t id, const char *s) { tc_bin(t, id, s, strlen(s)); }
+/* A struct: as field id of the enclosing one, or (id 0) as a list element. */
+static void tc_begin(struct tc *t, int16_t id)
+{
+	if (id) tc_field(t, id, TC_STRUCT);
+	t->last[++t->depth] = 0;
+}
+static void tc_end(struct tc *t)
+{
+	bb_byte(t->b, 0); /* STOP */
+	t->depth--;
+}
+/* A list of n elements of type etype; the elements follow. */
+static void tc_list(struct tc *t, int16_t id, uint8_t etype, size_t n)
+{
+	tc_field(t, id, TC_LIST);
+	if (n < 15) {
+		bb_byte(t->b, (uint8_t)(n << 4 | etype));
+	} else {
+		bb_byte(t->b, 0xf0 | etype);
+		bb_uvarint(t->b, n);
+	}
+}
+
+/* ------------------------------------------------------------ the format's numbers */
+enum { TYPE_INT64 = 2, TYPE_DOUBLE = 5, TYPE_BYTE_ARRAY = 6 };
+enum { REP_REQUIRED = 0, REP_OPTIONAL = 1 };
+enum { CONVERTED_UTF8 = 0 };
+enum { ENC_PLAIN = 0, ENC_RLE = 3 };
+enum { CODEC_ZSTD = 6 };
+enum { PAGE_DATA = 0 };
+enum { PAGE_BYTES = 1 << 20 }; /* a page closes past this many bytes of values */
+enum { ZSTD_LEVEL = 3 };
+
+/* ------------------------------------------------------------ the writer */
+/* One column chunk's figures, for the footer. */
+struct chunk_meta {
+	int64_t offset, unc, comp, values, nulls, min, max;
+	int have_minmax;
+};
+
+struct col {
+	struct pq_column c;
+	struct bbuf vals;  /* the open page's values, PLAIN */
+	uint8_t *defs;     /* the open page's definition levels, a byte each */
+	size_t cdefs;
+	uint32_t rows;     /* rows in the open page */
+	struct bbuf chunk; /* the row group's finished pages */
+	struct chunk_meta m;
+	int set;           /* a value was given for the row being built */
+};
+
+struct pq_writer {
+	FILE *f;
+	int err; /* errno of the first failure */
+	unsigned ncols;
+	struct col *cols;
+	uint32_t group_max, group_rows;
+	int64_t offset, rows;
+	struct chunk_meta *meta; /* row group g's column c: meta[g * ncols + c] */
+	size_t ngroups, cmeta;
+	int64_t *group_rows_of;
+	size_t cgroups;
+	ZSTD_CCtx *z;
+	struct bbuf page, comp, head;
+};
+
+pq_writer *pq_open(const char *path, const struct pq_column *cols, unsigned ncols, uint32_t rows_per_group)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f) return NULL;
+	pq_writer *w = xcalloc(1, sizeof(*w));
+	w->f = f;
+	w->ncols = ncols;
+	w->cols = xcalloc(ncols ? ncols : 1, sizeof(*w->cols));
+	for (unsigned i = 0; i < ncols; i++) w->cols[i].c = cols[i];
+	w->group_max = rows_per_group ? rows_per_group : 1;
+	w->z = ZSTD_createCCtx();
+	if (!w->z) {
+		fclose(f);
+		free(w->cols);
+		free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (fwrite("PAR1", 1, 4, f) != 4) w->err = errno ? errno : EIO;
+	w->offset = 4;
+	return w;
+}
+
+/* Definition levels of n rows (bit width 1), RLE/bit-packed hybrid with
+ * its 4-byte length: one RLE run when all are equal, else bit-packed runs
+ * of at most 63 groups of 8 (the header then fits one byte, as other
+ * writers keep it). */
+static void put_levels(struct bbuf *b, const uint8_t *d, uint32_t n)
+{
+	size_t at = b->n;
+	bb_le32(b, 0);
+	uint32_t i = 1;
+	while (i < n && d[i] == d[0]) i++;
+	if (i >= n) {
+		bb_uvarint(b, (uint64_t)n << 1);
+		bb_byte(b, n ? d[0] : 0);
+	} else {
+		for (uint32_t s = 0; s < n; s += 63 * 8) {
+			uint32_t groups = (n - s + 7) / 8;
+			if (groups > 63) groups = 63;
+			bb_uvarint(b, (uint64_t)groups << 1 | 1);
+			for (uint32_t g = 0; g < groups; g++) {
+				uint8_t byte = 0;
+				for (uint32_t k = 0; k < 8 && s + 8 * g + k < n; k++) byte |= (uint8_t)(d[s + 8 * g + k] << k);
+				bb_byte(b, byte);
+			}
+		}
+	}
+	uint32_t len = (uint32_t)(b->n - at - 4);
+	for (int k = 0; k < 4; k++) b->p[at + k] = (uint8_t)(len >> (8 * k));
+}
+
+/* Closes a column's open page: levels and values compressed, appended to
+ * its chunk with the page header. */
+static void page_flush(pq_writer *w, struct col *c)
+{
+	if (!c->rows) return;
+	w->page.n = 0;
+	if (!c->c.required) put_levels(&w->page, c->defs, c->rows);
+	bb_put(&w->page, c->vals.p, c->vals.n);
+	size_t bound = ZSTD_compressBound(w->page.n);
+	if (bound > w->comp.cap) vec_reserve((void **)&w->comp.p, &w->comp.cap, bound, 1);
+	size_t zn = ZSTD_compressCCtx(w->z, w->comp.p, w->comp.cap, w->page.p, w->page.n, ZSTD_LEVEL);
+	if (ZSTD_isError(zn)) {
+		/* only a bug or no memory: the bound is respected */
+		fprintf(stderr, "gpuprof: zstd: %s\n", ZSTD_getErrorName(zn));
+		abort();
+	}
+	w->head.n = 0;
+	struct tc t = { &w->head, { 0 }, 0 };
+	tc_i32(&t, 1, PAGE_DATA);
+	tc_i32(&t, 2, (int32_t)w->page.n);
+	tc_i32(&t, 3, (int32_t)zn);
+	tc_begin(&t, 5); /* DataPageHeader */
+	tc_i32(&t, 1, (int32_t)c->rows);
+	tc_i32(&t, 2, ENC_PLAIN);
+	tc_i32(&t, 3, ENC_RLE);
+	tc_i32(&t, 4, ENC_RLE);
+	tc_end(&t);
+	bb_byte(&w->head, 0); /* PageHeader's STOP */
+	bb_put(&c->chunk, w->head.p, w->head.n);
+	bb_put(&c->chunk, w->comp.p, zn);
+	c->m.unc += (int64_t)(w->head.n + w->page.n);
+	c->m.comp += (int64_t)(w->head.n + zn);
+	c->m.values += c->rows;
+	c->vals.n = 0;
+	c->rows = 0;
+}
+
+static void out(pq_writer *w, const void *p, size_t n)
+{
+	if (w->err) return;
+	if (n && fwrite(p, 1, n, w->f) != n) w->err = errno ? errno : EIO;
+	w->offset += (int64_t)n;
+}
+
+/* The open row group to the file: each column's chunk in turn. */
+static void group_flush(pq_writer *w)
+{
+	if (!w->group_rows) return;
+	size_t need = (w->ngroups + 1) * w->ncols;
+	if (need > w->cmeta) vec_reserve((void **)&w->meta, &w->cmeta, need, sizeof(*w->meta));
+	if (w->ngroups + 1 > w->cgroups)
+		vec_reserve((void **)&w->group_rows_of, &w->cgroups, w->ngroups + 1, sizeof(*w->group_rows_of));
+	for (unsigned i = 0; i < w->ncols; i++) {
+		struct col *c = &w->cols[i];
+		page_flush(w, c);
+		c->m.offset = w->offset;
+		out(w, c->chunk.p, c->chunk.n);
+		w->meta[w->ngroups * w->ncols + i] = c->m;
+		memset(&c->m, 0, sizeof(c->m));
+		c->chunk.n = 0;
+	}
+	w->group_rows_of[w->ngroups++] = w->group_rows;
+	w->group_rows = 0;
+}
+
+/* The column's slot for the row being built; the caller sets its level. */
+static inline struct col *cell(pq_writer *w, unsigned i)
+{
+	struct col *c = &w->cols[i];
+	if (c->rows >= c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
+	c->set = 1;
+	return c;
+}
+
+void pq_null(pq_writer *w, unsigned i)
+{
+	struct col *c = cell(w, i);
+	if (c->c.required) {
+		fprintf(stderr, "gpuprof: parquet: NULL in required column %s\n", c->c.name);
+		abort();
+	}
+	c->defs[c->rows] = 0;
+	c->m.nulls++;
+}
+
+/* 8 bytes of a fixed-width value, little-endian (PLAIN). */
+static inline void put8(struct col *c, uint64_t u)
+{
+	if (c->vals.n + 8 > c->vals.cap) vec_reserve((void **)&c->vals.p, &c->vals.cap, c->vals.n + 8, 1);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	u = __builtin_bswap64(u);
+#endif
+	memcpy(c->vals.p + c->vals.n, &u, 8);
+	c->vals.n += 8;
+}
+
+void pq_int64(pq_writer *w, unsigned i, int64_t v)
+{
+	struct col *c = cell(w, i);
+	c->defs[c->rows] = 1;
+	put8(c, (uint64_t)v);
+	if (!c->m.have_minmax) {
+		c->m.min = c->m.max = v;
+		c->m.have_minmax = 1;
+	} else if (v < c->m.min) {
+		c->m.min = v;
+	} else if (v > c->m.max) {
+		c->m.max = v;
+	}
+}
+
+void pq_double(pq_writer *w, unsigned i, double v)
+{
+	struct col *c = cell(w, i);
+	c->defs[c->rows] = 1;
+	uint64_t u;
+	memcpy(&u, &v, 8);
+	put8(c, u);
+}
+
+void pq_string(pq_writer *w, unsigned i, const char *s)
+{
+	struct col *c = cell(w, i);
+	c->defs[c->rows] = 1;
+	size_t at = c->vals.n, n = 0;
+	bb_le32(&c->vals, 0);
+	/* valid UTF-8 as is; each byte that begins no valid sequence: U+FFFD */
+	while (s[n]) {
+		size_t run = n;
+		int k;
+		while (s[run] && (k = utf8_seq_len(s + run)) > 0) run += (size_t)k;
+		bb_put(&c->vals, s + n, run - n);
+		n = run;
+		if (s[n]) {
+			bb_put(&c->vals, "\xef\xbf\xbd", 3);
+			n++;
+		}
+	}
+	uint32_t len = (uint32_t)(c->vals.n - at - 4);
+	for (int k = 0; k < 4; k++) c->vals.p[at + k] = (uint8_t)(len >> (8 * k));
+}
+
+int pq_end_row(pq_writer *w)
+{
+	for (unsigned i = 0; i < w->ncols; i++) {
+		struct col *c = &w->cols[i];
+		if (!c->set) {
+			fprintf(stderr, "gpuprof: parquet: no value for column %s\n", c->c.name);
+			abort();
+		}
+		c->set = 0;
+		if (++c->rows >= PQ_PAGE_ROWS || c->vals.n >= PAGE_BYTES) page_flush(w, c);
+	}
+	w->rows++;
+	if (++w->group_rows >= w->group_max) group_flush(w);
+	if (w->err) {
+		errno = w->err;
+		return -1;
+	}
+	return 0;
+}
+
+/* The FileMetaData. */
+static void footer(pq_writer *w, struct bbuf *b)
+{
+	struct tc t = { b, { 0 }, 0 };
+	tc_i32(&t, 1, 1); /* version */
+	tc_list(&t, 2, TC_STRUCT, w->ncols + 1);
+	tc_begin(&t, 0); /* the root */
+	tc_str(&t, 4, "schema");
+	tc_i32(&t, 5, (int32_t)w->ncols);
+	tc_end(&t);
+	for (unsigned i = 0; i < w->ncols; i++) {
+		const struct pq_column *c = &w->cols[i].c;
+		tc_begin(&t, 0);
+		tc_i32(&t, 1, c->type == PQ_INT64 ? TYPE_INT64 : c->type == PQ_DOUBLE ? TYPE_DOUBLE : TYPE_BYTE_ARRAY);
+		tc_i32(&t, 3, c->required ? REP_REQUIRED : REP_OPTIONAL);
+		tc_str(&t, 4, c->name);
+		if (c->type == PQ_STRING) {
+			tc_i32(&t, 6, CONVERTED_UTF8);
+			tc_begin(&t, 10); /* LogicalType */
+			tc_begin(&t, 1);  /* STRING */
+			tc_end(&t);
+			tc_end(&t);
+		}
+		tc_end(&t);
+	}
+	tc_i64(&t, 3, w->rows);
+	tc_list(&t, 4, TC_STRUCT, w->ngroups);
+	for (size_t g = 0; g < w->ngroups; g++) {
+		const struct chunk_meta *m = &w->meta[g * w->ncols];
+		int64_t unc = 0, comp = 0;
+		tc_begin(&t, 0); /* RowGroup */
+		tc_list(&t, 1, TC_STRUCT, w->ncols);
+		for (unsigned i = 0; i < w->ncols; i++) {
+			const struct pq_column *c = &w->cols[i].c;
+			unc += m[i].unc;
+			comp += m[i].comp;
+			tc_begin(&t, 0); /* ColumnChunk */
+			tc_i64(&t, 2, 0);  /* file_offset: no ColumnMetaData outside the footer */
+			tc_begin(&t, 3); /* ColumnMetaData */
+			tc_i32(&t, 1, c->type == PQ_INT64 ? TYPE_INT64 : c->type == PQ_DOUBLE ? TYPE_DOUBLE : TYPE_BYTE_ARRAY);
+			tc_list(&t, 2, TC_I32, c->required ? 1 : 2);
+			bb_uvarint(b, zigzag(ENC_PLAIN));
+			if (!c->required) bb_uvarint(b, zigzag(ENC_RLE));
+			tc_list(&t, 3, TC_BINARY, 1);
+			bb_uvarint(b, strlen(c->name));
+			bb_put(b, c->name, strlen(c->name));
+			tc_i32(&t, 4, CODEC_ZSTD);
+			tc_i64(&t, 5, m[i].values);
+			tc_i64(&t, 6, m[i].unc);
+			tc_i64(&t, 7, m[i].comp);
+			tc_i64(&t, 9, m[i].offset);
+			tc_begin(&t, 12); /* Statistics */
+			tc_i64(&t, 3, m[i].nulls);
+			if (m[i].have_minmax) {
+				uint8_t mx[8], mn[8];
+				for (int k = 0; k < 8; k++) {
+					mx[k] = (uint8_t)((uint64_t)m[i].max >> (8 * k));
+					mn[k] = (uint8_t)((uint64_t)m[i].min >> (8 * k));
+				}
+				tc_bin(&t, 5, mx, 8);
+				tc_bin(&t, 6, mn, 8);
+			}
+			tc_end(&t);
+			tc_end(&t);
+			tc_end(&t);
+		}
+		tc_i64(&t, 2, unc);
+		tc_i64(&t, 3, w->group_rows_of[g]);
+		tc_i64(&t, 5, m[0].offset);
+		tc_i64(&t, 6, comp);
+		tc_i16(&t, 7, (int16_t)g);
+		tc_end(&t);
+	}
+	tc_str(&t, 6, "gpuprof");
+	/* column_orders: each column's min/max by its type's order (signed for INT64) */
+	tc_list(&t, 7, TC_STRUCT, w->ncols);
+	for (unsigned i = 0; i < w->ncols; i++) {
+		tc_begin(&t, 0);
+		tc_begin(&t, 1); /* TYPE_ORDER */
+		tc_end(&t);
+		tc_end(&t);
+	}
+	bb_byte(b, 0); /* FileMetaData's STOP */
+}
+
+int pq_close(pq_writer *w, int abandon)
+{
+	int rc = 0;
+	if (!abandon) {
+		group_flush(w);
+		struct bbuf b = { 0 };
+		footer(w, &b);
+		out(w, b.p, b.n);
+		free(b.p);
+		uint8_t tail[8] = { (uint8_t)b.n, (uint8_t)(b.n >> 8), (uint8_t)(b.n >> 16), (uint8_t)(b.n >> 24),
+				    'P', 'A', 'R', '1' };
+		out(w, tail, 8);
+	}
+	if (fclose(w->f) != 0 && !w->err) w->err = errno ? errno : EIO;
+	if (w->err && !abandon) {
+		errno = w->err;
+		rc = -1;
+	}
+	for (unsigned i = 0; i < w->ncols; i++) {
+		free(w->cols[i].vals.p);
+		free(w->cols[i].defs);
+		free(w->cols[i].chunk.p);
+	}
+	free(w->cols);
+	free(w->meta);
+	free(w->group_rows_of);
+	free(w->page.p);
+	free(w->comp.p);
+	free(w->head.p);
+	ZSTD_freeCCtx(w->z);
+	free(w);
+	return rc;
+}

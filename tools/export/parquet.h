@@ -1,0 +1,55 @@
+/* parquet.h — a Parquet file writer (apache/parquet-format: README.md and
+ * src/main/thrift/parquet.thrift), enough for flat tables: INT64, DOUBLE
+ * and UTF-8 string columns, each required or optional (NULLs).
+ *
+ * Rows are appended one at a time and written in row groups of a fixed
+ * number of rows; memory holds one row group's column chunks, compressed
+ * (plus one open page per column), whatever the number of rows.  Each
+ * column chunk is a run of version-1 data pages of at most PQ_PAGE_ROWS
+ * values (or ~1 MiB of values), PLAIN-encoded and ZSTD-compressed, their
+ * definition levels RLE/bit-packed; the chunk's statistics give its null
+ * count and, for INT64, its min and max (so readers skip row groups by
+ * them).  The footer (FileMetaData, Thrift compact protocol) is written by
+ * pq_close.  String values that are not valid UTF-8 are written with
+ * U+FFFD for each byte that does not begin a valid sequence (the STRING
+ * logical type requires UTF-8; the same rule as json_str). */
+#ifndef GPUPROF_TOOL_PARQUET_H
+#define GPUPROF_TOOL_PARQUET_H
+
+#include <stdint.h>
+
+enum pq_type { PQ_INT64, PQ_DOUBLE, PQ_STRING };
+
+struct pq_column {
+	const char *name; /* kept by pointer until pq_close */
+	enum pq_type type;
+	int required;     /* no NULLs (REQUIRED); else OPTIONAL */
+};
+
+enum { PQ_PAGE_ROWS = 8192 };
+
+typedef struct pq_writer pq_writer;
+
+/* Creates path (replaced if it exists) for these columns; rows_per_group
+ * rows per row group.  NULL with errno set when the file cannot be
+ * created. */
+pq_writer *pq_open(const char *path, const struct pq_column *cols, unsigned ncols, uint32_t rows_per_group);
+
+/* The next row's value of column col: each column of the row exactly once,
+ * in any order, then pq_end_row.  A NULL in a required column is a bug of
+ * the caller (aborts). */
+void pq_null(pq_writer *w, unsigned col);
+void pq_int64(pq_writer *w, unsigned col, int64_t v);
+void pq_double(pq_writer *w, unsigned col, double v);
+void pq_string(pq_writer *w, unsigned col, const char *s); /* NUL-terminated */
+
+/* Ends the row; a full row group goes to the file.  0, or -1 when writing
+ * failed (errno set; every later call fails too). */
+int pq_end_row(pq_writer *w);
+
+/* Writes the last row group and the footer, closes and frees; 0, or -1
+ * when anything failed to be written (errno set).  abandon: free without
+ * finishing the file (it is then not a Parquet file). */
+int pq_close(pq_writer *w, int abandon);
+
+#endif
