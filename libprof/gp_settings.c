@@ -50,6 +50,7 @@ static const struct gp_setting_word capture_words[] = {
 static const struct gp_setting_word flight_api_words[] = {
 	{ "always", GP_FLIGHT_API_ALWAYS },
 	{ "capture", GP_FLIGHT_API_CAPTURE },
+	{ "auto", GP_FLIGHT_API_AUTO },
 	{ NULL, 0 },
 };
 static const struct gp_setting_word stacks_words[] = {
@@ -114,7 +115,8 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	/* docs/FLIGHT.md: armed mode, captures, step sampling, anomaly rules */
 	[GP_SET_FLIGHT_RECORDER] = { .name = "GPUPROF_FLIGHT_RECORDER", .type = GP_SETTING_DURATION, .def = "0", .min = 0, .max = 24ull * 3600 * 1000000000ull, .syntax = "a duration like 30s or 5m (seconds when no unit), up to 24h; 0 = off", .on_bad = "no flight recorder", .help = "armed mode: GPU activity off, the last DURATION of records kept in memory" },
 	[GP_SET_FLIGHT_MAX_MEMORY] = { .name = "GPUPROF_FLIGHT_MAX_MEMORY", .type = GP_SETTING_SIZE, .def = "64M", .min = 1u << 20, .syntax = "a size like 64M, at least 1048576", .on_bad = "using the default", .help = "cap on the flight recorder's kept (compressed) records" },
-	[GP_SET_FLIGHT_API] = { .name = "GPUPROF_FLIGHT_API", .type = GP_SETTING_ENUM, .def = "always", .words = flight_api_words, .syntax = "always|capture", .help = "flight recorder, step sampling: API calls recorded always, or only while GPU activity is on (the history is NVTX only)" },
+	[GP_SET_FLIGHT_API] = { .name = "GPUPROF_FLIGHT_API", .type = GP_SETTING_ENUM, .def = "auto", .words = flight_api_words, .syntax = "auto|always|capture", .help = "flight recorder, step sampling: API calls recorded always, or only while GPU activity is on (the history is NVTX only); auto: always until an armed job makes more than GPUPROF_FLIGHT_API_RATE records a second" },
+	[GP_SET_FLIGHT_API_RATE] = { .name = "GPUPROF_FLIGHT_API_RATE", .type = GP_SETTING_UINT, .def = "10000", .min = 1, .max = 100000000, .syntax = "records per second, 1..100000000", .on_bad = "using the default", .help = "GPUPROF_FLIGHT_API=auto: the record rate of an armed job above which API calls are kept only in captures" },
 	[GP_SET_SAMPLE_STEPS] = { .name = "GPUPROF_SAMPLE_STEPS", .type = GP_SETTING_ONE_IN, .def = "0", .min = 2, .max = 1000000, .syntax = "1/N or N, N from 2 to 1000000; 0 = off", .on_bad = "no step sampling", .help = "GPU activity on for one whole step in N" },
 	[GP_SET_TRIGGER] = { .name = "GPUPROF_TRIGGER", .type = GP_SETTING_RULES, .syntax = "rules like step>3x,idle>50%,range=NAME,cuda-error", .on_bad = "no anomaly rules", .help = "anomaly rules that start a capture" },
 	[GP_SET_TRIGGER_STEPS] = { .name = "GPUPROF_TRIGGER_STEPS", .type = GP_SETTING_UINT, .def = "5", .min = 1, .max = 100000, .syntax = "1..100000", .help = "whole steps a capture covers (rules; gpuprof trigger's default)" },

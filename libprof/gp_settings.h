@@ -49,6 +49,7 @@ enum gp_setting_id {
 	GP_SET_FLIGHT_RECORDER,
 	GP_SET_FLIGHT_MAX_MEMORY,
 	GP_SET_FLIGHT_API,
+	GP_SET_FLIGHT_API_RATE,
 	GP_SET_SAMPLE_STEPS,
 	GP_SET_TRIGGER,
 	GP_SET_TRIGGER_STEPS,
@@ -113,8 +114,10 @@ enum gp_clock_mode {
 /* GPUPROF_FLIGHT_API: when the flight recorder and step sampling record API
  * calls (docs/FLIGHT.md "API calls only in captures") */
 enum gp_flight_api {
-	GP_FLIGHT_API_ALWAYS = 0, /* as every trace: the history has them */
-	GP_FLIGHT_API_CAPTURE = 1 /* only while GPU activity is on; the history is NVTX */
+	GP_FLIGHT_API_ALWAYS = 0,  /* as every trace: the history has them */
+	GP_FLIGHT_API_CAPTURE = 1, /* only while GPU activity is on; the history is NVTX */
+	GP_FLIGHT_API_AUTO = 2     /* armed: always until the job makes more than
+				      GPUPROF_FLIGHT_API_RATE records a second, then capture */
 };
 
 enum gp_capture_range {

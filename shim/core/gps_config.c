@@ -67,8 +67,8 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 		describe_add(buf, n, &used, " flight_recorder=%" PRIu64 "ns", c->flight_ns);
 	if (c->sample_steps)
 		describe_add(buf, n, &used, " sample_steps=1/%u", c->sample_steps);
-	if ((c->flight_ns || c->sample_steps) && c->flight_api == GP_FLIGHT_API_CAPTURE)
-		describe_add(buf, n, &used, " flight_api=capture");
+	if (c->flight_ns || c->sample_steps)
+		describe_add(buf, n, &used, " flight_api=%s", word(GP_SET_FLIGHT_API, c->flight_api));
 	if (c->rules.what)
 		describe_add(buf, n, &used, " trigger=%s", c->rules_text);
 	return used;
@@ -142,6 +142,7 @@ static void load_flight(struct gps_config *c)
 	c->flight_ns = setting(GP_SET_FLIGHT_RECORDER).u;
 	c->flight_max_memory = (size_t)setting(GP_SET_FLIGHT_MAX_MEMORY).u;
 	c->flight_api = (enum gp_flight_api)setting(GP_SET_FLIGHT_API).u;
+	c->flight_api_rate = (uint32_t)setting(GP_SET_FLIGHT_API_RATE).u;
 	c->sample_steps = (uint32_t)setting(GP_SET_SAMPLE_STEPS).u;
 	c->trigger_steps = (uint32_t)setting(GP_SET_TRIGGER_STEPS).u;
 	c->trigger_ns = setting(GP_SET_TRIGGER_SECONDS).u;
@@ -168,6 +169,8 @@ static void load_flight(struct gps_config *c)
 	}
 	/* a CUDA error is seen in the API callbacks: with API calls only in
 	 * captures there are none to see between them */
+	if ((c->rules.what & GP_RULE_CUDA_ERROR) && c->flight_api == GP_FLIGHT_API_AUTO)
+		c->flight_api = GP_FLIGHT_API_ALWAYS; /* auto never leaves them out then */
 	if ((c->rules.what & GP_RULE_CUDA_ERROR) && c->flight_api == GP_FLIGHT_API_CAPTURE) {
 		cfg_log("%s's cuda-error needs the API calls that GPUPROF_FLIGHT_API=capture leaves out; "
 			"no cuda-error rule", name);

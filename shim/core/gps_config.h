@@ -43,6 +43,7 @@ struct gps_config {
 	uint64_t flight_ns;       /* GPUPROF_FLIGHT_RECORDER: history kept; 0 = off */
 	size_t flight_max_memory; /* GPUPROF_FLIGHT_MAX_MEMORY */
 	enum gp_flight_api flight_api; /* GPUPROF_FLIGHT_API */
+	uint32_t flight_api_rate;      /* GPUPROF_FLIGHT_API_RATE: auto's records per second */
 	uint32_t sample_steps;    /* GPUPROF_SAMPLE_STEPS: one step in N; 0 = off */
 	struct gp_trigger_rules rules;        /* GPUPROF_TRIGGER */
 	char rules_text[GP_SETTING_TEXT_MAX]; /* as given, for the settings line */

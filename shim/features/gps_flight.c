@@ -7,6 +7,18 @@
  * GPUPROF_FLIGHT_MAX_MEMORY) and releases the file's space.  GPU activity is
  * off; API calls and NVTX ranges are recorded as always.
  *
+ * Which API calls the history keeps (GPUPROF_FLIGHT_API): `always` all of
+ * them; `capture` none (API records follow GPU activity, so the history is
+ * NVTX only); `auto`, the default, all of them until the process makes more
+ * than GPUPROF_FLIGHT_API_RATE records a second while no capture runs, then
+ * as `capture` for the rest of the run.  Why: CUPTI's own dispatch of an
+ * empty callback on the default API set cost a launch-bound job (MNIST)
+ * 4-11 % of its step time on the H100/H200 (docs/FLIGHT.md), far above
+ * armed mode's budget, while a job that makes few calls pays nothing
+ * measurable for keeping them.  The switch is one gpuprof: line and the
+ * counters gpuprof.flight_api.rate (records a second) and
+ * gpuprof.flight_api.history (0) in the trace.
+ *
  * A capture: GPU activity on for K whole steps (or T seconds in a process
  * without steps), one capture at a time.  States, all changed under
  * fl_lock:
@@ -103,6 +115,8 @@ static atomic_int state;       /* enum fl_state; written under fl_lock */
 static atomic_int sample_on;   /* a sampled step is open (step thread; fl_lock to change) */
 static struct capture cur;     /* fl_lock */
 static int act_on;             /* fl_lock: GPU activity switched on by us */
+static int api_follows;        /* fl_lock: API records on only with GPU activity */
+static uint64_t rate_since, rate_records; /* flush thread: auto's measuring interval */
 static uint64_t sample_start;  /* fl_lock */
 static int captures_off;       /* fl_lock: no more captures (a write failed) */
 static unsigned ncaptures;     /* fl_lock: started */
@@ -187,6 +201,7 @@ void gps_flight_init(void)
 	if (!feature_on)
 		return;
 	gps_flight_rules = c->rules.what;
+	api_follows = c->flight_api == GP_FLIGHT_API_CAPTURE;
 	gps_steps_init(1);
 	/* armed: the spool lives in the control directory, served or not */
 	if ((c->control || armed) && gps_control_init(c->control) != 0 && armed)
@@ -210,9 +225,10 @@ static void activity_update(void)
 		return;
 	int want = atomic_load(&state) == FL_CAPTURING || atomic_load(&sample_on);
 	if (want != act_on) {
-		/* GPUPROF_FLIGHT_API=capture: API calls on first and off last, so
-		 * that every GPU operation recorded has the call that made it */
-		int api = gps.cfg.flight_api == GP_FLIGHT_API_CAPTURE;
+		/* API records follow GPU activity (GPUPROF_FLIGHT_API=capture,
+		 * or auto once switched): on first and off last, so that every
+		 * GPU operation recorded has the call that made it */
+		int api = api_follows;
 		if (api && want)
 			gps_gpu_api(1);
 		gps_gpu_activity(want);
@@ -750,6 +766,49 @@ static void register_self(void)
 	gps_control_register(lines);
 }
 
+/* fl_lock held, the flush thread: GPUPROF_FLIGHT_API=auto's switch.  The
+ * rate is the recorder's accepted records (API calls, NVTX, counters: GPU
+ * activity is off) over at least a second in which no capture or sampled
+ * step had GPU activity on; a capture restarts the interval. */
+static void api_rate_check(uint64_t now)
+{
+	if (!armed || api_follows || gps.cfg.flight_api != GP_FLIGHT_API_AUTO || fl_final ||
+	    atomic_load(&cuda_gone))
+		return;
+	struct gps_thread *t = gps_enter();
+	gp_recorder *rec = t ? atomic_load(&gps.rec) : NULL;
+	if (!rec) {
+		gps_leave(t);
+		return;
+	}
+	struct gp_recorder_stats st = {.sz = sizeof st};
+	gp_recorder_get_stats(rec, &st);
+	if (act_on || !rate_since || st.records < rate_records) {
+		rate_since = now; /* (re)start: first tick, a capture, a new recorder */
+		rate_records = st.records;
+		gps_leave(t);
+		return;
+	}
+	if (now - rate_since < SEC) {
+		gps_leave(t);
+		return;
+	}
+	uint64_t rate = (st.records - rate_records) * SEC / (now - rate_since);
+	rate_since = now;
+	rate_records = st.records;
+	if (rate > gps.cfg.flight_api_rate) {
+		api_follows = 1;
+		gps_gpu_api(0);
+		gps_emit_int_counter(rec, "gpuprof.flight_api.rate", rate);
+		gps_emit_int_counter(rec, "gpuprof.flight_api.history", 0);
+		gps_info("flight recorder: %" PRIu64 " records a second (above GPUPROF_FLIGHT_API_RATE=%u): "
+			 "API calls are kept only in captures from now on, the history is NVTX "
+			 "(GPUPROF_FLIGHT_API=always keeps them, at CUPTI's cost per call)",
+			 rate, gps.cfg.flight_api_rate);
+	}
+	gps_leave(t);
+}
+
 void gps_flight_tick(uint64_t now)
 {
 	if (!feature_on)
@@ -777,6 +836,7 @@ void gps_flight_tick(uint64_t now)
 		capture_stop(); /* the steps stopped: what was captured is kept */
 	}
 	activity_update(); /* a fork child's inherited "on" goes off here */
+	api_rate_check(now);
 	struct capture c = cur;
 	s = atomic_load(&state);
 	pthread_mutex_unlock(&fl_lock);

@@ -12,13 +12,22 @@ P1. Armed (1 s history), step>100x, a 700 ms stall at step 100: one capture
     trace holds none outside the window); `gpuprof info` names the setting.
 P2. Step sampling 1/7 with capture: API records only in the sampled steps'
     windows, every kernel with its launch, the step ranges of all 100 steps.
-P3. The same job with GPUPROF_FLIGHT_API=always (the default): API records
-    of all 100 steps (what P2 leaves out is really left out by the setting).
+P3. The same job with the default (auto, which switches only an armed
+    job) and with always: API records of all 100 steps (what P2 leaves out
+    is really left out by the setting).
 P4. cuda-error with capture: one gpuprof: line says the rule is off, no
     capture is taken at the failing call, the job runs on.
 P5. Bad value: one line, the default (API calls in the history).
 P6. gpuprof run --flight-api without --flight-recorder/--sample-steps, or
     with a bad word: a usage error (exit 1) before the job starts.
+P7. auto (the default) armed, GPUPROF_FLIGHT_API_RATE=100 (the job makes
+    ~800 records a second): after a second or two one gpuprof: line, the
+    counters gpuprof.flight_api.rate (> 100) and .history (0); a 10 s
+    history then holds API records before that switch and none after it
+    outside the capture, whose kernels all have their launch.  The same
+    job with the default rate (10000), with always and a rate of 100, and
+    with auto and the cuda-error rule (auto means always then; `info` says
+    so): no switch, API records up to the capture's start.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import os
 import subprocess
@@ -67,11 +76,13 @@ if len(j.traces()) == 1:
     E.check(f.launches() == 2 * len(want), "P2: %d launches" % f.launches())
     E.check(len(f.step_ranges) == 100, "P2: %d step ranges" % len(f.step_ranges))
 
-# P3: the default records them all
-j = run_job(E, "p3", 100, {"GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
-if len(j.traces()) == 1:
-    f = Facts(E, j.traces()[0])
-    E.check(f.launches() == 200, "P3: %d launches" % f.launches())
+# P3: the default (auto: only an armed job switches) and always record them all
+for name, extra in (("p3", {}), ("p3-always", {"GPUPROF_FLIGHT_API": "always"})):
+    j = run_job(E, name, 100, dict(extra, GPUPROF_SAMPLE_STEPS="1/7", GPUPROF_FLIGHT_API_RATE="1"), ms=1)
+    if len(j.traces()) == 1:
+        f = Facts(E, j.traces()[0])
+        E.check(f.launches() == 200, "%s: %d launches" % (name, f.launches()))
+    E.check(not [l for l in j.gp_lines() if "records a second" in l], "%s: %s" % (name, j.gp_lines()))
 
 # P4: cuda-error cannot be seen without API calls
 j = run_job(E, "p4", 200, dict(CAPTURE, GPUPROF_FLIGHT_RECORDER="1s", GPUPROF_TRIGGER="cuda-error", WL_ERROR_AT="100"))
@@ -82,14 +93,57 @@ E.check(j.captures() == [], "P4: captures %s" % j.captures())
 # P5: a bad value: the default
 j = run_job(E, "p5", 100, {"GPUPROF_FLIGHT_API": "sometimes", "GPUPROF_SAMPLE_STEPS": "1/7"}, ms=1)
 lines = [l for l in j.gp_lines() if "GPUPROF_FLIGHT_API" in l]
-E.check(len(lines) == 1 and "always|capture" in lines[0], "P5: lines %s" % j.gp_lines())
+E.check(len(lines) == 1 and "auto|always|capture" in lines[0], "P5: lines %s" % j.gp_lines())
 if len(j.traces()) == 1:
     f = Facts(E, j.traces()[0])
     E.check(f.launches() == 200, "P5: %d launches" % f.launches())
 
 # P6: gpuprof run's checks
 for args, want in ((["--flight-api=capture"], "needs --flight-recorder or --sample-steps"),
-                   (["--flight-recorder", "--flight-api=sometimes"], "--flight-api needs always or capture")):
+                   (["--flight-recorder", "--flight-api=sometimes"], "--flight-api needs auto, always or capture")):
     r = subprocess.run([E.gpuprof, "run"] + args + ["--", "true"], capture_output=True, text=True)
     E.check(r.returncode == 1 and want in r.stderr, "P6 %s: exit %d, %r" % (args, r.returncode, r.stderr))
+
+
+# P7: auto's switch (armed, a stall at step 500 of 5 ms steps: the capture ~2.6 s in)
+def counter_ts(f, name):
+    return [r["ts"] for r in f.recs if r["type"] == "counter" and r["name"] == name]
+
+
+ARMED = {"GPUPROF_FLIGHT_RECORDER": "10s", "GPUPROF_TRIGGER": "step>100x", "WL_STALL": "500:700"}
+for name, extra, switch in (("p7", {"GPUPROF_FLIGHT_API_RATE": "100"}, True),
+                            ("p7-rate", {}, False),
+                            ("p7-always", {"GPUPROF_FLIGHT_API": "always", "GPUPROF_FLIGHT_API_RATE": "100"}, False),
+                            ("p7-error", {"GPUPROF_FLIGHT_API_RATE": "100", "GPUPROF_TRIGGER": "step>100x,cuda-error"},
+                             False)):
+    j = run_job(E, name, 600, dict(ARMED, **extra))
+    said = [l for l in j.gp_lines() if "records a second" in l]
+    E.check(len(said) == (1 if switch else 0), "%s: lines %s" % (name, j.gp_lines()))
+    caps = j.captures()
+    E.check(len(caps) == 1, "%s: captures %s" % (name, caps))
+    if len(caps) != 1:
+        continue
+    f = Facts(E, caps[0])
+    E.check(len(f.windows) == 1 and f.kernels and not f.launches_in_windows(),
+            "%s: windows %s, GPU records without their launch in the window" % (name, f.windows))
+    if len(f.windows) != 1:
+        continue
+    ws = f.windows[0][0]
+    before = sorted(a["start"] for a in f.apis_outside_windows() if a["start"] < ws)
+    at = counter_ts(f, "gpuprof.flight_api.history")
+    rate = f.counters.get("gpuprof.flight_api.rate", [])
+    if switch:
+        E.check(len(at) == 1 and len(rate) == 1 and rate[0] > 100, "%s: counters %s %s" % (name, at, rate))
+        if len(at) == 1:
+            E.check(before and before[-1] <= at[0] and ws - at[0] > 300_000_000,
+                    "%s: API history ends %s, the switch at %s, the window at %d" %
+                    (name, before[-1:] or None, at[0], ws))
+    else:
+        E.check(not at and not rate, "%s: switch counters %s %s" % (name, at, rate))
+        # the 700 ms stall lies between the last API record of step 500 and the window
+        E.check(before and ws - before[-1] < 800_000_000, "%s: API history ends %s, the window at %d" %
+                (name, before[-1:] or None, ws))
+    if name == "p7-error":
+        info = subprocess.run([E.gpuprof, "info", caps[0]], capture_output=True, text=True)
+        E.check("flight_api=always" in info.stdout, "%s: info: %s" % (name, info.stdout[-400:]))
 E.finish()

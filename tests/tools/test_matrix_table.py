@@ -28,8 +28,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import tt
 
@@ -336,8 +338,17 @@ def test_matrix_sh(d):
         f.write('#!/bin/sh\necho $$ > "%s/slow.pid"\nsleep 20\necho "RESULT slow"\n' % d)
     os.chmod(slow, 0o755)
     env.update(BUDGET_S="480", WORKLOADS="slow", MATRIX_CMD_slow=slow)
-    p = subprocess.run(["timeout", "3", "bash", MATRIX], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=60)
+    # SIGTERM once the job is in flight (a fixed delay lost the race on a
+    # loaded machine: the signal came before matrix.sh had set its trap)
+    proc = subprocess.Popen(["bash", MATRIX], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for _ in range(600):
+        if os.path.exists(os.path.join(d, "slow.pid")) or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
     tt.expect(p.returncode == 124 and "(stopped by a signal)" in p.stdout, "SIGTERM: exit 124 and says so")
     tt.eq([cells_of(p.stdout).get(("slow", o)) for o in ("bare", "default")], ["not run"] * 2,
           "SIGTERM: the table, with the cells that did not finish 'not run'")

@@ -54,9 +54,11 @@ static void help(FILE *f)
 		   "                          trigger PID` or a --trigger rule writes that history plus\n"
 		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
 		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
-		   "  --flight-api=capture    with either: API calls recorded only while GPU activity is\n"
-		   "                          on (the history before a capture is NVTX only; cheaper\n"
-		   "                          on launch-bound jobs); default: always\n"
+		   "  --flight-api=WHEN       with either: API calls recorded `always`, or only while\n"
+		   "                          GPU activity is on (`capture`: the history before a\n"
+		   "                          capture is NVTX only; cheaper on launch-bound jobs);\n"
+		   "                          default `auto`: always, until an armed job makes more\n"
+		   "                          than GPUPROF_FLIGHT_API_RATE (10000) records a second\n"
 		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
 		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
 		   "                          range=NAME, cuda-error; comma-separated\n"
@@ -475,7 +477,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case O_FLIGHT_API:
 			if (!setting_ok(GP_SET_FLIGHT_API, optarg, &v)) {
-				tool_err("--flight-api needs always or capture");
+				tool_err("--flight-api needs auto, always or capture");
 				return EXIT_USAGE;
 			}
 			setenv("GPUPROF_FLIGHT_API", optarg, 1);
