@@ -1,8 +1,11 @@
 """test_stats_threads.py — `gpuprof stats --threads N` gives the output of
 --threads 1, byte for byte (JSON: every figure lossless), for N = 2, 4, 16:
 the reports that run in time shards (reports/stats_shards.h: api, kernels,
-memops, memsize, sync, occupancy, counters, memory; the kernel shapes and
-counters for util) merge their slices into the one-thread result.
+memops, memsize, sync, occupancy, counters, memory, nvtx; the kernel shapes
+and counters for util) merge their slices into the one-thread result.  The
+reports that join GPU operations to their launch calls (nvtx) join each
+slice's own records; an operation whose call is in an earlier slice joins
+at the merge (opjoin_merge: without it, nvtx's GPU Kernel Time differs).
 
  * Every report together (the default set and --per-step) and each report
    alone, on a generated training trace (bench/bigtrace/gen_bigtrace,

@@ -82,6 +82,24 @@ void opjoin_free(struct opjoin *j)
 	free(j);
 }
 
+/* An operation waits for its call. */
+static void pend_push(struct opjoin *j, const struct gpu_op *op)
+{
+	struct pending_op p;
+	memset(&p, 0, sizeof(p));
+	p.op = *op;
+	uint64_t *slot = u64map_get(&j->pend_idx, key_of(op->pid, op->corr), 1);
+	p.prev = *slot ? *slot - 1 : NONE;
+	VEC_PUSH(j->pend, j->pn, j->pcap, p);
+	*slot = j->pbase + j->pn; /* absolute index + 1 */
+}
+
+static void call_push(struct opjoin *j, const struct call *c)
+{
+	VEC_PUSH(j->calls, j->cn, j->ccap, *c);
+	*u64map_get(&j->call_idx, key_of(c->pid, c->corr), 1) = j->cbase + j->cn - 1;
+}
+
 static struct call *call_find(struct opjoin *j, uint32_t pid, uint64_t corr)
 {
 	uint64_t *slot = u64map_get(&j->call_idx, key_of(pid, corr), 0);
@@ -135,9 +153,7 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 	nc.launch = (uint8_t)launch; /* 0: not waited for (failed, or activity not recorded then) */
 	nc.graph = kind == GP_LAUNCH_GRAPH;
 	nc.ok = a->status == 0;
-	VEC_PUSH(j->calls, j->cn, j->ccap, nc);
-	uint64_t abs = j->cbase + j->cn - 1;
-	*u64map_get(&j->call_idx, key_of(pid, a->correlation_id), 1) = abs;
+	call_push(j, &nc);
 	c = &j->calls[j->cn - 1];
 	/* operations that came first */
 	uint64_t *ps = u64map_get(&j->pend_idx, key_of(pid, a->correlation_id), 0);
@@ -200,13 +216,7 @@ void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 		deliver(j, &op, c);
 		return;
 	}
-	struct pending_op p;
-	memset(&p, 0, sizeof(p));
-	p.op = op;
-	uint64_t *slot = u64map_get(&j->pend_idx, key_of(pid, op.corr), 1);
-	p.prev = *slot ? *slot - 1 : NONE;
-	VEC_PUSH(j->pend, j->pn, j->pcap, p);
-	*slot = j->pbase + j->pn; /* absolute index + 1 */
+	pend_push(j, &op);
 }
 
 static void pend_pop_head(struct opjoin *j)
@@ -293,6 +303,39 @@ uint64_t opjoin_frontier(struct opjoin *j)
 		break;
 	}
 	return f;
+}
+
+/* Joins the operations `waiting` waits for to the calls `calls` holds,
+ * delivered through dst. */
+static void join_across(struct opjoin *dst, struct opjoin *waiting, struct opjoin *calls)
+{
+	for (size_t i = waiting->phead; i < waiting->pn; i++) {
+		struct pending_op *p = &waiting->pend[i];
+		if (p->done) continue;
+		struct call *c = call_find(calls, p->op.pid, p->op.corr);
+		if (!c) continue;
+		p->done = 1;
+		deliver(dst, &p->op, c);
+	}
+}
+
+void opjoin_merge(struct opjoin *dst, struct opjoin *src)
+{
+	/* src's operations whose call was before the cut, then dst's whose
+	 * call came after it (in arrival order, as one join would pair them) */
+	join_across(dst, src, dst);
+	join_across(dst, dst, src);
+	for (size_t i = src->chead; i < src->cn; i++) call_push(dst, &src->calls[i]);
+	for (size_t i = src->phead; i < src->pn; i++)
+		if (!src->pend[i].done) pend_push(dst, &src->pend[i].op);
+	dst->counts.ops += src->counts.ops;
+	dst->counts.ops_no_call += src->counts.ops_no_call;
+	dst->counts.calls_no_op += src->counts.calls_no_op;
+	dst->counts.gave_up += src->counts.gave_up;
+	/* what one join would have let go by src's end */
+	opjoin_advance(dst, src->now);
+	src->chead = src->cn;
+	src->phead = src->pn;
 }
 
 void opjoin_finish(struct opjoin *j)

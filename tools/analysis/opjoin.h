@@ -102,6 +102,17 @@ void opjoin_advance(struct opjoin *j, uint64_t now);
  * oldest operation still waiting for its call; UINT64_MAX if neither.
  * (Oldest in arrival order, which is time order within a thread.) */
 uint64_t opjoin_frontier(struct opjoin *j);
+/* Time shards (reports/stats_shards.h): src joined the records of the
+ * next slice of time after dst's.  The operations either one still waits
+ * for whose call the other holds are joined now and delivered through
+ * dst's callback; then dst holds what is left of both (src's calls and
+ * waiting operations after dst's), as if it had read src's records
+ * itself, and lets go what is past grace by src's latest time.  src is
+ * left empty (free it).  The same pairs as one join over both slices,
+ * but for an operation that comes more than grace_ns after its call's
+ * last one: one join has let the call go by then (the operation goes
+ * without a call), a join across a cut still holds it (it joins). */
+void opjoin_merge(struct opjoin *dst, struct opjoin *src);
 /* End of stream: delivers the operations still waiting for their call. */
 void opjoin_finish(struct opjoin *j);
 void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out);

@@ -160,24 +160,6 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
-/* Hands joined GPU operations and launch calls to the reports that asked
- * for them. */
-struct fanout { const struct stats_ctx *ctx; void **self; const int *run; };
-
-static void fan_op(void *arg, const struct gpu_op *op)
-{
-	const struct fanout *f = arg;
-	for (size_t i = 0; stats_reports[i]; i++)
-		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
-}
-
-static void fan_call(void *arg, const struct launch_call *c)
-{
-	const struct fanout *f = arg;
-	for (size_t i = 0; stats_reports[i]; i++)
-		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
-}
-
 /* The pre-pass (stats_report.h); EXIT_OK, or the exit code after the
  * message. */
 static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int strict)
@@ -247,38 +229,49 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 			here[i] = 1;
 			needs |= stats_reports[i]->needs;
 			pt->serial++;
+		} else {
+			shard_needs |= stats_reports[i]->needs & STATS_SHARD_JOIN_NEEDS;
 		}
 	}
 	/* with shards, they compute the analyses they can for every report
-	 * (the reports here read them only in fill) */
+	 * (the reports here read them only in fill); what their joins need of
+	 * the pre-pass is made here first: the ranges, the windows */
 	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
+	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
+	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_WINDOWS;
+	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
 	struct stats_shards *sh = NULL;
-	double t0 = mono_s();
-	if (p->nshards) {
-		/* the analyses this context computes itself are not the shards' */
-		sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
-		if (!sh) {
-			free(here);
-			return PASS_DAMAGED;
-		}
-		pt->nshards = p->nshards;
-	}
 	int rc = 0, verdict = PASS_GO;
 	uint64_t n = 0;
-	struct fanout fan = { ctx, self, here };
-	if (pt->serial) {
-		if (stats_ctx_prepass(ctx) && (*code = prepass(ctx, p->r, p->path, p->strict)) != EXIT_OK) {
-			verdict = PASS_STOP;
-			goto out;
+	double t0 = mono_s(), t1 = t0, ts = t0;
+	/* the shards start beside the pre-pass, or after it when they need it */
+	for (int pre = 0; pre < 2; pre++) {
+		if (pre == pre_first && p->nshards) {
+			ts = mono_s();
+			sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
+			if (!sh) {
+				verdict = PASS_DAMAGED;
+				goto out;
+			}
+			pt->nshards = p->nshards;
 		}
-		double t1 = mono_s();
-		pt->prepass = t1 - t0;
+		if (pre == 0 && stats_ctx_prepass(ctx) && (pt->serial || pre_first)) {
+			if ((*code = prepass(ctx, p->r, p->path, p->strict)) != EXIT_OK) {
+				verdict = PASS_STOP;
+				goto out;
+			}
+			t1 = mono_s();
+			pt->prepass = t1 - t0;
+		}
+	}
+	struct stats_fanout fan = { ctx, self, here };
+	if (pt->serial) {
 		for (size_t i = 0; i < p->nreps; i++)
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
-		ctx->on_op = fan_op;
-		ctx->on_call = fan_call;
+		ctx->on_op = stats_fanout_op;
+		ctx->on_call = stats_fanout_call;
 		ctx->on_arg = &fan;
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(p->r, &rec)) > 0) {
@@ -293,7 +286,7 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	}
 	if (sh) {
 		int ok = stats_shards_finish(sh, ctx, !pt->serial, self, &pt->merge) == 0;
-		pt->shards = mono_s() - t0;
+		pt->shards = mono_s() - ts;
 		pt->shard_records = stats_shards_records(sh);
 		stats_shards_free(sh);
 		sh = NULL;

@@ -42,7 +42,7 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 
 int stats_ctx_prepass(const struct stats_ctx *ctx)
 {
-	return (ctx->needs & (STATS_NEED_RANGES | STATS_NEED_STEPS)) != 0;
+	return (ctx->needs & (STATS_NEED_RANGES | STATS_NEED_STEPS | STATS_NEED_WINDOWS)) != 0;
 }
 
 /* Pre-pass: the NVTX ranges, the GPU-activity windows, and a sample of the
@@ -110,6 +110,14 @@ static void ctx_gpu_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pi
 	}
 }
 
+/* The join and the graph sites, made at the first record. */
+static void ctx_join(struct stats_ctx *ctx)
+{
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
+	ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
+	ctx->graphs = graph_sites_new();
+}
+
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out)
 {
 	uint64_t t = gp_record_time(rec);
@@ -120,11 +128,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	}
 	out->rec = rec;
 	out->pid = out->tid = 0;
-	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) {
-		struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
-		ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
-		ctx->graphs = graph_sites_new();
-	}
+	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) ctx_join(ctx);
 	if (ctx->graphs) {
 		uint32_t pid = rec->type == GP_REC_API || rec->type == GP_REC_GRAPH_NODE ? tool_pid(ctx->r, rec) : 0;
 		if (rec->type == GP_REC_API) graph_sites_api(ctx->graphs, pid, &rec->u.api);
@@ -301,6 +305,10 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 {
 	if (src->last > ctx->last) ctx->last = src->last;
+	if (src->join) {
+		if (!ctx->join) ctx_join(ctx);
+		opjoin_merge(ctx->join, src->join);
+	}
 	kshapes_merge(&ctx->shapes, &src->shapes);
 	counters_merge(&ctx->cnt, &src->cnt);
 	if (!meta) return;
@@ -313,6 +321,35 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	for (size_t i = 0; i < src->dev.idx.cap; i++)
 		if (src->dev.idx.used[i])
 			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.slot[i].key >> 32), &src->dev.v[src->dev.idx.slot[i].val - 1]);
+}
+
+void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main)
+{
+	if (main->attr) ctx->attr = attribution_view(main->attr);
+	for (size_t i = 0; i < main->win.n; i++) VEC_PUSH(ctx->win.v, ctx->win.n, ctx->win.cap, main->win.v[i]);
+	ctx->prepassed = main->prepassed;
+}
+
+void stats_ctx_end_join(struct stats_ctx *ctx)
+{
+	if (!ctx->join) return;
+	opjoin_finish(ctx->join);
+	opjoin_free(ctx->join);
+	ctx->join = NULL;
+}
+
+void stats_fanout_op(void *arg, const struct gpu_op *op)
+{
+	const struct stats_fanout *f = arg;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+}
+
+void stats_fanout_call(void *arg, const struct launch_call *c)
+{
+	const struct stats_fanout *f = arg;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
 }
 
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)

@@ -18,12 +18,14 @@ struct shard {
 	gp_reader *r;
 	struct stats_ctx ctx;
 	void **self;           /* per report of the list */
+	struct stats_fanout fan; /* its join's operations and calls to self */
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
 };
 
 struct stats_shards {
 	/* of the caller's context, copied: it changes while the shards run */
+	const struct stats_ctx *main; /* but its ranges and windows (stats_ctx_share) */
 	const struct stats_opts *opts;
 	const struct selection *sel;
 	int abs_time;
@@ -45,7 +47,8 @@ struct stats_shards {
 
 int stats_report_shardable(const struct stats_report *rep)
 {
-	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)STATS_SHARD_NEEDS) && !(rep->types & META_TYPES);
+	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)(STATS_SHARD_NEEDS | STATS_SHARD_JOIN_NEEDS)) &&
+	       !(rep->types & META_TYPES);
 }
 
 int stats_shards_count(gp_reader *r, const char *path, int k)
@@ -68,7 +71,9 @@ static void shard_read(struct shard *s)
 	if (gp_reader_open_opts(a->path, &o, &s->r) != 0) return;
 	gp_reader_load_meta(s->r);
 	if (gp_reader_set_time_window(s->r, s->from, s->to) != 0) return;
-	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs, a->sel, a->abs_time);
+	/* the ranges are the caller's, not made again */
+	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)STATS_NEED_RANGES, a->sel, a->abs_time);
+	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
 	s->ctx.names = a->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
@@ -77,6 +82,10 @@ static void shard_read(struct shard *s)
 			s->self[i] = stats_reports[i]->new(&s->ctx);
 		}
 	s->ctx.budget = NULL;
+	s->fan = (struct stats_fanout){ &s->ctx, s->self, a->run };
+	s->ctx.on_op = stats_fanout_op;
+	s->ctx.on_call = stats_fanout_call;
+	s->ctx.on_arg = &s->fan;
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
@@ -142,6 +151,7 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	uint64_t first, last;
 	if (gp_reader_time_range(ctx->r, &first, &last) != 0) return NULL;
 	struct stats_shards *a = xcalloc(1, sizeof(*a));
+	a->main = ctx;
 	a->opts = ctx->opts;
 	a->sel = ctx->sel;
 	a->abs_time = ctx->out_base == 0;
@@ -186,6 +196,9 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 	double t0 = mono_s();
 	int ok = s0->ok;
 	if (ok) {
+		/* the end of the trace for the join, into slice 0's states (which
+		 * hold every slice's now) */
+		stats_ctx_end_join(&s0->ctx);
 		for (size_t i = 0; i < a->nreps; i++) {
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			ctx->budget = &a->budget[i];

@@ -14,7 +14,14 @@
  * them does not run in shards).  Then the states are merged in time
  * order by a tree: the thread of slice i merges slice i + 1's, then i + 2's
  * (which holds i + 3's), ... as they end, so log2(K) merges deep; the
- * caller merges slice 0's into its own.  The summaries of the slices share
+ * caller merges slice 0's into its own.  Reports that join GPU operations
+ * to their calls (and to NVTX ranges: the caller's index, read by every
+ * slice through a view of its own) get, from a slice's own join, the
+ * operations whose call is in the slice too; one whose call is on the
+ * other side of a cut waits in its slice's join until the merge of the two
+ * (opjoin_merge), which delivers it to the earlier slice's states; the
+ * last join's leftovers are delivered at the end as one join's would be.
+ * The summaries of the slices share
  * one limit of exact values per report (analysis/summary.h): a table of at
  * most 2^20 values is exact and the same as one thread's.
  *
@@ -40,10 +47,12 @@ int stats_shards_count(gp_reader *r, const char *path, int k);
 /* Starts k threads (stats_shards_count) over the trace at path, running
  * the reports i with run[i] (nreps, the list's order; maybe none), their
  * contexts computing the analyses `needs` (STATS_SHARD_NEEDS bits, for
- * every report of the run: the caller's context does not compute them),
- * with ctx's options,
- * selection and form of names (a slice whose thread cannot be made is read
- * on the caller's, before this returns).  NULL: no time range. */
+ * every report of the run: the caller's context does not compute them;
+ * STATS_SHARD_JOIN_NEEDS bits of the reports run here: ctx's pre-pass has
+ * run, and its ranges and windows stay as they are until
+ * stats_shards_finish), with ctx's options, selection and form of names (a
+ * slice whose thread cannot be made is read on the caller's, before this
+ * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
 /* Waits for the threads; then, when every slice was read whole, merges the
