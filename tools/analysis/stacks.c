@@ -45,6 +45,11 @@ struct stacks *stacks_new(gp_reader *r)
 	return s;
 }
 
+void stacks_set_reader(struct stacks *s, gp_reader *r)
+{
+	s->r = r;
+}
+
 void stacks_free(struct stacks *s)
 {
 	if (!s) return;

@@ -36,6 +36,11 @@ struct stack_view {
 };
 
 struct stacks *stacks_new(gp_reader *r);
+/* Reads the trace's strings through r from now on: another reader of the
+ * same trace that knows all of them (iteration ended, or
+ * gp_reader_load_meta), as the time shards of `stats --threads` hand the
+ * stacks of a slice on before its reader closes. */
+void stacks_set_reader(struct stacks *s, gp_reader *r);
 void stacks_free(struct stacks *s); /* NULL ok */
 
 /* Which frame is a view's site: before the first stacks_view (default:

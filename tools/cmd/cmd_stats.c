@@ -238,7 +238,7 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	 * the pre-pass is made here first: the ranges, the windows */
 	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
 	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
-	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_WINDOWS;
+	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_PREJOIN;
 	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
@@ -537,7 +537,7 @@ int cmd_stats(int argc, char **argv)
 	uint32_t shard_needs = 0;
 	for (size_t i = 0; i < nreps; i++) {
 		if (!run[i]) continue;
-		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i]);
+		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r);
 		nsharded += sharded[i];
 		nserial += !sharded[i];
 		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;

@@ -21,7 +21,10 @@
  * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
  * merge (a `merge`, or no state), needs nothing of the context but
  * STATS_SHARD_NEEDS and STATS_SHARD_JOIN_NEEDS and takes no records
- * without a time (process, device, module, stack, thread, source) runs on
+ * without a time (process, device, module, stack, thread, source) — or
+ * takes them from a trace whose metadata every slice reads (format 1.4,
+ * gp_reader_meta_apart: each slice's state gets all of them, and merge
+ * keeps one copy) — runs on
  * K threads at once, each over one slice of the trace's time: its own
  * reader, context and state get the records whose time is in the slice,
  * and op()/call() the operations its slice's join delivers; then the
@@ -71,16 +74,17 @@ enum stats_need {
 	STATS_NEED_GPU = 16,    /* ctx->gpu: busy intervals, kernels per window */
 	STATS_NEED_SHAPES = 32, /* ctx->kn, ctx->shapes: kernel names and launch shapes */
 	STATS_NEED_COUNTERS = 64, /* ctx->cnt: sampled counters */
-	STATS_NEED_WINDOWS = 128, /* the pre-pass reads the GPU-activity windows (ctx->win complete
-				   * before the pass: the shards' joins ask it) */
+	STATS_NEED_PREJOIN = 128, /* the pre-pass makes what the shards' joins read: the GPU-activity
+				   * windows (ctx->win) and where CUDA graphs were captured (ctx->graphs) */
 };
 /* What a context of a shard can compute: analyses that merge over slices
  * of time (kernel shapes, counters) */
 #define STATS_SHARD_NEEDS (STATS_NEED_SHAPES | STATS_NEED_COUNTERS)
 /* What a shard's context gets from the caller's pre-pass, read only: the
- * NVTX ranges (a view of the index) and the windows its join asks; so a
- * report that needs the join and the ranges can run in shards too (each
- * slice joins its own records; the joins merge at the cuts, opjoin.h) */
+ * NVTX ranges (a view of the index), the windows its join asks and the
+ * graphs' capture sites; so a report that needs the join and the ranges
+ * can run in shards too (each slice joins its own records; the joins merge
+ * at the cuts, opjoin.h) */
 #define STATS_SHARD_JOIN_NEEDS (STATS_NEED_RANGES | STATS_NEED_OPS)
 
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
@@ -139,6 +143,9 @@ struct stats_ctx {
 	 * (analysis/graph_sites.h), from every API and GRAPH_NODE record,
 	 * selected or not: a graph is captured once, before its launches */
 	struct graph_sites *graphs;
+	int graphs_pre;         /* graphs made by the pre-pass (STATS_NEED_PREJOIN), or the
+				 * driver's in a shard: complete, not fed again */
+	int graphs_shared;      /* the driver's (stats_ctx_share): not freed here */
 	void (*on_op)(void *arg, const struct gpu_op *op);
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;

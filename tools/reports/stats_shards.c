@@ -45,10 +45,10 @@ struct stats_shards {
 #define META_TYPES (STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_MODULE) | \
 		    STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE))
 
-int stats_report_shardable(const struct stats_report *rep)
+int stats_report_shardable(const struct stats_report *rep, gp_reader *r)
 {
 	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)(STATS_SHARD_NEEDS | STATS_SHARD_JOIN_NEEDS)) &&
-	       !(rep->types & META_TYPES);
+	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
 int stats_shards_count(gp_reader *r, const char *path, int k)
@@ -94,7 +94,9 @@ static void shard_read(struct shard *s)
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
 		struct stats_rec sr;
-		if (!stats_ctx_add(&s->ctx, rec, &sr) || meta) continue;
+		/* the metadata every slice reads go to the reports that take
+		 * them (stats_report_shardable) */
+		if (!stats_ctx_add(&s->ctx, rec, &sr)) continue;
 		for (size_t i = 0; i < a->nreps; i++)
 			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 				stats_reports[i]->add(s->self[i], &s->ctx, &sr);

@@ -38,8 +38,8 @@
 
 struct stats_shards;
 
-/* Whether report rep can run in shards. */
-int stats_report_shardable(const struct stats_report *rep);
+/* Whether report rep can run in shards over the trace r reads. */
+int stats_report_shardable(const struct stats_report *rep, gp_reader *r);
 /* The slices a trace can be cut into for k threads: k, or 0 (not cut: no
  * footer, no timed records, a pipe, k < 1).  One slice is the whole trace,
  * read on a thread beside the caller's. */
