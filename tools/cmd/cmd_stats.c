@@ -204,6 +204,7 @@ struct stats_pass {
 /* Where the time went (--verbose). */
 struct phase_times {
 	double prepass, pass, shards, merge, finish;
+	double slice_sum, slice_max; /* the slices' CPU seconds (stats_shards_cpu) */
 	int serial, nshards;
 	uint64_t shard_records;
 };
@@ -288,6 +289,7 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 		int ok = stats_shards_finish(sh, ctx, !pt->serial, self, &pt->merge) == 0;
 		pt->shards = mono_s() - ts;
 		pt->shard_records = stats_shards_records(sh);
+		stats_shards_cpu(sh, &pt->slice_sum, &pt->slice_max);
 		stats_shards_free(sh);
 		sh = NULL;
 		if (!ok) {
@@ -608,9 +610,10 @@ int cmd_stats(int argc, char **argv)
 	if (so.verbose) {
 		fflush(stdout);
 		fprintf(stderr, "%s: phases: pre-pass %.2f s, pass %.2f s (here: %s), shards %.2f s "
-			"(%d threads, %" PRIu64 " records; merge here %.2f s), finish %.2f s, fill and print %.2f s\n",
+			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
+			"finish %.2f s, fill and print %.2f s\n",
 			g_cmd, pt.prepass, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
-			pt.shard_records, pt.merge, pt.finish, mono_s() - t_fill);
+			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);

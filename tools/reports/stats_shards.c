@@ -21,6 +21,7 @@ struct shard {
 	struct stats_fanout fan; /* its join's operations and calls to self */
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
+	double cpu_s;          /* CPU seconds its thread took to read the slice */
 };
 
 struct stats_shards {
@@ -106,6 +107,14 @@ static void shard_read(struct shard *s)
 	s->ok = rc == 0 && !in.frames_corrupt && !in.truncated;
 }
 
+/* shard_read, timed in CPU seconds of its thread */
+static void shard_read_timed(struct shard *s)
+{
+	double c0 = thread_cpu_s();
+	shard_read(s);
+	s->cpu_s = thread_cpu_s() - c0;
+}
+
 static void shard_free(struct shard *s, size_t nreps)
 {
 	for (size_t i = 0; s->self && i < nreps; i++)
@@ -137,7 +146,7 @@ static void *shard_main(void *arg)
 {
 	struct shard *s = arg;
 	struct stats_shards *a = s->all;
-	shard_read(s);
+	shard_read_timed(s);
 	for (int step = 1; s->ix % (2 * step) == 0 && s->ix + step < a->k; step *= 2) {
 		struct shard *o = &a->sh[s->ix + step];
 		if (o->started) pthread_join(o->th, NULL);
@@ -218,6 +227,15 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 uint64_t stats_shards_records(const struct stats_shards *a)
 {
 	return a ? a->n : 0;
+}
+
+void stats_shards_cpu(const struct stats_shards *a, double *sum, double *max)
+{
+	*sum = *max = 0;
+	for (int i = 0; a && i < a->k; i++) {
+		*sum += a->sh[i].cpu_s;
+		if (a->sh[i].cpu_s > *max) *max = a->sh[i].cpu_s;
+	}
 }
 
 void stats_shards_free(struct stats_shards *a)

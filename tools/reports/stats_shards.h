@@ -64,6 +64,11 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self, double *merge_s);
 /* Records read by all slices (after finish). */
 uint64_t stats_shards_records(const struct stats_shards *sh);
+/* The CPU seconds the slices' threads took to read them (not the merges):
+ * their sum and the largest (after finish).  What K cores would take is
+ * about the largest; the sum against one thread's time is what cutting
+ * the trace costs. */
+void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
 void stats_shards_free(struct stats_shards *sh);
 
 #endif
