@@ -549,6 +549,16 @@ int cmd_stats(int argc, char **argv)
 	int nshards = threads > 1 && (nsharded || shard_needs) ?
 		stats_shards_count(r, path, nserial ? threads - 1 : threads) : 0;
 	if (!nshards) memset(sharded, 0, (nreps ? nreps : 1) * sizeof(*sharded));
+	/* the shards decode their slices themselves: the driver's reader (its
+	 * pre-pass, the pass beside them) keeps a few decoding threads, not N
+	 * (each holds ~3 chunks of records: ~65 MiB more at 16) */
+	if (nshards && gp_reader_threads(r) > STATS_DRIVER_THREADS) {
+		gp_reader *few = tool_open_threads(path, STATS_DRIVER_THREADS);
+		if (few) {
+			gp_reader_close(r);
+			r = few;
+		}
+	}
 	struct phase_times pt = { 0 };
 	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
 				   run, sharded, nreps, nshards };

@@ -38,6 +38,13 @@
 
 struct stats_shards;
 
+/* The decoding threads the driver's own reader keeps while shards run (its
+ * pre-pass and the pass of the other reports; the slices decode their own
+ * chunks): a few, not N — each holds ~3 chunks of records (~65 MiB more at
+ * N = 16 on the 1e7 trace), and the GPU machine's reader scaled only to 4
+ * (docs/PERFORMANCE.md "Offline tool"). */
+#define STATS_DRIVER_THREADS 4
+
 /* Whether report rep can run in shards over the trace r reads. */
 int stats_report_shardable(const struct stats_report *rep, gp_reader *r);
 /* The slices a trace can be cut into for k threads: k, or 0 (not cut: no
