@@ -130,7 +130,7 @@ static void ctx_gpu_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pi
 /* The join and the graph sites, made at the first record. */
 static void ctx_join(struct stats_ctx *ctx)
 {
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call, ctx->join_from };
 	ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
 	if (!ctx->graphs) ctx->graphs = graph_sites_new();
 }

@@ -150,6 +150,7 @@ struct stats_ctx {
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
 	uint64_t join_now;      /* latest API or GPU record time seen */
+	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from) */
 	/* STATS_NEED_SPAN (stats_ctx_finish): per process, the time the span
 	 * reports measure in, when not the whole trace: the counted steps (from
 	 * the first one's start to the last one's end; default, when the trace

@@ -75,6 +75,7 @@ static void shard_read(struct shard *s)
 	/* the ranges are the caller's, not made again */
 	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)STATS_NEED_RANGES, a->sel, a->abs_time);
 	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
+	s->ctx.join_from = s->from;
 	s->ctx.names = a->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
