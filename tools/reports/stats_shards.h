@@ -10,8 +10,9 @@
  * first slice from 0, the last to the end) to a context and report states
  * of its own; the metadata records it reads go to its context (a merged
  * trace holds some in timed chunks, which only some slices read: the
- * contexts' metadata are merged), never to the reports (one that takes
- * them does not run in shards).  Then the states are merged in time
+ * contexts' metadata are merged), and to the reports that take them only
+ * on a trace whose metadata every slice reads whole (format 1.4,
+ * gp_reader_meta_apart: stats_report_shardable).  Then the states are merged in time
  * order by a tree: the thread of slice i merges slice i + 1's, then i + 2's
  * (which holds i + 3's), ... as they end, so log2(K) merges deep; the
  * caller merges slice 0's into its own.  Reports that join GPU operations
