@@ -106,6 +106,39 @@ static uint32_t merge(struct autograd_seq *s, uint32_t a, uint32_t b)
 	return intern(s, (const char *const *)x->names, k);
 }
 
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
+			const char *(*own)(void *ctx, const char *str), void *ctx)
+{
+	/* src's paths as s's */
+	uint32_t *as = xcalloc(src->npaths ? src->npaths : 1, sizeof(*as));
+	for (size_t k = 0; k < src->npaths; k++) {
+		const struct seq_path *p = &src->paths[k];
+		const char **names = xcalloc(p->n ? p->n : 1, sizeof(*names));
+		for (uint32_t i = 0; i < p->n; i++) names[i] = own(ctx, p->names[i]);
+		as[k] = intern(s, names, p->n);
+		free(names);
+	}
+	size_t nr = attribution_nranges(s->a);
+	for (size_t id = 0; src->fwd && id < nr; id++) {
+		uint32_t st = src->fwd[id];
+		if (st == ST_NONE) continue;
+		if (!s->fwd) s->fwd = xcalloc(nr ? nr : 1, sizeof(uint32_t));
+		s->fwd[id] = merge(s, s->fwd[id], st >= ST_PATH ? as[st - ST_PATH] : st);
+	}
+	free(as);
+	for (size_t i = 0; i < src->nbwd; i++) {
+		const struct bwd_work *w = &src->bwd[i];
+		uint64_t *slot = u64map_get(&s->bwd_idx, w->range, MAP_INSERT);
+		if (!*slot) {
+			struct bwd_work z = { w->range, 0, 0 };
+			VEC_PUSH(s->bwd, s->nbwd, s->cbwd, z);
+			*slot = s->nbwd;
+		}
+		s->bwd[*slot - 1].ns += w->ns;
+		s->bwd[*slot - 1].kernels += w->kernels;
+	}
+}
+
 /* ids of the push/pop ranges of pid open on thread tid at t, into s->buf */
 static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t)
 {

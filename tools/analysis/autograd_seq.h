@@ -68,6 +68,13 @@ typedef void (*autograd_seq_work_fn)(void *ctx, const char *const *path, uint32_
 void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backward_thread, autograd_seq_work_fn cb,
 			  void *ctx);
 
+/* Adds src (the same ranges; the time shards of `stats --threads`) to s:
+ * the ranges' states (common prefixes: the order does not matter) and the
+ * backward work.  src's path strings are s's own through own(ctx, str)
+ * (they die with src's stacks). */
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
+			const char *(*own)(void *ctx, const char *str), void *ctx);
+
 /* The N of ", seq = N" in a range's text (followed by its end or ','); -1
  * none. */
 int64_t autograd_seq_of(const char *name);
