@@ -33,7 +33,8 @@
  * launch call of a forward thread and backward() for every backward kernel,
  * in any order, then resolve() (once the trace is read; repeatable), which
  * hands out the backward work by path.
- * Memory: 4 bytes per NVTX range; about 40 bytes (an entry and its hash
+ * Memory: 4 bytes per NVTX range (per range from the first to the last
+ * that a forward launch was in: a time shard's own); about 40 bytes (an entry and its hash
  * slot) per backward range that launched kernels, and per forward op range
  * with a layer (during resolve); one entry per distinct layer path. */
 #ifndef GPUPROF_ANALYSIS_AUTOGRAD_SEQ_H
