@@ -167,6 +167,9 @@ int main(void)
 				push_api(corr, 0, 311, S_GRAPH, t, t + 8, 0);
 				unsigned nk = 1 + (unsigned)(sm_next(&seed) % 3);
 				for (unsigned k = 0; k < nk; k++) push_kernel(corr, t + lag + 50 * k, t + lag + 50 * k + 40);
+			} else if (kind == 3) { /* a driver call alone (as Triton launches) */
+				push_api(corr, 1, 307, S_CULAUNCH, t, t + 3, 0);
+				push_kernel(corr, t + lag, t + lag + 30);
 			} else { /* runtime record around the driver's */
 				push_api(corr, 1, 307, S_CULAUNCH, t + 1, t + 3, 0);
 				push_api(corr, 0, 211, S_LAUNCH, t, t + 5, 0);

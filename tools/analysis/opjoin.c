@@ -387,49 +387,101 @@ static void join_across(struct opjoin *dst, struct opjoin *waiting, struct opjoi
 }
 
 /* src's call sc, after dst's: one dst holds too is the same call cut in
- * two (its runtime record before the cut, its driver record after).  Its
- * held operations go out through dst with the whole call's fields, or stay
- * held where it may still be the inner half of a call before dst's slice.
- * queued: sc is in src's queue (else it had left it: kept). */
-static void merge_call(struct opjoin *dst, struct opjoin *src, struct call *sc, int queued)
+ * two (its runtime record before the cut, its driver record after), and
+ * becomes one.  queued: sc is in src's queue (else it had left it: kept).
+ * Returns where it is now: 1 in dst's queue, 2 in dst's kept (may still be
+ * the inner half of a call before dst's slice), 0 leaving (whole, past
+ * grace: *out is it). */
+static int merge_call(struct opjoin *dst, const struct call *sc, int queued, struct call *out)
 {
-	struct call *dc = call_find(dst, sc->pid, sc->corr), whole = *sc;
-	int leaves = 0;
-	whole.held = 0;
+	struct call *dc = call_find(dst, sc->pid, sc->corr);
+	*out = *sc;
+	out->held = 0;
 	if (dc) {
 		call_union(dc, sc->s, sc->e, sc->name_id, sc->stack_id, sc->launch, sc->graph, sc->ok, sc->runtime);
 		dc->joined |= sc->joined;
 		dc->ops += sc->ops;
 		if (sc->last_e > dc->last_e) dc->last_e = sc->last_e;
-	} else if (queued) {
-		call_push(dst, &whole);
-		dc = &dst->calls[dst->cn - 1];
-	} else if (may_be_inner(dst, &whole)) {
-		VEC_PUSH(dst->kept, dst->nkept, dst->ckept, whole);
-		dc = &dst->kept[dst->nkept - 1];
-	} else { /* it had left src's queue, and it is whole: it leaves */
-		dc = &whole;
-		leaves = 1;
+		return 1;
 	}
-	for (size_t h = 0; sc->held && h < src->nheld; h++) {
-		struct gpu_op op = src->held[h];
-		if (op.pid != sc->pid || op.corr != sc->corr) continue;
-		if (may_be_inner(dst, dc)) {
+	if (queued) {
+		call_push(dst, out);
+		return 1;
+	}
+	if (may_be_inner(dst, out)) {
+		VEC_PUSH(dst->kept, dst->nkept, dst->ckept, *out);
+		return 2;
+	}
+	return 0;
+}
+
+static int cmp_call_key(const void *x, const void *y)
+{
+	const struct call *a = x, *b = y;
+	if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+	return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+static int cmp_held(const void *x, const void *y)
+{
+	const struct gpu_op *a = x, *b = y;
+	if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+	return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+/* src's held operations of call c (now dst's): out through dst with the
+ * whole call's fields, or held on where it may still be an inner half. */
+static void merge_held(struct opjoin *dst, const struct gpu_op *held, size_t n, struct call *c)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct gpu_op op = held[i];
+		if (may_be_inner(dst, c)) {
 			VEC_PUSH(dst->held, dst->nheld, dst->cheld, op);
-			dc->held++;
+			c->held++;
 		} else {
-			send(dst, &op, dc);
+			send(dst, &op, c);
 		}
 	}
-	if (dc->held && !may_be_inner(dst, dc)) release(dst, dc);
-	if (leaves) call_leave(dst, dc);
+	if (c->held && !may_be_inner(dst, c)) release(dst, c);
 }
 
 void opjoin_merge(struct opjoin *dst, struct opjoin *src)
 {
-	for (size_t i = 0; i < src->nkept; i++) merge_call(dst, src, &src->kept[i], 0);
+	/* src's held operations by call, sorted (one pass below, not one
+	 * search of them per call) */
+	if (src->nheld > 1) qsort(src->held, src->nheld, sizeof(*src->held), cmp_held);
+	size_t nk0 = dst->nkept;
+	struct call *leaving = NULL;
+	size_t nleaving = 0, cleaving = 0;
+	for (size_t i = 0; i < src->nkept + (src->cn - src->chead); i++) {
+		int queued = i >= src->nkept;
+		const struct call *sc = queued ? &src->calls[src->chead + i - src->nkept] : &src->kept[i];
+		struct call c;
+		if (!merge_call(dst, sc, queued, &c)) VEC_PUSH(leaving, nleaving, cleaving, c);
+	}
+	if (nleaving > 1) qsort(leaving, nleaving, sizeof(*leaving), cmp_call_key);
+	/* the held operations to their call: dst's queued one, a kept one
+	 * (few: only where dst's slice is shorter than grace), or one leaving */
+	for (size_t h = 0; h < src->nheld;) {
+		size_t e = h + 1;
+		while (e < src->nheld && !cmp_held(&src->held[h], &src->held[e])) e++;
+		uint32_t pid = src->held[h].pid;
+		uint64_t corr = src->held[h].corr;
+		struct call *c = call_find(dst, pid, corr);
+		for (size_t k = nk0; !c && k < dst->nkept; k++)
+			if (dst->kept[k].pid == pid && dst->kept[k].corr == corr) c = &dst->kept[k];
+		if (!c && nleaving) {
+			struct call key;
+			key.pid = pid;
+			key.corr = corr;
+			c = bsearch(&key, leaving, nleaving, sizeof(*leaving), cmp_call_key);
+		}
+		if (c) merge_held(dst, &src->held[h], e - h, c);
+		h = e;
+	}
+	for (size_t k = 0; k < nleaving; k++) call_leave(dst, &leaving[k]);
+	free(leaving);
 	src->nkept = 0;
-	for (size_t i = src->chead; i < src->cn; i++) merge_call(dst, src, &src->calls[i], 1);
 	src->nheld = 0;
 	/* operations either one still waits for whose call is now dst's (in
 	 * arrival order, as one join would pair them) */
