@@ -560,7 +560,8 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
   scale)      # issue #25 on the 16-core machine (expected ~2.5 min at the defaults, not run yet; the
               # timeouts cap it at ~9 min): the reader's rate on 1..16
               # threads (and the same records), a late window, stats (all reports) on 16 threads and on 1
-              # and the merging reports alone on 16, 4, 1 (wall, peak RSS, phases), info, the summarised
+              # and the merging reports alone and nvtx,launch_sites alone on 16, 4, 1 (wall, peak RSS,
+              # phases, the slices' CPU seconds), info, the summarised
               # Perfetto export.  A generated trace (bench/bigtrace):
               # SCALE_N events (default 3e7, ~0.2 GB; 1e8 = 0.65 GB takes ~3x as long), SCALE_THREADS
               # (default "1 2 4 8 16"), SCALE_RUNS (bench_read runs per count, best kept; default 1).
@@ -582,6 +583,10 @@ PY
       for t in 16 1; do meas "stats --threads $t" timeout 90 build/bin/gpuprof stats --verbose --threads $t "$T"; done
       for t in 16 4 1; do meas "stats merging reports --threads $t" timeout 60 build/bin/gpuprof stats --verbose \
         --threads $t --report api,kernels,memops,memsize,sync,occupancy,counters,memory "$T"; done
+      # the join reports in shards (branch joinshards): --verbose gives the one-thread pre-pass
+      # (the NVTX ranges) and the slices' CPU sum and largest
+      for t in 16 4 1; do meas "stats join reports --threads $t" timeout 60 build/bin/gpuprof stats --verbose \
+        --threads $t --report nvtx,launch_sites "$T"; done
       meas "info --threads 16" timeout 20 build/bin/gpuprof info --threads 16 "$T"
       meas "export perfetto --summary" timeout 30 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
     ) 2>&1 | tee "$RES/scale.txt"

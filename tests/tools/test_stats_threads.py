@@ -1,8 +1,15 @@
 """test_stats_threads.py — `gpuprof stats --threads N` gives the output of
 --threads 1, byte for byte (JSON: every figure lossless), for N = 2, 4, 16:
 the reports that run in time shards (reports/stats_shards.h: api, kernels,
-memops, memsize, sync, occupancy, counters, memory; the kernel shapes and
-counters for util) merge their slices into the one-thread result.
+memops, memsize, sync, occupancy, counters, memory, nvtx; the kernel shapes
+and counters for util) merge their slices into the one-thread result.  The
+reports that join GPU operations to their launch calls (nvtx,
+launch_sites, layers) join each slice's own records; an operation whose call is in
+an earlier slice joins at the merge (opjoin_merge: without it, nvtx's GPU
+Kernel Time differs).  launch_sites and layers take the stacks, which every
+slice of a format 1.4 trace reads (gen_stacks: its sites by every --site
+rule; gen_layers: its layer tree, backward kernels by emit_nvtx's sequence
+numbers).
 
  * Every report together (the default set and --per-step) and each report
    alone, on a generated training trace (bench/bigtrace/gen_bigtrace,
@@ -28,6 +35,8 @@ import tt
 
 GEN_BIG = os.path.abspath(os.path.join(tt.B, "bench", "gen_bigtrace"))
 GEN_RANKS = os.path.join(os.path.dirname(tt.GEN), "gen_ranks")
+GEN_STACKS = os.path.join(os.path.dirname(tt.GEN), "gen_stacks")
+GEN_LAYERS = os.path.join(os.path.dirname(tt.GEN), "gen_layers")
 DATA = os.path.join(tt.HERE, "..", "data", "bad")
 CORPUS = os.path.join(tt.HERE, "..", "fuzz", "corpus")
 THREADS = (2, 4, 16)
@@ -102,6 +111,31 @@ with tt.tmpdir() as d:
     for n in THREADS:
         tt.eq(tt.gp("stats", "--threads", n, "--report", "api,kernels,memsize,occupancy", big).stdout, one,
               f"tables, --threads {n}")
+
+    # the join reports in shards: nvtx and launch_sites read no record on
+    # the driver's thread (its pre-pass gives the shards the NVTX ranges)
+    v = stats(big, 4, "--verbose", "--report", "nvtx,launch_sites").stderr
+    m = re.search(r"here: (\w+)\), shards [0-9.]+ s \((\d+) threads", v)
+    tt.expect(m is not None and m.group(1) == "none" and int(m.group(2)) == 4,
+              f"--report nvtx,launch_sites: in 4 threads of shards, nothing on the driver's pass: {v!r}")
+    stk = os.path.join(d, "stacks.gpuprof")
+    subprocess.run([GEN_STACKS, stk], check=True, capture_output=True)
+    for site in ("user", "inner", "layer"):
+        out = same_as_one(stk, f"gen_stacks: --report launch_sites --site {site}", "--report", "launch_sites",
+                          "--site", site)
+        tt.expect('"site":"model.py:42 forward"' in out or site != "user",
+                  f"gen_stacks: the launch sites are resolved: {out[:300]!r}")
+    # layers: the stacks' views and the backward join by sequence numbers
+    # (emit_nvtx ranges) merged across the slices
+    for opt in ("", "--emit-nvtx", "--no-class"):
+        lay = os.path.join(d, f"layers{opt}.gpuprof")
+        subprocess.run([GEN_LAYERS] + ([opt] if opt else []) + [lay], check=True, capture_output=True)
+        v = stats(lay, 4, "--verbose", "--report", "layers").stderr
+        tt.expect("here: none)" in v, f"gen_layers {opt}: layers in shards: {v!r}")
+        out = same_as_one(lay, f"gen_layers {opt}: --report layers", "--report", "layers")
+        tt.expect('"layer":"(backward, unattributed)"' in out or '"layer":"(backward)"' in out,
+                  f"gen_layers {opt}: the backward rows: {out[:400]!r}")
+        same_as_one(lay, f"gen_layers {opt}: all reports")
 
     # damaged traces: the same output, messages and exit status
     cut = os.path.join(d, "cut.gpuprof")

@@ -64,6 +64,7 @@ struct attribution {
 	uint64_t *maxe; size_t nmaxe, cmaxe;
 	u64map pid_lanes;         /* pid -> first lane index + 1; a pid's lanes are contiguous */
 	struct attr_memo *memo;   /* attribution_op's last answer (a query changes it) */
+	const struct attribution *of; /* a view (attribution_view): whose index this is; NULL: its own */
 };
 
 /* The steps, nvtx and comm analyses each ask attribution_op for the same
@@ -110,9 +111,30 @@ struct attribution *attribution_new(enum attr_rule rule)
 	return a;
 }
 
+struct attribution *attribution_view(const struct attribution *a)
+{
+	struct attribution *v = xmalloc(sizeof(*v));
+	*v = *a; /* the index's pointers: read only from here on */
+	v->of = a;
+	v->memo = xcalloc(1, sizeof(*v->memo));
+	return v;
+}
+
+static void memo_free(struct attr_memo *m)
+{
+	free(m->ids);
+	free(m->hint);
+	free(m);
+}
+
 void attribution_free(struct attribution *a)
 {
 	if (!a) return;
+	if (a->of) {
+		memo_free(a->memo);
+		free(a);
+		return;
+	}
 	for (size_t i = 0; i < a->nnames; i++) free(a->names[i]);
 	free(a->names);
 	strmap_free(&a->name_idx);
@@ -121,9 +143,7 @@ void attribution_free(struct attribution *a)
 	u64map_free(&a->long_e);
 	u64map_free(&a->odd_kind);
 	free(a->lanes);
-	free(a->memo->ids);
-	free(a->memo->hint);
-	free(a->memo);
+	memo_free(a->memo);
 	u64map_free(&a->thread_idx);
 	u64map_free(&a->lane_idx);
 	free(a->ids); free(a->maxe);

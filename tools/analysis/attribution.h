@@ -22,7 +22,8 @@
  * them, so the ranges must all be known before the calls are attributed),
  * attribution_index, then any number of attribution_op (or attribution_at)
  * queries, from one thread at a time (attribution_op keeps its last answer
- * for the next query of the same call).
+ * for the next query of the same call); attribution_view gives another
+ * thread queries of its own over the same index.
  * Memory: 24 bytes per range, index included (attribution.c), plus 8 per
  * range in lanes whose ranges overlap (start/end ranges). */
 #ifndef GPUPROF_ANALYSIS_ATTRIBUTION_H
@@ -55,6 +56,12 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 			       const char *name);
 /* Ends the init phase. */
 void attribution_index(struct attribution *a);
+/* After attribution_index: the same index (shared, not copied: a must
+ * outlive the view and gets no more ranges) with a query state of its own,
+ * so that several threads can query one index at once (one view each: the
+ * time shards of `stats --threads`).  attribution_free frees the view
+ * alone. */
+struct attribution *attribution_view(const struct attribution *a);
 
 size_t attribution_nranges(const struct attribution *a);
 /* Range id (a copy: the ranges are stored in a compact form). */

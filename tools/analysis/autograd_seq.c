@@ -1,6 +1,6 @@
 /* autograd_seq.c — see autograd_seq.h.
  *
- * fwd[range id]: what the launches inside a range say, ST_NONE (none seen),
+ * fwd[range id - fwd_lo]: what the launches inside a range say, ST_NONE (none seen),
  * ST_UNKNOWN (a launch without a known path), or ST_PATH + k (the common
  * prefix of their paths, path k).  Paths are interned by content, so equal
  * paths have equal ids. */
@@ -25,7 +25,9 @@ struct bwd_work {
 
 struct autograd_seq {
 	const struct attribution *a;
-	uint32_t *fwd;                  /* per range; NULL until the first forward launch */
+	uint32_t *fwd;                  /* ranges fwd_lo .. fwd_lo + nfwd (the ids touched: all of
+					 * them on one thread, a slice's in a time shard) */
+	size_t fwd_lo, nfwd;
 	struct seq_path *paths; size_t npaths, cpaths;
 	strmap path_idx;                /* names joined by \x01 -> path index */
 	u64map bwd_idx;                 /* range id -> index in bwd + 1 */
@@ -71,6 +73,30 @@ void autograd_seq_free(struct autograd_seq *s)
 	free(s);
 }
 
+static uint32_t fwd_get(const struct autograd_seq *s, size_t id)
+{
+	return id >= s->fwd_lo && id - s->fwd_lo < s->nfwd ? s->fwd[id - s->fwd_lo] : ST_NONE;
+}
+
+/* fwd's slot of range id: the window grows to hold it (by as much again
+ * as it holds, within the ranges' ids) */
+static uint32_t *fwd_slot(struct autograd_seq *s, size_t id)
+{
+	if (!s->nfwd || id < s->fwd_lo || id - s->fwd_lo >= s->nfwd) {
+		size_t nr = attribution_nranges(s->a), lo = s->nfwd ? s->fwd_lo : id, hi = s->nfwd ? s->fwd_lo + s->nfwd : id + 1;
+		size_t more = s->nfwd > 1024 ? s->nfwd : 1024;
+		if (id < lo) lo = id > more ? id - more : 0;
+		if (id >= hi) hi = id + 1 + more < nr ? id + 1 + more : nr;
+		uint32_t *v = xcalloc(hi - lo, sizeof(*v));
+		if (s->nfwd) memcpy(v + (s->fwd_lo - lo), s->fwd, s->nfwd * sizeof(*v));
+		free(s->fwd);
+		s->fwd = v;
+		s->fwd_lo = lo;
+		s->nfwd = hi - lo;
+	}
+	return &s->fwd[id - s->fwd_lo];
+}
+
 static uint32_t intern(struct autograd_seq *s, const char *const *names, uint32_t n)
 {
 	size_t len = 1;
@@ -106,6 +132,38 @@ static uint32_t merge(struct autograd_seq *s, uint32_t a, uint32_t b)
 	return intern(s, (const char *const *)x->names, k);
 }
 
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
+			const char *(*own)(void *ctx, const char *str), void *ctx)
+{
+	/* src's paths as s's */
+	uint32_t *as = xcalloc(src->npaths ? src->npaths : 1, sizeof(*as));
+	for (size_t k = 0; k < src->npaths; k++) {
+		const struct seq_path *p = &src->paths[k];
+		const char **names = xcalloc(p->n ? p->n : 1, sizeof(*names));
+		for (uint32_t i = 0; i < p->n; i++) names[i] = own(ctx, p->names[i]);
+		as[k] = intern(s, names, p->n);
+		free(names);
+	}
+	for (size_t i = 0; i < src->nfwd; i++) {
+		uint32_t st = src->fwd[i];
+		if (st == ST_NONE) continue;
+		uint32_t *slot = fwd_slot(s, src->fwd_lo + i);
+		*slot = merge(s, *slot, st >= ST_PATH ? as[st - ST_PATH] : st);
+	}
+	free(as);
+	for (size_t i = 0; i < src->nbwd; i++) {
+		const struct bwd_work *w = &src->bwd[i];
+		uint64_t *slot = u64map_get(&s->bwd_idx, w->range, MAP_INSERT);
+		if (!*slot) {
+			struct bwd_work z = { w->range, 0, 0 };
+			VEC_PUSH(s->bwd, s->nbwd, s->cbwd, z);
+			*slot = s->nbwd;
+		}
+		s->bwd[*slot - 1].ns += w->ns;
+		s->bwd[*slot - 1].kernels += w->kernels;
+	}
+}
+
 /* ids of the push/pop ranges of pid open on thread tid at t, into s->buf */
 static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t)
 {
@@ -137,8 +195,8 @@ void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
 		uint32_t id = s->buf[i];
 		if (range_seq(s, id) < 0) continue;
 		if (st == ST_NONE) st = path ? intern(s, path, n) : ST_UNKNOWN;
-		if (!s->fwd) s->fwd = xcalloc(attribution_nranges(s->a) ? attribution_nranges(s->a) : 1, sizeof(uint32_t));
-		s->fwd[id] = merge(s, s->fwd[id], st);
+		uint32_t *slot = fwd_slot(s, id);
+		*slot = merge(s, *slot, st);
 	}
 }
 
@@ -170,7 +228,7 @@ int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
  * without a seq comes first or none had launches. */
 static uint32_t forward_state(struct autograd_seq *s, uint32_t id)
 {
-	uint32_t st = s->fwd ? s->fwd[id] : ST_NONE;
+	uint32_t st = fwd_get(s, id);
 	if (st != ST_NONE) return st;
 	const struct attr_range r = attribution_range(s->a, id);
 	size_t m = open_at(s, r.pid, r.tid, r.s);
@@ -187,7 +245,7 @@ static uint32_t forward_state(struct autograd_seq *s, uint32_t id)
 			}
 		}
 		if (next == UINT32_MAX || range_seq(s, next) < 0) return ST_UNKNOWN;
-		st = s->fwd ? s->fwd[next] : ST_NONE;
+		st = fwd_get(s, next);
 		if (st != ST_NONE) return st;
 		below = nd;
 	}

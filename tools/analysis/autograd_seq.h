@@ -33,7 +33,8 @@
  * launch call of a forward thread and backward() for every backward kernel,
  * in any order, then resolve() (once the trace is read; repeatable), which
  * hands out the backward work by path.
- * Memory: 4 bytes per NVTX range; about 40 bytes (an entry and its hash
+ * Memory: 4 bytes per NVTX range (per range from the first to the last
+ * that a forward launch was in: a time shard's own); about 40 bytes (an entry and its hash
  * slot) per backward range that launched kernels, and per forward op range
  * with a layer (during resolve); one entry per distinct layer path. */
 #ifndef GPUPROF_ANALYSIS_AUTOGRAD_SEQ_H
@@ -67,6 +68,13 @@ typedef int (*autograd_seq_thread_fn)(void *ctx, uint32_t pid, uint32_t tid);
 typedef void (*autograd_seq_work_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
 void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backward_thread, autograd_seq_work_fn cb,
 			  void *ctx);
+
+/* Adds src (the same ranges; the time shards of `stats --threads`) to s:
+ * the ranges' states (common prefixes: the order does not matter) and the
+ * backward work.  src's path strings are s's own through own(ctx, str)
+ * (they die with src's stacks). */
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
+			const char *(*own)(void *ctx, const char *str), void *ctx);
 
 /* The N of ", seq = N" in a range's text (followed by its end or ','); -1
  * none. */

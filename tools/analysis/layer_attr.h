@@ -46,6 +46,11 @@ void layer_attr_op(struct layer_attr *la, const struct gpu_op *op, const struct 
 /* Every launch call (the forward side of the backward join). */
 void layer_attr_call(struct layer_attr *la, const struct launch_call *c);
 
+/* Adds src (the same trace's next slice of time: the time shards of `stats
+ * --threads`, every slice with every stack record) to la; la reads strings
+ * through r from now on (src's reader closes).  src is left to be freed. */
+void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *r);
+
 struct layer_weight {
 	uint64_t kernel_ns, kernels;
 	uint64_t memop_ns, memops;

@@ -25,7 +25,9 @@ struct call {
 	uint64_t s, e, last_e;   /* last_e: latest end of an operation joined to it */
 	uint64_t ops;            /* operations joined to it */
 	uint32_t pid, tid, name_id, stack_id;
+	uint32_t held;           /* its operations held (opjoin_opts.slice_from) */
 	uint8_t launch, graph, joined, ok;  /* launch: its operation is waited for */
+	uint8_t runtime;         /* a runtime-domain record of it came (the outer one) */
 };
 
 /* pend_idx values are absolute index + 1 (a fresh map slot reads 0); prev
@@ -51,6 +53,10 @@ struct opjoin {
 	u64map name_class;       /* kernel name id -> class + 1 */
 	struct opjoin_counts counts;
 	uint64_t now;
+	uint64_t hold_until;     /* opjoin_opts.slice_from + grace (0: none) */
+	struct gpu_op *held; size_t nheld, cheld; /* joined, not delivered yet (their call's fields later) */
+	struct call *kept; size_t nkept, ckept; /* calls that may be inner halves, past grace: out of
+						 * the queue, kept for the merge */
 };
 
 static uint64_t key_of(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
@@ -65,6 +71,9 @@ struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_c
 	j->grace = opts && opts->grace_ns ? opts->grace_ns : DEFAULT_GRACE_NS;
 	j->call_cb = opts && opts->sz >= offsetof(struct opjoin_opts, call_cb) + sizeof(opts->call_cb)
 		     ? opts->call_cb : NULL;
+	uint64_t from = opts && opts->sz >= offsetof(struct opjoin_opts, slice_from) + sizeof(opts->slice_from)
+			? opts->slice_from : 0;
+	j->hold_until = from ? from + j->grace : 0;
 	u64map_init(&j->call_idx);
 	u64map_init(&j->pend_idx);
 	u64map_init(&j->name_class);
@@ -79,7 +88,27 @@ void opjoin_free(struct opjoin *j)
 	u64map_free(&j->name_class);
 	free(j->calls);
 	free(j->pend);
+	free(j->held);
+	free(j->kept);
 	free(j);
+}
+
+/* An operation waits for its call. */
+static void pend_push(struct opjoin *j, const struct gpu_op *op)
+{
+	struct pending_op p;
+	memset(&p, 0, sizeof(p));
+	p.op = *op;
+	uint64_t *slot = u64map_get(&j->pend_idx, key_of(op->pid, op->corr), 1);
+	p.prev = *slot ? *slot - 1 : NONE;
+	VEC_PUSH(j->pend, j->pn, j->pcap, p);
+	*slot = j->pbase + j->pn; /* absolute index + 1 */
+}
+
+static void call_push(struct opjoin *j, const struct call *c)
+{
+	VEC_PUSH(j->calls, j->cn, j->ccap, *c);
+	*u64map_get(&j->call_idx, key_of(c->pid, c->corr), 1) = j->cbase + j->cn - 1;
 }
 
 static struct call *call_find(struct opjoin *j, uint32_t pid, uint64_t corr)
@@ -90,22 +119,70 @@ static struct call *call_find(struct opjoin *j, uint32_t pid, uint64_t corr)
 	return c->pid == pid && c->corr == corr ? c : NULL;
 }
 
+/* A call that may be the inner (driver) half of one whose outer record is
+ * before the slice (opjoin_opts.slice_from). */
+static int may_be_inner(const struct opjoin *j, const struct call *c)
+{
+	return !c->runtime && c->s < j->hold_until;
+}
+
+/* An operation joined to c goes out with c's fields as they are now. */
+static void send(struct opjoin *j, struct gpu_op *op, const struct call *c)
+{
+	op->has_call = 1;
+	op->call_s = c->s; op->call_e = c->e;
+	op->tid = c->tid; op->call_name_id = c->name_id;
+	op->graph = c->graph;
+	op->stack_id = c->stack_id;
+	j->counts.ops++;
+	j->cb(j->ctx, op);
+}
+
+/* The held operations of c's key go out through j, with c's fields. */
+static void release(struct opjoin *j, struct call *c)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < j->nheld; i++) {
+		struct gpu_op op = j->held[i];
+		if (op.pid == c->pid && op.corr == c->corr) send(j, &op, c);
+		else j->held[o++] = op;
+	}
+	j->nheld = o;
+	c->held = 0;
+}
+
 static void deliver(struct opjoin *j, struct gpu_op *op, struct call *c)
 {
 	if (c) {
-		op->has_call = 1;
-		op->call_s = c->s; op->call_e = c->e;
-		op->tid = c->tid; op->call_name_id = c->name_id;
-		op->graph = c->graph;
-		op->stack_id = c->stack_id;
 		c->joined = 1;
 		c->ops++;
 		if (op->e > c->last_e) c->last_e = op->e;
-	} else {
-		j->counts.ops_no_call++;
+		if (may_be_inner(j, c)) { /* its fields may still change: held */
+			VEC_PUSH(j->held, j->nheld, j->cheld, *op);
+			c->held++;
+			return;
+		}
+		send(j, op, c);
+		return;
 	}
+	j->counts.ops_no_call++;
 	j->counts.ops++;
 	j->cb(j->ctx, op);
+}
+
+/* Another record of call c (the runtime call around the driver call, or
+ * the same call's half from the next slice: opjoin_merge) makes one
+ * launch. */
+static void call_union(struct call *c, uint64_t s, uint64_t e, uint32_t name_id, uint32_t stack_id, int launch,
+		       int graph, int ok, int runtime)
+{
+	if (s < c->s) { c->s = s; c->name_id = name_id; }
+	if (e > c->e) c->e = e;
+	if (!c->stack_id) c->stack_id = stack_id;
+	c->launch |= (uint8_t)launch;
+	c->graph |= (uint8_t)graph;
+	c->ok &= (uint8_t)ok;
+	c->runtime |= (uint8_t)runtime;
 }
 
 void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *a, int recorded)
@@ -118,12 +195,9 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 	int launch = kind != GP_LAUNCH_NONE && a->status == 0 && recorded;
 	if (c) {
 		/* the runtime call around the driver call: one launch */
-		if (a->start_ns < c->s) { c->s = a->start_ns; c->name_id = a->name_id; }
-		if (a->end_ns > c->e) c->e = a->end_ns;
-		if (!c->stack_id) c->stack_id = a->stack_id;
-		c->launch |= (uint8_t)launch;
-		c->graph |= kind == GP_LAUNCH_GRAPH;
-		c->ok &= a->status == 0;
+		call_union(c, a->start_ns, a->end_ns, a->name_id, a->stack_id, launch, kind == GP_LAUNCH_GRAPH,
+			   a->status == 0, a->domain == GP_API_RUNTIME);
+		if (c->held && !may_be_inner(j, c)) release(j, c);
 		return;
 	}
 	struct call nc;
@@ -135,9 +209,8 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 	nc.launch = (uint8_t)launch; /* 0: not waited for (failed, or activity not recorded then) */
 	nc.graph = kind == GP_LAUNCH_GRAPH;
 	nc.ok = a->status == 0;
-	VEC_PUSH(j->calls, j->cn, j->ccap, nc);
-	uint64_t abs = j->cbase + j->cn - 1;
-	*u64map_get(&j->call_idx, key_of(pid, a->correlation_id), 1) = abs;
+	nc.runtime = a->domain == GP_API_RUNTIME;
+	call_push(j, &nc);
 	c = &j->calls[j->cn - 1];
 	/* operations that came first */
 	uint64_t *ps = u64map_get(&j->pend_idx, key_of(pid, a->correlation_id), 0);
@@ -200,13 +273,7 @@ void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 		deliver(j, &op, c);
 		return;
 	}
-	struct pending_op p;
-	memset(&p, 0, sizeof(p));
-	p.op = op;
-	uint64_t *slot = u64map_get(&j->pend_idx, key_of(pid, op.corr), 1);
-	p.prev = *slot ? *slot - 1 : NONE;
-	VEC_PUSH(j->pend, j->pn, j->pcap, p);
-	*slot = j->pbase + j->pn; /* absolute index + 1 */
+	pend_push(j, &op);
 }
 
 static void pend_pop_head(struct opjoin *j)
@@ -223,6 +290,18 @@ static void pend_pop_head(struct opjoin *j)
 	j->phead++;
 }
 
+/* Call c leaves the join: its held operations go, then it. */
+static void call_leave(struct opjoin *j, struct call *c)
+{
+	if (c->launch && !c->joined) j->counts.calls_no_op++;
+	if (c->held) release(j, c);
+	if (j->call_cb) {
+		struct launch_call lc = { c->s, c->e, c->corr, c->pid, c->tid, c->name_id, c->stack_id, c->ops,
+					  c->graph, c->ok };
+		j->call_cb(j->ctx, &lc);
+	}
+}
+
 static void call_pop_head(struct opjoin *j)
 {
 	struct call *c = &j->calls[j->chead];
@@ -230,12 +309,10 @@ static void call_pop_head(struct opjoin *j)
 	uint64_t key = key_of(c->pid, c->corr);
 	uint64_t *slot = u64map_get(&j->call_idx, key, 0);
 	if (slot && *slot == abs) u64map_del(&j->call_idx, key);
-	if (c->launch && !c->joined) j->counts.calls_no_op++;
-	if (j->call_cb) {
-		struct launch_call lc = { c->s, c->e, c->corr, c->pid, c->tid, c->name_id, c->stack_id, c->ops,
-					  c->graph, c->ok };
-		j->call_cb(j->ctx, &lc);
-	}
+	/* one that may be the inner half of a call before the slice waits
+	 * for the merge (out of the queue: it must not hold the rest) */
+	if (may_be_inner(j, c)) VEC_PUSH(j->kept, j->nkept, j->ckept, *c);
+	else call_leave(j, c);
 	j->chead++;
 }
 
@@ -295,10 +372,140 @@ uint64_t opjoin_frontier(struct opjoin *j)
 	return f;
 }
 
+/* Joins the operations `waiting` waits for to the calls `calls` holds,
+ * delivered through dst. */
+static void join_across(struct opjoin *dst, struct opjoin *waiting, struct opjoin *calls)
+{
+	for (size_t i = waiting->phead; i < waiting->pn; i++) {
+		struct pending_op *p = &waiting->pend[i];
+		if (p->done) continue;
+		struct call *c = call_find(calls, p->op.pid, p->op.corr);
+		if (!c) continue;
+		p->done = 1;
+		deliver(dst, &p->op, c);
+	}
+}
+
+/* src's call sc, after dst's: one dst holds too is the same call cut in
+ * two (its runtime record before the cut, its driver record after), and
+ * becomes one.  queued: sc is in src's queue (else it had left it: kept).
+ * Returns where it is now: 1 in dst's queue, 2 in dst's kept (may still be
+ * the inner half of a call before dst's slice), 0 leaving (whole, past
+ * grace: *out is it). */
+static int merge_call(struct opjoin *dst, const struct call *sc, int queued, struct call *out)
+{
+	struct call *dc = call_find(dst, sc->pid, sc->corr);
+	*out = *sc;
+	out->held = 0;
+	if (dc) {
+		call_union(dc, sc->s, sc->e, sc->name_id, sc->stack_id, sc->launch, sc->graph, sc->ok, sc->runtime);
+		dc->joined |= sc->joined;
+		dc->ops += sc->ops;
+		if (sc->last_e > dc->last_e) dc->last_e = sc->last_e;
+		return 1;
+	}
+	if (queued) {
+		call_push(dst, out);
+		return 1;
+	}
+	if (may_be_inner(dst, out)) {
+		VEC_PUSH(dst->kept, dst->nkept, dst->ckept, *out);
+		return 2;
+	}
+	return 0;
+}
+
+static int cmp_call_key(const void *x, const void *y)
+{
+	const struct call *a = x, *b = y;
+	if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+	return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+static int cmp_held(const void *x, const void *y)
+{
+	const struct gpu_op *a = x, *b = y;
+	if (a->pid != b->pid) return a->pid < b->pid ? -1 : 1;
+	return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+/* src's held operations of call c (now dst's): out through dst with the
+ * whole call's fields, or held on where it may still be an inner half. */
+static void merge_held(struct opjoin *dst, const struct gpu_op *held, size_t n, struct call *c)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct gpu_op op = held[i];
+		if (may_be_inner(dst, c)) {
+			VEC_PUSH(dst->held, dst->nheld, dst->cheld, op);
+			c->held++;
+		} else {
+			send(dst, &op, c);
+		}
+	}
+	if (c->held && !may_be_inner(dst, c)) release(dst, c);
+}
+
+void opjoin_merge(struct opjoin *dst, struct opjoin *src)
+{
+	/* src's held operations by call, sorted (one pass below, not one
+	 * search of them per call) */
+	if (src->nheld > 1) qsort(src->held, src->nheld, sizeof(*src->held), cmp_held);
+	size_t nk0 = dst->nkept;
+	struct call *leaving = NULL;
+	size_t nleaving = 0, cleaving = 0;
+	for (size_t i = 0; i < src->nkept + (src->cn - src->chead); i++) {
+		int queued = i >= src->nkept;
+		const struct call *sc = queued ? &src->calls[src->chead + i - src->nkept] : &src->kept[i];
+		struct call c;
+		if (!merge_call(dst, sc, queued, &c)) VEC_PUSH(leaving, nleaving, cleaving, c);
+	}
+	if (nleaving > 1) qsort(leaving, nleaving, sizeof(*leaving), cmp_call_key);
+	/* the held operations to their call: dst's queued one, a kept one
+	 * (few: only where dst's slice is shorter than grace), or one leaving */
+	for (size_t h = 0; h < src->nheld;) {
+		size_t e = h + 1;
+		while (e < src->nheld && !cmp_held(&src->held[h], &src->held[e])) e++;
+		uint32_t pid = src->held[h].pid;
+		uint64_t corr = src->held[h].corr;
+		struct call *c = call_find(dst, pid, corr);
+		for (size_t k = nk0; !c && k < dst->nkept; k++)
+			if (dst->kept[k].pid == pid && dst->kept[k].corr == corr) c = &dst->kept[k];
+		if (!c && nleaving) {
+			struct call key;
+			key.pid = pid;
+			key.corr = corr;
+			c = bsearch(&key, leaving, nleaving, sizeof(*leaving), cmp_call_key);
+		}
+		if (c) merge_held(dst, &src->held[h], e - h, c);
+		h = e;
+	}
+	for (size_t k = 0; k < nleaving; k++) call_leave(dst, &leaving[k]);
+	free(leaving);
+	src->nkept = 0;
+	src->nheld = 0;
+	/* operations either one still waits for whose call is now dst's (in
+	 * arrival order, as one join would pair them) */
+	join_across(dst, dst, dst);
+	join_across(dst, src, dst);
+	for (size_t i = src->phead; i < src->pn; i++)
+		if (!src->pend[i].done) pend_push(dst, &src->pend[i].op);
+	dst->counts.ops += src->counts.ops;
+	dst->counts.ops_no_call += src->counts.ops_no_call;
+	dst->counts.calls_no_op += src->counts.calls_no_op;
+	dst->counts.gave_up += src->counts.gave_up;
+	/* what one join would have let go by src's end */
+	opjoin_advance(dst, src->now);
+	src->chead = src->cn;
+	src->phead = src->pn;
+}
+
 void opjoin_finish(struct opjoin *j)
 {
 	while (j->phead < j->pn) pend_pop_head(j);
 	while (j->chead < j->cn) call_pop_head(j);
+	/* no merge comes: the kept ones are whole */
+	for (size_t i = 0; i < j->nkept; i++) call_leave(j, &j->kept[i]);
+	j->nkept = 0;
 }
 
 void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out)

@@ -73,6 +73,14 @@ struct opjoin_opts {
 	size_t max_waiting;   /* unpaired calls, and operations, kept at most; 0: 4 Mi each */
 	uint64_t grace_ns;    /* 0: 1 s */
 	opjoin_call_cb call_cb; /* each launch call as it leaves (NULL: none); same ctx */
+	/* Time shards (opjoin_merge): where the join's slice of time starts
+	 * (0: the trace's start, or no slices).  A call that starts within
+	 * grace_ns of it and has no runtime-domain record may be the driver
+	 * half of a launch whose runtime record is in the previous slice: its
+	 * operations are held (delivered with the whole call's fields once
+	 * the runtime record comes, at the merge, or when the call leaves),
+	 * and it leaves no earlier than 2 x grace_ns past slice_from. */
+	uint64_t slice_from;
 };
 
 struct opjoin_counts {
@@ -102,6 +110,22 @@ void opjoin_advance(struct opjoin *j, uint64_t now);
  * oldest operation still waiting for its call; UINT64_MAX if neither.
  * (Oldest in arrival order, which is time order within a thread.) */
 uint64_t opjoin_frontier(struct opjoin *j);
+/* Time shards (reports/stats_shards.h): src joined the records of the
+ * next slice of time after dst's (its opts.slice_from: where that slice
+ * starts).  A call cut in two (its runtime record before the cut, its
+ * driver record after) becomes one, and the operations src held for it go
+ * out with the whole call's fields; the operations either one still waits
+ * for whose call the other holds are joined now; all delivered through
+ * dst's callbacks.  Then dst holds what is left of both (src's calls and
+ * waiting operations after dst's), as if it had read src's records
+ * itself, and lets go what is past grace by src's latest time.  src is
+ * left empty (free it).  The same pairs, calls and counts as one join over
+ * both slices (tests/tools/test_opjoin_merge.c), but for an operation that
+ * comes more than grace_ns after its call's last one (one join has let the
+ * call go by then: the operation goes without a call; a join across a cut
+ * may still hold it) and a runtime record more than grace_ns before its
+ * driver record across a cut (the two stay two calls). */
+void opjoin_merge(struct opjoin *dst, struct opjoin *src);
 /* End of stream: delivers the operations still waiting for their call. */
 void opjoin_finish(struct opjoin *j);
 void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out);

@@ -70,6 +70,21 @@ void stack_work_call(void *ctx, const struct launch_call *c)
 	entry(w, c->pid, c->tid, c->stack_id)->launches++;
 }
 
+void stack_work_merge(struct stack_work *w, const struct stack_work *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct stack_work_entry *f = &src->v[i];
+		struct stack_work_entry *e = entry(w, f->pid, f->tid, f->stack_id);
+		e->launches += f->launches;
+		e->kernels += f->kernels;
+		e->memops += f->memops;
+		e->kernel_ns += f->kernel_ns;
+		e->memop_ns += f->memop_ns;
+		e->graph_kernels += f->graph_kernels;
+		e->graph_kernel_ns += f->graph_kernel_ns;
+	}
+}
+
 const struct stack_work_entry *stack_work_all(const struct stack_work *w, size_t *n)
 {
 	*n = w->n;

@@ -34,6 +34,9 @@ void stack_work_free(struct stack_work *w); /* NULL ok */
 /* opjoin's callbacks: ctx is the struct stack_work. */
 void stack_work_op(void *ctx, const struct gpu_op *op);
 void stack_work_call(void *ctx, const struct launch_call *c);
+/* Adds src's entries to w (the time shards of `stats --threads`): its new
+ * ones after w's, in src's order. */
+void stack_work_merge(struct stack_work *w, const struct stack_work *src);
 /* Every entry (order unspecified); valid until the next call or free. */
 const struct stack_work_entry *stack_work_all(const struct stack_work *w, size_t *n);
 

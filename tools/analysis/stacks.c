@@ -45,6 +45,11 @@ struct stacks *stacks_new(gp_reader *r)
 	return s;
 }
 
+void stacks_set_reader(struct stacks *s, gp_reader *r)
+{
+	s->r = r;
+}
+
 void stacks_free(struct stacks *s)
 {
 	if (!s) return;
@@ -79,6 +84,11 @@ static const char *intern(struct stacks *s, const char *str)
 		VEC_PUSH(s->strs, s->nstrs, s->cstrs, xstrdup(str));
 	}
 	return s->strs[*slot];
+}
+
+const char *stacks_intern(struct stacks *s, const char *str)
+{
+	return intern(s, str);
 }
 
 static struct modset *modset_for(struct stacks *s, uint32_t pid)
@@ -486,7 +496,9 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	v->own_python = no;
 	v->borrowed = in_ctx && !no;
 	uint64_t *tn = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
-	v->thread_name = tn ? tool_str(s->r, (uint32_t)*tn) : "";
+	/* s's own copy: a view outlives the reader it was made with when the
+	 * stacks change hands (stacks_set_reader) */
+	v->thread_name = tn ? intern(s, tool_str(s->r, (uint32_t)*tn)) : "";
 	uint32_t own_base = nc + (in_ctx ? 1u : 0u), nat_base = own_base + no;
 
 	/* the user's site (the default rule): innermost user Python frame,

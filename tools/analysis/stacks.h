@@ -36,6 +36,14 @@ struct stack_view {
 };
 
 struct stacks *stacks_new(gp_reader *r);
+/* Reads the trace's strings through r from now on: another reader of the
+ * same trace that knows all of them (iteration ended, or
+ * gp_reader_load_meta), as the time shards of `stats --threads` hand the
+ * stacks of a slice on before its reader closes. */
+void stacks_set_reader(struct stacks *s, gp_reader *r);
+/* s's own copy of str (one per distinct string, freed with s): for a
+ * string of another stacks' that must outlive it. */
+const char *stacks_intern(struct stacks *s, const char *str);
 void stacks_free(struct stacks *s); /* NULL ok */
 
 /* Which frame is a view's site: before the first stacks_view (default:

@@ -160,24 +160,6 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
-/* Hands joined GPU operations and launch calls to the reports that asked
- * for them. */
-struct fanout { const struct stats_ctx *ctx; void **self; const int *run; };
-
-static void fan_op(void *arg, const struct gpu_op *op)
-{
-	const struct fanout *f = arg;
-	for (size_t i = 0; stats_reports[i]; i++)
-		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
-}
-
-static void fan_call(void *arg, const struct launch_call *c)
-{
-	const struct fanout *f = arg;
-	for (size_t i = 0; stats_reports[i]; i++)
-		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
-}
-
 /* The pre-pass (stats_report.h); EXIT_OK, or the exit code after the
  * message. */
 static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int strict)
@@ -222,6 +204,7 @@ struct stats_pass {
 /* Where the time went (--verbose). */
 struct phase_times {
 	double prepass, pass, shards, merge, finish;
+	double slice_sum, slice_max; /* the slices' CPU seconds (stats_shards_cpu) */
 	int serial, nshards;
 	uint64_t shard_records;
 };
@@ -247,38 +230,49 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 			here[i] = 1;
 			needs |= stats_reports[i]->needs;
 			pt->serial++;
+		} else {
+			shard_needs |= stats_reports[i]->needs & STATS_SHARD_JOIN_NEEDS;
 		}
 	}
 	/* with shards, they compute the analyses they can for every report
-	 * (the reports here read them only in fill) */
+	 * (the reports here read them only in fill); what their joins need of
+	 * the pre-pass is made here first: the ranges, the windows */
 	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
+	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
+	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_PREJOIN;
+	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
 	struct stats_shards *sh = NULL;
-	double t0 = mono_s();
-	if (p->nshards) {
-		/* the analyses this context computes itself are not the shards' */
-		sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
-		if (!sh) {
-			free(here);
-			return PASS_DAMAGED;
-		}
-		pt->nshards = p->nshards;
-	}
 	int rc = 0, verdict = PASS_GO;
 	uint64_t n = 0;
-	struct fanout fan = { ctx, self, here };
-	if (pt->serial) {
-		if (stats_ctx_prepass(ctx) && (*code = prepass(ctx, p->r, p->path, p->strict)) != EXIT_OK) {
-			verdict = PASS_STOP;
-			goto out;
+	double t0 = mono_s(), t1 = t0, ts = t0;
+	/* the shards start beside the pre-pass, or after it when they need it */
+	for (int pre = 0; pre < 2; pre++) {
+		if (pre == pre_first && p->nshards) {
+			ts = mono_s();
+			sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
+			if (!sh) {
+				verdict = PASS_DAMAGED;
+				goto out;
+			}
+			pt->nshards = p->nshards;
 		}
-		double t1 = mono_s();
-		pt->prepass = t1 - t0;
+		if (pre == 0 && stats_ctx_prepass(ctx) && (pt->serial || pre_first)) {
+			if ((*code = prepass(ctx, p->r, p->path, p->strict)) != EXIT_OK) {
+				verdict = PASS_STOP;
+				goto out;
+			}
+			t1 = mono_s();
+			pt->prepass = t1 - t0;
+		}
+	}
+	struct stats_fanout fan = { ctx, self, here };
+	if (pt->serial) {
 		for (size_t i = 0; i < p->nreps; i++)
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
-		ctx->on_op = fan_op;
-		ctx->on_call = fan_call;
+		ctx->on_op = stats_fanout_op;
+		ctx->on_call = stats_fanout_call;
 		ctx->on_arg = &fan;
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(p->r, &rec)) > 0) {
@@ -293,8 +287,9 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	}
 	if (sh) {
 		int ok = stats_shards_finish(sh, ctx, !pt->serial, self, &pt->merge) == 0;
-		pt->shards = mono_s() - t0;
+		pt->shards = mono_s() - ts;
 		pt->shard_records = stats_shards_records(sh);
+		stats_shards_cpu(sh, &pt->slice_sum, &pt->slice_max);
 		stats_shards_free(sh);
 		sh = NULL;
 		if (!ok) {
@@ -544,7 +539,7 @@ int cmd_stats(int argc, char **argv)
 	uint32_t shard_needs = 0;
 	for (size_t i = 0; i < nreps; i++) {
 		if (!run[i]) continue;
-		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i]);
+		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r);
 		nsharded += sharded[i];
 		nserial += !sharded[i];
 		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
@@ -554,6 +549,16 @@ int cmd_stats(int argc, char **argv)
 	int nshards = threads > 1 && (nsharded || shard_needs) ?
 		stats_shards_count(r, path, nserial ? threads - 1 : threads) : 0;
 	if (!nshards) memset(sharded, 0, (nreps ? nreps : 1) * sizeof(*sharded));
+	/* the shards decode their slices themselves: the driver's reader (its
+	 * pre-pass, the pass beside them) keeps a few decoding threads, not N
+	 * (each holds ~3 chunks of records: ~65 MiB more at 16) */
+	if (nshards && gp_reader_threads(r) > STATS_DRIVER_THREADS) {
+		gp_reader *few = tool_open_threads(path, STATS_DRIVER_THREADS);
+		if (few) {
+			gp_reader_close(r);
+			r = few;
+		}
+	}
 	struct phase_times pt = { 0 };
 	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
 				   run, sharded, nreps, nshards };
@@ -615,9 +620,10 @@ int cmd_stats(int argc, char **argv)
 	if (so.verbose) {
 		fflush(stdout);
 		fprintf(stderr, "%s: phases: pre-pass %.2f s, pass %.2f s (here: %s), shards %.2f s "
-			"(%d threads, %" PRIu64 " records; merge here %.2f s), finish %.2f s, fill and print %.2f s\n",
+			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
+			"finish %.2f s, fill and print %.2f s\n",
 			g_cmd, pt.prepass, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
-			pt.shard_records, pt.merge, pt.finish, mono_s() - t_fill);
+			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);

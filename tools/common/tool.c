@@ -114,12 +114,17 @@ static const char *stdin_path(void)
 
 gp_reader *tool_open(const char *path)
 {
+	return tool_open_threads(path, g_threads ? g_threads : gp_reader_threads_default());
+}
+
+gp_reader *tool_open_threads(const char *path, int threads)
+{
 	gp_reader *r = NULL;
 	const char *name = path;
 	if (!strcmp(path, "-") && !(path = stdin_path()))
 		return NULL;
 	errno = 0;
-	struct gp_reader_opts o = { .sz = sizeof(o), .threads = g_threads ? g_threads : gp_reader_threads_default() };
+	struct gp_reader_opts o = { .sz = sizeof(o), .threads = threads };
 	int rc = gp_reader_open_opts(path, &o, &r);
 	if (rc < 0 || !r) {
 		const char *cause = reader_cause(r, rc);

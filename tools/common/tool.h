@@ -29,6 +29,9 @@ int tool_take_threads(int argc, char **argv);
  * and returns NULL.  Also loads metadata (strings, sources) so names resolve
  * even in time-ordered iteration. */
 gp_reader *tool_open(const char *path);
+/* The same with `threads` decoding threads (the caller's included) instead
+ * of --threads'. */
+gp_reader *tool_open_threads(const char *path, int threads);
 /* The one-trace-file commands (info, dump, stats): argv must hold exactly one
  * operand after the options.  Sets *path and opens it; returns EXIT_OK, or
  * EXIT_USAGE (after the message and help(stderr)) or EXIT_BADINPUT. */

@@ -112,5 +112,7 @@ uint64_t u64_select(uint64_t *v, size_t n, size_t k);
 
 /* Seconds on the monotonic clock (phase times for --verbose). */
 double mono_s(void);
+/* CPU seconds the calling thread has used. */
+double thread_cpu_s(void);
 
 #endif

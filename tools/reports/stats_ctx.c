@@ -42,14 +42,31 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 
 int stats_ctx_prepass(const struct stats_ctx *ctx)
 {
-	return (ctx->needs & (STATS_NEED_RANGES | STATS_NEED_STEPS)) != 0;
+	return (ctx->needs & (STATS_NEED_RANGES | STATS_NEED_STEPS | STATS_NEED_PREJOIN)) != 0;
+}
+
+/* The graphs' capture sites from an API or GRAPH_NODE record. */
+static void ctx_graphs_add(struct stats_ctx *ctx, const gp_record *rec)
+{
+	if (rec->type == GP_REC_API) graph_sites_api(ctx->graphs, tool_pid(ctx->r, rec), &rec->u.api);
+	else if (rec->type == GP_REC_GRAPH_NODE) graph_sites_node(ctx->graphs, tool_pid(ctx->r, rec), &rec->u.graph_node);
 }
 
 /* Pre-pass: the NVTX ranges, the GPU-activity windows, and a sample of the
- * GPU operations for the trace method of step detection. */
+ * GPU operations for the trace method of step detection; for the shards'
+ * joins (STATS_NEED_PREJOIN) the graphs' capture sites (a graph is
+ * captured before its launches, so the complete sites answer as the ones
+ * so far would in the pass). */
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 {
 	step_pass1_add(ctx->r, rec, ctx->attr, ctx->detect, &ctx->win);
+	if (ctx->needs & STATS_NEED_PREJOIN) {
+		if (!ctx->graphs) {
+			ctx->graphs = graph_sites_new();
+			ctx->graphs_pre = 1;
+		}
+		ctx_graphs_add(ctx, rec);
+	}
 }
 
 /* A joined GPU operation: to the steps, then to the reports. */
@@ -69,7 +86,7 @@ static void ctx_call(void *arg, const struct launch_call *c)
 int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
 {
 	ctx->prepassed = 1;
-	attribution_index(ctx->attr);
+	if (ctx->attr) attribution_index(ctx->attr);
 	winset_finish(&ctx->win);
 	if (ctx->detect) {
 		if (step_detect_finish(ctx->detect, ctx->attr, err) < 0) return -1;
@@ -110,6 +127,14 @@ static void ctx_gpu_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pi
 	}
 }
 
+/* The join and the graph sites, made at the first record. */
+static void ctx_join(struct stats_ctx *ctx)
+{
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call, ctx->join_from };
+	ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
+	if (!ctx->graphs) ctx->graphs = graph_sites_new();
+}
+
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out)
 {
 	uint64_t t = gp_record_time(rec);
@@ -120,16 +145,8 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	}
 	out->rec = rec;
 	out->pid = out->tid = 0;
-	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) {
-		struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call };
-		ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
-		ctx->graphs = graph_sites_new();
-	}
-	if (ctx->graphs) {
-		uint32_t pid = rec->type == GP_REC_API || rec->type == GP_REC_GRAPH_NODE ? tool_pid(ctx->r, rec) : 0;
-		if (rec->type == GP_REC_API) graph_sites_api(ctx->graphs, pid, &rec->u.api);
-		else if (rec->type == GP_REC_GRAPH_NODE) graph_sites_node(ctx->graphs, pid, &rec->u.graph_node);
-	}
+	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) ctx_join(ctx);
+	if (ctx->graphs && !ctx->graphs_pre) ctx_graphs_add(ctx, rec);
 	/* every API call and GPU operation goes through the join, selected or
 	 * not: the steps and the ranges span the selection's edges */
 	if (ctx->join) step_pass2_add(ctx->r, rec, ctx->join, ctx->steps, &ctx->win, &ctx->join_now);
@@ -301,6 +318,10 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 {
 	if (src->last > ctx->last) ctx->last = src->last;
+	if (src->join) {
+		if (!ctx->join) ctx_join(ctx);
+		opjoin_merge(ctx->join, src->join);
+	}
 	kshapes_merge(&ctx->shapes, &src->shapes);
 	counters_merge(&ctx->cnt, &src->cnt);
 	if (!meta) return;
@@ -313,6 +334,38 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	for (size_t i = 0; i < src->dev.idx.cap; i++)
 		if (src->dev.idx.used[i])
 			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.slot[i].key >> 32), &src->dev.v[src->dev.idx.slot[i].val - 1]);
+}
+
+void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main)
+{
+	if (main->attr) ctx->attr = attribution_view(main->attr);
+	ctx->graphs = main->graphs; /* read only (graph_sites_find) */
+	ctx->graphs_pre = 1;
+	ctx->graphs_shared = 1;
+	for (size_t i = 0; i < main->win.n; i++) VEC_PUSH(ctx->win.v, ctx->win.n, ctx->win.cap, main->win.v[i]);
+	ctx->prepassed = main->prepassed;
+}
+
+void stats_ctx_end_join(struct stats_ctx *ctx)
+{
+	if (!ctx->join) return;
+	opjoin_finish(ctx->join);
+	opjoin_free(ctx->join);
+	ctx->join = NULL;
+}
+
+void stats_fanout_op(void *arg, const struct gpu_op *op)
+{
+	const struct stats_fanout *f = arg;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+}
+
+void stats_fanout_call(void *arg, const struct launch_call *c)
+{
+	const struct stats_fanout *f = arg;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
 }
 
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
@@ -333,7 +386,7 @@ void stats_ctx_free(struct stats_ctx *ctx)
 	winset_free(&ctx->span);
 	free(ctx->span_of);
 	opjoin_free(ctx->join);
-	graph_sites_free(ctx->graphs);
+	if (!ctx->graphs_shared) graph_sites_free(ctx->graphs);
 	steps_free(ctx->steps);
 	step_detect_free(ctx->detect);
 	attribution_free(ctx->attr);

@@ -171,6 +171,23 @@ static void sites_call(void *self, const struct stats_ctx *ctx, const struct lau
 	if (stacks_count(sr->stk) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
+/* Shards: the work of the next slice.  Every slice read every stack (they
+ * are metadata, which every slice reads: stats_report.h), so self takes
+ * src's when it has none (the driver's state, which read no records),
+ * reading strings through its own reader from then on (src's closes). */
+static void sites_merge(void *self, void *from, const struct stats_ctx *ctx)
+{
+	struct sites_report *sr = self, *src = from;
+	if (!stacks_count(sr->stk) && stacks_count(src->stk)) {
+		struct stacks *t = sr->stk;
+		sr->stk = src->stk;
+		src->stk = t;
+		stacks_set_reader(sr->stk, ctx->r);
+		stacks_set_site_rule(sr->stk, &ctx->opts->site);
+	}
+	stack_work_merge(sr->sw, src->sw);
+}
+
 static int sites_in_default(void *self, const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = self;
@@ -219,6 +236,7 @@ const struct stats_report stats_report_launch_sites = {
 	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
 		 STATS_TYPE(GP_REC_SOURCE),
 	.needs = STATS_NEED_OPS,
-	.new = sites_new, .add = sites_add, .op = sites_op, .call = sites_call, .in_default = sites_in_default,
+	.new = sites_new, .add = sites_add, .op = sites_op, .call = sites_call, .merge = sites_merge,
+	.in_default = sites_in_default,
 	.fill = sites_fill, .free = sites_free,
 };

@@ -70,6 +70,13 @@ static void layers_call(void *self, const struct stats_ctx *ctx, const struct la
 	layer_attr_call(lr->la, c);
 }
 
+/* Shards: the next slice's work (analysis/layer_attr.h). */
+static void layers_merge(void *self, void *from, const struct stats_ctx *ctx)
+{
+	struct layers_report *lr = self, *src = from;
+	layer_attr_merge(lr->la, src->la, ctx->r);
+}
+
 static void tree_add(void *ctx, const char *const *path, uint32_t n, const struct layer_weight *w)
 {
 	if (w->kernels) layer_tree_add(ctx, path, n, w->kernel_ns, w->kernels);
@@ -150,6 +157,7 @@ const struct stats_report stats_report_layers = {
 	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
 		 STATS_TYPE(GP_REC_SOURCE),
 	.needs = STATS_NEED_OPS | STATS_NEED_RANGES,
-	.new = layers_new, .add = layers_add, .op = layers_op, .call = layers_call, .in_default = layers_in_default,
+	.new = layers_new, .add = layers_add, .op = layers_op, .call = layers_call, .merge = layers_merge,
+	.in_default = layers_in_default,
 	.fill = layers_fill, .free = layers_free,
 };

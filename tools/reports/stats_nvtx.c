@@ -78,6 +78,7 @@ static void *nvtx_new(const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
 	st->r = ctx->r;
+	st->ranges.budget = ctx->budget;
 	u64map_init(&st->name2g);
 	u64map_init(&st->pids);
 	return st;
@@ -113,6 +114,25 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 		if (nseen < sizeof(seen) / sizeof(seen[0])) seen[nseen++] = g;
 		st->gpu_ns[g] += op->e - op->s;
 	}
+}
+
+/* Shards: the groups of the next slice into self's (name2g keeps self's
+ * groups: a cache the next op fills for src's names). */
+static void nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
+{
+	struct nvtx_report *st = self, *src = from;
+	for (size_t i = 0; i < src->ranges.n; i++) {
+		struct sgroup *sg = &src->ranges.g[i];
+		size_t g = group_of(st, src->pid[i], group_name(sg));
+		qsketch_sorted(&st->ranges.g[g].q);
+		qsketch_sorted(&sg->q);
+		summary_merge(&st->ranges, g, sg);
+		qsketch_free(&sg->q);
+		st->gpu_ns[g] += src->gpu_ns[i];
+		st->style[g] |= src->style[i];
+	}
+	for (size_t i = 0; i < src->pids.cap; i++)
+		if (src->pids.used[i]) *u64map_get(&st->pids, src->pids.slot[i].key, MAP_INSERT) = 1;
 }
 
 /* The rows: the groups by (process when split, name), numbered names
@@ -223,5 +243,5 @@ const struct stats_report stats_report_nvtx = {
 	.tables = nvtx_tables, .ntables = 1,
 	.types = STATS_TYPE(GP_REC_NVTX_RANGE),
 	.needs = STATS_NEED_RANGES | STATS_NEED_OPS,
-	.new = nvtx_new, .add = nvtx_add, .op = nvtx_op, .fill = nvtx_fill, .free = nvtx_free,
+	.new = nvtx_new, .add = nvtx_add, .op = nvtx_op, .merge = nvtx_merge, .fill = nvtx_fill, .free = nvtx_free,
 };

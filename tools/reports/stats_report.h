@@ -20,14 +20,24 @@
  *
  * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
  * merge (a `merge`, or no state), needs nothing of the context but
- * STATS_SHARD_NEEDS and takes no records without a time (process, device,
- * module, stack, thread, source) runs on K threads at once, each over one
- * slice of the trace's time: its own reader, context and state get the
- * records whose time is in the slice; then the states are merged in time order (each state merges the next slice's into
- * it) and fill() prints the merged one as above.  The other reports run in
- * the one pass above, on the driver's thread, beside the shards; the
- * shards' contexts compute the analyses of STATS_SHARD_NEEDS for them too
- * (such a report reads them only in fill).
+ * STATS_SHARD_NEEDS and STATS_SHARD_JOIN_NEEDS and takes no records
+ * without a time (process, device, module, stack, thread, source) — or
+ * takes them from a trace whose metadata every slice reads (format 1.4,
+ * gp_reader_meta_apart: each slice's state gets all of them, and merge
+ * keeps one copy) — runs on
+ * K threads at once, each over one slice of the trace's time: its own
+ * reader, context and state get the records whose time is in the slice,
+ * and op()/call() the operations its slice's join delivers; then the
+ * states are merged in time order (each state merges the next slice's into
+ * it: the joins first, which delivers the operations whose call was on
+ * the other side of the cut to the earlier state) and fill() prints the
+ * merged one as above.  So op() and call() of such a report may see an
+ * operation after later ones, and merge() must not assume otherwise.  The
+ * other reports run in the one pass above, on the driver's thread, beside
+ * the shards; the shards' contexts compute the analyses of
+ * STATS_SHARD_NEEDS for them too (such a report reads them only in fill).
+ * When the shards need the ranges or the join, the driver's pre-pass runs
+ * first (the ranges, the windows) and the shards start after it.
  *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
@@ -64,10 +74,18 @@ enum stats_need {
 	STATS_NEED_GPU = 16,    /* ctx->gpu: busy intervals, kernels per window */
 	STATS_NEED_SHAPES = 32, /* ctx->kn, ctx->shapes: kernel names and launch shapes */
 	STATS_NEED_COUNTERS = 64, /* ctx->cnt: sampled counters */
+	STATS_NEED_PREJOIN = 128, /* the pre-pass makes what the shards' joins read: the GPU-activity
+				   * windows (ctx->win) and where CUDA graphs were captured (ctx->graphs) */
 };
 /* What a context of a shard can compute: analyses that merge over slices
  * of time (kernel shapes, counters) */
 #define STATS_SHARD_NEEDS (STATS_NEED_SHAPES | STATS_NEED_COUNTERS)
+/* What a shard's context gets from the caller's pre-pass, read only: the
+ * NVTX ranges (a view of the index), the windows its join asks and the
+ * graphs' capture sites; so a report that needs the join and the ranges
+ * can run in shards too (each slice joins its own records; the joins merge
+ * at the cuts, opjoin.h) */
+#define STATS_SHARD_JOIN_NEEDS (STATS_NEED_RANGES | STATS_NEED_OPS)
 
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
  * docs/STEPS.md).  Zero-initialised = the defaults. */
@@ -125,10 +143,14 @@ struct stats_ctx {
 	 * (analysis/graph_sites.h), from every API and GRAPH_NODE record,
 	 * selected or not: a graph is captured once, before its launches */
 	struct graph_sites *graphs;
+	int graphs_pre;         /* graphs made by the pre-pass (STATS_NEED_PREJOIN), or the
+				 * driver's in a shard: complete, not fed again */
+	int graphs_shared;      /* the driver's (stats_ctx_share): not freed here */
 	void (*on_op)(void *arg, const struct gpu_op *op);
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
 	uint64_t join_now;      /* latest API or GPU record time seen */
+	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from) */
 	/* STATS_NEED_SPAN (stats_ctx_finish): per process, the time the span
 	 * reports measure in, when not the whole trace: the counted steps (from
 	 * the first one's start to the last one's end; default, when the trace
@@ -226,11 +248,26 @@ int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err);
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);
 void stats_ctx_finish(struct stats_ctx *ctx);
 /* Shards: adds the analyses of src, the context of the next slice of time
- * (STATS_SHARD_NEEDS, the latest record), to ctx, before stats_ctx_finish;
- * with meta (ctx did not read the whole trace itself), src's metadata too:
- * processes' ranks, device properties.  src is left emptied of the
- * analyses. */
+ * (STATS_SHARD_NEEDS, the latest record, the join: opjoin_merge, which
+ * delivers through ctx's on_op and on_call), to ctx, before
+ * stats_ctx_finish; with meta (ctx did not read the whole trace itself),
+ * src's metadata too: processes' ranks, device properties.  src is left
+ * emptied of the analyses. */
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta);
+/* Shards: a slice's context gets main's NVTX ranges (a view of its index,
+ * attribution_view) and GPU-activity windows (a copy) from main's
+ * pre-pass, which must not change while the slice reads. */
+void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main);
+/* Shards: the join of the last merged slice reaches the end of the trace
+ * (opjoin_finish, delivering through on_op and on_call) and goes. */
+void stats_ctx_end_join(struct stats_ctx *ctx);
+
+/* Hands joined GPU operations and launch calls to the reports run[i] of
+ * the list (their states self[i]): a context's on_op and on_call with
+ * on_arg a struct stats_fanout. */
+struct stats_fanout { const struct stats_ctx *ctx; void **self; const int *run; };
+void stats_fanout_op(void *arg, const struct gpu_op *op);
+void stats_fanout_call(void *arg, const struct launch_call *c);
 /* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);
 void stats_ctx_free(struct stats_ctx *ctx);

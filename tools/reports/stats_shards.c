@@ -18,12 +18,15 @@ struct shard {
 	gp_reader *r;
 	struct stats_ctx ctx;
 	void **self;           /* per report of the list */
+	struct stats_fanout fan; /* its join's operations and calls to self */
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
+	double cpu_s;          /* CPU seconds its thread took to read the slice */
 };
 
 struct stats_shards {
 	/* of the caller's context, copied: it changes while the shards run */
+	const struct stats_ctx *main; /* but its ranges and windows (stats_ctx_share) */
 	const struct stats_opts *opts;
 	const struct selection *sel;
 	int abs_time;
@@ -43,9 +46,10 @@ struct stats_shards {
 #define META_TYPES (STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_MODULE) | \
 		    STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE))
 
-int stats_report_shardable(const struct stats_report *rep)
+int stats_report_shardable(const struct stats_report *rep, gp_reader *r)
 {
-	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)STATS_SHARD_NEEDS) && !(rep->types & META_TYPES);
+	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)(STATS_SHARD_NEEDS | STATS_SHARD_JOIN_NEEDS)) &&
+	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
 int stats_shards_count(gp_reader *r, const char *path, int k)
@@ -68,7 +72,10 @@ static void shard_read(struct shard *s)
 	if (gp_reader_open_opts(a->path, &o, &s->r) != 0) return;
 	gp_reader_load_meta(s->r);
 	if (gp_reader_set_time_window(s->r, s->from, s->to) != 0) return;
-	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs, a->sel, a->abs_time);
+	/* the ranges are the caller's, not made again */
+	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)STATS_NEED_RANGES, a->sel, a->abs_time);
+	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
+	s->ctx.join_from = s->from;
 	s->ctx.names = a->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
@@ -77,6 +84,10 @@ static void shard_read(struct shard *s)
 			s->self[i] = stats_reports[i]->new(&s->ctx);
 		}
 	s->ctx.budget = NULL;
+	s->fan = (struct stats_fanout){ &s->ctx, s->self, a->run };
+	s->ctx.on_op = stats_fanout_op;
+	s->ctx.on_call = stats_fanout_call;
+	s->ctx.on_arg = &s->fan;
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
@@ -85,7 +96,9 @@ static void shard_read(struct shard *s)
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
 		struct stats_rec sr;
-		if (!stats_ctx_add(&s->ctx, rec, &sr) || meta) continue;
+		/* the metadata every slice reads go to the reports that take
+		 * them (stats_report_shardable) */
+		if (!stats_ctx_add(&s->ctx, rec, &sr)) continue;
 		for (size_t i = 0; i < a->nreps; i++)
 			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
@@ -93,6 +106,14 @@ static void shard_read(struct shard *s)
 	struct gp_integrity in;
 	gp_reader_integrity(s->r, &in);
 	s->ok = rc == 0 && !in.frames_corrupt && !in.truncated;
+}
+
+/* shard_read, timed in CPU seconds of its thread */
+static void shard_read_timed(struct shard *s)
+{
+	double c0 = thread_cpu_s();
+	shard_read(s);
+	s->cpu_s = thread_cpu_s() - c0;
 }
 
 static void shard_free(struct shard *s, size_t nreps)
@@ -126,7 +147,7 @@ static void *shard_main(void *arg)
 {
 	struct shard *s = arg;
 	struct stats_shards *a = s->all;
-	shard_read(s);
+	shard_read_timed(s);
 	for (int step = 1; s->ix % (2 * step) == 0 && s->ix + step < a->k; step *= 2) {
 		struct shard *o = &a->sh[s->ix + step];
 		if (o->started) pthread_join(o->th, NULL);
@@ -142,6 +163,7 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	uint64_t first, last;
 	if (gp_reader_time_range(ctx->r, &first, &last) != 0) return NULL;
 	struct stats_shards *a = xcalloc(1, sizeof(*a));
+	a->main = ctx;
 	a->opts = ctx->opts;
 	a->sel = ctx->sel;
 	a->abs_time = ctx->out_base == 0;
@@ -186,6 +208,9 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 	double t0 = mono_s();
 	int ok = s0->ok;
 	if (ok) {
+		/* the end of the trace for the join, into slice 0's states (which
+		 * hold every slice's now) */
+		stats_ctx_end_join(&s0->ctx);
 		for (size_t i = 0; i < a->nreps; i++) {
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			ctx->budget = &a->budget[i];
@@ -203,6 +228,15 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 uint64_t stats_shards_records(const struct stats_shards *a)
 {
 	return a ? a->n : 0;
+}
+
+void stats_shards_cpu(const struct stats_shards *a, double *sum, double *max)
+{
+	*sum = *max = 0;
+	for (int i = 0; a && i < a->k; i++) {
+		*sum += a->sh[i].cpu_s;
+		if (a->sh[i].cpu_s > *max) *max = a->sh[i].cpu_s;
+	}
 }
 
 void stats_shards_free(struct stats_shards *a)

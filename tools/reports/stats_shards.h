@@ -10,11 +10,19 @@
  * first slice from 0, the last to the end) to a context and report states
  * of its own; the metadata records it reads go to its context (a merged
  * trace holds some in timed chunks, which only some slices read: the
- * contexts' metadata are merged), never to the reports (one that takes
- * them does not run in shards).  Then the states are merged in time
+ * contexts' metadata are merged), and to the reports that take them only
+ * on a trace whose metadata every slice reads whole (format 1.4,
+ * gp_reader_meta_apart: stats_report_shardable).  Then the states are merged in time
  * order by a tree: the thread of slice i merges slice i + 1's, then i + 2's
  * (which holds i + 3's), ... as they end, so log2(K) merges deep; the
- * caller merges slice 0's into its own.  The summaries of the slices share
+ * caller merges slice 0's into its own.  Reports that join GPU operations
+ * to their calls (and to NVTX ranges: the caller's index, read by every
+ * slice through a view of its own) get, from a slice's own join, the
+ * operations whose call is in the slice too; one whose call is on the
+ * other side of a cut waits in its slice's join until the merge of the two
+ * (opjoin_merge), which delivers it to the earlier slice's states; the
+ * last join's leftovers are delivered at the end as one join's would be.
+ * The summaries of the slices share
  * one limit of exact values per report (analysis/summary.h): a table of at
  * most 2^20 values is exact and the same as one thread's.
  *
@@ -31,8 +39,15 @@
 
 struct stats_shards;
 
-/* Whether report rep can run in shards. */
-int stats_report_shardable(const struct stats_report *rep);
+/* The decoding threads the driver's own reader keeps while shards run (its
+ * pre-pass and the pass of the other reports; the slices decode their own
+ * chunks): a few, not N — each holds ~3 chunks of records (~65 MiB more at
+ * N = 16 on the 1e7 trace), and the GPU machine's reader scaled only to 4
+ * (docs/PERFORMANCE.md "Offline tool"). */
+#define STATS_DRIVER_THREADS 4
+
+/* Whether report rep can run in shards over the trace r reads. */
+int stats_report_shardable(const struct stats_report *rep, gp_reader *r);
 /* The slices a trace can be cut into for k threads: k, or 0 (not cut: no
  * footer, no timed records, a pipe, k < 1).  One slice is the whole trace,
  * read on a thread beside the caller's. */
@@ -40,10 +55,12 @@ int stats_shards_count(gp_reader *r, const char *path, int k);
 /* Starts k threads (stats_shards_count) over the trace at path, running
  * the reports i with run[i] (nreps, the list's order; maybe none), their
  * contexts computing the analyses `needs` (STATS_SHARD_NEEDS bits, for
- * every report of the run: the caller's context does not compute them),
- * with ctx's options,
- * selection and form of names (a slice whose thread cannot be made is read
- * on the caller's, before this returns).  NULL: no time range. */
+ * every report of the run: the caller's context does not compute them;
+ * STATS_SHARD_JOIN_NEEDS bits of the reports run here: ctx's pre-pass has
+ * run, and its ranges and windows stay as they are until
+ * stats_shards_finish), with ctx's options, selection and form of names (a
+ * slice whose thread cannot be made is read on the caller's, before this
+ * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
 /* Waits for the threads; then, when every slice was read whole, merges the
@@ -55,6 +72,11 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self, double *merge_s);
 /* Records read by all slices (after finish). */
 uint64_t stats_shards_records(const struct stats_shards *sh);
+/* The CPU seconds the slices' threads took to read them (not the merges):
+ * their sum and the largest (after finish).  What K cores would take is
+ * about the largest; the sum against one thread's time is what cutting
+ * the trace costs. */
+void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
 void stats_shards_free(struct stats_shards *sh);
 
 #endif
