@@ -137,6 +137,26 @@ with tt.tmpdir() as d:
                   f"gen_layers {opt}: the backward rows: {out[:400]!r}")
         same_as_one(lay, f"gen_layers {opt}: all reports")
 
+    # windows and util: the busy intervals in shards, their streaming
+    # unions merged at the cuts (analysis/intervals.h ivpair_merge); util's
+    # default span (the steps') takes a pass of its own over the GPU
+    # operations at the end, in slices too.  With a lag of 512 intervals
+    # (GPUPROF_UNION_LAG; none of these traces has a record that late) the
+    # slices cut their unions, so the merges meet the heads they kept; a
+    # merge that could not be exact would read the trace again on one
+    # thread, and say so under --verbose: it must not.
+    for r in ("windows", "util --whole-trace", "util --since 0.5s --until 2s", "util --steps 5:20"):
+        v = stats(big, 4, "--verbose", "--report", *r.split()).stderr
+        tt.expect("here: none)" in v, f"--report {r}: in shards, nothing on the driver's pass: {v!r}")
+    os.environ["GPUPROF_UNION_LAG"] = "512"
+    for path, name in ((big, "bigtrace"), (win, "gen_trace --windows"), (ranks, "gen_ranks"), (mem, "bigtrace --memory")):
+        for r in ("windows", "util", "util --whole-trace") + (("util --steps 5:20",) if path in (big, mem) else ()):
+            same_as_one(path, f"{name}: --report {r}, lag 512", "--report", *r.split())
+            for n in THREADS:
+                v = stats(path, n, "--verbose", "--format", "json", "--report", *r.split()).stderr
+                tt.expect("read again" not in v, f"{name}: --report {r}, lag 512, --threads {n}: merged exactly: {v!r}")
+    del os.environ["GPUPROF_UNION_LAG"]
+
     # damaged traces: the same output, messages and exit status
     cut = os.path.join(d, "cut.gpuprof")
     with open(big, "rb") as f:

@@ -199,6 +199,8 @@ struct stats_pass {
 	const int *sharded;  /* per report: in shards (stats_shards.h), not here */
 	size_t nreps;
 	int nshards;         /* the shards' threads (0: none) */
+	uint32_t shard_needs;/* what the shards' contexts can compute (stats_shard_needs) */
+	int gpu_threads;     /* the deferred pass over the GPU operations in slices: k (0: one thread) */
 };
 
 /* Where the time went (--verbose). */
@@ -225,24 +227,30 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	int *here = xcalloc(p->nreps ? p->nreps : 1, sizeof(*here));
 	for (size_t i = 0; i < p->nreps; i++) {
 		if (!p->run[i]) continue;
-		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
+		shard_needs |= stats_reports[i]->needs & p->shard_needs;
 		if (!p->nshards || !p->sharded[i]) {
 			here[i] = 1;
 			needs |= stats_reports[i]->needs;
 			pt->serial++;
 		} else {
 			shard_needs |= stats_reports[i]->needs & STATS_SHARD_JOIN_NEEDS;
+			needs |= stats_reports[i]->needs & STATS_NEED_SPAN; /* made here at the end */
 		}
 	}
 	/* with shards, they compute the analyses they can for every report
 	 * (the reports here read them only in fill); what their joins need of
 	 * the pre-pass is made here first: the ranges, the windows */
-	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
+	if (p->nshards) needs &= ~(p->shard_needs & ~(uint32_t)STATS_NEED_SPAN);
 	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
 	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_PREJOIN;
 	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
+	struct stats_gpu_pass gpu_pass = { p->path, p->gpu_threads };
+	if (p->gpu_threads) {
+		ctx->gpu_pass = stats_shards_gpu_pass;
+		ctx->gpu_pass_arg = &gpu_pass;
+	}
 	struct stats_shards *sh = NULL;
 	int rc = 0, verdict = PASS_GO;
 	uint64_t n = 0;
@@ -306,6 +314,8 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	stats_ctx_finish(ctx);
 	pt->finish = mono_s() - t2;
 out:
+	ctx->gpu_pass = NULL;
+	ctx->gpu_pass_arg = NULL;
 	/* the fan-out lives here: nothing joins operations after finish */
 	ctx->on_op = NULL;
 	ctx->on_call = NULL;
@@ -536,13 +546,16 @@ int cmd_stats(int argc, char **argv)
 	 * (N - 1 when some report runs here, beside them) */
 	int threads = g_threads ? g_threads : gp_reader_threads_default();
 	int *sharded = xcalloc(nreps ? nreps : 1, sizeof(*sharded)), nserial = 0, nsharded = 0;
-	uint32_t shard_needs = 0;
+	uint32_t shard_needs = 0, run_needs = 0;
+	for (size_t i = 0; i < nreps; i++)
+		if (run[i]) run_needs |= stats_reports[i]->needs;
+	uint32_t sn = stats_shard_needs(r, &so, &selection, run_needs);
 	for (size_t i = 0; i < nreps; i++) {
 		if (!run[i]) continue;
-		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r);
+		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r, sn);
 		nsharded += sharded[i];
 		nserial += !sharded[i];
-		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
+		shard_needs |= stats_reports[i]->needs & sn & ~(uint32_t)STATS_NEED_SPAN;
 	}
 	/* shards also compute the analyses that merge (kernel shapes,
 	 * counters) for the reports that run here */
@@ -560,12 +573,19 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	struct phase_times pt = { 0 };
+	/* the pass over the GPU operations that util's span of the steps
+	 * defers to the end: in slices too, on every thread */
+	int gpu_threads = threads > 1 ? stats_shards_count(r, path, threads) : 0;
 	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
-				   run, sharded, nreps, nshards };
+				   run, sharded, nreps, nshards, sn, gpu_threads };
 	int verdict = stats_pass(&pass, &ctx, self, &pt, &code);
 	if (verdict == PASS_DAMAGED) {
 		/* a damaged trace is read on one thread, for the messages and
-		 * exit status of --threads 1 */
+		 * exit status of --threads 1; so is one whose merge at a cut
+		 * could not be exact (stats_ctx.merge_lost) */
+		if (so.verbose && ctx.merge_lost)
+			fprintf(stderr, "%s: a merge of two slices could not give the figures of one pass: "
+				"read again on one thread\n", g_cmd);
 		for (size_t i = 0; i < nreps; i++)
 			if (self[i] && stats_reports[i]->free) stats_reports[i]->free(self[i]);
 		memset(self, 0, (nreps ? nreps : 1) * sizeof(*self));
@@ -573,6 +593,7 @@ int cmd_stats(int argc, char **argv)
 		gp_reader_rewind(r);
 		memset(&pt, 0, sizeof(pt));
 		pass.nshards = 0;
+		pass.gpu_threads = 0;
 		verdict = stats_pass(&pass, &ctx, self, &pt, &code);
 	}
 	free(sharded);
