@@ -171,9 +171,10 @@ struct stats_ctx {
 	struct summary_budget *budget;
 	size_t union_lag;       /* the streaming unions' lag (0: each one's default);
 				 * set from GPUPROF_UNION_LAG, for tests */
-	/* Shards: a slice of time after the first (stats_ctx_slice; its
-	 * streaming unions keep their heads for the merge, intervals.h) */
-	int in_slice;
+	/* Shards: a slice's context (stats_ctx_slice); join_from > 0 after
+	 * the first slice (its streaming unions keep their heads for the
+	 * merge, intervals.h) */
+	int shard;
 	/* Shards: a merge at a cut could not give the one-pass figures (a
 	 * streaming union whose interval runs past the next slice's head):
 	 * the driver reads the trace again on one thread */
@@ -224,9 +225,11 @@ struct stats_report {
 	void (*call)(void *self, const struct stats_ctx *ctx, const struct launch_call *c);
 	/* Shards (above): adds the state of the next slice of time, src, to
 	 * self (which has every record before src's); src is freed after.
-	 * NULL: the report does not run in shards (a report without state
-	 * needs none). */
-	void (*merge)(void *self, void *src, const struct stats_ctx *ctx);
+	 * 0, or -1 when the merged figures could not be those of one pass
+	 * (the driver then reads the trace again on one thread).  NULL: the
+	 * report does not run in shards (a report without state needs
+	 * none). */
+	int (*merge)(void *self, void *src, const struct stats_ctx *ctx);
 	/* Whether it is in the default set (no --report); NULL: always. */
 	int (*in_default)(void *self, const struct stats_ctx *ctx);
 	/* Fills tables[0 .. ntables): each arrives with its name set (report.h:

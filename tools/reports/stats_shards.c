@@ -173,11 +173,15 @@ static void shard_merge(struct shard *dst, struct shard *src)
 	struct stats_shards *a = dst->all;
 	dst->ok &= src->ok;
 	dst->n += src->n;
+	if (src->ctx.merge_lost) dst->ctx.merge_lost = 1; /* not damage: for --verbose */
 	if (dst->ok) {
-		for (size_t i = 0; i < a->nreps; i++)
-			if (a->run[i] && stats_reports[i]->merge)
-				stats_reports[i]->merge(dst->self[i], src->self[i], &dst->ctx);
+		/* the joins first: the operations whose call is on the other
+		 * side of the cut go to dst's states before src's join them */
 		stats_ctx_merge(&dst->ctx, &src->ctx, 1);
+		for (size_t i = 0; i < a->nreps; i++)
+			if (a->run[i] && stats_reports[i]->merge &&
+			    stats_reports[i]->merge(dst->self[i], src->self[i], &dst->ctx) != 0)
+				dst->ctx.merge_lost = 1;
 		dst->ok = !dst->ctx.merge_lost;
 	}
 	shard_free(src, a->nreps);
@@ -246,6 +250,7 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 	a->n = s0->n;
 	double t0 = mono_s();
 	int ok = s0->ok;
+	if (s0->ctx.merge_lost) ctx->merge_lost = 1; /* not damage: say so */
 	if (ok) {
 		/* the end of the trace for the join, into slice 0's states (which
 		 * hold every slice's now) */
@@ -254,7 +259,7 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			ctx->budget = &a->budget[i];
 			self[i] = stats_reports[i]->new(ctx);
-			stats_reports[i]->merge(self[i], s0->self[i], ctx);
+			if (stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0) ctx->merge_lost = 1;
 		}
 		ctx->budget = NULL;
 		stats_ctx_merge(ctx, &s0->ctx, meta);

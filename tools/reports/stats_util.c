@@ -50,8 +50,9 @@ static void *util_new(const struct stats_ctx *ctx)
 
 /* Shards: the state is the title and note only; the figures are the
  * context's, merged with it */
-static void util_merge(void *self, void *src, const struct stats_ctx *ctx)
+static int util_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
+	return 0;
 }
 
 /* The cells a device row and a stream row share. */

@@ -23,8 +23,9 @@ static void *win_new(const struct stats_ctx *ctx)
 
 /* Shards: the state is the title only; the windows and their kernels are
  * the context's, merged with it */
-static void win_merge(void *self, void *src, const struct stats_ctx *ctx)
+static int win_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
+	return 0;
 }
 
 static int win_in_default(void *self, const struct stats_ctx *ctx)
