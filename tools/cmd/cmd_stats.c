@@ -208,6 +208,8 @@ struct stats_pass {
 struct phase_times {
 	double prepass, pass, shards, merge, finish;
 	double slice_sum, slice_max; /* the slices' CPU seconds (stats_shards_cpu) */
+	int gpu_slices;              /* finish's pass over the GPU operations: its slices (0: none) */
+	double gpu_sum, gpu_max;     /* and their CPU seconds */
 	int serial, nshards;
 	uint64_t shard_records;
 };
@@ -247,7 +249,7 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
-	struct stats_gpu_pass gpu_pass = { p->path, p->gpu_threads };
+	struct stats_gpu_pass gpu_pass = { p->path, p->gpu_threads, 0, 0 };
 	if (p->gpu_threads) {
 		ctx->gpu_pass = stats_shards_gpu_pass;
 		ctx->gpu_pass_arg = &gpu_pass;
@@ -314,6 +316,11 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	double t2 = mono_s();
 	stats_ctx_finish(ctx);
 	pt->finish = mono_s() - t2;
+	if (gpu_pass.cpu_sum > 0) {
+		pt->gpu_slices = gpu_pass.k;
+		pt->gpu_sum = gpu_pass.cpu_sum;
+		pt->gpu_max = gpu_pass.cpu_max;
+	}
 out:
 	ctx->gpu_pass = NULL;
 	ctx->gpu_pass_arg = NULL;
@@ -650,11 +657,15 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == FMT_JSON) printf("}\n");
 	if (so.verbose) {
 		fflush(stdout);
+		char gpu[160] = "";
+		if (pt.gpu_slices)
+			snprintf(gpu, sizeof(gpu), " (the pass over the GPU operations in %d slices: CPU sum %.2f s, largest %.2f s)",
+				 pt.gpu_slices, pt.gpu_sum, pt.gpu_max);
 		fprintf(stderr, "%s: phases: pre-pass %.2f s, pass %.2f s (here: %s), shards %.2f s "
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
-			"finish %.2f s, fill and print %.2f s\n",
+			"finish %.2f s%s, fill and print %.2f s\n",
 			g_cmd, pt.prepass, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
-			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, mono_s() - t_fill);
+			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, gpu, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);

@@ -307,13 +307,24 @@ struct gpu_slice {
 	struct gpu_activity g;
 	pthread_t th;
 	int started, ok;
+	double cpu_s;
 };
+
+static void gpu_slice_read(struct gpu_slice *s);
 
 static void *gpu_slice_main(void *arg)
 {
 	struct gpu_slice *s = arg;
+	double c0 = thread_cpu_s();
+	gpu_slice_read(s);
+	s->cpu_s = thread_cpu_s() - c0;
+	return NULL;
+}
+
+static void gpu_slice_read(struct gpu_slice *s)
+{
 	gp_reader *r = slice_open(s->path, s->from, s->to);
-	if (!r) return NULL;
+	if (!r) return;
 	s->g.clip = s->clip;
 	s->g.keep = s->ctx->gpu.keep;
 	s->g.lag = s->ctx->union_lag;
@@ -327,12 +338,11 @@ static void *gpu_slice_main(void *arg)
 	s->ok = read_whole(r, rc);
 	s->g.clip = NULL;
 	gp_reader_close(r);
-	return NULL;
 }
 
 int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg)
 {
-	const struct stats_gpu_pass *p = arg;
+	struct stats_gpu_pass *p = arg;
 	uint64_t first, last;
 	int k = p->k;
 	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return -1;
@@ -348,6 +358,8 @@ int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void
 	int ok = 1;
 	for (int i = 0; i < k; i++) {
 		if (sl[i].started) pthread_join(sl[i].th, NULL);
+		p->cpu_sum += sl[i].cpu_s;
+		if (sl[i].cpu_s > p->cpu_max) p->cpu_max = sl[i].cpu_s;
 		/* in time order; ctx->gpu holds nothing yet (gpu_later) */
 		ok = ok && sl[i].ok && gpu_activity_merge(&ctx->gpu, &sl[i].g) == 0;
 		gpu_activity_free(&sl[i].g);

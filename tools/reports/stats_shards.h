@@ -95,7 +95,11 @@ void stats_shards_free(struct stats_shards *sh);
  * order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or
  * a merge could not be exact (ctx->gpu is then incomplete: the serial
  * pass starts it again). */
-struct stats_gpu_pass { const char *path; int k; };
+struct stats_gpu_pass {
+	const char *path;
+	int k;
+	double cpu_sum, cpu_max; /* set: the slices' CPU seconds, their sum and the largest */
+};
 int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg);
 
 #endif
