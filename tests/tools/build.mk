@@ -123,7 +123,7 @@ TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTR
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
 # sanitizers: gpuprof and the generators built with TSan, and with
 # ASan+UBSan, each in a build dir of its own, run test_stats_threads.py.
-STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_RANKS) $(GEN_STACKS) $(GEN_LAYERS)
+STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_RANKS) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_STEPS)
 .PHONY: stats-tsan-test stats-asan-test
 stats-tsan-test:
 	$(MAKE) --no-print-directory B=$(B)/tsan-stats CFLAGS="$(SAN_TSAN)" LDFLAGS="-fsanitize=thread" \
