@@ -535,6 +535,7 @@ static void cursor_free(gp_reader *r, struct cursor *c)
 	free(c->ubuf);
 	free(c->list);
 	free(c->batch);
+	gp_dec_free(&c->dec);
 	int pooled = c->pooled;
 	memset(c, 0, sizeof(*c));
 	c->pooled = pooled;
@@ -580,7 +581,7 @@ static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref)
 	const struct cent *e = &r->ch[idx];
 	if (e->state == CH_CORRUPT) return 0;
 	const gp_rec_source *s = gp_reader_source(r, e->source);
-	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0 };
+	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0, r->hdr.major };
 	return 1;
 }
 
@@ -654,7 +655,7 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
 	const gp_rec_source *s = gp_reader_source(r, e->source);
 	memset(c->ubuf + e->usize, 0, GP_DEC_OVERREAD); /* defined bytes for the read-ahead */
-	gp_dec_start(&c->dec, c->ubuf, e->usize, e->source, s ? s->tid : 0);
+	gp_dec_start(&c->dec, c->ubuf, e->usize, e->source, s ? s->tid : 0, r->hdr.major);
 	gp_dec_set_slack(&c->dec, GP_DEC_OVERREAD);
 	c->cur = idx;
 	c->in_chunk = 1;

@@ -498,7 +498,7 @@ static void enc_switch(gp_recorder *rec, uint32_t source, uint32_t tid)
 static void put_rec(gp_recorder *rec, const gp_record *r)
 {
 	if (gp_enc_record(&rec->enc, r)) return;
-	if (rec->enc.len >= GP_CHUNK_TARGET) gp_out_chunk(&rec->out, &rec->enc);
+	if (gp_enc_full(&rec->enc)) gp_out_chunk(&rec->out, &rec->enc);
 }
 
 static void put_dropped(gp_recorder *rec, uint64_t now, uint64_t count, uint32_t where, uint32_t src)
@@ -599,7 +599,7 @@ static void drain_all(gp_recorder *rec)
 				break;
 			} /* cannot happen; never loop */
 			if (type && !gp_entry_to_record(p, type, size, &r)) {
-				if (!gp_enc_record(&rec->enc, &r) && rec->enc.len >= GP_CHUNK_TARGET) {
+				if (!gp_enc_record(&rec->enc, &r) && gp_enc_full(&rec->enc)) {
 					gp_out_chunk(&rec->out, &rec->enc);
 					gp_ring_release(ring, t + size);
 				}
