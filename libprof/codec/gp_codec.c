@@ -716,11 +716,16 @@ struct inst_lay {
 	uint32_t imask;
 	uint8_t a2, alen, b1, blen, s0, s1, s2, pad;
 };
-#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 : (c) == 2 ? 3 : 8)
+#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 \
+		      : (c) == 2       ? 3 \
+				       : 8)
 #define IC(t, k) (((t) >> (2 * (k))) & 3)
 #define IA2(t) (2 + (((t) >> 6) & 1))
-#define IL(t) { ((t) & 0x40) ? 0xffffu : 0xffu, IA2(t), IA2(t) + IW(IC(t, 2)), IW(IC(t, 0)), \
-		IW(IC(t, 0)) + IW(IC(t, 1)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), 64 - 8 * IW(IC(t, 2)), 0 }
+#define IL(t) \
+	{ \
+		((t)&0x40) ? 0xffffu : 0xffu, IA2(t), IA2(t) + IW(IC(t, 2)), IW(IC(t, 0)), \
+			IW(IC(t, 0)) + IW(IC(t, 1)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), 64 - 8 * IW(IC(t, 2)), 0 \
+	}
 #define IL4(t) IL(t), IL(t + 1), IL(t + 2), IL(t + 3)
 #define IL16(t) IL4(t), IL4(t + 4), IL4(t + 8), IL4(t + 12)
 static const struct inst_lay inst_lay[128] = { IL16(0), IL16(16), IL16(32), IL16(48),
@@ -976,7 +981,9 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 			const uint8_t *np = p + L->alen, *nb = b + L->blen;
 			if (GP_LIKELY((np <= end) & (nb <= bend) & (idx < ntmpl))) {
 				const gp_record *t = tmpl + idx;
-				enum { HOT_END = offsetof(gp_record, u.api.correlation_id) + 8 };
+				enum {
+					HOT_END = offsetof(gp_record, u.api.correlation_id) + 8
+				};
 				memcpy(r, t, offsetof(gp_record, u));
 				memcpy((char *)r + HOT_END, (const char *)t + HOT_END, sizeof(*r) - HOT_END);
 				ts += (uint64_t)sext(gp_get64(b), L->s0);
@@ -1022,7 +1029,8 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("bmi2")))
 #endif
-static int dec_batch2_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
+static int
+dec_batch2_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
 {
 	return dec_batch2(d, out, max, meta, 1);
 }

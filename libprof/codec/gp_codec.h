@@ -63,9 +63,9 @@ size_t gp_enc_finish(struct gp_enc *e);
  * decoded with bounds checks on every byte. */
 #define GP_DEC_OVERREAD 256u
 struct gp_dec {
-	const uint8_t *p, *end;  /* 2.0: in section A */
-	const uint8_t *b, *bend; /* 2.0: section B */
-	const uint8_t *fast_lim; /* records starting before this decode fast */
+	const uint8_t *p, *end;    /* 2.0: in section A */
+	const uint8_t *b, *bend;   /* 2.0: section B */
+	const uint8_t *fast_lim;   /* records starting before this decode fast */
 	const uint8_t *fast_lim_b; /* 2.0: and instances whose B part starts before this */
 	uint32_t source, src_tid;
 	uint64_t prev_ts, prev_corr, prev_range;

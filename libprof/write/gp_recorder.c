@@ -696,8 +696,10 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	rec->ring_bytes = pw;
 	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : MAX_MEMORY_DEFAULT;
 	int level = o.zstd_level ? o.zstd_level : 3;
-	/* writer overhead: encode + compress buffers and the zstd context */
-	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (level > 9 ? (8u << 20) : (2u << 20)); /* rough zstd CCtx size */
+	/* writer overhead: encode (and its template table) + compress buffers
+	 * and the two zstd contexts (the second, of section B, at level -1) */
+	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (GP_CHUNK_TARGET + 128u * 1024) +
+			    (level > 9 ? (8u << 20) : (2u << 20)) + (1u << 20); /* rough zstd CCtx sizes */
 	rec->ring_budget = maxm > overhead ? maxm - overhead : 0;
 	rec->next_source = 1;
 	rec->fd = rec->efd = -1;

@@ -24,8 +24,7 @@ static void build(uint32_t tid)
 	/* the same records of the template types again, but for their start,
 	 * end and third field: values whose deltas take 1, 2, 3 and 8 bytes,
 	 * negative ones, an end before the start, the 3-byte limits */
-	static const int64_t hot[5][3] = { { 5, 3, 1 }, { -200, 30000, -70000 }, { 1ll << 40, -1, 8000000 }, { INT64_MIN, INT64_MAX, -1 },
-					   { (1 << 23) - 1, -(1 << 23), 1 << 23 } };
+	static const int64_t hot[5][3] = { { 5, 3, 1 }, { -200, 30000, -70000 }, { 1ll << 40, -1, 8000000 }, { INT64_MIN, INT64_MAX, -1 }, { (1 << 23) - 1, -(1 << 23), 1 << 23 } };
 	int base = nexpect;
 	for (int i = 0; i < base; i++) {
 		uint32_t t = expect[i].type;
