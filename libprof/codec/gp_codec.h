@@ -19,8 +19,9 @@
  * offsets of their structs. */
 #define GP_TMPL_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
 		       (1u << GP_REC_MEMSET) | (1u << GP_REC_SYNC) | (1u << GP_REC_NVTX_RANGE))
-/* A chunk holds at most this many records (writers start a new chunk past
- * it, as past GP_CHUNK_TARGET bytes): a decoded chunk's records stay ~1.8 MB. */
+/* A 2.0 chunk holds at most this many records (writers start a new chunk
+ * past it, as past GP_CHUNK_TARGET bytes): a decoded chunk's records stay
+ * ~1.8 MB, as 1.x chunks' did at ~21 bytes a record. */
 #define GP_CHUNK_MAX_RECORDS 16384u
 
 /* ---- encoder: records -> one chunk's uncompressed bytes */
@@ -48,10 +49,11 @@ void gp_enc_reset(struct gp_enc *e); /* new chunk: delta state and templates bac
 /* Encodes one record (pointers in it are read: string bytes, stack frames).
  * 0, GP_ERR_INVALID (type) or GP_ERR_NOMEM. */
 int gp_enc_record(struct gp_enc *e, const gp_record *r);
-/* Whether the chunk is full: the writer sends it out before the next record. */
+/* Whether the chunk is full: the writer sends it out before the next record
+ * (1.x chunks by their bytes alone, as 1.x writers did). */
 static inline int gp_enc_full(const struct gp_enc *e)
 {
-	return e->len + e->blen >= GP_CHUNK_TARGET || e->count >= GP_CHUNK_MAX_RECORDS;
+	return e->len + e->blen >= GP_CHUNK_TARGET || (e->major >= 2 && e->count >= GP_CHUNK_MAX_RECORDS);
 }
 /* Completes the chunk's bytes (2.0: section A's length); returns the
  * chunk's uncompressed size: buf[0, len) then, in 2.0, bbuf[0, blen). */
