@@ -696,10 +696,11 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	rec->ring_bytes = pw;
 	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : MAX_MEMORY_DEFAULT;
 	int level = o.zstd_level ? o.zstd_level : 3;
-	/* writer overhead: encode (and its template table) + compress buffers
-	 * and the two zstd contexts (the second, of section B, at level -1) */
-	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (GP_CHUNK_TARGET + 128u * 1024) +
-			    (level > 9 ? (8u << 20) : (2u << 20)) + (1u << 20); /* rough zstd CCtx sizes */
+	/* writer overhead: encode + compress buffers, format 2.0's section B
+	 * and template slots, and the zstd contexts (section B's at level -1:
+	 * 537 KB after a 256 KiB chunk with libzstd 1.5.4) */
+	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (GP_CHUNK_TARGET + (96u << 10)) +
+			    (level > 9 ? (8u << 20) : (2u << 20)) + (640u << 10); /* rough zstd CCtx sizes */
 	rec->ring_budget = maxm > overhead ? maxm - overhead : 0;
 	rec->next_source = 1;
 	rec->fd = rec->efd = -1;
