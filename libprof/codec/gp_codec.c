@@ -99,11 +99,11 @@ static size_t enc_bound(const gp_record *r)
 #define TID(t) V((t) == e->src_tid ? 0u : (t))
 
 /* ---- format 2.0: templates (docs/FORMAT.md "Templates").  An instance
- * is, in section A, a tag byte 0x80 | L << 6 | c2 << 4 | c1 << 2 | c0, the
- * template index (1 byte, or 2 little-endian when L) and the third hot
- * value; in section B the start's delta and the duration.  Each value takes
- * the fewest bytes of its width code c (1, 2, 3 or 8) that hold it as a
- * signed little-endian number. */
+ * is, in section A, a tag byte 0x80 | L << 6 | c2 << 4 | c1 << 2 | c0 and
+ * the template index (1 byte, or 2 little-endian when L); in section B the
+ * start's delta, the duration and the third hot value's delta.  Each value
+ * takes the fewest bytes of its width code c (1, 2, 3 or 8) that hold it as
+ * a signed little-endian number. */
 static const uint8_t inst_width[4] = { 1, 2, 3, 8 };
 
 static unsigned width_code(int64_t v)
@@ -158,13 +158,11 @@ static size_t enc_template(struct gp_enc *e, uint32_t type, uint8_t *start, cons
 			*o++ = (uint8_t)tag;
 			*o++ = (uint8_t)sl->idx;
 			if (sl->idx > 0xff) *o++ = (uint8_t)(sl->idx >> 8);
-			gp_put64(o, (uint64_t)hot[2]); /* bytes past the record are free (enc_bound) */
-			o += inst_width[c[2]];
 			uint8_t *b = e->bbuf + e->blen;
-			gp_put64(b, (uint64_t)hot[0]);
-			b += inst_width[c[0]];
-			gp_put64(b, (uint64_t)hot[1]);
-			b += inst_width[c[1]];
+			for (int k = 0; k < 3; k++) {
+				gp_put64(b, (uint64_t)hot[k]); /* room for 8 (gp_enc_record) */
+				b += inst_width[c[k]];
+			}
 			e->blen = (size_t)(b - e->bbuf);
 			return (size_t)(o - start);
 		}
@@ -185,7 +183,7 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		e->buf = nb;
 		e->cap = nc;
 	}
-	if (e->major >= 2 && e->blen + 2 * 8 > e->bcap) { /* an instance's section-B bytes (stores of 8) */
+	if (e->major >= 2 && e->blen + 3 * 8 > e->bcap) { /* an instance's section-B bytes (stores of 8) */
 		size_t nc = e->bcap ? e->bcap * 2 : 64u << 10;
 		uint8_t *nb = realloc(e->bbuf, nc);
 		if (!nb) return GP_ERR_NOMEM;
@@ -387,12 +385,14 @@ void gp_dec_free(struct gp_dec *d)
 }
 
 /* The fast decoder's limits: records in [p, fast_lim) may be read 256
- * bytes ahead, section-B values before fast_lim_b 16 bytes ahead. */
+ * bytes ahead, and an instance's section-B values before fast_lim_b with
+ * three 8-byte loads (at most 16 bytes in, for the third value). */
+#define INST_B_READ 24
 static void set_fast_lims(struct gp_dec *d, const uint8_t *readable_end)
 {
 	size_t room = (size_t)(readable_end - d->p);
 	d->fast_lim = d->p + (room > GP_DEC_OVERREAD ? room - GP_DEC_OVERREAD : 0);
-	d->fast_lim_b = readable_end - 16 > d->b ? readable_end - 16 : d->b;
+	d->fast_lim_b = readable_end - d->b > INST_B_READ ? readable_end - INST_B_READ : d->b;
 }
 
 void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid,
@@ -709,23 +709,18 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 
 /* ---- format 2.0: instances of templates (the encoder's comment above
  * gives the layout).  The layout of each tag, from a table: the index mask
- * (1 or 2 bytes), where the third value starts and the instance ends in A,
- * where the duration starts and the values end in B, and the shifts that
+ * (1 or 2 bytes), the instance's length in A, where the duration and the
+ * third value start and the values end in B, and the shifts that
  * sign-extend each value. */
 struct inst_lay {
 	uint32_t imask;
-	uint8_t a2, alen, b1, blen, s0, s1, s2, pad;
+	uint8_t alen, b1, b2, blen, s0, s1, s2, pad;
 };
-#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 \
-		      : (c) == 2       ? 3 \
-				       : 8)
+#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 : (c) == 2 ? 3 : 8)
 #define IC(t, k) (((t) >> (2 * (k))) & 3)
-#define IA2(t) (2 + (((t) >> 6) & 1))
-#define IL(t) \
-	{ \
-		((t)&0x40) ? 0xffffu : 0xffu, IA2(t), IA2(t) + IW(IC(t, 2)), IW(IC(t, 0)), \
-			IW(IC(t, 0)) + IW(IC(t, 1)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), 64 - 8 * IW(IC(t, 2)), 0 \
-	}
+#define IL(t) { ((t) & 0x40) ? 0xffffu : 0xffu, 2 + (((t) >> 6) & 1), IW(IC(t, 0)), IW(IC(t, 0)) + IW(IC(t, 1)), \
+		IW(IC(t, 0)) + IW(IC(t, 1)) + IW(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
+		64 - 8 * IW(IC(t, 2)), 0 }
 #define IL4(t) IL(t), IL(t + 1), IL(t + 2), IL(t + 3)
 #define IL16(t) IL4(t), IL4(t + 4), IL4(t + 8), IL4(t + 12)
 static const struct inst_lay inst_lay[128] = { IL16(0), IL16(16), IL16(32), IL16(48),
@@ -770,7 +765,7 @@ static inline __attribute__((always_inline)) int dec_inst(struct gp_dec *d, gp_r
 		idx = (uint32_t)gp_get16(p + 1) & L->imask;
 		x = gp_get64(b);
 		y = gp_get64(b + L->b1);
-		z = gp_get64(p + L->a2);
+		z = gp_get64(b + L->b2);
 		if (GP_UNLIKELY(L->alen > d->end - p || L->blen > d->bend - b || idx >= d->ntmpl)) return 0;
 	} else {
 		if (L->alen > d->end - p || L->blen > d->bend - b) {
@@ -784,8 +779,8 @@ static inline __attribute__((always_inline)) int dec_inst(struct gp_dec *d, gp_r
 		}
 		x = y = z = 0;
 		memcpy(&x, b, L->b1);
-		memcpy(&y, b + L->b1, L->blen - L->b1);
-		memcpy(&z, p + L->a2, L->alen - L->a2);
+		memcpy(&y, b + L->b1, L->b2 - L->b1);
+		memcpy(&z, b + L->b2, L->blen - L->b2);
 	}
 	*r = d->tmpl[idx];
 	uint64_t ts = *pts + (uint64_t)sext(x, L->s0);
@@ -989,7 +984,7 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 				ts += (uint64_t)sext(gp_get64(b), L->s0);
 				r->u.api.start_ns = ts;
 				r->u.api.end_ns = ts + (uint64_t)sext(gp_get64(b + L->b1), L->s1);
-				uint64_t dz = (uint64_t)sext(gp_get64(p + L->a2), L->s2);
+				uint64_t dz = (uint64_t)sext(gp_get64(b + L->b2), L->s2);
 				if (GP_UNLIKELY(t->type == GP_REC_NVTX_RANGE)) {
 					d->prev_range += dz;
 					r->u.api.correlation_id = d->prev_range;
