@@ -43,8 +43,10 @@ struct cursor {
 	size_t cur;     /* chunk being decoded */
 	int in_chunk;
 	struct gp_dec dec;
-	gp_record *batch;    /* records decoded ahead (DEC_BATCH) */
-	int bi, bn;          /* next to hand out, how many */
+	gp_record *batch; /* records decoded ahead (DEC_BATCH) */
+	/* the records ready to hand out: [nx, ne) of the batch, or of the
+	 * job's records whose metadata is applied */
+	const gp_record *nx, *ne;
 	const gp_record *cr; /* current record (in batch) */
 	uint64_t key;
 	int skip_untimed; /* source 0 in the merge: metadata already given */
@@ -52,7 +54,7 @@ struct cursor {
 	/* decoding ahead (gp_prefetch.h): the chunk as the workers decoded it */
 	int pooled; /* this cursor takes its chunks from r->pf */
 	struct gp_job *job;
-	size_t ji, jend; /* next record; end of the batch whose metadata is applied */
+	size_t ji; /* the job's next record not yet in [nx, ne) */
 };
 
 struct strent {
@@ -607,7 +609,8 @@ static int load_job(gp_reader *r, struct cursor *c, size_t idx)
 	}
 	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
 	c->job = j;
-	c->ji = c->jend = 0;
+	c->ji = 0;
+	c->nx = c->ne = NULL;
 	c->cur = idx;
 	c->in_chunk = 1;
 	return 0;
@@ -618,7 +621,7 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 {
 	struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
-	c->bi = c->bn = 0;
+	c->nx = c->ne = NULL;
 	if (c->job) {
 		gp_prefetch_release(r->pf, c->job);
 		c->job = NULL;
@@ -694,9 +697,9 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 	int n = gp_dec_batch(&c->dec, c->batch, DEC_BATCH, &meta);
 	if (meta) apply_meta(r, c->batch, (size_t)n);
 	if (n) {
-		c->bn = n;
-		c->bi = 1;
 		c->cr = &c->batch[0];
+		c->nx = c->cr + 1;
+		c->ne = c->batch + n;
 		return 1;
 	}
 	if (c->dec.err) chunk_bad_record(r, c, c->dec.why, (size_t)(c->dec.p - c->ubuf));
@@ -723,8 +726,10 @@ static int job_refill(gp_reader *r, struct cursor *c)
 			}
 		}
 		if (meta) apply_meta(r, j->recs + b, end - b);
-		c->jend = end;
-		c->cr = &j->recs[c->ji++];
+		c->cr = &j->recs[b];
+		c->nx = c->cr + 1;
+		c->ne = j->recs + end;
+		c->ji = end;
 		return 1;
 	}
 	if (j->dec_err) chunk_bad_record(r, c, j->why, j->err_at);
@@ -737,18 +742,11 @@ static int job_refill(gp_reader *r, struct cursor *c)
 /* Next record of the cursor's current chunk (c->cr): 1, or 0 at its end. */
 static inline int chunk_next(gp_reader *r, struct cursor *c)
 {
-	if (GP_LIKELY(c->bi < c->bn)) {
-		c->cr = &c->batch[c->bi++];
+	if (GP_LIKELY(c->nx < c->ne)) {
+		c->cr = c->nx++;
 		return 1;
 	}
-	if (c->job) {
-		if (GP_LIKELY(c->ji < c->jend)) {
-			c->cr = &c->job->recs[c->ji++];
-			return 1;
-		}
-		return job_refill(r, c);
-	}
-	return chunk_refill(r, c);
+	return c->job ? job_refill(r, c) : chunk_refill(r, c);
 }
 
 /* ---------------------------------------------------------------- window */
@@ -892,17 +890,15 @@ static __attribute__((noinline)) int next_slow(gp_reader *r, const gp_record **r
 
 /* The next record of the current batch is most calls (all but one in
  * DEC_BATCH): that case first, before any other check, and the rest out
- * of line (inlined, it made every call save and restore registers). */
+ * of line (inlined, it made every call save and restore registers).  The
+ * file-order cursor's c->cr is not kept here: only next_slow reads it,
+ * after chunk_next set it. */
 GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 {
 	if (GP_LIKELY(r && rec)) {
 		struct cursor *c = &r->fo;
-		if (GP_LIKELY(c->bi < c->bn)) {
-			*rec = c->cr = &c->batch[c->bi++];
-			return 1;
-		}
-		if (c->job && GP_LIKELY(c->ji < c->jend)) {
-			*rec = c->cr = &c->job->recs[c->ji++];
+		if (GP_LIKELY(c->nx < c->ne)) {
+			*rec = c->nx++;
 			return 1;
 		}
 	}
@@ -1113,7 +1109,7 @@ GP_API int gp_reader_rewind(gp_reader *r)
 	}
 	r->fo.fo_next = 0;
 	r->fo.in_chunk = 0;
-	r->fo.bi = r->fo.bn = 0;
+	r->fo.nx = r->fo.ne = NULL;
 	r->fo_scheduled = 0;
 	cursor_free(r, &r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);
