@@ -85,6 +85,8 @@ struct gp_reader {
 	struct cursor **heap;
 	size_t nheap;
 	struct cursor *last; /* cursor whose record was returned last */
+	uint64_t lim_key;    /* the earliest of the other cursors (heap[0]'s children): */
+	uint32_t lim_src;    /* its key and source (UINT64_MAX: none) */
 
 	struct strent *strs;
 	size_t nstrs, strs_cap;
@@ -931,7 +933,7 @@ static int cursor_advance(gp_reader *r, struct cursor *c)
 {
 	for (;;) {
 		while (chunk_next(r, c)) {
-			uint64_t t = gp_record_time(c->cr);
+			uint64_t t = gp_rec_time(c->cr);
 			if (c->only_untimed && t) continue;
 			if (c->skip_untimed && !t && c->cr->source_id == 0) continue;
 			c->key = t;
@@ -1055,7 +1057,36 @@ static int merge_schedule(gp_reader *r)
 	return rc;
 }
 
+
+static __attribute__((noinline)) int next_ordered_slow(gp_reader *r, const gp_record **rec);
+
+/* Most calls take the next record of the source just handed out, which
+ * stays the earliest (a source's records come in runs): from its batch,
+ * without a sift or a call, as cursor_advance would.  The heap's other
+ * cursors do not move meanwhile, so the earliest of them (lim_key,
+ * lim_src) is found once, in next_ordered_slow. */
 GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
+{
+	if (GP_LIKELY(r && rec && r->ord_phase == 2 && r->last)) {
+		struct cursor *c = r->last;
+		if (GP_LIKELY(c->nx < c->ne)) {
+			const gp_record *x = c->nx;
+			uint64_t t = gp_rec_time(x);
+			/* it stays first: the earliest other cursor is not less()
+			 * than it */
+			if (GP_LIKELY((t || !c->skip_untimed || x->source_id != 0) &&
+				      (t < r->lim_key || (t == r->lim_key && x->source_id <= r->lim_src)))) {
+				c->cr = c->nx++;
+				c->key = t;
+				*rec = x;
+				return 1;
+			}
+		}
+	}
+	return next_ordered_slow(r, rec);
+}
+
+static int next_ordered_slow(gp_reader *r, const gp_record **rec)
 {
 	if (!r || !rec) return GP_ERR_INVALID;
 	int rc;
@@ -1095,6 +1126,11 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 		}
 		r->last = r->heap[0];
 		*rec = r->last->cr;
+		/* what the next record of r->last is compared with */
+		const struct cursor *m = r->nheap > 1 ? r->heap[1] : NULL;
+		if (r->nheap > 2 && less(r->heap[2], m)) m = r->heap[2];
+		r->lim_key = m ? m->key : UINT64_MAX;
+		r->lim_src = m ? m->cr->source_id : UINT32_MAX;
 		return 1;
 	}
 	return 0;
