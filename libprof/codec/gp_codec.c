@@ -716,11 +716,16 @@ struct inst_lay {
 	uint32_t imask;
 	uint8_t alen, b1, b2, blen, s0, s1, s2, pad;
 };
-#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 : (c) == 2 ? 3 : 8)
+#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 \
+		      : (c) == 2       ? 3 \
+				       : 8)
 #define IC(t, k) (((t) >> (2 * (k))) & 3)
-#define IL(t) { ((t) & 0x40) ? 0xffffu : 0xffu, 2 + (((t) >> 6) & 1), IW(IC(t, 0)), IW(IC(t, 0)) + IW(IC(t, 1)), \
-		IW(IC(t, 0)) + IW(IC(t, 1)) + IW(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
-		64 - 8 * IW(IC(t, 2)), 0 }
+#define IL(t) \
+	{ \
+		((t)&0x40) ? 0xffffu : 0xffu, 2 + (((t) >> 6) & 1), IW(IC(t, 0)), IW(IC(t, 0)) + IW(IC(t, 1)), \
+			IW(IC(t, 0)) + IW(IC(t, 1)) + IW(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
+			64 - 8 * IW(IC(t, 2)), 0 \
+	}
 #define IL4(t) IL(t), IL(t + 1), IL(t + 2), IL(t + 3)
 #define IL16(t) IL4(t), IL4(t + 4), IL4(t + 8), IL4(t + 12)
 static const struct inst_lay inst_lay[128] = { IL16(0), IL16(16), IL16(32), IL16(48),
