@@ -367,11 +367,13 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 
 /* PEXT is one fast instruction on Intel since Haswell and AMD since Zen 3;
  * Zen 1 and 2 run it in microcode (tens to hundreds of cycles), slower than
- * the shifts.  __builtin_cpu_supports reads what libgcc found at start-up. */
+ * the shifts.  (Those CPUs have AVX2 too, which the 2.0 loop also uses.)
+ * __builtin_cpu_supports reads what libgcc found at start-up. */
 int gp_dec_fast_pext(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-	return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+	return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") && !__builtin_cpu_is("znver1") &&
+	       !__builtin_cpu_is("znver2");
 #else
 	return 0;
 #endif
@@ -715,6 +717,7 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 struct inst_lay {
 	uint32_t imask;
 	uint8_t alen, b1, b2, blen, s0, s1, s2, pad;
+	uint32_t pad2; /* 16 bytes: a tag becomes an offset by a shift */
 };
 #define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 \
 		      : (c) == 2       ? 3 \
@@ -724,12 +727,19 @@ struct inst_lay {
 	{ \
 		((t)&0x40) ? 0xffffu : 0xffu, 2 + (((t) >> 6) & 1), IW(IC(t, 0)), IW(IC(t, 0)) + IW(IC(t, 1)), \
 			IW(IC(t, 0)) + IW(IC(t, 1)) + IW(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
-			64 - 8 * IW(IC(t, 2)), 0 \
+			64 - 8 * IW(IC(t, 2)), 0, 0 \
 	}
 #define IL4(t) IL(t), IL(t + 1), IL(t + 2), IL(t + 3)
 #define IL16(t) IL4(t), IL4(t + 4), IL4(t + 8), IL4(t + 12)
 static const struct inst_lay inst_lay[128] = { IL16(0), IL16(16), IL16(32), IL16(48),
 					       IL16(64), IL16(80), IL16(96), IL16(112) };
+
+/* A template: the record, padded to 128 bytes (an index becomes an
+ * address by a shift). */
+struct gp_dec_tmpl {
+	gp_record r;
+	uint8_t pad[128 - sizeof(gp_record)];
+};
 
 /* the hot fields of every template type sit where the API record has them */
 #define SAME_HOT(m) \
@@ -787,7 +797,7 @@ static inline __attribute__((always_inline)) int dec_inst(struct gp_dec *d, gp_r
 		memcpy(&y, b + L->b1, L->b2 - L->b1);
 		memcpy(&z, b + L->b2, L->blen - L->b2);
 	}
-	*r = d->tmpl[idx];
+	*r = d->tmpl[idx].r;
 	uint64_t ts = *pts + (uint64_t)sext(x, L->s0);
 	*pts = ts;
 	r->u.api.start_ns = ts;
@@ -812,7 +822,7 @@ static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record 
 	if (d->ntmpl >= GP_TMPL_MAX) return 0;
 	if (d->ntmpl == d->tcap) {
 		uint32_t nc = d->tcap ? 2 * d->tcap : 256;
-		gp_record *n = realloc(d->tmpl, nc * sizeof(*n));
+		struct gp_dec_tmpl *n = realloc(d->tmpl, nc * sizeof(*n));
 		if (!n) {
 			d->why = "out of memory for the chunk's templates";
 			return GP_ERR_NOMEM;
@@ -820,7 +830,7 @@ static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record 
 		d->tmpl = n;
 		d->tcap = nc;
 	}
-	d->tmpl[d->ntmpl++] = *r;
+	d->tmpl[d->ntmpl++].r = *r;
 	return 0;
 }
 
@@ -958,6 +968,25 @@ static inline __attribute__((always_inline)) int dec_batch(struct gp_dec *d, gp_
 	return n;
 }
 
+/* A template's bytes after its three hot fields into r: 80 bytes, in 32-,
+ * 32- and 16-byte moves where the function inlining this one has AVX2
+ * (dec_batch2_pext), else in 16-byte ones (a vector type, not memcpy, which
+ * GCC splits into 16-byte moves either way). */
+typedef char v32b __attribute__((vector_size(32), aligned(1), may_alias));
+typedef char v16b __attribute__((vector_size(16), aligned(1), may_alias));
+enum {
+	HOT_END = offsetof(gp_record, u.api.correlation_id) + 8
+};
+_Static_assert(sizeof(gp_record) - HOT_END == 80, "copy_tail copies 80 bytes");
+static inline __attribute__((always_inline)) void copy_tail(gp_record *r, const gp_record *t)
+{
+	char *d = (char *)r + HOT_END;
+	const char *s = (const char *)t + HOT_END;
+	*(v32b *)d = *(const v32b *)s;
+	*(v32b *)(d + 32) = *(const v32b *)(s + 32);
+	*(v16b *)(d + 64) = *(const v16b *)(s + 64);
+}
+
 /* The same for format 2.0, with the instances' fast path in the loop: the
  * decoder's limits and template table in locals (a record stored through
  * `out` might alias *d as far as the compiler can tell, so it would reload
@@ -971,7 +1000,7 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 	uint64_t ts = d->prev_ts, corr = d->prev_corr;
 	const uint8_t *const end = d->end, *const bend = d->bend, *const blim = d->fast_lim_b;
 	const uint8_t *const alim = d->fast_lim < end ? d->fast_lim : end;
-	const gp_record *tmpl = d->tmpl;
+	const struct gp_dec_tmpl *tmpl = d->tmpl;
 	uint32_t ntmpl = d->ntmpl;
 	gp_record *r = out, *const rend = out + max;
 	while (r < rend) {
@@ -980,12 +1009,12 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 			uint32_t idx = (uint32_t)gp_get16(p + 1) & L->imask;
 			const uint8_t *np = p + L->alen, *nb = b + L->blen;
 			if (GP_LIKELY((np <= end) & (nb <= bend) & (idx < ntmpl))) {
-				const gp_record *t = tmpl + idx;
+				const gp_record *t = &tmpl[idx].r;
 				enum {
 					HOT_END = offsetof(gp_record, u.api.correlation_id) + 8
 				};
 				memcpy(r, t, offsetof(gp_record, u));
-				memcpy((char *)r + HOT_END, (const char *)t + HOT_END, sizeof(*r) - HOT_END);
+				copy_tail(r, t);
 				ts += (uint64_t)sext(gp_get64(b), L->s0);
 				r->u.api.start_ns = ts;
 				r->u.api.end_ns = ts + (uint64_t)sext(gp_get64(b + L->b1), L->s1);
@@ -1024,10 +1053,11 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 	return (int)(r - out);
 }
 
-/* Where PEXT is fast the CPU has BMI2: the 2.0 loop may use its shifts by a
- * register (the sign extensions). */
+/* Where PEXT is fast the CPU has BMI2 and AVX2 (gp_dec_fast_pext): the 2.0
+ * loop may use BMI2's shifts by a register (the sign extensions) and copy a
+ * template with 32-byte moves. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("bmi2")))
+__attribute__((target("bmi2,avx2")))
 #endif
 static int
 dec_batch2_pext(struct gp_dec *d, gp_record *out, int max, int *meta)

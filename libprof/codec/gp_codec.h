@@ -60,6 +60,7 @@ static inline int gp_enc_full(const struct gp_enc *e)
 size_t gp_enc_finish(struct gp_enc *e);
 
 /* ---- decoder: one chunk's bytes -> records */
+struct gp_dec_tmpl; /* a template as decoded (gp_codec.c) */
 /* The fast decoder may read up to this many bytes past a record's start
  * (20 fields x 10-byte varints); records nearer the readable end are
  * decoded with bounds checks on every byte. */
@@ -72,14 +73,15 @@ struct gp_dec {
 	uint32_t source, src_tid;
 	uint64_t prev_ts, prev_corr, prev_range;
 	uint64_t frames[GP_STACK_MAX_FRAMES];
-	const char *why; /* reason after a failure */
-	int err;         /* sticky gp_err: decoding stopped at a malformed record */
-	int pext;        /* the fast decoder gathers varint bits with PEXT (gp_dec_fast_pext()); tests set 0 */
-	unsigned major;  /* of the file: 2 and later have templates */
-	gp_record *tmpl; /* this chunk's templates (kept allocated across chunks) */
+	const char *why;          /* reason after a failure */
+	int err;                  /* sticky gp_err: decoding stopped at a malformed record */
+	int pext;                 /* the fast decoder gathers varint bits with PEXT (gp_dec_fast_pext()); tests set 0 */
+	unsigned major;           /* of the file: 2 and later have templates */
+	struct gp_dec_tmpl *tmpl; /* this chunk's templates (kept allocated across chunks) */
 	uint32_t ntmpl, tcap;
 };
-/* Whether this CPU has a fast PEXT instruction (x86-64 BMI2, not AMD Zen 1/2). */
+/* Whether this CPU has a fast PEXT instruction (x86-64 BMI2, not AMD Zen 1/2)
+ * and AVX2. */
 int gp_dec_fast_pext(void);
 /* A decoder starts zeroed (`struct gp_dec d = { 0 }`) and is given back with
  * gp_dec_free (its template table); in between, any number of chunks. */
