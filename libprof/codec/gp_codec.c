@@ -834,6 +834,17 @@ static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record 
 	return 0;
 }
 
+/* After a record of format 2.0 decoded with result rc: a record of a
+ * template type defines the next template (and an NVTX range sets
+ * prev_range).  Returns rc, or GP_ERR_NOMEM. */
+static inline __attribute__((always_inline)) int tmpl_note(struct gp_dec *d, const gp_record *r, int rc)
+{
+	if (rc != 1 || !((GP_TMPL_TYPES >> r->type) & 1)) return rc;
+	if (r->type == GP_REC_NVTX_RANGE) d->prev_range = r->u.nvtx_range.range_id;
+	int e = tmpl_add(d, r);
+	return e ? e : rc;
+}
+
 /* Types the fast decoder handles: fixed field lists, no inner lengths. */
 #define FAST_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
 		    (1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
@@ -897,28 +908,20 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 		if (GP_UNLIKELY(type == 0 || type >= GP_REC_TYPE_MAX)) continue; /* unknown type: skipped by length */
 		r->type = type;
 		r->source_id = d->source;
-		int rc = 0;
+		int rc;
 		if (GP_LIKELY(((FAST_TYPES >> type) & 1) && q < d->fast_lim)) {
 			uint64_t t0 = *pts, c0 = *pcorr;
 			rc = dec_body(d, r, type, q, pe, 1, px, pts, pcorr);
-			if (!rc) {
-				*pts = t0;
-				*pcorr = c0; /* left the record: redo carefully */
-			}
+			if (GP_LIKELY(rc)) return v2 ? tmpl_note(d, r, rc) : rc;
+			*pts = t0;
+			*pcorr = c0; /* left the record: redo carefully */
 		}
-		if (!rc) {
-			d->prev_ts = *pts;
-			d->prev_corr = *pcorr;
-			rc = dec_careful(d, r, type, q, pe);
-			*pts = d->prev_ts;
-			*pcorr = d->prev_corr;
-		}
-		if (v2 && rc == 1 && ((GP_TMPL_TYPES >> type) & 1)) {
-			if (type == GP_REC_NVTX_RANGE) d->prev_range = r->u.nvtx_range.range_id;
-			int e = tmpl_add(d, r);
-			if (e) return e;
-		}
-		return rc;
+		d->prev_ts = *pts;
+		d->prev_corr = *pcorr;
+		rc = dec_careful(d, r, type, q, pe);
+		*pts = d->prev_ts;
+		*pcorr = d->prev_corr;
+		return v2 ? tmpl_note(d, r, rc) : rc;
 	}
 }
 
@@ -1059,10 +1062,27 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("bmi2,avx2")))
 #endif
-static int
+static __attribute__((noinline)) int
 dec_batch2_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
 {
 	return dec_batch2(d, out, max, meta, 1);
+}
+
+/* The other three copies of the loop, each a function of its own (in one
+ * function they made each other's register allocation worse). */
+static __attribute__((noinline)) int dec_batch2_plain(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch2(d, out, max, meta, 0);
+}
+
+static __attribute__((noinline)) int dec_batch1_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch(d, out, max, meta, 1, 0);
+}
+
+static __attribute__((noinline)) int dec_batch1_plain(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch(d, out, max, meta, 0, 0);
 }
 
 int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
@@ -1071,6 +1091,6 @@ int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
 	if (d->err) return 0;
 	/* four copies of the loop, so that the choice of varint code and of
 	 * format is made once per batch, not per field */
-	if (d->major >= 2) return d->pext ? dec_batch2_pext(d, out, max, meta) : dec_batch2(d, out, max, meta, 0);
-	return d->pext ? dec_batch(d, out, max, meta, 1, 0) : dec_batch(d, out, max, meta, 0, 0);
+	if (d->major >= 2) return d->pext ? dec_batch2_pext(d, out, max, meta) : dec_batch2_plain(d, out, max, meta);
+	return d->pext ? dec_batch1_pext(d, out, max, meta) : dec_batch1_plain(d, out, max, meta);
 }
