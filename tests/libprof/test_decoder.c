@@ -221,8 +221,54 @@ static int one(struct gp_enc *e, uint8_t *buf, uint64_t seed, uint64_t *s, int p
 	return fails;
 }
 
+/* A chunk with more distinct API records than GP_TMPL_MAX, then each of
+ * them again: those within the limit come back as instances, the others as
+ * records again (the encoder and the decoder count templates the same way). */
+static void many_templates(void)
+{
+	struct gp_enc e;
+	REQUIRE(gp_enc_init(&e, 3, 4242) == 0, "enc init");
+	enum { N = GP_TMPL_MAX + 300 };
+	static gp_record want[2 * N];
+	int n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < N; i++) {
+			gp_record *r = &want[n++];
+			memset(r, 0, sizeof(*r));
+			r->type = GP_REC_API;
+			r->u.api = (gp_rec_api){ .start_ns = 1000u * (uint32_t)n, .end_ns = 1000u * (uint32_t)n + 7 + pass,
+						 .correlation_id = (uint64_t)n, .cbid = i, .tid = 4242 };
+			REQUIRE(gp_enc_record(&e, r) == 0, "encode");
+		}
+	size_t len = gp_enc_finish(&e);
+	static uint8_t buf[1 << 20];
+	REQUIRE(len + SLACK <= sizeof(buf), "chunk too big");
+	memcpy(buf, e.buf, e.len);
+	memcpy(buf + e.len, e.bbuf, e.blen);
+	memset(buf + len, 0, SLACK);
+	size_t alen = e.len;
+	gp_enc_free(&e);
+	for (int fast = 0; fast < 2; fast++) {
+		struct gp_dec d = { 0 };
+		gp_dec_start(&d, buf, len, 3, 4242, GP_FORMAT_MAJOR);
+		if (fast) gp_dec_set_slack(&d, SLACK);
+		gp_record r;
+		int k = 0, bad = 0;
+		while (gp_dec_next(&d, &r) == 1 && k < 2 * N) bad += tl_rec_cmp(&r, &want[k++]) != 0;
+		CHECK(k == 2 * N && !bad && !d.err, "%s: %d of %d records, %d differ", fast ? "fast" : "careful", k, 2 * N, bad);
+		CHECK(d.ntmpl == GP_TMPL_MAX, "%u templates", d.ntmpl);
+		gp_dec_free(&d);
+	}
+	/* section A: N records, then GP_TMPL_MAX instances of 2 bytes and 300
+	 * records again; so its length tells the two apart */
+	CHECK(alen < 4 + (size_t)N * 40 + 3 * GP_TMPL_MAX + 300 * 40, "instances written (section A %zu bytes)", alen);
+	printf("format %u: %d API records of %d kinds in one chunk: %u templates, the rest records\n", GP_FORMAT_MAJOR,
+	       2 * N, N, GP_TMPL_MAX);
+}
+
 int main(void)
 {
+	many_templates();
 	uint8_t *buf = malloc((64u << 10) + SLACK);
 	REQUIRE(buf, "oom");
 	int fails = 0;
