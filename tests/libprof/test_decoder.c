@@ -228,7 +228,9 @@ static void many_templates(void)
 {
 	struct gp_enc e;
 	REQUIRE(gp_enc_init(&e, 3, 4242) == 0, "enc init");
-	enum { N = GP_TMPL_MAX + 300 };
+	enum {
+		N = GP_TMPL_MAX + 300
+	};
 	static gp_record want[2 * N];
 	int n = 0;
 	for (int pass = 0; pass < 2; pass++)
@@ -236,8 +238,7 @@ static void many_templates(void)
 			gp_record *r = &want[n++];
 			memset(r, 0, sizeof(*r));
 			r->type = GP_REC_API;
-			r->u.api = (gp_rec_api){ .start_ns = 1000u * (uint32_t)n, .end_ns = 1000u * (uint32_t)n + 7 + pass,
-						 .correlation_id = (uint64_t)n, .cbid = i, .tid = 4242 };
+			r->u.api = (gp_rec_api){ .start_ns = 1000u * (uint32_t)n, .end_ns = 1000u * (uint32_t)n + 7 + pass, .correlation_id = (uint64_t)n, .cbid = i, .tid = 4242 };
 			REQUIRE(gp_enc_record(&e, r) == 0, "encode");
 		}
 	size_t len = gp_enc_finish(&e);
