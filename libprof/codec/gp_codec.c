@@ -22,8 +22,7 @@ int gp_enc_init(struct gp_enc *e, uint32_t source, uint32_t src_tid)
 	e->cap = GP_CHUNK_TARGET + 4096;
 	e->buf = malloc(e->cap);
 	e->slots = calloc(ENC_SLOTS, sizeof(*e->slots));
-	e->tlast = malloc(GP_TMPL_MAX * sizeof(*e->tlast));
-	if (!e->buf || !e->slots || !e->tlast) {
+	if (!e->buf || !e->slots) {
 		gp_enc_free(e);
 		return GP_ERR_NOMEM;
 	}
@@ -45,10 +44,8 @@ void gp_enc_free(struct gp_enc *e)
 	free(e->buf);
 	free(e->bbuf);
 	free(e->slots);
-	free(e->tlast);
 	e->buf = e->bbuf = NULL;
 	e->slots = NULL;
-	e->tlast = NULL;
 }
 
 void gp_enc_reset(struct gp_enc *e)
@@ -105,10 +102,9 @@ static size_t enc_bound(const gp_record *r)
  * is, in section A, a tag byte 0x80 | L << 6 | c2 << 4 | c1 << 2 | c0 and
  * the template index (1 byte, or 2 little-endian when L); in section B the
  * start's delta, the duration and the third hot value's delta.  Each value
- * takes the fewest bytes of its width code that hold it as a signed
- * little-endian number: c0, c1 1, 2, 3 or 8 bytes; c2 0 (the delta is the
- * template's last one: none written), 1, 2 or 8. */
-static const uint8_t inst_width[4] = { 1, 2, 3, 8 }, third_width[4] = { 0, 1, 2, 8 };
+ * takes the fewest bytes of its width code c (1, 2, 3 or 8) that hold it as
+ * a signed little-endian number. */
+static const uint8_t inst_width[4] = { 1, 2, 3, 8 };
 
 static unsigned width_code(int64_t v)
 {
@@ -153,31 +149,26 @@ static size_t enc_template(struct gp_enc *e, uint32_t type, uint8_t *start, cons
 		sl = &e->slots[i];
 		if (!sl->off) break;
 		if (sl->type == type && sl->len == clen && !memcmp(e->buf + sl->off, q, clen)) {
-			int64_t *last = &e->tlast[sl->idx];
-			unsigned c0 = width_code(hot[0]), c1 = width_code(hot[1]);
-			unsigned c2 = hot[2] == *last ? 0 : hot[2] == (int8_t)hot[2] ? 1
-						    : hot[2] == (int16_t)hot[2]      ? 2
-										     : 3;
-			*last = hot[2];
+			unsigned c[3], tag = 0x80 | (sl->idx > 0xff ? 0x40 : 0);
+			for (int k = 0; k < 3; k++) {
+				c[k] = width_code(hot[k]);
+				tag |= c[k] << (2 * k);
+			}
 			uint8_t *o = start;
-			*o++ = (uint8_t)(0x80 | (sl->idx > 0xff ? 0x40 : 0) | c2 << 4 | c1 << 2 | c0);
+			*o++ = (uint8_t)tag;
 			*o++ = (uint8_t)sl->idx;
 			if (sl->idx > 0xff) *o++ = (uint8_t)(sl->idx >> 8);
-			uint8_t *b = e->bbuf + e->blen; /* room for stores of 8 (gp_enc_record) */
-			gp_put64(b, (uint64_t)hot[0]);
-			b += inst_width[c0];
-			gp_put64(b, (uint64_t)hot[1]);
-			b += inst_width[c1];
-			gp_put64(b, (uint64_t)hot[2]);
-			b += third_width[c2];
+			uint8_t *b = e->bbuf + e->blen;
+			for (int k = 0; k < 3; k++) {
+				gp_put64(b, (uint64_t)hot[k]); /* room for 8 (gp_enc_record) */
+				b += inst_width[c[k]];
+			}
 			e->blen = (size_t)(b - e->bbuf);
 			return (size_t)(o - start);
 		}
 	}
-	if (e->ntmpl < GP_TMPL_MAX) {
-		e->tlast[e->ntmpl] = hot[2];
+	if (e->ntmpl < GP_TMPL_MAX)
 		*sl = (struct gp_enc_slot){ (uint32_t)(q - e->buf), (uint32_t)clen, (uint16_t)e->ntmpl++, (uint16_t)type };
-	}
 	return (size_t)(end - start);
 }
 
@@ -721,37 +712,33 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 /* ---- format 2.0: instances of templates (the encoder's comment above
  * gives the layout).  The layout of each tag, from a table: the index mask
  * (1 or 2 bytes), the instance's length in A, where the duration and the
- * third value start and the values end in B, the shifts that sign-extend
- * each value, and whether the third delta is the template's last. */
+ * third value start and the values end in B, and the shifts that
+ * sign-extend each value. */
 struct inst_lay {
 	uint32_t imask;
-	uint8_t alen, b1, b2, blen, s0, s1, s2, same;
-	uint32_t pad; /* 16 bytes: a tag becomes an offset by a shift */
+	uint8_t alen, b1, b2, blen, s0, s1, s2, pad;
+	uint32_t pad2; /* 16 bytes: a tag becomes an offset by a shift */
 };
 #define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 \
 		      : (c) == 2       ? 3 \
 				       : 8)
-#define IW3(c) ((c) == 0 ? 0 : (c) == 1 ? 1 \
-		       : (c) == 2       ? 2 \
-					: 8)
 #define IC(t, k) (((t) >> (2 * (k))) & 3)
 #define IL(t) \
 	{ \
 		((t)&0x40) ? 0xffffu : 0xffu, 2 + (((t) >> 6) & 1), IW(IC(t, 0)), IW(IC(t, 0)) + IW(IC(t, 1)), \
-			IW(IC(t, 0)) + IW(IC(t, 1)) + IW3(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
-			IC(t, 2) ? 64 - 8 * IW3(IC(t, 2)) : 0, !IC(t, 2), 0 \
+			IW(IC(t, 0)) + IW(IC(t, 1)) + IW(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
+			64 - 8 * IW(IC(t, 2)), 0, 0 \
 	}
 #define IL4(t) IL(t), IL(t + 1), IL(t + 2), IL(t + 3)
 #define IL16(t) IL4(t), IL4(t + 4), IL4(t + 8), IL4(t + 12)
 static const struct inst_lay inst_lay[128] = { IL16(0), IL16(16), IL16(32), IL16(48),
 					       IL16(64), IL16(80), IL16(96), IL16(112) };
 
-/* A template: the record and its last third delta, padded to 128 bytes
- * (an index becomes an address by a shift). */
+/* A template: the record, padded to 128 bytes (an index becomes an
+ * address by a shift). */
 struct gp_dec_tmpl {
 	gp_record r;
-	uint64_t last;
-	uint8_t pad[128 - sizeof(gp_record) - 8];
+	uint8_t pad[128 - sizeof(gp_record)];
 };
 
 /* the hot fields of every template type sit where the API record has them */
@@ -810,19 +797,16 @@ static inline __attribute__((always_inline)) int dec_inst(struct gp_dec *d, gp_r
 		memcpy(&y, b + L->b1, L->b2 - L->b1);
 		memcpy(&z, b + L->b2, L->blen - L->b2);
 	}
-	struct gp_dec_tmpl *t = &d->tmpl[idx];
-	*r = t->r;
+	*r = d->tmpl[idx].r;
 	uint64_t ts = *pts + (uint64_t)sext(x, L->s0);
 	*pts = ts;
 	r->u.api.start_ns = ts;
 	r->u.api.end_ns = ts + (uint64_t)sext(y, L->s1);
-	uint64_t dz = L->same ? t->last : (uint64_t)sext(z, L->s2);
-	t->last = dz;
 	if (GP_UNLIKELY(r->type == GP_REC_NVTX_RANGE)) {
-		d->prev_range += dz;
+		d->prev_range += (uint64_t)sext(z, L->s2);
 		r->u.api.correlation_id = d->prev_range;
 	} else {
-		*pcorr += dz;
+		*pcorr += (uint64_t)sext(z, L->s2);
 		r->u.api.correlation_id = *pcorr;
 	}
 	*pp = p + L->alen;
@@ -831,9 +815,9 @@ static inline __attribute__((always_inline)) int dec_inst(struct gp_dec *d, gp_r
 }
 
 /* A plain record of a template type defines the chunk's next template
- * (while there is room: the encoder counts the same way), whose last third
- * delta is the record's (dz).  0, or GP_ERR_NOMEM. */
-static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record *r, uint64_t dz)
+ * (while there is room: the encoder counts the same way).  0, or
+ * GP_ERR_NOMEM. */
+static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record *r)
 {
 	if (d->ntmpl >= GP_TMPL_MAX) return 0;
 	if (d->ntmpl == d->tcap) {
@@ -846,24 +830,18 @@ static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record 
 		d->tmpl = n;
 		d->tcap = nc;
 	}
-	d->tmpl[d->ntmpl].r = *r;
-	d->tmpl[d->ntmpl++].last = dz;
+	d->tmpl[d->ntmpl++].r = *r;
 	return 0;
 }
 
-/* After a record of format 2.0 decoded with result rc (corr0: prev_corr
- * before it): a record of a template type defines the next template (and
- * an NVTX range sets prev_range).  Returns rc, or GP_ERR_NOMEM. */
-static inline __attribute__((always_inline)) int tmpl_note(struct gp_dec *d, const gp_record *r, int rc,
-							   uint64_t corr0)
+/* After a record of format 2.0 decoded with result rc: a record of a
+ * template type defines the next template (and an NVTX range sets
+ * prev_range).  Returns rc, or GP_ERR_NOMEM. */
+static inline __attribute__((always_inline)) int tmpl_note(struct gp_dec *d, const gp_record *r, int rc)
 {
 	if (rc != 1 || !((GP_TMPL_TYPES >> r->type) & 1)) return rc;
-	uint64_t dz = r->u.api.correlation_id - corr0;
-	if (r->type == GP_REC_NVTX_RANGE) {
-		dz = r->u.nvtx_range.range_id - d->prev_range;
-		d->prev_range = r->u.nvtx_range.range_id;
-	}
-	int e = tmpl_add(d, r, dz);
+	if (r->type == GP_REC_NVTX_RANGE) d->prev_range = r->u.nvtx_range.range_id;
+	int e = tmpl_add(d, r);
 	return e ? e : rc;
 }
 
@@ -931,11 +909,10 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 		r->type = type;
 		r->source_id = d->source;
 		int rc;
-		uint64_t c0 = *pcorr;
 		if (GP_LIKELY(((FAST_TYPES >> type) & 1) && q < d->fast_lim)) {
-			uint64_t t0 = *pts;
+			uint64_t t0 = *pts, c0 = *pcorr;
 			rc = dec_body(d, r, type, q, pe, 1, px, pts, pcorr);
-			if (GP_LIKELY(rc)) return v2 ? tmpl_note(d, r, rc, c0) : rc;
+			if (GP_LIKELY(rc)) return v2 ? tmpl_note(d, r, rc) : rc;
 			*pts = t0;
 			*pcorr = c0; /* left the record: redo carefully */
 		}
@@ -944,7 +921,7 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 		rc = dec_careful(d, r, type, q, pe);
 		*pts = d->prev_ts;
 		*pcorr = d->prev_corr;
-		return v2 ? tmpl_note(d, r, rc, c0) : rc;
+		return v2 ? tmpl_note(d, r, rc) : rc;
 	}
 }
 
@@ -1026,7 +1003,7 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 	uint64_t ts = d->prev_ts, corr = d->prev_corr;
 	const uint8_t *const end = d->end, *const bend = d->bend, *const blim = d->fast_lim_b;
 	const uint8_t *const alim = d->fast_lim < end ? d->fast_lim : end;
-	struct gp_dec_tmpl *tmpl = d->tmpl;
+	const struct gp_dec_tmpl *tmpl = d->tmpl;
 	uint32_t ntmpl = d->ntmpl;
 	gp_record *r = out, *const rend = out + max;
 	while (r < rend) {
@@ -1035,8 +1012,7 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 			uint32_t idx = (uint32_t)gp_get16(p + 1) & L->imask;
 			const uint8_t *np = p + L->alen, *nb = b + L->blen;
 			if (GP_LIKELY((np <= end) & (nb <= bend) & (idx < ntmpl))) {
-				struct gp_dec_tmpl *tt = &tmpl[idx];
-				const gp_record *t = &tt->r;
+				const gp_record *t = &tmpl[idx].r;
 				enum {
 					HOT_END = offsetof(gp_record, u.api.correlation_id) + 8
 				};
@@ -1046,8 +1022,6 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 				r->u.api.start_ns = ts;
 				r->u.api.end_ns = ts + (uint64_t)sext(gp_get64(b + L->b1), L->s1);
 				uint64_t dz = (uint64_t)sext(gp_get64(b + L->b2), L->s2);
-				dz = L->same ? tt->last : dz;
-				tt->last = dz;
 				if (GP_UNLIKELY(t->type == GP_REC_NVTX_RANGE)) {
 					d->prev_range += dz;
 					r->u.api.correlation_id = d->prev_range;

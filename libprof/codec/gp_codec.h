@@ -38,7 +38,6 @@ struct gp_enc {
 	uint64_t prev_ts, prev_corr, prev_range;
 	unsigned major;            /* the file's format major: 1 plain records only, 2 templates */
 	struct gp_enc_slot *slots; /* major 2: cold bytes -> template index, this chunk */
-	int64_t *tlast;            /* major 2: each template's last third delta */
 	uint32_t ntmpl;            /* templates defined in this chunk */
 };
 /* 0 or GP_ERR_NOMEM.  Encodes the current format (GP_FORMAT_MAJOR);
