@@ -945,32 +945,6 @@ int gp_dec_next(struct gp_dec *d, gp_record *r)
  * a stack (its frames live in d->frames: the batch ends). */
 #define BATCH_LOOK ((1u << GP_REC_STRING) | (1u << GP_REC_SOURCE) | (1u << GP_REC_STACK))
 
-static inline __attribute__((always_inline)) int dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta,
-							   const int px, const int v2)
-{
-	int n = 0, m = 0;
-	const uint8_t *p = d->p, *b = d->b;
-	uint64_t ts = d->prev_ts, corr = d->prev_corr;
-	while (n < max) {
-		int rc = dec_one(d, &out[n], &p, &b, &ts, &corr, px, v2);
-		if (rc <= 0) {
-			if (rc < 0) d->err = rc;
-			break;
-		}
-		uint32_t t = out[n++].type;
-		if (GP_UNLIKELY((BATCH_LOOK >> t) & 1)) {
-			if (t == GP_REC_STACK) break;
-			m = 1;
-		}
-	}
-	d->p = p;
-	d->b = b;
-	d->prev_ts = ts;
-	d->prev_corr = corr;
-	*meta = m;
-	return n;
-}
-
 /* A template's bytes after its three hot fields into r: 80 bytes, in 32-,
  * 32- and 16-byte moves where the function inlining this one has AVX2
  * (dec_batch2_pext), else in 16-byte ones (a vector type, not memcpy, which
@@ -990,13 +964,13 @@ static inline __attribute__((always_inline)) void copy_tail(gp_record *r, const 
 	*(v16b *)(d + 64) = *(const v16b *)(s + 64);
 }
 
-/* The same for format 2.0, with the instances' fast path in the loop: the
- * decoder's limits and template table in locals (a record stored through
- * `out` might alias *d as far as the compiler can tell, so it would reload
- * them for every record), the template copied but for the three hot
- * fields, which are written next. */
-static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp_record *out, int max, int *meta,
-							    const int px)
+/* Up to max records into out[] (gp_dec_batch).  Format 2.0's instances
+ * take a fast path in the loop itself: the decoder's limits and template
+ * table in locals (a record stored through `out` might alias *d as far as
+ * the compiler can tell, so it would reload them for every record), the
+ * template copied but for the three hot fields, which are written next. */
+static inline __attribute__((always_inline)) int dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta,
+							   const int px, const int v2)
 {
 	int m = 0;
 	const uint8_t *p = d->p, *b = d->b;
@@ -1007,7 +981,7 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 	uint32_t ntmpl = d->ntmpl;
 	gp_record *r = out, *const rend = out + max;
 	while (r < rend) {
-		if (GP_LIKELY(p < alim && *p >= 0x80 && b < blim)) {
+		if (v2 && GP_LIKELY(p < alim && *p >= 0x80 && b < blim)) {
 			const struct inst_lay *L = &inst_lay[*p & 0x7f];
 			uint32_t idx = (uint32_t)gp_get16(p + 1) & L->imask;
 			const uint8_t *np = p + L->alen, *nb = b + L->blen;
@@ -1035,7 +1009,7 @@ static inline __attribute__((always_inline)) int dec_batch2(struct gp_dec *d, gp
 				continue;
 			}
 		}
-		int rc = dec_one(d, r, &p, &b, &ts, &corr, px, 1);
+		int rc = dec_one(d, r, &p, &b, &ts, &corr, px, v2);
 		if (rc <= 0) {
 			if (rc < 0) d->err = rc;
 			break;
@@ -1065,14 +1039,14 @@ __attribute__((target("bmi2,avx2")))
 static __attribute__((noinline)) int
 dec_batch2_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
 {
-	return dec_batch2(d, out, max, meta, 1);
+	return dec_batch(d, out, max, meta, 1, 1);
 }
 
 /* The other three copies of the loop, each a function of its own (in one
  * function they made each other's register allocation worse). */
 static __attribute__((noinline)) int dec_batch2_plain(struct gp_dec *d, gp_record *out, int max, int *meta)
 {
-	return dec_batch2(d, out, max, meta, 0);
+	return dec_batch(d, out, max, meta, 0, 1);
 }
 
 static __attribute__((noinline)) int dec_batch1_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
