@@ -660,12 +660,13 @@ PY
       $G report -o "$RES/report-ab-fp32-bf16.html" "$RES/ab-fp32-1.gpuprof" "$RES/ab-bf16-1.gpuprof" 2>&1 | tail -3
     ) 2>&1 | tee "$RES/report.txt"
     rm -f "$RES"/ab-*.gpuprof "$RES"/rep-*.gpuprof ;;
-  flight-bench)  # issue #26: armed (--flight-recorder, nothing triggered) and --sample-steps 1/50 vs bare,
-                 # interleaved (bench/overhead rotates the order each rep); bars: MNIST armed <= 1.02x,
-                 # resnet50/transformer armed <= 1.003x (docs/FLIGHT.md)
+  flight-bench)  # issue #26: armed (--flight-recorder, nothing triggered: --flight-api=auto, the default),
+                 # armed keeping its API history (-always) and CUPTI's empty API callbacks (floor-api) vs
+                 # bare, interleaved (bench/overhead rotates the order each rep); bars: MNIST armed <= 1.02x,
+                 # resnet50/transformer armed <= 1.003x (docs/FLIGHT.md); PIN_CPUS=2-13 as on 2026-12-05
     log flight-bench
     RESULTS_DIR=$RES/flbench WORKLOADS=mnist MNIST_REPS=${FLIGHT_MNIST_REPS:-6} MNIST_STEPS=${FLIGHT_MNIST_STEPS:-1000} \
-      CONFIGS="${FLIGHT_CONFIGS:-bare gpuprof-armed gpuprof-sample gpuprof-apionly}" BUDGET_S=${FLIGHT_BENCH_S:-330} \
+      CONFIGS="${FLIGHT_CONFIGS:-bare gpuprof-armed gpuprof-armed-always floor-api}" BUDGET_S=${FLIGHT_BENCH_S:-330} \
       timeout $(( ${FLIGHT_BENCH_S:-330} + 60 )) bash bench/overhead/run.sh 2>&1 | tee "$RES/flight-bench.txt"
     cat "$RES/flbench/bench/summary.md" 2>/dev/null | tee -a "$RES/flight-bench.txt"
     RESULTS_DIR=$RES/flheavy WORKLOADS="resnet50 transformer" HEAVY_REPS=${FLIGHT_HEAVY_REPS:-3} HEAVY_STEPS=${FLIGHT_HEAVY_STEPS:-60} \

@@ -3,7 +3,7 @@
  * measures the offline tool on it).
  *
  *   gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late]
- *                [--memory] N OUT
+ *                [--memory] [--format-1] N OUT
  *
  * One process (pid 7000) on one H100-like device (132 SMs).  The model is a
  * fixed program drawn once from the seed: `--names` kernel names (default
@@ -45,6 +45,10 @@
  *
  * The process record carries the settings string of a default `gpuprof
  * run` (format 1.2), unless --no-settings (as a 1.0/1.1 trace).
+ *
+ * --format-1: the file in format 1.4 (no templates, one zstd frame a chunk)
+ * rather than the current format: the same records, for comparing how fast
+ * each format reads (bench/offline/).
  *
  * Records go to their source in the order the recorder writes them: API
  * calls when they return, push/pop ranges when popped (inner before outer),
@@ -374,7 +378,8 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late] [--memory] N OUT\n"
+	fprintf(stderr, "usage: gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late] [--memory] "
+			"[--format-1] N OUT\n"
 			"  N events (rounded up to a whole step), deterministic for a seed\n");
 	exit(1);
 }
@@ -390,6 +395,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--no-settings")) settings = 0;
 		else if (!strcmp(argv[i], "--late")) late_mode = 1;
 		else if (!strcmp(argv[i], "--memory")) memory_mode = 1;
+		else if (!strcmp(argv[i], "--format-1")) gen_major = 1;
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc) nnames = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else break;
 	}

@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 	}
 	char path[512];
 	snprintf(path, sizeof(path), "%s/mix.gpuprof", dir);
-	gp_header h = { .major = 1, .pid = 1234, .clock_id = GP_CLOCK_REALTIME, .rank = 0 };
+	gp_header h = { .major = GP_FORMAT_MAJOR, .pid = 1234, .clock_id = GP_CLOCK_REALTIME, .rank = 0 };
 	strcpy(h.producer, "bench"); strcpy(h.host, "benchhost");
 	gp_writer *w;
 	if (gp_writer_open(path, &h, 3, &w)) return 1;

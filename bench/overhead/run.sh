@@ -23,7 +23,8 @@
 #            (--flight-recorder=FLIGHT_DURATION, default 30s: armed, nothing
 #            triggered), -armed-nvtx (the same with --flight-api=capture: API
 #            calls only in captures, the history NVTX only), -sample (--sample-steps SAMPLE_STEPS, default 1/50),
-#            -armed-rt (armed with GPUPROF_API_DRIVER=0: runtime API calls
+#            -armed-always (armed with --flight-api=always: the API calls
+#            stay in the history whatever their rate), -armed-rt (armed with GPUPROF_API_DRIVER=0: runtime API calls
 #            only in the history), floor-api (empty callbacks on the
 #            default API set, no activity kind: armed's CUPTI floor),
 #            -act:K1+K2...
@@ -124,7 +125,7 @@ if [ "$TOGGLE_PAIRS" -gt 0 ]; then
   fi
   echo "bench: in-process A/B: TOGGLE_PAIRS=$TOGGLE_PAIRS TOGGLE_STEPS=$TOGGLE_STEPS; gpuprof configs: ${gprun[*]}"
   for c in $CONFIGS; do
-    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-armed-rt|gpuprof-sample)
+    case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-armed-rt|gpuprof-armed-always|gpuprof-sample)
       echo "bench: $c skipped in toggle mode (torchprof/nsys do not capture by cudaProfilerStart/Stop here; a GPU window, the flight recorder and step sampling cannot be combined with a capture range; per-API activity records are not used under a capture range)" ;;
     esac
   done
@@ -169,7 +170,7 @@ for rep in $(seq 1 $maxreps); do
       mkdir -p "$dir"
       extra=(); tol=(); to=$T
       if [ "$TOGGLE_PAIRS" -gt 0 ]; then
-        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-armed-rt|gpuprof-sample) continue ;; esac
+        case $c in torchprof|nsys|gpuprof-window|gpuprof-activity|gpuprof-armed|gpuprof-armed-nvtx|gpuprof-armed-rt|gpuprof-armed-always|gpuprof-sample) continue ;; esac
       fi
       capenv=(); [ "$TOGGLE_PAIRS" -gt 0 ] && capenv=(CUPTI_FLOOR_CAPTURE=1)
       case $c in
@@ -193,6 +194,7 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-armed) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-armed-always) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" --flight-api=always -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-armed-rt) pre=(env GPUPROF_API_DRIVER=0 "${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-armed-nvtx) pre=("${gprun[@]}" --flight-recorder="${FLIGHT_DURATION:-30s}" --flight-api=capture -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-sample) pre=("${gprun[@]}" --sample-steps "${SAMPLE_STEPS:-1/50}" -o "$dir/trace-%p.gpuprof" --) ;;

@@ -5,30 +5,65 @@
 #include "common/gp_format.h"
 #include "gp_codec.h"
 
+/* The encoder's template table: the cold bytes (a record's payload after
+ * its first three fields) of each template of the chunk, found by hash.
+ * Twice GP_TMPL_MAX slots: probes stay short. */
+struct gp_enc_slot {
+	uint32_t off;  /* of the cold bytes in buf; 0: free (a payload never starts at 0) */
+	uint32_t len;  /* of the cold bytes */
+	uint16_t idx;  /* template index */
+	uint16_t type; /* record type */
+};
+#define ENC_SLOTS (2 * GP_TMPL_MAX)
+
 int gp_enc_init(struct gp_enc *e, uint32_t source, uint32_t src_tid)
 {
 	memset(e, 0, sizeof(*e));
 	e->cap = GP_CHUNK_TARGET + 4096;
 	e->buf = malloc(e->cap);
-	if (!e->buf) return GP_ERR_NOMEM;
+	e->slots = calloc(ENC_SLOTS, sizeof(*e->slots));
+	if (!e->buf || !e->slots) {
+		gp_enc_free(e);
+		return GP_ERR_NOMEM;
+	}
 	e->source = source;
 	e->src_tid = src_tid;
+	e->major = GP_FORMAT_MAJOR;
+	gp_enc_reset(e);
 	return 0;
+}
+
+void gp_enc_set_major(struct gp_enc *e, unsigned major)
+{
+	e->major = major;
+	gp_enc_reset(e);
 }
 
 void gp_enc_free(struct gp_enc *e)
 {
 	free(e->buf);
-	e->buf = NULL;
+	free(e->bbuf);
+	free(e->slots);
+	e->buf = e->bbuf = NULL;
+	e->slots = NULL;
 }
 
 void gp_enc_reset(struct gp_enc *e)
 {
-	e->len = 0;
+	e->len = e->major >= 2 ? 4 : 0; /* 2.0: room for section A's length */
+	e->blen = 0;
 	e->count = 0;
 	e->first_ts = e->last_ts = 0;
 	e->has_ts = 0;
-	e->prev_ts = e->prev_corr = 0;
+	e->prev_ts = e->prev_corr = e->prev_range = 0;
+	if (e->ntmpl) memset(e->slots, 0, ENC_SLOTS * sizeof(*e->slots));
+	e->ntmpl = 0;
+}
+
+size_t gp_enc_finish(struct gp_enc *e)
+{
+	if (e->major >= 2) gp_put32(e->buf, (uint32_t)(e->len - 4));
+	return e->len + e->blen;
 }
 
 static size_t enc_bound(const gp_record *r)
@@ -63,6 +98,80 @@ static size_t enc_bound(const gp_record *r)
 	} while (0)
 #define TID(t) V((t) == e->src_tid ? 0u : (t))
 
+/* ---- format 2.0: templates (docs/FORMAT.md "Templates").  An instance
+ * is, in section A, a tag byte 0x80 | L << 6 | c2 << 4 | c1 << 2 | c0 and
+ * the template index (1 byte, or 2 little-endian when L); in section B the
+ * start's delta, the duration and the third hot value's delta.  Each value
+ * takes the fewest bytes of its width code c (1, 2, 3 or 8) that hold it as
+ * a signed little-endian number. */
+static const uint8_t inst_width[4] = { 1, 2, 3, 8 };
+
+static unsigned width_code(int64_t v)
+{
+	if (v == (int8_t)v) return 0;
+	if (v == (int16_t)v) return 1;
+	if (v >= -(1ll << 23) && v < (1ll << 23)) return 2;
+	return 3;
+}
+
+static uint32_t cold_hash(uint32_t type, const uint8_t *p, size_t n)
+{
+	uint64_t h = (type + 1) * 0x9E3779B97F4A7C15ull ^ n;
+	for (; n >= 8; p += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (n) {
+		uint64_t w = 0;
+		memcpy(&w, p, n);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+	}
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+/* The plain record of a template type just encoded at `start` (payload at
+ * pl, ending at end): an instance replaces it when its cold bytes are those
+ * of a template of the chunk, else it defines the next template (while
+ * there is room: the decoder counts the same way).  hot: its three hot
+ * values.  Returns the record's length in section A (B grows by the rest). */
+static size_t enc_template(struct gp_enc *e, uint32_t type, uint8_t *start, const uint8_t *pl, const uint8_t *end,
+			   const int64_t hot[3])
+{
+	const uint8_t *q = pl;
+	for (int i = 0; i < 3; i++)
+		while (*q++ & 0x80) {}
+	size_t clen = (size_t)(end - q);
+	uint32_t h = cold_hash(type, q, clen);
+	struct gp_enc_slot *sl;
+	for (uint32_t i = h & (ENC_SLOTS - 1);; i = (i + 1) & (ENC_SLOTS - 1)) {
+		sl = &e->slots[i];
+		if (!sl->off) break;
+		if (sl->type == type && sl->len == clen && !memcmp(e->buf + sl->off, q, clen)) {
+			unsigned c[3], tag = 0x80 | (sl->idx > 0xff ? 0x40 : 0);
+			for (int k = 0; k < 3; k++) {
+				c[k] = width_code(hot[k]);
+				tag |= c[k] << (2 * k);
+			}
+			uint8_t *o = start;
+			*o++ = (uint8_t)tag;
+			*o++ = (uint8_t)sl->idx;
+			if (sl->idx > 0xff) *o++ = (uint8_t)(sl->idx >> 8);
+			uint8_t *b = e->bbuf + e->blen;
+			for (int k = 0; k < 3; k++) {
+				gp_put64(b, (uint64_t)hot[k]); /* room for 8 (gp_enc_record) */
+				b += inst_width[c[k]];
+			}
+			e->blen = (size_t)(b - e->bbuf);
+			return (size_t)(o - start);
+		}
+	}
+	if (e->ntmpl < GP_TMPL_MAX)
+		*sl = (struct gp_enc_slot){ (uint32_t)(q - e->buf), (uint32_t)clen, (uint16_t)e->ntmpl++, (uint16_t)type };
+	return (size_t)(end - start);
+}
+
 int gp_enc_record(struct gp_enc *e, const gp_record *r)
 {
 	if (r->type == 0 || r->type >= GP_REC_TYPE_MAX) return GP_ERR_INVALID;
@@ -74,7 +183,15 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		e->buf = nb;
 		e->cap = nc;
 	}
+	if (e->major >= 2 && e->blen + 3 * 8 > e->bcap) { /* an instance's section-B bytes (stores of 8) */
+		size_t nc = e->bcap ? e->bcap * 2 : 64u << 10;
+		uint8_t *nb = realloc(e->bbuf, nc);
+		if (!nb) return GP_ERR_NOMEM;
+		e->bbuf = nb;
+		e->bcap = nc;
+	}
 	uint8_t *start = e->buf + e->len;
+	uint64_t prev_ts = e->prev_ts, prev_corr = e->prev_corr; /* before this record: an instance's bases */
 	start[0] = (uint8_t)r->type;
 	uint8_t *pl = start + 2; /* one length byte reserved; moved if longer */
 	uint8_t *p = pl;
@@ -210,17 +327,29 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		return GP_ERR_INVALID;
 	}
 	/* clang-format on */
-	size_t plen = (size_t)(p - pl);
+	size_t plen = (size_t)(p - pl), rlen;
 	if (plen < 0x80) {
 		start[1] = (uint8_t)plen;
-		e->len += 2 + plen;
+		rlen = 2 + plen;
 	} else {
 		uint8_t tmp[10];
 		size_t lb = (size_t)(gp_put_varint(tmp, plen) - tmp);
 		memmove(start + 1 + lb, pl, plen);
 		memcpy(start + 1, tmp, lb);
-		e->len += 1 + lb + plen;
+		pl = start + 1 + lb;
+		rlen = 1 + lb + plen;
 	}
+	if (e->major >= 2 && ((GP_TMPL_TYPES >> r->type) & 1)) {
+		/* the start, end and third field sit at the same offsets in each
+		 * of these types (checked in gp_dec's table below) */
+		const gp_rec_api *a = &u->api;
+		int nvtx = r->type == GP_REC_NVTX_RANGE;
+		int64_t hot[3] = { (int64_t)(a->start_ns - prev_ts), (int64_t)(a->end_ns - a->start_ns),
+				   (int64_t)(a->correlation_id - (nvtx ? e->prev_range : prev_corr)) };
+		if (nvtx) e->prev_range = a->correlation_id;
+		rlen = enc_template(e, r->type, start, pl, pl + plen, hot);
+	}
+	e->len += rlen;
 	e->count++;
 	return 0;
 }
@@ -238,33 +367,66 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 
 /* PEXT is one fast instruction on Intel since Haswell and AMD since Zen 3;
  * Zen 1 and 2 run it in microcode (tens to hundreds of cycles), slower than
- * the shifts.  __builtin_cpu_supports reads what libgcc found at start-up. */
+ * the shifts.  (Those CPUs have AVX2 too, which the 2.0 loop also uses.)
+ * __builtin_cpu_supports reads what libgcc found at start-up. */
 int gp_dec_fast_pext(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-	return __builtin_cpu_supports("bmi2") && !__builtin_cpu_is("znver1") && !__builtin_cpu_is("znver2");
+	return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx2") && !__builtin_cpu_is("znver1") &&
+	       !__builtin_cpu_is("znver2");
 #else
 	return 0;
 #endif
 }
 
-void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid)
+void gp_dec_free(struct gp_dec *d)
+{
+	free(d->tmpl);
+	d->tmpl = NULL;
+	d->ntmpl = d->tcap = 0;
+}
+
+/* The fast decoder's limits: records in [p, fast_lim) may be read 256
+ * bytes ahead, and an instance's section-B values before fast_lim_b with
+ * three 8-byte loads (at most 16 bytes in, for the third value). */
+#define INST_B_READ 24
+static void set_fast_lims(struct gp_dec *d, const uint8_t *readable_end)
+{
+	size_t room = (size_t)(readable_end - d->p);
+	d->fast_lim = d->p + (room > GP_DEC_OVERREAD ? room - GP_DEC_OVERREAD : 0);
+	d->fast_lim_b = readable_end - d->b > INST_B_READ ? readable_end - INST_B_READ : d->b;
+}
+
+void gp_dec_start(struct gp_dec *d, const uint8_t *buf, size_t len, uint32_t source, uint32_t src_tid,
+		  unsigned major)
 {
 	d->p = buf;
-	d->end = buf + len;
-	d->fast_lim = buf + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
+	d->end = d->b = d->bend = buf + len;
 	d->source = source;
 	d->src_tid = src_tid;
-	d->prev_ts = d->prev_corr = 0;
+	d->prev_ts = d->prev_corr = d->prev_range = 0;
 	d->why = NULL;
 	d->err = 0;
 	d->pext = gp_dec_fast_pext();
+	d->major = major;
+	d->ntmpl = 0;
+	if (major >= 2) {
+		/* section A's length, A, then section B */
+		uint32_t alen = len >= 4 ? gp_get32(buf) : 0;
+		if (len < 4 || alen > len - 4) {
+			d->why = "section lengths beyond the chunk";
+			d->err = GP_ERR_CORRUPT;
+		} else {
+			d->p = buf + 4;
+			d->end = d->b = buf + 4 + alen;
+		}
+	}
+	set_fast_lims(d, buf + len);
 }
 
 void gp_dec_set_slack(struct gp_dec *d, size_t slack)
 {
-	size_t len = (size_t)(d->end - d->p) + slack;
-	d->fast_lim = d->p + (len > GP_DEC_OVERREAD ? len - GP_DEC_OVERREAD : 0);
+	set_fast_lims(d, d->bend + slack);
 }
 
 /* Bounded varint read: missing field (q at end) reads 0, malformed sets *bad. */
@@ -547,6 +709,142 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 	return 1;
 }
 
+/* ---- format 2.0: instances of templates (the encoder's comment above
+ * gives the layout).  The layout of each tag, from a table: the index mask
+ * (1 or 2 bytes), the instance's length in A, where the duration and the
+ * third value start and the values end in B, and the shifts that
+ * sign-extend each value. */
+struct inst_lay {
+	uint32_t imask;
+	uint8_t alen, b1, b2, blen, s0, s1, s2, pad;
+	uint32_t pad2; /* 16 bytes: a tag becomes an offset by a shift */
+};
+#define IW(c) ((c) == 0 ? 1 : (c) == 1 ? 2 \
+		      : (c) == 2       ? 3 \
+				       : 8)
+#define IC(t, k) (((t) >> (2 * (k))) & 3)
+#define IL(t) \
+	{ \
+		((t)&0x40) ? 0xffffu : 0xffu, 2 + (((t) >> 6) & 1), IW(IC(t, 0)), IW(IC(t, 0)) + IW(IC(t, 1)), \
+			IW(IC(t, 0)) + IW(IC(t, 1)) + IW(IC(t, 2)), 64 - 8 * IW(IC(t, 0)), 64 - 8 * IW(IC(t, 1)), \
+			64 - 8 * IW(IC(t, 2)), 0, 0 \
+	}
+#define IL4(t) IL(t), IL(t + 1), IL(t + 2), IL(t + 3)
+#define IL16(t) IL4(t), IL4(t + 4), IL4(t + 8), IL4(t + 12)
+static const struct inst_lay inst_lay[128] = { IL16(0), IL16(16), IL16(32), IL16(48),
+					       IL16(64), IL16(80), IL16(96), IL16(112) };
+
+/* A template: the record, padded to 128 bytes (an index becomes an
+ * address by a shift). */
+struct gp_dec_tmpl {
+	gp_record r;
+	uint8_t pad[128 - sizeof(gp_record)];
+};
+
+/* the hot fields of every template type sit where the API record has them */
+#define SAME_HOT(m) \
+	_Static_assert(offsetof(union gp_rec_body, m.start_ns) == offsetof(union gp_rec_body, api.start_ns) && \
+			       offsetof(union gp_rec_body, m.end_ns) == offsetof(union gp_rec_body, api.end_ns), \
+		       #m " start/end")
+SAME_HOT(kernel);
+SAME_HOT(memcpy);
+SAME_HOT(memset);
+SAME_HOT(sync);
+SAME_HOT(nvtx_range);
+_Static_assert(offsetof(union gp_rec_body, kernel.correlation_id) == offsetof(union gp_rec_body, api.correlation_id) &&
+		       offsetof(union gp_rec_body, memcpy.correlation_id) == offsetof(union gp_rec_body, api.correlation_id) &&
+		       offsetof(union gp_rec_body, memset.correlation_id) == offsetof(union gp_rec_body, api.correlation_id) &&
+		       offsetof(union gp_rec_body, sync.correlation_id) == offsetof(union gp_rec_body, api.correlation_id) &&
+		       offsetof(union gp_rec_body, nvtx_range.range_id) == offsetof(union gp_rec_body, api.correlation_id),
+	       "third hot field");
+
+static inline int64_t sext(uint64_t v, unsigned sh)
+{
+	return (int64_t)(v << sh) >> sh;
+}
+
+/* The instance at *pp (its section-B values at *pb): 1, or GP_ERR_CORRUPT
+ * (d->why) when it runs past its section or names a template not defined
+ * (yet).  fast: *pp is before d->fast_lim and *pb before d->fast_lim_b
+ * (loads of 8 bytes; a bad instance is left to the careful path, which
+ * gives the error: returns 0). */
+static inline __attribute__((always_inline)) int dec_inst(struct gp_dec *d, gp_record *r, const uint8_t **pp,
+							  const uint8_t **pb, uint64_t *pts, uint64_t *pcorr,
+							  const int fast)
+{
+	const uint8_t *p = *pp, *b = *pb;
+	const struct inst_lay *L = &inst_lay[p[0] & 0x7f];
+	uint32_t idx;
+	uint64_t x, y, z;
+	if (fast) {
+		idx = (uint32_t)gp_get16(p + 1) & L->imask;
+		x = gp_get64(b);
+		y = gp_get64(b + L->b1);
+		z = gp_get64(b + L->b2);
+		if (GP_UNLIKELY(L->alen > d->end - p || L->blen > d->bend - b || idx >= d->ntmpl)) return 0;
+	} else {
+		if (L->alen > d->end - p || L->blen > d->bend - b) {
+			d->why = "template instance beyond its section";
+			return GP_ERR_CORRUPT;
+		}
+		idx = p[1] | (L->imask > 0xff ? (uint32_t)p[2] << 8 : 0);
+		if (idx >= d->ntmpl) {
+			d->why = "instance of a template not defined before it";
+			return GP_ERR_CORRUPT;
+		}
+		x = y = z = 0;
+		memcpy(&x, b, L->b1);
+		memcpy(&y, b + L->b1, L->b2 - L->b1);
+		memcpy(&z, b + L->b2, L->blen - L->b2);
+	}
+	*r = d->tmpl[idx].r;
+	uint64_t ts = *pts + (uint64_t)sext(x, L->s0);
+	*pts = ts;
+	r->u.api.start_ns = ts;
+	r->u.api.end_ns = ts + (uint64_t)sext(y, L->s1);
+	if (GP_UNLIKELY(r->type == GP_REC_NVTX_RANGE)) {
+		d->prev_range += (uint64_t)sext(z, L->s2);
+		r->u.api.correlation_id = d->prev_range;
+	} else {
+		*pcorr += (uint64_t)sext(z, L->s2);
+		r->u.api.correlation_id = *pcorr;
+	}
+	*pp = p + L->alen;
+	*pb = b + L->blen;
+	return 1;
+}
+
+/* A plain record of a template type defines the chunk's next template
+ * (while there is room: the encoder counts the same way).  0, or
+ * GP_ERR_NOMEM. */
+static __attribute__((noinline)) int tmpl_add(struct gp_dec *d, const gp_record *r)
+{
+	if (d->ntmpl >= GP_TMPL_MAX) return 0;
+	if (d->ntmpl == d->tcap) {
+		uint32_t nc = d->tcap ? 2 * d->tcap : 256;
+		struct gp_dec_tmpl *n = realloc(d->tmpl, nc * sizeof(*n));
+		if (!n) {
+			d->why = "out of memory for the chunk's templates";
+			return GP_ERR_NOMEM;
+		}
+		d->tmpl = n;
+		d->tcap = nc;
+	}
+	d->tmpl[d->ntmpl++].r = *r;
+	return 0;
+}
+
+/* After a record of format 2.0 decoded with result rc: a record of a
+ * template type defines the next template (and an NVTX range sets
+ * prev_range).  Returns rc, or GP_ERR_NOMEM. */
+static inline __attribute__((always_inline)) int tmpl_note(struct gp_dec *d, const gp_record *r, int rc)
+{
+	if (rc != 1 || !((GP_TMPL_TYPES >> r->type) & 1)) return rc;
+	if (r->type == GP_REC_NVTX_RANGE) d->prev_range = r->u.nvtx_range.range_id;
+	int e = tmpl_add(d, r);
+	return e ? e : rc;
+}
+
 /* Types the fast decoder handles: fixed field lists, no inner lengths. */
 #define FAST_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | \
 		    (1u << GP_REC_MEMSET) | (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | \
@@ -565,13 +863,21 @@ static __attribute__((noinline)) int dec_careful(struct gp_dec *d, gp_record *r,
  * round trip per record, and the 16-byte reload of two 8-byte stores
  * defeated store forwarding. */
 static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_record *r, const uint8_t **pp,
-							 uint64_t *pts, uint64_t *pcorr, const int px)
+							 const uint8_t **pb, uint64_t *pts, uint64_t *pcorr, const int px,
+							 const int v2)
 {
 	const uint8_t *end = d->end;
 	for (;;) {
 		const uint8_t *p = *pp;
 		if (p >= end) return 0;
 		uint32_t type = p[0];
+		if (v2 && type >= 0x80) {
+			if (GP_LIKELY(p < d->fast_lim && *pb < d->fast_lim_b)) {
+				int rc = dec_inst(d, r, pp, pb, pts, pcorr, 1);
+				if (GP_LIKELY(rc)) return rc;
+			}
+			return dec_inst(d, r, pp, pb, pts, pcorr, 0);
+		}
 		const uint8_t *q;
 		uint64_t len;
 		if (GP_LIKELY(end - p > 2 && p[1] < 0x80)) {
@@ -602,29 +908,33 @@ static inline __attribute__((always_inline)) int dec_one(struct gp_dec *d, gp_re
 		if (GP_UNLIKELY(type == 0 || type >= GP_REC_TYPE_MAX)) continue; /* unknown type: skipped by length */
 		r->type = type;
 		r->source_id = d->source;
+		int rc;
 		if (GP_LIKELY(((FAST_TYPES >> type) & 1) && q < d->fast_lim)) {
 			uint64_t t0 = *pts, c0 = *pcorr;
-			int rc = dec_body(d, r, type, q, pe, 1, px, pts, pcorr);
-			if (GP_LIKELY(rc)) return rc;
+			rc = dec_body(d, r, type, q, pe, 1, px, pts, pcorr);
+			if (GP_LIKELY(rc)) return v2 ? tmpl_note(d, r, rc) : rc;
 			*pts = t0;
 			*pcorr = c0; /* left the record: redo carefully */
 		}
 		d->prev_ts = *pts;
 		d->prev_corr = *pcorr;
-		int rc = dec_careful(d, r, type, q, pe);
+		rc = dec_careful(d, r, type, q, pe);
 		*pts = d->prev_ts;
 		*pcorr = d->prev_corr;
-		return rc;
+		return v2 ? tmpl_note(d, r, rc) : rc;
 	}
 }
 
 int gp_dec_next(struct gp_dec *d, gp_record *r)
 {
 	if (d->err) return d->err;
-	const uint8_t *p = d->p;
+	const uint8_t *p = d->p, *b = d->b;
 	uint64_t ts = d->prev_ts, corr = d->prev_corr;
-	int rc = d->pext ? dec_one(d, r, &p, &ts, &corr, 1) : dec_one(d, r, &p, &ts, &corr, 0);
+	int v2 = d->major >= 2, rc;
+	if (d->pext) rc = v2 ? dec_one(d, r, &p, &b, &ts, &corr, 1, 1) : dec_one(d, r, &p, &b, &ts, &corr, 1, 0);
+	else rc = v2 ? dec_one(d, r, &p, &b, &ts, &corr, 0, 1) : dec_one(d, r, &p, &b, &ts, &corr, 0, 0);
 	d->p = p;
+	d->b = b;
 	d->prev_ts = ts;
 	d->prev_corr = corr;
 	if (rc < 0) d->err = rc;
@@ -635,36 +945,126 @@ int gp_dec_next(struct gp_dec *d, gp_record *r)
  * a stack (its frames live in d->frames: the batch ends). */
 #define BATCH_LOOK ((1u << GP_REC_STRING) | (1u << GP_REC_SOURCE) | (1u << GP_REC_STACK))
 
-static inline __attribute__((always_inline)) int dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta,
-							   const int px)
+/* A template's bytes after its three hot fields into r: 80 bytes, in 32-,
+ * 32- and 16-byte moves where the function inlining this one has AVX2
+ * (dec_batch2_pext), else in 16-byte ones (a vector type, not memcpy, which
+ * GCC splits into 16-byte moves either way). */
+typedef char v32b __attribute__((vector_size(32), aligned(1), may_alias));
+typedef char v16b __attribute__((vector_size(16), aligned(1), may_alias));
+enum {
+	HOT_END = offsetof(gp_record, u.api.correlation_id) + 8
+};
+_Static_assert(sizeof(gp_record) - HOT_END == 80, "copy_tail copies 80 bytes");
+static inline __attribute__((always_inline)) void copy_tail(gp_record *r, const gp_record *t)
 {
-	int n = 0, m = 0;
-	const uint8_t *p = d->p;
+	char *d = (char *)r + HOT_END;
+	const char *s = (const char *)t + HOT_END;
+	*(v32b *)d = *(const v32b *)s;
+	*(v32b *)(d + 32) = *(const v32b *)(s + 32);
+	*(v16b *)(d + 64) = *(const v16b *)(s + 64);
+}
+
+/* Up to max records into out[] (gp_dec_batch).  Format 2.0's instances
+ * take a fast path in the loop itself: the decoder's limits and template
+ * table in locals (a record stored through `out` might alias *d as far as
+ * the compiler can tell, so it would reload them for every record), the
+ * template copied but for the three hot fields, which are written next. */
+static inline __attribute__((always_inline)) int dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta,
+							   const int px, const int v2)
+{
+	int m = 0;
+	const uint8_t *p = d->p, *b = d->b;
 	uint64_t ts = d->prev_ts, corr = d->prev_corr;
-	while (n < max) {
-		int rc = dec_one(d, &out[n], &p, &ts, &corr, px);
+	const uint8_t *const end = d->end, *const bend = d->bend, *const blim = d->fast_lim_b;
+	const uint8_t *const alim = d->fast_lim < end ? d->fast_lim : end;
+	const struct gp_dec_tmpl *tmpl = d->tmpl;
+	uint32_t ntmpl = d->ntmpl;
+	gp_record *r = out, *const rend = out + max;
+	while (r < rend) {
+		if (v2 && GP_LIKELY(p < alim && *p >= 0x80 && b < blim)) {
+			const struct inst_lay *L = &inst_lay[*p & 0x7f];
+			uint32_t idx = (uint32_t)gp_get16(p + 1) & L->imask;
+			const uint8_t *np = p + L->alen, *nb = b + L->blen;
+			if (GP_LIKELY((np <= end) & (nb <= bend) & (idx < ntmpl))) {
+				const gp_record *t = &tmpl[idx].r;
+				enum {
+					HOT_END = offsetof(gp_record, u.api.correlation_id) + 8
+				};
+				memcpy(r, t, offsetof(gp_record, u));
+				copy_tail(r, t);
+				ts += (uint64_t)sext(gp_get64(b), L->s0);
+				r->u.api.start_ns = ts;
+				r->u.api.end_ns = ts + (uint64_t)sext(gp_get64(b + L->b1), L->s1);
+				uint64_t dz = (uint64_t)sext(gp_get64(b + L->b2), L->s2);
+				if (GP_UNLIKELY(t->type == GP_REC_NVTX_RANGE)) {
+					d->prev_range += dz;
+					r->u.api.correlation_id = d->prev_range;
+				} else {
+					corr += dz;
+					r->u.api.correlation_id = corr;
+				}
+				p = np;
+				b = nb;
+				r++;
+				continue;
+			}
+		}
+		int rc = dec_one(d, r, &p, &b, &ts, &corr, px, v2);
 		if (rc <= 0) {
 			if (rc < 0) d->err = rc;
 			break;
 		}
-		uint32_t t = out[n++].type;
+		tmpl = d->tmpl; /* a plain record may have defined a template */
+		ntmpl = d->ntmpl;
+		uint32_t t = (r++)->type;
 		if (GP_UNLIKELY((BATCH_LOOK >> t) & 1)) {
 			if (t == GP_REC_STACK) break;
 			m = 1;
 		}
 	}
 	d->p = p;
+	d->b = b;
 	d->prev_ts = ts;
 	d->prev_corr = corr;
 	*meta = m;
-	return n;
+	return (int)(r - out);
+}
+
+/* Where PEXT is fast the CPU has BMI2 and AVX2 (gp_dec_fast_pext): the 2.0
+ * loop may use BMI2's shifts by a register (the sign extensions) and copy a
+ * template with 32-byte moves. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("bmi2,avx2")))
+#endif
+static __attribute__((noinline)) int
+dec_batch2_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch(d, out, max, meta, 1, 1);
+}
+
+/* The other three copies of the loop, each a function of its own (in one
+ * function they made each other's register allocation worse). */
+static __attribute__((noinline)) int dec_batch2_plain(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch(d, out, max, meta, 0, 1);
+}
+
+static __attribute__((noinline)) int dec_batch1_pext(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch(d, out, max, meta, 1, 0);
+}
+
+static __attribute__((noinline)) int dec_batch1_plain(struct gp_dec *d, gp_record *out, int max, int *meta)
+{
+	return dec_batch(d, out, max, meta, 0, 0);
 }
 
 int gp_dec_batch(struct gp_dec *d, gp_record *out, int max, int *meta)
 {
 	*meta = 0;
 	if (d->err) return 0;
-	/* two copies of the loop, so that the choice of varint code is made
-	 * once per batch, not per field */
-	return d->pext ? dec_batch(d, out, max, meta, 1) : dec_batch(d, out, max, meta, 0);
+	/* four copies of the loop, so that the choice of varint code and of
+	 * format is made once per batch, not per field */
+	if (d->major >= 2) return d->pext ? dec_batch2_pext(d, out, max, meta) : dec_batch2_plain(d, out, max, meta);
+	return d->pext ? dec_batch1_pext(d, out, max, meta) : dec_batch1_plain(d, out, max, meta);
 }

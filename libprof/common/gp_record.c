@@ -41,14 +41,9 @@ GP_API int gp_rec_is_meta(uint32_t t)
 	       t == GP_REC_GRAPH_NODE;
 }
 
-/* Every timed type has its primary timestamp first in its struct (checked
- * below), so the time is one load behind one bit test: no switch (a
- * jump per record for every caller that orders or filters by time). */
-#define TIMED_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | (1u << GP_REC_MEMSET) | \
-		     (1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | (1u << GP_REC_SYNC) | (1u << GP_REC_MEMORY) | \
-		     (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | (1u << GP_REC_COUNTER) | (1u << GP_REC_MODULE) | \
-		     (1u << GP_REC_WINDOW) | (1u << GP_REC_GRAPH_NODE))
-_Static_assert(GP_REC_TYPE_MAX <= 32, "TIMED_TYPES is a 32-bit mask");
+/* gp_rec_time (gp_format.h) relies on it: every timed type has its primary
+ * timestamp first in its struct. */
+_Static_assert(GP_REC_TYPE_MAX <= 32, "GP_TIMED_TYPES is a 32-bit mask");
 #define AT_START_(m) _Static_assert(offsetof(union gp_rec_body, m) == 0, #m " is not first")
 AT_START_(api.start_ns);
 AT_START_(kernel.start_ns);
@@ -68,8 +63,5 @@ AT_START_(graph_node.ts_ns);
 
 GP_API uint64_t gp_record_time(const gp_record *r)
 {
-	if (r->type >= 32 || !((TIMED_TYPES >> r->type) & 1)) return 0;
-	uint64_t t;
-	memcpy(&t, &r->u, 8);
-	return t;
+	return gp_rec_time(r);
 }

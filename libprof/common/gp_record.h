@@ -17,8 +17,9 @@
 extern "C" {
 #endif
 
-#define GP_FORMAT_MAJOR 1
-#define GP_FORMAT_MINOR 4
+#define GP_FORMAT_MAJOR 2
+#define GP_FORMAT_MINOR 0
+#define GP_FORMAT_V1_MINOR 4 /* the last 1.x: what a writer asked for major 1 writes */
 #define GP_PRODUCER_VERSION "0.1.0"
 
 #define GP_MAX_STRING_LEN (1u << 20) /* longer strings are truncated by the recorder */
@@ -330,7 +331,7 @@ enum gp_clock_id {
 };
 
 typedef struct gp_header {
-	uint16_t major, minor;
+	uint16_t major, minor; /* as read; a writer given major 1 writes 1.4 (no templates), else the current format */
 	uint32_t pid;
 	uint32_t clock_id;          /* gp_clock_id: what trace timestamps are */
 	uint64_t start_trace_ns;    /* trace clock at start */

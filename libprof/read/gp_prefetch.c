@@ -93,16 +93,16 @@ void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx)
 		return;
 	}
 	memset(j->ubuf + c->usize, 0, GP_DEC_OVERREAD); /* defined bytes for the read-ahead */
-	struct gp_dec d;
-	gp_dec_start(&d, j->ubuf, c->usize, c->source, c->src_tid);
-	gp_dec_set_slack(&d, GP_DEC_OVERREAD);
+	struct gp_dec *d = &j->dec;
+	gp_dec_start(d, j->ubuf, c->usize, c->source, c->src_tid, c->major);
+	gp_dec_set_slack(d, GP_DEC_OVERREAD);
 	for (;;) {
 		if (grow((void **)&j->recs, &j->crec, j->nrec + DEC_BATCH, sizeof(*j->recs))) {
 			j->rc = GP_ERR_NOMEM;
 			return;
 		}
 		int meta;
-		int k = gp_dec_batch(&d, j->recs + j->nrec, DEC_BATCH, &meta);
+		int k = gp_dec_batch(d, j->recs + j->nrec, DEC_BATCH, &meta);
 		if (k > 0 && j->recs[j->nrec + k - 1].type == GP_REC_STACK) {
 			/* its frames live in the decoder: keep a copy; the pointer is
 			 * set once the array stops moving (below) */
@@ -116,10 +116,10 @@ void gp_job_decode(struct gp_job *j, int fd, ZSTD_DCtx *dctx)
 			j->nfr += s->nframes;
 		}
 		j->nrec += (size_t)k;
-		if (d.err) {
-			j->dec_err = d.err;
-			j->why = d.why;
-			j->err_at = (size_t)(d.p - j->ubuf);
+		if (d->err) {
+			j->dec_err = d->err;
+			j->why = d->why;
+			j->err_at = (size_t)(d->p - j->ubuf);
 			break;
 		}
 		if (!k) break;
@@ -200,6 +200,7 @@ static void job_free(struct gp_job *j)
 	free(j->ubuf);
 	free(j->recs);
 	free(j->frames);
+	gp_dec_free(&j->dec);
 	free(j);
 }
 

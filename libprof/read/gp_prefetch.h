@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <zstd.h>
+#include "codec/gp_codec.h"
 #include "common/gp_record.h"
 
 /* Where a chunk is and how to decode it. */
@@ -24,6 +25,7 @@ struct gp_chunk_ref {
 	uint64_t off; /* of the chunk header */
 	uint32_t csize, usize, source;
 	uint32_t src_tid; /* the thread rule's tid for its source */
+	unsigned major;   /* the file's format major (how its chunks are coded) */
 };
 
 /* One chunk, decoded. */
@@ -46,6 +48,7 @@ struct gp_job {
 	size_t ccap, ucap;
 	uint64_t *frames;
 	size_t nfr, cfr;
+	struct gp_dec dec; /* kept for its template table */
 	struct gp_job *next_free;
 };
 

@@ -43,8 +43,10 @@ struct cursor {
 	size_t cur;     /* chunk being decoded */
 	int in_chunk;
 	struct gp_dec dec;
-	gp_record *batch;    /* records decoded ahead (DEC_BATCH) */
-	int bi, bn;          /* next to hand out, how many */
+	gp_record *batch; /* records decoded ahead (DEC_BATCH) */
+	/* the records ready to hand out: [nx, ne) of the batch, or of the
+	 * job's records whose metadata is applied */
+	const gp_record *nx, *ne;
 	const gp_record *cr; /* current record (in batch) */
 	uint64_t key;
 	int skip_untimed; /* source 0 in the merge: metadata already given */
@@ -52,7 +54,7 @@ struct cursor {
 	/* decoding ahead (gp_prefetch.h): the chunk as the workers decoded it */
 	int pooled; /* this cursor takes its chunks from r->pf */
 	struct gp_job *job;
-	size_t ji, jend; /* next record; end of the batch whose metadata is applied */
+	size_t ji; /* the job's next record not yet in [nx, ne) */
 };
 
 struct strent {
@@ -83,6 +85,8 @@ struct gp_reader {
 	struct cursor **heap;
 	size_t nheap;
 	struct cursor *last; /* cursor whose record was returned last */
+	uint64_t lim_key;    /* the earliest of the other cursors (heap[0]'s children): */
+	uint32_t lim_src;    /* its key and source (UINT64_MAX: none) */
 
 	struct strent *strs;
 	size_t nstrs, strs_cap;
@@ -535,6 +539,7 @@ static void cursor_free(gp_reader *r, struct cursor *c)
 	free(c->ubuf);
 	free(c->list);
 	free(c->batch);
+	gp_dec_free(&c->dec);
 	int pooled = c->pooled;
 	memset(c, 0, sizeof(*c));
 	c->pooled = pooled;
@@ -580,7 +585,7 @@ static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref)
 	const struct cent *e = &r->ch[idx];
 	if (e->state == CH_CORRUPT) return 0;
 	const gp_rec_source *s = gp_reader_source(r, e->source);
-	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0 };
+	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0, r->hdr.major };
 	return 1;
 }
 
@@ -606,7 +611,8 @@ static int load_job(gp_reader *r, struct cursor *c, size_t idx)
 	}
 	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
 	c->job = j;
-	c->ji = c->jend = 0;
+	c->ji = 0;
+	c->nx = c->ne = NULL;
 	c->cur = idx;
 	c->in_chunk = 1;
 	return 0;
@@ -617,7 +623,7 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 {
 	struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
-	c->bi = c->bn = 0;
+	c->nx = c->ne = NULL;
 	if (c->job) {
 		gp_prefetch_release(r->pf, c->job);
 		c->job = NULL;
@@ -654,7 +660,7 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
 	const gp_rec_source *s = gp_reader_source(r, e->source);
 	memset(c->ubuf + e->usize, 0, GP_DEC_OVERREAD); /* defined bytes for the read-ahead */
-	gp_dec_start(&c->dec, c->ubuf, e->usize, e->source, s ? s->tid : 0);
+	gp_dec_start(&c->dec, c->ubuf, e->usize, e->source, s ? s->tid : 0, r->hdr.major);
 	gp_dec_set_slack(&c->dec, GP_DEC_OVERREAD);
 	c->cur = idx;
 	c->in_chunk = 1;
@@ -693,9 +699,9 @@ static int chunk_refill(gp_reader *r, struct cursor *c)
 	int n = gp_dec_batch(&c->dec, c->batch, DEC_BATCH, &meta);
 	if (meta) apply_meta(r, c->batch, (size_t)n);
 	if (n) {
-		c->bn = n;
-		c->bi = 1;
 		c->cr = &c->batch[0];
+		c->nx = c->cr + 1;
+		c->ne = c->batch + n;
 		return 1;
 	}
 	if (c->dec.err) chunk_bad_record(r, c, c->dec.why, (size_t)(c->dec.p - c->ubuf));
@@ -722,8 +728,10 @@ static int job_refill(gp_reader *r, struct cursor *c)
 			}
 		}
 		if (meta) apply_meta(r, j->recs + b, end - b);
-		c->jend = end;
-		c->cr = &j->recs[c->ji++];
+		c->cr = &j->recs[b];
+		c->nx = c->cr + 1;
+		c->ne = j->recs + end;
+		c->ji = end;
 		return 1;
 	}
 	if (j->dec_err) chunk_bad_record(r, c, j->why, j->err_at);
@@ -736,18 +744,11 @@ static int job_refill(gp_reader *r, struct cursor *c)
 /* Next record of the cursor's current chunk (c->cr): 1, or 0 at its end. */
 static inline int chunk_next(gp_reader *r, struct cursor *c)
 {
-	if (GP_LIKELY(c->bi < c->bn)) {
-		c->cr = &c->batch[c->bi++];
+	if (GP_LIKELY(c->nx < c->ne)) {
+		c->cr = c->nx++;
 		return 1;
 	}
-	if (c->job) {
-		if (GP_LIKELY(c->ji < c->jend)) {
-			c->cr = &c->job->recs[c->ji++];
-			return 1;
-		}
-		return job_refill(r, c);
-	}
-	return chunk_refill(r, c);
+	return c->job ? job_refill(r, c) : chunk_refill(r, c);
 }
 
 /* ---------------------------------------------------------------- window */
@@ -891,17 +892,15 @@ static __attribute__((noinline)) int next_slow(gp_reader *r, const gp_record **r
 
 /* The next record of the current batch is most calls (all but one in
  * DEC_BATCH): that case first, before any other check, and the rest out
- * of line (inlined, it made every call save and restore registers). */
+ * of line (inlined, it made every call save and restore registers).  The
+ * file-order cursor's c->cr is not kept here: only next_slow reads it,
+ * after chunk_next set it. */
 GP_API int gp_reader_next(gp_reader *r, const gp_record **rec)
 {
 	if (GP_LIKELY(r && rec)) {
 		struct cursor *c = &r->fo;
-		if (GP_LIKELY(c->bi < c->bn)) {
-			*rec = c->cr = &c->batch[c->bi++];
-			return 1;
-		}
-		if (c->job && GP_LIKELY(c->ji < c->jend)) {
-			*rec = c->cr = &c->job->recs[c->ji++];
+		if (GP_LIKELY(c->nx < c->ne)) {
+			*rec = c->nx++;
 			return 1;
 		}
 	}
@@ -934,7 +933,7 @@ static int cursor_advance(gp_reader *r, struct cursor *c)
 {
 	for (;;) {
 		while (chunk_next(r, c)) {
-			uint64_t t = gp_record_time(c->cr);
+			uint64_t t = gp_rec_time(c->cr);
 			if (c->only_untimed && t) continue;
 			if (c->skip_untimed && !t && c->cr->source_id == 0) continue;
 			c->key = t;
@@ -1058,7 +1057,36 @@ static int merge_schedule(gp_reader *r)
 	return rc;
 }
 
+
+static __attribute__((noinline)) int next_ordered_slow(gp_reader *r, const gp_record **rec);
+
+/* Most calls take the next record of the source just handed out, which
+ * stays the earliest (a source's records come in runs): from its batch,
+ * without a sift or a call, as cursor_advance would.  The heap's other
+ * cursors do not move meanwhile, so the earliest of them (lim_key,
+ * lim_src) is found once, in next_ordered_slow. */
 GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
+{
+	if (GP_LIKELY(r && rec && r->ord_phase == 2 && r->last)) {
+		struct cursor *c = r->last;
+		if (GP_LIKELY(c->nx < c->ne)) {
+			const gp_record *x = c->nx;
+			uint64_t t = gp_rec_time(x);
+			/* it stays first: the earliest other cursor is not less()
+			 * than it */
+			if (GP_LIKELY((t || !c->skip_untimed || x->source_id != 0) &&
+				      (t < r->lim_key || (t == r->lim_key && x->source_id <= r->lim_src)))) {
+				c->cr = c->nx++;
+				c->key = t;
+				*rec = x;
+				return 1;
+			}
+		}
+	}
+	return next_ordered_slow(r, rec);
+}
+
+static int next_ordered_slow(gp_reader *r, const gp_record **rec)
 {
 	if (!r || !rec) return GP_ERR_INVALID;
 	int rc;
@@ -1098,6 +1126,11 @@ GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec)
 		}
 		r->last = r->heap[0];
 		*rec = r->last->cr;
+		/* what the next record of r->last is compared with */
+		const struct cursor *m = r->nheap > 1 ? r->heap[1] : NULL;
+		if (r->nheap > 2 && less(r->heap[2], m)) m = r->heap[2];
+		r->lim_key = m ? m->key : UINT64_MAX;
+		r->lim_src = m ? m->cr->source_id : UINT32_MAX;
 		return 1;
 	}
 	return 0;
@@ -1112,7 +1145,7 @@ GP_API int gp_reader_rewind(gp_reader *r)
 	}
 	r->fo.fo_next = 0;
 	r->fo.in_chunk = 0;
-	r->fo.bi = r->fo.bn = 0;
+	r->fo.nx = r->fo.ne = NULL;
 	r->fo_scheduled = 0;
 	cursor_free(r, &r->meta);
 	for (size_t i = 0; i < r->ncurs; i++) cursor_free(r, &r->curs[i]);

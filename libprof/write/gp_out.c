@@ -73,13 +73,27 @@ int gp_out_init(struct gp_out *o, int fd, int level)
 	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
 	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
 	o->cctx = c;
+	/* format 2.0's section B (start deltas and durations: nearly random
+	 * bytes) in a frame of its own at a negative level, where zstd stores
+	 * literals as they are: Huffman would save little and cost the reader
+	 * most of its decompression time */
+	c = ZSTD_createCCtx();
+	if (!c) {
+		gp_out_free(o);
+		return GP_ERR_NOMEM;
+	}
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, -1);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
+	o->cctx_b = c;
 	return 0;
 }
 
 void gp_out_free(struct gp_out *o)
 {
 	ZSTD_freeCCtx(o->cctx);
-	o->cctx = NULL;
+	ZSTD_freeCCtx(o->cctx_b);
+	o->cctx = o->cctx_b = NULL;
 	free(o->cbuf);
 	o->cbuf = NULL;
 	free(o->idx);
@@ -98,8 +112,9 @@ static size_t header_bytes(uint8_t *b, const gp_header *h, uint32_t flags)
 	size_t plen = strnlen(h->producer, sizeof(h->producer) - 1);
 	size_t hlen = strnlen(h->host, sizeof(h->host) - 1);
 	memcpy(b, gp_magic_file, 8);
-	gp_put16(b + 8, GP_FORMAT_MAJOR);
-	gp_put16(b + 10, GP_FORMAT_MINOR);
+	/* major 1 asked for: the last 1.x format (chunks without templates) */
+	gp_put16(b + 8, h->major == 1 ? 1 : GP_FORMAT_MAJOR);
+	gp_put16(b + 10, h->major == 1 ? GP_FORMAT_V1_MINOR : GP_FORMAT_MINOR);
 	size_t total = GP_HEADER_FIXED + 2 + plen + 2 + hlen + 4;
 	gp_put32(b + 12, (uint32_t)total);
 	gp_put32(b + 16, h->pid);
@@ -142,10 +157,11 @@ int gp_out_header_rewrite(struct gp_out *o, const gp_header *h, uint32_t flags)
 	return pwrite(o->fd, b, total, 0) == (ssize_t)total ? 0 : GP_ERR_IO;
 }
 
-/* Compresses [src, src+n) into o->cbuf after room for a chunk header. */
-static int compress_into(struct gp_out *o, const void *src, size_t n, size_t *csize)
+/* Compresses [src, src+n) into o->cbuf after room for a chunk header, and
+ * [src2, src2+n2) after it as a second frame (compressed by o->cctx_b). */
+static int compress_into(struct gp_out *o, const void *src, size_t n, const void *src2, size_t n2, size_t *csize)
 {
-	size_t need = GP_CHUNK_HDR + ZSTD_compressBound(n);
+	size_t need = GP_CHUNK_HDR + ZSTD_compressBound(n) + (n2 ? ZSTD_compressBound(n2) : 0);
 	if (need > o->ccap) {
 		uint8_t *nb = realloc(o->cbuf, need);
 		if (!nb) return GP_ERR_NOMEM;
@@ -154,6 +170,11 @@ static int compress_into(struct gp_out *o, const void *src, size_t n, size_t *cs
 	}
 	size_t c = ZSTD_compress2(o->cctx, o->cbuf + GP_CHUNK_HDR, o->ccap - GP_CHUNK_HDR, src, n);
 	if (ZSTD_isError(c)) return GP_ERR_CORRUPT;
+	if (n2) {
+		size_t c2 = ZSTD_compress2(o->cctx_b, o->cbuf + GP_CHUNK_HDR + c, o->ccap - GP_CHUNK_HDR - c, src2, n2);
+		if (ZSTD_isError(c2)) return GP_ERR_CORRUPT;
+		c += c2;
+	}
 	*csize = c;
 	return 0;
 }
@@ -189,13 +210,14 @@ int gp_out_chunk(struct gp_out *o, struct gp_enc *e)
 	}
 	size_t csize;
 	uint32_t count = e->count;
-	int rc = compress_into(o, e->buf, e->len, &csize);
+	size_t usize = gp_enc_finish(e);
+	int rc = compress_into(o, e->buf, e->len, e->bbuf, e->blen, &csize);
 	if (rc) {
 		o->lost_records += count;
 		gp_enc_reset(e);
 		return rc;
 	}
-	struct gp_chunk_hdr h = { (uint32_t)csize, (uint32_t)e->len, e->source, count,
+	struct gp_chunk_hdr h = { (uint32_t)csize, (uint32_t)usize, e->source, count,
 				  e->has_ts ? e->first_ts : 0, e->has_ts ? e->last_ts : 0 };
 	gp_chunk_hdr_put(o->cbuf, &h);
 	uint64_t at = o->off;
@@ -258,7 +280,7 @@ int gp_out_finish(struct gp_out *o)
 		}
 	}
 	size_t csize;
-	int rc = compress_into(o, b, (size_t)(p - b), &csize);
+	int rc = compress_into(o, b, (size_t)(p - b), NULL, 0, &csize);
 	size_t ulen = (size_t)(p - b);
 	free(b);
 	if (rc) return rc;

@@ -18,6 +18,7 @@ struct gp_out {
 	int sigpipe_guard; /* fd is a pipe/socket: keep SIGPIPE from killing us */
 	uint64_t off;      /* bytes successfully written */
 	void *cctx;        /* ZSTD_CCtx */
+	void *cctx_b;      /* ZSTD_CCtx of format 2.0's section B */
 	int level;
 	uint8_t *cbuf;
 	size_t ccap;

@@ -498,7 +498,7 @@ static void enc_switch(gp_recorder *rec, uint32_t source, uint32_t tid)
 static void put_rec(gp_recorder *rec, const gp_record *r)
 {
 	if (gp_enc_record(&rec->enc, r)) return;
-	if (rec->enc.len >= GP_CHUNK_TARGET) gp_out_chunk(&rec->out, &rec->enc);
+	if (gp_enc_full(&rec->enc)) gp_out_chunk(&rec->out, &rec->enc);
 }
 
 static void put_dropped(gp_recorder *rec, uint64_t now, uint64_t count, uint32_t where, uint32_t src)
@@ -599,7 +599,7 @@ static void drain_all(gp_recorder *rec)
 				break;
 			} /* cannot happen; never loop */
 			if (type && !gp_entry_to_record(p, type, size, &r)) {
-				if (!gp_enc_record(&rec->enc, &r) && rec->enc.len >= GP_CHUNK_TARGET) {
+				if (!gp_enc_record(&rec->enc, &r) && gp_enc_full(&rec->enc)) {
 					gp_out_chunk(&rec->out, &rec->enc);
 					gp_ring_release(ring, t + size);
 				}
@@ -696,8 +696,11 @@ GP_API int gp_recorder_create(const struct gp_recorder_opts *opts, gp_recorder *
 	rec->ring_bytes = pw;
 	uint64_t maxm = o.max_memory_bytes ? o.max_memory_bytes : MAX_MEMORY_DEFAULT;
 	int level = o.zstd_level ? o.zstd_level : 3;
-	/* writer overhead: encode + compress buffers and the zstd context */
-	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (level > 9 ? (8u << 20) : (2u << 20)); /* rough zstd CCtx size */
+	/* writer overhead: encode + compress buffers, format 2.0's section B
+	 * and template slots, and the zstd contexts (section B's at level -1:
+	 * 537 KB after a 256 KiB chunk with libzstd 1.5.4) */
+	uint64_t overhead = 2 * (GP_CHUNK_TARGET + 8192) + (GP_CHUNK_TARGET + (96u << 10)) +
+			    (level > 9 ? (8u << 20) : (2u << 20)) + (640u << 10); /* rough zstd CCtx sizes */
 	rec->ring_budget = maxm > overhead ? maxm - overhead : 0;
 	rec->next_source = 1;
 	rec->fd = rec->efd = -1;

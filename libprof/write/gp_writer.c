@@ -100,7 +100,10 @@ GP_API int gp_writer_append(gp_writer *w, uint32_t source_id, const gp_record *r
 		if (t->meta_kind && !meta && t->enc.buf) w->meta_mixed = 1; /* its metadata would be in a data source */
 		t->meta_kind = meta && (t->meta_kind || !t->enc.buf);
 	}
-	if (!s->enc.buf && gp_enc_init(&s->enc, source_id, s->tid)) return GP_ERR_NOMEM;
+	if (!s->enc.buf) {
+		if (gp_enc_init(&s->enc, source_id, s->tid)) return GP_ERR_NOMEM;
+		if (w->hdr.major == 1) gp_enc_set_major(&s->enc, 1); /* gp_writer_open: a 1.x file */
+	}
 	if (r->type == GP_REC_SOURCE) {
 		/* learn the source's tid for the thread rule (before it has data) */
 		struct wsrc *t = get_src(w, r->u.source.source_id);
@@ -115,7 +118,7 @@ GP_API int gp_writer_append(gp_writer *w, uint32_t source_id, const gp_record *r
 	}
 	int rc = gp_enc_record(&s->enc, r);
 	if (rc) return rc;
-	if (s->enc.len >= GP_CHUNK_TARGET) flush_src(w, s);
+	if (gp_enc_full(&s->enc)) flush_src(w, s);
 	return 0;
 }
 

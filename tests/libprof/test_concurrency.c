@@ -162,8 +162,8 @@ static void test_memory_cap(const char *dir)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/cap.gpuprof", dir);
-	/* writer overhead is ~2.5 MiB: 3 MiB leaves room for exactly one 256 KiB ring */
-	struct gp_recorder_opts o = { .sz = sizeof(o), .path = path, .rank = -1, .ring_bytes = 256 << 10, .max_memory_bytes = 3 << 20 };
+	/* writer overhead is ~3.5 MiB: 3.75 MiB leaves room for exactly one 256 KiB ring */
+	struct gp_recorder_opts o = { .sz = sizeof(o), .path = path, .rank = -1, .ring_bytes = 256 << 10, .max_memory_bytes = 15 << 18 };
 	gp_recorder *rec;
 	REQUIRE(gp_recorder_create(&o, &rec) == 0, "create");
 	enum {

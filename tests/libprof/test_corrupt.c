@@ -37,13 +37,15 @@ static int read_all(const char *path, int check_prefix, struct gp_integrity *in,
 	return n;
 }
 
-int main(void)
+/* One format: the current one (major GP_FORMAT_MAJOR, its templates
+ * and two sections) or 1.4. */
+static void damage(const char *dir, unsigned major)
 {
-	char *dir = tl_tmpdir();
 	char path[512], cut[512];
 	snprintf(path, sizeof(path), "%s/small.gpuprof", dir);
 	snprintf(cut, sizeof(cut), "%s/cut.gpuprof", dir);
-	REQUIRE(tl_write_small(path, 40) == 0, "write small trace");
+	nfull = 0;
+	REQUIRE(tl_write_small_v(path, 40, major) == 0, "write small trace");
 	size_t len = 0;
 	uint8_t *orig = tl_slurp(path, &len);
 	struct gp_integrity in;
@@ -66,9 +68,9 @@ int main(void)
 		else CHECK(!in.truncated && in.has_footer && k == nfull, "full file");
 		CHECK(in.frames_corrupt == 0, "cut at %zu: %llu corrupt chunks", c, (unsigned long long)in.frames_corrupt);
 	}
-	printf("truncation: %zu-byte trace (%d records, 3 chunks) cut at every offset: header needs %llu bytes, every cut "
-	       "after it decodes an exact prefix and reports truncation\n",
-	       len, nfull, (unsigned long long)hdr_end);
+	printf("format %u: truncation: %zu-byte trace (%d records, 3 chunks) cut at every offset: header needs %llu bytes, "
+	       "every cut after it decodes an exact prefix and reports truncation\n",
+	       major, len, nfull, (unsigned long long)hdr_end);
 
 	/* 2. every byte flipped */
 	int open_err = 0, detected = 0, undetected = 0;
@@ -88,9 +90,19 @@ int main(void)
 		}
 	}
 	CHECK(undetected == 0, "%d flips went unnoticed", undetected);
-	printf("bit flips: all %zu bytes flipped one at a time: %d rejected at open, %d reported as corrupt/skipped, %d unnoticed, no crash\n",
-	       len, open_err, detected, undetected);
+	printf("format %u: bit flips: all %zu bytes flipped one at a time: %d rejected at open, %d reported as "
+	       "corrupt/skipped, %d unnoticed, no crash\n",
+	       major, len, open_err, detected, undetected);
 	free(orig);
+	for (int i = 0; i < nfull; i++)
+		if (full[i].type == GP_REC_STRING) free((char *)full[i].u.string.str);
+}
+
+int main(void)
+{
+	char *dir = tl_tmpdir();
+	damage(dir, GP_FORMAT_MAJOR);
+	damage(dir, 1);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {}

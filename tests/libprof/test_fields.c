@@ -7,7 +7,9 @@
  *  - type names round-trip through gp_rec_type_from_name;
  *  - the codec round-trips every field: each element of each number field
  *    set alone to small, large and random values, and all fields random at
- *    once, encoded and decoded (careful and fast decoder) come back equal
+ *    once, encoded and decoded (careful and fast decoder; format 1.x, and
+ *    2.0 where the record comes twice: a template and, for the template
+ *    types, an instance of it) come back equal
  *    field by field (tl_rec_cmp walks the same table), in a chunk of a
  *    source with and without a tid (SRC_TID fields: 0 = the source's
  *    thread).  A field the codec forgot, or decodes into the wrong member,
@@ -74,9 +76,11 @@ static void blank(gp_record *r, uint32_t t)
 	if (t == GP_REC_STACK) r->u.stack.frames = frames;
 }
 
-/* Encodes r alone in a chunk (source tid src_tid) and decodes it, careful
- * and fast; 0 when both give r back field for field (a SRC_TID field that
- * is 0 comes back as the source's tid). */
+/* Encodes r in a chunk (source tid src_tid) and decodes it, careful and
+ * fast; 0 when both give r back field for field (a SRC_TID field that is 0
+ * comes back as the source's tid).  In each format: 1.x, where r is alone,
+ * and 2.0, where r comes twice (of a template type: the template, then an
+ * instance of it). */
 static int roundtrip(const gp_record *r, uint32_t src_tid, const char *what)
 {
 	gp_record want = *r;
@@ -84,37 +88,47 @@ static int roundtrip(const gp_record *r, uint32_t src_tid, const char *what)
 	const struct gp_field *f = gp_rec_fields(r->type, &nf);
 	for (unsigned i = 0; i < nf; i++)
 		if ((f[i].flags & GP_FIELD_SRC_TID) && !gp_field_get(r, &f[i], 0)) gp_field_set(&want, &f[i], 0, src_tid);
-	struct gp_enc e;
-	REQUIRE(gp_enc_init(&e, 1, src_tid) == 0, "enc init");
-	int rc = gp_enc_record(&e, r);
-	if (rc) {
-		CHECK(0, "%s: encode: %s", what, gp_strerror(rc));
-		gp_enc_free(&e);
-		return 1;
-	}
-	static uint8_t buf[1 << 20];
-	REQUIRE(e.len + GP_DEC_OVERREAD <= sizeof(buf), "buffer");
-	memcpy(buf, e.buf, e.len);
-	memset(buf + e.len, 0, GP_DEC_OVERREAD);
 	int bad = 0;
-	for (int fast = 0; fast < 2; fast++) {
-		struct gp_dec d;
-		gp_record out;
-		gp_dec_start(&d, buf, e.len, 1, src_tid);
-		if (fast) gp_dec_set_slack(&d, GP_DEC_OVERREAD);
-		rc = gp_dec_next(&d, &out);
-		if (rc != 1) {
-			CHECK(0, "%s: decode (%s): %d", what, fast ? "fast" : "careful", rc);
-			bad = 1;
-			continue;
+	for (unsigned major = 1; major <= GP_FORMAT_MAJOR; major++) {
+		struct gp_enc e;
+		REQUIRE(gp_enc_init(&e, 1, src_tid) == 0, "enc init");
+		gp_enc_set_major(&e, major);
+		int copies = major >= 2 ? 2 : 1, rc = 0;
+		for (int k = 0; k < copies && !rc; k++) rc = gp_enc_record(&e, r);
+		if (rc) {
+			CHECK(0, "%s: encode: %s", what, gp_strerror(rc));
+			gp_enc_free(&e);
+			return 1;
 		}
-		if (tl_rec_cmp(&want, &out)) {
-			CHECK(0, "%s: %s decoder gives another record", what, fast ? "fast" : "careful");
-			bad = 1;
+		static uint8_t buf[1 << 21];
+		size_t len = gp_enc_finish(&e);
+		REQUIRE(len + GP_DEC_OVERREAD <= sizeof(buf), "buffer");
+		memcpy(buf, e.buf, e.len);
+		if (e.blen) memcpy(buf + e.len, e.bbuf, e.blen);
+		memset(buf + len, 0, GP_DEC_OVERREAD);
+		for (int fast = 0; fast < 2; fast++) {
+			struct gp_dec d = { 0 };
+			gp_record out;
+			gp_dec_start(&d, buf, len, 1, src_tid, major);
+			if (fast) gp_dec_set_slack(&d, GP_DEC_OVERREAD);
+			for (int k = 0; k < copies; k++) {
+				rc = gp_dec_next(&d, &out);
+				if (rc != 1) {
+					CHECK(0, "%s: format %u, copy %d: decode (%s): %d", what, major, k, fast ? "fast" : "careful", rc);
+					bad = 1;
+					break;
+				}
+				if (tl_rec_cmp(&want, &out)) {
+					CHECK(0, "%s: format %u, copy %d: %s decoder gives another record", what, major, k,
+					      fast ? "fast" : "careful");
+					bad = 1;
+				}
+			}
+			CHECK(rc != 1 || gp_dec_next(&d, &out) == 0, "%s: format %u: %d records", what, major, copies);
+			gp_dec_free(&d);
 		}
-		CHECK(gp_dec_next(&d, &out) == 0, "%s: one record", what);
+		gp_enc_free(&e);
 	}
-	gp_enc_free(&e);
 	return bad;
 }
 

@@ -1,12 +1,14 @@
 /* Round trip of every record type (zero, max/negative and mid values, long
- * strings, 128-frame stacks) through gp_writer and through the recorder,
- * read back in file order and in time order. */
+ * strings, 128-frame stacks) through gp_writer (format 2.0 and 1.4) and
+ * through the recorder, read back in file order and in time order.  The
+ * types with templates (format 2.0) come again with other start, end and
+ * third fields: instances of every width. */
 #include <sys/syscall.h>
 #include "tl.h"
 
 #define NV 3
 static uint64_t frames[GP_REC_TYPE_MAX][NV][GP_STACK_MAX_FRAMES];
-static gp_record expect[GP_REC_TYPE_MAX * NV + 8];
+static gp_record expect[GP_REC_TYPE_MAX * NV * 6 + 8];
 static int nexpect;
 static char *longstr;
 
@@ -19,6 +21,25 @@ static void build(uint32_t tid)
 	/* a record given tid 0 must read back with its source's tid */
 	gp_record *a = &expect[nexpect++];
 	tl_make(a, GP_REC_API, 2, 0, NULL, NULL);
+	/* the same records of the template types again, but for their start,
+	 * end and third field: values whose deltas take 1, 2, 3 and 8 bytes,
+	 * negative ones, an end before the start, the 3-byte limits */
+	static const int64_t hot[5][3] = { { 5, 3, 1 }, { -200, 30000, -70000 }, { 1ll << 40, -1, 8000000 }, { INT64_MIN, INT64_MAX, -1 }, { (1 << 23) - 1, -(1 << 23), 1 << 23 } };
+	int base = nexpect;
+	for (int i = 0; i < base; i++) {
+		uint32_t t = expect[i].type;
+		if (t != GP_REC_API && t != GP_REC_KERNEL && t != GP_REC_MEMCPY && t != GP_REC_MEMSET && t != GP_REC_SYNC &&
+		    t != GP_REC_NVTX_RANGE)
+			continue;
+		for (int k = 0; k < 5; k++) {
+			gp_record *x = &expect[nexpect++];
+			*x = expect[i];
+			gp_rec_api *h = &x->u.api; /* the three fields sit where the API record has them */
+			h->start_ns = expect[i].u.api.start_ns + (uint64_t)hot[k][0];
+			h->end_ns = h->start_ns + (uint64_t)hot[k][1];
+			h->correlation_id = expect[i].u.api.correlation_id + (uint64_t)hot[k][2];
+		}
+	}
 }
 
 /* what the recorder routes to source 0: stacks and modules are shared by all
@@ -91,15 +112,15 @@ static void free_copies(gp_record *v, int n)
 	}
 }
 
-static gp_record got[GP_REC_TYPE_MAX * NV + 64];
+static gp_record got[GP_REC_TYPE_MAX * NV * 6 + 64];
 
-static void test_writer(const char *dir)
+static void test_writer(const char *dir, unsigned major)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/w.gpuprof", dir);
 	const uint32_t T = 4242;
 	build(T);
-	gp_header h = { .major = 1, .pid = 99, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 5, .rank = 3 };
+	gp_header h = { .major = (uint16_t)major, .pid = 99, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 5, .rank = 3 };
 	strcpy(h.producer, "test");
 	strcpy(h.host, "hostx");
 	gp_writer *w;
@@ -122,14 +143,17 @@ static void test_writer(const char *dir)
 	REQUIRE(gp_reader_open(path, &r) == 0, "open");
 	const gp_header *rh = gp_reader_header(r);
 	CHECK(rh->pid == 99 && rh->rank == 3 && rh->start_trace_ns == 5 && !strcmp(rh->host, "hostx") && !strcmp(rh->producer, "test"), "header fields");
+	CHECK(rh->major == major && rh->minor == (major == 1 ? GP_FORMAT_V1_MINOR : GP_FORMAT_MINOR), "format %u.%u written",
+	      rh->major, rh->minor);
 	CHECK(gp_reader_load_meta(r) == 0, "load_meta");
 	const gp_rec_source *src = gp_reader_source(r, 1);
 	CHECK(src && src->tid == T, "source 1 known with tid");
 	struct gp_footer_info f;
 	CHECK(gp_reader_footer(r, &f) == 0 && f.record_count == (uint64_t)nexpect + 1, "footer record count %llu", (unsigned long long)f.record_count);
 	gp_reader_close(r);
-	printf("writer: %d records of %d types (zero/max/mid, %zu-byte string, 128 frames) round-trip in file and time order\n",
-	       nexpect, GP_REC_TYPE_MAX - 1, strlen(longstr));
+	printf("writer, format %u: %d records of %d types (zero/max/mid, %zu-byte string, 128 frames) round-trip in file and "
+	       "time order\n",
+	       major, nexpect, GP_REC_TYPE_MAX - 1, strlen(longstr));
 }
 
 static void test_recorder(const char *dir)
@@ -142,7 +166,7 @@ static void test_recorder(const char *dir)
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	build(tid);
 	/* metadata first (source 0, in order), then data (this thread's source) */
-	static gp_record meta[GP_REC_TYPE_MAX * NV], data[GP_REC_TYPE_MAX * NV + 8];
+	static gp_record meta[sizeof(expect) / sizeof(expect[0])], data[sizeof(expect) / sizeof(expect[0])];
 	int nm = 0, nd = 0;
 	for (int i = 0; i < nexpect; i++) {
 		if (is_meta(expect[i].type)) meta[nm++] = expect[i];
@@ -190,7 +214,8 @@ int main(void)
 	for (size_t i = 0; i < L; i++) longstr[i] = (char)('a' + (i * 7) % 26);
 	longstr[L] = 0;
 	char *dir = tl_tmpdir();
-	test_writer(dir);
+	test_writer(dir, GP_FORMAT_MAJOR);
+	test_writer(dir, 1);
 	test_recorder(dir);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -13,12 +13,12 @@
 #include "tl.h"
 
 /* A trace of n API records in source 1 (the writer cuts a chunk past 256
- * KiB), a thread record in source `thread_src` (5: a source declared a
+ * KiB or 16384 records), a thread record in source `thread_src` (5: a source declared a
  * metadata source, as `gpuprof merge` makes one), a GPU-activity window
  * [1500, 1000 * n) with one record in source 2. */
 static void write_trace(const char *path, int n, uint32_t thread_src)
 {
-	gp_header h = { .major = 1, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 1000, .rank = 3 };
+	gp_header h = { .major = GP_FORMAT_MAJOR, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 1000, .rank = 3 };
 	strcpy(h.producer, "gpuprof test");
 	strcpy(h.host, "testhost");
 	gp_writer *w;
@@ -92,7 +92,7 @@ int main(void)
 	REQUIRE(gp_reader_open(path, &r) == 0, "open: %s", gp_reader_errmsg(NULL));
 	const gp_header *h = gp_reader_header(r);
 	CHECK(gp_reader_meta_apart(r) && (h->flags & GP_HDR_FLAG_META_APART), "every metadata record in source 0: the flag is set");
-	CHECK(h->minor == GP_FORMAT_MINOR && h->pid == 7 && h->rank == 3 && h->start_trace_ns == 1000 &&
+	CHECK(h->major == GP_FORMAT_MAJOR && h->minor == GP_FORMAT_MINOR && h->pid == 7 && h->rank == 3 && h->start_trace_ns == 1000 &&
 		      !strcmp(h->producer, "gpuprof test") && !strcmp(h->host, "testhost"),
 	      "the header rewritten at close keeps its fields");
 	struct gp_footer_info fi;

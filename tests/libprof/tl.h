@@ -145,10 +145,11 @@ static inline void tl_make(gp_record *r, uint32_t t, int v, uint32_t tid, uint64
 
 #ifndef TL_NO_TRACE_HELPERS
 /* A small valid trace: strings + a source in source 0, then API records in
- * source 1 and kernels in source 2 -> 3 data chunks, index, footer. */
-static inline int tl_write_small(const char *path, int n_per_source)
+ * source 1 and kernels in source 2 -> 3 data chunks, index, footer; in
+ * format `major` (1: 1.4; GP_FORMAT_MAJOR: the current one). */
+static inline int tl_write_small_v(const char *path, int n_per_source, unsigned major)
 {
-	gp_header h = { .major = 1, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 1000, .rank = -1 };
+	gp_header h = { .major = (uint16_t)major, .pid = 7, .clock_id = GP_CLOCK_MONOTONIC, .start_trace_ns = 1000, .rank = -1 };
 	strcpy(h.producer, "gpuprof test");
 	strcpy(h.host, "testhost");
 	gp_writer *w;
@@ -181,6 +182,11 @@ static inline int tl_write_small(const char *path, int n_per_source)
 		gp_writer_append(w, 2, &r);
 	}
 	return gp_writer_close(w);
+}
+
+static inline int tl_write_small(const char *path, int n_per_source)
+{
+	return tl_write_small_v(path, n_per_source, GP_FORMAT_MAJOR);
 }
 
 /* Opens and reads everything (both orders); writes the one-line verdict. */

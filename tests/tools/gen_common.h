@@ -15,6 +15,7 @@
 
 static gp_writer *w;
 static const char *gen_prog = "gen"; /* names the generator in its messages */
+static unsigned gen_major = GP_FORMAT_MAJOR; /* 1: write format 1.4 (gp_writer_open) */
 
 static inline void put(uint32_t src, gp_record *r)
 {
@@ -44,7 +45,7 @@ static inline void gen_open_trace(const char *out, gp_header *h, uint32_t pid, u
 				  const char *host, int32_t rank)
 {
 	memset(h, 0, sizeof(*h));
-	h->major = GP_FORMAT_MAJOR; h->minor = GP_FORMAT_MINOR;
+	h->major = (uint16_t)gen_major; h->minor = GP_FORMAT_MINOR;
 	h->pid = pid;
 	h->clock_id = GP_CLOCK_MONOTONIC;
 	h->start_trace_ns = t0;

@@ -332,7 +332,10 @@ with tt.tmpdir() as tmp:
                                                             "ENUM_CUDA_MEMCPY_OPER")), 0, "empty trace: no rows")
     want = same_queries(path("c.db"), path("pc"), "corrupt trace")
     full = sq(path("big.db"), QUERIES[0])[0]
-    tt.expect(0 < want[0][0][0] < full[0][0], f"corrupt trace: kernels of the intact chunks ({want[0]} of {full})")
+    # the damaged chunk's records are lost (which table they were in depends
+    # on the chunk the flipped bytes fall in), the other chunks' are there
+    tt.expect(all(w <= f for w, f in zip(want[0][0], full[0])) and 0 < sum(want[0][0][:3]) < sum(full[0][:3]),
+              f"corrupt trace: rows of the intact chunks ({want[0]} of {full})")
     counts = [f'SELECT count(*) FROM "{t}"' for t in tables(path("c.db"))]
     tt.eq(dk(path("pc"), *counts), sq(path("c.db"), *counts), "corrupt trace: every table's row count")
 tt.finish()
