@@ -557,38 +557,63 @@ print("CLOCKCHECK", sys.argv[1], "tsc_updates", upd, "kernels", len(ks), "before
       done
     ) 2>&1 | tee "$RES/pm-crash4.txt"
     rm -f "$RES"/p4*.gpuprof* ;;
-  scale)      # issue #25 on the 16-core machine (expected ~2.5 min at the defaults, not run yet; the
-              # timeouts cap it at ~9 min): the reader's rate on 1..16
-              # threads (and the same records), a late window, stats (all reports) on 16 threads and on 1
-              # and the merging reports alone and nvtx,launch_sites alone on 16, 4, 1 (wall, peak RSS,
-              # phases, the slices' CPU seconds), info, the summarised
-              # Perfetto export.  A generated trace (bench/bigtrace):
-              # SCALE_N events (default 3e7, ~0.2 GB; 1e8 = 0.65 GB takes ~3x as long), SCALE_THREADS
-              # (default "1 2 4 8 16"), SCALE_RUNS (bench_read runs per count, best kept; default 1).
+  scale)      # issue #25 on the 16-core machine: run `SCALE_N=1e8 bash scripts/gpu-session.sh scale`
+              # (~7 min at 1e8 estimated from this machine's figures, under the call's 600 s; ~2.5
+              # min at the default 3e7): the
+              # reader's rate on 1..16 threads (and the same records), a late window, stats (all
+              # reports) on 16 threads and on 1 (wall, peak RSS, phases from --verbose: the one-thread
+              # pre-pass and steps analysis, the slices' CPU sum and largest, the pass over the GPU
+              # operations in slices), the merging reports alone, the join reports (nvtx,launch_sites)
+              # and the union reports (comm,windows,util --whole-trace) on 16 and 1, info, the
+              # summarised Perfetto export; at the end the bars (16 threads against 1, peak RSS at
+              # 1e8) as SCALE BAR lines.  A generated trace (bench/bigtrace): SCALE_N events (default
+              # 3e7, ~0.2 GB; 1e8 = 0.65 GB takes ~3x as long), SCALE_THREADS (default "1 2 4 8 16"),
+              # SCALE_RUNS (bench_read runs per count, best kept; default 1).
     log scale
-    ( N=${SCALE_N:-3e7}; T=$RES/big.gpuprof
-      # wall s and peak RSS MiB of a command (no /usr/bin/time needed)
-      meas() { python3 - "$@" <<'PY'
+    ( N=${SCALE_N:-3e7}; T=$RES/big.gpuprof; M=$RES/scale-meas.txt; : > "$M"
+      # wall s and peak RSS MiB of a command (no /usr/bin/time needed); also into $M for the bars
+      meas() { python3 - "$M" "$@" <<'PY'
 import resource, subprocess, sys, time
-t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL)
-print(f"SCALE {sys.argv[1]}: {time.time() - t:.2f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB, exit {rc}", flush=True)
+t = time.time(); rc = subprocess.call(sys.argv[3:], stdout=subprocess.DEVNULL)
+line = f"SCALE {sys.argv[2]}: {time.time() - t:.2f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MiB, exit {rc}"
+print(line, flush=True)
+open(sys.argv[1], "a").write(line + "\n")
 PY
       }
       nproc; set -x
-      timeout 60 build/bench/gen_bigtrace "$N" "$T"; ls -la "$T"
+      timeout 120 build/bench/gen_bigtrace "$N" "$T"; ls -la "$T"
       timeout 60 build/bench/bench_read -r "${SCALE_RUNS:-1}" "$T" ${SCALE_THREADS:-1 2 4 8 16}
       timeout 20 build/bench/bench_read -w 500000000 "$T"
-      # --verbose: the phases' times on stderr (what stays serial); then the reports that run
-      # in time shards alone (reports/stats_shards.h), whose scaling the shards show
-      for t in 16 1; do meas "stats --threads $t" timeout 90 build/bin/gpuprof stats --verbose --threads $t "$T"; done
-      for t in 16 4 1; do meas "stats merging reports --threads $t" timeout 60 build/bin/gpuprof stats --verbose \
+      # --verbose: the phases' times on stderr (what stays serial: the pre-pass, the steps
+      # analysis; the slices' CPU sum and largest; finish's pass over the GPU operations in slices)
+      for t in 16 1; do meas "stats --threads $t" timeout 240 build/bin/gpuprof stats --verbose --threads $t "$T"; done
+      for t in 16 1; do meas "stats merging reports --threads $t" timeout 120 build/bin/gpuprof stats --verbose \
         --threads $t --report api,kernels,memops,memsize,sync,occupancy,counters,memory "$T"; done
       # the join reports in shards (branch joinshards): --verbose gives the one-thread pre-pass
       # (the NVTX ranges) and the slices' CPU sum and largest
-      for t in 16 4 1; do meas "stats join reports --threads $t" timeout 60 build/bin/gpuprof stats --verbose \
+      for t in 16 1; do meas "stats join reports --threads $t" timeout 120 build/bin/gpuprof stats --verbose \
         --threads $t --report nvtx,launch_sites "$T"; done
+      # the streaming unions in shards (branch stepshards): comm's and util's merged at the cuts
+      for t in 16 1; do meas "stats union reports --threads $t" timeout 120 build/bin/gpuprof stats --verbose \
+        --threads $t --report comm,windows,util --whole-trace "$T"; done
       meas "info --threads 16" timeout 20 build/bin/gpuprof info --threads 16 "$T"
-      meas "export perfetto --summary" timeout 30 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
+      meas "export perfetto --summary" timeout 60 build/bin/gpuprof export --format perfetto --summary -o "$RES/s.json.gz" "$T"
+      set +x
+      # the bars: stats on 16 threads <= 1/8 of its 1-thread time; peak RSS of stats (all) <= 512 MiB at 1e8
+      python3 - "$M" "$N" <<'PY'
+import re, sys
+m = {}
+for l in open(sys.argv[1]):
+    x = re.match(r"SCALE (.*): ([0-9.]+) s, peak RSS ([0-9]+) MiB, exit (\d+)", l)
+    if x: m[x.group(1)] = (float(x.group(2)), int(x.group(3)), int(x.group(4)))
+for what in ("stats", "stats merging reports", "stats join reports", "stats union reports"):
+    a, b = m.get(f"{what} --threads 16"), m.get(f"{what} --threads 1")
+    if a and b and not a[2] and not b[2]:
+        print(f"SCALE BAR {what} ({sys.argv[2]} events): 16 threads {a[0]:.2f} s / 1 thread {b[0]:.2f} s = "
+              f"{b[0] / a[0]:.2f}x (bar 8x: {'met' if b[0] >= 8 * a[0] else 'not met'}); peak RSS {a[1]} / {b[1]} MiB")
+    else:
+        print(f"SCALE BAR {what}: not measured (a run failed or timed out: {a} {b})")
+PY
     ) 2>&1 | tee "$RES/scale.txt"
     rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,

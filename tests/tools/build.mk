@@ -75,6 +75,14 @@ $(TEST_OPJOIN_MERGE): tests/tools/test_opjoin_merge.c tests/tools/gen_common.h t
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
+# tools/analysis/intervals: streaming unions cut into time slices and merged, against one
+TEST_IVPAIR_MERGE := $(TOOLST_DIR)/test_ivpair_merge
+TEST_IVPAIR_MERGE_OBJS := $(B)/obj/tools/analysis/intervals.o $(B)/obj/tools/common/util.o
+$(TEST_IVPAIR_MERGE): tests/tools/test_ivpair_merge.c tests/tools/splitmix.h $(TEST_IVPAIR_MERGE_OBJS) \
+		$(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_IVPAIR_MERGE_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
+
 # tools/analysis/attribution: the compact index against brute force, and its bytes per range
 TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
 TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/common/util.o
@@ -108,14 +116,14 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE)
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
 TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
-	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE)
+	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
 # sanitizers: gpuprof and the generators built with TSan, and with
 # ASan+UBSan, each in a build dir of its own, run test_stats_threads.py.
-STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_RANKS) $(GEN_STACKS) $(GEN_LAYERS)
+STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_RANKS) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_STEPS)
 .PHONY: stats-tsan-test stats-asan-test
 stats-tsan-test:
 	$(MAKE) --no-print-directory B=$(B)/tsan-stats CFLAGS="$(SAN_TSAN)" LDFLAGS="-fsanitize=thread" \

@@ -9,6 +9,9 @@
  *   gen_steps --steady --no-nvtx OUT   the same without NVTX ranges
  *   gen_steps --steady --steps N OUT   N >= 8 steps: steps 8.. like step 7,
  *                                 100000 apart (a long trace, for memory)
+ *   gen_steps --steady --steps N --late-kernel K OUT   the same with step
+ *                                 K's relu kernel written last (after the
+ *                                 record at 10 s: later than 256 steps)
  *   gen_steps --windows OUT       the idle-category trace recorded with
  *                                 --gpu-window: one window [99000,201000]
  *                                 (step 1), GPU records only of operations
@@ -105,12 +108,14 @@ struct item { uint64_t emit; size_t seq; uint32_t src; gp_record r; };
 static struct item *items;
 static size_t nitems, citems;
 static int ranges_first, late_activity, windows;
+static long late_kernel = -1; /* --late-kernel K: the start of step K's relu kernel */
 #define WIN_S 99000ull
 #define WIN_E 201000ull
 
 /* when a GPU operation ending at e is written */
 static uint64_t op_emit(uint64_t s, uint64_t e)
 {
+	if (late_kernel >= 0 && s == (uint64_t)late_kernel) return T0 + 20000000000ull;
 	return late_activity && s < 100000 ? T0 + 20000000000ull : T0 + e;
 }
 
@@ -423,13 +428,17 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
 		else if (!strcmp(argv[i], "--windows")) windows = 1;
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--late-kernel") && i + 1 < argc - 1) {
+			long k = atol(argv[++i]); /* write_steady's step start, and its relu's */
+			late_kernel = (k <= 5 ? 100000l * k : 650000 + 100000l * (k - 6)) + 45000;
+		}
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc - 1) {
 			const char *wn = argv[++i];
 			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x' : -1;
 		} else break;
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8]] [--ranges-first] [--late-activity] "
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K]] [--ranges-first] [--late-activity] "
 			"[--windows] [--workload cnn|layers|extra10] OUT\n");
 		return 1;
 	}

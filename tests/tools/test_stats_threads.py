@@ -46,10 +46,10 @@ def stats(path, threads, *opts, check=True):
     return tt.gp("stats", "--threads", threads, *opts, path, check=check)
 
 
-def same_as_one(path, what, *opts):
+def same_as_one(path, what, *opts, threads=THREADS):
     one = stats(path, 1, "--format", "json", *opts)
     tt.expect(len(one.stdout) > 10, f"{what}: output")
-    for n in THREADS:
+    for n in threads:
         p = stats(path, n, "--format", "json", *opts)
         tt.expect(p.stdout == one.stdout, f"{what}: --threads {n} = --threads 1")
         tt.eq(p.stderr, one.stderr, f"{what}: messages, --threads {n}")
@@ -136,6 +136,65 @@ with tt.tmpdir() as d:
         tt.expect('"layer":"(backward, unattributed)"' in out or '"layer":"(backward)"' in out,
                   f"gen_layers {opt}: the backward rows: {out[:400]!r}")
         same_as_one(lay, f"gen_layers {opt}: all reports")
+
+    # windows and util: the busy intervals in shards, their streaming
+    # unions merged at the cuts (analysis/intervals.h ivpair_merge); util's
+    # default span (the steps') takes a pass of its own over the GPU
+    # operations at the end, in slices too.  With a lag of 512 intervals
+    # (GPUPROF_UNION_LAG; none of these traces has a record that late) the
+    # slices cut their unions, so the merges meet the heads they kept; a
+    # merge that could not be exact would read the trace again on one
+    # thread, and say so under --verbose: it must not.
+    for r in ("windows", "util --whole-trace", "util --since 0.5s --until 2s", "util --steps 5:20"):
+        v = stats(big, 4, "--verbose", "--report", *r.split()).stderr
+        tt.expect("here: none)" in v, f"--report {r}: in shards, nothing on the driver's pass: {v!r}")
+    os.environ["GPUPROF_UNION_LAG"] = "512"
+    for path, name in ((big, "bigtrace"), (win, "gen_trace --windows"), (ranks, "gen_ranks"), (mem, "bigtrace --memory")):
+        for r in ("windows", "util", "util --whole-trace") + (("util --steps 5:20",) if path in (big, mem) else ()):
+            same_as_one(path, f"{name}: --report {r}, lag 512", "--report", *r.split())
+            for n in THREADS:
+                v = stats(path, n, "--verbose", "--format", "json", "--report", *r.split()).stderr
+                tt.expect("read again" not in v, f"{name}: --report {r}, lag 512, --threads {n}: merged exactly: {v!r}")
+    del os.environ["GPUPROF_UNION_LAG"]
+
+    # comm in shards: a slice makes the steps (top-level ranges) that get
+    # kernels, sums none that began before its slice, and the merge replays
+    # the order of its steps' first kernels against the earlier slice's
+    # open ones (256 newer steps sum a step).  gen_steps --steady --steps
+    # 3000: 3000 steps, so every slice's ring is full; --late-kernel K
+    # writes step K's relu kernel last in the file: one thread finds step
+    # K summed by then (the comm_steps note); at K = 1 the first slice
+    # holds more than 256 steps at 2 and 4 threads, so it sums step 1
+    # itself and counts the kernel late as one thread does; at K = 2500 a
+    # later slice summed the step by its own count, which may be early:
+    # that slice's merge fails and the trace is read again on one thread
+    # (said under --verbose), so the output is still one thread's.  (At 16
+    # threads the late record, read by its slice at the slice's end, comes
+    # before later slices' steps: one of the documented differences,
+    # docs/CLI.md "Threads".)
+    # A bigtrace of 662 steps (~380 kernels each, back to back): at 2 and 4
+    # threads every slice's ring is full and every cut falls inside a step
+    # with kernels on both sides, which the later slice must not sum.
+    b600 = os.path.join(d, "b600k.gpuprof")
+    subprocess.run([GEN_BIG, "600000", b600], check=True, capture_output=True)
+    same_as_one(b600, "bigtrace 600k: --report comm", "--report", "comm")
+    for n in (2, 4):
+        v = stats(b600, n, "--verbose", "--report", "comm").stderr
+        tt.expect("read again" not in v and "here: none)" in v, f"bigtrace 600k, --threads {n}: comm merged: {v!r}")
+    GEN_STEPS = os.path.join(os.path.dirname(tt.GEN), "gen_steps")
+    for extra, name, again in (([], "3000 steps", False), (["--late-kernel", "1"], "step 1's kernel late", False),
+                               (["--late-kernel", "2500"], "step 2500's kernel late", True)):
+        long = os.path.join(d, "long.gpuprof")
+        subprocess.run([GEN_STEPS, "--steady", "--steps", "3000"] + extra + [long], check=True, capture_output=True)
+        out = same_as_one(long, f"gen_steps {name}: --report comm", "--report", "comm", threads=(2, 4) if extra else THREADS)
+        tt.expect(out.count('"range":"iteration') >= 3000, f"gen_steps {name}: a comm_steps row per step")
+        for n in (2, 4):
+            v = stats(long, n, "--verbose", "--report", "comm").stderr
+            tt.expect(("read again" in v) == again, f"gen_steps {name}, --threads {n}: read again: {again}: {v!r}")
+            tt.expect("here: none)" in v or again, f"gen_steps {name}, --threads {n}: comm in shards: {v!r}")
+        if extra:
+            note = stats(long, 4, "--report", "comm_steps").stdout
+            tt.expect("1 kernels came after their step was summed" in note, f"gen_steps {name}: the late note")
 
     # damaged traces: the same output, messages and exit status
     cut = os.path.join(d, "cut.gpuprof")

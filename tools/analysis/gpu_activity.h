@@ -51,6 +51,7 @@ struct gpu_stream {
 	struct ivset k, c;
 	uint64_t nk, nc;
 	struct ivdone kd, cd;
+	struct ivset kh, ch;   /* streamed, in a slice: the pieces of its device's first cut (ivpair.head) */
 	struct ivsum ksum, csum; /* set by gpu_activity_finish */
 };
 
@@ -68,6 +69,11 @@ struct gpu_activity {
 				  process's intervals are clipped to its one window
 				  there as they come (a process with several there
 				  keeps every interval) */
+	size_t lag;            /* set before the first record: the streamed pairs' lag
+				  (0: GPU_ACTIVITY_LAG) */
+	int slice;             /* set before the first record: the records of a slice of
+				  time after the first (stats' time shards): the
+				  devices' pairs keep their heads (intervals.h) */
 };
 
 /* The process `pid` describes its recording: settings_known (the PROCESS
@@ -85,6 +91,12 @@ void gpu_activity_count_windows(const struct gpu_activity *g, struct winset *win
  * streams by (pid, device, stream), clips to the windows and merges every
  * set into its union (ksum, csum).  Nothing is added after this. */
 void gpu_activity_finish(struct gpu_activity *g, struct winset *win);
+/* Time shards: adds src, the same analysis over the next slice of time
+ * (src->slice), to g; src is left emptied (free it).  0, or -1 when the
+ * sums cannot be the same as one pass over both slices' records (a
+ * device's interval of g runs past src's first cut, or a device is
+ * streamed in one and not the other): g is then incomplete. */
+int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src);
 /* Records that arrived too late to be counted in full, over all devices,
  * and their uncounted time. */
 uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns);

@@ -71,8 +71,29 @@ static void done_add(struct ivdone *d, uint64_t s, uint64_t e)
 		if (gap > d->sum.largest) d->sum.largest = gap;
 	}
 	d->sum.busy += e - s;
+	if (!d->has) d->first_s = s;
 	if (!d->has || e > d->last_e) d->last_e = e;
 	d->has = 1;
+}
+
+/* b's summed pieces, all at or after a's, join a (the gap between them
+ * counted). */
+static void done_concat(struct ivdone *a, const struct ivdone *b)
+{
+	if (!b->has) return;
+	if (!a->has) {
+		*a = *b;
+		return;
+	}
+	if (b->first_s > a->last_e) {
+		uint64_t gap = b->first_s - a->last_e;
+		a->sum.gaps++;
+		if (gap > a->sum.largest) a->sum.largest = gap;
+	}
+	a->sum.busy += b->sum.busy;
+	a->sum.gaps += b->sum.gaps;
+	if (b->sum.largest > a->sum.largest) a->sum.largest = b->sum.largest;
+	if (b->last_e > a->last_e) a->last_e = b->last_e;
 }
 
 void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre)
@@ -121,9 +142,10 @@ int ivpair_admit(struct ivpair *p, uint64_t *s, uint64_t *e)
 	return 1;
 }
 
-uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t lag)
+/* Cuts the pair at the start of the lag-th most recent pending interval
+ * when it holds enough; returns where (0: not cut). */
+static uint64_t pair_cut(struct ivpair *p, size_t lag)
 {
-	ivset_add(&p->set[which], s, e);
 	size_t n = p->set[0].n + p->set[1].n;
 	if (n < (p->next_cut ? p->next_cut : 2 * lag)) return 0;
 	uint64_t *st = xmalloc(n * sizeof(*st));
@@ -133,18 +155,45 @@ uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t 
 	free(st);
 	uint64_t made = 0;
 	if (x > p->cut) {
-		struct ivset pre[2] = { { 0 }, { 0 } };
-		for (int i = 0; i < 2; i++) ivset_cut(&p->set[i], &p->done[i], x, &pre[i]);
-		p->overlap_done += ivset_overlap(&pre[0], &pre[1]);
-		free(pre[0].v); free(pre[1].v);
+		if (p->keep_head && !p->head_end) {
+			/* a slice's first cut: its pieces wait for the merge */
+			p->head_end = x;
+			for (int i = 0; i < 2; i++) ivpair_cut_other(p, x, &p->set[i], &p->done[i], &p->head[i]);
+		} else {
+			struct ivset pre[2] = { { 0 }, { 0 } };
+			for (int i = 0; i < 2; i++) ivset_cut(&p->set[i], &p->done[i], x, &pre[i]);
+			p->overlap_done += ivset_overlap(&pre[0], &pre[1]);
+			free(pre[0].v); free(pre[1].v);
+		}
 		p->cut = made = x;
 	}
 	p->next_cut = p->set[0].n + p->set[1].n + lag;
 	return made;
 }
 
+uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t lag)
+{
+	ivset_add(&p->set[which], s, e);
+	return pair_cut(p, lag);
+}
+
+void ivpair_cut_other(const struct ivpair *p, uint64_t x, struct ivset *set, struct ivdone *done, struct ivset *head)
+{
+	if (p->keep_head && p->head_end == x) {
+		struct ivdone none = { { 0, 0, 0, 0 }, 0, 0, 0 };
+		ivset_cut(set, &none, x, head);
+	} else {
+		ivset_cut(set, done, x, NULL);
+	}
+}
+
 void ivpair_finish(struct ivpair *p, struct ivsum *a, struct ivsum *b, uint64_t *overlap)
 {
+	if (p->head[0].n || p->head[1].n) { /* a slice's, never merged after another */
+		p->overlap_done += ivset_overlap(&p->head[0], &p->head[1]);
+		ivset_fold_head(&p->head[0], &p->done[0]);
+		ivset_fold_head(&p->head[1], &p->done[1]);
+	}
 	*a = ivset_union_done(&p->set[0], &p->done[0]);
 	*b = ivset_union_done(&p->set[1], &p->done[1]);
 	*overlap = p->overlap_done + ivset_overlap(&p->set[0], &p->set[1]);
@@ -153,5 +202,124 @@ void ivpair_finish(struct ivpair *p, struct ivsum *a, struct ivsum *b, uint64_t 
 void ivpair_free(struct ivpair *p)
 {
 	free(p->set[0].v); free(p->set[1].v);
+	free(p->head[0].v); free(p->head[1].v);
 	memset(p, 0, sizeof(*p));
+}
+
+void ivset_fold_head(struct ivset *head, struct ivdone *done)
+{
+	struct ivdone h = { { 0, 0, 0, 0 }, 0, 0, 0 };
+	ivset_union(head);
+	for (size_t i = 0; i < head->n; i++) done_add(&h, head->v[i].s, head->v[i].e);
+	done_concat(&h, done);
+	*done = h;
+	free(head->v);
+	memset(head, 0, sizeof(*head));
+}
+
+void ivset_append(struct ivset *dst, struct ivset *src)
+{
+	if (!dst->n) {
+		free(dst->v);
+		*dst = *src;
+	} else {
+		vec_reserve((void **)&dst->v, &dst->cap, dst->n + src->n, sizeof(*dst->v));
+		if (src->n) memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
+		dst->n += src->n;
+		free(src->v);
+	}
+	memset(src, 0, sizeof(*src));
+}
+
+/* ivset_merge_cut; for IVM_SUM, *mid (when given) gets the pieces summed
+ * between the two (dst's pending and src's head, as their union) */
+static void merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
+		      struct ivset *sset, struct ivdone *sdone, struct ivset *shead, struct ivset *mid)
+{
+	if (m == IVM_PENDING) {
+		ivset_append(dset, sset);
+		ivset_append(dhead, shead); /* empty: src never cut */
+		return;
+	}
+	struct ivset u = { 0 };
+	ivset_append(&u, dset);
+	ivset_append(&u, shead);
+	ivset_union(&u);
+	if (m == IVM_HEAD) {
+		free(dhead->v);
+		*dhead = u;
+		*ddone = *sdone;
+	} else {
+		for (size_t i = 0; i < u.n; i++) done_add(ddone, u.v[i].s, u.v[i].e);
+		done_concat(ddone, sdone);
+		if (mid) *mid = u;
+		else free(u.v);
+	}
+	ivset_append(dset, sset);
+	memset(sdone, 0, sizeof(*sdone));
+}
+
+void ivset_merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
+		     struct ivset *sset, struct ivdone *sdone, struct ivset *shead)
+{
+	merge_cut(m, dset, ddone, dhead, sset, sdone, shead, NULL);
+}
+
+/* The latest end of a pair's pending intervals (0: none). */
+static uint64_t pending_end(const struct ivpair *p)
+{
+	uint64_t e = 0;
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < p->set[k].n; i++)
+			if (p->set[k].v[i].e > e) e = p->set[k].v[i].e;
+	return e;
+}
+
+/* The earliest start of src's intervals not summed (head and pending). */
+static uint64_t unsummed_start(const struct ivpair *p)
+{
+	uint64_t s = UINT64_MAX;
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < p->set[k].n; i++)
+			if (p->set[k].v[i].s < s) s = p->set[k].v[i].s;
+		for (size_t i = 0; i < p->head[k].n; i++)
+			if (p->head[k].v[i].s < s) s = p->head[k].v[i].s;
+	}
+	return s;
+}
+
+enum iv_merge ivpair_merge(struct ivpair *d, struct ivpair *s, size_t lag, uint64_t *cut_at)
+{
+	*cut_at = 0;
+	enum iv_merge m = IVM_PENDING;
+	uint64_t x = 0; /* where src's summed part begins */
+	if (s->cut) {
+		m = d->keep_head && !d->cut ? IVM_HEAD : IVM_SUM;
+		x = s->head_end;
+		if (!x) /* a pair that kept no head sums from its first piece */
+			for (int k = 0; k < 2; k++)
+				if (s->done[k].has && (!x || s->done[k].first_s < x)) x = s->done[k].first_s;
+		if (!x) x = s->cut;
+		/* what dst has not summed must end before src's summed part */
+		if (pending_end(d) > x) return IVM_INEXACT;
+	}
+	/* and src's intervals come after dst's cut (they are a later slice's) */
+	if (d->cut && unsummed_start(s) < d->cut) return IVM_INEXACT;
+	struct ivset mid[2] = { { 0 }, { 0 } };
+	for (int k = 0; k < 2; k++)
+		merge_cut(m, &d->set[k], &d->done[k], &d->head[k], &s->set[k], &s->done[k], &s->head[k], &mid[k]);
+	if (m == IVM_SUM) d->overlap_done += ivset_overlap(&mid[0], &mid[1]) + s->overlap_done;
+	else if (m == IVM_HEAD) d->overlap_done = s->overlap_done;
+	free(mid[0].v); free(mid[1].v);
+	if (m == IVM_HEAD) d->head_end = x;
+	d->late += s->late;
+	d->late_ns += s->late_ns;
+	if (m != IVM_PENDING) {
+		d->cut = s->cut;
+		d->next_cut = s->next_cut;
+	} else {
+		*cut_at = pair_cut(d, lag);
+	}
+	ivpair_free(s);
+	return m;
 }

@@ -20,11 +20,13 @@ struct ivsum { uint64_t busy, gaps, largest, count; };
  * comes next. */
 struct ivdone {
 	struct ivsum sum;
-	int has; uint64_t last_e;
+	int has; uint64_t first_s, last_e;
 };
 
 /* Adds [s, e); an end before the start counts as an instant at s. */
 void ivset_add(struct ivset *set, uint64_t s, uint64_t e);
+/* Moves src's intervals to the end of dst's (src is left empty). */
+void ivset_append(struct ivset *dst, struct ivset *src);
 /* Sorts the set and rewrites it in place as its union (disjoint, ordered). */
 struct ivsum ivset_union(struct ivset *set);
 /* Time covered by both of two unions (each disjoint and ordered). */
@@ -57,9 +59,17 @@ struct ivpair {
 	struct ivset set[2];
 	struct ivdone done[2];
 	uint64_t overlap_done;  /* of the summed parts */
-	uint64_t cut;           /* everything before it is summed */
+	uint64_t cut;           /* everything before it is summed (or in head) */
 	size_t next_cut;        /* pending count that triggers the next cut (0: 2 x lag) */
 	uint64_t late, late_ns;
+	/* Time shards (ivpair_merge): a pair over a slice of time after the
+	 * first (keep_head, set before the first interval) does not sum the
+	 * pieces of its first cut: they stay apart, each set's union pieces
+	 * before head_end, until the pair is merged after the previous
+	 * slice's, whose last intervals may overlap them. */
+	int keep_head;
+	uint64_t head_end;      /* the first cut (0: not cut yet) */
+	struct ivset head[2];
 };
 /* Clips [*s, *e) to its part at or after the cut, counting what was late;
  * 0 when nothing is left. */
@@ -67,9 +77,38 @@ int ivpair_admit(struct ivpair *p, uint64_t *s, uint64_t *e);
 /* Adds [s, e) (admitted) to set `which` (0 or 1); returns where the pair
  * was cut now (0: not cut), for the caller's other sets (ivset_cut). */
 uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t lag);
+/* A set cut with p's cuts (a device's streams): cut at x, where p was cut
+ * now (ivpair_add); its pieces go to head when that was a keep_head
+ * pair's first cut. */
+void ivpair_cut_other(const struct ivpair *p, uint64_t x, struct ivset *set, struct ivdone *done, struct ivset *head);
 /* Both unions, the summed parts included (count: set's intervals now, the
  * caller knows how many went in), and their overlap. */
 void ivpair_finish(struct ivpair *p, struct ivsum *a, struct ivsum *b, uint64_t *overlap);
 void ivpair_free(struct ivpair *p);
+
+/* Time shards: src holds the intervals of the next slice of time after
+ * dst's (src keep_head; every interval of src starts at or after dst's
+ * cut).  The merge is exact (the same sums, gaps and overlap as one pair
+ * fed both slices' intervals, when neither met a late one) when src never
+ * cut, or when dst's pending intervals all end by src's head_end; else
+ * IVM_INEXACT and nothing is merged.  How the merge went, for the caller's
+ * sets cut with the pair's cuts (ivset_merge_cut): */
+enum iv_merge {
+	IVM_PENDING,  /* src never cut: its pending intervals join dst's */
+	IVM_SUM,      /* dst's pending and src's head are summed between dst's done and src's */
+	IVM_HEAD,     /* dst (keep_head) never cut: dst's pending and src's head become its head */
+	IVM_INEXACT,
+};
+/* Merges src into dst (src is left empty: free it); lag as ivpair_add's: a
+ * pending set grown past 2 x lag by IVM_PENDING is cut, and *cut_at says
+ * where (0: not cut), for the caller's other sets (ivset_cut). */
+enum iv_merge ivpair_merge(struct ivpair *dst, struct ivpair *src, size_t lag, uint64_t *cut_at);
+/* A set cut with a pair's cuts, merged as the pair was (m): dst's (set,
+ * done, head) gets src's; src's are left empty. */
+void ivset_merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
+		     struct ivset *sset, struct ivdone *sdone, struct ivset *shead);
+/* Before a union of a set with a head (a slice's, never merged after an
+ * earlier one): the head's pieces go into done, before what it holds. */
+void ivset_fold_head(struct ivset *head, struct ivdone *done);
 
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -199,12 +200,16 @@ struct stats_pass {
 	const int *sharded;  /* per report: in shards (stats_shards.h), not here */
 	size_t nreps;
 	int nshards;         /* the shards' threads (0: none) */
+	uint32_t shard_needs;/* what the shards' contexts can compute (stats_shard_needs) */
+	int gpu_threads;     /* the deferred pass over the GPU operations in slices: k (0: one thread) */
 };
 
 /* Where the time went (--verbose). */
 struct phase_times {
 	double prepass, pass, shards, merge, finish;
 	double slice_sum, slice_max; /* the slices' CPU seconds (stats_shards_cpu) */
+	int gpu_slices;              /* finish's pass over the GPU operations: its slices (0: none) */
+	double gpu_sum, gpu_max;     /* and their CPU seconds */
 	int serial, nshards;
 	uint64_t shard_records;
 };
@@ -225,24 +230,30 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	int *here = xcalloc(p->nreps ? p->nreps : 1, sizeof(*here));
 	for (size_t i = 0; i < p->nreps; i++) {
 		if (!p->run[i]) continue;
-		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
+		shard_needs |= stats_reports[i]->needs & p->shard_needs;
 		if (!p->nshards || !p->sharded[i]) {
 			here[i] = 1;
 			needs |= stats_reports[i]->needs;
 			pt->serial++;
 		} else {
 			shard_needs |= stats_reports[i]->needs & STATS_SHARD_JOIN_NEEDS;
+			needs |= stats_reports[i]->needs & STATS_NEED_SPAN; /* made here at the end */
 		}
 	}
 	/* with shards, they compute the analyses they can for every report
 	 * (the reports here read them only in fill); what their joins need of
 	 * the pre-pass is made here first: the ranges, the windows */
-	if (p->nshards) needs &= ~(uint32_t)STATS_SHARD_NEEDS;
+	if (p->nshards) needs &= ~(p->shard_needs & ~(uint32_t)STATS_NEED_SPAN);
 	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
 	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_PREJOIN;
 	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
+	struct stats_gpu_pass gpu_pass = { p->path, p->gpu_threads, 0, 0 };
+	if (p->gpu_threads) {
+		ctx->gpu_pass = stats_shards_gpu_pass;
+		ctx->gpu_pass_arg = &gpu_pass;
+	}
 	struct stats_shards *sh = NULL;
 	int rc = 0, verdict = PASS_GO;
 	uint64_t n = 0;
@@ -305,7 +316,14 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 	double t2 = mono_s();
 	stats_ctx_finish(ctx);
 	pt->finish = mono_s() - t2;
+	if (gpu_pass.cpu_sum > 0) {
+		pt->gpu_slices = gpu_pass.k;
+		pt->gpu_sum = gpu_pass.cpu_sum;
+		pt->gpu_max = gpu_pass.cpu_max;
+	}
 out:
+	ctx->gpu_pass = NULL;
+	ctx->gpu_pass_arg = NULL;
 	/* the fan-out lives here: nothing joins operations after finish */
 	ctx->on_op = NULL;
 	ctx->on_call = NULL;
@@ -384,6 +402,15 @@ int cmd_stats(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+#ifdef M_MMAP_THRESHOLD
+	/* Blocks of 1 MiB or more (the readers' chunks, the unions' pending
+	 * intervals, the tables' values) are mapped and go back to the system
+	 * when freed.  glibc raises its threshold after the first such free,
+	 * and then the arenas of the slices' threads keep what the slices
+	 * freed: at 1e8 events on 16 threads, 643 MiB peak RSS against 410
+	 * (docs/PERFORMANCE.md). */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	size_t ntabs;
 	struct table_ref *tabs = all_tables(&ntabs);
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(int));
@@ -536,13 +563,16 @@ int cmd_stats(int argc, char **argv)
 	 * (N - 1 when some report runs here, beside them) */
 	int threads = g_threads ? g_threads : gp_reader_threads_default();
 	int *sharded = xcalloc(nreps ? nreps : 1, sizeof(*sharded)), nserial = 0, nsharded = 0;
-	uint32_t shard_needs = 0;
+	uint32_t shard_needs = 0, run_needs = 0;
+	for (size_t i = 0; i < nreps; i++)
+		if (run[i]) run_needs |= stats_reports[i]->needs;
+	uint32_t sn = stats_shard_needs(r, &so, &selection, run_needs);
 	for (size_t i = 0; i < nreps; i++) {
 		if (!run[i]) continue;
-		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r);
+		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r, sn);
 		nsharded += sharded[i];
 		nserial += !sharded[i];
-		shard_needs |= stats_reports[i]->needs & STATS_SHARD_NEEDS;
+		shard_needs |= stats_reports[i]->needs & sn & ~(uint32_t)STATS_NEED_SPAN;
 	}
 	/* shards also compute the analyses that merge (kernel shapes,
 	 * counters) for the reports that run here */
@@ -560,12 +590,19 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	struct phase_times pt = { 0 };
+	/* the pass over the GPU operations that util's span of the steps
+	 * defers to the end: in slices too, on every thread */
+	int gpu_threads = threads > 1 ? stats_shards_count(r, path, threads) : 0;
 	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
-				   run, sharded, nreps, nshards };
+				   run, sharded, nreps, nshards, sn, gpu_threads };
 	int verdict = stats_pass(&pass, &ctx, self, &pt, &code);
 	if (verdict == PASS_DAMAGED) {
 		/* a damaged trace is read on one thread, for the messages and
-		 * exit status of --threads 1 */
+		 * exit status of --threads 1; so is one whose merge at a cut
+		 * could not be exact (stats_ctx.merge_lost) */
+		if (so.verbose && ctx.merge_lost)
+			fprintf(stderr, "%s: a merge of two slices could not give the figures of one pass: "
+				"read again on one thread\n", g_cmd);
 		for (size_t i = 0; i < nreps; i++)
 			if (self[i] && stats_reports[i]->free) stats_reports[i]->free(self[i]);
 		memset(self, 0, (nreps ? nreps : 1) * sizeof(*self));
@@ -573,6 +610,7 @@ int cmd_stats(int argc, char **argv)
 		gp_reader_rewind(r);
 		memset(&pt, 0, sizeof(pt));
 		pass.nshards = 0;
+		pass.gpu_threads = 0;
 		verdict = stats_pass(&pass, &ctx, self, &pt, &code);
 	}
 	free(sharded);
@@ -619,11 +657,15 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == FMT_JSON) printf("}\n");
 	if (so.verbose) {
 		fflush(stdout);
+		char gpu[160] = "";
+		if (pt.gpu_slices)
+			snprintf(gpu, sizeof(gpu), " (the pass over the GPU operations in %d slices: CPU sum %.2f s, largest %.2f s)",
+				 pt.gpu_slices, pt.gpu_sum, pt.gpu_max);
 		fprintf(stderr, "%s: phases: pre-pass %.2f s, pass %.2f s (here: %s), shards %.2f s "
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
-			"finish %.2f s, fill and print %.2f s\n",
+			"finish %.2f s%s, fill and print %.2f s\n",
 			g_cmd, pt.prepass, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
-			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, mono_s() - t_fill);
+			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, gpu, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);

@@ -29,7 +29,20 @@
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
  * and ~150 bytes per step (its row).  Records later than that (a kernel
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
- * under the tables. */
+ * under the tables.
+ *
+ * Time shards (stats_report.h): a slice's state makes a step when it gets
+ * a kernel (not every step of the trace K times over) and logs the order
+ * in which its steps got their first kernel.  The merge adds the next
+ * slice's steps to the earlier's and replays that order against the
+ * earlier's open steps, so a step is summed when one pass would have
+ * summed it (256 newer steps of its rank got kernels: only steps the
+ * earlier slice had not seen count); the ranks' unions merge as util's
+ * (ivpair_merge).  A slice after the first counts steps as new that an
+ * earlier slice may have seen, so it may sum one too early: a kernel that
+ * then comes for it, or a step summed in one slice with kernels in the
+ * other, makes the merge fail (-1: the driver reads the trace again on
+ * one thread). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +109,10 @@ struct cstep {
 	uint32_t pid;
 	uint64_t kernels, coll, wait;
 	struct ivset cv, ov;  /* its NCCL and other kernels' intervals, until summed */
-	int open, summed;
+	int open, summed;     /* open: it got a kernel (entered its rank's ring) */
+	uint8_t early;        /* summed by a slice's ring that may count old steps as new */
+	uint32_t range;       /* its attribution range id */
+	uint32_t last_seq;    /* its rank's log length when its last kernel came */
 	struct split sp;
 };
 
@@ -112,6 +128,7 @@ struct cproc {
 	struct ivpair cc;                    /* selected kernels: set[0] NCCL, set[1] other */
 	uint32_t *open; size_t nopen, copen; /* its steps not summed yet, by first kernel (a ring) */
 	size_t open_head;
+	uint32_t *log; size_t nlog, clog;    /* its steps in the order of their first kernel here */
 	/* results */
 	int matched;      /* took part in the matching, which succeeded */
 	uint64_t comm, compute, overlap, wait, max_wait;
@@ -131,8 +148,39 @@ struct comm {
 	struct cpair *pairs; size_t npairs, cpairs;
 	uint32_t *ids; size_t cids;      /* attribution_op's buffer */
 	uint64_t late_kernels;           /* attributed to a step already summed */
+	int lost;                        /* shards: the figures can no longer be one pass's */
+	const struct selection *sel;
+	size_t lag;                      /* the ranks' unions' (COMM_LAG, or GPUPROF_UNION_LAG) */
+	int shard;                       /* a slice's: steps made as they get kernels */
+	int global;                      /* its rings see every step's first kernel (not a later slice's) */
+	uint64_t from;                   /* a slice's: where its time starts */
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
+
+/* Step c->nst for range id x. */
+static uint32_t step_make(struct comm *c, uint32_t id, const struct attr_range *x)
+{
+	struct cstep st;
+	memset(&st, 0, sizeof(st));
+	st.s = x->s; st.e = x->e; st.pid = x->pid;
+	st.name = attribution_name(c->attr, x->name);
+	st.range = id;
+	VEC_PUSH(c->st, c->nst, c->cst, st);
+	*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
+	return (uint32_t)(c->nst - 1);
+}
+
+/* The step of range id + 1, 0 for none (a slice's makes it; the ranges
+ * that are no step are asked again, not kept: a slice meets ~30 a step). */
+static uint64_t step_of(struct comm *c, uint32_t id)
+{
+	uint64_t *slot = u64map_get(&c->range2step, id, MAP_FIND);
+	if (slot) return *slot;
+	if (!c->shard) return 0;
+	const struct attr_range x = attribution_range(c->attr, id);
+	if (x.kind == GP_NVTX_PUSHPOP && x.depth == 0 && selection_has(c->sel, x.s)) return step_make(c, id, &x) + 1;
+	return 0;
+}
 
 static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 {
@@ -145,16 +193,17 @@ static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 	u64map_init(&c->pid2rank);
 	u64map_init(&c->range2step);
 	c->attr = ctx->attr;
-	/* the steps: the selected top-level push/pop ranges */
-	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
+	c->sel = ctx->sel;
+	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
+	c->shard = ctx->shard;
+	c->global = !ctx->shard || !ctx->join_from;
+	c->from = ctx->join_from;
+	/* the steps: the selected top-level push/pop ranges (a slice's: as
+	 * they get kernels) */
+	for (uint32_t id = 0; !c->shard && id < attribution_nranges(c->attr); id++) {
 		const struct attr_range x = attribution_range(c->attr, id);
 		if (x.kind != GP_NVTX_PUSHPOP || x.depth != 0 || !stats_selected(ctx, x.s)) continue;
-		struct cstep st;
-		memset(&st, 0, sizeof(st));
-		st.s = x.s; st.e = x.e; st.pid = x.pid;
-		st.name = attribution_name(c->attr, x.name);
-		VEC_PUSH(c->st, c->nst, c->cst, st);
-		*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
+		step_make(c, id, &x);
 	}
 	return c;
 }
@@ -164,7 +213,7 @@ static void comm_free(struct comm *c)
 	if (!c) return;
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		free(p->nc); free(p->open);
+		free(p->nc); free(p->open); free(p->log);
 		ivpair_free(&p->cc);
 	}
 	for (size_t i = 0; i < c->nst; i++) { free(c->st[i].cv.v); free(c->st[i].ov.v); }
@@ -185,6 +234,7 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 	struct cproc p;
 	memset(&p, 0, sizeof(p));
 	p.pid = pid;
+	p.cc.keep_head = !c->global;
 	*u64map_get(&c->pid2proc, pid, MAP_INSERT) = c->np;
 	VEC_PUSH(c->p, c->np, c->cp, p);
 	return &c->p[c->np - 1];
@@ -215,6 +265,28 @@ static void step_sum(struct cstep *st)
 	st->summed = 1;
 }
 
+/* Step i got its first kernel here: into p's log and ring; the oldest
+ * step of a full ring is summed (early: by a ring that may have counted
+ * steps an earlier slice saw), but by a later slice's a step that began
+ * before its slice (the earlier slice may hold kernels of it: they are
+ * summed together after the merge). */
+static void step_enter(struct comm *c, struct cproc *p, uint32_t i)
+{
+	c->st[i].open = 1;
+	VEC_PUSH(p->log, p->nlog, p->clog, i);
+	if (p->nopen == COMM_STEPS_OPEN) {
+		struct cstep *z = &c->st[p->open[p->open_head]];
+		if (!z->summed && (c->global || z->s >= c->from)) {
+			step_sum(z);
+			z->early = !c->global;
+		}
+		p->open[p->open_head] = i;
+		p->open_head = (p->open_head + 1) % COMM_STEPS_OPEN;
+		return;
+	}
+	VEC_PUSH(p->open, p->nopen, p->copen, i);
+}
+
 /* A kernel of step i: counted; its interval kept until the step is summed
  * (when COMM_STEPS_OPEN newer steps of its process got kernels). */
 static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struct gpu_op *op, int nccl)
@@ -222,17 +294,14 @@ static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struc
 	struct cstep *st = &c->st[i];
 	st->kernels++;
 	st->coll += nccl;
-	if (st->summed) { c->late_kernels++; return; }
-	ivset_add(nccl ? &st->cv : &st->ov, op->s, op->e);
-	if (st->open) return;
-	st->open = 1;
-	if (p->nopen == COMM_STEPS_OPEN) {
-		step_sum(&c->st[p->open[p->open_head]]);
-		p->open[p->open_head] = i;
-		p->open_head = (p->open_head + 1) % COMM_STEPS_OPEN;
+	if (st->summed) {
+		c->late_kernels++;
+		if (st->early) c->lost = 1; /* one pass may still have held it open */
 		return;
 	}
-	VEC_PUSH(p->open, p->nopen, p->copen, i);
+	ivset_add(nccl ? &st->cv : &st->ov, op->s, op->e);
+	if (!st->open) step_enter(c, p, i);
+	c->st[i].last_seq = (uint32_t)p->nlog;
 }
 
 /* A kernel: into its rank's figures when it starts in the selection, and
@@ -243,15 +312,15 @@ static void comm_op(struct comm *c, const struct stats_ctx *ctx, const struct gp
 	int sel = stats_selected(ctx, op->s), nccl = op->cls == OPC_COMM, steps = 0;
 	size_t n = attribution_op(c->attr, op, &c->ids, &c->cids);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *slot = u64map_get(&c->range2step, c->ids[i], MAP_FIND);
-		if (slot) c->ids[steps++] = (uint32_t)(*slot - 1);
+		uint64_t k = step_of(c, c->ids[i]);
+		if (k) c->ids[steps++] = (uint32_t)(k - 1);
 	}
 	if (!sel && !steps) return;
 	struct cproc *p = proc_get(c, op->pid);
 	if (sel) {
 		p->nsel++;
 		uint64_t s = op->s, e = op->e;
-		if (ivpair_admit(&p->cc, &s, &e)) ivpair_add(&p->cc, !nccl, s, e, COMM_LAG);
+		if (ivpair_admit(&p->cc, &s, &e)) ivpair_add(&p->cc, !nccl, s, e, c->lag);
 	}
 	if (sel && nccl) {
 		struct ckern ck = { op->s, op->e, 0, op->corr, op->name_id, (uint32_t)p->nnccl };
@@ -265,6 +334,112 @@ static void comm_op(struct comm *c, const struct stats_ctx *ctx, const struct gp
 			VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
 		}
 	}
+}
+
+/* ------------------------------------------------------------ shards */
+
+/* One process's steps of o merged into c's (sm: o's step -> c's, inv:
+ * back; had[k]: c's step k had kernels before the merge): o's log replayed
+ * against c's ring, as one pass would have met those first kernels. */
+static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, const struct cproc *q,
+		      const uint32_t *sm, const uint32_t *inv, const char *had)
+{
+	/* o's log position -> c's log length then (for last_seq) */
+	uint32_t *at = xmalloc((q->nlog + 1) * sizeof(*at));
+	for (size_t j = 0; j < q->nlog; j++) {
+		at[j] = (uint32_t)p->nlog;
+		uint32_t k = sm[q->log[j]];
+		if (had[k]) continue; /* c saw it first: no new step for one pass */
+		/* a step of c's ring summed now must not have had kernels in o
+		 * after this point (one pass would have found it summed) */
+		if (p->nopen == COMM_STEPS_OPEN) {
+			uint32_t z = inv[p->open[p->open_head]];
+			if (z != UINT32_MAX && o->st[z].kernels && o->st[z].last_seq > j) c->lost = 1;
+		}
+		step_enter(c, p, k);
+	}
+	at[q->nlog] = (uint32_t)p->nlog;
+	for (size_t t = 0; t < o->nst; t++)
+		if (o->st[t].pid == p->pid && o->st[t].kernels) c->st[sm[t]].last_seq = at[o->st[t].last_seq];
+	free(at);
+}
+
+/* Shards: o, the next slice's, into c (comm.c's header). */
+static int comm_merge(struct comm *c, struct comm *o)
+{
+	c->lost |= o->lost;
+	for (size_t i = 0; i < o->pid2rank.cap; i++)
+		if (o->pid2rank.used[i]) *u64map_get(&c->pid2rank, o->pid2rank.slot[i].key, MAP_INSERT) = o->pid2rank.slot[i].val;
+	/* o's steps -> c's (by range) */
+	uint32_t *sm = xmalloc((o->nst ? o->nst : 1) * sizeof(*sm));
+	for (size_t t = 0; t < o->nst; t++) {
+		uint64_t *slot = u64map_get(&c->range2step, o->st[t].range, MAP_FIND);
+		if (slot) {
+			sm[t] = (uint32_t)(*slot - 1);
+		} else {
+			const struct attr_range x = attribution_range(c->attr, o->st[t].range);
+			sm[t] = step_make(c, o->st[t].range, &x);
+		}
+	}
+	char *had = xcalloc(c->nst ? c->nst : 1, 1);
+	uint32_t *inv = xmalloc((c->nst ? c->nst : 1) * sizeof(*inv)); /* c's step -> o's */
+	for (size_t k = 0; k < c->nst; k++) {
+		had[k] = c->st[k].kernels > 0;
+		inv[k] = UINT32_MAX;
+	}
+	for (size_t t = 0; t < o->nst; t++) inv[sm[t]] = (uint32_t)t;
+	/* the steps' figures */
+	for (size_t t = 0; t < o->nst; t++) {
+		struct cstep *y = &o->st[t], *d = &c->st[sm[t]];
+		if (!y->kernels) continue;
+		d->kernels += y->kernels;
+		d->coll += y->coll;
+		if (y->summed) {
+			if (had[sm[t]]) c->lost = 1; /* two parts summed apart */
+			d->sp = y->sp;
+			d->summed = 1;
+			d->early = y->early;
+		} else if (d->summed) {
+			/* one pass had summed it before o's kernels came */
+			if (d->early) c->lost = 1;
+			c->late_kernels += y->kernels;
+		} else {
+			ivset_append(&d->cv, &y->cv);
+			ivset_append(&d->ov, &y->ov);
+		}
+	}
+	c->late_kernels += o->late_kernels;
+	/* the processes: NCCL kernels, unions, the steps' order */
+	u64map nccl_off;
+	u64map_init(&nccl_off);
+	for (size_t i = 0; i < o->np && !c->lost; i++) {
+		struct cproc *q = &o->p[i];
+		uint32_t pid = q->pid;
+		struct cproc *p = proc_get(c, pid);
+		uint32_t off = (uint32_t)p->nnccl;
+		*u64map_get(&nccl_off, pid, MAP_INSERT) = off;
+		p->nsel += q->nsel;
+		for (size_t j = 0; j < q->nnccl; j++) {
+			struct ckern k = q->nc[j];
+			k.ix += off; /* as added: after c's */
+			VEC_PUSH(p->nc, p->nnccl, p->cnc, k);
+		}
+		uint64_t x;
+		if (ivpair_merge(&p->cc, &q->cc, c->lag, &x) == IVM_INEXACT) c->lost = 1;
+		merge_log(c, p, o, q, sm, inv, had);
+	}
+	for (size_t i = 0; i < o->npairs && !c->lost; i++) {
+		struct cpair pr = o->pairs[i];
+		uint64_t *off = u64map_get(&nccl_off, o->st[pr.step].pid, MAP_FIND);
+		pr.nccl_ix += off ? (uint32_t)*off : 0;
+		pr.step = sm[pr.step];
+		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+	}
+	u64map_free(&nccl_off);
+	free(had);
+	free(inv);
+	free(sm);
+	return c->lost ? -1 : 0;
 }
 
 static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
@@ -635,7 +810,7 @@ static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report
 		snprintf(c->note + l, sizeof(c->note) - l,
 			 " %llu kernel records arrived more than %u kernels after their start time was summed:\n"
 			 "   Comm/Compute may be short by up to %llu ns.\n",
-			 (unsigned long long)late, COMM_LAG, (unsigned long long)late_ns);
+			 (unsigned long long)late, (unsigned)c->lag, (unsigned long long)late_ns);
 	}
 	if (c->late_kernels) {
 		l = strlen(c->steps_note);
@@ -663,6 +838,11 @@ static void comm_report_add(void *self, const struct stats_ctx *ctx, const struc
 static void comm_report_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	comm_op(self, ctx, op);
+}
+
+static int comm_report_merge(void *self, void *src, const struct stats_ctx *ctx)
+{
+	return comm_merge(self, src);
 }
 
 static int comm_report_in_default(void *self, const struct stats_ctx *ctx)
@@ -697,6 +877,7 @@ const struct stats_report stats_report_comm = {
 	.tables = comm_tables, .ntables = 2,
 	.types = STATS_TYPE(GP_REC_PROCESS),
 	.needs = STATS_NEED_RANGES | STATS_NEED_OPS,
-	.new = comm_report_new, .add = comm_report_add, .op = comm_report_op, .in_default = comm_report_in_default,
+	.new = comm_report_new, .add = comm_report_add, .op = comm_report_op, .merge = comm_report_merge,
+	.in_default = comm_report_in_default,
 	.fill = comm_report_fill, .free = comm_report_free,
 };

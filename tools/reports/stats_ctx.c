@@ -36,6 +36,11 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 		if (!sel->active && !opts->whole_trace) ctx->gpu_later = 1;
 		else if (sel->by_steps_or_range) ctx->gpu.keep = 1;
 	}
+	/* tests: a small lag makes the streaming unions of a small trace cut,
+	 * and so the slices' unions keep heads to merge (docs/CLI.md) */
+	const char *lag = getenv("GPUPROF_UNION_LAG");
+	if (lag && atol(lag) > 0) ctx->union_lag = (size_t)atol(lag);
+	ctx->gpu.lag = ctx->union_lag;
 	if (needs & STATS_NEED_RANGES) ctx->attr = attribution_new(opts->rule);
 	if (needs & STATS_NEED_STEPS) ctx->detect = step_detect_new(r, &opts->detect);
 }
@@ -98,33 +103,38 @@ int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
 
 /* A process record's settings, for whether its GPU intervals can be summed
  * as they stream (gpu_activity.h). */
-static void ctx_gpu_process(struct stats_ctx *ctx, const gp_rec_process *p)
+static void gpu_process(struct gpu_activity *g, gp_reader *r, const gp_rec_process *p)
 {
-	const char *set = p->settings_id ? tool_str(ctx->r, p->settings_id) : "";
-	gpu_activity_process(&ctx->gpu, p->pid, *set != 0, strstr(set, "gpu_window=") || strstr(set, "capture_range="));
+	const char *set = p->settings_id ? tool_str(r, p->settings_id) : "";
+	gpu_activity_process(g, p->pid, *set != 0, strstr(set, "gpu_window=") || strstr(set, "capture_range="));
 }
 
-/* A selected GPU operation of pid into the busy intervals. */
-static void ctx_gpu_add(struct stats_ctx *ctx, const gp_record *rec, uint32_t pid)
+/* A GPU operation of pid into the busy intervals. */
+static void gpu_add(struct gpu_activity *g, const gp_record *rec, uint32_t pid)
 {
-	if (!(ctx->needs & STATS_NEED_GPU)) return;
 	switch (rec->type) {
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
-		gpu_activity_add(&ctx->gpu, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, GPU_WORK_KERNEL);
+		gpu_activity_add(g, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, GPU_WORK_KERNEL);
 		break;
 	}
 	case GP_REC_MEMCPY: {
 		const gp_rec_memcpy *m = &rec->u.memcpy;
-		gpu_activity_add(&ctx->gpu, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
+		gpu_activity_add(g, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
 		break;
 	}
 	case GP_REC_MEMSET: {
 		const gp_rec_memset *m = &rec->u.memset;
-		gpu_activity_add(&ctx->gpu, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
+		gpu_activity_add(g, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
 		break;
 	}
 	}
+}
+
+void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_reader *r, const gp_record *rec)
+{
+	if (rec->type == GP_REC_PROCESS) gpu_process(g, r, &rec->u.process);
+	else if (selection_has(ctx->sel, gp_record_time(rec))) gpu_add(g, rec, tool_pid(r, rec));
 }
 
 /* The join and the graph sites, made at the first record. */
@@ -159,7 +169,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		devprops_add(&ctx->dev, tool_pid(ctx->r, rec), &rec->u.device);
 		return 0;
 	case GP_REC_PROCESS:
-		ctx_gpu_process(ctx, &rec->u.process);
+		gpu_process(&ctx->gpu, ctx->r, &rec->u.process);
 		out->pid = rec->u.process.pid;
 		*u64map_get(&ctx->rank_of, out->pid, MAP_INSERT) = (uint64_t)((int64_t)rec->u.process.rank + 1);
 		return 1;
@@ -175,7 +185,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	out->pid = tool_pid(ctx->r, rec);
 	const gp_rec_source *src = gp_reader_source(ctx->r, rec->source_id);
 	out->tid = src ? src->tid : 0;
-	if (!ctx->gpu_later) ctx_gpu_add(ctx, rec, out->pid);
+	if ((ctx->needs & STATS_NEED_GPU) && !ctx->gpu_later) gpu_add(&ctx->gpu, rec, out->pid);
 	switch (rec->type) {
 	case GP_REC_KERNEL:
 		if (ctx->needs & STATS_NEED_SHAPES)
@@ -272,19 +282,24 @@ static void span_windows(const struct stats_ctx *ctx, struct winset *eff)
 }
 
 /* The deferred GPU intervals (ctx->gpu_later): the span is known now, so a
- * pass over the GPU operations sums them clipped to it as they stream. */
+ * pass over the GPU operations sums them clipped to it as they stream (in
+ * slices of time when the driver gave one: ctx->gpu_pass). */
 static void gpu_pass(struct stats_ctx *ctx)
 {
 	struct winset eff = { 0 };
 	if (ctx->span.n) span_windows(ctx, &eff);
+	if (ctx->gpu_pass && ctx->gpu_pass(ctx, &eff, ctx->gpu_pass_arg) == 0) {
+		winset_free(&eff);
+		return;
+	}
+	int keep = ctx->gpu.keep;
+	gpu_activity_free(&ctx->gpu);
+	ctx->gpu.keep = keep;
+	ctx->gpu.lag = ctx->union_lag;
 	ctx->gpu.clip = &eff;
 	const gp_record *rec;
 	if (gp_reader_rewind(ctx->r) == 0)
-		while (gp_reader_next_ordered(ctx->r, &rec) > 0) {
-			if (rec->type == GP_REC_PROCESS) ctx_gpu_process(ctx, &rec->u.process);
-			else if (selection_has(ctx->sel, gp_record_time(rec)))
-				ctx_gpu_add(ctx, rec, tool_pid(ctx->r, rec));
-		}
+		while (gp_reader_next_ordered(ctx->r, &rec) > 0) stats_ctx_gpu_feed(ctx, &ctx->gpu, ctx->r, rec);
 	ctx->gpu.clip = NULL;
 	winset_free(&eff);
 }
@@ -324,7 +339,12 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	}
 	kshapes_merge(&ctx->shapes, &src->shapes);
 	counters_merge(&ctx->cnt, &src->cnt);
+	if (gpu_activity_merge(&ctx->gpu, &src->gpu) < 0 || src->merge_lost) ctx->merge_lost = 1;
 	if (!meta) return;
+	/* the windows the slice read in its pass (ctx read none itself, and
+	 * had no pre-pass that read them all) */
+	if (!ctx->prepassed && !src->prepassed)
+		for (size_t i = 0; i < src->win.n; i++) VEC_PUSH(ctx->win.v, ctx->win.n, ctx->win.cap, src->win.v[i]);
 	/* a merged trace may hold a process's records in its timed chunks,
 	 * which only some slices read: every slice's, a later one's winning
 	 * as a later record does */
@@ -344,6 +364,13 @@ void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main)
 	ctx->graphs_shared = 1;
 	for (size_t i = 0; i < main->win.n; i++) VEC_PUSH(ctx->win.v, ctx->win.n, ctx->win.cap, main->win.v[i]);
 	ctx->prepassed = main->prepassed;
+}
+
+void stats_ctx_slice(struct stats_ctx *ctx, uint64_t from)
+{
+	ctx->join_from = from;
+	ctx->shard = 1;
+	ctx->gpu.slice = from > 0;
 }
 
 void stats_ctx_end_join(struct stats_ctx *ctx)

@@ -175,7 +175,7 @@ static void sites_call(void *self, const struct stats_ctx *ctx, const struct lau
  * are metadata, which every slice reads: stats_report.h), so self takes
  * src's when it has none (the driver's state, which read no records),
  * reading strings through its own reader from then on (src's closes). */
-static void sites_merge(void *self, void *from, const struct stats_ctx *ctx)
+static int sites_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = self, *src = from;
 	if (!stacks_count(sr->stk) && stacks_count(src->stk)) {
@@ -186,6 +186,7 @@ static void sites_merge(void *self, void *from, const struct stats_ctx *ctx)
 		stacks_set_site_rule(sr->stk, &ctx->opts->site);
 	}
 	stack_work_merge(sr->sw, src->sw);
+	return 0;
 }
 
 static int sites_in_default(void *self, const struct stats_ctx *ctx)

@@ -71,10 +71,11 @@ static void layers_call(void *self, const struct stats_ctx *ctx, const struct la
 }
 
 /* Shards: the next slice's work (analysis/layer_attr.h). */
-static void layers_merge(void *self, void *from, const struct stats_ctx *ctx)
+static int layers_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct layers_report *lr = self, *src = from;
 	layer_attr_merge(lr->la, src->la, ctx->r);
+	return 0;
 }
 
 static void tree_add(void *ctx, const char *const *path, uint32_t n, const struct layer_weight *w)

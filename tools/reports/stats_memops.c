@@ -53,7 +53,7 @@ static void memt_add(void *self, const struct stats_ctx *ctx, const struct stats
 	summary_add(&m->s.groups, g, dur);
 }
 
-static void memt_merge(void *self, void *other, const struct stats_ctx *ctx)
+static int memt_merge(void *self, void *other, const struct stats_ctx *ctx)
 {
 	struct memops_report *m = self, *o = other;
 	size_t *map = xmalloc((o->s.groups.n ? o->s.groups.n : 1) * sizeof(*map)), had = m->s.groups.n;
@@ -62,6 +62,7 @@ static void memt_merge(void *self, void *other, const struct stats_ctx *ctx)
 	for (size_t g = had; g < m->s.groups.n; g++) m->bytes[g] = 0;
 	for (size_t i = 0; i < o->s.groups.n; i++) m->bytes[map[i]] += o->bytes[i];
 	free(map);
+	return 0;
 }
 
 static void memt_row(void *arg, struct cell *c, size_t g)

@@ -41,9 +41,10 @@ static void mem_add(void *self, const struct stats_ctx *ctx, const struct stats_
 
 /* Shards: src's records follow self's (mem_usage_merge carries the in
  * use and peak across the cut). */
-static void mem_merge(void *self, void *src, const struct stats_ctx *ctx)
+static int mem_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	mem_usage_merge(self, src);
+	return 0;
 }
 
 static int mem_in_default(void *self, const struct stats_ctx *ctx)

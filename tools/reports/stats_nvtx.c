@@ -118,7 +118,7 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 
 /* Shards: the groups of the next slice into self's (name2g keeps self's
  * groups: a cache the next op fills for src's names). */
-static void nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
+static int nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = self, *src = from;
 	for (size_t i = 0; i < src->ranges.n; i++) {
@@ -133,6 +133,7 @@ static void nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
 	}
 	for (size_t i = 0; i < src->pids.cap; i++)
 		if (src->pids.used[i]) *u64map_get(&st->pids, src->pids.slot[i].key, MAP_INSERT) = 1;
+	return 0;
 }
 
 /* The rows: the groups by (process when split, name), numbered names

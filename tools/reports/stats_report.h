@@ -19,8 +19,10 @@
  * reports do not depend on each other.
  *
  * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
- * merge (a `merge`, or no state), needs nothing of the context but
- * STATS_SHARD_NEEDS and STATS_SHARD_JOIN_NEEDS and takes no records
+ * merge (a `merge`, or no state), needs nothing of the context but what
+ * the shards compute (stats_shard_needs: STATS_SHARD_NEEDS, the busy
+ * intervals, the span when it is not the steps') and
+ * STATS_SHARD_JOIN_NEEDS and takes no records
  * without a time (process, device, module, stack, thread, source) — or
  * takes them from a trace whose metadata every slice reads (format 1.4,
  * gp_reader_meta_apart: each slice's state gets all of them, and merge
@@ -77,8 +79,9 @@ enum stats_need {
 	STATS_NEED_PREJOIN = 128, /* the pre-pass makes what the shards' joins read: the GPU-activity
 				   * windows (ctx->win) and where CUDA graphs were captured (ctx->graphs) */
 };
-/* What a context of a shard can compute: analyses that merge over slices
- * of time (kernel shapes, counters) */
+/* What a context of a shard can always compute: analyses that merge over
+ * slices of time (kernel shapes, counters); stats_shard_needs adds the
+ * busy intervals and the span where it can */
 #define STATS_SHARD_NEEDS (STATS_NEED_SHAPES | STATS_NEED_COUNTERS)
 /* What a shard's context gets from the caller's pre-pass, read only: the
  * NVTX ranges (a view of the index), the windows its join asks and the
@@ -166,6 +169,22 @@ struct stats_ctx {
 	 * of exact values its summary shares with the other slices'
 	 * (analysis/summary.h); NULL otherwise */
 	struct summary_budget *budget;
+	size_t union_lag;       /* the streaming unions' lag (0: each one's default);
+				 * set from GPUPROF_UNION_LAG, for tests */
+	/* Shards: a slice's context (stats_ctx_slice); join_from > 0 after
+	 * the first slice (its streaming unions keep their heads for the
+	 * merge, intervals.h) */
+	int shard;
+	/* Shards: a merge at a cut could not give the one-pass figures (a
+	 * streaming union whose interval runs past the next slice's head):
+	 * the driver reads the trace again on one thread */
+	int merge_lost;
+	/* Set by the driver: the deferred pass over the GPU operations
+	 * (gpu_later) in slices of time, filling ctx->gpu with each
+	 * operation clipped to clip as the serial pass would; 0, or -1 (ctx->gpu
+	 * untouched or emptied: the serial pass runs) */
+	int (*gpu_pass)(struct stats_ctx *ctx, const struct winset *clip, void *arg);
+	void *gpu_pass_arg;
 };
 
 /* A record as the driver hands it to add(): with its process and thread.
@@ -206,9 +225,11 @@ struct stats_report {
 	void (*call)(void *self, const struct stats_ctx *ctx, const struct launch_call *c);
 	/* Shards (above): adds the state of the next slice of time, src, to
 	 * self (which has every record before src's); src is freed after.
-	 * NULL: the report does not run in shards (a report without state
-	 * needs none). */
-	void (*merge)(void *self, void *src, const struct stats_ctx *ctx);
+	 * 0, or -1 when the merged figures could not be those of one pass
+	 * (the driver then reads the trace again on one thread).  NULL: the
+	 * report does not run in shards (a report without state needs
+	 * none). */
+	int (*merge)(void *self, void *src, const struct stats_ctx *ctx);
 	/* Whether it is in the default set (no --report); NULL: always. */
 	int (*in_default)(void *self, const struct stats_ctx *ctx);
 	/* Fills tables[0 .. ntables): each arrives with its name set (report.h:
@@ -258,6 +279,14 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta);
  * attribution_view) and GPU-activity windows (a copy) from main's
  * pre-pass, which must not change while the slice reads. */
 void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main);
+/* Shards: ctx reads the records of a slice of time that starts at from
+ * (its join's opts.slice_from; after the first slice, its streaming unions
+ * keep their heads). */
+void stats_ctx_slice(struct stats_ctx *ctx, uint64_t from);
+/* The record of a pass over the GPU operations (gpu_later) into g, which
+ * the pass clips: a process record's settings, a selected GPU operation's
+ * interval. */
+void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_reader *r, const gp_record *rec);
 /* Shards: the join of the last merged slice reaches the end of the trace
  * (opjoin_finish, delivering through on_op and on_call) and goes. */
 void stats_ctx_end_join(struct stats_ctx *ctx);

@@ -2,6 +2,7 @@
 #include "reports/stats_shards.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +47,22 @@ struct stats_shards {
 #define META_TYPES (STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_PROCESS) | STATS_TYPE(GP_REC_MODULE) | \
 		    STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) | STATS_TYPE(GP_REC_SOURCE))
 
-int stats_report_shardable(const struct stats_report *rep, gp_reader *r)
+uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const struct selection *sel, uint32_t run_needs)
 {
-	return (rep->merge || !rep->new) && !(rep->needs & ~(uint32_t)(STATS_SHARD_NEEDS | STATS_SHARD_JOIN_NEEDS)) &&
+	uint32_t n = STATS_SHARD_NEEDS;
+	/* the span of the steps needs the steps analysis, on the driver */
+	int span_steps = (run_needs & STATS_NEED_SPAN) && !sel->active && !so->whole_trace;
+	if (!span_steps) n |= STATS_NEED_SPAN;
+	/* the busy intervals merge when every slice knows every process's
+	 * settings (streamed or kept), and are not clipped to the steps' span
+	 * (then a pass of their own feeds them: stats_shards_gpu_pass) */
+	if (gp_reader_meta_apart(r) && !((run_needs & STATS_NEED_GPU) && span_steps)) n |= STATS_NEED_GPU;
+	return n;
+}
+
+int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs)
+{
+	return (rep->merge || !rep->new) && !(rep->needs & ~(shard_needs | STATS_SHARD_JOIN_NEEDS)) &&
 	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
@@ -64,18 +78,46 @@ int stats_shards_count(gp_reader *r, const char *path, int k)
 }
 
 
+/* Slice i of k of the time from first to last: equal lengths of time; the
+ * first from 0, the last to the end. */
+static void slice_bounds(uint64_t first, uint64_t last, int k, int i, uint64_t *from, uint64_t *to)
+{
+	*from = i ? first + (uint64_t)((double)(last - first) * i / k) : 0;
+	*to = i + 1 < k ? first + (uint64_t)((double)(last - first) * (i + 1) / k) : UINT64_MAX;
+}
+
+/* A slice's reader: one decoding thread, the time window of the slice;
+ * NULL when it cannot be opened. */
+static gp_reader *slice_open(const char *path, uint64_t from, uint64_t to)
+{
+	struct gp_reader_opts o = { .sz = sizeof(o), .threads = 1 };
+	gp_reader *r;
+	if (gp_reader_open_opts(path, &o, &r) != 0) return NULL;
+	gp_reader_load_meta(r);
+	if (gp_reader_set_time_window(r, from, to) != 0) {
+		gp_reader_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Whether a reader read its records whole. */
+static int read_whole(gp_reader *r, int rc)
+{
+	struct gp_integrity in;
+	gp_reader_integrity(r, &in);
+	return rc == 0 && !in.frames_corrupt && !in.truncated;
+}
+
 /* The records of the slice through its context to its reports. */
 static void shard_read(struct shard *s)
 {
 	struct stats_shards *a = s->all;
-	struct gp_reader_opts o = { .sz = sizeof(o), .threads = 1 };
-	if (gp_reader_open_opts(a->path, &o, &s->r) != 0) return;
-	gp_reader_load_meta(s->r);
-	if (gp_reader_set_time_window(s->r, s->from, s->to) != 0) return;
+	if (!(s->r = slice_open(a->path, s->from, s->to))) return;
 	/* the ranges are the caller's, not made again */
 	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)STATS_NEED_RANGES, a->sel, a->abs_time);
 	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
-	s->ctx.join_from = s->from;
+	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.names = a->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
@@ -103,9 +145,7 @@ static void shard_read(struct shard *s)
 			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
 	}
-	struct gp_integrity in;
-	gp_reader_integrity(s->r, &in);
-	s->ok = rc == 0 && !in.frames_corrupt && !in.truncated;
+	s->ok = read_whole(s->r, rc);
 }
 
 /* shard_read, timed in CPU seconds of its thread */
@@ -133,11 +173,16 @@ static void shard_merge(struct shard *dst, struct shard *src)
 	struct stats_shards *a = dst->all;
 	dst->ok &= src->ok;
 	dst->n += src->n;
+	if (src->ctx.merge_lost) dst->ctx.merge_lost = 1; /* not damage: for --verbose */
 	if (dst->ok) {
-		for (size_t i = 0; i < a->nreps; i++)
-			if (a->run[i] && stats_reports[i]->merge)
-				stats_reports[i]->merge(dst->self[i], src->self[i], &dst->ctx);
+		/* the joins first: the operations whose call is on the other
+		 * side of the cut go to dst's states before src's join them */
 		stats_ctx_merge(&dst->ctx, &src->ctx, 1);
+		for (size_t i = 0; i < a->nreps; i++)
+			if (a->run[i] && stats_reports[i]->merge &&
+			    stats_reports[i]->merge(dst->self[i], src->self[i], &dst->ctx) != 0)
+				dst->ctx.merge_lost = 1;
+		dst->ok = !dst->ctx.merge_lost;
 	}
 	shard_free(src, a->nreps);
 }
@@ -180,9 +225,7 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 		struct shard *s = &a->sh[i];
 		s->all = a;
 		s->ix = i;
-		/* equal lengths of time; the first from 0, the last to the end */
-		s->from = i ? first + (uint64_t)((double)(last - first) * i / k) : 0;
-		s->to = i + 1 < k ? first + (uint64_t)((double)(last - first) * (i + 1) / k) : UINT64_MAX;
+		slice_bounds(first, last, k, i, &s->from, &s->to);
 	}
 	/* the threads of the later slices first: slice i joins i + 1, ...; a
 	 * thread that cannot be made is run here (the slices before it too,
@@ -207,6 +250,7 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 	a->n = s0->n;
 	double t0 = mono_s();
 	int ok = s0->ok;
+	if (s0->ctx.merge_lost) ctx->merge_lost = 1; /* not damage: say so */
 	if (ok) {
 		/* the end of the trace for the join, into slice 0's states (which
 		 * hold every slice's now) */
@@ -215,10 +259,11 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			ctx->budget = &a->budget[i];
 			self[i] = stats_reports[i]->new(ctx);
-			stats_reports[i]->merge(self[i], s0->self[i], ctx);
+			if (stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0) ctx->merge_lost = 1;
 		}
 		ctx->budget = NULL;
 		stats_ctx_merge(ctx, &s0->ctx, meta);
+		ok = !ctx->merge_lost;
 	}
 	shard_free(s0, a->nreps);
 	if (merge_s) *merge_s = mono_s() - t0;
@@ -249,4 +294,79 @@ void stats_shards_free(struct stats_shards *a)
 	free(a->sh);
 	free(a->budget);
 	free(a);
+}
+
+/* ------------------------------------------------------------ the GPU pass */
+
+/* One slice of the deferred pass over the GPU operations. */
+struct gpu_slice {
+	const struct stats_ctx *ctx;
+	const char *path;
+	const struct winset *clip;
+	uint64_t from, to;
+	struct gpu_activity g;
+	pthread_t th;
+	int started, ok;
+	double cpu_s;
+};
+
+static void gpu_slice_read(struct gpu_slice *s);
+
+static void *gpu_slice_main(void *arg)
+{
+	struct gpu_slice *s = arg;
+	double c0 = thread_cpu_s();
+	gpu_slice_read(s);
+	s->cpu_s = thread_cpu_s() - c0;
+	return NULL;
+}
+
+static void gpu_slice_read(struct gpu_slice *s)
+{
+	gp_reader *r = slice_open(s->path, s->from, s->to);
+	if (!r) return;
+	s->g.clip = s->clip;
+	s->g.keep = s->ctx->gpu.keep;
+	s->g.lag = s->ctx->union_lag;
+	s->g.slice = s->from > 0;
+	const gp_record *rec;
+	int rc;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		uint64_t t = gp_record_time(rec);
+		if (rec->type == GP_REC_PROCESS || (t >= s->from && t < s->to)) stats_ctx_gpu_feed(s->ctx, &s->g, r, rec);
+	}
+	s->ok = read_whole(r, rc);
+	s->g.clip = NULL;
+	gp_reader_close(r);
+}
+
+int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg)
+{
+	struct stats_gpu_pass *p = arg;
+	uint64_t first, last;
+	int k = p->k;
+	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return -1;
+	struct gpu_slice *sl = xcalloc((size_t)k, sizeof(*sl));
+	for (int i = 0; i < k; i++) {
+		sl[i].ctx = ctx;
+		sl[i].path = p->path;
+		sl[i].clip = clip;
+		slice_bounds(first, last, k, i, &sl[i].from, &sl[i].to);
+		sl[i].started = pthread_create(&sl[i].th, NULL, gpu_slice_main, &sl[i]) == 0;
+		if (!sl[i].started) gpu_slice_main(&sl[i]);
+	}
+	int ok = 1;
+	for (int i = 0; i < k; i++) {
+		if (sl[i].started) pthread_join(sl[i].th, NULL);
+		p->cpu_sum += sl[i].cpu_s;
+		if (sl[i].cpu_s > p->cpu_max) p->cpu_max = sl[i].cpu_s;
+		/* in time order; ctx->gpu holds nothing yet (gpu_later) */
+		ok = ok && sl[i].ok && gpu_activity_merge(&ctx->gpu, &sl[i].g) == 0;
+		gpu_activity_free(&sl[i].g);
+	}
+	free(sl);
+	if (!ok && ctx->opts->verbose)
+		fprintf(stderr, "%s: the pass over the GPU operations in slices met damage or could not merge "
+			"exactly: read again on one thread\n", g_cmd);
+	return ok ? 0 : -1;
 }

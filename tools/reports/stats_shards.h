@@ -1,6 +1,8 @@
 /* stats_shards.h — the reports of `gpuprof stats --threads N` that run in
  * shards (stats_report.h: a `merge`, or no state, and no need of the
- * context beyond STATS_SHARD_NEEDS), on K threads at once.
+ * context beyond what shards compute, stats_shard_needs), on K threads at
+ * once; and the pass over the GPU operations that util's span of the steps
+ * defers to the end, in slices too (stats_shards_gpu_pass).
  *
  * The trace's time, from its first to its last timed record (the footer's
  * chunk table: gp_reader_time_range), is cut into K slices of equal
@@ -46,8 +48,17 @@ struct stats_shards;
  * (docs/PERFORMANCE.md "Offline tool"). */
 #define STATS_DRIVER_THREADS 4
 
-/* Whether report rep can run in shards over the trace r reads. */
-int stats_report_shardable(const struct stats_report *rep, gp_reader *r);
+/* The analyses of the context that shards compute (stats_report.h
+ * stats_need bits) for a run whose reports need run_needs, with these
+ * options and selection on the trace r reads: STATS_SHARD_NEEDS; the busy
+ * intervals (STATS_NEED_GPU, merged at the cuts: gpu_activity_merge) on a
+ * trace whose metadata every slice reads, unless they are clipped to the
+ * steps' span (then stats_shards_gpu_pass); the span (made by the driver
+ * at the end) unless it is the steps'. */
+uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const struct selection *sel, uint32_t run_needs);
+/* Whether report rep can run in shards over the trace r reads, the
+ * shards computing shard_needs (stats_shard_needs). */
+int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs);
 /* The slices a trace can be cut into for k threads: k, or 0 (not cut: no
  * footer, no timed records, a pipe, k < 1).  One slice is the whole trace,
  * read on a thread beside the caller's. */
@@ -78,5 +89,17 @@ uint64_t stats_shards_records(const struct stats_shards *sh);
  * the trace costs. */
 void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
 void stats_shards_free(struct stats_shards *sh);
+
+/* The deferred pass over the GPU operations (stats_ctx.gpu_pass, with arg
+ * a struct stats_gpu_pass): k slices of time on k threads, merged in time
+ * order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or
+ * a merge could not be exact (ctx->gpu is then incomplete: the serial
+ * pass starts it again). */
+struct stats_gpu_pass {
+	const char *path;
+	int k;
+	double cpu_sum, cpu_max; /* set: the slices' CPU seconds, their sum and the largest */
+};
+int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg);
 
 #endif

@@ -91,9 +91,10 @@ void summary_state_merge(struct summary_state *s, struct summary_state *src, siz
 	}
 }
 
-void summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx)
+int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx)
 {
 	summary_state_merge(self, src, NULL);
+	return 0;
 }
 
 static uint64_t cache_key(uint32_t pid, uint32_t dev, uint32_t id)

@@ -65,7 +65,7 @@ size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, 
  * merged ones stay sorted.  src is left emptied of values. */
 void summary_state_merge(struct summary_state *s, struct summary_state *src, size_t *map);
 /* A report's merge (stats_report.h) whose state is a summary_state. */
-void summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx);
+int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx);
 /* A group's name and the string id it was made for (0: by name). */
 const char *summary_state_name(const struct summary_state *s, size_t g);
 
