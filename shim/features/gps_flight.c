@@ -116,6 +116,7 @@ static atomic_int sample_on;   /* a sampled step is open (step thread; fl_lock t
 static struct capture cur;     /* fl_lock */
 static int act_on;             /* fl_lock: GPU activity switched on by us */
 static int api_follows;        /* fl_lock: API records on only with GPU activity */
+static uint64_t api_switch_rate; /* fl_lock: auto's switch, the rate that made it */
 static uint64_t rate_since, rate_records; /* flush thread: auto's measuring interval */
 static uint64_t sample_start;  /* fl_lock */
 static int captures_off;       /* fl_lock: no more captures (a write failed) */
@@ -798,6 +799,7 @@ static void api_rate_check(uint64_t now)
 	rate_records = st.records;
 	if (rate > gps.cfg.flight_api_rate) {
 		api_follows = 1;
+		api_switch_rate = rate;
 		gps_gpu_api(0);
 		gps_emit_int_counter(rec, "gpuprof.flight_api.rate", rate);
 		gps_emit_int_counter(rec, "gpuprof.flight_api.history", 0);
@@ -951,6 +953,8 @@ void gps_flight_status(struct gps_flight_status *st)
 	st->captures = atomic_load(&finished);
 	pthread_mutex_lock(&fl_lock);
 	st->state = state_name(atomic_load(&state));
+	st->api_in_captures = api_follows;
+	st->api_rate = api_switch_rate;
 	snprintf(st->why, sizeof st->why, "%s", last_why);
 	snprintf(st->file, sizeof st->file, "%s", last_file);
 	pthread_mutex_unlock(&fl_lock);

@@ -59,6 +59,8 @@ struct gps_flight_status {
 	int64_t step;         /* the last step begun, -1 none */
 	double step_ms;       /* rolling median step time (untraced steps), 0: too few */
 	double steps_per_s;   /* over the same window */
+	int api_in_captures;  /* the history has no API calls (GPUPROF_FLIGHT_API=capture, or auto switched) */
+	uint64_t api_rate;    /* auto's switch: the records a second that made it; 0 none */
 	char why[256];        /* of the last capture started */
 	char file[4096];      /* of the last capture finished */
 };

@@ -291,6 +291,10 @@ static int build(struct jbuf *j, int exited, uint64_t dropped)
 		jstr(j, fs.why);
 		jput(j, ",\"last_capture_file\":");
 		jstr(j, fs.file);
+		/* which API calls the history keeps (GPUPROF_FLIGHT_API) */
+		jput(j, ",\"api_history\":\"%s\"", fs.api_in_captures ? "captures" : "all");
+		if (fs.api_rate)
+			jput(j, ",\"api_switch_rate\":%llu", (unsigned long long)fs.api_rate);
 	}
 	jput(j, ",\"dropped\":%llu,\"state\":\"%s\"}\n", (unsigned long long)dropped,
 	     exited ? "exited" : "running");

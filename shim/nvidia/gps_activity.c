@@ -26,7 +26,28 @@ static int outstanding;
 static int skip_nested_driver; /* see pending_runtime */
 static int64_t gpu_offset;     /* gps_activity_set_gpu_offset */
 
+/* gps_activity_api_on: the gap in API records that ended at gap_t_on;
+ * gap_first = the first call recorded after it (0: none yet, so every GPU
+ * operation since is without its call) */
+static atomic_int gap_open;
+static _Atomic uint64_t gap_t_on;
+static atomic_uint gap_first;
+static atomic_ullong gap_dropped;
+
 void gps_activity_skip_nested_driver(int on) { skip_nested_driver = on; }
+
+void gps_activity_api_on(uint64_t t_on)
+{
+	atomic_store(&gap_first, 0);
+	atomic_store(&gap_t_on, t_on);
+	atomic_store(&gap_open, 1);
+}
+
+void gps_activity_api_first(uint32_t correlation_id)
+{
+	unsigned zero = 0;
+	atomic_compare_exchange_strong(&gap_first, &zero, correlation_id);
+}
 void gps_activity_set_gpu_offset(int64_t offset_ns) { gpu_offset = offset_ns; }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxrec)
@@ -97,8 +118,25 @@ static inline uint64_t gts(uint64_t t)
 	return t ? (uint64_t)((int64_t)t + gpu_offset) : 0;
 }
 
+/* A GPU operation launched by a call made while API records were off:
+ * dropped, counted in the counter gpuprof.ops_without_call (its total so
+ * far, one record per drop: a few per capture at most). */
+static int without_call(gp_recorder *rec, uint32_t correlation_id, uint64_t start_ns)
+{
+	if (!atomic_load_explicit(&gap_open, memory_order_relaxed) ||
+	    start_ns < atomic_load_explicit(&gap_t_on, memory_order_relaxed))
+		return 0;
+	unsigned first = atomic_load_explicit(&gap_first, memory_order_relaxed);
+	if (first && correlation_id >= first)
+		return 0;
+	gps_emit_int_counter(rec, "gpuprof.ops_without_call", atomic_fetch_add(&gap_dropped, 1) + 1);
+	return 1;
+}
+
 static void emit_kernel(gp_recorder *rec, const CUpti_ActivityKernel10 *k)
 {
+	if (without_call(rec, k->correlationId, gts(k->start)))
+		return;
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_KERNEL;
@@ -151,6 +189,8 @@ static void emit_copy(gp_recorder *rec, gp_record *r)
 
 static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 {
+	if (without_call(rec, m->correlationId, gts(m->start)))
+		return;
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
@@ -162,6 +202,8 @@ static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 
 static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
 {
+	if (without_call(rec, m->correlationId, gts(m->start)))
+		return;
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
@@ -174,6 +216,8 @@ static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
 
 static void emit_memset(gp_recorder *rec, const CUpti_ActivityMemset4 *m)
 {
+	if (without_call(rec, m->correlationId, gts(m->start)))
+		return;
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMSET;

@@ -21,6 +21,16 @@ void gps_activity_set_gpu_offset(int64_t offset_ns);
  * not make one) go into `rec` now; a no-op when there are none or rec is
  * NULL.  Called where a trace has just been made, inside gps_enter. */
 void gps_activity_emit_kept(gp_recorder *rec);
+/* API callbacks switched on again while the job runs (a capture range, the
+ * flight recorder's API records following GPU activity), at trace time
+ * t_on, before GPU activity.  A call that entered while they were still off
+ * has no record, yet the GPU operation it makes after activity is on would:
+ * such operations (start >= t_on, correlation id below that of the first call
+ * recorded since, gps_activity_api_first) are dropped, so that no GPU
+ * operation is kept without the call that made it. */
+void gps_activity_api_on(uint64_t t_on);
+/* The first call recorded after gps_activity_api_on (its enter callback). */
+void gps_activity_api_first(uint32_t correlation_id);
 void gps_activity_fork_prepare(void);
 void gps_activity_fork_parent(void);
 void gps_activity_after_fork_child(void);

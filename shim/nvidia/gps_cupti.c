@@ -34,6 +34,10 @@ _Static_assert(GPS_CB_DRIVER == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
 		       GPS_CB_RUNTIME == (int)CUPTI_CB_DOMAIN_RUNTIME_API,
 	       "gps_cb_domain numbers the domains as CUPTI does");
 
+/* API callbacks just switched on again: the next recorded call's
+ * correlation id closes the gap (gps_activity_api_on). */
+static atomic_int api_gap_fresh;
+
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
 
@@ -170,6 +174,9 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		/* 0 = not recorded (a call made by the shim itself) */
 		*cd->correlationData = gps_in_shim ? 0 : gps_now();
+		if (__builtin_expect(atomic_load_explicit(&api_gap_fresh, memory_order_relaxed), 0) &&
+		    !gps_in_shim && atomic_exchange(&api_gap_fresh, 0))
+			gps_activity_api_first(cd->correlationId);
 		return;
 	}
 	uint64_t start = *cd->correlationData;
@@ -382,6 +389,19 @@ static void gpu_activity(int on)
 	}
 }
 
+/* API callbacks on again while the job runs, before GPU activity: the
+ * calls in flight that entered while they were off have no record
+ * (gps_activity_api_on drops their GPU operations).  Per-API activity
+ * records are made at a call's exit and need no such care. */
+static void api_records_on_again(void)
+{
+	if (gps.cfg.api_mode != GP_API_MODE_ACTIVITY && gps.cfg.api_set != GP_API_SET_NONE) {
+		gps_activity_api_on(gps_now());
+		atomic_store(&api_gap_fresh, 1);
+	}
+	switch_api_records(1);
+}
+
 /* Capture range: API records and GPU activity kinds on/off together */
 /* API records on before GPU activity and off after it, as the flight
  * recorder does (features/gps_flight.c): a kernel that another thread
@@ -393,7 +413,7 @@ static void capture_switch(int on)
 	if (!capture_mode)
 		return;
 	if (on) {
-		switch_api_records(1);
+		api_records_on_again();
 		gpu_activity(1);
 	} else {
 		gpu_activity(0);
@@ -403,7 +423,13 @@ static void capture_switch(int on)
 
 /* The flight recorder's GPUPROF_FLIGHT_API=capture: API records follow GPU
  * activity (on before it, off after it: features/gps_flight.c) */
-static void api_switch(int on) { switch_api_records(on); }
+static void api_switch(int on)
+{
+	if (on)
+		api_records_on_again();
+	else
+		switch_api_records(0);
+}
 
 static const char *callback_name(enum gps_cb_domain dom, uint32_t cbid)
 {

@@ -69,6 +69,25 @@ static void teardown(void)
 	}
 }
 
+/* FAKE_CUDA_LAUNCH_US=N: a kernel launch or memset spends N us between its
+ * driver call and its activity record, so that a tool switching its API
+ * callbacks and activity kinds meanwhile sees a call without its enter
+ * callback whose operation is recorded (the straddling call). */
+static void launch_pause(void)
+{
+	static atomic_int us = -1;
+	int v = atomic_load(&us);
+	if (v < 0) {
+		const char *e = getenv("FAKE_CUDA_LAUNCH_US");
+		v = e ? atoi(e) : 0;
+		atomic_store(&us, v);
+	}
+	if (v > 0) {
+		struct timespec ts = { v / 1000000, (long)(v % 1000000) * 1000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* FAKE_CUDA_UUID_ORDER="2,0": CUDA device k is the GPU the fake NVML
  * numbers 2, 0, ... (its UUID; as CUDA_VISIBLE_DEVICES=2,0 would make it).
  * Unset: one device, NVML's GPU 0.  Read once, by "cuInit". */
@@ -401,6 +420,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel");
 	if (capture_node(func, grid, block, stream))
 		return rt_exit(&f, cudaSuccess); /* captured: a node, no kernel runs */
+	launch_pause();
 	if (cupti.push) {
 		CUpti_ActivityKernel10 k;
 		memset(&k, 0, sizeof k);
@@ -478,6 +498,7 @@ EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
 	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset", NULL);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, "cuMemsetD8_v2");
 	memset(p, value, count);
+	launch_pause();
 	if (cupti.push) {
 		CUpti_ActivityMemset4 m;
 		memset(&m, 0, sizeof m);

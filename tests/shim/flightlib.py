@@ -143,11 +143,14 @@ class Facts:
                 "%s: %d windows" % (what, len(self.windows)))
 
     def launches_in_windows(self):
-        """Every GPU record's launch (same correlation id) lies in a window."""
-        launch = {a["corr"]: a["start"] for a in self.apis}
+        """Every GPU record's launch (same correlation id) is in the trace and
+        overlaps a window: a call in flight when the window opened began
+        before it (what the recorder switched on meanwhile records its
+        operation).  Returns the records that fail."""
+        launch = {a["corr"]: (a["start"], a["end"]) for a in self.apis}
         bad = []
         for r in self.kernels + self.memsets:
             t = launch.get(r["corr"])
-            if t is None or not any(s <= t <= e for s, e in self.windows):
+            if t is None or not any(s <= t[1] and t[0] <= e for s, e in self.windows):
                 bad.append(r)
         return bad

@@ -27,14 +27,25 @@ P7. auto (the default) armed, GPUPROF_FLIGHT_API_RATE=100 (the job makes
     outside the capture, whose kernels all have their launch.  The same
     job with the default rate (10000), with always and a rate of 100, and
     with auto and the cuda-error rule (auto means always then; `info` says
-    so): no switch, API records up to the capture's start.
+    so): no switch, API records up to the capture's start.  The status
+    file (written at exit) says api_history captures with the switch's
+    rate after the switch, all otherwise, and `gpuprof top` says so.
+P8. A call in flight when a capture opens (the fake's launches and memsets
+    spend 10 ms between their driver call and their GPU record, so one
+    nearly always is), three 0.2 s captures by gpuprof trigger each: with
+    capture, every GPU record in each capture has its launch (a call that
+    entered while API callbacks were off has none: its operation is
+    dropped), and the counter gpuprof.ops_without_call says so in at least
+    one; with always, the straddling launch is kept, begins before its
+    window, and nothing is dropped.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
+import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flightlib import SEC, Env, Facts, run_job  # noqa: E402
+from flightlib import SEC, Env, Facts, Job, run_job  # noqa: E402
 
 E = Env(sys.argv[1])
 CAPTURE = {"GPUPROF_FLIGHT_API": "capture"}
@@ -116,8 +127,18 @@ for name, extra, switch in (("p7", {"GPUPROF_FLIGHT_API_RATE": "100"}, True),
                             ("p7-always", {"GPUPROF_FLIGHT_API": "always", "GPUPROF_FLIGHT_API_RATE": "100"}, False),
                             ("p7-error", {"GPUPROF_FLIGHT_API_RATE": "100", "GPUPROF_TRIGGER": "step>100x,cuda-error"},
                              False)):
-    j = run_job(E, name, 600, dict(ARMED, **extra))
+    status = os.path.join(E.tmp, name + "-status.json")
+    j = run_job(E, name, 600, dict(ARMED, GPUPROF_STATUS=status, **extra))
     said = [l for l in j.gp_lines() if "records a second" in l]
+    try:
+        st = json.load(open(status))
+    except (OSError, ValueError):
+        st = {}
+    E.check(st.get("api_history") == ("captures" if switch else "all") and
+            (st.get("api_switch_rate", 0) > 100) == switch, "%s: status %s" % (name, st))
+    top = subprocess.run([E.gpuprof, "top", "--once", status], capture_output=True, text=True)
+    E.check(("; API calls in captures only (from %s records/s)" % st.get("api_switch_rate") in top.stdout) == switch,
+            "%s: top %r" % (name, top.stdout))
     E.check(len(said) == (1 if switch else 0), "%s: lines %s" % (name, j.gp_lines()))
     caps = j.captures()
     E.check(len(caps) == 1, "%s: captures %s" % (name, caps))
@@ -146,4 +167,32 @@ for name, extra, switch in (("p7", {"GPUPROF_FLIGHT_API_RATE": "100"}, True),
     if name == "p7-error":
         info = subprocess.run([E.gpuprof, "info", caps[0]], capture_output=True, text=True)
         E.check("flight_api=always" in info.stdout, "%s: info: %s" % (name, info.stdout[-400:]))
+
+# P8: the call in flight when a capture opens
+for name, mode in (("p8", "capture"), ("p8-always", "always")):
+    j = Job(E, name, ["loop", 4000], {"GPUPROF_FLIGHT_RECORDER": "1s", "GPUPROF_FLIGHT_API": mode,
+                                      "FAKE_CUDA_LAUNCH_US": "10000"})
+    E.check(j.registered() is not None, "%s: no registration" % name)
+    for i in range(3):
+        r = j.trigger(j.pid, "--seconds", "0.2", "--wait")
+        E.check(r.returncode == 0, "%s: trigger %d: %r %r" % (name, i, r.stdout, r.stderr))
+    j.wait()
+    E.check(j.p.returncode == 0 and j.out.startswith("loop ") and not j.foreign(),
+            "%s: job %s %r" % (name, j.p.returncode, j.err))
+    caps = j.captures()
+    E.check(len(caps) == 3, "%s: captures %s" % (name, caps))
+    dropped = early = 0
+    for c in caps:
+        f = Facts(E, c)
+        launch = {a["corr"]: a["start"] for a in f.apis}
+        ops = f.kernels + f.memsets
+        E.check(ops and not f.launches_in_windows(), "%s: %s: %d of %d GPU records without their launch" %
+                (name, os.path.basename(c), len(f.launches_in_windows()), len(ops)))
+        dropped += len(f.counters.get("gpuprof.ops_without_call", []))
+        early += sum(1 for o in ops if o["corr"] in launch and f.windows and launch[o["corr"]] < f.windows[-1][0])
+    if mode == "capture":
+        E.check(dropped >= 1, "%s: no GPU operation dropped in 3 captures" % name)
+    else:
+        E.check(dropped == 0 and early >= 1, "%s: %d dropped, %d launches before their window" %
+                (name, dropped, early))
 E.finish()

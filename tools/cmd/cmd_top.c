@@ -205,6 +205,15 @@ static int show_file(const char *path, double now_s, int cols)
 			printf("; last capture: %s", tool_text(cwhy));
 		if (*cfile)
 			printf(" -> %s", tool_text(cfile));
+		/* GPUPROF_FLIGHT_API: said only when the history is NVTX only */
+		const char *hist = NULL;
+		uint64_t rate = 0;
+		if (fj_str(&o, "api_history", &hist) == 0 && !strcmp(hist, "captures")) {
+			if (fj_u64(&o, "api_switch_rate", &rate) == 0 && rate)
+				printf("; API calls in captures only (from %" PRIu64 " records/s)", rate);
+			else
+				printf("; API calls in captures only");
+		}
 		putchar('\n');
 	}
 	fj_free(&o);
