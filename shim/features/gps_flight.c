@@ -769,8 +769,13 @@ static void register_self(void)
 
 /* fl_lock held, the flush thread: GPUPROF_FLIGHT_API=auto's switch.  The
  * rate is the recorder's accepted records (API calls, NVTX, counters: GPU
- * activity is off) over at least a second in which no capture or sampled
- * step had GPU activity on; a capture restarts the interval. */
+ * activity is off) over at least RATE_WINDOW_NS in which no capture or
+ * sampled step had GPU activity on; a capture restarts the interval. */
+/* Short, so that a launch-bound job pays for its API history only in its
+ * first second or less (at the default 500 ms flush interval: the second
+ * tick after records start); long enough that one burst of set-up calls
+ * (allocations, a model's copies) is averaged with what follows it. */
+#define RATE_WINDOW_NS (SEC * 4 / 10)
 static void api_rate_check(uint64_t now)
 {
 	if (!armed || api_follows || gps.cfg.flight_api != GP_FLIGHT_API_AUTO || fl_final ||
@@ -790,7 +795,7 @@ static void api_rate_check(uint64_t now)
 		gps_leave(t);
 		return;
 	}
-	if (now - rate_since < SEC) {
+	if (now - rate_since < RATE_WINDOW_NS) {
 		gps_leave(t);
 		return;
 	}
