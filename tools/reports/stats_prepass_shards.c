@@ -369,5 +369,4 @@ void stats_prepass_dump(const struct stats_ctx *ctx, FILE *f)
 			fprintf(f, "prepass step %" PRIu64 "..%" PRIu64 " range %u number %" PRId64 "\n", p->steps[j].s,
 				p->steps[j].e, p->steps[j].range_id, p->steps[j].number);
 	}
-	fprintf(f, "prepass graphs %s\n", ctx->graphs && graph_sites_any(ctx->graphs) ? "some" : "none");
 }
