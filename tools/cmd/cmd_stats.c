@@ -178,6 +178,7 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 		return EXIT_BADINPUT;
 	}
 	cpu->k = 0;
+	double c0 = thread_cpu_s();
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		stats_ctx_pre_add(ctx, rec);
 		progress_tick(++n);
@@ -193,6 +194,7 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 		tool_err("cannot read %s again", path);
 		return EXIT_BADINPUT;
 	}
+	cpu->here = thread_cpu_s() - c0;
 	return EXIT_OK;
 }
 
@@ -668,10 +670,12 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == FMT_JSON) printf("}\n");
 	if (so.verbose) {
 		fflush(stdout);
-		char gpu[160] = "", pre[128] = "";
+		char gpu[160] = "", pre[128];
 		if (pt.pre.k)
-			snprintf(pre, sizeof(pre), " (in %d slices: CPU sum %.2f s, largest %.2f s)", pt.pre.k, pt.pre.sum,
-				 pt.pre.max);
+			snprintf(pre, sizeof(pre), " (in %d slices: CPU sum %.2f s, largest %.2f s; here %.2f s CPU)",
+				 pt.pre.k, pt.pre.sum, pt.pre.max, pt.pre.here);
+		else
+			snprintf(pre, sizeof(pre), " (%.2f s CPU)", pt.pre.here);
 		if (pt.gpu_slices)
 			snprintf(gpu, sizeof(gpu), " (the pass over the GPU operations in %d slices: CPU sum %.2f s, largest %.2f s)",
 				 pt.gpu_slices, pt.gpu_sum, pt.gpu_max);

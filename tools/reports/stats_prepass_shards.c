@@ -44,11 +44,16 @@ struct pp_proc {
 };
 
 /* A source as the slice's reader gives it: its largest time so far, the
- * chunk of its last record and that record's place in it. */
+ * chunk of its last record and that record's place in it; its process
+ * (tool_pid of its ranges, windows and GPU operations: the source's, the
+ * slice's reader knows every source) and that process's pv index + 1 once
+ * the source had a GPU operation. */
 struct pp_src {
 	uint64_t pmax;
 	int64_t chunk;
 	uint32_t at;
+	uint32_t pid;
+	size_t proc;
 };
 
 struct pp_slice {
@@ -82,11 +87,13 @@ static void slice_free(struct pp_slice *s)
 	u64map_free(&s->sidx);
 }
 
-static struct pp_src *src_of(struct pp_slice *s, uint32_t id)
+static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *rec)
 {
-	uint64_t *slot = u64map_get(&s->sidx, id, MAP_INSERT);
+	uint64_t *slot = u64map_get(&s->sidx, rec->source_id, MAP_INSERT);
 	if (!*slot) {
-		struct pp_src x = { 0, -1, 0 };
+		gp_record probe = *rec;
+		probe.type = GP_REC_KERNEL; /* a record that has its source's pid */
+		struct pp_src x = { 0, -1, 0, tool_pid(r, &probe), 0 };
 		VEC_PUSH(s->sv, s->ns, s->cs, x);
 		*slot = s->ns;
 	}
@@ -106,15 +113,18 @@ static uint32_t name_of(struct pp_slice *s, char *name)
 	return (uint32_t)*slot;
 }
 
-static void proc_op(struct pp_slice *s, uint32_t pid, const struct pp_key *k)
+static void proc_op(struct pp_slice *s, struct pp_src *src, const struct pp_key *k)
 {
-	uint64_t *slot = u64map_get(&s->pidx, pid, MAP_INSERT);
-	if (!*slot) {
-		struct pp_proc p = { pid, *k, 0 };
-		VEC_PUSH(s->pv, s->np, s->cp, p);
-		*slot = s->np;
+	if (!src->proc) {
+		uint64_t *slot = u64map_get(&s->pidx, src->pid, MAP_INSERT);
+		if (!*slot) {
+			struct pp_proc p = { src->pid, *k, 0 };
+			VEC_PUSH(s->pv, s->np, s->cp, p);
+			*slot = s->np;
+		}
+		src->proc = *slot;
 	}
-	s->pv[*slot - 1].n++;
+	s->pv[src->proc - 1].n++;
 }
 
 /* The slice's records: their keys, and those of its time kept. */
@@ -132,7 +142,7 @@ static void slice_read(struct pp_slice *s)
 		if (ch < 0) continue; /* the metadata, before the merge */
 		if (rec->source_id != src_id) {
 			src_id = rec->source_id;
-			src = src_of(s, src_id);
+			src = src_of(s, r, rec);
 		}
 		uint64_t t = gp_record_time(rec);
 		if (src->chunk != ch) {
@@ -154,7 +164,7 @@ static void slice_read(struct pp_slice *s)
 		if (any && key_cmp(&k, &last) <= 0) ok = 0;
 		any = 1;
 		last = k;
-		uint32_t pid = tool_pid(r, rec);
+		uint32_t pid = src->pid;
 		if (type == GP_REC_NVTX_RANGE) {
 			const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
 			struct pp_range x = { k, n->start_ns, n->end_ns, pid, tool_rec_tid(r, rec),
@@ -164,7 +174,7 @@ static void slice_read(struct pp_slice *s)
 			struct pp_win w = { k, pid, rec->u.window.start_ns, rec->u.window.end_ns };
 			VEC_PUSH(s->wv, s->nw, s->cw, w);
 		} else {
-			proc_op(s, pid, &k);
+			proc_op(s, src, &k);
 		}
 	}
 	s->ok = ok && stats_shards_slice_whole(r, rc);
@@ -254,6 +264,10 @@ static struct pp_proc *merge_procs(struct pp_slice *sl, int k, size_t *n)
 static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
 {
 	size_t *ri = xcalloc((size_t)k, sizeof(*ri)), *wi = xcalloc((size_t)k, sizeof(*wi));
+	/* per slice, its names' indices in the attribution + 1 (0: not yet):
+	 * interned when first met here, so in one thread's order */
+	uint32_t **gname = xcalloc((size_t)k, sizeof(*gname));
+	for (int i = 0; i < k; i++) gname[i] = xcalloc(sl[i].nnames ? sl[i].nnames : 1, sizeof(**gname));
 	for (;;) {
 		int best = -1, win = 0;
 		const struct pp_key *bk = NULL;
@@ -283,8 +297,12 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
 		n.end_ns = x->e;
 		n.kind = x->kind;
 		n.depth = x->depth;
-		attribution_add_range(ctx->attr, x->pid, x->tid, &n, s->names[x->name]);
+		uint32_t *g = &gname[best][x->name];
+		if (!*g) *g = attribution_name_intern(ctx->attr, s->names[x->name]) + 1;
+		attribution_add_range_named(ctx->attr, x->pid, x->tid, &n, *g - 1);
 	}
+	for (int i = 0; i < k; i++) free(gname[i]);
+	free(gname);
 	free(ri);
 	free(wi);
 }
@@ -321,6 +339,7 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		if (sl[i].cpu_s > cpu->max) cpu->max = sl[i].cpu_s;
 	}
 	int rc = 1;
+	double c0 = thread_cpu_s();
 	if (ok) {
 		struct pp_sample sm = { NULL, 0, { 0 }, 0 };
 		u64map_init(&sm.left);
@@ -347,6 +366,7 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		for (int i = 0; i < k; i++) slice_free(&sl[i]);
 	}
 	free(sl);
+	cpu->here = thread_cpu_s() - c0;
 	return rc;
 }
 

@@ -49,10 +49,12 @@
 
 #include "reports/stats_report.h"
 
-/* The slices' CPU seconds (for --verbose): their count, sum and largest. */
+/* The slices' CPU seconds (for --verbose): their count, sum and largest;
+ * and the caller's thread's (the merge, the index, the plans, the
+ * samples: what stays serial). */
 struct stats_prepass_cpu {
 	int k;
-	double sum, max;
+	double sum, max, here;
 };
 
 /* The pre-pass of ctx (stats_ctx_init done, stats_ctx_prepass true) in k
