@@ -234,11 +234,31 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 	strmap_init(&idx);
 	struct group *g = NULL; size_t ng = 0, cg = 0;
 	char grp[256];
+	/* per name of the index, what its ranges give (a trace has far fewer
+	 * names than ranges): NAME_UNSEEN, NAME_NOT_STEP, NAME_STEP (its
+	 * group not made yet: made at its first range that is not empty), or
+	 * the group */
+	enum { NAME_UNSEEN = -3, NAME_NOT_STEP = -2, NAME_STEP = -1 };
+	size_t nn = attribution_nnames(a);
+	long *gof = xmalloc((nn ? nn : 1) * sizeof(*gof));
+	for (size_t i = 0; i < nn; i++) gof[i] = NAME_UNSEEN;
 	for (size_t i = 0; i < nids; i++) {
 		const struct attr_range x = attribution_range(a, ids[i]);
+		long *gx = &gof[x.name];
+		if (*gx == NAME_NOT_STEP) continue;
+		if (*gx >= 0 && x.e > x.s) {
+			struct group *G = &g[*gx];
+			VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
+			if (x.s < G->first) G->first = x.s;
+			continue;
+		}
 		const char *name = attribution_name(a, x.name);
 		step_name_split(name, grp, sizeof(grp));
-		if (d->range_name ? !name_wanted(d->range_name, name, grp) : !steplike(grp)) continue;
+		if (*gx == NAME_UNSEEN) {
+			*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp)) ? NAME_STEP
+												   : NAME_NOT_STEP;
+			if (*gx == NAME_NOT_STEP) continue;
+		}
 		if (x.e <= x.s) continue;
 		int is_new;
 		size_t *slot = strmap_get(&idx, grp, &is_new);
@@ -250,10 +270,12 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 			*slot = ng;
 			VEC_PUSH(g, ng, cg, ng0);
 		}
+		*gx = (long)*slot;
 		struct group *G = &g[*slot];
 		VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
 		if (x.s < G->first) G->first = x.s;
 	}
+	free(gof);
 	sort_attr = a;
 	for (size_t i = 0; i < ng; i++) qsort(g[i].ids, g[i].n, sizeof(uint32_t), cmp_range_start);
 	/* the outermost repeating group; ties: more ranges, then the earliest */
