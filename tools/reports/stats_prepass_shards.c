@@ -258,53 +258,96 @@ static struct pp_proc *merge_procs(struct pp_slice *sl, int k, size_t *n)
 	return v;
 }
 
+/* The K-way merge of the slices' lists by key: a heap of the slices
+ * whose list has items left, keyed by their next item's. */
+struct pp_heap {
+	const struct pp_key **key; /* per slice: its next item's key (NULL: none left) */
+	int *h, n;
+};
+
+static int heap_less(const struct pp_heap *q, int a, int b)
+{
+	return key_cmp(q->key[a], q->key[b]) < 0;
+}
+
+static void heap_down(struct pp_heap *q, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		if (l < q->n && heap_less(q, q->h[l], q->h[m])) m = l;
+		if (l + 1 < q->n && heap_less(q, q->h[l + 1], q->h[m])) m = l + 1;
+		if (m == i) return;
+		int t = q->h[i];
+		q->h[i] = q->h[m];
+		q->h[m] = t;
+		i = m;
+	}
+}
+
+/* The heap over the slices whose key[] is set. */
+static void heap_make(struct pp_heap *q, int k)
+{
+	q->n = 0;
+	for (int i = 0; i < k; i++)
+		if (q->key[i]) q->h[q->n++] = i;
+	for (int i = q->n / 2; i-- > 0;) heap_down(q, i);
+}
+
+/* The top slice's next key changed (NULL: its list is done). */
+static void heap_next(struct pp_heap *q, const struct pp_key *key)
+{
+	q->key[q->h[0]] = key;
+	if (!key) q->h[0] = q->h[--q->n];
+	if (q->n) heap_down(q, 0);
+}
+
 /* The slices' ranges into ctx's attribution, and their windows into its
- * set, in the order of a whole read: the smallest key of the slices' next
- * (each slice's are in that order already). */
+ * set, each in the order of a whole read (each slice's are in that order
+ * already; the two are apart: winset_add's order matters to the windows
+ * only). */
 static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
 {
-	size_t *ri = xcalloc((size_t)k, sizeof(*ri)), *wi = xcalloc((size_t)k, sizeof(*wi));
+	size_t *at = xcalloc((size_t)k, sizeof(*at));
+	struct pp_heap q = { xcalloc((size_t)k, sizeof(*q.key)), xcalloc((size_t)k, sizeof(*q.h)), 0 };
 	/* per slice, its names' indices in the attribution + 1 (0: not yet):
 	 * interned when first met here, so in one thread's order */
 	uint32_t **gname = xcalloc((size_t)k, sizeof(*gname));
-	for (int i = 0; i < k; i++) gname[i] = xcalloc(sl[i].nnames ? sl[i].nnames : 1, sizeof(**gname));
-	for (;;) {
-		int best = -1, win = 0;
-		const struct pp_key *bk = NULL;
-		for (int i = 0; i < k; i++) {
-			if (ri[i] < sl[i].nr && (!bk || key_cmp(&sl[i].rv[ri[i]].k, bk) < 0)) {
-				best = i;
-				win = 0;
-				bk = &sl[i].rv[ri[i]].k;
-			}
-			if (wi[i] < sl[i].nw && (!bk || key_cmp(&sl[i].wv[wi[i]].k, bk) < 0)) {
-				best = i;
-				win = 1;
-				bk = &sl[i].wv[wi[i]].k;
-			}
-		}
-		if (best < 0) break;
-		struct pp_slice *s = &sl[best];
-		if (win) {
-			const struct pp_win *w = &s->wv[wi[best]++];
-			winset_add(&ctx->win, w->pid, w->s, w->e);
-			continue;
-		}
-		const struct pp_range *x = &s->rv[ri[best]++];
+	for (int i = 0; i < k; i++) {
+		gname[i] = xcalloc(sl[i].nnames ? sl[i].nnames : 1, sizeof(**gname));
+		q.key[i] = sl[i].nr ? &sl[i].rv[0].k : NULL;
+	}
+	heap_make(&q, k);
+	while (q.n) {
+		int b = q.h[0];
+		struct pp_slice *s = &sl[b];
+		const struct pp_range *x = &s->rv[at[b]++];
 		gp_rec_nvtx_range n;
 		memset(&n, 0, sizeof(n));
 		n.start_ns = x->s;
 		n.end_ns = x->e;
 		n.kind = x->kind;
 		n.depth = x->depth;
-		uint32_t *g = &gname[best][x->name];
+		uint32_t *g = &gname[b][x->name];
 		if (!*g) *g = attribution_name_intern(ctx->attr, s->names[x->name]) + 1;
 		attribution_add_range_named(ctx->attr, x->pid, x->tid, &n, *g - 1);
+		heap_next(&q, at[b] < s->nr ? &s->rv[at[b]].k : NULL);
+	}
+	for (int i = 0; i < k; i++) {
+		at[i] = 0;
+		q.key[i] = sl[i].nw ? &sl[i].wv[0].k : NULL;
+	}
+	heap_make(&q, k);
+	while (q.n) {
+		int b = q.h[0];
+		const struct pp_win *w = &sl[b].wv[at[b]++];
+		winset_add(&ctx->win, w->pid, w->s, w->e);
+		heap_next(&q, at[b] < sl[b].nw ? &sl[b].wv[at[b]].k : NULL);
 	}
 	for (int i = 0; i < k; i++) free(gname[i]);
 	free(gname);
-	free(ri);
-	free(wi);
+	free(q.key);
+	free(q.h);
+	free(at);
 }
 
 int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
