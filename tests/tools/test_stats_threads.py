@@ -22,6 +22,14 @@ numbers).
    selection (--since/--until, --steps).
  * The shards ran: --verbose says how many threads read slices (N - 1: the
    pass of the other reports takes one) and that they read records.
+ * The pre-pass in slices (reports/stats_prepass_shards.h): what it made
+   (GPUPROF_PREPASS_DUMP=1: the ranges by id, names, lanes, windows, the
+   steps' plans) is one thread's at 2, 4 and 16 threads, on gen_cuts'
+   ranges across every cut (nested, popped inner first, start/end ranges
+   ended on another thread, ranges never ended), the trace method's sample
+   (gen_steps --no-nvtx) and the traces above; a damaged gen_cuts trace
+   gives one thread's output, messages and exit status.  Without the order
+   of a whole read (the slices' ranges end to end) the range ids differ.
  * Damaged traces (no footer, a bad chunk, truncated): the same output,
    messages and exit status as one thread (a trace without footer is not
    cut; a slice that meets damage makes the whole trace be read on one

@@ -138,6 +138,8 @@ static void slice_read(struct pp_slice *s)
 	struct pp_key last = { 0, 0, 0, 0 };
 	int any = 0, ok = 1, rc;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		int type = rec->type;
+		if (type == GP_REC_GRAPH_NODE && s->no_graphs) ok = 0;
 		int64_t ch = gp_reader_record_chunk(r);
 		if (ch < 0) continue; /* the metadata, before the merge */
 		if (rec->source_id != src_id) {
@@ -152,8 +154,6 @@ static void slice_read(struct pp_slice *s)
 			src->at++;
 		}
 		if (t > src->pmax) src->pmax = t;
-		int type = rec->type;
-		if (type == GP_REC_GRAPH_NODE && s->no_graphs) ok = 0;
 		int kept = (type == GP_REC_NVTX_RANGE && s->want_ranges) || type == GP_REC_WINDOW ||
 			   ((type == GP_REC_KERNEL || type == GP_REC_MEMCPY || type == GP_REC_MEMSET) && s->want_gpu);
 		if (!kept) continue;
