@@ -1136,6 +1136,11 @@ static int next_ordered_slow(gp_reader *r, const gp_record **rec)
 	return 0;
 }
 
+GP_API int64_t gp_reader_record_chunk(const gp_reader *r)
+{
+	return r && r->ord_phase == 2 && r->last ? (int64_t)r->last->cur : -1;
+}
+
 GP_API int gp_reader_rewind(gp_reader *r)
 {
 	if (!r) return GP_ERR_INVALID;

@@ -52,6 +52,17 @@ GP_API int gp_reader_next(gp_reader *r, const gp_record **rec);
  * Memory bounded by the number of sources x one chunk. */
 GP_API int gp_reader_next_ordered(gp_reader *r, const gp_record **rec);
 GP_API int gp_reader_rewind(gp_reader *r);
+/* The chunk (its index in the trace's chunk table, which is in file order)
+ * of the record gp_reader_next_ordered returned last, once the merge by
+ * time has begun (after the metadata records); -1 before that and in file
+ * order.  With the record's place among the records that chunk gave, it
+ * says where the record is in its source, the same for every reader of
+ * the file: the time-ordered merge takes, of the sources' next records,
+ * the one whose source's largest time so far is smallest (ties: the
+ * smaller source id), so readers of different time windows can put their
+ * records back in the order of a whole read (`gpuprof stats --threads`'s
+ * pre-pass in slices). */
+GP_API int64_t gp_reader_record_chunk(const gp_reader *r);
 
 /* Restricts both iterations to the chunks that may hold records whose
  * primary time (gp_record_time) is in [from, to): the footer's chunk table

@@ -22,6 +22,12 @@ GEN_STEPS := $(TOOLST_DIR)/gen_steps
 $(GEN_STEPS): tests/tools/gen_steps.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
+# the pre-pass of stats --threads in slices (test_stats_threads.py): NVTX
+# ranges across the cuts
+GEN_CUTS := $(TOOLST_DIR)/gen_cuts
+$(GEN_CUTS): tests/tools/gen_cuts.c tests/tools/gen_common.h tests/tools/splitmix.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itests/tools -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
 # gpuprof diff and report (test_diff.py, test_report.py): step traces with known differences
 GEN_DIFF := $(TOOLST_DIR)/gen_diff
 $(GEN_DIFF): tests/tools/gen_diff.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
@@ -115,7 +121,7 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
 	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
 TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
 	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
@@ -123,7 +129,7 @@ TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTR
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
 # sanitizers: gpuprof and the generators built with TSan, and with
 # ASan+UBSan, each in a build dir of its own, run test_stats_threads.py.
-STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_RANKS) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_STEPS)
+STATS_SAN_BINS = $(GPUPROF_BIN) $(GEN_BIGTRACE) $(GEN_TRACE) $(GEN_CUTS) $(GEN_RANKS) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_STEPS)
 .PHONY: stats-tsan-test stats-asan-test
 stats-tsan-test:
 	$(MAKE) --no-print-directory B=$(B)/tsan-stats CFLAGS="$(SAN_TSAN)" LDFLAGS="-fsanitize=thread" \

@@ -22,6 +22,14 @@ numbers).
    selection (--since/--until, --steps).
  * The shards ran: --verbose says how many threads read slices (N - 1: the
    pass of the other reports takes one) and that they read records.
+ * The pre-pass in slices (reports/stats_prepass_shards.h): what it made
+   (GPUPROF_PREPASS_DUMP=1: the ranges by id, names, lanes, windows, the
+   steps' plans) is one thread's at 2, 4 and 16 threads, on gen_cuts'
+   ranges across every cut (nested, popped inner first, start/end ranges
+   ended on another thread, ranges never ended), the trace method's sample
+   (gen_steps --no-nvtx) and the traces above; a damaged gen_cuts trace
+   gives one thread's output, messages and exit status.  Without the order
+   of a whole read (the slices' ranges end to end) the range ids differ.
  * Damaged traces (no footer, a bad chunk, truncated): the same output,
    messages and exit status as one thread (a trace without footer is not
    cut; a slice that meets damage makes the whole trace be read on one
@@ -195,6 +203,76 @@ with tt.tmpdir() as d:
         if extra:
             note = stats(long, 4, "--report", "comm_steps").stdout
             tt.expect("1 kernels came after their step was summed" in note, f"gen_steps {name}: the late note")
+
+    # the pre-pass in slices (reports/stats_prepass_shards.h): K threads
+    # read the NVTX ranges, windows and the step detection's processes of
+    # their slices, and the merge puts them back in the order of one
+    # thread's read.  GPUPROF_PREPASS_DUMP=1 lists what the pre-pass made
+    # (each range by id with its name's number and lane, the windows, the
+    # steps' plans and their range ids): the same at 2, 4 and 16 threads
+    # as at 1, and so is the output.  gen_cuts: ranges across the cuts at
+    # every depth (push/pop ranges are written when popped: an outer range
+    # begun before a cut comes after the inner ones begun after it), start/
+    # end ranges ended on another thread, ranges never ended; without the
+    # order of a whole read (the slices' ranges end to end) the ids differ.
+    # gen_steps --no-nvtx: the trace method's sample, read after the slices.
+    GEN_CUTS = os.path.join(os.path.dirname(tt.GEN), "gen_cuts")
+    os.environ["GPUPROF_PREPASS_DUMP"] = "1"
+
+    def dump(text):
+        return [ln for ln in text.splitlines() if ln.startswith("prepass ")]
+
+    pre = []
+    for seed in (1, 2, 3):
+        c = os.path.join(d, f"cuts{seed}.gpuprof")
+        subprocess.run([GEN_CUTS, "--seed", str(seed), "--steps", "300", c], check=True, capture_output=True)
+        pre.append((c, f"gen_cuts --seed {seed}"))
+    cuts = pre[0][0]
+    # the trace has what the test is for: at the cut of 2 slices (the
+    # middle of its span), a range begun before it whose record comes after
+    # one begun after it (so the slices end to end would number them
+    # otherwise), and one never ended
+    span = re.search(r"\((\d+) \.\. (\d+) ns\)", tt.gp("info", cuts).stdout)
+    mid = (int(span.group(1)) + int(span.group(2))) // 2
+    ranges = [re.match(r"prepass range (\d+) .* (\d+)\.\.(\d+) depth (\d+)", ln)
+              for ln in dump(stats(cuts, 1, "--format", "json").stderr) if ln.startswith("prepass range")]
+    across = [int(m.group(1)) for m in ranges if int(m.group(2)) < mid < int(m.group(3)) and int(m.group(4)) > 0]
+    after = [int(m.group(1)) for m in ranges if int(m.group(2)) > mid]
+    tt.expect(across and after and min(after) < max(across),
+              f"gen_cuts: a range across the middle numbered after one begun past it ({len(across)}, {len(after)})")
+    sten = os.path.join(d, "steps_nonvtx.gpuprof")
+    subprocess.run([GEN_STEPS, "--steady", "--no-nvtx", "--steps", "200", sten], check=True, capture_output=True)
+    pre += [(sten, "gen_steps --no-nvtx"), (big, "bigtrace"), (win, "gen_trace --windows"), (ranks, "gen_ranks"),
+            (merged, "gen_trace + --b merged"), (valid, "fuzz valid")]
+    for path, name in pre:
+        for opts in ((), ("--report", "nvtx"), ("--report", "steps"), ("--method", "trace"),
+                     ("--attribution", "same-thread")):
+            one = stats(path, 1, "--format", "json", *opts)
+            d1 = dump(one.stderr)
+            for n in THREADS:
+                p = stats(path, n, "--verbose", "--format", "json", *opts)
+                tt.expect(re.search(rf"pre-pass [0-9.]+ s \(in {n} slices", p.stderr) is not None,
+                          f"{name} {opts}: the pre-pass in {n} slices: {p.stderr[-400:]!r}")
+                tt.expect(dump(p.stderr) == d1, f"{name} {opts}: what the pre-pass made, --threads {n}")
+                tt.expect(p.stdout == one.stdout, f"{name} {opts}: output, --threads {n}")
+    tt.expect(all(dump(stats(c, 1, "--report", "nvtx").stderr) for c, _ in pre[:3]), "gen_cuts: the pre-pass dump")
+    del os.environ["GPUPROF_PREPASS_DUMP"]
+    # a damaged trace: the slices see the damage, and the pre-pass (as the
+    # rest) runs on one thread: the output, messages and exit status of 1
+    with open(cuts, "rb") as f:
+        data = f.read()
+    for what, b in (("cut", data[: len(data) * 2 // 3]),
+                    ("flipped", data[: len(data) // 2] + bytes(x ^ 0x5A for x in data[len(data) // 2: len(data) // 2 + 64]) +
+                     data[len(data) // 2 + 64:])):
+        bad = os.path.join(d, f"cuts_{what}.gpuprof")
+        with open(bad, "wb") as f:
+            f.write(b)
+        one = stats(bad, 1, "--format", "json", check=False)
+        for n in THREADS:
+            p = stats(bad, n, "--format", "json", check=False)
+            tt.eq(p.returncode, one.returncode, f"gen_cuts {what}: exit status, --threads {n}")
+            tt.expect(p.stdout == one.stdout, f"gen_cuts {what}: output, --threads {n}")
+            tt.eq(p.stderr, one.stderr, f"gen_cuts {what}: messages, --threads {n}")
 
     # damaged traces: the same output, messages and exit status
     cut = os.path.join(d, "cut.gpuprof")

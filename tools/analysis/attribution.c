@@ -208,8 +208,7 @@ static uint32_t lane_of(struct attribution *a, uint32_t pid, uint32_t tid, uint1
 	return (uint32_t)(*ln - 1);
 }
 
-uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
-			       const char *name)
+uint32_t attribution_name_intern(struct attribution *a, const char *name)
 {
 	int is_new;
 	size_t *slot = strmap_get(&a->name_idx, name, &is_new);
@@ -218,6 +217,18 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 		char *copy = xstrdup(name);
 		VEC_PUSH(a->names, a->nnames, a->cnames, copy);
 	}
+	return (uint32_t)*slot;
+}
+
+uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
+			       const char *name)
+{
+	return attribution_add_range_named(a, pid, tid, n, attribution_name_intern(a, name));
+}
+
+uint32_t attribution_add_range_named(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
+				     uint32_t nm)
+{
 	uint32_t id = (uint32_t)a->nr;
 	uint64_t s = n->start_ns, e = n->end_ns > n->start_ns ? n->end_ns : n->start_ns;
 	uint8_t kind = (uint8_t)n->kind;
@@ -231,7 +242,6 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 	int64_t off = (int64_t)(s - a->sbase[id >> BLOCK_SHIFT]);
 	int32_t soff = off > INT32_MIN && off <= INT32_MAX ? (int32_t)off : FAR_OFF;
 	if (soff == FAR_OFF) *u64map_get(&a->far_s, id, MAP_INSERT) = s;
-	uint32_t nm = (uint32_t)*slot;
 	if (!a->wide && (nm > 0xffff || l > 0xffff)) widen(a);
 	size_t nr = a->nr;
 	VEC_PUSH(a->soff, nr, a->csoff, soff);

@@ -54,6 +54,12 @@ void attribution_free(struct attribution *a); /* NULL ok */
  * default domain.  Returns the range's id (0, 1, 2, ... in call order). */
 uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
 			       const char *name);
+/* The same in two steps: the name's index (the next one when the name is
+ * new), then the range with that index (the caller that interns each of
+ * its names once saves a lookup a range). */
+uint32_t attribution_name_intern(struct attribution *a, const char *name);
+uint32_t attribution_add_range_named(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
+				     uint32_t name);
 /* Ends the init phase. */
 void attribution_index(struct attribution *a);
 /* After attribution_index: the same index (shared, not copied: a must

@@ -234,11 +234,31 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 	strmap_init(&idx);
 	struct group *g = NULL; size_t ng = 0, cg = 0;
 	char grp[256];
+	/* per name of the index, what its ranges give (a trace has far fewer
+	 * names than ranges): NAME_UNSEEN, NAME_NOT_STEP, NAME_STEP (its
+	 * group not made yet: made at its first range that is not empty), or
+	 * the group */
+	enum { NAME_UNSEEN = -3, NAME_NOT_STEP = -2, NAME_STEP = -1 };
+	size_t nn = attribution_nnames(a);
+	long *gof = xmalloc((nn ? nn : 1) * sizeof(*gof));
+	for (size_t i = 0; i < nn; i++) gof[i] = NAME_UNSEEN;
 	for (size_t i = 0; i < nids; i++) {
 		const struct attr_range x = attribution_range(a, ids[i]);
+		long *gx = &gof[x.name];
+		if (*gx == NAME_NOT_STEP) continue;
+		if (*gx >= 0 && x.e > x.s) {
+			struct group *G = &g[*gx];
+			VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
+			if (x.s < G->first) G->first = x.s;
+			continue;
+		}
 		const char *name = attribution_name(a, x.name);
 		step_name_split(name, grp, sizeof(grp));
-		if (d->range_name ? !name_wanted(d->range_name, name, grp) : !steplike(grp)) continue;
+		if (*gx == NAME_UNSEEN) {
+			*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp)) ? NAME_STEP
+												   : NAME_NOT_STEP;
+			if (*gx == NAME_NOT_STEP) continue;
+		}
 		if (x.e <= x.s) continue;
 		int is_new;
 		size_t *slot = strmap_get(&idx, grp, &is_new);
@@ -250,10 +270,12 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 			*slot = ng;
 			VEC_PUSH(g, ng, cg, ng0);
 		}
+		*gx = (long)*slot;
 		struct group *G = &g[*slot];
 		VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
 		if (x.s < G->first) G->first = x.s;
 	}
+	free(gof);
 	sort_attr = a;
 	for (size_t i = 0; i < ng; i++) qsort(g[i].ids, g[i].n, sizeof(uint32_t), cmp_range_start);
 	/* the outermost repeating group; ties: more ranges, then the earliest */
@@ -549,14 +571,18 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	free(dn); free(sn);
 }
 
-int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err)
+void step_detect_proc(struct step_detect *d, uint32_t pid)
+{
+	proc_get(d, pid);
+}
+
+void step_detect_plan_ranges(struct step_detect *d, const struct attribution *a)
 {
 	/* every process with NVTX ranges is a candidate too */
 	size_t nr = attribution_nranges(a);
 	for (size_t i = 0; i < nr; i++) proc_get(d, attribution_range(a, (uint32_t)i).pid);
 	/* range ids per process */
 	uint32_t *ids = xmalloc((nr ? nr : 1) * sizeof(*ids));
-	int found_named = 0;
 	for (size_t pi = 0; pi < d->np; pi++) {
 		struct dproc *p = &d->p[pi];
 		p->plan.pid = p->pid;
@@ -564,8 +590,31 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 		for (size_t i = 0; i < nr; i++)
 			if (attribution_range(a, (uint32_t)i).pid == p->pid) ids[k++] = (uint32_t)i;
 		if (d->want != STEP_WANT_TRACE) plan_nvtx(d, a, p, ids, k);
+	}
+	free(ids);
+}
+
+/* Whether p's plan is made from its sample (after step_detect_plan_ranges). */
+static int by_sample(const struct step_detect *d, const struct dproc *p)
+{
+	return p->plan.method != STEP_NVTX && d->want != STEP_WANT_NVTX && !d->range_name;
+}
+
+int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room)
+{
+	uint64_t *s = u64map_get((u64map *)&d->pid2p, pid, 0);
+	if (!s || !by_sample(d, &d->p[*s])) return 0;
+	*room = d->p[*s].n < d->sample_max ? d->sample_max - d->p[*s].n : 0;
+	return 1;
+}
+
+int step_detect_plan_samples(struct step_detect *d, const char **err)
+{
+	int found_named = 0;
+	for (size_t pi = 0; pi < d->np; pi++) {
+		struct dproc *p = &d->p[pi];
 		if (p->plan.method == STEP_NVTX) { found_named = 1; continue; }
-		if (d->want == STEP_WANT_NVTX || d->range_name) {
+		if (!by_sample(d, p)) {
 			snprintf(p->plan.what, sizeof(p->plan.what), "no steps: no NVTX range %s%s%s",
 				 d->range_name ? "named '" : "that looks like a step",
 				 d->range_name ? d->range_name : "", d->range_name ? "'" : "");
@@ -573,7 +622,6 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 		}
 		plan_trace(d, p);
 	}
-	free(ids);
 	/* the plans are made: the samples (up to sample_max operations per
 	 * process, 24 bytes each) are not needed by anything after this */
 	for (size_t pi = 0; pi < d->np; pi++) {
@@ -589,6 +637,12 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 		return -1;
 	}
 	return 0;
+}
+
+int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err)
+{
+	step_detect_plan_ranges(d, a);
+	return step_detect_plan_samples(d, err);
 }
 
 size_t step_detect_nplans(const struct step_detect *d) { return d->np; }

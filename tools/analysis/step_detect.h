@@ -65,6 +65,18 @@ void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec);
  * or -1 when range_name was given and no process has such a range (the
  * message is in *err, static). */
 int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err);
+/* step_detect_finish in two halves, for a caller that reads the sample
+ * after the ranges (the pre-pass in slices): step_detect_proc gives a
+ * process its place in the plans' order (that of its first GPU record;
+ * step_detect_gpu gives it one too); step_detect_plan_ranges makes the
+ * plans of the NVTX ranges; step_detect_sample_wanted says whether pid's
+ * plan is made from its sample (then *room: how many more operations the
+ * sample takes); step_detect_plan_samples makes those plans and returns
+ * what step_detect_finish returns. */
+void step_detect_proc(struct step_detect *d, uint32_t pid);
+void step_detect_plan_ranges(struct step_detect *d, const struct attribution *a);
+int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room);
+int step_detect_plan_samples(struct step_detect *d, const char **err);
 size_t step_detect_nplans(const struct step_detect *d);
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i);
 

@@ -22,6 +22,7 @@
 #include "common/report.h"
 #include "common/selopt.h"
 #include "common/tool.h"
+#include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
 #include "reports/stats_shards.h"
 
@@ -161,13 +162,23 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
-/* The pre-pass (stats_report.h); EXIT_OK, or the exit code after the
- * message. */
-static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int strict)
+/* The pre-pass (stats_report.h), in k slices when k > 1 and the trace
+ * allows (stats_prepass_shards.h; cpu: their CPU seconds), else on this
+ * thread; EXIT_OK, or the exit code after the message. */
+static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int strict, int k,
+		   struct stats_prepass_cpu *cpu)
 {
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;
+	const char *err = NULL;
+	if (k > 1 && (rc = stats_prepass_shards(ctx, path, k, cpu, &err)) <= 0) {
+		if (rc == 0) return EXIT_OK;
+		tool_err("%s", err);
+		return EXIT_BADINPUT;
+	}
+	cpu->k = 0;
+	double c0 = thread_cpu_s();
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		stats_ctx_pre_add(ctx, rec);
 		progress_tick(++n);
@@ -175,7 +186,6 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 	/* a truncated or corrupt trace is read again and judged after the main pass */
 	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT)
 		return tool_finish(r, path, rc, strict);
-	const char *err = NULL;
 	if (stats_ctx_pre_finish(ctx, &err) < 0) {
 		tool_err("%s", err);
 		return EXIT_BADINPUT;
@@ -184,6 +194,7 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 		tool_err("cannot read %s again", path);
 		return EXIT_BADINPUT;
 	}
+	cpu->here = thread_cpu_s() - c0;
 	return EXIT_OK;
 }
 
@@ -207,6 +218,7 @@ struct stats_pass {
 /* Where the time went (--verbose). */
 struct phase_times {
 	double prepass, pass, shards, merge, finish;
+	struct stats_prepass_cpu pre;  /* the pre-pass's slices (k 0: none) */
 	double slice_sum, slice_max; /* the slices' CPU seconds (stats_shards_cpu) */
 	int gpu_slices;              /* finish's pass over the GPU operations: its slices (0: none) */
 	double gpu_sum, gpu_max;     /* and their CPU seconds */
@@ -270,12 +282,13 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 			pt->nshards = p->nshards;
 		}
 		if (pre == 0 && stats_ctx_prepass(ctx) && (pt->serial || pre_first)) {
-			if ((*code = prepass(ctx, p->r, p->path, p->strict)) != EXIT_OK) {
+			if ((*code = prepass(ctx, p->r, p->path, p->strict, p->gpu_threads, &pt->pre)) != EXIT_OK) {
 				verdict = PASS_STOP;
 				goto out;
 			}
 			t1 = mono_s();
 			pt->prepass = t1 - t0;
+			if (getenv("GPUPROF_PREPASS_DUMP")) stats_prepass_dump(ctx, stderr);
 		}
 	}
 	struct stats_fanout fan = { ctx, self, here };
@@ -657,14 +670,19 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == FMT_JSON) printf("}\n");
 	if (so.verbose) {
 		fflush(stdout);
-		char gpu[160] = "";
+		char gpu[160] = "", pre[128];
+		if (pt.pre.k)
+			snprintf(pre, sizeof(pre), " (in %d slices: CPU sum %.2f s, largest %.2f s; here %.2f s CPU)",
+				 pt.pre.k, pt.pre.sum, pt.pre.max, pt.pre.here);
+		else
+			snprintf(pre, sizeof(pre), " (%.2f s CPU)", pt.pre.here);
 		if (pt.gpu_slices)
 			snprintf(gpu, sizeof(gpu), " (the pass over the GPU operations in %d slices: CPU sum %.2f s, largest %.2f s)",
 				 pt.gpu_slices, pt.gpu_sum, pt.gpu_max);
-		fprintf(stderr, "%s: phases: pre-pass %.2f s, pass %.2f s (here: %s), shards %.2f s "
+		fprintf(stderr, "%s: phases: pre-pass %.2f s%s, pass %.2f s (here: %s), shards %.2f s "
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
 			"finish %.2f s%s, fill and print %.2f s\n",
-			g_cmd, pt.prepass, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
+			g_cmd, pt.prepass, pre, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
 			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, gpu, mono_s() - t_fill);
 	}
 out_reports:

@@ -90,11 +90,19 @@ static void ctx_call(void *arg, const struct launch_call *c)
 
 int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
 {
+	return stats_ctx_pre_finish_sampled(ctx, NULL, NULL, err);
+}
+
+int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
+				 const char **err)
+{
 	ctx->prepassed = 1;
 	if (ctx->attr) attribution_index(ctx->attr);
 	winset_finish(&ctx->win);
 	if (ctx->detect) {
-		if (step_detect_finish(ctx->detect, ctx->attr, err) < 0) return -1;
+		step_detect_plan_ranges(ctx->detect, ctx->attr);
+		if (sample) sample(ctx, arg);
+		if (step_detect_plan_samples(ctx->detect, err) < 0) return -1;
 		struct steps_opts so = { sizeof(so), ctx->opts->kernel_wait_ns, &ctx->win };
 		ctx->steps = steps_new(ctx->r, ctx->attr, ctx->detect, &so);
 	}

@@ -296,6 +296,21 @@ void stats_shards_free(struct stats_shards *a)
 	free(a);
 }
 
+void stats_shards_slice(uint64_t first, uint64_t last, int k, int i, uint64_t *from, uint64_t *to)
+{
+	slice_bounds(first, last, k, i, from, to);
+}
+
+gp_reader *stats_shards_slice_open(const char *path, uint64_t from, uint64_t to)
+{
+	return slice_open(path, from, to);
+}
+
+int stats_shards_slice_whole(gp_reader *r, int rc)
+{
+	return read_whole(r, rc);
+}
+
 /* ------------------------------------------------------------ the GPU pass */
 
 /* One slice of the deferred pass over the GPU operations. */

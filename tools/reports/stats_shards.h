@@ -90,6 +90,16 @@ uint64_t stats_shards_records(const struct stats_shards *sh);
 void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
 void stats_shards_free(struct stats_shards *sh);
 
+/* For other passes in the same slices (stats_prepass_shards.h): slice i
+ * of k of the trace's time from first to last (gp_reader_time_range):
+ * its records are those timed in [*from, *to); a reader of the trace at
+ * path windowed to it (one decoding thread; NULL: cannot be opened);
+ * whether that reader read its records whole (rc: its last
+ * gp_reader_next_ordered). */
+void stats_shards_slice(uint64_t first, uint64_t last, int k, int i, uint64_t *from, uint64_t *to);
+gp_reader *stats_shards_slice_open(const char *path, uint64_t from, uint64_t to);
+int stats_shards_slice_whole(gp_reader *r, int rc);
+
 /* The deferred pass over the GPU operations (stats_ctx.gpu_pass, with arg
  * a struct stats_gpu_pass): k slices of time on k threads, merged in time
  * order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or

@@ -1,0 +1,435 @@
+/* stats_prepass_shards.c — see stats_prepass_shards.h. */
+#include "reports/stats_prepass_shards.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/tool.h"
+#include "reports/stats_shards.h"
+
+/* Where a record comes in a whole time-ordered read (the header's rule). */
+struct pp_key {
+	uint64_t pmax;       /* the largest time of its source up to it */
+	uint32_t src, chunk, at;
+};
+
+static int key_cmp(const struct pp_key *a, const struct pp_key *b)
+{
+	if (a->pmax != b->pmax) return a->pmax < b->pmax ? -1 : 1;
+	if (a->src != b->src) return a->src < b->src ? -1 : 1;
+	if (a->chunk != b->chunk) return a->chunk < b->chunk ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* An NVTX range as attribution_add_range takes it (name: the slice's). */
+struct pp_range {
+	struct pp_key k;
+	uint64_t s, e;
+	uint32_t pid, tid, name, depth, kind;
+};
+
+struct pp_win {
+	struct pp_key k;
+	uint32_t pid;
+	uint64_t s, e;
+};
+
+/* A process's GPU operations in a slice: how many, and the first's key. */
+struct pp_proc {
+	uint32_t pid;
+	struct pp_key first;
+	uint64_t n;
+};
+
+/* A source as the slice's reader gives it: its largest time so far, the
+ * chunk of its last record and that record's place in it; its process
+ * (tool_pid of its ranges, windows and GPU operations: the source's, the
+ * slice's reader knows every source) and that process's pv index + 1 once
+ * the source had a GPU operation. */
+struct pp_src {
+	uint64_t pmax;
+	int64_t chunk;
+	uint32_t at;
+	uint32_t pid;
+	size_t proc;
+};
+
+struct pp_slice {
+	const char *path;
+	uint64_t from, to;
+	int ix;
+	int want_ranges, want_gpu, no_graphs;
+	pthread_t th;
+	int started;
+	int ok;                  /* read whole, keys rising, nothing not cut */
+	struct pp_range *rv; size_t nr, cr;
+	struct pp_win *wv; size_t nw, cw;
+	struct pp_proc *pv; size_t np, cp;
+	u64map pidx;             /* pid -> pv index + 1 */
+	strmap name_idx; char **names; size_t nnames, cnames;
+	struct pp_src *sv; size_t ns, cs;
+	u64map sidx;             /* source id -> sv index + 1 */
+	double cpu_s;
+};
+
+static void slice_free(struct pp_slice *s)
+{
+	free(s->rv);
+	free(s->wv);
+	free(s->pv);
+	u64map_free(&s->pidx);
+	for (size_t i = 0; i < s->nnames; i++) free(s->names[i]);
+	free(s->names);
+	strmap_free(&s->name_idx);
+	free(s->sv);
+	u64map_free(&s->sidx);
+}
+
+static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *rec)
+{
+	uint64_t *slot = u64map_get(&s->sidx, rec->source_id, MAP_INSERT);
+	if (!*slot) {
+		gp_record probe = *rec;
+		probe.type = GP_REC_KERNEL; /* a record that has its source's pid */
+		struct pp_src x = { 0, -1, 0, tool_pid(r, &probe), 0 };
+		VEC_PUSH(s->sv, s->ns, s->cs, x);
+		*slot = s->ns;
+	}
+	return &s->sv[*slot - 1];
+}
+
+static uint32_t name_of(struct pp_slice *s, char *name)
+{
+	int is_new;
+	size_t *slot = strmap_get(&s->name_idx, name, &is_new);
+	if (is_new) {
+		*slot = s->nnames;
+		VEC_PUSH(s->names, s->nnames, s->cnames, name);
+	} else {
+		free(name);
+	}
+	return (uint32_t)*slot;
+}
+
+static void proc_op(struct pp_slice *s, struct pp_src *src, const struct pp_key *k)
+{
+	if (!src->proc) {
+		uint64_t *slot = u64map_get(&s->pidx, src->pid, MAP_INSERT);
+		if (!*slot) {
+			struct pp_proc p = { src->pid, *k, 0 };
+			VEC_PUSH(s->pv, s->np, s->cp, p);
+			*slot = s->np;
+		}
+		src->proc = *slot;
+	}
+	s->pv[src->proc - 1].n++;
+}
+
+/* The slice's records: their keys, and those of its time kept. */
+static void slice_read(struct pp_slice *s)
+{
+	gp_reader *r = stats_shards_slice_open(s->path, s->from, s->to);
+	if (!r) return;
+	const gp_record *rec;
+	struct pp_src *src = NULL;
+	uint32_t src_id = UINT32_MAX;
+	struct pp_key last = { 0, 0, 0, 0 };
+	int any = 0, ok = 1, rc;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		int type = rec->type;
+		if (type == GP_REC_GRAPH_NODE && s->no_graphs) ok = 0;
+		int64_t ch = gp_reader_record_chunk(r);
+		if (ch < 0) continue; /* the metadata, before the merge */
+		if (rec->source_id != src_id) {
+			src_id = rec->source_id;
+			src = src_of(s, r, rec);
+		}
+		uint64_t t = gp_record_time(rec);
+		if (src->chunk != ch) {
+			src->chunk = ch;
+			src->at = 0;
+		} else {
+			src->at++;
+		}
+		if (t > src->pmax) src->pmax = t;
+		int kept = (type == GP_REC_NVTX_RANGE && s->want_ranges) || type == GP_REC_WINDOW ||
+			   ((type == GP_REC_KERNEL || type == GP_REC_MEMCPY || type == GP_REC_MEMSET) && s->want_gpu);
+		if (!kept) continue;
+		/* a record without a time: its chunk may be no slice's */
+		if (!t && s->ix > 0) ok = 0;
+		if (t < s->from || t >= s->to) continue;
+		struct pp_key k = { src->pmax, src_id, (uint32_t)ch, src->at };
+		if (any && key_cmp(&k, &last) <= 0) ok = 0;
+		any = 1;
+		last = k;
+		uint32_t pid = src->pid;
+		if (type == GP_REC_NVTX_RANGE) {
+			const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
+			struct pp_range x = { k, n->start_ns, n->end_ns, pid, tool_rec_tid(r, rec),
+					      name_of(s, tool_range_name(r, n)), n->depth, n->kind };
+			VEC_PUSH(s->rv, s->nr, s->cr, x);
+		} else if (type == GP_REC_WINDOW) {
+			struct pp_win w = { k, pid, rec->u.window.start_ns, rec->u.window.end_ns };
+			VEC_PUSH(s->wv, s->nw, s->cw, w);
+		} else {
+			proc_op(s, src, &k);
+		}
+	}
+	s->ok = ok && stats_shards_slice_whole(r, rc);
+	gp_reader_close(r);
+}
+
+static void *slice_main(void *arg)
+{
+	struct pp_slice *s = arg;
+	double c0 = thread_cpu_s();
+	slice_read(s);
+	s->cpu_s = thread_cpu_s() - c0;
+	return NULL;
+}
+
+/* The step detection's samples: the processes with GPU operations (the
+ * slices' counts), and per process the operations its sample still takes. */
+struct pp_sample {
+	const struct pp_proc *pv;
+	size_t np;
+	u64map left;             /* pid -> operations still to take */
+	size_t nleft;            /* processes with some */
+};
+
+/* The samples (stats_ctx_pre_finish_sampled), from the caller's reader in
+ * the order of a whole read (a sample is a process's first operations),
+ * until each is full or has all of its process's. */
+static void read_samples(struct stats_ctx *ctx, void *arg)
+{
+	struct pp_sample *sm = arg;
+	for (size_t i = 0; i < sm->np; i++) {
+		size_t room;
+		if (!step_detect_sample_wanted(ctx->detect, sm->pv[i].pid, &room)) continue;
+		uint64_t take = sm->pv[i].n < room ? sm->pv[i].n : room;
+		if (!take) continue;
+		*u64map_get(&sm->left, sm->pv[i].pid, MAP_INSERT) = take;
+		sm->nleft++;
+	}
+	const gp_record *rec;
+	if (!sm->nleft || gp_reader_rewind(ctx->r) < 0) return;
+	while (sm->nleft && gp_reader_next_ordered(ctx->r, &rec) > 0) {
+		if (rec->type != GP_REC_KERNEL && rec->type != GP_REC_MEMCPY && rec->type != GP_REC_MEMSET) continue;
+		uint32_t pid = tool_pid(ctx->r, rec);
+		uint64_t *left = u64map_get(&sm->left, pid, MAP_FIND);
+		if (!left || !*left) continue;
+		step_detect_gpu(ctx->detect, pid, rec);
+		if (!--*left) sm->nleft--;
+	}
+}
+
+/* The processes of all slices with GPU operations, by their first's key:
+ * their counts summed. */
+static struct pp_proc *merge_procs(struct pp_slice *sl, int k, size_t *n)
+{
+	struct pp_proc *v = NULL;
+	size_t nv = 0, cv = 0;
+	u64map idx;
+	u64map_init(&idx);
+	for (int i = 0; i < k; i++)
+		for (size_t j = 0; j < sl[i].np; j++) {
+			const struct pp_proc *p = &sl[i].pv[j];
+			uint64_t *slot = u64map_get(&idx, p->pid, MAP_INSERT);
+			if (!*slot) {
+				VEC_PUSH(v, nv, cv, *p);
+				*slot = nv;
+				continue;
+			}
+			struct pp_proc *q = &v[*slot - 1];
+			q->n += p->n;
+			if (key_cmp(&p->first, &q->first) < 0) q->first = p->first;
+		}
+	u64map_free(&idx);
+	/* few processes: insertion by key */
+	for (size_t i = 1; i < nv; i++)
+		for (size_t j = i; j > 0 && key_cmp(&v[j].first, &v[j - 1].first) < 0; j--) {
+			struct pp_proc t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	*n = nv;
+	return v;
+}
+
+/* The K-way merge of the slices' lists by key: a heap of the slices
+ * whose list has items left, keyed by their next item's. */
+struct pp_heap {
+	const struct pp_key **key; /* per slice: its next item's key (NULL: none left) */
+	int *h, n;
+};
+
+static int heap_less(const struct pp_heap *q, int a, int b)
+{
+	return key_cmp(q->key[a], q->key[b]) < 0;
+}
+
+static void heap_down(struct pp_heap *q, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, m = i;
+		if (l < q->n && heap_less(q, q->h[l], q->h[m])) m = l;
+		if (l + 1 < q->n && heap_less(q, q->h[l + 1], q->h[m])) m = l + 1;
+		if (m == i) return;
+		int t = q->h[i];
+		q->h[i] = q->h[m];
+		q->h[m] = t;
+		i = m;
+	}
+}
+
+/* The heap over the slices whose key[] is set. */
+static void heap_make(struct pp_heap *q, int k)
+{
+	q->n = 0;
+	for (int i = 0; i < k; i++)
+		if (q->key[i]) q->h[q->n++] = i;
+	for (int i = q->n / 2; i-- > 0;) heap_down(q, i);
+}
+
+/* The top slice's next key changed (NULL: its list is done). */
+static void heap_next(struct pp_heap *q, const struct pp_key *key)
+{
+	q->key[q->h[0]] = key;
+	if (!key) q->h[0] = q->h[--q->n];
+	if (q->n) heap_down(q, 0);
+}
+
+/* The slices' ranges into ctx's attribution, and their windows into its
+ * set, each in the order of a whole read (each slice's are in that order
+ * already; the two are apart: winset_add's order matters to the windows
+ * only). */
+static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
+{
+	size_t *at = xcalloc((size_t)k, sizeof(*at));
+	struct pp_heap q = { xcalloc((size_t)k, sizeof(*q.key)), xcalloc((size_t)k, sizeof(*q.h)), 0 };
+	/* per slice, its names' indices in the attribution + 1 (0: not yet):
+	 * interned when first met here, so in one thread's order */
+	uint32_t **gname = xcalloc((size_t)k, sizeof(*gname));
+	for (int i = 0; i < k; i++) {
+		gname[i] = xcalloc(sl[i].nnames ? sl[i].nnames : 1, sizeof(**gname));
+		q.key[i] = sl[i].nr ? &sl[i].rv[0].k : NULL;
+	}
+	heap_make(&q, k);
+	while (q.n) {
+		int b = q.h[0];
+		struct pp_slice *s = &sl[b];
+		const struct pp_range *x = &s->rv[at[b]++];
+		gp_rec_nvtx_range n;
+		memset(&n, 0, sizeof(n));
+		n.start_ns = x->s;
+		n.end_ns = x->e;
+		n.kind = x->kind;
+		n.depth = x->depth;
+		uint32_t *g = &gname[b][x->name];
+		if (!*g) *g = attribution_name_intern(ctx->attr, s->names[x->name]) + 1;
+		attribution_add_range_named(ctx->attr, x->pid, x->tid, &n, *g - 1);
+		heap_next(&q, at[b] < s->nr ? &s->rv[at[b]].k : NULL);
+	}
+	for (int i = 0; i < k; i++) {
+		at[i] = 0;
+		q.key[i] = sl[i].nw ? &sl[i].wv[0].k : NULL;
+	}
+	heap_make(&q, k);
+	while (q.n) {
+		int b = q.h[0];
+		const struct pp_win *w = &sl[b].wv[at[b]++];
+		winset_add(&ctx->win, w->pid, w->s, w->e);
+		heap_next(&q, at[b] < sl[b].nw ? &sl[b].wv[at[b]].k : NULL);
+	}
+	for (int i = 0; i < k; i++) free(gname[i]);
+	free(gname);
+	free(q.key);
+	free(q.h);
+	free(at);
+}
+
+int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
+			 const char **err)
+{
+	uint64_t first, last;
+	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return 1;
+	struct pp_slice *sl = xcalloc((size_t)k, sizeof(*sl));
+	for (int i = 0; i < k; i++) {
+		struct pp_slice *s = &sl[i];
+		s->path = path;
+		s->ix = i;
+		s->want_ranges = ctx->attr != NULL;
+		s->want_gpu = ctx->detect != NULL;
+		s->no_graphs = (ctx->needs & STATS_NEED_PREJOIN) != 0;
+		u64map_init(&s->pidx);
+		u64map_init(&s->sidx);
+		strmap_init(&s->name_idx);
+		stats_shards_slice(first, last, k, i, &s->from, &s->to);
+	}
+	for (int i = 0; i < k; i++) {
+		sl[i].started = pthread_create(&sl[i].th, NULL, slice_main, &sl[i]) == 0;
+		if (!sl[i].started) slice_main(&sl[i]);
+	}
+	int ok = 1;
+	cpu->k = k;
+	cpu->sum = cpu->max = 0;
+	for (int i = 0; i < k; i++) {
+		if (sl[i].started) pthread_join(sl[i].th, NULL);
+		ok &= sl[i].ok;
+		cpu->sum += sl[i].cpu_s;
+		if (sl[i].cpu_s > cpu->max) cpu->max = sl[i].cpu_s;
+	}
+	int rc = 1;
+	double c0 = thread_cpu_s();
+	if (ok) {
+		struct pp_sample sm = { NULL, 0, { 0 }, 0 };
+		u64map_init(&sm.left);
+		struct pp_proc *pv = merge_procs(sl, k, &sm.np);
+		sm.pv = pv;
+		/* the processes in the order their first GPU operation comes */
+		for (size_t i = 0; ctx->detect && i < sm.np; i++) step_detect_proc(ctx->detect, pv[i].pid);
+		replay(ctx, sl, k);
+		if (ctx->needs & STATS_NEED_PREJOIN) {
+			/* no graph node in the trace (else not cut): no sites */
+			ctx->graphs = graph_sites_new();
+			ctx->graphs_pre = 1;
+		}
+		for (int i = 0; i < k; i++) slice_free(&sl[i]);
+		rc = stats_ctx_pre_finish_sampled(ctx, read_samples, &sm, err) < 0 ? -1 : 0;
+		free(pv);
+		u64map_free(&sm.left);
+		if (rc == 0 && gp_reader_rewind(ctx->r) < 0) {
+			static char msg[] = "cannot read the trace again";
+			*err = msg;
+			rc = -1;
+		}
+	} else {
+		for (int i = 0; i < k; i++) slice_free(&sl[i]);
+	}
+	free(sl);
+	cpu->here = thread_cpu_s() - c0;
+	return rc;
+}
+
+void stats_prepass_dump(const struct stats_ctx *ctx, FILE *f)
+{
+	const struct attribution *a = ctx->attr;
+	for (size_t i = 0; a && i < attribution_nranges(a); i++) {
+		struct attr_range x = attribution_range(a, (uint32_t)i);
+		fprintf(f, "prepass range %zu pid %u tid %u %" PRIu64 "..%" PRIu64 " depth %u kind %u name %u %s\n", i,
+			x.pid, x.tid, x.s, x.e, x.depth, x.kind, x.name, attribution_name(a, x.name));
+	}
+	for (size_t i = 0; i < ctx->win.n; i++)
+		fprintf(f, "prepass window pid %u %" PRIu64 "..%" PRIu64 "\n", ctx->win.v[i].pid, ctx->win.v[i].s,
+			ctx->win.v[i].e);
+	for (size_t i = 0; ctx->detect && i < step_detect_nplans(ctx->detect); i++) {
+		const struct step_plan *p = step_detect_plan(ctx->detect, i);
+		fprintf(f, "prepass plan pid %u method %d marker %" PRIu64 " period %zu steps %zu overlapping %zu: %s\n",
+			p->pid, p->method, p->marker, p->period_ops, p->nsteps, p->overlapping, p->what);
+		for (size_t j = 0; j < p->nsteps; j++)
+			fprintf(f, "prepass step %" PRIu64 "..%" PRIu64 " range %u number %" PRId64 "\n", p->steps[j].s,
+				p->steps[j].e, p->steps[j].range_id, p->steps[j].number);
+	}
+}
