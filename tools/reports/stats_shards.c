@@ -386,9 +386,12 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 		if (crossed)
 			fprintf(stderr, "%s: the steps analysis: a source out of time order across a cut of the slices: "
 				"read again on one thread\n", g_cmd);
-		else
+		else if (again)
 			fprintf(stderr, "%s: the steps analysis in %d slices: %d of them read again on one thread "
 				"(where the slice's lead-in did not reach one pass's state)\n", g_cmd, k, again);
+		else
+			fprintf(stderr, "%s: the steps analysis in %d slices: each went on from the state the one "
+				"before it ended in\n", g_cmd, k);
 	}
 	return ok ? 0 : -1;
 }
