@@ -682,7 +682,7 @@ static void drop_finalized(struct sproc *p)
 {
 	size_t d = p->nfin - p->row0;
 	if (d > p->out.nrows) d = p->out.nrows;
-	memmove(p->out.rows, p->out.rows + d, (p->out.nrows - d) * sizeof(*p->out.rows));
+	if (d && p->out.nrows > d) memmove(p->out.rows, p->out.rows + d, (p->out.nrows - d) * sizeof(*p->out.rows));
 	p->out.nrows -= d;
 	p->row0 += d;
 	p->out.nph = 0; /* phases are made when a row is finalized */
@@ -759,7 +759,7 @@ void steps_state(const struct steps *st, struct bytes *b)
 		 * them was sorted before changes a figure */
 		bytes_u64(b, p->nops);
 		struct bop *sorted = xmalloc((p->nops ? p->nops : 1) * sizeof(*sorted));
-		memcpy(sorted, p->ops, p->nops * sizeof(*sorted));
+		if (p->nops) memcpy(sorted, p->ops, p->nops * sizeof(*sorted));
 		qsort(sorted, p->nops, sizeof(*sorted), cmp_bop);
 		for (size_t k = 0; k < p->nops; k++) bop_state(&sorted[k], b);
 		free(sorted);

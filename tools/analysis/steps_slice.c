@@ -15,6 +15,11 @@ struct steps_prefix {
 	const uint64_t *from;
 	u64map run;               /* pid -> the longest GPU operation read so far */
 	u64map *at;               /* per cut: run at its first API or GPU record */
+	/* the last source's process and its slot in run (a source's records
+	 * come in runs): no lookup a record */
+	uint32_t src, pid;
+	uint64_t *slot;
+	int have;
 };
 
 struct steps_prefix *steps_prefix_new(int k, const uint64_t *from)
@@ -40,13 +45,21 @@ void steps_prefix_free(struct steps_prefix *pf)
 	free(pf);
 }
 
+/* The cut pf->next is reached: the longest operations so far are its. */
+static void prefix_note(struct steps_prefix *pf)
+{
+	for (size_t i = 0; i < pf->run.cap; i++)
+		if (pf->run.used[i]) *u64map_get(&pf->at[pf->next], pf->run.slot[i].key, MAP_INSERT) = pf->run.slot[i].val;
+}
+
 void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *rec)
 {
-	uint64_t s, e;
+	uint64_t s, e, t;
 	switch (rec->type) {
 	case GP_REC_API:
-		s = e = 0;
-		break;
+		t = rec->u.api.start_ns;
+		for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++) prefix_note(pf);
+		return;
 	case GP_REC_KERNEL:
 		s = rec->u.kernel.start_ns, e = rec->u.kernel.end_ns;
 		break;
@@ -59,14 +72,17 @@ void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *re
 	default:
 		return;
 	}
-	uint64_t t = gp_record_time(rec);
-	for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++)
-		for (size_t i = 0; i < pf->run.cap; i++)
-			if (pf->run.used[i])
-				*u64map_get(&pf->at[pf->next], pf->run.slot[i].key, MAP_INSERT) = pf->run.slot[i].val;
-	if (rec->type == GP_REC_API) return;
-	uint64_t d = e > s ? e - s : 0, *m = u64map_get(&pf->run, tool_pid(r, rec), MAP_INSERT);
-	if (d > *m) *m = d;
+	t = s; /* a GPU record's time is its start */
+	for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++) prefix_note(pf);
+	if (!pf->have || rec->source_id != pf->src) {
+		uint32_t pid = tool_pid(r, rec);
+		pf->src = rec->source_id;
+		if (!pf->have || pid != pf->pid) pf->slot = u64map_get(&pf->run, pid, MAP_INSERT);
+		pf->pid = pid;
+		pf->have = 1;
+	}
+	uint64_t d = e > s ? e - s : 0;
+	if (d > *pf->slot) *pf->slot = d;
 }
 
 struct steps_slice {
