@@ -241,6 +241,12 @@ with tt.tmpdir() as d:
         for r in ("steps --per-step", "util", "steps,util --since 0.5s --until 2s"):
             same_as_one(path, f"{name}: --report {r}", "--report", *r.split())
     same_as_one(b600, "bigtrace 600k: all reports --per-step", "--per-step")
+    # the committed traces (format 1.0: launch_sites and layers stay on
+    # the driver's pass, whose join must not feed the steps the slices
+    # make; at --threads 2 the one slice beside it is the whole trace)
+    for ex in ("vector_add-h200.gpuprof", "mnist-h200.gpuprof"):
+        same_as_one(os.path.join(tt.HERE, "..", "..", "examples", ex), f"{ex}: all reports --per-step", "--per-step",
+                    threads=(2, 3, 4))
     same_as_one(b600, "bigtrace 600k: --steps 100:300", "--report", "steps,util", "--steps", "100:300")
     # every cut of the 662 back-to-back steps falls inside a step: each
     # slice starts from its predecessor's state (lead-in: the step before

@@ -76,11 +76,12 @@ void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 	}
 }
 
-/* A joined GPU operation: to the steps, then to the reports. */
+/* A joined GPU operation: to the steps (unless the shards run them),
+ * then to the reports. */
 static void ctx_op(void *arg, const struct gpu_op *op)
 {
 	struct stats_ctx *ctx = arg;
-	if (ctx->steps) steps_op(ctx->steps, op);
+	if (ctx->steps && !(ctx->needs & STATS_NEED_STEPS_SLICED)) steps_op(ctx->steps, op);
 	if (ctx->on_op) ctx->on_op(ctx->on_arg, op);
 }
 
