@@ -9,7 +9,13 @@ an earlier slice joins at the merge (opjoin_merge: without it, nvtx's GPU
 Kernel Time differs).  launch_sites and layers take the stacks, which every
 slice of a format 1.4 trace reads (gen_stacks: its sites by every --site
 rule; gen_layers: its layer tree, backward kernels by emit_nvtx's sequence
-numbers).
+numbers).  The steps analysis (steps, util's default span) runs in the
+slices too (analysis/steps_slice.h): each slice's engine from a lead-in,
+its state at the cut compared with the one the slice before ends in (equal:
+its steps are one pass's; else the slice before goes on over its records):
+gen_steps' traces, bigtraces whose cuts fall inside steps, and traces where
+the comparison must fail (an idle gap, a lead-in of 1 us, a source out of
+time order: --verbose says what was read again).
 
  * Every report together (the default set and --per-step) and each report
    alone, on a generated training trace (bench/bigtrace/gen_bigtrace,
@@ -84,13 +90,15 @@ with tt.tmpdir() as d:
     merged = os.path.join(d, "merged.gpuprof")
     tt.gp("merge", plain, tt.gen(os.path.join(d, "b.gpuprof"), variant="b"), "-o", merged)
 
-    # the shards ran, with N - 1 threads beside the other reports' pass
+    # the shards ran: every report (the steps analysis too), nothing on
+    # the driver's pass, on all N threads
     v = stats(big, 4, "--verbose", "--format", "json").stderr
-    m = re.search(r"shards [0-9.]+ s \((\d+) threads, (\d+) records", v)
+    m = re.search(r"here: (\w+)\), shards [0-9.]+ s \((\d+) threads, (\d+) records", v)
     tt.expect(m is not None, f"--verbose gives the shards' phase: {v!r}")
     if m:
-        tt.eq(int(m.group(1)), 3, "--threads 4, all reports: 3 threads of shards")
-        tt.expect(int(m.group(2)) >= 60000, f"the shards read the trace's records: {m.group(2)}")
+        tt.eq(m.group(1), "none", "--threads 4, all reports: nothing on the driver's pass")
+        tt.eq(int(m.group(2)), 4, "--threads 4, all reports: 4 threads of shards")
+        tt.expect(int(m.group(3)) >= 60000, f"the shards read the trace's records: {m.group(3)}")
     v = stats(big, 4, "--verbose", "--report", "kernels").stderr
     m = re.search(r"\((\d+) threads", v)
     tt.expect(m is not None and int(m.group(1)) == 4, f"--report kernels alone: 4 threads of shards: {v!r}")
@@ -251,7 +259,10 @@ with tt.tmpdir() as d:
             d1 = dump(one.stderr)
             for n in THREADS:
                 p = stats(path, n, "--verbose", "--format", "json", *opts)
-                tt.expect(re.search(rf"pre-pass [0-9.]+ s \(in {n} slices", p.stderr) is not None,
+                # while the steps' engines run in the slices the pre-pass
+                # stays on one thread (their steps_prefix: cmd_stats.c)
+                steps_sliced = re.search(r"the steps analysis in \d+ slices", p.stderr) is not None
+                tt.expect(steps_sliced or re.search(rf"pre-pass [0-9.]+ s \(in {n} slices", p.stderr) is not None,
                           f"{name} {opts}: the pre-pass in {n} slices: {p.stderr[-400:]!r}")
                 tt.expect(dump(p.stderr) == d1, f"{name} {opts}: what the pre-pass made, --threads {n}")
                 tt.expect(p.stdout == one.stdout, f"{name} {opts}: output, --threads {n}")
@@ -273,6 +284,87 @@ with tt.tmpdir() as d:
             tt.eq(p.returncode, one.returncode, f"gen_cuts {what}: exit status, --threads {n}")
             tt.expect(p.stdout == one.stdout, f"gen_cuts {what}: output, --threads {n}")
             tt.eq(p.stderr, one.stderr, f"gen_cuts {what}: messages, --threads {n}")
+    # the steps analysis in slices (analysis/steps_slice.h): steps and util
+    # (its default span is the steps') run in the shards; a slice's engine
+    # starts from a lead-in before its cut, and its state at the cut must
+    # equal the one the slice before ends in, or that one goes on over its
+    # records (said under --verbose); a source out of time order across a
+    # cut makes one engine read the whole trace.  step_rows (--per-step)
+    # has every figure of every step.
+    def steps_slices(path, n, *opts, env=None):
+        """--verbose's line on the steps' slices: (slices, read again) or
+        'whole' (one engine over the whole trace)."""
+        old = dict(os.environ)
+        os.environ.update(env or {})
+        try:
+            v = stats(path, n, "--verbose", "--report", "steps", *opts).stderr
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        if "read again on one thread\n" in v and "source out of time order" in v:
+            return "whole"
+        m = re.search(r"the steps analysis in (\d+) slices: (each went on|(\d+) of them read again)", v)
+        tt.expect(m is not None, f"--verbose says how the steps ran: {v!r}")
+        tt.expect("here: none)" in v, f"the steps in shards, nothing on the driver's pass: {v!r}")
+        return (int(m.group(1)), int(m.group(3) or 0)) if m else None
+
+    steps_traces = []
+    for args, name in (([], "idle"), (["--steady"], "steady"), (["--steady", "--no-nvtx"], "no NVTX"),
+                       (["--late-activity"], "late activity"), (["--workload", "cnn"], "cnn"),
+                       (["--windows"], "windows"), (["--steady", "--steps", "3000"], "3000 steps"),
+                       (["--steady", "--steps", "3000", "--no-nvtx"], "3000 steps, no NVTX")):
+        path = os.path.join(d, f"steps_{len(steps_traces)}.gpuprof")
+        subprocess.run([GEN_STEPS] + args + [path], check=True, capture_output=True)
+        steps_traces.append((path, f"gen_steps {name}"))
+    steps_traces += [(big, "bigtrace"), (b600, "bigtrace 600k")]
+    for path, name in steps_traces:
+        for r in ("steps --per-step", "util", "steps,util --since 0.5s --until 2s"):
+            same_as_one(path, f"{name}: --report {r}", "--report", *r.split())
+    same_as_one(b600, "bigtrace 600k: all reports --per-step", "--per-step")
+    # the committed traces (format 1.0: launch_sites and layers stay on
+    # the driver's pass, whose join must not feed the steps the slices
+    # make; at --threads 2 the one slice beside it is the whole trace)
+    for ex in ("vector_add-h200.gpuprof", "mnist-h200.gpuprof"):
+        same_as_one(os.path.join(tt.HERE, "..", "..", "examples", ex), f"{ex}: all reports --per-step", "--per-step",
+                    threads=(2, 3, 4))
+    same_as_one(b600, "bigtrace 600k: --steps 100:300", "--report", "steps,util", "--steps", "100:300")
+    # every cut of the 662 back-to-back steps falls inside a step: each
+    # slice starts from its predecessor's state (lead-in: the step before
+    # the cut's and 2 s), none is read again
+    for n in THREADS:
+        tt.eq(steps_slices(b600, n), (n, 0), f"bigtrace 600k, --threads {n}: every slice from the one before")
+    tt.eq(steps_slices(steps_traces[6][0], 4), (4, 0), "gen_steps 3000 steps, --threads 4: no slice read again")
+    # comparisons that must fail, with the output still one thread's: the
+    # idle trace's last record is 10 s after its steps (slices in the gap
+    # start empty: their states differ from the one before); a lead-in of
+    # 1 us or 1 ms (GPUPROF_STEPS_LEAD) is shorter than a step, so no
+    # slice's state is one pass's at its cut.  Without the comparison these
+    # outputs differ from one thread's.  (The bigtrace's GPU records are
+    # written when they end, so its sources are out of order by up to its
+    # longest kernel: a lead-in shorter than that is crossed at 4 threads,
+    # and one engine reads the whole trace.)
+    tt.eq(steps_slices(steps_traces[0][0], 4), (4, 3), "gen_steps idle, --threads 4: the slices in the gap read again")
+    for path, name, lead, threads in ((steps_traces[6][0], "gen_steps 3000 steps", "1us", THREADS),
+                                      (steps_traces[0][0], "gen_steps idle", "1us", THREADS),
+                                      (b600, "bigtrace 600k", "1ms", (2,))):
+        os.environ["GPUPROF_STEPS_LEAD"] = lead
+        same_as_one(path, f"{name}, lead-in {lead}: --report steps,util --per-step", "--report", "steps,util",
+                    "--per-step", threads=threads)
+        del os.environ["GPUPROF_STEPS_LEAD"]
+        for n in threads:
+            tt.eq(steps_slices(path, n, env={"GPUPROF_STEPS_LEAD": lead}), (n, n - 1),
+                  f"{name}, lead-in {lead}, --threads {n}: every slice after the first read again")
+    # one GPU record in 100,000 written 150,000 records (~6 s) late
+    # (--late): a source out of time order across the cuts at 4 threads,
+    # so one engine reads the whole trace (at 2 the one cut is not
+    # crossed).  (util's busy time may differ there: a late record of the
+    # unions, docs/CLI.md.)
+    late = os.path.join(d, "late250k.gpuprof")
+    subprocess.run([GEN_BIG, "--late", "250000", late], check=True, capture_output=True)
+    same_as_one(late, "bigtrace 250k --late: --report steps --per-step", "--report", "steps", "--per-step",
+                threads=(2, 4))
+    tt.eq(steps_slices(late, 4), "whole", "bigtrace 250k --late, --threads 4: one engine over the whole trace")
+    tt.eq(steps_slices(late, 2), (2, 0), "bigtrace 250k --late, --threads 2: the one cut is not crossed")
 
     # damaged traces: the same output, messages and exit status
     cut = os.path.join(d, "cut.gpuprof")

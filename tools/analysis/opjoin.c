@@ -54,6 +54,7 @@ struct opjoin {
 	struct opjoin_counts counts;
 	uint64_t now;
 	uint64_t hold_until;     /* opjoin_opts.slice_from + grace (0: none) */
+	uint64_t orphan_before;  /* opjoin_opts.orphan_before */
 	struct gpu_op *held; size_t nheld, cheld; /* joined, not delivered yet (their call's fields later) */
 	struct call *kept; size_t nkept, ckept; /* calls that may be inner halves, past grace: out of
 						 * the queue, kept for the merge */
@@ -74,6 +75,8 @@ struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_c
 	uint64_t from = opts && opts->sz >= offsetof(struct opjoin_opts, slice_from) + sizeof(opts->slice_from)
 			? opts->slice_from : 0;
 	j->hold_until = from ? from + j->grace : 0;
+	j->orphan_before = opts && opts->sz >= offsetof(struct opjoin_opts, orphan_before) + sizeof(opts->orphan_before)
+			   ? opts->orphan_before : 0;
 	u64map_init(&j->call_idx);
 	u64map_init(&j->pend_idx);
 	u64map_init(&j->name_class);
@@ -91,6 +94,11 @@ void opjoin_free(struct opjoin *j)
 	free(j->held);
 	free(j->kept);
 	free(j);
+}
+
+void opjoin_set_reader(struct opjoin *j, gp_reader *r)
+{
+	j->r = r;
 }
 
 /* An operation waits for its call. */
@@ -362,10 +370,11 @@ uint64_t opjoin_frontier(struct opjoin *j)
 		if (c->launch && !c->joined) { f = c->s; break; }
 		j->cfirst++;
 	}
-	/* an operation still waiting for its call was launched before it started */
+	/* an operation still waiting for its call was launched before it
+	 * started (but one that may never pair: opjoin_opts.orphan_before) */
 	for (size_t i = j->phead; i < j->pn; i++) {
 		const struct pending_op *p = &j->pend[i];
-		if (p->done) continue;
+		if (p->done || p->op.s < j->orphan_before) continue;
 		if (p->op.s < f) f = p->op.s;
 		break;
 	}
@@ -497,6 +506,65 @@ void opjoin_merge(struct opjoin *dst, struct opjoin *src)
 	opjoin_advance(dst, src->now);
 	src->chead = src->cn;
 	src->phead = src->pn;
+}
+
+void opjoin_mark(struct opjoin *j)
+{
+	for (size_t i = j->phead; i < j->pn; i++) {
+		struct pending_op *p = &j->pend[i];
+		if (p->done) continue;
+		p->done = 1;
+		u64map_del(&j->pend_idx, key_of(p->op.pid, p->op.corr));
+	}
+	while (j->phead < j->pn && j->pend[j->phead].done) j->phead++;
+	memset(&j->counts, 0, sizeof(j->counts));
+}
+
+void opjoin_state(const struct opjoin *j, struct bytes *b)
+{
+	bytes_u64(b, j->now);
+	bytes_u64(b, j->cn - j->chead);
+	bytes_u64(b, j->cfirst > j->chead ? j->cfirst - j->chead : 0);
+	for (size_t i = j->chead; i < j->cn; i++) {
+		const struct call *c = &j->calls[i];
+		/* not c->ops: only the launch calls' callback reads it */
+		bytes_u64(b, c->corr);
+		bytes_u64(b, c->s);
+		bytes_u64(b, c->e);
+		bytes_u64(b, c->last_e);
+		bytes_u64(b, (uint64_t)c->pid << 32 | c->tid);
+		bytes_u64(b, (uint64_t)c->name_id << 32 | c->stack_id);
+		bytes_u64(b, (uint64_t)c->held << 40 | (uint64_t)c->launch << 32 | c->graph << 24 | c->joined << 16 |
+				     c->ok << 8 | c->runtime);
+	}
+	/* the queue's length counts toward max_waiting; its delivered entries
+	 * do nothing else */
+	bytes_u64(b, j->pn - j->phead);
+	for (size_t i = j->phead; i < j->pn; i++) {
+		const struct pending_op *p = &j->pend[i];
+		if (p->done) continue;
+		const struct gpu_op *o = &p->op;
+		bytes_u64(b, i - j->phead);
+		bytes_u64(b, o->s);
+		bytes_u64(b, o->e);
+		bytes_u64(b, o->corr);
+		bytes_u64(b, (uint64_t)o->pid << 32 | o->device);
+		bytes_u64(b, (uint64_t)o->stream << 32 | o->name_id);
+		bytes_u64(b, o->bytes);
+		bytes_u64(b, (uint64_t)o->copy_kind << 16 | o->kind << 8 | o->cls);
+		bytes_u64(b, o->graph_node);
+	}
+	bytes_u64(b, j->nheld);
+	bytes_u64(b, j->nkept);
+}
+
+void opjoin_take_counts(struct opjoin *j, struct opjoin_counts *sum)
+{
+	sum->ops += j->counts.ops;
+	sum->ops_no_call += j->counts.ops_no_call;
+	sum->calls_no_op += j->counts.calls_no_op;
+	sum->gave_up += j->counts.gave_up;
+	memset(&j->counts, 0, sizeof(j->counts));
 }
 
 void opjoin_finish(struct opjoin *j)

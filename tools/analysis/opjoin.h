@@ -81,6 +81,12 @@ struct opjoin_opts {
 	 * the runtime record comes, at the merge, or when the call leaves),
 	 * and it leaves no earlier than 2 x grace_ns past slice_from. */
 	uint64_t slice_from;
+	/* The steps' engine of a slice (analysis/steps_slice.h): the GPU
+	 * operations starting before this time that wait for their call do
+	 * not hold opjoin_frontier (those of its lead-in whose call lies
+	 * before the lead-in: they never pair; opjoin_mark drops them).  0:
+	 * none. */
+	uint64_t orphan_before;
 };
 
 struct opjoin_counts {
@@ -95,6 +101,8 @@ struct opjoin;
 /* r: for API and kernel names (class by name).  opts may be NULL. */
 struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_cb cb, void *ctx);
 void opjoin_free(struct opjoin *j); /* NULL ok */
+/* The reader the names come from from now on (one over the same trace). */
+void opjoin_set_reader(struct opjoin *j, gp_reader *r);
 /* An API record of pid/tid; calls without a correlation id are ignored.
  * recorded: GPU activity was being recorded when the call was made (a
  * windowed trace records it only inside its windows); when 0 the call's
@@ -126,6 +134,17 @@ uint64_t opjoin_frontier(struct opjoin *j);
  * may still hold it) and a runtime record more than grace_ns before its
  * driver record across a cut (the two stay two calls). */
 void opjoin_merge(struct opjoin *dst, struct opjoin *src);
+/* The steps' engines at a cut (analysis/steps_slice.h).  opjoin_mark: the
+ * operations still waiting for their call go, undelivered, and the counts
+ * start again from 0.  opjoin_state: appends to b what decides the join's
+ * behaviour from here on (its calls and waiting operations in arrival
+ * order, its latest time): two joins with equal states deliver the same
+ * operations, the same way, from the same records on.  opjoin_take_counts:
+ * adds the counts to *sum and starts them again from 0. */
+struct bytes;
+void opjoin_mark(struct opjoin *j);
+void opjoin_state(const struct opjoin *j, struct bytes *b);
+void opjoin_take_counts(struct opjoin *j, struct opjoin_counts *sum);
 /* End of stream: delivers the operations still waiting for their call. */
 void opjoin_finish(struct opjoin *j);
 void opjoin_counts(const struct opjoin *j, struct opjoin_counts *out);

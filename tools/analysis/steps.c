@@ -33,9 +33,22 @@ struct bapi {
 	uint8_t sync, alloc, counted; /* counted: not the driver record of a counted runtime call */
 };
 
+/* A thread whose sync/alloc call was first looked up after steps_mark
+ * (steps_slice_fresh_ok) */
+struct tidcorr { uint32_t tid; uint64_t corr; };
+
 struct sproc {
 	struct steps_proc out;
-	size_t crows, cph, nfin;
+	/* out.rows[0] is row row0 of the engine (steps_mark and steps_take
+	 * drop the finalized ones of a slice's engine); nfin counts from the
+	 * engine's first row.  NVTX: the plan's rows, all made at the start,
+	 * or (lazy: a slice's engine) as they are needed; the index is the
+	 * plan's.  Trace: made as the markers come; in a slice's engine the
+	 * index counts from its lead-in (steps_take renumbers). */
+	size_t row0, crows, cph, nfin;
+	int lazy;
+	uint64_t last_fin_e;      /* trace: the end of the last row finalized (nfin > 0) */
+	struct tidcorr *fresh; size_t nfresh, cfresh;
 	int open;                 /* trace: the last row's end is not known yet */
 	struct bop *ops; size_t nops, cops;
 	size_t nsorted;           /* ops[0 .. nsorted) are in cmp_bop order (finalize) */
@@ -47,6 +60,7 @@ struct sproc {
 	u64map range2row;         /* NVTX: step range id -> row + 1 */
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
+	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
 };
 
 struct steps {
@@ -60,6 +74,8 @@ struct steps {
 	uint64_t now;
 	uint32_t *idbuf; size_t cidbuf;
 	int warned_idle;
+	int marked;               /* steps_mark ran: the threads first seen since are noted */
+	int ranges_shared;        /* range2row: the template's (steps_new_slice), not freed */
 };
 
 int step_api_is_sync(const char *name)
@@ -79,6 +95,34 @@ static struct sproc *proc_find(struct steps *st, uint32_t pid)
 {
 	uint64_t *s = u64map_get(&st->pid2p, pid, 0);
 	return s ? &st->p[*s] : NULL;
+}
+
+/* NVTX row k of the plan, as steps_new makes it. */
+static void plan_row(const struct step_plan *pl, size_t k, struct step_row *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->pid = pl->pid; w->index = (uint32_t)k;
+	w->number = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
+	w->range_id = pl->steps[k].range_id;
+	w->s = pl->steps[k].s; w->e = pl->steps[k].e;
+}
+
+/* The rows the engine knows: NVTX the plan's, trace those found so far. */
+static size_t rows_known(const struct sproc *p)
+{
+	return p->out.plan->method == STEP_NVTX ? p->out.plan->nsteps : p->row0 + p->out.nrows;
+}
+
+/* Row k of the engine (row0 <= k < rows_known); a lazy engine makes the
+ * plan's rows up to it. */
+static struct step_row *row_at(struct sproc *p, size_t k)
+{
+	while (p->lazy && k >= p->row0 + p->out.nrows) {
+		struct step_row w;
+		plan_row(p->out.plan, p->row0 + p->out.nrows, &w);
+		VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
+	}
+	return &p->out.rows[k - p->row0];
 }
 
 struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct step_detect *sd,
@@ -106,11 +150,7 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 		p->out.rows = xcalloc(pl->nsteps ? pl->nsteps : 1, sizeof(*p->out.rows));
 		p->crows = pl->nsteps ? pl->nsteps : 1;
 		for (size_t k = 0; k < pl->nsteps; k++) {
-			struct step_row *w = &p->out.rows[p->out.nrows++];
-			w->pid = pl->pid; w->index = (uint32_t)k;
-			w->number = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
-			w->range_id = pl->steps[k].range_id;
-			w->s = pl->steps[k].s; w->e = pl->steps[k].e;
+			plan_row(pl, k, &p->out.rows[p->out.nrows++]);
 			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
 		}
 		if (pl->nsteps) {
@@ -122,6 +162,39 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 	return st;
 }
 
+struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution *a, uint64_t from)
+{
+	struct steps *st = xcalloc(1, sizeof(*st));
+	st->r = tmpl->r; /* steps_set_reader: the slice's */
+	st->a = a;
+	st->kernel_wait = tmpl->kernel_wait;
+	st->win = tmpl->win;
+	st->ranges_shared = 1;
+	u64map_init(&st->pid2p);
+	u64map_init(&st->name_sync);
+	st->p = xcalloc(tmpl->np ? tmpl->np : 1, sizeof(*st->p));
+	st->np = st->cp = tmpl->np;
+	for (size_t i = 0; i < tmpl->np; i++) {
+		struct sproc *p = &st->p[i];
+		const struct sproc *t = &tmpl->p[i];
+		const struct step_plan *pl = t->out.plan;
+		p->out.pid = pl->pid;
+		p->out.plan = pl;
+		p->range2row = t->range2row; /* read only */
+		u64map_init(&p->tid_corr);
+		p->step_tid = t->step_tid;
+		p->step_depth = t->step_depth;
+		*u64map_get(&st->pid2p, pl->pid, 1) = i;
+		if (pl->method != STEP_NVTX) continue;
+		/* the steps that ended before the slice's reading began are
+		 * finalized at its first record, and are not its own */
+		p->lazy = 1;
+		while (p->nfin < pl->nsteps && pl->steps[p->nfin].e <= from) p->nfin++;
+		p->row0 = p->nfin;
+	}
+	return st;
+}
+
 void steps_free(struct steps *st)
 {
 	if (!st) return;
@@ -129,7 +202,8 @@ void steps_free(struct steps *st)
 		struct sproc *p = &st->p[i];
 		free(p->out.rows); free(p->out.ph);
 		free(p->ops); free(p->tmp); free(p->api);
-		u64map_free(&p->range2row);
+		free(p->fresh);
+		if (!st->ranges_shared) u64map_free(&p->range2row);
 		u64map_free(&p->tid_corr);
 	}
 	free(st->p);
@@ -179,6 +253,10 @@ void steps_api(struct steps *st, uint32_t pid, uint32_t tid, const gp_rec_api *a
 	b.alloc = *cls == 3;
 	if (b.sync || b.alloc) {
 		/* the runtime call and the driver call inside it share the id: one call */
+		if (st->marked && !u64map_get(&p->tid_corr, tid, MAP_FIND)) {
+			struct tidcorr f = { tid, a->correlation_id };
+			VEC_PUSH(p->fresh, p->nfresh, p->cfresh, f);
+		}
 		uint64_t *last = u64map_get(&p->tid_corr, tid, 1);
 		b.counted = !a->correlation_id || *last != a->correlation_id;
 		*last = a->correlation_id;
@@ -220,7 +298,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 			if (b.step < p->nfin) p->out.late_ops++;
 		}
 	} else if (pl->method == STEP_TRACE) {
-		if (op->has_call && p->nfin && op->call_s < p->out.rows[p->nfin - 1].e) p->out.late_ops++;
+		if (op->has_call && p->nfin && op->call_s < p->last_fin_e) p->out.late_ops++;
 		if (step_sig(op->kind, op->name_id, op->copy_kind, op->bytes) == pl->marker) {
 			uint64_t at = op->has_call ? op->call_s : op->s;
 			struct step_row *last = p->out.nrows ? &p->out.rows[p->out.nrows - 1] : NULL;
@@ -228,7 +306,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 				if (last && p->open) last->e = at;
 				struct step_row w;
 				memset(&w, 0, sizeof(w));
-				w.pid = op->pid; w.index = (uint32_t)p->out.nrows; w.number = w.index;
+				w.pid = op->pid; w.index = (uint32_t)(p->row0 + p->out.nrows); w.number = w.index;
 				w.range_id = UINT32_MAX;
 				w.s = at; w.e = UNKNOWN_END;
 				VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
@@ -241,15 +319,32 @@ void steps_op(void *ctx, const struct gpu_op *op)
 }
 
 /* ------------------------------------------------------------ finalize one step */
+#define CMP(a, b) if ((a) != (b)) return (a) < (b) ? -1 : 1
 static int cmp_bop(const void *x, const void *y)
 {
 	const struct bop *a = x, *b = y;
-	if (a->op.s != b->op.s) return a->op.s < b->op.s ? -1 : 1;
+	CMP(a->op.s, b->op.s);
 	/* at one start time, a recorded launch call first, the earliest first */
 	if (a->op.has_call != b->op.has_call) return a->op.has_call ? -1 : 1;
-	if (a->op.call_s != b->op.call_s) return a->op.call_s < b->op.call_s ? -1 : 1;
-	return a->op.corr < b->op.corr ? -1 : a->op.corr > b->op.corr;
+	CMP(a->op.call_s, b->op.call_s);
+	CMP(a->op.corr, b->op.corr);
+	/* the rest only makes the order total: then the sorted operations
+	 * are the same whatever order they came in and however much of them
+	 * was sorted before (the steps in slices compare the operations held
+	 * as a set, steps_state).  Finalize's figures do not depend on it:
+	 * operations of one call at one start have the same call fields. */
+	CMP(a->op.e, b->op.e);
+	CMP(a->op.device, b->op.device);
+	CMP(a->op.stream, b->op.stream);
+	CMP(a->op.kind, b->op.kind);
+	CMP(a->op.name_id, b->op.name_id);
+	CMP(a->op.bytes, b->op.bytes);
+	CMP(a->op.copy_kind, b->op.copy_kind);
+	CMP(a->op.graph_node, b->op.graph_node);
+	CMP(a->op.pid, b->op.pid);
+	return 0;
 }
+#undef CMP
 
 /* Time of [a, b) covered by the union u (disjoint, ordered). */
 static uint64_t cover(const struct ivset *u, uint64_t a, uint64_t b)
@@ -342,7 +437,7 @@ static int member(const struct sproc *p, const struct bop *b, size_t k, const st
 
 static void finalize(struct steps *st, struct sproc *p, size_t k)
 {
-	struct step_row *w = &p->out.rows[k];
+	struct step_row *w = row_at(p, k);
 	uint64_t s = w->s, e = w->e, wall = e - s;
 	/* in a windowed trace, a step not inside one window lacks GPU records */
 	if (st->win && st->win->n) {
@@ -488,6 +583,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	free(up);
 	free(down);
 	free(c.v); free(n.v); free(m.v); free(cn.v); free(sync.v); free(api.v);
+	p->last_fin_e = w->e;
 }
 
 /* Drops what no step from here on needs: operations that ended by P and
@@ -515,8 +611,8 @@ static void prune(struct sproc *p, uint64_t P)
 static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64_t frontier)
 {
 	int done = 0;
-	while (p->nfin < p->out.nrows) {
-		struct step_row *w = &p->out.rows[p->nfin];
+	while (p->nfin < rows_known(p)) {
+		struct step_row *w = row_at(p, p->nfin);
 		if (w->e == UNKNOWN_END) break;
 		uint64_t slack = p->max_dur < HOLD_NS ? p->max_dur : HOLD_NS;
 		if (now != UINT64_MAX && (now < w->e + slack || frontier < w->e)) break;
@@ -530,7 +626,7 @@ static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64
 	uint64_t hold = now > HOLD_NS ? now - HOLD_NS : 0;
 	if (!done && hold < p->last_prune + HOLD_NS / 4) return;
 	uint64_t P = hold < frontier ? hold : frontier;
-	prune(p, p->nfin < p->out.nrows ? p->out.rows[p->nfin].s : P);
+	prune(p, p->nfin < rows_known(p) ? row_at(p, p->nfin)->s : P);
 	p->last_prune = hold;
 }
 
@@ -575,5 +671,147 @@ void steps_finish(struct steps *st)
 		if (!active(p)) continue;
 		if (p->out.plan->method == STEP_TRACE) close_last_trace_step(p);
 		advance_proc(st, p, UINT64_MAX, UINT64_MAX);
+	}
+}
+
+/* ------------------------------------------------------------ slices */
+
+/* Drops the rows finalized (and their phases): they were taken, or are
+ * not the slice's own (its lead-in's). */
+static void drop_finalized(struct sproc *p)
+{
+	size_t d = p->nfin - p->row0;
+	if (d > p->out.nrows) d = p->out.nrows;
+	if (d && p->out.nrows > d) memmove(p->out.rows, p->out.rows + d, (p->out.nrows - d) * sizeof(*p->out.rows));
+	p->out.nrows -= d;
+	p->row0 += d;
+	p->out.nph = 0; /* phases are made when a row is finalized */
+}
+
+void steps_set_reader(struct steps *st, gp_reader *r)
+{
+	st->r = r;
+}
+
+void steps_set_longest(struct steps *st, uint32_t pid, uint64_t ns)
+{
+	struct sproc *p = proc_find(st, pid);
+	if (p) p->max_dur = ns;
+}
+
+void steps_mark(struct steps *st)
+{
+	st->marked = 1;
+	for (size_t i = 0; i < st->np; i++) {
+		struct sproc *p = &st->p[i];
+		drop_finalized(p);
+		p->out.late_ops = 0;
+		p->out.pending_max = 0;
+		p->nfresh = 0;
+	}
+}
+
+/* A GPU operation and what the steps noted of it, field by field (no
+ * padding bytes). */
+static void bop_state(const struct bop *x, struct bytes *b)
+{
+	const struct gpu_op *o = &x->op;
+	bytes_u64(b, o->s);
+	bytes_u64(b, o->e);
+	bytes_u64(b, o->call_s);
+	bytes_u64(b, o->call_e);
+	bytes_u64(b, o->corr);
+	bytes_u64(b, (uint64_t)o->pid << 32 | o->tid);
+	bytes_u64(b, (uint64_t)o->device << 32 | o->stream);
+	bytes_u64(b, (uint64_t)o->name_id << 32 | o->call_name_id);
+	bytes_u64(b, (uint64_t)o->stack_id << 32 | (uint64_t)o->kind << 24 | o->cls << 16 | o->has_call << 8 | o->graph);
+	bytes_u64(b, o->bytes);
+	bytes_u64(b, o->copy_kind);
+	bytes_u64(b, o->graph_node);
+	bytes_u64(b, (uint64_t)x->step << 8 | x->nph);
+	for (uint8_t q = 0; q < x->nph; q++) bytes_u64(b, x->ph[q]);
+}
+
+void steps_state(const struct steps *st, struct bytes *b)
+{
+	bytes_u64(b, st->now);
+	for (size_t i = 0; i < st->np; i++) {
+		const struct sproc *p = &st->p[i];
+		if (!active(p)) continue;
+		bytes_u64(b, i);
+		if (p->out.plan->method == STEP_NVTX) {
+			bytes_u64(b, p->nfin); /* the plan's index: the rows after it are the plan's */
+		} else {
+			/* the rows not finalized (the open one last), and the end of
+			 * the last one finalized (late operations) */
+			size_t first = p->nfin - p->row0;
+			bytes_u64(b, p->open);
+			bytes_u64(b, p->out.nrows - first);
+			for (size_t k = first; k < p->out.nrows; k++) {
+				bytes_u64(b, p->out.rows[k].s);
+				bytes_u64(b, p->out.rows[k].e);
+			}
+			bytes_u64(b, p->nfin > 0);
+			bytes_u64(b, p->nfin ? p->last_fin_e : 0);
+		}
+		/* the operations as a set: finalize sorts them (a total order,
+		 * cmp_bop), so neither the order they came in nor how much of
+		 * them was sorted before changes a figure */
+		bytes_u64(b, p->nops);
+		struct bop *sorted = xmalloc((p->nops ? p->nops : 1) * sizeof(*sorted));
+		if (p->nops) memcpy(sorted, p->ops, p->nops * sizeof(*sorted));
+		qsort(sorted, p->nops, sizeof(*sorted), cmp_bop);
+		for (size_t k = 0; k < p->nops; k++) bop_state(&sorted[k], b);
+		free(sorted);
+		bytes_u64(b, p->napi);
+		for (size_t k = 0; k < p->napi; k++) {
+			const struct bapi *a = &p->api[k];
+			bytes_u64(b, a->s);
+			bytes_u64(b, a->e);
+			bytes_u64(b, (uint64_t)a->sync << 16 | a->alloc << 8 | a->counted);
+		}
+		bytes_u64(b, p->pruned_end);
+		/* only the slack reads it, capped */
+		bytes_u64(b, p->max_dur < HOLD_NS ? p->max_dur : HOLD_NS);
+		bytes_u64(b, p->last_prune);
+	}
+}
+
+int steps_fresh_ok(const struct steps *before, const struct steps *st)
+{
+	for (size_t i = 0; i < st->np && i < before->np; i++) {
+		const struct sproc *p = &st->p[i];
+		for (size_t k = 0; k < p->nfresh; k++) {
+			uint64_t *v = u64map_get((u64map *)&before->p[i].tid_corr, p->fresh[k].tid, MAP_FIND);
+			if (v && p->fresh[k].corr && *v == p->fresh[k].corr) return 0;
+		}
+	}
+	return 1;
+}
+
+void steps_take(struct steps *sum, struct steps *st)
+{
+	for (size_t i = 0; i < st->np && i < sum->np; i++) {
+		struct sproc *d = &sum->p[i], *p = &st->p[i];
+		size_t n = p->nfin - p->row0;
+		if (n > p->out.nrows) n = p->out.nrows;
+		for (size_t k = 0; k < n; k++) {
+			struct step_row w = p->out.rows[k];
+			w.ph_off += (uint32_t)d->out.nph;
+			if (p->out.plan->method == STEP_NVTX) {
+				d->out.rows[w.index] = w;
+			} else {
+				w.index = (uint32_t)d->out.nrows;
+				w.number = w.index;
+				VEC_PUSH(d->out.rows, d->out.nrows, d->crows, w);
+			}
+		}
+		for (size_t k = 0; k < p->out.nph; k++) VEC_PUSH(d->out.ph, d->out.nph, d->cph, p->out.ph[k]);
+		d->out.late_ops += p->out.late_ops;
+		if (p->out.pending_max > d->out.pending_max) d->out.pending_max = p->out.pending_max;
+		drop_finalized(p);
+		p->out.late_ops = 0;
+		p->out.pending_max = 0;
+		p->nfresh = 0;
 	}
 }

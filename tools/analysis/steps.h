@@ -115,6 +115,34 @@ uint64_t steps_kernel_wait(const struct steps *st);
  * the trace has GPU-activity windows for pid and t is outside them). */
 int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t);
 
+/* Time shards (analysis/steps_slice.h): the engine of one slice of time,
+ * with tmpl's plans, options and step ranges (tmpl, made by steps_new,
+ * must outlive it; a its attribution index, a view of tmpl's) and reading
+ * from time `from` on (its lead-in's start: an NVTX step that ended
+ * before it is not made).  steps_mark: the rows finalized so far are not
+ * its own (dropped), the counters start from 0, and the threads whose
+ * first synchronising call comes from here on are noted.  steps_state:
+ * appends to b what decides the engine's behaviour from here on (per
+ * process: the next step to finalize, or the rows not finalized; the
+ * operations and API calls held in their order; the latest end pruned,
+ * the slack, the last prune; the latest time).  steps_fresh_ok: whether
+ * the calls of the threads st noted (steps_mark) were counted as before's
+ * engine would have (its threads' last calls).  steps_take: moves the
+ * rows st finalized (since its mark or the last take), their phases and
+ * counters, to sum (made by steps_new: NVTX rows by index, trace rows
+ * appended and numbered). */
+struct bytes;
+struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution *a, uint64_t from);
+void steps_mark(struct steps *st);
+/* A slice's engine: the longest GPU operation of pid seen before it (one
+ * pass's at its cut: analysis/steps_slice.h). */
+void steps_set_longest(struct steps *st, uint32_t pid, uint64_t ns);
+/* The reader the names come from from now on (one over the same trace). */
+void steps_set_reader(struct steps *st, gp_reader *r);
+void steps_state(const struct steps *st, struct bytes *b);
+int steps_fresh_ok(const struct steps *before, const struct steps *st);
+void steps_take(struct steps *sum, struct steps *st);
+
 /* API name classes (docs/STEPS.md): synchronising calls block the calling
  * thread until GPU work is done (*Synchronize, and memcpy/memset calls
  * without "Async"); allocation calls (*Malloc*, *HostAlloc, cuMemAlloc*,

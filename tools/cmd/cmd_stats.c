@@ -172,7 +172,10 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 	int rc;
 	uint64_t n = 0;
 	const char *err = NULL;
-	if (k > 1 && (rc = stats_prepass_shards(ctx, path, k, cpu, &err)) <= 0) {
+	/* not while the steps' engines run in the shards: they start from the
+	 * longest operations one pass has read by each cut (steps_prefix),
+	 * which only a pass in one thread's read order gives so far */
+	if (k > 1 && !ctx->steps_prefix && (rc = stats_prepass_shards(ctx, path, k, cpu, &err)) <= 0) {
 		if (rc == 0) return EXIT_OK;
 		tool_err("%s", err);
 		return EXIT_BADINPUT;
@@ -239,6 +242,10 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 		      int *code)
 {
 	uint32_t needs = 0, shard_needs = 0;
+	/* made here at the end from what the shards merged: the span; the
+	 * steps (their plans from the pre-pass here) and the busy intervals
+	 * clipped to their span (stats_shard_end_needs) */
+	uint32_t end_needs = STATS_NEED_SPAN | (p->nshards ? stats_shard_end_needs(p->shard_needs) : 0);
 	int *here = xcalloc(p->nreps ? p->nreps : 1, sizeof(*here));
 	for (size_t i = 0; i < p->nreps; i++) {
 		if (!p->run[i]) continue;
@@ -249,18 +256,31 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 			pt->serial++;
 		} else {
 			shard_needs |= stats_reports[i]->needs & STATS_SHARD_JOIN_NEEDS;
-			needs |= stats_reports[i]->needs & STATS_NEED_SPAN; /* made here at the end */
+			needs |= stats_reports[i]->needs & end_needs;
 		}
 	}
 	/* with shards, they compute the analyses they can for every report
 	 * (the reports here read them only in fill); what their joins need of
 	 * the pre-pass is made here first: the ranges, the windows */
 	if (p->nshards) needs &= ~(p->shard_needs & ~(uint32_t)STATS_NEED_SPAN);
+	/* the steps run in the shards when every report that needs them does
+	 * (all can, with shards: stats_shard_end_needs) */
+	int steps_here = (needs & STATS_NEED_STEPS) ||
+			 ((needs & STATS_NEED_SPAN) && !p->sel->active && !p->so->whole_trace);
+	int sliced = p->nshards && steps_here && (p->shard_needs & STATS_NEED_STEPS_SLICED);
+	for (size_t i = 0; sliced && i < p->nreps; i++)
+		if (here[i] && (stats_reports[i]->needs & (STATS_NEED_STEPS | STATS_NEED_SPAN))) sliced = 0;
+	if (sliced) {
+		needs |= STATS_NEED_STEPS | STATS_NEED_STEPS_SLICED;
+		shard_needs |= STATS_NEED_STEPS_SLICED;
+	}
 	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
 	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_PREJOIN;
-	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) != 0;
+	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) || sliced;
 	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
 	ctx->names = p->names;
+	/* the steps' engines start from what one pass has read by their cuts */
+	if (sliced) ctx->steps_prefix = stats_shards_steps_prefix(p->r, p->nshards);
 	struct stats_gpu_pass gpu_pass = { p->path, p->gpu_threads, 0, 0 };
 	if (p->gpu_threads) {
 		ctx->gpu_pass = stats_shards_gpu_pass;
@@ -335,6 +355,8 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 		pt->gpu_max = gpu_pass.cpu_max;
 	}
 out:
+	steps_prefix_free(ctx->steps_prefix);
+	ctx->steps_prefix = NULL;
 	ctx->gpu_pass = NULL;
 	ctx->gpu_pass_arg = NULL;
 	/* the fan-out lives here: nothing joins operations after finish */

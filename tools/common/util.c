@@ -59,6 +59,24 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz)
 	*cap = nc;
 }
 
+void bytes_u64(struct bytes *b, uint64_t x)
+{
+	vec_reserve((void **)&b->v, &b->cap, b->n + sizeof(x), 1);
+	memcpy(b->v + b->n, &x, sizeof(x));
+	b->n += sizeof(x);
+}
+
+void bytes_free(struct bytes *b)
+{
+	free(b->v);
+	memset(b, 0, sizeof(*b));
+}
+
+int bytes_equal(const struct bytes *a, const struct bytes *b)
+{
+	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n));
+}
+
 /* ------------------------------------------------------------ u64map */
 static uint64_t mix64(uint64_t x)
 {

@@ -20,6 +20,15 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
 	vec_reserve((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
 	(arr)[(n)++] = (val); } while (0)
 
+/* A growable byte string of fixed-width fields: the canonical form of a
+ * state, compared byte for byte (the steps' engines at a cut,
+ * analysis/steps_slice.h). */
+struct bytes { uint8_t *v; size_t n, cap; };
+void bytes_u64(struct bytes *b, uint64_t x);
+void bytes_free(struct bytes *b);
+/* Whether a and b hold the same bytes. */
+int bytes_equal(const struct bytes *a, const struct bytes *b);
+
 /* uint64 -> uint64 open-addressing map (any key value allowed).  A key
  * and its value share a slot (one cache line per probe, not two); used[i]
  * says slot i holds one. */

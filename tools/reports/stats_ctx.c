@@ -25,7 +25,8 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	ctx->out_base = abs_time ? 0 : ctx->base;
 	ctx->sel = sel;
 	if ((needs & STATS_NEED_SPAN) && !sel->active && !opts->whole_trace) needs |= STATS_NEED_STEPS;
-	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | STATS_NEED_OPS;
+	/* the steps' join is the context's, unless the shards run it */
+	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | (needs & STATS_NEED_STEPS_SLICED ? 0 : STATS_NEED_OPS);
 	ctx->needs = needs;
 	/* The span util measures in clips the busy intervals, so those summed
 	 * as they stream must be clipped as they come: the steps' span is
@@ -65,6 +66,7 @@ static void ctx_graphs_add(struct stats_ctx *ctx, const gp_record *rec)
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 {
 	step_pass1_add(ctx->r, rec, ctx->attr, ctx->detect, &ctx->win);
+	if (ctx->steps_prefix) steps_prefix_add(ctx->steps_prefix, ctx->r, rec);
 	if (ctx->needs & STATS_NEED_PREJOIN) {
 		if (!ctx->graphs) {
 			ctx->graphs = graph_sites_new();
@@ -74,11 +76,12 @@ void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 	}
 }
 
-/* A joined GPU operation: to the steps, then to the reports. */
+/* A joined GPU operation: to the steps (unless the shards run them),
+ * then to the reports. */
 static void ctx_op(void *arg, const struct gpu_op *op)
 {
 	struct stats_ctx *ctx = arg;
-	if (ctx->steps) steps_op(ctx->steps, op);
+	if (ctx->steps && !(ctx->needs & STATS_NEED_STEPS_SLICED)) steps_op(ctx->steps, op);
 	if (ctx->on_op) ctx->on_op(ctx->on_arg, op);
 }
 
@@ -148,7 +151,7 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
 /* The join and the graph sites, made at the first record. */
 static void ctx_join(struct stats_ctx *ctx)
 {
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call, ctx->join_from };
+	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call, ctx->join_from, 0 };
 	ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
 	if (!ctx->graphs) ctx->graphs = graph_sites_new();
 }
@@ -167,7 +170,9 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	if (ctx->graphs && !ctx->graphs_pre) ctx_graphs_add(ctx, rec);
 	/* every API call and GPU operation goes through the join, selected or
 	 * not: the steps and the ranges span the selection's edges */
-	if (ctx->join) step_pass2_add(ctx->r, rec, ctx->join, ctx->steps, &ctx->win, &ctx->join_now);
+	if (ctx->join)
+		step_pass2_add(ctx->r, rec, ctx->join, ctx->needs & STATS_NEED_STEPS_SLICED ? NULL : ctx->steps, &ctx->win,
+			       &ctx->join_now);
 	switch (rec->type) {
 	case GP_REC_WINDOW: /* clipped to --since/--until at the end; the pre-pass had them */
 		if (!ctx->prepassed)
@@ -315,7 +320,7 @@ static void gpu_pass(struct stats_ctx *ctx)
 void stats_ctx_finish(struct stats_ctx *ctx)
 {
 	if (ctx->join) opjoin_finish(ctx->join);
-	if (ctx->steps) steps_finish(ctx->steps);
+	if (ctx->steps && !(ctx->needs & STATS_NEED_STEPS_SLICED)) steps_finish(ctx->steps);
 	winset_finish(&ctx->win);
 	if (ctx->sel->active) winset_clip_set(&ctx->win, ctx->sel->iv.v, ctx->sel->iv.n);
 	if (ctx->needs & STATS_NEED_SPAN) {

@@ -61,6 +61,7 @@
 #include "analysis/site_rule.h"
 #include "analysis/step_detect.h"
 #include "analysis/steps.h"
+#include "analysis/steps_slice.h"
 #include "analysis/windows.h"
 #include "common/report.h"
 
@@ -78,6 +79,10 @@ enum stats_need {
 	STATS_NEED_COUNTERS = 64, /* ctx->cnt: sampled counters */
 	STATS_NEED_PREJOIN = 128, /* the pre-pass makes what the shards' joins read: the GPU-activity
 				   * windows (ctx->win) and where CUDA graphs were captured (ctx->graphs) */
+	STATS_NEED_STEPS_SLICED = 256, /* with STATS_NEED_STEPS: the steps' second pass runs in the
+					* shards (analysis/steps_slice.h); the pre-pass makes the plans and
+					* ctx->steps, which the shards' merge fills, and the main pass
+					* feeds it nothing */
 };
 /* What a context of a shard can always compute: analyses that merge over
  * slices of time (kernel shapes, counters); stats_shard_needs adds the
@@ -179,6 +184,12 @@ struct stats_ctx {
 	 * streaming union whose interval runs past the next slice's head):
 	 * the driver reads the trace again on one thread */
 	int merge_lost;
+	/* STATS_NEED_STEPS_SLICED: the counts of the steps' join (for
+	 * --verbose), summed over the slices by the merge */
+	struct opjoin_counts steps_counts;
+	/* STATS_NEED_STEPS_SLICED: what the pre-pass notes for the steps'
+	 * engines (set by the driver, its own; analysis/steps_slice.h) */
+	struct steps_prefix *steps_prefix;
 	/* Set by the driver: the deferred pass over the GPU operations
 	 * (gpu_later) in slices of time, filling ctx->gpu with each
 	 * operation clipped to clip as the serial pass would; 0, or -1 (ctx->gpu

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/steps_slice.h"
 #include "analysis/summary.h"
 #include "common/tool.h"
 
@@ -23,6 +24,7 @@ struct shard {
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
 	double cpu_s;          /* CPU seconds its thread took to read the slice */
+	struct steps_slice *steps; /* the steps' engine of the slice (STATS_NEED_STEPS_SLICED) */
 };
 
 struct stats_shards {
@@ -40,6 +42,9 @@ struct stats_shards {
 	struct shard *sh;
 	struct summary_budget *budget; /* per report */
 	uint64_t n;
+	/* STATS_NEED_STEPS_SLICED: the cuts of the steps' engines */
+	struct steps_cuts cuts;
+	uint64_t *cut_from, *cut_lead;
 };
 
 /* The records without a time: a slice's reader may not see all of them
@@ -50,8 +55,10 @@ struct stats_shards {
 uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const struct selection *sel, uint32_t run_needs)
 {
 	uint32_t n = STATS_SHARD_NEEDS;
-	/* the span of the steps needs the steps analysis, on the driver */
+	/* the span of the steps needs the steps analysis: in the shards
+	 * (steps_slice.h), merged before the driver makes the span */
 	int span_steps = (run_needs & STATS_NEED_SPAN) && !sel->active && !so->whole_trace;
+	if (span_steps || (run_needs & STATS_NEED_STEPS)) n |= STATS_NEED_STEPS_SLICED;
 	if (!span_steps) n |= STATS_NEED_SPAN;
 	/* the busy intervals merge when every slice knows every process's
 	 * settings (streamed or kept), and are not clipped to the steps' span
@@ -60,9 +67,18 @@ uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const stru
 	return n;
 }
 
+uint32_t stats_shard_end_needs(uint32_t shard_needs)
+{
+	if (!(shard_needs & STATS_NEED_STEPS_SLICED)) return 0;
+	/* the steps' span, and the busy intervals clipped to it (a pass of
+	 * their own at the end, stats_shards_gpu_pass), unless shards make them */
+	return STATS_NEED_STEPS | STATS_NEED_SPAN | (shard_needs & STATS_NEED_SPAN ? 0 : STATS_NEED_GPU);
+}
+
 int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs)
 {
-	return (rep->merge || !rep->new) && !(rep->needs & ~(shard_needs | STATS_SHARD_JOIN_NEEDS)) &&
+	uint32_t ok = shard_needs | STATS_SHARD_JOIN_NEEDS | stats_shard_end_needs(shard_needs);
+	return (rep->merge || !rep->new) && !(rep->needs & ~ok) &&
 	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
@@ -113,9 +129,16 @@ static int read_whole(gp_reader *r, int rc)
 static void shard_read(struct shard *s)
 {
 	struct stats_shards *a = s->all;
-	if (!(s->r = slice_open(a->path, s->from, s->to))) return;
+	/* the steps' engine reads a lead-in before the slice, and up to the
+	 * next slice's first record (steps_slice.h) */
+	uint64_t lo = s->from, hi = s->to;
+	if (a->cuts.k) steps_slice_window(&a->cuts, s->ix, &lo, &hi);
+	if (!(s->r = slice_open(a->path, lo, hi))) return;
+	if (a->cuts.k)
+		s->steps = steps_slice_new(s->r, a->main->steps, a->main->attr, &a->main->win, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
-	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)STATS_NEED_RANGES, a->sel, a->abs_time);
+	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), a->sel,
+		       a->abs_time);
 	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
 	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.names = a->names;
@@ -134,6 +157,7 @@ static void shard_read(struct shard *s)
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
 		s->n++;
+		if (s->steps) steps_slice_add(s->steps, rec);
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
@@ -146,6 +170,7 @@ static void shard_read(struct shard *s)
 				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
 	}
 	s->ok = read_whole(s->r, rc);
+	if (s->steps) steps_slice_end(s->steps);
 }
 
 /* shard_read, timed in CPU seconds of its thread */
@@ -202,6 +227,61 @@ static void *shard_main(void *arg)
 	return NULL;
 }
 
+/* The steps' engines: how long before its cut a slice's engine starts
+ * reading (its lead-in), at least, and how far past the next cut the
+ * slice before may look for the record where it stops. */
+#define STEPS_LEAD_NS 2000000000ull /* the join's grace (1 s) and the GPU's lag */
+#define STEPS_STOP_NS 10000000ull
+
+/* Where the steps' engine of the slice that starts at cut begins: the
+ * lead-in holds what one pass holds at the cut (the join's last second,
+ * the steps not finalized), so it reaches back to the start of the NVTX
+ * step before the one the cut falls in, and STEPS_LEAD_NS more.  Too
+ * short is not wrong, only slower (steps_slice.h).  GPUPROF_STEPS_LEAD
+ * (a duration) sets it for tests. */
+static uint64_t steps_lead(const struct stats_ctx *ctx, uint64_t cut)
+{
+	const char *env = getenv("GPUPROF_STEPS_LEAD");
+	uint64_t fixed;
+	if (env && !parse_duration_ns(env, &fixed)) return cut > fixed ? cut - fixed : 0;
+	uint64_t at = cut;
+	for (size_t i = 0; ctx->detect && i < step_detect_nplans(ctx->detect); i++) {
+		const struct step_plan *pl = step_detect_plan(ctx->detect, i);
+		if (pl->method != STEP_NVTX) continue;
+		size_t lo = 0, hi = pl->nsteps; /* the steps that start at or before cut */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (pl->steps[mid].s <= cut) lo = mid + 1;
+			else hi = mid;
+		}
+		if (lo >= 2 && pl->steps[lo - 2].s < at) at = pl->steps[lo - 2].s;
+	}
+	return at > STEPS_LEAD_NS ? at - STEPS_LEAD_NS : 0;
+}
+
+/* The cuts of the steps' engines: the slices' starts and lead-ins. */
+static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
+{
+	a->cut_from = xcalloc((size_t)a->k, sizeof(*a->cut_from));
+	a->cut_lead = xcalloc((size_t)a->k, sizeof(*a->cut_lead));
+	for (int i = 1; i < a->k; i++) {
+		a->cut_from[i] = a->sh[i].from;
+		a->cut_lead[i] = steps_lead(ctx, a->sh[i].from);
+	}
+	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_STOP_NS, ctx->steps_prefix };
+}
+
+struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k)
+{
+	uint64_t first, last;
+	if (k < 2 || gp_reader_time_range(r, &first, &last) != 0) return NULL;
+	uint64_t *from = xcalloc((size_t)k, sizeof(*from)), to;
+	for (int i = 0; i < k; i++) slice_bounds(first, last, k, i, &from[i], &to);
+	struct steps_prefix *pf = steps_prefix_new(k, from);
+	free(from);
+	return pf;
+}
+
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs)
 {
@@ -227,6 +307,7 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 		s->ix = i;
 		slice_bounds(first, last, k, i, &s->from, &s->to);
 	}
+	if ((needs & STATS_NEED_STEPS_SLICED) && ctx->steps) steps_cuts(a, ctx);
 	/* the threads of the later slices first: slice i joins i + 1, ...; a
 	 * thread that cannot be made is run here (the slices before it too,
 	 * in the same order: a slice's merges wait only for later ones) */
@@ -242,6 +323,79 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	return a;
 }
 
+/* Feeds the records of r to the steps' engine e; whether they were read
+ * whole. */
+static int steps_read(struct steps_slice *e, gp_reader *r)
+{
+	const gp_record *rec;
+	int rc;
+	steps_slice_reader(e, r);
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) steps_slice_add(e, rec);
+	steps_slice_end(e);
+	return read_whole(r, rc);
+}
+
+/* The slices' steps' engines into ctx->steps (steps_slice.h), in time
+ * order: each goes on from the state the one before it ended in, or that
+ * one goes on over its records itself; or, where a source is out of time
+ * order across a cut, one engine over the whole trace.  0, or -1 when a
+ * trace read again met damage. */
+static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
+{
+	int k = a->k, crossed = 0, again = 0, ok = 1;
+	struct opjoin_counts counts = { 0 };
+	for (int i = 0; i < k; i++)
+		for (int c = 1; c < k; c++) crossed |= steps_slice_crosses(a->sh[i].steps, c, steps_slice_gap(a->sh[c].steps));
+	if (crossed) {
+		static const uint64_t zero = 0;
+		const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
+		gp_reader *r = slice_open(a->path, 0, UINT64_MAX);
+		if (!r) return -1;
+		struct steps_slice *e = steps_slice_new(r, ctx->steps, ctx->attr, &ctx->win, &one, 0);
+		ok = steps_read(e, r);
+		steps_slice_take(ctx->steps, &counts, e);
+		steps_slice_free(e);
+		gp_reader_close(r);
+	} else {
+		struct steps_slice *e = a->sh[0].steps;
+		a->sh[0].steps = NULL;
+		steps_slice_take(ctx->steps, &counts, e);
+		for (int i = 1; i < k && ok; i++) {
+			struct steps_slice *n = a->sh[i].steps;
+			a->sh[i].steps = NULL;
+			if (steps_slice_same(e, n)) {
+				steps_slice_free(e);
+				e = n;
+			} else {
+				/* its lead-in did not reach one pass's state: e reads it */
+				steps_slice_free(n);
+				steps_slice_continue(e, i);
+				uint64_t lo, hi;
+				steps_slice_window(&a->cuts, i, &lo, &hi);
+				gp_reader *r = slice_open(a->path, lo, hi);
+				ok = r && steps_read(e, r);
+				gp_reader_close(r);
+				again++;
+			}
+			steps_slice_take(ctx->steps, &counts, e);
+		}
+		steps_slice_free(e);
+	}
+	ctx->steps_counts = counts;
+	if (ctx->opts->verbose) {
+		if (crossed)
+			fprintf(stderr, "%s: the steps analysis: a source out of time order across a cut of the slices: "
+				"read again on one thread\n", g_cmd);
+		else if (again)
+			fprintf(stderr, "%s: the steps analysis in %d slices: %d of them read again on one thread "
+				"(where the slice's lead-in did not reach one pass's state)\n", g_cmd, k, again);
+		else
+			fprintf(stderr, "%s: the steps analysis in %d slices: each went on from the state the one "
+				"before it ended in\n", g_cmd, k);
+	}
+	return ok ? 0 : -1;
+}
+
 int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta, void **self, double *merge_s)
 {
 	struct shard *s0 = &a->sh[0];
@@ -251,6 +405,7 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 	double t0 = mono_s();
 	int ok = s0->ok;
 	if (s0->ctx.merge_lost) ctx->merge_lost = 1; /* not damage: say so */
+	if (ok && a->cuts.k && steps_merge(a, ctx) != 0) ok = 0;
 	if (ok) {
 		/* the end of the trace for the join, into slice 0's states (which
 		 * hold every slice's now) */
@@ -290,7 +445,10 @@ void stats_shards_free(struct stats_shards *a)
 	for (int i = 0; i < a->k; i++) {
 		if (a->sh[i].started) pthread_join(a->sh[i].th, NULL);
 		shard_free(&a->sh[i], a->nreps);
+		steps_slice_free(a->sh[i].steps);
 	}
+	free(a->cut_from);
+	free(a->cut_lead);
 	free(a->sh);
 	free(a->budget);
 	free(a);

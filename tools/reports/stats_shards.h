@@ -50,12 +50,20 @@ struct stats_shards;
 
 /* The analyses of the context that shards compute (stats_report.h
  * stats_need bits) for a run whose reports need run_needs, with these
- * options and selection on the trace r reads: STATS_SHARD_NEEDS; the busy
+ * options and selection on the trace r reads: STATS_SHARD_NEEDS; the steps'
+ * second pass (STATS_NEED_STEPS_SLICED) when the run needs the steps; the busy
  * intervals (STATS_NEED_GPU, merged at the cuts: gpu_activity_merge) on a
  * trace whose metadata every slice reads, unless they are clipped to the
  * steps' span (then stats_shards_gpu_pass); the span (made by the driver
  * at the end) unless it is the steps'. */
 uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const struct selection *sel, uint32_t run_needs);
+/* What the caller makes at the end from what the shards merged, for the
+ * reports in shards (with shard_needs from stats_shard_needs): with
+ * STATS_NEED_STEPS_SLICED, the steps (whose second pass runs in the
+ * shards: analysis/steps_slice.h; the caller's pre-pass makes their
+ * plans), their span, and the busy intervals clipped to it (a pass of
+ * their own: stats_shards_gpu_pass). */
+uint32_t stats_shard_end_needs(uint32_t shard_needs);
 /* Whether report rep can run in shards over the trace r reads, the
  * shards computing shard_needs (stats_shard_needs). */
 int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs);
@@ -74,6 +82,10 @@ int stats_shards_count(gp_reader *r, const char *path, int k);
  * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
+/* STATS_NEED_STEPS_SLICED: what the pre-pass notes for the steps' engines
+ * of k slices (analysis/steps_slice.h steps_prefix, ctx->steps_prefix);
+ * NULL for k < 2. */
+struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k);
 /* Waits for the threads; then, when every slice was read whole, merges the
  * slices into ctx (stats_ctx_merge; meta: ctx read no records itself) and
  * into self[i] (made here with new(ctx)) of each report run, and returns

@@ -32,8 +32,8 @@ static int steps_report_in_default(void *self, const struct stats_ctx *ctx)
  * records held at once (the memory bound). */
 static void print_verbose(const struct stats_ctx *ctx)
 {
-	struct opjoin_counts oc;
-	opjoin_counts(ctx->join, &oc);
+	struct opjoin_counts oc = ctx->steps_counts; /* the slices' (STATS_NEED_STEPS_SLICED) */
+	if (!(ctx->needs & STATS_NEED_STEPS_SLICED)) opjoin_counts(ctx->join, &oc);
 	fprintf(stderr, "%s: %" PRIu64 " GPU operations, %" PRIu64 " without a launch call; %" PRIu64
 		" launch calls without an operation\n", g_cmd, oc.ops, oc.ops_no_call, oc.calls_no_op);
 	for (size_t i = 0; i < steps_nprocs(ctx->steps); i++) {
@@ -42,6 +42,13 @@ static void print_verbose(const struct stats_ctx *ctx)
 			" GPU operations and API calls at once; %" PRIu64 " came after their step\n",
 			g_cmd, p->pid, p->nrows, p->pending_max, p->late_ops);
 	}
+}
+
+/* Shards: the state is the tables only; the steps are the context's,
+ * merged with it */
+static int steps_report_merge(void *self, void *src, const struct stats_ctx *ctx)
+{
+	return 0;
 }
 
 /* A step is reported when it starts in the selection. */
@@ -101,6 +108,7 @@ const struct stats_report stats_report_steps = {
 	.tables = steps_tables, .ntables = SR_COUNT,
 	.needs = STATS_NEED_STEPS,
 	.by_name = 1u << SR_ROWS,
-	.new = steps_report_new, .in_default = steps_report_in_default, .fill = steps_report_fill,
+	.new = steps_report_new, .merge = steps_report_merge, .in_default = steps_report_in_default,
+	.fill = steps_report_fill,
 	.free = steps_report_free,
 };
