@@ -35,6 +35,7 @@ static atomic_uint gap_first;
 static atomic_ullong gap_dropped;
 
 void gps_activity_skip_nested_driver(int on) { skip_nested_driver = on; }
+void gps_activity_set_gpu_offset(int64_t offset_ns) { gpu_offset = offset_ns; }
 
 void gps_activity_api_on(uint64_t t_on)
 {
@@ -48,7 +49,6 @@ void gps_activity_api_first(uint32_t correlation_id)
 	unsigned zero = 0;
 	atomic_compare_exchange_strong(&gap_first, &zero, correlation_id);
 }
-void gps_activity_set_gpu_offset(int64_t offset_ns) { gpu_offset = offset_ns; }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *maxrec)
 {
@@ -182,6 +182,8 @@ static void emit_kernel(gp_recorder *rec, const CUpti_ActivityKernel10 *k)
 
 static void emit_copy(gp_recorder *rec, gp_record *r)
 {
+	if (without_call(rec, r->u.memcpy.correlation_id, r->u.memcpy.start_ns))
+		return;
 	gp_emit(rec, r);
 	if (gps_status_active())
 		gps_status_copy(r->u.memcpy.bytes);
@@ -189,8 +191,6 @@ static void emit_copy(gp_recorder *rec, gp_record *r)
 
 static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 {
-	if (without_call(rec, m->correlationId, gts(m->start)))
-		return;
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
@@ -202,8 +202,6 @@ static void emit_memcpy(gp_recorder *rec, const CUpti_ActivityMemcpy6 *m)
 
 static void emit_peer(gp_recorder *rec, const CUpti_ActivityMemcpyPtoP4 *m)
 {
-	if (without_call(rec, m->correlationId, gts(m->start)))
-		return;
 	gp_record r;
 	memset(&r, 0, sizeof r);
 	r.type = GP_REC_MEMCPY;
