@@ -210,6 +210,19 @@ with tt.tmpdir() as d:
     tt.eq([t["start_ns"] - n["start_ns"] for t, n in zip(forced["step_rows"], sd["step_rows"])], [1000] * 8,
           "boundary offsets")
 
+    # a GPU record written 150,000 GPU records after its turn (gen_bigtrace
+    # --late: a CUPTI buffer returned late) holds every step launched after
+    # its call until it comes; the steps then finalized together give the
+    # figures of the same trace written in order, step for step
+    gen_big = os.path.join(tt.B, "bench", "gen_bigtrace")
+    inorder, late = os.path.join(d, "inorder.gpuprof"), os.path.join(d, "late.gpuprof")
+    subprocess.run([gen_big, "200000", inorder], check=True, capture_output=True)
+    subprocess.run([gen_big, "--late", "200000", late], check=True, capture_output=True)
+    a = tt.gp("steps", "--per-step", "--format", "json", "--threads", "1", inorder).stdout
+    b = tt.gp("steps", "--per-step", "--format", "json", "--threads", "1", late).stdout
+    tt.expect(len(json.loads(a)["step_rows"]) > 200, "bigtrace: its steps")
+    tt.eq(b, a, "steps of a trace with a late GPU record: those of the trace in order")
+
     # errors
     p = tt.gp("steps", "--method", "bogus", cat, check=False)
     tt.eq(p.returncode, 1, "--method bogus: usage error")
