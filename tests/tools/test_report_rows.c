@@ -161,6 +161,45 @@ int main(void)
 	free(one);
 	report_free(&all);
 
+	/* integer cells print as printf's "%.0f" prints them (report.c renders
+	 * whole numbers below 2^63 without printf): CSV as is, the table with
+	 * thousands separators taken out */
+	{
+		static const struct col icol[1] = { { "N", "n", COL_INT, COL_EVERYWHERE } };
+		static const double iv[] = { 0.0, -0.0, 1, -1, 9, 10, 999, 1000, -1000, 123456789,
+					     9007199254740991.0, 9007199254740992.0, 9007199254740994.0,
+					     9223372036854774784.0, 9223372036854775808.0, -9223372036854775808.0,
+					     1e19, -1e19, 0.5, 1.5, 2.5, -2.5, 1e-300, 4.9e-324, 3.75 };
+		enum { NI = sizeof(iv) / sizeof(iv[0]), NR = NI + 2000 };
+		for (int k = 0; k < NR; k++) {
+			double d = k < NI ? iv[k]
+			      : k % 2 ? (double)(int64_t)sm_next(&rng)
+				      : (double)(int64_t)(sm_next(&rng) >> (sm_next(&rng) % 64)) * (k % 4 ? 1 : -1);
+			struct report r;
+			report_init(&r, "ints");
+			report_define(&r, "Ints", icol, 1);
+			cell_num(&report_row(&r)[0], d);
+			char want[400], *csv = print(&r, FMT_CSV), *tab = print(&r, FMT_TABLE);
+			snprintf(want, sizeof(want), "%.0f", d);
+			size_t nl;
+			char **l = row_lines(csv, FMT_CSV, &nl);
+			CHECK(nl == 1 && !strcmp(l[0], want), "csv of %a: '%s', want '%s'", d, nl ? l[0] : "", want);
+			/* the table's last line holds the value */
+			char *last = strrchr(tab, '\n'), *end = last;
+			while (last > tab && last[-1] != '\n') last--;
+			char got[400];
+			size_t o = 0;
+			for (char *q = last; q < end && o + 1 < sizeof(got); q++)
+				if (*q != ' ' && *q != ',') got[o++] = *q;
+			got[o] = 0;
+			CHECK(!strcmp(got, want), "table of %a: '%s', want '%s'", d, got, want);
+			free(l);
+			free(csv);
+			free(tab);
+			report_free(&r);
+		}
+	}
+
 	/* bytes per row of a comm_steps-like table */
 	static const struct col wide[12] = {
 		{ "Rank", "rank", COL_ID, 0 }, { "PID", "pid", COL_ID, 0 }, { "N", "n", COL_INT, 0 },

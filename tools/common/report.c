@@ -186,6 +186,27 @@ static int in_machine(const struct report *r, int j)
 	return r->cols[j].head && r->cols[j].where != COL_TABLE_ONLY;
 }
 
+/* A whole number's "%.0f" text without printf's floating-point path (a
+ * per-step table of a day's trace has millions of cells, each rendered
+ * twice: for the widths, then printed); 0 when d is not a whole number
+ * below 2^63 in magnitude, which "%.0f" handles. */
+static int render_whole(char *buf, size_t n, double d)
+{
+	if (!(d == floor(d) && fabs(d) < 9223372036854775808.0) || n < 22) return 0;
+	char tmp[24];
+	int o = (int)sizeof(tmp);
+	int neg = d < 0 || (d == 0 && signbit(d));
+	uint64_t v = (uint64_t)(neg ? -d : d);
+	do {
+		tmp[--o] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (neg) tmp[--o] = '-';
+	memcpy(buf, tmp + o, sizeof(tmp) - (size_t)o);
+	buf[sizeof(tmp) - (size_t)o] = 0;
+	return 1;
+}
+
 /* A number for CSV/JSON, lossless: integer columns as integers, others as
  * the shortest %g text that reads back as the same double.  0 when it is not
  * a finite number (the caller prints null / an empty field).  A whole
@@ -194,7 +215,7 @@ static int render_machine(char *buf, size_t n, const struct cell *c, enum col_ki
 {
 	if (!isfinite(c->d)) return 0;
 	if (kind == COL_INT || kind == COL_ID || (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0)) {
-		snprintf(buf, n, "%.0f", c->d);
+		if (!render_whole(buf, n, c->d)) snprintf(buf, n, "%.0f", c->d);
 		return 1;
 	}
 	for (int prec = 1; prec <= 17; prec++) {
@@ -210,7 +231,7 @@ static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind
 	if (c->null) { snprintf(buf, n, "-"); return; }
 	switch (kind) {
 	case COL_STR: snprintf(buf, n, "%s", tool_text(c->s)); break;
-	case COL_INT: case COL_ID: snprintf(buf, n, "%.0f", c->d); break;
+	case COL_INT: case COL_ID: if (!render_whole(buf, n, c->d)) snprintf(buf, n, "%.0f", c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
 	case COL_G3: snprintf(buf, n, "%.3g", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
