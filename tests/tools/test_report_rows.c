@@ -6,7 +6,9 @@
  * CSV and JSON against each row printed alone (a one-row report keeps its
  * row as report_row handed it out, unencoded); hide_uniform on encoded
  * rows; a row cut off (a copy of the report with fewer rows, as
- * report_data.c makes); then the memory: bytes malloc holds per row of a
+ * report_data.c makes); integer cells in CSV and the table as printf's
+ * "%.0f" prints them (edges at 2^53 and 2^63, -0, halves; random int64);
+ * then the memory: bytes malloc holds per row of a
  * 12-column table like comm_steps (~58 bytes of encoding; the bound, 128,
  * leaves room for the buffer's doubling; 24 bytes a cell and a malloc'd
  * string, as before, are ~320).  Prints "ok" or the failed
