@@ -14,13 +14,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The q-quantile of n sorted values, linear between the two nearest ranks. */
+static double quantile_sorted(const double *v, size_t n, double q)
+{
+	double h = (double)(n - 1) * q;
+	size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : lo;
+	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
+}
+
 double step_quantile(double *v, size_t n, double q)
 {
 	if (!n) return 0;
 	qsort(v, n, sizeof(*v), cmp_double);
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : lo;
-	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
+	return quantile_sorted(v, n, q);
 }
 
 static struct qstats qstats_of(double *v, size_t n)
@@ -31,9 +37,10 @@ static struct qstats qstats_of(double *v, size_t n)
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) sum += v[i];
 	q.mean = sum / (double)n;
-	q.med = step_quantile(v, n, 0.5);
-	q.p10 = step_quantile(v, n, 0.1);
-	q.p90 = step_quantile(v, n, 0.9);
+	qsort(v, n, sizeof(*v), cmp_double); /* once for the three */
+	q.med = quantile_sorted(v, n, 0.5);
+	q.p10 = quantile_sorted(v, n, 0.1);
+	q.p90 = quantile_sorted(v, n, 0.9);
 	q.min = v[0];
 	q.max = v[n - 1];
 	return q;
