@@ -34,7 +34,12 @@ time order: --verbose says what was read again).
    ranges across every cut (nested, popped inner first, start/end ranges
    ended on another thread, ranges never ended), the trace method's sample
    (gen_steps --no-nvtx) and the traces above; a damaged gen_cuts trace
-   gives one thread's output, messages and exit status.  Without the order
+   gives one thread's output, messages and exit status.  With the steps in
+   slices, the longest GPU operation per process before each cut (the
+   steps' prefix, reports/stats_prepass_prefix.h) from the slices is that
+   of one thread's pre-pass over the same cuts (GPUPROF_PREPASS_ONE_THREAD=1),
+   on gen_cuts --late-ops too (the longest operations written out of
+   order around the cuts) and the late bigtrace.  Without the order
    of a whole read (the slices' ranges end to end) the range ids differ.
  * Damaged traces (no footer, a bad chunk, truncated): the same output,
    messages and exit status as one thread (a trace without footer is not
