@@ -21,7 +21,10 @@
  * timed at or after from[j+1] before this one) are kept with their keys,
  * and placed at the merge, once the K_c are known; of those, one no longer
  * than an operation of its process the slice kept before it counts for
- * no cut the earlier one does not: left out. */
+ * no cut the earlier one does not: left out.  Memory: per slice, a few
+ * words per process and the late operations kept (each longer than every
+ * one kept before it of its process: few, unless its operations grow
+ * longer all along while a source runs late). */
 #ifndef GPUPROF_TOOL_STATS_PREPASS_PREFIX_H
 #define GPUPROF_TOOL_STATS_PREPASS_PREFIX_H
 
