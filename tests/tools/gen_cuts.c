@@ -2,7 +2,7 @@
  * --threads N`'s time slices every way (test_stats_threads.py: the
  * pre-pass in slices must make what one thread makes):
  *
- *   gen_cuts [--seed S] [--steps N] OUT
+ *   gen_cuts [--seed S] [--steps N] [--late-ops] OUT
  *
  * One process (pid 4000): a main thread (source 1), a worker thread
  * (source 2), the GPU (source 3).  Written as the recorder writes them:
@@ -23,7 +23,15 @@
  *           finds the steps), in launch order.
  *
  * The seed moves every length, so that the slices' cuts fall inside
- * ranges at every depth. */
+ * ranges at every depth.
+ *
+ * --late-ops: a second GPU stream (source 4) whose records are out of
+ * time order by up to 40 steps: per step a short kernel written first,
+ * timed a random while (up to 200 us, or up to 40 ms) after one longer than
+ * any before it, written next.  So the longest GPU operation read before
+ * each cut (the steps' prefix: analysis/steps_slice.h) is one written
+ * after a record timed past the cut, which the pre-pass in slices must
+ * place by its key (reports/stats_prepass_prefix.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +69,15 @@ int main(int argc, char **argv)
 	gen_prog = "gen_cuts";
 	uint64_t seed = 1;
 	long nsteps = 100;
-	int i;
+	int i, late_ops = 0;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--seed") && i + 1 < argc - 1) seed = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--late-ops")) late_ops = 1;
 		else break;
 	}
 	if (i != argc - 1 || nsteps < 2) {
-		fprintf(stderr, "usage: gen_cuts [--seed S] [--steps N>=2] OUT\n");
+		fprintf(stderr, "usage: gen_cuts [--seed S] [--steps N>=2] [--late-ops] OUT\n");
 		return 1;
 	}
 	uint64_t rng = seed;
@@ -80,9 +89,10 @@ int main(int argc, char **argv)
 		[S_K2] = "relu_kernel", [S_FWD] = "forward", [S_BWD] = "backward", [S_IO] = "io",
 	};
 	for (uint32_t s = 1; s < S_NAMES; s++) str_id(s, strs[s]);
-	const uint32_t kinds[4] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY };
-	const uint32_t tids[4] = { 0, TMAIN, TWORK, 0 }, names[4] = { 0, S_MAIN, S_WORK, 0 };
-	sources(P, 3, kinds, tids, names);
+	const uint32_t kinds[5] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY,
+				    GP_SOURCE_ACTIVITY };
+	const uint32_t tids[5] = { 0, TMAIN, TWORK, 0, 0 }, names[5] = { 0, S_MAIN, S_WORK, 0, 0 };
+	sources(P, late_ops ? 4 : 3, kinds, tids, names);
 	process(P, S_CMD, S_HOST, -1, T0);
 
 	gp_record r;
@@ -146,6 +156,13 @@ int main(int argc, char **argv)
 		if (ie < io_e) ie = io_e + 1; /* written in end order */
 		range_rec(2, TWORK, TWORK, GP_NVTX_STARTEND, S_IO, 0, is, ie, sid++, 0);
 		io_e = ie;
+		if (late_ops) {
+			uint64_t ls = s0 + 100000, w = sm_next(&rng) % 2 ? sm_next(&rng) % 200000 : sm_next(&rng) % (40 * STEP_NS);
+			rec_kernel(&r, S_K1, 8, 0, ls + w, ls + w + 1000, 64);
+			put(4, &r);
+			rec_kernel(&r, S_K2, 8, 0, ls, ls + 40000 + (uint64_t)k * 7, 64);
+			put(4, &r);
+		}
 	}
 	/* at the end: what was never ended (the last epoch, a start/end range
 	 * begun on main, the start/end ranges still waiting) */

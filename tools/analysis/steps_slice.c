@@ -1,6 +1,7 @@
 /* steps_slice.c — see steps_slice.h. */
 #include "analysis/steps_slice.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,14 +53,10 @@ static void prefix_note(struct steps_prefix *pf)
 		if (pf->run.used[i]) *u64map_get(&pf->at[pf->next], pf->run.slot[i].key, MAP_INSERT) = pf->run.slot[i].val;
 }
 
-void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *rec)
+int steps_prefix_op(const gp_record *rec, uint64_t *dur)
 {
-	uint64_t s, e, t;
+	uint64_t s, e;
 	switch (rec->type) {
-	case GP_REC_API:
-		t = rec->u.api.start_ns;
-		for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++) prefix_note(pf);
-		return;
 	case GP_REC_KERNEL:
 		s = rec->u.kernel.start_ns, e = rec->u.kernel.end_ns;
 		break;
@@ -70,10 +67,20 @@ void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *re
 		s = rec->u.memset.start_ns, e = rec->u.memset.end_ns;
 		break;
 	default:
-		return;
+		return 0;
 	}
-	t = s; /* a GPU record's time is its start */
+	*dur = e > s ? e - s : 0;
+	return 1;
+}
+
+void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *rec)
+{
+	uint64_t d;
+	int op = steps_prefix_op(rec, &d);
+	if (!op && rec->type != GP_REC_API) return;
+	uint64_t t = gp_record_time(rec); /* an API or GPU record's start */
 	for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++) prefix_note(pf);
+	if (!op) return;
 	if (!pf->have || rec->source_id != pf->src) {
 		uint32_t pid = tool_pid(r, rec);
 		pf->src = rec->source_id;
@@ -81,8 +88,35 @@ void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *re
 		pf->pid = pid;
 		pf->have = 1;
 	}
-	uint64_t d = e > s ? e - s : 0;
 	if (d > *pf->slot) *pf->slot = d;
+}
+
+int steps_prefix_cuts(const struct steps_prefix *pf, const uint64_t **from)
+{
+	*from = pf->from;
+	return pf->k;
+}
+
+void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns)
+{
+	uint64_t *v = u64map_get(&pf->at[c], pid, MAP_INSERT);
+	if (ns > *v) *v = ns;
+}
+
+void steps_prefix_print(const struct steps_prefix *pf, FILE *f)
+{
+	for (int c = 1; pf && c < pf->k; c++) {
+		const u64map *m = &pf->at[c];
+		uint64_t *pids = xmalloc((m->n ? m->n : 1) * sizeof(*pids));
+		size_t n = 0;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->used[i]) pids[n++] = m->slot[i].key;
+		qsort(pids, n, sizeof(*pids), cmp_u64);
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "prepass prefix cut %d pid %" PRIu64 " longest %" PRIu64 "\n", c, pids[i],
+				*u64map_get((u64map *)m, pids[i], MAP_FIND));
+		free(pids);
+	}
 }
 
 struct steps_slice {

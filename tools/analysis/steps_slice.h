@@ -58,6 +58,7 @@
 #define GPUPROF_ANALYSIS_STEPS_SLICE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gp_trace.h"
 #include "analysis/attribution.h"
@@ -66,12 +67,24 @@
 #include "analysis/windows.h"
 
 /* Per cut and process, the longest GPU operation read before the cut's
- * first API or GPU record: fed every record in the order of one pass
- * (the pre-pass) before the slices start. */
+ * first API or GPU record (the first in the order of one pass timed at
+ * or after the cut; a cut no such record reaches has none): fed every
+ * record in the order of one pass (the pre-pass) before the slices start,
+ * or set from the pre-pass' slices (reports/stats_prepass_prefix.h). */
 struct steps_prefix;
 struct steps_prefix *steps_prefix_new(int k, const uint64_t *from); /* from: the cuts (copied) */
 void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *rec);
 void steps_prefix_free(struct steps_prefix *pf); /* NULL ok */
+/* The cuts: k, and *from the cuts' times (from[0] = 0). */
+int steps_prefix_cuts(const struct steps_prefix *pf, const uint64_t **from);
+/* Whether rec is a GPU operation the prefix counts (a kernel, copy or
+ * set), and then *dur its length (0 when it ends before it starts). */
+int steps_prefix_op(const gp_record *rec, uint64_t *dur);
+/* Cut c (1 <= c < k) has read an operation of pid ns long (the longest
+ * kept; the process is noted even at 0). */
+void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns);
+/* Tests: "prepass prefix cut C pid P longest NS", per cut by pid. */
+void steps_prefix_print(const struct steps_prefix *pf, FILE *f);
 
 /* The cuts, shared read-only by the slices. */
 struct steps_cuts {

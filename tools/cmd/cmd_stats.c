@@ -172,10 +172,9 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 	int rc;
 	uint64_t n = 0;
 	const char *err = NULL;
-	/* not while the steps' engines run in the shards: they start from the
-	 * longest operations one pass has read by each cut (steps_prefix),
-	 * which only a pass in one thread's read order gives so far */
-	if (k > 1 && !ctx->steps_prefix && (rc = stats_prepass_shards(ctx, path, k, cpu, &err)) <= 0) {
+	/* GPUPROF_PREPASS_ONE_THREAD=1 (tests): on this thread whatever k, for
+	 * the steps' prefix of one pass's read to compare with the slices' */
+	if (k > 1 && !getenv("GPUPROF_PREPASS_ONE_THREAD") && (rc = stats_prepass_shards(ctx, path, k, cpu, &err)) <= 0) {
 		if (rc == 0) return EXIT_OK;
 		tool_err("%s", err);
 		return EXIT_BADINPUT;

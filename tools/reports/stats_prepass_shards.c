@@ -7,21 +7,8 @@
 #include <string.h>
 
 #include "common/tool.h"
+#include "reports/stats_prepass_prefix.h"
 #include "reports/stats_shards.h"
-
-/* Where a record comes in a whole time-ordered read (the header's rule). */
-struct pp_key {
-	uint64_t pmax;       /* the largest time of its source up to it */
-	uint32_t src, chunk, at;
-};
-
-static int key_cmp(const struct pp_key *a, const struct pp_key *b)
-{
-	if (a->pmax != b->pmax) return a->pmax < b->pmax ? -1 : 1;
-	if (a->src != b->src) return a->src < b->src ? -1 : 1;
-	if (a->chunk != b->chunk) return a->chunk < b->chunk ? -1 : 1;
-	return a->at < b->at ? -1 : a->at > b->at;
-}
 
 /* An NVTX range as attribution_add_range takes it (name: the slice's). */
 struct pp_range {
@@ -54,6 +41,7 @@ struct pp_src {
 	uint32_t at;
 	uint32_t pid;
 	size_t proc;
+	size_t pfx;              /* its process's in the slice's prefix (pp_prefix_proc; 0: not yet) */
 };
 
 struct pp_slice {
@@ -71,6 +59,8 @@ struct pp_slice {
 	strmap name_idx; char **names; size_t nnames, cnames;
 	struct pp_src *sv; size_t ns, cs;
 	u64map sidx;             /* source id -> sv index + 1 */
+	int want_prefix;         /* the steps' prefix (ctx->steps_prefix) */
+	struct pp_prefix pfx;
 	double cpu_s;
 };
 
@@ -85,6 +75,7 @@ static void slice_free(struct pp_slice *s)
 	strmap_free(&s->name_idx);
 	free(s->sv);
 	u64map_free(&s->sidx);
+	pp_prefix_free(&s->pfx);
 }
 
 static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *rec)
@@ -93,7 +84,7 @@ static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *
 	if (!*slot) {
 		gp_record probe = *rec;
 		probe.type = GP_REC_KERNEL; /* a record that has its source's pid */
-		struct pp_src x = { 0, -1, 0, tool_pid(r, &probe), 0 };
+		struct pp_src x = { 0, -1, 0, tool_pid(r, &probe), 0, 0 };
 		VEC_PUSH(s->sv, s->ns, s->cs, x);
 		*slot = s->ns;
 	}
@@ -154,14 +145,22 @@ static void slice_read(struct pp_slice *s)
 			src->at++;
 		}
 		if (t > src->pmax) src->pmax = t;
-		int kept = (type == GP_REC_NVTX_RANGE && s->want_ranges) || type == GP_REC_WINDOW ||
-			   ((type == GP_REC_KERNEL || type == GP_REC_MEMCPY || type == GP_REC_MEMSET) && s->want_gpu);
-		if (!kept) continue;
+		int gpu = type == GP_REC_KERNEL || type == GP_REC_MEMCPY || type == GP_REC_MEMSET;
+		int kept = (type == GP_REC_NVTX_RANGE && s->want_ranges) || type == GP_REC_WINDOW || (gpu && s->want_gpu);
+		int call = s->want_prefix && (gpu || type == GP_REC_API);
+		if (!kept && !call) continue;
 		/* a record without a time: its chunk may be no slice's */
-		if (!t && s->ix > 0) ok = 0;
+		if (kept && !t && s->ix > 0) ok = 0;
 		if (t < s->from || t >= s->to) continue;
 		struct pp_key k = { src->pmax, src_id, (uint32_t)ch, src->at };
-		if (any && key_cmp(&k, &last) <= 0) ok = 0;
+		if (call) {
+			uint64_t dur = 0;
+			if (gpu && !src->pfx) src->pfx = pp_prefix_proc(&s->pfx, src->pid);
+			if (gpu) steps_prefix_op(rec, &dur);
+			pp_prefix_add(&s->pfx, &k, gpu ? src->pfx : 0, dur);
+		}
+		if (!kept) continue;
+		if (any && pp_key_cmp(&k, &last) <= 0) ok = 0;
 		any = 1;
 		last = k;
 		uint32_t pid = src->pid;
@@ -244,12 +243,12 @@ static struct pp_proc *merge_procs(struct pp_slice *sl, int k, size_t *n)
 			}
 			struct pp_proc *q = &v[*slot - 1];
 			q->n += p->n;
-			if (key_cmp(&p->first, &q->first) < 0) q->first = p->first;
+			if (pp_key_cmp(&p->first, &q->first) < 0) q->first = p->first;
 		}
 	u64map_free(&idx);
 	/* few processes: insertion by key */
 	for (size_t i = 1; i < nv; i++)
-		for (size_t j = i; j > 0 && key_cmp(&v[j].first, &v[j - 1].first) < 0; j--) {
+		for (size_t j = i; j > 0 && pp_key_cmp(&v[j].first, &v[j - 1].first) < 0; j--) {
 			struct pp_proc t = v[j];
 			v[j] = v[j - 1];
 			v[j - 1] = t;
@@ -267,7 +266,7 @@ struct pp_heap {
 
 static int heap_less(const struct pp_heap *q, int a, int b)
 {
-	return key_cmp(q->key[a], q->key[b]) < 0;
+	return pp_key_cmp(q->key[a], q->key[b]) < 0;
 }
 
 static void heap_down(struct pp_heap *q, int i)
@@ -354,7 +353,17 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 			 const char **err)
 {
 	uint64_t first, last;
+	const uint64_t *cut = NULL;
+	/* the steps' prefix: in the steps' slices */
+	if (ctx->steps_prefix) k = steps_prefix_cuts(ctx->steps_prefix, &cut);
 	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return 1;
+	for (int i = 0; cut && i < k; i++) {
+		uint64_t from, to;
+		stats_shards_slice(first, last, k, i, &from, &to);
+		/* a record timed 0 may be in no slice's chunks (not cut where
+		 * it could reach a cut) */
+		if (from != cut[i] || (i == 1 && !from)) return 1;
+	}
 	struct pp_slice *sl = xcalloc((size_t)k, sizeof(*sl));
 	for (int i = 0; i < k; i++) {
 		struct pp_slice *s = &sl[i];
@@ -367,6 +376,8 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		u64map_init(&s->sidx);
 		strmap_init(&s->name_idx);
 		stats_shards_slice(first, last, k, i, &s->from, &s->to);
+		s->want_prefix = cut != NULL;
+		pp_prefix_init(&s->pfx, i, k, s->to);
 	}
 	for (int i = 0; i < k; i++) {
 		sl[i].started = pthread_create(&sl[i].th, NULL, slice_main, &sl[i]) == 0;
@@ -391,6 +402,12 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		/* the processes in the order their first GPU operation comes */
 		for (size_t i = 0; ctx->detect && i < sm.np; i++) step_detect_proc(ctx->detect, pv[i].pid);
 		replay(ctx, sl, k);
+		if (cut) {
+			const struct pp_prefix **pv = xmalloc((size_t)k * sizeof(*pv));
+			for (int i = 0; i < k; i++) pv[i] = &sl[i].pfx;
+			pp_prefix_merge(pv, k, ctx->steps_prefix);
+			free(pv);
+		}
 		if (ctx->needs & STATS_NEED_PREJOIN) {
 			/* no graph node in the trace (else not cut): no sites */
 			ctx->graphs = graph_sites_new();
@@ -432,4 +449,5 @@ void stats_prepass_dump(const struct stats_ctx *ctx, FILE *f)
 			fprintf(f, "prepass step %" PRIu64 "..%" PRIu64 " range %u number %" PRId64 "\n", p->steps[j].s,
 				p->steps[j].e, p->steps[j].range_id, p->steps[j].number);
 	}
+	steps_prefix_print(ctx->steps_prefix, f);
 }

@@ -33,7 +33,10 @@
  * after that, on the caller's reader from the start, only for the
  * processes whose steps are not NVTX ranges (step_detect_sample_wanted),
  * and only until each has its 2^20 operations or all of them (the slices
- * counted them): nothing on a trace whose steps are ranges.
+ * counted them): nothing on a trace whose steps are ranges.  Where the
+ * steps analysis runs in slices (ctx->steps_prefix), the slices are its
+ * cuts, and each also keeps what the steps' prefix needs of its API and
+ * GPU records (stats_prepass_prefix.h), merged into ctx->steps_prefix.
  *
  * Not cut (the caller runs the one-thread pre-pass, ctx untouched): a
  * slice met damage (a corrupt chunk, a truncation, an error); a slice's
@@ -41,7 +44,8 @@
  * window or GPU operation without a time (its chunk may belong to no
  * slice's window); a trace with CUDA graph nodes when the capture sites
  * are wanted (STATS_NEED_PREJOIN: the sites follow each thread's calls,
- * which are not kept here). */
+ * which are not kept here); a steps' cut at time 0 (a record without a
+ * time could reach it). */
 #ifndef GPUPROF_TOOL_STATS_PREPASS_SHARDS_H
 #define GPUPROF_TOOL_STATS_PREPASS_SHARDS_H
 
@@ -58,7 +62,8 @@ struct stats_prepass_cpu {
 };
 
 /* The pre-pass of ctx (stats_ctx_init done, stats_ctx_prepass true) in k
- * slices over the trace at path (stats_shards_count(ctx->r, path, k) > 1).
+ * slices over the trace at path (stats_shards_count(ctx->r, path, k) > 1;
+ * with ctx->steps_prefix, in the steps' slices whatever k).
  * 0: ctx holds what stats_ctx_pre_add over every record and
  * stats_ctx_pre_finish would have made, its reader rewound; 1: not cut
  * (above; ctx untouched: run the one-thread pre-pass); -1: as

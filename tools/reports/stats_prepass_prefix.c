@@ -1,0 +1,99 @@
+/* stats_prepass_prefix.c — see stats_prepass_prefix.h. */
+#include "reports/stats_prepass_prefix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A process's operations in a slice: the longest of those that count for
+ * every cut after it (fold), and the longest kept so far (max: those and
+ * the late ones kept). */
+struct pp_pfx_proc {
+	uint32_t pid;
+	int folded, any;
+	uint64_t fold, max;
+};
+
+/* An operation whose cuts are known at the merge. */
+struct pp_pfx_late {
+	struct pp_key k;
+	uint32_t pid;
+	uint64_t dur;
+};
+
+void pp_prefix_init(struct pp_prefix *p, int ix, int k, uint64_t to)
+{
+	memset(p, 0, sizeof(*p));
+	p->ix = ix;
+	p->k = k;
+	p->to = to;
+	u64map_init(&p->pidx);
+}
+
+void pp_prefix_free(struct pp_prefix *p)
+{
+	free(p->pv);
+	free(p->late);
+	u64map_free(&p->pidx);
+}
+
+size_t pp_prefix_proc(struct pp_prefix *p, uint32_t pid)
+{
+	uint64_t *slot = u64map_get(&p->pidx, pid, MAP_INSERT);
+	if (!*slot) {
+		struct pp_pfx_proc x = { pid, 0, 0, 0, 0 };
+		VEC_PUSH(p->pv, p->np, p->cp, x);
+		*slot = p->np;
+	}
+	return (size_t)*slot;
+}
+
+void pp_prefix_add(struct pp_prefix *p, const struct pp_key *k, size_t proc, uint64_t dur)
+{
+	if (!p->have || pp_key_cmp(k, &p->first) < 0) p->first = *k;
+	p->have = 1;
+	/* an API record; or the last slice's operation: no cut after it */
+	if (!proc || p->ix + 1 >= p->k) return;
+	struct pp_pfx_proc *q = &p->pv[proc - 1];
+	if (k->pmax < p->to) {
+		if (!q->folded || dur > q->fold) q->fold = dur;
+		q->folded = 1;
+	} else {
+		/* the slice's keys rise: what it kept of the process came before */
+		if (q->any && dur <= q->max) return;
+		struct pp_pfx_late x = { *k, q->pid, dur };
+		VEC_PUSH(p->late, p->nlate, p->clate, x);
+	}
+	if (!q->any || dur > q->max) q->max = dur;
+	q->any = 1;
+}
+
+/* pid's operation dur counts for the cuts from c on that are reached. */
+static void raise_from(struct steps_prefix *pf, const int *reached, int k, int c, uint32_t pid, uint64_t dur)
+{
+	for (; c < k && reached[c]; c++) steps_prefix_raise(pf, c, pid, dur);
+}
+
+void pp_prefix_merge(const struct pp_prefix *const *sl, int k, struct steps_prefix *pf)
+{
+	/* K_c (the header), per cut; reached: it has one */
+	struct pp_key *K = xcalloc((size_t)k, sizeof(*K));
+	int *reached = xcalloc((size_t)k, sizeof(*reached));
+	for (int c = k - 1; c >= 1; c--) {
+		if (sl[c]->have) K[c] = sl[c]->first, reached[c] = 1;
+		if (c + 1 < k && reached[c + 1] && (!reached[c] || pp_key_cmp(&K[c + 1], &K[c]) < 0))
+			K[c] = K[c + 1], reached[c] = 1;
+	}
+	for (int j = 0; j + 1 < k; j++) {
+		const struct pp_prefix *p = sl[j];
+		for (size_t i = 0; i < p->np; i++)
+			if (p->pv[i].folded) raise_from(pf, reached, k, j + 1, p->pv[i].pid, p->pv[i].fold);
+		for (size_t i = 0; i < p->nlate; i++) {
+			const struct pp_pfx_late *x = &p->late[i];
+			int c = j + 1;
+			while (c < k && reached[c] && pp_key_cmp(&x->k, &K[c]) >= 0) c++;
+			raise_from(pf, reached, k, c, x->pid, x->dur);
+		}
+	}
+	free(K);
+	free(reached);
+}
