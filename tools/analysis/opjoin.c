@@ -50,6 +50,7 @@ struct opjoin {
 	size_t cfirst;           /* no pending launch call before this position */
 	u64map pend_idx;         /* key -> absolute index of the newest pending op */
 	struct pending_op *pend; size_t phead, pn, pcap; uint64_t pbase;
+	size_t pfirst;           /* no pending op the frontier waits for before this position */
 	u64map name_class;       /* kernel name id -> class + 1 */
 	struct opjoin_counts counts;
 	uint64_t now;
@@ -336,6 +337,7 @@ static void compact(struct opjoin *j)
 	if (j->phead > 4096 && j->phead * 2 > j->pn) {
 		memmove(j->pend, j->pend + j->phead, (j->pn - j->phead) * sizeof(*j->pend));
 		j->pn -= j->phead;
+		j->pfirst = j->pfirst > j->phead ? j->pfirst - j->phead : 0;
 		j->pbase += j->phead;
 		j->phead = 0;
 	}
@@ -371,13 +373,14 @@ uint64_t opjoin_frontier(struct opjoin *j)
 		j->cfirst++;
 	}
 	/* an operation still waiting for its call was launched before it
-	 * started (but one that may never pair: opjoin_opts.orphan_before) */
-	for (size_t i = j->phead; i < j->pn; i++) {
-		const struct pending_op *p = &j->pend[i];
-		if (p->done || p->op.s < j->orphan_before) continue;
-		if (p->op.s < f) f = p->op.s;
-		break;
-	}
+	 * started (but one that may never pair: opjoin_opts.orphan_before).
+	 * Those passed over stay so (done is for good, orphan_before is the
+	 * join's): a cursor, not a scan a record (a slice's orphans, its
+	 * operations whose calls are in slices before, may be thousands) */
+	if (j->pfirst < j->phead) j->pfirst = j->phead;
+	while (j->pfirst < j->pn && (j->pend[j->pfirst].done || j->pend[j->pfirst].op.s < j->orphan_before))
+		j->pfirst++;
+	if (j->pfirst < j->pn && j->pend[j->pfirst].op.s < f) f = j->pend[j->pfirst].op.s;
 	return f;
 }
 
