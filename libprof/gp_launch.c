@@ -241,10 +241,18 @@ static const struct launch_id *find(uint32_t domain, uint32_t cbid)
 	return lo < n && v[lo].cbid == cbid ? &v[lo] : NULL;
 }
 
+/* The kinds by id, made from the same lists at compile time (an id not
+ * listed: 0, GP_LAUNCH_NONE): the tools ask for every API record, each
+ * join of a `stats` slice once more, so a lookup, not a search. */
+#define KIND_AT(cbid, kind, name) [cbid] = GP_LAUNCH_##kind,
+static const uint8_t runtime_kinds[] = { GP_RUNTIME_LAUNCHES(KIND_AT) };
+static const uint8_t driver_kinds[] = { GP_DRIVER_LAUNCHES(KIND_AT) };
+
 enum gp_launch_kind gp_launch_kind(uint32_t domain, uint32_t cbid)
 {
-	const struct launch_id *l = find(domain, cbid);
-	return l ? (enum gp_launch_kind)l->kind : GP_LAUNCH_NONE;
+	if (domain == GP_API_RUNTIME) return cbid < COUNT(runtime_kinds) ? runtime_kinds[cbid] : GP_LAUNCH_NONE;
+	if (domain == GP_API_DRIVER) return cbid < COUNT(driver_kinds) ? driver_kinds[cbid] : GP_LAUNCH_NONE;
+	return GP_LAUNCH_NONE;
 }
 
 const char *gp_launch_name(uint32_t domain, uint32_t cbid)
