@@ -73,6 +73,7 @@ struct attribution {
  * start.  A pointer, so that a query through a const attribution may
  * update it; queries are for one thread at a time. */
 struct attr_memo {
+	int refs;                 /* the views that share it (attribution_view_sharing) */
 	int has;
 	uint32_t pid, tid;
 	uint64_t t;
@@ -108,6 +109,7 @@ struct attribution *attribution_new(enum attr_rule rule)
 	u64map_init(&a->lane_idx);
 	u64map_init(&a->pid_lanes);
 	a->memo = xcalloc(1, sizeof(*a->memo));
+	a->memo->refs = 1;
 	return a;
 }
 
@@ -117,11 +119,23 @@ struct attribution *attribution_view(const struct attribution *a)
 	*v = *a; /* the index's pointers: read only from here on */
 	v->of = a;
 	v->memo = xcalloc(1, sizeof(*v->memo));
+	v->memo->refs = 1;
 	return v;
+}
+
+struct attribution *attribution_view_sharing(const struct attribution *v)
+{
+	struct attribution *w = xmalloc(sizeof(*w));
+	*w = *v;
+	w->of = v->of ? v->of : v;
+	/* the sharers may be freed on different threads (after their reads) */
+	__atomic_add_fetch(&w->memo->refs, 1, __ATOMIC_RELAXED);
+	return w;
 }
 
 static void memo_free(struct attr_memo *m)
 {
+	if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0) return; /* another view's still */
 	free(m->ids);
 	free(m->hint);
 	free(m);

@@ -68,6 +68,13 @@ void attribution_index(struct attribution *a);
  * time shards of `stats --threads`).  attribution_free frees the view
  * alone. */
 struct attribution *attribution_view(const struct attribution *a);
+/* After attribution_index: another view of v's index that shares v's
+ * query state (v a view or the index itself), for two users on one thread
+ * that ask of the same call one after the other (a slice's steps' engine
+ * and its reports, reports/stats_shards.c): the second answer comes from
+ * the first's memo.  The answers are a view's own either way (the state
+ * only remembers); each is freed on its own, the state with the last. */
+struct attribution *attribution_view_sharing(const struct attribution *v);
 
 size_t attribution_nranges(const struct attribution *a);
 /* Range id (a copy: the ranges are stored in a compact form). */

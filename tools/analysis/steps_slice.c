@@ -177,6 +177,11 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 	return s;
 }
 
+const struct attribution *steps_slice_attribution(const struct steps_slice *s)
+{
+	return s->a;
+}
+
 void steps_slice_reader(struct steps_slice *s, gp_reader *r)
 {
 	s->r = r;

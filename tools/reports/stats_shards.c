@@ -140,6 +140,14 @@ static void shard_read(struct shard *s)
 	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), a->sel,
 		       a->abs_time);
 	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
+	/* Both joins here deliver an operation at the same record, the steps'
+	 * engine first, and each asks the ranges of its call (attribution_op):
+	 * one query state for the two, so that the reports' question is
+	 * answered from the engine's, as one pass's context answers both. */
+	if (s->steps && s->ctx.attr && steps_slice_attribution(s->steps)) {
+		attribution_free(s->ctx.attr);
+		s->ctx.attr = attribution_view_sharing(steps_slice_attribution(s->steps));
+	}
 	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.names = a->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
