@@ -403,10 +403,10 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		for (size_t i = 0; ctx->detect && i < sm.np; i++) step_detect_proc(ctx->detect, pv[i].pid);
 		replay(ctx, sl, k);
 		if (cut) {
-			const struct pp_prefix **pv = xmalloc((size_t)k * sizeof(*pv));
-			for (int i = 0; i < k; i++) pv[i] = &sl[i].pfx;
-			pp_prefix_merge(pv, k, ctx->steps_prefix);
-			free(pv);
+			const struct pp_prefix **parts = xmalloc((size_t)k * sizeof(*parts));
+			for (int i = 0; i < k; i++) parts[i] = &sl[i].pfx;
+			pp_prefix_merge(parts, k, ctx->steps_prefix);
+			free(parts);
 		}
 		if (ctx->needs & STATS_NEED_PREJOIN) {
 			/* no graph node in the trace (else not cut): no sites */
