@@ -36,7 +36,7 @@ for j in $JOBS; do
       >"$RES/trig-$j.log" 2>&1; echo "exit $?" >>"$RES/trig-$j.log" ) &
 done
 # trigger each job once its registration says step >= 100
-declare -A done_pid
+declare -A done_pid=(); ntrig=0
 for i in $(seq 1 1200); do
   for f in "$RES"/ctl/*.proc; do
     [ -e "$f" ] || continue
@@ -46,12 +46,12 @@ for i in $(seq 1 1200); do
     cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)
     st=$(sed -n 's/^step=//p' "$f" 2>/dev/null)
     if [ -n "$st" ] && [ "$st" -ge 100 ] 2>/dev/null; then
-      done_pid[$p]=1
+      done_pid[$p]=1; ntrig=$((ntrig + 1))
       echo "--- trigger pid $p at step $st: $cmd"
       "$G" trigger --steps 10 --wait "$p" & 
     fi
   done
-  [ "${#done_pid[@]}" -ge $(echo $JOBS | wc -w) ] && break
+  [ "$ntrig" -ge $(echo $JOBS | wc -w) ] && break
   sleep 0.1
 done
 wait
