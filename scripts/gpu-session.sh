@@ -709,15 +709,16 @@ PY
   hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
                # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
     log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;
-  advise)      # issue 22: each job of examples/pathologies and its fix, bare and under gpuprof run (the bad one also
-                # with --stacks); advise must name the cause first (with stacks: its file:line), its estimated saving
-                # within 30 % of the measured one, nothing above info for the healthy job (tests/gpu/advise_check.py;
-                # the table goes into docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset (two calls fit 10 minutes each);
+  advise)      # issues 22, 38: each job of examples/pathologies and its fix, bare (ADVISE_REPS pairs, interleaved,
+                # default 3) and under gpuprof run (the bad one also with --stacks); advise must name the cause first
+                # (with stacks: its file:line), its estimated saving within 30 % of the measured bare one (median of
+                # the pairs), nothing above low for the healthy job (tests/gpu/advise_check.py; the table goes into
+                # docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset: 11 jobs take three calls of under 8 minutes;
                 # ADVISE_STEPS=N the same steps for every job (default: each job's own, advise_check.py JOB_STEPS).
     log advise
     timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
-      --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-480}" \
-      ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
+      --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
+      --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;

@@ -317,13 +317,25 @@ static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	if (c == AC_PAGEABLE) {
 		int dir = 0;
 		double bw = p->pinned_gbps[dir];
+		char src[256];
+		if (bw > 0 && !p->pinned_from_link[dir])
+			snprintf(src, sizeof(src), "measured on this trace's pinned host-to-device copies of >= 1 MiB");
+		else if (bw > 0)
+			snprintf(src, sizeof(src), "%.1f GB/s assumed (no pinned copy of >= 1 MiB in the trace): what pinned "
+				 "copies reach on the %s of the %s (docs/ADVISE.md)", bw, p->link, p->device_name);
+		else if (p->link)
+			snprintf(src, sizeof(src), "not known (no pinned copy of >= 1 MiB in the trace, no figure for the %s "
+				 "of the %s in docs/ADVISE.md): the copy time is assumed unchanged, an underestimate",
+				 p->link, p->device_name);
+		else
+			snprintf(src, sizeof(src), "not known (no pinned copy of >= 1 MiB in the trace, %s not in "
+				 "docs/ADVISE.md's table): the copy time is assumed unchanged, an underestimate",
+				 *p->device_name ? p->device_name : "no device record");
 		sb_printf(&b, "Per copy: min(its call time, the GPU idle its window caused + its copy time - bytes / "
 			      "pinned bandwidth); pinned bandwidth %s. Estimate %s per step, of %s blocked.",
-			  bw > 0 ? "measured on this trace's pinned host-to-device copies of >= 1 MiB" :
-				   "not measured (no pinned copy of >= 1 MiB in the trace): the copy time is assumed "
-				   "unchanged",
-			  ms(x->saving_ns), ms(x->cost_ns));
+			  src, ms(x->saving_ns), ms(x->cost_ns));
 		if (bw > 0) evidence(x, "pinned_htod_gb_per_s", bw);
+		if (bw > 0 && p->pinned_from_link[dir]) evidence(x, "pinned_htod_from_device_table", 1);
 	} else if (c == AC_ALLOC) {
 		sb_printf(&b, "Per call: min(the time it blocked the host, the GPU idle from its start until the host next "
 			      "waited for the GPU after issuing work again), each idle time given to one call only: the "

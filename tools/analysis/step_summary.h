@@ -15,6 +15,9 @@
  *    1/1.5 of the steady median, or it launched a different number of kernels
  *    (by more than max(2, 2 %)), or it made allocation calls when the steady
  *    median is none.  At most half of the steps are warm-up;
+ *  - the host runs ahead when the GPU work launched per counted step
+ *    (kernels, copies, sets: their GPU time, by the attribution rule) is on
+ *    average more than STEP_RUN_AHEAD times the mean step time;
  *  - outlier: a counted step whose time is further from the median than
  *    max(3 x 1.4826 x MAD, 20 % of the median) (MAD: median absolute
  *    deviation; 1.4826 x MAD estimates the standard deviation). */
@@ -44,7 +47,14 @@ struct step_summary {
 	uint32_t queue_max;
 	double cpu_med, gpu_med, delay_med; /* medians of the per-step medians */
 	char **why;                         /* per row: what differs (outliers), else NULL */
+	/* a host that runs ahead of the GPU: the GPU work launched per counted
+	 * step (kernel + copy and set time) against the mean step */
+	struct qstats gpu_work;             /* per step */
+	int runs_ahead;                     /* gpu_work.mean > STEP_RUN_AHEAD x wall / ncounted */
 };
+/* The host issued more GPU work per step than its step lasted: the steps
+ * are the host's, the pipeline's step is the GPU's (as ADV_RUN_AHEAD). */
+#define STEP_RUN_AHEAD 1.2
 
 /* Whether the summaries count a step: not partial, inside one GPU-activity
  * window, and not warm-up unless keep_warmup (after step_summarize). */

@@ -121,9 +121,12 @@ static char *command_line(int argc, char **argv)
 }
 
 
-/* Reads one trace and writes its part of the page.  The exit code. */
+/* Reads one trace and writes its part of the page.  The exit code; a
+ * damaged trace (corrupt frames) gives 2 and still its part from the intact
+ * frames, as every other command's output; *write_failed is set when the
+ * page could not be written. */
 static int one_trace(FILE *out, const char *path, size_t index, const struct report_opts *o, const char *command,
-		     int *head_done, const char *title)
+		     int *head_done, const char *title, int *write_failed)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
@@ -182,6 +185,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 write_error:
 	tool_err("cannot write the page: %s", strerror(errno));
 	code = EXIT_BADINPUT;
+	*write_failed = 1;
 out:
 	free(advise);
 	if (have_reps) steps_reports_free(&reps);
@@ -273,25 +277,33 @@ int cmd_report(int argc, char **argv)
 	if (!report_html_have_charts())
 		tool_warn("built without uPlot (make deps, then make): the page has tables but no charts");
 	char *command = command_line(argc, argv);
-	int code = EXIT_OK, head_done = 0;
-	for (int i = optind; i < argc && code != EXIT_BADINPUT; i++) {
-		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title);
+	/* A trace that cannot be read or has corrupt frames makes the exit
+	 * status 2 (docs/CLI.md), but the page is written from what was read,
+	 * as every command's output is; only a page with no trace in it, or
+	 * one that could not be written, is not left under the name asked for. */
+	int code = EXIT_OK, head_done = 0, write_failed = 0;
+	for (int i = optind; i < argc && !write_failed; i++) {
+		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title, &write_failed);
 		if (rc != EXIT_OK) code = rc;
 	}
-	if (code == EXIT_OK && report_html_tail(out)) {
+	int page_ok = head_done && !write_failed;
+	if (page_ok && report_html_tail(out)) {
 		tool_err("cannot write the page: %s", strerror(errno));
 		code = EXIT_BADINPUT;
+		page_ok = 0;
 	}
 	if (!to_stdout) {
-		if (fclose(out) && code == EXIT_OK) {
+		if (fclose(out) && page_ok) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
+			page_ok = 0;
 		}
-		if (code == EXIT_OK && rename(tmp, output)) {
+		if (page_ok && rename(tmp, output)) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
+			page_ok = 0;
 		}
-		if (code != EXIT_OK) unlink(tmp);
+		if (!page_ok) unlink(tmp);
 		free(tmp);
 	} else if (fflush(stdout) && code == EXIT_OK) {
 		code = EXIT_BADINPUT;
