@@ -3,7 +3,7 @@
  * "py\tFILE\tLINE\tQUALNAME\tCLASS"); tests/tools/test_layers.py works out
  * the layer tree and the sites of every --site rule by hand from this list.
  *
- *   gen_layers [--no-class | --graphs | --emit-nvtx] OUT
+ *   gen_layers [--no-class | --graphs | --emit-nvtx | --trainer] OUT
  *
  * --no-class: every frame without the class field (a trace from a shim
  * that did not read classes: the tools fall back to the defining class).
@@ -34,6 +34,9 @@
  *   EmbeddingBackward0 seq 99 (no forward): 46 (50);
  *   aten::gelu seq 9 with no launch (checkpoint recomputation: not a
  *   forward op range, the thread is the autograd thread's).
+ * --trainer: stacks 1-4, 9 and 10 have a library frame TRAINER
+ * (SP/transformers/trainer.py:2000 Trainer.train) just outside TRAIN, as a
+ * Hugging Face Trainer's stacks have: the user's site is still TRAIN.
  * Process 5000; threads: 5000 "main", 5001 "pt_autograd_0", 5002 "worker".
  * SP = .../site-packages.  Frames (innermost first):
  *  LIN   SP/torch/nn/modules/linear.py:125 Linear.forward [Linear]
@@ -77,7 +80,7 @@
 #define GPT2 SP "/transformers/models/gpt2/modeling_gpt2.py"
 
 static uint32_t next_str = 1;
-static int no_class, graphs, emit_nvtx;
+static int no_class, graphs, emit_nvtx, trainer;
 static uint32_t str(const char *s)
 {
 	uint32_t id = next_str++;
@@ -155,8 +158,9 @@ int main(int argc, char **argv)
 	no_class = argc == 3 && !strcmp(argv[1], "--no-class");
 	graphs = argc == 3 && !strcmp(argv[1], "--graphs");
 	emit_nvtx = argc == 3 && !strcmp(argv[1], "--emit-nvtx");
-	if (argc != 2 + no_class + graphs + emit_nvtx) {
-		fprintf(stderr, "usage: gen_layers [--no-class | --graphs | --emit-nvtx] OUT\n");
+	trainer = argc == 3 && !strcmp(argv[1], "--trainer");
+	if (argc != 2 + no_class + graphs + emit_nvtx + trainer) {
+		fprintf(stderr, "usage: gen_layers [--no-class | --graphs | --emit-nvtx | --trainer] OUT\n");
 		return 1;
 	}
 	gp_header h;
@@ -179,17 +183,22 @@ int main(int argc, char **argv)
 	uint64_t TRAIN = SYM | str("py\t/home/u/train.py\t20\tstep");
 	uint64_t TRAIN22 = SYM | str("py\t/home/u/train.py\t22\tstep");
 	uint64_t CTX = SYM | str("ctx\t5000");
-	const uint64_t s1[] = { LIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s2[] = { ATTN2, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s3[] = { LIN, CALL, MLP, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s4[] = { OPT, TRAIN };
+	/* T: TRAIN, or TRAINER then TRAIN (--trainer: the last frame, 0 when not) */
+	uint64_t TR = trainer ? SYM | str("py\t" SP "/transformers/trainer.py\t2000\tTrainer.train") : TRAIN;
+	uint64_t T2 = trainer ? TRAIN : 0;
+	uint32_t x = trainer ? 1 : 0;
+	const uint64_t s1[] = { LIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s2[] = { ATTN2, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s3[] = { LIN, CALL, MLP, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s4[] = { OPT, TR, T2 };
 	const uint64_t s5[] = { 0x1234, CTX, TRAIN22 };
 	const uint64_t s7[] = { 0x1234 };
 	const uint64_t s8[] = { NET, TRAIN };
-	const uint64_t s9[] = { MYLIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s10[] = { MODEL, TRAIN };
-	gen_stack(1, s1, 8); gen_stack(2, s2, 6); gen_stack(3, s3, 8); gen_stack(4, s4, 2); gen_stack(5, s5, 3);
-	gen_stack(6, s5, 3); gen_stack(7, s7, 1); gen_stack(8, s8, 2); gen_stack(9, s9, 8); gen_stack(10, s10, 2);
+	const uint64_t s9[] = { MYLIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s10[] = { MODEL, TR, T2 };
+	gen_stack(1, s1, 8 + x); gen_stack(2, s2, 6 + x); gen_stack(3, s3, 8 + x); gen_stack(4, s4, 2 + x);
+	gen_stack(5, s5, 3); gen_stack(6, s5, 3); gen_stack(7, s7, 1); gen_stack(8, s8, 2); gen_stack(9, s9, 8 + x);
+	gen_stack(10, s10, 2 + x);
 
 	uint32_t launch = str("cudaLaunchKernel"), graph = str("cudaGraphLaunch"), cpy = str("cudaMemcpyAsync");
 	uint32_t k = str("_Z6kernelv");

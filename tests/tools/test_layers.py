@@ -23,7 +23,12 @@ launch; the expected values below are worked out by hand from that list):
   every layers row's Self time at that row's path (the one attribution of
   both, graph and backward joins included);
 - `stats --report launch_sites`: a graph kernel of known capture counts at
-  the captured launch's site."""
+  the captured launch's site;
+- `stats --report launch_sites` when one site holds most of the time
+  (gen_layers, and gen_layers --trainer with a library frame under the
+  user's site): the note names the frame where its time splits, the shares
+  below it, and the --site GLOB of the library code it calls; not under
+  another --site rule, nor when no site holds half of the time."""
 import json
 import os
 import subprocess
@@ -272,5 +277,40 @@ for rule in ("user", "transformers/models/*"):
     want_sites = {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", "--site", rule, trace=TG)
                   if r["kernel_ns"]}
     eq(by_site, want_sites, f"graphs: folded --site {rule} per site = launch_sites per site")
+
+# ---- launch_sites: a site that holds most of the time says where it splits
+# train.py:20 holds stacks 1-4, 9, 10: 2500 + 400 + 2000 + 800 + 300 + 450 = 6450 ns of
+# 9710 (66.4 %); below it GPT2Model.forward 5650 (87.6 %), AdamW.step 800 (12.4 %)
+def sites_text(*extra, trace=T):
+    return gp("stats", "--report", "launch_sites", *extra, trace).stdout
+
+
+split_note = ("One site holds 66.4 % of all kernel time: train.py:20 step.\n"
+              "   Its time splits at train.py:20 step into (% of the site's):\n"
+              "      87.6 %  GPT2Model.forward (transformers/models/gpt2/modeling_gpt2.py:900)\n"
+              "      12.4 %  AdamW.step (torch/optim/adamw.py:100)\n"
+              "   Sites inside the library code it calls: --site 'transformers/*'\n")
+out = sites_text()
+expect(split_note in out, f"launch_sites: the dominant site's split:\n{out}")
+TT = os.path.join(d.name, "trainer.gpuprof")
+subprocess.run([GEN_LAYERS, "--trainer", TT], check=True)
+out = sites_text(trace=TT)
+# Trainer.train holds all of the site's time (100 % >= 90 %): the split is below it
+expect(split_note.replace("at train.py:20 step", "below it, at Trainer.train (transformers/trainer.py:2000)")
+       in out, f"launch_sites --trainer: the split below the library frame:\n{out}")
+for rule in ("transformers/*", "layer", "inner"):
+    expect("One site holds" not in sites_text("--site", rule, trace=TT), f"launch_sites --site {rule}: no split note")
+# the --site it names makes the model code sites: no site over half of the time any more
+tsites = stats_json("launch_sites", "--site", "transformers/*", trace=TT)
+expect(max(r["time_pct"] for r in tsites) < 50 and
+       any(r["site"].startswith("transformers/models/gpt2/modeling_gpt2.py:") for r in tsites),
+       f"launch_sites --site 'transformers/*': model code sites, none over half: {tsites}")
+# the note exactly when the first site holds half of the time or more (the emit_nvtx
+# trace's backward kernels make train.py:22 heavier)
+TE0 = os.path.join(d.name, "half.gpuprof")
+subprocess.run([GEN_LAYERS, "--emit-nvtx", TE0], check=True)
+half = stats_json("launch_sites", trace=TE0)
+expect(("One site holds" in sites_text(trace=TE0)) == (half[0]["time_pct"] >= 50),
+       f"launch_sites: the note exactly when the first site holds half: {half[0]}")
 
 finish()
