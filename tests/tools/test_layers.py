@@ -19,6 +19,10 @@ launch; the expected values below are worked out by hand from that list):
   seq, in a "(backward)" row below it; an ambiguous seq, a forward op with
   no layer or no known path, and a seq with no forward op stay in
   "(backward, unattributed)";
+- `gpuprof run --layers` ranges (gen_layers --layer-ranges): a backward
+  kernel inside a "gpuprof.backward PATH" push/pop range of its launching
+  thread goes to PATH > "(backward)" (the innermost range); another range,
+  an empty PATH, a range of another thread or none leave it unattributed;
 - `export --format folded --site layer` gives, on each of these traces,
   every layers row's Self time at that row's path (the one attribution of
   both, graph and backward joins included);
@@ -227,6 +231,38 @@ ntotal = sum(r["total_ns"] for r in stats_json("kernels", trace=TN))
 eq(ntotal, 9710 + 1930, "emit_nvtx: kernels total")
 eq(sum(r[3] for r in nrows), ntotal, "emit_nvtx: self times add up to all kernel time")
 
+# ---- gpuprof run --layers: backward kernels under the path their range names
+TR = os.path.join(d.name, "lranges.gpuprof")
+subprocess.run([GEN_LAYERS, "--layer-ranges", TR], check=True)
+rrows = layer_rows(TR)
+rwant = [
+    (0, "GPT2Model", 6700, 0, 8),
+    (1, "GPT2Block", 6400, 0, 7),
+    (2, "GPT2Attention", 3700, 400, 5),
+    (3, "Linear", 3000, 2500, 3),
+    (4, "(backward)", 500, 500, 1),      # 40: the outer range only
+    (3, "MyLinear", 300, 300, 1),
+    (2, "GPT2MLP", 2700, 0, 2),
+    (3, "Linear", 2000, 2000, 1),
+    (3, "(backward)", 700, 700, 1),      # 41: the inner range, GPT2MLP's
+    (1, "(backward)", 300, 300, 1),      # 42: GPT2Model's
+    # 3000 (no range) + 43 (another range) 200 + 44 (none) 100 + 45 (no path) 80
+    # + 46 (a range of main, not of its thread) 50
+    (0, "(backward, unattributed)", 3430, 3430, 5),
+    (0, "(not in a forward)", 890, 0, 2),
+    (1, "train.py:20 step", 800, 800, 1),
+    (1, "model.py:42 Net.forward", 90, 90, 1),
+    (0, "(CUDA graph replay)", 450, 0, 2),
+    (1, "GPT2Model", 450, 450, 2),
+    (0, "(no python stack)", 110, 110, 2),
+    (0, "(other thread, unattributed)", 60, 60, 1),
+]
+eq(rrows, rwant, "layers tree with --layers ranges")
+eq(sum(r[3] for r in rrows), sum(r["total_ns"] for r in stats_json("kernels", trace=TR)),
+   "--layers ranges: self times add up to all kernel time")
+# the time shards of --threads give the same tree
+eq(layer_rows(TR, "--threads", "4"), rwant, "--layers ranges: the same with --threads 4")
+
 # ---- folded --site layer = the layers report's Self column, per path
 def self_by_path(trace):
     """{"A;B;C": self_ns} of the layers rows with self time, the path built from the depths"""
@@ -238,7 +274,7 @@ def self_by_path(trace):
     return out
 
 
-for name, trace in (("plain", T), ("no class", T_OLD), ("graphs", TG), ("emit_nvtx", TN)):
+for name, trace in (("plain", T), ("no class", T_OLD), ("graphs", TG), ("emit_nvtx", TN), ("layer ranges", TR)):
     want_self = self_by_path(trace)
     got = folded("--site", "layer", "--weight", "kernel-time", trace=trace)
     eq(got, want_self, f"{name}: folded --site layer per path = stats --report layers Self per path")
