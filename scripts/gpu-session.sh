@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite polish bench crosscheck steps status stacks sites layers-bwd util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -725,6 +725,11 @@ PY
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  layers-bwd) # issue 43 item 3: backward kernels per layer with gpuprof run --layers (HF GPT-2, timm
+              # resnet18) against the same jobs under emit_nvtx; the loss unchanged (tests/gpu/layers_check.py)
+    log layers-bwd
+    timeout 300 python3 tests/gpu/layers_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${LAYERS_JOBS:+--jobs "$LAYERS_JOBS"} 2>&1 | tee "$RES/layers-bwd.txt" ;;
   sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
               # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
               # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables
