@@ -226,9 +226,10 @@ class _Marker:
 
 def _compiling_test(torch):
     """A function telling whether torch.compile/dynamo or torch.jit is
-    tracing now."""
+    tracing now (torch.compiler.is_compiling covers dynamo; torch._dynamo
+    itself is not touched: torch imports it lazily, and it is heavy)."""
     tests = []
-    for mod, name in (("compiler", "is_compiling"), ("_dynamo", "is_compiling"), ("jit", "is_tracing")):
+    for mod, name in (("compiler", "is_compiling"), ("jit", "is_tracing")):
         try:
             f = getattr(getattr(torch, mod), name)
             if callable(f):
