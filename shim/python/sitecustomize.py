@@ -11,17 +11,19 @@ things (docs/STACKS.md "Backward kernels without emit_nvtx"):
    the name "torch", and leaves once torch is found);
 3. once torch is imported, global module forward hooks mark, after a
    module's forward with grad mode on, the autograd nodes that forward made
-   and no module inside it claimed.  From its outputs' grad_fn, through
-   next_functions, a node is
-     - the boundary, not entered: one of its inputs' grad_fn (taken before
-       the forward: an in-place op on an input makes a new node, which is
-       the module's), a parameter's AccumulateGrad, or a node claimed by a
-       module outside this call (an earlier sibling's);
-     - passed through: a node claimed by a module called inside this call
-       (the claim, in the node's metadata dict, lists the module calls that
-       were running: a parent's own ops behind a child's, such as
-       timm's `x += shortcut` before an in-place ReLU, are reached);
+   and no module inside it claimed.  From its outputs' grad_fn and the
+   inputs' grad_fn of the module calls made inside it (a module's own ops
+   that feed a child, such as timm's `x += shortcut` before an in-place
+   ReLU, are reached only through the child's claimed nodes otherwise),
+   through next_functions, a node is
+     - the boundary, not entered: one of its own inputs' grad_fn (taken
+       before the forward: an in-place op on an input makes a new node,
+       which is the module's), a parameter's AccumulateGrad, or a node
+       already claimed (a key in the node's metadata dict: by a module
+       inside it, or by an earlier one);
      - else claimed.
+   So every node is claimed once, by the innermost module call whose
+   forward made it, and looked at a few times at most.
    A claimed node gets a prehook and a hook that open and close an NVTX
    push/pop range "gpuprof.backward PATH" around its backward, on the
    thread that runs it (the autograd thread for CUDA work).  PATH is the
@@ -41,7 +43,7 @@ import sys
 
 _PREFIX = "gpuprof.backward "
 _SEP = " > "
-_KEY = "gpuprof_layer"  # in a node's metadata dict: the module calls running when it was claimed
+_KEY = "gpuprof_layer"  # in a node's metadata dict: the node is claimed (the value: its layer path)
 _MAX_DEPTH = 4          # nesting of tuples/lists/dicts searched for tensors
 _OFF_WORDS = ("0", "no", "off", "false")
 
@@ -94,7 +96,6 @@ class _Marker:
     """The module hooks and the node hooks of one process."""
 
     def __init__(self, torch, push, pop):
-        import itertools
         import threading
         self.torch = torch
         self.tensor = torch.Tensor
@@ -103,7 +104,6 @@ class _Marker:
         self.tls = threading.local()
         self.on = True
         self.prehooks = {}  # message -> the node prehook that pushes it
-        self.calls = itertools.count(1)  # a module call's id
         self.compiling = _compiling_test(torch)
 
     def fail(self, err):
@@ -137,7 +137,7 @@ class _Marker:
             if st is None:
                 st = self.tls.stack = []
             stop = [t.grad_fn for t in self.tensors(args, [])]
-            st.append((module, type(module).__name__, stop, next(self.calls)))
+            st.append((module, type(module).__name__, stop, []))  # [3]: the inputs of the calls inside it
         except Exception as err:
             self.fail(err)
         return None
@@ -159,27 +159,29 @@ class _Marker:
             if i < 0:
                 return None
             path = _SEP.join(e[1] for e in st[:i + 1])
-            calls = tuple(e[3] for e in st[:i + 1])
-            stop = st[i][2]
+            stop, inner = st[i][2], st[i][3]
             del st[i:]  # and any entry a forward that raised left above it
             if self.compiling() or not self.torch.is_grad_enabled():
                 return None
-            self.mark(output, kwargs, stop, path, calls)
+            kw = [t.grad_fn for t in self.tensors(kwargs, [])] if kwargs else []
+            self.mark(output, stop + kw, inner, path)
+            if i:  # this call's inputs may be its caller's own ops
+                st[i - 1][3].extend(stop + kw + inner)
         except Exception as err:
             self.fail(err)
         return None
 
-    def mark(self, output, kwargs, stop, path, calls):
+    def mark(self, output, stop, inner, path):
+        """Claims the nodes reachable from output's grad_fn and from inner
+        (the inputs' nodes of the calls made inside this one), short of
+        stop (this call's inputs' nodes) and of claimed nodes."""
         todo = [t.grad_fn for t in self.tensors(output, [])]
-        me = calls[-1]
         if not todo:
             return
+        todo += inner
         keep = {}  # id -> node: the nodes seen (kept alive so an id is not reused)
         for n in stop:
             keep[id(n)] = n
-        if kwargs:
-            for t in self.tensors(kwargs, []):
-                keep[id(t.grad_fn)] = t.grad_fn
         msg = _PREFIX + path
         pre = self.prehooks.get(msg)
         if pre is None:
@@ -193,14 +195,11 @@ class _Marker:
                 continue  # a parameter's: it outlives the step (no hooks piling up)
             try:
                 md = n.metadata
-                claim = md.get(_KEY)
-                if claim is not None:
-                    if me not in claim:
-                        continue  # claimed outside this call: the boundary
-                else:
-                    md[_KEY] = calls
-                    n.register_prehook(pre)
-                    n.register_hook(self.node_hook)
+                if _KEY in md:
+                    continue  # an inner module's, or an earlier one's
+                md[_KEY] = path
+                n.register_prehook(pre)
+                n.register_hook(self.node_hook)
             except (AttributeError, RuntimeError, TypeError):
                 pass  # a node that takes no hooks: left unmarked, its inputs are looked at
             todo.extend(f for f, _ in n.next_functions)

@@ -19,7 +19,7 @@ docs/STACKS.md "Backward kernels without emit_nvtx"), without torch:
   the nodes run as the autograd engine runs them.  Checked: each node's
   range names the innermost module whose forward made it (Outer > Inner
   for the inner module's nodes, Outer for Outer's own op behind an inner
-  in-place ReLU's node); the inputs' nodes (made before the model) and a
+  in-place ReLU's node and for Outer's ops that feed only Inner); the inputs' nodes (made before the model) and a
   parameter's AccumulateGrad get no range; an earlier sibling's node is
   not taken by a later one; nothing is marked with grad mode off, while
   compiling, or after a hook failed (one line); the module's output is
@@ -168,9 +168,10 @@ w = AccumulateGrad("w")             # a parameter
 outer, inner, relu, sib = Outer(), Inner(), ReLU(), Sib()
 
 def outer_body():
+    xp = T(Node("o_pre", Node("o_pre0", x.grad_fn)))  # Outer's own ops, feeding Inner only
     def inner_body():
-        return T(Node("i2", Node("i1", x.grad_fn, w)))
-    h = call(inner, (x,), inner_body)
+        return T(Node("i2", Node("i1", xp.grad_fn, w)))
+    h = call(inner, (xp,), inner_body)
     s = call(sib, (h,), lambda: T(Node("s1", h.grad_fn)))
     own = T(Node("o_add", s.grad_fn, h.grad_fn))     # Outer's own op
     def relu_body():                                 # in place on its input
@@ -217,11 +218,12 @@ order = next((line.split()[1:] for line in out if line.startswith("ORDER")), [])
 want = []
 for node in order:   # each node's range, in the order the nodes ran
     path = {"loss": "Outer", "r_inplace": "Outer > ReLU", "o_add": "Outer", "s1": "Outer > Sib",
-            "i2": "Outer > Inner", "i1": "Outer > Inner"}.get(node)
+            "i2": "Outer > Inner", "i1": "Outer > Inner", "o_pre": "Outer", "o_pre0": "Outer"}.get(node)
     if path:
         want += ["push gpuprof.backward " + path, "pop"]
 check(p.returncode == 0, f"fake torch: the job ran: {p.returncode} {p.stderr}")
-check(set(order) >= {"loss", "r_inplace", "o_add", "s1", "i2", "i1", "x_in", "w"}, f"fake torch: every node ran: {order}")
+check(set(order) >= {"loss", "r_inplace", "o_add", "s1", "i2", "i1", "o_pre", "o_pre0", "x_in", "w"},
+      f"fake torch: every node ran: {order}")
 check(nv == want, f"fake torch: each node's range names the module that made it:\n got  {nv}\n want {want}")
 check("OFF 0" in out, f"fake torch: grad mode off or compiling: nothing marked: {out}")
 check("AFTER 0" in out and p.stderr.count("gpuprof: --layers:") == 1 and "no metadata here" in p.stderr,
