@@ -56,8 +56,7 @@ def _enabled(name):
 
 
 def _warn(what):
-    if _enabled("GPUPROF_QUIET"):
-        return
+    """One line, as the shim's warnings (printed with GPUPROF_QUIET too)."""
     try:
         sys.stderr.write("gpuprof: --layers: %s; backward layer ranges off\n" % what)
     except Exception:

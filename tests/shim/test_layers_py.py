@@ -135,7 +135,8 @@ check(p.returncode == 0 and p.stdout == "7\n0\n", f"a torch without NVTX: the jo
 check(p.stderr.count("gpuprof: --layers:") == 1,
       f"a torch without NVTX: one gpuprof line: {p.stderr!r}")
 p = job("import torch; print(torch.VALUE)", "-q", "--layers", pythonpath=broken)
-check(p.stdout == "7\n" and "gpuprof" not in p.stderr, f"gpuprof run -q: not even that line: {p.stderr!r}")
+check(p.stdout == "7\n" and p.stderr.count("gpuprof: --layers:") == 1,
+      f"gpuprof run -q: the line still (a warning, as the shim's): {p.stderr!r}")
 
 # ---- the marking, on a fake torch
 FAKE = os.path.join(HERE, "fake_torch")
