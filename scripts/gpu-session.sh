@@ -728,6 +728,11 @@ PY
   layers-bwd) # issue 43 item 3: backward kernels per layer with gpuprof run --layers (HF GPT-2, timm
               # resnet18) against the same jobs under emit_nvtx; the loss unchanged (tests/gpu/layers_check.py)
     log layers-bwd
+    for j in gpt2 resnet18; do   # the module alone, per autograd node, and its CPU cost without the tracer
+      echo "--- $j plain"; timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -a '^LOSSES\|^STEP_MS'
+      echo "--- $j --layers' module"; PYTHONPATH=$PWD/build/lib/gpuprof-python GPUPROF_LAYERS=1 \
+        timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -av '^\[transformers\]'
+    done 2>&1 | tee "$RES/layers-nodes.txt"
     timeout 300 python3 tests/gpu/layers_check.py --gpuprof build/bin/gpuprof --out "$RES" \
       ${LAYERS_JOBS:+--jobs "$LAYERS_JOBS"} 2>&1 | tee "$RES/layers-bwd.txt" ;;
   layers-cost) # issue 43 item 3: what gpuprof run --layers costs, MNIST and ResNet-50, interleaved reps
