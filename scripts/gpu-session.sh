@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints polish bench crosscheck steps status stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -729,6 +729,23 @@ PY
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  layers-bwd) # issue 43 item 3: backward kernels per layer with gpuprof run --layers (HF GPT-2, timm
+              # resnet18) against the same jobs under emit_nvtx; the loss unchanged (tests/gpu/layers_check.py)
+    log layers-bwd
+    for j in gpt2 resnet18; do   # the module alone, per autograd node, and its CPU cost without the tracer
+      echo "--- $j plain"; timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -a '^LOSSES\|^STEP_MS'
+      echo "--- $j --layers' module"; PYTHONPATH=$PWD/build/lib/gpuprof-python GPUPROF_LAYERS=1 \
+        timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -av '^\[transformers\]'
+    done 2>&1 | tee "$RES/layers-nodes.txt"
+    timeout 300 python3 tests/gpu/layers_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${LAYERS_JOBS:+--jobs "$LAYERS_JOBS"} 2>&1 | tee "$RES/layers-bwd.txt" ;;
+  layers-cost) # issue 43 item 3: what gpuprof run --layers costs, MNIST and ResNet-50, interleaved reps
+    log layers-cost
+    RESULTS_DIR=$RES/layerscost WORKLOADS="mnist resnet50" MNIST_REPS=${MNIST_REPS:-4} HEAVY_REPS=${HEAVY_REPS:-2} \
+      CONFIGS="${LAYERS_COST_CONFIGS:-bare gpuprof gpuprof-layers gpuprof-stacks gpuprof-stacks-layers}" \
+      BUDGET_S=${LAYERS_COST_BUDGET_S:-420} timeout $(( ${LAYERS_COST_BUDGET_S:-420} + 60 )) bash bench/overhead/run.sh 2>&1 \
+      | tee "$RES/layers-cost.txt"
+    cat "$RES/layerscost/bench/summary.md" 2>/dev/null | tee -a "$RES/layers-cost.txt" ;;
   sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
               # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
               # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables
