@@ -27,9 +27,6 @@ struct advise_run {
 	int judged;
 };
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
 /* Pass 1: the steps analysis' pass 1 (step_passes.h) and advise's own
  * inputs. */
 static int pass_first(struct advise_run *ar)
@@ -103,7 +100,7 @@ int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 	int rc = gp_reader_rewind(r);
 	if (rc >= 0) rc = pass_first(ar);
 	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	attribution_index(ar->a);
 	winset_finish(&ar->win);
 	adv_pre_finish(&ar->pre);
@@ -113,7 +110,7 @@ int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 	ar->j = opjoin_new(r, NULL, steps_op, ar->st);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_steps(ar);
 	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j);
 	steps_finish(ar->st);
 	struct adv_facts_opts fopts = { sizeof(fopts), ar->o.kernel_wait_ns };
@@ -121,7 +118,7 @@ int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);
 	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j3);
 	adv_facts_finish(ar->facts);
 	advise_judge(ar->facts, gp_reader_header(r)->start_trace_ns, &ar->res);

@@ -21,9 +21,6 @@ int step_want_parse(const char *s, int *want)
 	return 0;
 }
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
 static int pass_ranges(gp_reader *r, struct steps_run *sr)
 {
 	const gp_record *rec;
@@ -84,7 +81,7 @@ int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run 
 	gp_reader_rewind(r);
 	int rc = pass_ranges(r, out);
 	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	attribution_index(out->a);
 	winset_finish(&out->win);
 	if (step_detect_finish(out->d, out->a, err) < 0) return -1;
@@ -94,7 +91,7 @@ int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run 
 	gp_reader_rewind(r);
 	rc = pass_steps(r, out);
 	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(out->j);
 	steps_finish(out->st);
 	return 0;

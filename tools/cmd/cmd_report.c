@@ -151,7 +151,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct steps_reports reps;
 	int have_reps = 0;
 	char *advise = NULL;
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0) goto out;
+	if (!gp_reader_recoverable(rc) && n == 0) goto out;
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);

@@ -146,7 +146,7 @@ gp_reader *tool_open_threads(const char *path, int threads)
 int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 {
 	progress_done();
-	if (rc < 0 && rc != GP_ERR_EOF && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) {
+	if (!gp_reader_recoverable(rc)) {
 		tool_err("cannot read %s: %s", path, reader_cause(r, rc));
 		return EXIT_BADINPUT;
 	}
