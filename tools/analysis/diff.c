@@ -10,6 +10,7 @@
 #include "analysis/diff_setup.h"
 #include "analysis/diff_stats.h"
 #include "analysis/step_detect.h"
+#include "analysis/quantile.h"
 #include "analysis/step_summary.h"
 #include "common/util.h"
 
@@ -305,8 +306,8 @@ static void med_mean_spread(const double *t, size_t n, double *med, double *mean
 		sum += v[i];
 	}
 	*mean = n ? sum / (double)n : 0;
-	*med = step_quantile(v, n, 0.5);
-	double p10 = step_quantile(v, n, 0.1), p90 = step_quantile(v, n, 0.9);
+	*med = quantile_of(v, n, 0.5);
+	double p10 = quantile_of(v, n, 0.1), p90 = quantile_of(v, n, 0.9);
 	*spread = *med > 0 ? 100.0 * (p90 - p10) / *med : 0;
 	free(v);
 }
