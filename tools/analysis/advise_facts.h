@@ -171,7 +171,6 @@ struct adv_proc {
 #define ADV_GRAPH_FLOOR_NS 1000ull
 
 struct adv_facts_opts {
-	size_t sz;                       /* sizeof(struct adv_facts_opts) */
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
 };
 

@@ -82,10 +82,8 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
 {
 	struct advise_run *ar = xcalloc(1, sizeof(*ar));
 	ar->r = r;
-	ar->o.sz = sizeof(ar->o);
-	ar->o.detect.sz = sizeof(ar->o.detect);
 	ar->o.detect.want = STEP_WANT_AUTO;
-	if (opts) memcpy(&ar->o, opts, opts->sz < sizeof(ar->o) ? opts->sz : sizeof(ar->o));
+	if (opts) ar->o = *opts;
 	adv_pre_init(&ar->pre, r);
 	stacks_set_site_rule(ar->pre.stk, &ar->o.site);
 	ar->a = attribution_new(ATTR_ANY_THREAD);
@@ -105,7 +103,7 @@ int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 	winset_finish(&ar->win);
 	adv_pre_finish(&ar->pre);
 	if (step_detect_finish(ar->d, ar->a, err) < 0) return -1;
-	struct steps_opts sopts = { sizeof(sopts), ar->o.kernel_wait_ns, &ar->win };
+	struct steps_opts sopts = { ar->o.kernel_wait_ns, &ar->win };
 	ar->st = steps_new(r, ar->a, ar->d, &sopts);
 	ar->j = opjoin_new(r, NULL, steps_op, ar->st);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_steps(ar);
@@ -113,7 +111,7 @@ int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j);
 	steps_finish(ar->st);
-	struct adv_facts_opts fopts = { sizeof(fopts), ar->o.kernel_wait_ns };
+	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns };
 	ar->facts = adv_facts_new(r, ar->st, &ar->pre, &fopts);
 	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);

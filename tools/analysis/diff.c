@@ -639,8 +639,8 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 
 void diff_tables_fill(struct diff_tables *out, struct diff_pair *pairs, size_t npairs, const struct diff_opts *opts)
 {
-	struct diff_opts o = { sizeof(o), DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
-	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	struct diff_opts o = { DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
+	if (opts) o = *opts;
 	if (o.alpha <= 0) o.alpha = DIFF_ALPHA;
 	if (o.noise_pct < 0) o.noise_pct = DIFF_NOISE_PCT;
 	memset(out, 0, sizeof(*out));

@@ -179,7 +179,7 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	}
 	if (!o->have_steps && !o->range) return 0;
 	s->by_steps_or_range = 1;
-	struct step_detect_opts dflt = { sizeof(dflt), STEP_WANT_AUTO, NULL, 0 };
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
 	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
 	struct step_detect *d = o->have_steps ? step_detect_new(r, detect ? detect : &dflt) : NULL;
 	struct winset win = { 0 };

@@ -173,7 +173,7 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 
 void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep)
 {
-	struct steps_reports_opts o = { sizeof(o), base, keep, NULL, NULL };
+	struct steps_reports_opts o = { base, keep, NULL, NULL };
 	steps_reports_fill_opts(out, st, &o);
 }
 

@@ -70,9 +70,9 @@ static int pass_steps(gp_reader *r, struct steps_run *sr)
 int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
 	      const char **err)
 {
-	struct steps_run_opts o = { sizeof(o), { sizeof(struct step_detect_opts), STEP_WANT_AUTO, NULL, 0 },
+	struct steps_run_opts o = { { STEP_WANT_AUTO, NULL, 0 },
 				    ATTR_ANY_THREAD, 0 };
-	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (opts) o = *opts;
 	memset(out, 0, sizeof(*out));
 	u64map_init(&out->seen_thread);
 	*err = NULL;
@@ -85,7 +85,7 @@ int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run 
 	attribution_index(out->a);
 	winset_finish(&out->win);
 	if (step_detect_finish(out->d, out->a, err) < 0) return -1;
-	struct steps_opts so = { sizeof(so), o.kernel_wait_ns, &out->win };
+	struct steps_opts so = { o.kernel_wait_ns, &out->win };
 	out->st = steps_new(r, out->a, out->d, &so);
 	out->j = opjoin_new(r, NULL, steps_op, out->st);
 	gp_reader_rewind(r);

@@ -75,7 +75,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { sizeof(ropts), o->detect, o->kernel_wait_ns, o->site };
+	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site };
 	struct advise_run *ar = advise_run_new(r, &ropts);
 	int read_rc = 0, code;
 	const char *err = NULL;
@@ -116,7 +116,6 @@ int cmd_advise(int argc, char **argv)
 	};
 	struct advise_opts o;
 	memset(&o, 0, sizeof(o));
-	o.detect.sz = sizeof(o.detect);
 	o.detect.want = STEP_WANT_AUTO;
 	o.fmt = FMT_TABLE;
 	int c;

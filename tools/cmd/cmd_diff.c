@@ -235,9 +235,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct steps_run_opts so;
 	memset(&so, 0, sizeof(so));
-	so.sz = sizeof(so);
-	so.detect.sz = sizeof(so.detect);
-	struct diff_opts dopts = { sizeof(dopts), DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
+	struct diff_opts dopts = { DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
 	enum report_fmt fmt = FMT_TABLE;
 	int keep = 0, strict = 0, any = 0, vs = 0, c;
 	int want[DT_COUNT] = { 0 };

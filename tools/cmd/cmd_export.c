@@ -172,7 +172,7 @@ int cmd_export(int argc, char **argv)
 			return EXIT_BADINPUT;
 		}
 	}
-	struct export_opts eo = { .sz = sizeof(eo), .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
+	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
 				  .summary = summary, .row_group = row_group, .weight = w,
 				  .site = have_site ? &site : NULL };
 	int rc = fmt->run(argv[optind], out, strict, &eo);

@@ -454,9 +454,7 @@ int cmd_stats(int argc, char **argv)
 	sel_opts_init(&sel);
 	struct stats_opts so;
 	memset(&so, 0, sizeof(so));
-	so.sz = sizeof(so);
 	so.rule = ATTR_ANY_THREAD;
-	so.detect.sz = sizeof(so.detect);
 	so.detect.want = STEP_WANT_AUTO;
 	enum name_form names = NAME_BASE;
 	const char *csv_dir = NULL;

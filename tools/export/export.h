@@ -20,7 +20,6 @@ enum folded_weight {
 /* What an export writes (zero: everything, times since the trace start);
  * each format reads the options its registry entry takes. */
 struct export_opts {
-	size_t sz;                   /* sizeof(struct export_opts) */
 	const struct selection *sel; /* the records kept (selection_keeps); NULL: all */
 	int abs_time;                /* times on the trace clock, not since the trace start */
 	int gzip;                    /* perfetto: gzip the output (also when OUT ends in ".gz") */
