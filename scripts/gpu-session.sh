@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints polish bench crosscheck steps status stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -95,6 +95,20 @@ for ph in $phases; do
         sort -t' ' -k2 -nr "$RES/stacks-$t.folded" 2>/dev/null | head -15 | cut -c1-400
       done
     ) 2>&1 | tee "$RES/stacks.txt" ;;
+  shape-stacks)  # branch shape: with --stacks every launch call (libprof's gp_launch, by cbid) has its stack,
+                 # CUDA 13's __cudaLaunchKernel included (the shim's own name list had left it out)
+    log shape-stacks
+    ( set -x
+      GPUPROF_STACKS=all timeout 150 build/bin/gpuprof run -o "$RES/shape-stacks.gpuprof" -- \
+        python3 examples/train_mnist.py --steps 50 --warmup 5 2>&1 | grep -E "RESULT|gpuprof"
+      build/bin/gpuprof dump --json --type api "$RES/shape-stacks.gpuprof" | python3 -c '
+import json, sys, collections
+n, st = collections.Counter(), collections.Counter()
+for l in sys.stdin:
+    r = json.loads(l); n[r["name"]] += 1; st[r["name"]] += 1 if r.get("stack") else 0
+for k, v in n.most_common(25): print("%-34s %8d calls %8d with a stack" % (k, v, st[k]))'
+      build/bin/gpuprof stats --report launch_sites "$RES/shape-stacks.gpuprof" | cut -c1-200 | head -25
+    ) 2>&1 | tee "$RES/shape-stacks.txt" ;;
   window-exit)   # windowed mode at exit: edges racing CUDA's teardown once crashed jobs (exit 139)
     log window-exit
     for i in 1 2 3 4 5 6; do

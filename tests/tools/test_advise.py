@@ -324,6 +324,15 @@ with tt.tmpdir() as d:
         held[n] = int(lines[0].split("held at most ")[1].split()[0]) if lines else -1
     tt.expect(0 < held[2000] <= held[400] <= 1000, f"held at most {held} records (400 and 2000 steps)")
 
+    # the rules are one list (advise.h's ADV_RULES): --help names each rule
+    # docs/ADVISE.md has a section for, in the same order, and no other
+    h = " ".join(tt.gp("advise", "--help").stdout.split())
+    listed = h.split("Rules: ")[1].split(". ")[0].split(", ")
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "ADVISE.md")
+    with open(doc) as f:
+        sections = [x[4:].strip() for x in f if x.startswith("### ")]
+    tt.eq(listed, [r.strip() for s in sections for r in s.split("/")], "--help's rules = docs/ADVISE.md's sections")
+
     # layout
     tt.golden("advise_sync_stacks_table", "advise", "sync-stacks.gpuprof", cwd=d)
     tt.golden("advise_launch_table", "advise", "launch.gpuprof", cwd=d)

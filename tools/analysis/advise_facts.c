@@ -20,11 +20,6 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-const char *const adv_cause_names[AC_COUNT] = {
-	"input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy",
-	"short-launch",
-};
-
 #define NO_STEP UINT32_MAX
 #define NO_GROUP UINT32_MAX
 #define NONE_T UINT64_MAX

@@ -83,9 +83,6 @@ enum adv_cause {
 	AC_SHORT,      /* kernels shorter than their launch call (where launch-bound launches from) */
 	AC_COUNT
 };
-/* "input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy",
- * "short-launch" */
-extern const char *const adv_cause_names[AC_COUNT];
 
 #define ADV_SMALL_HTOD_BYTES 65536ull   /* nsys cuda_memcpy_sync: smaller HtoD sync copies are left out */
 #define ADV_PINNED_BW_MIN_BYTES 1048576ull /* copies used to measure the pinned bandwidth */
@@ -174,7 +171,6 @@ struct adv_proc {
 #define ADV_GRAPH_FLOOR_NS 1000ull
 
 struct adv_facts_opts {
-	size_t sz;                       /* sizeof(struct adv_facts_opts) */
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
 };
 

@@ -27,9 +27,6 @@ struct advise_run {
 	int judged;
 };
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
 /* Pass 1: the steps analysis' pass 1 (step_passes.h) and advise's own
  * inputs. */
 static int pass_first(struct advise_run *ar)
@@ -85,10 +82,8 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
 {
 	struct advise_run *ar = xcalloc(1, sizeof(*ar));
 	ar->r = r;
-	ar->o.sz = sizeof(ar->o);
-	ar->o.detect.sz = sizeof(ar->o.detect);
 	ar->o.detect.want = STEP_WANT_AUTO;
-	if (opts) memcpy(&ar->o, opts, opts->sz < sizeof(ar->o) ? opts->sz : sizeof(ar->o));
+	if (opts) ar->o = *opts;
 	adv_pre_init(&ar->pre, r);
 	stacks_set_site_rule(ar->pre.stk, &ar->o.site);
 	ar->a = attribution_new(ATTR_ANY_THREAD);
@@ -103,25 +98,25 @@ int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 	int rc = gp_reader_rewind(r);
 	if (rc >= 0) rc = pass_first(ar);
 	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	attribution_index(ar->a);
 	winset_finish(&ar->win);
 	adv_pre_finish(&ar->pre);
 	if (step_detect_finish(ar->d, ar->a, err) < 0) return -1;
-	struct steps_opts sopts = { sizeof(sopts), ar->o.kernel_wait_ns, &ar->win };
+	struct steps_opts sopts = { ar->o.kernel_wait_ns, &ar->win };
 	ar->st = steps_new(r, ar->a, ar->d, &sopts);
 	ar->j = opjoin_new(r, NULL, steps_op, ar->st);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_steps(ar);
 	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j);
 	steps_finish(ar->st);
-	struct adv_facts_opts fopts = { sizeof(fopts), ar->o.kernel_wait_ns };
+	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns };
 	ar->facts = adv_facts_new(r, ar->st, &ar->pre, &fopts);
 	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);
 	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j3);
 	adv_facts_finish(ar->facts);
 	advise_judge(ar->facts, gp_reader_header(r)->start_trace_ns, &ar->res);

@@ -92,11 +92,6 @@ static int run_steps(gp_reader *r, struct steps *st, const struct winset *win)
 	return rc;
 }
 
-static int hard_error(int rc)
-{
-	return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT;
-}
-
 /* The steps numbered a..b of one process: from the first one's start to the
  * last one's end (s, e); lo, hi: the numbers seen; count: those picked. */
 struct step_pick { int64_t a, b, lo, hi; size_t count; uint64_t s, e; };
@@ -126,7 +121,7 @@ static int steps_intervals(gp_reader *r, const struct sel_opts *o, const struct 
 		need_trace |= step_detect_plan(d, i)->method == STEP_TRACE;
 	struct steps *st = NULL;
 	if (need_trace) {
-		if (gp_reader_rewind(r) < 0 || hard_error(run_steps(r, st = steps_new(r, a, d, NULL), win))) {
+		if (gp_reader_rewind(r) < 0 || !gp_reader_recoverable(run_steps(r, st = steps_new(r, a, d, NULL), win))) {
 			snprintf(err, n, "cannot read the trace again for --steps");
 			steps_free(st);
 			return -1;
@@ -184,12 +179,12 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	}
 	if (!o->have_steps && !o->range) return 0;
 	s->by_steps_or_range = 1;
-	struct step_detect_opts dflt = { sizeof(dflt), STEP_WANT_AUTO, NULL, 0 };
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
 	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
 	struct step_detect *d = o->have_steps ? step_detect_new(r, detect ? detect : &dflt) : NULL;
 	struct winset win = { 0 };
 	int rc = read_ranges(r, a, d, &win), ret = -1;
-	if (hard_error(rc)) {
+	if (!gp_reader_recoverable(rc)) {
 		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
 		goto out;
 	}

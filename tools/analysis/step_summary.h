@@ -4,9 +4,8 @@
  * each.  Works on the finished rows of steps.h (O(steps)).
  *
  * Definitions:
- *  - quantiles interpolate linearly between the two nearest ranks
- *    (numpy's default); the median of an even count is the mean of the two
- *    middle values;
+ *  - quantiles: quantile.h's (numpy's default, linear between the two
+ *    nearest ranks);
  *  - spread = (p90 - p10) / median, in %;
  *  - a partial step (the last trace step), or one not inside one
  *    GPU-activity window of a windowed trace, is listed, never counted;
@@ -62,7 +61,5 @@ int step_counted(const struct step_row *w, int keep_warmup);
 /* Flags warm-up and outlier rows (step_row.warmup/outlier) and fills *out. */
 void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *out);
 void step_summary_free(struct step_summary *s, size_t nrows);
-/* Quantile q (0..1) of v[0..n), sorted in place. */
-double step_quantile(double *v, size_t n, double q);
 
 #endif

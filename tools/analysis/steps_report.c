@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/quantile.h"
 #include "analysis/step_summary.h"
 #include "common/util.h"
 
@@ -130,7 +131,7 @@ static void fill_phases(struct report *rep, const struct steps_proc *p, const st
 		cell_num(&c[1], (double)x->steps);
 		cell_num(&c[2], (double)x->kernels);
 		cell_num(&c[3], (double)x->kernel_ns);
-		cell_num(&c[4], step_quantile(x->v, x->nv, 0.5));
+		cell_num(&c[4], quantile_of(x->v, x->nv, 0.5));
 		if (step_kernel_ns) cell_num(&c[5], 100.0 * (double)x->kernel_ns / (double)step_kernel_ns);
 		cell_num(&c[6], (double)x->memops);
 		cell_num(&c[7], (double)x->memop_ns);
@@ -172,7 +173,7 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 
 void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep)
 {
-	struct steps_reports_opts o = { sizeof(o), base, keep, NULL, NULL };
+	struct steps_reports_opts o = { base, keep, NULL, NULL };
 	steps_reports_fill_opts(out, st, &o);
 }
 

@@ -21,9 +21,6 @@ int step_want_parse(const char *s, int *want)
 	return 0;
 }
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
 static int pass_ranges(gp_reader *r, struct steps_run *sr)
 {
 	const gp_record *rec;
@@ -73,9 +70,9 @@ static int pass_steps(gp_reader *r, struct steps_run *sr)
 int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
 	      const char **err)
 {
-	struct steps_run_opts o = { sizeof(o), { sizeof(struct step_detect_opts), STEP_WANT_AUTO, NULL, 0 },
+	struct steps_run_opts o = { { STEP_WANT_AUTO, NULL, 0 },
 				    ATTR_ANY_THREAD, 0 };
-	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (opts) o = *opts;
 	memset(out, 0, sizeof(*out));
 	u64map_init(&out->seen_thread);
 	*err = NULL;
@@ -84,17 +81,17 @@ int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run 
 	gp_reader_rewind(r);
 	int rc = pass_ranges(r, out);
 	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	attribution_index(out->a);
 	winset_finish(&out->win);
 	if (step_detect_finish(out->d, out->a, err) < 0) return -1;
-	struct steps_opts so = { sizeof(so), o.kernel_wait_ns, &out->win };
+	struct steps_opts so = { o.kernel_wait_ns, &out->win };
 	out->st = steps_new(r, out->a, out->d, &so);
 	out->j = opjoin_new(r, NULL, steps_op, out->st);
 	gp_reader_rewind(r);
 	rc = pass_steps(r, out);
 	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(out->j);
 	steps_finish(out->st);
 	return 0;

@@ -25,7 +25,6 @@
 #include "common/util.h"
 
 struct steps_run_opts {
-	size_t sz;                     /* sizeof(struct steps_run_opts) */
 	struct step_detect_opts detect;
 	enum attr_rule rule;           /* ATTR_ANY_THREAD (0) by default */
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */

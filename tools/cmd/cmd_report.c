@@ -68,7 +68,7 @@ struct report_opts {
  * or {"error": "why"} when advise could not judge the trace.  malloc'd. */
 static char *advise_findings(gp_reader *r, const char *path, const struct report_opts *o)
 {
-	struct advise_run_opts aopts = { sizeof(aopts), o->steps.detect, o->steps.kernel_wait_ns, o->site };
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site };
 	struct advise_run *ar = advise_run_new(r, &aopts);
 	int read_rc = 0;
 	const char *err = NULL;
@@ -151,7 +151,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct steps_reports reps;
 	int have_reps = 0;
 	char *advise = NULL;
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0) goto out;
+	if (!gp_reader_recoverable(rc) && n == 0) goto out;
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
@@ -215,10 +215,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o;
 	memset(&o, 0, sizeof(o));
-	o.steps.sz = sizeof(o.steps);
-	o.steps.detect.sz = sizeof(o.steps.detect);
 	o.steps.detect.want = STEP_WANT_AUTO;
-	o.data.sz = sizeof(o.data);
 	const char *output = NULL, *title = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {

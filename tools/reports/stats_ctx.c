@@ -106,7 +106,7 @@ int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct st
 		step_detect_plan_ranges(ctx->detect, ctx->attr);
 		if (sample) sample(ctx, arg);
 		if (step_detect_plan_samples(ctx->detect, err) < 0) return -1;
-		struct steps_opts so = { sizeof(so), ctx->opts->kernel_wait_ns, &ctx->win };
+		struct steps_opts so = { ctx->opts->kernel_wait_ns, &ctx->win };
 		ctx->steps = steps_new(ctx->r, ctx->attr, ctx->detect, &so);
 	}
 	return 0;
@@ -151,7 +151,7 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
 /* The join and the graph sites, made at the first record. */
 static void ctx_join(struct stats_ctx *ctx)
 {
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call, ctx->join_from, 0 };
+	struct opjoin_opts jo = { 0, 0, ctx_call, ctx->join_from, 0 };
 	ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
 	if (!ctx->graphs) ctx->graphs = graph_sites_new();
 }

@@ -26,10 +26,8 @@ static void set_call(void *arg, const struct launch_call *c)
 void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site)
 {
 	memset(s, 0, sizeof(*s));
-	s->opts.sz = sizeof(s->opts);
 	s->opts.rule = ATTR_ANY_THREAD;
 	s->opts.whole_trace = 1; /* the page's charts and util cover the whole trace */
-	s->opts.detect.sz = sizeof(s->opts.detect);
 	s->opts.detect.want = STEP_WANT_AUTO;
 	if (site) s->opts.site = *site;
 	struct sel_opts none;
