@@ -69,6 +69,7 @@
 #include "core/gps_core.h"
 #include "features/gps_control.h"
 #include "features/gps_flight.h"
+#include "features/gps_stepfind.h"
 #include "features/gps_steps.h"
 #include "features/gps_window.h"
 
@@ -203,7 +204,10 @@ void gps_flight_init(void)
 		return;
 	gps_flight_rules = c->rules.what;
 	api_follows = c->flight_api == GP_FLIGHT_API_CAPTURE;
-	gps_steps_init(1);
+	gps_steps_init(c->steps != GP_STEPS_OFF);
+	/* steps without NVTX: only where a feature uses steps (a plain trace's
+	 * are found offline, at no cost to the job) */
+	gps_stepfind_init(c->steps == GP_STEPS_AUTO);
 	/* armed: the spool lives in the control directory, served or not */
 	if ((c->control || armed) && gps_control_init(c->control) != 0 && armed)
 		armed = 0; /* said; the core's path hook is not installed */

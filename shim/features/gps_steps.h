@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 extern atomic_int gps_steps_on;
+/* an NVTX step range was seen in this process: the step finder yields */
+extern atomic_int gps_steps_nvtx_seen;
 
 struct gps_step_stats {
 	int64_t last;          /* number of the last step begun, -1 none */
@@ -37,6 +39,12 @@ void gps_steps_init(int on);
 uint64_t gps_steps_match(const char *name);
 int gps_steps_begin(uint64_t number, uint32_t tid);
 void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns);
+/* Steps found without NVTX (features/gps_stepfind.c) on its thread tid:
+ * found_begin as begin, 0 once an NVTX step was seen; found_release lets
+ * go of the step thread (no step open), so that NVTX steps of any thread
+ * are taken from then on.  The end is gps_steps_end. */
+int gps_steps_found_begin(uint64_t number, uint32_t tid);
+void gps_steps_found_release(void);
 void gps_steps_get(struct gps_step_stats *st);
 void gps_steps_after_fork_child(void);
 
