@@ -314,8 +314,8 @@ void gps_stepfind_describe(char *buf, size_t n)
 		snprintf(buf, n, "NVTX steps (the step finder yielded)");
 		return;
 	case SF_LEARN:
-		snprintf(buf, n, "no step found yet (%" PRIu64 " copies, synchronisations and graph launches, %" PRIu64
-			 " kernel launches looked at)", atomic_load(&pub_mk), atomic_load(&pub_kn));
+		snprintf(buf, n, "no repeating step found in %" PRIu64 " copies, synchronisations and graph launches and %" PRIu64
+			 " kernel launches", atomic_load(&pub_mk), atomic_load(&pub_kn));
 		return;
 	case SF_NONE:
 		snprintf(buf, n, "no step structure: nothing repeats in %" PRIu64
