@@ -229,44 +229,46 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 		stop(SF_NONE);
 }
 
-void gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
+int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 {
 	uint32_t o = atomic_load_explicit(&owner, memory_order_relaxed);
 	if (o != tid) {
 		if (o != 0)
-			return;
+			return 0;
 		uint32_t expect = 0;
 		if (!atomic_compare_exchange_strong(&owner, &expect, tid) && expect != tid)
-			return;
+			return 0;
 	}
 	int s = atomic_load_explicit(&state, memory_order_relaxed);
 	if (s == SF_TRACK) {
 		if (sig == bound) {
 			since = 0;
 			edge(tid, now);
-			return;
+			return 1;
 		}
 		if (GPS_SIG_MARKER(sig) != GPS_SIG_MARKER(bound))
-			return;
+			return 0;
 		if (++since > (uint64_t)RELEARN_PERIODS * (atomic_load(&pub_len) + 1)) {
 			/* the boundary is gone while the job goes on: learn again */
 			end_step(tid, now);
 			if (++learns >= MAX_LEARNS) {
 				stop(SF_NONE);
-				return;
+				return 1;
 			}
 			learn_reset();
 			atomic_store(&state, SF_LEARN);
+			return 1;
 		}
-		return;
+		return 0;
 	}
 	if (s == SF_LEARN) {
 		if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed)) {
 			stop(SF_YIELD);
-			return;
+			return 0;
 		}
 		learn(sig, tid, now);
 	}
+	return 0;
 }
 
 unsigned gps_stepfind_classes(void)

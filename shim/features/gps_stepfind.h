@@ -25,8 +25,10 @@ extern atomic_int gps_stepfind_on;
 /* on: GPUPROF_STEPS=auto and a feature uses steps */
 void gps_stepfind_init(int on);
 /* The job's thread tid calls into CUDA (before the call; now: trace
- * clock).  Lock-free; a store, or a compare once steps are tracked. */
-void gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now);
+ * clock).  Lock-free; a store, or a compare once steps are tracked.
+ * 1 when the call is a step boundary (a step ended and the next began,
+ * after now: the call itself is inside the new step). */
+int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now);
 /* The classes of events it needs now (bits 1 << GPS_SIG_*): while learning
  * every marker class, while tracking the boundary's class; 0 when off. */
 unsigned gps_stepfind_classes(void);

@@ -50,17 +50,18 @@ static atomic_int cb_records;
 
 /* The step finder's event (features/gps_stepfind.h), at a call's entry:
  * before the call, so a step that begins here has the call's GPU work. */
-static __attribute__((noinline)) void feed_steps(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
-						  const CUpti_CallbackData *cd, uint64_t now)
+static __attribute__((noinline)) int feed_steps(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+						 const CUpti_CallbackData *cd, uint64_t now)
 {
 	if (cbid >= GPS_MK_MAX_CBID || !gps_cupti_marker_class[dom][cbid] ||
 	    (dom == CUPTI_CB_DOMAIN_DRIVER_API && rt_depth > 0) || atomic_load_explicit(&gps.closed, memory_order_relaxed))
-		return; /* not an event, or the driver's half of a runtime call */
+		return 0; /* not an event, or the driver's half of a runtime call */
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_thread_get();
-	if (t)
-		gps_stepfind_event(gps_cupti_marker_sig((enum gps_cb_domain)dom, cbid, cd->functionParams), t->tid, now);
+	int edge = t && gps_stepfind_event(gps_cupti_marker_sig((enum gps_cb_domain)dom, cbid, cd->functionParams),
+					   t->tid, now);
 	gps_in_shim = 0;
+	return edge;
 }
 
 /* API exit: one record.  Out of line: the enter path stays tiny. */
@@ -196,8 +197,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		/* 0 = not recorded (a call made by the shim itself) */
 		uint64_t now = gps_in_shim ? 0 : gps_now();
-		if (__builtin_expect(atomic_load_explicit(&gps_stepfind_on, memory_order_relaxed), 0) && now)
-			feed_steps(dom, cbid, cd, now); /* (a step it begins may switch records on) */
+		if (__builtin_expect(atomic_load_explicit(&gps_stepfind_on, memory_order_relaxed), 0) && now &&
+		    feed_steps(dom, cbid, cd, now))
+			now = gps_now(); /* after a step edge's work: the call is inside the step it begins
+					    (and its window, if it switched records on) */
 		*cd->correlationData = atomic_load_explicit(&cb_records, memory_order_relaxed) ? now : 0;
 		if (*cd->correlationData &&__builtin_expect(atomic_load_explicit(&api_gap_fresh, memory_order_relaxed), 0) &&
 		    atomic_exchange(&api_gap_fresh, 0))
