@@ -1,6 +1,7 @@
 /* gps_steps.c — which NVTX ranges are training steps, and their times
  * (gps_steps.h).  Everything here runs on the job's step thread, inside its
- * NVTX push and pop (the flight recorder's hooks included); other threads
+ * NVTX push and pop or the step finder's boundary callback (the flight
+ * recorder's hooks included); other threads
  * read the published values through atomics (the flush thread writes them
  * into the control registration and the status file).  Costs when steps are
  * in use: a prefix compare per NVTX push; per step, a few atomics, a clock

@@ -2,9 +2,10 @@
  * an NVTX push/pop range whose whole name is a step word and a number —
  * "step 12", "Step_12", "iteration 12", "iter 12", "ProfilerStep#12" (any
  * case; separators ' ', '_', '#', ':', '=', '-') — on the job's step thread
- * (the first thread that opened one), not nested in another.  The flight
- * recorder's captures and step sampling start and stop on these edges, its
- * step rule reads their times (docs/FLIGHT.md, "Steps").
+ * (the first thread that opened one), not nested in another — or, in a job
+ * without them, the steps features/gps_stepfind.c finds (gps_steps_found_*).
+ * The flight recorder's captures and step sampling start and stop on these
+ * edges, its step rule reads their times (docs/FLIGHT.md, "Steps").
  *
  * gps_steps_on: set at start when a feature uses steps; NVTX asks nothing
  * else otherwise.  match: the step number + 1 of a range name, 0 when it is
