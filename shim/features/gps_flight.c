@@ -854,6 +854,14 @@ void gps_flight_tick(uint64_t now)
 	} else if (s == FL_CAPTURING && cur.steps && now > cur.last_step_mono + STEP_STALL_NS) {
 		capture_stop(); /* the steps stopped: what was captured is kept */
 	}
+	if (atomic_load(&sample_on) && gps_now() > sample_start + STEP_STALL_NS) {
+		/* the steps stopped (the step finder lost its boundary when the
+		 * API callbacks went off, the step thread ended): the sampled step
+		 * ends here rather than never */
+		atomic_store(&sample_on, 0);
+		activity_update();
+		emit_window(sample_start, gps_now());
+	}
 	activity_update(); /* a fork child's inherited "on" goes off here */
 	api_rate_check(now);
 	struct capture c = cur;

@@ -86,7 +86,9 @@
  *   WL_WARMUP=K              steps < K copy 1000 + i bytes more and run a k_softmax
  *   WL_NVTX_FROM=I           steps >= I are NVTX ranges "step i" too
  *   WL_IRREGULAR=1           no structure: each step's copy sizes, kernels and
- *                            their counts are drawn at random (a fixed seed) */
+ *                            their counts are drawn at random (a fixed seed)
+ *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
+ *                            the step's boundary can only be a kernel launch) */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -504,6 +506,7 @@ static int plain_mode(long n, long ms)
 	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
 	const char *b = getenv("WL_BATCH"), *wu = getenv("WL_WARMUP"), *nf = getenv("WL_NVTX_FROM");
 	const char *irr = getenv("WL_IRREGULAR"), *times = getenv("WL_STEP_TIMES");
+	int kernels_only = getenv("WL_KERNELS_ONLY") != NULL;
 	size_t batch = b ? (size_t)atol(b) : 65536;
 	long warmup = wu ? atol(wu) : 0, nvtx_from = nf ? atol(nf) : -1;
 	size_t cap = batch + 1000 + (size_t)n + 65536;
@@ -534,7 +537,10 @@ static int plain_mode(long n, long ms)
 		for (int k = 0; gate && k < 2000 && access(gate, F_OK) != 0; k++)
 			sleep_ms(10);
 		unsigned char loss[4];
-		if (irr) {
+		if (kernels_only) {
+			launch(k_gemm, (unsigned)i + 1);
+			launch(k_relu, (unsigned)i + 1);
+		} else if (irr) {
 			/* no structure: sizes, kernels and counts at random */
 			rnd = rnd * 1103515245u + 12345u;
 			cudaMemcpy(d, h, 1 + (rnd >> 8) % 60000, cudaMemcpyHostToDevice);

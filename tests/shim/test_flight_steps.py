@@ -11,7 +11,7 @@ S1. --sample-steps 1/10: the trace has the finder's mark (a host-to-device
     found ones that are multiples of 10, two kernels each, one window each;
     each sampled step's input copy is in its step's range (the boundary is
     at the copy, which begins the step) and in its window.
-S2. Armed, step>5x, a 700 ms stall at step 100: one capture, of steps
+S2. Armed, step>100x (above the loaded test machine's jitter, docs/FLIGHT.md), a 700 ms stall at step 100: one capture, of steps
     101..105, whose mark names the rule and step 100.
 S3. Armed, `gpuprof trigger --steps 10` at step >= 60: a capture of exactly
     10 consecutive steps' kernels, the reply says 10 whole steps.
@@ -29,6 +29,11 @@ S6. No structure (sizes, kernels and counts at random): --sample-steps says
     the idle rule (NVML busy for 5 samples, then idle) captures by time
     (GPUPROF_TRIGGER_SECONDS).
 S7. GPUPROF_STEPS=nvtx: no found step, the sampling line names the setting.
+S8. Kernels only (no copy, no sync): --sample-steps 1/10 finds the step at
+    its first kernel (the one after the host gap) and samples the steps that
+    are multiples of 10, two kernels each; armed with a rate of 100 the
+    switch turns the launches' callbacks off after the finder learnt: one
+    line says the steps are no longer seen and the rules fall back to time.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import os
 import sys
@@ -87,11 +92,11 @@ if j.traces():
         E.check(any(a <= t <= b for a, b in f.windows), "S1: input copy at %d in no window" % t)
 
 # S2: the step rule on found steps, armed
-j = plain("s2", 200, dict(FLIGHT, GPUPROF_TRIGGER="step>5x", WL_STALL="100:700"), ms=5)
+j = plain("s2", 200, dict(FLIGHT, GPUPROF_TRIGGER="step>100x", WL_STALL="100:700"), ms=5)
 caps = [Facts(E, c) for c in j.captures()]
 E.check([c.own_steps() for c in caps] == [list(range(101, 106))], "S2: captured %s" % [c.own_steps() for c in caps])
 if caps:
-    E.check(len(caps[0].marks) == 1 and "rule step>5x: step 100 took 7" in caps[0].marks[0] and
+    E.check(len(caps[0].marks) == 1 and "rule step>100x: step 100 took 7" in caps[0].marks[0] and
             caps[0].marks[0].endswith("; 5 steps from step 101"), "S2: marks %s" % caps[0].marks)
     E.check(all(n == 2 for n in caps[0].kernel_steps.values()), "S2: kernels %s" % dict(caps[0].kernel_steps))
 
@@ -111,7 +116,7 @@ if caps:
             all(caps[0].kernel_steps[s] == 2 for s in st), "S3: captured %s" % st)
 
 # S4: the API callbacks switched off (auto): the markers still make steps
-j = plain("s4", 600, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", GPUPROF_TRIGGER="step>5x", WL_STALL="400:700"), ms=3)
+j = plain("s4", 600, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", GPUPROF_TRIGGER="step>100x", WL_STALL="400:700"), ms=3)
 E.check(any("API calls are kept only in captures from now on" in l for l in j.gp_lines()), "S4: no switch: %s" %
         j.gp_lines())
 caps = [Facts(E, c) for c in j.captures()]
@@ -158,4 +163,17 @@ E.check(any("no training step in this process (no NVTX step range, and GPUPROF_S
 if j.traces():
     f = Facts(E, j.traces()[0])
     E.check(not f.kernels and not found_ranges(f), "S7: %d kernels" % len(f.kernels))
+# S8: a kernel launch as the boundary
+j = plain("s8", 800, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_KERNELS_ONLY": "1"}, ms=1)
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a kernel launch (period 2 API events" in fm[0], "S8: marks %s" % f.marks)
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and sorted(fr) == list(range(first, 799)), "S8: found steps %s" % sorted(fr)[:3])
+    f.check_sampled(E, "S8", [s for s in range(0, 800, 10) if first <= s < 799])
+j = plain("s8off", 20000, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", WL_KERNELS_ONLY="1"), ms=0)
+E.check(any("steps: each step starts at a kernel launch, and the API callbacks for launches are now off" in l
+            for l in j.gp_lines()), "S8 off: lines %s" % j.gp_lines())
 E.finish()
