@@ -3,7 +3,7 @@
  * The offline trace method (docs/STEPS.md, "Trace (no NVTX)";
  * tools/analysis/step_detect.c) re-done on API events rather than GPU
  * operations, without allocation (the caller's scratch).  For every
- * signature X seen at least 3 times over at least half of the sequence, the
+ * signature X seen at least 3 times, the
  * sequence is cut before each X into segments, compared as multisets
  * (order-free prefix hashes).  X is a candidate when its most common
  * segment content holds in >= 60 % of its segments and at least min_alike
@@ -230,7 +230,11 @@ int gps_period_find(const struct gps_period_ev *ev, size_t n, unsigned min_alike
 			s.id[s.o[k].pos] = nid;
 		nid++;
 		size_t c = j - i, first = s.o[i].pos, last = s.o[j - 1].pos;
-		if (c >= 3 && (last - first) * 2 >= n) {
+		/* (unlike the offline method, no spread over half the window: the
+		 * window is the run so far, and the steady state may have begun in
+		 * its second half, after warm-up; min_alike and "still occurring"
+		 * keep out what occurred at start-up only) */
+		if (c >= 3) {
 			size_t nseg = c - 1;
 			for (size_t k = 0; k < nseg; k++) {
 				size_t a = s.o[i + k].pos, b = s.o[i + k + 1].pos;

@@ -18,8 +18,9 @@
  *           the run.  The boundary missing for RELEARN_PERIODS periods of
  *           events of its level (markers, or kernels) while the job makes
  *           others: the structure changed (evaluation, a new phase), learn
- *           again (at most MAX_LEARNS times).  A stall makes no events and
- *           is a long step, for the step rule.
+ *           again (at most MAX_LEARNS times); the open step is abandoned
+ *           (no range, no rule).  A stall makes no events and is a long
+ *           step, for the step rule.
  *   YIELD   an NVTX step was seen: its step, if open, ends at the next
  *           boundary, and NVTX steps are the only ones from then on.
  *   BLIND   the boundary is a kernel launch and the API callbacks for
@@ -180,9 +181,10 @@ static int try_find(const struct gps_period_ev *ev, unsigned n, uint32_t tid, ui
 		return 0;
 	bound = r.sig;
 	since = 0;
-	/* the steps so far: the boundary's occurrences in the window, at least
-	 * (the window slid: the earlier ones are not counted) */
-	number = r.count;
+	/* the steps so far: the boundary's occurrences in the window (exact
+	 * unless the window slid or steps before the first occurrence were
+	 * unlike, warm-up); after a relearning, on from the last number */
+	number += r.count;
 	atomic_store(&pub_sig, r.sig);
 	atomic_store(&pub_len, r.len);
 	atomic_store(&pub_alike, r.alike);
@@ -249,8 +251,13 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 		if (GPS_SIG_MARKER(sig) != GPS_SIG_MARKER(bound))
 			return 0;
 		if (++since > (uint64_t)RELEARN_PERIODS * (atomic_load(&pub_len) + 1)) {
-			/* the boundary is gone while the job goes on: learn again */
-			end_step(tid, now);
+			/* the boundary is gone while the job goes on: learn again.
+			 * The open step is no step (a new phase, an evaluation):
+			 * not recorded, judged by no rule */
+			if (open_step) {
+				open_step = 0;
+				gps_steps_abandon(open_number, open_start, now);
+			}
 			if (++learns >= MAX_LEARNS) {
 				stop(SF_NONE);
 				return 1;

@@ -117,6 +117,16 @@ static int step_begin(uint64_t number)
 	return 1;
 }
 
+void gps_steps_abandon(uint64_t number, uint64_t start_ns, uint64_t end_ns)
+{
+	open_steps = 0;
+	struct gps_step_stats st;
+	gps_steps_get(&st);
+	st.median_ns = 0; /* no rule judges it */
+	st.last_ns = end_ns > start_ns ? end_ns - start_ns : 0;
+	gps_flight_step_end(number, start_ns, end_ns, &st);
+}
+
 void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns)
 {
 	open_steps = 0;

@@ -45,6 +45,11 @@ void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns);
  * go of the step thread (no step open), so that NVTX steps of any thread
  * are taken from then on.  The end is gps_steps_end. */
 int gps_steps_found_begin(uint64_t number, uint32_t tid);
+/* A found step that is no step after all (its boundary stopped occurring
+ * while the job went on: the step finder learns again): the flight
+ * recorder's step-end work (a capture's count, a sampled step's end), but
+ * no rule judges it, its time joins no median, nothing publishes it. */
+void gps_steps_abandon(uint64_t number, uint64_t start_ns, uint64_t end_ns);
 void gps_steps_found_release(void);
 void gps_steps_get(struct gps_step_stats *st);
 void gps_steps_after_fork_child(void);

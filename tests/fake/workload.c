@@ -87,6 +87,7 @@
  *   WL_NVTX_FROM=I           steps >= I are NVTX ranges "step i" too
  *   WL_IRREGULAR=1           no structure: each step's copy sizes, kernels and
  *                            their counts are drawn at random (a fixed seed)
+ *   WL_BATCH_FROM=I:BYTES    from step I on the input copy has BYTES (a new phase)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch) */
 #include <cuda.h>
@@ -552,7 +553,9 @@ static int plain_mode(long n, long ms)
 			if ((rnd >> 12) % 3 == 0)
 				cudaStreamSynchronize(NULL);
 		} else {
-			cudaMemcpy(d, h, batch + (i < warmup ? 1000 + (size_t)i : 0), cudaMemcpyHostToDevice);
+			const char *bf = getenv("WL_BATCH_FROM");
+			size_t b_now = bf && i >= atol(bf) && strchr(bf, ':') ? (size_t)atol(strchr(bf, ':') + 1) : batch;
+			cudaMemcpy(d, h, b_now + (i < warmup ? 1000 + (size_t)i : 0), cudaMemcpyHostToDevice);
 			if (i < warmup)
 				launch(k_softmax, 1);
 			launch(k_gemm, (unsigned)i + 1);

@@ -34,6 +34,14 @@ S8. Kernels only (no copy, no sync): --sample-steps 1/10 finds the step at
     are multiples of 10, two kernels each; armed with a rate of 100 the
     switch turns the launches' callbacks off after the finder learnt: one
     line says the steps are no longer seen and the rules fall back to time.
+S9. Warm-up: 5 first steps with a bigger input copy and an extra kernel:
+    the steady input copy is still the boundary (not the loss copy, which
+    occurs since step 0), so each sampled step holds one loop step's two
+    kernels; its numbers count the steady steps (5 lower than the loop's).
+S10. A new phase: from step 150 the input copy is 32 KiB.  The finder
+    learns again (a second mark, 32768 bytes); the step around the change is
+    abandoned, so the step rule (50x, which its ~85 steps' time exceeds)
+    does not fire; the numbers go on increasing.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import os
 import sys
@@ -176,4 +184,23 @@ if j.traces():
 j = plain("s8off", 20000, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", WL_KERNELS_ONLY="1"), ms=0)
 E.check(any("steps: each step starts at a kernel launch, and the API callbacks for launches are now off" in l
             for l in j.gp_lines()), "S8 off: lines %s" % j.gp_lines())
+# S9: warm-up
+j = plain("s9", 150, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_WARMUP": "5"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "a host-to-device copy of 65536 bytes" in fm[0], "S9: marks %s" % f.marks)
+    fr = found_ranges(f)
+    E.check(fr and sorted(fr) == list(range(min(fr), 144)), "S9: found %s" % sorted(fr)[:3])
+    f.check_sampled(E, "S9", [s + 5 for s in range(0, 150, 10) if fr and min(fr) <= s < 144])
+
+# S10: a new phase, learnt again
+j = plain("s10", 450, {"GPUPROF_SAMPLE_STEPS": "1/10", "GPUPROF_TRIGGER": "step>50x", "WL_BATCH_FROM": "150:32768"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 2 and "65536 bytes" in fm[0] and "32768 bytes" in fm[1], "S10: marks %s" % f.marks)
+    E.check(not [m for m in f.marks if m.startswith("gpuprof capture")], "S10: a rule fired: %s" % f.marks)
+    fr = sorted(found_ranges(f))
+    E.check(fr and fr[0] < 150 and fr[-1] > 250 and len(set(fr)) == len(fr), "S10: found %s..%s" % (fr[:1], fr[-1:]))
 E.finish()
