@@ -9,7 +9,7 @@
  *           sliding window of the latest MK_CAP / KN_CAP.  At 16, 32, ...
  *           markers (then every MK_CAP / 4) it asks gps_period_find for a
  *           marker boundary; at KN_CAP / 4, / 2, KN_CAP kernels (then every
- *           KN_CAP / 2), for a kernel boundary if no marker one is found.
+ *           KN_CAP), for a kernel boundary if no marker one is found.
  *           A boundary needs MIN_ALIKE alike steps.
  *   TRACK   every occurrence of the boundary on the owner thread ends step
  *           k and begins step k + 1 (features/gps_steps.c: the consumers of
@@ -215,19 +215,19 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 			if (try_find(mk, nmk, tid, now))
 				return;
 		}
-	} else {
+	} else if (kn_total < MAX_KERNELS) { /* (past it: launches are no longer looked at) */
 		push(kn, &nkn, KN_CAP, sig, now);
 		atomic_store_explicit(&pub_kn, ++kn_total, memory_order_relaxed);
 		if (kn_total >= next_kn_try) {
-			next_kn_try = kn_total < KN_CAP ? kn_total * 2 : kn_total + KN_CAP / 2;
+			next_kn_try = kn_total < KN_CAP ? kn_total * 2 : kn_total + KN_CAP;
 			/* a marker boundary first: it stays visible when launches' callbacks go */
 			if ((nmk >= 16 && try_find(mk, nmk, tid, now)) || try_find(kn, nkn, tid, now))
 				return;
 		}
 	}
-	if (mk_total >= MAX_MARKERS && (kn_total >= MAX_KERNELS || !kn_total))
-		stop(SF_NONE);
-	else if (kn_total >= MAX_KERNELS && !mk_total)
+	/* nothing repeats in all that was looked at; a job that makes no
+	 * markers (or no launches seen) gives up on the other alone */
+	if ((mk_total >= MAX_MARKERS || !mk_total) && (kn_total >= MAX_KERNELS || !kn_total) && mk_total + kn_total)
 		stop(SF_NONE);
 }
 
