@@ -52,6 +52,7 @@ enum gp_setting_id {
 	GP_SET_FLIGHT_API,
 	GP_SET_FLIGHT_API_RATE,
 	GP_SET_SAMPLE_STEPS,
+	GP_SET_STEPS,
 	GP_SET_TRIGGER,
 	GP_SET_TRIGGER_STEPS,
 	GP_SET_TRIGGER_SECONDS,
@@ -119,6 +120,14 @@ enum gp_flight_api {
 	GP_FLIGHT_API_CAPTURE = 1, /* only while GPU activity is on; the history is NVTX */
 	GP_FLIGHT_API_AUTO = 2     /* armed: always until the job makes more than
 				      GPUPROF_FLIGHT_API_RATE records a second, then capture */
+};
+
+/* GPUPROF_STEPS: where the shim's training steps come from (docs/STEPS.md,
+ * "Steps found online (shim)"); used only when a feature uses steps */
+enum gp_steps_source {
+	GP_STEPS_AUTO = 0, /* NVTX step ranges; without them, found online from API calls */
+	GP_STEPS_NVTX = 1, /* NVTX step ranges only */
+	GP_STEPS_OFF = 2   /* no steps: step features fall back to time */
 };
 
 enum gp_capture_range {

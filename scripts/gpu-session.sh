@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints hints-steps polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -720,6 +720,57 @@ PY
       ls -la "$fl" "$fl"/stall "$fl"/trig
       rm -f "$fl"/*.gpuprof "$fl"/*/*.gpuprof
     ) 2>&1 | tee "$RES/flight.txt" ;;
+  hints-steps)  # issue #43 item 1: steps found online in a plain PyTorch loop (no NVTX): the stall rule armed,
+                # gpuprof trigger --steps 10, --sample-steps 1/10 vs a full trace (the same loop with NVTX);
+                # armed overhead with the finder on vs off (MNIST --no-nvtx, interleaved)
+    log hints-steps
+    ( hs=$RES/hints-steps; rm -rf "$hs"; mkdir -p "$hs/stall" "$hs/trig" "$hs/ctl"; chmod 700 "$hs/ctl"
+      export GPUPROF_CONTROL_DIR=$hs/ctl
+      G=build/bin/gpuprof; PL=(python3 examples/hints/plain_loop.py)
+      echo "--- 1. plain loop, no NVTX, 2 s stall at step 300, armed --trigger 'step>5x': one capture of 301..305"
+      timeout 150 $G run --flight-recorder=30s --gpu-metrics --trigger='step>5x' -o "$hs/stall/pl-%p.gpuprof" -- \
+        "${PL[@]}" --steps 600 --stall-at 300 --stall-s 2 2>&1 | grep -a 'RESULT\|^gpuprof'
+      for c in "$hs"/stall/*-cap*.gpuprof; do
+        echo "capture $c"; $G dump --type nvtx_mark "$c" | grep -a 'gpuprof' | head -3
+        python3 scripts/flight_check.py stall "$hs/stall" --stall-at 300
+        $G steps "$c" | head -12; $G advise "$c" | head -20
+      done
+      echo "--- 2. gpuprof trigger --steps 10 on the running plain loop: exactly 10 steps"
+      timeout 150 $G run --flight-recorder=30s -o "$hs/trig/pl-%p.gpuprof" -- "${PL[@]}" --steps 3000 \
+        --step-times "$hs/trig.times" >"$hs/trig.job.txt" 2>&1 &
+      for i in $(seq 1 600); do
+        p=$(ls "$hs/ctl" 2>/dev/null | sed -n 's/^\([0-9]*\)\.proc$/\1/p' | head -1)
+        [ -n "$p" ] && [ "$(sed -n 's/^step=//p' "$hs/ctl/$p.proc" 2>/dev/null)" -ge 500 ] 2>/dev/null && break
+        sleep 0.1
+      done
+      echo "job pid ${p:-none}"; cat "$hs/ctl/$p.proc" 2>/dev/null
+      $G trigger --steps 10 --wait "$p"; echo "trigger exit $?"
+      wait; grep -a 'RESULT\|^gpuprof' "$hs/trig.job.txt"
+      for c in "$hs"/trig/*-cap*.gpuprof; do
+        python3 scripts/flight_check.py trigger "$c" --k 10 --step-times "$hs/trig.times"
+        $G steps "$c" | head -12
+      done
+      echo "--- 3. --sample-steps 1/10 (found steps) vs a full trace of the same loop with NVTX 'step i': per-step GPU time"
+      timeout 150 $G run --sample-steps 1/10 -o "$hs/sample.gpuprof" -- "${PL[@]}" --steps 600 2>&1 | grep -a 'RESULT\|^gpuprof'
+      timeout 150 $G run -o "$hs/full.gpuprof" -- "${PL[@]}" --steps 600 --nvtx 2>&1 | grep -a 'RESULT\|^gpuprof'
+      $G dump --type nvtx_mark "$hs/sample.gpuprof" | grep -a 'steps found'
+      python3 scripts/flight_check.py sample "$hs/sample.gpuprof" "$hs/full.gpuprof" --n 10
+      echo "offline on the full trace: NVTX vs trace method (the online boundary is the input copy)"
+      $G steps --method nvtx "$hs/full.gpuprof" | head -8; $G steps --method trace "$hs/full.gpuprof" | head -8
+      echo "--- 4. armed MNIST --no-nvtx, finder on (auto) vs off, and bare: 2 interleaved reps (step_ms_median)"
+      for r in 1 2; do
+        for cfg in bare off auto; do
+          case $cfg in
+            bare) out=$(timeout 120 python3 examples/train_mnist.py --no-nvtx --steps 600 --warmup 20 2>/dev/null | grep RESULT) ;;
+            *) out=$(timeout 120 $G run --flight-recorder=30s --steps=$cfg -o "$hs/mn-%p.gpuprof" -- \
+                 python3 examples/train_mnist.py --no-nvtx --steps 600 --warmup 20 2>&1 | grep -a 'RESULT\|^gpuprof: steps') ;;
+          esac
+          echo "rep $r $cfg: $out"
+        done
+      done
+      ls -la "$hs" "$hs"/stall "$hs"/trig
+      rm -f "$hs"/*.gpuprof "$hs"/*/*.gpuprof
+    ) 2>&1 | tee "$RES/hints-steps.txt" ;;
   hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
                # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
     log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;

@@ -11,6 +11,7 @@
 #include "features/gps_capture.h"
 #include "features/gps_flight.h"
 #include "features/gps_stacks.h"
+#include "features/gps_stepfind.h"
 #include "features/gps_ticker.h"
 #include "features/gps_window.h"
 #include "nvidia/gps_activity.h"
@@ -19,6 +20,7 @@
 #include "nvidia/gps_cupti.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_cupti_graphs.h"
+#include "nvidia/gps_cupti_markers.h"
 #include "nvidia/gps_cupti_stacks.h"
 #include "nvidia/gps_pmsampling.h"
 
@@ -40,6 +42,27 @@ static atomic_int api_gap_fresh;
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
+
+/* The API callbacks that are on make records (callback mode, switched on).
+ * Off, the only callbacks on are the step finder's markers (and a capture
+ * range's start/stop calls): they feed it and record nothing. */
+static atomic_int cb_records;
+
+/* The step finder's event (features/gps_stepfind.h), at a call's entry:
+ * before the call, so a step that begins here has the call's GPU work. */
+static __attribute__((noinline)) int feed_steps(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+						 const CUpti_CallbackData *cd, uint64_t now)
+{
+	if (cbid >= GPS_MK_MAX_CBID || !gps_cupti_marker_class[dom][cbid] ||
+	    (dom == CUPTI_CB_DOMAIN_DRIVER_API && rt_depth > 0) || atomic_load_explicit(&gps.closed, memory_order_relaxed))
+		return 0; /* not an event, or the driver's half of a runtime call */
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_thread_get();
+	int edge = t && gps_stepfind_event(gps_cupti_marker_sig((enum gps_cb_domain)dom, cbid, cd->functionParams),
+					   t->tid, now);
+	gps_in_shim = 0;
+	return edge;
+}
 
 /* API exit: one record.  Out of line: the enter path stays tiny. */
 static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -173,9 +196,14 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 		return;
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		/* 0 = not recorded (a call made by the shim itself) */
-		*cd->correlationData = gps_in_shim ? 0 : gps_now();
-		if (__builtin_expect(atomic_load_explicit(&api_gap_fresh, memory_order_relaxed), 0) &&
-		    !gps_in_shim && atomic_exchange(&api_gap_fresh, 0))
+		uint64_t now = gps_in_shim ? 0 : gps_now();
+		if (__builtin_expect(atomic_load_explicit(&gps_stepfind_on, memory_order_relaxed), 0) && now &&
+		    feed_steps(dom, cbid, cd, now))
+			now = gps_now(); /* after a step edge's work: the call is inside the step it begins
+					    (and its window, if it switched records on) */
+		*cd->correlationData = atomic_load_explicit(&cb_records, memory_order_relaxed) ? now : 0;
+		if (*cd->correlationData &&__builtin_expect(atomic_load_explicit(&api_gap_fresh, memory_order_relaxed), 0) &&
+		    atomic_exchange(&api_gap_fresh, 0))
 			gps_activity_api_first(cd->correlationId);
 		return;
 	}
@@ -272,6 +300,25 @@ static void switch_kind(CUpti_ActivityKind kind, int on)
 		GPS_CUPTI(cuptiActivityDisable, kind);
 }
 
+static int enable_api_callback(enum gps_cb_domain dom, uint32_t cbid)
+{
+	return GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)dom, cbid) != CUPTI_SUCCESS;
+}
+
+/* API records off (or made by activity records): the step finder's marker
+ * callbacks on, feeding it only (features/gps_stepfind.h).  Never kernel
+ * launches: their callbacks are what the records' switch-off saves
+ * (docs/FLIGHT.md, "Steps"); a kernel boundary is lost then, with one line. */
+static void keep_step_markers(void)
+{
+	unsigned cls = gps_stepfind_classes();
+	if (cls & (1u << GPS_SIG_KERNEL))
+		gps_stepfind_kernels_gone(); /* (a no-op while learning) */
+	cls = gps_stepfind_classes() & ~(1u << GPS_SIG_KERNEL);
+	if (cls)
+		gps_cupti_markers_enable(cls, gps.cfg.api_driver, enable_api_callback);
+}
+
 /* API records on or off, in the mode chosen at bind time. */
 static int switch_api_records(int on)
 {
@@ -279,6 +326,8 @@ static int switch_api_records(int on)
 	int driver = c->api_driver, n = 0;
 	if (c->api_set == GP_API_SET_NONE)
 		return 0;
+	if (on && c->api_mode != GP_API_MODE_ACTIVITY)
+		atomic_store(&cb_records, 1);
 	if (c->api_set == GP_API_SET_ALL) {
 		if (c->api_mode == GP_API_MODE_ACTIVITY) {
 			switch_kind(CUPTI_ACTIVITY_KIND_RUNTIME, on);
@@ -294,6 +343,10 @@ static int switch_api_records(int on)
 		n = switch_default_set(GPS_CB_RUNTIME, on);
 		if (driver && (c->api_mode != GP_API_MODE_ACTIVITY || gps_p_cuptiActivityEnableDriverApi))
 			n += switch_default_set(GPS_CB_DRIVER, on);
+	}
+	if (!on && c->api_mode != GP_API_MODE_ACTIVITY) {
+		atomic_store(&cb_records, 0);
+		keep_step_markers();
 	}
 	if (capture_mode && !on)
 		enable_capture_callbacks(); /* whatever the set, they stay on */
@@ -488,7 +541,11 @@ static int start_locked(const char *why)
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
 	gps_cupti_stacks_bind(callback_name); /* before the callbacks can fire */
 	gps_cupti_graphs_bind(enable_resource_callback);
+	if (atomic_load(&gps_stepfind_on))
+		gps_cupti_markers_bind(callback_name);
 	bind_api_records();
+	if (!atomic_load(&cb_records))
+		keep_step_markers(); /* no records by callback: the finder's own */
 	if (capture_mode) /* last: the sets above are what a start switches on */
 		enable_capture_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
@@ -576,5 +633,6 @@ void gps_cupti_after_fork_child(void)
 {
 	inherited_session = gps_gpu_bound();
 	pthread_mutex_init(&start_lock, NULL);
+	/* (cb_records: CUPTI's callbacks are as the parent left them) */
 	rt_depth = 0;
 }

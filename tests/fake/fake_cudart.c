@@ -480,7 +480,9 @@ static void memcpy_record(struct frame *f, size_t count, enum cudaMemcpyKind kin
 EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", NULL);
+	/* functionParams as CUPTI gives them (the step finder reads size and kind) */
+	cudaMemcpy_v3020_params p = { dst, src, count, kind };
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", NULL, &p);
 	drv_call(&f, kind == cudaMemcpyDeviceToHost ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2
 						    : CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
 		 kind == cudaMemcpyDeviceToHost ? "cuMemcpyDtoH_v2" : "cuMemcpyHtoD_v2");
@@ -493,7 +495,8 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 				   enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync", NULL);
+	cudaMemcpyAsync_v3020_params p = { dst, src, count, kind, stream };
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync", NULL, &p);
 	memmove(dst, src, count);
 	memcpy_record(&f, count, kind, stream, 1);
 	return rt_exit(&f, cudaSuccess);

@@ -4,7 +4,8 @@
  * the default API callback set, the TSC clock (gps_clock.c), the rolling
  * median of the step rule (gps_rolling.c, against a sort of the window) and
  * which NVTX names are steps (gps_steps.c; the flight recorder's hooks
- * stubbed here). */
+ * stubbed here), and the step finder's period (gps_period.c) on made-up
+ * event sequences. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "core/gps_config.h"
 #include "core/gps_log.h"
 #include "features/gps_flight.h"
+#include "features/gps_period.h"
 #include "features/gps_rolling.h"
 #include "features/gps_steps.h"
 #include "nvidia/gps_cbid.h"
@@ -459,6 +461,147 @@ static void test_steps(void)
 	CHECK(gps_steps_begin(200, 4243) == 0, "another thread's step taken");
 }
 
+/* ------------------------------------------------------------ period */
+#define H2D(b) GPS_SIG_MAKE(GPS_SIG_HTOD, b)
+#define D2H(b) GPS_SIG_MAKE(GPS_SIG_DTOH, b)
+#define SYNC GPS_SIG_MAKE(GPS_SIG_SYNC, 77)
+#define K(i) GPS_SIG_MAKE(GPS_SIG_KERNEL, 1000 + (i))
+static struct gps_period_ev pev[8192];
+static size_t npev;
+static uint64_t pt;
+static void ev(uint64_t sig, uint64_t gap)
+{
+	pt += gap;
+	pev[npev].sig = sig;
+	pev[npev].t = pt;
+	npev++;
+}
+static int find(struct gps_period_result *r)
+{
+	static uint64_t scratch[1 << 18];
+	CHECK(gps_period_scratch_size(npev) <= sizeof scratch, "scratch %zu", gps_period_scratch_size(npev));
+	memset(r, 0, sizeof *r);
+	return gps_period_find(pev, npev, 6, scratch, r);
+}
+static void load_copies(void) /* a model's parameters: alike sizes, once */
+{
+	for (int j = 0; j < 24; j++)
+		ev(H2D(4096 * (1 + j % 4)), 10);
+}
+
+static void test_period(void)
+{
+	struct gps_period_result r;
+	/* plain: copy in, 3 kernels, loss out, sync; 20 steps */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(1), 10);
+		ev(K(2), 10);
+		ev(K(3), 10);
+		ev(D2H(4), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 6 && r.alike == 19 && r.count == 20,
+	      "plain: found sig %llx len %u alike %u count %u", (unsigned long long)r.sig, r.len, r.alike, r.count);
+	/* warm-up: parameter copies, then 3 odd steps (an extra copy and
+	 * kernel); the steady steps still win, at the input copy */
+	npev = 0;
+	load_copies();
+	for (int s = 0; s < 30; s++) {
+		ev(H2D(65536 + (s < 3 ? 1000 + s : 0)), 5000);
+		if (s < 3)
+			ev(K(9), 10);
+		ev(K(1), 10);
+		ev(K(2), 10);
+		ev(D2H(4), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 5, "warm-up: sig %llx len %u", (unsigned long long)r.sig,
+	      r.len);
+	/* a sub-loop: 4 identical layers a step; the layer's first kernel
+	 * repeats more often than the step, but is no step */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(0), 10);
+		for (int l = 0; l < 4; l++) {
+			ev(K(1), 10);
+			ev(K(2), 10);
+			ev(K(3), 10);
+		}
+		ev(K(4), 10);
+		ev(D2H(4), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 17, "sub-loop: sig %llx len %u", (unsigned long long)r.sig,
+	      r.len);
+	/* the same without markers: still the step (a kernel), not the layer
+	 * (the step's own part, embedding, head, optimizer, is more than the
+	 * 2 operations by which a segment may differ and still be "like") */
+	npev = 0;
+	for (int s = 0; s < 30; s++) {
+		ev(K(0), 5000);
+		ev(K(5), 10);
+		for (int l = 0; l < 4; l++) {
+			ev(K(1), 10);
+			ev(K(2), 10);
+			ev(K(3), 10);
+		}
+		ev(K(4), 10);
+		ev(K(6), 10);
+	}
+	CHECK(find(&r) && r.len == 16 && r.sig == K(0), "sub-loop, kernels only: sig %llx len %u",
+	      (unsigned long long)r.sig, r.len);
+	/* an extra op every 10 steps: the period is the step, not 10 steps */
+	npev = 0;
+	for (int s = 0; s < 40; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(1), 10);
+		ev(K(2), 10);
+		if (s % 10 == 9)
+			ev(K(7), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 4 && r.alike >= 30,
+	      "extra op every 10: sig %llx len %u alike %u", (unsigned long long)r.sig, r.len, r.alike);
+	/* no input copy: a marker (the sync) before a kernel, even one after a
+	 * longer gap */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(K(1), 9000);
+		ev(K(2), 10);
+		ev(SYNC, 10);
+		ev(K(3), 10);
+	}
+	CHECK(find(&r) && r.sig == SYNC && r.len == 4, "marker first: sig %llx len %u", (unsigned long long)r.sig, r.len);
+	/* kernels only: the one after the longest host gap */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(K(1), 10);
+		ev(K(2), 9000);
+		ev(K(3), 10);
+	}
+	CHECK(find(&r) && r.sig == K(2) && r.len == 3, "kernels: sig %llx len %u", (unsigned long long)r.sig, r.len);
+	/* too few repeats (5 alike steps < 6) */
+	npev = 0;
+	for (int s = 0; s < 6; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(1), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(!find(&r), "6 steps taken: sig %llx", (unsigned long long)r.sig);
+	/* alike copies at start-up only, then no structure: none */
+	npev = 0;
+	load_copies();
+	unsigned x = 7;
+	for (int i = 0; i < 200; i++) {
+		x = x * 1103515245u + 12345u;
+		ev(x % 3 ? K(x >> 8 & 3) : H2D(1 + (x >> 4) % 50000), 10 + (x >> 16) % 5000);
+	}
+	CHECK(!find(&r), "no structure: sig %llx len %u", (unsigned long long)r.sig, r.len);
+}
+
 int main(void)
 {
 	test_pattern();
@@ -473,6 +616,7 @@ int main(void)
 	test_clock_live();
 	test_rolling();
 	test_steps();
+	test_period();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else

@@ -57,12 +57,16 @@ static void help(FILE *f)
 		   "                          in memory for the last DURATION (default 30s); `gpuprof\n"
 		   "                          trigger PID` or a --trigger rule writes that history plus\n"
 		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
-		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
+		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges,\n"
+		   "                          else steps found from the job's copies and syncs: --steps)\n"
 		   "  --flight-api=WHEN       with either: API calls recorded `always`, or only while\n"
 		   "                          GPU activity is on (`capture`: the history before a\n"
 		   "                          capture is NVTX only; cheaper on launch-bound jobs);\n"
 		   "                          default `auto`: always, until an armed job makes more\n"
 		   "                          than GPUPROF_FLIGHT_API_RATE (10000) records a second\n"
+		   "  --steps=SOURCE          with either: where training steps come from: `nvtx` ranges\n"
+		   "                          only, `off`, or default `auto`: NVTX ranges, else found\n"
+		   "                          online from the job's API calls (docs/STEPS.md)\n"
 		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
 		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
 		   "                          range=NAME, cuda-error; comma-separated\n"
@@ -377,7 +381,7 @@ static int layers_env(const char *lib)
 int cmd_run(int argc, char **argv)
 {
 	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
-	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS };
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS, O_STEPS };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -396,12 +400,13 @@ int cmd_run(int argc, char **argv)
 		{ "flight-recorder", optional_argument, NULL, O_FLIGHT },
 		{ "sample-steps", required_argument, NULL, O_SAMPLE },
 		{ "flight-api", required_argument, NULL, O_FLIGHT_API },
+		{ "steps", required_argument, NULL, O_STEPS },
 		{ "trigger", required_argument, NULL, O_TRIGGER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0, opt_flight_api = 0;
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0, opt_flight_api = 0, opt_steps = 0;
 	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
@@ -514,6 +519,14 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_FLIGHT_API", optarg, 1);
 			opt_flight_api = 1;
 			break;
+		case O_STEPS:
+			if (!setting_ok(GP_SET_STEPS, optarg, &v)) {
+				tool_err("--steps needs auto, nvtx or off");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_STEPS", optarg, 1);
+			opt_steps = 1;
+			break;
 		case O_TRIGGER: {
 			struct gp_trigger_rules r;
 			char why[160];
@@ -542,6 +555,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (opt_flight_api && !opt_flight && !opt_sample) {
 		tool_err("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all the time otherwise)");
+		return EXIT_USAGE;
+	}
+	if (opt_steps && !opt_flight && !opt_sample) {
+		tool_err("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while the job runs)");
 		return EXIT_USAGE;
 	}
 	if (opt_rules && !opt_flight && !opt_sample) {
