@@ -29,6 +29,7 @@ static int open_steps;        /* a step is open (nested step names are not steps
 static int cur_traced;        /* GPU activity was on in the open step */
 static struct gps_rolling durs; /* untraced steps' durations */
 static uint64_t begins[GPS_STEPS_WINDOW]; /* their begins, in durs's ring order */
+static uint64_t prev_end;     /* trace clock: the end of the last step that ended, 0 none */
 /* published */
 static _Atomic int64_t pub_last = -1;
 static _Atomic uint64_t pub_count, pub_median, pub_last_ns, pub_begin_mono, pub_per_ms; /* steps/s x 1000 */
@@ -120,6 +121,7 @@ static int step_begin(uint64_t number)
 void gps_steps_abandon(uint64_t number, uint64_t start_ns, uint64_t end_ns)
 {
 	open_steps = 0;
+	prev_end = end_ns;
 	struct gps_step_stats st;
 	gps_steps_get(&st);
 	st.median_ns = 0; /* no rule judges it */
@@ -127,14 +129,23 @@ void gps_steps_abandon(uint64_t number, uint64_t start_ns, uint64_t end_ns)
 	gps_flight_step_end(number, start_ns, end_ns, &st);
 }
 
+/* A step's time (for the rules, the median and the status) runs from the
+ * previous step's end to its own end: its range and the host time before it.
+ * A job that marks only the compute of a step (an HF TrainerCallback's
+ * on_step_begin/on_step_end, Lightning's on_train_batch_start/end) fetches
+ * the batch between the ranges: a stall in its data loading belongs to the
+ * step it feeds, and a range's duration alone never shows it.  Found steps
+ * (features/gps_stepfind.c) tile the time: there it is the range. */
 void gps_steps_end(uint64_t number, uint64_t start_ns, uint64_t end_ns)
 {
 	open_steps = 0;
-	uint64_t dur = end_ns > start_ns ? end_ns - start_ns : 0;
+	uint64_t from = prev_end && prev_end < start_ns ? prev_end : start_ns;
+	prev_end = end_ns;
+	uint64_t dur = end_ns > from ? end_ns - from : 0;
 	struct gps_step_stats st;
 	gps_steps_get(&st); /* the median of the steps before this one */
 	st.last_ns = dur;
-	gps_flight_step_end(number, start_ns, end_ns, &st);
+	gps_flight_step_end(number, from, end_ns, &st);
 	atomic_store_explicit(&pub_last_ns, dur, memory_order_relaxed);
 	atomic_fetch_add_explicit(&pub_count, 1, memory_order_relaxed);
 	/* a step recorded with GPU activity on is slower by what tracing costs:
@@ -173,6 +184,7 @@ void gps_steps_after_fork_child(void)
 	atomic_store(&gps_steps_nvtx_seen, 0);
 	open_steps = 0;
 	cur_traced = 0;
+	prev_end = 0;
 	gps_rolling_reset(&durs);
 	atomic_store(&pub_last, -1);
 	atomic_store(&pub_count, 0);

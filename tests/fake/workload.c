@@ -68,6 +68,8 @@
  *   kernel names its step), a 256-byte cudaMemset, ~MS ms of host work }
  *   pop; prints "steps N".  Knobs (environment):
  *   WL_STALL=I:MS[,I:MS...]  step I takes MS ms more (a host stall)
+ *   WL_GAP=I:MS[,I:MS...]    MS ms of host work before step I's push (a stall
+ *                            in the data loading between two step ranges)
  *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB)
  *   WL_RANGE_AT=I:NAME       step I holds a range NAME
  *   WL_READY=I:FILE          FILE is created when step I begins
@@ -462,6 +464,9 @@ static int steps_mode(long n, long ms)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 		}
+		const char *gap = step_knob("WL_GAP", i);
+		if (gap)
+			sleep_ms(atol(gap));
 		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
 		nvtxRangePushA(name);
 		if (ready) {
