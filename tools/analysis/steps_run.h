@@ -18,10 +18,8 @@
 
 #include "gp_trace.h"
 #include "analysis/attribution.h"
-#include "analysis/opjoin.h"
 #include "analysis/step_detect.h"
-#include "analysis/steps.h"
-#include "analysis/windows.h"
+#include "analysis/steps_pipe.h"
 #include "common/util.h"
 
 struct steps_run_opts {
@@ -33,11 +31,8 @@ struct steps_run_opts {
 
 /* What the analysis leaves: all owned, freed by steps_run_free. */
 struct steps_run {
-	struct attribution *a;
-	struct step_detect *d;
-	struct steps *st;              /* finished; its rows not yet summarised */
-	struct opjoin *j;              /* for opjoin_counts */
-	struct winset win;             /* the trace's GPU-activity windows, finished */
+	struct steps_pipe pipe;        /* finished: the steps' rows not yet summarised;
+					* the join for opjoin_counts */
 	struct steps_run_proc {          /* PROCESS records, in trace order */
 		uint32_t pid; int32_t rank;
 		char *cmd, *settings;    /* its command line and the tracer's settings; NULL: unknown */

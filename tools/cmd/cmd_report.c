@@ -160,7 +160,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	int read_rc = 0;
 	const char *err = NULL;
 	if (steps_run(r, &o->steps, &sr, &read_rc, &err) == 0) {
-		steps_reports_fill(&reps, sr.st, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
+		steps_reports_fill(&reps, sr.pipe.steps, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
 		have_reps = 1;
 	} else if (!err) {
 		err = "the trace could not be read again";
@@ -170,8 +170,8 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 		.path = path, .r = r, .info = &info, .ig = &ig,
 		.stats = ss.tab, .stats_want = ss.want, .nstats = ss.ntabs,
 		.steps = have_reps ? reps.rep : NULL, .nsteps = have_reps ? SR_ROWS : 0, /* not one row per step */
-		.steps_error = err, .st = have_reps ? sr.st : NULL,
-		.gpu = &ss.ctx.gpu, .win = &ss.ctx.win, .cnt = &ss.ctx.cnt, .mem = &mem, .advise_json = advise,
+		.steps_error = err, .st = have_reps ? sr.pipe.steps : NULL,
+		.gpu = &ss.ctx.gpu, .win = &ss.ctx.pipe.win, .cnt = &ss.ctx.cnt, .mem = &mem, .advise_json = advise,
 	};
 	if (!*head_done) {
 		if (report_html_head(out, title, command, &o->data)) goto write_error;

@@ -21,7 +21,7 @@
 #include "analysis/site_rule.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
-#include "analysis/step_passes.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 #include "export/export.h"
 
