@@ -15,6 +15,7 @@ struct advise_run {
 	struct adv_pre pre;
 	struct steps_pipe pipe;        /* the steps, with their launch join */
 	struct opjoin *j3;             /* the facts pass's launch join */
+	const struct winset *win;      /* the steps' windows */
 	struct adv_facts *facts;
 	struct adv_result res;
 	int judged;
@@ -23,12 +24,13 @@ struct advise_run {
 /* a read status after which the intact records are still worth analysing */
 static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
 
-/* Pass 1's extra: advise's own inputs. */
-static void pass1_pre(void *arg, const gp_record *rec)
+void advise_run_pre_add(struct advise_run *ar, const gp_record *rec)
 {
-	struct advise_run *ar = arg;
 	adv_pre_add(&ar->pre, tool_pid(ar->r, rec), rec);
 }
+
+/* Pass 1's extra: advise's own inputs. */
+static void pass1_pre(void *arg, const gp_record *rec) { advise_run_pre_add(arg, rec); }
 
 /* Pass 3: the same launch join (its callback feeds the facts), with the API
  * calls and GPU operations also into advise's facts, advanced with the
@@ -46,7 +48,7 @@ static int pass_facts(struct advise_run *ar)
 		else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET)
 			adv_facts_gpu(ar->facts, tool_pid(r, rec), rec);
 		uint64_t before = now;
-		step_pass2_add(r, rec, ar->j3, NULL, &ar->pipe.win, &now);
+		step_pass2_add(r, rec, ar->j3, NULL, ar->win, &now);
 		if (now > before)
 			adv_facts_advance(ar->facts, now, opjoin_frontier(ar->j3));
 	}
@@ -70,12 +72,18 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
 
 int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 {
+	if (steps_pipe_run(&ar->pipe, pass1_pre, ar, read_rc, err) < 0) return -1;
+	return advise_run_judge(ar, ar->pipe.steps, &ar->pipe.win, read_rc);
+}
+
+int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winset *win, int *read_rc)
+{
 	gp_reader *r = ar->r;
 	int rc;
-	if (steps_pipe_run(&ar->pipe, pass1_pre, ar, read_rc, err) < 0) return -1;
-	adv_pre_finish(&ar->pre); /* complete with the steps' pass 1 */
+	adv_pre_finish(&ar->pre);
+	ar->win = win;
 	struct adv_facts_opts fopts = { sizeof(fopts), ar->o.kernel_wait_ns };
-	ar->facts = adv_facts_new(r, ar->pipe.steps, &ar->pre, &fopts);
+	ar->facts = adv_facts_new(r, st, &ar->pre, &fopts);
 	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);
 	*read_rc = rc; /* the same file read again: the same status */

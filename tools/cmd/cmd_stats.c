@@ -310,20 +310,14 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 			if (getenv("GPUPROF_PREPASS_DUMP")) stats_prepass_dump(ctx, stderr);
 		}
 	}
-	struct stats_fanout fan = { ctx, self, here };
+	struct stats_fanout fan;
 	if (pt->serial) {
 		for (size_t i = 0; i < p->nreps; i++)
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
-		ctx->on_op = stats_fanout_op;
-		ctx->on_call = stats_fanout_call;
-		ctx->on_arg = &fan;
+		stats_fanout_attach(&fan, ctx, self, here);
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(p->r, &rec)) > 0) {
-			struct stats_rec sr;
-			if (stats_ctx_add(ctx, rec, &sr))
-				for (size_t i = 0; i < p->nreps; i++)
-					if (here[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
-						stats_reports[i]->add(self[i], ctx, &sr);
+			stats_fanout_add(&fan, rec);
 			progress_tick(++n);
 		}
 		pt->pass = mono_s() - t1;

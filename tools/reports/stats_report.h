@@ -306,12 +306,15 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
  * (opjoin_finish, delivering through on_op and on_call) and goes. */
 void stats_ctx_end_join(struct stats_ctx *ctx);
 
-/* Hands joined GPU operations and launch calls to the reports run[i] of
- * the list (their states self[i]): a context's on_op and on_call with
- * on_arg a struct stats_fanout. */
-struct stats_fanout { const struct stats_ctx *ctx; void **self; const int *run; };
-void stats_fanout_op(void *arg, const struct gpu_op *op);
-void stats_fanout_call(void *arg, const struct launch_call *c);
+/* The fan-out, written once for every driver (cmd_stats.c's pass, each
+ * slice of stats_shards.c, stats_set.c): the reports run[i] of the list
+ * (run NULL: all), their states self[i], as the consumers of a context.
+ * stats_fanout_attach makes them the context's on_op and on_call (f must
+ * outlive the pass); stats_fanout_add passes a record through the context
+ * to the add() of those that take its type (0: the context dropped it). */
+struct stats_fanout { struct stats_ctx *ctx; void **self; const int *run; };
+void stats_fanout_attach(struct stats_fanout *f, struct stats_ctx *ctx, void **self, const int *run);
+int stats_fanout_add(const struct stats_fanout *f, const gp_record *rec);
 /* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);
 void stats_ctx_free(struct stats_ctx *ctx);

@@ -20,6 +20,7 @@ struct stats_set {
 	struct stats_opts opts;   /* the defaults */
 	struct selection sel;     /* the whole trace */
 	void **self;              /* per report */
+	struct stats_fanout fan;  /* to all of them */
 	size_t nreps;
 	struct report *tab;       /* every table of every report, once filled */
 	int *want;                /* per table: filled and in the default set */

@@ -157,10 +157,7 @@ static void shard_read(struct shard *s)
 			s->self[i] = stats_reports[i]->new(&s->ctx);
 		}
 	s->ctx.budget = NULL;
-	s->fan = (struct stats_fanout){ &s->ctx, s->self, a->run };
-	s->ctx.on_op = stats_fanout_op;
-	s->ctx.on_call = stats_fanout_call;
-	s->ctx.on_arg = &s->fan;
+	stats_fanout_attach(&s->fan, &s->ctx, s->self, a->run);
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
@@ -169,13 +166,9 @@ static void shard_read(struct shard *s)
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
-		struct stats_rec sr;
 		/* the metadata every slice reads go to the reports that take
 		 * them (stats_report_shardable) */
-		if (!stats_ctx_add(&s->ctx, rec, &sr)) continue;
-		for (size_t i = 0; i < a->nreps; i++)
-			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
-				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
+		stats_fanout_add(&s->fan, rec);
 	}
 	s->ok = read_whole(s->r, rc);
 	if (s->steps) steps_slice_end(s->steps);
