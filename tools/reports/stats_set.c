@@ -7,7 +7,8 @@
 #include "common/selopt.h"
 #include "common/util.h"
 
-void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site)
+void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site,
+		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts.sz = sizeof(s->opts);
@@ -15,6 +16,8 @@ void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *s
 	s->opts.whole_trace = 1; /* the page's charts and util cover the whole trace */
 	s->opts.detect.sz = sizeof(s->opts.detect);
 	s->opts.detect.want = STEP_WANT_AUTO;
+	if (detect) s->opts.detect = *detect;
+	s->opts.kernel_wait_ns = kernel_wait_ns;
 	if (site) s->opts.site = *site;
 	struct sel_opts none;
 	sel_opts_init(&none);
@@ -28,8 +31,7 @@ void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *s
 		 * detection leaves the steps tables empty */
 		const gp_record *rec;
 		while (gp_reader_next_ordered(r, &rec) > 0) stats_ctx_pre_add(&s->ctx, rec);
-		const char *perr = NULL;
-		stats_ctx_pre_finish(&s->ctx, &perr);
+		stats_ctx_pre_finish(&s->ctx, &s->steps_err);
 		gp_reader_rewind(r);
 	}
 	/* the set feeds machine output (the report page's data): full names,
