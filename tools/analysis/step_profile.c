@@ -180,7 +180,7 @@ int step_profile_run(struct step_profile *sp)
 			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
 			const struct sp_step *st = p ? step_at(p, g->start_ns) : NULL;
 			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) break;
-			char *name = steps_range_name(r, g);
+			char *name = tool_range_name(r, g);
 			struct sp_entry *e = entry(&p->list[SP_RANGE], name);
 			free(name);
 			e->count++;

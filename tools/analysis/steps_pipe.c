@@ -82,14 +82,6 @@ int steps_pipe_plan_steps(struct steps_pipe *p, const char **err)
 	return 0;
 }
 
-int steps_pipe_plan(struct steps_pipe *p, const char **err)
-{
-	steps_pipe_plan_ranges(p);
-	if (steps_pipe_plan_steps(p, err) < 0) return -1;
-	steps_pipe_join(p, NULL, NULL, NULL);
-	return 0;
-}
-
 void steps_pipe_join(struct steps_pipe *p, const struct opjoin_opts *jo, opjoin_cb on_op, void *arg)
 {
 	if (p->join) return;
@@ -141,7 +133,9 @@ int steps_pipe_run(struct steps_pipe *p, void (*hook1)(void *arg, const gp_recor
 	*err = NULL;
 	*read_rc = steps_pipe_pass(p, 1, hook1, arg);
 	if (!read_ok(*read_rc)) return -1;
-	if (steps_pipe_plan(p, err) < 0) return -1;
+	steps_pipe_plan_ranges(p);
+	if (steps_pipe_plan_steps(p, err) < 0) return -1;
+	steps_pipe_join(p, NULL, NULL, NULL);
 	*read_rc = steps_pipe_pass(p, 2, NULL, NULL); /* the same file read again: the same status */
 	if (!read_ok(*read_rc)) return -1;
 	steps_pipe_finish(p);

@@ -1,22 +1,16 @@
 /* steps_pipe.h — the steps pipeline (docs/STEPS.md), built in one place for
  * every reader of the steps (steps_run.h, advise_run.h, selection's
  * --steps, the stats context):
- *
- *   pass 1  every NVTX range into the attribution index, GPU operations
- *           into step detection's sample, GPU-activity windows
- *   plan    the index, the windows and the detection finished; the steps
- *           engine made from the plan, the correlation-id join delivering
- *           to it
- *   pass 2  API calls and GPU operations through the join (whose callback
- *           delivers to steps_op, maybe among others) and API calls into
- *           the steps, advancing both with the stream's time
- *   finish  the join and the steps finished: the rows are complete
- *
- * Init, consume and finalize, in the Babeltrace 2 component style: a caller
- * with a loop of its own (the stats context, the slices) calls
- * steps_pipe_pre_add / steps_pipe_add per record; one without calls
- * steps_pipe_pass, which reads the whole trace once per pass with a hook for
- * what the caller collects beside. */
+ *  pass 1: every NVTX range into the attribution index, GPU operations into
+ *          step detection's sample, GPU-activity windows;
+ *  plan:   those finished; the steps engine, the correlation-id join
+ *          delivering to it (steps_op, maybe among others);
+ *  pass 2: API calls and GPU operations through the join, API calls into
+ *          the steps, both advanced with the stream's time; then finish.
+ * Init, consume, finalize: a caller with a loop of its own (the stats
+ * context) calls steps_pipe_pre_add / steps_pipe_add per record; one
+ * without calls steps_pipe_pass (a whole read, with a hook for what it
+ * collects beside) or steps_pipe_run. */
 #ifndef GPUPROF_ANALYSIS_STEPS_PIPE_H
 #define GPUPROF_ANALYSIS_STEPS_PIPE_H
 
@@ -36,9 +30,8 @@ struct steps_pipe_opts {
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
 };
 
-/* What the pipeline holds: all owned, freed by steps_pipe_free.  NULL for
- * what was not asked (attr without ranges, detect and steps without
- * detect), join before steps_pipe_join. */
+/* All owned (steps_pipe_free); NULL what was not asked, join before
+ * steps_pipe_join. */
 struct steps_pipe {
 	gp_reader *r;
 	struct attribution *attr;
@@ -57,13 +50,10 @@ void steps_pipe_init(struct steps_pipe *p, gp_reader *r, const struct steps_pipe
 /* Pass 1, one record. */
 void steps_pipe_pre_add(struct steps_pipe *p, const gp_record *rec);
 /* The plan in two halves, for a caller that samples between them (the
- * stats slices): the index, the windows and detection's NVTX plans; then
- * detection's sample plans and the steps engine.  -1 with *err when
- * detection failed. */
+ * stats slices): the index, the windows, detection's NVTX plans; then its
+ * sample plans and the steps engine (-1 with *err: detection failed). */
 void steps_pipe_plan_ranges(struct steps_pipe *p);
 int steps_pipe_plan_steps(struct steps_pipe *p, const char **err);
-/* Both halves and the join with the steps as its only consumer. */
-int steps_pipe_plan(struct steps_pipe *p, const char **err);
 /* The join, made once: jo may be NULL; on_op NULL delivers to the steps. */
 void steps_pipe_join(struct steps_pipe *p, const struct opjoin_opts *jo, opjoin_cb on_op, void *arg);
 /* Pass 2, one record: other record types are ignored. */
@@ -71,13 +61,12 @@ void steps_pipe_add(struct steps_pipe *p, const gp_record *rec);
 void steps_pipe_finish(struct steps_pipe *p);
 void steps_pipe_free(struct steps_pipe *p);
 
-/* One pass over the whole trace from its start: every record to pass 1
- * (pass 1) or pass 2 (pass 2), and to hook when given.  Returns the read
- * status of the end (0, or a GP_ERR_*). */
+/* A whole read from the start, each record to pass 1 or 2 and to hook
+ * (NULL: none).  The read status of the end (0, or a GP_ERR_*). */
 int steps_pipe_pass(struct steps_pipe *p, int pass, void (*hook)(void *arg, const gp_record *rec), void *arg);
-/* Both passes and the plan between: 0, or -1 with *read_rc the fatal read
- * status or *err why detection failed.  hook1 (may be NULL) sees every
- * record of pass 1. */
+/* Both passes, the plan and the join (the steps its one consumer) between:
+ * 0, or -1 with *read_rc the fatal read status or *err why detection
+ * failed.  hook1 (may be NULL) sees every record of pass 1. */
 int steps_pipe_run(struct steps_pipe *p, void (*hook1)(void *arg, const gp_record *rec), void *arg, int *read_rc,
 		   const char **err);
 

@@ -6,11 +6,6 @@
 
 #include "common/tool.h"
 
-char *steps_range_name(gp_reader *r, const gp_rec_nvtx_range *n)
-{
-	return tool_range_name(r, n);
-}
-
 int step_want_parse(const char *s, int *want)
 {
 	if (!strcmp(s, "auto")) *want = STEP_WANT_AUTO;

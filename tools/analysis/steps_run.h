@@ -61,8 +61,4 @@ size_t steps_run_threads(const struct steps_run *sr, uint32_t pid);
 /* --method: "auto", "nvtx", "trace" -> STEP_WANT_*; 0 ok, -1 unknown name */
 int step_want_parse(const char *s, int *want);
 
-/* "domain:message", or the message of a range in the default domain (the
- * range names the attribution index holds).  malloc'd. */
-char *steps_range_name(gp_reader *r, const gp_rec_nvtx_range *n);
-
 #endif

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/steps_run.h"
 #include "cmd/cmd.h"
 #include "common/report.h"
 #include "common/selopt.h"
@@ -484,10 +485,10 @@ int cmd_stats(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto")) so.detect.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) so.detect.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) so.detect.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); goto out_opts; }
+			if (step_want_parse(optarg, &so.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				goto out_opts;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); goto out_opts; }
