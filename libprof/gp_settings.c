@@ -109,6 +109,9 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	[GP_SET_STATUS] = { .name = "GPUPROF_STATUS", .type = GP_SETTING_TEXT, .help = "live status file pattern (JSON, rewritten about once a second)" },
 	[GP_SET_STACKS] = { .name = "GPUPROF_STACKS", .type = GP_SETTING_ENUM, .def = "off", .words = stacks_words, .syntax = "0|1|sampled|all", .on_bad = "no call stacks", .help = "call stacks of launches and copies" },
 	[GP_SET_GRAPH_SITES] = { .name = "GPUPROF_GRAPH_SITES", .type = GP_SETTING_BOOL, .def = "1", .help = "with stacks: record CUDA graph nodes as captured (graph kernels under the layer that captured them); 0 turns it off" },
+	/* read by gpuprof run (which puts shim/python/sitecustomize.py on
+	 * PYTHONPATH) and by that module; the shim itself does not read it */
+	[GP_SET_LAYERS] = { .name = "GPUPROF_LAYERS", .type = GP_SETTING_BOOL, .def = "0", .help = "gpuprof run: PyTorch jobs mark each layer's backward with NVTX ranges (backward kernels per layer without emit_nvtx)" },
 	[GP_SET_UNWIND] = { .name = "GPUPROF_UNWIND", .type = GP_SETTING_ENUM, .def = "auto", .words = unwind_words, .path_means = "libunwind", .syntax = "auto|libunwind|glibc|/path/to/libunwind.so", .help = "how native frames are unwound" },
 	[GP_SET_CLOCK] = { .name = "GPUPROF_CLOCK", .type = GP_SETTING_ENUM, .def = "auto", .words = clock_words, .syntax = "auto|tsc|monotonic", .help = "how timestamps are read" },
 	[GP_SET_ROOT_PID] = { .name = "GPUPROF_ROOT_PID", .type = GP_SETTING_INT, .help = "set by the shim: pid of the job's first traced process" },

@@ -43,6 +43,7 @@ enum gp_setting_id {
 	GP_SET_STATUS,
 	GP_SET_STACKS,
 	GP_SET_GRAPH_SITES,
+	GP_SET_LAYERS,
 	GP_SET_UNWIND,
 	GP_SET_CLOCK,
 	GP_SET_ROOT_PID,
@@ -194,7 +195,8 @@ const struct gp_setting *gp_setting_get(enum gp_setting_id id);
 int gp_setting_parse(enum gp_setting_id id, const char *text, struct gp_setting_value *v);
 /* *v = id's default (its def parsed; zero when def is NULL). */
 void gp_setting_default(enum gp_setting_id id, struct gp_setting_value *v);
-/* The name of an ENUM value (its first word), NULL when none. */
+/* The name of an ENUM value or of one KINDS bit (its first word: "peer",
+ * not "memcpy2"), NULL when none. */
 const char *gp_setting_word_of(enum gp_setting_id id, unsigned value);
 
 /* The parsers, also on their own.  Each returns 0, or -1 leaving the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -95,6 +95,20 @@ for ph in $phases; do
         sort -t' ' -k2 -nr "$RES/stacks-$t.folded" 2>/dev/null | head -15 | cut -c1-400
       done
     ) 2>&1 | tee "$RES/stacks.txt" ;;
+  shape-stacks)  # branch shape: with --stacks every launch call (libprof's gp_launch, by cbid) has its stack,
+                 # CUDA 13's __cudaLaunchKernel included (the shim's own name list had left it out)
+    log shape-stacks
+    ( set -x
+      GPUPROF_STACKS=all timeout 150 build/bin/gpuprof run -o "$RES/shape-stacks.gpuprof" -- \
+        python3 examples/train_mnist.py --steps 50 --warmup 5 2>&1 | grep -E "RESULT|gpuprof"
+      build/bin/gpuprof dump --json --type api "$RES/shape-stacks.gpuprof" | python3 -c '
+import json, sys, collections
+n, st = collections.Counter(), collections.Counter()
+for l in sys.stdin:
+    r = json.loads(l); n[r["name"]] += 1; st[r["name"]] += 1 if r.get("stack") else 0
+for k, v in n.most_common(25): print("%-34s %8d calls %8d with a stack" % (k, v, st[k]))'
+      build/bin/gpuprof stats --report launch_sites "$RES/shape-stacks.gpuprof" | cut -c1-200 | head -25
+    ) 2>&1 | tee "$RES/shape-stacks.txt" ;;
   window-exit)   # windowed mode at exit: edges racing CUDA's teardown once crashed jobs (exit 139)
     log window-exit
     for i in 1 2 3 4 5 6; do
@@ -714,15 +728,19 @@ PY
       ls -la "$fl" "$fl"/stall "$fl"/trig
       rm -f "$fl"/*.gpuprof "$fl"/*/*.gpuprof
     ) 2>&1 | tee "$RES/flight.txt" ;;
-  advise)      # issue 22: each job of examples/pathologies and its fix, bare and under gpuprof run (the bad one also
-                # with --stacks); advise must name the cause first (with stacks: its file:line), its estimated saving
-                # within 30 % of the measured one, nothing above info for the healthy job (tests/gpu/advise_check.py;
-                # the table goes into docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset (two calls fit 10 minutes each);
+  hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
+               # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
+    log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;
+  advise)      # issues 22, 38: each job of examples/pathologies and its fix, bare (ADVISE_REPS pairs, interleaved,
+                # default 3) and under gpuprof run (the bad one also with --stacks); advise must name the cause first
+                # (with stacks: its file:line), its estimated saving within 30 % of the measured bare one (median of
+                # the pairs), nothing above low for the healthy job (tests/gpu/advise_check.py; the table goes into
+                # docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset: 11 jobs take three calls of under 8 minutes;
                 # ADVISE_STEPS=N the same steps for every job (default: each job's own, advise_check.py JOB_STEPS).
     log advise
     timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
-      --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-480}" \
-      ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
+      --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
+      --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
@@ -733,6 +751,23 @@ PY
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  layers-bwd) # issue 43 item 3: backward kernels per layer with gpuprof run --layers (HF GPT-2, timm
+              # resnet18) against the same jobs under emit_nvtx; the loss unchanged (tests/gpu/layers_check.py)
+    log layers-bwd
+    for j in gpt2 resnet18; do   # the module alone, per autograd node, and its CPU cost without the tracer
+      echo "--- $j plain"; timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -a '^LOSSES\|^STEP_MS'
+      echo "--- $j --layers' module"; PYTHONPATH=$PWD/build/lib/gpuprof-python GPUPROF_LAYERS=1 \
+        timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -av '^\[transformers\]'
+    done 2>&1 | tee "$RES/layers-nodes.txt"
+    timeout 300 python3 tests/gpu/layers_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${LAYERS_JOBS:+--jobs "$LAYERS_JOBS"} 2>&1 | tee "$RES/layers-bwd.txt" ;;
+  layers-cost) # issue 43 item 3: what gpuprof run --layers costs, MNIST and ResNet-50, interleaved reps
+    log layers-cost
+    RESULTS_DIR=$RES/layerscost WORKLOADS="mnist resnet50" MNIST_REPS=${MNIST_REPS:-4} HEAVY_REPS=${HEAVY_REPS:-2} \
+      CONFIGS="${LAYERS_COST_CONFIGS:-bare gpuprof gpuprof-layers gpuprof-stacks gpuprof-stacks-layers}" \
+      BUDGET_S=${LAYERS_COST_BUDGET_S:-420} timeout $(( ${LAYERS_COST_BUDGET_S:-420} + 60 )) bash bench/overhead/run.sh 2>&1 \
+      | tee "$RES/layers-cost.txt"
+    cat "$RES/layerscost/bench/summary.md" 2>/dev/null | tee -a "$RES/layers-cost.txt" ;;
   sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
               # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
               # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """hf_trainer.py — a Hugging Face `Trainer` run on a small randomly
-initialised GPT-2 (2 layers, d 128, vocab 1000), as a new user writes it, with
+initialised GPT-2 (2 layers unless --n-layer, d 128, vocab 1000), as a new user writes it, with
 nothing downloaded: no pretrained weights, no tokenizer; the dataset is random
 token ids.  Steps [steps/3, 2*steps/3) run between cudaProfilerStart/Stop
 (a callback), for `gpuprof run --capture-range=cudaProfilerApi`.
+`--stall-step K [--stall-s S]` sleeps S seconds (2) in the Dataset when batch K
+is fetched (stall.py: nothing in the Trainer changes); `--nvtx` marks each
+step as an NVTX range `step N` from a callback (the hinted variant).
 Prints one line: RESULT steps=N loss=L (L = the Trainer's mean training loss;
 deterministic: fixed seeds, dropout off, SDPA's math backend — the fused
 attention backends' backward passes accumulate with atomics).
 
-  python3 examples/thirdparty/hf_trainer.py [--steps 30]
+  python3 examples/thirdparty/hf_trainer.py [--steps 30] [--n-layer 2] [--stall-step K] [--nvtx]
 """
 import argparse
 import dataclasses
@@ -24,6 +27,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback, TrainingArguments  # noqa: E402
 from transformers import set_seed  # noqa: E402
+from stall import Stall  # noqa: E402
 
 VOCAB, SEQ = 1000, 64
 
@@ -55,9 +59,23 @@ class CaptureRange(TrainerCallback):
             torch.cuda.profiler.stop()
 
 
+class NvtxSteps(TrainerCallback):
+    """An NVTX range `step N` around each optimizer step (the hint we ask for)."""
+
+    def on_step_begin(self, args, state, control, **kw):
+        torch.cuda.nvtx.range_push("step %d" % state.global_step)
+
+    def on_step_end(self, args, state, control, **kw):
+        torch.cuda.nvtx.range_pop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--n-layer", type=int, default=2, help="GPT-2 blocks")
+    ap.add_argument("--stall-step", type=int, default=-1)
+    ap.add_argument("--stall-s", type=float, default=2.0)
+    ap.add_argument("--nvtx", action="store_true")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("hf_trainer.py: no CUDA device")
@@ -66,7 +84,7 @@ def main():
         if fn:
             fn(False)
     set_seed(0)
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=128, n_layer=2, n_head=4, resid_pdrop=0.0,
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=128, n_layer=a.n_layer, n_head=4, resid_pdrop=0.0,
                      embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(cfg)
     with tempfile.TemporaryDirectory(prefix="hf_trainer-") as out:
@@ -76,8 +94,9 @@ def main():
         # only the arguments this transformers version still has (names drift between majors)
         have = {f.name for f in dataclasses.fields(TrainingArguments)}
         args = TrainingArguments(**{k: v for k, v in want.items() if k in have})
-        tr = Trainer(model=model, args=args, train_dataset=RandomTokens(512),
-                     callbacks=[CaptureRange(a.steps // 3, 2 * a.steps // 3)])
+        data = Stall(RandomTokens(512), a.stall_step, 16, a.stall_s)
+        tr = Trainer(model=model, args=args, train_dataset=data,
+                     callbacks=[CaptureRange(a.steps // 3, 2 * a.steps // 3)] + ([NvtxSteps()] if a.nvtx else []))
         # the metrics printer writes run times to stdout: only RESULT goes there
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
         tr.remove_callback(PrinterCallback)

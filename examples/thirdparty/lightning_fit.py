@@ -2,9 +2,11 @@
 """lightning_fit.py — a PyTorch Lightning Trainer.fit of a small MLP on a
 TensorDataset, as a new user writes it (issue #18's crash job).  Lightning
 imports mpi4py, whose import starts OpenMPI (and its `orted` child) in the
-process.  Prints one line: RESULT steps=N loss=L (deterministic: fixed seed).
+process.  `--stall-step K [--stall-s S]` sleeps S seconds (2) in the Dataset
+when batch K is fetched (stall.py); `--nvtx` marks each step as an NVTX range
+`step N` (on_train_batch_start/end hooks: the hinted variant).  Prints one line: RESULT steps=N loss=L (deterministic: fixed seed).
 
-  python3 examples/thirdparty/lightning_fit.py [--steps 40]
+  python3 examples/thirdparty/lightning_fit.py [--steps 40] [--stall-step K] [--nvtx]
 """
 import argparse
 import os
@@ -17,11 +19,13 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import lightning as L  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+from stall import Stall  # noqa: E402
 
 
 class MLP(L.LightningModule):
-    def __init__(self):
+    def __init__(self, nvtx=False):
         super().__init__()
+        self.nvtx = nvtx
         self.net = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
         self.last = None
 
@@ -31,6 +35,14 @@ class MLP(L.LightningModule):
         self.last = loss.detach()
         return loss
 
+    def on_train_batch_start(self, batch, i):
+        if self.nvtx:
+            torch.cuda.nvtx.range_push("step %d" % self.global_step)
+
+    def on_train_batch_end(self, outputs, batch, i):
+        if self.nvtx:
+            torch.cuda.nvtx.range_pop()
+
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.05)
 
@@ -38,13 +50,16 @@ class MLP(L.LightningModule):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--stall-step", type=int, default=-1)
+    ap.add_argument("--stall-s", type=float, default=2.0)
+    ap.add_argument("--nvtx", action="store_true")
     a = ap.parse_args()
     L.seed_everything(0, verbose=False)
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4096, 64, generator=g)
     y = torch.randint(0, 10, (4096,), generator=g)
-    dl = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=False)
-    m = MLP()
+    dl = DataLoader(Stall(TensorDataset(x, y), a.stall_step, 64, a.stall_s), batch_size=64, shuffle=False)
+    m = MLP(a.nvtx)
     tr = L.Trainer(max_steps=a.steps, accelerator="gpu", devices=1, logger=False, enable_checkpointing=False,
                    enable_progress_bar=False, enable_model_summary=False, deterministic=True)
     tr.fit(m, dl)

@@ -349,14 +349,15 @@ static void bind_api_records(void)
 		gps_info("no CUDA API callbacks matched the default set");
 }
 
-static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } act_kinds[] = {
-	{GP_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
-	{GP_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
-	{GP_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
-	{GP_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
-	{GP_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
-	{GP_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
-	{GP_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+/* GPUPROF_ACTIVITY's kinds (their names: the settings table's) as CUPTI's */
+static const struct { unsigned bit; CUpti_ActivityKind kind; } act_kinds[] = {
+	{GP_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE},
+	{GP_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+	{GP_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY},
+	{GP_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET},
+	{GP_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2},
+	{GP_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+	{GP_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2},
 };
 #define N_ACT_KINDS (sizeof act_kinds / sizeof act_kinds[0])
 
@@ -370,7 +371,8 @@ static void enable_activity(int paused)
 			continue;
 		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		if (r != CUPTI_SUCCESS)
-			gps_info("activity kind %s unavailable: %s", act_kinds[i].name, gps_cupti_errstr(r));
+			gps_info("activity kind %s unavailable: %s", gp_setting_word_of(GP_SET_ACTIVITY, act_kinds[i].bit),
+				 gps_cupti_errstr(r));
 	}
 }
 

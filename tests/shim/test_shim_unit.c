@@ -176,23 +176,6 @@ static void test_cbid(void)
 		CHECK(!gps_cbid_default(GPS_CB_DRIVER, no_drv[i]), "driver %s should not be in the default set", no_drv[i]);
 	CHECK(!gps_cbid_default((enum gps_cb_domain)3, "cudaMemcpy"), "other domains");
 	CHECK(!gps_cbid_default(GPS_CB_RUNTIME, NULL) && !gps_cbid_default(GPS_CB_RUNTIME, ""), "empty names");
-
-	/* GPUPROF_STACKS: launches, graph launches, copies and sets only */
-	static const char *stk_yes[][2] = {{"2", "cudaLaunchKernel_v7000"}, {"2", "cudaLaunchKernel_ptsz_v7000"},
-		{"2", "cudaLaunchKernelExC_v11060"}, {"2", "cudaLaunchCooperativeKernel_v9000"},
-		{"2", "cudaGraphLaunch_v10000"}, {"2", "cudaMemcpyAsync_v3020"}, {"2", "cudaMemset2D_v3020"},
-		{"1", "cuLaunchKernel"}, {"1", "cuLaunchKernelEx"}, {"1", "cuLaunchCooperativeKernel_ptsz"},
-		{"1", "cuGraphLaunch"}, {"1", "cuMemcpyHtoDAsync_v2"}, {"1", "cuMemsetD8_v2"}};
-	for (size_t i = 0; i < sizeof stk_yes / sizeof stk_yes[0]; i++)
-		CHECK(gps_cbid_wants_stack((enum gps_cb_domain)atoi(stk_yes[i][0]), stk_yes[i][1]), "%s should get stacks", stk_yes[i][1]);
-	static const char *stk_no[][2] = {{"2", "cudaMalloc_v3020"}, {"2", "cudaDeviceSynchronize_v3020"},
-		{"2", "cudaLaunchHostFunc_v10000"}, {"2", "cudaStreamWaitEvent_v3020"}, {"1", "cuMemAlloc_v2"},
-		{"1", "cuCtxSynchronize"}, {"1", "cuLaunchHostFunc"}, {"2", "cuLaunchKernel"},
-		{"1", "cudaLaunchKernel_v7000"}, {"3", "cudaMemcpy_v3020"}, {"2", ""}};
-	for (size_t i = 0; i < sizeof stk_no / sizeof stk_no[0]; i++)
-		CHECK(!gps_cbid_wants_stack((enum gps_cb_domain)atoi(stk_no[i][0]), stk_no[i][1]), "%s should not get stacks",
-		      stk_no[i][1]);
-	CHECK(!gps_cbid_wants_stack(GPS_CB_RUNTIME, NULL), "NULL name");
 }
 
 /* GPUPROF_GPU_WINDOW through the config (the syntax: test_settings.c) */

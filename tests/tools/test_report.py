@@ -523,8 +523,15 @@ eq(gp("report", "--rows", "0", "-o", out, one, check=False).returncode, 1, "--ro
 p = gp("report", "-o", out, one, os.path.join(W, "missing.gpuprof"), check=False)
 eq(p.returncode, 2, "a missing trace: exit 2")
 expect("missing.gpuprof" in p.stderr, "a missing trace: named in the message")
+# the others are still shown, as advise judges them (issue #38)
+expect(os.path.exists(out) and not [f for f in os.listdir(W) if f.startswith("bad.html.tmp")],
+       "a missing trace among others: the page of the others (no temporary file)")
+if os.path.exists(out):
+    os.unlink(out)
+p = gp("report", "-o", out, os.path.join(W, "missing.gpuprof"), check=False)
+eq(p.returncode, 2, "only a missing trace: exit 2")
 expect(not os.path.exists(out) and not [f for f in os.listdir(W) if f.startswith("bad.html")],
-       "a failed report leaves no page (nor temporary file)")
+       "a report with no trace read leaves no page (nor temporary file)")
 p = gp("report", "-o", "-", one)
 expect(p.stdout.startswith("<!DOCTYPE html>") and p.stdout.rstrip().endswith("</html>"), "-o -: the page on stdout")
 

@@ -18,12 +18,36 @@
 
 #include "analysis/advise_facts.h"
 
+/* The rules, one a line: X(id, name, judge, cause).  name: what advise
+ * prints (table, JSON, CSV, --help); judge: its function in advise.c,
+ * judge(j, id, cause), which reads one process's facts and adds at most
+ * one finding of rule id; cause: the advise_facts.h cause it judges
+ * (AC_COUNT: none; launch-bound and host-gaps judge the same idle, and one
+ * of the two speaks).  The order is the ids' (the ranking's last
+ * tie-break).  Adding a rule: a line here, its judge function in
+ * advise.c, its section in docs/ADVISE.md. */
+/* clang-format off */
+#define ADV_RULES(X) \
+	X(AR_INPUT,     "input-bound",    rule_input,     AC_INPUT) \
+	X(AR_SYNC,      "sync",           rule_blocking,  AC_SYNC) \
+	X(AR_PAGEABLE,  "pageable-copy",  rule_blocking,  AC_PAGEABLE) \
+	X(AR_SYNC_COPY, "sync-copy",      rule_blocking,  AC_SYNC_COPY) \
+	X(AR_ALLOC,     "alloc-churn",    rule_blocking,  AC_ALLOC) \
+	X(AR_LAUNCH,    "launch-bound",   rule_host_idle, AC_HOST_IDLE) \
+	X(AR_HOST_GAPS, "host-gaps",      rule_host_idle, AC_HOST_IDLE) \
+	X(AR_FP32,      "fp32-matmul",    rule_fp32,      AC_FP32) \
+	X(AR_UNDERPAR,  "under-parallel", rule_underpar,  AC_UNDERPAR) \
+	X(AR_LOWOCC,    "low-occupancy",  rule_lowocc,    AC_LOWOCC) \
+	X(AR_COMM,      "exposed-comm",   rule_comm,      AC_COUNT) \
+	X(AR_OUTLIER,   "outlier-steps",  rule_outliers,  AC_COUNT)
+/* clang-format on */
+
 enum adv_rule {
-	AR_INPUT, AR_SYNC, AR_PAGEABLE, AR_SYNC_COPY, AR_ALLOC, AR_LAUNCH, AR_HOST_GAPS, AR_FP32, AR_UNDERPAR,
-	AR_LOWOCC, AR_COMM, AR_OUTLIER, AR_COUNT
+#define ADV_RULE_ID(id, name, judge, cause) id,
+	ADV_RULES(ADV_RULE_ID)
+#undef ADV_RULE_ID
+	AR_COUNT
 };
-/* "input-bound", "sync", "pageable-copy", "sync-copy", "alloc-churn", "launch-bound", "host-gaps",
- * "fp32-matmul", "under-parallel", "low-occupancy", "exposed-comm", "outlier-steps" */
 extern const char *const adv_rule_names[AR_COUNT];
 
 enum adv_severity { SEV_INFO, SEV_LOW, SEV_MEDIUM, SEV_HIGH };

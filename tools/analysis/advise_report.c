@@ -136,10 +136,31 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 		cell_num(&c[8], x->pid);
 		cell_str(&c[9], x->title);
 	}
+	/* what the two columns mean against each other: costs that add up to
+	 * several times the step next to small savings read as a contradiction */
+	int stacks = 0;
+	for (size_t i = 0; i < res->n && !stacks; i++)
+		for (size_t k = 0; k < res->v[i].nsites && !stacks; k++) stacks = res->v[i].sites[k].stack != NULL;
+	char *note = NULL;
+	size_t note_len = 0;
+	FILE *nf = open_memstream(&note, &note_len);
+	if (nf) {
+		fputs(" Saving: how much shorter the step would be with that change alone (estimates do not add up:\n"
+		      "   two can count the same idle time).  Cost: the time the cause takes per step whether or not\n"
+		      "   the step waits for it (the host blocked in the calls, the GPU in the kernels); costs overlap\n"
+		      "   each other and the GPU's work, so they can add up to more than 100 % and a large cost can\n"
+		      "   save little (docs/ADVISE.md).\n", nf);
+		if (!stacks)
+			fputs(" Where: the trace has no call stacks, so calls are named by their API (cudaStreamSynchronize)\n"
+			      "   and kernels by name; gpuprof run --stacks records the Python file:line of each call.\n", nf);
+		if (fclose(nf)) { free(note); note = NULL; }
+	}
+	rep.note = note;
 	putc('\n', out);
 	const struct report_style table = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS };
 	report_print(out, &rep, &table);
 	report_free(&rep);
+	free(note);
 	char buf[4096];
 	for (size_t i = 0; i < res->n; i++) {
 		const struct adv_finding *x = &res->v[i];

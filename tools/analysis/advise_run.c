@@ -21,9 +21,6 @@ struct advise_run {
 	int judged;
 };
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
 void advise_run_pre_add(struct advise_run *ar, const gp_record *rec)
 {
 	adv_pre_add(&ar->pre, tool_pid(ar->r, rec), rec);
@@ -59,10 +56,8 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
 {
 	struct advise_run *ar = xcalloc(1, sizeof(*ar));
 	ar->r = r;
-	ar->o.sz = sizeof(ar->o);
-	ar->o.detect.sz = sizeof(ar->o.detect);
 	ar->o.detect.want = STEP_WANT_AUTO;
-	if (opts) memcpy(&ar->o, opts, opts->sz < sizeof(ar->o) ? opts->sz : sizeof(ar->o));
+	if (opts) ar->o = *opts;
 	adv_pre_init(&ar->pre, r);
 	stacks_set_site_rule(ar->pre.stk, &ar->o.site);
 	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, &ar->o.detect, ar->o.kernel_wait_ns };
@@ -82,12 +77,12 @@ int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winse
 	int rc;
 	adv_pre_finish(&ar->pre);
 	ar->win = win;
-	struct adv_facts_opts fopts = { sizeof(fopts), ar->o.kernel_wait_ns };
+	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns };
 	ar->facts = adv_facts_new(r, st, &ar->pre, &fopts);
 	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);
 	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j3);
 	adv_facts_finish(ar->facts);
 	advise_judge(ar->facts, gp_reader_header(r)->start_trace_ns, &ar->res);

@@ -30,7 +30,6 @@
 #include "analysis/windows.h"
 
 struct advise_run_opts {
-	size_t sz;                     /* sizeof(struct advise_run_opts) */
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
 	struct site_rule site;         /* the call site a finding names (zero: user) */

@@ -56,11 +56,6 @@ static int name_matches(const char *want, const char *name)
 	return m;
 }
 
-static int hard_error(int rc)
-{
-	return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT;
-}
-
 /* The steps numbered a..b of one process: from the first one's start to the
  * last one's end (s, e); lo, hi: the numbers seen; count: those picked. */
 struct step_pick { int64_t a, b, lo, hi; size_t count; uint64_t s, e; };
@@ -93,7 +88,7 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 	 * trace: the second pass */
 	if (need_trace) {
 		steps_pipe_join(p, NULL, NULL, NULL);
-		if (hard_error(steps_pipe_pass(p, 2, NULL, NULL))) {
+		if (!gp_reader_recoverable(steps_pipe_pass(p, 2, NULL, NULL))) {
 			snprintf(err, n, "cannot read the trace again for --steps");
 			return -1;
 		}
@@ -150,13 +145,13 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	}
 	if (!o->have_steps && !o->range) return 0;
 	s->by_steps_or_range = 1;
-	struct step_detect_opts dflt = { sizeof(dflt), STEP_WANT_AUTO, NULL, 0 };
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
 	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, o->have_steps ? detect ? detect : &dflt : NULL, 0 };
 	struct steps_pipe p;
 	steps_pipe_init(&p, r, &po);
 	struct attribution *a = p.attr;
 	int rc = steps_pipe_pass(&p, 1, NULL, NULL), ret = -1;
-	if (hard_error(rc)) {
+	if (!gp_reader_recoverable(rc)) {
 		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
 		goto out;
 	}

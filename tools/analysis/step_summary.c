@@ -6,27 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/quantile.h"
 #include "common/util.h"
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* The q-quantile of n sorted values, linear between the two nearest ranks. */
-static double quantile_sorted(const double *v, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : lo;
-	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
-}
-
-double step_quantile(double *v, size_t n, double q)
-{
-	if (!n) return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return quantile_sorted(v, n, q);
 }
 
 static struct qstats qstats_of(double *v, size_t n)
@@ -80,7 +66,7 @@ static double median_fig(const struct steps_proc *p, size_t lo, size_t hi, int f
 	for (size_t i = lo; i < hi; i++)
 		if (counted_only ? COUNTED(&p->rows[i], keep) : !p->rows[i].partial && !p->rows[i].unrecorded)
 			buf[n++] = fig(&p->rows[i], f);
-	return step_quantile(buf, n, 0.5);
+	return quantile_of(buf, n, 0.5);
 }
 
 static int unlike_steady(const struct step_row *w, double mt, double mk, double ma)
@@ -204,6 +190,11 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	for (size_t i = 0; i < n; i++)
 		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernel_ns;
 	out->kernel_ns = qstats_of(buf, q);
+	q = 0;
+	for (size_t i = 0; i < n; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)(p->rows[i].kernel_ns + p->rows[i].memop_ns);
+	out->gpu_work = qstats_of(buf, q);
+	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
 	double *acc[3] = { &out->cpu_med, &out->gpu_med, &out->delay_med };
 	for (int f = 0; f < 3; f++) {
 		q = 0;
@@ -212,13 +203,13 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 			if (!COUNTED(w, keep) || !w->launched) continue;
 			buf[q++] = (double)(f == 0 ? w->cpu_med : f == 1 ? w->gpu_med : w->delay_med);
 		}
-		*acc[f] = step_quantile(buf, q, 0.5);
+		*acc[f] = quantile_of(buf, q, 0.5);
 	}
 	/* outliers: further from the median than max(3 scaled MADs, 10 %) */
 	q = 0;
 	for (size_t i = 0; i < n; i++)
 		if (COUNTED(&p->rows[i], keep)) buf[q++] = fabs(fig(&p->rows[i], F_TIME) - med[F_TIME]);
-	double mad = step_quantile(buf, q, 0.5);
+	double mad = quantile_of(buf, q, 0.5);
 	double thr = 3 * 1.4826 * mad > 0.2 * med[F_TIME] ? 3 * 1.4826 * mad : 0.2 * med[F_TIME];
 	for (size_t i = 0; i < n; i++) {
 		struct step_row *w = &p->rows[i];

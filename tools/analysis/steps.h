@@ -89,7 +89,6 @@ struct steps_proc {
 struct winset;
 
 struct steps_opts {
-	size_t sz;                /* sizeof(struct steps_opts) */
 	uint64_t kernel_wait_ns;  /* launch-bound gap threshold; 0: STEP_KERNEL_WAIT_NS */
 	const struct winset *windows; /* GPU-activity windows of a windowed trace, finished
 					 (windows.h); NULL or empty: recorded throughout */

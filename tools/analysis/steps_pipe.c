@@ -77,7 +77,7 @@ int steps_pipe_plan_steps(struct steps_pipe *p, const char **err)
 {
 	if (!p->detect) return 0;
 	if (step_detect_plan_samples(p->detect, err) < 0) return -1;
-	struct steps_opts so = { sizeof(so), p->kernel_wait_ns, &p->win };
+	struct steps_opts so = { p->kernel_wait_ns, &p->win };
 	p->steps = steps_new(p->r, p->attr, p->detect, &so);
 	return 0;
 }
@@ -124,20 +124,17 @@ int steps_pipe_pass(struct steps_pipe *p, int pass, void (*hook)(void *arg, cons
 	return rc;
 }
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
 int steps_pipe_run(struct steps_pipe *p, void (*hook1)(void *arg, const gp_record *rec), void *arg, int *read_rc,
 		   const char **err)
 {
 	*err = NULL;
 	*read_rc = steps_pipe_pass(p, 1, hook1, arg);
-	if (!read_ok(*read_rc)) return -1;
+	if (!gp_reader_recoverable(*read_rc)) return -1;
 	steps_pipe_plan_ranges(p);
 	if (steps_pipe_plan_steps(p, err) < 0) return -1;
 	steps_pipe_join(p, NULL, NULL, NULL);
 	*read_rc = steps_pipe_pass(p, 2, NULL, NULL); /* the same file read again: the same status */
-	if (!read_ok(*read_rc)) return -1;
+	if (!gp_reader_recoverable(*read_rc)) return -1;
 	steps_pipe_finish(p);
 	return 0;
 }

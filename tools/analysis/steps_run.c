@@ -47,9 +47,9 @@ static void pass1_procs(void *arg, const gp_record *rec)
 int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
 	      const char **err)
 {
-	struct steps_run_opts o = { sizeof(o), { sizeof(struct step_detect_opts), STEP_WANT_AUTO, NULL, 0 },
+	struct steps_run_opts o = { { STEP_WANT_AUTO, NULL, 0 },
 				    ATTR_ANY_THREAD, 0 };
-	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (opts) o = *opts;
 	memset(out, 0, sizeof(*out));
 	u64map_init(&out->seen_thread);
 	struct steps_pipe_opts po = { 1, o.rule, &o.detect, o.kernel_wait_ns };

@@ -1,7 +1,7 @@
 /* steps_run.h — the steps analysis (docs/STEPS.md) over a whole trace in one
- * call: the two passes (step_passes.h) that the stats context drives record
- * by record alongside its reports, for the commands that only want the finished per-step rows (`gpuprof report`,
- * `gpuprof diff`).
+ * call: the two passes of the steps pipeline (steps_pipe.h) that the stats
+ * context drives record by record alongside its reports, for the commands
+ * that only want the finished per-step rows (`gpuprof diff`).
  *
  * Pass 1 reads the NVTX ranges (the attribution index), the GPU-activity
  * windows, a sample of the GPU operations (step detection) and the
@@ -23,7 +23,6 @@
 #include "common/util.h"
 
 struct steps_run_opts {
-	size_t sz;                     /* sizeof(struct steps_run_opts) */
 	struct step_detect_opts detect;
 	enum attr_rule rule;           /* ATTR_ANY_THREAD (0) by default */
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */

@@ -30,9 +30,9 @@ static void help(FILE *f)
 		   "kernel), its cost per step (ms and %% of the step time), what to change, an\n"
 		   "estimated saving per step with how it was estimated, and the records to look at.\n"
 		   "Severity: high >= 20 %% of the step time saved, medium >= 5 %%, low >= 1 %%, info\n"
-		   "below.  Rules: input-bound, sync, pageable-copy, sync-copy, alloc-churn,\n"
-		   "launch-bound, host-gaps, fp32-matmul, under-parallel, low-occupancy, exposed-comm,\n"
-		   "outlier-steps.  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up\n"
+		   "below.  Rules: ");
+	tool_print_list(f, 15, 84, adv_rule_names, AR_COUNT);
+	fprintf(f, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up\n"
 		   "steps are left out.  Several traces: each is judged on its own.\n\n"
 		   "  --format FMT      table (default), json or csv (one row per finding)\n"
 		   "  --method M        how steps are found: auto (default), nvtx or trace\n"
@@ -76,7 +76,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { sizeof(ropts), o->detect, o->kernel_wait_ns, o->site };
+	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site };
 	struct advise_run *ar = advise_run_new(r, &ropts);
 	int read_rc = 0, code;
 	const char *err = NULL;
@@ -117,7 +117,6 @@ int cmd_advise(int argc, char **argv)
 	};
 	struct advise_opts o;
 	memset(&o, 0, sizeof(o));
-	o.detect.sz = sizeof(o.detect);
 	o.detect.want = STEP_WANT_AUTO;
 	o.fmt = FMT_TABLE;
 	int c;

@@ -189,8 +189,7 @@ static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, 
 			}
 		}
 	int rc = step_profile_run(s->prof);
-	int code = rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT ? tool_finish(s->r, s->path, rc, strict)
-									   : EXIT_OK;
+	int code = !gp_reader_recoverable(rc) ? tool_finish(s->r, s->path, rc, strict) : EXIT_OK;
 	for (size_t i = 0; i < n; i++)
 		for (int sd = 0; sd < 2; sd++) {
 			struct diff_side *x = sd ? &d[i].b : &d[i].a;
@@ -236,9 +235,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct steps_run_opts so;
 	memset(&so, 0, sizeof(so));
-	so.sz = sizeof(so);
-	so.detect.sz = sizeof(so.detect);
-	struct diff_opts dopts = { sizeof(dopts), DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
+	struct diff_opts dopts = { DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
 	enum report_fmt fmt = FMT_TABLE;
 	int keep = 0, strict = 0, any = 0, vs = 0, c;
 	int want[DT_COUNT] = { 0 };

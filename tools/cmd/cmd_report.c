@@ -115,9 +115,12 @@ static char *command_line(int argc, char **argv)
 }
 
 
-/* Reads one trace and writes its part of the page.  The exit code. */
+/* Reads one trace and writes its part of the page.  The exit code; a
+ * damaged trace (corrupt frames) gives 2 and still its part from the intact
+ * frames, as every other command's output; *write_failed is set when the
+ * page could not be written. */
 static int one_trace(FILE *out, const char *path, size_t index, const struct report_opts *o, const char *command,
-		     int *head_done, const char *title)
+		     int *head_done, const char *title, int *write_failed)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
@@ -126,7 +129,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct mem_timeline mem = { 0 };
 	trace_info_init(&info);
 	stats_set_init(&ss, r, &o->site, &o->steps.detect, o->steps.kernel_wait_ns);
-	struct advise_run_opts aopts = { sizeof(aopts), o->steps.detect, o->steps.kernel_wait_ns, o->site };
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site };
 	struct advise_run *ar = advise_run_new(r, &aopts);
 	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
 	const gp_record *rec;
@@ -143,7 +146,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct steps_reports reps;
 	int have_reps = 0;
 	char *advise = NULL;
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0) goto out;
+	if (!gp_reader_recoverable(rc) && n == 0) goto out;
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
@@ -175,6 +178,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 write_error:
 	tool_err("cannot write the page: %s", strerror(errno));
 	code = EXIT_BADINPUT;
+	*write_failed = 1;
 out:
 	free(advise);
 	if (have_reps) steps_reports_free(&reps);
@@ -204,10 +208,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o;
 	memset(&o, 0, sizeof(o));
-	o.steps.sz = sizeof(o.steps);
-	o.steps.detect.sz = sizeof(o.steps.detect);
 	o.steps.detect.want = STEP_WANT_AUTO;
-	o.data.sz = sizeof(o.data);
 	const char *output = NULL, *title = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -266,25 +267,33 @@ int cmd_report(int argc, char **argv)
 	if (!report_html_have_charts())
 		tool_warn("built without uPlot (make deps, then make): the page has tables but no charts");
 	char *command = command_line(argc, argv);
-	int code = EXIT_OK, head_done = 0;
-	for (int i = optind; i < argc && code != EXIT_BADINPUT; i++) {
-		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title);
+	/* A trace that cannot be read or has corrupt frames makes the exit
+	 * status 2 (docs/CLI.md), but the page is written from what was read,
+	 * as every command's output is; only a page with no trace in it, or
+	 * one that could not be written, is not left under the name asked for. */
+	int code = EXIT_OK, head_done = 0, write_failed = 0;
+	for (int i = optind; i < argc && !write_failed; i++) {
+		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title, &write_failed);
 		if (rc != EXIT_OK) code = rc;
 	}
-	if (code == EXIT_OK && report_html_tail(out)) {
+	int page_ok = head_done && !write_failed;
+	if (page_ok && report_html_tail(out)) {
 		tool_err("cannot write the page: %s", strerror(errno));
 		code = EXIT_BADINPUT;
+		page_ok = 0;
 	}
 	if (!to_stdout) {
-		if (fclose(out) && code == EXIT_OK) {
+		if (fclose(out) && page_ok) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
+			page_ok = 0;
 		}
-		if (code == EXIT_OK && rename(tmp, output)) {
+		if (page_ok && rename(tmp, output)) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
+			page_ok = 0;
 		}
-		if (code != EXIT_OK) unlink(tmp);
+		if (!page_ok) unlink(tmp);
 		free(tmp);
 	} else if (fflush(stdout) && code == EXIT_OK) {
 		code = EXIT_BADINPUT;

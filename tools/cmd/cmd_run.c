@@ -42,6 +42,10 @@ static void help(FILE *f)
 		   "                          and cudaProfilerStop (torch.cuda.profiler.start/stop;\n"
 		   "                          nsys -c cudaProfilerApi); starts paused. Not with --gpu-window\n"
 		   "  --stacks                record call stacks (native + Python) of launches and copies\n"
+		   "  --layers                PyTorch jobs: mark each layer's backward with NVTX ranges\n"
+		   "                          (a Python module put first on PYTHONPATH), so that `stats\n"
+		   "                          --report layers` gives backward kernels their forward layer\n"
+		   "                          without emit_nvtx; with --stacks (docs/STACKS.md)\n"
 		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
 		   "  --pm-sampling[=INTERVAL] sample the GPU's performance monitors (CUPTI PM sampling:\n"
 		   "                          SM active/occupancy, tensor, DRAM %%) every INTERVAL of\n"
@@ -345,10 +349,35 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 	}
 }
 
+/* GPUPROF_LAYERS (--layers): the folder of the Python module that marks
+ * layers' backward (shim/python/sitecustomize.py, built into
+ * lib/gpuprof-python/ next to the library) goes first on PYTHONPATH.
+ * 0, or -1 with a message (the module not found). */
+static int layers_env(const char *lib)
+{
+	const char *e = getenv("GPUPROF_LAYERS");
+	struct gp_setting_value v;
+	if (!e || !setting_ok(GP_SET_LAYERS, e, &v) || !v.u) return 0;
+	char dir[PATH_MAX], mod[PATH_MAX + 32];
+	snprintf(dir, sizeof(dir), "%s", lib);
+	char *slash = strrchr(dir, '/');
+	if (slash) *slash = 0;
+	size_t l = strlen(dir);
+	snprintf(dir + l, sizeof(dir) - l, "/gpuprof-python");
+	snprintf(mod, sizeof(mod), "%s/sitecustomize.py", dir);
+	if (access(mod, R_OK) != 0) {
+		tool_err("--layers: cannot find %s: %s (make builds it next to libgpuprof.so)", mod, strerror(errno));
+		return -1;
+	}
+	setenv("GPUPROF_LAYERS", "1", 1);
+	prepend_env("PYTHONPATH", dir, ":");
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
-	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API };
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -358,6 +387,7 @@ int cmd_run(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, O_MAXMEM },
 		{ "gpu-window", required_argument, NULL, O_WINDOW },
 		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "layers", no_argument, NULL, O_LAYERS },
 		{ "capture-range", required_argument, NULL, O_CAPTURE },
 		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
@@ -428,6 +458,7 @@ int cmd_run(int argc, char **argv)
 				setenv("GPUPROF_STACKS", "1", 1);
 			break;
 		}
+		case O_LAYERS: setenv("GPUPROF_LAYERS", "1", 1); break;
 		case O_CAPTURE:
 			if (!setting_ok(GP_SET_CAPTURE_RANGE, optarg, &v)) {
 				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
@@ -524,6 +555,8 @@ int cmd_run(int argc, char **argv)
 	char lib[PATH_MAX];
 	if (find_lib(lib, sizeof(lib)) < 0)
 		return EXIT_USAGE;
+
+	if (layers_env(lib) < 0) return EXIT_USAGE;
 
 	setenv("GPUPROF_FOLLOW_EXEC", follow ? "1" : "0", 1);
 	if (quiet) setenv("GPUPROF_QUIET", "1", 1);

@@ -187,7 +187,7 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 		progress_tick(++n);
 	}
 	/* a truncated or corrupt trace is read again and judged after the main pass */
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT)
+	if (!gp_reader_recoverable(rc))
 		return tool_finish(r, path, rc, strict);
 	if (stats_ctx_pre_finish(ctx, &err) < 0) {
 		tool_err("%s", err);
@@ -336,7 +336,7 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 		}
 	}
 	*code = tool_finish(p->r, p->path, rc, p->strict);
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0 && pt->serial) {
+	if (!gp_reader_recoverable(rc) && n == 0 && pt->serial) {
 		verdict = PASS_STOP;
 		goto out;
 	}
@@ -449,9 +449,7 @@ int cmd_stats(int argc, char **argv)
 	sel_opts_init(&sel);
 	struct stats_opts so;
 	memset(&so, 0, sizeof(so));
-	so.sz = sizeof(so);
 	so.rule = ATTR_ANY_THREAD;
-	so.detect.sz = sizeof(so.detect);
 	so.detect.want = STEP_WANT_AUTO;
 	enum name_form names = NAME_BASE;
 	const char *csv_dir = NULL;

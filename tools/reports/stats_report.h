@@ -99,7 +99,6 @@ enum stats_need {
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
  * docs/STEPS.md).  Zero-initialised = the defaults. */
 struct stats_opts {
-	size_t sz;                      /* sizeof(struct stats_opts) */
 	enum attr_rule rule;            /* --attribution (default any-thread) */
 	struct step_detect_opts detect; /* --method, --step-range */
 	uint64_t kernel_wait_ns;        /* --kernel-wait (0: STEP_KERNEL_WAIT_NS) */

@@ -11,10 +11,8 @@ void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *s
 		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns)
 {
 	memset(s, 0, sizeof(*s));
-	s->opts.sz = sizeof(s->opts);
 	s->opts.rule = ATTR_ANY_THREAD;
 	s->opts.whole_trace = 1; /* the page's charts and util cover the whole trace */
-	s->opts.detect.sz = sizeof(s->opts.detect);
 	s->opts.detect.want = STEP_WANT_AUTO;
 	if (detect) s->opts.detect = *detect;
 	s->opts.kernel_wait_ns = kernel_wait_ns;

@@ -61,7 +61,7 @@ static void steps_report_fill(void *self, struct stats_ctx *ctx, struct report *
 {
 	struct steps_report_state *s = self;
 	if (ctx->opts->verbose) print_verbose(ctx);
-	struct steps_reports_opts o = { sizeof(o), ctx->out_base, ctx->opts->keep_warmup,
+	struct steps_reports_opts o = { ctx->out_base, ctx->opts->keep_warmup,
 					ctx->sel->active ? row_selected : NULL, ctx };
 	steps_reports_fill_opts(&s->reps, ctx->pipe.steps, &o);
 	/* the tables move to the driver's; their notes stay here until free */
