@@ -630,6 +630,14 @@ for what in ("stats", "stats merging reports", "stats join reports", "stats unio
 PY
     ) 2>&1 | tee "$RES/scale.txt"
     rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
+  engine)       # issue #41 on the 16-core machine: stats, steps, advise and report on one generated trace
+                # (seed 7; ENGINE_N events, default 3e7; 1e8 as in the issue fits the call only without
+                # strace): wall, peak RSS, the reads of the trace (strace's pread bytes over the size,
+                # when strace is there) and each command's time over stats' (bars: advise, steps, report
+                # within 2x; report reading the trace once)
+    log engine
+    ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
+    rm -f "$RES"/bench-*.gpuprof ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
                 # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical configs), each config run
                 # AB_REPS times (default 3) interleaved A1 B1 A2 B2 ..., diffed with 3 runs a side (the

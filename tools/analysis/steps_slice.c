@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_passes.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"
 

@@ -14,6 +14,7 @@
 #include "analysis/advise_run.h"
 #include "analysis/site_rule.h"
 #include "analysis/step_detect.h"
+#include "analysis/steps_run.h"
 #include "common/report.h"
 #include "common/tool.h"
 
@@ -128,10 +129,10 @@ int cmd_advise(int argc, char **argv)
 			else { tool_err("unknown format '%s' (table, json, csv)", optarg); return EXIT_USAGE; }
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto")) o.detect.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) o.detect.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) o.detect.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); return EXIT_USAGE; }
+			if (step_want_parse(optarg, &o.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }

@@ -21,7 +21,7 @@
 #include "analysis/site_rule.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
-#include "analysis/step_passes.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 #include "export/export.h"
 
@@ -175,7 +175,7 @@ static void by_stack_lines(struct lines *out, struct stacks *st, const struct st
 }
 
 /* The NVTX ranges of the whole trace (the pre-pass of stats' reports that
- * need them: step_passes.h pass 1), indexed; the reader rewound.  NULL when
+ * need them: steps_pipe.h pass 1), indexed; the reader rewound.  NULL when
  * the trace cannot be read again (the caller's pass reports read errors). */
 static struct attribution *read_ranges(gp_reader *r)
 {

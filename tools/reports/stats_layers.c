@@ -48,7 +48,7 @@ struct layers_report {
 static void *layers_new(const struct stats_ctx *ctx)
 {
 	struct layers_report *lr = xcalloc(1, sizeof(*lr));
-	lr->la = layer_attr_new(ctx->r, ctx->attr);
+	lr->la = layer_attr_new(ctx->r, ctx->pipe.attr);
 	return lr;
 }
 
