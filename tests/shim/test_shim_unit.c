@@ -440,16 +440,20 @@ static void test_steps(void)
 	}
 	CHECK(gps_steps_match(NULL) == 0, "NULL name");
 	/* the published median: none before GPS_STEPS_MIN steps, then that of
-	 * the last GPS_STEPS_WINDOW durations */
+	 * the last GPS_STEPS_WINDOW step times; a step's time runs from the
+	 * previous step's end (the host time between the ranges is the next
+	 * step's), the first step's is its range */
 	static uint64_t durs[200];
 	uint64_t t = 1000;
 	srand(7);
 	for (unsigned i = 0; i < 200; i++) {
-		durs[i] = 1000000u + (uint64_t)(rand() % 500000);
+		uint64_t range = 1000000u + (uint64_t)(rand() % 500000), gap = (uint64_t)(rand() % 400000);
+		durs[i] = range + (i ? gap : 0);
+		t += i ? gap : 0;
 		CHECK(gps_steps_begin(i, 4242) == 1, "step %u not taken", i);
 		CHECK(gps_steps_begin(i, 4242) == 0, "a nested step %u taken", i);
-		gps_steps_end(i, t, t + durs[i]);
-		t += durs[i] + 10;
+		gps_steps_end(i, t, t + range);
+		t += range;
 		struct gps_step_stats st;
 		gps_steps_get(&st);
 		uint64_t want = i + 1 < GPS_STEPS_MIN ? 0 : sorted_median(durs, i + 1);
