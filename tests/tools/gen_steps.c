@@ -12,6 +12,17 @@
  *   gen_steps --steady --steps N --late-kernel K OUT   the same with step
  *                                 K's relu kernel written last (after the
  *                                 record at 10 s: later than 256 steps)
+ *   gen_steps --steady --steps N --capture A:B OUT   a flight-recorder
+ *                                 capture (docs/FLIGHT.md): steps A..B-1 in
+ *                                 one GPU-activity window [s_A, s_B), GPU
+ *                                 records only of operations starting inside
+ *                                 it; the steps before (the history) and
+ *                                 after (written until the capture's file
+ *                                 closed) have API calls and NVTX only; step
+ *                                 A also makes a cudaMalloc call at s+52000
+ *                                 (unlike the steady state, yet not warm-up:
+ *                                 it is not at the run's start); its step
+ *                                 ranges are "step <k>" (N <= 40)
  *   gen_steps --windows OUT       the idle-category trace recorded with
  *                                 --gpu-window: one window [99000,201000]
  *                                 (step 1), GPU records only of operations
@@ -109,8 +120,12 @@ static struct item *items;
 static size_t nitems, citems;
 static int ranges_first, late_activity, windows;
 static long late_kernel = -1; /* --late-kernel K: the start of step K's relu kernel */
-#define WIN_S 99000ull
-#define WIN_E 201000ull
+static long capture_a = -1, capture_b = -1; /* --capture A:B */
+/* the window of a windowed trace (--windows, --capture), after T0 */
+static uint64_t win_s = 99000, win_e = 201000;
+
+/* the start of step k of the steady trace, after T0 */
+static uint64_t steady_start(long k) { return k <= 5 ? 100000ull * (uint64_t)k : 650000 + 100000ull * (uint64_t)(k - 6); }
 
 /* when a GPU operation ending at e is written */
 static uint64_t op_emit(uint64_t s, uint64_t e)
@@ -123,7 +138,7 @@ static void add(uint64_t emit, uint32_t src, const gp_record *r)
 {
 	/* a windowed trace has GPU records of what started inside the window */
 	uint64_t t = gp_record_time(r) - T0;
-	if (windows && (r->type == GP_REC_KERNEL || r->type == GP_REC_MEMCPY) && (t < WIN_S || t > WIN_E))
+	if (windows && (r->type == GP_REC_KERNEL || r->type == GP_REC_MEMCPY) && (t < win_s || t > win_e))
 		return;
 	if (nitems == citems) {
 		citems = citems ? 2 * citems : 256;
@@ -297,9 +312,9 @@ static void write_categories(void)
 		gp_record r;
 		memset(&r, 0, sizeof(r));
 		r.type = GP_REC_WINDOW;
-		r.u.window.start_ns = T0 + WIN_S;
-		r.u.window.end_ns = T0 + WIN_E;
-		add(T0 + WIN_E, M, &r);
+		r.u.window.start_ns = T0 + win_s;
+		r.u.window.end_ns = T0 + win_e;
+		add(T0 + win_e, M, &r);
 	}
 }
 
@@ -309,7 +324,7 @@ static void write_steady(int nvtx, uint32_t nsteps)
 	meta(P, 0);
 	uint64_t corr = 1;
 	for (uint32_t k = 0; k < nsteps; k++) {
-		uint64_t s = k <= 5 ? 100000ull * k : 650000 + 100000ull * (k - 6);
+		uint64_t s = steady_start(k);
 		uint64_t L = k == 0 || k == 5 ? 95000 : 60000;
 		api(M, P, S_LAUNCH, corr, s + 1000, s + 2000);
 		kernel(G, S_GEMM, 7, corr++, s + 5000, s + 45000, 0);
@@ -325,10 +340,20 @@ static void write_steady(int nvtx, uint32_t nsteps)
 		} else {
 			api(M, P, S_SSYNC, corr++, s + 48000, s + 52000);
 		}
+		if ((long)k == capture_a) api(M, P, S_MALLOC, corr++, s + 52000, s + 53000);
 		if (nvtx) {
 			range(M, P, S_TRAIN_STEP, 1, s + 200, s + L - 100);
-			range(M, P, S_ITER0 + (k < 8 ? k : 7), 0, s, s + L);
+			/* a capture's steps carry their numbers in the run ("step <k>") */
+			range(M, P, capture_a >= 0 ? W_STEP0 + k : S_ITER0 + (k < 8 ? k : 7), 0, s, s + L);
 		}
+	}
+	if (windows) { /* written at the window's end, as the shim's flush thread does */
+		gp_record r;
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_WINDOW;
+		r.u.window.start_ns = T0 + win_s;
+		r.u.window.end_ns = T0 + win_e;
+		add(T0 + win_e, M, &r);
 	}
 }
 
@@ -428,6 +453,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
 		else if (!strcmp(argv[i], "--windows")) windows = 1;
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--capture") && i + 1 < argc - 1 &&
+			 sscanf(argv[++i], "%ld:%ld", &capture_a, &capture_b) == 2) {
+			windows = 1;
+			win_s = steady_start(capture_a);
+			win_e = steady_start(capture_b);
+		}
 		else if (!strcmp(argv[i], "--late-kernel") && i + 1 < argc - 1) {
 			long k = atol(argv[++i]); /* write_steady's step start, and its relu's */
 			late_kernel = (k <= 5 ? 100000l * k : 650000 + 100000l * (k - 6)) + 45000;
@@ -437,8 +468,9 @@ int main(int argc, char **argv)
 			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x' : -1;
 		} else break;
 	}
-	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K]] [--ranges-first] [--late-activity] "
+	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0 ||
+	    (capture_a >= 0 && (!steady || capture_a >= capture_b || capture_b > (long)nsteps || nsteps > W_MAXSTEPS))) {
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K] [--capture A:B]] [--ranges-first] [--late-activity] "
 			"[--windows] [--workload cnn|layers|extra10] OUT\n");
 		return 1;
 	}

@@ -445,6 +445,10 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		winset_range(st->win, w->pid, &lo, &hi);
 		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
 		w->unrecorded = lo < hi && (a < 0 || a != b);
+		/* trace steps are found from GPU work: when its recording began
+		 * after the trace did, the steps before are not seen at all */
+		w->run_before_unseen = p->out.plan->method == STEP_TRACE && lo < hi &&
+				       st->win->v[lo].s > gp_reader_header(st->r)->start_trace_ns;
 	}
 	sort_ops(p);
 	/* busy buckets: unions of the operations clipped to [s, e) */
