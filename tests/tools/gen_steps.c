@@ -33,6 +33,8 @@
  *                                 late, as on the committed MNIST trace)
  *   gen_steps --workload W OUT    a GPU-bound training job for the trace
  *                                 method (W: cnn, layers, extra10; below)
+ *   gen_steps --repeat R OUT      a repeat that is no training step (R:
+ *                                 compile, one; write_repeat)
  *
  * Idle-category trace: T0 = 1 s; main thread 4000, autograd-style thread
  * 4001 (launches during "backward"); stream 7 unless said; times in ns after
@@ -413,6 +415,43 @@ static size_t workload_step(int w, uint32_t k, struct wop *v)
 	return n;
 }
 
+/* The repeat traces (--repeat compile|one; pid 7000, one thread, one
+ * stream, no NVTX): what advise must not take for a training step.
+ *  compile: two long kernels (50 ms each, an XLA compilation's autotuning,
+ *           from 1 ms), then 10 repeats of 8 short kernels (100 us each,
+ *           100 us apart, a repeat every 1 ms from 102 ms): the steps
+ *           found launch 8 ms of 108 ms of GPU time (7.4 %).
+ *  one:     15 launches of one kernel (1 ms apart, 100 us each): the few
+ *           last operations of a job that ran out of memory. */
+static void write_repeat(int w)
+{
+	const uint32_t P = 7000, M = 1, G = 2;
+	const uint64_t MS = 1000000;
+	meta(P, 0);
+	uint64_t corr = 1;
+	if (w == 'c') {
+		const uint32_t longk[2] = { W_CONV_TUNE, W_FILL };
+		for (int i = 0; i < 2; i++) {
+			uint64_t s = MS + 50 * MS * (uint64_t)i;
+			api(M, P, S_LAUNCH, corr, s, s + 1000);
+			kernel(G, longk[i], 7, corr++, s + 2000, s + 2000 + 50 * MS - 10000, 0);
+		}
+		static const uint32_t small[8] = { W_LN, W_QKV, W_ATTN, W_PROJ, W_ADD, W_FF1, W_GELU, W_FF2 };
+		for (uint64_t k = 0; k < 10; k++)
+			for (uint64_t i = 0; i < 8; i++) {
+				uint64_t s = 102 * MS + k * MS + i * 100000;
+				api(M, P, S_LAUNCH, corr, s, s + 1000);
+				kernel(G, small[i], 7, corr++, s + 2000, s + 2000 + 90000, 0);
+			}
+	} else {
+		for (uint64_t k = 0; k < 15; k++) {
+			uint64_t s = MS + k * MS;
+			api(M, P, S_LAUNCH, corr, s, s + 1000);
+			kernel(G, W_GELU, 7, corr++, s + 2000, s + 102000, 0);
+		}
+	}
+}
+
 static void write_workload(int w)
 {
 	const uint32_t P = 6000, M = 1, A = 2, G = 3;
@@ -444,7 +483,7 @@ static void write_workload(int w)
 int main(int argc, char **argv)
 {
 	gen_prog = "gen_steps";
-	int steady = 0, nvtx = 1, i, workload = 0;
+	int steady = 0, nvtx = 1, i, workload = 0, repeat = 0;
 	uint32_t nsteps = 8;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--steady")) steady = 1;
@@ -463,22 +502,27 @@ int main(int argc, char **argv)
 			long k = atol(argv[++i]); /* write_steady's step start, and its relu's */
 			late_kernel = (k <= 5 ? 100000l * k : 650000 + 100000l * (k - 6)) + 45000;
 		}
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc - 1) {
+			const char *rn = argv[++i];
+			repeat = !strcmp(rn, "compile") ? 'c' : !strcmp(rn, "one") ? 'o' : -1;
+		}
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc - 1) {
 			const char *wn = argv[++i];
 			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x' : -1;
 		} else break;
 	}
-	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0 ||
+	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0 || repeat < 0 ||
 	    (capture_a >= 0 && (!steady || capture_a >= capture_b || capture_b > (long)nsteps || nsteps > W_MAXSTEPS))) {
 		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K] [--capture A:B]] [--ranges-first] [--late-activity] "
-			"[--windows] [--workload cnn|layers|extra10] OUT\n");
+			"[--windows] [--workload cnn|layers|extra10] [--repeat compile|one] OUT\n");
 		return 1;
 	}
-	uint32_t pid = workload ? 6000 : steady ? 5000 : 4000;
+	uint32_t pid = repeat ? 7000 : workload ? 6000 : steady ? 5000 : 4000;
 	gp_header h;
 	gen_open_trace(argv[argc - 1], &h, pid, T0, GEN_REALTIME0, "testhost", -1);
 	names();
-	if (workload) write_workload(workload);
+	if (repeat) write_repeat(repeat);
+	else if (workload) write_workload(workload);
 	else if (steady) write_steady(nvtx, nsteps);
 	else write_categories();
 	qsort(items, nitems, sizeof(*items), cmp_item);
