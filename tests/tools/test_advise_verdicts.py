@@ -11,8 +11,10 @@ Each trace's figures are in tests/tools/gen_steps.c.
    launched 7.2 / 107.18 = 6.7 % of the GPU time (< 50 %): "no training step
    was found", no finding (before: host-gaps on 9 steps of 1 ms).
  - gen_steps --repeat one: 15 launches of one kernel (a job's last
-   operations before it ran out of memory): "no step structure: the repeat
-   found is one GPU operation" (before: 14 counted steps and a finding).
+   operations before it ran out of memory): the trace method finds no step
+   ("no steps: the only repeat is one GPU operation (15 times): no step
+   structure", docs/STEPS.md), so steps counts none and advise judges
+   nothing (before: 14 counted steps and a finding).
  - a capture of 2 steps (gen_steps --steady --steps 40 --capture 5:7):
    "too few steps to judge: 2 counted (advise needs 3)" (before: "no counted
    steps": both were taken for warm-up).
@@ -62,9 +64,11 @@ with tt.tmpdir() as d:
     # ---------------- one operation repeated: no step structure
     one = gen(os.path.join(d, "one.gpuprof"), "--repeat", "one")
     oj = advise_json(one)
-    tt.eq(oj["findings"], [], "one op: no finding")
-    tt.expect(oj["processes"][0].get("not_judged", "").startswith(
-        "no step structure: the repeat found is one GPU operation"), "one op: %s" % oj["processes"])
+    tt.eq((oj["findings"], oj["processes"][0]["counted"]), ([], 0), "one op: no finding, no counted step")
+    want = "no steps: the only repeat is one GPU operation (15 times): no step structure"
+    tt.eq(oj["processes"][0]["steps_are"], want, "one op: advise says why")
+    sj = json.loads(tt.gp("steps", "--format", "json", "--report", "steps", one).stdout)["steps"][0]
+    tt.eq((sj["method"], sj["steps"], sj.get("defined_by")), ("none", 0, want), "one op: steps says why")
 
     # ---------------- too few steps
     few = gen(os.path.join(d, "few.gpuprof"), "--steady", "--steps", "40", "--capture", "5:7")

@@ -645,15 +645,12 @@ static int cmp_finding(const void *a, const void *b)
 
 /* Whether p's counted steps are a training step to judge; if not, why, in
  * buf ("" when there are no counted steps at all: the caller says so). */
-static int step_judgeable(const struct adv_proc *p, const struct step_plan *pl, char *buf, size_t n)
+static int step_judgeable(const struct adv_proc *p, char *buf, size_t n)
 {
 	*buf = 0;
 	if (!p->ncounted) return 0;
 	double share = p->gpu_ns ? 100.0 * (double)p->in_steps_ns / (double)p->gpu_ns : 0;
-	if (pl->method == STEP_TRACE && pl->period_ops < 2)
-		snprintf(buf, n, "no step structure: the repeat found is one GPU operation, which is no training "
-				 "step");
-	else if (p->ncounted < ADV_MIN_STEPS)
+	if (p->ncounted < ADV_MIN_STEPS)
 		snprintf(buf, n, "too few steps to judge: %zu counted (advise needs %d)", p->ncounted, ADV_MIN_STEPS);
 	else if (share < ADV_MIN_STEP_SHARE)
 		snprintf(buf, n, "no training step was found: the steps found launched %.1f %% of the process's GPU "
@@ -688,7 +685,7 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		ps->unexplained_pct = p->wall ? 100.0 * (double)p->unexplained_idle_ns / (double)p->wall : 0;
 		ps->gpu_work_ns = p->ncounted ? (double)p->launched_ns / (double)p->ncounted : 0;
 		ps->runs_ahead = ps->gpu_work_ns > ADV_RUN_AHEAD * ps->step_mean_ns;
-		if (!step_judgeable(p, pl, ps->not_judged, sizeof(ps->not_judged))) continue;
+		if (!step_judgeable(p, ps->not_judged, sizeof(ps->not_judged))) continue;
 		/* shares are of the step time, or of the GPU work launched per step
 		 * when the host runs ahead (then that is the pipeline's real step) */
 		out->njudged++;
