@@ -417,10 +417,11 @@ static size_t workload_step(int w, uint32_t k, struct wop *v)
 
 /* The repeat traces (--repeat compile|one; pid 7000, one thread, one
  * stream, no NVTX): what advise must not take for a training step.
- *  compile: two long kernels (50 ms each, an XLA compilation's autotuning,
- *           from 1 ms), then 10 repeats of 8 short kernels (100 us each,
- *           100 us apart, a repeat every 1 ms from 102 ms): the steps
- *           found launch 8 ms of 108 ms of GPU time (7.4 %).
+ *  compile: two long kernels (49.99 ms each, an XLA compilation's
+ *           autotuning, from 1 ms), then 10 repeats of 8 short kernels
+ *           (90 us each, 100 us apart, a repeat every 1 ms from 102 ms):
+ *           the steps found launch 7.2 ms of 107.18 ms of kernel time
+ *           (6.7 %).
  *  one:     15 launches of one kernel (1 ms apart, 100 us each): the few
  *           last operations of a job that ran out of memory. */
 static void write_repeat(int w)

@@ -7,9 +7,9 @@ Each trace's figures are in tests/tools/gen_steps.c.
    healthy job's words) but "nothing to judge: no steps and no GPU work ...
    cut short"; the JSON says it in "nothing_judged".
  - gen_steps --repeat compile: 10 repeats of 8 short kernels (7.2 ms of GPU
-   time) after two 50 ms kernels: the trace method finds steps, but they
-   launched 7.2 / 107.18 = 6.7 % of the GPU time (< 50 %): "no training step
-   was found", no finding (before: host-gaps on 9 steps of 1 ms).
+   of kernel time) after two 50 ms kernels: the trace method finds steps,
+   but they launched 7.2 / 107.18 = 6.7 % of the kernel time (< 50 %): "no
+   training step was found", no finding (before: host-gaps on 9 steps).
  - gen_steps --repeat one: 15 launches of one kernel (a job's last
    operations before it ran out of memory): the trace method finds no step
    ("no steps: the only repeat is one GPU operation (15 times): no step
@@ -55,7 +55,7 @@ with tt.tmpdir() as d:
     # ---------------- a compile-dominated job: the repeats are not its step
     comp = gen(os.path.join(d, "compile.gpuprof"), "--repeat", "compile")
     p = tt.gp("advise", comp)
-    tt.expect("no training step was found: the steps found launched 6.7 % of the process's GPU time" in p.stdout
+    tt.expect("no training step was found: the steps found launched 6.7 % of the process's kernel time" in p.stdout
               and "no findings" not in p.stdout, "compile: " + p.stdout)
     cj = advise_json(comp)
     tt.eq((cj["findings"], cj["processes"][0]["counted"]), ([], 9), "compile: no finding, the 9 steps found")

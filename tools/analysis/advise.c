@@ -649,11 +649,13 @@ static int step_judgeable(const struct adv_proc *p, char *buf, size_t n)
 {
 	*buf = 0;
 	if (!p->ncounted) return 0;
-	double share = p->gpu_ns ? 100.0 * (double)p->in_steps_ns / (double)p->gpu_ns : 0;
+	/* kernels only: a model's set-up copies before the first step are no
+	 * reason to doubt the steps; a compilation's autotuning kernels are */
+	double share = p->kernel_ns_all ? 100.0 * (double)p->kernel_ns_in_steps / (double)p->kernel_ns_all : 100;
 	if (p->ncounted < ADV_MIN_STEPS)
 		snprintf(buf, n, "too few steps to judge: %zu counted (advise needs %d)", p->ncounted, ADV_MIN_STEPS);
 	else if (share < ADV_MIN_STEP_SHARE)
-		snprintf(buf, n, "no training step was found: the steps found launched %.1f %% of the process's GPU "
+		snprintf(buf, n, "no training step was found: the steps found launched %.1f %% of the process's kernel "
 				 "time; a step structure that covers a small part of the GPU time is not the job's step",
 			 share);
 	return !*buf;

@@ -111,7 +111,7 @@ struct adv_proc_summary {
 };
 #define ADV_RUN_AHEAD 1.2
 /* Steps advise judges: at least ADV_MIN_STEPS counted, launching at least
- * ADV_MIN_STEP_SHARE % of the process's GPU time (else the repeat found is
+ * ADV_MIN_STEP_SHARE % of the process's kernel time (else the repeat found is
  * not the job's training step: a compile-dominated job's small repeats). */
 #define ADV_MIN_STEPS 3
 #define ADV_MIN_STEP_SHARE 50.0
