@@ -19,8 +19,9 @@ is 95000 long, the others 60000; step 5 also makes a cudaMalloc call.
    none with GPU records: a median of 0, every captured step warm-up, 0
    counted.)
  - advise, diff (the capture against itself), stats util (its span: the
-   counted steps) and report's data see the same 10 counted steps; advise has
-   findings.  stats --threads 4 gives the steps of one pass.
+   counted steps), stats --report steps and report's data see the same 10
+   counted steps; advise has findings.  stats --threads 4 gives the steps of
+   one pass; stats --steps 5:14 selects the captured steps (2 kernels each).
  - --no-nvtx: the trace method finds the steps from the GPU work, so only the
    captured ones (10, the last partial); the first (step 5, with its
    cudaMalloc) is not warm-up: the window opened after the trace began, the
@@ -67,8 +68,14 @@ with tt.tmpdir() as d:
     tt.expect("history: 500.000 us before GPU activity was recorded (5 steps), API calls and NVTX only" in text,
               "capture: the history line: " + text)
     tt.expect(re.search(r"0 warm-up steps .*; 10 counted\.", text) is not None, "capture: counted line: " + text)
-    # one pass and the time shards agree
+    # one pass and the time shards agree; stats --report steps is the same
     tt.eq(steps_json(cap, "--threads", "4"), js, "capture: stats --threads 4 as one pass")
+    sj = json.loads(tt.gp("stats", "--report", "steps,step_rows", "--format", "json", cap).stdout)
+    tt.eq(sj, js, "capture: stats --report steps as gpuprof steps")
+    # --steps A:B selects the captured steps by their numbers in the run
+    kj = json.loads(tt.gp("stats", "--steps", "5:14", "--report", "kernels", "--format", "json", cap).stdout)
+    tt.eq(sorted((r["name"], r["instances"]) for r in kj["kernels"]),
+          [("relu_kernel", 10), ("sm90_xmma_gemm_f32f32_kernel", 10)], "capture: stats --steps 5:14")
 
     # ---------------- advise: the same steps, and findings
     adv = tt.gp("advise", cap).stdout
