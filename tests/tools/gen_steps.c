@@ -23,6 +23,9 @@
  *                                 (unlike the steady state, yet not warm-up:
  *                                 it is not at the run's start); its step
  *                                 ranges are "step <k>" (N <= 40)
+ *   gen_steps ... --capture A:B --no-history OUT   the same capture with
+ *                                 nothing before s_A but the metadata (a
+ *                                 history evicted or shorter than a step)
  *   gen_steps --windows OUT       the idle-category trace recorded with
  *                                 --gpu-window: one window [99000,201000]
  *                                 (step 1), GPU records only of operations
@@ -123,6 +126,7 @@ static size_t nitems, citems;
 static int ranges_first, late_activity, windows;
 static long late_kernel = -1; /* --late-kernel K: the start of step K's relu kernel */
 static long capture_a = -1, capture_b = -1; /* --capture A:B */
+static int no_history;                       /* --no-history: no record before the window */
 /* the window of a windowed trace (--windows, --capture), after T0 */
 static uint64_t win_s = 99000, win_e = 201000;
 
@@ -142,6 +146,7 @@ static void add(uint64_t emit, uint32_t src, const gp_record *r)
 	uint64_t t = gp_record_time(r) - T0;
 	if (windows && (r->type == GP_REC_KERNEL || r->type == GP_REC_MEMCPY) && (t < win_s || t > win_e))
 		return;
+	if (no_history && t < win_s) return;
 	if (nitems == citems) {
 		citems = citems ? 2 * citems : 256;
 		items = realloc(items, citems * sizeof(*items));
@@ -492,6 +497,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
 		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
 		else if (!strcmp(argv[i], "--windows")) windows = 1;
+		else if (!strcmp(argv[i], "--no-history")) no_history = 1;
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--capture") && i + 1 < argc - 1 &&
 			 sscanf(argv[++i], "%ld:%ld", &capture_a, &capture_b) == 2) {
@@ -513,8 +519,9 @@ int main(int argc, char **argv)
 		} else break;
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0 || repeat < 0 ||
-	    (capture_a >= 0 && (!steady || capture_a >= capture_b || capture_b > (long)nsteps || nsteps > W_MAXSTEPS))) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K] [--capture A:B]] [--ranges-first] [--late-activity] "
+	    (capture_a >= 0 && (!steady || capture_a >= capture_b || capture_b > (long)nsteps || nsteps > W_MAXSTEPS)) ||
+	    (no_history && capture_a < 0)) {
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K] [--capture A:B [--no-history]]] [--ranges-first] [--late-activity] "
 			"[--windows] [--workload cnn|layers|extra10] [--repeat compile|one] OUT\n");
 		return 1;
 	}

@@ -22,6 +22,10 @@ is 95000 long, the others 60000; step 5 also makes a cudaMalloc call.
    counted steps), stats --report steps and report's data see the same 10
    counted steps; advise has findings.  stats --threads 4 gives the steps of
    one pass; stats --steps 5:14 selects the captured steps (2 kernels each).
+ - --no-history (nothing before the window but the metadata): the first
+   step in the file is step 5 of the run (its number; steps count from 0 or
+   1) in a window that opened after the trace began: not warm-up, 10
+   counted (before: 10 warm-up, 0 counted).
  - --no-nvtx: the trace method finds the steps from the GPU work, so only the
    captured ones (10, the last partial); the first (step 5, with its
    cudaMalloc) is not warm-up: the window opened after the trace began, the
@@ -96,6 +100,12 @@ with tt.tmpdir() as d:
     rj = json.loads(m.group(1)) if m else {}
     tt.eq([s["counted"] for s in rj.get("runs", [{}])[0].get("steps", {}).get("steps", [])], [10],
           "capture: report's steps")
+
+    # ---------------- no history: the step numbers say where the steps are
+    nh = gen(os.path.join(d, "cap-nohist.gpuprof"), "--steady", "--steps", "40", "--capture", "5:15", "--no-history")
+    nj = steps_json(nh)
+    tt.eq(summary(nj), ("nvtx", 35, 0, 10, 60000), "capture without history: step 5 of the run is no warm-up")
+    tt.eq([r["flags"] for r in nj["step_rows"]][:2], ["outlier", ""], "capture without history: flags")
 
     # ---------------- the trace method: only the captured steps exist
     tr = gen(os.path.join(d, "cap-trace.gpuprof"), "--steady", "--no-nvtx", "--steps", "40", "--capture", "5:15")
