@@ -643,6 +643,24 @@ static int cmp_finding(const void *a, const void *b)
 	return (int)x->rule - (int)y->rule;
 }
 
+/* Whether p's counted steps are a training step to judge; if not, why, in
+ * buf ("" when there are no counted steps at all: the caller says so). */
+static int step_judgeable(const struct adv_proc *p, char *buf, size_t n)
+{
+	*buf = 0;
+	if (!p->ncounted) return 0;
+	/* kernels only: a model's set-up copies before the first step are no
+	 * reason to doubt the steps; a compilation's autotuning kernels are */
+	double share = p->kernel_ns_all ? 100.0 * (double)p->kernel_ns_in_steps / (double)p->kernel_ns_all : 100;
+	if (p->ncounted < ADV_MIN_STEPS)
+		snprintf(buf, n, "too few steps to judge: %zu counted (advise needs %d)", p->ncounted, ADV_MIN_STEPS);
+	else if (share < ADV_MIN_STEP_SHARE)
+		snprintf(buf, n, "no training step was found: the steps found launched %.1f %% of the process's kernel "
+				 "time; a step structure that covers a small part of the GPU time is not the job's step",
+			 share);
+	return !*buf;
+}
+
 void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -669,14 +687,41 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		ps->unexplained_pct = p->wall ? 100.0 * (double)p->unexplained_idle_ns / (double)p->wall : 0;
 		ps->gpu_work_ns = p->ncounted ? (double)p->launched_ns / (double)p->ncounted : 0;
 		ps->runs_ahead = ps->gpu_work_ns > ADV_RUN_AHEAD * ps->step_mean_ns;
-		if (!p->ncounted) continue;
+		if (!step_judgeable(p, ps->not_judged, sizeof(ps->not_judged))) continue;
 		/* shares are of the step time, or of the GPU work launched per step
 		 * when the host runs ahead (then that is the pipeline's real step) */
+		out->njudged++;
 		double basis = ps->runs_ahead ? (double)p->launched_ns : (double)p->wall;
 		struct judge j = { f, p, base, (double)p->ncounted, basis, out };
 		for (int r = 0; r < AR_COUNT; r++) rule_judge[r].judge(&j, (enum adv_rule)r, rule_judge[r].cause);
 	}
 	if (out->n) qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
+}
+
+void advise_hide_nothing_saved(struct adv_result *res)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < res->n; i++) {
+		struct adv_finding *x = &res->v[i];
+		if (x->has_saving && x->saving_ns < 500) {
+			free(x->title); free(x->what); free(x->change); free(x->how); free(x->where);
+			res->hidden++;
+			continue;
+		}
+		res->v[o++] = *x;
+	}
+	res->n = o;
+}
+
+const char *advise_nothing_judged(const struct adv_result *res)
+{
+	if (res->njudged) return NULL;
+	if (!res->nprocs)
+		return res->cut_short ? "nothing to judge: no steps and no GPU work in the intact part of the trace "
+					"(it is cut short: the warning on stderr says where)"
+				      : "nothing to judge: the trace holds no steps and no GPU work (no process "
+					"launched a GPU operation or opened an NVTX range while traced)";
+	return "nothing judged: no process has training steps advise can judge (the lines above say why)";
 }
 
 void advise_result_free(struct adv_result *res)

@@ -107,13 +107,29 @@ struct adv_proc_summary {
 	int runs_ahead;                    /* gpu_work_ns > ADV_RUN_AHEAD x the mean step: the host runs
 					      ahead of the GPU, the steps are the host's; the findings'
 					      shares (and severities) are then of gpu_work_ns */
+	char not_judged[320];              /* why the process's steps are not judged, "" when they are */
 };
 #define ADV_RUN_AHEAD 1.2
+/* Steps advise judges: at least ADV_MIN_STEPS counted, launching at least
+ * ADV_MIN_STEP_SHARE % of the process's kernel time (else the repeat found is
+ * not the job's training step: a compile-dominated job's small repeats). */
+#define ADV_MIN_STEPS 3
+#define ADV_MIN_STEP_SHARE 50.0
 
 struct adv_result {
 	struct adv_proc_summary *procs; size_t nprocs;
 	struct adv_finding *v; size_t n, cap; /* ranked */
+	size_t njudged;                       /* processes whose steps were judged */
+	int cut_short;                        /* the trace is truncated or corrupt (advise_run sets it) */
+	size_t hidden;                        /* findings that save nothing, left out (advise_hide_nothing_saved) */
 };
+/* Removes the findings whose estimated saving prints as 0.000 ms per step
+ * (under 500 ns: set-up copies outside the loop, a rule at its floor),
+ * counting them in res->hidden; findings without an estimate stay. */
+void advise_hide_nothing_saved(struct adv_result *res);
+/* Why nothing was judged (no process with steps judged), or NULL: the
+ * answer is its findings, or that there are none. */
+const char *advise_nothing_judged(const struct adv_result *res);
 
 /* base: the trace start (header start_trace_ns), for the record pointers. */
 void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out);

@@ -742,6 +742,10 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	}
 	uint64_t dur = op->e - op->s;
 	if (dur > p->max_dur) p->max_dur = dur;
+	if (op->kind == OP_KERNEL) {
+		p->out.kernel_ns_all += dur;
+		if (o.step != NO_STEP) p->out.kernel_ns_in_steps += dur;
+	}
 	if (o.step != NO_STEP) {
 		if (op->call_s < p->first_launch[o.step]) p->first_launch[o.step] = op->call_s;
 		if (op->call_e > p->last_launch[o.step]) p->last_launch[o.step] = op->call_e;

@@ -153,6 +153,8 @@ struct adv_proc {
 	uint64_t short_hta;              /* HTA's short: also a call of <= 50 us */
 	uint64_t launches;               /* GPU operations with a recorded launch call */
 	uint64_t launched_ns;            /* their GPU time (kernels, copies, sets) */
+	uint64_t kernel_ns_all;          /* kernel time of the process, in steps or not */
+	uint64_t kernel_ns_in_steps;     /* of it, launched in a step (counted, warm-up or not counted) */
 	uint64_t pre_launch_ns;          /* sum over steps of (first launch call - step start) */
 	uint64_t issue_ns;               /* sum over steps of (last launch call end - first launch call start) */
 	uint64_t graph_floor_ns;         /* median gap between an operation and queued work behind it */

@@ -106,6 +106,12 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 				ps->pid, rank_text(ps->rank), tool_text(ps->steps_are));
 			continue;
 		}
+		if (*ps->not_judged) {
+			fprintf(out, " pid %u%s: %zu steps (%s), %zu counted: %s; not judged (docs/ADVISE.md)\n",
+				ps->pid, rank_text(ps->rank), ps->nsteps, tool_text(ps->steps_are), ps->ncounted,
+				ps->not_judged);
+			continue;
+		}
 		fprintf(out, " pid %u%s: %zu steps (%s), %zu warm-up, %zu counted; step mean %.3f ms, median %.3f ms; GPU "
 			     "busy %.1f %%, waiting for the host %.1f %%\n", ps->pid, rank_text(ps->rank), ps->nsteps,
 			tool_text(ps->steps_are), ps->nwarm, ps->ncounted, ps->step_mean_ns / 1e6, ps->step_median_ns / 1e6,
@@ -116,7 +122,11 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 				     "that GPU work.\n", ps->gpu_work_ns / 1e6);
 	}
 	if (!res->n) {
-		fprintf(out, "\n no findings\n");
+		const char *why = advise_nothing_judged(res);
+		fprintf(out, "\n %s\n", why ? why : "no findings");
+		if (res->hidden)
+			fprintf(out, " (%zu finding%s saving 0.000 ms per step hidden: --all shows them)\n", res->hidden,
+				res->hidden == 1 ? "" : "s");
 		return;
 	}
 	struct report rep;
@@ -161,6 +171,9 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 	report_print(out, &rep, &table);
 	report_free(&rep);
 	free(note);
+	if (res->hidden)
+		fprintf(out, "\n %zu finding%s saving 0.000 ms per step hidden (--all shows them).\n", res->hidden,
+			res->hidden == 1 ? "" : "s");
 	char buf[4096];
 	for (size_t i = 0; i < res->n; i++) {
 		const struct adv_finding *x = &res->v[i];
@@ -254,9 +267,14 @@ void advise_print_json(FILE *out, const char *path, const struct adv_result *res
 		jnum(out, "unexplained_idle_pct", ps->unexplained_pct, 0);
 		jint(out, "gpu_work_ns_per_step", ps->gpu_work_ns, 0);
 		fprintf(out, ",\"host_runs_ahead\":%s", ps->runs_ahead ? "true" : "false");
+		if (*ps->not_judged) jstr(out, "not_judged", ps->not_judged, 0);
 		putc('}', out);
 	}
-	fputs("],\n \"findings\":[", out);
+	putc(']', out);
+	const char *nothing = advise_nothing_judged(res);
+	if (nothing) jstr(out, "nothing_judged", nothing, 0);
+	if (res->hidden) jint(out, "hidden_nothing_saved", (double)res->hidden, 0);
+	fputs(",\n \"findings\":[", out);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct adv_finding *x = &res->v[i];
 		fputs(i ? ",\n  {" : "\n  {", out);

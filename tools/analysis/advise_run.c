@@ -86,6 +86,11 @@ int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winse
 	opjoin_finish(ar->j3);
 	adv_facts_finish(ar->facts);
 	advise_judge(ar->facts, gp_reader_header(r)->start_trace_ns, &ar->res);
+	struct gp_integrity in;
+	memset(&in, 0, sizeof(in));
+	gp_reader_integrity(r, &in);
+	ar->res.cut_short = rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT || in.truncated || in.frames_corrupt;
+	if (!ar->o.all) advise_hide_nothing_saved(&ar->res);
 	ar->judged = 1;
 	return 0;
 }

@@ -33,6 +33,7 @@ struct advise_run_opts {
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
 	struct site_rule site;         /* the call site a finding names (zero: user) */
+	int all;                       /* keep the findings that save nothing (advise_hide_nothing_saved) */
 };
 
 struct advise_run;

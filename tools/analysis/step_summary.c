@@ -57,15 +57,21 @@ int step_counted(const struct step_row *w, int keep_warmup)
 	return COUNTED(w, keep_warmup);
 }
 
-/* Median of figure f over rows[lo..hi) (only the counted ones when
- * counted_only; keep: warm-up kept). */
-static double median_fig(const struct steps_proc *p, size_t lo, size_t hi, int f, int counted_only, int keep,
-			 double *buf)
+/* Median of figure f over the counted rows (keep: warm-up kept). */
+static double median_counted(const struct steps_proc *p, int f, int keep, double *buf)
 {
 	size_t n = 0;
-	for (size_t i = lo; i < hi; i++)
-		if (counted_only ? COUNTED(&p->rows[i], keep) : !p->rows[i].partial && !p->rows[i].unrecorded)
-			buf[n++] = fig(&p->rows[i], f);
+	for (size_t i = 0; i < p->nrows; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[n++] = fig(&p->rows[i], f);
+	return quantile_of(buf, n, 0.5);
+}
+
+/* Median of figure f over the rows idx[0 .. k) that are not partial. */
+static double median_of(const struct steps_proc *p, const size_t *idx, size_t k, int f, double *buf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!p->rows[idx[i]].partial) buf[n++] = fig(&p->rows[idx[i]], f);
 	return quantile_of(buf, n, 0.5);
 }
 
@@ -134,24 +140,33 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	out->why = xcalloc(n ? n : 1, sizeof(char *));
 	if (!n) return;
 	double *buf = xmalloc(n * sizeof(double));
-	/* warm-up: leading steps unlike the second half */
+	/* warm-up: the run's leading steps unlike the steady state (the second
+	 * half of the steps with GPU records); judged by a step's place in
+	 * the run, not in the file: a step after one without GPU records
+	 * (a capture's history, a step sampled out), or whose run's earlier
+	 * steps left no trace, is not at the run's start */
 	for (size_t i = 0; i < n; i++) p->rows[i].warmup = p->rows[i].outlier = 0;
-	if (n >= 3) {
-		double mt = median_fig(p, n / 2, n, F_TIME, 0, 0, buf);
-		double mk = median_fig(p, n / 2, n, F_KERNELS, 0, 0, buf);
-		double ma = median_fig(p, n / 2, n, F_ALLOC, 0, 0, buf);
-		for (size_t i = 0; i < n / 2; i++) {
-			struct step_row *w = &p->rows[i];
-			if (w->partial || w->unrecorded) continue; /* no figures to judge by */
+	size_t *rec = xmalloc(n * sizeof(size_t)), nrec = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!p->rows[i].unrecorded) rec[nrec++] = i;
+	if (nrec >= 3) {
+		double mt = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_TIME, buf);
+		double mk = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_KERNELS, buf);
+		double ma = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_ALLOC, buf);
+		for (size_t j = 0; j < nrec / 2; j++) {
+			struct step_row *w = &p->rows[rec[j]];
+			if (rec[j] != j || w->run_before_unseen) break; /* not at the run's start */
+			if (w->partial) continue; /* no figures to judge by */
 			if (!unlike_steady(w, mt, mk, ma)) break;
 			w->warmup = 1;
 			out->nwarm++;
 		}
 	}
+	free(rec);
 	int keep = keep_warmup;
 	/* the counted steps: medians of every figure */
 	double med[NFIG];
-	for (int f = 0; f < NFIG; f++) med[f] = median_fig(p, 0, n, f, 1, keep, buf);
+	for (int f = 0; f < NFIG; f++) med[f] = median_counted(p, f, keep, buf);
 	size_t m = 0;
 	uint64_t first = UINT64_MAX, last = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -215,15 +215,26 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 		step_summarize(p, keep, &sm);
 		note_add(&out->note[SR_SUMMARY], " pid %u: %s%s\n", p->pid,
 			 pl->method == STEP_NONE ? "" : "steps are ", pl->what);
-		size_t npartial = 0, nunrec = 0;
+		size_t npartial = 0, nunrec = 0, nhist = 0;
 		for (size_t k = 0; k < p->nrows; k++) {
 			npartial += p->rows[k].partial;
 			nunrec += p->rows[k].unrecorded;
 		}
+		while (nhist < p->nrows && p->rows[nhist].unrecorded) nhist++;
+		if (nhist < p->nrows && nhist) {
+			/* the steps before the first window: a capture's history */
+			char d[32];
+			fmt_dur(d, sizeof(d), p->rows[nhist].s - p->rows[0].s);
+			note_add(&out->note[SR_SUMMARY],
+				 "   history: %s before GPU activity was recorded (%zu step%s), API calls and NVTX only:\n"
+				 "   shown as context ('no GPU record'), not counted.\n",
+				 d, nhist, nhist == 1 ? "" : "s");
+			nunrec -= nhist;
+		}
 		if (nunrec)
 			note_add(&out->note[SR_SUMMARY],
-				 "   %zu step%s not inside one GPU-activity window (gpuprof run --gpu-window): GPU work\n"
-				 "   was not recorded there; listed ('no GPU record'), not counted.\n",
+				 "   %zu step%s not inside one GPU-activity window (a capture's end, --gpu-window,\n"
+				 "   --sample-steps): GPU work was not recorded there; listed ('no GPU record'), not counted.\n",
 				 nunrec, nunrec == 1 ? " is" : "s are");
 		if (p->nrows)
 			note_add(&out->note[SR_SUMMARY], "   %zu warm-up step%s %s;%s %zu counted.\n", sm.nwarm,

@@ -22,7 +22,7 @@ static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
-		   "                      [--strict] [--verbose]\n"
+		   "                      [--all] [--strict] [--verbose]\n"
 		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"
@@ -40,6 +40,8 @@ static void help(FILE *f)
 		   "  --kernel-wait T   idle gaps up to T before work already launched count as launch\n"
 		   "                    latency (default 10us)\n"
 		   SITE_RULE_HELP
+		   "  --all             also the findings whose estimated saving is 0.000 ms per step\n"
+		   "                    (hidden by default)\n"
 		   "  --strict          exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  --verbose         on stderr: per process, the most records held at once (the\n"
 		   "                    memory bound)\n"
@@ -50,7 +52,7 @@ struct advise_opts {
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;
 	struct site_rule site;  /* --site: the call site a finding names */
-	int strict, verbose;
+	int strict, verbose, all;
 	enum report_fmt fmt;
 	int printed;            /* traces printed so far */
 	struct report flat;     /* csv: the rows of every trace */
@@ -76,7 +78,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site };
+	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all };
 	struct advise_run *ar = advise_run_new(r, &ropts);
 	int read_rc = 0, code;
 	const char *err = NULL;
@@ -112,6 +114,7 @@ int cmd_advise(int argc, char **argv)
 		{ "site", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -149,6 +152,7 @@ int cmd_advise(int argc, char **argv)
 			break;
 		case 's': o.strict = 1; break;
 		case 'v': o.verbose = 1; break;
+		case 'a': o.all = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}
