@@ -16,6 +16,7 @@ attention backends' backward passes accumulate with atomics).
 import argparse
 import dataclasses
 import os
+import sys
 import tempfile
 import warnings
 
@@ -27,6 +28,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback, TrainingArguments  # noqa: E402
 from transformers import set_seed  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # stall.py, also when run through runpy
 from stall import Stall  # noqa: E402
 
 VOCAB, SEQ = 1000, 64

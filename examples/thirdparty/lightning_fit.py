@@ -10,6 +10,7 @@ when batch K is fetched (stall.py); `--nvtx` marks each step as an NVTX range
 """
 import argparse
 import os
+import sys
 import warnings
 
 warnings.filterwarnings("ignore")
@@ -19,6 +20,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import lightning as L  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # stall.py, also when run through runpy
 from stall import Stall  # noqa: E402
 
 

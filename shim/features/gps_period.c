@@ -82,6 +82,16 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
+uint64_t gps_period_context(const uint64_t *newest, unsigned k)
+{
+	if (k <= 1)
+		return newest[0];
+	uint64_t h = 0;
+	for (unsigned j = k; j-- > 0;)
+		h = mix(h ^ (newest[j] + 0x9e3779b97f4a7c15ull));
+	return GPS_SIG_MAKE(GPS_SIG_CLASS(newest[0]), h);
+}
+
 static int cmp_occ(const void *x, const void *y)
 {
 	const struct occ *a = x, *b = y;
@@ -258,7 +268,7 @@ int gps_period_find(const struct gps_period_ev *ev, size_t n, unsigned min_alike
 			size_t span = last - first;
 			/* still occurring: the events after its last occurrence are
 			 * at most two periods (the step in progress) */
-			if (m >= 2 && m >= min_alike && m * 10 >= nseg * 6 && m * len * 2 >= span &&
+			if (m >= 2 && m >= min_alike && m * 10 >= nseg * 6 && m * len * 10 >= span * 8 &&
 			    n - last <= 2 * len + 2) {
 				struct cand cd;
 				for (size_t k = 0; k < c; k++)

@@ -41,6 +41,16 @@ struct gps_period_result {
 	uint32_t count;     /* its occurrences in the sequence */
 };
 
+/* A signature told apart by the k - 1 events before it: the class of
+ * newest[0] and a hash of newest[0 .. k) (newest first); k <= 1: newest[0]
+ * itself.  A step that repeats one signature with different neighbours
+ * (an HF Trainer copies input_ids and labels, 8192 bytes each, every step,
+ * each copy followed by a synchronisation) has no signature that occurs
+ * once a step; its events in context do.  The one definition for the
+ * finder's learning window and its tracking (features/gps_stepfind.c). */
+#define GPS_PERIOD_MAX_CONTEXT 4
+uint64_t gps_period_context(const uint64_t *newest, unsigned k);
+
 /* bytes of scratch gps_period_find needs for n events */
 size_t gps_period_scratch_size(size_t n);
 /* 1 and *out when a boundary is found among ev[0..n), with at least

@@ -61,7 +61,10 @@ static atomic_uint owner;       /* the thread whose events are looked at */
 static struct gps_period_ev mk[MK_CAP], kn[KN_CAP];
 static unsigned nmk, nkn;
 static uint64_t mk_total, kn_total, next_mk_try, next_kn_try;
-static uint64_t bound;          /* the boundary's signature */
+static uint64_t bound;          /* the boundary's signature (in its context, for ctx > 1) */
+static unsigned ctx = 1;        /* events whose signatures make the boundary's (gps_period_context) */
+static uint64_t hist[GPS_PERIOD_MAX_CONTEXT]; /* the latest markers' signatures, newest first */
+static struct gps_period_ev mkctx[MK_CAP];    /* the learning window's markers in context */
 static uint64_t since;          /* events of its level since it last occurred */
 static uint64_t number;         /* the next step's number */
 static int open_step;
@@ -69,7 +72,7 @@ static uint64_t open_start, open_number;
 static unsigned learns;
 /* published for messages */
 static _Atomic uint64_t pub_sig, pub_mk, pub_kn;
-static atomic_uint pub_len, pub_alike, pub_steps;
+static atomic_uint pub_len, pub_alike, pub_steps, pub_ctx;
 
 static const char *const class_words[GPS_SIG_NCLASS] = {
 	"an API call", "a host-to-device copy", "a device-to-host copy", "a copy",
@@ -170,7 +173,9 @@ static void edge(uint32_t tid, uint64_t now)
 	number++;
 }
 
-static int try_find(const struct gps_period_ev *ev, unsigned n, uint32_t tid, uint64_t now)
+/* raw: the events' own signatures, for the description (ev, for k > 1) */
+static int try_find(const struct gps_period_ev *ev, const struct gps_period_ev *raw, unsigned k, unsigned n,
+		    uint32_t tid, uint64_t now)
 {
 	size_t sz = gps_period_scratch_size(n);
 	void *scratch = malloc(sz);
@@ -180,6 +185,12 @@ static int try_find(const struct gps_period_ev *ev, unsigned n, uint32_t tid, ui
 	if (!found)
 		return 0;
 	bound = r.sig;
+	ctx = k;
+	for (unsigned i = 0; i < n; i++)
+		if (ev[i].sig == r.sig) {
+			r.sig = raw[i].sig; /* what the boundary is, for the messages */
+			break;
+		}
 	since = 0;
 	/* the steps so far: the boundary's occurrences in the window (exact
 	 * unless the window slid or steps before the first occurrence were
@@ -189,6 +200,7 @@ static int try_find(const struct gps_period_ev *ev, unsigned n, uint32_t tid, ui
 	atomic_store(&pub_len, r.len);
 	atomic_store(&pub_alike, r.alike);
 	atomic_store(&pub_steps, r.steps);
+	atomic_store(&pub_ctx, k);
 	atomic_store(&state, SF_TRACK);
 	emit_found(tid, now);
 	return 1;
@@ -205,6 +217,28 @@ static void push(struct gps_period_ev *buf, unsigned *n, unsigned cap, uint64_t 
 	(*n)++;
 }
 
+/* The markers as they are, then each told apart by the 1, 2, 3 markers
+ * before it (gps_period_context): the shortest context that repeats once a
+ * step. */
+static int try_markers(uint32_t tid, uint64_t now)
+{
+	if (try_find(mk, mk, 1, nmk, tid, now))
+		return 1;
+	for (unsigned k = 2; k <= GPS_PERIOD_MAX_CONTEXT; k++) {
+		for (unsigned i = 0; i < nmk; i++) {
+			uint64_t last[GPS_PERIOD_MAX_CONTEXT];
+			unsigned m = i + 1 < k ? i + 1 : k;
+			for (unsigned j = 0; j < m; j++)
+				last[j] = mk[i - j].sig;
+			mkctx[i].sig = gps_period_context(last, m);
+			mkctx[i].t = mk[i].t;
+		}
+		if (try_find(mkctx, mk, k, nmk, tid, now))
+			return 1;
+	}
+	return 0;
+}
+
 static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 {
 	if (GPS_SIG_MARKER(sig)) {
@@ -212,7 +246,7 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 		atomic_store_explicit(&pub_mk, ++mk_total, memory_order_relaxed);
 		if (mk_total >= next_mk_try) {
 			next_mk_try = mk_total < MK_CAP ? mk_total * 2 : mk_total + MK_CAP / 4;
-			if (try_find(mk, nmk, tid, now))
+			if (try_markers(tid, now))
 				return;
 		}
 	} else if (kn_total < MAX_KERNELS) { /* (past it: launches are no longer looked at) */
@@ -221,7 +255,7 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 		if (kn_total >= next_kn_try) {
 			next_kn_try = kn_total < KN_CAP ? kn_total * 2 : kn_total + KN_CAP;
 			/* a marker boundary first: it stays visible when launches' callbacks go */
-			if ((nmk >= 16 && try_find(mk, nmk, tid, now)) || try_find(kn, nkn, tid, now))
+			if ((nmk >= 16 && try_markers(tid, now)) || try_find(kn, kn, 1, nkn, tid, now))
 				return;
 		}
 	}
@@ -242,8 +276,12 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 			return 0;
 	}
 	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	if (GPS_SIG_MARKER(sig)) { /* the latest markers, for a boundary told apart by its context */
+		memmove(hist + 1, hist, (GPS_PERIOD_MAX_CONTEXT - 1) * sizeof *hist);
+		hist[0] = sig;
+	}
 	if (s == SF_TRACK) {
-		if (sig == bound) {
+		if ((ctx > 1 && GPS_SIG_MARKER(sig) ? gps_period_context(hist, ctx) : sig) == bound) {
 			since = 0;
 			edge(tid, now);
 			return 1;
@@ -284,6 +322,9 @@ unsigned gps_stepfind_classes(void)
 	if (s == SF_LEARN)
 		return (1u << GPS_SIG_HTOD) | (1u << GPS_SIG_DTOH) | (1u << GPS_SIG_COPY) | (1u << GPS_SIG_SYNC) |
 		       (1u << GPS_SIG_GRAPH) | (1u << GPS_SIG_KERNEL);
+	if (s == SF_TRACK && atomic_load(&pub_ctx) > 1) /* the boundary's context: every marker */
+		return (1u << GPS_SIG_HTOD) | (1u << GPS_SIG_DTOH) | (1u << GPS_SIG_COPY) | (1u << GPS_SIG_SYNC) |
+		       (1u << GPS_SIG_GRAPH);
 	if (s == SF_TRACK)
 		return 1u << GPS_SIG_CLASS(atomic_load(&pub_sig));
 	return 0;
@@ -314,8 +355,11 @@ void gps_stepfind_describe(char *buf, size_t n)
 	case SF_BLIND:
 	case SF_YIELD:
 		if (atomic_load(&pub_len)) {
-			snprintf(buf, n, "steps found online: each starts at %s%s (period %u API events, %u of %u alike)%s",
-				 class_words[c < GPS_SIG_NCLASS ? c : 0], bytes, atomic_load(&pub_len),
+			char told[64] = "";
+			if (atomic_load(&pub_ctx) > 1)
+				snprintf(told, sizeof told, ", told apart by the %u calls before it", atomic_load(&pub_ctx) - 1);
+			snprintf(buf, n, "steps found online: each starts at %s%s%s (period %u API events, %u of %u alike)%s",
+				 class_words[c < GPS_SIG_NCLASS ? c : 0], bytes, told, atomic_load(&pub_len),
 				 atomic_load(&pub_alike), atomic_load(&pub_steps),
 				 s == SF_YIELD ? "; NVTX steps took over" : s == SF_BLIND ? "; not seen since the API callbacks went off" : "");
 			return;
@@ -344,9 +388,12 @@ void gps_stepfind_after_fork_child(void)
 	open_step = 0;
 	learns = 0;
 	number = 0;
+	ctx = 1;
+	memset(hist, 0, sizeof hist);
 	learn_reset();
 	atomic_store(&pub_sig, 0);
 	atomic_store(&pub_len, 0);
+	atomic_store(&pub_ctx, 0);
 	atomic_store(&pub_mk, 0);
 	atomic_store(&pub_kn, 0);
 	gps_stepfind_init(on);

@@ -90,6 +90,9 @@
  *   WL_IRREGULAR=1           no structure: each step's copy sizes, kernels and
  *                            their counts are drawn at random (a fixed seed)
  *   WL_BATCH_FROM=I:BYTES    from step I on the input copy has BYTES (a new phase)
+ *   WL_TWIN=1                as an HF Trainer's step: two alike input copies, each
+ *                            followed by a synchronisation, and three loss copies
+ *                            with theirs (no call occurs once a step)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch) */
 #include <cuda.h>
@@ -512,7 +515,7 @@ static int plain_mode(long n, long ms)
 	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
 	const char *b = getenv("WL_BATCH"), *wu = getenv("WL_WARMUP"), *nf = getenv("WL_NVTX_FROM");
 	const char *irr = getenv("WL_IRREGULAR"), *times = getenv("WL_STEP_TIMES");
-	int kernels_only = getenv("WL_KERNELS_ONLY") != NULL;
+	int kernels_only = getenv("WL_KERNELS_ONLY") != NULL, twin = getenv("WL_TWIN") != NULL;
 	size_t batch = b ? (size_t)atol(b) : 65536;
 	long warmup = wu ? atol(wu) : 0, nvtx_from = nf ? atol(nf) : -1;
 	size_t cap = batch + 1000 + (size_t)n + 65536;
@@ -561,13 +564,20 @@ static int plain_mode(long n, long ms)
 			const char *bf = getenv("WL_BATCH_FROM");
 			size_t b_now = bf && i >= atol(bf) && strchr(bf, ':') ? (size_t)atol(strchr(bf, ':') + 1) : batch;
 			cudaMemcpy(d, h, b_now + (i < warmup ? 1000 + (size_t)i : 0), cudaMemcpyHostToDevice);
+			if (twin) { /* an HF Trainer's step: input_ids and labels, alike, each synchronised */
+				cudaStreamSynchronize(NULL);
+				cudaMemcpy(d, h, b_now + (i < warmup ? 1000 + (size_t)i : 0), cudaMemcpyHostToDevice);
+				cudaStreamSynchronize(NULL);
+			}
 			if (i < warmup)
 				launch(k_softmax, 1);
 			launch(k_gemm, (unsigned)i + 1);
 			launch(k_relu, (unsigned)i + 1);
 			cudaMemset(d, (int)i, 256);
-			cudaMemcpy(loss, d, sizeof loss, cudaMemcpyDeviceToHost);
-			cudaStreamSynchronize(NULL);
+			for (int r = 0; r < (twin ? 3 : 1); r++) {
+				cudaMemcpy(loss, d, sizeof loss, cudaMemcpyDeviceToHost);
+				cudaStreamSynchronize(NULL);
+			}
 		}
 		const char *stall = step_knob("WL_STALL", i);
 		sleep_ms(ms + (stall ? atol(stall) : 0));

@@ -136,6 +136,33 @@ if caps:
     fr = found_ranges(f)
     E.check(fr and 399 in fr and len([s for s in fr if s < 400]) >= 50, "S4: found steps in the history %s" % sorted(fr)[:5])
 
+# S11: a step in which no call occurs once (WL_TWIN: an HF Trainer's two alike input copies and
+# three loss copies, each synchronised): the boundary is told apart by the calls before it, and is
+# still seen after the auto switch (every marker's callback stays on)
+j = plain("s11", 600, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", GPUPROF_TRIGGER="step>100x", WL_STALL="400:700",
+                           WL_TWIN="1"), ms=3)
+E.check(not any("no more steps are seen" in l for l in j.gp_lines()), "S11: lost at the switch: %s" % j.gp_lines())
+caps = [Facts(E, c) for c in j.captures()]
+E.check([c.own_steps() for c in caps] == [list(range(401, 406))], "S11: captured %s" % [c.own_steps() for c in caps])
+if caps:
+    E.check(all(n == 2 for n in caps[0].kernel_steps.values()), "S11: kernels %s" % dict(caps[0].kernel_steps))
+
+j = plain("s11b", 200, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_TWIN": "1"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes, told apart by the 2 calls before it "
+            "(period 10 API events" in fm[0], "S11: marks %s" % f.marks)
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and 10 <= first <= 40 and sorted(fr) == list(range(first, max(fr) + 1)) and max(fr) >= 197,
+            "S11: found steps %s" % sorted(fr))
+    # the boundary in its context first occurs in the job's step 1 (step 0's input copy follows the
+    # model's, not a loss copy): the found steps are numbered one below the job's own
+    want = [s for s in range(0, 200, 10) if s >= first and s <= max(fr)]
+    E.check(sorted(f.kernel_steps) == [s + 1 for s in want] and all(n == 2 for n in f.kernel_steps.values()),
+            "S11: kernels of the job's steps %s, want those of found %s" % (dict(f.kernel_steps), want))
+
 # S5: NVTX steps win
 j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})
 if j.traces():
