@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints hints-steps polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints hints-steps hints-cost polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -779,6 +779,40 @@ PY
       ls -la "$hs" "$hs"/stall "$hs"/trig
       rm -f "$hs"/*.gpuprof "$hs"/*/*.gpuprof
     ) 2>&1 | tee "$RES/hints-steps.txt" ;;
+  hints-cost)  # issue 43: what the step finder costs an armed job: MNIST --no-nvtx (600 steps, 20 warm-up) bare, armed with
+               # --steps=off and armed with --steps=auto (the finder), HINTS_REPS interleaved repetitions (default 6), the order
+               # rotating; each armed run's step_ms_median over the same repetition's bare run, then the median of those ratios
+    log hints-cost
+    ( hc=$RES/hints-cost; mkdir -p "$hc"; : >"$hc/runs.txt"
+      cfgs=(bare off auto)
+      for r in $(seq 1 "${HINTS_REPS:-6}"); do
+        for k in 0 1 2; do
+          cfg=${cfgs[$(( (k + r) % 3 ))]}
+          case $cfg in
+            bare) out=$(timeout 120 python3 examples/train_mnist.py --no-nvtx --steps 600 --warmup 20 2>/dev/null | grep RESULT) ;;
+            *) out=$(timeout 120 build/bin/gpuprof run --flight-recorder=30s --steps=$cfg -o "$hc/mn-%p.gpuprof" -- \
+                 python3 examples/train_mnist.py --no-nvtx --steps 600 --warmup 20 2>/dev/null | grep RESULT) ;;
+          esac
+          echo "$r $cfg $(echo "$out" | sed -n 's/.*step_ms_median=\([0-9.]*\).*/\1/p')" | tee -a "$hc/runs.txt"
+        done
+      done
+      python3 - "$hc/runs.txt" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) == 3:
+        runs.setdefault(int(p[0]), {})[p[1]] = float(p[2])
+for cfg in ("off", "auto"):
+    r = [v[cfg] / v["bare"] for v in runs.values() if cfg in v and "bare" in v]
+    if r:
+        print("armed --steps=%-4s / bare: median %.3fx (min %.3f, max %.3f, %d reps)" % (cfg, statistics.median(r), min(r), max(r), len(r)))
+r = [v["auto"] / v["off"] for v in runs.values() if "auto" in v and "off" in v]
+if r:
+    print("finder on / off (armed): median %.3fx (min %.3f, max %.3f)" % (statistics.median(r), min(r), max(r)))
+PY
+      rm -f "$hc"/*.gpuprof
+    ) 2>&1 | tee "$RES/hints-cost.txt" ;;
   hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
                # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
     log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;
