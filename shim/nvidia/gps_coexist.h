@@ -1,0 +1,25 @@
+/* gps_coexist.h — living beside the job's own CUPTI profiler (torch.profiler,
+ * Kineto): GPUPROF_COEXIST, docs/CONFIG.md "Beside the job's own profiler".
+ * nvidia/gps_coexist.c watches the job's CUPTI calls; nvidia/gps_cupti.c
+ * gives up and takes back the subscription and the activity buffers. */
+#ifndef GPS_COEXIST_H
+#define GPS_COEXIST_H
+
+/* The coexistence lock (recursive): held while the job's CUPTI call and our
+ * giving up or taking back run, and by gps_cupti.c's switches of API records
+ * and activity kinds.  Order: cap_lock, fl_lock -> it -> CUPTI. */
+void gps_coexist_lock(void);
+void gps_coexist_unlock(void);
+/* The flush thread's tick: takes CUPTI back when the job's profiler has let
+ * go (a resume is not done on the job's thread inside its CUPTI call). */
+void gps_coexist_tick(void);
+void gps_coexist_after_fork_child(void);
+
+/* gps_cupti.c, under the lock */
+void gps_cupti_release_callbacks(void);
+int gps_cupti_resume_callbacks(void);
+void gps_cupti_release_activity(void);
+void gps_cupti_resume_activity(int after_finalize);
+void gps_cupti_lost_all(void);
+
+#endif
