@@ -87,6 +87,7 @@ static struct {
 	int stay_off;         /* taking back failed: no more tries */
 	int said;             /* the stderr line was written */
 	char who[96];         /* the caller's object, for the marks and the line */
+	char sub_who[96];     /* the object whose cuptiSubscribe holds CUPTI */
 } co;
 
 /* ------------------------------------------------------------ helpers */
@@ -244,6 +245,14 @@ void gps_coexist_tick(void)
 	gps_in_shim = saved;
 }
 
+const char *gps_coexist_job_subscriber(void)
+{
+	pthread_mutex_lock(&co_lock);
+	const char *w = co.holds_sub ? co.sub_who : NULL;
+	pthread_mutex_unlock(&co_lock);
+	return w;
+}
+
 void gps_coexist_after_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -275,6 +284,7 @@ static CUptiResult job_subscribes(CUptiResult (*call)(void *), void *arg, CUpti_
 	if (r == CUPTI_SUCCESS && h) {
 		co.holds_sub = 1;
 		co.sub = *h;
+		snprintf(co.sub_who, sizeof co.sub_who, "%s", co.who);
 	}
 	return r; /* failed: the tick takes ours back */
 }

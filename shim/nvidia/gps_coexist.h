@@ -14,6 +14,10 @@ void gps_coexist_unlock(void);
  * go (a resume is not done on the job's thread inside its CUPTI call). */
 void gps_coexist_tick(void);
 void gps_coexist_after_fork_child(void);
+/* The object (file name) of the job's code that holds the CUPTI
+ * subscription through us, NULL when none: names the other tool when our
+ * own cuptiSubscribe is refused. */
+const char *gps_coexist_job_subscriber(void);
 
 /* gps_cupti.c, under the lock */
 void gps_cupti_release_callbacks(void);

@@ -485,7 +485,14 @@ static int start_locked(const char *why)
 	if (r != CUPTI_SUCCESS) {
 		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 			struct who w = {NULL};
-			dl_iterate_phdr(find_tool, &w);
+			char job[160];
+			const char *js = gps_coexist_job_subscriber(); /* it subscribed first */
+			if (js) {
+				snprintf(job, sizeof job, "the job's own profiler, in %s", js);
+				w.found = job;
+			} else {
+				dl_iterate_phdr(find_tool, &w);
+			}
 			gps_warn("another CUPTI tool is attached%s%s%s; gpuprof switches itself off, the job runs on",
 				 w.found ? " (" : "", w.found ? w.found : "", w.found ? ")" : "");
 			gps.disabled = 1; /* NVTX too: one tool's view, not half of two */
