@@ -159,14 +159,17 @@ static void say_once(void)
 {
 	if (co.said++)
 		return;
-	gps_warn("the job's own CUPTI profiler (%s) started: gpuprof %s (GPUPROF_COEXIST=%s); the gap is marked in "
-		 "the trace",
-		 co.who,
-		 gps.cfg.coexist == GP_COEXIST_KEEP ? "keeps CUPTI and the profiler gets none"
-		 : gps.cfg.coexist == GP_COEXIST_KEEP_CALLBACKS
-			 ? "gives it the GPU activity until it stops and keeps the API callbacks"
-			 : "gives it CUPTI until it stops",
-		 mode_word());
+	if (gps.cfg.coexist == GP_COEXIST_KEEP)
+		gps_warn("the job's own CUPTI profiler (%s) started: gpuprof keeps CUPTI and the profiler gets none "
+			 "(GPUPROF_COEXIST=keep)",
+			 co.who);
+	else
+		gps_warn("the job's own CUPTI profiler (%s) started: gpuprof gives it %s until it stops "
+			 "(GPUPROF_COEXIST=%s); the gap is marked in the trace",
+			 co.who,
+			 gps.cfg.coexist == GP_COEXIST_KEEP_CALLBACKS ? "the GPU activity (keeping the API callbacks)"
+								       : "CUPTI",
+			 mode_word());
 }
 
 /* ------------------------------------------------------------ give, take */
