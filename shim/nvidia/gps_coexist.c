@@ -103,18 +103,28 @@ static void name_caller(const void *ret)
 
 /* The next definition of `name` after ours: the job's libcupti.  RTLD_NEXT
  * finds it in the global scope; a libcupti loaded RTLD_LOCAL (torch's, under
- * Python) is found by soname, else it is the one we loaded. */
+ * Python) is the one we bound (docs/CONFIG.md: an already loaded libcupti
+ * comes first), else found by soname. */
 static void *next_fn(const char *name, void *self)
 {
 	void *f = dlsym(RTLD_NEXT, name);
+	if ((!f || f == self) && gps_cupti_handle())
+		f = dlsym(gps_cupti_handle(), name);
 	static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
 	for (size_t i = 0; (!f || f == self) && i < sizeof sonames / sizeof sonames[0]; i++) {
 		void *h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
 		f = h ? dlsym(h, name) : NULL;
 	}
-	if ((!f || f == self) && gps_cupti_load() == 0)
-		f = dlsym(gps_cupti_handle(), name);
 	return f == self ? NULL : f;
+}
+
+/* A call libcupti makes to its own exported function (through its PLT, it
+ * lands here too): straight on, no lock — CUPTI's own threads may make it
+ * while we wait for them under the lock. */
+static int from_cupti(const void *ret, const void *next)
+{
+	Dl_info a, b;
+	return dladdr(ret, &a) && dladdr(next, &b) && a.dli_fbase == b.dli_fbase;
 }
 #define NEXT(name)                                                                              \
 	static __typeof__(name) *next_;                                                        \
@@ -308,6 +318,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscribe
 					       void *userdata)
 {
 	NEXT(cuptiSubscribe)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(subscriber, callback, userdata);
 	ENTER()
 	struct sub_args a = {next_, subscriber, callback, userdata};
 	CUptiResult r = job_subscribes(call_subscribe, &a, subscriber);
@@ -332,6 +344,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscr
 						  void *userdata, CUpti_SubscriberParams *params)
 {
 	NEXT(cuptiSubscribe_v2)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(subscriber, callback, userdata, params);
 	ENTER()
 	struct sub2_args a = {next_, subscriber, callback, userdata, params};
 	CUptiResult r = job_subscribes(call_subscribe_v2, &a, subscriber);
@@ -342,6 +356,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscr
 GPS_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	NEXT(cuptiUnsubscribe)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(subscriber);
 	ENTER()
 	CUptiResult r;
 	if (co.holds_sub && subscriber == co.sub) {
@@ -360,6 +376,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCall
 							       CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
 {
 	NEXT(cuptiActivityRegisterCallbacks)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(funcBufferRequested, funcBufferCompleted);
 	ENTER()
 	CUptiResult r;
 	if (bound() && gps.cfg.coexist == GP_COEXIST_KEEP) {
@@ -405,6 +423,8 @@ static void regive(void)
 GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
 	NEXT(cuptiActivityEnable)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(kind);
 	ENTER()
 	regive();
 	CUptiResult r = kinds_refused() ? CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED : next_(kind);
@@ -418,6 +438,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 {
 	NEXT(cuptiActivityDisable)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(kind);
 	ENTER()
 	CUptiResult r = kinds_refused() ? CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED : next_(kind);
 	if (r == CUPTI_SUCCESS && co.holds_bufs && (unsigned)kind < 64 && (co.kinds & (1ull << kind))) {
@@ -431,6 +453,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
 	NEXT(cuptiActivityFlushAll)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_(flag);
 	ENTER()
 	CUptiResult r = next_(flag);
 	/* its kinds off and its buffers collected: the profiler stopped */
@@ -442,6 +466,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 GPS_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 {
 	NEXT(cuptiFinalize)
+	if (from_cupti(__builtin_return_address(0), (void *)next_))
+		return next_();
 	ENTER()
 	CUptiResult r;
 	if (kinds_refused()) {
