@@ -296,7 +296,7 @@ EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t e
  * it is and is handed, when it completes, to the pair registered then: a
  * tool whose buffer is in flight gets it back through the other tool's
  * completion callback (Kineto's says "bufferCompleted called with unknown
- * buffer" and drops it).  FAKE_CUPTI_LOG gets "register-callbacks". */
+ * buffer" and drops it). */
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 						  CUpti_BuffersCallbackCompleteFunc done)
 {
@@ -304,7 +304,6 @@ EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	buf_req = req;
 	buf_done = done;
-	flog("register-callbacks");
 	return CUPTI_SUCCESS;
 }
 EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
