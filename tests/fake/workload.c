@@ -74,15 +74,20 @@
  *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
  *   WL_STEP_TIMES=FILE       "I T" per step at the end, T = CLOCK_MONOTONIC s at
  *                            step I's start (as examples/steploop.py --step-times)
- *   WL_PROFILE=A:B[:teardown] the job's own CUPTI profiler over steps A..B,
- *                            driving CUPTI as Kineto does (see profiler_*
- *                            below); WL_PROFILE_CUPTI=PATH is the libcupti it
- *                            loads before any CUDA call (as libtorch_cuda
- *                            links it); A = -1: it starts before the first
- *                            CUDA call.  Prints "profile A..B subscribe RC
- *                            callbacks N kernels K,K,... unknown-buffers U"
- *                            (kernels per step of the window, from its own
- *                            activity buffers) before "steps N". */
+ *   WL_PROFILE=A:B[:teardown][:early] the job's own CUPTI profiler over
+ *                            steps A..B, driving CUPTI as Kineto does (see
+ *                            profiler_* below); WL_PROFILE_CUPTI=PATH is the
+ *                            libcupti it loads before any CUDA call (as
+ *                            libtorch_cuda links it); A = -1: it starts
+ *                            before the first CUDA call; early: it registers
+ *                            its buffer callbacks before the first CUDA call
+ *                            and enables its kind only at A.  Prints "profile
+ *                            A..B subscribe RC callbacks N kernels K,K,...
+ *                            unknown-buffers U" (kernels per step of the
+ *                            window, from its own activity buffers) before
+ *                            "steps N".  WL_PROFILE_AGAIN=C:D: a second
+ *                            window (Kineto's next profile: no new
+ *                            subscription), "again C..D kernels K,K,...". */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -453,16 +458,16 @@ static void sleep_ms(long ms)
 #define PROF_BUF 65536
 #define PROF_MAX_BUFS 256
 static struct {
-	long a, b;
-	int teardown, on;
+	long a, b, c, d; /* the windows: A..B, C..D (c = -2: none) */
+	int teardown, early, on;
 	CUptiResult sub_rc;
 	CUpti_SubscriberHandle sub;
 	long callbacks;
-	long kernels[64];
+	long kernels[64], kernels2[64];
 	long unknown; /* buffers handed to it that it never gave out */
 	uint8_t *bufs[PROF_MAX_BUFS];
 	pthread_mutex_t lock;
-} prof = {.a = -2, .lock = PTHREAD_MUTEX_INITIALIZER};
+} prof = {.a = -2, .c = -2, .d = -2, .lock = PTHREAD_MUTEX_INITIALIZER};
 #define PROF_FN(name) ((__typeof__(name) *)dlsym(RTLD_DEFAULT, #name))
 
 static void CUPTIAPI prof_buf_req(uint8_t **buf, size_t *size, size_t *maxrec)
@@ -503,6 +508,8 @@ static void CUPTIAPI prof_buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf,
 		long step = (long)((CUpti_ActivityKernel10 *)r)->gridX - 1;
 		if (step >= prof.a && step <= prof.b && step - prof.a < 64)
 			prof.kernels[step - prof.a]++;
+		if (step >= prof.c && step <= prof.d && step - prof.c < 64)
+			prof.kernels2[step - prof.c]++;
 	}
 	pthread_mutex_unlock(&prof.lock);
 	free(buf);
@@ -525,20 +532,28 @@ static void profiler_setup(void)
 		return;
 	}
 	prof.teardown = strstr(e, ":teardown") != NULL;
+	prof.early = strstr(e, ":early") != NULL;
+	const char *again = getenv("WL_PROFILE_AGAIN");
+	if (!again || sscanf(again, "%ld:%ld", &prof.c, &prof.d) != 2)
+		prof.c = prof.d = -2;
 	if (!dlopen(lib, RTLD_NOW | RTLD_GLOBAL)) {
 		fprintf(stderr, "workload: cannot load %s\n", lib);
 		exit(3);
 	}
+	if (prof.early)
+		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
 }
 
-static void profiler_start(void)
+static void profiler_start(int first)
 {
 	prof.on = 1;
-	prof.sub_rc = PROF_FN(cuptiSubscribe)(&prof.sub, (CUpti_CallbackFunc)prof_callback, NULL);
+	if (first)
+		prof.sub_rc = PROF_FN(cuptiSubscribe)(&prof.sub, (CUpti_CallbackFunc)prof_callback, NULL);
 	if (prof.sub_rc == CUPTI_SUCCESS)
 		PROF_FN(cuptiEnableCallback)(1, prof.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
 					     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-	PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
+	if (!prof.early)
+		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
 	PROF_FN(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
@@ -566,13 +581,19 @@ static void profiler_report(void)
 	for (long i = prof.a < 0 ? 0 : prof.a; i <= prof.b && i - prof.a < 64; i++)
 		printf("%s%ld", i == (prof.a < 0 ? 0 : prof.a) ? " " : ",", prof.kernels[i - prof.a]);
 	printf(" unknown-buffers %ld\n", prof.unknown);
+	if (prof.c < 0)
+		return;
+	printf("again %ld..%ld kernels", prof.c, prof.d);
+	for (long i = prof.c; i <= prof.d && i - prof.c < 64; i++)
+		printf("%s%ld", i == prof.c ? " " : ",", prof.kernels2[i - prof.c]);
+	printf("\n");
 }
 
 static int steps_mode(long n, long ms)
 {
 	profiler_setup();
 	if (prof.a == -1)
-		profiler_start();
+		profiler_start(1);
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	void *d = NULL;
@@ -589,8 +610,8 @@ static int steps_mode(long n, long ms)
 		}
 		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
 		nvtxRangePushA(name);
-		if (i == prof.a)
-			profiler_start();
+		if (i == prof.a || i == prof.c)
+			profiler_start(i == prof.a);
 		if (ready) {
 			int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 			if (fd >= 0)
@@ -612,7 +633,7 @@ static int steps_mode(long n, long ms)
 		}
 		const char *stall = step_knob("WL_STALL", i);
 		sleep_ms(ms + (stall ? atol(stall) : 0));
-		if (i == prof.b && prof.on)
+		if ((i == prof.b || i == prof.d) && prof.on)
 			profiler_stop();
 		nvtxRangePop();
 	}

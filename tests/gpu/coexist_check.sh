@@ -115,8 +115,20 @@ if [ -n "$NS" ] && [ -x "$NS" ]; then
   echo "nsys: $NS ($("$NS" --version 2>&1 | head -1))"
   timeout 150 "$NS" profile -o "$RES/nsys-around" --force-overwrite true -t cuda,nvtx \
     "$G" run -o "$RES/nsys-around.gpuprof" -- $(job hf "") >"$RES/nsys.log" 2>&1
-  echo "exit $? (124: timed out)"; grep -a 'RESULT\|^gpuprof:\|rror\|Generat\|report' "$RES/nsys.log" | cut -c1-200 | head -20
+  echo "--- nsys profile -- gpuprof run -- hf: exit $? (124: timed out)"
+  grep -a 'RESULT\|^gpuprof:\|rror\|Generat\|report' "$RES/nsys.log" | cut -c1-200 | head -20
   ls -la "$RES"/nsys-around* 2>&1
+  # the reverse: gpuprof preloaded into nsys and its target (nsys's injection
+  # is the CUDA_INJECTION64_PATH there, so the shim binds at load, first)
+  timeout 150 "$G" run -o "$RES/nsys-inside-%p.gpuprof" -- "$NS" profile -o "$RES/nsys-inside" \
+    --force-overwrite true -t cuda,nvtx $(job hf "") >"$RES/nsys-inside.log" 2>&1
+  echo "--- gpuprof run -- nsys profile -- hf: exit $? (124: timed out)"
+  grep -a 'RESULT\|^gpuprof:\|rror\|Generat\|report' "$RES/nsys-inside.log" | cut -c1-200 | head -20
+  ls -la "$RES"/nsys-inside* 2>&1
+  for f in "$RES"/nsys-around*.gpuprof "$RES"/nsys-inside-*.gpuprof; do
+    [ -e "$f" ] && echo "$f: $("$G" info "$f" 2>&1 | grep -ai 'kernel' | head -2 | tr '\n' ' ')"
+    [ -e "$f" ] && "$G" dump --type counter "$f" 2>/dev/null | grep -a coexist | head -4
+  done
 else
   echo "no nsys here"
 fi

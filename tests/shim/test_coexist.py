@@ -34,6 +34,13 @@ C6. Armed (flight recorder), the profiler over steps 20..30: a trigger at
     step 5 captures steps 6..8; one at step 25 is refused and says the job's
     profiler holds CUPTI; one at step 40 captures steps 41..43 with their
     kernels.
+C7. A profiler that registers its buffer callbacks before the first CUDA
+    call (gpuprof binds later and registers its own over them) and enables
+    its kind at step 10: its pair is registered again first, its line is a
+    bare run's, gpuprof's gap as in C1.
+C8. Two windows (10..15, then 20..25 with the same subscription: Kineto's
+    next profile): both as bare, two activity gaps (counter 1 0 1 0),
+    gpuprof's kernels of every step outside both.
 Each job: exit 0, its stdout as told, only gpuprof: lines on stderr."""
 import os
 import subprocess
@@ -46,9 +53,10 @@ E = Env(sys.argv[1] if len(sys.argv) > 1 else "build")
 PROF = {"WL_PROFILE_CUPTI": E.cupti}
 
 
-def bare(steps, ms, profile):
+def bare(steps, ms, profile, extra=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("GPUPROF_", "WL_")) and k != "LD_PRELOAD"}
     e.update(PROF, WL_PROFILE=profile)
+    e.update(extra or {})
     p = subprocess.run([E.workload, "steps", str(steps), str(ms)], env=e, capture_output=True, text=True,
                        timeout=60)
     E.check(p.returncode == 0, "bare %s: exit %d %s" % (profile, p.returncode, p.stderr))
@@ -159,4 +167,26 @@ if len(caps) == 2:
     E.check(sorted(k1) == [6, 7, 8], "C6: capture 1 kernels of steps %s" % dict(k1))
     E.check({41, 42, 43} <= set(k2) and all(k2[s] == 2 for s in (41, 42, 43)),
             "C6: capture 2 kernels of steps %s" % dict(k2))
+# C7
+want = bare(STEPS, MS, "10:15:early")
+E.check(want.startswith("profile 10..15 subscribe 0 callbacks 12 kernels 2,2,2,2,2,2 unknown-buffers 0\n"),
+        "C7 bare: %r" % want)
+j = traced("c7", STEPS, MS, "10:15:early")
+E.check(j.out == want, "C7: the profiler's line %r, bare %r" % (j.out, want))
+f = Facts(E, j.traces()[0])
+E.check(dict(f.kernel_steps) == {s: 2 for s in range(STEPS) if s not in window},
+        "C7: gpuprof's kernels by step %s" % dict(f.kernel_steps))
+E.check(f.counters["gpuprof.coexist.activity"] == [1, 0], "C7: counters %s" % dict(f.counters))
+
+# C8
+window2 = set(range(20, 26))
+x = {"WL_PROFILE_AGAIN": "20:25"}
+want = bare(STEPS, MS, "10:15", x)
+E.check("\nagain 20..25 kernels 2,2,2,2,2,2\n" in want, "C8 bare: %r" % want)
+j = traced("c8", STEPS, MS, "10:15", x)
+E.check(j.out == want, "C8: the profiler's lines %r, bare %r" % (j.out, want))
+f = Facts(E, j.traces()[0])
+E.check(dict(f.kernel_steps) == {s: 2 for s in range(STEPS) if s not in window | window2},
+        "C8: gpuprof's kernels by step %s" % dict(f.kernel_steps))
+E.check(f.counters["gpuprof.coexist.activity"] == [1, 0, 1, 0], "C8: counters %s" % dict(f.counters))
 E.finish()
