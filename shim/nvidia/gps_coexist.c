@@ -391,9 +391,11 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCall
 			co.job_req = funcBufferRequested;
 			co.job_done = funcBufferCompleted;
 		}
-		if (r == CUPTI_SUCCESS && co.bufs_given) {
+		if (r == CUPTI_SUCCESS && co.bufs_given && !co.holds_bufs) {
+			/* newly its: none of its kinds on yet (a registration again
+			 * while it holds them keeps the kinds it has on) */
 			co.holds_bufs = 1;
-			co.kinds = 0; /* none on yet: taken back by a forced flush before any is */
+			co.kinds = 0;
 			co.kinds_off = gps_mono_ns();
 		}
 	}

@@ -74,14 +74,15 @@
  *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
  *   WL_STEP_TIMES=FILE       "I T" per step at the end, T = CLOCK_MONOTONIC s at
  *                            step I's start (as examples/steploop.py --step-times)
- *   WL_PROFILE=A:B[:teardown][:early] the job's own CUPTI profiler over
+ *   WL_PROFILE=A:B[:teardown][:early][:twice] the job's own CUPTI profiler over
  *                            steps A..B, driving CUPTI as Kineto does (see
  *                            profiler_* below); WL_PROFILE_CUPTI=PATH is the
  *                            libcupti it loads before any CUDA call (as
  *                            libtorch_cuda links it); A = -1: it starts
  *                            before the first CUDA call; early: it registers
  *                            its buffer callbacks before the first CUDA call
- *                            and enables its kind only at A.  Prints "profile
+ *                            and enables its kind only at A; twice: it
+ *                            registers them again after enabling.  Prints "profile
  *                            A..B subscribe RC callbacks N kernels K,K,...
  *                            unknown-buffers U" (kernels per step of the
  *                            window, from its own activity buffers) before
@@ -459,7 +460,7 @@ static void sleep_ms(long ms)
 #define PROF_MAX_BUFS 256
 static struct {
 	long a, b, c, d; /* the windows: A..B, C..D (c = -2: none) */
-	int teardown, early, on;
+	int teardown, early, twice, on;
 	CUptiResult sub_rc;
 	CUpti_SubscriberHandle sub;
 	long callbacks;
@@ -533,6 +534,7 @@ static void profiler_setup(void)
 	}
 	prof.teardown = strstr(e, ":teardown") != NULL;
 	prof.early = strstr(e, ":early") != NULL;
+	prof.twice = strstr(e, ":twice") != NULL;
 	const char *again = getenv("WL_PROFILE_AGAIN");
 	if (!again || sscanf(again, "%ld:%ld", &prof.c, &prof.d) != 2)
 		prof.c = prof.d = -2;
@@ -555,6 +557,8 @@ static void profiler_start(int first)
 	if (!prof.early)
 		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
 	PROF_FN(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (prof.twice)
+		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
 }
 
 static void profiler_stop(void)

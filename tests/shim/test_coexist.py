@@ -41,6 +41,9 @@ C7. A profiler that registers its buffer callbacks before the first CUDA
 C8. Two windows (10..15, then 20..25 with the same subscription: Kineto's
     next profile): both as bare, two activity gaps (counter 1 0 1 0),
     gpuprof's kernels of every step outside both.
+C9. A profiler that registers its buffer callbacks again while its kind is
+    on, over a window longer than the 1 s fallback (steps of 250 ms): gpuprof
+    waits for its stop (the kinds it has on are kept), its line as bare.
 Each job: exit 0, its stdout as told, only gpuprof: lines on stderr."""
 import os
 import subprocess
@@ -189,4 +192,11 @@ f = Facts(E, j.traces()[0])
 E.check(dict(f.kernel_steps) == {s: 2 for s in range(STEPS) if s not in window | window2},
         "C8: gpuprof's kernels by step %s" % dict(f.kernel_steps))
 E.check(f.counters["gpuprof.coexist.activity"] == [1, 0, 1, 0], "C8: counters %s" % dict(f.counters))
+# C9
+want = bare(20, 250, "10:15:twice")
+j = traced("c9", 20, 250, "10:15:twice")
+E.check(j.out == want and "kernels 2,2,2,2,2,2 " in want, "C9: the profiler's line %r, bare %r" % (j.out, want))
+f = Facts(E, j.traces()[0])
+E.check(dict(f.kernel_steps) == {s: 2 for s in range(20) if s not in window},
+        "C9: gpuprof's kernels by step %s" % dict(f.kernel_steps))
 E.finish()
