@@ -125,10 +125,8 @@ enum gp_flight_api {
  * Kineto) asks for it while gpuprof holds it (docs/CONFIG.md "Beside the
  * job's own profiler") */
 enum gp_coexist {
-	GP_COEXIST_YIELD = 0,         /* the job's profiler gets CUPTI; gpuprof resumes after it */
-	GP_COEXIST_KEEP = 1,          /* gpuprof keeps CUPTI; the profiler's CUPTI calls fail */
-	GP_COEXIST_KEEP_CALLBACKS = 2 /* the profiler gets the activity buffers, gpuprof keeps
-					 its subscription (API records) */
+	GP_COEXIST_YIELD = 0, /* the job's profiler gets CUPTI; gpuprof resumes after it */
+	GP_COEXIST_KEEP = 1   /* gpuprof keeps CUPTI; the profiler's CUPTI calls fail */
 };
 
 enum gp_capture_range {

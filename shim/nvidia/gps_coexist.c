@@ -14,13 +14,15 @@
  *   pair registered when it completes (tests/fake/fake_cupti.c models both).
  * - cuptiFinalize detaches CUPTI from the process: every subscriber, kind
  *   and callback is gone; a client may subscribe again afterwards.
- * What Kineto does with them (pytorch/kineto libkineto/src/
- * CuptiCallbackApi.cpp, CuptiActivityApi.cpp): it subscribes at its first
- * profile (a refusal only leaves its callback-based extras off, silently);
- * at each start it registers its buffer callbacks and enables its kinds; at
- * stop it disables them and collects its buffers with a forced
- * cuptiActivityFlushAll; with TEARDOWN_CUPTI=1 it unsubscribes, calls
- * cuptiFinalize from an API callback and subscribes again.
+ * What Kineto does with them (pytorch/kineto libkineto/src/init.cpp,
+ * CuptiCallbackApi.cpp, CuptiActivityApi.cpp): libkineto_init, at torch's
+ * first profile, subscribes and keeps the subscription for the life of the
+ * process — refused, Kineto turns itself CPU-only ("CUPTI initialization
+ * failed - CUDA profiler activities will be missing"); at each start it
+ * registers its buffer callbacks and enables its kinds; at stop it disables
+ * them and collects its buffers with a forced cuptiActivityFlushAll; with
+ * TEARDOWN_CUPTI=1 it unsubscribes and calls cuptiFinalize from an API
+ * callback, and subscribes again at its next profile.
  *
  * How we see it: the shim exports cuptiSubscribe and the calls above.
  * Preloaded (LD_PRELOAD, as `gpuprof run` does), its definitions come first
@@ -38,11 +40,11 @@
  *                    Taken back: the activity after its forced flush with
  *                    none of its kinds on (or 1 s after its kinds went off),
  *                    the subscription after its cuptiUnsubscribe or
- *                    cuptiFinalize; on the flush thread's tick, except the
- *                    activity after the forced flush (on the job's thread,
- *                    once its call returned).
- *   keep-callbacks   as yield for the activity; its cuptiSubscribe fails as
- *                    under any tool (we keep the API records).
+ *                    cuptiFinalize (Kineto: only with TEARDOWN_CUPTI=1); on
+ *                    the flush thread's tick, except the activity after the
+ *                    forced flush (on the job's thread, once its call
+ *                    returned).  Sharing the subscription (forwarding its
+ *                    callbacks from ours) is not done: see docs/CONFIG.md.
  *   keep             its cuptiSubscribe, cuptiActivityRegisterCallbacks,
  *                    cuptiActivityEnable/Disable and cuptiFinalize fail with
  *                    CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED.
@@ -174,11 +176,10 @@ static void say_once(void)
 			 "(GPUPROF_COEXIST=keep)",
 			 co.who);
 	else
-		gps_warn("the job's own CUPTI profiler (%s) started: gpuprof gives it %s until it stops "
+		gps_warn("the job's own CUPTI profiler (%s) started: gpuprof gives it %s until it lets go "
 			 "(GPUPROF_COEXIST=%s); the gap is marked in the trace",
 			 co.who,
-			 gps.cfg.coexist == GP_COEXIST_KEEP_CALLBACKS ? "the GPU activity (keeping the API callbacks)"
-								       : "CUPTI",
+			 "CUPTI",
 			 mode_word());
 }
 
@@ -287,7 +288,7 @@ void gps_coexist_after_fork_child(void)
 
 static CUptiResult job_subscribes(CUptiResult (*call)(void *), void *arg, CUpti_SubscriberHandle *h)
 {
-	if (bound() && gps.cfg.coexist != GP_COEXIST_YIELD) {
+	if (bound() && gps.cfg.coexist == GP_COEXIST_KEEP) {
 		say_once();
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; /* what CUPTI says while we hold it */
 	}

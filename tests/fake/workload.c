@@ -449,9 +449,10 @@ static void sleep_ms(long ms)
 
 /* ------------------------------------------------------------ WL_PROFILE */
 /* The job's own profiler, Kineto's CUPTI calls in Kineto's order
- * (libkineto/src/CuptiCallbackApi.cpp, CuptiActivityApi.cpp): at its start
- * cuptiSubscribe (a refusal only leaves its callbacks off) and a launch
- * callback, cuptiActivityRegisterCallbacks, cuptiActivityEnable; at its stop
+ * (libkineto/src/init.cpp, CuptiCallbackApi.cpp, CuptiActivityApi.cpp): at
+ * its first start cuptiSubscribe (refused: it records no GPU activity at all,
+ * as libkineto_init turns itself CPU-only) and a launch callback; at each
+ * start cuptiActivityRegisterCallbacks, cuptiActivityEnable; at its stop
  * cuptiActivityDisable and a forced cuptiActivityFlushAll that hands its
  * buffers back; with teardown cuptiUnsubscribe and cuptiFinalize.  Its calls
  * are looked up in the global scope (RTLD_DEFAULT), as a library linked
@@ -542,15 +543,17 @@ static void profiler_setup(void)
 		fprintf(stderr, "workload: cannot load %s\n", lib);
 		exit(3);
 	}
-	if (prof.early)
+	if (prof.early) /* before its subscription: the activity API needs none */
 		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
 }
 
 static void profiler_start(int first)
 {
-	prof.on = 1;
 	if (first)
 		prof.sub_rc = PROF_FN(cuptiSubscribe)(&prof.sub, (CUpti_CallbackFunc)prof_callback, NULL);
+	if (prof.sub_rc != CUPTI_SUCCESS)
+		return; /* CPU-only */
+	prof.on = 1;
 	if (prof.sub_rc == CUPTI_SUCCESS)
 		PROF_FN(cuptiEnableCallback)(1, prof.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
 					     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
