@@ -273,6 +273,105 @@ void gps_coexist_after_fork_child(void)
 	co_lock = fresh;
 }
 
+/* ------------------------------------------------------------ sharing */
+/* yield, our subscription live: the job's cuptiSubscribe gets VIRTUAL, a
+ * handle in name; what it enables with it is noted in job_on and switched on
+ * our subscriber, and on_callback hands those callbacks to its function
+ * before its own work.  Our own switches (gps_p_cuptiEnableCallback and
+ * gps_p_cuptiEnableDomain, wrapped in gps_coexist_bound) are noted in
+ * ours_on: a callback is on at CUPTI while either wants it, and recorded by
+ * us only when ours is on.  The two share CUPTI's per-call correlationData
+ * (Kineto does not use it). */
+#define MAX_CB 2048
+static char virtual_tag;
+#define VIRTUAL ((CUpti_SubscriberHandle)(void *)&virtual_tag)
+atomic_int gps_coexist_sharing;
+static CUpti_CallbackFunc job_cb;
+static void *job_ud;
+static _Atomic unsigned char job_on[CUPTI_CB_DOMAIN_SIZE][MAX_CB];
+static _Atomic unsigned char ours_on[CUPTI_CB_DOMAIN_SIZE][MAX_CB];
+static __typeof__(cuptiEnableCallback) *real_enable_cb;
+static __typeof__(cuptiEnableDomain) *real_enable_dom;
+
+static int cb_ok(int d, uint32_t cbid) { return d > 0 && d < CUPTI_CB_DOMAIN_SIZE && cbid < MAX_CB; }
+
+int gps_coexist_forward(int dom, uint32_t cbid, const void *data)
+{
+	if (!cb_ok(dom, cbid))
+		return 1;
+	if (atomic_load_explicit(&job_on[dom][cbid], memory_order_relaxed) && job_cb)
+		job_cb(job_ud, (CUpti_CallbackDomain)dom, cbid, data);
+	return atomic_load_explicit(&ours_on[dom][cbid], memory_order_relaxed);
+}
+
+/* Switches (d, cbid) at CUPTI to what either side wants; our subscriber. */
+static CUptiResult apply(CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	uint32_t on = atomic_load(&ours_on[d][cbid]) || atomic_load(&job_on[d][cbid]);
+	return real_enable_cb(on, (CUpti_SubscriberHandle)gps_cupti_subscriber(), d, cbid);
+}
+
+static CUptiResult CUPTIAPI ours_enable_cb(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d,
+					   CUpti_CallbackId cbid)
+{
+	if (!cb_ok(d, cbid))
+		return real_enable_cb(en, h, d, cbid);
+	pthread_mutex_lock(&co_lock);
+	atomic_store(&ours_on[d][cbid], en ? 1 : 0);
+	CUptiResult r = atomic_load(&gps_coexist_sharing) ? apply(d, cbid) : real_enable_cb(en, h, d, cbid);
+	pthread_mutex_unlock(&co_lock);
+	return r;
+}
+
+static CUptiResult CUPTIAPI ours_enable_dom(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d)
+{
+	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE)
+		return real_enable_dom(en, h, d);
+	pthread_mutex_lock(&co_lock);
+	for (uint32_t c = 0; c < MAX_CB; c++)
+		atomic_store(&ours_on[d][c], en ? 1 : 0);
+	CUptiResult r = real_enable_dom(en, h, d);
+	if (!en && atomic_load(&gps_coexist_sharing)) /* the job's stay on */
+		for (uint32_t c = 0; c < MAX_CB; c++)
+			if (atomic_load(&job_on[d][c]))
+				apply(d, c);
+	pthread_mutex_unlock(&co_lock);
+	return r;
+}
+
+void gps_coexist_bound(void)
+{
+	if (real_enable_cb || !gps_p_cuptiEnableCallback || !gps_p_cuptiEnableDomain)
+		return;
+	real_enable_cb = gps_p_cuptiEnableCallback;
+	real_enable_dom = gps_p_cuptiEnableDomain;
+	gps_p_cuptiEnableCallback = ours_enable_cb;
+	gps_p_cuptiEnableDomain = ours_enable_dom;
+}
+
+/* co_lock: the job's virtual subscription ends; what only it had on goes. */
+static void stop_sharing(void)
+{
+	if (!atomic_load(&gps_coexist_sharing))
+		return;
+	atomic_store(&gps_coexist_sharing, 0);
+	for (int d = 1; d < CUPTI_CB_DOMAIN_SIZE; d++)
+		for (uint32_t c = 0; c < MAX_CB; c++)
+			if (atomic_exchange(&job_on[d][c], 0) && !atomic_load(&ours_on[d][c]) && !co.sub_given)
+				real_enable_cb(0, (CUpti_SubscriberHandle)gps_cupti_subscriber(), (CUpti_CallbackDomain)d, c);
+	co.holds_sub = 0;
+	note("gpuprof.coexist.shared", 0, "the job's profiler stopped sharing gpuprof's CUPTI callbacks");
+}
+
+/* The job's switch of (d, cbid) on its virtual subscription. */
+static CUptiResult job_enable(uint32_t en, CUpti_CallbackDomain d, CUpti_CallbackId cbid)
+{
+	if (!cb_ok(d, cbid))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(&job_on[d][cbid], en ? 1 : 0);
+	return co.sub_given ? CUPTI_SUCCESS : apply(d, cbid);
+}
+
 /* ------------------------------------------------------------ the job's calls */
 /* Each: the lock, the decision, the job's call; gps_in_shim set, so API
  * callbacks that fire meanwhile are not taken for the job's. */
@@ -286,11 +385,29 @@ void gps_coexist_after_fork_child(void)
 	gps_in_shim = saved_;           \
 	return (r);
 
-static CUptiResult job_subscribes(CUptiResult (*call)(void *), void *arg, CUpti_SubscriberHandle *h)
+static CUptiResult job_subscribes(CUptiResult (*call)(void *), void *arg, CUpti_SubscriberHandle *h,
+				  CUpti_CallbackFunc cb, void *ud)
 {
 	if (bound() && gps.cfg.coexist == GP_COEXIST_KEEP) {
 		say_once();
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; /* what CUPTI says while we hold it */
+	}
+	if (bound() && !co.sub_given && real_enable_cb && !atomic_load(&gps_coexist_sharing)) {
+		/* share ours: its subscription in name (see "sharing") */
+		if (!h)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		job_cb = cb;
+		job_ud = ud;
+		*h = VIRTUAL;
+		co.holds_sub = 1;
+		co.sub = VIRTUAL;
+		snprintf(co.sub_who, sizeof co.sub_who, "%s", co.who);
+		say_once();
+		atomic_store(&gps_coexist_sharing, 1);
+		char msg[200];
+		snprintf(msg, sizeof msg, "gpuprof shares its CUPTI callbacks with the job's profiler (%s)", co.who);
+		note("gpuprof.coexist.shared", 1, msg);
+		return CUPTI_SUCCESS;
 	}
 	if (bound())
 		give_callbacks();
@@ -304,10 +421,10 @@ static CUptiResult job_subscribes(CUptiResult (*call)(void *), void *arg, CUpti_
 }
 
 struct sub_args {
-	__typeof__(cuptiSubscribe) *fn;
-	CUpti_SubscriberHandle *h;
 	CUpti_CallbackFunc cb;
 	void *ud;
+	__typeof__(cuptiSubscribe) *fn;
+	CUpti_SubscriberHandle *h;
 };
 static CUptiResult call_subscribe(void *a)
 {
@@ -322,17 +439,17 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscribe
 	if (from_cupti(__builtin_return_address(0), (void *)next_))
 		return next_(subscriber, callback, userdata);
 	ENTER()
-	struct sub_args a = {next_, subscriber, callback, userdata};
-	CUptiResult r = job_subscribes(call_subscribe, &a, subscriber);
+	struct sub_args a = {callback, userdata, next_, subscriber};
+	CUptiResult r = job_subscribes(call_subscribe, &a, subscriber, callback, userdata);
 	LEAVE(r)
 }
 
 #ifdef CUpti_SubscriberParams_STRUCT_SIZE
 struct sub2_args {
-	__typeof__(cuptiSubscribe_v2) *fn;
-	CUpti_SubscriberHandle *h;
 	CUpti_CallbackFunc cb;
 	void *ud;
+	__typeof__(cuptiSubscribe_v2) *fn;
+	CUpti_SubscriberHandle *h;
 	CUpti_SubscriberParams *p;
 };
 static CUptiResult call_subscribe_v2(void *a)
@@ -348,8 +465,8 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscr
 	if (from_cupti(__builtin_return_address(0), (void *)next_))
 		return next_(subscriber, callback, userdata, params);
 	ENTER()
-	struct sub2_args a = {next_, subscriber, callback, userdata, params};
-	CUptiResult r = job_subscribes(call_subscribe_v2, &a, subscriber);
+	struct sub2_args a = {callback, userdata, next_, subscriber, params};
+	CUptiResult r = job_subscribes(call_subscribe_v2, &a, subscriber, callback, userdata);
 	LEAVE(r)
 }
 #endif
@@ -361,7 +478,10 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscrib
 		return next_(subscriber);
 	ENTER()
 	CUptiResult r;
-	if (co.holds_sub && subscriber == co.sub) {
+	if (subscriber == VIRTUAL) {
+		stop_sharing();
+		r = CUPTI_SUCCESS;
+	} else if (co.holds_sub && subscriber == co.sub) {
 		r = next_(subscriber);
 		if (r == CUPTI_SUCCESS)
 			co.holds_sub = 0; /* the tick takes ours back */
@@ -477,6 +597,7 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 		r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	} else {
 		int was_bound = bound();
+		stop_sharing(); /* CUPTI forgets ours, and so its share */
 		r = next_();
 		if (r == CUPTI_SUCCESS) {
 			/* CUPTI forgot everyone: the job subscribes again if it
@@ -495,4 +616,62 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 		}
 	}
 	LEAVE(r)
+}
+
+/* The job's switches on the handle it got from us (sharing); any other
+ * handle goes straight on. */
+GPS_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+						    CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	NEXT(cuptiEnableCallback)
+	if (subscriber != VIRTUAL)
+		return next_(enable, subscriber, domain, cbid);
+	ENTER()
+	CUptiResult r = job_enable(enable, domain, cbid);
+	LEAVE(r)
+}
+
+GPS_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+						  CUpti_CallbackDomain domain)
+{
+	NEXT(cuptiEnableDomain)
+	if (subscriber != VIRTUAL)
+		return next_(enable, subscriber, domain);
+	ENTER()
+	CUptiResult r = domain > 0 && domain < CUPTI_CB_DOMAIN_SIZE ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+	for (uint32_t c = 0; r == CUPTI_SUCCESS && c < MAX_CB; c++)
+		atomic_store(&job_on[domain][c], enable ? 1 : 0);
+	if (r == CUPTI_SUCCESS && !co.sub_given) {
+		/* the domain at CUPTI as a whole, then ours back where it is off */
+		void *h = gps_cupti_subscriber();
+		r = real_enable_dom(enable, (CUpti_SubscriberHandle)h, domain);
+		if (!enable)
+			for (uint32_t c = 0; c < MAX_CB; c++)
+				if (atomic_load(&ours_on[domain][c]))
+					apply(domain, c);
+	}
+	LEAVE(r)
+}
+
+GPS_EXPORT CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber)
+{
+	NEXT(cuptiEnableAllDomains)
+	if (subscriber != VIRTUAL)
+		return next_(enable, subscriber);
+	CUptiResult r = CUPTI_SUCCESS;
+	for (int d = 1; d < CUPTI_CB_DOMAIN_SIZE && r == CUPTI_SUCCESS; d++)
+		r = cuptiEnableDomain(enable, subscriber, (CUpti_CallbackDomain)d);
+	return r;
+}
+
+GPS_EXPORT CUptiResult CUPTIAPI cuptiGetCallbackState(uint32_t *enable, CUpti_SubscriberHandle subscriber,
+						      CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	NEXT(cuptiGetCallbackState)
+	if (subscriber != VIRTUAL)
+		return next_(enable, subscriber, domain, cbid);
+	if (!enable || !cb_ok(domain, cbid))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*enable = atomic_load(&job_on[domain][cbid]);
+	return CUPTI_SUCCESS;
 }

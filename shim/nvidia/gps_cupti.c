@@ -163,6 +163,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 {
 	(void)ud;
 	const CUpti_CallbackData *cd = data;
+	/* GPUPROF_COEXIST: the job's profiler shares our subscription */
+	if (__builtin_expect(atomic_load_explicit(&gps_coexist_sharing, memory_order_relaxed), 0) &&
+	    !gps_coexist_forward(dom, cbid, data))
+		return; /* its callback only */
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (skip_nested_driver && rt_depth > 0)
 			return; /* the runtime call around it has the record */
@@ -501,6 +505,7 @@ static int start_locked(const char *why)
 		}
 		return -1;
 	}
+	gps_coexist_bound(); /* before our first switch */
 	/* One trace clock: CUPTI timestamps on CLOCK_MONOTONIC, or (old/odd
 	 * CUPTI) everything on CUPTI's clock, or, if our recorder already runs
 	 * on CLOCK_MONOTONIC (NVTX came first), CUPTI's converted by an offset. */
@@ -635,6 +640,8 @@ void gps_cupti_after_fork_child(void)
 /* ------------------------------------------------------------ coexistence */
 /* GPUPROF_COEXIST (nvidia/gps_coexist.c decides when; these do it).  All
  * run under the coexistence lock. */
+
+void *gps_cupti_subscriber(void) { return (void *)subscriber; }
 
 /* The job's profiler subscribes: our subscription goes (CUPTI has one). */
 void gps_cupti_release_callbacks(void)

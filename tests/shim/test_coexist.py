@@ -9,17 +9,18 @@ that comes from).  The `steps` mode launches two kernels a step whose grid
 is the step + 1.
 
 C1. gpuprof first, its profiler over steps 10..15 (default: yield): the
-    profiler's line is a bare run's (subscribed, its launch callbacks, 2
-    kernels a step, no foreign buffer); gpuprof's trace has the 2 kernels of
-    every step outside 10..15 and none inside; marks say it gave the
-    callbacks and the activity and took the activity back; counters
-    gpuprof.coexist.activity 1 then 0, gpuprof.coexist.callbacks 1 (Kineto
-    keeps its subscription: no API records after step 9); one gpuprof: line
-    names the profiler's code.
+    profiler's line is a bare run's (subscribed, its launch callbacks —
+    forwarded from gpuprof's shared subscription —, 2 kernels a step, no
+    foreign buffer); gpuprof's trace has every step's launches, the 2
+    kernels of every step outside 10..15 and none inside; marks say it
+    shares the callbacks, gave the activity and took it back; counters
+    gpuprof.coexist.shared 1 (Kineto keeps its subscription),
+    gpuprof.coexist.activity 1 then 0, no gpuprof.coexist.callbacks; one
+    gpuprof: line names the profiler's code.
 C2. The same with teardown (Kineto's TEARDOWN_CUPTI=1: unsubscribe,
-    cuptiFinalize): the profiler's line as bare; gpuprof takes the
-    subscription back too (callbacks counter 1 then 0), at the flush
-    thread's next tick: the kernels and launches of the last 10 steps are
+    cuptiFinalize): the profiler's line as bare; the finalize takes gpuprof's
+    subscription too (shared 1 then 0, callbacks counter 1 then 0), made
+    again at the flush thread's next tick: the kernels and launches of the last 10 steps are
     recorded, and their kernels lie inside their step's
     NVTX range (the timestamp callback was registered again after the
     finalize).
@@ -93,11 +94,12 @@ E.check(j.out == want, "C1: the profiler's line %r, bare %r" % (j.out, want))
 f = Facts(E, j.traces()[0])
 E.check(dict(f.kernel_steps) == {s: 2 for s in range(STEPS) if s not in window},
         "C1: gpuprof's kernels by step %s" % dict(f.kernel_steps))
-E.check(f.counters["gpuprof.coexist.activity"] == [1, 0] and f.counters["gpuprof.coexist.callbacks"] == [1],
-        "C1: counters %s" % dict(f.counters))
-E.check(len(f.marks) == 3 and "gave the CUPTI callbacks" in f.marks[0] and "activity buffers" in f.marks[1]
+E.check(f.counters["gpuprof.coexist.activity"] == [1, 0] and f.counters["gpuprof.coexist.shared"] == [1]
+        and not f.counters["gpuprof.coexist.callbacks"], "C1: counters %s" % dict(f.counters))
+E.check(len(f.marks) == 3 and "shares its CUPTI callbacks" in f.marks[0] and "activity buffers" in f.marks[1]
         and "took the CUPTI activity buffers back" in f.marks[2], "C1: marks %s" % f.marks)
-E.check(launch_steps(f) == list(range(10)), "C1: launches of steps %s" % launch_steps(f))
+E.check(f.launches() == 2 * STEPS and launch_steps(f) == sorted(set(range(STEPS)) - window),
+        "C1: %d launches, of the steps with kernels %s" % (f.launches(), launch_steps(f)))
 gp = [l for l in j.gp_lines() if "profiler" in l]
 E.check(len(gp) == 1 and "profiler (workload)" in gp[0] and "GPUPROF_COEXIST=yield" in gp[0], "C1: lines %s" % gp)
 
@@ -110,7 +112,8 @@ f = Facts(E, j.traces()[0])
 # after the finalize ours are made again on the flush thread's tick (100 ms)
 E.check(all(f.kernel_steps[s] == 2 for s in list(range(10)) + list(range(30, 40))) and not window & set(f.kernel_steps),
         "C2: gpuprof's kernels by step %s" % dict(f.kernel_steps))
-E.check(f.counters["gpuprof.coexist.callbacks"] == [1, 0], "C2: counters %s" % dict(f.counters))
+E.check(f.counters["gpuprof.coexist.callbacks"] == [1, 0] and f.counters["gpuprof.coexist.shared"] == [1, 0],
+        "C2: counters %s" % dict(f.counters))
 got = launch_steps(f)
 E.check(set(range(30, 40)) <= set(got) and not window & set(got), "C2: launches of steps %s" % got)
 inside = [k for k in f.kernels if k["grid"][0] - 1 >= 30 and
