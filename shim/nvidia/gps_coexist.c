@@ -33,24 +33,25 @@
  * profiler meets gpuprof as it would any other tool.
  *
  * What we do, when our CUPTI session is bound (GPUPROF_COEXIST):
- *   yield (default)  the job's cuptiSubscribe: ours is given up first, the
- *                    job's call goes on.  Its cuptiActivityRegisterCallbacks:
- *                    our kinds off, our buffers flushed back to us, then its
- *                    call.  The profiler then runs as it would untraced.
- *                    Taken back: the activity after its forced flush with
- *                    none of its kinds on (or 1 s after its kinds went off),
- *                    the subscription after its cuptiUnsubscribe or
- *                    cuptiFinalize (Kineto: only with TEARDOWN_CUPTI=1); on
- *                    the flush thread's tick, except the activity after the
- *                    forced flush (on the job's thread, once its call
- *                    returned).  Sharing the subscription (forwarding its
- *                    callbacks from ours) is not done: see docs/CONFIG.md.
+ *   yield (default)  the job's cuptiSubscribe: it shares ours (see
+ *                    "sharing" below; when we have none at that moment —
+ *                    after its cuptiFinalize, before our tick — ours is
+ *                    given up and the call goes on).  Its
+ *                    cuptiActivityRegisterCallbacks: our kinds off, our
+ *                    buffers flushed back to us, then its call.  The
+ *                    profiler then runs as it would untraced.  Taken back:
+ *                    the activity after its forced flush with none of its
+ *                    kinds on (or 1 s after its kinds went off), on the
+ *                    job's thread once that call returned; after a
+ *                    cuptiFinalize (CUPTI forgot ours too) or its
+ *                    cuptiUnsubscribe of a real subscription, on the flush
+ *                    thread's tick.
  *   keep             its cuptiSubscribe, cuptiActivityRegisterCallbacks,
  *                    cuptiActivityEnable/Disable and cuptiFinalize fail with
  *                    CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED.
  * Each hand-over is in the trace: an NVTX mark in domain "gpuprof" and the
- * counter gpuprof.coexist.callbacks or gpuprof.coexist.activity (1: the
- * job's profiler holds it, 0: gpuprof again); one gpuprof: line the first
+ * counter gpuprof.coexist.shared, .callbacks or .activity (1: the job's
+ * profiler shares or holds it, 0: gpuprof's alone again); one gpuprof: line the first
  * time.  Before we are bound every call goes straight on: a profiler that
  * subscribes first makes our own cuptiSubscribe fail (tracing switches
  * itself off, gps_cupti.c). */
