@@ -393,7 +393,9 @@ static CUptiResult job_subscribes(CUptiResult (*call)(void *), void *arg, CUpti_
 		say_once();
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; /* what CUPTI says while we hold it */
 	}
-	if (bound() && !co.sub_given && real_enable_cb && !atomic_load(&gps_coexist_sharing)) {
+	if (atomic_load(&gps_coexist_sharing))
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED; /* its first one holds it, as untraced */
+	if (bound() && !co.sub_given && real_enable_cb) {
 		/* share ours: its subscription in name (see "sharing") */
 		if (!h)
 			return CUPTI_ERROR_INVALID_PARAMETER;
@@ -601,6 +603,11 @@ GPS_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 		stop_sharing(); /* CUPTI forgets ours, and so its share */
 		r = next_();
 		if (r == CUPTI_SUCCESS) {
+			/* ours are off at CUPTI too: the resume switches on again
+			 * what is wanted then */
+			for (int d = 1; d < CUPTI_CB_DOMAIN_SIZE; d++)
+				for (uint32_t c = 0; c < MAX_CB; c++)
+					atomic_store(&ours_on[d][c], 0);
 			/* CUPTI forgot everyone: the job subscribes again if it
 			 * wants to (Kineto does); ours is made again on the
 			 * tick, not inside the API callback this may run in */
