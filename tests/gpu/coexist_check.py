@@ -8,18 +8,22 @@
                                 launch (same correlation id)
   same BARE.json TRACED.json... every traced profiler's kernels per step
                                 equal the bare run's (exit 1 otherwise)
-  gap GPUPROF GPUPROF_TRACE [REF_TRACE CHROME.json]
+  gap GPUPROF GPUPROF_TRACE [REF_TRACE CHROME]
                                 gpuprof's trace: its coexist marks and
-                                counters, kernels before the gap and after it
-                                (both > 0), none starting inside it (after
+                                counters, the activity gaps in pairs (1, 0),
+                                kernels before the first and after the last
+                                (both > 0), none starting inside one (after
                                 its first 100 ms); with REF_TRACE (the same
                                 job traced without its profiler) and the
-                                profiler's Chrome trace: gpuprof's kernels +
-                                the profiler's = REF's, within 2 %
+                                profiler's Chrome trace(s) (a file or a
+                                directory): gpuprof's kernels + the
+                                profiler's = REF's, within 2 %
   capture GPUPROF CAPTURE... the captures' kernels (> 0 each)
 """
 import collections
+import glob
 import json
+import os
 import subprocess
 import sys
 
@@ -54,31 +58,37 @@ def dump(gpuprof, path):
 def gap(gpuprof, path, ref=None, chrome=None):
     recs = dump(gpuprof, path)
     marks = [(r["ts"], r["message"]) for r in recs if r["type"] == "nvtx_mark" and r.get("domain") == "gpuprof"]
-    act = sorted((r["ts"], r["value"]) for r in recs if r["type"] == "counter" and r["name"] == "gpuprof.coexist.activity")
-    cb = sorted((r["ts"], r["value"]) for r in recs if r["type"] == "counter" and r["name"] == "gpuprof.coexist.callbacks")
+    counters = {n: sorted((r["ts"], r["value"]) for r in recs if r["type"] == "counter" and r["name"] == n)
+                for n in ("gpuprof.coexist.activity", "gpuprof.coexist.shared", "gpuprof.coexist.callbacks")}
+    act = counters["gpuprof.coexist.activity"]
     kern = [r for r in recs if r["type"] == "kernel"]
     print("marks:", *marks, sep="\n  ")
-    print("counters activity %s callbacks %s" % (act, cb))
-    ok = len(act) >= 2 and act[0][1] == 1 and act[1][1] == 0
-    if not ok:
-        print("FAIL: no activity gap marked")
+    for n, v in counters.items():
+        print("%s: %s" % (n, v))
+    # the gaps: each 1 then 0 (a profiler with a repeating schedule makes several)
+    gaps = [(a[0], b[0]) for a, b in zip(act[::2], act[1::2]) if a[1] == 1 and b[1] == 0]
+    if not gaps or len(act) != 2 * len(gaps):
+        print("FAIL: activity gaps not marked in pairs")
         return 1
-    t0, t1 = act[0][0], act[1][0]
-    before = sum(k["start"] < t0 for k in kern)
-    # a kernel launched just before the hand-over may start after it
-    inside = sum(t0 + 100_000_000 <= k["start"] <= t1 for k in kern)
-    after = sum(k["start"] > t1 for k in kern)
-    print("gap %.3f s: kernels before %d, starting inside %d, after %d" % ((t1 - t0) / 1e9, before, inside, after))
+    before = sum(k["start"] < gaps[0][0] for k in kern)
+    after = sum(k["start"] > gaps[-1][1] for k in kern)
+    # a kernel launched just before a hand-over may start after it
+    inside = sum(any(t0 + 100_000_000 <= k["start"] <= t1 for t0, t1 in gaps) for k in kern)
+    print("%d gap(s), %.3f s in all: kernels before the first %d, starting inside one %d, after the last %d, "
+          "in all %d" % (len(gaps), sum(t1 - t0 for t0, t1 in gaps) / 1e9, before, inside, after, len(kern)))
     rc = 0 if before > 0 and after > 0 and inside == 0 else 1
     if ref and chrome:
-        # complete outside the gap: ours + the profiler's own = the same job
-        # traced without its profiler (2 %: the gap's edges and the
-        # profiler's are a few kernels apart)
+        # complete outside the gaps: ours + the profiler's own = the same
+        # job traced without its profiler (2 %: the gaps' edges and the
+        # profiler's windows are a few kernels apart).  chrome: a file, or
+        # a directory of them (one per profiled cycle)
+        files = sorted(glob.glob(os.path.join(chrome, "**", "*.json"), recursive=True)) \
+            if os.path.isdir(chrome) else [chrome]
         total = sum(r["type"] == "kernel" for r in dump(gpuprof, ref))
-        prof = sum(chrome_steps(chrome).values())
-        got = before + inside + after + prof
-        print("kernels: gpuprof %d + the profiler's %d = %d; without the profiler %d" %
-              (before + inside + after, prof, got, total))
+        prof = sum(sum(chrome_steps(f).values()) for f in files)
+        got = len(kern) + prof
+        print("kernels: gpuprof %d + the profiler's %d (%d file(s)) = %d; without the profiler %d" %
+              (len(kern), prof, len(files), got, total))
         if not total or abs(got - total) > 0.02 * total:
             rc = 1
     print("OK" if rc == 0 else "FAIL")
