@@ -56,6 +56,7 @@
  * subscribes first makes our own cuptiSubscribe fail (tracing switches
  * itself off, gps_cupti.c). */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,6 +105,16 @@ static void name_caller(const void *ret)
 	snprintf(co.who, sizeof co.who, "%s", slash ? slash + 1 : n);
 }
 
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	const char *n = info->dlpi_name, *slash = n ? strrchr(n, '/') : NULL;
+	if (!n || strncmp(slash ? slash + 1 : n, "libcupti.so", 11) != 0)
+		return 0;
+	snprintf(arg, 4096, "%s", n);
+	return 1;
+}
+
 /* The next definition of `name` after ours: the job's libcupti.  RTLD_NEXT
  * finds it in the global scope; a libcupti loaded RTLD_LOCAL (torch's, under
  * Python) is the one we bound (docs/CONFIG.md: an already loaded libcupti
@@ -116,6 +127,12 @@ static void *next_fn(const char *name, void *self)
 	static const char *const sonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
 	for (size_t i = 0; (!f || f == self) && i < sizeof sonames / sizeof sonames[0]; i++) {
 		void *h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+		f = h ? dlsym(h, name) : NULL;
+	}
+	if (!f || f == self) { /* any loaded libcupti.so* (CUDA 11's libcupti.so.11.8, ...) */
+		char path[4096] = "";
+		dl_iterate_phdr(find_cupti, path);
+		void *h = path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
 		f = h ? dlsym(h, name) : NULL;
 	}
 	return f == self ? NULL : f;
