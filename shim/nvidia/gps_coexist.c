@@ -317,7 +317,8 @@ int gps_coexist_forward(int dom, uint32_t cbid, const void *data)
 {
 	if (!cb_ok(dom, cbid))
 		return 1;
-	if (atomic_load_explicit(&job_on[dom][cbid], memory_order_relaxed) && job_cb)
+	/* not the CUDA calls gpuprof makes itself: untraced there are none */
+	if (atomic_load_explicit(&job_on[dom][cbid], memory_order_relaxed) && job_cb && !gps_in_shim)
 		job_cb(job_ud, (CUpti_CallbackDomain)dom, cbid, data);
 	return atomic_load_explicit(&ours_on[dom][cbid], memory_order_relaxed);
 }
