@@ -58,6 +58,12 @@ static const struct gp_setting_word flight_api_words[] = {
 	{ "auto", GP_FLIGHT_API_AUTO },
 	{ NULL, 0 },
 };
+static const struct gp_setting_word steps_words[] = {
+	{ "auto", GP_STEPS_AUTO },
+	{ "nvtx", GP_STEPS_NVTX },
+	{ "off", GP_STEPS_OFF },
+	{ NULL, 0 },
+};
 static const struct gp_setting_word stacks_words[] = {
 	{ "off", GP_STACKS_OFF },
 	{ "0", GP_STACKS_OFF },
@@ -114,6 +120,9 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	[GP_SET_STATUS] = { .name = "GPUPROF_STATUS", .type = GP_SETTING_TEXT, .help = "live status file pattern (JSON, rewritten about once a second)" },
 	[GP_SET_STACKS] = { .name = "GPUPROF_STACKS", .type = GP_SETTING_ENUM, .def = "off", .words = stacks_words, .syntax = "0|1|sampled|all", .on_bad = "no call stacks", .help = "call stacks of launches and copies" },
 	[GP_SET_GRAPH_SITES] = { .name = "GPUPROF_GRAPH_SITES", .type = GP_SETTING_BOOL, .def = "1", .help = "with stacks: record CUDA graph nodes as captured (graph kernels under the layer that captured them); 0 turns it off" },
+	/* read by gpuprof run (which puts shim/python/sitecustomize.py on
+	 * PYTHONPATH) and by that module; the shim itself does not read it */
+	[GP_SET_LAYERS] = { .name = "GPUPROF_LAYERS", .type = GP_SETTING_BOOL, .def = "0", .help = "gpuprof run: PyTorch jobs mark each layer's backward with NVTX ranges (backward kernels per layer without emit_nvtx)" },
 	[GP_SET_UNWIND] = { .name = "GPUPROF_UNWIND", .type = GP_SETTING_ENUM, .def = "auto", .words = unwind_words, .path_means = "libunwind", .syntax = "auto|libunwind|glibc|/path/to/libunwind.so", .help = "how native frames are unwound" },
 	[GP_SET_CLOCK] = { .name = "GPUPROF_CLOCK", .type = GP_SETTING_ENUM, .def = "auto", .words = clock_words, .syntax = "auto|tsc|monotonic", .help = "how timestamps are read" },
 	[GP_SET_ROOT_PID] = { .name = "GPUPROF_ROOT_PID", .type = GP_SETTING_INT, .help = "set by the shim: pid of the job's first traced process" },
@@ -123,6 +132,7 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	[GP_SET_FLIGHT_API] = { .name = "GPUPROF_FLIGHT_API", .type = GP_SETTING_ENUM, .def = "auto", .words = flight_api_words, .syntax = "auto|always|capture", .help = "flight recorder, step sampling: API calls recorded always, or only while GPU activity is on (the history is NVTX only); auto: always until an armed job makes more than GPUPROF_FLIGHT_API_RATE records a second" },
 	[GP_SET_FLIGHT_API_RATE] = { .name = "GPUPROF_FLIGHT_API_RATE", .type = GP_SETTING_UINT, .def = "10000", .min = 1, .max = 100000000, .syntax = "records per second, 1..100000000", .on_bad = "using the default", .help = "GPUPROF_FLIGHT_API=auto: the record rate of an armed job above which API calls are kept only in captures" },
 	[GP_SET_SAMPLE_STEPS] = { .name = "GPUPROF_SAMPLE_STEPS", .type = GP_SETTING_ONE_IN, .def = "0", .min = 2, .max = 1000000, .syntax = "1/N or N, N from 2 to 1000000; 0 = off", .on_bad = "no step sampling", .help = "GPU activity on for one whole step in N" },
+	[GP_SET_STEPS] = { .name = "GPUPROF_STEPS", .type = GP_SETTING_ENUM, .def = "auto", .words = steps_words, .syntax = "auto|nvtx|off", .help = "flight recorder, step sampling: training steps from NVTX step ranges; auto: without them, found online from the job's copies, synchronisations and launches" },
 	[GP_SET_TRIGGER] = { .name = "GPUPROF_TRIGGER", .type = GP_SETTING_RULES, .syntax = "rules like step>3x,idle>50%,range=NAME,cuda-error", .on_bad = "no anomaly rules", .help = "anomaly rules that start a capture" },
 	[GP_SET_TRIGGER_STEPS] = { .name = "GPUPROF_TRIGGER_STEPS", .type = GP_SETTING_UINT, .def = "5", .min = 1, .max = 100000, .syntax = "1..100000", .help = "whole steps a capture covers (rules; gpuprof trigger's default)" },
 	[GP_SET_TRIGGER_SECONDS] = { .name = "GPUPROF_TRIGGER_SECONDS", .type = GP_SETTING_DURATION, .def = "5s", .min = 1000000ull, .max = 3600ull * 1000000000ull, .syntax = "a duration like 5s, 1ms to 1h (seconds when no unit)", .help = "length of a capture in a process without steps" },

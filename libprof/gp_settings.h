@@ -43,6 +43,7 @@ enum gp_setting_id {
 	GP_SET_STATUS,
 	GP_SET_STACKS,
 	GP_SET_GRAPH_SITES,
+	GP_SET_LAYERS,
 	GP_SET_UNWIND,
 	GP_SET_CLOCK,
 	GP_SET_ROOT_PID,
@@ -51,6 +52,7 @@ enum gp_setting_id {
 	GP_SET_FLIGHT_API,
 	GP_SET_FLIGHT_API_RATE,
 	GP_SET_SAMPLE_STEPS,
+	GP_SET_STEPS,
 	GP_SET_TRIGGER,
 	GP_SET_TRIGGER_STEPS,
 	GP_SET_TRIGGER_SECONDS,
@@ -129,6 +131,14 @@ enum gp_coexist {
 	GP_COEXIST_KEEP = 1   /* gpuprof keeps CUPTI; the profiler's CUPTI calls fail */
 };
 
+/* GPUPROF_STEPS: where the shim's training steps come from (docs/STEPS.md,
+ * "Steps found online (shim)"); used only when a feature uses steps */
+enum gp_steps_source {
+	GP_STEPS_AUTO = 0, /* NVTX step ranges; without them, found online from API calls */
+	GP_STEPS_NVTX = 1, /* NVTX step ranges only */
+	GP_STEPS_OFF = 2   /* no steps: step features fall back to time */
+};
+
 enum gp_capture_range {
 	GP_CAPTURE_ALL = 0,
 	GP_CAPTURE_PROFILER_API = 1
@@ -203,7 +213,8 @@ const struct gp_setting *gp_setting_get(enum gp_setting_id id);
 int gp_setting_parse(enum gp_setting_id id, const char *text, struct gp_setting_value *v);
 /* *v = id's default (its def parsed; zero when def is NULL). */
 void gp_setting_default(enum gp_setting_id id, struct gp_setting_value *v);
-/* The name of an ENUM value (its first word), NULL when none. */
+/* The name of an ENUM value or of one KINDS bit (its first word: "peer",
+ * not "memcpy2"), NULL when none. */
 const char *gp_setting_word_of(enum gp_setting_id id, unsigned value);
 
 /* The parsers, also on their own.  Each returns 0, or -1 leaving the

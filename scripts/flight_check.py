@@ -68,8 +68,8 @@ class Trace:
                     ranges.append((r["start"], r["end"], int(m[5:]), r.get("tid")))
             elif t == "window":
                 self.windows.append((r["start"], r["end"]))
-            elif t == "nvtx_mark" and r.get("domain") == "gpuprof":
-                self.marks.append(r["message"])
+            elif t == "nvtx_mark" and r.get("domain") == "gpuprof" and r["message"].startswith("gpuprof capture"):
+                self.marks.append(r["message"])  # (not the step finder's "gpuprof steps found ...")
         p.wait()
         if p.returncode not in (0, None):
             raise SystemExit("gpuprof dump %s failed (%d)" % (path, p.returncode))

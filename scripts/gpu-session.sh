@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints coexist polish bench crosscheck steps status stacks sites util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints hints-steps coexist polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -95,6 +95,20 @@ for ph in $phases; do
         sort -t' ' -k2 -nr "$RES/stacks-$t.folded" 2>/dev/null | head -15 | cut -c1-400
       done
     ) 2>&1 | tee "$RES/stacks.txt" ;;
+  shape-stacks)  # branch shape: with --stacks every launch call (libprof's gp_launch, by cbid) has its stack,
+                 # CUDA 13's __cudaLaunchKernel included (the shim's own name list had left it out)
+    log shape-stacks
+    ( set -x
+      GPUPROF_STACKS=all timeout 150 build/bin/gpuprof run -o "$RES/shape-stacks.gpuprof" -- \
+        python3 examples/train_mnist.py --steps 50 --warmup 5 2>&1 | grep -E "RESULT|gpuprof"
+      build/bin/gpuprof dump --json --type api "$RES/shape-stacks.gpuprof" | python3 -c '
+import json, sys, collections
+n, st = collections.Counter(), collections.Counter()
+for l in sys.stdin:
+    r = json.loads(l); n[r["name"]] += 1; st[r["name"]] += 1 if r.get("stack") else 0
+for k, v in n.most_common(25): print("%-34s %8d calls %8d with a stack" % (k, v, st[k]))'
+      build/bin/gpuprof stats --report launch_sites "$RES/shape-stacks.gpuprof" | cut -c1-200 | head -25
+    ) 2>&1 | tee "$RES/shape-stacks.txt" ;;
   window-exit)   # windowed mode at exit: edges racing CUDA's teardown once crashed jobs (exit 139)
     log window-exit
     for i in 1 2 3 4 5 6; do
@@ -616,6 +630,14 @@ for what in ("stats", "stats merging reports", "stats join reports", "stats unio
 PY
     ) 2>&1 | tee "$RES/scale.txt"
     rm -f "$RES"/big.gpuprof "$RES"/s.json.gz ;;
+  engine)       # issue #41 on the 16-core machine: stats, steps, advise and report on one generated trace
+                # (seed 7; ENGINE_N events, default 3e7; 1e8 as in the issue fits the call only without
+                # strace): wall, peak RSS, the reads of the trace (strace's pread bytes over the size,
+                # when strace is there) and each command's time over stats' (bars: advise, steps, report
+                # within 2x; report reading the trace once)
+    log engine
+    ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
+    rm -f "$RES"/bench-*.gpuprof ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
                 # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical configs), each config run
                 # AB_REPS times (default 3) interleaved A1 B1 A2 B2 ..., diffed with 3 runs a side (the
@@ -706,6 +728,57 @@ PY
       ls -la "$fl" "$fl"/stall "$fl"/trig
       rm -f "$fl"/*.gpuprof "$fl"/*/*.gpuprof
     ) 2>&1 | tee "$RES/flight.txt" ;;
+  hints-steps)  # issue #43 item 1: steps found online in a plain PyTorch loop (no NVTX): the stall rule armed,
+                # gpuprof trigger --steps 10, --sample-steps 1/10 vs a full trace (the same loop with NVTX);
+                # armed overhead with the finder on vs off (MNIST --no-nvtx, interleaved)
+    log hints-steps
+    ( hs=$RES/hints-steps; rm -rf "$hs"; mkdir -p "$hs/stall" "$hs/trig" "$hs/ctl"; chmod 700 "$hs/ctl"
+      export GPUPROF_CONTROL_DIR=$hs/ctl
+      G=build/bin/gpuprof; PL=(python3 examples/hints/plain_loop.py)
+      echo "--- 1. plain loop, no NVTX, 2 s stall at step 300, armed --trigger 'step>5x': one capture of 301..305"
+      timeout 150 $G run --flight-recorder=30s --gpu-metrics --trigger='step>5x' -o "$hs/stall/pl-%p.gpuprof" -- \
+        "${PL[@]}" --steps 600 --stall-at 300 --stall-s 2 2>&1 | grep -a 'RESULT\|^gpuprof'
+      for c in "$hs"/stall/*-cap*.gpuprof; do
+        echo "capture $c"; $G dump --type nvtx_mark "$c" | grep -a 'gpuprof' | head -3
+        python3 scripts/flight_check.py stall "$hs/stall" --stall-at 300
+        $G steps "$c" | head -12; $G advise "$c" | head -20
+      done
+      echo "--- 2. gpuprof trigger --steps 10 on the running plain loop: exactly 10 steps"
+      timeout 150 $G run --flight-recorder=30s -o "$hs/trig/pl-%p.gpuprof" -- "${PL[@]}" --steps 3000 \
+        --step-times "$hs/trig.times" >"$hs/trig.job.txt" 2>&1 &
+      for i in $(seq 1 600); do
+        p=$(ls "$hs/ctl" 2>/dev/null | sed -n 's/^\([0-9]*\)\.proc$/\1/p' | head -1)
+        [ -n "$p" ] && [ "$(sed -n 's/^step=//p' "$hs/ctl/$p.proc" 2>/dev/null)" -ge 500 ] 2>/dev/null && break
+        sleep 0.1
+      done
+      echo "job pid ${p:-none}"; cat "$hs/ctl/$p.proc" 2>/dev/null
+      $G trigger --steps 10 --wait "$p"; echo "trigger exit $?"
+      wait; grep -a 'RESULT\|^gpuprof' "$hs/trig.job.txt"
+      for c in "$hs"/trig/*-cap*.gpuprof; do
+        python3 scripts/flight_check.py trigger "$c" --k 10 --step-times "$hs/trig.times"
+        $G steps "$c" | head -12
+      done
+      echo "--- 3. --sample-steps 1/10 (found steps) vs a full trace of the same loop with NVTX 'step i': per-step GPU time"
+      timeout 150 $G run --sample-steps 1/10 -o "$hs/sample.gpuprof" -- "${PL[@]}" --steps 600 2>&1 | grep -a 'RESULT\|^gpuprof'
+      timeout 150 $G run -o "$hs/full.gpuprof" -- "${PL[@]}" --steps 600 --nvtx 2>&1 | grep -a 'RESULT\|^gpuprof'
+      $G dump --type nvtx_mark "$hs/sample.gpuprof" | grep -a 'steps found'
+      python3 scripts/flight_check.py sample "$hs/sample.gpuprof" "$hs/full.gpuprof" --n 10
+      echo "offline on the full trace: NVTX vs trace method (the online boundary is the input copy)"
+      $G steps --method nvtx "$hs/full.gpuprof" | head -8; $G steps --method trace "$hs/full.gpuprof" | head -8
+      echo "--- 4. armed MNIST --no-nvtx, finder on (auto) vs off, and bare: 2 interleaved reps (step_ms_median)"
+      for r in 1 2; do
+        for cfg in bare off auto; do
+          case $cfg in
+            bare) out=$(timeout 120 python3 examples/train_mnist.py --no-nvtx --steps 600 --warmup 20 2>/dev/null | grep RESULT) ;;
+            *) out=$(timeout 120 $G run --flight-recorder=30s --steps=$cfg -o "$hs/mn-%p.gpuprof" -- \
+                 python3 examples/train_mnist.py --no-nvtx --steps 600 --warmup 20 2>&1 | grep -a 'RESULT\|^gpuprof: steps') ;;
+          esac
+          echo "rep $r $cfg: $out"
+        done
+      done
+      ls -la "$hs" "$hs"/stall "$hs"/trig
+      rm -f "$hs"/*.gpuprof "$hs"/*/*.gpuprof
+    ) 2>&1 | tee "$RES/hints-steps.txt" ;;
   hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
                # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
     log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;
@@ -713,15 +786,16 @@ PY
                # Lightning profiler="pytorch"), bare / gpuprof run / without the profiler / --flight-recorder with
                # triggers before, in and after the window; then nsys profile around gpuprof run (tests/gpu/coexist_check.sh)
     log coexist; timeout 420 bash tests/gpu/coexist_check.sh 2>&1 | tee "$RES/coexist.txt" ;;
-  advise)      # issue 22: each job of examples/pathologies and its fix, bare and under gpuprof run (the bad one also
-                # with --stacks); advise must name the cause first (with stacks: its file:line), its estimated saving
-                # within 30 % of the measured one, nothing above info for the healthy job (tests/gpu/advise_check.py;
-                # the table goes into docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset (two calls fit 10 minutes each);
+  advise)      # issues 22, 38: each job of examples/pathologies and its fix, bare (ADVISE_REPS pairs, interleaved,
+                # default 3) and under gpuprof run (the bad one also with --stacks); advise must name the cause first
+                # (with stacks: its file:line), its estimated saving within 30 % of the measured bare one (median of
+                # the pairs), nothing above low for the healthy job (tests/gpu/advise_check.py; the table goes into
+                # docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset: 11 jobs take three calls of under 8 minutes;
                 # ADVISE_STEPS=N the same steps for every job (default: each job's own, advise_check.py JOB_STEPS).
     log advise
     timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
-      --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-480}" \
-      ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
+      --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
+      --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;
@@ -732,6 +806,23 @@ PY
     log steps
     timeout 560 python3 tests/gpu/steps_check.py --out "$RES" ${STEPS_WORKLOADS:+--workloads $STEPS_WORKLOADS} \
       2>&1 | tee "$RES/steps.txt" ;;
+  layers-bwd) # issue 43 item 3: backward kernels per layer with gpuprof run --layers (HF GPT-2, timm
+              # resnet18) against the same jobs under emit_nvtx; the loss unchanged (tests/gpu/layers_check.py)
+    log layers-bwd
+    for j in gpt2 resnet18; do   # the module alone, per autograd node, and its CPU cost without the tracer
+      echo "--- $j plain"; timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -a '^LOSSES\|^STEP_MS'
+      echo "--- $j --layers' module"; PYTHONPATH=$PWD/build/lib/gpuprof-python GPUPROF_LAYERS=1 \
+        timeout 120 python3 tests/gpu/layers_nodes_check.py $j 2>&1 | grep -av '^\[transformers\]'
+    done 2>&1 | tee "$RES/layers-nodes.txt"
+    timeout 300 python3 tests/gpu/layers_check.py --gpuprof build/bin/gpuprof --out "$RES" \
+      ${LAYERS_JOBS:+--jobs "$LAYERS_JOBS"} 2>&1 | tee "$RES/layers-bwd.txt" ;;
+  layers-cost) # issue 43 item 3: what gpuprof run --layers costs, MNIST and ResNet-50, interleaved reps
+    log layers-cost
+    RESULTS_DIR=$RES/layerscost WORKLOADS="mnist resnet50" MNIST_REPS=${MNIST_REPS:-4} HEAVY_REPS=${HEAVY_REPS:-2} \
+      CONFIGS="${LAYERS_COST_CONFIGS:-bare gpuprof gpuprof-layers gpuprof-stacks gpuprof-stacks-layers}" \
+      BUDGET_S=${LAYERS_COST_BUDGET_S:-420} timeout $(( ${LAYERS_COST_BUDGET_S:-420} + 60 )) bash bench/overhead/run.sh 2>&1 \
+      | tee "$RES/layers-cost.txt"
+    cat "$RES/layerscost/bench/summary.md" 2>/dev/null | tee -a "$RES/layers-cost.txt" ;;
   sites)      # issue 24: HF Trainer GPT-2, timm resnet18, torch.compile reduce-overhead traced with --stacks
               # (GPUPROF_STACKS=all) and separately under torch.profiler(with_modules): per-layer kernel time
               # and count vs the profiler's module hierarchy, layer self times = all kernel time; the tables

@@ -16,6 +16,13 @@ SHIM_HDRS := $(wildcard shim/*/*.h) libprof/gp_trace.h libprof/gp_settings.h lib
 
 all: $(SHIM_SO)
 
+# gpuprof run --layers' Python module: next to the library, where gpuprof run
+# looks for it (lib/gpuprof-python/)
+SHIM_PY := $(B)/lib/gpuprof-python/sitecustomize.py
+all: $(SHIM_PY)
+$(SHIM_PY): shim/python/sitecustomize.py | $(B)/lib/gpuprof-python/
+	cp $< $@
+
 $(B)/obj/shim/nvidia/%.o: shim/nvidia/%.c $(SHIM_HDRS) shim/nvidia/c-compat/string $(DEP_MISSING) | check-cuda
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEPFLAGS) $(SHIM_CUDA_CFLAGS) -c $< -o $@

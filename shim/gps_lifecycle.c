@@ -19,6 +19,7 @@
 #include "core/gps_core.h"
 #include "features/gps_capture.h"
 #include "features/gps_flight.h"
+#include "features/gps_stepfind.h"
 #include "features/gps_stacks.h"
 #include "features/gps_status.h"
 #include "features/gps_ticker.h"
@@ -377,6 +378,7 @@ static void fork_child(void)
 	gps_status_after_fork_child();
 	gps_flight_after_fork_child();
 	gps_steps_after_fork_child();
+	gps_stepfind_after_fork_child();
 	atomic_store(&final_once, 0);
 	signals_after_fork_child();
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);

@@ -190,6 +190,8 @@ for rep in $(seq 1 $maxreps); do
       gpuprof-window) pre=("${gprun[@]}" --gpu-window "${GPU_WINDOW:-1/10}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-stacks) pre=("${gprun[@]}" --stacks -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-stacks-all) pre=(env GPUPROF_STACKS=all "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-layers) pre=("${gprun[@]}" --layers -o "$dir/trace-%p.gpuprof" --) ;;
+      gpuprof-stacks-layers) pre=("${gprun[@]}" --stacks --layers -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-pm) pre=("${gprun[@]}" --pm-sampling="${PM_INTERVAL:-10ms}" -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-metrics) pre=("${gprun[@]}" --gpu-metrics -o "$dir/trace-%p.gpuprof" --) ;;
       gpuprof-apionly) pre=(env GPUPROF_ACTIVITY=none "${gprun[@]}" -o "$dir/trace-%p.gpuprof" --) ;;

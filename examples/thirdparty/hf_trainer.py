@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """hf_trainer.py — a Hugging Face `Trainer` run on a small randomly
-initialised GPT-2 (2 layers, d 128, vocab 1000), as a new user writes it, with
+initialised GPT-2 (2 layers unless --n-layer, d 128, vocab 1000), as a new user writes it, with
 nothing downloaded: no pretrained weights, no tokenizer; the dataset is random
 token ids.  Steps [steps/3, 2*steps/3) run between cudaProfilerStart/Stop
 (a callback), for `gpuprof run --capture-range=cudaProfilerApi`.
@@ -15,7 +15,7 @@ Prints one line: RESULT steps=N loss=L (L = the Trainer's mean training loss;
 deterministic: fixed seeds, dropout off, SDPA's math backend — the fused
 attention backends' backward passes accumulate with atomics).
 
-  python3 examples/thirdparty/hf_trainer.py [--steps 30] [--stall-step K] [--nvtx]
+  python3 examples/thirdparty/hf_trainer.py [--steps 30] [--n-layer 2] [--stall-step K] [--nvtx]
       [--torch-profile A:B [--torch-profile-out FILE]]
 """
 import argparse
@@ -100,6 +100,7 @@ class TorchProfile(TrainerCallback):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--n-layer", type=int, default=2, help="GPT-2 blocks")
     ap.add_argument("--stall-step", type=int, default=-1)
     ap.add_argument("--stall-s", type=float, default=2.0)
     ap.add_argument("--nvtx", action="store_true")
@@ -113,7 +114,7 @@ def main():
         if fn:
             fn(False)
     set_seed(0)
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=128, n_layer=2, n_head=4, resid_pdrop=0.0,
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=SEQ, n_embd=128, n_layer=a.n_layer, n_head=4, resid_pdrop=0.0,
                      embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(cfg)
     with tempfile.TemporaryDirectory(prefix="hf_trainer-") as out:

@@ -532,6 +532,11 @@ GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out)
 	if (r && out) *out = r->integ;
 }
 
+GP_API int gp_reader_recoverable(int rc)
+{
+	return rc >= 0 || rc == GP_ERR_EOF || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT;
+}
+
 static void cursor_free(gp_reader *r, struct cursor *c)
 {
 	if (c->job) gp_prefetch_release(r->pf, c->job);

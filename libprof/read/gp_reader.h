@@ -108,6 +108,15 @@ struct gp_integrity {
 	uint64_t truncated_at; /* offset where decoding stopped */
 };
 GP_API void gp_reader_integrity(const gp_reader *r, struct gp_integrity *out);
+/* Whether the records an iteration gave are worth using, from its last
+ * status rc (what gp_reader_next or gp_reader_next_ordered returned last):
+ * 1 after its end (>= 0, GP_ERR_EOF) and after damage it stopped at or
+ * stepped over (GP_ERR_TRUNCATED, GP_ERR_CORRUPT: the records before it are
+ * intact; the integrity report says how much is missing), 0 after a fatal
+ * error (I/O, memory, invalid argument: the read is incomplete for no reason
+ * in the file).  The one rule by which a reader of a damaged trace goes on
+ * with what it read. */
+GP_API int gp_reader_recoverable(int rc);
 
 struct gp_footer_info {
 	int present; /* a valid footer was found */

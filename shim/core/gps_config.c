@@ -71,6 +71,8 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 		describe_add(buf, n, &used, " sample_steps=1/%u", c->sample_steps);
 	if (c->flight_ns || c->sample_steps)
 		describe_add(buf, n, &used, " flight_api=%s", word(GP_SET_FLIGHT_API, c->flight_api));
+	if ((c->flight_ns || c->sample_steps) && c->steps != GP_STEPS_AUTO)
+		describe_add(buf, n, &used, " steps=%s", word(GP_SET_STEPS, c->steps));
 	if (c->rules.what)
 		describe_add(buf, n, &used, " trigger=%s", c->rules_text);
 	return used;
@@ -146,6 +148,7 @@ static void load_flight(struct gps_config *c)
 	c->flight_api = (enum gp_flight_api)setting(GP_SET_FLIGHT_API).u;
 	c->flight_api_rate = (uint32_t)setting(GP_SET_FLIGHT_API_RATE).u;
 	c->sample_steps = (uint32_t)setting(GP_SET_SAMPLE_STEPS).u;
+	c->steps = (enum gp_steps_source)setting(GP_SET_STEPS).u;
 	c->trigger_steps = (uint32_t)setting(GP_SET_TRIGGER_STEPS).u;
 	c->trigger_ns = setting(GP_SET_TRIGGER_SECONDS).u;
 	c->trigger_cooldown_ns = setting(GP_SET_TRIGGER_COOLDOWN).u;

@@ -46,6 +46,7 @@ struct gps_config {
 	enum gp_flight_api flight_api; /* GPUPROF_FLIGHT_API */
 	uint32_t flight_api_rate;      /* GPUPROF_FLIGHT_API_RATE: auto's records per second */
 	uint32_t sample_steps;    /* GPUPROF_SAMPLE_STEPS: one step in N; 0 = off */
+	enum gp_steps_source steps; /* GPUPROF_STEPS */
 	struct gp_trigger_rules rules;        /* GPUPROF_TRIGGER */
 	char rules_text[GP_SETTING_TEXT_MAX]; /* as given, for the settings line */
 	uint32_t trigger_steps;   /* GPUPROF_TRIGGER_STEPS */

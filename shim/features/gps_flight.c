@@ -69,6 +69,7 @@
 #include "core/gps_core.h"
 #include "features/gps_control.h"
 #include "features/gps_flight.h"
+#include "features/gps_stepfind.h"
 #include "features/gps_steps.h"
 #include "features/gps_window.h"
 
@@ -135,6 +136,7 @@ static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int ev_pending;
 static char ev_why[200];       /* ev_lock */
 static unsigned idle_rounds;   /* NVML thread only */
+static int util_busy_seen;     /* NVML thread only: a round was busy (the job's GPU work began) */
 static unsigned util_max_round; /* NVML thread only */
 static unsigned util_seen;      /* NVML thread only: devices in this round (bits) */
 
@@ -203,7 +205,10 @@ void gps_flight_init(void)
 		return;
 	gps_flight_rules = c->rules.what;
 	api_follows = c->flight_api == GP_FLIGHT_API_CAPTURE;
-	gps_steps_init(1);
+	gps_steps_init(c->steps != GP_STEPS_OFF);
+	/* steps without NVTX: only where a feature uses steps (a plain trace's
+	 * are found offline, at no cost to the job) */
+	gps_stepfind_init(c->steps == GP_STEPS_AUTO);
 	/* armed: the spool lives in the control directory, served or not */
 	if ((c->control || armed) && gps_control_init(c->control) != 0 && armed)
 		armed = 0; /* said; the core's path hook is not installed */
@@ -532,7 +537,11 @@ void gps_flight_cuda_teardown(void)
 /* NVML samples every device in turn: a round is over when a device comes
  * again.  The rule holds when even the busiest device of the round was
  * idle above the threshold, IDLE_SAMPLES rounds in a row, once the job has
- * run GPS_STEPS_MIN steps (start-up is idle too). */
+ * run GPS_STEPS_MIN steps (start-up is idle too) — or, in a process with
+ * no step at all (none found, GPUPROF_STEPS=off), once a round was busy
+ * (its busiest device at most the threshold idle: the job's GPU work has
+ * begun).  The window is time either way: IDLE_SAMPLES NVML rounds
+ * (GPUPROF_GPU_METRICS). */
 void gps_flight_gpu_util(unsigned dev, unsigned pct)
 {
 	if (!(gps_flight_rules & GP_RULE_IDLE) || dev >= 32)
@@ -541,7 +550,10 @@ void gps_flight_gpu_util(unsigned dev, unsigned pct)
 		struct gps_step_stats st;
 		gps_steps_get(&st);
 		unsigned idle = 100 - (util_max_round > 100 ? 100 : util_max_round);
-		idle_rounds = idle > gps.cfg.rules.idle_pct && st.count >= GPS_STEPS_MIN ? idle_rounds + 1 : 0;
+		if (idle <= gps.cfg.rules.idle_pct)
+			util_busy_seen = 1;
+		int ready = st.count >= GPS_STEPS_MIN || (st.count == 0 && util_busy_seen);
+		idle_rounds = idle > gps.cfg.rules.idle_pct && ready ? idle_rounds + 1 : 0;
 		util_seen = 0;
 		util_max_round = 0;
 		if (idle_rounds >= IDLE_SAMPLES) {
@@ -850,6 +862,14 @@ void gps_flight_tick(uint64_t now)
 	} else if (s == FL_CAPTURING && cur.steps && now > cur.last_step_mono + STEP_STALL_NS) {
 		capture_stop(); /* the steps stopped: what was captured is kept */
 	}
+	if (atomic_load(&sample_on) && gps_now() > sample_start + STEP_STALL_NS) {
+		/* the steps stopped (the step finder lost its boundary when the
+		 * API callbacks went off, the step thread ended): the sampled step
+		 * ends here rather than never */
+		atomic_store(&sample_on, 0);
+		activity_update();
+		emit_window(sample_start, gps_now());
+	}
 	activity_update(); /* a fork child's inherited "on" goes off here */
 	api_rate_check(now);
 	struct capture c = cur;
@@ -864,6 +884,26 @@ void gps_flight_tick(uint64_t now)
 }
 
 /* ------------------------------------------------------------ exit */
+/* Step sampling in a process that used CUDA and had no step: its trace has
+ * no GPU activity at all; one line says so and why (it was silent). */
+static void no_steps_sampled(void)
+{
+	struct gps_step_stats st;
+	gps_steps_get(&st);
+	if (!sample_n || st.count || !gps_gpu_bound() || !atomic_load(&gps.rec))
+		return;
+	char why[300];
+	if (gps.cfg.steps == GP_STEPS_OFF)
+		snprintf(why, sizeof why, "GPUPROF_STEPS=off");
+	else if (gps.cfg.steps == GP_STEPS_NVTX)
+		snprintf(why, sizeof why, "no NVTX step range, and GPUPROF_STEPS=nvtx");
+	else
+		gps_stepfind_describe(why, sizeof why);
+	gps_warn("step sampling (GPUPROF_SAMPLE_STEPS=1/%u): no training step in this process (%s); its trace holds "
+		 "API calls and NVTX only, no GPU activity (GPUPROF_GPU_WINDOW samples by time instead)",
+		 sample_n, why);
+}
+
 void gps_flight_final(void)
 {
 	if (!feature_on)
@@ -889,6 +929,7 @@ void gps_flight_final(void)
 	captures_off = 1; /* nothing starts from here on */
 	fl_final = 1;     /* nor is anything switched */
 	pthread_mutex_unlock(&fl_lock);
+	no_steps_sampled();
 }
 
 void gps_flight_after_close(void (*summary)(const char *file, uint64_t records, uint64_t bytes))
@@ -950,6 +991,7 @@ void gps_flight_after_fork_child(void)
 	last_why[0] = last_file[0] = 0;
 	next_register = 0;
 	idle_rounds = util_seen = util_max_round = 0;
+	util_busy_seen = 0;
 	gps_control_after_fork_child();
 }
 

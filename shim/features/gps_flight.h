@@ -7,8 +7,8 @@
  * none is configured.
  *
  * Who calls what: the lifecycle (init, file ops, tick via the flush thread,
- * final, after_close, fork); NVTX's step edges through features/gps_steps.c
- * (step_begin, step_end) and range names (range); the CUPTI callback (a
+ * final, after_close, fork); NVTX's and the step finder's step edges
+ * through features/gps_steps.c (step_begin, step_end) and range names (range); the CUPTI callback (a
  * CUDA error); the NVML sampler (GPU utilisation); the status file
  * (status); the CUPTI session at bind time (activity_off). */
 #ifndef GPS_FLIGHT_H

@@ -74,27 +74,3 @@ int gps_cbid_default(enum gps_cb_domain domain, const char *name)
 			return 1;
 	return 0;
 }
-
-/* Call sites whose native/Python stack is recorded with GPUPROF_STACKS:
- * kernel and graph launches, copies and sets (both domains). */
-static const char *const stack_patterns[] = {
-	"cudaLaunchKernel*", "cudaLaunchCooperativeKernel*", "cudaGraphLaunch*",
-	"cudaMemcpy*", "cudaMemset*",
-	"cuLaunchKernel*", "cuLaunchCooperativeKernel*", "cuGraphLaunch*",
-	"cuMemcpy*", "cuMemset*",
-	NULL,
-};
-
-int gps_cbid_wants_stack(enum gps_cb_domain domain, const char *name)
-{
-	if (!name || !*name || (domain != GPS_CB_DRIVER && domain != GPS_CB_RUNTIME))
-		return 0;
-	char clean[256];
-	gps_cbid_clean_name(name, clean, sizeof clean);
-	if ((domain == GPS_CB_RUNTIME) != (clean[0] == 'c' && clean[1] == 'u' && clean[2] == 'd' && clean[3] == 'a'))
-		return 0;
-	for (const char *const *p = stack_patterns; *p; p++)
-		if (fnmatch(*p, clean, 0) == 0)
-			return 1;
-	return 0;
-}

@@ -1,6 +1,7 @@
-/* gps_cbid.h — which CUDA API calls the trace records and which record a
- * call stack, chosen by callback NAME (nvidia/gps_cbid.c); pure string code,
- * unit-tested without CUPTI. */
+/* gps_cbid.h — which CUDA API calls the trace records, chosen by callback
+ * NAME (nvidia/gps_cbid.c); pure string code, unit-tested without CUPTI.
+ * Which of them record a call stack (the launch calls) is libprof's
+ * gp_launch_kind, by callback id (nvidia/gps_cupti_stacks.c). */
 #ifndef GPS_CBID_H
 #define GPS_CBID_H
 
@@ -20,9 +21,6 @@ static inline enum gp_api_domain gps_cb_domain_format(enum gps_cb_domain d)
 
 /* Does this API name belong to the default set of the domain? */
 int gps_cbid_default(enum gps_cb_domain domain, const char *name);
-/* Does this call record its call stack with GPUPROF_STACKS (launches,
- * graph launches, memcpy/memset of the domain)? */
-int gps_cbid_wants_stack(enum gps_cb_domain domain, const char *name);
 /* Writes the display form of a CUPTI callback name ("cudaMemcpy_v3020" ->
  * "cudaMemcpy"). */
 void gps_cbid_clean_name(const char *name, char *out, size_t outsz);

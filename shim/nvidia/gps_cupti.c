@@ -11,6 +11,7 @@
 #include "features/gps_capture.h"
 #include "features/gps_flight.h"
 #include "features/gps_stacks.h"
+#include "features/gps_stepfind.h"
 #include "features/gps_ticker.h"
 #include "features/gps_window.h"
 #include "nvidia/gps_activity.h"
@@ -20,6 +21,7 @@
 #include "nvidia/gps_cupti.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_cupti_graphs.h"
+#include "nvidia/gps_cupti_markers.h"
 #include "nvidia/gps_cupti_stacks.h"
 #include "nvidia/gps_pmsampling.h"
 
@@ -49,6 +51,27 @@ static int api_on_now, gpu_on_now;
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
+
+/* The API callbacks that are on make records (callback mode, switched on).
+ * Off, the only callbacks on are the step finder's markers (and a capture
+ * range's start/stop calls): they feed it and record nothing. */
+static atomic_int cb_records;
+
+/* The step finder's event (features/gps_stepfind.h), at a call's entry:
+ * before the call, so a step that begins here has the call's GPU work. */
+static __attribute__((noinline)) int feed_steps(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+						 const CUpti_CallbackData *cd, uint64_t now)
+{
+	if (cbid >= GPS_MK_MAX_CBID || !gps_cupti_marker_class[dom][cbid] ||
+	    (dom == CUPTI_CB_DOMAIN_DRIVER_API && rt_depth > 0) || atomic_load_explicit(&gps.closed, memory_order_relaxed))
+		return 0; /* not an event, or the driver's half of a runtime call */
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_thread_get();
+	int edge = t && gps_stepfind_event(gps_cupti_marker_sig((enum gps_cb_domain)dom, cbid, cd->functionParams),
+					   t->tid, now);
+	gps_in_shim = 0;
+	return edge;
+}
 
 /* API exit: one record.  Out of line: the enter path stays tiny. */
 static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -186,9 +209,14 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 		return;
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		/* 0 = not recorded (a call made by the shim itself) */
-		*cd->correlationData = gps_in_shim ? 0 : gps_now();
-		if (__builtin_expect(atomic_load_explicit(&api_gap_fresh, memory_order_relaxed), 0) &&
-		    !gps_in_shim && atomic_exchange(&api_gap_fresh, 0))
+		uint64_t now = gps_in_shim ? 0 : gps_now();
+		if (__builtin_expect(atomic_load_explicit(&gps_stepfind_on, memory_order_relaxed), 0) && now &&
+		    feed_steps(dom, cbid, cd, now))
+			now = gps_now(); /* after a step edge's work: the call is inside the step it begins
+					    (and its window, if it switched records on) */
+		*cd->correlationData = atomic_load_explicit(&cb_records, memory_order_relaxed) ? now : 0;
+		if (*cd->correlationData &&__builtin_expect(atomic_load_explicit(&api_gap_fresh, memory_order_relaxed), 0) &&
+		    atomic_exchange(&api_gap_fresh, 0))
 			gps_activity_api_first(cd->correlationId);
 		return;
 	}
@@ -285,6 +313,25 @@ static void switch_kind(CUpti_ActivityKind kind, int on)
 		GPS_CUPTI(cuptiActivityDisable, kind);
 }
 
+static int enable_api_callback(enum gps_cb_domain dom, uint32_t cbid)
+{
+	return GPS_CUPTI(cuptiEnableCallback, 1, subscriber, (CUpti_CallbackDomain)dom, cbid) != CUPTI_SUCCESS;
+}
+
+/* API records off (or made by activity records): the step finder's marker
+ * callbacks on, feeding it only (features/gps_stepfind.h).  Never kernel
+ * launches: their callbacks are what the records' switch-off saves
+ * (docs/FLIGHT.md, "Steps"); a kernel boundary is lost then, with one line. */
+static void keep_step_markers(void)
+{
+	unsigned cls = gps_stepfind_classes();
+	if (cls & (1u << GPS_SIG_KERNEL))
+		gps_stepfind_kernels_gone(); /* (a no-op while learning) */
+	cls = gps_stepfind_classes() & ~(1u << GPS_SIG_KERNEL);
+	if (cls)
+		gps_cupti_markers_enable(cls, gps.cfg.api_driver, enable_api_callback);
+}
+
 /* API records on or off, in the mode chosen at bind time. */
 static int switch_api_records_now(int on)
 {
@@ -292,6 +339,8 @@ static int switch_api_records_now(int on)
 	int driver = c->api_driver, n = 0;
 	if (c->api_set == GP_API_SET_NONE)
 		return 0;
+	if (on && c->api_mode != GP_API_MODE_ACTIVITY)
+		atomic_store(&cb_records, 1);
 	if (c->api_set == GP_API_SET_ALL) {
 		if (c->api_mode == GP_API_MODE_ACTIVITY) {
 			switch_kind(CUPTI_ACTIVITY_KIND_RUNTIME, on);
@@ -307,6 +356,10 @@ static int switch_api_records_now(int on)
 		n = switch_default_set(GPS_CB_RUNTIME, on);
 		if (driver && (c->api_mode != GP_API_MODE_ACTIVITY || gps_p_cuptiActivityEnableDriverApi))
 			n += switch_default_set(GPS_CB_DRIVER, on);
+	}
+	if (!on && c->api_mode != GP_API_MODE_ACTIVITY) {
+		atomic_store(&cb_records, 0);
+		keep_step_markers();
 	}
 	if (capture_mode && !on)
 		enable_capture_callbacks(); /* whatever the set, they stay on */
@@ -379,14 +432,15 @@ static void bind_api_records(void)
 		gps_info("no CUDA API callbacks matched the default set");
 }
 
-static const struct { unsigned bit; CUpti_ActivityKind kind; const char *name; } act_kinds[] = {
-	{GP_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device"},
-	{GP_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
-	{GP_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
-	{GP_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
-	{GP_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer"},
-	{GP_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
-	{GP_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+/* GPUPROF_ACTIVITY's kinds (their names: the settings table's) as CUPTI's */
+static const struct { unsigned bit; CUpti_ActivityKind kind; } act_kinds[] = {
+	{GP_ACT_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE},
+	{GP_ACT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+	{GP_ACT_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY},
+	{GP_ACT_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET},
+	{GP_ACT_PEER, CUPTI_ACTIVITY_KIND_MEMCPY2},
+	{GP_ACT_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+	{GP_ACT_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2},
 };
 #define N_ACT_KINDS (sizeof act_kinds / sizeof act_kinds[0])
 
@@ -401,7 +455,8 @@ static void enable_activity(int paused)
 			continue;
 		CUptiResult r = GPS_CUPTI_QUIET(cuptiActivityEnable, act_kinds[i].kind);
 		if (r != CUPTI_SUCCESS)
-			gps_info("activity kind %s unavailable: %s", act_kinds[i].name, gps_cupti_errstr(r));
+			gps_info("activity kind %s unavailable: %s", gp_setting_word_of(GP_SET_ACTIVITY, act_kinds[i].bit),
+				 gps_cupti_errstr(r));
 	}
 }
 
@@ -536,7 +591,11 @@ static int start_locked(const char *why)
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
 	gps_cupti_stacks_bind(callback_name); /* before the callbacks can fire */
 	gps_cupti_graphs_bind(enable_resource_callback);
+	if (atomic_load(&gps_stepfind_on))
+		gps_cupti_markers_bind(callback_name);
 	bind_api_records();
+	if (!atomic_load(&cb_records))
+		keep_step_markers(); /* no records by callback: the finder's own */
 	if (capture_mode) /* last: the sets above are what a start switches on */
 		enable_capture_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
@@ -633,6 +692,7 @@ void gps_cupti_after_fork_child(void)
 {
 	inherited_session = gps_gpu_bound();
 	pthread_mutex_init(&start_lock, NULL);
+	/* (cb_records: CUPTI's callbacks are as the parent left them) */
 	gps_coexist_after_fork_child();
 	rt_depth = 0;
 }
@@ -672,6 +732,8 @@ int gps_cupti_resume_callbacks(void)
 		gps_activity_api_on(gps_now());
 		atomic_store(&api_gap_fresh, 1);
 		switch_api_records_now(1);
+	} else if (!atomic_load(&cb_records)) {
+		keep_step_markers(); /* the step finder's markers, as at bind */
 	}
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* gps_cupti_stacks.c — which CUDA API calls record a call stack
- * (GPUPROF_STACKS: kernel and graph launches, copies and sets, by name:
- * nvidia/gps_cbid.c), and the key that tells one call's sites apart: the
+ * (GPUPROF_STACKS: the launch calls, kernel and graph launches, copies and
+ * sets, by callback id: libprof's gp_launch.h), and the key that tells one call's sites apart: the
  * kernel function or graph it launches, read from the call's parameters as
  * CUPTI hands them to the callback (offsets from CUDA's own params structs,
  * so a layout change is a compile error). */
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/gps_core.h"
+#include "gp_launch.h"
 #include "features/gps_stacks.h"
 #include "nvidia/gps_cupti_stacks.h"
 
@@ -68,7 +69,9 @@ void gps_cupti_stacks_bind(const char *(*name)(enum gps_cb_domain dom, uint32_t 
 	for (enum gps_cb_domain dom = GPS_CB_DRIVER; dom <= GPS_CB_RUNTIME; dom++)
 		for (uint32_t cbid = 1; cbid < GPS_STK_MAX_CBID; cbid++) {
 			const char *nm = name(dom, cbid);
-			if (!nm || !gps_cbid_wants_stack(dom, nm))
+			/* launches, graph launches, copies and sets: libprof's one
+			 * definition of a launch call, by callback id */
+			if (!nm || gp_launch_kind(gps_cb_domain_format(dom), cbid) == GP_LAUNCH_NONE)
 				continue;
 			char clean[256];
 			gps_cbid_clean_name(nm, clean, sizeof clean);

@@ -2,7 +2,7 @@
 # (scripts/check-layers.sh, scripts/format-check.sh).  Included from
 # tests/build.mk; script tests run through wrappers that pass the build dir.
 BUILDT_DIR := $(B)/tests/build
-BUILD_SH_TESTS := test_check_layers
+BUILD_SH_TESTS := test_check_layers test_doc_paths
 
 $(BUILDT_DIR)/run_%: tests/build/%.sh | $(BUILDT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@

@@ -416,7 +416,14 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
 	struct frame f;
 	/* functionParams as CUPTI gives them (the shim keys call sites on func) */
 	cudaLaunchKernel_v7000_params p = { func, grid, block, args, smem, stream };
-	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name, &p);
+	/* FAKE_CUDA_LAUNCH13=1: the callback CUDA 13's runtime gives a <<<>>>
+	 * launch, __cudaLaunchKernel (its own id, no params struct) */
+	static int v13 = -1;
+	if (v13 < 0) v13 = getenv("FAKE_CUDA_LAUNCH13") != NULL;
+	if (v13)
+		rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel", name, NULL);
+	else
+		rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name, &p);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel");
 	if (capture_node(func, grid, block, stream))
 		return rt_exit(&f, cudaSuccess); /* captured: a node, no kernel runs */
@@ -473,7 +480,9 @@ static void memcpy_record(struct frame *f, size_t count, enum cudaMemcpyKind kin
 EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", NULL);
+	/* functionParams as CUPTI gives them (the step finder reads size and kind) */
+	cudaMemcpy_v3020_params p = { dst, src, count, kind };
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", NULL, &p);
 	drv_call(&f, kind == cudaMemcpyDeviceToHost ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2
 						    : CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
 		 kind == cudaMemcpyDeviceToHost ? "cuMemcpyDtoH_v2" : "cuMemcpyHtoD_v2");
@@ -486,7 +495,8 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 				   enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync", NULL);
+	cudaMemcpyAsync_v3020_params p = { dst, src, count, kind, stream };
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync", NULL, &p);
 	memmove(dst, src, count);
 	memcpy_record(&f, count, kind, stream, 1);
 	return rt_exit(&f, cudaSuccess);

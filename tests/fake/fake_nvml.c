@@ -15,6 +15,8 @@
  *   PCIe TX      2*k (KB/s); on device 1: NOT_SUPPORTED (a metric the shim
  *                must retire silently: the test counts the calls)
  *   PCIe RX      3*k
+ * FAKE_NVML_BUSY_FIRST=K: the first K utilization answers say gpu = 90 (a job
+ *                busy, then idle: the idle rule without steps).
  * FAKE_NVML_INIT_FAIL=1: nvmlInit_v2 fails (NVML_ERROR_DRIVER_NOT_LOADED).
  * FAKE_NVML_NO_UUID=1: nvmlDeviceGetUUID answers NOT_SUPPORTED.
  * FAKE_NVML_LOG=path appends one line per call: "<pid> <function> <device>". */
@@ -153,7 +155,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilizatio
 		return INVALID;
 	flog("nvmlDeviceGetUtilizationRates", (int)d->idx);
 	unsigned k = d->n_util++;
-	u->gpu = (10 * (k % 3) + 30 * d->idx) % 100;
+	const char *busy = getenv("FAKE_NVML_BUSY_FIRST");
+	u->gpu = busy && k < (unsigned)atoi(busy) ? 90 : (10 * (k % 3) + 30 * d->idx) % 100;
 	u->memory = (5 * k + 3) % 100;
 	return OK;
 }

@@ -68,6 +68,8 @@
  *   kernel names its step), a 256-byte cudaMemset, ~MS ms of host work }
  *   pop; prints "steps N".  Knobs (environment):
  *   WL_STALL=I:MS[,I:MS...]  step I takes MS ms more (a host stall)
+ *   WL_GAP=I:MS[,I:MS...]    MS ms of host work before step I's push (a stall
+ *                            in the data loading between two step ranges)
  *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB)
  *   WL_RANGE_AT=I:NAME       step I holds a range NAME
  *   WL_READY=I:FILE          FILE is created when step I begins
@@ -88,7 +90,23 @@
  *                            window, from its own activity buffers) before
  *                            "steps N".  WL_PROFILE_AGAIN=C:D: a second
  *                            window (Kineto's next profile: no new
- *                            subscription), "again C..D kernels K,K,...". */
+ *                            subscription), "again C..D kernels K,K,...".
+ *
+ * "workload plain N MS": the same loop without NVTX (the step finder's
+ *   tests): first a "model load" of 24 host-to-device copies (sizes 4096,
+ *   8192, 12288, 16384 in turn: alike but no step), then N steps, step i =
+ *   cudaMemcpy host-to-device of WL_BATCH bytes (default 65536: the input),
+ *   k_gemm and k_relu with grid i+1, a 256-byte cudaMemset, a 4-byte
+ *   device-to-host cudaMemcpy (the loss), cudaStreamSynchronize, ~MS ms
+ *   of host work.  Knobs: WL_STALL, WL_READY, WL_GATE, WL_STEP_TIMES as
+ *   above, and
+ *   WL_WARMUP=K              steps < K copy 1000 + i bytes more and run a k_softmax
+ *   WL_NVTX_FROM=I           steps >= I are NVTX ranges "step i" too
+ *   WL_IRREGULAR=1           no structure: each step's copy sizes, kernels and
+ *                            their counts are drawn at random (a fixed seed)
+ *   WL_BATCH_FROM=I:BYTES    from step I on the input copy has BYTES (a new phase)
+ *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
+ *                            the step's boundary can only be a kernel launch) */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -615,6 +633,9 @@ static int steps_mode(long n, long ms)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 		}
+		const char *gap = step_knob("WL_GAP", i);
+		if (gap)
+			sleep_ms(atol(gap));
 		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
 		nvtxRangePushA(name);
 		if (i == prof.a || i == prof.c)
@@ -657,8 +678,93 @@ static int steps_mode(long n, long ms)
 	return 0;
 }
 
+/* "plain": the loop as most jobs run it, no NVTX (see the file comment) */
+static int plain_mode(long n, long ms)
+{
+	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
+	fakeRegisterKernel((const void *)k_relu, "k_relu");
+	fakeRegisterKernel((const void *)k_softmax, "k_softmax");
+	const char *b = getenv("WL_BATCH"), *wu = getenv("WL_WARMUP"), *nf = getenv("WL_NVTX_FROM");
+	const char *irr = getenv("WL_IRREGULAR"), *times = getenv("WL_STEP_TIMES");
+	int kernels_only = getenv("WL_KERNELS_ONLY") != NULL;
+	size_t batch = b ? (size_t)atol(b) : 65536;
+	long warmup = wu ? atol(wu) : 0, nvtx_from = nf ? atol(nf) : -1;
+	size_t cap = batch + 1000 + (size_t)n + 65536;
+	unsigned char *h = calloc(cap, 1);
+	void *d = NULL;
+	cudaMalloc(&d, cap);
+	for (int j = 0; j < 24; j++)
+		cudaMemcpy(d, h, 4096 * (size_t)(1 + j % 4), cudaMemcpyHostToDevice);
+	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
+	unsigned rnd = 12345;
+	for (long i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "step %ld", i);
+		if (t0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		}
+		int nvtx = nvtx_from >= 0 && i >= nvtx_from;
+		if (nvtx)
+			nvtxRangePushA(name);
+		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
+		if (ready) {
+			int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd >= 0)
+				close(fd);
+		}
+		for (int k = 0; gate && k < 2000 && access(gate, F_OK) != 0; k++)
+			sleep_ms(10);
+		unsigned char loss[4];
+		if (kernels_only) {
+			launch(k_gemm, (unsigned)i + 1);
+			launch(k_relu, (unsigned)i + 1);
+		} else if (irr) {
+			/* no structure: sizes, kernels and counts at random */
+			rnd = rnd * 1103515245u + 12345u;
+			cudaMemcpy(d, h, 1 + (rnd >> 8) % 60000, cudaMemcpyHostToDevice);
+			for (unsigned k = 0, nk = 1 + (rnd >> 20) % 5; k < nk; k++) {
+				rnd = rnd * 1103515245u + 12345u;
+				unsigned which = (rnd >> 16) % 3;
+				launch(which == 0 ? k_gemm : which == 1 ? k_relu : k_softmax, (unsigned)i + 1);
+			}
+			if ((rnd >> 12) % 3 == 0)
+				cudaStreamSynchronize(NULL);
+		} else {
+			const char *bf = getenv("WL_BATCH_FROM");
+			size_t b_now = bf && i >= atol(bf) && strchr(bf, ':') ? (size_t)atol(strchr(bf, ':') + 1) : batch;
+			cudaMemcpy(d, h, b_now + (i < warmup ? 1000 + (size_t)i : 0), cudaMemcpyHostToDevice);
+			if (i < warmup)
+				launch(k_softmax, 1);
+			launch(k_gemm, (unsigned)i + 1);
+			launch(k_relu, (unsigned)i + 1);
+			cudaMemset(d, (int)i, 256);
+			cudaMemcpy(loss, d, sizeof loss, cudaMemcpyDeviceToHost);
+			cudaStreamSynchronize(NULL);
+		}
+		const char *stall = step_knob("WL_STALL", i);
+		sleep_ms(ms + (stall ? atol(stall) : 0));
+		if (nvtx)
+			nvtxRangePop();
+	}
+	cudaDeviceSynchronize();
+	cudaFree(d);
+	free(h);
+	FILE *f = t0 ? fopen(times, "w") : NULL;
+	for (long i = 0; f && i < n; i++)
+		fprintf(f, "%ld %.9f\n", i, t0[i]);
+	if (f)
+		fclose(f);
+	free(t0);
+	printf("steps %ld\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "plain"))
+		return plain_mode(atol(argv[2]), atol(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "steps"))
 		return steps_mode(atol(argv[2]), atol(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "capture"))

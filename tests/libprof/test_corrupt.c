@@ -98,8 +98,22 @@ static void damage(const char *dir, unsigned major)
 		if (full[i].type == GP_REC_STRING) free((char *)full[i].u.string.str);
 }
 
+/* The one rule the tools go on by after a read: its end and damage in the
+ * file leave the intact records worth using, every other error does not. */
+static void recoverable(void)
+{
+	static const int yes[] = { 1, 0, GP_ERR_EOF, GP_ERR_TRUNCATED, GP_ERR_CORRUPT };
+	static const int no[] = { GP_ERR_IO, GP_ERR_NOMEM, GP_ERR_NOT_GPUPROF, GP_ERR_VERSION,
+				  GP_ERR_INVALID, GP_ERR_FULL, GP_ERR_CLOSED, GP_ERR_TIMEOUT };
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		CHECK(gp_reader_recoverable(yes[i]) == 1, "status %d (%s) not recoverable", yes[i], gp_strerror(yes[i]));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		CHECK(gp_reader_recoverable(no[i]) == 0, "status %d (%s) recoverable", no[i], gp_strerror(no[i]));
+}
+
 int main(void)
 {
+	recoverable();
 	char *dir = tl_tmpdir();
 	damage(dir, GP_FORMAT_MAJOR);
 	damage(dir, 1);

@@ -8,6 +8,9 @@ R1. step>100x, stalls of 700 ms at steps 100 and 200, the default 60 s
     5), whose mark names the rule and the step, whose counters hold the
     stalled step's time and the median; the first 10 steps (no median yet)
     never fire, whatever their time.
+R1b. The same stall between two step ranges (WL_GAP: the data loading of a
+    job that marks only the compute of a step): a step's time runs from
+    the previous step's end, so step 100 is the slow one, 101..105 captured.
 R2. Cool-down 0: the second stall is captured too (101..105, 201..205).
     Cool-down 0 and GPUPROF_TRIGGER_MAX=1: only the first.
 R3. cuda-error: the failing cudaMalloc at step 100: one capture of 5
@@ -57,6 +60,15 @@ if caps:
             c["gpuprof.capture.step_ns"][0] >= 700_000_000 and 4_000_000 <= c["gpuprof.capture.median_ns"][0] <= 12_000_000,
             "R1: counters %s" % dict(c))
     E.check(99 in f.step_ranges and 50 in f.step_ranges, "R1: history before the stall missing")
+
+# R1b: a stall between the ranges belongs to the step it comes before
+j = run_job(E, "r1b", 200, dict(FLIGHT, GPUPROF_TRIGGER=RULE, WL_GAP="100:700"))
+caps = captured_steps(j)
+E.check([c[0] for c in caps] == [list(range(101, 106))], "R1b: captured steps %s" % [c[0] for c in caps])
+if caps:
+    f = caps[0][1]
+    E.check(len(f.marks) == 1 and f.marks[0].startswith("gpuprof capture 1: rule step>100x: step 100 took 7"),
+            "R1b: mark %s" % f.marks)
 
 # R2: no cool-down: both stalls; with the hourly cap of 1: the first only
 j = run_job(E, "r2", 260, dict(FLIGHT, GPUPROF_TRIGGER=RULE, GPUPROF_TRIGGER_COOLDOWN="0", WL_STALL=STALLS))

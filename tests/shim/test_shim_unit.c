@@ -4,7 +4,8 @@
  * the default API callback set, the TSC clock (gps_clock.c), the rolling
  * median of the step rule (gps_rolling.c, against a sort of the window) and
  * which NVTX names are steps (gps_steps.c; the flight recorder's hooks
- * stubbed here). */
+ * stubbed here), and the step finder's period (gps_period.c) on made-up
+ * event sequences. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "core/gps_config.h"
 #include "core/gps_log.h"
 #include "features/gps_flight.h"
+#include "features/gps_period.h"
 #include "features/gps_rolling.h"
 #include "features/gps_steps.h"
 #include "nvidia/gps_cbid.h"
@@ -176,23 +178,6 @@ static void test_cbid(void)
 		CHECK(!gps_cbid_default(GPS_CB_DRIVER, no_drv[i]), "driver %s should not be in the default set", no_drv[i]);
 	CHECK(!gps_cbid_default((enum gps_cb_domain)3, "cudaMemcpy"), "other domains");
 	CHECK(!gps_cbid_default(GPS_CB_RUNTIME, NULL) && !gps_cbid_default(GPS_CB_RUNTIME, ""), "empty names");
-
-	/* GPUPROF_STACKS: launches, graph launches, copies and sets only */
-	static const char *stk_yes[][2] = {{"2", "cudaLaunchKernel_v7000"}, {"2", "cudaLaunchKernel_ptsz_v7000"},
-		{"2", "cudaLaunchKernelExC_v11060"}, {"2", "cudaLaunchCooperativeKernel_v9000"},
-		{"2", "cudaGraphLaunch_v10000"}, {"2", "cudaMemcpyAsync_v3020"}, {"2", "cudaMemset2D_v3020"},
-		{"1", "cuLaunchKernel"}, {"1", "cuLaunchKernelEx"}, {"1", "cuLaunchCooperativeKernel_ptsz"},
-		{"1", "cuGraphLaunch"}, {"1", "cuMemcpyHtoDAsync_v2"}, {"1", "cuMemsetD8_v2"}};
-	for (size_t i = 0; i < sizeof stk_yes / sizeof stk_yes[0]; i++)
-		CHECK(gps_cbid_wants_stack((enum gps_cb_domain)atoi(stk_yes[i][0]), stk_yes[i][1]), "%s should get stacks", stk_yes[i][1]);
-	static const char *stk_no[][2] = {{"2", "cudaMalloc_v3020"}, {"2", "cudaDeviceSynchronize_v3020"},
-		{"2", "cudaLaunchHostFunc_v10000"}, {"2", "cudaStreamWaitEvent_v3020"}, {"1", "cuMemAlloc_v2"},
-		{"1", "cuCtxSynchronize"}, {"1", "cuLaunchHostFunc"}, {"2", "cuLaunchKernel"},
-		{"1", "cudaLaunchKernel_v7000"}, {"3", "cudaMemcpy_v3020"}, {"2", ""}};
-	for (size_t i = 0; i < sizeof stk_no / sizeof stk_no[0]; i++)
-		CHECK(!gps_cbid_wants_stack((enum gps_cb_domain)atoi(stk_no[i][0]), stk_no[i][1]), "%s should not get stacks",
-		      stk_no[i][1]);
-	CHECK(!gps_cbid_wants_stack(GPS_CB_RUNTIME, NULL), "NULL name");
 }
 
 /* GPUPROF_GPU_WINDOW through the config (the syntax: test_settings.c) */
@@ -455,16 +440,20 @@ static void test_steps(void)
 	}
 	CHECK(gps_steps_match(NULL) == 0, "NULL name");
 	/* the published median: none before GPS_STEPS_MIN steps, then that of
-	 * the last GPS_STEPS_WINDOW durations */
+	 * the last GPS_STEPS_WINDOW step times; a step's time runs from the
+	 * previous step's end (the host time between the ranges is the next
+	 * step's), the first step's is its range */
 	static uint64_t durs[200];
 	uint64_t t = 1000;
 	srand(7);
 	for (unsigned i = 0; i < 200; i++) {
-		durs[i] = 1000000u + (uint64_t)(rand() % 500000);
+		uint64_t range = 1000000u + (uint64_t)(rand() % 500000), gap = (uint64_t)(rand() % 400000);
+		durs[i] = range + (i ? gap : 0);
+		t += i ? gap : 0;
 		CHECK(gps_steps_begin(i, 4242) == 1, "step %u not taken", i);
 		CHECK(gps_steps_begin(i, 4242) == 0, "a nested step %u taken", i);
-		gps_steps_end(i, t, t + durs[i]);
-		t += durs[i] + 10;
+		gps_steps_end(i, t, t + range);
+		t += range;
 		struct gps_step_stats st;
 		gps_steps_get(&st);
 		uint64_t want = i + 1 < GPS_STEPS_MIN ? 0 : sorted_median(durs, i + 1);
@@ -474,6 +463,147 @@ static void test_steps(void)
 		      (unsigned long long)st.count);
 	}
 	CHECK(gps_steps_begin(200, 4243) == 0, "another thread's step taken");
+}
+
+/* ------------------------------------------------------------ period */
+#define H2D(b) GPS_SIG_MAKE(GPS_SIG_HTOD, b)
+#define D2H(b) GPS_SIG_MAKE(GPS_SIG_DTOH, b)
+#define SYNC GPS_SIG_MAKE(GPS_SIG_SYNC, 77)
+#define K(i) GPS_SIG_MAKE(GPS_SIG_KERNEL, 1000 + (i))
+static struct gps_period_ev pev[8192];
+static size_t npev;
+static uint64_t pt;
+static void ev(uint64_t sig, uint64_t gap)
+{
+	pt += gap;
+	pev[npev].sig = sig;
+	pev[npev].t = pt;
+	npev++;
+}
+static int find(struct gps_period_result *r)
+{
+	static uint64_t scratch[1 << 18];
+	CHECK(gps_period_scratch_size(npev) <= sizeof scratch, "scratch %zu", gps_period_scratch_size(npev));
+	memset(r, 0, sizeof *r);
+	return gps_period_find(pev, npev, 6, scratch, r);
+}
+static void load_copies(void) /* a model's parameters: alike sizes, once */
+{
+	for (int j = 0; j < 24; j++)
+		ev(H2D(4096 * (1 + j % 4)), 10);
+}
+
+static void test_period(void)
+{
+	struct gps_period_result r;
+	/* plain: copy in, 3 kernels, loss out, sync; 20 steps */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(1), 10);
+		ev(K(2), 10);
+		ev(K(3), 10);
+		ev(D2H(4), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 6 && r.alike == 19 && r.count == 20,
+	      "plain: found sig %llx len %u alike %u count %u", (unsigned long long)r.sig, r.len, r.alike, r.count);
+	/* warm-up: parameter copies, then 3 odd steps (an extra copy and
+	 * kernel); the steady steps still win, at the input copy */
+	npev = 0;
+	load_copies();
+	for (int s = 0; s < 30; s++) {
+		ev(H2D(65536 + (s < 3 ? 1000 + s : 0)), 5000);
+		if (s < 3)
+			ev(K(9), 10);
+		ev(K(1), 10);
+		ev(K(2), 10);
+		ev(D2H(4), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 5, "warm-up: sig %llx len %u", (unsigned long long)r.sig,
+	      r.len);
+	/* a sub-loop: 4 identical layers a step; the layer's first kernel
+	 * repeats more often than the step, but is no step */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(0), 10);
+		for (int l = 0; l < 4; l++) {
+			ev(K(1), 10);
+			ev(K(2), 10);
+			ev(K(3), 10);
+		}
+		ev(K(4), 10);
+		ev(D2H(4), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 17, "sub-loop: sig %llx len %u", (unsigned long long)r.sig,
+	      r.len);
+	/* the same without markers: still the step (a kernel), not the layer
+	 * (the step's own part, embedding, head, optimizer, is more than the
+	 * 2 operations by which a segment may differ and still be "like") */
+	npev = 0;
+	for (int s = 0; s < 30; s++) {
+		ev(K(0), 5000);
+		ev(K(5), 10);
+		for (int l = 0; l < 4; l++) {
+			ev(K(1), 10);
+			ev(K(2), 10);
+			ev(K(3), 10);
+		}
+		ev(K(4), 10);
+		ev(K(6), 10);
+	}
+	CHECK(find(&r) && r.len == 16 && r.sig == K(0), "sub-loop, kernels only: sig %llx len %u",
+	      (unsigned long long)r.sig, r.len);
+	/* an extra op every 10 steps: the period is the step, not 10 steps */
+	npev = 0;
+	for (int s = 0; s < 40; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(1), 10);
+		ev(K(2), 10);
+		if (s % 10 == 9)
+			ev(K(7), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(find(&r) && r.sig == H2D(65536) && r.len == 4 && r.alike >= 30,
+	      "extra op every 10: sig %llx len %u alike %u", (unsigned long long)r.sig, r.len, r.alike);
+	/* no input copy: a marker (the sync) before a kernel, even one after a
+	 * longer gap */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(K(1), 9000);
+		ev(K(2), 10);
+		ev(SYNC, 10);
+		ev(K(3), 10);
+	}
+	CHECK(find(&r) && r.sig == SYNC && r.len == 4, "marker first: sig %llx len %u", (unsigned long long)r.sig, r.len);
+	/* kernels only: the one after the longest host gap */
+	npev = 0;
+	for (int s = 0; s < 20; s++) {
+		ev(K(1), 10);
+		ev(K(2), 9000);
+		ev(K(3), 10);
+	}
+	CHECK(find(&r) && r.sig == K(2) && r.len == 3, "kernels: sig %llx len %u", (unsigned long long)r.sig, r.len);
+	/* too few repeats (5 alike steps < 6) */
+	npev = 0;
+	for (int s = 0; s < 6; s++) {
+		ev(H2D(65536), 5000);
+		ev(K(1), 10);
+		ev(SYNC, 10);
+	}
+	CHECK(!find(&r), "6 steps taken: sig %llx", (unsigned long long)r.sig);
+	/* alike copies at start-up only, then no structure: none */
+	npev = 0;
+	load_copies();
+	unsigned x = 7;
+	for (int i = 0; i < 200; i++) {
+		x = x * 1103515245u + 12345u;
+		ev(x % 3 ? K(x >> 8 & 3) : H2D(1 + (x >> 4) % 50000), 10 + (x >> 16) % 5000);
+	}
+	CHECK(!find(&r), "no structure: sig %llx len %u", (unsigned long long)r.sig, r.len);
 }
 
 int main(void)
@@ -490,6 +620,7 @@ int main(void)
 	test_clock_live();
 	test_rolling();
 	test_steps();
+	test_period();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else

@@ -5,7 +5,8 @@
    resolved offline through the trace's module records, holds exactly
    stk_level_c, stk_level_b, stk_level_a, main in the workload (then only
    _start), below the fake libcudart's cudaLaunchKernel; every frame lies in
-   a module record; one STACK record per distinct site (interning).
+   a module record; one STACK record per distinct site (interning).  The
+   same through CUDA 13's launch callback, __cudaLaunchKernel.
 2. Sampling: 10000 launches from one site with GPUPROF_STACKS=1: every API
    record has the one stack id, the captures (gpuprof.stacks_captured) are
    16 + about 1/32 of the rest per site.
@@ -78,6 +79,15 @@ check_chain(t, "all")
 E.check(len(t.stacks) == 2, "all: %d STACK records, want 2 (launch site, memset site)" % len(t.stacks))
 E.check(t.counters.get("gpuprof.stacks_captured") == 6 and t.counters.get("gpuprof.stacks_distinct") == 2,
         "all: counters %s" % t.counters)
+
+# 1b. CUDA 13's runtime gives a <<<>>> launch its own callback,
+# __cudaLaunchKernel: a launch call (libprof's gp_launch), so it has the
+# same stack (the shim's own name list had left it out)
+t, err = run_stacks(3, {"GPUPROF_STACKS": "all", "FAKE_CUDA_LAUNCH13": "1"}, "cuda13")
+l13 = api_stacks(t, "__cudaLaunchKernel")
+if E.check(len(l13) == 3 and all(l13) and len(set(l13)) == 1, "cuda13: __cudaLaunchKernel stack ids %s" % l13):
+    wl = [symbolize(t, a, m) for a, m in t.native(l13[0]) if m and m["path"] == E.workload]
+    E.check(wl[:4] == CHAIN, "cuda13: workload frames %s, want %s" % (wl, CHAIN))
 try:
     ctypes.CDLL("libunwind.so.8")
     E.check("libunwind" not in err, "all: libunwind complaint with libunwind present: %r" % err)

@@ -4,9 +4,10 @@
  * writes them: an API call when it returns, a push/pop range when popped,
  * a GPU operation when it ends.
  *
- *   gen_advise SCENARIO [--stacks] [--pm] OUT
+ *   gen_advise SCENARIO [--stacks] [--pm] [--no-pinned] [--gpu NAME] OUT
  *
- * Process 7000, main thread 7000, device 0 = 132 SMs, cc 9.0 (H200-like
+ * Process 7000, main thread 7000, device 0 "NVIDIA H200" (--gpu NAME: another
+ * name) = 132 SMs, cc 9.0 (H200-like
  * limits).  Every trace is 10 steps, NVTX "step <k>" [s, s + L) with s = k L
  * (no time between steps), after T0 = 1 s; times below are ns after s.
  * "call [a, b)" is a CUDA API call on the main thread, "gpu [a, b)" the
@@ -33,6 +34,8 @@
  *            [60000, 395544) (50 B/ns); pageable HtoD 64 MiB call [100000,
  *            5100000) gpu [1100000, 4600000); 2 calls [5110000 + 10000 j,
  *            +5000), kernels of 1 ms from 5130000.
+ *            --no-pinned leaves the pinned copy out (the trace then has
+ *            no pinned copy to measure a bandwidth on).
  *  pageable-no  as pageable, the 64 MiB copy from pinned memory: call
  *            [100000, 105000) gpu [110000, 1452178).
  *  synccopy  w0; L 1.8 ms; cudaMemcpy (synchronous) HtoD 1 MiB pinned call
@@ -108,7 +111,8 @@ static struct item *items;
 static size_t nitems, citems;
 static uint64_t corr = 1;
 static uint64_t gpu_end;   /* the latest GPU operation end */
-static int with_stacks, with_pm;
+static int with_stacks, with_pm, no_pinned;
+static const char *gpu_name = "NVIDIA H200";
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
 {
@@ -183,7 +187,7 @@ static void step_range(uint32_t k, uint64_t s, uint64_t e)
 static void names(void)
 {
 	static const char *const s[S_STEP0] = {
-		[S_CMD] = "python train.py", [S_HOST] = "testhost", [S_MAIN] = "python3", [S_GPU] = "NVIDIA H200",
+		[S_CMD] = "python train.py", [S_HOST] = "testhost", [S_MAIN] = "python3", [S_GPU] = "(--gpu)",
 		[S_LAUNCH] = "cudaLaunchKernel", [S_MEMCPY_ASYNC] = "cudaMemcpyAsync", [S_MEMCPY] = "cudaMemcpy",
 		[S_SSYNC] = "cudaStreamSynchronize", [S_DSYNC] = "cudaDeviceSynchronize", [S_MALLOC] = "cudaMalloc",
 		[S_FREE] = "cudaFree",
@@ -198,7 +202,7 @@ static void names(void)
 		[S_PY_NEXT] = "py\t/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py\t708\t__next__",
 		[S_PY_COLLATE] = "py\t/usr/lib/python3/dist-packages/torch/utils/data/_utils/collate.py\t141\tcollate",
 	};
-	for (uint32_t i = 1; i < S_STEP0; i++) str_id(i, s[i]);
+	for (uint32_t i = 1; i < S_STEP0; i++) str_id(i, i == S_GPU ? gpu_name : s[i]);
 	char buf[32];
 	for (uint32_t k = 0; k < NSTEPS; k++) {
 		snprintf(buf, sizeof(buf), "step %u", k);
@@ -293,9 +297,11 @@ static void one_step(enum scenario sc, uint32_t k, uint64_t s)
 	}
 	case PAGEABLE: case PAGEABLE_NO: {
 		uint64_t c = corr++;
-		call(S_MEMCPY_ASYNC, CB_MEMCPY_ASYNC, c, s + 50000, s + 55000, 1);
-		copy(GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 16777216, 1, c, s + 60000, s + 395544);
-		c = corr++;
+		if (!no_pinned) {
+			call(S_MEMCPY_ASYNC, CB_MEMCPY_ASYNC, c, s + 50000, s + 55000, 1);
+			copy(GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 16777216, 1, c, s + 60000, s + 395544);
+			c = corr++;
+		}
 		if (sc == PAGEABLE) {
 			call(S_MEMCPY_ASYNC, CB_MEMCPY_ASYNC, c, s + 100000, s + 5100000, 1);
 			copy(GP_COPY_HTOD, GP_MEM_PAGEABLE, GP_MEM_DEVICE, 67108864, 1, c, s + 1100000, s + 4600000);
@@ -373,13 +379,15 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--stacks")) with_stacks = 1;
 		else if (!strcmp(argv[i], "--pm")) with_pm = 1;
+		else if (!strcmp(argv[i], "--no-pinned")) no_pinned = 1;
+		else if (!strcmp(argv[i], "--gpu") && i + 2 < argc) gpu_name = argv[++i];
 		else if (sc < 0) {
 			for (sc = 0; sc < NSCEN && strcmp(argv[i], scen_names[sc]); sc++) ;
 			if (sc == NSCEN) break;
 		} else break;
 	}
 	if (argc < 3 || i != argc - 1 || sc < 0 || sc >= NSCEN) {
-		fprintf(stderr, "usage: gen_advise SCENARIO [--stacks] [--pm] OUT\nscenarios:");
+		fprintf(stderr, "usage: gen_advise SCENARIO [--stacks] [--pm] [--no-pinned] [--gpu NAME] OUT\nscenarios:");
 		for (int k = 0; k < NSCEN; k++) fprintf(stderr, " %s", scen_names[k]);
 		fprintf(stderr, "\n");
 		return 1;

@@ -23,6 +23,9 @@
  *                      after the optimizer kernel
  *     --counters       nvml.gpu_util, pm.sm_active_pct and nvml.power_mw samples
  *                      every 100 us of the run, and memory records (below)
+ *     --anon-ns        flash_fwd_kernel is named as PyTorch's kernels are,
+ *                      "void at::native::(anonymous namespace)::
+ *                      flash_fwd_kernel<float>(float const*, int)"
  *     --odd-name       relu_kernel is named "relu</script><!--<script>x(1)//" (a page
  *                      that inlines names must still parse)
  *     --cmd STR        the process's command line (default "python train.py")
@@ -195,7 +198,7 @@ int main(int argc, char **argv)
 	gen_prog = "gen_diff";
 	uint32_t nsteps = 30;
 	uint64_t load = 200000, jitter = 0, seed = 1, G = 100000;
-	int warmup = 0, flash = 0, dsync = 0, dtoh = 0, counters = 0, odd = 0, rank = -1, i;
+	int warmup = 0, flash = 0, dsync = 0, dtoh = 0, counters = 0, odd = 0, anon = 0, rank = -1, i;
 	const char *cmd = "python train.py", *settings = NULL;
 	uint32_t nthreads = 1;
 	P = 6000;
@@ -213,6 +216,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--dtoh")) dtoh = 1;
 		else if (!strcmp(a, "--counters")) counters = 1;
 		else if (!strcmp(a, "--odd-name")) odd = 1;
+		else if (!strcmp(a, "--anon-ns")) anon = 1;
 		else if (!strcmp(a, "--cmd") && more) cmd = argv[++i];
 		else if (!strcmp(a, "--settings") && more) settings = argv[++i];
 		else if (!strcmp(a, "--threads") && more) nthreads = (uint32_t)strtoul(argv[++i], NULL, 10);
@@ -222,7 +226,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 2 || nsteps > 1000000 || nthreads < 1 || nthreads > 64) {
 		fprintf(stderr, "usage: gen_diff [--steps N] [--warmup] [--load-ns N] [--jitter N] [--seed N]\n"
-				"                [--gemm-ns N] [--attn flash] [--device-sync] [--dtoh] [--counters] [--odd-name]\n"
+				"                [--gemm-ns N] [--attn flash] [--device-sync] [--dtoh] [--counters] [--odd-name] [--anon-ns]\n"
 				"                [--cmd STR] [--settings STR] [--threads N] [--pid P] [--rank R] OUT\n");
 		return 1;
 	}
@@ -243,6 +247,7 @@ int main(int argc, char **argv)
 	names[S_CMD] = cmd;
 	if (settings) names[S_SETTINGS] = settings;
 	if (odd) names[S_RELU] = "relu</script><!--<script>x(1)//";
+	if (anon) names[S_FLASH] = "void at::native::(anonymous namespace)::flash_fwd_kernel<float>(float const*, int)";
 	for (uint32_t k = 1; k < S_STEP0; k++) str_id(k, names[k]);
 	const uint32_t kinds[4] = { GP_SOURCE_META, GP_SOURCE_THREAD, GP_SOURCE_ACTIVITY, GP_SOURCE_TOOL };
 	const uint32_t tids[4] = { 0, P, 0, 0 }, nm[4] = { 0, S_MAIN, 0, 0 };

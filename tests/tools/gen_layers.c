@@ -3,7 +3,7 @@
  * "py\tFILE\tLINE\tQUALNAME\tCLASS"); tests/tools/test_layers.py works out
  * the layer tree and the sites of every --site rule by hand from this list.
  *
- *   gen_layers [--no-class | --graphs | --emit-nvtx] OUT
+ *   gen_layers [--no-class | --graphs | --emit-nvtx | --trainer | --layer-ranges] OUT
  *
  * --no-class: every frame without the class field (a trace from a shim
  * that did not read classes: the tools fall back to the defining class).
@@ -34,6 +34,18 @@
  *   EmbeddingBackward0 seq 99 (no forward): 46 (50);
  *   aten::gelu seq 9 with no launch (checkpoint recomputation: not a
  *   forward op range, the thread is the autograd thread's).
+ * --layer-ranges: the ranges `gpuprof run --layers` has the job open
+ * around autograd nodes' backward ("gpuprof.backward PATH",
+ * analysis/layer_ranges.h), around new launches (stack 5) on pt_autograd_0:
+ *   "...GPT2Model > GPT2Block > GPT2Attention > Linear" around 40 (500)
+ *     and 41 (700), with "...GPT2Model > GPT2Block > GPT2MLP" (depth 1)
+ *     inside it around 41;
+ *   "...GPT2Model" around 42 (300);  "backward of x" (not one) around 43
+ *   (200);  none around 44 (100);  "gpuprof.backward " (no path) around
+ *   45 (80);  46 (50) inside "...GPT2Model" of thread main only.
+ * --trainer: stacks 1-4, 9 and 10 have a library frame TRAINER
+ * (SP/transformers/trainer.py:2000 Trainer.train) just outside TRAIN, as a
+ * Hugging Face Trainer's stacks have: the user's site is still TRAIN.
  * Process 5000; threads: 5000 "main", 5001 "pt_autograd_0", 5002 "worker".
  * SP = .../site-packages.  Frames (innermost first):
  *  LIN   SP/torch/nn/modules/linear.py:125 Linear.forward [Linear]
@@ -77,7 +89,7 @@
 #define GPT2 SP "/transformers/models/gpt2/modeling_gpt2.py"
 
 static uint32_t next_str = 1;
-static int no_class, graphs, emit_nvtx;
+static int no_class, graphs, emit_nvtx, trainer, layer_ranges;
 static uint32_t str(const char *s)
 {
 	uint32_t id = next_str++;
@@ -149,14 +161,18 @@ static void gpu(uint32_t name, uint64_t corr, uint64_t dur)
 	t_gpu += dur + 1000;
 }
 
+static uint64_t bwd_launch(uint32_t launch, uint32_t k, uint64_t corr, uint64_t ns);
+
 int main(int argc, char **argv)
 {
 	gen_prog = "gen_layers";
 	no_class = argc == 3 && !strcmp(argv[1], "--no-class");
 	graphs = argc == 3 && !strcmp(argv[1], "--graphs");
 	emit_nvtx = argc == 3 && !strcmp(argv[1], "--emit-nvtx");
-	if (argc != 2 + no_class + graphs + emit_nvtx) {
-		fprintf(stderr, "usage: gen_layers [--no-class | --graphs | --emit-nvtx] OUT\n");
+	trainer = argc == 3 && !strcmp(argv[1], "--trainer");
+	layer_ranges = argc == 3 && !strcmp(argv[1], "--layer-ranges");
+	if (argc != 2 + no_class + graphs + emit_nvtx + trainer + layer_ranges) {
+		fprintf(stderr, "usage: gen_layers [--no-class | --graphs | --emit-nvtx | --trainer | --layer-ranges] OUT\n");
 		return 1;
 	}
 	gp_header h;
@@ -179,17 +195,22 @@ int main(int argc, char **argv)
 	uint64_t TRAIN = SYM | str("py\t/home/u/train.py\t20\tstep");
 	uint64_t TRAIN22 = SYM | str("py\t/home/u/train.py\t22\tstep");
 	uint64_t CTX = SYM | str("ctx\t5000");
-	const uint64_t s1[] = { LIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s2[] = { ATTN2, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s3[] = { LIN, CALL, MLP, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s4[] = { OPT, TRAIN };
+	/* T: TRAIN, or TRAINER then TRAIN (--trainer: the last frame, 0 when not) */
+	uint64_t TR = trainer ? SYM | str("py\t" SP "/transformers/trainer.py\t2000\tTrainer.train") : TRAIN;
+	uint64_t T2 = trainer ? TRAIN : 0;
+	uint32_t x = trainer ? 1 : 0;
+	const uint64_t s1[] = { LIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s2[] = { ATTN2, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s3[] = { LIN, CALL, MLP, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s4[] = { OPT, TR, T2 };
 	const uint64_t s5[] = { 0x1234, CTX, TRAIN22 };
 	const uint64_t s7[] = { 0x1234 };
 	const uint64_t s8[] = { NET, TRAIN };
-	const uint64_t s9[] = { MYLIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TRAIN };
-	const uint64_t s10[] = { MODEL, TRAIN };
-	gen_stack(1, s1, 8); gen_stack(2, s2, 6); gen_stack(3, s3, 8); gen_stack(4, s4, 2); gen_stack(5, s5, 3);
-	gen_stack(6, s5, 3); gen_stack(7, s7, 1); gen_stack(8, s8, 2); gen_stack(9, s9, 8); gen_stack(10, s10, 2);
+	const uint64_t s9[] = { MYLIN, CALL, ATTN, CALL, BLOCK, CALL, MODEL, TR, T2 };
+	const uint64_t s10[] = { MODEL, TR, T2 };
+	gen_stack(1, s1, 8 + x); gen_stack(2, s2, 6 + x); gen_stack(3, s3, 8 + x); gen_stack(4, s4, 2 + x);
+	gen_stack(5, s5, 3); gen_stack(6, s5, 3); gen_stack(7, s7, 1); gen_stack(8, s8, 2); gen_stack(9, s9, 8 + x);
+	gen_stack(10, s10, 2 + x);
 
 	uint32_t launch = str("cudaLaunchKernel"), graph = str("cudaGraphLaunch"), cpy = str("cudaMemcpyAsync");
 	uint32_t k = str("_Z6kernelv");
@@ -264,5 +285,32 @@ int main(int argc, char **argv)
 		}
 		range(2, P + 1, "aten::gelu, seq = 9, op_id = 26", 0, t_api, t_api + 50);
 	}
+	if (layer_ranges) {
+		const char *attn = "gpuprof.backward GPT2Model > GPT2Block > GPT2Attention > Linear";
+		uint64_t s = t_api - 10;
+		bwd_launch(launch, k, 40, 500);
+		uint64_t c41 = bwd_launch(launch, k, 41, 700);
+		range(2, P + 1, "gpuprof.backward GPT2Model > GPT2Block > GPT2MLP", 1, c41 - 5, c41 + 150);
+		range(2, P + 1, attn, 0, s, t_api - 20);
+		uint64_t c = bwd_launch(launch, k, 42, 300);
+		range(2, P + 1, "gpuprof.backward GPT2Model", 0, c - 5, c + 150);
+		c = bwd_launch(launch, k, 43, 200);
+		range(2, P + 1, "backward of x", 0, c - 5, c + 150);
+		bwd_launch(launch, k, 44, 100);
+		c = bwd_launch(launch, k, 45, 80);
+		range(2, P + 1, "gpuprof.backward ", 0, c - 5, c + 150);
+		c = bwd_launch(launch, k, 46, 50);
+		range(1, P, "gpuprof.backward GPT2Model", 0, c - 5, c + 150);
+	}
 	return gen_close();
+}
+
+/* a backward launch (stack 5, pt_autograd_0) of a kernel of ns; returns its
+ * call's start (after T0) */
+static uint64_t bwd_launch(uint32_t launch, uint32_t k, uint64_t corr, uint64_t ns)
+{
+	uint64_t at = t_api;
+	api(2, launch, CBID_cudaLaunchKernel, corr, 5);
+	gpu(k, corr, ns);
+	return at;
 }

@@ -12,6 +12,20 @@
  *   gen_steps --steady --steps N --late-kernel K OUT   the same with step
  *                                 K's relu kernel written last (after the
  *                                 record at 10 s: later than 256 steps)
+ *   gen_steps --steady --steps N --capture A:B OUT   a flight-recorder
+ *                                 capture (docs/FLIGHT.md): steps A..B-1 in
+ *                                 one GPU-activity window [s_A, s_B), GPU
+ *                                 records only of operations starting inside
+ *                                 it; the steps before (the history) and
+ *                                 after (written until the capture's file
+ *                                 closed) have API calls and NVTX only; step
+ *                                 A also makes a cudaMalloc call at s+52000
+ *                                 (unlike the steady state, yet not warm-up:
+ *                                 it is not at the run's start); its step
+ *                                 ranges are "step <k>" (N <= 40)
+ *   gen_steps ... --capture A:B --no-history OUT   the same capture with
+ *                                 nothing before s_A but the metadata (a
+ *                                 history evicted or shorter than a step)
  *   gen_steps --windows OUT       the idle-category trace recorded with
  *                                 --gpu-window: one window [99000,201000]
  *                                 (step 1), GPU records only of operations
@@ -22,6 +36,8 @@
  *                                 late, as on the committed MNIST trace)
  *   gen_steps --workload W OUT    a GPU-bound training job for the trace
  *                                 method (W: cnn, layers, extra10; below)
+ *   gen_steps --repeat R OUT      a repeat that is no training step (R:
+ *                                 compile, one; write_repeat)
  *
  * Idle-category trace: T0 = 1 s; main thread 4000, autograd-style thread
  * 4001 (launches during "backward"); stream 7 unless said; times in ns after
@@ -109,8 +125,13 @@ static struct item *items;
 static size_t nitems, citems;
 static int ranges_first, late_activity, windows;
 static long late_kernel = -1; /* --late-kernel K: the start of step K's relu kernel */
-#define WIN_S 99000ull
-#define WIN_E 201000ull
+static long capture_a = -1, capture_b = -1; /* --capture A:B */
+static int no_history;                       /* --no-history: no record before the window */
+/* the window of a windowed trace (--windows, --capture), after T0 */
+static uint64_t win_s = 99000, win_e = 201000;
+
+/* the start of step k of the steady trace, after T0 */
+static uint64_t steady_start(long k) { return k <= 5 ? 100000ull * (uint64_t)k : 650000 + 100000ull * (uint64_t)(k - 6); }
 
 /* when a GPU operation ending at e is written */
 static uint64_t op_emit(uint64_t s, uint64_t e)
@@ -123,8 +144,9 @@ static void add(uint64_t emit, uint32_t src, const gp_record *r)
 {
 	/* a windowed trace has GPU records of what started inside the window */
 	uint64_t t = gp_record_time(r) - T0;
-	if (windows && (r->type == GP_REC_KERNEL || r->type == GP_REC_MEMCPY) && (t < WIN_S || t > WIN_E))
+	if (windows && (r->type == GP_REC_KERNEL || r->type == GP_REC_MEMCPY) && (t < win_s || t > win_e))
 		return;
+	if (no_history && t < win_s) return;
 	if (nitems == citems) {
 		citems = citems ? 2 * citems : 256;
 		items = realloc(items, citems * sizeof(*items));
@@ -297,9 +319,9 @@ static void write_categories(void)
 		gp_record r;
 		memset(&r, 0, sizeof(r));
 		r.type = GP_REC_WINDOW;
-		r.u.window.start_ns = T0 + WIN_S;
-		r.u.window.end_ns = T0 + WIN_E;
-		add(T0 + WIN_E, M, &r);
+		r.u.window.start_ns = T0 + win_s;
+		r.u.window.end_ns = T0 + win_e;
+		add(T0 + win_e, M, &r);
 	}
 }
 
@@ -309,7 +331,7 @@ static void write_steady(int nvtx, uint32_t nsteps)
 	meta(P, 0);
 	uint64_t corr = 1;
 	for (uint32_t k = 0; k < nsteps; k++) {
-		uint64_t s = k <= 5 ? 100000ull * k : 650000 + 100000ull * (k - 6);
+		uint64_t s = steady_start(k);
 		uint64_t L = k == 0 || k == 5 ? 95000 : 60000;
 		api(M, P, S_LAUNCH, corr, s + 1000, s + 2000);
 		kernel(G, S_GEMM, 7, corr++, s + 5000, s + 45000, 0);
@@ -325,10 +347,20 @@ static void write_steady(int nvtx, uint32_t nsteps)
 		} else {
 			api(M, P, S_SSYNC, corr++, s + 48000, s + 52000);
 		}
+		if ((long)k == capture_a) api(M, P, S_MALLOC, corr++, s + 52000, s + 53000);
 		if (nvtx) {
 			range(M, P, S_TRAIN_STEP, 1, s + 200, s + L - 100);
-			range(M, P, S_ITER0 + (k < 8 ? k : 7), 0, s, s + L);
+			/* a capture's steps carry their numbers in the run ("step <k>") */
+			range(M, P, capture_a >= 0 ? W_STEP0 + k : S_ITER0 + (k < 8 ? k : 7), 0, s, s + L);
 		}
+	}
+	if (windows) { /* written at the window's end, as the shim's flush thread does */
+		gp_record r;
+		memset(&r, 0, sizeof(r));
+		r.type = GP_REC_WINDOW;
+		r.u.window.start_ns = T0 + win_s;
+		r.u.window.end_ns = T0 + win_e;
+		add(T0 + win_e, M, &r);
 	}
 }
 
@@ -388,6 +420,44 @@ static size_t workload_step(int w, uint32_t k, struct wop *v)
 	return n;
 }
 
+/* The repeat traces (--repeat compile|one; pid 7000, one thread, one
+ * stream, no NVTX): what advise must not take for a training step.
+ *  compile: two long kernels (49.99 ms each, an XLA compilation's
+ *           autotuning, from 1 ms), then 10 repeats of 8 short kernels
+ *           (90 us each, 100 us apart, a repeat every 1 ms from 102 ms):
+ *           the steps found launch 7.2 ms of 107.18 ms of kernel time
+ *           (6.7 %).
+ *  one:     15 launches of one kernel (1 ms apart, 100 us each): the few
+ *           last operations of a job that ran out of memory. */
+static void write_repeat(int w)
+{
+	const uint32_t P = 7000, M = 1, G = 2;
+	const uint64_t MS = 1000000;
+	meta(P, 0);
+	uint64_t corr = 1;
+	if (w == 'c') {
+		const uint32_t longk[2] = { W_CONV_TUNE, W_FILL };
+		for (int i = 0; i < 2; i++) {
+			uint64_t s = MS + 50 * MS * (uint64_t)i;
+			api(M, P, S_LAUNCH, corr, s, s + 1000);
+			kernel(G, longk[i], 7, corr++, s + 2000, s + 2000 + 50 * MS - 10000, 0);
+		}
+		static const uint32_t small[8] = { W_LN, W_QKV, W_ATTN, W_PROJ, W_ADD, W_FF1, W_GELU, W_FF2 };
+		for (uint64_t k = 0; k < 10; k++)
+			for (uint64_t i = 0; i < 8; i++) {
+				uint64_t s = 102 * MS + k * MS + i * 100000;
+				api(M, P, S_LAUNCH, corr, s, s + 1000);
+				kernel(G, small[i], 7, corr++, s + 2000, s + 2000 + 90000, 0);
+			}
+	} else {
+		for (uint64_t k = 0; k < 15; k++) {
+			uint64_t s = MS + k * MS;
+			api(M, P, S_LAUNCH, corr, s, s + 1000);
+			kernel(G, W_GELU, 7, corr++, s + 2000, s + 102000, 0);
+		}
+	}
+}
+
 static void write_workload(int w)
 {
 	const uint32_t P = 6000, M = 1, A = 2, G = 3;
@@ -419,7 +489,7 @@ static void write_workload(int w)
 int main(int argc, char **argv)
 {
 	gen_prog = "gen_steps";
-	int steady = 0, nvtx = 1, i, workload = 0;
+	int steady = 0, nvtx = 1, i, workload = 0, repeat = 0;
 	uint32_t nsteps = 8;
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--steady")) steady = 1;
@@ -427,26 +497,40 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--ranges-first")) ranges_first = 1;
 		else if (!strcmp(argv[i], "--late-activity")) late_activity = 1;
 		else if (!strcmp(argv[i], "--windows")) windows = 1;
+		else if (!strcmp(argv[i], "--no-history")) no_history = 1;
 		else if (!strcmp(argv[i], "--steps") && i + 1 < argc - 1) nsteps = (uint32_t)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--capture") && i + 1 < argc - 1 &&
+			 sscanf(argv[++i], "%ld:%ld", &capture_a, &capture_b) == 2) {
+			windows = 1;
+			win_s = steady_start(capture_a);
+			win_e = steady_start(capture_b);
+		}
 		else if (!strcmp(argv[i], "--late-kernel") && i + 1 < argc - 1) {
 			long k = atol(argv[++i]); /* write_steady's step start, and its relu's */
 			late_kernel = (k <= 5 ? 100000l * k : 650000 + 100000l * (k - 6)) + 45000;
+		}
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc - 1) {
+			const char *rn = argv[++i];
+			repeat = !strcmp(rn, "compile") ? 'c' : !strcmp(rn, "one") ? 'o' : -1;
 		}
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc - 1) {
 			const char *wn = argv[++i];
 			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x' : -1;
 		} else break;
 	}
-	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0) {
-		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K]] [--ranges-first] [--late-activity] "
-			"[--windows] [--workload cnn|layers|extra10] OUT\n");
+	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0 || repeat < 0 ||
+	    (capture_a >= 0 && (!steady || capture_a >= capture_b || capture_b > (long)nsteps || nsteps > W_MAXSTEPS)) ||
+	    (no_history && capture_a < 0)) {
+		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K] [--capture A:B [--no-history]]] [--ranges-first] [--late-activity] "
+			"[--windows] [--workload cnn|layers|extra10] [--repeat compile|one] OUT\n");
 		return 1;
 	}
-	uint32_t pid = workload ? 6000 : steady ? 5000 : 4000;
+	uint32_t pid = repeat ? 7000 : workload ? 6000 : steady ? 5000 : 4000;
 	gp_header h;
 	gen_open_trace(argv[argc - 1], &h, pid, T0, GEN_REALTIME0, "testhost", -1);
 	names();
-	if (workload) write_workload(workload);
+	if (repeat) write_repeat(repeat);
+	else if (workload) write_workload(workload);
 	else if (steady) write_steady(nvtx, nsteps);
 	else write_categories();
 	qsort(items, nitems, sizeof(*items), cmp_item);

@@ -4,12 +4,18 @@ the pathology jobs' traces (their stacks name "train.py", so the job is
 called "train" here), and on made-up step times:
 
  - sync trace (bad), with stacks, sync-no (fixed), measured saving 1.9 ms
-   against the estimate 1.804 ms: every check passes;
- - measured 1.0 ms: the estimate is off by more than 30 %: fails;
+   (the median of three bare repetitions' differences 1.9, 2.5, 1.6) against
+   the estimate 1.804 ms: every check passes;
+ - measured 1.0 ms: the estimate is off by more than 30 %: fails; with
+   --measure traced the traced runs' difference is the one checked;
+ - a rule expected below the first (JOB_BELOW): found after it with a
+   smaller estimate passes, absent or first fails;
+ - a job with no rule yet: one SKIP, "not judged" in the table;
  - expecting input-bound: the first finding check fails (both traces);
  - the bad trace as the fixed one: "cause gone" fails;
  - no stacks trace: "file:line" fails;
- - healthy trace for the healthy job passes; the sync trace as "healthy" fails;
+ - healthy trace for the healthy job passes (nothing above low); the sync
+   trace as "healthy" fails (high);
  - RESULT parsing, the markdown table, an unknown job (exit 1).
 """
 import json
@@ -39,17 +45,29 @@ def verdicts(row):
 with tt.tmpdir() as d:
     bad, stacks, fixed, healthy = advise(d, "sync"), advise(d, "sync", "--stacks"), advise(d, "sync-no"), \
         advise(d, "healthy")
-    ms = {"bare_bad": 6.1, "bare_fixed": 4.2, "traced_bad": 6.03, "traced_fixed": 6.03 - 1.9}
+    ms = {"bare_pairs": [(6.1, 4.2), (6.6, 4.1), (5.9, 4.3)], "traced_bad": 6.03, "traced_fixed": 6.03 - 1.9}
     row = ac.judge("train", "sync", bad, stacks, fixed, ms)
     tt.eq(verdicts(row), {"first finding (no stacks)": "PASS", "first finding (stacks)": "PASS",
                           "file:line (stacks)": "PASS", "estimate +-30 %": "PASS", "cause gone": "PASS"},
           "all pass")
     tt.approx(row["estimate_ms"], 1.803556, "estimate", tol=1e-6)
     tt.approx(row["measured_ms"], 1.9, "measured (traced)", tol=1e-9)
-    tt.approx(row["measured_bare_ms"], 1.9, "measured (bare)", tol=1e-9)
+    tt.approx(row["measured_bare_ms"], 1.9, "measured (bare): the median of the pairs' differences", tol=1e-9)
 
-    off = ac.judge("train", "sync", bad, stacks, fixed, dict(ms, traced_fixed=6.03 - 1.0))
+    off = ac.judge("train", "sync", bad, stacks, fixed, dict(ms, bare_pairs=[(6.1, 5.1), (6.0, 5.0), (7.0, 4.0)]))
     tt.eq(verdicts(off)["estimate +-30 %"], "FAIL", "estimate 80 % above the measured saving")
+    tr = ac.judge("train", "sync", bad, stacks, fixed, dict(ms, traced_fixed=6.03 - 1.0), "traced")
+    tt.eq(verdicts(tr)["estimate +-30 %"], "FAIL", "--measure traced: the traced difference is checked")
+    tt.eq(verdicts(ac.judge("train", "sync", bad, stacks, fixed, ms, "bare", "sync"))["sync below"], "FAIL",
+          "a rule expected below the first: it is first")
+    fp = advise(d, "fp32")  # fp32-matmul first, its cudaStreamSynchronize below (saving 0)
+    tt.eq(verdicts(ac.judge("train", "fp32-matmul", fp, fp, None, ms, "bare", "sync")).get("sync below"),
+          "PASS", "a rule expected below the first: found after it, smaller estimate")
+    tt.eq(verdicts(ac.judge("train", "fp32-matmul", healthy, healthy, None, ms, "bare", "sync")).get("sync below"),
+          "FAIL", "a rule expected below the first: absent")
+    norule = ac.judge("serial", "", bad, stacks, fixed, ms)
+    tt.eq([c[1] for c in norule["checks"]], ["SKIP"], "no rule yet: one SKIP")
+    tt.expect(ac.table([norule]).splitlines()[2].endswith("| not judged |"), "no rule yet: not judged")
     wrong = ac.judge("train", "input-bound", bad, stacks, fixed, ms)
     tt.eq((verdicts(wrong)["first finding (no stacks)"], verdicts(wrong)["first finding (stacks)"]),
           ("FAIL", "FAIL"), "another cause expected")

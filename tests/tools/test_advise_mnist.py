@@ -8,9 +8,12 @@ flag; docs/ADVISE.md has the definitions):
    counted step, those whose GPU time is shorter than the call's duration
    (2,414 of 3,180; over the whole trace 2,537 of 3,316; issue 22 quoted
    2,466 of 3,245, the kernels launched from inside step 0's optimizer on);
- - the 8 async copies from pageable memory are reported (pageable-copy,
-   info): all 8 before the first step, the records range from the first to
-   the last of their calls;
+ - the 8 async copies from pageable memory are reported with --all
+   (pageable-copy, info): all 8 before the first step, the records range
+   from the first to the last of their calls; they save nothing per step
+   (0.000 ms), so without --all the finding is hidden and counted
+   (hidden_nothing_saved: 3, with under-parallel and fp32-matmul, whose
+   GPU-side savings are 0 while the host is the bottleneck);
  - input-bound's host time before the first launch = the mean over the
    counted steps of (first launch call start - step start).
 """
@@ -22,7 +25,13 @@ import tt
 
 TRACE = os.path.join(tt.HERE, "..", "..", "examples", "mnist-h200.gpuprof")
 
-adv = json.loads(tt.gp("advise", "--format", "json", TRACE).stdout)["advise"][0]
+adv = json.loads(tt.gp("advise", "--all", "--format", "json", TRACE).stdout)["advise"][0]
+shown = json.loads(tt.gp("advise", "--format", "json", TRACE).stdout)["advise"][0]
+tt.eq([x["rule"] for x in shown["findings"]],
+      [x["rule"] for x in adv["findings"] if x["saving_ns_per_step"] is None or x["saving_ns_per_step"] >= 500],
+      "without --all: the findings that save something (or are not estimated)")
+tt.eq((shown.get("hidden_nothing_saved"), "pageable-copy" in [x["rule"] for x in shown["findings"]]), (3, False),
+      "without --all: under-parallel, fp32-matmul (the host is the bottleneck) and pageable-copy hidden")
 st = json.loads(tt.gp("steps", "--per-step", "--format", "json", "--report", "step_rows", TRACE).stdout)
 recs = [json.loads(line) for line in tt.gp("dump", "--json", "--abs-time", TRACE).stdout.splitlines() if line.strip()]
 info = json.loads(tt.gp("info", "--json", TRACE).stdout)

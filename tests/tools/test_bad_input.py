@@ -2,7 +2,8 @@
 missing file and a file cut inside its header exit 2 with "gpuprof CMD:
 cannot read FILE: cause"; a file cut mid-way (a killed job) shows its intact
 prefix, warns "truncated" and exits 0 (2 with --strict); a corrupt chunk
-exits 2 naming the damage.  Then byte flips and cuts at many offsets: never
+exits 2 naming the damage (report still writes its page from the intact
+frames).  Then byte flips and cuts at many offsets: never
 a crash (signal) or a hang, always exit 0 or 2."""
 import json
 import os
@@ -108,6 +109,21 @@ with tt.tmpdir() as d:
         tt.expect(f"gpuprof {args[0]}: cannot read {corrupt}: " in p.stderr and "corrupt" in p.stderr,
                   f"corrupt: gpuprof {' '.join(args)} message: {p.stderr.strip()!r}")
     tt.expect("corrupt frames skipped" in run(["info", corrupt]).stdout, "info reports corrupt frames")
+    # report, like the others, writes its page from the intact frames (issue
+    # #38: it said "output covers the intact frames only" and wrote none)
+    page = os.path.join(d, "corrupt.html")
+    p = run(["report", "-o", page, corrupt])
+    tt.eq(p.returncode, 2, "corrupt: report exit")
+    tt.expect(os.path.exists(page), "corrupt: report writes the page from the intact frames")
+    if os.path.exists(page):
+        html = open(page, encoding="utf-8").read()
+        tt.expect('"frames_corrupt":' in html and '"frames_corrupt":0' not in html and html.rstrip().endswith("</html>"),
+                  "corrupt: the whole page, its integrity saying frames were skipped")
+    # a missing trace among good ones: the page has the good ones
+    p = run(["report", "-o", page, bad["missing"], good])
+    tt.eq(p.returncode, 2, "report missing + good: exit")
+    tt.expect(os.path.exists(page) and good in open(page, encoding="utf-8").read(),
+              "report missing + good: the page has the good trace")
 
     # many damages: no crash, no hang, exit 0 or 2, dump output stays JSON
     for off in range(0, len(data), max(1, len(data) // 60)):

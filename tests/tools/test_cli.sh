@@ -85,5 +85,16 @@ sed -n '/^```$/,/^```$/p' "$DOC" | head -12 >"$d/syn"
 for w in folded "gpuprof top" "gpuprof --version"; do grep -q -- "$w" "$d/syn" || bad "docs/CLI.md synopsis lacks $w"; done
 grep -q -- '`--format chrome` and `--format json`' "$DOC" || bad "docs/CLI.md: export aliases"
 "$G" export --help | grep -q "chrome and --format json" || bad "export --help: aliases"
+# the export formats are one list (export/registry.c): each one export --help
+# describes is in its usage line, in gpuprof --help and in the messages
+fmts=$("$G" export --help | sed -n 's/^  --format \([a-z]*\)  .*/\1/p')
+[ "$(echo $fmts)" = "perfetto sqlite parquet folded" ] || bad "export --help: formats '$(echo $fmts)'"
+"$G" export x -o y >/dev/null 2>"$d/err"
+"$G" export --format xml x -o y >/dev/null 2>>"$d/err"
+for f in $fmts; do
+	"$G" export --help | head -n 1 | grep -q "[ |]$f[| ]" || bad "export usage line lacks $f"
+	echo "$main" | grep -qi "export .*convert to.*$f" || bad "gpuprof --help: export lacks $f"
+	[ "$(grep -c "$f" "$d/err")" = 2 ] || bad "export's messages lack $f: $(cat "$d/err")"
+done
 [ $fail -eq 0 ] && echo ok
 exit $fail

@@ -222,6 +222,12 @@ expect(h.startswith("B: kernels only in A: 14 % of A's kernel time (largest soft
                     "(-35.000 us") and "B faster" in h and
        "softmax_kernel -50.000 us/step (only A)" in h and "flash_fwd_kernel +15.000 us/step (only B)" in h,
        f"flash: the headline names the change: {h}")
+# a kernel in an anonymous namespace (PyTorch's are) is named up to its
+# parameter list, not cut at "(anonymous namespace)" (it was "at::native::")
+h = diff_json(a, gen("anon", "--attn", "flash", "--anon-ns"), "--noise", "0")["diff"][0]["headline"]
+anon = "at::native::(anonymous namespace)::flash_fwd_kernel<float>"
+expect(f"(largest {anon})" in h and f"{anon} +15.000 us/step (only B)" in h,
+       f"anon: the headline names the kernel in an anonymous namespace whole: {h}")
 expect(out["same"]["diff"][0]["headline"].startswith("Same command line, settings, threads and kernels. Step time"),
        f"same run: nothing differs: {out['same']['diff'][0]['headline']}")
 k = rows_of(out["flash"], "diff_kernels", "kernel")

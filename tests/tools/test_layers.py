@@ -19,11 +19,20 @@ launch; the expected values below are worked out by hand from that list):
   seq, in a "(backward)" row below it; an ambiguous seq, a forward op with
   no layer or no known path, and a seq with no forward op stay in
   "(backward, unattributed)";
+- `gpuprof run --layers` ranges (gen_layers --layer-ranges): a backward
+  kernel inside a "gpuprof.backward PATH" push/pop range of its launching
+  thread goes to PATH > "(backward)" (the innermost range); another range,
+  an empty PATH, a range of another thread or none leave it unattributed;
 - `export --format folded --site layer` gives, on each of these traces,
   every layers row's Self time at that row's path (the one attribution of
   both, graph and backward joins included);
 - `stats --report launch_sites`: a graph kernel of known capture counts at
-  the captured launch's site."""
+  the captured launch's site;
+- `stats --report launch_sites` when one site holds most of the time
+  (gen_layers, and gen_layers --trainer with a library frame under the
+  user's site): the note names the frame where its time splits, the shares
+  below it, and the --site GLOB of the library code it calls; not under
+  another --site rule, nor when no site holds half of the time."""
 import json
 import os
 import subprocess
@@ -222,6 +231,38 @@ ntotal = sum(r["total_ns"] for r in stats_json("kernels", trace=TN))
 eq(ntotal, 9710 + 1930, "emit_nvtx: kernels total")
 eq(sum(r[3] for r in nrows), ntotal, "emit_nvtx: self times add up to all kernel time")
 
+# ---- gpuprof run --layers: backward kernels under the path their range names
+TR = os.path.join(d.name, "lranges.gpuprof")
+subprocess.run([GEN_LAYERS, "--layer-ranges", TR], check=True)
+rrows = layer_rows(TR)
+rwant = [
+    (0, "GPT2Model", 6700, 0, 8),
+    (1, "GPT2Block", 6400, 0, 7),
+    (2, "GPT2Attention", 3700, 400, 5),
+    (3, "Linear", 3000, 2500, 3),
+    (4, "(backward)", 500, 500, 1),      # 40: the outer range only
+    (3, "MyLinear", 300, 300, 1),
+    (2, "GPT2MLP", 2700, 0, 2),
+    (3, "Linear", 2000, 2000, 1),
+    (3, "(backward)", 700, 700, 1),      # 41: the inner range, GPT2MLP's
+    (1, "(backward)", 300, 300, 1),      # 42: GPT2Model's
+    # 3000 (no range) + 43 (another range) 200 + 44 (none) 100 + 45 (no path) 80
+    # + 46 (a range of main, not of its thread) 50
+    (0, "(backward, unattributed)", 3430, 3430, 5),
+    (0, "(not in a forward)", 890, 0, 2),
+    (1, "train.py:20 step", 800, 800, 1),
+    (1, "model.py:42 Net.forward", 90, 90, 1),
+    (0, "(CUDA graph replay)", 450, 0, 2),
+    (1, "GPT2Model", 450, 450, 2),
+    (0, "(no python stack)", 110, 110, 2),
+    (0, "(other thread, unattributed)", 60, 60, 1),
+]
+eq(rrows, rwant, "layers tree with --layers ranges")
+eq(sum(r[3] for r in rrows), sum(r["total_ns"] for r in stats_json("kernels", trace=TR)),
+   "--layers ranges: self times add up to all kernel time")
+# the time shards of --threads give the same tree
+eq(layer_rows(TR, "--threads", "4"), rwant, "--layers ranges: the same with --threads 4")
+
 # ---- folded --site layer = the layers report's Self column, per path
 def self_by_path(trace):
     """{"A;B;C": self_ns} of the layers rows with self time, the path built from the depths"""
@@ -233,7 +274,7 @@ def self_by_path(trace):
     return out
 
 
-for name, trace in (("plain", T), ("no class", T_OLD), ("graphs", TG), ("emit_nvtx", TN)):
+for name, trace in (("plain", T), ("no class", T_OLD), ("graphs", TG), ("emit_nvtx", TN), ("layer ranges", TR)):
     want_self = self_by_path(trace)
     got = folded("--site", "layer", "--weight", "kernel-time", trace=trace)
     eq(got, want_self, f"{name}: folded --site layer per path = stats --report layers Self per path")
@@ -272,5 +313,40 @@ for rule in ("user", "transformers/models/*"):
     want_sites = {r["site"]: r["kernel_ns"] for r in stats_json("launch_sites", "--site", rule, trace=TG)
                   if r["kernel_ns"]}
     eq(by_site, want_sites, f"graphs: folded --site {rule} per site = launch_sites per site")
+
+# ---- launch_sites: a site that holds most of the time says where it splits
+# train.py:20 holds stacks 1-4, 9, 10: 2500 + 400 + 2000 + 800 + 300 + 450 = 6450 ns of
+# 9710 (66.4 %); below it GPT2Model.forward 5650 (87.6 %), AdamW.step 800 (12.4 %)
+def sites_text(*extra, trace=T):
+    return gp("stats", "--report", "launch_sites", *extra, trace).stdout
+
+
+split_note = ("One site holds 66.4 % of all kernel time: train.py:20 step.\n"
+              "   Its time splits at train.py:20 step into (% of the site's):\n"
+              "      87.6 %  GPT2Model.forward (transformers/models/gpt2/modeling_gpt2.py:900)\n"
+              "      12.4 %  AdamW.step (torch/optim/adamw.py:100)\n"
+              "   Sites inside the library code it calls: --site 'transformers/*'\n")
+out = sites_text()
+expect(split_note in out, f"launch_sites: the dominant site's split:\n{out}")
+TT = os.path.join(d.name, "trainer.gpuprof")
+subprocess.run([GEN_LAYERS, "--trainer", TT], check=True)
+out = sites_text(trace=TT)
+# Trainer.train holds all of the site's time (100 % >= 90 %): the split is below it
+expect(split_note.replace("at train.py:20 step", "below it, at Trainer.train (transformers/trainer.py:2000)")
+       in out, f"launch_sites --trainer: the split below the library frame:\n{out}")
+for rule in ("transformers/*", "layer", "inner"):
+    expect("One site holds" not in sites_text("--site", rule, trace=TT), f"launch_sites --site {rule}: no split note")
+# the --site it names makes the model code sites: no site over half of the time any more
+tsites = stats_json("launch_sites", "--site", "transformers/*", trace=TT)
+expect(max(r["time_pct"] for r in tsites) < 50 and
+       any(r["site"].startswith("transformers/models/gpt2/modeling_gpt2.py:") for r in tsites),
+       f"launch_sites --site 'transformers/*': model code sites, none over half: {tsites}")
+# the note exactly when the first site holds half of the time or more (the emit_nvtx
+# trace's backward kernels make train.py:22 heavier)
+TE0 = os.path.join(d.name, "half.gpuprof")
+subprocess.run([GEN_LAYERS, "--emit-nvtx", TE0], check=True)
+half = stats_json("launch_sites", trace=TE0)
+expect(("One site holds" in sites_text(trace=TE0)) == (half[0]["time_pct"] >= 50),
+       f"launch_sites: the note exactly when the first site holds half: {half[0]}")
 
 finish()

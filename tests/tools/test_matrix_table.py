@@ -317,8 +317,10 @@ def test_matrix_sh(d):
     tt.expect(c.get(("fake", "pm-sampling"), "").startswith("ok"), "fake × pm-sampling: %r" % c.get(("fake", "pm-sampling")))
     tt.eq(c.get(("fake", "bare")), "ok", "fake bare")
     tt.eq(c.get(("fake", "flight-recorder")), "ok (no trace)", "fake × flight-recorder: armed, nothing written")
-    tt.expect(re.match(r"ok \(k=\d+, n/a\)$", c.get(("fake", "sample-steps"), "")),
-              "fake × sample-steps: %r" % c.get(("fake", "sample-steps")))
+    # the fake job has no step (no NVTX step range, nothing that repeats for
+    # the shim's step finder): its trace has no kernel, and its gpuprof: line
+    # says so (docs/FLIGHT.md, "Step sampling"): ok*, k=0
+    tt.eq(c.get(("fake", "sample-steps")), "ok* (k=0, n/a)", "fake × sample-steps")
     for o in ("default", "stacks", "gpu-window", "status", "pm-sampling", "flight-recorder", "sample-steps",
               "extra"):
         tt.eq(c.get(("crash", o)), "FAIL rc=139", "crash × %s" % o)

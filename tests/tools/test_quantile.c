@@ -147,9 +147,48 @@ static void check_select(void)
 	}
 }
 
+/* One definition: the quantiles of a list of doubles (steps, diff) and of an
+ * exact sketch (stats) are the same numbers, numpy's "linear" ones; the
+ * median by selection (the bootstrap's) is the sketch's median. */
+static void check_definition(void)
+{
+	static const struct { double p, want; } fixed[] = { { 0, 10 }, { 0.1, 13 }, { 0.5, 25 }, { 0.9, 37 }, { 1, 40 } };
+	double v[300], w[300];
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		double x[] = { 40, 10, 30, 20 };
+		double got = quantile_of(x, 4, fixed[i].p);
+		if (fabs(got - fixed[i].want) > 1e-9 && fails++ < 10)
+			printf("FAIL: quantile_of {10,20,30,40} p %.2f: %g, numpy gives %g\n", fixed[i].p, got, fixed[i].want);
+	}
+	for (int trial = 0; trial < 500; trial++) {
+		size_t n = 1 + rnd() % 300;
+		struct qsketch q;
+		memset(&q, 0, sizeof(q));
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t x = trial % 2 ? rnd() % 50 : rnd() % 100000000;
+			v[i] = (double)x;
+			qsketch_add(&q, x);
+			if (x < lo) lo = x;
+			if (x > hi) hi = x;
+		}
+		static const double ps[] = { 0, 0.025, 0.1, 0.25, 0.5, 0.9, 0.975, 1 };
+		for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+			memcpy(w, v, n * sizeof(*v));
+			double a = quantile_of(w, n, ps[k]), b = qsketch_quantile(&q, ps[k], lo, hi);
+			if (a != b && fails++ < 10) printf("FAIL: n %zu p %g: quantile_of %.17g, sketch %.17g\n", n, ps[k], a, b);
+		}
+		memcpy(w, v, n * sizeof(*v));
+		double m = median_select(w, n), qm = qsketch_median(&q, lo, hi);
+		if (m != qm && fails++ < 10) printf("FAIL: n %zu: median_select %.17g, sketch median %.17g\n", n, m, qm);
+		qsketch_free(&q);
+	}
+}
+
 int main(void)
 {
 	check_select();
+	check_definition();
 	check("lognormal", g_lognormal);
 	check("uniform", g_uniform);
 	check("bimodal", g_bimodal);

@@ -18,7 +18,11 @@ Data (<script id="gpuprof-data">, docs/REPORT.md):
     trace (with the same --method, --step-range, --site); on gen_advise's
     sync trace (with stacks) its first finding is the sync one at
     train.py:57; a trace without steps gets no finding and a line on why, a
-    --step-range no trace has gets {"error"} naming it.
+    --step-range no trace has gets {"error"} naming it;
+  - with --method trace, the stats tables (their steps table too), the steps
+    view and the findings all equal their commands' with --method trace;
+  - report reads a 2e5-event bigtrace at most 3 times (the bytes it preads,
+    strace; skipped without strace).
 
 Page: headless Chromium (the speedscope test installs it) with every host
 name unresolvable, a script put before the page's that records errors, and
@@ -39,12 +43,13 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tt import B, HERE, chromium, eq, expect, fail, finish, gen, gp, tmpdir, union  # noqa: E402
+from tt import B, GPUPROF, HERE, chromium, eq, expect, fail, finish, gen, gp, tmpdir, union  # noqa: E402
 
 GEN_DIFF = os.path.abspath(os.path.join(B, "tests", "tools", "gen_diff"))
 GEN_STEPS = os.path.abspath(os.path.join(B, "tests", "tools", "gen_steps"))
@@ -478,6 +483,38 @@ eq((ss["total"], ss["stride"]), (20000, 10), "20,000 steps: every 10th drawn")
 expect(ss["shown"] <= 2100, f"20,000 steps: {ss['shown']} shown")
 print(f"20,000 steps: page {size} bytes, {ss['shown']} steps drawn")
 
+# one set of steps per page: with --method trace on a trace with NVTX steps,
+# the stats tables (their steps table included), the steps view and the
+# findings all follow it, as each command does with the same option
+html_m, data_m = report(os.path.join(W, "method.html"), one, extra=("--method", "trace"))
+run_m = data_m["runs"][0]
+check_tables("--method trace stats", run_m["stats"], run_m["stats_rows"],
+             json.loads(gp("stats", "--format", "json", "--whole-trace", "--method", "trace", one).stdout), 50)
+check_tables("--method trace steps", run_m["steps"], run_m["steps_rows"],
+             json.loads(gp("steps", "--format", "json", "--method", "trace", one).stdout), 50)
+eq(run_m["advise"], advise_json(one, ("--method", "trace")), "--method trace: = gpuprof advise --method trace")
+expect(any(r.get("method") == "trace" for r in run_m["stats"].get("steps", [])), "--method trace: stats steps by trace")
+
+# reads (docs/ARCHITECTURE.md, "The offline engine"): the stats pre-pass, one
+# pass for the tables, the steps, the header and advise's inputs, advise's
+# facts pass; counted as the bytes pread from the trace over its size
+# (strace; the header and index reads beside add a little)
+GEN_BIG = os.path.abspath(os.path.join(B, "bench", "gen_bigtrace"))
+if shutil.which("strace") and os.path.exists(GEN_BIG):
+    bt, log = os.path.join(W, "bigtrace.gpuprof"), os.path.join(W, "strace.log")
+    subprocess.run([GEN_BIG, "--seed", "7", "2e5", bt], check=True, capture_output=True)
+    # LeakSanitizer cannot run under ptrace (an ASan build of this test)
+    env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    subprocess.run(["strace", "-f", "-e", "trace=pread64", "-o", log, GPUPROF, "report", "-o", os.devnull, bt],
+                   check=True, capture_output=True, env=env)
+    with open(log) as f:
+        got = sum(int(m.group(1)) for m in re.finditer(r"pread64\(.*\) = (\d+)$", f.read(), re.M))
+    reads = got / os.path.getsize(bt)
+    expect(reads <= 3.3, f"report reads a 2e5-event trace {reads:.2f} times (3 passes)")
+    print(f"report: {reads:.2f} reads of the trace")
+else:
+    print("SKIP the reads of report: no strace or no build/bench/gen_bigtrace")
+
 # bad use
 out = os.path.join(W, "bad.html")
 eq(gp("report", "-o", out, check=False).returncode, 1, "no trace: exit 1")
@@ -486,8 +523,15 @@ eq(gp("report", "--rows", "0", "-o", out, one, check=False).returncode, 1, "--ro
 p = gp("report", "-o", out, one, os.path.join(W, "missing.gpuprof"), check=False)
 eq(p.returncode, 2, "a missing trace: exit 2")
 expect("missing.gpuprof" in p.stderr, "a missing trace: named in the message")
+# the others are still shown, as advise judges them (issue #38)
+expect(os.path.exists(out) and not [f for f in os.listdir(W) if f.startswith("bad.html.tmp")],
+       "a missing trace among others: the page of the others (no temporary file)")
+if os.path.exists(out):
+    os.unlink(out)
+p = gp("report", "-o", out, os.path.join(W, "missing.gpuprof"), check=False)
+eq(p.returncode, 2, "only a missing trace: exit 2")
 expect(not os.path.exists(out) and not [f for f in os.listdir(W) if f.startswith("bad.html")],
-       "a failed report leaves no page (nor temporary file)")
+       "a report with no trace read leaves no page (nor temporary file)")
 p = gp("report", "-o", "-", one)
 expect(p.stdout.startswith("<!DOCTYPE html>") and p.stdout.rstrip().endswith("</html>"), "-o -: the page on stdout")
 

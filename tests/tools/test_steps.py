@@ -48,6 +48,9 @@ launch 5000 (autotune's call [50000,51000) at the drain), host 40000.  Step
 Counted steps 1..7: median 60000, p90 60000 + 0.4 x 35000 = 74000, spread
 23.3 %, busy 315000 / 455000 = 69.2 %; outlier: step 5 (MAD 0, threshold
 20 % of 60000).
+A host that runs ahead (gen_advise fp32-ahead): steps of 100000 that launch
+4 kernels of 2000000 each, run back to back: the GPU work per step, 8000000,
+is the step time shown (over 1.2 x the host's step), GPU busy not given.
 Without NVTX, the trace method: gemm starts each step (relu follows it
 back to back; the GPU idles before gemm), steps [s_k+1000, s_k+1+1000):
 100000 each, step 5 150000 (outlier), the last step partial.
@@ -241,5 +244,21 @@ with tt.tmpdir() as d:
     tt.golden("steps_cat_json", "steps", "--per-step", "--format", "json", cat)
     tt.golden("steps_steady_table", "steps", steady)
     tt.golden("steps_trace_table", "steps", "--per-step", bare)
+
+    # a host that runs ahead (gen_advise fp32-ahead: steps of 100 us that
+    # launch 4 kernels of 2 ms each): the step time is the GPU's, 8000000,
+    # not the host's 100000 with GPU busy 95 % (issue #38)
+    ahead = os.path.join(d, "ahead.gpuprof")
+    subprocess.run([os.path.join(os.path.dirname(tt.GEN), "gen_advise"), "fp32-ahead", ahead], check=True)
+    row = json.loads(tt.gp("steps", "--format", "json", ahead).stdout)["steps"][0]
+    tt.eq((row["median_ns"], row["max_ns"], row["min_ns"], row["gpu_busy_pct"]), (8000000, 8000000, 8000000, None),
+          "run-ahead host: the step time is the GPU work launched per step, no GPU busy")
+    tt.expect(row["defined_by"].startswith("host runs ahead, times are the GPU's: "),
+              f"run-ahead host: said in the table ({row['defined_by']!r})")
+    tt.golden("steps_ahead_table", "steps", ahead)
+    page = os.path.join(d, "ahead.html")
+    tt.gp("report", "-o", page, ahead)
+    tt.expect("host runs ahead, times are the GPU" in open(page, encoding="utf-8").read(),
+              "run-ahead host: the report's steps table says so")
 
 tt.finish()

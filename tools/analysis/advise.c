@@ -14,8 +14,9 @@
 #include "common/util.h"
 
 const char *const adv_rule_names[AR_COUNT] = {
-	"input-bound", "sync", "pageable-copy", "sync-copy", "alloc-churn", "launch-bound", "host-gaps",
-	"fp32-matmul", "under-parallel", "low-occupancy", "exposed-comm", "outlier-steps",
+#define RULE_NAME(id, name, judge, cause) [id] = name,
+	ADV_RULES(RULE_NAME)
+#undef RULE_NAME
 };
 const char *const adv_severity_names[4] = { "info", "low", "medium", "high" };
 
@@ -199,12 +200,12 @@ static void where_outside(struct judge *j, struct adv_finding *x, enum adv_cause
 }
 
 /* ------------------------------------------------------------ rules */
-static void rule_input(struct judge *j)
+static void rule_input(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[AC_INPUT];
+	const struct adv_tally *t = &p->in[c];
 	if (!t->cost_ns) return;
-	struct adv_finding *x = finding(j, AR_INPUT);
+	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
 	x->count_per_step = j->n > 0 ? (double)t->count / j->n : 0;
 	x->title = xstrdup("the GPU waits for the next batch at the start of each step");
@@ -214,7 +215,7 @@ static void rule_input(struct judge *j)
 		   "first launch call (data loading, the Python loop).", t->count, j->n, ms(x->cost_ns), x->cost_pct,
 		   ms(per_step(j, (double)p->pre_launch_ns)));
 	x->what = sb_take(&b);
-	sites(j, x, AC_INPUT, -1, "first launch of the step:");
+	sites(j, x, c, -1, "first launch of the step:");
 	int dl = 0;
 	for (size_t i = 0; i < x->nsites; i++) dl |= x->sites[i].dataloader;
 	x->change = xstrdup(
@@ -227,10 +228,10 @@ static void rule_input(struct judge *j)
 	x->how = sb_take(&b);
 	evidence(x, "pre_launch_ns_per_step", per_step(j, (double)p->pre_launch_ns));
 	evidence(x, "steps_with_idle", (double)t->count);
-	records_typical(j, x, AC_INPUT);
+	records_typical(j, x, c);
 }
 
-/* The four blocking-call causes share a shape. */
+/* The four blocking-call causes share a shape: one function, four rules. */
 static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
@@ -317,13 +318,25 @@ static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	if (c == AC_PAGEABLE) {
 		int dir = 0;
 		double bw = p->pinned_gbps[dir];
+		char src[256];
+		if (bw > 0 && !p->pinned_from_link[dir])
+			snprintf(src, sizeof(src), "measured on this trace's pinned host-to-device copies of >= 1 MiB");
+		else if (bw > 0)
+			snprintf(src, sizeof(src), "%.1f GB/s assumed (no pinned copy of >= 1 MiB in the trace): what pinned "
+				 "copies reach on the %s of the %s (docs/ADVISE.md)", bw, p->link, p->device_name);
+		else if (p->link)
+			snprintf(src, sizeof(src), "not known (no pinned copy of >= 1 MiB in the trace, no figure for the %s "
+				 "of the %s in docs/ADVISE.md): the copy time is assumed unchanged, an underestimate",
+				 p->link, p->device_name);
+		else
+			snprintf(src, sizeof(src), "not known (no pinned copy of >= 1 MiB in the trace, %s not in "
+				 "docs/ADVISE.md's table): the copy time is assumed unchanged, an underestimate",
+				 *p->device_name ? p->device_name : "no device record");
 		sb_printf(&b, "Per copy: min(its call time, the GPU idle its window caused + its copy time - bytes / "
 			      "pinned bandwidth); pinned bandwidth %s. Estimate %s per step, of %s blocked.",
-			  bw > 0 ? "measured on this trace's pinned host-to-device copies of >= 1 MiB" :
-				   "not measured (no pinned copy of >= 1 MiB in the trace): the copy time is assumed "
-				   "unchanged",
-			  ms(x->saving_ns), ms(x->cost_ns));
+			  src, ms(x->saving_ns), ms(x->cost_ns));
 		if (bw > 0) evidence(x, "pinned_htod_gb_per_s", bw);
+		if (bw > 0 && p->pinned_from_link[dir]) evidence(x, "pinned_htod_from_device_table", 1);
 	} else if (c == AC_ALLOC) {
 		sb_printf(&b, "Per call: min(the time it blocked the host, the GPU idle from its start until the host next "
 			      "waited for the GPU after issuing work again), each idle time given to one call only: the "
@@ -344,14 +357,15 @@ static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	records_typical(j, x, c);
 }
 
-static void rule_host_idle(struct judge *j)
+static void rule_host_idle(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[AC_HOST_IDLE];
+	const struct adv_tally *t = &p->in[c];
 	if (!t->cost_ns) return;
 	double share = p->kernels_called ? (double)p->short_kernels / (double)p->kernels_called : 0;
 	int launch = share >= ADV_LAUNCH_SHORT_SHARE;
-	struct adv_finding *x = finding(j, launch ? AR_LAUNCH : AR_HOST_GAPS);
+	if (launch != (rule == AR_LAUNCH)) return; /* the same idle is one rule or the other */
+	struct adv_finding *x = finding(j, rule);
 	const struct step_summary *s = &p->sum;
 	double waited = (double)(s->bucket[SB_HOST_WAIT] + s->bucket[SB_SYNC] + s->bucket[SB_LAUNCH]);
 	struct sb b = { 0 };
@@ -398,14 +412,14 @@ static void rule_host_idle(struct judge *j)
 		 * phases the GPU waited in */
 		struct adv_finding ph;
 		memset(&ph, 0, sizeof(ph));
-		sites(j, &ph, AC_HOST_IDLE, -1, "GPU idle");
+		sites(j, &ph, c, -1, "GPU idle");
 		sites(j, x, AC_SHORT, -1, "; kernels shorter than their calls (call time per step):");
 		sb_printf(&b, "%s%s", ph.where, x->where);
 		free(x->where);
 		free(ph.where);
 		x->where = sb_take(&b);
 	} else {
-		sites(j, x, AC_HOST_IDLE, -1, NULL);
+		sites(j, x, c, -1, NULL);
 	}
 	evidence(x, "short_kernels", (double)p->short_kernels);
 	evidence(x, "kernels_with_call", (double)p->kernels_called);
@@ -414,19 +428,19 @@ static void rule_host_idle(struct judge *j)
 	evidence(x, "gpu_median_ns", s->gpu_med);
 	evidence(x, "graph_floor_ns", (double)p->graph_floor_ns);
 	evidence(x, "gpu_waited_for_host_pct", pct(j, waited));
-	records_typical(j, x, AC_HOST_IDLE);
+	records_typical(j, x, c);
 }
 
-static void rule_fp32(struct judge *j)
+static void rule_fp32(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[AC_FP32];
+	const struct adv_tally *t = &p->in[c];
 	if (!t->count) return;
-	struct adv_finding *x = finding(j, AR_FP32);
+	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
 	x->count_per_step = per_step(j, (double)t->count);
 	x->title = xstrdup("FP32 matrix work without tensor cores");
-	sites(j, x, AC_FP32, -1, NULL);
+	sites(j, x, c, -1, NULL);
 	double pm = -1;
 	for (size_t i = 0; i < x->nsites; i++)
 		if (x->sites[i].pm_pct >= 0) { pm = x->sites[i].pm_pct; break; }
@@ -452,19 +466,19 @@ static void rule_fp32(struct judge *j)
 	x->how = sb_take(&b);
 	evidence(x, "assumed_speedup", p->fp32_speedup);
 	if (pm >= 0) evidence(x, "pm_tensor_active_pct", pm);
-	records_typical(j, x, AC_FP32);
+	records_typical(j, x, c);
 }
 
-static void rule_underpar(struct judge *j)
+static void rule_underpar(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[AC_UNDERPAR];
+	const struct adv_tally *t = &p->in[c];
 	if (!t->count) return;
-	struct adv_finding *x = finding(j, AR_UNDERPAR);
+	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
 	x->count_per_step = per_step(j, (double)t->count);
 	x->title = xstrdup("kernels with fewer blocks than the GPU has SMs");
-	sites(j, x, AC_UNDERPAR, -1, NULL);
+	sites(j, x, c, -1, NULL);
 	uint32_t sms = p->dev ? p->dev->sm_count : 0;
 	double pm = -1;
 	for (size_t i = 0; i < x->nsites; i++)
@@ -489,19 +503,19 @@ static void rule_underpar(struct judge *j)
 	x->how = sb_take(&b);
 	if (sms) evidence(x, "sm_count", sms);
 	if (pm >= 0) evidence(x, "pm_sm_active_pct", pm);
-	records_typical(j, x, AC_UNDERPAR);
+	records_typical(j, x, c);
 }
 
-static void rule_lowocc(struct judge *j)
+static void rule_lowocc(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[AC_LOWOCC];
+	const struct adv_tally *t = &p->in[c];
 	if (!t->count) return;
-	struct adv_finding *x = finding(j, AR_LOWOCC);
+	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, 0, 0, SEV_INFO);
 	x->count_per_step = per_step(j, (double)t->count);
 	x->title = xstrdup("kernels at low theoretical occupancy");
-	sites(j, x, AC_LOWOCC, -1, NULL);
+	sites(j, x, c, -1, NULL);
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f kernels per step covered every SM but at a theoretical occupancy below %.0f %% (registers or "
 		      "shared memory per block limit the resident warps): %s per step (%.1f %%).", x->count_per_step,
@@ -511,16 +525,16 @@ static void rule_lowocc(struct judge *j)
 			    "-maxrregcount) or less shared memory per block; check with Nsight Compute first.");
 	x->how = xstrdup("Not estimated: low occupancy costs only latency-bound kernels (gpuprof stats --report "
 			 "occupancy has the limiter per kernel).");
-	records_typical(j, x, AC_LOWOCC);
+	records_typical(j, x, c);
 }
 
-static void rule_comm(struct judge *j)
+static void rule_comm(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
 	const struct step_summary *s = &p->sum;
 	double comm = (double)s->bucket[SB_COMM], compute = (double)s->bucket[SB_COMPUTE];
 	if (comm <= 0) return;
-	struct adv_finding *x = finding(j, AR_COMM);
+	struct adv_finding *x = finding(j, rule);
 	double hide = (comm < compute ? comm : compute) * ADV_COMM_HIDE_SHARE;
 	figures(j, x, comm, 1, hide, SEV_INFO);
 	x->title = xstrdup("exposed communication");
@@ -550,7 +564,7 @@ static void rule_comm(struct judge *j)
 	}
 }
 
-static void rule_outliers(struct judge *j)
+static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
 	const struct step_summary *s = &p->sum;
@@ -571,7 +585,7 @@ static void rule_outliers(struct judge *j)
 	}
 	if (nw > 6) sb_printf(&steps, ", ...");
 	if (excess <= 0) { free(steps.s); return; } /* only faster outliers */
-	struct adv_finding *x = finding(j, AR_OUTLIER);
+	struct adv_finding *x = finding(j, rule);
 	figures(j, x, excess, 1, excess, SEV_INFO);
 	x->title = xstrdup("outlier steps");
 	struct sb b = { 0 };
@@ -609,6 +623,16 @@ static void rule_outliers(struct judge *j)
 }
 
 /* ------------------------------------------------------------ judge */
+/* advise.h's ADV_RULES: each rule's function and the cause it reads */
+static const struct {
+	void (*judge)(struct judge *j, enum adv_rule rule, enum adv_cause c);
+	enum adv_cause cause;
+} rule_judge[AR_COUNT] = {
+#define RULE_JUDGE(id, name, judge, cause) [id] = { judge, cause },
+	ADV_RULES(RULE_JUDGE)
+#undef RULE_JUDGE
+};
+
 static int cmp_finding(const void *a, const void *b)
 {
 	const struct adv_finding *x = a, *y = b;
@@ -617,6 +641,24 @@ static int cmp_finding(const void *a, const void *b)
 	if (x->cost_ns != y->cost_ns) return x->cost_ns > y->cost_ns ? -1 : 1;
 	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
 	return (int)x->rule - (int)y->rule;
+}
+
+/* Whether p's counted steps are a training step to judge; if not, why, in
+ * buf ("" when there are no counted steps at all: the caller says so). */
+static int step_judgeable(const struct adv_proc *p, char *buf, size_t n)
+{
+	*buf = 0;
+	if (!p->ncounted) return 0;
+	/* kernels only: a model's set-up copies before the first step are no
+	 * reason to doubt the steps; a compilation's autotuning kernels are */
+	double share = p->kernel_ns_all ? 100.0 * (double)p->kernel_ns_in_steps / (double)p->kernel_ns_all : 100;
+	if (p->ncounted < ADV_MIN_STEPS)
+		snprintf(buf, n, "too few steps to judge: %zu counted (advise needs %d)", p->ncounted, ADV_MIN_STEPS);
+	else if (share < ADV_MIN_STEP_SHARE)
+		snprintf(buf, n, "no training step was found: the steps found launched %.1f %% of the process's kernel "
+				 "time; a step structure that covers a small part of the GPU time is not the job's step",
+			 share);
+	return !*buf;
 }
 
 void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out)
@@ -645,24 +687,41 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		ps->unexplained_pct = p->wall ? 100.0 * (double)p->unexplained_idle_ns / (double)p->wall : 0;
 		ps->gpu_work_ns = p->ncounted ? (double)p->launched_ns / (double)p->ncounted : 0;
 		ps->runs_ahead = ps->gpu_work_ns > ADV_RUN_AHEAD * ps->step_mean_ns;
-		if (!p->ncounted) continue;
+		if (!step_judgeable(p, ps->not_judged, sizeof(ps->not_judged))) continue;
 		/* shares are of the step time, or of the GPU work launched per step
 		 * when the host runs ahead (then that is the pipeline's real step) */
+		out->njudged++;
 		double basis = ps->runs_ahead ? (double)p->launched_ns : (double)p->wall;
 		struct judge j = { f, p, base, (double)p->ncounted, basis, out };
-		rule_input(&j);
-		rule_blocking(&j, AR_SYNC, AC_SYNC);
-		rule_blocking(&j, AR_PAGEABLE, AC_PAGEABLE);
-		rule_blocking(&j, AR_SYNC_COPY, AC_SYNC_COPY);
-		rule_blocking(&j, AR_ALLOC, AC_ALLOC);
-		rule_host_idle(&j);
-		rule_fp32(&j);
-		rule_underpar(&j);
-		rule_lowocc(&j);
-		rule_comm(&j);
-		rule_outliers(&j);
+		for (int r = 0; r < AR_COUNT; r++) rule_judge[r].judge(&j, (enum adv_rule)r, rule_judge[r].cause);
 	}
 	if (out->n) qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
+}
+
+void advise_hide_nothing_saved(struct adv_result *res)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < res->n; i++) {
+		struct adv_finding *x = &res->v[i];
+		if (x->has_saving && x->saving_ns < 500) {
+			free(x->title); free(x->what); free(x->change); free(x->how); free(x->where);
+			res->hidden++;
+			continue;
+		}
+		res->v[o++] = *x;
+	}
+	res->n = o;
+}
+
+const char *advise_nothing_judged(const struct adv_result *res)
+{
+	if (res->njudged) return NULL;
+	if (!res->nprocs)
+		return res->cut_short ? "nothing to judge: no steps and no GPU work in the intact part of the trace "
+					"(it is cut short: the warning on stderr says where)"
+				      : "nothing to judge: the trace holds no steps and no GPU work (no process "
+					"launched a GPU operation or opened an NVTX range while traced)";
+	return "nothing judged: no process has training steps advise can judge (the lines above say why)";
 }
 
 void advise_result_free(struct adv_result *res)

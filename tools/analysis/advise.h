@@ -18,12 +18,36 @@
 
 #include "analysis/advise_facts.h"
 
+/* The rules, one a line: X(id, name, judge, cause).  name: what advise
+ * prints (table, JSON, CSV, --help); judge: its function in advise.c,
+ * judge(j, id, cause), which reads one process's facts and adds at most
+ * one finding of rule id; cause: the advise_facts.h cause it judges
+ * (AC_COUNT: none; launch-bound and host-gaps judge the same idle, and one
+ * of the two speaks).  The order is the ids' (the ranking's last
+ * tie-break).  Adding a rule: a line here, its judge function in
+ * advise.c, its section in docs/ADVISE.md. */
+/* clang-format off */
+#define ADV_RULES(X) \
+	X(AR_INPUT,     "input-bound",    rule_input,     AC_INPUT) \
+	X(AR_SYNC,      "sync",           rule_blocking,  AC_SYNC) \
+	X(AR_PAGEABLE,  "pageable-copy",  rule_blocking,  AC_PAGEABLE) \
+	X(AR_SYNC_COPY, "sync-copy",      rule_blocking,  AC_SYNC_COPY) \
+	X(AR_ALLOC,     "alloc-churn",    rule_blocking,  AC_ALLOC) \
+	X(AR_LAUNCH,    "launch-bound",   rule_host_idle, AC_HOST_IDLE) \
+	X(AR_HOST_GAPS, "host-gaps",      rule_host_idle, AC_HOST_IDLE) \
+	X(AR_FP32,      "fp32-matmul",    rule_fp32,      AC_FP32) \
+	X(AR_UNDERPAR,  "under-parallel", rule_underpar,  AC_UNDERPAR) \
+	X(AR_LOWOCC,    "low-occupancy",  rule_lowocc,    AC_LOWOCC) \
+	X(AR_COMM,      "exposed-comm",   rule_comm,      AC_COUNT) \
+	X(AR_OUTLIER,   "outlier-steps",  rule_outliers,  AC_COUNT)
+/* clang-format on */
+
 enum adv_rule {
-	AR_INPUT, AR_SYNC, AR_PAGEABLE, AR_SYNC_COPY, AR_ALLOC, AR_LAUNCH, AR_HOST_GAPS, AR_FP32, AR_UNDERPAR,
-	AR_LOWOCC, AR_COMM, AR_OUTLIER, AR_COUNT
+#define ADV_RULE_ID(id, name, judge, cause) id,
+	ADV_RULES(ADV_RULE_ID)
+#undef ADV_RULE_ID
+	AR_COUNT
 };
-/* "input-bound", "sync", "pageable-copy", "sync-copy", "alloc-churn", "launch-bound", "host-gaps",
- * "fp32-matmul", "under-parallel", "low-occupancy", "exposed-comm", "outlier-steps" */
 extern const char *const adv_rule_names[AR_COUNT];
 
 enum adv_severity { SEV_INFO, SEV_LOW, SEV_MEDIUM, SEV_HIGH };
@@ -83,13 +107,29 @@ struct adv_proc_summary {
 	int runs_ahead;                    /* gpu_work_ns > ADV_RUN_AHEAD x the mean step: the host runs
 					      ahead of the GPU, the steps are the host's; the findings'
 					      shares (and severities) are then of gpu_work_ns */
+	char not_judged[320];              /* why the process's steps are not judged, "" when they are */
 };
 #define ADV_RUN_AHEAD 1.2
+/* Steps advise judges: at least ADV_MIN_STEPS counted, launching at least
+ * ADV_MIN_STEP_SHARE % of the process's kernel time (else the repeat found is
+ * not the job's training step: a compile-dominated job's small repeats). */
+#define ADV_MIN_STEPS 3
+#define ADV_MIN_STEP_SHARE 50.0
 
 struct adv_result {
 	struct adv_proc_summary *procs; size_t nprocs;
 	struct adv_finding *v; size_t n, cap; /* ranked */
+	size_t njudged;                       /* processes whose steps were judged */
+	int cut_short;                        /* the trace is truncated or corrupt (advise_run sets it) */
+	size_t hidden;                        /* findings that save nothing, left out (advise_hide_nothing_saved) */
 };
+/* Removes the findings whose estimated saving prints as 0.000 ms per step
+ * (under 500 ns: set-up copies outside the loop, a rule at its floor),
+ * counting them in res->hidden; findings without an estimate stay. */
+void advise_hide_nothing_saved(struct adv_result *res);
+/* Why nothing was judged (no process with steps judged), or NULL: the
+ * answer is its findings, or that there are none. */
+const char *advise_nothing_judged(const struct adv_result *res);
 
 /* base: the trace start (header start_trace_ns), for the record pointers. */
 void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out);

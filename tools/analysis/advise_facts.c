@@ -14,15 +14,11 @@
 #include <string.h>
 
 #include "analysis/attribution.h"
+#include "analysis/hostlink.h"
 #include "analysis/kernel_names.h"
 #include "analysis/occupancy.h"
 #include "common/tool.h"
 #include "common/util.h"
-
-const char *const adv_cause_names[AC_COUNT] = {
-	"input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy",
-	"short-launch",
-};
 
 #define NO_STEP UINT32_MAX
 #define NO_GROUP UINT32_MAX
@@ -311,9 +307,20 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		/* the first kernel device record of the process: its SM count and cc */
 		for (uint32_t d = 0; d < 64 && !p->out.dev; d++) p->out.dev = devprops_get(&pre->dp, sp->pid, d);
 		p->out.fp32_speedup = fp32_speedup(p->out.dev);
-		for (int d = 0; d < 2; d++)
-			if (pre->pinned_ns[d])
+		/* the pinned bandwidth a pageable copy would reach once pinned: the
+		 * trace's own pinned copies, else what the device's host link gives
+		 * (a trace of a job that pins nothing has no pinned copy) */
+		p->out.device_name = p->out.dev ? tool_str(r, p->out.dev->name_id) : "";
+		const struct hostlink hl = hostlink_of(p->out.device_name);
+		p->out.link = hl.link;
+		for (int d = 0; d < 2; d++) {
+			if (pre->pinned_ns[d]) {
 				p->out.pinned_gbps[d] = (double)pre->pinned_bytes[d] / (double)pre->pinned_ns[d];
+			} else if (hl.gbps > 0) {
+				p->out.pinned_gbps[d] = hl.gbps;
+				p->out.pinned_from_link[d] = 1;
+			}
+		}
 	}
 	return f;
 }
@@ -735,6 +742,10 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	}
 	uint64_t dur = op->e - op->s;
 	if (dur > p->max_dur) p->max_dur = dur;
+	if (op->kind == OP_KERNEL) {
+		p->out.kernel_ns_all += dur;
+		if (o.step != NO_STEP) p->out.kernel_ns_in_steps += dur;
+	}
 	if (o.step != NO_STEP) {
 		if (op->call_s < p->first_launch[o.step]) p->first_launch[o.step] = op->call_s;
 		if (op->call_e > p->last_launch[o.step]) p->last_launch[o.step] = op->call_e;

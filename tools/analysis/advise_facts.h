@@ -83,9 +83,6 @@ enum adv_cause {
 	AC_SHORT,      /* kernels shorter than their launch call (where launch-bound launches from) */
 	AC_COUNT
 };
-/* "input", "sync", "pageable", "sync-copy", "alloc", "host-idle", "fp32", "under-parallel", "low-occupancy",
- * "short-launch" */
-extern const char *const adv_cause_names[AC_COUNT];
 
 #define ADV_SMALL_HTOD_BYTES 65536ull   /* nsys cuda_memcpy_sync: smaller HtoD sync copies are left out */
 #define ADV_PINNED_BW_MIN_BYTES 1048576ull /* copies used to measure the pinned bandwidth */
@@ -156,13 +153,19 @@ struct adv_proc {
 	uint64_t short_hta;              /* HTA's short: also a call of <= 50 us */
 	uint64_t launches;               /* GPU operations with a recorded launch call */
 	uint64_t launched_ns;            /* their GPU time (kernels, copies, sets) */
+	uint64_t kernel_ns_all;          /* kernel time of the process, in steps or not */
+	uint64_t kernel_ns_in_steps;     /* of it, launched in a step (counted, warm-up or not counted) */
 	uint64_t pre_launch_ns;          /* sum over steps of (first launch call - step start) */
 	uint64_t issue_ns;               /* sum over steps of (last launch call end - first launch call start) */
 	uint64_t graph_floor_ns;         /* median gap between an operation and queued work behind it */
 	int floor_measured;              /* 0: none seen, ADV_GRAPH_FLOOR_NS assumed */
 	uint64_t gpu_side_discarded_ns;  /* GPU-side savings left out: the host was the bottleneck then */
 	double fp32_speedup;             /* assumed for this process's device */
-	double pinned_gbps[2];           /* measured HtoD, DtoH pinned bandwidth (GB/s), 0 none */
+	double pinned_gbps[2];           /* HtoD, DtoH pinned bandwidth (GB/s): measured, else the host
+					    link's (hostlink.h); 0 neither */
+	int pinned_from_link[2];         /* pinned_gbps is the host link's, not measured */
+	const char *device_name;         /* of dev, "" none */
+	const char *link;                /* dev's host link (hostlink.h), NULL not in the table */
 	uint64_t unexplained_idle_ns;    /* idle in the counted steps no cause took ("other" gaps) */
 	uint64_t late_ops;               /* operations that arrived after the sweep had passed them */
 	uint64_t held_max;               /* most operations + calls + busy-stretch entries held at once */
@@ -170,7 +173,6 @@ struct adv_proc {
 #define ADV_GRAPH_FLOOR_NS 1000ull
 
 struct adv_facts_opts {
-	size_t sz;                       /* sizeof(struct adv_facts_opts) */
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
 };
 

@@ -106,6 +106,12 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 				ps->pid, rank_text(ps->rank), tool_text(ps->steps_are));
 			continue;
 		}
+		if (*ps->not_judged) {
+			fprintf(out, " pid %u%s: %zu steps (%s), %zu counted: %s; not judged (docs/ADVISE.md)\n",
+				ps->pid, rank_text(ps->rank), ps->nsteps, tool_text(ps->steps_are), ps->ncounted,
+				ps->not_judged);
+			continue;
+		}
 		fprintf(out, " pid %u%s: %zu steps (%s), %zu warm-up, %zu counted; step mean %.3f ms, median %.3f ms; GPU "
 			     "busy %.1f %%, waiting for the host %.1f %%\n", ps->pid, rank_text(ps->rank), ps->nsteps,
 			tool_text(ps->steps_are), ps->nwarm, ps->ncounted, ps->step_mean_ns / 1e6, ps->step_median_ns / 1e6,
@@ -116,7 +122,11 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 				     "that GPU work.\n", ps->gpu_work_ns / 1e6);
 	}
 	if (!res->n) {
-		fprintf(out, "\n no findings\n");
+		const char *why = advise_nothing_judged(res);
+		fprintf(out, "\n %s\n", why ? why : "no findings");
+		if (res->hidden)
+			fprintf(out, " (%zu finding%s saving 0.000 ms per step hidden: --all shows them)\n", res->hidden,
+				res->hidden == 1 ? "" : "s");
 		return;
 	}
 	struct report rep;
@@ -136,10 +146,34 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 		cell_num(&c[8], x->pid);
 		cell_str(&c[9], x->title);
 	}
+	/* what the two columns mean against each other: costs that add up to
+	 * several times the step next to small savings read as a contradiction */
+	int stacks = 0;
+	for (size_t i = 0; i < res->n && !stacks; i++)
+		for (size_t k = 0; k < res->v[i].nsites && !stacks; k++) stacks = res->v[i].sites[k].stack != NULL;
+	char *note = NULL;
+	size_t note_len = 0;
+	FILE *nf = open_memstream(&note, &note_len);
+	if (nf) {
+		fputs(" Saving: how much shorter the step would be with that change alone (estimates do not add up:\n"
+		      "   two can count the same idle time).  Cost: the time the cause takes per step whether or not\n"
+		      "   the step waits for it (the host blocked in the calls, the GPU in the kernels); costs overlap\n"
+		      "   each other and the GPU's work, so they can add up to more than 100 % and a large cost can\n"
+		      "   save little (docs/ADVISE.md).\n", nf);
+		if (!stacks)
+			fputs(" Where: the trace has no call stacks, so calls are named by their API (cudaStreamSynchronize)\n"
+			      "   and kernels by name; gpuprof run --stacks records the Python file:line of each call.\n", nf);
+		if (fclose(nf)) { free(note); note = NULL; }
+	}
+	rep.note = note;
 	putc('\n', out);
 	const struct report_style table = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS };
 	report_print(out, &rep, &table);
 	report_free(&rep);
+	free(note);
+	if (res->hidden)
+		fprintf(out, "\n %zu finding%s saving 0.000 ms per step hidden (--all shows them).\n", res->hidden,
+			res->hidden == 1 ? "" : "s");
 	char buf[4096];
 	for (size_t i = 0; i < res->n; i++) {
 		const struct adv_finding *x = &res->v[i];
@@ -233,9 +267,14 @@ void advise_print_json(FILE *out, const char *path, const struct adv_result *res
 		jnum(out, "unexplained_idle_pct", ps->unexplained_pct, 0);
 		jint(out, "gpu_work_ns_per_step", ps->gpu_work_ns, 0);
 		fprintf(out, ",\"host_runs_ahead\":%s", ps->runs_ahead ? "true" : "false");
+		if (*ps->not_judged) jstr(out, "not_judged", ps->not_judged, 0);
 		putc('}', out);
 	}
-	fputs("],\n \"findings\":[", out);
+	putc(']', out);
+	const char *nothing = advise_nothing_judged(res);
+	if (nothing) jstr(out, "nothing_judged", nothing, 0);
+	if (res->hidden) jint(out, "hidden_nothing_saved", (double)res->hidden, 0);
+	fputs(",\n \"findings\":[", out);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct adv_finding *x = &res->v[i];
 		fputs(i ? ",\n  {" : "\n  {", out);

@@ -5,58 +5,29 @@
 #include <string.h>
 
 #include "analysis/advise_facts.h"
-#include "analysis/attribution.h"
-#include "analysis/opjoin.h"
 #include "analysis/stacks.h"
-#include "analysis/step_passes.h"
-#include "analysis/steps.h"
-#include "analysis/windows.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 
 struct advise_run {
 	gp_reader *r;
 	struct advise_run_opts o;
-	struct winset win;
 	struct adv_pre pre;
-	struct attribution *a;
-	struct step_detect *d;
-	struct steps *st;
-	struct opjoin *j, *j3;         /* the steps pass's launch join, the facts pass's */
+	struct steps_pipe pipe;        /* the steps, with their launch join */
+	struct opjoin *j3;             /* the facts pass's launch join */
+	const struct winset *win;      /* the steps' windows */
 	struct adv_facts *facts;
 	struct adv_result res;
 	int judged;
 };
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
-/* Pass 1: the steps analysis' pass 1 (step_passes.h) and advise's own
- * inputs. */
-static int pass_first(struct advise_run *ar)
+void advise_run_pre_add(struct advise_run *ar, const gp_record *rec)
 {
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(ar->r, &rec)) > 0) {
-		progress_tick(++n);
-		adv_pre_add(&ar->pre, tool_pid(ar->r, rec), rec);
-		step_pass1_add(ar->r, rec, ar->a, ar->d, &ar->win);
-	}
-	return rc;
+	adv_pre_add(&ar->pre, tool_pid(ar->r, rec), rec);
 }
 
-/* Pass 2: the steps analysis' pass 2 as is. */
-static int pass_steps(struct advise_run *ar)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(ar->r, &rec)) > 0) {
-		progress_tick(++n);
-		step_pass2_add(ar->r, rec, ar->j, ar->st, &ar->win, &now);
-	}
-	return rc;
-}
+/* Pass 1's extra: advise's own inputs. */
+static void pass1_pre(void *arg, const gp_record *rec) { advise_run_pre_add(arg, rec); }
 
 /* Pass 3: the same launch join (its callback feeds the facts), with the API
  * calls and GPU operations also into advise's facts, advanced with the
@@ -74,7 +45,7 @@ static int pass_facts(struct advise_run *ar)
 		else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET)
 			adv_facts_gpu(ar->facts, tool_pid(r, rec), rec);
 		uint64_t before = now;
-		step_pass2_add(r, rec, ar->j3, NULL, &ar->win, &now);
+		step_pass2_add(r, rec, ar->j3, NULL, ar->win, &now);
 		if (now > before)
 			adv_facts_advance(ar->facts, now, opjoin_frontier(ar->j3));
 	}
@@ -85,46 +56,41 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
 {
 	struct advise_run *ar = xcalloc(1, sizeof(*ar));
 	ar->r = r;
-	ar->o.sz = sizeof(ar->o);
-	ar->o.detect.sz = sizeof(ar->o.detect);
 	ar->o.detect.want = STEP_WANT_AUTO;
-	if (opts) memcpy(&ar->o, opts, opts->sz < sizeof(ar->o) ? opts->sz : sizeof(ar->o));
+	if (opts) ar->o = *opts;
 	adv_pre_init(&ar->pre, r);
 	stacks_set_site_rule(ar->pre.stk, &ar->o.site);
-	ar->a = attribution_new(ATTR_ANY_THREAD);
-	ar->d = step_detect_new(r, &ar->o.detect);
+	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, &ar->o.detect, ar->o.kernel_wait_ns };
+	steps_pipe_init(&ar->pipe, r, &po);
 	return ar;
 }
 
 int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 {
+	if (steps_pipe_run(&ar->pipe, pass1_pre, ar, read_rc, err) < 0) return -1;
+	return advise_run_judge(ar, ar->pipe.steps, &ar->pipe.win, read_rc);
+}
+
+int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winset *win, int *read_rc)
+{
 	gp_reader *r = ar->r;
-	*err = NULL;
-	int rc = gp_reader_rewind(r);
-	if (rc >= 0) rc = pass_first(ar);
-	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
-	attribution_index(ar->a);
-	winset_finish(&ar->win);
+	int rc;
 	adv_pre_finish(&ar->pre);
-	if (step_detect_finish(ar->d, ar->a, err) < 0) return -1;
-	struct steps_opts sopts = { sizeof(sopts), ar->o.kernel_wait_ns, &ar->win };
-	ar->st = steps_new(r, ar->a, ar->d, &sopts);
-	ar->j = opjoin_new(r, NULL, steps_op, ar->st);
-	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_steps(ar);
-	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
-	opjoin_finish(ar->j);
-	steps_finish(ar->st);
-	struct adv_facts_opts fopts = { sizeof(fopts), ar->o.kernel_wait_ns };
-	ar->facts = adv_facts_new(r, ar->st, &ar->pre, &fopts);
+	ar->win = win;
+	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns };
+	ar->facts = adv_facts_new(r, st, &ar->pre, &fopts);
 	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
 	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);
 	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
+	if (!gp_reader_recoverable(rc)) return -1;
 	opjoin_finish(ar->j3);
 	adv_facts_finish(ar->facts);
 	advise_judge(ar->facts, gp_reader_header(r)->start_trace_ns, &ar->res);
+	struct gp_integrity in;
+	memset(&in, 0, sizeof(in));
+	gp_reader_integrity(r, &in);
+	ar->res.cut_short = rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT || in.truncated || in.frames_corrupt;
+	if (!ar->o.all) advise_hide_nothing_saved(&ar->res);
 	ar->judged = 1;
 	return 0;
 }
@@ -146,11 +112,7 @@ void advise_run_free(struct advise_run *ar)
 	if (ar->judged) advise_result_free(&ar->res);
 	adv_facts_free(ar->facts);
 	opjoin_free(ar->j3);
-	opjoin_free(ar->j);
-	steps_free(ar->st);
-	step_detect_free(ar->d);
-	attribution_free(ar->a);
-	winset_free(&ar->win);
+	steps_pipe_free(&ar->pipe);
 	adv_pre_free(&ar->pre);
 	free(ar);
 }

@@ -26,12 +26,14 @@
 #include "analysis/advise.h"
 #include "analysis/site_rule.h"
 #include "analysis/step_detect.h"
+#include "analysis/steps.h"
+#include "analysis/windows.h"
 
 struct advise_run_opts {
-	size_t sz;                     /* sizeof(struct advise_run_opts) */
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
 	struct site_rule site;         /* the call site a finding names (zero: user) */
+	int all;                       /* keep the findings that save nothing (advise_hide_nothing_saved) */
 };
 
 struct advise_run;
@@ -44,6 +46,13 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
  * *read_rc is the status of the last pass (0, or GP_ERR_TRUNCATED /
  * GP_ERR_CORRUPT after which the intact records were analysed). */
 int advise_run_run(struct advise_run *ar, int *read_rc, const char **err);
+/* For a driver that ran the steps pipeline over the trace itself (gpuprof
+ * report: the stats pass): each record of that pass to advise's own
+ * inputs, then the facts pass (one read) and the judgement over the
+ * finished steps st and their windows win (the caller's, outliving ar):
+ * advise_run_run's passes 1 and 2 left out.  0, or -1 (*read_rc). */
+void advise_run_pre_add(struct advise_run *ar, const gp_record *rec);
+int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winset *win, int *read_rc);
 /* After a successful advise_run_run: the ranked findings and the process
  * summaries. */
 const struct adv_result *advise_run_result(const struct advise_run *ar);

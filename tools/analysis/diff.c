@@ -10,6 +10,7 @@
 #include "analysis/diff_setup.h"
 #include "analysis/diff_stats.h"
 #include "analysis/step_detect.h"
+#include "analysis/quantile.h"
 #include "analysis/step_summary.h"
 #include "common/util.h"
 
@@ -305,8 +306,8 @@ static void med_mean_spread(const double *t, size_t n, double *med, double *mean
 		sum += v[i];
 	}
 	*mean = n ? sum / (double)n : 0;
-	*med = step_quantile(v, n, 0.5);
-	double p10 = step_quantile(v, n, 0.1), p90 = step_quantile(v, n, 0.9);
+	*med = quantile_of(v, n, 0.5);
+	double p10 = quantile_of(v, n, 0.1), p90 = quantile_of(v, n, 0.9);
 	*spread = *med > 0 ? 100.0 * (p90 - p10) / *med : 0;
 	free(v);
 }
@@ -638,8 +639,8 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 
 void diff_tables_fill(struct diff_tables *out, struct diff_pair *pairs, size_t npairs, const struct diff_opts *opts)
 {
-	struct diff_opts o = { sizeof(o), DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
-	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	struct diff_opts o = { DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
+	if (opts) o = *opts;
 	if (o.alpha <= 0) o.alpha = DIFF_ALPHA;
 	if (o.noise_pct < 0) o.noise_pct = DIFF_NOISE_PCT;
 	memset(out, 0, sizeof(*out));

@@ -61,7 +61,6 @@ struct diff_pair {
 };
 
 struct diff_opts {
-	size_t sz;       /* sizeof(struct diff_opts) */
 	double alpha;    /* significance level; 0: DIFF_ALPHA */
 	size_t top;      /* rows per pair in the kernel, NVTX and API tables; 0: all */
 	double noise_pct; /* one run a side: the floor (%); < 0: DIFF_NOISE_PCT */

@@ -208,14 +208,7 @@ void diff_short_name(const char *name, char *buf, size_t n)
 {
 	const int max = 60;
 	if (!strncmp(name, "void ", 5)) name += 5;
-	/* the parameter list: the first "(" outside template brackets, not at the start */
-	size_t len = strlen(name);
-	int depth = 0;
-	for (size_t i = 1; i < len; i++) {
-		if (name[i] == '<') depth++;
-		else if (name[i] == '>' && depth) depth--;
-		else if (name[i] == '(' && !depth) { len = i; break; }
-	}
+	size_t len = name_params_at(name);
 	if (len > (size_t)max) snprintf(buf, n, "%.*s...", max - 3, name);
 	else snprintf(buf, n, "%.*s", (int)len, name);
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_summary.h"
+#include "analysis/quantile.h"
 #include "common/util.h"
 
 struct ranked { double v; int from_a; };
@@ -81,38 +81,6 @@ void mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct
 	if (out->p > 1) out->p = 1;
 }
 
-/* quickselect (three-way partition): the k-th smallest of v[0..n), with
- * v[0..k) the k smallest afterwards */
-static double select_k(double *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n; /* k is in [lo, hi) */
-	while (hi - lo > 1) {
-		double p = v[lo + (hi - lo) / 2], t;
-		size_t lt = lo, i = lo, gt = hi;
-		while (i < gt) {
-			if (v[i] < p) { t = v[lt]; v[lt++] = v[i]; v[i++] = t; }
-			else if (v[i] > p) { t = v[--gt]; v[gt] = v[i]; v[i] = t; }
-			else i++;
-		}
-		if (k < lt) hi = lt;
-		else if (k >= gt) lo = gt;
-		else return p;
-	}
-	return v[k];
-}
-
-double diff_median(double *v, size_t n)
-{
-	if (!n) return 0;
-	double hi = select_k(v, n, n / 2);
-	if (n % 2) return hi;
-	/* the largest of the lower half, now in v[0 .. n/2) */
-	double lo = v[0];
-	for (size_t i = 1; i < n / 2; i++)
-		if (v[i] > lo) lo = v[i];
-	return (lo + hi) / 2;
-}
-
 static uint64_t splitmix64(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -124,7 +92,7 @@ static uint64_t splitmix64(uint64_t *s)
 static double resampled_median(const double *v, size_t n, double *tmp, uint64_t *seed)
 {
 	for (size_t i = 0; i < n; i++) tmp[i] = v[splitmix64(seed) % n];
-	return diff_median(tmp, n);
+	return median_select(tmp, n);
 }
 
 void bootstrap_median_diff(const double *a, size_t na, const double *b, size_t nb, double *lo, double *hi)
@@ -137,8 +105,8 @@ void bootstrap_median_diff(const double *a, size_t na, const double *b, size_t n
 		double mb = resampled_median(b, nb, tmp, &seed);
 		d[k] = mb - ma;
 	}
-	*lo = step_quantile(d, DIFF_BOOTSTRAP, 0.025);
-	*hi = step_quantile(d, DIFF_BOOTSTRAP, 0.975);
+	*lo = quantile_of(d, DIFF_BOOTSTRAP, 0.025);
+	*hi = quantile_of(d, DIFF_BOOTSTRAP, 0.975);
 	free(d);
 	free(tmp);
 }

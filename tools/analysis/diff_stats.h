@@ -51,8 +51,5 @@ void welch_t(const double *a, size_t na, const double *b, size_t nb, struct welc
 double student_t_p(double t, double df);
 /* The t with student_t_p(t, df) = p (0 < p < 1). */
 double student_t_inv(double p, double df);
-/* Median of v[0..n) (the mean of the two middle values for an even n);
- * reorders v.  0 for n = 0. */
-double diff_median(double *v, size_t n);
 
 #endif

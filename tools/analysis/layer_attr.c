@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "analysis/autograd_seq.h"
+#include "analysis/layer_ranges.h"
 #include "analysis/layers.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
@@ -14,6 +15,7 @@ struct layer_attr {
 	struct stack_work *sw;       /* by the launch call's stack */
 	struct stack_work *captured; /* graph kernels by the stack of their node's capture */
 	struct autograd_seq *seq;    /* backward kernels by emit_nvtx's sequence numbers; NULL: none */
+	struct layer_ranges *lrg;    /* backward kernels by gpuprof run --layers' ranges; NULL: none */
 };
 
 struct layer_attr *layer_attr_new(gp_reader *r, const struct attribution *ranges)
@@ -22,7 +24,10 @@ struct layer_attr *layer_attr_new(gp_reader *r, const struct attribution *ranges
 	la->stk = stacks_new(r);
 	la->sw = stack_work_new();
 	la->captured = stack_work_new();
-	if (ranges) la->seq = autograd_seq_new(ranges);
+	if (ranges) {
+		la->seq = autograd_seq_new(ranges);
+		la->lrg = layer_ranges_new(ranges);
+	}
 	return la;
 }
 
@@ -32,6 +37,7 @@ void layer_attr_free(struct layer_attr *la)
 	stack_work_free(la->sw);
 	stack_work_free(la->captured);
 	autograd_seq_free(la->seq);
+	layer_ranges_free(la->lrg);
 	stacks_free(la->stk);
 	free(la);
 }
@@ -59,11 +65,13 @@ void layer_attr_op(struct layer_attr *la, const struct gpu_op *op, const struct 
 		stack_work_op(la->captured, &at);
 		return;
 	}
-	/* a backward kernel inside a backward op's range: kept apart (its
-	 * call's stack is the autograd thread's borrowed one) */
+	/* a backward kernel inside a layer range of gpuprof run --layers, else
+	 * inside a backward op's emit_nvtx range: kept apart (its call's stack
+	 * is the autograd thread's borrowed one) */
 	if (la->seq && op->kind == OP_KERNEL && !op->graph && op->has_call && op->stack_id &&
 	    layers_backward(stacks_view(la->stk, op->stack_id, op->pid, op->tid)) &&
-	    autograd_seq_backward(la->seq, op->pid, op->tid, op->call_s, op->e - op->s))
+	    (layer_ranges_backward(la->lrg, op->pid, op->tid, op->call_s, op->e - op->s) ||
+	     autograd_seq_backward(la->seq, op->pid, op->tid, op->call_s, op->e - op->s)))
 		return;
 	stack_work_op(la->sw, op);
 }
@@ -96,6 +104,7 @@ void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *
 	stack_work_merge(la->sw, src->sw);
 	stack_work_merge(la->captured, src->captured);
 	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, own_str, la->stk);
+	if (la->lrg && src->lrg) layer_ranges_merge(la->lrg, src->lrg);
 }
 
 struct resolve {
@@ -161,5 +170,6 @@ uint64_t layer_attr_resolve(struct layer_attr *la, layer_attr_fn cb, void *ctx)
 		}
 	}
 	if (la->seq) autograd_seq_resolve(la->seq, seq_backward_thread, seq_work, &rs);
+	if (la->lrg) layer_ranges_resolve(la->lrg, seq_work, &rs);
 	return layer_stacks;
 }

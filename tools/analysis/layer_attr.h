@@ -8,9 +8,11 @@
  *     (graph_sites_rebase): the captured launch's path, below it
  *     "(CUDA graph, captured here)";
  *   - a backward kernel (its call's stack is the autograd thread's borrowed
- *     one) inside a backward op's emit_nvtx range, when the NVTX ranges are
- *     given: the forward layer of the same sequence number, below it
- *     "(backward)", else "(backward, unattributed)" (autograd_seq.h).
+ *     one), when the NVTX ranges are given: inside a layer range of
+ *     `gpuprof run --layers`, the path it names (layer_ranges.h); else
+ *     inside a backward op's emit_nvtx range, the forward layer of the same
+ *     sequence number (autograd_seq.h); below it "(backward)"; else
+ *     "(backward, unattributed)".
  * Memcpys and memsets stay at their call's path (no join applies to them).
  *
  * Lifecycle: new, then add() for the stack records (MODULE, STACK, THREAD,
@@ -18,7 +20,7 @@
  * (its selection), call() for every launch call, selected or not (the
  * forward op ranges need all of them), then resolve() (repeatable).
  * Memory: the stacks (stacks.h), two stack_work tables (stack_work.h) and
- * autograd_seq's. */
+ * autograd_seq's and layer_ranges'. */
 #ifndef GPUPROF_ANALYSIS_LAYER_ATTR_H
 #define GPUPROF_ANALYSIS_LAYER_ATTR_H
 

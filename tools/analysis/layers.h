@@ -13,10 +13,12 @@
  *                                  it has no Python frames of its own; the
  *                                  forward layer that made a backward kernel
  *                                  is not in the trace, so none is guessed
- *   PATH > (backward)              such a kernel whose forward op is known
- *                                  from emit_nvtx's sequence numbers
- *                                  (autograd_seq.h): PATH is that op's
- *                                  layer path (layer_attr.h)
+ *   PATH > (backward)              such a kernel inside a layer range of
+ *                                  gpuprof run --layers (layer_ranges.h):
+ *                                  PATH is the path it names; else whose
+ *                                  forward op is known from emit_nvtx's
+ *                                  sequence numbers (autograd_seq.h): PATH
+ *                                  is that op's layer path (layer_attr.h)
  *   (other thread, unattributed)   another thread without Python frames
  *   PATH > (CUDA graph, captured here)
  *                                  kernels of a graph launch whose graph

@@ -71,13 +71,10 @@ struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_c
 	j->ctx = ctx;
 	j->max_waiting = opts && opts->max_waiting ? opts->max_waiting : DEFAULT_MAX_WAITING;
 	j->grace = opts && opts->grace_ns ? opts->grace_ns : DEFAULT_GRACE_NS;
-	j->call_cb = opts && opts->sz >= offsetof(struct opjoin_opts, call_cb) + sizeof(opts->call_cb)
-		     ? opts->call_cb : NULL;
-	uint64_t from = opts && opts->sz >= offsetof(struct opjoin_opts, slice_from) + sizeof(opts->slice_from)
-			? opts->slice_from : 0;
+	j->call_cb = opts ? opts->call_cb : NULL;
+	uint64_t from = opts ? opts->slice_from : 0;
 	j->hold_until = from ? from + j->grace : 0;
-	j->orphan_before = opts && opts->sz >= offsetof(struct opjoin_opts, orphan_before) + sizeof(opts->orphan_before)
-			   ? opts->orphan_before : 0;
+	j->orphan_before = opts ? opts->orphan_before : 0;
 	u64map_init(&j->call_idx);
 	u64map_init(&j->pend_idx);
 	u64map_init(&j->name_class);

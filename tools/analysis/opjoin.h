@@ -69,7 +69,6 @@ typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
 typedef void (*opjoin_call_cb)(void *ctx, const struct launch_call *c);
 
 struct opjoin_opts {
-	size_t sz;            /* sizeof(struct opjoin_opts) */
 	size_t max_waiting;   /* unpaired calls, and operations, kept at most; 0: 4 Mi each */
 	uint64_t grace_ns;    /* 0: 1 s */
 	opjoin_call_cb call_cb; /* each launch call as it leaves (NULL: none); same ctx */

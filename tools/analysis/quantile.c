@@ -112,13 +112,72 @@ double qsketch_median(struct qsketch *q, uint64_t min, uint64_t max)
 	return (qsketch_kth(q, q->n / 2 - 1, min, max) + qsketch_kth(q, q->n / 2, min, max)) / 2.0;
 }
 
+struct qrank qrank_of(uint64_t n, double p)
+{
+	double h = (double)(n - 1) * p;
+	uint64_t lo = (uint64_t)floor(h);
+	struct qrank r = { lo, lo + 1 < n ? lo + 1 : lo, h - (double)lo };
+	return r;
+}
+
 double qsketch_quantile(struct qsketch *q, double p, uint64_t min, uint64_t max)
 {
 	if (!q->n) return 0;
-	double h = (double)(q->n - 1) * p;
-	uint64_t lo = (uint64_t)floor(h), hi = lo + 1 < q->n ? lo + 1 : lo;
-	double a = qsketch_kth(q, lo, min, max), b = qsketch_kth(q, hi, min, max);
-	return a + (h - (double)lo) * (b - a);
+	struct qrank r = qrank_of(q->n, p);
+	double a = qsketch_kth(q, r.lo, min, max), b = qsketch_kth(q, r.hi, min, max);
+	return a + r.frac * (b - a);
+}
+
+double quantile_sorted(const double *v, size_t n, double p)
+{
+	if (!n) return 0;
+	struct qrank r = qrank_of(n, p);
+	return v[r.lo] + r.frac * (v[r.hi] - v[r.lo]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double quantile_of(double *v, size_t n, double p)
+{
+	if (!n) return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return quantile_sorted(v, n, p);
+}
+
+/* quickselect (three-way partition): the k-th smallest of v[0..n), with
+ * v[0..k) the k smallest afterwards */
+static double select_k(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n; /* k is in [lo, hi) */
+	while (hi - lo > 1) {
+		double p = v[lo + (hi - lo) / 2], t;
+		size_t lt = lo, i = lo, gt = hi;
+		while (i < gt) {
+			if (v[i] < p) { t = v[lt]; v[lt++] = v[i]; v[i++] = t; }
+			else if (v[i] > p) { t = v[--gt]; v[gt] = v[i]; v[i] = t; }
+			else i++;
+		}
+		if (k < lt) hi = lt;
+		else if (k >= gt) lo = gt;
+		else return p;
+	}
+	return v[k];
+}
+
+double median_select(double *v, size_t n)
+{
+	if (!n) return 0;
+	double hi = select_k(v, n, n / 2);
+	if (n % 2) return hi;
+	/* the largest of the lower half, now in v[0 .. n/2) */
+	double lo = v[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo) lo = v[i];
+	return (lo + hi) / 2;
 }
 
 void qsketch_merge(struct qsketch *dst, const struct qsketch *src)

@@ -20,6 +20,22 @@
 
 #define QSKETCH_REL_ERR 0.005
 
+/* The quantile of the tools, numpy's default ("linear"): quantile p (0..1)
+ * of n values is at rank h = (n - 1) p (0-based), between the values of
+ * ranks lo = floor(h) and hi = lo + 1 (lo at the last): value(lo) +
+ * frac (value(hi) - value(lo)), frac = h - lo.  n > 0. */
+struct qrank { uint64_t lo, hi; double frac; };
+struct qrank qrank_of(uint64_t n, double p);
+/* Quantile p of v[0..n), sorted ascending; 0 for n = 0. */
+double quantile_sorted(const double *v, size_t n, double p);
+/* Quantile p of v[0..n), which it sorts; 0 for n = 0. */
+double quantile_of(double *v, size_t n, double p);
+/* Median of v[0..n) by selection, without a sort (the bootstrap's
+ * thousands of medians): the middle value, or the mean of the two middle
+ * values for an even n (qsketch_median's definition); reorders v.  0 for
+ * n = 0. */
+double median_select(double *v, size_t n);
+
 /* Zero-initialised = empty and exact. */
 struct qsketch {
 	uint64_t n;                 /* values added */
@@ -46,8 +62,8 @@ double qsketch_kth(struct qsketch *q, uint64_t k, uint64_t min, uint64_t max);
 /* Median: the middle value, or the mean of the two middle values for an
  * even count; 0 when empty. */
 double qsketch_median(struct qsketch *q, uint64_t min, uint64_t max);
-/* Quantile p (0..1), linear between the two nearest ranks (numpy's
- * default): exact, or from the two ranks' estimates; 0 when empty. */
+/* Quantile p (0..1) by qrank_of: exact, or from the two ranks' estimates;
+ * 0 when empty. */
 double qsketch_quantile(struct qsketch *q, double p, uint64_t min, uint64_t max);
 /* Adds the values of src to dst: kept when both are exact (and sorted,
  * by one linear merge, when both were: qsketch_sorted), else dst becomes a

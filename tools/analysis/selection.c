@@ -7,11 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/attribution.h"
-#include "analysis/opjoin.h"
-#include "analysis/step_passes.h"
-#include "analysis/steps.h"
-#include "analysis/windows.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -60,43 +56,6 @@ static int name_matches(const char *want, const char *name)
 	return m;
 }
 
-/* The pass over the trace for --steps and --range: the NVTX ranges, the
- * GPU-activity windows and step detection's sample. */
-static int read_ranges(gp_reader *r, struct attribution *a, struct step_detect *d, struct winset *win)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		step_pass1_add(r, rec, a, d, win);
-	}
-	return rc;
-}
-
-/* Trace-detected steps are found while the steps analysis streams the
- * trace: the second pass. */
-static int run_steps(gp_reader *r, struct steps *st, const struct winset *win)
-{
-	struct opjoin *j = opjoin_new(r, NULL, steps_op, st);
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		step_pass2_add(r, rec, j, st, win, &now);
-	}
-	opjoin_finish(j);
-	steps_finish(st);
-	opjoin_free(j);
-	return rc;
-}
-
-static int hard_error(int rc)
-{
-	return rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT;
-}
-
 /* The steps numbered a..b of one process: from the first one's start to the
  * last one's end (s, e); lo, hi: the numbers seen; count: those picked. */
 struct step_pick { int64_t a, b, lo, hi; size_t count; uint64_t s, e; };
@@ -112,25 +71,28 @@ static void pick(struct step_pick *p, int64_t num, uint64_t s, uint64_t e)
 }
 
 /* --steps A:B into *out; 0 or -1 (err) */
-static int steps_intervals(gp_reader *r, const struct sel_opts *o, const struct step_detect_opts *dopts,
-			   struct attribution *a, struct step_detect *d, const struct winset *win, struct ivset *out,
-			   char *err, size_t n, size_t *count)
+static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const struct step_detect_opts *dopts,
+			   struct ivset *out, char *err, size_t n, size_t *count)
 {
 	const char *why = NULL;
-	if (step_detect_finish(d, a, &why) < 0) {
+	if (steps_pipe_plan_steps(p, &why) < 0) {
 		snprintf(err, n, "%s", why);
 		return -1;
 	}
+	struct step_detect *d = p->detect;
+	struct steps *st = p->steps;
 	int need_trace = 0;
 	for (size_t i = 0; i < step_detect_nplans(d); i++)
 		need_trace |= step_detect_plan(d, i)->method == STEP_TRACE;
-	struct steps *st = NULL;
+	/* trace-detected steps are found while the steps analysis streams the
+	 * trace: the second pass */
 	if (need_trace) {
-		if (gp_reader_rewind(r) < 0 || hard_error(run_steps(r, st = steps_new(r, a, d, NULL), win))) {
+		steps_pipe_join(p, NULL, NULL, NULL);
+		if (!gp_reader_recoverable(steps_pipe_pass(p, 2, NULL, NULL))) {
 			snprintf(err, n, "cannot read the trace again for --steps");
-			steps_free(st);
 			return -1;
 		}
+		steps_pipe_finish(p);
 	}
 	struct step_pick pk = { o->step_a, o->step_b, INT64_MAX, INT64_MIN, 0, 0, 0 };
 	for (size_t i = 0; i < step_detect_nplans(d); i++) {
@@ -150,7 +112,6 @@ static int steps_intervals(gp_reader *r, const struct sel_opts *o, const struct 
 	}
 	int64_t lo = pk.lo, hi = pk.hi;
 	*count = pk.count;
-	steps_free(st);
 	if (lo > hi) {
 		snprintf(err, n, "--steps %s: the trace has no steps%s%s", o->steps_arg,
 			 dopts && dopts->range_name ? " named so" : "",
@@ -184,17 +145,17 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	}
 	if (!o->have_steps && !o->range) return 0;
 	s->by_steps_or_range = 1;
-	struct step_detect_opts dflt = { sizeof(dflt), STEP_WANT_AUTO, NULL, 0 };
-	struct attribution *a = attribution_new(ATTR_ANY_THREAD);
-	struct step_detect *d = o->have_steps ? step_detect_new(r, detect ? detect : &dflt) : NULL;
-	struct winset win = { 0 };
-	int rc = read_ranges(r, a, d, &win), ret = -1;
-	if (hard_error(rc)) {
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
+	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, o->have_steps ? detect ? detect : &dflt : NULL, 0 };
+	struct steps_pipe p;
+	steps_pipe_init(&p, r, &po);
+	struct attribution *a = p.attr;
+	int rc = steps_pipe_pass(&p, 1, NULL, NULL), ret = -1;
+	if (!gp_reader_recoverable(rc)) {
 		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
 		goto out;
 	}
-	attribution_index(a);
-	winset_finish(&win);
+	steps_pipe_plan_ranges(&p);
 	if (o->range) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
@@ -217,7 +178,7 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	if (o->have_steps) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
-		if (steps_intervals(r, o, detect ? detect : &dflt, a, d, &win, &iv, err, n, &cnt) < 0) {
+		if (steps_intervals(&p, o, detect ? detect : &dflt, &iv, err, n, &cnt) < 0) {
 			free(iv.v);
 			goto out;
 		}
@@ -231,9 +192,7 @@ out:
 		snprintf(err, n, "cannot read the trace again");
 		ret = -1;
 	}
-	step_detect_free(d);
-	attribution_free(a);
-	winset_free(&win);
+	steps_pipe_free(&p);
 	return ret;
 }
 

@@ -548,6 +548,13 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	uint64_t best_sig = best->sig;
 	size_t best_len = best->len, best_m = best->m, best_segs = best->c - 1;
 	free(pre); free(gap); free(back); free(o); free(id); free(sg); free(gv); free(cv);
+	if (best_len < 2) {
+		/* one operation over and over (a job's last kernels before it ran
+		 * out of memory): a repeat, not a training step */
+		snprintf(pl->what, sizeof(pl->what),
+			 "no steps: the only repeat is one GPU operation (%zu times): no step structure", best_segs + 1);
+		return;
+	}
 	pl->method = STEP_TRACE;
 	pl->marker = best_sig;
 	pl->period_ops = best_len;

@@ -104,7 +104,7 @@ static void on_op(void *ctx, const struct gpu_op *op)
 		k->ns += dur;
 		/* the ranges open when it was launched, each name once, the step's own
 		 * range left out */
-		const struct attribution *a = sp->sr->a;
+		const struct attribution *a = sp->sr->pipe.attr;
 		size_t n = attribution_at(a, op->pid, op->tid, op->call_s, sp->ids, MAX_RANGES), nd = 0;
 		uint32_t done[MAX_RANGES];
 		if (n > MAX_RANGES) n = MAX_RANGES;
@@ -137,7 +137,7 @@ int step_profile_run(struct step_profile *sp)
 	for (size_t i = 0; i < sp->np; i++)
 		qsort(sp->p[i].steps, sp->p[i].nsteps, sizeof(*sp->p[i].steps), cmp_step);
 	struct opjoin *j = opjoin_new(sp->r, NULL, on_op, sp);
-	const struct winset *win = &sp->sr->win;
+	const struct winset *win = &sp->sr->pipe.win;
 	gp_reader *r = sp->r;
 	gp_reader_rewind(r);
 	const gp_record *rec;
@@ -180,7 +180,7 @@ int step_profile_run(struct step_profile *sp)
 			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
 			const struct sp_step *st = p ? step_at(p, g->start_ns) : NULL;
 			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) break;
-			char *name = steps_range_name(r, g);
+			char *name = tool_range_name(r, g);
 			struct sp_entry *e = entry(&p->list[SP_RANGE], name);
 			free(name);
 			e->count++;

@@ -6,27 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/quantile.h"
 #include "common/util.h"
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* The q-quantile of n sorted values, linear between the two nearest ranks. */
-static double quantile_sorted(const double *v, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : lo;
-	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
-}
-
-double step_quantile(double *v, size_t n, double q)
-{
-	if (!n) return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return quantile_sorted(v, n, q);
 }
 
 static struct qstats qstats_of(double *v, size_t n)
@@ -71,16 +57,22 @@ int step_counted(const struct step_row *w, int keep_warmup)
 	return COUNTED(w, keep_warmup);
 }
 
-/* Median of figure f over rows[lo..hi) (only the counted ones when
- * counted_only; keep: warm-up kept). */
-static double median_fig(const struct steps_proc *p, size_t lo, size_t hi, int f, int counted_only, int keep,
-			 double *buf)
+/* Median of figure f over the counted rows (keep: warm-up kept). */
+static double median_counted(const struct steps_proc *p, int f, int keep, double *buf)
 {
 	size_t n = 0;
-	for (size_t i = lo; i < hi; i++)
-		if (counted_only ? COUNTED(&p->rows[i], keep) : !p->rows[i].partial && !p->rows[i].unrecorded)
-			buf[n++] = fig(&p->rows[i], f);
-	return step_quantile(buf, n, 0.5);
+	for (size_t i = 0; i < p->nrows; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[n++] = fig(&p->rows[i], f);
+	return quantile_of(buf, n, 0.5);
+}
+
+/* Median of figure f over the rows idx[0 .. k) that are not partial. */
+static double median_of(const struct steps_proc *p, const size_t *idx, size_t k, int f, double *buf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!p->rows[idx[i]].partial) buf[n++] = fig(&p->rows[idx[i]], f);
+	return quantile_of(buf, n, 0.5);
 }
 
 static int unlike_steady(const struct step_row *w, double mt, double mk, double ma)
@@ -148,24 +140,33 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	out->why = xcalloc(n ? n : 1, sizeof(char *));
 	if (!n) return;
 	double *buf = xmalloc(n * sizeof(double));
-	/* warm-up: leading steps unlike the second half */
+	/* warm-up: the run's leading steps unlike the steady state (the second
+	 * half of the steps with GPU records); judged by a step's place in
+	 * the run, not in the file: a step after one without GPU records
+	 * (a capture's history, a step sampled out), or whose run's earlier
+	 * steps left no trace, is not at the run's start */
 	for (size_t i = 0; i < n; i++) p->rows[i].warmup = p->rows[i].outlier = 0;
-	if (n >= 3) {
-		double mt = median_fig(p, n / 2, n, F_TIME, 0, 0, buf);
-		double mk = median_fig(p, n / 2, n, F_KERNELS, 0, 0, buf);
-		double ma = median_fig(p, n / 2, n, F_ALLOC, 0, 0, buf);
-		for (size_t i = 0; i < n / 2; i++) {
-			struct step_row *w = &p->rows[i];
-			if (w->partial || w->unrecorded) continue; /* no figures to judge by */
+	size_t *rec = xmalloc(n * sizeof(size_t)), nrec = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!p->rows[i].unrecorded) rec[nrec++] = i;
+	if (nrec >= 3) {
+		double mt = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_TIME, buf);
+		double mk = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_KERNELS, buf);
+		double ma = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_ALLOC, buf);
+		for (size_t j = 0; j < nrec / 2; j++) {
+			struct step_row *w = &p->rows[rec[j]];
+			if (rec[j] != j || w->run_before_unseen) break; /* not at the run's start */
+			if (w->partial) continue; /* no figures to judge by */
 			if (!unlike_steady(w, mt, mk, ma)) break;
 			w->warmup = 1;
 			out->nwarm++;
 		}
 	}
+	free(rec);
 	int keep = keep_warmup;
 	/* the counted steps: medians of every figure */
 	double med[NFIG];
-	for (int f = 0; f < NFIG; f++) med[f] = median_fig(p, 0, n, f, 1, keep, buf);
+	for (int f = 0; f < NFIG; f++) med[f] = median_counted(p, f, keep, buf);
 	size_t m = 0;
 	uint64_t first = UINT64_MAX, last = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -204,6 +205,11 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	for (size_t i = 0; i < n; i++)
 		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernel_ns;
 	out->kernel_ns = qstats_of(buf, q);
+	q = 0;
+	for (size_t i = 0; i < n; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)(p->rows[i].kernel_ns + p->rows[i].memop_ns);
+	out->gpu_work = qstats_of(buf, q);
+	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
 	double *acc[3] = { &out->cpu_med, &out->gpu_med, &out->delay_med };
 	for (int f = 0; f < 3; f++) {
 		q = 0;
@@ -212,13 +218,13 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 			if (!COUNTED(w, keep) || !w->launched) continue;
 			buf[q++] = (double)(f == 0 ? w->cpu_med : f == 1 ? w->gpu_med : w->delay_med);
 		}
-		*acc[f] = step_quantile(buf, q, 0.5);
+		*acc[f] = quantile_of(buf, q, 0.5);
 	}
 	/* outliers: further from the median than max(3 scaled MADs, 10 %) */
 	q = 0;
 	for (size_t i = 0; i < n; i++)
 		if (COUNTED(&p->rows[i], keep)) buf[q++] = fabs(fig(&p->rows[i], F_TIME) - med[F_TIME]);
-	double mad = step_quantile(buf, q, 0.5);
+	double mad = quantile_of(buf, q, 0.5);
 	double thr = 3 * 1.4826 * mad > 0.2 * med[F_TIME] ? 3 * 1.4826 * mad : 0.2 * med[F_TIME];
 	for (size_t i = 0; i < n; i++) {
 		struct step_row *w = &p->rows[i];

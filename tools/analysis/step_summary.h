@@ -4,9 +4,8 @@
  * each.  Works on the finished rows of steps.h (O(steps)).
  *
  * Definitions:
- *  - quantiles interpolate linearly between the two nearest ranks
- *    (numpy's default); the median of an even count is the mean of the two
- *    middle values;
+ *  - quantiles: quantile.h's (numpy's default, linear between the two
+ *    nearest ranks);
  *  - spread = (p90 - p10) / median, in %;
  *  - a partial step (the last trace step), or one not inside one
  *    GPU-activity window of a windowed trace, is listed, never counted;
@@ -15,6 +14,9 @@
  *    1/1.5 of the steady median, or it launched a different number of kernels
  *    (by more than max(2, 2 %)), or it made allocation calls when the steady
  *    median is none.  At most half of the steps are warm-up;
+ *  - the host runs ahead when the GPU work launched per counted step
+ *    (kernels, copies, sets: their GPU time, by the attribution rule) is on
+ *    average more than STEP_RUN_AHEAD times the mean step time;
  *  - outlier: a counted step whose time is further from the median than
  *    max(3 x 1.4826 x MAD, 20 % of the median) (MAD: median absolute
  *    deviation; 1.4826 x MAD estimates the standard deviation). */
@@ -44,7 +46,14 @@ struct step_summary {
 	uint32_t queue_max;
 	double cpu_med, gpu_med, delay_med; /* medians of the per-step medians */
 	char **why;                         /* per row: what differs (outliers), else NULL */
+	/* a host that runs ahead of the GPU: the GPU work launched per counted
+	 * step (kernel + copy and set time) against the mean step */
+	struct qstats gpu_work;             /* per step */
+	int runs_ahead;                     /* gpu_work.mean > STEP_RUN_AHEAD x wall / ncounted */
 };
+/* The host issued more GPU work per step than its step lasted: the steps
+ * are the host's, the pipeline's step is the GPU's (as ADV_RUN_AHEAD). */
+#define STEP_RUN_AHEAD 1.2
 
 /* Whether the summaries count a step: not partial, inside one GPU-activity
  * window, and not warm-up unless keep_warmup (after step_summarize). */
@@ -52,7 +61,5 @@ int step_counted(const struct step_row *w, int keep_warmup);
 /* Flags warm-up and outlier rows (step_row.warmup/outlier) and fills *out. */
 void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *out);
 void step_summary_free(struct step_summary *s, size_t nrows);
-/* Quantile q (0..1) of v[0..n), sorted in place. */
-double step_quantile(double *v, size_t n, double q);
 
 #endif

@@ -445,6 +445,13 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		winset_range(st->win, w->pid, &lo, &hi);
 		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
 		w->unrecorded = lo < hi && (a < 0 || a != b);
+		/* GPU work recorded from a window that opened after the trace
+		 * began (a capture, a sampled trace): the run's steps before
+		 * may have left nothing here.  Trace steps are found from GPU
+		 * work, so none before is ever seen; an NVTX step says by its
+		 * number (steps count from 0 or 1: step 18312 had others) */
+		int late = lo < hi && st->win->v[lo].s > gp_reader_header(st->r)->start_trace_ns;
+		w->run_before_unseen = late && (p->out.plan->method == STEP_TRACE || w->number > 1);
 	}
 	sort_ops(p);
 	/* busy buckets: unions of the operations clipped to [s, e) */

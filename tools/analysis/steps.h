@@ -69,6 +69,11 @@ struct step_row {
 	uint8_t partial;          /* trace: the last step, whose next boundary never came; it ends
 				     where its GPU work ended, so its time is not a period */
 	uint8_t unrecorded;       /* not inside one GPU-activity window (windowed trace) */
+	uint8_t run_before_unseen; /* the process's GPU work was recorded only from a window that
+				      opened after the trace began (a capture, a sampled trace) and
+				      the step is a trace step (none before it is ever seen) or an
+				      NVTX step numbered above 1: the run's earlier steps may have
+				      left nothing in the trace */
 	uint8_t warmup, outlier;  /* set by step_summarize */
 	uint32_t ph_off, ph_n;    /* its phases: steps_proc.ph[ph_off .. ph_off+ph_n) */
 };
@@ -89,7 +94,6 @@ struct steps_proc {
 struct winset;
 
 struct steps_opts {
-	size_t sz;                /* sizeof(struct steps_opts) */
 	uint64_t kernel_wait_ns;  /* launch-bound gap threshold; 0: STEP_KERNEL_WAIT_NS */
 	const struct winset *windows; /* GPU-activity windows of a windowed trace, finished
 					 (windows.h); NULL or empty: recorded throughout */

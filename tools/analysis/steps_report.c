@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/quantile.h"
 #include "analysis/step_summary.h"
 #include "common/util.h"
 
@@ -130,7 +131,7 @@ static void fill_phases(struct report *rep, const struct steps_proc *p, const st
 		cell_num(&c[1], (double)x->steps);
 		cell_num(&c[2], (double)x->kernels);
 		cell_num(&c[3], (double)x->kernel_ns);
-		cell_num(&c[4], step_quantile(x->v, x->nv, 0.5));
+		cell_num(&c[4], quantile_of(x->v, x->nv, 0.5));
 		if (step_kernel_ns) cell_num(&c[5], 100.0 * (double)x->kernel_ns / (double)step_kernel_ns);
 		cell_num(&c[6], (double)x->memops);
 		cell_num(&c[7], (double)x->memop_ns);
@@ -172,7 +173,7 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 
 void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep)
 {
-	struct steps_reports_opts o = { sizeof(o), base, keep, NULL, NULL };
+	struct steps_reports_opts o = { base, keep, NULL, NULL };
 	steps_reports_fill_opts(out, st, &o);
 }
 
@@ -214,15 +215,26 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 		step_summarize(p, keep, &sm);
 		note_add(&out->note[SR_SUMMARY], " pid %u: %s%s\n", p->pid,
 			 pl->method == STEP_NONE ? "" : "steps are ", pl->what);
-		size_t npartial = 0, nunrec = 0;
+		size_t npartial = 0, nunrec = 0, nhist = 0;
 		for (size_t k = 0; k < p->nrows; k++) {
 			npartial += p->rows[k].partial;
 			nunrec += p->rows[k].unrecorded;
 		}
+		while (nhist < p->nrows && p->rows[nhist].unrecorded) nhist++;
+		if (nhist < p->nrows && nhist) {
+			/* the steps before the first window: a capture's history */
+			char d[32];
+			fmt_dur(d, sizeof(d), p->rows[nhist].s - p->rows[0].s);
+			note_add(&out->note[SR_SUMMARY],
+				 "   history: %s before GPU activity was recorded (%zu step%s), API calls and NVTX only:\n"
+				 "   shown as context ('no GPU record'), not counted.\n",
+				 d, nhist, nhist == 1 ? "" : "s");
+			nunrec -= nhist;
+		}
 		if (nunrec)
 			note_add(&out->note[SR_SUMMARY],
-				 "   %zu step%s not inside one GPU-activity window (gpuprof run --gpu-window): GPU work\n"
-				 "   was not recorded there; listed ('no GPU record'), not counted.\n",
+				 "   %zu step%s not inside one GPU-activity window (a capture's end, --gpu-window,\n"
+				 "   --sample-steps): GPU work was not recorded there; listed ('no GPU record'), not counted.\n",
 				 nunrec, nunrec == 1 ? " is" : "s are");
 		if (p->nrows)
 			note_add(&out->note[SR_SUMMARY], "   %zu warm-up step%s %s;%s %zu counted.\n", sm.nwarm,
@@ -239,16 +251,39 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 		cell_num(&c[2], (double)p->nrows);
 		cell_num(&c[3], (double)sm.nwarm);
 		cell_num(&c[4], (double)sm.ncounted);
-		if (sm.ncounted) {
-			cell_num(&c[5], sm.time.med);
-			cell_num(&c[6], sm.time.p90);
-			cell_num(&c[7], sm.time.max);
-			cell_num(&c[8], sm.time.min);
-			cell_num(&c[9], sm.spread_pct);
-			cell_num(&c[10], sm.busy_pct);
+		if (sm.ncounted && sm.runs_ahead) {
+			/* the host's steps are shorter than the work they issue: the
+			 * pipeline's step time is the GPU's, and the GPU's busy share
+			 * of the host's short windows says nothing */
+			const struct qstats *g = &sm.gpu_work;
+			cell_num(&c[5], g->med);
+			cell_num(&c[6], g->p90);
+			cell_num(&c[7], g->max);
+			cell_num(&c[8], g->min);
+			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0);
 			cell_num(&c[11], (double)sm.noutliers);
+			char *what = NULL;
+			note_add(&what, "host runs ahead, times are the GPU's: %s", pl->what);
+			cell_str(&c[12], what);
+			free(what);
+			note_add(&out->note[SR_SUMMARY],
+				 "   The host runs ahead of the GPU: its steps took %.3f ms (mean) and launched %.3f ms of GPU\n"
+				 "   work each, more than %.1fx: the step time is the GPU's, so Med, P90, Max and Min are of\n"
+				 "   the GPU work launched per step (kernel + copy and set time), GPU Busy is not given, and\n"
+				 "   the buckets and step rows are of the host's step windows.\n",
+				 (double)sm.wall / (double)sm.ncounted / 1e6, g->mean / 1e6, STEP_RUN_AHEAD);
+		} else {
+			if (sm.ncounted) {
+				cell_num(&c[5], sm.time.med);
+				cell_num(&c[6], sm.time.p90);
+				cell_num(&c[7], sm.time.max);
+				cell_num(&c[8], sm.time.min);
+				cell_num(&c[9], sm.spread_pct);
+				cell_num(&c[10], sm.busy_pct);
+				cell_num(&c[11], (double)sm.noutliers);
+			}
+			cell_str(&c[12], pl->what);
 		}
-		cell_str(&c[12], pl->what);
 		if (sm.ncounted) {
 			for (int k = 0; k < SB_COUNT; k++) {
 				c = report_row(&R[SR_BUCKETS]);

@@ -29,7 +29,6 @@ struct steps_reports {
 void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep_warmup);
 
 struct steps_reports_opts {
-	size_t sz;               /* sizeof(struct steps_reports_opts) */
 	uint64_t base;           /* Start columns count from it (the trace start; 0: absolute) */
 	int keep_warmup;
 	/* the steps reported (warm-up and outliers judged among them); NULL:

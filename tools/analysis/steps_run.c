@@ -4,13 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_passes.h"
 #include "common/tool.h"
-
-char *steps_range_name(gp_reader *r, const gp_rec_nvtx_range *n)
-{
-	return tool_range_name(r, n);
-}
 
 int step_want_parse(const char *s, int *want)
 {
@@ -21,92 +15,51 @@ int step_want_parse(const char *s, int *want)
 	return 0;
 }
 
-/* a read status after which the intact records are still worth analysing */
-static int read_ok(int rc) { return rc >= 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT; }
-
-static int pass_ranges(gp_reader *r, struct steps_run *sr)
+/* Pass 1's extra: the processes and the threads with records. */
+static void pass1_procs(void *arg, const gp_record *rec)
 {
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		step_pass1_add(r, rec, sr->a, sr->d, &sr->win);
-		if (rec->type == GP_REC_PROCESS) {
-			const char *cmd = gp_reader_string(r, rec->u.process.name_id);
-			const char *set = rec->u.process.settings_id ? gp_reader_string(r, rec->u.process.settings_id) : NULL;
-			struct steps_run_proc p = { rec->u.process.pid, rec->u.process.rank, cmd ? xstrdup(cmd) : NULL,
-						    set ? xstrdup(set) : NULL };
-			size_t k;
-			for (k = 0; k < sr->nprocs && sr->procs[k].pid != p.pid; k++) ;
-			if (k < sr->nprocs) {
-				free(sr->procs[k].cmd);
-				free(sr->procs[k].settings);
-				sr->procs[k] = p;
-			} else {
-				VEC_PUSH(sr->procs, sr->nprocs, sr->cprocs, p);
-			}
-		} else if (rec->type == GP_REC_SOURCE && rec->u.source.kind == GP_SOURCE_THREAD) {
-			uint64_t key = (uint64_t)rec->u.source.pid << 32 | rec->u.source.tid;
-			uint64_t *seen = u64map_get(&sr->seen_thread, key, MAP_INSERT);
-			if (!*seen) {
-				*seen = 1;
-				VEC_PUSH(sr->threads, sr->nthreads, sr->cthreads, key);
-			}
+	struct steps_run *sr = arg;
+	gp_reader *r = sr->pipe.r;
+	if (rec->type == GP_REC_PROCESS) {
+		const char *cmd = gp_reader_string(r, rec->u.process.name_id);
+		const char *set = rec->u.process.settings_id ? gp_reader_string(r, rec->u.process.settings_id) : NULL;
+		struct steps_run_proc p = { rec->u.process.pid, rec->u.process.rank, cmd ? xstrdup(cmd) : NULL,
+					    set ? xstrdup(set) : NULL };
+		size_t k;
+		for (k = 0; k < sr->nprocs && sr->procs[k].pid != p.pid; k++) ;
+		if (k < sr->nprocs) {
+			free(sr->procs[k].cmd);
+			free(sr->procs[k].settings);
+			sr->procs[k] = p;
+		} else {
+			VEC_PUSH(sr->procs, sr->nprocs, sr->cprocs, p);
+		}
+	} else if (rec->type == GP_REC_SOURCE && rec->u.source.kind == GP_SOURCE_THREAD) {
+		uint64_t key = (uint64_t)rec->u.source.pid << 32 | rec->u.source.tid;
+		uint64_t *seen = u64map_get(&sr->seen_thread, key, MAP_INSERT);
+		if (!*seen) {
+			*seen = 1;
+			VEC_PUSH(sr->threads, sr->nthreads, sr->cthreads, key);
 		}
 	}
-	return rc;
-}
-
-static int pass_steps(gp_reader *r, struct steps_run *sr)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		step_pass2_add(r, rec, sr->j, sr->st, &sr->win, &now);
-	}
-	return rc;
 }
 
 int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
 	      const char **err)
 {
-	struct steps_run_opts o = { sizeof(o), { sizeof(struct step_detect_opts), STEP_WANT_AUTO, NULL, 0 },
+	struct steps_run_opts o = { { STEP_WANT_AUTO, NULL, 0 },
 				    ATTR_ANY_THREAD, 0 };
-	if (opts) memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (opts) o = *opts;
 	memset(out, 0, sizeof(*out));
 	u64map_init(&out->seen_thread);
-	*err = NULL;
-	out->a = attribution_new(o.rule);
-	out->d = step_detect_new(r, &o.detect);
-	gp_reader_rewind(r);
-	int rc = pass_ranges(r, out);
-	*read_rc = rc;
-	if (!read_ok(rc)) return -1;
-	attribution_index(out->a);
-	winset_finish(&out->win);
-	if (step_detect_finish(out->d, out->a, err) < 0) return -1;
-	struct steps_opts so = { sizeof(so), o.kernel_wait_ns, &out->win };
-	out->st = steps_new(r, out->a, out->d, &so);
-	out->j = opjoin_new(r, NULL, steps_op, out->st);
-	gp_reader_rewind(r);
-	rc = pass_steps(r, out);
-	*read_rc = rc; /* the same file read again: the same status */
-	if (!read_ok(rc)) return -1;
-	opjoin_finish(out->j);
-	steps_finish(out->st);
-	return 0;
+	struct steps_pipe_opts po = { 1, o.rule, &o.detect, o.kernel_wait_ns };
+	steps_pipe_init(&out->pipe, r, &po);
+	return steps_pipe_run(&out->pipe, pass1_procs, out, read_rc, err);
 }
 
 void steps_run_free(struct steps_run *sr)
 {
-	opjoin_free(sr->j);
-	steps_free(sr->st);
-	step_detect_free(sr->d);
-	attribution_free(sr->a);
-	winset_free(&sr->win);
+	steps_pipe_free(&sr->pipe);
 	for (size_t k = 0; k < sr->nprocs; k++) {
 		free(sr->procs[k].cmd);
 		free(sr->procs[k].settings);

@@ -1,7 +1,7 @@
 /* steps_run.h — the steps analysis (docs/STEPS.md) over a whole trace in one
- * call: the two passes (step_passes.h) that the stats context drives record
- * by record alongside its reports, for the commands that only want the finished per-step rows (`gpuprof report`,
- * `gpuprof diff`).
+ * call: the two passes of the steps pipeline (steps_pipe.h) that the stats
+ * context drives record by record alongside its reports, for the commands
+ * that only want the finished per-step rows (`gpuprof diff`).
  *
  * Pass 1 reads the NVTX ranges (the attribution index), the GPU-activity
  * windows, a sample of the GPU operations (step detection) and the
@@ -18,14 +18,11 @@
 
 #include "gp_trace.h"
 #include "analysis/attribution.h"
-#include "analysis/opjoin.h"
 #include "analysis/step_detect.h"
-#include "analysis/steps.h"
-#include "analysis/windows.h"
+#include "analysis/steps_pipe.h"
 #include "common/util.h"
 
 struct steps_run_opts {
-	size_t sz;                     /* sizeof(struct steps_run_opts) */
 	struct step_detect_opts detect;
 	enum attr_rule rule;           /* ATTR_ANY_THREAD (0) by default */
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
@@ -33,11 +30,8 @@ struct steps_run_opts {
 
 /* What the analysis leaves: all owned, freed by steps_run_free. */
 struct steps_run {
-	struct attribution *a;
-	struct step_detect *d;
-	struct steps *st;              /* finished; its rows not yet summarised */
-	struct opjoin *j;              /* for opjoin_counts */
-	struct winset win;             /* the trace's GPU-activity windows, finished */
+	struct steps_pipe pipe;        /* finished: the steps' rows not yet summarised;
+					* the join for opjoin_counts */
 	struct steps_run_proc {          /* PROCESS records, in trace order */
 		uint32_t pid; int32_t rank;
 		char *cmd, *settings;    /* its command line and the tracer's settings; NULL: unknown */
@@ -65,9 +59,5 @@ size_t steps_run_threads(const struct steps_run *sr, uint32_t pid);
 
 /* --method: "auto", "nvtx", "trace" -> STEP_WANT_*; 0 ok, -1 unknown name */
 int step_want_parse(const char *s, int *want);
-
-/* "domain:message", or the message of a range in the default domain (the
- * range names the attribution index holds).  malloc'd. */
-char *steps_range_name(gp_reader *r, const gp_rec_nvtx_range *n);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_passes.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -170,7 +170,7 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 		if (cuts->prefix->at[ix].used[i])
 			steps_set_longest(s->st, (uint32_t)cuts->prefix->at[ix].slot[i].key, cuts->prefix->at[ix].slot[i].val);
 	/* the lead-in's operations whose call lies before it never pair */
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, NULL, 0, ix ? s->from : 0 };
+	struct opjoin_opts jo = { 0, 0, NULL, 0, ix ? s->from : 0 };
 	s->j = opjoin_new(r, &jo, steps_op, s->st);
 	s->lead_crossed = xcalloc((size_t)cuts->k, 1);
 	s->stop_crossed = xcalloc((size_t)cuts->k, 1);

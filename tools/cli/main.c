@@ -24,24 +24,33 @@ static int cmd_steps_alias(int argc, char **argv)
 	return rc;
 }
 
+/* stats' line in the help: its registry's report names */
+static void stats_what(char *buf, size_t n)
+{
+	char names[900];
+	cmd_stats_report_names(names, sizeof(names));
+	snprintf(buf, n, "summary reports: %s", names);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 	const char *what;
 	int reads;   /* reads trace files: takes --threads */
+	void (*what_of)(char *buf, size_t n); /* what, from a registry (what NULL) */
 } cmds[] = {
-	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)", 0 },
-	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity", 1 },
-	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", 1 },
-	{ "stats", cmd_stats, NULL /* "summary reports: " + the registry's names */, 1 },
-	{ "export", cmd_export, "convert to Perfetto/Chrome JSON, SQLite or folded stacks", 1 },
-	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", 1 },
-	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)", 1 },
-	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables", 1 },
-	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas", 1 },
-	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", 1 },
-	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", 0 },
-	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)", 0 },
+	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)", 0, NULL },
+	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity", 1, NULL },
+	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", 1, NULL },
+	{ "stats", cmd_stats, NULL, 1, stats_what },
+	{ "export", cmd_export, NULL, 1, cmd_export_what },
+	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", 1, NULL },
+	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)", 1, NULL },
+	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables", 1, NULL },
+	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas", 1, NULL },
+	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", 1, NULL },
+	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", 0, NULL },
+	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)", 0, NULL },
 };
 
 /* `text` after the 11 columns of a command's name, wrapped at spaces so lines
@@ -75,13 +84,8 @@ static void usage(FILE *f)
 		   "Records and analyses CUDA activity of deep-learning jobs.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		char what[1024];
-		if (cmds[i].what) {
-			snprintf(what, sizeof(what), "%s", cmds[i].what);
-		} else {
-			char names[900];
-			cmd_stats_report_names(names, sizeof(names));
-			snprintf(what, sizeof(what), "summary reports: %s", names);
-		}
+		if (cmds[i].what) snprintf(what, sizeof(what), "%s", cmds[i].what);
+		else cmds[i].what_of(what, sizeof(what));
 		fprintf(f, "  %-8s ", cmds[i].name);
 		print_wrapped(f, what);
 	}

@@ -21,5 +21,7 @@ int cmd_advise(int argc, char **argv);
 /* The --report names of `gpuprof stats`, from its registry, separated by
  * ", " into buf (cut at n); for the main help. */
 void cmd_stats_report_names(char *buf, size_t n);
+/* export's line in `gpuprof --help`: "convert to " + the formats' titles. */
+void cmd_export_what(char *buf, size_t n);
 
 #endif

@@ -14,6 +14,7 @@
 #include "analysis/advise_run.h"
 #include "analysis/site_rule.h"
 #include "analysis/step_detect.h"
+#include "analysis/steps_run.h"
 #include "common/report.h"
 #include "common/tool.h"
 
@@ -21,7 +22,7 @@ static void help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
-		   "                      [--strict] [--verbose]\n"
+		   "                      [--all] [--strict] [--verbose]\n"
 		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"
@@ -29,9 +30,9 @@ static void help(FILE *f)
 		   "kernel), its cost per step (ms and %% of the step time), what to change, an\n"
 		   "estimated saving per step with how it was estimated, and the records to look at.\n"
 		   "Severity: high >= 20 %% of the step time saved, medium >= 5 %%, low >= 1 %%, info\n"
-		   "below.  Rules: input-bound, sync, pageable-copy, sync-copy, alloc-churn,\n"
-		   "launch-bound, host-gaps, fp32-matmul, under-parallel, low-occupancy, exposed-comm,\n"
-		   "outlier-steps.  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up\n"
+		   "below.  Rules: ");
+	tool_print_list(f, 15, 84, adv_rule_names, AR_COUNT);
+	fprintf(f, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up\n"
 		   "steps are left out.  Several traces: each is judged on its own.\n\n"
 		   "  --format FMT      table (default), json or csv (one row per finding)\n"
 		   "  --method M        how steps are found: auto (default), nvtx or trace\n"
@@ -39,6 +40,8 @@ static void help(FILE *f)
 		   "  --kernel-wait T   idle gaps up to T before work already launched count as launch\n"
 		   "                    latency (default 10us)\n"
 		   SITE_RULE_HELP
+		   "  --all             also the findings whose estimated saving is 0.000 ms per step\n"
+		   "                    (hidden by default)\n"
 		   "  --strict          exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  --verbose         on stderr: per process, the most records held at once (the\n"
 		   "                    memory bound)\n"
@@ -49,7 +52,7 @@ struct advise_opts {
 	struct step_detect_opts detect;
 	uint64_t kernel_wait_ns;
 	struct site_rule site;  /* --site: the call site a finding names */
-	int strict, verbose;
+	int strict, verbose, all;
 	enum report_fmt fmt;
 	int printed;            /* traces printed so far */
 	struct report flat;     /* csv: the rows of every trace */
@@ -75,7 +78,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { sizeof(ropts), o->detect, o->kernel_wait_ns, o->site };
+	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all };
 	struct advise_run *ar = advise_run_new(r, &ropts);
 	int read_rc = 0, code;
 	const char *err = NULL;
@@ -111,12 +114,12 @@ int cmd_advise(int argc, char **argv)
 		{ "site", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct advise_opts o;
 	memset(&o, 0, sizeof(o));
-	o.detect.sz = sizeof(o.detect);
 	o.detect.want = STEP_WANT_AUTO;
 	o.fmt = FMT_TABLE;
 	int c;
@@ -129,10 +132,10 @@ int cmd_advise(int argc, char **argv)
 			else { tool_err("unknown format '%s' (table, json, csv)", optarg); return EXIT_USAGE; }
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto")) o.detect.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) o.detect.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) o.detect.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); return EXIT_USAGE; }
+			if (step_want_parse(optarg, &o.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
@@ -149,6 +152,7 @@ int cmd_advise(int argc, char **argv)
 			break;
 		case 's': o.strict = 1; break;
 		case 'v': o.verbose = 1; break;
+		case 'a': o.all = 1; break;
 		case 'h': help(stdout); return EXIT_OK;
 		default: help(stderr); return EXIT_USAGE;
 		}

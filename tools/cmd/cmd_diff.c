@@ -78,9 +78,9 @@ static int analyse(struct side *s, const struct steps_run_opts *o, int keep, int
 	}
 	s->ran = 1;
 	int code = tool_finish(s->r, s->path, read_rc, strict);
-	for (size_t i = 0; i < steps_nprocs(s->sr.st); i++) {
+	for (size_t i = 0; i < steps_nprocs(s->sr.pipe.steps); i++) {
 		struct step_summary sm;
-		struct steps_proc *p = steps_proc(s->sr.st, i);
+		struct steps_proc *p = steps_proc(s->sr.pipe.steps, i);
 		step_summarize(p, keep, &sm);
 		step_summary_free(&sm, p->nrows);
 	}
@@ -91,8 +91,8 @@ static int analyse(struct side *s, const struct steps_run_opts *o, int keep, int
 static size_t with_steps(struct side *s, struct steps_proc **out)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < steps_nprocs(s->sr.st); i++) {
-		struct steps_proc *p = steps_proc(s->sr.st, i);
+	for (size_t i = 0; i < steps_nprocs(s->sr.pipe.steps); i++) {
+		struct steps_proc *p = steps_proc(s->sr.pipe.steps, i);
 		if (p->nrows) out[n++] = p;
 	}
 	return n;
@@ -107,7 +107,7 @@ static int cmp_proc(const void *a, const void *b)
 /* a trace's processes with steps, by pid; 1 when each has a rank of its own */
 static size_t procs_of(struct side *s, struct steps_proc ***out, int *distinct)
 {
-	struct steps_proc **p = xcalloc(steps_nprocs(s->sr.st) + 1, sizeof(*p));
+	struct steps_proc **p = xcalloc(steps_nprocs(s->sr.pipe.steps) + 1, sizeof(*p));
 	size_t n = with_steps(s, p);
 	qsort(p, n, sizeof(*p), cmp_proc);
 	for (size_t i = 0; i < n && *distinct; i++) {
@@ -189,8 +189,7 @@ static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, 
 			}
 		}
 	int rc = step_profile_run(s->prof);
-	int code = rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT ? tool_finish(s->r, s->path, rc, strict)
-									   : EXIT_OK;
+	int code = !gp_reader_recoverable(rc) ? tool_finish(s->r, s->path, rc, strict) : EXIT_OK;
 	for (size_t i = 0; i < n; i++)
 		for (int sd = 0; sd < 2; sd++) {
 			struct diff_side *x = sd ? &d[i].b : &d[i].a;
@@ -236,9 +235,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct steps_run_opts so;
 	memset(&so, 0, sizeof(so));
-	so.sz = sizeof(so);
-	so.detect.sz = sizeof(so.detect);
-	struct diff_opts dopts = { sizeof(dopts), DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
+	struct diff_opts dopts = { DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
 	enum report_fmt fmt = FMT_TABLE;
 	int keep = 0, strict = 0, any = 0, vs = 0, c;
 	int want[DT_COUNT] = { 0 };
@@ -330,8 +327,8 @@ int cmd_diff(int argc, char **argv)
 	if (!npairs) {
 		size_t none = 0; /* the first trace without steps */
 		for (size_t i = 0; i < npaths; i++) {
-			size_t k, n = steps_nprocs(s[i].sr.st);
-			for (k = 0; k < n && !steps_proc(s[i].sr.st, k)->nrows; k++) ;
+			size_t k, n = steps_nprocs(s[i].sr.pipe.steps);
+			for (k = 0; k < n && !steps_proc(s[i].sr.pipe.steps, k)->nrows; k++) ;
 			if (k == n) { none = i; break; }
 		}
 		tool_err("no steps to compare: %s has none", tool_text(s[none].path));

@@ -1,6 +1,6 @@
-/* cmd_export.c — `gpuprof export --format perfetto|sqlite|parquet|folded
- * FILE -o OUT`: option parsing; the formats live in export_perfetto.c /
- * export_sqlite.c / export_parquet.c / export_folded.c. */
+/* cmd_export.c — `gpuprof export --format FORMAT FILE -o OUT`: option
+ * parsing and checks; the formats, their help and their entry points are
+ * export/registry.c's list. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,46 +12,42 @@
 #include "common/tool.h"
 #include "export/export.h"
 
+/* The formats whose takes has all of `takes`: "perfetto, sqlite and parquet". */
+static const char *takers(char *buf, size_t n, unsigned takes, const char *last)
+{
+	export_format_names(buf, n, takes, takes, last);
+	return buf;
+}
+
 static void help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof export --format perfetto|sqlite|parquet|folded [--weight W] [--site RULE]\n"
-		   "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
-		   "                      [--summary] [--gzip] [--row-group N] [--strict] FILE -o OUT\n\n"
-		   "  --format perfetto  Chrome trace-event JSON for ui.perfetto.dev and\n"
-		   "                     chrome://tracing: CPU threads with API calls and NVTX\n"
-		   "                     ranges, one track per GPU stream (process \"GPU N\"), flow\n"
-		   "                     arrows launch -> kernel/memcpy/memset, counters.\n"
-		   "                     Timestamps: us since the trace start, ns precision.\n"
-		   "                     --format chrome and --format json are the same.\n"
-		   "  --summary          perfetto only: a timeline of a whole run that opens in the\n"
-		   "                     UI: steps (outermost NVTX push/pop ranges) as slices and,\n"
-		   "                     per GPU, kernel/copy time (%%) and kernels/s in ~2000 time\n"
-		   "                     buckets, API calls/s per process; no single calls or kernels\n"
-		   "  --gzip             perfetto only: gzip the output (also when OUT ends in .gz)\n"
-		   "  --format sqlite    SQLite database with nsys-like tables\n"
-		   "                     (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME, NVTX_EVENTS, ...);\n"
-		   "                     times in ns since the trace start.\n"
-		   "  --format parquet   the same tables, one Parquet file each in the directory\n"
-		   "                     OUT (OUT/TABLE.parquet, made if missing; ZSTD) for DuckDB\n"
-		   "                     and other Parquet readers: the same SQL runs on both\n"
-		   "  --row-group N      parquet only: rows per row group (default %d)\n"
-		   "  --format folded    folded stacks of the launch calls (\"root;...;leaf WEIGHT\"\n"
-		   "                     per line) for flamegraph.pl and speedscope; needs a trace\n"
-		   "                     recorded with --stacks.  Python frames \"func (file:line)\".\n"
-		   "  --weight W         folded only: gpu-time (default: ns of kernels, memcpys\n"
-		   "                     and memsets launched), kernel-time (ns of kernels), or\n"
-		   "                     launches (number of launch calls)\n"
-		   "  --site RULE        folded only: each stack up to its launch site's frame\n"
-		   "                     (user, inner, or a file-path GLOB as in stats), or\n"
-		   "                     `layer`: the model-layer path, as stats --report layers\n"
-		   "  -o, --output OUT   output file ('-' = stdout, not sqlite or parquet); replaced\n"
+	char no_stdout[128], sel[128];
+	fputs("usage: gpuprof export --format ", f);
+	for (const struct export_format *x = export_formats; x->name; x++)
+		fprintf(f, "%s%s", x == export_formats ? "" : "|", x->name);
+	fputs(" [--weight W] [--site RULE]\n"
+	      "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
+	      "                      [--summary] [--gzip] [--row-group N] [--strict] FILE -o OUT\n\n",
+	      f);
+	for (const struct export_format *x = export_formats; x->name; x++) fputs(x->help, f);
+	export_format_names(no_stdout, sizeof(no_stdout), EXPORT_TAKES_STDOUT, 0, " or ");
+	fprintf(f, "  -o, --output OUT   output file ('-' = stdout, not %s); replaced\n"
 		   "                     if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
-		   "perfetto, sqlite and parquet only:\n"
+		   "%s only:\n"
 		   SELOPT_HELP
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
-		EXPORT_PARQUET_ROW_GROUP);
+		no_stdout, takers(sel, sizeof(sel), EXPORT_TAKES_SELECTION, " and "));
+}
+
+void cmd_export_what(char *buf, size_t n)
+{
+	size_t l = (size_t)snprintf(buf, n, "convert to ");
+	size_t k = 0;
+	for (const struct export_format *x = export_formats; x->name; x++) k++;
+	for (size_t i = 0; i < k && l < n; i++)
+		l += (size_t)snprintf(buf + l, n - l, "%s%s", !i ? "" : i + 1 == k ? " or " : ", ", export_formats[i].title);
 }
 
 int cmd_export(int argc, char **argv)
@@ -110,50 +106,55 @@ int cmd_export(int argc, char **argv)
 		help(stderr);
 		return EXIT_USAGE;
 	}
+	char names[256];
 	if (!format) {
-		tool_err("--format is required (perfetto, sqlite, parquet or folded)");
+		export_format_names(names, sizeof(names), 0, 0, " or ");
+		tool_err("--format is required (%s)", names);
 		return EXIT_USAGE;
 	}
 	if (!out) {
 		tool_err("-o OUT is required");
 		return EXIT_USAGE;
 	}
-	if ((weight || have_site) && strcmp(format, "folded")) {
-		tool_err("%s applies to --format folded only", weight ? "--weight" : "--site");
+	/* an unknown format takes no option: those errors first, as for a known one */
+	const struct export_format *fmt = export_format_find(format);
+	unsigned takes = fmt ? fmt->takes : 0;
+	if ((weight || have_site) && !(takes & (weight ? EXPORT_TAKES_WEIGHT : EXPORT_TAKES_SITE))) {
+		tool_err("%s applies to --format %s only", weight ? "--weight" : "--site",
+			 takers(names, sizeof(names), weight ? EXPORT_TAKES_WEIGHT : EXPORT_TAKES_SITE, " and "));
 		return EXIT_USAGE;
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
-	int perfetto = !strcmp(format, "perfetto") || !strcmp(format, "chrome") || !strcmp(format, "json");
-	int parquet = !strcmp(format, "parquet");
-	if ((summary || gzip) && !perfetto) {
-		tool_err("%s applies to --format perfetto only", summary ? "--summary" : "--gzip");
+	if ((summary || gzip) && !(takes & (summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP))) {
+		tool_err("%s applies to --format %s only", summary ? "--summary" : "--gzip",
+			 takers(names, sizeof(names), summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP, " and "));
 		return EXIT_USAGE;
 	}
-	if (row_group && !parquet) {
-		tool_err("--row-group applies to --format parquet only");
+	if (row_group && !(takes & EXPORT_TAKES_ROW_GROUP)) {
+		tool_err("--row-group applies to --format %s only",
+			 takers(names, sizeof(names), EXPORT_TAKES_ROW_GROUP, " and "));
 		return EXIT_USAGE;
 	}
-	if (!strcmp(format, "folded")) {
-		if (sel_opts_any(&so) || so.abs_time) {
-			tool_err("--since, --until, --steps, --range and --abs-time apply to perfetto, sqlite and parquet");
-			return EXIT_USAGE;
-		}
-		enum folded_weight w = FOLDED_GPU_TIME;
-		if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
-		else if (!strcmp(weight, "kernel-time")) w = FOLDED_KERNEL_TIME;
-		else if (!strcmp(weight, "launches")) w = FOLDED_LAUNCHES;
-		else {
-			tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
-			return EXIT_USAGE;
-		}
-		return export_folded(argv[optind], out, strict, w, have_site ? &site : NULL);
-	}
-	if (!perfetto && !parquet && strcmp(format, "sqlite")) {
-		tool_err("unknown format '%s' (perfetto, sqlite, parquet, folded)", format);
+	if (!fmt) {
+		export_format_names(names, sizeof(names), 0, 0, ", ");
+		tool_err("unknown format '%s' (%s)", format, names);
 		return EXIT_USAGE;
 	}
-	if (!perfetto && !strcmp(out, "-")) {
-		tool_err("%s output needs a %s name", format, parquet ? "directory" : "file");
+	if ((sel_opts_any(&so) || so.abs_time) && !(takes & EXPORT_TAKES_SELECTION)) {
+		tool_err("--since, --until, --steps, --range and --abs-time apply to %s",
+			 takers(names, sizeof(names), EXPORT_TAKES_SELECTION, " and "));
+		return EXIT_USAGE;
+	}
+	enum folded_weight w = FOLDED_GPU_TIME;
+	if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
+	else if (!strcmp(weight, "kernel-time")) w = FOLDED_KERNEL_TIME;
+	else if (!strcmp(weight, "launches")) w = FOLDED_LAUNCHES;
+	else {
+		tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
+		return EXIT_USAGE;
+	}
+	if (!(takes & EXPORT_TAKES_STDOUT) && !strcmp(out, "-")) {
+		tool_err("%s output needs a %s name", format, fmt->out_is);
 		return EXIT_USAGE;
 	}
 	/* the selection: resolved on the trace first (it may read it) */
@@ -171,10 +172,10 @@ int cmd_export(int argc, char **argv)
 			return EXIT_BADINPUT;
 		}
 	}
-	struct export_opts eo = { sizeof(eo), &sel, so.abs_time, gzip, summary, row_group };
-	int rc = perfetto  ? export_perfetto(argv[optind], out, strict, &eo)
-		 : parquet ? export_parquet(argv[optind], out, strict, &eo)
-			   : export_sqlite(argv[optind], out, strict, &eo);
+	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
+				  .summary = summary, .row_group = row_group, .weight = w,
+				  .site = have_site ? &site : NULL };
+	int rc = fmt->run(argv[optind], out, strict, &eo);
 	selection_free(&sel);
 	return rc;
 }

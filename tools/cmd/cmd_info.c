@@ -154,7 +154,7 @@ int cmd_info(int argc, char **argv)
 	trace_info_finish(&in);
 	/* A fatal error before anything was read prints nothing: there is no
 	 * intact prefix to describe. */
-	if (rc >= 0 || n > 0 || rc == GP_ERR_TRUNCATED || rc == GP_ERR_CORRUPT) {
+	if (n > 0 || gp_reader_recoverable(rc)) {
 		if (json) trace_info_print_json(stdout, &in, r, path, &ig);
 		else print_text(&in, r, path, &ig);
 	}

@@ -172,7 +172,7 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 		int c = tool_finish(r, in->path, rc, strict);
 		gp_reader_close(r);
 		if (c) *code = c;
-		if (c && (strict || rc < 0)) return -1;
+		if (c && (strict || !gp_reader_recoverable(rc))) return -1;
 		qsort(in->cp, in->ncp, sizeof(*in->cp), cmp_cp);
 		continue;
 werr:

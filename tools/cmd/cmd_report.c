@@ -3,11 +3,12 @@
  * (docs/REPORT.md).  Option parsing and the passes over each trace; the
  * page is export/report_html.c, its data export/report_data.c.
  *
- * Per trace, six passes: the stats reports, the header (trace_info) and
- * the memory timeline in one; then the two of the steps analysis
- * (analysis/steps_run.h); then the three of `gpuprof advise`
- * (analysis/advise_run.h), for the findings.  Each trace's part of the page
- * is written before the next trace is read. */
+ * Per trace, three reads: the stats reports' pre-pass (the steps'
+ * pass 1); one pass for the stats reports, the steps (the stats context's
+ * steps pipeline: the page's steps view), the header (trace_info), the
+ * memory timeline and advise's own inputs; then advise's facts pass over
+ * those steps (analysis/advise_run.h), for the findings.  Each trace's part
+ * of the page is written before the next trace is read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -63,23 +64,18 @@ struct report_opts {
 
 /* THE ADVISE HOOK: the page's "Findings" (docs/REPORT.md, "Findings").
  * `gpuprof advise` over the trace (analysis/advise_run.h, with the page's
- * step options and --site), as the JSON value that `gpuprof advise --format
- * json` prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"),
- * or {"error": "why"} when advise could not judge the trace.  malloc'd. */
-static char *advise_findings(gp_reader *r, const char *path, const struct report_opts *o)
+ * step options and --site) judged on the stats pass's steps (ss; err: why
+ * there are none), as the JSON value that `gpuprof advise --format json`
+ * prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"), or
+ * {"error": "why"} when advise could not judge the trace.  malloc'd. */
+static char *advise_findings(struct advise_run *ar, struct stats_set *ss, const char *err, const char *path)
 {
-	struct advise_run_opts aopts = { sizeof(aopts), o->steps.detect, o->steps.kernel_wait_ns, o->site };
-	struct advise_run *ar = advise_run_new(r, &aopts);
 	int read_rc = 0;
-	const char *err = NULL;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
-	if (!m) {
-		advise_run_free(ar);
-		return NULL;
-	}
-	if (advise_run_run(ar, &read_rc, &err) == 0) {
+	if (!m) return NULL;
+	if (ss->ctx.pipe.steps && advise_run_judge(ar, ss->ctx.pipe.steps, &ss->ctx.pipe.win, &read_rc) == 0) {
 		advise_print_json(m, path, advise_run_result(ar));
 	} else {
 		/* a read error was reported by the first pass; the same file again */
@@ -87,9 +83,7 @@ static char *advise_findings(gp_reader *r, const char *path, const struct report
 		json_str(m, err ? err : "the trace could not be read again");
 		putc('}', m);
 	}
-	int bad = fclose(m);
-	advise_run_free(ar);
-	if (bad) {
+	if (fclose(m)) {
 		free(buf);
 		return NULL;
 	}
@@ -121,9 +115,12 @@ static char *command_line(int argc, char **argv)
 }
 
 
-/* Reads one trace and writes its part of the page.  The exit code. */
+/* Reads one trace and writes its part of the page.  The exit code; a
+ * damaged trace (corrupt frames) gives 2 and still its part from the intact
+ * frames, as every other command's output; *write_failed is set when the
+ * page could not be written. */
 static int one_trace(FILE *out, const char *path, size_t index, const struct report_opts *o, const char *command,
-		     int *head_done, const char *title)
+		     int *head_done, const char *title, int *write_failed)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
@@ -131,7 +128,9 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct stats_set ss;
 	struct mem_timeline mem = { 0 };
 	trace_info_init(&info);
-	stats_set_init(&ss, r, &o->site);
+	stats_set_init(&ss, r, &o->site, &o->steps.detect, o->steps.kernel_wait_ns);
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0 };
+	struct advise_run *ar = advise_run_new(r, &aopts);
 	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
 	const gp_record *rec;
 	int rc;
@@ -139,39 +138,36 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		trace_info_add(&info, r, rec);
 		stats_set_add(&ss, rec);
+		advise_run_pre_add(ar, rec);
 		if (rec->type == GP_REC_MEMORY) mem_timeline_add(&mem, tool_pid(r, rec), &rec->u.memory);
 		progress_tick(++n);
 	}
 	int code = tool_finish(r, path, rc, o->strict);
-	struct steps_run sr;
-	memset(&sr, 0, sizeof(sr));
 	struct steps_reports reps;
 	int have_reps = 0;
 	char *advise = NULL;
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0) goto out;
+	if (!gp_reader_recoverable(rc) && n == 0) goto out;
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
 	trace_info_finish(&info);
 	stats_set_finish(&ss);
-	stats_set_fill(&ss);
 	mem_timeline_finish(&mem);
-
-	int read_rc = 0;
-	const char *err = NULL;
-	if (steps_run(r, &o->steps, &sr, &read_rc, &err) == 0) {
-		steps_reports_fill(&reps, sr.st, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
+	/* the steps' rows as the pass left them, before the tables summarise
+	 * them */
+	const char *err = ss.ctx.pipe.steps ? NULL : ss.steps_err ? ss.steps_err : "no steps analysis";
+	advise = advise_findings(ar, &ss, err, path);
+	stats_set_fill(&ss);
+	if (ss.ctx.pipe.steps) {
+		steps_reports_fill(&reps, ss.ctx.pipe.steps, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
 		have_reps = 1;
-	} else if (!err) {
-		err = "the trace could not be read again";
 	}
-	advise = advise_findings(r, path, o);
 	struct report_run run = {
 		.path = path, .r = r, .info = &info, .ig = &ig,
 		.stats = ss.tab, .stats_want = ss.want, .nstats = ss.ntabs,
 		.steps = have_reps ? reps.rep : NULL, .nsteps = have_reps ? SR_ROWS : 0, /* not one row per step */
-		.steps_error = err, .st = have_reps ? sr.st : NULL,
-		.gpu = &ss.ctx.gpu, .win = &ss.ctx.win, .cnt = &ss.ctx.cnt, .mem = &mem, .advise_json = advise,
+		.steps_error = err, .st = have_reps ? ss.ctx.pipe.steps : NULL,
+		.gpu = &ss.ctx.gpu, .win = &ss.ctx.pipe.win, .cnt = &ss.ctx.cnt, .mem = &mem, .advise_json = advise,
 	};
 	if (!*head_done) {
 		if (report_html_head(out, title, command, &o->data)) goto write_error;
@@ -182,10 +178,11 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 write_error:
 	tool_err("cannot write the page: %s", strerror(errno));
 	code = EXIT_BADINPUT;
+	*write_failed = 1;
 out:
 	free(advise);
 	if (have_reps) steps_reports_free(&reps);
-	steps_run_free(&sr);
+	advise_run_free(ar);
 	mem_timeline_free(&mem);
 	stats_set_free(&ss);
 	trace_info_free(&info);
@@ -211,10 +208,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o;
 	memset(&o, 0, sizeof(o));
-	o.steps.sz = sizeof(o.steps);
-	o.steps.detect.sz = sizeof(o.steps.detect);
 	o.steps.detect.want = STEP_WANT_AUTO;
-	o.data.sz = sizeof(o.data);
 	const char *output = NULL, *title = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -273,25 +267,33 @@ int cmd_report(int argc, char **argv)
 	if (!report_html_have_charts())
 		tool_warn("built without uPlot (make deps, then make): the page has tables but no charts");
 	char *command = command_line(argc, argv);
-	int code = EXIT_OK, head_done = 0;
-	for (int i = optind; i < argc && code != EXIT_BADINPUT; i++) {
-		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title);
+	/* A trace that cannot be read or has corrupt frames makes the exit
+	 * status 2 (docs/CLI.md), but the page is written from what was read,
+	 * as every command's output is; only a page with no trace in it, or
+	 * one that could not be written, is not left under the name asked for. */
+	int code = EXIT_OK, head_done = 0, write_failed = 0;
+	for (int i = optind; i < argc && !write_failed; i++) {
+		int rc = one_trace(out, argv[i], (size_t)(i - optind), &o, command, &head_done, title, &write_failed);
 		if (rc != EXIT_OK) code = rc;
 	}
-	if (code == EXIT_OK && report_html_tail(out)) {
+	int page_ok = head_done && !write_failed;
+	if (page_ok && report_html_tail(out)) {
 		tool_err("cannot write the page: %s", strerror(errno));
 		code = EXIT_BADINPUT;
+		page_ok = 0;
 	}
 	if (!to_stdout) {
-		if (fclose(out) && code == EXIT_OK) {
+		if (fclose(out) && page_ok) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
+			page_ok = 0;
 		}
-		if (code == EXIT_OK && rename(tmp, output)) {
+		if (page_ok && rename(tmp, output)) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
+			page_ok = 0;
 		}
-		if (code != EXIT_OK) unlink(tmp);
+		if (!page_ok) unlink(tmp);
 		free(tmp);
 	} else if (fflush(stdout) && code == EXIT_OK) {
 		code = EXIT_BADINPUT;

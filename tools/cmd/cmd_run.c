@@ -42,6 +42,10 @@ static void help(FILE *f)
 		   "                          and cudaProfilerStop (torch.cuda.profiler.start/stop;\n"
 		   "                          nsys -c cudaProfilerApi); starts paused. Not with --gpu-window\n"
 		   "  --stacks                record call stacks (native + Python) of launches and copies\n"
+		   "  --layers                PyTorch jobs: mark each layer's backward with NVTX ranges\n"
+		   "                          (a Python module put first on PYTHONPATH), so that `stats\n"
+		   "                          --report layers` gives backward kernels their forward layer\n"
+		   "                          without emit_nvtx; with --stacks (docs/STACKS.md)\n"
 		   "  --gpu-metrics[=HZ]      sample NVML GPU metrics HZ times a second (1-1000, default 10)\n"
 		   "  --pm-sampling[=INTERVAL] sample the GPU's performance monitors (CUPTI PM sampling:\n"
 		   "                          SM active/occupancy, tensor, DRAM %%) every INTERVAL of\n"
@@ -53,12 +57,16 @@ static void help(FILE *f)
 		   "                          in memory for the last DURATION (default 30s); `gpuprof\n"
 		   "                          trigger PID` or a --trigger rule writes that history plus\n"
 		   "                          K whole steps with GPU activity as FILE-capN (docs/FLIGHT.md)\n"
-		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges)\n"
+		   "  --sample-steps 1/N      GPU activity on for one whole step in N (NVTX 'step N' ranges,\n"
+		   "                          else steps found from the job's copies and syncs: --steps)\n"
 		   "  --flight-api=WHEN       with either: API calls recorded `always`, or only while\n"
 		   "                          GPU activity is on (`capture`: the history before a\n"
 		   "                          capture is NVTX only; cheaper on launch-bound jobs);\n"
 		   "                          default `auto`: always, until an armed job makes more\n"
 		   "                          than GPUPROF_FLIGHT_API_RATE (10000) records a second\n"
+		   "  --steps=SOURCE          with either: where training steps come from: `nvtx` ranges\n"
+		   "                          only, `off`, or default `auto`: NVTX ranges, else found\n"
+		   "                          online from the job's API calls (docs/STEPS.md)\n"
 		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
 		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
 		   "                          range=NAME, cuda-error; comma-separated\n"
@@ -345,10 +353,35 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 	}
 }
 
+/* GPUPROF_LAYERS (--layers): the folder of the Python module that marks
+ * layers' backward (shim/python/sitecustomize.py, built into
+ * lib/gpuprof-python/ next to the library) goes first on PYTHONPATH.
+ * 0, or -1 with a message (the module not found). */
+static int layers_env(const char *lib)
+{
+	const char *e = getenv("GPUPROF_LAYERS");
+	struct gp_setting_value v;
+	if (!e || !setting_ok(GP_SET_LAYERS, e, &v) || !v.u) return 0;
+	char dir[PATH_MAX], mod[PATH_MAX + 32];
+	snprintf(dir, sizeof(dir), "%s", lib);
+	char *slash = strrchr(dir, '/');
+	if (slash) *slash = 0;
+	size_t l = strlen(dir);
+	snprintf(dir + l, sizeof(dir) - l, "/gpuprof-python");
+	snprintf(mod, sizeof(mod), "%s/sitecustomize.py", dir);
+	if (access(mod, R_OK) != 0) {
+		tool_err("--layers: cannot find %s: %s (make builds it next to libgpuprof.so)", mod, strerror(errno));
+		return -1;
+	}
+	setenv("GPUPROF_LAYERS", "1", 1);
+	prepend_env("PYTHONPATH", dir, ":");
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
-	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API };
+	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS, O_STEPS };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -358,6 +391,7 @@ int cmd_run(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, O_MAXMEM },
 		{ "gpu-window", required_argument, NULL, O_WINDOW },
 		{ "stacks", no_argument, NULL, O_STACKS },
+		{ "layers", no_argument, NULL, O_LAYERS },
 		{ "capture-range", required_argument, NULL, O_CAPTURE },
 		{ "gpu-metrics", optional_argument, NULL, O_METRICS },
 		{ "no-follow", no_argument, NULL, O_NOFOLLOW },
@@ -366,12 +400,13 @@ int cmd_run(int argc, char **argv)
 		{ "flight-recorder", optional_argument, NULL, O_FLIGHT },
 		{ "sample-steps", required_argument, NULL, O_SAMPLE },
 		{ "flight-api", required_argument, NULL, O_FLIGHT_API },
+		{ "steps", required_argument, NULL, O_STEPS },
 		{ "trigger", required_argument, NULL, O_TRIGGER },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0, opt_flight_api = 0;
+	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0, opt_flight_api = 0, opt_steps = 0;
 	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
@@ -428,6 +463,7 @@ int cmd_run(int argc, char **argv)
 				setenv("GPUPROF_STACKS", "1", 1);
 			break;
 		}
+		case O_LAYERS: setenv("GPUPROF_LAYERS", "1", 1); break;
 		case O_CAPTURE:
 			if (!setting_ok(GP_SET_CAPTURE_RANGE, optarg, &v)) {
 				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
@@ -483,6 +519,14 @@ int cmd_run(int argc, char **argv)
 			setenv("GPUPROF_FLIGHT_API", optarg, 1);
 			opt_flight_api = 1;
 			break;
+		case O_STEPS:
+			if (!setting_ok(GP_SET_STEPS, optarg, &v)) {
+				tool_err("--steps needs auto, nvtx or off");
+				return EXIT_USAGE;
+			}
+			setenv("GPUPROF_STEPS", optarg, 1);
+			opt_steps = 1;
+			break;
 		case O_TRIGGER: {
 			struct gp_trigger_rules r;
 			char why[160];
@@ -513,6 +557,10 @@ int cmd_run(int argc, char **argv)
 		tool_err("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all the time otherwise)");
 		return EXIT_USAGE;
 	}
+	if (opt_steps && !opt_flight && !opt_sample) {
+		tool_err("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while the job runs)");
+		return EXIT_USAGE;
+	}
 	if (opt_rules && !opt_flight && !opt_sample) {
 		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
 		return EXIT_USAGE;
@@ -524,6 +572,8 @@ int cmd_run(int argc, char **argv)
 	char lib[PATH_MAX];
 	if (find_lib(lib, sizeof(lib)) < 0)
 		return EXIT_USAGE;
+
+	if (layers_env(lib) < 0) return EXIT_USAGE;
 
 	setenv("GPUPROF_FOLLOW_EXEC", follow ? "1" : "0", 1);
 	if (quiet) setenv("GPUPROF_QUIET", "1", 1);

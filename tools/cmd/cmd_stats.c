@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/steps_run.h"
 #include "cmd/cmd.h"
 #include "common/report.h"
 #include "common/selopt.h"
@@ -186,7 +187,7 @@ static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int st
 		progress_tick(++n);
 	}
 	/* a truncated or corrupt trace is read again and judged after the main pass */
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT)
+	if (!gp_reader_recoverable(rc))
 		return tool_finish(r, path, rc, strict);
 	if (stats_ctx_pre_finish(ctx, &err) < 0) {
 		tool_err("%s", err);
@@ -310,20 +311,14 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 			if (getenv("GPUPROF_PREPASS_DUMP")) stats_prepass_dump(ctx, stderr);
 		}
 	}
-	struct stats_fanout fan = { ctx, self, here };
+	struct stats_fanout fan;
 	if (pt->serial) {
 		for (size_t i = 0; i < p->nreps; i++)
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
-		ctx->on_op = stats_fanout_op;
-		ctx->on_call = stats_fanout_call;
-		ctx->on_arg = &fan;
+		stats_fanout_attach(&fan, ctx, self, here);
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(p->r, &rec)) > 0) {
-			struct stats_rec sr;
-			if (stats_ctx_add(ctx, rec, &sr))
-				for (size_t i = 0; i < p->nreps; i++)
-					if (here[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
-						stats_reports[i]->add(self[i], ctx, &sr);
+			stats_fanout_add(&fan, rec);
 			progress_tick(++n);
 		}
 		pt->pass = mono_s() - t1;
@@ -341,7 +336,7 @@ static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **
 		}
 	}
 	*code = tool_finish(p->r, p->path, rc, p->strict);
-	if (rc < 0 && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT && n == 0 && pt->serial) {
+	if (!gp_reader_recoverable(rc) && n == 0 && pt->serial) {
 		verdict = PASS_STOP;
 		goto out;
 	}
@@ -454,9 +449,7 @@ int cmd_stats(int argc, char **argv)
 	sel_opts_init(&sel);
 	struct stats_opts so;
 	memset(&so, 0, sizeof(so));
-	so.sz = sizeof(so);
 	so.rule = ATTR_ANY_THREAD;
-	so.detect.sz = sizeof(so.detect);
 	so.detect.want = STEP_WANT_AUTO;
 	enum name_form names = NAME_BASE;
 	const char *csv_dir = NULL;
@@ -490,10 +483,10 @@ int cmd_stats(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (!strcmp(optarg, "auto")) so.detect.want = STEP_WANT_AUTO;
-			else if (!strcmp(optarg, "nvtx")) so.detect.want = STEP_WANT_NVTX;
-			else if (!strcmp(optarg, "trace")) so.detect.want = STEP_WANT_TRACE;
-			else { tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg); goto out_opts; }
+			if (step_want_parse(optarg, &so.detect.want)) {
+				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
+				goto out_opts;
+			}
 			break;
 		case 'n':
 			if (!*optarg) { tool_err("--step-range needs a name"); goto out_opts; }

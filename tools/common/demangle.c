@@ -29,23 +29,27 @@ char *demangle(const char *m)
 	return d;
 }
 
-char *short_name(const char *d)
+size_t name_params_at(const char *d)
 {
 	size_t n = strlen(d);
-	/* 1. cut at the parameter list: first '(' at template depth 0 that is not
-	 *    part of "(anonymous namespace)" */
 	int depth = 0;
-	size_t end = n;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 1; i < n; i++) {
 		char c = d[i];
 		if (c == '<') depth++;
 		else if (c == '>' && depth > 0) depth--;
 		else if (c == '(' && depth == 0) {
 			if (!strncmp(d + i, "(anonymous namespace)", 21)) { i += 20; continue; }
-			end = i;
-			break;
+			return i;
 		}
 	}
+	return n;
+}
+
+char *short_name(const char *d)
+{
+	size_t n = strlen(d);
+	/* 1. cut at the parameter list */
+	size_t end = name_params_at(d);
 	/* 2. drop trailing template arguments */
 	while (end > 0 && d[end - 1] == '>') {
 		int dd = 0;
@@ -61,7 +65,7 @@ char *short_name(const char *d)
 	}
 	/* 3. start after the last "::" or space at depth 0 (scope, return type) */
 	size_t start = 0;
-	depth = 0;
+	int depth = 0;
 	for (size_t i = 0; i < end; i++) {
 		char c = d[i];
 		if (c == '<') depth++;

@@ -12,7 +12,6 @@
 void sel_opts_init(struct sel_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->sz = sizeof(*o);
 	o->until = UINT64_MAX;
 	o->step_a = INT64_MIN;
 	o->step_b = INT64_MAX;

@@ -22,7 +22,6 @@
 #include <stdint.h>
 
 struct sel_opts {
-	size_t sz;                      /* sizeof(struct sel_opts) */
 	uint64_t since, until;          /* ns after the trace start */
 	int have_since, have_until;
 	int have_steps;

@@ -146,7 +146,7 @@ gp_reader *tool_open_threads(const char *path, int threads)
 int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 {
 	progress_done();
-	if (rc < 0 && rc != GP_ERR_EOF && rc != GP_ERR_TRUNCATED && rc != GP_ERR_CORRUPT) {
+	if (!gp_reader_recoverable(rc)) {
 		tool_err("cannot read %s: %s", path, reader_cause(r, rc));
 		return EXIT_BADINPUT;
 	}
@@ -174,6 +174,23 @@ int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 		}
 	}
 	return code;
+}
+
+int tool_print_list(FILE *f, int col, int width, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int w = (int)strlen(names[i]) + (i + 1 < n); /* with its comma */
+		if (i && col + 1 + w > width) {
+			fputc('\n', f);
+			col = 0;
+		} else if (i) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%s%s", names[i], i + 1 < n ? "," : "");
+		col += w;
+	}
+	return col;
 }
 
 const char *tool_str(gp_reader *r, uint32_t id)

@@ -103,6 +103,12 @@ char *demangle(const char *mangled);
 /* nsys-style short name: demangled without return type, scope, template
  * arguments and parameters ("void ns::k<int>(float*)" -> "k"). malloc'd. */
 char *short_name(const char *demangled);
+/* Where the parameter list of a demangled name starts: its first '(' past
+ * the first character and outside template brackets that does not open
+ * "(anonymous namespace)"; strlen(demangled) when it has none.
+ * "void at::native::(anonymous namespace)::k<float>(float*)" -> the '(' of
+ * "(float*)". */
+size_t name_params_at(const char *demangled);
 /* The name forms of `gpuprof stats --names` for a mangled (or plain) symbol,
  * malloc'd.  full: demangled; a mangled name __cxa_demangle rejects is its
  * scope-qualified name read from the mangling's start, then the mangled name

@@ -21,7 +21,7 @@
 #include "analysis/site_rule.h"
 #include "analysis/stack_work.h"
 #include "analysis/stacks.h"
-#include "analysis/step_passes.h"
+#include "analysis/steps_pipe.h"
 #include "common/tool.h"
 #include "export/export.h"
 
@@ -175,7 +175,7 @@ static void by_stack_lines(struct lines *out, struct stacks *st, const struct st
 }
 
 /* The NVTX ranges of the whole trace (the pre-pass of stats' reports that
- * need them: step_passes.h pass 1), indexed; the reader rewound.  NULL when
+ * need them: steps_pipe.h pass 1), indexed; the reader rewound.  NULL when
  * the trace cannot be read again (the caller's pass reports read errors). */
 static struct attribution *read_ranges(gp_reader *r)
 {
@@ -194,9 +194,10 @@ static struct attribution *read_ranges(gp_reader *r)
 	return a;
 }
 
-int export_folded(const char *in, const char *out, int strict, enum folded_weight weight,
-		  const struct site_rule *site)
+int export_folded(const char *in, const char *out, int strict, const struct export_opts *o)
 {
+	enum folded_weight weight = o->weight;
+	const struct site_rule *site = o->site;
 	gp_reader *r = tool_open(in);
 	if (!r)
 		return EXIT_BADINPUT;
@@ -221,7 +222,7 @@ int export_folded(const char *in, const char *out, int strict, enum folded_weigh
 		stacks_set_site_rule(st, site);
 		bl.sw = stack_work_new();
 	}
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, pass_call, 0, 0 };
+	struct opjoin_opts jo = { 0, 0, pass_call, 0, 0 };
 	struct opjoin *j = opjoin_new(r, &jo, pass_op, &bl);
 	const gp_record *rec;
 	int rc;

@@ -313,9 +313,7 @@ static void procs(FILE *f, const struct report_run *run, const struct report_dat
 void report_data_opts_fill(struct report_data_opts *o, const struct report_data_opts *in)
 {
 	memset(o, 0, sizeof(*o));
-	o->sz = sizeof(*o);
-	if (in) memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
-	o->sz = sizeof(*o);
+	if (in) *o = *in;
 	if (!o->rows_max) o->rows_max = REPORT_ROWS_MAX;
 	if (!o->steps_max) o->steps_max = REPORT_STEPS_MAX;
 	if (!o->bins) o->bins = REPORT_BINS;

@@ -67,7 +67,6 @@ struct report_run {
 };
 
 struct report_data_opts {
-	size_t sz;           /* sizeof(struct report_data_opts) */
 	size_t rows_max;     /* rows of each table; 0: 50 */
 	size_t steps_max;    /* steps per process in step_series; 0: 2000 */
 	size_t bins;         /* bins of the time series; 0: 600 */

@@ -192,7 +192,7 @@ static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
 	u64map_init(&c->range2step);
-	c->attr = ctx->attr;
+	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
 	c->shard = ctx->shard;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_passes.h"
 #include "analysis/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
@@ -42,8 +41,10 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	const char *lag = getenv("GPUPROF_UNION_LAG");
 	if (lag && atol(lag) > 0) ctx->union_lag = (size_t)atol(lag);
 	ctx->gpu.lag = ctx->union_lag;
-	if (needs & STATS_NEED_RANGES) ctx->attr = attribution_new(opts->rule);
-	if (needs & STATS_NEED_STEPS) ctx->detect = step_detect_new(r, &opts->detect);
+	struct steps_pipe_opts po = { (needs & STATS_NEED_RANGES) != 0, opts->rule,
+				      needs & STATS_NEED_STEPS ? &opts->detect : NULL, opts->kernel_wait_ns };
+	steps_pipe_init(&ctx->pipe, r, &po);
+	ctx->pipe.steps_apart = (needs & STATS_NEED_STEPS_SLICED) != 0;
 }
 
 int stats_ctx_prepass(const struct stats_ctx *ctx)
@@ -65,7 +66,7 @@ static void ctx_graphs_add(struct stats_ctx *ctx, const gp_record *rec)
  * so far would in the pass). */
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 {
-	step_pass1_add(ctx->r, rec, ctx->attr, ctx->detect, &ctx->win);
+	steps_pipe_pre_add(&ctx->pipe, rec);
 	if (ctx->steps_prefix) steps_prefix_add(ctx->steps_prefix, ctx->r, rec);
 	if (ctx->needs & STATS_NEED_PREJOIN) {
 		if (!ctx->graphs) {
@@ -81,7 +82,7 @@ void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 static void ctx_op(void *arg, const struct gpu_op *op)
 {
 	struct stats_ctx *ctx = arg;
-	if (ctx->steps && !(ctx->needs & STATS_NEED_STEPS_SLICED)) steps_op(ctx->steps, op);
+	if (ctx->pipe.steps && !ctx->pipe.steps_apart) steps_op(ctx->pipe.steps, op);
 	if (ctx->on_op) ctx->on_op(ctx->on_arg, op);
 }
 
@@ -100,16 +101,9 @@ int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct st
 				 const char **err)
 {
 	ctx->prepassed = 1;
-	if (ctx->attr) attribution_index(ctx->attr);
-	winset_finish(&ctx->win);
-	if (ctx->detect) {
-		step_detect_plan_ranges(ctx->detect, ctx->attr);
-		if (sample) sample(ctx, arg);
-		if (step_detect_plan_samples(ctx->detect, err) < 0) return -1;
-		struct steps_opts so = { sizeof(so), ctx->opts->kernel_wait_ns, &ctx->win };
-		ctx->steps = steps_new(ctx->r, ctx->attr, ctx->detect, &so);
-	}
-	return 0;
+	steps_pipe_plan_ranges(&ctx->pipe);
+	if (ctx->pipe.detect && sample) sample(ctx, arg);
+	return steps_pipe_plan_steps(&ctx->pipe, err);
 }
 
 /* A process record's settings, for whether its GPU intervals can be summed
@@ -151,8 +145,8 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
 /* The join and the graph sites, made at the first record. */
 static void ctx_join(struct stats_ctx *ctx)
 {
-	struct opjoin_opts jo = { sizeof(jo), 0, 0, ctx_call, ctx->join_from, 0 };
-	ctx->join = opjoin_new(ctx->r, &jo, ctx_op, ctx);
+	struct opjoin_opts jo = { 0, 0, ctx_call, ctx->join_from, 0 };
+	steps_pipe_join(&ctx->pipe, &jo, ctx_op, ctx);
 	if (!ctx->graphs) ctx->graphs = graph_sites_new();
 }
 
@@ -166,17 +160,15 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	}
 	out->rec = rec;
 	out->pid = out->tid = 0;
-	if ((ctx->needs & STATS_NEED_OPS) && !ctx->join) ctx_join(ctx);
+	if ((ctx->needs & STATS_NEED_OPS) && !ctx->pipe.join) ctx_join(ctx);
 	if (ctx->graphs && !ctx->graphs_pre) ctx_graphs_add(ctx, rec);
 	/* every API call and GPU operation goes through the join, selected or
 	 * not: the steps and the ranges span the selection's edges */
-	if (ctx->join)
-		step_pass2_add(ctx->r, rec, ctx->join, ctx->needs & STATS_NEED_STEPS_SLICED ? NULL : ctx->steps, &ctx->win,
-			       &ctx->join_now);
+	if (ctx->pipe.join) steps_pipe_add(&ctx->pipe, rec);
 	switch (rec->type) {
 	case GP_REC_WINDOW: /* clipped to --since/--until at the end; the pre-pass had them */
 		if (!ctx->prepassed)
-			winset_add(&ctx->win, tool_pid(ctx->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
+			winset_add(&ctx->pipe.win, tool_pid(ctx->r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
 		return 0;
 	case GP_REC_DEVICE:
 		devprops_add(&ctx->dev, tool_pid(ctx->r, rec), &rec->u.device);
@@ -227,8 +219,8 @@ static void span_add(struct stats_ctx *ctx, uint32_t pid, uint64_t s, uint64_t e
 static void span_of_steps(struct stats_ctx *ctx)
 {
 	int keep = ctx->opts->keep_warmup;
-	for (size_t i = 0; i < steps_nprocs(ctx->steps); i++) {
-		struct steps_proc *p = steps_proc(ctx->steps, i);
+	for (size_t i = 0; i < steps_nprocs(ctx->pipe.steps); i++) {
+		struct steps_proc *p = steps_proc(ctx->pipe.steps, i);
 		struct step_summary sm;
 		step_summarize(p, keep, &sm);
 		step_summary_free(&sm, p->nrows);
@@ -275,8 +267,8 @@ const char *stats_span_of(const struct stats_ctx *ctx, uint32_t pid)
  * the span where a process has one; the span where it has no windows. */
 static void span_windows(const struct stats_ctx *ctx, struct winset *eff)
 {
-	for (size_t i = 0; i < ctx->win.n; i++) {
-		const struct gpwin *w = &ctx->win.v[i];
+	for (size_t i = 0; i < ctx->pipe.win.n; i++) {
+		const struct gpwin *w = &ctx->pipe.win.v[i];
 		size_t lo, hi;
 		winset_range(&ctx->span, w->pid, &lo, &hi);
 		if (lo == hi) { winset_add(eff, w->pid, w->s, w->e); continue; }
@@ -288,7 +280,7 @@ static void span_windows(const struct stats_ctx *ctx, struct winset *eff)
 	}
 	for (size_t i = 0; i < ctx->span.n; i++) {
 		size_t lo, hi;
-		winset_range(&ctx->win, ctx->span.v[i].pid, &lo, &hi);
+		winset_range(&ctx->pipe.win, ctx->span.v[i].pid, &lo, &hi);
 		if (lo == hi) winset_add(eff, ctx->span.v[i].pid, ctx->span.v[i].s, ctx->span.v[i].e);
 	}
 	winset_finish(eff);
@@ -319,13 +311,12 @@ static void gpu_pass(struct stats_ctx *ctx)
 
 void stats_ctx_finish(struct stats_ctx *ctx)
 {
-	if (ctx->join) opjoin_finish(ctx->join);
-	if (ctx->steps && !(ctx->needs & STATS_NEED_STEPS_SLICED)) steps_finish(ctx->steps);
-	winset_finish(&ctx->win);
-	if (ctx->sel->active) winset_clip_set(&ctx->win, ctx->sel->iv.v, ctx->sel->iv.n);
+	steps_pipe_finish(&ctx->pipe);
+	winset_finish(&ctx->pipe.win);
+	if (ctx->sel->active) winset_clip_set(&ctx->pipe.win, ctx->sel->iv.v, ctx->sel->iv.n);
 	if (ctx->needs & STATS_NEED_SPAN) {
 		if (ctx->sel->by_steps_or_range) span_of_selection(ctx);
-		else if (ctx->steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
+		else if (ctx->pipe.steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
 		winset_finish(&ctx->span);
 	}
 	if (ctx->gpu_later) gpu_pass(ctx);
@@ -333,11 +324,11 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 		/* the windows report counts the kernels in the recorded windows */
 		struct winset eff = { 0 };
 		span_windows(ctx, &eff);
-		gpu_activity_count_windows(&ctx->gpu, &ctx->win);
+		gpu_activity_count_windows(&ctx->gpu, &ctx->pipe.win);
 		gpu_activity_finish(&ctx->gpu, &eff);
 		winset_free(&eff);
 	} else {
-		gpu_activity_finish(&ctx->gpu, &ctx->win);
+		gpu_activity_finish(&ctx->gpu, &ctx->pipe.win);
 	}
 	kshapes_finish(&ctx->shapes, &ctx->dev);
 	counters_finish(&ctx->cnt);
@@ -346,9 +337,9 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 {
 	if (src->last > ctx->last) ctx->last = src->last;
-	if (src->join) {
-		if (!ctx->join) ctx_join(ctx);
-		opjoin_merge(ctx->join, src->join);
+	if (src->pipe.join) {
+		if (!ctx->pipe.join) ctx_join(ctx);
+		opjoin_merge(ctx->pipe.join, src->pipe.join);
 	}
 	kshapes_merge(&ctx->shapes, &src->shapes);
 	counters_merge(&ctx->cnt, &src->cnt);
@@ -357,7 +348,7 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	/* the windows the slice read in its pass (ctx read none itself, and
 	 * had no pre-pass that read them all) */
 	if (!ctx->prepassed && !src->prepassed)
-		for (size_t i = 0; i < src->win.n; i++) VEC_PUSH(ctx->win.v, ctx->win.n, ctx->win.cap, src->win.v[i]);
+		for (size_t i = 0; i < src->pipe.win.n; i++) VEC_PUSH(ctx->pipe.win.v, ctx->pipe.win.n, ctx->pipe.win.cap, src->pipe.win.v[i]);
 	/* a merged trace may hold a process's records in its timed chunks,
 	 * which only some slices read: every slice's, a later one's winning
 	 * as a later record does */
@@ -371,11 +362,11 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 
 void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main)
 {
-	if (main->attr) ctx->attr = attribution_view(main->attr);
+	if (main->pipe.attr) ctx->pipe.attr = attribution_view(main->pipe.attr);
 	ctx->graphs = main->graphs; /* read only (graph_sites_find) */
 	ctx->graphs_pre = 1;
 	ctx->graphs_shared = 1;
-	for (size_t i = 0; i < main->win.n; i++) VEC_PUSH(ctx->win.v, ctx->win.n, ctx->win.cap, main->win.v[i]);
+	for (size_t i = 0; i < main->pipe.win.n; i++) VEC_PUSH(ctx->pipe.win.v, ctx->pipe.win.n, ctx->pipe.win.cap, main->pipe.win.v[i]);
 	ctx->prepassed = main->prepassed;
 }
 
@@ -388,24 +379,42 @@ void stats_ctx_slice(struct stats_ctx *ctx, uint64_t from)
 
 void stats_ctx_end_join(struct stats_ctx *ctx)
 {
-	if (!ctx->join) return;
-	opjoin_finish(ctx->join);
-	opjoin_free(ctx->join);
-	ctx->join = NULL;
+	if (!ctx->pipe.join) return;
+	opjoin_finish(ctx->pipe.join);
+	opjoin_free(ctx->pipe.join);
+	ctx->pipe.join = NULL;
 }
 
-void stats_fanout_op(void *arg, const struct gpu_op *op)
+static void fanout_op(void *arg, const struct gpu_op *op)
 {
 	const struct stats_fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+		if ((!f->run || f->run[i]) && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
 }
 
-void stats_fanout_call(void *arg, const struct launch_call *c)
+static void fanout_call(void *arg, const struct launch_call *c)
 {
 	const struct stats_fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
+		if ((!f->run || f->run[i]) && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
+}
+
+void stats_fanout_attach(struct stats_fanout *f, struct stats_ctx *ctx, void **self, const int *run)
+{
+	*f = (struct stats_fanout){ ctx, self, run };
+	ctx->on_op = fanout_op;
+	ctx->on_call = fanout_call;
+	ctx->on_arg = f;
+}
+
+int stats_fanout_add(const struct stats_fanout *f, const gp_record *rec)
+{
+	struct stats_rec sr;
+	if (!stats_ctx_add(f->ctx, rec, &sr)) return 0;
+	for (size_t i = 0; stats_reports[i]; i++)
+		if ((!f->run || f->run[i]) && (stats_reports[i]->types & STATS_TYPE(rec->type)))
+			stats_reports[i]->add(f->self[i], f->ctx, &sr);
+	return 1;
 }
 
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
@@ -417,7 +426,6 @@ int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid)
 void stats_ctx_free(struct stats_ctx *ctx)
 {
 	u64map_free(&ctx->rank_of);
-	winset_free(&ctx->win);
 	devprops_free(&ctx->dev);
 	kernel_names_free(&ctx->kn);
 	kshapes_free(&ctx->shapes);
@@ -425,9 +433,6 @@ void stats_ctx_free(struct stats_ctx *ctx)
 	counters_free(&ctx->cnt);
 	winset_free(&ctx->span);
 	free(ctx->span_of);
-	opjoin_free(ctx->join);
 	if (!ctx->graphs_shared) graph_sites_free(ctx->graphs);
-	steps_free(ctx->steps);
-	step_detect_free(ctx->detect);
-	attribution_free(ctx->attr);
+	steps_pipe_free(&ctx->pipe);
 }

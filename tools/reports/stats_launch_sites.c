@@ -57,8 +57,11 @@ static int cmp_site(const void *a, const void *b)
 }
 
 /* One row per site (see stacks.h), plus "(no stack)" for GPU work whose
- * launch call has no stack, so Time (%) adds up to 100. */
-static void sites_rows(struct report *rep, struct stacks *st, const struct stack_work *sw)
+ * launch call has no stack, so Time (%) adds up to 100.  *top_key and
+ * *top_ns: the first row's site key (NULL: no row) and kernel time;
+ * *all_ns: all kernel time. */
+static void sites_rows(struct report *rep, struct stacks *st, const struct stack_work *sw, const char **top_key,
+		       uint64_t *top_ns, uint64_t *all_ns)
 {
 	size_t n;
 	const struct stack_work_entry *ls = stack_work_all(sw, &n);
@@ -101,6 +104,9 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 		if (pair_ns[*ps] > s->inner_ns) { s->inner_ns = pair_ns[*ps]; s->inner = inner; }
 	}
 	if (nsites) qsort(sites, nsites, sizeof(*sites), cmp_site);
+	*top_key = nsites ? sites[0].key : NULL;
+	*top_ns = nsites ? sites[0].kernel_ns : 0;
+	*all_ns = total;
 	for (size_t i = 0; i < nsites; i++) {
 		const struct site *s = &sites[i];
 		struct cell *c = report_row(rep);
@@ -118,6 +124,117 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 	free(pair_ns);
 	strmap_free(&idx);
 	strmap_free(&pair);
+}
+
+/* A default site that holds most of the kernel time says little: a Hugging
+ * Face Trainer's whole job is its `trainer.train()` line.  When the first
+ * row of the user rule holds SPLIT_SITE_PCT % of all kernel time or more,
+ * the note says where its time splits and which --site shows that code
+ * (docs/STACKS.md "When one site holds most of the time"):
+ *   from the site's frame inward, the frame that holds the most of the
+ *   site's kernel time is followed while it holds SPLIT_KEEP_PCT % of it or
+ *   more; the last one followed (or the site's) is where the time splits,
+ *   and its next frames inward are shown with their shares (at most
+ *   SPLIT_SHOW, the rest summed);
+ *   the --site GLOB is the top folder of the first frame below the site, on
+ *   that path, whose file is a library path with a folder
+ *   ("transformers/trainer.py" -> 'transformers/...'); none: no GLOB. */
+#define SPLIT_SITE_PCT 50
+#define SPLIT_KEEP_PCT 90
+#define SPLIT_SHOW 4
+
+struct split_entry { const char *const *frames; uint32_t n; uint64_t ns; int on; };
+struct split_child { const char *frame; uint64_t ns; };
+
+static int cmp_child(const void *a, const void *b)
+{
+	const struct split_child *x = a, *y = b;
+	if (x->ns != y->ns) return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->frame, y->frame);
+}
+
+/* The top folder of a Python display frame's file, "func (DIR/file.py:LINE)"
+ * -> "DIR", into out; 0 when the frame is not that (native, a file with no
+ * folder: the user's own). */
+static int frame_package(const char *frame, char *out, size_t n)
+{
+	const char *open = strrchr(frame, '(');
+	size_t len = strlen(frame);
+	if (!open || open == frame || open[-1] != ' ' || frame[len - 1] != ')') return 0;
+	const char *colon = strrchr(open, ':'), *slash = strchr(open, '/');
+	if (!colon || !slash || slash > colon || slash == open + 1) return 0;
+	size_t k = (size_t)(slash - open - 1);
+	if (k + 1 > n) return 0;
+	memcpy(out, open + 1, k);
+	out[k] = 0;
+	return 1;
+}
+
+/* The note's lines for the top site (key, ns of all_ns), appended to *note
+ * (xmalloc'd or NULL). */
+static void split_note(char **note, struct stacks *st, const struct stack_work *sw, const char *key, uint64_t ns,
+		       uint64_t all_ns)
+{
+	if (!key || !all_ns || ns * 100 < (uint64_t)SPLIT_SITE_PCT * all_ns) return;
+	size_t n, ne = 0, ce = 0, nc = 0, cc = 0;
+	const struct stack_work_entry *ls = stack_work_all(sw, &n);
+	struct split_entry *es = NULL;
+	const char *label = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct stack_view *v = ls[i].stack_id ? stacks_view(st, ls[i].stack_id, ls[i].pid, ls[i].tid) : NULL;
+		if (!v || !ls[i].kernel_ns || strcmp(v->site_key, key) || v->site_frame < 0) continue;
+		label = v->site;
+		uint32_t from = (uint32_t)v->site_frame + 1;
+		struct split_entry e = { v->frames + from, v->nframes - from, ls[i].kernel_ns, 1 };
+		VEC_PUSH(es, ne, ce, e);
+	}
+	if (!ne) return;
+	struct split_child *ch = NULL;
+	const char *at = label;
+	char pkg[256] = "";
+	for (uint32_t d = 0;; d++) {
+		nc = 0;
+		uint64_t here = 0;
+		for (size_t i = 0; i < ne; i++) {
+			if (!es[i].on) continue;
+			if (d >= es[i].n) { here += es[i].ns; continue; }
+			size_t j = 0;
+			while (j < nc && ch[j].frame != es[i].frames[d]) j++; /* interned: one pointer a string */
+			if (j == nc) { struct split_child c = { es[i].frames[d], 0 }; VEC_PUSH(ch, nc, cc, c); }
+			ch[j].ns += es[i].ns;
+		}
+		if (nc) qsort(ch, nc, sizeof(*ch), cmp_child);
+		if (!nc || ch[0].ns * 100 < (uint64_t)SPLIT_KEEP_PCT * ns) {
+			if (here) { struct split_child c = { "(launched here)", here }; VEC_PUSH(ch, nc, cc, c); }
+			if (nc) qsort(ch, nc, sizeof(*ch), cmp_child);
+			break;
+		}
+		at = ch[0].frame;
+		if (!*pkg) frame_package(at, pkg, sizeof(pkg));
+		for (size_t i = 0; i < ne; i++)
+			if (es[i].on) es[i].on = d < es[i].n && es[i].frames[d] == at;
+	}
+	/* the GLOB: on the path followed, else in the heaviest frame below it */
+	for (size_t j = 0; j < nc && !*pkg; j++)
+		frame_package(ch[j].frame, pkg, sizeof(pkg));
+	size_t cap = 1024 + strlen(label) + strlen(at) + 2 * sizeof(pkg);
+	for (size_t j = 0; j < nc && j < SPLIT_SHOW; j++) cap += strlen(ch[j].frame) + 32;
+	size_t old = *note ? strlen(*note) : 0;
+	*note = xrealloc(*note, old + cap);
+	char *p = *note + old;
+	p += sprintf(p, " One site holds %.1f %% of all kernel time: %s.\n", 100.0 * (double)ns / (double)all_ns, label);
+	if (nc > 1 || (nc == 1 && at != label)) {
+		p += sprintf(p, "   Its time splits %s %s into (%% of the site's):\n", at == label ? "at" : "below it, at", at);
+		uint64_t rest = 0;
+		for (size_t j = 0; j < nc; j++) {
+			if (j < SPLIT_SHOW) p += sprintf(p, "   %7.1f %%  %s\n", 100.0 * (double)ch[j].ns / (double)ns, ch[j].frame);
+			else rest += ch[j].ns;
+		}
+		if (rest) p += sprintf(p, "   %7.1f %%  (%zu more)\n", 100.0 * (double)rest / (double)ns, nc - SPLIT_SHOW);
+	}
+	if (*pkg) sprintf(p, "   Sites inside the library code it calls: --site '%s/*'\n", pkg);
+	free(ch);
+	free(es);
 }
 
 /* The note of another rule than user (--site). */
@@ -210,7 +327,19 @@ static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		strcat(sr->note, extra);
 		tables[0].note = sr->note;
 	}
-	if (have) sites_rows(&tables[0], sr->stk, sr->sw);
+	if (!have) return;
+	const char *top_key;
+	uint64_t top_ns, all_ns;
+	sites_rows(&tables[0], sr->stk, sr->sw, &top_key, &top_ns, &all_ns);
+	if (ctx->opts->site.kind != SITE_USER) return;
+	char *hint = NULL;
+	split_note(&hint, sr->stk, sr->sw, top_key, top_ns, all_ns);
+	if (!hint) return;
+	sr->note = xmalloc(sizeof(site_note) + strlen(hint) + 1);
+	strcpy(sr->note, site_note);
+	strcat(sr->note, hint);
+	tables[0].note = sr->note;
+	free(hint);
 }
 
 static void sites_free(void *self)

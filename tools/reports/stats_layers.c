@@ -34,8 +34,9 @@ static const char layer_note[] =
 	"   not inside a layer below it; Time (%) = Kernel Time / all kernel time.  The Self\n"
 	"   column adds up to all kernel time.  Rows in brackets: work that has no layer\n"
 	"   (docs/STACKS.md \"Layers\").  (backward): backward kernels of the layer's ops,\n"
-	"   by the sequence numbers of torch.autograd.profiler.emit_nvtx's ranges; without\n"
-	"   them (or where they are ambiguous) backward kernels stay unattributed.\n"
+	"   by the layer ranges of `gpuprof run --layers`, else by the sequence numbers of\n"
+	"   torch.autograd.profiler.emit_nvtx's ranges; without them (or where they are\n"
+	"   ambiguous) backward kernels stay unattributed.\n"
 	"   (CUDA graph, captured here): kernels a graph launch replayed, under the layer\n"
 	"   whose launch was captured into the graph (torch.compile reduce-overhead).\n";
 
@@ -47,7 +48,7 @@ struct layers_report {
 static void *layers_new(const struct stats_ctx *ctx)
 {
 	struct layers_report *lr = xcalloc(1, sizeof(*lr));
-	lr->la = layer_attr_new(ctx->r, ctx->attr);
+	lr->la = layer_attr_new(ctx->r, ctx->pipe.attr);
 	return lr;
 }
 

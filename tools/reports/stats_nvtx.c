@@ -101,13 +101,13 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 {
 	struct nvtx_report *st = self;
 	if (op->kind != OP_KERNEL) return;
-	size_t n = attribution_op(ctx->attr, op, &st->ids, &st->cids);
+	size_t n = attribution_op(ctx->pipe.attr, op, &st->ids, &st->cids);
 	size_t seen[16], nseen = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct attr_range x = attribution_range(ctx->attr, st->ids[i]);
+		const struct attr_range x = attribution_range(ctx->pipe.attr, st->ids[i]);
 		if (!stats_selected(ctx, x.s)) continue;
 		uint64_t *slot = u64map_get(&st->name2g, ((uint64_t)x.pid << 32) | x.name, MAP_INSERT);
-		if (!*slot) *slot = group_of(st, x.pid, attribution_name(ctx->attr, x.name)) + 1;
+		if (!*slot) *slot = group_of(st, x.pid, attribution_name(ctx->pipe.attr, x.name)) + 1;
 		size_t g = *slot - 1, k;
 		for (k = 0; k < nseen && seen[k] != g; k++) ;
 		if (k < nseen) continue;

@@ -206,7 +206,7 @@ static void read_samples(struct stats_ctx *ctx, void *arg)
 	struct pp_sample *sm = arg;
 	for (size_t i = 0; i < sm->np; i++) {
 		size_t room;
-		if (!step_detect_sample_wanted(ctx->detect, sm->pv[i].pid, &room)) continue;
+		if (!step_detect_sample_wanted(ctx->pipe.detect, sm->pv[i].pid, &room)) continue;
 		uint64_t take = sm->pv[i].n < room ? sm->pv[i].n : room;
 		if (!take) continue;
 		*u64map_get(&sm->left, sm->pv[i].pid, MAP_INSERT) = take;
@@ -219,7 +219,7 @@ static void read_samples(struct stats_ctx *ctx, void *arg)
 		uint32_t pid = tool_pid(ctx->r, rec);
 		uint64_t *left = u64map_get(&sm->left, pid, MAP_FIND);
 		if (!left || !*left) continue;
-		step_detect_gpu(ctx->detect, pid, rec);
+		step_detect_gpu(ctx->pipe.detect, pid, rec);
 		if (!--*left) sm->nleft--;
 	}
 }
@@ -327,8 +327,8 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
 		n.kind = x->kind;
 		n.depth = x->depth;
 		uint32_t *g = &gname[b][x->name];
-		if (!*g) *g = attribution_name_intern(ctx->attr, s->names[x->name]) + 1;
-		attribution_add_range_named(ctx->attr, x->pid, x->tid, &n, *g - 1);
+		if (!*g) *g = attribution_name_intern(ctx->pipe.attr, s->names[x->name]) + 1;
+		attribution_add_range_named(ctx->pipe.attr, x->pid, x->tid, &n, *g - 1);
 		heap_next(&q, at[b] < s->nr ? &s->rv[at[b]].k : NULL);
 	}
 	for (int i = 0; i < k; i++) {
@@ -339,7 +339,7 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
 	while (q.n) {
 		int b = q.h[0];
 		const struct pp_win *w = &sl[b].wv[at[b]++];
-		winset_add(&ctx->win, w->pid, w->s, w->e);
+		winset_add(&ctx->pipe.win, w->pid, w->s, w->e);
 		heap_next(&q, at[b] < sl[b].nw ? &sl[b].wv[at[b]].k : NULL);
 	}
 	for (int i = 0; i < k; i++) free(gname[i]);
@@ -369,8 +369,8 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		struct pp_slice *s = &sl[i];
 		s->path = path;
 		s->ix = i;
-		s->want_ranges = ctx->attr != NULL;
-		s->want_gpu = ctx->detect != NULL;
+		s->want_ranges = ctx->pipe.attr != NULL;
+		s->want_gpu = ctx->pipe.detect != NULL;
 		s->no_graphs = (ctx->needs & STATS_NEED_PREJOIN) != 0;
 		u64map_init(&s->pidx);
 		u64map_init(&s->sidx);
@@ -400,7 +400,7 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		struct pp_proc *pv = merge_procs(sl, k, &sm.np);
 		sm.pv = pv;
 		/* the processes in the order their first GPU operation comes */
-		for (size_t i = 0; ctx->detect && i < sm.np; i++) step_detect_proc(ctx->detect, pv[i].pid);
+		for (size_t i = 0; ctx->pipe.detect && i < sm.np; i++) step_detect_proc(ctx->pipe.detect, pv[i].pid);
 		replay(ctx, sl, k);
 		if (cut) {
 			const struct pp_prefix **parts = xmalloc((size_t)k * sizeof(*parts));
@@ -432,17 +432,17 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 
 void stats_prepass_dump(const struct stats_ctx *ctx, FILE *f)
 {
-	const struct attribution *a = ctx->attr;
+	const struct attribution *a = ctx->pipe.attr;
 	for (size_t i = 0; a && i < attribution_nranges(a); i++) {
 		struct attr_range x = attribution_range(a, (uint32_t)i);
 		fprintf(f, "prepass range %zu pid %u tid %u %" PRIu64 "..%" PRIu64 " depth %u kind %u name %u %s\n", i,
 			x.pid, x.tid, x.s, x.e, x.depth, x.kind, x.name, attribution_name(a, x.name));
 	}
-	for (size_t i = 0; i < ctx->win.n; i++)
-		fprintf(f, "prepass window pid %u %" PRIu64 "..%" PRIu64 "\n", ctx->win.v[i].pid, ctx->win.v[i].s,
-			ctx->win.v[i].e);
-	for (size_t i = 0; ctx->detect && i < step_detect_nplans(ctx->detect); i++) {
-		const struct step_plan *p = step_detect_plan(ctx->detect, i);
+	for (size_t i = 0; i < ctx->pipe.win.n; i++)
+		fprintf(f, "prepass window pid %u %" PRIu64 "..%" PRIu64 "\n", ctx->pipe.win.v[i].pid, ctx->pipe.win.v[i].s,
+			ctx->pipe.win.v[i].e);
+	for (size_t i = 0; ctx->pipe.detect && i < step_detect_nplans(ctx->pipe.detect); i++) {
+		const struct step_plan *p = step_detect_plan(ctx->pipe.detect, i);
 		fprintf(f, "prepass plan pid %u method %d marker %" PRIu64 " period %zu steps %zu overlapping %zu: %s\n",
 			p->pid, p->method, p->marker, p->period_ops, p->nsteps, p->overlapping, p->what);
 		for (size_t j = 0; j < p->nsteps; j++)

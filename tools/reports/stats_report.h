@@ -61,6 +61,7 @@
 #include "analysis/site_rule.h"
 #include "analysis/step_detect.h"
 #include "analysis/steps.h"
+#include "analysis/steps_pipe.h"
 #include "analysis/steps_slice.h"
 #include "analysis/windows.h"
 #include "common/report.h"
@@ -69,19 +70,19 @@
  * stats_report.needs, bits): the context computes only what some report of
  * the run needs (windows and device properties always). */
 enum stats_need {
-	STATS_NEED_RANGES = 1,  /* ctx->attr: every NVTX range of the trace, indexed (pre-pass) */
+	STATS_NEED_RANGES = 1,  /* ctx->pipe.attr: every NVTX range of the trace, indexed (pre-pass) */
 	STATS_NEED_OPS = 2,     /* op(), call(): GPU operations joined to their launch call */
-	STATS_NEED_STEPS = 4,   /* ctx->steps: the steps analysis (pre-pass; implies both above) */
+	STATS_NEED_STEPS = 4,   /* ctx->pipe.steps: the steps analysis (pre-pass; implies both above) */
 	STATS_NEED_SPAN = 8,    /* ctx->span: the time span reports measure in (util): the steps'
 				 * (STATS_NEED_STEPS) unless a selection or --whole-trace is given */
 	STATS_NEED_GPU = 16,    /* ctx->gpu: busy intervals, kernels per window */
 	STATS_NEED_SHAPES = 32, /* ctx->kn, ctx->shapes: kernel names and launch shapes */
 	STATS_NEED_COUNTERS = 64, /* ctx->cnt: sampled counters */
 	STATS_NEED_PREJOIN = 128, /* the pre-pass makes what the shards' joins read: the GPU-activity
-				   * windows (ctx->win) and where CUDA graphs were captured (ctx->graphs) */
+				   * windows (ctx->pipe.win) and where CUDA graphs were captured (ctx->graphs) */
 	STATS_NEED_STEPS_SLICED = 256, /* with STATS_NEED_STEPS: the steps' second pass runs in the
 					* shards (analysis/steps_slice.h); the pre-pass makes the plans and
-					* ctx->steps, which the shards' merge fills, and the main pass
+					* ctx->pipe.steps, which the shards' merge fills, and the main pass
 					* feeds it nothing */
 };
 /* What a context of a shard can always compute: analyses that merge over
@@ -98,7 +99,6 @@ enum stats_need {
 /* Options of the shared analyses, parsed by the driver (docs/CLI.md,
  * docs/STEPS.md).  Zero-initialised = the defaults. */
 struct stats_opts {
-	size_t sz;                      /* sizeof(struct stats_opts) */
 	enum attr_rule rule;            /* --attribution (default any-thread) */
 	struct step_detect_opts detect; /* --method, --step-range */
 	uint64_t kernel_wait_ns;        /* --kernel-wait (0: STEP_KERNEL_WAIT_NS) */
@@ -128,25 +128,23 @@ struct stats_ctx {
 	enum name_form names;
 	/* shared analyses: complete after stats_ctx_finish */
 	uint64_t last;          /* latest end of any timed record, dropped ones included */
-	struct winset win;      /* GPU-activity windows, clipped to [since, until) */
 	struct devprops dev;    /* device properties */
 	struct kernel_names kn; /* demangled kernel names (for shapes) */
 	struct kshapes shapes;  /* kernels by name and launch shape; occupancy */
 	struct gpu_activity gpu;/* busy intervals per device and stream */
 	struct counters cnt;    /* sampled counters */
-	/* STATS_NEED_RANGES: the NVTX ranges of the whole trace (selected or
-	 * not), indexed for analysis/attribution.h; NULL otherwise */
-	struct attribution *attr;
-	/* STATS_NEED_STEPS: where the steps are (pre-pass), and the steps
-	 * analysis over every record (selected or not): complete after
-	 * stats_ctx_finish; NULL otherwise */
-	struct step_detect *detect;
-	struct steps *steps;
-	/* STATS_NEED_OPS: the correlation-id join every record goes through;
-	 * each joined operation goes to the steps, then to on_op, each launch
-	 * call leaving it to on_call (the driver's: op() and call() of the
-	 * reports) */
-	struct opjoin *join;
+	/* The steps pipeline (analysis/steps_pipe.h) over every record,
+	 * selected or not: complete after stats_ctx_finish.
+	 * pipe.win: the GPU-activity windows, clipped to [since, until);
+	 * pipe.attr (STATS_NEED_RANGES): the NVTX ranges of the whole trace,
+	 * indexed for analysis/attribution.h; NULL otherwise;
+	 * pipe.detect, pipe.steps (STATS_NEED_STEPS): where the steps are
+	 * (pre-pass) and the steps analysis; NULL otherwise;
+	 * pipe.join (STATS_NEED_OPS): the correlation-id join every record goes
+	 * through; each joined operation goes to the steps, then to on_op, each
+	 * launch call leaving it to on_call (the driver's: op() and call() of
+	 * the reports) */
+	struct steps_pipe pipe;
 	/* STATS_NEED_OPS: where CUDA graph nodes were captured
 	 * (analysis/graph_sites.h), from every API and GRAPH_NODE record,
 	 * selected or not: a graph is captured once, before its launches */
@@ -157,7 +155,6 @@ struct stats_ctx {
 	void (*on_op)(void *arg, const struct gpu_op *op);
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
-	uint64_t join_now;      /* latest API or GPU record time seen */
 	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from) */
 	/* STATS_NEED_SPAN (stats_ctx_finish): per process, the time the span
 	 * reports measure in, when not the whole trace: the counted steps (from
@@ -251,7 +248,7 @@ struct stats_report {
 };
 
 /* Whether a record timed t is in the selection (--since/--until, --steps,
- * --range): the records add() gets are; op() and ctx->attr hand out the
+ * --range): the records add() gets are; op() and ctx->pipe.attr hand out the
  * others too. */
 static inline int stats_selected(const struct stats_ctx *ctx, uint64_t t)
 {
@@ -308,12 +305,15 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
  * (opjoin_finish, delivering through on_op and on_call) and goes. */
 void stats_ctx_end_join(struct stats_ctx *ctx);
 
-/* Hands joined GPU operations and launch calls to the reports run[i] of
- * the list (their states self[i]): a context's on_op and on_call with
- * on_arg a struct stats_fanout. */
-struct stats_fanout { const struct stats_ctx *ctx; void **self; const int *run; };
-void stats_fanout_op(void *arg, const struct gpu_op *op);
-void stats_fanout_call(void *arg, const struct launch_call *c);
+/* The fan-out, written once for every driver (cmd_stats.c's pass, each
+ * slice of stats_shards.c, stats_set.c): the reports run[i] of the list
+ * (run NULL: all), their states self[i], as the consumers of a context.
+ * stats_fanout_attach makes them the context's on_op and on_call (f must
+ * outlive the pass); stats_fanout_add passes a record through the context
+ * to the add() of those that take its type (0: the context dropped it). */
+struct stats_fanout { struct stats_ctx *ctx; void **self; const int *run; };
+void stats_fanout_attach(struct stats_fanout *f, struct stats_ctx *ctx, void **self, const int *run);
+int stats_fanout_add(const struct stats_fanout *f, const gp_record *rec);
 /* The rank of process pid (its GP_REC_PROCESS record), -1 for none. */
 int stats_ctx_rank(const struct stats_ctx *ctx, uint32_t pid);
 void stats_ctx_free(struct stats_ctx *ctx);

@@ -7,30 +7,15 @@
 #include "common/selopt.h"
 #include "common/util.h"
 
-/* Hands joined GPU operations and launch calls to every report that asks
- * for them (as the stats driver does). */
-static void set_op(void *arg, const struct gpu_op *op)
-{
-	struct stats_set *s = arg;
-	for (size_t i = 0; i < s->nreps; i++)
-		if (stats_reports[i]->op) stats_reports[i]->op(s->self[i], &s->ctx, op);
-}
-
-static void set_call(void *arg, const struct launch_call *c)
-{
-	struct stats_set *s = arg;
-	for (size_t i = 0; i < s->nreps; i++)
-		if (stats_reports[i]->call) stats_reports[i]->call(s->self[i], &s->ctx, c);
-}
-
-void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site)
+void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site,
+		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns)
 {
 	memset(s, 0, sizeof(*s));
-	s->opts.sz = sizeof(s->opts);
 	s->opts.rule = ATTR_ANY_THREAD;
 	s->opts.whole_trace = 1; /* the page's charts and util cover the whole trace */
-	s->opts.detect.sz = sizeof(s->opts.detect);
 	s->opts.detect.want = STEP_WANT_AUTO;
+	if (detect) s->opts.detect = *detect;
+	s->opts.kernel_wait_ns = kernel_wait_ns;
 	if (site) s->opts.site = *site;
 	struct sel_opts none;
 	sel_opts_init(&none);
@@ -44,8 +29,7 @@ void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *s
 		 * detection leaves the steps tables empty */
 		const gp_record *rec;
 		while (gp_reader_next_ordered(r, &rec) > 0) stats_ctx_pre_add(&s->ctx, rec);
-		const char *perr = NULL;
-		stats_ctx_pre_finish(&s->ctx, &perr);
+		stats_ctx_pre_finish(&s->ctx, &s->steps_err);
 		gp_reader_rewind(r);
 	}
 	/* the set feeds machine output (the report page's data): full names,
@@ -57,18 +41,12 @@ void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *s
 		if (stats_reports[i]->new) s->self[i] = stats_reports[i]->new(&s->ctx);
 		s->ntabs += (size_t)stats_reports[i]->ntables;
 	}
-	s->ctx.on_op = set_op;
-	s->ctx.on_call = set_call;
-	s->ctx.on_arg = s;
+	stats_fanout_attach(&s->fan, &s->ctx, s->self, NULL);
 }
 
 void stats_set_add(struct stats_set *s, const gp_record *rec)
 {
-	struct stats_rec sr;
-	if (!stats_ctx_add(&s->ctx, rec, &sr)) return;
-	for (size_t i = 0; i < s->nreps; i++)
-		if (stats_reports[i]->types & STATS_TYPE(rec->type))
-			stats_reports[i]->add(s->self[i], &s->ctx, &sr);
+	stats_fanout_add(&s->fan, rec);
 }
 
 void stats_set_finish(struct stats_set *s)

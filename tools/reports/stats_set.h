@@ -20,6 +20,8 @@ struct stats_set {
 	struct stats_opts opts;   /* the defaults */
 	struct selection sel;     /* the whole trace */
 	void **self;              /* per report */
+	struct stats_fanout fan;  /* to all of them */
+	const char *steps_err;    /* why step detection failed (ctx.pipe.steps NULL); NULL */
 	size_t nreps;
 	struct report *tab;       /* every table of every report, once filled */
 	int *want;                /* per table: filled and in the default set */
@@ -27,10 +29,11 @@ struct stats_set {
 };
 
 /* The whole trace (no selection), the default options but the site rule
- * (NULL: the default).  When a report
+ * and how the steps are found (NULL, 0: the defaults).  When a report
  * needs the NVTX ranges or the steps, this reads the trace once (the
  * pre-pass) and rewinds it: the caller's pass starts at the beginning. */
-void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site);
+void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site,
+		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns);
 void stats_set_add(struct stats_set *s, const gp_record *rec);
 void stats_set_finish(struct stats_set *s);
 /* Fills the tables of the default set (s->want marks them). */

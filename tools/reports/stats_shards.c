@@ -135,7 +135,7 @@ static void shard_read(struct shard *s)
 	if (a->cuts.k) steps_slice_window(&a->cuts, s->ix, &lo, &hi);
 	if (!(s->r = slice_open(a->path, lo, hi))) return;
 	if (a->cuts.k)
-		s->steps = steps_slice_new(s->r, a->main->steps, a->main->attr, &a->main->win, &a->cuts, s->ix);
+		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
 	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), a->sel,
 		       a->abs_time);
@@ -144,9 +144,9 @@ static void shard_read(struct shard *s)
 	 * engine first, and each asks the ranges of its call (attribution_op):
 	 * one query state for the two, so that the reports' question is
 	 * answered from the engine's, as one pass's context answers both. */
-	if (s->steps && s->ctx.attr && steps_slice_attribution(s->steps)) {
-		attribution_free(s->ctx.attr);
-		s->ctx.attr = attribution_view_sharing(steps_slice_attribution(s->steps));
+	if (s->steps && s->ctx.pipe.attr && steps_slice_attribution(s->steps)) {
+		attribution_free(s->ctx.pipe.attr);
+		s->ctx.pipe.attr = attribution_view_sharing(steps_slice_attribution(s->steps));
 	}
 	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.names = a->names;
@@ -157,10 +157,7 @@ static void shard_read(struct shard *s)
 			s->self[i] = stats_reports[i]->new(&s->ctx);
 		}
 	s->ctx.budget = NULL;
-	s->fan = (struct stats_fanout){ &s->ctx, s->self, a->run };
-	s->ctx.on_op = stats_fanout_op;
-	s->ctx.on_call = stats_fanout_call;
-	s->ctx.on_arg = &s->fan;
+	stats_fanout_attach(&s->fan, &s->ctx, s->self, a->run);
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
@@ -169,13 +166,9 @@ static void shard_read(struct shard *s)
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
-		struct stats_rec sr;
 		/* the metadata every slice reads go to the reports that take
 		 * them (stats_report_shardable) */
-		if (!stats_ctx_add(&s->ctx, rec, &sr)) continue;
-		for (size_t i = 0; i < a->nreps; i++)
-			if (a->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
-				stats_reports[i]->add(s->self[i], &s->ctx, &sr);
+		stats_fanout_add(&s->fan, rec);
 	}
 	s->ok = read_whole(s->r, rc);
 	if (s->steps) steps_slice_end(s->steps);
@@ -253,8 +246,8 @@ static uint64_t steps_lead(const struct stats_ctx *ctx, uint64_t cut)
 	uint64_t fixed;
 	if (env && !parse_duration_ns(env, &fixed)) return cut > fixed ? cut - fixed : 0;
 	uint64_t at = cut;
-	for (size_t i = 0; ctx->detect && i < step_detect_nplans(ctx->detect); i++) {
-		const struct step_plan *pl = step_detect_plan(ctx->detect, i);
+	for (size_t i = 0; ctx->pipe.detect && i < step_detect_nplans(ctx->pipe.detect); i++) {
+		const struct step_plan *pl = step_detect_plan(ctx->pipe.detect, i);
 		if (pl->method != STEP_NVTX) continue;
 		size_t lo = 0, hi = pl->nsteps; /* the steps that start at or before cut */
 		while (lo < hi) {
@@ -315,7 +308,7 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 		s->ix = i;
 		slice_bounds(first, last, k, i, &s->from, &s->to);
 	}
-	if ((needs & STATS_NEED_STEPS_SLICED) && ctx->steps) steps_cuts(a, ctx);
+	if ((needs & STATS_NEED_STEPS_SLICED) && ctx->pipe.steps) steps_cuts(a, ctx);
 	/* the threads of the later slices first: slice i joins i + 1, ...; a
 	 * thread that cannot be made is run here (the slices before it too,
 	 * in the same order: a slice's merges wait only for later ones) */
@@ -343,7 +336,7 @@ static int steps_read(struct steps_slice *e, gp_reader *r)
 	return read_whole(r, rc);
 }
 
-/* The slices' steps' engines into ctx->steps (steps_slice.h), in time
+/* The slices' steps' engines into ctx->pipe.steps (steps_slice.h), in time
  * order: each goes on from the state the one before it ended in, or that
  * one goes on over its records itself; or, where a source is out of time
  * order across a cut, one engine over the whole trace.  0, or -1 when a
@@ -359,15 +352,15 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 		const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
 		gp_reader *r = slice_open(a->path, 0, UINT64_MAX);
 		if (!r) return -1;
-		struct steps_slice *e = steps_slice_new(r, ctx->steps, ctx->attr, &ctx->win, &one, 0);
+		struct steps_slice *e = steps_slice_new(r, ctx->pipe.steps, ctx->pipe.attr, &ctx->pipe.win, &one, 0);
 		ok = steps_read(e, r);
-		steps_slice_take(ctx->steps, &counts, e);
+		steps_slice_take(ctx->pipe.steps, &counts, e);
 		steps_slice_free(e);
 		gp_reader_close(r);
 	} else {
 		struct steps_slice *e = a->sh[0].steps;
 		a->sh[0].steps = NULL;
-		steps_slice_take(ctx->steps, &counts, e);
+		steps_slice_take(ctx->pipe.steps, &counts, e);
 		for (int i = 1; i < k && ok; i++) {
 			struct steps_slice *n = a->sh[i].steps;
 			a->sh[i].steps = NULL;
@@ -385,7 +378,7 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 				gp_reader_close(r);
 				again++;
 			}
-			steps_slice_take(ctx->steps, &counts, e);
+			steps_slice_take(ctx->pipe.steps, &counts, e);
 		}
 		steps_slice_free(e);
 	}

@@ -23,8 +23,8 @@ static void *steps_report_new(const struct stats_ctx *ctx)
 /* In the default set when some process has steps. */
 static int steps_report_in_default(void *self, const struct stats_ctx *ctx)
 {
-	for (size_t i = 0; ctx->steps && i < steps_nprocs(ctx->steps); i++)
-		if (steps_proc(ctx->steps, i)->nrows) return 1;
+	for (size_t i = 0; ctx->pipe.steps && i < steps_nprocs(ctx->pipe.steps); i++)
+		if (steps_proc(ctx->pipe.steps, i)->nrows) return 1;
 	return 0;
 }
 
@@ -33,11 +33,11 @@ static int steps_report_in_default(void *self, const struct stats_ctx *ctx)
 static void print_verbose(const struct stats_ctx *ctx)
 {
 	struct opjoin_counts oc = ctx->steps_counts; /* the slices' (STATS_NEED_STEPS_SLICED) */
-	if (!(ctx->needs & STATS_NEED_STEPS_SLICED)) opjoin_counts(ctx->join, &oc);
+	if (!(ctx->needs & STATS_NEED_STEPS_SLICED)) opjoin_counts(ctx->pipe.join, &oc);
 	fprintf(stderr, "%s: %" PRIu64 " GPU operations, %" PRIu64 " without a launch call; %" PRIu64
 		" launch calls without an operation\n", g_cmd, oc.ops, oc.ops_no_call, oc.calls_no_op);
-	for (size_t i = 0; i < steps_nprocs(ctx->steps); i++) {
-		const struct steps_proc *p = steps_proc(ctx->steps, i);
+	for (size_t i = 0; i < steps_nprocs(ctx->pipe.steps); i++) {
+		const struct steps_proc *p = steps_proc(ctx->pipe.steps, i);
 		fprintf(stderr, "%s: pid %u: %zu steps; held at most %" PRIu64
 			" GPU operations and API calls at once; %" PRIu64 " came after their step\n",
 			g_cmd, p->pid, p->nrows, p->pending_max, p->late_ops);
@@ -61,9 +61,9 @@ static void steps_report_fill(void *self, struct stats_ctx *ctx, struct report *
 {
 	struct steps_report_state *s = self;
 	if (ctx->opts->verbose) print_verbose(ctx);
-	struct steps_reports_opts o = { sizeof(o), ctx->out_base, ctx->opts->keep_warmup,
+	struct steps_reports_opts o = { ctx->out_base, ctx->opts->keep_warmup,
 					ctx->sel->active ? row_selected : NULL, ctx };
-	steps_reports_fill_opts(&s->reps, ctx->steps, &o);
+	steps_reports_fill_opts(&s->reps, ctx->pipe.steps, &o);
 	/* the tables move to the driver's; their notes stay here until free */
 	for (int k = 0; k < SR_COUNT; k++) {
 		report_free(&tables[k]);

@@ -78,10 +78,10 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		snprintf(span, sizeof(span), " (span: %.300s)", ctx->span_of[0].what);
 	else if (ctx->nspan_of > 1)
 		snprintf(span, sizeof(span), " (span per process: Span Of)");
-	if (ctx->win.n)
+	if (ctx->pipe.win.n)
 		snprintf(u->title, sizeof(u->title),
 			 "GPU Utilization, inside the %zu GPU-activity windows only (Span = recorded time)%s",
-			 ctx->win.n, span);
+			 ctx->pipe.win.n, span);
 	else
 		snprintf(u->title, sizeof(u->title), "GPU Utilization%s", span);
 	report_define(rep, u->title, util_cols, UTIL_NCOLS);

@@ -30,14 +30,14 @@ static int win_merge(void *self, void *src, const struct stats_ctx *ctx)
 
 static int win_in_default(void *self, const struct stats_ctx *ctx)
 {
-	return ctx->win.n > 0;
+	return ctx->pipe.win.n > 0;
 }
 
 /* One row per window (times after the trace start), kernels by start time. */
 static void win_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct win_report *wr = self;
-	const struct winset *win = &ctx->win;
+	const struct winset *win = &ctx->pipe.win;
 	uint64_t base = ctx->base;
 	char cov[32], tot[32];
 	uint64_t covered = winset_covered(win), total = ctx->last > base ? ctx->last - base : 0;

@@ -1,0 +1,353 @@
+/* gps_stepfind.c — training steps found online, without NVTX (gps_stepfind.h;
+ * docs/STEPS.md, "Steps found online (shim)").
+ *
+ * States (`state`, changed by the owner thread only, read by any):
+ *
+ *   LEARN   the owner (the first thread that feeds an event) buffers the
+ *           first events: markers (copies, synchronisations, graph
+ *           launches: few a step) and kernel launches apart, each a
+ *           sliding window of the latest MK_CAP / KN_CAP.  At 16, 32, ...
+ *           markers (then every MK_CAP / 4) it asks gps_period_find for a
+ *           marker boundary; at KN_CAP / 4, / 2, KN_CAP kernels (then every
+ *           KN_CAP), for a kernel boundary if no marker one is found.
+ *           A boundary needs MIN_ALIKE alike steps.
+ *   TRACK   every occurrence of the boundary on the owner thread ends step
+ *           k and begins step k + 1 (features/gps_steps.c: the consumers of
+ *           NVTX steps see these alike); k starts at the boundary's
+ *           occurrences while learning, so a step's number is its place in
+ *           the run.  The boundary missing for RELEARN_PERIODS periods of
+ *           events of its level (markers, or kernels) while the job makes
+ *           others: the structure changed (evaluation, a new phase), learn
+ *           again (at most MAX_LEARNS times); the open step is abandoned
+ *           (no range, no rule).  A stall makes no events and is a long
+ *           step, for the step rule.
+ *   YIELD   an NVTX step was seen: its step, if open, ends at the next
+ *           boundary, and NVTX steps are the only ones from then on.
+ *   BLIND   the boundary is a kernel launch and the API callbacks for
+ *           launches were switched off (the flight recorder's auto switch).
+ *   NONE    nothing repeats in what was looked at (MAX_MARKERS markers
+ *           and MAX_KERNELS launches): off.
+ *
+ * Cost per event while learning: a compare-and-exchange the first time,
+ * then a thread-id compare and a store (an amortised sort every so many
+ * events, on the job's thread: a few ms in all); while tracking a compare,
+ * and per step the step edge (as an NVTX step's).  No lock, no system call;
+ * the only allocation is the period finder's scratch, per attempt. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/gps_core.h"
+#include "features/gps_period.h"
+#include "features/gps_stepfind.h"
+#include "features/gps_steps.h"
+
+#define MK_CAP 1024
+#define KN_CAP 4096
+#define MIN_ALIKE 6
+#define RELEARN_PERIODS 64
+#define MAX_LEARNS 8
+#define MAX_MARKERS (64u * 1024)
+#define MAX_KERNELS (256u * 1024)
+
+enum { SF_OFF = 0, SF_LEARN, SF_TRACK, SF_YIELD, SF_BLIND, SF_NONE };
+
+atomic_int gps_stepfind_on;
+static atomic_int state;
+static atomic_uint owner;       /* the thread whose events are looked at */
+
+/* owner thread only */
+static struct gps_period_ev mk[MK_CAP], kn[KN_CAP];
+static unsigned nmk, nkn;
+static uint64_t mk_total, kn_total, next_mk_try, next_kn_try;
+static uint64_t bound;          /* the boundary's signature */
+static uint64_t since;          /* events of its level since it last occurred */
+static uint64_t number;         /* the next step's number */
+static int open_step;
+static uint64_t open_start, open_number;
+static unsigned learns;
+/* published for messages */
+static _Atomic uint64_t pub_sig, pub_mk, pub_kn;
+static atomic_uint pub_len, pub_alike, pub_steps;
+
+static const char *const class_words[GPS_SIG_NCLASS] = {
+	"an API call", "a host-to-device copy", "a device-to-host copy", "a copy",
+	"a synchronisation", "a CUDA graph launch", "a kernel launch",
+};
+
+static void learn_reset(void);
+
+void gps_stepfind_init(int on)
+{
+	learn_reset();
+	atomic_store(&state, on ? SF_LEARN : SF_OFF);
+	atomic_store(&gps_stepfind_on, on);
+}
+
+static void learn_reset(void)
+{
+	nmk = nkn = 0;
+	mk_total = kn_total = 0;
+	next_mk_try = 16;
+	next_kn_try = KN_CAP / 4;
+}
+
+/* The found step as the trace's NVTX range "step N", domain "gpuprof" (as
+ * a job's own: `gpuprof steps` picks them; docs/STEPS.md). */
+static void emit_step(uint64_t n, uint64_t start, uint64_t end, uint32_t tid)
+{
+	struct gps_thread *t = gps_enter();
+	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
+	if (rec) {
+		char name[32];
+		snprintf(name, sizeof name, "step %" PRIu64, n);
+		gp_record r;
+		memset(&r, 0, sizeof r);
+		r.type = GP_REC_NVTX_RANGE;
+		gp_rec_nvtx_range *o = &r.u.nvtx_range;
+		o->start_ns = start;
+		o->end_ns = end;
+		o->kind = GP_NVTX_PUSHPOP;
+		o->domain_id = gp_intern(rec, "gpuprof");
+		o->message_id = gp_intern(rec, name);
+		o->tid = o->end_tid = tid;
+		gp_emit(rec, &r);
+	}
+	gps_leave(t);
+}
+
+/* What was found, once, in the trace: an NVTX mark in domain "gpuprof". */
+static void emit_found(uint32_t tid, uint64_t now)
+{
+	char what[200], msg[300];
+	gps_stepfind_describe(what, sizeof what);
+	snprintf(msg, sizeof msg, "gpuprof %s", what);
+	struct gps_thread *t = gps_enter();
+	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
+	if (rec) {
+		gp_record r;
+		memset(&r, 0, sizeof r);
+		r.type = GP_REC_NVTX_MARK;
+		r.u.nvtx_mark.ts_ns = now;
+		r.u.nvtx_mark.domain_id = gp_intern(rec, "gpuprof");
+		r.u.nvtx_mark.message_id = gp_intern(rec, msg);
+		r.u.nvtx_mark.tid = tid;
+		gp_emit(rec, &r);
+	}
+	gps_leave(t);
+}
+
+static void end_step(uint32_t tid, uint64_t now)
+{
+	if (!open_step)
+		return;
+	open_step = 0;
+	emit_step(open_number, open_start, now, tid); /* before the end: a capture's last step is in it */
+	gps_steps_end(open_number, open_start, now);
+}
+
+static void stop(int why)
+{
+	atomic_store(&state, why);
+	atomic_store(&gps_stepfind_on, 0);
+}
+
+/* A boundary on the owner thread */
+static void edge(uint32_t tid, uint64_t now)
+{
+	end_step(tid, now);
+	if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed)) {
+		gps_steps_found_release();
+		stop(SF_YIELD);
+		return;
+	}
+	if (gps_steps_found_begin(number, tid)) {
+		open_step = 1;
+		open_number = number;
+		open_start = gps_now(); /* after the begin's work: as an NVTX step's */
+	}
+	number++;
+}
+
+static int try_find(const struct gps_period_ev *ev, unsigned n, uint32_t tid, uint64_t now)
+{
+	size_t sz = gps_period_scratch_size(n);
+	void *scratch = malloc(sz);
+	struct gps_period_result r;
+	int found = scratch && gps_period_find(ev, n, MIN_ALIKE, scratch, &r);
+	free(scratch);
+	if (!found)
+		return 0;
+	bound = r.sig;
+	since = 0;
+	/* the steps so far: the boundary's occurrences in the window (exact
+	 * unless the window slid or steps before the first occurrence were
+	 * unlike, warm-up); after a relearning, on from the last number */
+	number += r.count;
+	atomic_store(&pub_sig, r.sig);
+	atomic_store(&pub_len, r.len);
+	atomic_store(&pub_alike, r.alike);
+	atomic_store(&pub_steps, r.steps);
+	atomic_store(&state, SF_TRACK);
+	emit_found(tid, now);
+	return 1;
+}
+
+static void push(struct gps_period_ev *buf, unsigned *n, unsigned cap, uint64_t sig, uint64_t now)
+{
+	if (*n == cap) { /* slide: keep the latest half */
+		memmove(buf, buf + cap / 2, (cap - cap / 2) * sizeof *buf);
+		*n = cap - cap / 2;
+	}
+	buf[*n].sig = sig;
+	buf[*n].t = now;
+	(*n)++;
+}
+
+static void learn(uint64_t sig, uint32_t tid, uint64_t now)
+{
+	if (GPS_SIG_MARKER(sig)) {
+		push(mk, &nmk, MK_CAP, sig, now);
+		atomic_store_explicit(&pub_mk, ++mk_total, memory_order_relaxed);
+		if (mk_total >= next_mk_try) {
+			next_mk_try = mk_total < MK_CAP ? mk_total * 2 : mk_total + MK_CAP / 4;
+			if (try_find(mk, nmk, tid, now))
+				return;
+		}
+	} else if (kn_total < MAX_KERNELS) { /* (past it: launches are no longer looked at) */
+		push(kn, &nkn, KN_CAP, sig, now);
+		atomic_store_explicit(&pub_kn, ++kn_total, memory_order_relaxed);
+		if (kn_total >= next_kn_try) {
+			next_kn_try = kn_total < KN_CAP ? kn_total * 2 : kn_total + KN_CAP;
+			/* a marker boundary first: it stays visible when launches' callbacks go */
+			if ((nmk >= 16 && try_find(mk, nmk, tid, now)) || try_find(kn, nkn, tid, now))
+				return;
+		}
+	}
+	/* nothing repeats in all that was looked at; a job that makes no
+	 * markers (or no launches seen) gives up on the other alone */
+	if ((mk_total >= MAX_MARKERS || !mk_total) && (kn_total >= MAX_KERNELS || !kn_total) && mk_total + kn_total)
+		stop(SF_NONE);
+}
+
+int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
+{
+	uint32_t o = atomic_load_explicit(&owner, memory_order_relaxed);
+	if (o != tid) {
+		if (o != 0)
+			return 0;
+		uint32_t expect = 0;
+		if (!atomic_compare_exchange_strong(&owner, &expect, tid) && expect != tid)
+			return 0;
+	}
+	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	if (s == SF_TRACK) {
+		if (sig == bound) {
+			since = 0;
+			edge(tid, now);
+			return 1;
+		}
+		if (GPS_SIG_MARKER(sig) != GPS_SIG_MARKER(bound))
+			return 0;
+		if (++since > (uint64_t)RELEARN_PERIODS * (atomic_load(&pub_len) + 1)) {
+			/* the boundary is gone while the job goes on: learn again.
+			 * The open step is no step (a new phase, an evaluation):
+			 * not recorded, judged by no rule */
+			if (open_step) {
+				open_step = 0;
+				gps_steps_abandon(open_number, open_start, now);
+			}
+			if (++learns >= MAX_LEARNS) {
+				stop(SF_NONE);
+				return 1;
+			}
+			learn_reset();
+			atomic_store(&state, SF_LEARN);
+			return 1;
+		}
+		return 0;
+	}
+	if (s == SF_LEARN) {
+		if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed)) {
+			stop(SF_YIELD);
+			return 0;
+		}
+		learn(sig, tid, now);
+	}
+	return 0;
+}
+
+unsigned gps_stepfind_classes(void)
+{
+	int s = atomic_load(&state);
+	if (s == SF_LEARN)
+		return (1u << GPS_SIG_HTOD) | (1u << GPS_SIG_DTOH) | (1u << GPS_SIG_COPY) | (1u << GPS_SIG_SYNC) |
+		       (1u << GPS_SIG_GRAPH) | (1u << GPS_SIG_KERNEL);
+	if (s == SF_TRACK)
+		return 1u << GPS_SIG_CLASS(atomic_load(&pub_sig));
+	return 0;
+}
+
+void gps_stepfind_kernels_gone(void)
+{
+	if (atomic_load(&state) != SF_TRACK || GPS_SIG_MARKER(atomic_load(&pub_sig)))
+		return;
+	/* (the owner may be at an edge now: its open step ends at the final
+	 * flush's, or stays open; the rules fall back to time) */
+	stop(SF_BLIND);
+	gps_warn("steps: each step starts at a kernel launch, and the API callbacks for launches are now off "
+		 "(GPUPROF_FLIGHT_API=auto): no more steps are seen; rules on steps fall back to time "
+		 "(GPUPROF_FLIGHT_API=always keeps them, at CUPTI's cost per call)");
+}
+
+void gps_stepfind_describe(char *buf, size_t n)
+{
+	int s = atomic_load(&state);
+	uint64_t sig = atomic_load(&pub_sig);
+	enum gps_sig_class c = GPS_SIG_CLASS(sig);
+	char bytes[64] = "";
+	if (c == GPS_SIG_HTOD || c == GPS_SIG_DTOH || c == GPS_SIG_COPY)
+		snprintf(bytes, sizeof bytes, " of %" PRIu64 " bytes", (uint64_t)(sig & ((1ull << 48) - 1)));
+	switch (s) {
+	case SF_TRACK:
+	case SF_BLIND:
+	case SF_YIELD:
+		if (atomic_load(&pub_len)) {
+			snprintf(buf, n, "steps found online: each starts at %s%s (period %u API events, %u of %u alike)%s",
+				 class_words[c < GPS_SIG_NCLASS ? c : 0], bytes, atomic_load(&pub_len),
+				 atomic_load(&pub_alike), atomic_load(&pub_steps),
+				 s == SF_YIELD ? "; NVTX steps took over" : s == SF_BLIND ? "; not seen since the API callbacks went off" : "");
+			return;
+		}
+		snprintf(buf, n, "NVTX steps (the step finder yielded)");
+		return;
+	case SF_LEARN:
+		snprintf(buf, n, "no repeating step found in %" PRIu64 " copies, synchronisations and graph launches and %" PRIu64
+			 " kernel launches", atomic_load(&pub_mk), atomic_load(&pub_kn));
+		return;
+	case SF_NONE:
+		snprintf(buf, n, "no step structure: nothing repeats in %" PRIu64
+			 " copies, synchronisations and graph launches and %" PRIu64 " kernel launches",
+			 atomic_load(&pub_mk), atomic_load(&pub_kn));
+		return;
+	default:
+		snprintf(buf, n, "the step finder is off (GPUPROF_STEPS)");
+	}
+}
+
+void gps_stepfind_after_fork_child(void)
+{
+	/* the child's steps are its own: learnt afresh */
+	int on = atomic_load(&state) != SF_OFF;
+	atomic_store(&owner, 0);
+	open_step = 0;
+	learns = 0;
+	number = 0;
+	learn_reset();
+	atomic_store(&pub_sig, 0);
+	atomic_store(&pub_len, 0);
+	atomic_store(&pub_mk, 0);
+	atomic_store(&pub_kn, 0);
+	gps_stepfind_init(on);
+}

@@ -1,0 +1,5 @@
+COMPILING = [False]
+
+
+def is_compiling():
+    return COMPILING[0]

@@ -1,0 +1,1 @@
+from . import modules  # noqa: F401

@@ -1,0 +1,206 @@
+"""Steps found online without NVTX (docs/STEPS.md "Steps found online
+(shim)", docs/FLIGHT.md "Steps") on the fake CUPTI.  The workload's `plain`
+mode: 24 parameter copies, then steps of a 64 KiB host-to-device copy, two
+kernels whose grid names the step, a memset, a 4-byte device-to-host copy and
+a stream synchronisation; no NVTX.
+
+S1. --sample-steps 1/10: the trace has the finder's mark (a host-to-device
+    copy of 65536 bytes, period 3 events), NVTX ranges "step N" in domain
+    "gpuprof" numbered as the workload's steps, consecutive up to the last
+    whole step, found within the first 40 steps; the sampled steps are the
+    found ones that are multiples of 10, two kernels each, one window each;
+    each sampled step's input copy is in its step's range (the boundary is
+    at the copy, which begins the step) and in its window.
+S2. Armed, step>100x (above the loaded test machine's jitter, docs/FLIGHT.md), a 700 ms stall at step 100: one capture, of steps
+    101..105, whose mark names the rule and step 100.
+S3. Armed, `gpuprof trigger --steps 10` at step >= 60: a capture of exactly
+    10 consecutive steps' kernels, the reply says 10 whole steps.
+S4. Armed, GPUPROF_FLIGHT_API=auto with a rate of 100 (the switch comes
+    within a second), a stall at step 400: the switch's line, then the
+    step rule still captures 401..405; the capture's history holds no API
+    record outside its window (the launches' callbacks are off) but the
+    found steps' ranges up to the stall.
+S5. NVTX steps win: the same job with NVTX step ranges from step 0 has no
+    found step (no mark, no range in domain gpuprof) and samples steps 0,
+    10, ..., 90; with NVTX from step 60, the found steps end by step 61 and
+    the NVTX ones take over (no step has both).
+S6. No structure (sizes, kernels and counts at random): --sample-steps says
+    at exit that no step was found and what the trace holds (no kernel);
+    the idle rule (NVML busy for 5 samples, then idle) captures by time
+    (GPUPROF_TRIGGER_SECONDS).
+S7. GPUPROF_STEPS=nvtx: no found step, the sampling line names the setting.
+S8. Kernels only (no copy, no sync): --sample-steps 1/10 finds the step at
+    its first kernel (the one after the host gap) and samples the steps that
+    are multiples of 10, two kernels each; armed with a rate of 100 the
+    switch turns the launches' callbacks off after the finder learnt: one
+    line says the steps are no longer seen and the rules fall back to time.
+S9. Warm-up: 5 first steps with a bigger input copy and an extra kernel:
+    the steady input copy is still the boundary (not the loss copy, which
+    occurs since step 0), so each sampled step holds one loop step's two
+    kernels; its numbers count the steady steps (5 lower than the loop's).
+S10. A new phase: from step 150 the input copy is 32 KiB.  The finder
+    learns again (a second mark, 32768 bytes); the step around the change is
+    abandoned, so the step rule (50x, which its ~85 steps' time exceeds)
+    does not fire; the numbers go on increasing.
+Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flightlib import Env, Facts, Job  # noqa: E402
+
+E = Env(sys.argv[1])
+FLIGHT = {"GPUPROF_FLIGHT_RECORDER": "1s"}
+
+
+def plain(name, steps, extra, ms=2):
+    j = Job(E, name, ["plain", steps, ms], extra)
+    j.wait()
+    j.check_ran(E, steps)
+    return j
+
+
+def found_ranges(f):
+    """{step: (start, end)} of the ranges in domain gpuprof named "step N"."""
+    return {int(r["message"][5:]): (r["start"], r["end"]) for r in f.recs
+            if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof" and r["message"].startswith("step ")}
+
+
+def job_ranges(f):
+    return {int(r["message"][5:]) for r in f.recs
+            if r["type"] == "nvtx_range" and r.get("domain") != "gpuprof" and r["message"].startswith("step ")}
+
+
+def found_marks(f):
+    return [m for m in f.marks if m.startswith("gpuprof steps found online")]
+
+
+# S1: sampling on found steps
+j = plain("s1", 200, {"GPUPROF_SAMPLE_STEPS": "1/10"})
+E.check(len(j.traces()) == 1, "S1: files %s" % j.traces())
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
+            "S1: marks %s" % f.marks)
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and 14 <= first <= 40 and sorted(fr) == list(range(first, 199)),
+            "S1: found steps %s" % sorted(fr))
+    want = [s for s in range(0, 200, 10) if s >= first and s < 199]
+    f.check_sampled(E, "S1", want)
+    launch = {a["corr"]: a["start"] for a in f.apis}
+    htod = [m for m in f.recs if m["type"] == "memcpy" and m.get("bytes") == 65536]
+    E.check(len(htod) == len(want), "S1: %d input copies in the windows, want %d" % (len(htod), len(want)))
+    for m in htod:
+        t = launch.get(m["corr"], -1)
+        inside = [s for s, (a, b) in fr.items() if a <= t <= b]
+        E.check(len(inside) == 1 and inside[0] in want, "S1: input copy at %d in steps %s" % (t, inside))
+        E.check(any(a <= t <= b for a, b in f.windows), "S1: input copy at %d in no window" % t)
+
+# S2: the step rule on found steps, armed
+j = plain("s2", 200, dict(FLIGHT, GPUPROF_TRIGGER="step>100x", WL_STALL="100:700"), ms=5)
+caps = [Facts(E, c) for c in j.captures()]
+E.check([c.own_steps() for c in caps] == [list(range(101, 106))], "S2: captured %s" % [c.own_steps() for c in caps])
+if caps:
+    E.check(len(caps[0].marks) == 1 and "rule step>100x: step 100 took 7" in caps[0].marks[0] and
+            caps[0].marks[0].endswith("; 5 steps from step 101"), "S2: marks %s" % caps[0].marks)
+    E.check(all(n == 2 for n in caps[0].kernel_steps.values()), "S2: kernels %s" % dict(caps[0].kernel_steps))
+
+# S3: gpuprof trigger --steps 10
+j = Job(E, "s3", ["plain", 600, 5], FLIGHT)
+E.check(j.registered(timeout=20, min_step=60) is not None, "S3: no registration with step >= 60")
+r = j.trigger(j.pid, "--steps", 10, "--wait")
+E.check(r.returncode == 0 and "accepted: capture 1: 10 whole steps" in r.stdout and ": done: capture 1" in r.stdout,
+        "S3: trigger %d %r %r" % (r.returncode, r.stdout, r.stderr))
+j.wait()
+j.check_ran(E, 600)
+caps = [Facts(E, c) for c in j.captures()]
+E.check(len(caps) == 1, "S3: captures %s" % j.captures())
+if caps:
+    st = caps[0].own_steps()
+    E.check(len(st) == 10 and st == list(range(st[0], st[0] + 10)) and st[0] >= 60 and
+            all(caps[0].kernel_steps[s] == 2 for s in st), "S3: captured %s" % st)
+
+# S4: the API callbacks switched off (auto): the markers still make steps
+j = plain("s4", 600, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", GPUPROF_TRIGGER="step>100x", WL_STALL="400:700"), ms=3)
+E.check(any("API calls are kept only in captures from now on" in l for l in j.gp_lines()), "S4: no switch: %s" %
+        j.gp_lines())
+caps = [Facts(E, c) for c in j.captures()]
+E.check([c.own_steps() for c in caps] == [list(range(401, 406))], "S4: captured %s" % [c.own_steps() for c in caps])
+if caps:
+    f = caps[0]
+    out = f.apis_outside_windows()
+    E.check(not out, "S4: %d API records outside the window (%s)" % (len(out), out[:2]))
+    fr = found_ranges(f)
+    E.check(fr and 399 in fr and len([s for s in fr if s < 400]) >= 50, "S4: found steps in the history %s" % sorted(fr)[:5])
+
+# S5: NVTX steps win
+j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    E.check(not found_marks(f) and not found_ranges(f), "S5: found %s %s" % (found_marks(f), found_ranges(f)))
+    f.check_sampled(E, "S5", list(range(0, 100, 10)))
+j = plain("s5late", 150, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "60"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fr, jr = set(found_ranges(f)), job_ranges(f)
+    E.check(fr and max(fr) <= 61 and not (fr & jr) and set(range(62, 150)) <= jr,
+            "S5 late: found %s, NVTX %s" % (sorted(fr)[-3:], sorted(jr)[:3]))
+
+# S6: no structure
+j = plain("s6", 300, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_IRREGULAR": "1"})
+E.check(any("step sampling (GPUPROF_SAMPLE_STEPS=1/10): no training step in this process (no repeating step found" in l
+            and "no GPU activity" in l for l in j.gp_lines()), "S6: lines %s" % j.gp_lines())
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    E.check(not f.kernels and not found_ranges(f), "S6: %d kernels" % len(f.kernels))
+nvml = os.path.join(E.build, "tests/fake/libnvidia-ml.so.1")
+j = plain("s6idle", 400, dict(FLIGHT, GPUPROF_TRIGGER="idle>70%", GPUPROF_GPU_METRICS="100", GPUPROF_NVML=nvml,
+                              FAKE_NVML_DEVICES="1", FAKE_NVML_BUSY_FIRST="5", GPUPROF_TRIGGER_SECONDS="0.3",
+                              WL_IRREGULAR="1"), ms=5)
+caps = [Facts(E, c) for c in j.captures()]
+E.check(len(caps) == 1 and caps[0].marks and "rule idle>70%: GPU idle" in caps[0].marks[0] and
+        caps[0].marks[0].endswith("0.300 s"), "S6 idle: captures %s" % [c.marks for c in caps])
+
+# S7: GPUPROF_STEPS=nvtx
+j = plain("s7", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "GPUPROF_STEPS": "nvtx"})
+E.check(any("no training step in this process (no NVTX step range, and GPUPROF_STEPS=nvtx)" in l
+            for l in j.gp_lines()), "S7: lines %s" % j.gp_lines())
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    E.check(not f.kernels and not found_ranges(f), "S7: %d kernels" % len(f.kernels))
+# S8: a kernel launch as the boundary
+j = plain("s8", 800, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_KERNELS_ONLY": "1"}, ms=1)
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a kernel launch (period 2 API events" in fm[0], "S8: marks %s" % f.marks)
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and sorted(fr) == list(range(first, 799)), "S8: found steps %s" % sorted(fr)[:3])
+    f.check_sampled(E, "S8", [s for s in range(0, 800, 10) if first <= s < 799])
+j = plain("s8off", 20000, dict(FLIGHT, GPUPROF_FLIGHT_API_RATE="100", WL_KERNELS_ONLY="1"), ms=0)
+E.check(any("steps: each step starts at a kernel launch, and the API callbacks for launches are now off" in l
+            for l in j.gp_lines()), "S8 off: lines %s" % j.gp_lines())
+# S9: warm-up
+j = plain("s9", 150, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_WARMUP": "5"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "a host-to-device copy of 65536 bytes" in fm[0], "S9: marks %s" % f.marks)
+    fr = found_ranges(f)
+    E.check(fr and sorted(fr) == list(range(min(fr), 144)), "S9: found %s" % sorted(fr)[:3])
+    f.check_sampled(E, "S9", [s + 5 for s in range(0, 150, 10) if fr and min(fr) <= s < 144])
+
+# S10: a new phase, learnt again
+j = plain("s10", 450, {"GPUPROF_SAMPLE_STEPS": "1/10", "GPUPROF_TRIGGER": "step>50x", "WL_BATCH_FROM": "150:32768"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 2 and "65536 bytes" in fm[0] and "32768 bytes" in fm[1], "S10: marks %s" % f.marks)
+    E.check(not [m for m in f.marks if m.startswith("gpuprof capture")], "S10: a rule fired: %s" % f.marks)
+    fr = sorted(found_ranges(f))
+    E.check(fr and fr[0] < 150 and fr[-1] > 250 and len(set(fr)) == len(fr), "S10: found %s..%s" % (fr[:1], fr[-1:]))
+E.finish()
