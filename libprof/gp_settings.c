@@ -47,6 +47,11 @@ static const struct gp_setting_word capture_words[] = {
 	{ "cudaProfilerApi", GP_CAPTURE_PROFILER_API },
 	{ NULL, 0 },
 };
+static const struct gp_setting_word coexist_words[] = {
+	{ "yield", GP_COEXIST_YIELD },
+	{ "keep", GP_COEXIST_KEEP },
+	{ NULL, 0 },
+};
 static const struct gp_setting_word flight_api_words[] = {
 	{ "always", GP_FLIGHT_API_ALWAYS },
 	{ "capture", GP_FLIGHT_API_CAPTURE },
@@ -135,6 +140,7 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	[GP_SET_TRIGGER_MAX] = { .name = "GPUPROF_TRIGGER_MAX", .type = GP_SETTING_UINT, .def = "4", .min = 1, .max = 60, .syntax = "1..60", .help = "captures the rules may start per hour" },
 	[GP_SET_CONTROL] = { .name = "GPUPROF_CONTROL", .type = GP_SETTING_BOOL, .def = "1", .help = "0: no control channel (gpuprof trigger cannot reach the job)" },
 	[GP_SET_CONTROL_DIR] = { .name = "GPUPROF_CONTROL_DIR", .type = GP_SETTING_TEXT, .help = "the control directory (default $XDG_RUNTIME_DIR/gpuprof, else /tmp/gpuprof-UID)" },
+	[GP_SET_COEXIST] = { .name = "GPUPROF_COEXIST", .type = GP_SETTING_ENUM, .def = "yield", .words = coexist_words, .syntax = "yield|keep", .help = "the job's own CUPTI profiler (torch.profiler) starting: gpuprof yields CUPTI to it and takes it back after it (yield), or keeps it (keep: the profiler records no GPU activity)" },
 };
 
 const struct gp_setting *gp_setting_get(enum gp_setting_id id)

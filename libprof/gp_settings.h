@@ -60,6 +60,7 @@ enum gp_setting_id {
 	GP_SET_TRIGGER_MAX,
 	GP_SET_CONTROL,
 	GP_SET_CONTROL_DIR,
+	GP_SET_COEXIST,
 	GP_SET_COUNT
 };
 
@@ -120,6 +121,14 @@ enum gp_flight_api {
 	GP_FLIGHT_API_CAPTURE = 1, /* only while GPU activity is on; the history is NVTX */
 	GP_FLIGHT_API_AUTO = 2     /* armed: always until the job makes more than
 				      GPUPROF_FLIGHT_API_RATE records a second, then capture */
+};
+
+/* GPUPROF_COEXIST: who keeps CUPTI when the job's own profiler (torch.profiler,
+ * Kineto) asks for it while gpuprof holds it (docs/CONFIG.md "Beside the
+ * job's own profiler") */
+enum gp_coexist {
+	GP_COEXIST_YIELD = 0, /* the job's profiler gets CUPTI; gpuprof resumes after it */
+	GP_COEXIST_KEEP = 1   /* gpuprof keeps CUPTI; the profiler's CUPTI calls fail */
 };
 
 /* GPUPROF_STEPS: where the shim's training steps come from (docs/STEPS.md,

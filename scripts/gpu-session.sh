@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints hints-steps hints-cost polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke suite hints hints-steps hints-cost coexist polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -816,6 +816,10 @@ PY
   hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
                # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
     log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;
+  coexist)     # issue 42: the job's own torch.profiler beside gpuprof (HF TrainerCallback over steps 10..15,
+               # Lightning profiler="pytorch"), bare / gpuprof run / without the profiler / --flight-recorder with
+               # triggers before, in and after the window; then nsys profile around gpuprof run (tests/gpu/coexist_check.sh)
+    log coexist; timeout 420 bash tests/gpu/coexist_check.sh 2>&1 | tee "$RES/coexist.txt" ;;
   advise)      # issues 22, 38: each job of examples/pathologies and its fix, bare (ADVISE_REPS pairs, interleaved,
                 # default 3) and under gpuprof run (the bad one also with --stacks); advise must name the cause first
                 # (with stacks: its file:line), its estimated saving within 30 % of the measured bare one (median of

@@ -6,12 +6,17 @@ token ids.  Steps [steps/3, 2*steps/3) run between cudaProfilerStart/Stop
 (a callback), for `gpuprof run --capture-range=cudaProfilerApi`.
 `--stall-step K [--stall-s S]` sleeps S seconds (2) in the Dataset when batch K
 is fetched (stall.py: nothing in the Trainer changes); `--nvtx` marks each
-step as an NVTX range `step N` from a callback (the hinted variant).
+step as an NVTX range `step N` from a callback (the hinted variant);
+`--torch-profile A:B` runs torch.profiler over steps A..B from a
+TrainerCallback (the job's own profiler beside gpuprof, issue #42) and writes
+its Chrome trace to `--torch-profile-out FILE` (default $TORCH_PROFILE_OUT,
+else hf_trainer.trace.json); each profiled step is a `ProfilerStep#N` there.
 Prints one line: RESULT steps=N loss=L (L = the Trainer's mean training loss;
 deterministic: fixed seeds, dropout off, SDPA's math backend — the fused
 attention backends' backward passes accumulate with atomics).
 
   python3 examples/thirdparty/hf_trainer.py [--steps 30] [--n-layer 2] [--stall-step K] [--nvtx]
+      [--torch-profile A:B [--torch-profile-out FILE]]
 """
 import argparse
 import dataclasses
@@ -71,6 +76,29 @@ class NvtxSteps(TrainerCallback):
         torch.cuda.nvtx.range_pop()
 
 
+class TorchProfile(TrainerCallback):
+    """torch.profiler.profile over global steps lo..hi, one ProfilerStep# a
+    step (schedule: no wait, no warm-up, hi - lo + 1 active steps)."""
+
+    def __init__(self, lo, hi, out):
+        self.lo, self.hi, self.out, self.prof = lo, hi, out, None
+
+    def on_step_begin(self, args, state, control, **kw):
+        if state.global_step == self.lo and self.prof is None:
+            P = torch.profiler
+            self.prof = P.profile(activities=[P.ProfilerActivity.CPU, P.ProfilerActivity.CUDA],
+                                  schedule=P.schedule(wait=0, warmup=0, active=self.hi - self.lo + 1, repeat=1),
+                                  on_trace_ready=lambda p: p.export_chrome_trace(self.out))
+            self.prof.start()
+
+    def on_step_end(self, args, state, control, **kw):
+        # global_step was counted up before this hook: the step that ended is global_step - 1
+        if self.prof is not None and self.lo <= state.global_step - 1 <= self.hi:
+            self.prof.step()
+            if state.global_step - 1 == self.hi:
+                self.prof.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
@@ -78,6 +106,8 @@ def main():
     ap.add_argument("--stall-step", type=int, default=-1)
     ap.add_argument("--stall-s", type=float, default=2.0)
     ap.add_argument("--nvtx", action="store_true")
+    ap.add_argument("--torch-profile", default="", metavar="A:B")
+    ap.add_argument("--torch-profile-out", default=os.environ.get("TORCH_PROFILE_OUT", "hf_trainer.trace.json"))
     a = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("hf_trainer.py: no CUDA device")
@@ -97,8 +127,11 @@ def main():
         have = {f.name for f in dataclasses.fields(TrainingArguments)}
         args = TrainingArguments(**{k: v for k, v in want.items() if k in have})
         data = Stall(RandomTokens(512), a.stall_step, 16, a.stall_s)
-        tr = Trainer(model=model, args=args, train_dataset=data,
-                     callbacks=[CaptureRange(a.steps // 3, 2 * a.steps // 3)] + ([NvtxSteps()] if a.nvtx else []))
+        cbs = [CaptureRange(a.steps // 3, 2 * a.steps // 3)] + ([NvtxSteps()] if a.nvtx else [])
+        if a.torch_profile:
+            lo, hi = (int(v) for v in a.torch_profile.split(":"))
+            cbs.append(TorchProfile(lo, hi, a.torch_profile_out))
+        tr = Trainer(model=model, args=args, train_dataset=data, callbacks=cbs)
         # the metrics printer writes run times to stdout: only RESULT goes there
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
         tr.remove_callback(PrinterCallback)

@@ -4,9 +4,12 @@ TensorDataset, as a new user writes it (issue #18's crash job).  Lightning
 imports mpi4py, whose import starts OpenMPI (and its `orted` child) in the
 process.  `--stall-step K [--stall-s S]` sleeps S seconds (2) in the Dataset
 when batch K is fetched (stall.py); `--nvtx` marks each step as an NVTX range
-`step N` (on_train_batch_start/end hooks: the hinted variant).  Prints one line: RESULT steps=N loss=L (deterministic: fixed seed).
+`step N` (on_train_batch_start/end hooks: the hinted variant); `--torch-profiler
+DIR` fits with `profiler="pytorch"` (Lightning's PyTorchProfiler, the job's own
+profiler beside gpuprof, issue #42) and DIR as the root directory, where it
+writes its Chrome trace(s) (*.pt.trace.json).  Prints one line: RESULT steps=N loss=L (deterministic: fixed seed).
 
-  python3 examples/thirdparty/lightning_fit.py [--steps 40] [--stall-step K] [--nvtx]
+  python3 examples/thirdparty/lightning_fit.py [--steps 40] [--stall-step K] [--nvtx] [--torch-profiler DIR]
 """
 import argparse
 import os
@@ -55,6 +58,7 @@ def main():
     ap.add_argument("--stall-step", type=int, default=-1)
     ap.add_argument("--stall-s", type=float, default=2.0)
     ap.add_argument("--nvtx", action="store_true")
+    ap.add_argument("--torch-profiler", default="", metavar="DIR")
     a = ap.parse_args()
     L.seed_everything(0, verbose=False)
     g = torch.Generator().manual_seed(0)
@@ -63,7 +67,8 @@ def main():
     dl = DataLoader(Stall(TensorDataset(x, y), a.stall_step, 64, a.stall_s), batch_size=64, shuffle=False)
     m = MLP(a.nvtx)
     tr = L.Trainer(max_steps=a.steps, accelerator="gpu", devices=1, logger=False, enable_checkpointing=False,
-                   enable_progress_bar=False, enable_model_summary=False, deterministic=True)
+                   enable_progress_bar=False, enable_model_summary=False, deterministic=True,
+                   **(dict(profiler="pytorch", default_root_dir=a.torch_profiler) if a.torch_profiler else {}))
     tr.fit(m, dl)
     print("RESULT steps=%d loss=%.6f" % (tr.global_step, float(m.last)))
 

@@ -59,6 +59,8 @@ size_t gps_config_describe(const struct gps_config *c, char *buf, size_t n)
 		describe_add(buf, n, &used, " gpu_window=%" PRIu64 "ns/%" PRIu64 "ns", c->win_on_ns, c->win_period_ns);
 	if (c->capture_range == GP_CAPTURE_PROFILER_API)
 		describe_add(buf, n, &used, " capture_range=%s", word(GP_SET_CAPTURE_RANGE, c->capture_range));
+	if (c->coexist != GP_COEXIST_YIELD)
+		describe_add(buf, n, &used, " coexist=%s", word(GP_SET_COEXIST, c->coexist));
 	if (c->gpu_metrics_hz)
 		describe_add(buf, n, &used, " gpu_metrics_hz=%u", c->gpu_metrics_hz);
 	if (c->pm_interval_ns)
@@ -213,6 +215,7 @@ void gps_config_load(struct gps_config *c)
 	c->win_on_ns = w.on_ns;
 	c->win_period_ns = w.period_ns;
 	c->clock = (enum gp_clock_mode)setting(GP_SET_CLOCK).u;
+	c->coexist = (enum gp_coexist)setting(GP_SET_COEXIST).u;
 	c->capture_range = (enum gp_capture_range)setting(GP_SET_CAPTURE_RANGE).u;
 	if (c->capture_range && c->win_period_ns) {
 		/* both would switch the same activity kinds */

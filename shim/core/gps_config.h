@@ -39,6 +39,7 @@ struct gps_config {
 	uint64_t pm_interval_ns;  /* GPUPROF_PM_SAMPLING, ns; 0 = off */
 	enum gp_capture_range capture_range;  /* GPUPROF_CAPTURE_RANGE */
 	enum gp_clock_mode clock;             /* GPUPROF_CLOCK */
+	enum gp_coexist coexist;              /* GPUPROF_COEXIST */
 	/* docs/FLIGHT.md */
 	uint64_t flight_ns;       /* GPUPROF_FLIGHT_RECORDER: history kept; 0 = off */
 	size_t flight_max_memory; /* GPUPROF_FLIGHT_MAX_MEMORY */

@@ -64,6 +64,9 @@ static atomic_int gpu_bound;
 void gps_gpu_set_ops(const struct gps_gpu_ops *ops) { gpu_ops = ops; }
 void gps_gpu_set_bound(int bound) { atomic_store(&gpu_bound, bound); }
 int gps_gpu_bound(void) { return atomic_load(&gpu_bound); }
+static _Atomic uint64_t gpu_yielded;
+void gps_gpu_set_yielded(uint64_t since) { atomic_store(&gpu_yielded, since); }
+uint64_t gps_gpu_yielded(void) { return atomic_load(&gpu_yielded); }
 
 void gps_gpu_flush_completed(void)
 {

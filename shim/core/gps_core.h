@@ -87,6 +87,11 @@ void gps_gpu_set_ops(const struct gps_gpu_ops *ops);
  * stops it) */
 void gps_gpu_set_bound(int bound);
 int gps_gpu_bound(void);
+/* GPUPROF_COEXIST=yield: the job's own profiler holds CUPTI and the
+ * backend records nothing (nvidia/gps_coexist.c).  The trace-clock time it
+ * took over, 0 when it holds nothing. */
+void gps_gpu_set_yielded(uint64_t since);
+uint64_t gps_gpu_yielded(void);
 void gps_gpu_flush_completed(void);
 void gps_gpu_activity(int on);
 void gps_gpu_capture(int on);

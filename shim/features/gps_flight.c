@@ -341,6 +341,14 @@ static int request(enum capture_reason reason, const char *why, uint32_t steps, 
 		snprintf(refusal, rn, "captures are off in this process (see its earlier gpuprof: line)");
 		return -1;
 	}
+	uint64_t yielded = gps_gpu_yielded(); /* GPUPROF_COEXIST: a capture would hold no GPU activity */
+	if (yielded) {
+		snprintf(refusal, rn,
+			 "the job's own profiler has held CUPTI for %.1f s (GPUPROF_COEXIST=yield); "
+			 "trigger again after it stops",
+			 (double)(gps_now() - yielded) / 1e9);
+		return -1;
+	}
 	memset(&cur, 0, sizeof cur);
 	cur.number = ++ncaptures;
 	cur.reason = reason;

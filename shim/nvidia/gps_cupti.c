@@ -17,6 +17,7 @@
 #include "nvidia/gps_activity.h"
 #include "nvidia/gps_api_names.h"
 #include "nvidia/gps_cbid.h"
+#include "nvidia/gps_coexist.h"
 #include "nvidia/gps_cupti.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_cupti_graphs.h"
@@ -39,6 +40,14 @@ _Static_assert(GPS_CB_DRIVER == (int)CUPTI_CB_DOMAIN_DRIVER_API &&
 /* API callbacks just switched on again: the next recorded call's
  * correlation id closes the gap (gps_activity_api_on). */
 static atomic_int api_gap_fresh;
+
+/* GPUPROF_COEXIST (nvidia/gps_coexist.c): the job's own profiler holds our
+ * subscription's place (sub_released) or the activity buffers
+ * (act_released); meanwhile the switches below only note what was asked
+ * (api_on_now, gpu_on_now) and the resume applies it.  Written under the
+ * coexistence lock. */
+static atomic_int sub_released, act_released;
+static int api_on_now, gpu_on_now;
 
 /* Runtime-callback nesting depth on this thread (see skip_nested_driver). */
 static GPS_TLS int rt_depth;
@@ -177,6 +186,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 {
 	(void)ud;
 	const CUpti_CallbackData *cd = data;
+	/* GPUPROF_COEXIST: the job's profiler shares our subscription */
+	if (__builtin_expect(atomic_load_explicit(&gps_coexist_sharing, memory_order_relaxed), 0) &&
+	    !gps_coexist_forward(dom, cbid, data))
+		return; /* its callback only */
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API) {
 		if (skip_nested_driver && rt_depth > 0)
 			return; /* the runtime call around it has the record */
@@ -320,7 +333,7 @@ static void keep_step_markers(void)
 }
 
 /* API records on or off, in the mode chosen at bind time. */
-static int switch_api_records(int on)
+static int switch_api_records_now(int on)
 {
 	const struct gps_config *c = &gps.cfg;
 	int driver = c->api_driver, n = 0;
@@ -350,6 +363,23 @@ static int switch_api_records(int on)
 	}
 	if (capture_mode && !on)
 		enable_capture_callbacks(); /* whatever the set, they stay on */
+	return n;
+}
+
+/* Where API records come from was given to the job's profiler. */
+static int api_released(void)
+{
+	return gps.cfg.api_mode == GP_API_MODE_ACTIVITY ? atomic_load(&act_released) : atomic_load(&sub_released);
+}
+
+/* switch_api_records_now, or only noted while the job's profiler holds
+ * CUPTI (the resume applies it) */
+static int switch_api_records(int on)
+{
+	gps_coexist_lock();
+	api_on_now = on;
+	int n = api_released() ? 0 : switch_api_records_now(on);
+	gps_coexist_unlock();
 	return n;
 }
 
@@ -417,6 +447,7 @@ static const struct { unsigned bit; CUpti_ActivityKind kind; } act_kinds[] = {
 /* paused: DEVICE only (names the devices, nothing per operation) */
 static void enable_activity(int paused)
 {
+	gpu_on_now = !paused;
 	for (size_t i = 0; i < N_ACT_KINDS; i++) {
 		if (!(gps.cfg.activity & act_kinds[i].bit))
 			continue;
@@ -431,7 +462,7 @@ static void enable_activity(int paused)
 
 /* Enables (on=1) or disables the configured per-operation activity kinds
  * (all of GPUPROF_ACTIVITY but DEVICE); API and NVTX capture untouched. */
-static void gpu_activity(int on)
+static void gpu_activity_now(int on)
 {
 	/* quiet: a kind that failed at bind time was reported there */
 	for (size_t i = 0; i < N_ACT_KINDS; i++) {
@@ -442,6 +473,17 @@ static void gpu_activity(int on)
 		else
 			GPS_CUPTI_QUIET(cuptiActivityDisable, act_kinds[i].kind);
 	}
+}
+
+/* gpu_activity_now, or only noted while the job's profiler holds the
+ * activity buffers */
+static void gpu_activity(int on)
+{
+	gps_coexist_lock();
+	gpu_on_now = on;
+	if (!atomic_load(&act_released))
+		gpu_activity_now(on);
+	gps_coexist_unlock();
 }
 
 /* API callbacks on again while the job runs, before GPU activity: the
@@ -502,7 +544,14 @@ static int start_locked(const char *why)
 	if (r != CUPTI_SUCCESS) {
 		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 			struct who w = {NULL};
-			dl_iterate_phdr(find_tool, &w);
+			char job[160];
+			const char *js = gps_coexist_job_subscriber(); /* it subscribed first */
+			if (js) {
+				snprintf(job, sizeof job, "the job's own profiler, in %s", js);
+				w.found = job;
+			} else {
+				dl_iterate_phdr(find_tool, &w);
+			}
 			gps_warn("another CUPTI tool is attached%s%s%s; gpuprof switches itself off, the job runs on",
 				 w.found ? " (" : "", w.found ? w.found : "", w.found ? ")" : "");
 			gps.disabled = 1; /* NVTX too: one tool's view, not half of two */
@@ -511,6 +560,7 @@ static int start_locked(const char *why)
 		}
 		return -1;
 	}
+	gps_coexist_bound(); /* before our first switch */
 	/* One trace clock: CUPTI timestamps on CLOCK_MONOTONIC, or (old/odd
 	 * CUPTI) everything on CUPTI's clock, or, if our recorder already runs
 	 * on CLOCK_MONOTONIC (NVTX came first), CUPTI's converted by an offset. */
@@ -556,7 +606,12 @@ static int start_locked(const char *why)
 }
 
 /* What vendor-neutral code asks of CUPTI (core/gps_core.h's gps_gpu_*). */
-static void flush_completed(void) { GPS_CUPTI_QUIET(cuptiActivityFlushAll, 0); }
+static void flush_completed(void)
+{
+	gps_coexist_tick(); /* a resume after the job's profiler let go */
+	if (!atomic_load(&act_released))
+		GPS_CUPTI_QUIET(cuptiActivityFlushAll, 0);
+}
 static uint64_t cupti_timestamp(void)
 {
 	uint64_t t = 0;
@@ -613,6 +668,8 @@ void gps_cupti_flush(void)
 {
 	if (!gps_gpu_bound())
 		return;
+	if (atomic_load(&act_released))
+		return; /* ours came back when the job's profiler took over */
 	int saved = gps_in_shim;
 	gps_in_shim = 1;
 	GPS_CUPTI(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -624,8 +681,10 @@ void gps_cupti_stop(void)
 	if (!gps_gpu_bound())
 		return;
 	/* Stop new API callbacks before the recorder goes away; activity was
-	 * flushed already.  Unsubscribing during exit is what CUPTI samples do. */
-	GPS_CUPTI_QUIET(cuptiUnsubscribe, subscriber);
+	 * flushed already.  Unsubscribing during exit is what CUPTI samples do.
+	 * A subscription given to the job's profiler is not ours to end. */
+	if (!atomic_load(&sub_released))
+		GPS_CUPTI_QUIET(cuptiUnsubscribe, subscriber);
 	gps_gpu_set_bound(0);
 }
 
@@ -634,5 +693,90 @@ void gps_cupti_after_fork_child(void)
 	inherited_session = gps_gpu_bound();
 	pthread_mutex_init(&start_lock, NULL);
 	/* (cb_records: CUPTI's callbacks are as the parent left them) */
+	gps_coexist_after_fork_child();
 	rt_depth = 0;
+}
+
+/* ------------------------------------------------------------ coexistence */
+/* GPUPROF_COEXIST (nvidia/gps_coexist.c decides when; these do it).  All
+ * run under the coexistence lock. */
+
+void *gps_cupti_subscriber(void) { return (void *)subscriber; }
+
+/* The job's profiler subscribes: our subscription goes (CUPTI has one). */
+void gps_cupti_release_callbacks(void)
+{
+	if (atomic_load(&sub_released))
+		return;
+	atomic_store(&sub_released, 1);
+	GPS_CUPTI_QUIET(cuptiUnsubscribe, subscriber);
+}
+
+/* Subscribed again with what was on (the resource callbacks, the capture
+ * range's, the API records if they were asked for meanwhile).  0, or -1
+ * when CUPTI still has another subscriber. */
+int gps_cupti_resume_callbacks(void)
+{
+	if (!atomic_load(&sub_released))
+		return 0;
+	if (GPS_CUPTI_QUIET(cuptiSubscribe, &subscriber, on_callback, NULL) != CUPTI_SUCCESS)
+		return -1;
+	atomic_store(&sub_released, 0);
+	enable_resource_callback(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	enable_resource_callback(CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	gps_cupti_graphs_bind(enable_resource_callback);
+	if (capture_mode)
+		enable_capture_callbacks();
+	if (api_on_now && gps.cfg.api_mode != GP_API_MODE_ACTIVITY) {
+		/* the calls in flight now entered unrecorded: as after a pause */
+		gps_activity_api_on(gps_now());
+		atomic_store(&api_gap_fresh, 1);
+		switch_api_records_now(1);
+	} else if (!atomic_load(&cb_records)) {
+		keep_step_markers(); /* the step finder's markers, as at bind */
+	}
+	return 0;
+}
+
+/* The job's profiler registers its buffer callbacks: our kinds off and our
+ * buffers back to us first (a buffer CUPTI still holds is handed to
+ * whichever pair is registered when it completes). */
+void gps_cupti_release_activity(void)
+{
+	if (atomic_load(&act_released))
+		return;
+	for (size_t i = 0; i < N_ACT_KINDS; i++)
+		if (gps.cfg.activity & act_kinds[i].bit)
+			GPS_CUPTI_QUIET(cuptiActivityDisable, act_kinds[i].kind);
+	if (gps.cfg.api_mode == GP_API_MODE_ACTIVITY)
+		switch_api_records_now(0);
+	GPS_CUPTI_QUIET(cuptiActivityFlushAll, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	atomic_store(&act_released, 1);
+}
+
+/* Our buffer callbacks and kinds back (DEVICE stays off: the devices were
+ * named already).  after_finalize: CUPTI was detached meanwhile
+ * (cuptiFinalize), so its timestamp callback and flush period go again. */
+void gps_cupti_resume_activity(int after_finalize)
+{
+	if (!atomic_load(&act_released))
+		return;
+	if (after_finalize) {
+		GPS_CUPTI_QUIET(cuptiActivityRegisterTimestampCallback, timestamp_cb);
+		GPS_CUPTI_QUIET(cuptiActivityFlushPeriod, gps.cfg.flush_ms);
+	}
+	gps_activity_register();
+	atomic_store(&act_released, 0);
+	if (gpu_on_now)
+		gpu_activity_now(1);
+	if (api_on_now && gps.cfg.api_mode == GP_API_MODE_ACTIVITY)
+		switch_api_records_now(1);
+}
+
+/* cuptiFinalize by the job: CUPTI forgot our subscription and buffer
+ * callbacks; both are to be made again. */
+void gps_cupti_lost_all(void)
+{
+	atomic_store(&sub_released, 1);
+	atomic_store(&act_released, 1);
 }

@@ -72,6 +72,8 @@ GPS_CUPTI_FUNCS(GPS_X_DECL)
 /* Loads libcupti following the documented search order (docs/CONFIG.md) and
  * fills the gps_p_* pointers.  Returns 0, or -1 after logging one line. */
 int gps_cupti_load(void);
+/* The loaded libcupti's dlopen handle, NULL before loading. */
+void *gps_cupti_handle(void);
 /* Where it came from (for the log / trace), "" before loading. */
 const char *gps_cupti_loaded_path(void);
 

@@ -32,6 +32,7 @@ static char loaded_from[PATH_MAX];
 static void *handle;
 
 const char *gps_cupti_loaded_path(void) { return loaded_from; }
+void *gps_cupti_handle(void) { return handle; }
 
 const char *gps_cupti_errstr(CUptiResult r)
 {

@@ -169,6 +169,10 @@ static void cupti_lib_check(const char *call)
 	}
 }
 
+/* One subscriber per process, as cupti_callbacks.h says of cuptiSubscribe
+ * ("Only a single subscriber can be registered at a time ... returns the
+ * error code CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"): a second
+ * subscriber is refused until the first unsubscribes (or cuptiFinalize). */
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud)
 {
 	static atomic_int teardown_registered;
@@ -286,6 +290,13 @@ EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t e
 	act_api_drv[cbid] = en;
 	return CUPTI_SUCCESS;
 }
+/* One pair of buffer callbacks per process: cupti_activity.h lists no error
+ * for a second registration (only CUPTI_ERROR_INVALID_PARAMETER for a NULL),
+ * so it replaces the first, silently.  The buffer being filled stays where
+ * it is and is handed, when it completes, to the pair registered then: a
+ * tool whose buffer is in flight gets it back through the other tool's
+ * completion callback (Kineto's says "bufferCompleted called with unknown
+ * buffer" and drops it). */
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 						  CUpti_BuffersCallbackCompleteFunc done)
 {
@@ -330,7 +341,29 @@ EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t ms)
 	}
 	return CUPTI_SUCCESS;
 }
-EXPORT CUptiResult cuptiFinalize(void) { return CUPTI_SUCCESS; }
+/* cupti_activity.h, cuptiFinalize: "destroys and cleans up all the
+ * resources associated with CUPTI in the current process"; the client
+ * flushes first.  So: no subscriber, no callback, no kind, no buffer
+ * callbacks (the buffer being filled is dropped), no timestamp callback;
+ * a client may subscribe and register again (Kineto does).
+ * FAKE_CUPTI_LOG gets "finalize". */
+EXPORT CUptiResult cuptiFinalize(void)
+{
+	pthread_mutex_lock(&lock);
+	subscribed = 0;
+	subscriber_cb = NULL;
+	memset(cb_enabled, 0, sizeof cb_enabled);
+	for (unsigned k = 0; k < FAKE_NKINDS; k++)
+		atomic_store(&act_enabled[k], 0);
+	buf_req = NULL;
+	buf_done = NULL;
+	ts_cb = NULL;
+	cur_buf = NULL; /* the client's memory: not ours to free */
+	cur_size = cur_used = 0;
+	pthread_mutex_unlock(&lock);
+	flog("finalize");
+	return CUPTI_SUCCESS;
+}
 
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {

@@ -76,6 +76,21 @@
  *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
  *   WL_STEP_TIMES=FILE       "I T" per step at the end, T = CLOCK_MONOTONIC s at
  *                            step I's start (as examples/steploop.py --step-times)
+ *   WL_PROFILE=A:B[:teardown][:early][:twice] the job's own CUPTI profiler over
+ *                            steps A..B, driving CUPTI as Kineto does (see
+ *                            profiler_* below); WL_PROFILE_CUPTI=PATH is the
+ *                            libcupti it loads before any CUDA call (as
+ *                            libtorch_cuda links it); A = -1: it starts
+ *                            before the first CUDA call; early: it registers
+ *                            its buffer callbacks before the first CUDA call
+ *                            and enables its kind only at A; twice: it
+ *                            registers them again after enabling.  Prints "profile
+ *                            A..B subscribe RC callbacks N kernels K,K,...
+ *                            unknown-buffers U" (kernels per step of the
+ *                            window, from its own activity buffers) before
+ *                            "steps N".  WL_PROFILE_AGAIN=C:D: a second
+ *                            window (Kineto's next profile: no new
+ *                            subscription), "again C..D kernels K,K,...".
  *
  * "workload plain N MS": the same loop without NVTX (the step finder's
  *   tests): first a "model load" of 24 host-to-device copies (sizes 4096,
@@ -100,6 +115,8 @@
 #include <nvtx3/nvToolsExt.h>
 #include <cuda_profiler_api.h>
 #include <cudaProfiler.h>
+#include <cupti.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -451,8 +468,160 @@ static void sleep_ms(long ms)
 		;
 }
 
+/* ------------------------------------------------------------ WL_PROFILE */
+/* The job's own profiler, Kineto's CUPTI calls in Kineto's order
+ * (libkineto/src/init.cpp, CuptiCallbackApi.cpp, CuptiActivityApi.cpp): at
+ * its first start cuptiSubscribe (refused: it records no GPU activity at all,
+ * as libkineto_init turns itself CPU-only) and a launch callback; at each
+ * start cuptiActivityRegisterCallbacks, cuptiActivityEnable; at its stop
+ * cuptiActivityDisable and a forced cuptiActivityFlushAll that hands its
+ * buffers back; with teardown cuptiUnsubscribe and cuptiFinalize.  Its calls
+ * are looked up in the global scope (RTLD_DEFAULT), as a library linked
+ * against libcupti resolves them: a preloaded definition comes first. */
+#define PROF_BUF 65536
+#define PROF_MAX_BUFS 256
+static struct {
+	long a, b, c, d; /* the windows: A..B, C..D (c = -2: none) */
+	int teardown, early, twice, on;
+	CUptiResult sub_rc;
+	CUpti_SubscriberHandle sub;
+	long callbacks;
+	long kernels[64], kernels2[64];
+	long unknown; /* buffers handed to it that it never gave out */
+	uint8_t *bufs[PROF_MAX_BUFS];
+	pthread_mutex_t lock;
+} prof = {.a = -2, .c = -2, .d = -2, .lock = PTHREAD_MUTEX_INITIALIZER};
+#define PROF_FN(name) ((__typeof__(name) *)dlsym(RTLD_DEFAULT, #name))
+
+static void CUPTIAPI prof_buf_req(uint8_t **buf, size_t *size, size_t *maxrec)
+{
+	*buf = malloc(PROF_BUF);
+	*size = PROF_BUF;
+	*maxrec = 0;
+	pthread_mutex_lock(&prof.lock);
+	for (int i = 0; i < PROF_MAX_BUFS; i++)
+		if (!prof.bufs[i]) {
+			prof.bufs[i] = *buf;
+			break;
+		}
+	pthread_mutex_unlock(&prof.lock);
+}
+
+static void CUPTIAPI prof_buf_done(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
+{
+	(void)ctx;
+	(void)stream;
+	(void)size;
+	int mine = 0;
+	pthread_mutex_lock(&prof.lock);
+	for (int i = 0; i < PROF_MAX_BUFS; i++)
+		if (prof.bufs[i] == buf) {
+			prof.bufs[i] = NULL;
+			mine = 1;
+		}
+	if (!mine) { /* Kineto: "bufferCompleted called with unknown buffer" */
+		prof.unknown++;
+		pthread_mutex_unlock(&prof.lock);
+		return;
+	}
+	CUpti_Activity *r = NULL;
+	while (PROF_FN(cuptiActivityGetNextRecord)(buf, valid, &r) == CUPTI_SUCCESS) {
+		if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			continue;
+		long step = (long)((CUpti_ActivityKernel10 *)r)->gridX - 1;
+		if (step >= prof.a && step <= prof.b && step - prof.a < 64)
+			prof.kernels[step - prof.a]++;
+		if (step >= prof.c && step <= prof.d && step - prof.c < 64)
+			prof.kernels2[step - prof.c]++;
+	}
+	pthread_mutex_unlock(&prof.lock);
+	free(buf);
+}
+
+static void CUPTIAPI prof_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
+{
+	(void)ud;
+	(void)cbid;
+	const CUpti_CallbackData *cd = data;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API && cd->callbackSite == CUPTI_API_EXIT)
+		prof.callbacks++;
+}
+
+static void profiler_setup(void)
+{
+	const char *e = getenv("WL_PROFILE"), *lib = getenv("WL_PROFILE_CUPTI");
+	if (!e || !lib || sscanf(e, "%ld:%ld", &prof.a, &prof.b) != 2) {
+		prof.a = -2;
+		return;
+	}
+	prof.teardown = strstr(e, ":teardown") != NULL;
+	prof.early = strstr(e, ":early") != NULL;
+	prof.twice = strstr(e, ":twice") != NULL;
+	const char *again = getenv("WL_PROFILE_AGAIN");
+	if (!again || sscanf(again, "%ld:%ld", &prof.c, &prof.d) != 2)
+		prof.c = prof.d = -2;
+	if (!dlopen(lib, RTLD_NOW | RTLD_GLOBAL)) {
+		fprintf(stderr, "workload: cannot load %s\n", lib);
+		exit(3);
+	}
+	if (prof.early) /* before its subscription: the activity API needs none */
+		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
+}
+
+static void profiler_start(int first)
+{
+	if (first)
+		prof.sub_rc = PROF_FN(cuptiSubscribe)(&prof.sub, (CUpti_CallbackFunc)prof_callback, NULL);
+	if (prof.sub_rc != CUPTI_SUCCESS)
+		return; /* CPU-only */
+	prof.on = 1;
+	if (prof.sub_rc == CUPTI_SUCCESS)
+		PROF_FN(cuptiEnableCallback)(1, prof.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+					     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+	if (!prof.early)
+		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
+	PROF_FN(cuptiActivityEnable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (prof.twice)
+		PROF_FN(cuptiActivityRegisterCallbacks)(prof_buf_req, prof_buf_done);
+}
+
+static void profiler_stop(void)
+{
+	prof.on = 0;
+	cudaDeviceSynchronize();
+	PROF_FN(cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	PROF_FN(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (prof.sub_rc == CUPTI_SUCCESS)
+		PROF_FN(cuptiEnableCallback)(0, prof.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+					     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+	if (prof.teardown) {
+		if (prof.sub_rc == CUPTI_SUCCESS)
+			PROF_FN(cuptiUnsubscribe)(prof.sub);
+		PROF_FN(cuptiFinalize)();
+	}
+}
+
+static void profiler_report(void)
+{
+	if (prof.a < -1)
+		return;
+	printf("profile %ld..%ld subscribe %d callbacks %ld kernels", prof.a, prof.b, (int)prof.sub_rc, prof.callbacks);
+	for (long i = prof.a < 0 ? 0 : prof.a; i <= prof.b && i - prof.a < 64; i++)
+		printf("%s%ld", i == (prof.a < 0 ? 0 : prof.a) ? " " : ",", prof.kernels[i - prof.a]);
+	printf(" unknown-buffers %ld\n", prof.unknown);
+	if (prof.c < 0)
+		return;
+	printf("again %ld..%ld kernels", prof.c, prof.d);
+	for (long i = prof.c; i <= prof.d && i - prof.c < 64; i++)
+		printf("%s%ld", i == prof.c ? " " : ",", prof.kernels2[i - prof.c]);
+	printf("\n");
+}
+
 static int steps_mode(long n, long ms)
 {
+	profiler_setup();
+	if (prof.a == -1)
+		profiler_start(1);
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	void *d = NULL;
@@ -472,6 +641,8 @@ static int steps_mode(long n, long ms)
 			sleep_ms(atol(gap));
 		const char *ready = step_knob("WL_READY", i), *gate = step_knob("WL_GATE", i);
 		nvtxRangePushA(name);
+		if (i == prof.a || i == prof.c)
+			profiler_start(i == prof.a);
 		if (ready) {
 			int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 			if (fd >= 0)
@@ -493,6 +664,8 @@ static int steps_mode(long n, long ms)
 		}
 		const char *stall = step_knob("WL_STALL", i);
 		sleep_ms(ms + (stall ? atol(stall) : 0));
+		if ((i == prof.b || i == prof.d) && prof.on)
+			profiler_stop();
 		nvtxRangePop();
 	}
 	cudaDeviceSynchronize();
@@ -503,6 +676,7 @@ static int steps_mode(long n, long ms)
 	if (f)
 		fclose(f);
 	free(t0);
+	profiler_report();
 	printf("steps %ld\n", n);
 	return 0;
 }

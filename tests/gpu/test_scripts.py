@@ -820,8 +820,39 @@ def test_report_phase():
     expect("report: diff with --vs", '"${la[@]}" --vs "${lb[@]}"' in phase, "")
 
 
+def test_coexist_check(d):
+    """tests/gpu/coexist_check.py: kernels per ProfilerStep# by their launch's
+    correlation (a kernel that runs after its step's range still counts for
+    it); a run that lost a kernel differs from the bare one (issue 42)"""
+    import coexist_check
+
+    def chrome(name, kernels):
+        ev = [{"ph": "X", "name": "ProfilerStep#%d" % i, "ts": 100 * i, "dur": 100} for i in range(3)]
+        for i, (launch_ts, run_ts) in enumerate(kernels):
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": launch_ts, "dur": 2,
+                       "args": {"correlation": i}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "k", "ts": run_ts, "dur": 5, "args": {"correlation": i}})
+        p = os.path.join(d, name)
+        json.dump({"traceEvents": ev}, open(p, "w"))
+        return p
+    bare = chrome("bare.json", [(10, 20), (50, 150), (120, 130), (250, 400)])
+    got = coexist_check.chrome_steps(bare)
+    expect("coexist: kernels per ProfilerStep# by launch",
+           got == {"ProfilerStep#0": 2, "ProfilerStep#1": 1, "ProfilerStep#2": 1}, str(got))
+    same = chrome("same.json", [(11, 30), (60, 101), (150, 160), (201, 500)])
+    lost = chrome("lost.json", [(11, 30), (150, 160), (201, 500)])
+    with contextlib.redirect_stdout(io.StringIO()):
+        sys.argv = ["coexist_check.py", "same", bare, same]
+        rc_same = coexist_check.main()
+        sys.argv = ["coexist_check.py", "same", bare, lost]
+        rc_lost = coexist_check.main()
+    expect("coexist: the same kernels per step pass", rc_same == 0, "")
+    expect("coexist: a lost kernel fails", rc_lost != 0, "")
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
+        test_coexist_check(d)
         test_kernel_names()
         test_report_phase()
         test_toggle_schedule()
