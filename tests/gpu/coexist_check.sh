@@ -40,9 +40,9 @@ same_result() {
 # lightning; "" = no profiler)
 job() {
   case $1 in
-    hf) echo python3 examples/thirdparty/hf_trainer.py --steps 60 --nvtx \
-          ${2:+--torch-profile 10:15 --torch-profile-out "$2"} ;;
-    lightning) echo python3 examples/thirdparty/lightning_fit.py --steps 60 --nvtx ${2:+--torch-profiler "$2"} ;;
+    hf) echo python3 examples/thirdparty/hf_trainer.py --steps 600 --nvtx \
+          ${2:+--torch-profile 100:105 --torch-profile-out "$2"} ;;
+    lightning) echo python3 examples/thirdparty/lightning_fit.py --steps 600 --nvtx ${2:+--torch-profiler "$2"} ;;
   esac
 }
 # chrome NAME OUT: the Chrome trace file the job wrote
@@ -62,12 +62,15 @@ for j in ${COEXIST_JOBS:-hf lightning}; do
   run "$RES/$j-bare.log" $(job $j "$(o bare)")
   run "$RES/$j-run.log" "$G" run -o "$RES/$j-run.gpuprof" -- $(job $j "$(o run)")
   run "$RES/$j-ref.log" "$G" run -o "$RES/$j-ref.gpuprof" -- $(job $j "")
-  # armed: triggers at step 3 (before the window), inside it (hf's window is
-  # 10..15; Lightning's default schedule waits one step, warms up one and
+  # armed: triggers at step 20 (before the window), inside it (hf's window is
+  # 100..105; Lightning's default schedule waits one step, warms up one and
   # profiles three: about steps 1..4) with a 3 s stall fetching the next
-  # batch to make sure, and at step 25 (after it)
-  if [ "$j" = hf ]; then before=3; during=11; else before=-1; during=2; fi
-  after=25
+  # batch to make sure, and at step 300 (after it).  The registration's step
+  # is rewritten every flush tick (500 ms): on 60 steps of ~15 ms (the first
+  # version, 2026-12-06 on the H100) "before" was seen at step 10, inside the
+  # window, and "after" at step 59, the job's last: captures of no step.
+  if [ "$j" = hf ]; then before=20; during=101; else before=-1; during=2; fi
+  after=300
   mkdir -p "$RES/$j-fl"
   ( timeout 240 "$G" run --flight-recorder=30s -o "$RES/$j-fl/$j-%p.gpuprof" -- \
       $(job $j "$(o fl)") --stall-step $((during + 1)) --stall-s 3 >"$RES/$j-fl.log" 2>&1
