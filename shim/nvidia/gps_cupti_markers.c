@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "features/gps_period.h"
+#include "gp_launch.h"
 #include "nvidia/gps_cupti_markers.h"
+#include "nvidia/gps_cupti_params.h"
 
 unsigned char gps_cupti_marker_class[3][GPS_MK_MAX_CBID];
 
@@ -64,30 +66,17 @@ static void classify(enum gps_cb_domain dom, uint32_t cbid, const char *clean)
 		   is(clean, "cudaEventSynchronize") || is(clean, "cuStreamSynchronize") ||
 		   is(clean, "cuCtxSynchronize") || is(clean, "cuEventSynchronize")) {
 		c = GPS_SIG_SYNC;
-	} else if (is(clean, "cudaGraphLaunch")) {
-		c = GPS_SIG_GRAPH;
-		h = H_PTR;
-		off = offsetof(cudaGraphLaunch_v10000_params, graphExec);
-	} else if (is(clean, "cuGraphLaunch")) {
-		c = GPS_SIG_GRAPH;
-		h = H_PTR;
-		off = offsetof(cuGraphLaunch_params, hGraph);
-	} else if (is(clean, "cudaLaunchKernel")) {
-		c = GPS_SIG_KERNEL;
-		h = H_PTR;
-		off = offsetof(cudaLaunchKernel_v7000_params, func);
-	} else if (is(clean, "cudaLaunchKernelExC")) {
-		c = GPS_SIG_KERNEL;
-		h = H_PTR;
-		off = offsetof(cudaLaunchKernelExC_v11060_params, func);
-	} else if (is(clean, "cuLaunchKernel")) {
-		c = GPS_SIG_KERNEL;
-		h = H_PTR;
-		off = offsetof(cuLaunchKernel_params, f);
-	} else if (is(clean, "cuLaunchKernelEx")) {
-		c = GPS_SIG_KERNEL;
-		h = H_PTR;
-		off = offsetof(cuLaunchKernelEx_params, f);
+	} else {
+		/* kernel and graph launches: libprof's one definition of a
+		 * launch, by callback id; the function or graph where the call's
+		 * params hold one (nvidia/gps_cupti_params.c) */
+		enum gp_launch_kind k = gp_launch_kind(gps_cb_domain_format(dom), cbid);
+		int key = gps_cupti_launch_key_at(clean);
+		if ((k == GP_LAUNCH_KERNEL || k == GP_LAUNCH_GRAPH) && key >= 0 && key < 256) {
+			c = k == GP_LAUNCH_KERNEL ? GPS_SIG_KERNEL : GPS_SIG_GRAPH;
+			h = H_PTR;
+			off = (unsigned char)key;
+		}
 	}
 	gps_cupti_marker_class[dom][cbid] = c;
 	how[dom][cbid] = h;

@@ -18,6 +18,7 @@
 #include "core/gps_core.h"
 #include "gp_launch.h"
 #include "features/gps_stacks.h"
+#include "nvidia/gps_cupti_params.h"
 #include "nvidia/gps_cupti_stacks.h"
 
 unsigned char gps_cupti_stack_want[3][GPS_STK_MAX_CBID];
@@ -32,33 +33,12 @@ uint32_t gps_cupti_stack_for_call(gp_recorder *rec, enum gps_cb_domain dom, uint
 	return gps_stacks_for_site(rec, (uint32_t)dom << 16 | cbid, key);
 }
 
-/* Where the call-site key is in the call's params: 1 none, 2 + offset/8. */
+/* Where the call-site key is in the call's params: 1 none, 2 + offset/8
+ * (the offsets are 8-aligned: pointers). */
 static unsigned char key_kind(const char *clean)
 {
-#define AT(type, field) (unsigned char)(2 + offsetof(type, field) / 8)
-	_Static_assert(offsetof(cudaLaunchKernel_v7000_params, func) % 8 == 0, "aligned");
-	_Static_assert(offsetof(cudaLaunchKernelExC_v11060_params, func) % 8 == 0, "aligned");
-	_Static_assert(offsetof(cuLaunchKernelEx_params, f) % 8 == 0, "aligned");
-	if (strstr(clean, "MultiDevice"))
-		return 1;
-	if (!strncmp(clean, "cudaLaunchKernelExC", 19))
-		return AT(cudaLaunchKernelExC_v11060_params, func);
-	if (!strncmp(clean, "cudaLaunchKernel", 16))
-		return AT(cudaLaunchKernel_v7000_params, func);
-	if (!strncmp(clean, "cudaLaunchCooperativeKernel", 27))
-		return AT(cudaLaunchCooperativeKernel_v9000_params, func);
-	if (!strncmp(clean, "cuLaunchKernelEx", 16))
-		return AT(cuLaunchKernelEx_params, f);
-	if (!strncmp(clean, "cuLaunchKernel", 14))
-		return AT(cuLaunchKernel_params, f);
-	if (!strncmp(clean, "cuLaunchCooperativeKernel", 25))
-		return AT(cuLaunchCooperativeKernel_params, f);
-	if (!strncmp(clean, "cudaGraphLaunch", 15))
-		return AT(cudaGraphLaunch_v10000_params, graphExec);
-	if (!strncmp(clean, "cuGraphLaunch", 13))
-		return AT(cuGraphLaunch_params, hGraph);
-	return 1;
-#undef AT
+	int at = gps_cupti_launch_key_at(clean);
+	return at < 0 || at % 8 ? 1 : (unsigned char)(2 + at / 8);
 }
 
 void gps_cupti_stacks_bind(const char *(*name)(enum gps_cb_domain dom, uint32_t cbid))

@@ -604,6 +604,13 @@ static void test_period(void)
 		ev(x % 3 ? K(x >> 8 & 3) : H2D(1 + (x >> 4) % 50000), 10 + (x >> 16) % 5000);
 	}
 	CHECK(!find(&r), "no structure: sig %llx len %u", (unsigned long long)r.sig, r.len);
+	/* one call repeated (one kernel in a loop, or a launch whose function
+	 * cannot be read): a period of one event is no step structure, as
+	 * offline (a step at every launch would make every rule noise) */
+	npev = 0;
+	for (int i = 0; i < 400; i++)
+		ev(K(1), 10);
+	CHECK(!find(&r), "one repeated call: sig %llx len %u", (unsigned long long)r.sig, r.len);
 }
 
 int main(void)
