@@ -1,5 +1,6 @@
 """gptrace.py — load `gpuprof dump --json` output and attribute GPU work to
-NVTX ranges.  Shared by check_trace.py and crosscheck.py (stdlib only).
+NVTX ranges; run a job and say how it went; the emit_nvtx wrapper.  Shared by
+check_trace.py, crosscheck.py, sites_check.py and layers_check.py (stdlib only).
 
 Attribution rule (the same one the fidelity cross-check applies to Kineto):
 a kernel/memcpy/memset belongs to a range when the API call that launched it
@@ -22,6 +23,39 @@ GPU_TYPES = ("kernel", "memcpy", "memset")
 # (strings, sources, devices, clock pairs...).
 EVENT_TYPES = ("api", "kernel", "memcpy", "memset", "nvtx_range", "nvtx_mark", "sync",
                "memory", "counter", "dropped")
+
+
+# A job run under torch.autograd.profiler.emit_nvtx without changing it:
+# `python3 WRAPPER JOB ARGS...` (the truth of the layers' backward join).
+EMIT_NVTX_WRAPPER = r'''
+import runpy, sys
+import torch
+job = sys.argv[1]
+sys.argv = [job] + sys.argv[2:]
+with torch.autograd.profiler.emit_nvtx():
+    try:
+        runpy.run_path(job, run_name="__main__")
+    except SystemExit:
+        pass
+    torch.cuda.synchronize()
+'''
+
+
+def run_job(cmd, cwd, env=None, timeout=300, width=160, tail=8, said=False):
+    """Run cmd in cwd, print one line (the command cut to width, its exit
+    status and time), the last `tail` lines of its output when it failed,
+    and with said=True its gpuprof: lines other than the file written."""
+    import time
+    t = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+    print("  $ %s  (exit %d, %.0f s)" % (" ".join(cmd)[:width], p.returncode, time.time() - t))
+    if p.returncode:
+        print("    " + "\n    ".join((p.stderr or p.stdout).strip().splitlines()[-tail:]))
+    if said:
+        for ln in (p.stderr or "").splitlines():
+            if ln.startswith("gpuprof:") and "wrote" not in ln:
+                print("    said: " + ln)
+    return p
 
 
 class DumpError(Exception):

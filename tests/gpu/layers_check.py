@@ -40,6 +40,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from gptrace import EMIT_NVTX_WRAPPER, run_job  # noqa: E402
+
 JOBS = {
     "hf": ("examples/thirdparty/hf_trainer.py", ["--steps", "8", "--n-layer", "4"]),
     "timm": ("examples/thirdparty/timm_model.py", ["--steps", "10"]),
@@ -47,30 +50,9 @@ JOBS = {
 BWD = "(backward)"
 UNATTR = "(backward, unattributed)"
 
-EMIT_NVTX_WRAPPER = r'''
-import runpy, sys
-import torch
-job = sys.argv[1]
-sys.argv = [job] + sys.argv[2:]
-with torch.autograd.profiler.emit_nvtx():
-    try:
-        runpy.run_path(job, run_name="__main__")
-    except SystemExit:
-        pass
-    torch.cuda.synchronize()
-'''
-
 
 def run(cmd, env=None, timeout=300):
-    t = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
-    print("  $ %s  (exit %d, %.0f s)" % (" ".join(cmd)[:170], p.returncode, time.time() - t))
-    if p.returncode:
-        print("    " + "\n    ".join((p.stderr or p.stdout).strip().splitlines()[-10:]))
-    for ln in (p.stderr or "").splitlines():
-        if ln.startswith("gpuprof:") and "wrote" not in ln:
-            print("    said: " + ln)
-    return p
+    return run_job(cmd, ROOT, env, timeout, width=170, tail=10, said=True)
 
 
 def result(p):

@@ -55,6 +55,8 @@ from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from gptrace import EMIT_NVTX_WRAPPER, run_job  # noqa: E402
 JOBS = {
     # 8 steps: torch.profiler's Chrome trace of 20 (with_stack: every Python
     # call) was 2.3 GB on the H200
@@ -81,27 +83,10 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_modu
 prof.export_chrome_trace(out)
 '''
 
-EMIT_NVTX_WRAPPER = r'''
-import runpy, sys
-import torch
-job = sys.argv[1]
-sys.argv = [job] + sys.argv[2:]
-with torch.autograd.profiler.emit_nvtx():
-    try:
-        runpy.run_path(job, run_name="__main__")
-    except SystemExit:
-        pass
-    torch.cuda.synchronize()
-'''
 
 
 def run(cmd, env=None, timeout=300):
-    t = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
-    print("  $ %s  (exit %d, %.0f s)" % (" ".join(cmd)[:160], p.returncode, time.time() - t))
-    if p.returncode:
-        print("    " + "\n    ".join((p.stderr or p.stdout).strip().splitlines()[-8:]))
-    return p
+    return run_job(cmd, ROOT, env, timeout)
 
 
 def gpuprof_layers(gp, trace):
