@@ -50,7 +50,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
