@@ -70,6 +70,9 @@ for j in $JOBS; do
   timeout 240 "$G" run -o "$RES/full-$j.gpuprof" -- $(job $j nonvtx "$S" -1) 2>&1 | grep -E 'gpuprof|RESULT'
   timeout 240 "$G" run -o "$RES/fullnvtx-$j.gpuprof" -- $(job $j nvtx "$S" -1) 2>&1 | grep -E 'gpuprof|RESULT'
   echo "--- sample $j"; $CHK sample "$RES/sample-$j.gpuprof" "$RES/full-$j.gpuprof"
-  echo "--- bounds $j, no NVTX (the shim's online steps against the trace method)"; $CHK bounds "$RES/full-$j.gpuprof"
+  # every step sampled: a whole trace that holds the shim's found steps (a plain trace runs no finder)
+  timeout 240 "$G" run --sample-steps 1/1 -o "$RES/found-$j.gpuprof" -- $(job $j nonvtx "$S" -1) 2>&1 | grep -E 'gpuprof|RESULT'
+  echo "--- bounds $j, no NVTX (the shim's online steps, --sample-steps 1/1, against the trace method)"
+  $CHK bounds "$RES/found-$j.gpuprof"
   echo "--- bounds $j, NVTX steps"; $CHK bounds "$RES/fullnvtx-$j.gpuprof"
 done
