@@ -13,11 +13,13 @@ what" lines; exit 1 when a check failed.
   hints_check.py sample SAMPLED FULL [--tol 0.02]
       per-step GPU time (the median of the counted steps' kernel time) of a
       `--sample-steps` trace against a full trace of the same job: within tol.
-  hints_check.py bounds TRACE
+  hints_check.py bounds TRACE [--sampled N]
       the steps of one trace by each method the tool has (`--method nvtx`:
       NVTX step ranges, the shim's own included; `--method trace`: the
       periodic GPU work): count of each, and each trace-method step's start
-      against the nearest NVTX step's (offset min/median/max).
+      against the nearest NVTX step's (offset min/median/max).  --sampled N:
+      a `--sample-steps 1/N` trace, whose GPU work (what the trace method
+      sees) is that of one step in N: N times fewer trace-method steps.
 
 Definitions: docs/STEPS.md (a step, counted, warm-up, Kernel Time)."""
 import argparse
@@ -146,8 +148,9 @@ def cmd_bounds(a):
         if offs:
             print("  trace-method step start - NVTX step start (us): min %.1f median %.1f max %.1f over %d steps" %
                   (min(offs), statistics.median(offs), max(offs), len(offs)))
-        check(abs(len(nv) - len(tr)) <= 1, "bounds: same step count by NVTX (%d) and trace method (%d), +-1 partial" %
-              (len(nv), len(tr)))
+        n = a.sampled
+        check(abs(len(nv) - n * len(tr)) <= n + 1, "bounds: step count by NVTX %d%s and trace method %d, +-1 partial" %
+              (len(nv), " (one in %d sampled)" % n if n > 1 else "", len(tr)))
     else:
         check(False, "bounds: steps by both methods (nvtx %d, trace %d)" % (len(nv), len(tr)))
     return 1 if failed else 0
@@ -168,6 +171,7 @@ def main():
     s.add_argument("--tol", type=float, default=0.02)
     s = sub.add_parser("bounds")
     s.add_argument("trace")
+    s.add_argument("--sampled", type=int, default=1)
     a = p.parse_args()
     return {"capture": cmd_capture, "trigger": cmd_trigger, "sample": cmd_sample, "bounds": cmd_bounds}[a.cmd](a)
 
