@@ -418,9 +418,13 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
 	cudaLaunchKernel_v7000_params p = { func, grid, block, args, smem, stream };
 	/* FAKE_CUDA_LAUNCH13=1: the callback CUDA 13's runtime gives a <<<>>>
 	 * launch, __cudaLaunchKernel (its own id, no params struct) */
-	static int v13 = -1;
-	if (v13 < 0) v13 = getenv("FAKE_CUDA_LAUNCH13") != NULL;
-	if (v13)
+	static _Atomic int v13 = -1; /* (the job's threads launch at once: TSan) */
+	int is13 = atomic_load_explicit(&v13, memory_order_relaxed);
+	if (is13 < 0) {
+		is13 = getenv("FAKE_CUDA_LAUNCH13") != NULL;
+		atomic_store_explicit(&v13, is13, memory_order_relaxed);
+	}
+	if (is13)
 		rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel", name, NULL);
 	else
 		rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", name, &p);
