@@ -62,6 +62,7 @@ include libprof/build.mk
 -include tests/build.mk
 -include bench/build.mk
 -include examples/build.mk
+include install.mk
 
 $(B)/%/:
 	@mkdir -p $@

@@ -51,3 +51,16 @@ demo: all
 	else \
 	  echo "demo: no GPU found and $(DEMO_TRACE) is not there yet; skipping"; \
 	fi
+
+# Man pages, gpuprof(1) and gpuprof-CMD(1), made by the binary from its
+# table of commands (tools/cli/commands.c, `gpuprof help --man [CMD]`): the
+# same text as --help, one page per command it lists.
+MAN_DIR := $(B)/man
+MAN_STAMP := $(MAN_DIR)/.stamp
+all: $(MAN_STAMP)
+$(MAN_STAMP): $(GPUPROF_BIN)
+	@rm -rf $(MAN_DIR) && mkdir -p $(MAN_DIR)
+	$(GPUPROF_BIN) help --man >$(MAN_DIR)/gpuprof.1
+	@for c in $$($(GPUPROF_BIN) help --words); do \
+	  $(GPUPROF_BIN) help --man $$c >$(MAN_DIR)/gpuprof-$$c.1 || exit 1; done
+	@touch $@

@@ -69,7 +69,7 @@ static void help_reports(FILE *f)
 		}
 }
 
-static void help(FILE *f)
+void cmd_stats_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof stats [--report NAME[,NAME...]] [--format table|csv|json]\n"
 		   "                     [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
@@ -530,8 +530,8 @@ int cmd_stats(int argc, char **argv)
 			}
 			break;
 		case 's': strict = 1; break;
-		case 'h': help(stdout); code = EXIT_OK; goto out_opts;
-		default: help(stderr); goto out_opts;
+		case 'h': cmd_stats_help(stdout); code = EXIT_OK; goto out_opts;
+		default: cmd_stats_help(stderr); goto out_opts;
 		}
 	}
 	if (sel_opts_check(&sel)) goto out_opts;
@@ -561,7 +561,7 @@ int cmd_stats(int argc, char **argv)
 	}
 	const char *path;
 	gp_reader *r;
-	code = tool_open_operand(argc, argv, help, &path, &r);
+	code = tool_open_operand(argc, argv, &path, &r);
 	if (code != EXIT_OK)
 		goto out_opts;
 
@@ -580,9 +580,10 @@ int cmd_stats(int argc, char **argv)
 	char err[512];
 	struct stats_ctx ctx;
 	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
-	if (selection_resolve(&selection, r, &sel, &so.detect, err, sizeof(err)) < 0) {
+	int resolved = selection_resolve(&selection, r, &sel, &so.detect, err, sizeof(err));
+	if (resolved < 0) {
 		tool_err("%s", err);
-		code = EXIT_BADINPUT;
+		code = resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
 		stats_ctx_init(&ctx, r, &so, 0, &selection, sel.abs_time);
 		goto out;
 	}

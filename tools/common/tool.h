@@ -34,8 +34,9 @@ gp_reader *tool_open(const char *path);
 gp_reader *tool_open_threads(const char *path, int threads);
 /* The one-trace-file commands (info, dump, stats): argv must hold exactly one
  * operand after the options.  Sets *path and opens it; returns EXIT_OK, or
- * EXIT_USAGE (after the message and help(stderr)) or EXIT_BADINPUT. */
-int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r);
+ * EXIT_USAGE (after a one-line message that says what to do) or
+ * EXIT_BADINPUT. */
+int tool_open_operand(int argc, char **argv, const char **path, gp_reader **r);
 
 /* After iteration ended with status `rc` (0 or <0 from gp_reader_next*):
  * prints the error or the truncation warning, returns the exit code.
