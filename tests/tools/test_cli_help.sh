@@ -85,5 +85,12 @@ for n in 0 2; do
 done
 "$G" stats "$d/t.gpuprof" "$d/t.gpuprof" 2>&1 >/dev/null | grep -q "^gpuprof stats: expected one trace file, got 2: run 'gpuprof stats FILE' once per file" ||
 	bad "stats with two files: $("$G" stats "$d/t.gpuprof" "$d/t.gpuprof" 2>&1)"
+# a usage error: its message and a pointer to --help, not the whole help
+for c in $cmds; do
+	"$G" $c --bogus >/dev/null 2>"$d/err"; rc=$?
+	[ $rc -eq 1 ] || bad "$c --bogus: exit $rc"
+	[ "$(wc -l <"$d/err")" -le 2 ] || bad "$c --bogus: $(wc -l <"$d/err") lines on stderr"
+	tail -n 1 "$d/err" | grep -q "see 'gpuprof $c --help'" || bad "$c --bogus: $(tail -n 1 "$d/err")"
+done
 [ $fail -eq 0 ] && echo ok
 exit $fail

@@ -154,7 +154,7 @@ int cmd_advise(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 'a': o.all = 1; break;
 		case 'h': cmd_advise_help(stdout); return EXIT_OK;
-		default: cmd_advise_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (o.detect.range_name && o.detect.want == STEP_WANT_TRACE) {
@@ -163,7 +163,7 @@ int cmd_advise(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		tool_err("no trace file given");
-		cmd_advise_help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	int worst = EXIT_OK;

@@ -296,7 +296,7 @@ int cmd_diff(int argc, char **argv)
 		case 'k': keep = 1; break;
 		case 's': strict = 1; break;
 		case 'h': cmd_diff_help(stdout); free(paths); return EXIT_OK;
-		default: cmd_diff_help(stderr); goto bad;
+		default: tool_see_help(); goto bad;
 		}
 	}
 	while (optind < argc) paths[npaths++] = argv[optind++]; /* after "--" */
@@ -304,7 +304,7 @@ int cmd_diff(int argc, char **argv)
 	if (vs ? !na || na == npaths : npaths != 2) {
 		tool_err(vs ? "traces needed on both sides of --vs: gpuprof diff A1 A2 ... --vs B1 B2 ..."
 			    : "two traces needed: gpuprof diff A B (or A1 A2 ... --vs B1 B2 ...)");
-		cmd_diff_help(stderr);
+		tool_see_help();
 		goto bad;
 	}
 	if (!any)

@@ -512,7 +512,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_dump_help(stdout); return EXIT_OK;
-		default: cmd_dump_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;

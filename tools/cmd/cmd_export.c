@@ -98,12 +98,12 @@ int cmd_export(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_export_help(stdout); return EXIT_OK;
-		default: cmd_export_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		tool_err("expected one trace file");
-		cmd_export_help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	char names[256];

@@ -136,7 +136,7 @@ int cmd_info(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 's': strict = 1; break;
 		case 'h': cmd_info_help(stdout); return EXIT_OK;
-		default: cmd_info_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	const char *path;

@@ -226,11 +226,11 @@ int cmd_merge(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
 		case 'h': cmd_merge_help(stdout); return EXIT_OK;
-		default: cmd_merge_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (!out) { tool_err("-o OUT is required"); cmd_merge_help(stderr); return EXIT_USAGE; }
-	if (optind >= argc) { tool_err("no input traces"); cmd_merge_help(stderr); return EXIT_USAGE; }
+	if (!out) { tool_err("-o OUT is required"); tool_see_help(); return EXIT_USAGE; }
+	if (optind >= argc) { tool_err("no input traces"); tool_see_help(); return EXIT_USAGE; }
 	if (access(out, F_OK) == 0) { tool_err("%s exists; not overwriting", out); return EXIT_USAGE; }
 
 	struct merge m;

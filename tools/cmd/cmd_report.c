@@ -234,12 +234,12 @@ int cmd_report(int argc, char **argv)
 			if (site_rule_parse(&o.site, optarg)) return EXIT_USAGE;
 			break;
 		case 'h': cmd_report_help(stdout); return EXIT_OK;
-		default: cmd_report_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		tool_err("no trace given");
-		cmd_report_help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	if (!output) {

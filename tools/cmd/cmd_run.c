@@ -540,7 +540,7 @@ int cmd_run(int argc, char **argv)
 		}
 		case 'q': quiet = 1; break;
 		case 'h': cmd_run_help(stdout); return EXIT_OK;
-		default: cmd_run_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (opt_window && opt_capture) {

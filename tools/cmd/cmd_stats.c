@@ -531,7 +531,7 @@ int cmd_stats(int argc, char **argv)
 			break;
 		case 's': strict = 1; break;
 		case 'h': cmd_stats_help(stdout); code = EXIT_OK; goto out_opts;
-		default: cmd_stats_help(stderr); goto out_opts;
+		default: tool_see_help(); goto out_opts;
 		}
 	}
 	if (sel_opts_check(&sel)) goto out_opts;

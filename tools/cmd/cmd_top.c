@@ -260,12 +260,12 @@ int cmd_top(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_top_help(stdout); return EXIT_OK;
-		default: cmd_top_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		tool_err("no status file given");
-		cmd_top_help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	char **files = argv + optind;

@@ -319,12 +319,12 @@ int cmd_trigger(int argc, char **argv)
 			break;
 		}
 		case 'h': cmd_trigger_help(stdout); return EXIT_OK;
-		default: cmd_trigger_help(stderr); return EXIT_USAGE;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (all == (optind < argc)) {
 		tool_err(all ? "--all takes no pid" : "no pid given (or --all)");
-		cmd_trigger_help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	if (job && !all) {

@@ -305,6 +305,11 @@ const char *tool_text(const char *s)
 	return bufs[k];
 }
 
+void tool_see_help(void)
+{
+	fprintf(stderr, "%s: see '%s --help'\n", g_cmd, g_cmd);
+}
+
 int tool_open_operand(int argc, char **argv, const char **path, gp_reader **r)
 {
 	int n = argc - optind;
