@@ -85,6 +85,17 @@ for n in 0 2; do
 done
 "$G" stats "$d/t.gpuprof" "$d/t.gpuprof" 2>&1 >/dev/null | grep -q "^gpuprof stats: expected one trace file, got 2: run 'gpuprof stats FILE' once per file" ||
 	bad "stats with two files: $("$G" stats "$d/t.gpuprof" "$d/t.gpuprof" 2>&1)"
+# make demo's headline (scripts/demo-headline.sh): the steps, the findings,
+# then the files, and no full stats tables (it printed 439 lines of them)
+if [ -f "$MN" ]; then
+	sh "$ROOT/scripts/demo-headline.sh" "$G" "$MN" "$d" >"$d/demo" 2>"$d/err" || bad "demo-headline: $(cat "$d/err")"
+	[ "$(grep '^== ' "$d/demo" | cut -c1-9 | tr '\n' ' ')" = "== steps: == findin == files " ] ||
+		bad "demo order: $(grep '^== ' "$d/demo" | tr '\n' ' ')"
+	grep -q "^ 1  high      launch-bound" "$d/demo" || bad "demo: no findings table"
+	grep -q "(cuda_gpu_kern_sum)\|(kernels):" "$d/demo" && bad "demo: the full stats tables"
+	[ -s "$d/demo-report.html" ] && [ -s "$d/demo-perfetto.json" ] || bad "demo: the report or the Perfetto file"
+	grep -q "^demo: wrote $d/demo-report.html" "$d/demo" || bad "demo: where the report is"
+fi
 # a usage error: its message and a pointer to --help, not the whole help
 for c in $cmds; do
 	"$G" $c --bogus >/dev/null 2>"$d/err"; rc=$?
