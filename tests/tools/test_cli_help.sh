@@ -85,6 +85,17 @@ for n in 0 2; do
 done
 "$G" stats "$d/t.gpuprof" "$d/t.gpuprof" 2>&1 >/dev/null | grep -q "^gpuprof stats: expected one trace file, got 2: run 'gpuprof stats FILE' once per file" ||
 	bad "stats with two files: $("$G" stats "$d/t.gpuprof" "$d/t.gpuprof" 2>&1)"
+# long tables: the first N rows and how many more (--rows); all with --rows
+# all and in CSV.  The MNIST trace's kernels table has 41 rows.
+if [ -f "$MN" ]; then
+	all=$("$G" stats --report kernels --rows all "$MN" | grep -c '^ *[0-9.]*  *[0-9,]*  *[0-9,]* ')
+	csv=$("$G" stats --report kernels --format csv --rows 2 "$MN" | tail -n +2 | grep -c .)
+	[ "$all" -eq "$csv" ] && [ "$all" -gt 10 ] || bad "--rows all: $all rows, CSV $csv"
+	"$G" stats --report kernels --rows 10 "$MN" >"$d/k"
+	[ "$(grep -c '^ *[0-9.]*  *[0-9,]*  *[0-9,]* ' "$d/k")" -eq 10 ] || bad "--rows 10: $(cat "$d/k")"
+	grep -qx " ... $((all - 10)) more rows (--rows all)" "$d/k" || bad "--rows 10: no 'more rows' line"
+	"$G" stats --report kernels --rows 0 "$MN" >/dev/null 2>&1; [ $? -eq 1 ] || bad "--rows 0: not a usage error"
+fi
 # make demo's headline (scripts/demo-headline.sh): the steps, the findings,
 # then the files, and no full stats tables (it printed 439 lines of them)
 if [ -f "$MN" ]; then

@@ -46,7 +46,7 @@ const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", NULL, cmd_dump_help,
 	  "--json --type " SEL, NULL, NULL, 1 },
 	{ "stats", cmd_stats, NULL, stats_what, cmd_stats_help,
-	  "--report --format --names --time-unit --width " SEL " --per-step", NULL, NULL, 1 },
+	  "--report --format --names --time-unit --width --rows " SEL " --per-step", NULL, NULL, 1 },
 	{ "export", cmd_export, NULL, cmd_export_what, cmd_export_help,
 	  "--format --output", NULL, NULL, 1 },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", NULL, cmd_merge_help,
