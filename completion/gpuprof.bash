@@ -12,6 +12,8 @@ _gpuprof() {
 		return
 	fi
 	cmd=${COMP_WORDS[1]}
+	# --report=<TAB>: bash splits the word at '=' (COMP_WORDBREAKS)
+	[ "$prev" = "=" ] && [ "$COMP_CWORD" -ge 3 ] && prev=${COMP_WORDS[COMP_CWORD-2]}
 	if [ "$cmd" = help ]; then
 		COMPREPLY=($(compgen -W "--full $("$g" help --words 2>/dev/null)" -- "$cur"))
 		return

@@ -22,6 +22,7 @@ bcomp stats --report "" >"$d/r"
 for r in api kernels nvtx steps step_rows layers; do grep -qx "$r" "$d/r" || bad "bash: stats --report lacks $r: $(tr '\n' ' ' <"$d/r")"; done
 [ "$(bcomp stats --report ker)" = kernels ] || bad "bash: --report ker: $(bcomp stats --report ker)"
 [ "$(bcomp steps --report api,ker)" = api,kernels ] || bad "bash: --report api,ker: $(bcomp steps --report api,ker)"
+[ "$(bcomp stats --report = ker)" = kernels ] || bad "bash: --report=ker: $(bcomp stats --report = ker)"
 [ "$(bcomp export --format par)" = parquet ] || bad "bash: export --format par"
 bcomp stats --per >"$d/o"
 grep -qx -- --per-step "$d/o" || bad "bash: stats --per: $(cat "$d/o")"
