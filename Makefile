@@ -27,7 +27,7 @@ CUDA_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/ex
 CUPTI_INC := $(if $(CUDA_INC),$(dir $(CUDA_INC)),)
 CUDA_CFLAGS := $(if $(CUPTI_INC),-I$(CUPTI_INC) -I$(CUDA_HOME)/include,)
 
-.PHONY: all test clean demo deps check-cuda bench asan FORCE check-layers format-check format
+.PHONY: all test clean demo demo-full deps check-cuda bench asan FORCE check-layers format-check format
 all:
 FORCE:
 .SECONDEXPANSION:
@@ -62,6 +62,7 @@ include libprof/build.mk
 -include tests/build.mk
 -include bench/build.mk
 -include examples/build.mk
+include install.mk
 
 $(B)/%/:
 	@mkdir -p $@

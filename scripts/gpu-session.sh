@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke suite hints hints-steps hints-cost coexist polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-cost coexist polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -42,6 +42,19 @@ for ph in $phases; do
       build/bin/gpuprof dump --type counter "$RES/smoke-mnist.gpuprof"
       build/bin/gpuprof stats --report kernels,util "$RES/smoke-mnist.gpuprof" | cut -c1-180 | head -40
     ) 2>&1 | tee "$RES/smoke.txt"
+    ;;
+  install)  # issue #40: make install into a prefix; the installed gpuprof traces MNIST with its installed shim
+    # (and --layers' module), then make demo's headline on a real run
+    log install
+    ( set -x
+      rm -rf /tmp/gp-inst; make -s -o all install PREFIX=/tmp/gp-inst
+      env -u GPUPROF_LIB timeout 120 /tmp/gp-inst/bin/gpuprof run -o "$RES/inst-mnist.gpuprof" -- python3 examples/train_mnist.py --steps 30 --warmup 5
+      /tmp/gp-inst/bin/gpuprof steps "$RES/inst-mnist.gpuprof" | head -12
+      env -u GPUPROF_LIB timeout 120 /tmp/gp-inst/bin/gpuprof run --stacks --layers -o "$RES/inst-layers.gpuprof" -- python3 examples/train_mnist.py --steps 10 --warmup 2
+      /tmp/gp-inst/bin/gpuprof stats --report layers "$RES/inst-layers.gpuprof" | head -20
+      MANPATH=/tmp/gp-inst/share/man man gpuprof-run | head -20
+      timeout 200 make -s -o all demo
+    ) 2>&1 | tee "$RES/install.txt"
     ;;
   suite)      log suite;      timeout 400 bash tests/gpu/run.sh 2>&1 | tee "$RES/suite.txt" ;;
   bench-launch)  # per-launch cost of each capture mechanism (empty kernel)

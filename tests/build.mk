@@ -12,7 +12,7 @@ FAKE_WORKLOAD := $(FAKE_DIR)/workload
 SHIM_CHECK := $(SHIMT_DIR)/check_trace
 SHIM_UNIT := $(SHIMT_DIR)/test_shim_unit
 SHIM_SETTINGS := $(SHIMT_DIR)/test_settings
-SHIM_SCRIPT_TESTS := test_workload test_no_cupti test_disabled test_injection_once \
+SHIM_SCRIPT_TESTS := test_workload test_install test_no_cupti test_disabled test_injection_once \
 	test_other_subscriber test_sigterm test_unwritable test_follow_exec test_api_modes \
 	test_sigkill test_fork_stress test_gpu_window test_gpu_metrics test_status \
 	test_pm_sampling test_clock_tsc test_run_summary test_no_cuda_trace

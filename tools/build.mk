@@ -35,19 +35,33 @@ $(GPUPROF_BIN): $(TOOLS_OBJS) $(LIBPROF_A) | $(B)/bin/
 
 # `make demo`: trace the MNIST example on a GPU when there is one; otherwise
 # analyse the committed H200 trace (skipped with a message if not there yet).
+# The headline first (scripts/demo-headline.sh: steps, findings, the HTML
+# report and the Perfetto file); `make demo-full`: every table of stats.
 DEMO_TRACE := examples/mnist-h200.gpuprof
 demo: all
 	@if nvidia-smi -L >/dev/null 2>&1 && nvidia-smi -L | grep -q GPU; then \
 	  echo "demo: GPU found: tracing examples/train_mnist.py --steps 200"; \
 	  rm -f $(B)/demo.gpuprof; \
 	  $(GPUPROF_BIN) run -o $(B)/demo.gpuprof -- python3 examples/train_mnist.py --steps 200 && \
-	  $(GPUPROF_BIN) stats $(B)/demo.gpuprof; \
+	  scripts/demo-headline.sh $(GPUPROF_BIN) $(B)/demo.gpuprof $(B); \
 	elif [ -f $(DEMO_TRACE) ]; then \
 	  echo "demo: no GPU found; analysing the recorded H200 trace $(DEMO_TRACE)"; \
-	  $(GPUPROF_BIN) info $(DEMO_TRACE) && \
-	  $(GPUPROF_BIN) stats $(DEMO_TRACE) && \
-	  $(GPUPROF_BIN) export --format perfetto $(DEMO_TRACE) -o $(B)/demo-perfetto.json && \
-	  echo "demo: wrote $(B)/demo-perfetto.json (open it in https://ui.perfetto.dev)"; \
+	  scripts/demo-headline.sh $(GPUPROF_BIN) $(DEMO_TRACE) $(B); \
 	else \
 	  echo "demo: no GPU found and $(DEMO_TRACE) is not there yet; skipping"; \
 	fi
+demo-full: all
+	@t=$(B)/demo.gpuprof; [ -f $$t ] || t=$(DEMO_TRACE); $(GPUPROF_BIN) info $$t && $(GPUPROF_BIN) stats $$t
+
+# Man pages, gpuprof(1) and gpuprof-CMD(1), made by the binary from its
+# table of commands (tools/cli/commands.c, `gpuprof help --man [CMD]`): the
+# same text as --help, one page per command it lists.
+MAN_DIR := $(B)/man
+MAN_STAMP := $(MAN_DIR)/.stamp
+all: $(MAN_STAMP)
+$(MAN_STAMP): $(GPUPROF_BIN)
+	@rm -rf $(MAN_DIR) && mkdir -p $(MAN_DIR)
+	$(GPUPROF_BIN) help --man >$(MAN_DIR)/gpuprof.1
+	@for c in $$($(GPUPROF_BIN) help --words); do \
+	  $(GPUPROF_BIN) help --man $$c >$(MAN_DIR)/gpuprof-$$c.1 || exit 1; done
+	@touch $@

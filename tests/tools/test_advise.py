@@ -327,7 +327,7 @@ with tt.tmpdir() as d:
 
     # the rules are one list (advise.h's ADV_RULES): --help names each rule
     # docs/ADVISE.md has a section for, in the same order, and no other
-    h = " ".join(tt.gp("advise", "--help").stdout.split())
+    h = " ".join(tt.gp("help", "--full", "advise").stdout.split())
     listed = h.split("Rules: ")[1].split(". ")[0].split(", ")
     doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "ADVISE.md")
     with open(doc) as f:

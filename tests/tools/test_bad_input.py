@@ -108,7 +108,11 @@ with tt.tmpdir() as d:
         tt.eq(p.returncode, 2, f"corrupt: gpuprof {' '.join(args)} exit")
         tt.expect(f"gpuprof {args[0]}: cannot read {corrupt}: " in p.stderr and "corrupt" in p.stderr,
                   f"corrupt: gpuprof {' '.join(args)} message: {p.stderr.strip()!r}")
-    tt.expect("corrupt frames skipped" in run(["info", corrupt]).stdout, "info reports corrupt frames")
+    # issue #40: it said "1 corrupt frames skipped (0 bytes)": a chunk that
+    # fails to decode is skipped whole, its bytes were never counted
+    integ = [l for l in run(["info", corrupt]).stdout.splitlines() if l.startswith("integrity:")]
+    tt.expect(len(integ) == 1 and "1 corrupt chunk skipped, " in integ[0] and "(0 bytes)" not in integ[0],
+              f"info reports the corrupt chunk: {integ}")
     # report, like the others, writes its page from the intact frames (issue
     # #38: it said "output covers the intact frames only" and wrote none)
     page = os.path.join(d, "corrupt.html")

@@ -15,9 +15,9 @@ for c in run info dump stats export merge; do
 	echo "$h" | grep -q "^usage: gpuprof $c" || bad "gpuprof $c --help text"
 	[ -s "$d/err" ] && bad "gpuprof $c --help wrote to stderr"
 done
-"$G" stats --help | grep -q "api, kernels\|  api " || bad "stats --help lists reports"
+"$G" help --full stats | grep -q "api, kernels\|  api " || bad "stats --help lists reports"
 for r in api kernels memops memsize nvtx util; do
-	"$G" stats --help | grep -q "^  $r " || bad "stats --help lists report $r"
+	"$G" help --full stats | grep -q "^  $r " || bad "stats --help lists report $r"
 done
 "$G" --version | grep -q "^gpuprof " || bad "--version"
 
@@ -74,7 +74,7 @@ cmp -s "$d/p.json" "$d/q.json" || bad "export from stdin differs"
 "$G" stats - </dev/null >/dev/null 2>"$d/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "^gpuprof stats: cannot read -: " "$d/err" || bad "empty stdin: exit $rc, $(cat "$d/err")"
 # the main help lists every stats report, from the same list as stats --help
-names=$("$G" stats --help | sed -n 's/^  \([a-z_]*\)  *[^-].*/\1/p' | grep -v '^$')
+names=$("$G" help --full stats | sed -n 's/^  \([a-z_]*\)  *[^-].*/\1/p' | grep -v '^$')
 main=$("$G" --help | tr '\n' ' ' | sed 's/  */ /g')
 for r in $names windows launch_sites comm comm_steps sync memory; do
 	echo "$main" | grep -q "[ :]$r[, ]" || bad "gpuprof --help lacks report $r"
@@ -84,15 +84,15 @@ DOC=$(dirname "$0")/../../docs/CLI.md
 sed -n '/^```$/,/^```$/p' "$DOC" | head -12 >"$d/syn"
 for w in folded "gpuprof top" "gpuprof --version"; do grep -q -- "$w" "$d/syn" || bad "docs/CLI.md synopsis lacks $w"; done
 grep -q -- '`--format chrome` and `--format json`' "$DOC" || bad "docs/CLI.md: export aliases"
-"$G" export --help | grep -q "chrome and --format json" || bad "export --help: aliases"
+"$G" help --full export | grep -q "chrome and --format json" || bad "export --help: aliases"
 # the export formats are one list (export/registry.c): each one export --help
 # describes is in its usage line, in gpuprof --help and in the messages
-fmts=$("$G" export --help | sed -n 's/^  --format \([a-z]*\)  .*/\1/p')
+fmts=$("$G" help --full export | sed -n 's/^  --format \([a-z]*\)  .*/\1/p')
 [ "$(echo $fmts)" = "perfetto sqlite parquet folded" ] || bad "export --help: formats '$(echo $fmts)'"
 "$G" export x -o y >/dev/null 2>"$d/err"
 "$G" export --format xml x -o y >/dev/null 2>>"$d/err"
 for f in $fmts; do
-	"$G" export --help | head -n 1 | grep -q "[ |]$f[| ]" || bad "export usage line lacks $f"
+	"$G" help --full export | head -n 1 | grep -q "[ |]$f[| ]" || bad "export usage line lacks $f"
 	echo "$main" | grep -qi "export .*convert to.*$f" || bad "gpuprof --help: export lacks $f"
 	[ "$(grep -c "$f" "$d/err")" = 2 ] || bad "export's messages lack $f: $(cat "$d/err")"
 done

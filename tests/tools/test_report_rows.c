@@ -75,7 +75,7 @@ static char *text(FILE *f, size_t *n)
 static char *print(const struct report *r, enum report_fmt fmt)
 {
 	FILE *f = tmpfile();
-	struct report_style st = { fmt, 0, TU_NS };
+	struct report_style st = { .fmt = fmt, .width = 0, .unit = TU_NS };
 	report_print(f, r, &st);
 	size_t n;
 	char *s = text(f, &n);

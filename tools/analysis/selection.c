@@ -70,7 +70,7 @@ static void pick(struct step_pick *p, int64_t num, uint64_t s, uint64_t e)
 	if (e > p->e) p->e = e;
 }
 
-/* --steps A:B into *out; 0 or -1 (err) */
+/* --steps A:B into *out; 0, or -1 or SELECTION_NONE (err) */
 static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const struct step_detect_opts *dopts,
 			   struct ivset *out, char *err, size_t n, size_t *count)
 {
@@ -116,12 +116,12 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 		snprintf(err, n, "--steps %s: the trace has no steps%s%s", o->steps_arg,
 			 dopts && dopts->range_name ? " named so" : "",
 			 step_detect_nplans(d) ? "" : " (no GPU operations, no NVTX ranges)");
-		return -1;
+		return SELECTION_NONE;
 	}
 	if (!*count) {
 		snprintf(err, n, "--steps %s: no step numbered so (the steps are numbered %" PRId64 " to %" PRId64 ")",
 			 o->steps_arg, lo, hi);
-		return -1;
+		return SELECTION_NONE;
 	}
 	ivset_union(out);
 	return 0;
@@ -168,6 +168,7 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 		if (!cnt) {
 			snprintf(err, n, "--range: no NVTX range named '%.200s' in the trace", o->range);
 			free(iv.v);
+			ret = SELECTION_NONE;
 			goto out;
 		}
 		ivset_union(&iv);
@@ -178,8 +179,10 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	if (o->have_steps) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
-		if (steps_intervals(&p, o, detect ? detect : &dflt, &iv, err, n, &cnt) < 0) {
+		int why = steps_intervals(&p, o, detect ? detect : &dflt, &iv, err, n, &cnt);
+		if (why < 0) {
 			free(iv.v);
+			ret = why;
 			goto out;
 		}
 		intersect(&s->iv, &iv);

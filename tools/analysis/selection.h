@@ -32,8 +32,11 @@ struct selection {
 };
 
 /* Resolves o against the trace of r (detect: how --steps finds steps; NULL:
- * the defaults).  0, or -1 with a message in err (n bytes): no steps, no
- * step numbered so, no NVTX range so named, an unreadable trace. */
+ * the defaults).  0, or <0 with a message in err (n bytes): SELECTION_NONE
+ * when the options name nothing in the trace (no steps, no step numbered
+ * so, no NVTX range so named: a usage error, exit 1), -1 when the trace
+ * cannot be read (exit 2). */
+enum { SELECTION_NONE = -3 };
 int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
 		      const struct step_detect_opts *detect, char *err, size_t n);
 /* Whether time t is selected (always when nothing was). */

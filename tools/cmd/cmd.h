@@ -4,6 +4,7 @@
 #define GPUPROF_TOOL_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* argv[0] is "gpuprof NAME": getopt's messages start with it. */
 int cmd_run(int argc, char **argv);
@@ -17,6 +18,22 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_trigger(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+
+/* Each command's reference: its usage block, what it does, every option
+ * ("  -x, --name ARG   meaning", continuation lines indented deeper) and
+ * notes; the one text the CLI's --help, `gpuprof help --full` and the man
+ * pages are made from (cli/help.c). */
+void cmd_run_help(FILE *f);
+void cmd_info_help(FILE *f);
+void cmd_dump_help(FILE *f);
+void cmd_stats_help(FILE *f);
+void cmd_export_help(FILE *f);
+void cmd_merge_help(FILE *f);
+void cmd_top_help(FILE *f);
+void cmd_report_help(FILE *f);
+void cmd_diff_help(FILE *f);
+void cmd_trigger_help(FILE *f);
+void cmd_advise_help(FILE *f);
 
 /* The --report names of `gpuprof stats`, from its registry, separated by
  * ", " into buf (cut at n); for the main help. */

@@ -18,7 +18,7 @@
 #include "common/report.h"
 #include "common/tool.h"
 
-static void help(FILE *f)
+void cmd_advise_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
@@ -153,8 +153,8 @@ int cmd_advise(int argc, char **argv)
 		case 's': o.strict = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'a': o.all = 1; break;
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_advise_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (o.detect.range_name && o.detect.want == STEP_WANT_TRACE) {
@@ -163,7 +163,7 @@ int cmd_advise(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		tool_err("no trace file given");
-		help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	int worst = EXIT_OK;

@@ -19,7 +19,7 @@
 #include "common/report.h"
 #include "common/tool.h"
 
-static void help(FILE *f)
+void cmd_diff_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof diff [--format table|csv|json] [--report LIST] [--top N] [--alpha P]\n"
 		   "                    [--noise PCT] [--method auto|nvtx|trace] [--step-range NAME]\n"
@@ -295,8 +295,8 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'k': keep = 1; break;
 		case 's': strict = 1; break;
-		case 'h': help(stdout); free(paths); return EXIT_OK;
-		default: help(stderr); goto bad;
+		case 'h': cmd_diff_help(stdout); free(paths); return EXIT_OK;
+		default: tool_see_help(); goto bad;
 		}
 	}
 	while (optind < argc) paths[npaths++] = argv[optind++]; /* after "--" */
@@ -304,7 +304,7 @@ int cmd_diff(int argc, char **argv)
 	if (vs ? !na || na == npaths : npaths != 2) {
 		tool_err(vs ? "traces needed on both sides of --vs: gpuprof diff A1 A2 ... --vs B1 B2 ..."
 			    : "two traces needed: gpuprof diff A B (or A1 A2 ... --vs B1 B2 ...)");
-		help(stderr);
+		tool_see_help();
 		goto bad;
 	}
 	if (!any)

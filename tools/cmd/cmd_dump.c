@@ -11,7 +11,7 @@
 #include "common/selopt.h"
 #include "common/tool.h"
 
-static void help(FILE *f)
+void cmd_dump_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof dump [--json] [--type T[,T...]] [--since T] [--until T] [--steps A:B]\n"
 		   "                    [--range NAME] [--abs-time] [--strict] FILE\n\n"
@@ -511,26 +511,26 @@ int cmd_dump(int argc, char **argv)
 			free(list);
 			break;
 		}
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_dump_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (sel_opts_check(&so)) return EXIT_USAGE;
 	const char *path;
 	gp_reader *r;
-	int opened = tool_open_operand(argc, argv, help, &path, &r);
+	int opened = tool_open_operand(argc, argv, &path, &r);
 	if (opened != EXIT_OK)
 		return opened;
 	struct selection sel;
 	char err[512];
-	int sw = 0;
-	if (selection_resolve(&sel, r, &so, NULL, err, sizeof(err)) < 0 ||
+	int sw = 0, resolved;
+	if ((resolved = selection_resolve(&sel, r, &so, NULL, err, sizeof(err))) < 0 ||
 	    (sw = selection_window(&sel, r)) < 0) { /* the selection's chunks only */
 		if (sw < 0) snprintf(err, sizeof(err), "cannot read %s: %s", path, gp_strerror(sw));
 		tool_err("%s", err);
 		selection_free(&sel);
 		gp_reader_close(r);
-		return EXIT_BADINPUT;
+		return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
 	}
 	struct dumper *d = xcalloc(1, sizeof(*d));
 	d->r = r;

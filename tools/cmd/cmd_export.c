@@ -19,7 +19,7 @@ static const char *takers(char *buf, size_t n, unsigned takes, const char *last)
 	return buf;
 }
 
-static void help(FILE *f)
+void cmd_export_help(FILE *f)
 {
 	char no_stdout[128], sel[128];
 	fputs("usage: gpuprof export --format ", f);
@@ -97,13 +97,13 @@ int cmd_export(int argc, char **argv)
 			row_group = (uint32_t)v;
 			break;
 		}
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_export_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		tool_err("expected one trace file");
-		help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	char names[256];
@@ -164,12 +164,12 @@ int cmd_export(int argc, char **argv)
 		gp_reader *r = tool_open(argv[optind]);
 		if (!r) return EXIT_BADINPUT;
 		char err[512];
-		int bad = selection_resolve(&sel, r, &so, NULL, err, sizeof(err)) < 0;
+		int resolved = selection_resolve(&sel, r, &so, NULL, err, sizeof(err));
 		gp_reader_close(r);
-		if (bad) {
+		if (resolved < 0) {
 			tool_err("%s", err);
 			selection_free(&sel);
-			return EXIT_BADINPUT;
+			return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
 		}
 	}
 	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,

@@ -9,12 +9,12 @@
 #include "cmd/cmd.h"
 #include "common/tool.h"
 
-static void help(FILE *f)
+void cmd_info_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof info [--json] [--strict] FILE\n\n"
 		   "Prints the trace header (version, producer, host, pid, rank, start time in UTC,\n"
 		   "clock), processes, threads/sources, devices, time span, record counts by type,\n"
-		   "dropped records and integrity (complete / truncated / corrupt frames skipped).\n\n"
+		   "dropped records and integrity (complete / truncated / corrupt chunks skipped).\n\n"
 		   "  --json     one JSON object instead of text\n"
 		   "  --strict   exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help this text\n"
@@ -105,9 +105,15 @@ static void print_text(const struct trace_info *in, gp_reader *r, const char *pa
 		printf("index:      none (file was not closed cleanly)\n");
 	printf("integrity:  ");
 	if (ig->frames_corrupt)
-		printf("%" PRIu64 " corrupt frames skipped (%" PRIu64 " bytes), %" PRIu64 " frames ok%s\n",
-		       ig->frames_corrupt, ig->bytes_skipped, ig->frames_ok,
-		       ig->truncated ? ", truncated" : "");
+	{
+		/* A chunk that fails to decode is skipped whole but adds no bytes
+		 * to bytes_skipped: those count only the bytes passed over to find
+		 * the next chunk header, said when there are some. */
+		printf("%" PRIu64 " corrupt chunk%s skipped", ig->frames_corrupt, ig->frames_corrupt == 1 ? "" : "s");
+		if (ig->bytes_skipped)
+			printf(" (%" PRIu64 " unreadable bytes passed over)", ig->bytes_skipped);
+		printf(", %" PRIu64 " chunks ok%s\n", ig->frames_ok, ig->truncated ? ", truncated" : "");
+	}
 	else if (ig->truncated)
 		printf("truncated after %" PRIu64 " frames at offset %" PRIu64 "\n", ig->frames_ok,
 		       ig->truncated_at);
@@ -129,13 +135,13 @@ int cmd_info(int argc, char **argv)
 		switch (c) {
 		case 'j': json = 1; break;
 		case 's': strict = 1; break;
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_info_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	const char *path;
 	gp_reader *r;
-	int opened = tool_open_operand(argc, argv, help, &path, &r);
+	int opened = tool_open_operand(argc, argv, &path, &r);
 	if (opened != EXIT_OK)
 		return opened;
 	struct trace_info in;

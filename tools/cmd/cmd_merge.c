@@ -18,7 +18,7 @@
 #include "cmd/cmd.h"
 #include "common/tool.h"
 
-static void help(FILE *f)
+void cmd_merge_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof merge [--strict] A.gpuprof B.gpuprof ... -o OUT.gpuprof\n\n"
 		   "Merges traces of several processes (e.g. ranks) into one trace on the first\n"
@@ -225,12 +225,12 @@ int cmd_merge(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_merge_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (!out) { tool_err("-o OUT is required"); help(stderr); return EXIT_USAGE; }
-	if (optind >= argc) { tool_err("no input traces"); help(stderr); return EXIT_USAGE; }
+	if (!out) { tool_err("-o OUT is required"); tool_see_help(); return EXIT_USAGE; }
+	if (optind >= argc) { tool_err("no input traces"); tool_see_help(); return EXIT_USAGE; }
 	if (access(out, F_OK) == 0) { tool_err("%s exists; not overwriting", out); return EXIT_USAGE; }
 
 	struct merge m;

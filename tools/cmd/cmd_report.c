@@ -26,7 +26,7 @@
 #include "export/report_html.h"
 #include "reports/stats_set.h"
 
-static void help(FILE *f)
+void cmd_report_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof report -o FILE.html [--title T] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--keep-warmup] [--rows N] [--steps-max N]\n"
@@ -233,13 +233,13 @@ int cmd_report(int argc, char **argv)
 		case 'L':
 			if (site_rule_parse(&o.site, optarg)) return EXIT_USAGE;
 			break;
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_report_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		tool_err("no trace given");
-		help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	if (!output) {

@@ -18,7 +18,7 @@
 #include "cmd/cmd.h"
 #include "common/tool.h"
 
-static void help(FILE *f)
+void cmd_run_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof run [options] -- command [args...]\n\n"
 		   "Runs the command with libgpuprof.so preloaded (LD_PRELOAD, CUDA_INJECTION64_PATH,\n"
@@ -539,8 +539,8 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case 'q': quiet = 1; break;
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_run_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (opt_window && opt_capture) {

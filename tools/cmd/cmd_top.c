@@ -25,7 +25,7 @@
 #define STALE_S 5.0                  /* "running" but not rewritten for this long */
 #define RANGE_COLS_DEFAULT 40        /* last-range width when not on a terminal */
 
-static void help(FILE *f)
+void cmd_top_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof top [--once] [--interval S] STATUS_FILE...\n\n"
 		   "Shows one line per job from the status files libgpuprof.so rewrites about once a\n"
@@ -259,13 +259,13 @@ int cmd_top(int argc, char **argv)
 			}
 			break;
 		}
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_top_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		tool_err("no status file given");
-		help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	char **files = argv + optind;

@@ -26,7 +26,7 @@
 #define LEAD_S 2.0           /* --all: steps start this far ahead of the fastest process */
 #define PENDING_RETRY_MS 3000 /* another request pending: how long to retry */
 
-static void help(FILE *f)
+void cmd_trigger_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof trigger [--steps K | --seconds T] [--wait] [--timeout S] PID...\n"
 		   "       gpuprof trigger [options] --all [--job ROOT_PID]\n\n"
@@ -318,13 +318,13 @@ int cmd_trigger(int argc, char **argv)
 			}
 			break;
 		}
-		case 'h': help(stdout); return EXIT_OK;
-		default: help(stderr); return EXIT_USAGE;
+		case 'h': cmd_trigger_help(stdout); return EXIT_OK;
+		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
 	if (all == (optind < argc)) {
 		tool_err(all ? "--all takes no pid" : "no pid given (or --all)");
-		help(stderr);
+		tool_see_help();
 		return EXIT_USAGE;
 	}
 	if (job && !all) {

@@ -375,9 +375,11 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 	int last = -1, line = 0;
 	for (int j = 0; j < r->ncols; j++)
 		if (in_table(r, j)) w[j] = (int)strlen(table_head(&r->cols[j], st->unit, hb, sizeof(hb)));
+	/* the rows shown: the first max_rows; the widths are theirs */
+	size_t shown = st->max_rows && r->nrows > st->max_rows ? st->max_rows : r->nrows, k = 0;
 	struct row_reader rd;
 	rows_begin(&rd, r);
-	for (const struct cell *row; (row = rows_next(&rd));)
+	for (const struct cell *row; k++ < shown && (row = rows_next(&rd));)
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_table(r, j)) continue;
 			const struct cell *c = &row[j];
@@ -419,7 +421,8 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 	}
 	char *cutbuf = NULL;
 	rows_begin(&rd, r);
-	for (const struct cell *row; (row = rows_next(&rd));) {
+	k = 0;
+	for (const struct cell *row; k++ < shown && (row = rows_next(&rd));) {
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_table(r, j)) continue;
 			const struct cell *c = &row[j];
@@ -435,6 +438,7 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 		putc('\n', f);
 	}
 	rows_end(&rd);
+	if (shown < r->nrows) fprintf(f, " ... %zu more rows (--rows all)\n", r->nrows - shown);
 	free(cutbuf);
 	free(w);
 	if (r->note) fprintf(f, "\n%s", r->note);

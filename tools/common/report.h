@@ -52,6 +52,9 @@ struct report_style {
 	 * "..." (never below REPORT_MIN_NAME characters); 0: no limit */
 	int width;
 	enum time_unit unit; /* table: unit of the "(ns)" columns */
+	/* table: at most this many rows, then a line " ... N more rows (--rows
+	 * all)"; 0: every row (CSV and JSON always have every row) */
+	size_t max_rows;
 };
 #define REPORT_MIN_NAME 24
 

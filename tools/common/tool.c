@@ -305,11 +305,21 @@ const char *tool_text(const char *s)
 	return bufs[k];
 }
 
-int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r)
+void tool_see_help(void)
 {
-	if (optind != argc - 1) {
-		tool_err("expected one trace file");
-		help(stderr);
+	fprintf(stderr, "%s: see '%s --help'\n", g_cmd, g_cmd);
+}
+
+int tool_open_operand(int argc, char **argv, const char **path, gp_reader **r)
+{
+	int n = argc - optind;
+	if (n != 1) {
+		/* One line that says what to do: the whole help would bury it. */
+		if (n == 0)
+			tool_err("expected one trace file (see '%s --help')", g_cmd);
+		else
+			tool_err("expected one trace file, got %d: run '%s FILE' once per file "
+				 "(the traces of one job's processes: 'gpuprof merge' them first)", n, g_cmd);
 		return EXIT_USAGE;
 	}
 	*path = argv[optind];

@@ -32,10 +32,14 @@ gp_reader *tool_open(const char *path);
 /* The same with `threads` decoding threads (the caller's included) instead
  * of --threads'. */
 gp_reader *tool_open_threads(const char *path, int threads);
+/* After a usage error's message: one line on stderr that points to the
+ * command's help (the help itself would bury the message). */
+void tool_see_help(void);
 /* The one-trace-file commands (info, dump, stats): argv must hold exactly one
  * operand after the options.  Sets *path and opens it; returns EXIT_OK, or
- * EXIT_USAGE (after the message and help(stderr)) or EXIT_BADINPUT. */
-int tool_open_operand(int argc, char **argv, void (*help)(FILE *), const char **path, gp_reader **r);
+ * EXIT_USAGE (after a one-line message that says what to do) or
+ * EXIT_BADINPUT. */
+int tool_open_operand(int argc, char **argv, const char **path, gp_reader **r);
 
 /* After iteration ended with status `rc` (0 or <0 from gp_reader_next*):
  * prints the error or the truncation warning, returns the exit code.
