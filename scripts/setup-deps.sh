@@ -16,6 +16,12 @@ command -v readelf >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 || need="$ne
 # `make format-check` (scripts/format-check.sh): clang-format 14 exactly
 command -v clang-format-14 >/dev/null 2>&1 || clang-format --version 2>/dev/null | grep -q 'version 14\.' ||
   need="$need clang-format-14"
+# the man pages' test renders them (man -l, groff -man -ww); the completion
+# test loads the zsh completion where zsh is (tests/tools/test_cli_help.sh,
+# test_completion.sh)
+command -v man >/dev/null 2>&1 || need="$need man-db"
+command -v groff >/dev/null 2>&1 || need="$need groff-base"
+command -v zsh >/dev/null 2>&1 || need="$need zsh"
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
 [ -n "$pyinc" ] && [ -f "$pyinc/Python.h" ] || need="$need python3-dev"
 [ -z "$need" ] && exit 0
