@@ -379,7 +379,7 @@ static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail
 {
 	struct mem_failure out;
 	memset(&out, 0, sizeof(out));
-	out.pid = f->pid; out.tid = f->tid; out.t = f->s; out.status = f->status; out.failures = nfail;
+	out.pid = f->pid; out.tid = f->tid; out.t = f->s; out.stack_id = f->stack_id; out.status = f->status; out.failures = nfail;
 	out.call = tool_str(m->r, f->name_id);
 	const struct stack_view *sv = f->stack_id && m->stk ? stacks_view(m->stk, f->stack_id, f->pid, f->tid) : NULL;
 	out.site = sv && sv->site && *sv->site ? sv->site : "(no stack)";

@@ -110,6 +110,7 @@ struct mem_series_view {
 
 struct mem_failure {
 	uint32_t pid, tid, dev;      /* dev: the series with the most live memory at the failure */
+	uint32_t stack_id;           /* the call's stack, 0 none */
 	uint64_t t;                  /* the call's start */
 	const char *call;            /* its name */
 	int32_t status;
