@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tt import B, approx, eq, expect, finish, gp, tmpdir  # noqa: E402
+from tt import B, approx, eq, expect, finish, gp, run_workload, tmpdir  # noqa: E402
 import subprocess  # noqa: E402
 
 GEN_MEMORY = os.path.abspath(os.path.join(B, "tests", "tools", "gen_memory"))
@@ -90,5 +90,18 @@ with tmpdir() as d:
            "oom: advise says what to change: " + f["change"])
     a = json.loads(gp("advise", "--format", "json", trace(d, "steady")).stdout)["advise"][0]
     eq([x["rule"] for x in a["findings"] if x["rule"] == "out-of-memory"], [], "steady: no out-of-memory finding")
+
+    # the real shim on the fake CUDA (tests/fake/workload.c "steps"): step 5
+    # makes a cudaMalloc of 1 TiB that fails; the runtime call and the driver
+    # call inside it are recorded with status 2 and count as one failure
+    os.mkdir(os.path.join(d, "wl"))
+    w = run_workload(os.path.join(d, "wl"), "steps", "8", "1", GPUPROF_ACTIVITY="default,memory", WL_ERROR_AT="5")[0]
+    t = gp("stats", "--report", "memory_oom", w).stdout
+    expect("cudaMalloc failed (status 2, 1 failed allocation call)" in t, "workload: the failed call found:\n" + t)
+    a = json.loads(gp("advise", "--format", "json", w).stdout)["advise"][0]
+    eq(a["findings"][0]["rule"], "out-of-memory", "workload: advise's first finding")
+    os.mkdir(os.path.join(d, "wl2"))
+    w = run_workload(os.path.join(d, "wl2"), "steps", "8", "1", GPUPROF_ACTIVITY="default,memory")[0]
+    eq(view(w)["memory_oom"], [], "workload without the failure: no out-of-memory rows")
 
 finish()
