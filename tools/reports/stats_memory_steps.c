@@ -3,7 +3,8 @@
  * run's peak by owner and site, and the last failed allocation with what
  * was live then.  The figures are analysis/mem_view.h's; this report feeds
  * it the records and the context's steps, and prints its five tables.
- * Only when named: it needs the steps and memory records. */
+ * Only when named (by_name on its first table: stats without --report
+ * does not run it; naming memory_steps prints all five tables). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,7 @@ static void ms_free(void *self)
 	free(s);
 }
 
+/* Never in a default set (gpuprof report's stats_set runs every report). */
 static int ms_in_default(void *self, const struct stats_ctx *ctx) { return 0; }
 
 static const struct stats_table ms_tables[] = {
@@ -262,5 +264,6 @@ const struct stats_report stats_report_memory_steps = {
 	.types = STATS_TYPE(GP_REC_MEMORY) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_DEVICE) |
 		 STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK),
 	.needs = STATS_NEED_STEPS,
+	.by_name = 1u, /* only when named: `stats` without --report does not run it (cmd_stats.c) */
 	.new = ms_new, .add = ms_add, .in_default = ms_in_default, .fill = ms_fill, .free = ms_free,
 };
