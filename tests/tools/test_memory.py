@@ -50,6 +50,11 @@ with tmpdir() as d:
     owners = {o["owner"]: o for o in v["memory_owners"]}
     eq(owners["caching allocator (by size)"]["end_bytes"], WEIGHTS, "leak: 20 MiB (2 MiB multiple) is the allocator's by size")
 
+    # `gpuprof memory` is stats --report memory_steps
+    eq(gp("memory", "--format", "json", os.path.join(d, "leak.gpuprof")).stdout,
+       gp("stats", "--report", "memory_steps", "--format", "json", os.path.join(d, "leak.gpuprof")).stdout,
+       "gpuprof memory = stats --report memory_steps")
+
     # without stacks the site is the call and its size: still one site, still named
     v = view(trace(d, "leak", stacks=False))
     leaking = [s["site"] for s in v["memory_sites"] if s["leaks"] == "yes"]

@@ -6,9 +6,10 @@
 #include "cmd/cmd.h"
 #include "common/tool.h"
 
-/* `gpuprof steps ARGS` is `gpuprof stats --report steps ARGS`: the steps
- * tables unless ARGS name their own (--report), with the same options. */
-static int cmd_steps_alias(int argc, char **argv)
+/* `gpuprof steps ARGS` is `gpuprof stats --report steps ARGS`, `gpuprof
+ * memory ARGS` is `gpuprof stats --report memory_steps ARGS`: those tables
+ * unless ARGS name their own (--report), with the same options. */
+static int stats_alias(int argc, char **argv, const char *report)
 {
 	int named = 0;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -17,12 +18,15 @@ static int cmd_steps_alias(int argc, char **argv)
 	char **av = malloc(((size_t)argc + 2) * sizeof(*av));
 	if (!av) { tool_err("out of memory"); return EXIT_BADINPUT; }
 	av[0] = argv[0];
-	av[1] = "--report=steps";
+	av[1] = (char *)report;
 	for (int i = 1; i <= argc; i++) av[i + 1] = argv[i];  /* with argv[argc] == NULL */
 	int rc = cmd_stats(argc + 1, av);
 	free(av);
 	return rc;
 }
+
+static int cmd_steps_alias(int argc, char **argv) { return stats_alias(argc, argv, "--report=steps"); }
+static int cmd_memory_alias(int argc, char **argv) { return stats_alias(argc, argv, "--report=memory_steps"); }
 
 /* stats' line in the help: its registry's report names */
 static void stats_what(char *buf, size_t n)
@@ -46,6 +50,7 @@ static const struct {
 	{ "export", cmd_export, NULL, 1, cmd_export_what },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", 1, NULL },
 	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)", 1, NULL },
+	{ "memory", cmd_memory_alias, "device memory per step, growth, leaking sites, out of memory (= stats --report memory_steps)", 1, NULL },
 	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables", 1, NULL },
 	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas", 1, NULL },
 	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", 1, NULL },
