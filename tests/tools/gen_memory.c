@@ -15,6 +15,9 @@
  *                           the driver's cuMemAlloc_v2 inside it fails too)
  *                           and the job ends there (nothing freed after)
  *   --no-stacks             no stack on any call
+ *   --noise                 (leak) each odd step k also allocates 3 MiB at
+ *                           60-62 us (no stack) freed at step k+1's 500 us:
+ *                           held at the ends alternates around the leak
  *
  * Process 6000, thread 6000; device 0 with 80 GiB.  Step k lies at
  * [k ms, k ms + 900 us] ("step k"); in it (us after its start):
@@ -46,7 +49,7 @@ enum { STACK_LEAK = 1, STACK_FWD = 2, STACK_ATTN = 3 };
 struct item { uint64_t emit, seq; uint32_t src; gp_record r; };
 static struct item *items;
 static size_t nitems, citems;
-static int stacks = 1;
+static int stacks = 1, noise = 0;
 static uint64_t corr = 1;
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
@@ -116,9 +119,13 @@ int main(int argc, char **argv)
 {
 	gen_prog = "gen_memory";
 	int i = 1;
-	if (i < argc && !strcmp(argv[i], "--no-stacks")) { stacks = 0; i++; }
+	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strcmp(argv[i], "--no-stacks")) stacks = 0;
+		else if (!strcmp(argv[i], "--noise")) noise = 1;
+		else break;
+	}
 	if (argc - i != 2 || (strcmp(argv[i], "steady") && strcmp(argv[i], "leak") && strcmp(argv[i], "oom"))) {
-		fprintf(stderr, "usage: gen_memory [--no-stacks] steady|leak|oom OUT\n");
+		fprintf(stderr, "usage: gen_memory [--no-stacks] [--noise] steady|leak|oom OUT\n");
 		return 1;
 	}
 	int leak = !strcmp(argv[i], "leak"), oom = !strcmp(argv[i], "oom");
@@ -169,6 +176,9 @@ int main(int argc, char **argv)
 		}
 		if (oom) malloc_at(t + 30000, attn, (uint64_t)(k + 1) * (16ull << 20), STACK_ATTN);
 		if (leak) malloc_at(t + 40000, 0x7f2000000000ull + (uint64_t)k * (1ull << 24), LEAK_BYTES, STACK_LEAK);
+		uint64_t cache = 0x7f3000000000ull + (uint64_t)k * (1ull << 24);
+		if (noise && k % 2 == 1) malloc_at(t + 60000, cache, 3ull << 20, 0);
+		if (noise && k % 2 == 0 && k > 0) free_at(t + 500000, cache - (1ull << 24));
 		free_at(t + 850000, act);
 		if (oom) free_at(t + 860000, attn);
 		rec_range(&r, PID, PID, GP_NVTX_PUSHPOP, 0, S_STEP0 + k, 0, T0 + t, T0 + e, 0);

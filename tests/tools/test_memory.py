@@ -19,9 +19,10 @@ ACT = 4 * MiB           # steady/leak: each step's activation, freed in the step
 TOTAL = 80 << 30        # the device record's memory
 
 
-def trace(d, mode, stacks=True):
-    p = os.path.join(d, f"{mode}{'' if stacks else '-nostk'}.gpuprof")
-    subprocess.run([GEN_MEMORY] + ([] if stacks else ["--no-stacks"]) + [mode, p], check=True)
+def trace(d, mode, stacks=True, noise=False):
+    p = os.path.join(d, f"{mode}{'' if stacks else '-nostk'}{'-noise' if noise else ''}.gpuprof")
+    subprocess.run([GEN_MEMORY] + ([] if stacks else ["--no-stacks"]) + (["--noise"] if noise else []) + [mode, p],
+                   check=True)
     return p
 
 
@@ -59,6 +60,26 @@ with tmpdir() as d:
     v = view(trace(d, "leak", stacks=False))
     leaking = [s["site"] for s in v["memory_sites"] if s["leaks"] == "yes"]
     eq(leaking, [f"(no stack) cudaMalloc {LEAK} B"], "leak without stacks: the site by call and size")
+
+    # with noise: 3 MiB held over the end of each odd step; the fit's +/- (2
+    # standard errors) must cover the truth, the leaking site stays exact
+    v = view(trace(d, "leak", noise=True))
+    ends = [row["held_end_bytes"] for row in v["memory_steps"]]
+    eq(ends, [WEIGHTS + (k + 1) * LEAK + (3 * MiB if k % 2 else 0) for k in range(NSTEPS)], "noisy leak: held at ends")
+    g = v["memory_growth"][0]
+    # the least-squares slope of those ends, computed here
+    xs, ys = list(range(NSTEPS)), ends
+    mx, my = sum(xs) / NSTEPS, sum(ys) / NSTEPS
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    ssr = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys))
+    approx(g["growth_per_step_bytes"], slope, "noisy leak: the least-squares slope", tol=1e-9)
+    approx(g["growth_bound_bytes"], 2 * (ssr / (NSTEPS - 2) / sxx) ** 0.5, "noisy leak: 2 standard errors", tol=1e-6)
+    expect(abs(g["growth_per_step_bytes"] - LEAK) <= g["growth_bound_bytes"],
+           f"noisy leak: the truth {LEAK} within {g['growth_per_step_bytes']} +/- {g['growth_bound_bytes']}")
+    leaking = [s for s in v["memory_sites"] if s["leaks"] == "yes"]
+    eq([s["site"] for s in leaking], ["train.py:31 train_step"], "noisy leak: the 3 MiB that comes and goes is no leak")
+    eq(leaking[0]["growth_per_step_bytes"], LEAK, "noisy leak: the site's growth exact")
 
     # --- steady: nothing grows
     v = view(trace(d, "steady"))
