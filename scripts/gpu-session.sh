@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-cost coexist polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -843,6 +843,12 @@ PY
     timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
       --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
       --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
+  memory)      # issue 39: the memory view (stats --report memory_steps) and advise's out-of-memory rule on a
+              # leaking job, an OOM job, HF Trainer and torch.compile against torch.cuda.memory_reserved() per step,
+              # and the cost of --activity=default,memory on MNIST and ResNet-50 (tests/gpu/memory_check.py)
+    log memory
+    timeout 560 python3 tests/gpu/memory_check.py --gpuprof build/bin/gpuprof --out "$RES/memory" \
+      --reps "${MEMORY_REPS:-3}" ${MEMORY_PARTS:+--parts "$MEMORY_PARTS"} 2>&1 | tee "$RES/memory.txt" ;;
   matrix)     log matrix; BUDGET_S=${MATRIX_BUDGET_S:-480} timeout $(( ${MATRIX_BUDGET_S:-480} + 80 )) bash scripts/matrix.sh 2>&1 | tee "$RES/matrix.txt" ;;  # issue #18: options x third-party jobs
   bench)      log bench;      timeout 560 bash bench/overhead/run.sh 2>&1 | tee "$RES/bench.txt" ;;
   crosscheck) log crosscheck; timeout 400 python3 tests/gpu/crosscheck.py --out "$RES" 2>&1 | tee "$RES/crosscheck.txt" ;;

@@ -16,6 +16,7 @@ processes to start (they never touch CUDA).
 """
 import argparse
 import os
+import sys
 import warnings
 
 warnings.filterwarnings("ignore")
@@ -28,6 +29,8 @@ import torch.nn as nn  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--mem-probe", action="store_true",
+                    help="NVTX 'step N' ranges and torch.cuda.memory_reserved() at each step's end (stderr)")
     a = ap.parse_args()
     try:
         import torch._inductor.config as icfg
@@ -46,10 +49,17 @@ def main():
         for i in range(a.steps):
             if i == lo:
                 torch.cuda.profiler.start()
+            if a.mem_probe:
+                torch.cuda.nvtx.range_push("step %d" % i)
             torch.compiler.cudagraph_mark_step_begin()
             y = cm(x)
             s += float(y.double().sum())
             x = torch.tanh(y)  # a new tensor: the next replay overwrites y
+            if a.mem_probe:
+                print("MEMPROBE step=%d reserved=%d max_reserved=%d" % (i, torch.cuda.memory_reserved(),
+                                                                         torch.cuda.max_memory_reserved()),
+                      file=sys.stderr)
+                torch.cuda.nvtx.range_pop()
             if i == hi - 1:
                 torch.cuda.profiler.stop()
     print("RESULT steps=%d sum=%.6f" % (a.steps, s))

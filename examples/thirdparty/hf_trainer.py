@@ -76,6 +76,16 @@ class NvtxSteps(TrainerCallback):
         torch.cuda.nvtx.range_pop()
 
 
+class MemProbe(TrainerCallback):
+    """--mem-probe: the caching allocator's reserved bytes at each step's end,
+    on stderr (tests/gpu/memory_check.py compares them with gpuprof's memory
+    view, docs/MEMORY.md)."""
+
+    def on_step_end(self, args, state, control, **kw):
+        print("MEMPROBE step=%d reserved=%d max_reserved=%d" % (state.global_step - 1, torch.cuda.memory_reserved(),
+                                                                 torch.cuda.max_memory_reserved()), file=sys.stderr)
+
+
 class TorchProfile(TrainerCallback):
     """torch.profiler.profile over global steps lo..hi, one ProfilerStep# a
     step (schedule: no wait, no warm-up, hi - lo + 1 active steps)."""
@@ -106,6 +116,7 @@ def main():
     ap.add_argument("--stall-step", type=int, default=-1)
     ap.add_argument("--stall-s", type=float, default=2.0)
     ap.add_argument("--nvtx", action="store_true")
+    ap.add_argument("--mem-probe", action="store_true", help="print torch.cuda.memory_reserved() each step (stderr)")
     ap.add_argument("--torch-profile", default="", metavar="A:B")
     ap.add_argument("--torch-profile-out", default=os.environ.get("TORCH_PROFILE_OUT", "hf_trainer.trace.json"))
     a = ap.parse_args()
@@ -127,7 +138,9 @@ def main():
         have = {f.name for f in dataclasses.fields(TrainingArguments)}
         args = TrainingArguments(**{k: v for k, v in want.items() if k in have})
         data = Stall(RandomTokens(512), a.stall_step, 16, a.stall_s)
-        cbs = [CaptureRange(a.steps // 3, 2 * a.steps // 3)] + ([NvtxSteps()] if a.nvtx else [])
+        # the probe before NvtxSteps: it reads the step's end inside the step's range
+        cbs = [CaptureRange(a.steps // 3, 2 * a.steps // 3)] + ([MemProbe()] if a.mem_probe else []) + \
+            ([NvtxSteps()] if a.nvtx else [])
         if a.torch_profile:
             lo, hi = (int(v) for v in a.torch_profile.split(":"))
             cbs.append(TorchProfile(lo, hi, a.torch_profile_out))

@@ -7,7 +7,7 @@ TOOLS_SH_TESTS := test_cli test_cli_help test_completion test_golden test_run te
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
-	test_layers test_stats_threads test_window_read test_parquet test_captures test_advise_verdicts
+	test_layers test_stats_threads test_window_read test_parquet test_captures test_advise_verdicts test_memory
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -18,6 +18,10 @@ $(GEN_RANKS): tests/tools/gen_ranks.c tests/tools/gen_common.h libprof/gp_trace.
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # the steps analysis (test_steps.py): idle categories, warm-up, outliers
+GEN_MEMORY := $(TOOLST_DIR)/gen_memory
+$(GEN_MEMORY): tests/tools/gen_memory.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
 GEN_STEPS := $(TOOLST_DIR)/gen_steps
 $(GEN_STEPS): tests/tools/gen_steps.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -121,7 +125,7 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
 	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
 TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
 	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)

@@ -11,7 +11,7 @@ trap 'rm -rf "$d"' EXIT
 
 # --- per-command help: its own usage, short, the same from `help CMD`
 cmds=$("$G" help --words) || bad "help --words"
-[ "$(echo $cmds)" = "run info dump stats export merge steps report diff advise top trigger" ] ||
+[ "$(echo $cmds)" = "run info dump stats export merge steps memory report diff advise top trigger" ] ||
 	bad "commands: $(echo $cmds)"
 for c in $cmds; do
 	"$G" $c --help >"$d/h" 2>"$d/err"; rc=$?

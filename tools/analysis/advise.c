@@ -14,7 +14,7 @@
 #include "common/util.h"
 
 const char *const adv_rule_names[AR_COUNT] = {
-#define RULE_NAME(id, name, judge, cause) [id] = name,
+#define RULE_NAME(id, name, judge, cause, steps) [id] = name,
 	ADV_RULES(RULE_NAME)
 #undef RULE_NAME
 };
@@ -622,13 +622,82 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	}
 }
 
+/* out-of-memory: the process's last failed allocation (mem_view.h), with
+ * what was live then by site and the device's total; no saving (the job
+ * stopped), severity high. */
+static void rule_oom(struct judge *j, enum adv_rule rule, enum adv_cause c)
+{
+	const struct mem_view *mv = adv_facts_mem(j->f);
+	const struct mem_failure *fl = NULL;
+	for (size_t i = 0; mv && i < mem_view_nfailures(mv); i++)
+		if (mem_view_failure(mv, i)->pid == j->p->pid) fl = mem_view_failure(mv, i);
+	if (!fl) return;
+	struct adv_finding *x = finding(j, rule);
+	x->sev = SEV_HIGH;
+	x->title = xstrdup("the job ran out of device memory");
+	char live[32], total[32], b1[32];
+	fmt_bytes(live, sizeof(live), (uint64_t)(fl->live > 0 ? fl->live : 0));
+	fmt_bytes(total, sizeof(total), fl->global_mem);
+	struct sb b = { 0 };
+	sb_printf(&b, "%s failed with out of memory (status %d) at %s with %s of device memory live on device %u "
+		      "(of %s; the last of %u failed allocation call%s). Live then by site: ",
+		  fl->call, fl->status, ms((double)(fl->t - j->base)), live, fl->dev,
+		  fl->global_mem ? total : "an unknown total", fl->failures, fl->failures == 1 ? "" : "s");
+	for (size_t i = 0; i < fl->nby_site && i < 5; i++) {
+		const struct mem_site *t = &fl->by_site[i];
+		fmt_bytes(b1, sizeof(b1), (uint64_t)t->level);
+		sb_printf(&b, "%s%s %s (%.1f %%, %s)", i ? "; " : "", t->label, b1,
+			  fl->live > 0 ? 100.0 * (double)t->level / (double)fl->live : 0, mem_owner_names[t->owner]);
+	}
+	if (fl->nby_site > 5) sb_printf(&b, "; %zu more", fl->nby_site - 5);
+	if (!fl->nby_site) sb_printf(&b, "none recorded (memory records need --activity=default,memory)");
+	sb_printf(&b, ". The requested size is not in the trace.");
+	const struct mem_series_view *sv = mem_view_find(mv, fl->pid, fl->dev);
+	int grew = 0;
+	for (size_t i = 0; sv && i < sv->nsites; i++) {
+		if (!mem_site_leaks(&sv->sites[i])) continue;
+		fmt_bytes(b1, sizeof(b1), (uint64_t)sv->sites[i].growth.slope);
+		sb_printf(&b, "%s%s grew %s per step and never fell", grew ? "; " : " Before it: ", sv->sites[i].label, b1);
+		grew = 1;
+	}
+	if (grew) sb_printf(&b, ".");
+	x->what = sb_take(&b);
+	const struct stack_view *v = fl->stack_id ? stacks_view(adv_facts_stacks(j->f), fl->stack_id, fl->pid, fl->tid) : NULL;
+	if (v) {
+		struct adv_site *st = &x->sites[x->nsites++];
+		st->label = fl->site;
+		st->name = fl->call;
+		st->phase = "";
+		st->stack = v;
+		st->occ = -1;
+		st->pm_pct = -1;
+	}
+	sb_printf(&b, "%s [%s]", fl->site, fl->call);
+	x->where = sb_take(&b);
+	sb_printf(&b, "%sLower the batch size (or the sequence length); recompute activations instead of keeping them "
+		      "(torch.utils.checkpoint on the largest blocks); with PyTorch, PYTORCH_CUDA_ALLOC_CONF="
+		      "expandable_segments:True when reserved memory is well above allocated (fragmentation); a list or "
+		      "dict that keeps tensors across steps (losses, outputs) keeps their memory: keep loss.item() or "
+		      "tensor.detach().cpu() instead.",
+		  grew ? "Memory grew every step before the failure: find what keeps tensors (the growing site above). " : "");
+	x->change = sb_take(&b);
+	x->how = xstrdup("Not estimated: the job stopped; the other findings matter once it runs "
+			 "(gpuprof stats --report memory_steps shows the memory per step and site).");
+	x->since_ns = fl->t - j->base;
+	x->until_ns = fl->t - j->base + 1;
+	evidence(x, "live_bytes", (double)fl->live);
+	evidence(x, "device_total_bytes", (double)fl->global_mem);
+	evidence(x, "failed_calls", (double)fl->failures);
+}
+
 /* ------------------------------------------------------------ judge */
 /* advise.h's ADV_RULES: each rule's function and the cause it reads */
 static const struct {
 	void (*judge)(struct judge *j, enum adv_rule rule, enum adv_cause c);
 	enum adv_cause cause;
+	int steps; /* judges only processes whose steps are judged */
 } rule_judge[AR_COUNT] = {
-#define RULE_JUDGE(id, name, judge, cause) [id] = { judge, cause },
+#define RULE_JUDGE(id, name, judge, cause, steps) [id] = { judge, cause, steps },
 	ADV_RULES(RULE_JUDGE)
 #undef RULE_JUDGE
 };
@@ -636,6 +705,8 @@ static const struct {
 static int cmp_finding(const void *a, const void *b)
 {
 	const struct adv_finding *x = a, *y = b;
+	/* a job that ran out of memory stopped: that comes before any saving */
+	if ((x->rule == AR_OOM) != (y->rule == AR_OOM)) return x->rule == AR_OOM ? -1 : 1;
 	if (x->sev != y->sev) return x->sev > y->sev ? -1 : 1;
 	if (x->saving_ns != y->saving_ns) return x->saving_ns > y->saving_ns ? -1 : 1;
 	if (x->cost_ns != y->cost_ns) return x->cost_ns > y->cost_ns ? -1 : 1;
@@ -687,13 +758,14 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		ps->unexplained_pct = p->wall ? 100.0 * (double)p->unexplained_idle_ns / (double)p->wall : 0;
 		ps->gpu_work_ns = p->ncounted ? (double)p->launched_ns / (double)p->ncounted : 0;
 		ps->runs_ahead = ps->gpu_work_ns > ADV_RUN_AHEAD * ps->step_mean_ns;
-		if (!step_judgeable(p, ps->not_judged, sizeof(ps->not_judged))) continue;
 		/* shares are of the step time, or of the GPU work launched per step
 		 * when the host runs ahead (then that is the pipeline's real step) */
-		out->njudged++;
 		double basis = ps->runs_ahead ? (double)p->launched_ns : (double)p->wall;
 		struct judge j = { f, p, base, (double)p->ncounted, basis, out };
-		for (int r = 0; r < AR_COUNT; r++) rule_judge[r].judge(&j, (enum adv_rule)r, rule_judge[r].cause);
+		int judged = step_judgeable(p, ps->not_judged, sizeof(ps->not_judged));
+		if (judged) out->njudged++;
+		for (int r = 0; r < AR_COUNT; r++)
+			if (judged || !rule_judge[r].steps) rule_judge[r].judge(&j, (enum adv_rule)r, rule_judge[r].cause);
 	}
 	if (out->n) qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
 }

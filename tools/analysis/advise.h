@@ -9,7 +9,8 @@
  * and for the findings whose saving is not estimated (host-gaps,
  * low-occupancy, anything only outside the counted steps) at most low/info
  * as each rule says.  So a job that is GPU-bound and keeps its GPU fed gets
- * nothing above info.  Findings are ranked by estimated saving, then cost. */
+ * nothing above info.  Findings are ranked by estimated saving, then cost;
+ * out-of-memory (the job failed) before all. */
 #ifndef GPUPROF_ANALYSIS_ADVISE_H
 #define GPUPROF_ANALYSIS_ADVISE_H
 
@@ -18,32 +19,35 @@
 
 #include "analysis/advise_facts.h"
 
-/* The rules, one a line: X(id, name, judge, cause).  name: what advise
- * prints (table, JSON, CSV, --help); judge: its function in advise.c,
- * judge(j, id, cause), which reads one process's facts and adds at most
- * one finding of rule id; cause: the advise_facts.h cause it judges
+/* The rules, one a line: X(id, name, judge, cause, steps).  name: what
+ * advise prints (table, JSON, CSV, --help); judge: its function in
+ * advise.c, judge(j, id, cause), which reads one process's facts and adds
+ * at most one finding of rule id; cause: the advise_facts.h cause it judges
  * (AC_COUNT: none; launch-bound and host-gaps judge the same idle, and one
- * of the two speaks).  The order is the ids' (the ranking's last
- * tie-break).  Adding a rule: a line here, its judge function in
- * advise.c, its section in docs/ADVISE.md. */
+ * of the two speaks); steps: 1 when it judges only a process whose steps
+ * are judged (step_judgeable), 0 when every process (out-of-memory: a job
+ * that ran out may have stopped before its steps could be judged).  The
+ * order is the ids' (the ranking's last tie-break).  Adding a rule: a line
+ * here, its judge function in advise.c, its section in docs/ADVISE.md. */
 /* clang-format off */
 #define ADV_RULES(X) \
-	X(AR_INPUT,     "input-bound",    rule_input,     AC_INPUT) \
-	X(AR_SYNC,      "sync",           rule_blocking,  AC_SYNC) \
-	X(AR_PAGEABLE,  "pageable-copy",  rule_blocking,  AC_PAGEABLE) \
-	X(AR_SYNC_COPY, "sync-copy",      rule_blocking,  AC_SYNC_COPY) \
-	X(AR_ALLOC,     "alloc-churn",    rule_blocking,  AC_ALLOC) \
-	X(AR_LAUNCH,    "launch-bound",   rule_host_idle, AC_HOST_IDLE) \
-	X(AR_HOST_GAPS, "host-gaps",      rule_host_idle, AC_HOST_IDLE) \
-	X(AR_FP32,      "fp32-matmul",    rule_fp32,      AC_FP32) \
-	X(AR_UNDERPAR,  "under-parallel", rule_underpar,  AC_UNDERPAR) \
-	X(AR_LOWOCC,    "low-occupancy",  rule_lowocc,    AC_LOWOCC) \
-	X(AR_COMM,      "exposed-comm",   rule_comm,      AC_COUNT) \
-	X(AR_OUTLIER,   "outlier-steps",  rule_outliers,  AC_COUNT)
+	X(AR_OOM,       "out-of-memory",  rule_oom,       AC_COUNT,    0) \
+	X(AR_INPUT,     "input-bound",    rule_input,     AC_INPUT,    1) \
+	X(AR_SYNC,      "sync",           rule_blocking,  AC_SYNC,     1) \
+	X(AR_PAGEABLE,  "pageable-copy",  rule_blocking,  AC_PAGEABLE, 1) \
+	X(AR_SYNC_COPY, "sync-copy",      rule_blocking,  AC_SYNC_COPY, 1) \
+	X(AR_ALLOC,     "alloc-churn",    rule_blocking,  AC_ALLOC,    1) \
+	X(AR_LAUNCH,    "launch-bound",   rule_host_idle, AC_HOST_IDLE, 1) \
+	X(AR_HOST_GAPS, "host-gaps",      rule_host_idle, AC_HOST_IDLE, 1) \
+	X(AR_FP32,      "fp32-matmul",    rule_fp32,      AC_FP32,     1) \
+	X(AR_UNDERPAR,  "under-parallel", rule_underpar,  AC_UNDERPAR, 1) \
+	X(AR_LOWOCC,    "low-occupancy",  rule_lowocc,    AC_LOWOCC,   1) \
+	X(AR_COMM,      "exposed-comm",   rule_comm,      AC_COUNT,    1) \
+	X(AR_OUTLIER,   "outlier-steps",  rule_outliers,  AC_COUNT,    1)
 /* clang-format on */
 
 enum adv_rule {
-#define ADV_RULE_ID(id, name, judge, cause) id,
+#define ADV_RULE_ID(id, name, judge, cause, steps) id,
 	ADV_RULES(ADV_RULE_ID)
 #undef ADV_RULE_ID
 	AR_COUNT

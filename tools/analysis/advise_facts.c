@@ -37,12 +37,15 @@ void adv_pre_init(struct adv_pre *pre, gp_reader *r)
 	pre->r = r;
 	pre->stk = stacks_new(r);
 	u64map_init(&pre->rank);
+	pre->mem = mem_view_new(r, pre->stk);
 }
 
 static int starts_with(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
 
 void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
 {
+	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_DEVICE)
+		mem_view_add(pre->mem, pid, tool_rec_tid(pre->r, rec), rec);
 	switch (rec->type) {
 	case GP_REC_DEVICE:
 		devprops_add(&pre->dp, pid, &rec->u.device);
@@ -74,12 +77,17 @@ void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
 	}
 }
 
-void adv_pre_finish(struct adv_pre *pre) { counters_finish(&pre->ctr); }
+void adv_pre_finish(struct adv_pre *pre)
+{
+	counters_finish(&pre->ctr);
+	mem_view_finish(pre->mem);
+}
 
 void adv_pre_free(struct adv_pre *pre)
 {
 	devprops_free(&pre->dp);
 	counters_free(&pre->ctr);
+	mem_view_free(pre->mem); /* before the stacks its sites came from */
 	stacks_free(pre->stk);
 	u64map_free(&pre->rank);
 	memset(pre, 0, sizeof(*pre));
@@ -352,6 +360,7 @@ void adv_facts_free(struct adv_facts *f)
 size_t adv_facts_nprocs(const struct adv_facts *f) { return f->np; }
 const struct adv_proc *adv_facts_proc(const struct adv_facts *f, size_t i) { return &f->p[i].out; }
 struct stacks *adv_facts_stacks(const struct adv_facts *f) { return f->pre->stk; }
+const struct mem_view *adv_facts_mem(const struct adv_facts *f) { return f->pre->mem; }
 const struct attribution *adv_facts_attribution(const struct adv_facts *f) { return f->a; }
 uint64_t adv_facts_kernel_wait(const struct adv_facts *f) { return f->kernel_wait; }
 

@@ -62,6 +62,7 @@
 
 #include "analysis/counters.h"
 #include "analysis/devprops.h"
+#include "analysis/mem_view.h"
 #include "analysis/opjoin.h"
 #include "analysis/stacks.h"
 #include "analysis/step_summary.h"
@@ -98,10 +99,12 @@ struct adv_pre {
 	/* pinned copies of >= ADV_PINNED_BW_MIN_BYTES: [0] HtoD, [1] DtoH */
 	uint64_t pinned_bytes[2], pinned_ns[2];
 	u64map rank;             /* pid -> rank + 2 (process records) */
+	struct mem_view *mem;    /* device memory and failed allocations (out-of-memory) */
 };
 void adv_pre_init(struct adv_pre *pre, gp_reader *r);
 /* Any record of the first pass (device, counter, module, stack, thread,
- * source and memcpy records are used). */
+ * source and memcpy records are used; API and memory records go to the
+ * memory view). */
 void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec);
 /* After the first pass. */
 void adv_pre_finish(struct adv_pre *pre);
@@ -192,6 +195,8 @@ void adv_facts_finish(struct adv_facts *f);
 size_t adv_facts_nprocs(const struct adv_facts *f);
 const struct adv_proc *adv_facts_proc(const struct adv_facts *f, size_t i);
 struct stacks *adv_facts_stacks(const struct adv_facts *f);
+/* The first pass's memory view (finished without steps: its failures). */
+const struct mem_view *adv_facts_mem(const struct adv_facts *f);
 const struct attribution *adv_facts_attribution(const struct adv_facts *f);
 uint64_t adv_facts_kernel_wait(const struct adv_facts *f);
 

@@ -10,9 +10,10 @@
 #include "cmd/cmd.h"
 #include "common/tool.h"
 
-/* `gpuprof steps ARGS` is `gpuprof stats --report steps ARGS`: the steps
- * tables unless ARGS name their own (--report), with the same options. */
-static int cmd_steps_alias(int argc, char **argv)
+/* `gpuprof steps ARGS` is `gpuprof stats --report steps ARGS`, `gpuprof
+ * memory ARGS` is `gpuprof stats --report memory_steps ARGS`: those tables
+ * unless ARGS name their own (--report), with the same options. */
+static int stats_alias(int argc, char **argv, const char *report)
 {
 	int named = 0;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -21,12 +22,15 @@ static int cmd_steps_alias(int argc, char **argv)
 	char **av = malloc(((size_t)argc + 2) * sizeof(*av));
 	if (!av) { tool_err("out of memory"); return EXIT_BADINPUT; }
 	av[0] = argv[0];
-	av[1] = "--report=steps";
+	av[1] = (char *)report;
 	for (int i = 1; i <= argc; i++) av[i + 1] = argv[i];  /* with argv[argc] == NULL */
 	int rc = cmd_stats(argc + 1, av);
 	free(av);
 	return rc;
 }
+
+static int cmd_steps_alias(int argc, char **argv) { return stats_alias(argc, argv, "--report=steps"); }
+static int cmd_memory_alias(int argc, char **argv) { return stats_alias(argc, argv, "--report=memory_steps"); }
 
 /* stats' summary: its registry's report names */
 static void stats_what(char *buf, size_t n)
@@ -40,30 +44,34 @@ static void stats_what(char *buf, size_t n)
 
 const struct cli_command cli_commands[] = {
 	{ "run", cmd_run, "run a command with tracing (LD_PRELOAD=libgpuprof.so)", NULL, cmd_run_help,
-	  "--output --api --activity --stacks --gpu-window --flight-recorder --status", NULL, NULL, 0 },
+	  "--output --api --activity --stacks --gpu-window --flight-recorder --status", NULL, NULL, 0, NULL },
 	{ "info", cmd_info, "header, processes, threads, devices, counts, integrity", NULL, cmd_info_help,
-	  "--json --strict", NULL, NULL, 1 },
+	  "--json --strict", NULL, NULL, 1, NULL },
 	{ "dump", cmd_dump, "every record, time-ordered, as text or JSON lines", NULL, cmd_dump_help,
-	  "--json --type " SEL, NULL, NULL, 1 },
+	  "--json --type " SEL, NULL, NULL, 1, NULL },
 	{ "stats", cmd_stats, NULL, stats_what, cmd_stats_help,
-	  "--report --format --names --time-unit --width --rows " SEL " --per-step", NULL, NULL, 1 },
+	  "--report --format --names --time-unit --width --rows " SEL " --per-step", NULL, NULL, 1, NULL },
 	{ "export", cmd_export, NULL, cmd_export_what, cmd_export_help,
-	  "--format --output", NULL, NULL, 1 },
+	  "--format --output", NULL, NULL, 1, NULL },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", NULL, cmd_merge_help,
-	  "--output", NULL, NULL, 1 },
+	  "--output", NULL, NULL, 1, NULL },
 	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)", NULL,
 	  cmd_stats_help, "--method --step-range --keep-warmup --per-step --format --steps", "stats",
-	  "gpuprof steps [--method auto|nvtx|trace] [--per-step] [stats options] FILE", 1 },
+	  "gpuprof steps [--method auto|nvtx|trace] [--per-step] [stats options] FILE", 1, "steps" },
+	{ "memory", cmd_memory_alias,
+	  "device memory per step, growth, leaking sites, out of memory (= stats --report memory_steps)", NULL,
+	  cmd_stats_help, "--site --format --steps", "stats", "gpuprof memory [--site user|layer] [stats options] FILE", 1,
+	  "memory_steps" },
 	{ "report", cmd_report, "one self-contained HTML page: header, steps, charts, top tables", NULL,
-	  cmd_report_help, "--output --title --method", NULL, NULL, 1 },
+	  cmd_report_help, "--output --title --method", NULL, NULL, 1, NULL },
 	{ "diff", cmd_diff, "what changed between two runs: aligned steps, significance, deltas", NULL,
-	  cmd_diff_help, "--vs --report --top --format", NULL, NULL, 1 },
+	  cmd_diff_help, "--vs --report --top --format", NULL, NULL, 1, NULL },
 	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", NULL,
-	  cmd_advise_help, "--format --method --all", NULL, NULL, 1 },
+	  cmd_advise_help, "--format --method --all", NULL, NULL, 1, NULL },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", NULL, cmd_top_help,
-	  "--once --interval", NULL, NULL, 0 },
+	  "--once --interval", NULL, NULL, 0, NULL },
 	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)", NULL,
-	  cmd_trigger_help, "--steps --seconds --all --wait", NULL, NULL, 0 },
+	  cmd_trigger_help, "--steps --seconds --all --wait", NULL, NULL, 0, NULL },
 };
 const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 

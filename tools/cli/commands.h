@@ -23,6 +23,7 @@ struct cli_command {
 	 * usage line; the reference and every other option are the target's */
 	const char *alias_of, *alias_usage;
 	int reads;                                 /* reads trace files: takes --threads */
+	const char *alias_report;                  /* an alias of stats: the --report it names */
 };
 
 extern const struct cli_command cli_commands[];

@@ -279,8 +279,9 @@ void cli_man(FILE *f, const struct cli_command *c)
 			roff_line(f, !strncmp(l.v[i], "usage: ", 7) ? l.v[i] + 7 : l.v[i] + (indent_of(l.v[i]) >= 7 ? 7 : 0));
 	fputs(".fi\n.SH DESCRIPTION\n", f);
 	if (c->alias_of)
-		fprintf(f, "\\fBgpuprof %s\\fR is \\fBgpuprof %s \\-\\-report steps\\fR: it takes the options "
-			   "of \\fBgpuprof\\-%s\\fR(1), given here.\n.PP\n", c->name, c->alias_of, c->alias_of);
+		fprintf(f, "\\fBgpuprof %s\\fR is \\fBgpuprof %s \\-\\-report %s\\fR: it takes the options "
+			   "of \\fBgpuprof\\-%s\\fR(1), given here.\n.PP\n", c->name, c->alias_of,
+			   c->alias_report ? c->alias_report : c->name, c->alias_of);
 	roff_body(f, &l, ue);
 	fputs(".SH SEE ALSO\n\\fBgpuprof\\fR(1)", f);
 	if (c->alias_of) fprintf(f, ", \\fBgpuprof\\-%s\\fR(1)", c->alias_of);

@@ -587,12 +587,13 @@ int cmd_stats(int argc, char **argv)
 	if (style.width < 0) style.width = table_width();
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
-	/* the reports of the run: those asked for, else all (the default set is
-	 * decided after the pass); only they, and the context's analyses they
-	 * need, see the records */
+	/* the reports of the run: those asked for, else all but those whose
+	 * first table is printed only when named (the default set is decided
+	 * after the pass); only they, and the context's analyses they need,
+	 * see the records */
 	int *run = xcalloc(nreps ? nreps : 1, sizeof(*run));
 	for (size_t k = 0; k < ntabs; k++)
-		if (!any || want[k]) run[tabs[k].rep_ix] = 1;
+		if (any ? want[k] : !(tabs[k].rep->by_name & 1u)) run[tabs[k].rep_ix] = 1;
 	struct selection selection;
 	char err[512];
 	struct stats_ctx ctx;
@@ -667,6 +668,7 @@ int cmd_stats(int argc, char **argv)
 	if (!any)
 		for (size_t k = 0; k < ntabs; k++) {
 			const struct stats_report *sr = tabs[k].rep;
+			if (!run[tabs[k].rep_ix]) continue;
 			if ((sr->by_name & (1u << tabs[k].tab_ix)) && !want[k]) continue;
 			want[k] = !sr->in_default || sr->in_default(self[tabs[k].rep_ix], &ctx);
 		}

@@ -19,7 +19,8 @@
 	X(launch_sites) \
 	X(layers) \
 	X(comm) \
-	X(steps)
+	X(steps) \
+	X(memory_steps)
 
 #define DECLARE(name) extern const struct stats_report stats_report_##name;
 STATS_REPORTS(DECLARE)

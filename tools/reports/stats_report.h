@@ -218,7 +218,8 @@ struct stats_report {
 	int ntables;
 	uint32_t types;  /* STATS_TYPE(GP_REC_...) | ...: the records add() gets */
 	uint32_t needs;  /* stats_need bits */
-	uint32_t by_name;/* bit j: tables[j] is printed only when named */
+	uint32_t by_name;/* bit j: tables[j] is printed only when named; bit 0: the report
+			  * runs only when one of its tables is named */
 	/* The report's state; NULL (the function or its result) for a report
 	 * that only reads the context. */
 	void *(*new)(const struct stats_ctx *ctx);
