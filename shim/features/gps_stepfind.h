@@ -38,6 +38,9 @@ unsigned gps_stepfind_classes(void);
 void gps_stepfind_kernels_gone(void);
 /* What it knows, one phrase (for messages) */
 void gps_stepfind_describe(char *buf, size_t n);
+/* The final flush: the open found step (no boundary will end it) as the
+ * range "step N (partial)" up to now */
+void gps_stepfind_final(void);
 void gps_stepfind_after_fork_child(void);
 
 #endif
