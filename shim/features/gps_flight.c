@@ -151,6 +151,7 @@ static char cap_file[4096];    /* sp_lock */
 static int cap_seq;            /* sp_lock: -capN numbering */
 static struct done *done_list; /* sp_lock */
 static uint64_t next_register; /* flush thread */
+static unsigned markers_changes; /* fl_lock: gps_stepfind_classes_changes when last applied */
 
 static uint64_t keep_ns(void) { return gps.cfg.flight_ns; }
 static uint64_t drain_ns(void) { return 2 * (uint64_t)(gps.cfg.flush_ms ? gps.cfg.flush_ms : 500) * 1000000ull + SEC / 2; }
@@ -900,6 +901,11 @@ void gps_flight_tick(uint64_t now)
 	}
 	activity_update(); /* a fork child's inherited "on" goes off here */
 	api_rate_check(now);
+	unsigned changes = gps_stepfind_classes_changes();
+	if (changes != markers_changes) {
+		markers_changes = changes;
+		gps_gpu_step_markers(); /* (records off) the finder's callbacks to its classes now */
+	}
 	struct capture c = cur;
 	s = atomic_load(&state);
 	pthread_mutex_unlock(&fl_lock);

@@ -72,6 +72,7 @@ static uint64_t open_start, open_number;
 /* the open step for the final flush (gps_stepfind_final), from another
  * thread: its start, then its number + 1 (0: none) with release */
 static _Atomic uint64_t pub_open_start, pub_open;
+static atomic_uint classes_gen; /* changes of gps_stepfind_classes (gps_stepfind_classes_changes) */
 static unsigned learns;
 /* published for messages */
 static _Atomic uint64_t pub_sig, pub_mk, pub_kn;
@@ -219,6 +220,7 @@ static int try_find(const struct gps_period_ev *ev, const struct gps_period_ev *
 	atomic_store(&pub_steps, r.steps);
 	atomic_store(&pub_ctx, k);
 	atomic_store(&state, SF_TRACK);
+	atomic_fetch_add(&classes_gen, 1);
 	emit_found(tid, now);
 	return 1;
 }
@@ -319,6 +321,7 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 			}
 			learn_reset();
 			atomic_store(&state, SF_LEARN);
+			atomic_fetch_add(&classes_gen, 1);
 			return 1;
 		}
 		return 0;
@@ -332,6 +335,8 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 	}
 	return 0;
 }
+
+unsigned gps_stepfind_classes_changes(void) { return atomic_load(&classes_gen); }
 
 unsigned gps_stepfind_classes(void)
 {

@@ -53,6 +53,12 @@ S14. The status file of an armed job with found steps (no NVTX), read at
     step 250 of 5 ms steps: the step, step_ms_median and steps_per_s are the
     found steps' (a median of at least the 5 ms sleep, a rate below 1 over
     it).
+S15. Armed with API records off (GPUPROF_FLIGHT_API=capture, and
+    GPUPROF_API_MODE=activity), no capture: once the boundary (the input
+    copy) is found, the callbacks kept for learning narrow to its classes at
+    once (cudaStreamSynchronize's off, cudaMemcpy's on: the fake CUPTI asked
+    at step 250); with the API history on (all) both stay on (the records'),
+    and with a boundary in its context (WL_TWIN) every marker's stays on.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import json
 import os
@@ -296,4 +302,14 @@ j.check_ran(E, 800)
 E.check(st.get("capture_state") == "armed" and st.get("step", -1) >= 200 and
         4.9 <= st.get("step_ms_median", 0) <= 30.0 and 20 < st.get("steps_per_s", 0) <= 1000 / 4.9,
         "S14: status %s" % st)
+
+# S15: the learning's callbacks narrow at once
+for name, extra, want in (("s15cap", {"GPUPROF_FLIGHT_API": "capture"}, "memcpy 1 sync 0"),
+                          ("s15act", {"GPUPROF_API_MODE": "activity"}, "memcpy 1 sync 0"),
+                          ("s15all", {}, "memcpy 1 sync 1"),
+                          ("s15twin", {"GPUPROF_FLIGHT_API": "capture", "WL_TWIN": "1"}, "memcpy 1 sync 1")):
+    cb = os.path.join(E.tmp, name + ".callbacks")
+    plain(name, 300, dict(FLIGHT, WL_CALLBACKS="250:" + cb, **extra))
+    got = open(cb).read().strip() if os.path.exists(cb) else None
+    E.check(got == want, "S15 %s: callbacks at step 250: %s, want %s" % (name, got, want))
 E.finish()
