@@ -53,8 +53,9 @@
  * capture is one line; captures stop for the process, the job runs on.
  *
  * Locks: sp_lock (the spool: the flush thread and, after it stopped, the
- * final flush) -> fl_lock -> CUPTI (activity kinds) -> libprof (marks,
- * windows); fl_lock as the capture range's cap_lock.  The job's threads take
+ * final flush) -> fl_lock -> CUPTI (activity kinds, API and the step
+ * finder's marker callbacks) -> libprof (marks, windows); fl_lock as the
+ * capture range's cap_lock.  The job's threads take
  * fl_lock only (at a step edge with work to do, when a rule fires), for a
  * state change and the activity switch. */
 #include <errno.h>
