@@ -208,6 +208,16 @@ void gps_flight_init(void)
 	if (!feature_on)
 		return;
 	gps_flight_rules = c->rules.what;
+	if ((gps_flight_rules & (GP_RULE_IDLE | GP_RULE_DROP)) && !c->gpu_metrics_hz) {
+		/* their measure is NVML's GPU utilisation: none is sampled */
+		gps_warn("GPUPROF_TRIGGER: %s%s%s need%s GPU metrics (GPUPROF_GPU_METRICS, gpuprof run --gpu-metrics); "
+			 "off",
+			 gps_flight_rules & GP_RULE_IDLE ? "idle>" : "",
+			 (gps_flight_rules & GP_RULE_IDLE) && (gps_flight_rules & GP_RULE_DROP) ? " and " : "",
+			 gps_flight_rules & GP_RULE_DROP ? "drop>" : "",
+			 (gps_flight_rules & GP_RULE_IDLE) && (gps_flight_rules & GP_RULE_DROP) ? "" : "s");
+		gps_flight_rules &= ~(unsigned)(GP_RULE_IDLE | GP_RULE_DROP);
+	}
 	gps_drop_init(&drop, c->rules.drop_pct, c->rules.drop_window_ns);
 	api_follows = c->flight_api == GP_FLIGHT_API_CAPTURE;
 	gps_steps_init(c->steps != GP_STEPS_OFF);

@@ -407,13 +407,14 @@ void gps_stepfind_describe(char *buf, size_t n)
  * step name (a step's whole name ends in its number: docs/STEPS.md), so no
  * analysis takes it for a whole step, and no rule judges it.  A step edge
  * on the step thread while the final flush runs is seen as a number that
- * changed under the read: then nothing is recorded. */
+ * changed under the read: then nothing is recorded; nor when the finder no
+ * longer tracks (blind after the API switch: the step was left open then). */
 void gps_stepfind_final(void)
 {
 	uint64_t n = atomic_load_explicit(&pub_open, memory_order_acquire);
 	uint64_t start = atomic_load_explicit(&pub_open_start, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
-	if (!n || atomic_load_explicit(&pub_open, memory_order_relaxed) != n)
+	if (!n || atomic_load_explicit(&pub_open, memory_order_relaxed) != n || atomic_load(&state) != SF_TRACK)
 		return;
 	char name[48];
 	snprintf(name, sizeof name, "step %" PRIu64 " (partial)", n - 1);

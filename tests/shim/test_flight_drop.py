@@ -12,6 +12,8 @@ D2. The same job never busy above 20 % (the steady 0/10/20 cycle), windows
     of 0.5 s: no capture (every window is the median).
 D3. Steps found online, busy then idle: one capture of K steps
     (GPUPROF_TRIGGER_STEPS) from the step after the drop, its mark the rule's.
+D4. drop>50% (and idle>) without GPU metrics: one line says the rules
+    need them and are off; no capture.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import os
 import sys
@@ -58,4 +60,11 @@ caps = [Facts(E, c) for c in j.captures()]
 m = drop_marks(caps)
 E.check(len(caps) == 1 and "rule drop>50%: GPU busy " in m[0] and "windows before it 90.0%; 5 steps from step " in m[0],
         "D3: capture marks %s" % m)
+
+# D4: no GPU metrics, no measure
+j = Job(E, "d4", ["plain", 100, 2], {"GPUPROF_FLIGHT_RECORDER": "1s", "GPUPROF_TRIGGER": "drop>50%,idle>50%,step>50x"})
+j.wait()
+j.check_ran(E, 100)
+E.check(sum("GPUPROF_TRIGGER: idle> and drop> need GPU metrics (GPUPROF_GPU_METRICS, gpuprof run --gpu-metrics); off"
+            in l for l in j.gp_lines()) == 1 and not j.captures(), "D4: lines %s" % j.gp_lines())
 E.finish()
