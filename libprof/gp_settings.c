@@ -379,6 +379,24 @@ static int parse_rule(const char *w, size_t n, struct gp_trigger_rules *r, char 
 		r->idle_pct = (unsigned)p;
 		return 0;
 	}
+	if (!strncasecmp(buf, "drop>", 5)) {
+		const char *v = buf + 5;
+		if (!isdigit((unsigned char)*v))
+			return rule_fail(err, errn, w, n, "needs a percentage, e.g. drop>50% or drop>50%/10s");
+		errno = 0;
+		unsigned long p = strtoul(v, &end, 10);
+		if (*end == '%')
+			end++;
+		if ((*end && *end != '/') || errno || p < 1 || p > 99)
+			return rule_fail(err, errn, w, n, "the percentage must be from 1 to 99, e.g. drop>50%");
+		uint64_t win = GP_RULE_DROP_WINDOW_NS;
+		if (*end == '/' && (gp_parse_duration(end + 1, 0, &win) || win < 100000000ull || win > 600000000000ull))
+			return rule_fail(err, errn, w, n, "the window must be a duration from 0.1s to 10min, e.g. drop>50%/10s");
+		r->what |= GP_RULE_DROP;
+		r->drop_pct = (unsigned)p;
+		r->drop_window_ns = win;
+		return 0;
+	}
 	if (!strncasecmp(buf, "range=", 6)) {
 		const char *v = buf + 6;
 		if (!*v)
@@ -395,7 +413,7 @@ static int parse_rule(const char *w, size_t n, struct gp_trigger_rules *r, char 
 		r->what |= GP_RULE_CUDA_ERROR;
 		return 0;
 	}
-	return rule_fail(err, errn, w, n, "not a rule (step>Kx, idle>P%, range=NAME, cuda-error)");
+	return rule_fail(err, errn, w, n, "not a rule (step>Kx, idle>P%, drop>P%[/W], range=NAME, cuda-error)");
 }
 
 int gp_parse_trigger_rules(const char *s, struct gp_trigger_rules *out, char *err, size_t errn)

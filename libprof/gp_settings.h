@@ -166,13 +166,18 @@ enum gp_rule_bits {
 	GP_RULE_IDLE = 1u << 1,       /* GPU idle above idle_pct % (NVML utilisation) */
 	GP_RULE_RANGE = 1u << 2,      /* an NVTX range or mark named `range` */
 	GP_RULE_CUDA_ERROR = 1u << 3, /* a recorded CUDA API call returned an error */
+	GP_RULE_DROP = 1u << 4,       /* GPU busy of a window drop_pct % below the windows' rolling median */
 };
 #define GP_RULE_RANGE_MAX 64 /* bytes of a range name + 1 */
+/* drop>P%'s window when the rule names none: 10 s */
+#define GP_RULE_DROP_WINDOW_NS 10000000000ull
 struct gp_trigger_rules {
 	unsigned what;                 /* gp_rule_bits */
 	double step_factor;            /* GP_RULE_STEP: 1.1 .. 1000 */
 	unsigned idle_pct;             /* GP_RULE_IDLE: 1 .. 99 */
 	char range[GP_RULE_RANGE_MAX]; /* GP_RULE_RANGE */
+	unsigned drop_pct;             /* GP_RULE_DROP: 1 .. 99 */
+	uint64_t drop_window_ns;       /* GP_RULE_DROP: 0.1 s .. 10 min */
 };
 
 /* A word of an ENUM or KINDS setting and its value.  A value's first word in
@@ -246,7 +251,9 @@ int gp_parse_pm_interval(const char *s, uint64_t *ns);
  * case): 0.  A nonzero N must lie in min..max. */
 int gp_parse_one_in(const char *s, uint64_t min, uint64_t max, uint64_t *n);
 /* GPUPROF_TRIGGER: rules separated by ',': "step>Kx" (K from 1.1 to 1000,
- * the x optional), "idle>P%" (P from 1 to 99, the % optional), "range=NAME"
+ * the x optional), "idle>P%" (P from 1 to 99, the % optional), "drop>P%"
+ * or "drop>P%/W" (P from 1 to 99, the % optional; W a duration from 0.1 s
+ * to 10 min, default 10 s), "range=NAME"
  * (an NVTX range or mark name, 1 to 63 bytes, no ','; one such rule),
  * "cuda-error"; "none" or "off" alone: no rule.  On -1, err (when not NULL)
  * holds the reason. */

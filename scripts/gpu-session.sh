@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -792,6 +792,30 @@ PY
       ls -la "$hs" "$hs"/stall "$hs"/trig
       rm -f "$hs"/*.gpuprof "$hs"/*/*.gpuprof
     ) 2>&1 | tee "$RES/hints-steps.txt" ;;
+  hints-drop)  # issue #43 item 1 (rules on time): drop>P%/W on NVML busy in a plain loop with no step structure to rely on
+               # (--steps=off) and with found steps; the last found step as 'step N (partial)'; the finder's callbacks
+               # narrowed at once with --flight-api=capture (a stall still captured)
+    log hints-drop
+    ( hd=$RES/hints-drop; rm -rf "$hd"; mkdir -p "$hd"
+      G=build/bin/gpuprof; PL=(python3 examples/hints/plain_loop.py)
+      for st in off auto; do
+        echo "--- drop>50%/1s, --steps=$st: 8 s host stall at step 4000 of 6000 (the GPU idles): one capture by the rule"
+        timeout 300 $G run --flight-recorder=30s --gpu-metrics --steps=$st --trigger='drop>50%/1s' \
+          -o "$hd/drop-$st-%p.gpuprof" -- "${PL[@]}" --steps 6000 --stall-at 4000 --stall-s 8 2>&1 | grep -a 'RESULT\|^gpuprof'
+        for c in "$hd"/drop-$st-*-cap*.gpuprof; do $G dump --type nvtx_mark "$c" | grep -a 'gpuprof capture'; done
+      done
+      echo "--- steady (no stall): no capture expected"
+      timeout 300 $G run --flight-recorder=30s --gpu-metrics --trigger='drop>50%/1s' -o "$hd/steady-%p.gpuprof" -- \
+        "${PL[@]}" --steps 6000 2>&1 | grep -a 'RESULT\|^gpuprof'; ls "$hd" | grep -c 'steady.*-cap' || true
+      echo "--- the last found step, partial (sample-steps trace)"
+      timeout 150 $G run --sample-steps 1/10 -o "$hd/sample.gpuprof" -- "${PL[@]}" --steps 600 2>&1 | grep -a '^gpuprof'
+      $G dump --type nvtx_range "$hd/sample.gpuprof" | grep -a 'partial' | head -2
+      echo "--- --flight-api=capture, step>5x, 2 s stall at 300: a capture of 301..305 (callbacks narrowed after learning)"
+      timeout 150 $G run --flight-recorder=30s --flight-api=capture --trigger='step>5x' -o "$hd/cap-%p.gpuprof" -- \
+        "${PL[@]}" --steps 600 --stall-at 300 --stall-s 2 2>&1 | grep -a 'RESULT\|^gpuprof'
+      python3 scripts/flight_check.py stall "$hd" --stall-at 300
+      rm -f "$hd"/*.gpuprof
+    ) 2>&1 | tee "$RES/hints-drop.txt" ;;
   hints-cost)  # issue 43: what the step finder costs an armed job: MNIST --no-nvtx (600 steps, 20 warm-up) bare, armed with
                # --steps=off and armed with --steps=auto (the finder), HINTS_REPS interleaved repetitions (default 6), the order
                # rotating; each armed run's step_ms_median over the same repetition's bare run, then the median of those ratios

@@ -104,6 +104,7 @@ static void final_flush(const char *why)
 	 * before the forced flush, which delivers its records);
 	 * GPUPROF_CAPTURE_RANGE: the open capture range ends here too; so does
 	 * an open flight-recorder capture or sampled step */
+	gps_stepfind_final(); /* the open found step, partial: before a capture ends */
 	gps_window_final();
 	gps_capture_final();
 	gps_flight_final();

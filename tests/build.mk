@@ -18,7 +18,7 @@ SHIM_SCRIPT_TESTS := test_workload test_install test_no_cupti test_disabled test
 	test_pm_sampling test_clock_tsc test_run_summary test_no_cuda_trace
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
-SHIM_PY_TESTS := test_stacks test_stacks_python test_stacks_layers test_stacks_graphs test_capture_range test_flight test_flight_rules test_flight_check test_flight_api test_layers_py test_flight_steps test_flight_analyse test_coexist
+SHIM_PY_TESTS := test_stacks test_stacks_python test_stacks_layers test_stacks_graphs test_capture_range test_flight test_flight_rules test_flight_check test_flight_api test_layers_py test_flight_steps test_flight_drop test_flight_analyse test_coexist
 # the CPython layout the shim reads, against the installed Python headers
 SHIM_SCRIPT_TESTS += test_py_offsets
 
@@ -58,7 +58,8 @@ $(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
 
 # config, path patterns, cbid selection, steps and their rolling median: pure code, no CUPTI
 SHIM_UNIT_SRCS := shim/core/gps_config.c shim/nvidia/gps_cbid.c shim/core/gps_log.c shim/core/gps_clock.c \
-	shim/features/gps_rolling.c shim/features/gps_steps.c shim/features/gps_period.c libprof/gp_settings.c
+	shim/features/gps_rolling.c shim/features/gps_drop.c shim/features/gps_steps.c shim/features/gps_period.c \
+	libprof/gp_settings.c
 $(SHIM_UNIT): tests/shim/test_shim_unit.c tests/shim/unit_check.h $(SHIM_UNIT_SRCS) $(SHIM_HDRS) | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) -pthread
 # the GPUPROF_* settings table and parsers the shim and `gpuprof run` share

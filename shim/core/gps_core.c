@@ -92,6 +92,12 @@ void gps_gpu_api(int on)
 		gpu_ops->api(on);
 }
 
+void gps_gpu_step_markers(void)
+{
+	if (gpu_ops && gpu_ops->step_markers)
+		gpu_ops->step_markers();
+}
+
 static uint64_t gpu_timestamp(void)
 {
 	return gpu_ops && gpu_ops->timestamp ? gpu_ops->timestamp() : 0;

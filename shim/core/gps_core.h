@@ -80,6 +80,7 @@ struct gps_gpu_ops {
 	void (*activity)(int on);      /* the per-operation activity kinds on/off (windows) */
 	void (*capture)(int on);       /* API records and GPU activity on/off (capture range) */
 	void (*api)(int on);           /* API records on/off (the flight recorder's GPUPROF_FLIGHT_API=capture) */
+	void (*step_markers)(void);    /* API records off: the step finder's callbacks to its classes now */
 	uint64_t (*timestamp)(void);   /* the backend's clock now, ns; 0 when it has none */
 };
 void gps_gpu_set_ops(const struct gps_gpu_ops *ops);
@@ -96,6 +97,7 @@ void gps_gpu_flush_completed(void);
 void gps_gpu_activity(int on);
 void gps_gpu_capture(int on);
 void gps_gpu_api(int on);
+void gps_gpu_step_markers(void);
 /* The backend's clock as the trace clock (CLOCK_MONOTONIC when it has
  * none). */
 uint64_t gps_gpu_now(void);

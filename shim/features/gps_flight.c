@@ -53,8 +53,9 @@
  * capture is one line; captures stop for the process, the job runs on.
  *
  * Locks: sp_lock (the spool: the flush thread and, after it stopped, the
- * final flush) -> fl_lock -> CUPTI (activity kinds) -> libprof (marks,
- * windows); fl_lock as the capture range's cap_lock.  The job's threads take
+ * final flush) -> fl_lock -> CUPTI (activity kinds, API and the step
+ * finder's marker callbacks) -> libprof (marks, windows); fl_lock as the
+ * capture range's cap_lock.  The job's threads take
  * fl_lock only (at a step edge with work to do, when a rule fires), for a
  * state change and the activity switch. */
 #include <errno.h>
@@ -68,6 +69,7 @@
 #include "gp_trace.h"
 #include "core/gps_core.h"
 #include "features/gps_control.h"
+#include "features/gps_drop.h"
 #include "features/gps_flight.h"
 #include "features/gps_stepfind.h"
 #include "features/gps_steps.h"
@@ -81,7 +83,7 @@
 #define IDLE_SAMPLES 3              /* consecutive NVML rounds over the idle threshold */
 
 enum fl_state { FL_IDLE = 0, FL_PENDING, FL_CAPTURING, FL_DRAINING };
-enum capture_reason { R_TRIGGER = 1, R_STEP = 2, R_IDLE = 3, R_RANGE = 4, R_CUDA_ERROR = 5 };
+enum capture_reason { R_TRIGGER = 1, R_STEP = 2, R_IDLE = 3, R_RANGE = 4, R_CUDA_ERROR = 5, R_DROP = 6 };
 
 struct capture {
 	unsigned number;
@@ -139,6 +141,7 @@ static unsigned idle_rounds;   /* NVML thread only */
 static int util_busy_seen;     /* NVML thread only: a round was busy (the job's GPU work began) */
 static unsigned util_max_round; /* NVML thread only */
 static unsigned util_seen;      /* NVML thread only: devices in this round (bits) */
+static struct gps_drop drop;    /* NVML thread only: the drop rule's windows */
 
 /* the spool: the flush thread, then the final flush */
 static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -149,6 +152,7 @@ static char cap_file[4096];    /* sp_lock */
 static int cap_seq;            /* sp_lock: -capN numbering */
 static struct done *done_list; /* sp_lock */
 static uint64_t next_register; /* flush thread */
+static unsigned markers_changes; /* fl_lock: gps_stepfind_classes_changes when last applied */
 
 static uint64_t keep_ns(void) { return gps.cfg.flight_ns; }
 static uint64_t drain_ns(void) { return 2 * (uint64_t)(gps.cfg.flush_ms ? gps.cfg.flush_ms : 500) * 1000000ull + SEC / 2; }
@@ -204,6 +208,17 @@ void gps_flight_init(void)
 	if (!feature_on)
 		return;
 	gps_flight_rules = c->rules.what;
+	if ((gps_flight_rules & (GP_RULE_IDLE | GP_RULE_DROP)) && !c->gpu_metrics_hz) {
+		/* their measure is NVML's GPU utilisation: none is sampled */
+		gps_warn("GPUPROF_TRIGGER: %s%s%s need%s GPU metrics (GPUPROF_GPU_METRICS, gpuprof run --gpu-metrics); "
+			 "off",
+			 gps_flight_rules & GP_RULE_IDLE ? "idle>" : "",
+			 (gps_flight_rules & GP_RULE_IDLE) && (gps_flight_rules & GP_RULE_DROP) ? " and " : "",
+			 gps_flight_rules & GP_RULE_DROP ? "drop>" : "",
+			 (gps_flight_rules & GP_RULE_IDLE) && (gps_flight_rules & GP_RULE_DROP) ? "" : "s");
+		gps_flight_rules &= ~(unsigned)(GP_RULE_IDLE | GP_RULE_DROP);
+	}
+	gps_drop_init(&drop, c->rules.drop_pct, c->rules.drop_window_ns);
 	api_follows = c->flight_api == GP_FLIGHT_API_CAPTURE;
 	gps_steps_init(c->steps != GP_STEPS_OFF);
 	/* steps without NVTX: only where a feature uses steps (a plain trace's
@@ -535,34 +550,59 @@ void gps_flight_cuda_teardown(void)
 }
 
 /* NVML samples every device in turn: a round is over when a device comes
- * again.  The rule holds when even the busiest device of the round was
- * idle above the threshold, IDLE_SAMPLES rounds in a row, once the job has
- * run GPS_STEPS_MIN steps (start-up is idle too) — or, in a process with
- * no step at all (none found, GPUPROF_STEPS=off), once a round was busy
- * (its busiest device at most the threshold idle: the job's GPU work has
+ * again; its value is the busiest device's utilisation.
+ *
+ * The idle rule holds when even the busiest device of the round was idle
+ * above the threshold, IDLE_SAMPLES rounds in a row, once the job has run
+ * GPS_STEPS_MIN steps (start-up is idle too) — or, in a process with no
+ * step at all (none found, GPUPROF_STEPS=off), once a round was busy (its
+ * busiest device at most the threshold idle: the job's GPU work has
  * begun).  The window is time either way: IDLE_SAMPLES NVML rounds
- * (GPUPROF_GPU_METRICS). */
+ * (GPUPROF_GPU_METRICS).
+ *
+ * The drop rule works on time alone, steps or none (features/gps_drop.c):
+ * the mean busy of a window of W against the rolling median of the windows
+ * before it.  NVML busy is what every mode sees alike (armed, GPU activity
+ * is off; after GPUPROF_FLIGHT_API=auto's switch, launches are not seen). */
+static void util_round(unsigned busy)
+{
+	if (gps_flight_rules & GP_RULE_DROP) {
+		struct gps_drop_hit h;
+		if (gps_drop_round(&drop, gps_mono_ns(), busy, &h)) {
+			char why[200];
+			snprintf(why, sizeof why,
+				 "rule drop>%u%%: GPU busy %.1f%% over %.1f s, the median of the %u windows before it %.1f%%",
+				 gps.cfg.rules.drop_pct, h.busy, (double)gps.cfg.rules.drop_window_ns / 1e9, h.windows,
+				 h.median);
+			rule_fire(R_DROP, why, 0, 0);
+		}
+	}
+	if (!(gps_flight_rules & GP_RULE_IDLE))
+		return;
+	struct gps_step_stats st;
+	gps_steps_get(&st);
+	unsigned idle = 100 - busy;
+	if (idle <= gps.cfg.rules.idle_pct)
+		util_busy_seen = 1;
+	int ready = st.count >= GPS_STEPS_MIN || (st.count == 0 && util_busy_seen);
+	idle_rounds = idle > gps.cfg.rules.idle_pct && ready ? idle_rounds + 1 : 0;
+	if (idle_rounds >= IDLE_SAMPLES) {
+		char why[160];
+		snprintf(why, sizeof why, "rule idle>%u%%: GPU idle %u%% for %u NVML rounds", gps.cfg.rules.idle_pct,
+			 idle, idle_rounds);
+		idle_rounds = 0;
+		rule_fire(R_IDLE, why, 0, 0);
+	}
+}
+
 void gps_flight_gpu_util(unsigned dev, unsigned pct)
 {
-	if (!(gps_flight_rules & GP_RULE_IDLE) || dev >= 32)
+	if (!(gps_flight_rules & (GP_RULE_IDLE | GP_RULE_DROP)) || dev >= 32)
 		return;
 	if (util_seen & (1u << dev)) {
-		struct gps_step_stats st;
-		gps_steps_get(&st);
-		unsigned idle = 100 - (util_max_round > 100 ? 100 : util_max_round);
-		if (idle <= gps.cfg.rules.idle_pct)
-			util_busy_seen = 1;
-		int ready = st.count >= GPS_STEPS_MIN || (st.count == 0 && util_busy_seen);
-		idle_rounds = idle > gps.cfg.rules.idle_pct && ready ? idle_rounds + 1 : 0;
+		util_round(util_max_round > 100 ? 100 : util_max_round);
 		util_seen = 0;
 		util_max_round = 0;
-		if (idle_rounds >= IDLE_SAMPLES) {
-			char why[160];
-			snprintf(why, sizeof why, "rule idle>%u%%: GPU idle %u%% for %u NVML rounds", gps.cfg.rules.idle_pct,
-				 idle, idle_rounds);
-			idle_rounds = 0;
-			rule_fire(R_IDLE, why, 0, 0);
-		}
 	}
 	util_seen |= 1u << dev;
 	if (pct > util_max_round)
@@ -872,6 +912,11 @@ void gps_flight_tick(uint64_t now)
 	}
 	activity_update(); /* a fork child's inherited "on" goes off here */
 	api_rate_check(now);
+	unsigned changes = gps_stepfind_classes_changes();
+	if (changes != markers_changes) {
+		markers_changes = changes;
+		gps_gpu_step_markers(); /* (records off) the finder's callbacks to its classes now */
+	}
 	struct capture c = cur;
 	s = atomic_load(&state);
 	pthread_mutex_unlock(&fl_lock);
@@ -992,6 +1037,7 @@ void gps_flight_after_fork_child(void)
 	next_register = 0;
 	idle_rounds = util_seen = util_max_round = 0;
 	util_busy_seen = 0;
+	gps_drop_init(&drop, gps.cfg.rules.drop_pct, gps.cfg.rules.drop_window_ns);
 	gps_control_after_fork_child();
 }
 

@@ -39,6 +39,7 @@ void gps_flight_cuda_error(const char *api, int status);
 /* CUDA is tearing a context down (resource callback): no more switching of
  * activity kinds; waits (bounded) for a switch in progress */
 void gps_flight_cuda_teardown(void);
+/* NVML thread: one device's GPU utilisation (%), for the idle and drop rules */
 void gps_flight_gpu_util(unsigned dev, unsigned pct);
 /* The flush thread: next wake-up (CLOCK_MONOTONIC ns), and the tick (inside
  * gps_enter/gps_leave): requests, timers, the spool, the registration. */

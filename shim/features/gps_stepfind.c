@@ -69,6 +69,10 @@ static uint64_t since;          /* events of its level since it last occurred */
 static uint64_t number;         /* the next step's number */
 static int open_step;
 static uint64_t open_start, open_number;
+/* the open step for the final flush (gps_stepfind_final), from another
+ * thread: its start, then its number + 1 (0: none) with release */
+static _Atomic uint64_t pub_open_start, pub_open;
+static atomic_uint classes_gen; /* changes of gps_stepfind_classes (gps_stepfind_classes_changes) */
 static unsigned learns;
 /* published for messages */
 static _Atomic uint64_t pub_sig, pub_mk, pub_kn;
@@ -98,13 +102,11 @@ static void learn_reset(void)
 
 /* The found step as the trace's NVTX range "step N", domain "gpuprof" (as
  * a job's own: `gpuprof steps` picks them; docs/STEPS.md). */
-static void emit_step(uint64_t n, uint64_t start, uint64_t end, uint32_t tid)
+static void emit_range(const char *name, uint64_t start, uint64_t end, uint32_t tid)
 {
 	struct gps_thread *t = gps_enter();
 	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
 	if (rec) {
-		char name[32];
-		snprintf(name, sizeof name, "step %" PRIu64, n);
 		gp_record r;
 		memset(&r, 0, sizeof r);
 		r.type = GP_REC_NVTX_RANGE;
@@ -118,6 +120,13 @@ static void emit_step(uint64_t n, uint64_t start, uint64_t end, uint32_t tid)
 		gp_emit(rec, &r);
 	}
 	gps_leave(t);
+}
+
+static void emit_step(uint64_t n, uint64_t start, uint64_t end, uint32_t tid)
+{
+	char name[32];
+	snprintf(name, sizeof name, "step %" PRIu64, n);
+	emit_range(name, start, end, tid);
 }
 
 /* What was found, once, in the trace: an NVTX mark in domain "gpuprof". */
@@ -141,11 +150,20 @@ static void emit_found(uint32_t tid, uint64_t now)
 	gps_leave(t);
 }
 
+/* The step thread: the open step is no more (0) or step open_number (1) */
+static void set_open(int on)
+{
+	open_step = on;
+	if (on)
+		atomic_store_explicit(&pub_open_start, open_start, memory_order_relaxed);
+	atomic_store_explicit(&pub_open, on ? open_number + 1 : 0, memory_order_release);
+}
+
 static void end_step(uint32_t tid, uint64_t now)
 {
 	if (!open_step)
 		return;
-	open_step = 0;
+	set_open(0);
 	emit_step(open_number, open_start, now, tid); /* before the end: a capture's last step is in it */
 	gps_steps_end(open_number, open_start, now);
 }
@@ -166,9 +184,9 @@ static void edge(uint32_t tid, uint64_t now)
 		return;
 	}
 	if (gps_steps_found_begin(number, tid)) {
-		open_step = 1;
 		open_number = number;
 		open_start = gps_now(); /* after the begin's work: as an NVTX step's */
+		set_open(1);
 	}
 	number++;
 }
@@ -202,6 +220,7 @@ static int try_find(const struct gps_period_ev *ev, const struct gps_period_ev *
 	atomic_store(&pub_steps, r.steps);
 	atomic_store(&pub_ctx, k);
 	atomic_store(&state, SF_TRACK);
+	atomic_fetch_add(&classes_gen, 1);
 	emit_found(tid, now);
 	return 1;
 }
@@ -293,7 +312,7 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 			 * The open step is no step (a new phase, an evaluation):
 			 * not recorded, judged by no rule */
 			if (open_step) {
-				open_step = 0;
+				set_open(0);
 				gps_steps_abandon(open_number, open_start, now);
 			}
 			if (++learns >= MAX_LEARNS) {
@@ -302,6 +321,7 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 			}
 			learn_reset();
 			atomic_store(&state, SF_LEARN);
+			atomic_fetch_add(&classes_gen, 1);
 			return 1;
 		}
 		return 0;
@@ -315,6 +335,8 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 	}
 	return 0;
 }
+
+unsigned gps_stepfind_classes_changes(void) { return atomic_load(&classes_gen); }
 
 unsigned gps_stepfind_classes(void)
 {
@@ -380,12 +402,31 @@ void gps_stepfind_describe(char *buf, size_t n)
 	}
 }
 
+/* The last found step never meets the boundary that would end it: the
+ * final flush records it up to now as the range "step N (partial)" — not a
+ * step name (a step's whole name ends in its number: docs/STEPS.md), so no
+ * analysis takes it for a whole step, and no rule judges it.  A step edge
+ * on the step thread while the final flush runs is seen as a number that
+ * changed under the read: then nothing is recorded; nor when the finder no
+ * longer tracks (blind after the API switch: the step was left open then). */
+void gps_stepfind_final(void)
+{
+	uint64_t n = atomic_load_explicit(&pub_open, memory_order_acquire);
+	uint64_t start = atomic_load_explicit(&pub_open_start, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (!n || atomic_load_explicit(&pub_open, memory_order_relaxed) != n || atomic_load(&state) != SF_TRACK)
+		return;
+	char name[48];
+	snprintf(name, sizeof name, "step %" PRIu64 " (partial)", n - 1);
+	emit_range(name, start, gps_now(), atomic_load(&owner));
+}
+
 void gps_stepfind_after_fork_child(void)
 {
 	/* the child's steps are its own: learnt afresh */
 	int on = atomic_load(&state) != SF_OFF;
 	atomic_store(&owner, 0);
-	open_step = 0;
+	set_open(0);
 	learns = 0;
 	number = 0;
 	ctx = 1;

@@ -36,8 +36,15 @@ unsigned gps_stepfind_classes(void);
  * flight recorder's GPUPROF_FLIGHT_API=auto switch): kernel launches are
  * no longer seen.  A kernel boundary stops the finder, with one line. */
 void gps_stepfind_kernels_gone(void);
+/* How many times gps_stepfind_classes changed while it runs: a boundary
+ * found (every marker class to the boundary's), learning again (back to
+ * every marker class) */
+unsigned gps_stepfind_classes_changes(void);
 /* What it knows, one phrase (for messages) */
 void gps_stepfind_describe(char *buf, size_t n);
+/* The final flush: the open found step (no boundary will end it) as the
+ * range "step N (partial)" up to now */
+void gps_stepfind_final(void);
 void gps_stepfind_after_fork_child(void);
 
 #endif

@@ -332,6 +332,30 @@ static void keep_step_markers(void)
 		gps_cupti_markers_enable(cls, gps.cfg.api_driver, enable_api_callback);
 }
 
+static int disable_api_callback(enum gps_cb_domain dom, uint32_t cbid)
+{
+	return GPS_CUPTI(cuptiEnableCallback, 0, subscriber, (CUpti_CallbackDomain)dom, cbid) != CUPTI_SUCCESS;
+}
+
+static int api_released(void);
+
+/* The step finder's classes changed while API records were off: its
+ * boundary found (of the marker callbacks kept for learning, every class,
+ * those of the boundary's classes only), or learning again (every class
+ * back on) — now rather than at the next switch of API records (flush
+ * thread, under the flight recorder's lock, which every such switch
+ * takes).  Not while the job's profiler shares the subscription (its
+ * callbacks are its own) nor with call stacks (taken at these callbacks);
+ * nothing when the finder stopped (its callbacks stay, as before). */
+static void step_markers_now(void)
+{
+	unsigned cls = gps_stepfind_classes() & ~(1u << GPS_SIG_KERNEL);
+	if (!cls || atomic_load(&cb_records) || api_released() || gps_stacks_wanted() || !gps_gpu_bound())
+		return;
+	gps_cupti_markers_enable(cls, gps.cfg.api_driver, enable_api_callback);
+	gps_cupti_markers_narrow(cls, gps.cfg.api_driver, disable_api_callback);
+}
+
 /* API records on or off, in the mode chosen at bind time. */
 static int switch_api_records_now(int on)
 {
@@ -624,6 +648,7 @@ static const struct gps_gpu_ops cupti_ops = {
 	.activity = gpu_activity,
 	.capture = capture_switch,
 	.api = api_switch,
+	.step_markers = step_markers_now,
 	.timestamp = cupti_timestamp,
 };
 

@@ -136,6 +136,29 @@ uint64_t gps_cupti_marker_sig(enum gps_cb_domain dom, uint32_t cbid, const void 
 	return GPS_SIG_MAKE(c, v);
 }
 
+/* (dom, cbid) is a marker call the classes need */
+static int wanted(enum gps_cb_domain dom, uint32_t cbid, unsigned classes)
+{
+	unsigned c = gps_cupti_marker_class[dom][cbid];
+	/* a runtime copy's direction is known only at the call */
+	return c && ((classes >> c & 1) ||
+		     (how[dom][cbid] == H_RT_COPY &&
+		      (classes & (1u << GPS_SIG_HTOD | 1u << GPS_SIG_DTOH | 1u << GPS_SIG_COPY))));
+}
+
+int gps_cupti_markers_narrow(unsigned classes, int driver, int (*disable)(enum gps_cb_domain dom, uint32_t cbid))
+{
+	int n = 0;
+	for (enum gps_cb_domain dom = GPS_CB_DRIVER; dom <= GPS_CB_RUNTIME; dom++) {
+		if (dom == GPS_CB_DRIVER && !driver)
+			continue;
+		for (uint32_t cbid = 1; cbid < GPS_MK_MAX_CBID; cbid++)
+			if (gps_cupti_marker_class[dom][cbid] && !wanted(dom, cbid, classes) && disable(dom, cbid) == 0)
+				n++;
+	}
+	return n;
+}
+
 int gps_cupti_markers_enable(unsigned classes, int driver, int (*enable)(enum gps_cb_domain dom, uint32_t cbid))
 {
 	int n = 0;
@@ -143,12 +166,7 @@ int gps_cupti_markers_enable(unsigned classes, int driver, int (*enable)(enum gp
 		if (dom == GPS_CB_DRIVER && !driver)
 			continue;
 		for (uint32_t cbid = 1; cbid < GPS_MK_MAX_CBID; cbid++) {
-			unsigned c = gps_cupti_marker_class[dom][cbid];
-			/* a runtime copy's direction is known only at the call */
-			int want = c && ((classes >> c & 1) ||
-					 (how[dom][cbid] == H_RT_COPY &&
-					  (classes & (1u << GPS_SIG_HTOD | 1u << GPS_SIG_DTOH | 1u << GPS_SIG_COPY))));
-			if (want && enable(dom, cbid) == 0)
+			if (wanted(dom, cbid, classes) && enable(dom, cbid) == 0)
 				n++;
 		}
 	}

@@ -22,5 +22,8 @@ uint64_t gps_cupti_marker_sig(enum gps_cb_domain dom, uint32_t cbid, const void 
 /* Callbacks on for the calls of the classes in `classes` (bits 1 <<
  * GPS_SIG_*), through enable(dom, cbid); how many. */
 int gps_cupti_markers_enable(unsigned classes, int driver, int (*enable)(enum gps_cb_domain dom, uint32_t cbid));
+/* The marker calls' callbacks not of classes off (disable: 0 when done);
+ * how many were switched off */
+int gps_cupti_markers_narrow(unsigned classes, int driver, int (*disable)(enum gps_cb_domain dom, uint32_t cbid));
 
 #endif

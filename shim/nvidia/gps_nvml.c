@@ -288,8 +288,8 @@ static void emit(gp_recorder *rec, uint64_t ts, uint32_t dev, int m, int64_t v)
 	if (m == M_MEM_USED && gps_status_active()) /* GPUPROF_STATUS shows it too */
 		gps_status_nvml_mem(dev >= GPS_NVML_UNMAPPED_BASE ? dev - GPS_NVML_UNMAPPED_BASE : dev,
 				    (uint64_t)v);
-	/* GPUPROF_TRIGGER=idle>P%: the devices CUDA shows the job */
-	if (m == M_GPU_UTIL && (gps_flight_rules & GP_RULE_IDLE) && dev < GPS_NVML_UNMAPPED_BASE && v >= 0)
+	/* GPUPROF_TRIGGER=idle>P%, drop>P%: the devices CUDA shows the job */
+	if (m == M_GPU_UTIL && (gps_flight_rules & (GP_RULE_IDLE | GP_RULE_DROP)) && dev < GPS_NVML_UNMAPPED_BASE && v >= 0)
 		gps_flight_gpu_util(dev, (unsigned)v);
 	gp_record r;
 	memset(&r, 0, sizeof r);

@@ -109,7 +109,10 @@
  *                            followed by a synchronisation, and three loss copies
  *                            with theirs (no call occurs once a step)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
- *                            the step's boundary can only be a kernel launch) */
+ *                            the step's boundary can only be a kernel launch)
+ *   WL_CALLBACKS=I:FILE      at step I's start FILE gets "memcpy E sync E" (E: 1
+ *                            when the fake CUPTI's callback of cudaMemcpy /
+ *                            cudaStreamSynchronize is on, -1 no fake CUPTI) */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -440,6 +443,23 @@ static int capture_mode(int n)
 
 /* "I:VALUE" of environment variable v for step i (entries separated by
  * ','): VALUE, else NULL */
+/* WL_CALLBACKS: which of the step's marker callbacks the tracer keeps on,
+ * asked of the fake CUPTI the tracer loaded */
+static void write_callbacks(const char *path)
+{
+	void *lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	int (*on)(int, uint32_t) = lib ? (int (*)(int, uint32_t))dlsym(lib, "fake_cupti_callback_enabled") : NULL;
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "memcpy %d sync %d\n",
+			on ? on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020) : -1,
+			on ? on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020) : -1);
+		fclose(f);
+	}
+	if (lib)
+		dlclose(lib);
+}
+
 static const char *step_knob(const char *v, long i)
 {
 	static char val[256];
@@ -719,6 +739,9 @@ static int plain_mode(long n, long ms)
 		}
 		for (int k = 0; gate && k < 2000 && access(gate, F_OK) != 0; k++)
 			sleep_ms(10);
+		const char *cbs = step_knob("WL_CALLBACKS", i);
+		if (cbs)
+			write_callbacks(cbs);
 		unsigned char loss[4];
 		if (kernels_only) {
 			launch(k_gemm, (unsigned)i + 1);

@@ -110,7 +110,7 @@ class Facts:
         self.memsets = [r for r in self.recs if r["type"] == "memset"]
         self.step_ranges = {}
         for r in self.recs:
-            if r["type"] == "nvtx_range" and r.get("message", "").startswith("step "):
+            if r["type"] == "nvtx_range" and r.get("message", "").startswith("step ") and r["message"][5:].isdigit():
                 self.step_ranges[int(r["message"][5:])] = (r["start"], r["end"])
 
     def own_steps(self):

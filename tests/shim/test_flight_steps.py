@@ -7,7 +7,8 @@ a stream synchronisation; no NVTX.
 S1. --sample-steps 1/10: the trace has the finder's mark (a host-to-device
     copy of 65536 bytes, period 3 events), NVTX ranges "step N" in domain
     "gpuprof" numbered as the workload's steps, consecutive up to the last
-    whole step, found within the first 40 steps; the sampled steps are the
+    whole step, found within the first 40 steps, and the last one, open at
+    exit, as "step 199 (partial)" after step 198; the sampled steps are the
     found ones that are multiples of 10, two kernels each, one window each;
     each sampled step's input copy is in its step's range (the boundary is
     at the copy, which begins the step) and in its window.
@@ -42,7 +43,24 @@ S10. A new phase: from step 150 the input copy is 32 KiB.  The finder
     learns again (a second mark, 32768 bytes); the step around the change is
     abandoned, so the step rule (50x, which its ~85 steps' time exceeds)
     does not fire; the numbers go on increasing.
+S12. GPUPROF_API_MODE=activity (API records from CUPTI activity, so the
+    marker callbacks feed the finder only): --sample-steps 1/10 finds the
+    same boundary and samples the found steps as S1; armed with step>50x and
+    a 700 ms stall at step 100, one capture of steps 101..105.
+S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
+    line, so no finder runs (no found mark, no found step range).
+S14. The status file of an armed job with found steps (no NVTX), read at
+    step 250 of 5 ms steps: the step, step_ms_median and steps_per_s are the
+    found steps' (a median of at least the 5 ms sleep, a rate below 1 over
+    it).
+S15. Armed with API records off (GPUPROF_FLIGHT_API=capture, and
+    GPUPROF_API_MODE=activity), no capture: once the boundary (the input
+    copy) is found, the callbacks kept for learning narrow to its classes at
+    once (cudaStreamSynchronize's off, cudaMemcpy's on: the fake CUPTI asked
+    at step 250); with the API history on (all) both stay on (the records'),
+    and with a boundary in its context (WL_TWIN) every marker's stays on.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
+import json
 import os
 import sys
 import time
@@ -64,12 +82,20 @@ def plain(name, steps, extra, ms=2):
 def found_ranges(f):
     """{step: (start, end)} of the ranges in domain gpuprof named "step N"."""
     return {int(r["message"][5:]): (r["start"], r["end"]) for r in f.recs
-            if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof" and r["message"].startswith("step ")}
+            if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof" and r["message"].startswith("step ")
+            and r["message"][5:].isdigit()}
+
+
+def partial_ranges(f):
+    """[(message, start, end)] of the found step left open at exit."""
+    return [(r["message"], r["start"], r["end"]) for r in f.recs
+            if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof" and r["message"].endswith(" (partial)")]
 
 
 def job_ranges(f):
     return {int(r["message"][5:]) for r in f.recs
-            if r["type"] == "nvtx_range" and r.get("domain") != "gpuprof" and r["message"].startswith("step ")}
+            if r["type"] == "nvtx_range" and r.get("domain") != "gpuprof" and r["message"].startswith("step ")
+            and r["message"][5:].isdigit()}
 
 
 def found_marks(f):
@@ -90,6 +116,10 @@ if j.traces():
             "S1: found steps %s" % sorted(fr))
     want = [s for s in range(0, 200, 10) if s >= first and s < 199]
     f.check_sampled(E, "S1", want)
+    # the last step (199) is left open at exit: recorded by the final flush, flagged, after step 198
+    pr = partial_ranges(f)
+    E.check(len(pr) == 1 and pr[0][0] == "step 199 (partial)" and 198 in fr and fr[198][1] <= pr[0][1] < pr[0][2],
+            "S1: partial step %s" % pr)
     launch = {a["corr"]: a["start"] for a in f.apis}
     htod = [m for m in f.recs if m["type"] == "memcpy" and m.get("bytes") == 65536]
     E.check(len(htod) == len(want), "S1: %d input copies in the windows, want %d" % (len(htod), len(want)))
@@ -230,4 +260,56 @@ if j.traces():
     E.check(not [m for m in f.marks if m.startswith("gpuprof capture")], "S10: a rule fired: %s" % f.marks)
     fr = sorted(found_ranges(f))
     E.check(fr and fr[0] < 150 and fr[-1] > 250 and len(set(fr)) == len(fr), "S10: found %s..%s" % (fr[:1], fr[-1:]))
+
+# S12: API records from activity
+j = plain("s12", 200, {"GPUPROF_SAMPLE_STEPS": "1/10", "GPUPROF_API_MODE": "activity"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
+            "S12: marks %s" % f.marks)
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and 14 <= first <= 40 and sorted(fr) == list(range(first, 199)), "S12: found steps %s" % sorted(fr))
+    f.check_sampled(E, "S12", [s for s in range(0, 200, 10) if s >= first and s < 199])
+j = plain("s12armed", 200, dict(FLIGHT, GPUPROF_API_MODE="activity", GPUPROF_TRIGGER="step>50x", WL_STALL="100:700"))
+caps = [Facts(E, c) for c in j.captures()]
+E.check(len(caps) == 1 and caps[0].kernel_steps and sorted(caps[0].kernel_steps) == [101, 102, 103, 104, 105] and
+        any("rule step>50x: step 100 took" in m for m in caps[0].marks),
+        "S12 armed: captures %s" % [(sorted(c.kernel_steps), c.marks) for c in caps])
+
+# S13: a capture range leaves no room for sampling, so no finder
+j = plain("s13", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "GPUPROF_CAPTURE_RANGE": "cudaProfilerApi"})
+E.check(any("GPUPROF_SAMPLE_STEPS cannot be combined with GPUPROF_CAPTURE_RANGE; no step sampling" in l
+            for l in j.gp_lines()), "S13: lines %s" % j.gp_lines())
+for t in j.traces():
+    f = Facts(E, t)
+    E.check(not found_marks(f) and not found_ranges(f), "S13: found %s %s" % (found_marks(f), found_ranges(f)))
+
+# S14: the status file's steps are the found steps
+status, ready = os.path.join(E.tmp, "s14-status.json"), os.path.join(E.tmp, "s14-ready")
+j = Job(E, "s14", ["plain", 800, 5], dict(FLIGHT, GPUPROF_STATUS=status, WL_READY="250:" + ready))
+end = time.time() + 30
+while time.time() < end and not os.path.exists(ready):
+    time.sleep(0.01)
+time.sleep(1.1)  # a status write (once a second) after step 250
+try:
+    st = json.load(open(status))
+except (OSError, ValueError) as e:
+    st = {"error": str(e)}
+j.wait()
+j.check_ran(E, 800)
+E.check(st.get("capture_state") == "armed" and st.get("step", -1) >= 200 and
+        4.9 <= st.get("step_ms_median", 0) <= 30.0 and 20 < st.get("steps_per_s", 0) <= 1000 / 4.9,
+        "S14: status %s" % st)
+
+# S15: the learning's callbacks narrow at once
+for name, extra, want in (("s15cap", {"GPUPROF_FLIGHT_API": "capture"}, "memcpy 1 sync 0"),
+                          ("s15act", {"GPUPROF_API_MODE": "activity"}, "memcpy 1 sync 0"),
+                          ("s15all", {}, "memcpy 1 sync 1"),
+                          ("s15twin", {"GPUPROF_FLIGHT_API": "capture", "WL_TWIN": "1"}, "memcpy 1 sync 1")):
+    cb = os.path.join(E.tmp, name + ".callbacks")
+    plain(name, 300, dict(FLIGHT, WL_CALLBACKS="250:" + cb, **extra))
+    got = open(cb).read().strip() if os.path.exists(cb) else None
+    E.check(got == want, "S15 %s: callbacks at step 250: %s, want %s" % (name, got, want))
 E.finish()

@@ -2,7 +2,8 @@
  * the GPUPROF_* environment read into the config (the settings' syntax
  * itself: test_settings.c), output-pattern expansion, the by-name choice of
  * the default API callback set, the TSC clock (gps_clock.c), the rolling
- * median of the step rule (gps_rolling.c, against a sort of the window) and
+ * median of the step rule (gps_rolling.c, against a sort of the window), the
+ * drop rule's windows (gps_drop.c) and
  * which NVTX names are steps (gps_steps.c; the flight recorder's hooks
  * stubbed here), and the step finder's period (gps_period.c) on made-up
  * event sequences. */
@@ -15,6 +16,7 @@
 #include "core/gps_clock.h"
 #include "core/gps_config.h"
 #include "core/gps_log.h"
+#include "features/gps_drop.h"
 #include "features/gps_flight.h"
 #include "features/gps_period.h"
 #include "features/gps_rolling.h"
@@ -424,6 +426,46 @@ static void test_rolling(void)
 int gps_flight_step_begin(uint64_t step) { return 0; }
 void gps_flight_step_end(uint64_t step, uint64_t start_ns, uint64_t end_ns, const struct gps_step_stats *st) {}
 
+/* The drop rule's windows: a window's mean busy against the median of the
+ * windows before it; nothing before GPS_DROP_WINDOWS_MIN windows or against
+ * a median of 0 (a job that never used the GPU) */
+static void test_drop(void)
+{
+	struct gps_drop d;
+	struct gps_drop_hit h = {0};
+	uint64_t t = 0, step = 100000000ull; /* rounds every 0.1 s, windows of 1 s: 10 rounds */
+	int fired = 0;
+	gps_drop_init(&d, 50, 1000000000ull);
+	/* the first windows are judged against fewer than GPS_DROP_WINDOWS_MIN: no
+	 * drop, however deep (start-up) */
+	for (int w = 0; w < GPS_DROP_WINDOWS_MIN; w++)
+		for (int k = 0; k < 10; k++, t += step)
+			fired += gps_drop_round(&d, t, w == 0 ? 90 : w == 1 ? 0 : 90, &h);
+	CHECK(!fired, "a drop judged against fewer than %d windows", GPS_DROP_WINDOWS_MIN);
+	for (int w = 0; w < 60; w++)
+		for (int k = 0; k < 10; k++, t += step)
+			fired += gps_drop_round(&d, t, k & 1 ? 80 : 100, &h);
+	CHECK(!fired && d.hist.n == GPS_ROLLING_MAX, "steady at 90%%: %d fired, %u windows", fired, d.hist.n);
+	/* 50 % of 90 is 45: a window of 46 is no drop, one of 44 is */
+	for (int k = 0; k < 10; k++, t += step)
+		fired += gps_drop_round(&d, t, 46, &h);
+	fired += gps_drop_round(&d, t, 44, &h); /* closes the window of 46 */
+	CHECK(!fired, "46%% against 90%% fired at 50%%");
+	for (int k = 1; k < 10; k++, t += step)
+		fired += gps_drop_round(&d, t + step, 44, &h);
+	t += step;
+	CHECK(!fired, "the open window was judged before it closed");
+	fired += gps_drop_round(&d, t + step, 90, &h); /* closes the window of 44 */
+	CHECK(fired == 1 && h.busy == 44.0 && h.median == 90.0 && h.windows == GPS_ROLLING_MAX,
+	      "44%% against 90%%: fired %d, busy %.2f median %.2f over %u windows", fired, h.busy, h.median, h.windows);
+	/* never busy: a median of 0 has nothing to drop from */
+	gps_drop_init(&d, 10, 1000000000ull);
+	fired = 0;
+	for (int k = 0; k < 200; k++)
+		fired += gps_drop_round(&d, (uint64_t)k * step, 0, &h);
+	CHECK(!fired && d.hist.n == 19, "idle all along: %d fired, %u windows", fired, d.hist.n);
+}
+
 static void test_steps(void)
 {
 	static const struct { const char *name; uint64_t want; } names[] = {
@@ -626,6 +668,7 @@ int main(void)
 	test_clock_loop();
 	test_clock_live();
 	test_rolling();
+	test_drop();
 	test_steps();
 	test_period();
 	if (failures)

@@ -69,6 +69,8 @@ void cmd_run_help(FILE *f)
 		   "                          online from the job's API calls (docs/STEPS.md)\n"
 		   "  --trigger RULES         start a capture on an anomaly: step>3x (a step over 3x the\n"
 		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
+		   "                          drop>50%%[/10s] (NVML busy of a window 50%% below the\n"
+		   "                          windows' rolling median; with --gpu-metrics),\n"
 		   "                          range=NAME, cuda-error; comma-separated\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
