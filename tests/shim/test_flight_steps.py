@@ -49,7 +49,7 @@ S12. GPUPROF_API_MODE=activity (API records from CUPTI activity, so the
     a 700 ms stall at step 100, one capture of steps 101..105.
 S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
     line, so no finder runs (no found mark, no found step range).
-S14. The status file of an armed job with found steps (no NVTX), read at
+S14. The status file (and `gpuprof top`) of an armed job with found steps (no NVTX), read at
     step 250 of 5 ms steps: the step, step_ms_median and steps_per_s are the
     found steps' (a median of at least the 5 ms sleep, a rate below 1 over
     it).
@@ -62,6 +62,7 @@ S15. Armed with API records off (GPUPROF_FLIGHT_API=capture, and
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -302,6 +303,12 @@ j.check_ran(E, 800)
 E.check(st.get("capture_state") == "armed" and st.get("step", -1) >= 200 and
         4.9 <= st.get("step_ms_median", 0) <= 30.0 and 20 < st.get("steps_per_s", 0) <= 1000 / 4.9,
         "S14: status %s" % st)
+# and `gpuprof top` shows them, under the capture state
+with open(status + ".seen", "w") as f:
+    json.dump(st, f)
+top = subprocess.run([E.gpuprof, "top", "--once", status + ".seen"], capture_output=True, text=True)
+E.check(top.returncode == 0 and ("\n  step %d, step time median %.3f ms, " % (st.get("step", -1), st.get("step_ms_median", 0)))
+        in top.stdout, "S14: top %r" % top.stdout)
 
 # S15: the learning's callbacks narrow at once
 for name, extra, want in (("s15cap", {"GPUPROF_FLIGHT_API": "capture"}, "memcpy 1 sync 0"),

@@ -215,6 +215,17 @@ static int show_file(const char *path, double now_s, int cols)
 				printf("; API calls in captures only");
 		}
 		putchar('\n');
+		/* its steps (NVTX step ranges, or found online: docs/STEPS.md) */
+		int64_t step = -1;
+		double med = 0, per_s = 0;
+		if (fj_i64(&o, "step", &step) == 0 && step >= 0) {
+			fj_double(&o, "step_ms_median", &med);
+			fj_double(&o, "steps_per_s", &per_s);
+			printf("  step %" PRId64, step);
+			if (med > 0)
+				printf(", step time median %.3f ms, %.2f steps/s", med, per_s);
+			putchar('\n');
+		}
 	}
 	fj_free(&o);
 	free(text);
