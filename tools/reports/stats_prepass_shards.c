@@ -2,13 +2,12 @@
 #include "reports/stats_prepass_shards.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/tool.h"
 #include "reports/stats_prepass_prefix.h"
-#include "reports/stats_shards.h"
+#include "analysis/slices.h"
 
 /* An NVTX range as attribution_add_range takes it (name: the slice's). */
 struct pp_range {
@@ -49,8 +48,6 @@ struct pp_slice {
 	uint64_t from, to;
 	int ix;
 	int want_ranges, want_gpu, no_graphs;
-	pthread_t th;
-	int started;
 	int ok;                  /* read whole, keys rising, nothing not cut */
 	struct pp_range *rv; size_t nr, cr;
 	struct pp_win *wv; size_t nw, cw;
@@ -61,7 +58,6 @@ struct pp_slice {
 	u64map sidx;             /* source id -> sv index + 1 */
 	int want_prefix;         /* the steps' prefix (ctx->steps_prefix) */
 	struct pp_prefix pfx;
-	double cpu_s;
 };
 
 static void slice_free(struct pp_slice *s)
@@ -119,9 +115,10 @@ static void proc_op(struct pp_slice *s, struct pp_src *src, const struct pp_key 
 }
 
 /* The slice's records: their keys, and those of its time kept. */
-static void slice_read(struct pp_slice *s)
+static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 {
-	gp_reader *r = stats_shards_slice_open(s->path, s->from, s->to);
+	struct pp_slice *s = &((struct pp_slice *)arg)[ix];
+	gp_reader *r = slices_open(s->path, s->from, s->to);
 	if (!r) return;
 	const gp_record *rec;
 	struct pp_src *src = NULL;
@@ -176,17 +173,8 @@ static void slice_read(struct pp_slice *s)
 			proc_op(s, src, &k);
 		}
 	}
-	s->ok = ok && stats_shards_slice_whole(r, rc);
+	s->ok = ok && slices_whole(r, rc);
 	gp_reader_close(r);
-}
-
-static void *slice_main(void *arg)
-{
-	struct pp_slice *s = arg;
-	double c0 = thread_cpu_s();
-	slice_read(s);
-	s->cpu_s = thread_cpu_s() - c0;
-	return NULL;
 }
 
 /* The step detection's samples: the processes with GPU operations (the
@@ -352,17 +340,20 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
 int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
 			 const char **err)
 {
-	uint64_t first, last;
 	const uint64_t *cut = NULL;
 	/* the steps' prefix: in the steps' slices */
 	if (ctx->steps_prefix) k = steps_prefix_cuts(ctx->steps_prefix, &cut);
-	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return 1;
+	struct slices *cuts = k < 2 ? NULL : slices_new(ctx->r, k);
+	if (!cuts) return 1;
 	for (int i = 0; cut && i < k; i++) {
 		uint64_t from, to;
-		stats_shards_slice(first, last, k, i, &from, &to);
+		slices_bounds(cuts, i, &from, &to);
 		/* a record timed 0 may be in no slice's chunks (not cut where
 		 * it could reach a cut) */
-		if (from != cut[i] || (i == 1 && !from)) return 1;
+		if (from != cut[i] || (i == 1 && !from)) {
+			slices_free(cuts);
+			return 1;
+		}
 	}
 	struct pp_slice *sl = xcalloc((size_t)k, sizeof(*sl));
 	for (int i = 0; i < k; i++) {
@@ -375,23 +366,17 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		u64map_init(&s->pidx);
 		u64map_init(&s->sidx);
 		strmap_init(&s->name_idx);
-		stats_shards_slice(first, last, k, i, &s->from, &s->to);
+		slices_bounds(cuts, i, &s->from, &s->to);
 		s->want_prefix = cut != NULL;
 		pp_prefix_init(&s->pfx, i, k, s->to);
 	}
-	for (int i = 0; i < k; i++) {
-		sl[i].started = pthread_create(&sl[i].th, NULL, slice_main, &sl[i]) == 0;
-		if (!sl[i].started) slice_main(&sl[i]);
-	}
-	int ok = 1;
+	struct slice_pass pass = { sl, slice_read, NULL };
+	slices_run(cuts, &pass);
+	slices_cpu(cuts, &cpu->sum, &cpu->max);
+	slices_free(cuts);
 	cpu->k = k;
-	cpu->sum = cpu->max = 0;
-	for (int i = 0; i < k; i++) {
-		if (sl[i].started) pthread_join(sl[i].th, NULL);
-		ok &= sl[i].ok;
-		cpu->sum += sl[i].cpu_s;
-		if (sl[i].cpu_s > cpu->max) cpu->max = sl[i].cpu_s;
-	}
+	int ok = 1;
+	for (int i = 0; i < k; i++) ok &= sl[i].ok;
 	int rc = 1;
 	double c0 = thread_cpu_s();
 	if (ok) {
