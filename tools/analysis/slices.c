@@ -51,11 +51,6 @@ struct slices *slices_new(gp_reader *r, int k)
 	return s;
 }
 
-int slices_k(const struct slices *s)
-{
-	return s->k;
-}
-
 void slices_bounds(const struct slices *s, int i, uint64_t *from, uint64_t *to)
 {
 	*from = s->sl[i].from;

@@ -45,7 +45,6 @@ struct slice_pass {
 int slices_count(gp_reader *r, const char *path, int k);
 /* k slices of the trace r reads (slices_count); NULL: no time range. */
 struct slices *slices_new(gp_reader *r, int k);
-int slices_k(const struct slices *s);
 /* Slice i's own records are those timed in [*from, *to). */
 void slices_bounds(const struct slices *s, int i, uint64_t *from, uint64_t *to);
 /* Starts p over every slice (p must outlive slices_wait); returns once

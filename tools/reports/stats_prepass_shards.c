@@ -212,129 +212,75 @@ static void read_samples(struct stats_ctx *ctx, void *arg)
 	}
 }
 
-/* The processes of all slices with GPU operations, by their first's key:
- * their counts summed. */
-static struct pp_proc *merge_procs(struct pp_slice *sl, int k, size_t *n)
+/* Two lists in key order (each item starts with its struct pp_key) into
+ * one, in a (freed) */
+static void *merge_keyed(void *a, size_t na, const void *b, size_t nb, size_t size)
 {
-	struct pp_proc *v = NULL;
-	size_t nv = 0, cv = 0;
-	u64map idx;
-	u64map_init(&idx);
-	for (int i = 0; i < k; i++)
-		for (size_t j = 0; j < sl[i].np; j++) {
-			const struct pp_proc *p = &sl[i].pv[j];
-			uint64_t *slot = u64map_get(&idx, p->pid, MAP_INSERT);
-			if (!*slot) {
-				VEC_PUSH(v, nv, cv, *p);
-				*slot = nv;
-				continue;
-			}
-			struct pp_proc *q = &v[*slot - 1];
-			q->n += p->n;
-			if (pp_key_cmp(&p->first, &q->first) < 0) q->first = p->first;
-		}
-	u64map_free(&idx);
-	/* few processes: insertion by key */
-	for (size_t i = 1; i < nv; i++)
-		for (size_t j = i; j > 0 && pp_key_cmp(&v[j].first, &v[j - 1].first) < 0; j--) {
-			struct pp_proc t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	*n = nv;
+	char *v = xmalloc((na + nb ? na + nb : 1) * size), *o = v;
+	const char *x = a, *y = b, *xe = x + na * size, *ye = y + nb * size;
+	while (x < xe || y < ye) {
+		const char **p = y == ye || (x < xe && pp_key_cmp((const void *)x, (const void *)y) < 0) ? &x : &y;
+		memcpy(o, *p, size);
+		o += size;
+		*p += size;
+	}
+	free(a);
 	return v;
 }
 
-/* The K-way merge of the slices' lists by key: a heap of the slices
- * whose list has items left, keyed by their next item's. */
-struct pp_heap {
-	const struct pp_key **key; /* per slice: its next item's key (NULL: none left) */
-	int *h, n;
-};
-
-static int heap_less(const struct pp_heap *q, int a, int b)
+/* Slice src into dst (the runner's tree of merges, slices.h): the ranges
+ * (their names dst's) and windows in key order, the processes' counts
+ * summed and their first operations' keys the smaller; the prefix parts
+ * stay apart (pp_prefix_merge takes them all). */
+static void slice_merge(void *arg, int dst, int src)
 {
-	return pp_key_cmp(q->key[a], q->key[b]) < 0;
-}
-
-static void heap_down(struct pp_heap *q, int i)
-{
-	for (;;) {
-		int l = 2 * i + 1, m = i;
-		if (l < q->n && heap_less(q, q->h[l], q->h[m])) m = l;
-		if (l + 1 < q->n && heap_less(q, q->h[l + 1], q->h[m])) m = l + 1;
-		if (m == i) return;
-		int t = q->h[i];
-		q->h[i] = q->h[m];
-		q->h[m] = t;
-		i = m;
+	struct pp_slice *d = &((struct pp_slice *)arg)[dst], *s = &((struct pp_slice *)arg)[src];
+	if (!(d->ok &= s->ok)) return;
+	uint32_t *name = xmalloc((s->nnames ? s->nnames : 1) * sizeof(*name));
+	for (size_t i = 0; i < s->nnames; i++) name[i] = name_of(d, s->names[i]);
+	s->nnames = 0; /* its names are dst's now */
+	for (size_t i = 0; i < s->nr; i++) s->rv[i].name = name[s->rv[i].name];
+	free(name);
+	d->rv = merge_keyed(d->rv, d->nr, s->rv, s->nr, sizeof(*d->rv));
+	d->cr = d->nr += s->nr;
+	d->wv = merge_keyed(d->wv, d->nw, s->wv, s->nw, sizeof(*d->wv));
+	d->cw = d->nw += s->nw;
+	for (size_t j = 0; j < s->np; j++) {
+		const struct pp_proc *p = &s->pv[j];
+		uint64_t *slot = u64map_get(&d->pidx, p->pid, MAP_INSERT);
+		if (!*slot) {
+			VEC_PUSH(d->pv, d->np, d->cp, *p);
+			*slot = d->np;
+			continue;
+		}
+		struct pp_proc *q = &d->pv[*slot - 1];
+		q->n += p->n;
+		if (pp_key_cmp(&p->first, &q->first) < 0) q->first = p->first;
 	}
 }
 
-/* The heap over the slices whose key[] is set. */
-static void heap_make(struct pp_heap *q, int k)
+/* The merged slice's ranges into ctx's attribution, and its windows into
+ * its set, in the order of a whole read (winset_add's order matters to the
+ * windows only). */
+static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 {
-	q->n = 0;
-	for (int i = 0; i < k; i++)
-		if (q->key[i]) q->h[q->n++] = i;
-	for (int i = q->n / 2; i-- > 0;) heap_down(q, i);
-}
-
-/* The top slice's next key changed (NULL: its list is done). */
-static void heap_next(struct pp_heap *q, const struct pp_key *key)
-{
-	q->key[q->h[0]] = key;
-	if (!key) q->h[0] = q->h[--q->n];
-	if (q->n) heap_down(q, 0);
-}
-
-/* The slices' ranges into ctx's attribution, and their windows into its
- * set, each in the order of a whole read (each slice's are in that order
- * already; the two are apart: winset_add's order matters to the windows
- * only). */
-static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
-{
-	size_t *at = xcalloc((size_t)k, sizeof(*at));
-	struct pp_heap q = { xcalloc((size_t)k, sizeof(*q.key)), xcalloc((size_t)k, sizeof(*q.h)), 0 };
-	/* per slice, its names' indices in the attribution + 1 (0: not yet):
-	 * interned when first met here, so in one thread's order */
-	uint32_t **gname = xcalloc((size_t)k, sizeof(*gname));
-	for (int i = 0; i < k; i++) {
-		gname[i] = xcalloc(sl[i].nnames ? sl[i].nnames : 1, sizeof(**gname));
-		q.key[i] = sl[i].nr ? &sl[i].rv[0].k : NULL;
-	}
-	heap_make(&q, k);
-	while (q.n) {
-		int b = q.h[0];
-		struct pp_slice *s = &sl[b];
-		const struct pp_range *x = &s->rv[at[b]++];
+	/* its names' indices in the attribution + 1 (0: not yet): interned
+	 * when first met here, so in one thread's order */
+	uint32_t *gname = xcalloc(s->nnames ? s->nnames : 1, sizeof(*gname));
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct pp_range *x = &s->rv[i];
 		gp_rec_nvtx_range n;
 		memset(&n, 0, sizeof(n));
 		n.start_ns = x->s;
 		n.end_ns = x->e;
 		n.kind = x->kind;
 		n.depth = x->depth;
-		uint32_t *g = &gname[b][x->name];
+		uint32_t *g = &gname[x->name];
 		if (!*g) *g = attribution_name_intern(ctx->pipe.attr, s->names[x->name]) + 1;
 		attribution_add_range_named(ctx->pipe.attr, x->pid, x->tid, &n, *g - 1);
-		heap_next(&q, at[b] < s->nr ? &s->rv[at[b]].k : NULL);
 	}
-	for (int i = 0; i < k; i++) {
-		at[i] = 0;
-		q.key[i] = sl[i].nw ? &sl[i].wv[0].k : NULL;
-	}
-	heap_make(&q, k);
-	while (q.n) {
-		int b = q.h[0];
-		const struct pp_win *w = &sl[b].wv[at[b]++];
-		winset_add(&ctx->pipe.win, w->pid, w->s, w->e);
-		heap_next(&q, at[b] < sl[b].nw ? &sl[b].wv[at[b]].k : NULL);
-	}
-	for (int i = 0; i < k; i++) free(gname[i]);
 	free(gname);
-	free(q.key);
-	free(q.h);
-	free(at);
+	for (size_t i = 0; i < s->nw; i++) winset_add(&ctx->pipe.win, s->wv[i].pid, s->wv[i].s, s->wv[i].e);
 }
 
 int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
@@ -370,23 +316,28 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		s->want_prefix = cut != NULL;
 		pp_prefix_init(&s->pfx, i, k, s->to);
 	}
-	struct slice_pass pass = { sl, slice_read, NULL };
+	struct slice_pass pass = { sl, slice_read, slice_merge };
 	slices_run(cuts, &pass);
 	slices_cpu(cuts, &cpu->sum, &cpu->max);
 	slices_free(cuts);
 	cpu->k = k;
-	int ok = 1;
-	for (int i = 0; i < k; i++) ok &= sl[i].ok;
 	int rc = 1;
 	double c0 = thread_cpu_s();
-	if (ok) {
-		struct pp_sample sm = { NULL, 0, { 0 }, 0 };
+	if (sl[0].ok) {
+		struct pp_proc *pv = sl[0].pv;
+		/* the processes in the order their first GPU operation comes (few:
+		 * insertion by key) */
+		for (size_t i = 1; i < sl[0].np; i++)
+			for (size_t j = i; j > 0 && pp_key_cmp(&pv[j].first, &pv[j - 1].first) < 0; j--) {
+				struct pp_proc t = pv[j];
+				pv[j] = pv[j - 1];
+				pv[j - 1] = t;
+			}
+		struct pp_sample sm = { pv, sl[0].np, { 0 }, 0 };
+		sl[0].pv = NULL;
 		u64map_init(&sm.left);
-		struct pp_proc *pv = merge_procs(sl, k, &sm.np);
-		sm.pv = pv;
-		/* the processes in the order their first GPU operation comes */
 		for (size_t i = 0; ctx->pipe.detect && i < sm.np; i++) step_detect_proc(ctx->pipe.detect, pv[i].pid);
-		replay(ctx, sl, k);
+		replay(ctx, &sl[0]);
 		if (cut) {
 			const struct pp_prefix **parts = xmalloc((size_t)k * sizeof(*parts));
 			for (int i = 0; i < k; i++) parts[i] = &sl[i].pfx;

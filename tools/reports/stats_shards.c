@@ -12,7 +12,6 @@
 
 /* One slice of time and its thread. */
 struct shard {
-	struct stats_shards *all;
 	int ix;
 	uint64_t from, to;     /* the records timed in [from, to) are its */
 	gp_reader *r;
@@ -81,10 +80,12 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
 	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
-/* The records of the slice through its context to its reports. */
-static void shard_read(struct shard *s)
+/* The records of slice ix through its context to its reports (the slice
+ * runner's read). */
+static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 {
-	struct stats_shards *a = s->all;
+	struct stats_shards *a = arg;
+	struct shard *s = &a->sh[ix];
 	/* the steps' engine reads a lead-in before the slice, and up to the
 	 * next slice's first record (steps_slice.h) */
 	uint64_t lo = s->from, hi = s->to;
@@ -141,10 +142,12 @@ static void shard_free(struct shard *s, size_t nreps)
 	s->r = NULL;
 }
 
-/* Adds slice src (the next after dst's, and those merged into it) to dst. */
-static void shard_merge(struct shard *dst, struct shard *src)
+/* Adds slice src (the next after dst's, and those merged into it) to dst
+ * (the slice runner's merge). */
+static void shard_merge(void *arg, int dst_ix, int src_ix)
 {
-	struct stats_shards *a = dst->all;
+	struct stats_shards *a = arg;
+	struct shard *dst = &a->sh[dst_ix], *src = &a->sh[src_ix];
 	dst->ok &= src->ok;
 	dst->n += src->n;
 	if (src->ctx.merge_lost) dst->ctx.merge_lost = 1; /* not damage: for --verbose */
@@ -159,18 +162,6 @@ static void shard_merge(struct shard *dst, struct shard *src)
 		dst->ok = !dst->ctx.merge_lost;
 	}
 	shard_free(src, a->nreps);
-}
-
-/* The slice runner's callbacks: slice ix's records; slice src into dst. */
-static void shard_read_cb(void *arg, int ix, uint64_t from, uint64_t to)
-{
-	shard_read(&((struct stats_shards *)arg)->sh[ix]);
-}
-
-static void shard_merge_cb(void *arg, int dst, int src)
-{
-	struct stats_shards *a = arg;
-	shard_merge(&a->sh[dst], &a->sh[src]);
 }
 
 /* The steps' engines: how long before its cut a slice's engine starts
@@ -251,12 +242,11 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
 	for (int i = 0; i < k; i++) {
 		struct shard *s = &a->sh[i];
-		s->all = a;
 		s->ix = i;
 		slices_bounds(cut, i, &s->from, &s->to);
 	}
 	if ((needs & STATS_NEED_STEPS_SLICED) && ctx->pipe.steps) steps_cuts(a, ctx);
-	a->pass = (struct slice_pass){ a, shard_read_cb, shard_merge_cb };
+	a->pass = (struct slice_pass){ a, shard_read, shard_merge };
 	slices_start(cut, &a->pass);
 	return a;
 }
