@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices flight-bench flight ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -651,6 +651,23 @@ PY
     log engine
     ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
     rm -f "$RES"/bench-*.gpuprof ;;
+  slices)       # the slice runner (tools/analysis/slices.h) at scale: `stats` (every report) and the steps
+                # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
+                # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds
+                # and the steps' verdict at the cuts (--verbose)
+    log slices
+    ( T=$RES/slices.gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${SLICES_N:-1e8}" "$T" >/dev/null
+      for rep in "" "--report steps,util --per-step"; do
+        # shellcheck disable=SC2086
+        timeout 60 build/bin/gpuprof stats --format json --verbose --threads 16 $rep "$T" >"$RES/sl16.json" 2>"$RES/sl16.err"
+        # shellcheck disable=SC2086
+        timeout 150 build/bin/gpuprof stats --format json --threads 1 $rep "$T" >"$RES/sl1.json"
+        if cmp -s "$RES/sl16.json" "$RES/sl1.json"; then echo "SLICES SAME (${rep:-every report}): 16 threads = 1"
+        else echo "SLICES DIFFER (${rep:-every report})"; fi
+        grep -i "slice" "$RES/sl16.err" | tail -6
+      done ) 2>&1 | tee "$RES/slices.txt"
+    rm -f "$RES"/slices.gpuprof "$RES"/sl16.* "$RES"/sl1.json ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
                 # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical configs), each config run
                 # AB_REPS times (default 3) interleaved A1 B1 A2 B2 ..., diffed with 3 runs a side (the

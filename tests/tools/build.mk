@@ -85,6 +85,13 @@ $(TEST_OPJOIN_MERGE): tests/tools/test_opjoin_merge.c tests/tools/gen_common.h t
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
+# tools/analysis/slices: the slice runner's cuts, threads and merges
+TEST_SLICES := $(TOOLST_DIR)/test_slices
+TEST_SLICES_OBJS := $(B)/obj/tools/analysis/slices.o $(TEST_ATTRIBUTION_OBJS)
+$(TEST_SLICES): tests/tools/test_slices.c tests/tools/gen_common.h $(TEST_SLICES_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_SLICES_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lpthread
+
 # tools/analysis/intervals: streaming unions cut into time slices and merged, against one
 TEST_IVPAIR_MERGE := $(TOOLST_DIR)/test_ivpair_merge
 TEST_IVPAIR_MERGE_OBJS := $(B)/obj/tools/analysis/intervals.o $(B)/obj/tools/common/util.o
@@ -126,9 +133,9 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
 TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
-	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE)
+	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
 # sanitizers: gpuprof and the generators built with TSan, and with

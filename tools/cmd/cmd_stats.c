@@ -623,7 +623,7 @@ int cmd_stats(int argc, char **argv)
 	/* shards also compute the analyses that merge (kernel shapes,
 	 * counters) for the reports that run here */
 	int nshards = threads > 1 && (nsharded || shard_needs) ?
-		stats_shards_count(r, path, nserial ? threads - 1 : threads) : 0;
+		slices_count(r, path, nserial ? threads - 1 : threads) : 0;
 	if (!nshards) memset(sharded, 0, (nreps ? nreps : 1) * sizeof(*sharded));
 	/* the shards decode their slices themselves: the driver's reader (its
 	 * pre-pass, the pass beside them) keeps a few decoding threads, not N
@@ -638,7 +638,7 @@ int cmd_stats(int argc, char **argv)
 	struct phase_times pt = { 0 };
 	/* the pass over the GPU operations that util's span of the steps
 	 * defers to the end: in slices too, on every thread */
-	int gpu_threads = threads > 1 ? stats_shards_count(r, path, threads) : 0;
+	int gpu_threads = threads > 1 ? slices_count(r, path, threads) : 0;
 	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
 				   run, sharded, nreps, nshards, sn, gpu_threads };
 	int verdict = stats_pass(&pass, &ctx, self, &pt, &code);

@@ -2,13 +2,12 @@
 #include "reports/stats_prepass_shards.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/tool.h"
 #include "reports/stats_prepass_prefix.h"
-#include "reports/stats_shards.h"
+#include "analysis/slices.h"
 
 /* An NVTX range as attribution_add_range takes it (name: the slice's). */
 struct pp_range {
@@ -49,8 +48,6 @@ struct pp_slice {
 	uint64_t from, to;
 	int ix;
 	int want_ranges, want_gpu, no_graphs;
-	pthread_t th;
-	int started;
 	int ok;                  /* read whole, keys rising, nothing not cut */
 	struct pp_range *rv; size_t nr, cr;
 	struct pp_win *wv; size_t nw, cw;
@@ -61,7 +58,6 @@ struct pp_slice {
 	u64map sidx;             /* source id -> sv index + 1 */
 	int want_prefix;         /* the steps' prefix (ctx->steps_prefix) */
 	struct pp_prefix pfx;
-	double cpu_s;
 };
 
 static void slice_free(struct pp_slice *s)
@@ -119,9 +115,10 @@ static void proc_op(struct pp_slice *s, struct pp_src *src, const struct pp_key 
 }
 
 /* The slice's records: their keys, and those of its time kept. */
-static void slice_read(struct pp_slice *s)
+static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 {
-	gp_reader *r = stats_shards_slice_open(s->path, s->from, s->to);
+	struct pp_slice *s = &((struct pp_slice *)arg)[ix];
+	gp_reader *r = slices_open(s->path, s->from, s->to);
 	if (!r) return;
 	const gp_record *rec;
 	struct pp_src *src = NULL;
@@ -176,17 +173,8 @@ static void slice_read(struct pp_slice *s)
 			proc_op(s, src, &k);
 		}
 	}
-	s->ok = ok && stats_shards_slice_whole(r, rc);
+	s->ok = ok && slices_whole(r, rc);
 	gp_reader_close(r);
-}
-
-static void *slice_main(void *arg)
-{
-	struct pp_slice *s = arg;
-	double c0 = thread_cpu_s();
-	slice_read(s);
-	s->cpu_s = thread_cpu_s() - c0;
-	return NULL;
 }
 
 /* The step detection's samples: the processes with GPU operations (the
@@ -224,145 +212,94 @@ static void read_samples(struct stats_ctx *ctx, void *arg)
 	}
 }
 
-/* The processes of all slices with GPU operations, by their first's key:
- * their counts summed. */
-static struct pp_proc *merge_procs(struct pp_slice *sl, int k, size_t *n)
+/* Two lists in key order (each item starts with its struct pp_key) into
+ * one, in a (freed) */
+static void *merge_keyed(void *a, size_t na, const void *b, size_t nb, size_t size)
 {
-	struct pp_proc *v = NULL;
-	size_t nv = 0, cv = 0;
-	u64map idx;
-	u64map_init(&idx);
-	for (int i = 0; i < k; i++)
-		for (size_t j = 0; j < sl[i].np; j++) {
-			const struct pp_proc *p = &sl[i].pv[j];
-			uint64_t *slot = u64map_get(&idx, p->pid, MAP_INSERT);
-			if (!*slot) {
-				VEC_PUSH(v, nv, cv, *p);
-				*slot = nv;
-				continue;
-			}
-			struct pp_proc *q = &v[*slot - 1];
-			q->n += p->n;
-			if (pp_key_cmp(&p->first, &q->first) < 0) q->first = p->first;
-		}
-	u64map_free(&idx);
-	/* few processes: insertion by key */
-	for (size_t i = 1; i < nv; i++)
-		for (size_t j = i; j > 0 && pp_key_cmp(&v[j].first, &v[j - 1].first) < 0; j--) {
-			struct pp_proc t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	*n = nv;
+	char *v = xmalloc((na + nb ? na + nb : 1) * size), *o = v;
+	const char *x = a, *y = b, *xe = x + na * size, *ye = y + nb * size;
+	while (x < xe || y < ye) {
+		const char **p = y == ye || (x < xe && pp_key_cmp((const void *)x, (const void *)y) < 0) ? &x : &y;
+		memcpy(o, *p, size);
+		o += size;
+		*p += size;
+	}
+	free(a);
 	return v;
 }
 
-/* The K-way merge of the slices' lists by key: a heap of the slices
- * whose list has items left, keyed by their next item's. */
-struct pp_heap {
-	const struct pp_key **key; /* per slice: its next item's key (NULL: none left) */
-	int *h, n;
-};
-
-static int heap_less(const struct pp_heap *q, int a, int b)
+/* Slice src into dst (the runner's tree of merges, slices.h): the ranges
+ * (their names dst's) and windows in key order, the processes' counts
+ * summed and their first operations' keys the smaller; the prefix parts
+ * stay apart (pp_prefix_merge takes them all). */
+static void slice_merge(void *arg, int dst, int src)
 {
-	return pp_key_cmp(q->key[a], q->key[b]) < 0;
-}
-
-static void heap_down(struct pp_heap *q, int i)
-{
-	for (;;) {
-		int l = 2 * i + 1, m = i;
-		if (l < q->n && heap_less(q, q->h[l], q->h[m])) m = l;
-		if (l + 1 < q->n && heap_less(q, q->h[l + 1], q->h[m])) m = l + 1;
-		if (m == i) return;
-		int t = q->h[i];
-		q->h[i] = q->h[m];
-		q->h[m] = t;
-		i = m;
+	struct pp_slice *d = &((struct pp_slice *)arg)[dst], *s = &((struct pp_slice *)arg)[src];
+	if (!(d->ok &= s->ok)) return;
+	uint32_t *name = xmalloc((s->nnames ? s->nnames : 1) * sizeof(*name));
+	for (size_t i = 0; i < s->nnames; i++) name[i] = name_of(d, s->names[i]);
+	s->nnames = 0; /* its names are dst's now */
+	for (size_t i = 0; i < s->nr; i++) s->rv[i].name = name[s->rv[i].name];
+	free(name);
+	d->rv = merge_keyed(d->rv, d->nr, s->rv, s->nr, sizeof(*d->rv));
+	d->cr = d->nr += s->nr;
+	d->wv = merge_keyed(d->wv, d->nw, s->wv, s->nw, sizeof(*d->wv));
+	d->cw = d->nw += s->nw;
+	for (size_t j = 0; j < s->np; j++) {
+		const struct pp_proc *p = &s->pv[j];
+		uint64_t *slot = u64map_get(&d->pidx, p->pid, MAP_INSERT);
+		if (!*slot) {
+			VEC_PUSH(d->pv, d->np, d->cp, *p);
+			*slot = d->np;
+			continue;
+		}
+		struct pp_proc *q = &d->pv[*slot - 1];
+		q->n += p->n;
+		if (pp_key_cmp(&p->first, &q->first) < 0) q->first = p->first;
 	}
 }
 
-/* The heap over the slices whose key[] is set. */
-static void heap_make(struct pp_heap *q, int k)
+/* The merged slice's ranges into ctx's attribution, and its windows into
+ * its set, in the order of a whole read (winset_add's order matters to the
+ * windows only). */
+static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 {
-	q->n = 0;
-	for (int i = 0; i < k; i++)
-		if (q->key[i]) q->h[q->n++] = i;
-	for (int i = q->n / 2; i-- > 0;) heap_down(q, i);
-}
-
-/* The top slice's next key changed (NULL: its list is done). */
-static void heap_next(struct pp_heap *q, const struct pp_key *key)
-{
-	q->key[q->h[0]] = key;
-	if (!key) q->h[0] = q->h[--q->n];
-	if (q->n) heap_down(q, 0);
-}
-
-/* The slices' ranges into ctx's attribution, and their windows into its
- * set, each in the order of a whole read (each slice's are in that order
- * already; the two are apart: winset_add's order matters to the windows
- * only). */
-static void replay(struct stats_ctx *ctx, struct pp_slice *sl, int k)
-{
-	size_t *at = xcalloc((size_t)k, sizeof(*at));
-	struct pp_heap q = { xcalloc((size_t)k, sizeof(*q.key)), xcalloc((size_t)k, sizeof(*q.h)), 0 };
-	/* per slice, its names' indices in the attribution + 1 (0: not yet):
-	 * interned when first met here, so in one thread's order */
-	uint32_t **gname = xcalloc((size_t)k, sizeof(*gname));
-	for (int i = 0; i < k; i++) {
-		gname[i] = xcalloc(sl[i].nnames ? sl[i].nnames : 1, sizeof(**gname));
-		q.key[i] = sl[i].nr ? &sl[i].rv[0].k : NULL;
-	}
-	heap_make(&q, k);
-	while (q.n) {
-		int b = q.h[0];
-		struct pp_slice *s = &sl[b];
-		const struct pp_range *x = &s->rv[at[b]++];
+	/* its names' indices in the attribution + 1 (0: not yet): interned
+	 * when first met here, so in one thread's order */
+	uint32_t *gname = xcalloc(s->nnames ? s->nnames : 1, sizeof(*gname));
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct pp_range *x = &s->rv[i];
 		gp_rec_nvtx_range n;
 		memset(&n, 0, sizeof(n));
 		n.start_ns = x->s;
 		n.end_ns = x->e;
 		n.kind = x->kind;
 		n.depth = x->depth;
-		uint32_t *g = &gname[b][x->name];
+		uint32_t *g = &gname[x->name];
 		if (!*g) *g = attribution_name_intern(ctx->pipe.attr, s->names[x->name]) + 1;
 		attribution_add_range_named(ctx->pipe.attr, x->pid, x->tid, &n, *g - 1);
-		heap_next(&q, at[b] < s->nr ? &s->rv[at[b]].k : NULL);
 	}
-	for (int i = 0; i < k; i++) {
-		at[i] = 0;
-		q.key[i] = sl[i].nw ? &sl[i].wv[0].k : NULL;
-	}
-	heap_make(&q, k);
-	while (q.n) {
-		int b = q.h[0];
-		const struct pp_win *w = &sl[b].wv[at[b]++];
-		winset_add(&ctx->pipe.win, w->pid, w->s, w->e);
-		heap_next(&q, at[b] < sl[b].nw ? &sl[b].wv[at[b]].k : NULL);
-	}
-	for (int i = 0; i < k; i++) free(gname[i]);
 	free(gname);
-	free(q.key);
-	free(q.h);
-	free(at);
+	for (size_t i = 0; i < s->nw; i++) winset_add(&ctx->pipe.win, s->wv[i].pid, s->wv[i].s, s->wv[i].e);
 }
 
 int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
 			 const char **err)
 {
-	uint64_t first, last;
 	const uint64_t *cut = NULL;
 	/* the steps' prefix: in the steps' slices */
 	if (ctx->steps_prefix) k = steps_prefix_cuts(ctx->steps_prefix, &cut);
-	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return 1;
+	struct slices *cuts = k < 2 ? NULL : slices_new(ctx->r, k);
+	if (!cuts) return 1;
 	for (int i = 0; cut && i < k; i++) {
 		uint64_t from, to;
-		stats_shards_slice(first, last, k, i, &from, &to);
+		slices_bounds(cuts, i, &from, &to);
 		/* a record timed 0 may be in no slice's chunks (not cut where
 		 * it could reach a cut) */
-		if (from != cut[i] || (i == 1 && !from)) return 1;
+		if (from != cut[i] || (i == 1 && !from)) {
+			slices_free(cuts);
+			return 1;
+		}
 	}
 	struct pp_slice *sl = xcalloc((size_t)k, sizeof(*sl));
 	for (int i = 0; i < k; i++) {
@@ -375,33 +312,32 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		u64map_init(&s->pidx);
 		u64map_init(&s->sidx);
 		strmap_init(&s->name_idx);
-		stats_shards_slice(first, last, k, i, &s->from, &s->to);
+		slices_bounds(cuts, i, &s->from, &s->to);
 		s->want_prefix = cut != NULL;
 		pp_prefix_init(&s->pfx, i, k, s->to);
 	}
-	for (int i = 0; i < k; i++) {
-		sl[i].started = pthread_create(&sl[i].th, NULL, slice_main, &sl[i]) == 0;
-		if (!sl[i].started) slice_main(&sl[i]);
-	}
-	int ok = 1;
+	struct slice_pass pass = { sl, slice_read, slice_merge };
+	slices_run(cuts, &pass);
+	slices_cpu(cuts, &cpu->sum, &cpu->max);
+	slices_free(cuts);
 	cpu->k = k;
-	cpu->sum = cpu->max = 0;
-	for (int i = 0; i < k; i++) {
-		if (sl[i].started) pthread_join(sl[i].th, NULL);
-		ok &= sl[i].ok;
-		cpu->sum += sl[i].cpu_s;
-		if (sl[i].cpu_s > cpu->max) cpu->max = sl[i].cpu_s;
-	}
 	int rc = 1;
 	double c0 = thread_cpu_s();
-	if (ok) {
-		struct pp_sample sm = { NULL, 0, { 0 }, 0 };
+	if (sl[0].ok) {
+		struct pp_proc *pv = sl[0].pv;
+		/* the processes in the order their first GPU operation comes (few:
+		 * insertion by key) */
+		for (size_t i = 1; i < sl[0].np; i++)
+			for (size_t j = i; j > 0 && pp_key_cmp(&pv[j].first, &pv[j - 1].first) < 0; j--) {
+				struct pp_proc t = pv[j];
+				pv[j] = pv[j - 1];
+				pv[j - 1] = t;
+			}
+		struct pp_sample sm = { pv, sl[0].np, { 0 }, 0 };
+		sl[0].pv = NULL;
 		u64map_init(&sm.left);
-		struct pp_proc *pv = merge_procs(sl, k, &sm.np);
-		sm.pv = pv;
-		/* the processes in the order their first GPU operation comes */
 		for (size_t i = 0; ctx->pipe.detect && i < sm.np; i++) step_detect_proc(ctx->pipe.detect, pv[i].pid);
-		replay(ctx, sl, k);
+		replay(ctx, &sl[0]);
 		if (cut) {
 			const struct pp_prefix **parts = xmalloc((size_t)k * sizeof(*parts));
 			for (int i = 0; i < k; i++) parts[i] = &sl[i].pfx;

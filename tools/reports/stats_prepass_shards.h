@@ -3,9 +3,9 @@
  * windows, the step detection) in K slices of time on K threads, merged
  * into exactly what the one-thread pre-pass makes.
  *
- * The slices are stats_shards.h's: slice i reads the records timed in
- * [from, to) with a reader of its own, windowed to the slice (the footer's
- * chunk table).  What a one-thread pre-pass makes depends on the order in
+ * The slices are the slice runner's (analysis/slices.h): slice i reads
+ * the records timed in [from, to) with a reader of its own, windowed to
+ * the slice (the footer's chunk table).  What a one-thread pre-pass makes depends on the order in
  * which it reads the records: range ids are given in that order, a name
  * gets its number when first seen, a lane its kind from its first range,
  * the step detection its processes' order and its sample (the first 2^20
@@ -62,7 +62,7 @@ struct stats_prepass_cpu {
 };
 
 /* The pre-pass of ctx (stats_ctx_init done, stats_ctx_prepass true) in k
- * slices over the trace at path (stats_shards_count(ctx->r, path, k) > 1;
+ * slices over the trace at path (slices_count(ctx->r, path, k) > 1;
  * with ctx->steps_prefix, in the steps' slices whatever k).
  * 0: ctx holds what stats_ctx_pre_add over every record and
  * stats_ctx_pre_finish would have made, its reader rewound; 1: not cut

@@ -1,29 +1,25 @@
 /* stats_shards.c — see stats_shards.h. */
 #include "reports/stats_shards.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/slices.h"
 #include "analysis/steps_slice.h"
 #include "analysis/summary.h"
 #include "common/tool.h"
 
 /* One slice of time and its thread. */
 struct shard {
-	struct stats_shards *all;
 	int ix;
 	uint64_t from, to;     /* the records timed in [from, to) are its */
-	pthread_t th;
-	int started;
 	gp_reader *r;
 	struct stats_ctx ctx;
 	void **self;           /* per report of the list */
 	struct stats_fanout fan; /* its join's operations and calls to self */
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
-	double cpu_s;          /* CPU seconds its thread took to read the slice */
 	struct steps_slice *steps; /* the steps' engine of the slice (STATS_NEED_STEPS_SLICED) */
 };
 
@@ -39,6 +35,8 @@ struct stats_shards {
 	size_t nreps;
 	uint32_t needs;        /* the shards' contexts' */
 	int k;
+	struct slices *cut;    /* the slices, their threads */
+	struct slice_pass pass;
 	struct shard *sh;
 	struct summary_budget *budget; /* per report */
 	uint64_t n;
@@ -82,58 +80,17 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
 	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
-int stats_shards_count(gp_reader *r, const char *path, int k)
+/* The records of slice ix through its context to its reports (the slice
+ * runner's read). */
+static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 {
-	struct gp_footer_info f;
-	uint64_t first, last;
-	if (k < 1 || !strcmp(path, "-")) return 0;
-	if (gp_reader_footer(r, &f) != 0 || !f.present) return 0;
-	if (gp_reader_time_range(r, &first, &last) != 0 || last <= first) return 0;
-	if (last - first < (uint64_t)k) return 0;
-	return k;
-}
-
-
-/* Slice i of k of the time from first to last: equal lengths of time; the
- * first from 0, the last to the end. */
-static void slice_bounds(uint64_t first, uint64_t last, int k, int i, uint64_t *from, uint64_t *to)
-{
-	*from = i ? first + (uint64_t)((double)(last - first) * i / k) : 0;
-	*to = i + 1 < k ? first + (uint64_t)((double)(last - first) * (i + 1) / k) : UINT64_MAX;
-}
-
-/* A slice's reader: one decoding thread, the time window of the slice;
- * NULL when it cannot be opened. */
-static gp_reader *slice_open(const char *path, uint64_t from, uint64_t to)
-{
-	struct gp_reader_opts o = { .sz = sizeof(o), .threads = 1 };
-	gp_reader *r;
-	if (gp_reader_open_opts(path, &o, &r) != 0) return NULL;
-	gp_reader_load_meta(r);
-	if (gp_reader_set_time_window(r, from, to) != 0) {
-		gp_reader_close(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* Whether a reader read its records whole. */
-static int read_whole(gp_reader *r, int rc)
-{
-	struct gp_integrity in;
-	gp_reader_integrity(r, &in);
-	return rc == 0 && !in.frames_corrupt && !in.truncated;
-}
-
-/* The records of the slice through its context to its reports. */
-static void shard_read(struct shard *s)
-{
-	struct stats_shards *a = s->all;
+	struct stats_shards *a = arg;
+	struct shard *s = &a->sh[ix];
 	/* the steps' engine reads a lead-in before the slice, and up to the
 	 * next slice's first record (steps_slice.h) */
 	uint64_t lo = s->from, hi = s->to;
 	if (a->cuts.k) steps_slice_window(&a->cuts, s->ix, &lo, &hi);
-	if (!(s->r = slice_open(a->path, lo, hi))) return;
+	if (!(s->r = slices_open(a->path, lo, hi))) return;
 	if (a->cuts.k)
 		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
@@ -170,16 +127,8 @@ static void shard_read(struct shard *s)
 		 * them (stats_report_shardable) */
 		stats_fanout_add(&s->fan, rec);
 	}
-	s->ok = read_whole(s->r, rc);
+	s->ok = slices_whole(s->r, rc);
 	if (s->steps) steps_slice_end(s->steps);
-}
-
-/* shard_read, timed in CPU seconds of its thread */
-static void shard_read_timed(struct shard *s)
-{
-	double c0 = thread_cpu_s();
-	shard_read(s);
-	s->cpu_s = thread_cpu_s() - c0;
 }
 
 static void shard_free(struct shard *s, size_t nreps)
@@ -193,10 +142,12 @@ static void shard_free(struct shard *s, size_t nreps)
 	s->r = NULL;
 }
 
-/* Adds slice src (the next after dst's, and those merged into it) to dst. */
-static void shard_merge(struct shard *dst, struct shard *src)
+/* Adds slice src (the next after dst's, and those merged into it) to dst
+ * (the slice runner's merge). */
+static void shard_merge(void *arg, int dst_ix, int src_ix)
 {
-	struct stats_shards *a = dst->all;
+	struct stats_shards *a = arg;
+	struct shard *dst = &a->sh[dst_ix], *src = &a->sh[src_ix];
 	dst->ok &= src->ok;
 	dst->n += src->n;
 	if (src->ctx.merge_lost) dst->ctx.merge_lost = 1; /* not damage: for --verbose */
@@ -211,21 +162,6 @@ static void shard_merge(struct shard *dst, struct shard *src)
 		dst->ok = !dst->ctx.merge_lost;
 	}
 	shard_free(src, a->nreps);
-}
-
-/* A slice's thread: its records, then the tree of merges (stats_shards.h). */
-static void *shard_main(void *arg)
-{
-	struct shard *s = arg;
-	struct stats_shards *a = s->all;
-	shard_read_timed(s);
-	for (int step = 1; s->ix % (2 * step) == 0 && s->ix + step < a->k; step *= 2) {
-		struct shard *o = &a->sh[s->ix + step];
-		if (o->started) pthread_join(o->th, NULL);
-		o->started = 0;
-		shard_merge(s, o);
-	}
-	return NULL;
 }
 
 /* The steps' engines: how long before its cut a slice's engine starts
@@ -274,21 +210,23 @@ static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 
 struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k)
 {
-	uint64_t first, last;
-	if (k < 2 || gp_reader_time_range(r, &first, &last) != 0) return NULL;
+	struct slices *cut = k < 2 ? NULL : slices_new(r, k);
+	if (!cut) return NULL;
 	uint64_t *from = xcalloc((size_t)k, sizeof(*from)), to;
-	for (int i = 0; i < k; i++) slice_bounds(first, last, k, i, &from[i], &to);
+	for (int i = 0; i < k; i++) slices_bounds(cut, i, &from[i], &to);
 	struct steps_prefix *pf = steps_prefix_new(k, from);
 	free(from);
+	slices_free(cut);
 	return pf;
 }
 
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs)
 {
-	uint64_t first, last;
-	if (gp_reader_time_range(ctx->r, &first, &last) != 0) return NULL;
+	struct slices *cut = slices_new(ctx->r, k);
+	if (!cut) return NULL;
 	struct stats_shards *a = xcalloc(1, sizeof(*a));
+	a->cut = cut;
 	a->main = ctx;
 	a->opts = ctx->opts;
 	a->sel = ctx->sel;
@@ -304,23 +242,12 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
 	for (int i = 0; i < k; i++) {
 		struct shard *s = &a->sh[i];
-		s->all = a;
 		s->ix = i;
-		slice_bounds(first, last, k, i, &s->from, &s->to);
+		slices_bounds(cut, i, &s->from, &s->to);
 	}
 	if ((needs & STATS_NEED_STEPS_SLICED) && ctx->pipe.steps) steps_cuts(a, ctx);
-	/* the threads of the later slices first: slice i joins i + 1, ...; a
-	 * thread that cannot be made is run here (the slices before it too,
-	 * in the same order: a slice's merges wait only for later ones) */
-	int made = 1;
-	for (int i = k - 1; i >= 0; i--) {
-		if (made && pthread_create(&a->sh[i].th, NULL, shard_main, &a->sh[i]) == 0) {
-			a->sh[i].started = 1;
-			continue;
-		}
-		made = 0;
-		shard_main(&a->sh[i]);
-	}
+	a->pass = (struct slice_pass){ a, shard_read, shard_merge };
+	slices_start(cut, &a->pass);
 	return a;
 }
 
@@ -333,7 +260,7 @@ static int steps_read(struct steps_slice *e, gp_reader *r)
 	steps_slice_reader(e, r);
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) steps_slice_add(e, rec);
 	steps_slice_end(e);
-	return read_whole(r, rc);
+	return slices_whole(r, rc);
 }
 
 /* The slices' steps' engines into ctx->pipe.steps (steps_slice.h), in time
@@ -350,7 +277,7 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 	if (crossed) {
 		static const uint64_t zero = 0;
 		const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
-		gp_reader *r = slice_open(a->path, 0, UINT64_MAX);
+		gp_reader *r = slices_open(a->path, 0, UINT64_MAX);
 		if (!r) return -1;
 		struct steps_slice *e = steps_slice_new(r, ctx->pipe.steps, ctx->pipe.attr, &ctx->pipe.win, &one, 0);
 		ok = steps_read(e, r);
@@ -373,7 +300,7 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 				steps_slice_continue(e, i);
 				uint64_t lo, hi;
 				steps_slice_window(&a->cuts, i, &lo, &hi);
-				gp_reader *r = slice_open(a->path, lo, hi);
+				gp_reader *r = slices_open(a->path, lo, hi);
 				ok = r && steps_read(e, r);
 				gp_reader_close(r);
 				again++;
@@ -400,8 +327,7 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta, void **self, double *merge_s)
 {
 	struct shard *s0 = &a->sh[0];
-	if (s0->started) pthread_join(s0->th, NULL);
-	s0->started = 0;
+	slices_wait(a->cut);
 	a->n = s0->n;
 	double t0 = mono_s();
 	int ok = s0->ok;
@@ -433,18 +359,14 @@ uint64_t stats_shards_records(const struct stats_shards *a)
 
 void stats_shards_cpu(const struct stats_shards *a, double *sum, double *max)
 {
-	*sum = *max = 0;
-	for (int i = 0; a && i < a->k; i++) {
-		*sum += a->sh[i].cpu_s;
-		if (a->sh[i].cpu_s > *max) *max = a->sh[i].cpu_s;
-	}
+	slices_cpu(a ? a->cut : NULL, sum, max);
 }
 
 void stats_shards_free(struct stats_shards *a)
 {
 	if (!a) return;
+	slices_free(a->cut);
 	for (int i = 0; i < a->k; i++) {
-		if (a->sh[i].started) pthread_join(a->sh[i].th, NULL);
 		shard_free(&a->sh[i], a->nreps);
 		steps_slice_free(a->sh[i].steps);
 	}
@@ -455,90 +377,60 @@ void stats_shards_free(struct stats_shards *a)
 	free(a);
 }
 
-void stats_shards_slice(uint64_t first, uint64_t last, int k, int i, uint64_t *from, uint64_t *to)
-{
-	slice_bounds(first, last, k, i, from, to);
-}
-
-gp_reader *stats_shards_slice_open(const char *path, uint64_t from, uint64_t to)
-{
-	return slice_open(path, from, to);
-}
-
-int stats_shards_slice_whole(gp_reader *r, int rc)
-{
-	return read_whole(r, rc);
-}
-
 /* ------------------------------------------------------------ the GPU pass */
 
-/* One slice of the deferred pass over the GPU operations. */
-struct gpu_slice {
-	const struct stats_ctx *ctx;
+/* The deferred pass over the GPU operations: per slice, its busy
+ * intervals and whether it was read whole. */
+struct gpu_slices {
+	struct stats_ctx *ctx;
 	const char *path;
 	const struct winset *clip;
-	uint64_t from, to;
-	struct gpu_activity g;
-	pthread_t th;
-	int started, ok;
-	double cpu_s;
+	struct gpu_activity *g;
+	int *ok;
 };
 
-static void gpu_slice_read(struct gpu_slice *s);
-
-static void *gpu_slice_main(void *arg)
+static void gpu_slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 {
-	struct gpu_slice *s = arg;
-	double c0 = thread_cpu_s();
-	gpu_slice_read(s);
-	s->cpu_s = thread_cpu_s() - c0;
-	return NULL;
-}
-
-static void gpu_slice_read(struct gpu_slice *s)
-{
-	gp_reader *r = slice_open(s->path, s->from, s->to);
+	struct gpu_slices *a = arg;
+	struct gpu_activity *g = &a->g[ix];
+	gp_reader *r = slices_open(a->path, from, to);
 	if (!r) return;
-	s->g.clip = s->clip;
-	s->g.keep = s->ctx->gpu.keep;
-	s->g.lag = s->ctx->union_lag;
-	s->g.slice = s->from > 0;
+	g->clip = a->clip;
+	g->keep = a->ctx->gpu.keep;
+	g->lag = a->ctx->union_lag;
+	g->slice = from > 0;
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		uint64_t t = gp_record_time(rec);
-		if (rec->type == GP_REC_PROCESS || (t >= s->from && t < s->to)) stats_ctx_gpu_feed(s->ctx, &s->g, r, rec);
+		if (rec->type == GP_REC_PROCESS || (t >= from && t < to)) stats_ctx_gpu_feed(a->ctx, g, r, rec);
 	}
-	s->ok = read_whole(r, rc);
-	s->g.clip = NULL;
+	a->ok[ix] = slices_whole(r, rc);
+	g->clip = NULL;
 	gp_reader_close(r);
 }
 
 int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg)
 {
 	struct stats_gpu_pass *p = arg;
-	uint64_t first, last;
-	int k = p->k;
-	if (k < 2 || gp_reader_time_range(ctx->r, &first, &last) != 0) return -1;
-	struct gpu_slice *sl = xcalloc((size_t)k, sizeof(*sl));
+	struct slices *cut = p->k < 2 ? NULL : slices_new(ctx->r, p->k);
+	if (!cut) return -1;
+	int k = p->k, ok = 1;
+	struct gpu_slices a = { ctx, p->path, clip, xcalloc((size_t)k, sizeof(*a.g)), xcalloc((size_t)k, sizeof(int)) };
+	struct slice_pass pass = { &a, gpu_slice_read, NULL };
+	double sum, max;
+	slices_run(cut, &pass);
+	slices_cpu(cut, &sum, &max);
+	p->cpu_sum += sum;
+	if (max > p->cpu_max) p->cpu_max = max;
 	for (int i = 0; i < k; i++) {
-		sl[i].ctx = ctx;
-		sl[i].path = p->path;
-		sl[i].clip = clip;
-		slice_bounds(first, last, k, i, &sl[i].from, &sl[i].to);
-		sl[i].started = pthread_create(&sl[i].th, NULL, gpu_slice_main, &sl[i]) == 0;
-		if (!sl[i].started) gpu_slice_main(&sl[i]);
-	}
-	int ok = 1;
-	for (int i = 0; i < k; i++) {
-		if (sl[i].started) pthread_join(sl[i].th, NULL);
-		p->cpu_sum += sl[i].cpu_s;
-		if (sl[i].cpu_s > p->cpu_max) p->cpu_max = sl[i].cpu_s;
 		/* in time order; ctx->gpu holds nothing yet (gpu_later) */
-		ok = ok && sl[i].ok && gpu_activity_merge(&ctx->gpu, &sl[i].g) == 0;
-		gpu_activity_free(&sl[i].g);
+		ok = ok && a.ok[i] && gpu_activity_merge(&ctx->gpu, &a.g[i]) == 0;
+		gpu_activity_free(&a.g[i]);
 	}
-	free(sl);
+	free(a.g);
+	free(a.ok);
+	slices_free(cut);
 	if (!ok && ctx->opts->verbose)
 		fprintf(stderr, "%s: the pass over the GPU operations in slices met damage or could not merge "
 			"exactly: read again on one thread\n", g_cmd);

@@ -4,21 +4,15 @@
  * once; and the pass over the GPU operations that util's span of the steps
  * defers to the end, in slices too (stats_shards_gpu_pass).
  *
- * The trace's time, from its first to its last timed record (the footer's
- * chunk table: gp_reader_time_range), is cut into K slices of equal
- * length; a thread per slice opens the trace with a reader of its own
- * (one decoding thread, the time window of its slice: the chunks of other
- * slices are not decoded), and hands the records timed in its slice (the
- * first slice from 0, the last to the end) to a context and report states
- * of its own; the metadata records it reads go to its context (a merged
- * trace holds some in timed chunks, which only some slices read: the
- * contexts' metadata are merged), and to the reports that take them only
- * on a trace whose metadata every slice reads whole (format 1.4,
- * gp_reader_meta_apart: stats_report_shardable).  Then the states are merged in time
- * order by a tree: the thread of slice i merges slice i + 1's, then i + 2's
- * (which holds i + 3's), ... as they end, so log2(K) merges deep; the
- * caller merges slice 0's into its own.  Reports that join GPU operations
- * to their calls (and to NVTX ranges: the caller's index, read by every
+ * The slices are the slice runner's (analysis/slices.h): a thread per
+ * slice with a reader of its own hands the records timed in its slice to a
+ * context and report states of its own; the metadata records it reads go
+ * to its context (a merged trace holds some in timed chunks, which only
+ * some slices read: the contexts' metadata are merged), and to the reports
+ * that take them only on a trace whose metadata every slice reads whole
+ * (format 1.4, gp_reader_meta_apart: stats_report_shardable).  The states
+ * are merged in time order by the runner's tree of merges; the caller
+ * merges slice 0's into its own.  Reports that join GPU operations to their calls (and to NVTX ranges: the caller's index, read by every
  * slice through a view of its own) get, from a slice's own join, the
  * operations whose call is in the slice too; one whose call is on the
  * other side of a cut waits in its slice's join until the merge of the two
@@ -37,6 +31,7 @@
 
 #include <stddef.h>
 
+#include "analysis/slices.h"
 #include "reports/stats_report.h"
 
 struct stats_shards;
@@ -67,11 +62,7 @@ uint32_t stats_shard_end_needs(uint32_t shard_needs);
 /* Whether report rep can run in shards over the trace r reads, the
  * shards computing shard_needs (stats_shard_needs). */
 int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs);
-/* The slices a trace can be cut into for k threads: k, or 0 (not cut: no
- * footer, no timed records, a pipe, k < 1).  One slice is the whole trace,
- * read on a thread beside the caller's. */
-int stats_shards_count(gp_reader *r, const char *path, int k);
-/* Starts k threads (stats_shards_count) over the trace at path, running
+/* Starts k threads (slices_count) over the trace at path, running
  * the reports i with run[i] (nreps, the list's order; maybe none), their
  * contexts computing the analyses `needs` (STATS_SHARD_NEEDS bits, for
  * every report of the run: the caller's context does not compute them;
@@ -101,16 +92,6 @@ uint64_t stats_shards_records(const struct stats_shards *sh);
  * the trace costs. */
 void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
 void stats_shards_free(struct stats_shards *sh);
-
-/* For other passes in the same slices (stats_prepass_shards.h): slice i
- * of k of the trace's time from first to last (gp_reader_time_range):
- * its records are those timed in [*from, *to); a reader of the trace at
- * path windowed to it (one decoding thread; NULL: cannot be opened);
- * whether that reader read its records whole (rc: its last
- * gp_reader_next_ordered). */
-void stats_shards_slice(uint64_t first, uint64_t last, int k, int i, uint64_t *from, uint64_t *to);
-gp_reader *stats_shards_slice_open(const char *path, uint64_t from, uint64_t to);
-int stats_shards_slice_whole(gp_reader *r, int rc);
 
 /* The deferred pass over the GPU operations (stats_ctx.gpu_pass, with arg
  * a struct stats_gpu_pass): k slices of time on k threads, merged in time
