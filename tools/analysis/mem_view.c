@@ -239,6 +239,23 @@ static int cmp_site(const void *a, const void *b)
 	return strcmp(x->label, y->label);
 }
 
+/* Pass 2's step over event i: the levels (the series', its site's, its
+ * owner's), and what each site and owner held at the peak (event peak_i). */
+static void apply_event(struct mem_series_view *s, const struct mevent *ev, size_t i, size_t peak_i, int64_t *level,
+			int64_t owner_level[MO_COUNT])
+{
+	const struct mevent *e = &ev[i];
+	if (e->site == UINT32_MAX) return;
+	int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
+	*level += d;
+	s->sites[e->site].level += d;
+	owner_level[s->sites[e->site].owner] += d;
+	if (i == peak_i) {
+		for (size_t j = 0; j < s->nsites; j++) s->sites[j].at_peak = s->sites[j].level;
+		memcpy(s->owner_at_peak, owner_level, MO_COUNT * sizeof(*owner_level));
+	}
+}
+
 /* Walks one series' events [lo, hi): levels, steps, sites, growth. */
 static void walk_series(struct mem_view *m, struct mem_series_view *s, struct mevent *ev, size_t n)
 {
@@ -288,35 +305,16 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 		const struct mem_step *st = k < nst ? &ps->v[k] : NULL;
 		uint64_t s0 = st ? st->s : UINT64_MAX;
 		/* to the step's start (exclusive) */
-		for (; i < n && ev[i].t < s0; i++) {
-			const struct mevent *e = &ev[i];
-			if (e->site == UINT32_MAX) continue;
-			int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
-			level += d;
-			s->sites[e->site].level += d;
-			owner_level[s->sites[e->site].owner] += d;
-			if (i == peak_i) {
-				for (size_t j = 0; j < s->nsites; j++) s->sites[j].at_peak = s->sites[j].level;
-				memcpy(s->owner_at_peak, owner_level, sizeof(owner_level));
-			}
-		}
+		for (; i < n && ev[i].t < s0; i++)
+			apply_event(s, ev, i, peak_i, &level, owner_level);
 		if (!st) break;
 		struct mem_step_row *row = &s->steps[k];
 		row->number = st->number;
 		row->counted = st->counted;
 		row->start = row->peak = level;
 		for (; i < n && ev[i].t <= st->e; i++) {
-			const struct mevent *e = &ev[i];
-			if (e->site == UINT32_MAX) continue;
-			int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
-			level += d;
-			s->sites[e->site].level += d;
-			owner_level[s->sites[e->site].owner] += d;
+			apply_event(s, ev, i, peak_i, &level, owner_level);
 			if (level > row->peak) row->peak = level;
-			if (i == peak_i) {
-				for (size_t j = 0; j < s->nsites; j++) s->sites[j].at_peak = s->sites[j].level;
-				memcpy(s->owner_at_peak, owner_level, sizeof(owner_level));
-			}
 		}
 		row->end = level;
 		if (!st->counted) continue;
