@@ -277,6 +277,25 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* WL_STEP_TIMES (the steps and plain modes): each step's start, CLOCK_MONOTONIC s */
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "I T" per step into FILE (as examples/steploop.py --step-times); frees t0 */
+static void write_step_times(const char *file, double *t0, long n)
+{
+	FILE *f = t0 ? fopen(file, "w") : NULL;
+	for (long i = 0; f && i < n; i++)
+		fprintf(f, "%ld %.9f\n", i, t0[i]);
+	if (f)
+		fclose(f);
+	free(t0);
+}
+
 static int loop_mode(long ms, const char *range)
 {
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
@@ -651,11 +670,8 @@ static int steps_mode(long n, long ms)
 	for (long i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "step %ld", i);
-		if (t0) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-		}
+		if (t0)
+			t0[i] = mono_s();
 		const char *gap = step_knob("WL_GAP", i);
 		if (gap)
 			sleep_ms(atol(gap));
@@ -690,12 +706,7 @@ static int steps_mode(long n, long ms)
 	}
 	cudaDeviceSynchronize();
 	cudaFree(d);
-	FILE *f = t0 ? fopen(times, "w") : NULL;
-	for (long i = 0; f && i < n; i++)
-		fprintf(f, "%ld %.9f\n", i, t0[i]);
-	if (f)
-		fclose(f);
-	free(t0);
+	write_step_times(times, t0, n);
 	profiler_report();
 	printf("steps %ld\n", n);
 	return 0;
@@ -723,11 +734,8 @@ static int plain_mode(long n, long ms)
 	for (long i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "step %ld", i);
-		if (t0) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			t0[i] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-		}
+		if (t0)
+			t0[i] = mono_s();
 		int nvtx = nvtx_from >= 0 && i >= nvtx_from;
 		if (nvtx)
 			nvtxRangePushA(name);
@@ -784,12 +792,7 @@ static int plain_mode(long n, long ms)
 	cudaDeviceSynchronize();
 	cudaFree(d);
 	free(h);
-	FILE *f = t0 ? fopen(times, "w") : NULL;
-	for (long i = 0; f && i < n; i++)
-		fprintf(f, "%ld %.9f\n", i, t0[i]);
-	if (f)
-		fclose(f);
-	free(t0);
+	write_step_times(times, t0, n);
 	printf("steps %ld\n", n);
 	return 0;
 }

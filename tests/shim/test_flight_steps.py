@@ -103,18 +103,24 @@ def found_marks(f):
     return [m for m in f.marks if m.startswith("gpuprof steps found online")]
 
 
+def check_found(f, what):
+    """The plain job's 200 steps found at its input copy: one mark, the found
+    steps from 14..40 (learning) to 198 (199 stays open); (ranges, first)."""
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
+            "%s: marks %s" % (what, f.marks))
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and 14 <= first <= 40 and sorted(fr) == list(range(first, 199)), "%s: found steps %s" % (what, sorted(fr)))
+    return fr, first
+
+
 # S1: sampling on found steps
 j = plain("s1", 200, {"GPUPROF_SAMPLE_STEPS": "1/10"})
 E.check(len(j.traces()) == 1, "S1: files %s" % j.traces())
 if j.traces():
     f = Facts(E, j.traces()[0])
-    fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
-            "S1: marks %s" % f.marks)
-    fr = found_ranges(f)
-    first = min(fr) if fr else -1
-    E.check(fr and 14 <= first <= 40 and sorted(fr) == list(range(first, 199)),
-            "S1: found steps %s" % sorted(fr))
+    fr, first = check_found(f, "S1")
     want = [s for s in range(0, 200, 10) if s >= first and s < 199]
     f.check_sampled(E, "S1", want)
     # the last step (199) is left open at exit: recorded by the final flush, flagged, after step 198
@@ -266,12 +272,7 @@ if j.traces():
 j = plain("s12", 200, {"GPUPROF_SAMPLE_STEPS": "1/10", "GPUPROF_API_MODE": "activity"})
 if j.traces():
     f = Facts(E, j.traces()[0])
-    fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
-            "S12: marks %s" % f.marks)
-    fr = found_ranges(f)
-    first = min(fr) if fr else -1
-    E.check(fr and 14 <= first <= 40 and sorted(fr) == list(range(first, 199)), "S12: found steps %s" % sorted(fr))
+    fr, first = check_found(f, "S12")
     f.check_sampled(E, "S12", [s for s in range(0, 200, 10) if s >= first and s < 199])
 j = plain("s12armed", 200, dict(FLIGHT, GPUPROF_API_MODE="activity", GPUPROF_TRIGGER="step>50x", WL_STALL="100:700"))
 caps = [Facts(E, c) for c in j.captures()]
