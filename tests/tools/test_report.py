@@ -486,8 +486,8 @@ print(f"20,000 steps: page {size} bytes, {ss['shown']} steps drawn")
 # one set of steps per page: with --method trace on a trace with NVTX steps,
 # the stats tables (their steps table included), the steps view and the
 # findings all follow it, as each command does with the same option
-html_m, data_m = report(os.path.join(W, "method.html"), one, extra=("--method", "trace"))
-run_m = data_m["runs"][0]
+html_meth, data_meth = report(os.path.join(W, "method.html"), one, extra=("--method", "trace"))
+run_m = data_meth["runs"][0]
 check_tables("--method trace stats", run_m["stats"], run_m["stats_rows"],
              json.loads(gp("stats", "--format", "json", "--whole-trace", "--method", "trace", one).stdout), 50)
 check_tables("--method trace steps", run_m["steps"], run_m["steps_rows"],
