@@ -42,7 +42,7 @@
 
 #define DEFAULT_SAMPLE (1u << 20)
 
-struct sample { uint64_t s, e, sig; };
+struct sample { uint64_t s, e, sig, q; }; /* q: the stream (step_stream_key) */
 
 struct dproc {
 	uint32_t pid;
@@ -71,6 +71,10 @@ uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t by
 	if (op_kind == OP_KERNEL) return name_id;
 	return SIG_OP | (uint64_t)(op_kind & 0x7f) << 56 | (uint64_t)(copy_kind & 0xff) << 48 | (bytes & SIG_BYTES);
 }
+
+uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)device << 32 | stream; }
+
+int step_sig_is_marker(uint64_t sig) { return (sig & SIG_OP) != 0; }
 
 static int sig_kind(uint64_t sig) { return sig & SIG_OP ? (int)(sig >> 56 & 0x7f) : OP_KERNEL; }
 static int sig_htod(uint64_t sig) { return sig_kind(sig) == OP_MEMCPY && (sig >> 48 & 0xff) == GP_COPY_HTOD; }
@@ -164,14 +168,17 @@ void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
 	case GP_REC_KERNEL:
 		sm.s = rec->u.kernel.start_ns; sm.e = rec->u.kernel.end_ns;
 		sm.sig = step_sig(OP_KERNEL, rec->u.kernel.name_id, 0, 0);
+		sm.q = step_stream_key(rec->u.kernel.device_id, rec->u.kernel.stream_id);
 		break;
 	case GP_REC_MEMCPY:
 		sm.s = rec->u.memcpy.start_ns; sm.e = rec->u.memcpy.end_ns;
 		sm.sig = step_sig(OP_MEMCPY, 0, rec->u.memcpy.copy_kind, rec->u.memcpy.bytes);
+		sm.q = step_stream_key(rec->u.memcpy.device_id, rec->u.memcpy.stream_id);
 		break;
 	case GP_REC_MEMSET:
 		sm.s = rec->u.memset.start_ns; sm.e = rec->u.memset.end_ns;
 		sm.sig = step_sig(OP_MEMSET, 0, 0, rec->u.memset.bytes);
+		sm.q = step_stream_key(rec->u.memset.device_id, rec->u.memset.stream_id);
 		break;
 	default:
 		return;
@@ -347,10 +354,13 @@ static int cmp_seg(const void *x, const void *y)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* A signature that cuts the sample into repeating segments. */
+/* A signature that cuts the sample into repeating segments: an
+ * operation's, or (ctx != 0) a copy's or memset's told apart by the one
+ * before it on its stream (ctx: that one's signature). */
 struct cand {
-	uint64_t sig;
-	size_t o0, c;            /* its occurrences: o[o0 .. o0 + c) */
+	uint64_t sig, ctx;
+	const struct occ *ov;    /* the occurrence array it indexes */
+	size_t o0, c;            /* its occurrences: ov[o0 .. o0 + c) */
 	size_t len, m;           /* the most common segment: length, how many */
 	uint64_t hash;           /* ... and content hash */
 	uint64_t gap;            /* median GPU idle gap before it */
@@ -367,20 +377,20 @@ static int cmp_size(const void *x, const void *y)
  * host-to-device copy after the longest run of operations without one;
  * else after the longest median GPU idle gap (the GPU idles between steps
  * while the host loads data or waits); ties: the earliest. */
-static int phase_better(const struct occ *o, const struct cand *c, const struct cand *b)
+static int phase_better(const struct cand *c, const struct cand *b)
 {
 	int cc = sig_htod(c->sig), bc = sig_htod(b->sig);
 	if (cc != bc) return cc;
 	if (cc && c->htod_back != b->htod_back) return c->htod_back > b->htod_back;
 	if (!cc && c->gap != b->gap) return c->gap > b->gap;
-	return o[c->o0].pos < o[b->o0].pos;
+	return c->ov[c->o0].pos < b->ov[b->o0].pos;
 }
 
 static int cmp_cand_len(const void *x, const void *y)
 {
 	const struct cand *a = x, *b = y;
 	if (a->len != b->len) return a->len < b->len ? -1 : 1;
-	return a->o0 < b->o0 ? -1 : a->o0 > b->o0;
+	return a->ov[a->o0].pos < b->ov[b->o0].pos ? -1 : a->ov[a->o0].pos > b->ov[b->o0].pos;
 }
 
 /* The context of the sub-loop test: the sample's signatures as dense ids,
@@ -417,8 +427,9 @@ static size_t seg_distance(struct subloop *sl, size_t ra, size_t len, size_t a, 
  * when their contents differ by at most max(2, 10 %) operations: a step with
  * an extra kernel every 10 steps is like the others, the rest of a step
  * around its layers (embedding, head, backward's tail, optimizer) is not. */
-static int is_subloop(struct subloop *sl, const struct occ *o, const struct cand *c)
+static int is_subloop(struct subloop *sl, const struct cand *c)
 {
+	const struct occ *o = c->ov;
 	size_t thr = c->len / 10 > 2 ? c->len / 10 : 2, ref = SIZE_MAX;
 	for (size_t k = 0; k + 1 < c->c && ref == SIZE_MAX; k++) {
 		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
@@ -451,6 +462,79 @@ static int is_subloop(struct subloop *sl, const struct occ *o, const struct cand
 	return sub;
 }
 
+/* The trace method's working arrays over one process's sample. */
+struct tscan {
+	size_t n;
+	const uint64_t *pre, *gap;
+	const size_t *back;
+	struct seg *sg; size_t csg;
+	uint64_t *gv; size_t cgv;
+	struct cand *cv; size_t ncv, ccv;
+};
+
+static uint64_t median_at(struct tscan *t, const struct occ *o, size_t i, size_t c, const void *by, int is_gap)
+{
+	vec_reserve((void **)&t->gv, &t->cgv, c, sizeof(*t->gv));
+	for (size_t k = 0; k < c; k++)
+		t->gv[k] = is_gap ? ((const uint64_t *)by)[o[i + k].pos] : ((const size_t *)by)[o[i + k].pos];
+	qsort(t->gv, c, sizeof(*t->gv), cmp_u64);
+	return t->gv[c / 2];
+}
+
+/* Occurrences o[i .. j) of one signature (in sample order): a candidate
+ * when they cut the sample into repeating segments (the tests above). */
+static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, uint64_t sig, uint64_t ctx)
+{
+	size_t c = j - i, n = t->n;
+	/* repeats, and across at least half of the sample (not a kernel of the first step only) */
+	if (c < 3 || (o[j - 1].pos - o[i].pos) * 2 < n) return;
+	size_t nseg = c - 1;
+	vec_reserve((void **)&t->sg, &t->csg, nseg, sizeof(*t->sg));
+	for (size_t k = 0; k < nseg; k++) {
+		size_t a = o[i + k].pos, b = o[i + k + 1].pos;
+		t->sg[k].h = t->pre[b] - t->pre[a];
+		t->sg[k].len = b - a;
+	}
+	qsort(t->sg, nseg, sizeof(*t->sg), cmp_seg);
+	size_t m = 0, len = 0;
+	uint64_t h = 0;
+	for (size_t k = 0; k < nseg;) {
+		size_t q = k;
+		while (q < nseg && t->sg[q].h == t->sg[k].h && t->sg[q].len == t->sg[k].len) q++;
+		if (q - k > m || (q - k == m && t->sg[k].len < len)) { m = q - k; len = t->sg[k].len; h = t->sg[k].h; }
+		k = q;
+	}
+	size_t span = o[j - 1].pos - o[i].pos;
+	if (m < 2 || m * 10 < nseg * 6 || m * len * 2 < span) return;
+	struct cand cd;
+	cd.gap = median_at(t, o, i, c, t->gap, 1);
+	cd.htod_back = median_at(t, o, i, c, t->back, 0);
+	cd.sig = sig; cd.ctx = ctx; cd.ov = o; cd.o0 = i; cd.c = c; cd.len = len; cd.m = m; cd.hash = h;
+	VEC_PUSH(t->cv, t->ncv, t->ccv, cd);
+}
+
+/* The shortest period that is not a sub-loop (from candidate k0 on, in
+ * cmp_cand_len order); its candidates all cut the same steps, at different
+ * places (the phase).  only_htod: host-to-device copies only, of period
+ * `period` when it is not 0. */
+static const struct cand *pick(struct tscan *t, size_t k0, struct subloop *sl, size_t period, int only_htod,
+			       size_t *subloops)
+{
+	const struct cand *best = NULL;
+	for (size_t k = k0; k < t->ncv; k++) {
+		const struct cand *c = &t->cv[k];
+		if (only_htod && !sig_htod(c->sig)) continue;
+		if (period && c->len != period) {
+			if (c->len > period) break;
+			continue;
+		}
+		if (is_subloop(sl, c)) { (*subloops)++; continue; }
+		period = c->len;
+		if (!best || phase_better(c, best)) best = c;
+	}
+	return best;
+}
+
 static void plan_trace(struct step_detect *d, struct dproc *p)
 {
 	struct step_plan *pl = &p->plan;
@@ -478,76 +562,74 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		o[i].sig = p->v[i].sig; o[i].pos = i;
 	}
 	qsort(o, n, sizeof(*o), cmp_occ);
-	struct seg *sg = NULL; size_t csg = 0;
-	uint64_t *gv = NULL; size_t cgv = 0;
-	struct cand *cv = NULL; size_t ncv = 0, ccv = 0;
+	struct tscan t = { n, pre, gap, back, NULL, 0, NULL, 0, NULL, 0, 0 };
 	uint32_t nid = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && o[j].sig == o[i].sig) j++;
 		for (size_t k = i; k < j; k++) id[o[k].pos] = nid;
 		nid++;
-		size_t c = j - i;
-		/* repeats, and across at least half of the sample (not a kernel of the first step only) */
-		if (c >= 3 && (o[j - 1].pos - o[i].pos) * 2 >= n) {
-			size_t nseg = c - 1;
-			vec_reserve((void **)&sg, &csg, nseg, sizeof(*sg));
-			for (size_t k = 0; k < nseg; k++) {
-				size_t a = o[i + k].pos, b = o[i + k + 1].pos;
-				sg[k].h = pre[b] - pre[a];
-				sg[k].len = b - a;
-			}
-			qsort(sg, nseg, sizeof(*sg), cmp_seg);
-			size_t m = 0, len = 0;
-			uint64_t h = 0;
-			for (size_t k = 0; k < nseg;) {
-				size_t q = k;
-				while (q < nseg && sg[q].h == sg[k].h && sg[q].len == sg[k].len) q++;
-				if (q - k > m || (q - k == m && sg[k].len < len)) { m = q - k; len = sg[k].len; h = sg[k].h; }
-				k = q;
-			}
-			size_t span = o[j - 1].pos - o[i].pos;
-			if (m >= 2 && m * 10 >= nseg * 6 && m * len * 2 >= span) {
-				struct cand cd;
-				vec_reserve((void **)&gv, &cgv, c, sizeof(*gv));
-				for (size_t k = 0; k < c; k++) gv[k] = gap[o[i + k].pos];
-				qsort(gv, c, sizeof(*gv), cmp_u64);
-				cd.gap = gv[c / 2];
-				for (size_t k = 0; k < c; k++) gv[k] = back[o[i + k].pos];
-				qsort(gv, c, sizeof(*gv), cmp_u64);
-				cd.htod_back = gv[c / 2];
-				cd.sig = o[i].sig; cd.o0 = i; cd.c = c; cd.len = len; cd.m = m; cd.hash = h;
-				VEC_PUSH(cv, ncv, ccv, cd);
-			}
-		}
+		try_group(&t, o, i, j, o[i].sig, 0);
 		i = j;
 	}
-	/* the shortest period that is not a sub-loop; its candidates all cut the
-	 * same steps, at different places (the phase) */
-	if (ncv > 1) qsort(cv, ncv, sizeof(*cv), cmp_cand_len);
+	if (t.ncv > 1) qsort(t.cv, t.ncv, sizeof(*t.cv), cmp_cand_len);
 	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)), nid };
-	const struct cand *best = NULL;
-	size_t period = 0, subloops = 0;
-	int by_copy = 0;
-	for (size_t k = 0; k < ncv; k++) {
-		const struct cand *c = &cv[k];
-		if (period && c->len != period) break;
-		if (is_subloop(&sl, o, c)) { subloops++; continue; }
-		period = c->len;
-		if (!best || phase_better(o, c, best)) best = c;
+	size_t subloops = 0;
+	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
+	/* No input copy starts a step by itself: one that occurs twice a step
+	 * (the Hugging Face Trainer's two 8,192-byte batches) is told apart by
+	 * the copy or memset before it on its stream, as the shim's finder
+	 * tells markers apart by the ones before (docs/STEPS.md). */
+	struct occ *oc = NULL;
+	uint64_t *ctx = NULL;
+	if (!best || !sig_htod(best->sig)) {
+		size_t period = best ? best->len : 0, nplain = t.ncv, nc = 0;
+		oc = xmalloc(n * sizeof(*oc));
+		ctx = xmalloc(n * sizeof(*ctx));
+		struct { uint64_t q, sig; } *last = NULL;
+		size_t nlast = 0, clast = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!step_sig_is_marker(p->v[i].sig)) continue;
+			size_t k = 0;
+			while (k < nlast && last[k].q != p->v[i].q) k++;
+			if (k == nlast) {
+				vec_reserve((void **)&last, &clast, nlast + 1, sizeof(*last));
+				last[nlast].q = p->v[i].q;
+				nlast++;
+			} else if (sig_htod(p->v[i].sig)) {
+				ctx[i] = last[k].sig;
+				oc[nc].sig = mix(p->v[i].sig ^ mix(ctx[i])); oc[nc].pos = i;
+				nc++;
+			}
+			last[k].sig = p->v[i].sig;
+		}
+		free(last);
+		qsort(oc, nc, sizeof(*oc), cmp_occ);
+		for (size_t i = 0; i < nc;) {
+			size_t j = i;
+			while (j < nc && oc[j].sig == oc[i].sig) j++;
+			try_group(&t, oc, i, j, p->v[oc[i].pos].sig, ctx[oc[i].pos]);
+			i = j;
+		}
+		if (t.ncv > nplain + 1) qsort(t.cv + nplain, t.ncv - nplain, sizeof(*t.cv), cmp_cand_len);
+		size_t ignored = 0;
+		const struct cand *bc = pick(&t, nplain, &sl, period, 1, &ignored);
+		if (bc) best = bc;
 	}
-	by_copy = best && sig_htod(best->sig);
+	int by_copy = best && sig_htod(best->sig);
 	free(sl.cnt);
 	if (!best) {
 		snprintf(pl->what, sizeof(pl->what),
 			 "no steps: no GPU operation starts a repeating sequence (first %zu operations looked at%s)", n,
 			 subloops ? "; only sub-loops repeat" : "");
-		free(pre); free(gap); free(back); free(o); free(id); free(sg); free(gv); free(cv);
+		free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+		free(oc); free(ctx);
 		return;
 	}
-	uint64_t best_sig = best->sig;
+	uint64_t best_sig = best->sig, best_ctx = best->ctx;
 	size_t best_len = best->len, best_m = best->m, best_segs = best->c - 1;
-	free(pre); free(gap); free(back); free(o); free(id); free(sg); free(gv); free(cv);
+	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+	free(oc); free(ctx);
 	if (best_len < 2) {
 		/* one operation over and over (a job's last kernels before it ran
 		 * out of memory): a repeat, not a training step */
@@ -557,8 +639,9 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	}
 	pl->method = STEP_TRACE;
 	pl->marker = best_sig;
+	pl->marker_after = best_ctx;
 	pl->period_ops = best_len;
-	char what[96];
+	char what[96], after[80] = "";
 	char *dn = NULL, *sn = NULL;
 	int kind = sig_kind(best_sig);
 	if (kind == OP_MEMCPY)
@@ -572,9 +655,14 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		sn = short_name(dn);
 		snprintf(what, sizeof(what), "kernel '%.80s'", sn);
 	}
+	if (best_ctx && sig_kind(best_ctx) == OP_MEMCPY)
+		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(best_ctx & SIG_BYTES),
+			 copy_kind_name((uint32_t)(best_ctx >> 48 & 0xff)));
+	else if (best_ctx)
+		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(best_ctx & SIG_BYTES));
 	snprintf(pl->what, sizeof(pl->what),
-		 "trace: each step starts at the launch of %s (period %zu GPU operations, %zu of %zu repeats alike%s)",
-		 what, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
+		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s)",
+		 what, after, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
 	free(dn); free(sn);
 }
 

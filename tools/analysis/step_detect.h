@@ -51,6 +51,8 @@ struct step_plan {
 	size_t overlapping;      /* ranges of the group left out: they overlap an earlier one */
 	/* STEP_TRACE */
 	uint64_t marker;         /* signature of the operation that starts each step */
+	uint64_t marker_after;   /* not 0: only where the copy or memset before it on its
+				  * stream had this signature (step_marker_at) */
 	size_t period_ops;       /* operations in the most common step */
 };
 
@@ -83,6 +85,10 @@ const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i);
  * a memcpy its direction (gp_copy_kind) and size, for a memset its size (a
  * step copies the same batch every time: its input copy is one operation). */
 uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes);
+/* A copy's or memset's signature (the ops a marker's context is made of) */
+int step_sig_is_marker(uint64_t sig);
+/* The stream of an operation, as the trace method's context keys it */
+uint64_t step_stream_key(uint32_t device, uint32_t stream);
 /* Splits a range name into its group and number: "step 12" -> "step", 12;
  * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
  * Writes the group into buf (n bytes). */

@@ -61,6 +61,9 @@ struct sproc {
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
 	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
+	/* trace, a marker told apart by the one before it (plan->marker_after):
+	 * per stream, the signature of its last copy or memset */
+	struct mkq { uint64_t q, sig; } *mkq; size_t nmkq, cmkq;
 };
 
 struct steps {
@@ -202,7 +205,7 @@ void steps_free(struct steps *st)
 		struct sproc *p = &st->p[i];
 		free(p->out.rows); free(p->out.ph);
 		free(p->ops); free(p->tmp); free(p->api);
-		free(p->fresh);
+		free(p->fresh); free(p->mkq);
 		if (!st->ranges_shared) u64map_free(&p->range2row);
 		u64map_free(&p->tid_corr);
 	}
@@ -272,6 +275,35 @@ static void add_phase(struct bop *b, uint32_t name)
 	if (b->nph < MAX_PH) b->ph[b->nph++] = name;
 }
 
+/* Whether op starts a step of a trace plan: its signature is the
+ * marker's, and (marker_after) the copy or memset before it on its stream
+ * was marker_after (step_detect.c's context, in the order the operations
+ * come, which is their stream's) */
+static int is_marker(struct sproc *p, const struct step_plan *pl, const struct gpu_op *op)
+{
+	uint64_t sig = step_sig(op->kind, op->name_id, op->copy_kind, op->bytes);
+	if (!pl->marker_after) return sig == pl->marker;
+	if (!step_sig_is_marker(sig)) return 0;
+	uint64_t q = step_stream_key(op->device, op->stream);
+	size_t k = 0;
+	while (k < p->nmkq && p->mkq[k].q != q) k++;
+	if (k == p->nmkq) {
+		vec_reserve((void **)&p->mkq, &p->cmkq, p->nmkq + 1, sizeof(*p->mkq));
+		p->mkq[k].q = q;
+		p->mkq[k].sig = 0;
+		p->nmkq++;
+	}
+	int hit = sig == pl->marker && p->mkq[k].sig == pl->marker_after;
+	p->mkq[k].sig = sig;
+	return hit;
+}
+
+static int cmp_mkq(const void *x, const void *y)
+{
+	const struct mkq *a = x, *b = y;
+	return a->q < b->q ? -1 : a->q > b->q;
+}
+
 void steps_op(void *ctx, const struct gpu_op *op)
 {
 	struct steps *st = ctx;
@@ -299,7 +331,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 		}
 	} else if (pl->method == STEP_TRACE) {
 		if (op->has_call && p->nfin && op->call_s < p->last_fin_e) p->out.late_ops++;
-		if (step_sig(op->kind, op->name_id, op->copy_kind, op->bytes) == pl->marker) {
+		if (is_marker(p, pl, op)) {
 			uint64_t at = op->has_call ? op->call_s : op->s;
 			struct step_row *last = p->out.nrows ? &p->out.rows[p->out.nrows - 1] : NULL;
 			if (!last || at > last->s) {
@@ -778,6 +810,16 @@ void steps_state(const struct steps *st, struct bytes *b)
 			}
 			bytes_u64(b, p->nfin > 0);
 			bytes_u64(b, p->nfin ? p->last_fin_e : 0);
+			/* each stream's last copy or memset (a marker's context) */
+			struct mkq *q = xmalloc((p->nmkq ? p->nmkq : 1) * sizeof(*q));
+			if (p->nmkq) memcpy(q, p->mkq, p->nmkq * sizeof(*q));
+			qsort(q, p->nmkq, sizeof(*q), cmp_mkq);
+			bytes_u64(b, p->nmkq);
+			for (size_t k = 0; k < p->nmkq; k++) {
+				bytes_u64(b, q[k].q);
+				bytes_u64(b, q[k].sig);
+			}
+			free(q);
 		}
 		/* the operations as a set: finalize sorts them (a total order,
 		 * cmp_bop), so neither the order they came in nor how much of
