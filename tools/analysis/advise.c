@@ -564,6 +564,59 @@ static void rule_comm(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	}
 }
 
+/* The steps bucket memory: a copy or memset runs and no kernel.  A copy on
+ * the compute stream runs between the kernels; on a second stream (double
+ * buffering: the next batch copied while this step computes) it runs beside
+ * them on a copy engine. */
+static void rule_copies(struct judge *j, enum adv_rule rule, enum adv_cause c)
+{
+	const struct adv_proc *p = j->p;
+	const struct step_summary *s = &p->sum;
+	double mem = (double)s->bucket[SB_MEMORY], compute = (double)s->bucket[SB_COMPUTE];
+	if (mem <= 0) return;
+	struct adv_finding *x = finding(j, rule);
+	/* a copy from pageable memory or a synchronous one cannot overlap until
+	 * that finding's change is made: no estimate before it */
+	int pinned_first = p->in[AC_PAGEABLE].count || p->in[AC_SYNC_COPY].count;
+	double hide = (mem < compute ? mem : compute) * ADV_COPY_HIDE_SHARE;
+	figures(j, x, mem, !pinned_first, hide, SEV_INFO);
+	x->title = xstrdup("copies that no kernel runs beside");
+	struct sb b = { 0 };
+	sb_printf(&b, "Copies and memsets ran %s per step (%.1f %% of the step time) while no kernel ran (the steps "
+		      "bucket memory), beside %s of computation per step.", ms(x->cost_ns), x->cost_pct,
+		  ms(per_step(j, compute)));
+	x->what = sb_take(&b);
+	x->where = xstrdup("copies and memsets in the counted steps (gpuprof stats --report memops has them by kind and "
+			   "size)");
+	sb_printf(&b, "Copy the next batch on a second stream while this step computes (double buffering: "
+		      "pinned host memory, .to(device, non_blocking=True) under torch.cuda.stream(side), the compute "
+		      "stream waiting on an event only where it uses the batch; DataLoader(pin_memory=True) with a "
+		      "prefetcher).%s",
+		  pinned_first ? " The pageable-copy or sync-copy finding comes first: a copy from pageable memory or a "
+				 "synchronous one cannot overlap." : "");
+	x->change = sb_take(&b);
+	if (pinned_first)
+		sb_printf(&b, "Not estimated: copies from pageable memory or synchronous ones in the steps cannot overlap "
+			      "kernels; make them pinned and asynchronous, then trace again.");
+	else
+		sb_printf(&b, "Assumed: min(exposed copy time, the step's compute time) hides under compute (%s per "
+			      "step): copy engines run beside the SMs; the memory bandwidth a copy takes from the kernels "
+			      "is not estimated.", ms(x->saving_ns));
+	x->how = sb_take(&b);
+	evidence(x, "exposed_copy_ns_per_step", x->cost_ns);
+	evidence(x, "compute_ns_per_step", per_step(j, compute));
+	const struct steps_proc *sp = p->sp;
+	uint64_t best = 0;
+	for (size_t k = 0; k < sp->nrows; k++) {
+		const struct step_row *w = &sp->rows[k];
+		if (w->warmup || w->partial || w->unrecorded || w->bucket[SB_MEMORY] <= best) continue;
+		best = w->bucket[SB_MEMORY];
+		x->step_number = w->number;
+		x->since_ns = w->s - j->base;
+		x->until_ns = w->e - j->base;
+	}
+}
+
 static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;

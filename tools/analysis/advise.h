@@ -43,6 +43,7 @@
 	X(AR_UNDERPAR,  "under-parallel", rule_underpar,  AC_UNDERPAR, 1) \
 	X(AR_LOWOCC,    "low-occupancy",  rule_lowocc,    AC_LOWOCC,   1) \
 	X(AR_COMM,      "exposed-comm",   rule_comm,      AC_COUNT,    1) \
+	X(AR_COPIES,    "exposed-copies", rule_copies,    AC_COUNT,    1) \
 	X(AR_OUTLIER,   "outlier-steps",  rule_outliers,  AC_COUNT,    1)
 /* clang-format on */
 
@@ -64,6 +65,10 @@ extern const char *const adv_severity_names[4]; /* "info", "low", "medium", "hig
 #define ADV_LAUNCH_SHORT_SHARE 0.5
 /* exposed communication: the share of min(exposed, compute) assumed hidden */
 #define ADV_COMM_HIDE_SHARE 0.5
+/* exposed-copies: the share of min(exposed copies, compute) that a second
+ * stream hides (copy engines run beside the SMs: all of it, less the
+ * memory bandwidth the copy takes from the kernels, which is not estimated) */
+#define ADV_COPY_HIDE_SHARE 1.0
 #define ADV_MAX_SITES 3
 #define ADV_MAX_EVIDENCE 12
 
