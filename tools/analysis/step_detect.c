@@ -660,9 +660,11 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 			 copy_kind_name((uint32_t)(best_ctx >> 48 & 0xff)));
 	else if (best_ctx)
 		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(best_ctx & SIG_BYTES));
-	snprintf(pl->what, sizeof(pl->what),
+	char line[400];
+	snprintf(line, sizeof(line),
 		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s)",
 		 what, after, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
+	snprintf(pl->what, sizeof(pl->what), "%.255s", line);
 	free(dn); free(sn);
 }
 
