@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "gen_common.h"
-#include "analysis/attribution.h"
-#include "analysis/opjoin.h"
+#include "analysis/join/attribution.h"
+#include "analysis/join/opjoin.h"
 #include "common/tool.h"
 
 static int fails;

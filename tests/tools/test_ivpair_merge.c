@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/intervals.h"
+#include "analysis/core/intervals.h"
 #include "splitmix.h"
 
 static int fails;

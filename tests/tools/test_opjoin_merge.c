@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "gen_common.h"
-#include "analysis/opjoin.h"
+#include "analysis/join/opjoin.h"
 #include "common/tool.h"
 #include "splitmix.h"
 

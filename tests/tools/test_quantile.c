@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/quantile.h"
-#include "analysis/summary.h"
+#include "analysis/core/quantile.h"
+#include "analysis/core/summary.h"
 #include "common/util.h"
 #include "splitmix.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "gen_common.h"
-#include "analysis/slices.h"
+#include "analysis/core/slices.h"
 #include "common/tool.h"
 
 static int fails;

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/advise.h"
-#include "analysis/advise_facts.h"
-#include "analysis/advise_report.h"
-#include "analysis/advise_run.h"
-#include "analysis/site_rule.h"
-#include "analysis/step_detect.h"
-#include "analysis/steps_run.h"
+#include "analysis/advise/advise.h"
+#include "analysis/advise/advise_facts.h"
+#include "analysis/advise/advise_report.h"
+#include "analysis/advise/advise_run.h"
+#include "analysis/stacks/site_rule.h"
+#include "analysis/steps/step_detect.h"
+#include "analysis/steps/steps_run.h"
 #include "common/report.h"
 #include "common/tool.h"
 

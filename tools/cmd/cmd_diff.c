@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/diff.h"
-#include "analysis/step_profile.h"
-#include "analysis/step_summary.h"
-#include "analysis/steps_run.h"
+#include "analysis/diff/diff.h"
+#include "analysis/steps/step_profile.h"
+#include "analysis/steps/step_summary.h"
+#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
 #include "common/report.h"
 #include "common/tool.h"

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/advise_report.h"
-#include "analysis/advise_run.h"
-#include "analysis/mem_timeline.h"
-#include "analysis/steps_report.h"
-#include "analysis/steps_run.h"
-#include "analysis/trace_info.h"
+#include "analysis/advise/advise_report.h"
+#include "analysis/advise/advise_run.h"
+#include "analysis/memory/mem_timeline.h"
+#include "analysis/steps/steps_report.h"
+#include "analysis/steps/steps_run.h"
+#include "analysis/gpu/trace_info.h"
 #include "cmd/cmd.h"
 #include "common/tool.h"
 #include "export/report_html.h"

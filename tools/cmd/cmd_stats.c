@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/steps_run.h"
+#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
 #include "common/report.h"
 #include "common/selopt.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/selection.h"
+#include "analysis/steps/selection.h"
 
 struct site_rule;
 

@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/attribution.h"
-#include "analysis/graph_sites.h"
-#include "analysis/layer_attr.h"
-#include "analysis/layers.h"
-#include "analysis/opjoin.h"
-#include "analysis/site_rule.h"
-#include "analysis/stack_work.h"
-#include "analysis/stacks.h"
-#include "analysis/steps_pipe.h"
+#include "analysis/join/attribution.h"
+#include "analysis/layers/graph_sites.h"
+#include "analysis/layers/layer_attr.h"
+#include "analysis/layers/layers.h"
+#include "analysis/join/opjoin.h"
+#include "analysis/stacks/site_rule.h"
+#include "analysis/stacks/stack_work.h"
+#include "analysis/stacks/stacks.h"
+#include "analysis/steps/steps_pipe.h"
 #include "common/tool.h"
 #include "export/export.h"
 

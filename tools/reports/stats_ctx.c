@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_summary.h"
+#include "analysis/steps/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/graph_sites.h"
-#include "analysis/stack_work.h"
-#include "analysis/stacks.h"
+#include "analysis/layers/graph_sites.h"
+#include "analysis/stacks/stack_work.h"
+#include "analysis/stacks/stacks.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 

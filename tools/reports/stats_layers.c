@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/layer_attr.h"
-#include "analysis/layers.h"
+#include "analysis/layers/layer_attr.h"
+#include "analysis/layers/layers.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 

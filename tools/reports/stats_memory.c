@@ -4,7 +4,7 @@
  * peak in use (analysis/mem_usage.h). */
 #include <stdlib.h>
 
-#include "analysis/mem_usage.h"
+#include "analysis/memory/mem_usage.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/mem_view.h"
-#include "analysis/step_summary.h"
+#include "analysis/memory/mem_view.h"
+#include "analysis/steps/step_summary.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"

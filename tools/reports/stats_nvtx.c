@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_detect.h"
+#include "analysis/steps/step_detect.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 #include "reports/time_summary.h"

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "analysis/steps_slice.h"
+#include "analysis/steps/steps_slice.h"
 #include "common/util.h"
 
 /* Where a record comes in a whole time-ordered read (stats_prepass_shards.h). */

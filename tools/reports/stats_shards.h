@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 
-#include "analysis/slices.h"
+#include "analysis/core/slices.h"
 #include "reports/stats_report.h"
 
 struct stats_shards;

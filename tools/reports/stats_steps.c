@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/steps_report.h"
+#include "analysis/steps/steps_report.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 

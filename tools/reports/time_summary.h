@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
-#include "analysis/summary.h"
+#include "analysis/core/summary.h"
 #include "common/report.h"
 #include "reports/stats_report.h"
 
