@@ -1,4 +1,4 @@
-/* test_attribution.c — the one attribution rule (tools/analysis/opjoin.h +
+/* test_attribution.c — the one attribution rule (tools/analysis/join/opjoin.h +
  * attribution.h) on a hand-made sequence: GPU operations joined to their
  * launch call by (pid, correlation id) — runtime and driver record of one
  * launch merged, a graph launch's kernels, an operation that arrives before

@@ -1,7 +1,7 @@
 /* cmd_advise.c — `gpuprof advise TRACE...`: why the GPU idles, what to
  * change, and what it would save (docs/ADVISE.md).  Option parsing and the
  * output of each trace; the passes over it and the judging are
- * analysis/advise_run.h (the steps: steps.h; what advise measures:
+ * analysis/advise/advise_run.h (the steps: steps.h; what advise measures:
  * advise_facts.h; the rules: advise.h; the output: advise_report.h). */
 #include <getopt.h>
 #include <inttypes.h>

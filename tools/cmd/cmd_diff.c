@@ -1,11 +1,11 @@
 /* cmd_diff.c — `gpuprof diff A B` and `gpuprof diff A1 A2 ... --vs B1 B2
  * ...`: what changed between two runs, or two sets of runs (docs/REPORT.md,
- * "gpuprof diff"; analysis/diff.h).  Option parsing, the passes over the
+ * "gpuprof diff"; analysis/diff/diff.h).  Option parsing, the passes over the
  * traces and printing.
  *
- * Per trace: the two passes of the steps analysis (analysis/steps_run.h),
+ * Per trace: the two passes of the steps analysis (analysis/steps/steps_run.h),
  * then, once the steps of all runs are aligned, one pass that profiles the
- * aligned steps (analysis/step_profile.h).  Every trace's analysis is held
+ * aligned steps (analysis/steps/step_profile.h).  Every trace's analysis is held
  * until the tables are made: memory grows with the number of runs. */
 #include <getopt.h>
 #include <stdlib.h>

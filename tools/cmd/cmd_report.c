@@ -7,7 +7,7 @@
  * pass 1); one pass for the stats reports, the steps (the stats context's
  * steps pipeline: the page's steps view), the header (trace_info), the
  * memory timeline and advise's own inputs; then advise's facts pass over
- * those steps (analysis/advise_run.h), for the findings.  Each trace's part
+ * those steps (analysis/advise/advise_run.h), for the findings.  Each trace's part
  * of the page is written before the next trace is read. */
 #include <errno.h>
 #include <getopt.h>
@@ -63,7 +63,7 @@ struct report_opts {
 };
 
 /* THE ADVISE HOOK: the page's "Findings" (docs/REPORT.md, "Findings").
- * `gpuprof advise` over the trace (analysis/advise_run.h, with the page's
+ * `gpuprof advise` over the trace (analysis/advise/advise_run.h, with the page's
  * step options and --site) judged on the stats pass's steps (ss; err: why
  * there are none), as the JSON value that `gpuprof advise --format json`
  * prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"), or

@@ -1,6 +1,6 @@
 /* selopt.h — the selection options every trace-reading command takes
  * (stats, dump, export): which part of the trace to look at, and the time
- * base of the output.  Parsed here, once; analysis/selection.h turns them
+ * base of the output.  Parsed here, once; analysis/steps/selection.h turns them
  * into time intervals against a trace.
  *
  *   --since T, --until T   records starting in [T1, T2) after the trace start

@@ -28,7 +28,7 @@ struct export_opts {
 	enum folded_weight weight;   /* folded: what a stack's line weighs */
 	/* folded: NULL, whole stacks; else each stack from the root to its
 	 * site's frame (--site user/inner/GLOB), or its layer path (--site
-	 * layer: analysis/layer_attr.h, the rows of `stats --report layers`) */
+	 * layer: analysis/layers/layer_attr.h, the rows of `stats --report layers`) */
 	const struct site_rule *site;
 };
 

@@ -12,7 +12,7 @@
  * every rank ran the same number of NCCL kernels with the same names; its
  * wait on a rank = latest start among the ranks - this rank's start.  A
  * kernel belongs to the steps (top-level push/pop ranges) it is attributed
- * to by the one rule (analysis/attribution.h): those open when its launch
+ * to by the one rule (analysis/join/attribution.h): those open when its launch
  * call started, on any thread of the process (--attribution same-thread:
  * the launching thread's) — that is where the host code asked for it, while
  * the GPU may run it steps later; a kernel with no recorded launch call
@@ -23,7 +23,7 @@
  * Summed while stats streams the trace (kernels joined to their launch
  * calls, process ranks; the steps are the context's ranges, known before
  * the pass).  Memory does not grow with the kernels: per rank, NCCL and
- * other kernels are an ivpair (analysis/intervals.h, lag COMM_LAG); a step
+ * other kernels are an ivpair (analysis/core/intervals.h, lag COMM_LAG); a step
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,

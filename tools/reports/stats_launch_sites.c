@@ -1,9 +1,9 @@
 /* stats_launch_sites.c — `stats --report launch_sites`: call sites ranked
  * by the GPU time of the kernels launched from them.  The context's join
- * (GPU work to its launch call, analysis/opjoin.h) aggregated by the call's
- * stack (analysis/stack_work.h), then by site (analysis/stacks.h); a CUDA
+ * (GPU work to its launch call, analysis/join/opjoin.h) aggregated by the call's
+ * stack (analysis/stacks/stack_work.h), then by site (analysis/stacks/stacks.h); a CUDA
  * graph's kernel whose node's capture is known by the captured launch's
- * stack instead (analysis/graph_sites.h, as the layers report).  A site's
+ * stack instead (analysis/layers/graph_sites.h, as the layers report).  A site's
  * "innermost frame" is the one under which most of its kernel time was
  * launched (ties: the first seen).  GPU work counts when it starts in the
  * selection, a launch call when it does. */

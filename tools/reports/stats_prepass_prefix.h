@@ -1,4 +1,4 @@
-/* stats_prepass_prefix.h — the steps' prefix (analysis/steps_slice.h
+/* stats_prepass_prefix.h — the steps' prefix (analysis/steps/steps_slice.h
  * steps_prefix: per cut c and process, the longest GPU operation one pass
  * has read before the first API or GPU record timed at or after from[c])
  * from the pre-pass' slices (stats_prepass_shards.h), which are the

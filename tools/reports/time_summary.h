@@ -69,7 +69,7 @@ int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ct
 /* A group's name and the string id it was made for (0: by name). */
 const char *summary_state_name(const struct summary_state *s, size_t g);
 
-/* The table's footnote when some medians are estimated (analysis/summary.h:
+/* The table's footnote when some medians are estimated (analysis/core/summary.h:
  * past its limit of exact values), else NULL. */
 const char *time_summary_note(const struct summary *t);
 /* The groups in row order (below); free() the array. */

@@ -1,6 +1,6 @@
 /* intervals.h — sets of time intervals [s, e) in ns: collect, merge into
  * their union, measure busy time, gaps and the overlap of two unions.  Used
- * by the utilisation (analysis/gpu_activity.c) and comm (reports/stats_comm.c)
+ * by the utilisation (analysis/gpu/gpu_activity.c) and comm (reports/stats_comm.c)
  * analyses. */
 #ifndef GPUPROF_TOOL_INTERVALS_H
 #define GPUPROF_TOOL_INTERVALS_H

@@ -4,7 +4,7 @@
  *
  * Medians are exact while the summary holds at most SUMMARY_EXACT_VALUES
  * values in all (8 bytes each: 8 MiB); past that, its group holding the most
- * values switches to a log-bucketed histogram (analysis/quantile.h), whose
+ * values switches to a log-bucketed histogram (analysis/core/quantile.h), whose
  * median is within QSKETCH_REL_ERR (0.5 %) of the exact one, and so on
  * until the values fit again.  A group is switched only when it holds at
  * least SUMMARY_MIN_SWITCH values; when none does (very many names, few

@@ -20,7 +20,7 @@
  * say: format < 1.2, other writers) keeps every interval until the end
  * (16 bytes per GPU record, twice: device and stream).  Any other
  * process's intervals are summed as the trace streams: each device's
- * kernel and copy sets are an ivpair (analysis/intervals.h) with lag
+ * kernel and copy sets are an ivpair (analysis/core/intervals.h) with lag
  * GPU_ACTIVITY_LAG, and its streams are cut where it is (busy time, gaps,
  * largest gap and overlap are additive over a split of time, so the cut is
  * exact); a record more than GPU_ACTIVITY_LAG records late loses its time

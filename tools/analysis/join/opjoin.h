@@ -80,7 +80,7 @@ struct opjoin_opts {
 	 * the runtime record comes, at the merge, or when the call leaves),
 	 * and it leaves no earlier than 2 x grace_ns past slice_from. */
 	uint64_t slice_from;
-	/* The steps' engine of a slice (analysis/steps_slice.h): the GPU
+	/* The steps' engine of a slice (analysis/steps/steps_slice.h): the GPU
 	 * operations starting before this time that wait for their call do
 	 * not hold opjoin_frontier (those of its lead-in whose call lies
 	 * before the lead-in: they never pair; opjoin_mark drops them).  0:
@@ -133,7 +133,7 @@ uint64_t opjoin_frontier(struct opjoin *j);
  * may still hold it) and a runtime record more than grace_ns before its
  * driver record across a cut (the two stay two calls). */
 void opjoin_merge(struct opjoin *dst, struct opjoin *src);
-/* The steps' engines at a cut (analysis/steps_slice.h).  opjoin_mark: the
+/* The steps' engines at a cut (analysis/steps/steps_slice.h).  opjoin_mark: the
  * operations still waiting for their call go, undelivered, and the counts
  * start again from 0.  opjoin_state: appends to b what decides the join's
  * behaviour from here on (its calls and waiting operations in arrival

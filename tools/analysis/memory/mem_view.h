@@ -7,7 +7,7 @@
  *  - GP_REC_MEMORY records of device memory (mem_kind GP_MEM_DEVICE, op 1
  *    alloc / 2 free; `gpuprof run --activity=default,memory`): what is held.
  *    A free without a size takes that of the allocation at its address.
- *  - GP_REC_API records of allocation calls (analysis/steps.h
+ *  - GP_REC_API records of allocation calls (analysis/steps/steps.h
  *    step_api_is_alloc, host allocations left out): joined to their memory
  *    record by correlation id, they give an allocation its call's name, its
  *    thread and its stack (stack_id: with stacks recorded at allocation
@@ -24,7 +24,7 @@
  * buffers), or a size that is a multiple of 2 MiB (the caching allocator's
  * segments are: "by size", a guess); else other.
  *
- * Site of an allocation: its stack's site (analysis/stacks.h, the site
+ * Site of an allocation: its stack's site (analysis/stacks/stacks.h, the site
  * rule given) with the owner; with no stack, the owner, the call's name and
  * the size ("(no stack) cudaMalloc 4194304 B"): a leak of one size per step
  * is still one site.

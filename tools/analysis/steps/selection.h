@@ -7,7 +7,7 @@
  *  --since/--until  [start + since, start + until)
  *  --steps A:B      per process, from the start of the first step numbered
  *                   A or more to the end of the last numbered B or less
- *                   (step detection, analysis/step_detect.h: a pass over the
+ *                   (step detection, analysis/steps/step_detect.h: a pass over the
  *                   trace; trace-detected steps need the steps analysis, a
  *                   second one); the processes' intervals united
  *  --range NAME     the intervals of the NVTX ranges so named, united (a pass)

@@ -119,7 +119,7 @@ uint64_t steps_kernel_wait(const struct steps *st);
  * the trace has GPU-activity windows for pid and t is outside them). */
 int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t);
 
-/* Time shards (analysis/steps_slice.h): the engine of one slice of time,
+/* Time shards (analysis/steps/steps_slice.h): the engine of one slice of time,
  * with tmpl's plans, options and step ranges (tmpl, made by steps_new,
  * must outlive it; a its attribution index, a view of tmpl's) and reading
  * from time `from` on (its lead-in's start: an NVTX step that ended
@@ -139,7 +139,7 @@ struct bytes;
 struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution *a, uint64_t from);
 void steps_mark(struct steps *st);
 /* A slice's engine: the longest GPU operation of pid seen before it (one
- * pass's at its cut: analysis/steps_slice.h). */
+ * pass's at its cut: analysis/steps/steps_slice.h). */
 void steps_set_longest(struct steps *st, uint32_t pid, uint64_t ns);
 /* The reader the names come from from now on (one over the same trace). */
 void steps_set_reader(struct steps *st, gp_reader *r);

@@ -70,7 +70,7 @@ int steps_pipe_pass(struct steps_pipe *p, int pass, void (*hook)(void *arg, cons
 int steps_pipe_run(struct steps_pipe *p, void (*hook1)(void *arg, const gp_record *rec), void *arg, int *read_rc,
 		   const char **err);
 
-/* Pass 2 on parts the caller holds (the slices of analysis/steps_slice.h,
+/* Pass 2 on parts the caller holds (the slices of analysis/steps/steps_slice.h,
  * advise's facts pass): st NULL for the join alone; win the finished
  * windows, for whether GPU activity was recorded at a call; *now: the
  * latest API or GPU record time seen (0 at the start). */
