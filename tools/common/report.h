@@ -5,8 +5,8 @@
  * numbers unrounded (the shortest text that reads back as the same double),
  * every column; the text table rounds, shows durations in the unit asked
  * for, hides the columns marked for it and cuts its last column to a width. */
-#ifndef GPUPROF_TOOL_REPORT_H
-#define GPUPROF_TOOL_REPORT_H
+#ifndef GPUPROF_COMMON_REPORT_H
+#define GPUPROF_COMMON_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,8 +14,8 @@
  *                          relative to the trace start
  * Given together they intersect.  --since at or after --until is a usage
  * error. */
-#ifndef GPUPROF_TOOL_SELOPT_H
-#define GPUPROF_TOOL_SELOPT_H
+#ifndef GPUPROF_COMMON_SELOPT_H
+#define GPUPROF_COMMON_SELOPT_H
 
 #include <getopt.h>
 #include <stddef.h>

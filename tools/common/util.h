@@ -2,8 +2,8 @@
  * exits on OOM (an offline tool has nothing better to do), growable arrays,
  * two hash maps, JSON string escaping, number/time formatting and the names
  * of the trace's enums.  Nothing here knows about the reader. */
-#ifndef GPUPROF_TOOL_UTIL_H
-#define GPUPROF_TOOL_UTIL_H
+#ifndef GPUPROF_COMMON_UTIL_H
+#define GPUPROF_COMMON_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>

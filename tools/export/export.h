@@ -1,7 +1,7 @@
 /* export.h — the export formats and their registry (registry.c): each
  * format's entry point returns a gpuprof exit code. */
-#ifndef GPUPROF_TOOL_EXPORT_H
-#define GPUPROF_TOOL_EXPORT_H
+#ifndef GPUPROF_EXPORT_EXPORT_H
+#define GPUPROF_EXPORT_EXPORT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -25,8 +25,8 @@
  * words per process and the late operations kept (each longer than every
  * one kept before it of its process: few, unless its operations grow
  * longer all along while a source runs late). */
-#ifndef GPUPROF_TOOL_STATS_PREPASS_PREFIX_H
-#define GPUPROF_TOOL_STATS_PREPASS_PREFIX_H
+#ifndef GPUPROF_REPORTS_STATS_PREPASS_PREFIX_H
+#define GPUPROF_REPORTS_STATS_PREPASS_PREFIX_H
 
 #include <stdint.h>
 

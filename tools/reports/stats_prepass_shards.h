@@ -46,8 +46,8 @@
  * are wanted (STATS_NEED_PREJOIN: the sites follow each thread's calls,
  * which are not kept here); a steps' cut at time 0 (a record without a
  * time could reach it). */
-#ifndef GPUPROF_TOOL_STATS_PREPASS_SHARDS_H
-#define GPUPROF_TOOL_STATS_PREPASS_SHARDS_H
+#ifndef GPUPROF_REPORTS_STATS_PREPASS_SHARDS_H
+#define GPUPROF_REPORTS_STATS_PREPASS_SHARDS_H
 
 #include <stdio.h>
 

@@ -43,8 +43,8 @@
  *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
-#ifndef GPUPROF_TOOL_STATS_REPORT_H
-#define GPUPROF_TOOL_STATS_REPORT_H
+#ifndef GPUPROF_REPORTS_STATS_REPORT_H
+#define GPUPROF_REPORTS_STATS_REPORT_H
 
 #include <stdint.h>
 

@@ -26,8 +26,8 @@
  * slice's reader meets a corrupt frame, a truncation or an error) is not:
  * stats_shards_finish says so and the caller reads it on one thread, for
  * the same messages and exit status as --threads 1. */
-#ifndef GPUPROF_TOOL_STATS_SHARDS_H
-#define GPUPROF_TOOL_STATS_SHARDS_H
+#ifndef GPUPROF_REPORTS_STATS_SHARDS_H
+#define GPUPROF_REPORTS_STATS_SHARDS_H
 
 #include <stddef.h>
 

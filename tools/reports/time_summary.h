@@ -2,8 +2,8 @@
  * reports share (nsys *_sum style): one row per name within a process (and
  * device), by total time, with these columns first and the report's own
  * after them. */
-#ifndef GPUPROF_TOOL_TIME_SUMMARY_H
-#define GPUPROF_TOOL_TIME_SUMMARY_H
+#ifndef GPUPROF_REPORTS_TIME_SUMMARY_H
+#define GPUPROF_REPORTS_TIME_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>

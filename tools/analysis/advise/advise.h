@@ -11,8 +11,8 @@
  * as each rule says.  So a job that is GPU-bound and keeps its GPU fed gets
  * nothing above info.  Findings are ranked by estimated saving, then cost;
  * out-of-memory (the job failed) before all. */
-#ifndef GPUPROF_ANALYSIS_ADVISE_H
-#define GPUPROF_ANALYSIS_ADVISE_H
+#ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_H
+#define GPUPROF_ANALYSIS_ADVISE_ADVISE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -54,8 +54,8 @@
  * whose window is open, the GPU-side savings of the current busy stretch
  * (one entry per step and site), and per step a few figures (about 150
  * bytes) — never one entry per kernel of the trace. */
-#ifndef GPUPROF_ANALYSIS_ADVISE_FACTS_H
-#define GPUPROF_ANALYSIS_ADVISE_FACTS_H
+#ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
+#define GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  *    "findings": [...]} (docs/ADVISE.md "Output" lists the keys);
  *  - CSV: one flat row per finding (report.h).
  * Which one is printed is the command's choice. */
-#ifndef GPUPROF_ANALYSIS_ADVISE_REPORT_H
-#define GPUPROF_ANALYSIS_ADVISE_REPORT_H
+#ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_REPORT_H
+#define GPUPROF_ANALYSIS_ADVISE_ADVISE_REPORT_H
 
 #include <stdio.h>
 

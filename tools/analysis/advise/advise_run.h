@@ -16,8 +16,8 @@
  * findings point into the facts, labels and stacks, the object keeps alive)
  * until advise_run_free.  The reader is rewound before each pass, so it may
  * have been read before.  Memory: as steps.h and advise_facts.h say. */
-#ifndef GPUPROF_ANALYSIS_ADVISE_RUN_H
-#define GPUPROF_ANALYSIS_ADVISE_RUN_H
+#ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_RUN_H
+#define GPUPROF_ANALYSIS_ADVISE_ADVISE_RUN_H
 
 #include <stddef.h>
 #include <stdint.h>

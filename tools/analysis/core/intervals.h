@@ -2,8 +2,8 @@
  * their union, measure busy time, gaps and the overlap of two unions.  Used
  * by the utilisation (analysis/gpu/gpu_activity.c) and comm (reports/stats_comm.c)
  * analyses. */
-#ifndef GPUPROF_TOOL_INTERVALS_H
-#define GPUPROF_TOOL_INTERVALS_H
+#ifndef GPUPROF_ANALYSIS_CORE_INTERVALS_H
+#define GPUPROF_ANALYSIS_CORE_INTERVALS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,8 +12,8 @@
  * the smallest and largest value's buckets (a range of 1000x: 692 buckets,
  * 5.5 KiB), whatever the number of values.
  * tests/tools/test_quantile.c checks the bound against exact values. */
-#ifndef GPUPROF_TOOL_QUANTILE_H
-#define GPUPROF_TOOL_QUANTILE_H
+#ifndef GPUPROF_ANALYSIS_CORE_QUANTILE_H
+#define GPUPROF_ANALYSIS_CORE_QUANTILE_H
 
 #include <stddef.h>
 #include <stdint.h>

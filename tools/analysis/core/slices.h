@@ -21,8 +21,8 @@
  * caller merges after slices_wait, in slice order.  A thread that cannot
  * be made runs its slice on the caller's (the later slices are started
  * first, so a slice's merges wait only for slices already run). */
-#ifndef GPUPROF_ANALYSIS_SLICES_H
-#define GPUPROF_ANALYSIS_SLICES_H
+#ifndef GPUPROF_ANALYSIS_CORE_SLICES_H
+#define GPUPROF_ANALYSIS_CORE_SLICES_H
 
 #include <stdint.h>
 

@@ -17,8 +17,8 @@
  * give the same bits, which lossless CSV/JSON shows.  A group switched to a
  * histogram uses its running (Welford) sums instead: the same value up to
  * rounding, whose last bits may depend on the order. */
-#ifndef GPUPROF_TOOL_SUMMARY_H
-#define GPUPROF_TOOL_SUMMARY_H
+#ifndef GPUPROF_ANALYSIS_CORE_SUMMARY_H
+#define GPUPROF_ANALYSIS_CORE_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * buckets is split), a sum of values, or their maximum.  Memory: 8 bytes per bucket
  * per series, whatever the number of records; used by the summarised
  * Perfetto timeline (export --summary). */
-#ifndef GPUPROF_TOOL_TIME_BUCKETS_H
-#define GPUPROF_TOOL_TIME_BUCKETS_H
+#ifndef GPUPROF_ANALYSIS_CORE_TIME_BUCKETS_H
+#define GPUPROF_ANALYSIS_CORE_TIME_BUCKETS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -20,8 +20,8 @@
  * median step times; with one run on a side, the rank test over the steps
  * and a floor (--noise) under which a change is within the run-to-run
  * noise. */
-#ifndef GPUPROF_ANALYSIS_DIFF_H
-#define GPUPROF_ANALYSIS_DIFF_H
+#ifndef GPUPROF_ANALYSIS_DIFF_DIFF_H
+#define GPUPROF_ANALYSIS_DIFF_DIFF_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * it), every run of B has one value, and the two differ; an item whose
  * value changes between the runs of one side "varies" (a seed, an output
  * path) and is not named as the change. */
-#ifndef GPUPROF_ANALYSIS_DIFF_SETUP_H
-#define GPUPROF_ANALYSIS_DIFF_SETUP_H
+#ifndef GPUPROF_ANALYSIS_DIFF_DIFF_SETUP_H
+#define GPUPROF_ANALYSIS_DIFF_DIFF_SETUP_H
 
 #include <stddef.h>
 

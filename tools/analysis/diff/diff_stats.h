@@ -26,8 +26,8 @@
  *    the 95 % interval mean_B - mean_A +- t_{0.975,df} se.  se = 0: p = 1
  *    when the means are equal, else 0.  A permutation test over runs is
  *    exact but cannot go below 2 / C(n_A + n_B, n_A): 0.1 for 3 + 3 runs. */
-#ifndef GPUPROF_ANALYSIS_DIFF_STATS_H
-#define GPUPROF_ANALYSIS_DIFF_STATS_H
+#ifndef GPUPROF_ANALYSIS_DIFF_DIFF_STATS_H
+#define GPUPROF_ANALYSIS_DIFF_DIFF_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>

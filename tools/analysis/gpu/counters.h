@@ -1,8 +1,8 @@
 /* counters.h — sampled counters (GP_REC_COUNTER, e.g. nvml.*): one series
  * per name, process and device, its samples in time order once finished.
  * Feeds the stats counters and util reports. */
-#ifndef GPUPROF_TOOL_COUNTERS_H
-#define GPUPROF_TOOL_COUNTERS_H
+#ifndef GPUPROF_ANALYSIS_GPU_COUNTERS_H
+#define GPUPROF_ANALYSIS_GPU_COUNTERS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* devprops.h — the device properties of a trace (GP_REC_DEVICE) per process
  * and device; a later record for the same device replaces an earlier one. */
-#ifndef GPUPROF_TOOL_DEVPROPS_H
-#define GPUPROF_TOOL_DEVPROPS_H
+#ifndef GPUPROF_ANALYSIS_GPU_DEVPROPS_H
+#define GPUPROF_ANALYSIS_GPU_DEVPROPS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * the time inside the process's GPU-activity windows counts (the shim
  * recorded no GPU activity outside them, so that time is not idle).  Feeds
  * the stats util and windows reports. */
-#ifndef GPUPROF_TOOL_GPU_ACTIVITY_H
-#define GPUPROF_TOOL_GPU_ACTIVITY_H
+#ifndef GPUPROF_ANALYSIS_GPU_GPU_ACTIVITY_H
+#define GPUPROF_ANALYSIS_GPU_GPU_ACTIVITY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * link, by the device's name (the trace's device record has no PCIe
  * generation or width).  The table and its source: docs/ADVISE.md
  * "pageable-copy". */
-#ifndef GPUPROF_TOOL_HOSTLINK_H
-#define GPUPROF_TOOL_HOSTLINK_H
+#ifndef GPUPROF_ANALYSIS_GPU_HOSTLINK_H
+#define GPUPROF_ANALYSIS_GPU_HOSTLINK_H
 
 struct hostlink {
 	double gbps;      /* pinned copy bandwidth assumed, GB/s (bytes per ns); 0: unknown */

@@ -1,7 +1,7 @@
 /* kernel_names.h — kernel names for humans: the forms of a kernel's string
  * id (common/util.h name_full, name_base), each computed once per id. */
-#ifndef GPUPROF_TOOL_KERNEL_NAMES_H
-#define GPUPROF_TOOL_KERNEL_NAMES_H
+#ifndef GPUPROF_ANALYSIS_GPU_KERNEL_NAMES_H
+#define GPUPROF_ANALYSIS_GPU_KERNEL_NAMES_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * occupancy and SM coverage (occupancy.h), and per device the kernel time
  * weighted by coverage and by coverage x grid occupancy.  Feeds the stats
  * occupancy and util reports. */
-#ifndef GPUPROF_TOOL_KERNEL_SHAPES_H
-#define GPUPROF_TOOL_KERNEL_SHAPES_H
+#ifndef GPUPROF_ANALYSIS_GPU_KERNEL_SHAPES_H
+#define GPUPROF_ANALYSIS_GPU_KERNEL_SHAPES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* occupancy.h — theoretical occupancy of a kernel launch from the device's
  * per-SM limits (CUDA occupancy calculator rules), and how many of the SMs
  * its grid can occupy at all.  Pure arithmetic on trace records. */
-#ifndef GPUPROF_TOOL_OCCUPANCY_H
-#define GPUPROF_TOOL_OCCUPANCY_H
+#ifndef GPUPROF_ANALYSIS_GPU_OCCUPANCY_H
+#define GPUPROF_ANALYSIS_GPU_OCCUPANCY_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * header of `gpuprof report`.  A component: trace_info_init, every record
  * through trace_info_add (any order), trace_info_finish, then the fields.
  * Memory: one entry per process, thread, source, device and window. */
-#ifndef GPUPROF_ANALYSIS_TRACE_INFO_H
-#define GPUPROF_ANALYSIS_TRACE_INFO_H
+#ifndef GPUPROF_ANALYSIS_GPU_TRACE_INFO_H
+#define GPUPROF_ANALYSIS_GPU_TRACE_INFO_H
 
 #include <stddef.h>
 #include <stdint.h>

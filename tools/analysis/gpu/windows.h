@@ -2,8 +2,8 @@
  * --gpu-window ON/PERIOD`, GP_REC_WINDOW): outside them the shim recorded
  * API calls and NVTX but no GPU activity, so a missing kernel there is not a
  * lost one.  Collected per process, then sorted and merged. */
-#ifndef GPUPROF_TOOL_WINDOWS_H
-#define GPUPROF_TOOL_WINDOWS_H
+#ifndef GPUPROF_ANALYSIS_GPU_WINDOWS_H
+#define GPUPROF_ANALYSIS_GPU_WINDOWS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -26,8 +26,8 @@
  * thread queries of its own over the same index.
  * Memory: 24 bytes per range, index included (attribution.c), plus 8 per
  * range in lanes whose ranges overlap (start/end ranges). */
-#ifndef GPUPROF_ANALYSIS_ATTRIBUTION_H
-#define GPUPROF_ANALYSIS_ATTRIBUTION_H
+#ifndef GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
+#define GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -26,8 +26,8 @@
  * `grace_ns` of trace time more (a later graph kernel, the runtime record of
  * a call whose driver record came first).  Past max_waiting unpaired entries
  * the oldest give up (an operation is then delivered without a call). */
-#ifndef GPUPROF_ANALYSIS_OPJOIN_H
-#define GPUPROF_ANALYSIS_OPJOIN_H
+#ifndef GPUPROF_ANALYSIS_JOIN_OPJOIN_H
+#define GPUPROF_ANALYSIS_JOIN_OPJOIN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -37,8 +37,8 @@
  * that a forward launch was in: a time shard's own); about 40 bytes (an entry and its hash
  * slot) per backward range that launched kernels, and per forward op range
  * with a layer (during resolve); one entry per distinct layer path. */
-#ifndef GPUPROF_ANALYSIS_AUTOGRAD_SEQ_H
-#define GPUPROF_ANALYSIS_AUTOGRAD_SEQ_H
+#ifndef GPUPROF_ANALYSIS_LAYERS_AUTOGRAD_SEQ_H
+#define GPUPROF_ANALYSIS_LAYERS_AUTOGRAD_SEQ_H
 
 #include <stdint.h>
 

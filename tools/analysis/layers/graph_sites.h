@@ -19,8 +19,8 @@
  * exit; the other order is taken too).  Memory: one entry per graph node,
  * plus per thread the last call with a stack and the nodes waiting for
  * their call (at most those made since the thread's last API record). */
-#ifndef GPUPROF_TOOL_GRAPH_SITES_H
-#define GPUPROF_TOOL_GRAPH_SITES_H
+#ifndef GPUPROF_ANALYSIS_LAYERS_GRAPH_SITES_H
+#define GPUPROF_ANALYSIS_LAYERS_GRAPH_SITES_H
 
 #include <stdint.h>
 

@@ -21,8 +21,8 @@
  * forward op ranges need all of them), then resolve() (repeatable).
  * Memory: the stacks (stacks.h), two stack_work tables (stack_work.h) and
  * autograd_seq's and layer_ranges'. */
-#ifndef GPUPROF_ANALYSIS_LAYER_ATTR_H
-#define GPUPROF_ANALYSIS_LAYER_ATTR_H
+#ifndef GPUPROF_ANALYSIS_LAYERS_LAYER_ATTR_H
+#define GPUPROF_ANALYSIS_LAYERS_LAYER_ATTR_H
 
 #include <stdint.h>
 

@@ -26,8 +26,8 @@
  * Lifecycle: new (the context's ranges, indexed), backward() per backward
  * kernel, then resolve() (repeatable).  Memory: an entry (about 40 bytes)
  * per distinct range name that holds kernels; nothing per range. */
-#ifndef GPUPROF_ANALYSIS_LAYER_RANGES_H
-#define GPUPROF_ANALYSIS_LAYER_RANGES_H
+#ifndef GPUPROF_ANALYSIS_LAYERS_LAYER_RANGES_H
+#define GPUPROF_ANALYSIS_LAYERS_LAYER_RANGES_H
 
 #include <stdint.h>
 

@@ -33,8 +33,8 @@
  * The tree: a node per distinct path prefix; total = kernel time of the
  * launches whose path starts with the node's, self = of those whose path
  * ends there. */
-#ifndef GPUPROF_TOOL_LAYERS_H
-#define GPUPROF_TOOL_LAYERS_H
+#ifndef GPUPROF_ANALYSIS_LAYERS_LAYERS_H
+#define GPUPROF_ANALYSIS_LAYERS_LAYERS_H
 
 #include <stddef.h>
 #include <stdint.h>

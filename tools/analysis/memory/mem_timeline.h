@@ -10,8 +10,8 @@
  * mem_timeline_finish (sorts each series by time and sums it up), then the
  * series.  Memory: 16 bytes per record up to MEM_TIMELINE_MAX_EVENTS (later
  * records are counted in `dropped`, not used) plus the live allocations. */
-#ifndef GPUPROF_ANALYSIS_MEM_TIMELINE_H
-#define GPUPROF_ANALYSIS_MEM_TIMELINE_H
+#ifndef GPUPROF_ANALYSIS_MEMORY_MEM_TIMELINE_H
+#define GPUPROF_ANALYSIS_MEMORY_MEM_TIMELINE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * before the trace, or before --since) leaves it at 0.  Peak = its largest
  * value.  Records with another operation than alloc (1) or free (2) are
  * ignored. */
-#ifndef GPUPROF_TOOL_MEM_USAGE_H
-#define GPUPROF_TOOL_MEM_USAGE_H
+#ifndef GPUPROF_ANALYSIS_MEMORY_MEM_USAGE_H
+#define GPUPROF_ANALYSIS_MEMORY_MEM_USAGE_H
 
 #include <stddef.h>
 #include <stdint.h>

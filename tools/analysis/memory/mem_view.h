@@ -54,8 +54,8 @@
  * steps, mem_view_finish, then the series and failures.  Memory: 48 bytes
  * per memory record up to MEM_VIEW_MAX_EVENTS (later ones counted in
  * `dropped`), 16 per allocation call awaiting its memory record. */
-#ifndef GPUPROF_ANALYSIS_MEM_VIEW_H
-#define GPUPROF_ANALYSIS_MEM_VIEW_H
+#ifndef GPUPROF_ANALYSIS_MEMORY_MEM_VIEW_H
+#define GPUPROF_ANALYSIS_MEMORY_MEM_VIEW_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,8 +13,8 @@
  *   layer   the model layer: the chain of classes of the Python `forward`
  *           frames (torch.nn.Module layers, outermost first), else as user
  */
-#ifndef GPUPROF_TOOL_SITE_RULE_H
-#define GPUPROF_TOOL_SITE_RULE_H
+#ifndef GPUPROF_ANALYSIS_STACKS_SITE_RULE_H
+#define GPUPROF_ANALYSIS_STACKS_SITE_RULE_H
 
 enum site_kind { SITE_USER = 0, SITE_INNER, SITE_GLOB, SITE_LAYER };
 

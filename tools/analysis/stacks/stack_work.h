@@ -11,8 +11,8 @@
  *
  * Memory: one entry (64 bytes) per distinct (pid, thread, stack); GPU work
  * with no call or a call without a stack is one entry per process. */
-#ifndef GPUPROF_TOOL_STACK_WORK_H
-#define GPUPROF_TOOL_STACK_WORK_H
+#ifndef GPUPROF_ANALYSIS_STACKS_STACK_WORK_H
+#define GPUPROF_ANALYSIS_STACKS_STACK_WORK_H
 
 #include <stddef.h>
 #include <stdint.h>

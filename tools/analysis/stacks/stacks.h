@@ -3,8 +3,8 @@
  * symbol names for native code), the launch site and the innermost frame.
  * The rules (which native frames are dropped, how files are shortened, how a
  * site is picked) are in docs/CLI.md "Call stacks". */
-#ifndef GPUPROF_TOOL_STACKS_H
-#define GPUPROF_TOOL_STACKS_H
+#ifndef GPUPROF_ANALYSIS_STACKS_STACKS_H
+#define GPUPROF_ANALYSIS_STACKS_STACKS_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * bounded ELF64 reader (.symtab, else .dynsym) with a per-path cache.  The
  * traced job's files are read after the fact, on the machine that runs the
  * tool, so a file that is missing, changed or not ELF just gives no name. */
-#ifndef GPUPROF_TOOL_SYMBOLS_H
-#define GPUPROF_TOOL_SYMBOLS_H
+#ifndef GPUPROF_ANALYSIS_STACKS_SYMBOLS_H
+#define GPUPROF_ANALYSIS_STACKS_SYMBOLS_H
 
 #include <stdint.h>
 

@@ -12,8 +12,8 @@
  *                   second one); the processes' intervals united
  *  --range NAME     the intervals of the NVTX ranges so named, united (a pass)
  * Several given: their intersection.  The reader is rewound afterwards. */
-#ifndef GPUPROF_ANALYSIS_SELECTION_H
-#define GPUPROF_ANALYSIS_SELECTION_H
+#ifndef GPUPROF_ANALYSIS_STEPS_SELECTION_H
+#define GPUPROF_ANALYSIS_STEPS_SELECTION_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -16,8 +16,8 @@
  * Lifecycle: step_detect_new; step_detect_gpu for each GPU record of the
  * trace (a bounded sample per process is kept); step_detect_finish with the
  * attribution component that holds the trace's NVTX ranges; then the plans. */
-#ifndef GPUPROF_ANALYSIS_STEP_DETECT_H
-#define GPUPROF_ANALYSIS_STEP_DETECT_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEP_DETECT_H
+#define GPUPROF_ANALYSIS_STEPS_STEP_DETECT_H
 
 #include <stddef.h>
 #include <stdint.h>

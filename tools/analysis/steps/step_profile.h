@@ -14,8 +14,8 @@
  *
  * Memory: one entry per distinct name, the chosen steps, and what the
  * launch join holds (opjoin.h). */
-#ifndef GPUPROF_ANALYSIS_STEP_PROFILE_H
-#define GPUPROF_ANALYSIS_STEP_PROFILE_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEP_PROFILE_H
+#define GPUPROF_ANALYSIS_STEPS_STEP_PROFILE_H
 
 #include <stddef.h>
 #include <stdint.h>

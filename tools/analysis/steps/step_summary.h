@@ -20,8 +20,8 @@
  *  - outlier: a counted step whose time is further from the median than
  *    max(3 x 1.4826 x MAD, 20 % of the median) (MAD: median absolute
  *    deviation; 1.4826 x MAD estimates the standard deviation). */
-#ifndef GPUPROF_ANALYSIS_STEP_SUMMARY_H
-#define GPUPROF_ANALYSIS_STEP_SUMMARY_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEP_SUMMARY_H
+#define GPUPROF_ANALYSIS_STEPS_STEP_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>

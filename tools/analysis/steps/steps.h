@@ -27,8 +27,8 @@
  * step is finalized once every launch call made before its end has met its
  * GPU operation and the stream is past its end by the longest operation
  * seen), plus one row per step. */
-#ifndef GPUPROF_ANALYSIS_STEPS_H
-#define GPUPROF_ANALYSIS_STEPS_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  * context) calls steps_pipe_pre_add / steps_pipe_add per record; one
  * without calls steps_pipe_pass (a whole read, with a hook for what it
  * collects beside) or steps_pipe_run. */
-#ifndef GPUPROF_ANALYSIS_STEPS_PIPE_H
-#define GPUPROF_ANALYSIS_STEPS_PIPE_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_PIPE_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_PIPE_H
 
 #include <stdint.h>
 

@@ -9,8 +9,8 @@
  *                  inside the step ranges), any thread (the attribution rule)
  *   step_rows      one row per step (warm-up ones included, flagged)
  * Times in ns; Start is relative to the trace start. */
-#ifndef GPUPROF_ANALYSIS_STEPS_REPORT_H
-#define GPUPROF_ANALYSIS_STEPS_REPORT_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_REPORT_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_REPORT_H
 
 #include <stdint.h>
 

@@ -10,8 +10,8 @@
  * (opjoin.h) into the per-step component (steps.h), which is finished at
  * the end.  The reader is rewound before each pass, so it may have been read
  * before.  Memory: as steps.h and attribution.h say. */
-#ifndef GPUPROF_ANALYSIS_STEPS_RUN_H
-#define GPUPROF_ANALYSIS_STEPS_RUN_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_RUN_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_RUN_H
 
 #include <stddef.h>
 #include <stdint.h>

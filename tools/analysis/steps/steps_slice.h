@@ -54,8 +54,8 @@
  * join's lag, the steps not finalized) plus the rows it finalized until
  * the caller takes them (steps_slice_take), and its states at the mark
  * and at its end (the same things, as bytes). */
-#ifndef GPUPROF_ANALYSIS_STEPS_SLICE_H
-#define GPUPROF_ANALYSIS_STEPS_SLICE_H
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_SLICE_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_SLICE_H
 
 #include <stdint.h>
 #include <stdio.h>
