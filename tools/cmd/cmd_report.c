@@ -22,6 +22,7 @@
 #include "analysis/steps/steps_run.h"
 #include "analysis/gpu/trace_info.h"
 #include "cmd/cmd.h"
+#include "cmd/stepopt.h"
 #include "common/tool.h"
 #include "export/report_html.h"
 #include "reports/stats_set.h"
@@ -212,19 +213,12 @@ int cmd_report(int argc, char **argv)
 	const char *output = NULL, *title = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		int taken = stepopt_parse(c, optarg, &o.steps.detect, NULL);
+		if (taken < 0) return EXIT_USAGE;
+		if (taken) continue;
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
-		case 'm':
-			if (step_want_parse(optarg, &o.steps.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
-			o.steps.detect.range_name = optarg;
-			break;
 		case 'k': o.keep_warmup = 1; break;
 		case 'R': if (parse_count("--rows", optarg, &o.data.rows_max)) return EXIT_USAGE; break;
 		case 'S': if (parse_count("--steps-max", optarg, &o.data.steps_max)) return EXIT_USAGE; break;
@@ -237,6 +231,7 @@ int cmd_report(int argc, char **argv)
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
+	if (stepopt_check(&o.steps.detect)) return EXIT_USAGE;
 	if (optind >= argc) {
 		tool_err("no trace given");
 		tool_see_help();
