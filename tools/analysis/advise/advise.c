@@ -186,6 +186,24 @@ static void sites(struct judge *j, struct adv_finding *x, int c1, int c2, const 
 	free(v);
 }
 
+/* The finding of the kernels of cause c, counted in t: its figures (the
+ * saving with `saves`), count per step, title and sites; *pm: the PM
+ * sampling figure of its first site that has one (-1: none; pm may be
+ * NULL). */
+static struct adv_finding *kernels_finding(struct judge *j, enum adv_rule rule, enum adv_cause c,
+					   const struct adv_tally *t, int saves, const char *title, double *pm)
+{
+	struct adv_finding *x = finding(j, rule);
+	figures(j, x, (double)t->cost_ns, saves, saves ? (double)t->saving_ns : 0, SEV_INFO);
+	x->count_per_step = per_step(j, (double)t->count);
+	x->title = xstrdup(title);
+	sites(j, x, c, -1, NULL);
+	double first = -1;
+	for (size_t i = 0; i < x->nsites && first < 0; i++) first = x->sites[i].pm_pct;
+	if (pm) *pm = first;
+	return x;
+}
+
 /* "before the first step" / "in warm-up steps" / ... for outside-only findings */
 static void where_outside(struct judge *j, struct adv_finding *x, enum adv_cause c)
 {
@@ -436,14 +454,8 @@ static void rule_fp32(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	const struct adv_proc *p = j->p;
 	const struct adv_tally *t = &p->in[c];
 	if (!t->count) return;
-	struct adv_finding *x = finding(j, rule);
-	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
-	x->count_per_step = per_step(j, (double)t->count);
-	x->title = xstrdup("FP32 matrix work without tensor cores");
-	sites(j, x, c, -1, NULL);
-	double pm = -1;
-	for (size_t i = 0; i < x->nsites; i++)
-		if (x->sites[i].pm_pct >= 0) { pm = x->sites[i].pm_pct; break; }
+	double pm;
+	struct adv_finding *x = kernels_finding(j, rule, c, t, 1, "FP32 matrix work without tensor cores", &pm);
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f FP32 matrix kernels per step (SIMT sgemm / all-FP32 xmma kernels) ran %s per step (%.1f %% of "
 		      "the step time, %.1f %% of the GPU's busy time) without tensor cores.", x->count_per_step,
@@ -474,15 +486,9 @@ static void rule_underpar(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	const struct adv_proc *p = j->p;
 	const struct adv_tally *t = &p->in[c];
 	if (!t->count) return;
-	struct adv_finding *x = finding(j, rule);
-	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
-	x->count_per_step = per_step(j, (double)t->count);
-	x->title = xstrdup("kernels with fewer blocks than the GPU has SMs");
-	sites(j, x, c, -1, NULL);
+	double pm;
+	struct adv_finding *x = kernels_finding(j, rule, c, t, 1, "kernels with fewer blocks than the GPU has SMs", &pm);
 	uint32_t sms = p->dev ? p->dev->sm_count : 0;
-	double pm = -1;
-	for (size_t i = 0; i < x->nsites; i++)
-		if (x->sites[i].pm_pct >= 0) { pm = x->sites[i].pm_pct; break; }
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f kernels per step had fewer blocks than the GPU's %u SMs and ran %s per step (%.1f %% of the "
 		      "step time): the GPU counts as busy (what nvidia-smi calls utilisation) while most SMs idle.",
@@ -511,11 +517,7 @@ static void rule_lowocc(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	const struct adv_proc *p = j->p;
 	const struct adv_tally *t = &p->in[c];
 	if (!t->count) return;
-	struct adv_finding *x = finding(j, rule);
-	figures(j, x, (double)t->cost_ns, 0, 0, SEV_INFO);
-	x->count_per_step = per_step(j, (double)t->count);
-	x->title = xstrdup("kernels at low theoretical occupancy");
-	sites(j, x, c, -1, NULL);
+	struct adv_finding *x = kernels_finding(j, rule, c, t, 0, "kernels at low theoretical occupancy", NULL);
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f kernels per step covered every SM but at a theoretical occupancy below %.0f %% (registers or "
 		      "shared memory per block limit the resident warps): %s per step (%.1f %%).", x->count_per_step,
