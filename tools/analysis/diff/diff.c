@@ -179,7 +179,7 @@ static void signed_dur(char *buf, size_t n, double ns)
 
 static double per(uint64_t v, size_t n) { return n ? (double)v / (double)n : 0; }
 
-static size_t side_steps(const struct diff_side *s)
+size_t diff_side_steps(const struct diff_side *s)
 {
 	size_t n = 0;
 	for (size_t r = 0; r < s->nrun; r++) n += s->run[r].n;
@@ -242,7 +242,7 @@ static struct row *merged(const struct diff_pair *d, int k, struct side_list *la
 {
 	side_list_fill(la, &d->a, k);
 	side_list_fill(lb, &d->b, k);
-	size_t sa = side_steps(&d->a), sb = side_steps(&d->b), m = 0;
+	size_t sa = diff_side_steps(&d->a), sb = diff_side_steps(&d->b), m = 0;
 	struct row *v = xcalloc(la->n + lb->n + 1, sizeof(*v));
 	for (size_t i = 0; i < la->n; i++) {
 		size_t *slot = strmap_find(&lb->idx, la->v[i].name);
@@ -315,7 +315,7 @@ static void med_mean_spread(const double *t, size_t n, double *med, double *mean
 /* the pooled step times of a side's runs; the runs' medians into med[] */
 static double *side_times(const struct diff_side *s, size_t *n, double *med)
 {
-	*n = side_steps(s);
+	*n = diff_side_steps(s);
 	double *v = xmalloc((*n ? *n : 1) * sizeof(double));
 	size_t at = 0;
 	for (size_t r = 0; r < s->nrun; r++) {

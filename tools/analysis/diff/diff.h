@@ -53,6 +53,8 @@ struct diff_run {                           /* one process of one run (trace) */
 };
 
 struct diff_side { struct diff_run *run; size_t nrun; };
+/* The steps of every run of a side. */
+size_t diff_side_steps(const struct diff_side *s);
 
 struct diff_pair {
 	int32_t rank;                       /* -1: none */

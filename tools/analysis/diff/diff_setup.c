@@ -263,13 +263,6 @@ static void own_kernels(struct kset *own, size_t own_runs, struct kset *other, s
 	*pct = own->total ? 100.0 * (double)ns / (double)own->total : 0;
 }
 
-static size_t side_steps(const struct diff_side *s)
-{
-	size_t n = 0;
-	for (size_t r = 0; r < s->nrun; r++) n += s->run[r].n;
-	return n;
-}
-
 static void compare_kernels(const struct diff_pair *d, char *buf, size_t n, size_t *items, struct report *t)
 {
 	struct kset ka = { 0 }, kb = { 0 };
@@ -285,7 +278,7 @@ static void compare_kernels(const struct diff_pair *d, char *buf, size_t n, size
 		size_t c = s ? cb : ca;
 		double pct = s ? pb : pa;
 		const struct ks *big = s ? lb : la;
-		size_t steps = side_steps(s ? &d->b : &d->a);
+		size_t steps = diff_side_steps(s ? &d->b : &d->a);
 		if (!c) continue;
 		char dur[48], sn[96];
 		fmt_dur(dur, sizeof(dur), steps ? big->ns / steps : 0);
