@@ -70,8 +70,12 @@ int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ct
 const char *summary_state_name(const struct summary_state *s, size_t g);
 
 /* The table's footnote when some medians are estimated (analysis/core/summary.h:
- * past its limit of exact values), else NULL. */
+ * past its limit of exact values), else NULL; its text, for a report that
+ * puts it after its own note. */
 const char *time_summary_note(const struct summary *t);
+#define TIME_SUMMARY_APPROX_NOTE                                                            \
+	" Med: for the names with the most values, estimated from a log-bucketed histogram\n" \
+	"   (more than 2^20 values in the table): within 0.5 % of the exact median.\n"
 /* The groups in row order (below); free() the array. */
 size_t *summary_state_order(const struct summary_state *s, const struct stats_ctx *ctx);
 /* Every group as a row: by rank (processes without one last), process,
