@@ -651,7 +651,7 @@ PY
     log engine
     ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
     rm -f "$RES"/bench-*.gpuprof ;;
-  slices)       # the slice runner (tools/analysis/slices.h) at scale: `stats` (every report) and the steps
+  slices)       # the slice runner (tools/analysis/core/slices.h) at scale: `stats` (every report) and the steps
                 # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
                 # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds
                 # and the steps' verdict at the cuts (--verbose)

@@ -69,40 +69,40 @@ $(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c libprof/gp_launch.h $(FAKE_DIR)/
 		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
-# tools/analysis/opjoin + attribution: the one rule on a hand-made sequence
+# tools/analysis/join/opjoin + attribution: the one rule on a hand-made sequence
 TEST_ATTRIBUTION := $(TOOLST_DIR)/test_attribution
-TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/analysis/opjoin.o \
+TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/analysis/join/opjoin.o \
 	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
 $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++
 
-# tools/analysis/opjoin: the join in time slices, merged, against one join
+# tools/analysis/join/opjoin: the join in time slices, merged, against one join
 TEST_OPJOIN_MERGE := $(TOOLST_DIR)/test_opjoin_merge
 $(TEST_OPJOIN_MERGE): tests/tools/test_opjoin_merge.c tests/tools/gen_common.h tests/tools/splitmix.h \
 		$(TEST_ATTRIBUTION_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
-# tools/analysis/slices: the slice runner's cuts, threads and merges
+# tools/analysis/core/slices: the slice runner's cuts, threads and merges
 TEST_SLICES := $(TOOLST_DIR)/test_slices
-TEST_SLICES_OBJS := $(B)/obj/tools/analysis/slices.o $(TEST_ATTRIBUTION_OBJS)
+TEST_SLICES_OBJS := $(B)/obj/tools/analysis/core/slices.o $(TEST_ATTRIBUTION_OBJS)
 $(TEST_SLICES): tests/tools/test_slices.c tests/tools/gen_common.h $(TEST_SLICES_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_SLICES_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lpthread
 
-# tools/analysis/intervals: streaming unions cut into time slices and merged, against one
+# tools/analysis/core/intervals: streaming unions cut into time slices and merged, against one
 TEST_IVPAIR_MERGE := $(TOOLST_DIR)/test_ivpair_merge
-TEST_IVPAIR_MERGE_OBJS := $(B)/obj/tools/analysis/intervals.o $(B)/obj/tools/common/util.o
+TEST_IVPAIR_MERGE_OBJS := $(B)/obj/tools/analysis/core/intervals.o $(B)/obj/tools/common/util.o
 $(TEST_IVPAIR_MERGE): tests/tools/test_ivpair_merge.c tests/tools/splitmix.h $(TEST_IVPAIR_MERGE_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_IVPAIR_MERGE_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
-# tools/analysis/attribution: the compact index against brute force, and its bytes per range
+# tools/analysis/join/attribution: the compact index against brute force, and its bytes per range
 TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
-TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/common/util.o
+TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/util.o
 $(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/splitmix.h $(TEST_ATTRIBUTION_INDEX_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_INDEX_OBJS) \
@@ -116,9 +116,9 @@ $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TES
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
-# tools/analysis/quantile and summary: the median sketch's error bound
+# tools/analysis/core/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
-TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
+TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/core/quantile.o $(B)/obj/tools/analysis/core/summary.o $(B)/obj/tools/common/util.o
 $(TEST_QUANTILE): tests/tools/test_quantile.c tests/tools/splitmix.h $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 

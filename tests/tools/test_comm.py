@@ -16,7 +16,7 @@ Collectives by order: #1 starts 25000 / 28000 -> wait r0 3000, r1 0;
   #2 75000 / 74000 -> r0 0, r1 1000; #3 130000 / 129000 -> r0 0, r1 1000.
   Wait r0 3000 (11.54 % of Comm, max 3000), r1 2000 (8 %, max 1000).
 Steps (kernels by the start of their launch call, any thread of the process:
-the one attribution rule, tools/analysis/attribution.h; rank 1's kernel
+the one attribution rule, tools/analysis/join/attribution.h; rank 1's kernel
 without a launch call belongs to no step):
   r0 step 0 [1000,51000): gemm x3 + AllReduce#1: comm 10000, compute 20000,
      overlap 5000, wait 3000

@@ -1,21 +1,22 @@
 /* cmd_diff.c — `gpuprof diff A B` and `gpuprof diff A1 A2 ... --vs B1 B2
  * ...`: what changed between two runs, or two sets of runs (docs/REPORT.md,
- * "gpuprof diff"; analysis/diff.h).  Option parsing, the passes over the
+ * "gpuprof diff"; analysis/diff/diff.h).  Option parsing, the passes over the
  * traces and printing.
  *
- * Per trace: the two passes of the steps analysis (analysis/steps_run.h),
+ * Per trace: the two passes of the steps analysis (analysis/steps/steps_run.h),
  * then, once the steps of all runs are aligned, one pass that profiles the
- * aligned steps (analysis/step_profile.h).  Every trace's analysis is held
+ * aligned steps (analysis/steps/step_profile.h).  Every trace's analysis is held
  * until the tables are made: memory grows with the number of runs. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/diff.h"
-#include "analysis/step_profile.h"
-#include "analysis/step_summary.h"
-#include "analysis/steps_run.h"
+#include "analysis/diff/diff.h"
+#include "analysis/steps/step_profile.h"
+#include "analysis/steps/step_summary.h"
+#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
+#include "cmd/stepopt.h"
 #include "common/report.h"
 #include "common/tool.h"
 
@@ -246,6 +247,9 @@ int cmd_diff(int argc, char **argv)
 	size_t npaths = 0, na = 0;
 	int code = EXIT_OK;
 	while ((c = getopt_long(argc, argv, "-hf:r:", opts, NULL)) != -1) {
+		int taken = stepopt_parse(c, optarg, &so.detect, NULL);
+		if (taken < 0) goto bad;
+		if (taken) continue;
 		switch (c) {
 		case 1: paths[npaths++] = optarg; break;
 		case 'V':
@@ -261,10 +265,7 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
-			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
-			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto bad; }
+			if (report_fmt_parse(optarg, &fmt)) goto bad;
 			break;
 		case 'r':
 			if (parse_tables(optarg, want)) goto bad;
@@ -283,22 +284,13 @@ int cmd_diff(int argc, char **argv)
 				goto bad;
 			}
 			break;
-		case 'm':
-			if (step_want_parse(optarg, &so.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				goto bad;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); goto bad; }
-			so.detect.range_name = optarg;
-			break;
 		case 'k': keep = 1; break;
 		case 's': strict = 1; break;
 		case 'h': cmd_diff_help(stdout); free(paths); return EXIT_OK;
 		default: tool_see_help(); goto bad;
 		}
 	}
+	if (stepopt_check(&so.detect)) goto bad;
 	while (optind < argc) paths[npaths++] = argv[optind++]; /* after "--" */
 	if (!vs) na = npaths == 2 ? 1 : 0;
 	if (vs ? !na || na == npaths : npaths != 2) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/selection.h"
+#include "analysis/steps/selection.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"

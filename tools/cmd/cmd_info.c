@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/trace_info.h"
-#include "analysis/windows.h"
+#include "analysis/gpu/trace_info.h"
+#include "analysis/gpu/windows.h"
 #include "cmd/cmd.h"
 #include "common/tool.h"
 

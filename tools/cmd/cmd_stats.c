@@ -18,8 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/steps_run.h"
+#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
+#include "cmd/stepopt.h"
 #include "common/report.h"
 #include "common/selopt.h"
 #include "common/tool.h"
@@ -464,6 +465,7 @@ int cmd_stats(int argc, char **argv)
 	struct report_style style = { .fmt = FMT_TABLE, .width = -1, .unit = TU_NS, .max_rows = STATS_ROWS };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&sel, c, optarg);
+		if (!taken) taken = stepopt_parse(c, optarg, &so.detect, &so.kernel_wait_ns);
 		if (taken < 0) goto out_opts;
 		if (taken) continue;
 		switch (c) {
@@ -473,10 +475,7 @@ int cmd_stats(int argc, char **argv)
 			any = 1;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
-			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
-			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto out_opts; }
+			if (report_fmt_parse(optarg, &fmt)) goto out_opts;
 			have_fmt = 1;
 			break;
 		case 'D':
@@ -489,23 +488,7 @@ int cmd_stats(int argc, char **argv)
 				goto out_opts;
 			}
 			break;
-		case 'm':
-			if (step_want_parse(optarg, &so.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				goto out_opts;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); goto out_opts; }
-			so.detect.range_name = optarg;
-			break;
 		case 'k': so.keep_warmup = 1; break;
-		case 'w':
-			if (parse_duration_ns(optarg, &so.kernel_wait_ns) || !so.kernel_wait_ns) {
-				tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", optarg);
-				goto out_opts;
-			}
-			break;
 		case 'p': per_step = 1; break;
 		case 'v': so.verbose = 1; break;
 		case 'I': so.nvtx_instances = 1; break;
@@ -552,10 +535,7 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	if (sel_opts_check(&sel)) goto out_opts;
-	if (so.detect.range_name && so.detect.want == STEP_WANT_TRACE) {
-		tool_err("--step-range names NVTX ranges: it does not go with --method trace");
-		goto out_opts;
-	}
+	if (stepopt_check(&so.detect)) goto out_opts;
 	/* --per-step: step_rows, with the steps tables (the default set, or
 	 * --report steps) */
 	for (size_t k = 0; per_step && k < ntabs; k++)

@@ -154,6 +154,15 @@ void report_hide_uniform(struct report *r, int col)
 	if (uniform && col < REPORT_MAX_COLS) r->table_hidden |= 1ull << col;
 }
 
+int report_fmt_parse(const char *name, enum report_fmt *fmt)
+{
+	static const char *const names[] = { "table", "csv", "json" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, names[i])) return *fmt = (enum report_fmt)i, 0;
+	tool_err("unknown format '%s' (table, csv, json)", name);
+	return -1;
+}
+
 int time_unit_parse(const char *name)
 {
 	static const char *const names[] = { "ns", "us", "ms", "s" };

@@ -5,8 +5,8 @@
  * numbers unrounded (the shortest text that reads back as the same double),
  * every column; the text table rounds, shows durations in the unit asked
  * for, hides the columns marked for it and cuts its last column to a width. */
-#ifndef GPUPROF_TOOL_REPORT_H
-#define GPUPROF_TOOL_REPORT_H
+#ifndef GPUPROF_COMMON_REPORT_H
+#define GPUPROF_COMMON_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +80,9 @@ void report_print_tables(FILE *f, const struct report *t, const int *want, size_
 			 const struct report_style *style);
 void report_free(struct report *r);
 
+/* --format's "table", "csv", "json" -> *fmt: 0, or -1 with the message
+ * printed. */
+int report_fmt_parse(const char *name, enum report_fmt *fmt);
 /* "ns", "us", "ms", "s" <-> enum time_unit; -1 for an unknown name. */
 int time_unit_parse(const char *name);
 const char *time_unit_name(enum time_unit u);

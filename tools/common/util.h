@@ -2,8 +2,8 @@
  * exits on OOM (an offline tool has nothing better to do), growable arrays,
  * two hash maps, JSON string escaping, number/time formatting and the names
  * of the trace's enums.  Nothing here knows about the reader. */
-#ifndef GPUPROF_TOOL_UTIL_H
-#define GPUPROF_TOOL_UTIL_H
+#ifndef GPUPROF_COMMON_UTIL_H
+#define GPUPROF_COMMON_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +22,7 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
 
 /* A growable byte string of fixed-width fields: the canonical form of a
  * state, compared byte for byte (the steps' engines at a cut,
- * analysis/steps_slice.h). */
+ * analysis/steps/steps_slice.h). */
 struct bytes { uint8_t *v; size_t n, cap; };
 void bytes_u64(struct bytes *b, uint64_t x);
 void bytes_free(struct bytes *b);

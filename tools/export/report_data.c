@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/intervals.h"
+#include "analysis/core/intervals.h"
 #include "common/tool.h"
 #include "common/util.h"
 

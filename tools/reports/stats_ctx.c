@@ -2,14 +2,14 @@
  * records reach the reports, with which process and thread, and the shared
  * analyses more than one report reads: device properties, windows, GPU
  * activity, kernel shapes, counters; and, when a report needs them, the NVTX
- * ranges (analysis/attribution.h), the correlation-id join
- * (analysis/opjoin.h) and the steps (analysis/step_detect.h, steps.h). */
+ * ranges (analysis/join/attribution.h), the correlation-id join
+ * (analysis/join/opjoin.h) and the steps (analysis/steps/step_detect.h, steps.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_summary.h"
+#include "analysis/steps/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 

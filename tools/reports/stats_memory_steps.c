@@ -1,7 +1,7 @@
 /* stats_memory_steps.c — `stats --report memory_steps` (docs/MEMORY.md):
  * device memory per step, its growth per step and the sites that grow, the
  * run's peak by owner and site, and the last failed allocation with what
- * was live then.  The figures are analysis/mem_view.h's; this report feeds
+ * was live then.  The figures are analysis/memory/mem_view.h's; this report feeds
  * it the records and the context's steps, and prints its five tables.
  * Only when named (by_name on its first table: stats without --report
  * does not run it; naming memory_steps prints all five tables). */
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/mem_view.h"
-#include "analysis/step_summary.h"
+#include "analysis/memory/mem_view.h"
+#include "analysis/steps/step_summary.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
