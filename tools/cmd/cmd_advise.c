@@ -16,13 +16,14 @@
 #include "analysis/steps/steps_run.h"
 #include "cmd/stepopt.h"
 #include "common/report.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 void cmd_advise_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
-		   "                      [--all] [--strict] [--verbose]\n"
+		   "                      [--all] [--width N] [--names FORM] [--strict] [--verbose]\n"
 		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"
@@ -40,6 +41,7 @@ void cmd_advise_help(FILE *f)
 		   "  --kernel-wait T   idle gaps up to T before work already launched count as launch\n"
 		   "                    latency (default 10us)\n"
 		   SITE_RULE_HELP
+		   TABOPT_HELP
 		   "  --all             also the findings whose estimated saving is 0.000 ms per step\n"
 		   "                    (hidden by default)\n"
 		   "  --strict          exit 2 when a trace is truncated (default: warn, exit 0)\n"
@@ -68,7 +70,7 @@ static void print_result(struct advise_opts *o, const char *path, const struct a
 		advise_findings_rows(&o->flat, path, res);
 	} else {
 		if (o->printed) putchar('\n');
-		advise_print_text(stdout, path, res);
+		advise_print_text(stdout, path, res, tabopt_width());
 	}
 	o->printed++;
 }

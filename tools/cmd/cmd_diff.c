@@ -18,13 +18,14 @@
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
 #include "common/report.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 void cmd_diff_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof diff [--format table|csv|json] [--report LIST] [--top N] [--alpha P]\n"
 		   "                    [--noise PCT] [--method auto|nvtx|trace] [--step-range NAME]\n"
-		   "                    [--keep-warmup] [--strict] A B\n"
+		   "                    [--keep-warmup] [--width N] [--names FORM] [--strict] A B\n"
 		   "       gpuprof diff [options] A1 A2 ... --vs B1 B2 ...\n\n"
 		   "What changed from run A to run B, or from the runs A1 A2 ... to the runs B1 B2 ...\n"
 		   "The first line names what differs between them (command line, settings,\n"
@@ -49,6 +50,7 @@ void cmd_diff_help(FILE *f)
 		   "  --step-range NAME  the steps are the NVTX ranges named NAME or NAME <number>\n"
 		   "  --keep-warmup      compare the warm-up steps too\n"
 		   "  --format FMT       table (default), csv or json\n"
+		   TABOPT_HELP
 		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
 		DIFF_TOP, DIFF_ALPHA, DIFF_NOISE_PCT);
@@ -336,19 +338,27 @@ int cmd_diff(int argc, char **argv)
 
 	struct diff_tables t;
 	diff_tables_fill(&t, pairs, npairs, &dopts);
+	int width = tabopt_width();
 	if (fmt == FMT_TABLE) {
 		/* the first line says what changed; the diff table is these lines */
-		for (size_t i = 0; i < t.nheadline; i++) printf("%s\n", tool_text(t.headline[i]));
+		char *head = NULL;
+		size_t headlen = 0;
+		FILE *hf = open_memstream(&head, &headlen);
+		if (!hf) hf = stdout;
+		for (size_t i = 0; i < t.nheadline; i++) fprintf(hf, "%s\n", tool_text(t.headline[i]));
 		if (npaths == 2) {
-			printf("(A: %s, B: %s)\n\n", tool_text(s[0].path), tool_text(s[1].path));
+			fprintf(hf, "(A: %s, B: %s)\n", tool_text(s[0].path), tool_text(s[1].path));
 		} else {
 			for (size_t i = 0; i < npaths; i++)
-				printf("%s%s%s", !i ? "(A: " : i == na ? "; B: " : ", ", tool_text(s[i].path),
-				       i + 1 == npaths ? ")\n\n" : "");
+				fprintf(hf, "%s%s%s", !i ? "(A: " : i == na ? "; B: " : ", ", tool_text(s[i].path),
+					i + 1 == npaths ? ")\n" : "");
 		}
+		if (hf != stdout && fclose(hf) == 0) report_text(stdout, head, width);
+		free(head);
+		putchar('\n');
 		want[DT_SUMMARY] = 0;
 	}
-	const struct report_style style = { .fmt = fmt, .width = 0, .unit = TU_NS };
+	const struct report_style style = { .fmt = fmt, .width = width, .unit = TU_NS };
 	report_print_tables(stdout, t.rep, want, DT_COUNT, &style);
 	diff_tables_free(&t);
 out:

@@ -117,6 +117,12 @@ size_t name_params_at(const char *demangled);
  * component of that scope ("Kernel"). */
 char *name_full(const char *mangled);
 char *name_base(const char *mangled);
+/* A name in at most w bytes, malloc'd (a table's name column narrower than
+ * its names): s itself when it fits; a demangled C++ signature with its
+ * parameters as "(...)", then its template arguments cut at depth 2, 1, 0
+ * ("k<...>(...)"), then its short_name; what still does not fit, and any
+ * other name, with "..." in the middle. */
+char *name_fit(const char *s, size_t w);
 
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);

@@ -9,6 +9,7 @@
 #include "common/tool.h"
 #include "common/util.h"
 
+/* The text of a finding wraps here, or at the width when narrower. */
 #define WRAP_COLS 100
 #define STACK_FRAMES_SHOWN 6
 
@@ -17,7 +18,7 @@ static const struct col summary_cols[] = {
 	{ "#", "rank", COL_ID, COL_EVERYWHERE }, { "Severity", "severity", COL_STR, COL_EVERYWHERE }, { "Rule", "rule", COL_STR, COL_EVERYWHERE },
 	{ "Saving/Step (ms)", "saving_ms_per_step", COL_F3, COL_EVERYWHERE }, { "Saving (%)", "saving_pct", COL_F1, COL_EVERYWHERE },
 	{ "Cost/Step (ms)", "cost_ms_per_step", COL_F3, COL_EVERYWHERE }, { "Cost (%)", "cost_pct", COL_F1, COL_EVERYWHERE },
-	{ "Count/Step", "count_per_step", COL_F1, COL_EVERYWHERE }, { "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Finding", "title", COL_STR, COL_EVERYWHERE },
+	{ "Count/Step", "count_per_step", COL_F1, COL_EVERYWHERE }, { "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Finding", "title", COL_STR, COL_PROSE },
 };
 
 static const struct col flat_cols[] = {
@@ -40,9 +41,9 @@ static const char *rank_text(int32_t rank)
 }
 
 /* ------------------------------------------------------------ text */
-/* Prints `label` then `text` wrapped at WRAP_COLS, continuation lines
+/* Prints `label` then `text` wrapped at `cols`, continuation lines
  * indented under the text. */
-static void wrapped(FILE *out, const char *label, const char *text)
+static void wrapped(FILE *out, int cols, const char *label, const char *text)
 {
 	const int indent = 13;
 	fprintf(out, "    %-9s", label);
@@ -54,7 +55,7 @@ static void wrapped(FILE *out, const char *label, const char *text)
 		while (*p && *p != ' ') p++;
 		int len = (int)(p - w);
 		if (!len) break;
-		if (col > indent && col + 1 + len > WRAP_COLS) {
+		if (col > indent && col + 1 + len > cols) {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
 		} else if (col > indent) {
@@ -96,8 +97,9 @@ static void records_text(char *buf, size_t n, const char *path, const struct adv
 		 (double)x->since_ns / 1e6, (double)x->until_ns / 1e6);
 }
 
-void advise_print_text(FILE *out, const char *path, const struct adv_result *res)
+static void print_text(FILE *out, const char *path, const struct adv_result *res, int width)
 {
+	int cols = width > 0 && width < WRAP_COLS ? width : WRAP_COLS;
 	fprintf(out, "gpuprof advise: %s\n", tool_text(path));
 	for (size_t i = 0; i < res->nprocs; i++) {
 		const struct adv_proc_summary *ps = &res->procs[i];
@@ -167,7 +169,7 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 	}
 	rep.note = note;
 	putc('\n', out);
-	const struct report_style table = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS };
+	const struct report_style table = { .fmt = FMT_TABLE, .width = width, .unit = TU_NS };
 	report_print(out, &rep, &table);
 	report_free(&rep);
 	free(note);
@@ -179,23 +181,39 @@ void advise_print_text(FILE *out, const char *path, const struct adv_result *res
 		const struct adv_finding *x = &res->v[i];
 		fprintf(out, "\n %zu. [%s] %s (pid %u%s): %s\n", i + 1, adv_severity_names[x->sev], adv_rule_names[x->rule],
 			x->pid, rank_text(x->rank), tool_text(x->title));
-		wrapped(out, "what", x->what);
-		wrapped(out, "where", x->where && *x->where ? x->where : "-");
+		wrapped(out, cols, "what", x->what);
+		wrapped(out, cols, "where", x->where && *x->where ? x->where : "-");
 		for (size_t k = 0; k < x->nsites && k < 1; k++) print_stack(out, &x->sites[k]);
 		snprintf(buf, sizeof(buf), "%.3f ms per step (%.1f %% of the step time)", x->cost_ns / 1e6, x->cost_pct);
-		wrapped(out, "cost", buf);
-		wrapped(out, "change", x->change);
+		wrapped(out, cols, "cost", buf);
+		wrapped(out, cols, "change", x->change);
 		if (x->has_saving)
 			snprintf(buf, sizeof(buf), "%.3f ms per step (%.1f %%). %s", x->saving_ns / 1e6, x->saving_pct,
 				 x->how ? x->how : "");
 		else
 			snprintf(buf, sizeof(buf), "%s", x->how ? x->how : "not estimated");
-		wrapped(out, "saving", buf);
+		wrapped(out, cols, "saving", buf);
 		if (x->until_ns) {
 			records_text(buf, sizeof(buf), path, x);
-			wrapped(out, "records", buf);
+			wrapped(out, cols, "records", buf);
 		}
 	}
+}
+
+/* The text, then its lines fitted to the width (the stack frames, the
+ * summary lines): one place for every line. */
+void advise_print_text(FILE *out, const char *path, const struct adv_result *res, int width)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = width > 0 ? open_memstream(&text, &len) : NULL;
+	if (!f) {
+		print_text(out, path, res, width);
+		return;
+	}
+	print_text(f, path, res, width);
+	if (fclose(f) == 0) report_text(out, text, width);
+	free(text);
 }
 
 /* ------------------------------------------------------------ JSON */

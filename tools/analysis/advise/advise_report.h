@@ -15,7 +15,8 @@
 #include "common/report.h"
 
 /* path: the trace file, as the records pointers name it */
-void advise_print_text(FILE *out, const char *path, const struct adv_result *res);
+/* text: tables and lines fit `width` columns (0: no limit) */
+void advise_print_text(FILE *out, const char *path, const struct adv_result *res, int width);
 void advise_print_json(FILE *out, const char *path, const struct adv_result *res);
 /* Appends one row per finding to the flat findings table "advise" (rep
  * zero-initialised the first time: it is then defined here). */

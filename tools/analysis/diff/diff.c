@@ -98,7 +98,7 @@ void diff_pair_free(struct diff_pair *d)
 
 static const struct col summary_cols[] = {
 	{ "Rank", "rank", COL_ID, COL_EVERYWHERE }, { "PID A", "pid_a", COL_ID, COL_EVERYWHERE }, { "PID B", "pid_b", COL_ID, COL_EVERYWHERE },
-	{ "What Changed", "headline", COL_STR, COL_EVERYWHERE },
+	{ "What Changed", "headline", COL_STR, COL_PROSE },
 };
 
 static const struct col setup_cols[] = {

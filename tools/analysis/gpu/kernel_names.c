@@ -8,14 +8,6 @@
 
 struct kname { char *full, *base; };
 
-int name_form_parse(const char *s)
-{
-	if (!strcmp(s, "base")) return NAME_BASE;
-	if (!strcmp(s, "full")) return NAME_FULL;
-	if (!strcmp(s, "mangled")) return NAME_MANGLED;
-	return -1;
-}
-
 static struct kname *lookup(struct kernel_names *kn, uint32_t name_id)
 {
 	uint64_t *s = u64map_get(&kn->id2name, name_id, MAP_INSERT);

@@ -6,15 +6,11 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
+#include "common/tabopt.h"
 #include "common/util.h"
 
 /* Zero-initialised plus .r = the reader. */
 struct kernel_names { gp_reader *r; u64map id2name; };
-
-/* The forms `gpuprof stats --names` chooses from. */
-enum name_form { NAME_BASE, NAME_FULL, NAME_MANGLED };
-/* "base", "full", "mangled" -> enum name_form; -1 for an unknown name. */
-int name_form_parse(const char *s);
 
 /* Full (demangled) name of string `name_id` ("" for an unknown id); valid
  * until kernel_names_free. */

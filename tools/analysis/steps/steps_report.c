@@ -20,14 +20,14 @@ static const struct col summary_cols[] = {
 	{ "Warm-up", "warmup", COL_INT, COL_EVERYWHERE }, { "Counted", "counted", COL_INT, COL_EVERYWHERE }, { "Med (ns)", "median_ns", COL_INT, COL_EVERYWHERE },
 	{ "P90 (ns)", "p90_ns", COL_INT, COL_EVERYWHERE }, { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, { "Min (ns)", "min_ns", COL_INT, COL_EVERYWHERE },
 	{ "Spread (%)", "spread_pct", COL_F1, COL_EVERYWHERE }, { "GPU Busy (%)", "gpu_busy_pct", COL_F1, COL_EVERYWHERE },
-	{ "Outliers", "outliers", COL_INT, COL_EVERYWHERE }, { "Steps Are", "defined_by", COL_STR, COL_EVERYWHERE },
+	{ "Outliers", "outliers", COL_INT, COL_EVERYWHERE }, { "Steps Are", "defined_by", COL_STR, COL_PROSE },
 };
 #define NSUMMARY (int)(sizeof(summary_cols) / sizeof(summary_cols[0]))
 
 static const struct col bucket_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Bucket", "bucket", COL_STR, COL_EVERYWHERE }, { "Total (ns)", "total_ns", COL_INT, COL_EVERYWHERE },
 	{ "Step Time (%)", "step_time_pct", COL_F1, COL_EVERYWHERE }, { "Med (ns)", "median_ns", COL_INT, COL_EVERYWHERE },
-	{ "P90 (ns)", "p90_ns", COL_INT, COL_EVERYWHERE }, { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, { "Meaning", "meaning", COL_STR, COL_EVERYWHERE },
+	{ "P90 (ns)", "p90_ns", COL_INT, COL_EVERYWHERE }, { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, { "Meaning", "meaning", COL_STR, COL_PROSE },
 };
 #define NBUCKET (int)(sizeof(bucket_cols) / sizeof(bucket_cols[0]))
 
@@ -45,7 +45,7 @@ static const struct col launch_cols[] = {
 static const struct col outlier_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Step", "step", COL_ID, COL_EVERYWHERE }, { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE },
 	{ "Time (ns)", "time_ns", COL_INT, COL_EVERYWHERE }, { "vs Med (%)", "vs_median_pct", COL_F1, COL_EVERYWHERE },
-	{ "What Differs", "what_differs", COL_STR, COL_EVERYWHERE },
+	{ "What Differs", "what_differs", COL_STR, COL_PROSE },
 };
 #define NOUTLIER (int)(sizeof(outlier_cols) / sizeof(outlier_cols[0]))
 
