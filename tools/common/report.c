@@ -524,20 +524,19 @@ static int split_at(const char *h)
 	return best;
 }
 
-/* The columns every block repeats: the names at the table's end (the
- * row's name), else the identifying columns at its start (PID, a name). */
+/* The columns every block repeats: the identifiers the table starts with
+ * (Rank, PID) and the row's name when it ends with one (a kernel's). */
 static void mark_keys(const struct report *r, const struct layout *lo, int *key)
 {
-	int any = 0;
+	for (int j = 0; j < r->ncols; j++) {
+		if (!in_table(r, j)) continue;
+		if (r->cols[j].kind != COL_ID) break;
+		key[j] = 1;
+	}
 	for (int j = r->ncols - 1; j >= 0; j--) {
 		if (!in_table(r, j)) continue;
-		if (!is_name(r, lo, j)) break;
-		key[j] = any = 1;
-	}
-	for (int j = 0; !any && j < r->ncols; j++) {
-		if (!in_table(r, j)) continue;
-		if (!is_name(r, lo, j) && r->cols[j].kind != COL_ID) break;
-		key[j] = 1;
+		if (is_name(r, lo, j)) key[j] = 1;
+		break;
 	}
 }
 

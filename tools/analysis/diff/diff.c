@@ -121,7 +121,7 @@ static const struct col steps_cols[] = {
 	{ "t", "welch_t", COL_F3, COL_EVERYWHERE }, { "df", "welch_df", COL_F1, COL_EVERYWHERE }, { "Run p", "run_p_value", COL_G3, COL_EVERYWHERE },
 	{ "Run CI Low (ns)", "run_ci95_low_ns", COL_INT, COL_EVERYWHERE }, { "Run CI High (ns)", "run_ci95_high_ns", COL_INT, COL_EVERYWHERE },
 	{ "Noise (%)", "noise_pct", COL_F1, COL_EVERYWHERE }, { "Verdict", "verdict", COL_STR, COL_EVERYWHERE },
-	{ "Basis", "basis", COL_STR, COL_EVERYWHERE }, { "Aligned", "aligned", COL_STR, COL_EVERYWHERE },
+	{ "Basis", "basis", COL_STR, COL_PROSE }, { "Aligned", "aligned", COL_STR, COL_PROSE },
 };
 
 static const struct col runs_cols[] = {
