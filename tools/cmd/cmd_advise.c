@@ -23,7 +23,7 @@ void cmd_advise_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
-		   "                      [--all] [--width N] [--names FORM] [--strict] [--verbose]\n"
+		   "                      [--all] [--width N] [--names base|full|mangled] [--strict] [--verbose]\n"
 		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"

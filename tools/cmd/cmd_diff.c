@@ -25,7 +25,7 @@ void cmd_diff_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof diff [--format table|csv|json] [--report LIST] [--top N] [--alpha P]\n"
 		   "                    [--noise PCT] [--method auto|nvtx|trace] [--step-range NAME]\n"
-		   "                    [--keep-warmup] [--width N] [--names FORM] [--strict] A B\n"
+		   "                    [--keep-warmup] [--width N] [--names base|full|mangled] [--strict] A B\n"
 		   "       gpuprof diff [options] A1 A2 ... --vs B1 B2 ...\n\n"
 		   "What changed from run A to run B, or from the runs A1 A2 ... to the runs B1 B2 ...\n"
 		   "The first line names what differs between them (command line, settings,\n"
