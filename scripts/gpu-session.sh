@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices flight-bench flight widths ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -958,6 +958,24 @@ torch.cuda.synchronize(); os.kill(os.getpid(), signal.SIGKILL)"
       $G stats --report kernels,memops "$P/mn.gpuprof" | head -30
       rm -f "$P"/*.gpuprof
     ) 2>&1 | tee "$RES/polish.txt" ;;
+  widths)     # issue #40: every command that prints tables fits 120 and 80 columns on fresh real traces (a
+    # --stacks --layers MNIST run, its diff against the committed H200 one); one WIDTHS PASS|FAIL line each
+    log widths
+    ( t=$RES/w-mnist.gpuprof
+      timeout 120 build/bin/gpuprof run --stacks --layers -o "$t" -- python3 examples/train_mnist.py --steps 30 --warmup 5
+      all=$(build/bin/gpuprof help --words stats --report | tr '\n' ,)
+      for w in 120 80; do
+        for args in "info $t" "stats $t" "stats --report ${all%,} $t" "steps --per-step $t" "memory $t" "advise --all $t" \
+                    "diff $t examples/mnist-h200.gpuprof"; do
+          COLUMNS=$w build/bin/gpuprof $args >"$RES/w.out" 2>"$RES/w.err"
+          awk -v w=$w -v a="$args" 'length($0) > w { n++; if (length($0) > m) m = length($0) }
+            END { printf "WIDTHS %s width %d: %s: %d lines longer (longest %d)\n", n ? "FAIL" : "PASS", w, a, n, m }' "$RES/w.out"
+        done
+      done
+      COLUMNS=120 build/bin/gpuprof stats --report layers,launch_sites "$t" | head -40
+      COLUMNS=120 build/bin/gpuprof diff "$t" examples/mnist-h200.gpuprof | head -60
+    ) 2>&1 | tee "$RES/widths.txt"
+    ;;
   *) echo "unknown phase $ph" ;;
   esac
   cp "$RES"/*.txt "$OUT"/ 2>/dev/null
