@@ -516,6 +516,7 @@ EXPORT void fake_cupti_call_enter(struct fake_cupti_call *c)
 	d.functionParams = c->params;
 	d.functionReturnValue = &c->ret;
 	d.symbolName = c->symbol;
+	d.context = (CUcontext)(uintptr_t)1; /* the one context, device 0 (cuptiGetDeviceId) */
 	d.contextUid = 1;
 	d.correlationData = &c->correlation_data;
 	d.correlationId = c->correlation_id;
@@ -534,6 +535,7 @@ EXPORT void fake_cupti_call_exit(struct fake_cupti_call *c)
 		d.functionParams = c->params;
 		d.functionReturnValue = &c->ret;
 		d.symbolName = c->symbol;
+		d.context = (CUcontext)(uintptr_t)1;
 		d.contextUid = 1;
 		d.correlationData = &c->correlation_data;
 		d.correlationId = c->correlation_id;
