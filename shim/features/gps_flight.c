@@ -1036,11 +1036,15 @@ void gps_flight_after_close(void (*summary)(const char *file, uint64_t records, 
 			c = cur;
 			int s = atomic_load(&state);
 			pthread_mutex_unlock(&fl_lock);
-			/* a capture the final flush started (the oom rule's): the
-			 * flush thread never opened its file */
-			if (s == FL_DRAINING && !cap_open && c.number && cap_number != c.number)
-				capture_open(&c);
 			gp_spool_poll(spool, 0);
+			/* a capture the final flush started (the oom rule's): the
+			 * flush thread never opened its file (the spool is read
+			 * first: a job this short may not have had a tick) */
+			if (s == FL_DRAINING && !cap_open && c.number && cap_number != c.number) {
+				capture_open(&c);
+				if (cap_open)
+					gp_spool_poll(spool, 0);
+			}
 			if (cap_open) {
 				if (gp_spool_capture_error(spool))
 					capture_failed(cap_number, cap_file, gp_spool_capture_error(spool));
