@@ -18,7 +18,8 @@ M3. Armed mode (GPUPROF_FLIGHT_RECORDER, no GPUPROF_TRIGGER): the oom rule
     and the request, reason counter 7, holding the alloc_fail record.
     The failure in the last step of a 50-step job (it exits at once): the
     capture is written all the same.  GPUPROF_FLIGHT_API=capture (no API
-    records between captures): the failure is still seen.  A rule list
+    records between captures): the failure is still seen, and advise names
+    it from its alloc_fail record alone.  A rule list
     without oom: no capture.  oom with cuda-error: one capture, named oom.
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import json
@@ -132,8 +133,14 @@ for f in oom_captures(j, 1):
             "M3 at the exit: %s" % f.marks)
 
 j = run_job(E, "m3-api-capture", 200, dict(FLIGHT, GPUPROF_FLIGHT_API="capture", WL_ERROR_AT="100"))
-for f in oom_captures(j, 1):
+for c, f in zip(j.captures(), oom_captures(j, 1)):
     E.check(f.marks and "rule oom: cudaMalloc" in f.marks[0], "M3 API in captures only: %s" % f.marks)
+    # no API record of the failed call (API records were off): advise names
+    # it from its alloc_fail record
+    E.check(not [a for a in f.apis if a["status"] == 2], "M3 API in captures only: no failed call's record")
+    a = json.loads(gp("advise", "--format", "json", c))["advise"][0]["findings"][0]
+    E.check(a["rule"] == "out-of-memory" and a["what"].startswith("cudaMalloc failed") and
+            "requested 1099.5 GB" in a["what"], "M3 API in captures only: advise %s" % a)
 
 j = run_job(E, "m3-other-rule", 200, dict(FLIGHT, GPUPROF_TRIGGER="step>100x", WL_ERROR_AT="100"))
 oom_captures(j, 0)
