@@ -63,9 +63,9 @@ enum gp_alloc_kind gp_alloc_kind(uint32_t domain, uint32_t cbid)
 
 const char *gp_alloc_name(uint32_t domain, uint32_t cbid)
 {
-	const struct alloc_id *v = domain == GP_API_RUNTIME ? runtime_ids : domain == GP_API_DRIVER ? driver_ids : NULL;
+	if (gp_alloc_kind(domain, cbid) == GP_ALLOC_NONE) return NULL;
+	const struct alloc_id *v = domain == GP_API_RUNTIME ? runtime_ids : driver_ids;
 	size_t n = domain == GP_API_RUNTIME ? COUNT(runtime_ids) : COUNT(driver_ids);
-	if (!v || gp_alloc_kind(domain, cbid) == GP_ALLOC_NONE) return NULL;
 	for (size_t i = 0; i < n; i++) /* a few entries: a scan */
 		if (v[i].cbid == cbid) return v[i].name;
 	return NULL;
