@@ -85,12 +85,12 @@ if t:
     E.check(len(fails) == 1 and len(failed) == 1, "M2: alloc_fail records %s, failed calls %s" % (fails, failed))
     if fails and failed:
         r = fails[0]
-        E.check(r["correlation_id"] == failed[0]["corr"] and r["cbid"] == 20 and r["domain"] == 1 and
-                r["status"] == 2 and r["device_id"] == 0 and r["tid"] == failed[0]["tid"],
+        E.check(r["corr"] == failed[0]["corr"] and r["cbid"] == 20 and r["domain"] == "runtime" and
+                r["status"] == 2 and r["device"] == 0 and r["tid"] == failed[0]["tid"],
                 "M2: the record names the failed call %s / %s" % (r, failed[0]))
         E.check(r["bytes"] == TIB and r["total_bytes"] == NVML_TOTAL and 0 < r["free_bytes"] < NVML_TOTAL,
                 "M2: request and device memory %s" % r)
-        E.check(r["ts_ns"] == failed[0]["start"], "M2: the record's time is the call's start %s" % r)
+        E.check(r["ts"] == failed[0]["start"], "M2: the record's time is the call's start %s" % r)
     v = memory(t)
     oom = v["memory_oom"]
     sites = {row["site"]: row["live_bytes"] for row in oom}
