@@ -163,13 +163,6 @@ static void load_flight(struct gps_config *c)
 	} else if (rules && strlen(rules) < sizeof c->rules_text) {
 		snprintf(c->rules_text, sizeof c->rules_text, "%s", rules);
 	}
-	/* armed mode's default rule: a job that runs out of device memory
-	 * leaves a capture of what led to it (docs/FLIGHT.md "Rules").  A
-	 * rule list given replaces it (add oom to keep it). */
-	if ((!rules || !*rules) && c->flight_ns && c->api_set != GP_API_SET_NONE) {
-		c->rules.what = GP_RULE_OOM;
-		snprintf(c->rules_text, sizeof c->rules_text, "oom");
-	}
 	if ((c->flight_ns || c->sample_steps) && (c->win_period_ns || c->capture_range)) {
 		cfg_log("%s cannot be combined with %s; %s",
 			c->flight_ns ? "GPUPROF_FLIGHT_RECORDER" : "GPUPROF_SAMPLE_STEPS",
@@ -178,6 +171,14 @@ static void load_flight(struct gps_config *c)
 			: c->flight_ns ? "no flight recorder" : "no step sampling");
 		c->flight_ns = 0;
 		c->sample_steps = 0;
+	}
+	/* armed mode's default rule, once armed mode stands: a job that runs
+	 * out of device memory leaves a capture of what led to it
+	 * (docs/FLIGHT.md "Anomaly rules").  A rule list given replaces it
+	 * (add oom to keep it). */
+	if ((!rules || !*rules) && c->flight_ns && c->api_set != GP_API_SET_NONE) {
+		c->rules.what = GP_RULE_OOM;
+		snprintf(c->rules_text, sizeof c->rules_text, "oom");
 	}
 	/* a CUDA error is seen in the API callbacks: with API calls only in
 	 * captures there are none to see between them */

@@ -116,8 +116,8 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 }
 
 /* The exit of an allocation call whose callback is on while API records
- * are off (alloc_callbacks_on): a failure still makes its record and tells
- * the oom rule. */
+ * are off or come from activity records (keep_alloc_callbacks): a failure
+ * still makes its record and tells the oom rule. */
 static __attribute__((noinline)) void alloc_exit_unrecorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 							    const CUpti_CallbackData *cd)
 {
@@ -359,8 +359,9 @@ static void keep_step_markers(void)
 		gps_cupti_markers_enable(cls, gps.cfg.api_driver, enable_api_callback);
 }
 
-/* API records off: the allocation calls' callbacks stay on while the oom
- * rule wants to see a failure (allocations are few: a caching allocator
+/* API records off, or made by activity records (GPUPROF_API_MODE=activity:
+ * no callback sees a status): the allocation calls' callbacks stay on while
+ * the oom rule wants to see a failure (allocations are few: a caching allocator
  * makes a handful a step at most; their callbacks cost nothing measurable
  * beside the calls). */
 static void keep_alloc_callbacks(void)

@@ -579,7 +579,10 @@ int gps_nvml_device_memory(uint32_t cuda_dev, uint64_t *total, uint64_t *free_by
 
 void gps_nvml_after_fork_child(void)
 {
+	/* the query's nvmlInit is the parent's: the child's first query binds
+	 * again (nvmlInit counts its callers) */
 	pthread_mutex_init(&q_lock, NULL);
+	q_state = 0;
 	/* the thread is the parent's; the lock may have been held by it.  The
 	 * library stays loaded; the child calls nvmlInit itself if it traces. */
 	gps_service_after_fork_child(&nv);
