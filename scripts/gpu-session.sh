@@ -885,8 +885,11 @@ PY
       --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
       --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   memory)      # issue 39: the memory view (stats --report memory_steps) and advise's out-of-memory rule on a
-              # leaking job, an OOM job, HF Trainer and torch.compile against torch.cuda.memory_reserved() per step,
-              # and the cost of --activity=default,memory on MNIST and ResNet-50 (tests/gpu/memory_check.py)
+              # leaking job (its kept.append line named: stacks at allocation calls), an OOM job (the alloc_fail
+              # record's request and NVML free/total, the site in oom.py; armed mode's default oom capture, the
+              # job's exit and message unchanged), HF Trainer and torch.compile against
+              # torch.cuda.memory_reserved() per step, and the cost of --activity=default,memory and of --stacks
+              # on MNIST and ResNet-50 (tests/gpu/memory_check.py; MEMORY_PARTS picks parts)
     log memory
     timeout 560 python3 tests/gpu/memory_check.py --gpuprof build/bin/gpuprof --out "$RES/memory" \
       --reps "${MEMORY_REPS:-3}" ${MEMORY_PARTS:+--parts "$MEMORY_PARTS"} 2>&1 | tee "$RES/memory.txt" ;;

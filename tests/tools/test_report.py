@@ -205,6 +205,16 @@ def check_series(what, run, recs, nbins):
                 want.append(max([before[-1] if before else 0] + inside))
             eq(m["bytes"], want, f"{what}: pid {pid} memory dev {m['device']} {m['kind']} per bin")
             eq(m["peak_bytes"], max([0] + [v for _, v in pts]), f"{what}: memory peak")
+            # the peak marked: its first instant, and the bin it is the value of
+            # (a bin holds the level at its start and what happens in (start, end])
+            tp = next((t for t, v in pts if v == m["peak_bytes"]), None)
+            want_bin = -1 if tp is None or m["peak_bytes"] <= 0 else \
+                min(n - 1, 0 if tp <= t0 else (tp - t0 - 1) // width)
+            eq(m["peak_bin"], want_bin, f"{what}: the memory peak's bin")
+            expect(tp is not None and abs(m["peak_s"] - (tp - base) / 1e9) <= 1e-8 * max(1, abs(m["peak_s"])),
+                   f"{what}: the memory peak's time {m['peak_s']}")
+            if want_bin >= 0:
+                eq(m["bytes"][want_bin], m["peak_bytes"], f"{what}: the peak's bin holds the peak")
             eq(m["end_bytes"], pts[-1][1], f"{what}: memory at the end")
 
 
@@ -267,6 +277,10 @@ window.addEventListener('load', function () { setTimeout(function () {
       var want = colours[id.split('-')[0]];
       for (var i = 0; i < d.length; i += 4) { if (d[i + 3]) ink++; if (want && near(d, i, want)) n++; }
       r.w = c.width; r.h = c.height; r.ink = ink; r.series = n;
+      /* the red marks (the memory peak, step outliers) and the legend's text */
+      var red = 0;
+      for (var k = 0; k < d.length; k += 4) if (near(d, k, [198, 40, 40])) red++;
+      r.red = red; r.legend = (b.querySelector('.u-legend') || b).textContent;
     }
     r.fallback = !!b.querySelector('.nocharts');
     out.push(r);
@@ -332,6 +346,10 @@ def check_page(browser, html, work, name, want_charts, min_series=20):
         expect(c["canvas"] and c["w"] >= 300 and c["h"] >= 100, f"{name}: chart {c['id']} has its canvas: {c}")
         expect(c.get("series", 0) >= min_series, f"{name}: chart {c['id']} drew its series (pixels of its colour: "
                f"{c.get('series')})")
+        if c["id"].startswith("memory"):
+            expect(c.get("red", 0) >= 20 and "peak dev " in c.get("legend", ""),
+                   f"{name}: chart {c['id']} marks the memory peak (red pixels {c.get('red')}, legend "
+                   f"{c.get('legend', '')[:200]!r})")
     print(f"{name}: {len(charts)} charts drawn, no error")
     return res
 

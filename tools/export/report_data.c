@@ -262,6 +262,21 @@ static void memory(FILE *f, const struct report_run *run, uint32_t pid, const st
 		fprintf(f, "%s{\"device\":%u,\"kind\":\"%s\",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
 			",\"peak_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64 ",", first ? "" : ",", s->dev,
 			mem_kind_name(s->kind), s->allocs, s->frees, s->peak, s->p[s->n - 1].v);
+		/* the peak, marked on the chart: its first instant, and the bin
+		 * whose value it is (a bin holds the level at its start and the
+		 * events in (start, end]); -1 when none or outside the bins */
+		size_t k = 0;
+		while (k < s->n && s->p[k].v != s->peak) k++;
+		int64_t pbin = -1;
+		if (s->peak > 0 && k < s->n && s->p[k].t <= bn->t1 && bn->n && bn->width) {
+			uint64_t t = s->p[k].t;
+			size_t i = t <= bn->t0 ? 0 : (size_t)((t - bn->t0 - 1) / bn->width);
+			pbin = (int64_t)(i < bn->n ? i : bn->n - 1);
+		}
+		fputs("\"peak_s\":", f);
+		if (k < s->n) jsec(f, s->p[k].t, base);
+		else fputs("null", f);
+		fprintf(f, ",\"peak_bin\":%" PRId64 ",", pbin);
 		bin_times(f, bn, base);
 		fputs(",\"bytes\":[", f);
 		for (size_t i = 0; i < bn->n; i++)

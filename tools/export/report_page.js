@@ -236,15 +236,26 @@
       axes: [{ label: 's after the trace start' }, { label: '%' }], series: series }, data);
   }
 
+  /* each series' peak marked: a red point on its bin, the legend naming
+   * the peak and its time */
   function memoryChart(parent, id, mem) {
     var box = chartBox(parent, id, 'Memory held (allocated through CUDA, not yet freed)',
-      'the most held in each bin, by device and kind; a caching allocator keeps what it got');
+      'the most held in each bin, by device and kind; a caching allocator keeps what it got; ' +
+      'the red point is the peak');
     if (!box) return;
     var series = [{ label: 's' }], data = [mem[0].t_s];
     mem.forEach(function (m, i) {
       series.push({ label: 'dev ' + m.device + ' ' + m.kind, stroke: PALETTE[i % PALETTE.length], width: 1.5,
         points: { show: false }, value: function (u, v) { return v === null ? '-' : bytes(v); } });
       data.push(m.bytes);
+    });
+    mem.forEach(function (m) {
+      if (m.peak_bin < 0) return;
+      var mark = m.t_s.map(function (t, k) { return k === m.peak_bin ? m.peak_bytes : null; });
+      series.push({ label: 'peak dev ' + m.device + ' ' + m.kind + ': ' + bytes(m.peak_bytes) + ' at ' +
+        m.peak_s.toFixed(3) + ' s', stroke: '#c62828', paths: noLine, points: points('#c62828', 9),
+        value: function (u, v) { return v === null ? '-' : bytes(v); } });
+      data.push(mark);
     });
     plot(box, { scales: { x: { time: false } }, series: series,
       axes: [{ label: 's after the trace start' }, { size: 80,

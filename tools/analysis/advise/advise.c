@@ -706,7 +706,9 @@ static void rule_oom(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	}
 	if (fl->nby_site > 5) sb_printf(&b, "; %zu more", fl->nby_site - 5);
 	if (!fl->nby_site) sb_printf(&b, "none recorded (memory records need --activity=default,memory)");
-	sb_printf(&b, ". The requested size is not in the trace.");
+	char req[160];
+	mem_failure_request(fl, req, sizeof(req));
+	sb_printf(&b, ". It %s.", req);
 	const struct mem_series_view *sv = mem_view_find(mv, fl->pid, fl->dev);
 	int grew = 0;
 	for (size_t i = 0; sv && i < sv->nsites; i++) {
@@ -743,6 +745,8 @@ static void rule_oom(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	evidence(x, "live_bytes", (double)fl->live);
 	evidence(x, "device_total_bytes", (double)fl->global_mem);
 	evidence(x, "failed_calls", (double)fl->failures);
+	if (fl->has_request && fl->requested) evidence(x, "requested_bytes", (double)fl->requested);
+	if (fl->has_request && fl->nvml_total) evidence(x, "device_free_bytes", (double)fl->nvml_free);
 }
 
 /* ------------------------------------------------------------ judge */

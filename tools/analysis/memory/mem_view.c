@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gp_alloc.h"
 #include "analysis/steps/steps.h"
 #include "common/tool.h"
 #include "common/util.h"
@@ -31,7 +32,13 @@ struct mevent {
 	uint32_t site;   /* index into the series' sites, set in finish (allocs) */
 };
 
-struct fcall { uint32_t pid, tid, stack_id, name_id; uint64_t s, e; int32_t status; };
+/* A failed call; name_id 0: known from its alloc_fail record only (API
+ * records off: the flight recorder's history after GPUPROF_FLIGHT_API's
+ * switch), named by its callback id (cbid, domain). */
+struct fcall { uint32_t pid, tid, stack_id, name_id; uint64_t s, e, corr; int32_t status; uint32_t domain, cbid; };
+
+/* An alloc_fail record: the failed call's request and the device's memory. */
+struct frequest { uint32_t pid, dev, tid, domain, cbid; int32_t status; uint64_t t, corr, bytes, total, free; };
 
 struct mdev { uint32_t pid, dev; uint64_t global_mem; };
 
@@ -45,6 +52,8 @@ struct mem_view {
 	struct mevent *ev; size_t nev, cev;
 	uint64_t dropped;
 	struct fcall *fails; size_t nfails, cfails;
+	struct frequest *reqs; size_t nreqs, creqs;
+	char **names; size_t nnames, cnames; /* call names made from callback ids (owned) */
 	struct mdev *devs; size_t ndevs, cdevs;
 	struct psteps *steps; size_t nsteps, csteps;
 	struct mem_series_view *series; size_t nseries, cseries;
@@ -62,11 +71,11 @@ struct mem_view *mem_view_new(gp_reader *r, struct stacks *stk)
 	return m;
 }
 
-/* A device allocation call (not a host one: cudaHostAlloc, cuMemHostAlloc,
- * cudaMallocHost). */
-static int is_device_alloc(const char *name)
+/* A device allocation call (libprof's gp_alloc.h: not a host or managed
+ * one). */
+static int is_device_alloc(const gp_rec_api *a)
 {
-	return step_api_is_alloc(name) && !strstr(name, "Host") && !strstr(name, "Managed");
+	return gp_alloc_on_device(gp_alloc_kind(a->domain, a->cbid));
 }
 
 void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_record *rec)
@@ -74,11 +83,11 @@ void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_recor
 	switch (rec->type) {
 	case GP_REC_API: {
 		const gp_rec_api *a = &rec->u.api;
-		const char *name = tool_str(m->r, a->name_id);
-		if (!is_device_alloc(name)) break;
+		if (!is_device_alloc(a)) break;
 		if (a->tid) tid = a->tid;
-		if (a->status == 2) {
-			struct fcall f = { pid, tid, a->stack_id, a->name_id, a->start_ns, a->end_ns, a->status };
+		if (a->status == GP_ALLOC_STATUS_OOM) {
+			struct fcall f = { pid, tid, a->stack_id, a->name_id, a->start_ns, a->end_ns, a->correlation_id, a->status,
+					   a->domain, a->cbid };
 			VEC_PUSH(m->fails, m->nfails, m->cfails, f);
 			break;
 		}
@@ -98,6 +107,13 @@ void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_recor
 		if (m->nev >= MEM_VIEW_MAX_EVENTS) { m->dropped++; break; }
 		struct mevent e = { x->ts_ns, x->address, x->bytes, x->correlation_id, pid, x->device_id, x->op, 0 };
 		VEC_PUSH(m->ev, m->nev, m->cev, e);
+		break;
+	}
+	case GP_REC_ALLOC_FAIL: {
+		const gp_rec_alloc_fail *x = &rec->u.alloc_fail;
+		struct frequest q = { pid, x->device_id, x->tid ? x->tid : tid, x->domain, x->cbid, x->status, x->ts_ns,
+				      x->correlation_id, x->bytes, x->total_bytes, x->free_bytes };
+		VEC_PUSH(m->reqs, m->nreqs, m->creqs, q);
 		break;
 	}
 	case GP_REC_DEVICE: {
@@ -378,16 +394,36 @@ static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail
 	struct mem_failure out;
 	memset(&out, 0, sizeof(out));
 	out.pid = f->pid; out.tid = f->tid; out.t = f->s; out.stack_id = f->stack_id; out.status = f->status; out.failures = nfail;
-	out.call = tool_str(m->r, f->name_id);
+	if (f->name_id) {
+		out.call = tool_str(m->r, f->name_id);
+	} else { /* CUPTI's name without its version suffix: "cudaMalloc" */
+		const char *n = gp_alloc_name(f->domain, f->cbid);
+		char *c = xstrdup(n ? n : "an allocation call");
+		char *v = strrchr(c, '_');
+		if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strlen(v) >= 6) *v = 0;
+		VEC_PUSH(m->names, m->nnames, m->cnames, c);
+		out.call = c;
+	}
 	const struct stack_view *sv = f->stack_id && m->stk ? stacks_view(m->stk, f->stack_id, f->pid, f->tid) : NULL;
 	out.site = sv && sv->site && *sv->site ? sv->site : "(no stack)";
+	const struct frequest *q = NULL;
+	for (size_t i = 0; i < m->nreqs && !q; i++)
+		if (m->reqs[i].pid == f->pid && m->reqs[i].corr == f->corr) q = &m->reqs[i];
+	if (q) {
+		out.has_request = 1;
+		out.requested = q->bytes;
+		out.nvml_total = q->total;
+		out.nvml_free = q->total ? q->free : 0;
+	}
+	/* the failed call's device, when its record names one with a series */
+	int want_dev = q && q->dev != GP_DEVICE_UNKNOWN && mem_view_find(m, f->pid, q->dev);
 	/* each series of the process: its sites' levels at f->s */
 	size_t e0 = 0;
 	for (size_t k = 0; k < m->nseries; k++) {
 		struct mem_series_view *s = &m->series[k];
 		size_t en = e0;
 		while (en < m->nev && m->ev[en].pid == s->pid && m->ev[en].dev == s->dev) en++;
-		if (s->pid != f->pid) { e0 = en; continue; }
+		if (s->pid != f->pid || (want_dev && s->dev != q->dev)) { e0 = en; continue; }
 		int64_t *lv = xcalloc(s->nsites ? s->nsites : 1, sizeof(int64_t));
 		int64_t level = 0;
 		for (size_t i = e0; i < en && m->ev[i].t <= f->s; i++) {
@@ -433,6 +469,17 @@ void mem_view_finish(struct mem_view *m)
 		walk_series(m, &s, &m->ev[i], j - i);
 		VEC_PUSH(m->series, m->nseries, m->cseries, s);
 		i = j;
+	}
+	/* a device allocation's out-of-memory failure with no API record (API
+	 * records were off): its alloc_fail record stands for the call */
+	for (size_t i = 0; i < m->nreqs; i++) {
+		const struct frequest *q = &m->reqs[i];
+		if (q->status != GP_ALLOC_STATUS_OOM || !gp_alloc_on_device(gp_alloc_kind(q->domain, q->cbid))) continue;
+		size_t k = 0;
+		while (k < m->nfails && !(m->fails[k].pid == q->pid && m->fails[k].corr == q->corr)) k++;
+		if (k < m->nfails) continue;
+		struct fcall f = { q->pid, q->tid, 0, 0, q->t, q->t, q->corr, q->status, q->domain, q->cbid };
+		VEC_PUSH(m->fails, m->nfails, m->cfails, f);
 	}
 	/* failures: the last one of each process, the others counted; a call
 	 * inside the one before on its thread (the driver call of a runtime
@@ -483,8 +530,26 @@ void mem_view_free(struct mem_view *m)
 	}
 	for (size_t i = 0; i < m->nout_fail; i++) free(m->out_fail[i].by_site);
 	for (size_t i = 0; i < m->nsteps; i++) free(m->steps[i].v);
-	free(m->series); free(m->out_fail); free(m->steps); free(m->devs); free(m->fails);
+	free(m->series); free(m->out_fail); free(m->steps); free(m->devs); free(m->fails); free(m->reqs);
+	for (size_t i = 0; i < m->nnames; i++) free(m->names[i]);
+	free(m->names);
 	free(m->ev); free(m->calls);
 	u64map_free(&m->call_of);
 	free(m);
+}
+
+void mem_failure_request(const struct mem_failure *f, char *out, size_t n)
+{
+	if (!f->has_request) {
+		snprintf(out, n, "requested size: not recorded (no alloc_fail record: a trace from before format 2.1)");
+		return;
+	}
+	char req[32], fr[32], tot[32], mem[96] = "";
+	fmt_bytes(req, sizeof(req), f->requested);
+	fmt_bytes(fr, sizeof(fr), f->nvml_free);
+	fmt_bytes(tot, sizeof(tot), f->nvml_total);
+	if (f->nvml_total) snprintf(mem, sizeof(mem), "; %s free of %s (NVML)", fr, tot);
+	else snprintf(mem, sizeof(mem), "; free memory unknown (no NVML)");
+	if (f->requested) snprintf(out, n, "requested %s%s", req, mem);
+	else snprintf(out, n, "requested size unknown for %s%s", f->call, mem);
 }

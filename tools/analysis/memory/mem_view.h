@@ -7,12 +7,16 @@
  *  - GP_REC_MEMORY records of device memory (mem_kind GP_MEM_DEVICE, op 1
  *    alloc / 2 free; `gpuprof run --activity=default,memory`): what is held.
  *    A free without a size takes that of the allocation at its address.
- *  - GP_REC_API records of allocation calls (analysis/steps/steps.h
- *    step_api_is_alloc, host allocations left out): joined to their memory
+ *  - GP_REC_API records of device allocation calls (libprof's gp_alloc.h,
+ *    by callback id: device, stream-ordered and cuMemCreate): joined to their memory
  *    record by correlation id, they give an allocation its call's name, its
  *    thread and its stack (stack_id: with stacks recorded at allocation
  *    calls).  A call whose status is 2 (cudaErrorMemoryAllocation, and
  *    CUDA_ERROR_OUT_OF_MEMORY: both 2) is a failed allocation.
+ *  - GP_REC_ALLOC_FAIL records (format 2.1; the shim writes one for each
+ *    failed allocation call): joined to the failed call by correlation id,
+ *    they give the size it asked for, its device, and the device's total
+ *    and free memory at the failure as NVML saw them.
  *  - GP_REC_DEVICE records: the device's total memory.
  *  - the steps, from the caller (mem_view_set_steps).
  *
@@ -47,8 +51,10 @@
  *  - out of memory: the last failed allocation call of the process (a
  *    caching allocator frees its cache and calls again: earlier failures
  *    that a later success followed are counted, not named), what was live
- *    at its start by site, the device's total memory.  The requested size
- *    is not in the trace (the shim records no call arguments).
+ *    at its start by site (in the series of the failed call's device when
+ *    its alloc_fail record names one, else of the device that held the
+ *    most), the device's total memory; with its alloc_fail record the
+ *    requested size and NVML's total and free.
  *
  * Component: mem_view_new, mem_view_add for every record (any order), the
  * steps, mem_view_finish, then the series and failures.  Memory: 48 bytes
@@ -119,6 +125,9 @@ struct mem_failure {
 	int64_t live;                /* device memory live at t (that series) */
 	uint64_t global_mem;         /* the device's total; 0 unknown */
 	struct mem_site *by_site; size_t nby_site; /* live at t by site, most first (labels borrowed) */
+	int has_request;             /* the call's alloc_fail record was found: the three below */
+	uint64_t requested;          /* the size asked for; 0 not known for this call */
+	uint64_t nvml_total, nvml_free; /* the device's memory at the failure (NVML); total 0: unknown */
 };
 
 struct mem_view;
@@ -137,6 +146,11 @@ size_t mem_view_nseries(const struct mem_view *m);
 const struct mem_series_view *mem_view_series(const struct mem_view *m, size_t i);
 size_t mem_view_nfailures(const struct mem_view *m);
 const struct mem_failure *mem_view_failure(const struct mem_view *m, size_t i);
+/* The failed call's request in words, one definition for the memory
+ * report and advise: "requested 1.1 TB; 80.0 GB free of 85.9 GB (NVML)",
+ * "requested size unknown for cuMemAllocPitch", or "requested size: not
+ * recorded (a trace from before format 2.1)". */
+void mem_failure_request(const struct mem_failure *f, char *out, size_t n);
 /* The series of (pid, dev), NULL none. */
 const struct mem_series_view *mem_view_find(const struct mem_view *m, uint32_t pid, uint32_t dev);
 uint64_t mem_view_dropped(const struct mem_view *m);
