@@ -19,6 +19,7 @@
 #include "core/gps_core.h"
 #include "features/gps_capture.h"
 #include "features/gps_flight.h"
+#include "features/gps_livemem.h"
 #include "features/gps_stepfind.h"
 #include "features/gps_stacks.h"
 #include "features/gps_status.h"
@@ -378,6 +379,7 @@ static void fork_child(void)
 	gps_pm_after_fork_child();
 	gps_status_after_fork_child();
 	gps_flight_after_fork_child();
+	gps_livemem_after_fork_child();
 	gps_steps_after_fork_child();
 	gps_stepfind_after_fork_child();
 	atomic_store(&final_once, 0);

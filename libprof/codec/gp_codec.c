@@ -329,6 +329,12 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		V((uint32_t)(f->device_id + 1u)); V(f->domain); V(f->cbid); Z((int64_t)f->status); TID(f->tid);
 		break;
 	}
+	case GP_REC_MEM_LIVE: {
+		const gp_rec_mem_live *l = &u->mem_live;
+		TS(l->ts_ns); CORR(l->correlation_id); V(l->bytes); V(l->allocs); V(l->size); V(l->stack_id);
+		V((uint32_t)(l->device_id + 1u)); V(l->domain); V(l->cbid); V(l->kind); TID(l->tid);
+		break;
+	}
 	default:
 		return GP_ERR_INVALID;
 	}
@@ -710,6 +716,13 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 		f->ts_ns = RTS(); f->correlation_id = RCORR(); f->bytes = R(); f->total_bytes = R(); f->free_bytes = R();
 		f->device_id = (uint32_t)(R() - 1); f->domain = (uint32_t)R(); f->cbid = (uint32_t)R();
 		f->status = (int32_t)RZ(); f->tid = RTID();
+		break;
+	}
+	case GP_REC_MEM_LIVE: {
+		gp_rec_mem_live *l = &r->u.mem_live;
+		l->ts_ns = RTS(); l->correlation_id = RCORR(); l->bytes = R(); l->allocs = R(); l->size = R();
+		l->stack_id = (uint32_t)R(); l->device_id = (uint32_t)(R() - 1); l->domain = (uint32_t)R();
+		l->cbid = (uint32_t)R(); l->kind = (uint32_t)R(); l->tid = RTID();
 		break;
 	}
 	}

@@ -273,6 +273,19 @@ enum gp_field_flags {
 	F(alloc_fail, cbid, uint32_t, 1, UINT, 0) \
 	F(alloc_fail, status, int32_t, 1, INT, 0) \
 	F(alloc_fail, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID)
+
+#define GP_FIELDS_MEM_LIVE(F) \
+	F(mem_live, ts_ns, uint64_t, 1, TIME, 0) \
+	F(mem_live, correlation_id, uint64_t, 1, CORR, 0) \
+	F(mem_live, bytes, uint64_t, 1, UINT, 0) \
+	F(mem_live, allocs, uint64_t, 1, UINT, 0) \
+	F(mem_live, size, uint64_t, 1, UINT, 0) \
+	F(mem_live, stack_id, uint32_t, 1, STACK, 0) \
+	F(mem_live, device_id, uint32_t, 1, DEVICE, 0) \
+	F(mem_live, domain, uint32_t, 1, ENUM, 0) \
+	F(mem_live, cbid, uint32_t, 1, UINT, 0) \
+	F(mem_live, kind, uint32_t, 1, ENUM, 0) \
+	F(mem_live, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID)
 /* clang-format on */
 
 /* ---------------------------------------------------------------- run-time view */

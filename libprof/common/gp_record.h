@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define GP_FORMAT_MAJOR 2
-#define GP_FORMAT_MINOR 1
+#define GP_FORMAT_MINOR 2
 #define GP_FORMAT_V1_MINOR 4 /* the last 1.x: what a writer asked for major 1 writes */
 #define GP_PRODUCER_VERSION "0.1.0"
 
@@ -53,13 +53,14 @@ extern "C" {
 	X(STACK, stack, 18)           /* interned call stack: id -> frames        */ \
 	X(WINDOW, window, 19)         /* span in which GPU activity was recorded  */ \
 	X(GRAPH_NODE, graph_node, 20) /* a CUDA graph node made or cloned (1.3)   */ \
-	X(ALLOC_FAIL, alloc_fail, 21) /* an allocation call that failed (2.1)     */
+	X(ALLOC_FAIL, alloc_fail, 21) /* an allocation call that failed (2.1)     */ \
+	X(MEM_LIVE, mem_live, 22)     /* live memory of a site at a failure (2.2) */
 
 enum gp_rec_type {
 #define GP_REC_TYPE_ENUM_(NAME, name, value) GP_REC_##NAME = value,
 	GP_REC_TYPES(GP_REC_TYPE_ENUM_)
 #undef GP_REC_TYPE_ENUM_
-	GP_REC_TYPE_MAX = 22
+	GP_REC_TYPE_MAX = 23
 };
 /* clang-format on */
 
@@ -317,6 +318,29 @@ typedef struct gp_rec_alloc_fail {
 	uint32_t tid;            /* filled by the reader from the source */
 } gp_rec_alloc_fail;
 #define GP_DEVICE_UNKNOWN 0xFFFFFFFFu
+
+/* since 2.2: what one allocation site held live on a device when an
+ * allocation failed, from the shim's table of the live device allocations
+ * it saw made (docs/FORMAT.md "Live memory at a failure"); the records of
+ * one failure share its alloc_fail record's ts and correlation id. */
+enum gp_mem_live_kind {
+	GP_MEM_LIVE_SITE = 0,     /* one site: (device, stack_id, call, size when no stack) */
+	GP_MEM_LIVE_REST = 1,     /* the sites past the ones written, summed (call and stack unset) */
+	GP_MEM_LIVE_UNTABLED = 2, /* allocations seen but not tabled (the table full, or no size to read) */
+};
+typedef struct gp_rec_mem_live {
+	uint64_t ts_ns;          /* the failed call's start (its alloc_fail record's ts) */
+	uint64_t correlation_id; /* the failed call's */
+	uint64_t bytes;          /* live bytes */
+	uint64_t allocs;         /* live allocations */
+	uint64_t size;           /* a site without a stack: its allocations' size (part of the site); else 0 */
+	uint32_t stack_id;       /* the allocation calls' stack; 0 none */
+	uint32_t device_id;      /* CUDA's device id */
+	uint32_t domain;         /* gp_api_domain of the allocation call */
+	uint32_t cbid;           /* its CUPTI callback id */
+	uint32_t kind;           /* enum gp_mem_live_kind */
+	uint32_t tid;            /* filled by the reader from the source (the failing thread) */
+} gp_rec_mem_live;
 
 /* One member per record type, named as in GP_REC_TYPES. */
 union gp_rec_body {

@@ -10,6 +10,7 @@
 #include "core/gps_core.h"
 #include "features/gps_capture.h"
 #include "features/gps_flight.h"
+#include "features/gps_livemem.h"
 #include "features/gps_stacks.h"
 #include "features/gps_stepfind.h"
 #include "features/gps_ticker.h"
@@ -102,6 +103,12 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			r.u.api.stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid,
 								    cd->functionParams);
 		gp_emit(rec, &r);
+		/* the live table (armed mode's oom rule): an allocation in, a
+		 * free out, outermost call only */
+		if (__builtin_expect(gps_livemem_kept(), 0) && r.u.api.status == 0 && rt_depth == 0 &&
+		    gps_cupti_is_memcall(dom, cbid))
+			gps_cupti_alloc_track((enum gps_cb_domain)dom, cbid, cd->context, cd->functionParams,
+					      r.u.api.stack_id);
 		/* a failed allocation, outermost call only (a runtime call and
 		 * the driver call inside it are one failure) */
 		if (__builtin_expect(r.u.api.status != 0, 0) && rt_depth == 0 && gps_cupti_is_alloc(dom, cbid))
@@ -115,19 +122,25 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 	gps_in_shim = 0;
 }
 
-/* The exit of an allocation call whose callback is on while API records
- * are off or come from activity records (keep_alloc_callbacks): a failure
- * still makes its record and tells the oom rule. */
+/* The exit of an allocation or free call whose callback is on while API
+ * records are off or come from activity records (keep_alloc_callbacks): a
+ * failure still makes its record and tells the oom rule; a success goes to
+ * the live table when it is kept. */
 static __attribute__((noinline)) void alloc_exit_unrecorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 							    const CUpti_CallbackData *cd)
 {
 	int status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0;
-	if (!status || rt_depth > 0)
+	if (rt_depth > 0 || (status && !gps_cupti_is_alloc(dom, cbid)) || (!status && !gps_livemem_kept()))
 		return;
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
 	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
-	if (rec)
+	if (rec && !status) { /* the live table: the stack the call would have had in its record */
+		uint32_t stack_id = 0;
+		if (gps_stacks_on && cbid < GPS_STK_MAX_CBID && gps_cupti_stack_want[dom][cbid])
+			stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid, cd->functionParams);
+		gps_cupti_alloc_track((enum gps_cb_domain)dom, cbid, cd->context, cd->functionParams, stack_id);
+	} else if (rec)
 		gps_cupti_alloc_failed(rec, (enum gps_cb_domain)dom, cbid, cd->functionName, cd->context,
 				       cd->functionParams, 0, cd->correlationId, status);
 	gps_leave(t);
@@ -248,7 +261,7 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	uint64_t start = *cd->correlationData;
 	if (start && !gps_in_shim)
 		api_exit(dom, cbid, cd, start);
-	else if (__builtin_expect(!start && !gps_in_shim && gps_cupti_is_alloc(dom, cbid), 0))
+	else if (__builtin_expect(!start && !gps_in_shim && gps_cupti_is_memcall(dom, cbid), 0))
 		alloc_exit_unrecorded(dom, cbid, cd);
 }
 

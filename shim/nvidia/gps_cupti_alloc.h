@@ -17,6 +17,11 @@
  * not read; 2 + offset/8 = one whose size_t size is at that offset of its
  * params.  Filled at CUPTI bind time. */
 extern unsigned char gps_cupti_alloc_at[3][GPS_ALLOC_MAX_CBID];
+/* Per (domain, cbid): 0 = not a device free the live table reads; else
+ * 1 + offset/8 of the address (or, with GPS_FREE_HANDLE, the cuMemCreate
+ * handle) it releases.  Filled at CUPTI bind time. */
+extern unsigned char gps_cupti_free_tab[3][GPS_ALLOC_MAX_CBID];
+#define GPS_FREE_HANDLE 0x80
 
 /* At CUPTI bind (nvidia/gps_cupti.c), once per process: the table above
  * from CUPTI's callback names. */
@@ -26,6 +31,21 @@ static inline int gps_cupti_is_alloc(uint32_t dom, uint32_t cbid)
 {
 	return dom < 3 && cbid < GPS_ALLOC_MAX_CBID && gps_cupti_alloc_at[dom][cbid];
 }
+
+/* An allocation or free call the live table (features/gps_livemem.h) is
+ * told of: an allocation call, or a device free. */
+static inline int gps_cupti_is_memcall(uint32_t dom, uint32_t cbid)
+{
+	return dom < 3 && cbid < GPS_ALLOC_MAX_CBID && (gps_cupti_alloc_at[dom][cbid] || gps_cupti_free_tab[dom][cbid]);
+}
+
+/* The exit of an allocation or free call (gps_cupti_is_memcall) that
+ * succeeded, outermost on its thread, while the live table is kept
+ * (gps_livemem_on): a device allocation goes into it (its address or
+ * handle read from the out parameter the call wrote; stack_id: its stack,
+ * 0 none), a free out of it.  Never calls CUDA (one CUPTI query per thread
+ * and context for the device). */
+void gps_cupti_alloc_track(enum gps_cb_domain dom, uint32_t cbid, void *ctx, const void *params, uint32_t stack_id);
 
 /* The API exit callback of an allocation call that returned status != 0,
  * outermost on its thread, inside gps_enter (rec: NULL when API records
@@ -37,7 +57,8 @@ void gps_cupti_alloc_failed(gp_recorder *rec, enum gps_cb_domain dom, uint32_t c
 
 /* The allocation calls' callbacks on (enable(dom, cbid): 0 when done), for
  * a failure to be seen while API records are off (the flight recorder's
- * GPUPROF_FLIGHT_API=capture or auto switched); how many. */
+ * GPUPROF_FLIGHT_API=capture or auto switched), and the frees' while the
+ * live table is kept; how many. */
 int gps_cupti_alloc_enable(int driver, int (*enable)(enum gps_cb_domain dom, uint32_t cbid));
 
 #endif

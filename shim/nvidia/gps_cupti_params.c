@@ -62,3 +62,34 @@ int gps_cupti_alloc_size_at(const char *clean)
 	SIZE_AT("cuMemCreate", cuMemCreate_params, size)
 	return -1;
 }
+
+/* (a pointer-sized out parameter: void ** or CUdeviceptr * or the handle's) */
+#define OUT_AT(name, st, member) \
+	if (!strcmp(clean, name) || (starts(clean, name "_ptsz") && !clean[strlen(name "_ptsz")])) \
+		return (int)offsetof(st, member);
+int gps_cupti_alloc_out_at(const char *clean)
+{
+	_Static_assert(sizeof(CUdeviceptr) == 8 && sizeof(CUmemGenericAllocationHandle) == 8, "64-bit out values");
+	OUT_AT("cudaMalloc", cudaMalloc_v3020_params, devPtr)
+	OUT_AT("cudaMallocAsync", cudaMallocAsync_v11020_params, devPtr)
+	OUT_AT("cudaMallocFromPoolAsync", cudaMallocFromPoolAsync_v11020_params, ptr)
+	OUT_AT("cuMemAlloc_v2", cuMemAlloc_v2_params, dptr)
+	OUT_AT("cuMemAllocAsync", cuMemAllocAsync_params, dptr)
+	OUT_AT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync_params, dptr)
+	OUT_AT("cuMemCreate", cuMemCreate_params, handle)
+	return -1;
+}
+
+int gps_cupti_free_at(const char *clean, int *handle)
+{
+	_Static_assert(sizeof(((cudaFree_v3020_params *)0)->devPtr) == 8, "64-bit pointers");
+	*handle = 0;
+	OUT_AT("cudaFree", cudaFree_v3020_params, devPtr)
+	OUT_AT("cudaFreeAsync", cudaFreeAsync_v11020_params, devPtr)
+	OUT_AT("cuMemFree_v2", cuMemFree_v2_params, dptr)
+	OUT_AT("cuMemFreeAsync", cuMemFreeAsync_params, dptr)
+	*handle = 1;
+	OUT_AT("cuMemRelease", cuMemRelease_params, handle)
+	*handle = 0;
+	return -1;
+}

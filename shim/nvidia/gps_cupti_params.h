@@ -21,4 +21,16 @@ int gps_cupti_launch_key_at(const char *clean);
  * product of their widths and heights, any other call). */
 int gps_cupti_alloc_size_at(const char *clean);
 
+/* The byte offset of a device allocation call's out parameter (the pointer
+ * to where the call stores the address, or cuMemCreate's handle) for the
+ * calls whose result the live table (features/gps_livemem.h) holds: those
+ * with a size at gps_cupti_alloc_size_at too; -1 for any other call. */
+int gps_cupti_alloc_out_at(const char *clean);
+
+/* The byte offset of what a device free releases in its params (the
+ * address: cudaFree, cudaFreeAsync, cuMemFree_v2, cuMemFreeAsync; the
+ * handle, *handle = 1: cuMemRelease); -1 for any other call (the legacy
+ * 32-bit cuMemFree, host frees). */
+int gps_cupti_free_at(const char *clean, int *handle);
+
 #endif

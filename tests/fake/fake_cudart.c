@@ -573,7 +573,8 @@ EXPORT cudaError_t cudaMalloc(void **p, size_t size)
 EXPORT cudaError_t cudaFree(void *p)
 {
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", NULL);
+	cudaFree_v3020_params prm = { p }; /* the live table reads the address freed */
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree", NULL, &prm);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2");
 	if (p) {
 		size_t *b = (size_t *)p - 2;

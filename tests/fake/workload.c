@@ -74,6 +74,8 @@
  *                            wl_oom_alloc (a call site of its own for --stacks)
  *   WL_LEAK=BYTES            every step makes a cudaMalloc of BYTES it never
  *                            frees, in wl_leak_alloc (a leak's call site)
+ *   WL_TEMP=BYTES            every step makes a cudaMalloc of BYTES in
+ *                            wl_temp_alloc and frees it in the same step
  *   WL_RANGE_AT=I:NAME       step I holds a range NAME
  *   WL_READY=I:FILE          FILE is created when step I begins
  *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
@@ -668,6 +670,13 @@ static __attribute__((noinline, noclone)) void *wl_leak_alloc(size_t bytes)
 	__asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays on the stack */
 	return p;
 }
+static __attribute__((noinline, noclone)) void *wl_temp_alloc(size_t bytes)
+{
+	void *p = NULL;
+	cudaMalloc(&p, bytes);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
 static __attribute__((noinline, noclone)) void wl_oom_alloc(void)
 {
 	void *big = NULL;
@@ -684,7 +693,8 @@ static int steps_mode(long n, long ms)
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	void *d = NULL;
 	cudaMalloc(&d, 4096);
-	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES"), *leak = getenv("WL_LEAK");
+	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES"), *leak = getenv("WL_LEAK"),
+		   *temp = getenv("WL_TEMP");
 	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
 	for (long i = 0; i < n; i++) {
 		char name[32];
@@ -715,6 +725,8 @@ static int steps_mode(long n, long ms)
 		}
 		if (leak)
 			wl_leak_alloc((size_t)atoll(leak)); /* kept: the leak */
+		if (temp)
+			cudaFree(wl_temp_alloc((size_t)atoll(temp))); /* freed: not live at a failure */
 		if (err_at && atol(err_at) == i)
 			wl_oom_alloc();
 		const char *stall = step_knob("WL_STALL", i);

@@ -75,6 +75,11 @@ struct layout { const struct col *cols; const char *const *hide; };
 static const char *api_domain_name(uint32_t d) { return d == GP_API_DRIVER ? "driver" : "runtime"; }
 static const char *nvtx_kind_name(uint32_t k) { return k == GP_NVTX_STARTEND ? "startend" : "pushpop"; }
 static const char *memory_op_name(uint32_t op) { return op == 1 ? "alloc" : op == 2 ? "free" : "unknown"; }
+static const char *call_domain_name(uint32_t d) { return d ? api_domain_name(d) : "none"; }
+static const char *mem_live_kind_name(uint32_t k)
+{
+	return k == GP_MEM_LIVE_SITE ? "site" : k == GP_MEM_LIVE_REST ? "rest" : k == GP_MEM_LIVE_UNTABLED ? "untabled" : "unknown";
+}
 
 /* ---- JSON (after "type" and "pid", the record's process) */
 static const struct col j_source[] = {
@@ -150,6 +155,10 @@ static const struct col j_alloc_fail[] = {
 	C("tid", "tid"), C("ts", "ts_ns"), C("corr", "correlation_id"), CN("domain", "domain", api_domain_name),
 	C("cbid", "cbid"), C("status", "status"), C("bytes", "bytes"), CS("device", "device_id", S_ID),
 	C("total_bytes", "total_bytes"), C("free_bytes", "free_bytes"), END_COLS };
+static const struct col j_mem_live[] = {
+	C("tid", "tid"), C("ts", "ts_ns"), C("corr", "correlation_id"), CN("kind", "kind", mem_live_kind_name),
+	CS("device", "device_id", S_ID), C("bytes", "bytes"), C("allocs", "allocs"), C("stack", "stack_id"),
+	CN("domain", "domain", call_domain_name), C("cbid", "cbid"), C("size", "size"), END_COLS };
 
 static const struct layout json_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_SOURCE] = { j_source, j_source_hide }, [GP_REC_PROCESS] = { j_process, j_process_hide },
@@ -161,6 +170,7 @@ static const struct layout json_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_CLOCK] = { j_clock, NULL }, [GP_REC_COUNTER] = { j_counter, NULL },
 	[GP_REC_MODULE] = { j_module, NULL }, [GP_REC_STACK] = { j_stack, j_stack_hide },
 	[GP_REC_WINDOW] = { j_window, NULL }, [GP_REC_ALLOC_FAIL] = { j_alloc_fail, NULL },
+	[GP_REC_MEM_LIVE] = { j_mem_live, NULL },
 };
 
 /* ---- text (after "TIME TYPE pid=PID"; TIME is the record's primary time) */
@@ -228,6 +238,10 @@ static const struct col t_alloc_fail[] = {
 	C("tid", "tid"), CN(NULL, "domain", api_domain_name), C("cbid", "cbid"), C("corr", "correlation_id"),
 	C("status", "status"), C("bytes", "bytes"), CS("dev", "device_id", S_ID), C("total", "total_bytes"),
 	C("free", "free_bytes"), END_COLS };
+static const struct col t_mem_live[] = {
+	C("tid", "tid"), C("corr", "correlation_id"), CN(NULL, "kind", mem_live_kind_name), CS("dev", "device_id", S_ID),
+	C("bytes", "bytes"), C("allocs", "allocs"), C("stack", "stack_id"), CN(NULL, "domain", call_domain_name),
+	C("cbid", "cbid"), C("size", "size"), END_COLS };
 
 static const struct layout text_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_SOURCE] = { t_source, j_source_hide }, [GP_REC_PROCESS] = { t_process, j_process_hide },
@@ -239,7 +253,7 @@ static const struct layout text_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_DROPPED] = { t_dropped, t_ts_hide }, [GP_REC_CLOCK] = { t_clock, NULL },
 	[GP_REC_COUNTER] = { t_counter, t_counter_hide }, [GP_REC_MODULE] = { t_module, t_ts_hide },
 	[GP_REC_STACK] = { t_stack, NULL }, [GP_REC_WINDOW] = { t_window, NULL },
-	[GP_REC_ALLOC_FAIL] = { t_alloc_fail, t_ts_hide },
+	[GP_REC_ALLOC_FAIL] = { t_alloc_fail, t_ts_hide }, [GP_REC_MEM_LIVE] = { t_mem_live, t_ts_hide },
 };
 
 /* A layout resolved against the table once: the columns' fields, and the
