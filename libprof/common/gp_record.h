@@ -327,6 +327,7 @@ enum gp_mem_live_kind {
 	GP_MEM_LIVE_SITE = 0,     /* one site: (device, stack_id, call, size when no stack) */
 	GP_MEM_LIVE_REST = 1,     /* the sites past the ones written, summed (call and stack unset) */
 	GP_MEM_LIVE_UNTABLED = 2, /* allocations seen but not tabled (the table full, or no size to read) */
+	GP_MEM_LIVE_FAILED = 3,   /* the failed request itself (not live): its call, size, stack */
 };
 typedef struct gp_rec_mem_live {
 	uint64_t ts_ns;          /* the failed call's start (its alloc_fail record's ts) */

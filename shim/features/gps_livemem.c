@@ -221,6 +221,17 @@ void gps_livemem_snapshot(gp_recorder *rec, uint64_t ts, uint64_t corr)
 	free(v);
 }
 
+void gps_livemem_failed(gp_recorder *rec, uint64_t ts, uint64_t corr, uint64_t bytes, uint32_t dev, uint32_t domain,
+			uint32_t cbid, uint32_t stack_id)
+{
+	if (!gps_livemem_kept() || !rec)
+		return;
+	/* the request as a one-allocation site of the table's shape */
+	struct live_entry e = { .key = bytes, .bytes = bytes, .stack_id = stack_id, .cbid = (uint16_t)cbid,
+				.domain = (uint8_t)domain, .dev = dev };
+	emit_live(rec, ts, corr, GP_MEM_LIVE_FAILED, dev, &e, bytes, 1);
+}
+
 void gps_livemem_after_fork_child(void)
 {
 	pthread_mutex_init(&live_lock, NULL);

@@ -46,9 +46,14 @@ void gps_livemem_free(uint64_t key, int handle);
 /* Writes the table, summed by site, as GP_REC_MEM_LIVE records stamped
  * (ts, corr) — the failed call's — from the calling thread (inside
  * gps_enter).  Per device the GPS_LIVE_SITES_WRITTEN largest sites, then
- * one REST record for the others, then one UNTABLED record when anything
- * was not tabled.  Mallocs a copy of the live entries (at a failure only). */
+ * one REST record for the others, then one UNTABLED record per device when
+ * anything was not tabled.  Mallocs a copy of the live entries (at a failure only). */
 void gps_livemem_snapshot(gp_recorder *rec, uint64_t ts, uint64_t corr);
+/* The failed request's own GP_MEM_LIVE_FAILED record, after the snapshot:
+ * its call, size and stack (the failing line even where API records are
+ * off and no API record holds the call's stack). */
+void gps_livemem_failed(gp_recorder *rec, uint64_t ts, uint64_t corr, uint64_t bytes, uint32_t dev, uint32_t domain,
+			uint32_t cbid, uint32_t stack_id);
 
 /* Fork child: an empty table, a fresh lock (the parent's allocations are
  * not the child's: a CUDA context does not survive fork). */

@@ -113,7 +113,8 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 		 * the driver call inside it are one failure) */
 		if (__builtin_expect(r.u.api.status != 0, 0) && rt_depth == 0 && gps_cupti_is_alloc(dom, cbid))
 			gps_cupti_alloc_failed(rec, (enum gps_cb_domain)dom, cbid, cd->functionName, cd->context,
-					       cd->functionParams, start, cd->correlationId, r.u.api.status);
+					       cd->functionParams, start, cd->correlationId, r.u.api.status,
+					       r.u.api.stack_id);
 		/* GPUPROF_TRIGGER=cuda-error */
 		if (__builtin_expect(r.u.api.status != 0, 0) && (gps_flight_rules & GP_RULE_CUDA_ERROR))
 			gps_flight_cuda_error(cd->functionName, r.u.api.status);
@@ -135,14 +136,16 @@ static __attribute__((noinline)) void alloc_exit_unrecorded(CUpti_CallbackDomain
 	gps_in_shim = 1;
 	struct gps_thread *t = gps_enter();
 	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
-	if (rec && !status) { /* the live table: the stack the call would have had in its record */
-		uint32_t stack_id = 0;
-		if (gps_stacks_on && cbid < GPS_STK_MAX_CBID && gps_cupti_stack_want[dom][cbid])
-			stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid, cd->functionParams);
+	/* the stack the call would have had in its record: the live table's
+	 * site of an allocation, the failed request's */
+	uint32_t stack_id = 0;
+	if (rec && gps_stacks_on && gps_livemem_kept() && cbid < GPS_STK_MAX_CBID && gps_cupti_stack_want[dom][cbid])
+		stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid, cd->functionParams);
+	if (rec && !status)
 		gps_cupti_alloc_track((enum gps_cb_domain)dom, cbid, cd->context, cd->functionParams, stack_id);
-	} else if (rec)
+	else if (rec)
 		gps_cupti_alloc_failed(rec, (enum gps_cb_domain)dom, cbid, cd->functionName, cd->context,
-				       cd->functionParams, 0, cd->correlationId, status);
+				       cd->functionParams, 0, cd->correlationId, status, stack_id);
 	gps_leave(t);
 	gps_in_shim = 0;
 }

@@ -124,7 +124,7 @@ int gps_cupti_alloc_enable(int driver, int (*enable)(enum gps_cb_domain dom, uin
 }
 
 void gps_cupti_alloc_failed(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid, const char *api, void *ctx,
-			    const void *params, uint64_t start, uint64_t correlation_id, int status)
+			    const void *params, uint64_t start, uint64_t correlation_id, int status, uint32_t stack_id)
 {
 	unsigned at = gps_cupti_alloc_at[dom][cbid];
 	uint64_t bytes = 0, total = 0, free_bytes = 0;
@@ -151,8 +151,11 @@ void gps_cupti_alloc_failed(gp_recorder *rec, enum gps_cb_domain dom, uint32_t c
 		gp_emit(rec, &r);
 		/* what was live at the call's start, by site: the table has not
 		 * seen this call (it failed) */
-		if (status == GP_ALLOC_STATUS_OOM && gp_alloc_on_device(gp_alloc_kind(gps_cb_domain_format(dom), cbid)))
+		if (status == GP_ALLOC_STATUS_OOM && gp_alloc_on_device(gp_alloc_kind(gps_cb_domain_format(dom), cbid))) {
 			gps_livemem_snapshot(rec, r.u.alloc_fail.ts_ns, correlation_id);
+			gps_livemem_failed(rec, r.u.alloc_fail.ts_ns, correlation_id, bytes, dev, gps_cb_domain_format(dom),
+					   cbid, stack_id);
+		}
 	}
 	/* GPUPROF_TRIGGER=oom (armed mode's default) */
 	if (status == GP_ALLOC_STATUS_OOM && (gps_flight_rules & GP_RULE_OOM) &&

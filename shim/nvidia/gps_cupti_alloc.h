@@ -51,9 +51,10 @@ void gps_cupti_alloc_track(enum gps_cb_domain dom, uint32_t cbid, void *ctx, con
  * outermost on its thread, inside gps_enter (rec: NULL when API records
  * are off: the rule is still told).  ctx: the callback's CUcontext;
  * params: its functionParams; start: the call's start on the trace clock
- * (0: not timed: now).  Never calls CUDA. */
+ * (0: not timed: now); stack_id: the call's stack, 0 none (with the live
+ * table, its GP_MEM_LIVE_FAILED record holds it).  Never calls CUDA. */
 void gps_cupti_alloc_failed(gp_recorder *rec, enum gps_cb_domain dom, uint32_t cbid, const char *api, void *ctx,
-			    const void *params, uint64_t start, uint64_t correlation_id, int status);
+			    const void *params, uint64_t start, uint64_t correlation_id, int status, uint32_t stack_id);
 
 /* The allocation calls' callbacks on (enable(dom, cbid): 0 when done), for
  * a failure to be seen while API records are off (the flight recorder's

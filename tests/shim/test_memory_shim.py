@@ -21,6 +21,19 @@ M3. Armed mode (GPUPROF_FLIGHT_RECORDER, no GPUPROF_TRIGGER): the oom rule
     records between captures): the failure is still seen, and advise names
     it from its alloc_fail record alone.  A rule list
     without oom: no capture.  oom with cuda-error: one capture, named oom.
+M4. Armed mode's capture holds the live memory by site at the failure (the
+    shim's live table, mem_live records), with no memory records at all:
+    WL_LEAK (1,000,000 B kept each step at wl_leak_alloc), WL_TEMP
+    (3,000,000 B allocated and freed each step at wl_temp_alloc), main's
+    4096 B; the failure in step 100, so 101 leaked allocations live.  The
+    records, `memory`'s memory_oom and advise name exactly
+    {wl_leak_alloc: 101,000,000 B, main: 4096 B} (with --stacks), or the
+    call and size without stacks, and nothing of wl_temp_alloc; the note
+    says where the figures come from and NVML's used beside them; the
+    failed request's own record has its size and (with --stacks) its stack.
+    The same with GPUPROF_FLIGHT_API=capture (no API records between
+    captures: the table fed by the callbacks kept on for it, stacks taken
+    there; the failing line named from the failed request's record).
 Each job: exit 0, its stdout, only gpuprof: lines on stderr."""
 import json
 import os
@@ -95,7 +108,7 @@ if t:
     oom = v["memory_oom"]
     sites = {row["site"]: row["live_bytes"] for row in oom}
     E.check(sites == {"wl_leak_alloc": 11 * LEAK, "main": 4096}, "M2: live by site at the failure %s" % sites)
-    text = gp("memory", "--report", "memory_oom", t)
+    text = gp("memory", "--report", "memory_oom", "--width", "0", t)  # the note on one line
     want = "cudaMalloc failed (status 2, 1 failed allocation call) at wl_oom_alloc"
     E.check(want in text and "requested 1099.5 GB; " in text and "free of 85.9 GB (NVML)" in text,
             "M2: memory_oom's note names the site, the request and NVML's memory:\n" + text)
@@ -148,5 +161,47 @@ oom_captures(j, 0)
 j = run_job(E, "m3-both", 200, dict(FLIGHT, GPUPROF_TRIGGER="cuda-error,oom", WL_ERROR_AT="100"))
 for f in oom_captures(j, 1):
     E.check(f.marks and "rule oom: cudaMalloc" in f.marks[0], "M3 oom and cuda-error: %s" % f.marks)
+
+# M4: armed mode's capture, the live memory by site from the shim's table
+TEMP = 3000000
+LIVE = {"wl_leak_alloc": 101 * LEAK, "main": 4096}
+LIVE_NOSTK = {"(no stack) cudaMalloc %d B" % LEAK: 101 * LEAK, "(no stack) cudaMalloc 4096 B": 4096}
+for name, extra, want in (("m4", {"GPUPROF_STACKS": "1"}, LIVE),
+                          ("m4-nostk", {}, LIVE_NOSTK),
+                          ("m4-api-capture", {"GPUPROF_STACKS": "1", "GPUPROF_FLIGHT_API": "capture"}, LIVE),
+                          ("m4-api-capture-nostk", {"GPUPROF_FLIGHT_API": "capture"}, LIVE_NOSTK)):
+    j = run_job(E, name, 200, dict(FLIGHT, WL_ERROR_AT="100", WL_LEAK=str(LEAK), WL_TEMP=str(TEMP), **extra), ms=1)
+    caps = j.captures()
+    for c, f in zip(caps, oom_captures(j, 1)):
+        E.check(not [r for r in f.recs if r["type"] == "memory"], "%s: no memory records in the capture" % name)
+        fails = [r for r in f.recs if r["type"] == "alloc_fail"]
+        recs = [r for r in f.recs if r["type"] == "mem_live"]
+        E.check(len(fails) == 1 and recs and all(r["corr"] == fails[0]["corr"] and r["ts"] == fails[0]["ts"] and
+                                                 r["device"] == 0 for r in recs),
+                "%s: mem_live records of the failed call %s / %s" % (name, recs, fails))
+        lives = [r for r in recs if r["kind"] == "site"]
+        failed = [r for r in recs if r["kind"] == "failed"]
+        E.check(len(lives) + len(failed) == len(recs) and len(failed) == 1 and failed[0]["bytes"] == TIB and
+                bool(failed[0]["stack"]) == ("GPUPROF_STACKS" in extra),
+                "%s: the failed request's own record (its stack with --stacks) %s" % (name, failed))
+        E.check(sorted((r["bytes"], r["allocs"]) for r in lives) == [(4096, 1), (101 * LEAK, 101)],
+                "%s: live bytes and allocations by site %s" % (name, lives))
+        v = memory(c)
+        oom = v["memory_oom"]
+        sites = {row["site"]: row["live_bytes"] for row in oom}
+        E.check(sites == want, "%s: memory_oom's live by site %s" % (name, sites))
+        text = gp("memory", "--report", "memory_oom", "--width", "0", c)
+        E.check("at wl_oom_alloc" in text if "GPUPROF_STACKS" in extra else "at (no stack)" in text,
+                "%s: the failing site:\n%s" % (name, text))
+        E.check("live by site from the shim's live table (102 allocations made while it ran); NVML's used " in text,
+                "%s: memory_oom's note says where the live memory comes from:\n%s" % (name, text))
+        a = json.loads(gp("advise", "--format", "json", c))["advise"][0]["findings"][0]
+        ev = a.get("evidence", {})
+        E.check(a["rule"] == "out-of-memory" and "requested 1099.5 GB" in a["what"] and
+                all(s in a["what"] for s in want) and "wl_temp_alloc" not in a["what"] and
+                "Live by site from the shim's live table" in a["what"], "%s: advise's finding %s" % (name, a))
+        E.check(ev.get("live_bytes") == 101 * LEAK + 4096 and ev.get("table_allocations") == 102 and
+                ev.get("untabled_bytes") == 0, "%s: advise's evidence %s" % (name, ev))
+        E.check("GPUPROF_STACKS" not in extra or "wl_oom_alloc" in a["where"], "%s: advise's where %s" % (name, a))
 
 E.finish()

@@ -78,7 +78,9 @@ static const char *memory_op_name(uint32_t op) { return op == 1 ? "alloc" : op =
 static const char *call_domain_name(uint32_t d) { return d ? api_domain_name(d) : "none"; }
 static const char *mem_live_kind_name(uint32_t k)
 {
-	return k == GP_MEM_LIVE_SITE ? "site" : k == GP_MEM_LIVE_REST ? "rest" : k == GP_MEM_LIVE_UNTABLED ? "untabled" : "unknown";
+	return k == GP_MEM_LIVE_SITE ? "site" : k == GP_MEM_LIVE_REST ? "rest" : k == GP_MEM_LIVE_UNTABLED ? "untabled"
+	       : k == GP_MEM_LIVE_FAILED   ? "failed"
+					   : "unknown";
 }
 
 /* ---- JSON (after "type" and "pid", the record's process) */

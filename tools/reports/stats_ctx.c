@@ -182,6 +182,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		return 1;
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
 	case GP_REC_COUNTER: case GP_REC_SYNC: case GP_REC_MEMORY: case GP_REC_ALLOC_FAIL:
+	case GP_REC_MEM_LIVE:
 		if (!selection_has(ctx->sel, t)) return 0;
 		break;
 	default:

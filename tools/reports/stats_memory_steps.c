@@ -202,14 +202,15 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		fmt_bytes(live, sizeof(live), (uint64_t)(f->live > 0 ? f->live : 0));
 		uint64_t gm = total_of(ctx, f->pid, f->dev, f->global_mem);
 		fmt_bytes(total, sizeof(total), gm);
-		char req[160];
+		char req[160], src[400];
 		mem_failure_request(f, req, sizeof(req));
+		mem_failure_live_source(f, src, sizeof(src));
 		if (used < sizeof(s->oom_note))
 			used += (size_t)snprintf(s->oom_note + used, sizeof(s->oom_note) - used,
 						 " pid %u: %s failed (status %d, %u failed allocation call%s) at %s, "
-						 "%s live of %s; %s\n",
+						 "%s live of %s; %s%s%s\n",
 						 f->pid, f->call, f->status, f->failures, f->failures == 1 ? "" : "s",
-						 f->site, live, gm ? total : "an unknown total", req);
+						 f->site, live, gm ? total : "an unknown total", req, *src ? "; " : "", src);
 		for (size_t j = 0; j < f->nby_site; j++) {
 			const struct mem_site *t = &f->by_site[j];
 			struct cell *c = report_row(roo);
@@ -264,6 +265,7 @@ static const struct stats_table ms_tables[] = {
 const struct stats_report stats_report_memory_steps = {
 	.tables = ms_tables, .ntables = 5,
 	.types = STATS_TYPE(GP_REC_MEMORY) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_ALLOC_FAIL) |
+		 STATS_TYPE(GP_REC_MEM_LIVE) |
 		 STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK),
 	.needs = STATS_NEED_STEPS,
 	.by_name = 1u, /* only when named: `stats` without --report does not run it (cmd_stats.c) */

@@ -3,6 +3,7 @@
  * formulas are documented in docs/ADVISE.md, rule by rule. */
 #include "analysis/advise/advise.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -709,6 +710,9 @@ static void rule_oom(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	char req[160];
 	mem_failure_request(fl, req, sizeof(req));
 	sb_printf(&b, ". It %s.", req);
+	char src[400];
+	mem_failure_live_source(fl, src, sizeof(src));
+	if (*src) sb_printf(&b, " %c%s.", toupper((unsigned char)src[0]), src + 1);
 	const struct mem_series_view *sv = mem_view_find(mv, fl->pid, fl->dev);
 	int grew = 0;
 	for (size_t i = 0; sv && i < sv->nsites; i++) {
@@ -747,6 +751,10 @@ static void rule_oom(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	evidence(x, "failed_calls", (double)fl->failures);
 	if (fl->has_request && fl->requested) evidence(x, "requested_bytes", (double)fl->requested);
 	if (fl->has_request && fl->nvml_total) evidence(x, "device_free_bytes", (double)fl->nvml_free);
+	if (fl->from_table) { /* the live by site came from the shim's live table */
+		evidence(x, "table_allocations", (double)fl->table_allocs);
+		evidence(x, "untabled_bytes", (double)fl->untabled_bytes);
+	}
 }
 
 /* ------------------------------------------------------------ judge */

@@ -45,7 +45,7 @@ static int starts_with(const char *s, const char *p) { return !strncmp(s, p, str
 void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
 {
 	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_DEVICE ||
-	    rec->type == GP_REC_ALLOC_FAIL)
+	    rec->type == GP_REC_ALLOC_FAIL || rec->type == GP_REC_MEM_LIVE)
 		mem_view_add(pre->mem, pid, tool_rec_tid(pre->r, rec), rec);
 	switch (rec->type) {
 	case GP_REC_DEVICE:

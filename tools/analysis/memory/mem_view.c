@@ -40,6 +40,10 @@ struct fcall { uint32_t pid, tid, stack_id, name_id; uint64_t s, e, corr; int32_
 /* An alloc_fail record: the failed call's request and the device's memory. */
 struct frequest { uint32_t pid, dev, tid, domain, cbid; int32_t status; uint64_t t, corr, bytes, total, free; };
 
+/* A mem_live record: one site's live memory at a failed call (the shim's
+ * live table). */
+struct mlive { uint32_t pid, tid, dev, stack_id, domain, cbid, kind; uint64_t corr, bytes, allocs, size; };
+
 struct mdev { uint32_t pid, dev; uint64_t global_mem; };
 
 struct psteps { uint32_t pid; struct mem_step *v; size_t n; };
@@ -53,6 +57,7 @@ struct mem_view {
 	uint64_t dropped;
 	struct fcall *fails; size_t nfails, cfails;
 	struct frequest *reqs; size_t nreqs, creqs;
+	struct mlive *lives; size_t nlives, clives;
 	char **names; size_t nnames, cnames; /* call names made from callback ids (owned) */
 	struct mdev *devs; size_t ndevs, cdevs;
 	struct psteps *steps; size_t nsteps, csteps;
@@ -114,6 +119,13 @@ void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_recor
 		struct frequest q = { pid, x->device_id, x->tid ? x->tid : tid, x->domain, x->cbid, x->status, x->ts_ns,
 				      x->correlation_id, x->bytes, x->total_bytes, x->free_bytes };
 		VEC_PUSH(m->reqs, m->nreqs, m->creqs, q);
+		break;
+	}
+	case GP_REC_MEM_LIVE: {
+		const gp_rec_mem_live *x = &rec->u.mem_live;
+		struct mlive l = { pid, x->tid ? x->tid : tid, x->device_id, x->stack_id, x->domain, x->cbid, x->kind,
+				   x->correlation_id, x->bytes, x->allocs, x->size };
+		VEC_PUSH(m->lives, m->nlives, m->clives, l);
 		break;
 	}
 	case GP_REC_DEVICE: {
@@ -387,6 +399,88 @@ static int cmp_live(const void *a, const void *b)
 	return strcmp(x->label, y->label);
 }
 
+/* An allocation call's name from its callback id, as the shim names its API
+ * records: CUPTI's name without its version suffix ("cudaMalloc"). */
+static const char *call_name(struct mem_view *m, uint32_t domain, uint32_t cbid)
+{
+	const char *n = gp_alloc_name(domain, cbid);
+	char *c = xstrdup(n ? n : "an allocation call");
+	char *v = strrchr(c, '_');
+	if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strlen(v) >= 6) *v = 0;
+	VEC_PUSH(m->names, m->nnames, m->cnames, c);
+	return c;
+}
+
+/* The live memory by site of failure out from its mem_live records (the
+ * shim's table at the failed call), when there are any: 1, else 0.  The
+ * device is the failed call's (its alloc_fail record's), else the one
+ * with the most live; sites are labelled as the series' are. */
+static int live_from_table(struct mem_view *m, struct mem_failure *out, uint64_t corr, uint32_t want_dev)
+{
+	size_t lo = SIZE_MAX, hi = 0;
+	for (size_t i = 0; i < m->nlives; i++)
+		if (m->lives[i].pid == out->pid && m->lives[i].corr == corr) {
+			if (lo == SIZE_MAX) lo = i;
+			hi = i + 1;
+		}
+	if (lo == SIZE_MAX) return 0;
+	uint32_t dev = want_dev;
+	if (dev == GP_DEVICE_UNKNOWN) { /* the device with the most live */
+		uint64_t best = 0;
+		for (size_t i = lo; i < hi; i++) {
+			const struct mlive *a = &m->lives[i];
+			if (a->pid != out->pid || a->corr != corr || a->kind == GP_MEM_LIVE_UNTABLED) continue;
+			uint64_t sum = 0;
+			for (size_t j = lo; j < hi; j++)
+				if (m->lives[j].pid == out->pid && m->lives[j].corr == corr && m->lives[j].dev == a->dev &&
+				    m->lives[j].kind != GP_MEM_LIVE_UNTABLED)
+					sum += m->lives[j].bytes;
+			if (sum > best || dev == GP_DEVICE_UNKNOWN) { best = sum; dev = a->dev; }
+		}
+	}
+	out->from_table = 1;
+	out->dev = dev;
+	out->live = 0;
+	out->by_site = xcalloc(hi - lo, sizeof(*out->by_site));
+	out->nby_site = 0;
+	for (size_t i = lo; i < hi; i++) {
+		const struct mlive *a = &m->lives[i];
+		if (a->pid != out->pid || a->corr != corr) continue;
+		if (a->kind == GP_MEM_LIVE_UNTABLED) { /* this device's, or of no known device */
+			if (a->dev == dev || a->dev == GP_DEVICE_UNKNOWN) {
+				out->untabled_bytes += a->bytes;
+				out->untabled_allocs += a->allocs;
+			}
+			continue;
+		}
+		if (a->dev != dev || a->kind == GP_MEM_LIVE_FAILED) continue;
+		struct mem_site *t = &out->by_site[out->nby_site++];
+		memset(t, 0, sizeof(*t));
+		char buf[512];
+		if (a->kind == GP_MEM_LIVE_REST) {
+			snprintf(buf, sizeof(buf), "(%llu more allocations at other sites)", (unsigned long long)a->allocs);
+			t->owner = MO_OTHER;
+		} else {
+			const char *name = call_name(m, a->domain, a->cbid);
+			const struct stack_view *sv =
+				a->stack_id && m->stk ? stacks_view(m->stk, a->stack_id, a->pid, a->tid) : NULL;
+			t->owner = owner_of(name, sv, a->size ? a->size : a->allocs ? a->bytes / a->allocs : 0);
+			if (sv && sv->site && *sv->site)
+				snprintf(buf, sizeof(buf), "%s", sv->site);
+			else
+				snprintf(buf, sizeof(buf), "(no stack) %s %llu B", name, (unsigned long long)a->size);
+		}
+		char *label = xstrdup(buf);
+		VEC_PUSH(m->names, m->nnames, m->cnames, label);
+		t->label = label;
+		t->level = (int64_t)a->bytes;
+		t->allocs = a->allocs;
+		out->live += (int64_t)a->bytes;
+		out->table_allocs += a->allocs;
+	}
+	return 1;
+}
+
 /* The failure f of the process: what was live at its start, in the series
  * of the process that held the most then. */
 static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail)
@@ -394,17 +488,14 @@ static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail
 	struct mem_failure out;
 	memset(&out, 0, sizeof(out));
 	out.pid = f->pid; out.tid = f->tid; out.t = f->s; out.stack_id = f->stack_id; out.status = f->status; out.failures = nfail;
-	if (f->name_id) {
-		out.call = tool_str(m->r, f->name_id);
-	} else { /* CUPTI's name without its version suffix: "cudaMalloc" */
-		const char *n = gp_alloc_name(f->domain, f->cbid);
-		char *c = xstrdup(n ? n : "an allocation call");
-		char *v = strrchr(c, '_');
-		if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strlen(v) >= 6) *v = 0;
-		VEC_PUSH(m->names, m->nnames, m->cnames, c);
-		out.call = c;
-	}
-	const struct stack_view *sv = f->stack_id && m->stk ? stacks_view(m->stk, f->stack_id, f->pid, f->tid) : NULL;
+	out.call = f->name_id ? tool_str(m->r, f->name_id) : call_name(m, f->domain, f->cbid);
+	/* no stack in the call's API record (API records were off): the
+	 * failed request's own mem_live record may hold it */
+	for (size_t i = 0; i < m->nlives && !out.stack_id; i++)
+		if (m->lives[i].pid == f->pid && m->lives[i].corr == f->corr && m->lives[i].kind == GP_MEM_LIVE_FAILED)
+			out.stack_id = m->lives[i].stack_id;
+	const struct stack_view *sv =
+		out.stack_id && m->stk ? stacks_view(m->stk, out.stack_id, f->pid, f->tid) : NULL;
 	out.site = sv && sv->site && *sv->site ? sv->site : "(no stack)";
 	const struct frequest *q = NULL;
 	for (size_t i = 0; i < m->nreqs && !q; i++)
@@ -414,6 +505,14 @@ static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail
 		out.requested = q->bytes;
 		out.nvml_total = q->total;
 		out.nvml_free = q->total ? q->free : 0;
+	}
+	/* the shim's live table at the call, when it wrote one: exact for the
+	 * allocations made while it ran, however short the trace before */
+	if (live_from_table(m, &out, f->corr, q ? q->dev : GP_DEVICE_UNKNOWN)) {
+		if (out.nby_site) qsort(out.by_site, out.nby_site, sizeof(*out.by_site), cmp_live);
+		out.global_mem = global_mem_of(m, f->pid, out.dev);
+		VEC_PUSH(m->out_fail, m->nout_fail, m->cout_fail, out);
+		return;
 	}
 	/* the failed call's device, when its record names one with a series */
 	int want_dev = q && q->dev != GP_DEVICE_UNKNOWN && mem_view_find(m, f->pid, q->dev);
@@ -531,6 +630,7 @@ void mem_view_free(struct mem_view *m)
 	for (size_t i = 0; i < m->nout_fail; i++) free(m->out_fail[i].by_site);
 	for (size_t i = 0; i < m->nsteps; i++) free(m->steps[i].v);
 	free(m->series); free(m->out_fail); free(m->steps); free(m->devs); free(m->fails); free(m->reqs);
+	free(m->lives);
 	for (size_t i = 0; i < m->nnames; i++) free(m->names[i]);
 	free(m->names);
 	free(m->ev); free(m->calls);
@@ -552,4 +652,28 @@ void mem_failure_request(const struct mem_failure *f, char *out, size_t n)
 	else snprintf(mem, sizeof(mem), "; free memory unknown (no NVML)");
 	if (f->requested) snprintf(out, n, "requested %s%s", req, mem);
 	else snprintf(out, n, "requested size unknown for %s%s", f->call, mem);
+}
+
+void mem_failure_live_source(const struct mem_failure *f, char *out, size_t n)
+{
+	out[0] = 0;
+	if (!f->from_table) return;
+	size_t k = (size_t)snprintf(out, n, "live by site from the shim's live table (%llu allocation%s made while it ran)",
+				    (unsigned long long)f->table_allocs, f->table_allocs == 1 ? "" : "s");
+	char a[32], b[32];
+	if (k < n && f->has_request && f->nvml_total && f->nvml_total >= f->nvml_free) {
+		uint64_t used = f->nvml_total - f->nvml_free, live = f->live > 0 ? (uint64_t)f->live : 0;
+		fmt_bytes(a, sizeof(a), used);
+		fmt_bytes(b, sizeof(b), used > live ? used - live : live - used);
+		if (used >= live)
+			k += (size_t)snprintf(out + k, n - k, "; NVML's used %s is %s more (the CUDA context, memory "
+							      "allocated before the shim, other processes)", a, b);
+		else
+			k += (size_t)snprintf(out + k, n - k, "; NVML's used %s is %s less", a, b);
+	}
+	if (k < n && f->untabled_allocs) {
+		fmt_bytes(a, sizeof(a), f->untabled_bytes);
+		snprintf(out + k, n - k, "; %llu allocation%s (%s) seen but not tabled (the table full, or no size to read)",
+			 (unsigned long long)f->untabled_allocs, f->untabled_allocs == 1 ? "" : "s", a);
+	}
 }

@@ -17,6 +17,11 @@
  *    failed allocation call): joined to the failed call by correlation id,
  *    they give the size it asked for, its device, and the device's total
  *    and free memory at the failure as NVML saw them.
+ *  - GP_REC_MEM_LIVE records (format 2.2; the shim writes them at an
+ *    out-of-memory failure while its live table is kept: armed mode's oom
+ *    rule): joined to the failed call by correlation id, the live memory by
+ *    site at that instant, exact for the allocations made while the shim
+ *    ran.  They win over the memory records for what was live.
  *  - GP_REC_DEVICE records: the device's total memory.
  *  - the steps, from the caller (mem_view_set_steps).
  *
@@ -128,6 +133,9 @@ struct mem_failure {
 	int has_request;             /* the call's alloc_fail record was found: the three below */
 	uint64_t requested;          /* the size asked for; 0 not known for this call */
 	uint64_t nvml_total, nvml_free; /* the device's memory at the failure (NVML); total 0: unknown */
+	int from_table;              /* by_site and live from the shim's live table (mem_live records) */
+	uint64_t table_allocs;       /* from_table: the live allocations it held on dev */
+	uint64_t untabled_bytes, untabled_allocs; /* from_table: allocations seen but not tabled (an upper bound) */
 };
 
 struct mem_view;
@@ -151,6 +159,13 @@ const struct mem_failure *mem_view_failure(const struct mem_view *m, size_t i);
  * "requested size unknown for cuMemAllocPitch", or "requested size: not
  * recorded (a trace from before format 2.1)". */
 void mem_failure_request(const struct mem_failure *f, char *out, size_t n);
+/* Where the live memory by site came from, in words, one definition for
+ * the memory report and advise; "" unless from the shim's live table:
+ * "live by site from the shim's live table (102 allocations made while it
+ * ran); NVML's used 1.2 GB is 1.1 GB more (the CUDA context, memory
+ * allocated before the shim, other processes)", and what it could not
+ * hold. */
+void mem_failure_live_source(const struct mem_failure *f, char *out, size_t n);
 /* The series of (pid, dev), NULL none. */
 const struct mem_series_view *mem_view_find(const struct mem_view *m, uint32_t pid, uint32_t dev);
 uint64_t mem_view_dropped(const struct mem_view *m);
