@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/gps_core.h"
 
 struct live_entry {
 	uint64_t key;

@@ -5,8 +5,9 @@
  * median of the step rule (gps_rolling.c, against a sort of the window), the
  * drop rule's windows (gps_drop.c) and
  * which NVTX names are steps (gps_steps.c; the flight recorder's hooks
- * stubbed here), and the step finder's period (gps_period.c) on made-up
- * event sequences. */
+ * stubbed here), the step finder's period (gps_period.c) on made-up
+ * event sequences, and the live table (gps_livemem.c: against a plain
+ * list of what is live; gp_emit stubbed to collect its records). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "core/gps_log.h"
 #include "features/gps_drop.h"
 #include "features/gps_flight.h"
+#include "features/gps_livemem.h"
 #include "features/gps_period.h"
 #include "features/gps_rolling.h"
 #include "features/gps_steps.h"
@@ -655,6 +657,167 @@ static void test_period(void)
 	CHECK(!find(&r), "one repeated call: sig %llx len %u", (unsigned long long)r.sig, r.len);
 }
 
+/* ---- the live table (gps_livemem.c) */
+static gp_record emitted[4096];
+static unsigned nemitted;
+int gp_emit(gp_recorder *rec, const gp_record *r)
+{
+	(void)rec;
+	if (nemitted < sizeof emitted / sizeof emitted[0])
+		emitted[nemitted++] = *r;
+	return 0;
+}
+
+/* what should be live: key, handle, bytes, site (stack id) */
+struct ref_alloc { uint64_t key; int handle; uint64_t bytes; uint32_t stack; int live; };
+
+/* The snapshot's records against the list: per stack id (a site), bytes
+ * and allocations; returns the sites seen. */
+static unsigned check_snapshot(const struct ref_alloc *v, unsigned n, uint32_t nsites, const char *what)
+{
+	nemitted = 0;
+	gps_livemem_snapshot((gp_recorder *)1, 100, 7);
+	uint64_t want_b[64] = { 0 }, want_a[64] = { 0 }, got_b[64] = { 0 }, got_a[64] = { 0 };
+	for (unsigned i = 0; i < n; i++)
+		if (v[i].live) {
+			want_b[v[i].stack] += v[i].bytes;
+			want_a[v[i].stack]++;
+		}
+	unsigned sites = 0;
+	for (unsigned i = 0; i < nemitted; i++) {
+		const gp_rec_mem_live *l = &emitted[i].u.mem_live;
+		CHECK(emitted[i].type == GP_REC_MEM_LIVE && l->ts_ns == 100 && l->correlation_id == 7 &&
+			      l->kind == GP_MEM_LIVE_SITE && l->stack_id < nsites && l->device_id == 1 && l->size == 0,
+		      "%s: record %u: type %u kind %u stack %u", what, i, emitted[i].type, l->kind, l->stack_id);
+		if (l->stack_id < 64) {
+			got_b[l->stack_id] += l->bytes;
+			got_a[l->stack_id] += l->allocs;
+		}
+		sites++;
+	}
+	for (uint32_t s = 0; s < nsites && s < 64; s++)
+		CHECK(got_b[s] == want_b[s] && got_a[s] == want_a[s], "%s: site %u: %llu B in %llu, want %llu B in %llu",
+		      what, s, (unsigned long long)got_b[s], (unsigned long long)got_a[s], (unsigned long long)want_b[s],
+		      (unsigned long long)want_a[s]);
+	return sites;
+}
+
+static void test_livemem(void)
+{
+	CHECK(gps_livemem_start() == 0 && gps_livemem_kept(), "the table is kept");
+	/* 20000 allocations (a load of 0.61) at 8 sites (stack ids 1..8: with
+	 * no stack the size would be part of the site), freed in a scrambled
+	 * order in three rounds: after each, what is live by site equals the
+	 * list's (a delete that broke a probe run loses later entries) */
+	enum { N = 20000, SITES = 8 };
+	static struct ref_alloc v[N];
+	unsigned x = 12345;
+	for (unsigned i = 0; i < N; i++) {
+		x = x * 1103515245u + 12345u;
+		/* unique, and random enough to share probe runs (an arithmetic
+		 * sequence of addresses spreads evenly under the hash) */
+		uint64_t key = ((uint64_t)x << 20) | i;
+		x = x * 1103515245u + 12345u;
+		v[i] = (struct ref_alloc){ key, 0, 1 + (x >> 8) % 100000, 1 + i % SITES, 1 };
+		gps_livemem_alloc(v[i].key, 0, v[i].bytes, 1, 1, 20, v[i].stack);
+	}
+	check_snapshot(v, N, SITES + 1, "all live");
+	for (int round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < N; i++) {
+			x = x * 1103515245u + 12345u;
+			if (v[i].live && (x >> 10) % 3 == 0) {
+				gps_livemem_free(v[i].key, 0);
+				v[i].live = 0;
+			}
+		}
+		check_snapshot(v, N, SITES + 1, "after frees");
+	}
+	/* a free of an address never tabled, and a handle with an address's
+	 * number: neither touches the address's entry */
+	gps_livemem_free(0x1234, 0);
+	gps_livemem_free(v[N - 1].key, 1);
+	check_snapshot(v, N, SITES + 1, "unknown frees");
+	for (unsigned i = 0; i < N; i++)
+		if (v[i].live) {
+			gps_livemem_free(v[i].key, 0);
+			v[i].live = 0;
+		}
+	CHECK(check_snapshot(v, N, SITES + 1, "all freed") == 0, "no record for an empty table");
+
+	/* a handle and an address with one number are two allocations */
+	gps_livemem_alloc(0x5000, 0, 100, 1, 2, 549, 1);
+	gps_livemem_alloc(0x5000, 1, 2u << 20, 1, 2, 549, 2);
+	struct ref_alloc h[2] = { { 0x5000, 0, 100, 1, 1 }, { 0x5000, 1, 2u << 20, 2, 1 } };
+	check_snapshot(h, 2, 3, "handle and address");
+	gps_livemem_free(0x5000, 1);
+	h[1].live = 0;
+	check_snapshot(h, 2, 3, "the handle released");
+	gps_livemem_free(0x5000, 0);
+
+	/* more sites than written: the 256 largest, then one rest record */
+	for (unsigned i = 0; i < 300; i++)
+		gps_livemem_alloc(0x9000000ull + i * 64u, 0, 1000 + i, 1, 1, 20, 100 + i);
+	nemitted = 0;
+	gps_livemem_snapshot((gp_recorder *)1, 100, 7);
+	uint64_t rest = 0, rest_allocs = 0, smallest = UINT64_MAX;
+	unsigned nsite = 0;
+	for (unsigned i = 0; i < nemitted; i++) {
+		const gp_rec_mem_live *l = &emitted[i].u.mem_live;
+		if (l->kind == GP_MEM_LIVE_SITE) {
+			nsite++;
+			if (l->bytes < smallest) smallest = l->bytes;
+		} else if (l->kind == GP_MEM_LIVE_REST) {
+			rest += l->bytes;
+			rest_allocs += l->allocs;
+		}
+	}
+	uint64_t want_rest = 0;
+	for (unsigned i = 0; i < 300 - GPS_LIVE_SITES_WRITTEN; i++)
+		want_rest += 1000 + i;
+	CHECK(nsite == GPS_LIVE_SITES_WRITTEN && smallest == 1000 + 300 - GPS_LIVE_SITES_WRITTEN && rest == want_rest &&
+		      rest_allocs == 300 - GPS_LIVE_SITES_WRITTEN,
+	      "rest: %u sites (smallest %llu), rest %llu B in %llu", nsite, (unsigned long long)smallest,
+	      (unsigned long long)rest, (unsigned long long)rest_allocs);
+	for (unsigned i = 0; i < 300; i++)
+		gps_livemem_free(0x9000000ull + i * 64u, 0);
+
+	/* full: past GPS_LIVE_MAX allocations are counted as untabled, by
+	 * device; an allocation with no address too */
+	for (unsigned i = 0; i < GPS_LIVE_MAX + 10; i++)
+		gps_livemem_alloc(0x100000000ull + (uint64_t)i * 4096u, 0, 4096, 1, 1, 20, 0);
+	gps_livemem_untabled(777, 1);
+	nemitted = 0;
+	gps_livemem_snapshot((gp_recorder *)1, 100, 7);
+	uint64_t tabled = 0, unt = 0, unt_allocs = 0;
+	for (unsigned i = 0; i < nemitted; i++) {
+		const gp_rec_mem_live *l = &emitted[i].u.mem_live;
+		if (l->kind == GP_MEM_LIVE_SITE) {
+			tabled += l->allocs;
+			CHECK(l->size == 4096 && l->stack_id == 0, "no stack: the size is the site's (%llu)",
+			      (unsigned long long)l->size);
+		} else if (l->kind == GP_MEM_LIVE_UNTABLED) {
+			CHECK(l->device_id == 1, "untabled on device %u", l->device_id);
+			unt += l->bytes;
+			unt_allocs += l->allocs;
+		}
+	}
+	CHECK(tabled == GPS_LIVE_MAX && unt_allocs == 11 && unt == 10 * 4096 + 777,
+	      "full: %llu tabled, %llu untabled (%llu B)", (unsigned long long)tabled, (unsigned long long)unt_allocs,
+	      (unsigned long long)unt);
+	/* a fork child starts empty */
+	gps_livemem_after_fork_child();
+	nemitted = 0;
+	gps_livemem_snapshot((gp_recorder *)1, 100, 7);
+	CHECK(nemitted == 0, "fork child: %u records", nemitted);
+	/* the failed request's own record */
+	nemitted = 0;
+	gps_livemem_failed((gp_recorder *)1, 100, 7, 1ull << 40, 1, 1, 20, 9);
+	CHECK(nemitted == 1 && emitted[0].u.mem_live.kind == GP_MEM_LIVE_FAILED &&
+		      emitted[0].u.mem_live.bytes == 1ull << 40 && emitted[0].u.mem_live.stack_id == 9 &&
+		      emitted[0].u.mem_live.size == 0,
+	      "failed request: %u records", nemitted);
+}
+
 int main(void)
 {
 	test_pattern();
@@ -671,6 +834,7 @@ int main(void)
 	test_drop();
 	test_steps();
 	test_period();
+	test_livemem();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	else
