@@ -15,6 +15,9 @@
  *
  *   bench_launch [N [PER_STEP]]   default N = 1000000 (after 20000 warm-up
  *                                 launches), PER_STEP = 0 (no NVTX)
+ * BENCH_CALL=malloc: each "launch" is a cudaMalloc of 4096 B and its
+ * cudaFree instead (the allocation calls' path: the flight recorder's live
+ * table); PER_STEP is then ignored.
  * Output: one line on stdout: "ns_per_launch <float>", with PER_STEP
  * " ns_per_step <float>", then " bg_cpu_ns_per_launch <float>": the CPU
  * time the process's other threads (the shim's writer, its flush thread)
@@ -23,6 +26,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "fake_api.h"
@@ -45,8 +49,18 @@ static double others_cpu_ns(void)
 
 static const dim3 g = {1, 1, 1}, b = {32, 1, 1};
 
+static int malloc_pairs; /* BENCH_CALL=malloc */
+
 static void launches(long n)
 {
+	if (malloc_pairs) {
+		for (long i = 0; i < n; i++) {
+			void *p = NULL;
+			cudaMalloc(&p, 4096);
+			cudaFree(p);
+		}
+		return;
+	}
 	for (long i = 0; i < n; i++)
 		cudaLaunchKernel((const void *)k_empty, g, b, NULL, 0, NULL);
 }
@@ -75,6 +89,10 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000000;
 	long per_step = argc > 2 ? atol(argv[2]) : 0;
+	const char *call = getenv("BENCH_CALL");
+	malloc_pairs = call && !strcmp(call, "malloc");
+	if (malloc_pairs)
+		per_step = 0;
 	if (n <= 0)
 		n = 1000000;
 	fakeRegisterKernel((const void *)k_empty, "k_empty");

@@ -18,7 +18,10 @@
 # examples/train_mnist.py's ("step <i>" around forward/backward/optimizer;
 # bench_launch.c), so per-step costs (step detection, the flight recorder's
 # step hooks) show, spread over the launches; NVTX reaches the shim in every
-# mode that preloads it.  Columns: ns per launch, minus the floor, and the
+# mode that preloads it.  CALL=malloc: a cudaMalloc + cudaFree pair per
+# "launch" instead (bench_launch.c's BENCH_CALL); armed-table vs armed-notable
+# (both armed, every API call kept) is then what the live table costs a pair
+# (docs/MEMORY.md "Live at the failure").  Columns: ns per launch, minus the floor, and the
 # CPU ns per launch the process's other threads (writer, flush thread) used.
 set -eu
 B=${1:-build/bench-shim}; N=${2:-1000000}; REPS=${3:-5}
@@ -41,6 +44,8 @@ default-nodrv|LD_PRELOAD=SHIM GPUPROF_API_DRIVER=0
 default-tsc|LD_PRELOAD=SHIM GPUPROF_CLOCK=tsc
 default-mono|LD_PRELOAD=SHIM GPUPROF_CLOCK=monotonic
 armed|LD_PRELOAD=SHIM GPUPROF_FLIGHT_RECORDER=30s
+armed-table|LD_PRELOAD=SHIM GPUPROF_FLIGHT_RECORDER=30s GPUPROF_FLIGHT_API=always
+armed-notable|LD_PRELOAD=SHIM GPUPROF_FLIGHT_RECORDER=30s GPUPROF_FLIGHT_API=always GPUPROF_TRIGGER=step>100x
 window-outside|LD_PRELOAD=SHIM GPUPROF_GPU_WINDOW=1ms/1000s
 api-activity|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity
 api-activity-nodrv|LD_PRELOAD=SHIM GPUPROF_API_MODE=activity GPUPROF_API_DRIVER=0
@@ -53,7 +58,7 @@ for r in $(seq 1 "$REPS"); do
     envs=$(echo "$envs" | sed "s#SHIM#$SHIM#g; s#CUPTI#$CUPTI#g")
     rm -f "$T"/trace-*
     case $envs in *LD_PRELOAD=$SHIM*) envs="$envs NVTX_INJECTION64_PATH=$SHIM" ;; esac
-    v=$(env $envs GPUPROF_QUIET=1 GPUPROF_CUPTI="$CUPTI" GPUPROF_OUTPUT="$T/trace-%p.gpuprof" \
+    v=$(env $envs BENCH_CALL="${CALL:-launch}" GPUPROF_QUIET=1 GPUPROF_CUPTI="$CUPTI" GPUPROF_OUTPUT="$T/trace-%p.gpuprof" \
         GPUPROF_CONTROL_DIR="$T/ctl" "$BENCH" "$N" "${PER_STEP:-0}" |
         awk '{for (i = 1; i < NF; i += 2) f[$i] = $(i + 1); print f["ns_per_launch"], f["bg_cpu_ns_per_launch"]}')
     echo "$name $v" >>"$T/results"
