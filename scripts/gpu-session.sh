@@ -887,7 +887,8 @@ PY
   memory)      # issue 39: the memory view (stats --report memory_steps) and advise's out-of-memory rule on a
               # leaking job (its kept.append line named: stacks at allocation calls), an OOM job (the alloc_fail
               # record's request and NVML free/total, the site in oom.py; armed mode's default oom capture, the
-              # job's exit and message unchanged), HF Trainer and torch.compile against
+              # job's exit and message unchanged, its live memory by site from the shim's live table against
+              # torch's allocated + reserved-unallocated in its OOM message: part oom-armed), HF Trainer and torch.compile against
               # torch.cuda.memory_reserved() per step, and the cost of --activity=default,memory and of --stacks
               # on MNIST and ResNet-50 (tests/gpu/memory_check.py; MEMORY_PARTS picks parts)
     log memory

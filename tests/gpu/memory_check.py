@@ -21,10 +21,18 @@ Checks (each prints MEMCHECK PASS|FAIL name: what):
           total > 0 and free below the size asked for (it did not fit);
           torch's own message names the same size (its "Tried to allocate")
           when it is the driver's request (printed either way)
- oom-armed  the same job under `gpuprof run --flight-recorder` (no
-          --trigger: armed mode's default oom rule): exit status and message
-          as bare, one capture file, its mark "rule oom: ...", its alloc_fail
-          record; advise on the capture names out-of-memory first
+ oom-armed  the same job under `gpuprof run --flight-recorder --stacks`
+          (no --trigger: armed mode's default oom rule): exit status and
+          message as bare, one capture file, its mark "rule oom: ...", its
+          alloc_fail record; advise on the capture names out-of-memory first;
+          the live memory by site at the failure from the shim's live table
+          (mem_live records, format 2.2; the capture has no memory records):
+          memory_oom's rows are the records' sites, a site in oom.py among
+          them, advise's finding says so and names oom.py; the table's total
+          against torch's own message ("X is allocated by PyTorch, and Y is
+          reserved by PyTorch but unallocated": reserved = X + Y, the caching
+          allocator's segments) within 1 % + 0.02 GiB (its rounding), and
+          NVML's used beside it (printed)
  hf, compile  examples/thirdparty/hf_trainer.py --nvtx --mem-probe,
           compile_graphs.py --mem-probe: held at each step's end = the
           probe's memory_reserved() (every step; the largest difference
@@ -177,6 +185,45 @@ def oom_armed(gp, out):
         return check("oom-armed", False, "advise: %s" % a.stderr.strip())
     check("oom-armed", f["rule"] == "out-of-memory", "advise on the capture: %s: %s | where %s" %
           (f["rule"], f["what"], f["where"]))
+    live_by_site(gp, caps[0], r.stderr, f)
+
+
+def torch_reserved(stderr):
+    """torch's OOM message: allocated + reserved-but-unallocated by PyTorch (B), or None"""
+    unit = {"GiB": 1 << 30, "MiB": 1 << 20, "KiB": 1 << 10, "B": 1}
+    m = re.search(r"([0-9.]+) (GiB|MiB|KiB|B) is allocated by PyTorch, and ([0-9.]+) (GiB|MiB|KiB|B) is reserved by "
+                  r"PyTorch but unallocated", stderr)
+    if not m:
+        return None
+    return float(m.group(1)) * unit[m.group(2)] + float(m.group(3)) * unit[m.group(4)]
+
+
+def live_by_site(gp, cap, stderr, finding):
+    """the capture's live memory by site from the shim's live table"""
+    lives = records(gp, cap, "mem_live")
+    sites = [x for x in lives if x["kind"] == "site"]
+    failed = [x for x in lives if x["kind"] == "failed"]
+    check("oom-armed live", bool(sites) and len(failed) >= 1 and not records(gp, cap, "memory"),
+          "%d mem_live site records, %d failed, no memory records; untabled: %s" %
+          (len(sites), len(failed), [x for x in lives if x["kind"] == "untabled"]))
+    v = view(gp, cap)
+    rows = v["memory_oom"] if v else []
+    total = sum(x["live_bytes"] for x in rows)
+    check("oom-armed live", rows and any("oom.py:" in x["site"] for x in rows),
+          "memory_oom's live by site: %s" % [(x["site"], x["live_bytes"]) for x in rows[:6]])
+    dev = failed[-1]["device"] if failed else None
+    want = sum(x["bytes"] for x in lives if x["kind"] in ("site", "rest") and x["device"] == dev and
+               x["corr"] == (failed[-1]["corr"] if failed else None))
+    check("oom-armed live", total == want, "memory_oom's total %d B = the last failure's records' %d B" % (total, want))
+    check("oom-armed live", "from the shim's live table" in finding["what"] and "oom.py:" in finding["where"],
+          "advise: %s | where %s" % (finding["what"], finding["where"]))
+    reserved = torch_reserved(stderr)
+    fails = records(gp, cap, "alloc_fail")
+    used = fails[-1]["total_bytes"] - fails[-1]["free_bytes"] if fails and fails[-1]["total_bytes"] else None
+    print("OOM-ARMED table %d B live at the failure; torch reserved %s B (its message); NVML used %s B" %
+          (total, "%.0f" % reserved if reserved is not None else "?", used))
+    check("oom-armed live", reserved is not None and abs(total - reserved) <= 0.01 * reserved + 0.02 * (1 << 30),
+          "the table's live %d B against torch's reserved %s B" % (total, reserved))
 
 
 def framework(gp, out, name, args):
