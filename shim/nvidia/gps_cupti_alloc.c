@@ -5,7 +5,13 @@
  * query for the context's device and one NVML query for its memory, on the
  * job's thread inside the callback.  It never calls the CUDA runtime or
  * driver (inside a CUPTI callback that would re-enter CUDA); NVML is a
- * separate library. */
+ * separate library.  It writes the live table's snapshot too (the failure
+ * is the instant it is for).
+ *
+ * The live table's bookkeeping (gps_cupti_alloc_track) is on the hot path
+ * of every allocation and free while the oom rule is on: two loads from
+ * the call's params, a device query cached per thread and context, one
+ * hash operation (features/gps_livemem.c). */
 #include <string.h>
 
 #include "core/gps_core.h"

@@ -3,7 +3,9 @@
  * (libprof's gp_alloc_kind, by callback id), where each one's requested
  * size is in its params, and what the shim does when one fails: a
  * GP_REC_ALLOC_FAIL record (the size asked for, the device's total and free
- * memory from NVML) and the flight recorder's oom rule. */
+ * memory from NVML), the live table's GP_REC_MEM_LIVE records and the
+ * flight recorder's oom rule; and, while the live table is kept
+ * (features/gps_livemem.h), each allocation and device free told to it. */
 #ifndef GPS_CUPTI_ALLOC_H
 #define GPS_CUPTI_ALLOC_H
 
