@@ -192,6 +192,11 @@ struct aproc {
 	u64map ckey;                  /* (name id, stack, phase) of group_fast's keys, to verify */
 };
 
+struct kinfo {
+	const char *name;             /* its display name (owned in strs) */
+	int fp32;                     /* adv_fp32_matrix_name */
+};
+
 struct adv_facts {
 	gp_reader *r;
 	struct steps *st;
@@ -209,7 +214,8 @@ struct adv_facts {
 	/* launch calls with a stack: (pid, corr) -> stack id | time bucket << 32 */
 	u64map call_stack;
 	size_t call_stack_clean;
-	u64map kshort;                /* kernel name id -> its display name (owned in strs) */
+	u64map kidx;                  /* kernel name id -> its kinfo + 1 */
+	struct kinfo *kinfo; size_t nkinfo, ckinfo;
 	uint32_t *idbuf; size_t cidbuf;
 	uint64_t now, max_call_dur;
 	char **strs; size_t nstrs, cstrs; /* owned labels */
@@ -237,19 +243,25 @@ static uint64_t mix(uint64_t x)
 
 #define KNAME_MAX 64
 
-/* A kernel's display name: nsys's short form of the demangled name (no
- * return type, scope, template arguments or parameters), at most
- * KNAME_MAX characters. */
-static const char *kernel_short(struct adv_facts *f, uint32_t name_id)
+/* What a kernel's name tells, worked out once per name: a trace launches
+ * the same few hundred names millions of times, and the FP32 test's
+ * case-blind substring scans were a fifth of advise's time. */
+static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 {
-	uint64_t *slot = u64map_get(&f->kshort, name_id, MAP_INSERT);
-	if (*slot) return (const char *)(uintptr_t)*slot;
-	char *s = short_name(kernel_name(&f->kn, name_id));
+	uint64_t *slot = u64map_get(&f->kidx, name_id, MAP_INSERT);
+	if (*slot) return &f->kinfo[*slot - 1];
+	struct kinfo k;
+	const char *full = kernel_name(&f->kn, name_id);
+	k.fp32 = adv_fp32_matrix_name(full);
+	/* nsys's short form of the demangled name (no return type, scope,
+	 * template arguments or parameters), at most KNAME_MAX characters */
+	char *s = short_name(full);
 	if (strlen(s) > KNAME_MAX) strcpy(s + KNAME_MAX - 3, "...");
-	const char *o = own(f, *s ? s : "(unnamed kernel)");
+	k.name = own(f, *s ? s : "(unnamed kernel)");
 	free(s);
-	*slot = (uint64_t)(uintptr_t)o;
-	return o;
+	VEC_PUSH(f->kinfo, f->nkinfo, f->ckinfo, k);
+	*slot = f->nkinfo;
+	return &f->kinfo[f->nkinfo - 1];
 }
 
 /* ------------------------------------------------------------ new/free */
@@ -273,7 +285,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 	u64map_init(&f->name_cls);
 	u64map_init(&f->det_idx);
 	u64map_init(&f->call_stack);
-	u64map_init(&f->kshort);
+	u64map_init(&f->kidx);
 	f->np = steps_nprocs(st);
 	f->p = xcalloc(f->np ? f->np : 1, sizeof(*f->p));
 	for (size_t i = 0; i < f->np; i++) {
@@ -352,7 +364,8 @@ void adv_facts_free(struct adv_facts *f)
 	free(f->strs);
 	free(f->det); free(f->det_free); free(f->idbuf);
 	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx); u64map_free(&f->call_stack);
-	u64map_free(&f->kshort);
+	u64map_free(&f->kidx);
+	free(f->kinfo);
 	kernel_names_free(&f->kn);
 	free(f);
 }
@@ -685,13 +698,14 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 			 int have_d, struct aop *o)
 {
 	uint64_t dur = op->e - op->s;
-	const char *full = kernel_name(&f->kn, op->name_id), *name = kernel_short(f, op->name_id);
+	const struct kinfo ki = *kernel_info(f, op->name_id);
+	const char *name = ki.name;
 	uint32_t stack = o->stack_id;
 	if (op->has_call && dur < op->call_e - op->call_s) {
 		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
 		tally(p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
 	}
-	if (adv_fp32_matrix_name(full)) {
+	if (ki.fp32) {
 		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
 		tally(p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
