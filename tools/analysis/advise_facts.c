@@ -177,6 +177,8 @@ struct aproc {
 	uint64_t *first_launch, *last_launch; /* per row; NONE_T / 0 none */
 	uint32_t *step_kernels;
 	struct aop *ops; size_t nops, cops;
+	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
+	struct aop *tmp; size_t ctmp;
 	struct acall *calls; size_t ncalls, ccalls;
 	size_t c0;                    /* calls[0 .. c0) are closed (during a sweep: calls sorted by start) */
 	uint64_t cur, swept_to, last_sweep;
@@ -354,7 +356,7 @@ void adv_facts_free(struct adv_facts *f)
 		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
 		free(p->out.groups);
 		free(p->counted); free(p->first_launch); free(p->last_launch); free(p->step_kernels);
-		free(p->ops); free(p->calls); free(p->run);
+		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
 		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
@@ -1029,9 +1031,28 @@ static void close_windows(struct aproc *p, const struct aop *o)
 	}
 }
 
+/* ops in cmp_aop order: the prefix the last sweep left sorted merged with
+ * the operations added since, sorted (equal keys: the prefix's first, as a
+ * stable sort of the whole): sorting all of them at every sweep was a
+ * tenth of advise's time */
+static void sort_ops(struct aproc *p)
+{
+	size_t a = p->nsorted, n = p->nops;
+	if (n - a > 1) qsort(p->ops + a, n - a, sizeof(*p->ops), cmp_aop);
+	if (a && a < n && cmp_aop(&p->ops[a - 1], &p->ops[a]) > 0) {
+		vec_reserve((void **)&p->tmp, &p->ctmp, a, sizeof(*p->tmp));
+		memcpy(p->tmp, p->ops, a * sizeof(*p->ops));
+		size_t i = 0, j = a, o = 0;
+		while (i < a && j < n)
+			p->ops[o++] = cmp_aop(&p->ops[j], &p->tmp[i]) < 0 ? p->ops[j++] : p->tmp[i++];
+		while (i < a) p->ops[o++] = p->tmp[i++];
+	}
+	p->nsorted = n;
+}
+
 static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 {
-	if (p->nops > 1) qsort(p->ops, p->nops, sizeof(*p->ops), cmp_aop);
+	sort_ops(p);
 	if (p->ncalls > 1) qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_acall);
 	p->c0 = 0;
 	size_t i;
@@ -1047,6 +1068,7 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 		p->swept_to = p->ops[i - 1].s;
 		memmove(p->ops, p->ops + i, (p->nops - i) * sizeof(*p->ops));
 		p->nops -= i;
+		p->nsorted = p->nops;
 	}
 	/* open lead windows find their end before the waiting calls that may
 	 * end them are dropped */
