@@ -173,6 +173,9 @@ struct aproc {
 	struct adv_proc out;
 	uint32_t step_tid, step_depth;
 	int nvtx;
+	/* phase_of's last phase found: its range [ph_s, ph_e) on thread ph_tid */
+	uint64_t ph_s, ph_e;
+	uint32_t ph_tid, ph;
 	uint8_t *counted;
 	uint64_t *first_launch, *last_launch; /* per row; NONE_T / 0 none */
 	uint32_t *step_kernels;
@@ -400,6 +403,11 @@ static uint32_t step_of(const struct aproc *p, uint64_t t)
 static uint32_t phase_of(struct adv_facts *f, struct aproc *p, uint32_t tid, uint64_t t)
 {
 	if (!p->nvtx) return 0;
+	/* a thread's push/pop ranges of one depth do not overlap: while t is
+	 * in the last phase's range, that is the phase (a step's launches
+	 * fall in a few phases: the index is asked once per phase, not once
+	 * per launch) */
+	if (p->ph && tid == p->ph_tid && p->ph_s <= t && t < p->ph_e) return p->ph;
 	size_t n = attribution_at(f->a, p->out.pid, tid, t, f->idbuf, f->cidbuf);
 	if (n > f->cidbuf) {
 		vec_reserve((void **)&f->idbuf, &f->cidbuf, n, sizeof(*f->idbuf));
@@ -407,8 +415,10 @@ static uint32_t phase_of(struct adv_facts *f, struct aproc *p, uint32_t tid, uin
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct attr_range x = attribution_range(f->a, f->idbuf[i]);
-		if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1)
-			return x.name + 1;
+		if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1) {
+			p->ph_s = x.s, p->ph_e = x.e, p->ph_tid = tid, p->ph = x.name + 1;
+			return p->ph;
+		}
 	}
 	return 0;
 }
