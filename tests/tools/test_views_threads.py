@@ -2,9 +2,12 @@
 selections give at --threads N (2, 4, 16) the output of --threads 1, byte
 for byte, with the same messages and exit status:
 
- * `gpuprof steps` (its second pass in slices: analysis/steps_slice.h) and
-   `gpuprof advise` (docs/ADVISE.md: every finding and figure, JSON with
-   --all);
+ * `gpuprof steps` and `gpuprof advise` (docs/ADVISE.md: every finding
+   and figure, JSON with --all), whose steps analysis runs its second pass
+   in slices (analysis/steps_slice.h: each slice's engine from a lead-in;
+   advise's steps_slice_pass), also where every lead-in falls short of one
+   pass's state (GPUPROF_STEPS_LEAD=1us: the slice before reads the slice
+   again);
  * the windows of `--steps A:B` and `--range NAME` in `export` (Perfetto),
    `dump` and `stats`, whose read of the whole trace to find the steps or
    ranges runs in slices (reports/stats_selection.h: the pre-pass of
@@ -82,6 +85,21 @@ with tt.tmpdir() as d:
         tt.expect(o[2] == 0 and '"steps"' in o[0], f"{name}: steps ran: {o[1]!r}")
         o = same(f"{name}: advise", gp_run("advise", "--all", "--format", "json", path))
         tt.expect(o[2] == 0 and '"findings"' in o[0], f"{name}: advise ran: {o[1]!r}")
+
+    # advise's steps ran in the slices; with a lead-in of 1 us every slice
+    # after the first starts short of one pass's state: the slice before
+    # reads it again (or, where a runtime call and its driver call straddle
+    # the lead-in, one engine reads the trace), and the findings are still
+    # one thread's
+    v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
+    tt.expect("the steps analysis in 4 slices: each went on from the state the one before it ended in" in v,
+              f"bigtrace: advise's steps in 4 slices: {v!r}")
+    os.environ["GPUPROF_STEPS_LEAD"] = "1us"
+    v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
+    tt.expect("in 4 slices: " in v and "read again on one thread" in v, f"bigtrace, lead-in 1 us: read again: {v!r}")
+    for path, name in ((big, "bigtrace"), (cuts, "gen_cuts")):
+        same(f"{name}: advise, lead-in 1 us", gp_run("advise", "--all", "--format", "json", path))
+    del os.environ["GPUPROF_STEPS_LEAD"]
 
     # the windows: --steps A:B and --range NAME, resolved in slices
     for path, name, sel in ((big, "bigtrace", ("--steps", "20:22")), (big, "bigtrace", ("--steps", "0:0")),
