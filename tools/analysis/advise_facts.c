@@ -1047,17 +1047,8 @@ static void close_windows(struct aproc *p, const struct aop *o)
  * tenth of advise's time */
 static void sort_ops(struct aproc *p)
 {
-	size_t a = p->nsorted, n = p->nops;
-	if (n - a > 1) qsort(p->ops + a, n - a, sizeof(*p->ops), cmp_aop);
-	if (a && a < n && cmp_aop(&p->ops[a - 1], &p->ops[a]) > 0) {
-		vec_reserve((void **)&p->tmp, &p->ctmp, a, sizeof(*p->tmp));
-		memcpy(p->tmp, p->ops, a * sizeof(*p->ops));
-		size_t i = 0, j = a, o = 0;
-		while (i < a && j < n)
-			p->ops[o++] = cmp_aop(&p->ops[j], &p->tmp[i]) < 0 ? p->ops[j++] : p->tmp[i++];
-		while (i < a) p->ops[o++] = p->tmp[i++];
-	}
-	p->nsorted = n;
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
 }
 
 static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
