@@ -99,6 +99,12 @@ with tt.tmpdir() as d:
     tt.expect("in 4 slices: " in v and "read again on one thread" in v, f"bigtrace, lead-in 1 us: read again: {v!r}")
     for path, name in ((big, "bigtrace"), (cuts, "gen_cuts")):
         same(f"{name}: advise, lead-in 1 us", gp_run("advise", "--all", "--format", "json", path))
+    # a lead-in of 50 ms: on gen_cuts the slices after the first start short
+    # of one pass's state, and the slice before goes on over each
+    os.environ["GPUPROF_STEPS_LEAD"] = "50ms"
+    v = tt.gp("advise", "--threads", "4", "--verbose", cuts).stderr
+    tt.expect("in 4 slices: some read again on one thread" in v, f"gen_cuts, lead-in 50 ms: read again: {v!r}")
+    same("gen_cuts: advise, lead-in 50 ms", gp_run("advise", "--all", "--format", "json", cuts))
     del os.environ["GPUPROF_STEPS_LEAD"]
 
     # the windows: --steps A:B and --range NAME, resolved in slices
