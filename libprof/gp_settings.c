@@ -133,7 +133,7 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	[GP_SET_FLIGHT_API_RATE] = { .name = "GPUPROF_FLIGHT_API_RATE", .type = GP_SETTING_UINT, .def = "10000", .min = 1, .max = 100000000, .syntax = "records per second, 1..100000000", .on_bad = "using the default", .help = "GPUPROF_FLIGHT_API=auto: the record rate of an armed job above which API calls are kept only in captures" },
 	[GP_SET_SAMPLE_STEPS] = { .name = "GPUPROF_SAMPLE_STEPS", .type = GP_SETTING_ONE_IN, .def = "0", .min = 2, .max = 1000000, .syntax = "1/N or N, N from 2 to 1000000; 0 = off", .on_bad = "no step sampling", .help = "GPU activity on for one whole step in N" },
 	[GP_SET_STEPS] = { .name = "GPUPROF_STEPS", .type = GP_SETTING_ENUM, .def = "auto", .words = steps_words, .syntax = "auto|nvtx|off", .help = "flight recorder, step sampling: training steps from NVTX step ranges; auto: without them, found online from the job's copies, synchronisations and launches" },
-	[GP_SET_TRIGGER] = { .name = "GPUPROF_TRIGGER", .type = GP_SETTING_RULES, .syntax = "rules like step>3x,idle>50%,range=NAME,cuda-error", .on_bad = "no anomaly rules", .help = "anomaly rules that start a capture" },
+	[GP_SET_TRIGGER] = { .name = "GPUPROF_TRIGGER", .type = GP_SETTING_RULES, .syntax = "rules like step>3x,idle>50%,range=NAME,cuda-error,oom", .on_bad = "no anomaly rules", .help = "anomaly rules that start a capture (unset: oom with GPUPROF_FLIGHT_RECORDER)" },
 	[GP_SET_TRIGGER_STEPS] = { .name = "GPUPROF_TRIGGER_STEPS", .type = GP_SETTING_UINT, .def = "5", .min = 1, .max = 100000, .syntax = "1..100000", .help = "whole steps a capture covers (rules; gpuprof trigger's default)" },
 	[GP_SET_TRIGGER_SECONDS] = { .name = "GPUPROF_TRIGGER_SECONDS", .type = GP_SETTING_DURATION, .def = "5s", .min = 1000000ull, .max = 3600ull * 1000000000ull, .syntax = "a duration like 5s, 1ms to 1h (seconds when no unit)", .help = "length of a capture in a process without steps" },
 	[GP_SET_TRIGGER_COOLDOWN] = { .name = "GPUPROF_TRIGGER_COOLDOWN", .type = GP_SETTING_DURATION, .def = "60s", .min = 0, .max = 24ull * 3600 * 1000000000ull, .syntax = "a duration like 60s (seconds when no unit), up to 24h; 0 = none", .help = "no rule fires for this long after a rule's capture ended" },
@@ -409,11 +409,15 @@ static int parse_rule(const char *w, size_t n, struct gp_trigger_rules *r, char 
 		memcpy(r->range, v, strlen(v) + 1); /* shorter than GP_RULE_RANGE_MAX: checked above */
 		return 0;
 	}
+	if (!strcasecmp(buf, "oom")) {
+		r->what |= GP_RULE_OOM;
+		return 0;
+	}
 	if (!strcasecmp(buf, "cuda-error")) {
 		r->what |= GP_RULE_CUDA_ERROR;
 		return 0;
 	}
-	return rule_fail(err, errn, w, n, "not a rule (step>Kx, idle>P%, drop>P%[/W], range=NAME, cuda-error)");
+	return rule_fail(err, errn, w, n, "not a rule (step>Kx, idle>P%, drop>P%[/W], range=NAME, cuda-error, oom)");
 }
 
 int gp_parse_trigger_rules(const char *s, struct gp_trigger_rules *out, char *err, size_t errn)

@@ -167,6 +167,7 @@ enum gp_rule_bits {
 	GP_RULE_RANGE = 1u << 2,      /* an NVTX range or mark named `range` */
 	GP_RULE_CUDA_ERROR = 1u << 3, /* a recorded CUDA API call returned an error */
 	GP_RULE_DROP = 1u << 4,       /* GPU busy of a window drop_pct % below the windows' rolling median */
+	GP_RULE_OOM = 1u << 5,        /* a device allocation call failed: out of memory (armed mode's default) */
 };
 #define GP_RULE_RANGE_MAX 64 /* bytes of a range name + 1 */
 /* drop>P%'s window when the rule names none: 10 s */
@@ -255,7 +256,7 @@ int gp_parse_one_in(const char *s, uint64_t min, uint64_t max, uint64_t *n);
  * or "drop>P%/W" (P from 1 to 99, the % optional; W a duration from 0.1 s
  * to 10 min, default 10 s), "range=NAME"
  * (an NVTX range or mark name, 1 to 63 bytes, no ','; one such rule),
- * "cuda-error"; "none" or "off" alone: no rule.  On -1, err (when not NULL)
+ * "cuda-error", "oom"; "none" or "off" alone: no rule.  On -1, err (when not NULL)
  * holds the reason. */
 int gp_parse_trigger_rules(const char *s, struct gp_trigger_rules *r, char *err, size_t errn);
 

@@ -6,7 +6,8 @@
 #     FOLDER: ALLOWED_FOLDER ...
 # (paths from the repository root; '#' starts a comment).  A file may
 # include headers of its own folder and of the folders its folder's line
-# allows; in a component that has a layers.txt, a folder without a line is
+# allows (an allowed `DIR/*` stands for every folder below DIR); in a
+# component that has a layers.txt, a folder without a line is
 # an error; a component without one has no rules yet.  Above those, always:
 # libprof includes nothing from shim/ or tools/, and shim and tools never
 # include each other.  `#include "x"` is looked up as the compiler does:
@@ -42,6 +43,11 @@ function norm(p,   n, i, k, s, out) {   # a/b/../c/./d -> a/c/d
 	for (i = 1; i <= k; i++) p = p (i > 1 ? "/" : "") out[i]
 	return p
 }
+function allows(r, d) {   # does rule r (" A B DIR/* ") allow folder d?
+	if (index(r, " " d " ")) return 1
+	while (sub(/\/[^\/]*$/, "", d)) if (index(r, " " d "/* ")) return 1
+	return 0
+}
 function bad(why) {
 	printf "%s:%d: #include \"%s\" (%s): %s\n", FILENAME, FNR, inc, hdir, why
 	nbad++
@@ -70,7 +76,7 @@ FILENAME ~ /layers\.txt$/ {
 	if ((fc == "shim" && hc == "tools") || (fc == "tools" && hc == "shim")) { bad("shim and tools never include each other"); next }
 	if (hdir == fdir || !(fc in ruled)) next
 	if (!(fdir in rule)) { bad(fdir " has no line in " fc "/layers.txt"); next }
-	if (index(rule[fdir], " " hdir " ") == 0) {
+	if (!allows(rule[fdir], hdir)) {
 		allowed = rule[fdir]; gsub(/^ | $/, "", allowed)
 		bad(fdir " may use only " (allowed == "" ? "itself" : allowed) " (" where[fdir] ")")
 	}

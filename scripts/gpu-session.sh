@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices views flight-bench flight ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices views flight-bench flight widths ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -652,7 +652,8 @@ PY
     ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
     rm -f "$RES"/bench-*.gpuprof ;;
   views)       # issue #41 (branch advspeed) on the 16-core machine, a generated trace (seed 7, VIEWS_N
-                # events, default 1e8): advise (the steps' second pass in slices) and a 10-step window
+                # events, default 1e8): advise (the steps' second pass in slices,
+                # tools/analysis/steps/steps_slice.h) and a 10-step window
                 # (export --steps 20000:20010: the steps found by the pre-pass in slices, then the
                 # window's chunks) on 16 threads, byte for byte what one thread gives, with wall times
                 # (bars: advise within 2x of `stats` (engine phase), the window < 1 s)
@@ -671,7 +672,7 @@ PY
       if cmp -s "$RES/win16.json" "$RES/win1.json"; then echo "VIEWS SAME export window: 16 threads = 1"
       else echo "VIEWS DIFFER export window"; fi ) 2>&1 | tee "$RES/views.txt"
     rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
-  slices)       # the slice runner (tools/analysis/slices.h) at scale: `stats` (every report) and the steps
+  slices)       # the slice runner (tools/analysis/core/slices.h) at scale: `stats` (every report) and the steps
                 # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
                 # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds
                 # and the steps' verdict at the cuts (--verbose)
@@ -905,8 +906,11 @@ PY
       --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
       --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
   memory)      # issue 39: the memory view (stats --report memory_steps) and advise's out-of-memory rule on a
-              # leaking job, an OOM job, HF Trainer and torch.compile against torch.cuda.memory_reserved() per step,
-              # and the cost of --activity=default,memory on MNIST and ResNet-50 (tests/gpu/memory_check.py)
+              # leaking job (its kept.append line named: stacks at allocation calls), an OOM job (the alloc_fail
+              # record's request and NVML free/total, the site in oom.py; armed mode's default oom capture, the
+              # job's exit and message unchanged), HF Trainer and torch.compile against
+              # torch.cuda.memory_reserved() per step, and the cost of --activity=default,memory and of --stacks
+              # on MNIST and ResNet-50 (tests/gpu/memory_check.py; MEMORY_PARTS picks parts)
     log memory
     timeout 560 python3 tests/gpu/memory_check.py --gpuprof build/bin/gpuprof --out "$RES/memory" \
       --reps "${MEMORY_REPS:-3}" ${MEMORY_PARTS:+--parts "$MEMORY_PARTS"} 2>&1 | tee "$RES/memory.txt" ;;
@@ -978,6 +982,24 @@ torch.cuda.synchronize(); os.kill(os.getpid(), signal.SIGKILL)"
       $G stats --report kernels,memops "$P/mn.gpuprof" | head -30
       rm -f "$P"/*.gpuprof
     ) 2>&1 | tee "$RES/polish.txt" ;;
+  widths)     # issue #40: every command that prints tables fits 120 and 80 columns on fresh real traces (a
+    # --stacks --layers MNIST run, its diff against the committed H200 one); one WIDTHS PASS|FAIL line each
+    log widths
+    ( t=$RES/w-mnist.gpuprof
+      timeout 120 build/bin/gpuprof run --stacks --layers -o "$t" -- python3 examples/train_mnist.py --steps 30 --warmup 5
+      all=$(build/bin/gpuprof help --words stats --report | tr '\n' ,)
+      for w in 120 80; do
+        for args in "info $t" "stats $t" "stats --report ${all%,} $t" "steps --per-step $t" "memory $t" "advise --all $t" \
+                    "diff $t examples/mnist-h200.gpuprof"; do
+          COLUMNS=$w build/bin/gpuprof $args >"$RES/w.out" 2>"$RES/w.err"
+          awk -v w=$w -v a="$args" 'length($0) > w { n++; if (length($0) > m) m = length($0) }
+            END { printf "WIDTHS %s width %d: %s: %d lines longer (longest %d)\n", n ? "FAIL" : "PASS", w, a, n, m }' "$RES/w.out"
+        done
+      done
+      COLUMNS=120 build/bin/gpuprof stats --report layers,launch_sites "$t" | head -40
+      COLUMNS=120 build/bin/gpuprof diff "$t" examples/mnist-h200.gpuprof | head -60
+    ) 2>&1 | tee "$RES/widths.txt"
+    ;;
   *) echo "unknown phase $ph" ;;
   esac
   cp "$RES"/*.txt "$OUT"/ 2>/dev/null

@@ -66,6 +66,7 @@ declare -A OPT=(
   [api-all]="--api=all"
   [activity]="--activity=default,sync,memory"
   [stacks]="--stacks"
+  [memory]="--activity=default,memory --stacks"
   [gpu-metrics]="--gpu-metrics=20"
   [pm-sampling]="--pm-sampling=10ms"
   [gpu-window]="--gpu-window=50ms/200ms"
@@ -74,10 +75,12 @@ declare -A OPT=(
   [flight-recorder]="--flight-recorder=30s"
   [sample-steps]="--sample-steps=1/10"
 )
-# flight-recorder: armed and never triggered, it must write no trace (and say
-# so); sample-steps: GPU activity only in every 10th NVTX step (none of these
+# memory: the memory view's records (issue #39: memory records, stacks at
+# allocation calls too); flight-recorder: armed and never triggered (none of
+# these jobs runs out of memory: its default oom rule never fires), it must
+# write no trace (and say so); sample-steps: GPU activity only in every 10th NVTX step (none of these
 # jobs marks steps: its kernel count is at most the default run's)
-OPTIONS=${OPTIONS:-default api-all activity stacks gpu-metrics pm-sampling gpu-window capture-range status flight-recorder sample-steps}
+OPTIONS=${OPTIONS:-default api-all activity stacks memory gpu-metrics pm-sampling gpu-window capture-range status flight-recorder sample-steps}
 names=""
 for o in $OPTIONS; do
   case $o in

@@ -18,7 +18,7 @@ SHIM_SCRIPT_TESTS := test_workload test_install test_no_cupti test_disabled test
 	test_pm_sampling test_clock_tsc test_run_summary test_no_cuda_trace
 FAKE_NVML := $(FAKE_DIR)/libnvidia-ml.so.1
 # Python script tests (GPUPROF_STACKS; they read traces with bin/gpuprof)
-SHIM_PY_TESTS := test_stacks test_stacks_python test_stacks_layers test_stacks_graphs test_capture_range test_flight test_flight_rules test_flight_check test_flight_api test_layers_py test_flight_steps test_flight_drop test_flight_analyse test_coexist
+SHIM_PY_TESTS := test_memory_shim test_stacks test_stacks_python test_stacks_layers test_stacks_graphs test_capture_range test_flight test_flight_rules test_flight_check test_flight_api test_layers_py test_flight_steps test_flight_drop test_flight_analyse test_coexist
 # the CPython layout the shim reads, against the installed Python headers
 SHIM_SCRIPT_TESTS += test_py_offsets
 

@@ -6,7 +6,8 @@
 # of each folder is compiled.  Includes name their folder ("common/util.h"),
 # hence -Itools; header dependencies come from the compiler ($(DEPFLAGS), the
 # top Makefile reads every .d file).
-TOOLS_DIRS := cli cmd reports analysis export common
+TOOLS_DIRS := cli cmd reports export common \
+	$(addprefix analysis/,core gpu join stacks layers steps memory advise diff)
 TOOLS_SRCS := $(foreach d,$(TOOLS_DIRS),$(wildcard tools/$(d)/*.c))
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(B)/obj/%.o)
 GPUPROF_BIN := $(B)/bin/gpuprof

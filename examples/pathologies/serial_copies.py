@@ -8,8 +8,8 @@ Fixed (--fixed): the next batch is copied on a second stream while this
 step's products run (double buffering with an event; the compute stream waits
 for the copy only when it uses the batch), so the copies hide behind compute.
 
-advise: no rule judges exposed copies yet (docs/ADVISE.md "Not done"); the
-GPU check records the first finding and the measured saving.
+advise: `exposed-copies` (docs/ADVISE.md); the GPU check records the first
+finding and the measured saving.
 
   python3 examples/pathologies/serial_copies.py [--fixed] [--steps 30]
 """

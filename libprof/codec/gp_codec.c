@@ -323,6 +323,12 @@ int gp_enc_record(struct gp_enc *e, const gp_record *r)
 		TS(g->ts_ns); V(g->graph_id); V(g->node_id); V(g->origin_node_id); V(g->node_type); TID(g->tid);
 		break;
 	}
+	case GP_REC_ALLOC_FAIL: {
+		const gp_rec_alloc_fail *f = &u->alloc_fail;
+		TS(f->ts_ns); CORR(f->correlation_id); V(f->bytes); V(f->total_bytes); V(f->free_bytes);
+		V((uint32_t)(f->device_id + 1u)); V(f->domain); V(f->cbid); Z((int64_t)f->status); TID(f->tid);
+		break;
+	}
 	default:
 		return GP_ERR_INVALID;
 	}
@@ -697,6 +703,13 @@ static inline __attribute__((always_inline)) int dec_body(struct gp_dec *d, gp_r
 		gp_rec_graph_node *g = &r->u.graph_node;
 		g->ts_ns = RTS(); g->graph_id = R(); g->node_id = R(); g->origin_node_id = R();
 		g->node_type = (uint32_t)R(); g->tid = RTID();
+		break;
+	}
+	case GP_REC_ALLOC_FAIL: {
+		gp_rec_alloc_fail *f = &r->u.alloc_fail;
+		f->ts_ns = RTS(); f->correlation_id = RCORR(); f->bytes = R(); f->total_bytes = R(); f->free_bytes = R();
+		f->device_id = (uint32_t)(R() - 1); f->domain = (uint32_t)R(); f->cbid = (uint32_t)R();
+		f->status = (int32_t)RZ(); f->tid = RTID();
 		break;
 	}
 	}

@@ -261,6 +261,18 @@ enum gp_field_flags {
 	F(graph_node, origin_node_id, uint64_t, 1, UINT, 0) \
 	F(graph_node, node_type, uint32_t, 1, ENUM, 0) \
 	F(graph_node, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID)
+
+#define GP_FIELDS_ALLOC_FAIL(F) \
+	F(alloc_fail, ts_ns, uint64_t, 1, TIME, 0) \
+	F(alloc_fail, correlation_id, uint64_t, 1, CORR, 0) \
+	F(alloc_fail, bytes, uint64_t, 1, UINT, 0) \
+	F(alloc_fail, total_bytes, uint64_t, 1, UINT, 0) \
+	F(alloc_fail, free_bytes, uint64_t, 1, UINT, 0) \
+	F(alloc_fail, device_id, uint32_t, 1, DEVICE, 0) \
+	F(alloc_fail, domain, uint32_t, 1, ENUM, 0) \
+	F(alloc_fail, cbid, uint32_t, 1, UINT, 0) \
+	F(alloc_fail, status, int32_t, 1, INT, 0) \
+	F(alloc_fail, tid, uint32_t, 1, TID, GP_FIELD_SRC_TID)
 /* clang-format on */
 
 /* ---------------------------------------------------------------- run-time view */

@@ -85,7 +85,8 @@ int gp_chunk_hdr_get(const uint8_t in[GP_CHUNK_HDR], struct gp_chunk_hdr *h, con
 #define GP_TIMED_TYPES ((1u << GP_REC_API) | (1u << GP_REC_KERNEL) | (1u << GP_REC_MEMCPY) | (1u << GP_REC_MEMSET) | \
 			(1u << GP_REC_NVTX_RANGE) | (1u << GP_REC_NVTX_MARK) | (1u << GP_REC_SYNC) | \
 			(1u << GP_REC_MEMORY) | (1u << GP_REC_DROPPED) | (1u << GP_REC_CLOCK) | (1u << GP_REC_COUNTER) | \
-			(1u << GP_REC_MODULE) | (1u << GP_REC_WINDOW) | (1u << GP_REC_GRAPH_NODE))
+			(1u << GP_REC_MODULE) | (1u << GP_REC_WINDOW) | (1u << GP_REC_GRAPH_NODE) | \
+			(1u << GP_REC_ALLOC_FAIL))
 static inline uint64_t gp_rec_time(const gp_record *r)
 {
 	if (r->type >= 32 || !((GP_TIMED_TYPES >> r->type) & 1)) return 0;

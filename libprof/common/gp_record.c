@@ -59,6 +59,7 @@ AT_START_(counter.ts_ns);
 AT_START_(module.ts_ns);
 AT_START_(window.start_ns);
 AT_START_(graph_node.ts_ns);
+AT_START_(alloc_fail.ts_ns);
 #undef AT_START_
 
 GP_API uint64_t gp_record_time(const gp_record *r)

@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define GP_FORMAT_MAJOR 2
-#define GP_FORMAT_MINOR 0
+#define GP_FORMAT_MINOR 1
 #define GP_FORMAT_V1_MINOR 4 /* the last 1.x: what a writer asked for major 1 writes */
 #define GP_PRODUCER_VERSION "0.1.0"
 
@@ -52,13 +52,14 @@ extern "C" {
 	X(MODULE, module, 17)         /* loaded object mapping (for stacks)       */ \
 	X(STACK, stack, 18)           /* interned call stack: id -> frames        */ \
 	X(WINDOW, window, 19)         /* span in which GPU activity was recorded  */ \
-	X(GRAPH_NODE, graph_node, 20) /* a CUDA graph node made or cloned (1.3)   */
+	X(GRAPH_NODE, graph_node, 20) /* a CUDA graph node made or cloned (1.3)   */ \
+	X(ALLOC_FAIL, alloc_fail, 21) /* an allocation call that failed (2.1)     */
 
 enum gp_rec_type {
 #define GP_REC_TYPE_ENUM_(NAME, name, value) GP_REC_##NAME = value,
 	GP_REC_TYPES(GP_REC_TYPE_ENUM_)
 #undef GP_REC_TYPE_ENUM_
-	GP_REC_TYPE_MAX = 21
+	GP_REC_TYPE_MAX = 22
 };
 /* clang-format on */
 
@@ -297,6 +298,25 @@ typedef struct gp_rec_graph_node {
 	uint32_t node_type;      /* CUgraphNodeType (0 kernel) */
 	uint32_t tid;            /* filled by the reader from the source */
 } gp_rec_graph_node;
+
+/* since 2.1: an allocation call (libprof's gp_alloc.h) returned an error,
+ * on thread tid.  Its API record (same correlation id) has the call's name,
+ * status and stack; this one what the API record cannot hold: the size
+ * asked for, and the device's memory as NVML saw it when the call returned
+ * (docs/MEMORY.md "The failed request"). */
+typedef struct gp_rec_alloc_fail {
+	uint64_t ts_ns;          /* the call's start (its API record's start_ns) */
+	uint64_t correlation_id; /* its API record's */
+	uint64_t bytes;          /* the size requested; 0: not known for this call */
+	uint64_t total_bytes;    /* the device's memory (NVML total); 0: unknown */
+	uint64_t free_bytes;     /* free on the device at the call's return (NVML); with total 0: unknown */
+	uint32_t device_id;      /* CUDA's device id of the call's context; GP_DEVICE_UNKNOWN: unknown */
+	uint32_t domain;         /* gp_api_domain */
+	uint32_t cbid;           /* CUPTI callback id within the domain */
+	int32_t status;          /* the call's return code (2: out of memory) */
+	uint32_t tid;            /* filled by the reader from the source */
+} gp_rec_alloc_fail;
+#define GP_DEVICE_UNKNOWN 0xFFFFFFFFu
 
 /* One member per record type, named as in GP_REC_TYPES. */
 union gp_rec_body {

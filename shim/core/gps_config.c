@@ -172,6 +172,14 @@ static void load_flight(struct gps_config *c)
 		c->flight_ns = 0;
 		c->sample_steps = 0;
 	}
+	/* armed mode's default rule, once armed mode stands: a job that runs
+	 * out of device memory leaves a capture of what led to it
+	 * (docs/FLIGHT.md "Anomaly rules").  A rule list given replaces it
+	 * (add oom to keep it). */
+	if ((!rules || !*rules) && c->flight_ns && c->api_set != GP_API_SET_NONE) {
+		c->rules.what = GP_RULE_OOM;
+		snprintf(c->rules_text, sizeof c->rules_text, "oom");
+	}
 	/* a CUDA error is seen in the API callbacks: with API calls only in
 	 * captures there are none to see between them */
 	if ((c->rules.what & GP_RULE_CUDA_ERROR) && c->flight_api == GP_FLIGHT_API_AUTO)

@@ -47,6 +47,13 @@
  * capture's start; and a GP_REC_WINDOW over the span GPU activity was on.
  * A sampled step gets a window only.
  *
+ * The oom rule's capture (a device allocation ran out of memory; armed
+ * mode's default rule) starts at once and runs by time, steps or not: the
+ * job usually ends at its out-of-memory error, and what the capture is for
+ * is the history before it.  Noted in the CUPTI callback like cuda-error,
+ * acted on at the next tick, or at the final flush when the job exits
+ * first (the file is then opened and written after the recorder closed).
+ *
  * Rules (GPUPROF_TRIGGER) start a capture unless one is under way, within
  * GPUPROF_TRIGGER_COOLDOWN of a rule capture's end, or past
  * GPUPROF_TRIGGER_MAX rule captures in the last hour.  A failure to write a
@@ -83,7 +90,7 @@
 #define IDLE_SAMPLES 3              /* consecutive NVML rounds over the idle threshold */
 
 enum fl_state { FL_IDLE = 0, FL_PENDING, FL_CAPTURING, FL_DRAINING };
-enum capture_reason { R_TRIGGER = 1, R_STEP = 2, R_IDLE = 3, R_RANGE = 4, R_CUDA_ERROR = 5, R_DROP = 6 };
+enum capture_reason { R_TRIGGER = 1, R_STEP = 2, R_IDLE = 3, R_RANGE = 4, R_CUDA_ERROR = 5, R_DROP = 6, R_OOM = 7 };
 
 struct capture {
 	unsigned number;
@@ -137,6 +144,7 @@ static int fl_final;           /* fl_lock: the final flush switched off what was
 static pthread_mutex_t ev_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int ev_pending;
 static char ev_why[200];       /* ev_lock */
+static enum capture_reason ev_reason; /* ev_lock */
 static unsigned idle_rounds;   /* NVML thread only */
 static int util_busy_seen;     /* NVML thread only: a round was busy (the job's GPU work began) */
 static unsigned util_max_round; /* NVML thread only */
@@ -380,7 +388,7 @@ static int request(enum capture_reason reason, const char *why, uint32_t steps, 
 	uint64_t med = st.median_ns ? st.median_ns : st.last_ns;
 	uint64_t recent = 10 * med > WAIT_STEP_NS ? 10 * med : WAIT_STEP_NS;
 	/* (a step may have begun on the job's thread since req_mono was read) */
-	int by_steps = st.last_begin_mono && st.last_begin_mono + recent > cur.req_mono;
+	int by_steps = reason != R_OOM && st.last_begin_mono && st.last_begin_mono + recent > cur.req_mono;
 	if (!by_steps) {
 		cur.steps = 0;
 		capture_start(-1);
@@ -527,8 +535,45 @@ void gps_flight_cuda_error(const char *api, int status)
 	    atomic_load(&ev_pending) || pthread_mutex_trylock(&ev_lock) != 0)
 		return;
 	snprintf(ev_why, sizeof ev_why, "rule cuda-error: %s returned %d", api ? api : "a CUDA call", status);
+	ev_reason = R_CUDA_ERROR;
 	atomic_store(&ev_pending, 1);
 	pthread_mutex_unlock(&ev_lock);
+}
+
+/* As gps_flight_cuda_error; an out-of-memory error noted replaces a
+ * cuda-error one (the same failure, named better). */
+void gps_flight_oom(const char *api, uint64_t bytes, uint64_t total, uint64_t free_bytes)
+{
+	if (!(gps_flight_rules & GP_RULE_OOM) || pthread_mutex_trylock(&ev_lock) != 0)
+		return;
+	if (atomic_load(&ev_pending) && ev_reason == R_OOM) {
+		pthread_mutex_unlock(&ev_lock);
+		return;
+	}
+	char req[64] = "", mem[96] = "";
+	if (bytes)
+		snprintf(req, sizeof req, " of %" PRIu64 " B", bytes);
+	if (total)
+		snprintf(mem, sizeof mem, " (%" PRIu64 " B free of %" PRIu64 " B)", free_bytes, total);
+	snprintf(ev_why, sizeof ev_why, "rule oom: %s%s out of memory%s", api ? api : "an allocation", req, mem);
+	ev_reason = R_OOM;
+	atomic_store(&ev_pending, 1);
+	pthread_mutex_unlock(&ev_lock);
+}
+
+/* A noted CUDA event's rule fires (the flush thread's tick, the final
+ * flush) */
+static void take_event(void)
+{
+	if (!atomic_load(&ev_pending))
+		return;
+	char why[200];
+	pthread_mutex_lock(&ev_lock);
+	snprintf(why, sizeof why, "%s", ev_why);
+	enum capture_reason reason = ev_reason;
+	atomic_store(&ev_pending, 0);
+	pthread_mutex_unlock(&ev_lock);
+	rule_fire(reason, why, 0, 0);
 }
 
 void gps_flight_cuda_teardown(void)
@@ -883,14 +928,7 @@ void gps_flight_tick(uint64_t now)
 	struct gp_control_request rq;
 	if (gps_control_poll(&rq) == 1)
 		handle_request(&rq);
-	if (atomic_load(&ev_pending)) {
-		char why[200];
-		pthread_mutex_lock(&ev_lock);
-		snprintf(why, sizeof why, "%s", ev_why);
-		atomic_store(&ev_pending, 0);
-		pthread_mutex_unlock(&ev_lock);
-		rule_fire(R_CUDA_ERROR, why, 0, 0);
-	}
+	take_event();
 	pthread_mutex_lock(&fl_lock);
 	int s = atomic_load(&state);
 	if (s == FL_PENDING && now >= cur.deadline) {
@@ -953,6 +991,13 @@ void gps_flight_final(void)
 {
 	if (!feature_on)
 		return;
+	/* an out-of-memory error just before the exit: its capture (its
+	 * history) is written yet (gps_flight_after_close) */
+	pthread_mutex_lock(&ev_lock);
+	int oom = atomic_load(&ev_pending) && ev_reason == R_OOM;
+	pthread_mutex_unlock(&ev_lock);
+	if (oom)
+		take_event();
 	struct timespec dl;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += 2;
@@ -986,12 +1031,21 @@ void gps_flight_after_close(void (*summary)(const char *file, uint64_t records, 
 	dl.tv_sec += 2;
 	if (pthread_mutex_timedlock(&sp_lock, &dl) == 0) {
 		if (spool) {
+			struct capture c;
+			pthread_mutex_lock(&fl_lock);
+			c = cur;
+			int s = atomic_load(&state);
+			pthread_mutex_unlock(&fl_lock);
 			gp_spool_poll(spool, 0);
+			/* a capture the final flush started (the oom rule's): the
+			 * flush thread never opened its file (the spool is read
+			 * first: a job this short may not have had a tick) */
+			if (s == FL_DRAINING && !cap_open && c.number && cap_number != c.number) {
+				capture_open(&c);
+				if (cap_open)
+					gp_spool_poll(spool, 0);
+			}
 			if (cap_open) {
-				struct capture c;
-				pthread_mutex_lock(&fl_lock);
-				c = cur;
-				pthread_mutex_unlock(&fl_lock);
 				if (gp_spool_capture_error(spool))
 					capture_failed(cap_number, cap_file, gp_spool_capture_error(spool));
 				else

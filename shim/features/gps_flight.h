@@ -36,6 +36,10 @@ void gps_flight_step_end(uint64_t step, uint64_t start_ns, uint64_t end_ns, cons
 void gps_flight_range(const char *name);
 /* Inside a CUPTI callback: noted, acted on at the flush thread's next tick */
 void gps_flight_cuda_error(const char *api, int status);
+/* Inside a CUPTI callback, a device allocation ran out of memory (bytes
+ * asked for, the device's total and free; 0 unknown): noted as above, and
+ * also at the final flush (the job usually exits right after). */
+void gps_flight_oom(const char *api, uint64_t bytes, uint64_t total, uint64_t free_bytes);
 /* CUDA is tearing a context down (resource callback): no more switching of
  * activity kinds; waits (bounded) for a switch in progress */
 void gps_flight_cuda_teardown(void);

@@ -1,7 +1,7 @@
 /* gps_period.c — the period of a sequence of API events (gps_period.h).
  *
  * The offline trace method (docs/STEPS.md, "Trace (no NVTX)";
- * tools/analysis/step_detect.c) re-done on API events rather than GPU
+ * tools/analysis/steps/step_detect.c) re-done on API events rather than GPU
  * operations, without allocation (the caller's scratch).  For every
  * signature X seen at least 3 times, the
  * sequence is cut before each X into segments, compared as multisets

@@ -1,4 +1,4 @@
-/* gps_stacks.c — call stacks at kernel launch and memcpy/memset call sites
+/* gps_stacks.c — call stacks at kernel launch, memcpy/memset and allocation call sites
  * (GPUPROF_STACKS; record layout in docs/FORMAT.md "Call stacks").
  *
  * Runs in the API exit callback of the call, inside gps_enter with
@@ -401,7 +401,7 @@ static __attribute__((noinline)) uint32_t capture(gp_recorder *rec, struct stk_t
 	return id;
 }
 
-uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key)
+uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key, int every)
 {
 	if (py_on && gps.cfg.stacks != GP_STACKS_ALL)
 		key ^= gps_py_site_key();
@@ -420,7 +420,7 @@ uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key)
 	int take;
 	if (s->id && s->key == key && s->dc == dc) {
 		s->count += s->count < UINT32_MAX;
-		take = gps.cfg.stacks == GP_STACKS_ALL || s->count <= FIRST_CAPTURES ||
+		take = every || gps.cfg.stacks == GP_STACKS_ALL || s->count <= FIRST_CAPTURES ||
 		       (xorshift64(&st->rng) & SAMPLE_MASK) == 0;
 	} else { /* new site, or another one took the slot: start over */
 		*s = (struct site){ .key = key, .dc = dc, .count = 1 };

@@ -1,4 +1,4 @@
-/* gps_stacks.h — call stacks at launch and memcpy/memset call sites
+/* gps_stacks.h — call stacks at launch, memcpy/memset and allocation call sites
  * (GPUPROF_STACKS, docs/FORMAT.md "Call stacks", docs/CONFIG.md).
  * gps_stacks.c: sampling per call site, native unwinding (libunwind bound
  * late, glibc backtrace() as the fallback), module maps, interning.
@@ -31,8 +31,9 @@ void gps_stacks_enable(void);
  * record (0 when none), emitting GP_REC_MODULE/GP_REC_STACK records first
  * when new.  call: which API function (the backend's number for it); key:
  * what tells its call sites apart (the kernel function or graph launched;
- * 0: nothing). */
-uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key);
+ * 0: nothing); every: a stack at this call whatever GPUPROF_STACKS's
+ * sampling (a call without a key, such as an allocation). */
+uint32_t gps_stacks_for_site(gp_recorder *rec, uint32_t call, uint64_t key, int every);
 
 /* Final flush: gpuprof.stacks_captured / _inherited / _distinct counters. */
 void gps_stacks_emit_stats(gp_recorder *rec);

@@ -18,6 +18,7 @@
 #include "nvidia/gps_api_names.h"
 #include "nvidia/gps_cbid.h"
 #include "nvidia/gps_coexist.h"
+#include "nvidia/gps_cupti_alloc.h"
 #include "nvidia/gps_cupti.h"
 #include "nvidia/gps_cupti_fns.h"
 #include "nvidia/gps_cupti_graphs.h"
@@ -101,10 +102,34 @@ static __attribute__((noinline)) void api_exit(CUpti_CallbackDomain dom, CUpti_C
 			r.u.api.stack_id = gps_cupti_stack_for_call(rec, (enum gps_cb_domain)dom, cbid,
 								    cd->functionParams);
 		gp_emit(rec, &r);
+		/* a failed allocation, outermost call only (a runtime call and
+		 * the driver call inside it are one failure) */
+		if (__builtin_expect(r.u.api.status != 0, 0) && rt_depth == 0 && gps_cupti_is_alloc(dom, cbid))
+			gps_cupti_alloc_failed(rec, (enum gps_cb_domain)dom, cbid, cd->functionName, cd->context,
+					       cd->functionParams, start, cd->correlationId, r.u.api.status);
 		/* GPUPROF_TRIGGER=cuda-error */
 		if (__builtin_expect(r.u.api.status != 0, 0) && (gps_flight_rules & GP_RULE_CUDA_ERROR))
 			gps_flight_cuda_error(cd->functionName, r.u.api.status);
 	}
+	gps_leave(t);
+	gps_in_shim = 0;
+}
+
+/* The exit of an allocation call whose callback is on while API records
+ * are off or come from activity records (keep_alloc_callbacks): a failure
+ * still makes its record and tells the oom rule. */
+static __attribute__((noinline)) void alloc_exit_unrecorded(CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+							    const CUpti_CallbackData *cd)
+{
+	int status = cd->functionReturnValue ? *(const int *)cd->functionReturnValue : 0;
+	if (!status || rt_depth > 0)
+		return;
+	gps_in_shim = 1;
+	struct gps_thread *t = gps_enter();
+	gp_recorder *rec = t ? gps_rec(GPS_REC_CUDA) : NULL;
+	if (rec)
+		gps_cupti_alloc_failed(rec, (enum gps_cb_domain)dom, cbid, cd->functionName, cd->context,
+				       cd->functionParams, 0, cd->correlationId, status);
 	gps_leave(t);
 	gps_in_shim = 0;
 }
@@ -223,6 +248,8 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
 	uint64_t start = *cd->correlationData;
 	if (start && !gps_in_shim)
 		api_exit(dom, cbid, cd, start);
+	else if (__builtin_expect(!start && !gps_in_shim && gps_cupti_is_alloc(dom, cbid), 0))
+		alloc_exit_unrecorded(dom, cbid, cd);
 }
 
 static uint64_t CUPTIAPI timestamp_cb(void) { return gps_mono_ns(); }
@@ -332,6 +359,17 @@ static void keep_step_markers(void)
 		gps_cupti_markers_enable(cls, gps.cfg.api_driver, enable_api_callback);
 }
 
+/* API records off, or made by activity records (GPUPROF_API_MODE=activity:
+ * no callback sees a status): the allocation calls' callbacks stay on while
+ * the oom rule wants to see a failure (allocations are few: a caching allocator
+ * makes a handful a step at most; their callbacks cost nothing measurable
+ * beside the calls). */
+static void keep_alloc_callbacks(void)
+{
+	if (gps_flight_rules & GP_RULE_OOM)
+		gps_cupti_alloc_enable(gps.cfg.api_driver, enable_api_callback);
+}
+
 static int disable_api_callback(enum gps_cb_domain dom, uint32_t cbid)
 {
 	return GPS_CUPTI(cuptiEnableCallback, 0, subscriber, (CUpti_CallbackDomain)dom, cbid) != CUPTI_SUCCESS;
@@ -384,6 +422,7 @@ static int switch_api_records_now(int on)
 	if (!on && c->api_mode != GP_API_MODE_ACTIVITY) {
 		atomic_store(&cb_records, 0);
 		keep_step_markers();
+		keep_alloc_callbacks();
 	}
 	if (capture_mode && !on)
 		enable_capture_callbacks(); /* whatever the set, they stay on */
@@ -613,13 +652,16 @@ static int start_locked(const char *why)
 	 * recorder's and step sampling's start without GPU activity */
 	enable_activity(capture_mode || gps_flight_activity_off());
 	gps_window_bound(t_enabled); /* GPUPROF_GPU_WINDOW: window 0 is open */
+	gps_cupti_alloc_bind(callback_name);
 	gps_cupti_stacks_bind(callback_name); /* before the callbacks can fire */
 	gps_cupti_graphs_bind(enable_resource_callback);
 	if (atomic_load(&gps_stepfind_on))
 		gps_cupti_markers_bind(callback_name);
 	bind_api_records();
-	if (!atomic_load(&cb_records))
+	if (!atomic_load(&cb_records)) {
 		keep_step_markers(); /* no records by callback: the finder's own */
+		keep_alloc_callbacks();
+	}
 	if (capture_mode) /* last: the sets above are what a start switches on */
 		enable_capture_callbacks();
 	/* informational: not under `gpuprof run` (GPUPROF_SUMMARY set), which
@@ -759,6 +801,7 @@ int gps_cupti_resume_callbacks(void)
 		switch_api_records_now(1);
 	} else if (!atomic_load(&cb_records)) {
 		keep_step_markers(); /* the step finder's markers, as at bind */
+		keep_alloc_callbacks();
 	}
 	return 0;
 }

@@ -38,3 +38,27 @@ int gps_cupti_launch_key_at(const char *clean)
 		return (int)offsetof(cuGraphLaunch_params, hGraph);
 	return -1;
 }
+
+/* (the _ptsz twins have the same params as their base call) */
+#define SIZE_AT(name, st, member) \
+	if (!strcmp(clean, name) || (starts(clean, name "_ptsz") && !clean[strlen(name "_ptsz")])) \
+		return (int)offsetof(st, member);
+int gps_cupti_alloc_size_at(const char *clean)
+{
+	_Static_assert(sizeof(((cudaMalloc_v3020_params *)0)->size) == 8, "size_t sizes");
+	SIZE_AT("cudaMalloc", cudaMalloc_v3020_params, size)
+	SIZE_AT("cudaMallocHost", cudaMallocHost_v3020_params, size)
+	SIZE_AT("cudaHostAlloc", cudaHostAlloc_v3020_params, size)
+	SIZE_AT("cudaMallocManaged", cudaMallocManaged_v6000_params, size)
+	SIZE_AT("cudaMallocAsync", cudaMallocAsync_v11020_params, size)
+	SIZE_AT("cudaMallocFromPoolAsync", cudaMallocFromPoolAsync_v11020_params, size)
+	SIZE_AT("cuMemAlloc_v2", cuMemAlloc_v2_params, bytesize)
+	SIZE_AT("cuMemAllocHost_v2", cuMemAllocHost_v2_params, bytesize)
+	SIZE_AT("cuMemHostAlloc", cuMemHostAlloc_params, bytesize)
+	SIZE_AT("cuMemHostAlloc_v2", cuMemHostAlloc_params, bytesize)
+	SIZE_AT("cuMemAllocManaged", cuMemAllocManaged_params, bytesize)
+	SIZE_AT("cuMemAllocAsync", cuMemAllocAsync_params, bytesize)
+	SIZE_AT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync_params, bytesize)
+	SIZE_AT("cuMemCreate", cuMemCreate_params, size)
+	return -1;
+}

@@ -1,5 +1,6 @@
 /* gps_cupti_params.h — where a launch call's kernel function or executable
- * graph is in CUDA's params struct of the call (nvidia/gps_cupti_params.c):
+ * graph, and an allocation call's size, are in CUDA's params struct of the
+ * call (nvidia/gps_cupti_params.c):
  * the one table of those offsets, read by the call stacks' site key
  * (nvidia/gps_cupti_stacks.c) and the step finder's launch signatures
  * (nvidia/gps_cupti_markers.c).  Which calls are launches is libprof's
@@ -13,5 +14,11 @@
  * has none to read (a multi-device launch, `__cudaLaunchKernel`, any other
  * call). */
 int gps_cupti_launch_key_at(const char *clean);
+
+/* The byte offset of the size an allocation call (libprof's gp_alloc_kind)
+ * asks for, a size_t in its params; -1 when it has none to read (the
+ * legacy 32-bit cuMemAlloc, the pitched and 3D calls, whose size is a
+ * product of their widths and heights, any other call). */
+int gps_cupti_alloc_size_at(const char *clean);
 
 #endif

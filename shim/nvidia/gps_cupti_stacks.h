@@ -12,8 +12,10 @@
 #include "nvidia/gps_cbid.h"
 
 #define GPS_STK_MAX_CBID 4096
-/* Per (domain, cbid): 0 = no stack; else 1 + how the call's site key is
+/* Per (domain, cbid): 0 = no stack; GPS_STK_EVERY = a stack at every call
+ * (allocations, gps_cupti_stacks.c); else 1 + how the call's site key is
  * found in its params.  Filled at CUPTI bind time. */
+#define GPS_STK_EVERY 255
 extern unsigned char gps_cupti_stack_want[3][GPS_STK_MAX_CBID];
 
 /* At CUPTI bind (nvidia/gps_cupti.c), once per process: builds the want

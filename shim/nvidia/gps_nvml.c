@@ -517,8 +517,72 @@ void gps_nvml_final(void)
 	gps_in_shim = saved;
 }
 
+/* ------------------------------------------------------------ a query */
+/* gps_nvml_device_memory's own binding: the sampler's p_* are set on its
+ * thread and shut down at its stop, so this one keeps a copy of the three
+ * functions it needs (q_lock: two threads failing at once). */
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static int q_state; /* 0 not tried, 1 bound, -1 failed (q_lock) */
+static gps_nvmlReturn_t (*q_count)(unsigned int *);
+static gps_nvmlReturn_t (*q_handle)(unsigned int, gps_nvmlDevice_t *);
+static gps_nvmlReturn_t (*q_uuid)(gps_nvmlDevice_t, char *, unsigned int);
+static gps_nvmlReturn_t (*q_mem)(gps_nvmlDevice_t, gps_nvmlMemory_t *);
+
+static int q_bind(void)
+{
+	const char *path = gps.cfg.nvml_path[0] ? gps.cfg.nvml_path : "libnvidia-ml.so.1";
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return -1;
+	gps_nvmlReturn_t (*init)(void) = (gps_nvmlReturn_t(*)(void))dlsym(lib, "nvmlInit_v2");
+	q_count = (gps_nvmlReturn_t(*)(unsigned int *))dlsym(lib, "nvmlDeviceGetCount_v2");
+	q_handle = (gps_nvmlReturn_t(*)(unsigned int, gps_nvmlDevice_t *))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+	q_uuid = (gps_nvmlReturn_t(*)(gps_nvmlDevice_t, char *, unsigned int))dlsym(lib, "nvmlDeviceGetUUID");
+	q_mem = (gps_nvmlReturn_t(*)(gps_nvmlDevice_t, gps_nvmlMemory_t *))dlsym(lib, "nvmlDeviceGetMemoryInfo");
+	if (!init || !q_count || !q_handle || !q_mem || init() != GPS_NVML_SUCCESS)
+		return -1; /* (the library stays loaded: a later dlopen is cheap) */
+	return 0;
+}
+
+int gps_nvml_device_memory(uint32_t cuda_dev, uint64_t *total, uint64_t *free_bytes)
+{
+	pthread_mutex_lock(&q_lock);
+	if (!q_state)
+		q_state = q_bind() == 0 ? 1 : -1;
+	int rc = -1;
+	unsigned n = 0;
+	if (q_state == 1 && q_count(&n) == GPS_NVML_SUCCESS && n) {
+		int known = cuda_dev < CUDA_MAX_DEV && atomic_load_explicit(&cuda_slot[cuda_dev], memory_order_acquire) == 2;
+		for (unsigned i = 0; i < n && rc != 0; i++) {
+			gps_nvmlDevice_t h;
+			char text[96]; /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+			uint8_t u[16];
+			memset(text, 0, sizeof text);
+			if (q_handle(i, &h) != GPS_NVML_SUCCESS)
+				continue;
+			/* the device of the UUID; without one known, only a lone GPU
+			 * is surely the job's */
+			int match = known ? q_uuid && q_uuid(h, text, sizeof text - 1) == GPS_NVML_SUCCESS &&
+						    gps_nvml_parse_uuid(text, u) == 0 && !memcmp(u, cuda_uuid[cuda_dev], 16)
+					  : n == 1;
+			gps_nvmlMemory_t mm;
+			if (match && q_mem(h, &mm) == GPS_NVML_SUCCESS) {
+				*total = mm.total;
+				*free_bytes = mm.free;
+				rc = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&q_lock);
+	return rc;
+}
+
 void gps_nvml_after_fork_child(void)
 {
+	/* the query's nvmlInit is the parent's: the child's first query binds
+	 * again (nvmlInit counts its callers) */
+	pthread_mutex_init(&q_lock, NULL);
+	q_state = 0;
 	/* the thread is the parent's; the lock may have been held by it.  The
 	 * library stays loaded; the child calls nvmlInit itself if it traces. */
 	gps_service_after_fork_child(&nv);

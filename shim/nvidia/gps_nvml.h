@@ -23,4 +23,14 @@ void gps_nvml_cuda_device(uint32_t id, const uint8_t uuid[16]);
 void gps_nvml_final(void);
 int gps_nvml_parse_uuid(const char *s, uint8_t out[16]);
 
+/* The memory of CUDA device cuda_dev as NVML sees it now (total and free
+ * bytes): for a failed allocation (nvidia/gps_cupti_alloc.c), from inside
+ * its CUPTI callback (NVML makes no CUDA call).  NVML is bound on the first
+ * call, on the calling thread, apart from the sampler (its own nvmlInit,
+ * never shut down: the process is usually about to end); the device is the
+ * NVML device of the CUDA device's UUID (from its DEVICE record), or the
+ * only NVML device.  0, or -1 when not to be had (no NVML, no such device,
+ * the UUID not known yet), silently: the record says "unknown". */
+int gps_nvml_device_memory(uint32_t cuda_dev, uint64_t *total, uint64_t *free_bytes);
+
 #endif

@@ -29,7 +29,7 @@ things (docs/STACKS.md "Backward kernels without emit_nvtx"):
    thread that runs it (the autograd thread for CUDA work).  PATH is the
    classes of the modules whose forwards are running, outermost first: the
    layer path gpuprof's stacks give forward launches
-   (tools/analysis/layer_ranges.h reads the ranges).
+   (tools/analysis/layers/layer_ranges.h reads the ranges).
 
 The hooks only mark: no tensor is made, changed or kept, the outputs are
 returned as they are (no module backward hooks: they wrap outputs in a

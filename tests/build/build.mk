@@ -1,8 +1,9 @@
 # build tests (owner: libprof/build): the repository's own checks
-# (scripts/check-layers.sh, scripts/format-check.sh).  Included from
-# tests/build.mk; script tests run through wrappers that pass the build dir.
+# (scripts/check-layers.sh, check-doc-paths.sh, check-header-guards.sh,
+# format-check.sh).  Included from tests/build.mk; script tests run through
+# wrappers that pass the build dir.
 BUILDT_DIR := $(B)/tests/build
-BUILD_SH_TESTS := test_check_layers test_doc_paths
+BUILD_SH_TESTS := test_check_layers test_doc_paths test_header_guards
 
 $(BUILDT_DIR)/run_%: tests/build/%.sh | $(BUILDT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@

@@ -2,7 +2,8 @@
 # scripts/check-layers.sh: on a small fake tree with wrong includes it
 # fails and names each file:line and the rule broken (a layer using one it
 # may not, a folder without a rule line, libprof using tools, shim using
-# tools, tools using shim); with the includes fixed it passes; a component
+# tools, tools using shim); with the includes fixed it passes; an allowed
+# DIR/* covers the folders below DIR only; a component
 # without layers.txt has no rules but the top rule still holds; and the
 # real tree passes.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,6 +57,20 @@ out=$(sh "$CHECK" "$T"); rc=$?
 echo "$out"
 [ $rc -eq 0 ] || no "fixed tree: exit $rc, want 0"
 printf '%s\n' "$out" | grep -q '^check-layers: ok' || no "fixed tree: no ok line"
+
+# DIR/* allows every folder below DIR, and not a sibling whose name starts
+# the same
+mkdir -p "$T/libprof/deep/a" "$T/libprof/deeper"
+echo '#define D 1' > "$T/libprof/deep/a/d.h"
+echo '#define E 1' > "$T/libprof/deeper/e.h"
+sed -i 's|^libprof/write: libprof/common$|libprof/write: libprof/common libprof/deep/*|' "$T/libprof/layers.txt"
+printf 'libprof/deep/a:\nlibprof/deeper:\n' >> "$T/libprof/layers.txt"
+printf '#include "deep/a/d.h"\n#include "deeper/e.h"\n' > "$T/libprof/write/y.c"
+out=$(sh "$CHECK" "$T"); rc=$?
+echo "$out"
+[ $rc -eq 1 ] || no "DIR/* tree: exit $rc, want 1"
+want 'libprof/write/y.c:2: #include "deeper/e.h" (libprof/deeper): libprof/write may use only libprof/common libprof/deep/* (libprof/layers.txt:3)'
+[ "$(printf '%s\n' "$out" | grep -c ': #')" -eq 1 ] || no "DIR/* tree: want exactly 1 finding"
 
 # the real tree
 out=$(sh "$CHECK" "$ROOT"); rc=$?

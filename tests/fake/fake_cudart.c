@@ -553,7 +553,8 @@ static void memory_record(struct frame *f, void *p, size_t bytes, int alloc)
 EXPORT cudaError_t cudaMalloc(void **p, size_t size)
 {
 	struct frame f;
-	rt_enter(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", NULL);
+	cudaMalloc_v3020_params prm = { p, size }; /* the failed request's size is read from it */
+	rt_enter_params(&f, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", NULL, &prm);
 	drv_call(&f, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2");
 	/* remember the size in front of the block (cudaFree reports it); more
 	 * than 64 GiB is "out of memory" (an error the tests can ask for,

@@ -48,7 +48,23 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_CallbackFunc subscriber_cb;
 static void *subscriber_ud;
 static int subscribed;
+/* which callbacks are on; read by the job's threads as they call CUDA while
+ * a tool's own thread may switch them (the flight recorder's API records
+ * following GPU activity): relaxed atomics, as CUPTI's own switch is
+ * thread-safe */
 static unsigned char cb_enabled[CUPTI_CB_DOMAIN_SIZE][MAX_CBID];
+static int cb_on(int d, uint32_t cbid) { return __atomic_load_n(&cb_enabled[d][cbid], __ATOMIC_RELAXED); }
+static void cb_set(int d, uint32_t cbid, int on) { __atomic_store_n(&cb_enabled[d][cbid], (unsigned char)on, __ATOMIC_RELAXED); }
+static void cb_set_domain(int d, int on)
+{
+	for (uint32_t k = 0; k < MAX_CBID; k++)
+		cb_set(d, k, on);
+}
+static void cb_clear(void)
+{
+	for (int d = 0; d < CUPTI_CB_DOMAIN_SIZE; d++)
+		cb_set_domain(d, 0);
+}
 /* per kind: written by the tool (its window thread toggles them while the
  * job launches), read by every launching thread: atomic */
 #define FAKE_NKINDS 64u
@@ -200,7 +216,7 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
 	pthread_mutex_lock(&lock);
 	subscribed = 0;
 	subscriber_cb = NULL;
-	memset(cb_enabled, 0, sizeof cb_enabled);
+	cb_clear();
 	pthread_mutex_unlock(&lock);
 	flog("unsubscribe");
 	return CUPTI_SUCCESS;
@@ -215,9 +231,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t en, CUpti_SubscriberHandle h, CU
 	/* FAKE_CUPTI_LOG: switches of the runtime launch callback, so tests
 	 * can order them against the GPU kinds' "activity-enable 10" lines */
 	if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
-	    cb_enabled[d][cbid] != (en ? 1 : 0))
+	    cb_on(d, cbid) != (en ? 1 : 0))
 		flog(en ? "callback-enable cudaLaunchKernel" : "callback-disable cudaLaunchKernel");
-	cb_enabled[d][cbid] = en ? 1 : 0;
+	cb_set(d, cbid, en ? 1 : 0);
 	return CUPTI_SUCCESS;
 }
 
@@ -226,7 +242,7 @@ EXPORT int fake_cupti_callback_enabled(int d, uint32_t cbid)
 {
 	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID)
 		return -1;
-	return cb_enabled[d][cbid];
+	return cb_on(d, cbid);
 }
 
 EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpti_CallbackDomain d)
@@ -234,7 +250,7 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t en, CUpti_SubscriberHandle h, CUpt
 	(void)h;
 	if (d <= 0 || d >= CUPTI_CB_DOMAIN_SIZE)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	memset(cb_enabled[d], en ? 1 : 0, MAX_CBID);
+	cb_set_domain(d, en ? 1 : 0);
 	flog(d == CUPTI_CB_DOMAIN_RUNTIME_API ? "enable-domain-runtime" : "enable-domain");
 	return CUPTI_SUCCESS;
 }
@@ -352,7 +368,7 @@ EXPORT CUptiResult cuptiFinalize(void)
 	pthread_mutex_lock(&lock);
 	subscribed = 0;
 	subscriber_cb = NULL;
-	memset(cb_enabled, 0, sizeof cb_enabled);
+	cb_clear();
 	for (unsigned k = 0; k < FAKE_NKINDS; k++)
 		atomic_store(&act_enabled[k], 0);
 	buf_req = NULL;
@@ -507,7 +523,7 @@ EXPORT void fake_cupti_call_enter(struct fake_cupti_call *c)
 	c->tid = my_tid();
 	CUpti_CallbackFunc cb = subscriber_cb;
 	if (!cb || c->domain <= 0 || c->domain >= CUPTI_CB_DOMAIN_SIZE || c->cbid >= MAX_CBID ||
-	    !cb_enabled[c->domain][c->cbid])
+	    !cb_on(c->domain, c->cbid))
 		return;
 	CUpti_CallbackData d;
 	memset(&d, 0, sizeof d);
@@ -516,6 +532,7 @@ EXPORT void fake_cupti_call_enter(struct fake_cupti_call *c)
 	d.functionParams = c->params;
 	d.functionReturnValue = &c->ret;
 	d.symbolName = c->symbol;
+	d.context = (CUcontext)(uintptr_t)1; /* the one context, device 0 (cuptiGetDeviceId) */
 	d.contextUid = 1;
 	d.correlationData = &c->correlation_data;
 	d.correlationId = c->correlation_id;
@@ -526,7 +543,7 @@ EXPORT void fake_cupti_call_exit(struct fake_cupti_call *c)
 {
 	CUpti_CallbackFunc cb = subscriber_cb;
 	if (cb && c->domain > 0 && c->domain < CUPTI_CB_DOMAIN_SIZE && c->cbid < MAX_CBID &&
-	    cb_enabled[c->domain][c->cbid]) {
+	    cb_on(c->domain, c->cbid)) {
 		CUpti_CallbackData d;
 		memset(&d, 0, sizeof d);
 		d.callbackSite = CUPTI_API_EXIT;
@@ -534,6 +551,7 @@ EXPORT void fake_cupti_call_exit(struct fake_cupti_call *c)
 		d.functionParams = c->params;
 		d.functionReturnValue = &c->ret;
 		d.symbolName = c->symbol;
+		d.context = (CUcontext)(uintptr_t)1;
 		d.contextUid = 1;
 		d.correlationData = &c->correlation_data;
 		d.correlationId = c->correlation_id;
@@ -561,7 +579,7 @@ EXPORT void fake_cupti_call_exit(struct fake_cupti_call *c)
 EXPORT void fake_cupti_resource(uint32_t cbid)
 {
 	CUpti_CallbackFunc cb = subscriber_cb;
-	if (!cb || cbid >= MAX_CBID || !cb_enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
+	if (!cb || cbid >= MAX_CBID || !cb_on(CUPTI_CB_DOMAIN_RESOURCE, cbid))
 		return;
 	CUpti_ResourceData d;
 	memset(&d, 0, sizeof d);
@@ -575,7 +593,7 @@ EXPORT void fake_cupti_resource(uint32_t cbid)
 EXPORT void fake_cupti_resource_graph(uint32_t cbid, const void *graph_data)
 {
 	CUpti_CallbackFunc cb = subscriber_cb;
-	if (!cb || cbid >= MAX_CBID || !cb_enabled[CUPTI_CB_DOMAIN_RESOURCE][cbid])
+	if (!cb || cbid >= MAX_CBID || !cb_on(CUPTI_CB_DOMAIN_RESOURCE, cbid))
 		return;
 	CUpti_ResourceData d;
 	memset(&d, 0, sizeof d);

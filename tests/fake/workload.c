@@ -70,7 +70,10 @@
  *   WL_STALL=I:MS[,I:MS...]  step I takes MS ms more (a host stall)
  *   WL_GAP=I:MS[,I:MS...]    MS ms of host work before step I's push (a stall
  *                            in the data loading between two step ranges)
- *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB)
+ *   WL_ERROR_AT=I            step I makes a failing cudaMalloc (1 TiB), in
+ *                            wl_oom_alloc (a call site of its own for --stacks)
+ *   WL_LEAK=BYTES            every step makes a cudaMalloc of BYTES it never
+ *                            frees, in wl_leak_alloc (a leak's call site)
  *   WL_RANGE_AT=I:NAME       step I holds a range NAME
  *   WL_READY=I:FILE          FILE is created when step I begins
  *   WL_GATE=I:FILE           step I waits (at most 20 s) until FILE exists
@@ -656,6 +659,22 @@ static void profiler_report(void)
 	printf("\n");
 }
 
+/* WL_LEAK's and WL_ERROR_AT's allocations, each a function of its own: the
+ * call sites the memory view names from their stacks */
+static __attribute__((noinline, noclone)) void *wl_leak_alloc(size_t bytes)
+{
+	void *p = NULL;
+	cudaMalloc(&p, bytes);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays on the stack */
+	return p;
+}
+static __attribute__((noinline, noclone)) void wl_oom_alloc(void)
+{
+	void *big = NULL;
+	cudaMalloc(&big, (size_t)1 << 40);
+	__asm__ volatile("" ::: "memory");
+}
+
 static int steps_mode(long n, long ms)
 {
 	profiler_setup();
@@ -665,7 +684,7 @@ static int steps_mode(long n, long ms)
 	fakeRegisterKernel((const void *)k_relu, "k_relu");
 	void *d = NULL;
 	cudaMalloc(&d, 4096);
-	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES");
+	const char *err_at = getenv("WL_ERROR_AT"), *times = getenv("WL_STEP_TIMES"), *leak = getenv("WL_LEAK");
 	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
 	for (long i = 0; i < n; i++) {
 		char name[32];
@@ -694,10 +713,10 @@ static int steps_mode(long n, long ms)
 			nvtxRangePushA(range);
 			nvtxRangePop();
 		}
-		if (err_at && atol(err_at) == i) {
-			void *big = NULL;
-			cudaMalloc(&big, (size_t)1 << 40);
-		}
+		if (leak)
+			wl_leak_alloc((size_t)atoll(leak)); /* kept: the leak */
+		if (err_at && atol(err_at) == i)
+			wl_oom_alloc();
 		const char *stall = step_knob("WL_STALL", i);
 		sleep_ms(ms + (stall ? atol(stall) : 0));
 		if ((i == prof.b || i == prof.d) && prof.on)

@@ -48,7 +48,7 @@ FAULT_SAN_TSAN := -O1 -g -fsanitize=thread -Wno-tsan
 SHIM_SAN_TESTS := $(SHIMT_DIR)/test_shim_unit $(SHIM_SETTINGS) \
 	$(filter-out %/run_test_fork_stress %/run_test_install,$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%)) \
 	$(FAULT_RUNNERS) $(SHIMT_DIR)/run_test_capture_range $(SHIMT_DIR)/run_test_flight \
-	$(SHIMT_DIR)/run_test_flight_rules
+	$(SHIMT_DIR)/run_test_flight_rules $(SHIMT_DIR)/run_test_memory_shim
 # TSan does not support a multi-threaded process that forks and then starts
 # threads in the child ("dup thread with used id"; even the untraced fork
 # workload fails under TSan): the tests whose fork child starts threads
@@ -57,7 +57,7 @@ SHIM_TSAN_TESTS := $(filter-out %/run_test_workload %/run_test_injection_once %/
 .PHONY: shim-san-bins shim-asan-test shim-tsan-test
 shim-san-bins: $(FAKE_CUPTI) $(FAKE_CUDART) $(FAKE_WORKLOAD) $(SHIM_CHECK) $(SHIM_UNIT) $(SHIM_SETTINGS) $(SHIM_SO) \
 	$(SHIM_SCRIPT_TESTS:%=$(SHIMT_DIR)/run_%) $(SHIMT_DIR)/run_test_capture_range \
-	$(SHIMT_DIR)/run_test_flight $(SHIMT_DIR)/run_test_flight_rules $(FAKE_NVML) \
+	$(SHIMT_DIR)/run_test_flight $(SHIMT_DIR)/run_test_flight_rules $(SHIMT_DIR)/run_test_memory_shim $(FAKE_NVML) \
 	$(FAULT_WORKLOAD) $(FAULT_CHECK) $(FAULT_RUNNERS) $(GPUPROF_BIN)
 
 shim-asan-test:

@@ -25,9 +25,8 @@ the bad one without and with --stacks, the fixed one without — and
                       sync of a job whose GPU work dominates);
   healthy             the healthy job gets nothing above low (both traces).
 
-A job whose expected rule is "" has no rule yet (serial_copies: exposed
-copies a second stream would hide): its first finding and measured saving
-are recorded, one SKIP line, no check.
+A job whose expected rule is "" has no rule yet: its first finding and
+measured saving are recorded, one SKIP line, no check.
 
 Prints one `ADVISE PASS|FAIL|SKIP job: check` line per check, then a
 markdown table (estimate vs measured, per job) for docs/ADVISE.md; writes
@@ -62,7 +61,7 @@ JOBS = {
     "slow_dataset": "input-bound",
     "large_pageable": "pageable-copy",
     "sync_gpu_bound": "fp32-matmul",
-    "serial_copies": "",
+    "serial_copies": "exposed-copies",
     "healthy": None,
 }
 # job -> a rule that must be found below the first one, with a smaller estimate

@@ -273,6 +273,8 @@ static void test_flight(void)
 	CHECK(gp_parse_trigger_rules("STEP>2.5", &r, err, sizeof err) == 0 && r.what == GP_RULE_STEP &&
 		      r.step_factor == 2.5, "step>2.5 without x, any case");
 	CHECK(gp_parse_trigger_rules("none", &r, err, sizeof err) == 0 && r.what == 0, "none");
+	CHECK(gp_parse_trigger_rules("OOM,cuda-error", &r, err, sizeof err) == 0 &&
+		      r.what == (GP_RULE_OOM | GP_RULE_CUDA_ERROR), "oom, any case: %s", err);
 	CHECK(gp_parse_trigger_rules("drop>50%", &r, err, sizeof err) == 0 && r.what == GP_RULE_DROP &&
 		      r.drop_pct == 50 && r.drop_window_ns == 10000000000ull,
 	      "drop>50%% takes the 10 s window: %s", err);
@@ -284,6 +286,7 @@ static void test_flight(void)
 		{"", "no rule"}, {"step>", "factor"}, {"step>1x", "1.1"}, {"step>3y", "1.1"}, {"idle>0%", "1 to 99"},
 		{"idle>100", "1 to 99"}, {"idle>5.5%", "1 to 99"}, {"range=", "name"}, {"range=a,range=b", "one range"},
 		{"step>3x,", "empty"}, {",cuda-error", "empty"}, {"cuda-errors", "not a rule"}, {"step<3x", "not a rule"},
+		{"ooms", "not a rule"},
 		{"range=0123456789012345678901234567890123456789012345678901234567890123", "63"},
 		{"drop>", "percentage"}, {"drop>0%", "1 to 99"}, {"drop>100%", "1 to 99"}, {"drop>50%x", "1 to 99"},
 		{"drop>50%/", "window"}, {"drop>50%/0.05s", "window"}, {"drop>50%/11min", "window"},

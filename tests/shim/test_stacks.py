@@ -6,7 +6,9 @@
    stk_level_c, stk_level_b, stk_level_a, main in the workload (then only
    _start), below the fake libcudart's cudaLaunchKernel; every frame lies in
    a module record; one STACK record per distinct site (interning).  The
-   same through CUDA 13's launch callback, __cudaLaunchKernel.
+   same through CUDA 13's launch callback, __cudaLaunchKernel.  main's
+   cudaMalloc has its stack (allocation calls: libprof's gp_alloc), its
+   cudaFree none.
 2. Sampling: 10000 launches from one site with GPUPROF_STACKS=1: every API
    record has the one stack id, the captures (gpuprof.stacks_captured) are
    16 + about 1/32 of the rest per site.
@@ -69,15 +71,20 @@ def check_chain(t, what):
     if E.check(mem and all(mem) and len(set(mem)) == 1, "%s: memset stack ids %s" % (what, mem)):
         wl = [symbolize(t, a, m) for a, m in t.native(mem[0]) if m and m["path"] == E.workload]
         E.check(wl[:1] == ["stk_memset"] and "main" in wl, "%s: memset frames %s" % (what, wl))
-    other = [a.get("stack", 0) for a in t.apis if a["name"] in ("cudaMalloc", "cudaFree")]
-    E.check(other and not any(other), "%s: malloc/free got stacks %s" % (what, other))
+    # an allocation call takes its stack (libprof's gp_alloc, every call), a free none
+    mal = api_stacks(t, "cudaMalloc")
+    if E.check(len(mal) == 1 and all(mal), "%s: cudaMalloc stack ids %s" % (what, mal)):
+        wl = [symbolize(t, a, m) for a, m in t.native(mal[0]) if m and m["path"] == E.workload]
+        E.check(wl[:1] == ["main"], "%s: cudaMalloc frames %s" % (what, wl))
+    free = api_stacks(t, "cudaFree")
+    E.check(free and not any(free), "%s: cudaFree got stacks %s" % (what, free))
 
 
 # 1. the known chain, every call captured
 t, err = run_stacks(3, {"GPUPROF_STACKS": "all"}, "all")
 check_chain(t, "all")
-E.check(len(t.stacks) == 2, "all: %d STACK records, want 2 (launch site, memset site)" % len(t.stacks))
-E.check(t.counters.get("gpuprof.stacks_captured") == 6 and t.counters.get("gpuprof.stacks_distinct") == 2,
+E.check(len(t.stacks) == 3, "all: %d STACK records, want 3 (launch, memset and cudaMalloc sites)" % len(t.stacks))
+E.check(t.counters.get("gpuprof.stacks_captured") == 7 and t.counters.get("gpuprof.stacks_distinct") == 3,
         "all: counters %s" % t.counters)
 
 # 1b. CUDA 13's runtime gives a <<<>>> launch its own callback,
@@ -100,10 +107,11 @@ t, _ = run_stacks(N, {"GPUPROF_STACKS": "1"}, "sampled")
 launches = api_stacks(t, "cudaLaunchKernel")
 E.check(len(launches) == N and all(launches) and len(set(launches)) == 1,
         "sampled: %d launches, %d without a stack, ids %s" % (len(launches), launches.count(0), set(launches)))
-E.check(len(t.stacks) == 2, "sampled: %d STACK records, want 2" % len(t.stacks))
+E.check(len(t.stacks) == 3, "sampled: %d STACK records, want 3 (with the cudaMalloc's)" % len(t.stacks))
 cap = t.counters.get("gpuprof.stacks_captured", -1)
-# per site 16 + Binomial(N - 16, 1/32): mean 312, sd 17.4; +-6 sd for both sites
-lo, hi = 2 * 16 + 2 * 312 - 150, 2 * 16 + 2 * 312 + 150
+# per site 16 + Binomial(N - 16, 1/32): mean 312, sd 17.4; +-6 sd for both
+# sites; and the one cudaMalloc (allocations: every call)
+lo, hi = 2 * 16 + 2 * 312 - 150 + 1, 2 * 16 + 2 * 312 + 150 + 1
 E.check(lo <= cap <= hi, "sampled: %d captures for 2 x %d calls, want %d..%d" % (cap, N, lo, hi))
 print("sampled: %d calls from 2 sites -> %d captures, %d stacks" % (2 * N, cap, len(t.stacks)))
 

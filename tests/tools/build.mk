@@ -8,7 +8,7 @@ TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
 	test_layers test_stats_threads test_window_read test_parquet test_captures test_advise_verdicts test_memory \
-	test_views_threads
+	test_widths test_views_threads
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -70,40 +70,46 @@ $(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c libprof/gp_launch.h $(FAKE_DIR)/
 		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
-# tools/analysis/opjoin + attribution: the one rule on a hand-made sequence
+# libprof/gp_alloc against the toolkit's callback ids (the fake CUPTI's lists)
+TEST_GP_ALLOC := $(TOOLST_DIR)/test_gp_alloc
+$(TEST_GP_ALLOC): tests/tools/test_gp_alloc.c libprof/gp_alloc.h $(FAKE_DIR)/fake_cbid_runtime.h \
+		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
+
+# tools/analysis/join/opjoin + attribution: the one rule on a hand-made sequence
 TEST_ATTRIBUTION := $(TOOLST_DIR)/test_attribution
-TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/analysis/opjoin.o \
+TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/analysis/join/opjoin.o \
 	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
 $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++
 
-# tools/analysis/opjoin: the join in time slices, merged, against one join
+# tools/analysis/join/opjoin: the join in time slices, merged, against one join
 TEST_OPJOIN_MERGE := $(TOOLST_DIR)/test_opjoin_merge
 $(TEST_OPJOIN_MERGE): tests/tools/test_opjoin_merge.c tests/tools/gen_common.h tests/tools/splitmix.h \
 		$(TEST_ATTRIBUTION_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
-# tools/analysis/slices: the slice runner's cuts, threads and merges
+# tools/analysis/core/slices: the slice runner's cuts, threads and merges
 TEST_SLICES := $(TOOLST_DIR)/test_slices
-TEST_SLICES_OBJS := $(B)/obj/tools/analysis/slices.o $(TEST_ATTRIBUTION_OBJS)
+TEST_SLICES_OBJS := $(B)/obj/tools/analysis/core/slices.o $(TEST_ATTRIBUTION_OBJS)
 $(TEST_SLICES): tests/tools/test_slices.c tests/tools/gen_common.h $(TEST_SLICES_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_SLICES_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lpthread
 
-# tools/analysis/intervals: streaming unions cut into time slices and merged, against one
+# tools/analysis/core/intervals: streaming unions cut into time slices and merged, against one
 TEST_IVPAIR_MERGE := $(TOOLST_DIR)/test_ivpair_merge
-TEST_IVPAIR_MERGE_OBJS := $(B)/obj/tools/analysis/intervals.o $(B)/obj/tools/common/util.o
+TEST_IVPAIR_MERGE_OBJS := $(B)/obj/tools/analysis/core/intervals.o $(B)/obj/tools/common/util.o
 $(TEST_IVPAIR_MERGE): tests/tools/test_ivpair_merge.c tests/tools/splitmix.h $(TEST_IVPAIR_MERGE_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_IVPAIR_MERGE_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
-# tools/analysis/attribution: the compact index against brute force, and its bytes per range
+# tools/analysis/join/attribution: the compact index against brute force, and its bytes per range
 TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
-TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/attribution.o $(B)/obj/tools/common/util.o
+TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/util.o
 $(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/splitmix.h $(TEST_ATTRIBUTION_INDEX_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_INDEX_OBJS) \
@@ -117,9 +123,15 @@ $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TES
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
-# tools/analysis/quantile and summary: the median sketch's error bound
+# common/report.c's fitting of a table to a width, demangle.c's name_fit
+TEST_TABLE_FIT := $(TOOLST_DIR)/test_table_fit
+$(TEST_TABLE_FIT): tests/tools/test_table_fit.c $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
+
+# tools/analysis/core/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
-TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/quantile.o $(B)/obj/tools/analysis/summary.o $(B)/obj/tools/common/util.o
+TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/core/quantile.o $(B)/obj/tools/analysis/core/summary.o $(B)/obj/tools/common/util.o
 $(TEST_QUANTILE): tests/tools/test_quantile.c tests/tools/splitmix.h $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
@@ -133,9 +145,9 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 	printf '#!/bin/sh\nexec python3 %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
-TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) \
+TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) \
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_REPORT_ROWS) $(TEST_TABLE_FIT) \
 	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the

@@ -74,6 +74,13 @@
  *            [20000, 25000) "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
  *            [1050000, 2050000) on stream 13 (not overlapped).
  *  comm-no   as comm, the NCCL kernel [100000, 900000) (overlapped).
+ *  copies    L 3 ms; pinned HtoD 64 MiB (async) call [10000, 15000) gpu
+ *            [20000, 1362178) on stream 7; 2 calls [1370000 + 10000 j,
+ *            +5000), kernels of 790 us from 1400000 (the copy and the
+ *            kernels one after the other on the compute stream).
+ *  copies-no as copies, the copy on stream 8 gpu [100000, 1442178) and the
+ *            calls [10000 + 10000 j, +5000), kernels from 20000 (the copy
+ *            runs beside them).
  *  outlier   L 1 ms, step 5 2 ms (a host pause: no call in [520000,
  *            2000000)); call [10000, 15000), kernel [20000, 520000).
  *  nosteps   no NVTX range; two kernels of different names (no steps to
@@ -154,13 +161,19 @@ static void kernel(uint32_t name, uint32_t stream, uint64_t c, uint64_t s, uint6
 	add(T0 + e, 2, &r);
 }
 
+static void copy_on(uint32_t stream, uint32_t kind, uint32_t srck, uint32_t dstk, uint64_t bytes, int async,
+		    uint64_t c, uint64_t s, uint64_t e)
+{
+	gp_record r;
+	rec_memcpy(&r, kind, srck, dstk, bytes, stream, c, T0 + s, T0 + e);
+	r.u.memcpy.flags = async ? 1 : 0;
+	add(T0 + e, 2, &r);
+}
+
 static void copy(uint32_t kind, uint32_t srck, uint32_t dstk, uint64_t bytes, int async, uint64_t c, uint64_t s,
 		 uint64_t e)
 {
-	gp_record r;
-	rec_memcpy(&r, kind, srck, dstk, bytes, 7, c, T0 + s, T0 + e);
-	r.u.memcpy.flags = async ? 1 : 0;
-	add(T0 + e, 2, &r);
+	copy_on(7, kind, srck, dstk, bytes, async, c, s, e);
 }
 
 /* a launch call [s, s + 5000) and its kernel */
@@ -235,12 +248,12 @@ static void meta(void)
 
 enum scenario {
 	HEALTHY, INPUT, INPUT_NO, SYNC, SYNC_NO, PAGEABLE, PAGEABLE_NO, SYNCCOPY, SYNCCOPY_NO, LAUNCH, FP32, FP32_NO,
-	FP32_HOST, FP32_AHEAD, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, ALLOC_LEAD, COMM, COMM_NO, OUTLIER, NOSTEPS, NSCEN
+	FP32_HOST, FP32_AHEAD, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, ALLOC_LEAD, COMM, COMM_NO, COPIES, COPIES_NO, OUTLIER, NOSTEPS, NSCEN
 };
 static const char *const scen_names[NSCEN] = {
 	"healthy", "input", "input-no", "sync", "sync-no", "pageable", "pageable-no", "synccopy", "synccopy-no",
 	"launch", "fp32", "fp32-no", "fp32-host", "fp32-ahead", "underpar", "underpar-no", "alloc", "alloc-no",
-	"alloc-lead", "comm", "comm-no", "outlier", "nosteps",
+	"alloc-lead", "comm", "comm-no", "copies", "copies-no", "outlier", "nosteps",
 };
 
 static uint64_t step_len(enum scenario sc, uint32_t k)
@@ -257,6 +270,7 @@ static uint64_t step_len(enum scenario sc, uint32_t k)
 	case FP32_AHEAD: return 100000;
 	case ALLOC_LEAD: return 2800000;
 	case COMM: case COMM_NO: return 2100000;
+	case COPIES: case COPIES_NO: return 3000000;
 	case OUTLIER: return k == 5 ? 2000000 : 1000000;
 	default: return 1000000;
 	}
@@ -363,6 +377,15 @@ static void one_step(enum scenario sc, uint32_t k, uint64_t s)
 		if (sc == COMM) launch(s + 20000, S_NCCL, 13, s + 1050000, s + 2050000, 4, 512, 1);
 		else launch(s + 20000, S_NCCL, 13, s + 100000, s + 900000, 4, 512, 1);
 		break;
+	case COPIES: case COPIES_NO: {
+		uint64_t c = corr++, at = sc == COPIES ? 1370000 : 10000, k0 = sc == COPIES ? 1400000 : 20000;
+		call(S_MEMCPY_ASYNC, CB_MEMCPY_ASYNC, c, s + 10000, s + 15000, 1);
+		if (sc == COPIES) copy(GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 67108864, 1, c, s + 20000, s + 1362178);
+		else copy_on(8, GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 67108864, 1, c, s + 100000, s + 1442178);
+		for (uint64_t j = 0; j < 2; j++)
+			launch(s + at + 10000 * j, S_BF16, 7, s + k0 + 790000 * j, s + k0 + 790000 * (j + 1), B, TH, 1);
+		break;
+	}
 	case OUTLIER:
 		launch(s + 10000, S_BF16, 7, s + 20000, s + 520000, B, TH, 1);
 		break;

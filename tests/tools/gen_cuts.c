@@ -29,7 +29,7 @@
  * time order by up to 40 steps: per step a short kernel written first,
  * timed a random while (up to 200 us, or up to 40 ms) after one longer than
  * any before it, written next.  So the longest GPU operation read before
- * each cut (the steps' prefix: analysis/steps_slice.h) is one written
+ * each cut (the steps' prefix: analysis/steps/steps_slice.h) is one written
  * after a record timed past the cut, which the pre-pass in slices must
  * place by its key (reports/stats_prepass_prefix.h). */
 #include <stdint.h>

@@ -36,7 +36,7 @@
  *   forward op range, the thread is the autograd thread's).
  * --layer-ranges: the ranges `gpuprof run --layers` has the job open
  * around autograd nodes' backward ("gpuprof.backward PATH",
- * analysis/layer_ranges.h), around new launches (stack 5) on pt_autograd_0:
+ * analysis/layers/layer_ranges.h), around new launches (stack 5) on pt_autograd_0:
  *   "...GPT2Model > GPT2Block > GPT2Attention > Linear" around 40 (500)
  *     and 41 (700), with "...GPT2Model > GPT2Block > GPT2MLP" (depth 1)
  *     inside it around 41;

@@ -43,7 +43,7 @@
 
 enum { S_CMD = 1, S_HOST, S_MAIN, S_GPU, S_LAUNCH, S_MALLOC, S_MEMALLOC, S_FREE, S_KERNEL, S_PY_LEAK, S_PY_FWD,
        S_PY_ATTN, S_STEP0 };
-enum { CB_LAUNCH = 211, CB_MALLOC = 20, CB_FREE = 22, CB_MEMALLOC = 258 };
+enum { CB_LAUNCH = 211, CB_MALLOC = 20, CB_FREE = 22, CB_MEMALLOC = 243 };
 enum { STACK_LEAK = 1, STACK_FWD = 2, STACK_ATTN = 3 };
 
 struct item { uint64_t emit, seq; uint32_t src; gp_record r; };

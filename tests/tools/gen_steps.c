@@ -35,7 +35,7 @@
  *                                 record at 10 s (CUPTI returned that buffer
  *                                 late, as on the committed MNIST trace)
  *   gen_steps --workload W OUT    a GPU-bound training job for the trace
- *                                 method (W: cnn, layers, extra10; below)
+ *                                 method (W: cnn, layers, extra10, hf; below)
  *   gen_steps --repeat R OUT      a repeat that is no training step (R:
  *                                 compile, one; write_repeat)
  *
@@ -96,7 +96,14 @@
  *           kernel of a backward layer cuts the step into 5 alike segments
  *           and a longer sixth (a sub-loop).
  *  extra10: layers, 33 steps, and a grad_norm kernel at the end of steps 5,
- *           15, 25 (every 10 steps). */
+ *           15, 25 (every 10 steps).
+ *  hf:      the cnn's kernels without autotuning, the copies and memsets of a
+ *           Hugging Face Trainer step (the H100 runs of 2026-12-06): its
+ *           input is two 8,192-byte host-to-device copies (not the 1 MiB and
+ *           1 KiB ones), two 4-byte memsets (after the pool and after the
+ *           loss), a 1-byte device-to-host copy after the loss and two after
+ *           the optimizer: no copy or memset occurs once a step; 37
+ *           operations. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,20 +371,54 @@ static void write_steady(int nvtx, uint32_t nsteps)
 	}
 }
 
-/* One operation of a workload step: a kernel name, or a copy (name 0) of
- * `bytes`, or a memset (name 1); launched from the autograd thread when bwd. */
-struct wop { uint32_t name; uint64_t bytes; int bwd; };
+/* One operation of a workload step: a kernel name, or a host-to-device
+ * copy (name 0) of `bytes` (a device-to-host one: name 0 and dtoh), or a
+ * memset (name 1); launched from the autograd thread when bwd. */
+struct wop { uint32_t name; uint64_t bytes; int bwd, dtoh; };
 
 static size_t wpush(struct wop *v, size_t n, uint32_t name, uint64_t bytes, int bwd)
 {
-	v[n].name = name; v[n].bytes = bytes; v[n].bwd = bwd;
+	v[n].name = name; v[n].bytes = bytes; v[n].bwd = bwd; v[n].dtoh = 0;
 	return n + 1;
 }
 
-/* The operations of step k of workload w (w: 'c' cnn, 'l' layers, 'x' extra10). */
+static size_t wpush_dtoh(struct wop *v, size_t n, uint64_t bytes)
+{
+	n = wpush(v, n, 0, bytes, 0);
+	v[n - 1].dtoh = 1;
+	return n;
+}
+
+/* The operations of step k of workload w (w: 'c' cnn, 'l' layers, 'x' extra10, 'h' hf). */
 static size_t workload_step(int w, uint32_t k, struct wop *v)
 {
 	size_t n = 0;
+	if (w == 'h') {
+		n = wpush(v, n, 0, 8192, 0);
+		n = wpush(v, n, 0, 8192, 0);
+		for (int i = 0; i < 4; i++) {
+			n = wpush(v, n, W_CONV, 0, 0);
+			n = wpush(v, n, W_BN, 0, 0);
+			n = wpush(v, n, W_RELU, 0, 0);
+		}
+		n = wpush(v, n, W_POOL, 0, 0);
+		n = wpush(v, n, 1, 4, 0);
+		n = wpush(v, n, W_HEAD, 0, 0);
+		n = wpush(v, n, W_LOSS, 0, 0);
+		n = wpush(v, n, 1, 4, 0);
+		n = wpush_dtoh(v, n, 1);
+		n = wpush(v, n, W_LOSS_BWD, 0, 1);
+		n = wpush(v, n, W_HEAD_BWD, 0, 1);
+		for (int i = 0; i < 4; i++) {
+			n = wpush(v, n, W_RELU_BWD, 0, 1);
+			n = wpush(v, n, W_BN_BWD, 0, 1);
+			n = wpush(v, n, W_CONV_BWD, 0, 1);
+		}
+		n = wpush(v, n, W_OPT, 0, 0);
+		n = wpush_dtoh(v, n, 1);
+		n = wpush_dtoh(v, n, 1);
+		return n;
+	}
 	n = wpush(v, n, 0, 1 << 20, 0);
 	n = wpush(v, n, 0, 1024, 0);
 	if (w == 'c') {
@@ -476,7 +517,8 @@ static void write_workload(int w)
 			api(v[i].bwd ? A : M, v[i].bwd ? P + 1 : P, v[i].name > 1 ? S_LAUNCH : S_MEMCPY, corr, cs,
 			    cs + 1000);
 			gpu += v[i].name == W_HEAD ? 3000 : 100;
-			if (v[i].name == 0) memcpy_op(G, 7, corr, v[i].bytes, GP_COPY_HTOD, gpu, gpu + dur);
+			if (v[i].name == 0)
+				memcpy_op(G, 7, corr, v[i].bytes, v[i].dtoh ? GP_COPY_DTOH : GP_COPY_HTOD, gpu, gpu + dur);
 			else if (v[i].name == 1) memset_op(G, 7, corr, v[i].bytes, gpu, gpu + dur);
 			else kernel(G, v[i].name, 7, corr, gpu, gpu + dur, 0);
 			gpu += dur;
@@ -515,14 +557,15 @@ int main(int argc, char **argv)
 		}
 		else if (!strcmp(argv[i], "--workload") && i + 1 < argc - 1) {
 			const char *wn = argv[++i];
-			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x' : -1;
+			workload = !strcmp(wn, "cnn") ? 'c' : !strcmp(wn, "layers") ? 'l' : !strcmp(wn, "extra10") ? 'x'
+				   : !strcmp(wn, "hf") ? 'h' : -1;
 		} else break;
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 8 || workload < 0 || repeat < 0 ||
 	    (capture_a >= 0 && (!steady || capture_a >= capture_b || capture_b > (long)nsteps || nsteps > W_MAXSTEPS)) ||
 	    (no_history && capture_a < 0)) {
 		fprintf(stderr, "usage: gen_steps [--steady [--no-nvtx] [--steps N>=8] [--late-kernel K] [--capture A:B [--no-history]]] [--ranges-first] [--late-activity] "
-			"[--windows] [--workload cnn|layers|extra10] [--repeat compile|one] OUT\n");
+			"[--windows] [--workload cnn|layers|extra10|hf] [--repeat compile|one] OUT\n");
 		return 1;
 	}
 	uint32_t pid = repeat ? 7000 : workload ? 6000 : steady ? 5000 : 4000;

@@ -72,6 +72,10 @@ alloc-lead (L 2.8e6, GPU-bound but for the churn): the GPU drains at
   without the free is the GPU's 2.2 ms: 600000 saved a step once the host
   runs ahead.  (With the window closing at the first work issued again,
   the 210000 of host work would be host-gaps: 388000.)
+copies (L 3e6): the 64 MiB copy [20000, 1362178) runs with no kernel beside
+it: exposed 1342178 per step; compute 2 x 790000 = 1580000; saving
+min(1342178, 1580000) x 1.0 = 1342178, 44.7 %: high.  copies-no: the copy
+[100000, 1442178) lies inside the kernels [20000, 1600000): none exposed.
 comm (L 2.1e6): NCCL [1050000, 2050000) after the compute kernel: exposed
   1e6 per step; saving half of min(1e6, compute 1e6) = 500000 (23.8 %).
 outlier: step 5 takes 2e6, the others 1e6: (2e6 - 1e6) / 10 = 100000 per
@@ -223,6 +227,16 @@ with tt.tmpdir() as d:
 
     fires(d, "comm", "exposed-comm", "high", 1000000, 500000)
     quiet(d, "comm-no", "exposed-comm")
+    # exposed copies: saving = min(exposed copy time, compute) = min(1342178, 1580000)
+    fires(d, "copies", "exposed-copies", "high", 1342178, 1342178)
+    quiet(d, "copies-no", "exposed-copies")
+    # a pageable copy is judged first; the exposed copies get no estimate
+    # until it is pinned (it cannot overlap before)
+    res = advise(d, gen(d, "pageable"))
+    ec = [f for f in res["findings"] if f["rule"] == "exposed-copies"]
+    tt.eq([(f["severity"], f.get("saving_ns_per_step")) for f in ec], [("info", None)],
+          "pageable: exposed-copies without an estimate")
+    tt.eq(res["findings"][0]["rule"], "pageable-copy", "pageable: pageable-copy first")
 
     res, f = fires(d, "outlier", "outlier-steps", "medium", 100000, 100000)
     tt.eq(f["records"]["step"], 5, "outlier: the step to look at")

@@ -54,7 +54,7 @@ with tt.tmpdir() as d:
 
     # ---------------- a compile-dominated job: the repeats are not its step
     comp = gen(os.path.join(d, "compile.gpuprof"), "--repeat", "compile")
-    p = tt.gp("advise", comp)
+    p = tt.gp("advise", "--width", "0", comp)  # the sentence on one line
     tt.expect("no training step was found: the steps found launched 6.7 % of the process's kernel time" in p.stdout
               and "no findings" not in p.stdout, "compile: " + p.stdout)
     cj = advise_json(comp)

@@ -1,4 +1,4 @@
-/* test_attribution.c — the one attribution rule (tools/analysis/opjoin.h +
+/* test_attribution.c — the one attribution rule (tools/analysis/join/opjoin.h +
  * attribution.h) on a hand-made sequence: GPU operations joined to their
  * launch call by (pid, correlation id) — runtime and driver record of one
  * launch merged, a graph launch's kernels, an operation that arrives before
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "gen_common.h"
-#include "analysis/attribution.h"
-#include "analysis/opjoin.h"
+#include "analysis/join/attribution.h"
+#include "analysis/join/opjoin.h"
 #include "common/tool.h"
 
 static int fails;

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/attribution.h"
+#include "analysis/join/attribution.h"
 #include "splitmix.h"
 
 static int fails;

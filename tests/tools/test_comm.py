@@ -16,7 +16,7 @@ Collectives by order: #1 starts 25000 / 28000 -> wait r0 3000, r1 0;
   #2 75000 / 74000 -> r0 0, r1 1000; #3 130000 / 129000 -> r0 0, r1 1000.
   Wait r0 3000 (11.54 % of Comm, max 3000), r1 2000 (8 %, max 1000).
 Steps (kernels by the start of their launch call, any thread of the process:
-the one attribution rule, tools/analysis/attribution.h; rank 1's kernel
+the one attribution rule, tools/analysis/join/attribution.h; rank 1's kernel
 without a launch call belongs to no step):
   r0 step 0 [1000,51000): gemm x3 + AllReduce#1: comm 10000, compute 20000,
      overlap 5000, wait 3000
@@ -108,7 +108,7 @@ with tt.tmpdir() as d:
           "nvtx --by process on one rank's trace: the header's rank")
 
     # table and csv: same figures, the note says how wait was matched
-    tab = tt.gp("stats", "--report", "comm", m).stdout
+    tab = tt.gp("stats", "--report", "comm", "--width", "0", m).stdout
     tt.expect("3 collectives matched across 2 ranks" in tab, "table note on matching:\n" + tab)
     tt.expect("    0  3000             3     26,000" in tab, "table row rank 0:\n" + tab)
     csv = tt.gp("stats", "--report", "comm", "--format", "csv", m).stdout.splitlines()
@@ -131,7 +131,7 @@ with tt.tmpdir() as d:
     tt.eq(rows(st["comm"], RANK_KEYS), [R0[:9] + (0, 0.0, 0)], "single rank: wait 0")
     tt.eq([r["wait_ns"] for r in st["comm_steps"]], [0, 0], "single rank: step waits 0")
     tt.eq(err, "", "single rank: no complaint")
-    tab = tt.gp("stats", "--report", "comm", r0).stdout
+    tab = tt.gp("stats", "--report", "comm", "--width", "0", r0).stdout
     tt.expect("the trace has one rank" in tab, "single-rank note:\n" + tab)
 
     # --- the launcher's trace (no kernels) merged in: left out, waits unchanged
@@ -141,7 +141,7 @@ with tt.tmpdir() as d:
     st, err = stats_json(m3, "--report", "comm")
     tt.eq(rows(st["comm"], RANK_KEYS), [R0, R1], "3 processes, launcher without kernels left out")
     tt.eq(rows(st["comm_steps"], STEP_KEYS), STEPS, "steps on the launcher's time axis")
-    tt.expect("processes without kernels (a launcher) are left out" in tt.gp("stats", "--report", "comm", m3).stdout,
+    tt.expect("processes without kernels (a launcher) are left out" in tt.gp("stats", "--report", "comm", "--width", "0", m3).stdout,
               "note on the left-out launcher")
 
     # --- a process with kernels but no rank (gen_trace's, pid 1000): shown, not matched
@@ -152,7 +152,7 @@ with tt.tmpdir() as d:
     tt.eq(rows(st["comm"], RANK_KEYS), [R0, R1, (None, 1000, 0, 0, 5, 49000, 0, None, 0, None, None, None)],
           "unranked process beside the ranks: no wait, ranks still matched")
     tt.eq(err, "", "unranked process: no complaint")
-    tt.expect("Processes without a rank (1) take no part" in tt.gp("stats", "--report", "comm", mp).stdout,
+    tt.expect("Processes without a rank (1) take no part" in tt.gp("stats", "--report", "comm", "--width", "0", mp).stdout,
               "note on the unranked process")
 
     # --- mismatched collective counts: the note, no wait figures, the rest intact
@@ -169,7 +169,7 @@ with tt.tmpdir() as d:
     tt.eq([r["wait_ns"] for r in st["comm_steps"]], [None] * 4, "count mismatch: no step waits")
     tt.expect("rank 0 ran 3 NCCL kernels, rank 1 ran 2" in err and "no wait figures" in err,
               "count mismatch said on stderr: " + err)
-    tab = tt.gp("stats", "--report", "comm", md).stdout
+    tab = tt.gp("stats", "--report", "comm", "--width", "0", md).stdout
     tt.expect("Wait: not computed" in tab and "rank 0 ran 3 NCCL kernels, rank 1 ran 2" in tab,
               "count mismatch note:\n" + tab)
 
@@ -199,7 +199,7 @@ with tt.tmpdir() as d:
     tt.eq(p.returncode, 0, "no kernels: exit 0")
     tt.eq(json.loads(p.stdout), {"comm": [], "comm_steps": []}, "no kernels: empty tables")
     tt.expect("the trace has no kernel records" in p.stderr, "no kernels: said on stderr: " + p.stderr)
-    tab = tt.gp("stats", "--report", "comm", la).stdout
+    tab = tt.gp("stats", "--report", "comm", "--width", "0", la).stdout
     tt.expect("none, the trace has no kernels" in tab and "(no data)" in tab, "no kernels: table says so:\n" + tab)
     st, err = stats_json(la)
     tt.expect("comm" not in st and err == "", "no kernels: comm not in the default set, no complaint")
@@ -241,5 +241,5 @@ with tt.tmpdir() as d:
                 union += e - end
                 end = e
         tt.eq((r["compute_kernels"], r["compute_ns"]), (len(iv), union), "pid %d: kernels and their union" % r["pid"])
-    tt.expect("No NCCL kernels" in tt.gp("stats", "--report", "comm", mw).stdout, "workload: no-NCCL note")
+    tt.expect("No NCCL kernels" in tt.gp("stats", "--report", "comm", "--width", "0", mw).stdout, "workload: no-NCCL note")
 tt.finish()

@@ -28,6 +28,11 @@ bcomp stats --per >"$d/o"
 grep -qx -- --per-step "$d/o" || bad "bash: stats --per: $(cat "$d/o")"
 [ "$(bcomp stats "" | tr '\n' ' ')" = "a.gpuprof b.gpuprof sub/ " ] || bad "bash: trace files: $(bcomp stats "" | tr '\n' ' ')"
 [ "$(bcomp help ad)" = advise ] || bad "bash: help ad"
+# the table options of every command that prints tables (main takes them)
+for c in info stats steps memory advise diff; do
+	bcomp $c --wid | grep -qx -- --width || bad "bash: $c --wid: $(bcomp $c --wid)"
+done
+[ "$(bcomp advise --names f)" = full ] || bad "bash: advise --names f: $(bcomp advise --names f)"
 
 if command -v zsh >/dev/null 2>&1; then
 	# zsh: the function with compadd and _files stubbed to print what they get

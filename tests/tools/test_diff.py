@@ -208,7 +208,8 @@ for name, args, delta, buckets in cases:
     eq((st["runs_a"], st["runs_b"], st["noise_pct"], st["basis"]),
        (1, 1, 0, "steps: Mann-Whitney U and the noise floor"), f"{name}: one run a side")
     head = js["diff"][0]["headline"]
-    eq(head, gp("diff", "--noise", "0", a, b).stdout.splitlines()[0],
+    # --width 0: the headline on one line (it wraps at the width otherwise)
+    eq(head, gp("diff", "--noise", "0", "--width", "0", a, b).stdout.splitlines()[0],
        f"{name}: the text output's first line is the headline")
     # the default floor, 15 %: only the changes of 15 % or more are called
     dflt = diff_json(a, b)["diff_steps"][0]
@@ -432,7 +433,7 @@ js = diff_json(ma, mb)
 eq([(x["rank"], x["delta_median_ns"]) for x in js["diff_steps"]], [(0, -35000), (1, -100000)],
    "merged: rank 0 -35 us (flash), rank 1 -100 us (gemm)")
 eq([(x["rank"], x["pid_a"], x["pid_b"]) for x in js["diff"]], [(0, 7000, 7000), (1, 7001, 7001)], "merged: pairs")
-text = gp("diff", ma, mb).stdout.splitlines()
+text = gp("diff", "--width", "0", ma, mb).stdout.splitlines()
 expect(text[0].startswith("rank 0: B: kernels only in A") and text[1].startswith("rank 1: Same command line") and
        all("Step time" in t for t in text[:2]),
        "merged: one headline per rank first")

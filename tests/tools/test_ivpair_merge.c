@@ -1,4 +1,4 @@
-/* test_ivpair_merge.c — streaming unions (analysis/intervals.h) cut into
+/* test_ivpair_merge.c — streaming unions (analysis/core/intervals.h) cut into
  * time slices and merged (ivpair_merge, ivset_merge_cut), against one pair
  * fed every interval: random kernel and copy intervals on three streams
  * (starts increasing with random gaps, durations up to many gaps long,
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/intervals.h"
+#include "analysis/core/intervals.h"
 #include "splitmix.h"
 
 static int fails;

@@ -303,7 +303,7 @@ def test_matrix_sh(d):
     res = os.path.join(d, "res")
     env.update(GPUPROF_CUPTI=fake_cupti, GPUPROF=tt.GPUPROF, RESULTS_DIR=res, MATRIX_CMD_fake=job,
                MATRIX_CMD_crash=crash, WORKLOADS="fake crash", JOBS="2", BUILD="selftest",
-               OPTIONS="default stacks gpu-window status pm-sampling flight-recorder sample-steps "
+               OPTIONS="default stacks memory gpu-window status pm-sampling flight-recorder sample-steps "
                        "extra:--api=all+--flush-ms=50")
     p = subprocess.run(["bash", MATRIX], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     tt.eq(p.returncode, 1, "matrix.sh with a crashing row: exit (stderr %r)" % p.stderr[-500:])
@@ -311,7 +311,7 @@ def test_matrix_sh(d):
     tt.expect(md and md in p.stdout, "matrix.md is what was printed")
     tt.expect("Compatibility matrix: build selftest" in md, "title names the build")
     c = cells_of(md)
-    for o in ("default", "stacks", "status", "extra"):
+    for o in ("default", "stacks", "memory", "status", "extra"):
         tt.eq(c.get(("fake", o)), "ok (k=85)", "fake × %s" % o)
     tt.eq(c.get(("fake", "gpu-window")), "ok (k=85, n/a)", "fake × gpu-window")
     tt.expect(c.get(("fake", "pm-sampling"), "").startswith("ok"), "fake × pm-sampling: %r" % c.get(("fake", "pm-sampling")))
@@ -321,7 +321,7 @@ def test_matrix_sh(d):
     # the shim's step finder): its trace has no kernel, and its gpuprof: line
     # says so (docs/FLIGHT.md, "Step sampling"): ok*, k=0
     tt.eq(c.get(("fake", "sample-steps")), "ok* (k=0, n/a)", "fake × sample-steps")
-    for o in ("default", "stacks", "gpu-window", "status", "pm-sampling", "flight-recorder", "sample-steps",
+    for o in ("default", "stacks", "memory", "gpu-window", "status", "pm-sampling", "flight-recorder", "sample-steps",
               "extra"):
         tt.eq(c.get(("crash", o)), "FAIL rc=139", "crash × %s" % o)
     tt.expect("`--api=all --flush-ms=50`" in md, "a NAME:ARG+ARG option set's arguments")

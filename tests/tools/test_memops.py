@@ -48,7 +48,7 @@ with tt.tmpdir() as d:
     if len(h2d) == 2:
         tt.expect(h2d["pageable"]["throughput_gb_per_s"] < h2d["pinned"]["throughput_gb_per_s"],
                   "mnist: pageable copies slower than pinned")
-    tab = tt.gp("stats", "--report", "memops", MNIST).stdout
+    tab = tt.gp("stats", "--report", "memops", "--width", "0", MNIST).stdout  # headings on one line
     tt.expect("Throughput (GB/s)" in tab and "pageable" in tab and "pinned" in tab, "memops table columns")
 
     # ---- gen_trace: no sync or memory records -> not in the default set

@@ -63,7 +63,7 @@ with tt.tmpdir() as d:
                       tol=1e-9)
     tt.expect(len({r["pid"] for r in st["kernels"]}) == 2, "kernels of both ranks")
     # the table shows PID and Rank for the merged trace, not for one rank
-    tab = tt.gp("stats", "--report", "api,kernels,nvtx", m).stdout
+    tab = tt.gp("stats", "--report", "api,kernels,nvtx", "--width", "0", m).stdout  # headings on one line
     for rep in ("api", "kernels", "nvtx"):
         cols = [c.strip() for c in columns(tab, rep) if c.strip()]
         tt.expect("PID" in cols and "Rank" in cols, f"{rep} table of the merged trace: PID and Rank columns {cols}")

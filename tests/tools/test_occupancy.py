@@ -5,7 +5,7 @@ stats`, against hand computations on `gen_trace --occ` (H200-like device:
 memory per SM, warp 32, cc 9.0), then sanity on the committed real H200
 traces (values present and inside [0, 100] %).
 
-Rules (tools/analysis/occupancy.h): registers per warp rounded up to 256, warps by
+Rules (tools/analysis/gpu/occupancy.h): registers per warp rounded up to 256, warps by
 registers rounded down to a multiple of 4; shared memory per block + 1 KiB
 reserved (cc >= 8.0) rounded up to 128 B.  Grid occupancy on an occupied SM:
 min(blocks per SM by the limits, ceil(blocks / 132)) x warps/block / 64.

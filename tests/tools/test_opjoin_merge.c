@@ -1,5 +1,5 @@
 /* test_opjoin_merge.c — the correlation-id join in time shards
- * (analysis/opjoin.h: opjoin_merge): a random launch sequence read by one
+ * (analysis/join/opjoin.h: opjoin_merge): a random launch sequence read by one
  * join, and read in slices of time (each record to the slice of its time,
  * in the one join's order), one join per slice, merged in time order — in
  * sequence and as stats_shards.c's tree — then finished.  The operations
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "gen_common.h"
-#include "analysis/opjoin.h"
+#include "analysis/join/opjoin.h"
 #include "common/tool.h"
 #include "splitmix.h"
 

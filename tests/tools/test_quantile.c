@@ -1,4 +1,4 @@
-/* test_quantile.c — tools/analysis/quantile (the median sketch of `stats`)
+/* test_quantile.c — tools/analysis/core/quantile (the median sketch of `stats`)
  * and the summary's switch from exact values to it: on generated large
  * distributions, every quantile read from the histogram is within
  * QSKETCH_REL_ERR of the exact value (computed here by sorting a copy), and
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/quantile.h"
-#include "analysis/summary.h"
+#include "analysis/core/quantile.h"
+#include "analysis/core/summary.h"
 #include "common/util.h"
 #include "splitmix.h"
 

@@ -2,7 +2,7 @@
 the exact paths give, on traces from bench/bigtrace/gen_bigtrace (a
 realistic training mix; no GPU).
 
- * GPU utilisation summed as the trace streams (analysis/gpu_activity.h: a
+ * GPU utilisation summed as the trace streams (analysis/gpu/gpu_activity.h: a
    process with settings and no windows) = the same trace whose process has
    no settings (every interval kept, merged at the end): identical util and
    comm tables, on 400k events (~170k kernels: the device is cut several

@@ -1,4 +1,4 @@
-/* test_slices.c — the slice runner (tools/analysis/slices.h) over a trace
+/* test_slices.c — the slice runner (tools/analysis/core/slices.h) over a trace
  * of N kernels, one every 10 ns (kernel i: correlation id i + 1), for k =
  * 1 to 17 slices: the cuts cover the trace's time end to end (the first
  * from 0, the last to the end, each slice starting where the one before
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "gen_common.h"
-#include "analysis/slices.h"
+#include "analysis/core/slices.h"
 #include "common/tool.h"
 
 static int fails;

@@ -10,7 +10,7 @@ Kernel Time differs).  launch_sites and layers take the stacks, which every
 slice of a format 1.4 trace reads (gen_stacks: its sites by every --site
 rule; gen_layers: its layer tree, backward kernels by emit_nvtx's sequence
 numbers).  The steps analysis (steps, util's default span) runs in the
-slices too (analysis/steps_slice.h): each slice's engine from a lead-in,
+slices too (analysis/steps/steps_slice.h): each slice's engine from a lead-in,
 its state at the cut compared with the one the slice before ends in (equal:
 its steps are one pass's; else the slice before goes on over its records):
 gen_steps' traces, bigtraces whose cuts fall inside steps, and traces where
@@ -159,7 +159,7 @@ with tt.tmpdir() as d:
         same_as_one(lay, f"gen_layers {opt}: all reports")
 
     # windows and util: the busy intervals in shards, their streaming
-    # unions merged at the cuts (analysis/intervals.h ivpair_merge); util's
+    # unions merged at the cuts (analysis/core/intervals.h ivpair_merge); util's
     # default span (the steps') takes a pass of its own over the GPU
     # operations at the end, in slices too.  With a lag of 512 intervals
     # (GPUPROF_UNION_LAG; none of these traces has a record that late) the
@@ -323,7 +323,7 @@ with tt.tmpdir() as d:
             tt.eq(p.returncode, one.returncode, f"gen_cuts {what}: exit status, --threads {n}")
             tt.expect(p.stdout == one.stdout, f"gen_cuts {what}: output, --threads {n}")
             tt.eq(p.stderr, one.stderr, f"gen_cuts {what}: messages, --threads {n}")
-    # the steps analysis in slices (analysis/steps_slice.h): steps and util
+    # the steps analysis in slices (analysis/steps/steps_slice.h): steps and util
     # (its default span is the steps') run in the shards; a slice's engine
     # starts from a lead-in before its cut, and its state at the cut must
     # equal the one the slice before ends in, or that one goes on over its

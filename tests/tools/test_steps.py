@@ -229,8 +229,15 @@ with tt.tmpdir() as d:
     # errors
     p = tt.gp("steps", "--method", "bogus", cat, check=False)
     tt.eq(p.returncode, 1, "--method bogus: usage error")
-    p = tt.gp("steps", "--step-range", "x", "--method", "trace", cat, check=False)
-    tt.eq(p.returncode, 1, "--step-range with --method trace: usage error")
+    # every command that finds steps parses and checks its step options
+    # alike (cmd/stepopt.h): report and diff ran with --method trace and
+    # ignored --step-range
+    for cmd in (["steps"], ["advise"], ["report", "-o", os.path.join(d, "r.html")], ["diff", cat]):
+        p = tt.gp(*cmd, "--step-range", "x", "--method", "trace", cat, check=False)
+        tt.eq(p.returncode, 1, f"{cmd[0]}: --step-range with --method trace: usage error")
+        tt.expect("does not go with --method trace" in p.stderr, f"{cmd[0]}: the message: {p.stderr!r}")
+        p = tt.gp(*cmd, "--method", "bogus", cat, check=False)
+        tt.expect(p.returncode == 1 and "unknown --method 'bogus'" in p.stderr, f"{cmd[0]}: --method bogus")
     junk = os.path.join(d, "junk.gpuprof")
     with open(junk, "wb") as f:
         f.write(b"not a trace at all" * 10)

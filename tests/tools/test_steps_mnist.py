@@ -12,7 +12,7 @@ the definitions):
  - `stats --report nvtx` gives every range the same GPU time (backward's =
    the independent figure; --attribution same-thread the main thread's);
  - `stats --report comm_steps` and `nvtx` launched the same kernels in every
-   step as the steps report (one rule: tools/analysis/attribution.h);
+   step as the steps report (one rule: tools/analysis/join/attribution.h);
  - `stats --report util` measures over the steps' span by default (steps 2..54,
    warm-up left out): its busy time is the union of the kernel intervals
    inside [step 2's start, step 54's end), recomputed here, and its busy %

@@ -4,7 +4,7 @@ for byte, with the same messages and exit status:
 
  * `gpuprof steps` and `gpuprof advise` (docs/ADVISE.md: every finding
    and figure, JSON with --all), whose steps analysis runs its second pass
-   in slices (analysis/steps_slice.h: each slice's engine from a lead-in;
+   in slices (analysis/steps/steps_slice.h: each slice's engine from a lead-in;
    advise's steps_slice_pass), also where every lead-in falls short of one
    pass's state (GPUPROF_STEPS_LEAD=1us: the slice before reads the slice
    again);

@@ -24,6 +24,7 @@ struct cli_command {
 	const char *alias_of, *alias_usage;
 	int reads;                                 /* reads trace files: takes --threads */
 	const char *alias_report;                  /* an alias of stats: the --report it names */
+	int tables;                                /* prints tables: takes --width and --names (tabopt.h) */
 };
 
 extern const struct cli_command cli_commands[];

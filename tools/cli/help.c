@@ -113,6 +113,19 @@ static void put_wrapped(FILE *f, const char *text, int indent)
 	fputc('\n', f);
 }
 
+/* "The commands that print tables (info, stats, ...) also take ...": the
+ * commands from the table. */
+static void table_commands(char *buf, size_t n)
+{
+	size_t l = (size_t)snprintf(buf, n, "The commands that print tables (");
+	for (size_t i = 0, k = 0; i < cli_ncommands && l < n; i++)
+		if (cli_commands[i].tables)
+			l += (size_t)snprintf(buf + l, n - l, "%s%s", k++ ? ", " : "", cli_commands[i].name);
+	if (l < n)
+		snprintf(buf + l, n - l, ") also take --width N (lines fit N columns; default: the terminal's, "
+					 "else $COLUMNS, else 120; 0: no limit) and --names base|full|mangled.");
+}
+
 void cli_usage(FILE *f)
 {
 	fprintf(f, "usage: gpuprof <command> [options] [args]\n"
@@ -127,8 +140,11 @@ void cli_usage(FILE *f)
 	}
 	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
 		   "the trace, and in stats compute the reports that merge over slices of\n"
-		   "time (default: the online processors; the output is the same).\n"
-		   "\n'gpuprof <command> --help' (or 'gpuprof help <command>') shows a command's\n"
+		   "time (default: the online processors; the output is the same).\n");
+	char tables[256];
+	table_commands(tables, sizeof(tables));
+	put_wrapped(f, tables, 0);
+	fprintf(f, "\n'gpuprof <command> --help' (or 'gpuprof help <command>') shows a command's\n"
 		   "usage and main options; 'gpuprof help --full <command>' or\n"
 		   "'man gpuprof-<command>' every option.\n"
 		   "exit status: 0 ok, 1 usage error, 2 unreadable or damaged input;\n"
@@ -253,7 +269,11 @@ void cli_man(FILE *f, const struct cli_command *c)
 		fputs(".SH OPTIONS\n.TP\n\\fB\\-\\-threads\\fR \\fIN\\fR\n"
 		      "The commands that read traces: threads that decode the trace, and in stats compute the "
 		      "reports that merge over slices of time (default: the online processors; the output is "
-		      "the same).\n.TP\n\\fB\\-\\-version\\fR\nThe version and the trace format.\n"
+		      "the same).\n.TP\n\\fB\\-\\-width\\fR \\fIN\\fR, \\fB\\-\\-names\\fR \\fIFORM\\fR\n", f);
+		char tables[256];
+		table_commands(tables, sizeof(tables));
+		roff_line(f, tables);
+		fputs(".TP\n\\fB\\-\\-version\\fR\nThe version and the trace format.\n"
 		      ".SH EXIT STATUS\n0 ok, 1 usage error, 2 unreadable or damaged input; \\fBrun\\fR exits "
 		      "with the job's status.\n.SH SEE ALSO\n",
 		      f);

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/help.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 /* Whether args ask for the help: -h or --help before "--" (for run, before
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "gpuprof %s", c->name);
 	g_cmd = prefix;
 	if (c->reads && (argc = tool_take_threads(argc, argv)) < 0) return EXIT_USAGE;
+	if (c->tables && (argc = tabopt_take(argc, argv)) < 0) return EXIT_USAGE;
 	argv[1] = prefix; /* getopt's own messages start with argv[0] */
 	return c->fn(argc - 1, argv + 1);
 }

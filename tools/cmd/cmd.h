@@ -1,7 +1,7 @@
 /* cmd.h — the subcommands' entry points, called by the CLI's dispatch
  * (cli/main.c).  Each returns an exit code (common/tool.h: EXIT_*). */
-#ifndef GPUPROF_TOOL_CMD_H
-#define GPUPROF_TOOL_CMD_H
+#ifndef GPUPROF_CMD_CMD_H
+#define GPUPROF_CMD_CMD_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,28 +1,29 @@
 /* cmd_advise.c — `gpuprof advise TRACE...`: why the GPU idles, what to
  * change, and what it would save (docs/ADVISE.md).  Option parsing and the
  * output of each trace; the passes over it and the judging are
- * analysis/advise_run.h (the steps: steps.h; what advise measures:
+ * analysis/advise/advise_run.h (the steps: steps.h; what advise measures:
  * advise_facts.h; the rules: advise.h; the output: advise_report.h). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/advise.h"
-#include "analysis/advise_facts.h"
-#include "analysis/advise_report.h"
-#include "analysis/advise_run.h"
-#include "analysis/site_rule.h"
-#include "analysis/step_detect.h"
-#include "analysis/steps_run.h"
+#include "analysis/advise/advise.h"
+#include "analysis/advise/advise_facts.h"
+#include "analysis/advise/advise_report.h"
+#include "analysis/advise/advise_run.h"
+#include "analysis/stacks/site_rule.h"
+#include "analysis/steps/steps_run.h"
+#include "cmd/stepopt.h"
 #include "common/report.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 void cmd_advise_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof advise [--format table|json|csv] [--method auto|nvtx|trace]\n"
 		   "                      [--step-range NAME] [--kernel-wait T] [--site RULE]\n"
-		   "                      [--all] [--strict] [--verbose]\n"
+		   "                      [--all] [--width N] [--names base|full|mangled] [--strict] [--verbose]\n"
 		   "                      TRACE...\n\n"
 		   "Why the training steps are slow, from the trace (docs/ADVISE.md): a ranked list of\n"
 		   "findings, each with what happens, where (step phase, NVTX range; the Python\n"
@@ -40,6 +41,7 @@ void cmd_advise_help(FILE *f)
 		   "  --kernel-wait T   idle gaps up to T before work already launched count as launch\n"
 		   "                    latency (default 10us)\n"
 		   SITE_RULE_HELP
+		   TABOPT_HELP
 		   "  --all             also the findings whose estimated saving is 0.000 ms per step\n"
 		   "                    (hidden by default)\n"
 		   "  --strict          exit 2 when a trace is truncated (default: warn, exit 0)\n"
@@ -68,7 +70,7 @@ static void print_result(struct advise_opts *o, const char *path, const struct a
 		advise_findings_rows(&o->flat, path, res);
 	} else {
 		if (o->printed) putchar('\n');
-		advise_print_text(stdout, path, res);
+		advise_print_text(stdout, path, res, tabopt_width());
 	}
 	o->printed++;
 }
@@ -132,28 +134,12 @@ int cmd_advise(int argc, char **argv)
 	o.fmt = FMT_TABLE;
 	int c;
 	while ((c = getopt_long(argc, argv, "hf:", opts, NULL)) != -1) {
+		int taken = stepopt_parse(c, optarg, &o.detect, &o.kernel_wait_ns);
+		if (taken < 0) return EXIT_USAGE;
+		if (taken) continue;
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "table")) o.fmt = FMT_TABLE;
-			else if (!strcmp(optarg, "json")) o.fmt = FMT_JSON;
-			else if (!strcmp(optarg, "csv")) o.fmt = FMT_CSV;
-			else { tool_err("unknown format '%s' (table, json, csv)", optarg); return EXIT_USAGE; }
-			break;
-		case 'm':
-			if (step_want_parse(optarg, &o.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
-			o.detect.range_name = optarg;
-			break;
-		case 'w':
-			if (parse_duration_ns(optarg, &o.kernel_wait_ns) || !o.kernel_wait_ns) {
-				tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", optarg);
-				return EXIT_USAGE;
-			}
+			if (report_fmt_parse(optarg, &o.fmt)) return EXIT_USAGE;
 			break;
 		case 'S':
 			if (site_rule_parse(&o.site, optarg)) return EXIT_USAGE;
@@ -165,10 +151,7 @@ int cmd_advise(int argc, char **argv)
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (o.detect.range_name && o.detect.want == STEP_WANT_TRACE) {
-		tool_err("--step-range names NVTX ranges: it does not go with --method trace");
-		return EXIT_USAGE;
-	}
+	if (stepopt_check(&o.detect)) return EXIT_USAGE;
 	if (optind >= argc) {
 		tool_err("no trace file given");
 		tool_see_help();

@@ -1,29 +1,31 @@
 /* cmd_diff.c — `gpuprof diff A B` and `gpuprof diff A1 A2 ... --vs B1 B2
  * ...`: what changed between two runs, or two sets of runs (docs/REPORT.md,
- * "gpuprof diff"; analysis/diff.h).  Option parsing, the passes over the
+ * "gpuprof diff"; analysis/diff/diff.h).  Option parsing, the passes over the
  * traces and printing.
  *
- * Per trace: the two passes of the steps analysis (analysis/steps_run.h),
+ * Per trace: the two passes of the steps analysis (analysis/steps/steps_run.h),
  * then, once the steps of all runs are aligned, one pass that profiles the
- * aligned steps (analysis/step_profile.h).  Every trace's analysis is held
+ * aligned steps (analysis/steps/step_profile.h).  Every trace's analysis is held
  * until the tables are made: memory grows with the number of runs. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/diff.h"
-#include "analysis/step_profile.h"
-#include "analysis/step_summary.h"
-#include "analysis/steps_run.h"
+#include "analysis/diff/diff.h"
+#include "analysis/steps/step_profile.h"
+#include "analysis/steps/step_summary.h"
+#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
+#include "cmd/stepopt.h"
 #include "common/report.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 void cmd_diff_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof diff [--format table|csv|json] [--report LIST] [--top N] [--alpha P]\n"
 		   "                    [--noise PCT] [--method auto|nvtx|trace] [--step-range NAME]\n"
-		   "                    [--keep-warmup] [--strict] A B\n"
+		   "                    [--keep-warmup] [--width N] [--names base|full|mangled] [--strict] A B\n"
 		   "       gpuprof diff [options] A1 A2 ... --vs B1 B2 ...\n\n"
 		   "What changed from run A to run B, or from the runs A1 A2 ... to the runs B1 B2 ...\n"
 		   "The first line names what differs between them (command line, settings,\n"
@@ -48,6 +50,7 @@ void cmd_diff_help(FILE *f)
 		   "  --step-range NAME  the steps are the NVTX ranges named NAME or NAME <number>\n"
 		   "  --keep-warmup      compare the warm-up steps too\n"
 		   "  --format FMT       table (default), csv or json\n"
+		   TABOPT_HELP
 		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
 		DIFF_TOP, DIFF_ALPHA, DIFF_NOISE_PCT);
@@ -246,6 +249,9 @@ int cmd_diff(int argc, char **argv)
 	size_t npaths = 0, na = 0;
 	int code = EXIT_OK;
 	while ((c = getopt_long(argc, argv, "-hf:r:", opts, NULL)) != -1) {
+		int taken = stepopt_parse(c, optarg, &so.detect, NULL);
+		if (taken < 0) goto bad;
+		if (taken) continue;
 		switch (c) {
 		case 1: paths[npaths++] = optarg; break;
 		case 'V':
@@ -261,10 +267,7 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
-			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
-			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto bad; }
+			if (report_fmt_parse(optarg, &fmt)) goto bad;
 			break;
 		case 'r':
 			if (parse_tables(optarg, want)) goto bad;
@@ -283,22 +286,13 @@ int cmd_diff(int argc, char **argv)
 				goto bad;
 			}
 			break;
-		case 'm':
-			if (step_want_parse(optarg, &so.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				goto bad;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); goto bad; }
-			so.detect.range_name = optarg;
-			break;
 		case 'k': keep = 1; break;
 		case 's': strict = 1; break;
 		case 'h': cmd_diff_help(stdout); free(paths); return EXIT_OK;
 		default: tool_see_help(); goto bad;
 		}
 	}
+	if (stepopt_check(&so.detect)) goto bad;
 	while (optind < argc) paths[npaths++] = argv[optind++]; /* after "--" */
 	if (!vs) na = npaths == 2 ? 1 : 0;
 	if (vs ? !na || na == npaths : npaths != 2) {
@@ -344,19 +338,27 @@ int cmd_diff(int argc, char **argv)
 
 	struct diff_tables t;
 	diff_tables_fill(&t, pairs, npairs, &dopts);
+	int width = tabopt_width();
 	if (fmt == FMT_TABLE) {
 		/* the first line says what changed; the diff table is these lines */
-		for (size_t i = 0; i < t.nheadline; i++) printf("%s\n", tool_text(t.headline[i]));
+		char *head = NULL;
+		size_t headlen = 0;
+		FILE *hf = open_memstream(&head, &headlen);
+		if (!hf) hf = stdout;
+		for (size_t i = 0; i < t.nheadline; i++) fprintf(hf, "%s\n", tool_text(t.headline[i]));
 		if (npaths == 2) {
-			printf("(A: %s, B: %s)\n\n", tool_text(s[0].path), tool_text(s[1].path));
+			fprintf(hf, "(A: %s, B: %s)\n", tool_text(s[0].path), tool_text(s[1].path));
 		} else {
 			for (size_t i = 0; i < npaths; i++)
-				printf("%s%s%s", !i ? "(A: " : i == na ? "; B: " : ", ", tool_text(s[i].path),
-				       i + 1 == npaths ? ")\n\n" : "");
+				fprintf(hf, "%s%s%s", !i ? "(A: " : i == na ? "; B: " : ", ", tool_text(s[i].path),
+					i + 1 == npaths ? ")\n" : "");
 		}
+		if (hf != stdout && fclose(hf) == 0) report_text(stdout, head, width);
+		free(head);
+		putchar('\n');
 		want[DT_SUMMARY] = 0;
 	}
-	const struct report_style style = { .fmt = fmt, .width = 0, .unit = TU_NS };
+	const struct report_style style = { .fmt = fmt, .width = width, .unit = TU_NS };
 	report_print_tables(stdout, t.rep, want, DT_COUNT, &style);
 	diff_tables_free(&t);
 out:

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/selection.h"
+#include "analysis/steps/selection.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"
@@ -147,6 +147,10 @@ static const struct col j_module[] = {
 static const struct col j_stack[] = { C("stack", "stack_id"), CS("frames", "frames", S_FRAMES), END_COLS };
 static const char *const j_stack_hide[] = { "nframes", NULL };
 static const struct col j_window[] = { C2("start", "start_ns", "end_ns", S_SPAN), C("device", "device_id"), END_COLS };
+static const struct col j_alloc_fail[] = {
+	C("tid", "tid"), C("ts", "ts_ns"), C("corr", "correlation_id"), CN("domain", "domain", api_domain_name),
+	C("cbid", "cbid"), C("status", "status"), C("bytes", "bytes"), CS("device", "device_id", S_ID),
+	C("total_bytes", "total_bytes"), C("free_bytes", "free_bytes"), END_COLS };
 
 static const struct layout json_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_SOURCE] = { j_source, j_source_hide }, [GP_REC_PROCESS] = { j_process, j_process_hide },
@@ -157,7 +161,7 @@ static const struct layout json_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_MEMORY] = { j_memory, NULL }, [GP_REC_DROPPED] = { j_dropped, NULL },
 	[GP_REC_CLOCK] = { j_clock, NULL }, [GP_REC_COUNTER] = { j_counter, NULL },
 	[GP_REC_MODULE] = { j_module, NULL }, [GP_REC_STACK] = { j_stack, j_stack_hide },
-	[GP_REC_WINDOW] = { j_window, NULL },
+	[GP_REC_WINDOW] = { j_window, NULL }, [GP_REC_ALLOC_FAIL] = { j_alloc_fail, NULL },
 };
 
 /* ---- text (after "TIME TYPE pid=PID"; TIME is the record's primary time) */
@@ -221,6 +225,10 @@ static const struct col t_module[] = {
 static const struct col t_stack[] = {
 	C("stack", "stack_id"), C("frames", "nframes"), CS(NULL, "frames", S_FRAMES), END_COLS };
 static const struct col t_window[] = { C2("dur", "start_ns", "end_ns", S_DUR), C("dev", "device_id"), END_COLS };
+static const struct col t_alloc_fail[] = {
+	C("tid", "tid"), CN(NULL, "domain", api_domain_name), C("cbid", "cbid"), C("corr", "correlation_id"),
+	C("status", "status"), C("bytes", "bytes"), CS("dev", "device_id", S_ID), C("total", "total_bytes"),
+	C("free", "free_bytes"), END_COLS };
 
 static const struct layout text_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_SOURCE] = { t_source, j_source_hide }, [GP_REC_PROCESS] = { t_process, j_process_hide },
@@ -232,6 +240,7 @@ static const struct layout text_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_DROPPED] = { t_dropped, t_ts_hide }, [GP_REC_CLOCK] = { t_clock, NULL },
 	[GP_REC_COUNTER] = { t_counter, t_counter_hide }, [GP_REC_MODULE] = { t_module, t_ts_hide },
 	[GP_REC_STACK] = { t_stack, NULL }, [GP_REC_WINDOW] = { t_window, NULL },
+	[GP_REC_ALLOC_FAIL] = { t_alloc_fail, t_ts_hide },
 };
 
 /* A layout resolved against the table once: the columns' fields, and the

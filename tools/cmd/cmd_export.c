@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/selection.h"
-#include "analysis/site_rule.h"
+#include "analysis/steps/selection.h"
+#include "analysis/stacks/site_rule.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"

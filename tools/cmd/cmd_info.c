@@ -4,21 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/trace_info.h"
-#include "analysis/windows.h"
+#include "analysis/gpu/trace_info.h"
+#include "analysis/gpu/windows.h"
 #include "cmd/cmd.h"
+#include "common/report.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 void cmd_info_help(FILE *f)
 {
-	fprintf(f, "usage: gpuprof info [--json] [--strict] FILE\n\n"
+	fprintf(f, "usage: gpuprof info [--json] [--width N] [--strict] FILE\n\n"
 		   "Prints the trace header (version, producer, host, pid, rank, start time in UTC,\n"
 		   "clock), processes, threads/sources, devices, time span, record counts by type,\n"
 		   "dropped records and integrity (complete / truncated / corrupt chunks skipped).\n\n"
-		   "  --json     one JSON object instead of text\n"
-		   "  --strict   exit 2 when the trace is truncated (default: warn, exit 0)\n"
-		   "  -h, --help this text\n"
-		   "  FILE       the trace; '-' = stdin (copied to a temporary file first)\n");
+		   "  --json            one JSON object instead of text\n"
+		   TABOPT_WIDTH_HELP
+		   "  --strict          exit 2 when the trace is truncated (default: warn, exit 0)\n"
+		   "  -h, --help        this text\n"
+		   "  FILE              the trace; '-' = stdin (copied to a temporary file first)\n");
 }
 
 static void print_rank(FILE *f, int32_t rank)
@@ -27,24 +30,24 @@ static void print_rank(FILE *f, int32_t rank)
 	else fprintf(f, "%d", rank);
 }
 
-static void print_text(const struct trace_info *in, gp_reader *r, const char *path, const struct gp_integrity *ig)
+static void print_text(FILE *f, const struct trace_info *in, gp_reader *r, const char *path, const struct gp_integrity *ig)
 {
 	const gp_header *h = gp_reader_header(r);
 	char buf[128];
-	printf("file:       %s\n", path);
-	printf("format:     %u.%u\n", h->major, h->minor);
-	printf("producer:   %s\n", tool_text(h->producer));
-	printf("host:       %s\n", tool_text(h->host));
-	printf("pid:        %u\n", h->pid);
-	printf("rank:       "); print_rank(stdout, h->rank); putchar('\n');
+	fprintf(f, "file:       %s\n", path);
+	fprintf(f, "format:     %u.%u\n", h->major, h->minor);
+	fprintf(f, "producer:   %s\n", tool_text(h->producer));
+	fprintf(f, "host:       %s\n", tool_text(h->host));
+	fprintf(f, "pid:        %u\n", h->pid);
+	fprintf(f, "rank:       "); print_rank(f, h->rank); putc('\n', f);
 	fmt_iso8601(buf, sizeof(buf), h->start_realtime_ns);
-	printf("start:      %s\n", buf);
-	printf("clock:      %s (start at %" PRIu64 " ns)\n", clock_name(h->clock_id), h->start_trace_ns);
+	fprintf(f, "start:      %s\n", buf);
+	fprintf(f, "clock:      %s (start at %" PRIu64 " ns)\n", clock_name(h->clock_id), h->start_trace_ns);
 	if (in->have_time) {
 		fmt_dur(buf, sizeof(buf), in->last - in->first);
-		printf("span:       %s (%" PRIu64 " .. %" PRIu64 " ns)\n", buf, in->first, in->last);
+		fprintf(f, "span:       %s (%" PRIu64 " .. %" PRIu64 " ns)\n", buf, in->first, in->last);
 	} else {
-		printf("span:       - (no timed records)\n");
+		fprintf(f, "span:       - (no timed records)\n");
 	}
 
 	if (in->win.n) { /* a windowed trace: say how much of it has GPU activity */
@@ -52,74 +55,92 @@ static void print_text(const struct trace_info *in, gp_reader *r, const char *pa
 		uint64_t c = winset_covered(&in->win), span = in->last - in->first;
 		fmt_dur(cov, sizeof(cov), c);
 		fmt_dur(buf, sizeof(buf), span);
-		printf("windows:    %zu, GPU activity recorded in %s of %s (%.1f %%)\n", in->win.n, cov, buf,
+		fprintf(f, "windows:    %zu, GPU activity recorded in %s of %s (%.1f %%)\n", in->win.n, cov, buf,
 		       span ? 100.0 * (double)c / (double)span : 100.0);
 	}
-	printf("processes:  %zu\n", in->nprocs);
+	fprintf(f, "processes:  %zu\n", in->nprocs);
 	for (size_t i = 0; i < in->nprocs; i++) {
 		gp_rec_process *p = &in->procs[i];
-		printf("  pid %u ppid %u rank ", p->pid, p->ppid);
-		print_rank(stdout, p->rank);
-		printf(" host %s: %s\n", tool_text(tool_str(r, p->host_id)), tool_text(tool_str(r, p->name_id)));
+		fprintf(f, "  pid %u ppid %u rank ", p->pid, p->ppid);
+		print_rank(f, p->rank);
+		fprintf(f, " host %s: %s\n", tool_text(tool_str(r, p->host_id)), tool_text(tool_str(r, p->name_id)));
 		if (p->settings_id) /* since format 1.2 */
-			printf("    settings: %s\n", tool_text(tool_str(r, p->settings_id)));
+			fprintf(f, "    settings: %s\n", tool_text(tool_str(r, p->settings_id)));
 	}
-	printf("threads:    %zu\n", in->nthreads);
+	fprintf(f, "threads:    %zu\n", in->nthreads);
 	for (size_t i = 0; i < in->nthreads; i++)
-		printf("  pid %u tid %u: %s\n", in->threads[i].pid, in->threads[i].tid,
+		fprintf(f, "  pid %u tid %u: %s\n", in->threads[i].pid, in->threads[i].tid,
 		       tool_text(tool_str(r, in->threads[i].name_id)));
-	printf("sources:    %zu\n", in->nsrcs);
+	fprintf(f, "sources:    %zu\n", in->nsrcs);
 	for (size_t i = 0; i < in->nsrcs; i++) {
 		gp_rec_source *s = &in->srcs[i];
-		printf("  %u: %s pid %u tid %u%s%s\n", s->source_id, source_kind_name(s->kind),
+		fprintf(f, "  %u: %s pid %u tid %u%s%s\n", s->source_id, source_kind_name(s->kind),
 		       s->pid, s->tid, s->name_id ? " " : "", tool_text(tool_str(r, s->name_id)));
 	}
-	printf("devices:    %zu\n", in->ndevs);
+	fprintf(f, "devices:    %zu\n", in->ndevs);
 	for (size_t i = 0; i < in->ndevs; i++) {
 		gp_rec_device *d = &in->devs[i];
-		printf("  pid %u device %u: %s, %u SMs, %.1f GiB, cc %u.%u\n", in->dev_pid[i],
+		fprintf(f, "  pid %u device %u: %s, %u SMs, %.1f GiB, cc %u.%u\n", in->dev_pid[i],
 		       d->device_id, tool_text(tool_str(r, d->name_id)), d->sm_count,
 		       d->global_mem_bytes / (1024.0 * 1024 * 1024), d->cc_major, d->cc_minor);
 	}
-	printf("records:\n");
+	fprintf(f, "records:\n");
 	for (int t = 1; t < GP_REC_TYPE_MAX; t++)
 		if (in->counts[t])
-			printf("  %-11s %" PRIu64 "\n", rec_type_name(t), in->counts[t]);
-	printf("dropped:    %" PRIu64, in->dropped_total);
+			fprintf(f, "  %-11s %" PRIu64 "\n", rec_type_name(t), in->counts[t]);
+	fprintf(f, "dropped:    %" PRIu64, in->dropped_total);
 	if (in->dropped_total) {
 		const char *sep = " (";
 		for (int w = 0; w < 8; w++)
 			if (in->dropped[w]) {
-				printf("%s%s %" PRIu64, sep, drop_where_name(w), in->dropped[w]);
+				fprintf(f, "%s%s %" PRIu64, sep, drop_where_name(w), in->dropped[w]);
 				sep = ", ";
 			}
-		putchar(')');
+		putc(')', f);
 	}
-	putchar('\n');
+	putc('\n', f);
 	struct gp_footer_info fi;
 	memset(&fi, 0, sizeof(fi));
 	if (gp_reader_footer(r, &fi) == 0 && fi.present)
-		printf("index:      footer present: %" PRIu64 " records in %" PRIu64 " chunks\n",
+		fprintf(f, "index:      footer present: %" PRIu64 " records in %" PRIu64 " chunks\n",
 		       fi.record_count, fi.chunk_count);
 	else
-		printf("index:      none (file was not closed cleanly)\n");
-	printf("integrity:  ");
+		fprintf(f, "index:      none (file was not closed cleanly)\n");
+	fprintf(f, "integrity:  ");
 	if (ig->frames_corrupt)
 	{
 		/* A chunk that fails to decode is skipped whole but adds no bytes
 		 * to bytes_skipped: those count only the bytes passed over to find
 		 * the next chunk header, said when there are some. */
-		printf("%" PRIu64 " corrupt chunk%s skipped", ig->frames_corrupt, ig->frames_corrupt == 1 ? "" : "s");
+		fprintf(f, "%" PRIu64 " corrupt chunk%s skipped", ig->frames_corrupt, ig->frames_corrupt == 1 ? "" : "s");
 		if (ig->bytes_skipped)
-			printf(" (%" PRIu64 " unreadable bytes passed over)", ig->bytes_skipped);
-		printf(", %" PRIu64 " chunks ok%s\n", ig->frames_ok, ig->truncated ? ", truncated" : "");
+			fprintf(f, " (%" PRIu64 " unreadable bytes passed over)", ig->bytes_skipped);
+		fprintf(f, ", %" PRIu64 " chunks ok%s\n", ig->frames_ok, ig->truncated ? ", truncated" : "");
 	}
 	else if (ig->truncated)
-		printf("truncated after %" PRIu64 " frames at offset %" PRIu64 "\n", ig->frames_ok,
+		fprintf(f, "truncated after %" PRIu64 " frames at offset %" PRIu64 "\n", ig->frames_ok,
 		       ig->truncated_at);
 	else
-		printf("complete, %" PRIu64 " frames, %s\n", ig->frames_ok,
+		fprintf(f, "complete, %" PRIu64 " frames, %s\n", ig->frames_ok,
 		       ig->has_footer ? "footer present" : "no footer");
+}
+
+/* The text, its lines fitted to the width (a job's command line and
+ * settings can be longer than a screen). */
+static void print_text_fitted(const struct trace_info *in, gp_reader *r, const char *path,
+			      const struct gp_integrity *ig)
+{
+	int width = tabopt_width();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = width > 0 ? open_memstream(&text, &len) : NULL;
+	if (!f) {
+		print_text(stdout, in, r, path, ig);
+		return;
+	}
+	print_text(f, in, r, path, ig);
+	if (fclose(f) == 0) report_text(stdout, text, width);
+	free(text);
 }
 
 int cmd_info(int argc, char **argv)
@@ -162,7 +183,7 @@ int cmd_info(int argc, char **argv)
 	 * intact prefix to describe. */
 	if (n > 0 || gp_reader_recoverable(rc)) {
 		if (json) trace_info_print_json(stdout, &in, r, path, &ig);
-		else print_text(&in, r, path, &ig);
+		else print_text_fitted(&in, r, path, &ig);
 	}
 	trace_info_free(&in);
 	gp_reader_close(r);

@@ -7,7 +7,7 @@
  * pass 1); one pass for the stats reports, the steps (the stats context's
  * steps pipeline: the page's steps view), the header (trace_info), the
  * memory timeline and advise's own inputs; then advise's facts pass over
- * those steps (analysis/advise_run.h), for the findings.  Each trace's part
+ * those steps (analysis/advise/advise_run.h), for the findings.  Each trace's part
  * of the page is written before the next trace is read. */
 #include <errno.h>
 #include <getopt.h>
@@ -15,13 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/advise_report.h"
-#include "analysis/advise_run.h"
-#include "analysis/mem_timeline.h"
-#include "analysis/steps_report.h"
-#include "analysis/steps_run.h"
-#include "analysis/trace_info.h"
+#include "analysis/advise/advise_report.h"
+#include "analysis/advise/advise_run.h"
+#include "analysis/memory/mem_timeline.h"
+#include "analysis/steps/steps_report.h"
+#include "analysis/steps/steps_run.h"
+#include "analysis/gpu/trace_info.h"
 #include "cmd/cmd.h"
+#include "cmd/stepopt.h"
 #include "common/tool.h"
 #include "export/report_html.h"
 #include "reports/stats_set.h"
@@ -63,7 +64,7 @@ struct report_opts {
 };
 
 /* THE ADVISE HOOK: the page's "Findings" (docs/REPORT.md, "Findings").
- * `gpuprof advise` over the trace (analysis/advise_run.h, with the page's
+ * `gpuprof advise` over the trace (analysis/advise/advise_run.h, with the page's
  * step options and --site) judged on the stats pass's steps (ss; err: why
  * there are none), as the JSON value that `gpuprof advise --format json`
  * prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"), or
@@ -212,19 +213,12 @@ int cmd_report(int argc, char **argv)
 	const char *output = NULL, *title = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		int taken = stepopt_parse(c, optarg, &o.steps.detect, NULL);
+		if (taken < 0) return EXIT_USAGE;
+		if (taken) continue;
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 't': title = optarg; break;
-		case 'm':
-			if (step_want_parse(optarg, &o.steps.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); return EXIT_USAGE; }
-			o.steps.detect.range_name = optarg;
-			break;
 		case 'k': o.keep_warmup = 1; break;
 		case 'R': if (parse_count("--rows", optarg, &o.data.rows_max)) return EXIT_USAGE; break;
 		case 'S': if (parse_count("--steps-max", optarg, &o.data.steps_max)) return EXIT_USAGE; break;
@@ -237,6 +231,7 @@ int cmd_report(int argc, char **argv)
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
+	if (stepopt_check(&o.steps.detect)) return EXIT_USAGE;
 	if (optind >= argc) {
 		tool_err("no trace given");
 		tool_see_help();

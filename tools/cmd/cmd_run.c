@@ -71,7 +71,9 @@ void cmd_run_help(FILE *f)
 		   "                          rolling median), idle>50%% (NVML; with --gpu-metrics),\n"
 		   "                          drop>50%%[/10s] (NVML busy of a window 50%% below the\n"
 		   "                          windows' rolling median; with --gpu-metrics),\n"
-		   "                          range=NAME, cuda-error; comma-separated\n"
+		   "                          range=NAME, cuda-error, oom (a device allocation ran out\n"
+		   "                          of memory; with --flight-recorder and no --trigger, the\n"
+		   "                          default); comma-separated\n"
 		   "  --no-follow             do not trace programs the job exec()s\n"
 		   "  -q, --quiet             no messages from the tracer, no summary line\n"
 		   "  -h, --help              this text\n\n"
@@ -380,10 +382,59 @@ static int layers_env(const char *lib)
 	return 0;
 }
 
+enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE,
+       O_ACTIVITY, O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS, O_STEPS, O_END };
+
+/* The options that are one of the shim's settings (libprof/gp_settings.h):
+ * the value checked as the shim reads it, then put in the job's
+ * environment under the setting's name. */
+static const struct run_setting {
+	int opt;
+	enum gp_setting_id id;
+	const char *dflt; /* an optional argument left out */
+	int nonzero;      /* 0 (off) is no use here */
+	const char *bad;  /* the message for a bad value (%s: the value) */
+} run_settings[] = {
+	{ O_API, GP_SET_API, NULL, 0, "--api must be default, all or none" },
+	{ O_ACTIVITY, GP_SET_ACTIVITY, NULL, 0,
+	  "--activity: '%s' is not a comma-separated list of kernel, memcpy, memset, peer, sync, memory, device, "
+	  "default, all, none" },
+	{ O_FLUSH, GP_SET_FLUSH_MS, NULL, 0, "--flush-ms needs a number of milliseconds (1..3600000)" },
+	{ O_WINDOW, GP_SET_GPU_WINDOW, NULL, 0,
+	  "--gpu-window needs ON/PERIOD with 0 < ON < PERIOD, e.g. 1/10 or 500ms/10s (seconds when no unit)" },
+	{ O_CAPTURE, GP_SET_CAPTURE_RANGE, NULL, 0, "--capture-range must be cudaProfilerApi or none" },
+	/* the shim takes 0..1000 samples per second */
+	{ O_METRICS, GP_SET_GPU_METRICS, "10", 1, "--gpu-metrics=HZ needs a whole number from 1 to 1000" },
+	/* the shim's rule: a unit, 100us..10s */
+	{ O_PM, GP_SET_PM_SAMPLING, "10ms", 1,
+	  "--pm-sampling=INTERVAL needs a time with a unit from 100us to 10s, e.g. 10ms" },
+	{ O_FLIGHT, GP_SET_FLIGHT_RECORDER, "30s", 1,
+	  "--flight-recorder=DURATION needs a duration like 30s or 5m, up to 24h" },
+	{ O_SAMPLE, GP_SET_SAMPLE_STEPS, NULL, 1, "--sample-steps needs 1/N with N from 2 to 1000000" },
+	{ O_FLIGHT_API, GP_SET_FLIGHT_API, NULL, 0, "--flight-api needs auto, always or capture" },
+	{ O_STEPS, GP_SET_STEPS, NULL, 0, "--steps needs auto, nvtx or off" },
+};
+
+/* Option c if it is one of run_settings: 1 taken (*v its value), -1 a bad
+ * value (the message printed), 0 not one of them. */
+static int run_setting(int c, const char *arg, struct gp_setting_value *v)
+{
+	for (size_t i = 0; i < sizeof(run_settings) / sizeof(run_settings[0]); i++) {
+		const struct run_setting *rs = &run_settings[i];
+		if (rs->opt != c) continue;
+		const char *val = arg ? arg : rs->dflt;
+		if (!setting_ok(rs->id, val, v) || (rs->nonzero && !v->u)) {
+			tool_err(rs->bad, val);
+			return -1;
+		}
+		setenv(gp_setting_get(rs->id)->name, val, 1);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_NOFOLLOW, O_STATUS, O_PM, O_CAPTURE, O_ACTIVITY,
-	       O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS, O_STEPS };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "api", required_argument, NULL, O_API },
@@ -408,33 +459,20 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int quiet = 0, follow = 1, c, opt_window = 0, opt_capture = 0, opt_flight = 0, opt_sample = 0, opt_rules = 0, opt_flight_api = 0, opt_steps = 0;
+	int quiet = 0, follow = 1, c, opt_capture = 0, opt_rules = 0;
+	int given[O_END - O_API] = { 0 }; /* the options given, by O_* */
 	struct gp_setting_value v;
 	/* '+': stop at the first non-option, the job's own options are its own */
 	while ((c = getopt_long(argc, argv, "+ho:q", opts, NULL)) != -1) {
+		if (c >= O_API) given[c - O_API] = 1;
+		int taken = run_setting(c, optarg, &v);
+		if (taken < 0) return EXIT_USAGE;
+		if (c == O_CAPTURE && taken) opt_capture = v.u == GP_CAPTURE_PROFILER_API;
+		if (taken) continue;
 		switch (c) {
 		case 'o':
 			if (!*optarg) { tool_err("empty --output"); return EXIT_USAGE; }
 			setenv("GPUPROF_OUTPUT", optarg, 1);
-			break;
-		case O_API:
-			if (!setting_ok(GP_SET_API, optarg, &v)) {
-				tool_err("--api must be default, all or none"); return EXIT_USAGE;
-			}
-			setenv("GPUPROF_API", optarg, 1);
-			break;
-		case O_ACTIVITY:
-			if (!setting_ok(GP_SET_ACTIVITY, optarg, &v)) {
-				tool_err("--activity: '%s' is not a comma-separated list of kernel, memcpy, memset, peer, sync, memory, device, default, all, none", optarg);
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_ACTIVITY", optarg, 1);
-			break;
-		case O_FLUSH:
-			if (!setting_ok(GP_SET_FLUSH_MS, optarg, &v)) {
-				tool_err("--flush-ms needs a number of milliseconds (1..3600000)"); return EXIT_USAGE;
-			}
-			setenv("GPUPROF_FLUSH_MS", optarg, 1);
 			break;
 		case O_BUF: case O_MAXMEM: {
 			enum gp_setting_id id = c == O_BUF ? GP_SET_BUFFER_SIZE : GP_SET_MAX_MEMORY;
@@ -448,14 +486,6 @@ int cmd_run(int argc, char **argv)
 			setenv(gp_setting_get(id)->name, buf, 1);
 			break;
 		}
-		case O_WINDOW:
-			if (!setting_ok(GP_SET_GPU_WINDOW, optarg, &v)) {
-				tool_err("--gpu-window needs ON/PERIOD with 0 < ON < PERIOD, e.g. 1/10 or 500ms/10s (seconds when no unit)");
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_GPU_WINDOW", optarg, 1);
-			opt_window = 1;
-			break;
 		case O_STACKS: {
 			/* --stacks turns stacks on; it does not take GPUPROF_STACKS=all
 			 * from the environment back to sampled (docs/CLI.md says
@@ -466,68 +496,10 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		case O_LAYERS: setenv("GPUPROF_LAYERS", "1", 1); break;
-		case O_CAPTURE:
-			if (!setting_ok(GP_SET_CAPTURE_RANGE, optarg, &v)) {
-				tool_err("--capture-range must be cudaProfilerApi or none"); return EXIT_USAGE;
-			}
-			setenv("GPUPROF_CAPTURE_RANGE", optarg, 1);
-			opt_capture = v.u == GP_CAPTURE_PROFILER_API;
-			break;
-		case O_METRICS:
-			/* the shim takes 0..1000 samples per second; 0 (off) is no use here */
-			if (optarg && (!setting_ok(GP_SET_GPU_METRICS, optarg, &v) || !v.u)) {
-				tool_err("--gpu-metrics=HZ needs a whole number from 1 to 1000"); return EXIT_USAGE;
-			}
-			setenv("GPUPROF_GPU_METRICS", optarg ? optarg : "10", 1);
-			break;
 		case O_NOFOLLOW: follow = 0; break;
 		case O_STATUS:
 			if (!*optarg) { tool_err("empty --status"); return EXIT_USAGE; }
 			setenv("GPUPROF_STATUS", optarg, 1);
-			break;
-		case O_PM: {
-			/* the shim's rule: a unit, 100us..10s; 0 or off (off) is no use here */
-			const char *iv = optarg ? optarg : "10ms";
-			if (!setting_ok(GP_SET_PM_SAMPLING, iv, &v) || !v.u) {
-				tool_err("--pm-sampling=INTERVAL needs a time with a unit from 100us to 10s, e.g. 10ms");
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_PM_SAMPLING", iv, 1);
-			break;
-		}
-		case O_FLIGHT: {
-			const char *d = optarg ? optarg : "30s";
-			if (!setting_ok(GP_SET_FLIGHT_RECORDER, d, &v) || !v.u) {
-				tool_err("--flight-recorder=DURATION needs a duration like 30s or 5m, up to 24h");
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_FLIGHT_RECORDER", d, 1);
-			opt_flight = 1;
-			break;
-		}
-		case O_SAMPLE:
-			if (!setting_ok(GP_SET_SAMPLE_STEPS, optarg, &v) || !v.u) {
-				tool_err("--sample-steps needs 1/N with N from 2 to 1000000");
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_SAMPLE_STEPS", optarg, 1);
-			opt_sample = 1;
-			break;
-		case O_FLIGHT_API:
-			if (!setting_ok(GP_SET_FLIGHT_API, optarg, &v)) {
-				tool_err("--flight-api needs auto, always or capture");
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_FLIGHT_API", optarg, 1);
-			opt_flight_api = 1;
-			break;
-		case O_STEPS:
-			if (!setting_ok(GP_SET_STEPS, optarg, &v)) {
-				tool_err("--steps needs auto, nvtx or off");
-				return EXIT_USAGE;
-			}
-			setenv("GPUPROF_STEPS", optarg, 1);
-			opt_steps = 1;
 			break;
 		case O_TRIGGER: {
 			struct gp_trigger_rules r;
@@ -545,25 +517,27 @@ int cmd_run(int argc, char **argv)
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (opt_window && opt_capture) {
+	int window = given[O_WINDOW - O_API], flight = given[O_FLIGHT - O_API];
+	int armed = flight || given[O_SAMPLE - O_API]; /* GPU activity switched by the shim */
+	if (window && opt_capture) {
 		/* both switch the same CUPTI activity kinds */
 		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
 		return EXIT_USAGE;
 	}
-	if ((opt_flight || opt_sample) && (opt_window || opt_capture)) {
+	if (armed && (window || opt_capture)) {
 		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
-			 opt_flight ? "flight-recorder" : "sample-steps", opt_window ? "gpu-window" : "capture-range");
+			 flight ? "flight-recorder" : "sample-steps", window ? "gpu-window" : "capture-range");
 		return EXIT_USAGE;
 	}
-	if (opt_flight_api && !opt_flight && !opt_sample) {
+	if (given[O_FLIGHT_API - O_API] && !armed) {
 		tool_err("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all the time otherwise)");
 		return EXIT_USAGE;
 	}
-	if (opt_steps && !opt_flight && !opt_sample) {
+	if (given[O_STEPS - O_API] && !armed) {
 		tool_err("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while the job runs)");
 		return EXIT_USAGE;
 	}
-	if (opt_rules && !opt_flight && !opt_sample) {
+	if (opt_rules && !armed) {
 		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
 		return EXIT_USAGE;
 	}

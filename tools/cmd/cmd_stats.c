@@ -14,14 +14,15 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/steps_run.h"
+#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
+#include "cmd/stepopt.h"
 #include "common/report.h"
 #include "common/selopt.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
@@ -85,18 +86,12 @@ void cmd_stats_help(FILE *f)
 	fprintf(f, "\n"
 		   "  --report LIST     reports to print, comma separated\n"
 		   "  --format FMT      table (default), csv or json\n"
-		   "  --names FORM      kernel names in tables: base (default; as nsys :base, the\n"
-		   "                    function name without return type, scope, template\n"
-		   "                    arguments and parameters), full (demangled) or mangled.\n"
-		   "                    CSV and JSON always carry the full and the mangled name\n"
 		   "  --time-unit U     durations in tables in ns (default), us, ms or s\n"
 		   "  --rows N|all      tables: the first N rows of each, then how many more\n"
 		   "                    (default 50; CSV and JSON have every row)\n"
 		   "  --csv-dir DIR     one CSV file per report, DIR/NAME.csv (DIR is created;\n"
 		   "                    files there are replaced), nothing on stdout\n"
-		   "  --width N         tables: cut the last column (a name) so lines fit N\n"
-		   "                    columns (0: never); default $COLUMNS, else the terminal's\n"
-		   "                    width when stdout is one, else 200\n"
+		   TABOPT_HELP
 		   SELOPT_HELP
 		   SITE_RULE_HELP
 		   "  --attribution R   which NVTX ranges and steps GPU work belongs to (nvtx, comm_steps,\n"
@@ -390,27 +385,14 @@ static int write_csv_file(const char *dir, const struct report *rep, const struc
  * job had ~9,700 NVTX rows, one of 1e7 events 22,074 comm_steps rows. */
 #define STATS_ROWS 50
 
-/* A --width value: a whole number of columns, 0 or more. */
-static int parse_width(const char *s, int *out)
+/* A --rows value: a whole number, 0 or more. */
+static int parse_count(const char *s, int *out)
 {
 	char *end;
 	long v = strtol(s, &end, 10);
 	if (!*s || *end || v < 0 || v > 1000000) return -1;
 	*out = (int)v;
 	return 0;
-}
-
-/* The width tables are cut to: $COLUMNS when it is a number, else the
- * terminal's when stdout is one, else 200. */
-static int table_width(void)
-{
-	const char *env = getenv("COLUMNS");
-	int w;
-	if (env && !parse_width(env, &w) && w > 0) return w;
-	struct winsize ws;
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 200;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -431,9 +413,7 @@ int cmd_stats(int argc, char **argv)
 		{ "by", required_argument, NULL, 'B' },
 		{ "site", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 's' },
-		{ "names", required_argument, NULL, 'N' },
 		{ "time-unit", required_argument, NULL, 'T' },
-		{ "width", required_argument, NULL, 'X' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "csv-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
@@ -459,12 +439,13 @@ int cmd_stats(int argc, char **argv)
 	memset(&so, 0, sizeof(so));
 	so.rule = ATTR_ANY_THREAD;
 	so.detect.want = STEP_WANT_AUTO;
-	enum name_form names = NAME_BASE;
+	enum name_form names = g_table_opts.names;
 	const char *csv_dir = NULL;
 	int have_fmt = 0;
-	struct report_style style = { .fmt = FMT_TABLE, .width = -1, .unit = TU_NS, .max_rows = STATS_ROWS };
+	struct report_style style = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS, .max_rows = STATS_ROWS };
 	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&sel, c, optarg);
+		if (!taken) taken = stepopt_parse(c, optarg, &so.detect, &so.kernel_wait_ns);
 		if (taken < 0) goto out_opts;
 		if (taken) continue;
 		switch (c) {
@@ -474,10 +455,7 @@ int cmd_stats(int argc, char **argv)
 			any = 1;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
-			else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
-			else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-			else { tool_err("unknown format '%s' (table, csv, json)", optarg); goto out_opts; }
+			if (report_fmt_parse(optarg, &fmt)) goto out_opts;
 			have_fmt = 1;
 			break;
 		case 'D':
@@ -490,23 +468,7 @@ int cmd_stats(int argc, char **argv)
 				goto out_opts;
 			}
 			break;
-		case 'm':
-			if (step_want_parse(optarg, &so.detect.want)) {
-				tool_err("unknown --method '%s' (auto, nvtx, trace)", optarg);
-				goto out_opts;
-			}
-			break;
-		case 'n':
-			if (!*optarg) { tool_err("--step-range needs a name"); goto out_opts; }
-			so.detect.range_name = optarg;
-			break;
 		case 'k': so.keep_warmup = 1; break;
-		case 'w':
-			if (parse_duration_ns(optarg, &so.kernel_wait_ns) || !so.kernel_wait_ns) {
-				tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", optarg);
-				goto out_opts;
-			}
-			break;
 		case 'p': per_step = 1; break;
 		case 'v': so.verbose = 1; break;
 		case 'I': so.nvtx_instances = 1; break;
@@ -519,28 +481,16 @@ int cmd_stats(int argc, char **argv)
 		case 'S':
 			if (site_rule_parse(&so.site, optarg)) goto out_opts;
 			break;
-		case 'N': {
-			int nf = name_form_parse(optarg);
-			if (nf < 0) { tool_err("unknown --names '%s' (base, full, mangled)", optarg); goto out_opts; }
-			names = (enum name_form)nf;
-			break;
-		}
 		case 'T': {
 			int u = time_unit_parse(optarg);
 			if (u < 0) { tool_err("unknown --time-unit '%s' (ns, us, ms, s)", optarg); goto out_opts; }
 			style.unit = (enum time_unit)u;
 			break;
 		}
-		case 'X':
-			if (parse_width(optarg, &style.width)) {
-				tool_err("--width needs a number of columns (0: no limit), not '%s'", optarg);
-				goto out_opts;
-			}
-			break;
 		case 'R': {
 			int n = 0;
 			if (!strcmp(optarg, "all")) style.max_rows = 0;
-			else if (parse_width(optarg, &n) || n < 1) {
+			else if (parse_count(optarg, &n) || n < 1) {
 				tool_err("--rows needs a number of rows (1 or more) or 'all', not '%s'", optarg);
 				goto out_opts;
 			} else
@@ -553,10 +503,7 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	if (sel_opts_check(&sel)) goto out_opts;
-	if (so.detect.range_name && so.detect.want == STEP_WANT_TRACE) {
-		tool_err("--step-range names NVTX ranges: it does not go with --method trace");
-		goto out_opts;
-	}
+	if (stepopt_check(&so.detect)) goto out_opts;
 	/* --per-step: step_rows, with the steps tables (the default set, or
 	 * --report steps) */
 	for (size_t k = 0; per_step && k < ntabs; k++)
@@ -585,7 +532,7 @@ int cmd_stats(int argc, char **argv)
 
 	/* the reports run: those with a table to print (all, for the default set) */
 	style.fmt = fmt;
-	if (style.width < 0) style.width = table_width();
+	style.width = tabopt_width();
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
 	/* the reports of the run: those asked for, else all but those whose

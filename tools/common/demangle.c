@@ -164,3 +164,86 @@ char *name_base(const char *m)
 	free(d);
 	return b;
 }
+
+/* A C++ signature as a table shows it when it does not fit: whether s reads
+ * as one (a parameter list right after a name or template arguments, or
+ * template arguments), so that range names such as "load (batch 3)" are
+ * elided as text, not cut as C++. */
+static int looks_cxx(const char *s)
+{
+	size_t p = name_params_at(s), n = strlen(s);
+	if (p < n && p > 0 && (isalnum((unsigned char)s[p - 1]) || s[p - 1] == '_' || s[p - 1] == '>'))
+		return 1;
+	const char *lt = strchr(s, '<');
+	return lt && lt > s && strchr(lt, '>') != NULL;
+}
+
+/* s with its parameter list as "(...)" and, when depth >= 0, the template
+ * arguments nested deeper than `depth` levels as "..." (depth 0:
+ * "k<...>(...)"); malloc'd. */
+static char *cxx_cut(const char *s, int depth)
+{
+	size_t n = strlen(s), p = name_params_at(s), o = 0;
+	char *out = xmalloc(n + 8);
+	int lvl = 0;
+	for (size_t i = 0; i < p; i++) {
+		char c = s[i];
+		int keep = depth < 0 || lvl <= depth;
+		if (c == '<') {
+			lvl++;
+			if (depth >= 0 && lvl == depth + 1) { memcpy(out + o, "<...", 4); o += 4; }
+			else if (keep) out[o++] = c;
+			continue;
+		}
+		if (c == '>' && lvl > 0) {
+			if (depth >= 0 && lvl == depth + 1) out[o++] = '>';
+			else if (depth < 0 || lvl <= depth) out[o++] = c;
+			lvl--;
+			continue;
+		}
+		if (keep) out[o++] = c;
+	}
+	if (p < n) { memcpy(out + o, "(...)", 5); o += 5; }
+	out[o] = 0;
+	return out;
+}
+
+/* s in at most w bytes with "..." in its middle, cut at UTF-8 character
+ * boundaries (the end tells kernels apart as often as the start). */
+static char *elide_middle(const char *s, size_t w)
+{
+	size_t n = strlen(s);
+	if (n <= w) return xstrdup(s);
+	if (w < 5) {
+		size_t k = w;
+		while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+		char *o = xmalloc(k + 1);
+		memcpy(o, s, k);
+		o[k] = 0;
+		return o;
+	}
+	size_t room = w - 3, head = (room + 1) / 2, tail = room - head;
+	while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80) head--;
+	size_t from = n - tail;
+	while (from < n && ((unsigned char)s[from] & 0xC0) == 0x80) from++;
+	char *o = xmalloc(head + 3 + (n - from) + 1);
+	memcpy(o, s, head);
+	memcpy(o + head, "...", 3);
+	memcpy(o + head + 3, s + from, n - from + 1);
+	return o;
+}
+
+char *name_fit(const char *s, size_t w)
+{
+	if (strlen(s) <= w) return xstrdup(s);
+	if (!looks_cxx(s)) return elide_middle(s, w);
+	for (int depth = -1; depth <= 2; depth++) {
+		/* -1: parameters only; then template depths 2, 1, 0 */
+		char *c = cxx_cut(s, depth < 0 ? -1 : 2 - depth);
+		if (strlen(c) <= w) return c;
+		free(c);
+	}
+	char *b = short_name(s), *o = elide_middle(b, w);
+	free(b);
+	return o;
+}

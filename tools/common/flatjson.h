@@ -4,8 +4,8 @@
  * so a later status version may add them.  Built for untrusted input: every
  * read is bounded by the given length, errors say where, nothing is assumed
  * about NUL termination. */
-#ifndef GPUPROF_TOOL_FLATJSON_H
-#define GPUPROF_TOOL_FLATJSON_H
+#ifndef GPUPROF_COMMON_FLATJSON_H
+#define GPUPROF_COMMON_FLATJSON_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* gzout.h — an output stream for the exports that may be gzip-compressed
  * (zlib, RFC 1952): a stdio FILE, so the writers keep using fprintf, whose
  * bytes go through gzwrite when compression is asked for.  "-" is stdout. */
-#ifndef GPUPROF_TOOL_GZOUT_H
-#define GPUPROF_TOOL_GZOUT_H
+#ifndef GPUPROF_COMMON_GZOUT_H
+#define GPUPROF_COMMON_GZOUT_H
 
 #include <stdio.h>
 

@@ -154,6 +154,15 @@ void report_hide_uniform(struct report *r, int col)
 	if (uniform && col < REPORT_MAX_COLS) r->table_hidden |= 1ull << col;
 }
 
+int report_fmt_parse(const char *name, enum report_fmt *fmt)
+{
+	static const char *const names[] = { "table", "csv", "json" };
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, names[i])) return *fmt = (enum report_fmt)i, 0;
+	tool_err("unknown format '%s' (table, csv, json)", name);
+	return -1;
+}
+
 int time_unit_parse(const char *name)
 {
 	static const char *const names[] = { "ns", "us", "ms", "s" };
@@ -297,20 +306,6 @@ static const char *table_head(const struct col *c, enum time_unit unit, char *bu
 	return buf;
 }
 
-/* The text of a string cell cut to `w` bytes with "..." (at a UTF-8
- * character boundary); s itself when it fits. */
-static const char *cut(const char *s, int w, char **buf)
-{
-	if ((int)strlen(s) <= w) return s;
-	int keep = w > 3 ? w - 3 : 0;
-	while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
-	free(*buf);
-	*buf = xmalloc((size_t)keep + 4);
-	memcpy(*buf, s, (size_t)keep);
-	memcpy(*buf + keep, "...", 4);
-	return *buf;
-}
-
 static void print_csv(FILE *f, const struct report *r)
 {
 	char buf[96];
@@ -363,85 +358,438 @@ static void print_json(FILE *f, const struct report *r)
 	fputs(r->nrows ? "\n]" : "]", f);
 }
 
+/* ------------------------------------------------------------ text to a width */
+
+/* Words s[0..n) (no newline) in lines of at most `width` bytes (0: one
+ * line), the first indented `first`, the others `cont`: broken at the last
+ * space that fits, a word longer than a line cut at the width. */
+static void put_flowed(FILE *f, const char *s, size_t n, size_t first, size_t cont, int width)
+{
+	if (width > 0 && cont > (size_t)width / 2) cont = (size_t)width / 2;
+	size_t lead = first;
+	for (;;) {
+		size_t room = width > 0 && (size_t)width > lead ? (size_t)width - lead : n + 1;
+		if (width <= 0 || n <= room) {
+			fprintf(f, "%*s%.*s\n", (int)lead, "", (int)n, s);
+			return;
+		}
+		size_t br = room;
+		while (br > 0 && s[br] != ' ') br--;
+		size_t end = br;
+		while (end > 0 && s[end - 1] == ' ') end--;
+		if (!end) { /* no space to break at: the word is cut */
+			br = room;
+			while (br > 0 && ((unsigned char)s[br] & 0xC0) == 0x80) br--;
+			end = br;
+		}
+		fprintf(f, "%*s%.*s\n", (int)lead, "", (int)end, s);
+		while (br < n && s[br] == ' ') br++;
+		s += br;
+		n -= br;
+		lead = cont;
+		if (!n) return;
+	}
+}
+
+/* One line of text (no newline) in lines of at most `width` bytes: the
+ * lines after the first indented two more than it. */
+static void put_line_wrapped(FILE *f, const char *s, size_t n, int width)
+{
+	size_t ind = strspn(s, " ");
+	if (ind > n) ind = n;
+	if (width <= 0 || n <= (size_t)width) {
+		fprintf(f, "%.*s\n", (int)n, s);
+		return;
+	}
+	put_flowed(f, s + ind, n - ind, ind, ind + 2, width);
+}
+
+static void report_text_n(FILE *f, const char *text, size_t len, int width);
+
+/* A note under a table: paragraphs (a line and the lines after it indented
+ * more) as they are when they fit, else their words flowed again into lines
+ * of the width, indented as the paragraph's first and second lines. */
+static void put_note(FILE *f, const char *text, int width)
+{
+	while (*text) {
+		size_t n = strcspn(text, "\n"), ind = strspn(text, " "), cont = 0, end = n, fits = 1;
+		fits = width <= 0 || n <= (size_t)width;
+		/* the paragraph's further lines */
+		while (text[end] == '\n' && text[end + 1]) {
+			const char *next = text + end + 1;
+			size_t m = strcspn(next, "\n"), k = strspn(next, " ");
+			if (k <= ind || k >= m) break;
+			if (!cont) cont = k;
+			fits = fits && m <= (size_t)width;
+			end = (size_t)(next - text) + m;
+		}
+		if (fits) {
+			report_text_n(f, text, end, width);
+		} else {
+			char *flow = xmalloc(end + 1);
+			size_t o = 0;
+			for (size_t i = 0; i < end;) { /* the words, one space apart */
+				while (i < end && (text[i] == ' ' || text[i] == '\n')) i++;
+				size_t w = i;
+				while (w < end && text[w] != ' ' && text[w] != '\n') w++;
+				if (w > i) {
+					if (o) flow[o++] = ' ';
+					memcpy(flow + o, text + i, w - i);
+					o += w - i;
+				}
+				i = w;
+			}
+			flow[o] = 0;
+			put_flowed(f, flow, o, ind, cont ? cont : ind + 2, width);
+			free(flow);
+		}
+		text += end;
+		if (*text == '\n') text++;
+	}
+}
+
+void report_text(FILE *f, const char *text, int width)
+{
+	report_text_n(f, text, strlen(text), width);
+}
+
+static void report_text_n(FILE *f, const char *text, size_t len, int width)
+{
+	const char *stop = text + len;
+	while (text < stop) {
+		size_t n = strcspn(text, "\n");
+		if (n > (size_t)(stop - text)) n = (size_t)(stop - text);
+		put_line_wrapped(f, text, n, width);
+		text += n;
+		if (text < stop && *text == '\n') text++;
+	}
+}
+
+/* ------------------------------------------------------------ the table */
+
+/* A table's layout in the style's width (report.h).  A line of columns J
+ * is sum over J of (w + 2) - 1 bytes. */
+struct layout {
+	int *head;    /* the heading's width (its longer line when split) */
+	int *cells;   /* the widest cell shown */
+	int *w;       /* the width the column is printed in */
+	int *split;   /* a heading on two lines: where its second line starts */
+	int *moved;   /* a prose column: its cells are references to notes */
+	int *block;   /* the block of lines it is in; -1: every block (a name) */
+	int nblocks;
+};
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+/* A name column: text that shortens (not prose, not a number). */
+static int is_name(const struct report *r, const struct layout *lo, int j)
+{
+	return in_table(r, j) && r->cols[j].kind == COL_STR && !lo->moved[j];
+}
+
+static int line_of(const struct report *r, const struct layout *lo, int block)
+{
+	int line = -1;
+	for (int j = 0; j < r->ncols; j++)
+		if (in_table(r, j) && (block < 0 || lo->block[j] < 0 || lo->block[j] == block)) line += lo->w[j] + 2;
+	return line;
+}
+
+/* The columns of `mask` (NULL: every name column) narrowed, the widest
+ * first, down to `floor`, until their widths add up to at most `total`. */
+static void shrink_names(const struct report *r, struct layout *lo, const int *floor, const int *mask, int total)
+{
+	for (;;) {
+		int sum = 0, widest = -1;
+		for (int j = 0; j < r->ncols; j++) {
+			if (!is_name(r, lo, j) || (mask && !mask[j])) continue;
+			sum += lo->w[j];
+			if (lo->w[j] > floor[j] && (widest < 0 || lo->w[j] > lo->w[widest])) widest = j;
+		}
+		if (sum <= total || widest < 0) return;
+		lo->w[widest]--;
+	}
+}
+
+/* Where heading h splits into two lines of the least width (the later
+ * space of two as good); 0 when it has no space. */
+static int split_at(const char *h)
+{
+	int n = (int)strlen(h), best = 0, bestw = n;
+	for (int i = 1; i < n; i++)
+		if (h[i] == ' ' && max_int(i, n - i - 1) <= bestw) {
+			bestw = max_int(i, n - i - 1);
+			best = i + 1;
+		}
+	return best;
+}
+
+/* The columns every block repeats: the identifiers the table starts with
+ * (Rank, PID) and the row's name when it ends with one (a kernel's). */
+static void mark_keys(const struct report *r, const struct layout *lo, int *key)
+{
+	for (int j = 0; j < r->ncols; j++) {
+		if (!in_table(r, j)) continue;
+		if (r->cols[j].kind != COL_ID) break;
+		key[j] = 1;
+	}
+	for (int j = r->ncols - 1; j >= 0; j--) {
+		if (!in_table(r, j)) continue;
+		if (is_name(r, lo, j)) key[j] = 1;
+		break;
+	}
+}
+
+/* Fits the table in `width`, each step only when the one before left a
+ * line too wide: (1) prose columns become references to notes under the
+ * table; (2) headings go on two lines; (3) names shorten, down to
+ * REPORT_MIN_NAME (or their heading); (4) the other columns go into
+ * blocks of lines, each with the row's name, as many as fit a line.
+ * Numbers are never cut: a line is wider only when the name and one
+ * column alone are. */
+static void fit(const struct report *r, struct layout *lo, const char *const *heads, int width, int ref_w)
+{
+	int n = r->ncols;
+	lo->nblocks = 1;
+	for (int j = 0; j < n; j++) {
+		lo->w[j] = max_int(lo->head[j], lo->cells[j]);
+		lo->block[j] = 0;
+		lo->moved[j] = 0;
+		lo->split[j] = 0;
+	}
+	if (width <= 0 || line_of(r, lo, -1) <= width) return;
+	for (int j = 0; j < n; j++)
+		if (in_table(r, j) && r->cols[j].where == COL_PROSE) {
+			lo->moved[j] = 1;
+			lo->cells[j] = ref_w;
+			lo->w[j] = max_int(ref_w, lo->head[j]);
+		}
+	if (line_of(r, lo, -1) <= width) return;
+	for (int j = 0; j < n; j++) {
+		if (!in_table(r, j) || lo->head[j] <= lo->cells[j]) continue;
+		int at = split_at(heads[j]), l = (int)strlen(heads[j]);
+		if (!at) continue;
+		int hw = max_int(at - 1, l - at);
+		if (hw >= lo->head[j]) continue;
+		lo->split[j] = at;
+		lo->head[j] = hw;
+		lo->w[j] = max_int(hw, lo->cells[j]);
+	}
+	if (line_of(r, lo, -1) <= width) return;
+	int *floor = xcalloc((size_t)n, sizeof(int)), *key = xcalloc((size_t)n, sizeof(int));
+	int fixed = -1, min_names = 0;
+	for (int j = 0; j < n; j++) {
+		if (!in_table(r, j)) continue;
+		fixed += 2;
+		if (!is_name(r, lo, j)) { fixed += lo->w[j]; continue; }
+		int m = max_int(lo->head[j], REPORT_MIN_NAME);
+		floor[j] = lo->w[j] < m ? lo->w[j] : m;
+		min_names += floor[j];
+	}
+	if (fixed + min_names <= width) {
+		shrink_names(r, lo, floor, NULL, width - fixed);
+		goto out;
+	}
+	/* blocks: the other names no wider than a third of a line, the row's
+	 * name counted at a quarter of one (or its floor) while they are
+	 * packed, then as wide as the widest block leaves room for */
+	mark_keys(r, lo, key);
+	int keys = 0, nkeys = 0, cur = 0, widest = 0, b = 0;
+	for (int j = 0; j < n; j++) {
+		if (!in_table(r, j)) continue;
+		if (key[j]) {
+			lo->block[j] = -1;
+			keys += (is_name(r, lo, j) ? max_int(floor[j], lo->w[j] < width / 4 ? lo->w[j] : width / 4)
+						   : lo->w[j]) + 2;
+			nkeys++;
+		} else if (is_name(r, lo, j) && lo->w[j] > max_int(floor[j], width / 3)) {
+			lo->w[j] = max_int(floor[j], width / 3);
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		if (!in_table(r, j) || key[j]) continue;
+		if (cur && keys + cur + lo->w[j] + 2 - 1 > width) {
+			b++;
+			cur = 0;
+		}
+		lo->block[j] = b;
+		cur += lo->w[j] + 2;
+		widest = max_int(widest, cur);
+	}
+	lo->nblocks = b + 1;
+	int room = width + 1 - widest;
+	for (int j = 0; j < n; j++)
+		if (key[j]) room -= 2 + (is_name(r, lo, j) ? 0 : lo->w[j]);
+	shrink_names(r, lo, floor, key, room);
+out:
+	free(floor);
+	free(key);
+}
+
+/* The notes prose columns move to: each distinct text once, numbered in
+ * the order the rows show them. */
+struct notes { strmap index; char **text; size_t n, cap; };
+
+static size_t note_ref(struct notes *nt, const char *s)
+{
+	int is_new = 0;
+	size_t *v = strmap_get(&nt->index, s, &is_new);
+	if (is_new) {
+		VEC_PUSH(nt->text, nt->n, nt->cap, xstrdup(s));
+		*v = nt->n;
+	}
+	return *v;
+}
+
+/* A heading line or a cell of the table's column j in its width, a name
+ * fitted to it; `last`: the line's last column (no padding after it). */
+static void put_cell(FILE *f, const struct layout *lo, int j, int last, const char *s, int numeric)
+{
+	int w = lo->w[j];
+	if (numeric) {
+		put_right(f, s, w, last);
+		return;
+	}
+	char *fitted = (int)strlen(s) > w ? name_fit(s, (size_t)w) : NULL;
+	if (last) fprintf(f, " %s", fitted ? fitted : s);
+	else fprintf(f, " %-*s ", w, fitted ? fitted : s);
+	free(fitted);
+}
+
+/* The heading lines and the dashes of block b. */
+static void put_heads(FILE *f, const struct report *r, const struct layout *lo, char *const *heads, int b, int last)
+{
+	int two = 0;
+	for (int j = 0; j < r->ncols; j++)
+		two |= in_table(r, j) && lo->split[j] && (lo->block[j] < 0 || lo->block[j] == b);
+	for (int line = two ? 0 : 1; line < 3; line++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+		if (!m) return;
+		for (int j = 0; j < r->ncols; j++) {
+			if (!in_table(r, j) || (lo->block[j] >= 0 && lo->block[j] != b)) continue;
+			const char *h = heads[j];
+			char part[96];
+			if (line == 2) {
+				putc(' ', m);
+				for (int q = 0; q < lo->w[j]; q++) putc('-', m);
+				if (j != last) putc(' ', m);
+				continue;
+			}
+			if (lo->split[j]) /* line 0: the words before the split */
+				snprintf(part, sizeof(part), "%.*s", line ? (int)sizeof(part) - 1 : lo->split[j] - 1,
+					 h + (line ? lo->split[j] : 0));
+			else
+				snprintf(part, sizeof(part), "%s", line ? h : "");
+			put_cell(m, lo, j, j == last, part, r->cols[j].kind != COL_STR);
+		}
+		if (fclose(m) == 0) {
+			while (len && text[len - 1] == ' ') len--; /* a blank first line's padding */
+			fprintf(f, "%.*s\n", (int)len, text);
+		}
+		free(text);
+	}
+}
+
 static void print_table(FILE *f, const struct report *r, const struct report_style *st)
 {
-	char buf[96], hb[96];
-	fprintf(f, " ** %s (%s):\n\n", r->title, r->name);
+	char buf[96];
+	int n = r->ncols, width = st->width;
+	{
+		char *title = xmalloc(strlen(r->title) + strlen(r->name) + 16);
+		sprintf(title, " ** %s (%s):", r->title, r->name);
+		report_text(f, title, width);
+		free(title);
+		putc('\n', f);
+	}
 	if (!r->nrows) {
 		fprintf(f, " (no data)\n");
 		return;
 	}
-	int *w = xcalloc(r->ncols, sizeof(int));
-	int last = -1, line = 0;
-	for (int j = 0; j < r->ncols; j++)
-		if (in_table(r, j)) w[j] = (int)strlen(table_head(&r->cols[j], st->unit, hb, sizeof(hb)));
+	struct layout lo;
+	int *ints[] = { lo.head = xcalloc((size_t)n, sizeof(int)), lo.cells = xcalloc((size_t)n, sizeof(int)),
+			lo.w = xcalloc((size_t)n, sizeof(int)), lo.split = xcalloc((size_t)n, sizeof(int)),
+			lo.moved = xcalloc((size_t)n, sizeof(int)), lo.block = xcalloc((size_t)n, sizeof(int)) };
+	char **heads = xcalloc((size_t)n, sizeof(char *));
+	int any = 0, prose = 0;
+	for (int j = 0; j < n; j++)
+		if (in_table(r, j)) {
+			heads[j] = xstrdup(table_head(&r->cols[j], st->unit, buf, sizeof(buf)));
+			lo.head[j] = (int)strlen(heads[j]);
+			any = 1;
+			prose |= r->cols[j].where == COL_PROSE;
+		}
+	struct notes nt = { 0 };
+	strmap_init(&nt.index);
+	if (!any) goto out;
 	/* the rows shown: the first max_rows; the widths are theirs */
 	size_t shown = st->max_rows && r->nrows > st->max_rows ? st->max_rows : r->nrows, k = 0;
 	struct row_reader rd;
 	rows_begin(&rd, r);
 	for (const struct cell *row; k++ < shown && (row = rows_next(&rd));)
-		for (int j = 0; j < r->ncols; j++) {
+		for (int j = 0; j < n; j++) {
 			if (!in_table(r, j)) continue;
 			const struct cell *c = &row[j];
 			render_table(buf, sizeof(buf), c, &r->cols[j], st->unit);
 			int l = r->cols[j].kind == COL_STR && !c->null ? (int)strlen(tool_text(c->s)) : (int)strlen(buf);
-			if (l > w[j]) w[j] = l;
+			if (l > lo.cells[j]) lo.cells[j] = l;
+			if (prose && width > 0 && r->cols[j].where == COL_PROSE && !c->null) note_ref(&nt, tool_text(c->s));
 		}
 	rows_end(&rd);
-	for (int j = 0; j < r->ncols; j++) {
-		if (!in_table(r, j)) continue;
-		last = j;
-		line += w[j] + 2;
-	}
-	if (last < 0) { free(w); return; }
-	line -= 1; /* no space after the last column */
-	/* the last column, a name, is cut so that lines fit the width */
-	if (st->width > 0 && line > st->width && r->cols[last].kind == COL_STR) {
-		int room = st->width - (line - w[last]);
-		int minw = REPORT_MIN_NAME > (int)strlen(r->cols[last].head) ? REPORT_MIN_NAME
-									    : (int)strlen(r->cols[last].head);
-		if (room < minw) room = minw;
-		if (room < w[last]) w[last] = room;
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (int j = 0; j < r->ncols; j++) {
-			if (!in_table(r, j)) continue;
-			const char *h = table_head(&r->cols[j], st->unit, hb, sizeof(hb));
-			if (pass == 0) {
-				if (r->cols[j].kind == COL_STR && j == last) fprintf(f, " %s", h);
-				else if (r->cols[j].kind == COL_STR) fprintf(f, " %-*s ", w[j], h);
-				else fprintf(f, j == last ? " %*s" : " %*s ", w[j], h);
-			} else {
-				putc(' ', f);
-				for (int k = 0; k < w[j]; k++) putc('-', f);
-				if (j != last) putc(' ', f);
+	snprintf(buf, sizeof(buf), "[%zu]", nt.n);
+	fit(r, &lo, (const char *const *)heads, width, (int)strlen(buf));
+	for (int b = 0; b < lo.nblocks; b++) {
+		int last = -1;
+		for (int j = 0; j < n; j++)
+			if (in_table(r, j) && (lo.block[j] < 0 || lo.block[j] == b)) last = j;
+		if (b) putc('\n', f);
+		put_heads(f, r, &lo, heads, b, last);
+		rows_begin(&rd, r);
+		k = 0;
+		for (const struct cell *row; k++ < shown && (row = rows_next(&rd));) {
+			for (int j = 0; j < n; j++) {
+				if (!in_table(r, j) || (lo.block[j] >= 0 && lo.block[j] != b)) continue;
+				const struct cell *c = &row[j];
+				if (r->cols[j].kind == COL_STR) {
+					const char *s = c->null ? "-" : tool_text(c->s);
+					if (lo.moved[j] && !c->null) {
+						snprintf(buf, sizeof(buf), "[%zu]", *strmap_find(&nt.index, s));
+						s = buf;
+					}
+					put_cell(f, &lo, j, j == last, s, 0);
+				} else {
+					render_table(buf, sizeof(buf), c, &r->cols[j], st->unit);
+					put_cell(f, &lo, j, j == last, buf, 1);
+				}
 			}
+			putc('\n', f);
 		}
-		putc('\n', f);
+		rows_end(&rd);
+		if (shown < r->nrows) fprintf(f, " ... %zu more rows (--rows all)\n", r->nrows - shown);
 	}
-	char *cutbuf = NULL;
-	rows_begin(&rd, r);
-	k = 0;
-	for (const struct cell *row; k++ < shown && (row = rows_next(&rd));) {
-		for (int j = 0; j < r->ncols; j++) {
-			if (!in_table(r, j)) continue;
-			const struct cell *c = &row[j];
-			if (r->cols[j].kind == COL_STR) {
-				const char *s = c->null ? "-" : tool_text(c->s);
-				if (j == last) fprintf(f, " %s", cut(s, w[j], &cutbuf));
-				else fprintf(f, " %-*s ", w[j], s);
-			} else {
-				render_table(buf, sizeof(buf), c, &r->cols[j], st->unit);
-				put_right(f, buf, w[j], j == last);
-			}
+	int moved = 0;
+	for (int j = 0; j < n; j++) moved |= lo.moved[j];
+	if (moved) {
+		putc('\n', f);
+		for (size_t i = 0; i < nt.n; i++) {
+			char *line = xmalloc(strlen(nt.text[i]) + 32);
+			sprintf(line, " [%zu] %s", i + 1, nt.text[i]);
+			report_text(f, line, width);
+			free(line);
 		}
-		putc('\n', f);
 	}
-	rows_end(&rd);
-	if (shown < r->nrows) fprintf(f, " ... %zu more rows (--rows all)\n", r->nrows - shown);
-	free(cutbuf);
-	free(w);
-	if (r->note) fprintf(f, "\n%s", r->note);
+	if (r->note) {
+		putc('\n', f);
+		put_note(f, r->note, width);
+	}
+out:
+	for (size_t i = 0; i < nt.n; i++) free(nt.text[i]);
+	free(nt.text);
+	strmap_free(&nt.index);
+	for (int j = 0; j < n; j++) free(heads[j]);
+	free(heads);
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) free(ints[i]);
 }
 
 void report_print(FILE *f, const struct report *r, const struct report_style *style)

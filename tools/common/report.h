@@ -4,9 +4,12 @@
  * Machine output (CSV, JSON) is lossless: integers as integers, other
  * numbers unrounded (the shortest text that reads back as the same double),
  * every column; the text table rounds, shows durations in the unit asked
- * for, hides the columns marked for it and cuts its last column to a width. */
-#ifndef GPUPROF_TOOL_REPORT_H
-#define GPUPROF_TOOL_REPORT_H
+ * for, hides the columns marked for it and fits a width: prose columns
+ * become numbered notes under the table, names shorten (common/util.h
+ * name_fit), and what the numbers alone cannot fit goes on in another block
+ * of lines with the names again; numbers are never cut. */
+#ifndef GPUPROF_COMMON_REPORT_H
+#define GPUPROF_COMMON_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,8 +17,11 @@
 
 enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */,
 		COL_G3 /* 3 significant digits, exponent when small (a p-value) */ };
-/* Where a column is printed (struct col .where); 0: everywhere. */
-enum col_where { COL_EVERYWHERE = 0, COL_TABLE_ONLY = 1, COL_MACHINE_ONLY = 2 };
+/* Where a column is printed (struct col .where); 0: everywhere.
+ * COL_PROSE: everywhere, a sentence in each cell ("Meaning"): in a table
+ * too wide for its width, the cells are references "[N]" to the texts,
+ * printed once each under the table, not cut. */
+enum col_where { COL_EVERYWHERE = 0, COL_TABLE_ONLY = 1, COL_MACHINE_ONLY = 2, COL_PROSE = 3 };
 /* A column whose heading ends in "(ns)" holds durations in ns: the table
  * shows them in the unit of struct report_style.  A column with a NULL
  * heading does not exist (a shared column set a report does not have). */
@@ -48,15 +54,15 @@ enum time_unit { TU_NS, TU_US, TU_MS, TU_S };
 /* How report_print prints. */
 struct report_style {
 	enum report_fmt fmt;
-	/* table: the line width the last column (a name) is cut to fit, with
-	 * "..." (never below REPORT_MIN_NAME characters); 0: no limit */
+	/* table: the width its lines fit (see the top; names never below
+	 * REPORT_MIN_NAME characters or their heading); 0: no limit */
 	int width;
 	enum time_unit unit; /* table: unit of the "(ns)" columns */
 	/* table: at most this many rows, then a line " ... N more rows (--rows
 	 * all)"; 0: every row (CSV and JSON always have every row) */
 	size_t max_rows;
 };
-#define REPORT_MIN_NAME 24
+#define REPORT_MIN_NAME 16
 
 /* An empty report named `name` (the --report name and JSON key). */
 void report_init(struct report *r, const char *name);
@@ -79,7 +85,15 @@ void report_print(FILE *f, const struct report *r, const struct report_style *st
 void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n,
 			 const struct report_style *style);
 void report_free(struct report *r);
+/* Text (lines ending in newlines) in lines of at most `width` bytes (0: as
+ * it is): a longer line breaks at its last space that fits, the rest
+ * indented two more than it; a word longer than a line is cut.  The prose
+ * around a command's tables (notes, headlines, summaries). */
+void report_text(FILE *f, const char *text, int width);
 
+/* --format's "table", "csv", "json" -> *fmt: 0, or -1 with the message
+ * printed. */
+int report_fmt_parse(const char *name, enum report_fmt *fmt);
 /* "ns", "us", "ms", "s" <-> enum time_unit; -1 for an unknown name. */
 int time_unit_parse(const char *name);
 const char *time_unit_name(enum time_unit u);

@@ -1,6 +1,6 @@
 /* selopt.h — the selection options every trace-reading command takes
  * (stats, dump, export): which part of the trace to look at, and the time
- * base of the output.  Parsed here, once; analysis/selection.h turns them
+ * base of the output.  Parsed here, once; analysis/steps/selection.h turns them
  * into time intervals against a trace.
  *
  *   --since T, --until T   records starting in [T1, T2) after the trace start
@@ -14,8 +14,8 @@
  *                          relative to the trace start
  * Given together they intersect.  --since at or after --until is a usage
  * error. */
-#ifndef GPUPROF_TOOL_SELOPT_H
-#define GPUPROF_TOOL_SELOPT_H
+#ifndef GPUPROF_COMMON_SELOPT_H
+#define GPUPROF_COMMON_SELOPT_H
 
 #include <getopt.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* tool.h — what every gpuprof subcommand shares: exit codes, opening a trace
  * with a proper error message, the end-of-read integrity verdict, string and
  * pid lookups, and progress on a tty. */
-#ifndef GPUPROF_TOOL_H
-#define GPUPROF_TOOL_H
+#ifndef GPUPROF_COMMON_TOOL_H
+#define GPUPROF_COMMON_TOOL_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * exits on OOM (an offline tool has nothing better to do), growable arrays,
  * two hash maps, JSON string escaping, number/time formatting and the names
  * of the trace's enums.  Nothing here knows about the reader. */
-#ifndef GPUPROF_TOOL_UTIL_H
-#define GPUPROF_TOOL_UTIL_H
+#ifndef GPUPROF_COMMON_UTIL_H
+#define GPUPROF_COMMON_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +30,7 @@ void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const vo
 
 /* A growable byte string of fixed-width fields: the canonical form of a
  * state, compared byte for byte (the steps' engines at a cut,
- * analysis/steps_slice.h). */
+ * analysis/steps/steps_slice.h). */
 struct bytes { uint8_t *v; size_t n, cap; };
 void bytes_u64(struct bytes *b, uint64_t x);
 void bytes_free(struct bytes *b);
@@ -125,6 +125,12 @@ size_t name_params_at(const char *demangled);
  * component of that scope ("Kernel"). */
 char *name_full(const char *mangled);
 char *name_base(const char *mangled);
+/* A name in at most w bytes, malloc'd (a table's name column narrower than
+ * its names): s itself when it fits; a demangled C++ signature with its
+ * parameters as "(...)", then its template arguments cut at depth 2, 1, 0
+ * ("k<...>(...)"), then its short_name; what still does not fit, and any
+ * other name, with "..." in the middle. */
+char *name_fit(const char *s, size_t w);
 
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);

@@ -1,12 +1,12 @@
 /* export.h — the export formats and their registry (registry.c): each
  * format's entry point returns a gpuprof exit code. */
-#ifndef GPUPROF_TOOL_EXPORT_H
-#define GPUPROF_TOOL_EXPORT_H
+#ifndef GPUPROF_EXPORT_EXPORT_H
+#define GPUPROF_EXPORT_EXPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/selection.h"
+#include "analysis/steps/selection.h"
 
 struct site_rule;
 
@@ -28,7 +28,7 @@ struct export_opts {
 	enum folded_weight weight;   /* folded: what a stack's line weighs */
 	/* folded: NULL, whole stacks; else each stack from the root to its
 	 * site's frame (--site user/inner/GLOB), or its layer path (--site
-	 * layer: analysis/layer_attr.h, the rows of `stats --report layers`) */
+	 * layer: analysis/layers/layer_attr.h, the rows of `stats --report layers`) */
 	const struct site_rule *site;
 };
 

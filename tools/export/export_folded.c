@@ -2,9 +2,9 @@
  * root first) for flamegraph.pl, speedscope and inferno: the stacks of the
  * launch calls weighted by the GPU time of the work they launched, or by the
  * number of launches.  One pass collects stacks and joins GPU work to its
- * launch call (analysis/opjoin.h, aggregated by stack in
- * analysis/stack_work.h: the rule every report uses).  --site layer with a
- * time weight attributes by analysis/layer_attr.h instead, as stats
+ * launch call (analysis/join/opjoin.h, aggregated by stack in
+ * analysis/stacks/stack_work.h: the rule every report uses).  --site layer with a
+ * time weight attributes by analysis/layers/layer_attr.h instead, as stats
  * --report layers does (graph kernels to their capture, backward kernels by
  * emit_nvtx's sequence numbers), after a pre-pass for the NVTX ranges.  The
  * output is written at the end, sorted, so equal input gives equal output. */
@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/attribution.h"
-#include "analysis/graph_sites.h"
-#include "analysis/layer_attr.h"
-#include "analysis/layers.h"
-#include "analysis/opjoin.h"
-#include "analysis/site_rule.h"
-#include "analysis/stack_work.h"
-#include "analysis/stacks.h"
-#include "analysis/steps_pipe.h"
+#include "analysis/join/attribution.h"
+#include "analysis/layers/graph_sites.h"
+#include "analysis/layers/layer_attr.h"
+#include "analysis/layers/layers.h"
+#include "analysis/join/opjoin.h"
+#include "analysis/stacks/site_rule.h"
+#include "analysis/stacks/stack_work.h"
+#include "analysis/stacks/stacks.h"
+#include "analysis/steps/steps_pipe.h"
 #include "common/tool.h"
 #include "export/export.h"
 
@@ -127,7 +127,7 @@ static void lines_add(struct lines *ls, char *stack, uint64_t w)
 	ls->v[*slot].w += w;
 }
 
-/* The join's receiver: by layer with a time weight, analysis/layer_attr.h
+/* The join's receiver: by layer with a time weight, analysis/layers/layer_attr.h
  * (the graph and backward joins, as stats --report layers); else by the
  * launch call's stack (stack_work), a graph kernel of known capture by the
  * captured launch's (as stats --report launch_sites). */

@@ -32,8 +32,8 @@
 #include <string.h>
 
 #include "gp_launch.h"
-#include "analysis/stacks.h"
-#include "analysis/time_buckets.h"
+#include "analysis/stacks/stacks.h"
+#include "analysis/core/time_buckets.h"
 #include "common/gzout.h"
 #include "common/tool.h"
 #include "export/export.h"

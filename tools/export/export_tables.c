@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/stacks.h"
+#include "analysis/stacks/stacks.h"
 #include "common/tool.h"
 #include "export/export_tables.h"
 

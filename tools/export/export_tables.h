@@ -4,8 +4,8 @@
  * over a trace that makes their rows.  A format is a sink: it is told the
  * tables (in creation order), then given every row, then closed.  So the
  * same SQL runs on what each format writes. */
-#ifndef GPUPROF_TOOL_EXPORT_TABLES_H
-#define GPUPROF_TOOL_EXPORT_TABLES_H
+#ifndef GPUPROF_EXPORT_EXPORT_TABLES_H
+#define GPUPROF_EXPORT_EXPORT_TABLES_H
 
 #include <stdint.h>
 

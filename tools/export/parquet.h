@@ -13,8 +13,8 @@
  * pq_close.  String values that are not valid UTF-8 are written with
  * U+FFFD for each byte that does not begin a valid sequence (the STRING
  * logical type requires UTF-8; the same rule as json_str). */
-#ifndef GPUPROF_TOOL_PARQUET_H
-#define GPUPROF_TOOL_PARQUET_H
+#ifndef GPUPROF_EXPORT_PARQUET_H
+#define GPUPROF_EXPORT_PARQUET_H
 
 #include <stdint.h>
 

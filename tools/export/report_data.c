@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/intervals.h"
+#include "analysis/core/intervals.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -87,6 +87,10 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 	SERIES("number", fprintf(f, "%" PRId64, w->number));
 	SERIES("start_s", jsec(f, w->s, base));
 	SERIES("time_ns", fprintf(f, "%" PRIu64, w->e - w->s));
+	/* the GPU work launched in the step: the step time the steps table
+	 * gives when the host runs ahead (docs/STEPS.md) */
+	SERIES("gpu_ns", fprintf(f, "%" PRIu64, w->kernel_ns + w->memop_ns));
+	fprintf(f, ",\"runs_ahead\":%s", p->runs_ahead ? "true" : "false");
 	SERIES("flag", fprintf(f, "%d", step_flag(w)));
 	SERIES("kernels", fprintf(f, "%" PRIu64, w->kernels));
 	fputs(",\"buckets\":{", f);
@@ -262,6 +266,21 @@ static void memory(FILE *f, const struct report_run *run, uint32_t pid, const st
 		fprintf(f, "%s{\"device\":%u,\"kind\":\"%s\",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
 			",\"peak_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64 ",", first ? "" : ",", s->dev,
 			mem_kind_name(s->kind), s->allocs, s->frees, s->peak, s->p[s->n - 1].v);
+		/* the peak, marked on the chart: its first instant, and the bin
+		 * whose value it is (a bin holds the level at its start and the
+		 * events in (start, end]); -1 when none or outside the bins */
+		size_t k = 0;
+		while (k < s->n && s->p[k].v != s->peak) k++;
+		int64_t pbin = -1;
+		if (s->peak > 0 && k < s->n && s->p[k].t <= bn->t1 && bn->n && bn->width) {
+			uint64_t t = s->p[k].t;
+			size_t i = t <= bn->t0 ? 0 : (size_t)((t - bn->t0 - 1) / bn->width);
+			pbin = (int64_t)(i < bn->n ? i : bn->n - 1);
+		}
+		fputs("\"peak_s\":", f);
+		if (k < s->n) jsec(f, s->p[k].t, base);
+		else fputs("null", f);
+		fprintf(f, ",\"peak_bin\":%" PRId64 ",", pbin);
 		bin_times(f, bn, base);
 		fputs(",\"bytes\":[", f);
 		for (size_t i = 0; i < bn->n; i++)

@@ -41,12 +41,12 @@
 #include <stdio.h>
 
 #include "gp_trace.h"
-#include "analysis/counters.h"
-#include "analysis/gpu_activity.h"
-#include "analysis/mem_timeline.h"
-#include "analysis/steps.h"
-#include "analysis/trace_info.h"
-#include "analysis/windows.h"
+#include "analysis/gpu/counters.h"
+#include "analysis/gpu/gpu_activity.h"
+#include "analysis/memory/mem_timeline.h"
+#include "analysis/steps/steps.h"
+#include "analysis/gpu/trace_info.h"
+#include "analysis/gpu/windows.h"
 #include "common/report.h"
 
 /* One trace of the page.  Tables: only those with want[i] set go in. */

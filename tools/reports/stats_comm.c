@@ -12,7 +12,7 @@
  * every rank ran the same number of NCCL kernels with the same names; its
  * wait on a rank = latest start among the ranks - this rank's start.  A
  * kernel belongs to the steps (top-level push/pop ranges) it is attributed
- * to by the one rule (analysis/attribution.h): those open when its launch
+ * to by the one rule (analysis/join/attribution.h): those open when its launch
  * call started, on any thread of the process (--attribution same-thread:
  * the launching thread's) — that is where the host code asked for it, while
  * the GPU may run it steps later; a kernel with no recorded launch call
@@ -23,7 +23,7 @@
  * Summed while stats streams the trace (kernels joined to their launch
  * calls, process ranks; the steps are the context's ranges, known before
  * the pass).  Memory does not grow with the kernels: per rank, NCCL and
- * other kernels are an ivpair (analysis/intervals.h, lag COMM_LAG); a step
+ * other kernels are an ivpair (analysis/core/intervals.h, lag COMM_LAG); a step
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/intervals.h"
+#include "analysis/core/intervals.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
@@ -182,11 +182,11 @@ static uint64_t step_of(struct comm *c, uint32_t id)
 	return 0;
 }
 
-static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
+static void *comm_new(const struct stats_ctx *ctx)
 {
 	struct comm *c = xcalloc(1, sizeof(*c));
-	c->r = r;
-	const gp_header *h = gp_reader_header(r);
+	c->r = ctx->r;
+	const gp_header *h = gp_reader_header(ctx->r);
 	c->hdr_pid = h ? h->pid : 0;
 	c->hdr_rank = h ? h->rank : -1;
 	u64map_init(&c->pid2proc);
@@ -208,8 +208,9 @@ static struct comm *comm_new(gp_reader *r, const struct stats_ctx *ctx)
 	return c;
 }
 
-static void comm_free(struct comm *c)
+static void comm_free(void *self)
 {
+	struct comm *c = self;
 	if (!c) return;
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
@@ -240,8 +241,10 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 	return &c->p[c->np - 1];
 }
 
-static void comm_add(struct comm *c, const gp_record *rec)
+static void comm_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
+	struct comm *c = self;
+	const gp_record *rec = r->rec;
 	if (rec->type != GP_REC_PROCESS) return;
 	*u64map_get(&c->pid2rank, rec->u.process.pid, MAP_INSERT) =
 		rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
@@ -306,8 +309,9 @@ static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struc
 
 /* A kernel: into its rank's figures when it starts in the selection, and
  * into the selected steps it belongs to. */
-static void comm_op(struct comm *c, const struct stats_ctx *ctx, const struct gpu_op *op)
+static void comm_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
+	struct comm *c = self;
 	if (op->kind != OP_KERNEL) return;
 	int sel = stats_selected(ctx, op->s), nccl = op->cls == OPC_COMM, steps = 0;
 	size_t n = attribution_op(c->attr, op, &c->ids, &c->cids);
@@ -365,8 +369,9 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 }
 
 /* Shards: o, the next slice's, into c (comm.c's header). */
-static int comm_merge(struct comm *c, struct comm *o)
+static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
+	struct comm *c = self, *o = src;
 	c->lost |= o->lost;
 	for (size_t i = 0; i < o->pid2rank.cap; i++)
 		if (o->pid2rank.used[i]) *u64map_get(&c->pid2rank, o->pid2rank.slot[i].key, MAP_INSERT) = o->pid2rank.slot[i].val;
@@ -454,8 +459,9 @@ static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
 	return n;
 }
 
-static int comm_in_default(const struct comm *c)
+static int comm_in_default(void *self, const struct stats_ctx *ctx)
 {
+	const struct comm *c = self;
 	int pk;
 	size_t n = nccl_count(c, &pk);
 	return n > 0 || pk > 1;
@@ -706,9 +712,11 @@ static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
  * for the Start column).  Says on stderr, once, why there are no wait
  * figures (collectives that do not match across ranks) or no rows (no
  * kernels).  Titles and notes point into c: print before comm_free. */
-static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report *ranks, struct report *steps,
-		      uint64_t base)
+static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
+	struct comm *c = self;
+	struct report *ranks = &tables[0], *steps = &tables[1];
+	uint64_t base = ctx->out_base;
 	int pk;
 	size_t nccl = nccl_count(c, &pk);
 	snprintf(c->title, sizeof(c->title), "Communication per Rank (NCCL kernels vs other kernels)");
@@ -825,41 +833,6 @@ static void comm_fill(struct comm *c, const struct stats_ctx *ctx, struct report
 	free(ps);
 }
 
-static void *comm_report_new(const struct stats_ctx *ctx)
-{
-	return comm_new(ctx->r, ctx);
-}
-
-static void comm_report_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
-{
-	comm_add(self, r->rec);
-}
-
-static void comm_report_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
-{
-	comm_op(self, ctx, op);
-}
-
-static int comm_report_merge(void *self, void *src, const struct stats_ctx *ctx)
-{
-	return comm_merge(self, src);
-}
-
-static int comm_report_in_default(void *self, const struct stats_ctx *ctx)
-{
-	return comm_in_default(self);
-}
-
-static void comm_report_fill(void *self, struct stats_ctx *ctx, struct report *tables)
-{
-	comm_fill(self, ctx, &tables[0], &tables[1], ctx->out_base);
-}
-
-static void comm_report_free(void *self)
-{
-	comm_free(self);
-}
-
 static const struct stats_table comm_tables[] = {
 	{ "comm",
 	  "per rank (process) of a merged multi-rank trace: NCCL kernel time\n"
@@ -877,7 +850,6 @@ const struct stats_report stats_report_comm = {
 	.tables = comm_tables, .ntables = 2,
 	.types = STATS_TYPE(GP_REC_PROCESS),
 	.needs = STATS_NEED_RANGES | STATS_NEED_OPS,
-	.new = comm_report_new, .add = comm_report_add, .op = comm_report_op, .merge = comm_report_merge,
-	.in_default = comm_report_in_default,
-	.fill = comm_report_fill, .free = comm_report_free,
+	.new = comm_new, .add = comm_add, .op = comm_op, .merge = comm_merge, .in_default = comm_in_default,
+	.fill = comm_fill, .free = comm_free,
 };

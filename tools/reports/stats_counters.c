@@ -1,6 +1,6 @@
 /* stats_counters.c — `stats --report counters`: the sampled counters
  * (e.g. nvml.*) per name and device, from the context's series
- * (analysis/counters.h). */
+ * (analysis/gpu/counters.h). */
 #include <string.h>
 
 #include "reports/stats_report.h"

@@ -2,14 +2,14 @@
  * records reach the reports, with which process and thread, and the shared
  * analyses more than one report reads: device properties, windows, GPU
  * activity, kernel shapes, counters; and, when a report needs them, the NVTX
- * ranges (analysis/attribution.h), the correlation-id join
- * (analysis/opjoin.h) and the steps (analysis/step_detect.h, steps.h). */
+ * ranges (analysis/join/attribution.h), the correlation-id join
+ * (analysis/join/opjoin.h) and the steps (analysis/steps/step_detect.h, steps.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_summary.h"
+#include "analysis/steps/step_summary.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
@@ -181,7 +181,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
 		return 1;
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
-	case GP_REC_COUNTER: case GP_REC_SYNC: case GP_REC_MEMORY:
+	case GP_REC_COUNTER: case GP_REC_SYNC: case GP_REC_MEMORY: case GP_REC_ALLOC_FAIL:
 		if (!selection_has(ctx->sel, t)) return 0;
 		break;
 	default:

@@ -1,18 +1,18 @@
 /* stats_launch_sites.c — `stats --report launch_sites`: call sites ranked
  * by the GPU time of the kernels launched from them.  The context's join
- * (GPU work to its launch call, analysis/opjoin.h) aggregated by the call's
- * stack (analysis/stack_work.h), then by site (analysis/stacks.h); a CUDA
+ * (GPU work to its launch call, analysis/join/opjoin.h) aggregated by the call's
+ * stack (analysis/stacks/stack_work.h), then by site (analysis/stacks/stacks.h); a CUDA
  * graph's kernel whose node's capture is known by the captured launch's
- * stack instead (analysis/graph_sites.h, as the layers report).  A site's
+ * stack instead (analysis/layers/graph_sites.h, as the layers report).  A site's
  * "innermost frame" is the one under which most of its kernel time was
  * launched (ties: the first seen).  GPU work counts when it starts in the
  * selection, a launch call when it does. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/graph_sites.h"
-#include "analysis/stack_work.h"
-#include "analysis/stacks.h"
+#include "analysis/layers/graph_sites.h"
+#include "analysis/stacks/stack_work.h"
+#include "analysis/stacks/stacks.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 

@@ -1,15 +1,15 @@
 /* stats_layers.c — `stats --report layers`: GPU kernel time per model
- * layer, as a tree (analysis/layers.h has the rule and the rows of their
+ * layer, as a tree (analysis/layers/layers.h has the rule and the rows of their
  * own).  The context's join (GPU work to its launch call) attributed by
- * analysis/layer_attr.h — the graph kernels by the context's capture sites,
+ * analysis/layers/layer_attr.h — the graph kernels by the context's capture sites,
  * the backward kernels by the context's NVTX ranges — as export --format
  * folded --site layer does, each path's kernel time then added to the tree.
  * A kernel counts when it starts in the selection. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/layer_attr.h"
-#include "analysis/layers.h"
+#include "analysis/layers/layer_attr.h"
+#include "analysis/layers/layers.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 
@@ -71,7 +71,7 @@ static void layers_call(void *self, const struct stats_ctx *ctx, const struct la
 	layer_attr_call(lr->la, c);
 }
 
-/* Shards: the next slice's work (analysis/layer_attr.h). */
+/* Shards: the next slice's work (analysis/layers/layer_attr.h). */
 static int layers_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct layers_report *lr = self, *src = from;

@@ -18,15 +18,12 @@ static const struct col memt_cols[MEMT_NCOLS] = {
 	[MEMT_OPERATION] = { "Operation", "operation", COL_STR, COL_EVERYWHERE },
 };
 
-static const char memt_note[] =
-	" Src/Dst Mem: the memory kinds CUPTI reports (pageable, pinned, device, managed, ...);\n"
-	"   a memset has only Dst.  Throughput = Bytes / Total Time, GB = 10^9 bytes ('-': no time).\n";
-/* the same with time_summary_note's line, when some medians are estimated */
-static const char memt_note_approx[] =
-	" Src/Dst Mem: the memory kinds CUPTI reports (pageable, pinned, device, managed, ...);\n"
+#define MEMT_NOTE                                                                              \
+	" Src/Dst Mem: the memory kinds CUPTI reports (pageable, pinned, device, managed, ...);\n" \
 	"   a memset has only Dst.  Throughput = Bytes / Total Time, GB = 10^9 bytes ('-': no time).\n"
-	" Med: for the names with the most values, estimated from a log-bucketed histogram\n"
-	"   (more than 2^20 values in the table): within 0.5 % of the exact median.\n";
+static const char memt_note[] = MEMT_NOTE;
+/* the same with time_summary_note's line, when some medians are estimated */
+static const char memt_note_approx[] = MEMT_NOTE TIME_SUMMARY_APPROX_NOTE;
 
 struct memops_report {
 	struct summary_state s;

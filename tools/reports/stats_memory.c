@@ -1,10 +1,10 @@
 /* stats_memory.c — `stats --report memory`: device and host memory
  * allocated and freed (GP_REC_MEMORY records, `gpuprof run
  * --activity=default,memory`) per process, device and memory kind, with the
- * peak in use (analysis/mem_usage.h). */
+ * peak in use (analysis/memory/mem_usage.h). */
 #include <stdlib.h>
 
-#include "analysis/mem_usage.h"
+#include "analysis/memory/mem_usage.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
 

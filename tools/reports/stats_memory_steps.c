@@ -1,7 +1,7 @@
 /* stats_memory_steps.c — `stats --report memory_steps` (docs/MEMORY.md):
  * device memory per step, its growth per step and the sites that grow, the
  * run's peak by owner and site, and the last failed allocation with what
- * was live then.  The figures are analysis/mem_view.h's; this report feeds
+ * was live then.  The figures are analysis/memory/mem_view.h's; this report feeds
  * it the records and the context's steps, and prints its five tables.
  * Only when named (by_name on its first table: stats without --report
  * does not run it; naming memory_steps prints all five tables). */
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/mem_view.h"
-#include "analysis/step_summary.h"
+#include "analysis/memory/mem_view.h"
+#include "analysis/steps/step_summary.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
@@ -202,12 +202,14 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		fmt_bytes(live, sizeof(live), (uint64_t)(f->live > 0 ? f->live : 0));
 		uint64_t gm = total_of(ctx, f->pid, f->dev, f->global_mem);
 		fmt_bytes(total, sizeof(total), gm);
+		char req[160];
+		mem_failure_request(f, req, sizeof(req));
 		if (used < sizeof(s->oom_note))
 			used += (size_t)snprintf(s->oom_note + used, sizeof(s->oom_note) - used,
 						 " pid %u: %s failed (status %d, %u failed allocation call%s) at %s, "
-						 "%s live of %s; requested size: not recorded\n",
+						 "%s live of %s; %s\n",
 						 f->pid, f->call, f->status, f->failures, f->failures == 1 ? "" : "s",
-						 f->site, live, gm ? total : "an unknown total");
+						 f->site, live, gm ? total : "an unknown total", req);
 		for (size_t j = 0; j < f->nby_site; j++) {
 			const struct mem_site *t = &f->by_site[j];
 			struct cell *c = report_row(roo);
@@ -261,7 +263,7 @@ static const struct stats_table ms_tables[] = {
 
 const struct stats_report stats_report_memory_steps = {
 	.tables = ms_tables, .ntables = 5,
-	.types = STATS_TYPE(GP_REC_MEMORY) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_DEVICE) |
+	.types = STATS_TYPE(GP_REC_MEMORY) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_ALLOC_FAIL) |
 		 STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK),
 	.needs = STATS_NEED_STEPS,
 	.by_name = 1u, /* only when named: `stats` without --report does not run it (cmd_stats.c) */

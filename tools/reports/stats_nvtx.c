@@ -3,7 +3,7 @@
  * nvtx_gpu_proj_sum's GPU time).
  *
  * The GPU time of a range is that of the kernels attributed to it by the
- * one rule (analysis/attribution.h; the context's ranges and join): its
+ * one rule (analysis/join/attribution.h; the context's ranges and join): its
  * launch call started while the range was open, from any thread of the
  * process (or, --attribution same-thread, from the thread that began it).
  * A kernel inside several ranges of one name (nesting) counts once for the
@@ -11,19 +11,19 @@
  * whenever those ran.
  *
  * Numbered names are one row: "step 0", "step 1", ... are "step *" (the
- * trailing number as step detection splits it, analysis/step_detect.h),
+ * trailing number as step detection splits it, analysis/steps/step_detect.h),
  * when at least two names share the pattern; --nvtx-instances gives each
  * name its own row.  Rows are per process (columns PID and Rank) when the
  * trace has ranges of more than one process, or with --by process; --by
  * none merges them.  Groups are kept per (process, name) either way.
  * Memory: a duration per range while the table holds at most 2^20 (exact
  * medians and P90), then a histogram for the names with the most
- * (analysis/summary.h: within 0.5 %). */
+ * (analysis/core/summary.h: within 0.5 %). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/step_detect.h"
+#include "analysis/steps/step_detect.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 #include "reports/time_summary.h"

@@ -1,6 +1,6 @@
 /* stats_occupancy.c — `stats --report occupancy`: kernels by name and
  * launch shape with their theoretical occupancy and SM coverage (the
- * context's kernel shapes, analysis/kernel_shapes.h). */
+ * context's kernel shapes, analysis/gpu/kernel_shapes.h). */
 #include "reports/stats_report.h"
 
 enum {

@@ -1,4 +1,4 @@
-/* stats_prepass_prefix.h — the steps' prefix (analysis/steps_slice.h
+/* stats_prepass_prefix.h — the steps' prefix (analysis/steps/steps_slice.h
  * steps_prefix: per cut c and process, the longest GPU operation one pass
  * has read before the first API or GPU record timed at or after from[c])
  * from the pre-pass' slices (stats_prepass_shards.h), which are the
@@ -25,12 +25,12 @@
  * words per process and the late operations kept (each longer than every
  * one kept before it of its process: few, unless its operations grow
  * longer all along while a source runs late). */
-#ifndef GPUPROF_TOOL_STATS_PREPASS_PREFIX_H
-#define GPUPROF_TOOL_STATS_PREPASS_PREFIX_H
+#ifndef GPUPROF_REPORTS_STATS_PREPASS_PREFIX_H
+#define GPUPROF_REPORTS_STATS_PREPASS_PREFIX_H
 
 #include <stdint.h>
 
-#include "analysis/steps_slice.h"
+#include "analysis/steps/steps_slice.h"
 #include "common/util.h"
 
 /* Where a record comes in a whole time-ordered read (stats_prepass_shards.h). */

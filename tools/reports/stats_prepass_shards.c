@@ -7,7 +7,7 @@
 
 #include "common/tool.h"
 #include "reports/stats_prepass_prefix.h"
-#include "analysis/slices.h"
+#include "analysis/core/slices.h"
 
 /* An NVTX range as attribution_add_range takes it (name: the slice's). */
 struct pp_range {

@@ -3,7 +3,7 @@
  * windows, the step detection) in K slices of time on K threads, merged
  * into exactly what the one-thread pre-pass makes.
  *
- * The slices are the slice runner's (analysis/slices.h): slice i reads
+ * The slices are the slice runner's (analysis/core/slices.h): slice i reads
  * the records timed in [from, to) with a reader of its own, windowed to
  * the slice (the footer's chunk table).  What a one-thread pre-pass makes depends on the order in
  * which it reads the records: range ids are given in that order, a name
@@ -46,8 +46,8 @@
  * are wanted (STATS_NEED_PREJOIN: the sites follow each thread's calls,
  * which are not kept here); a steps' cut at time 0 (a record without a
  * time could reach it). */
-#ifndef GPUPROF_TOOL_STATS_PREPASS_SHARDS_H
-#define GPUPROF_TOOL_STATS_PREPASS_SHARDS_H
+#ifndef GPUPROF_REPORTS_STATS_PREPASS_SHARDS_H
+#define GPUPROF_REPORTS_STATS_PREPASS_SHARDS_H
 
 #include <stdio.h>
 

@@ -43,27 +43,27 @@
  *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
-#ifndef GPUPROF_TOOL_STATS_REPORT_H
-#define GPUPROF_TOOL_STATS_REPORT_H
+#ifndef GPUPROF_REPORTS_STATS_REPORT_H
+#define GPUPROF_REPORTS_STATS_REPORT_H
 
 #include <stdint.h>
 
 #include "gp_trace.h"
-#include "analysis/attribution.h"
-#include "analysis/counters.h"
-#include "analysis/devprops.h"
-#include "analysis/graph_sites.h"
-#include "analysis/gpu_activity.h"
-#include "analysis/kernel_names.h"
-#include "analysis/kernel_shapes.h"
-#include "analysis/opjoin.h"
-#include "analysis/selection.h"
-#include "analysis/site_rule.h"
-#include "analysis/step_detect.h"
-#include "analysis/steps.h"
-#include "analysis/steps_pipe.h"
-#include "analysis/steps_slice.h"
-#include "analysis/windows.h"
+#include "analysis/join/attribution.h"
+#include "analysis/gpu/counters.h"
+#include "analysis/gpu/devprops.h"
+#include "analysis/layers/graph_sites.h"
+#include "analysis/gpu/gpu_activity.h"
+#include "analysis/gpu/kernel_names.h"
+#include "analysis/gpu/kernel_shapes.h"
+#include "analysis/join/opjoin.h"
+#include "analysis/steps/selection.h"
+#include "analysis/stacks/site_rule.h"
+#include "analysis/steps/step_detect.h"
+#include "analysis/steps/steps.h"
+#include "analysis/steps/steps_pipe.h"
+#include "analysis/steps/steps_slice.h"
+#include "analysis/gpu/windows.h"
 #include "common/report.h"
 
 /* What a report needs of the context beyond its records (struct
@@ -81,7 +81,7 @@ enum stats_need {
 	STATS_NEED_PREJOIN = 128, /* the pre-pass makes what the shards' joins read: the GPU-activity
 				   * windows (ctx->pipe.win) and where CUDA graphs were captured (ctx->graphs) */
 	STATS_NEED_STEPS_SLICED = 256, /* with STATS_NEED_STEPS: the steps' second pass runs in the
-					* shards (analysis/steps_slice.h); the pre-pass makes the plans and
+					* shards (analysis/steps/steps_slice.h); the pre-pass makes the plans and
 					* ctx->pipe.steps, which the shards' merge fills, and the main pass
 					* feeds it nothing */
 };
@@ -133,11 +133,11 @@ struct stats_ctx {
 	struct kshapes shapes;  /* kernels by name and launch shape; occupancy */
 	struct gpu_activity gpu;/* busy intervals per device and stream */
 	struct counters cnt;    /* sampled counters */
-	/* The steps pipeline (analysis/steps_pipe.h) over every record,
+	/* The steps pipeline (analysis/steps/steps_pipe.h) over every record,
 	 * selected or not: complete after stats_ctx_finish.
 	 * pipe.win: the GPU-activity windows, clipped to [since, until);
 	 * pipe.attr (STATS_NEED_RANGES): the NVTX ranges of the whole trace,
-	 * indexed for analysis/attribution.h; NULL otherwise;
+	 * indexed for analysis/join/attribution.h; NULL otherwise;
 	 * pipe.detect, pipe.steps (STATS_NEED_STEPS): where the steps are
 	 * (pre-pass) and the steps analysis; NULL otherwise;
 	 * pipe.join (STATS_NEED_OPS): the correlation-id join every record goes
@@ -146,7 +146,7 @@ struct stats_ctx {
 	 * the reports) */
 	struct steps_pipe pipe;
 	/* STATS_NEED_OPS: where CUDA graph nodes were captured
-	 * (analysis/graph_sites.h), from every API and GRAPH_NODE record,
+	 * (analysis/layers/graph_sites.h), from every API and GRAPH_NODE record,
 	 * selected or not: a graph is captured once, before its launches */
 	struct graph_sites *graphs;
 	int graphs_pre;         /* graphs made by the pre-pass (STATS_NEED_PREJOIN), or the
@@ -169,7 +169,7 @@ struct stats_ctx {
 	u64map rank_of;         /* pid -> rank + 1, from GP_REC_PROCESS (complete before any timed record) */
 	/* set by the driver while a report's new() runs in shards: the limit
 	 * of exact values its summary shares with the other slices'
-	 * (analysis/summary.h); NULL otherwise */
+	 * (analysis/core/summary.h); NULL otherwise */
 	struct summary_budget *budget;
 	size_t union_lag;       /* the streaming unions' lag (0: each one's default);
 				 * set from GPUPROF_UNION_LAG, for tests */
@@ -185,7 +185,7 @@ struct stats_ctx {
 	 * --verbose), summed over the slices by the merge */
 	struct opjoin_counts steps_counts;
 	/* STATS_NEED_STEPS_SLICED: what the pre-pass notes for the steps'
-	 * engines (set by the driver, its own; analysis/steps_slice.h) */
+	 * engines (set by the driver, its own; analysis/steps/steps_slice.h) */
 	struct steps_prefix *steps_prefix;
 	/* Set by the driver: the deferred pass over the GPU operations
 	 * (gpu_later) in slices of time, filling ctx->gpu with each
@@ -226,7 +226,7 @@ struct stats_report {
 	void (*add)(void *self, const struct stats_ctx *ctx, const struct stats_rec *r);
 	/* STATS_NEED_OPS: every GPU operation of the trace (selected or not:
 	 * a report that attributes work to ranges or steps decides by those),
-	 * joined to its launch call (analysis/opjoin.h), once, in no particular
+	 * joined to its launch call (analysis/join/opjoin.h), once, in no particular
 	 * order; NULL for none. */
 	void (*op)(void *self, const struct stats_ctx *ctx, const struct gpu_op *op);
 	/* STATS_NEED_OPS: every launch call of the trace as it leaves the join

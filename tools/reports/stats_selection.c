@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "analysis/slices.h"
+#include "analysis/core/slices.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
 

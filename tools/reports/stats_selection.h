@@ -1,4 +1,4 @@
-/* stats_selection.h — a selection (analysis/selection.h) whose --steps or
+/* stats_selection.h — a selection (analysis/steps/selection.h) whose --steps or
  * --range reads the trace first, with that read in slices of time on k
  * threads: the pre-pass of `stats --threads` (stats_prepass_shards.h: the
  * NVTX ranges and the step detection, merged into exactly what one thread
@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "analysis/selection.h"
+#include "analysis/steps/selection.h"
 
 /* As selection_resolve, over the trace at path that r reads. */
 int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "common/report.h"
-#include "analysis/selection.h"
+#include "analysis/steps/selection.h"
 #include "reports/stats_report.h"
 
 struct stats_set {

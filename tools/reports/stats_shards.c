@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/slices.h"
-#include "analysis/steps_slice.h"
-#include "analysis/summary.h"
+#include "analysis/core/slices.h"
+#include "analysis/steps/steps_slice.h"
+#include "analysis/core/summary.h"
 #include "common/tool.h"
 
 /* One slice of time and its thread. */

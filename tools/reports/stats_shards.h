@@ -4,7 +4,7 @@
  * once; and the pass over the GPU operations that util's span of the steps
  * defers to the end, in slices too (stats_shards_gpu_pass).
  *
- * The slices are the slice runner's (analysis/slices.h): a thread per
+ * The slices are the slice runner's (analysis/core/slices.h): a thread per
  * slice with a reader of its own hands the records timed in its slice to a
  * context and report states of its own; the metadata records it reads go
  * to its context (a merged trace holds some in timed chunks, which only
@@ -19,19 +19,19 @@
  * (opjoin_merge), which delivers it to the earlier slice's states; the
  * last join's leftovers are delivered at the end as one join's would be.
  * The summaries of the slices share
- * one limit of exact values per report (analysis/summary.h): a table of at
+ * one limit of exact values per report (analysis/core/summary.h): a table of at
  * most 2^20 values is exact and the same as one thread's.
  *
  * Only a trace with a footer (its chunk table) is cut; a damaged one (a
  * slice's reader meets a corrupt frame, a truncation or an error) is not:
  * stats_shards_finish says so and the caller reads it on one thread, for
  * the same messages and exit status as --threads 1. */
-#ifndef GPUPROF_TOOL_STATS_SHARDS_H
-#define GPUPROF_TOOL_STATS_SHARDS_H
+#ifndef GPUPROF_REPORTS_STATS_SHARDS_H
+#define GPUPROF_REPORTS_STATS_SHARDS_H
 
 #include <stddef.h>
 
-#include "analysis/slices.h"
+#include "analysis/core/slices.h"
 #include "reports/stats_report.h"
 
 struct stats_shards;
@@ -55,7 +55,7 @@ uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const stru
 /* What the caller makes at the end from what the shards merged, for the
  * reports in shards (with shard_needs from stats_shard_needs): with
  * STATS_NEED_STEPS_SLICED, the steps (whose second pass runs in the
- * shards: analysis/steps_slice.h; the caller's pre-pass makes their
+ * shards: analysis/steps/steps_slice.h; the caller's pre-pass makes their
  * plans), their span, and the busy intervals clipped to it (a pass of
  * their own: stats_shards_gpu_pass). */
 uint32_t stats_shard_end_needs(uint32_t shard_needs);
@@ -74,7 +74,7 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
 /* STATS_NEED_STEPS_SLICED: what the pre-pass notes for the steps' engines
- * of k slices (analysis/steps_slice.h steps_prefix, ctx->steps_prefix);
+ * of k slices (analysis/steps/steps_slice.h steps_prefix, ctx->steps_prefix);
  * NULL for k < 2. */
 struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k);
 /* Waits for the threads; then, when every slice was read whole, merges the

@@ -2,14 +2,14 @@
  * (docs/STEPS.md).  The analysis is the context's (stats_ctx.steps,
  * STATS_NEED_STEPS: step detection in the pre-pass, the per-step figures in
  * the main pass); this report only turns it into its six tables
- * (analysis/steps_report.h).  `gpuprof steps` is `gpuprof stats --report
+ * (analysis/steps/steps_report.h).  `gpuprof steps` is `gpuprof stats --report
  * steps` (cli/main.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/steps_report.h"
+#include "analysis/steps/steps_report.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
@@ -79,7 +79,7 @@ static void steps_report_free(void *self)
 	free(s);
 }
 
-/* In the order of steps_report_names (analysis/steps_report.h). */
+/* In the order of steps_report_names (analysis/steps/steps_report.h). */
 static const struct stats_table steps_tables[SR_COUNT] = {
 	{ "steps",
 	  "training steps (docs/STEPS.md), one row per process: how they\n"

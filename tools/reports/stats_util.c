@@ -1,7 +1,7 @@
 /* stats_util.c — `stats --report util`: GPU utilisation per device and
- * stream, from the context's busy intervals (analysis/gpu_activity.h), the
- * kernel shapes' weighted time (analysis/kernel_shapes.h) and the
- * nvml.gpu_util samples (analysis/counters.h).  Over the context's span
+ * stream, from the context's busy intervals (analysis/gpu/gpu_activity.h), the
+ * kernel shapes' weighted time (analysis/gpu/kernel_shapes.h) and the
+ * nvml.gpu_util samples (analysis/gpu/counters.h).  Over the context's span
  * (STATS_NEED_SPAN): by default the steps', when the trace has steps; the
  * title and the Span Of column say which. */
 #include <stdio.h>

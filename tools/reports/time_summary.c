@@ -22,9 +22,7 @@ static void time_summary_cells(struct cell *row, struct sgroup *g, uint64_t sum)
 
 const char *time_summary_note(const struct summary *t)
 {
-	return t->approx ? " Med: for the names with the most values, estimated from a log-bucketed histogram\n"
-			   "   (more than 2^20 values in the table): within 0.5 % of the exact median.\n"
-			 : NULL;
+	return t->approx ? TIME_SUMMARY_APPROX_NOTE : NULL;
 }
 
 void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx)

@@ -2,14 +2,14 @@
  * reports share (nsys *_sum style): one row per name within a process (and
  * device), by total time, with these columns first and the report's own
  * after them. */
-#ifndef GPUPROF_TOOL_TIME_SUMMARY_H
-#define GPUPROF_TOOL_TIME_SUMMARY_H
+#ifndef GPUPROF_REPORTS_TIME_SUMMARY_H
+#define GPUPROF_REPORTS_TIME_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gp_trace.h"
-#include "analysis/summary.h"
+#include "analysis/core/summary.h"
 #include "common/report.h"
 #include "reports/stats_report.h"
 
@@ -69,9 +69,13 @@ int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ct
 /* A group's name and the string id it was made for (0: by name). */
 const char *summary_state_name(const struct summary_state *s, size_t g);
 
-/* The table's footnote when some medians are estimated (analysis/summary.h:
- * past its limit of exact values), else NULL. */
+/* The table's footnote when some medians are estimated (analysis/core/summary.h:
+ * past its limit of exact values), else NULL; its text, for a report that
+ * puts it after its own note. */
 const char *time_summary_note(const struct summary *t);
+#define TIME_SUMMARY_APPROX_NOTE                                                            \
+	" Med: for the names with the most values, estimated from a log-bucketed histogram\n" \
+	"   (more than 2^20 values in the table): within 0.5 % of the exact median.\n"
 /* The groups in row order (below); free() the array. */
 size_t *summary_state_order(const struct summary_state *s, const struct stats_ctx *ctx);
 /* Every group as a row: by rank (processes without one last), process,

@@ -1,0 +1,1150 @@
+/* advise_facts.c — see advise_facts.h.
+ *
+ * Per process: GPU operations are kept from their delivery by the launch
+ * join until the sweep passes their start; blocking calls from their record
+ * until their window closes.  The sweep walks the operations in GPU start
+ * order, keeping `cur`, the end of the GPU busy time so far; an operation
+ * starting after `cur` ends an idle gap [cur, start), which is classified
+ * and handed out (gap()).  The GPU-side savings of the operations of the
+ * current busy stretch wait in `run` until the stretch ends (run_end()). */
+#include "analysis/advise/advise_facts.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/join/attribution.h"
+#include "analysis/gpu/hostlink.h"
+#include "analysis/gpu/kernel_names.h"
+#include "analysis/gpu/occupancy.h"
+#include "common/tool.h"
+#include "common/util.h"
+
+#define NO_STEP UINT32_MAX
+#define NO_GROUP UINT32_MAX
+#define NONE_T UINT64_MAX
+#define SWEEP_EVERY_NS 10000000ull  /* sweep at most every 10 ms of trace time... */
+#define SWEEP_BATCH 65536           /* ...unless this many operations wait */
+#define FLOOR_BIN_NS 100ull         /* launch-latency gaps, histogram of 100 ns bins */
+#define FLOOR_BINS 200
+#define STACK_MAP_MAX ((size_t)1 << 20)
+#define STACK_MAP_AGE_NS 10000000000ull
+
+/* ------------------------------------------------------------ first pass */
+void adv_pre_init(struct adv_pre *pre, gp_reader *r)
+{
+	memset(pre, 0, sizeof(*pre));
+	pre->r = r;
+	pre->stk = stacks_new(r);
+	u64map_init(&pre->rank);
+	pre->mem = mem_view_new(r, pre->stk);
+}
+
+static int starts_with(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
+{
+	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_DEVICE ||
+	    rec->type == GP_REC_ALLOC_FAIL)
+		mem_view_add(pre->mem, pid, tool_rec_tid(pre->r, rec), rec);
+	switch (rec->type) {
+	case GP_REC_DEVICE:
+		devprops_add(&pre->dp, pid, &rec->u.device);
+		break;
+	case GP_REC_COUNTER: {
+		/* only PM sampling's figures are read */
+		const char *name = tool_str(pre->r, rec->u.counter.name_id);
+		if (starts_with(name, "pm.")) counters_add(&pre->ctr, pid, &rec->u.counter, name);
+		break;
+	}
+	case GP_REC_PROCESS:
+		*u64map_get(&pre->rank, rec->u.process.pid, MAP_INSERT) = (uint64_t)(int64_t)rec->u.process.rank + 2;
+		break;
+	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
+		stacks_add(pre->stk, rec);
+		break;
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		if (m->bytes < ADV_PINNED_BW_MIN_BYTES || m->end_ns <= m->start_ns) break;
+		int d = m->copy_kind == GP_COPY_HTOD && m->src_kind == GP_MEM_PINNED ? 0 :
+			m->copy_kind == GP_COPY_DTOH && m->dst_kind == GP_MEM_PINNED ? 1 : -1;
+		if (d < 0) break;
+		pre->pinned_bytes[d] += m->bytes;
+		pre->pinned_ns[d] += m->end_ns - m->start_ns;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+void adv_pre_finish(struct adv_pre *pre)
+{
+	counters_finish(&pre->ctr);
+	mem_view_finish(pre->mem);
+}
+
+void adv_pre_free(struct adv_pre *pre)
+{
+	devprops_free(&pre->dp);
+	counters_free(&pre->ctr);
+	mem_view_free(pre->mem); /* before the stacks its sites came from */
+	stacks_free(pre->stk);
+	u64map_free(&pre->rank);
+	memset(pre, 0, sizeof(*pre));
+}
+
+/* ------------------------------------------------------------ names */
+static int has_ci(const char *s, const char *sub)
+{
+	size_t n = strlen(sub);
+	for (; *s; s++)
+		if (!strncasecmp(s, sub, n)) return 1;
+	return 0;
+}
+
+int adv_fp32_matrix_name(const char *name)
+{
+	static const char *const tensor[] = { "tf32", "bf16", "f16", "fp16", "half", "tensorop", "s1688", "s16816",
+					      "h1688", "h16816", "hmma", "gmma", "e4m3", "e5m2", "i8" };
+	if (!has_ci(name, "sgemm") && !has_ci(name, "f32f32_f32f32_f32")) return 0;
+	for (size_t i = 0; i < sizeof(tensor) / sizeof(tensor[0]); i++)
+		if (has_ci(name, tensor[i])) return 0;
+	return 1;
+}
+
+/* Assumed speedup of FP32 matrix kernels moved onto tensor cores (TF32 or
+ * BF16): half the ratio of the dense TF32 tensor-core peak to the FP32 peak
+ * (A100: 156 / 19.5 = 8; H100/H200 SXM: 494.7 / 66.9 = 7.4; B200 larger),
+ * since real matrices reach less of the tensor peak than of the FP32 one;
+ * GPUs whose TF32 tensor peak is about their FP32 peak (7.x, 8.6, 8.9,
+ * 12.x): 1.5 (BF16 at about twice). */
+static double fp32_speedup(const gp_rec_device *d)
+{
+	if (!d) return 1.5;
+	if (d->cc_major == 8 && d->cc_minor == 0) return 4.0;
+	if (d->cc_major == 9 || d->cc_major == 10) return 3.7;
+	return 1.5;
+}
+
+/* API name classes of the calls this pass keeps (from the record; copies
+ * and sets are judged from their GPU record, adv_facts_op). */
+enum { NC_UNSEEN = 0, NC_OTHER, NC_SYNC, NC_ALLOC, NC_FREE };
+
+static int name_class(const char *name)
+{
+	if (strstr(name, "Synchronize")) return NC_SYNC;
+	if (strstr(name, "Async")) return NC_OTHER; /* stream-ordered allocation: cheap by design */
+	if (strstr(name, "Free") || strstr(name, "cuMemRelease")) return NC_FREE;
+	if (step_api_is_alloc(name)) return NC_ALLOC;
+	return NC_OTHER;
+}
+
+/* ------------------------------------------------------------ state */
+/* Fields of the GPU record the join does not carry. */
+struct adet {
+	uint64_t s, corr, bytes, blocks;
+	uint32_t pid, threads, regs, smem;
+	uint8_t kind, copy_kind, src_kind, dst_kind, mem_kind, async, used;
+};
+
+struct aop {
+	uint64_t s, e, call_s, call_e;
+	uint64_t dfp, dup;            /* GPU-side savings: FP32 on tensor cores, spread over all SMs */
+	uint32_t tid, step, gfp, gup, stack_id, phase, call_name_id;
+	uint8_t has_call;
+};
+
+struct acall {
+	uint64_t s, e;
+	uint64_t budget, claimed, dgpu;
+	uint64_t corr;
+	/* lead windows (allocation calls, lead_window()): the launch call start
+	 * of the first work issued after the call returned (0: not yet), the
+	 * start of the next call that waits for the GPU after that (NONE_T: not
+	 * seen yet), and the end of the step after the call's */
+	uint64_t reissued, until, cap;
+	uint32_t tid, step, group;
+	uint8_t cause, waits_gpu, closed, lead;
+};
+
+struct runent { uint64_t key, d; };
+
+struct aproc {
+	struct adv_proc out;
+	uint32_t step_tid, step_depth;
+	int nvtx;
+	/* phase_of's last phase found: its range [ph_s, ph_e) on thread ph_tid */
+	uint64_t ph_s, ph_e;
+	uint32_t ph_tid, ph;
+	uint8_t *counted;
+	uint64_t *first_launch, *last_launch; /* per row; NONE_T / 0 none */
+	uint32_t *step_kernels;
+	struct aop *ops; size_t nops, cops;
+	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
+	struct aop *tmp; size_t ctmp;
+	struct acall *calls; size_t ncalls, ccalls;
+	size_t c0;                    /* calls[0 .. c0) are closed (during a sweep: calls sorted by start) */
+	uint64_t cur, swept_to, last_sweep;
+	uint64_t max_dur;
+	struct runent *run; size_t nrun, crun;
+	u64map run_idx;
+	uint64_t floor_hist[FLOOR_BINS + 1];
+	u64map tid_corr;              /* tid -> correlation id of its last kept call (runtime + driver: one) */
+	u64map last_stack;            /* tid -> stack id of its last call with one */
+	strmap group_idx;
+	u64map group_fast;            /* (cause, name, stack, phase, ...) -> group + 1 */
+	size_t cgroups;
+	u64map ckey;                  /* (name id, stack, phase) of group_fast's keys, to verify */
+};
+
+struct kinfo {
+	const char *name;             /* its display name (owned in strs) */
+	int fp32;                     /* adv_fp32_matrix_name */
+};
+
+struct adv_facts {
+	gp_reader *r;
+	struct steps *st;
+	struct adv_pre *pre;
+	const struct attribution *a;
+	uint64_t kernel_wait;
+	struct aproc *p; size_t np;
+	u64map pid2p;
+	u64map name_cls;
+	struct kernel_names kn;
+	/* GPU record fields, waiting for the join to deliver the operation */
+	struct adet *det; size_t ndet, cdet;
+	size_t *det_free; size_t nfree, cfree;
+	u64map det_idx;
+	/* launch calls with a stack: (pid, corr) -> stack id | time bucket << 32 */
+	u64map call_stack;
+	size_t call_stack_clean;
+	u64map kidx;                  /* kernel name id -> its kinfo + 1 */
+	struct kinfo *kinfo; size_t nkinfo, ckinfo;
+	uint32_t *idbuf; size_t cidbuf;
+	uint64_t now, max_call_dur;
+	char **strs; size_t nstrs, cstrs; /* owned labels */
+};
+
+static struct aproc *proc_find(struct adv_facts *f, uint32_t pid)
+{
+	uint64_t *s = u64map_get(&f->pid2p, pid, MAP_FIND);
+	return s ? &f->p[*s] : NULL;
+}
+
+static const char *own(struct adv_facts *f, const char *s)
+{
+	char *c = xstrdup(s);
+	VEC_PUSH(f->strs, f->nstrs, f->cstrs, c);
+	return c;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+#define KNAME_MAX 64
+
+/* What a kernel's name tells, worked out once per name: a trace launches
+ * the same few hundred names millions of times, and the FP32 test's
+ * case-blind substring scans were a fifth of advise's time. */
+static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
+{
+	uint64_t *slot = u64map_get(&f->kidx, name_id, MAP_INSERT);
+	if (*slot) return &f->kinfo[*slot - 1];
+	struct kinfo k;
+	const char *full = kernel_name(&f->kn, name_id);
+	k.fp32 = adv_fp32_matrix_name(full);
+	/* nsys's short form of the demangled name (no return type, scope,
+	 * template arguments or parameters), at most KNAME_MAX characters */
+	char *s = short_name(full);
+	if (strlen(s) > KNAME_MAX) strcpy(s + KNAME_MAX - 3, "...");
+	k.name = own(f, *s ? s : "(unnamed kernel)");
+	free(s);
+	VEC_PUSH(f->kinfo, f->nkinfo, f->ckinfo, k);
+	*slot = f->nkinfo;
+	return &f->kinfo[f->nkinfo - 1];
+}
+
+/* ------------------------------------------------------------ new/free */
+static int row_counted(const struct step_row *w)
+{
+	return !w->partial && !w->unrecorded && !w->warmup;
+}
+
+struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *pre,
+				const struct adv_facts_opts *opts)
+{
+	struct adv_facts *f = xcalloc(1, sizeof(*f));
+	f->r = r;
+	f->st = st;
+	f->pre = pre;
+	f->a = steps_attribution(st);
+	f->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
+	f->kn.r = r;
+	u64map_init(&f->kn.id2name);
+	u64map_init(&f->pid2p);
+	u64map_init(&f->name_cls);
+	u64map_init(&f->det_idx);
+	u64map_init(&f->call_stack);
+	u64map_init(&f->kidx);
+	f->np = steps_nprocs(st);
+	f->p = xcalloc(f->np ? f->np : 1, sizeof(*f->p));
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		struct steps_proc *sp = steps_proc(st, i);
+		p->out.pid = sp->pid;
+		p->out.sp = sp;
+		uint64_t *rk = u64map_get(&pre->rank, sp->pid, MAP_FIND);
+		p->out.rank = rk ? (int32_t)((int64_t)*rk - 2) : -1;
+		*u64map_get(&f->pid2p, sp->pid, MAP_INSERT) = i;
+		step_summarize(sp, 0, &p->out.sum);
+		size_t n = sp->nrows;
+		p->counted = xcalloc(n ? n : 1, 1);
+		p->first_launch = xmalloc((n ? n : 1) * sizeof(uint64_t));
+		p->last_launch = xcalloc(n ? n : 1, sizeof(uint64_t));
+		p->step_kernels = xcalloc(n ? n : 1, sizeof(uint32_t));
+		for (int c = 0; c < AC_COUNT; c++) p->out.step_cost[c] = xcalloc(n ? n : 1, sizeof(uint64_t));
+		for (size_t k = 0; k < n; k++) {
+			const struct step_row *w = &sp->rows[k];
+			p->first_launch[k] = NONE_T;
+			p->counted[k] = (uint8_t)row_counted(w);
+			if (!p->counted[k]) continue;
+			p->out.ncounted++;
+			p->out.wall += w->e - w->s;
+			p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
+		}
+		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
+		if (p->nvtx) {
+			const struct attr_range x = attribution_range(f->a, sp->plan->steps[0].range_id);
+			p->step_tid = x.tid;
+			p->step_depth = x.depth;
+		}
+		u64map_init(&p->run_idx);
+		u64map_init(&p->tid_corr);
+		u64map_init(&p->last_stack);
+		u64map_init(&p->group_fast);
+		u64map_init(&p->ckey);
+		strmap_init(&p->group_idx);
+		/* the first kernel device record of the process: its SM count and cc */
+		for (uint32_t d = 0; d < 64 && !p->out.dev; d++) p->out.dev = devprops_get(&pre->dp, sp->pid, d);
+		p->out.fp32_speedup = fp32_speedup(p->out.dev);
+		/* the pinned bandwidth a pageable copy would reach once pinned: the
+		 * trace's own pinned copies, else what the device's host link gives
+		 * (a trace of a job that pins nothing has no pinned copy) */
+		p->out.device_name = p->out.dev ? tool_str(r, p->out.dev->name_id) : "";
+		const struct hostlink hl = hostlink_of(p->out.device_name);
+		p->out.link = hl.link;
+		for (int d = 0; d < 2; d++) {
+			if (pre->pinned_ns[d]) {
+				p->out.pinned_gbps[d] = (double)pre->pinned_bytes[d] / (double)pre->pinned_ns[d];
+			} else if (hl.gbps > 0) {
+				p->out.pinned_gbps[d] = hl.gbps;
+				p->out.pinned_from_link[d] = 1;
+			}
+		}
+	}
+	return f;
+}
+
+void adv_facts_free(struct adv_facts *f)
+{
+	if (!f) return;
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		step_summary_free(&p->out.sum, p->out.sp->nrows);
+		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
+		free(p->out.groups);
+		free(p->counted); free(p->first_launch); free(p->last_launch); free(p->step_kernels);
+		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
+		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->last_stack);
+		u64map_free(&p->group_fast); u64map_free(&p->ckey);
+		strmap_free(&p->group_idx);
+	}
+	free(f->p);
+	for (size_t i = 0; i < f->nstrs; i++) free(f->strs[i]);
+	free(f->strs);
+	free(f->det); free(f->det_free); free(f->idbuf);
+	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx); u64map_free(&f->call_stack);
+	u64map_free(&f->kidx);
+	free(f->kinfo);
+	kernel_names_free(&f->kn);
+	free(f);
+}
+
+size_t adv_facts_nprocs(const struct adv_facts *f) { return f->np; }
+const struct adv_proc *adv_facts_proc(const struct adv_facts *f, size_t i) { return &f->p[i].out; }
+struct stacks *adv_facts_stacks(const struct adv_facts *f) { return f->pre->stk; }
+const struct mem_view *adv_facts_mem(const struct adv_facts *f) { return f->pre->mem; }
+const struct attribution *adv_facts_attribution(const struct adv_facts *f) { return f->a; }
+uint64_t adv_facts_kernel_wait(const struct adv_facts *f) { return f->kernel_wait; }
+
+/* ------------------------------------------------------------ steps, phases, groups */
+/* The row whose [s, e) holds t, or NO_STEP. */
+static uint32_t step_of(const struct aproc *p, uint64_t t)
+{
+	const struct steps_proc *sp = p->out.sp;
+	size_t lo = 0, hi = sp->nrows;
+	while (lo < hi) { /* first row starting after t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (sp->rows[mid].s <= t) lo = mid + 1;
+		else hi = mid;
+	}
+	if (!lo) return NO_STEP;
+	const struct step_row *w = &sp->rows[lo - 1];
+	return t < w->e ? (uint32_t)(lo - 1) : NO_STEP;
+}
+
+/* The step phase (a push/pop range directly inside the step range, on its
+ * thread: steps.h) open when a call started at t on tid: name id + 1, 0 none. */
+static uint32_t phase_of(struct adv_facts *f, struct aproc *p, uint32_t tid, uint64_t t)
+{
+	if (!p->nvtx) return 0;
+	/* a thread's push/pop ranges of one depth do not overlap: while t is
+	 * in the last phase's range, that is the phase (a step's launches
+	 * fall in a few phases: the index is asked once per phase, not once
+	 * per launch) */
+	if (p->ph && tid == p->ph_tid && p->ph_s <= t && t < p->ph_e) return p->ph;
+	size_t n = attribution_at(f->a, p->out.pid, tid, t, f->idbuf, f->cidbuf);
+	if (n > f->cidbuf) {
+		vec_reserve((void **)&f->idbuf, &f->cidbuf, n, sizeof(*f->idbuf));
+		n = attribution_at(f->a, p->out.pid, tid, t, f->idbuf, f->cidbuf);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct attr_range x = attribution_range(f->a, f->idbuf[i]);
+		if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1) {
+			p->ph_s = x.s, p->ph_e = x.e, p->ph_tid = tid, p->ph = x.name + 1;
+			return p->ph;
+		}
+	}
+	return 0;
+}
+
+static int view_has_dataloader(const struct stack_view *v)
+{
+	for (uint32_t i = 0; v && i < v->nframes; i++)
+		if (strstr(v->frames[i], "utils/data/")) return 1;
+	return 0;
+}
+
+/* The group of (cause, where): `stack` (0: none) resolved on pid/tid gives
+ * the site; without one the label is `name`, or the site of `after` (the
+ * thread's last stacked call) when given. */
+static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
+			 const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase)
+{
+	uint64_t fk = mix(((uint64_t)cause << 56) ^ ((uint64_t)name_id << 24) ^ mix(((uint64_t)stack << 32) | after) ^
+			  ((uint64_t)phase << 4));
+	uint64_t ck = mix((uint64_t)name_id << 32 | stack) ^ mix(((uint64_t)after << 32) | phase) ^ cause;
+	uint64_t *g = u64map_get(&p->group_fast, fk, MAP_FIND);
+	if (g) {
+		uint64_t *c = u64map_get(&p->ckey, fk, MAP_FIND);
+		if (c && *c == ck) return (uint32_t)(*g - 1);
+	}
+	const struct stack_view *v = NULL;
+	int after_site = 0;
+	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
+	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); after_site = v != NULL; }
+	const char *label = v ? v->site : name;
+	const char *skey = v ? v->site_key : name;
+	const char *ph = phase ? attribution_name(f->a, phase - 1) : "";
+	int dl = cause == AC_INPUT && view_has_dataloader(v);
+	size_t n = strlen(skey) + strlen(name) + strlen(ph) + 32;
+	char *key = xmalloc(n);
+	snprintf(key, n, "%d\x01%s\x01%s\x01%s\x01%d%d", (int)cause, skey, name, ph, after_site, dl);
+	int is_new;
+	size_t *slot = strmap_get(&p->group_idx, key, &is_new);
+	free(key);
+	if (is_new) {
+		struct adv_group gr;
+		memset(&gr, 0, sizeof(gr));
+		gr.cause = cause;
+		gr.label = own(f, label);
+		gr.name = own(f, name);
+		gr.after_site = after_site;
+		gr.has_site = v != NULL;
+		gr.phase = phase;
+		gr.stack_id = v ? (after_site ? after : stack) : 0;
+		gr.pid = p->out.pid;
+		gr.tid = tid;
+		gr.blocks_min = UINT64_MAX;
+		gr.occ = -1;
+		gr.dataloader = dl;
+		*slot = p->out.ngroups;
+		VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
+	}
+	*u64map_get(&p->group_fast, fk, MAP_INSERT) = *slot + 1;
+	*u64map_get(&p->ckey, fk, MAP_INSERT) = ck;
+	return (uint32_t)*slot;
+}
+
+/* Adds to the tallies of the step (counted) or to those of elsewhere. */
+static void tally(struct aproc *p, enum adv_cause c, uint32_t step, uint32_t group, uint64_t t, uint64_t count,
+		  uint64_t cost, uint64_t saving)
+{
+	struct adv_group *g = group != NO_GROUP ? &p->out.groups[group] : NULL;
+	if (step != NO_STEP && p->counted[step]) {
+		p->out.in[c].count += count;
+		p->out.in[c].cost_ns += cost;
+		p->out.in[c].saving_ns += saving;
+		p->out.step_cost[c][step] += cost;
+		if (g) { g->in.count += count; g->in.cost_ns += cost; g->in.saving_ns += saving; }
+		return;
+	}
+	p->out.out[c].count += count;
+	p->out.out[c].cost_ns += cost;
+	p->out.out[c].saving_ns += saving;
+	if (g) g->out_count += count;
+	if (!count) return;
+	if (!p->out.out_first[c] || t < p->out.out_first[c]) p->out.out_first[c] = t;
+	if (t > p->out.out_last[c]) p->out.out_last[c] = t;
+	if (p->out.sp->nrows && t < p->out.sp->rows[0].s) p->out.out_before_first[c] += count;
+}
+
+/* ------------------------------------------------------------ consume */
+static uint64_t det_key(uint32_t pid, uint64_t corr, uint64_t s, uint8_t kind)
+{
+	return mix(((uint64_t)pid << 40) ^ corr) ^ mix(s ^ ((uint64_t)kind << 62));
+}
+
+void adv_facts_gpu(struct adv_facts *f, uint32_t pid, const gp_record *rec)
+{
+	if (rec->type != GP_REC_KERNEL && rec->type != GP_REC_MEMCPY && rec->type != GP_REC_MEMSET) return;
+	if (!proc_find(f, pid)) return;
+	struct adet d;
+	memset(&d, 0, sizeof(d));
+	d.pid = pid;
+	d.used = 1;
+	switch (rec->type) {
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		d.kind = OP_KERNEL; d.s = k->start_ns; d.corr = k->correlation_id;
+		d.blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
+		d.threads = k->block[0] * k->block[1] * k->block[2];
+		d.regs = k->registers;
+		d.smem = k->static_smem + k->dynamic_smem;
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		d.kind = OP_MEMCPY; d.s = m->start_ns; d.corr = m->correlation_id; d.bytes = m->bytes;
+		d.copy_kind = (uint8_t)m->copy_kind; d.src_kind = (uint8_t)m->src_kind; d.dst_kind = (uint8_t)m->dst_kind;
+		d.async = m->flags & 1;
+		break;
+	}
+	default: {
+		const gp_rec_memset *m = &rec->u.memset;
+		d.kind = OP_MEMSET; d.s = m->start_ns; d.corr = m->correlation_id; d.bytes = m->bytes;
+		d.mem_kind = (uint8_t)m->mem_kind; d.async = m->flags & 1;
+		break;
+	}
+	}
+	size_t at;
+	if (f->nfree) at = f->det_free[--f->nfree];
+	else { at = f->ndet; VEC_PUSH(f->det, f->ndet, f->cdet, d); }
+	f->det[at] = d;
+	/* a second record with the same key (it should not happen) keeps the first's slot */
+	uint64_t *slot = u64map_get(&f->det_idx, det_key(pid, d.corr, d.s, d.kind), MAP_INSERT);
+	if (!*slot) *slot = at + 1;
+	else { f->det[at].used = 0; VEC_PUSH(f->det_free, f->nfree, f->cfree, at); }
+}
+
+/* The record fields of op, removed from the waiting set; 0 if none. */
+static int det_take(struct adv_facts *f, const struct gpu_op *op, struct adet *out)
+{
+	uint64_t key = det_key(op->pid, op->corr, op->s, op->kind);
+	uint64_t *slot = u64map_get(&f->det_idx, key, MAP_FIND);
+	if (!slot) return 0;
+	size_t at = *slot - 1;
+	struct adet *d = &f->det[at];
+	int ok = d->used && d->pid == op->pid && d->corr == op->corr && d->s == op->s && d->kind == op->kind;
+	if (ok) *out = *d;
+	d->used = 0;
+	u64map_del(&f->det_idx, key);
+	VEC_PUSH(f->det_free, f->nfree, f->cfree, at);
+	return ok;
+}
+
+static uint64_t call_key(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
+
+/* Forgets the stacks of launch calls older than STACK_MAP_AGE_NS whose
+ * operation never came (a windowed trace, a failed launch). */
+static void call_stack_clean(struct adv_facts *f)
+{
+	u64map *m = &f->call_stack;
+	if (m->n < STACK_MAP_MAX || m->n < 2 * f->call_stack_clean) return;
+	uint64_t old = f->now > STACK_MAP_AGE_NS ? (f->now - STACK_MAP_AGE_NS) >> 24 : 0;
+	uint64_t *drop = NULL;
+	size_t nd = 0, cd = 0;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->used[i] && (m->slot[i].val >> 32) < old) VEC_PUSH(drop, nd, cd, m->slot[i].key);
+	for (size_t i = 0; i < nd; i++) u64map_del(m, drop[i]);
+	free(drop);
+	f->call_stack_clean = m->n;
+}
+
+static void note_held(struct aproc *p)
+{
+	uint64_t n = p->nops + p->ncalls + p->nrun;
+	if (n > p->out.held_max) p->out.held_max = n;
+}
+
+static void add_call(struct aproc *p, const struct acall *c)
+{
+	VEC_PUSH(p->calls, p->ncalls, p->ccalls, *c);
+	note_held(p);
+}
+
+/* An allocation call's window runs past the first work issued after it
+ * (docs/ADVISE.md "alloc-churn"): the host, delayed by the call (a cudaFree
+ * that waited for the GPU: its whole lead of queued work lost), stays that
+ * much later until it next waits for the GPU, so any GPU idle it causes
+ * until then — the pipeline refilling after a drain, launches that come late
+ * because the host has no lead left — is the call's, up to its duration.
+ * The window closes at the start of the next call that waits for the GPU
+ * after the host issued work again, at the latest at the end of the step
+ * after the call's (which bounds what is held). */
+static void lead_window(const struct aproc *p, struct acall *c)
+{
+	c->until = NONE_T;
+	if (c->cause != AC_ALLOC || c->step == NO_STEP) return;
+	const struct steps_proc *sp = p->out.sp;
+	c->lead = 1;
+	c->cap = sp->rows[c->step + 1 < sp->nrows ? c->step + 1 : c->step].e;
+}
+
+void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
+{
+	struct aproc *p = proc_find(f, pid);
+	if (!p) return;
+	uint64_t e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+	if (e - a->start_ns > f->max_call_dur) f->max_call_dur = e - a->start_ns;
+	if (a->stack_id) {
+		*u64map_get(&p->last_stack, tid, MAP_INSERT) = a->stack_id;
+		if (a->correlation_id) {
+			*u64map_get(&f->call_stack, call_key(pid, a->correlation_id), MAP_INSERT) =
+				a->stack_id | ((a->start_ns >> 24) << 32);
+			call_stack_clean(f);
+		}
+	}
+	uint64_t *cls = u64map_get(&f->name_cls, a->name_id, MAP_INSERT);
+	if (*cls == NC_UNSEEN) *cls = (uint64_t)name_class(tool_str(f->r, a->name_id));
+	if (*cls == NC_OTHER) return;
+	/* the runtime call and the driver call inside it share the id: one call */
+	uint64_t *last = u64map_get(&p->tid_corr, tid, MAP_INSERT);
+	if (a->correlation_id && *last == a->correlation_id) {
+		for (size_t i = p->ncalls; i-- > 0;) {
+			struct acall *c = &p->calls[i];
+			if (c->tid != tid || c->corr != a->correlation_id) continue;
+			if (a->start_ns < c->s) c->s = a->start_ns;
+			if (e > c->e) c->e = e;
+			c->budget = c->e - c->s;
+			return;
+		}
+	}
+	*last = a->correlation_id;
+	struct acall c;
+	memset(&c, 0, sizeof(c));
+	c.s = a->start_ns;
+	c.e = e;
+	c.budget = e - a->start_ns;
+	c.corr = a->correlation_id;
+	c.tid = tid;
+	c.step = step_of(p, c.s);
+	c.cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC;
+	c.waits_gpu = *cls == NC_SYNC || *cls == NC_FREE; /* cudaFree synchronises the device */
+	lead_window(p, &c);
+	uint64_t *after = u64map_get(&p->last_stack, tid, MAP_FIND);
+	const char *name = tool_str(f->r, a->name_id);
+	c.group = group_of(f, p, (enum adv_cause)c.cause, a->name_id, *name ? name : "(unnamed call)", a->stack_id,
+			   after ? (uint32_t)*after : 0, tid, c.step != NO_STEP ? phase_of(f, p, tid, c.s) : 0);
+	tally(p, (enum adv_cause)c.cause, c.step, c.group, c.s, 1, c.budget, 0);
+	add_call(p, &c);
+}
+
+/* Which blocking-call cause a copy or set is (docs/ADVISE.md), -1 none. */
+static int copy_cause(const struct adet *d, uint64_t *bytes_small)
+{
+	if (d->kind == OP_MEMSET) /* nsys cuda_memset_sync: synchronous memset on pinned or managed memory */
+		return !d->async && (d->mem_kind == GP_MEM_PINNED || d->mem_kind == GP_MEM_MANAGED) ? AC_SYNC_COPY : -1;
+	int d2h = d->copy_kind == GP_COPY_DTOH || d->copy_kind == GP_COPY_ATOH;
+	int pageable = d->src_kind == GP_MEM_PAGEABLE || d->dst_kind == GP_MEM_PAGEABLE;
+	if (d2h && (!d->async || d->dst_kind == GP_MEM_PAGEABLE)) return AC_SYNC; /* .item(), .cpu() */
+	if (d->async && pageable) return AC_PAGEABLE;
+	if (!d->async) {
+		/* nsys cuda_memcpy_sync leaves out HtoD copies up to 64 KB */
+		if (d->copy_kind == GP_COPY_HTOD && d->bytes <= ADV_SMALL_HTOD_BYTES) { *bytes_small = 1; return -1; }
+		return AC_SYNC_COPY;
+	}
+	return -1;
+}
+
+/* The PM series `name` of pid/dev (sorted by counters_finish), NULL none. */
+static const struct cseries *pm_series(const struct counters *c, const char *name, uint32_t pid, uint32_t dev)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].pid == pid && c->v[i].dev == dev && !strcmp(c->v[i].name, name)) return &c->v[i];
+	return NULL;
+}
+
+/* Mean of the samples with s <= t <= e, -1 none. */
+static double series_mean(const struct cseries *q, uint64_t s, uint64_t e)
+{
+	if (!q) return -1;
+	size_t lo = 0, hi = q->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (q->s[mid].t < s) lo = mid + 1;
+		else hi = mid;
+	}
+	double sum = 0;
+	size_t n = 0;
+	for (size_t i = lo; i < q->n && q->s[i].t <= e; i++) { sum += q->s[i].v; n++; }
+	return n ? sum / (double)n : -1;
+}
+
+static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_op *op, const struct adet *d,
+			 int have_d, struct aop *o)
+{
+	uint64_t dur = op->e - op->s;
+	const struct kinfo ki = *kernel_info(f, op->name_id);
+	const char *name = ki.name;
+	uint32_t stack = o->stack_id;
+	if (op->has_call && dur < op->call_e - op->call_s) {
+		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
+		tally(p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
+	}
+	if (ki.fp32) {
+		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
+		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
+		tally(p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
+		struct adv_group *g = &p->out.groups[o->gfp];
+		const struct cseries *q = pm_series(&f->pre->ctr, "pm.tensor_active_pct", p->out.pid, op->device);
+		double pm = series_mean(q, op->s, op->e);
+		if (pm >= 0 && o->step != NO_STEP && p->counted[o->step]) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
+	}
+	const gp_rec_device *dev = devprops_get(&f->pre->dp, p->out.pid, op->device);
+	if (!have_d || !dev || !dev->sm_count || !d->blocks) return;
+	uint32_t cause = d->blocks < dev->sm_count ? AC_UNDERPAR : AC_COUNT;
+	struct occ oc = occ_compute(dev, d->threads, d->regs, d->smem);
+	if (cause == AC_COUNT && oc.known && oc.theoretical < ADV_LOWOCC_MAX) cause = AC_LOWOCC;
+	if (cause == AC_COUNT) return;
+	uint32_t gi = group_of(f, p, (enum adv_cause)cause, op->name_id, name, stack, 0, o->tid, o->phase);
+	struct adv_group *g = &p->out.groups[gi];
+	if (d->blocks < g->blocks_min) g->blocks_min = d->blocks;
+	if (d->blocks > g->blocks_max) g->blocks_max = d->blocks;
+	g->threads = d->threads;
+	g->occ = oc.known ? oc.theoretical : -1;
+	tally(p, (enum adv_cause)cause, o->step, gi, op->s, 1, dur, 0);
+	if (cause != AC_UNDERPAR) return;
+	double cov = (double)d->blocks / (double)dev->sm_count;
+	const struct cseries *q = pm_series(&f->pre->ctr, "pm.sm_active_pct", p->out.pid, op->device);
+	double pm = series_mean(q, op->s, op->e);
+	if (pm >= 0) {
+		if (o->step != NO_STEP && p->counted[o->step]) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
+		/* measured activity above the grid's coverage: the conservative one */
+		if (pm / 100 > cov) cov = pm / 100 > 1 ? 1 : pm / 100;
+	}
+	o->gup = gi;
+	o->dup = (uint64_t)((double)dur * (1.0 - cov));
+}
+
+void adv_facts_op(void *ctx, const struct gpu_op *op)
+{
+	struct adv_facts *f = ctx;
+	struct aproc *p = proc_find(f, op->pid);
+	struct adet d;
+	memset(&d, 0, sizeof(d));
+	int have_d = det_take(f, op, &d);
+	if (!p) return;
+	struct aop o;
+	memset(&o, 0, sizeof(o));
+	o.s = op->s; o.e = op->e; o.call_s = op->call_s; o.call_e = op->call_e;
+	o.tid = op->tid; o.has_call = op->has_call; o.call_name_id = op->call_name_id;
+	o.gfp = o.gup = NO_GROUP;
+	/* the attribution rule: an operation belongs to the step its launch call started in */
+	o.step = op->has_call ? step_of(p, op->call_s) : NO_STEP;
+	if (op->has_call) {
+		uint64_t *st = u64map_get(&f->call_stack, call_key(op->pid, op->corr), MAP_FIND);
+		if (st) {
+			o.stack_id = (uint32_t)*st;
+			if (!op->graph) u64map_del(&f->call_stack, call_key(op->pid, op->corr));
+		}
+		if (o.step != NO_STEP) o.phase = phase_of(f, p, op->tid, op->call_s);
+	}
+	uint64_t dur = op->e - op->s;
+	if (dur > p->max_dur) p->max_dur = dur;
+	if (op->kind == OP_KERNEL) {
+		p->out.kernel_ns_all += dur;
+		if (o.step != NO_STEP) p->out.kernel_ns_in_steps += dur;
+	}
+	if (o.step != NO_STEP) {
+		if (op->call_s < p->first_launch[o.step]) p->first_launch[o.step] = op->call_s;
+		if (op->call_e > p->last_launch[o.step]) p->last_launch[o.step] = op->call_e;
+	}
+	int counted = o.step != NO_STEP && p->counted[o.step];
+	if (counted) {
+		p->out.launches++;
+		p->out.launched_ns += dur;
+	}
+	if (op->kind == OP_KERNEL) {
+		if (counted) {
+			p->out.kernels++;
+			p->step_kernels[o.step]++;
+			uint64_t cd = op->call_e - op->call_s;
+			p->out.kernels_called++;
+			if (dur < cd) p->out.short_kernels++;
+			if (dur < cd && cd <= STEP_SHORT_CPU_NS) p->out.short_hta++;
+		}
+		kernel_facts(f, p, op, &d, have_d, &o);
+	} else if (have_d && op->has_call && !op->graph) {
+		uint64_t small = 0;
+		int cause = copy_cause(&d, &small);
+		if (cause >= 0) {
+			struct acall c;
+			memset(&c, 0, sizeof(c));
+			c.s = op->call_s; c.e = op->call_e > op->call_s ? op->call_e : op->call_s;
+			c.budget = c.e - c.s;
+			c.corr = op->corr; c.tid = op->tid; c.step = o.step; c.cause = (uint8_t)cause; c.waits_gpu = 1;
+			c.until = NONE_T;
+			if (cause == AC_PAGEABLE) {
+				/* the copy itself on pinned memory: bytes / the measured pinned bandwidth */
+				int dir = d.copy_kind == GP_COPY_DTOH ? 1 : 0;
+				double bw = p->out.pinned_gbps[dir];
+				uint64_t tp = bw > 0 ? (uint64_t)((double)d.bytes / bw) : dur;
+				c.dgpu = dur > tp ? dur - tp : 0;
+			}
+			uint64_t *after = u64map_get(&p->last_stack, op->tid, MAP_FIND);
+			const char *api = tool_str(f->r, op->call_name_id);
+			char name[160];
+			snprintf(name, sizeof(name), "%s %s%s%s", *api ? api : "(unnamed call)",
+				 op->kind == OP_MEMSET ? "memset" : copy_kind_name(d.copy_kind),
+				 cause == AC_PAGEABLE || (cause == AC_SYNC && d.dst_kind == GP_MEM_PAGEABLE) ? " pageable" : "",
+				 cause == AC_SYNC_COPY || (cause == AC_SYNC && !d.async) ? " (synchronous API)" : "");
+			c.group = group_of(f, p, (enum adv_cause)cause, op->call_name_id, name, o.stack_id,
+					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase);
+			p->out.groups[c.group].bytes += counted ? d.bytes : 0;
+			tally(p, (enum adv_cause)cause, c.step, c.group, c.s, 1, c.budget, 0);
+			add_call(p, &c);
+		}
+	}
+	if (op->s < p->swept_to) { /* the sweep has passed it: figures only */
+		p->out.late_ops++;
+		return;
+	}
+	VEC_PUSH(p->ops, p->nops, p->cops, o);
+	note_held(p);
+}
+
+/* ------------------------------------------------------------ the sweep */
+static int cmp_aop(const void *x, const void *y)
+{
+	const struct aop *a = x, *b = y;
+	if (a->s != b->s) return a->s < b->s ? -1 : 1;
+	if (a->has_call != b->has_call) return a->has_call ? -1 : 1;
+	return a->call_s < b->call_s ? -1 : a->call_s > b->call_s;
+}
+
+/* The first call not closed yet: windows mostly close in start order, so
+ * the loops over open calls start there. */
+static size_t first_open(struct aproc *p)
+{
+	while (p->c0 < p->ncalls && p->calls[p->c0].closed) p->c0++;
+	return p->c0;
+}
+
+/* The end of lead call i's window as far as the calls held tell (calls
+ * sorted by start): the start of the first call that waits for the GPU at
+ * or after the host issued work again, at most the end of the step after
+ * the call's.  NONE_T-capped while the host has not issued work again. */
+static uint64_t lead_end(struct aproc *p, size_t i)
+{
+	struct acall *c = &p->calls[i];
+	if (c->reissued && c->until == NONE_T)
+		for (size_t k = i + 1; k < p->ncalls; k++) {
+			const struct acall *w = &p->calls[k];
+			if (w->waits_gpu && w->s >= c->reissued) { c->until = w->s; break; }
+		}
+	return c->until < c->cap ? c->until : c->cap;
+}
+
+static int cmp_acall(const void *x, const void *y)
+{
+	const struct acall *a = x, *b = y;
+	if (a->s != b->s) return a->s < b->s ? -1 : 1;
+	return a->e < b->e ? -1 : a->e > b->e;
+}
+
+static void close_call(struct aproc *p, struct acall *c)
+{
+	if (c->closed) return;
+	c->closed = 1;
+	/* the host was blocked `budget`; the GPU idled `claimed` of the window
+	 * because of it, and the call's own GPU work would take `dgpu` less */
+	uint64_t save = c->claimed + c->dgpu;
+	if (save > c->budget) save = c->budget;
+	tally(p, (enum adv_cause)c->cause, c->step, c->group, c->s, 0, 0, save);
+}
+
+/* GPU-side savings of the busy stretch that just ended: kept when the host
+ * was waiting for the GPU as it drained at t (a call that waits for the GPU
+ * in progress), else the host was the bottleneck: left out. */
+static void run_end(struct aproc *p, uint64_t t)
+{
+	int gpu_bound = 0;
+	for (size_t i = first_open(p); i < p->ncalls && !gpu_bound; i++) {
+		const struct acall *c = &p->calls[i];
+		if (c->waits_gpu && c->s <= t && t < c->e) gpu_bound = 1;
+	}
+	for (size_t i = 0; i < p->nrun; i++) {
+		const struct runent *r = &p->run[i];
+		uint32_t step = (uint32_t)(r->key >> 32), group = (uint32_t)((r->key >> 1) & 0x7fffffff);
+		enum adv_cause c = r->key & 1 ? AC_UNDERPAR : AC_FP32;
+		if (gpu_bound) tally(p, c, step, group, 0, 0, 0, r->d);
+		else if (step != NO_STEP && p->counted[step]) p->out.gpu_side_discarded_ns += r->d;
+	}
+	p->nrun = 0;
+	u64map_free(&p->run_idx);
+	u64map_init(&p->run_idx);
+}
+
+static void run_add(struct aproc *p, uint32_t step, uint32_t group, int up, uint64_t d)
+{
+	if (!d || group == NO_GROUP) return;
+	uint64_t key = ((uint64_t)step << 32) | ((uint64_t)(group & 0x7fffffff) << 1) | (uint64_t)up;
+	uint64_t *slot = u64map_get(&p->run_idx, key, MAP_INSERT);
+	if (!*slot) {
+		struct runent r = { key, 0 };
+		VEC_PUSH(p->run, p->nrun, p->crun, r);
+		*slot = p->nrun;
+	}
+	p->run[*slot - 1].d += d;
+	note_held(p);
+}
+
+/* Idle [a, b) that no blocking call took: before the first launch call of
+ * its step it is input, after it host idle; `next` is the operation that
+ * ends the gap (NULL: none before the step's end). */
+static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_t b, const struct aop *next)
+{
+	const struct steps_proc *sp = p->out.sp;
+	uint32_t k = step_of(p, a);
+	if (k == NO_STEP) { /* the first row starting after a */
+		size_t lo = 0, hi = sp->nrows;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (sp->rows[mid].s <= a) lo = mid + 1;
+			else hi = mid;
+		}
+		k = (uint32_t)lo;
+	}
+	for (; k < sp->nrows && sp->rows[k].s < b; k++) {
+		const struct step_row *w = &sp->rows[k];
+		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
+		if (x >= y || !p->counted[k]) continue;
+		uint64_t fl = p->first_launch[k];
+		if (x < fl) {
+			uint64_t z = y < fl ? y : fl;
+			const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
+			uint32_t g = group_of(f, p, AC_INPUT, next && next->has_call ? next->call_name_id : 0,
+					      *api ? api : "(no launch call)", next && next->has_call ? next->stack_id : 0,
+					      0, next ? next->tid : 0, 0);
+			tally(p, AC_INPUT, k, g, x, 0, z - x, z - x);
+			x = z;
+		}
+		if (x < y) {
+			int same = next && next->step == k;
+			/* name ids 1 and 2 only tell the two labels apart in the group key */
+			uint32_t g = group_of(f, p, AC_HOST_IDLE, same ? 1 : 2,
+					      same ? "before a launch" : "after the step's last launch", 0, 0, 0,
+					      same ? next->phase : 0);
+			tally(p, AC_HOST_IDLE, k, g, x, 0, y - x, 0);
+		}
+	}
+}
+
+/* Idle that is nobody's ("other") inside counted steps. */
+static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
+{
+	const struct steps_proc *sp = p->out.sp;
+	for (uint32_t k = 0; k < sp->nrows; k++) { /* rare: a linear walk is fine */
+		const struct step_row *w = &sp->rows[k];
+		if (w->e <= a) continue;
+		if (w->s >= b) break;
+		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
+		if (x < y && p->counted[k]) p->out.unexplained_idle_ns += y - x;
+	}
+}
+
+enum gap_class { GC_HOST, GC_LAUNCH_HOST, GC_LATENCY, GC_OTHER };
+
+static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, const struct aop *next)
+{
+	enum gap_class gc;
+	if (!next) gc = GC_HOST;
+	else if (!next->has_call) gc = GC_OTHER;
+	else if (next->call_s > g0) gc = GC_HOST;
+	else if (next->call_e > g0) gc = GC_LAUNCH_HOST;
+	else if (g1 - g0 <= f->kernel_wait) gc = GC_LATENCY;
+	else gc = GC_OTHER;
+	if (gc == GC_LATENCY) {
+		uint64_t bin = (g1 - g0) / FLOOR_BIN_NS;
+		p->floor_hist[bin < FLOOR_BINS ? bin : FLOOR_BINS]++;
+	}
+	if (gc == GC_HOST || gc == GC_LAUNCH_HOST) run_end(p, g0);
+	if (gc == GC_OTHER) { unexplained(p, g0, g1); return; }
+	uint64_t pos = g0;
+	if (gc == GC_HOST || gc == GC_LAUNCH_HOST) {
+		/* blocking calls first, each up to its own duration, earliest first
+		 * (in a launch gap the call still running may be one: an async copy
+		 * from pageable memory staging its data) */
+		for (size_t i = first_open(p); i < p->ncalls && pos < g1; i++) {
+			struct acall *c = &p->calls[i];
+			if (c->s >= g1) break;
+			if (c->closed || c->claimed >= c->budget) continue;
+			/* a lead window may end inside the gap */
+			uint64_t end = c->lead ? lead_end(p, i) : g1;
+			if (end > g1) end = g1;
+			if (end <= pos) continue;
+			uint64_t a = pos > c->s ? pos : c->s;
+			if (a > pos) distribute(f, p, pos, a, next);
+			uint64_t take = end - a, left = c->budget - c->claimed;
+			if (take > left) take = left;
+			c->claimed += take;
+			pos = a + take;
+		}
+	}
+	if (pos < g1) distribute(f, p, pos, g1, next);
+}
+
+/* Closes the windows of the calls that returned before o's launch call
+ * started: o is the first work the host issued after them.  A lead window
+ * (lead_window()) only notes that time, and closes once its end is behind
+ * o's start (no later gap can lie in it) or its call has taken its whole
+ * duration. */
+static void close_windows(struct aproc *p, const struct aop *o)
+{
+	if (!o->has_call) return;
+	for (size_t i = first_open(p); i < p->ncalls; i++) {
+		struct acall *c = &p->calls[i];
+		if (c->s >= o->s) break;
+		if (c->closed) continue;
+		if (!c->lead) {
+			if (c->e <= o->call_s) close_call(p, c);
+			continue;
+		}
+		if (!c->reissued && c->e <= o->call_s) c->reissued = o->call_s;
+		if (c->claimed >= c->budget || lead_end(p, i) <= o->s) close_call(p, c);
+	}
+}
+
+/* ops in cmp_aop order: the prefix the last sweep left sorted merged with
+ * the operations added since, sorted (equal keys: the prefix's first, as a
+ * stable sort of the whole): sorting all of them at every sweep was a
+ * tenth of advise's time */
+static void sort_ops(struct aproc *p)
+{
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
+}
+
+static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
+{
+	sort_ops(p);
+	if (p->ncalls > 1) qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_acall);
+	p->c0 = 0;
+	size_t i;
+	for (i = 0; i < p->nops && p->ops[i].s < T; i++) {
+		const struct aop *o = &p->ops[i];
+		if (o->s > p->cur) gap(f, p, p->cur, o->s, o);
+		close_windows(p, o);
+		run_add(p, o->step, o->gfp, 0, o->dfp);
+		run_add(p, o->step, o->gup, 1, o->dup);
+		if (o->e > p->cur) p->cur = o->e;
+	}
+	if (i) {
+		p->swept_to = p->ops[i - 1].s;
+		memmove(p->ops, p->ops + i, (p->nops - i) * sizeof(*p->ops));
+		p->nops -= i;
+		p->nsorted = p->nops;
+	}
+	/* open lead windows find their end before the waiting calls that may
+	 * end them are dropped */
+	for (size_t k = 0; k < p->ncalls; k++)
+		if (p->calls[k].lead && !p->calls[k].closed) lead_end(p, k);
+	size_t w = 0;
+	for (size_t k = 0; k < p->ncalls; k++)
+		if (!p->calls[k].closed) p->calls[w++] = p->calls[k];
+	p->ncalls = w;
+	p->c0 = 0;
+	p->last_sweep = T;
+}
+
+void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier)
+{
+	if (now <= f->now) return;
+	f->now = now;
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		uint64_t slack = p->max_dur > f->max_call_dur ? p->max_dur : f->max_call_dur;
+		if (slack > ADV_HOLD_NS) slack = ADV_HOLD_NS;
+		uint64_t T = now > slack ? now - slack : 0;
+		if (frontier < T) T = frontier;
+		if (T < p->last_sweep + SWEEP_EVERY_NS && p->nops < SWEEP_BATCH) continue;
+		sweep(f, p, T);
+	}
+}
+
+/* Median of the launch-latency histogram (bin middle), 0 none. */
+static uint64_t floor_median(const struct aproc *p, int *measured)
+{
+	uint64_t n = 0, c = 0;
+	for (int b = 0; b <= FLOOR_BINS; b++) n += p->floor_hist[b];
+	*measured = n > 0;
+	if (!n) return ADV_GRAPH_FLOOR_NS;
+	for (int b = 0; b <= FLOOR_BINS; b++) {
+		c += p->floor_hist[b];
+		if (2 * c >= n) return (uint64_t)b * FLOOR_BIN_NS + FLOOR_BIN_NS / 2;
+	}
+	return ADV_GRAPH_FLOOR_NS;
+}
+
+void adv_facts_finish(struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		sweep(f, p, UINT64_MAX);
+		const struct steps_proc *sp = p->out.sp;
+		uint64_t end = sp->nrows ? sp->rows[sp->nrows - 1].e : 0;
+		if (p->cur < end) gap(f, p, p->cur, end, NULL);
+		else run_end(p, p->cur);
+		for (size_t k = 0; k < p->ncalls; k++) close_call(p, &p->calls[k]);
+		p->ncalls = 0;
+		/* per counted step: the host's time before its first launch, the
+		 * span it issued work in, and the launch-bound estimate: its host
+		 * idle after the first launch, less the latency a CUDA graph still
+		 * has between kernels, at most the span of its launch calls */
+		p->out.graph_floor_ns = floor_median(p, &p->out.floor_measured);
+		for (size_t k = 0; k < sp->nrows; k++) {
+			if (!p->counted[k] || p->first_launch[k] == NONE_T) continue;
+			const struct step_row *w = &sp->rows[k];
+			p->out.pre_launch_ns += p->first_launch[k] - w->s;
+			uint64_t span = p->last_launch[k] > p->first_launch[k] ? p->last_launch[k] - p->first_launch[k] : 0;
+			p->out.issue_ns += span;
+			uint64_t idle = p->out.step_cost[AC_HOST_IDLE][k], floor = p->step_kernels[k] * p->out.graph_floor_ns;
+			uint64_t save = idle > floor ? idle - floor : 0;
+			if (save > span) save = span;
+			p->out.in[AC_HOST_IDLE].saving_ns += save;
+		}
+		/* counts of the idle-time causes: the steps they were seen in */
+		for (int c = 0; c < AC_COUNT; c++) {
+			if (c != AC_INPUT && c != AC_HOST_IDLE) continue;
+			for (size_t k = 0; k < sp->nrows; k++)
+				if (p->counted[k] && p->out.step_cost[c][k]) p->out.in[c].count++;
+		}
+	}
+}

@@ -1,0 +1,209 @@
+/* advise_facts.h — what `gpuprof advise` measures on a trace whose steps the
+ * steps analysis has found (docs/ADVISE.md "What is measured"): per process,
+ * per counted step and per call site, the causes of lost step time and the
+ * figures each rule of advise.c judges.  The third pass over the trace.
+ *
+ * Two inputs besides the trace:
+ *  - struct adv_pre, filled during the first pass (the one that reads the
+ *    NVTX ranges): device properties, sampled counters (PM sampling's pm.*),
+ *    call stacks, and the bandwidth of the pinned copies;
+ *  - the finished steps analysis (steps.h), whose rows say where each step
+ *    lies and, once summarised (step_summary.h, done here), which steps are
+ *    warm-up and which are counted.
+ *
+ * The component (init/consume/finalize): adv_facts_new, then the trace in
+ * time order — each API record through adv_facts_api, each GPU record through
+ * adv_facts_gpu, both before the same record goes to the launch join
+ * (opjoin.h), whose callback is adv_facts_op — with adv_facts_advance after
+ * each record, then adv_facts_finish.
+ *
+ * The GPU timeline of each process (all devices and streams, as the steps
+ * buckets) is swept in time order once every operation launched before the
+ * sweep point has arrived (opjoin_frontier) and the stream is past it by the
+ * longest operation or call seen (at most 5 s).  Each idle gap is classified
+ * as the steps analysis does (host wait / launch latency / other), and the
+ * host-side idle (the GPU drained and the host had not issued the next work,
+ * or was still issuing it) is given to one cause, in this order:
+ *
+ *  1. a blocking host call (synchronisation, blocking device-to-host copy,
+ *     async copy from pageable memory, synchronous copy or set, allocation
+ *     or free) that started before the idle time and whose "window" is
+ *     still open — the window of a call [s, e) runs from s to the GPU start
+ *     of the first operation launched at or after e (the host had to return
+ *     before it could issue more); an allocation call's window runs on
+ *     until the host next waits for the GPU after issuing work again (a
+ *     "lead" window: the host stays that much later until then); a call
+ *     takes at most its own duration;
+ *  2. input: idle inside a step before the step's first launch call;
+ *  3. host idle after the first launch (launch overhead or host work between
+ *     launches; launch-bound when most kernels are shorter than their launch
+ *     call).
+ * Idle that no one takes ("other": queued work waiting on an event, another
+ * stream or device) stays unexplained.
+ *
+ * GPU-side savings (FP32 matrix kernels on tensor cores, under-parallelised
+ * kernels spread over all SMs) count only where the GPU was the bottleneck:
+ * the kernels of a busy stretch of the timeline count when the stretch ended
+ * with the host waiting for the GPU (a call that waits for the GPU — a
+ * synchronisation, blocking copy or free — in progress when the GPU drained),
+ * not when it ended because the host had not issued the next work yet (then
+ * a faster kernel only lengthens the idle gap after it).
+ *
+ * Memory: the operations and calls not yet swept (the lag of GPU records
+ * behind their calls in the file, as for the steps analysis), the calls
+ * whose window is open, the GPU-side savings of the current busy stretch
+ * (one entry per step and site), and per step a few figures (about 150
+ * bytes) — never one entry per kernel of the trace. */
+#ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
+#define GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/gpu/counters.h"
+#include "analysis/gpu/devprops.h"
+#include "analysis/memory/mem_view.h"
+#include "analysis/join/opjoin.h"
+#include "analysis/stacks/stacks.h"
+#include "analysis/steps/step_summary.h"
+#include "analysis/steps/steps.h"
+#include "gp_trace.h"
+
+/* What a measured cost is attributed to; each rule of advise.c judges one
+ * or two of them. */
+enum adv_cause {
+	AC_INPUT,      /* GPU idle in a step before its first launch call */
+	AC_SYNC,       /* *Synchronize calls; blocking device-to-host copies */
+	AC_PAGEABLE,   /* async copies from/to pageable host memory (run synchronously) */
+	AC_SYNC_COPY,  /* synchronous memcpy (not small HtoD) / memset on pinned or managed memory */
+	AC_ALLOC,      /* cudaMalloc/cudaFree and the like (not the stream-ordered *Async ones) */
+	AC_HOST_IDLE,  /* host-side GPU idle after a step's first launch call */
+	AC_FP32,       /* FP32 matrix kernels (no tensor cores) */
+	AC_UNDERPAR,   /* kernels whose grid has fewer blocks than the device has SMs */
+	AC_LOWOCC,     /* kernels covering every SM at a theoretical occupancy below 25 % */
+	AC_SHORT,      /* kernels shorter than their launch call (where launch-bound launches from) */
+	AC_COUNT
+};
+
+#define ADV_SMALL_HTOD_BYTES 65536ull   /* nsys cuda_memcpy_sync: smaller HtoD sync copies are left out */
+#define ADV_PINNED_BW_MIN_BYTES 1048576ull /* copies used to measure the pinned bandwidth */
+#define ADV_LOWOCC_MAX 0.25             /* theoretical occupancy below this: low */
+#define ADV_HOLD_NS 5000000000ull       /* the longest lag waited for */
+
+/* Collected during the first pass: zero-initialised plus adv_pre_init. */
+struct adv_pre {
+	gp_reader *r;
+	struct devprops dp;
+	struct counters ctr;
+	struct stacks *stk;
+	/* pinned copies of >= ADV_PINNED_BW_MIN_BYTES: [0] HtoD, [1] DtoH */
+	uint64_t pinned_bytes[2], pinned_ns[2];
+	u64map rank;             /* pid -> rank + 2 (process records) */
+	struct mem_view *mem;    /* device memory and failed allocations (out-of-memory) */
+};
+void adv_pre_init(struct adv_pre *pre, gp_reader *r);
+/* Any record of the first pass (device, counter, module, stack, thread,
+ * source and memcpy records are used; API and memory records go to the
+ * memory view). */
+void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec);
+/* After the first pass. */
+void adv_pre_finish(struct adv_pre *pre);
+void adv_pre_free(struct adv_pre *pre);
+
+/* Counts and times over a set of steps; saving_ns: the estimate (see each
+ * cause in docs/ADVISE.md). */
+struct adv_tally { uint64_t count, cost_ns, saving_ns; };
+
+/* One place a cause was seen: a call site (with stacks), else an API call or
+ * kernel name, within a phase. */
+struct adv_group {
+	enum adv_cause cause;
+	const char *label;       /* "train.py:57 step", "cudaStreamSynchronize", "sgemm_128x64" */
+	const char *name;        /* API name (calls) or demangled kernel name (kernels), "" none */
+	int after_site;          /* label is the site of the launch before the call (the call had no stack) */
+	int has_site;            /* label is a call site from a stack (else it is `name`) */
+	int dataloader;          /* input: the stack holds DataLoader frames (torch/utils/data/) */
+	uint32_t phase;          /* attribution name id + 1 of the step phase; 0 none */
+	uint32_t stack_id, pid, tid; /* an example stack (0: none) */
+	struct adv_tally in;     /* counted steps */
+	uint64_t out_count;      /* elsewhere */
+	uint64_t bytes;          /* copies: bytes, counted steps */
+	uint64_t blocks_min, blocks_max; /* kernels: grid blocks seen */
+	uint32_t threads;        /* kernels: threads per block */
+	double occ;              /* kernels: theoretical occupancy (-1 unknown) */
+	double pm_ns, pm_w;      /* kernel ns with PM samples inside, and that x the sample mean (fraction) */
+};
+
+/* Facts of one process. */
+struct adv_proc {
+	uint32_t pid;
+	int32_t rank;                    /* from its process record, -1 none */
+	struct steps_proc *sp;           /* rows (warm-up/outlier flags set) */
+	struct step_summary sum;         /* step_summarize(sp, 0) */
+	const gp_rec_device *dev;        /* its first device record, NULL none */
+	size_t ncounted;
+	uint64_t wall;                   /* sum of the counted steps' times */
+	uint64_t busy;                   /* compute + comm + memory over the counted steps */
+	struct adv_tally in[AC_COUNT];   /* counted steps */
+	struct adv_tally out[AC_COUNT];  /* elsewhere: warm-up steps, between or outside the steps */
+	uint64_t out_first[AC_COUNT], out_last[AC_COUNT]; /* time range of those (0: none) */
+	uint64_t out_before_first[AC_COUNT]; /* of them, how many lie before the first step */
+	uint64_t *step_cost[AC_COUNT];   /* per row */
+	struct adv_group *groups; size_t ngroups;
+	/* launched work in the counted steps */
+	uint64_t kernels, short_kernels; /* short: GPU duration < launch call duration (the call recorded) */
+	uint64_t kernels_called;         /* kernels with a recorded launch call */
+	uint64_t short_hta;              /* HTA's short: also a call of <= 50 us */
+	uint64_t launches;               /* GPU operations with a recorded launch call */
+	uint64_t launched_ns;            /* their GPU time (kernels, copies, sets) */
+	uint64_t kernel_ns_all;          /* kernel time of the process, in steps or not */
+	uint64_t kernel_ns_in_steps;     /* of it, launched in a step (counted, warm-up or not counted) */
+	uint64_t pre_launch_ns;          /* sum over steps of (first launch call - step start) */
+	uint64_t issue_ns;               /* sum over steps of (last launch call end - first launch call start) */
+	uint64_t graph_floor_ns;         /* median gap between an operation and queued work behind it */
+	int floor_measured;              /* 0: none seen, ADV_GRAPH_FLOOR_NS assumed */
+	uint64_t gpu_side_discarded_ns;  /* GPU-side savings left out: the host was the bottleneck then */
+	double fp32_speedup;             /* assumed for this process's device */
+	double pinned_gbps[2];           /* HtoD, DtoH pinned bandwidth (GB/s): measured, else the host
+					    link's (hostlink.h); 0 neither */
+	int pinned_from_link[2];         /* pinned_gbps is the host link's, not measured */
+	const char *device_name;         /* of dev, "" none */
+	const char *link;                /* dev's host link (hostlink.h), NULL not in the table */
+	uint64_t unexplained_idle_ns;    /* idle in the counted steps no cause took ("other" gaps) */
+	uint64_t late_ops;               /* operations that arrived after the sweep had passed them */
+	uint64_t held_max;               /* most operations + calls + busy-stretch entries held at once */
+};
+#define ADV_GRAPH_FLOOR_NS 1000ull
+
+struct adv_facts_opts {
+	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
+};
+
+struct adv_facts;
+
+/* st: steps_finish done; pre: adv_pre_finish done.  Both outlive the facts. */
+struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *pre,
+				const struct adv_facts_opts *opts);
+void adv_facts_free(struct adv_facts *f); /* NULL ok */
+void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a);
+/* A KERNEL, MEMCPY or MEMSET record of pid (others ignored). */
+void adv_facts_gpu(struct adv_facts *f, uint32_t pid, const gp_record *rec);
+/* opjoin callback; ctx is the struct adv_facts */
+void adv_facts_op(void *ctx, const struct gpu_op *op);
+void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier);
+void adv_facts_finish(struct adv_facts *f);
+size_t adv_facts_nprocs(const struct adv_facts *f);
+const struct adv_proc *adv_facts_proc(const struct adv_facts *f, size_t i);
+struct stacks *adv_facts_stacks(const struct adv_facts *f);
+/* The first pass's memory view (finished without steps: its failures). */
+const struct mem_view *adv_facts_mem(const struct adv_facts *f);
+const struct attribution *adv_facts_attribution(const struct adv_facts *f);
+uint64_t adv_facts_kernel_wait(const struct adv_facts *f);
+
+/* Whether a kernel name is FP32 matrix work that does not use tensor cores
+ * (docs/ADVISE.md "fp32-matmul"): cuBLAS/CUTLASS/cuDNN names with "sgemm" or
+ * xmma's all-FP32 type string "f32f32_f32f32_f32", without a tensor-core
+ * marker (tf32, bf16, f16, tensorop, s1688, s16816, hmma, gmma). */
+int adv_fp32_matrix_name(const char *name);
+
+#endif

@@ -1,0 +1,105 @@
+/* gpu_activity.h — when the GPU was busy, per device and per stream: the
+ * intervals of kernels and of copies (memcpy/memset), and at the end their
+ * unions, idle gaps and the kernel/copy overlap.  In a windowed trace only
+ * the time inside the process's GPU-activity windows counts (the shim
+ * recorded no GPU activity outside them, so that time is not idle).  Feeds
+ * the stats util and windows reports. */
+#ifndef GPUPROF_ANALYSIS_GPU_GPU_ACTIVITY_H
+#define GPUPROF_ANALYSIS_GPU_GPU_ACTIVITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/gpu/gpu_work.h"
+#include "analysis/core/intervals.h"
+#include "analysis/gpu/windows.h"
+#include "common/util.h"
+
+/* Memory.  A process whose GPU activity may be windowed (recorded with
+ * --gpu-window or --capture-range, or whose settings the trace does not
+ * say: format < 1.2, other writers) keeps every interval until the end
+ * (16 bytes per GPU record, twice: device and stream).  Any other
+ * process's intervals are summed as the trace streams: each device's
+ * kernel and copy sets are an ivpair (analysis/core/intervals.h) with lag
+ * GPU_ACTIVITY_LAG, and its streams are cut where it is (busy time, gaps,
+ * largest gap and overlap are additive over a split of time, so the cut is
+ * exact); a record more than GPU_ACTIVITY_LAG records late loses its time
+ * before the cut (the device's kc.late, kc.late_ns), so Busy can only be
+ * short, by at most that.  Memory per device: at most 4 x GPU_ACTIVITY_LAG
+ * x 16 bytes (4 MiB) for the device, as much for its streams, whatever the
+ * trace's length. */
+#define GPU_ACTIVITY_LAG 65536
+
+struct gpu_dev {
+	uint32_t pid, dev;
+	int has; uint64_t span_s, span_e; /* first start, last end of its GPU work */
+	struct ivpair kc;      /* set[0] kernels, set[1] copies: kept, or pending and cut */
+	int streamed;          /* cut as it streams (see above) */
+	int clipped; uint64_t clip_s, clip_e; /* streamed: clipped to [clip_s, clip_e) as added */
+	uint64_t nk, nc;       /* intervals added */
+	size_t *strs; size_t nstrs, cstrs; /* its streams (indices into strs) */
+	/* set by gpu_activity_finish */
+	int windowed;          /* its process has GPU-activity windows */
+	uint64_t span;         /* span_e - span_s, or the windows' total time */
+	struct ivsum ksum, csum;
+	uint64_t overlap;      /* kernel and copy time at once */
+};
+
+struct gpu_stream {
+	uint32_t pid, dev, stream;
+	int streamed;          /* its device's */
+	struct ivset k, c;
+	uint64_t nk, nc;
+	struct ivdone kd, cd;
+	struct ivset kh, ch;   /* streamed, in a slice: the pieces of its device's first cut (ivpair.head) */
+	struct ivsum ksum, csum; /* set by gpu_activity_finish */
+};
+
+/* Zero-initialised = empty. */
+struct gpu_activity {
+	u64map dev_idx, str_idx;
+	struct gpu_dev *devs; size_t ndevs, cdevs;
+	struct gpu_stream *strs; size_t nstrs, cstrs;
+	u64map streamed;       /* pid -> 1: its intervals may be cut (gpu_activity_process) */
+	int keep;              /* set by a caller that reads the devices' unions
+				  (kc.set) after gpu_activity_finish, as `gpuprof
+				  report`'s busy-over-time: no process is streamed */
+	const struct winset *clip; /* set before the first record, when the windows
+				  gpu_activity_finish will get are known: a streamed
+				  process's intervals are clipped to its one window
+				  there as they come (a process with several there
+				  keeps every interval) */
+	size_t lag;            /* set before the first record: the streamed pairs' lag
+				  (0: GPU_ACTIVITY_LAG) */
+	int slice;             /* set before the first record: the records of a slice of
+				  time after the first (stats' time shards): the
+				  devices' pairs keep their heads (intervals.h) */
+};
+
+/* The process `pid` describes its recording: settings_known (the PROCESS
+ * record had a settings string) and windowed (it says --gpu-window or
+ * --capture-range).  Only a process said to be neither unknown nor
+ * windowed, before its first GPU record, is streamed. */
+void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed);
+void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream,
+		      uint64_t s, uint64_t e, enum gpu_work work);
+/* Counts the kernels starting inside each window of win (win->v[i].kernels;
+ * before gpu_activity_finish). */
+void gpu_activity_count_windows(const struct gpu_activity *g, struct winset *win);
+/* After winset_finish (and any clip): counts the kernels starting inside
+ * each window (win->v[i].kernels), sorts devices by (pid, device) and
+ * streams by (pid, device, stream), clips to the windows and merges every
+ * set into its union (ksum, csum).  Nothing is added after this. */
+void gpu_activity_finish(struct gpu_activity *g, struct winset *win);
+/* Time shards: adds src, the same analysis over the next slice of time
+ * (src->slice), to g; src is left emptied (free it).  0, or -1 when the
+ * sums cannot be the same as one pass over both slices' records (a
+ * device's interval of g runs past src's first cut, or a device is
+ * streamed in one and not the other): g is then incomplete. */
+int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src);
+/* Records that arrived too late to be counted in full, over all devices,
+ * and their uncounted time. */
+uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns);
+void gpu_activity_free(struct gpu_activity *g);
+
+#endif

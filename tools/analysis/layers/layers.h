@@ -1,0 +1,86 @@
+/* layers.h — GPU kernel time per model layer (`stats --report layers`,
+ * `export --format folded --site layer`; docs/STACKS.md "Layers").
+ *
+ * A launch's layer path is the chain of classes of its thread's own Python
+ * `forward` frames, outermost first (stacks.h: stack_view.layers):
+ * GPT2LMHeadModel > GPT2Model > GPT2Block > GPT2Attention > Conv1D.  Work
+ * whose launch has no such chain goes to one row of its own, so the rows'
+ * self times add up to all kernel time:
+ *   (no python stack)              no stack, or no Python frames at all
+ *   (not in a forward) > SITE      Python frames but no forward frame
+ *                                  (optimizer, loss), by the user's site
+ *   (backward, unattributed)       PyTorch's autograd thread (pt_autograd_*):
+ *                                  it has no Python frames of its own; the
+ *                                  forward layer that made a backward kernel
+ *                                  is not in the trace, so none is guessed
+ *   PATH > (backward)              such a kernel inside a layer range of
+ *                                  gpuprof run --layers (layer_ranges.h):
+ *                                  PATH is the path it names; else whose
+ *                                  forward op is known from emit_nvtx's
+ *                                  sequence numbers (autograd_seq.h): PATH
+ *                                  is that op's layer path (layer_attr.h)
+ *   (other thread, unattributed)   another thread without Python frames
+ *   PATH > (CUDA graph, captured here)
+ *                                  kernels of a graph launch whose graph
+ *                                  node's capture is known (graph_sites.h,
+ *                                  layer_attr.h):
+ *                                  PATH is the path of the launch call that
+ *                                  was captured into the node
+ *   (CUDA graph replay) > PATH     other kernels of a graph launch: the path
+ *                                  of the graph launch call (the layers
+ *                                  inside the graph are not known)
+ *
+ * The tree: a node per distinct path prefix; total = kernel time of the
+ * launches whose path starts with the node's, self = of those whose path
+ * ends there. */
+#ifndef GPUPROF_ANALYSIS_LAYERS_LAYERS_H
+#define GPUPROF_ANALYSIS_LAYERS_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/stacks/stacks.h"
+
+#define LAYER_PATH_MAX 80  /* names in a path: GP_STACK_MAX_FRAMES + 2 at most */
+#define LAYERS_CAPTURED_ROW "(CUDA graph, captured here)"
+#define LAYERS_BACKWARD_ROW "(backward)"
+#define LAYERS_BACKWARD_UNATTRIBUTED "(backward, unattributed)"
+
+enum layers_work {
+	LAYERS_LAUNCHED,       /* work of the call itself */
+	LAYERS_GRAPH_REPLAY,   /* a graph launch's work, its node's capture not known */
+	LAYERS_GRAPH_CAPTURED, /* a graph launch's work, v: the captured launch's */
+};
+
+/* The path of a launch with stack view v (NULL: no stack, or a stack the
+ * trace does not define) for work of kind `work`.  Fills out[0..n) (strings
+ * live as long as the stacks) and returns n >= 1. */
+uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out);
+/* Whether a thread of that name is one of PyTorch's autograd engine's
+ * device threads (pt_autograd_N: Engine::thread_init). */
+int layers_autograd_thread(const char *thread_name);
+/* Whether a launch with stack view v is backward work: its path is the
+ * LAYERS_BACKWARD_UNATTRIBUTED row (v NULL: no). */
+int layers_backward(const struct stack_view *v);
+
+struct layer_node {
+	const char *name;
+	uint32_t parent;      /* the tree's own index of the parent; UINT32_MAX: a top row */
+	uint32_t depth;       /* 0 for a top row */
+	uint64_t total_ns, self_ns;
+	uint64_t kernels, self_kernels;
+};
+
+struct layer_tree;
+
+struct layer_tree *layer_tree_new(void);
+void layer_tree_free(struct layer_tree *t); /* NULL ok */
+/* Adds kernel time ns of `kernels` kernels at path[0..n). */
+void layer_tree_add(struct layer_tree *t, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
+/* The nodes depth first, each node's children by total time (most first,
+ * then by name): *n of them; valid until the next add or free. */
+const struct layer_node *layer_tree_rows(struct layer_tree *t, size_t *n);
+/* Kernel time of all paths added (the sum of every node's self time). */
+uint64_t layer_tree_total(const struct layer_tree *t);
+
+#endif

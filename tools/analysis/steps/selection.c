@@ -1,0 +1,271 @@
+/* selection.c — see selection.h. */
+#include "analysis/steps/selection.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/steps/steps_pipe.h"
+#include "common/tool.h"
+#include "common/util.h"
+
+/* a := a intersected with b (both disjoint and ordered) */
+static void intersect(struct ivset *a, const struct ivset *b)
+{
+	struct ivset out = { 0 };
+	size_t i = 0, j = 0;
+	while (i < a->n && j < b->n) {
+		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (e > s) ivset_add(&out, s, e);
+		if (a->v[i].e <= b->v[j].e) i++;
+		else j++;
+	}
+	free(a->v);
+	*a = out;
+}
+
+static void what_add(struct selection *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void what_add(struct selection *s, const char *fmt, ...)
+{
+	size_t l = strlen(s->what);
+	if (l && l + 2 < sizeof(s->what)) { strcpy(s->what + l, ", "); l += 2; }
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->what + l, sizeof(s->what) - l, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether range name `name` is the one asked for: the full name, the
+ * message without its domain, or the numbered pattern ('step *'). */
+static int name_matches(const char *want, const char *name)
+{
+	if (!strcmp(want, name)) return 1;
+	const char *colon = strchr(name, ':');
+	if (colon && !strcmp(want, colon + 1)) return 1;
+	if (!strchr(want, '*')) return 0;
+	char *pat = step_name_pattern(name);
+	int m = 0;
+	if (pat) {
+		const char *pc = strchr(pat, ':');
+		m = !strcmp(want, pat) || (pc && !strcmp(want, pc + 1));
+	}
+	free(pat);
+	return m;
+}
+
+/* The steps numbered a..b of one process: from the first one's start to the
+ * last one's end (s, e); lo, hi: the numbers seen; count: those picked. */
+struct step_pick { int64_t a, b, lo, hi; size_t count; uint64_t s, e; };
+
+static void pick(struct step_pick *p, int64_t num, uint64_t s, uint64_t e)
+{
+	if (num < p->lo) p->lo = num;
+	if (num > p->hi) p->hi = num;
+	if (num < p->a || num > p->b) return;
+	p->count++;
+	if (s < p->s) p->s = s;
+	if (e > p->e) p->e = e;
+}
+
+/* --steps A:B into *out; 0, or -1 or SELECTION_NONE (err) */
+static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const struct step_detect_opts *dopts,
+			   struct ivset *out, char *err, size_t n, size_t *count)
+{
+	const char *why = NULL;
+	if (!p->steps && steps_pipe_plan_steps(p, &why) < 0) { /* planned by the caller (selection_resolve_pipe) */
+		snprintf(err, n, "%s", why);
+		return -1;
+	}
+	struct step_detect *d = p->detect;
+	struct steps *st = p->steps;
+	int need_trace = 0;
+	for (size_t i = 0; i < step_detect_nplans(d); i++)
+		need_trace |= step_detect_plan(d, i)->method == STEP_TRACE;
+	/* trace-detected steps are found while the steps analysis streams the
+	 * trace: the second pass */
+	if (need_trace) {
+		steps_pipe_join(p, NULL, NULL, NULL);
+		if (!gp_reader_recoverable(steps_pipe_pass(p, 2, NULL, NULL))) {
+			snprintf(err, n, "cannot read the trace again for --steps");
+			return -1;
+		}
+		steps_pipe_finish(p);
+	}
+	struct step_pick pk = { o->step_a, o->step_b, INT64_MAX, INT64_MIN, 0, 0, 0 };
+	for (size_t i = 0; i < step_detect_nplans(d); i++) {
+		const struct step_plan *pl = step_detect_plan(d, i);
+		pk.s = UINT64_MAX;
+		pk.e = 0;
+		if (pl->method == STEP_NVTX)
+			for (size_t k = 0; k < pl->nsteps; k++)
+				pick(&pk, pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k, pl->steps[k].s,
+				     pl->steps[k].e);
+		else if (pl->method == STEP_TRACE)
+			for (size_t k = 0; k < steps_proc(st, i)->nrows; k++) {
+				const struct step_row *w = &steps_proc(st, i)->rows[k];
+				pick(&pk, w->number, w->s, w->e);
+			}
+		if (pk.e > pk.s) ivset_add(out, pk.s, pk.e);
+	}
+	int64_t lo = pk.lo, hi = pk.hi;
+	*count = pk.count;
+	if (lo > hi) {
+		snprintf(err, n, "--steps %s: the trace has no steps%s%s", o->steps_arg,
+			 dopts && dopts->range_name ? " named so" : "",
+			 step_detect_nplans(d) ? "" : " (no GPU operations, no NVTX ranges)");
+		return SELECTION_NONE;
+	}
+	if (!*count) {
+		snprintf(err, n, "--steps %s: no step numbered so (the steps are numbered %" PRId64 " to %" PRId64 ")",
+			 o->steps_arg, lo, hi);
+		return SELECTION_NONE;
+	}
+	ivset_union(out);
+	return 0;
+}
+
+/* --since/--until into s (active); whether --steps or --range is given */
+static int resolve_times(struct selection *s, gp_reader *r, const struct sel_opts *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = gp_reader_header(r)->start_trace_ns;
+	if (!sel_opts_any(o)) return 0;
+	s->active = 1;
+	ivset_add(&s->iv, o->have_since ? s->base + o->since : 0,
+		  o->have_until && o->until < UINT64_MAX - s->base ? s->base + o->until : UINT64_MAX);
+	if (o->have_since || o->have_until) {
+		char a[32] = "", b[32] = "";
+		if (o->have_since) fmt_dur(a, sizeof(a), o->since);
+		if (o->have_until) fmt_dur(b, sizeof(b), o->until);
+		what_add(s, "%s%s%s%s%s", o->have_since ? "since " : "", a, o->have_since && o->have_until ? " " : "",
+			 o->have_until ? "until " : "", b);
+	}
+	if (!o->have_steps && !o->range) return 0;
+	s->by_steps_or_range = 1;
+	return 1;
+}
+
+/* --range and --steps into s, from p (pass 1 and the plan of its ranges
+ * done); 0, or <0 with err */
+static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct sel_opts *o,
+			const struct step_detect_opts *detect, char *err, size_t n)
+{
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
+	struct attribution *a = p->attr;
+	if (o->range) {
+		struct ivset iv = { 0 };
+		size_t cnt = 0;
+		for (uint32_t i = 0; i < attribution_nranges(a); i++) {
+			const struct attr_range x = attribution_range(a, i);
+			if (!name_matches(o->range, attribution_name(a, x.name))) continue;
+			ivset_add(&iv, x.s, x.e);
+			cnt++;
+		}
+		if (!cnt) {
+			snprintf(err, n, "--range: no NVTX range named '%.200s' in the trace", o->range);
+			free(iv.v);
+			return SELECTION_NONE;
+		}
+		ivset_union(&iv);
+		intersect(&s->iv, &iv);
+		free(iv.v);
+		what_add(s, "range '%.120s' (%zu)", o->range, cnt);
+	}
+	if (o->have_steps) {
+		struct ivset iv = { 0 };
+		size_t cnt = 0;
+		int why = steps_intervals(p, o, detect ? detect : &dflt, &iv, err, n, &cnt);
+		if (why < 0) {
+			free(iv.v);
+			return why;
+		}
+		intersect(&s->iv, &iv);
+		free(iv.v);
+		what_add(s, "steps %s (%zu)", o->steps_arg, cnt);
+	}
+	return 0;
+}
+
+int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
+		      const struct step_detect_opts *detect, char *err, size_t n)
+{
+	if (!resolve_times(s, r, o)) return 0;
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
+	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, o->have_steps ? detect ? detect : &dflt : NULL, 0 };
+	struct steps_pipe p;
+	steps_pipe_init(&p, r, &po);
+	int rc = steps_pipe_pass(&p, 1, NULL, NULL), ret = -1;
+	if (!gp_reader_recoverable(rc)) {
+		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
+		goto out;
+	}
+	steps_pipe_plan_ranges(&p);
+	ret = resolve_pipe(s, &p, o, detect, err, n);
+out:
+	if (gp_reader_rewind(r) < 0 && !ret) {
+		snprintf(err, n, "cannot read the trace again");
+		ret = -1;
+	}
+	steps_pipe_free(&p);
+	return ret;
+}
+
+int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
+			   const struct step_detect_opts *detect, char *err, size_t n)
+{
+	if (!resolve_times(s, r, o)) return 0;
+	int ret = resolve_pipe(s, p, o, detect, err, n);
+	if (gp_reader_rewind(r) < 0 && !ret) {
+		snprintf(err, n, "cannot read the trace again");
+		ret = -1;
+	}
+	return ret;
+}
+
+int selection_has(const struct selection *s, uint64_t t)
+{
+	if (!s || !s->active) return 1;
+	size_t lo = 0, hi = s->iv.n;
+	while (lo < hi) {  /* first interval ending after t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->iv.v[mid].e <= t) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < s->iv.n && s->iv.v[lo].s <= t;
+}
+
+int selection_keeps(const struct selection *s, const gp_record *rec)
+{
+	if (!s || !s->active) return 1;
+	switch (rec->type) {
+	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
+	case GP_REC_NVTX_MARK: case GP_REC_SYNC: case GP_REC_MEMORY: case GP_REC_DROPPED: case GP_REC_COUNTER:
+		return selection_has(s, gp_record_time(rec));
+	case GP_REC_WINDOW: {
+		uint64_t a = rec->u.window.start_ns, b = rec->u.window.end_ns;
+		for (size_t i = 0; i < s->iv.n; i++)
+			if (s->iv.v[i].s <= b && a < s->iv.v[i].e) return 1;
+		return 0;
+	}
+	default:
+		return 1;
+	}
+}
+
+int selection_window(const struct selection *s, gp_reader *r)
+{
+	if (!s || !s->active || !gp_reader_meta_apart(r)) return 0;
+	/* nothing timed selected: from == to reads the metadata only */
+	uint64_t from = s->iv.n ? s->iv.v[0].s : 0, to = s->iv.n ? s->iv.v[s->iv.n - 1].e : 0;
+	int rc = gp_reader_set_time_window(r, from, to);
+	return rc < 0 ? rc : 1;
+}
+
+void selection_free(struct selection *s)
+{
+	free(s->iv.v);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,746 @@
+/* step_detect.c — see step_detect.h.
+ *
+ * The trace method (docs/STEPS.md, "Step detection").  Per process, the GPU
+ * operations in start order form a sequence of signatures (kernel name; a
+ * memcpy's direction and size; a memset's size).  For every signature X
+ * seen at least 3 times, spread over at least half of the sample (not a
+ * kernel of the first step only), the sequence is cut before each X into
+ * segments; a segment's content is compared as a multiset of signatures
+ * (order-free: kernels of two threads or streams may interleave differently
+ * from one step to the next).  X is a candidate when
+ *   - its most common segment content occurs in at least 60 % of its
+ *     segments (a step repeats; an X that alternates between two kinds of
+ *     segment, e.g. a fill kernel at the start of forward and of backward,
+ *     reaches only 50 %),
+ *   - those segments cover at least 50 % of the operations between the
+ *     first and the last X, and
+ *   - X is no sub-loop (is_subloop): one of L identical layers cuts the
+ *     step into L - 1 alike segments and an odd one (embedding, head,
+ *     backward's end, optimizer) every L segments, which the 60 % and 50 %
+ *     tests let through (the H200 transformer: 115 of 137 alike); a kernel
+ *     run every 10 steps only makes its step one operation longer, which
+ *     is still "like" the common step.
+ * The candidates whose segments are shortest win (the step, not a multiple
+ * of it such as a kernel run every 10 steps); they all cut the same steps
+ * at different places, and the phase is chosen by evidence (phase_better):
+ * the step's input copy (host-to-device, after the longest run without
+ * one), else the longest median GPU idle gap before it (the GPU idles
+ * between steps while the host loads data or waits), else the earliest.  A
+ * GPU-bound job has no such gap (the H200 ResNet-50: the longest gap was
+ * before the head's gemm, mid-step), hence the copy first.
+ * The sample is the first sample_max operations of the process. */
+#include "analysis/steps/step_detect.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/join/opjoin.h"
+#include "common/tool.h"
+#include "common/util.h"
+
+#define DEFAULT_SAMPLE (1u << 20)
+
+struct sample { uint64_t s, e, sig, q; }; /* q: the stream (step_stream_key) */
+
+struct dproc {
+	uint32_t pid;
+	struct sample *v; size_t n, cap;
+	uint64_t dropped;       /* past sample_max */
+	struct step_plan plan;
+};
+
+struct step_detect {
+	gp_reader *r;
+	int want;
+	char *range_name;
+	size_t sample_max;
+	u64map pid2p;
+	struct dproc *p; size_t np, cp;
+};
+
+/* A kernel's signature is its name id (< 2^32); a memcpy's or memset's has
+ * bit 63 set, its kind in bits 56..62, the copy kind in 48..55, the size
+ * (modulo 2^48) below. */
+#define SIG_OP (1ull << 63)
+#define SIG_BYTES ((1ull << 48) - 1)
+
+uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes)
+{
+	if (op_kind == OP_KERNEL) return name_id;
+	return SIG_OP | (uint64_t)(op_kind & 0x7f) << 56 | (uint64_t)(copy_kind & 0xff) << 48 | (bytes & SIG_BYTES);
+}
+
+uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)device << 32 | stream; }
+
+int step_sig_is_marker(uint64_t sig) { return (sig & SIG_OP) != 0; }
+
+static int sig_kind(uint64_t sig) { return sig & SIG_OP ? (int)(sig >> 56 & 0x7f) : OP_KERNEL; }
+static int sig_htod(uint64_t sig) { return sig_kind(sig) == OP_MEMCPY && (sig >> 48 & 0xff) == GP_COPY_HTOD; }
+
+int64_t step_name_split(const char *name, char *buf, size_t n)
+{
+	size_t len = strlen(name), d = len;
+	while (d > 0 && isdigit((unsigned char)name[d - 1])) d--;
+	int64_t number = -1;
+	size_t cut = len;
+	if (d < len && len - d <= 18) {
+		number = strtoll(name + d, NULL, 10);
+		cut = d;
+		while (cut > 0 && strchr(" #_:-.", name[cut - 1])) cut--;
+		if (cut == 0) { cut = len; number = -1; } /* a bare number is its own name */
+	}
+	if (cut >= n) cut = n - 1;
+	memcpy(buf, name, cut);
+	buf[cut] = 0;
+	return number;
+}
+
+char *step_name_pattern(const char *name)
+{
+	char grp[8];
+	if (step_name_split(name, grp, sizeof(grp)) < 0) return NULL;
+	size_t d = strlen(name);
+	while (d && isdigit((unsigned char)name[d - 1])) d--;
+	char *p = xmalloc(d + 2);
+	memcpy(p, name, d);
+	strcpy(p + d, "*");
+	return p;
+}
+
+/* Whether a group name looks like a step (after any "domain:"). */
+static int steplike(const char *group)
+{
+	static const char *const names[] = {
+		"step", "steps", "iteration", "iter", "train_step", "training_step", "train step", "training step",
+		"train_iter", "train_iteration", "train iteration", "profilerstep",
+	};
+	const char *colon = strrchr(group, ':');
+	const char *g = colon ? colon + 1 : group;
+	while (*g == ' ') g++;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(g, names[i])) return 1;
+	return 0;
+}
+
+struct step_detect *step_detect_new(gp_reader *r, const struct step_detect_opts *opts)
+{
+	struct step_detect *d = xcalloc(1, sizeof(*d));
+	d->r = r;
+	d->want = opts ? opts->want : STEP_WANT_AUTO;
+	d->range_name = opts && opts->range_name ? xstrdup(opts->range_name) : NULL;
+	d->sample_max = opts && opts->sample_max ? opts->sample_max : DEFAULT_SAMPLE;
+	u64map_init(&d->pid2p);
+	return d;
+}
+
+void step_detect_free(struct step_detect *d)
+{
+	if (!d) return;
+	for (size_t i = 0; i < d->np; i++) {
+		free(d->p[i].v);
+		free(d->p[i].plan.group);
+		free(d->p[i].plan.steps);
+	}
+	free(d->p);
+	free(d->range_name);
+	u64map_free(&d->pid2p);
+	free(d);
+}
+
+static struct dproc *proc_get(struct step_detect *d, uint32_t pid)
+{
+	uint64_t *s = u64map_get(&d->pid2p, pid, 0);
+	if (s) return &d->p[*s];
+	struct dproc p;
+	memset(&p, 0, sizeof(p));
+	p.pid = pid;
+	*u64map_get(&d->pid2p, pid, 1) = d->np;
+	VEC_PUSH(d->p, d->np, d->cp, p);
+	return &d->p[d->np - 1];
+}
+
+void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
+{
+	struct sample sm;
+	switch (rec->type) {
+	case GP_REC_KERNEL:
+		sm.s = rec->u.kernel.start_ns; sm.e = rec->u.kernel.end_ns;
+		sm.sig = step_sig(OP_KERNEL, rec->u.kernel.name_id, 0, 0);
+		sm.q = step_stream_key(rec->u.kernel.device_id, rec->u.kernel.stream_id);
+		break;
+	case GP_REC_MEMCPY:
+		sm.s = rec->u.memcpy.start_ns; sm.e = rec->u.memcpy.end_ns;
+		sm.sig = step_sig(OP_MEMCPY, 0, rec->u.memcpy.copy_kind, rec->u.memcpy.bytes);
+		sm.q = step_stream_key(rec->u.memcpy.device_id, rec->u.memcpy.stream_id);
+		break;
+	case GP_REC_MEMSET:
+		sm.s = rec->u.memset.start_ns; sm.e = rec->u.memset.end_ns;
+		sm.sig = step_sig(OP_MEMSET, 0, 0, rec->u.memset.bytes);
+		sm.q = step_stream_key(rec->u.memset.device_id, rec->u.memset.stream_id);
+		break;
+	default:
+		return;
+	}
+	if (sm.e < sm.s) sm.e = sm.s;
+	struct dproc *p = proc_get(d, pid);
+	if (p->n >= d->sample_max) { p->dropped++; return; }
+	VEC_PUSH(p->v, p->n, p->cap, sm);
+}
+
+/* ------------------------------------------------------------ NVTX */
+struct group {
+	char *name;
+	uint32_t *ids; size_t n, cap;
+	uint64_t first;
+};
+
+static const struct attribution *sort_attr;
+static int cmp_range_start(const void *x, const void *y)
+{
+	const struct attr_range a = attribution_range(sort_attr, *(const uint32_t *)x);
+	const struct attr_range b = attribution_range(sort_attr, *(const uint32_t *)y);
+	if (a.s != b.s) return a.s < b.s ? -1 : 1;
+	if (a.e != b.e) return a.e > b.e ? -1 : 1;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+/* Whether most of g's ranges lie inside some range of h (both sorted). */
+static int inside(const struct attribution *a, const struct group *g, const struct group *h)
+{
+	size_t in = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct attr_range x = attribution_range(a, g->ids[i]);
+		size_t lo = 0, hi = h->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (attribution_range(a, h->ids[mid]).s <= x.s) lo = mid + 1;
+			else hi = mid;
+		}
+		for (size_t k = lo; k-- > 0;) {
+			const struct attr_range y = attribution_range(a, h->ids[k]);
+			if (h->ids[k] == g->ids[i]) continue;
+			if (y.e >= x.e && (y.s < x.s || y.e > x.e || h->ids[k] < g->ids[i])) { in++; break; }
+			if (lo - k > 64) break; /* ranges of one group rarely nest deeper */
+		}
+	}
+	return in * 2 > g->n;
+}
+
+static int name_wanted(const char *want, const char *name, const char *group)
+{
+	return !strcmp(name, want) || !strcasecmp(group, want);
+}
+
+/* Picks the step group of process p among its NVTX ranges. */
+static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct dproc *p, const uint32_t *ids,
+		      size_t nids)
+{
+	strmap idx;
+	strmap_init(&idx);
+	struct group *g = NULL; size_t ng = 0, cg = 0;
+	char grp[256];
+	/* per name of the index, what its ranges give (a trace has far fewer
+	 * names than ranges): NAME_UNSEEN, NAME_NOT_STEP, NAME_STEP (its
+	 * group not made yet: made at its first range that is not empty), or
+	 * the group */
+	enum { NAME_UNSEEN = -3, NAME_NOT_STEP = -2, NAME_STEP = -1 };
+	size_t nn = attribution_nnames(a);
+	long *gof = xmalloc((nn ? nn : 1) * sizeof(*gof));
+	for (size_t i = 0; i < nn; i++) gof[i] = NAME_UNSEEN;
+	for (size_t i = 0; i < nids; i++) {
+		const struct attr_range x = attribution_range(a, ids[i]);
+		long *gx = &gof[x.name];
+		if (*gx == NAME_NOT_STEP) continue;
+		if (*gx >= 0 && x.e > x.s) {
+			struct group *G = &g[*gx];
+			VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
+			if (x.s < G->first) G->first = x.s;
+			continue;
+		}
+		const char *name = attribution_name(a, x.name);
+		step_name_split(name, grp, sizeof(grp));
+		if (*gx == NAME_UNSEEN) {
+			*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp)) ? NAME_STEP
+												   : NAME_NOT_STEP;
+			if (*gx == NAME_NOT_STEP) continue;
+		}
+		if (x.e <= x.s) continue;
+		int is_new;
+		size_t *slot = strmap_get(&idx, grp, &is_new);
+		if (is_new) {
+			struct group ng0;
+			memset(&ng0, 0, sizeof(ng0));
+			ng0.name = xstrdup(grp);
+			ng0.first = x.s;
+			*slot = ng;
+			VEC_PUSH(g, ng, cg, ng0);
+		}
+		*gx = (long)*slot;
+		struct group *G = &g[*slot];
+		VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
+		if (x.s < G->first) G->first = x.s;
+	}
+	free(gof);
+	sort_attr = a;
+	for (size_t i = 0; i < ng; i++) qsort(g[i].ids, g[i].n, sizeof(uint32_t), cmp_range_start);
+	/* the outermost repeating group; ties: more ranges, then the earliest */
+	long best = -1;
+	for (size_t i = 0; i < ng; i++) {
+		if (g[i].n < 2 && !d->range_name) continue;
+		int in = 0;
+		for (size_t k = 0; k < ng && !in; k++)
+			if (k != i && g[k].n >= 2 && inside(a, &g[i], &g[k])) in = 1;
+		if (in) continue;
+		if (best < 0 || g[i].n > g[best].n || (g[i].n == g[best].n && g[i].first < g[best].first))
+			best = (long)i;
+	}
+	if (best >= 0) {
+		struct group *G = &g[best];
+		struct step_plan *pl = &p->plan;
+		pl->method = STEP_NVTX;
+		pl->group = xstrdup(G->name);
+		pl->steps = xcalloc(G->n, sizeof(*pl->steps));
+		uint64_t last_e = 0;
+		for (size_t i = 0; i < G->n; i++) {
+			const struct attr_range x = attribution_range(a, G->ids[i]);
+			if (pl->nsteps && x.s < last_e) { pl->overlapping++; continue; }
+			struct step_def *sd = &pl->steps[pl->nsteps++];
+			sd->s = x.s; sd->e = x.e; sd->range_id = G->ids[i];
+			sd->number = step_name_split(attribution_name(a, x.name), grp, sizeof(grp));
+			last_e = x.e;
+		}
+		const struct attr_range x0 = attribution_range(a, G->ids[0]);
+		int numbered = step_name_split(attribution_name(a, x0.name), grp, sizeof(grp)) >= 0;
+		snprintf(pl->what, sizeof(pl->what), "NVTX %s ranges '%.160s%s' (%zu%s)",
+			 x0.kind == GP_NVTX_STARTEND ? "start/end" : "push/pop", G->name, numbered ? " <N>" : "",
+			 pl->nsteps, d->range_name ? ", named with --step-range" : ", outermost repeating step-like range");
+	}
+	for (size_t i = 0; i < ng; i++) { free(g[i].name); free(g[i].ids); }
+	free(g);
+	strmap_free(&idx);
+}
+
+/* ------------------------------------------------------------ trace */
+static int cmp_sample(const void *x, const void *y)
+{
+	const struct sample *a = x, *b = y;
+	if (a->s != b->s) return a->s < b->s ? -1 : 1;
+	if (a->e != b->e) return a->e < b->e ? -1 : 1;
+	return a->sig < b->sig ? -1 : a->sig > b->sig;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+struct occ { uint64_t sig; size_t pos; };
+static int cmp_occ(const void *x, const void *y)
+{
+	const struct occ *a = x, *b = y;
+	if (a->sig != b->sig) return a->sig < b->sig ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+struct seg { uint64_t h; size_t len; };
+static int cmp_seg(const void *x, const void *y)
+{
+	const struct seg *a = x, *b = y;
+	if (a->h != b->h) return a->h < b->h ? -1 : 1;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* A signature that cuts the sample into repeating segments: an
+ * operation's, or (ctx != 0) a copy's or memset's told apart by the one
+ * before it on its stream (ctx: that one's signature). */
+struct cand {
+	uint64_t sig, ctx;
+	const struct occ *ov;    /* the occurrence array it indexes */
+	size_t o0, c;            /* its occurrences: ov[o0 .. o0 + c) */
+	size_t len, m;           /* the most common segment: length, how many */
+	uint64_t hash;           /* ... and content hash */
+	uint64_t gap;            /* median GPU idle gap before it */
+	uint64_t htod_back;      /* median operations since the previous host-to-device copy */
+};
+
+static int cmp_size(const void *x, const void *y)
+{
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Where a step starts, among candidates of one period: with its input, the
+ * host-to-device copy after the longest run of operations without one;
+ * else after the longest median GPU idle gap (the GPU idles between steps
+ * while the host loads data or waits); ties: the earliest. */
+static int phase_better(const struct cand *c, const struct cand *b)
+{
+	int cc = sig_htod(c->sig), bc = sig_htod(b->sig);
+	if (cc != bc) return cc;
+	if (cc && c->htod_back != b->htod_back) return c->htod_back > b->htod_back;
+	if (!cc && c->gap != b->gap) return c->gap > b->gap;
+	return c->ov[c->o0].pos < b->ov[b->o0].pos;
+}
+
+static int cmp_cand_len(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	if (a->len != b->len) return a->len < b->len ? -1 : 1;
+	return a->ov[a->o0].pos < b->ov[b->o0].pos ? -1 : a->ov[a->o0].pos > b->ov[b->o0].pos;
+}
+
+/* The context of the sub-loop test: the sample's signatures as dense ids,
+ * their order-free prefix hash, and two count arrays. */
+struct subloop {
+	const uint32_t *id;
+	const uint64_t *pre;
+	int32_t *cnt;            /* the common segment's counts minus the segment's */
+	size_t nid;
+};
+
+/* How far segment [a, b) is from the content of [ra, ra + len) (the common
+ * segment): the size of the multisets' symmetric difference, or more than
+ * `thr` (then any value > thr). */
+static size_t seg_distance(struct subloop *sl, size_t ra, size_t len, size_t a, size_t b, size_t thr)
+{
+	size_t l = b - a;
+	if (l > len + thr || len > l + thr) return thr + 1;
+	for (size_t i = ra; i < ra + len; i++) sl->cnt[sl->id[i]]++;
+	size_t dist = len;
+	for (size_t i = a; i < b; i++) {
+		if (sl->cnt[sl->id[i]]-- > 0) dist--;
+		else dist++;
+	}
+	for (size_t i = ra; i < ra + len; i++) sl->cnt[sl->id[i]] = 0;
+	for (size_t i = a; i < b; i++) sl->cnt[sl->id[i]] = 0;
+	return dist;
+}
+
+/* Whether candidate c marks a sub-loop of the step (a layer) rather than
+ * the step: after the leading segments unlike the common one (warm-up), the
+ * unlike segments recur regularly, every k >= 2 segments, in at least 60 %
+ * of their spacings (at least 3 of them).  A segment is like the common one
+ * when their contents differ by at most max(2, 10 %) operations: a step with
+ * an extra kernel every 10 steps is like the others, the rest of a step
+ * around its layers (embedding, head, backward's tail, optimizer) is not. */
+static int is_subloop(struct subloop *sl, const struct cand *c)
+{
+	const struct occ *o = c->ov;
+	size_t thr = c->len / 10 > 2 ? c->len / 10 : 2, ref = SIZE_MAX;
+	for (size_t k = 0; k + 1 < c->c && ref == SIZE_MAX; k++) {
+		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
+		if (b - a == c->len && sl->pre[b] - sl->pre[a] == c->hash) ref = a;
+	}
+	if (ref == SIZE_MAX) return 0;
+	size_t *un = xmalloc(c->c * sizeof(*un)), nun = 0;
+	int lead = 1;
+	for (size_t k = 0; k + 1 < c->c; k++) {
+		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
+		int like = (b - a == c->len && sl->pre[b] - sl->pre[a] == c->hash) ||
+			   seg_distance(sl, ref, c->len, a, b, thr) <= thr;
+		if (like) lead = 0;
+		else if (!lead) un[nun++] = k;
+	}
+	int sub = 0;
+	if (nun >= 3) {
+		size_t ns = nun - 1, best = 0, bestk = 0;
+		for (size_t i = 0; i < ns; i++) un[i] = un[i + 1] - un[i];
+		qsort(un, ns, sizeof(*un), cmp_size);
+		for (size_t i = 0; i < ns;) {
+			size_t j = i;
+			while (j < ns && un[j] == un[i]) j++;
+			if (j - i > best) { best = j - i; bestk = un[i]; }
+			i = j;
+		}
+		sub = bestk >= 2 && best * 10 >= ns * 6;
+	}
+	free(un);
+	return sub;
+}
+
+/* The trace method's working arrays over one process's sample. */
+struct tscan {
+	size_t n;
+	const uint64_t *pre, *gap;
+	const size_t *back;
+	struct seg *sg; size_t csg;
+	uint64_t *gv; size_t cgv;
+	struct cand *cv; size_t ncv, ccv;
+};
+
+static uint64_t median_at(struct tscan *t, const struct occ *o, size_t i, size_t c, const void *by, int is_gap)
+{
+	vec_reserve((void **)&t->gv, &t->cgv, c, sizeof(*t->gv));
+	for (size_t k = 0; k < c; k++)
+		t->gv[k] = is_gap ? ((const uint64_t *)by)[o[i + k].pos] : ((const size_t *)by)[o[i + k].pos];
+	qsort(t->gv, c, sizeof(*t->gv), cmp_u64);
+	return t->gv[c / 2];
+}
+
+/* Occurrences o[i .. j) of one signature (in sample order): a candidate
+ * when they cut the sample into repeating segments (the tests above). */
+static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, uint64_t sig, uint64_t ctx)
+{
+	size_t c = j - i, n = t->n;
+	/* repeats, and across at least half of the sample (not a kernel of the first step only) */
+	if (c < 3 || (o[j - 1].pos - o[i].pos) * 2 < n) return;
+	size_t nseg = c - 1;
+	vec_reserve((void **)&t->sg, &t->csg, nseg, sizeof(*t->sg));
+	for (size_t k = 0; k < nseg; k++) {
+		size_t a = o[i + k].pos, b = o[i + k + 1].pos;
+		t->sg[k].h = t->pre[b] - t->pre[a];
+		t->sg[k].len = b - a;
+	}
+	qsort(t->sg, nseg, sizeof(*t->sg), cmp_seg);
+	size_t m = 0, len = 0;
+	uint64_t h = 0;
+	for (size_t k = 0; k < nseg;) {
+		size_t q = k;
+		while (q < nseg && t->sg[q].h == t->sg[k].h && t->sg[q].len == t->sg[k].len) q++;
+		if (q - k > m || (q - k == m && t->sg[k].len < len)) { m = q - k; len = t->sg[k].len; h = t->sg[k].h; }
+		k = q;
+	}
+	size_t span = o[j - 1].pos - o[i].pos;
+	if (m < 2 || m * 10 < nseg * 6 || m * len * 2 < span) return;
+	struct cand cd;
+	cd.gap = median_at(t, o, i, c, t->gap, 1);
+	cd.htod_back = median_at(t, o, i, c, t->back, 0);
+	cd.sig = sig; cd.ctx = ctx; cd.ov = o; cd.o0 = i; cd.c = c; cd.len = len; cd.m = m; cd.hash = h;
+	VEC_PUSH(t->cv, t->ncv, t->ccv, cd);
+}
+
+/* The shortest period that is not a sub-loop (from candidate k0 on, in
+ * cmp_cand_len order); its candidates all cut the same steps, at different
+ * places (the phase).  only_htod: host-to-device copies only, of period
+ * `period` when it is not 0. */
+static const struct cand *pick(struct tscan *t, size_t k0, struct subloop *sl, size_t period, int only_htod,
+			       size_t *subloops)
+{
+	const struct cand *best = NULL;
+	for (size_t k = k0; k < t->ncv; k++) {
+		const struct cand *c = &t->cv[k];
+		if (only_htod && !sig_htod(c->sig)) continue;
+		if (period && c->len != period) {
+			if (c->len > period) break;
+			continue;
+		}
+		if (is_subloop(sl, c)) { (*subloops)++; continue; }
+		period = c->len;
+		if (!best || phase_better(c, best)) best = c;
+	}
+	return best;
+}
+
+static void plan_trace(struct step_detect *d, struct dproc *p)
+{
+	struct step_plan *pl = &p->plan;
+	size_t n = p->n;
+	if (n < 6) {
+		snprintf(pl->what, sizeof(pl->what), "no steps: %zu GPU operations, too few to find a period", n);
+		return;
+	}
+	qsort(p->v, n, sizeof(*p->v), cmp_sample);
+	/* order-free content hash: prefix sums of a hash of each signature */
+	uint64_t *pre = xmalloc((n + 1) * sizeof(*pre));
+	uint64_t *gap = xmalloc(n * sizeof(*gap));
+	size_t *back = xmalloc(n * sizeof(*back)); /* operations since the previous host-to-device copy */
+	struct occ *o = xmalloc(n * sizeof(*o));
+	uint32_t *id = xmalloc(n * sizeof(*id));
+	pre[0] = 0;
+	uint64_t maxe = 0;
+	size_t last_htod = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		pre[i + 1] = pre[i] + mix(p->v[i].sig + 0x9e3779b97f4a7c15ull);
+		gap[i] = i && p->v[i].s > maxe ? p->v[i].s - maxe : 0;
+		if (p->v[i].e > maxe) maxe = p->v[i].e;
+		back[i] = last_htod == SIZE_MAX ? i + 1 : i - last_htod;
+		if (sig_htod(p->v[i].sig)) last_htod = i;
+		o[i].sig = p->v[i].sig; o[i].pos = i;
+	}
+	qsort(o, n, sizeof(*o), cmp_occ);
+	struct tscan t = { n, pre, gap, back, NULL, 0, NULL, 0, NULL, 0, 0 };
+	uint32_t nid = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && o[j].sig == o[i].sig) j++;
+		for (size_t k = i; k < j; k++) id[o[k].pos] = nid;
+		nid++;
+		try_group(&t, o, i, j, o[i].sig, 0);
+		i = j;
+	}
+	if (t.ncv > 1) qsort(t.cv, t.ncv, sizeof(*t.cv), cmp_cand_len);
+	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)), nid };
+	size_t subloops = 0;
+	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
+	/* No input copy starts a step by itself: one that occurs twice a step
+	 * (the Hugging Face Trainer's two 8,192-byte batches) is told apart by
+	 * the copy or memset before it on its stream, as the shim's finder
+	 * tells markers apart by the ones before (docs/STEPS.md). */
+	struct occ *oc = NULL;
+	uint64_t *ctx = NULL;
+	if (!best || !sig_htod(best->sig)) {
+		size_t period = best ? best->len : 0, nplain = t.ncv, nc = 0;
+		oc = xmalloc(n * sizeof(*oc));
+		ctx = xmalloc(n * sizeof(*ctx));
+		struct { uint64_t q, sig; } *last = NULL;
+		size_t nlast = 0, clast = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!step_sig_is_marker(p->v[i].sig)) continue;
+			size_t k = 0;
+			while (k < nlast && last[k].q != p->v[i].q) k++;
+			if (k == nlast) {
+				vec_reserve((void **)&last, &clast, nlast + 1, sizeof(*last));
+				last[nlast].q = p->v[i].q;
+				nlast++;
+			} else if (sig_htod(p->v[i].sig)) {
+				ctx[i] = last[k].sig;
+				oc[nc].sig = mix(p->v[i].sig ^ mix(ctx[i])); oc[nc].pos = i;
+				nc++;
+			}
+			last[k].sig = p->v[i].sig;
+		}
+		free(last);
+		qsort(oc, nc, sizeof(*oc), cmp_occ);
+		for (size_t i = 0; i < nc;) {
+			size_t j = i;
+			while (j < nc && oc[j].sig == oc[i].sig) j++;
+			try_group(&t, oc, i, j, p->v[oc[i].pos].sig, ctx[oc[i].pos]);
+			i = j;
+		}
+		if (t.ncv > nplain + 1) qsort(t.cv + nplain, t.ncv - nplain, sizeof(*t.cv), cmp_cand_len);
+		size_t ignored = 0;
+		const struct cand *bc = pick(&t, nplain, &sl, period, 1, &ignored);
+		if (bc) best = bc;
+	}
+	int by_copy = best && sig_htod(best->sig);
+	free(sl.cnt);
+	if (!best) {
+		snprintf(pl->what, sizeof(pl->what),
+			 "no steps: no GPU operation starts a repeating sequence (first %zu operations looked at%s)", n,
+			 subloops ? "; only sub-loops repeat" : "");
+		free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+		free(oc); free(ctx);
+		return;
+	}
+	uint64_t best_sig = best->sig, best_ctx = best->ctx;
+	size_t best_len = best->len, best_m = best->m, best_segs = best->c - 1;
+	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+	free(oc); free(ctx);
+	if (best_len < 2) {
+		/* one operation over and over (a job's last kernels before it ran
+		 * out of memory): a repeat, not a training step */
+		snprintf(pl->what, sizeof(pl->what),
+			 "no steps: the only repeat is one GPU operation (%zu times): no step structure", best_segs + 1);
+		return;
+	}
+	pl->method = STEP_TRACE;
+	pl->marker = best_sig;
+	pl->marker_after = best_ctx;
+	pl->period_ops = best_len;
+	char what[96], after[80] = "";
+	char *dn = NULL, *sn = NULL;
+	int kind = sig_kind(best_sig);
+	if (kind == OP_MEMCPY)
+		snprintf(what, sizeof(what), "a %s copy of %llu bytes",
+			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(best_sig >> 48 & 0xff)),
+			 (unsigned long long)(best_sig & SIG_BYTES));
+	else if (kind == OP_MEMSET)
+		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(best_sig & SIG_BYTES));
+	else {
+		dn = demangle(tool_str(d->r, (uint32_t)best_sig));
+		sn = short_name(dn);
+		snprintf(what, sizeof(what), "kernel '%.80s'", sn);
+	}
+	if (best_ctx && sig_kind(best_ctx) == OP_MEMCPY)
+		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(best_ctx & SIG_BYTES),
+			 copy_kind_name((uint32_t)(best_ctx >> 48 & 0xff)));
+	else if (best_ctx)
+		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(best_ctx & SIG_BYTES));
+	char line[400];
+	snprintf(line, sizeof(line),
+		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s)",
+		 what, after, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
+	snprintf(pl->what, sizeof(pl->what), "%.255s", line);
+	free(dn); free(sn);
+}
+
+void step_detect_proc(struct step_detect *d, uint32_t pid)
+{
+	proc_get(d, pid);
+}
+
+void step_detect_plan_ranges(struct step_detect *d, const struct attribution *a)
+{
+	/* every process with NVTX ranges is a candidate too */
+	size_t nr = attribution_nranges(a);
+	for (size_t i = 0; i < nr; i++) proc_get(d, attribution_range(a, (uint32_t)i).pid);
+	/* range ids per process */
+	uint32_t *ids = xmalloc((nr ? nr : 1) * sizeof(*ids));
+	for (size_t pi = 0; pi < d->np; pi++) {
+		struct dproc *p = &d->p[pi];
+		p->plan.pid = p->pid;
+		size_t k = 0;
+		for (size_t i = 0; i < nr; i++)
+			if (attribution_range(a, (uint32_t)i).pid == p->pid) ids[k++] = (uint32_t)i;
+		if (d->want != STEP_WANT_TRACE) plan_nvtx(d, a, p, ids, k);
+	}
+	free(ids);
+}
+
+/* Whether p's plan is made from its sample (after step_detect_plan_ranges). */
+static int by_sample(const struct step_detect *d, const struct dproc *p)
+{
+	return p->plan.method != STEP_NVTX && d->want != STEP_WANT_NVTX && !d->range_name;
+}
+
+int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room)
+{
+	uint64_t *s = u64map_get((u64map *)&d->pid2p, pid, 0);
+	if (!s || !by_sample(d, &d->p[*s])) return 0;
+	*room = d->p[*s].n < d->sample_max ? d->sample_max - d->p[*s].n : 0;
+	return 1;
+}
+
+int step_detect_plan_samples(struct step_detect *d, const char **err)
+{
+	int found_named = 0;
+	for (size_t pi = 0; pi < d->np; pi++) {
+		struct dproc *p = &d->p[pi];
+		if (p->plan.method == STEP_NVTX) { found_named = 1; continue; }
+		if (!by_sample(d, p)) {
+			snprintf(p->plan.what, sizeof(p->plan.what), "no steps: no NVTX range %s%s%s",
+				 d->range_name ? "named '" : "that looks like a step",
+				 d->range_name ? d->range_name : "", d->range_name ? "'" : "");
+			continue;
+		}
+		plan_trace(d, p);
+	}
+	/* the plans are made: the samples (up to sample_max operations per
+	 * process, 24 bytes each) are not needed by anything after this */
+	for (size_t pi = 0; pi < d->np; pi++) {
+		free(d->p[pi].v);
+		d->p[pi].v = NULL;
+		d->p[pi].n = d->p[pi].cap = 0;
+	}
+	if (d->range_name && !found_named) {
+		static char msg[512];
+		snprintf(msg, sizeof(msg), "no NVTX range named '%.200s' (nor numbered '%.200s <N>') in the trace",
+			 d->range_name, d->range_name);
+		*err = msg;
+		return -1;
+	}
+	return 0;
+}
+
+int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err)
+{
+	step_detect_plan_ranges(d, a);
+	return step_detect_plan_samples(d, err);
+}
+
+size_t step_detect_nplans(const struct step_detect *d) { return d->np; }
+const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i) { return &d->p[i].plan; }

@@ -1,0 +1,101 @@
+/* step_detect.h — where the training steps are, per process (docs/STEPS.md,
+ * "Step detection"); the first of the two passes of the steps analysis.
+ *
+ *  - NVTX: ranges whose names look like steps ("step 12", "iteration 3",
+ *    "ProfilerStep#7", "train_step", or the name given as range_name),
+ *    numbered names grouped ("step 0", "step 1" -> group "step"); of the
+ *    groups that repeat, the outermost (not inside another group's ranges).
+ *  - trace: with no such ranges (or when asked), the GPU operations' own
+ *    period: the operation signature (kernel name; memcpy direction and
+ *    size; memset size) that cuts the sequence into the shortest regular
+ *    repeating segments that are not a sub-loop (a layer) starts each step,
+ *    at the step's input copy when there is one (step_detect.c explains the
+ *    rule).  A step then runs from the launch call
+ *    of one such operation to the launch call of the next.
+ *
+ * Lifecycle: step_detect_new; step_detect_gpu for each GPU record of the
+ * trace (a bounded sample per process is kept); step_detect_finish with the
+ * attribution component that holds the trace's NVTX ranges; then the plans. */
+#ifndef GPUPROF_ANALYSIS_STEPS_STEP_DETECT_H
+#define GPUPROF_ANALYSIS_STEPS_STEP_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/join/attribution.h"
+#include "gp_trace.h"
+
+enum step_method { STEP_NONE = 0, STEP_NVTX = 1, STEP_TRACE = 2 };
+enum step_want { STEP_WANT_AUTO = 0, STEP_WANT_NVTX = 1, STEP_WANT_TRACE = 2 };
+
+struct step_detect_opts {
+	int want;                /* step_want */
+	const char *range_name;  /* --step-range NAME (NULL: the built-in names) */
+	size_t sample_max;       /* GPU operations kept per process for the trace method (0: 1 Mi) */
+};
+
+/* An NVTX step */
+struct step_def {
+	uint64_t s, e;
+	uint32_t range_id;       /* attribution range id */
+	int64_t number;          /* the number in its name, -1 if none */
+};
+
+struct step_plan {
+	uint32_t pid;
+	int method;              /* step_method */
+	char what[256];          /* how the steps were defined, or why none (one line) */
+	/* STEP_NVTX */
+	char *group;             /* the group's name ("step" for "step <N>") */
+	struct step_def *steps; size_t nsteps;
+	size_t overlapping;      /* ranges of the group left out: they overlap an earlier one */
+	/* STEP_TRACE */
+	uint64_t marker;         /* signature of the operation that starts each step */
+	uint64_t marker_after;   /* not 0: only where the copy or memset before it on its
+				  * stream had this signature (step_marker_at) */
+	size_t period_ops;       /* operations in the most common step */
+};
+
+struct step_detect;
+
+struct step_detect *step_detect_new(gp_reader *r, const struct step_detect_opts *opts);
+void step_detect_free(struct step_detect *d); /* NULL ok */
+/* KERNEL, MEMCPY and MEMSET records of pid (others ignored). */
+void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec);
+/* Decides, per process that has GPU operations or NVTX ranges.  Returns 0,
+ * or -1 when range_name was given and no process has such a range (the
+ * message is in *err, static). */
+int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err);
+/* step_detect_finish in two halves, for a caller that reads the sample
+ * after the ranges (the pre-pass in slices): step_detect_proc gives a
+ * process its place in the plans' order (that of its first GPU record;
+ * step_detect_gpu gives it one too); step_detect_plan_ranges makes the
+ * plans of the NVTX ranges; step_detect_sample_wanted says whether pid's
+ * plan is made from its sample (then *room: how many more operations the
+ * sample takes); step_detect_plan_samples makes those plans and returns
+ * what step_detect_finish returns. */
+void step_detect_proc(struct step_detect *d, uint32_t pid);
+void step_detect_plan_ranges(struct step_detect *d, const struct attribution *a);
+int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room);
+int step_detect_plan_samples(struct step_detect *d, const char **err);
+size_t step_detect_nplans(const struct step_detect *d);
+const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i);
+
+/* Signature of a GPU operation for the trace method: the kernel name id; for
+ * a memcpy its direction (gp_copy_kind) and size, for a memset its size (a
+ * step copies the same batch every time: its input copy is one operation). */
+uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes);
+/* A copy's or memset's signature (the ops a marker's context is made of) */
+int step_sig_is_marker(uint64_t sig);
+/* The stream of an operation, as the trace method's context keys it */
+uint64_t step_stream_key(uint32_t device, uint32_t stream);
+/* Splits a range name into its group and number: "step 12" -> "step", 12;
+ * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
+ * Writes the group into buf (n bytes). */
+int64_t step_name_split(const char *name, char *buf, size_t n);
+/* The pattern of a numbered name, '*' for its number: "step 12" -> "step *",
+ * "ProfilerStep#7" -> "ProfilerStep#*"; NULL when step_name_split finds no
+ * number.  malloc'd. */
+char *step_name_pattern(const char *name);
+
+#endif

@@ -1,0 +1,227 @@
+/* step_profile.c — see step_profile.h. */
+#include "analysis/steps/step_profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/gpu/kernel_names.h"
+#include "analysis/join/opjoin.h"
+#include "analysis/steps/steps.h"
+#include "common/tool.h"
+
+#define MAX_RANGES 64
+
+struct step_profile {
+	gp_reader *r;
+	const struct steps_run *sr;
+	struct step_profile_proc *p; size_t np, cp;
+	struct kernel_names kn;
+	u64map copies;            /* (pid, corr) of a memcpy/memset waiting to join -> kind << 56 | bytes */
+	uint32_t ids[MAX_RANGES];
+};
+
+struct step_profile *step_profile_new(gp_reader *r, const struct steps_run *sr)
+{
+	struct step_profile *sp = xcalloc(1, sizeof(*sp));
+	sp->r = r;
+	sp->sr = sr;
+	sp->kn.r = r;
+	return sp;
+}
+
+static struct step_profile_proc *proc_of(struct step_profile *sp, uint32_t pid, int create)
+{
+	for (size_t i = 0; i < sp->np; i++)
+		if (sp->p[i].pid == pid) return &sp->p[i];
+	if (!create) return NULL;
+	vec_reserve((void **)&sp->p, &sp->cp, sp->np + 1, sizeof(*sp->p));
+	struct step_profile_proc *p = &sp->p[sp->np++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+void step_profile_choose(struct step_profile *sp, uint32_t pid, uint64_t s, uint64_t e)
+{
+	struct step_profile_proc *p = proc_of(sp, pid, 1);
+	struct sp_step st = { s, e };
+	VEC_PUSH(p->steps, p->nsteps, p->csteps, st);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct sp_step *x = a, *y = b;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* the chosen step of p in which t falls, or NULL */
+static const struct sp_step *step_at(const struct step_profile_proc *p, uint64_t t)
+{
+	size_t lo = 0, hi = p->nsteps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->steps[mid].s <= t) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo && t < p->steps[lo - 1].e ? &p->steps[lo - 1] : NULL;
+}
+
+static struct sp_entry *entry(struct sp_list *l, const char *name)
+{
+	int is_new;
+	size_t *slot = strmap_get(&l->idx, name, &is_new);
+	if (is_new) {
+		vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
+		memset(&l->v[l->n], 0, sizeof(*l->v));
+		l->v[l->n].name = xstrdup(name);
+		*slot = l->n++;
+	}
+	return &l->v[*slot];
+}
+
+static uint64_t copy_key(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
+
+/* the opjoin callback: one GPU operation with its launch call */
+static void on_op(void *ctx, const struct gpu_op *op)
+{
+	struct step_profile *sp = ctx;
+	uint64_t packed = 0;
+	if (op->kind != OP_KERNEL) {
+		uint64_t *v = u64map_get(&sp->copies, copy_key(op->pid, op->corr), MAP_FIND);
+		if (v) {
+			packed = *v;
+			u64map_del(&sp->copies, copy_key(op->pid, op->corr));
+		}
+	}
+	struct step_profile_proc *p = proc_of(sp, op->pid, 0);
+	if (!p || !op->has_call) return;
+	const struct sp_step *st = step_at(p, op->call_s);
+	if (!st) return;
+	uint64_t dur = op->e - op->s;
+	if (op->kind == OP_KERNEL) {
+		struct sp_entry *k = entry(&p->list[SP_KERNEL], kernel_name(&sp->kn, op->name_id));
+		k->count++;
+		k->ns += dur;
+		/* the ranges open when it was launched, each name once, the step's own
+		 * range left out */
+		const struct attribution *a = sp->sr->pipe.attr;
+		size_t n = attribution_at(a, op->pid, op->tid, op->call_s, sp->ids, MAX_RANGES), nd = 0;
+		uint32_t done[MAX_RANGES];
+		if (n > MAX_RANGES) n = MAX_RANGES;
+		for (size_t i = 0; i < n; i++) {
+			const struct attr_range ar = attribution_range(a, sp->ids[i]);
+			if (ar.s == st->s && ar.e == st->e) continue;
+			size_t d;
+			for (d = 0; d < nd && done[d] != ar.name; d++) ;
+			if (d < nd) continue;
+			done[nd++] = ar.name;
+			entry(&p->list[SP_RANGE], attribution_name(a, ar.name))->kernel_ns += dur;
+		}
+	} else {
+		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name((uint32_t)(packed >> 56));
+		struct sp_entry *c = entry(&p->list[SP_COPY], kind);
+		c->count++;
+		c->ns += dur;
+		c->bytes += packed & ((1ull << 56) - 1);
+	}
+}
+
+static uint32_t source_tid(gp_reader *r, const gp_record *rec)
+{
+	const gp_rec_source *src = gp_reader_source(r, rec->source_id);
+	return src ? src->tid : 0;
+}
+
+int step_profile_run(struct step_profile *sp)
+{
+	for (size_t i = 0; i < sp->np; i++)
+		qsort(sp->p[i].steps, sp->p[i].nsteps, sizeof(*sp->p[i].steps), cmp_step);
+	struct opjoin *j = opjoin_new(sp->r, NULL, on_op, sp);
+	const struct winset *win = &sp->sr->pipe.win;
+	gp_reader *r = sp->r;
+	gp_reader_rewind(r);
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0, now = 0;
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		progress_tick(++n);
+		uint32_t pid;
+		switch (rec->type) {
+		case GP_REC_API: {
+			const gp_rec_api *a = &rec->u.api;
+			pid = tool_pid(r, rec);
+			opjoin_api(j, pid, a->tid ? a->tid : source_tid(r, rec), a, steps_gpu_recorded(win, pid, a->start_ns));
+			struct step_profile_proc *p = proc_of(sp, pid, 0);
+			if (!p || !step_at(p, a->start_ns)) break;
+			const char *name = tool_str(r, a->name_id);
+			struct sp_entry *e = entry(&p->list[SP_API], name);
+			e->count++;
+			e->ns += a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+			e->flags = (step_api_is_sync(name) ? SP_SYNC : 0) |
+				   (strstr(name, "emcpy") ? SP_COPYCALL : 0);
+			break;
+		}
+		case GP_REC_MEMCPY: case GP_REC_MEMSET: {
+			pid = tool_pid(r, rec);
+			uint64_t bytes = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.bytes : rec->u.memset.bytes;
+			uint64_t kind = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.copy_kind : 0;
+			uint64_t corr = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.correlation_id
+							     : rec->u.memset.correlation_id;
+			if (bytes >= (1ull << 56)) bytes = (1ull << 56) - 1;
+			*u64map_get(&sp->copies, copy_key(pid, corr), MAP_INSERT) = (kind & 0xff) << 56 | bytes;
+			opjoin_gpu(j, pid, rec);
+			break;
+		}
+		case GP_REC_KERNEL:
+			opjoin_gpu(j, tool_pid(r, rec), rec);
+			break;
+		case GP_REC_NVTX_RANGE: {
+			const gp_rec_nvtx_range *g = &rec->u.nvtx_range;
+			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
+			const struct sp_step *st = p ? step_at(p, g->start_ns) : NULL;
+			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) break;
+			char *name = tool_range_name(r, g);
+			struct sp_entry *e = entry(&p->list[SP_RANGE], name);
+			free(name);
+			e->count++;
+			e->ns += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
+			break;
+		}
+		default:
+			continue;
+		}
+		uint64_t t = gp_record_time(rec);
+		if (t > now) {
+			now = t;
+			opjoin_advance(j, now);
+		}
+	}
+	opjoin_finish(j);
+	opjoin_free(j);
+	return rc;
+}
+
+const struct step_profile_proc *step_profile_proc(const struct step_profile *sp, uint32_t pid)
+{
+	for (size_t i = 0; i < sp->np; i++)
+		if (sp->p[i].pid == pid) return &sp->p[i];
+	return NULL;
+}
+
+void step_profile_free(struct step_profile *sp)
+{
+	if (!sp) return;
+	for (size_t i = 0; i < sp->np; i++) {
+		for (int k = 0; k < SP_COUNT; k++) {
+			struct sp_list *l = &sp->p[i].list[k];
+			for (size_t e = 0; e < l->n; e++) free(l->v[e].name);
+			free(l->v);
+			strmap_free(&l->idx);
+		}
+		free(sp->p[i].steps);
+	}
+	free(sp->p);
+	kernel_names_free(&sp->kn);
+	u64map_free(&sp->copies);
+	free(sp);
+}

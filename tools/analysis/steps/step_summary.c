@@ -1,0 +1,246 @@
+/* step_summary.c — see step_summary.h. */
+#include "analysis/steps/step_summary.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/quantile.h"
+#include "common/util.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static struct qstats qstats_of(double *v, size_t n)
+{
+	struct qstats q;
+	memset(&q, 0, sizeof(q));
+	if (!n) return q;
+	double sum = 0;
+	for (size_t i = 0; i < n; i++) sum += v[i];
+	q.mean = sum / (double)n;
+	qsort(v, n, sizeof(*v), cmp_double); /* once for the three */
+	q.med = quantile_sorted(v, n, 0.5);
+	q.p10 = quantile_sorted(v, n, 0.1);
+	q.p90 = quantile_sorted(v, n, 0.9);
+	q.min = v[0];
+	q.max = v[n - 1];
+	return q;
+}
+
+/* The figure that what-differs and the statistics look at, by index. */
+enum fig { F_TIME, F_KERNELS, F_KERNEL_NS, F_SYNC, F_ALLOC, F_PAUSE, F_BUCKET0 };
+#define NFIG (F_BUCKET0 + SB_COUNT)
+
+static double fig(const struct step_row *w, int f)
+{
+	switch (f) {
+	case F_TIME: return (double)(w->e - w->s);
+	case F_KERNELS: return (double)w->kernels;
+	case F_KERNEL_NS: return (double)w->kernel_ns;
+	case F_SYNC: return (double)w->sync_calls;
+	case F_ALLOC: return (double)w->alloc_calls;
+	case F_PAUSE: return (double)w->pause_max;
+	default: return (double)w->bucket[f - F_BUCKET0];
+	}
+}
+
+/* A step the summary counts: not partial, and not warm-up or warm-up kept. */
+#define COUNTED(w, keep) (!(w)->partial && !(w)->unrecorded && ((keep) || !(w)->warmup))
+
+int step_counted(const struct step_row *w, int keep_warmup)
+{
+	return COUNTED(w, keep_warmup);
+}
+
+/* Median of figure f over the counted rows (keep: warm-up kept). */
+static double median_counted(const struct steps_proc *p, int f, int keep, double *buf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nrows; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[n++] = fig(&p->rows[i], f);
+	return quantile_of(buf, n, 0.5);
+}
+
+/* Median of figure f over the rows idx[0 .. k) that are not partial. */
+static double median_of(const struct steps_proc *p, const size_t *idx, size_t k, int f, double *buf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!p->rows[idx[i]].partial) buf[n++] = fig(&p->rows[idx[i]], f);
+	return quantile_of(buf, n, 0.5);
+}
+
+static int unlike_steady(const struct step_row *w, double mt, double mk, double ma)
+{
+	double t = (double)(w->e - w->s), k = (double)w->kernels;
+	double tol = 0.02 * mk > 2 ? 0.02 * mk : 2;
+	return t > 1.5 * mt || t * 1.5 < mt || fabs(k - mk) > tol || (w->alloc_calls > 0 && ma == 0);
+}
+
+static void add_item(char *buf, size_t n, const char *item)
+{
+	size_t l = strlen(buf);
+	snprintf(buf + l, n - l, "%s%s", l ? "; " : "", item);
+}
+
+static char *what_differs(const struct step_row *w, const double *med)
+{
+	char buf[512] = "", item[160], a[32], b[32];
+	double dt = fig(w, F_TIME) - med[F_TIME], adt = fabs(dt);
+	double dk = fig(w, F_KERNELS) - med[F_KERNELS];
+	double tol = 0.02 * med[F_KERNELS] > 2 ? 0.02 * med[F_KERNELS] : 2;
+	if (fabs(dk) > tol) {
+		snprintf(item, sizeof(item), "%+.0f kernels", dk);
+		add_item(buf, sizeof(buf), item);
+	}
+	/* the buckets that moved by at least a quarter of the difference, largest first */
+	int used[SB_COUNT] = { 0 };
+	for (int round = 0; round < 2; round++) {
+		int best = -1;
+		double bx = 0;
+		for (int k = 0; k < SB_COUNT; k++) {
+			double x = fig(w, F_BUCKET0 + k) - med[F_BUCKET0 + k];
+			if (!used[k] && fabs(x) >= 0.25 * adt && fabs(x) > fabs(bx)) { best = k; bx = x; }
+		}
+		if (best < 0 || bx == 0) break;
+		used[best] = 1;
+		fmt_dur(a, sizeof(a), (uint64_t)fabs(bx));
+		snprintf(item, sizeof(item), "%s %s%s", step_bucket_names[best], bx < 0 ? "-" : "+", a);
+		add_item(buf, sizeof(buf), item);
+	}
+	if (fig(w, F_SYNC) > med[F_SYNC]) {
+		snprintf(item, sizeof(item), "%u sync calls (median %.0f)", w->sync_calls, med[F_SYNC]);
+		add_item(buf, sizeof(buf), item);
+	}
+	if (fig(w, F_ALLOC) > med[F_ALLOC]) {
+		snprintf(item, sizeof(item), "%u allocation calls (median %.0f)", w->alloc_calls, med[F_ALLOC]);
+		add_item(buf, sizeof(buf), item);
+	}
+	double pause = fig(w, F_PAUSE);
+	if (pause > 2 * med[F_PAUSE] && pause - med[F_PAUSE] >= 0.25 * adt) {
+		fmt_dur(a, sizeof(a), w->pause_max);
+		fmt_dur(b, sizeof(b), (uint64_t)med[F_PAUSE]);
+		snprintf(item, sizeof(item), "host pause %s with no API call (median %s)", a, b);
+		add_item(buf, sizeof(buf), item);
+	}
+	if (!*buf) snprintf(buf, sizeof(buf), "nothing stands out");
+	return xstrdup(buf);
+}
+
+void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->warmup_kept = keep_warmup;
+	size_t n = p->nrows;
+	out->why = xcalloc(n ? n : 1, sizeof(char *));
+	if (!n) return;
+	double *buf = xmalloc(n * sizeof(double));
+	/* warm-up: the run's leading steps unlike the steady state (the second
+	 * half of the steps with GPU records); judged by a step's place in
+	 * the run, not in the file: a step after one without GPU records
+	 * (a capture's history, a step sampled out), or whose run's earlier
+	 * steps left no trace, is not at the run's start */
+	for (size_t i = 0; i < n; i++) p->rows[i].warmup = p->rows[i].outlier = 0;
+	size_t *rec = xmalloc(n * sizeof(size_t)), nrec = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!p->rows[i].unrecorded) rec[nrec++] = i;
+	if (nrec >= 3) {
+		double mt = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_TIME, buf);
+		double mk = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_KERNELS, buf);
+		double ma = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_ALLOC, buf);
+		for (size_t j = 0; j < nrec / 2; j++) {
+			struct step_row *w = &p->rows[rec[j]];
+			if (rec[j] != j || w->run_before_unseen) break; /* not at the run's start */
+			if (w->partial) continue; /* no figures to judge by */
+			if (!unlike_steady(w, mt, mk, ma)) break;
+			w->warmup = 1;
+			out->nwarm++;
+		}
+	}
+	free(rec);
+	int keep = keep_warmup;
+	/* the counted steps: medians of every figure */
+	double med[NFIG];
+	for (int f = 0; f < NFIG; f++) med[f] = median_counted(p, f, keep, buf);
+	size_t m = 0;
+	uint64_t first = UINT64_MAX, last = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct step_row *w = &p->rows[i];
+		if (!COUNTED(w, keep)) continue;
+		buf[m++] = fig(w, F_TIME);
+		out->wall += w->e - w->s;
+		if (w->s < first) first = w->s;
+		if (w->e > last) last = w->e;
+		for (int k = 0; k < SB_COUNT; k++) out->bucket[k] += w->bucket[k];
+		out->launched += w->launched;
+		out->short_ops += w->short_ops;
+		out->runtime_outliers += w->runtime_outliers;
+		out->delay_outliers += w->delay_outliers;
+		if (w->delay_max > out->delay_max) out->delay_max = w->delay_max;
+		if (w->queue_max > out->queue_max) out->queue_max = w->queue_max;
+	}
+	out->ncounted = m;
+	if (!m) { free(buf); return; }
+	out->span = last - first;
+	out->time = qstats_of(buf, m);
+	out->spread_pct = out->time.med > 0 ? 100.0 * (out->time.p90 - out->time.p10) / out->time.med : 0;
+	uint64_t busy = out->bucket[SB_COMPUTE] + out->bucket[SB_COMM] + out->bucket[SB_MEMORY];
+	out->busy_pct = out->wall ? 100.0 * (double)busy / (double)out->wall : 0;
+	for (int k = 0; k < SB_COUNT; k++) {
+		size_t q = 0;
+		for (size_t i = 0; i < n; i++)
+			if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].bucket[k];
+		out->bucket_q[k] = qstats_of(buf, q);
+	}
+	size_t q = 0;
+	for (size_t i = 0; i < n; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernels;
+	out->kernels = qstats_of(buf, q);
+	q = 0;
+	for (size_t i = 0; i < n; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernel_ns;
+	out->kernel_ns = qstats_of(buf, q);
+	q = 0;
+	for (size_t i = 0; i < n; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)(p->rows[i].kernel_ns + p->rows[i].memop_ns);
+	out->gpu_work = qstats_of(buf, q);
+	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
+	p->runs_ahead = out->runs_ahead;
+	double *acc[3] = { &out->cpu_med, &out->gpu_med, &out->delay_med };
+	for (int f = 0; f < 3; f++) {
+		q = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct step_row *w = &p->rows[i];
+			if (!COUNTED(w, keep) || !w->launched) continue;
+			buf[q++] = (double)(f == 0 ? w->cpu_med : f == 1 ? w->gpu_med : w->delay_med);
+		}
+		*acc[f] = quantile_of(buf, q, 0.5);
+	}
+	/* outliers: further from the median than max(3 scaled MADs, 10 %) */
+	q = 0;
+	for (size_t i = 0; i < n; i++)
+		if (COUNTED(&p->rows[i], keep)) buf[q++] = fabs(fig(&p->rows[i], F_TIME) - med[F_TIME]);
+	double mad = quantile_of(buf, q, 0.5);
+	double thr = 3 * 1.4826 * mad > 0.2 * med[F_TIME] ? 3 * 1.4826 * mad : 0.2 * med[F_TIME];
+	for (size_t i = 0; i < n; i++) {
+		struct step_row *w = &p->rows[i];
+		if (!COUNTED(w, keep) || fabs(fig(w, F_TIME) - med[F_TIME]) <= thr) continue;
+		w->outlier = 1;
+		out->noutliers++;
+		out->why[i] = what_differs(w, med);
+	}
+	free(buf);
+}
+
+void step_summary_free(struct step_summary *s, size_t nrows)
+{
+	if (!s->why) return;
+	for (size_t i = 0; i < nrows; i++) free(s->why[i]);
+	free(s->why);
+	s->why = NULL;
+}

@@ -1,0 +1,875 @@
+/* steps.c — see steps.h. */
+#include "analysis/steps/steps.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/intervals.h"
+#include "common/tool.h"
+#include "common/util.h"
+#include "analysis/gpu/windows.h"
+
+const char *const step_bucket_names[SB_COUNT] = {
+	"compute", "comm", "memory", "host_wait", "sync", "launch", "other",
+};
+
+#define UNKNOWN_END UINT64_MAX
+#define NO_STEP UINT32_MAX
+#define MAX_PH 4
+/* the longest an operation may trail the stream (the finalize slack), and
+ * how long records are kept when no step needs them */
+#define HOLD_NS 5000000000ull
+
+struct bop {
+	struct gpu_op op;
+	uint32_t step;            /* NVTX: the step it was launched in */
+	uint32_t ph[MAX_PH];      /* NVTX: phase names it was launched in */
+	uint8_t nph;
+};
+
+struct bapi {
+	uint64_t s, e;
+	uint8_t sync, alloc, counted; /* counted: not the driver record of a counted runtime call */
+};
+
+/* A thread whose sync/alloc call was first looked up after steps_mark
+ * (steps_slice_fresh_ok) */
+struct tidcorr { uint32_t tid; uint64_t corr; };
+
+struct sproc {
+	struct steps_proc out;
+	/* out.rows[0] is row row0 of the engine (steps_mark and steps_take
+	 * drop the finalized ones of a slice's engine); nfin counts from the
+	 * engine's first row.  NVTX: the plan's rows, all made at the start,
+	 * or (lazy: a slice's engine) as they are needed; the index is the
+	 * plan's.  Trace: made as the markers come; in a slice's engine the
+	 * index counts from its lead-in (steps_take renumbers). */
+	size_t row0, crows, cph, nfin;
+	int lazy;
+	uint64_t last_fin_e;      /* trace: the end of the last row finalized (nfin > 0) */
+	struct tidcorr *fresh; size_t nfresh, cfresh;
+	int open;                 /* trace: the last row's end is not known yet */
+	struct bop *ops; size_t nops, cops;
+	size_t nsorted;           /* ops[0 .. nsorted) are in cmp_bop order (finalize) */
+	struct bop *tmp; size_t ctmp; /* finalize's merge buffer */
+	struct bapi *api; size_t napi, capi;
+	uint64_t pruned_end;      /* latest end of the operations pruned */
+	uint64_t max_dur;         /* longest operation seen */
+	uint64_t last_prune;
+	u64map range2row;         /* NVTX: step range id -> row + 1 */
+	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
+	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
+	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
+	/* trace, a marker told apart by the one before it (plan->marker_after):
+	 * per stream, the signature of its last copy or memset */
+	struct mkq { uint64_t q, sig; } *mkq; size_t nmkq, cmkq;
+};
+
+struct steps {
+	gp_reader *r;
+	const struct attribution *a;
+	const struct winset *win;
+	uint64_t kernel_wait;
+	u64map pid2p;
+	struct sproc *p; size_t np, cp;
+	u64map name_sync;         /* API name id -> 1 plain, 2 sync, 3 alloc */
+	uint64_t now;
+	uint32_t *idbuf; size_t cidbuf;
+	int warned_idle;
+	int marked;               /* steps_mark ran: the threads first seen since are noted */
+	int ranges_shared;        /* range2row: the template's (steps_new_slice), not freed */
+};
+
+int step_api_is_sync(const char *name)
+{
+	if (strstr(name, "Synchronize")) return 1;
+	if ((strstr(name, "emcpy") || strstr(name, "emset")) && !strstr(name, "Async")) return 1;
+	return 0;
+}
+
+int step_api_is_alloc(const char *name)
+{
+	return strstr(name, "Malloc") || strstr(name, "HostAlloc") || strstr(name, "MemAlloc") ||
+	       strstr(name, "cuMemCreate");
+}
+
+static struct sproc *proc_find(struct steps *st, uint32_t pid)
+{
+	uint64_t *s = u64map_get(&st->pid2p, pid, 0);
+	return s ? &st->p[*s] : NULL;
+}
+
+/* NVTX row k of the plan, as steps_new makes it. */
+static void plan_row(const struct step_plan *pl, size_t k, struct step_row *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->pid = pl->pid; w->index = (uint32_t)k;
+	w->number = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
+	w->range_id = pl->steps[k].range_id;
+	w->s = pl->steps[k].s; w->e = pl->steps[k].e;
+}
+
+/* The rows the engine knows: NVTX the plan's, trace those found so far. */
+static size_t rows_known(const struct sproc *p)
+{
+	return p->out.plan->method == STEP_NVTX ? p->out.plan->nsteps : p->row0 + p->out.nrows;
+}
+
+/* Row k of the engine (row0 <= k < rows_known); a lazy engine makes the
+ * plan's rows up to it. */
+static struct step_row *row_at(struct sproc *p, size_t k)
+{
+	while (p->lazy && k >= p->row0 + p->out.nrows) {
+		struct step_row w;
+		plan_row(p->out.plan, p->row0 + p->out.nrows, &w);
+		VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
+	}
+	return &p->out.rows[k - p->row0];
+}
+
+struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct step_detect *sd,
+			const struct steps_opts *opts)
+{
+	struct steps *st = xcalloc(1, sizeof(*st));
+	st->r = r;
+	st->a = a;
+	st->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
+	st->win = opts ? opts->windows : NULL;
+	u64map_init(&st->pid2p);
+	u64map_init(&st->name_sync);
+	size_t n = step_detect_nplans(sd);
+	st->p = xcalloc(n ? n : 1, sizeof(*st->p));
+	st->np = st->cp = n;
+	for (size_t i = 0; i < n; i++) {
+		struct sproc *p = &st->p[i];
+		const struct step_plan *pl = step_detect_plan(sd, i);
+		p->out.pid = pl->pid;
+		p->out.plan = pl;
+		u64map_init(&p->range2row);
+		u64map_init(&p->tid_corr);
+		*u64map_get(&st->pid2p, pl->pid, 1) = i;
+		if (pl->method != STEP_NVTX) continue;
+		p->out.rows = xcalloc(pl->nsteps ? pl->nsteps : 1, sizeof(*p->out.rows));
+		p->crows = pl->nsteps ? pl->nsteps : 1;
+		for (size_t k = 0; k < pl->nsteps; k++) {
+			plan_row(pl, k, &p->out.rows[p->out.nrows++]);
+			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
+		}
+		if (pl->nsteps) {
+			const struct attr_range x = attribution_range(a, pl->steps[0].range_id);
+			p->step_tid = x.tid;
+			p->step_depth = x.depth;
+		}
+	}
+	return st;
+}
+
+struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution *a, uint64_t from)
+{
+	struct steps *st = xcalloc(1, sizeof(*st));
+	st->r = tmpl->r; /* steps_set_reader: the slice's */
+	st->a = a;
+	st->kernel_wait = tmpl->kernel_wait;
+	st->win = tmpl->win;
+	st->ranges_shared = 1;
+	u64map_init(&st->pid2p);
+	u64map_init(&st->name_sync);
+	st->p = xcalloc(tmpl->np ? tmpl->np : 1, sizeof(*st->p));
+	st->np = st->cp = tmpl->np;
+	for (size_t i = 0; i < tmpl->np; i++) {
+		struct sproc *p = &st->p[i];
+		const struct sproc *t = &tmpl->p[i];
+		const struct step_plan *pl = t->out.plan;
+		p->out.pid = pl->pid;
+		p->out.plan = pl;
+		p->range2row = t->range2row; /* read only */
+		u64map_init(&p->tid_corr);
+		p->step_tid = t->step_tid;
+		p->step_depth = t->step_depth;
+		*u64map_get(&st->pid2p, pl->pid, 1) = i;
+		if (pl->method != STEP_NVTX) continue;
+		/* the steps that ended before the slice's reading began are
+		 * finalized at its first record, and are not its own */
+		p->lazy = 1;
+		while (p->nfin < pl->nsteps && pl->steps[p->nfin].e <= from) p->nfin++;
+		p->row0 = p->nfin;
+	}
+	return st;
+}
+
+void steps_free(struct steps *st)
+{
+	if (!st) return;
+	for (size_t i = 0; i < st->np; i++) {
+		struct sproc *p = &st->p[i];
+		free(p->out.rows); free(p->out.ph);
+		free(p->ops); free(p->tmp); free(p->api);
+		free(p->fresh); free(p->mkq);
+		if (!st->ranges_shared) u64map_free(&p->range2row);
+		u64map_free(&p->tid_corr);
+	}
+	free(st->p);
+	free(st->idbuf);
+	u64map_free(&st->pid2p);
+	u64map_free(&st->name_sync);
+	free(st);
+}
+
+size_t steps_nprocs(const struct steps *st) { return st->np; }
+struct steps_proc *steps_proc(struct steps *st, size_t i) { return &st->p[i].out; }
+const struct attribution *steps_attribution(const struct steps *st) { return st->a; }
+uint64_t steps_kernel_wait(const struct steps *st) { return st->kernel_wait; }
+
+int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t)
+{
+	if (!w || !w->n) return 1;
+	size_t lo, hi;
+	winset_range(w, pid, &lo, &hi);
+	return lo == hi || winset_find(w, pid, t) >= 0;
+}
+
+static int active(const struct sproc *p)
+{
+	return p && (p->out.plan->method == STEP_NVTX || p->out.plan->method == STEP_TRACE);
+}
+
+static void note_pending(struct sproc *p)
+{
+	if (p->nops + p->napi > p->out.pending_max) p->out.pending_max = p->nops + p->napi;
+}
+
+void steps_api(struct steps *st, uint32_t pid, uint32_t tid, const gp_rec_api *a)
+{
+	struct sproc *p = proc_find(st, pid);
+	if (!active(p)) return;
+	uint64_t *cls = u64map_get(&st->name_sync, a->name_id, 1);
+	if (!*cls) {
+		const char *name = tool_str(st->r, a->name_id);
+		*cls = step_api_is_sync(name) ? 2 : step_api_is_alloc(name) ? 3 : 1;
+	}
+	struct bapi b;
+	memset(&b, 0, sizeof(b));
+	b.s = a->start_ns;
+	b.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+	b.sync = *cls == 2;
+	b.alloc = *cls == 3;
+	if (b.sync || b.alloc) {
+		/* the runtime call and the driver call inside it share the id: one call */
+		if (st->marked && !u64map_get(&p->tid_corr, tid, MAP_FIND)) {
+			struct tidcorr f = { tid, a->correlation_id };
+			VEC_PUSH(p->fresh, p->nfresh, p->cfresh, f);
+		}
+		uint64_t *last = u64map_get(&p->tid_corr, tid, 1);
+		b.counted = !a->correlation_id || *last != a->correlation_id;
+		*last = a->correlation_id;
+	}
+	VEC_PUSH(p->api, p->napi, p->capi, b);
+	note_pending(p);
+}
+
+static void add_phase(struct bop *b, uint32_t name)
+{
+	for (uint8_t i = 0; i < b->nph; i++)
+		if (b->ph[i] == name) return;
+	if (b->nph < MAX_PH) b->ph[b->nph++] = name;
+}
+
+/* Whether op starts a step of a trace plan: its signature is the
+ * marker's, and (marker_after) the copy or memset before it on its stream
+ * was marker_after (step_detect.c's context, in the order the operations
+ * come, which is their stream's) */
+static int is_marker(struct sproc *p, const struct step_plan *pl, const struct gpu_op *op)
+{
+	uint64_t sig = step_sig(op->kind, op->name_id, op->copy_kind, op->bytes);
+	if (!pl->marker_after) return sig == pl->marker;
+	if (!step_sig_is_marker(sig)) return 0;
+	uint64_t q = step_stream_key(op->device, op->stream);
+	size_t k = 0;
+	while (k < p->nmkq && p->mkq[k].q != q) k++;
+	if (k == p->nmkq) {
+		vec_reserve((void **)&p->mkq, &p->cmkq, p->nmkq + 1, sizeof(*p->mkq));
+		p->mkq[k].q = q;
+		p->mkq[k].sig = 0;
+		p->nmkq++;
+	}
+	int hit = sig == pl->marker && p->mkq[k].sig == pl->marker_after;
+	p->mkq[k].sig = sig;
+	return hit;
+}
+
+static int cmp_mkq(const void *x, const void *y)
+{
+	const struct mkq *a = x, *b = y;
+	return a->q < b->q ? -1 : a->q > b->q;
+}
+
+void steps_op(void *ctx, const struct gpu_op *op)
+{
+	struct steps *st = ctx;
+	struct sproc *p = proc_find(st, op->pid);
+	if (!active(p)) return;
+	if (op->e - op->s > p->max_dur) p->max_dur = op->e - op->s;
+	struct bop b;
+	memset(&b, 0, sizeof(b));
+	b.op = *op;
+	b.step = NO_STEP;
+	const struct step_plan *pl = p->out.plan;
+	if (pl->method == STEP_NVTX && op->has_call) {
+		size_t n = attribution_op(st->a, op, &st->idbuf, &st->cidbuf);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *row = u64map_get(&p->range2row, st->idbuf[i], 0);
+			if (row && (b.step == NO_STEP || *row - 1 < b.step)) b.step = (uint32_t)(*row - 1);
+		}
+		if (b.step != NO_STEP) {
+			for (size_t i = 0; i < n; i++) {
+				const struct attr_range x = attribution_range(st->a, st->idbuf[i]);
+				if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1)
+					add_phase(&b, x.name);
+			}
+			if (b.step < p->nfin) p->out.late_ops++;
+		}
+	} else if (pl->method == STEP_TRACE) {
+		if (op->has_call && p->nfin && op->call_s < p->last_fin_e) p->out.late_ops++;
+		if (is_marker(p, pl, op)) {
+			uint64_t at = op->has_call ? op->call_s : op->s;
+			struct step_row *last = p->out.nrows ? &p->out.rows[p->out.nrows - 1] : NULL;
+			if (!last || at > last->s) {
+				if (last && p->open) last->e = at;
+				struct step_row w;
+				memset(&w, 0, sizeof(w));
+				w.pid = op->pid; w.index = (uint32_t)(p->row0 + p->out.nrows); w.number = w.index;
+				w.range_id = UINT32_MAX;
+				w.s = at; w.e = UNKNOWN_END;
+				VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
+				p->open = 1;
+			}
+		}
+	}
+	VEC_PUSH(p->ops, p->nops, p->cops, b);
+	note_pending(p);
+}
+
+/* ------------------------------------------------------------ finalize one step */
+#define CMP(a, b) if ((a) != (b)) return (a) < (b) ? -1 : 1
+static int cmp_bop(const void *x, const void *y)
+{
+	const struct bop *a = x, *b = y;
+	CMP(a->op.s, b->op.s);
+	/* at one start time, a recorded launch call first, the earliest first */
+	if (a->op.has_call != b->op.has_call) return a->op.has_call ? -1 : 1;
+	CMP(a->op.call_s, b->op.call_s);
+	CMP(a->op.corr, b->op.corr);
+	/* the rest only makes the order total: then the sorted operations
+	 * are the same whatever order they came in and however much of them
+	 * was sorted before (the steps in slices compare the operations held
+	 * as a set, steps_state).  Finalize's figures do not depend on it:
+	 * operations of one call at one start have the same call fields. */
+	CMP(a->op.e, b->op.e);
+	CMP(a->op.device, b->op.device);
+	CMP(a->op.stream, b->op.stream);
+	CMP(a->op.kind, b->op.kind);
+	CMP(a->op.name_id, b->op.name_id);
+	CMP(a->op.bytes, b->op.bytes);
+	CMP(a->op.copy_kind, b->op.copy_kind);
+	CMP(a->op.graph_node, b->op.graph_node);
+	CMP(a->op.pid, b->op.pid);
+	return 0;
+}
+#undef CMP
+
+/* Time of [a, b) covered by the union u (disjoint, ordered). */
+static uint64_t cover(const struct ivset *u, uint64_t a, uint64_t b)
+{
+	if (a >= b || !u->n) return 0;
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) { /* first interval ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (u->v[mid].e <= a) lo = mid + 1;
+		else hi = mid;
+	}
+	uint64_t c = 0;
+	for (size_t i = lo; i < u->n && u->v[i].s < b; i++) {
+		uint64_t s = u->v[i].s > a ? u->v[i].s : a, e = u->v[i].e < b ? u->v[i].e : b;
+		if (e > s) c += e - s;
+	}
+	return c;
+}
+
+struct idle { uint64_t host, sync, launch, other; };
+
+/* The idle gap [g0, g1) before operation `next` (NULL: no operation follows
+ * before the step's end; its launch call starts after it), within [s, e). */
+static void classify(const struct steps *st, struct idle *id, const struct ivset *sync, uint64_t g0, uint64_t g1,
+		     const struct gpu_op *next, uint64_t s, uint64_t e)
+{
+	uint64_t a = g0 > s ? g0 : s, b = g1 < e ? g1 : e;
+	if (a >= b) return;
+	if (next && !next->has_call) {
+		id->other += b - a;
+	} else if (!next || next->call_s > g0) {
+		uint64_t hs = next && next->call_s < b ? (next->call_s > a ? next->call_s : a) : b;
+		uint64_t sy = cover(sync, a, hs);
+		id->sync += sy;
+		id->host += (b - a) - sy;
+	} else if (next->call_e > g0 || g1 - g0 <= st->kernel_wait) {
+		id->launch += b - a;
+	} else {
+		id->other += b - a;
+	}
+}
+
+/* The median (of an even count, the mean of the two middle values);
+ * reorders v. */
+static uint64_t median_u64(uint64_t *v, size_t n)
+{
+	if (!n) return 0;
+	/* selection, not a sort: a step's launches are hundreds to thousands */
+	uint64_t hi = u64_select(v, n, n / 2);
+	if (n & 1) return hi;
+	uint64_t lo = v[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo) lo = v[i];
+	return (lo + hi) / 2;
+}
+
+/* ops in cmp_bop order: the prefix left sorted by the last finalize
+ * (prune keeps the order) merged with the operations added since, sorted
+ * (equal keys: the prefix's first, as a stable sort of the whole) */
+static void sort_ops(struct sproc *p)
+{
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_bop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
+}
+
+/* A launch call (+1) or its operation's GPU start (-1) on a stream, for
+ * the queue length; ix: the operation's place in the sorted ops */
+struct qev { uint64_t t; uint64_t key; uint32_t ix; uint8_t member; };
+static int cmp_qev(const void *x, const void *y)
+{
+	const struct qev *a = x, *b = y;
+	if (a->t != b->t) return a->t < b->t ? -1 : 1;
+	return a->ix < b->ix ? -1 : a->ix > b->ix;
+}
+
+static int member(const struct sproc *p, const struct bop *b, size_t k, const struct step_row *w)
+{
+	if (p->out.plan->method == STEP_NVTX) return b->step == k;
+	return b->op.has_call && b->op.call_s >= w->s && b->op.call_s < w->e;
+}
+
+static void finalize(struct steps *st, struct sproc *p, size_t k)
+{
+	struct step_row *w = row_at(p, k);
+	uint64_t s = w->s, e = w->e, wall = e - s;
+	/* in a windowed trace, a step not inside one window lacks GPU records */
+	if (st->win && st->win->n) {
+		size_t lo, hi;
+		winset_range(st->win, w->pid, &lo, &hi);
+		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
+		w->unrecorded = lo < hi && (a < 0 || a != b);
+		/* GPU work recorded from a window that opened after the trace
+		 * began (a capture, a sampled trace): the run's steps before
+		 * may have left nothing here.  Trace steps are found from GPU
+		 * work, so none before is ever seen; an NVTX step says by its
+		 * number (steps count from 0 or 1: step 18312 had others) */
+		int late = lo < hi && st->win->v[lo].s > gp_reader_header(st->r)->start_trace_ns;
+		w->run_before_unseen = late && (p->out.plan->method == STEP_TRACE || w->number > 1);
+	}
+	sort_ops(p);
+	/* busy buckets: unions of the operations clipped to [s, e) */
+	struct ivset c = { 0 }, n = { 0 }, m = { 0 }, cn = { 0 }, sync = { 0 }, api = { 0 };
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (o->e <= s || o->s >= e) continue;
+		uint64_t a = o->s > s ? o->s : s, b = o->e < e ? o->e : e;
+		ivset_add(o->cls == OPC_COMPUTE ? &c : o->cls == OPC_COMM ? &n : &m, a, b);
+		if (o->cls != OPC_MEMORY) ivset_add(&cn, a, b);
+	}
+	uint64_t uc = ivset_union(&c).busy, un = ivset_union(&n).busy, um = ivset_union(&m).busy;
+	ivset_union(&cn);
+	w->bucket[SB_COMPUTE] = uc;
+	w->bucket[SB_COMM] = un - ivset_overlap(&n, &c);
+	w->bucket[SB_MEMORY] = um - ivset_overlap(&m, &cn);
+	uint64_t busy = w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
+	/* host side: synchronising calls (any thread), all calls (pauses), counts */
+	for (size_t i = 0; i < p->napi; i++) {
+		const struct bapi *b = &p->api[i];
+		if (b->e < s || b->s >= e) continue;
+		uint64_t a = b->s > s ? b->s : s, z = b->e < e ? b->e : e;
+		ivset_add(&api, a, z);
+		if (b->sync) ivset_add(&sync, a, z);
+		if (b->s < s || !b->counted) continue;
+		if (b->sync) { w->sync_calls++; w->sync_ns += z - a; }
+		if (b->alloc) w->alloc_calls++;
+	}
+	ivset_union(&sync);
+	ivset_union(&api);
+	uint64_t prev = s;
+	for (size_t i = 0; i < api.n; i++) {
+		if (api.v[i].s > prev && api.v[i].s - prev > w->pause_max) w->pause_max = api.v[i].s - prev;
+		if (api.v[i].e > prev) prev = api.v[i].e;
+	}
+	if (e > prev && e - prev > w->pause_max) w->pause_max = e - prev;
+	/* idle: the gaps of the whole GPU timeline, each classified by the
+	 * operation that ends it, clipped to the step */
+	struct idle id = { 0, 0, 0, 0 };
+	uint64_t cur = p->pruned_end;
+	int closed = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (o->s > cur) {
+			classify(st, &id, &sync, cur, o->s, o, s, e);
+			if (o->s >= e) { closed = 1; break; }
+		}
+		if (o->e > cur) cur = o->e;
+		if (cur >= e) { closed = 1; break; }
+	}
+	if (!closed && cur < e) classify(st, &id, &sync, cur, e, NULL, s, e);
+	w->bucket[SB_HOST_WAIT] = id.host;
+	w->bucket[SB_SYNC] = id.sync;
+	w->bucket[SB_LAUNCH] = id.launch;
+	w->bucket[SB_OTHER] = id.other;
+	uint64_t idle = id.host + id.sync + id.launch + id.other;
+	if (busy + idle != wall) {
+		/* cannot happen: the gaps are the complement of the union */
+		if (!st->warned_idle)
+			tool_warn("steps: internal: step %" PRId64 " of pid %u: buckets sum to %" PRIu64 " ns, not %" PRIu64,
+				  w->number, w->pid, busy + idle, wall);
+		st->warned_idle = 1;
+	}
+	/* launched work and HTA's launch statistics */
+	uint64_t *cpu = NULL, *gpu = NULL, *dly = NULL;
+	size_t nl = 0, ng = 0, nd = 0, cl = 0, cg = 0, cd = 0;
+	w->ph_off = (uint32_t)p->out.nph;
+	w->ph_n = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bop *b = &p->ops[i];
+		if (!member(p, b, k, w)) continue;
+		const struct gpu_op *o = &b->op;
+		uint64_t d = o->e - o->s;
+		if (o->kind == OP_KERNEL) { w->kernels++; w->kernel_ns += d; }
+		else { w->memops++; w->memop_ns += d; }
+		if (o->cls == OPC_COMM) w->comm_ns += d;
+		if (p->out.plan->method == STEP_NVTX && o->has_call && o->tid != p->step_tid) w->other_thread++;
+		for (uint8_t q = 0; q < b->nph; q++) {
+			size_t j;
+			for (j = w->ph_off; j < p->out.nph && p->out.ph[j].name != b->ph[q]; j++) ;
+			if (j == p->out.nph) {
+				struct step_phase ph;
+				memset(&ph, 0, sizeof(ph));
+				ph.name = b->ph[q];
+				VEC_PUSH(p->out.ph, p->out.nph, p->cph, ph);
+				w->ph_n++;
+			}
+			if (o->kind == OP_KERNEL) { p->out.ph[j].kernels++; p->out.ph[j].kernel_ns += d; }
+			else { p->out.ph[j].memops++; p->out.ph[j].memop_ns += d; }
+		}
+		if (!o->has_call) continue;
+		uint64_t cd_ns = o->call_e - o->call_s, delay = o->s > o->call_e ? o->s - o->call_e : 0;
+		VEC_PUSH(cpu, nl, cl, cd_ns);
+		VEC_PUSH(gpu, ng, cg, d);
+		VEC_PUSH(dly, nd, cd, delay);
+		if (cd_ns <= STEP_SHORT_CPU_NS && d < cd_ns) w->short_ops++;
+		if (cd_ns > STEP_RUNTIME_OUTLIER_NS) w->runtime_outliers++;
+		if (delay > STEP_DELAY_OUTLIER_NS) w->delay_outliers++;
+		if (delay > w->delay_max) w->delay_max = delay;
+	}
+	w->launched = nl;
+	w->cpu_med = median_u64(cpu, nl);
+	w->gpu_med = median_u64(gpu, nl);
+	w->delay_med = median_u64(dly, nl);
+	free(cpu); free(gpu); free(dly);
+	/* queue length per stream (HTA): +1 at a launch call, -1 at its GPU
+	 * start, in time order; at one instant the GPU starts first, then the
+	 * calls, each in the order of the ops.  The starts are in order
+	 * already (ops are sorted by start); the calls nearly (launch order),
+	 * so they are sorted only when they are not. */
+	struct qev *up = NULL, *down = NULL;
+	size_t nup = 0, ndown = 0, cup = 0, cdown = 0;
+	/* Events after the step's last launch call change no figure of it:
+	 * those of operations launched and started after it are left out
+	 * (steps finalized together after a late record held them would
+	 * each sort all the operations held meanwhile) */
+	uint64_t last = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bop *b = &p->ops[i];
+		if (b->op.has_call && b->op.call_s > last && member(p, b, k, w)) last = b->op.call_s;
+	}
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct bop *b = &p->ops[i];
+		if (!b->op.has_call) continue;
+		if (b->op.call_s > last && b->op.s > last) continue;
+		uint64_t key = ((uint64_t)b->op.device << 32) | b->op.stream;
+		struct qev a = { b->op.call_s, key, (uint32_t)i, (uint8_t)member(p, b, k, w) };
+		struct qev z = { b->op.s, key, (uint32_t)i, 0 };
+		VEC_PUSH(up, nup, cup, a);
+		VEC_PUSH(down, ndown, cdown, z);
+	}
+	size_t u = 1;
+	while (u < nup && cmp_qev(&up[u - 1], &up[u]) <= 0) u++;
+	if (u < nup) qsort(up, nup, sizeof(*up), cmp_qev);
+	u64map q;
+	u64map_init(&q);
+	for (size_t i = 0, j = 0; i < nup || j < ndown;) {
+		int is_up = j == ndown || (i < nup && up[i].t < down[j].t);
+		const struct qev *e = is_up ? &up[i++] : &down[j++];
+		uint64_t *v = u64map_get(&q, e->key, 1);
+		if (is_up) (*v)++;
+		else if (*v) (*v)--;
+		if (e->member && *v > w->queue_max) w->queue_max = (uint32_t)*v;
+	}
+	u64map_free(&q);
+	free(up);
+	free(down);
+	free(c.v); free(n.v); free(m.v); free(cn.v); free(sync.v); free(api.v);
+	p->last_fin_e = w->e;
+}
+
+/* Drops what no step from here on needs: operations that ended by P and
+ * were launched before it, API calls that ended by P. */
+static void prune(struct sproc *p, uint64_t P)
+{
+	size_t w = 0, sorted = 0;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (o->e <= P && (!o->has_call || o->call_s < P)) {
+			if (o->e > p->pruned_end) p->pruned_end = o->e;
+			continue;
+		}
+		if (i < p->nsorted) sorted++;
+		p->ops[w++] = p->ops[i];
+	}
+	p->nops = w;
+	p->nsorted = sorted; /* the kept ones of the sorted prefix are the new prefix */
+	w = 0;
+	for (size_t i = 0; i < p->napi; i++)
+		if (p->api[i].e > P) p->api[w++] = p->api[i];
+	p->napi = w;
+}
+
+static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64_t frontier)
+{
+	int done = 0;
+	while (p->nfin < rows_known(p)) {
+		struct step_row *w = row_at(p, p->nfin);
+		if (w->e == UNKNOWN_END) break;
+		uint64_t slack = p->max_dur < HOLD_NS ? p->max_dur : HOLD_NS;
+		if (now != UINT64_MAX && (now < w->e + slack || frontier < w->e)) break;
+		/* A step finalized after another in this call first drops what
+		 * it no longer needs: steps held back together (a late GPU record
+		 * holds the frontier) would otherwise each go over all that
+		 * accumulated meanwhile (quadratic: 18 s for 600,000 records with
+		 * gen_bigtrace --late, against 0.1 s).  The prune below, at the
+		 * step's start, so a step's figures do not depend on how many
+		 * were finalized at once; the last one's is the one below. */
+		if (done) prune(p, w->s);
+		finalize(st, p, p->nfin);
+		p->nfin++;
+		done = 1;
+	}
+	/* What the next step needs starts at its start.  With no step pending,
+	 * keep the last HOLD_NS, and what was launched since the frontier: a
+	 * trace step may still begin there (its first operation may be late). */
+	uint64_t hold = now > HOLD_NS ? now - HOLD_NS : 0;
+	if (!done && hold < p->last_prune + HOLD_NS / 4) return;
+	uint64_t P = hold < frontier ? hold : frontier;
+	prune(p, p->nfin < rows_known(p) ? row_at(p, p->nfin)->s : P);
+	p->last_prune = hold;
+}
+
+void steps_advance(struct steps *st, uint64_t now, uint64_t frontier)
+{
+	if (now <= st->now) return;
+	st->now = now;
+	for (size_t i = 0; i < st->np; i++)
+		if (active(&st->p[i])) advance_proc(st, &st->p[i], now, frontier);
+}
+
+/* The last trace step has no next boundary: it is a step when it launched
+ * about as many operations as the most common step (within 10 %); it ends
+ * where the last of its launch calls and GPU operations ended (partial). */
+static void close_last_trace_step(struct sproc *p)
+{
+	if (!p->open || !p->out.nrows) return;
+	struct step_row *w = &p->out.rows[p->out.nrows - 1];
+	size_t n = 0;
+	uint64_t end = w->s;
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct gpu_op *o = &p->ops[i].op;
+		if (!o->has_call || o->call_s < w->s) continue;
+		n++;
+		if (o->call_e > end) end = o->call_e;
+		if (o->e > end) end = o->e;
+	}
+	size_t want = p->out.plan->period_ops;
+	if (n * 10 >= want * 9 && n * 10 <= want * 11 && end > w->s) {
+		w->e = end;
+		w->partial = 1;
+	} else {
+		p->out.nrows--;
+	}
+	p->open = 0;
+}
+
+void steps_finish(struct steps *st)
+{
+	for (size_t i = 0; i < st->np; i++) {
+		struct sproc *p = &st->p[i];
+		if (!active(p)) continue;
+		if (p->out.plan->method == STEP_TRACE) close_last_trace_step(p);
+		advance_proc(st, p, UINT64_MAX, UINT64_MAX);
+	}
+}
+
+/* ------------------------------------------------------------ slices */
+
+/* Drops the rows finalized (and their phases): they were taken, or are
+ * not the slice's own (its lead-in's). */
+static void drop_finalized(struct sproc *p)
+{
+	size_t d = p->nfin - p->row0;
+	if (d > p->out.nrows) d = p->out.nrows;
+	if (d && p->out.nrows > d) memmove(p->out.rows, p->out.rows + d, (p->out.nrows - d) * sizeof(*p->out.rows));
+	p->out.nrows -= d;
+	p->row0 += d;
+	p->out.nph = 0; /* phases are made when a row is finalized */
+}
+
+void steps_set_reader(struct steps *st, gp_reader *r)
+{
+	st->r = r;
+}
+
+void steps_set_longest(struct steps *st, uint32_t pid, uint64_t ns)
+{
+	struct sproc *p = proc_find(st, pid);
+	if (p) p->max_dur = ns;
+}
+
+void steps_mark(struct steps *st)
+{
+	st->marked = 1;
+	for (size_t i = 0; i < st->np; i++) {
+		struct sproc *p = &st->p[i];
+		drop_finalized(p);
+		p->out.late_ops = 0;
+		p->out.pending_max = 0;
+		p->nfresh = 0;
+	}
+}
+
+/* A GPU operation and what the steps noted of it, field by field (no
+ * padding bytes). */
+static void bop_state(const struct bop *x, struct bytes *b)
+{
+	const struct gpu_op *o = &x->op;
+	bytes_u64(b, o->s);
+	bytes_u64(b, o->e);
+	bytes_u64(b, o->call_s);
+	bytes_u64(b, o->call_e);
+	bytes_u64(b, o->corr);
+	bytes_u64(b, (uint64_t)o->pid << 32 | o->tid);
+	bytes_u64(b, (uint64_t)o->device << 32 | o->stream);
+	bytes_u64(b, (uint64_t)o->name_id << 32 | o->call_name_id);
+	bytes_u64(b, (uint64_t)o->stack_id << 32 | (uint64_t)o->kind << 24 | o->cls << 16 | o->has_call << 8 | o->graph);
+	bytes_u64(b, o->bytes);
+	bytes_u64(b, o->copy_kind);
+	bytes_u64(b, o->graph_node);
+	bytes_u64(b, (uint64_t)x->step << 8 | x->nph);
+	for (uint8_t q = 0; q < x->nph; q++) bytes_u64(b, x->ph[q]);
+}
+
+void steps_state(const struct steps *st, struct bytes *b)
+{
+	bytes_u64(b, st->now);
+	for (size_t i = 0; i < st->np; i++) {
+		const struct sproc *p = &st->p[i];
+		if (!active(p)) continue;
+		bytes_u64(b, i);
+		if (p->out.plan->method == STEP_NVTX) {
+			bytes_u64(b, p->nfin); /* the plan's index: the rows after it are the plan's */
+		} else {
+			/* the rows not finalized (the open one last), and the end of
+			 * the last one finalized (late operations) */
+			size_t first = p->nfin - p->row0;
+			bytes_u64(b, p->open);
+			bytes_u64(b, p->out.nrows - first);
+			for (size_t k = first; k < p->out.nrows; k++) {
+				bytes_u64(b, p->out.rows[k].s);
+				bytes_u64(b, p->out.rows[k].e);
+			}
+			bytes_u64(b, p->nfin > 0);
+			bytes_u64(b, p->nfin ? p->last_fin_e : 0);
+			/* each stream's last copy or memset (a marker's context) */
+			struct mkq *q = xmalloc((p->nmkq ? p->nmkq : 1) * sizeof(*q));
+			if (p->nmkq) memcpy(q, p->mkq, p->nmkq * sizeof(*q));
+			qsort(q, p->nmkq, sizeof(*q), cmp_mkq);
+			bytes_u64(b, p->nmkq);
+			for (size_t k = 0; k < p->nmkq; k++) {
+				bytes_u64(b, q[k].q);
+				bytes_u64(b, q[k].sig);
+			}
+			free(q);
+		}
+		/* the operations as a set: finalize sorts them (a total order,
+		 * cmp_bop), so neither the order they came in nor how much of
+		 * them was sorted before changes a figure */
+		bytes_u64(b, p->nops);
+		struct bop *sorted = xmalloc((p->nops ? p->nops : 1) * sizeof(*sorted));
+		if (p->nops) memcpy(sorted, p->ops, p->nops * sizeof(*sorted));
+		qsort(sorted, p->nops, sizeof(*sorted), cmp_bop);
+		for (size_t k = 0; k < p->nops; k++) bop_state(&sorted[k], b);
+		free(sorted);
+		bytes_u64(b, p->napi);
+		for (size_t k = 0; k < p->napi; k++) {
+			const struct bapi *a = &p->api[k];
+			bytes_u64(b, a->s);
+			bytes_u64(b, a->e);
+			bytes_u64(b, (uint64_t)a->sync << 16 | a->alloc << 8 | a->counted);
+		}
+		bytes_u64(b, p->pruned_end);
+		/* only the slack reads it, capped */
+		bytes_u64(b, p->max_dur < HOLD_NS ? p->max_dur : HOLD_NS);
+		bytes_u64(b, p->last_prune);
+	}
+}
+
+int steps_fresh_ok(const struct steps *before, const struct steps *st)
+{
+	for (size_t i = 0; i < st->np && i < before->np; i++) {
+		const struct sproc *p = &st->p[i];
+		for (size_t k = 0; k < p->nfresh; k++) {
+			uint64_t *v = u64map_get((u64map *)&before->p[i].tid_corr, p->fresh[k].tid, MAP_FIND);
+			if (v && p->fresh[k].corr && *v == p->fresh[k].corr) return 0;
+		}
+	}
+	return 1;
+}
+
+void steps_take(struct steps *sum, struct steps *st)
+{
+	for (size_t i = 0; i < st->np && i < sum->np; i++) {
+		struct sproc *d = &sum->p[i], *p = &st->p[i];
+		size_t n = p->nfin - p->row0;
+		if (n > p->out.nrows) n = p->out.nrows;
+		for (size_t k = 0; k < n; k++) {
+			struct step_row w = p->out.rows[k];
+			w.ph_off += (uint32_t)d->out.nph;
+			if (p->out.plan->method == STEP_NVTX) {
+				d->out.rows[w.index] = w;
+			} else {
+				w.index = (uint32_t)d->out.nrows;
+				w.number = w.index;
+				VEC_PUSH(d->out.rows, d->out.nrows, d->crows, w);
+			}
+		}
+		for (size_t k = 0; k < p->out.nph; k++) VEC_PUSH(d->out.ph, d->out.nph, d->cph, p->out.ph[k]);
+		d->out.late_ops += p->out.late_ops;
+		if (p->out.pending_max > d->out.pending_max) d->out.pending_max = p->out.pending_max;
+		drop_finalized(p);
+		p->out.late_ops = 0;
+		p->out.pending_max = 0;
+		p->nfresh = 0;
+	}
+}

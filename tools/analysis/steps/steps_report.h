@@ -1,0 +1,43 @@
+/* steps_report.h — the steps analysis as report tables (report.h: aligned
+ * text, CSV or JSON), in the style of `gpuprof stats`:
+ *   steps          one row per process: method, counts, step-time statistics
+ *   step_buckets   where the counted steps' wall time went, bucket by bucket
+ *                  (the rows of a process add up to 100 %)
+ *   step_launch    HTA's kernel launch statistics over the counted steps
+ *   step_outliers  the outlier steps and what differs in each
+ *   step_phases    GPU work launched in each phase (NVTX range directly
+ *                  inside the step ranges), any thread (the attribution rule)
+ *   step_rows      one row per step (warm-up ones included, flagged)
+ * Times in ns; Start is relative to the trace start. */
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_REPORT_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_REPORT_H
+
+#include <stdint.h>
+
+#include "common/report.h"
+#include "analysis/steps/steps.h"
+
+enum { SR_SUMMARY, SR_BUCKETS, SR_LAUNCH, SR_OUTLIERS, SR_PHASES, SR_ROWS, SR_COUNT };
+extern const char *const steps_report_names[SR_COUNT];
+
+struct steps_reports {
+	struct report rep[SR_COUNT];
+	char *note[SR_COUNT];  /* owned; rep[i].note points here */
+};
+
+/* After steps_finish.  base: the trace start (header start_trace_ns). */
+void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep_warmup);
+
+struct steps_reports_opts {
+	uint64_t base;           /* Start columns count from it (the trace start; 0: absolute) */
+	int keep_warmup;
+	/* the steps reported (warm-up and outliers judged among them); NULL:
+	 * every one */
+	int (*row_selected)(void *arg, const struct step_row *w);
+	void *arg;
+};
+/* The same, with options. */
+void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o);
+void steps_reports_free(struct steps_reports *out);
+
+#endif

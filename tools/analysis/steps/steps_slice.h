@@ -1,0 +1,179 @@
+/* steps_slice.h — the steps analysis' second pass (the launch join,
+ * opjoin.h, feeding the per-step engine, steps.h) in slices of time, with
+ * the figures of one pass (`stats --threads N`, reports/stats_shards.h).
+ *
+ * One pass is a deterministic engine fed the API and GPU records in the
+ * reader's time order: from the same state and the same records it does
+ * the same.  So slice i runs a fresh engine from a lead-in before its
+ * start, from[i] (lead[i] <= from[i]), and notes its state at the first
+ * record at or after from[i] (its mark, record r); slice i - 1 stops there
+ * (before r), and its state then is one pass's at r.  Where the two states
+ * are equal (steps_slice_same), slice i goes on from r exactly as one pass
+ * would: the rows it finalizes from r on are one pass's, so a step belongs
+ * to the slice in which it was finalized.  Where they differ (a lead-in
+ * too short: an idle gap or a GPU operation longer than it, a call whose
+ * operation never came, a changed slack), slice i - 1's engine goes on
+ * over slice i's records itself (steps_slice_continue: that slice is read
+ * again, on one thread).  So the sum is one pass's either way; only the
+ * time it takes depends on the lead-ins.
+ *
+ * What makes a fresh engine's state equal to one pass's (rules the
+ * comparison checks, not assumes):
+ *  - a GPU operation of the lead-in whose call lies before it never pairs:
+ *    the join's frontier does not wait for one that starts before from[i],
+ *    and at the mark those still waiting are dropped (one pass had paired
+ *    them: its join must hold no waiting operation at r);
+ *  - the NVTX steps that ended before the lead-in are not made;
+ *  - the slack after a step's end is the longest operation one pass has
+ *    seen so far, maybe long before the lead-in: one pass's reading before
+ *    the engines (the caller's pre-pass) notes, per process, the longest
+ *    GPU operation read before each cut (steps_prefix), and a slice starts
+ *    from it (one pass has delivered every operation it read by then, or
+ *    its join holds a waiting operation and the states differ);
+ *  - a thread's last synchronising call (runtime and driver records of one
+ *    call are counted once) may lie before the lead-in: the threads first
+ *    seen after the mark are checked against one pass's at r.
+ * The order of the stream must be one pass's too.  A slice's reader gives
+ * the records of its window in the order of a whole read, so both slices
+ * find r (the one before stops at the first record in [from[i], from[i] +
+ * stop_ns): r, unless no record is timed there).  What is left is a
+ * source out of time order across a cut: one pass reads after r a record
+ * that slice i does not (timed before its lead-in), or, where no record is
+ * timed in [from[i], from[i] + stop_ns) before r (a gap), one the slice
+ * before cannot place.  A record is read after r only where its source
+ * holds a record timed after it earlier (the reader merges the sources by
+ * their heads' times), so every slice notes, per source, a record timed
+ * before one read earlier in it (CUPTI's late buffers; a runtime call's
+ * record after its driver call's), and steps_slice_crosses says whether
+ * such a pair makes cut c unsure: the earlier at or after from[c] and the
+ * later before lead[c]; or, where slice c met a gap (steps_slice_gap),
+ * the pair spans from[c] + stop_ns.  Then the caller runs one engine over
+ * the whole trace.
+ *
+ * Memory: a slice's engine holds what one pass holds at its cut (the
+ * join's lag, the steps not finalized) plus the rows it finalized until
+ * the caller takes them (steps_slice_take), and its states at the mark
+ * and at its end (the same things, as bytes). */
+#ifndef GPUPROF_ANALYSIS_STEPS_STEPS_SLICE_H
+#define GPUPROF_ANALYSIS_STEPS_STEPS_SLICE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gp_trace.h"
+#include "analysis/join/attribution.h"
+#include "analysis/join/opjoin.h"
+#include "analysis/steps/steps.h"
+#include "analysis/gpu/windows.h"
+
+/* Per cut and process, the longest GPU operation read before the cut's
+ * first API or GPU record (the first in the order of one pass timed at
+ * or after the cut; a cut no such record reaches has none): fed every
+ * record in the order of one pass (the pre-pass) before the slices start,
+ * or set from the pre-pass' slices (reports/stats_prepass_prefix.h). */
+struct steps_prefix;
+struct steps_prefix *steps_prefix_new(int k, const uint64_t *from); /* from: the cuts (copied) */
+void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *rec);
+void steps_prefix_free(struct steps_prefix *pf); /* NULL ok */
+/* The cuts: k, and *from the cuts' times (from[0] = 0). */
+int steps_prefix_cuts(const struct steps_prefix *pf, const uint64_t **from);
+/* Whether rec is a GPU operation the prefix counts (a kernel, copy or
+ * set), and then *dur its length (0 when it ends before it starts). */
+int steps_prefix_op(const gp_record *rec, uint64_t *dur);
+/* Cut c (1 <= c < k) has read an operation of pid ns long (the longest
+ * kept; the process is noted even at 0). */
+void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns);
+/* Tests: "prepass prefix cut C pid P longest NS", per cut by pid. */
+void steps_prefix_print(const struct steps_prefix *pf, FILE *f);
+
+/* The cuts, shared read-only by the slices. */
+struct steps_cuts {
+	int k;                /* slices */
+	const uint64_t *from; /* slice i's own records start at from[i] (from[0] = 0) */
+	const uint64_t *lead; /* its engine reads from lead[i] <= from[i] on (lead[0] = 0) */
+	uint64_t stop_ns;     /* slice i stops at the first record in [from[i+1], from[i+1] + stop_ns) */
+	const struct steps_prefix *prefix; /* the longest operations before each cut (NULL: none) */
+};
+
+struct steps_slice;
+
+/* The engine of slice ix: tmpl's plans and options (steps_new; it must
+ * outlive the slice), a view of the attribution index a, the finished
+ * GPU-activity windows win (read only), names from r. */
+struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
+				    const struct winset *win, const struct steps_cuts *cuts, int ix);
+/* Its view of the attribution index (NULL: none), for a view that shares
+ * its queries' state (attribution_view_sharing). */
+const struct attribution *steps_slice_attribution(const struct steps_slice *s);
+/* The time window slice ix must read (gp_reader_set_time_window). */
+void steps_slice_window(const struct steps_cuts *cuts, int ix, uint64_t *from, uint64_t *to);
+/* The reader the names come from from now on (the one whose records it is fed). */
+void steps_slice_reader(struct steps_slice *s, gp_reader *r);
+/* Every record of the window, in the reader's time order. */
+void steps_slice_add(struct steps_slice *s, const gp_record *rec);
+/* The end of its records: the last slice finishes (the join's leftovers,
+ * the last steps), the others note their state. */
+void steps_slice_end(struct steps_slice *s);
+/* Whether no record in [from, from + stop_ns) came before slice s's mark
+ * (after steps_slice_end). */
+int steps_slice_gap(const struct steps_slice *s);
+/* Whether s read a pair of records of one source, out of time order, that
+ * makes cut c (1 <= c < k) unsure, gap: steps_slice_gap of slice c. */
+int steps_slice_crosses(const struct steps_slice *s, int c, int gap);
+/* Whether s, the next slice after before's (ended), starts from before's
+ * state: its results from its mark on are one pass's. */
+int steps_slice_same(const struct steps_slice *before, const struct steps_slice *s);
+/* s (ended, its state one pass's) goes on over the records of slice ix,
+ * the next: feed them with steps_slice_add (a reader over
+ * steps_slice_window(ix); the records before ix's mark are skipped), then
+ * steps_slice_end. */
+void steps_slice_continue(struct steps_slice *s, int ix);
+/* Moves the rows s finalized since its mark (or the last take) into sum
+ * (steps_take) and adds its join's counts to *counts. */
+void steps_slice_take(struct steps *sum, struct opjoin_counts *counts, struct steps_slice *s);
+void steps_slice_free(struct steps_slice *s); /* NULL ok */
+
+/* Where the engine of the slice that starts at cut begins (lead[i]): the
+ * lead-in holds what one pass holds at the cut (the join's last second,
+ * the steps not finalized), so it reaches back to the start of the NVTX
+ * step (d's plans; NULL none) before the one the cut falls in, and
+ * STEPS_SLICE_LEAD_NS more.  Too short is not wrong, only slower.
+ * GPUPROF_STEPS_LEAD (a duration) sets it for tests. */
+#define STEPS_SLICE_LEAD_NS 2000000000ull /* the join's grace (1 s) and the GPU's lag */
+#define STEPS_SLICE_STOP_NS 10000000ull   /* a steps_cuts' stop_ns */
+uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut);
+/* Feeds the records of r to e (steps_slice_reader, steps_slice_add, then
+ * steps_slice_end); whether they were read whole. */
+int steps_slice_read(struct steps_slice *e, gp_reader *r);
+
+/* A prefix whose cuts are those of k slices of the trace r reads
+ * (slices_new); NULL when it cannot be cut so. */
+struct steps_prefix *steps_prefix_slices(gp_reader *r, int k);
+
+/* How the slices' engines were merged. */
+struct steps_slice_merged {
+	int crossed;   /* a source out of time order across a cut: one engine read the whole trace */
+	int again;     /* slices whose lead-in did not reach one pass's state: read again by the one before */
+};
+/* The ended engines e[0 .. cuts->k) of the trace at path into sum (their
+ * template: steps_slice_new's tmpl, with a and win), in time order: each
+ * goes on from the state the one before it ended in, or that one goes on
+ * over its records itself; or, where a source is out of time order across
+ * a cut, one engine over the whole trace.  Frees the engines (e[i] NULL).
+ * 0, or -1 when a trace read again met damage. */
+int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct steps_slice **e,
+		      const struct steps_cuts *cuts, const char *path, const struct attribution *a,
+		      const struct winset *win, struct steps_slice_merged *how);
+
+/* The steps' second pass of p (planned: steps_pipe_plan_steps; no join)
+ * alone in the slices of pf (steps_prefix_slices, fed by the one pass
+ * read before this) over the trace at path: each slice's engine on a
+ * thread of its own with a reader of its own (analysis/core/slices.h), merged
+ * into p->steps (steps_slice_merge), whose rows are then complete.  0, or
+ * -1 when a slice met damage or could not be opened (p->steps then holds
+ * part of the rows: the caller starts again on one thread). */
+struct steps_pipe;
+int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
+		     struct steps_slice_merged *how);
+
+#endif

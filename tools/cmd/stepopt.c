@@ -1,0 +1,33 @@
+/* stepopt.c — see stepopt.h. */
+#include "cmd/stepopt.h"
+
+#include "analysis/steps/steps_run.h"
+#include "common/tool.h"
+#include "common/util.h"
+
+int stepopt_parse(int c, const char *arg, struct step_detect_opts *d, uint64_t *kernel_wait_ns)
+{
+	switch (c) {
+	case 'm':
+		if (!step_want_parse(arg, &d->want)) return 1;
+		tool_err("unknown --method '%s' (auto, nvtx, trace)", arg);
+		return -1;
+	case 'n':
+		if (!*arg) { tool_err("--step-range needs a name"); return -1; }
+		d->range_name = arg;
+		return 1;
+	case 'w':
+		if (!kernel_wait_ns) return 0;
+		if (!parse_duration_ns(arg, kernel_wait_ns) && *kernel_wait_ns) return 1;
+		tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+int stepopt_check(const struct step_detect_opts *d)
+{
+	if (!d->range_name || d->want != STEP_WANT_TRACE) return 0;
+	tool_err("--step-range names NVTX ranges: it does not go with --method trace");
+	return -1;
+}
