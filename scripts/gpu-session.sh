@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices flight-bench flight widths ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices views flight-bench flight widths ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -651,6 +651,27 @@ PY
     log engine
     ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
     rm -f "$RES"/bench-*.gpuprof ;;
+  views)       # issue #41 (branch advspeed) on the 16-core machine, a generated trace (seed 7, VIEWS_N
+                # events, default 1e8): advise (the steps' second pass in slices,
+                # tools/analysis/steps/steps_slice.h) and a 10-step window
+                # (export --steps 20000:20010: the steps found by the pre-pass in slices, then the
+                # window's chunks) on 16 threads, byte for byte what one thread gives, with wall times
+                # (bars: advise within 2x of `stats` (engine phase), the window < 1 s)
+    log views
+    ( T=$RES/views.gpuprof; G=build/bin/gpuprof; TIMEFORMAT='%R s wall, %U s user'
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${VIEWS_N:-1e8}" "$T" >/dev/null; set +x
+      for n in 16 1; do
+        echo "advise --threads $n:"; time timeout 200 $G advise --threads $n --all --format json --verbose "$T" \
+          >"$RES/adv$n.json" 2>"$RES/adv$n.err"; tail -3 "$RES/adv$n.err"
+        echo "export --steps 20000:20010 --threads $n:"; time timeout 60 $G export --threads $n --format perfetto \
+          --steps 20000:20010 -o "$RES/win$n.json" "$T"
+      done
+      echo "stats --threads 16 (every report):"; time timeout 100 $G stats --threads 16 "$T" >/dev/null
+      if cmp -s "$RES/adv16.json" "$RES/adv1.json"; then echo "VIEWS SAME advise: 16 threads = 1"
+      else echo "VIEWS DIFFER advise"; fi
+      if cmp -s "$RES/win16.json" "$RES/win1.json"; then echo "VIEWS SAME export window: 16 threads = 1"
+      else echo "VIEWS DIFFER export window"; fi ) 2>&1 | tee "$RES/views.txt"
+    rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
   slices)       # the slice runner (tools/analysis/core/slices.h) at scale: `stats` (every report) and the steps
                 # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
                 # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds

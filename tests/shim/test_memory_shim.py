@@ -108,7 +108,7 @@ if t:
     oom = v["memory_oom"]
     sites = {row["site"]: row["live_bytes"] for row in oom}
     E.check(sites == {"wl_leak_alloc": 11 * LEAK, "main": 4096}, "M2: live by site at the failure %s" % sites)
-    text = gp("memory", "--report", "memory_oom", "--width", "0", t)  # the note on one line
+    text = gp("memory", "--report", "memory_oom", "--width", "0", t)  # notes unwrapped
     want = "cudaMalloc failed (status 2, 1 failed allocation call) at wl_oom_alloc"
     E.check(want in text and "requested 1099.5 GB; " in text and "free of 85.9 GB (NVML)" in text,
             "M2: memory_oom's note names the site, the request and NVML's memory:\n" + text)

@@ -108,6 +108,9 @@ def check_step_series(what, proc, rows, base_ns):
     eq(ss["shown"], len(keep), f"{what}: steps shown")
     eq(ss["index"], keep, f"{what}: the steps shown (every {stride}th and every flagged one)")
     eq(ss["time_ns"], [mine[i]["time_ns"] for i in keep], f"{what}: step times")
+    # the GPU work launched in a step: its kernels' time, and its memops' (not in step_rows)
+    expect(all(g == mine[i]["kernel_time_ns"] if not mine[i]["memops"] else g >= mine[i]["kernel_time_ns"]
+               for g, i in zip(ss["gpu_ns"], keep)), f"{what}: GPU work per step")
     eq(ss["flag"], [flag_of(mine[i]) for i in keep], f"{what}: step flags")
     eq(ss["number"], [mine[i]["step"] for i in keep], f"{what}: step numbers")
     for b in BUCKETS:
@@ -501,6 +504,19 @@ eq((ss["total"], ss["stride"]), (20000, 10), "20,000 steps: every 10th drawn")
 expect(ss["shown"] <= 2100, f"20,000 steps: {ss['shown']} shown")
 print(f"20,000 steps: page {size} bytes, {ss['shown']} steps drawn")
 
+# a host that runs ahead (gen_advise fp32-ahead: steps of 100 us on the host,
+# each launching 4 kernels of 2 ms): the step chart draws the GPU work per
+# step, the steps table's times; the other pages their host steps
+ahead = os.path.join(W, "ahead.gpuprof")
+subprocess.run([GEN_ADVISE, "fp32-ahead", ahead], check=True)
+html_a, data_a = report(os.path.join(W, "ahead.html"), ahead)
+check_data("gen_advise fp32-ahead", ahead, data_a)
+ss = data_a["runs"][0]["procs"][0]["step_series"]
+eq((ss["runs_ahead"], ss["gpu_ns"], ss["time_ns"]), (True, [8000000] * 10, [100000] * 10),
+   "runs ahead: GPU work 4 x 2 ms per step, host steps of 100 us")
+eq([r["median_ns"] for r in data_a["runs"][0]["steps"]["steps"]], [8000000], "runs ahead: the steps table's median")
+eq([p["step_series"]["runs_ahead"] for p in data["runs"][0]["procs"]], [False], "gen_diff: the host does not run ahead")
+
 # one set of steps per page: with --method trace on a trace with NVTX steps,
 # the stats tables (their steps table included), the steps view and the
 # findings all follow it, as each command does with the same option
@@ -578,8 +594,8 @@ else:
         if lib is None:
             print("skip: no uPlot (npm or the registry unreachable; make deps): charts not checked in the browser")
             finish()
-        html_one, html_m, html_mn, html_w, html_b, html_s = (with_uplot(h, *lib) for h in
-                                                              (html_one, html_m, html_mn, html_w, html_b, html_s))
+        html_one, html_m, html_mn, html_w, html_b, html_s, html_a = (
+            with_uplot(h, *lib) for h in (html_one, html_m, html_mn, html_w, html_b, html_s, html_a))
         print("gpuprof built without uPlot: the pinned uPlot put into the pages for the browser checks")
     check_page(browser, html_one, W, "one.html", ["steptime", "buckets", "busy", "memory", "counter"])
     check_page(browser, html_m, W, "merged.html", ["steptime", "buckets", "busy", "memory", "steptime", "buckets",
@@ -603,6 +619,7 @@ else:
     # 3 steps, one counted; busy % in one bin (the window): points, not lines
     check_page(browser, html_w, W, "win.html", ["steptime", "buckets", "busy"], min_series=1)
     check_page(browser, html_b, W, "big.html", ["steptime", "buckets", "busy"])
+    check_page(browser, html_a, W, "ahead.html", ["steptime", "buckets", "busy"], min_series=1)
     # the fallback: same page without uPlot
     res, console = load_page(browser, without_uplot(html_one), W, "nouplot.html")
     if expect(res is not None, "no uPlot: the page ran"):

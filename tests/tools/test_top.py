@@ -1,7 +1,8 @@
 """gpuprof top on hand-written status files (the shim's format, see
 docs/CLI.md): a fresh running job, a stale one (running, not rewritten for
 10 s), an exited one, a range with control characters (escaped) and a long
-one (cut to 40 columns when stdout is not a terminal); then missing,
+one (cut so that the line fits --width, else 120 columns when stdout is not
+a terminal); then missing,
 truncated, non-JSON, partial (no pid), newer-version files: a line saying
 why for each, the good lines still shown, exit 0 while one file was shown
 and 1 when none was.  The redraw mode prints blocks separated by a blank
@@ -58,7 +59,8 @@ def main():
         partial = write(d, "partial.json", json.dumps({"version": 1, "state": "running"}))
         newer = write(d, "newer.json", status(version=2))
 
-        p = tt.gp("top", "--once", good, stale, exited, esc, long_, missing, trunc, notjson, partial, newer)
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # the default off a terminal: 120
+        p = tt.gp("top", "--once", good, stale, exited, esc, long_, missing, trunc, notjson, partial, newer, env=env)
         out = p.stdout
         tt.expect(out.splitlines()[0].split()[:3] == ["HOST", "PID", "RANK"], f"header: {out.splitlines()[0]!r}")
         ln = line_for(out, " 4242 ")
@@ -74,7 +76,7 @@ def main():
         tt.expect(ln.endswith("a\\x1b[31mb\\x09c"), f"control characters escaped: {ln!r}")
         tt.expect("\x1b" not in out and "\t" not in out, "no raw control character in the output")
         ln = line_for(out, " 5004 ")
-        tt.expect(ln.endswith("L" * 37 + "..."), f"long range cut to 40 columns: {ln!r}")
+        tt.expect(ln.endswith("L" * 43 + "...") and len(ln) == 120, f"long range cut: the line fits 120 columns: {ln!r}")
         tt.expect(" - " in ln.split("LLL")[0], f"memory source none shows '-': {ln!r}")
         tt.expect(f"{missing}: cannot read: No such file or directory" in out, "missing file line")
         tt.expect(f"{trunc}: not a status file (" in out and "unexpected end" in out, "truncated file line")
@@ -82,6 +84,11 @@ def main():
         tt.expect(f"{partial}: incomplete status" in out, "partial file line")
         tt.expect(f"{newer}: status format version 2 (this gpuprof reads 1)" in out, "newer version line")
         tt.eq(len(out.splitlines()), 11, "one header and one line per file")
+        # --width N: the line fits N; --width 0: the range whole
+        ln = line_for(tt.gp("top", "--once", "--width", "100", long_).stdout, " 5004 ")
+        tt.expect(ln.endswith("L" * 23 + "...") and len(ln) == 100, f"--width 100: the line fits: {ln!r}")
+        ln = line_for(tt.gp("top", "--once", "--width", "0", long_).stdout, " 5004 ")
+        tt.expect(ln.endswith("LLL") and "..." not in ln and len(ln) > 120, f"--width 0: the range whole: {ln!r}")
 
         # none shown: exit 1; usage errors: exit 1 with a message
         p = tt.gp("top", "--once", missing, trunc, check=False)

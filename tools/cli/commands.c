@@ -69,7 +69,7 @@ const struct cli_command cli_commands[] = {
 	{ "advise", cmd_advise, "why the steps are slow: ranked findings, what to change, estimated saving", NULL,
 	  cmd_advise_help, "--format --method --all --width", NULL, NULL, 1, NULL, 1 },
 	{ "top", cmd_top, "one line per running job from GPUPROF_STATUS files (live)", NULL, cmd_top_help,
-	  "--once --interval", NULL, NULL, 0, NULL, 0 },
+	  "--once --interval --width", NULL, NULL, 0, NULL, 1 },
 	{ "trigger", cmd_trigger, "capture K steps of GPU activity in running jobs (flight recorder)", NULL,
 	  cmd_trigger_help, "--steps --seconds --all --wait", NULL, NULL, 0, NULL, 0 },
 };

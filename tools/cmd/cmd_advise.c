@@ -80,7 +80,8 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all };
+	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all,
+					 g_threads ? g_threads : gp_reader_threads_default(), path };
 	struct advise_run *ar = advise_run_new(r, &ropts);
 	int read_rc = 0, code;
 	const char *err = NULL;
@@ -93,6 +94,13 @@ static int advise_file(const char *path, struct advise_opts *o)
 	}
 	if (rc == 0) {
 		const struct adv_facts *facts = advise_run_facts(ar);
+		struct steps_slice_merged how;
+		int k = advise_run_slices(ar, &how);
+		if (o->verbose && k)
+			fprintf(stderr, "%s: %s: the steps analysis in %d slices: %s\n", g_cmd, path, k,
+				how.crossed ? "a source out of time order across a cut: read again on one thread" :
+				how.again ? "some read again on one thread (a lead-in short of one pass's state)" :
+				"each went on from the state the one before it ended in");
 		for (size_t i = 0; o->verbose && i < adv_facts_nprocs(facts); i++) {
 			const struct adv_proc *p = adv_facts_proc(facts, i);
 			fprintf(stderr, "%s: %s: pid %u: held at most %" PRIu64 " GPU operations, calls and "

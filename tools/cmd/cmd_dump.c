@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "common/selopt.h"
 #include "common/tool.h"
+#include "reports/stats_selection.h"
 
 void cmd_dump_help(FILE *f)
 {
@@ -549,7 +550,9 @@ int cmd_dump(int argc, char **argv)
 	struct selection sel;
 	char err[512];
 	int sw = 0, resolved;
-	if ((resolved = selection_resolve(&sel, r, &so, NULL, err, sizeof(err))) < 0 ||
+	if ((resolved = stats_selection_resolve(&sel, r, path, &so, NULL,
+						g_threads ? g_threads : gp_reader_threads_default(), err,
+						sizeof(err))) < 0 ||
 	    (sw = selection_window(&sel, r)) < 0) { /* the selection's chunks only */
 		if (sw < 0) snprintf(err, sizeof(err), "cannot read %s: %s", path, gp_strerror(sw));
 		tool_err("%s", err);

@@ -11,6 +11,7 @@
 #include "common/selopt.h"
 #include "common/tool.h"
 #include "export/export.h"
+#include "reports/stats_selection.h"
 
 /* The formats whose takes has all of `takes`: "perfetto, sqlite and parquet". */
 static const char *takers(char *buf, size_t n, unsigned takes, const char *last)
@@ -164,7 +165,9 @@ int cmd_export(int argc, char **argv)
 		gp_reader *r = tool_open(argv[optind]);
 		if (!r) return EXIT_BADINPUT;
 		char err[512];
-		int resolved = selection_resolve(&sel, r, &so, NULL, err, sizeof(err));
+		int resolved = stats_selection_resolve(&sel, r, argv[optind], &so, NULL,
+						       g_threads ? g_threads : gp_reader_threads_default(), err,
+						       sizeof(err));
 		gp_reader_close(r);
 		if (resolved < 0) {
 			tool_err("%s", err);

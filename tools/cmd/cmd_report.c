@@ -130,7 +130,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct mem_timeline mem = { 0 };
 	trace_info_init(&info);
 	stats_set_init(&ss, r, &o->site, &o->steps.detect, o->steps.kernel_wait_ns);
-	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0 };
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, 0, NULL };
 	struct advise_run *ar = advise_run_new(r, &aopts);
 	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
 	const gp_record *rec;

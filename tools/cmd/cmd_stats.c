@@ -26,6 +26,7 @@
 #include "common/tool.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
+#include "reports/stats_selection.h"
 #include "reports/stats_shards.h"
 
 /* A table of a report: its position in the list and among its tables. */
@@ -545,7 +546,8 @@ int cmd_stats(int argc, char **argv)
 	char err[512];
 	struct stats_ctx ctx;
 	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
-	int resolved = selection_resolve(&selection, r, &sel, &so.detect, err, sizeof(err));
+	int resolved = stats_selection_resolve(&selection, r, path, &sel, &so.detect,
+					       g_threads ? g_threads : gp_reader_threads_default(), err, sizeof(err));
 	if (resolved < 0) {
 		tool_err("%s", err);
 		code = resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;

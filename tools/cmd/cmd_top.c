@@ -12,18 +12,17 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "common/flatjson.h"
+#include "common/tabopt.h"
 #include "common/tool.h"
 
 #define STATUS_MAX_BYTES (64 * 1024) /* the shim's object is < 8 KiB */
 #define STALE_S 5.0                  /* "running" but not rewritten for this long */
-#define RANGE_COLS_DEFAULT 40        /* last-range width when not on a terminal */
 
 void cmd_top_help(FILE *f)
 {
@@ -38,6 +37,7 @@ void cmd_top_help(FILE *f)
 		   "was taken.\n\n"
 		   "  --once          print the table once and exit (1 when no file could be shown)\n"
 		   "  --interval S    seconds between redraws (default 1; 0.1 to 3600)\n"
+		   TABOPT_WIDTH_HELP
 		   "  -h, --help      this text\n\n"
 		   "Without --once the table is redrawn until interrupted (Ctrl-C).\n");
 }
@@ -87,23 +87,15 @@ static char *read_small(const char *path, size_t *len, char *why, size_t whysz)
 	return buf;
 }
 
-static int terminal_columns(void)
-{
-	struct winsize ws;
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
-		return ws.ws_col;
-	return 0;
-}
-
-/* s shown in at most `cols` bytes: control characters escaped (tool_text),
- * cut on a UTF-8 character boundary with "..." when longer. */
+/* s shown in at most `cols` bytes (0: whole): control characters escaped
+ * (tool_text), cut on a UTF-8 character boundary with "..." when longer. */
 static void put_range(const char *s, int cols)
 {
 	const char *t = tool_text(s);
 	size_t n = strlen(t);
-	if (cols < 4)
+	if (cols > 0 && cols < 4)
 		cols = 4;
-	if (n <= (size_t)cols) {
+	if (cols <= 0 || n <= (size_t)cols) {
 		fputs(t, stdout);
 		return;
 	}
@@ -190,7 +182,7 @@ static int show_file(const char *path, double now_s, int cols)
 	snprintf(hostcut, sizeof(hostcut), "%s", tool_text(host));
 	printf(ROW_FMT, hostcut, pidbuf, rank, tool_text(shown_state), age, kps, busy, mem);
 	/* the row so far is 16+1+8+1+4+1+7+1+6+1+9+1+6+1+9+2 = 74 columns */
-	put_range(range, cols ? cols - 74 : RANGE_COLS_DEFAULT);
+	put_range(range, cols ? (cols - 74 > 4 ? cols - 74 : 4) : 0);
 	putchar('\n');
 	/* the flight recorder (docs/FLIGHT.md): a line of its own, only for a
 	 * job that has one */
@@ -237,7 +229,7 @@ static int show_all(char **files, int n)
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	double now_s = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
-	int cols = terminal_columns();
+	int cols = tabopt_width(); /* the whole line fits it; 0: the range whole */
 	int ok = 0;
 	print_header();
 	for (int i = 0; i < n; i++)

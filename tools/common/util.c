@@ -59,6 +59,23 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz)
 	*cap = nc;
 }
 
+void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
+	       size_t *ctmp)
+{
+	char *a = v;
+	if (n - sorted > 1) qsort(a + sorted * esz, n - sorted, esz, cmp);
+	if (!sorted || sorted >= n || cmp(a + (sorted - 1) * esz, a + sorted * esz) <= 0) return;
+	vec_reserve(tmp, ctmp, sorted, esz);
+	char *t = *tmp;
+	memcpy(t, a, sorted * esz);
+	size_t i = 0, j = sorted, o = 0;
+	while (i < sorted && j < n) {
+		if (cmp(a + j * esz, t + i * esz) < 0) memcpy(a + o++ * esz, a + j++ * esz, esz);
+		else memcpy(a + o++ * esz, t + i++ * esz, esz);
+	}
+	memcpy(a + o * esz, t + i * esz, (sorted - i) * esz);
+}
+
 void bytes_u64(struct bytes *b, uint64_t x)
 {
 	vec_reserve((void **)&b->v, &b->cap, b->n + sizeof(x), 1);

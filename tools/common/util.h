@@ -20,6 +20,14 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
 	vec_reserve((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
 	(arr)[(n)++] = (val); } while (0)
 
+/* Sorts v[0 .. n) (elements of esz bytes) by cmp where v[0 .. sorted) is
+ * in order already (what a stream's consumer left sorted last time): the
+ * tail sorted, then merged with the prefix (equal keys: the prefix's
+ * first, as a stable sort of the whole would); *tmp (*ctmp elements) is
+ * its scratch space, grown as needed (free() it). */
+void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
+	       size_t *ctmp);
+
 /* A growable byte string of fixed-width fields: the canonical form of a
  * state, compared byte for byte (the steps' engines at a cut,
  * analysis/steps/steps_slice.h). */

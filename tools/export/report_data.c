@@ -87,6 +87,10 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 	SERIES("number", fprintf(f, "%" PRId64, w->number));
 	SERIES("start_s", jsec(f, w->s, base));
 	SERIES("time_ns", fprintf(f, "%" PRIu64, w->e - w->s));
+	/* the GPU work launched in the step: the step time the steps table
+	 * gives when the host runs ahead (docs/STEPS.md) */
+	SERIES("gpu_ns", fprintf(f, "%" PRIu64, w->kernel_ns + w->memop_ns));
+	fprintf(f, ",\"runs_ahead\":%s", p->runs_ahead ? "true" : "false");
 	SERIES("flag", fprintf(f, "%d", step_flag(w)));
 	SERIES("kernels", fprintf(f, "%" PRIu64, w->kernels));
 	fputs(",\"buckets\":{", f);

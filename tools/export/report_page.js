@@ -149,23 +149,29 @@
   }
 
   /* step time over the run: counted steps as a line, outliers red, warm-up
-   * grey, steps not counted hollow; the median of the counted steps */
+   * grey, steps not counted hollow; the median of the counted steps.  When
+   * the host runs ahead, the GPU work launched per step (the steps table's
+   * times then) */
   function stepTimeChart(parent, id, ss, med) {
-    var top = stepScale(ss, function (i) { return ss.time_ns[i] / 1e6; }), above = 0;
-    ss.time_ns.forEach(function (v) { if (v / 1e6 > top) above++; });
+    var v = ss.runs_ahead ? ss.gpu_ns : ss.time_ns;
+    var top = stepScale(ss, function (i) { return v[i] / 1e6; }), above = 0;
+    v.forEach(function (y) { if (y / 1e6 > top) above++; });
     var notes = [];
+    if (ss.runs_ahead) notes.push('the host runs ahead of the GPU: the GPU work launched in each step, as the ' +
+      'steps table gives (the host\'s own steps are the next chart\'s bars)');
     if (ss.shown < ss.total) notes.push('every ' + ss.stride + 'th of ' + commas(ss.total) +
       ' steps, and every warm-up, outlier and uncounted one');
     if (above) notes.push(above + ' step' + (above > 1 ? 's' : '') + ' above the scale drawn at its top ' +
       '(the legend has the time)');
-    var box = chartBox(parent, id, 'Step time over the run (ms)', notes.join('; ') || null);
+    var box = chartBox(parent, id, ss.runs_ahead ? 'GPU work per step over the run (ms)' :
+      'Step time over the run (ms)', notes.join('; ') || null);
     if (!box) return;
     var x = ss.index, t = [], out = [], warm = [], unc = [], medv = [];
-    function real(u, v, si, idx) {
-      return idx === null || idx === undefined || v === null ? '-' : (ss.time_ns[idx] / 1e6).toFixed(3);
+    function real(u, y, si, idx) {
+      return idx === null || idx === undefined || y === null ? '-' : (v[idx] / 1e6).toFixed(3);
     }
     for (var i = 0; i < x.length; i++) {
-      var ms = Math.min(ss.time_ns[i] / 1e6, top), f = ss.flag[i];
+      var ms = Math.min(v[i] / 1e6, top), f = ss.flag[i];
       t.push(f === 0 || f === 2 ? ms : null);
       out.push(f === 2 ? ms : null);
       warm.push(f === 1 ? ms : null);
@@ -177,7 +183,8 @@
       axes: [{ label: 'step (index)' }, { label: 'ms' }],
       series: [
         { label: 'step' },
-        { label: 'step time', stroke: '#1565c0', width: 1, spanGaps: true, points: points('#1565c0', 3), value: real },
+        { label: ss.runs_ahead ? 'GPU work' : 'step time', stroke: '#1565c0', width: 1, spanGaps: true,
+          points: points('#1565c0', 3), value: real },
         { label: 'median', stroke: '#9e9e9e', dash: [4, 4], width: 1, points: { show: false } },
         { label: 'outlier', stroke: '#c62828', paths: noLine, points: points('#c62828', 8), value: real },
         { label: 'warm-up', stroke: '#757575', paths: noLine, points: points('#757575', 7), value: real },

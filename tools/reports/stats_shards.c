@@ -164,38 +164,6 @@ static void shard_merge(void *arg, int dst_ix, int src_ix)
 	shard_free(src, a->nreps);
 }
 
-/* The steps' engines: how long before its cut a slice's engine starts
- * reading (its lead-in), at least, and how far past the next cut the
- * slice before may look for the record where it stops. */
-#define STEPS_LEAD_NS 2000000000ull /* the join's grace (1 s) and the GPU's lag */
-#define STEPS_STOP_NS 10000000ull
-
-/* Where the steps' engine of the slice that starts at cut begins: the
- * lead-in holds what one pass holds at the cut (the join's last second,
- * the steps not finalized), so it reaches back to the start of the NVTX
- * step before the one the cut falls in, and STEPS_LEAD_NS more.  Too
- * short is not wrong, only slower (steps_slice.h).  GPUPROF_STEPS_LEAD
- * (a duration) sets it for tests. */
-static uint64_t steps_lead(const struct stats_ctx *ctx, uint64_t cut)
-{
-	const char *env = getenv("GPUPROF_STEPS_LEAD");
-	uint64_t fixed;
-	if (env && !parse_duration_ns(env, &fixed)) return cut > fixed ? cut - fixed : 0;
-	uint64_t at = cut;
-	for (size_t i = 0; ctx->pipe.detect && i < step_detect_nplans(ctx->pipe.detect); i++) {
-		const struct step_plan *pl = step_detect_plan(ctx->pipe.detect, i);
-		if (pl->method != STEP_NVTX) continue;
-		size_t lo = 0, hi = pl->nsteps; /* the steps that start at or before cut */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (pl->steps[mid].s <= cut) lo = mid + 1;
-			else hi = mid;
-		}
-		if (lo >= 2 && pl->steps[lo - 2].s < at) at = pl->steps[lo - 2].s;
-	}
-	return at > STEPS_LEAD_NS ? at - STEPS_LEAD_NS : 0;
-}
-
 /* The cuts of the steps' engines: the slices' starts and lead-ins. */
 static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 {
@@ -203,21 +171,14 @@ static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 	a->cut_lead = xcalloc((size_t)a->k, sizeof(*a->cut_lead));
 	for (int i = 1; i < a->k; i++) {
 		a->cut_from[i] = a->sh[i].from;
-		a->cut_lead[i] = steps_lead(ctx, a->sh[i].from);
+		a->cut_lead[i] = steps_slice_lead(ctx->pipe.detect, a->sh[i].from);
 	}
-	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_STOP_NS, ctx->steps_prefix };
+	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_SLICE_STOP_NS, ctx->steps_prefix };
 }
 
 struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k)
 {
-	struct slices *cut = k < 2 ? NULL : slices_new(r, k);
-	if (!cut) return NULL;
-	uint64_t *from = xcalloc((size_t)k, sizeof(*from)), to;
-	for (int i = 0; i < k; i++) slices_bounds(cut, i, &from[i], &to);
-	struct steps_prefix *pf = steps_prefix_new(k, from);
-	free(from);
-	slices_free(cut);
-	return pf;
+	return steps_prefix_slices(r, k);
 }
 
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
@@ -251,77 +212,32 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	return a;
 }
 
-/* Feeds the records of r to the steps' engine e; whether they were read
- * whole. */
-static int steps_read(struct steps_slice *e, gp_reader *r)
-{
-	const gp_record *rec;
-	int rc;
-	steps_slice_reader(e, r);
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) steps_slice_add(e, rec);
-	steps_slice_end(e);
-	return slices_whole(r, rc);
-}
-
-/* The slices' steps' engines into ctx->pipe.steps (steps_slice.h), in time
- * order: each goes on from the state the one before it ended in, or that
- * one goes on over its records itself; or, where a source is out of time
- * order across a cut, one engine over the whole trace.  0, or -1 when a
- * trace read again met damage. */
+/* The slices' steps' engines into ctx->pipe.steps (steps_slice_merge).
+ * 0, or -1 when a trace read again met damage. */
 static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 {
-	int k = a->k, crossed = 0, again = 0, ok = 1;
 	struct opjoin_counts counts = { 0 };
-	for (int i = 0; i < k; i++)
-		for (int c = 1; c < k; c++) crossed |= steps_slice_crosses(a->sh[i].steps, c, steps_slice_gap(a->sh[c].steps));
-	if (crossed) {
-		static const uint64_t zero = 0;
-		const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
-		gp_reader *r = slices_open(a->path, 0, UINT64_MAX);
-		if (!r) return -1;
-		struct steps_slice *e = steps_slice_new(r, ctx->pipe.steps, ctx->pipe.attr, &ctx->pipe.win, &one, 0);
-		ok = steps_read(e, r);
-		steps_slice_take(ctx->pipe.steps, &counts, e);
-		steps_slice_free(e);
-		gp_reader_close(r);
-	} else {
-		struct steps_slice *e = a->sh[0].steps;
-		a->sh[0].steps = NULL;
-		steps_slice_take(ctx->pipe.steps, &counts, e);
-		for (int i = 1; i < k && ok; i++) {
-			struct steps_slice *n = a->sh[i].steps;
-			a->sh[i].steps = NULL;
-			if (steps_slice_same(e, n)) {
-				steps_slice_free(e);
-				e = n;
-			} else {
-				/* its lead-in did not reach one pass's state: e reads it */
-				steps_slice_free(n);
-				steps_slice_continue(e, i);
-				uint64_t lo, hi;
-				steps_slice_window(&a->cuts, i, &lo, &hi);
-				gp_reader *r = slices_open(a->path, lo, hi);
-				ok = r && steps_read(e, r);
-				gp_reader_close(r);
-				again++;
-			}
-			steps_slice_take(ctx->pipe.steps, &counts, e);
-		}
-		steps_slice_free(e);
+	struct steps_slice **e = xcalloc((size_t)a->k, sizeof(*e));
+	for (int i = 0; i < a->k; i++) {
+		e[i] = a->sh[i].steps;
+		a->sh[i].steps = NULL;
 	}
+	struct steps_slice_merged how;
+	int rc = steps_slice_merge(ctx->pipe.steps, &counts, e, &a->cuts, a->path, ctx->pipe.attr, &ctx->pipe.win, &how);
+	free(e);
 	ctx->steps_counts = counts;
 	if (ctx->opts->verbose) {
-		if (crossed)
+		if (how.crossed)
 			fprintf(stderr, "%s: the steps analysis: a source out of time order across a cut of the slices: "
 				"read again on one thread\n", g_cmd);
-		else if (again)
+		else if (how.again)
 			fprintf(stderr, "%s: the steps analysis in %d slices: %d of them read again on one thread "
-				"(where the slice's lead-in did not reach one pass's state)\n", g_cmd, k, again);
+				"(where the slice's lead-in did not reach one pass's state)\n", g_cmd, a->k, how.again);
 		else
 			fprintf(stderr, "%s: the steps analysis in %d slices: each went on from the state the one "
-				"before it ended in\n", g_cmd, k);
+				"before it ended in\n", g_cmd, a->k);
 	}
-	return ok ? 0 : -1;
+	return rc;
 }
 
 int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta, void **self, double *merge_s)

@@ -531,6 +531,21 @@ static void rule_lowocc(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	records_typical(j, x, c);
 }
 
+/* The records of the counted step with the most time in bucket b. */
+static void records_most(struct judge *j, struct adv_finding *x, int b)
+{
+	const struct steps_proc *sp = j->p->sp;
+	uint64_t best = 0;
+	for (size_t k = 0; k < sp->nrows; k++) {
+		const struct step_row *w = &sp->rows[k];
+		if (w->warmup || w->partial || w->unrecorded || w->bucket[b] <= best) continue;
+		best = w->bucket[b];
+		x->step_number = w->number;
+		x->since_ns = w->s - j->base;
+		x->until_ns = w->e - j->base;
+	}
+}
+
 static void rule_comm(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
@@ -554,17 +569,7 @@ static void rule_comm(struct judge *j, enum adv_rule rule, enum adv_cause c)
 		      "compute (%s per step); not validated on a multi-GPU run.", ms(x->saving_ns));
 	x->how = sb_take(&b);
 	evidence(x, "exposed_comm_ns_per_step", x->cost_ns);
-	/* the step with the most exposed communication */
-	const struct steps_proc *sp = p->sp;
-	uint64_t best = 0;
-	for (size_t k = 0; k < sp->nrows; k++) {
-		const struct step_row *w = &sp->rows[k];
-		if (w->warmup || w->partial || w->unrecorded || w->bucket[SB_COMM] <= best) continue;
-		best = w->bucket[SB_COMM];
-		x->step_number = w->number;
-		x->since_ns = w->s - j->base;
-		x->until_ns = w->e - j->base;
-	}
+	records_most(j, x, SB_COMM);
 }
 
 /* The steps bucket memory: a copy or memset runs and no kernel.  A copy on
@@ -608,16 +613,7 @@ static void rule_copies(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	x->how = sb_take(&b);
 	evidence(x, "exposed_copy_ns_per_step", x->cost_ns);
 	evidence(x, "compute_ns_per_step", per_step(j, compute));
-	const struct steps_proc *sp = p->sp;
-	uint64_t best = 0;
-	for (size_t k = 0; k < sp->nrows; k++) {
-		const struct step_row *w = &sp->rows[k];
-		if (w->warmup || w->partial || w->unrecorded || w->bucket[SB_MEMORY] <= best) continue;
-		best = w->bucket[SB_MEMORY];
-		x->step_number = w->number;
-		x->since_ns = w->s - j->base;
-		x->until_ns = w->e - j->base;
-	}
+	records_most(j, x, SB_MEMORY);
 }
 
 static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)

@@ -174,10 +174,15 @@ struct aproc {
 	struct adv_proc out;
 	uint32_t step_tid, step_depth;
 	int nvtx;
+	/* phase_of's last phase found: its range [ph_s, ph_e) on thread ph_tid */
+	uint64_t ph_s, ph_e;
+	uint32_t ph_tid, ph;
 	uint8_t *counted;
 	uint64_t *first_launch, *last_launch; /* per row; NONE_T / 0 none */
 	uint32_t *step_kernels;
 	struct aop *ops; size_t nops, cops;
+	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
+	struct aop *tmp; size_t ctmp;
 	struct acall *calls; size_t ncalls, ccalls;
 	size_t c0;                    /* calls[0 .. c0) are closed (during a sweep: calls sorted by start) */
 	uint64_t cur, swept_to, last_sweep;
@@ -191,6 +196,11 @@ struct aproc {
 	u64map group_fast;            /* (cause, name, stack, phase, ...) -> group + 1 */
 	size_t cgroups;
 	u64map ckey;                  /* (name id, stack, phase) of group_fast's keys, to verify */
+};
+
+struct kinfo {
+	const char *name;             /* its display name (owned in strs) */
+	int fp32;                     /* adv_fp32_matrix_name */
 };
 
 struct adv_facts {
@@ -210,7 +220,8 @@ struct adv_facts {
 	/* launch calls with a stack: (pid, corr) -> stack id | time bucket << 32 */
 	u64map call_stack;
 	size_t call_stack_clean;
-	u64map kshort;                /* kernel name id -> its display name (owned in strs) */
+	u64map kidx;                  /* kernel name id -> its kinfo + 1 */
+	struct kinfo *kinfo; size_t nkinfo, ckinfo;
 	uint32_t *idbuf; size_t cidbuf;
 	uint64_t now, max_call_dur;
 	char **strs; size_t nstrs, cstrs; /* owned labels */
@@ -238,19 +249,25 @@ static uint64_t mix(uint64_t x)
 
 #define KNAME_MAX 64
 
-/* A kernel's display name: nsys's short form of the demangled name (no
- * return type, scope, template arguments or parameters), at most
- * KNAME_MAX characters. */
-static const char *kernel_short(struct adv_facts *f, uint32_t name_id)
+/* What a kernel's name tells, worked out once per name: a trace launches
+ * the same few hundred names millions of times, and the FP32 test's
+ * case-blind substring scans were a fifth of advise's time. */
+static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 {
-	uint64_t *slot = u64map_get(&f->kshort, name_id, MAP_INSERT);
-	if (*slot) return (const char *)(uintptr_t)*slot;
-	char *s = short_name(kernel_name(&f->kn, name_id));
+	uint64_t *slot = u64map_get(&f->kidx, name_id, MAP_INSERT);
+	if (*slot) return &f->kinfo[*slot - 1];
+	struct kinfo k;
+	const char *full = kernel_name(&f->kn, name_id);
+	k.fp32 = adv_fp32_matrix_name(full);
+	/* nsys's short form of the demangled name (no return type, scope,
+	 * template arguments or parameters), at most KNAME_MAX characters */
+	char *s = short_name(full);
 	if (strlen(s) > KNAME_MAX) strcpy(s + KNAME_MAX - 3, "...");
-	const char *o = own(f, *s ? s : "(unnamed kernel)");
+	k.name = own(f, *s ? s : "(unnamed kernel)");
 	free(s);
-	*slot = (uint64_t)(uintptr_t)o;
-	return o;
+	VEC_PUSH(f->kinfo, f->nkinfo, f->ckinfo, k);
+	*slot = f->nkinfo;
+	return &f->kinfo[f->nkinfo - 1];
 }
 
 /* ------------------------------------------------------------ new/free */
@@ -274,7 +291,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 	u64map_init(&f->name_cls);
 	u64map_init(&f->det_idx);
 	u64map_init(&f->call_stack);
-	u64map_init(&f->kshort);
+	u64map_init(&f->kidx);
 	f->np = steps_nprocs(st);
 	f->p = xcalloc(f->np ? f->np : 1, sizeof(*f->p));
 	for (size_t i = 0; i < f->np; i++) {
@@ -343,7 +360,7 @@ void adv_facts_free(struct adv_facts *f)
 		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
 		free(p->out.groups);
 		free(p->counted); free(p->first_launch); free(p->last_launch); free(p->step_kernels);
-		free(p->ops); free(p->calls); free(p->run);
+		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
 		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
@@ -353,7 +370,8 @@ void adv_facts_free(struct adv_facts *f)
 	free(f->strs);
 	free(f->det); free(f->det_free); free(f->idbuf);
 	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx); u64map_free(&f->call_stack);
-	u64map_free(&f->kshort);
+	u64map_free(&f->kidx);
+	free(f->kinfo);
 	kernel_names_free(&f->kn);
 	free(f);
 }
@@ -386,6 +404,11 @@ static uint32_t step_of(const struct aproc *p, uint64_t t)
 static uint32_t phase_of(struct adv_facts *f, struct aproc *p, uint32_t tid, uint64_t t)
 {
 	if (!p->nvtx) return 0;
+	/* a thread's push/pop ranges of one depth do not overlap: while t is
+	 * in the last phase's range, that is the phase (a step's launches
+	 * fall in a few phases: the index is asked once per phase, not once
+	 * per launch) */
+	if (p->ph && tid == p->ph_tid && p->ph_s <= t && t < p->ph_e) return p->ph;
 	size_t n = attribution_at(f->a, p->out.pid, tid, t, f->idbuf, f->cidbuf);
 	if (n > f->cidbuf) {
 		vec_reserve((void **)&f->idbuf, &f->cidbuf, n, sizeof(*f->idbuf));
@@ -393,8 +416,10 @@ static uint32_t phase_of(struct adv_facts *f, struct aproc *p, uint32_t tid, uin
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct attr_range x = attribution_range(f->a, f->idbuf[i]);
-		if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1)
-			return x.name + 1;
+		if (x.kind == GP_NVTX_PUSHPOP && x.tid == p->step_tid && x.depth == p->step_depth + 1) {
+			p->ph_s = x.s, p->ph_e = x.e, p->ph_tid = tid, p->ph = x.name + 1;
+			return p->ph;
+		}
 	}
 	return 0;
 }
@@ -686,13 +711,14 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 			 int have_d, struct aop *o)
 {
 	uint64_t dur = op->e - op->s;
-	const char *full = kernel_name(&f->kn, op->name_id), *name = kernel_short(f, op->name_id);
+	const struct kinfo ki = *kernel_info(f, op->name_id);
+	const char *name = ki.name;
 	uint32_t stack = o->stack_id;
 	if (op->has_call && dur < op->call_e - op->call_s) {
 		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
 		tally(p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
 	}
-	if (adv_fp32_matrix_name(full)) {
+	if (ki.fp32) {
 		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
 		tally(p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
@@ -1016,9 +1042,19 @@ static void close_windows(struct aproc *p, const struct aop *o)
 	}
 }
 
+/* ops in cmp_aop order: the prefix the last sweep left sorted merged with
+ * the operations added since, sorted (equal keys: the prefix's first, as a
+ * stable sort of the whole): sorting all of them at every sweep was a
+ * tenth of advise's time */
+static void sort_ops(struct aproc *p)
+{
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
+}
+
 static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 {
-	if (p->nops > 1) qsort(p->ops, p->nops, sizeof(*p->ops), cmp_aop);
+	sort_ops(p);
 	if (p->ncalls > 1) qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_acall);
 	p->c0 = 0;
 	size_t i;
@@ -1034,6 +1070,7 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 		p->swept_to = p->ops[i - 1].s;
 		memmove(p->ops, p->ops + i, (p->nops - i) * sizeof(*p->ops));
 		p->nops -= i;
+		p->nsorted = p->nops;
 	}
 	/* open lead windows find their end before the waiting calls that may
 	 * end them are dropped */

@@ -8,7 +8,9 @@
  * needs up front (device properties, PM counters, call stacks, pinned copy
  * bandwidth: advise_facts.h's struct adv_pre).  Pass 2 is the steps
  * analysis: API calls and GPU operations through the launch join into the
- * per-step component (steps.h).  Pass 3 sweeps each process's GPU timeline
+ * per-step component (steps.h), in slices of time on threads with
+ * opts.threads (steps_slice.h: each slice's engine from a lead-in, the
+ * same steps as one thread's).  Pass 3 sweeps each process's GPU timeline
  * once the steps and their warm-up are known (advise_facts.h); then the
  * rules judge (advise.h).
  *
@@ -27,6 +29,7 @@
 #include "analysis/stacks/site_rule.h"
 #include "analysis/steps/step_detect.h"
 #include "analysis/steps/steps.h"
+#include "analysis/steps/steps_slice.h"
 #include "analysis/gpu/windows.h"
 
 struct advise_run_opts {
@@ -34,6 +37,11 @@ struct advise_run_opts {
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
 	struct site_rule site;         /* the call site a finding names (zero: user) */
 	int all;                       /* keep the findings that save nothing (advise_hide_nothing_saved) */
+	/* the steps' second pass in slices of time (steps_slice.h
+	 * steps_slice_pass) on this many threads over the trace at path;
+	 * 0 or 1, or path NULL: one thread */
+	int threads;
+	const char *path;
 };
 
 struct advise_run;
@@ -56,6 +64,9 @@ int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winse
 /* After a successful advise_run_run: the ranked findings and the process
  * summaries. */
 const struct adv_result *advise_run_result(const struct advise_run *ar);
+/* After advise_run_run: in how many slices the steps' second pass ran (0:
+ * one thread) and how they merged. */
+int advise_run_slices(const struct advise_run *ar, struct steps_slice_merged *how);
 /* After a successful advise_run_run: what was measured (per process: the
  * memory bound, for --verbose). */
 const struct adv_facts *advise_run_facts(const struct advise_run *ar);

@@ -75,7 +75,7 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 			   struct ivset *out, char *err, size_t n, size_t *count)
 {
 	const char *why = NULL;
-	if (steps_pipe_plan_steps(p, &why) < 0) {
+	if (!p->steps && steps_pipe_plan_steps(p, &why) < 0) { /* planned by the caller (selection_resolve_pipe) */
 		snprintf(err, n, "%s", why);
 		return -1;
 	}
@@ -127,8 +127,8 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 	return 0;
 }
 
-int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
-		      const struct step_detect_opts *detect, char *err, size_t n)
+/* --since/--until into s (active); whether --steps or --range is given */
+static int resolve_times(struct selection *s, gp_reader *r, const struct sel_opts *o)
 {
 	memset(s, 0, sizeof(*s));
 	s->base = gp_reader_header(r)->start_trace_ns;
@@ -145,17 +145,16 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	}
 	if (!o->have_steps && !o->range) return 0;
 	s->by_steps_or_range = 1;
+	return 1;
+}
+
+/* --range and --steps into s, from p (pass 1 and the plan of its ranges
+ * done); 0, or <0 with err */
+static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct sel_opts *o,
+			const struct step_detect_opts *detect, char *err, size_t n)
+{
 	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
-	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, o->have_steps ? detect ? detect : &dflt : NULL, 0 };
-	struct steps_pipe p;
-	steps_pipe_init(&p, r, &po);
-	struct attribution *a = p.attr;
-	int rc = steps_pipe_pass(&p, 1, NULL, NULL), ret = -1;
-	if (!gp_reader_recoverable(rc)) {
-		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
-		goto out;
-	}
-	steps_pipe_plan_ranges(&p);
+	struct attribution *a = p->attr;
 	if (o->range) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
@@ -168,8 +167,7 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 		if (!cnt) {
 			snprintf(err, n, "--range: no NVTX range named '%.200s' in the trace", o->range);
 			free(iv.v);
-			ret = SELECTION_NONE;
-			goto out;
+			return SELECTION_NONE;
 		}
 		ivset_union(&iv);
 		intersect(&s->iv, &iv);
@@ -179,23 +177,51 @@ int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *
 	if (o->have_steps) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
-		int why = steps_intervals(&p, o, detect ? detect : &dflt, &iv, err, n, &cnt);
+		int why = steps_intervals(p, o, detect ? detect : &dflt, &iv, err, n, &cnt);
 		if (why < 0) {
 			free(iv.v);
-			ret = why;
-			goto out;
+			return why;
 		}
 		intersect(&s->iv, &iv);
 		free(iv.v);
 		what_add(s, "steps %s (%zu)", o->steps_arg, cnt);
 	}
-	ret = 0;
+	return 0;
+}
+
+int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
+		      const struct step_detect_opts *detect, char *err, size_t n)
+{
+	if (!resolve_times(s, r, o)) return 0;
+	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
+	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, o->have_steps ? detect ? detect : &dflt : NULL, 0 };
+	struct steps_pipe p;
+	steps_pipe_init(&p, r, &po);
+	int rc = steps_pipe_pass(&p, 1, NULL, NULL), ret = -1;
+	if (!gp_reader_recoverable(rc)) {
+		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
+		goto out;
+	}
+	steps_pipe_plan_ranges(&p);
+	ret = resolve_pipe(s, &p, o, detect, err, n);
 out:
 	if (gp_reader_rewind(r) < 0 && !ret) {
 		snprintf(err, n, "cannot read the trace again");
 		ret = -1;
 	}
 	steps_pipe_free(&p);
+	return ret;
+}
+
+int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
+			   const struct step_detect_opts *detect, char *err, size_t n)
+{
+	if (!resolve_times(s, r, o)) return 0;
+	int ret = resolve_pipe(s, p, o, detect, err, n);
+	if (gp_reader_rewind(r) < 0 && !ret) {
+		snprintf(err, n, "cannot read the trace again");
+		ret = -1;
+	}
 	return ret;
 }
 

@@ -39,6 +39,15 @@ struct selection {
 enum { SELECTION_NONE = -3 };
 int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
 		      const struct step_detect_opts *detect, char *err, size_t n);
+/* The same with pass 1 over the trace (the NVTX ranges; with --steps, the
+ * step detection) made by the caller in p, planned
+ * (steps_pipe_plan_ranges, and with --steps steps_pipe_plan_steps), as
+ * selection_resolve's own would be (the pre-pass in slices,
+ * reports/stats_selection.h): what is left of it (--steps by the trace
+ * method: the steps analysis' pass) runs on p, which stays the caller's. */
+struct steps_pipe;
+int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
+			   const struct step_detect_opts *detect, char *err, size_t n);
 /* Whether time t is selected (always when nothing was). */
 int selection_has(const struct selection *s, uint64_t t);
 /* Whether a record is selected: its time for timed records; a window when

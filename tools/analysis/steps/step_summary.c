@@ -210,6 +210,7 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)(p->rows[i].kernel_ns + p->rows[i].memop_ns);
 	out->gpu_work = qstats_of(buf, q);
 	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
+	p->runs_ahead = out->runs_ahead;
 	double *acc[3] = { &out->cpu_med, &out->gpu_med, &out->delay_med };
 	for (int f = 0; f < 3; f++) {
 		q = 0;

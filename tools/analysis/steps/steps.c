@@ -438,17 +438,8 @@ static uint64_t median_u64(uint64_t *v, size_t n)
  * (equal keys: the prefix's first, as a stable sort of the whole) */
 static void sort_ops(struct sproc *p)
 {
-	size_t a = p->nsorted, n = p->nops;
-	if (n - a > 1) qsort(p->ops + a, n - a, sizeof(*p->ops), cmp_bop);
-	if (a && a < n && cmp_bop(&p->ops[a - 1], &p->ops[a]) > 0) {
-		vec_reserve((void **)&p->tmp, &p->ctmp, a, sizeof(*p->tmp));
-		memcpy(p->tmp, p->ops, a * sizeof(*p->ops));
-		size_t i = 0, j = a, o = 0;
-		while (i < a && j < n)
-			p->ops[o++] = cmp_bop(&p->ops[j], &p->tmp[i]) < 0 ? p->ops[j++] : p->tmp[i++];
-		while (i < a) p->ops[o++] = p->tmp[i++];
-	}
-	p->nsorted = n;
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_bop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
 }
 
 /* A launch call (+1) or its operation's GPU start (-1) on a stream, for

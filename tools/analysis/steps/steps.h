@@ -89,6 +89,7 @@ struct steps_proc {
 	struct step_phase *ph; size_t nph;
 	uint64_t late_ops;        /* operations that came after their step was finalized (left out) */
 	uint64_t pending_max;     /* most operations + API calls held at once (the memory bound) */
+	int runs_ahead;           /* step_summarize: the host runs ahead of the GPU (step_summary.h) */
 };
 
 struct winset;

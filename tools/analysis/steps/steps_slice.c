@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/core/slices.h"
 #include "analysis/steps/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"
@@ -311,4 +312,153 @@ void steps_slice_take(struct steps *sum, struct opjoin_counts *counts, struct st
 {
 	steps_take(sum, s->st);
 	opjoin_take_counts(s->j, counts);
+}
+
+uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut)
+{
+	const char *env = getenv("GPUPROF_STEPS_LEAD");
+	uint64_t fixed;
+	if (env && !parse_duration_ns(env, &fixed)) return cut > fixed ? cut - fixed : 0;
+	uint64_t at = cut;
+	for (size_t i = 0; d && i < step_detect_nplans(d); i++) {
+		const struct step_plan *pl = step_detect_plan(d, i);
+		if (pl->method != STEP_NVTX) continue;
+		size_t lo = 0, hi = pl->nsteps; /* the steps that start at or before cut */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (pl->steps[mid].s <= cut) lo = mid + 1;
+			else hi = mid;
+		}
+		if (lo >= 2 && pl->steps[lo - 2].s < at) at = pl->steps[lo - 2].s;
+	}
+	return at > STEPS_SLICE_LEAD_NS ? at - STEPS_SLICE_LEAD_NS : 0;
+}
+
+int steps_slice_read(struct steps_slice *e, gp_reader *r)
+{
+	const gp_record *rec;
+	int rc;
+	steps_slice_reader(e, r);
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) steps_slice_add(e, rec);
+	steps_slice_end(e);
+	return slices_whole(r, rc);
+}
+
+int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct steps_slice **e,
+		      const struct steps_cuts *cuts, const char *path, const struct attribution *a,
+		      const struct winset *win, struct steps_slice_merged *how)
+{
+	int k = cuts->k, ok = 1;
+	memset(how, 0, sizeof(*how));
+	for (int i = 0; i < k; i++)
+		for (int c = 1; c < k; c++) how->crossed |= steps_slice_crosses(e[i], c, steps_slice_gap(e[c]));
+	if (how->crossed) {
+		for (int i = 0; i < k; i++) {
+			steps_slice_free(e[i]);
+			e[i] = NULL;
+		}
+		static const uint64_t zero = 0;
+		const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
+		gp_reader *r = slices_open(path, 0, UINT64_MAX);
+		if (!r) return -1;
+		struct steps_slice *w = steps_slice_new(r, sum, a, win, &one, 0);
+		ok = steps_slice_read(w, r);
+		steps_slice_take(sum, counts, w);
+		steps_slice_free(w);
+		gp_reader_close(r);
+		return ok ? 0 : -1;
+	}
+	struct steps_slice *w = e[0];
+	e[0] = NULL;
+	steps_slice_take(sum, counts, w);
+	for (int i = 1; i < k; i++) {
+		struct steps_slice *n = e[i];
+		e[i] = NULL;
+		if (!ok) {
+			steps_slice_free(n);
+			continue;
+		}
+		if (steps_slice_same(w, n)) {
+			steps_slice_free(w);
+			w = n;
+		} else {
+			/* its lead-in did not reach one pass's state: w reads it */
+			steps_slice_free(n);
+			steps_slice_continue(w, i);
+			uint64_t lo, hi;
+			steps_slice_window(cuts, i, &lo, &hi);
+			gp_reader *r = slices_open(path, lo, hi);
+			ok = r && steps_slice_read(w, r);
+			gp_reader_close(r);
+			how->again++;
+		}
+		steps_slice_take(sum, counts, w);
+	}
+	steps_slice_free(w);
+	return ok ? 0 : -1;
+}
+
+struct steps_prefix *steps_prefix_slices(gp_reader *r, int k)
+{
+	struct slices *cut = k < 2 ? NULL : slices_new(r, k);
+	if (!cut) return NULL;
+	uint64_t *from = xcalloc((size_t)k, sizeof(*from)), to;
+	for (int i = 0; i < k; i++) slices_bounds(cut, i, &from[i], &to);
+	struct steps_prefix *pf = steps_prefix_new(k, from);
+	free(from);
+	slices_free(cut);
+	return pf;
+}
+
+/* steps_slice_pass's slices: an engine and a reader each */
+struct pass_slices {
+	const char *path;
+	struct steps_pipe *p;
+	struct steps_cuts cuts;
+	struct steps_slice **e;
+	gp_reader **r;        /* open until the merge: the engines name things through them */
+	int *ok;
+};
+
+static void pass_read(void *arg, int ix, uint64_t from, uint64_t to)
+{
+	struct pass_slices *a = arg;
+	uint64_t lo, hi;
+	steps_slice_window(&a->cuts, ix, &lo, &hi);
+	if (!(a->r[ix] = slices_open(a->path, lo, hi))) return;
+	a->e[ix] = steps_slice_new(a->r[ix], a->p->steps, a->p->attr, &a->p->win, &a->cuts, ix);
+	a->ok[ix] = steps_slice_read(a->e[ix], a->r[ix]);
+}
+
+int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
+		     struct steps_slice_merged *how)
+{
+	const uint64_t *from;
+	int k = steps_prefix_cuts(pf, &from);
+	struct slices *cut = slices_new(p->r, k);
+	if (!cut) return -1;
+	struct pass_slices a = { path, p, { 0 }, NULL, NULL, NULL };
+	uint64_t *lead = xcalloc((size_t)k, sizeof(*lead));
+	for (int i = 1; i < k; i++) lead[i] = steps_slice_lead(p->detect, from[i]);
+	a.cuts = (struct steps_cuts){ k, from, lead, STEPS_SLICE_STOP_NS, pf };
+	a.e = xcalloc((size_t)k, sizeof(*a.e));
+	a.r = xcalloc((size_t)k, sizeof(*a.r));
+	a.ok = xcalloc((size_t)k, sizeof(*a.ok));
+	struct slice_pass pass = { &a, pass_read, NULL };
+	slices_run(cut, &pass);
+	slices_free(cut);
+	int ok = 1;
+	for (int i = 0; i < k; i++) ok &= a.ok[i];
+	struct opjoin_counts counts = { 0 };
+	int rc = -1;
+	if (ok) rc = steps_slice_merge(p->steps, &counts, a.e, &a.cuts, path, p->attr, &p->win, how);
+	for (int i = 0; i < k; i++) {
+		steps_slice_free(a.e[i]);
+		gp_reader_close(a.r[i]);
+	}
+	free(a.e);
+	free(a.r);
+	free(a.ok);
+	free(lead);
+	return rc;
 }

@@ -133,4 +133,47 @@ void steps_slice_continue(struct steps_slice *s, int ix);
 void steps_slice_take(struct steps *sum, struct opjoin_counts *counts, struct steps_slice *s);
 void steps_slice_free(struct steps_slice *s); /* NULL ok */
 
+/* Where the engine of the slice that starts at cut begins (lead[i]): the
+ * lead-in holds what one pass holds at the cut (the join's last second,
+ * the steps not finalized), so it reaches back to the start of the NVTX
+ * step (d's plans; NULL none) before the one the cut falls in, and
+ * STEPS_SLICE_LEAD_NS more.  Too short is not wrong, only slower.
+ * GPUPROF_STEPS_LEAD (a duration) sets it for tests. */
+#define STEPS_SLICE_LEAD_NS 2000000000ull /* the join's grace (1 s) and the GPU's lag */
+#define STEPS_SLICE_STOP_NS 10000000ull   /* a steps_cuts' stop_ns */
+uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut);
+/* Feeds the records of r to e (steps_slice_reader, steps_slice_add, then
+ * steps_slice_end); whether they were read whole. */
+int steps_slice_read(struct steps_slice *e, gp_reader *r);
+
+/* A prefix whose cuts are those of k slices of the trace r reads
+ * (slices_new); NULL when it cannot be cut so. */
+struct steps_prefix *steps_prefix_slices(gp_reader *r, int k);
+
+/* How the slices' engines were merged. */
+struct steps_slice_merged {
+	int crossed;   /* a source out of time order across a cut: one engine read the whole trace */
+	int again;     /* slices whose lead-in did not reach one pass's state: read again by the one before */
+};
+/* The ended engines e[0 .. cuts->k) of the trace at path into sum (their
+ * template: steps_slice_new's tmpl, with a and win), in time order: each
+ * goes on from the state the one before it ended in, or that one goes on
+ * over its records itself; or, where a source is out of time order across
+ * a cut, one engine over the whole trace.  Frees the engines (e[i] NULL).
+ * 0, or -1 when a trace read again met damage. */
+int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct steps_slice **e,
+		      const struct steps_cuts *cuts, const char *path, const struct attribution *a,
+		      const struct winset *win, struct steps_slice_merged *how);
+
+/* The steps' second pass of p (planned: steps_pipe_plan_steps; no join)
+ * alone in the slices of pf (steps_prefix_slices, fed by the one pass
+ * read before this) over the trace at path: each slice's engine on a
+ * thread of its own with a reader of its own (analysis/core/slices.h), merged
+ * into p->steps (steps_slice_merge), whose rows are then complete.  0, or
+ * -1 when a slice met damage or could not be opened (p->steps then holds
+ * part of the rows: the caller starts again on one thread). */
+struct steps_pipe;
+int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
+		     struct steps_slice_merged *how);
+
 #endif

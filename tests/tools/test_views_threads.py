@@ -1,0 +1,149 @@
+"""test_views_threads.py — the commands that view the steps and the
+selections give at --threads N (2, 4, 16) the output of --threads 1, byte
+for byte, with the same messages and exit status:
+
+ * `gpuprof steps` and `gpuprof advise` (docs/ADVISE.md: every finding
+   and figure, JSON with --all), whose steps analysis runs its second pass
+   in slices (analysis/steps/steps_slice.h: each slice's engine from a lead-in;
+   advise's steps_slice_pass), also where every lead-in falls short of one
+   pass's state (GPUPROF_STEPS_LEAD=1us: the slice before reads the slice
+   again);
+ * the windows of `--steps A:B` and `--range NAME` in `export` (Perfetto),
+   `dump` and `stats`, whose read of the whole trace to find the steps or
+   ranges runs in slices (reports/stats_selection.h: the pre-pass of
+   stats --threads, then the intervals from it): on gen_cuts' ranges across
+   every cut (--range "step 7", a step's window whose ranges begin before
+   a cut and end after it), on a bigtrace whose cuts fall inside steps, on
+   the trace method's steps (gen_steps --no-nvtx: the selection's steps
+   analysis runs on the pre-pass's pipe), and with a --steps A:B that names
+   no step (the same usage error and exit 1);
+ * on a truncated trace: the same messages and exit status (the pre-pass
+   is not cut: one thread's read).
+
+A window that lost a range of the slice before its cut, or numbered the
+steps from the slice's first, would select other records; the export of
+steps 20:22 of the bigtrace is checked against the steps' own times (from
+`steps --format json` at one thread): every kernel it holds launched in
+them."""
+import json
+import os
+import shutil
+import subprocess
+
+import tt
+
+GEN_BIG = os.path.abspath(os.path.join(tt.B, "bench", "gen_bigtrace"))
+GEN_DIR = os.path.dirname(tt.GEN)
+THREADS = (2, 4, 16)
+
+
+def same(what, run):
+    """run(n) -> (stdout bytes or text, stderr, rc) for --threads n."""
+    one = run(1)
+    for n in THREADS:
+        p = run(n)
+        tt.expect(p[0] == one[0], f"{what}: --threads {n} = --threads 1")
+        tt.eq(p[1], one[1], f"{what}: messages, --threads {n}")
+        tt.eq(p[2], one[2], f"{what}: exit status, --threads {n}")
+    return one
+
+
+def gp_run(*args):
+    def run(n):
+        p = tt.gp(args[0], "--threads", n, *args[1:], check=False)
+        return p.stdout, p.stderr, p.returncode
+    return run
+
+
+def export_run(d, path, *sel):
+    def run(n):
+        out = os.path.join(d, f"w{n}.json")
+        if os.path.exists(out):
+            os.remove(out)
+        p = tt.gp("export", "--threads", n, "--format", "perfetto", *sel, "-o", out, path, check=False)
+        data = open(out, "rb").read() if os.path.exists(out) else b""
+        return data, p.stderr, p.returncode
+    return run
+
+
+with tt.tmpdir() as d:
+    big = os.path.join(d, "big.gpuprof")
+    subprocess.run([GEN_BIG, "200000", big], check=True, capture_output=True)
+    cuts = os.path.join(d, "cuts.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_cuts"), "--seed", "3", cuts], check=True, capture_output=True)
+    nonvtx = os.path.join(d, "nonvtx.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_steps"), "--no-nvtx", "--steady", "--steps", "60", nonvtx], check=True, capture_output=True)
+    nvtx = os.path.join(d, "nvtx.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_steps"), nvtx], check=True, capture_output=True)
+    adv = os.path.join(d, "sync.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_advise"), "sync", "--stacks", adv], check=True, capture_output=True)
+    traces = ((big, "bigtrace"), (cuts, "gen_cuts"), (nonvtx, "gen_steps --no-nvtx --steady --steps 60"), (nvtx, "gen_steps"),
+              (adv, "gen_advise sync --stacks"))
+
+    for path, name in traces:
+        o = same(f"{name}: steps", gp_run("steps", "--format", "json", path))
+        tt.expect(o[2] == 0 and '"steps"' in o[0], f"{name}: steps ran: {o[1]!r}")
+        o = same(f"{name}: advise", gp_run("advise", "--all", "--format", "json", path))
+        tt.expect(o[2] == 0 and '"findings"' in o[0], f"{name}: advise ran: {o[1]!r}")
+
+    # advise's steps ran in the slices; with a lead-in of 1 us every slice
+    # after the first starts short of one pass's state: the slice before
+    # reads it again (or, where a runtime call and its driver call straddle
+    # the lead-in, one engine reads the trace), and the findings are still
+    # one thread's
+    v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
+    tt.expect("the steps analysis in 4 slices: each went on from the state the one before it ended in" in v,
+              f"bigtrace: advise's steps in 4 slices: {v!r}")
+    os.environ["GPUPROF_STEPS_LEAD"] = "1us"
+    v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
+    tt.expect("in 4 slices: " in v and "read again on one thread" in v, f"bigtrace, lead-in 1 us: read again: {v!r}")
+    for path, name in ((big, "bigtrace"), (cuts, "gen_cuts")):
+        same(f"{name}: advise, lead-in 1 us", gp_run("advise", "--all", "--format", "json", path))
+    # a lead-in of 50 ms: on gen_cuts the slices after the first start short
+    # of one pass's state, and the slice before goes on over each
+    os.environ["GPUPROF_STEPS_LEAD"] = "50ms"
+    v = tt.gp("advise", "--threads", "4", "--verbose", cuts).stderr
+    tt.expect("in 4 slices: some read again on one thread" in v, f"gen_cuts, lead-in 50 ms: read again: {v!r}")
+    same("gen_cuts: advise, lead-in 50 ms", gp_run("advise", "--all", "--format", "json", cuts))
+    del os.environ["GPUPROF_STEPS_LEAD"]
+
+    # the windows: --steps A:B and --range NAME, resolved in slices
+    for path, name, sel in ((big, "bigtrace", ("--steps", "20:22")), (big, "bigtrace", ("--steps", "0:0")),
+                            (cuts, "gen_cuts", ("--steps", "7:9")), (cuts, "gen_cuts", ("--range", "step 7")),
+                            (cuts, "gen_cuts", ("--range", "prefetch 3")),
+                            (nonvtx, "gen_steps --no-nvtx", ("--steps", "30:33")),
+                            (nvtx, "gen_steps", ("--steps", "2:4", "--since", "0s"))):
+        what = f"{name} {' '.join(sel)}"
+        o = same(f"{what}: export", export_run(d, path, *sel))
+        tt.expect(o[2] == 0 and len(o[0]) > 100, f"{what}: export wrote a window: {o[1]!r}")
+        o = same(f"{what}: dump", gp_run("dump", *sel, path))
+        tt.expect(o[2] == 0 and len(o[0]) > 100, f"{what}: dump printed records: {o[1]!r}")
+        same(f"{what}: stats", gp_run("stats", "--format", "json", "--report", "kernels,nvtx", *sel, path))
+    # a selection that names nothing: the usage error of one thread
+    o = same("bigtrace --steps 900000:900001: export", export_run(d, big, "--steps", "900000:900001"))
+    tt.eq(o[2], 1, "--steps naming no step: exit 1")
+    tt.expect("no step numbered" in o[1], f"--steps naming no step: says so: {o[1]!r}")
+    o = same("gen_cuts --range nothing: dump", gp_run("dump", "--range", "no such range", cuts))
+    tt.eq(o[2], 1, "--range naming no range: exit 1")
+
+    # the window holds the steps asked for: its outermost ranges are the
+    # 21st to 23rd train_step ranges of the trace (steps are numbered from
+    # 0 by the order of their start; found here from dump at one thread)
+    dumped = tt.gp("dump", "--threads", "1", "--json", "--type", "nvtx_range", big).stdout.splitlines()
+    steps = sorted(r["start"] for r in map(json.loads, dumped) if r["message"] == "train_step")
+    tt.expect(len(steps) > 100, f"bigtrace: its train_step ranges: {len(steps)}")
+    ev = json.loads(export_run(d, big, "--steps", "20:22")(16)[0])
+    got = sorted(round(e["ts"] * 1000) for e in ev["traceEvents"]
+                 if e.get("cat") == "nvtx" and e.get("name") == "train_step")
+    tt.eq(got, steps[20:23], "the export of --steps 20:22 at 16 threads: the steps numbered 20, 21 and 22")
+
+    # a truncated trace: not cut, one thread's messages and exit status
+    cut = os.path.join(d, "cut.gpuprof")
+    shutil.copy(big, cut)
+    with open(cut, "r+b") as f:
+        f.truncate(os.path.getsize(big) * 2 // 3)
+    for cmd in (("advise",), ("steps",)):
+        same(f"truncated: {cmd[0]}", gp_run(*cmd, cut))
+    same("truncated: export --steps 20:22", export_run(d, cut, "--steps", "20:22"))
+
+tt.finish()

@@ -1,0 +1,35 @@
+/* stats_selection.c — see stats_selection.h. */
+#include "reports/stats_selection.h"
+
+#include <string.h>
+
+#include "analysis/core/slices.h"
+#include "reports/stats_prepass_shards.h"
+#include "reports/stats_report.h"
+
+int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
+			    const struct step_detect_opts *detect, int k, char *err, size_t n)
+{
+	if ((!o->have_steps && !o->range) || slices_count(r, path, k) < 2)
+		return selection_resolve(s, r, o, detect, err, n);
+	/* the context's pipe as selection_resolve makes its own: every range,
+	 * any thread, detection only for --steps */
+	struct stats_opts so;
+	memset(&so, 0, sizeof(so));
+	so.rule = ATTR_ANY_THREAD;
+	so.detect.want = STEP_WANT_AUTO;
+	if (detect) so.detect = *detect;
+	struct selection none;
+	memset(&none, 0, sizeof(none));
+	struct stats_ctx ctx;
+	stats_ctx_init(&ctx, r, &so, o->have_steps ? STATS_NEED_STEPS : STATS_NEED_RANGES, &none, 0);
+	struct stats_prepass_cpu cpu;
+	const char *why = NULL;
+	int rc;
+	if (stats_prepass_shards(&ctx, path, k, &cpu, &why) == 0)
+		rc = selection_resolve_pipe(s, r, o, &ctx.pipe, detect, err, n);
+	else /* not cut, or detection failed: one thread's read says why */
+		rc = selection_resolve(s, r, o, detect, err, n);
+	stats_ctx_free(&ctx);
+	return rc;
+}

@@ -1,0 +1,24 @@
+/* stats_selection.h — a selection (analysis/steps/selection.h) whose --steps or
+ * --range reads the trace first, with that read in slices of time on k
+ * threads: the pre-pass of `stats --threads` (stats_prepass_shards.h: the
+ * NVTX ranges and the step detection, merged into exactly what one thread
+ * makes), then the intervals from it (selection_resolve_pipe).  The
+ * windowed commands (`export --steps A:B`, `dump --steps A:B`) read the
+ * selection's chunks only; this read of the whole trace before was what
+ * such a window cost.
+ *
+ * Where the pre-pass is not cut (k < 2, no footer, damage, an error or a
+ * failed detection: stats_prepass_shards) it is selection_resolve on one
+ * thread, with its messages and results. */
+#ifndef GPUPROF_REPORTS_STATS_SELECTION_H
+#define GPUPROF_REPORTS_STATS_SELECTION_H
+
+#include <stddef.h>
+
+#include "analysis/steps/selection.h"
+
+/* As selection_resolve, over the trace at path that r reads. */
+int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
+			    const struct step_detect_opts *detect, int k, char *err, size_t n);
+
+#endif
