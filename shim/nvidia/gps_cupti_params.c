@@ -39,44 +39,42 @@ int gps_cupti_launch_key_at(const char *clean)
 	return -1;
 }
 
-/* (the _ptsz twins have the same params as their base call) */
-#define SIZE_AT(name, st, member) \
+/* The offset of member in the params struct st of the call named name (the
+ * _ptsz twins have the same params as their base call). */
+#define MEMBER_AT(name, st, member) \
 	if (!strcmp(clean, name) || (starts(clean, name "_ptsz") && !clean[strlen(name "_ptsz")])) \
 		return (int)offsetof(st, member);
 int gps_cupti_alloc_size_at(const char *clean)
 {
 	_Static_assert(sizeof(((cudaMalloc_v3020_params *)0)->size) == 8, "size_t sizes");
-	SIZE_AT("cudaMalloc", cudaMalloc_v3020_params, size)
-	SIZE_AT("cudaMallocHost", cudaMallocHost_v3020_params, size)
-	SIZE_AT("cudaHostAlloc", cudaHostAlloc_v3020_params, size)
-	SIZE_AT("cudaMallocManaged", cudaMallocManaged_v6000_params, size)
-	SIZE_AT("cudaMallocAsync", cudaMallocAsync_v11020_params, size)
-	SIZE_AT("cudaMallocFromPoolAsync", cudaMallocFromPoolAsync_v11020_params, size)
-	SIZE_AT("cuMemAlloc_v2", cuMemAlloc_v2_params, bytesize)
-	SIZE_AT("cuMemAllocHost_v2", cuMemAllocHost_v2_params, bytesize)
-	SIZE_AT("cuMemHostAlloc", cuMemHostAlloc_params, bytesize)
-	SIZE_AT("cuMemHostAlloc_v2", cuMemHostAlloc_params, bytesize)
-	SIZE_AT("cuMemAllocManaged", cuMemAllocManaged_params, bytesize)
-	SIZE_AT("cuMemAllocAsync", cuMemAllocAsync_params, bytesize)
-	SIZE_AT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync_params, bytesize)
-	SIZE_AT("cuMemCreate", cuMemCreate_params, size)
+	MEMBER_AT("cudaMalloc", cudaMalloc_v3020_params, size)
+	MEMBER_AT("cudaMallocHost", cudaMallocHost_v3020_params, size)
+	MEMBER_AT("cudaHostAlloc", cudaHostAlloc_v3020_params, size)
+	MEMBER_AT("cudaMallocManaged", cudaMallocManaged_v6000_params, size)
+	MEMBER_AT("cudaMallocAsync", cudaMallocAsync_v11020_params, size)
+	MEMBER_AT("cudaMallocFromPoolAsync", cudaMallocFromPoolAsync_v11020_params, size)
+	MEMBER_AT("cuMemAlloc_v2", cuMemAlloc_v2_params, bytesize)
+	MEMBER_AT("cuMemAllocHost_v2", cuMemAllocHost_v2_params, bytesize)
+	MEMBER_AT("cuMemHostAlloc", cuMemHostAlloc_params, bytesize)
+	MEMBER_AT("cuMemHostAlloc_v2", cuMemHostAlloc_params, bytesize)
+	MEMBER_AT("cuMemAllocManaged", cuMemAllocManaged_params, bytesize)
+	MEMBER_AT("cuMemAllocAsync", cuMemAllocAsync_params, bytesize)
+	MEMBER_AT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync_params, bytesize)
+	MEMBER_AT("cuMemCreate", cuMemCreate_params, size)
 	return -1;
 }
 
 /* (a pointer-sized out parameter: void ** or CUdeviceptr * or the handle's) */
-#define OUT_AT(name, st, member) \
-	if (!strcmp(clean, name) || (starts(clean, name "_ptsz") && !clean[strlen(name "_ptsz")])) \
-		return (int)offsetof(st, member);
 int gps_cupti_alloc_out_at(const char *clean)
 {
 	_Static_assert(sizeof(CUdeviceptr) == 8 && sizeof(CUmemGenericAllocationHandle) == 8, "64-bit out values");
-	OUT_AT("cudaMalloc", cudaMalloc_v3020_params, devPtr)
-	OUT_AT("cudaMallocAsync", cudaMallocAsync_v11020_params, devPtr)
-	OUT_AT("cudaMallocFromPoolAsync", cudaMallocFromPoolAsync_v11020_params, ptr)
-	OUT_AT("cuMemAlloc_v2", cuMemAlloc_v2_params, dptr)
-	OUT_AT("cuMemAllocAsync", cuMemAllocAsync_params, dptr)
-	OUT_AT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync_params, dptr)
-	OUT_AT("cuMemCreate", cuMemCreate_params, handle)
+	MEMBER_AT("cudaMalloc", cudaMalloc_v3020_params, devPtr)
+	MEMBER_AT("cudaMallocAsync", cudaMallocAsync_v11020_params, devPtr)
+	MEMBER_AT("cudaMallocFromPoolAsync", cudaMallocFromPoolAsync_v11020_params, ptr)
+	MEMBER_AT("cuMemAlloc_v2", cuMemAlloc_v2_params, dptr)
+	MEMBER_AT("cuMemAllocAsync", cuMemAllocAsync_params, dptr)
+	MEMBER_AT("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync_params, dptr)
+	MEMBER_AT("cuMemCreate", cuMemCreate_params, handle)
 	return -1;
 }
 
@@ -84,12 +82,12 @@ int gps_cupti_free_at(const char *clean, int *handle)
 {
 	_Static_assert(sizeof(((cudaFree_v3020_params *)0)->devPtr) == 8, "64-bit pointers");
 	*handle = 0;
-	OUT_AT("cudaFree", cudaFree_v3020_params, devPtr)
-	OUT_AT("cudaFreeAsync", cudaFreeAsync_v11020_params, devPtr)
-	OUT_AT("cuMemFree_v2", cuMemFree_v2_params, dptr)
-	OUT_AT("cuMemFreeAsync", cuMemFreeAsync_params, dptr)
+	MEMBER_AT("cudaFree", cudaFree_v3020_params, devPtr)
+	MEMBER_AT("cudaFreeAsync", cudaFreeAsync_v11020_params, devPtr)
+	MEMBER_AT("cuMemFree_v2", cuMemFree_v2_params, dptr)
+	MEMBER_AT("cuMemFreeAsync", cuMemFreeAsync_params, dptr)
 	*handle = 1;
-	OUT_AT("cuMemRelease", cuMemRelease_params, handle)
+	MEMBER_AT("cuMemRelease", cuMemRelease_params, handle)
 	*handle = 0;
 	return -1;
 }
