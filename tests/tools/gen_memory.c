@@ -14,6 +14,16 @@
  *                           step the attention's cudaMalloc fails (status 2,
  *                           the driver's cuMemAlloc_v2 inside it fails too)
  *                           and the job ends there (nothing freed after)
+ *   --live                  (oom) the shim's live table at the failure, as an
+ *                           armed run writes it: the failed call's alloc_fail
+ *                           record (2^30 B asked, 80 GiB total, 1 GiB free)
+ *                           and mem_live records that differ from the memory
+ *                           records on purpose (they must win): device 0:
+ *                           forward (stack 2) 64 MiB in 2, the weights (no
+ *                           stack) 20 MiB in 1, rest 5 MiB in 7, untabled
+ *                           3 MiB in 2; device 1: 1 GiB in 1 at forward (not
+ *                           the failed call's device); the failed request
+ *                           (its stack 3 even with --no-stacks)
  *   --no-stacks             no stack on any call
  *   --noise                 (leak) each odd step k also allocates 3 MiB at
  *                           60-62 us (no stack) freed at step k+1's 500 us:
@@ -49,7 +59,7 @@ enum { STACK_LEAK = 1, STACK_FWD = 2, STACK_ATTN = 3 };
 struct item { uint64_t emit, seq; uint32_t src; gp_record r; };
 static struct item *items;
 static size_t nitems, citems;
-static int stacks = 1, noise = 0;
+static int stacks = 1, noise = 0, live = 0;
 static uint64_t corr = 1;
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
@@ -115,6 +125,38 @@ static void kernel_at(uint64_t s)
 	add(T0 + s + 800000, 2, &r);
 }
 
+static void mem_live(uint64_t c, uint64_t ts, uint64_t emit, uint32_t kind, uint32_t dev, uint64_t bytes,
+		     uint64_t allocs, uint32_t stack, uint64_t size)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_MEM_LIVE;
+	r.u.mem_live = (gp_rec_mem_live){ .ts_ns = ts, .correlation_id = c, .bytes = bytes, .allocs = allocs,
+					  .size = size, .stack_id = stack, .device_id = dev,
+					  .domain = kind == GP_MEM_LIVE_SITE || kind == GP_MEM_LIVE_FAILED ? GP_API_RUNTIME : 0,
+					  .cbid = kind == GP_MEM_LIVE_SITE || kind == GP_MEM_LIVE_FAILED ? CB_MALLOC : 0,
+					  .kind = kind };
+	add(emit, 1, &r);
+}
+
+/* --live: the failed call c's alloc_fail record and the live table */
+static void live_table(uint64_t c, uint64_t ts, uint64_t emit)
+{
+	gp_record r;
+	memset(&r, 0, sizeof(r));
+	r.type = GP_REC_ALLOC_FAIL;
+	r.u.alloc_fail = (gp_rec_alloc_fail){ .ts_ns = ts, .correlation_id = c, .bytes = 1ull << 30,
+					      .total_bytes = 80ull << 30, .free_bytes = 1ull << 30, .device_id = 0,
+					      .domain = GP_API_RUNTIME, .cbid = CB_MALLOC, .status = 2 };
+	add(emit, 1, &r);
+	mem_live(c, ts, emit, GP_MEM_LIVE_SITE, 0, 64ull << 20, 2, STACK_FWD, 0);
+	mem_live(c, ts, emit, GP_MEM_LIVE_SITE, 0, WEIGHT_BYTES, 1, 0, WEIGHT_BYTES);
+	mem_live(c, ts, emit, GP_MEM_LIVE_SITE, 1, 1ull << 30, 1, STACK_FWD, 0);
+	mem_live(c, ts, emit, GP_MEM_LIVE_REST, 0, 5ull << 20, 7, 0, 0);
+	mem_live(c, ts, emit, GP_MEM_LIVE_UNTABLED, 0, 3ull << 20, 2, 0, 0);
+	mem_live(c, ts, emit, GP_MEM_LIVE_FAILED, 0, 1ull << 30, 1, STACK_ATTN, 0);
+}
+
 int main(int argc, char **argv)
 {
 	gen_prog = "gen_memory";
@@ -122,10 +164,11 @@ int main(int argc, char **argv)
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--no-stacks")) stacks = 0;
 		else if (!strcmp(argv[i], "--noise")) noise = 1;
+		else if (!strcmp(argv[i], "--live")) live = 1;
 		else break;
 	}
 	if (argc - i != 2 || (strcmp(argv[i], "steady") && strcmp(argv[i], "leak") && strcmp(argv[i], "oom"))) {
-		fprintf(stderr, "usage: gen_memory [--no-stacks] [--noise] steady|leak|oom OUT\n");
+		fprintf(stderr, "usage: gen_memory [--no-stacks] [--noise] [--live] steady|leak|oom OUT\n");
 		return 1;
 	}
 	int leak = !strcmp(argv[i], "leak"), oom = !strcmp(argv[i], "oom");
@@ -170,6 +213,7 @@ int main(int argc, char **argv)
 			uint64_t c = corr++;
 			call(S_MEMALLOC, CB_MEMALLOC, 1, corr++, t + 30500, t + 31500, 0, 2);
 			call(S_MALLOC, CB_MALLOC, 0, c, t + 30000, t + 32000, STACK_ATTN, 2);
+			if (live) live_table(c, T0 + t + 30000, T0 + t + 32000);
 			rec_range(&r, PID, PID, GP_NVTX_PUSHPOP, 0, S_STEP0 + k, 0, T0 + t, T0 + e, 0);
 			add(T0 + e, 1, &r);
 			break;

@@ -19,10 +19,11 @@ ACT = 4 * MiB           # steady/leak: each step's activation, freed in the step
 TOTAL = 80 << 30        # the device record's memory
 
 
-def trace(d, mode, stacks=True, noise=False):
-    p = os.path.join(d, f"{mode}{'' if stacks else '-nostk'}{'-noise' if noise else ''}.gpuprof")
-    subprocess.run([GEN_MEMORY] + ([] if stacks else ["--no-stacks"]) + (["--noise"] if noise else []) + [mode, p],
-                   check=True)
+def trace(d, mode, stacks=True, noise=False, live=False):
+    p = os.path.join(d, f"{mode}{'' if stacks else '-nostk'}{'-noise' if noise else ''}{'-live' if live else ''}"
+                        ".gpuprof")
+    subprocess.run([GEN_MEMORY] + ([] if stacks else ["--no-stacks"]) + (["--noise"] if noise else []) +
+                   (["--live"] if live else []) + [mode, p], check=True)
     return p
 
 
@@ -116,6 +117,32 @@ with tmpdir() as d:
            "oom: advise says what to change: " + f["change"])
     a = json.loads(gp("advise", "--format", "json", trace(d, "steady")).stdout)["advise"][0]
     eq([x["rule"] for x in a["findings"] if x["rule"] == "out-of-memory"], [], "steady: no out-of-memory finding")
+
+    # --- oom with the shim's live table (mem_live records, gen_memory --live): the
+    # live memory by site is the table's, not the memory records' (80 MiB at forward
+    # there); device 1's record left out (the failed call is on device 0); the rest
+    # a row of its own; the untabled and NVML's used (79 GiB) in the note
+    for stk in (True, False):
+        p = trace(d, "oom", stacks=stk, live=True)
+        v = view(p)
+        live = {s["site"]: s["live_bytes"] for s in v["memory_oom"]}
+        eq(live, {"model.py:88 forward": 64 * MiB, f"(no stack) cudaMalloc {WEIGHTS} B": WEIGHTS,
+                  "(7 more allocations at other sites)": 5 * MiB}, "oom --live: live by site from the table")
+        t = gp("stats", "--report", "memory_oom", "--width", "0", p).stdout
+        used = (80 << 30) - (1 << 30)
+        expect("cudaMalloc failed (status 2, 1 failed allocation call) at model.py:95 attention" in t,
+               "oom --live: the failing site, from the failed request's record without API stacks:\n" + t)
+        expect("%.1f MB live of 85.9 GB" % ((64 * MiB + WEIGHTS + 5 * MiB) / 1e6) in t and
+               "live by site from the shim's live table (10 allocations made while it ran); NVML's used "
+               "%.1f GB is %.1f GB more" % (used / 1e9, (used - 64 * MiB - WEIGHTS - 5 * MiB) / 1e9) in t and
+               "; 2 allocations (%.1f MB) seen but not tabled" % (3 * MiB / 1e6) in t,
+               "oom --live: the note's live, source, NVML's used and the untabled:\n" + t)
+        f = json.loads(gp("advise", "--format", "json", p).stdout)["advise"][0]["findings"][0]
+        ev = f.get("evidence", {})
+        eq((f["rule"], ev.get("live_bytes"), ev.get("table_allocations"), ev.get("untabled_bytes")),
+           ("out-of-memory", 64 * MiB + WEIGHTS + 5 * MiB, 10, 3 * MiB), "oom --live: advise's evidence")
+        expect("model.py:95 attention" in f["where"] and "Live by site from the shim's live table" in f["what"],
+               "oom --live: advise's where and what: %s | %s" % (f["where"], f["what"]))
 
     # the real shim on the fake CUDA (tests/fake/workload.c "steps"): step 5
     # makes a cudaMalloc of 1 TiB that fails; the runtime call and the driver
