@@ -13,8 +13,15 @@
 struct pp_range {
 	struct pp_key k;
 	uint64_t s, e;
-	uint32_t pid, tid, name, depth, kind;
+	uint32_t pid, tid, name;
+	uint16_t depth;
+	uint8_t kind;
 };
+
+/* A slice's ranges, in key order: a merge keeps the slices' lists apart
+ * (copied into one list, they were the pre-pass's largest peak: two copies
+ * of every range of the trace at once); replay takes them in key order. */
+struct pp_ranges { struct pp_range *v; size_t n; };
 
 struct pp_win {
 	struct pp_key k;
@@ -50,6 +57,7 @@ struct pp_slice {
 	int want_ranges, want_gpu, no_graphs;
 	int ok;                  /* read whole, keys rising, nothing not cut */
 	struct pp_range *rv; size_t nr, cr;
+	struct pp_ranges *rparts; size_t nrparts, crparts; /* merged slices' ranges */
 	struct pp_win *wv; size_t nw, cw;
 	struct pp_proc *pv; size_t np, cp;
 	u64map pidx;             /* pid -> pv index + 1 */
@@ -63,6 +71,8 @@ struct pp_slice {
 static void slice_free(struct pp_slice *s)
 {
 	free(s->rv);
+	for (size_t i = 0; i < s->nrparts; i++) free(s->rparts[i].v);
+	free(s->rparts);
 	free(s->wv);
 	free(s->pv);
 	u64map_free(&s->pidx);
@@ -164,7 +174,7 @@ static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 		if (type == GP_REC_NVTX_RANGE) {
 			const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
 			struct pp_range x = { k, n->start_ns, n->end_ns, pid, tool_rec_tid(r, rec),
-					      name_of(s, tool_range_name(r, n)), n->depth, n->kind };
+					      name_of(s, tool_range_name(r, n)), n->depth, (uint8_t)n->kind };
 			VEC_PUSH(s->rv, s->nr, s->cr, x);
 		} else if (type == GP_REC_WINDOW) {
 			struct pp_win w = { k, pid, rec->u.window.start_ns, rec->u.window.end_ns };
@@ -240,9 +250,14 @@ static void slice_merge(void *arg, int dst, int src)
 	for (size_t i = 0; i < s->nnames; i++) name[i] = name_of(d, s->names[i]);
 	s->nnames = 0; /* its names are dst's now */
 	for (size_t i = 0; i < s->nr; i++) s->rv[i].name = name[s->rv[i].name];
+	for (size_t j = 0; j < s->nrparts; j++)
+		for (size_t i = 0; i < s->rparts[j].n; i++) s->rparts[j].v[i].name = name[s->rparts[j].v[i].name];
 	free(name);
-	d->rv = merge_keyed(d->rv, d->nr, s->rv, s->nr, sizeof(*d->rv));
-	d->cr = d->nr += s->nr;
+	struct pp_ranges own = { s->rv, s->nr };
+	VEC_PUSH(d->rparts, d->nrparts, d->crparts, own);
+	for (size_t j = 0; j < s->nrparts; j++) VEC_PUSH(d->rparts, d->nrparts, d->crparts, s->rparts[j]);
+	s->rv = NULL; s->nr = s->cr = 0;
+	s->nrparts = 0;
 	d->wv = merge_keyed(d->wv, d->nw, s->wv, s->nw, sizeof(*d->wv));
 	d->cw = d->nw += s->nw;
 	for (size_t j = 0; j < s->np; j++) {
@@ -267,8 +282,17 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 	/* its names' indices in the attribution + 1 (0: not yet): interned
 	 * when first met here, so in one thread's order */
 	uint32_t *gname = xcalloc(s->nnames ? s->nnames : 1, sizeof(*gname));
-	for (size_t i = 0; i < s->nr; i++) {
-		const struct pp_range *x = &s->rv[i];
+	/* the lists: its own and the merged slices', taken in key order */
+	size_t np = 1 + s->nrparts, *at = xcalloc(np, sizeof(*at));
+	struct pp_ranges *L = xmalloc(np * sizeof(*L));
+	L[0].v = s->rv; L[0].n = s->nr;
+	for (size_t j = 0; j < s->nrparts; j++) L[1 + j] = s->rparts[j];
+	for (;;) {
+		size_t m = np;
+		for (size_t j = 0; j < np; j++)
+			if (at[j] < L[j].n && (m == np || pp_key_cmp(&L[j].v[at[j]].k, &L[m].v[at[m]].k) < 0)) m = j;
+		if (m == np) break;
+		const struct pp_range *x = &L[m].v[at[m]++];
 		gp_rec_nvtx_range n;
 		memset(&n, 0, sizeof(n));
 		n.start_ns = x->s;
@@ -279,6 +303,8 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 		if (!*g) *g = attribution_name_intern(ctx->pipe.attr, s->names[x->name]) + 1;
 		attribution_add_range_named(ctx->pipe.attr, x->pid, x->tid, &n, *g - 1);
 	}
+	free(at);
+	free(L);
 	free(gname);
 	for (size_t i = 0; i < s->nw; i++) winset_add(&ctx->pipe.win, s->wv[i].pid, s->wv[i].s, s->wv[i].e);
 }
