@@ -544,7 +544,7 @@ eq(run_m["advise"], advise_json(one, ("--method", "trace")), "--method trace: = 
 expect(any(r.get("method") == "trace" for r in run_m["stats"].get("steps", [])), "--method trace: stats steps by trace")
 
 # reads (docs/ARCHITECTURE.md, "The offline engine"): the stats pre-pass, one
-# pass for the tables, the steps, the header and advise's inputs, advise's
+# pass for the tables, the steps, the busy % and advise's inputs, advise's
 # facts pass; counted as the bytes pread from the trace over its size
 # (strace; the header and index reads beside add a little)
 GEN_BIG = os.path.abspath(os.path.join(B, "bench", "gen_bigtrace"))
