@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale report advise slices views flight-bench flight widths ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report advise slices views flight-bench flight widths ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -672,6 +672,23 @@ PY
       if cmp -s "$RES/win16.json" "$RES/win1.json"; then echo "VIEWS SAME export window: 16 threads = 1"
       else echo "VIEWS DIFFER export window"; fi ) 2>&1 | tee "$RES/views.txt"
     rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
+  rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
+                # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
+                # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines
+    log rss
+    ( N=${RSS_N:-1e8}; T=$RES/rss.gpuprof
+      set -x; timeout 200 build/bench/gen_bigtrace --seed 7 "$N" "$T"; set +x
+      for c in stats steps advise report; do
+        python3 - "$N" "$c" build/bin/gpuprof "$c" -o "$RES/rss.html" "$T" <<'PY'
+import resource, subprocess, sys, time
+cmd = sys.argv[3:] if sys.argv[2] == "report" else sys.argv[3:5] + sys.argv[7:]
+t = time.time(); rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=540)
+mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"RSS BAR {sys.argv[1]} {sys.argv[2]}: peak RSS {mib:.0f} MiB ({'ok' if mib <= 512 else 'OVER'} 512), "
+      f"{time.time() - t:.1f} s, exit {rc}", flush=True)
+PY
+      done ) 2>&1 | tee "$RES/rss.txt"
+    rm -f "$RES"/rss.gpuprof "$RES"/rss.html ;;
   slices)       # the slice runner (tools/analysis/core/slices.h) at scale: `stats` (every report) and the steps
                 # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
                 # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds

@@ -116,6 +116,16 @@ static char *command_line(int argc, char **argv)
 }
 
 
+/* The pre-pass's record to the trace's info (its span sets the bins the
+ * pass sums busy time in). */
+struct info_pre { struct trace_info *info; gp_reader *r; };
+
+static void info_pre_add(void *arg, const gp_record *rec)
+{
+	struct info_pre *ip = arg;
+	trace_info_add(ip->info, ip->r, rec);
+}
+
 /* Reads one trace and writes its part of the page.  The exit code; a
  * damaged trace (corrupt frames) gives 2 and still its part from the intact
  * frames, as every other command's output; *write_failed is set when the
@@ -129,15 +139,20 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct stats_set ss;
 	struct mem_timeline mem = { 0 };
 	trace_info_init(&info);
-	stats_set_init(&ss, r, &o->site, &o->steps.detect, o->steps.kernel_wait_ns);
+	struct info_pre ip = { &info, r };
+	stats_set_init(&ss, r, &o->site, &o->steps.detect, o->steps.kernel_wait_ns, info_pre_add, &ip);
+	trace_info_finish(&info);
 	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, 0, NULL };
 	struct advise_run *ar = advise_run_new(r, &aopts);
-	ss.ctx.gpu.keep = 1; /* the busy-% series read every device's union */
+	/* the busy-% series: summed per bin as the pass streams (the span is
+	 * the pre-pass's), not every device's union kept */
+	struct gpu_bins bins;
+	report_data_bins(&info, &o->data, &bins);
+	ss.ctx.gpu.bins = &bins;
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		trace_info_add(&info, r, rec);
 		stats_set_add(&ss, rec);
 		advise_run_pre_add(ar, rec);
 		if (rec->type == GP_REC_MEMORY) mem_timeline_add(&mem, tool_pid(r, rec), &rec->u.memory);
@@ -151,7 +166,6 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
-	trace_info_finish(&info);
 	stats_set_finish(&ss);
 	mem_timeline_finish(&mem);
 	/* the steps' rows as the pass left them, before the tables summarise

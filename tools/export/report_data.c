@@ -137,17 +137,15 @@ static uint64_t recorded(const struct winset *w, uint32_t pid, uint64_t a, uint6
 	return sum;
 }
 
-struct binning { uint64_t t0, t1, width; size_t n; };
-
-static uint64_t bin_lo(const struct binning *bn, size_t i) { return bn->t0 + i * bn->width; }
-static uint64_t bin_hi(const struct binning *bn, size_t i)
+static uint64_t bin_lo(const struct gpu_bins *bn, size_t i) { return bn->t0 + i * bn->width; }
+static uint64_t bin_hi(const struct gpu_bins *bn, size_t i)
 {
 	uint64_t e = bn->t0 + (i + 1) * bn->width;
 	return e > bn->t1 ? bn->t1 : e;
 }
 
 /* binned means of the samples of series s; null where none */
-static void counter_bins(FILE *f, const struct cseries *s, const struct binning *bn)
+static void counter_bins(FILE *f, const struct cseries *s, const struct gpu_bins *bn)
 {
 	fputc('[', f);
 	size_t k = 0;
@@ -167,7 +165,7 @@ static void counter_bins(FILE *f, const struct cseries *s, const struct binning 
 	fputc(']', f);
 }
 
-static void bin_times(FILE *f, const struct binning *bn, uint64_t base)
+static void bin_times(FILE *f, const struct gpu_bins *bn, uint64_t base)
 {
 	fputs("\"t_s\":[", f);
 	for (size_t i = 0; i < bn->n; i++) {
@@ -177,16 +175,21 @@ static void bin_times(FILE *f, const struct binning *bn, uint64_t base)
 	fputc(']', f);
 }
 
-/* per bin, the share of its recorded time that the union u covers, in % */
-static void busy_bins(FILE *f, const struct ivset *u, const struct winset *win, uint32_t pid,
-		      const struct binning *bn)
+/* per bin, the share of its recorded time that device g's kernels (which
+ * 0) or copies (1) cover, in %: from its bins when it summed them on these
+ * (gpu_activity.bins), else from its kept union */
+static void busy_bins(FILE *f, const struct gpu_dev *g, int which, const struct winset *win,
+		      const struct gpu_bins *bn)
 {
+	const struct gpu_busy *by = g->busy;
+	if (by && (by->bn.t0 != bn->t0 || by->bn.t1 != bn->t1 || by->bn.width != bn->width || by->bn.n != bn->n))
+		by = NULL;
 	size_t pos = 0;
 	fputc('[', f);
 	for (size_t i = 0; i < bn->n; i++) {
-		uint64_t a = bin_lo(bn, i), b = bin_hi(bn, i), rec = recorded(win, pid, a, b);
+		uint64_t a = bin_lo(bn, i), b = bin_hi(bn, i), rec = recorded(win, g->pid, a, b);
 		if (i) fputc(',', f);
-		if (rec) jnum(f, 100.0 * (double)covered(u, &pos, a, b) / (double)rec);
+		if (rec) jnum(f, 100.0 * (double)(by ? by->v[which][i] : covered(&g->kc.set[which], &pos, a, b)) / (double)rec);
 		else fputs("null", f);
 	}
 	fputc(']', f);
@@ -200,7 +203,7 @@ static const char *device_name(const struct report_run *run, uint32_t pid, uint3
 	return "";
 }
 
-static void devices(FILE *f, const struct report_run *run, uint32_t pid, const struct binning *bn, uint64_t base)
+static void devices(FILE *f, const struct report_run *run, uint32_t pid, const struct gpu_bins *bn, uint64_t base)
 {
 	fputs(",\"devices\":[", f);
 	int firstd = 1;
@@ -212,9 +215,9 @@ static void devices(FILE *f, const struct report_run *run, uint32_t pid, const s
 		fprintf(f, ",\"busy_ns\":%" PRIu64 ",\"bin_ns\":%" PRIu64 ",", g->ksum.busy, bn->width);
 		bin_times(f, bn, base);
 		fputs(",\"series\":{\"GPU busy %\":", f);
-		busy_bins(f, &g->kc.set[0], run->win, pid, bn);
+		busy_bins(f, g, 0, run->win, bn);
 		fputs(",\"copy busy %\":", f);
-		busy_bins(f, &g->kc.set[1], run->win, pid, bn);
+		busy_bins(f, g, 1, run->win, bn);
 		for (size_t c = 0; c < run->cnt->n; c++) {
 			const struct cseries *s = &run->cnt->v[c];
 			if (s->pid != pid || s->dev != g->dev || !report_counter_is_pct(s->name)) continue;
@@ -231,7 +234,7 @@ static void devices(FILE *f, const struct report_run *run, uint32_t pid, const s
 
 /* counters not drawn beside a device's busy % (other kinds, or of a device
  * with no GPU activity) */
-static void other_counters(FILE *f, const struct report_run *run, uint32_t pid, const struct binning *bn,
+static void other_counters(FILE *f, const struct report_run *run, uint32_t pid, const struct gpu_bins *bn,
 			   uint64_t base)
 {
 	fputs(",\"counters\":[", f);
@@ -256,7 +259,7 @@ static void other_counters(FILE *f, const struct report_run *run, uint32_t pid, 
 	fputc(']', f);
 }
 
-static void memory(FILE *f, const struct report_run *run, uint32_t pid, const struct binning *bn, uint64_t base)
+static void memory(FILE *f, const struct report_run *run, uint32_t pid, const struct gpu_bins *bn, uint64_t base)
 {
 	fputs(",\"memory\":[", f);
 	int first = 1;
@@ -298,17 +301,10 @@ static void procs(FILE *f, const struct report_run *run, const struct report_dat
 	/* the processes: those with a PROCESS record, else the header's */
 	size_t np = in->nprocs ? in->nprocs : 1;
 	size_t div = np > 4 ? (np + 3) / 4 : 1;
-	size_t steps_max = o->steps_max / div, nbins = o->bins / div;
+	size_t steps_max = o->steps_max / div;
 	if (div > 1 && steps_max < 100) steps_max = o->steps_max < 100 ? o->steps_max : 100;
-	if (div > 1 && nbins < 100) nbins = o->bins < 100 ? o->bins : 100;
-	struct binning bn = { in->first, in->last, 1, 1 };
-	if (in->have_time && in->last > in->first) {
-		uint64_t span = in->last - in->first;
-		bn.n = nbins;
-		bn.width = (span + nbins - 1) / nbins;
-		if (!bn.width) bn.width = 1;
-		bn.n = (size_t)((span + bn.width - 1) / bn.width);
-	}
+	struct gpu_bins bn;
+	report_data_bins(in, o, &bn);
 	fputs(",\"procs\":[", f);
 	for (size_t i = 0; i < np; i++) {
 		uint32_t pid = in->nprocs ? in->procs[i].pid : gp_reader_header(run->r)->pid;
@@ -327,6 +323,23 @@ static void procs(FILE *f, const struct report_run *run, const struct report_dat
 		fputc('}', f);
 	}
 	fputc(']', f);
+}
+
+void report_data_bins(const struct trace_info *in, const struct report_data_opts *opts, struct gpu_bins *bn)
+{
+	struct report_data_opts o;
+	report_data_opts_fill(&o, opts);
+	size_t np = in->nprocs ? in->nprocs : 1;
+	size_t div = np > 4 ? (np + 3) / 4 : 1;
+	size_t nbins = o.bins / div;
+	if (div > 1 && nbins < 100) nbins = o.bins < 100 ? o.bins : 100;
+	bn->t0 = in->first; bn->t1 = in->last; bn->width = 1; bn->n = 1;
+	if (in->have_time && in->last > in->first) {
+		uint64_t span = in->last - in->first;
+		bn->width = (span + nbins - 1) / nbins;
+		if (!bn->width) bn->width = 1;
+		bn->n = (size_t)((span + bn->width - 1) / bn->width);
+	}
 }
 
 void report_data_opts_fill(struct report_data_opts *o, const struct report_data_opts *in)

@@ -78,6 +78,12 @@ struct report_data_opts {
 #define REPORT_STEPS_MAX 2000
 #define REPORT_BINS 600
 
+/* The bins of a run's time series: opts' bins (divided as above) over the
+ * span of the trace in info (its first to its last record), which needs
+ * only the trace_info of a first pass: given to gpu_activity.bins before
+ * the pass that sums the busy time. */
+void report_data_bins(const struct trace_info *in, const struct report_data_opts *opts, struct gpu_bins *bn);
+
 /* Options with the defaults filled in. */
 void report_data_opts_fill(struct report_data_opts *out, const struct report_data_opts *in);
 

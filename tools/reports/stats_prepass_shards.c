@@ -13,8 +13,90 @@
 struct pp_range {
 	struct pp_key k;
 	uint64_t s, e;
-	uint32_t pid, tid, name, depth, kind;
+	uint32_t pid, tid, name;
+	uint16_t depth;
+	uint8_t kind;
 };
+
+/* A slice's ranges in key order, encoded: varints, the key's pmax as the
+ * rise from the one before, the start from pmax and the end from the
+ * start (~20 bytes a range, against 56 as a struct: the trace's every
+ * range is held here until the replay); the names apart, 4 bytes each, so
+ * that a merge can renumber them in place.  A merge keeps the slices'
+ * lists apart (merged into one copy, they were the pre-pass's peak: every
+ * range twice at once); the replay takes them in key order. */
+struct pp_ranges {
+	struct bytes b;
+	uint32_t *name; size_t n, cname;
+	uint64_t pmax;           /* the last one's (encoding) */
+};
+
+static void put_v(struct bytes *b, uint64_t x)
+{
+	vec_reserve((void **)&b->v, &b->cap, b->n + 10, 1);
+	while (x >= 0x80) {
+		b->v[b->n++] = (uint8_t)(x | 0x80);
+		x >>= 7;
+	}
+	b->v[b->n++] = (uint8_t)x;
+}
+
+static uint64_t get_v(const uint8_t **p)
+{
+	uint64_t x = 0;
+	int sh = 0;
+	uint8_t c;
+	do {
+		c = *(*p)++;
+		x |= (uint64_t)(c & 0x7f) << sh;
+		sh += 7;
+	} while (c & 0x80);
+	return x;
+}
+
+static uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
+static uint64_t unzz(uint64_t u) { return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1); }
+
+static void ranges_put(struct pp_ranges *l, const struct pp_range *x)
+{
+	put_v(&l->b, x->k.pmax - l->pmax); /* rises in a list that is kept (a wrap decodes too) */
+	l->pmax = x->k.pmax;
+	put_v(&l->b, x->k.src);
+	put_v(&l->b, x->k.chunk);
+	put_v(&l->b, x->k.at);
+	put_v(&l->b, zz(x->s - x->k.pmax));
+	put_v(&l->b, zz(x->e - x->s));
+	put_v(&l->b, x->pid);
+	put_v(&l->b, x->tid);
+	put_v(&l->b, x->depth);
+	put_v(&l->b, x->kind);
+	VEC_PUSH(l->name, l->n, l->cname, x->name);
+}
+
+/* Reading a list: where, the pmax before, how many read. */
+struct pp_cursor { const uint8_t *p; uint64_t pmax; size_t i; };
+
+static void ranges_get(const struct pp_ranges *l, struct pp_cursor *c, struct pp_range *x)
+{
+	x->k.pmax = c->pmax += get_v(&c->p);
+	x->k.src = (uint32_t)get_v(&c->p);
+	x->k.chunk = (uint32_t)get_v(&c->p);
+	x->k.at = (uint32_t)get_v(&c->p);
+	x->s = x->k.pmax + unzz(get_v(&c->p));
+	x->e = x->s + unzz(get_v(&c->p));
+	x->pid = (uint32_t)get_v(&c->p);
+	x->tid = (uint32_t)get_v(&c->p);
+	x->depth = (uint16_t)get_v(&c->p);
+	x->kind = (uint8_t)get_v(&c->p);
+	x->name = l->name[c->i++];
+}
+
+static void ranges_free(struct pp_ranges *l)
+{
+	bytes_free(&l->b);
+	free(l->name);
+	memset(l, 0, sizeof(*l));
+}
 
 struct pp_win {
 	struct pp_key k;
@@ -49,7 +131,8 @@ struct pp_slice {
 	int ix;
 	int want_ranges, want_gpu, no_graphs;
 	int ok;                  /* read whole, keys rising, nothing not cut */
-	struct pp_range *rv; size_t nr, cr;
+	struct pp_ranges rv;     /* its own ranges */
+	struct pp_ranges *rparts; size_t nrparts, crparts; /* the merged slices' */
 	struct pp_win *wv; size_t nw, cw;
 	struct pp_proc *pv; size_t np, cp;
 	u64map pidx;             /* pid -> pv index + 1 */
@@ -62,7 +145,9 @@ struct pp_slice {
 
 static void slice_free(struct pp_slice *s)
 {
-	free(s->rv);
+	ranges_free(&s->rv);
+	for (size_t i = 0; i < s->nrparts; i++) ranges_free(&s->rparts[i]);
+	free(s->rparts);
 	free(s->wv);
 	free(s->pv);
 	u64map_free(&s->pidx);
@@ -164,8 +249,8 @@ static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 		if (type == GP_REC_NVTX_RANGE) {
 			const gp_rec_nvtx_range *n = &rec->u.nvtx_range;
 			struct pp_range x = { k, n->start_ns, n->end_ns, pid, tool_rec_tid(r, rec),
-					      name_of(s, tool_range_name(r, n)), n->depth, n->kind };
-			VEC_PUSH(s->rv, s->nr, s->cr, x);
+					      name_of(s, tool_range_name(r, n)), n->depth, (uint8_t)n->kind };
+			ranges_put(&s->rv, &x);
 		} else if (type == GP_REC_WINDOW) {
 			struct pp_win w = { k, pid, rec->u.window.start_ns, rec->u.window.end_ns };
 			VEC_PUSH(s->wv, s->nw, s->cw, w);
@@ -239,10 +324,14 @@ static void slice_merge(void *arg, int dst, int src)
 	uint32_t *name = xmalloc((s->nnames ? s->nnames : 1) * sizeof(*name));
 	for (size_t i = 0; i < s->nnames; i++) name[i] = name_of(d, s->names[i]);
 	s->nnames = 0; /* its names are dst's now */
-	for (size_t i = 0; i < s->nr; i++) s->rv[i].name = name[s->rv[i].name];
+	for (size_t i = 0; i < s->rv.n; i++) s->rv.name[i] = name[s->rv.name[i]];
+	for (size_t j = 0; j < s->nrparts; j++)
+		for (size_t i = 0; i < s->rparts[j].n; i++) s->rparts[j].name[i] = name[s->rparts[j].name[i]];
 	free(name);
-	d->rv = merge_keyed(d->rv, d->nr, s->rv, s->nr, sizeof(*d->rv));
-	d->cr = d->nr += s->nr;
+	VEC_PUSH(d->rparts, d->nrparts, d->crparts, s->rv);
+	for (size_t j = 0; j < s->nrparts; j++) VEC_PUSH(d->rparts, d->nrparts, d->crparts, s->rparts[j]);
+	memset(&s->rv, 0, sizeof(s->rv));
+	s->nrparts = 0;
 	d->wv = merge_keyed(d->wv, d->nw, s->wv, s->nw, sizeof(*d->wv));
 	d->cw = d->nw += s->nw;
 	for (size_t j = 0; j < s->np; j++) {
@@ -267,8 +356,25 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 	/* its names' indices in the attribution + 1 (0: not yet): interned
 	 * when first met here, so in one thread's order */
 	uint32_t *gname = xcalloc(s->nnames ? s->nnames : 1, sizeof(*gname));
-	for (size_t i = 0; i < s->nr; i++) {
-		const struct pp_range *x = &s->rv[i];
+	/* the lists: its own and the merged slices', taken in key order */
+	size_t np = 1 + s->nrparts;
+	const struct pp_ranges **L = xmalloc(np * sizeof(*L));
+	struct pp_cursor *cur = xcalloc(np, sizeof(*cur));
+	struct pp_range *head = xmalloc(np * sizeof(*head)); /* each list's next one */
+	char *live = xcalloc(np, 1);                         /* it has a next one */
+	L[0] = &s->rv;
+	for (size_t j = 0; j < s->nrparts; j++) L[1 + j] = &s->rparts[j];
+	for (size_t j = 0; j < np; j++) {
+		cur[j].p = L[j]->b.v;
+		if ((live[j] = L[j]->n > 0)) ranges_get(L[j], &cur[j], &head[j]);
+	}
+	for (;;) {
+		size_t m = np;
+		for (size_t j = 0; j < np; j++)
+			if (live[j] && (m == np || pp_key_cmp(&head[j].k, &head[m].k) < 0)) m = j;
+		if (m == np) break;
+		const struct pp_range xm = head[m], *x = &xm;
+		if ((live[m] = cur[m].i < L[m]->n)) ranges_get(L[m], &cur[m], &head[m]);
 		gp_rec_nvtx_range n;
 		memset(&n, 0, sizeof(n));
 		n.start_ns = x->s;
@@ -279,6 +385,10 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 		if (!*g) *g = attribution_name_intern(ctx->pipe.attr, s->names[x->name]) + 1;
 		attribution_add_range_named(ctx->pipe.attr, x->pid, x->tid, &n, *g - 1);
 	}
+	free(L);
+	free(cur);
+	free(head);
+	free(live);
 	free(gname);
 	for (size_t i = 0; i < s->nw; i++) winset_add(&ctx->pipe.win, s->wv[i].pid, s->wv[i].s, s->wv[i].e);
 }

@@ -8,7 +8,8 @@
 #include "common/util.h"
 
 void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site,
-		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns)
+		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns,
+		    void (*pre)(void *arg, const gp_record *rec), void *pre_arg)
 {
 	memset(s, 0, sizeof(*s));
 	s->opts.rule = ATTR_ANY_THREAD;
@@ -24,12 +25,16 @@ void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *s
 	for (size_t i = 0; stats_reports[i]; i++) needs |= stats_reports[i]->needs;
 	if (selection_resolve(&s->sel, r, &none, &s->opts.detect, err, sizeof(err)) < 0) needs = 0;
 	stats_ctx_init(&s->ctx, r, &s->opts, needs, &s->sel, 0);
-	if (stats_ctx_prepass(&s->ctx)) {
+	int prepass = stats_ctx_prepass(&s->ctx);
+	if (prepass || pre) {
 		/* a read error shows in the caller's pass; a failed step
 		 * detection leaves the steps tables empty */
 		const gp_record *rec;
-		while (gp_reader_next_ordered(r, &rec) > 0) stats_ctx_pre_add(&s->ctx, rec);
-		stats_ctx_pre_finish(&s->ctx, &s->steps_err);
+		while (gp_reader_next_ordered(r, &rec) > 0) {
+			if (pre) pre(pre_arg, rec);
+			if (prepass) stats_ctx_pre_add(&s->ctx, rec);
+		}
+		if (prepass) stats_ctx_pre_finish(&s->ctx, &s->steps_err);
 		gp_reader_rewind(r);
 	}
 	/* the set feeds machine output (the report page's data): full names,

@@ -30,10 +30,13 @@ struct stats_set {
 
 /* The whole trace (no selection), the default options but the site rule
  * and how the steps are found (NULL, 0: the defaults).  When a report
- * needs the NVTX ranges or the steps, this reads the trace once (the
- * pre-pass) and rewinds it: the caller's pass starts at the beginning. */
+ * needs the NVTX ranges or the steps, or pre is given, this reads the
+ * trace once (the pre-pass: each record to pre(pre_arg, rec) too, for
+ * what the caller must know before its pass) and rewinds it: the caller's
+ * pass starts at the beginning. */
 void stats_set_init(struct stats_set *s, gp_reader *r, const struct site_rule *site,
-		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns);
+		    const struct step_detect_opts *detect, uint64_t kernel_wait_ns,
+		    void (*pre)(void *arg, const gp_record *rec), void *pre_arg);
 void stats_set_add(struct stats_set *s, const gp_record *rec);
 void stats_set_finish(struct stats_set *s);
 /* Fills the tables of the default set (s->want marks them). */

@@ -163,6 +163,8 @@ static uint64_t pair_cut(struct ivpair *p, size_t lag)
 			struct ivset pre[2] = { { 0 }, { 0 } };
 			for (int i = 0; i < 2; i++) ivset_cut(&p->set[i], &p->done[i], x, &pre[i]);
 			p->overlap_done += ivset_overlap(&pre[0], &pre[1]);
+			for (int i = 0; p->on_sum && i < 2; i++)
+				for (size_t k = 0; k < pre[i].n; k++) p->on_sum(p->on_sum_arg, i, pre[i].v[k].s, pre[i].v[k].e);
 			free(pre[0].v); free(pre[1].v);
 		}
 		p->cut = made = x;

@@ -70,6 +70,11 @@ struct ivpair {
 	int keep_head;
 	uint64_t head_end;      /* the first cut (0: not cut yet) */
 	struct ivset head[2];
+	/* Set before the first interval when wanted: each piece of set
+	 * `which`'s union as a cut sums it (not a keep_head pair's first
+	 * cut's), in time order (`gpuprof report`'s busy % per bin). */
+	void (*on_sum)(void *arg, int which, uint64_t s, uint64_t e);
+	void *on_sum_arg;
 };
 /* Clips [*s, *e) to its part at or after the cut, counting what was late;
  * 0 when nothing is left. */

@@ -4,6 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Adds the time of [s, e) to the bins it covers (a piece of a union). */
+static void busy_add(void *arg, int which, uint64_t s, uint64_t e)
+{
+	struct gpu_busy *b = arg;
+	const struct gpu_bins *bn = &b->bn;
+	if (s < bn->t0) s = bn->t0;
+	if (e > bn->t1) e = bn->t1;
+	if (e <= s || !bn->width) return;
+	for (size_t i = (size_t)((s - bn->t0) / bn->width); s < e && i < bn->n; i++) {
+		uint64_t hi = bn->t0 + (i + 1) * bn->width;
+		if (hi > e) hi = e;
+		b->v[which][i] += hi - s;
+		s = hi;
+	}
+}
+
 static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t dev)
 {
 	uint64_t key = ((uint64_t)pid << 32) | dev;
@@ -20,6 +36,13 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 		else if (hi > lo) { d.clipped = 1; d.clip_s = g->clip->v[lo].s; d.clip_e = g->clip->v[lo].e; }
 	}
 	d.kc.keep_head = g->slice;
+	if (g->bins && !g->slice) {
+		d.busy = xcalloc(1, sizeof(*d.busy));
+		d.busy->bn = *g->bins;
+		for (int i = 0; i < 2; i++) d.busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
+		d.kc.on_sum = busy_add;
+		d.kc.on_sum_arg = d.busy;
+	}
 	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
 	return &g->devs[g->ndevs - 1];
@@ -201,6 +224,9 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 		d->ksum = merge(&d->kc.set[0], &d->kc.done[0], d->streamed ? d->nk : 0, win, lo, hi);
 		d->csum = merge(&d->kc.set[1], &d->kc.done[1], d->streamed ? d->nc : 0, win, lo, hi);
 		d->overlap = d->kc.overlap_done + ivset_overlap(&d->kc.set[0], &d->kc.set[1]);
+		/* what no cut summed: the rest of the unions (all of a kept one) */
+		for (int w = 0; d->busy && w < 2; w++)
+			for (size_t k = 0; k < d->kc.set[w].n; k++) busy_add(d->busy, w, d->kc.set[w].v[k].s, d->kc.set[w].v[k].e);
 	}
 	for (size_t i = 0; i < g->nstrs; i++) {
 		struct gpu_stream *u = &g->strs[i];
@@ -313,7 +339,11 @@ int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src)
 
 void gpu_activity_free(struct gpu_activity *g)
 {
-	for (size_t i = 0; i < g->ndevs; i++) { ivpair_free(&g->devs[i].kc); free(g->devs[i].strs); }
+	for (size_t i = 0; i < g->ndevs; i++) {
+		ivpair_free(&g->devs[i].kc);
+		free(g->devs[i].strs);
+		if (g->devs[i].busy) { free(g->devs[i].busy->v[0]); free(g->devs[i].busy->v[1]); free(g->devs[i].busy); }
+	}
 	for (size_t i = 0; i < g->nstrs; i++) {
 		free(g->strs[i].k.v); free(g->strs[i].c.v);
 		free(g->strs[i].kh.v); free(g->strs[i].ch.v);

@@ -30,6 +30,13 @@
  * trace's length. */
 #define GPU_ACTIVITY_LAG 65536
 
+/* Equal bins over [t0, t1): bin i is [t0 + i width, t0 + (i + 1) width),
+ * the last one cut at t1. */
+struct gpu_bins { uint64_t t0, t1, width; size_t n; };
+/* A device's kernel (v[0]) and copy (v[1]) time per bin: the time of each
+ * bin its union covers (gpu_activity.bins). */
+struct gpu_busy { struct gpu_bins bn; uint64_t *v[2]; };
+
 struct gpu_dev {
 	uint32_t pid, dev;
 	int has; uint64_t span_s, span_e; /* first start, last end of its GPU work */
@@ -43,6 +50,7 @@ struct gpu_dev {
 	uint64_t span;         /* span_e - span_s, or the windows' total time */
 	struct ivsum ksum, csum;
 	uint64_t overlap;      /* kernel and copy time at once */
+	struct gpu_busy *busy; /* with gpu_activity.bins: its unions per bin (complete once finished) */
 };
 
 struct gpu_stream {
@@ -74,6 +82,11 @@ struct gpu_activity {
 	int slice;             /* set before the first record: the records of a slice of
 				  time after the first (stats' time shards): the
 				  devices' pairs keep their heads (intervals.h) */
+	const struct gpu_bins *bins; /* set before the first record of a whole trace's
+				  pass (not a slice's), when known: each device's
+				  kernel and copy unions are summed per bin as they
+				  stream (gpu_dev.busy), so no interval is kept for a
+				  busy-over-time chart (`gpuprof report`) */
 };
 
 /* The process `pid` describes its recording: settings_known (the PROCESS
