@@ -66,13 +66,13 @@ $(GEN_LAYERS): tests/tools/gen_layers.c tests/tools/gen_common.h libprof/gp_trac
 
 # libprof/gp_launch against the toolkit's callback ids (the fake CUPTI's lists)
 TEST_GP_LAUNCH := $(TOOLST_DIR)/test_gp_launch
-$(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c libprof/gp_launch.h $(FAKE_DIR)/fake_cbid_runtime.h \
+$(TEST_GP_LAUNCH): tests/tools/test_gp_launch.c tests/tools/cbid_check.h libprof/gp_launch.h $(FAKE_DIR)/fake_cbid_runtime.h \
 		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
 # libprof/gp_alloc against the toolkit's callback ids (the fake CUPTI's lists)
 TEST_GP_ALLOC := $(TOOLST_DIR)/test_gp_alloc
-$(TEST_GP_ALLOC): tests/tools/test_gp_alloc.c libprof/gp_alloc.h $(FAKE_DIR)/fake_cbid_runtime.h \
+$(TEST_GP_ALLOC): tests/tools/test_gp_alloc.c tests/tools/cbid_check.h libprof/gp_alloc.h $(FAKE_DIR)/fake_cbid_runtime.h \
 		$(FAKE_DIR)/fake_cbid_driver.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -I$(FAKE_DIR) -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 

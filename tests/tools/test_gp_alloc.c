@@ -4,39 +4,10 @@
  * classified here by name, with the rules gp_alloc.h states, and
  * gp_alloc_kind must agree for every one: an allocation call a newer CUPTI
  * adds fails this test until gp_alloc.c has it. */
-#include <ctype.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "gp_alloc.h"
 #include "gp_trace.h"
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
-
-struct cbid { unsigned id; const char *name; };
-#define X(id, name) { id, name },
-static const struct cbid runtime[] = {
-#include "fake_cbid_runtime.h"
-};
-static const struct cbid driver[] = {
-#include "fake_cbid_driver.h"
-};
-#undef X
-
-static int starts(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
-
-/* The name without a runtime version suffix (_v + 4..6 digits). */
-static void clean(const char *name, char *out, size_t n)
-{
-	snprintf(out, n, "%s", name);
-	char *v = strrchr(out, '_');
-	if (!v || v[1] != 'v') return;
-	size_t d = 0;
-	while (isdigit((unsigned char)v[2 + d])) d++;
-	if (d >= 4 && d <= 6 && !v[2 + d]) *v = 0;
-}
+#include "cbid_check.h"
 
 /* gp_alloc.h's rules, by name. */
 static enum gp_alloc_kind by_name(uint32_t domain, const char *name)
@@ -59,28 +30,14 @@ static enum gp_alloc_kind by_name(uint32_t domain, const char *name)
 	return GP_ALLOC_NONE;
 }
 
-static size_t check_domain(uint32_t domain, const struct cbid *v, size_t n, size_t *allocs)
-{
-	for (size_t i = 0; i < n; i++) {
-		enum gp_alloc_kind want = by_name(domain, v[i].name), got = gp_alloc_kind(domain, v[i].id);
-		CHECK(got == want, "domain %u cbid %u %s: kind %d, by name %d", domain, v[i].id, v[i].name, got, want);
-		const char *nm = gp_alloc_name(domain, v[i].id);
-		if (want != GP_ALLOC_NONE) {
-			CHECK(nm && !strcmp(nm, v[i].name), "domain %u cbid %u: name %s, CUPTI %s", domain, v[i].id,
-			      nm ? nm : "(null)", v[i].name);
-			++*allocs;
-		} else {
-			CHECK(!nm, "domain %u cbid %u %s: named %s", domain, v[i].id, v[i].name, nm);
-		}
-	}
-	return n;
-}
+static int want_of(uint32_t domain, const char *name) { return (int)by_name(domain, name); }
+static int kind_of(uint32_t domain, uint32_t cbid) { return (int)gp_alloc_kind(domain, cbid); }
 
 int main(void)
 {
 	size_t ar = 0, ad = 0;
-	size_t nr = check_domain(GP_API_RUNTIME, runtime, sizeof(runtime) / sizeof(runtime[0]), &ar);
-	size_t nd = check_domain(GP_API_DRIVER, driver, sizeof(driver) / sizeof(driver[0]), &ad);
+	size_t nr = check_domain(GP_API_RUNTIME, runtime, NRUNTIME, &ar, want_of, kind_of, gp_alloc_name);
+	size_t nd = check_domain(GP_API_DRIVER, driver, NDRIVER, &ad, want_of, kind_of, gp_alloc_name);
 	CHECK(nr > 400 && nd > 600, "runtime %zu, driver %zu callback ids", nr, nd);
 	CHECK(ar >= 10 && ad >= 14, "runtime %zu, driver %zu allocation calls", ar, ad);
 
