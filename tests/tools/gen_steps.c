@@ -389,6 +389,28 @@ static size_t wpush_dtoh(struct wop *v, size_t n, uint64_t bytes)
 	return n;
 }
 
+/* The cnn's 4 x (conv, bn, relu) of forward (conv: its kernel name), and
+ * of backward (from the autograd thread) */
+static size_t cnn_convs(struct wop *v, size_t n, uint32_t conv)
+{
+	for (int i = 0; i < 4; i++) {
+		n = wpush(v, n, conv, 0, 0);
+		n = wpush(v, n, W_BN, 0, 0);
+		n = wpush(v, n, W_RELU, 0, 0);
+	}
+	return n;
+}
+
+static size_t cnn_convs_bwd(struct wop *v, size_t n)
+{
+	for (int i = 0; i < 4; i++) {
+		n = wpush(v, n, W_RELU_BWD, 0, 1);
+		n = wpush(v, n, W_BN_BWD, 0, 1);
+		n = wpush(v, n, W_CONV_BWD, 0, 1);
+	}
+	return n;
+}
+
 /* The operations of step k of workload w (w: 'c' cnn, 'l' layers, 'x' extra10, 'h' hf). */
 static size_t workload_step(int w, uint32_t k, struct wop *v)
 {
@@ -396,11 +418,7 @@ static size_t workload_step(int w, uint32_t k, struct wop *v)
 	if (w == 'h') {
 		n = wpush(v, n, 0, 8192, 0);
 		n = wpush(v, n, 0, 8192, 0);
-		for (int i = 0; i < 4; i++) {
-			n = wpush(v, n, W_CONV, 0, 0);
-			n = wpush(v, n, W_BN, 0, 0);
-			n = wpush(v, n, W_RELU, 0, 0);
-		}
+		n = cnn_convs(v, n, W_CONV);
 		n = wpush(v, n, W_POOL, 0, 0);
 		n = wpush(v, n, 1, 4, 0);
 		n = wpush(v, n, W_HEAD, 0, 0);
@@ -409,11 +427,7 @@ static size_t workload_step(int w, uint32_t k, struct wop *v)
 		n = wpush_dtoh(v, n, 1);
 		n = wpush(v, n, W_LOSS_BWD, 0, 1);
 		n = wpush(v, n, W_HEAD_BWD, 0, 1);
-		for (int i = 0; i < 4; i++) {
-			n = wpush(v, n, W_RELU_BWD, 0, 1);
-			n = wpush(v, n, W_BN_BWD, 0, 1);
-			n = wpush(v, n, W_CONV_BWD, 0, 1);
-		}
+		n = cnn_convs_bwd(v, n);
 		n = wpush(v, n, W_OPT, 0, 0);
 		n = wpush_dtoh(v, n, 1);
 		n = wpush_dtoh(v, n, 1);
@@ -423,21 +437,13 @@ static size_t workload_step(int w, uint32_t k, struct wop *v)
 	n = wpush(v, n, 0, 1024, 0);
 	if (w == 'c') {
 		if (k == 0) { n = wpush(v, n, 1, 4096, 0); n = wpush(v, n, 1, 8192, 0); }
-		for (int i = 0; i < 4; i++) {
-			n = wpush(v, n, k == 0 ? W_CONV_TUNE : W_CONV, 0, 0);
-			n = wpush(v, n, W_BN, 0, 0);
-			n = wpush(v, n, W_RELU, 0, 0);
-		}
+		n = cnn_convs(v, n, k == 0 ? W_CONV_TUNE : W_CONV);
 		n = wpush(v, n, W_POOL, 0, 0);
 		n = wpush(v, n, W_HEAD, 0, 0);
 		n = wpush(v, n, W_LOSS, 0, 0);
 		n = wpush(v, n, W_LOSS_BWD, 0, 1);
 		n = wpush(v, n, W_HEAD_BWD, 0, 1);
-		for (int i = 0; i < 4; i++) {
-			n = wpush(v, n, W_RELU_BWD, 0, 1);
-			n = wpush(v, n, W_BN_BWD, 0, 1);
-			n = wpush(v, n, W_CONV_BWD, 0, 1);
-		}
+		n = cnn_convs_bwd(v, n);
 		n = wpush(v, n, W_OPT, 0, 0);
 		n = wpush(v, n, W_OPT, 0, 0);
 		return n;
