@@ -465,18 +465,18 @@ static int is_subloop(struct subloop *sl, const struct cand *c)
 /* The trace method's working arrays over one process's sample. */
 struct tscan {
 	size_t n;
-	const uint64_t *pre, *gap;
-	const size_t *back;
+	const uint64_t *pre, *gap, *back;
 	struct seg *sg; size_t csg;
 	uint64_t *gv; size_t cgv;
 	struct cand *cv; size_t ncv, ccv;
 };
 
-static uint64_t median_at(struct tscan *t, const struct occ *o, size_t i, size_t c, const void *by, int is_gap)
+/* The median of by[] at occurrences o[i .. i + c) */
+static uint64_t median_at(struct tscan *t, const struct occ *o, size_t i, size_t c, const uint64_t *by)
 {
 	vec_reserve((void **)&t->gv, &t->cgv, c, sizeof(*t->gv));
 	for (size_t k = 0; k < c; k++)
-		t->gv[k] = is_gap ? ((const uint64_t *)by)[o[i + k].pos] : ((const size_t *)by)[o[i + k].pos];
+		t->gv[k] = by[o[i + k].pos];
 	qsort(t->gv, c, sizeof(*t->gv), cmp_u64);
 	return t->gv[c / 2];
 }
@@ -507,8 +507,8 @@ static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, 
 	size_t span = o[j - 1].pos - o[i].pos;
 	if (m < 2 || m * 10 < nseg * 6 || m * len * 2 < span) return;
 	struct cand cd;
-	cd.gap = median_at(t, o, i, c, t->gap, 1);
-	cd.htod_back = median_at(t, o, i, c, t->back, 0);
+	cd.gap = median_at(t, o, i, c, t->gap);
+	cd.htod_back = median_at(t, o, i, c, t->back);
 	cd.sig = sig; cd.ctx = ctx; cd.ov = o; cd.o0 = i; cd.c = c; cd.len = len; cd.m = m; cd.hash = h;
 	VEC_PUSH(t->cv, t->ncv, t->ccv, cd);
 }
@@ -547,7 +547,7 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	/* order-free content hash: prefix sums of a hash of each signature */
 	uint64_t *pre = xmalloc((n + 1) * sizeof(*pre));
 	uint64_t *gap = xmalloc(n * sizeof(*gap));
-	size_t *back = xmalloc(n * sizeof(*back)); /* operations since the previous host-to-device copy */
+	uint64_t *back = xmalloc(n * sizeof(*back)); /* operations since the previous host-to-device copy */
 	struct occ *o = xmalloc(n * sizeof(*o));
 	uint32_t *id = xmalloc(n * sizeof(*id));
 	pre[0] = 0;
