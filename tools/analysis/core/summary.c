@@ -141,20 +141,3 @@ void summary_free(struct summary *t)
 	strmap_free(&t->idx);
 	memset(t, 0, sizeof(*t));
 }
-
-static const struct summary *sort_tab;
-static int cmp_by_total(const void *a, const void *b)
-{
-	const struct sgroup *x = &sort_tab->g[*(const size_t *)a], *y = &sort_tab->g[*(const size_t *)b];
-	if (x->total != y->total) return x->total > y->total ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-size_t *summary_by_total(struct summary *t)
-{
-	size_t *ix = xmalloc((t->n ? t->n : 1) * sizeof(size_t));
-	for (size_t i = 0; i < t->n; i++) ix[i] = i;
-	sort_tab = t;
-	qsort(ix, t->n, sizeof(size_t), cmp_by_total);
-	return ix;
-}

@@ -80,8 +80,6 @@ double sgroup_quantile(struct sgroup *g, double p);
 /* Sample standard deviation (n-1), 0 for a single value; sorts the values
  * while they are kept. */
 double sgroup_stddev(struct sgroup *g);
-/* Group indices by total, largest first, then by name; free() the array. */
-size_t *summary_by_total(struct summary *t);
 void summary_free(struct summary *t);
 
 #endif

@@ -92,18 +92,6 @@ long winset_find(const struct winset *w, uint32_t pid, uint64_t t)
 	return t <= w->v[a - 1].e ? (long)(a - 1) : -1;
 }
 
-void winset_clip(struct winset *w, uint64_t lo, uint64_t hi)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < w->n; i++) {
-		struct gpwin g = w->v[i];
-		if (g.s < lo) g.s = lo;
-		if (g.e > hi) g.e = hi;
-		if (g.e > g.s) w->v[o++] = g;
-	}
-	w->n = o;
-}
-
 void winset_clip_set(struct winset *w, const struct ival *iv, size_t n)
 {
 	struct winset out = { 0 };

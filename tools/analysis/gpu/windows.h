@@ -26,8 +26,6 @@ uint64_t winset_covered(const struct winset *w);
 void winset_range(const struct winset *w, uint32_t pid, size_t *lo, size_t *hi);
 /* Index of pid's window with s <= t <= e, or -1 (after winset_finish). */
 long winset_find(const struct winset *w, uint32_t pid, uint64_t t);
-/* Keeps only [lo, hi) of every window; empty ones go (after winset_finish). */
-void winset_clip(struct winset *w, uint64_t lo, uint64_t hi);
 /* Keeps only the parts of every window inside the intervals iv[0 .. n)
  * (disjoint, ordered); empty ones go (after winset_finish). */
 void winset_clip_set(struct winset *w, const struct ival *iv, size_t n);

@@ -46,8 +46,6 @@ void graph_sites_free(struct graph_sites *g)
 	free(g);
 }
 
-int graph_sites_any(const struct graph_sites *g) { return g->n > 0; }
-
 static struct thread_state *thread_of(struct graph_sites *g, uint32_t pid, uint32_t tid, int insert)
 {
 	uint64_t *slot = u64map_get(&g->thread_idx, ((uint64_t)pid << 32) | tid, insert ? MAP_INSERT : MAP_FIND);

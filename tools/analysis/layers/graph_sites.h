@@ -50,7 +50,5 @@ int graph_sites_find(const struct graph_sites *g, uint32_t pid, uint64_t node_id
  * and stack; graph 0); 0 when op is not a graph kernel or its capture is not
  * known (g NULL: none known) — the caller keeps op as it is. */
 int graph_sites_rebase(const struct graph_sites *g, const struct gpu_op *op, struct gpu_op *out);
-/* Whether any GRAPH_NODE record was given. */
-int graph_sites_any(const struct graph_sites *g);
 
 #endif

@@ -30,14 +30,3 @@ int site_rule_glob_match(const char *glob, const char *path)
 		if (p[1] && !fnmatch(glob, p + 1, 0)) return 1;
 	return 0;
 }
-
-const char *site_rule_name(const struct site_rule *rule)
-{
-	switch (rule->kind) {
-	case SITE_USER: return "user";
-	case SITE_INNER: return "inner";
-	case SITE_LAYER: return "layer";
-	case SITE_GLOB: return rule->glob;
-	}
-	return "user";
-}

@@ -35,7 +35,5 @@ struct site_rule {
 int site_rule_parse(struct site_rule *rule, const char *arg);
 /* Whether a Python file path matches the rule's GLOB (see above). */
 int site_rule_glob_match(const char *glob, const char *path);
-/* "user", "inner", "layer" or the GLOB: for titles and notes. */
-const char *site_rule_name(const struct site_rule *rule);
 
 #endif
