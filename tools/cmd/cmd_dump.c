@@ -368,7 +368,7 @@ static void json_frames(struct dumper *d, const gp_rec_stack *s)
 
 static void dump_json(struct dumper *d, const gp_record *rec)
 {
-	printf("{\"type\":\"%s\"", rec_type_name(rec->type));
+	printf("{\"type\":\"%s\"", gp_rec_type_name(rec->type));
 	ju64("pid", tool_pid(d->r, rec));
 	const struct view *v = &d->json[rec->type];
 	for (unsigned i = 0; i < v->n; i++) {
@@ -457,7 +457,7 @@ static void dump_text(struct dumper *d, const gp_record *rec)
 {
 	uint64_t t = gp_record_time(rec);
 	/* metadata (no time) shows 0 */
-	printf("%" PRId64 " %-10s pid=%u", t ? rel(d, t) : 0, rec_type_name(rec->type), tool_pid(d->r, rec));
+	printf("%" PRId64 " %-10s pid=%u", t ? rel(d, t) : 0, gp_rec_type_name(rec->type), tool_pid(d->r, rec));
 	const struct view *v = &d->text[rec->type];
 	for (unsigned i = 0; i < v->n; i++) {
 		const struct col *c = v->cols[i].c;
@@ -525,7 +525,7 @@ int cmd_dump(int argc, char **argv)
 		case 't': {
 			char *list = xstrdup(optarg), *save = NULL;
 			for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				int t = rec_type_from_name(tok);
+				int t = gp_rec_type_from_name(tok);
 				if (t < 0) {
 					tool_err("unknown record type '%s' (see --help)", tok);
 					free(list);

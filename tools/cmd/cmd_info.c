@@ -87,7 +87,7 @@ static void print_text(FILE *f, const struct trace_info *in, gp_reader *r, const
 	fprintf(f, "records:\n");
 	for (int t = 1; t < GP_REC_TYPE_MAX; t++)
 		if (in->counts[t])
-			fprintf(f, "  %-11s %" PRIu64 "\n", rec_type_name(t), in->counts[t]);
+			fprintf(f, "  %-11s %" PRIu64 "\n", gp_rec_type_name(t), in->counts[t]);
 	fprintf(f, "dropped:    %" PRIu64, in->dropped_total);
 	if (in->dropped_total) {
 		const char *sep = " (";

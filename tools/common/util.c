@@ -353,34 +353,16 @@ int parse_duration_ns(const char *s, uint64_t *out)
 }
 
 /* ------------------------------------------------------------ names */
-/* The names of GP_REC_TYPES (libprof/common/gp_record.h), one list for
- * libprof and the tools: the dump --json "type" values are a contract, and
- * tests/tools/golden pins them. */
-const char *rec_type_name(uint32_t t)
-{
-	return gp_rec_type_name(t);
-}
+/* CUpti_ActivityMemcpyKind */
+const char *const copy_kinds[COPY_KIND_COUNT][2] = {
+	{ "unknown", "Unknown" },        { "HtoD", "Host-to-Device" },  { "DtoH", "Device-to-Host" },
+	{ "HtoA", "Host-to-Array" },     { "AtoH", "Array-to-Host" },   { "AtoA", "Array-to-Array" },
+	{ "AtoD", "Array-to-Device" },   { "DtoA", "Device-to-Array" }, { "DtoD", "Device-to-Device" },
+	{ "HtoH", "Host-to-Host" },      { "PtoP", "Peer-to-Peer" },
+};
 
-int rec_type_from_name(const char *name)
-{
-	int t = gp_rec_type_from_name(name);
-	return t < 0 ? -1 : t;
-}
-
-const char *copy_kind_name(uint32_t k)
-{
-	static const char *const n[] = { "unknown", "HtoD", "DtoH", "HtoA", "AtoH",
-		"AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
-	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
-}
-
-const char *copy_kind_long(uint32_t k)
-{
-	static const char *const n[] = { "Unknown", "Host-to-Device", "Device-to-Host",
-		"Host-to-Array", "Array-to-Host", "Array-to-Array", "Array-to-Device",
-		"Device-to-Array", "Device-to-Device", "Host-to-Host", "Peer-to-Peer" };
-	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "Unknown";
-}
+const char *copy_kind_name(uint32_t k) { return copy_kinds[k < COPY_KIND_COUNT ? k : 0][0]; }
+const char *copy_kind_long(uint32_t k) { return copy_kinds[k < COPY_KIND_COUNT ? k : 0][1]; }
 
 const char *mem_kind_name(uint32_t k)
 {

@@ -90,10 +90,12 @@ void fprint_us(FILE *f, int64_t ns);
 /* Parses "123", "1.5ms", "2s", "10us", "7ns" into ns.  0 ok, -1 bad. */
 int parse_duration_ns(const char *s, uint64_t *out);
 
-const char *rec_type_name(uint32_t type);     /* "api", "kernel", ... */
-int rec_type_from_name(const char *name);     /* -1 unknown */
-const char *copy_kind_name(uint32_t kind);    /* "HtoD", ... */
-const char *copy_kind_long(uint32_t kind);    /* "Host-to-Device" */
+/* The memcpy kinds' short and long names ("HtoD", "Host-to-Device"), by
+ * CUpti_ActivityMemcpyKind; past the table: those of 0, "unknown". */
+enum { COPY_KIND_COUNT = 11 };
+extern const char *const copy_kinds[COPY_KIND_COUNT][2];
+const char *copy_kind_name(uint32_t kind);
+const char *copy_kind_long(uint32_t kind);
 const char *mem_kind_name(uint32_t kind);     /* "pageable", ... */
 const char *drop_where_name(uint32_t where);  /* "ring", ... */
 const char *sync_type_name(uint32_t type);    /* "stream_synchronize", ... */

@@ -39,12 +39,6 @@ static const struct {
 	int64_t id;
 	const char *name;
 } evtypes[] = { { 34, "NvtxMark" }, { 59, "NvtxPushPopRange" }, { 60, "NvtxStartEndRange" } };
-static const char *const memcpy_oper[][2] = {
-	{ "unknown", "Unknown" },        { "HtoD", "Host-to-Device" },  { "DtoH", "Device-to-Host" },
-	{ "HtoA", "Host-to-Array" },     { "AtoH", "Array-to-Host" },   { "AtoA", "Array-to-Array" },
-	{ "AtoD", "Array-to-Device" },   { "DtoA", "Device-to-Array" }, { "DtoD", "Device-to-Device" },
-	{ "HtoH", "Host-to-Host" },      { "PtoP", "Peer-to-Peer" },
-};
 
 /* ------------------------------------------------------------ record tables
  * One row per record, the columns following the field table
@@ -343,8 +337,8 @@ static void enum_rows(struct xt *x)
 		struct xt_val v[] = { vint(evtypes[i].id), vtext(evtypes[i].name) };
 		put(x, X_EVTYPE, v);
 	}
-	for (size_t i = 0; i < sizeof(memcpy_oper) / sizeof(memcpy_oper[0]); i++) {
-		struct xt_val v[] = { vint((int64_t)i), vtext(memcpy_oper[i][0]), vtext(memcpy_oper[i][1]) };
+	for (size_t i = 0; i < COPY_KIND_COUNT; i++) {
+		struct xt_val v[] = { vint((int64_t)i), vtext(copy_kinds[i][0]), vtext(copy_kinds[i][1]) };
 		put(x, X_OPER, v);
 	}
 }

@@ -154,7 +154,7 @@ void trace_info_print_json(FILE *f, const struct trace_info *in, gp_reader *r, c
 	int first = 1;
 	for (int t = 1; t < GP_REC_TYPE_MAX; t++)
 		if (in->counts[t]) {
-			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", rec_type_name(t), in->counts[t]);
+			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", gp_rec_type_name(t), in->counts[t]);
 			first = 0;
 		}
 	fprintf(f, "},\"dropped\":%" PRIu64 ",\"dropped_by\":{", in->dropped_total);
