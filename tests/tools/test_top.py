@@ -90,6 +90,16 @@ def main():
         ln = line_for(tt.gp("top", "--once", "--width", "0", long_).stdout, " 5004 ")
         tt.expect(ln.endswith("LLL") and "..." not in ln and len(ln) > 120, f"--width 0: the range whole: {ln!r}")
 
+        # the flight recorder's line: a step line only once a step is known
+        # (the shim writes -1 before); a negative rank shows as '-'
+        armed = {"capture_state": "armed", "captures": 0, "step_ms_median": 8.0, "steps_per_s": 2.5,
+                 "last_capture_why": "", "last_capture_file": "", "api_history": "all"}
+        out = tt.gp("top", "--once", write(d, "armed.json", status(pid=6001, step=-1, rank=-1, **armed))).stdout
+        tt.expect(" step " not in out and "capture state: armed" in out, f"step -1: no step line:\n{out}")
+        tt.eq(line_for(out, " 6001 ").split()[2], "-", "rank -1 shows '-'")
+        out = tt.gp("top", "--once", write(d, "armed12.json", status(pid=6002, step=12, **armed))).stdout
+        tt.expect("  step 12, step time median 8.000 ms, 2.50 steps/s" in out, f"step 12:\n{out}")
+
         # none shown: exit 1; usage errors: exit 1 with a message
         p = tt.gp("top", "--once", missing, trunc, check=False)
         tt.eq(p.returncode, 1, "--once with no good file")

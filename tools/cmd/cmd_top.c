@@ -152,9 +152,9 @@ static int show_file(const char *path, double now_s, int cols)
 	fj_str(&o, "host", &host);
 	fj_str(&o, "last_nvtx_range", &range);
 	char rank[24] = "-", age[16], kps[24] = "-", busy[16] = "-", mem[24] = "-", pidbuf[24];
-	int64_t r;
-	if (fj_i64(&o, "rank", &r) == 0 && r >= 0)
-		snprintf(rank, sizeof(rank), "%" PRId64, r);
+	uint64_t r;
+	if (fj_u64(&o, "rank", &r) == 0) /* null: none */
+		snprintf(rank, sizeof(rank), "%" PRIu64, r);
 	snprintf(pidbuf, sizeof(pidbuf), "%" PRIu64, pid);
 	double a = now_s - (double)updated / 1e9;
 	if (a < 0)
@@ -208,12 +208,12 @@ static int show_file(const char *path, double now_s, int cols)
 		}
 		putchar('\n');
 		/* its steps (NVTX step ranges, or found online: docs/STEPS.md) */
-		int64_t step = -1;
+		uint64_t step;
 		double med = 0, per_s = 0;
-		if (fj_i64(&o, "step", &step) == 0 && step >= 0) {
+		if (fj_u64(&o, "step", &step) == 0) { /* -1: none yet */
 			fj_double(&o, "step_ms_median", &med);
 			fj_double(&o, "steps_per_s", &per_s);
-			printf("  step %" PRId64, step);
+			printf("  step %" PRIu64, step);
 			if (med > 0)
 				printf(", step time median %.3f ms, %.2f steps/s", med, per_s);
 			putchar('\n');

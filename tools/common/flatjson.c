@@ -385,20 +385,6 @@ int fj_u64(const fj_object *o, const char *key, uint64_t *out)
 	return 0;
 }
 
-int fj_i64(const fj_object *o, const char *key, int64_t *out)
-{
-	const struct fj_member *m = fj_get(o, key);
-	if (!m || m->type != FJ_NUMBER || strpbrk(m->text, ".eE"))
-		return -1;
-	char *end;
-	errno = 0;
-	long long v = strtoll(m->text, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int fj_double(const fj_object *o, const char *key, double *out)
 {
 	const struct fj_member *m = fj_get(o, key);

@@ -35,7 +35,6 @@ const struct fj_member *fj_get(const fj_object *o, const char *key);
  * not representable (negative or fractional for u64). */
 int fj_str(const fj_object *o, const char *key, const char **out);
 int fj_u64(const fj_object *o, const char *key, uint64_t *out);
-int fj_i64(const fj_object *o, const char *key, int64_t *out);
 int fj_double(const fj_object *o, const char *key, double *out);
 
 #endif
