@@ -183,7 +183,7 @@ werr:
 	return 0;
 }
 
-static int pass2(struct merge *m, gp_writer *w, int strict)
+static int pass2(struct merge *m, gp_writer *w)
 {
 	for (m->cur = 0; m->cur < m->nin; m->cur++) {
 		struct input *in = &m->in[m->cur];
@@ -201,7 +201,6 @@ static int pass2(struct merge *m, gp_writer *w, int strict)
 		}
 		/* pass 1 already reported damage */
 		gp_reader_close(r);
-		(void)strict;
 		continue;
 werr:
 		tool_err("cannot write merged trace");
@@ -263,7 +262,7 @@ int cmd_merge(int argc, char **argv)
 		m.ref_by_real = xmalloc(m.nref * sizeof(struct clockpair));
 		memcpy(m.ref_by_real, m.in[0].cp, m.nref * sizeof(struct clockpair));
 		qsort(m.ref_by_real, m.nref, sizeof(struct clockpair), cmp_cp_real);
-		fail = pass2(&m, w, strict);
+		fail = pass2(&m, w);
 	}
 	if (gp_writer_close(w) < 0 && !fail) {
 		tool_err("cannot write %s", out);
