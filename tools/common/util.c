@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "gp_trace.h"
@@ -92,6 +93,16 @@ void bytes_free(struct bytes *b)
 int bytes_equal(const struct bytes *a, const struct bytes *b)
 {
 	return a->n == b->n && (!a->n || !memcmp(a->v, b->v, a->n));
+}
+
+int starts_with(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+int has_ci(const char *s, const char *sub)
+{
+	size_t n = strlen(sub);
+	for (; *s; s++)
+		if (!strncasecmp(s, sub, n)) return 1;
+	return 0;
 }
 
 /* ------------------------------------------------------------ u64map */
@@ -422,6 +433,12 @@ const char *clock_name(uint32_t id)
 int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
 

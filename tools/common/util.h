@@ -68,6 +68,11 @@ size_t *strmap_get(strmap *m, const char *key, int *is_new);
 /* The value slot of key; NULL when absent (nothing inserted). */
 size_t *strmap_find(const strmap *m, const char *key);
 
+/* Whether s begins with prefix. */
+int starts_with(const char *s, const char *prefix);
+/* Whether s contains sub, ignoring ASCII case. */
+int has_ci(const char *s, const char *sub);
+
 /* Length (1..4) of the valid UTF-8 sequence s begins with, or 0 when it
  * begins none (a stray or overlong byte, a surrogate, past U+10FFFF); s is
  * NUL-terminated (the NUL ends a truncated sequence). */
@@ -136,6 +141,7 @@ char *name_fit(const char *s, size_t w);
 
 /* Sorting helpers */
 int cmp_u64(const void *a, const void *b);
+int cmp_double(const void *a, const void *b);
 /* The k-th smallest (from 0) of v[0 .. n), k < n: moved to v[k], the
  * smaller ones before it, the larger after (Hoare's selection, linear on
  * average); the value a sort would put at k. */

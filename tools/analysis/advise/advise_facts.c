@@ -40,8 +40,6 @@ void adv_pre_init(struct adv_pre *pre, gp_reader *r)
 	pre->mem = mem_view_new(r, pre->stk);
 }
 
-static int starts_with(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
-
 void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
 {
 	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_DEVICE ||
@@ -95,14 +93,6 @@ void adv_pre_free(struct adv_pre *pre)
 }
 
 /* ------------------------------------------------------------ names */
-static int has_ci(const char *s, const char *sub)
-{
-	size_t n = strlen(sub);
-	for (; *s; s++)
-		if (!strncasecmp(s, sub, n)) return 1;
-	return 0;
-}
-
 int adv_fp32_matrix_name(const char *name)
 {
 	static const char *const tensor[] = { "tf32", "bf16", "f16", "fp16", "half", "tensorop", "s1688", "s16816",

@@ -135,12 +135,6 @@ double quantile_sorted(const double *v, size_t n, double p)
 	return v[r.lo] + r.frac * (v[r.hi] - v[r.lo]);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 double quantile_of(double *v, size_t n, double p)
 {
 	if (!n) return 0;

@@ -7,8 +7,6 @@
 
 #include "common/util.h"
 
-static int starts_with(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
-
 static uint32_t path_of(const struct stack_view *v, int graph, const char **out);
 
 int layers_autograd_thread(const char *thread_name)

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "gp_alloc.h"
 #include "analysis/steps/steps.h"
@@ -157,14 +156,6 @@ static uint64_t global_mem_of(const struct mem_view *m, uint32_t pid, uint32_t d
 		if (m->devs[i].pid == pid && m->devs[i].dev == dev) return m->devs[i].global_mem;
 	for (size_t i = 0; i < m->ndevs; i++) /* a device record written by another source of the process */
 		if (m->devs[i].dev == dev) return m->devs[i].global_mem;
-	return 0;
-}
-
-static int has_ci(const char *s, const char *w)
-{
-	size_t n = strlen(w);
-	for (; *s; s++)
-		if (!strncasecmp(s, w, n)) return 1;
 	return 0;
 }
 

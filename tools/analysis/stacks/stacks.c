@@ -145,11 +145,6 @@ static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t
 	return addr - m->base < m->size ? m : NULL;
 }
 
-static int starts_with(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
 void stacks_add(struct stacks *s, const gp_record *rec)
 {
 	switch (rec->type) {

@@ -9,12 +9,6 @@
 #include "analysis/core/quantile.h"
 #include "common/util.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static struct qstats qstats_of(double *v, size_t n)
 {
 	struct qstats q;
