@@ -88,13 +88,12 @@ static const char *mem_live_kind_name(uint32_t k)
 static const struct col j_source[] = {
 	C("tid", "tid"), C("source", "source_id"), CN("kind", "kind", source_kind_name),
 	C("name", "name_id"), END_COLS };
-static const char *const j_source_hide[] = { "pid", NULL };
+static const char *const j_pid_hide[] = { "pid", NULL }; /* the record's own pid: as "pid" first */
 static const struct col j_process[] = {
 	C("ppid", "ppid"), C("name", "name_id"), C("host", "host_id"), C("rank", "rank"), C("start", "start_ns"),
 	END_COLS };
 static const char *const j_process_hide[] = { "pid", "settings_id", NULL };
 static const struct col j_thread[] = { C("tid", "tid"), C("name", "name_id"), END_COLS };
-static const char *const j_thread_hide[] = { "pid", NULL };
 static const struct col j_device[] = {
 	C("device", "device_id"), C("name", "name_id"), C("sm_count", "sm_count"),
 	C2("cc", "cc_major", "cc_minor", S_CC), C("global_mem", "global_mem_bytes"), C("clock_khz", "clock_khz"),
@@ -164,8 +163,8 @@ static const struct col j_mem_live[] = {
 	CN("domain", "domain", call_domain_name), C("cbid", "cbid"), C("size", "size"), END_COLS };
 
 static const struct layout json_layout[GP_REC_TYPE_MAX] = {
-	[GP_REC_SOURCE] = { j_source, j_source_hide }, [GP_REC_PROCESS] = { j_process, j_process_hide },
-	[GP_REC_THREAD] = { j_thread, j_thread_hide }, [GP_REC_DEVICE] = { j_device, j_device_hide },
+	[GP_REC_SOURCE] = { j_source, j_pid_hide }, [GP_REC_PROCESS] = { j_process, j_process_hide },
+	[GP_REC_THREAD] = { j_thread, j_pid_hide }, [GP_REC_DEVICE] = { j_device, j_device_hide },
 	[GP_REC_API] = { j_api, NULL }, [GP_REC_KERNEL] = { j_kernel, NULL }, [GP_REC_MEMCPY] = { j_memcpy, NULL },
 	[GP_REC_MEMSET] = { j_memset, NULL }, [GP_REC_NVTX_RANGE] = { j_nvtx_range, NULL },
 	[GP_REC_NVTX_MARK] = { j_nvtx_mark, NULL }, [GP_REC_SYNC] = { j_sync, NULL },
@@ -176,14 +175,11 @@ static const struct layout json_layout[GP_REC_TYPE_MAX] = {
 	[GP_REC_MEM_LIVE] = { j_mem_live, NULL },
 };
 
-/* ---- text (after "TIME TYPE pid=PID"; TIME is the record's primary time) */
-static const struct col t_source[] = {
-	C("tid", "tid"), C("source", "source_id"), CN("kind", "kind", source_kind_name),
-	C("name", "name_id"), END_COLS };
+/* ---- text (after "TIME TYPE pid=PID"; TIME is the record's primary time); source and
+ * thread records as in JSON */
 static const struct col t_process[] = {
 	C("ppid", "ppid"), C("rank", "rank"), C("host", "host_id"), C("start", "start_ns"), C("cmd", "name_id"),
 	END_COLS };
-static const struct col t_thread[] = { C("tid", "tid"), C("name", "name_id"), END_COLS };
 static const struct col t_device[] = {
 	C("device", "device_id"), C("sms", "sm_count"), C2("cc", "cc_major", "cc_minor", S_CC),
 	C("mem", "global_mem_bytes"), C("name", "name_id"), END_COLS };
@@ -247,8 +243,8 @@ static const struct col t_mem_live[] = {
 	C("cbid", "cbid"), C("size", "size"), END_COLS };
 
 static const struct layout text_layout[GP_REC_TYPE_MAX] = {
-	[GP_REC_SOURCE] = { t_source, j_source_hide }, [GP_REC_PROCESS] = { t_process, j_process_hide },
-	[GP_REC_THREAD] = { t_thread, j_thread_hide }, [GP_REC_DEVICE] = { t_device, t_device_hide },
+	[GP_REC_SOURCE] = { j_source, j_pid_hide }, [GP_REC_PROCESS] = { t_process, j_process_hide },
+	[GP_REC_THREAD] = { j_thread, j_pid_hide }, [GP_REC_DEVICE] = { t_device, t_device_hide },
 	[GP_REC_API] = { t_api, t_api_hide }, [GP_REC_KERNEL] = { t_kernel, t_kernel_hide },
 	[GP_REC_MEMCPY] = { t_memcpy, t_memcpy_hide }, [GP_REC_MEMSET] = { t_memset, t_memset_hide },
 	[GP_REC_NVTX_RANGE] = { t_nvtx_range, t_nvtx_range_hide }, [GP_REC_NVTX_MARK] = { t_nvtx_mark, t_nvtx_mark_hide },
