@@ -8,6 +8,7 @@
  * --report layers does (graph kernels to their capture, backward kernels by
  * emit_nvtx's sequence numbers), after a pre-pass for the NVTX ranges.  The
  * output is written at the end, sorted, so equal input gives equal output. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -42,11 +43,6 @@ static uint64_t weight_of(const struct stack_work_entry *l, enum folded_weight w
 	return 0;
 }
 
-static int is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 /* Readers split "stack WEIGHT" at the last space; flamegraph.pl and inferno
  * then take a stack that still ends in " NUMBER" (their pattern:
  * \s+?\d+(\.\d*)?$) as the first column of a differential line.  The index
@@ -56,11 +52,11 @@ static int is_digit(char c)
 static size_t number_space(const char *f, size_t n)
 {
 	size_t i = n;
-	while (i && is_digit(f[i - 1])) i--;
+	while (i && isdigit((unsigned char)f[i - 1])) i--;
 	if (i && f[i - 1] == '.') {
 		size_t dot = i - 1;
 		i = dot;
-		while (i && is_digit(f[i - 1])) i--;
+		while (i && isdigit((unsigned char)f[i - 1])) i--;
 		if (i == dot) return n;  /* ".5": no digit before the dot */
 	} else if (i == n) {
 		return n;
