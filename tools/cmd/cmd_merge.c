@@ -118,6 +118,16 @@ static void remap(struct merge *m, gp_record *r)
 	}
 }
 
+/* Appends rec to the merged trace; -1 after the message, with r (the input
+ * being read) closed. */
+static int put(gp_writer *w, uint32_t source_id, const gp_record *rec, gp_reader *r)
+{
+	if (gp_writer_append(w, source_id, rec) >= 0) return 0;
+	tool_err("cannot write merged trace");
+	gp_reader_close(r);
+	return -1;
+}
+
 static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 {
 	for (m->cur = 0; m->cur < m->nin; m->cur++) {
@@ -143,7 +153,7 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 			s.u.source.source_id = in->src_off;
 			s.u.source.kind = GP_SOURCE_META;
 			s.u.source.pid = in->hdr.pid;
-			if (gp_writer_append(w, 0, &s) < 0) goto werr;
+			if (put(w, 0, &s, r)) return -1;
 		}
 		const gp_record *rec;
 		int rc;
@@ -153,7 +163,7 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 				if (rec->type == GP_REC_STRING && rec->u.string.id > in->max_str) in->max_str = rec->u.string.id;
 				gp_record c = *rec;
 				remap(m, &c);   /* ids only: these records have no times */
-				if (gp_writer_append(w, 0, &c) < 0) goto werr;
+				if (put(w, 0, &c, r)) return -1;
 				break;
 			}
 			case GP_REC_CLOCK: {
@@ -174,11 +184,6 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 		if (c) *code = c;
 		if (c && (strict || !gp_reader_recoverable(rc))) return -1;
 		qsort(in->cp, in->ncp, sizeof(*in->cp), cmp_cp);
-		continue;
-werr:
-		tool_err("cannot write merged trace");
-		gp_reader_close(r);
-		return -1;
 	}
 	return 0;
 }
@@ -197,15 +202,10 @@ static int pass2(struct merge *m, gp_writer *w)
 			if (rec->type == GP_REC_STRING || rec->type == GP_REC_SOURCE) continue;
 			gp_record c = *rec;
 			remap(m, &c);
-			if (gp_writer_append(w, rec->source_id + in->src_off, &c) < 0) goto werr;
+			if (put(w, rec->source_id + in->src_off, &c, r)) return -1;
 		}
 		/* pass 1 already reported damage */
 		gp_reader_close(r);
-		continue;
-werr:
-		tool_err("cannot write merged trace");
-		gp_reader_close(r);
-		return -1;
 	}
 	return 0;
 }
