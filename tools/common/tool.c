@@ -11,21 +11,11 @@
 
 const char *g_cmd = "gpuprof";
 
-void tool_err(const char *fmt, ...)
+void tool_msg(const char *kind, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", g_cmd);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-void tool_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: warning: ", g_cmd);
+	fprintf(stderr, "%s: %s", g_cmd, kind);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);

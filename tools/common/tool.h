@@ -14,8 +14,10 @@ enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
 
 /* "gpuprof CMD: " prefix for messages; set by main. */
 extern const char *g_cmd;
-void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One line on stderr: "gpuprof CMD: " KIND, then the message. */
+void tool_msg(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define tool_err(...) tool_msg("", __VA_ARGS__)
+#define tool_warn(...) tool_msg("warning: ", __VA_ARGS__)
 
 /* Threads that decode a trace (the reader's, gp_reader_opts.threads), set
  * by main from --threads; 0 = gp_reader_threads_default() (online cores). */
