@@ -185,6 +185,17 @@ int u64map_del(u64map *m, uint64_t key)
 	return 1;
 }
 
+void *vec_keyed(u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap, size_t esz, const void *init)
+{
+	uint64_t *slot = u64map_get(m, key, MAP_INSERT);
+	if (!*slot) {
+		vec_reserve(arr, cap, *n + 1, esz);
+		memcpy((char *)*arr + *n * esz, init, esz);
+		*slot = ++*n;
+	}
+	return (char *)*arr + (*slot - 1) * esz;
+}
+
 /* ------------------------------------------------------------ strmap */
 static uint64_t hash_str(const char *s)
 {

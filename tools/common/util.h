@@ -54,6 +54,11 @@ enum map_mode { MAP_FIND, MAP_INSERT };
  * with MAP_INSERT, and gives NULL with MAP_FIND. */
 uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode);
 int u64map_del(u64map *m, uint64_t key);
+/* The element of the growable array arr (n used of cap) that key indexes
+ * in m (which holds index + 1), appended as a copy of *init the first time.
+ * Valid until arr grows. */
+#define VEC_KEYED(m, key, arr, n, cap, init) vec_keyed((m), (key), (void **)&(arr), &(n), &(cap), sizeof(*(arr)), (init))
+void *vec_keyed(u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap, size_t esz, const void *init);
 
 /* string -> index map; keys are copied. */
 typedef struct strmap {

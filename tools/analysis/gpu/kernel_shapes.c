@@ -80,15 +80,8 @@ static int cmp_kshape(const void *a, const void *b)
 
 static struct kshape_dev *dev_get(struct kshapes *ks, uint32_t pid, uint32_t dev)
 {
-	uint64_t *s = u64map_get(&ks->dev_idx, ((uint64_t)pid << 32) | dev, MAP_INSERT);
-	if (!*s) {
-		struct kshape_dev d;
-		memset(&d, 0, sizeof(d));
-		d.pid = pid; d.dev = dev;
-		VEC_PUSH(ks->devs, ks->ndevs, ks->cdevs, d);
-		*s = ks->ndevs;  /* index + 1 */
-	}
-	return &ks->devs[*s - 1];
+	const struct kshape_dev d = { .pid = pid, .dev = dev };
+	return VEC_KEYED(&ks->dev_idx, ((uint64_t)pid << 32) | dev, ks->devs, ks->ndevs, ks->cdevs, &d);
 }
 
 void kshapes_finish(struct kshapes *ks, struct devprops *dp)

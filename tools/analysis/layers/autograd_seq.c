@@ -153,14 +153,10 @@ void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
 	free(as);
 	for (size_t i = 0; i < src->nbwd; i++) {
 		const struct bwd_work *w = &src->bwd[i];
-		uint64_t *slot = u64map_get(&s->bwd_idx, w->range, MAP_INSERT);
-		if (!*slot) {
-			struct bwd_work z = { w->range, 0, 0 };
-			VEC_PUSH(s->bwd, s->nbwd, s->cbwd, z);
-			*slot = s->nbwd;
-		}
-		s->bwd[*slot - 1].ns += w->ns;
-		s->bwd[*slot - 1].kernels += w->kernels;
+		const struct bwd_work z = { w->range, 0, 0 };
+		struct bwd_work *d = VEC_KEYED(&s->bwd_idx, w->range, s->bwd, s->nbwd, s->cbwd, &z);
+		d->ns += w->ns;
+		d->kernels += w->kernels;
 	}
 }
 
@@ -212,14 +208,10 @@ int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
 		}
 	}
 	if (best == UINT32_MAX) return 0;
-	uint64_t *slot = u64map_get(&s->bwd_idx, best, MAP_INSERT);
-	if (!*slot) {
-		struct bwd_work w = { best, 0, 0 };
-		VEC_PUSH(s->bwd, s->nbwd, s->cbwd, w);
-		*slot = s->nbwd;
-	}
-	s->bwd[*slot - 1].ns += ns;
-	s->bwd[*slot - 1].kernels++;
+	const struct bwd_work z = { best, 0, 0 };
+	struct bwd_work *w = VEC_KEYED(&s->bwd_idx, best, s->bwd, s->nbwd, s->cbwd, &z);
+	w->ns += ns;
+	w->kernels++;
 	return 1;
 }
 

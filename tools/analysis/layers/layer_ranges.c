@@ -80,14 +80,10 @@ int layer_ranges_backward(struct layer_ranges *lr, uint32_t pid, uint32_t tid, u
 		}
 	}
 	if (best == UINT32_MAX) return 0;
-	uint64_t *slot = u64map_get(&lr->work_idx, best, MAP_INSERT);
-	if (!*slot) {
-		struct name_work w = { best, 0, 0 };
-		VEC_PUSH(lr->work, lr->nwork, lr->cwork, w);
-		*slot = lr->nwork;
-	}
-	lr->work[*slot - 1].ns += ns;
-	lr->work[*slot - 1].kernels++;
+	const struct name_work z = { best, 0, 0 };
+	struct name_work *w = VEC_KEYED(&lr->work_idx, best, lr->work, lr->nwork, lr->cwork, &z);
+	w->ns += ns;
+	w->kernels++;
 	return 1;
 }
 
@@ -95,14 +91,10 @@ void layer_ranges_merge(struct layer_ranges *lr, const struct layer_ranges *src)
 {
 	for (size_t i = 0; i < src->nwork; i++) {
 		const struct name_work *w = &src->work[i];
-		uint64_t *slot = u64map_get(&lr->work_idx, w->name, MAP_INSERT);
-		if (!*slot) {
-			struct name_work z = { w->name, 0, 0 };
-			VEC_PUSH(lr->work, lr->nwork, lr->cwork, z);
-			*slot = lr->nwork;
-		}
-		lr->work[*slot - 1].ns += w->ns;
-		lr->work[*slot - 1].kernels += w->kernels;
+		const struct name_work z = { w->name, 0, 0 };
+		struct name_work *d = VEC_KEYED(&lr->work_idx, w->name, lr->work, lr->nwork, lr->cwork, &z);
+		d->ns += w->ns;
+		d->kernels += w->kernels;
 	}
 }
 

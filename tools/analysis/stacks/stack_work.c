@@ -33,22 +33,10 @@ void stack_work_free(struct stack_work *w)
 static struct stack_work_entry *entry(struct stack_work *w, uint32_t pid, uint32_t tid, uint32_t stack_id)
 {
 	if (!stack_id) tid = 0;   /* no stack: one entry per process */
-	uint64_t *t = u64map_get(&w->thread_idx, ((uint64_t)pid << 32) | tid, MAP_INSERT);
-	if (!*t) {
-		u64map m;
-		u64map_init(&m);
-		VEC_PUSH(w->maps, w->nmaps, w->cmaps, m);
-		*t = w->nmaps;
-	}
-	uint64_t *slot = u64map_get(&w->maps[*t - 1], stack_id, MAP_INSERT);
-	if (!*slot) {
-		struct stack_work_entry e;
-		memset(&e, 0, sizeof(e));
-		e.pid = pid; e.tid = tid; e.stack_id = stack_id;
-		VEC_PUSH(w->v, w->n, w->cap, e);
-		*slot = w->n;
-	}
-	return &w->v[*slot - 1];
+	const u64map empty = { 0 };
+	u64map *m = VEC_KEYED(&w->thread_idx, ((uint64_t)pid << 32) | tid, w->maps, w->nmaps, w->cmaps, &empty);
+	const struct stack_work_entry e = { .pid = pid, .tid = tid, .stack_id = stack_id };
+	return VEC_KEYED(m, stack_id, w->v, w->n, w->cap, &e);
 }
 
 void stack_work_op(void *ctx, const struct gpu_op *op)
