@@ -239,6 +239,8 @@ with tt.tmpdir() as tmp:
     p = export("sqlite", mnist, path("t.db"), "--table", "StringIds", code=1)
     tt.expect("--table applies to --format csv only" in p.stderr, f"--table with sqlite: {p.stderr.strip()!r}")
     tt.expect(not os.path.exists(path("t.db")), "--table with sqlite: no file")
+    p = export("parquet", mnist, path("t.pq"), "--row-group", "10", "--table", "StringIds", code=1)
+    tt.expect("--table applies to --format csv only" in p.stderr, f"--table with parquet: {p.stderr.strip()!r}")
     open(path("keep.csv"), "w").write("mine")
     p = export("csv", mnist, path("keep.csv"), "--table", "NoSuch", code=2)
     tt.expect("no table 'NoSuch' (META_DATA, StringIds," in p.stderr, f"unknown table: {p.stderr.strip()!r}")

@@ -133,9 +133,13 @@ int cmd_export(int argc, char **argv)
 			 takers(names, sizeof(names), summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP, " and "));
 		return EXIT_USAGE;
 	}
-	if ((row_group || table) && !(takes & (row_group ? EXPORT_TAKES_ROW_GROUP : EXPORT_TAKES_TABLE))) {
-		tool_err("%s applies to --format %s only", row_group ? "--row-group" : "--table",
-			 takers(names, sizeof(names), row_group ? EXPORT_TAKES_ROW_GROUP : EXPORT_TAKES_TABLE, " and "));
+	if (row_group && !(takes & EXPORT_TAKES_ROW_GROUP)) {
+		tool_err("--row-group applies to --format %s only",
+			 takers(names, sizeof(names), EXPORT_TAKES_ROW_GROUP, " and "));
+		return EXIT_USAGE;
+	}
+	if (table && !(takes & EXPORT_TAKES_TABLE)) {
+		tool_err("--table applies to --format %s only", takers(names, sizeof(names), EXPORT_TAKES_TABLE, " and "));
 		return EXIT_USAGE;
 	}
 	if (!fmt) {
