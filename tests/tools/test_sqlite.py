@@ -48,5 +48,11 @@ with tt.tmpdir() as d:
     tt.eq(q("SELECT DISTINCT globalTid >> 24, globalTid & 16777215 FROM CUPTI_ACTIVITY_KIND_RUNTIME"),
           [(1000, 1000)], "globalTid encoding")
     tt.eq(q("SELECT count(*) FROM COUNTERS"), [(2,)], "counters")
+    # the memcpy kinds by CUpti_ActivityMemcpyKind value, as nsys names them
+    kinds = ["Unknown", "Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host", "Array-to-Array",
+             "Array-to-Device", "Device-to-Array", "Device-to-Device", "Host-to-Host", "Peer-to-Peer"]
+    tt.eq(q("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER ORDER BY id"), list(enumerate(kinds)), "memcpy kinds")
+    tt.eq(q("SELECT name FROM ENUM_CUDA_MEMCPY_OPER WHERE id IN (1, 2, 10) ORDER BY id"),
+          [("HtoD",), ("DtoH",), ("PtoP",)], "memcpy kinds' short names")
     c.close()
 tt.finish()
