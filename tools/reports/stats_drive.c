@@ -141,7 +141,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 			}
 			pt->nshards = nshards;
 		}
-		if (pre == 0 && (stats_ctx_prepass(ctx) || d->pre) && (pt->serial || pre_first)) {
+		if (pre == 0 && (stats_ctx_prepass(ctx) || d->pre) && (pt->serial || d->pass_add || pre_first)) {
 			if ((*code = prepass(d, gpu_threads)) != EXIT_OK) {
 				verdict = PASS_STOP;
 				goto out;
@@ -153,19 +153,21 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		}
 	}
 	struct stats_fanout fan;
-	if (pt->serial) {
+	int here_pass = pt->serial || d->pass_add;
+	if (here_pass) {
 		for (size_t i = 0; i < d->nreps; i++)
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
 		stats_fanout_attach(&fan, ctx, self, here);
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(d->r, &rec)) > 0) {
 			stats_fanout_add(&fan, rec);
+			if (d->pass_add) d->pass_add(d->pass_arg, rec);
 			progress_tick(++n);
 		}
 		pt->pass = mono_s() - t1;
 	}
 	if (sh) {
-		int ok = stats_shards_finish(sh, ctx, !pt->serial, self, &pt->merge) == 0;
+		int ok = stats_shards_finish(sh, ctx, !here_pass, self, &pt->merge) == 0;
 		pt->shards = mono_s() - ts;
 		pt->shard_records = stats_shards_records(sh);
 		stats_shards_cpu(sh, &pt->slice_sum, &pt->slice_max);
@@ -177,7 +179,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		}
 	}
 	*code = tool_finish(d->r, d->path, rc, d->strict);
-	if (!gp_reader_recoverable(rc) && n == 0 && pt->serial) {
+	if (!gp_reader_recoverable(rc) && n == 0 && here_pass) {
 		verdict = PASS_STOP;
 		goto out;
 	}
@@ -227,7 +229,7 @@ void stats_drive_plan(struct stats_drive *d)
 	/* shards also compute the analyses that merge (kernel shapes,
 	 * counters) for the reports that run here */
 	d->nshards = d->threads > 1 && (nsharded || shard_needs) ?
-		slices_count(d->r, d->path, nserial ? d->threads - 1 : d->threads) : 0;
+		slices_count(d->r, d->path, nserial || d->pass_add ? d->threads - 1 : d->threads) : 0;
 	if (!d->nshards) memset(d->sharded, 0, nr * sizeof(*d->sharded));
 	/* the shards decode their slices themselves: the driver's reader (its
 	 * pre-pass, the pass beside them) keeps a few decoding threads, not N

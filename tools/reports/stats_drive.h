@@ -43,6 +43,11 @@ struct stats_drive {
 	const int *run;               /* per report of the list: in the run */
 	int threads;                  /* 1: no slices */
 	const struct stats_pre_hook *pre; /* NULL: none */
+	/* A consumer of every record of the pass, on this thread, whatever
+	 * runs in shards (report's advise inputs, which do not merge): the
+	 * pass here runs for it.  NULL: none. */
+	void (*pass_add)(void *arg, const gp_record *rec);
+	void *pass_arg;
 	int keep_going;               /* a failed step detection leaves the steps out (ctx.pipe.steps
 				       * NULL, steps_err why) instead of ending the run */
 	/* out */
