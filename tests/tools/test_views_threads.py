@@ -127,11 +127,13 @@ with tt.tmpdir() as d:
     mem_page = json.loads(same("gen_memory: report", report_run(d, mem))[0])
     tt.expect(any(m["peak_bytes"] > 0 for m in mem_page["runs"][0]["procs"][0]["memory"]),
               "gen_memory: the page has its memory series")
+    # (not the bigtrace: its NCCL kernels come more than 8 records late,
+    # whose time before a cut is not counted, and the cuts of the slices
+    # are not one pass's: stats --threads 3 differs there too)
     os.environ["GPUPROF_UNION_LAG"] = "8"
-    for paths, name in (((streamed,), "gen_diff --settings"), ((big,), "bigtrace")):
-        o = same(f"{name}, union lag 8: report", report_run(d, *paths))
-        busy = json.loads(o[0])["runs"][0]["procs"][0]["devices"][0]["series"]["GPU busy %"]
-        tt.expect(sum(v or 0 for v in busy) > 0, f"{name}, union lag 8: a busy % series")
+    o = same("gen_diff --settings, union lag 8: report", report_run(d, streamed))
+    busy = json.loads(o[0])["runs"][0]["procs"][0]["devices"][0]["series"]["GPU busy %"]
+    tt.expect(sum(v or 0 for v in busy) > 0, "gen_diff --settings, union lag 8: a busy % series")
     del os.environ["GPUPROF_UNION_LAG"]
 
     # advise's steps ran in the slices; with a lead-in of 1 us every slice
