@@ -300,6 +300,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	stats_drive_malloc();
 	struct report_opts o;
 	memset(&o, 0, sizeof(o));
 	o.steps.detect.want = STEP_WANT_AUTO;

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -218,15 +217,7 @@ int cmd_stats(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-#ifdef M_MMAP_THRESHOLD
-	/* Blocks of 1 MiB or more (the readers' chunks, the unions' pending
-	 * intervals, the tables' values) are mapped and go back to the system
-	 * when freed.  glibc raises its threshold after the first such free,
-	 * and then the arenas of the slices' threads keep what the slices
-	 * freed: at 1e8 events on 16 threads, 643 MiB peak RSS against 410
-	 * (docs/PERFORMANCE.md). */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
+	stats_drive_malloc();
 	size_t ntabs;
 	struct table_ref *tabs = all_tables(&ntabs);
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(int));

@@ -63,6 +63,9 @@ struct stats_drive {
 	uint32_t shard_needs;
 };
 
+/* Before anything is read: the process's allocator set for slices
+ * (their threads' arenas give back what they free). */
+void stats_drive_malloc(void);
 void stats_drive_plan(struct stats_drive *d);
 /* 0: fill and print; -1: nothing to print (the message given).  *code:
  * the exit code (tool_finish's: EXIT_OK, or 2 for a damaged trace). */
