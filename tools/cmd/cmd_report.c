@@ -228,7 +228,9 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 				 .pre = &hook, .pass_add = advise_pre_add, .keep_going = 1 };
 	stats_drive_plan(&d);
 	r = d.r;
-	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, 0, NULL };
+	/* advise's passes over the trace in as many slices as the driver's
+	 * (its inputs: every record of the pass here, in one pass's order) */
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, d.threads, path };
 	struct advise_run *ar = advise_run_new(r, &aopts);
 	d.pass_arg = ar;
 	int code = EXIT_OK;
