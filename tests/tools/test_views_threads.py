@@ -23,7 +23,8 @@ for byte, with the same messages and exit status:
    and stats reports run in slices (reports/stats_drive.h) and whose busy %
    bins add up over the slices: on the traces above, a gen_memory trace
    (memory records, frees without a size across the cuts), a page of two
-   rank traces, and with the devices' unions cut every 8 intervals
+   rank traces, a --step-range no trace has (no steps: the page says
+   why), and with the devices' unions cut every 8 intervals
    (GPUPROF_UNION_LAG=8: the slices' unions merge at the cuts, and the
    pieces summed there go to the bins);
  * on a truncated trace: the same messages and exit status (the pre-pass
@@ -76,14 +77,14 @@ def export_run(d, path, *sel):
     return run
 
 
-def report_run(d, *paths):
+def report_run(d, *paths, opts=()):
     """The page's data (its JSON element) at --threads n (the same -o: the
     data holds the command line)."""
     def run(n):
         out = os.path.join(d, "page.html")
         if os.path.exists(out):
             os.remove(out)
-        p = tt.gp("report", "--threads", n, "-o", out, *paths, check=False)
+        p = tt.gp("report", "--threads", n, *opts, "-o", out, *paths, check=False)
         html = open(out).read() if os.path.exists(out) else ""
         m = re.search(r'<script type="application/json" id="gpuprof-data">(.*?)</script>', html, re.S)
         return m.group(1) if m else "", p.stderr, p.returncode
@@ -124,6 +125,11 @@ with tt.tmpdir() as d:
                                                           ((r0, r1), "two rank traces"), ((streamed,), "gen_diff --settings")]:
         o = same(f"{name}: report", report_run(d, *paths))
         tt.expect(o[2] == 0 and '"runs"' in o[0], f"{name}: report wrote its page: {o[1]!r}")
+    # a --step-range no trace has: no steps, the page still made (the
+    # pre-pass in slices says why, as one thread's)
+    o = same("bigtrace --step-range nosuch: report", report_run(d, big, opts=("--step-range", "nosuch")))
+    tt.expect("no NVTX range named 'nosuch'" in json.loads(o[0])["runs"][0]["steps_error"],
+              f"--step-range nosuch: the steps' error on the page: {o[1]!r}")
     mem_page = json.loads(same("gen_memory: report", report_run(d, mem))[0])
     tt.expect(any(m["peak_bytes"] > 0 for m in mem_page["runs"][0]["procs"][0]["memory"]),
               "gen_memory: the page has its memory series")
