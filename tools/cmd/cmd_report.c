@@ -176,23 +176,6 @@ static void advise_pre_add(void *arg, const gp_record *rec)
 	advise_run_pre_add(arg, rec);
 }
 
-/* The tables of the default set (want), filled, as `stats --format json`
- * (the reports run) gives them; tab and want: one per table of the list. */
-static void fill_tables(struct stats_drive *d, struct report *tab, int *want)
-{
-	size_t k = 0;
-	for (size_t i = 0; stats_reports[i]; i++) {
-		const struct stats_report *rep = stats_reports[i];
-		int in = d->run[i] && (!rep->in_default || rep->in_default(d->self[i], &d->ctx));
-		for (int j = 0; j < rep->ntables; j++) {
-			report_init(&tab[k + (size_t)j], rep->tables[j].name);
-			want[k + (size_t)j] = in && !(rep->by_name & (1u << j));
-		}
-		if (in) rep->fill(d->self[i], &d->ctx, &tab[k]);
-		k += (size_t)rep->ntables;
-	}
-}
-
 /* Reads one trace and writes its part of the page.  The exit code; a
  * damaged trace (corrupt frames) gives 2 and still its part from the intact
  * frames, as every other command's output; *write_failed is set when the
@@ -250,7 +233,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct stats_ctx *ctx = &d.ctx;
 	const char *err = ctx->pipe.steps ? NULL : d.steps_err ? d.steps_err : "no steps analysis";
 	advise = advise_findings(ar, ctx, err, path);
-	fill_tables(&d, tab, want);
+	stats_drive_fill(&d, 0, tab, want);
 	if (ctx->pipe.steps) {
 		steps_reports_fill(&reps, ctx->pipe.steps, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
 		have_reps = 1;

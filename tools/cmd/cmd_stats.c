@@ -349,31 +349,11 @@ int cmd_stats(int argc, char **argv)
 	stats_drive_plan(&d);
 	r = d.r;
 	if (stats_drive_run(&d, &code)) goto out;
-	struct stats_ctx *ctx = &d.ctx;
-	void **self = d.self;
 	const struct stats_phase_times *pt = &d.pt;
 	double t_fill = mono_s();
 
-	/* the default set: every table of the reports that say they belong
-	 * (by-name tables only when an option asked for them) */
-	if (!any)
-		for (size_t k = 0; k < ntabs; k++) {
-			const struct stats_report *sr = tabs[k].rep;
-			if (!run[tabs[k].rep_ix]) continue;
-			if ((sr->by_name & (1u << tabs[k].tab_ix)) && !want[k]) continue;
-			want[k] = !sr->in_default || sr->in_default(self[tabs[k].rep_ix], ctx);
-		}
-
 	struct report *out = xcalloc(ntabs ? ntabs : 1, sizeof(*out));
-	for (size_t k = 0; k < ntabs; k++)
-		report_init(&out[k], tabs[k].rep->tables[tabs[k].tab_ix].name);
-	/* fill each report that has a table to print (its tables are adjacent) */
-	for (size_t k = 0; k < ntabs; k++) {
-		if (tabs[k].tab_ix != 0) continue;
-		int needed = 0;
-		for (int j = 0; j < tabs[k].rep->ntables; j++) needed |= want[k + (size_t)j];
-		if (needed) tabs[k].rep->fill(self[tabs[k].rep_ix], ctx, &out[k]);
-	}
+	stats_drive_fill(&d, any, out, want);
 
 	if (csv_dir) {
 		for (size_t k = 0; k < ntabs && code != EXIT_BADINPUT; k++)

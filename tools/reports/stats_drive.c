@@ -260,6 +260,25 @@ void stats_drive_plan(struct stats_drive *d)
 	d->gpu_threads = d->threads > 1 ? slices_count(d->r, d->path, d->threads) : 0;
 }
 
+void stats_drive_fill(struct stats_drive *d, int chosen, struct report *tab, int *want)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->nreps; i++) {
+		const struct stats_report *rep = stats_reports[i];
+		int needed = 0;
+		for (int j = 0; j < rep->ntables; j++, k++) {
+			report_init(&tab[k], rep->tables[j].name);
+			/* the default set: every table of the reports that say they
+			 * belong (by-name tables only when an option asked for them) */
+			if (!chosen && d->run[i] && (!(rep->by_name & (1u << j)) || want[k]))
+				want[k] = !rep->in_default || rep->in_default(d->self[i], &d->ctx);
+			needed |= want[k];
+		}
+		/* a report's tables are adjacent */
+		if (needed) rep->fill(d->self[i], &d->ctx, &tab[k - (size_t)rep->ntables]);
+	}
+}
+
 /* What a run made, for another. */
 static void drive_clear(struct stats_drive *d)
 {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/report.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
 
@@ -70,6 +71,12 @@ void stats_drive_plan(struct stats_drive *d);
 /* 0: fill and print; -1: nothing to print (the message given).  *code:
  * the exit code (tool_finish's: EXIT_OK, or 2 for a damaged trace). */
 int stats_drive_run(struct stats_drive *d, int *code);
+/* The tables, one per table of the list in its order (tab: named here),
+ * filled for each report run with a table in want.  chosen: want holds
+ * the tables asked for; else the default set is added to it (every table
+ * of a report run that is in its default set, but those printed only when
+ * named, unless want already has them: stats --per-step). */
+void stats_drive_fill(struct stats_drive *d, int chosen, struct report *tab, int *want);
 void stats_drive_free(struct stats_drive *d);
 
 #endif
