@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // duckdb-sql.js — runs SQL with DuckDB over a `gpuprof export --format
-// parquet` directory: each DIR/TABLE.parquet is a view named TABLE, so the
-// queries written for the SQLite export run as they are.
+// parquet` or `--format csv` directory: each DIR/TABLE.parquet or
+// DIR/TABLE.csv is a view named TABLE, so the queries written for the SQLite
+// export run as they are (a CSV file's column types are DuckDB's guess from
+// its values; "" is the empty string, an empty field NULL).
 //
 //   node scripts/duckdb-sql.js [--build B] [--json] [--time] DIR SQL...
 //
@@ -46,10 +48,13 @@ const lit = (s) => "'" + s.replace(/'/g, "''") + "'";
 (async () => {
   const db = await duckdb.DuckDBInstance.create(':memory:');
   const con = await db.connect();
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.parquet')).sort();
-  if (!files.length) usage(`no .parquet files in ${dir}`);
-  for (const f of files)
-    await con.run(`CREATE VIEW ${quote(f.slice(0, -8))} AS SELECT * FROM read_parquet(${lit(path.join(dir, f))})`);
+  const files = fs.readdirSync(dir).filter((f) => /\.(parquet|csv)$/.test(f)).sort();
+  if (!files.length) usage(`no .parquet or .csv files in ${dir}`);
+  for (const f of files) {
+    const csv = f.endsWith('.csv'), file = lit(path.join(dir, f));
+    await con.run(`CREATE VIEW ${quote(f.replace(/\.(parquet|csv)$/, ''))} AS SELECT * FROM ` +
+                  (csv ? `read_csv(${file}, header = true, allow_quoted_nulls = false)` : `read_parquet(${file})`));
+  }
   for (const sql of args) {
     const t0 = process.hrtime.bigint();
     const r = await con.runAndReadAll(sql);

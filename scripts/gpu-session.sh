@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -1042,6 +1042,23 @@ torch.cuda.synchronize(); os.kill(os.getpid(), signal.SIGKILL)"
       COLUMNS=120 build/bin/gpuprof stats --report layers,launch_sites "$t" | head -40
       COLUMNS=120 build/bin/gpuprof diff "$t" examples/mnist-h200.gpuprof | head -60
     ) 2>&1 | tee "$RES/widths.txt"
+    ;;
+  csv)        # issue #41's new export format: a fresh --stacks MNIST trace exported as CSV, every table
+    # cell by cell against its SQLite export (tests/tools/test_csv.py, 'ok' or FAIL lines); a 10-step
+    # window of a generated CSV_N-event trace (default 1e8, seed 7) timed as CSV WINDOW, beside Perfetto's
+    log csv
+    ( t=$RES/csv-mnist.gpuprof T=$RES/big.gpuprof
+      timeout 120 build/bin/gpuprof run --stacks -o "$t" -- python3 examples/train_mnist.py --steps 30 --warmup 5
+      timeout 120 python3 tests/tools/test_csv.py build "$t"
+      timeout 150 build/bench/gen_bigtrace --seed 7 "${CSV_N:-1e8}" "$T" >/dev/null
+      for f in csv perfetto; do
+        s=$EPOCHREALTIME
+        timeout 60 build/bin/gpuprof export --threads 16 --format $f --steps 20000:20010 "$T" -o "$RES/win-$f"
+        rc=$? e=$EPOCHREALTIME
+        awk -v f=$f -v s="$s" -v e="$e" -v rc=$rc 'BEGIN { printf "CSV WINDOW %s: %.2f s, exit %d\n", f, e - s, rc }'
+      done
+      wc -l "$RES/win-csv/CUPTI_ACTIVITY_KIND_KERNEL.csv"; rm -rf "$T" "$RES/win-csv" "$RES/win-perfetto"
+    ) 2>&1 | tee "$RES/csv.txt"
     ;;
   *) echo "unknown phase $ph" ;;
   esac

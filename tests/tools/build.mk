@@ -7,7 +7,7 @@ TOOLS_SH_TESTS := test_cli test_cli_help test_completion test_golden test_run te
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
-	test_layers test_stats_threads test_window_read test_parquet test_captures test_advise_verdicts test_memory \
+	test_layers test_stats_threads test_window_read test_parquet test_csv test_captures test_advise_verdicts test_memory \
 	test_widths test_views_threads
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
@@ -49,7 +49,7 @@ GEN_WINDOW := $(TOOLST_DIR)/gen_window
 $(GEN_WINDOW): tests/tools/gen_window.c libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
 
-# edge values for the SQLite and Parquet exports (test_parquet.py)
+# edge values for the SQLite, Parquet and CSV exports (test_parquet.py, test_csv.py)
 GEN_EDGE := $(TOOLST_DIR)/gen_edge
 $(GEN_EDGE): tests/tools/gen_edge.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)

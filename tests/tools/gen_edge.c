@@ -1,5 +1,5 @@
-/* gen_edge.c — a trace of edge values for the SQLite and Parquet exports
- * (test_parquet.py compares what the two hold):
+/* gen_edge.c — a trace of edge values for the SQLite, Parquet and CSV
+ * exports (test_parquet.py and test_csv.py compare what they hold):
  *
  *   gen_edge OUT            the trace below
  *   gen_edge --empty OUT    a header and no record
@@ -13,8 +13,8 @@
  * past 2^63, correlation ids up to 2^64 - 1, NVTX payloads INT64_MIN and
  * INT64_MAX, a start/end range id 2^64 - 1.  Counters: NaN (NULL in both
  * exports), +-inf, -0.0, a denormal, DBL_MAX, an integer counter of
- * INT64_MIN.  Process 9000 is written twice (the second replaces the
- * first, as SQLite's INSERT OR REPLACE) and before process 10. */
+ * INT64_MIN.  Process 9000 is written twice (its row is the second's in
+ * every export) and before process 10. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

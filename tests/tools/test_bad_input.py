@@ -31,6 +31,7 @@ def cmds(path, d):
         ["export", "--format", "perfetto", path, "-o", out("json")],
         ["export", "--format", "sqlite", path, "-o", out("db")],
         ["export", "--format", "parquet", path, "-o", out("parquet")],
+        ["export", "--format", "csv", path, "-o", out("csv")],
         ["merge", path, "-o", out("gpuprof")],
         ["report", "-o", out("html"), path],
         ["diff", path, path],

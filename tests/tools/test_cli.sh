@@ -88,7 +88,7 @@ grep -q -- '`--format chrome` and `--format json`' "$DOC" || bad "docs/CLI.md: e
 # the export formats are one list (export/registry.c): each one export --help
 # describes is in its usage line, in gpuprof --help and in the messages
 fmts=$("$G" help --full export | sed -n 's/^  --format \([a-z]*\)  .*/\1/p')
-[ "$(echo $fmts)" = "perfetto sqlite parquet folded" ] || bad "export --help: formats '$(echo $fmts)'"
+[ "$(echo $fmts)" = "perfetto sqlite parquet csv folded" ] || bad "export --help: formats '$(echo $fmts)'"
 "$G" export x -o y >/dev/null 2>"$d/err"
 "$G" export --format xml x -o y >/dev/null 2>>"$d/err"
 for f in $fmts; do

@@ -51,27 +51,6 @@ def export(fmt, trace, out, *opts, code=0):
     return p
 
 
-def utf8_fixed(b):
-    """The Parquet export's rule for text that is not UTF-8: each byte that
-    does not begin a valid sequence becomes U+FFFD (written here from the
-    rule, not from the tool)."""
-    out, i = [], 0
-    while i < len(b):
-        for n in (1, 2, 3, 4):
-            try:
-                ch = b[i:i + n].decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if len(ch) == 1:
-                out.append(ch)
-                i += n
-                break
-        else:
-            out.append("\ufffd")
-            i += 1
-    return "".join(out)
-
-
 def sq(db, *sqls):
     """Each query's rows from the SQLite database (text as Parquet must
     hold it)."""
@@ -80,7 +59,7 @@ def sq(db, *sqls):
     res = []
     for sql in sqls:
         rows = con.execute(sql).fetchall()
-        res.append([tuple(utf8_fixed(v) if isinstance(v, bytes) else v for v in r) for r in rows])
+        res.append([tuple(tt.utf8_fixed(v) if isinstance(v, bytes) else v for v in r) for r in rows])
     con.close()
     return res
 

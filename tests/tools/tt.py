@@ -93,6 +93,27 @@ def golden(name, *args, cwd=None):
         print(out)
 
 
+def utf8_fixed(b):
+    """The Parquet and CSV exports' rule for text that is not UTF-8 (bytes
+    b): each byte that does not begin a valid sequence becomes U+FFFD
+    (written here from the rule, not from the tool)."""
+    out, i = [], 0
+    while i < len(b):
+        for n in (1, 2, 3, 4):
+            try:
+                ch = b[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(ch) == 1:
+                out.append(ch)
+                i += n
+                break
+        else:
+            out.append("\ufffd")
+            i += 1
+    return "".join(out)
+
+
 def expect(cond, what):
     if not cond:
         fail(what)

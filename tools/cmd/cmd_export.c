@@ -28,12 +28,12 @@ void cmd_export_help(FILE *f)
 		fprintf(f, "%s%s", x == export_formats ? "" : "|", x->name);
 	fputs(" [--weight W] [--site RULE]\n"
 	      "                      [--since T] [--until T] [--steps A:B] [--range NAME] [--abs-time]\n"
-	      "                      [--summary] [--gzip] [--row-group N] [--strict] FILE -o OUT\n\n",
+	      "                      [--summary] [--gzip] [--row-group N] [--table NAME] [--strict] FILE -o OUT\n\n",
 	      f);
 	for (const struct export_format *x = export_formats; x->name; x++) fputs(x->help, f);
 	export_format_names(no_stdout, sizeof(no_stdout), EXPORT_TAKES_STDOUT, 0, " or ");
-	fprintf(f, "  -o, --output OUT   output file ('-' = stdout, not %s); replaced\n"
-		   "                     if it exists\n"
+	fprintf(f, "  -o, --output OUT   output file ('-' = stdout, not %s);\n"
+		   "                     replaced if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
 		   "%s only:\n"
 		   SELOPT_HELP
@@ -62,11 +62,12 @@ int cmd_export(int argc, char **argv)
 		{ "summary", no_argument, NULL, 'U' },
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "row-group", required_argument, NULL, 'R' },
+		{ "table", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
-	const char *format = NULL, *out = NULL, *weight = NULL;
+	const char *format = NULL, *out = NULL, *weight = NULL, *table = NULL;
 	struct site_rule site;
 	int have_site = 0;
 	int strict = 0, summary = 0, gzip = 0, c;
@@ -88,6 +89,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'U': summary = 1; break;
 		case 'z': gzip = 1; break;
+		case 'T': table = optarg; break;
 		case 'R': {
 			char *end;
 			unsigned long long v = strtoull(optarg, &end, 10);
@@ -136,6 +138,10 @@ int cmd_export(int argc, char **argv)
 			 takers(names, sizeof(names), EXPORT_TAKES_ROW_GROUP, " and "));
 		return EXIT_USAGE;
 	}
+	if (table && !(takes & EXPORT_TAKES_TABLE)) {
+		tool_err("--table applies to --format %s only", takers(names, sizeof(names), EXPORT_TAKES_TABLE, " and "));
+		return EXIT_USAGE;
+	}
 	if (!fmt) {
 		export_format_names(names, sizeof(names), 0, 0, ", ");
 		tool_err("unknown format '%s' (%s)", format, names);
@@ -154,7 +160,7 @@ int cmd_export(int argc, char **argv)
 		tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
 		return EXIT_USAGE;
 	}
-	if (!(takes & EXPORT_TAKES_STDOUT) && !strcmp(out, "-")) {
+	if (!(takes & EXPORT_TAKES_STDOUT) && !table && !strcmp(out, "-")) {
 		tool_err("%s output needs a %s name", format, fmt->out_is);
 		return EXIT_USAGE;
 	}
@@ -177,7 +183,7 @@ int cmd_export(int argc, char **argv)
 	}
 	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
 				  .summary = summary, .row_group = row_group, .weight = w,
-				  .site = have_site ? &site : NULL };
+				  .site = have_site ? &site : NULL, .table = table };
 	int rc = fmt->run(argv[optind], out, strict, &eo);
 	selection_free(&sel);
 	return rc;

@@ -30,6 +30,7 @@ struct export_opts {
 	 * site's frame (--site user/inner/GLOB), or its layer path (--site
 	 * layer: analysis/layers/layer_attr.h, the rows of `stats --report layers`) */
 	const struct site_rule *site;
+	const char *table;           /* csv: the one table written to OUT (a file or '-'); NULL: all, OUT a directory */
 };
 
 /* Rows per row group of the Parquet export: DuckDB's own default is
@@ -41,6 +42,8 @@ int export_sqlite(const char *in, const char *out, int strict, const struct expo
 /* the SQLite export's tables as DIR/TABLE.parquet, one file each */
 int export_parquet(const char *in, const char *dir, int strict, const struct export_opts *o);
 int export_folded(const char *in, const char *out, int strict, const struct export_opts *o);
+/* the SQLite export's tables as DIR/TABLE.csv, or one table (o->table) */
+int export_csv(const char *in, const char *out, int strict, const struct export_opts *o);
 
 /* ---------------------------------------------------------------- registry */
 /* The options of `gpuprof export` a format takes (besides --format, -o,
@@ -53,6 +56,7 @@ enum {
 	EXPORT_TAKES_WEIGHT = 1 << 4,
 	EXPORT_TAKES_SITE = 1 << 5,
 	EXPORT_TAKES_STDOUT = 1 << 6,    /* -o - */
+	EXPORT_TAKES_TABLE = 1 << 7,     /* --table NAME: OUT is that table's file, '-' stdout */
 };
 
 struct export_format {

@@ -55,7 +55,7 @@ static char *create_sql(const struct xt_table *t)
 static char *insert_sql(const struct xt_table *t)
 {
 	char *s = xmalloc(64 + strlen(t->name) + 2 * (size_t)t->ncols);
-	size_t len = (size_t)sprintf(s, "%s INTO %s VALUES(", t->verb, t->name);
+	size_t len = (size_t)sprintf(s, "INSERT INTO %s VALUES(", t->name);
 	for (unsigned i = 0; i < t->ncols; i++) len += (size_t)sprintf(s + len, i ? ",?" : "?");
 	strcpy(s + len, ")");
 	return s;

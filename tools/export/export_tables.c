@@ -1,13 +1,17 @@
-/* export_tables.c — the tables of the SQLite and Parquet exports and the
- * pass that fills them (export_tables.h).  Strings live in StringIds and are
+/* export_tables.c — the tables of the SQLite, Parquet and CSV exports, the
+ * pass that fills them and the directories of files (export_tables.h).  Strings live in StringIds and are
  * referenced by id; globalTid = pid<<24|tid and globalPid = pid<<24 (nsys
  * packs them similarly).  Call stacks (callchainId of the API tables) go to
  * CUDA_CALLCHAINS as nsys has it (stackDepth 0 = innermost), symbolised like
  * the other exports. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/stacks/stacks.h"
 #include "common/tool.h"
@@ -176,24 +180,24 @@ enum {
 };
 /* In creation order, after META_DATA and StringIds (XT_REC below). */
 static const struct qtable {
-	const char *name, *verb;
+	const char *name;
 	uint32_t type;
 	const struct qcol *cols;
 	const char *const *hide;
 } qtables[T_COUNT] = {
-	[T_PROC] = { "PROCESSES", "INSERT OR REPLACE", GP_REC_PROCESS, q_process, q_process_hide },
-	[T_THREAD] = { "ThreadNames", "INSERT", GP_REC_THREAD, q_thread, NULL },
-	[T_GPU] = { "TARGET_INFO_GPU", "INSERT", GP_REC_DEVICE, q_device, q_device_hide },
-	[T_KERN] = { "CUPTI_ACTIVITY_KIND_KERNEL", "INSERT", GP_REC_KERNEL, q_kernel, NULL },
-	[T_MEMCPY] = { "CUPTI_ACTIVITY_KIND_MEMCPY", "INSERT", GP_REC_MEMCPY, q_memcpy, NULL },
-	[T_MEMSET] = { "CUPTI_ACTIVITY_KIND_MEMSET", "INSERT", GP_REC_MEMSET, q_memset, q_memset_hide },
-	[T_RUNTIME] = { "CUPTI_ACTIVITY_KIND_RUNTIME", "INSERT", GP_REC_API, q_api, q_api_hide },
-	[T_DRIVER] = { "CUPTI_ACTIVITY_KIND_DRIVER", "INSERT", GP_REC_API, q_api, q_api_hide },
-	[T_SYNC] = { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "INSERT", GP_REC_SYNC, q_sync, NULL },
-	[T_MEMORY] = { "CUDA_GPU_MEMORY_USAGE_EVENTS", "INSERT", GP_REC_MEMORY, q_memory, NULL },
-	[T_NVTX] = { "NVTX_EVENTS", "INSERT", GP_REC_NVTX_RANGE, q_nvtx_range, NULL },
-	[T_COUNTER] = { "COUNTERS", "INSERT", GP_REC_COUNTER, q_counter, NULL },
-	[T_DROPPED] = { "DROPPED", "INSERT", GP_REC_DROPPED, q_dropped, NULL },
+	[T_PROC] = { "PROCESSES", GP_REC_PROCESS, q_process, q_process_hide },
+	[T_THREAD] = { "ThreadNames", GP_REC_THREAD, q_thread, NULL },
+	[T_GPU] = { "TARGET_INFO_GPU", GP_REC_DEVICE, q_device, q_device_hide },
+	[T_KERN] = { "CUPTI_ACTIVITY_KIND_KERNEL", GP_REC_KERNEL, q_kernel, NULL },
+	[T_MEMCPY] = { "CUPTI_ACTIVITY_KIND_MEMCPY", GP_REC_MEMCPY, q_memcpy, NULL },
+	[T_MEMSET] = { "CUPTI_ACTIVITY_KIND_MEMSET", GP_REC_MEMSET, q_memset, q_memset_hide },
+	[T_RUNTIME] = { "CUPTI_ACTIVITY_KIND_RUNTIME", GP_REC_API, q_api, q_api_hide },
+	[T_DRIVER] = { "CUPTI_ACTIVITY_KIND_DRIVER", GP_REC_API, q_api, q_api_hide },
+	[T_SYNC] = { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", GP_REC_SYNC, q_sync, NULL },
+	[T_MEMORY] = { "CUDA_GPU_MEMORY_USAGE_EVENTS", GP_REC_MEMORY, q_memory, NULL },
+	[T_NVTX] = { "NVTX_EVENTS", GP_REC_NVTX_RANGE, q_nvtx_range, NULL },
+	[T_COUNTER] = { "COUNTERS", GP_REC_COUNTER, q_counter, NULL },
+	[T_DROPPED] = { "DROPPED", GP_REC_DROPPED, q_dropped, NULL },
 };
 
 /* Every table, in creation order: the order the SQLite database lists them
@@ -227,6 +231,8 @@ struct xt {
 	int64_t (*knames)[3]; size_t nk, ck; /* short, demangled, mangled */
 	struct stacks *stacks;
 	u64map chains_done; /* stack ids written to CUDA_CALLCHAINS */
+	u64map proc_at;     /* pid -> index into procs */
+	struct proc { uint32_t pid; gp_record rec; } *procs; size_t nproc, cproc;
 	int err;            /* the sink failed: stop */
 };
 
@@ -305,7 +311,7 @@ static void table_fixed(struct xt *x, unsigned t, const struct fixed_table *f)
 	while (n < 4 && f->cols[n][0]) n++;
 	x->cols[t] = xcalloc(n, sizeof(struct xt_col));
 	for (unsigned i = 0; i < n; i++) x->cols[t][i] = col_make(f->cols[i][0], f->cols[i][1]);
-	x->tables[t] = (struct xt_table){ f->name, "INSERT", n, x->cols[t] };
+	x->tables[t] = (struct xt_table){ f->name, n, x->cols[t] };
 }
 
 static void table_rec(struct xt *x, unsigned t)
@@ -316,7 +322,7 @@ static void table_rec(struct xt *x, unsigned t)
 	struct xt_col *c = x->cols[X_REC + t] = xcalloc(v->n ? v->n : 1, sizeof(*c));
 	for (unsigned i = 0; i < v->n; i++)
 		c[i] = col_make(v->cols[i].c->col ? v->cols[i].c->col : v->cols[i].f->name, v->cols[i].c->sqltype);
-	x->tables[X_REC + t] = (struct xt_table){ q->name, q->verb, v->n, c };
+	x->tables[X_REC + t] = (struct xt_table){ q->name, v->n, c };
 }
 
 static void tables_build(struct xt *x)
@@ -463,10 +469,32 @@ static void on_api(struct xt *x, const gp_record *rec)
 	}
 }
 
+/* PROCESSES: a process's last record (a merged or long trace may repeat
+ * one), its row given at the end in globalPid order, as SQLite's INTEGER
+ * PRIMARY KEY table would hold them after INSERT OR REPLACE. */
+static void hold_process(struct xt *x, const gp_record *rec)
+{
+	uint32_t pid = tool_pid(x->r, rec);
+	uint64_t *at = u64map_get(&x->proc_at, pid, MAP_FIND);
+	size_t i = at ? *at : x->nproc;
+	if (!at) {
+		*u64map_get(&x->proc_at, pid, MAP_INSERT) = x->nproc++;
+		vec_reserve((void **)&x->procs, &x->cproc, x->nproc, sizeof(*x->procs));
+	}
+	x->procs[i] = (struct proc){ pid, *rec };
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	uint32_t p = ((const struct proc *)a)->pid, q = ((const struct proc *)b)->pid;
+	return p < q ? -1 : p > q;
+}
+
 static void on_record(struct xt *x, const gp_record *rec)
 {
 	switch (rec->type) {
 	case GP_REC_API: on_api(x, rec); return;
+	case GP_REC_PROCESS: hold_process(x, rec); return;
 	case GP_REC_NVTX_MARK: rec_row(x, T_NVTX, &x->mark, rec); return;
 	}
 	for (unsigned t = 0; t < T_COUNT; t++)
@@ -502,13 +530,15 @@ int export_tables(const char *in, int strict, const struct export_opts *o, const
 		goto out;
 	}
 	const gp_record *rec;
-	int rc;
+	int rc = 0;
 	uint64_t n = 0;
 	while (!x.err && (rc = gp_reader_next(r, &rec)) > 0) {
 		if (!selection_keeps(sel, rec)) continue;
 		on_record(&x, rec);
 		progress_tick(++n);
 	}
+	if (x.nproc) qsort(x.procs, x.nproc, sizeof(*x.procs), by_pid);
+	for (size_t i = 0; i < x.nproc; i++) rec_row(&x, T_PROC, &x.view[T_PROC], &x.procs[i].rec);
 	if (x.err)
 		goto out;
 	opened = 0;
@@ -526,7 +556,56 @@ out:
 	u64map_free(&x.kname);
 	free(x.knames);
 	u64map_free(&x.chains_done);
+	u64map_free(&x.proc_at);
+	free(x.procs);
 	stacks_free(x.stacks);
 	gp_reader_close(r);
 	return code;
+}
+
+/* ------------------------------------------------------------ directories */
+static char *file_name(const char *dir, const char *name, const char *ext)
+{
+	char *s = xmalloc(strlen(dir) + strlen(name) + strlen(ext) + 2);
+	sprintf(s, "%s/%s%s", dir, name, ext);
+	return s;
+}
+
+int xt_dir_open(struct xt_dir *d, const char *dir, const char *ext, const struct xt_table *tables, unsigned nt)
+{
+	struct stat st;
+	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		tool_err("cannot create directory %s: %s", dir, errno == EEXIST ? "a file has that name" : strerror(errno));
+		return -1;
+	}
+	char tmp_ext[16];
+	snprintf(tmp_ext, sizeof(tmp_ext), "%s.tmp", ext);
+	d->nt = nt;
+	d->path = xcalloc(nt, sizeof(*d->path));
+	d->tmp = xcalloc(nt, sizeof(*d->tmp));
+	for (unsigned t = 0; t < nt; t++) {
+		d->path[t] = file_name(dir, tables[t].name, ext);
+		d->tmp[t] = file_name(dir, tables[t].name, tmp_ext);
+	}
+	return 0;
+}
+
+int xt_dir_close(struct xt_dir *d, int ok)
+{
+	int rc = ok ? 0 : -1;
+	/* every file complete: give them their names; else none */
+	for (unsigned t = 0; t < d->nt; t++) {
+		if (!rc && rename(d->tmp[t], d->path[t]) != 0) {
+			tool_err("cannot write %s: %s", d->path[t], strerror(errno));
+			rc = -1;
+		}
+		if (rc) unlink(d->tmp[t]);
+		free(d->path[t]);
+		free(d->tmp[t]);
+	}
+	free(d->path);
+	free(d->tmp);
+	d->nt = 0;
+	d->path = d->tmp = NULL;
+	return rc;
 }

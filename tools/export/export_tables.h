@@ -1,4 +1,4 @@
-/* export_tables.h — the tables of the SQLite and Parquet exports, defined
+/* export_tables.h — the tables of the SQLite, Parquet and CSV exports, defined
  * once: nsys-like tables (`nsys export --type sqlite` in spirit; docs/CLI.md
  * "gpuprof export"), their names, columns and SQL types, and the one pass
  * over a trace that makes their rows.  A format is a sink: it is told the
@@ -23,8 +23,6 @@ struct xt_col {
 
 struct xt_table {
 	const char *name;
-	const char *verb; /* "INSERT", or "INSERT OR REPLACE": a later row whose
-			     first column (the key) equals an earlier one's replaces it */
 	unsigned ncols;
 	const struct xt_col *cols;
 };
@@ -48,7 +46,9 @@ struct xt_sink {
 	 * them in row().  On failure close is still called (ok = 0) to
 	 * undo what was done. */
 	int (*open)(void *ctx, const struct xt_table *tables, unsigned ntables);
-	/* one row: one value per column of the table */
+	/* one row: one value per column of the table.  A key is given once
+	 * (PROCESSES: the last record of a process, at the end, in globalPid
+	 * order), so a format writes the rows as they come. */
 	int (*row)(void *ctx, unsigned table, const struct xt_val *vals);
 	/* ok: every row was given (the trace read to its end, or to the
 	 * damage that stopped it): make the output whole; else abandon it.
@@ -61,5 +61,19 @@ struct xt_sink {
  * went well: the rows read before a damaged or truncated part are
  * written). */
 int export_tables(const char *in, int strict, const struct export_opts *o, const struct xt_sink *sink);
+
+/* The output of the formats that write a file per table (Parquet, CSV):
+ * DIR/TABLE.EXT, DIR made if missing.  Each is written under tmp[t]
+ * (TABLE.EXT.tmp) and renamed to path[t] when the whole export succeeded;
+ * other files in DIR are left alone. */
+struct xt_dir {
+	unsigned nt;
+	char **path, **tmp;
+};
+/* Makes DIR and the names; 0, or -1 with its message printed. */
+int xt_dir_open(struct xt_dir *d, const char *dir, const char *ext, const struct xt_table *tables, unsigned nt);
+/* ok: renames the files (0, or -1 with a message); else removes them
+ * (-1).  Frees the names. */
+int xt_dir_close(struct xt_dir *d, int ok);
 
 #endif

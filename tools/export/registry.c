@@ -38,6 +38,13 @@ const struct export_format export_formats[] = {
 	  "                     and other Parquet readers: the same SQL runs on both\n"
 	  "  --row-group N      parquet only: rows per row group (default " STR(EXPORT_PARQUET_ROW_GROUP) ")\n",
 	  EXPORT_TAKES_SELECTION | EXPORT_TAKES_ROW_GROUP, "directory", export_parquet },
+	{ "csv", NULL, "CSV",
+	  "  --format csv       the same tables as CSV (RFC 4180: a header row, NULL an\n"
+	  "                     empty field), one file each in the directory OUT\n"
+	  "                     (OUT/TABLE.csv, made if missing) for pandas, DuckDB and\n"
+	  "                     spreadsheets\n"
+	  "  --table NAME       csv only: that table alone, to the file OUT or '-' stdout\n",
+	  EXPORT_TAKES_SELECTION | EXPORT_TAKES_TABLE, "directory", export_csv },
 	{ "folded", NULL, "folded stacks",
 	  "  --format folded    folded stacks of the launch calls (\"root;...;leaf WEIGHT\"\n"
 	  "                     per line) for flamegraph.pl and speedscope; needs a trace\n"
