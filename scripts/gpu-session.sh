@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
+#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -706,6 +706,31 @@ PY
         grep -i "slice" "$RES/sl16.err" | tail -6
       done ) 2>&1 | tee "$RES/slices.txt"
     rm -f "$RES"/slices.gpuprof "$RES"/sl16.* "$RES"/sl1.json ;;
+  report-slices) # issue #41 on the 16-core machine, a generated trace (seed 7, RSLICES_N events, default
+                # 1e8): `gpuprof report` on 16 threads (its tables, steps and series as stats --threads
+                # runs them, reports/stats_drive.h) against one, wall time and peak RSS of each (bars:
+                # within 2x of `stats --threads 16`, timed here too, and <= 512 MiB), and the page's
+                # data byte for byte the same
+    log report-slices
+    ( T=$RES/rslices.gpuprof; G=build/bin/gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${RSLICES_N:-1e8}" "$T" >/dev/null; set +x
+      for c in "stats --threads 16" "report --threads 16" "report --threads 1"; do
+        # shellcheck disable=SC2046,SC2086
+        python3 - "$c" $G $c $(case $c in report*) echo "-o $RES/rs${c##* }.html";; esac) "$T" <<'PY'
+import resource, subprocess, sys, time
+t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, timeout=280)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{sys.argv[1]}: {time.time() - t:.2f} s wall, {ru.ru_utime:.1f} s user, {ru.ru_maxrss / 1024:.0f} MiB peak RSS, rc {rc}")
+PY
+      done
+      for n in 16 1; do  # the data element, its command line's -o the same
+        python3 -c 'import re, sys; h = open(sys.argv[1]).read(); m = re.search(r"id=\"gpuprof-data\">(.*?)</script>", h, re.S)
+print(m.group(1).replace(sys.argv[2], "rsN.html") if m else "")' "$RES/rs$n.html" "rs$n.html" >"$RES/rs$n.json"
+      done
+      if [ -s "$RES/rs1.json" ] && cmp -s "$RES/rs16.json" "$RES/rs1.json"; then
+        echo "REPORT SLICES SAME: the page's data at 16 threads = 1"
+      else echo "REPORT SLICES DIFFER"; fi ) 2>&1 | tee "$RES/report-slices.txt"
+    rm -f "$RES"/rslices.gpuprof "$RES"/rs1*.html "$RES"/rs1*.json ;;
   report)       # issue #23: `gpuprof diff` on A/B pairs that change one thing (FP32 vs bf16 autocast,
                 # SDPA math vs flash, DataLoader 0 vs 4 workers, two identical configs), each config run
                 # AB_REPS times (default 3) interleaved A1 B1 A2 B2 ..., diffed with 3 runs a side (the

@@ -17,6 +17,16 @@ for byte, with the same messages and exit status:
    the trace method's steps (gen_steps --no-nvtx: the selection's steps
    analysis runs on the pre-pass's pipe), and with a --steps A:B that names
    no step (the same usage error and exit 1);
+ * `gpuprof report`: the page's data (export/report_data.h: the header,
+   the stats tables, the steps, the busy % per bin, the memory timeline,
+   the findings), whose pre-pass (with the header and the memory timeline)
+   and stats reports run in slices (reports/stats_drive.h) and whose busy %
+   bins add up over the slices: on the traces above, a gen_memory trace
+   (memory records, frees without a size across the cuts), a page of two
+   rank traces, a --step-range no trace has (no steps: the page says
+   why), and with the devices' unions cut every 8 intervals
+   (GPUPROF_UNION_LAG=8: the slices' unions merge at the cuts, and the
+   pieces summed there go to the bins);
  * on a truncated trace: the same messages and exit status (the pre-pass
    is not cut: one thread's read).
 
@@ -27,6 +37,7 @@ steps 20:22 of the bigtrace is checked against the steps' own times (from
 them."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -66,6 +77,20 @@ def export_run(d, path, *sel):
     return run
 
 
+def report_run(d, *paths, opts=()):
+    """The page's data (its JSON element) at --threads n (the same -o: the
+    data holds the command line)."""
+    def run(n):
+        out = os.path.join(d, "page.html")
+        if os.path.exists(out):
+            os.remove(out)
+        p = tt.gp("report", "--threads", n, *opts, "-o", out, *paths, check=False)
+        html = open(out).read() if os.path.exists(out) else ""
+        m = re.search(r'<script type="application/json" id="gpuprof-data">(.*?)</script>', html, re.S)
+        return m.group(1) if m else "", p.stderr, p.returncode
+    return run
+
+
 with tt.tmpdir() as d:
     big = os.path.join(d, "big.gpuprof")
     subprocess.run([GEN_BIG, "200000", big], check=True, capture_output=True)
@@ -85,6 +110,37 @@ with tt.tmpdir() as d:
         tt.expect(o[2] == 0 and '"steps"' in o[0], f"{name}: steps ran: {o[1]!r}")
         o = same(f"{name}: advise", gp_run("advise", "--all", "--format", "json", path))
         tt.expect(o[2] == 0 and '"findings"' in o[0], f"{name}: advise ran: {o[1]!r}")
+
+    # report: the page's data at every thread count
+    mem = os.path.join(d, "mem.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_memory"), "--noise", "leak", mem], check=True, capture_output=True)
+    r0, r1 = os.path.join(d, "r0.gpuprof"), os.path.join(d, "r1.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_diff"), "--pid", "7000", "--rank", "0", "--counters", r0], check=True)
+    subprocess.run([os.path.join(GEN_DIR, "gen_diff"), "--pid", "7001", "--rank", "1", "--gemm-ns", "150000", r1],
+                   check=True)
+    streamed = os.path.join(d, "streamed.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_diff"), "--warmup", "--jitter", "20000", "--counters", "--settings",
+                    "activity=kernel,memcpy,memset,peer,device api=default", streamed], check=True)
+    for paths, name in [((p,), n) for p, n in traces] + [((mem,), "gen_memory --noise leak"),
+                                                          ((r0, r1), "two rank traces"), ((streamed,), "gen_diff --settings")]:
+        o = same(f"{name}: report", report_run(d, *paths))
+        tt.expect(o[2] == 0 and '"runs"' in o[0], f"{name}: report wrote its page: {o[1]!r}")
+    # a --step-range no trace has: no steps, the page still made (the
+    # pre-pass in slices says why, as one thread's)
+    o = same("bigtrace --step-range nosuch: report", report_run(d, big, opts=("--step-range", "nosuch")))
+    tt.expect("no NVTX range named 'nosuch'" in json.loads(o[0])["runs"][0]["steps_error"],
+              f"--step-range nosuch: the steps' error on the page: {o[1]!r}")
+    mem_page = json.loads(same("gen_memory: report", report_run(d, mem))[0])
+    tt.expect(any(m["peak_bytes"] > 0 for m in mem_page["runs"][0]["procs"][0]["memory"]),
+              "gen_memory: the page has its memory series")
+    # (not the bigtrace: its NCCL kernels come more than 8 records late,
+    # whose time before a cut is not counted, and the cuts of the slices
+    # are not one pass's: stats --threads 3 differs there too)
+    os.environ["GPUPROF_UNION_LAG"] = "8"
+    o = same("gen_diff --settings, union lag 8: report", report_run(d, streamed))
+    busy = json.loads(o[0])["runs"][0]["procs"][0]["devices"][0]["series"]["GPU busy %"]
+    tt.expect(sum(v or 0 for v in busy) > 0, "gen_diff --settings, union lag 8: a busy % series")
+    del os.environ["GPUPROF_UNION_LAG"]
 
     # advise's steps ran in the slices; with a lead-in of 1 us every slice
     # after the first starts short of one pass's state: the slice before
@@ -144,6 +200,7 @@ with tt.tmpdir() as d:
         f.truncate(os.path.getsize(big) * 2 // 3)
     for cmd in (("advise",), ("steps",)):
         same(f"truncated: {cmd[0]}", gp_run(*cmd, cut))
+    same("truncated: report", report_run(d, cut))
     same("truncated: export --steps 20:22", export_run(d, cut, "--steps", "20:22"))
 
 tt.finish()

@@ -3,12 +3,14 @@
  * (docs/REPORT.md).  Option parsing and the passes over each trace; the
  * page is export/report_html.c, its data export/report_data.c.
  *
- * Per trace, three reads: the stats reports' pre-pass (the steps'
- * pass 1); one pass for the stats reports, the steps (the stats context's
- * steps pipeline: the page's steps view), the header (trace_info), the
- * memory timeline and advise's own inputs; then advise's facts pass over
- * those steps (analysis/advise/advise_run.h), for the findings.  Each trace's part
- * of the page is written before the next trace is read. */
+ * Per trace, stats' driver (reports/stats_drive.h: in slices with
+ * --threads) runs the reports `stats` runs by default and the steps (the
+ * context's steps pipeline: the page's steps view); its pre-pass also
+ * feeds the header (trace_info, whose span sets the busy-% bins) and the
+ * memory timeline, its pass the busy % per bin and, on the driver's
+ * thread, advise's own inputs; then advise's facts pass over those steps
+ * (analysis/advise/advise_run.h), for the findings.  Each trace's part of
+ * the page is written before the next trace is read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -25,7 +27,8 @@
 #include "cmd/stepopt.h"
 #include "common/tool.h"
 #include "export/report_html.h"
-#include "reports/stats_set.h"
+#include "common/selopt.h"
+#include "reports/stats_drive.h"
 
 void cmd_report_help(FILE *f)
 {
@@ -65,18 +68,18 @@ struct report_opts {
 
 /* THE ADVISE HOOK: the page's "Findings" (docs/REPORT.md, "Findings").
  * `gpuprof advise` over the trace (analysis/advise/advise_run.h, with the page's
- * step options and --site) judged on the stats pass's steps (ss; err: why
+ * step options and --site) judged on the stats pass's steps (ctx; err: why
  * there are none), as the JSON value that `gpuprof advise --format json`
  * prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"), or
  * {"error": "why"} when advise could not judge the trace.  malloc'd. */
-static char *advise_findings(struct advise_run *ar, struct stats_set *ss, const char *err, const char *path)
+static char *advise_findings(struct advise_run *ar, struct stats_ctx *ctx, const char *err, const char *path)
 {
 	int read_rc = 0;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m) return NULL;
-	if (ss->ctx.pipe.steps && advise_run_judge(ar, ss->ctx.pipe.steps, &ss->ctx.pipe.win, &read_rc) == 0) {
+	if (ctx->pipe.steps && advise_run_judge(ar, ctx->pipe.steps, &ctx->pipe.win, &read_rc) == 0) {
 		advise_print_json(m, path, advise_run_result(ar));
 	} else {
 		/* a read error was reported by the first pass; the same file again */
@@ -116,14 +119,61 @@ static char *command_line(int argc, char **argv)
 }
 
 
-/* The pre-pass's record to the trace's info (its span sets the bins the
- * pass sums busy time in). */
-struct info_pre { struct trace_info *info; gp_reader *r; };
+/* The page's consumers of the pre-pass (stats_pre_hook, in slices where
+ * the trace allows): the header (trace_info), whose span sets the bins the
+ * pass sums the busy % in, and the memory timeline. */
+struct page_pre {
+	struct trace_info info;
+	struct mem_timeline mem;
+};
 
-static void info_pre_add(void *arg, const gp_record *rec)
+static void *page_pre_new(void *arg, uint64_t from)
 {
-	struct info_pre *ip = arg;
-	trace_info_add(ip->info, ip->r, rec);
+	struct page_pre *p = xcalloc(1, sizeof(*p));
+	trace_info_init(&p->info);
+	p->mem.slice = from > 0;
+	return p;
+}
+
+static void page_pre_add(void *st, gp_reader *r, const gp_record *rec)
+{
+	struct page_pre *p = st;
+	trace_info_add(&p->info, r, rec);
+	if (rec->type == GP_REC_MEMORY) mem_timeline_add(&p->mem, tool_pid(r, rec), &rec->u.memory);
+}
+
+static int page_pre_merge(void *dst, void *src)
+{
+	struct page_pre *d = dst, *s = src;
+	trace_info_merge(&d->info, &s->info);
+	return mem_timeline_merge(&d->mem, &s->mem);
+}
+
+static void page_pre_free(void *st)
+{
+	struct page_pre *p = st;
+	trace_info_free(&p->info);
+	mem_timeline_free(&p->mem);
+	free(p);
+}
+
+/* After the pre-pass: the busy-% bins over the trace's span, summed as
+ * the pass streams (in each slice: they add up), not every device's
+ * union kept. */
+struct page_bins { const struct report_data_opts *data; struct gpu_bins bins; };
+
+static void page_ready(void *arg, void *st, struct stats_ctx *ctx)
+{
+	struct page_bins *pb = arg;
+	struct page_pre *p = st;
+	trace_info_finish(&p->info);
+	report_data_bins(&p->info, pb->data, &pb->bins);
+	ctx->gpu.bins = &pb->bins;
+}
+
+static void advise_pre_add(void *arg, const gp_record *rec)
+{
+	advise_run_pre_add(arg, rec);
 }
 
 /* Reads one trace and writes its part of the page.  The exit code; a
@@ -135,60 +185,71 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct trace_info info;
-	struct stats_set ss;
-	struct mem_timeline mem = { 0 };
-	trace_info_init(&info);
-	struct info_pre ip = { &info, r };
-	stats_set_init(&ss, r, &o->site, &o->steps.detect, o->steps.kernel_wait_ns, info_pre_add, &ip);
-	trace_info_finish(&info);
-	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, 0, NULL };
+	/* the stats reports `stats` runs by default, over the whole trace
+	 * (the page's charts and util cover it), with the page's step
+	 * options and --site */
+	struct stats_opts so;
+	memset(&so, 0, sizeof(so));
+	so.rule = ATTR_ANY_THREAD;
+	so.whole_trace = 1;
+	so.detect = o->steps.detect;
+	so.kernel_wait_ns = o->steps.kernel_wait_ns;
+	so.site = o->site;
+	struct sel_opts none;
+	sel_opts_init(&none);
+	struct selection sel;
+	char why[256];
+	if (selection_resolve(&sel, r, &none, &so.detect, why, sizeof(why)) < 0) memset(&sel, 0, sizeof(sel));
+	size_t nreps = 0, ntabs = 0;
+	for (; stats_reports[nreps]; nreps++) ntabs += (size_t)stats_reports[nreps]->ntables;
+	int *run = xcalloc(nreps ? nreps : 1, sizeof(*run));
+	for (size_t i = 0; i < nreps; i++) run[i] = !(stats_reports[i]->by_name & 1u);
+	struct page_bins pb = { &o->data, { 0 } };
+	const struct stats_pre_hook hook = { &pb, page_pre_new, page_pre_add, page_pre_merge, page_pre_free, page_ready };
+	struct stats_drive d = { .r = r, .path = path, .strict = o->strict, .so = &so, .sel = &sel,
+				 .names = NAME_FULL, .run = run, .threads = g_threads ? g_threads : gp_reader_threads_default(),
+				 .pre = &hook, .pass_add = advise_pre_add, .keep_going = 1 };
+	stats_drive_plan(&d);
+	r = d.r;
+	/* advise's passes over the trace in as many slices as the driver's
+	 * (its inputs: every record of the pass here, in one pass's order) */
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, d.threads, path };
 	struct advise_run *ar = advise_run_new(r, &aopts);
-	/* the busy-% series: summed per bin as the pass streams (the span is
-	 * the pre-pass's), not every device's union kept */
-	struct gpu_bins bins;
-	report_data_bins(&info, &o->data, &bins);
-	ss.ctx.gpu.bins = &bins;
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		stats_set_add(&ss, rec);
-		advise_run_pre_add(ar, rec);
-		if (rec->type == GP_REC_MEMORY) mem_timeline_add(&mem, tool_pid(r, rec), &rec->u.memory);
-		progress_tick(++n);
-	}
-	int code = tool_finish(r, path, rc, o->strict);
+	d.pass_arg = ar;
+	int code = EXIT_OK;
 	struct steps_reports reps;
 	int have_reps = 0;
 	char *advise = NULL;
-	if (!gp_reader_recoverable(rc) && n == 0) goto out;
+	struct report *tab = xcalloc(ntabs ? ntabs : 1, sizeof(*tab));
+	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(*want));
+	if (stats_drive_run(&d, &code)) goto out;
+	struct page_pre *pp = d.pre_st;
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
-	stats_set_finish(&ss);
-	mem_timeline_finish(&mem);
+	mem_timeline_finish(&pp->mem);
 	/* the steps' rows as the pass left them, before the tables summarise
 	 * them */
-	const char *err = ss.ctx.pipe.steps ? NULL : ss.steps_err ? ss.steps_err : "no steps analysis";
-	advise = advise_findings(ar, &ss, err, path);
-	stats_set_fill(&ss);
-	if (ss.ctx.pipe.steps) {
-		steps_reports_fill(&reps, ss.ctx.pipe.steps, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
+	struct stats_ctx *ctx = &d.ctx;
+	const char *err = ctx->pipe.steps ? NULL : d.steps_err ? d.steps_err : "no steps analysis";
+	advise = advise_findings(ar, ctx, err, path);
+	stats_drive_fill(&d, 0, tab, want);
+	if (ctx->pipe.steps) {
+		steps_reports_fill(&reps, ctx->pipe.steps, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
 		have_reps = 1;
 	}
-	struct report_run run = {
-		.path = path, .r = r, .info = &info, .ig = &ig,
-		.stats = ss.tab, .stats_want = ss.want, .nstats = ss.ntabs,
+	struct report_run rr = {
+		.path = path, .r = r, .info = &pp->info, .ig = &ig,
+		.stats = tab, .stats_want = want, .nstats = ntabs,
 		.steps = have_reps ? reps.rep : NULL, .nsteps = have_reps ? SR_ROWS : 0, /* not one row per step */
-		.steps_error = err, .st = have_reps ? ss.ctx.pipe.steps : NULL,
-		.gpu = &ss.ctx.gpu, .win = &ss.ctx.pipe.win, .cnt = &ss.ctx.cnt, .mem = &mem, .advise_json = advise,
+		.steps_error = err, .st = have_reps ? ctx->pipe.steps : NULL,
+		.gpu = &ctx->gpu, .win = &ctx->pipe.win, .cnt = &ctx->cnt, .mem = &pp->mem, .advise_json = advise,
 	};
 	if (!*head_done) {
 		if (report_html_head(out, title, command, &o->data)) goto write_error;
 		*head_done = 1;
 	}
-	if (report_html_run(out, &run, index, &o->data)) goto write_error;
+	if (report_html_run(out, &rr, index, &o->data)) goto write_error;
 	goto out;
 write_error:
 	tool_err("cannot write the page: %s", strerror(errno));
@@ -197,10 +258,13 @@ write_error:
 out:
 	free(advise);
 	if (have_reps) steps_reports_free(&reps);
+	for (size_t k = 0; k < ntabs; k++) report_free(&tab[k]);
+	free(tab);
+	free(want);
 	advise_run_free(ar);
-	mem_timeline_free(&mem);
-	stats_set_free(&ss);
-	trace_info_free(&info);
+	stats_drive_free(&d);
+	free(run);
+	selection_free(&sel);
 	gp_reader_close(r);
 	return code;
 }
@@ -221,6 +285,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	stats_drive_malloc();
 	struct report_opts o;
 	memset(&o, 0, sizeof(o));
 	o.steps.detect.want = STEP_WANT_AUTO;

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,10 +23,8 @@
 #include "common/selopt.h"
 #include "common/tabopt.h"
 #include "common/tool.h"
-#include "reports/stats_prepass_shards.h"
-#include "reports/stats_report.h"
+#include "reports/stats_drive.h"
 #include "reports/stats_selection.h"
-#include "reports/stats_shards.h"
 
 /* A table of a report: its position in the list and among its tables. */
 struct table_ref { const struct stats_report *rep; int rep_ix, tab_ix; };
@@ -161,205 +158,6 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 	return rc;
 }
 
-/* The pre-pass (stats_report.h), in k slices when k > 1 and the trace
- * allows (stats_prepass_shards.h; cpu: their CPU seconds), else on this
- * thread; EXIT_OK, or the exit code after the message. */
-static int prepass(struct stats_ctx *ctx, gp_reader *r, const char *path, int strict, int k,
-		   struct stats_prepass_cpu *cpu)
-{
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0;
-	const char *err = NULL;
-	/* GPUPROF_PREPASS_ONE_THREAD=1 (tests): on this thread whatever k, for
-	 * the steps' prefix of one pass's read to compare with the slices' */
-	if (k > 1 && !getenv("GPUPROF_PREPASS_ONE_THREAD") && (rc = stats_prepass_shards(ctx, path, k, cpu, &err)) <= 0) {
-		if (rc == 0) return EXIT_OK;
-		tool_err("%s", err);
-		return EXIT_BADINPUT;
-	}
-	cpu->k = 0;
-	double c0 = thread_cpu_s();
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		stats_ctx_pre_add(ctx, rec);
-		progress_tick(++n);
-	}
-	/* a truncated or corrupt trace is read again and judged after the main pass */
-	if (!gp_reader_recoverable(rc))
-		return tool_finish(r, path, rc, strict);
-	if (stats_ctx_pre_finish(ctx, &err) < 0) {
-		tool_err("%s", err);
-		return EXIT_BADINPUT;
-	}
-	if (gp_reader_rewind(r) < 0) {
-		tool_err("cannot read %s again", path);
-		return EXIT_BADINPUT;
-	}
-	cpu->here = thread_cpu_s() - c0;
-	return EXIT_OK;
-}
-
-/* What one run over the trace needs, and what it ran on which thread. */
-struct stats_pass {
-	gp_reader *r;
-	const char *path;
-	int strict;
-	const struct stats_opts *so;
-	const struct selection *sel;
-	int abs_time;
-	enum name_form names;
-	const int *run;      /* per report: in the run */
-	const int *sharded;  /* per report: in shards (stats_shards.h), not here */
-	size_t nreps;
-	int nshards;         /* the shards' threads (0: none) */
-	uint32_t shard_needs;/* what the shards' contexts can compute (stats_shard_needs) */
-	int gpu_threads;     /* the deferred pass over the GPU operations in slices: k (0: one thread) */
-};
-
-/* Where the time went (--verbose). */
-struct phase_times {
-	double prepass, pass, shards, merge, finish;
-	struct stats_prepass_cpu pre;  /* the pre-pass's slices (k 0: none) */
-	double slice_sum, slice_max; /* the slices' CPU seconds (stats_shards_cpu) */
-	int gpu_slices;              /* finish's pass over the GPU operations: its slices (0: none) */
-	double gpu_sum, gpu_max;     /* and their CPU seconds */
-	int serial, nshards;
-	uint64_t shard_records;
-};
-
-/* stats_pass's verdicts besides an exit code */
-enum { PASS_GO, PASS_STOP, PASS_DAMAGED };
-
-/* The context (ctx), the report states (self) of every report run: the
- * pre-pass and the pass here for the reports not in shards, beside the
- * shards' threads, then their merge, then stats_ctx_finish.  *code: the
- * exit code so far.  PASS_GO: fill and print; PASS_STOP: nothing to print
- * (message given); PASS_DAMAGED: a shard met damage (nothing said yet:
- * the caller reads the trace again on one thread). */
-static int stats_pass(const struct stats_pass *p, struct stats_ctx *ctx, void **self, struct phase_times *pt,
-		      int *code)
-{
-	uint32_t needs = 0, shard_needs = 0;
-	/* made here at the end from what the shards merged: the span; the
-	 * steps (their plans from the pre-pass here) and the busy intervals
-	 * clipped to their span (stats_shard_end_needs) */
-	uint32_t end_needs = STATS_NEED_SPAN | (p->nshards ? stats_shard_end_needs(p->shard_needs) : 0);
-	int *here = xcalloc(p->nreps ? p->nreps : 1, sizeof(*here));
-	for (size_t i = 0; i < p->nreps; i++) {
-		if (!p->run[i]) continue;
-		shard_needs |= stats_reports[i]->needs & p->shard_needs;
-		if (!p->nshards || !p->sharded[i]) {
-			here[i] = 1;
-			needs |= stats_reports[i]->needs;
-			pt->serial++;
-		} else {
-			shard_needs |= stats_reports[i]->needs & STATS_SHARD_JOIN_NEEDS;
-			needs |= stats_reports[i]->needs & end_needs;
-		}
-	}
-	/* with shards, they compute the analyses they can for every report
-	 * (the reports here read them only in fill); what their joins need of
-	 * the pre-pass is made here first: the ranges, the windows */
-	if (p->nshards) needs &= ~(p->shard_needs & ~(uint32_t)STATS_NEED_SPAN);
-	/* the steps run in the shards when every report that needs them does
-	 * (all can, with shards: stats_shard_end_needs) */
-	int steps_here = (needs & STATS_NEED_STEPS) ||
-			 ((needs & STATS_NEED_SPAN) && !p->sel->active && !p->so->whole_trace);
-	int sliced = p->nshards && steps_here && (p->shard_needs & STATS_NEED_STEPS_SLICED);
-	for (size_t i = 0; sliced && i < p->nreps; i++)
-		if (here[i] && (stats_reports[i]->needs & (STATS_NEED_STEPS | STATS_NEED_SPAN))) sliced = 0;
-	if (sliced) {
-		needs |= STATS_NEED_STEPS | STATS_NEED_STEPS_SLICED;
-		shard_needs |= STATS_NEED_STEPS_SLICED;
-	}
-	if (shard_needs & STATS_NEED_RANGES) needs |= STATS_NEED_RANGES;
-	if (shard_needs & STATS_NEED_OPS) needs |= STATS_NEED_PREJOIN;
-	int pre_first = (shard_needs & STATS_SHARD_JOIN_NEEDS) || sliced;
-	stats_ctx_init(ctx, p->r, p->so, needs, p->sel, p->abs_time);
-	ctx->names = p->names;
-	/* the steps' engines start from what one pass has read by their cuts */
-	if (sliced) ctx->steps_prefix = stats_shards_steps_prefix(p->r, p->nshards);
-	struct stats_gpu_pass gpu_pass = { p->path, p->gpu_threads, 0, 0 };
-	if (p->gpu_threads) {
-		ctx->gpu_pass = stats_shards_gpu_pass;
-		ctx->gpu_pass_arg = &gpu_pass;
-	}
-	struct stats_shards *sh = NULL;
-	int rc = 0, verdict = PASS_GO;
-	uint64_t n = 0;
-	double t0 = mono_s(), t1 = t0, ts = t0;
-	/* the shards start beside the pre-pass, or after it when they need it */
-	for (int pre = 0; pre < 2; pre++) {
-		if (pre == pre_first && p->nshards) {
-			ts = mono_s();
-			sh = stats_shards_start(ctx, p->path, p->nshards, p->sharded, p->nreps, shard_needs);
-			if (!sh) {
-				verdict = PASS_DAMAGED;
-				goto out;
-			}
-			pt->nshards = p->nshards;
-		}
-		if (pre == 0 && stats_ctx_prepass(ctx) && (pt->serial || pre_first)) {
-			if ((*code = prepass(ctx, p->r, p->path, p->strict, p->gpu_threads, &pt->pre)) != EXIT_OK) {
-				verdict = PASS_STOP;
-				goto out;
-			}
-			t1 = mono_s();
-			pt->prepass = t1 - t0;
-			if (getenv("GPUPROF_PREPASS_DUMP")) stats_prepass_dump(ctx, stderr);
-		}
-	}
-	struct stats_fanout fan;
-	if (pt->serial) {
-		for (size_t i = 0; i < p->nreps; i++)
-			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
-		stats_fanout_attach(&fan, ctx, self, here);
-		const gp_record *rec;
-		while ((rc = gp_reader_next_ordered(p->r, &rec)) > 0) {
-			stats_fanout_add(&fan, rec);
-			progress_tick(++n);
-		}
-		pt->pass = mono_s() - t1;
-	}
-	if (sh) {
-		int ok = stats_shards_finish(sh, ctx, !pt->serial, self, &pt->merge) == 0;
-		pt->shards = mono_s() - ts;
-		pt->shard_records = stats_shards_records(sh);
-		stats_shards_cpu(sh, &pt->slice_sum, &pt->slice_max);
-		stats_shards_free(sh);
-		sh = NULL;
-		if (!ok) {
-			verdict = PASS_DAMAGED;
-			goto out;
-		}
-	}
-	*code = tool_finish(p->r, p->path, rc, p->strict);
-	if (!gp_reader_recoverable(rc) && n == 0 && pt->serial) {
-		verdict = PASS_STOP;
-		goto out;
-	}
-	double t2 = mono_s();
-	stats_ctx_finish(ctx);
-	pt->finish = mono_s() - t2;
-	if (gpu_pass.cpu_sum > 0) {
-		pt->gpu_slices = gpu_pass.k;
-		pt->gpu_sum = gpu_pass.cpu_sum;
-		pt->gpu_max = gpu_pass.cpu_max;
-	}
-out:
-	steps_prefix_free(ctx->steps_prefix);
-	ctx->steps_prefix = NULL;
-	ctx->gpu_pass = NULL;
-	ctx->gpu_pass_arg = NULL;
-	/* the fan-out lives here: nothing joins operations after finish */
-	ctx->on_op = NULL;
-	ctx->on_call = NULL;
-	ctx->on_arg = NULL;
-	stats_shards_free(sh);
-	free(here);
-	return verdict;
-}
-
 /* --csv-dir: the table as DIR/NAME.csv; 0, or -1 after the message. */
 static int write_csv_file(const char *dir, const struct report *rep, const struct report_style *style)
 {
@@ -419,15 +217,7 @@ int cmd_stats(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-#ifdef M_MMAP_THRESHOLD
-	/* Blocks of 1 MiB or more (the readers' chunks, the unions' pending
-	 * intervals, the tables' values) are mapped and go back to the system
-	 * when freed.  glibc raises its threshold after the first such free,
-	 * and then the arenas of the slices' threads keep what the slices
-	 * freed: at 1e8 events on 16 threads, 643 MiB peak RSS against 410
-	 * (docs/PERFORMANCE.md). */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
+	stats_drive_malloc();
 	size_t ntabs;
 	struct table_ref *tabs = all_tables(&ntabs);
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(int));
@@ -544,94 +334,26 @@ int cmd_stats(int argc, char **argv)
 		if (any ? want[k] : !(tabs[k].rep->by_name & 1u)) run[tabs[k].rep_ix] = 1;
 	struct selection selection;
 	char err[512];
-	struct stats_ctx ctx;
-	void **self = xcalloc(nreps ? nreps : 1, sizeof(*self));
-	int resolved = stats_selection_resolve(&selection, r, path, &sel, &so.detect,
-					       g_threads ? g_threads : gp_reader_threads_default(), err, sizeof(err));
+	int threads = g_threads ? g_threads : gp_reader_threads_default();
+	struct stats_drive d;
+	memset(&d, 0, sizeof(d));
+	int resolved = stats_selection_resolve(&selection, r, path, &sel, &so.detect, threads, err, sizeof(err));
 	if (resolved < 0) {
 		tool_err("%s", err);
 		code = resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
-		stats_ctx_init(&ctx, r, &so, 0, &selection, sel.abs_time);
 		goto out;
 	}
-	/* --threads N > 1: the reports that can run in shards do, on N threads
-	 * (N - 1 when some report runs here, beside them) */
-	int threads = g_threads ? g_threads : gp_reader_threads_default();
-	int *sharded = xcalloc(nreps ? nreps : 1, sizeof(*sharded)), nserial = 0, nsharded = 0;
-	uint32_t shard_needs = 0, run_needs = 0;
-	for (size_t i = 0; i < nreps; i++)
-		if (run[i]) run_needs |= stats_reports[i]->needs;
-	uint32_t sn = stats_shard_needs(r, &so, &selection, run_needs);
-	for (size_t i = 0; i < nreps; i++) {
-		if (!run[i]) continue;
-		sharded[i] = threads > 1 && stats_report_shardable(stats_reports[i], r, sn);
-		nsharded += sharded[i];
-		nserial += !sharded[i];
-		shard_needs |= stats_reports[i]->needs & sn & ~(uint32_t)STATS_NEED_SPAN;
-	}
-	/* shards also compute the analyses that merge (kernel shapes,
-	 * counters) for the reports that run here */
-	int nshards = threads > 1 && (nsharded || shard_needs) ?
-		slices_count(r, path, nserial ? threads - 1 : threads) : 0;
-	if (!nshards) memset(sharded, 0, (nreps ? nreps : 1) * sizeof(*sharded));
-	/* the shards decode their slices themselves: the driver's reader (its
-	 * pre-pass, the pass beside them) keeps a few decoding threads, not N
-	 * (each holds ~3 chunks of records: ~65 MiB more at 16) */
-	if (nshards && gp_reader_threads(r) > STATS_DRIVER_THREADS) {
-		gp_reader *few = tool_open_threads(path, STATS_DRIVER_THREADS);
-		if (few) {
-			gp_reader_close(r);
-			r = few;
-		}
-	}
-	struct phase_times pt = { 0 };
-	/* the pass over the GPU operations that util's span of the steps
-	 * defers to the end: in slices too, on every thread */
-	int gpu_threads = threads > 1 ? slices_count(r, path, threads) : 0;
-	struct stats_pass pass = { r, path, strict, &so, &selection, sel.abs_time, fmt == FMT_TABLE ? names : NAME_FULL,
-				   run, sharded, nreps, nshards, sn, gpu_threads };
-	int verdict = stats_pass(&pass, &ctx, self, &pt, &code);
-	if (verdict == PASS_DAMAGED) {
-		/* a damaged trace is read on one thread, for the messages and
-		 * exit status of --threads 1; so is one whose merge at a cut
-		 * could not be exact (stats_ctx.merge_lost) */
-		if (so.verbose && ctx.merge_lost)
-			fprintf(stderr, "%s: a merge of two slices could not give the figures of one pass: "
-				"read again on one thread\n", g_cmd);
-		for (size_t i = 0; i < nreps; i++)
-			if (self[i] && stats_reports[i]->free) stats_reports[i]->free(self[i]);
-		memset(self, 0, (nreps ? nreps : 1) * sizeof(*self));
-		stats_ctx_free(&ctx);
-		gp_reader_rewind(r);
-		memset(&pt, 0, sizeof(pt));
-		pass.nshards = 0;
-		pass.gpu_threads = 0;
-		verdict = stats_pass(&pass, &ctx, self, &pt, &code);
-	}
-	free(sharded);
-	if (verdict != PASS_GO) goto out;
+	d = (struct stats_drive){ .r = r, .path = path, .strict = strict, .so = &so, .sel = &selection,
+				  .abs_time = sel.abs_time, .names = fmt == FMT_TABLE ? names : NAME_FULL,
+				  .run = run, .threads = threads };
+	stats_drive_plan(&d);
+	r = d.r;
+	if (stats_drive_run(&d, &code)) goto out;
+	const struct stats_phase_times *pt = &d.pt;
 	double t_fill = mono_s();
 
-	/* the default set: every table of the reports that say they belong
-	 * (by-name tables only when an option asked for them) */
-	if (!any)
-		for (size_t k = 0; k < ntabs; k++) {
-			const struct stats_report *sr = tabs[k].rep;
-			if (!run[tabs[k].rep_ix]) continue;
-			if ((sr->by_name & (1u << tabs[k].tab_ix)) && !want[k]) continue;
-			want[k] = !sr->in_default || sr->in_default(self[tabs[k].rep_ix], &ctx);
-		}
-
 	struct report *out = xcalloc(ntabs ? ntabs : 1, sizeof(*out));
-	for (size_t k = 0; k < ntabs; k++)
-		report_init(&out[k], tabs[k].rep->tables[tabs[k].tab_ix].name);
-	/* fill each report that has a table to print (its tables are adjacent) */
-	for (size_t k = 0; k < ntabs; k++) {
-		if (tabs[k].tab_ix != 0) continue;
-		int needed = 0;
-		for (int j = 0; j < tabs[k].rep->ntables; j++) needed |= want[k + (size_t)j];
-		if (needed) tabs[k].rep->fill(self[tabs[k].rep_ix], &ctx, &out[k]);
-	}
+	stats_drive_fill(&d, any, out, want);
 
 	if (csv_dir) {
 		for (size_t k = 0; k < ntabs && code != EXIT_BADINPUT; k++)
@@ -654,29 +376,26 @@ int cmd_stats(int argc, char **argv)
 	if (so.verbose) {
 		fflush(stdout);
 		char gpu[160] = "", pre[128];
-		if (pt.pre.k)
+		if (pt->pre.k)
 			snprintf(pre, sizeof(pre), " (in %d slices: CPU sum %.2f s, largest %.2f s; here %.2f s CPU)",
-				 pt.pre.k, pt.pre.sum, pt.pre.max, pt.pre.here);
+				 pt->pre.k, pt->pre.sum, pt->pre.max, pt->pre.here);
 		else
-			snprintf(pre, sizeof(pre), " (%.2f s CPU)", pt.pre.here);
-		if (pt.gpu_slices)
+			snprintf(pre, sizeof(pre), " (%.2f s CPU)", pt->pre.here);
+		if (pt->gpu_slices)
 			snprintf(gpu, sizeof(gpu), " (the pass over the GPU operations in %d slices: CPU sum %.2f s, largest %.2f s)",
-				 pt.gpu_slices, pt.gpu_sum, pt.gpu_max);
+				 pt->gpu_slices, pt->gpu_sum, pt->gpu_max);
 		fprintf(stderr, "%s: phases: pre-pass %.2f s%s, pass %.2f s (here: %s), shards %.2f s "
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
 			"finish %.2f s%s, fill and print %.2f s\n",
-			g_cmd, pt.prepass, pre, pt.pass, pt.serial ? "the other reports" : "none", pt.shards, pt.nshards,
-			pt.shard_records, pt.merge, pt.slice_sum, pt.slice_max, pt.finish, gpu, mono_s() - t_fill);
+			g_cmd, pt->prepass, pre, pt->pass, pt->serial ? "the other reports" : "none", pt->shards, pt->nshards,
+			pt->shard_records, pt->merge, pt->slice_sum, pt->slice_max, pt->finish, gpu, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);
 	free(out);
 out:
-	for (size_t i = 0; i < nreps; i++)
-		if (self[i] && stats_reports[i]->free) stats_reports[i]->free(self[i]);
-	free(self);
+	stats_drive_free(&d);
 	free(run);
-	stats_ctx_free(&ctx);
 	selection_free(&selection);
 	gp_reader_close(r);
 out_opts:

@@ -238,7 +238,7 @@ static void ms_free(void *self)
 	free(s);
 }
 
-/* Never in a default set (gpuprof report's stats_set runs every report). */
+/* Never in a default set: only when named. */
 static int ms_in_default(void *self, const struct stats_ctx *ctx) { return 0; }
 
 static const struct stats_table ms_tables[] = {

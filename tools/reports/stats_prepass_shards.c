@@ -141,6 +141,8 @@ struct pp_slice {
 	u64map sidx;             /* source id -> sv index + 1 */
 	int want_prefix;         /* the steps' prefix (ctx->steps_prefix) */
 	struct pp_prefix pfx;
+	const struct stats_pre_hook *hook; /* the caller's consumer, and its state of the slice */
+	void *hook_st;
 };
 
 static void slice_free(struct pp_slice *s)
@@ -157,6 +159,8 @@ static void slice_free(struct pp_slice *s)
 	free(s->sv);
 	u64map_free(&s->sidx);
 	pp_prefix_free(&s->pfx);
+	if (s->hook_st) s->hook->free(s->hook_st);
+	s->hook_st = NULL;
 }
 
 static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *rec)
@@ -214,6 +218,13 @@ static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 		int type = rec->type;
 		if (type == GP_REC_GRAPH_NODE && s->no_graphs) ok = 0;
 		int64_t ch = gp_reader_record_chunk(r);
+		if (s->hook_st) {
+			/* the metadata to slice 0's; a record without a time may be
+			 * read by several slices (not cut) */
+			uint64_t t = ch < 0 ? 0 : gp_record_time(rec);
+			if (ch >= 0 && !t && s->ix > 0) ok = 0;
+			else if (ch < 0 ? s->ix == 0 : t >= s->from && t < s->to) s->hook->add(s->hook_st, r, rec);
+		}
 		if (ch < 0) continue; /* the metadata, before the merge */
 		if (rec->source_id != src_id) {
 			src_id = rec->source_id;
@@ -321,6 +332,10 @@ static void slice_merge(void *arg, int dst, int src)
 {
 	struct pp_slice *d = &((struct pp_slice *)arg)[dst], *s = &((struct pp_slice *)arg)[src];
 	if (!(d->ok &= s->ok)) return;
+	if (d->hook_st && d->hook->merge(d->hook_st, s->hook_st) != 0) {
+		d->ok = 0;
+		return;
+	}
 	uint32_t *name = xmalloc((s->nnames ? s->nnames : 1) * sizeof(*name));
 	for (size_t i = 0; i < s->nnames; i++) name[i] = name_of(d, s->names[i]);
 	s->nnames = 0; /* its names are dst's now */
@@ -393,8 +408,8 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 	for (size_t i = 0; i < s->nw; i++) winset_add(&ctx->pipe.win, s->wv[i].pid, s->wv[i].s, s->wv[i].e);
 }
 
-int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
-			 const char **err)
+int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const struct stats_pre_hook *hook,
+			 void *hook_st, struct stats_prepass_cpu *cpu, const char **err)
 {
 	const uint64_t *cut = NULL;
 	/* the steps' prefix: in the steps' slices */
@@ -425,6 +440,8 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 		slices_bounds(cuts, i, &s->from, &s->to);
 		s->want_prefix = cut != NULL;
 		pp_prefix_init(&s->pfx, i, k, s->to);
+		s->hook = hook;
+		if (hook) s->hook_st = hook->new(hook->arg, s->from);
 	}
 	struct slice_pass pass = { sl, slice_read, slice_merge };
 	slices_run(cuts, &pass);
@@ -433,7 +450,7 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct 
 	cpu->k = k;
 	int rc = 1;
 	double c0 = thread_cpu_s();
-	if (sl[0].ok) {
+	if (sl[0].ok && (!hook || hook->merge(hook_st, sl[0].hook_st) == 0)) {
 		struct pp_proc *pv = sl[0].pv;
 		/* the processes in the order their first GPU operation comes (few:
 		 * insertion by key) */

@@ -61,14 +61,33 @@ struct stats_prepass_cpu {
 	double sum, max, here;
 };
 
+/* A consumer of the pre-pass besides the context (report's header and
+ * memory timeline): its state for the whole trace, new(arg, 0), gets every
+ * record of a one-thread pre-pass; in slices, slice i's state, new(arg,
+ * from), gets the metadata records (slice 0) and those timed in its slice
+ * (a record without a time after slice 0: not cut), and merge adds the
+ * next slice's state to it (0, or -1: not the figures of one read: not
+ * cut); the whole trace's state then merges slice 0's.  ready: after the
+ * pre-pass, before the pass (st: the whole trace's state). */
+struct stats_pre_hook {
+	void *arg;
+	void *(*new)(void *arg, uint64_t from);
+	void (*add)(void *st, gp_reader *r, const gp_record *rec);
+	int (*merge)(void *dst, void *src);
+	void (*free)(void *st);
+	void (*ready)(void *arg, void *st, struct stats_ctx *ctx);
+};
+
 /* The pre-pass of ctx (stats_ctx_init done, stats_ctx_prepass true) in k
  * slices over the trace at path (slices_count(ctx->r, path, k) > 1;
  * with ctx->steps_prefix, in the steps' slices whatever k).
  * 0: ctx holds what stats_ctx_pre_add over every record and
- * stats_ctx_pre_finish would have made, its reader rewound; 1: not cut
+ * stats_ctx_pre_finish would have made (and hook_st, hook's state for the
+ * whole trace, what hook->add over every record would have), its reader rewound; 1: not cut
  * (above; ctx untouched: run the one-thread pre-pass); -1: as
  * stats_ctx_pre_finish's -1, with its message in *err. */
-int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, struct stats_prepass_cpu *cpu,
+int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const struct stats_pre_hook *hook,
+			 void *hook_st, struct stats_prepass_cpu *cpu,
 			 const char **err);
 
 /* Tests (GPUPROF_PREPASS_DUMP=1): what the pre-pass made, one line per

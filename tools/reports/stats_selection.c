@@ -26,7 +26,7 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 	struct stats_prepass_cpu cpu;
 	const char *why = NULL;
 	int rc;
-	if (stats_prepass_shards(&ctx, path, k, &cpu, &why) == 0)
+	if (stats_prepass_shards(&ctx, path, k, NULL, NULL, &cpu, &why) == 0)
 		rc = selection_resolve_pipe(s, r, o, &ctx.pipe, detect, err, n);
 	else /* not cut, or detection failed: one thread's read says why */
 		rc = selection_resolve(s, r, o, detect, err, n);

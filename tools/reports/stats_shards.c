@@ -106,6 +106,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		s->ctx.pipe.attr = attribution_view_sharing(steps_slice_attribution(s->steps));
 	}
 	stats_ctx_slice(&s->ctx, s->from);
+	s->ctx.gpu.bins = a->main->gpu.bins; /* the caller's busy bins (report), summed per slice */
 	s->ctx.names = a->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)

@@ -312,6 +312,9 @@ enum iv_merge ivpair_merge(struct ivpair *d, struct ivpair *s, size_t lag, uint6
 		merge_cut(m, &d->set[k], &d->done[k], &d->head[k], &s->set[k], &s->done[k], &s->head[k], &mid[k]);
 	if (m == IVM_SUM) d->overlap_done += ivset_overlap(&mid[0], &mid[1]) + s->overlap_done;
 	else if (m == IVM_HEAD) d->overlap_done = s->overlap_done;
+	/* the pieces summed here, as a cut of one pair would have */
+	for (int k = 0; m == IVM_SUM && d->on_sum && k < 2; k++)
+		for (size_t i = 0; i < mid[k].n; i++) d->on_sum(d->on_sum_arg, k, mid[k].v[i].s, mid[k].v[i].e);
 	free(mid[0].v); free(mid[1].v);
 	if (m == IVM_HEAD) d->head_end = x;
 	d->late += s->late;

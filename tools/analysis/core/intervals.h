@@ -72,7 +72,8 @@ struct ivpair {
 	struct ivset head[2];
 	/* Set before the first interval when wanted: each piece of set
 	 * `which`'s union as a cut sums it (not a keep_head pair's first
-	 * cut's), in time order (`gpuprof report`'s busy % per bin). */
+	 * cut's), in time order (`gpuprof report`'s busy % per bin); and
+	 * those ivpair_merge sums (dst's pending and src's head), once. */
 	void (*on_sum)(void *arg, int which, uint64_t s, uint64_t e);
 	void *on_sum_arg;
 };

@@ -20,6 +20,18 @@ static void busy_add(void *arg, int which, uint64_t s, uint64_t e)
 	}
 }
 
+/* With g->bins: the device's busy time per bin, summed as its unions are
+ * (a slice's too: the bins of the slices add up, gpu_activity_merge). */
+static void dev_bins(const struct gpu_activity *g, struct gpu_dev *d)
+{
+	if (!g->bins) return;
+	d->busy = xcalloc(1, sizeof(*d->busy));
+	d->busy->bn = *g->bins;
+	for (int i = 0; i < 2; i++) d->busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
+	d->kc.on_sum = busy_add;
+	d->kc.on_sum_arg = d->busy;
+}
+
 static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t dev)
 {
 	uint64_t key = ((uint64_t)pid << 32) | dev;
@@ -36,13 +48,7 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 		else if (hi > lo) { d.clipped = 1; d.clip_s = g->clip->v[lo].s; d.clip_e = g->clip->v[lo].e; }
 	}
 	d.kc.keep_head = g->slice;
-	if (g->bins && !g->slice) {
-		d.busy = xcalloc(1, sizeof(*d.busy));
-		d.busy->bn = *g->bins;
-		for (int i = 0; i < 2; i++) d.busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
-		d.kc.on_sum = busy_add;
-		d.kc.on_sum_arg = d.busy;
-	}
+	dev_bins(g, &d);
 	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
 	return &g->devs[g->ndevs - 1];
@@ -218,6 +224,11 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 		}
 		if (d->kc.head[0].n || d->kc.head[1].n) { /* a slice's, never merged */
 			d->kc.overlap_done += ivset_overlap(&d->kc.head[0], &d->kc.head[1]);
+			for (int w = 0; d->busy && w < 2; w++) {
+				ivset_union(&d->kc.head[w]);
+				for (size_t k = 0; k < d->kc.head[w].n; k++)
+					busy_add(d->busy, w, d->kc.head[w].v[k].s, d->kc.head[w].v[k].e);
+			}
 			ivset_fold_head(&d->kc.head[0], &d->kc.done[0]);
 			ivset_fold_head(&d->kc.head[1], &d->kc.done[1]);
 		}
@@ -278,6 +289,8 @@ static int merge_dev(struct gpu_activity *g, size_t di, struct gpu_activity *src
 	}
 	d->nk += s->nk;
 	d->nc += s->nc;
+	for (int w = 0; d->busy && s->busy && w < 2; w++)
+		for (size_t i = 0; i < d->busy->bn.n; i++) d->busy->v[w][i] += s->busy->v[w][i];
 	enum iv_merge m = IVM_PENDING;
 	uint64_t x = 0;
 	if (!d->streamed) {
@@ -326,6 +339,7 @@ int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src)
 			d.streamed = s->streamed;
 			d.clipped = s->clipped; d.clip_s = s->clip_s; d.clip_e = s->clip_e;
 			d.kc.keep_head = g->slice;
+			dev_bins(g, &d);
 			di = g->ndevs;
 			*u64map_get(&g->dev_idx, key, MAP_INSERT) = di;
 			VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);

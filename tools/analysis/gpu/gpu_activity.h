@@ -82,10 +82,11 @@ struct gpu_activity {
 	int slice;             /* set before the first record: the records of a slice of
 				  time after the first (stats' time shards): the
 				  devices' pairs keep their heads (intervals.h) */
-	const struct gpu_bins *bins; /* set before the first record of a whole trace's
-				  pass (not a slice's), when known: each device's
-				  kernel and copy unions are summed per bin as they
-				  stream (gpu_dev.busy), so no interval is kept for a
+	const struct gpu_bins *bins; /* set before the first record, when known (the
+				  same in every slice): each device's kernel and
+				  copy unions are summed per bin as they stream
+				  (gpu_dev.busy; the slices' bins add up in
+				  gpu_activity_merge), so no interval is kept for a
 				  busy-over-time chart (`gpuprof report`) */
 };
 

@@ -78,6 +78,48 @@ void trace_info_add(struct trace_info *in, gp_reader *r, const gp_record *rec)
 	}
 }
 
+/* Entry key of vector v (n entries of size sz) into seen: overwritten
+ * when there, else appended; its index. */
+static size_t merge_entry(u64map *seen, uint64_t key, void **v, size_t *n, size_t *cap, size_t sz, const void *x)
+{
+	uint64_t *slot = u64map_get(seen, key, MAP_FIND);
+	size_t i = slot ? (size_t)*slot : *n;
+	if (!slot) {
+		*u64map_get(seen, key, MAP_INSERT) = i;
+		vec_reserve(v, cap, ++*n, sz);
+	}
+	memcpy((char *)*v + i * sz, x, sz);
+	return i;
+}
+
+void trace_info_merge(struct trace_info *in, const struct trace_info *src)
+{
+	for (int t = 0; t < GP_REC_TYPE_MAX; t++) in->counts[t] += src->counts[t];
+	for (int w = 0; w < 8; w++) in->dropped[w] += src->dropped[w];
+	in->dropped_total += src->dropped_total;
+	if (src->have_time) {
+		if (!in->have_time || src->first < in->first) in->first = src->first;
+		if (!in->have_time || src->last > in->last) in->last = src->last;
+		in->have_time = 1;
+	}
+	for (size_t i = 0; i < src->nprocs; i++)
+		merge_entry(&in->seen_proc, src->procs[i].pid, (void **)&in->procs, &in->nprocs, &in->cprocs,
+			    sizeof(*in->procs), &src->procs[i]);
+	for (size_t i = 0; i < src->nthreads; i++)
+		merge_entry(&in->seen_thread, ((uint64_t)src->threads[i].pid << 32) | src->threads[i].tid,
+			    (void **)&in->threads, &in->nthreads, &in->cthreads, sizeof(*in->threads), &src->threads[i]);
+	for (size_t i = 0; i < src->nsrcs; i++)
+		merge_entry(&in->seen_src, src->srcs[i].source_id, (void **)&in->srcs, &in->nsrcs, &in->csrcs,
+			    sizeof(*in->srcs), &src->srcs[i]);
+	for (size_t i = 0; i < src->ndevs; i++) {
+		size_t n = in->ndevs;
+		size_t at = merge_entry(&in->seen_dev, ((uint64_t)src->dev_pid[i] << 32) | src->devs[i].device_id,
+					(void **)&in->devs, &in->ndevs, &in->cdevs, sizeof(*in->devs), &src->devs[i]);
+		if (at == n) VEC_PUSH(in->dev_pid, n, in->cdevpid, src->dev_pid[i]);
+	}
+	for (size_t i = 0; i < src->win.n; i++) winset_add(&in->win, src->win.v[i].pid, src->win.v[i].s, src->win.v[i].e);
+}
+
 static int cmp_src(const void *a, const void *b)
 {
 	const gp_rec_source *x = a, *y = b;

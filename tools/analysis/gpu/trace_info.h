@@ -31,6 +31,11 @@ struct trace_info {
 
 void trace_info_init(struct trace_info *in);
 void trace_info_add(struct trace_info *in, gp_reader *r, const gp_record *rec);
+/* Adds src, the records of the next slice of time, to in (before finish;
+ * src is left for trace_info_free): counts and the span add up, a process,
+ * thread, source or device src also saw is src's (a later record's, as in
+ * one read). */
+void trace_info_merge(struct trace_info *in, const struct trace_info *src);
 /* Sorts processes, threads and sources; finishes the windows. */
 void trace_info_finish(struct trace_info *in);
 /* The `gpuprof info --json` object, one line with its newline.  ig: the

@@ -13,6 +13,7 @@ static struct mem_series *series(struct mem_timeline *m, uint32_t pid, uint32_t 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid; s->dev = dev; s->kind = kind;
 	u64map_init(&s->live);
+	u64map_init(&s->gone);
 	return s;
 }
 
@@ -24,18 +25,82 @@ void mem_timeline_add(struct mem_timeline *m, uint32_t pid, const gp_rec_memory 
 	int64_t delta;
 	if (rec->op == 1) {
 		*u64map_get(&s->live, rec->address, MAP_INSERT) = rec->bytes;
+		if (m->slice) u64map_del(&s->gone, rec->address);
 		delta = (int64_t)rec->bytes;
 		s->allocs++;
 	} else {
 		uint64_t *b = u64map_get(&s->live, rec->address, MAP_FIND);
 		uint64_t bytes = rec->bytes ? rec->bytes : b ? *b : 0;
 		if (b) u64map_del(&s->live, rec->address);
+		else if (m->slice && !rec->bytes && !u64map_get(&s->gone, rec->address, MAP_FIND)) {
+			struct mem_unsized u = { s->n, rec->address };
+			VEC_PUSH(s->unsized, s->nunsized, s->cunsized, u);
+		}
+		if (m->slice) *u64map_get(&s->gone, rec->address, MAP_INSERT) = 1;
 		delta = -(int64_t)bytes;
 		s->frees++;
 	}
 	struct mem_point pt = { rec->ts_ns, delta };
 	VEC_PUSH(s->p, s->n, s->cap, pt);
 	m->events++;
+}
+
+/* Series t of a later slice into s: its frees of earlier allocations
+ * sized from s's live ones, its last frees and allocations over s's. */
+static void merge_series(const struct mem_timeline *m, struct mem_series *s, struct mem_series *t)
+{
+	for (size_t i = 0; i < t->nunsized; i++) {
+		const struct mem_unsized *u = &t->unsized[i];
+		uint64_t *b = u64map_get(&s->live, u->address, MAP_FIND);
+		if (b) t->p[u->at].v = -(int64_t)*b;
+		else if (m->slice && !u64map_get(&s->gone, u->address, MAP_FIND)) {
+			struct mem_unsized x = { s->n + u->at, u->address }; /* before s too */
+			VEC_PUSH(s->unsized, s->nunsized, s->cunsized, x);
+		}
+	}
+	for (size_t i = 0; i < t->gone.cap; i++)
+		if (t->gone.used[i]) {
+			u64map_del(&s->live, t->gone.slot[i].key);
+			if (m->slice) *u64map_get(&s->gone, t->gone.slot[i].key, MAP_INSERT) = 1;
+		}
+	for (size_t i = 0; i < t->live.cap; i++)
+		if (t->live.used[i]) {
+			*u64map_get(&s->live, t->live.slot[i].key, MAP_INSERT) = t->live.slot[i].val;
+			if (m->slice) u64map_del(&s->gone, t->live.slot[i].key);
+		}
+	vec_reserve((void **)&s->p, &s->cap, s->n + t->n, sizeof(*s->p));
+	if (t->n) memcpy(s->p + s->n, t->p, t->n * sizeof(*t->p));
+	s->n += t->n;
+	s->allocs += t->allocs;
+	s->frees += t->frees;
+}
+
+static void series_free(struct mem_series *s)
+{
+	free(s->p);
+	u64map_free(&s->live);
+	u64map_free(&s->gone);
+	free(s->unsized);
+}
+
+int mem_timeline_merge(struct mem_timeline *m, struct mem_timeline *src)
+{
+	int rc = 0;
+	if (m->events >= MEM_TIMELINE_MAX_EVENTS) {
+		/* one read dropped all of src's */
+		m->dropped += src->events + src->dropped;
+	} else if (m->events + src->events > MEM_TIMELINE_MAX_EVENTS || (src->dropped && m->events)) {
+		rc = -1;
+	} else {
+		for (size_t i = 0; i < src->n; i++) {
+			struct mem_series *t = &src->v[i];
+			merge_series(m, series(m, t->pid, t->dev, t->kind), t);
+		}
+		m->events += src->events;
+		m->dropped += src->dropped;
+	}
+	mem_timeline_free(src);
+	return rc;
 }
 
 /* by time; an allocation before a free at the same time (the peak is not
@@ -69,6 +134,10 @@ void mem_timeline_finish(struct mem_timeline *m)
 			if (level > s->peak) s->peak = level;
 		}
 		u64map_free(&s->live);
+		u64map_free(&s->gone);
+		free(s->unsized);
+		s->unsized = NULL;
+		s->nunsized = s->cunsized = 0;
 	}
 }
 
@@ -89,10 +158,7 @@ int64_t mem_series_max(const struct mem_series *s, uint64_t a, uint64_t b)
 
 void mem_timeline_free(struct mem_timeline *m)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		free(m->v[i].p);
-		u64map_free(&m->v[i].live);
-	}
+	for (size_t i = 0; i < m->n; i++) series_free(&m->v[i]);
 	free(m->v);
 	memset(m, 0, sizeof(*m));
 }

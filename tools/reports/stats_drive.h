@@ -1,0 +1,82 @@
+/* stats_drive.h — the driver of the stats reports over one trace, for
+ * every command that consumes them (`gpuprof stats`, `gpuprof report`):
+ * the pre-pass (in slices where the trace allows:
+ * stats_prepass_shards.h), the reports that merge in shards on N threads
+ * (stats_shards.h) beside one pass here for the others, their merge, then
+ * stats_ctx_finish; a damaged trace, or a merge that could not be exact, is
+ * read again on one thread.  What each report is, and the order of it all:
+ * stats_report.h.
+ *
+ * Use: fill the inputs, stats_drive_plan (which reports go in shards; it
+ * may replace the reader by one with fewer decoding threads: open what
+ * reads through d->r after it), stats_drive_run, read ctx and self[],
+ * stats_drive_free. */
+#ifndef GPUPROF_REPORTS_STATS_DRIVE_H
+#define GPUPROF_REPORTS_STATS_DRIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/report.h"
+#include "reports/stats_prepass_shards.h"
+#include "reports/stats_report.h"
+
+/* Where the time went (stats --verbose). */
+struct stats_phase_times {
+	double prepass, pass, shards, merge, finish;
+	struct stats_prepass_cpu pre; /* the pre-pass's slices (k 0: none) */
+	double slice_sum, slice_max;  /* the slices' CPU seconds (stats_shards_cpu) */
+	int gpu_slices;               /* finish's pass over the GPU operations: its slices (0: none) */
+	double gpu_sum, gpu_max;      /* and their CPU seconds */
+	int serial, nshards;
+	uint64_t shard_records;
+};
+
+struct stats_drive {
+	/* in */
+	gp_reader *r;                 /* replaced by stats_drive_plan where shards run */
+	const char *path;
+	int strict;                   /* --strict: a truncated trace exits 2 */
+	const struct stats_opts *so;
+	const struct selection *sel;
+	int abs_time;
+	enum name_form names;
+	const int *run;               /* per report of the list: in the run */
+	int threads;                  /* 1: no slices */
+	const struct stats_pre_hook *pre; /* NULL: none */
+	/* A consumer of every record of the pass, on this thread, whatever
+	 * runs in shards (report's advise inputs, which do not merge): the
+	 * pass here runs for it.  NULL: none. */
+	void (*pass_add)(void *arg, const gp_record *rec);
+	void *pass_arg;
+	int keep_going;               /* a failed step detection leaves the steps out (ctx.pipe.steps
+				       * NULL, steps_err why) instead of ending the run */
+	/* out */
+	struct stats_ctx ctx;
+	void **self;                  /* per report: its state (run[i]) */
+	void *pre_st;                 /* pre's state for the whole trace */
+	const char *steps_err;        /* keep_going: why the step detection failed; NULL */
+	struct stats_phase_times pt;
+	/* the plan */
+	size_t nreps;
+	int *sharded;
+	int nshards, gpu_threads;
+	uint32_t shard_needs;
+};
+
+/* Before anything is read: the process's allocator set for slices
+ * (their threads' arenas give back what they free). */
+void stats_drive_malloc(void);
+void stats_drive_plan(struct stats_drive *d);
+/* 0: fill and print; -1: nothing to print (the message given).  *code:
+ * the exit code (tool_finish's: EXIT_OK, or 2 for a damaged trace). */
+int stats_drive_run(struct stats_drive *d, int *code);
+/* The tables, one per table of the list in its order (tab: named here),
+ * filled for each report run with a table in want.  chosen: want holds
+ * the tables asked for; else the default set is added to it (every table
+ * of a report run that is in its default set, but those printed only when
+ * named, unless want already has them: stats --per-step). */
+void stats_drive_fill(struct stats_drive *d, int chosen, struct report *tab, int *want);
+void stats_drive_free(struct stats_drive *d);
+
+#endif
