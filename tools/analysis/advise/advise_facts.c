@@ -10,6 +10,7 @@
 #include "analysis/advise/advise_facts.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,10 +192,15 @@ struct aproc {
 	u64map run_idx;
 	uint64_t floor_hist[FLOOR_BINS + 1];
 	u64map tid_corr;              /* tid -> correlation id of its last kept call (runtime + driver: one) */
+	u64map tid_corr_e;            /* tid -> that call's end (a slice's state: adv_facts_state) */
 	u64map last_stack;            /* tid -> stack id of its last call with one */
 	strmap group_idx;
 	u64map group_fast;            /* (cause, name, stack, phase, ...) -> group + 1 */
 	size_t cgroups;
+	/* per group: its key in group_idx, and (after adv_facts_mark) the
+	 * order of its first use since the mark (0: none) */
+	const char **gkey; uint32_t *gseq; size_t cgkey, cgseq;
+	uint32_t nseq;
 	u64map ckey;                  /* (name id, stack, phase) of group_fast's keys, to verify */
 };
 
@@ -225,7 +231,12 @@ struct adv_facts {
 	uint32_t *idbuf; size_t cidbuf;
 	uint64_t now, max_call_dur;
 	char **strs; size_t nstrs, cstrs; /* owned labels */
+	int marked;                   /* a slice's engine past its mark (adv_facts_mark) */
 };
+
+/* The call stacks' views are made on first use; the slices' engines
+ * share the stacks (advise_slice.h). */
+static pthread_mutex_t stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct aproc *proc_find(struct adv_facts *f, uint32_t pid)
 {
@@ -283,7 +294,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 	f->r = r;
 	f->st = st;
 	f->pre = pre;
-	f->a = steps_attribution(st);
+	f->a = opts && opts->a ? opts->a : steps_attribution(st);
 	f->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
 	f->kn.r = r;
 	u64map_init(&f->kn.id2name);
@@ -326,6 +337,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		}
 		u64map_init(&p->run_idx);
 		u64map_init(&p->tid_corr);
+		u64map_init(&p->tid_corr_e);
 		u64map_init(&p->last_stack);
 		u64map_init(&p->group_fast);
 		u64map_init(&p->ckey);
@@ -359,9 +371,11 @@ void adv_facts_free(struct adv_facts *f)
 		step_summary_free(&p->out.sum, p->out.sp->nrows);
 		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
 		free(p->out.groups);
+		free(p->gkey); free(p->gseq);
 		free(p->counted); free(p->first_launch); free(p->last_launch); free(p->step_kernels);
 		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
-		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->last_stack);
+		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->tid_corr_e);
+		u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
 	}
@@ -443,12 +457,15 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 	uint64_t *g = u64map_get(&p->group_fast, fk, MAP_FIND);
 	if (g) {
 		uint64_t *c = u64map_get(&p->ckey, fk, MAP_FIND);
-		if (c && *c == ck) return (uint32_t)(*g - 1);
+		/* a group's first use since a mark makes it again (below) */
+		if (c && *c == ck && (!f->marked || p->gseq[*g - 1])) return (uint32_t)(*g - 1);
 	}
 	const struct stack_view *v = NULL;
 	int after_site = 0;
+	pthread_mutex_lock(&stacks_lock);
 	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
 	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); after_site = v != NULL; }
+	pthread_mutex_unlock(&stacks_lock);
 	const char *label = v ? v->site : name;
 	const char *skey = v ? v->site_key : name;
 	const char *ph = phase ? attribution_name(f->a, phase - 1) : "";
@@ -458,8 +475,10 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 	snprintf(key, n, "%d\x01%s\x01%s\x01%s\x01%d%d", (int)cause, skey, name, ph, after_site, dl);
 	int is_new;
 	size_t *slot = strmap_get(&p->group_idx, key, &is_new);
-	free(key);
-	if (is_new) {
+	/* a slice's engine: a group first used since its mark is made as one
+	 * pass makes it at its first use (its figures were zeroed at the mark) */
+	int again = !is_new && f->marked && !p->gseq[*slot];
+	if (is_new || again) {
 		struct adv_group gr;
 		memset(&gr, 0, sizeof(gr));
 		gr.cause = cause;
@@ -474,9 +493,19 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 		gr.blocks_min = UINT64_MAX;
 		gr.occ = -1;
 		gr.dataloader = dl;
-		*slot = p->out.ngroups;
-		VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
+		if (again) {
+			p->out.groups[*slot] = gr;
+		} else {
+			*slot = p->out.ngroups;
+			VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
+			vec_reserve((void **)&p->gkey, &p->cgkey, p->out.ngroups, sizeof(*p->gkey));
+			vec_reserve((void **)&p->gseq, &p->cgseq, p->out.ngroups, sizeof(*p->gseq));
+			p->gkey[*slot] = own(f, key);
+			p->gseq[*slot] = 0;
+		}
 	}
+	free(key);
+	if (f->marked && !p->gseq[*slot]) p->gseq[*slot] = ++p->nseq;
 	*u64map_get(&p->group_fast, fk, MAP_INSERT) = *slot + 1;
 	*u64map_get(&p->ckey, fk, MAP_INSERT) = ck;
 	return (uint32_t)*slot;
@@ -643,10 +672,13 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 			if (a->start_ns < c->s) c->s = a->start_ns;
 			if (e > c->e) c->e = e;
 			c->budget = c->e - c->s;
+			uint64_t *le = u64map_get(&p->tid_corr_e, tid, MAP_INSERT);
+			if (e > *le) *le = e;
 			return;
 		}
 	}
 	*last = a->correlation_id;
+	*u64map_get(&p->tid_corr_e, tid, MAP_INSERT) = e;
 	struct acall c;
 	memset(&c, 0, sizeof(c));
 	c.s = a->start_ns;
@@ -1094,7 +1126,9 @@ void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier)
 		if (slack > ADV_HOLD_NS) slack = ADV_HOLD_NS;
 		uint64_t T = now > slack ? now - slack : 0;
 		if (frontier < T) T = frontier;
-		if (T < p->last_sweep + SWEEP_EVERY_NS && p->nops < SWEEP_BATCH) continue;
+		/* on a grid of trace time, not every 10 ms from the last sweep:
+		 * a slice's engine, started anywhere, sweeps where one pass does */
+		if (T / SWEEP_EVERY_NS <= p->last_sweep / SWEEP_EVERY_NS && p->nops < SWEEP_BATCH) continue;
 		sweep(f, p, T);
 	}
 }
@@ -1113,7 +1147,7 @@ static uint64_t floor_median(const struct aproc *p, int *measured)
 	return ADV_GRAPH_FLOOR_NS;
 }
 
-void adv_facts_finish(struct adv_facts *f)
+void adv_facts_drain(struct adv_facts *f)
 {
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
@@ -1124,6 +1158,20 @@ void adv_facts_finish(struct adv_facts *f)
 		else run_end(p, p->cur);
 		for (size_t k = 0; k < p->ncalls; k++) close_call(p, &p->calls[k]);
 		p->ncalls = 0;
+	}
+}
+
+void adv_facts_finish(struct adv_facts *f)
+{
+	adv_facts_drain(f);
+	adv_facts_summarize(f);
+}
+
+void adv_facts_summarize(struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		const struct steps_proc *sp = p->out.sp;
 		/* per counted step: the host's time before its first launch, the
 		 * span it issued work in, and the launch-bound estimate: its host
 		 * idle after the first launch, less the latency a CUDA graph still
@@ -1147,4 +1195,224 @@ void adv_facts_finish(struct adv_facts *f)
 				if (p->counted[k] && p->out.step_cost[c][k]) p->out.in[c].count++;
 		}
 	}
+}
+
+/* ------------------------------------------------------------ slices */
+void adv_facts_reader(struct adv_facts *f, gp_reader *r)
+{
+	f->r = r;
+	f->kn.r = r;
+}
+
+void adv_facts_seed(struct adv_facts *f, const struct steps_prefix *pf, int c)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		uint64_t d = steps_prefix_longest(pf, c, f->p[i].out.pid);
+		if (d > f->p[i].max_dur) f->p[i].max_dur = d;
+	}
+	uint64_t d = steps_prefix_longest_call(pf, c);
+	if (d > f->max_call_dur) f->max_call_dur = d;
+}
+
+void adv_facts_mark(struct adv_facts *f)
+{
+	f->marked = 1;
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		struct adv_proc *o = &p->out;
+		size_t n = o->sp->nrows ? o->sp->nrows : 1;
+		memset(o->in, 0, sizeof(o->in));
+		memset(o->out, 0, sizeof(o->out));
+		memset(o->out_first, 0, sizeof(o->out_first));
+		memset(o->out_last, 0, sizeof(o->out_last));
+		memset(o->out_before_first, 0, sizeof(o->out_before_first));
+		for (int c = 0; c < AC_COUNT; c++) memset(o->step_cost[c], 0, n * sizeof(uint64_t));
+		memset(p->step_kernels, 0, n * sizeof(uint32_t));
+		for (size_t g = 0; g < o->ngroups; g++) {
+			struct adv_group *gr = &o->groups[g];
+			memset(&gr->in, 0, sizeof(gr->in));
+			gr->out_count = gr->bytes = gr->blocks_max = 0;
+			gr->blocks_min = UINT64_MAX;
+			gr->threads = 0;
+			gr->occ = -1;
+			gr->pm_ns = gr->pm_w = 0;
+			p->gseq[g] = 0;
+		}
+		p->nseq = 0;
+		o->kernels = o->short_kernels = o->kernels_called = o->short_hta = 0;
+		o->launches = o->launched_ns = o->kernel_ns_all = o->kernel_ns_in_steps = 0;
+		memset(p->floor_hist, 0, sizeof(p->floor_hist));
+		o->gpu_side_discarded_ns = o->unexplained_idle_ns = o->late_ops = 0;
+		o->held_max = p->nops + p->ncalls + p->nrun;
+	}
+}
+
+static void state_group(struct bytes *b, const struct aproc *p, uint32_t g)
+{
+	if (g == NO_GROUP) {
+		bytes_u64(b, UINT64_MAX);
+		return;
+	}
+	const char *k = p->gkey[g];
+	size_t n = strlen(k);
+	bytes_u64(b, n);
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t x = 0;
+		memcpy(&x, k + i, n - i < 8 ? n - i : 8);
+		bytes_u64(b, x);
+	}
+}
+
+/* a u64map's entries in key order (those with keep[key] >= min when keep) */
+static void state_map(struct bytes *b, const u64map *m, const u64map *keep, uint64_t min)
+{
+	uint64_t *k = xmalloc((m->n ? m->n : 1) * sizeof(*k));
+	size_t n = 0;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->used[i]) continue;
+		uint64_t *v = keep ? u64map_get((u64map *)keep, m->slot[i].key, MAP_FIND) : NULL;
+		if (!keep || (v && *v >= min)) k[n++] = m->slot[i].key;
+	}
+	qsort(k, n, sizeof(*k), cmp_u64);
+	bytes_u64(b, n);
+	for (size_t i = 0; i < n; i++) {
+		bytes_u64(b, k[i]);
+		bytes_u64(b, *u64map_get((u64map *)m, k[i], MAP_FIND));
+	}
+	free(k);
+}
+
+void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
+{
+	bytes_u64(b, f->now);
+	bytes_u64(b, f->max_call_dur);
+	for (size_t i = 0; i < f->np; i++) {
+		const struct aproc *p = &f->p[i];
+		const struct steps_proc *sp = p->out.sp;
+		bytes_u64(b, p->cur);
+		bytes_u64(b, p->swept_to);
+		bytes_u64(b, p->last_sweep / SWEEP_EVERY_NS);
+		bytes_u64(b, p->max_dur);
+		bytes_u64(b, p->nsorted);
+		bytes_u64(b, p->nops);
+		for (size_t k = 0; k < p->nops; k++) {
+			const struct aop *o = &p->ops[k];
+			bytes_u64(b, o->s); bytes_u64(b, o->e); bytes_u64(b, o->call_s); bytes_u64(b, o->call_e);
+			bytes_u64(b, o->dfp); bytes_u64(b, o->dup);
+			bytes_u64(b, (uint64_t)o->tid << 32 | o->step);
+			bytes_u64(b, (uint64_t)o->stack_id << 32 | o->phase);
+			bytes_u64(b, (uint64_t)o->call_name_id << 8 | o->has_call);
+			state_group(b, p, o->gfp);
+			state_group(b, p, o->gup);
+		}
+		bytes_u64(b, p->ncalls);
+		for (size_t k = 0; k < p->ncalls; k++) {
+			const struct acall *c = &p->calls[k];
+			bytes_u64(b, c->s); bytes_u64(b, c->e); bytes_u64(b, c->budget); bytes_u64(b, c->claimed);
+			bytes_u64(b, c->dgpu); bytes_u64(b, c->corr); bytes_u64(b, c->reissued); bytes_u64(b, c->until);
+			bytes_u64(b, c->cap);
+			bytes_u64(b, (uint64_t)c->tid << 32 | c->step);
+			bytes_u64(b, (uint64_t)c->cause << 24 | c->waits_gpu << 16 | c->closed << 8 | c->lead);
+			state_group(b, p, c->group);
+		}
+		bytes_u64(b, p->nrun);
+		for (size_t k = 0; k < p->nrun; k++) {
+			const struct runent *r = &p->run[k];
+			bytes_u64(b, (r->key >> 32) << 1 | (r->key & 1));
+			state_group(b, p, (uint32_t)((r->key >> 1) & 0x7fffffff));
+			bytes_u64(b, r->d);
+		}
+		/* a thread's last kept call matters to a record of the same
+		 * call, which lies in it: not to one that ended before the lead-in */
+		state_map(b, &p->tid_corr, &p->tid_corr_e, lead);
+		state_map(b, &p->last_stack, NULL, 0);
+		/* the first launches of the steps a gap may still reach */
+		for (size_t k = 0; k < sp->nrows && sp->rows[k].s <= f->now; k++)
+			if (sp->rows[k].e > p->cur) {
+				bytes_u64(b, k);
+				bytes_u64(b, p->first_launch[k]);
+			}
+	}
+}
+
+static void tally_add(struct adv_tally *d, const struct adv_tally *s)
+{
+	d->count += s->count;
+	d->cost_ns += s->cost_ns;
+	d->saving_ns += s->saving_ns;
+}
+
+static void group_add(struct adv_group *d, const struct adv_group *s)
+{
+	tally_add(&d->in, &s->in);
+	d->out_count += s->out_count;
+	d->bytes += s->bytes;
+	if (s->blocks_min < d->blocks_min) d->blocks_min = s->blocks_min;
+	if (s->blocks_max > d->blocks_max) d->blocks_max = s->blocks_max;
+	if (s->blocks_max) { /* the last kernel's */
+		d->threads = s->threads;
+		d->occ = s->occ;
+	}
+	d->pm_ns += s->pm_ns;
+	d->pm_w += s->pm_w;
+}
+
+void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
+{
+	for (size_t i = 0; i < sum->np && i < part->np; i++) {
+		struct aproc *d = &sum->p[i], *s = &part->p[i];
+		struct adv_proc *o = &d->out;
+		const struct adv_proc *q = &s->out;
+		for (int c = 0; c < AC_COUNT; c++) {
+			tally_add(&o->in[c], &q->in[c]);
+			tally_add(&o->out[c], &q->out[c]);
+			if (q->out_first[c] && (!o->out_first[c] || q->out_first[c] < o->out_first[c]))
+				o->out_first[c] = q->out_first[c];
+			if (q->out_last[c] > o->out_last[c]) o->out_last[c] = q->out_last[c];
+			o->out_before_first[c] += q->out_before_first[c];
+		}
+		for (size_t k = 0; k < o->sp->nrows; k++) {
+			for (int c = 0; c < AC_COUNT; c++) o->step_cost[c][k] += q->step_cost[c][k];
+			d->step_kernels[k] += s->step_kernels[k];
+			if (s->first_launch[k] < d->first_launch[k]) d->first_launch[k] = s->first_launch[k];
+			if (s->last_launch[k] > d->last_launch[k]) d->last_launch[k] = s->last_launch[k];
+		}
+		/* the groups in the order of their first use: one pass's */
+		uint32_t *by = xcalloc(s->nseq ? s->nseq : 1, sizeof(*by));
+		for (size_t g = 0; g < q->ngroups; g++)
+			if (s->gseq[g]) by[s->gseq[g] - 1] = (uint32_t)g;
+		for (uint32_t n = 0; n < s->nseq; n++) {
+			const struct adv_group *sg = &q->groups[by[n]];
+			int is_new;
+			size_t *slot = strmap_get(&d->group_idx, s->gkey[by[n]], &is_new);
+			if (is_new) {
+				struct adv_group gr = *sg;
+				gr.label = own(sum, sg->label);
+				gr.name = own(sum, sg->name);
+				*slot = o->ngroups;
+				VEC_PUSH(o->groups, o->ngroups, d->cgroups, gr);
+				vec_reserve((void **)&d->gkey, &d->cgkey, o->ngroups, sizeof(*d->gkey));
+				vec_reserve((void **)&d->gseq, &d->cgseq, o->ngroups, sizeof(*d->gseq));
+				d->gkey[*slot] = own(sum, s->gkey[by[n]]);
+				d->gseq[*slot] = 0;
+			} else {
+				group_add(&o->groups[*slot], sg);
+			}
+		}
+		free(by);
+		o->kernels += q->kernels;
+		o->short_kernels += q->short_kernels;
+		o->kernels_called += q->kernels_called;
+		o->short_hta += q->short_hta;
+		o->launches += q->launches;
+		o->launched_ns += q->launched_ns;
+		o->kernel_ns_all += q->kernel_ns_all;
+		o->kernel_ns_in_steps += q->kernel_ns_in_steps;
+		for (int k = 0; k <= FLOOR_BINS; k++) d->floor_hist[k] += s->floor_hist[k];
+		o->gpu_side_discarded_ns += q->gpu_side_discarded_ns;
+		o->unexplained_idle_ns += q->unexplained_idle_ns;
+		o->late_ops += q->late_ops;
+		if (q->held_max > o->held_max) o->held_max = q->held_max;
+	}
+	adv_facts_mark(part);
 }

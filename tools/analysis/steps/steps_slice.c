@@ -17,6 +17,7 @@ struct steps_prefix {
 	const uint64_t *from;
 	u64map run;               /* pid -> the longest GPU operation read so far */
 	u64map *at;               /* per cut: run at its first API or GPU record */
+	uint64_t call, *call_at;  /* the longest API call read so far; per cut, as at */
 	/* the last source's process and its slot in run (a source's records
 	 * come in runs): no lookup a record */
 	uint32_t src, pid;
@@ -33,6 +34,7 @@ struct steps_prefix *steps_prefix_new(int k, const uint64_t *from)
 	memcpy((uint64_t *)pf->from, from, (size_t)k * sizeof(*from));
 	u64map_init(&pf->run);
 	pf->at = xcalloc((size_t)k, sizeof(*pf->at));
+	pf->call_at = xcalloc((size_t)k, sizeof(*pf->call_at));
 	for (int c = 0; c < k; c++) u64map_init(&pf->at[c]);
 	return pf;
 }
@@ -43,6 +45,7 @@ void steps_prefix_free(struct steps_prefix *pf)
 	u64map_free(&pf->run);
 	for (int c = 0; c < pf->k; c++) u64map_free(&pf->at[c]);
 	free(pf->at);
+	free(pf->call_at);
 	free((uint64_t *)pf->from);
 	free(pf);
 }
@@ -50,6 +53,7 @@ void steps_prefix_free(struct steps_prefix *pf)
 /* The cut pf->next is reached: the longest operations so far are its. */
 static void prefix_note(struct steps_prefix *pf)
 {
+	pf->call_at[pf->next] = pf->call;
 	for (size_t i = 0; i < pf->run.cap; i++)
 		if (pf->run.used[i]) *u64map_get(&pf->at[pf->next], pf->run.slot[i].key, MAP_INSERT) = pf->run.slot[i].val;
 }
@@ -81,7 +85,11 @@ void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *re
 	if (!op && rec->type != GP_REC_API) return;
 	uint64_t t = gp_record_time(rec); /* an API or GPU record's start */
 	for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++) prefix_note(pf);
-	if (!op) return;
+	if (!op) {
+		const gp_rec_api *a = &rec->u.api;
+		if (a->end_ns > a->start_ns && a->end_ns - a->start_ns > pf->call) pf->call = a->end_ns - a->start_ns;
+		return;
+	}
 	if (!pf->have || rec->source_id != pf->src) {
 		uint32_t pid = tool_pid(r, rec);
 		pf->src = rec->source_id;
@@ -96,6 +104,17 @@ int steps_prefix_cuts(const struct steps_prefix *pf, const uint64_t **from)
 {
 	*from = pf->from;
 	return pf->k;
+}
+
+uint64_t steps_prefix_longest(const struct steps_prefix *pf, int c, uint32_t pid)
+{
+	uint64_t *v = c > 0 && c < pf->k ? u64map_get((u64map *)&pf->at[c], pid, MAP_FIND) : NULL;
+	return v ? *v : 0;
+}
+
+uint64_t steps_prefix_longest_call(const struct steps_prefix *pf, int c)
+{
+	return c > 0 && c < pf->k ? pf->call_at[c] : 0;
 }
 
 void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns)
@@ -132,10 +151,7 @@ struct steps_slice {
 	uint64_t lead, from, to;  /* to: UINT64_MAX for the last slice */
 	uint64_t now;             /* step_pass2_add's latest time */
 	struct bytes start, end;  /* the states at the mark and at the end */
-	uint64_t *srcmax; size_t nsrc; /* per source: the latest time read (+ 1; 0: none) */
-	uint8_t *lead_crossed;    /* per cut c: a pair of one source, the earlier at or after
-				   * from[c], the later before lead[c] */
-	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + stop_ns */
+	struct slice_order order;
 	int gap;                  /* no record in [from, from + stop_ns) came before its mark */
 };
 
@@ -173,8 +189,7 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 	/* the lead-in's operations whose call lies before it never pair */
 	struct opjoin_opts jo = { 0, 0, NULL, 0, ix ? s->from : 0 };
 	s->j = opjoin_new(r, &jo, steps_op, s->st);
-	s->lead_crossed = xcalloc((size_t)cuts->k, 1);
-	s->stop_crossed = xcalloc((size_t)cuts->k, 1);
+	slice_order_init(&s->order, cuts);
 	return s;
 }
 
@@ -198,9 +213,7 @@ void steps_slice_free(struct steps_slice *s)
 	attribution_free(s->a);
 	bytes_free(&s->start);
 	bytes_free(&s->end);
-	free(s->srcmax);
-	free(s->lead_crossed);
-	free(s->stop_crossed);
+	slice_order_free(&s->order);
 	free(s);
 }
 
@@ -225,28 +238,49 @@ static void mark(struct steps_slice *s, uint64_t t)
 	if (s->ix) state(s, &s->start);
 }
 
-/* A record of source src timed t: one timed before an earlier one of its
- * source marks the cuts the pair spans. */
-static void note_order(struct steps_slice *s, uint32_t src, uint64_t t)
+void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts)
 {
-	if (src >= s->nsrc) {
-		size_t n = s->nsrc ? s->nsrc : 64;
+	memset(o, 0, sizeof(*o));
+	o->cuts = cuts;
+	o->lead_crossed = xcalloc((size_t)cuts->k, 1);
+	o->stop_crossed = xcalloc((size_t)cuts->k, 1);
+}
+
+void slice_order_free(struct slice_order *o)
+{
+	free(o->srcmax);
+	free(o->lead_crossed);
+	free(o->stop_crossed);
+	memset(o, 0, sizeof(*o));
+}
+
+/* one timed before an earlier one of its source marks the cuts the pair spans */
+void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
+{
+	if (src >= o->nsrc) {
+		size_t n = o->nsrc ? o->nsrc : 64;
 		while (n <= src) n *= 2;
-		s->srcmax = xrealloc(s->srcmax, n * sizeof(*s->srcmax));
-		memset(s->srcmax + s->nsrc, 0, (n - s->nsrc) * sizeof(*s->srcmax));
-		s->nsrc = n;
+		o->srcmax = xrealloc(o->srcmax, n * sizeof(*o->srcmax));
+		memset(o->srcmax + o->nsrc, 0, (n - o->nsrc) * sizeof(*o->srcmax));
+		o->nsrc = n;
 	}
-	uint64_t *m = &s->srcmax[src];
+	uint64_t *m = &o->srcmax[src];
 	if (t + 1 > *m) {
 		*m = t + 1;
 		return;
 	}
 	uint64_t hi = *m - 1;
-	for (int c = 1; c < s->cuts->k; c++) {
-		uint64_t stop = s->cuts->from[c] + s->cuts->stop_ns;
-		if (hi >= s->cuts->from[c] && t < s->cuts->lead[c]) s->lead_crossed[c] = 1;
-		if (hi >= stop && t < stop) s->stop_crossed[c] = 1;
+	const struct steps_cuts *cuts = o->cuts;
+	for (int c = 1; c < cuts->k; c++) {
+		uint64_t stop = cuts->from[c] + cuts->stop_ns;
+		if (hi >= cuts->from[c] && t < cuts->lead[c]) o->lead_crossed[c] = 1;
+		if (hi >= stop && t < stop) o->stop_crossed[c] = 1;
 	}
+}
+
+int slice_order_crosses(const struct slice_order *o, int c, int gap)
+{
+	return c > 0 && c < o->cuts->k && (o->lead_crossed[c] || (gap && o->stop_crossed[c]));
 }
 
 void steps_slice_add(struct steps_slice *s, const gp_record *rec)
@@ -258,7 +292,7 @@ void steps_slice_add(struct steps_slice *s, const gp_record *rec)
 		return; /* the join and the steps take no other */
 	}
 	uint64_t t = gp_record_time(rec);
-	if (!s->cont) note_order(s, rec->source_id, t);
+	if (!s->cont) slice_order_note(&s->order, rec->source_id, t);
 	if (s->phase == STOPPED || t < s->lead) return;
 	/* past the window: its order is not the whole read's */
 	if (s->to != UINT64_MAX && t >= s->to + s->cuts->stop_ns) return;
@@ -294,7 +328,7 @@ int steps_slice_gap(const struct steps_slice *s)
 
 int steps_slice_crosses(const struct steps_slice *s, int c, int gap)
 {
-	return c > 0 && c < s->cuts->k && (s->lead_crossed[c] || (gap && s->stop_crossed[c]));
+	return slice_order_crosses(&s->order, c, gap);
 }
 
 int steps_slice_same(const struct steps_slice *before, const struct steps_slice *s)

@@ -83,6 +83,11 @@ int steps_prefix_op(const gp_record *rec, uint64_t *dur);
 /* Cut c (1 <= c < k) has read an operation of pid ns long (the longest
  * kept; the process is noted even at 0). */
 void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns);
+/* At cut c (1 <= c < k; others 0): the longest GPU operation of pid, and
+ * the longest API call of any process, read before it (advise's facts
+ * slices, advise_slice.h, start from them as the steps' do). */
+uint64_t steps_prefix_longest(const struct steps_prefix *pf, int c, uint32_t pid);
+uint64_t steps_prefix_longest_call(const struct steps_prefix *pf, int c);
 /* Tests: "prepass prefix cut C pid P longest NS", per cut by pid. */
 void steps_prefix_print(const struct steps_prefix *pf, FILE *f);
 
@@ -94,6 +99,22 @@ struct steps_cuts {
 	uint64_t stop_ns;     /* slice i stops at the first record in [from[i+1], from[i+1] + stop_ns) */
 	const struct steps_prefix *prefix; /* the longest operations before each cut (NULL: none) */
 };
+
+/* Per source, the latest time a slice read: a record timed before an
+ * earlier one of its source (CUPTI's late buffers; a runtime call's record
+ * after its driver call's) marks the cuts the pair makes unsure (see
+ * above; steps_slice_crosses). */
+struct slice_order {
+	const struct steps_cuts *cuts;
+	uint64_t *srcmax; size_t nsrc; /* per source: the latest time read (+ 1; 0: none) */
+	uint8_t *lead_crossed;    /* per cut c: a pair of one source, the earlier at or after
+				   * from[c], the later before lead[c] */
+	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + stop_ns */
+};
+void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts);
+void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t);
+int slice_order_crosses(const struct slice_order *o, int c, int gap);
+void slice_order_free(struct slice_order *o);
 
 struct steps_slice;
 
