@@ -46,9 +46,12 @@ static struct adv_slice *slice_new(gp_reader *r, const struct adv_slice_in *in, 
 	s->a = a ? attribution_view(a) : NULL;
 	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a };
 	s->f = adv_facts_new(r, in->st, in->pre, &fo);
-	if (ix && cuts->prefix) adv_facts_seed(s->f, cuts->prefix, ix);
-	/* the lead-in's operations whose call lies before it never pair */
-	struct opjoin_opts jo = { 0, 0, NULL, 0, ix ? s->from : 0 };
+	/* a lead-in from the trace's start is one pass up to the cut; else
+	 * the slack starts from one pass's at the cut, and the lead-in's
+	 * operations whose call lies before it never pair */
+	int alone = ix && s->lead;
+	if (alone && cuts->prefix) adv_facts_seed(s->f, cuts->prefix, ix);
+	struct opjoin_opts jo = { 0, 0, NULL, 0, alone ? s->from : 0 };
 	s->j = opjoin_new(r, &jo, adv_facts_op, s->f);
 	slice_order_init(&s->order, cuts);
 	return s;
