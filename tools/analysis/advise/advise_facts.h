@@ -150,7 +150,7 @@ struct adv_proc {
 	struct adv_tally out[AC_COUNT];  /* elsewhere: warm-up steps, between or outside the steps */
 	uint64_t out_first[AC_COUNT], out_last[AC_COUNT]; /* time range of those (0: none) */
 	uint64_t out_before_first[AC_COUNT]; /* of them, how many lie before the first step */
-	uint64_t *step_cost[AC_COUNT];   /* per row */
+	uint64_t *step_cost[AC_COUNT];   /* per row (a slice's engine: from its first, advise_facts.c row0) */
 	struct adv_group *groups; size_t ngroups;
 	/* launched work in the counted steps */
 	uint64_t kernels, short_kernels; /* short: GPU duration < launch call duration (the call recorded) */
@@ -181,6 +181,12 @@ struct adv_facts_opts {
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
 	const struct attribution *a;     /* the NVTX index to ask (a view of st's, for a
 					    slice's engine on a thread); NULL: st's */
+	/* a slice's engine (advise_slice.h): no step summary of its own (the
+	 * whole trace's facts, made before it, flagged the rows), its per-row
+	 * figures from the row its lead-in starts in (lead: the lead-in's
+	 * start; 0: the trace's) */
+	int part;
+	uint64_t lead;
 };
 
 struct adv_facts;
@@ -217,6 +223,10 @@ void adv_facts_seed(struct adv_facts *f, const struct steps_prefix *pf, int c);
 void adv_facts_mark(struct adv_facts *f);
 void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead);
 void adv_facts_take(struct adv_facts *sum, struct adv_facts *part);
+/* Whether a slice's engine was asked for a row before its lead-in after
+ * its mark (then its figures are not one pass's: the caller runs one
+ * thread). */
+int adv_facts_lost(const struct adv_facts *f);
 size_t adv_facts_nprocs(const struct adv_facts *f);
 const struct adv_proc *adv_facts_proc(const struct adv_facts *f, size_t i);
 struct stacks *adv_facts_stacks(const struct adv_facts *f);

@@ -116,7 +116,7 @@ int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winse
 	int rc = 0;
 	adv_pre_finish(&ar->pre);
 	ar->win = win;
-	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns, NULL };
+	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns, NULL, 0, 0 };
 	const struct adv_slice_in sin = { st, &ar->pre, win, &fopts };
 	ar->facts = adv_facts_new(r, st, &ar->pre, &fopts);
 	int sliced = 0;

@@ -44,12 +44,12 @@ static struct adv_slice *slice_new(gp_reader *r, const struct adv_slice_in *in, 
 	bounds(s, ix);
 	const struct attribution *a = steps_attribution(in->st);
 	s->a = a ? attribution_view(a) : NULL;
-	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a };
-	s->f = adv_facts_new(r, in->st, in->pre, &fo);
 	/* a lead-in from the trace's start is one pass up to the cut; else
 	 * the slack starts from one pass's at the cut, and the lead-in's
 	 * operations whose call lies before it never pair */
 	int alone = ix && s->lead;
+	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a, 1, alone ? s->lead : 0 };
+	s->f = adv_facts_new(r, in->st, in->pre, &fo);
 	if (alone && cuts->prefix) adv_facts_seed(s->f, cuts->prefix, ix);
 	struct opjoin_opts jo = { 0, 0, NULL, 0, alone ? s->from : 0 };
 	s->j = opjoin_new(r, &jo, adv_facts_op, s->f);
@@ -235,7 +235,7 @@ static int merge(struct adv_facts *sum, struct pass_slices *a, const struct step
 		adv_facts_take(sum, w->f);
 	}
 	slice_free(w);
-	return ok ? 0 : -1;
+	return ok && !adv_facts_lost(sum) ? 0 : -1;
 }
 
 int adv_slice_pass(struct adv_facts *sum, const char *path, const struct steps_prefix *pf,
