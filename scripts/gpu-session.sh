@@ -652,8 +652,9 @@ PY
     ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
     rm -f "$RES"/bench-*.gpuprof ;;
   views)       # issue #41 (branch advspeed) on the 16-core machine, a generated trace (seed 7, VIEWS_N
-                # events, default 1e8): advise (the steps' second pass in slices,
-                # tools/analysis/steps/steps_slice.h) and a 10-step window
+                # events, default 1e8): advise (the steps' second pass and the facts pass in slices,
+                # tools/analysis/steps/steps_slice.h, tools/analysis/advise/advise_slice.h; --verbose's
+                # last lines say how each merged) and a 10-step window
                 # (export --steps 20000:20010: the steps found by the pre-pass in slices, then the
                 # window's chunks) on 16 threads, byte for byte what one thread gives, with wall times
                 # (bars: advise within 2x of `stats` (engine phase), the window < 1 s)

@@ -5,9 +5,11 @@ for byte, with the same messages and exit status:
  * `gpuprof steps` and `gpuprof advise` (docs/ADVISE.md: every finding
    and figure, JSON with --all), whose steps analysis runs its second pass
    in slices (analysis/steps/steps_slice.h: each slice's engine from a lead-in;
-   advise's steps_slice_pass), also where every lead-in falls short of one
-   pass's state (GPUPROF_STEPS_LEAD=1us: the slice before reads the slice
-   again);
+   advise's steps_slice_pass), and advise's facts pass too
+   (analysis/advise/advise_slice.h), also where every lead-in falls short of
+   one pass's state (GPUPROF_STEPS_LEAD=1us: the slice before reads the slice
+   again), on gen_advise's scenarios, whose calls, gaps and busy stretches
+   lie across the cuts;
  * the windows of `--steps A:B` and `--range NAME` in `export` (Perfetto),
    `dump` and `stats`, whose read of the whole trace to find the steps or
    ranges runs in slices (reports/stats_selection.h: the pre-pass of
@@ -162,6 +164,33 @@ with tt.tmpdir() as d:
     tt.expect("in 4 slices: some read again on one thread" in v, f"gen_cuts, lead-in 50 ms: read again: {v!r}")
     same("gen_cuts: advise, lead-in 50 ms", gp_run("advise", "--all", "--format", "json", cuts))
     del os.environ["GPUPROF_STEPS_LEAD"]
+
+    # advise's facts pass runs in the same slices (analysis/advise/advise_slice.h),
+    # each engine from a lead-in, its state at its first own record compared
+    # with the one before's: on gen_advise's scenarios, whose blocking calls
+    # (sync, synccopy, pageable: a window from the call to the next work;
+    # alloc-lead: an allocation's window until the host next waits), idle
+    # gaps (input, launch) and busy stretches whose GPU-side savings wait for
+    # the stretch's end (fp32, underpar) lie across the cuts; with lead-ins of
+    # 1 us and 50 ms (short of one pass's state: an engine trusted from one
+    # gives other figures on every scenario here) and the default
+    facts = []
+    for sc in ("sync", "synccopy", "pageable", "alloc-lead", "input", "launch", "fp32", "underpar"):
+        path = os.path.join(d, f"adv-{sc}.gpuprof")
+        subprocess.run([os.path.join(GEN_DIR, "gen_advise"), sc, "--stacks", path], check=True, capture_output=True)
+        facts.append((path, f"gen_advise {sc} --stacks"))
+    for lead in (None, "1us", "50ms"):
+        if lead:
+            os.environ["GPUPROF_STEPS_LEAD"] = lead
+        for path, name in facts:
+            o = same(f"{name}: advise, lead-in {lead or 'default'}", gp_run("advise", "--all", "--format", "json", path))
+            tt.expect(o[2] == 0 and '"findings"' in o[0], f"{name}: advise ran: {o[1]!r}")
+            v = tt.gp("advise", "--threads", "4", "--verbose", path).stderr
+            tt.expect("the facts pass in 4 slices: " in v, f"{name}, lead-in {lead}: facts in 4 slices: {v!r}")
+    del os.environ["GPUPROF_STEPS_LEAD"]
+    v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
+    tt.expect("the facts pass in 4 slices: each went on from the state the one before it ended in" in v,
+              f"bigtrace: advise's facts in 4 slices: {v!r}")
 
     # the windows: --steps A:B and --range NAME, resolved in slices
     for path, name, sel in ((big, "bigtrace", ("--steps", "20:22")), (big, "bigtrace", ("--steps", "0:0")),

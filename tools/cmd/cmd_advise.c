@@ -94,13 +94,16 @@ static int advise_file(const char *path, struct advise_opts *o)
 	}
 	if (rc == 0) {
 		const struct adv_facts *facts = advise_run_facts(ar);
-		struct steps_slice_merged how;
-		int k = advise_run_slices(ar, &how);
-		if (o->verbose && k)
-			fprintf(stderr, "%s: %s: the steps analysis in %d slices: %s\n", g_cmd, path, k,
-				how.crossed ? "a source out of time order across a cut: read again on one thread" :
-				how.again ? "some read again on one thread (a lead-in short of one pass's state)" :
-				"each went on from the state the one before it ended in");
+		for (int pass = 0; pass < 2 && o->verbose; pass++) {
+			struct steps_slice_merged how;
+			int k = pass ? advise_run_facts_slices(ar, &how) : advise_run_slices(ar, &how);
+			if (k)
+				fprintf(stderr, "%s: %s: the %s in %d slices: %s\n", g_cmd, path,
+					pass ? "facts pass" : "steps analysis", k,
+					how.crossed ? "a source out of time order across a cut: read again on one thread" :
+					how.again ? "some read again on one thread (a lead-in short of one pass's state)" :
+					"each went on from the state the one before it ended in");
+		}
 		for (size_t i = 0; o->verbose && i < adv_facts_nprocs(facts); i++) {
 			const struct adv_proc *p = adv_facts_proc(facts, i);
 			fprintf(stderr, "%s: %s: pid %u: held at most %" PRIu64 " GPU operations, calls and "

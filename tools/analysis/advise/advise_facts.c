@@ -10,6 +10,7 @@
 #include "analysis/advise/advise_facts.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,9 +168,12 @@ struct aproc {
 	/* phase_of's last phase found: its range [ph_s, ph_e) on thread ph_tid */
 	uint64_t ph_s, ph_e;
 	uint32_t ph_tid, ph;
-	uint8_t *counted;
-	uint64_t *first_launch, *last_launch; /* per row; NONE_T / 0 none */
-	uint32_t *step_kernels;
+	/* per row from row0 (the whole trace's; a slice's engine: from its
+	 * lead-in's, grown as it goes, row_at), nrow of them: */
+	size_t row0, nrow;
+	uint64_t *first_launch, *last_launch; /* NONE_T / 0 none */
+	uint32_t *step_kernels;               /* and out.step_cost */
+	int lost;                     /* a figure of a row before row0 was asked for after the mark */
 	struct aop *ops; size_t nops, cops;
 	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
 	struct aop *tmp; size_t ctmp;
@@ -181,10 +185,15 @@ struct aproc {
 	u64map run_idx;
 	uint64_t floor_hist[FLOOR_BINS + 1];
 	u64map tid_corr;              /* tid -> correlation id of its last kept call (runtime + driver: one) */
+	u64map tid_corr_e;            /* tid -> that call's end (a slice's state: adv_facts_state) */
 	u64map last_stack;            /* tid -> stack id of its last call with one */
 	strmap group_idx;
 	u64map group_fast;            /* (cause, name, stack, phase, ...) -> group + 1 */
 	size_t cgroups;
+	/* per group: its key in group_idx, and (after adv_facts_mark) the
+	 * order of its first use since the mark (0: none) */
+	const char **gkey; uint32_t *gseq; size_t cgkey, cgseq;
+	uint32_t nseq;
 	u64map ckey;                  /* (name id, stack, phase) of group_fast's keys, to verify */
 };
 
@@ -215,7 +224,12 @@ struct adv_facts {
 	uint32_t *idbuf; size_t cidbuf;
 	uint64_t now, max_call_dur;
 	char **strs; size_t nstrs, cstrs; /* owned labels */
+	int marked;                   /* a slice's engine past its mark (adv_facts_mark) */
 };
+
+/* The call stacks' views are made on first use; the slices' engines
+ * share the stacks (advise_slice.h). */
+static pthread_mutex_t stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct aproc *proc_find(struct adv_facts *f, uint32_t pid)
 {
@@ -266,6 +280,49 @@ static int row_counted(const struct step_row *w)
 	return !w->partial && !w->unrecorded && !w->warmup;
 }
 
+/* Whether row k (NO_STEP: none) is counted (the flags step_summarize set,
+ * for the whole trace's facts, before any slice's) */
+static int counted(const struct aproc *p, uint32_t k)
+{
+	return k != NO_STEP && row_counted(&p->out.sp->rows[k]);
+}
+
+/* The per-row arrays hold n rows from row0 (more than before: new rows empty). */
+static void rows_grow(struct aproc *p, size_t n)
+{
+	size_t was = p->nrow;
+	if (n <= was && was) return;
+	size_t m = n > 2 * was ? n : 2 * was;
+	if (m > p->out.sp->nrows - p->row0) m = p->out.sp->nrows - p->row0;
+	if (m < n) m = n;
+	size_t c = m ? m : 1;
+	p->first_launch = xrealloc(p->first_launch, c * sizeof(uint64_t));
+	p->last_launch = xrealloc(p->last_launch, c * sizeof(uint64_t));
+	p->step_kernels = xrealloc(p->step_kernels, c * sizeof(uint32_t));
+	for (int k = 0; k < AC_COUNT; k++) {
+		p->out.step_cost[k] = xrealloc(p->out.step_cost[k], c * sizeof(uint64_t));
+		memset(p->out.step_cost[k] + was, 0, (c - was) * sizeof(uint64_t));
+	}
+	for (size_t i = was; i < c; i++) p->first_launch[i] = NONE_T;
+	memset(p->last_launch + was, 0, (c - was) * sizeof(uint64_t));
+	memset(p->step_kernels + was, 0, (c - was) * sizeof(uint32_t));
+	p->nrow = m;
+}
+
+/* Row k's place in the per-row arrays, grown to hold it; -1 when it lies
+ * before them (a slice's engine: only its lead-in's first gap reaches
+ * there; after its mark the figures would be lost, and it says so) */
+static ptrdiff_t row_at(struct adv_facts *f, struct aproc *p, uint32_t k)
+{
+	if (k < p->row0) {
+		p->lost |= f->marked;
+		return -1;
+	}
+	size_t i = k - p->row0;
+	if (i >= p->nrow) rows_grow(p, i + 1);
+	return (ptrdiff_t)i;
+}
+
 struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *pre,
 				const struct adv_facts_opts *opts)
 {
@@ -273,8 +330,9 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 	f->r = r;
 	f->st = st;
 	f->pre = pre;
-	f->a = steps_attribution(st);
+	f->a = opts && opts->a ? opts->a : steps_attribution(st);
 	f->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
+	int part = opts && opts->part;
 	f->kn.r = r;
 	u64map_init(&f->kn.id2name);
 	u64map_init(&f->pid2p);
@@ -292,18 +350,22 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		uint64_t *rk = u64map_get(&pre->rank, sp->pid, MAP_FIND);
 		p->out.rank = rk ? (int32_t)((int64_t)*rk - 2) : -1;
 		*u64map_get(&f->pid2p, sp->pid, MAP_INSERT) = i;
-		step_summarize(sp, 0, &p->out.sum);
+		if (!part) step_summarize(sp, 0, &p->out.sum);
 		size_t n = sp->nrows;
-		p->counted = xcalloc(n ? n : 1, 1);
-		p->first_launch = xmalloc((n ? n : 1) * sizeof(uint64_t));
-		p->last_launch = xcalloc(n ? n : 1, sizeof(uint64_t));
-		p->step_kernels = xcalloc(n ? n : 1, sizeof(uint32_t));
-		for (int c = 0; c < AC_COUNT; c++) p->out.step_cost[c] = xcalloc(n ? n : 1, sizeof(uint64_t));
-		for (size_t k = 0; k < n; k++) {
+		if (part && opts->lead) { /* the rows that end after the lead-in's start */
+			size_t lo = 0, hi = n;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (sp->rows[mid].e <= opts->lead) lo = mid + 1;
+				else hi = mid;
+			}
+			p->row0 = lo;
+			p->cur = opts->lead; /* no gap before it */
+		}
+		rows_grow(p, part ? 0 : n);
+		for (size_t k = 0; !part && k < n; k++) {
 			const struct step_row *w = &sp->rows[k];
-			p->first_launch[k] = NONE_T;
-			p->counted[k] = (uint8_t)row_counted(w);
-			if (!p->counted[k]) continue;
+			if (!row_counted(w)) continue;
 			p->out.ncounted++;
 			p->out.wall += w->e - w->s;
 			p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
@@ -316,6 +378,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		}
 		u64map_init(&p->run_idx);
 		u64map_init(&p->tid_corr);
+		u64map_init(&p->tid_corr_e);
 		u64map_init(&p->last_stack);
 		u64map_init(&p->group_fast);
 		u64map_init(&p->ckey);
@@ -349,9 +412,11 @@ void adv_facts_free(struct adv_facts *f)
 		step_summary_free(&p->out.sum, p->out.sp->nrows);
 		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
 		free(p->out.groups);
-		free(p->counted); free(p->first_launch); free(p->last_launch); free(p->step_kernels);
+		free(p->gkey); free(p->gseq);
+		free(p->first_launch); free(p->last_launch); free(p->step_kernels);
 		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
-		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->last_stack);
+		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->tid_corr_e);
+		u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
 	}
@@ -433,12 +498,15 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 	uint64_t *g = u64map_get(&p->group_fast, fk, MAP_FIND);
 	if (g) {
 		uint64_t *c = u64map_get(&p->ckey, fk, MAP_FIND);
-		if (c && *c == ck) return (uint32_t)(*g - 1);
+		/* a group's first use since a mark makes it again (below) */
+		if (c && *c == ck && (!f->marked || p->gseq[*g - 1])) return (uint32_t)(*g - 1);
 	}
 	const struct stack_view *v = NULL;
 	int after_site = 0;
+	pthread_mutex_lock(&stacks_lock);
 	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
 	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); after_site = v != NULL; }
+	pthread_mutex_unlock(&stacks_lock);
 	const char *label = v ? v->site : name;
 	const char *skey = v ? v->site_key : name;
 	const char *ph = phase ? attribution_name(f->a, phase - 1) : "";
@@ -448,8 +516,10 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 	snprintf(key, n, "%d\x01%s\x01%s\x01%s\x01%d%d", (int)cause, skey, name, ph, after_site, dl);
 	int is_new;
 	size_t *slot = strmap_get(&p->group_idx, key, &is_new);
-	free(key);
-	if (is_new) {
+	/* a slice's engine: a group first used since its mark is made as one
+	 * pass makes it at its first use (its figures were zeroed at the mark) */
+	int again = !is_new && f->marked && !p->gseq[*slot];
+	if (is_new || again) {
 		struct adv_group gr;
 		memset(&gr, 0, sizeof(gr));
 		gr.cause = cause;
@@ -464,24 +534,35 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 		gr.blocks_min = UINT64_MAX;
 		gr.occ = -1;
 		gr.dataloader = dl;
-		*slot = p->out.ngroups;
-		VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
+		if (again) {
+			p->out.groups[*slot] = gr;
+		} else {
+			*slot = p->out.ngroups;
+			VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
+			vec_reserve((void **)&p->gkey, &p->cgkey, p->out.ngroups, sizeof(*p->gkey));
+			vec_reserve((void **)&p->gseq, &p->cgseq, p->out.ngroups, sizeof(*p->gseq));
+			p->gkey[*slot] = own(f, key);
+			p->gseq[*slot] = 0;
+		}
 	}
+	free(key);
+	if (f->marked && !p->gseq[*slot]) p->gseq[*slot] = ++p->nseq;
 	*u64map_get(&p->group_fast, fk, MAP_INSERT) = *slot + 1;
 	*u64map_get(&p->ckey, fk, MAP_INSERT) = ck;
 	return (uint32_t)*slot;
 }
 
 /* Adds to the tallies of the step (counted) or to those of elsewhere. */
-static void tally(struct aproc *p, enum adv_cause c, uint32_t step, uint32_t group, uint64_t t, uint64_t count,
-		  uint64_t cost, uint64_t saving)
+static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32_t step, uint32_t group, uint64_t t,
+		  uint64_t count, uint64_t cost, uint64_t saving)
 {
 	struct adv_group *g = group != NO_GROUP ? &p->out.groups[group] : NULL;
-	if (step != NO_STEP && p->counted[step]) {
+	if (counted(p, step)) {
 		p->out.in[c].count += count;
 		p->out.in[c].cost_ns += cost;
 		p->out.in[c].saving_ns += saving;
-		p->out.step_cost[c][step] += cost;
+		ptrdiff_t i = row_at(f, p, step);
+		if (i >= 0) p->out.step_cost[c][i] += cost;
 		if (g) { g->in.count += count; g->in.cost_ns += cost; g->in.saving_ns += saving; }
 		return;
 	}
@@ -633,10 +714,13 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 			if (a->start_ns < c->s) c->s = a->start_ns;
 			if (e > c->e) c->e = e;
 			c->budget = c->e - c->s;
+			uint64_t *le = u64map_get(&p->tid_corr_e, tid, MAP_INSERT);
+			if (e > *le) *le = e;
 			return;
 		}
 	}
 	*last = a->correlation_id;
+	*u64map_get(&p->tid_corr_e, tid, MAP_INSERT) = e;
 	struct acall c;
 	memset(&c, 0, sizeof(c));
 	c.s = a->start_ns;
@@ -652,7 +736,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	const char *name = tool_str(f->r, a->name_id);
 	c.group = group_of(f, p, (enum adv_cause)c.cause, a->name_id, *name ? name : "(unnamed call)", a->stack_id,
 			   after ? (uint32_t)*after : 0, tid, c.step != NO_STEP ? phase_of(f, p, tid, c.s) : 0);
-	tally(p, (enum adv_cause)c.cause, c.step, c.group, c.s, 1, c.budget, 0);
+	tally(f, p, (enum adv_cause)c.cause, c.step, c.group, c.s, 1, c.budget, 0);
 	add_call(p, &c);
 }
 
@@ -706,16 +790,16 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	uint32_t stack = o->stack_id;
 	if (op->has_call && dur < op->call_e - op->call_s) {
 		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
-		tally(p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
+		tally(f, p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
 	}
 	if (ki.fp32) {
 		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
-		tally(p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
+		tally(f, p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
 		struct adv_group *g = &p->out.groups[o->gfp];
 		const struct cseries *q = pm_series(&f->pre->ctr, "pm.tensor_active_pct", p->out.pid, op->device);
 		double pm = series_mean(q, op->s, op->e);
-		if (pm >= 0 && o->step != NO_STEP && p->counted[o->step]) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
+		if (pm >= 0 && counted(p, o->step)) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
 	}
 	const gp_rec_device *dev = devprops_get(&f->pre->dp, p->out.pid, op->device);
 	if (!have_d || !dev || !dev->sm_count || !d->blocks) return;
@@ -729,13 +813,13 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	if (d->blocks > g->blocks_max) g->blocks_max = d->blocks;
 	g->threads = d->threads;
 	g->occ = oc.known ? oc.theoretical : -1;
-	tally(p, (enum adv_cause)cause, o->step, gi, op->s, 1, dur, 0);
+	tally(f, p, (enum adv_cause)cause, o->step, gi, op->s, 1, dur, 0);
 	if (cause != AC_UNDERPAR) return;
 	double cov = (double)d->blocks / (double)dev->sm_count;
 	const struct cseries *q = pm_series(&f->pre->ctr, "pm.sm_active_pct", p->out.pid, op->device);
 	double pm = series_mean(q, op->s, op->e);
 	if (pm >= 0) {
-		if (o->step != NO_STEP && p->counted[o->step]) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
+		if (counted(p, o->step)) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
 		/* measured activity above the grid's coverage: the conservative one */
 		if (pm / 100 > cov) cov = pm / 100 > 1 ? 1 : pm / 100;
 	}
@@ -772,19 +856,20 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 		p->out.kernel_ns_all += dur;
 		if (o.step != NO_STEP) p->out.kernel_ns_in_steps += dur;
 	}
-	if (o.step != NO_STEP) {
-		if (op->call_s < p->first_launch[o.step]) p->first_launch[o.step] = op->call_s;
-		if (op->call_e > p->last_launch[o.step]) p->last_launch[o.step] = op->call_e;
+	ptrdiff_t row = o.step != NO_STEP ? row_at(f, p, o.step) : -1;
+	if (row >= 0) {
+		if (op->call_s < p->first_launch[row]) p->first_launch[row] = op->call_s;
+		if (op->call_e > p->last_launch[row]) p->last_launch[row] = op->call_e;
 	}
-	int counted = o.step != NO_STEP && p->counted[o.step];
-	if (counted) {
+	int in_counted = counted(p, o.step);
+	if (in_counted) {
 		p->out.launches++;
 		p->out.launched_ns += dur;
 	}
 	if (op->kind == OP_KERNEL) {
-		if (counted) {
+		if (in_counted) {
 			p->out.kernels++;
-			p->step_kernels[o.step]++;
+			if (row >= 0) p->step_kernels[row]++;
 			uint64_t cd = op->call_e - op->call_s;
 			p->out.kernels_called++;
 			if (dur < cd) p->out.short_kernels++;
@@ -817,8 +902,8 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 				 cause == AC_SYNC_COPY || (cause == AC_SYNC && !d.async) ? " (synchronous API)" : "");
 			c.group = group_of(f, p, (enum adv_cause)cause, op->call_name_id, name, o.stack_id,
 					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase);
-			p->out.groups[c.group].bytes += counted ? d.bytes : 0;
-			tally(p, (enum adv_cause)cause, c.step, c.group, c.s, 1, c.budget, 0);
+			p->out.groups[c.group].bytes += in_counted ? d.bytes : 0;
+			tally(f, p, (enum adv_cause)cause, c.step, c.group, c.s, 1, c.budget, 0);
 			add_call(p, &c);
 		}
 	}
@@ -869,7 +954,7 @@ static int cmp_acall(const void *x, const void *y)
 	return a->e < b->e ? -1 : a->e > b->e;
 }
 
-static void close_call(struct aproc *p, struct acall *c)
+static void close_call(struct adv_facts *f, struct aproc *p, struct acall *c)
 {
 	if (c->closed) return;
 	c->closed = 1;
@@ -877,13 +962,13 @@ static void close_call(struct aproc *p, struct acall *c)
 	 * because of it, and the call's own GPU work would take `dgpu` less */
 	uint64_t save = c->claimed + c->dgpu;
 	if (save > c->budget) save = c->budget;
-	tally(p, (enum adv_cause)c->cause, c->step, c->group, c->s, 0, 0, save);
+	tally(f, p, (enum adv_cause)c->cause, c->step, c->group, c->s, 0, 0, save);
 }
 
 /* GPU-side savings of the busy stretch that just ended: kept when the host
  * was waiting for the GPU as it drained at t (a call that waits for the GPU
  * in progress), else the host was the bottleneck: left out. */
-static void run_end(struct aproc *p, uint64_t t)
+static void run_end(struct adv_facts *f, struct aproc *p, uint64_t t)
 {
 	int gpu_bound = 0;
 	for (size_t i = first_open(p); i < p->ncalls && !gpu_bound; i++) {
@@ -894,8 +979,8 @@ static void run_end(struct aproc *p, uint64_t t)
 		const struct runent *r = &p->run[i];
 		uint32_t step = (uint32_t)(r->key >> 32), group = (uint32_t)((r->key >> 1) & 0x7fffffff);
 		enum adv_cause c = r->key & 1 ? AC_UNDERPAR : AC_FP32;
-		if (gpu_bound) tally(p, c, step, group, 0, 0, 0, r->d);
-		else if (step != NO_STEP && p->counted[step]) p->out.gpu_side_discarded_ns += r->d;
+		if (gpu_bound) tally(f, p, c, step, group, 0, 0, 0, r->d);
+		else if (counted(p, step)) p->out.gpu_side_discarded_ns += r->d;
 	}
 	p->nrun = 0;
 	u64map_free(&p->run_idx);
@@ -935,15 +1020,16 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 	for (; k < sp->nrows && sp->rows[k].s < b; k++) {
 		const struct step_row *w = &sp->rows[k];
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
-		if (x >= y || !p->counted[k]) continue;
-		uint64_t fl = p->first_launch[k];
+		if (x >= y || !counted(p, k)) continue;
+		ptrdiff_t i = row_at(f, p, k);
+		uint64_t fl = i >= 0 ? p->first_launch[i] : NONE_T;
 		if (x < fl) {
 			uint64_t z = y < fl ? y : fl;
 			const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
 			uint32_t g = group_of(f, p, AC_INPUT, next && next->has_call ? next->call_name_id : 0,
 					      *api ? api : "(no launch call)", next && next->has_call ? next->stack_id : 0,
 					      0, next ? next->tid : 0, 0);
-			tally(p, AC_INPUT, k, g, x, 0, z - x, z - x);
+			tally(f, p, AC_INPUT, k, g, x, 0, z - x, z - x);
 			x = z;
 		}
 		if (x < y) {
@@ -952,7 +1038,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 			uint32_t g = group_of(f, p, AC_HOST_IDLE, same ? 1 : 2,
 					      same ? "before a launch" : "after the step's last launch", 0, 0, 0,
 					      same ? next->phase : 0);
-			tally(p, AC_HOST_IDLE, k, g, x, 0, y - x, 0);
+			tally(f, p, AC_HOST_IDLE, k, g, x, 0, y - x, 0);
 		}
 	}
 }
@@ -966,7 +1052,7 @@ static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
 		if (w->e <= a) continue;
 		if (w->s >= b) break;
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
-		if (x < y && p->counted[k]) p->out.unexplained_idle_ns += y - x;
+		if (x < y && counted(p, k)) p->out.unexplained_idle_ns += y - x;
 	}
 }
 
@@ -985,7 +1071,7 @@ static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, 
 		uint64_t bin = (g1 - g0) / FLOOR_BIN_NS;
 		p->floor_hist[bin < FLOOR_BINS ? bin : FLOOR_BINS]++;
 	}
-	if (gc == GC_HOST || gc == GC_LAUNCH_HOST) run_end(p, g0);
+	if (gc == GC_HOST || gc == GC_LAUNCH_HOST) run_end(f, p, g0);
 	if (gc == GC_OTHER) { unexplained(p, g0, g1); return; }
 	uint64_t pos = g0;
 	if (gc == GC_HOST || gc == GC_LAUNCH_HOST) {
@@ -1016,7 +1102,7 @@ static void gap(struct adv_facts *f, struct aproc *p, uint64_t g0, uint64_t g1, 
  * (lead_window()) only notes that time, and closes once its end is behind
  * o's start (no later gap can lie in it) or its call has taken its whole
  * duration. */
-static void close_windows(struct aproc *p, const struct aop *o)
+static void close_windows(struct adv_facts *f, struct aproc *p, const struct aop *o)
 {
 	if (!o->has_call) return;
 	for (size_t i = first_open(p); i < p->ncalls; i++) {
@@ -1024,11 +1110,11 @@ static void close_windows(struct aproc *p, const struct aop *o)
 		if (c->s >= o->s) break;
 		if (c->closed) continue;
 		if (!c->lead) {
-			if (c->e <= o->call_s) close_call(p, c);
+			if (c->e <= o->call_s) close_call(f, p, c);
 			continue;
 		}
 		if (!c->reissued && c->e <= o->call_s) c->reissued = o->call_s;
-		if (c->claimed >= c->budget || lead_end(p, i) <= o->s) close_call(p, c);
+		if (c->claimed >= c->budget || lead_end(p, i) <= o->s) close_call(f, p, c);
 	}
 }
 
@@ -1051,7 +1137,7 @@ static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 	for (i = 0; i < p->nops && p->ops[i].s < T; i++) {
 		const struct aop *o = &p->ops[i];
 		if (o->s > p->cur) gap(f, p, p->cur, o->s, o);
-		close_windows(p, o);
+		close_windows(f, p, o);
 		run_add(p, o->step, o->gfp, 0, o->dfp);
 		run_add(p, o->step, o->gup, 1, o->dup);
 		if (o->e > p->cur) p->cur = o->e;
@@ -1084,7 +1170,9 @@ void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier)
 		if (slack > ADV_HOLD_NS) slack = ADV_HOLD_NS;
 		uint64_t T = now > slack ? now - slack : 0;
 		if (frontier < T) T = frontier;
-		if (T < p->last_sweep + SWEEP_EVERY_NS && p->nops < SWEEP_BATCH) continue;
+		/* on a grid of trace time, not every 10 ms from the last sweep:
+		 * a slice's engine, started anywhere, sweeps where one pass does */
+		if (T / SWEEP_EVERY_NS <= p->last_sweep / SWEEP_EVERY_NS && p->nops < SWEEP_BATCH) continue;
 		sweep(f, p, T);
 	}
 }
@@ -1103,7 +1191,7 @@ static uint64_t floor_median(const struct aproc *p, int *measured)
 	return ADV_GRAPH_FLOOR_NS;
 }
 
-void adv_facts_finish(struct adv_facts *f)
+void adv_facts_drain(struct adv_facts *f)
 {
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
@@ -1111,16 +1199,30 @@ void adv_facts_finish(struct adv_facts *f)
 		const struct steps_proc *sp = p->out.sp;
 		uint64_t end = sp->nrows ? sp->rows[sp->nrows - 1].e : 0;
 		if (p->cur < end) gap(f, p, p->cur, end, NULL);
-		else run_end(p, p->cur);
-		for (size_t k = 0; k < p->ncalls; k++) close_call(p, &p->calls[k]);
+		else run_end(f, p, p->cur);
+		for (size_t k = 0; k < p->ncalls; k++) close_call(f, p, &p->calls[k]);
 		p->ncalls = 0;
+	}
+}
+
+void adv_facts_finish(struct adv_facts *f)
+{
+	adv_facts_drain(f);
+	adv_facts_summarize(f);
+}
+
+void adv_facts_summarize(struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		const struct steps_proc *sp = p->out.sp;
 		/* per counted step: the host's time before its first launch, the
 		 * span it issued work in, and the launch-bound estimate: its host
 		 * idle after the first launch, less the latency a CUDA graph still
 		 * has between kernels, at most the span of its launch calls */
 		p->out.graph_floor_ns = floor_median(p, &p->out.floor_measured);
 		for (size_t k = 0; k < sp->nrows; k++) {
-			if (!p->counted[k] || p->first_launch[k] == NONE_T) continue;
+			if (!counted(p, k) || p->first_launch[k] == NONE_T) continue;
 			const struct step_row *w = &sp->rows[k];
 			p->out.pre_launch_ns += p->first_launch[k] - w->s;
 			uint64_t span = p->last_launch[k] > p->first_launch[k] ? p->last_launch[k] - p->first_launch[k] : 0;
@@ -1134,7 +1236,237 @@ void adv_facts_finish(struct adv_facts *f)
 		for (int c = 0; c < AC_COUNT; c++) {
 			if (c != AC_INPUT && c != AC_HOST_IDLE) continue;
 			for (size_t k = 0; k < sp->nrows; k++)
-				if (p->counted[k] && p->out.step_cost[c][k]) p->out.in[c].count++;
+				if (counted(p, k) && p->out.step_cost[c][k]) p->out.in[c].count++;
 		}
 	}
+}
+
+/* ------------------------------------------------------------ slices */
+int adv_facts_lost(const struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++)
+		if (f->p[i].lost) return 1;
+	return 0;
+}
+
+void adv_facts_reader(struct adv_facts *f, gp_reader *r)
+{
+	f->r = r;
+	f->kn.r = r;
+}
+
+void adv_facts_seed(struct adv_facts *f, const struct steps_prefix *pf, int c)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		uint64_t d = steps_prefix_longest(pf, c, f->p[i].out.pid);
+		if (d > f->p[i].max_dur) f->p[i].max_dur = d;
+	}
+	uint64_t d = steps_prefix_longest_call(pf, c);
+	if (d > f->max_call_dur) f->max_call_dur = d;
+}
+
+void adv_facts_mark(struct adv_facts *f)
+{
+	f->marked = 1;
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		struct adv_proc *o = &p->out;
+		size_t n = p->nrow;
+		memset(o->in, 0, sizeof(o->in));
+		memset(o->out, 0, sizeof(o->out));
+		memset(o->out_first, 0, sizeof(o->out_first));
+		memset(o->out_last, 0, sizeof(o->out_last));
+		memset(o->out_before_first, 0, sizeof(o->out_before_first));
+		for (int c = 0; c < AC_COUNT; c++) memset(o->step_cost[c], 0, n * sizeof(uint64_t));
+		memset(p->step_kernels, 0, n * sizeof(uint32_t));
+		for (size_t g = 0; g < o->ngroups; g++) {
+			struct adv_group *gr = &o->groups[g];
+			memset(&gr->in, 0, sizeof(gr->in));
+			gr->out_count = gr->bytes = gr->blocks_max = 0;
+			gr->blocks_min = UINT64_MAX;
+			gr->threads = 0;
+			gr->occ = -1;
+			gr->pm_ns = gr->pm_w = 0;
+			p->gseq[g] = 0;
+		}
+		p->nseq = 0;
+		o->kernels = o->short_kernels = o->kernels_called = o->short_hta = 0;
+		o->launches = o->launched_ns = o->kernel_ns_all = o->kernel_ns_in_steps = 0;
+		memset(p->floor_hist, 0, sizeof(p->floor_hist));
+		o->gpu_side_discarded_ns = o->unexplained_idle_ns = o->late_ops = 0;
+		o->held_max = p->nops + p->ncalls + p->nrun;
+	}
+}
+
+static void state_group(struct bytes *b, const struct aproc *p, uint32_t g)
+{
+	if (g == NO_GROUP) {
+		bytes_u64(b, UINT64_MAX);
+		return;
+	}
+	const char *k = p->gkey[g];
+	size_t n = strlen(k);
+	bytes_u64(b, n);
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t x = 0;
+		memcpy(&x, k + i, n - i < 8 ? n - i : 8);
+		bytes_u64(b, x);
+	}
+}
+
+/* a u64map's entries in key order (those with keep[key] >= min when keep) */
+static void state_map(struct bytes *b, const u64map *m, const u64map *keep, uint64_t min)
+{
+	uint64_t *k = xmalloc((m->n ? m->n : 1) * sizeof(*k));
+	size_t n = 0;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->used[i]) continue;
+		uint64_t *v = keep ? u64map_get((u64map *)keep, m->slot[i].key, MAP_FIND) : NULL;
+		if (!keep || (v && *v >= min)) k[n++] = m->slot[i].key;
+	}
+	qsort(k, n, sizeof(*k), cmp_u64);
+	bytes_u64(b, n);
+	for (size_t i = 0; i < n; i++) {
+		bytes_u64(b, k[i]);
+		bytes_u64(b, *u64map_get((u64map *)m, k[i], MAP_FIND));
+	}
+	free(k);
+}
+
+void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
+{
+	bytes_u64(b, f->now);
+	bytes_u64(b, f->max_call_dur);
+	for (size_t i = 0; i < f->np; i++) {
+		const struct aproc *p = &f->p[i];
+		const struct steps_proc *sp = p->out.sp;
+		bytes_u64(b, p->cur);
+		bytes_u64(b, p->swept_to);
+		bytes_u64(b, p->last_sweep / SWEEP_EVERY_NS);
+		bytes_u64(b, p->max_dur);
+		bytes_u64(b, p->nsorted);
+		bytes_u64(b, p->nops);
+		for (size_t k = 0; k < p->nops; k++) {
+			const struct aop *o = &p->ops[k];
+			bytes_u64(b, o->s); bytes_u64(b, o->e); bytes_u64(b, o->call_s); bytes_u64(b, o->call_e);
+			bytes_u64(b, o->dfp); bytes_u64(b, o->dup);
+			bytes_u64(b, (uint64_t)o->tid << 32 | o->step);
+			bytes_u64(b, (uint64_t)o->stack_id << 32 | o->phase);
+			bytes_u64(b, (uint64_t)o->call_name_id << 8 | o->has_call);
+			state_group(b, p, o->gfp);
+			state_group(b, p, o->gup);
+		}
+		bytes_u64(b, p->ncalls);
+		for (size_t k = 0; k < p->ncalls; k++) {
+			const struct acall *c = &p->calls[k];
+			bytes_u64(b, c->s); bytes_u64(b, c->e); bytes_u64(b, c->budget); bytes_u64(b, c->claimed);
+			bytes_u64(b, c->dgpu); bytes_u64(b, c->corr); bytes_u64(b, c->reissued); bytes_u64(b, c->until);
+			bytes_u64(b, c->cap);
+			bytes_u64(b, (uint64_t)c->tid << 32 | c->step);
+			bytes_u64(b, (uint64_t)c->cause << 24 | c->waits_gpu << 16 | c->closed << 8 | c->lead);
+			state_group(b, p, c->group);
+		}
+		bytes_u64(b, p->nrun);
+		for (size_t k = 0; k < p->nrun; k++) {
+			const struct runent *r = &p->run[k];
+			bytes_u64(b, (r->key >> 32) << 1 | (r->key & 1));
+			state_group(b, p, (uint32_t)((r->key >> 1) & 0x7fffffff));
+			bytes_u64(b, r->d);
+		}
+		/* a thread's last kept call matters to a record of the same
+		 * call, which lies in it: not to one that ended before the lead-in */
+		state_map(b, &p->tid_corr, &p->tid_corr_e, lead);
+		state_map(b, &p->last_stack, NULL, 0);
+		/* the first launches of the steps a gap may still reach */
+		bytes_u64(b, (uint64_t)p->lost);
+		for (size_t k = p->row0; k < p->row0 + p->nrow && sp->rows[k].s <= f->now; k++)
+			if (sp->rows[k].e > p->cur && p->first_launch[k - p->row0] != NONE_T) {
+				bytes_u64(b, k);
+				bytes_u64(b, p->first_launch[k - p->row0]);
+			}
+	}
+}
+
+static void tally_add(struct adv_tally *d, const struct adv_tally *s)
+{
+	d->count += s->count;
+	d->cost_ns += s->cost_ns;
+	d->saving_ns += s->saving_ns;
+}
+
+static void group_add(struct adv_group *d, const struct adv_group *s)
+{
+	tally_add(&d->in, &s->in);
+	d->out_count += s->out_count;
+	d->bytes += s->bytes;
+	if (s->blocks_min < d->blocks_min) d->blocks_min = s->blocks_min;
+	if (s->blocks_max > d->blocks_max) d->blocks_max = s->blocks_max;
+	if (s->blocks_max) { /* the last kernel's */
+		d->threads = s->threads;
+		d->occ = s->occ;
+	}
+	d->pm_ns += s->pm_ns;
+	d->pm_w += s->pm_w;
+}
+
+void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
+{
+	for (size_t i = 0; i < sum->np && i < part->np; i++) {
+		struct aproc *d = &sum->p[i], *s = &part->p[i];
+		struct adv_proc *o = &d->out;
+		const struct adv_proc *q = &s->out;
+		for (int c = 0; c < AC_COUNT; c++) {
+			tally_add(&o->in[c], &q->in[c]);
+			tally_add(&o->out[c], &q->out[c]);
+			if (q->out_first[c] && (!o->out_first[c] || q->out_first[c] < o->out_first[c]))
+				o->out_first[c] = q->out_first[c];
+			if (q->out_last[c] > o->out_last[c]) o->out_last[c] = q->out_last[c];
+			o->out_before_first[c] += q->out_before_first[c];
+		}
+		for (size_t i = 0; i < s->nrow; i++) {
+			size_t k = s->row0 + i;
+			for (int c = 0; c < AC_COUNT; c++) o->step_cost[c][k] += q->step_cost[c][i];
+			d->step_kernels[k] += s->step_kernels[i];
+			if (s->first_launch[i] < d->first_launch[k]) d->first_launch[k] = s->first_launch[i];
+			if (s->last_launch[i] > d->last_launch[k]) d->last_launch[k] = s->last_launch[i];
+		}
+		d->lost |= s->lost;
+		/* the groups in the order of their first use: one pass's */
+		uint32_t *by = xcalloc(s->nseq ? s->nseq : 1, sizeof(*by));
+		for (size_t g = 0; g < q->ngroups; g++)
+			if (s->gseq[g]) by[s->gseq[g] - 1] = (uint32_t)g;
+		for (uint32_t n = 0; n < s->nseq; n++) {
+			const struct adv_group *sg = &q->groups[by[n]];
+			int is_new;
+			size_t *slot = strmap_get(&d->group_idx, s->gkey[by[n]], &is_new);
+			if (is_new) {
+				struct adv_group gr = *sg;
+				gr.label = own(sum, sg->label);
+				gr.name = own(sum, sg->name);
+				*slot = o->ngroups;
+				VEC_PUSH(o->groups, o->ngroups, d->cgroups, gr);
+				vec_reserve((void **)&d->gkey, &d->cgkey, o->ngroups, sizeof(*d->gkey));
+				vec_reserve((void **)&d->gseq, &d->cgseq, o->ngroups, sizeof(*d->gseq));
+				d->gkey[*slot] = own(sum, s->gkey[by[n]]);
+				d->gseq[*slot] = 0;
+			} else {
+				group_add(&o->groups[*slot], sg);
+			}
+		}
+		free(by);
+		o->kernels += q->kernels;
+		o->short_kernels += q->short_kernels;
+		o->kernels_called += q->kernels_called;
+		o->short_hta += q->short_hta;
+		o->launches += q->launches;
+		o->launched_ns += q->launched_ns;
+		o->kernel_ns_all += q->kernel_ns_all;
+		o->kernel_ns_in_steps += q->kernel_ns_in_steps;
+		for (int k = 0; k <= FLOOR_BINS; k++) d->floor_hist[k] += s->floor_hist[k];
+		o->gpu_side_discarded_ns += q->gpu_side_discarded_ns;
+		o->unexplained_idle_ns += q->unexplained_idle_ns;
+		o->late_ops += q->late_ops;
+		if (q->held_max > o->held_max) o->held_max = q->held_max;
+	}
+	adv_facts_mark(part);
 }

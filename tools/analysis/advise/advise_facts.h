@@ -67,6 +67,8 @@
 #include "analysis/stacks/stacks.h"
 #include "analysis/steps/step_summary.h"
 #include "analysis/steps/steps.h"
+#include "analysis/steps/steps_slice.h"
+#include "common/util.h"
 #include "gp_trace.h"
 
 /* What a measured cost is attributed to; each rule of advise.c judges one
@@ -148,7 +150,7 @@ struct adv_proc {
 	struct adv_tally out[AC_COUNT];  /* elsewhere: warm-up steps, between or outside the steps */
 	uint64_t out_first[AC_COUNT], out_last[AC_COUNT]; /* time range of those (0: none) */
 	uint64_t out_before_first[AC_COUNT]; /* of them, how many lie before the first step */
-	uint64_t *step_cost[AC_COUNT];   /* per row */
+	uint64_t *step_cost[AC_COUNT];   /* per row (a slice's engine: from its first, advise_facts.c row0) */
 	struct adv_group *groups; size_t ngroups;
 	/* launched work in the counted steps */
 	uint64_t kernels, short_kernels; /* short: GPU duration < launch call duration (the call recorded) */
@@ -177,6 +179,14 @@ struct adv_proc {
 
 struct adv_facts_opts {
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
+	const struct attribution *a;     /* the NVTX index to ask (a view of st's, for a
+					    slice's engine on a thread); NULL: st's */
+	/* a slice's engine (advise_slice.h): no step summary of its own (the
+	 * whole trace's facts, made before it, flagged the rows), its per-row
+	 * figures from the row its lead-in starts in (lead: the lead-in's
+	 * start; 0: the trace's) */
+	int part;
+	uint64_t lead;
 };
 
 struct adv_facts;
@@ -192,6 +202,31 @@ void adv_facts_gpu(struct adv_facts *f, uint32_t pid, const gp_record *rec);
 void adv_facts_op(void *ctx, const struct gpu_op *op);
 void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier);
 void adv_facts_finish(struct adv_facts *f);
+/* adv_facts_finish in two halves: the last sweep, then the figures over
+ * the steps (for a sum of slices: adv_facts_take, then summarize). */
+void adv_facts_drain(struct adv_facts *f);
+void adv_facts_summarize(struct adv_facts *f);
+
+/* The engine of a slice of time (advise_slice.h): from one pass's longest
+ * operation per process and longest call at cut c of pf (the slack of its
+ * sweeps); the reader of its records; at its mark (its first own record)
+ * its figures start from zero and its groups are made again at their
+ * first use; its state (appended to b: what decides what it does from
+ * here on — the operations, calls and busy stretch held, the sweep's
+ * position, the threads' last calls that a record of lead or later may
+ * continue, the first launches of the steps a gap may still reach);
+ * adv_facts_take adds its figures since the mark (or the last take) to
+ * sum's, its groups in the order of their first use, and marks it again.
+ * Sums of integers, minima and maxima: exact in any cut. */
+void adv_facts_reader(struct adv_facts *f, gp_reader *r);
+void adv_facts_seed(struct adv_facts *f, const struct steps_prefix *pf, int c);
+void adv_facts_mark(struct adv_facts *f);
+void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead);
+void adv_facts_take(struct adv_facts *sum, struct adv_facts *part);
+/* Whether a slice's engine was asked for a row before its lead-in after
+ * its mark (then its figures are not one pass's: the caller runs one
+ * thread). */
+int adv_facts_lost(const struct adv_facts *f);
 size_t adv_facts_nprocs(const struct adv_facts *f);
 const struct adv_proc *adv_facts_proc(const struct adv_facts *f, size_t i);
 struct stacks *adv_facts_stacks(const struct adv_facts *f);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/advise/advise_facts.h"
+#include "analysis/advise/advise_slice.h"
 #include "analysis/core/slices.h"
 #include "analysis/stacks/stacks.h"
 #include "analysis/steps/steps_pipe.h"
@@ -15,51 +16,29 @@ struct advise_run {
 	struct advise_run_opts o;
 	int sliced;                    /* the steps' second pass ran in this many slices (0: one thread) */
 	struct steps_slice_merged how;
-	struct steps_prefix *prefix;   /* the slices' cuts, noted by pass 1 */
+	int facts_sliced;              /* the facts pass ran in this many slices (0: one thread) */
+	struct steps_slice_merged facts_how;
+	struct steps_prefix *prefix;   /* the slices' cuts, noted by pass 1 (NULL: one thread) */
+	const struct step_detect *detect; /* the steps' plans, for the slices' lead-ins (NULL: none) */
 	struct adv_pre pre;
 	struct steps_pipe pipe;        /* the steps, with their launch join */
-	struct opjoin *j3;             /* the facts pass's launch join */
 	const struct winset *win;      /* the steps' windows */
 	struct adv_facts *facts;
 	struct adv_result res;
 	int judged;
 };
 
+/* Pass 1's extra: advise's own inputs, and with slices what their
+ * engines start from (steps_slice.h steps_prefix). */
 void advise_run_pre_add(struct advise_run *ar, const gp_record *rec)
 {
 	adv_pre_add(&ar->pre, tool_pid(ar->r, rec), rec);
-}
-
-/* Pass 1's extra: advise's own inputs (and with slices, what their steps'
- * engines start from: steps_slice.h steps_prefix). */
-static void pass1_pre(void *arg, const gp_record *rec)
-{
-	struct advise_run *ar = arg;
-	advise_run_pre_add(ar, rec);
 	if (ar->prefix) steps_prefix_add(ar->prefix, ar->r, rec);
 }
 
-/* Pass 3: the same launch join (its callback feeds the facts), with the API
- * calls and GPU operations also into advise's facts, advanced with the
- * join's frontier. */
-static int pass_facts(struct advise_run *ar)
+static void pass1_pre(void *arg, const gp_record *rec)
 {
-	gp_reader *r = ar->r;
-	const gp_record *rec;
-	int rc;
-	uint64_t n = 0, now = 0;
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
-		progress_tick(++n);
-		if (rec->type == GP_REC_API)
-			adv_facts_api(ar->facts, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api);
-		else if (rec->type == GP_REC_KERNEL || rec->type == GP_REC_MEMCPY || rec->type == GP_REC_MEMSET)
-			adv_facts_gpu(ar->facts, tool_pid(r, rec), rec);
-		uint64_t before = now;
-		step_pass2_add(r, rec, ar->j3, NULL, ar->win, &now);
-		if (now > before)
-			adv_facts_advance(ar->facts, now, opjoin_frontier(ar->j3));
-	}
-	return rc;
+	advise_run_pre_add(arg, rec);
 }
 
 /* advise's inputs and the steps pipeline, as before any pass */
@@ -78,6 +57,8 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
 	ar->o.detect.want = STEP_WANT_AUTO;
 	if (opts) ar->o = *opts;
 	inputs_init(ar);
+	int k = ar->o.path && ar->o.threads > 1 ? slices_count(ar->r, ar->o.path, ar->o.threads) : 0;
+	ar->prefix = k > 1 ? steps_prefix_slices(ar->r, k) : NULL;
 	return ar;
 }
 
@@ -86,7 +67,6 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
  * inputs are made again on one thread). */
 static int steps_sliced(struct advise_run *ar, int k, int *read_rc, const char **err)
 {
-	if (!(ar->prefix = steps_prefix_slices(ar->r, k))) return 1;
 	*read_rc = steps_pipe_pass(&ar->pipe, 1, pass1_pre, ar);
 	int rc = 1;
 	if (*read_rc < 0) { /* damage, or an error: one thread's read says what */
@@ -96,12 +76,12 @@ static int steps_sliced(struct advise_run *ar, int k, int *read_rc, const char *
 		if (steps_pipe_plan_steps(&ar->pipe, err) < 0) rc = -1;
 		else if (steps_slice_pass(&ar->pipe, ar->o.path, ar->prefix, &ar->how) == 0) rc = 0;
 	}
-	steps_prefix_free(ar->prefix);
-	ar->prefix = NULL;
 	if (rc == 0) ar->sliced = k;
 	if (rc == 1) {
 		adv_pre_free(&ar->pre);
 		steps_pipe_free(&ar->pipe);
+		steps_prefix_free(ar->prefix); /* one thread */
+		ar->prefix = NULL;
 		inputs_init(ar);
 	}
 	return rc;
@@ -109,10 +89,12 @@ static int steps_sliced(struct advise_run *ar, int k, int *read_rc, const char *
 
 int advise_run_run(struct advise_run *ar, int *read_rc, const char **err)
 {
-	int k = ar->o.path && ar->o.threads > 1 ? slices_count(ar->r, ar->o.path, ar->o.threads) : 0;
+	const uint64_t *from;
+	int k = ar->prefix ? steps_prefix_cuts(ar->prefix, &from) : 0;
 	int rc = k > 1 ? steps_sliced(ar, k, read_rc, err) : 1;
 	if (rc < 0) return -1;
 	if (rc == 1 && steps_pipe_run(&ar->pipe, pass1_pre, ar, read_rc, err) < 0) return -1;
+	ar->detect = ar->pipe.detect;
 	return advise_run_judge(ar, ar->pipe.steps, &ar->pipe.win, read_rc);
 }
 
@@ -122,20 +104,38 @@ int advise_run_slices(const struct advise_run *ar, struct steps_slice_merged *ho
 	return ar->sliced;
 }
 
+int advise_run_facts_slices(const struct advise_run *ar, struct steps_slice_merged *how)
+{
+	if (how) *how = ar->facts_how;
+	return ar->facts_sliced;
+}
+
 int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winset *win, int *read_rc)
 {
 	gp_reader *r = ar->r;
-	int rc;
+	int rc = 0;
 	adv_pre_finish(&ar->pre);
 	ar->win = win;
-	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns };
+	struct adv_facts_opts fopts = { ar->o.kernel_wait_ns, NULL, 0, 0 };
+	const struct adv_slice_in sin = { st, &ar->pre, win, &fopts };
 	ar->facts = adv_facts_new(r, st, &ar->pre, &fopts);
-	ar->j3 = opjoin_new(r, NULL, adv_facts_op, ar->facts);
-	if ((rc = gp_reader_rewind(r)) >= 0) rc = pass_facts(ar);
-	*read_rc = rc; /* the same file read again: the same status */
-	if (!gp_reader_recoverable(rc)) return -1;
-	opjoin_finish(ar->j3);
-	adv_facts_finish(ar->facts);
+	int sliced = 0;
+	if (ar->prefix) {
+		const uint64_t *from;
+		int k = steps_prefix_cuts(ar->prefix, &from);
+		sliced = adv_slice_pass(ar->facts, ar->o.path, ar->prefix, ar->detect, &sin, &ar->facts_how) == 0;
+		if (sliced) ar->facts_sliced = k;
+		else { /* part of the figures may be in: one thread starts again */
+			adv_facts_free(ar->facts);
+			ar->facts = adv_facts_new(r, st, &ar->pre, &fopts);
+		}
+	}
+	if (!sliced) {
+		rc = adv_slice_one(ar->facts, r, &sin);
+		*read_rc = rc; /* the same file read again: the same status */
+		if (!gp_reader_recoverable(rc)) return -1;
+	}
+	adv_facts_summarize(ar->facts);
 	advise_judge(ar->facts, gp_reader_header(r)->start_trace_ns, &ar->res);
 	struct gp_integrity in;
 	memset(&in, 0, sizeof(in));
@@ -162,7 +162,7 @@ void advise_run_free(struct advise_run *ar)
 	/* the findings point into the facts and the stacks: they go first */
 	if (ar->judged) advise_result_free(&ar->res);
 	adv_facts_free(ar->facts);
-	opjoin_free(ar->j3);
+	steps_prefix_free(ar->prefix);
 	steps_pipe_free(&ar->pipe);
 	adv_pre_free(&ar->pre);
 	free(ar);

@@ -11,8 +11,9 @@
  * per-step component (steps.h), in slices of time on threads with
  * opts.threads (steps_slice.h: each slice's engine from a lead-in, the
  * same steps as one thread's).  Pass 3 sweeps each process's GPU timeline
- * once the steps and their warm-up are known (advise_facts.h); then the
- * rules judge (advise.h).
+ * once the steps and their warm-up are known (advise_facts.h), in the same
+ * slices with opts.threads (advise_slice.h: the same figures as one
+ * thread's); then the rules judge (advise.h).
  *
  * The object: advise_run_new, advise_run_run once, then the result (whose
  * findings point into the facts, labels and stacks, the object keeps alive)
@@ -37,9 +38,12 @@ struct advise_run_opts {
 	uint64_t kernel_wait_ns;       /* 0: STEP_KERNEL_WAIT_NS */
 	struct site_rule site;         /* the call site a finding names (zero: user) */
 	int all;                       /* keep the findings that save nothing (advise_hide_nothing_saved) */
-	/* the steps' second pass in slices of time (steps_slice.h
-	 * steps_slice_pass) on this many threads over the trace at path;
-	 * 0 or 1, or path NULL: one thread */
+	/* the steps' second pass and the facts pass in slices of time
+	 * (steps_slice.h steps_slice_pass, advise_slice.h) on this many
+	 * threads over the trace at path; 0 or 1, or path NULL: one thread.
+	 * advise_run_judge's caller then feeds every record of its first
+	 * pass, in one pass's order, to advise_run_pre_add (the slices'
+	 * prefix) */
 	int threads;
 	const char *path;
 };
@@ -67,6 +71,9 @@ const struct adv_result *advise_run_result(const struct advise_run *ar);
 /* After advise_run_run: in how many slices the steps' second pass ran (0:
  * one thread) and how they merged. */
 int advise_run_slices(const struct advise_run *ar, struct steps_slice_merged *how);
+/* After the judgement: in how many slices the facts pass ran (0: one
+ * thread; advise_slice.h) and how they merged. */
+int advise_run_facts_slices(const struct advise_run *ar, struct steps_slice_merged *how);
 /* After a successful advise_run_run: what was measured (per process: the
  * memory bound, for --verbose). */
 const struct adv_facts *advise_run_facts(const struct advise_run *ar);

@@ -17,6 +17,7 @@ struct steps_prefix {
 	const uint64_t *from;
 	u64map run;               /* pid -> the longest GPU operation read so far */
 	u64map *at;               /* per cut: run at its first API or GPU record */
+	uint64_t call, *call_at;  /* the longest API call read so far; per cut, as at */
 	/* the last source's process and its slot in run (a source's records
 	 * come in runs): no lookup a record */
 	uint32_t src, pid;
@@ -33,6 +34,7 @@ struct steps_prefix *steps_prefix_new(int k, const uint64_t *from)
 	memcpy((uint64_t *)pf->from, from, (size_t)k * sizeof(*from));
 	u64map_init(&pf->run);
 	pf->at = xcalloc((size_t)k, sizeof(*pf->at));
+	pf->call_at = xcalloc((size_t)k, sizeof(*pf->call_at));
 	for (int c = 0; c < k; c++) u64map_init(&pf->at[c]);
 	return pf;
 }
@@ -43,6 +45,7 @@ void steps_prefix_free(struct steps_prefix *pf)
 	u64map_free(&pf->run);
 	for (int c = 0; c < pf->k; c++) u64map_free(&pf->at[c]);
 	free(pf->at);
+	free(pf->call_at);
 	free((uint64_t *)pf->from);
 	free(pf);
 }
@@ -50,6 +53,7 @@ void steps_prefix_free(struct steps_prefix *pf)
 /* The cut pf->next is reached: the longest operations so far are its. */
 static void prefix_note(struct steps_prefix *pf)
 {
+	pf->call_at[pf->next] = pf->call;
 	for (size_t i = 0; i < pf->run.cap; i++)
 		if (pf->run.used[i]) *u64map_get(&pf->at[pf->next], pf->run.slot[i].key, MAP_INSERT) = pf->run.slot[i].val;
 }
@@ -81,7 +85,11 @@ void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *re
 	if (!op && rec->type != GP_REC_API) return;
 	uint64_t t = gp_record_time(rec); /* an API or GPU record's start */
 	for (; pf->next < pf->k && t >= pf->from[pf->next]; pf->next++) prefix_note(pf);
-	if (!op) return;
+	if (!op) {
+		const gp_rec_api *a = &rec->u.api;
+		if (a->end_ns > a->start_ns && a->end_ns - a->start_ns > pf->call) pf->call = a->end_ns - a->start_ns;
+		return;
+	}
 	if (!pf->have || rec->source_id != pf->src) {
 		uint32_t pid = tool_pid(r, rec);
 		pf->src = rec->source_id;
@@ -96,6 +104,17 @@ int steps_prefix_cuts(const struct steps_prefix *pf, const uint64_t **from)
 {
 	*from = pf->from;
 	return pf->k;
+}
+
+uint64_t steps_prefix_longest(const struct steps_prefix *pf, int c, uint32_t pid)
+{
+	uint64_t *v = c > 0 && c < pf->k ? u64map_get((u64map *)&pf->at[c], pid, MAP_FIND) : NULL;
+	return v ? *v : 0;
+}
+
+uint64_t steps_prefix_longest_call(const struct steps_prefix *pf, int c)
+{
+	return c > 0 && c < pf->k ? pf->call_at[c] : 0;
 }
 
 void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns)
@@ -120,24 +139,50 @@ void steps_prefix_print(const struct steps_prefix *pf, FILE *f)
 	}
 }
 
-struct steps_slice {
-	gp_reader *r;             /* the reader it is fed from (names, processes, threads) */
-	struct opjoin *j;
-	struct steps *st;
-	struct attribution *a;    /* a view of the caller's index */
-	const struct winset *win;
-	const struct steps_cuts *cuts;
-	int ix, phase;
-	int cont;                 /* going on over a later slice's records (steps_slice_continue) */
-	uint64_t lead, from, to;  /* to: UINT64_MAX for the last slice */
-	uint64_t now;             /* step_pass2_add's latest time */
-	struct bytes start, end;  /* the states at the mark and at the end */
-	uint64_t *srcmax; size_t nsrc; /* per source: the latest time read (+ 1; 0: none) */
-	uint8_t *lead_crossed;    /* per cut c: a pair of one source, the earlier at or after
-				   * from[c], the later before lead[c] */
-	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + stop_ns */
-	int gap;                  /* no record in [from, from + stop_ns) came before its mark */
-};
+void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts)
+{
+	memset(o, 0, sizeof(*o));
+	o->cuts = cuts;
+	o->lead_crossed = xcalloc((size_t)cuts->k, 1);
+	o->stop_crossed = xcalloc((size_t)cuts->k, 1);
+}
+
+void slice_order_free(struct slice_order *o)
+{
+	free(o->srcmax);
+	free(o->lead_crossed);
+	free(o->stop_crossed);
+	memset(o, 0, sizeof(*o));
+}
+
+/* one timed before an earlier one of its source marks the cuts the pair spans */
+void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
+{
+	if (src >= o->nsrc) {
+		size_t n = o->nsrc ? o->nsrc : 64;
+		while (n <= src) n *= 2;
+		o->srcmax = xrealloc(o->srcmax, n * sizeof(*o->srcmax));
+		memset(o->srcmax + o->nsrc, 0, (n - o->nsrc) * sizeof(*o->srcmax));
+		o->nsrc = n;
+	}
+	uint64_t *m = &o->srcmax[src];
+	if (t + 1 > *m) {
+		*m = t + 1;
+		return;
+	}
+	uint64_t hi = *m - 1;
+	const struct steps_cuts *cuts = o->cuts;
+	for (int c = 1; c < cuts->k; c++) {
+		uint64_t stop = cuts->from[c] + cuts->stop_ns;
+		if (hi >= cuts->from[c] && t < cuts->lead[c]) o->lead_crossed[c] = 1;
+		if (hi >= stop && t < stop) o->stop_crossed[c] = 1;
+	}
+}
+
+int slice_order_crosses(const struct slice_order *o, int c, int gap)
+{
+	return c > 0 && c < o->cuts->k && (o->lead_crossed[c] || (gap && o->stop_crossed[c]));
+}
 
 void steps_slice_window(const struct steps_cuts *c, int ix, uint64_t *from, uint64_t *to)
 {
@@ -145,7 +190,7 @@ void steps_slice_window(const struct steps_cuts *c, int ix, uint64_t *from, uint
 	*to = ix + 1 < c->k ? c->from[ix + 1] + c->stop_ns : UINT64_MAX;
 }
 
-static void bounds(struct steps_slice *s, int ix)
+static void bounds(struct cut_slice *s, int ix)
 {
 	const struct steps_cuts *c = s->cuts;
 	s->ix = ix;
@@ -155,116 +200,75 @@ static void bounds(struct steps_slice *s, int ix)
 	s->phase = LEAD_IN;
 }
 
-struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
-				    const struct winset *win, const struct steps_cuts *cuts, int ix)
+void cut_slice_init(struct cut_slice *s, const struct cut_engine *eng, gp_reader *r, const struct steps_cuts *cuts,
+		    int ix, uint64_t orphan_before, opjoin_cb on_op, void *ctx)
 {
-	struct steps_slice *s = xcalloc(1, sizeof(*s));
+	s->eng = eng;
 	s->r = r;
 	s->cuts = cuts;
-	s->win = win;
 	bounds(s, ix);
-	s->a = a ? attribution_view(a) : NULL;
-	s->st = steps_new_slice(tmpl, s->a, s->lead);
-	steps_set_reader(s->st, r);
-	/* one pass's slack at the cut (steps_prefix) */
-	for (size_t i = 0; ix && cuts->prefix && i < cuts->prefix->at[ix].cap; i++)
-		if (cuts->prefix->at[ix].used[i])
-			steps_set_longest(s->st, (uint32_t)cuts->prefix->at[ix].slot[i].key, cuts->prefix->at[ix].slot[i].val);
 	/* the lead-in's operations whose call lies before it never pair */
-	struct opjoin_opts jo = { 0, 0, NULL, 0, ix ? s->from : 0 };
-	s->j = opjoin_new(r, &jo, steps_op, s->st);
-	s->lead_crossed = xcalloc((size_t)cuts->k, 1);
-	s->stop_crossed = xcalloc((size_t)cuts->k, 1);
-	return s;
+	struct opjoin_opts jo = { 0, 0, NULL, 0, orphan_before };
+	s->j = opjoin_new(r, &jo, on_op, ctx);
+	slice_order_init(&s->order, cuts);
 }
 
-const struct attribution *steps_slice_attribution(const struct steps_slice *s)
-{
-	return s->a;
-}
-
-void steps_slice_reader(struct steps_slice *s, gp_reader *r)
+/* The reader the names come from from now on (the one whose records it is fed). */
+static void cut_slice_reader(struct cut_slice *s, gp_reader *r)
 {
 	s->r = r;
 	opjoin_set_reader(s->j, r);
-	steps_set_reader(s->st, r);
+	s->eng->reader(s, r);
 }
 
-void steps_slice_free(struct steps_slice *s)
+void cut_slice_free(struct cut_slice *s)
 {
 	if (!s) return;
+	s->eng->free(s); /* its parts, before the join that feeds them */
 	opjoin_free(s->j);
-	steps_free(s->st);
-	attribution_free(s->a);
 	bytes_free(&s->start);
 	bytes_free(&s->end);
-	free(s->srcmax);
-	free(s->lead_crossed);
-	free(s->stop_crossed);
+	slice_order_free(&s->order);
 	free(s);
 }
 
-static void state(const struct steps_slice *s, struct bytes *b)
+static void state(const struct cut_slice *s, struct bytes *b, int cut)
 {
 	b->n = 0;
 	bytes_u64(b, s->now);
 	opjoin_state(s->j, b);
-	steps_state(s->st, b);
+	s->eng->state(s, b, cut);
 }
 
 /* The first record of the slice's own, timed t (UINT64_MAX: none came):
  * what came before is not its own (the lead-in's rows, counts), and its
  * state is noted for the merge. */
-static void mark(struct steps_slice *s, uint64_t t)
+static void mark(struct cut_slice *s, uint64_t t)
 {
 	s->phase = OWN;
 	s->gap = t - s->from >= s->cuts->stop_ns;
 	if (s->cont) return; /* one pass's engine: nothing to drop */
 	opjoin_mark(s->j);
-	steps_mark(s->st);
-	if (s->ix) state(s, &s->start);
+	s->eng->mark(s);
+	if (s->ix) state(s, &s->start, s->ix);
 }
 
-/* A record of source src timed t: one timed before an earlier one of its
- * source marks the cuts the pair spans. */
-static void note_order(struct steps_slice *s, uint32_t src, uint64_t t)
-{
-	if (src >= s->nsrc) {
-		size_t n = s->nsrc ? s->nsrc : 64;
-		while (n <= src) n *= 2;
-		s->srcmax = xrealloc(s->srcmax, n * sizeof(*s->srcmax));
-		memset(s->srcmax + s->nsrc, 0, (n - s->nsrc) * sizeof(*s->srcmax));
-		s->nsrc = n;
-	}
-	uint64_t *m = &s->srcmax[src];
-	if (t + 1 > *m) {
-		*m = t + 1;
-		return;
-	}
-	uint64_t hi = *m - 1;
-	for (int c = 1; c < s->cuts->k; c++) {
-		uint64_t stop = s->cuts->from[c] + s->cuts->stop_ns;
-		if (hi >= s->cuts->from[c] && t < s->cuts->lead[c]) s->lead_crossed[c] = 1;
-		if (hi >= stop && t < stop) s->stop_crossed[c] = 1;
-	}
-}
-
-void steps_slice_add(struct steps_slice *s, const gp_record *rec)
+void cut_slice_add(struct cut_slice *s, const gp_record *rec)
 {
 	switch (rec->type) {
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
 		break;
 	default:
-		return; /* the join and the steps take no other */
+		return; /* the join and the engines take no other */
 	}
 	uint64_t t = gp_record_time(rec);
-	if (!s->cont) note_order(s, rec->source_id, t);
+	if (!s->cont) slice_order_note(&s->order, rec->source_id, t);
 	if (s->phase == STOPPED || t < s->lead) return;
 	/* past the window: its order is not the whole read's */
 	if (s->to != UINT64_MAX && t >= s->to + s->cuts->stop_ns) return;
 	if (s->phase == LEAD_IN) {
 		if (t < s->from) {
-			if (!s->cont) step_pass2_add(s->r, rec, s->j, s->st, s->win, &s->now);
+			if (!s->cont) s->eng->feed(s, rec);
 			return;
 		}
 		mark(s, t);
@@ -273,45 +277,173 @@ void steps_slice_add(struct steps_slice *s, const gp_record *rec)
 		s->phase = STOPPED; /* the next slice's mark: one pass's state is here */
 		return;
 	}
-	step_pass2_add(s->r, rec, s->j, s->st, s->win, &s->now);
+	s->eng->feed(s, rec);
 }
 
-void steps_slice_end(struct steps_slice *s)
+void cut_slice_end(struct cut_slice *s)
 {
 	if (s->phase == LEAD_IN) mark(s, UINT64_MAX);
 	if (s->ix + 1 == s->cuts->k) {
 		opjoin_finish(s->j);
-		steps_finish(s->st);
+		s->eng->finish(s);
 		return;
 	}
-	state(s, &s->end);
+	state(s, &s->end, s->ix + 1);
 }
 
-int steps_slice_gap(const struct steps_slice *s)
+int cut_slice_read(struct cut_slice *s, gp_reader *r, int *rc_out)
 {
-	return s->gap;
+	const gp_record *rec;
+	int rc;
+	uint64_t n = 0;
+	cut_slice_reader(s, r);
+	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
+		if (s->cuts->k == 1) progress_tick(++n);
+		cut_slice_add(s, rec);
+	}
+	cut_slice_end(s);
+	if (rc_out) *rc_out = rc;
+	return slices_whole(r, rc);
 }
 
-int steps_slice_crosses(const struct steps_slice *s, int c, int gap)
+int cut_slice_merge(void *sum, struct opjoin_counts *counts, struct cut_slice **e, const struct steps_cuts *cuts,
+		    const char *path, cut_make make, void *arg, struct steps_slice_merged *how)
 {
-	return c > 0 && c < s->cuts->k && (s->lead_crossed[c] || (gap && s->stop_crossed[c]));
+	int k = cuts->k, ok = 1;
+	memset(how, 0, sizeof(*how));
+	for (int i = 0; i < k; i++)
+		for (int c = 1; c < k; c++) how->crossed |= slice_order_crosses(&e[i]->order, c, e[c]->gap);
+	if (how->crossed) {
+		for (int i = 0; i < k; i++) {
+			cut_slice_free(e[i]);
+			e[i] = NULL;
+		}
+		static const uint64_t zero = 0;
+		static const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
+		gp_reader *r = slices_open(path, 0, UINT64_MAX);
+		if (!r) return -1;
+		struct cut_slice *w = make(arg, r, &one, 0);
+		ok = cut_slice_read(w, r, NULL);
+		w->eng->take(sum, counts, w);
+		cut_slice_free(w);
+		gp_reader_close(r);
+		return ok ? 0 : -1;
+	}
+	struct cut_slice *w = e[0];
+	e[0] = NULL;
+	w->eng->take(sum, counts, w);
+	for (int i = 1; i < k; i++) {
+		struct cut_slice *n = e[i];
+		e[i] = NULL;
+		if (!ok) {
+			cut_slice_free(n);
+			continue;
+		}
+		if (bytes_equal(&w->end, &n->start) && (!w->eng->same || w->eng->same(w, n))) {
+			cut_slice_free(w);
+			w = n;
+		} else {
+			/* its lead-in did not reach one pass's state: w reads it */
+			cut_slice_free(n);
+			bounds(w, i);
+			w->cont = 1;
+			uint64_t lo, hi;
+			steps_slice_window(cuts, i, &lo, &hi);
+			gp_reader *r = slices_open(path, lo, hi);
+			ok = r && cut_slice_read(w, r, NULL);
+			gp_reader_close(r);
+			how->again++;
+		}
+		w->eng->take(sum, counts, w);
+	}
+	cut_slice_free(w);
+	return ok ? 0 : -1;
 }
 
-int steps_slice_same(const struct steps_slice *before, const struct steps_slice *s)
+/* The steps' engine of a slice. */
+static void se_feed(struct cut_slice *c, const gp_record *rec)
 {
-	return bytes_equal(&before->end, &s->start) && steps_fresh_ok(before->st, s->st);
+	struct steps_slice *s = (struct steps_slice *)c;
+	step_pass2_add(c->r, rec, c->j, s->st, s->win, &c->now);
 }
 
-void steps_slice_continue(struct steps_slice *s, int ix)
+static void se_mark(struct cut_slice *c)
 {
-	bounds(s, ix);
-	s->cont = 1;
+	steps_mark(((struct steps_slice *)c)->st);
 }
 
-void steps_slice_take(struct steps *sum, struct opjoin_counts *counts, struct steps_slice *s)
+static void se_state(const struct cut_slice *c, struct bytes *b, int cut)
 {
-	steps_take(sum, s->st);
-	opjoin_take_counts(s->j, counts);
+	steps_state(((const struct steps_slice *)c)->st, b);
+}
+
+static void se_finish(struct cut_slice *c)
+{
+	steps_finish(((struct steps_slice *)c)->st);
+}
+
+static void se_reader(struct cut_slice *c, gp_reader *r)
+{
+	steps_set_reader(((struct steps_slice *)c)->st, r);
+}
+
+static int se_same(const struct cut_slice *before, const struct cut_slice *c)
+{
+	return steps_fresh_ok(((const struct steps_slice *)before)->st, ((const struct steps_slice *)c)->st);
+}
+
+/* Moves the rows s finalized since its mark (or the last take) into sum
+ * (steps_take) and adds its join's counts to *counts. */
+static void se_take(void *sum, struct opjoin_counts *counts, struct cut_slice *c)
+{
+	steps_take(sum, ((struct steps_slice *)c)->st);
+	opjoin_take_counts(c->j, counts);
+}
+
+static void se_free(struct cut_slice *c)
+{
+	struct steps_slice *s = (struct steps_slice *)c;
+	steps_free(s->st);
+	attribution_free(s->a);
+}
+
+static const struct cut_engine steps_engine = { se_feed, se_mark, se_state, se_finish, se_reader, se_same, se_take,
+						 se_free };
+
+struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
+				    const struct winset *win, const struct steps_cuts *cuts, int ix)
+{
+	struct steps_slice *s = xcalloc(1, sizeof(*s));
+	s->win = win;
+	s->a = a ? attribution_view(a) : NULL;
+	s->st = steps_new_slice(tmpl, s->a, cuts->lead[ix]);
+	steps_set_reader(s->st, r);
+	/* one pass's slack at the cut (steps_prefix) */
+	for (size_t i = 0; ix && cuts->prefix && i < cuts->prefix->at[ix].cap; i++)
+		if (cuts->prefix->at[ix].used[i])
+			steps_set_longest(s->st, (uint32_t)cuts->prefix->at[ix].slot[i].key, cuts->prefix->at[ix].slot[i].val);
+	cut_slice_init(&s->c, &steps_engine, r, cuts, ix, ix ? cuts->from[ix] : 0, steps_op, s->st);
+	return s;
+}
+
+const struct attribution *steps_slice_attribution(const struct steps_slice *s)
+{
+	return s->a;
+}
+
+void steps_slice_add(struct steps_slice *s, const gp_record *rec)
+{
+	cut_slice_add(&s->c, rec);
+}
+
+void steps_slice_end(struct steps_slice *s)
+{
+	cut_slice_end(&s->c);
+}
+
+void steps_slice_free(struct steps_slice *s)
+{
+	cut_slice_free(s ? &s->c : NULL);
 }
 
 uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut)
@@ -334,68 +466,21 @@ uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut)
 	return at > STEPS_SLICE_LEAD_NS ? at - STEPS_SLICE_LEAD_NS : 0;
 }
 
-int steps_slice_read(struct steps_slice *e, gp_reader *r)
+/* cut_slice_merge's make: the engine over the whole trace (tmpl: the sum) */
+struct se_make { const struct steps *tmpl; const struct attribution *a; const struct winset *win; };
+
+static struct cut_slice *se_make(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix)
 {
-	const gp_record *rec;
-	int rc;
-	steps_slice_reader(e, r);
-	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) steps_slice_add(e, rec);
-	steps_slice_end(e);
-	return slices_whole(r, rc);
+	const struct se_make *m = arg;
+	return &steps_slice_new(r, m->tmpl, m->a, m->win, cuts, ix)->c;
 }
 
 int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct steps_slice **e,
 		      const struct steps_cuts *cuts, const char *path, const struct attribution *a,
 		      const struct winset *win, struct steps_slice_merged *how)
 {
-	int k = cuts->k, ok = 1;
-	memset(how, 0, sizeof(*how));
-	for (int i = 0; i < k; i++)
-		for (int c = 1; c < k; c++) how->crossed |= steps_slice_crosses(e[i], c, steps_slice_gap(e[c]));
-	if (how->crossed) {
-		for (int i = 0; i < k; i++) {
-			steps_slice_free(e[i]);
-			e[i] = NULL;
-		}
-		static const uint64_t zero = 0;
-		const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
-		gp_reader *r = slices_open(path, 0, UINT64_MAX);
-		if (!r) return -1;
-		struct steps_slice *w = steps_slice_new(r, sum, a, win, &one, 0);
-		ok = steps_slice_read(w, r);
-		steps_slice_take(sum, counts, w);
-		steps_slice_free(w);
-		gp_reader_close(r);
-		return ok ? 0 : -1;
-	}
-	struct steps_slice *w = e[0];
-	e[0] = NULL;
-	steps_slice_take(sum, counts, w);
-	for (int i = 1; i < k; i++) {
-		struct steps_slice *n = e[i];
-		e[i] = NULL;
-		if (!ok) {
-			steps_slice_free(n);
-			continue;
-		}
-		if (steps_slice_same(w, n)) {
-			steps_slice_free(w);
-			w = n;
-		} else {
-			/* its lead-in did not reach one pass's state: w reads it */
-			steps_slice_free(n);
-			steps_slice_continue(w, i);
-			uint64_t lo, hi;
-			steps_slice_window(cuts, i, &lo, &hi);
-			gp_reader *r = slices_open(path, lo, hi);
-			ok = r && steps_slice_read(w, r);
-			gp_reader_close(r);
-			how->again++;
-		}
-		steps_slice_take(sum, counts, w);
-	}
-	steps_slice_free(w);
-	return ok ? 0 : -1;
+	struct se_make m = { sum, a, win };
+	return cut_slice_merge(sum, counts, (struct cut_slice **)e, cuts, path, se_make, &m, how);
 }
 
 struct steps_prefix *steps_prefix_slices(gp_reader *r, int k)
@@ -427,7 +512,7 @@ static void pass_read(void *arg, int ix, uint64_t from, uint64_t to)
 	steps_slice_window(&a->cuts, ix, &lo, &hi);
 	if (!(a->r[ix] = slices_open(a->path, lo, hi))) return;
 	a->e[ix] = steps_slice_new(a->r[ix], a->p->steps, a->p->attr, &a->p->win, &a->cuts, ix);
-	a->ok[ix] = steps_slice_read(a->e[ix], a->r[ix]);
+	a->ok[ix] = cut_slice_read(&a->e[ix]->c, a->r[ix], NULL);
 }
 
 int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,

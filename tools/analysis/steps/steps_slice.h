@@ -8,12 +8,12 @@
  * start, from[i] (lead[i] <= from[i]), and notes its state at the first
  * record at or after from[i] (its mark, record r); slice i - 1 stops there
  * (before r), and its state then is one pass's at r.  Where the two states
- * are equal (steps_slice_same), slice i goes on from r exactly as one pass
+ * are equal (and steps_fresh_ok), slice i goes on from r exactly as one pass
  * would: the rows it finalizes from r on are one pass's, so a step belongs
  * to the slice in which it was finalized.  Where they differ (a lead-in
  * too short: an idle gap or a GPU operation longer than it, a call whose
  * operation never came, a changed slack), slice i - 1's engine goes on
- * over slice i's records itself (steps_slice_continue: that slice is read
+ * over slice i's records itself (cut_slice_merge: that slice is read
  * again, on one thread).  So the sum is one pass's either way; only the
  * time it takes depends on the lead-ins.
  *
@@ -44,15 +44,15 @@
  * holds a record timed after it earlier (the reader merges the sources by
  * their heads' times), so every slice notes, per source, a record timed
  * before one read earlier in it (CUPTI's late buffers; a runtime call's
- * record after its driver call's), and steps_slice_crosses says whether
+ * record after its driver call's), and slice_order_crosses says whether
  * such a pair makes cut c unsure: the earlier at or after from[c] and the
- * later before lead[c]; or, where slice c met a gap (steps_slice_gap),
+ * later before lead[c]; or, where slice c met a gap (cut_slice.gap),
  * the pair spans from[c] + stop_ns.  Then the caller runs one engine over
  * the whole trace.
  *
  * Memory: a slice's engine holds what one pass holds at its cut (the
  * join's lag, the steps not finalized) plus the rows it finalized until
- * the caller takes them (steps_slice_take), and its states at the mark
+ * the merge takes them (steps_take), and its states at the mark
  * and at its end (the same things, as bytes). */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEPS_SLICE_H
 #define GPUPROF_ANALYSIS_STEPS_STEPS_SLICE_H
@@ -65,6 +65,7 @@
 #include "analysis/join/opjoin.h"
 #include "analysis/steps/steps.h"
 #include "analysis/gpu/windows.h"
+#include "common/util.h"
 
 /* Per cut and process, the longest GPU operation read before the cut's
  * first API or GPU record (the first in the order of one pass timed at
@@ -83,6 +84,11 @@ int steps_prefix_op(const gp_record *rec, uint64_t *dur);
 /* Cut c (1 <= c < k) has read an operation of pid ns long (the longest
  * kept; the process is noted even at 0). */
 void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns);
+/* At cut c (1 <= c < k; others 0): the longest GPU operation of pid, and
+ * the longest API call of any process, read before it (advise's facts
+ * slices, advise_slice.h, start from them as the steps' do). */
+uint64_t steps_prefix_longest(const struct steps_prefix *pf, int c, uint32_t pid);
+uint64_t steps_prefix_longest_call(const struct steps_prefix *pf, int c);
 /* Tests: "prepass prefix cut C pid P longest NS", per cut by pid. */
 void steps_prefix_print(const struct steps_prefix *pf, FILE *f);
 
@@ -95,7 +101,94 @@ struct steps_cuts {
 	const struct steps_prefix *prefix; /* the longest operations before each cut (NULL: none) */
 };
 
-struct steps_slice;
+/* Per source, the latest time a slice read: a record timed before an
+ * earlier one of its source (CUPTI's late buffers; a runtime call's record
+ * after its driver call's) marks the cuts the pair makes unsure (see
+ * above; cut_slice_merge). */
+struct slice_order {
+	const struct steps_cuts *cuts;
+	uint64_t *srcmax; size_t nsrc; /* per source: the latest time read (+ 1; 0: none) */
+	uint8_t *lead_crossed;    /* per cut c: a pair of one source, the earlier at or after
+				   * from[c], the later before lead[c] */
+	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + stop_ns */
+};
+void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts);
+void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t);
+int slice_order_crosses(const struct slice_order *o, int c, int gap);
+void slice_order_free(struct slice_order *o);
+
+/* How the slices' engines were merged. */
+struct steps_slice_merged {
+	int crossed;   /* a source out of time order across a cut: one engine read the whole trace */
+	int again;     /* slices whose lead-in did not reach one pass's state: read again by the one before */
+};
+
+/* A slice's engine of a pass in slices (the steps', below; advise's
+ * facts, analysis/advise/advise_slice.h): the launch join feeding the
+ * engine's parts, which a struct embedding struct cut_slice first holds,
+ * and what the slices do with it (lead-in, mark, stop, the order checks,
+ * the merge) written once here.  eng: what the parts do: feed one API or
+ * GPU record (through s->j, advancing s->now), drop what came before the
+ * mark, append their state (what decides what they do from here on, at
+ * cut), finish (the last slice), take a new reader, whether a next
+ * slice's parts start as these ended beyond the states (NULL: the states
+ * alone), add their results since the mark or the last take to sum (and
+ * the join's counts, counts may be NULL), free themselves. */
+struct cut_slice;
+struct cut_engine {
+	void (*feed)(struct cut_slice *s, const gp_record *rec);
+	void (*mark)(struct cut_slice *s);
+	void (*state)(const struct cut_slice *s, struct bytes *b, int cut);
+	void (*finish)(struct cut_slice *s);
+	void (*reader)(struct cut_slice *s, gp_reader *r);
+	int (*same)(const struct cut_slice *before, const struct cut_slice *s);
+	void (*take)(void *sum, struct opjoin_counts *counts, struct cut_slice *s);
+	void (*free)(struct cut_slice *s);
+};
+struct cut_slice {
+	const struct cut_engine *eng;
+	gp_reader *r;             /* the reader it is fed from (names, processes, threads) */
+	struct opjoin *j;
+	uint64_t now;             /* step_pass2_add's latest time */
+	const struct steps_cuts *cuts;
+	int ix, phase;
+	int cont;                 /* going on over a later slice's records (the merge) */
+	int gap;                  /* no record in [from, from + stop_ns) came before its mark */
+	uint64_t lead, from, to;  /* to: UINT64_MAX for the last slice */
+	struct bytes start, end;  /* the states at the mark and at the end */
+	struct slice_order order;
+};
+/* s (zeroed, its parts made) as slice ix's engine: a join (orphan_before:
+ * opjoin_opts') delivering to on_op(ctx), names from r. */
+void cut_slice_init(struct cut_slice *s, const struct cut_engine *eng, gp_reader *r, const struct steps_cuts *cuts,
+		    int ix, uint64_t orphan_before, opjoin_cb on_op, void *ctx);
+/* Every record of the window, in the reader's time order. */
+void cut_slice_add(struct cut_slice *s, const gp_record *rec);
+/* The end of its records: the last slice finishes (the join's leftovers,
+ * the parts'), the others note their state. */
+void cut_slice_end(struct cut_slice *s);
+/* Feeds the records of r to s (cut_slice_reader, cut_slice_add, then
+ * cut_slice_end); whether they were read whole (*rc: the read status;
+ * may be NULL). */
+int cut_slice_read(struct cut_slice *s, gp_reader *r, int *rc);
+void cut_slice_free(struct cut_slice *s); /* NULL ok; s was xcalloc'd */
+/* An engine over the trace r reads alone (cuts: one slice). */
+typedef struct cut_slice *(*cut_make)(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix);
+/* The ended engines e[0 .. cuts->k) of the trace at path into sum, in time
+ * order: each goes on from the state the one before it ended in, or that
+ * one goes on over its records itself; or, where a source is out of time
+ * order across a cut, one engine (make's) over the whole trace.  Frees the
+ * engines (e[i] NULL).  0, or -1 when a trace read again met damage. */
+int cut_slice_merge(void *sum, struct opjoin_counts *counts, struct cut_slice **e, const struct steps_cuts *cuts,
+		    const char *path, cut_make make, void *arg, struct steps_slice_merged *how);
+
+/* The steps' engine of a slice. */
+struct steps_slice {
+	struct cut_slice c;
+	struct steps *st;
+	struct attribution *a;    /* a view of the caller's index */
+	const struct winset *win;
+};
 
 /* The engine of slice ix: tmpl's plans and options (steps_new; it must
  * outlive the slice), a view of the attribution index a, the finished
@@ -107,30 +200,10 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 const struct attribution *steps_slice_attribution(const struct steps_slice *s);
 /* The time window slice ix must read (gp_reader_set_time_window). */
 void steps_slice_window(const struct steps_cuts *cuts, int ix, uint64_t *from, uint64_t *to);
-/* The reader the names come from from now on (the one whose records it is fed). */
-void steps_slice_reader(struct steps_slice *s, gp_reader *r);
 /* Every record of the window, in the reader's time order. */
 void steps_slice_add(struct steps_slice *s, const gp_record *rec);
-/* The end of its records: the last slice finishes (the join's leftovers,
- * the last steps), the others note their state. */
+/* The end of its records (cut_slice_end). */
 void steps_slice_end(struct steps_slice *s);
-/* Whether no record in [from, from + stop_ns) came before slice s's mark
- * (after steps_slice_end). */
-int steps_slice_gap(const struct steps_slice *s);
-/* Whether s read a pair of records of one source, out of time order, that
- * makes cut c (1 <= c < k) unsure, gap: steps_slice_gap of slice c. */
-int steps_slice_crosses(const struct steps_slice *s, int c, int gap);
-/* Whether s, the next slice after before's (ended), starts from before's
- * state: its results from its mark on are one pass's. */
-int steps_slice_same(const struct steps_slice *before, const struct steps_slice *s);
-/* s (ended, its state one pass's) goes on over the records of slice ix,
- * the next: feed them with steps_slice_add (a reader over
- * steps_slice_window(ix); the records before ix's mark are skipped), then
- * steps_slice_end. */
-void steps_slice_continue(struct steps_slice *s, int ix);
-/* Moves the rows s finalized since its mark (or the last take) into sum
- * (steps_take) and adds its join's counts to *counts. */
-void steps_slice_take(struct steps *sum, struct opjoin_counts *counts, struct steps_slice *s);
 void steps_slice_free(struct steps_slice *s); /* NULL ok */
 
 /* Where the engine of the slice that starts at cut begins (lead[i]): the
@@ -142,25 +215,13 @@ void steps_slice_free(struct steps_slice *s); /* NULL ok */
 #define STEPS_SLICE_LEAD_NS 2000000000ull /* the join's grace (1 s) and the GPU's lag */
 #define STEPS_SLICE_STOP_NS 10000000ull   /* a steps_cuts' stop_ns */
 uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut);
-/* Feeds the records of r to e (steps_slice_reader, steps_slice_add, then
- * steps_slice_end); whether they were read whole. */
-int steps_slice_read(struct steps_slice *e, gp_reader *r);
 
 /* A prefix whose cuts are those of k slices of the trace r reads
  * (slices_new); NULL when it cannot be cut so. */
 struct steps_prefix *steps_prefix_slices(gp_reader *r, int k);
 
-/* How the slices' engines were merged. */
-struct steps_slice_merged {
-	int crossed;   /* a source out of time order across a cut: one engine read the whole trace */
-	int again;     /* slices whose lead-in did not reach one pass's state: read again by the one before */
-};
-/* The ended engines e[0 .. cuts->k) of the trace at path into sum (their
- * template: steps_slice_new's tmpl, with a and win), in time order: each
- * goes on from the state the one before it ended in, or that one goes on
- * over its records itself; or, where a source is out of time order across
- * a cut, one engine over the whole trace.  Frees the engines (e[i] NULL).
- * 0, or -1 when a trace read again met damage. */
+/* cut_slice_merge of the steps' engines into sum (their template:
+ * steps_slice_new's tmpl, with a and win). */
 int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct steps_slice **e,
 		      const struct steps_cuts *cuts, const char *path, const struct attribution *a,
 		      const struct winset *win, struct steps_slice_merged *how);

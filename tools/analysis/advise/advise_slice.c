@@ -1,0 +1,151 @@
+/* advise_slice.c — see advise_slice.h. */
+#include "analysis/advise/advise_slice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/core/slices.h"
+#include "analysis/steps/steps_pipe.h"
+#include "common/tool.h"
+#include "common/util.h"
+
+/* A slice's engine: the facts, fed by the slice's join (steps_slice.h
+ * struct cut_slice). */
+struct adv_slice {
+	struct cut_slice c;
+	struct adv_facts *f;
+	struct attribution *a;    /* a view of the steps' index */
+	const struct winset *win;
+};
+
+/* One record, as one pass's facts pass takes it: the API calls and GPU
+ * operations into the facts, then through the join (whose callback feeds
+ * the facts), the facts advanced with the join's frontier. */
+static void feed(struct cut_slice *c, const gp_record *rec)
+{
+	struct adv_slice *s = (struct adv_slice *)c;
+	if (rec->type == GP_REC_API)
+		adv_facts_api(s->f, tool_pid(c->r, rec), tool_rec_tid(c->r, rec), &rec->u.api);
+	else
+		adv_facts_gpu(s->f, tool_pid(c->r, rec), rec);
+	uint64_t before = c->now;
+	step_pass2_add(c->r, rec, c->j, NULL, s->win, &c->now);
+	if (c->now > before) adv_facts_advance(s->f, c->now, opjoin_frontier(c->j));
+}
+
+static void mark(struct cut_slice *c)
+{
+	adv_facts_mark(((struct adv_slice *)c)->f);
+}
+
+static void state(const struct cut_slice *c, struct bytes *b, int cut)
+{
+	adv_facts_state(((const struct adv_slice *)c)->f, b, c->cuts->lead[cut]);
+}
+
+static void finish(struct cut_slice *c)
+{
+	adv_facts_drain(((struct adv_slice *)c)->f);
+}
+
+static void reader(struct cut_slice *c, gp_reader *r)
+{
+	adv_facts_reader(((struct adv_slice *)c)->f, r);
+}
+
+static void take(void *sum, struct opjoin_counts *counts, struct cut_slice *c)
+{
+	adv_facts_take(sum, ((struct adv_slice *)c)->f);
+}
+
+static void parts_free(struct cut_slice *c)
+{
+	struct adv_slice *s = (struct adv_slice *)c;
+	adv_facts_free(s->f);
+	attribution_free(s->a);
+}
+
+static const struct cut_engine facts_engine = { feed, mark, state, finish, reader, NULL, take, parts_free };
+
+/* Made on the caller's thread (the slices share the steps and pre). */
+static struct cut_slice *slice_new(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix)
+{
+	const struct adv_slice_in *in = arg;
+	struct adv_slice *s = xcalloc(1, sizeof(*s));
+	s->win = in->win;
+	const struct attribution *a = steps_attribution(in->st);
+	s->a = a ? attribution_view(a) : NULL;
+	/* a lead-in from the trace's start is one pass up to the cut; else
+	 * the slack starts from one pass's at the cut, and the lead-in's
+	 * operations whose call lies before it never pair */
+	int alone = ix && cuts->lead[ix];
+	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a, 1, alone ? cuts->lead[ix] : 0 };
+	s->f = adv_facts_new(r, in->st, in->pre, &fo);
+	if (alone && cuts->prefix) adv_facts_seed(s->f, cuts->prefix, ix);
+	cut_slice_init(&s->c, &facts_engine, r, cuts, ix, alone ? cuts->from[ix] : 0, adv_facts_op, s->f);
+	return &s->c;
+}
+
+int adv_slice_one(struct adv_facts *sum, gp_reader *r, const struct adv_slice_in *in)
+{
+	static const uint64_t zero = 0;
+	const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
+	int rc = gp_reader_rewind(r);
+	if (rc < 0) return rc;
+	struct cut_slice *s = slice_new((void *)in, r, &one, 0);
+	cut_slice_read(s, r, &rc);
+	adv_facts_take(sum, ((struct adv_slice *)s)->f);
+	cut_slice_free(s);
+	return rc;
+}
+
+struct pass_slices {
+	const char *path;
+	struct cut_slice **e;
+	gp_reader **r;        /* open until the merge: the engines name things through them */
+	int *ok;
+};
+
+static void pass_read(void *arg, int ix, uint64_t from, uint64_t to)
+{
+	struct pass_slices *a = arg;
+	uint64_t lo, hi;
+	steps_slice_window(a->e[ix]->cuts, ix, &lo, &hi);
+	if (!(a->r[ix] = slices_open(a->path, lo, hi))) return;
+	a->ok[ix] = cut_slice_read(a->e[ix], a->r[ix], NULL);
+}
+
+int adv_slice_pass(struct adv_facts *sum, const char *path, const struct steps_prefix *pf,
+		   const struct step_detect *d, const struct adv_slice_in *in, struct steps_slice_merged *how)
+{
+	if (in->pre->ctr.n) return -1;
+	const uint64_t *from;
+	int k = steps_prefix_cuts(pf, &from);
+	struct slices *cut = slices_new(in->pre->r, k);
+	if (!cut) return -1;
+	uint64_t *lead = xcalloc((size_t)k, sizeof(*lead));
+	for (int i = 1; i < k; i++) lead[i] = steps_slice_lead(d, from[i]);
+	const struct steps_cuts cuts = { k, from, lead, STEPS_SLICE_STOP_NS, pf };
+	struct pass_slices a = { path, NULL, NULL, NULL };
+	a.e = xcalloc((size_t)k, sizeof(*a.e));
+	a.r = xcalloc((size_t)k, sizeof(*a.r));
+	a.ok = xcalloc((size_t)k, sizeof(*a.ok));
+	for (int i = 0; i < k; i++) a.e[i] = slice_new((void *)in, in->pre->r, &cuts, i);
+	struct slice_pass pass = { &a, pass_read, NULL };
+	slices_run(cut, &pass);
+	slices_free(cut);
+	int ok = 1;
+	for (int i = 0; i < k; i++) ok &= a.ok[i];
+	int rc = -1;
+	if (ok && cut_slice_merge(sum, NULL, a.e, &cuts, path, slice_new, (void *)in, how) == 0)
+		rc = adv_facts_lost(sum) ? -1 : 0;
+	for (int i = 0; i < k; i++) {
+		cut_slice_free(a.e[i]);
+		gp_reader_close(a.r[i]);
+	}
+	free(a.e);
+	free(a.r);
+	free(a.ok);
+	free(lead);
+	return rc;
+}

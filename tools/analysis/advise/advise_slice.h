@@ -1,0 +1,40 @@
+/* advise_slice.h — advise's facts pass (advise_facts.h) in slices of time,
+ * with the figures of one pass, as the steps' second pass runs
+ * (analysis/steps/steps_slice.h, whose cuts, lead-ins, order checks and
+ * prefix it takes): slice i's engine (the launch join feeding a facts
+ * engine) reads from its lead-in, notes its state at its first own record
+ * (adv_facts_state), where slice i - 1 stops; where the two states are
+ * equal slice i goes on from there as one pass would, else slice i - 1's
+ * engine reads slice i's records itself; where a source is out of time
+ * order across a cut, one engine reads the whole trace.  The figures of
+ * each engine since its mark are added in slice order (adv_facts_take).
+ * PM-sampled figures (fractional sums) are not cut: a trace with PM
+ * counters runs on one thread. */
+#ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_SLICE_H
+#define GPUPROF_ANALYSIS_ADVISE_ADVISE_SLICE_H
+
+#include "gp_trace.h"
+#include "analysis/advise/advise_facts.h"
+#include "analysis/gpu/windows.h"
+#include "analysis/steps/step_detect.h"
+#include "analysis/steps/steps_slice.h"
+
+struct adv_slice_in {
+	struct steps *st;              /* finished */
+	struct adv_pre *pre;           /* finished */
+	const struct winset *win;      /* finished */
+	const struct adv_facts_opts *opts;
+};
+
+/* The facts pass of one thread over r (rewound) into sum (adv_facts_new
+ * over in's steps and pre): the read status (0, or a GP_ERR_*). */
+int adv_slice_one(struct adv_facts *sum, gp_reader *r, const struct adv_slice_in *in);
+/* The facts pass in the slices of pf (its cuts, fed by one pass before
+ * this; d: the steps' plans for the lead-ins, NULL none) over the trace at
+ * path into sum.  0, or -1 when a slice met damage or could not be opened,
+ * or the trace holds PM counters (nothing added: the caller runs
+ * adv_slice_one).  *how: as the steps' merge. */
+int adv_slice_pass(struct adv_facts *sum, const char *path, const struct steps_prefix *pf,
+		   const struct step_detect *d, const struct adv_slice_in *in, struct steps_slice_merged *how);
+
+#endif
