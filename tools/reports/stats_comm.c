@@ -31,9 +31,10 @@
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
  * under the tables.
  *
- * Time shards (stats_report.h): a slice's state makes a step when it gets
- * a kernel (not every step of the trace K times over) and logs the order
- * in which its steps got their first kernel.  The merge adds the next
+ * A state makes a step when it gets a kernel (not every step of the trace
+ * K times over in K slices), and the steps without kernels at the fill.
+ * Time shards (stats_report.h): a slice's state logs the order in which
+ * its steps got their first kernel.  The merge adds the next
  * slice's steps to the earlier's and replays that order against the
  * earlier's open steps, so a step is summed when one pass would have
  * summed it (256 newer steps of its rank got kernels: only steps the
@@ -42,7 +43,8 @@
  * earlier slice may have seen, so it may sum one too early: a kernel that
  * then comes for it, or a step summed in one slice with kernels in the
  * other, makes the merge fail (-1: the driver reads the trace again on
- * one thread). */
+ * one thread).  The driver's new state, merged with the first slice's
+ * (which holds all the others' by then), takes its figures whole. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +153,6 @@ struct comm {
 	int lost;                        /* shards: the figures can no longer be one pass's */
 	const struct selection *sel;
 	size_t lag;                      /* the ranks' unions' (COMM_LAG, or GPUPROF_UNION_LAG) */
-	int shard;                       /* a slice's: steps made as they get kernels */
 	int global;                      /* its rings see every step's first kernel (not a later slice's) */
 	uint64_t from;                   /* a slice's: where its time starts */
 	char title[160], steps_title[160], note[2048], steps_note[1024];
@@ -170,16 +171,21 @@ static uint32_t step_make(struct comm *c, uint32_t id, const struct attr_range *
 	return (uint32_t)(c->nst - 1);
 }
 
-/* The step of range id + 1, 0 for none (a slice's makes it; the ranges
- * that are no step are asked again, not kept: a slice meets ~30 a step). */
+/* Whether range x is a step: a selected top-level push/pop range. */
+static int is_step(const struct comm *c, const struct attr_range *x)
+{
+	return x->kind == GP_NVTX_PUSHPOP && x->depth == 0 && selection_has(c->sel, x->s);
+}
+
+/* The step of range id + 1, 0 for none, made when it gets its first
+ * kernel (the ranges that are no step are asked again, not kept: ~30 a
+ * step); the steps without kernels are made at the fill. */
 static uint64_t step_of(struct comm *c, uint32_t id)
 {
 	uint64_t *slot = u64map_get(&c->range2step, id, MAP_FIND);
 	if (slot) return *slot;
-	if (!c->shard) return 0;
 	const struct attr_range x = attribution_range(c->attr, id);
-	if (x.kind == GP_NVTX_PUSHPOP && x.depth == 0 && selection_has(c->sel, x.s)) return step_make(c, id, &x) + 1;
-	return 0;
+	return is_step(c, &x) ? step_make(c, id, &x) + 1 : 0;
 }
 
 static void *comm_new(const struct stats_ctx *ctx)
@@ -195,16 +201,8 @@ static void *comm_new(const struct stats_ctx *ctx)
 	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
-	c->shard = ctx->shard;
 	c->global = !ctx->shard || !ctx->join_from;
 	c->from = ctx->join_from;
-	/* the steps: the selected top-level push/pop ranges (a slice's: as
-	 * they get kernels) */
-	for (uint32_t id = 0; !c->shard && id < attribution_nranges(c->attr); id++) {
-		const struct attr_range x = attribution_range(c->attr, id);
-		if (x.kind != GP_NVTX_PUSHPOP || x.depth != 0 || !stats_selected(ctx, x.s)) continue;
-		step_make(c, id, &x);
-	}
 	return c;
 }
 
@@ -368,10 +366,24 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 	free(at);
 }
 
+/* Swaps field f of two structs of one type. */
+#define SWAP_FIELDS(a, b, f) do { __typeof__((a)->f) t_ = (a)->f; (a)->f = (b)->f; (b)->f = t_; } while (0)
+
 /* Shards: o, the next slice's, into c (comm.c's header). */
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;
+	if (!c->nst && !c->np && !c->npairs && !c->late_kernels && !c->pid2rank.n) {
+		/* c is new (the driver's, for the merged slices): it takes o's
+		 * figures whole rather than a copy of every step beside o's */
+		struct comm mine = *c;
+		*c = *o;
+		*o = mine;
+		SWAP_FIELDS(c, o, r); SWAP_FIELDS(c, o, hdr_pid); SWAP_FIELDS(c, o, hdr_rank);
+		SWAP_FIELDS(c, o, attr); SWAP_FIELDS(c, o, sel); SWAP_FIELDS(c, o, lag);
+		SWAP_FIELDS(c, o, global); SWAP_FIELDS(c, o, from);
+		return c->lost ? -1 : 0;
+	}
 	c->lost |= o->lost;
 	for (size_t i = 0; i < o->pid2rank.cap; i++)
 		if (o->pid2rank.used[i]) *u64map_get(&c->pid2rank, o->pid2rank.slot[i].key, MAP_INSERT) = o->pid2rank.slot[i].val;
@@ -730,7 +742,11 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		tool_warn("comm: the trace has no kernel records: nothing to report");
 		return;
 	}
-	/* the steps still open */
+	/* the steps that got no kernel, then those still open */
+	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
+		const struct attr_range x = attribution_range(c->attr, id);
+		if (is_step(c, &x) && !u64map_get(&c->range2step, id, MAP_FIND)) step_make(c, id, &x);
+	}
 	for (size_t i = 0; i < c->nst; i++)
 		if (!c->st[i].summed) step_sum(&c->st[i]);
 	/* ranks: processes with kernels */
