@@ -20,8 +20,8 @@
  *     at most the samples of the two edge buckets, |error| <= (max - min)
  *     x (samples of the edge buckets) / (samples inside); the grid is
  *     fixed by the series' first and last time at counters_finish, so the
- *     buckets are the same at any thread count.  Docs: docs/CLI.md,
- *     stats util. */
+ *     buckets are the same at any thread count.  docs/CLI.md "stats
+ *     memory" says so for users. */
 #ifndef GPUPROF_ANALYSIS_GPU_COUNTERS_H
 #define GPUPROF_ANALYSIS_GPU_COUNTERS_H
 
