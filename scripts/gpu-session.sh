@@ -675,11 +675,13 @@ PY
     rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
   rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
                 # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
-                # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines
+                # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines.  RSS_CMDS:
+                # the commands (default "stats steps advise report"; at 1e9, ~90 s to generate, one or
+                # two a call: report alone takes ~13 min there)
     log rss
     ( N=${RSS_N:-1e8}; T=$RES/rss.gpuprof
       set -x; timeout 200 build/bench/gen_bigtrace --seed 7 "$N" "$T"; set +x
-      for c in stats steps advise report; do
+      for c in ${RSS_CMDS:-stats steps advise report}; do
         python3 - "$N" "$c" build/bin/gpuprof "$c" -o "$RES/rss.html" "$T" <<'PY'
 import resource, subprocess, sys, time
 cmd = sys.argv[3:] if sys.argv[2] == "report" else sys.argv[3:5] + sys.argv[7:]

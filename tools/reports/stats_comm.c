@@ -27,13 +27,14 @@
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
- * and ~150 bytes per step (its row).  Records later than that (a kernel
+ * and 72 bytes per step (struct cstep).  Records later than that (a kernel
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
  * under the tables.
  *
- * Time shards (stats_report.h): a slice's state makes a step when it gets
- * a kernel (not every step of the trace K times over) and logs the order
- * in which its steps got their first kernel.  The merge adds the next
+ * A state makes a step when it gets a kernel (not every step of the trace
+ * K times over in K slices), and the steps without kernels at the fill.
+ * Time shards (stats_report.h): a slice's state logs the order in which
+ * its steps got their first kernel.  The merge adds the next
  * slice's steps to the earlier's and replays that order against the
  * earlier's open steps, so a step is summed when one pass would have
  * summed it (256 newer steps of its rank got kernels: only steps the
@@ -42,7 +43,8 @@
  * earlier slice may have seen, so it may sum one too early: a kernel that
  * then comes for it, or a step summed in one slice with kernels in the
  * other, makes the merge fail (-1: the driver reads the trace again on
- * one thread). */
+ * one thread).  The driver's new state, merged with the first slice's
+ * (which holds all the others' by then), takes its figures whole. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,18 +104,17 @@ struct ckern {
 /* comm, compute and overlap of a set of kernels */
 struct split { uint64_t comm, compute, overlap; };
 
-/* A step: a selected top-level push/pop range of the context's. */
+/* A step: a selected top-level push/pop range of the context's (72
+ * bytes: its start, end, process and name are the range's, read from the
+ * attribution index; a day's trace has millions of steps). */
 struct cstep {
-	uint64_t s, e;
-	const char *name;
-	uint32_t pid;
-	uint64_t kernels, coll, wait;
-	struct ivset cv, ov;  /* its NCCL and other kernels' intervals, until summed */
-	int open, summed;     /* open: it got a kernel (entered its rank's ring) */
-	uint8_t early;        /* summed by a slice's ring that may count old steps as new */
 	uint32_t range;       /* its attribution range id */
 	uint32_t last_seq;    /* its rank's log length when its last kernel came */
+	uint64_t kernels, coll, wait;
+	struct ivset *iv;     /* iv[0] its NCCL, iv[1] its other kernels' intervals, until summed */
 	struct split sp;
+	uint8_t open, summed; /* open: it got a kernel (entered its rank's ring) */
+	uint8_t early;        /* summed by a slice's ring that may count old steps as new */
 };
 
 /* A selected NCCL kernel attributed to a step: the step, the kernel's index
@@ -151,35 +152,51 @@ struct comm {
 	int lost;                        /* shards: the figures can no longer be one pass's */
 	const struct selection *sel;
 	size_t lag;                      /* the ranks' unions' (COMM_LAG, or GPUPROF_UNION_LAG) */
-	int shard;                       /* a slice's: steps made as they get kernels */
 	int global;                      /* its rings see every step's first kernel (not a later slice's) */
 	uint64_t from;                   /* a slice's: where its time starts */
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-/* Step c->nst for range id x. */
-static uint32_t step_make(struct comm *c, uint32_t id, const struct attr_range *x)
+/* Step c->nst for range id. */
+static uint32_t step_make(struct comm *c, uint32_t id)
 {
 	struct cstep st;
 	memset(&st, 0, sizeof(st));
-	st.s = x->s; st.e = x->e; st.pid = x->pid;
-	st.name = attribution_name(c->attr, x->name);
 	st.range = id;
 	VEC_PUSH(c->st, c->nst, c->cst, st);
 	*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
 	return (uint32_t)(c->nst - 1);
 }
 
-/* The step of range id + 1, 0 for none (a slice's makes it; the ranges
- * that are no step are asked again, not kept: a slice meets ~30 a step). */
+/* A step's kernels' intervals: made at its first kernel, freed when summed. */
+static struct ivset *step_iv(struct cstep *st)
+{
+	if (!st->iv) st->iv = xcalloc(2, sizeof(*st->iv));
+	return st->iv;
+}
+
+static void step_free_iv(struct cstep *st)
+{
+	if (!st->iv) return;
+	free(st->iv[0].v); free(st->iv[1].v); free(st->iv);
+	st->iv = NULL;
+}
+
+/* Whether range x is a step: a selected top-level push/pop range. */
+static int is_step(const struct comm *c, const struct attr_range *x)
+{
+	return x->kind == GP_NVTX_PUSHPOP && x->depth == 0 && selection_has(c->sel, x->s);
+}
+
+/* The step of range id + 1, 0 for none, made when it gets its first
+ * kernel (the ranges that are no step are asked again, not kept: ~30 a
+ * step); the steps without kernels are made at the fill. */
 static uint64_t step_of(struct comm *c, uint32_t id)
 {
 	uint64_t *slot = u64map_get(&c->range2step, id, MAP_FIND);
 	if (slot) return *slot;
-	if (!c->shard) return 0;
 	const struct attr_range x = attribution_range(c->attr, id);
-	if (x.kind == GP_NVTX_PUSHPOP && x.depth == 0 && selection_has(c->sel, x.s)) return step_make(c, id, &x) + 1;
-	return 0;
+	return is_step(c, &x) ? step_make(c, id) + 1 : 0;
 }
 
 static void *comm_new(const struct stats_ctx *ctx)
@@ -195,16 +212,8 @@ static void *comm_new(const struct stats_ctx *ctx)
 	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
-	c->shard = ctx->shard;
 	c->global = !ctx->shard || !ctx->join_from;
 	c->from = ctx->join_from;
-	/* the steps: the selected top-level push/pop ranges (a slice's: as
-	 * they get kernels) */
-	for (uint32_t id = 0; !c->shard && id < attribution_nranges(c->attr); id++) {
-		const struct attr_range x = attribution_range(c->attr, id);
-		if (x.kind != GP_NVTX_PUSHPOP || x.depth != 0 || !stats_selected(ctx, x.s)) continue;
-		step_make(c, id, &x);
-	}
 	return c;
 }
 
@@ -217,7 +226,7 @@ static void comm_free(void *self)
 		free(p->nc); free(p->open); free(p->log);
 		ivpair_free(&p->cc);
 	}
-	for (size_t i = 0; i < c->nst; i++) { free(c->st[i].cv.v); free(c->st[i].ov.v); }
+	for (size_t i = 0; i < c->nst; i++) step_free_iv(&c->st[i]);
 	free(c->st);
 	free(c->pairs);
 	free(c->ids);
@@ -262,9 +271,10 @@ static struct split split_sets(struct ivset *cv, struct ivset *ov)
 
 static void step_sum(struct cstep *st)
 {
-	st->sp = split_sets(&st->cv, &st->ov);
-	free(st->cv.v); free(st->ov.v);
-	memset(&st->cv, 0, sizeof(st->cv)); memset(&st->ov, 0, sizeof(st->ov));
+	struct ivset none[2] = { { 0 }, { 0 } };
+	struct ivset *iv = st->iv ? st->iv : none;
+	st->sp = split_sets(&iv[0], &iv[1]);
+	step_free_iv(st);
 	st->summed = 1;
 }
 
@@ -279,7 +289,7 @@ static void step_enter(struct comm *c, struct cproc *p, uint32_t i)
 	VEC_PUSH(p->log, p->nlog, p->clog, i);
 	if (p->nopen == COMM_STEPS_OPEN) {
 		struct cstep *z = &c->st[p->open[p->open_head]];
-		if (!z->summed && (c->global || z->s >= c->from)) {
+		if (!z->summed && (c->global || attribution_range(c->attr, z->range).s >= c->from)) {
 			step_sum(z);
 			z->early = !c->global;
 		}
@@ -302,7 +312,7 @@ static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struc
 		if (st->early) c->lost = 1; /* one pass may still have held it open */
 		return;
 	}
-	ivset_add(nccl ? &st->cv : &st->ov, op->s, op->e);
+	ivset_add(&step_iv(st)[nccl ? 0 : 1], op->s, op->e);
 	if (!st->open) step_enter(c, p, i);
 	c->st[i].last_seq = (uint32_t)p->nlog;
 }
@@ -364,14 +374,28 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 	}
 	at[q->nlog] = (uint32_t)p->nlog;
 	for (size_t t = 0; t < o->nst; t++)
-		if (o->st[t].pid == p->pid && o->st[t].kernels) c->st[sm[t]].last_seq = at[o->st[t].last_seq];
+		if (o->st[t].kernels && attribution_range(o->attr, o->st[t].range).pid == p->pid) c->st[sm[t]].last_seq = at[o->st[t].last_seq];
 	free(at);
 }
+
+/* Swaps field f of two structs of one type. */
+#define SWAP_FIELDS(a, b, f) do { __typeof__((a)->f) t_ = (a)->f; (a)->f = (b)->f; (b)->f = t_; } while (0)
 
 /* Shards: o, the next slice's, into c (comm.c's header). */
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;
+	if (!c->nst && !c->np && !c->npairs && !c->late_kernels && !c->pid2rank.n) {
+		/* c is new (the driver's, for the merged slices): it takes o's
+		 * figures whole rather than a copy of every step beside o's */
+		struct comm mine = *c;
+		*c = *o;
+		*o = mine;
+		SWAP_FIELDS(c, o, r); SWAP_FIELDS(c, o, hdr_pid); SWAP_FIELDS(c, o, hdr_rank);
+		SWAP_FIELDS(c, o, attr); SWAP_FIELDS(c, o, sel); SWAP_FIELDS(c, o, lag);
+		SWAP_FIELDS(c, o, global); SWAP_FIELDS(c, o, from);
+		return c->lost ? -1 : 0;
+	}
 	c->lost |= o->lost;
 	for (size_t i = 0; i < o->pid2rank.cap; i++)
 		if (o->pid2rank.used[i]) *u64map_get(&c->pid2rank, o->pid2rank.slot[i].key, MAP_INSERT) = o->pid2rank.slot[i].val;
@@ -382,8 +406,7 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 		if (slot) {
 			sm[t] = (uint32_t)(*slot - 1);
 		} else {
-			const struct attr_range x = attribution_range(c->attr, o->st[t].range);
-			sm[t] = step_make(c, o->st[t].range, &x);
+			sm[t] = step_make(c, o->st[t].range);
 		}
 	}
 	char *had = xcalloc(c->nst ? c->nst : 1, 1);
@@ -408,9 +431,10 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 			/* one pass had summed it before o's kernels came */
 			if (d->early) c->lost = 1;
 			c->late_kernels += y->kernels;
-		} else {
-			ivset_append(&d->cv, &y->cv);
-			ivset_append(&d->ov, &y->ov);
+		} else if (y->iv) {
+			struct ivset *iv = step_iv(d);
+			ivset_append(&iv[0], &y->iv[0]);
+			ivset_append(&iv[1], &y->iv[1]);
 		}
 	}
 	c->late_kernels += o->late_kernels;
@@ -435,7 +459,7 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 	}
 	for (size_t i = 0; i < o->npairs && !c->lost; i++) {
 		struct cpair pr = o->pairs[i];
-		uint64_t *off = u64map_get(&nccl_off, o->st[pr.step].pid, MAP_FIND);
+		uint64_t *off = u64map_get(&nccl_off, attribution_range(o->attr, o->st[pr.step].range).pid, MAP_FIND);
 		pr.nccl_ix += off ? (uint32_t)*off : 0;
 		pr.step = sm[pr.step];
 		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
@@ -476,14 +500,18 @@ static int cmp_kern_start(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-/* steps (indices into sort_st) by start, end, name */
-static const struct cstep *sort_st;
+/* steps (indices into sort_comm's) by start, end, name; sort_s: their
+ * starts, so that only ties read the ranges */
+static const struct comm *sort_comm;
+static const uint64_t *sort_s;
 static int cmp_step(const void *a, const void *b)
 {
-	const struct cstep *x = &sort_st[*(const uint32_t *)a], *y = &sort_st[*(const uint32_t *)b];
-	if (x->s != y->s) return x->s < y->s ? -1 : 1;
-	if (x->e != y->e) return x->e < y->e ? -1 : 1;
-	return strcmp(x->name, y->name);
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (sort_s[i] != sort_s[j]) return sort_s[i] < sort_s[j] ? -1 : 1;
+	const struct attr_range x = attribution_range(sort_comm->attr, sort_comm->st[i].range);
+	const struct attr_range y = attribution_range(sort_comm->attr, sort_comm->st[j].range);
+	if (x.e != y.e) return x.e < y.e ? -1 : 1;
+	return strcmp(attribution_name(sort_comm->attr, x.name), attribution_name(sort_comm->attr, y.name));
 }
 
 /* ranks first in rank order, then processes without a rank by pid */
@@ -612,17 +640,24 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	/* each process's steps, by start */
 	size_t *first = xcalloc(nps + 1, sizeof(*first));
 	uint32_t *order = xmalloc((c->nst ? c->nst : 1) * sizeof(*order));
+	uint64_t *starts = xmalloc((c->nst ? c->nst : 1) * sizeof(*starts));
+	uint32_t *pids = xmalloc((c->nst ? c->nst : 1) * sizeof(*pids));
 	for (size_t j = 0; j < c->nst; j++) {
-		uint64_t *i = u64map_get(&byp, c->st[j].pid, MAP_FIND);
+		const struct attr_range x = attribution_range(c->attr, c->st[j].range);
+		starts[j] = x.s;
+		pids[j] = x.pid;
+		uint64_t *i = u64map_get(&byp, x.pid, MAP_FIND);
 		if (i) first[*i]++;
 	}
 	for (size_t i = 0; i < nps; i++) first[i + 1] += first[i];
 	size_t *fill = xcalloc(nps + 1, sizeof(*fill));
 	for (size_t j = 0; j < c->nst; j++) {
-		uint64_t *i = u64map_get(&byp, c->st[j].pid, MAP_FIND);
+		uint64_t *i = u64map_get(&byp, pids[j], MAP_FIND);
 		if (i) order[first[*i - 1] + fill[*i - 1]++] = (uint32_t)j;
 	}
-	sort_st = c->st;
+	free(pids);
+	sort_comm = c;
+	sort_s = starts;
 	for (size_t i = 0; i < nps; i++) {
 		uint32_t *o = order + first[i];
 		size_t n = first[i + 1] - first[i];
@@ -630,10 +665,11 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
 		for (size_t j = 0; j < n; j++) {
-			const struct cstep *rg = &c->st[o[j]];
+			const struct attr_range rg = attribution_range(c->attr, c->st[o[j]].range);
+			const char *name = attribution_name(c->attr, rg.name);
 			int is_new;
-			size_t n_occ = ++*strmap_get(&seen, rg->name, &is_new);
-			size_t *ni = strmap_get(&idx, rg->name, &is_new);
+			size_t n_occ = ++*strmap_get(&seen, name, &is_new);
+			size_t *ni = strmap_get(&idx, name, &is_new);
 			if (is_new) {
 				struct occs none = { NULL, 0, 0 };
 				*ni = nocc;
@@ -641,14 +677,14 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			}
 			struct occs *oc = &occ[*ni];
 			if (n_occ > oc->n) {
-				struct step st = { rg->name, n_occ, rg->s, 0 };
+				struct step st = { name, n_occ, rg.s, 0 };
 				uint32_t k = (uint32_t)nsteps;
 				VEC_PUSH(steps, nsteps, csteps, st);
 				VEC_PUSH(oc->v, oc->n, oc->cap, k);
 			}
 			uint32_t slot = oc->v[n_occ - 1];
 			struct step *st = &steps[slot];
-			if (rg->s < st->first) st->first = rg->s;
+			if (rg.s < st->first) st->first = rg.s;
 			struct srow row = { o[j], slot, (uint32_t)i };
 			VEC_PUSH(rows, nrows, crows, row);
 		}
@@ -659,6 +695,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	for (size_t i = 0; i < nrows; i++) {
 		const struct srow *r = &rows[i];
 		const struct cstep *w = &c->st[r->st];
+		const struct attr_range x = attribution_range(c->attr, w->range);
 		const struct cproc *p = ps[r->proc];
 		struct cell *cl = report_row(rep);
 		if (p->rank >= 0) cell_num(&cl[STEP_RANK], p->rank);
@@ -666,8 +703,8 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		cell_num(&cl[STEP_N], (double)steps[r->step].occ);
 		/* signed: in a merged trace a later input's step may start before the
 		 * first input's trace did */
-		cell_num(&cl[STEP_START], (double)(int64_t)(w->s - base));
-		cell_num(&cl[STEP_LEN], (double)(w->e - w->s));
+		cell_num(&cl[STEP_START], (double)(int64_t)(x.s - base));
+		cell_num(&cl[STEP_LEN], (double)(x.e - x.s));
 		cell_num(&cl[STEP_KERNELS], (double)w->kernels);
 		cell_num(&cl[STEP_COLLECTIVES], (double)w->coll);
 		cell_num(&cl[STEP_COMM], (double)w->sp.comm);
@@ -678,7 +715,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	}
 	for (size_t i = 0; i < nocc; i++) free(occ[i].v);
 	free(occ);
-	free(steps); free(rows); free(first); free(fill); free(order);
+	free(steps); free(rows); free(first); free(fill); free(order); free(starts);
 	u64map_free(&byp);
 	strmap_free(&idx);
 }
@@ -698,7 +735,7 @@ static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
 	for (size_t q = 0; q < c->npairs; q++) {
 		const struct cpair *pr = &c->pairs[q];
 		struct cstep *st = &c->st[pr->step];
-		uint64_t *i = u64map_get(&byp, st->pid, MAP_FIND);
+		uint64_t *i = u64map_get(&byp, attribution_range(c->attr, st->range).pid, MAP_FIND);
 		if (!i) continue;
 		st->wait += ps[*i]->nc[inv[*i][pr->nccl_ix]].wait;
 	}
@@ -730,7 +767,11 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		tool_warn("comm: the trace has no kernel records: nothing to report");
 		return;
 	}
-	/* the steps still open */
+	/* the steps that got no kernel, then those still open */
+	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
+		const struct attr_range x = attribution_range(c->attr, id);
+		if (is_step(c, &x) && !u64map_get(&c->range2step, id, MAP_FIND)) step_make(c, id);
+	}
 	for (size_t i = 0; i < c->nst; i++)
 		if (!c->st[i].summed) step_sum(&c->st[i]);
 	/* ranks: processes with kernels */

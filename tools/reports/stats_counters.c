@@ -45,21 +45,16 @@ static void cnt_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	rep->note = " Time-Wtd Mean: each sample's value holds until the next sample.\n";
 	for (size_t i = 0; i < ctx->cnt.n; i++) {
 		const struct cseries *c = &ctx->cnt.v[i];
-		double mn = c->s[0].v, mx = c->s[0].v, sum = 0, tw = 0;
-		for (size_t j = 0; j < c->n; j++) {
-			if (c->s[j].v < mn) mn = c->s[j].v;
-			if (c->s[j].v > mx) mx = c->s[j].v;
-			sum += c->s[j].v;
-			/* each value holds until the next sample */
-			if (j + 1 < c->n) tw += c->s[j].v * (double)(c->s[j + 1].t - c->s[j].t);
-		}
+		struct cfigures f;
+		counters_figures(c, &f);
 		struct cell *r = report_row(rep);
 		cell_num(&r[CNT_PID], c->pid); cell_num(&r[CNT_DEVICE], c->dev);
-		cell_num(&r[CNT_SAMPLES], (double)c->n);
-		cell_num(&r[CNT_MIN], mn); cell_num(&r[CNT_MEAN], sum / (double)c->n);
-		uint64_t len = c->s[c->n - 1].t - c->s[0].t;
-		if (len) cell_num(&r[CNT_TW_MEAN], tw / (double)len);
-		cell_num(&r[CNT_MAX], mx);
+		cell_num(&r[CNT_SAMPLES], (double)f.n);
+		cell_num(&r[CNT_MIN], f.min); cell_num(&r[CNT_MEAN], f.sum / (double)f.n);
+		/* each value holds until the next sample */
+		uint64_t len = f.t_last - f.t_first;
+		if (len) cell_num(&r[CNT_TW_MEAN], f.tw / (double)len);
+		cell_num(&r[CNT_MAX], f.max);
 		cell_str(&r[CNT_UNIT], counter_unit(c->name)); cell_str(&r[CNT_COUNTER], c->name);
 	}
 }

@@ -20,6 +20,7 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	ctx->r = r;
 	ctx->opts = opts;
 	ctx->kn.r = r;
+	ctx->cnt.limit = COUNTERS_EXACT_SAMPLES;
 	ctx->base = gp_reader_header(r)->start_trace_ns;
 	ctx->out_base = abs_time ? 0 : ctx->base;
 	ctx->sel = sel;
