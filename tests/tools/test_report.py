@@ -23,8 +23,9 @@ Data (<script id="gpuprof-data">, docs/REPORT.md):
     --step-range no trace has gets {"error"} naming it;
   - with --method trace, the stats tables (their steps table too), the steps
     view and the findings all equal their commands' with --method trace;
-  - report reads a 2e5-event bigtrace at most 3 times on one thread, 4 with
-    --threads 4 (the bytes it preads, strace; skipped without strace).
+  - report reads a 2e5-event bigtrace at most 3 times on one thread (the
+    bytes it preads, strace; skipped without strace), and 3 passes with
+    --threads 4 (the slices' reads across their cuts added).
 
 Page: headless Chromium (the speedscope test installs it) with every host
 name unresolvable, a script put before the page's that records errors, and
@@ -543,24 +544,27 @@ check_tables("--method trace steps", run_m["steps"], run_m["steps_rows"],
 eq(run_m["advise"], advise_json(one, ("--method", "trace")), "--method trace: = gpuprof advise --method trace")
 expect(any(r.get("method") == "trace" for r in run_m["stats"].get("steps", [])), "--method trace: stats steps by trace")
 
-# reads (docs/ARCHITECTURE.md, "The offline engine"): the stats pre-pass, one
-# pass for the tables, the steps and the busy %, one for advise's inputs
-# (beside it with --threads; the same pass on one thread), advise's facts
-# pass; counted as the bytes pread from the trace over its size (strace; the
-# header and index reads beside add a little)
+# reads (docs/ARCHITECTURE.md, "The offline engine"): the stats pre-pass
+# (advise's inputs too), one pass for the tables, the steps and the busy %,
+# advise's facts pass; counted as the bytes pread from the trace over its size (strace; the
+# header and index reads beside add a little).  With --threads the slices'
+# readers also read the chunks across their cuts and the lead-ins, and read
+# ahead of where a slice stops (2.6 to 4.2 times over eight runs of 3
+# passes on the 16 chunks of this trace): one more pass than that is not
+# told apart here, only more
 GEN_BIG = os.path.abspath(os.path.join(B, "bench", "gen_bigtrace"))
 if shutil.which("strace") and os.path.exists(GEN_BIG):
     bt, log = os.path.join(W, "bigtrace.gpuprof"), os.path.join(W, "strace.log")
     subprocess.run([GEN_BIG, "--seed", "7", "2e5", bt], check=True, capture_output=True)
     # LeakSanitizer cannot run under ptrace (an ASan build of this test)
     env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
-    for threads, passes in ((1, 3), (4, 4)):
+    for threads, passes, slack in ((1, 3, 0.3), (4, 3, 1.3)):
         subprocess.run(["strace", "-f", "-e", "trace=pread64", "-o", log, GPUPROF, "report", "--threads", str(threads),
                         "-o", os.devnull, bt], check=True, capture_output=True, env=env)
         with open(log) as f:
             got = sum(int(m.group(1)) for m in re.finditer(r"pread64\(.*\) = (\d+)$", f.read(), re.M))
         reads = got / os.path.getsize(bt)
-        expect(reads <= passes + 0.3, f"report --threads {threads} reads a 2e5-event trace {reads:.2f} times "
+        expect(reads <= passes + slack, f"report --threads {threads} reads a 2e5-event trace {reads:.2f} times "
                f"({passes} passes)")
         print(f"report --threads {threads}: {reads:.2f} reads of the trace")
 else:

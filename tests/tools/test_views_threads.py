@@ -21,9 +21,11 @@ for byte, with the same messages and exit status:
    no step (the same usage error and exit 1);
  * `gpuprof report`: the page's data (export/report_data.h: the header,
    the stats tables, the steps, the busy % per bin, the memory timeline,
-   the findings), whose pre-pass (with the header and the memory timeline)
-   and stats reports run in slices (reports/stats_drive.h) and whose busy %
-   bins add up over the slices: on the traces above, a gen_memory trace
+   the findings), whose pre-pass (with the header, the memory timeline and
+   advise's inputs) and stats reports run in slices (reports/stats_drive.h)
+   and whose busy % bins add up over the slices: on the traces above,
+   gen_advise's pageable scenario with stacks and PM samples (a pinned copy
+   and samples in every slice: their merge), a gen_memory trace
    (memory records, frees without a size across the cuts), a page of two
    rank traces, a --step-range no trace has (no steps: the page says
    why), and with the devices' unions cut every 8 intervals
@@ -123,7 +125,14 @@ with tt.tmpdir() as d:
     streamed = os.path.join(d, "streamed.gpuprof")
     subprocess.run([os.path.join(GEN_DIR, "gen_diff"), "--warmup", "--jitter", "20000", "--counters", "--settings",
                     "activity=kernel,memcpy,memset,peer,device api=default", streamed], check=True)
-    for paths, name in [((p,), n) for p, n in traces] + [((mem,), "gen_memory --noise leak"),
+    # advise's inputs across the cuts: a pinned copy and PM samples every
+    # step, the stacks in the first slice's metadata (the pre-pass's slices
+    # merge them: reports/stats_drive.h)
+    pinned = os.path.join(d, "pinned.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_advise"), "pageable", "--stacks", "--pm", pinned], check=True,
+                   capture_output=True)
+    for paths, name in [((p,), n) for p, n in traces] + [((pinned,), "gen_advise pageable --stacks --pm"),
+                                                          ((mem,), "gen_memory --noise leak"),
                                                           ((r0, r1), "two rank traces"), ((streamed,), "gen_diff --settings")]:
         o = same(f"{name}: report", report_run(d, *paths))
         tt.expect(o[2] == 0 and '"runs"' in o[0], f"{name}: report wrote its page: {o[1]!r}")

@@ -6,9 +6,9 @@
  * Per trace, stats' driver (reports/stats_drive.h: in slices with
  * --threads) runs the reports `stats` runs by default and the steps (the
  * context's steps pipeline: the page's steps view); its pre-pass also
- * feeds the header (trace_info, whose span sets the busy-% bins) and the
- * memory timeline, its pass the busy % per bin and, on the driver's
- * thread, advise's own inputs; then advise's facts pass over those steps
+ * feeds the header (trace_info, whose span sets the busy-% bins), the
+ * memory timeline and advise's own inputs (advise_facts.h adv_pre), its
+ * pass the busy % per bin; then advise's facts pass over those steps
  * (analysis/advise/advise_run.h), for the findings.  Each trace's part of
  * the page is written before the next trace is read. */
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/advise/advise_facts.h"
 #include "analysis/advise/advise_report.h"
 #include "analysis/advise/advise_run.h"
 #include "analysis/memory/mem_timeline.h"
@@ -121,17 +122,26 @@ static char *command_line(int argc, char **argv)
 
 /* The page's consumers of the pre-pass (stats_pre_hook, in slices where
  * the trace allows): the header (trace_info), whose span sets the bins the
- * pass sums the busy % in, and the memory timeline. */
+ * pass sums the busy % in, the memory timeline, and advise's inputs. */
 struct page_pre {
 	struct trace_info info;
 	struct mem_timeline mem;
+	struct adv_pre adv;
 };
+
+/* The hook's argument: the driver's reader (the inputs name things
+ * through it) and, after the pre-pass, the busy-% bins over the trace's
+ * span, summed as the pass streams (in each slice: they add up), not
+ * every device's union kept. */
+struct page_bins { const struct report_data_opts *data; gp_reader *r; struct gpu_bins bins; };
 
 static void *page_pre_new(void *arg, uint64_t from)
 {
+	const struct page_bins *pb = arg;
 	struct page_pre *p = xcalloc(1, sizeof(*p));
 	trace_info_init(&p->info);
 	p->mem.slice = from > 0;
+	adv_pre_init(&p->adv, pb->r);
 	return p;
 }
 
@@ -140,13 +150,15 @@ static void page_pre_add(void *st, gp_reader *r, const gp_record *rec)
 	struct page_pre *p = st;
 	trace_info_add(&p->info, r, rec);
 	if (rec->type == GP_REC_MEMORY) mem_timeline_add(&p->mem, tool_pid(r, rec), &rec->u.memory);
+	adv_pre_add(&p->adv, r, rec);
 }
 
 static int page_pre_merge(void *dst, void *src)
 {
 	struct page_pre *d = dst, *s = src;
 	trace_info_merge(&d->info, &s->info);
-	return mem_timeline_merge(&d->mem, &s->mem);
+	int rc = mem_timeline_merge(&d->mem, &s->mem);
+	return adv_pre_merge(&d->adv, &s->adv) | rc;
 }
 
 static void page_pre_free(void *st)
@@ -154,13 +166,9 @@ static void page_pre_free(void *st)
 	struct page_pre *p = st;
 	trace_info_free(&p->info);
 	mem_timeline_free(&p->mem);
+	adv_pre_free(&p->adv);
 	free(p);
 }
-
-/* After the pre-pass: the busy-% bins over the trace's span, summed as
- * the pass streams (in each slice: they add up), not every device's
- * union kept. */
-struct page_bins { const struct report_data_opts *data; struct gpu_bins bins; };
 
 static void page_ready(void *arg, void *st, struct stats_ctx *ctx)
 {
@@ -169,11 +177,6 @@ static void page_ready(void *arg, void *st, struct stats_ctx *ctx)
 	trace_info_finish(&p->info);
 	report_data_bins(&p->info, pb->data, &pb->bins);
 	ctx->gpu.bins = &pb->bins;
-}
-
-static void advise_pre_add(void *arg, const gp_record *rec)
-{
-	advise_run_pre_add(arg, rec);
 }
 
 /* Reads one trace and writes its part of the page.  The exit code; a
@@ -204,18 +207,17 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	for (; stats_reports[nreps]; nreps++) ntabs += (size_t)stats_reports[nreps]->ntables;
 	int *run = xcalloc(nreps ? nreps : 1, sizeof(*run));
 	for (size_t i = 0; i < nreps; i++) run[i] = !(stats_reports[i]->by_name & 1u);
-	struct page_bins pb = { &o->data, { 0 } };
+	struct page_bins pb = { &o->data, NULL, { 0 } };
 	const struct stats_pre_hook hook = { &pb, page_pre_new, page_pre_add, page_pre_merge, page_pre_free, page_ready };
 	struct stats_drive d = { .r = r, .path = path, .strict = o->strict, .so = &so, .sel = &sel,
 				 .names = NAME_FULL, .run = run, .threads = g_threads ? g_threads : gp_reader_threads_default(),
-				 .pre = &hook, .pass_add = advise_pre_add, .keep_going = 1 };
+				 .pre = &hook, .want_prefix = 1, .keep_going = 1 };
 	stats_drive_plan(&d);
-	r = d.r;
-	/* advise's passes over the trace in as many slices as the driver's
-	 * (its inputs: every record of the pass here, in one pass's order) */
-	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, d.threads, path };
+	r = pb.r = d.r;
+	/* advise's facts pass in the driver's slices (its inputs and their
+	 * prefix: the driver's pre-pass) */
+	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, 0, path };
 	struct advise_run *ar = advise_run_new(r, &aopts);
-	d.pass_arg = ar;
 	int code = EXIT_OK;
 	struct steps_reports reps;
 	int have_reps = 0;
@@ -227,7 +229,14 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
+	/* with --threads the slices read the trace, r only part of it: where
+	 * they met no damage (else r read it all again), every chunk of the
+	 * footer's table is intact, as a whole read of r finds */
+	struct gp_footer_info fi;
+	if (!ig.frames_corrupt && !ig.truncated && gp_reader_footer(r, &fi) == 0 && fi.present) ig.frames_ok = fi.chunk_count;
 	mem_timeline_finish(&pp->mem);
+	advise_run_inputs(ar, &pp->adv, d.prefix);
+	d.prefix = NULL;
 	/* the steps' rows as the pass left them, before the tables summarise
 	 * them */
 	struct stats_ctx *ctx = &d.ctx;

@@ -121,7 +121,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	ctx->names = d->names;
 	if (d->pre) d->pre_st = d->pre->new(d->pre->arg, 0);
 	/* the steps' engines start from what one pass has read by their cuts */
-	if (sliced) ctx->steps_prefix = stats_shards_steps_prefix(d->r, nshards);
+	if (nshards && (sliced || d->want_prefix)) ctx->steps_prefix = stats_shards_steps_prefix(d->r, nshards);
 	struct stats_gpu_pass gpu_pass = { d->path, gpu_threads, 0, 0 };
 	if (gpu_threads) {
 		ctx->gpu_pass = stats_shards_gpu_pass;
@@ -142,7 +142,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 			}
 			pt->nshards = nshards;
 		}
-		if (pre == 0 && (stats_ctx_prepass(ctx) || d->pre) && (pt->serial || d->pass_add || pre_first)) {
+		if (pre == 0 && (stats_ctx_prepass(ctx) || d->pre) && (pt->serial || pre_first)) {
 			if ((*code = prepass(d, gpu_threads)) != EXIT_OK) {
 				verdict = PASS_STOP;
 				goto out;
@@ -154,7 +154,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		}
 	}
 	struct stats_fanout fan;
-	int here_pass = pt->serial || d->pass_add;
+	int here_pass = pt->serial;
 	if (here_pass) {
 		for (size_t i = 0; i < d->nreps; i++)
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
@@ -162,7 +162,6 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(d->r, &rec)) > 0) {
 			stats_fanout_add(&fan, rec);
-			if (d->pass_add) d->pass_add(d->pass_arg, rec);
 			progress_tick(++n);
 		}
 		pt->pass = mono_s() - t1;
@@ -193,7 +192,8 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		pt->gpu_max = gpu_pass.cpu_max;
 	}
 out:
-	steps_prefix_free(ctx->steps_prefix);
+	if (d->want_prefix && verdict == PASS_GO) d->prefix = ctx->steps_prefix;
+	else steps_prefix_free(ctx->steps_prefix);
 	ctx->steps_prefix = NULL;
 	ctx->gpu_pass = NULL;
 	ctx->gpu_pass_arg = NULL;
@@ -243,7 +243,7 @@ void stats_drive_plan(struct stats_drive *d)
 	/* shards also compute the analyses that merge (kernel shapes,
 	 * counters) for the reports that run here */
 	d->nshards = d->threads > 1 && (nsharded || shard_needs) ?
-		slices_count(d->r, d->path, nserial || d->pass_add ? d->threads - 1 : d->threads) : 0;
+		slices_count(d->r, d->path, nserial ? d->threads - 1 : d->threads) : 0;
 	if (!d->nshards) memset(d->sharded, 0, nr * sizeof(*d->sharded));
 	/* the shards decode their slices themselves: the driver's reader (its
 	 * pre-pass, the pass beside them) keeps a few decoding threads, not N

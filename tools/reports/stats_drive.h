@@ -44,11 +44,10 @@ struct stats_drive {
 	const int *run;               /* per report of the list: in the run */
 	int threads;                  /* 1: no slices */
 	const struct stats_pre_hook *pre; /* NULL: none */
-	/* A consumer of every record of the pass, on this thread, whatever
-	 * runs in shards (report's advise inputs, which do not merge): the
-	 * pass here runs for it.  NULL: none. */
-	void (*pass_add)(void *arg, const gp_record *rec);
-	void *pass_arg;
+	/* the steps' prefix (steps_slice.h) of the slices, noted by the
+	 * pre-pass whether the steps run in them or not, for the caller's
+	 * own passes in the same slices (report's advise facts) */
+	int want_prefix;
 	int keep_going;               /* a failed step detection leaves the steps out (ctx.pipe.steps
 				       * NULL, steps_err why) instead of ending the run */
 	/* out */
@@ -56,6 +55,7 @@ struct stats_drive {
 	void **self;                  /* per report: its state (run[i]) */
 	void *pre_st;                 /* pre's state for the whole trace */
 	const char *steps_err;        /* keep_going: why the step detection failed; NULL */
+	struct steps_prefix *prefix;  /* want_prefix: the slices' prefix (NULL: one thread); the caller's */
 	struct stats_phase_times pt;
 	/* the plan */
 	size_t nreps;

@@ -4,19 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A process's operations in a slice: the longest of those that count for
- * every cut after it (fold), and the longest kept so far (max: those and
- * the late ones kept). */
-struct pp_pfx_proc {
-	uint32_t pid;
-	int folded, any;
-	uint64_t fold, max;
-};
-
-/* An operation whose cuts are known at the merge. */
+/* An operation (or call: pid PP_CALLS) whose cuts are known at the merge. */
 struct pp_pfx_late {
 	struct pp_key k;
-	uint32_t pid;
+	uint64_t pid;
 	uint64_t dur;
 };
 
@@ -26,6 +17,7 @@ void pp_prefix_init(struct pp_prefix *p, int ix, int k, uint64_t to)
 	p->ix = ix;
 	p->k = k;
 	p->to = to;
+	p->calls.pid = PP_CALLS;
 	u64map_init(&p->pidx);
 }
 
@@ -51,9 +43,10 @@ void pp_prefix_add(struct pp_prefix *p, const struct pp_key *k, size_t proc, uin
 {
 	if (!p->have || pp_key_cmp(k, &p->first) < 0) p->first = *k;
 	p->have = 1;
-	/* an API record; or the last slice's operation: no cut after it */
-	if (!proc || p->ix + 1 >= p->k) return;
-	struct pp_pfx_proc *q = &p->pv[proc - 1];
+	/* the last slice's: no cut after it */
+	if (p->ix + 1 >= p->k) return;
+	/* an API record: the longest call, as a process of its own */
+	struct pp_pfx_proc *q = proc ? &p->pv[proc - 1] : &p->calls;
 	if (k->pmax < p->to) {
 		if (!q->folded || dur > q->fold) q->fold = dur;
 		q->folded = 1;
@@ -67,10 +60,13 @@ void pp_prefix_add(struct pp_prefix *p, const struct pp_key *k, size_t proc, uin
 	q->any = 1;
 }
 
-/* pid's operation dur counts for the cuts from c on that are reached. */
-static void raise_from(struct steps_prefix *pf, const int *reached, int k, int c, uint32_t pid, uint64_t dur)
+/* pid's operation (PP_CALLS: a call) dur counts for the cuts from c on
+ * that are reached. */
+static void raise_from(struct steps_prefix *pf, const int *reached, int k, int c, uint64_t pid, uint64_t dur)
 {
-	for (; c < k && reached[c]; c++) steps_prefix_raise(pf, c, pid, dur);
+	for (; c < k && reached[c]; c++)
+		if (pid == PP_CALLS) steps_prefix_raise_call(pf, c, dur);
+		else steps_prefix_raise(pf, c, (uint32_t)pid, dur);
 }
 
 void pp_prefix_merge(const struct pp_prefix *const *sl, int k, struct steps_prefix *pf)
@@ -85,6 +81,7 @@ void pp_prefix_merge(const struct pp_prefix *const *sl, int k, struct steps_pref
 	}
 	for (int j = 0; j + 1 < k; j++) {
 		const struct pp_prefix *p = sl[j];
+		if (p->calls.folded) raise_from(pf, reached, k, j + 1, PP_CALLS, p->calls.fold);
 		for (size_t i = 0; i < p->np; i++)
 			if (p->pv[i].folded) raise_from(pf, reached, k, j + 1, p->pv[i].pid, p->pv[i].fold);
 		for (size_t i = 0; i < p->nlate; i++) {

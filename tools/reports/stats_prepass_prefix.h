@@ -24,7 +24,8 @@
  * no cut the earlier one does not: left out.  Memory: per slice, a few
  * words per process and the late operations kept (each longer than every
  * one kept before it of its process: few, unless its operations grow
- * longer all along while a source runs late). */
+ * longer all along while a source runs late).  The API calls are kept the
+ * same way, as one more process (the longest call, steps_prefix_longest_call). */
 #ifndef GPUPROF_REPORTS_STATS_PREPASS_PREFIX_H
 #define GPUPROF_REPORTS_STATS_PREPASS_PREFIX_H
 
@@ -47,6 +48,15 @@ static inline int pp_key_cmp(const struct pp_key *a, const struct pp_key *b)
 	return a->at < b->at ? -1 : a->at > b->at;
 }
 
+/* A process's operations in a slice: the longest of those that count for
+ * every cut after it (fold), and the longest kept so far (max: those and
+ * the late ones kept). */
+struct pp_pfx_proc {
+	uint64_t pid;
+	int folded, any;
+	uint64_t fold, max;
+};
+
 /* What slice ix of k, its records timed before `to` (from[ix+1]; the
  * last: UINT64_MAX), gives the prefix. */
 struct pp_prefix {
@@ -56,18 +66,20 @@ struct pp_prefix {
 	struct pp_key first; /* the smallest key of those */
 	struct pp_pfx_proc *pv;
 	size_t np, cp;
+	struct pp_pfx_proc calls; /* the API calls' (steps_prefix_longest_call) */
 	u64map pidx; /* pid -> pv index + 1 */
 	struct pp_pfx_late *late;
 	size_t nlate, clate;
 };
 
+#define PP_CALLS ((uint64_t)1 << 32) /* the calls' "process" */
 void pp_prefix_init(struct pp_prefix *p, int ix, int k, uint64_t to);
 void pp_prefix_free(struct pp_prefix *p);
 /* pid's index + 1 in p (to keep per source: one lookup a run of records). */
 size_t pp_prefix_proc(struct pp_prefix *p, uint32_t pid);
 /* An API or GPU record of the slice's own (timed in its window), key k;
- * a GPU operation's process proc (pp_prefix_proc) and length dur (proc 0:
- * an API record). */
+ * a GPU operation's process proc (pp_prefix_proc), or 0 for an API record;
+ * its length dur. */
 void pp_prefix_add(struct pp_prefix *p, const struct pp_key *k, size_t proc, uint64_t dur);
 /* The k slices' (their records read whole, keys rising) into pf (empty,
  * its cuts the slices' starts). */

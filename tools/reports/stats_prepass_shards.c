@@ -272,6 +272,7 @@ static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 			uint64_t dur = 0;
 			if (gpu && !src->pfx) src->pfx = pp_prefix_proc(&s->pfx, src->pid);
 			if (gpu) steps_prefix_op(rec, &dur);
+			else if (rec->u.api.end_ns > rec->u.api.start_ns) dur = rec->u.api.end_ns - rec->u.api.start_ns;
 			pp_prefix_add(&s->pfx, &k, gpu ? src->pfx : 0, dur);
 		}
 		if (!kept) continue;

@@ -41,25 +41,30 @@ void adv_pre_init(struct adv_pre *pre, gp_reader *r)
 	pre->mem = mem_view_new(r, pre->stk);
 }
 
-void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
+void adv_pre_add(struct adv_pre *pre, gp_reader *r, const gp_record *rec)
 {
+	uint32_t pid = tool_pid(r, rec);
+	pre->n++;
 	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_DEVICE ||
 	    rec->type == GP_REC_ALLOC_FAIL || rec->type == GP_REC_MEM_LIVE)
-		mem_view_add(pre->mem, pid, tool_rec_tid(pre->r, rec), rec);
+		mem_view_add(pre->mem, pid, tool_rec_tid(r, rec), rec);
 	switch (rec->type) {
 	case GP_REC_DEVICE:
+		pre->meta = 1;
 		devprops_add(&pre->dp, pid, &rec->u.device);
 		break;
 	case GP_REC_COUNTER: {
 		/* only PM sampling's figures are read */
-		const char *name = tool_str(pre->r, rec->u.counter.name_id);
+		const char *name = tool_str(r, rec->u.counter.name_id);
 		if (starts_with(name, "pm.")) counters_add(&pre->ctr, pid, &rec->u.counter, name);
 		break;
 	}
 	case GP_REC_PROCESS:
+		pre->meta = 1;
 		*u64map_get(&pre->rank, rec->u.process.pid, MAP_INSERT) = (uint64_t)(int64_t)rec->u.process.rank + 2;
 		break;
 	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
+		pre->meta = 1;
 		stacks_add(pre->stk, rec);
 		break;
 	case GP_REC_MEMCPY: {
@@ -75,6 +80,25 @@ void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec)
 	default:
 		break;
 	}
+}
+
+int adv_pre_merge(struct adv_pre *dst, struct adv_pre *src)
+{
+	if (!dst->n) { /* the whole trace's, before its first slice */
+		struct adv_pre t = *dst;
+		*dst = *src;
+		*src = t;
+		return 0;
+	}
+	/* the devices, processes, stacks: the first slice's (the metadata) */
+	if (src->meta) return -1;
+	dst->n += src->n;
+	counters_merge(&dst->ctr, &src->ctr);
+	for (int d = 0; d < 2; d++) {
+		dst->pinned_bytes[d] += src->pinned_bytes[d];
+		dst->pinned_ns[d] += src->pinned_ns[d];
+	}
+	return mem_view_merge(dst->mem, src->mem);
 }
 
 void adv_pre_finish(struct adv_pre *pre)

@@ -102,12 +102,20 @@ struct adv_pre {
 	uint64_t pinned_bytes[2], pinned_ns[2];
 	u64map rank;             /* pid -> rank + 2 (process records) */
 	struct mem_view *mem;    /* device memory and failed allocations (out-of-memory) */
+	uint64_t n;              /* records added */
+	int meta;                /* a device, process, module, stack, thread or source record came */
 };
+/* r: the reader the stacks and the memory view name things through. */
 void adv_pre_init(struct adv_pre *pre, gp_reader *r);
-/* Any record of the first pass (device, counter, module, stack, thread,
- * source and memcpy records are used; API and memory records go to the
- * memory view). */
-void adv_pre_add(struct adv_pre *pre, uint32_t pid, const gp_record *rec);
+/* Any record of the first pass, read through r (device, counter, module,
+ * stack, thread, source and memcpy records are used; API and memory
+ * records go to the memory view). */
+void adv_pre_add(struct adv_pre *pre, gp_reader *r, const gp_record *rec);
+/* Adds src, the records of the next slice of time, to dst (what one read
+ * makes; src left to free); dst empty: it takes src whole.  0, or -1 when
+ * it could not be one read's: src holds metadata (devices, processes,
+ * stacks: the first slice's only), or mem_view_merge's -1. */
+int adv_pre_merge(struct adv_pre *dst, struct adv_pre *src);
 /* After the first pass. */
 void adv_pre_finish(struct adv_pre *pre);
 void adv_pre_free(struct adv_pre *pre);

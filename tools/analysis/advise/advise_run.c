@@ -30,15 +30,21 @@ struct advise_run {
 
 /* Pass 1's extra: advise's own inputs, and with slices what their
  * engines start from (steps_slice.h steps_prefix). */
-void advise_run_pre_add(struct advise_run *ar, const gp_record *rec)
+static void pass1_pre(void *arg, const gp_record *rec)
 {
-	adv_pre_add(&ar->pre, tool_pid(ar->r, rec), rec);
+	struct advise_run *ar = arg;
+	adv_pre_add(&ar->pre, ar->r, rec);
 	if (ar->prefix) steps_prefix_add(ar->prefix, ar->r, rec);
 }
 
-static void pass1_pre(void *arg, const gp_record *rec)
+void advise_run_inputs(struct advise_run *ar, struct adv_pre *pre, struct steps_prefix *pf)
 {
-	advise_run_pre_add(arg, rec);
+	adv_pre_free(&ar->pre);
+	ar->pre = *pre;
+	memset(pre, 0, sizeof(*pre));
+	stacks_set_site_rule(ar->pre.stk, &ar->o.site);
+	steps_prefix_free(ar->prefix);
+	ar->prefix = pf;
 }
 
 /* advise's inputs and the steps pipeline, as before any pass */

@@ -40,10 +40,8 @@ struct advise_run_opts {
 	int all;                       /* keep the findings that save nothing (advise_hide_nothing_saved) */
 	/* the steps' second pass and the facts pass in slices of time
 	 * (steps_slice.h steps_slice_pass, advise_slice.h) on this many
-	 * threads over the trace at path; 0 or 1, or path NULL: one thread.
-	 * advise_run_judge's caller then feeds every record of its first
-	 * pass, in one pass's order, to advise_run_pre_add (the slices'
-	 * prefix) */
+	 * threads over the trace at path; 0 or 1, or path NULL: one thread
+	 * (advise_run_judge: the slices of advise_run_inputs' prefix) */
 	int threads;
 	const char *path;
 };
@@ -59,11 +57,15 @@ struct advise_run *advise_run_new(gp_reader *r, const struct advise_run_opts *op
  * GP_ERR_CORRUPT after which the intact records were analysed). */
 int advise_run_run(struct advise_run *ar, int *read_rc, const char **err);
 /* For a driver that ran the steps pipeline over the trace itself (gpuprof
- * report: the stats pass): each record of that pass to advise's own
- * inputs, then the facts pass (one read) and the judgement over the
+ * report: the stats driver): advise's own inputs as its first pass would
+ * make them (taken: *pre left empty; adv_pre_finish not yet done), and
+ * the steps' prefix of the slices its facts pass runs in (taken; NULL:
+ * one thread); then the facts pass (one read) and the judgement over the
  * finished steps st and their windows win (the caller's, outliving ar):
  * advise_run_run's passes 1 and 2 left out.  0, or -1 (*read_rc). */
-void advise_run_pre_add(struct advise_run *ar, const gp_record *rec);
+struct adv_pre;
+struct steps_prefix;
+void advise_run_inputs(struct advise_run *ar, struct adv_pre *pre, struct steps_prefix *pf);
 int advise_run_judge(struct advise_run *ar, struct steps *st, const struct winset *win, int *read_rc);
 /* After a successful advise_run_run: the ranked findings and the process
  * summaries. */

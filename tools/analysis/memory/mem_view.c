@@ -136,6 +136,30 @@ void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_recor
 	}
 }
 
+int mem_view_merge(struct mem_view *m, struct mem_view *src)
+{
+	/* an allocation call's first record wins, as in one read */
+	for (size_t i = 0; i < src->call_of.cap; i++) {
+		if (!src->call_of.used[i]) continue;
+		uint64_t *slot = u64map_get(&m->call_of, src->call_of.slot[i].key, MAP_INSERT);
+		if (*slot) continue;
+		VEC_PUSH(m->calls, m->ncalls, m->ccalls, src->calls[src->call_of.slot[i].val - 1]);
+		*slot = m->ncalls;
+	}
+#define APPEND(v, n, c) \
+	for (size_t i = 0; i < src->n; i++) VEC_PUSH(m->v, m->n, m->c, src->v[i]);
+	APPEND(fails, nfails, cfails)
+	APPEND(reqs, nreqs, creqs)
+	APPEND(lives, nlives, clives)
+	APPEND(devs, ndevs, cdevs)
+#undef APPEND
+	/* which records one read drops past the limit depends on its order */
+	int lost = m->dropped || src->dropped || m->nev + src->nev > MEM_VIEW_MAX_EVENTS;
+	for (size_t i = 0; i < src->nev && m->nev < MEM_VIEW_MAX_EVENTS; i++) VEC_PUSH(m->ev, m->nev, m->cev, src->ev[i]);
+	m->dropped += src->dropped;
+	return lost ? -1 : 0;
+}
+
 void mem_view_set_steps(struct mem_view *m, uint32_t pid, const struct mem_step *v, size_t n)
 {
 	struct psteps p = { pid, xmalloc((n ? n : 1) * sizeof(*v)), n };
@@ -183,7 +207,10 @@ static int cmp_event(const void *a, const void *b)
 	if (x->t != y->t) return x->t < y->t ? -1 : 1;
 	/* an allocation before a free at the same time: the peak is not missed */
 	if (x->op != y->op) return x->op < y->op ? -1 : 1;
-	return 0;
+	/* the rest: the same order whatever order the records came in (slices) */
+	if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
+	if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
 /* The site index of an allocation event in series s (sites keyed by label). */
@@ -380,7 +407,8 @@ static int cmp_fail(const void *a, const void *b)
 	const struct fcall *x = a, *y = b;
 	if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
 	if (x->s != y->s) return x->s < y->s ? -1 : 1;
-	return x->e > y->e ? -1 : x->e < y->e; /* the outer (runtime) call first */
+	if (x->e != y->e) return x->e > y->e ? -1 : 1; /* the outer (runtime) call first */
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
 static int cmp_live(const void *a, const void *b)

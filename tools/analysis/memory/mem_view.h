@@ -146,6 +146,12 @@ struct mem_view *mem_view_new(gp_reader *r, struct stacks *stk);
 /* Any record; those above are used.  pid/tid: the record's (tool_pid,
  * tool_rec_tid). */
 void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_record *rec);
+/* Adds src, the records of the next slice of time (before finish), to m:
+ * every list as one read's, the order of the records aside (finish sorts
+ * them on every field).  0, or -1 when the two hold more than
+ * MEM_VIEW_MAX_EVENTS memory records (which ones one read drops depends
+ * on its order). */
+int mem_view_merge(struct mem_view *m, struct mem_view *src);
 /* The steps of pid (copied); a process without steps gets no per-step rows
  * and no growth. */
 void mem_view_set_steps(struct mem_view *m, uint32_t pid, const struct mem_step *v, size_t n);

@@ -123,6 +123,11 @@ void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t n
 	if (ns > *v) *v = ns;
 }
 
+void steps_prefix_raise_call(struct steps_prefix *pf, int c, uint64_t ns)
+{
+	if (ns > pf->call_at[c]) pf->call_at[c] = ns;
+}
+
 void steps_prefix_print(const struct steps_prefix *pf, FILE *f)
 {
 	for (int c = 1; pf && c < pf->k; c++) {
@@ -135,6 +140,7 @@ void steps_prefix_print(const struct steps_prefix *pf, FILE *f)
 		for (size_t i = 0; i < n; i++)
 			fprintf(f, "prepass prefix cut %d pid %" PRIu64 " longest %" PRIu64 "\n", c, pids[i],
 				*u64map_get((u64map *)m, pids[i], MAP_FIND));
+		fprintf(f, "prepass prefix cut %d call longest %" PRIu64 "\n", c, pf->call_at[c]);
 		free(pids);
 	}
 }

@@ -84,12 +84,15 @@ int steps_prefix_op(const gp_record *rec, uint64_t *dur);
 /* Cut c (1 <= c < k) has read an operation of pid ns long (the longest
  * kept; the process is noted even at 0). */
 void steps_prefix_raise(struct steps_prefix *pf, int c, uint32_t pid, uint64_t ns);
+/* Cut c has read an API call ns long. */
+void steps_prefix_raise_call(struct steps_prefix *pf, int c, uint64_t ns);
 /* At cut c (1 <= c < k; others 0): the longest GPU operation of pid, and
  * the longest API call of any process, read before it (advise's facts
  * slices, advise_slice.h, start from them as the steps' do). */
 uint64_t steps_prefix_longest(const struct steps_prefix *pf, int c, uint32_t pid);
 uint64_t steps_prefix_longest_call(const struct steps_prefix *pf, int c);
-/* Tests: "prepass prefix cut C pid P longest NS", per cut by pid. */
+/* Tests: "prepass prefix cut C pid P longest NS", per cut by pid, then
+ * "prepass prefix cut C call longest NS". */
 void steps_prefix_print(const struct steps_prefix *pf, FILE *f);
 
 /* The cuts, shared read-only by the slices. */
