@@ -121,7 +121,8 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	ctx->names = d->names;
 	if (d->pre) d->pre_st = d->pre->new(d->pre->arg, 0);
 	/* the steps' engines start from what one pass has read by their cuts */
-	if (nshards && (sliced || d->want_prefix)) ctx->steps_prefix = stats_shards_steps_prefix(d->r, nshards);
+	if (sliced) ctx->steps_prefix = stats_shards_steps_prefix(d->r, nshards);
+	else if (d->want_prefix && gpu_threads) ctx->steps_prefix = stats_shards_steps_prefix(d->r, gpu_threads);
 	struct stats_gpu_pass gpu_pass = { d->path, gpu_threads, 0, 0 };
 	if (gpu_threads) {
 		ctx->gpu_pass = stats_shards_gpu_pass;
