@@ -106,14 +106,6 @@ int has_ci(const char *s, const char *sub)
 }
 
 /* ------------------------------------------------------------ u64map */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
 
 void u64map_free(u64map *m)

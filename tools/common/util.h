@@ -37,6 +37,15 @@ void bytes_free(struct bytes *b);
 /* Whether a and b hold the same bytes. */
 int bytes_equal(const struct bytes *a, const struct bytes *b);
 
+/* The 64-bit finalizer of MurmurHash3 (fmix64): every bit of x reaches
+ * every bit of the result, for hash slots and for sums of hashed values. */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
 /* uint64 -> uint64 open-addressing map (any key value allowed).  A key
  * and its value share a slot (one cache line per probe, not two); used[i]
  * says slot i holds one. */

@@ -331,13 +331,6 @@ static int cmp_sample(const void *x, const void *y)
 	return a->sig < b->sig ? -1 : a->sig > b->sig;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 struct occ { uint64_t sig; size_t pos; };
 static int cmp_occ(const void *x, const void *y)
 {
@@ -554,7 +547,7 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	uint64_t maxe = 0;
 	size_t last_htod = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
-		pre[i + 1] = pre[i] + mix(p->v[i].sig + 0x9e3779b97f4a7c15ull);
+		pre[i + 1] = pre[i] + mix64(p->v[i].sig + 0x9e3779b97f4a7c15ull);
 		gap[i] = i && p->v[i].s > maxe ? p->v[i].s - maxe : 0;
 		if (p->v[i].e > maxe) maxe = p->v[i].e;
 		back[i] = last_htod == SIZE_MAX ? i + 1 : i - last_htod;
@@ -598,7 +591,7 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 				nlast++;
 			} else if (sig_htod(p->v[i].sig)) {
 				ctx[i] = last[k].sig;
-				oc[nc].sig = mix(p->v[i].sig ^ mix(ctx[i])); oc[nc].pos = i;
+				oc[nc].sig = mix64(p->v[i].sig ^ mix64(ctx[i])); oc[nc].pos = i;
 				nc++;
 			}
 			last[k].sig = p->v[i].sig;
