@@ -984,13 +984,8 @@ static void run_add(struct aproc *p, uint32_t step, uint32_t group, int up, uint
 {
 	if (!d || group == NO_GROUP) return;
 	uint64_t key = ((uint64_t)step << 32) | ((uint64_t)(group & 0x7fffffff) << 1) | (uint64_t)up;
-	uint64_t *slot = u64map_get(&p->run_idx, key, MAP_INSERT);
-	if (!*slot) {
-		struct runent r = { key, 0 };
-		VEC_PUSH(p->run, p->nrun, p->crun, r);
-		*slot = p->nrun;
-	}
-	p->run[*slot - 1].d += d;
+	struct runent r = { key, 0 };
+	((struct runent *)VEC_KEYED(&p->run_idx, key, p->run, p->nrun, p->crun, &r))->d += d;
 	note_held(p);
 }
 
