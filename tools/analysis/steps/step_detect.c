@@ -151,14 +151,10 @@ void step_detect_free(struct step_detect *d)
 
 static struct dproc *proc_get(struct step_detect *d, uint32_t pid)
 {
-	uint64_t *s = u64map_get(&d->pid2p, pid, 0);
-	if (s) return &d->p[*s];
-	struct dproc p;
-	memset(&p, 0, sizeof(p));
-	p.pid = pid;
-	*u64map_get(&d->pid2p, pid, 1) = d->np;
-	VEC_PUSH(d->p, d->np, d->cp, p);
-	return &d->p[d->np - 1];
+	static const struct dproc zero;
+	struct dproc *p = VEC_KEYED(&d->pid2p, pid, d->p, d->np, d->cp, &zero);
+	p->pid = pid;
+	return p;
 }
 
 void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
@@ -693,8 +689,8 @@ static int by_sample(const struct step_detect *d, const struct dproc *p)
 int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room)
 {
 	uint64_t *s = u64map_get((u64map *)&d->pid2p, pid, 0);
-	if (!s || !by_sample(d, &d->p[*s])) return 0;
-	*room = d->p[*s].n < d->sample_max ? d->sample_max - d->p[*s].n : 0;
+	if (!s || !by_sample(d, &d->p[*s - 1])) return 0;
+	*room = d->p[*s - 1].n < d->sample_max ? d->sample_max - d->p[*s - 1].n : 0;
 	return 1;
 }
 
