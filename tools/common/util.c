@@ -60,6 +60,13 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz)
 	*cap = nc;
 }
 
+void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz)
+{
+	size_t had = *cap;
+	vec_reserve(arr, cap, need, esz);
+	memset((char *)*arr + had * esz, 0, (*cap - had) * esz);
+}
+
 void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
 	       size_t *ctmp)
 {

@@ -16,6 +16,8 @@ char *xstrdup(const char *s);
 
 /* Grow *arr (element size esz) so that index `need` fits; *cap updated. */
 void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
+/* The same, the new elements zeroed: an array indexed below *cap. */
+void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz);
 #define VEC_PUSH(arr, n, cap, val) do { \
 	vec_reserve((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
 	(arr)[(n)++] = (val); } while (0)

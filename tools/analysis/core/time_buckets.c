@@ -38,13 +38,7 @@ size_t time_buckets_series(struct time_buckets *b, uint64_t key)
 static double *slot(struct time_buckets *b, size_t series, size_t i)
 {
 	struct tbseries *s = &b->s[series];
-	if (i >= s->n) {
-		size_t n = s->n ? s->n : 64;
-		while (n <= i) n *= 2;
-		s->v = xrealloc(s->v, n * sizeof(*s->v));
-		memset(s->v + s->n, 0, (n - s->n) * sizeof(*s->v));
-		s->n = n;
-	}
+	if (i >= s->n) vec_reserve_zeroed((void **)&s->v, &s->n, i + 1, sizeof(*s->v));
 	if (i + 1 > b->len) b->len = i + 1;
 	return &s->v[i];
 }

@@ -158,13 +158,7 @@ void slice_order_free(struct slice_order *o)
 /* one timed before an earlier one of its source marks the cuts the pair spans */
 void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
 {
-	if (src >= o->nsrc) {
-		size_t n = o->nsrc ? o->nsrc : 64;
-		while (n <= src) n *= 2;
-		o->srcmax = xrealloc(o->srcmax, n * sizeof(*o->srcmax));
-		memset(o->srcmax + o->nsrc, 0, (n - o->nsrc) * sizeof(*o->srcmax));
-		o->nsrc = n;
-	}
+	if (src >= o->nsrc) vec_reserve_zeroed((void **)&o->srcmax, &o->nsrc, (size_t)src + 1, sizeof(*o->srcmax));
 	uint64_t *m = &o->srcmax[src];
 	if (t + 1 > *m) {
 		*m = t + 1;
