@@ -27,12 +27,8 @@ void time_buckets_init(struct time_buckets *b, uint64_t t0, uint64_t width)
 
 size_t time_buckets_series(struct time_buckets *b, uint64_t key)
 {
-	uint64_t *i = u64map_get(&b->idx, key, MAP_FIND);
-	if (i) return *i;
 	struct tbseries s = { key, NULL, 0 };
-	*u64map_get(&b->idx, key, MAP_INSERT) = b->ns;
-	VEC_PUSH(b->s, b->ns, b->cs, s);
-	return b->ns - 1;
+	return (size_t)((struct tbseries *)VEC_KEYED(&b->idx, key, b->s, b->ns, b->cs, &s) - b->s);
 }
 
 static double *slot(struct time_buckets *b, size_t series, size_t i)
