@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/gpu/kernel_names.h"
 #include "analysis/steps/selection.h"
 #include "cmd/cmd.h"
 #include "common/selopt.h"
@@ -290,24 +291,10 @@ static void view_build(struct view *v, uint32_t type, const struct layout *l)
 
 static void view_free(struct view *v) { free(v->cols); free(v->rest); }
 
-/* Demangled kernel names, cached by string id. */
-struct dcache { u64map idx; char **names; size_t n, cap; };
-
-static const char *dcache_get(struct dcache *c, gp_reader *r, uint32_t id)
-{
-	uint64_t *s = u64map_get(&c->idx, id, MAP_FIND);
-	if (s)
-		return c->names[*s];
-	char *d = demangle(tool_str(r, id));
-	*u64map_get(&c->idx, id, MAP_INSERT) = c->n;
-	VEC_PUSH(c->names, c->n, c->cap, d);
-	return d;
-}
-
 struct dumper {
 	gp_reader *r;
 	uint64_t base;   /* times print relative to it: the trace start, or 0 (--abs-time) */
-	struct dcache dc;
+	struct kernel_names kn;
 	struct view json[GP_REC_TYPE_MAX], text[GP_REC_TYPE_MAX];
 };
 
@@ -391,7 +378,7 @@ static void dump_json(struct dumper *d, const gp_record *rec)
 			jstr(c->key, cc);
 			break;
 		}
-		case S_DEMANGLED: jstr(c->key, dcache_get(&d->dc, d->r, (uint32_t)x)); break;
+		case S_DEMANGLED: jstr(c->key, kernel_name_demangled(&d->kn, (uint32_t)x)); break;
 		case S_COUNTER:
 			if (x == GP_COUNTER_DOUBLE) printf(",\"%s\":%.17g", c->key, rec->u.counter.value.d);
 			else ji64(c->key, rec->u.counter.value.i);
@@ -481,7 +468,7 @@ static void dump_text(struct dumper *d, const gp_record *rec)
 			printf("%s%s%s", dom, *dom ? ":" : "", clean(d->r, (uint32_t)get(rec, f2)));
 			break;
 		}
-		case S_DEMANGLED: tlabel(c->key); fputs(tool_text(dcache_get(&d->dc, d->r, (uint32_t)x)), stdout); break;
+		case S_DEMANGLED: tlabel(c->key); fputs(tool_text(kernel_name_demangled(&d->kn, (uint32_t)x)), stdout); break;
 		case S_COUNTER: {
 			const gp_rec_counter *cn = &rec->u.counter;
 			printf(" %s=", clean(d->r, (uint32_t)x));
@@ -557,7 +544,7 @@ int cmd_dump(int argc, char **argv)
 		return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
 	}
 	struct dumper *d = xcalloc(1, sizeof(*d));
-	d->r = r;
+	d->r = d->kn.r = r;
 	d->base = so.abs_time ? 0 : gp_reader_header(r)->start_trace_ns;
 	for (uint32_t t = 1; t < GP_REC_TYPE_MAX; t++) {
 		view_build(&d->json[t], t, &json_layout[t]);
@@ -579,10 +566,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	fflush(stdout);
 	int code = tool_finish(r, path, rc, strict);
-	for (size_t i = 0; i < d->dc.n; i++)
-		free(d->dc.names[i]);
-	free(d->dc.names);
-	u64map_free(&d->dc.idx);
+	kernel_names_free(&d->kn);
 	for (uint32_t t = 1; t < GP_REC_TYPE_MAX; t++) {
 		view_free(&d->json[t]);
 		view_free(&d->text[t]);

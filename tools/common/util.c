@@ -60,6 +60,13 @@ void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz)
 	*cap = nc;
 }
 
+void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz)
+{
+	size_t had = *cap;
+	vec_reserve(arr, cap, need, esz);
+	memset((char *)*arr + had * esz, 0, (*cap - had) * esz);
+}
+
 void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
 	       size_t *ctmp)
 {
@@ -106,14 +113,6 @@ int has_ci(const char *s, const char *sub)
 }
 
 /* ------------------------------------------------------------ u64map */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
 
 void u64map_free(u64map *m)

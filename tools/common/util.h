@@ -16,6 +16,8 @@ char *xstrdup(const char *s);
 
 /* Grow *arr (element size esz) so that index `need` fits; *cap updated. */
 void vec_reserve(void **arr, size_t *cap, size_t need, size_t esz);
+/* The same, the new elements zeroed: an array indexed below *cap. */
+void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz);
 #define VEC_PUSH(arr, n, cap, val) do { \
 	vec_reserve((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr))); \
 	(arr)[(n)++] = (val); } while (0)
@@ -36,6 +38,15 @@ void bytes_u64(struct bytes *b, uint64_t x);
 void bytes_free(struct bytes *b);
 /* Whether a and b hold the same bytes. */
 int bytes_equal(const struct bytes *a, const struct bytes *b);
+
+/* The 64-bit finalizer of MurmurHash3 (fmix64): every bit of x reaches
+ * every bit of the result, for hash slots and for sums of hashed values. */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
 
 /* uint64 -> uint64 open-addressing map (any key value allowed).  A key
  * and its value share a slot (one cache line per probe, not two); used[i]

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "gp_launch.h"
+#include "analysis/gpu/kernel_names.h"
 #include "analysis/stacks/stacks.h"
 #include "analysis/core/time_buckets.h"
 #include "common/gzout.h"
@@ -64,7 +65,7 @@ struct px {
 	u64map gpu_pid;     /* (pid<<32|device) -> synthetic pid */
 	u64map named;       /* tracks already named: (pid<<32|tid) */
 	u64map launches;    /* (pid<<40 ^ corr) -> struct launch * */
-	u64map dcache_idx; char **dnames; size_t ndn, cdn;
+	struct kernel_names kn; /* demangled kernel names */
 	u64map memuse;      /* (pid<<32|device) -> bytes allocated */
 	uint32_t ngpus;
 	uint64_t flow_id, async_id;
@@ -97,16 +98,6 @@ static void meta_name(struct px *p, const char *what, uint32_t pid, uint32_t tid
 	fprintf(p->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":", what, pid, tid);
 	json_str(p->f, name);
 	fputs("}}", p->f);
-}
-
-static const char *demangled(struct px *p, uint32_t id)
-{
-	uint64_t *s = u64map_get(&p->dcache_idx, id, MAP_FIND);
-	if (s) return p->dnames[*s];
-	char *d = demangle(tool_str(p->r, id));
-	*u64map_get(&p->dcache_idx, id, MAP_INSERT) = p->ndn;
-	VEC_PUSH(p->dnames, p->ndn, p->cdn, d);
-	return d;
 }
 
 /* The synthetic process of a GPU, named when new. */
@@ -366,7 +357,7 @@ static void on_record(struct px *p, const gp_record *rec)
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
 		uint32_t gpid = gpu_track(p, pid, k->device_id, k->stream_id);
-		gpu_x(p, gpid, k->stream_id, "kernel", demangled(p, k->name_id), k->start_ns, k->end_ns);
+		gpu_x(p, gpid, k->stream_id, "kernel", kernel_name_demangled(&p->kn, k->name_id), k->start_ns, k->end_ns);
 		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]"
 			",\"registers\":%u,\"static_smem\":%u,\"dynamic_smem\":%u,\"device\":%u,\"context\":%u"
 			",\"stream\":%u",
@@ -509,7 +500,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 		return EXIT_BADINPUT;
 	struct px p;
 	memset(&p, 0, sizeof(p));
-	p.r = r;
+	p.r = p.kn.r = r;
 	p.first = 1;
 	const gp_header *h = gp_reader_header(r);
 	int abs_time = o && o->abs_time;
@@ -571,9 +562,8 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	for (size_t i = 0; i < p.launches.cap; i++)
 		if (p.launches.used[i]) free((void *)(uintptr_t)p.launches.slot[i].val);
 	u64map_free(&p.launches); u64map_free(&p.gpu_pid); u64map_free(&p.named);
-	u64map_free(&p.dcache_idx); u64map_free(&p.memuse);
-	for (size_t i = 0; i < p.ndn; i++) free(p.dnames[i]);
-	free(p.dnames);
+	u64map_free(&p.memuse);
+	kernel_names_free(&p.kn);
 	time_buckets_free(&p.tb);
 	stacks_free(p.stacks);
 	gp_reader_close(r);

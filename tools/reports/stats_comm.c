@@ -239,15 +239,11 @@ static void comm_free(void *self)
 
 static struct cproc *proc_get(struct comm *c, uint32_t pid)
 {
-	uint64_t *s = u64map_get(&c->pid2proc, pid, MAP_FIND);
-	if (s) return &c->p[*s];
-	struct cproc p;
-	memset(&p, 0, sizeof(p));
-	p.pid = pid;
-	p.cc.keep_head = !c->global;
-	*u64map_get(&c->pid2proc, pid, MAP_INSERT) = c->np;
-	VEC_PUSH(c->p, c->np, c->cp, p);
-	return &c->p[c->np - 1];
+	static const struct cproc zero;
+	size_t had = c->np;
+	struct cproc *p = VEC_KEYED(&c->pid2proc, pid, c->p, c->np, c->cp, &zero);
+	if (c->np > had) { p->pid = pid; p->cc.keep_head = !c->global; }
+	return p;
 }
 
 static void comm_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)

@@ -30,13 +30,8 @@ void pp_prefix_free(struct pp_prefix *p)
 
 size_t pp_prefix_proc(struct pp_prefix *p, uint32_t pid)
 {
-	uint64_t *slot = u64map_get(&p->pidx, pid, MAP_INSERT);
-	if (!*slot) {
-		struct pp_pfx_proc x = { pid, 0, 0, 0, 0 };
-		VEC_PUSH(p->pv, p->np, p->cp, x);
-		*slot = p->np;
-	}
-	return (size_t)*slot;
+	struct pp_pfx_proc x = { pid, 0, 0, 0, 0 };
+	return (size_t)((struct pp_pfx_proc *)VEC_KEYED(&p->pidx, pid, p->pv, p->np, p->cp, &x) - p->pv) + 1;
 }
 
 void pp_prefix_add(struct pp_prefix *p, const struct pp_key *k, size_t proc, uint64_t dur)

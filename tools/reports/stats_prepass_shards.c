@@ -214,13 +214,8 @@ static uint32_t name_of(struct pp_slice *s, char *name)
 static void proc_op(struct pp_slice *s, struct pp_src *src, const struct pp_key *k)
 {
 	if (!src->proc) {
-		uint64_t *slot = u64map_get(&s->pidx, src->pid, MAP_INSERT);
-		if (!*slot) {
-			struct pp_proc p = { src->pid, *k, 0 };
-			VEC_PUSH(s->pv, s->np, s->cp, p);
-			*slot = s->np;
-		}
-		src->proc = *slot;
+		struct pp_proc p = { src->pid, *k, 0 };
+		src->proc = (size_t)((struct pp_proc *)VEC_KEYED(&s->pidx, src->pid, s->pv, s->np, s->cp, &p) - s->pv) + 1;
 	}
 	s->pv[src->proc - 1].n++;
 }
@@ -374,13 +369,9 @@ static void slice_merge(void *arg, int dst, int src)
 	d->cw = d->nw += s->nw;
 	for (size_t j = 0; j < s->np; j++) {
 		const struct pp_proc *p = &s->pv[j];
-		uint64_t *slot = u64map_get(&d->pidx, p->pid, MAP_INSERT);
-		if (!*slot) {
-			VEC_PUSH(d->pv, d->np, d->cp, *p);
-			*slot = d->np;
-			continue;
-		}
-		struct pp_proc *q = &d->pv[*slot - 1];
+		size_t had = d->np;
+		struct pp_proc *q = VEC_KEYED(&d->pidx, p->pid, d->pv, d->np, d->cp, p);
+		if (d->np > had) continue; /* new: p itself */
 		q->n += p->n;
 		if (pp_key_cmp(&p->first, &q->first) < 0) q->first = p->first;
 	}

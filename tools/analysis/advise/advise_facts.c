@@ -268,13 +268,6 @@ static const char *own(struct adv_facts *f, const char *s)
 	return c;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 #define KNAME_MAX 64
 
 /* What a kernel's name tells, worked out once per name: a trace launches
@@ -516,9 +509,9 @@ static int view_has_dataloader(const struct stack_view *v)
 static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
 			 const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase)
 {
-	uint64_t fk = mix(((uint64_t)cause << 56) ^ ((uint64_t)name_id << 24) ^ mix(((uint64_t)stack << 32) | after) ^
+	uint64_t fk = mix64(((uint64_t)cause << 56) ^ ((uint64_t)name_id << 24) ^ mix64(((uint64_t)stack << 32) | after) ^
 			  ((uint64_t)phase << 4));
-	uint64_t ck = mix((uint64_t)name_id << 32 | stack) ^ mix(((uint64_t)after << 32) | phase) ^ cause;
+	uint64_t ck = mix64((uint64_t)name_id << 32 | stack) ^ mix64(((uint64_t)after << 32) | phase) ^ cause;
 	uint64_t *g = u64map_get(&p->group_fast, fk, MAP_FIND);
 	if (g) {
 		uint64_t *c = u64map_get(&p->ckey, fk, MAP_FIND);
@@ -603,7 +596,7 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 /* ------------------------------------------------------------ consume */
 static uint64_t det_key(uint32_t pid, uint64_t corr, uint64_t s, uint8_t kind)
 {
-	return mix(((uint64_t)pid << 40) ^ corr) ^ mix(s ^ ((uint64_t)kind << 62));
+	return mix64(((uint64_t)pid << 40) ^ corr) ^ mix64(s ^ ((uint64_t)kind << 62));
 }
 
 void adv_facts_gpu(struct adv_facts *f, uint32_t pid, const gp_record *rec)
@@ -1015,13 +1008,8 @@ static void run_add(struct aproc *p, uint32_t step, uint32_t group, int up, uint
 {
 	if (!d || group == NO_GROUP) return;
 	uint64_t key = ((uint64_t)step << 32) | ((uint64_t)(group & 0x7fffffff) << 1) | (uint64_t)up;
-	uint64_t *slot = u64map_get(&p->run_idx, key, MAP_INSERT);
-	if (!*slot) {
-		struct runent r = { key, 0 };
-		VEC_PUSH(p->run, p->nrun, p->crun, r);
-		*slot = p->nrun;
-	}
-	p->run[*slot - 1].d += d;
+	struct runent r = { key, 0 };
+	((struct runent *)VEC_KEYED(&p->run_idx, key, p->run, p->nrun, p->crun, &r))->d += d;
 	note_held(p);
 }
 

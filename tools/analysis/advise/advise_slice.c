@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/core/slices.h"
 #include "analysis/steps/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"
@@ -99,53 +98,10 @@ int adv_slice_one(struct adv_facts *sum, gp_reader *r, const struct adv_slice_in
 	return rc;
 }
 
-struct pass_slices {
-	const char *path;
-	struct cut_slice **e;
-	gp_reader **r;        /* open until the merge: the engines name things through them */
-	int *ok;
-};
-
-static void pass_read(void *arg, int ix, uint64_t from, uint64_t to)
-{
-	struct pass_slices *a = arg;
-	uint64_t lo, hi;
-	steps_slice_window(a->e[ix]->cuts, ix, &lo, &hi);
-	if (!(a->r[ix] = slices_open(a->path, lo, hi))) return;
-	a->ok[ix] = cut_slice_read(a->e[ix], a->r[ix], NULL);
-}
-
 int adv_slice_pass(struct adv_facts *sum, const char *path, const struct steps_prefix *pf,
 		   const struct step_detect *d, const struct adv_slice_in *in, struct steps_slice_merged *how)
 {
 	if (in->pre->ctr.n) return -1;
-	const uint64_t *from;
-	int k = steps_prefix_cuts(pf, &from);
-	struct slices *cut = slices_new(in->pre->r, k);
-	if (!cut) return -1;
-	uint64_t *lead = xcalloc((size_t)k, sizeof(*lead));
-	for (int i = 1; i < k; i++) lead[i] = steps_slice_lead(d, from[i]);
-	const struct steps_cuts cuts = { k, from, lead, STEPS_SLICE_STOP_NS, pf };
-	struct pass_slices a = { path, NULL, NULL, NULL };
-	a.e = xcalloc((size_t)k, sizeof(*a.e));
-	a.r = xcalloc((size_t)k, sizeof(*a.r));
-	a.ok = xcalloc((size_t)k, sizeof(*a.ok));
-	for (int i = 0; i < k; i++) a.e[i] = slice_new((void *)in, in->pre->r, &cuts, i);
-	struct slice_pass pass = { &a, pass_read, NULL };
-	slices_run(cut, &pass);
-	slices_free(cut);
-	int ok = 1;
-	for (int i = 0; i < k; i++) ok &= a.ok[i];
-	int rc = -1;
-	if (ok && cut_slice_merge(sum, NULL, a.e, &cuts, path, slice_new, (void *)in, how) == 0)
-		rc = adv_facts_lost(sum) ? -1 : 0;
-	for (int i = 0; i < k; i++) {
-		cut_slice_free(a.e[i]);
-		gp_reader_close(a.r[i]);
-	}
-	free(a.e);
-	free(a.r);
-	free(a.ok);
-	free(lead);
-	return rc;
+	if (cut_slice_pass(sum, NULL, in->pre->r, path, pf, d, slice_new, (void *)in, how)) return -1;
+	return adv_facts_lost(sum) ? -1 : 0;
 }

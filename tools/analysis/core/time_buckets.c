@@ -27,24 +27,14 @@ void time_buckets_init(struct time_buckets *b, uint64_t t0, uint64_t width)
 
 size_t time_buckets_series(struct time_buckets *b, uint64_t key)
 {
-	uint64_t *i = u64map_get(&b->idx, key, MAP_FIND);
-	if (i) return *i;
 	struct tbseries s = { key, NULL, 0 };
-	*u64map_get(&b->idx, key, MAP_INSERT) = b->ns;
-	VEC_PUSH(b->s, b->ns, b->cs, s);
-	return b->ns - 1;
+	return (size_t)((struct tbseries *)VEC_KEYED(&b->idx, key, b->s, b->ns, b->cs, &s) - b->s);
 }
 
 static double *slot(struct time_buckets *b, size_t series, size_t i)
 {
 	struct tbseries *s = &b->s[series];
-	if (i >= s->n) {
-		size_t n = s->n ? s->n : 64;
-		while (n <= i) n *= 2;
-		s->v = xrealloc(s->v, n * sizeof(*s->v));
-		memset(s->v + s->n, 0, (n - s->n) * sizeof(*s->v));
-		s->n = n;
-	}
+	if (i >= s->n) vec_reserve_zeroed((void **)&s->v, &s->n, i + 1, sizeof(*s->v));
 	if (i + 1 > b->len) b->len = i + 1;
 	return &s->v[i];
 }

@@ -24,43 +24,35 @@ static int timed_type(uint32_t t)
 	}
 }
 
+/* The entry of key in seen's vector arr: *x over it when there, else *x
+ * appended (a later record's, as in one read). */
+#define PUT(seen, key, arr, n, cap, x) memcpy(VEC_KEYED(seen, key, arr, n, cap, x), (x), sizeof(*(arr)))
+
+static void dev_put(struct trace_info *in, uint32_t pid, const gp_rec_device *d)
+{
+	size_t n = in->ndevs;
+	PUT(&in->seen_dev, ((uint64_t)pid << 32) | d->device_id, in->devs, in->ndevs, in->cdevs, d);
+	if (in->ndevs > n) VEC_PUSH(in->dev_pid, n, in->cdevpid, pid);
+}
+
 void trace_info_add(struct trace_info *in, gp_reader *r, const gp_record *rec)
 {
-	uint64_t *slot;
 	if (rec->type < GP_REC_TYPE_MAX)
 		in->counts[rec->type]++;
 	switch (rec->type) {
 	case GP_REC_PROCESS:
-		slot = u64map_get(&in->seen_proc, rec->u.process.pid, MAP_FIND);
-		if (slot) { in->procs[*slot] = rec->u.process; break; }
-		*u64map_get(&in->seen_proc, rec->u.process.pid, MAP_INSERT) = in->nprocs;
-		VEC_PUSH(in->procs, in->nprocs, in->cprocs, rec->u.process);
+		PUT(&in->seen_proc, rec->u.process.pid, in->procs, in->nprocs, in->cprocs, &rec->u.process);
 		break;
-	case GP_REC_THREAD: {
-		uint64_t k = ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid;
-		slot = u64map_get(&in->seen_thread, k, MAP_FIND);
-		if (slot) { in->threads[*slot] = rec->u.thread; break; }
-		*u64map_get(&in->seen_thread, k, MAP_INSERT) = in->nthreads;
-		VEC_PUSH(in->threads, in->nthreads, in->cthreads, rec->u.thread);
+	case GP_REC_THREAD:
+		PUT(&in->seen_thread, ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid, in->threads, in->nthreads,
+		    in->cthreads, &rec->u.thread);
 		break;
-	}
 	case GP_REC_SOURCE:
-		slot = u64map_get(&in->seen_src, rec->u.source.source_id, MAP_FIND);
-		if (slot) { in->srcs[*slot] = rec->u.source; break; }
-		*u64map_get(&in->seen_src, rec->u.source.source_id, MAP_INSERT) = in->nsrcs;
-		VEC_PUSH(in->srcs, in->nsrcs, in->csrcs, rec->u.source);
+		PUT(&in->seen_src, rec->u.source.source_id, in->srcs, in->nsrcs, in->csrcs, &rec->u.source);
 		break;
-	case GP_REC_DEVICE: {
-		uint32_t pid = tool_pid(r, rec);
-		uint64_t k = ((uint64_t)pid << 32) | rec->u.device.device_id;
-		slot = u64map_get(&in->seen_dev, k, MAP_FIND);
-		if (slot) { in->devs[*slot] = rec->u.device; break; }
-		*u64map_get(&in->seen_dev, k, MAP_INSERT) = in->ndevs;
-		size_t n = in->ndevs;
-		VEC_PUSH(in->devs, in->ndevs, in->cdevs, rec->u.device);
-		VEC_PUSH(in->dev_pid, n, in->cdevpid, pid);
+	case GP_REC_DEVICE:
+		dev_put(in, tool_pid(r, rec), &rec->u.device);
 		break;
-	}
 	case GP_REC_WINDOW:
 		winset_add(&in->win, tool_pid(r, rec), rec->u.window.start_ns, rec->u.window.end_ns);
 		break;
@@ -78,20 +70,6 @@ void trace_info_add(struct trace_info *in, gp_reader *r, const gp_record *rec)
 	}
 }
 
-/* Entry key of vector v (n entries of size sz) into seen: overwritten
- * when there, else appended; its index. */
-static size_t merge_entry(u64map *seen, uint64_t key, void **v, size_t *n, size_t *cap, size_t sz, const void *x)
-{
-	uint64_t *slot = u64map_get(seen, key, MAP_FIND);
-	size_t i = slot ? (size_t)*slot : *n;
-	if (!slot) {
-		*u64map_get(seen, key, MAP_INSERT) = i;
-		vec_reserve(v, cap, ++*n, sz);
-	}
-	memcpy((char *)*v + i * sz, x, sz);
-	return i;
-}
-
 void trace_info_merge(struct trace_info *in, const struct trace_info *src)
 {
 	for (int t = 0; t < GP_REC_TYPE_MAX; t++) in->counts[t] += src->counts[t];
@@ -103,20 +81,13 @@ void trace_info_merge(struct trace_info *in, const struct trace_info *src)
 		in->have_time = 1;
 	}
 	for (size_t i = 0; i < src->nprocs; i++)
-		merge_entry(&in->seen_proc, src->procs[i].pid, (void **)&in->procs, &in->nprocs, &in->cprocs,
-			    sizeof(*in->procs), &src->procs[i]);
+		PUT(&in->seen_proc, src->procs[i].pid, in->procs, in->nprocs, in->cprocs, &src->procs[i]);
 	for (size_t i = 0; i < src->nthreads; i++)
-		merge_entry(&in->seen_thread, ((uint64_t)src->threads[i].pid << 32) | src->threads[i].tid,
-			    (void **)&in->threads, &in->nthreads, &in->cthreads, sizeof(*in->threads), &src->threads[i]);
+		PUT(&in->seen_thread, ((uint64_t)src->threads[i].pid << 32) | src->threads[i].tid, in->threads,
+		    in->nthreads, in->cthreads, &src->threads[i]);
 	for (size_t i = 0; i < src->nsrcs; i++)
-		merge_entry(&in->seen_src, src->srcs[i].source_id, (void **)&in->srcs, &in->nsrcs, &in->csrcs,
-			    sizeof(*in->srcs), &src->srcs[i]);
-	for (size_t i = 0; i < src->ndevs; i++) {
-		size_t n = in->ndevs;
-		size_t at = merge_entry(&in->seen_dev, ((uint64_t)src->dev_pid[i] << 32) | src->devs[i].device_id,
-					(void **)&in->devs, &in->ndevs, &in->cdevs, sizeof(*in->devs), &src->devs[i]);
-		if (at == n) VEC_PUSH(in->dev_pid, n, in->cdevpid, src->dev_pid[i]);
-	}
+		PUT(&in->seen_src, src->srcs[i].source_id, in->srcs, in->nsrcs, in->csrcs, &src->srcs[i]);
+	for (size_t i = 0; i < src->ndevs; i++) dev_put(in, src->dev_pid[i], &src->devs[i]);
 	for (size_t i = 0; i < src->win.n; i++) winset_add(&in->win, src->win.v[i].pid, src->win.v[i].s, src->win.v[i].e);
 }
 

@@ -98,11 +98,8 @@ void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_recor
 		/* the memory record carries the correlation id of the call
 		 * CUPTI gave it (the runtime call's; the driver call inside it
 		 * has its own) */
-		uint64_t *slot = u64map_get(&m->call_of, call_key(pid, a->correlation_id), MAP_INSERT);
-		if (*slot) break;
 		struct mcall c = { tid, a->stack_id, a->name_id };
-		VEC_PUSH(m->calls, m->ncalls, m->ccalls, c);
-		*slot = m->ncalls;
+		VEC_KEYED(&m->call_of, call_key(pid, a->correlation_id), m->calls, m->ncalls, m->ccalls, &c);
 		break;
 	}
 	case GP_REC_MEMORY: {

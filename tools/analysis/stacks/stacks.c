@@ -93,14 +93,10 @@ const char *stacks_intern(struct stacks *s, const char *str)
 
 static struct modset *modset_for(struct stacks *s, uint32_t pid)
 {
-	uint64_t *slot = u64map_get(&s->pid2mods, pid, MAP_FIND);
-	if (slot) return &s->mods[*slot];
-	struct modset m;
-	memset(&m, 0, sizeof(m));
-	m.pid = pid;
-	*u64map_get(&s->pid2mods, pid, MAP_INSERT) = s->nmods;
-	VEC_PUSH(s->mods, s->nmods, s->cmods, m);
-	return &s->mods[s->nmods - 1];
+	static const struct modset zero;
+	struct modset *m = VEC_KEYED(&s->pid2mods, pid, s->mods, s->nmods, s->cmods, &zero);
+	m->pid = pid;
+	return m;
 }
 
 static void add_module(struct stacks *s, uint32_t pid, const gp_rec_module *m)
@@ -129,7 +125,7 @@ static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t
 {
 	uint64_t *slot = u64map_get(&s->pid2mods, pid, MAP_FIND);
 	if (!slot) return NULL;
-	struct modset *ms = &s->mods[*slot];
+	struct modset *ms = &s->mods[*slot - 1];
 	if (!ms->sorted) {
 		if (ms->n) qsort(ms->v, ms->n, sizeof(*ms->v), cmp_module);
 		ms->sorted = 1;

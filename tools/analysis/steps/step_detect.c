@@ -151,14 +151,10 @@ void step_detect_free(struct step_detect *d)
 
 static struct dproc *proc_get(struct step_detect *d, uint32_t pid)
 {
-	uint64_t *s = u64map_get(&d->pid2p, pid, 0);
-	if (s) return &d->p[*s];
-	struct dproc p;
-	memset(&p, 0, sizeof(p));
-	p.pid = pid;
-	*u64map_get(&d->pid2p, pid, 1) = d->np;
-	VEC_PUSH(d->p, d->np, d->cp, p);
-	return &d->p[d->np - 1];
+	static const struct dproc zero;
+	struct dproc *p = VEC_KEYED(&d->pid2p, pid, d->p, d->np, d->cp, &zero);
+	p->pid = pid;
+	return p;
 }
 
 void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
@@ -329,13 +325,6 @@ static int cmp_sample(const void *x, const void *y)
 	if (a->s != b->s) return a->s < b->s ? -1 : 1;
 	if (a->e != b->e) return a->e < b->e ? -1 : 1;
 	return a->sig < b->sig ? -1 : a->sig > b->sig;
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33; x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
 }
 
 struct occ { uint64_t sig; size_t pos; };
@@ -554,7 +543,7 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	uint64_t maxe = 0;
 	size_t last_htod = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
-		pre[i + 1] = pre[i] + mix(p->v[i].sig + 0x9e3779b97f4a7c15ull);
+		pre[i + 1] = pre[i] + mix64(p->v[i].sig + 0x9e3779b97f4a7c15ull);
 		gap[i] = i && p->v[i].s > maxe ? p->v[i].s - maxe : 0;
 		if (p->v[i].e > maxe) maxe = p->v[i].e;
 		back[i] = last_htod == SIZE_MAX ? i + 1 : i - last_htod;
@@ -598,7 +587,7 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 				nlast++;
 			} else if (sig_htod(p->v[i].sig)) {
 				ctx[i] = last[k].sig;
-				oc[nc].sig = mix(p->v[i].sig ^ mix(ctx[i])); oc[nc].pos = i;
+				oc[nc].sig = mix64(p->v[i].sig ^ mix64(ctx[i])); oc[nc].pos = i;
 				nc++;
 			}
 			last[k].sig = p->v[i].sig;
@@ -700,8 +689,8 @@ static int by_sample(const struct step_detect *d, const struct dproc *p)
 int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room)
 {
 	uint64_t *s = u64map_get((u64map *)&d->pid2p, pid, 0);
-	if (!s || !by_sample(d, &d->p[*s])) return 0;
-	*room = d->p[*s].n < d->sample_max ? d->sample_max - d->p[*s].n : 0;
+	if (!s || !by_sample(d, &d->p[*s - 1])) return 0;
+	*room = d->p[*s - 1].n < d->sample_max ? d->sample_max - d->p[*s - 1].n : 0;
 	return 1;
 }
 

@@ -36,11 +36,7 @@ static void pass1_procs(void *arg, const gp_record *rec)
 		}
 	} else if (rec->type == GP_REC_SOURCE && rec->u.source.kind == GP_SOURCE_THREAD) {
 		uint64_t key = (uint64_t)rec->u.source.pid << 32 | rec->u.source.tid;
-		uint64_t *seen = u64map_get(&sr->seen_thread, key, MAP_INSERT);
-		if (!*seen) {
-			*seen = 1;
-			VEC_PUSH(sr->threads, sr->nthreads, sr->cthreads, key);
-		}
+		VEC_KEYED(&sr->seen_thread, key, sr->threads, sr->nthreads, sr->cthreads, &key);
 	}
 }
 

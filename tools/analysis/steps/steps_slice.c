@@ -164,13 +164,7 @@ void slice_order_free(struct slice_order *o)
 /* one timed before an earlier one of its source marks the cuts the pair spans */
 void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
 {
-	if (src >= o->nsrc) {
-		size_t n = o->nsrc ? o->nsrc : 64;
-		while (n <= src) n *= 2;
-		o->srcmax = xrealloc(o->srcmax, n * sizeof(*o->srcmax));
-		memset(o->srcmax + o->nsrc, 0, (n - o->nsrc) * sizeof(*o->srcmax));
-		o->nsrc = n;
-	}
+	if (src >= o->nsrc) vec_reserve_zeroed((void **)&o->srcmax, &o->nsrc, (size_t)src + 1, sizeof(*o->srcmax));
 	uint64_t *m = &o->srcmax[src];
 	if (t + 1 > *m) {
 		*m = t + 1;
@@ -472,6 +466,56 @@ uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut)
 	return at > STEPS_SLICE_LEAD_NS ? at - STEPS_SLICE_LEAD_NS : 0;
 }
 
+/* cut_slice_pass's slices: an engine and a reader each */
+struct pass_slices {
+	const char *path;
+	struct cut_slice **e;
+	gp_reader **r;        /* open until the merge: the engines name things through them */
+	int *ok;
+};
+
+static void pass_read(void *arg, int ix, uint64_t from, uint64_t to)
+{
+	struct pass_slices *a = arg;
+	uint64_t lo, hi;
+	steps_slice_window(a->e[ix]->cuts, ix, &lo, &hi);
+	if (!(a->r[ix] = slices_open(a->path, lo, hi))) return;
+	a->ok[ix] = cut_slice_read(a->e[ix], a->r[ix], NULL);
+}
+
+int cut_slice_pass(void *sum, struct opjoin_counts *counts, gp_reader *r, const char *path,
+		   const struct steps_prefix *pf, const struct step_detect *d, cut_make make, void *arg,
+		   struct steps_slice_merged *how)
+{
+	const uint64_t *from;
+	int k = steps_prefix_cuts(pf, &from);
+	struct slices *cut = slices_new(r, k);
+	if (!cut) return -1;
+	uint64_t *lead = xcalloc((size_t)k, sizeof(*lead));
+	for (int i = 1; i < k; i++) lead[i] = steps_slice_lead(d, from[i]);
+	const struct steps_cuts cuts = { k, from, lead, STEPS_SLICE_STOP_NS, pf };
+	struct pass_slices a = { path, NULL, NULL, NULL };
+	a.e = xcalloc((size_t)k, sizeof(*a.e));
+	a.r = xcalloc((size_t)k, sizeof(*a.r));
+	a.ok = xcalloc((size_t)k, sizeof(*a.ok));
+	for (int i = 0; i < k; i++) a.e[i] = make(arg, r, &cuts, i);
+	struct slice_pass pass = { &a, pass_read, NULL };
+	slices_run(cut, &pass);
+	slices_free(cut);
+	int ok = 1;
+	for (int i = 0; i < k; i++) ok &= a.ok[i];
+	int rc = ok ? cut_slice_merge(sum, counts, a.e, &cuts, path, make, arg, how) : -1;
+	for (int i = 0; i < k; i++) {
+		cut_slice_free(a.e[i]);
+		gp_reader_close(a.r[i]);
+	}
+	free(a.e);
+	free(a.r);
+	free(a.ok);
+	free(lead);
+	return rc;
+}
+
 /* cut_slice_merge's make: the engine over the whole trace (tmpl: the sum) */
 struct se_make { const struct steps *tmpl; const struct attribution *a; const struct winset *win; };
 
@@ -501,55 +545,10 @@ struct steps_prefix *steps_prefix_slices(gp_reader *r, int k)
 	return pf;
 }
 
-/* steps_slice_pass's slices: an engine and a reader each */
-struct pass_slices {
-	const char *path;
-	struct steps_pipe *p;
-	struct steps_cuts cuts;
-	struct steps_slice **e;
-	gp_reader **r;        /* open until the merge: the engines name things through them */
-	int *ok;
-};
-
-static void pass_read(void *arg, int ix, uint64_t from, uint64_t to)
-{
-	struct pass_slices *a = arg;
-	uint64_t lo, hi;
-	steps_slice_window(&a->cuts, ix, &lo, &hi);
-	if (!(a->r[ix] = slices_open(a->path, lo, hi))) return;
-	a->e[ix] = steps_slice_new(a->r[ix], a->p->steps, a->p->attr, &a->p->win, &a->cuts, ix);
-	a->ok[ix] = cut_slice_read(&a->e[ix]->c, a->r[ix], NULL);
-}
-
 int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
 		     struct steps_slice_merged *how)
 {
-	const uint64_t *from;
-	int k = steps_prefix_cuts(pf, &from);
-	struct slices *cut = slices_new(p->r, k);
-	if (!cut) return -1;
-	struct pass_slices a = { path, p, { 0 }, NULL, NULL, NULL };
-	uint64_t *lead = xcalloc((size_t)k, sizeof(*lead));
-	for (int i = 1; i < k; i++) lead[i] = steps_slice_lead(p->detect, from[i]);
-	a.cuts = (struct steps_cuts){ k, from, lead, STEPS_SLICE_STOP_NS, pf };
-	a.e = xcalloc((size_t)k, sizeof(*a.e));
-	a.r = xcalloc((size_t)k, sizeof(*a.r));
-	a.ok = xcalloc((size_t)k, sizeof(*a.ok));
-	struct slice_pass pass = { &a, pass_read, NULL };
-	slices_run(cut, &pass);
-	slices_free(cut);
-	int ok = 1;
-	for (int i = 0; i < k; i++) ok &= a.ok[i];
+	struct se_make m = { p->steps, p->attr, &p->win };
 	struct opjoin_counts counts = { 0 };
-	int rc = -1;
-	if (ok) rc = steps_slice_merge(p->steps, &counts, a.e, &a.cuts, path, p->attr, &p->win, how);
-	for (int i = 0; i < k; i++) {
-		steps_slice_free(a.e[i]);
-		gp_reader_close(a.r[i]);
-	}
-	free(a.e);
-	free(a.r);
-	free(a.ok);
-	free(lead);
-	return rc;
+	return cut_slice_pass(p->steps, &counts, p->r, path, pf, p->detect, se_make, &m, how);
 }

@@ -184,6 +184,17 @@ typedef struct cut_slice *(*cut_make)(void *arg, gp_reader *r, const struct step
  * engines (e[i] NULL).  0, or -1 when a trace read again met damage. */
 int cut_slice_merge(void *sum, struct opjoin_counts *counts, struct cut_slice **e, const struct steps_cuts *cuts,
 		    const char *path, cut_make make, void *arg, struct steps_slice_merged *how);
+/* A pass in the slices of pf (steps_prefix_slices) over the trace at path,
+ * which r reads: the engines make(arg, r, cuts, i) made on the caller's
+ * thread, each then fed on a thread of its own by a reader of its own
+ * (analysis/core/slices.h) over its window (lead-in from steps_slice_lead
+ * of d's plans), merged into sum (cut_slice_merge).  0, or -1 when a slice
+ * met damage or could not be opened (sum may then hold part of the
+ * results: the caller starts again on one thread). */
+struct step_detect;
+int cut_slice_pass(void *sum, struct opjoin_counts *counts, gp_reader *r, const char *path,
+		   const struct steps_prefix *pf, const struct step_detect *d, cut_make make, void *arg,
+		   struct steps_slice_merged *how);
 
 /* The steps' engine of a slice. */
 struct steps_slice {
@@ -230,12 +241,9 @@ int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct st
 		      const struct winset *win, struct steps_slice_merged *how);
 
 /* The steps' second pass of p (planned: steps_pipe_plan_steps; no join)
- * alone in the slices of pf (steps_prefix_slices, fed by the one pass
- * read before this) over the trace at path: each slice's engine on a
- * thread of its own with a reader of its own (analysis/core/slices.h), merged
- * into p->steps (steps_slice_merge), whose rows are then complete.  0, or
- * -1 when a slice met damage or could not be opened (p->steps then holds
- * part of the rows: the caller starts again on one thread). */
+ * alone in the slices of pf (fed by the one pass read before this) over
+ * the trace at path (cut_slice_pass), merged into p->steps, whose rows
+ * are then complete; 0 or -1 as cut_slice_pass. */
 struct steps_pipe;
 int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
 		     struct steps_slice_merged *how);
