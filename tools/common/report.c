@@ -44,15 +44,8 @@ static void enc_cell(struct report *r, const struct cell *c)
 		enc_put(r, b, 1);
 		enc_put(r, c->s, strlen(c->s) + 1);
 	} else if (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0 && !(c->d == 0 && signbit(c->d))) {
-		int64_t v = (int64_t)c->d;
-		uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-		size_t n = 0;
-		b[n++] = CELL_INT;
-		do {
-			b[n++] = (unsigned char)((z & 0x7f) | (z >= 0x80 ? 0x80 : 0));
-			z >>= 7;
-		} while (z);
-		enc_put(r, b, n);
+		b[0] = CELL_INT;
+		enc_put(r, b, 1 + varint_enc(b + 1, zigzag_enc((int64_t)c->d)));
 	} else {
 		b[0] = CELL_DBL;
 		memcpy(b + 1, &c->d, sizeof(c->d));
@@ -100,15 +93,7 @@ static const struct cell *rows_next(struct row_reader *rd)
 		switch (*p++) {
 		case CELL_NULL: c->null = 1; break;
 		case CELL_STR: c->s = (char *)p; p += strlen((const char *)p) + 1; break;
-		case CELL_INT: {
-			uint64_t z = 0;
-			for (int sh = 0;; sh += 7) {
-				z |= (uint64_t)(*p & 0x7f) << sh;
-				if (!(*p++ & 0x80)) break;
-			}
-			c->d = (double)(int64_t)((z >> 1) ^ (~(z & 1) + 1));
-			break;
-		}
+		case CELL_INT: c->d = (double)zigzag_dec(varint_dec(&p)); break;
 		default: memcpy(&c->d, p, sizeof(c->d)); p += sizeof(c->d); break;
 		}
 	}

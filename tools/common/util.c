@@ -91,6 +91,32 @@ void bytes_u64(struct bytes *b, uint64_t x)
 	b->n += sizeof(x);
 }
 
+size_t varint_enc(uint8_t out[10], uint64_t x)
+{
+	size_t n = 0;
+	while (x >= 0x80) {
+		out[n++] = (uint8_t)(x | 0x80);
+		x >>= 7;
+	}
+	out[n++] = (uint8_t)x;
+	return n;
+}
+
+uint64_t varint_dec(const uint8_t **p)
+{
+	uint64_t x = 0;
+	for (int sh = 0;; sh += 7) {
+		x |= (uint64_t)(**p & 0x7f) << sh;
+		if (!(*(*p)++ & 0x80)) return x;
+	}
+}
+
+void bytes_varint(struct bytes *b, uint64_t x)
+{
+	vec_reserve((void **)&b->v, &b->cap, b->n + 10, 1);
+	b->n += varint_enc(b->v + b->n, x);
+}
+
 void bytes_free(struct bytes *b)
 {
 	free(b->v);

@@ -39,6 +39,16 @@ void bytes_free(struct bytes *b);
 /* Whether a and b hold the same bytes. */
 int bytes_equal(const struct bytes *a, const struct bytes *b);
 
+/* Unsigned LEB128 varints (7 bits a byte, low first: libprof's and
+ * Thrift's) and zigzag for signed values.  varint_enc writes at most 10
+ * bytes to out and returns how many; varint_dec reads one at *p and moves
+ * *p past it; bytes_varint appends one to b. */
+size_t varint_enc(uint8_t out[10], uint64_t x);
+uint64_t varint_dec(const uint8_t **p);
+void bytes_varint(struct bytes *b, uint64_t x);
+static inline uint64_t zigzag_enc(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t zigzag_dec(uint64_t u) { return (int64_t)((u >> 1) ^ (~(u & 1) + 1)); }
+
 /* The 64-bit finalizer of MurmurHash3 (fmix64): every bit of x reaches
  * every bit of the result, for hash slots and for sums of hashed values. */
 static inline uint64_t mix64(uint64_t x)

@@ -34,11 +34,8 @@ static void bb_le32(struct bbuf *b, uint32_t v)
 }
 static void bb_uvarint(struct bbuf *b, uint64_t v)
 {
-	while (v >= 0x80) {
-		bb_byte(b, (uint8_t)(v | 0x80));
-		v >>= 7;
-	}
-	bb_byte(b, (uint8_t)v);
+	uint8_t x[10];
+	bb_put(b, x, varint_enc(x, v));
 }
 
 /* ------------------------------------------------------------ Thrift compact protocol */
@@ -50,7 +47,6 @@ struct tc {
 	int depth;
 };
 
-static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
 static void tc_field(struct tc *t, int16_t id, uint8_t type)
 {
@@ -59,13 +55,13 @@ static void tc_field(struct tc *t, int16_t id, uint8_t type)
 		bb_byte(t->b, (uint8_t)(d << 4 | type));
 	} else {
 		bb_byte(t->b, type);
-		bb_uvarint(t->b, zigzag(id));
+		bb_uvarint(t->b, zigzag_enc(id));
 	}
 	t->last[t->depth] = id;
 }
-static void tc_i32(struct tc *t, int16_t id, int32_t v) { tc_field(t, id, TC_I32); bb_uvarint(t->b, zigzag(v)); }
-static void tc_i64(struct tc *t, int16_t id, int64_t v) { tc_field(t, id, TC_I64); bb_uvarint(t->b, zigzag(v)); }
-static void tc_i16(struct tc *t, int16_t id, int16_t v) { tc_field(t, id, TC_I16); bb_uvarint(t->b, zigzag(v)); }
+static void tc_i32(struct tc *t, int16_t id, int32_t v) { tc_field(t, id, TC_I32); bb_uvarint(t->b, zigzag_enc(v)); }
+static void tc_i64(struct tc *t, int16_t id, int64_t v) { tc_field(t, id, TC_I64); bb_uvarint(t->b, zigzag_enc(v)); }
+static void tc_i16(struct tc *t, int16_t id, int16_t v) { tc_field(t, id, TC_I16); bb_uvarint(t->b, zigzag_enc(v)); }
 static void tc_bin(struct tc *t, int16_t id, const void *p, size_t n)
 {
 	tc_field(t, id, TC_BINARY);
@@ -394,8 +390,8 @@ static void footer(pq_writer *w, struct bbuf *b)
 			tc_begin(&t, 3); /* ColumnMetaData */
 			tc_i32(&t, 1, c->type == PQ_INT64 ? TYPE_INT64 : c->type == PQ_DOUBLE ? TYPE_DOUBLE : TYPE_BYTE_ARRAY);
 			tc_list(&t, 2, TC_I32, c->required ? 1 : 2);
-			bb_uvarint(b, zigzag(ENC_PLAIN));
-			if (!c->required) bb_uvarint(b, zigzag(ENC_RLE));
+			bb_uvarint(b, zigzag_enc(ENC_PLAIN));
+			if (!c->required) bb_uvarint(b, zigzag_enc(ENC_RLE));
 			tc_list(&t, 3, TC_BINARY, 1);
 			bb_uvarint(b, strlen(c->name));
 			bb_put(b, c->name, strlen(c->name));

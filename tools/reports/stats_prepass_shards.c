@@ -33,45 +33,19 @@ struct pp_ranges {
 	uint64_t pmax;           /* the last one's (encoding) */
 };
 
-static void put_v(struct bytes *b, uint64_t x)
-{
-	vec_reserve((void **)&b->v, &b->cap, b->n + 10, 1);
-	while (x >= 0x80) {
-		b->v[b->n++] = (uint8_t)(x | 0x80);
-		x >>= 7;
-	}
-	b->v[b->n++] = (uint8_t)x;
-}
-
-static uint64_t get_v(const uint8_t **p)
-{
-	uint64_t x = 0;
-	int sh = 0;
-	uint8_t c;
-	do {
-		c = *(*p)++;
-		x |= (uint64_t)(c & 0x7f) << sh;
-		sh += 7;
-	} while (c & 0x80);
-	return x;
-}
-
-static uint64_t zz(uint64_t d) { return (d << 1) ^ (uint64_t)((int64_t)d >> 63); }
-static uint64_t unzz(uint64_t u) { return (u >> 1) ^ (uint64_t)-(int64_t)(u & 1); }
-
 static void ranges_put(struct pp_ranges *l, const struct pp_range *x)
 {
-	put_v(&l->b, x->k.pmax - l->pmax); /* rises in a list that is kept (a wrap decodes too) */
+	bytes_varint(&l->b, x->k.pmax - l->pmax); /* rises in a list that is kept (a wrap decodes too) */
 	l->pmax = x->k.pmax;
-	put_v(&l->b, x->k.src);
-	put_v(&l->b, x->k.chunk);
-	put_v(&l->b, x->k.at);
-	put_v(&l->b, zz(x->s - x->k.pmax));
-	put_v(&l->b, zz(x->e - x->s));
-	put_v(&l->b, x->pid);
-	put_v(&l->b, x->tid);
-	put_v(&l->b, x->depth);
-	put_v(&l->b, x->kind);
+	bytes_varint(&l->b, x->k.src);
+	bytes_varint(&l->b, x->k.chunk);
+	bytes_varint(&l->b, x->k.at);
+	bytes_varint(&l->b, zigzag_enc((int64_t)(x->s - x->k.pmax)));
+	bytes_varint(&l->b, zigzag_enc((int64_t)(x->e - x->s)));
+	bytes_varint(&l->b, x->pid);
+	bytes_varint(&l->b, x->tid);
+	bytes_varint(&l->b, x->depth);
+	bytes_varint(&l->b, x->kind);
 	VEC_PUSH(l->name, l->n, l->cname, x->name);
 }
 
@@ -100,16 +74,16 @@ static void release_read(uintptr_t *gone, uintptr_t upto)
 
 static void ranges_get(const struct pp_ranges *l, struct pp_cursor *c, struct pp_range *x)
 {
-	x->k.pmax = c->pmax += get_v(&c->p);
-	x->k.src = (uint32_t)get_v(&c->p);
-	x->k.chunk = (uint32_t)get_v(&c->p);
-	x->k.at = (uint32_t)get_v(&c->p);
-	x->s = x->k.pmax + unzz(get_v(&c->p));
-	x->e = x->s + unzz(get_v(&c->p));
-	x->pid = (uint32_t)get_v(&c->p);
-	x->tid = (uint32_t)get_v(&c->p);
-	x->depth = (uint16_t)get_v(&c->p);
-	x->kind = (uint8_t)get_v(&c->p);
+	x->k.pmax = c->pmax += varint_dec(&c->p);
+	x->k.src = (uint32_t)varint_dec(&c->p);
+	x->k.chunk = (uint32_t)varint_dec(&c->p);
+	x->k.at = (uint32_t)varint_dec(&c->p);
+	x->s = x->k.pmax + (uint64_t)zigzag_dec(varint_dec(&c->p));
+	x->e = x->s + (uint64_t)zigzag_dec(varint_dec(&c->p));
+	x->pid = (uint32_t)varint_dec(&c->p);
+	x->tid = (uint32_t)varint_dec(&c->p);
+	x->depth = (uint16_t)varint_dec(&c->p);
+	x->kind = (uint8_t)varint_dec(&c->p);
 	x->name = l->name[c->i++];
 }
 
