@@ -3,14 +3,8 @@
  * what happens, where, its cost per step, what to change, an estimated
  * saving per step with the reasoning, and the records to look at.
  *
- * Severity follows the estimated saving's share of the step time (XProf's
- * input-bound bands: 5 % "moderately", 20 % "highly"):
- *   high    >= 20 %     medium  >= 5 %     low  >= 1 %     info  below,
- * and for the findings whose saving is not estimated (host-gaps,
- * low-occupancy, anything only outside the counted steps) at most low/info
- * as each rule says.  So a job that is GPU-bound and keeps its GPU fed gets
- * nothing above info.  Findings are ranked by estimated saving, then cost;
- * out-of-memory (the job failed) before all. */
+ * Severity (the bands below) and the ranking: docs/ADVISE.md, its
+ * opening. */
 #ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_H
 #define GPUPROF_ANALYSIS_ADVISE_ADVISE_H
 

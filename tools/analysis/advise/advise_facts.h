@@ -17,43 +17,8 @@
  * (opjoin.h), whose callback is adv_facts_op — with adv_facts_advance after
  * each record, then adv_facts_finish.
  *
- * The GPU timeline of each process (all devices and streams, as the steps
- * buckets) is swept in time order once every operation launched before the
- * sweep point has arrived (opjoin_frontier) and the stream is past it by the
- * longest operation or call seen (at most 5 s).  Each idle gap is classified
- * as the steps analysis does (host wait / launch latency / other), and the
- * host-side idle (the GPU drained and the host had not issued the next work,
- * or was still issuing it) is given to one cause, in this order:
- *
- *  1. a blocking host call (synchronisation, blocking device-to-host copy,
- *     async copy from pageable memory, synchronous copy or set, allocation
- *     or free) that started before the idle time and whose "window" is
- *     still open — the window of a call [s, e) runs from s to the GPU start
- *     of the first operation launched at or after e (the host had to return
- *     before it could issue more); an allocation call's window runs on
- *     until the host next waits for the GPU after issuing work again (a
- *     "lead" window: the host stays that much later until then); a call
- *     takes at most its own duration;
- *  2. input: idle inside a step before the step's first launch call;
- *  3. host idle after the first launch (launch overhead or host work between
- *     launches; launch-bound when most kernels are shorter than their launch
- *     call).
- * Idle that no one takes ("other": queued work waiting on an event, another
- * stream or device) stays unexplained.
- *
- * GPU-side savings (FP32 matrix kernels on tensor cores, under-parallelised
- * kernels spread over all SMs) count only where the GPU was the bottleneck:
- * the kernels of a busy stretch of the timeline count when the stretch ended
- * with the host waiting for the GPU (a call that waits for the GPU — a
- * synchronisation, blocking copy or free — in progress when the GPU drained),
- * not when it ended because the host had not issued the next work yet (then
- * a faster kernel only lengthens the idle gap after it).
- *
- * Memory: the operations and calls not yet swept (the lag of GPU records
- * behind their calls in the file, as for the steps analysis), the calls
- * whose window is open, the GPU-side savings of the current busy stretch
- * (one entry per step and site), and per step a few figures (about 150
- * bytes) — never one entry per kernel of the trace. */
+ * How the sweep classifies idle time and hands it to causes, when GPU-side
+ * savings count, and what it holds: docs/ADVISE.md "What is measured". */
 #ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
 #define GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
 

@@ -3,17 +3,9 @@
  * the job open around each such node's backward (shim/python/sitecustomize.py;
  * docs/STACKS.md "Backward kernels without emit_nvtx").
  *
- * After a torch.nn.Module's forward (grad mode on), the job's hooks mark the
- * autograd nodes that forward made (those reachable from its outputs' grad_fn
- * that no inner module claimed first and that are not its inputs'), and put a
- * prehook and a hook on each: when the node runs, on the thread that runs it
- * (PyTorch's autograd thread for CUDA work), an NVTX push/pop range
- *
- *   "gpuprof.backward " PATH        PATH = "C1 > C2 > ... > Cn"
- *
- * is open around its apply(), PATH being the classes of the modules whose
- * forwards were running when the module's forward ended, outermost first —
- * the layer path of stacks.h for the forward launches.  So:
+ * Each such range is a push/pop range "gpuprof.backward " PATH (PATH =
+ * "C1 > C2 > ... > Cn", the layer path of stacks.h for the node's forward
+ * launches), open around the node's apply() on the thread that runs it.  So:
  *
  *   a backward kernel (the caller decides which) belongs to the innermost
  *   such range open on its launching thread at its launch call; it goes to

@@ -2,33 +2,9 @@
  * `export --format folded --site layer`; docs/STACKS.md "Layers").
  *
  * A launch's layer path is the chain of classes of its thread's own Python
- * `forward` frames, outermost first (stacks.h: stack_view.layers):
- * GPT2LMHeadModel > GPT2Model > GPT2Block > GPT2Attention > Conv1D.  Work
- * whose launch has no such chain goes to one row of its own, so the rows'
- * self times add up to all kernel time:
- *   (no python stack)              no stack, or no Python frames at all
- *   (not in a forward) > SITE      Python frames but no forward frame
- *                                  (optimizer, loss), by the user's site
- *   (backward, unattributed)       PyTorch's autograd thread (pt_autograd_*):
- *                                  it has no Python frames of its own; the
- *                                  forward layer that made a backward kernel
- *                                  is not in the trace, so none is guessed
- *   PATH > (backward)              such a kernel inside a layer range of
- *                                  gpuprof run --layers (layer_ranges.h):
- *                                  PATH is the path it names; else whose
- *                                  forward op is known from emit_nvtx's
- *                                  sequence numbers (autograd_seq.h): PATH
- *                                  is that op's layer path (layer_attr.h)
- *   (other thread, unattributed)   another thread without Python frames
- *   PATH > (CUDA graph, captured here)
- *                                  kernels of a graph launch whose graph
- *                                  node's capture is known (graph_sites.h,
- *                                  layer_attr.h):
- *                                  PATH is the path of the launch call that
- *                                  was captured into the node
- *   (CUDA graph replay) > PATH     other kernels of a graph launch: the path
- *                                  of the graph launch call (the layers
- *                                  inside the graph are not known)
+ * `forward` frames, outermost first (stacks.h: stack_view.layers); the rows
+ * of work without such a chain, so that the rows' self times add up to all
+ * kernel time: docs/STACKS.md's table of rows ("stats --report layers").
  *
  * The tree: a node per distinct path prefix; total = kernel time of the
  * launches whose path starts with the node's, self = of those whose path
