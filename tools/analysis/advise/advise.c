@@ -21,7 +21,8 @@ const char *const adv_rule_names[AR_COUNT] = {
 };
 const char *const adv_severity_names[4] = { "info", "low", "medium", "high" };
 
-enum adv_severity adv_severity_of(double pct)
+/* The severity of a saving of `pct` % of the step time. */
+static enum adv_severity severity_of(double pct)
 {
 	return pct >= ADV_SEV_HIGH_PCT ? SEV_HIGH : pct >= ADV_SEV_MEDIUM_PCT ? SEV_MEDIUM :
 	       pct >= ADV_SEV_LOW_PCT ? SEV_LOW : SEV_INFO;
@@ -106,7 +107,7 @@ static void figures(struct judge *j, struct adv_finding *x, double cost, int has
 	x->has_saving = has;
 	x->saving_ns = has ? per_step(j, saving) : 0;
 	x->saving_pct = has ? pct(j, saving) : 0;
-	x->sev = has ? adv_severity_of(x->saving_pct) : sev_if_none;
+	x->sev = has ? severity_of(x->saving_pct) : sev_if_none;
 }
 
 /* The records of a counted step whose cost for `c` is closest to the mean

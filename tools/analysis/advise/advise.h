@@ -137,7 +137,5 @@ const char *advise_nothing_judged(const struct adv_result *res);
 /* base: the trace start (header start_trace_ns), for the record pointers. */
 void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out);
 void advise_result_free(struct adv_result *res);
-/* The severity of a saving of `pct` % of the step time. */
-enum adv_severity adv_severity_of(double pct);
 
 #endif

@@ -118,7 +118,10 @@ void adv_pre_free(struct adv_pre *pre)
 }
 
 /* ------------------------------------------------------------ names */
-int adv_fp32_matrix_name(const char *name)
+/* Whether a kernel name is FP32 matrix work that does not use tensor cores
+ * (docs/ADVISE.md "fp32-matmul"): "sgemm" or xmma's all-FP32 type string,
+ * without a tensor-core marker. */
+static int fp32_matrix_name(const char *name)
 {
 	static const char *const tensor[] = { "tf32", "bf16", "f16", "fp16", "half", "tensorop", "s1688", "s16816",
 					      "h1688", "h16816", "hmma", "gmma", "e4m3", "e5m2", "i8" };
@@ -223,7 +226,7 @@ struct aproc {
 
 struct kinfo {
 	const char *name;             /* its display name (owned in strs) */
-	int fp32;                     /* adv_fp32_matrix_name */
+	int fp32;                     /* fp32_matrix_name */
 };
 
 struct adv_facts {
@@ -279,7 +282,7 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 	if (*slot) return &f->kinfo[*slot - 1];
 	struct kinfo k;
 	const char *full = kernel_name(&f->kn, name_id);
-	k.fp32 = adv_fp32_matrix_name(full);
+	k.fp32 = fp32_matrix_name(full);
 	/* nsys's short form of the demangled name (no return type, scope,
 	 * template arguments or parameters), at most KNAME_MAX characters */
 	char *s = short_name(full);
@@ -1215,12 +1218,6 @@ void adv_facts_drain(struct adv_facts *f)
 		for (size_t k = 0; k < p->ncalls; k++) close_call(f, p, &p->calls[k]);
 		p->ncalls = 0;
 	}
-}
-
-void adv_facts_finish(struct adv_facts *f)
-{
-	adv_facts_drain(f);
-	adv_facts_summarize(f);
 }
 
 void adv_facts_summarize(struct adv_facts *f)

@@ -15,7 +15,7 @@
  * time order — each API record through adv_facts_api, each GPU record through
  * adv_facts_gpu, both before the same record goes to the launch join
  * (opjoin.h), whose callback is adv_facts_op — with adv_facts_advance after
- * each record, then adv_facts_finish.
+ * each record, then adv_facts_drain and adv_facts_summarize.
  *
  * How the sweep classifies idle time and hands it to causes, when GPU-side
  * savings count, and what it holds: docs/ADVISE.md "What is measured". */
@@ -174,9 +174,8 @@ void adv_facts_gpu(struct adv_facts *f, uint32_t pid, const gp_record *rec);
 /* opjoin callback; ctx is the struct adv_facts */
 void adv_facts_op(void *ctx, const struct gpu_op *op);
 void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier);
-void adv_facts_finish(struct adv_facts *f);
-/* adv_facts_finish in two halves: the last sweep, then the figures over
- * the steps (for a sum of slices: adv_facts_take, then summarize). */
+/* The last sweep, then the figures over the steps (for a sum of slices:
+ * adv_facts_take between the two). */
 void adv_facts_drain(struct adv_facts *f);
 void adv_facts_summarize(struct adv_facts *f);
 
@@ -207,11 +206,5 @@ struct stacks *adv_facts_stacks(const struct adv_facts *f);
 const struct mem_view *adv_facts_mem(const struct adv_facts *f);
 const struct attribution *adv_facts_attribution(const struct adv_facts *f);
 uint64_t adv_facts_kernel_wait(const struct adv_facts *f);
-
-/* Whether a kernel name is FP32 matrix work that does not use tensor cores
- * (docs/ADVISE.md "fp32-matmul"): cuBLAS/CUTLASS/cuDNN names with "sgemm" or
- * xmma's all-FP32 type string "f32f32_f32f32_f32", without a tensor-core
- * marker (tf32, bf16, f16, tensorop, s1688, s16816, hmma, gmma). */
-int adv_fp32_matrix_name(const char *name);
 
 #endif

@@ -24,9 +24,5 @@ struct welch { double mean_a, mean_b, sd_a, sd_b, t, df, p, lo, hi; };
 
 /* a[0..na), b[0..nb): na, nb >= 2. */
 void welch_t(const double *a, size_t na, const double *b, size_t nb, struct welch *out);
-/* Two-sided P(|T| >= |t|) for Student's t with df > 0 degrees of freedom. */
-double student_t_p(double t, double df);
-/* The t with student_t_p(t, df) = p (0 < p < 1). */
-double student_t_inv(double p, double df);
 
 #endif

@@ -35,7 +35,9 @@ struct autograd_seq {
 	uint32_t *buf; size_t cbuf;     /* attribution_at's answers */
 };
 
-int64_t autograd_seq_of(const char *name)
+/* The N of ", seq = N" in a range's text (followed by its end or ','); -1
+ * none. */
+static int64_t seq_of(const char *name)
 {
 	static const char key[] = ", seq = ";
 	for (const char *p = strstr(name, key); p; p = strstr(p + 1, key)) {
@@ -178,7 +180,7 @@ static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64
 
 static int64_t range_seq(const struct autograd_seq *s, uint32_t id)
 {
-	return autograd_seq_of(attribution_name(s->a, attribution_range(s->a, id).name));
+	return seq_of(attribution_name(s->a, attribution_range(s->a, id).name));
 }
 
 void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, const char *const *path,

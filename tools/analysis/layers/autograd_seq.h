@@ -53,8 +53,4 @@ void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backwar
 void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
 			const char *(*own)(void *ctx, const char *str), void *ctx);
 
-/* The N of ", seq = N" in a range's text (followed by its end or ','); -1
- * none. */
-int64_t autograd_seq_of(const char *name);
-
 #endif
