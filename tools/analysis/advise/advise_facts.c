@@ -373,13 +373,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		if (!part) step_summarize(sp, 0, &p->out.sum);
 		size_t n = sp->nrows;
 		if (part && opts->lead) { /* the rows that end after the lead-in's start */
-			size_t lo = 0, hi = n;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (sp->rows[mid].e <= opts->lead) lo = mid + 1;
-				else hi = mid;
-			}
-			p->row0 = lo;
+			p->row0 = FIRST_WHERE(k, n, sp->rows[k].e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
 		}
 		rows_grow(p, part ? 0 : n);
@@ -463,12 +457,7 @@ uint64_t adv_facts_kernel_wait(const struct adv_facts *f) { return f->kernel_wai
 static uint32_t step_of(const struct aproc *p, uint64_t t)
 {
 	const struct steps_proc *sp = p->out.sp;
-	size_t lo = 0, hi = sp->nrows;
-	while (lo < hi) { /* first row starting after t */
-		size_t mid = lo + (hi - lo) / 2;
-		if (sp->rows[mid].s <= t) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, sp->nrows, sp->rows[k].s > t); /* the first row starting after t */
 	if (!lo) return NO_STEP;
 	const struct step_row *w = &sp->rows[lo - 1];
 	return t < w->e ? (uint32_t)(lo - 1) : NO_STEP;
@@ -789,12 +778,7 @@ static const struct cseries *pm_series(const struct counters *c, const char *nam
 static double series_mean(const struct cseries *q, uint64_t s, uint64_t e)
 {
 	if (!q) return -1;
-	size_t lo = 0, hi = q->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (q->s[mid].t < s) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, q->n, q->s[k].t >= s);
 	double sum = 0;
 	size_t n = 0;
 	for (size_t i = lo; i < q->n && q->s[i].t <= e; i++) { sum += q->s[i].v; n++; }
@@ -1023,15 +1007,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 {
 	const struct steps_proc *sp = p->out.sp;
 	uint32_t k = step_of(p, a);
-	if (k == NO_STEP) { /* the first row starting after a */
-		size_t lo = 0, hi = sp->nrows;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (sp->rows[mid].s <= a) lo = mid + 1;
-			else hi = mid;
-		}
-		k = (uint32_t)lo;
-	}
+	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, sp->rows[r].s > a); /* the first row starting after a */
 	for (; k < sp->nrows && sp->rows[k].s < b; k++) {
 		const struct step_row *w = &sp->rows[k];
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;

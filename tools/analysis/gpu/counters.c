@@ -54,12 +54,7 @@ static void bucket_put(struct cseries *q, const struct cbucket *b)
 {
 	size_t lo = q->nb;
 	if (q->nb && q->b[q->nb - 1].k >= b->k) {
-		lo = 0;
-		for (size_t hi = q->nb; lo < hi;) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (q->b[mid].k < b->k) lo = mid + 1;
-			else hi = mid;
-		}
+		lo = FIRST_WHERE(k, q->nb, q->b[k].k >= b->k);
 		if (q->b[lo].k == b->k) { bucket_join(&q->b[lo], b); return; }
 	}
 	vec_reserve((void **)&q->b, &q->cb, q->nb + 1, sizeof(*q->b));

@@ -138,12 +138,8 @@ static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t
 		if (ms->n) qsort(ms->v, ms->n, sizeof(*ms->v), cmp_module);
 		ms->sorted = 1;
 	}
-	size_t lo = 0, hi = ms->n;  /* disjoint: the last one with base <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ms->v[mid].base <= addr) lo = mid + 1;
-		else hi = mid;
-	}
+	/* disjoint: the last one with base <= addr */
+	size_t lo = FIRST_WHERE(k, ms->n, ms->v[k].base > addr);
 	if (!lo) return NULL;
 	const struct module *m = &ms->v[lo - 1];
 	return addr - m->base < m->size ? m : NULL;
