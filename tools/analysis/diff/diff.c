@@ -202,40 +202,6 @@ static const char *in_which(const struct row *r)
 	return r->a && r->b ? "both" : r->a ? "only A" : "only B";
 }
 
-/* list k summed over the runs of a side, by name (names borrowed) */
-struct side_list { strmap idx; struct sp_entry *v; size_t n, cap; };
-
-static void side_list_fill(struct side_list *l, const struct diff_side *s, int k)
-{
-	memset(l, 0, sizeof(*l));
-	strmap_init(&l->idx);
-	for (size_t r = 0; r < s->nrun; r++) {
-		if (!s->run[r].prof) continue;
-		const struct sp_list *in = &s->run[r].prof->list[k];
-		for (size_t i = 0; i < in->n; i++) {
-			int is_new;
-			size_t *slot = strmap_get(&l->idx, in->v[i].name, &is_new);
-			if (is_new) {
-				struct sp_entry e = { in->v[i].name, 0, 0, 0, 0, 0 };
-				*slot = l->n;
-				VEC_PUSH(l->v, l->n, l->cap, e);
-			}
-			struct sp_entry *e = &l->v[*slot];
-			e->count += in->v[i].count;
-			e->ns += in->v[i].ns;
-			e->bytes += in->v[i].bytes;
-			e->kernel_ns += in->v[i].kernel_ns;
-			e->flags |= in->v[i].flags;
-		}
-	}
-}
-
-static void side_list_free(struct side_list *l)
-{
-	strmap_free(&l->idx);
-	free(l->v);
-}
-
 /* the names of list k in A or B, ranked by |delta ns per step| (for ranges:
  * the larger of the wall time's and the kernel time's) */
 static struct row *merged(const struct diff_pair *d, int k, struct side_list *la, struct side_list *lb, size_t *n)
