@@ -679,15 +679,9 @@ static void add_call(struct aproc *p, const struct acall *c)
 	note_held(p);
 }
 
-/* An allocation call's window runs past the first work issued after it
- * (docs/ADVISE.md "alloc-churn"): the host, delayed by the call (a cudaFree
- * that waited for the GPU: its whole lead of queued work lost), stays that
- * much later until it next waits for the GPU, so any GPU idle it causes
- * until then — the pipeline refilling after a drain, launches that come late
- * because the host has no lead left — is the call's, up to its duration.
- * The window closes at the start of the next call that waits for the GPU
- * after the host issued work again, at the latest at the end of the step
- * after the call's (which bounds what is held). */
+/* An allocation call's lead window (docs/ADVISE.md "alloc-churn"): until
+ * the host next waits for the GPU after issuing work again, at the latest
+ * the end of the step after the call's (which bounds what is held). */
 static void lead_window(const struct aproc *p, struct acall *c)
 {
 	c->until = NONE_T;

@@ -323,16 +323,14 @@ static const char *layer_class(struct stacks *s, const struct pyframe *f)
 	return frame_class(s, f);
 }
 
-/* The layer of own[i] when it is a module's `_call_impl` frame (the shim
- * reads the class of `self` there too): a module whose forward is not a
- * method of its class — torch.compile's OptimizedModule, whose `forward` is
- * dynamo's `_fn` — has no forward frame, and torch.profiler's module
- * hierarchy (with_modules) is made of these frames.  NULL when the next
- * module frame inward (own[] is innermost first) is this module's own
- * forward frame, which names the layer already: a layer counts once.  A
- * class is what tells the module apart, not the object (the shim reads no
- * identity): a module that calls another of its class's instances' forward
- * directly, not through __call__, would count once — torch's modules do not. */
+/* The layer of own[i] when it is a module's `_call_impl` frame
+ * (docs/STACKS.md "Layers": a module with no forward frame of its own
+ * still counts); NULL when the next module frame inward (own[] is
+ * innermost first) is this module's own forward frame, which names the
+ * layer already.  A class tells the module apart, not the object (the shim
+ * reads no identity): a module that calls another of its class's
+ * instances' forward directly, not through __call__, would count once —
+ * torch's modules do not. */
 static const char *call_impl_layer(struct stacks *s, const struct pyframe *own, uint32_t i)
 {
 	if (!*own[i].cls || strcmp(last_component(own[i].func), "_call_impl")) return NULL;
