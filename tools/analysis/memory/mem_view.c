@@ -210,6 +210,13 @@ static int cmp_event(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+/* An allocation's site: its stack's, else "(no stack) CALL SIZE B". */
+static void site_label(char *buf, size_t n, const struct stack_view *sv, const char *call, uint64_t bytes)
+{
+	if (sv && sv->site && *sv->site) snprintf(buf, n, "%s", sv->site);
+	else snprintf(buf, n, "(no stack) %s %llu B", call, (unsigned long long)bytes);
+}
+
 /* The site index of an allocation event in series s (sites keyed by label). */
 static uint32_t site_of(struct mem_view *m, struct mem_series_view *s, strmap *idx, const struct mevent *e)
 {
@@ -223,11 +230,7 @@ static uint32_t site_of(struct mem_view *m, struct mem_series_view *s, strmap *i
 	}
 	enum mem_owner o = owner_of(name, sv, e->bytes);
 	char buf[512];
-	if (sv && sv->site && *sv->site)
-		snprintf(buf, sizeof(buf), "%s", sv->site);
-	else
-		snprintf(buf, sizeof(buf), "(no stack) %s %llu B", name && *name ? name : "(no call)",
-			 (unsigned long long)e->bytes);
+	site_label(buf, sizeof(buf), sv, name && *name ? name : "(no call)", e->bytes);
 	char key[600];
 	snprintf(key, sizeof(key), "%d|%s", (int)o, buf);
 	int is_new;
@@ -381,18 +384,8 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 	s->growth = slope_of(counted, sx, sy, sxx, sxy, syy);
 	s->grows = s->growth.n >= 3 && s->growth.slope > 0 && s->growth.slope > s->growth.bound;
 	memcpy(s->owner_end, owner_level, sizeof(owner_level));
-	/* the rest of the trace, for each site's level at the end */
-	for (; i < n; i++) {
-		const struct mevent *e = &ev[i];
-		if (e->site == UINT32_MAX) continue;
-		int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
-		s->sites[e->site].level += d;
-		s->owner_end[s->sites[e->site].owner] += d;
-		if (i == peak_i) {
-			for (size_t j = 0; j < s->nsites; j++) s->sites[j].at_peak = s->sites[j].level;
-			memcpy(s->owner_at_peak, s->owner_end, sizeof(s->owner_end));
-		}
-	}
+	/* the rest of the trace, for each site's and owner's level at the end */
+	for (; i < n; i++) apply_event(s, ev, i, peak_i, &level, s->owner_end);
 	/* the failures' walk indexes the sites by the events' site: they
 	 * are sorted after it (mem_view_finish) */
 	u64map_free(&live);
@@ -481,10 +474,7 @@ static int live_from_table(struct mem_view *m, struct mem_failure *out, uint64_t
 			const struct stack_view *sv =
 				a->stack_id && m->stk ? stacks_view(m->stk, a->stack_id, a->pid, a->tid) : NULL;
 			t->owner = owner_of(name, sv, a->size ? a->size : a->allocs ? a->bytes / a->allocs : 0);
-			if (sv && sv->site && *sv->site)
-				snprintf(buf, sizeof(buf), "%s", sv->site);
-			else
-				snprintf(buf, sizeof(buf), "(no stack) %s %llu B", name, (unsigned long long)a->size);
+			site_label(buf, sizeof(buf), sv, name, a->size);
 		}
 		char *label = xstrdup(buf);
 		VEC_PUSH(m->names, m->nnames, m->cnames, label);
