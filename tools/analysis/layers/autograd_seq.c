@@ -134,15 +134,14 @@ static uint32_t merge(struct autograd_seq *s, uint32_t a, uint32_t b)
 	return intern(s, (const char *const *)x->names, k);
 }
 
-void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
-			const char *(*own)(void *ctx, const char *str), void *ctx)
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src, struct stacks *stk)
 {
 	/* src's paths as s's */
 	uint32_t *as = xcalloc(src->npaths ? src->npaths : 1, sizeof(*as));
 	for (size_t k = 0; k < src->npaths; k++) {
 		const struct seq_path *p = &src->paths[k];
 		const char **names = xcalloc(p->n ? p->n : 1, sizeof(*names));
-		for (uint32_t i = 0; i < p->n; i++) names[i] = own(ctx, p->names[i]);
+		for (uint32_t i = 0; i < p->n; i++) names[i] = stacks_intern(stk, p->names[i]);
 		as[k] = intern(s, names, p->n);
 		free(names);
 	}

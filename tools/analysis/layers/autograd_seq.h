@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "analysis/join/attribution.h"
+#include "analysis/stacks/stacks.h"
 
 struct autograd_seq;
 
@@ -48,9 +49,8 @@ void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backwar
 
 /* Adds src (the same ranges; the time shards of `stats --threads`) to s:
  * the ranges' states (common prefixes: the order does not matter) and the
- * backward work.  src's path strings are s's own through own(ctx, str)
- * (they die with src's stacks). */
-void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
-			const char *(*own)(void *ctx, const char *str), void *ctx);
+ * backward work.  src's path strings are interned in stk, s's stacks
+ * (they die with src's). */
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src, struct stacks *stk);
 
 #endif

@@ -86,11 +86,6 @@ void layer_attr_call(struct layer_attr *la, const struct launch_call *c)
 	autograd_seq_forward(la->seq, c->pid, c->tid, c->s, v ? v->layers : NULL, v ? v->nlayers : 0);
 }
 
-static const char *own_str(void *ctx, const char *str)
-{
-	return stacks_intern(ctx, str);
-}
-
 void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *r)
 {
 	/* every slice read every stack: la takes src's when it has none (it
@@ -103,7 +98,7 @@ void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *
 	stacks_set_reader(la->stk, r);
 	stack_work_merge(la->sw, src->sw);
 	stack_work_merge(la->captured, src->captured);
-	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, own_str, la->stk);
+	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, la->stk);
 	if (la->lrg && src->lrg) layer_ranges_merge(la->lrg, src->lrg);
 }
 
