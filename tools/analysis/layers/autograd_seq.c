@@ -263,8 +263,7 @@ static u64map *seq_map(struct seq_table *t, uint32_t pid, int insert)
 	return &t->maps[*slot - 1];
 }
 
-void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backward_thread, autograd_seq_work_fn cb,
-			  void *ctx)
+void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_backward_fn cb, void *ctx)
 {
 	struct seq_table t;
 	memset(&t, 0, sizeof(t));
@@ -277,7 +276,7 @@ void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backwar
 			const struct attr_range r = attribution_range(s->a, (uint32_t)i);
 			if (r.kind != GP_NVTX_PUSHPOP) continue;
 			int64_t seq = range_seq(s, (uint32_t)i);
-			if (seq < 0 || backward_thread(ctx, r.pid, r.tid)) continue;
+			if (seq < 0 || layers_autograd_thread(stacks_thread_name(stk, r.pid, r.tid))) continue;
 			uint32_t st = forward_state(s, (uint32_t)i);
 			int layer = st >= ST_PATH && s->paths[st - ST_PATH].n > 0;
 			if (round == 0 && !layer) continue;

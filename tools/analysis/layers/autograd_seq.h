@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "analysis/join/attribution.h"
-#include "analysis/stacks/stacks.h"
+#include "analysis/layers/layers.h"
 
 struct autograd_seq;
 
@@ -38,14 +38,10 @@ void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
  * keeps it). */
 int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, uint64_t ns);
 
-/* Which threads are backward threads (their ranges are not forward op
- * ranges). */
-typedef int (*autograd_seq_thread_fn)(void *ctx, uint32_t pid, uint32_t tid);
-/* Backward work kept: cb once per backward range with its path (n 0:
- * unattributed), its kernel time and kernels. */
-typedef void (*autograd_seq_work_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
-void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backward_thread, autograd_seq_work_fn cb,
-			  void *ctx);
+/* Backward work kept: cb once per backward range.  stk names the threads:
+ * a backward thread's (layers_autograd_thread) ranges are not forward op
+ * ranges. */
+void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_backward_fn cb, void *ctx);
 
 /* Adds src (the same ranges; the time shards of `stats --threads`) to s:
  * the ranges' states (common prefixes: the order does not matter) and the

@@ -108,12 +108,6 @@ struct resolve {
 	void *ctx;
 };
 
-static int seq_backward_thread(void *arg, uint32_t pid, uint32_t tid)
-{
-	struct resolve *rs = arg;
-	return layers_autograd_thread(stacks_thread_name(rs->la->stk, pid, tid));
-}
-
 static void seq_work(void *arg, const char *const *fwd, uint32_t n, uint64_t ns, uint64_t kernels)
 {
 	struct resolve *rs = arg;
@@ -164,7 +158,7 @@ uint64_t layer_attr_resolve(struct layer_attr *la, layer_attr_fn cb, void *ctx)
 			emit(&rs, v, LAYERS_GRAPH_REPLAY, &graph);
 		}
 	}
-	if (la->seq) autograd_seq_resolve(la->seq, seq_backward_thread, seq_work, &rs);
+	if (la->seq) autograd_seq_resolve(la->seq, la->stk, seq_work, &rs);
 	if (la->lrg) layer_ranges_resolve(la->lrg, seq_work, &rs);
 	return layer_stacks;
 }

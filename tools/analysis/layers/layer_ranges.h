@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "analysis/join/attribution.h"
+#include "analysis/layers/layers.h"
 
 #define LAYER_RANGE_PREFIX "gpuprof.backward "
 #define LAYER_RANGE_SEP " > "
@@ -43,8 +44,7 @@ int layer_ranges_backward(struct layer_ranges *lr, uint32_t pid, uint32_t tid, u
 void layer_ranges_merge(struct layer_ranges *lr, const struct layer_ranges *src);
 
 /* cb once per range name with kernels: its PATH split at " > " (strings
- * live as long as lr), its kernel time and kernels. */
-typedef void (*layer_ranges_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
-void layer_ranges_resolve(struct layer_ranges *lr, layer_ranges_fn cb, void *ctx);
+ * live as long as lr). */
+void layer_ranges_resolve(struct layer_ranges *lr, layers_backward_fn cb, void *ctx);
 
 #endif

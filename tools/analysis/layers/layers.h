@@ -38,6 +38,10 @@ int layers_autograd_thread(const char *thread_name);
 /* Whether a launch with stack view v is backward work: its path is the
  * LAYERS_BACKWARD_UNATTRIBUTED row (v NULL: no). */
 int layers_backward(const struct stack_view *v);
+/* Backward work of one range or range name, given to a path by
+ * autograd_seq.h or layer_ranges.h: path[0..n) (n 0: unattributed), its
+ * kernel time and kernels. */
+typedef void (*layers_backward_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
 
 struct layer_node {
 	const char *name;
