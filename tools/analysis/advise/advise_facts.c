@@ -1103,19 +1103,14 @@ static void close_windows(struct adv_facts *f, struct aproc *p, const struct aop
 	}
 }
 
-/* ops in cmp_aop order: the prefix the last sweep left sorted merged with
- * the operations added since, sorted (equal keys: the prefix's first, as a
- * stable sort of the whole): sorting all of them at every sweep was a
- * tenth of advise's time */
-static void sort_ops(struct aproc *p)
-{
-	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
-	p->nsorted = p->nops;
-}
-
 static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 {
-	sort_ops(p);
+	/* ops in cmp_aop order: the prefix the last sweep left sorted merged
+	 * with the operations added since, sorted (equal keys: the prefix's
+	 * first, as a stable sort of the whole): sorting all of them at every
+	 * sweep was a tenth of advise's time */
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
 	if (p->ncalls > 1) qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_acall);
 	p->c0 = 0;
 	size_t i;

@@ -75,19 +75,12 @@ struct mem_view *mem_view_new(gp_reader *r, struct stacks *stk)
 	return m;
 }
 
-/* A device allocation call (libprof's gp_alloc.h: not a host or managed
- * one). */
-static int is_device_alloc(const gp_rec_api *a)
-{
-	return gp_alloc_on_device(gp_alloc_kind(a->domain, a->cbid));
-}
-
 void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_record *rec)
 {
 	switch (rec->type) {
 	case GP_REC_API: {
 		const gp_rec_api *a = &rec->u.api;
-		if (!is_device_alloc(a)) break;
+		if (!gp_alloc_on_device(gp_alloc_kind(a->domain, a->cbid))) break; /* a host or managed one */
 		if (a->tid) tid = a->tid;
 		if (a->status == GP_ALLOC_STATUS_OOM) {
 			struct fcall f = { pid, tid, a->stack_id, a->name_id, a->start_ns, a->end_ns, a->correlation_id, a->status,
