@@ -312,7 +312,6 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 			*u64map_get(&live, e->addr, MAP_INSERT) = i + 1;
 			s->allocs++;
 			s->sites[e->site].allocs++;
-			s->sites[e->site].bytes_allocated += e->bytes;
 		} else {
 			uint64_t *a = u64map_get(&live, e->addr, MAP_FIND);
 			if (!a) { e->site = UINT32_MAX; s->frees++; continue; } /* allocated before the trace */
@@ -361,9 +360,8 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 		sx += x; sy += y; sxx += x * x; sxy += x * y; syy += y * y;
 		for (size_t j = 0; j < s->nsites; j++) {
 			struct mem_site *t = &s->sites[j];
-			if (counted == 0) t->first_end = t->level;
-			else if (t->level < t->last_end) t->never_falls = 0;
-			else if (t->level > t->last_end) t->rises++;
+			if (counted && t->level < t->last_end) t->never_falls = 0;
+			else if (counted && t->level > t->last_end) t->rises++;
 			t->last_end = t->level;
 			slope_add(t, x, (double)t->level);
 		}

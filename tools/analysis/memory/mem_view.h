@@ -39,10 +39,10 @@ struct mem_step_row { int64_t number; int counted; int64_t start, peak, end; };
 struct mem_site {
 	char *label;                 /* the site ("(no stack) ..." without one) */
 	enum mem_owner owner;
-	uint64_t allocs, frees, bytes_allocated;
+	uint64_t allocs, frees;
 	int64_t level;               /* scratch while walking; after finish: held at the trace's end */
 	int64_t at_peak;             /* held at the series' peak */
-	int64_t first_end, last_end; /* held at the first and last counted step's end */
+	int64_t last_end;            /* held at the last counted step's end so far */
 	int never_falls;             /* held-at-step-end never fell over the counted steps */
 	size_t rises;                /* counted steps whose end held more than the one before's */
 	struct mem_slope growth;

@@ -24,7 +24,7 @@ struct symfile {
 	int ok;
 	struct load *loads; size_t nloads;
 	struct sym *syms; size_t nsyms;
-	char *strtab; uint64_t strsz;
+	char *strtab;
 	char **demangled;   /* per symbol, filled on first lookup */
 };
 
@@ -128,7 +128,7 @@ static int load_symtab(struct symfile *f, int fd, uint64_t fsize, const Elf64_Sh
 	}
 	qsort(syms, n, sizeof(*syms), cmp_sym);
 	f->syms = syms; f->nsyms = n;
-	f->strtab = strtab; f->strsz = str->sh_size;
+	f->strtab = strtab;
 	f->demangled = xcalloc(n, sizeof(char *));
 	return 0;
 }
