@@ -760,25 +760,6 @@ static int copy_cause(const struct adet *d, uint64_t *bytes_small)
 	return -1;
 }
 
-/* The PM series `name` of pid/dev (sorted by counters_finish), NULL none. */
-static const struct cseries *pm_series(const struct counters *c, const char *name, uint32_t pid, uint32_t dev)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].pid == pid && c->v[i].dev == dev && !strcmp(c->v[i].name, name)) return &c->v[i];
-	return NULL;
-}
-
-/* Mean of the samples with s <= t <= e, -1 none. */
-static double series_mean(const struct cseries *q, uint64_t s, uint64_t e)
-{
-	if (!q) return -1;
-	size_t lo = FIRST_WHERE(k, q->n, q->s[k].t >= s);
-	double sum = 0;
-	size_t n = 0;
-	for (size_t i = lo; i < q->n && q->s[i].t <= e; i++) { sum += q->s[i].v; n++; }
-	return n ? sum / (double)n : -1;
-}
-
 static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_op *op, const struct adet *d,
 			 int have_d, struct aop *o)
 {
@@ -795,8 +776,7 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
 		tally(f, p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
 		struct adv_group *g = &p->out.groups[o->gfp];
-		const struct cseries *q = pm_series(&f->pre->ctr, "pm.tensor_active_pct", p->out.pid, op->device);
-		double pm = series_mean(q, op->s, op->e);
+		double pm = counters_mean(&f->pre->ctr, "pm.tensor_active_pct", p->out.pid, op->device, op->s, op->e);
 		if (pm >= 0 && counted(p, o->step)) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
 	}
 	const gp_rec_device *dev = devprops_get(&f->pre->dp, p->out.pid, op->device);
@@ -814,8 +794,7 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	tally(f, p, (enum adv_cause)cause, o->step, gi, op->s, 1, dur, 0);
 	if (cause != AC_UNDERPAR) return;
 	double cov = (double)d->blocks / (double)dev->sm_count;
-	const struct cseries *q = pm_series(&f->pre->ctr, "pm.sm_active_pct", p->out.pid, op->device);
-	double pm = series_mean(q, op->s, op->e);
+	double pm = counters_mean(&f->pre->ctr, "pm.sm_active_pct", p->out.pid, op->device, op->s, op->e);
 	if (pm >= 0) {
 		if (counted(p, o->step)) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
 		/* measured activity above the grid's coverage: the conservative one */

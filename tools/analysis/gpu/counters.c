@@ -196,10 +196,12 @@ double counters_mean(const struct counters *c, const char *name, uint32_t pid, u
 	for (size_t i = 0; i < c->n; i++) {
 		const struct cseries *q = &c->v[i];
 		if (q->pid != pid || q->dev != dev || strcmp(q->name, name)) continue;
+		/* in time order: from the first that ends at s or later (advise asks
+		 * once per kernel) */
 		size_t m = q->width ? q->nb : q->n;
-		for (size_t j = 0; j < m; j++) {
+		for (size_t j = FIRST_WHERE(k, m, series_at(q, k).t1 >= s); j < m; j++) {
 			struct cbucket b = series_at(q, j);
-			if (b.t1 < s || b.t0 > e) continue;
+			if (b.t0 > e) break;
 			if (b.t0 >= s && b.t1 <= e) { sum += b.sum; n += (double)b.n; continue; }
 			/* across an edge: the share of its samples' time inside */
 			uint64_t lo = b.t0 > s ? b.t0 : s, hi = b.t1 < e ? b.t1 : e;
