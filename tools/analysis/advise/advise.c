@@ -120,7 +120,7 @@ static void records_typical(struct judge *j, struct adv_finding *x, enum adv_cau
 	for (size_t k = 0; k < sp->nrows; k++) {
 		uint64_t v = j->p->step_cost[c][k];
 		const struct step_row *w = &sp->rows[k];
-		if (!v || w->warmup || w->partial || w->unrecorded) continue;
+		if (!v || !step_counted(w, 0)) continue;
 		double d = fabs((double)v - mean);
 		if (best < 0 || d < best) { best = d; at = k; }
 	}
@@ -539,7 +539,7 @@ static void records_most(struct judge *j, struct adv_finding *x, int b)
 	uint64_t best = 0;
 	for (size_t k = 0; k < sp->nrows; k++) {
 		const struct step_row *w = &sp->rows[k];
-		if (w->warmup || w->partial || w->unrecorded || w->bucket[b] <= best) continue;
+		if (!step_counted(w, 0) || w->bucket[b] <= best) continue;
 		best = w->bucket[b];
 		x->step_number = w->number;
 		x->since_ns = w->s - j->base;

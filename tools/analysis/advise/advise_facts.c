@@ -295,16 +295,11 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 }
 
 /* ------------------------------------------------------------ new/free */
-static int row_counted(const struct step_row *w)
-{
-	return !w->partial && !w->unrecorded && !w->warmup;
-}
-
 /* Whether row k (NO_STEP: none) is counted (the flags step_summarize set,
  * for the whole trace's facts, before any slice's) */
 static int counted(const struct aproc *p, uint32_t k)
 {
-	return k != NO_STEP && row_counted(&p->out.sp->rows[k]);
+	return k != NO_STEP && step_counted(&p->out.sp->rows[k], 0);
 }
 
 /* The per-row arrays hold n rows from row0 (more than before: new rows empty). */
@@ -379,7 +374,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		rows_grow(p, part ? 0 : n);
 		for (size_t k = 0; !part && k < n; k++) {
 			const struct step_row *w = &sp->rows[k];
-			if (!row_counted(w)) continue;
+			if (!step_counted(w, 0)) continue;
 			p->out.ncounted++;
 			p->out.wall += w->e - w->s;
 			p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];

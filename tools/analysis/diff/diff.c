@@ -19,11 +19,6 @@ const char *const diff_table_names[DT_COUNT] = {
 	"diff_copies",
 };
 
-static int counted(const struct step_row *w, int keep)
-{
-	return !w->partial && !w->unrecorded && (keep || !w->warmup);
-}
-
 static int numbered(const struct steps_proc *p)
 {
 	if (!p->plan || p->plan->method != STEP_NVTX) return 0;
@@ -56,7 +51,7 @@ void diff_align(struct diff_pair *d, int keep)
 		for (size_t i = 0; i < nr; i++) {
 			const struct steps_proc *p = run_of(d, i)->p;
 			for (size_t k = 0; k < p->nrows; k++)
-				if (counted(&p->rows[k], keep)) {
+				if (step_counted(&p->rows[k], keep)) {
 					uint64_t *c = u64map_get(&in, (uint64_t)p->rows[k].number, MAP_INSERT);
 					if (++*c == nr) common++;
 				}
@@ -68,7 +63,7 @@ void diff_align(struct diff_pair *d, int keep)
 		struct diff_run *x = run_of(d, i);
 		for (size_t k = 0; k < x->p->nrows; k++) {
 			const struct step_row *w = &x->p->rows[k];
-			if (!counted(w, keep)) continue;
+			if (!step_counted(w, keep)) continue;
 			if (by_number && *u64map_get(&in, (uint64_t)w->number, MAP_FIND) != nr) continue;
 			x->rows[x->n++] = w;
 			if (w->number < lo) lo = w->number;
