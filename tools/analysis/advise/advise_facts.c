@@ -28,8 +28,6 @@
 #define SWEEP_BATCH 65536           /* ...unless this many operations wait */
 #define FLOOR_BIN_NS 100ull         /* launch-latency gaps, histogram of 100 ns bins */
 #define FLOOR_BINS 200
-#define STACK_MAP_MAX ((size_t)1 << 20)
-#define STACK_MAP_AGE_NS 10000000000ull
 
 /* ------------------------------------------------------------ first pass */
 void adv_pre_init(struct adv_pre *pre, gp_reader *r)
@@ -243,9 +241,6 @@ struct adv_facts {
 	struct adet *det; size_t ndet, cdet;
 	size_t *det_free; size_t nfree, cfree;
 	u64map det_idx;
-	/* launch calls with a stack: (pid, corr) -> stack id | time bucket << 32 */
-	u64map call_stack;
-	size_t call_stack_clean;
 	u64map kidx;                  /* kernel name id -> its kinfo + 1 */
 	struct kinfo *kinfo; size_t nkinfo, ckinfo;
 	uint32_t *idbuf; size_t cidbuf;
@@ -353,7 +348,6 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 	u64map_init(&f->pid2p);
 	u64map_init(&f->name_cls);
 	u64map_init(&f->det_idx);
-	u64map_init(&f->call_stack);
 	u64map_init(&f->kidx);
 	f->np = steps_nprocs(st);
 	f->p = xcalloc(f->np ? f->np : 1, sizeof(*f->p));
@@ -433,7 +427,7 @@ void adv_facts_free(struct adv_facts *f)
 	for (size_t i = 0; i < f->nstrs; i++) free(f->strs[i]);
 	free(f->strs);
 	free(f->det); free(f->det_free); free(f->idbuf);
-	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx); u64map_free(&f->call_stack);
+	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx);
 	u64map_free(&f->kidx);
 	free(f->kinfo);
 	kernel_names_free(&f->kn);
@@ -644,24 +638,6 @@ static int det_take(struct adv_facts *f, const struct gpu_op *op, struct adet *o
 	return ok;
 }
 
-static uint64_t call_key(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
-
-/* Forgets the stacks of launch calls older than STACK_MAP_AGE_NS whose
- * operation never came (a windowed trace, a failed launch). */
-static void call_stack_clean(struct adv_facts *f)
-{
-	u64map *m = &f->call_stack;
-	if (m->n < STACK_MAP_MAX || m->n < 2 * f->call_stack_clean) return;
-	uint64_t old = f->now > STACK_MAP_AGE_NS ? (f->now - STACK_MAP_AGE_NS) >> 24 : 0;
-	uint64_t *drop = NULL;
-	size_t nd = 0, cd = 0;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i] && (m->slot[i].val >> 32) < old) VEC_PUSH(drop, nd, cd, m->slot[i].key);
-	for (size_t i = 0; i < nd; i++) u64map_del(m, drop[i]);
-	free(drop);
-	f->call_stack_clean = m->n;
-}
-
 static void note_held(struct aproc *p)
 {
 	uint64_t n = p->nops + p->ncalls + p->nrun;
@@ -692,14 +668,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	if (!p) return;
 	uint64_t e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
 	if (e - a->start_ns > f->max_call_dur) f->max_call_dur = e - a->start_ns;
-	if (a->stack_id) {
-		*u64map_get(&p->last_stack, tid, MAP_INSERT) = a->stack_id;
-		if (a->correlation_id) {
-			*u64map_get(&f->call_stack, call_key(pid, a->correlation_id), MAP_INSERT) =
-				a->stack_id | ((a->start_ns >> 24) << 32);
-			call_stack_clean(f);
-		}
-	}
+	if (a->stack_id) *u64map_get(&p->last_stack, tid, MAP_INSERT) = a->stack_id;
 	uint64_t *cls = u64map_get(&f->name_cls, a->name_id, MAP_INSERT);
 	if (*cls == NC_UNSEEN) *cls = (uint64_t)name_class(tool_str(f->r, a->name_id));
 	if (*cls == NC_OTHER) return;
@@ -815,11 +784,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	/* the attribution rule: an operation belongs to the step its launch call started in */
 	o.step = op->has_call ? step_of(p, op->call_s) : NO_STEP;
 	if (op->has_call) {
-		uint64_t *st = u64map_get(&f->call_stack, call_key(op->pid, op->corr), MAP_FIND);
-		if (st) {
-			o.stack_id = (uint32_t)*st;
-			if (!op->graph) u64map_del(&f->call_stack, call_key(op->pid, op->corr));
-		}
+		o.stack_id = op->stack_id; /* the launch call's (the join's) */
 		if (o.step != NO_STEP) o.phase = phase_of(f, p, op->tid, op->call_s);
 	}
 	uint64_t dur = op->e - op->s;
