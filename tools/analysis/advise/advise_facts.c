@@ -1155,6 +1155,12 @@ void adv_facts_summarize(struct adv_facts *f)
 }
 
 /* ------------------------------------------------------------ slices */
+/* The counts of struct adv_proc a slice's engine zeroes at its mark and
+ * adds to the sum's (adv_facts_take): one list for the two. */
+#define PROC_SUMS(X)                                                                                 \
+	X(kernels) X(short_kernels) X(kernels_called) X(short_hta) X(launches) X(launched_ns)       \
+	X(kernel_ns_all) X(kernel_ns_in_steps) X(gpu_side_discarded_ns) X(unexplained_idle_ns) X(late_ops)
+
 int adv_facts_lost(const struct adv_facts *f)
 {
 	for (size_t i = 0; i < f->np; i++)
@@ -1203,10 +1209,10 @@ void adv_facts_mark(struct adv_facts *f)
 			p->gseq[g] = 0;
 		}
 		p->nseq = 0;
-		o->kernels = o->short_kernels = o->kernels_called = o->short_hta = 0;
-		o->launches = o->launched_ns = o->kernel_ns_all = o->kernel_ns_in_steps = 0;
+#define ZERO(x) o->x = 0;
+		PROC_SUMS(ZERO)
+#undef ZERO
 		memset(p->floor_hist, 0, sizeof(p->floor_hist));
-		o->gpu_side_discarded_ns = o->unexplained_idle_ns = o->late_ops = 0;
 		o->held_max = p->nops + p->ncalls + p->nrun;
 	}
 }
@@ -1367,18 +1373,10 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			}
 		}
 		free(by);
-		o->kernels += q->kernels;
-		o->short_kernels += q->short_kernels;
-		o->kernels_called += q->kernels_called;
-		o->short_hta += q->short_hta;
-		o->launches += q->launches;
-		o->launched_ns += q->launched_ns;
-		o->kernel_ns_all += q->kernel_ns_all;
-		o->kernel_ns_in_steps += q->kernel_ns_in_steps;
+#define ADD(x) o->x += q->x;
+		PROC_SUMS(ADD)
+#undef ADD
 		for (int k = 0; k <= FLOOR_BINS; k++) d->floor_hist[k] += s->floor_hist[k];
-		o->gpu_side_discarded_ns += q->gpu_side_discarded_ns;
-		o->unexplained_idle_ns += q->unexplained_idle_ns;
-		o->late_ops += q->late_ops;
 		if (q->held_max > o->held_max) o->held_max = q->held_max;
 	}
 	adv_facts_mark(part);
