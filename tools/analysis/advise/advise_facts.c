@@ -9,7 +9,6 @@
  * current busy stretch wait in `run` until the stretch ends (run_end()). */
 #include "analysis/advise/advise_facts.h"
 
-#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

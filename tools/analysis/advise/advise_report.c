@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/tool.h"
 #include "common/util.h"
