@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "gp_alloc.h"
-#include "analysis/steps/steps.h"
 #include "common/tool.h"
 #include "common/util.h"
 
