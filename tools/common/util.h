@@ -79,6 +79,18 @@ int u64map_del(u64map *m, uint64_t key);
  * in m (which holds index + 1), appended as a copy of *init the first time.
  * Valid until arr grows. */
 #define VEC_KEYED(m, key, arr, n, cap, init) vec_keyed((m), (key), (void **)&(arr), &(n), &(cap), sizeof(*(arr)), (init))
+/* Binary search: the first i in [0, n) where `pred`, an expression of i
+ * that is false and then true over the range, is true; n when none. */
+#define FIRST_WHERE(i, n, pred)                                          \
+	({                                                               \
+		size_t i##_lo = 0, i##_hi = (n);                         \
+		while (i##_lo < i##_hi) {                                \
+			size_t i = i##_lo + (i##_hi - i##_lo) / 2;       \
+			if (pred) i##_hi = i;                            \
+			else i##_lo = i + 1;                             \
+		}                                                        \
+		i##_lo;                                                  \
+	})
 void *vec_keyed(u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap, size_t esz, const void *init);
 
 /* string -> index map; keys are copied. */

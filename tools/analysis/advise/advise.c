@@ -21,7 +21,8 @@ const char *const adv_rule_names[AR_COUNT] = {
 };
 const char *const adv_severity_names[4] = { "info", "low", "medium", "high" };
 
-enum adv_severity adv_severity_of(double pct)
+/* The severity of a saving of `pct` % of the step time. */
+static enum adv_severity severity_of(double pct)
 {
 	return pct >= ADV_SEV_HIGH_PCT ? SEV_HIGH : pct >= ADV_SEV_MEDIUM_PCT ? SEV_MEDIUM :
 	       pct >= ADV_SEV_LOW_PCT ? SEV_LOW : SEV_INFO;
@@ -106,7 +107,7 @@ static void figures(struct judge *j, struct adv_finding *x, double cost, int has
 	x->has_saving = has;
 	x->saving_ns = has ? per_step(j, saving) : 0;
 	x->saving_pct = has ? pct(j, saving) : 0;
-	x->sev = has ? adv_severity_of(x->saving_pct) : sev_if_none;
+	x->sev = has ? severity_of(x->saving_pct) : sev_if_none;
 }
 
 /* The records of a counted step whose cost for `c` is closest to the mean
@@ -119,7 +120,7 @@ static void records_typical(struct judge *j, struct adv_finding *x, enum adv_cau
 	for (size_t k = 0; k < sp->nrows; k++) {
 		uint64_t v = j->p->step_cost[c][k];
 		const struct step_row *w = &sp->rows[k];
-		if (!v || w->warmup || w->partial || w->unrecorded) continue;
+		if (!v || !step_counted(w, 0)) continue;
 		double d = fabs((double)v - mean);
 		if (best < 0 || d < best) { best = d; at = k; }
 	}
@@ -538,7 +539,7 @@ static void records_most(struct judge *j, struct adv_finding *x, int b)
 	uint64_t best = 0;
 	for (size_t k = 0; k < sp->nrows; k++) {
 		const struct step_row *w = &sp->rows[k];
-		if (w->warmup || w->partial || w->unrecorded || w->bucket[b] <= best) continue;
+		if (!step_counted(w, 0) || w->bucket[b] <= best) continue;
 		best = w->bucket[b];
 		x->step_number = w->number;
 		x->since_ns = w->s - j->base;

@@ -3,14 +3,8 @@
  * what happens, where, its cost per step, what to change, an estimated
  * saving per step with the reasoning, and the records to look at.
  *
- * Severity follows the estimated saving's share of the step time (XProf's
- * input-bound bands: 5 % "moderately", 20 % "highly"):
- *   high    >= 20 %     medium  >= 5 %     low  >= 1 %     info  below,
- * and for the findings whose saving is not estimated (host-gaps,
- * low-occupancy, anything only outside the counted steps) at most low/info
- * as each rule says.  So a job that is GPU-bound and keeps its GPU fed gets
- * nothing above info.  Findings are ranked by estimated saving, then cost;
- * out-of-memory (the job failed) before all. */
+ * Severity (the bands below) and the ranking: docs/ADVISE.md, its
+ * opening. */
 #ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_H
 #define GPUPROF_ANALYSIS_ADVISE_ADVISE_H
 
@@ -143,7 +137,5 @@ const char *advise_nothing_judged(const struct adv_result *res);
 /* base: the trace start (header start_trace_ns), for the record pointers. */
 void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *out);
 void advise_result_free(struct adv_result *res);
-/* The severity of a saving of `pct` % of the step time. */
-enum adv_severity adv_severity_of(double pct);
 
 #endif

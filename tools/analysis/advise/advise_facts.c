@@ -9,7 +9,6 @@
  * current busy stretch wait in `run` until the stretch ends (run_end()). */
 #include "analysis/advise/advise_facts.h"
 
-#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +27,6 @@
 #define SWEEP_BATCH 65536           /* ...unless this many operations wait */
 #define FLOOR_BIN_NS 100ull         /* launch-latency gaps, histogram of 100 ns bins */
 #define FLOOR_BINS 200
-#define STACK_MAP_MAX ((size_t)1 << 20)
-#define STACK_MAP_AGE_NS 10000000000ull
 
 /* ------------------------------------------------------------ first pass */
 void adv_pre_init(struct adv_pre *pre, gp_reader *r)
@@ -118,7 +115,10 @@ void adv_pre_free(struct adv_pre *pre)
 }
 
 /* ------------------------------------------------------------ names */
-int adv_fp32_matrix_name(const char *name)
+/* Whether a kernel name is FP32 matrix work that does not use tensor cores
+ * (docs/ADVISE.md "fp32-matmul"): "sgemm" or xmma's all-FP32 type string,
+ * without a tensor-core marker. */
+static int fp32_matrix_name(const char *name)
 {
 	static const char *const tensor[] = { "tf32", "bf16", "f16", "fp16", "half", "tensorop", "s1688", "s16816",
 					      "h1688", "h16816", "hmma", "gmma", "e4m3", "e5m2", "i8" };
@@ -223,7 +223,7 @@ struct aproc {
 
 struct kinfo {
 	const char *name;             /* its display name (owned in strs) */
-	int fp32;                     /* adv_fp32_matrix_name */
+	int fp32;                     /* fp32_matrix_name */
 };
 
 struct adv_facts {
@@ -240,9 +240,6 @@ struct adv_facts {
 	struct adet *det; size_t ndet, cdet;
 	size_t *det_free; size_t nfree, cfree;
 	u64map det_idx;
-	/* launch calls with a stack: (pid, corr) -> stack id | time bucket << 32 */
-	u64map call_stack;
-	size_t call_stack_clean;
 	u64map kidx;                  /* kernel name id -> its kinfo + 1 */
 	struct kinfo *kinfo; size_t nkinfo, ckinfo;
 	uint32_t *idbuf; size_t cidbuf;
@@ -279,7 +276,7 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 	if (*slot) return &f->kinfo[*slot - 1];
 	struct kinfo k;
 	const char *full = kernel_name(&f->kn, name_id);
-	k.fp32 = adv_fp32_matrix_name(full);
+	k.fp32 = fp32_matrix_name(full);
 	/* nsys's short form of the demangled name (no return type, scope,
 	 * template arguments or parameters), at most KNAME_MAX characters */
 	char *s = short_name(full);
@@ -292,16 +289,11 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 }
 
 /* ------------------------------------------------------------ new/free */
-static int row_counted(const struct step_row *w)
-{
-	return !w->partial && !w->unrecorded && !w->warmup;
-}
-
 /* Whether row k (NO_STEP: none) is counted (the flags step_summarize set,
  * for the whole trace's facts, before any slice's) */
 static int counted(const struct aproc *p, uint32_t k)
 {
-	return k != NO_STEP && row_counted(&p->out.sp->rows[k]);
+	return k != NO_STEP && step_counted(&p->out.sp->rows[k], 0);
 }
 
 /* The per-row arrays hold n rows from row0 (more than before: new rows empty). */
@@ -355,7 +347,6 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 	u64map_init(&f->pid2p);
 	u64map_init(&f->name_cls);
 	u64map_init(&f->det_idx);
-	u64map_init(&f->call_stack);
 	u64map_init(&f->kidx);
 	f->np = steps_nprocs(st);
 	f->p = xcalloc(f->np ? f->np : 1, sizeof(*f->p));
@@ -370,19 +361,13 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		if (!part) step_summarize(sp, 0, &p->out.sum);
 		size_t n = sp->nrows;
 		if (part && opts->lead) { /* the rows that end after the lead-in's start */
-			size_t lo = 0, hi = n;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (sp->rows[mid].e <= opts->lead) lo = mid + 1;
-				else hi = mid;
-			}
-			p->row0 = lo;
+			p->row0 = FIRST_WHERE(k, n, sp->rows[k].e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
 		}
 		rows_grow(p, part ? 0 : n);
 		for (size_t k = 0; !part && k < n; k++) {
 			const struct step_row *w = &sp->rows[k];
-			if (!row_counted(w)) continue;
+			if (!step_counted(w, 0)) continue;
 			p->out.ncounted++;
 			p->out.wall += w->e - w->s;
 			p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
@@ -441,7 +426,7 @@ void adv_facts_free(struct adv_facts *f)
 	for (size_t i = 0; i < f->nstrs; i++) free(f->strs[i]);
 	free(f->strs);
 	free(f->det); free(f->det_free); free(f->idbuf);
-	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx); u64map_free(&f->call_stack);
+	u64map_free(&f->pid2p); u64map_free(&f->name_cls); u64map_free(&f->det_idx);
 	u64map_free(&f->kidx);
 	free(f->kinfo);
 	kernel_names_free(&f->kn);
@@ -460,12 +445,7 @@ uint64_t adv_facts_kernel_wait(const struct adv_facts *f) { return f->kernel_wai
 static uint32_t step_of(const struct aproc *p, uint64_t t)
 {
 	const struct steps_proc *sp = p->out.sp;
-	size_t lo = 0, hi = sp->nrows;
-	while (lo < hi) { /* first row starting after t */
-		size_t mid = lo + (hi - lo) / 2;
-		if (sp->rows[mid].s <= t) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, sp->nrows, sp->rows[k].s > t); /* the first row starting after t */
 	if (!lo) return NO_STEP;
 	const struct step_row *w = &sp->rows[lo - 1];
 	return t < w->e ? (uint32_t)(lo - 1) : NO_STEP;
@@ -657,24 +637,6 @@ static int det_take(struct adv_facts *f, const struct gpu_op *op, struct adet *o
 	return ok;
 }
 
-static uint64_t call_key(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
-
-/* Forgets the stacks of launch calls older than STACK_MAP_AGE_NS whose
- * operation never came (a windowed trace, a failed launch). */
-static void call_stack_clean(struct adv_facts *f)
-{
-	u64map *m = &f->call_stack;
-	if (m->n < STACK_MAP_MAX || m->n < 2 * f->call_stack_clean) return;
-	uint64_t old = f->now > STACK_MAP_AGE_NS ? (f->now - STACK_MAP_AGE_NS) >> 24 : 0;
-	uint64_t *drop = NULL;
-	size_t nd = 0, cd = 0;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->used[i] && (m->slot[i].val >> 32) < old) VEC_PUSH(drop, nd, cd, m->slot[i].key);
-	for (size_t i = 0; i < nd; i++) u64map_del(m, drop[i]);
-	free(drop);
-	f->call_stack_clean = m->n;
-}
-
 static void note_held(struct aproc *p)
 {
 	uint64_t n = p->nops + p->ncalls + p->nrun;
@@ -687,15 +649,9 @@ static void add_call(struct aproc *p, const struct acall *c)
 	note_held(p);
 }
 
-/* An allocation call's window runs past the first work issued after it
- * (docs/ADVISE.md "alloc-churn"): the host, delayed by the call (a cudaFree
- * that waited for the GPU: its whole lead of queued work lost), stays that
- * much later until it next waits for the GPU, so any GPU idle it causes
- * until then — the pipeline refilling after a drain, launches that come late
- * because the host has no lead left — is the call's, up to its duration.
- * The window closes at the start of the next call that waits for the GPU
- * after the host issued work again, at the latest at the end of the step
- * after the call's (which bounds what is held). */
+/* An allocation call's lead window (docs/ADVISE.md "alloc-churn"): until
+ * the host next waits for the GPU after issuing work again, at the latest
+ * the end of the step after the call's (which bounds what is held). */
 static void lead_window(const struct aproc *p, struct acall *c)
 {
 	c->until = NONE_T;
@@ -711,14 +667,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	if (!p) return;
 	uint64_t e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
 	if (e - a->start_ns > f->max_call_dur) f->max_call_dur = e - a->start_ns;
-	if (a->stack_id) {
-		*u64map_get(&p->last_stack, tid, MAP_INSERT) = a->stack_id;
-		if (a->correlation_id) {
-			*u64map_get(&f->call_stack, call_key(pid, a->correlation_id), MAP_INSERT) =
-				a->stack_id | ((a->start_ns >> 24) << 32);
-			call_stack_clean(f);
-		}
-	}
+	if (a->stack_id) *u64map_get(&p->last_stack, tid, MAP_INSERT) = a->stack_id;
 	uint64_t *cls = u64map_get(&f->name_cls, a->name_id, MAP_INSERT);
 	if (*cls == NC_UNSEEN) *cls = (uint64_t)name_class(tool_str(f->r, a->name_id));
 	if (*cls == NC_OTHER) return;
@@ -774,30 +723,6 @@ static int copy_cause(const struct adet *d, uint64_t *bytes_small)
 	return -1;
 }
 
-/* The PM series `name` of pid/dev (sorted by counters_finish), NULL none. */
-static const struct cseries *pm_series(const struct counters *c, const char *name, uint32_t pid, uint32_t dev)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].pid == pid && c->v[i].dev == dev && !strcmp(c->v[i].name, name)) return &c->v[i];
-	return NULL;
-}
-
-/* Mean of the samples with s <= t <= e, -1 none. */
-static double series_mean(const struct cseries *q, uint64_t s, uint64_t e)
-{
-	if (!q) return -1;
-	size_t lo = 0, hi = q->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (q->s[mid].t < s) lo = mid + 1;
-		else hi = mid;
-	}
-	double sum = 0;
-	size_t n = 0;
-	for (size_t i = lo; i < q->n && q->s[i].t <= e; i++) { sum += q->s[i].v; n++; }
-	return n ? sum / (double)n : -1;
-}
-
 static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_op *op, const struct adet *d,
 			 int have_d, struct aop *o)
 {
@@ -814,8 +739,7 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
 		tally(f, p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
 		struct adv_group *g = &p->out.groups[o->gfp];
-		const struct cseries *q = pm_series(&f->pre->ctr, "pm.tensor_active_pct", p->out.pid, op->device);
-		double pm = series_mean(q, op->s, op->e);
+		double pm = counters_mean(&f->pre->ctr, "pm.tensor_active_pct", p->out.pid, op->device, op->s, op->e);
 		if (pm >= 0 && counted(p, o->step)) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
 	}
 	const gp_rec_device *dev = devprops_get(&f->pre->dp, p->out.pid, op->device);
@@ -833,8 +757,7 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	tally(f, p, (enum adv_cause)cause, o->step, gi, op->s, 1, dur, 0);
 	if (cause != AC_UNDERPAR) return;
 	double cov = (double)d->blocks / (double)dev->sm_count;
-	const struct cseries *q = pm_series(&f->pre->ctr, "pm.sm_active_pct", p->out.pid, op->device);
-	double pm = series_mean(q, op->s, op->e);
+	double pm = counters_mean(&f->pre->ctr, "pm.sm_active_pct", p->out.pid, op->device, op->s, op->e);
 	if (pm >= 0) {
 		if (counted(p, o->step)) { g->pm_ns += (double)dur; g->pm_w += (double)dur * pm / 100; }
 		/* measured activity above the grid's coverage: the conservative one */
@@ -860,11 +783,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	/* the attribution rule: an operation belongs to the step its launch call started in */
 	o.step = op->has_call ? step_of(p, op->call_s) : NO_STEP;
 	if (op->has_call) {
-		uint64_t *st = u64map_get(&f->call_stack, call_key(op->pid, op->corr), MAP_FIND);
-		if (st) {
-			o.stack_id = (uint32_t)*st;
-			if (!op->graph) u64map_del(&f->call_stack, call_key(op->pid, op->corr));
-		}
+		o.stack_id = op->stack_id; /* the launch call's (the join's) */
 		if (o.step != NO_STEP) o.phase = phase_of(f, p, op->tid, op->call_s);
 	}
 	uint64_t dur = op->e - op->s;
@@ -1020,15 +939,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 {
 	const struct steps_proc *sp = p->out.sp;
 	uint32_t k = step_of(p, a);
-	if (k == NO_STEP) { /* the first row starting after a */
-		size_t lo = 0, hi = sp->nrows;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (sp->rows[mid].s <= a) lo = mid + 1;
-			else hi = mid;
-		}
-		k = (uint32_t)lo;
-	}
+	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, sp->rows[r].s > a); /* the first row starting after a */
 	for (; k < sp->nrows && sp->rows[k].s < b; k++) {
 		const struct step_row *w = &sp->rows[k];
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
@@ -1130,19 +1041,14 @@ static void close_windows(struct adv_facts *f, struct aproc *p, const struct aop
 	}
 }
 
-/* ops in cmp_aop order: the prefix the last sweep left sorted merged with
- * the operations added since, sorted (equal keys: the prefix's first, as a
- * stable sort of the whole): sorting all of them at every sweep was a
- * tenth of advise's time */
-static void sort_ops(struct aproc *p)
-{
-	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
-	p->nsorted = p->nops;
-}
-
 static void sweep(struct adv_facts *f, struct aproc *p, uint64_t T)
 {
-	sort_ops(p);
+	/* ops in cmp_aop order: the prefix the last sweep left sorted merged
+	 * with the operations added since, sorted (equal keys: the prefix's
+	 * first, as a stable sort of the whole): sorting all of them at every
+	 * sweep was a tenth of advise's time */
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_aop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
 	if (p->ncalls > 1) qsort(p->calls, p->ncalls, sizeof(*p->calls), cmp_acall);
 	p->c0 = 0;
 	size_t i;
@@ -1217,12 +1123,6 @@ void adv_facts_drain(struct adv_facts *f)
 	}
 }
 
-void adv_facts_finish(struct adv_facts *f)
-{
-	adv_facts_drain(f);
-	adv_facts_summarize(f);
-}
-
 void adv_facts_summarize(struct adv_facts *f)
 {
 	for (size_t i = 0; i < f->np; i++) {
@@ -1254,6 +1154,12 @@ void adv_facts_summarize(struct adv_facts *f)
 }
 
 /* ------------------------------------------------------------ slices */
+/* The counts of struct adv_proc a slice's engine zeroes at its mark and
+ * adds to the sum's (adv_facts_take): one list for the two. */
+#define PROC_SUMS(X)                                                                                 \
+	X(kernels) X(short_kernels) X(kernels_called) X(short_hta) X(launches) X(launched_ns)       \
+	X(kernel_ns_all) X(kernel_ns_in_steps) X(gpu_side_discarded_ns) X(unexplained_idle_ns) X(late_ops)
+
 int adv_facts_lost(const struct adv_facts *f)
 {
 	for (size_t i = 0; i < f->np; i++)
@@ -1302,10 +1208,10 @@ void adv_facts_mark(struct adv_facts *f)
 			p->gseq[g] = 0;
 		}
 		p->nseq = 0;
-		o->kernels = o->short_kernels = o->kernels_called = o->short_hta = 0;
-		o->launches = o->launched_ns = o->kernel_ns_all = o->kernel_ns_in_steps = 0;
+#define ZERO(x) o->x = 0;
+		PROC_SUMS(ZERO)
+#undef ZERO
 		memset(p->floor_hist, 0, sizeof(p->floor_hist));
-		o->gpu_side_discarded_ns = o->unexplained_idle_ns = o->late_ops = 0;
 		o->held_max = p->nops + p->ncalls + p->nrun;
 	}
 }
@@ -1466,18 +1372,10 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			}
 		}
 		free(by);
-		o->kernels += q->kernels;
-		o->short_kernels += q->short_kernels;
-		o->kernels_called += q->kernels_called;
-		o->short_hta += q->short_hta;
-		o->launches += q->launches;
-		o->launched_ns += q->launched_ns;
-		o->kernel_ns_all += q->kernel_ns_all;
-		o->kernel_ns_in_steps += q->kernel_ns_in_steps;
+#define ADD(x) o->x += q->x;
+		PROC_SUMS(ADD)
+#undef ADD
 		for (int k = 0; k <= FLOOR_BINS; k++) d->floor_hist[k] += s->floor_hist[k];
-		o->gpu_side_discarded_ns += q->gpu_side_discarded_ns;
-		o->unexplained_idle_ns += q->unexplained_idle_ns;
-		o->late_ops += q->late_ops;
 		if (q->held_max > o->held_max) o->held_max = q->held_max;
 	}
 	adv_facts_mark(part);

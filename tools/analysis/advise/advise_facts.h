@@ -15,45 +15,10 @@
  * time order — each API record through adv_facts_api, each GPU record through
  * adv_facts_gpu, both before the same record goes to the launch join
  * (opjoin.h), whose callback is adv_facts_op — with adv_facts_advance after
- * each record, then adv_facts_finish.
+ * each record, then adv_facts_drain and adv_facts_summarize.
  *
- * The GPU timeline of each process (all devices and streams, as the steps
- * buckets) is swept in time order once every operation launched before the
- * sweep point has arrived (opjoin_frontier) and the stream is past it by the
- * longest operation or call seen (at most 5 s).  Each idle gap is classified
- * as the steps analysis does (host wait / launch latency / other), and the
- * host-side idle (the GPU drained and the host had not issued the next work,
- * or was still issuing it) is given to one cause, in this order:
- *
- *  1. a blocking host call (synchronisation, blocking device-to-host copy,
- *     async copy from pageable memory, synchronous copy or set, allocation
- *     or free) that started before the idle time and whose "window" is
- *     still open — the window of a call [s, e) runs from s to the GPU start
- *     of the first operation launched at or after e (the host had to return
- *     before it could issue more); an allocation call's window runs on
- *     until the host next waits for the GPU after issuing work again (a
- *     "lead" window: the host stays that much later until then); a call
- *     takes at most its own duration;
- *  2. input: idle inside a step before the step's first launch call;
- *  3. host idle after the first launch (launch overhead or host work between
- *     launches; launch-bound when most kernels are shorter than their launch
- *     call).
- * Idle that no one takes ("other": queued work waiting on an event, another
- * stream or device) stays unexplained.
- *
- * GPU-side savings (FP32 matrix kernels on tensor cores, under-parallelised
- * kernels spread over all SMs) count only where the GPU was the bottleneck:
- * the kernels of a busy stretch of the timeline count when the stretch ended
- * with the host waiting for the GPU (a call that waits for the GPU — a
- * synchronisation, blocking copy or free — in progress when the GPU drained),
- * not when it ended because the host had not issued the next work yet (then
- * a faster kernel only lengthens the idle gap after it).
- *
- * Memory: the operations and calls not yet swept (the lag of GPU records
- * behind their calls in the file, as for the steps analysis), the calls
- * whose window is open, the GPU-side savings of the current busy stretch
- * (one entry per step and site), and per step a few figures (about 150
- * bytes) — never one entry per kernel of the trace. */
+ * How the sweep classifies idle time and hands it to causes, when GPU-side
+ * savings count, and what it holds: docs/ADVISE.md "What is measured". */
 #ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
 #define GPUPROF_ANALYSIS_ADVISE_ADVISE_FACTS_H
 
@@ -209,9 +174,8 @@ void adv_facts_gpu(struct adv_facts *f, uint32_t pid, const gp_record *rec);
 /* opjoin callback; ctx is the struct adv_facts */
 void adv_facts_op(void *ctx, const struct gpu_op *op);
 void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier);
-void adv_facts_finish(struct adv_facts *f);
-/* adv_facts_finish in two halves: the last sweep, then the figures over
- * the steps (for a sum of slices: adv_facts_take, then summarize). */
+/* The last sweep, then the figures over the steps (for a sum of slices:
+ * adv_facts_take between the two). */
 void adv_facts_drain(struct adv_facts *f);
 void adv_facts_summarize(struct adv_facts *f);
 
@@ -242,11 +206,5 @@ struct stacks *adv_facts_stacks(const struct adv_facts *f);
 const struct mem_view *adv_facts_mem(const struct adv_facts *f);
 const struct attribution *adv_facts_attribution(const struct adv_facts *f);
 uint64_t adv_facts_kernel_wait(const struct adv_facts *f);
-
-/* Whether a kernel name is FP32 matrix work that does not use tensor cores
- * (docs/ADVISE.md "fp32-matmul"): cuBLAS/CUTLASS/cuDNN names with "sgemm" or
- * xmma's all-FP32 type string "f32f32_f32f32_f32", without a tensor-core
- * marker (tf32, bf16, f16, tensorop, s1688, s16816, hmma, gmma). */
-int adv_fp32_matrix_name(const char *name);
 
 #endif

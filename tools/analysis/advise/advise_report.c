@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/tool.h"
 #include "common/util.h"
@@ -153,26 +152,20 @@ static void print_text(FILE *out, const char *path, const struct adv_result *res
 	int stacks = 0;
 	for (size_t i = 0; i < res->n && !stacks; i++)
 		for (size_t k = 0; k < res->v[i].nsites && !stacks; k++) stacks = res->v[i].sites[k].stack != NULL;
-	char *note = NULL;
-	size_t note_len = 0;
-	FILE *nf = open_memstream(&note, &note_len);
-	if (nf) {
-		fputs(" Saving: how much shorter the step would be with that change alone (estimates do not add up:\n"
-		      "   two can count the same idle time).  Cost: the time the cause takes per step whether or not\n"
-		      "   the step waits for it (the host blocked in the calls, the GPU in the kernels); costs overlap\n"
-		      "   each other and the GPU's work, so they can add up to more than 100 % and a large cost can\n"
-		      "   save little (docs/ADVISE.md).\n", nf);
-		if (!stacks)
-			fputs(" Where: the trace has no call stacks, so calls are named by their API (cudaStreamSynchronize)\n"
-			      "   and kernels by name; gpuprof run --stacks records the Python file:line of each call.\n", nf);
-		if (fclose(nf)) { free(note); note = NULL; }
-	}
+	char note[1024];
+	snprintf(note, sizeof(note), "%s%s",
+		 " Saving: how much shorter the step would be with that change alone (estimates do not add up:\n"
+		 "   two can count the same idle time).  Cost: the time the cause takes per step whether or not\n"
+		 "   the step waits for it (the host blocked in the calls, the GPU in the kernels); costs overlap\n"
+		 "   each other and the GPU's work, so they can add up to more than 100 % and a large cost can\n"
+		 "   save little (docs/ADVISE.md).\n",
+		 stacks ? "" : " Where: the trace has no call stacks, so calls are named by their API (cudaStreamSynchronize)\n"
+			       "   and kernels by name; gpuprof run --stacks records the Python file:line of each call.\n");
 	rep.note = note;
 	putc('\n', out);
 	const struct report_style table = { .fmt = FMT_TABLE, .width = width, .unit = TU_NS };
 	report_print(out, &rep, &table);
 	report_free(&rep);
-	free(note);
 	if (res->hidden)
 		fprintf(out, "\n %zu finding%s saving 0.000 ms per step hidden (--all shows them).\n", res->hidden,
 			res->hidden == 1 ? "" : "s");

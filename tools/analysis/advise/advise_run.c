@@ -9,7 +9,6 @@
 #include "analysis/core/slices.h"
 #include "analysis/stacks/stacks.h"
 #include "analysis/steps/steps_pipe.h"
-#include "common/tool.h"
 
 struct advise_run {
 	gp_reader *r;

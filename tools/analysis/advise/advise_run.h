@@ -3,17 +3,8 @@
  * want the findings (`gpuprof advise` prints them, `gpuprof report` puts
  * them into its page).
  *
- * Pass 1 reads the NVTX ranges (attribution index), a sample of the GPU
- * operations (step detection), the GPU-activity windows and what advise
- * needs up front (device properties, PM counters, call stacks, pinned copy
- * bandwidth: advise_facts.h's struct adv_pre).  Pass 2 is the steps
- * analysis: API calls and GPU operations through the launch join into the
- * per-step component (steps.h), in slices of time on threads with
- * opts.threads (steps_slice.h: each slice's engine from a lead-in, the
- * same steps as one thread's).  Pass 3 sweeps each process's GPU timeline
- * once the steps and their warm-up are known (advise_facts.h), in the same
- * slices with opts.threads (advise_slice.h: the same figures as one
- * thread's); then the rules judge (advise.h).
+ * What each pass reads and how the passes run in slices with
+ * opts.threads: docs/ADVISE.md "What is measured".
  *
  * The object: advise_run_new, advise_run_run once, then the result (whose
  * findings point into the facts, labels and stacks, the object keeps alive)

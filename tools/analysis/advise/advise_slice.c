@@ -1,9 +1,6 @@
 /* advise_slice.c — see advise_slice.h. */
 #include "analysis/advise/advise_slice.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #include "analysis/steps/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"

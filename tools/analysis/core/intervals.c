@@ -15,6 +15,21 @@ void ivset_add(struct ivset *set, uint64_t s, uint64_t e)
 	VEC_PUSH(set->v, set->n, set->cap, iv);
 }
 
+/* One more gap between busy intervals. */
+static void gap_add(struct ivsum *sum, uint64_t gap)
+{
+	sum->gaps++;
+	if (gap > sum->largest) sum->largest = gap;
+}
+
+/* b's busy time and gaps join a's (the gap between the two apart). */
+static void sum_join(struct ivsum *a, const struct ivsum *b)
+{
+	a->busy += b->busy;
+	a->gaps += b->gaps;
+	if (b->largest > a->largest) a->largest = b->largest;
+}
+
 static int cmp_ival(const void *a, const void *b)
 {
 	const struct ival *x = a, *y = b;
@@ -38,9 +53,7 @@ struct ivsum ivset_union(struct ivset *set)
 			if (set->v[i].e > set->v[w].e) set->v[w].e = set->v[i].e;
 			continue;
 		}
-		uint64_t gap = set->v[i].s - set->v[w].e;
-		sum.gaps++;
-		if (gap > sum.largest) sum.largest = gap;
+		gap_add(&sum, set->v[i].s - set->v[w].e);
 		set->v[++w] = set->v[i];
 	}
 	set->n = w + 1;
@@ -65,11 +78,7 @@ uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b)
 /* [s, e) joins the summed part (pieces come in time order, disjoint). */
 static void done_add(struct ivdone *d, uint64_t s, uint64_t e)
 {
-	if (d->has && s > d->last_e) {
-		uint64_t gap = s - d->last_e;
-		d->sum.gaps++;
-		if (gap > d->sum.largest) d->sum.largest = gap;
-	}
+	if (d->has && s > d->last_e) gap_add(&d->sum, s - d->last_e);
 	d->sum.busy += e - s;
 	if (!d->has) d->first_s = s;
 	if (!d->has || e > d->last_e) d->last_e = e;
@@ -85,14 +94,8 @@ static void done_concat(struct ivdone *a, const struct ivdone *b)
 		*a = *b;
 		return;
 	}
-	if (b->first_s > a->last_e) {
-		uint64_t gap = b->first_s - a->last_e;
-		a->sum.gaps++;
-		if (gap > a->sum.largest) a->sum.largest = gap;
-	}
-	a->sum.busy += b->sum.busy;
-	a->sum.gaps += b->sum.gaps;
-	if (b->sum.largest > a->sum.largest) a->sum.largest = b->sum.largest;
+	if (b->first_s > a->last_e) gap_add(&a->sum, b->first_s - a->last_e);
+	sum_join(&a->sum, &b->sum);
 	if (b->last_e > a->last_e) a->last_e = b->last_e;
 }
 
@@ -115,14 +118,8 @@ void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset 
 struct ivsum ivsum_after(struct ivsum rest, const struct ivset *set, const struct ivdone *done)
 {
 	if (!done->has) return rest;
-	if (set->n && set->v[0].s > done->last_e) { /* the gap across the cut */
-		uint64_t gap = set->v[0].s - done->last_e;
-		rest.gaps++;
-		if (gap > rest.largest) rest.largest = gap;
-	}
-	rest.busy += done->sum.busy;
-	rest.gaps += done->sum.gaps;
-	if (done->sum.largest > rest.largest) rest.largest = done->sum.largest;
+	if (set->n && set->v[0].s > done->last_e) gap_add(&rest, set->v[0].s - done->last_e); /* across the cut */
+	sum_join(&rest, &done->sum);
 	return rest;
 }
 

@@ -3,14 +3,11 @@
  * `stats` api, kernels, memops, memsize and nvtx reports are built on it.
  *
  * Medians are exact while the summary holds at most SUMMARY_EXACT_VALUES
- * values in all (8 bytes each: 8 MiB); past that, its group holding the most
- * values switches to a log-bucketed histogram (analysis/core/quantile.h), whose
- * median is within QSKETCH_REL_ERR (0.5 %) of the exact one, and so on
- * until the values fit again.  A group is switched only when it holds at
- * least SUMMARY_MIN_SWITCH values; when none does (very many names, few
- * values each), the limit doubles instead.  So memory is bounded by the
- * number of names, not by the length of the trace, and a trace with fewer
- * values than the limit gets exact medians everywhere.
+ * values in all; past that, its group holding the most values switches to
+ * a histogram (analysis/core/quantile.h), and so on until the values fit;
+ * a group switches only with at least SUMMARY_MIN_SWITCH values, else the
+ * limit doubles (docs/CLI.md, the `api`, `kernels`, ... item of what stats
+ * keeps).
  *
  * The standard deviation of a group whose values are kept is computed at
  * the end from the sorted values (two passes): the same values in any order

@@ -19,11 +19,6 @@ const char *const diff_table_names[DT_COUNT] = {
 	"diff_copies",
 };
 
-static int counted(const struct step_row *w, int keep)
-{
-	return !w->partial && !w->unrecorded && (keep || !w->warmup);
-}
-
 static int numbered(const struct steps_proc *p)
 {
 	if (!p->plan || p->plan->method != STEP_NVTX) return 0;
@@ -56,7 +51,7 @@ void diff_align(struct diff_pair *d, int keep)
 		for (size_t i = 0; i < nr; i++) {
 			const struct steps_proc *p = run_of(d, i)->p;
 			for (size_t k = 0; k < p->nrows; k++)
-				if (counted(&p->rows[k], keep)) {
+				if (step_counted(&p->rows[k], keep)) {
 					uint64_t *c = u64map_get(&in, (uint64_t)p->rows[k].number, MAP_INSERT);
 					if (++*c == nr) common++;
 				}
@@ -68,7 +63,7 @@ void diff_align(struct diff_pair *d, int keep)
 		struct diff_run *x = run_of(d, i);
 		for (size_t k = 0; k < x->p->nrows; k++) {
 			const struct step_row *w = &x->p->rows[k];
-			if (!counted(w, keep)) continue;
+			if (!step_counted(w, keep)) continue;
 			if (by_number && *u64map_get(&in, (uint64_t)w->number, MAP_FIND) != nr) continue;
 			x->rows[x->n++] = w;
 			if (w->number < lo) lo = w->number;
@@ -200,40 +195,6 @@ static int cmp_row(const void *x, const void *y)
 static const char *in_which(const struct row *r)
 {
 	return r->a && r->b ? "both" : r->a ? "only A" : "only B";
-}
-
-/* list k summed over the runs of a side, by name (names borrowed) */
-struct side_list { strmap idx; struct sp_entry *v; size_t n, cap; };
-
-static void side_list_fill(struct side_list *l, const struct diff_side *s, int k)
-{
-	memset(l, 0, sizeof(*l));
-	strmap_init(&l->idx);
-	for (size_t r = 0; r < s->nrun; r++) {
-		if (!s->run[r].prof) continue;
-		const struct sp_list *in = &s->run[r].prof->list[k];
-		for (size_t i = 0; i < in->n; i++) {
-			int is_new;
-			size_t *slot = strmap_get(&l->idx, in->v[i].name, &is_new);
-			if (is_new) {
-				struct sp_entry e = { in->v[i].name, 0, 0, 0, 0, 0 };
-				*slot = l->n;
-				VEC_PUSH(l->v, l->n, l->cap, e);
-			}
-			struct sp_entry *e = &l->v[*slot];
-			e->count += in->v[i].count;
-			e->ns += in->v[i].ns;
-			e->bytes += in->v[i].bytes;
-			e->kernel_ns += in->v[i].kernel_ns;
-			e->flags |= in->v[i].flags;
-		}
-	}
-}
-
-static void side_list_free(struct side_list *l)
-{
-	strmap_free(&l->idx);
-	free(l->v);
 }
 
 /* the names of list k in A or B, ranked by |delta ns per step| (for ranges:

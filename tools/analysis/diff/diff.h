@@ -10,16 +10,8 @@
  * compare; a step_profile.h pass over each trace with those steps fills
  * .prof; diff_tables_fill makes the tables and one headline per pair.
  *
- * Alignment: the counted steps of each run (docs/STEPS.md: not warm-up,
- * not partial, inside the GPU-activity windows); when every run numbers
- * its steps (NVTX "step <N>") and at least DIFF_ALIGN_MIN numbers are
- * counted in all of them, only those numbers, so the same part of training
- * is compared.  Per-step figures are means over the aligned steps of all
- * runs of a side (the buckets then add up to the change in mean step time).
- * The verdict: with two or more runs a side, Welch's t test on the runs'
- * median step times; with one run on a side, the rank test over the steps
- * and a floor (--noise) under which a change is within the run-to-run
- * noise. */
+ * Alignment, the per-step means and the verdict: docs/REPORT.md
+ * "gpuprof diff". */
 #ifndef GPUPROF_ANALYSIS_DIFF_DIFF_H
 #define GPUPROF_ANALYSIS_DIFF_DIFF_H
 

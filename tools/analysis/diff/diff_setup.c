@@ -213,71 +213,76 @@ void diff_short_name(const char *name, char *buf, size_t n)
 	else snprintf(buf, n, "%.*s", (int)len, name);
 }
 
-/* the kernels of one side, summed over its runs; in how many runs each is */
-struct kset { strmap idx; struct ks { const char *name; uint64_t ns; size_t runs; } *v; size_t n, cap; uint64_t total; };
-
-static void kset_fill(struct kset *k, const struct diff_side *s)
+void side_list_fill(struct side_list *l, const struct diff_side *s, int k)
 {
-	strmap_init(&k->idx);
+	memset(l, 0, sizeof(*l));
+	strmap_init(&l->idx);
 	for (size_t r = 0; r < s->nrun; r++) {
-		const struct step_profile_proc *p = s->run[r].prof;
-		if (!p) continue;
-		const struct sp_list *l = &p->list[SP_KERNEL];
-		for (size_t i = 0; i < l->n; i++) {
+		if (!s->run[r].prof) continue;
+		const struct sp_list *in = &s->run[r].prof->list[k];
+		for (size_t i = 0; i < in->n; i++) {
 			int is_new;
-			size_t *slot = strmap_get(&k->idx, l->v[i].name, &is_new);
+			size_t *slot = strmap_get(&l->idx, in->v[i].name, &is_new);
 			if (is_new) {
-				struct ks x = { l->v[i].name, 0, 0 };
-				*slot = k->n;
-				VEC_PUSH(k->v, k->n, k->cap, x);
+				struct sp_entry e = { in->v[i].name, 0, 0, 0, 0, 0 };
+				*slot = l->n;
+				VEC_PUSH(l->v, l->n, l->cap, e);
+				vec_reserve((void **)&l->runs, &l->crun, l->n, sizeof(*l->runs));
+				l->runs[*slot] = 0;
 			}
-			k->v[*slot].ns += l->v[i].ns;
-			k->v[*slot].runs++;
-			k->total += l->v[i].ns;
+			struct sp_entry *e = &l->v[*slot];
+			e->count += in->v[i].count;
+			e->ns += in->v[i].ns;
+			e->bytes += in->v[i].bytes;
+			e->kernel_ns += in->v[i].kernel_ns;
+			e->flags |= in->v[i].flags;
+			l->runs[*slot]++;
+			l->ns += in->v[i].ns;
 		}
 	}
 }
 
-static const struct ks *kset_find(struct kset *k, const char *name)
+void side_list_free(struct side_list *l)
 {
-	size_t *slot = strmap_find(&k->idx, name);
-	return slot ? &k->v[*slot] : NULL;
+	strmap_free(&l->idx);
+	free(l->v);
+	free(l->runs);
 }
 
 /* The kernels in every run of `own` and in no run of `other`: their share of
  * own's kernel time, the largest of them. */
-static void own_kernels(struct kset *own, size_t own_runs, struct kset *other, size_t *count, double *pct,
-			const struct ks **largest)
+static void own_kernels(struct side_list *own, size_t own_runs, struct side_list *other, size_t *count, double *pct,
+			const struct sp_entry **largest)
 {
 	uint64_t ns = 0;
 	*count = 0;
 	*largest = NULL;
 	for (size_t i = 0; i < own->n; i++) {
-		const struct ks *x = &own->v[i];
-		if (x->runs != own_runs || kset_find(other, x->name)) continue;
+		const struct sp_entry *x = &own->v[i];
+		if (own->runs[i] != own_runs || strmap_find(&other->idx, x->name)) continue;
 		(*count)++;
 		ns += x->ns;
 		if (!*largest || x->ns > (*largest)->ns || (x->ns == (*largest)->ns && strcmp(x->name, (*largest)->name) < 0))
 			*largest = x;
 	}
-	*pct = own->total ? 100.0 * (double)ns / (double)own->total : 0;
+	*pct = own->ns ? 100.0 * (double)ns / (double)own->ns : 0;
 }
 
 static void compare_kernels(const struct diff_pair *d, char *buf, size_t n, size_t *items, struct report *t)
 {
-	struct kset ka = { 0 }, kb = { 0 };
-	kset_fill(&ka, &d->a);
-	kset_fill(&kb, &d->b);
+	struct side_list ka, kb;
+	side_list_fill(&ka, &d->a, SP_KERNEL);
+	side_list_fill(&kb, &d->b, SP_KERNEL);
 	size_t ca, cb;
 	double pa, pb;
-	const struct ks *la, *lb;
+	const struct sp_entry *la, *lb;
 	own_kernels(&ka, d->a.nrun, &kb, &ca, &pa, &la);
 	own_kernels(&kb, d->b.nrun, &ka, &cb, &pb, &lb);
 	char part[2][512] = { "", "" }, row[2][1024] = { "", "" };
 	for (int s = 0; s < 2; s++) {
 		size_t c = s ? cb : ca;
 		double pct = s ? pb : pa;
-		const struct ks *big = s ? lb : la;
+		const struct sp_entry *big = s ? lb : la;
 		size_t steps = diff_side_steps(s ? &d->b : &d->a);
 		if (!c) continue;
 		char dur[48], sn[96];
@@ -294,10 +299,8 @@ static void compare_kernels(const struct diff_pair *d, char *buf, size_t n, size
 	if (*part[0] && *part[1]) append(buf, n, items, "kernels only in A: %s, only in B: %s", part[0], part[1], "");
 	else if (*part[0]) append(buf, n, items, "kernels only in A: %s", part[0], "", "");
 	else if (*part[1]) append(buf, n, items, "kernels only in B: %s", part[1], "", "");
-	strmap_free(&ka.idx);
-	strmap_free(&kb.idx);
-	free(ka.v);
-	free(kb.v);
+	side_list_free(&ka);
+	side_list_free(&kb);
 }
 
 void diff_setup_compare(const struct diff_pair *d, char *buf, size_t n, struct report *t)

@@ -14,9 +14,11 @@
 
 #include <stddef.h>
 
+#include "analysis/steps/step_profile.h"
 #include "common/report.h"
 
 struct diff_pair;
+struct diff_side;
 
 #define DIFF_KSET_PCT 5.0  /* own kernels named when one side's take >= this % of its kernel time */
 
@@ -24,6 +26,12 @@ struct diff_pair;
  * into buf (empty when nothing differs), and one row per item that differs
  * or varies into t (the diff_setup table). */
 void diff_setup_compare(const struct diff_pair *d, char *buf, size_t n, struct report *t);
+
+/* List k (SP_KERNEL, ...) of a side's profiles summed over its runs, by
+ * name (names borrowed); runs[i]: in how many runs v[i] is; ns: of all. */
+struct side_list { strmap idx; struct sp_entry *v; size_t *runs; size_t n, cap, crun; uint64_t ns; };
+void side_list_fill(struct side_list *l, const struct diff_side *s, int k);
+void side_list_free(struct side_list *l);
 
 /* A kernel name cut for a headline: without a leading "void " and the
  * parameter list, at most 60 characters ("..." when cut). */

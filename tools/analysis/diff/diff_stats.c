@@ -151,7 +151,8 @@ static double betai(double a, double b, double x)
 	return 1 - bt * betacf(b, a, 1 - x) / b;
 }
 
-double student_t_p(double t, double df)
+/* Two-sided P(|T| >= |t|) for Student's t with df > 0 degrees of freedom. */
+static double student_t_p(double t, double df)
 {
 	if (isnan(t) || !(df > 0)) return NAN;
 	if (isinf(t)) return 0;
@@ -159,7 +160,8 @@ double student_t_p(double t, double df)
 	return p > 1 ? 1 : p;
 }
 
-double student_t_inv(double p, double df)
+/* The t with student_t_p(t, df) = p (0 < p < 1). */
+static double student_t_inv(double p, double df)
 {
 	double lo = 0, hi = 1;
 	while (student_t_p(hi, df) > p && hi < 1e12) hi *= 2;

@@ -54,12 +54,7 @@ static void bucket_put(struct cseries *q, const struct cbucket *b)
 {
 	size_t lo = q->nb;
 	if (q->nb && q->b[q->nb - 1].k >= b->k) {
-		lo = 0;
-		for (size_t hi = q->nb; lo < hi;) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (q->b[mid].k < b->k) lo = mid + 1;
-			else hi = mid;
-		}
+		lo = FIRST_WHERE(k, q->nb, q->b[k].k >= b->k);
 		if (q->b[lo].k == b->k) { bucket_join(&q->b[lo], b); return; }
 	}
 	vec_reserve((void **)&q->b, &q->cb, q->nb + 1, sizeof(*q->b));
@@ -201,10 +196,12 @@ double counters_mean(const struct counters *c, const char *name, uint32_t pid, u
 	for (size_t i = 0; i < c->n; i++) {
 		const struct cseries *q = &c->v[i];
 		if (q->pid != pid || q->dev != dev || strcmp(q->name, name)) continue;
+		/* in time order: from the first that ends at s or later (advise asks
+		 * once per kernel) */
 		size_t m = q->width ? q->nb : q->n;
-		for (size_t j = 0; j < m; j++) {
+		for (size_t j = FIRST_WHERE(k, m, series_at(q, k).t1 >= s); j < m; j++) {
 			struct cbucket b = series_at(q, j);
-			if (b.t1 < s || b.t0 > e) continue;
+			if (b.t0 > e) break;
 			if (b.t0 >= s && b.t1 <= e) { sum += b.sum; n += (double)b.n; continue; }
 			/* across an edge: the share of its samples' time inside */
 			uint64_t lo = b.t0 > s ? b.t0 : s, hi = b.t1 < e ? b.t1 : e;

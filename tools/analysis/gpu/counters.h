@@ -5,23 +5,11 @@
  * Memory: with limit 0 a series keeps every sample (16 bytes each; advise
  * reads them one by one).  With a limit (stats: COUNTERS_EXACT_SAMPLES) a
  * series keeps its samples exactly until it has more than the limit, then
- * folds them into buckets of a time grid (COUNTERS_BUCKETS at most, 72
- * bytes each; bucket k holds the samples with k W <= t < (k + 1) W, W a
- * power of two of ns doubled as the trace goes on): count, sum, min, max,
- * first and last time, last value and the time-weighted sum inside it.  So
- * a series costs at most ~1.6 MiB whatever the trace's length, and:
- *   - samples, min, max are exact; mean and time-weighted mean are the
- *     same sums (their last bits may depend on --threads past the limit,
- *     as the summaries' Welford sums do: the slices' sums add in another
- *     order);
- *   - the mean over [s, e] (counters_mean) counts a bucket inside [s, e]
- *     whole and one across an edge by the share of its first-to-last
- *     sample time inside: exact with no bucket across an edge, else off by
- *     at most the samples of the two edge buckets, |error| <= (max - min)
- *     x (samples of the edge buckets) / (samples inside); the grid is
- *     fixed by the series' first and last time at counters_finish, so the
- *     buckets are the same at any thread count.  docs/CLI.md "stats
- *     memory" says so for users. */
+ * folds them into buckets of a time grid (COUNTERS_BUCKETS at most; bucket
+ * k holds the samples with k W <= t < (k + 1) W, W a power of two of ns
+ * doubled as the trace goes on), fixed by the series' first and last time
+ * at counters_finish.  What stays exact and the error bound of
+ * counters_mean: docs/CLI.md, the `counters` item of what stats keeps. */
 #ifndef GPUPROF_ANALYSIS_GPU_COUNTERS_H
 #define GPUPROF_ANALYSIS_GPU_COUNTERS_H
 

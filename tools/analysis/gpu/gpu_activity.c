@@ -32,10 +32,19 @@ static void dev_bins(const struct gpu_activity *g, struct gpu_dev *d)
 	d->kc.on_sum_arg = d->busy;
 }
 
+/* Appends device d (pid, dev and how it is summed set) to g. */
+static struct gpu_dev *dev_new(struct gpu_activity *g, struct gpu_dev *d)
+{
+	d->kc.keep_head = g->slice;
+	dev_bins(g, d);
+	*u64map_get(&g->dev_idx, ((uint64_t)d->pid << 32) | d->dev, MAP_INSERT) = g->ndevs;
+	VEC_PUSH(g->devs, g->ndevs, g->cdevs, *d);
+	return &g->devs[g->ndevs - 1];
+}
+
 static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t dev)
 {
-	uint64_t key = ((uint64_t)pid << 32) | dev;
-	uint64_t *s = u64map_get(&g->dev_idx, key, MAP_FIND);
+	uint64_t *s = u64map_get(&g->dev_idx, ((uint64_t)pid << 32) | dev, MAP_FIND);
 	if (s) return &g->devs[*s];
 	struct gpu_dev d;
 	memset(&d, 0, sizeof(d));
@@ -47,11 +56,7 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 		if (hi - lo > 1) d.streamed = 0; /* gaps between windows do not count: kept */
 		else if (hi > lo) { d.clipped = 1; d.clip_s = g->clip->v[lo].s; d.clip_e = g->clip->v[lo].e; }
 	}
-	d.kc.keep_head = g->slice;
-	dev_bins(g, &d);
-	*u64map_get(&g->dev_idx, key, MAP_INSERT) = g->ndevs;
-	VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
-	return &g->devs[g->ndevs - 1];
+	return dev_new(g, &d);
 }
 
 static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, uint32_t stream)
@@ -327,22 +332,15 @@ int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src)
 		if (src->streamed.used[i]) *u64map_get(&g->streamed, src->streamed.slot[i].key, MAP_INSERT) = 1;
 	for (size_t i = 0; i < src->ndevs && !rc; i++) {
 		struct gpu_dev *s = &src->devs[i];
-		uint64_t key = ((uint64_t)s->pid << 32) | s->dev;
-		uint64_t *slot = u64map_get(&g->dev_idx, key, MAP_FIND);
-		size_t di;
-		if (slot) {
-			di = *slot;
-		} else {
+		uint64_t *slot = u64map_get(&g->dev_idx, ((uint64_t)s->pid << 32) | s->dev, MAP_FIND);
+		size_t di = slot ? *slot : g->ndevs;
+		if (!slot) {
 			struct gpu_dev d;
 			memset(&d, 0, sizeof(d));
 			d.pid = s->pid; d.dev = s->dev;
 			d.streamed = s->streamed;
 			d.clipped = s->clipped; d.clip_s = s->clip_s; d.clip_e = s->clip_e;
-			d.kc.keep_head = g->slice;
-			dev_bins(g, &d);
-			di = g->ndevs;
-			*u64map_get(&g->dev_idx, key, MAP_INSERT) = di;
-			VEC_PUSH(g->devs, g->ndevs, g->cdevs, d);
+			dev_new(g, &d);
 		}
 		rc = merge_dev(g, di, src, s, merged);
 	}

@@ -15,19 +15,13 @@
 #include "analysis/gpu/windows.h"
 #include "common/util.h"
 
-/* Memory.  A process whose GPU activity may be windowed (recorded with
- * --gpu-window or --capture-range, or whose settings the trace does not
- * say: format < 1.2, other writers) keeps every interval until the end
- * (16 bytes per GPU record, twice: device and stream).  Any other
- * process's intervals are summed as the trace streams: each device's
- * kernel and copy sets are an ivpair (analysis/core/intervals.h) with lag
- * GPU_ACTIVITY_LAG, and its streams are cut where it is (busy time, gaps,
- * largest gap and overlap are additive over a split of time, so the cut is
- * exact); a record more than GPU_ACTIVITY_LAG records late loses its time
- * before the cut (the device's kc.late, kc.late_ns), so Busy can only be
- * short, by at most that.  Memory per device: at most 4 x GPU_ACTIVITY_LAG
- * x 16 bytes (4 MiB) for the device, as much for its streams, whatever the
- * trace's length. */
+/* Memory.  A process whose GPU activity may be windowed keeps every
+ * interval until the end; any other process's intervals are summed as the
+ * trace streams: each device's kernel and copy sets are an ivpair
+ * (analysis/core/intervals.h) with lag GPU_ACTIVITY_LAG, its streams cut
+ * where it is; a record later than that loses its time before the cut
+ * (kc.late, kc.late_ns).  Why this is exact and its bounds: docs/CLI.md,
+ * the `util` item of what stats keeps. */
 #define GPU_ACTIVITY_LAG 65536
 
 /* Equal bins over [t0, t1): bin i is [t0 + i width, t0 + (i + 1) width),

@@ -2,7 +2,6 @@
 #include "analysis/gpu/kernel_names.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/tool.h"
 

@@ -10,11 +10,9 @@
 static struct kshape *shape_of(struct kshapes *ks, uint32_t pid, uint32_t dev, uint32_t threads, uint32_t regs,
 			       uint32_t smem, const char *name, uint32_t name_id)
 {
-	char key[64];
-	snprintf(key, sizeof(key), "%u/%u/%u/%u/%u/", pid, dev, threads, regs, smem);
-	char *full = xmalloc(strlen(key) + strlen(name) + 1);
-	strcpy(full, key);
-	strcat(full, name);
+	size_t n = strlen(name) + 64;
+	char *full = xmalloc(n);
+	snprintf(full, n, "%u/%u/%u/%u/%u/%s", pid, dev, threads, regs, smem, name);
 	int is_new;
 	size_t *slot = strmap_get(&ks->idx, full, &is_new);
 	free(full);

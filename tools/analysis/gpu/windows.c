@@ -35,59 +35,28 @@ void winset_finish(struct winset *w)
 	w->n = o + 1;
 }
 
-static int cmp_u64pair(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 uint64_t winset_covered(const struct winset *w)
 {
-	if (!w->n) return 0;
 	/* processes may overlap in time (merged traces): union over all */
-	uint64_t *iv = xcalloc(w->n * 2, sizeof(uint64_t));
-	for (size_t i = 0; i < w->n; i++) { iv[2 * i] = w->v[i].s; iv[2 * i + 1] = w->v[i].e; }
-	qsort(iv, w->n, 2 * sizeof(uint64_t), cmp_u64pair);
-	uint64_t sum = 0, cs = iv[0], ce = iv[1];
-	for (size_t i = 1; i < w->n; i++) {
-		if (iv[2 * i] <= ce) {
-			if (iv[2 * i + 1] > ce) ce = iv[2 * i + 1];
-			continue;
-		}
-		sum += ce - cs;
-		cs = iv[2 * i]; ce = iv[2 * i + 1];
-	}
-	sum += ce - cs;
-	free(iv);
+	struct ivset u = { 0 };
+	for (size_t i = 0; i < w->n; i++) ivset_add(&u, w->v[i].s, w->v[i].e);
+	uint64_t sum = ivset_union(&u).busy;
+	free(u.v);
 	return sum;
 }
 
 void winset_range(const struct winset *w, uint32_t pid, size_t *lo, size_t *hi)
 {
-	size_t a = 0, b = w->n;
-	while (a < b) { /* first with pid >= pid */
-		size_t m = a + (b - a) / 2;
-		if (w->v[m].pid < pid) a = m + 1; else b = m;
-	}
-	*lo = a;
-	b = w->n;
-	while (a < b) { /* first with pid > pid */
-		size_t m = a + (b - a) / 2;
-		if (w->v[m].pid <= pid) a = m + 1; else b = m;
-	}
-	*hi = a;
+	*lo = FIRST_WHERE(k, w->n, w->v[k].pid >= pid);
+	*hi = FIRST_WHERE(k, w->n, w->v[k].pid > pid);
 }
 
 long winset_find(const struct winset *w, uint32_t pid, uint64_t t)
 {
 	size_t lo, hi;
 	winset_range(w, pid, &lo, &hi);
-	/* last window of pid starting at or before t */
-	size_t a = lo, b = hi;
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-		if (w->v[m].s <= t) a = m + 1; else b = m;
-	}
+	/* the last window of pid starting at or before t */
+	size_t a = lo + FIRST_WHERE(k, hi - lo, w->v[lo + k].s > t);
 	if (a == lo) return -1;
 	return t <= w->v[a - 1].e ? (long)(a - 1) : -1;
 }

@@ -35,7 +35,9 @@ struct autograd_seq {
 	uint32_t *buf; size_t cbuf;     /* attribution_at's answers */
 };
 
-int64_t autograd_seq_of(const char *name)
+/* The N of ", seq = N" in a range's text (followed by its end or ','); -1
+ * none. */
+static int64_t seq_of(const char *name)
 {
 	static const char key[] = ", seq = ";
 	for (const char *p = strstr(name, key); p; p = strstr(p + 1, key)) {
@@ -132,15 +134,14 @@ static uint32_t merge(struct autograd_seq *s, uint32_t a, uint32_t b)
 	return intern(s, (const char *const *)x->names, k);
 }
 
-void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
-			const char *(*own)(void *ctx, const char *str), void *ctx)
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src, struct stacks *stk)
 {
 	/* src's paths as s's */
 	uint32_t *as = xcalloc(src->npaths ? src->npaths : 1, sizeof(*as));
 	for (size_t k = 0; k < src->npaths; k++) {
 		const struct seq_path *p = &src->paths[k];
 		const char **names = xcalloc(p->n ? p->n : 1, sizeof(*names));
-		for (uint32_t i = 0; i < p->n; i++) names[i] = own(ctx, p->names[i]);
+		for (uint32_t i = 0; i < p->n; i++) names[i] = stacks_intern(stk, p->names[i]);
 		as[k] = intern(s, names, p->n);
 		free(names);
 	}
@@ -178,7 +179,7 @@ static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64
 
 static int64_t range_seq(const struct autograd_seq *s, uint32_t id)
 {
-	return autograd_seq_of(attribution_name(s->a, attribution_range(s->a, id).name));
+	return seq_of(attribution_name(s->a, attribution_range(s->a, id).name));
 }
 
 void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, const char *const *path,
@@ -262,8 +263,7 @@ static u64map *seq_map(struct seq_table *t, uint32_t pid, int insert)
 	return &t->maps[*slot - 1];
 }
 
-void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backward_thread, autograd_seq_work_fn cb,
-			  void *ctx)
+void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_backward_fn cb, void *ctx)
 {
 	struct seq_table t;
 	memset(&t, 0, sizeof(t));
@@ -276,7 +276,7 @@ void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backwar
 			const struct attr_range r = attribution_range(s->a, (uint32_t)i);
 			if (r.kind != GP_NVTX_PUSHPOP) continue;
 			int64_t seq = range_seq(s, (uint32_t)i);
-			if (seq < 0 || backward_thread(ctx, r.pid, r.tid)) continue;
+			if (seq < 0 || layers_autograd_thread(stacks_thread_name(stk, r.pid, r.tid))) continue;
 			uint32_t st = forward_state(s, (uint32_t)i);
 			int layer = st >= ST_PATH && s->paths[st - ST_PATH].n > 0;
 			if (round == 0 && !layer) continue;

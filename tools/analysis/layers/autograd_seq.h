@@ -2,32 +2,9 @@
  * them, by PyTorch's autograd sequence numbers in the NVTX ranges of
  * `torch.autograd.profiler.emit_nvtx` (docs/STACKS.md "Layers").
  *
- * Under emit_nvtx every op's RecordFunction becomes a push/pop range whose
- * text PyTorch builds in getNvtxStr (torch/csrc/profiler/util.cpp):
- * "NAME, seq = N[, op_id = K][, sizes = ...]".  A forward op dispatched
- * through autograd with grad mode on carries N = the number the next
- * autograd node made on its thread will get (at::sequence_number::peek(),
- * a thread_local counter that only grows: aten/src/ATen/SequenceNumber.cpp);
- * a backward node's range (Node::operator() in
- * torch/csrc/autograd/function.h) carries the number that node got.  So:
- *
- *   a forward op range is a push/pop range with a seq on a thread that is
- *   not a backward thread; its layer path is the common prefix of the layer
- *   paths of the launch calls made on its thread inside it, or, when none
- *   was, of its nearest enclosing forward op range that has launches (not
- *   across a range without a seq: a C++ op keeps its Python frames);
- *   a backward kernel (the caller decides which) belongs to the outermost
- *   range with a seq open on its launching thread at its call; it goes to
- *   the layer path of seq N of its process when every forward op range of
- *   that process with seq N has the same non-empty path, else (several
- *   paths, a range with no known path or no layer, no forward range with
- *   that N) it stays unattributed.
- *
- * Several forward ranges share one N by design (peek() is read before the
- * node is made: aten::linear and its aten::t, or an op that made no node and
- * the next that did); the rule accepts them only when they agree.  The
- * counter is per thread and the text does not name the thread, so forward
- * ops on two threads of one process can give N twice: they must agree too.
+ * The rule (what a forward op range and its layer path are, which range a
+ * backward kernel belongs to, when seq N gives a path) and PyTorch's side
+ * of it: docs/STACKS.md "Layers", "Backward kernels".
  *
  * Lifecycle: new (the context's ranges, indexed), forward() for every
  * launch call of a forward thread and backward() for every backward kernel,
@@ -43,6 +20,7 @@
 #include <stdint.h>
 
 #include "analysis/join/attribution.h"
+#include "analysis/layers/layers.h"
 
 struct autograd_seq;
 
@@ -60,24 +38,15 @@ void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
  * keeps it). */
 int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, uint64_t ns);
 
-/* Which threads are backward threads (their ranges are not forward op
- * ranges). */
-typedef int (*autograd_seq_thread_fn)(void *ctx, uint32_t pid, uint32_t tid);
-/* Backward work kept: cb once per backward range with its path (n 0:
- * unattributed), its kernel time and kernels. */
-typedef void (*autograd_seq_work_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
-void autograd_seq_resolve(struct autograd_seq *s, autograd_seq_thread_fn backward_thread, autograd_seq_work_fn cb,
-			  void *ctx);
+/* Backward work kept: cb once per backward range.  stk names the threads:
+ * a backward thread's (layers_autograd_thread) ranges are not forward op
+ * ranges. */
+void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_backward_fn cb, void *ctx);
 
 /* Adds src (the same ranges; the time shards of `stats --threads`) to s:
  * the ranges' states (common prefixes: the order does not matter) and the
- * backward work.  src's path strings are s's own through own(ctx, str)
- * (they die with src's stacks). */
-void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src,
-			const char *(*own)(void *ctx, const char *str), void *ctx);
-
-/* The N of ", seq = N" in a range's text (followed by its end or ','); -1
- * none. */
-int64_t autograd_seq_of(const char *name);
+ * backward work.  src's path strings are interned in stk, s's stacks
+ * (they die with src's). */
+void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src, struct stacks *stk);
 
 #endif

@@ -86,11 +86,6 @@ void layer_attr_call(struct layer_attr *la, const struct launch_call *c)
 	autograd_seq_forward(la->seq, c->pid, c->tid, c->s, v ? v->layers : NULL, v ? v->nlayers : 0);
 }
 
-static const char *own_str(void *ctx, const char *str)
-{
-	return stacks_intern(ctx, str);
-}
-
 void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *r)
 {
 	/* every slice read every stack: la takes src's when it has none (it
@@ -103,7 +98,7 @@ void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *
 	stacks_set_reader(la->stk, r);
 	stack_work_merge(la->sw, src->sw);
 	stack_work_merge(la->captured, src->captured);
-	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, own_str, la->stk);
+	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, la->stk);
 	if (la->lrg && src->lrg) layer_ranges_merge(la->lrg, src->lrg);
 }
 
@@ -112,12 +107,6 @@ struct resolve {
 	layer_attr_fn cb;
 	void *ctx;
 };
-
-static int seq_backward_thread(void *arg, uint32_t pid, uint32_t tid)
-{
-	struct resolve *rs = arg;
-	return layers_autograd_thread(stacks_thread_name(rs->la->stk, pid, tid));
-}
 
 static void seq_work(void *arg, const char *const *fwd, uint32_t n, uint64_t ns, uint64_t kernels)
 {
@@ -169,7 +158,7 @@ uint64_t layer_attr_resolve(struct layer_attr *la, layer_attr_fn cb, void *ctx)
 			emit(&rs, v, LAYERS_GRAPH_REPLAY, &graph);
 		}
 	}
-	if (la->seq) autograd_seq_resolve(la->seq, seq_backward_thread, seq_work, &rs);
+	if (la->seq) autograd_seq_resolve(la->seq, la->stk, seq_work, &rs);
 	if (la->lrg) layer_ranges_resolve(la->lrg, seq_work, &rs);
 	return layer_stacks;
 }

@@ -3,17 +3,10 @@
  * (docs/STACKS.md "Layers"), so both give the same paths and numbers.
  *
  * A GPU operation joined to its launch call (opjoin.h) goes to the layer
- * path (layers.h) of that call's stack, except:
- *   - a kernel of a CUDA graph whose node's capture is known
- *     (graph_sites_rebase): the captured launch's path, below it
- *     "(CUDA graph, captured here)";
- *   - a backward kernel (its call's stack is the autograd thread's borrowed
- *     one), when the NVTX ranges are given: inside a layer range of
- *     `gpuprof run --layers`, the path it names (layer_ranges.h); else
- *     inside a backward op's emit_nvtx range, the forward layer of the same
- *     sequence number (autograd_seq.h); below it "(backward)"; else
- *     "(backward, unattributed)".
- * Memcpys and memsets stay at their call's path (no join applies to them).
+ * path (layers.h) of that call's stack, but for a graph kernel whose node's
+ * capture is known (graph_sites_rebase) and a backward kernel when the NVTX
+ * ranges are given (layer_ranges.h, then autograd_seq.h): docs/STACKS.md
+ * "Layers".  Memcpys and memsets stay at their call's path.
  *
  * Lifecycle: new, then add() for the stack records (MODULE, STACK, THREAD,
  * SOURCE) as they are read, op() for each GPU operation the caller counts

@@ -98,7 +98,7 @@ void layer_ranges_merge(struct layer_ranges *lr, const struct layer_ranges *src)
 	}
 }
 
-void layer_ranges_resolve(struct layer_ranges *lr, layer_ranges_fn cb, void *ctx)
+void layer_ranges_resolve(struct layer_ranges *lr, layers_backward_fn cb, void *ctx)
 {
 	for (size_t i = 0; i < lr->nwork; i++) {
 		const struct name_work *w = &lr->work[i];

@@ -3,17 +3,9 @@
  * the job open around each such node's backward (shim/python/sitecustomize.py;
  * docs/STACKS.md "Backward kernels without emit_nvtx").
  *
- * After a torch.nn.Module's forward (grad mode on), the job's hooks mark the
- * autograd nodes that forward made (those reachable from its outputs' grad_fn
- * that no inner module claimed first and that are not its inputs'), and put a
- * prehook and a hook on each: when the node runs, on the thread that runs it
- * (PyTorch's autograd thread for CUDA work), an NVTX push/pop range
- *
- *   "gpuprof.backward " PATH        PATH = "C1 > C2 > ... > Cn"
- *
- * is open around its apply(), PATH being the classes of the modules whose
- * forwards were running when the module's forward ended, outermost first —
- * the layer path of stacks.h for the forward launches.  So:
+ * Each such range is a push/pop range "gpuprof.backward " PATH (PATH =
+ * "C1 > C2 > ... > Cn", the layer path of stacks.h for the node's forward
+ * launches), open around the node's apply() on the thread that runs it.  So:
  *
  *   a backward kernel (the caller decides which) belongs to the innermost
  *   such range open on its launching thread at its launch call; it goes to
@@ -32,6 +24,7 @@
 #include <stdint.h>
 
 #include "analysis/join/attribution.h"
+#include "analysis/layers/layers.h"
 
 #define LAYER_RANGE_PREFIX "gpuprof.backward "
 #define LAYER_RANGE_SEP " > "
@@ -51,8 +44,7 @@ int layer_ranges_backward(struct layer_ranges *lr, uint32_t pid, uint32_t tid, u
 void layer_ranges_merge(struct layer_ranges *lr, const struct layer_ranges *src);
 
 /* cb once per range name with kernels: its PATH split at " > " (strings
- * live as long as lr), its kernel time and kernels. */
-typedef void (*layer_ranges_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
-void layer_ranges_resolve(struct layer_ranges *lr, layer_ranges_fn cb, void *ctx);
+ * live as long as lr). */
+void layer_ranges_resolve(struct layer_ranges *lr, layers_backward_fn cb, void *ctx);
 
 #endif

@@ -2,33 +2,9 @@
  * `export --format folded --site layer`; docs/STACKS.md "Layers").
  *
  * A launch's layer path is the chain of classes of its thread's own Python
- * `forward` frames, outermost first (stacks.h: stack_view.layers):
- * GPT2LMHeadModel > GPT2Model > GPT2Block > GPT2Attention > Conv1D.  Work
- * whose launch has no such chain goes to one row of its own, so the rows'
- * self times add up to all kernel time:
- *   (no python stack)              no stack, or no Python frames at all
- *   (not in a forward) > SITE      Python frames but no forward frame
- *                                  (optimizer, loss), by the user's site
- *   (backward, unattributed)       PyTorch's autograd thread (pt_autograd_*):
- *                                  it has no Python frames of its own; the
- *                                  forward layer that made a backward kernel
- *                                  is not in the trace, so none is guessed
- *   PATH > (backward)              such a kernel inside a layer range of
- *                                  gpuprof run --layers (layer_ranges.h):
- *                                  PATH is the path it names; else whose
- *                                  forward op is known from emit_nvtx's
- *                                  sequence numbers (autograd_seq.h): PATH
- *                                  is that op's layer path (layer_attr.h)
- *   (other thread, unattributed)   another thread without Python frames
- *   PATH > (CUDA graph, captured here)
- *                                  kernels of a graph launch whose graph
- *                                  node's capture is known (graph_sites.h,
- *                                  layer_attr.h):
- *                                  PATH is the path of the launch call that
- *                                  was captured into the node
- *   (CUDA graph replay) > PATH     other kernels of a graph launch: the path
- *                                  of the graph launch call (the layers
- *                                  inside the graph are not known)
+ * `forward` frames, outermost first (stacks.h: stack_view.layers); the rows
+ * of work without such a chain, so that the rows' self times add up to all
+ * kernel time: docs/STACKS.md's table of rows ("stats --report layers").
  *
  * The tree: a node per distinct path prefix; total = kernel time of the
  * launches whose path starts with the node's, self = of those whose path
@@ -62,6 +38,10 @@ int layers_autograd_thread(const char *thread_name);
 /* Whether a launch with stack view v is backward work: its path is the
  * LAYERS_BACKWARD_UNATTRIBUTED row (v NULL: no). */
 int layers_backward(const struct stack_view *v);
+/* Backward work of one range or range name, given to a path by
+ * autograd_seq.h or layer_ranges.h: path[0..n) (n 0: unattributed), its
+ * kernel time and kernels. */
+typedef void (*layers_backward_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
 
 struct layer_node {
 	const char *name;

@@ -143,13 +143,7 @@ void mem_timeline_finish(struct mem_timeline *m)
 
 int64_t mem_series_max(const struct mem_series *s, uint64_t a, uint64_t b)
 {
-	/* first event after a */
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->p[mid].t <= a) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, s->n, s->p[k].t > a);
 	int64_t best = lo ? s->p[lo - 1].v : 0;
 	for (size_t k = lo; k < s->n && s->p[k].t <= b; k++)
 		if (s->p[k].v > best) best = s->p[k].v;

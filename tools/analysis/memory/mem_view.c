@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "gp_alloc.h"
-#include "analysis/steps/steps.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -75,19 +74,12 @@ struct mem_view *mem_view_new(gp_reader *r, struct stacks *stk)
 	return m;
 }
 
-/* A device allocation call (libprof's gp_alloc.h: not a host or managed
- * one). */
-static int is_device_alloc(const gp_rec_api *a)
-{
-	return gp_alloc_on_device(gp_alloc_kind(a->domain, a->cbid));
-}
-
 void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_record *rec)
 {
 	switch (rec->type) {
 	case GP_REC_API: {
 		const gp_rec_api *a = &rec->u.api;
-		if (!is_device_alloc(a)) break;
+		if (!gp_alloc_on_device(gp_alloc_kind(a->domain, a->cbid))) break; /* a host or managed one */
 		if (a->tid) tid = a->tid;
 		if (a->status == GP_ALLOC_STATUS_OOM) {
 			struct fcall f = { pid, tid, a->stack_id, a->name_id, a->start_ns, a->end_ns, a->correlation_id, a->status,
@@ -210,6 +202,13 @@ static int cmp_event(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+/* An allocation's site: its stack's, else "(no stack) CALL SIZE B". */
+static void site_label(char *buf, size_t n, const struct stack_view *sv, const char *call, uint64_t bytes)
+{
+	if (sv && sv->site && *sv->site) snprintf(buf, n, "%s", sv->site);
+	else snprintf(buf, n, "(no stack) %s %llu B", call, (unsigned long long)bytes);
+}
+
 /* The site index of an allocation event in series s (sites keyed by label). */
 static uint32_t site_of(struct mem_view *m, struct mem_series_view *s, strmap *idx, const struct mevent *e)
 {
@@ -223,11 +222,7 @@ static uint32_t site_of(struct mem_view *m, struct mem_series_view *s, strmap *i
 	}
 	enum mem_owner o = owner_of(name, sv, e->bytes);
 	char buf[512];
-	if (sv && sv->site && *sv->site)
-		snprintf(buf, sizeof(buf), "%s", sv->site);
-	else
-		snprintf(buf, sizeof(buf), "(no stack) %s %llu B", name && *name ? name : "(no call)",
-			 (unsigned long long)e->bytes);
+	site_label(buf, sizeof(buf), sv, name && *name ? name : "(no call)", e->bytes);
 	char key[600];
 	snprintf(key, sizeof(key), "%d|%s", (int)o, buf);
 	int is_new;
@@ -316,7 +311,6 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 			*u64map_get(&live, e->addr, MAP_INSERT) = i + 1;
 			s->allocs++;
 			s->sites[e->site].allocs++;
-			s->sites[e->site].bytes_allocated += e->bytes;
 		} else {
 			uint64_t *a = u64map_get(&live, e->addr, MAP_FIND);
 			if (!a) { e->site = UINT32_MAX; s->frees++; continue; } /* allocated before the trace */
@@ -365,9 +359,8 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 		sx += x; sy += y; sxx += x * x; sxy += x * y; syy += y * y;
 		for (size_t j = 0; j < s->nsites; j++) {
 			struct mem_site *t = &s->sites[j];
-			if (counted == 0) t->first_end = t->level;
-			else if (t->level < t->last_end) t->never_falls = 0;
-			else if (t->level > t->last_end) t->rises++;
+			if (counted && t->level < t->last_end) t->never_falls = 0;
+			else if (counted && t->level > t->last_end) t->rises++;
 			t->last_end = t->level;
 			slope_add(t, x, (double)t->level);
 		}
@@ -381,18 +374,8 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 	s->growth = slope_of(counted, sx, sy, sxx, sxy, syy);
 	s->grows = s->growth.n >= 3 && s->growth.slope > 0 && s->growth.slope > s->growth.bound;
 	memcpy(s->owner_end, owner_level, sizeof(owner_level));
-	/* the rest of the trace, for each site's level at the end */
-	for (; i < n; i++) {
-		const struct mevent *e = &ev[i];
-		if (e->site == UINT32_MAX) continue;
-		int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
-		s->sites[e->site].level += d;
-		s->owner_end[s->sites[e->site].owner] += d;
-		if (i == peak_i) {
-			for (size_t j = 0; j < s->nsites; j++) s->sites[j].at_peak = s->sites[j].level;
-			memcpy(s->owner_at_peak, s->owner_end, sizeof(s->owner_end));
-		}
-	}
+	/* the rest of the trace, for each site's and owner's level at the end */
+	for (; i < n; i++) apply_event(s, ev, i, peak_i, &level, s->owner_end);
 	/* the failures' walk indexes the sites by the events' site: they
 	 * are sorted after it (mem_view_finish) */
 	u64map_free(&live);
@@ -481,10 +464,7 @@ static int live_from_table(struct mem_view *m, struct mem_failure *out, uint64_t
 			const struct stack_view *sv =
 				a->stack_id && m->stk ? stacks_view(m->stk, a->stack_id, a->pid, a->tid) : NULL;
 			t->owner = owner_of(name, sv, a->size ? a->size : a->allocs ? a->bytes / a->allocs : 0);
-			if (sv && sv->site && *sv->site)
-				snprintf(buf, sizeof(buf), "%s", sv->site);
-			else
-				snprintf(buf, sizeof(buf), "(no stack) %s %llu B", name, (unsigned long long)a->size);
+			site_label(buf, sizeof(buf), sv, name, a->size);
 		}
 		char *label = xstrdup(buf);
 		VEC_PUSH(m->names, m->nnames, m->cnames, label);

@@ -1,65 +1,9 @@
 /* mem_view.h — device memory held over time by owner and call site, per
- * step, its growth per step, and what was live when an allocation failed
- * (docs/MEMORY.md): `stats --report memory_steps` and advise's
- * out-of-memory rule.
- *
- * Inputs, from the trace:
- *  - GP_REC_MEMORY records of device memory (mem_kind GP_MEM_DEVICE, op 1
- *    alloc / 2 free; `gpuprof run --activity=default,memory`): what is held.
- *    A free without a size takes that of the allocation at its address.
- *  - GP_REC_API records of device allocation calls (libprof's gp_alloc.h,
- *    by callback id: device, stream-ordered and cuMemCreate): joined to their memory
- *    record by correlation id, they give an allocation its call's name, its
- *    thread and its stack (stack_id: with stacks recorded at allocation
- *    calls).  A call whose status is 2 (cudaErrorMemoryAllocation, and
- *    CUDA_ERROR_OUT_OF_MEMORY: both 2) is a failed allocation.
- *  - GP_REC_ALLOC_FAIL records (format 2.1; the shim writes one for each
- *    failed allocation call): joined to the failed call by correlation id,
- *    they give the size it asked for, its device, and the device's total
- *    and free memory at the failure as NVML saw them.
- *  - GP_REC_MEM_LIVE records (format 2.2; the shim writes them at an
- *    out-of-memory failure while its live table is kept: armed mode's oom
- *    rule): joined to the failed call by correlation id, the live memory by
- *    site at that instant, exact for the allocations made while the shim
- *    ran.  They win over the memory records for what was live.
- *  - GP_REC_DEVICE records: the device's total memory.
- *  - the steps, from the caller (mem_view_set_steps).
- *
- * Owner of an allocation (enum mem_owner), first that applies: a
- * stream-ordered call (name with "Async": cudaMallocAsync's pools); a
- * frame of its stack in PyTorch's caching allocator (CUDACachingAllocator,
- * c10::cuda, libc10_cuda), NCCL (nccl), cuBLAS/cuDNN (cublas, cudnn); with
- * no stack: cuMemCreate (virtual memory: PyTorch's expandable segments, NCCL
- * buffers), or a size that is a multiple of 2 MiB (the caching allocator's
- * segments are: "by size", a guess); else other.
- *
- * Site of an allocation: its stack's site (analysis/stacks/stacks.h, the site
- * rule given) with the owner; with no stack, the owner, the call's name and
- * the size ("(no stack) cudaMalloc 4194304 B"): a leak of one size per step
- * is still one site.
- *
- * Figures per process and device (a series):
- *  - per step: held at its start (the level before its first instant), its
- *    peak (the highest level within it, the start's included) and held at
- *    its end;
- *  - growth per step: the least-squares slope of held-at-step-end over the
- *    counted steps (their ordinal 0..n-1 as x), with its standard error;
- *    `bound` = 2 standard errors (about 95 % for normal residuals); the
- *    slope is exact for memory that rises by the same bytes every step.
- *    The series grows when slope > bound and slope > 0.  Per site the same
- *    slope; a site leaks (mem_site_leaks) when, over at least 3 counted
- *    steps, its held-at-step-end never falls and rises from at least half
- *    of the steps to the next, with a slope > 0 (memory that rises step
- *    after step and is never given back; one rise, such as the last step
- *    of a job that died holding its activations, is no leak);
- *  - the run's peak: its level, time, and what was live then by site;
- *  - out of memory: the last failed allocation call of the process (a
- *    caching allocator frees its cache and calls again: earlier failures
- *    that a later success followed are counted, not named), what was live
- *    at its start by site (in the series of the failed call's device when
- *    its alloc_fail record names one, else of the device that held the
- *    most), the device's total memory; with its alloc_fail record the
- *    requested size and NVML's total and free.
+ * step, its growth per step, and what was live when an allocation failed:
+ * `stats --report memory_steps` and advise's out-of-memory rule.  The
+ * records it reads, how they join, the owners, sites and every figure:
+ * docs/MEMORY.md ("What the trace holds", "Owners", "Sites",
+ * "Definitions"); the steps come from the caller (mem_view_set_steps).
  *
  * Component: mem_view_new, mem_view_add for every record (any order), the
  * steps, mem_view_finish, then the series and failures.  Memory: 48 bytes
@@ -87,7 +31,7 @@ struct mem_step { uint64_t s, e; int64_t number; int counted; };
 struct mem_site;
 int mem_site_leaks(const struct mem_site *t);
 
-/* The least-squares slope of n values over x = 0..n-1 (mem_view.h). */
+/* The least-squares slope of n values over x = 0..n-1 (docs/MEMORY.md). */
 struct mem_slope { size_t n; double slope, bound; };
 
 struct mem_step_row { int64_t number; int counted; int64_t start, peak, end; };
@@ -95,10 +39,10 @@ struct mem_step_row { int64_t number; int counted; int64_t start, peak, end; };
 struct mem_site {
 	char *label;                 /* the site ("(no stack) ..." without one) */
 	enum mem_owner owner;
-	uint64_t allocs, frees, bytes_allocated;
+	uint64_t allocs, frees;
 	int64_t level;               /* scratch while walking; after finish: held at the trace's end */
 	int64_t at_peak;             /* held at the series' peak */
-	int64_t first_end, last_end; /* held at the first and last counted step's end */
+	int64_t last_end;            /* held at the last counted step's end so far */
 	int never_falls;             /* held-at-step-end never fell over the counted steps */
 	size_t rises;                /* counted steps whose end held more than the one before's */
 	struct mem_slope growth;

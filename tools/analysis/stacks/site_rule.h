@@ -1,18 +1,7 @@
 /* site_rule.h — which frame of a call stack is a launch's "site" (`--site`
  * of stats, advise, export --format folded and report; docs/CLI.md "Call
- * stacks").  Written once here; stacks.c applies it to every stack view.
- *
- *   user    the innermost Python frame of the user's own code (not stdlib,
- *           site-/dist-packages), else the innermost Python frame, else the
- *           innermost native frame outside CUDA's libraries (the default)
- *   inner   the innermost Python frame, else as user
- *   GLOB    the innermost Python frame whose file path matches GLOB
- *           (fnmatch, '*' crosses '/'; matched against the whole path and
- *           against every tail of it after a '/', e.g. transformers/models/gpt2/...),
- *           else as user
- *   layer   the model layer: the chain of classes of the Python `forward`
- *           frames (torch.nn.Module layers, outermost first), else as user
- */
+ * stacks": user, inner, GLOB, layer).  Written once here; stacks.c applies
+ * it to every stack view. */
 #ifndef GPUPROF_ANALYSIS_STACKS_SITE_RULE_H
 #define GPUPROF_ANALYSIS_STACKS_SITE_RULE_H
 

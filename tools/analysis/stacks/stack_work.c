@@ -3,7 +3,6 @@
 #include "analysis/stacks/stack_work.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/util.h"
 

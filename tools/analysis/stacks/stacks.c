@@ -75,7 +75,7 @@ void stacks_free(struct stacks *s)
 }
 
 /* One owned copy per distinct display string. */
-static const char *intern(struct stacks *s, const char *str)
+const char *stacks_intern(struct stacks *s, const char *str)
 {
 	int is_new;
 	size_t *slot = strmap_get(&s->intern, str, &is_new);
@@ -86,9 +86,17 @@ static const char *intern(struct stacks *s, const char *str)
 	return s->strs[*slot];
 }
 
-const char *stacks_intern(struct stacks *s, const char *str)
+/* A display string must fit one folded line: no ';' (frame separator) and
+ * no control characters (tool_text-style escaping would hide the name);
+ * its one owned copy. */
+static const char *intern_clean(struct stacks *s, const char *str)
 {
-	return intern(s, str);
+	char *c = xstrdup(str);
+	for (char *p = c; *p; p++)
+		if (*p == ';' || (unsigned char)*p < 0x20 || *p == 0x7f) *p = '_';
+	const char *out = stacks_intern(s, c);
+	free(c);
+	return out;
 }
 
 static struct modset *modset_for(struct stacks *s, uint32_t pid)
@@ -130,12 +138,8 @@ static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t
 		if (ms->n) qsort(ms->v, ms->n, sizeof(*ms->v), cmp_module);
 		ms->sorted = 1;
 	}
-	size_t lo = 0, hi = ms->n;  /* disjoint: the last one with base <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ms->v[mid].base <= addr) lo = mid + 1;
-		else hi = mid;
-	}
+	/* disjoint: the last one with base <= addr */
+	size_t lo = FIRST_WHERE(k, ms->n, ms->v[k].base > addr);
 	if (!lo) return NULL;
 	const struct module *m = &ms->v[lo - 1];
 	return addr - m->base < m->size ? m : NULL;
@@ -263,16 +267,6 @@ static const char *short_py_file(const char *file)
 	return basename_of(file);
 }
 
-/* A display string must fit one folded line: no ';' (frame separator) and
- * no control characters; tool_text-style escaping would hide the name. */
-static char *clean(const char *s)
-{
-	char *c = xstrdup(s);
-	for (char *p = c; *p; p++)
-		if (*p == ';' || (unsigned char)*p < 0x20 || *p == 0x7f) *p = '_';
-	return c;
-}
-
 /* cls: the class of `self` the shim read for a `forward` or `_call_impl`
  * frame, "" none */
 struct pyframe { char *file, *line, *func, *cls; };
@@ -306,12 +300,7 @@ static const char *last_component(const char *qual)
  * qualified name ("Linear.forward" -> "Linear"). */
 static const char *frame_class(struct stacks *s, const struct pyframe *f)
 {
-	if (*f->cls) {
-		char *c = clean(f->cls);
-		const char *out = intern(s, c);
-		free(c);
-		return out;
-	}
+	if (*f->cls) return intern_clean(s, f->cls);
 	if (s->have_cls) return NULL;  /* the shim read classes: not a method of self */
 	const char *dot = strrchr(f->func, '.');
 	if (!dot || dot == f->func) return NULL;
@@ -322,9 +311,8 @@ static const char *frame_class(struct stacks *s, const struct pyframe *f)
 	char *c = xmalloc(n + 1);
 	memcpy(c, b, n);
 	c[n] = 0;
-	char *cc = clean(c);
-	const char *out = intern(s, cc);
-	free(c); free(cc);
+	const char *out = intern_clean(s, c);
+	free(c);
 	return out;
 }
 
@@ -335,16 +323,14 @@ static const char *layer_class(struct stacks *s, const struct pyframe *f)
 	return frame_class(s, f);
 }
 
-/* The layer of own[i] when it is a module's `_call_impl` frame (the shim
- * reads the class of `self` there too): a module whose forward is not a
- * method of its class — torch.compile's OptimizedModule, whose `forward` is
- * dynamo's `_fn` — has no forward frame, and torch.profiler's module
- * hierarchy (with_modules) is made of these frames.  NULL when the next
- * module frame inward (own[] is innermost first) is this module's own
- * forward frame, which names the layer already: a layer counts once.  A
- * class is what tells the module apart, not the object (the shim reads no
- * identity): a module that calls another of its class's instances' forward
- * directly, not through __call__, would count once — torch's modules do not. */
+/* The layer of own[i] when it is a module's `_call_impl` frame
+ * (docs/STACKS.md "Layers": a module with no forward frame of its own
+ * still counts); NULL when the next module frame inward (own[] is
+ * innermost first) is this module's own forward frame, which names the
+ * layer already.  A class tells the module apart, not the object (the shim
+ * reads no identity): a module that calls another of its class's
+ * instances' forward directly, not through __call__, would count once —
+ * torch's modules do not. */
 static const char *call_impl_layer(struct stacks *s, const struct pyframe *own, uint32_t i)
 {
 	if (!*own[i].cls || strcmp(last_component(own[i].func), "_call_impl")) return NULL;
@@ -366,9 +352,8 @@ static const char *py_display(struct stacks *s, const struct pyframe *f)
 		snprintf(b, n, "%s.%s (%s:%s)", f->cls, last_component(f->func), file, f->line);
 	else
 		snprintf(b, n, "%s (%s:%s)", *f->func ? f->func : "?", file, f->line);
-	char *c = clean(b);
-	const char *out = intern(s, c);
-	free(b); free(c);
+	const char *out = intern_clean(s, b);
+	free(b);
 	return out;
 }
 
@@ -386,23 +371,18 @@ static struct native native_frame(struct stacks *s, uint32_t pid, uint64_t addr,
 	const struct module *m = find_module(s, pid, a);
 	if (!m) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
-		nf.name = intern(s, buf);
+		nf.name = stacks_intern(s, buf);
 		return nf;
 	}
 	nf.path = tool_str(s->r, m->path_id);
 	nf.module = basename_of(nf.path);
 	uint64_t off = a - m->base + m->file_offset;
 	const char *sym = symcache_lookup(s->syms, nf.path, off);
-	if (sym) {
-		char *c = clean(sym);
-		nf.name = intern(s, c);
-		free(c);
-	} else {
+	if (!sym) {
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, *nf.module ? nf.module : "?", off);
-		char *c = clean(buf);
-		nf.name = intern(s, c);
-		free(c);
+		sym = buf;
 	}
+	nf.name = intern_clean(s, sym);
 	return nf;
 }
 
@@ -418,10 +398,7 @@ static const char *thread_label(struct stacks *s, uint32_t pid, uint32_t tid)
 	char buf[320];
 	if (*name) snprintf(buf, sizeof(buf), "[thread %u %s]", tid, name);
 	else snprintf(buf, sizeof(buf), "[thread %u]", tid);
-	char *c = clean(buf);
-	const char *out = intern(s, c);
-	free(c);
-	return out;
+	return intern_clean(s, buf);
 }
 
 static struct stack_view *build_view(struct stacks *s, const struct rawstack *raw, uint32_t pid, uint32_t tid)
@@ -451,9 +428,7 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 			else { own_disp[no] = py_display(s, &pf); own[no++] = pf; }
 		} else {
 			/* a symbolic frame of a kind this tool does not know: shown as is */
-			char *c = clean(*str ? str : "?");
-			other[nother++] = intern(s, c);
-			free(c);
+			other[nother++] = intern_clean(s, *str ? str : "?");
 		}
 	}
 	/* The interpreter's C frames say nothing the Python frames do not: drop
@@ -489,7 +464,7 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	uint64_t *tn = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
 	/* s's own copy: a view outlives the reader it was made with when the
 	 * stacks change hands (stacks_set_reader) */
-	v->thread_name = tn ? intern(s, tool_str(s->r, (uint32_t)*tn)) : "";
+	v->thread_name = tn ? stacks_intern(s, tool_str(s->r, (uint32_t)*tn)) : "";
 	uint32_t own_base = nc + (in_ctx ? 1u : 0u), nat_base = own_base + no;
 
 	/* the user's site (the default rule): innermost user Python frame,
@@ -522,16 +497,14 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 		for (uint32_t i = 0; i < nn && !ns; i++)
 			if (!cuda_module(nat[i].module)) { ns = &nat[i]; k = i; }
 		if (!ns && nn) ns = &nat[0];
-		native_site = ns ? ns->name : intern(s, "(empty stack)");
+		native_site = ns ? ns->name : stacks_intern(s, "(empty stack)");
 		native_ix = ns ? (int)(nat_base + nn - 1 - k) : -1;
 		snprintf(buf, sizeof(buf), "native\t%s\t%s", ns ? ns->path : "", native_site);
-		native_key = intern(s, buf);
+		native_key = stacks_intern(s, buf);
 	}
 	if (user) {
 		snprintf(buf, sizeof(buf), "%s:%s %s", short_py_file(user->file), user->line, user->func);
-		char *c = clean(buf);
-		v->user_site = intern(s, c);
-		free(c);
+		v->user_site = intern_clean(s, buf);
 	} else {
 		v->user_site = native_site;
 	}
@@ -541,19 +514,17 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 		for (uint32_t i = 0; i < v->nlayers; i++) len += strlen(v->layers[i]) + 3;
 		char *b = xmalloc(len), *p = b;
 		for (uint32_t i = 0; i < v->nlayers; i++) p += sprintf(p, "%s%s", i ? " > " : "", v->layers[i]);
-		v->site = intern(s, b);
+		v->site = stacks_intern(s, b);
 		char *k = xmalloc(len + 8);
 		sprintf(k, "layer\t%s", b);
-		v->site_key = intern(s, k);
+		v->site_key = stacks_intern(s, k);
 		free(b); free(k);
 		v->site_frame = -1;
 	} else if (site) {
 		snprintf(buf, sizeof(buf), "%s:%s %s", short_py_file(site->file), site->line, site->func);
-		char *c = clean(buf);
-		v->site = intern(s, c);
-		free(c);
+		v->site = intern_clean(s, buf);
 		snprintf(buf, sizeof(buf), "py\t%s\t%s\t%s", site->file, site->line, site->func);
-		v->site_key = intern(s, buf);
+		v->site_key = stacks_intern(s, buf);
 		v->site_frame = ix;
 	} else {
 		v->site = native_site;

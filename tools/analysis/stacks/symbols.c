@@ -24,7 +24,7 @@ struct symfile {
 	int ok;
 	struct load *loads; size_t nloads;
 	struct sym *syms; size_t nsyms;
-	char *strtab; uint64_t strsz;
+	char *strtab;
 	char **demangled;   /* per symbol, filled on first lookup */
 };
 
@@ -128,7 +128,7 @@ static int load_symtab(struct symfile *f, int fd, uint64_t fsize, const Elf64_Sh
 	}
 	qsort(syms, n, sizeof(*syms), cmp_sym);
 	f->syms = syms; f->nsyms = n;
-	f->strtab = strtab; f->strsz = str->sh_size;
+	f->strtab = strtab;
 	f->demangled = xcalloc(n, sizeof(char *));
 	return 0;
 }
@@ -211,12 +211,7 @@ const char *symcache_lookup(struct symcache *c, const char *path, uint64_t file_
 		}
 	if (i == f->nloads) return NULL;
 	/* last symbol with addr <= vaddr */
-	size_t lo = 0, hi = f->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].addr <= vaddr) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, f->nsyms, f->syms[k].addr > vaddr);
 	if (lo == 0) return NULL;
 	size_t best = lo - 1;
 	/* the nearest may be a small symbol beside a larger one that holds the
