@@ -133,13 +133,12 @@ static int find_lib(char *out, size_t n)
 
 /* ------------------------------------------------------------ summary */
 /* What the shims wrote to GPUPROF_SUMMARY (shim/core/gps_core.h,
- * gps_summary_append), per traced process: "pid=N file=PATH" when its trace
- * file was created, "pid=N error=TEXT" when it could not be, and at its final
- * flush "pid=N events=N dropped=N bytes=N threads=N file=PATH" — one
- * key=value list per line, "file" and "error" taking the rest of the line.
- * An older form has one key per line ("events=N", "dropped=N", "file=PATH",
- * "bytes=N"), a key seen twice starting the next process.  The last line is
- * made from these and from the files as they are on disk. */
+ * gps_summary_append), a line per traced process: "pid=N file=PATH" when its
+ * trace file was created, "pid=N error=TEXT" when it could not be, and at
+ * its final flush "pid=N events=N dropped=N bytes=N threads=N file=PATH":
+ * key=value separated by spaces, "file" and "error" taking the rest of the
+ * line.  The last line is made from these and from the files as they are
+ * on disk. */
 struct tracefile {
 	char *path;
 	int closed;             /* the final flush's line was seen */
@@ -160,76 +159,39 @@ static struct tracefile *file_of(struct summary *s, const char *path)
 	return &s->files[s->nfiles - 1];
 }
 
-/* One process's keys; a final flush's line (events and a file) closes it.
- * Several processes may write the same path (a pattern without %p and a
+/* Several processes may write the same path (a pattern without %p and a
  * shim that does not add the pid): each final line then counts. */
-struct sumblock { int have_ev, have_dr, have_file; uint64_t events, dropped; char *file, *error; };
-
-static void block_flush(struct summary *s, struct sumblock *b)
-{
-	if (b->file) {
-		struct tracefile *f = file_of(s, b->file);
-		if (b->have_ev) {
-			f->closed = 1;
-			f->events += b->events;
-			f->dropped += b->dropped;
-		}
-	}
-	if (b->error) VEC_PUSH(s->errors, s->nerrors, s->cerrors, b->error);
-	else free(b->error);
-	free(b->file);
-	memset(b, 0, sizeof(*b));
-}
-
-/* A key seen twice in the one-key-per-line form starts a new block. */
-enum block_form { ONE_LINE, KEY_PER_LINE };
-
-static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, enum block_form form)
-{
-	int dup = (!strcmp(key, "events") && b->have_ev) || (!strcmp(key, "dropped") && b->have_dr) ||
-		  (!strcmp(key, "file") && b->have_file);
-	if (dup && form == KEY_PER_LINE) block_flush(s, b);
-	if (!strcmp(key, "events")) { b->events = strtoull(val, NULL, 10); b->have_ev = 1; }
-	else if (!strcmp(key, "dropped")) { b->dropped = strtoull(val, NULL, 10); b->have_dr = 1; }
-	else if (!strcmp(key, "file")) { free(b->file); b->file = xstrdup(val); b->have_file = 1; }
-	else if (!strcmp(key, "error")) { free(b->error); b->error = xstrdup(val); }
-}
-
 static void parse_summary(struct summary *s, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) return;
 	char line[PATH_MAX + 256];
-	struct sumblock b;
-	memset(&b, 0, sizeof(b));
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\r\n")] = 0;
-		/* tokens: key=value separated by spaces; "file" and "error" take the rest */
-		char *keys[16], *vals[16];
-		int n = 0;
-		char *p = line;
-		while (*p && n < 16) {
+		const char *file = NULL, *error = NULL;
+		int closed = 0;
+		uint64_t events = 0, dropped = 0;
+		for (char *p = line; *p;) {
 			while (*p == ' ') p++;
-			char *eq = strchr(p, '=');
+			char *eq = strchr(p, '='), *sp = NULL;
 			if (!*p || !eq) break;
 			*eq = 0;
-			keys[n] = p; vals[n] = eq + 1;
-			if (!strcmp(p, "file") || !strcmp(p, "error")) { n++; break; }
-			char *sp = strchr(eq + 1, ' ');
-			n++;
+			if (strcmp(p, "file") && strcmp(p, "error") && (sp = strchr(eq + 1, ' '))) *sp = 0;
+			if (!strcmp(p, "events")) { events = strtoull(eq + 1, NULL, 10); closed = 1; }
+			else if (!strcmp(p, "dropped")) dropped = strtoull(eq + 1, NULL, 10);
+			else if (!strcmp(p, "file")) file = eq + 1;
+			else if (!strcmp(p, "error")) error = eq + 1;
 			if (!sp) break;
-			*sp = 0;
 			p = sp + 1;
 		}
-		if (n > 1) {             /* one line per event of a process */
-			block_flush(s, &b);
-			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], ONE_LINE);
-			block_flush(s, &b);
-		} else if (n == 1) {
-			block_set(s, &b, keys[0], vals[0], KEY_PER_LINE);
+		struct tracefile *t = file ? file_of(s, file) : NULL;
+		if (t && closed) {
+			t->closed = 1;
+			t->events += events;
+			t->dropped += dropped;
 		}
+		if (error) VEC_PUSH(s->errors, s->nerrors, s->cerrors, xstrdup(error));
 	}
-	block_flush(s, &b);
 	fclose(f);
 }
 
