@@ -72,64 +72,57 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* A process that is gone leaves files behind: removed. */
+/* The pid a control file's name starts with ("PID."), or 0. */
+static int file_pid(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+	return end == name || *end != '.' || pid <= 0 || pid > INT32_MAX ? 0 : (int)pid;
+}
+
+static int gone(int pid) { return kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
+
+/* A process that is gone leaves files behind: those of `pid` removed, or
+ * (pid 0) those of every process that is gone (it was killed, or nobody
+ * read its last answer), once per run. */
 static void remove_stale(const char *dir, int pid)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	char prefix[32];
-	int pl = snprintf(prefix, sizeof(prefix), "%d.", pid);
 	struct dirent *e;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, (size_t)pl)) {
-			char p[PATH_MAX + 300];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
+	while ((e = readdir(d))) {
+		int p = file_pid(e->d_name);
+		if (!p || (pid ? p != pid : !gone(p)))
+			continue;
+		char path[PATH_MAX + 300];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
 	closedir(d);
 }
 
-/* The files of every process that is gone (it was killed, or nobody read
- * its last answer): removed, once per run. */
-static void sweep_dead(const char *dir)
+/* The control file DIR/PID.WHAT (its path into p) into buf; 0, or -1
+ * (errno set, err says why). */
+static int read_control(char p[PATH_MAX + 64], const char *dir, int pid, const char *what, char *buf, char *err,
+			size_t errsz)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	int dead[64], n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < 64) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (end == e->d_name || *end != '.' || pid <= 0 || pid > INT32_MAX)
-			continue;
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			int seen = 0;
-			for (int i = 0; i < n; i++)
-				seen |= dead[i] == (int)pid;
-			if (!seen)
-				dead[n++] = (int)pid;
-		}
-	}
-	closedir(d);
-	for (int i = 0; i < n; i++)
-		remove_stale(dir, dead[i]);
+	size_t len;
+	uid_t owner;
+	gp_control_path(p, PATH_MAX + 64, dir, pid, what);
+	return gp_control_read(p, geteuid(), buf, GP_CONTROL_FILE_MAX, &len, &owner, err, errsz);
 }
 
 /* Reads DIR/PID.proc into t; 0, or -1 after the process's line. */
 static int registration(const char *dir, struct target *t)
 {
-	if (kill(t->pid, 0) != 0 && errno == ESRCH) {
+	if (gone(t->pid)) {
 		remove_stale(dir, t->pid);
 		tool_err("pid %d: not running", t->pid);
 		return -1;
 	}
 	char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[600], v[64];
-	gp_control_path(p, sizeof(p), dir, t->pid, "proc");
-	size_t len;
-	uid_t owner;
-	if (gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) != 0) {
+	if (read_control(p, dir, t->pid, "proc", buf, err, sizeof(err)) != 0) {
 		if (errno == ENOENT)
 			tool_err("pid %d: not traced with a control channel (no %s; run the job with "
 				 "`gpuprof run --flight-recorder` or `--sample-steps`)", t->pid, p);
@@ -160,24 +153,18 @@ static int find_all(const char *dir, int job, struct target **out, size_t *n)
 	size_t cap = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (end == e->d_name || strcmp(end, ".proc") || pid <= 0 || pid > INT32_MAX)
+		int pid = file_pid(e->d_name);
+		if (!pid || strcmp(strchr(e->d_name, '.'), ".proc"))
 			continue;
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			remove_stale(dir, (int)pid);
+		if (gone(pid)) {
+			remove_stale(dir, pid);
 			continue;
 		}
-		if (job > 0) {
-			char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[300], v[32];
-			size_t len;
-			uid_t owner;
-			gp_control_path(p, sizeof(p), dir, (int)pid, "proc");
-			if (gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) != 0 ||
-			    gp_control_kv(buf, "root_pid", v, sizeof(v)) != 0 || (atoi(v) != job && pid != job))
-				continue;
-		}
-		struct target t = {.pid = (int)pid};
+		char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[300], v[32];
+		if (job > 0 && (read_control(p, dir, pid, "proc", buf, err, sizeof(err)) != 0 ||
+				gp_control_kv(buf, "root_pid", v, sizeof(v)) != 0 || (atoi(v) != job && pid != job)))
+			continue;
+		struct target t = {.pid = pid};
 		VEC_PUSH(*out, *n, cap, t);
 	}
 	closedir(d);
@@ -225,10 +212,7 @@ static int send_request(const char *dir, struct target *t, const struct gp_contr
 static void withdraw(const char *dir, const struct target *t)
 {
 	char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[300], v[32];
-	size_t len;
-	uid_t owner;
-	gp_control_path(p, sizeof(p), dir, t->pid, "req");
-	if (gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) == 0 &&
+	if (read_control(p, dir, t->pid, "req", buf, err, sizeof(err)) == 0 &&
 	    gp_control_kv(buf, "id", v, sizeof(v)) == 0 && strtoull(v, NULL, 10) == t->id)
 		unlink(p);
 }
@@ -339,7 +323,7 @@ int cmd_trigger(int argc, char **argv)
 		return EXIT_BADINPUT;
 	}
 	base.wait = (uint32_t)wait_done;
-	sweep_dead(dir);
+	remove_stale(dir, 0);
 	struct target *ts = NULL;
 	size_t n = 0, cap = 0;
 	if (all) {
@@ -398,7 +382,7 @@ int cmd_trigger(int argc, char **argv)
 			if (check_reply(dir, &ts[i], wait_done)) {
 				ts[i].state = 2;
 				failed |= !ts[i].ok;
-			} else if (kill(ts[i].pid, 0) != 0 && errno == ESRCH) {
+			} else if (gone(ts[i].pid)) {
 				withdraw(dir, &ts[i]);
 				if (!check_reply(dir, &ts[i], 0)) { /* its last answer */
 					tool_err("pid %d: exited before %s", ts[i].pid,
