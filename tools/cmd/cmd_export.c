@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_settings.h"
 #include "analysis/steps/selection.h"
 #include "analysis/stacks/site_rule.h"
 #include "cmd/cmd.h"
@@ -71,7 +72,7 @@ int cmd_export(int argc, char **argv)
 	struct site_rule site;
 	int have_site = 0;
 	int strict = 0, summary = 0, gzip = 0, c;
-	uint32_t row_group = 0;
+	uint64_t row_group = 0;
 	struct sel_opts so;
 	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
@@ -90,16 +91,12 @@ int cmd_export(int argc, char **argv)
 		case 'U': summary = 1; break;
 		case 'z': gzip = 1; break;
 		case 'T': table = optarg; break;
-		case 'R': {
-			char *end;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 1u << 30 || optarg[0] == '-') {
+		case 'R':
+			if (gp_parse_uint(optarg, 1, 1u << 30, &row_group)) {
 				tool_err("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
 				return EXIT_USAGE;
 			}
-			row_group = (uint32_t)v;
 			break;
-		}
 		case 'h': cmd_export_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
@@ -182,7 +179,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
-				  .summary = summary, .row_group = row_group, .weight = w,
+				  .summary = summary, .row_group = (uint32_t)row_group, .weight = w,
 				  .site = have_site ? &site : NULL, .table = table };
 	int rc = fmt->run(argv[optind], out, strict, &eo);
 	selection_free(&sel);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "analysis/advise/advise_facts.h"
 #include "analysis/advise/advise_report.h"
 #include "analysis/advise/advise_run.h"
@@ -97,9 +98,8 @@ static char *advise_findings(struct advise_run *ar, struct stats_ctx *ctx, const
 
 static int parse_count(const char *opt, const char *arg, size_t *out)
 {
-	char *end;
-	unsigned long long v = strtoull(arg, &end, 10);
-	if (!*arg || *end || !v || v > 1000000) {
+	uint64_t v;
+	if (gp_parse_uint(arg, 1, 1000000, &v)) {
 		tool_err("bad %s '%s' (a number from 1 to 1000000)", opt, arg);
 		return -1;
 	}

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
@@ -183,16 +184,6 @@ static int write_csv_file(const char *dir, const struct report *rep, const struc
  * job had ~9,700 NVTX rows, one of 1e7 events 22,074 comm_steps rows. */
 #define STATS_ROWS 50
 
-/* A --rows value: a whole number, 0 or more. */
-static int parse_count(const char *s, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > 1000000) return -1;
-	*out = (int)v;
-	return 0;
-}
-
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -278,13 +269,12 @@ int cmd_stats(int argc, char **argv)
 			break;
 		}
 		case 'R': {
-			int n = 0;
-			if (!strcmp(optarg, "all")) style.max_rows = 0;
-			else if (parse_count(optarg, &n) || n < 1) {
+			uint64_t n = 0;
+			if (strcmp(optarg, "all") && gp_parse_uint(optarg, 1, 1000000, &n)) {
 				tool_err("--rows needs a number of rows (1 or more) or 'all', not '%s'", optarg);
 				goto out_opts;
-			} else
-				style.max_rows = (size_t)n;
+			}
+			style.max_rows = (size_t)n;
 			break;
 		}
 		case 's': strict = 1; break;

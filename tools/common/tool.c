@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
+
 const char *g_cmd = "gpuprof";
 
 void tool_msg(const char *kind, const char *fmt, ...)
@@ -34,34 +36,55 @@ static const char *reader_cause(gp_reader *r, int rc)
 
 int g_threads;
 
-int tool_take_threads(int argc, char **argv)
+/* Option `name` ("--width") at argv[*i], alone or as "--width=V": its value
+ * (argv[*i] advanced past a separate one), "" when it has none, NULL when
+ * argv[*i] is another word. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+	if (strncmp(argv[*i], name, l)) return NULL;
+	if (argv[*i][l] == '=') return argv[*i] + l + 1;
+	if (argv[*i][l]) return NULL;
+	return *i + 1 < argc ? argv[++*i] : "";
+}
+
+int tool_take_options(int argc, char **argv, const char *const *names, int (*take)(int which, const char *value))
 {
 	int w = 1;
 	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
 		if (!strcmp(argv[i], "--")) {
 			while (i < argc) argv[w++] = argv[i++];
 			break;
 		}
-		if (!strcmp(argv[i], "--threads")) {
-			if (i + 1 >= argc) { tool_err("--threads needs a number"); return -1; }
-			v = argv[++i];
-		} else if (!strncmp(argv[i], "--threads=", 10)) {
-			v = argv[i] + 10;
-		} else {
-			argv[w++] = argv[i];
-			continue;
-		}
-		char *end;
-		long n = strtol(v, &end, 10);
-		if (!*v || *end || n < 1 || n > GP_READER_MAX_THREADS) {
-			tool_err("bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
-			return -1;
-		}
-		g_threads = (int)n;
+		const char *v = NULL;
+		int k = 0;
+		while (names[k] && !(v = option_value(argc, argv, &i, names[k]))) k++;
+		if (!names[k]) argv[w++] = argv[i];
+		else if (take(k, v)) return -1;
 	}
 	argv[w] = NULL;
 	return w;
+}
+
+static int take_threads(int which, const char *v)
+{
+	uint64_t n;
+	if (!*v) {
+		tool_err("--threads needs a number");
+		return -1;
+	}
+	if (gp_parse_uint(v, 1, GP_READER_MAX_THREADS, &n)) {
+		tool_err("bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
+		return -1;
+	}
+	g_threads = (int)n;
+	return 0;
+}
+
+int tool_take_threads(int argc, char **argv)
+{
+	static const char *const names[] = { "--threads", NULL };
+	return tool_take_options(argc, argv, names, take_threads);
 }
 
 /* "-": stdin, copied once into an unlinked temporary file (the reader

@@ -26,6 +26,11 @@ extern int g_threads;
  * "--"), setting g_threads.  Returns the new argc, or -1 after the message
  * for a bad value. */
 int tool_take_threads(int argc, char **argv);
+/* The loop of both: each `NAME V` or `NAME=V` in argv[1..argc) (before any
+ * "--") whose NAME is names[which] (a NULL-terminated list) is taken out
+ * and given to take (V "" when missing), which returns 0, or -1 after its
+ * message.  Returns the new argc, or -1. */
+int tool_take_options(int argc, char **argv, const char *const *names, int (*take)(int which, const char *value));
 
 /* Opens a trace; on failure prints "gpuprof CMD: cannot read PATH: cause"
  * and returns NULL.  Also loads metadata (strings, sources) so names resolve
