@@ -106,6 +106,7 @@ int cmd_export(int argc, char **argv)
 		tool_see_help();
 		return EXIT_USAGE;
 	}
+	if (sel_opts_check(&so)) return EXIT_USAGE;
 	char names[256];
 	if (!format) {
 		export_format_names(names, sizeof(names), 0, 0, " or ");
@@ -119,26 +120,16 @@ int cmd_export(int argc, char **argv)
 	/* an unknown format takes no option: those errors first, as for a known one */
 	const struct export_format *fmt = export_format_find(format);
 	unsigned takes = fmt ? fmt->takes : 0;
-	if ((weight || have_site) && !(takes & (weight ? EXPORT_TAKES_WEIGHT : EXPORT_TAKES_SITE))) {
-		tool_err("%s applies to --format %s only", weight ? "--weight" : "--site",
-			 takers(names, sizeof(names), weight ? EXPORT_TAKES_WEIGHT : EXPORT_TAKES_SITE, " and "));
-		return EXIT_USAGE;
-	}
-	if (sel_opts_check(&so)) return EXIT_USAGE;
-	if ((summary || gzip) && !(takes & (summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP))) {
-		tool_err("%s applies to --format %s only", summary ? "--summary" : "--gzip",
-			 takers(names, sizeof(names), summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP, " and "));
-		return EXIT_USAGE;
-	}
-	if (row_group && !(takes & EXPORT_TAKES_ROW_GROUP)) {
-		tool_err("--row-group applies to --format %s only",
-			 takers(names, sizeof(names), EXPORT_TAKES_ROW_GROUP, " and "));
-		return EXIT_USAGE;
-	}
-	if (table && !(takes & EXPORT_TAKES_TABLE)) {
-		tool_err("--table applies to --format %s only", takers(names, sizeof(names), EXPORT_TAKES_TABLE, " and "));
-		return EXIT_USAGE;
-	}
+	const struct { int given; unsigned bit; const char *name; } own[] = {
+		{ weight != NULL, EXPORT_TAKES_WEIGHT, "--weight" }, { have_site, EXPORT_TAKES_SITE, "--site" },
+		{ summary, EXPORT_TAKES_SUMMARY, "--summary" }, { gzip, EXPORT_TAKES_GZIP, "--gzip" },
+		{ row_group != 0, EXPORT_TAKES_ROW_GROUP, "--row-group" }, { table != NULL, EXPORT_TAKES_TABLE, "--table" },
+	};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (own[i].given && !(takes & own[i].bit)) {
+			tool_err("%s applies to --format %s only", own[i].name, takers(names, sizeof(names), own[i].bit, " and "));
+			return EXIT_USAGE;
+		}
 	if (!fmt) {
 		export_format_names(names, sizeof(names), 0, 0, ", ");
 		tool_err("unknown format '%s' (%s)", format, names);
