@@ -84,12 +84,14 @@ void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const vo
 	memcpy(a + o * esz, t + i * esz, (sorted - i) * esz);
 }
 
-void bytes_u64(struct bytes *b, uint64_t x)
+void bytes_put(struct bytes *b, const void *p, size_t n)
 {
-	vec_reserve((void **)&b->v, &b->cap, b->n + sizeof(x), 1);
-	memcpy(b->v + b->n, &x, sizeof(x));
-	b->n += sizeof(x);
+	vec_reserve((void **)&b->v, &b->cap, b->n + n, 1);
+	if (n) memcpy(b->v + b->n, p, n);
+	b->n += n;
 }
+
+void bytes_u64(struct bytes *b, uint64_t x) { bytes_put(b, &x, sizeof(x)); }
 
 size_t varint_enc(uint8_t out[10], uint64_t x)
 {

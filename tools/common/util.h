@@ -30,10 +30,11 @@ void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz);
 void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
 	       size_t *ctmp);
 
-/* A growable byte string of fixed-width fields: the canonical form of a
- * state, compared byte for byte (the steps' engines at a cut,
- * analysis/steps/steps_slice.h). */
+/* A growable byte string: the canonical form of a state, compared byte
+ * for byte (the steps' engines at a cut, analysis/steps/steps_slice.h), the
+ * Parquet writer's pages and footer. */
 struct bytes { uint8_t *v; size_t n, cap; };
+void bytes_put(struct bytes *b, const void *p, size_t n);
 void bytes_u64(struct bytes *b, uint64_t x);
 void bytes_free(struct bytes *b);
 /* Whether a and b hold the same bytes. */
