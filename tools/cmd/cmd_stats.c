@@ -20,6 +20,7 @@
 #include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
+#include "common/gzout.h"
 #include "common/report.h"
 #include "common/selopt.h"
 #include "common/tabopt.h"
@@ -165,17 +166,9 @@ static int write_csv_file(const char *dir, const struct report *rep, const struc
 	char *p = xmalloc(strlen(dir) + strlen(rep->name) + 6);
 	sprintf(p, "%s/%s.csv", dir, rep->name);
 	FILE *f = fopen(p, "w");
-	int rc = 0;
-	if (!f) {
-		tool_err("cannot write %s: %s", p, strerror(errno));
-		rc = -1;
-	} else {
-		report_print(f, rep, style);
-		if (ferror(f) | fclose(f)) {
-			tool_err("cannot write %s: %s", p, strerror(errno));
-			rc = -1;
-		}
-	}
+	if (f) report_print(f, rep, style);
+	int rc = !f || gzout_close(f) ? -1 : 0;
+	if (rc) tool_err("cannot write %s: %s", p, strerror(errno));
 	free(p);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/gzout.h"
 #include "common/tool.h"
 #include "export/export.h"
 #include "export/export_tables.h"
@@ -71,7 +72,7 @@ static int cx_open(void *ctx, const struct xt_table *tables, unsigned nt)
 			tool_err("no table '%s' (%s)", c->table, names);
 			return -1;
 		}
-		if (!(c->f[t] = strcmp(c->out, "-") ? fopen(c->out, "w") : stdout)) {
+		if (!(c->f[t] = gzout_open(c->out, 0))) {
 			tool_err("cannot write %s: %s", c->out, strerror(errno));
 			return -1;
 		}
@@ -119,7 +120,7 @@ static int cx_close(void *ctx, int ok)
 	for (unsigned t = 0; t < c->nt; t++) {
 		FILE *f = c->f[t];
 		made |= f && f != stdout;
-		if (f && (f == stdout ? fflush(f) || ferror(f) : ferror(f) | fclose(f)) && !rc) {
+		if (f && gzout_close(f) && !rc) {
 			tool_err("cannot write %s: %s", c->table ? c->out : c->d.tmp[t], strerror(errno));
 			rc = -1;
 		}

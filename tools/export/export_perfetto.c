@@ -529,7 +529,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	}
 	if (p.summary) summary_counters(&p);
 	fputs("\n]}\n", p.f);
-	int werr = gzout_close(p.f, out);
+	int werr = gzout_close(p.f);
 	int code = tool_finish(r, in, rc, strict);
 	if (werr) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
