@@ -11,9 +11,9 @@
 
 #include "gp_trace.h"
 
-void *xmalloc(size_t n)
+/* p, or the message and exit 2 when the allocation of n bytes failed */
+static void *alloc_or_exit(void *p, size_t n)
 {
-	void *p = malloc(n ? n : 1);
 	if (!p) {
 		fprintf(stderr, "gpuprof: out of memory (%zu bytes)\n", n);
 		exit(2);
@@ -21,25 +21,9 @@ void *xmalloc(size_t n)
 	return p;
 }
 
-void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "gpuprof: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "gpuprof: out of memory (%zu bytes)\n", n);
-		exit(2);
-	}
-	return p;
-}
+void *xmalloc(size_t n) { return alloc_or_exit(malloc(n ? n : 1), n); }
+void *xcalloc(size_t n, size_t sz) { return alloc_or_exit(calloc(n ? n : 1, sz ? sz : 1), n * sz); }
+void *xrealloc(void *p, size_t n) { return alloc_or_exit(realloc(p, n ? n : 1), n); }
 
 char *xstrdup(const char *s)
 {
@@ -413,11 +397,14 @@ const char *const copy_kinds[COPY_KIND_COUNT][2] = {
 const char *copy_kind_name(uint32_t k) { return copy_kinds[k < COPY_KIND_COUNT ? k : 0][0]; }
 const char *copy_kind_long(uint32_t k) { return copy_kinds[k < COPY_KIND_COUNT ? k : 0][1]; }
 
+/* names[k], "unknown" past the list or where it has none */
+#define NAME_OF(names, k) ((k) < sizeof(names) / sizeof(names[0]) && (names)[k] ? (names)[k] : "unknown")
+
 const char *mem_kind_name(uint32_t k)
 {
 	static const char *const n[] = { "unknown", "pageable", "pinned", "device",
 		"array", "managed", "device_static", "managed_static" };
-	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+	return NAME_OF(n, k);
 }
 
 const char *sync_type_name(uint32_t t)
@@ -425,7 +412,7 @@ const char *sync_type_name(uint32_t t)
 	/* CUpti_ActivitySynchronizationType */
 	static const char *const n[] = { "unknown", "event_synchronize", "stream_wait_event",
 		"stream_synchronize", "context_synchronize" };
-	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+	return NAME_OF(n, t);
 }
 
 const char *launch_type_name(uint32_t t)
@@ -433,39 +420,28 @@ const char *launch_type_name(uint32_t t)
 	/* CUpti_ActivityLaunchType */
 	static const char *const n[] = { "regular", "cooperative_single_device", "cooperative_multi_device",
 		"cbl_commandlist" };
-	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+	return NAME_OF(n, t);
 }
 
 const char *drop_where_name(uint32_t w)
 {
-	switch (w) {
-	case GP_DROP_RING: return "ring";
-	case GP_DROP_CUPTI: return "cupti";
-	case GP_DROP_NO_RING: return "no_ring";
-	case GP_DROP_WRITE: return "write";
-	default: return "unknown";
-	}
+	static const char *const n[] = { [GP_DROP_RING] = "ring", [GP_DROP_CUPTI] = "cupti",
+		[GP_DROP_NO_RING] = "no_ring", [GP_DROP_WRITE] = "write" };
+	return NAME_OF(n, w);
 }
 
 const char *source_kind_name(uint32_t k)
 {
-	switch (k) {
-	case GP_SOURCE_META: return "meta";
-	case GP_SOURCE_THREAD: return "thread";
-	case GP_SOURCE_ACTIVITY: return "activity";
-	case GP_SOURCE_TOOL: return "tool";
-	default: return "unknown";
-	}
+	static const char *const n[] = { [GP_SOURCE_META] = "meta", [GP_SOURCE_THREAD] = "thread",
+		[GP_SOURCE_ACTIVITY] = "activity", [GP_SOURCE_TOOL] = "tool" };
+	return NAME_OF(n, k);
 }
 
 const char *clock_name(uint32_t id)
 {
-	switch (id) {
-	case GP_CLOCK_MONOTONIC: return "monotonic";
-	case GP_CLOCK_REALTIME: return "realtime";
-	case GP_CLOCK_CUPTI: return "cupti";
-	default: return "unknown";
-	}
+	static const char *const n[] = { [GP_CLOCK_MONOTONIC] = "monotonic", [GP_CLOCK_REALTIME] = "realtime",
+		[GP_CLOCK_CUPTI] = "cupti" };
+	return NAME_OF(n, id);
 }
 
 int cmp_u64(const void *a, const void *b)
