@@ -141,12 +141,8 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 		size_t k;
 		for (k = 0; k < ntabs && strcmp(tok, tabs[k].rep->tables[tabs[k].tab_ix].name); k++) ;
 		if (k == ntabs) {
-			char names[512] = "";
-			for (size_t i = 0; i < ntabs; i++) {
-				size_t l = strlen(names);
-				snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "",
-					 tabs[i].rep->tables[tabs[i].tab_ix].name);
-			}
+			char names[900];
+			cmd_stats_report_names(names, sizeof(names));
 			tool_err("unknown report '%s' (reports: %s)", tok, names);
 			rc = -1;
 			break;
