@@ -14,13 +14,6 @@
 #include "export/export.h"
 #include "reports/stats_selection.h"
 
-/* The formats whose takes has all of `takes`: "perfetto, sqlite and parquet". */
-static const char *takers(char *buf, size_t n, unsigned takes, const char *last)
-{
-	export_format_names(buf, n, takes, takes, last);
-	return buf;
-}
-
 void cmd_export_help(FILE *f)
 {
 	char no_stdout[128], sel[128];
@@ -32,7 +25,7 @@ void cmd_export_help(FILE *f)
 	      "                      [--summary] [--gzip] [--row-group N] [--table NAME] [--strict] FILE -o OUT\n\n",
 	      f);
 	for (const struct export_format *x = export_formats; x->name; x++) fputs(x->help, f);
-	export_format_names(no_stdout, sizeof(no_stdout), EXPORT_TAKES_STDOUT, 0, " or ");
+	export_format_names(no_stdout, sizeof(no_stdout), EXPORT_TAKES_STDOUT, 0, " or ", 0);
 	fprintf(f, "  -o, --output OUT   output file ('-' = stdout, not %s);\n"
 		   "                     replaced if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
@@ -40,16 +33,13 @@ void cmd_export_help(FILE *f)
 		   SELOPT_HELP
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
-		no_stdout, takers(sel, sizeof(sel), EXPORT_TAKES_SELECTION, " and "));
+		no_stdout, export_format_names(sel, sizeof(sel), EXPORT_TAKES_SELECTION, EXPORT_TAKES_SELECTION, " and ", 0));
 }
 
 void cmd_export_what(char *buf, size_t n)
 {
-	size_t l = (size_t)snprintf(buf, n, "convert to ");
-	size_t k = 0;
-	for (const struct export_format *x = export_formats; x->name; x++) k++;
-	for (size_t i = 0; i < k && l < n; i++)
-		l += (size_t)snprintf(buf + l, n - l, "%s%s", !i ? "" : i + 1 == k ? " or " : ", ", export_formats[i].title);
+	char titles[256];
+	snprintf(buf, n, "convert to %s", export_format_names(titles, sizeof(titles), 0, 0, " or ", 1));
 }
 
 int cmd_export(int argc, char **argv)
@@ -109,7 +99,7 @@ int cmd_export(int argc, char **argv)
 	if (sel_opts_check(&so)) return EXIT_USAGE;
 	char names[256];
 	if (!format) {
-		export_format_names(names, sizeof(names), 0, 0, " or ");
+		export_format_names(names, sizeof(names), 0, 0, " or ", 0);
 		tool_err("--format is required (%s)", names);
 		return EXIT_USAGE;
 	}
@@ -127,17 +117,18 @@ int cmd_export(int argc, char **argv)
 	};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (own[i].given && !(takes & own[i].bit)) {
-			tool_err("%s applies to --format %s only", own[i].name, takers(names, sizeof(names), own[i].bit, " and "));
+			tool_err("%s applies to --format %s only", own[i].name,
+				 export_format_names(names, sizeof(names), own[i].bit, own[i].bit, " and ", 0));
 			return EXIT_USAGE;
 		}
 	if (!fmt) {
-		export_format_names(names, sizeof(names), 0, 0, ", ");
+		export_format_names(names, sizeof(names), 0, 0, ", ", 0);
 		tool_err("unknown format '%s' (%s)", format, names);
 		return EXIT_USAGE;
 	}
 	if ((sel_opts_any(&so) || so.abs_time) && !(takes & EXPORT_TAKES_SELECTION)) {
 		tool_err("--since, --until, --steps, --range and --abs-time apply to %s",
-			 takers(names, sizeof(names), EXPORT_TAKES_SELECTION, " and "));
+			 export_format_names(names, sizeof(names), EXPORT_TAKES_SELECTION, EXPORT_TAKES_SELECTION, " and ", 0));
 		return EXIT_USAGE;
 	}
 	enum folded_weight w = FOLDED_GPU_TIME;
