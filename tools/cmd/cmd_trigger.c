@@ -59,13 +59,6 @@ struct target {
 	char status[32];
 };
 
-static double now_s(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -136,7 +129,7 @@ static int registration(const char *dir, struct target *t)
 	if (gp_control_kv(buf, "steps_per_s", v, sizeof(v)) == 0)
 		t->per_s = strtod(v, NULL);
 	if (gp_control_kv(buf, "updated_ns", v, sizeof(v)) == 0)
-		t->age_s = now_s(CLOCK_REALTIME) - (double)strtoull(v, NULL, 10) / 1e9;
+		t->age_s = clock_s(CLOCK_REALTIME) - (double)strtoull(v, NULL, 10) / 1e9;
 	if (t->age_s < 0)
 		t->age_s = 0;
 	return 0;
@@ -373,7 +366,7 @@ int cmd_trigger(int argc, char **argv)
 				ts[i].state = 1;
 			}
 		}
-	double deadline = now_s(CLOCK_MONOTONIC) + timeout;
+	double deadline = mono_s() + timeout;
 	for (;;) {
 		int open = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -397,7 +390,7 @@ int cmd_trigger(int argc, char **argv)
 		}
 		if (!open)
 			break;
-		if (now_s(CLOCK_MONOTONIC) > deadline) {
+		if (mono_s() > deadline) {
 			for (size_t i = 0; i < n; i++)
 				if (ts[i].state == 1) {
 					withdraw(dir, &ts[i]);

@@ -480,16 +480,9 @@ uint64_t u64_select(uint64_t *v, size_t n, size_t k)
 	return v[k];
 }
 
-double mono_s(void)
+double clock_s(clockid_t c)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(c, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-double thread_cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t sz);
@@ -174,9 +175,10 @@ int cmp_double(const void *a, const void *b);
  * average); the value a sort would put at k. */
 uint64_t u64_select(uint64_t *v, size_t n, size_t k);
 
-/* Seconds on the monotonic clock (phase times for --verbose). */
-double mono_s(void);
-/* CPU seconds the calling thread has used. */
-double thread_cpu_s(void);
+/* Seconds on clock c: the monotonic clock (phase times for --verbose), the
+ * CPU time the calling thread has used, the real time. */
+double clock_s(clockid_t c);
+static inline double mono_s(void) { return clock_s(CLOCK_MONOTONIC); }
+static inline double thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 #endif
