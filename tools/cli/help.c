@@ -369,10 +369,7 @@ int cli_help_main(int argc, char **argv)
 		if (!strcmp(argv[i], "--full")) full = 1;
 		else if (!strcmp(argv[i], "--man")) man = 1;
 		else if (!strcmp(argv[i], "--words")) words = 1;
-		else {
-			tool_err("unknown option '%s' (gpuprof help [--full] [COMMAND])", argv[i]);
-			return EXIT_USAGE;
-		}
+		else return tool_usage("unknown option '%s' (gpuprof help [--full] [COMMAND])", argv[i]);
 	}
 	if (words) { /* --words [COMMAND [OPTION]]: for the shell completions */
 		const struct cli_command *c = i < argc ? cli_command_find(argv[i]) : NULL;
@@ -380,15 +377,10 @@ int cli_help_main(int argc, char **argv)
 		completion_words(stdout, c, i + 1 < argc ? argv[i + 1] : NULL);
 		return EXIT_OK;
 	}
-	if (i + 1 < argc) {
-		tool_err("one command at a time (gpuprof help [--full] [COMMAND])");
-		return EXIT_USAGE;
-	}
+	if (i + 1 < argc) return tool_usage("one command at a time (gpuprof help [--full] [COMMAND])");
 	const struct cli_command *c = NULL;
-	if (i < argc && !(c = cli_command_find(argv[i]))) {
-		tool_err("unknown command '%s' ('gpuprof --help' lists them)", argv[i]);
-		return EXIT_USAGE;
-	}
+	if (i < argc && !(c = cli_command_find(argv[i])))
+		return tool_usage("unknown command '%s' ('gpuprof --help' lists them)", argv[i]);
 	if (man) cli_man(stdout, c);
 	else if (!c) cli_usage(stdout);
 	else if (full) cli_help_full(stdout, c);

@@ -82,31 +82,19 @@ int cmd_export(int argc, char **argv)
 		case 'z': gzip = 1; break;
 		case 'T': table = optarg; break;
 		case 'R':
-			if (gp_parse_uint(optarg, 1, 1u << 30, &row_group)) {
-				tool_err("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
-				return EXIT_USAGE;
-			}
+			if (gp_parse_uint(optarg, 1, 1u << 30, &row_group))
+				return tool_usage("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
 			break;
 		case 'h': cmd_export_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		tool_err("expected one trace file");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 1) return tool_usage_see_help("expected one trace file");
 	if (sel_opts_check(&so)) return EXIT_USAGE;
 	char names[256];
-	if (!format) {
-		export_format_names(names, sizeof(names), 0, 0, " or ", 0);
-		tool_err("--format is required (%s)", names);
-		return EXIT_USAGE;
-	}
-	if (!out) {
-		tool_err("-o OUT is required");
-		return EXIT_USAGE;
-	}
+	if (!format)
+		return tool_usage("--format is required (%s)", export_format_names(names, sizeof(names), 0, 0, " or ", 0));
+	if (!out) return tool_usage("-o OUT is required");
 	/* an unknown format takes no option: those errors first, as for a known one */
 	const struct export_format *fmt = export_format_find(format);
 	unsigned takes = fmt ? fmt->takes : 0;
@@ -116,33 +104,22 @@ int cmd_export(int argc, char **argv)
 		{ row_group != 0, EXPORT_TAKES_ROW_GROUP, "--row-group" }, { table != NULL, EXPORT_TAKES_TABLE, "--table" },
 	};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		if (own[i].given && !(takes & own[i].bit)) {
-			tool_err("%s applies to --format %s only", own[i].name,
-				 export_format_names(names, sizeof(names), own[i].bit, own[i].bit, " and ", 0));
-			return EXIT_USAGE;
-		}
-	if (!fmt) {
-		export_format_names(names, sizeof(names), 0, 0, ", ", 0);
-		tool_err("unknown format '%s' (%s)", format, names);
-		return EXIT_USAGE;
-	}
-	if ((sel_opts_any(&so) || so.abs_time) && !(takes & EXPORT_TAKES_SELECTION)) {
-		tool_err("--since, --until, --steps, --range and --abs-time apply to %s",
-			 export_format_names(names, sizeof(names), EXPORT_TAKES_SELECTION, EXPORT_TAKES_SELECTION, " and ", 0));
-		return EXIT_USAGE;
-	}
+		if (own[i].given && !(takes & own[i].bit))
+			return tool_usage("%s applies to --format %s only", own[i].name,
+					  export_format_names(names, sizeof(names), own[i].bit, own[i].bit, " and ", 0));
+	if (!fmt)
+		return tool_usage("unknown format '%s' (%s)", format, export_format_names(names, sizeof(names), 0, 0, ", ", 0));
+	if ((sel_opts_any(&so) || so.abs_time) && !(takes & EXPORT_TAKES_SELECTION))
+		return tool_usage("--since, --until, --steps, --range and --abs-time apply to %s",
+				  export_format_names(names, sizeof(names), EXPORT_TAKES_SELECTION, EXPORT_TAKES_SELECTION,
+						      " and ", 0));
 	enum folded_weight w = FOLDED_GPU_TIME;
 	if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
 	else if (!strcmp(weight, "kernel-time")) w = FOLDED_KERNEL_TIME;
 	else if (!strcmp(weight, "launches")) w = FOLDED_LAUNCHES;
-	else {
-		tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
-		return EXIT_USAGE;
-	}
-	if (!(takes & EXPORT_TAKES_STDOUT) && !table && !strcmp(out, "-")) {
-		tool_err("%s output needs a %s name", format, fmt->out_is);
-		return EXIT_USAGE;
-	}
+	else return tool_usage("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
+	if (!(takes & EXPORT_TAKES_STDOUT) && !table && !strcmp(out, "-"))
+		return tool_usage("%s output needs a %s name", format, fmt->out_is);
 	/* the selection: resolved on the trace first (it may read it) */
 	struct selection sel;
 	memset(&sel, 0, sizeof(sel));

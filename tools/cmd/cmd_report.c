@@ -320,15 +320,8 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (stepopt_check(&o.steps.detect)) return EXIT_USAGE;
-	if (optind >= argc) {
-		tool_err("no trace given");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
-	if (!output) {
-		tool_err("no output file: -o FILE.html ('-' for stdout)");
-		return EXIT_USAGE;
-	}
+	if (optind >= argc) return tool_usage_see_help("no trace given");
+	if (!output) return tool_usage("no output file: -o FILE.html ('-' for stdout)");
 	if (!title) {
 		title = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
 	}

@@ -433,16 +433,14 @@ int cmd_run(int argc, char **argv)
 		if (taken) continue;
 		switch (c) {
 		case 'o':
-			if (!*optarg) { tool_err("empty --output"); return EXIT_USAGE; }
+			if (!*optarg) return tool_usage("empty --output");
 			setenv("GPUPROF_OUTPUT", optarg, 1);
 			break;
 		case O_BUF: case O_MAXMEM: {
 			enum gp_setting_id id = c == O_BUF ? GP_SET_BUFFER_SIZE : GP_SET_MAX_MEMORY;
-			if (!setting_ok(id, optarg, &v)) {
-				tool_err("--%s needs a size like 4M, at least %" PRIu64, c == O_BUF ? "buffer-size" : "max-memory",
-					 gp_setting_get(id)->min);
-				return EXIT_USAGE;
-			}
+			if (!setting_ok(id, optarg, &v))
+				return tool_usage("--%s needs a size like 4M, at least %" PRIu64,
+						  c == O_BUF ? "buffer-size" : "max-memory", gp_setting_get(id)->min);
 			char buf[32];
 			snprintf(buf, sizeof(buf), "%" PRIu64, v.u);
 			setenv(gp_setting_get(id)->name, buf, 1);
@@ -460,16 +458,14 @@ int cmd_run(int argc, char **argv)
 		case O_LAYERS: setenv("GPUPROF_LAYERS", "1", 1); break;
 		case O_NOFOLLOW: follow = 0; break;
 		case O_STATUS:
-			if (!*optarg) { tool_err("empty --status"); return EXIT_USAGE; }
+			if (!*optarg) return tool_usage("empty --status");
 			setenv("GPUPROF_STATUS", optarg, 1);
 			break;
 		case O_TRIGGER: {
 			struct gp_trigger_rules r;
 			char why[160];
-			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why))) {
-				tool_err("--trigger: %s", why);
-				return EXIT_USAGE;
-			}
+			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why)))
+				return tool_usage("--trigger: %s", why);
 			setenv("GPUPROF_TRIGGER", optarg, 1);
 			opt_rules = r.what != 0;
 			break;
@@ -486,27 +482,19 @@ int cmd_run(int argc, char **argv)
 		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
 		return EXIT_USAGE;
 	}
-	if (armed && (window || opt_capture)) {
-		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
-			 flight ? "flight-recorder" : "sample-steps", window ? "gpu-window" : "capture-range");
-		return EXIT_USAGE;
-	}
-	if (given[O_FLIGHT_API - O_API] && !armed) {
-		tool_err("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all the time otherwise)");
-		return EXIT_USAGE;
-	}
-	if (given[O_STEPS - O_API] && !armed) {
-		tool_err("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while the job runs)");
-		return EXIT_USAGE;
-	}
-	if (opt_rules && !armed) {
-		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
-		return EXIT_USAGE;
-	}
-	if (optind >= argc) {
-		tool_err("no command given (usage: gpuprof run [options] -- command ...)");
-		return EXIT_USAGE;
-	}
+	if (armed && (window || opt_capture))
+		return tool_usage("--%s cannot be combined with --%s (they switch the same GPU activity)",
+				  flight ? "flight-recorder" : "sample-steps", window ? "gpu-window" : "capture-range");
+	if (given[O_FLIGHT_API - O_API] && !armed)
+		return tool_usage("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all "
+				  "the time otherwise)");
+	if (given[O_STEPS - O_API] && !armed)
+		return tool_usage("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while "
+				  "the job runs)");
+	if (opt_rules && !armed)
+		return tool_usage("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all "
+				  "the time otherwise)");
+	if (optind >= argc) return tool_usage("no command given (usage: gpuprof run [options] -- command ...)");
 	char lib[PATH_MAX];
 	if (find_lib(lib, sizeof(lib)) < 0)
 		return EXIT_USAGE;

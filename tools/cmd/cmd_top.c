@@ -245,21 +245,15 @@ int cmd_top(int argc, char **argv)
 			char *end;
 			errno = 0;
 			interval = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !(interval >= 0.1 && interval <= 3600)) {
-				tool_err("--interval needs seconds from 0.1 to 3600");
-				return EXIT_USAGE;
-			}
+			if (end == optarg || *end || errno || !(interval >= 0.1 && interval <= 3600))
+				return tool_usage("--interval needs seconds from 0.1 to 3600");
 			break;
 		}
 		case 'h': cmd_top_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		tool_err("no status file given");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
+	if (optind >= argc) return tool_usage_see_help("no status file given");
 	char **files = argv + optind;
 	int n = argc - optind;
 	if (once)

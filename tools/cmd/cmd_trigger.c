@@ -264,50 +264,34 @@ int cmd_trigger(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_STEPS:
-			if (gp_parse_uint(optarg, 1, 100000, &v)) {
-				tool_err("--steps needs a whole number from 1 to 100000");
-				return EXIT_USAGE;
-			}
+			if (gp_parse_uint(optarg, 1, 100000, &v))
+				return tool_usage("--steps needs a whole number from 1 to 100000");
 			base.steps = (uint32_t)v;
 			break;
 		case O_SECONDS:
-			if (gp_parse_duration(optarg, 0, &v) || v < 1000000ull || v > 3600ull * 1000000000ull) {
-				tool_err("--seconds needs a duration from 1ms to 1h (seconds when no unit)");
-				return EXIT_USAGE;
-			}
+			if (gp_parse_duration(optarg, 0, &v) || v < 1000000ull || v > 3600ull * 1000000000ull)
+				return tool_usage("--seconds needs a duration from 1ms to 1h (seconds when no unit)");
 			base.seconds_ns = v;
 			break;
 		case O_ALL: all = 1; break;
 		case O_JOB:
-			if (gp_parse_uint(optarg, 1, INT32_MAX, &v)) {
-				tool_err("--job needs a pid");
-				return EXIT_USAGE;
-			}
+			if (gp_parse_uint(optarg, 1, INT32_MAX, &v)) return tool_usage("--job needs a pid");
 			job = (int)v;
 			break;
 		case O_WAIT: wait_done = 1; break;
 		case O_TIMEOUT: {
 			char *end;
 			timeout = strtod(optarg, &end);
-			if (end == optarg || *end || !(timeout >= 0.1 && timeout <= 86400)) {
-				tool_err("--timeout needs seconds from 0.1 to 86400");
-				return EXIT_USAGE;
-			}
+			if (end == optarg || *end || !(timeout >= 0.1 && timeout <= 86400))
+				return tool_usage("--timeout needs seconds from 0.1 to 86400");
 			break;
 		}
 		case 'h': cmd_trigger_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (all == (optind < argc)) {
-		tool_err(all ? "--all takes no pid" : "no pid given (or --all)");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
-	if (job && !all) {
-		tool_err("--job goes with --all");
-		return EXIT_USAGE;
-	}
+	if (all == (optind < argc)) return tool_usage_see_help(all ? "--all takes no pid" : "no pid given (or --all)");
+	if (job && !all) return tool_usage("--job goes with --all");
 	if (timeout < 0)
 		timeout = wait_done ? 600 : 10;
 	char dir[PATH_MAX], err[600];

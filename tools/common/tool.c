@@ -13,14 +13,38 @@
 
 const char *g_cmd = "gpuprof";
 
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", g_cmd, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void tool_msg(const char *kind, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: %s", g_cmd, kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vmsg(kind, fmt, ap);
 	va_end(ap);
+}
+
+int tool_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	return EXIT_USAGE;
+}
+
+int tool_usage_see_help(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	tool_see_help();
+	return EXIT_USAGE;
 }
 
 static const char *reader_cause(gp_reader *r, int rc)

@@ -18,6 +18,10 @@ extern const char *g_cmd;
 void tool_msg(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define tool_err(...) tool_msg("", __VA_ARGS__)
 #define tool_warn(...) tool_msg("warning: ", __VA_ARGS__)
+/* A usage error: its message (then, _see_help, tool_see_help's line);
+ * returns EXIT_USAGE, for `return tool_usage(...)`. */
+int tool_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tool_usage_see_help(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Threads that decode a trace (the reader's, gp_reader_opts.threads), set
  * by main from --threads; 0 = gp_reader_threads_default() (online cores). */
