@@ -74,10 +74,7 @@ static int analyse(struct side *s, const struct steps_run_opts *o, int keep, int
 	int read_rc = 0;
 	const char *err = NULL;
 	if (steps_run(s->r, o, &s->sr, &read_rc, &err) < 0) {
-		if (err) {
-			tool_err("%s: %s", s->path, err);
-			return EXIT_BADINPUT;
-		}
+		if (err) return tool_fail(EXIT_BADINPUT, "%s: %s", s->path, err);
 		return tool_finish(s->r, s->path, read_rc, strict);
 	}
 	s->ran = 1;

@@ -99,10 +99,8 @@ static char *advise_findings(struct advise_run *ar, struct stats_ctx *ctx, const
 static int parse_count(const char *opt, const char *arg, size_t *out)
 {
 	uint64_t v;
-	if (gp_parse_uint(arg, 1, 1000000, &v)) {
-		tool_err("bad %s '%s' (a number from 1 to 1000000)", opt, arg);
-		return -1;
-	}
+	if (gp_parse_uint(arg, 1, 1000000, &v))
+		return tool_fail(-1, "bad %s '%s' (a number from 1 to 1000000)", opt, arg);
 	*out = (size_t)v;
 	return 0;
 }

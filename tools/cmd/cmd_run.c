@@ -116,17 +116,16 @@ static int find_lib(char *out, size_t n)
 	} else {
 		char exe[PATH_MAX];
 		ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (l <= 0) { tool_err("cannot find my own binary: %s", strerror(errno)); return -1; }
+		if (l <= 0) return tool_fail(-1, "cannot find my own binary: %s", strerror(errno));
 		exe[l] = 0;
 		char *slash = strrchr(exe, '/');
 		if (slash) *slash = 0;
 		snprintf(path, sizeof(path), "%s/../lib/libgpuprof.so", exe);
 	}
 	char real[PATH_MAX];
-	if (!realpath(path, real) || access(real, R_OK) != 0) {
-		tool_err("cannot find libgpuprof.so at %s: %s (build it, or set GPUPROF_LIB)", path, strerror(errno));
-		return -1;
-	}
+	if (!realpath(path, real) || access(real, R_OK) != 0)
+		return tool_fail(-1, "cannot find libgpuprof.so at %s: %s (build it, or set GPUPROF_LIB)", path,
+				 strerror(errno));
 	snprintf(out, n, "%s", real);
 	return 0;
 }
@@ -335,10 +334,9 @@ static int layers_env(const char *lib)
 	size_t l = strlen(dir);
 	snprintf(dir + l, sizeof(dir) - l, "/gpuprof-python");
 	snprintf(mod, sizeof(mod), "%s/sitecustomize.py", dir);
-	if (access(mod, R_OK) != 0) {
-		tool_err("--layers: cannot find %s: %s (make builds it next to libgpuprof.so)", mod, strerror(errno));
-		return -1;
-	}
+	if (access(mod, R_OK) != 0)
+		return tool_fail(-1, "--layers: cannot find %s: %s (make builds it next to libgpuprof.so)", mod,
+				 strerror(errno));
 	setenv("GPUPROF_LAYERS", "1", 1);
 	prepend_env("PYTHONPATH", dir, ":");
 	return 0;
@@ -385,10 +383,7 @@ static int run_setting(int c, const char *arg, struct gp_setting_value *v)
 		const struct run_setting *rs = &run_settings[i];
 		if (rs->opt != c) continue;
 		const char *val = arg ? arg : rs->dflt;
-		if (!setting_ok(rs->id, val, v) || (rs->nonzero && !v->u)) {
-			tool_err(rs->bad, val);
-			return -1;
-		}
+		if (!setting_ok(rs->id, val, v) || (rs->nonzero && !v->u)) return tool_fail(-1, rs->bad, val);
 		setenv(gp_setting_get(rs->id)->name, val, 1);
 		return 1;
 	}

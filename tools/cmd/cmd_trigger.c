@@ -139,10 +139,7 @@ static int registration(const char *dir, struct target *t)
 static int find_all(const char *dir, int job, struct target **out, size_t *n)
 {
 	DIR *d = opendir(dir);
-	if (!d) {
-		tool_err("cannot read %s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (!d) return tool_fail(-1, "cannot read %s: %s", dir, strerror(errno));
 	size_t cap = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
@@ -161,10 +158,9 @@ static int find_all(const char *dir, int job, struct target **out, size_t *n)
 		VEC_PUSH(*out, *n, cap, t);
 	}
 	closedir(d);
-	if (!*n) {
-		tool_err("no running process with a control channel in %s%s", dir, job > 0 ? " for that job" : "");
-		return -1;
-	}
+	if (!*n)
+		return tool_fail(-1, "no running process with a control channel in %s%s", dir,
+				 job > 0 ? " for that job" : "");
 	return 0;
 }
 
@@ -295,10 +291,8 @@ int cmd_trigger(int argc, char **argv)
 	if (timeout < 0)
 		timeout = wait_done ? 600 : 10;
 	char dir[PATH_MAX], err[600];
-	if (gp_control_dir(getenv(gp_setting_get(GP_SET_CONTROL_DIR)->name), dir, sizeof(dir), 0, err, sizeof(err))) {
-		tool_err("no usable control directory: %s", err);
-		return EXIT_BADINPUT;
-	}
+	if (gp_control_dir(getenv(gp_setting_get(GP_SET_CONTROL_DIR)->name), dir, sizeof(dir), 0, err, sizeof(err)))
+		return tool_fail(EXIT_BADINPUT, "no usable control directory: %s", err);
 	base.wait = (uint32_t)wait_done;
 	remove_stale(dir, 0);
 	struct target *ts = NULL;

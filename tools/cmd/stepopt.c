@@ -13,7 +13,7 @@ int stepopt_parse(int c, const char *arg, struct step_detect_opts *d, uint64_t *
 		tool_err("unknown --method '%s' (auto, nvtx, trace)", arg);
 		return -1;
 	case 'n':
-		if (!*arg) { tool_err("--step-range needs a name"); return -1; }
+		if (!*arg) return tool_fail(-1, "--step-range needs a name");
 		d->range_name = arg;
 		return 1;
 	case 'w':

@@ -28,14 +28,9 @@ static int take_table_opt(int which, const char *v)
 {
 	uint64_t cols;
 	int nf = name_form_parse(v);
-	if (which == 0 && gp_parse_uint(v, 0, 1000000, &cols)) {
-		tool_err("--width needs a number of columns (0: no limit), not '%s'", v);
-		return -1;
-	}
-	if (which == 1 && nf < 0) {
-		tool_err("unknown --names '%s' (base, full, mangled)", v);
-		return -1;
-	}
+	if (which == 0 && gp_parse_uint(v, 0, 1000000, &cols))
+		return tool_fail(-1, "--width needs a number of columns (0: no limit), not '%s'", v);
+	if (which == 1 && nf < 0) return tool_fail(-1, "unknown --names '%s' (base, full, mangled)", v);
 	if (which == 0) g_table_opts.width = (int)cols;
 	else g_table_opts.names = (enum name_form)nf;
 	return 0;

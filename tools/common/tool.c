@@ -28,13 +28,13 @@ void tool_msg(const char *kind, const char *fmt, ...)
 	va_end(ap);
 }
 
-int tool_usage(const char *fmt, ...)
+int tool_fail(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg("", fmt, ap);
 	va_end(ap);
-	return EXIT_USAGE;
+	return code;
 }
 
 int tool_usage_see_help(const char *fmt, ...)
@@ -93,14 +93,9 @@ int tool_take_options(int argc, char **argv, const char *const *names, int (*tak
 static int take_threads(int which, const char *v)
 {
 	uint64_t n;
-	if (!*v) {
-		tool_err("--threads needs a number");
-		return -1;
-	}
-	if (gp_parse_uint(v, 1, GP_READER_MAX_THREADS, &n)) {
-		tool_err("bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
-		return -1;
-	}
+	if (!*v) return tool_fail(-1, "--threads needs a number");
+	if (gp_parse_uint(v, 1, GP_READER_MAX_THREADS, &n))
+		return tool_fail(-1, "bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
 	g_threads = (int)n;
 	return 0;
 }
@@ -183,10 +178,8 @@ gp_reader *tool_open_threads(const char *path, int threads)
 int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 {
 	progress_done();
-	if (!gp_reader_recoverable(rc)) {
-		tool_err("cannot read %s: %s", path, reader_cause(r, rc));
-		return EXIT_BADINPUT;
-	}
+	if (!gp_reader_recoverable(rc))
+		return tool_fail(EXIT_BADINPUT, "cannot read %s: %s", path, reader_cause(r, rc));
 	struct gp_integrity in;
 	memset(&in, 0, sizeof(in));
 	gp_reader_integrity(r, &in);

@@ -18,9 +18,11 @@ extern const char *g_cmd;
 void tool_msg(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define tool_err(...) tool_msg("", __VA_ARGS__)
 #define tool_warn(...) tool_msg("warning: ", __VA_ARGS__)
-/* A usage error: its message (then, _see_help, tool_see_help's line);
- * returns EXIT_USAGE, for `return tool_usage(...)`. */
-int tool_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An error's message (as tool_err) and code, for `return tool_fail(-1,
+ * ...)`; a usage error: tool_usage (then, _see_help, tool_see_help's line),
+ * returning EXIT_USAGE. */
+int tool_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define tool_usage(...) tool_fail(EXIT_USAGE, __VA_ARGS__)
 int tool_usage_see_help(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Threads that decode a trace (the reader's, gp_reader_opts.threads), set

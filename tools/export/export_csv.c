@@ -72,17 +72,13 @@ static int cx_open(void *ctx, const struct xt_table *tables, unsigned nt)
 			tool_err("no table '%s' (%s)", c->table, names);
 			return -1;
 		}
-		if (!(c->f[t] = gzout_open(c->out, 0))) {
-			tool_err("cannot write %s: %s", c->out, strerror(errno));
-			return -1;
-		}
+		if (!(c->f[t] = gzout_open(c->out, 0)))
+			return tool_fail(-1, "cannot write %s: %s", c->out, strerror(errno));
 	} else {
 		if (xt_dir_open(&c->d, c->out, ".csv", tables, nt)) return -1;
 		for (unsigned t = 0; t < nt; t++)
-			if (!(c->f[t] = fopen(c->d.tmp[t], "w"))) {
-				tool_err("cannot write %s: %s", c->d.tmp[t], strerror(errno));
-				return -1;
-			}
+			if (!(c->f[t] = fopen(c->d.tmp[t], "w")))
+				return tool_fail(-1, "cannot write %s: %s", c->d.tmp[t], strerror(errno));
 	}
 	for (unsigned t = 0; t < nt; t++) {
 		for (unsigned i = 0; c->f[t] && i < tables[t].ncols; i++)

@@ -568,10 +568,9 @@ static char *file_name(const char *dir, const char *name, const char *ext)
 int xt_dir_open(struct xt_dir *d, const char *dir, const char *ext, const struct xt_table *tables, unsigned nt)
 {
 	struct stat st;
-	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-		tool_err("cannot create directory %s: %s", dir, errno == EEXIST ? "a file has that name" : strerror(errno));
-		return -1;
-	}
+	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return tool_fail(-1, "cannot create directory %s: %s", dir,
+				 errno == EEXIST ? "a file has that name" : strerror(errno));
 	char tmp_ext[16];
 	snprintf(tmp_ext, sizeof(tmp_ext), "%s.tmp", ext);
 	d->nt = nt;
