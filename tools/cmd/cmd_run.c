@@ -474,8 +474,7 @@ int cmd_run(int argc, char **argv)
 	int armed = flight || given[O_SAMPLE - O_API]; /* GPU activity switched by the shim */
 	if (window && opt_capture) {
 		/* both switch the same CUPTI activity kinds */
-		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
-		return EXIT_USAGE;
+		return tool_usage("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
 	}
 	if (armed && (window || opt_capture))
 		return tool_usage("--%s cannot be combined with --%s (they switch the same GPU activity)",

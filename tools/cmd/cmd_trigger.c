@@ -111,8 +111,7 @@ static int registration(const char *dir, struct target *t)
 {
 	if (gone(t->pid)) {
 		remove_stale(dir, t->pid);
-		tool_err("pid %d: not running", t->pid);
-		return -1;
+		return tool_fail(-1, "pid %d: not running", t->pid);
 	}
 	char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[600], v[64];
 	if (read_control(p, dir, t->pid, "proc", buf, err, sizeof(err)) != 0) {

@@ -82,8 +82,7 @@ int sel_opts_check(const struct sel_opts *o)
 		char a[32], b[32];
 		fmt_dur(a, sizeof(a), o->since);
 		fmt_dur(b, sizeof(b), o->until);
-		tool_err("--since (%s) must be before --until (%s): nothing would be selected", a, b);
-		return -1;
+		return tool_fail(-1, "--since (%s) must be before --until (%s): nothing would be selected", a, b);
 	}
 	return 0;
 }

@@ -69,8 +69,7 @@ static int cx_open(void *ctx, const struct xt_table *tables, unsigned nt)
 			size_t l = 0;
 			for (unsigned i = 0; i < nt && l < sizeof(names); i++)
 				l += (size_t)snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "", tables[i].name);
-			tool_err("no table '%s' (%s)", c->table, names);
-			return -1;
+			return tool_fail(-1, "no table '%s' (%s)", c->table, names);
 		}
 		if (!(c->f[t] = gzout_open(c->out, 0)))
 			return tool_fail(-1, "cannot write %s: %s", c->out, strerror(errno));
