@@ -296,10 +296,8 @@ static void cleanup_dir(const char *dir)
 	rmdir(dir);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+/* The summary files in run's directory: names that start with "summary". */
+static int is_summary(const struct dirent *e) { return !strncmp(e->d_name, "summary", 7); }
 
 static void prepend_env(const char *name, const char *val, const char *sep)
 {
@@ -546,22 +544,15 @@ int cmd_run(int argc, char **argv)
 	if (have_dir) {
 		struct summary s;
 		memset(&s, 0, sizeof(s));
-		DIR *d = opendir(dir);
-		if (d) {
-			struct dirent *e;
-			char **names = NULL; size_t nn = 0, cn = 0;
-			while ((e = readdir(d)))
-				if (!strncmp(e->d_name, "summary", 7)) VEC_PUSH(names, nn, cn, xstrdup(e->d_name));
-			closedir(d);
-			if (nn) qsort(names, nn, sizeof(char *), cmp_name); /* names is NULL when there is none */
-			for (size_t i = 0; i < nn; i++) {
-				char p[PATH_MAX + 300];
-				snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-				parse_summary(&s, p);
-				free(names[i]);
-			}
-			free(names);
+		struct dirent **names; /* in the C locale alphasort is strcmp's order */
+		int nn = scandir(dir, &names, is_summary, alphasort);
+		for (int i = 0; i < nn; i++) {
+			char p[PATH_MAX + 300];
+			snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name);
+			parse_summary(&s, p);
+			free(names[i]);
 		}
+		if (nn >= 0) free(names);
 		if (!quiet) print_summary(&s, status);
 		summary_free(&s);
 		cleanup_dir(dir);
