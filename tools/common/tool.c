@@ -159,12 +159,8 @@ gp_reader *tool_open_threads(const char *path, int threads)
 	struct gp_reader_opts o = { .sz = sizeof(o), .threads = threads };
 	int rc = gp_reader_open_opts(path, &o, &r);
 	if (rc < 0 || !r) {
-		const char *cause = reader_cause(r, rc);
-		if (rc == GP_ERR_IO && errno)
-			cause = strerror(errno);
-		else if (rc == GP_ERR_NOT_GPUPROF)
-			cause = "not a gpuprof trace (bad magic)";
-		tool_err("cannot read %s: %s", name, cause);
+		/* an open's errno before the reader's message (gp_reader_errmsg(NULL)) */
+		tool_err("cannot read %s: %s", name, rc == GP_ERR_IO && errno ? strerror(errno) : reader_cause(r, rc));
 		gp_reader_close(r);
 		return NULL;
 	}
