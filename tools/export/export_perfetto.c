@@ -124,14 +124,10 @@ static void name_track(struct px *p, uint32_t pid, uint32_t tid, const char *nam
 /* The synthetic process of a GPU, named when new. */
 static uint32_t gpu_pid(struct px *p, uint32_t pid, uint32_t dev)
 {
-	uint64_t key = ((uint64_t)pid << 32) | dev;
-	uint64_t *s = u64map_get(&p->gpu_pid, key, MAP_FIND);
-	uint32_t gpid;
-	if (s) {
-		gpid = (uint32_t)*s;
-	} else {
-		gpid = GPU_PID_BASE + p->ngpus++;
-		*u64map_get(&p->gpu_pid, key, MAP_INSERT) = gpid;
+	uint64_t *s = u64map_get(&p->gpu_pid, ((uint64_t)pid << 32) | dev, MAP_INSERT);
+	uint32_t gpid = (uint32_t)*s;
+	if (!gpid) { /* new (GPU_PID_BASE is not 0) */
+		*s = gpid = GPU_PID_BASE + p->ngpus++;
 		char name[64];
 		if (pid == p->hdr_pid) snprintf(name, sizeof(name), "GPU %u", dev);
 		else snprintf(name, sizeof(name), "GPU %u (pid %u)", dev, pid);

@@ -253,11 +253,9 @@ static int64_t sid(struct xt *x, const char *s)
 /* string id from the trace -> StringIds id (NULL for id 0) */
 static int64_t tsid(struct xt *x, uint32_t id)
 {
-	uint64_t *s = u64map_get(&x->id_cache, id, MAP_FIND);
-	if (s) return (int64_t)*s;
-	int64_t v = sid(x, tool_str(x->r, id));
-	*u64map_get(&x->id_cache, id, MAP_INSERT) = (uint64_t)v;
-	return v;
+	uint64_t *s = u64map_get(&x->id_cache, id, MAP_INSERT);
+	if (!*s) *s = (uint64_t)sid(x, tool_str(x->r, id)); /* new: StringIds ids start at 1 */
+	return (int64_t)*s;
 }
 
 static int64_t gtid(uint32_t pid, uint32_t tid) { return ((int64_t)pid << 24) | tid; }
