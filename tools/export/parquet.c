@@ -270,14 +270,9 @@ void pq_int64(pq_writer *w, unsigned i, int64_t v)
 	struct col *c = cell(w, i);
 	c->defs[c->rows] = 1;
 	put8(c, (uint64_t)v);
-	if (!c->m.have_minmax) {
-		c->m.min = c->m.max = v;
-		c->m.have_minmax = 1;
-	} else if (v < c->m.min) {
-		c->m.min = v;
-	} else if (v > c->m.max) {
-		c->m.max = v;
-	}
+	if (!c->m.have_minmax || v < c->m.min) c->m.min = v;
+	if (!c->m.have_minmax || v > c->m.max) c->m.max = v;
+	c->m.have_minmax = 1;
 }
 
 void pq_double(pq_writer *w, unsigned i, double v)
