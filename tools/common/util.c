@@ -146,6 +146,15 @@ static void u64map_grow(u64map *m)
 	free(o.slot); free(o.used);
 }
 
+/* The slot of key, or the empty one where it would go (m->cap > 0). */
+static size_t u64map_slot(const u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i = mix64(key) & mask;
+	while (m->used[i] && m->slot[i].key != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
 uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 {
 	if (!m->cap) {
@@ -153,12 +162,9 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 			return NULL;
 		u64map_grow(m);
 	}
-	size_t mask = m->cap - 1, i = mix64(key) & mask;
-	while (m->used[i]) {
-		if (m->slot[i].key == key)
-			return &m->slot[i].val;
-		i = (i + 1) & mask;
-	}
+	size_t i = u64map_slot(m, key);
+	if (m->used[i])
+		return &m->slot[i].val;
 	if (mode == MAP_FIND)
 		return NULL;
 	if ((m->n + 1) * 4 > m->cap * 3) {
@@ -171,12 +177,8 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 
 int u64map_del(u64map *m, uint64_t key)
 {
-	if (!m->cap)
-		return 0;
-	size_t mask = m->cap - 1, i = mix64(key) & mask;
-	while (m->used[i] && m->slot[i].key != key)
-		i = (i + 1) & mask;
-	if (!m->used[i])
+	size_t mask = m->cap - 1, i = m->cap ? u64map_slot(m, key) : 0;
+	if (!m->cap || !m->used[i])
 		return 0;
 	/* backward-shift deletion keeps probe chains intact without tombstones */
 	m->used[i] = 0; m->n--;
@@ -225,52 +227,48 @@ void strmap_free(strmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The slot of key, or the empty one where it would go (m->cap > 0). */
+static size_t strmap_slot(const strmap *m, const char *key)
+{
+	size_t mask = m->cap - 1, i = hash_str(key) & mask;
+	while (m->keys[i] && strcmp(m->keys[i], key))
+		i = (i + 1) & mask;
+	return i;
+}
+
 static void strmap_grow(strmap *m)
 {
 	strmap o = *m;
 	m->cap = o.cap ? o.cap * 2 : 64;
 	m->keys = xcalloc(m->cap, sizeof(char *));
 	m->vals = xcalloc(m->cap, sizeof(size_t));
-	m->n = 0;
 	for (size_t i = 0; i < o.cap; i++) {
 		if (!o.keys[i])
 			continue;
-		size_t mask = m->cap - 1, j = hash_str(o.keys[i]) & mask;
-		while (m->keys[j])
-			j = (j + 1) & mask;
-		m->keys[j] = o.keys[i]; m->vals[j] = o.vals[i]; m->n++;
+		size_t j = strmap_slot(m, o.keys[i]);
+		m->keys[j] = o.keys[i]; m->vals[j] = o.vals[i];
 	}
 	free(o.keys); free(o.vals);
 }
 
 size_t *strmap_get(strmap *m, const char *key, int *is_new)
 {
-	if (is_new)
-		*is_new = 0;
 	if ((m->n + 1) * 4 > m->cap * 3)
 		strmap_grow(m);
-	size_t mask = m->cap - 1, i = hash_str(key) & mask;
-	while (m->keys[i]) {
-		if (!strcmp(m->keys[i], key))
-			return &m->vals[i];
-		i = (i + 1) & mask;
-	}
-	m->keys[i] = xstrdup(key); m->vals[i] = 0; m->n++;
+	size_t i = strmap_slot(m, key);
 	if (is_new)
-		*is_new = 1;
+		*is_new = !m->keys[i];
+	if (!m->keys[i]) {
+		m->keys[i] = xstrdup(key); m->vals[i] = 0; m->n++;
+	}
 	return &m->vals[i];
 }
 
 size_t *strmap_find(const strmap *m, const char *key)
 {
 	if (!m->cap) return NULL;
-	size_t mask = m->cap - 1, i = hash_str(key) & mask;
-	while (m->keys[i]) {
-		if (!strcmp(m->keys[i], key))
-			return &m->vals[i];
-		i = (i + 1) & mask;
-	}
-	return NULL;
+	size_t i = strmap_slot(m, key);
+	return m->keys[i] ? &m->vals[i] : NULL;
 }
 
 /* ------------------------------------------------------------ escaping */
