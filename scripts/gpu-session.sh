@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
+#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -43,6 +43,26 @@ for ph in $phases; do
       build/bin/gpuprof stats --report kernels,util "$RES/smoke-mnist.gpuprof" | cut -c1-180 | head -40
     ) 2>&1 | tee "$RES/smoke.txt"
     ;;
+  outputs-ab)  # issue #41 (branch linesa, fewer lines in cmd/ cli/ export/ common/): run's summary line and every
+    # reading command's output on a real MNIST trace (stacks, NVML); with OLD_GPUPROF=path (e.g. main's build carried
+    # beside this one) each output is compared byte for byte with that build's
+    log outputs-ab
+    ( set -x
+      timeout 120 build/bin/gpuprof run --stacks --gpu-metrics -o "$RES/ab-mnist.gpuprof" -- python3 examples/train_mnist.py --steps 50 --warmup 5
+      t=$RES/ab-mnist.gpuprof
+      for g in build/bin/gpuprof ${OLD_GPUPROF:-}; do
+        d=$RES/ab-$(echo "$g" | tr / _); mkdir -p "$d"
+        for c in "info" "info --json" "dump --json" "stats" "stats --format json --per-step" "steps" "memory" "advise" \
+                 "advise --format json --all" "export --format perfetto -o -" "export --format perfetto --summary -o -" \
+                 "export --format folded -o -" "export --format csv --table CUPTI_ACTIVITY_KIND_KERNEL -o -"; do
+          $g $c "$t" > "$d/$(echo "$c" | tr ' /' '__').out" 2>&1
+        done
+        $g export --format sqlite "$t" -o "$d/x.db" && sqlite3 "$d/x.db" .dump > "$d/sqlite.sql" 2>/dev/null; rm -f "$d/x.db"
+        $g export --format parquet "$t" -o "$d/pq" && (cd "$d/pq" && md5sum *) > "$d/parquet.md5"; rm -rf "$d/pq"
+      done
+      [ -n "${OLD_GPUPROF:-}" ] && diff -r "$RES/ab-build_bin_gpuprof" "$RES/ab-$(echo "$OLD_GPUPROF" | tr / _)" && echo "OUTPUTS-AB PASS: identical"
+    ) 2>&1 | tee "$RES/outputs-ab.txt"
+    rm -f "$RES"/ab-mnist.gpuprof ;;
   install)  # issue #40: make install into a prefix; the installed gpuprof traces MNIST with its installed shim
     # (and --layers' module), then make demo's headline on a real run
     log install

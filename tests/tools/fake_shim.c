@@ -1,10 +1,10 @@
 /* fake_shim.c — stands in for libgpuprof.so in the `gpuprof run` tests (no
  * GPU, no CUPTI): a process started with FAKE_SHIM_TRACE=1 appends the
  * summary block a shim writes at exit to $GPUPROF_SUMMARY (one write with
- * O_APPEND): events=42 dropped=1 file=<GPUPROF_OUTPUT or trace-PID.gpuprof>
- * bytes=1200000, one key=value per line, or with FAKE_SHIM_FORMAT=line all
- * on one line as the real shim does ("pid=N events=.. ... file=PATH"); with
- * FAKE_SHIM_COPY=TRACE the file is made a copy of TRACE. */
+ * O_APPEND), one line as the real shim's final flush writes it: "pid=N
+ * events=42 dropped=1 bytes=1200000 threads=2 file=<GPUPROF_OUTPUT or
+ * trace-PID.gpuprof>"; with FAKE_SHIM_COPY=TRACE the file is made a copy of
+ * TRACE. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +36,8 @@ static void write_summary(void)
 	char file[512], buf[1024];
 	if (out && *out) snprintf(file, sizeof(file), "%s", out);
 	else snprintf(file, sizeof(file), "trace-%d.gpuprof", (int)getpid());
-	const char *fmt = getenv("FAKE_SHIM_FORMAT");
-	int n = fmt && !strcmp(fmt, "line")
-		? snprintf(buf, sizeof(buf), "pid=%d events=42 dropped=1 bytes=1200000 threads=2 file=%s\n",
-			   (int)getpid(), file)
-		: snprintf(buf, sizeof(buf), "events=42\ndropped=1\nfile=%s\nbytes=1200000\n", file);
+	int n = snprintf(buf, sizeof(buf), "pid=%d events=42 dropped=1 bytes=1200000 threads=2 file=%s\n",
+			 (int)getpid(), file);
 	copy_trace(file);
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)

@@ -75,9 +75,9 @@ grep -qxF "gpuprof: 42 events, 1 dropped, wrote x.gpuprof ($size)" err || bad "s
 "$G" run -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
 grep -q "^gpuprof: 84 events, 2 dropped, wrote 2 files: trace-[0-9]*.gpuprof ($size), trace-[0-9]*.gpuprof ($size)$" err \
 	|| bad "two-process summary: $(cat err)"
-# the real shim's one-line-per-process form, a file name with a space; two
-# processes writing one file: one file, both counted
-FAKE_SHIM_FORMAT=line "$G" run -o 'my trace.gpuprof' -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
+# a file name with a space; two processes writing one file: one file, both
+# counted
+"$G" run -o 'my trace.gpuprof' -- sh -c 'env FAKE_SHIM_TRACE=1 true; env FAKE_SHIM_TRACE=1 true' 2>err
 grep -qxF "gpuprof: 84 events, 2 dropped, wrote my trace.gpuprof ($size)" err \
 	|| bad "one-line summary form: $(cat err)"
 # a file that is not there (any more) is said to be missing

@@ -20,7 +20,7 @@ static int stats_alias(int argc, char **argv, const char *report)
 		if (!strncmp(argv[i], "--report", 8) || !strncmp(argv[i], "-r", 2)) named = 1;
 	if (named) return cmd_stats(argc, argv);
 	char **av = malloc(((size_t)argc + 2) * sizeof(*av));
-	if (!av) { tool_err("out of memory"); return EXIT_BADINPUT; }
+	if (!av) return tool_fail(EXIT_BADINPUT, "out of memory");
 	av[0] = argv[0];
 	av[1] = (char *)report;
 	for (int i = 1; i <= argc; i++) av[i + 1] = argv[i];  /* with argv[argc] == NULL */

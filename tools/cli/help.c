@@ -13,37 +13,32 @@
 
 /* ---------------------------------------------------------------- text */
 
-/* The reference of c as one string (caller frees). */
-static char *reference_text(const struct cli_command *c)
+/* A command's reference as lines, in place in text (its newlines made
+ * NULs); ue: the end of its usage block (its first empty line). */
+struct lines { char *text; char **v; size_t n, ue; };
+
+static struct lines reference_lines(const struct cli_command *c)
 {
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *m = open_memstream(&buf, &n);
-	if (!m) return NULL;
+	struct lines l = { NULL, NULL, 0, 0 };
+	size_t len = 0, cap = 0;
+	FILE *m = open_memstream(&l.text, &len);
+	if (!m) return l;
 	c->reference(m);
 	fclose(m);
-	return buf;
-}
-
-/* Lines of a text, in place (the text's newlines become NULs). */
-struct lines { char **v; size_t n; };
-
-static struct lines split_lines(char *text)
-{
-	struct lines l = { NULL, 0 };
-	size_t cap = 0;
-	for (char *p = text; p && *p;) {
+	for (char *p = l.text; p && *p;) {
 		char *nl = strchr(p, '\n');
 		if (nl) *nl = 0;
-		if (l.n == cap) {
-			cap = cap ? 2 * cap : 64;
-			l.v = realloc(l.v, cap * sizeof(*l.v));
-			if (!l.v) { l.n = 0; return l; }
-		}
-		l.v[l.n++] = p;
+		VEC_PUSH(l.v, l.n, cap, p);
 		p = nl ? nl + 1 : NULL;
 	}
+	while (l.ue < l.n && l.v[l.ue][0]) l.ue++;
 	return l;
+}
+
+static void lines_free(struct lines *l)
+{
+	free(l->v);
+	free(l->text);
 }
 
 static int indent_of(const char *s) { return (int)strspn(s, " "); }
@@ -62,14 +57,6 @@ static size_t item_end(const struct lines *l, size_t i)
 	int in = indent_of(l->v[i]);
 	size_t j = i + 1;
 	while (j < l->n && l->v[j][0] && indent_of(l->v[j]) > in + 2) j++;
-	return j;
-}
-
-/* The end of the usage block (its first empty line). */
-static size_t usage_end(const struct lines *l)
-{
-	size_t j = 0;
-	while (j < l->n && l->v[j][0]) j++;
 	return j;
 }
 
@@ -154,12 +141,10 @@ void cli_usage(FILE *f)
 void cli_help_short(FILE *f, const struct cli_command *c)
 {
 	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
-	char *text = reference_text(ref);
-	struct lines l = split_lines(text);
-	size_t ue = usage_end(&l);
+	struct lines l = reference_lines(ref);
 	if (c->alias_usage) fprintf(f, "usage: %s\n", c->alias_usage);
 	else
-		for (size_t i = 0; i < ue; i++) fprintf(f, "%s\n", l.v[i]);
+		for (size_t i = 0; i < l.ue; i++) fprintf(f, "%s\n", l.v[i]);
 	char what[1024];
 	cli_command_summary(c, what, sizeof(what));
 	if (what[0] >= 'a' && what[0] <= 'z') what[0] = (char)(what[0] - 'a' + 'A');
@@ -172,7 +157,7 @@ void cli_help_short(FILE *f, const struct cli_command *c)
 		size_t w = strcspn(k, " ");
 		char opt[64];
 		snprintf(opt, sizeof(opt), "%.*s", (int)w, k);
-		for (size_t i = ue; i < l.n; i++) {
+		for (size_t i = l.ue; i < l.n; i++) {
 			if (!is_item(l.v[i]) || !item_names(l.v[i], opt)) continue;
 			size_t e = item_end(&l, i);
 			for (size_t j = i; j < e; j++) fprintf(f, "%s\n", l.v[j]);
@@ -183,8 +168,7 @@ void cli_help_short(FILE *f, const struct cli_command *c)
 	}
 	if (c->alias_of) fprintf(f, "\n%s takes every option of %s.", c->name, ref->name);
 	fprintf(f, "\nEvery option: 'gpuprof help --full %s' or 'man gpuprof-%s'.\n", ref->name, ref->name);
-	free(l.v);
-	free(text);
+	lines_free(&l);
 }
 
 void cli_help_full(FILE *f, const struct cli_command *c)
@@ -289,32 +273,28 @@ void cli_man(FILE *f, const struct cli_command *c)
 		if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
 	cli_command_summary(c, what, sizeof(what));
 	roff_head(f, title, name, what);
-	char *text = reference_text(ref);
-	struct lines l = split_lines(text);
-	size_t ue = usage_end(&l);
+	struct lines l = reference_lines(ref);
 	fputs(".SH SYNOPSIS\n.nf\n", f);
 	if (c->alias_usage) roff_line(f, c->alias_usage);
 	else
-		for (size_t i = 0; i < ue; i++)
+		for (size_t i = 0; i < l.ue; i++)
 			roff_line(f, !strncmp(l.v[i], "usage: ", 7) ? l.v[i] + 7 : l.v[i] + (indent_of(l.v[i]) >= 7 ? 7 : 0));
 	fputs(".fi\n.SH DESCRIPTION\n", f);
 	if (c->alias_of)
 		fprintf(f, "\\fBgpuprof %s\\fR is \\fBgpuprof %s \\-\\-report %s\\fR: it takes the options "
 			   "of \\fBgpuprof\\-%s\\fR(1), given here.\n.PP\n", c->name, c->alias_of,
 			   c->alias_report ? c->alias_report : c->name, c->alias_of);
-	roff_body(f, &l, ue);
+	roff_body(f, &l, l.ue);
 	fputs(".SH SEE ALSO\n\\fBgpuprof\\fR(1)", f);
 	if (c->alias_of) fprintf(f, ", \\fBgpuprof\\-%s\\fR(1)", c->alias_of);
 	fputs(", docs/CLI.md\n", f);
-	free(l.v);
-	free(text);
+	lines_free(&l);
 }
 
 /* ---------------------------------------------------------------- completion words */
 
-/* Prints each distinct "--name" of the text s[0..n) once per line, into the
- * list seen (newline separated, for the duplicates). */
-static void long_options_of(FILE *f, const char *s, size_t n, char **seen, size_t *seen_n)
+/* Prints each "--name" of the text s[0..n) not in seen yet, a line each. */
+static void long_options_of(FILE *f, const char *s, size_t n, strmap *seen)
 {
 	for (size_t i = 0; i + 2 < n; i++) {
 		if (s[i] != '-' || s[i + 1] != '-' || (i && s[i - 1] != ' ' && s[i - 1] != '[' && s[i - 1] != '|')) continue;
@@ -322,15 +302,11 @@ static void long_options_of(FILE *f, const char *s, size_t n, char **seen, size_
 		while (k < n && ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= '0' && s[k] <= '9') || s[k] == '-')) k++;
 		if (k == i + 2) continue;
 		char word[64];
-		snprintf(word, sizeof(word), "%.*s\n", (int)(k - i), s + i);
-		if (*seen && strstr(*seen, word) && (strstr(*seen, word) == *seen || strstr(*seen, word)[-1] == '\n'))
-			continue;
-		size_t wl = strlen(word);
-		*seen = realloc(*seen, *seen_n + wl + 1);
-		if (!*seen) return;
-		memcpy(*seen + *seen_n, word, wl + 1);
-		*seen_n += wl;
-		fputs(word, f);
+		int is_new;
+		snprintf(word, sizeof(word), "%.*s", (int)(k - i), s + i);
+		strmap_get(seen, word, &is_new);
+		if (!is_new) continue;
+		fprintf(f, "%s\n", word);
 		i = k;
 	}
 }
@@ -352,16 +328,14 @@ static void completion_words(FILE *f, const struct cli_command *c, const char *o
 		for (char *p = strtok(names, ", "); p; p = strtok(NULL, ", ")) fprintf(f, "%s\n", p);
 		return;
 	}
-	char *text = reference_text(ref);
-	struct lines l = split_lines(text);
-	size_t ue = usage_end(&l);
-	char *seen = NULL;
-	size_t seen_n = 0;
+	struct lines l = reference_lines(ref);
+	strmap seen;
+	strmap_init(&seen);
 	for (size_t i = 0; i < l.n; i++) {
 		const char *s = l.v[i];
 		if (opt) {
 			/* "--opt A|B|C" in the usage block */
-			const char *p = i < ue ? strstr(s, opt) : NULL;
+			const char *p = i < l.ue ? strstr(s, opt) : NULL;
 			size_t k = opt ? strlen(opt) : 0;
 			if (!p || (p[k] != ' ' && p[k] != '=')) continue;
 			p += k + 1;
@@ -375,16 +349,15 @@ static void completion_words(FILE *f, const struct cli_command *c, const char *o
 			}
 			break;
 		}
-		if (i < ue) long_options_of(f, s, strlen(s), &seen, &seen_n);
+		if (i < l.ue) long_options_of(f, s, strlen(s), &seen);
 		else if (is_item(s)) {
 			const char *t = s + indent_of(s), *gap = strstr(t, "  ");
-			long_options_of(f, t, gap ? (size_t)(gap - t) : strlen(t), &seen, &seen_n);
+			long_options_of(f, t, gap ? (size_t)(gap - t) : strlen(t), &seen);
 		}
 	}
-	if (!opt && !strstr(seen ? seen : "", "--help\n")) fputs("--help\n", f);
-	free(seen);
-	free(l.v);
-	free(text);
+	if (!opt && !strmap_find(&seen, "--help")) fputs("--help\n", f);
+	strmap_free(&seen);
+	lines_free(&l);
 }
 
 /* ---------------------------------------------------------------- gpuprof help */
@@ -396,10 +369,7 @@ int cli_help_main(int argc, char **argv)
 		if (!strcmp(argv[i], "--full")) full = 1;
 		else if (!strcmp(argv[i], "--man")) man = 1;
 		else if (!strcmp(argv[i], "--words")) words = 1;
-		else {
-			tool_err("unknown option '%s' (gpuprof help [--full] [COMMAND])", argv[i]);
-			return EXIT_USAGE;
-		}
+		else return tool_usage("unknown option '%s' (gpuprof help [--full] [COMMAND])", argv[i]);
 	}
 	if (words) { /* --words [COMMAND [OPTION]]: for the shell completions */
 		const struct cli_command *c = i < argc ? cli_command_find(argv[i]) : NULL;
@@ -407,15 +377,10 @@ int cli_help_main(int argc, char **argv)
 		completion_words(stdout, c, i + 1 < argc ? argv[i + 1] : NULL);
 		return EXIT_OK;
 	}
-	if (i + 1 < argc) {
-		tool_err("one command at a time (gpuprof help [--full] [COMMAND])");
-		return EXIT_USAGE;
-	}
+	if (i + 1 < argc) return tool_usage("one command at a time (gpuprof help [--full] [COMMAND])");
 	const struct cli_command *c = NULL;
-	if (i < argc && !(c = cli_command_find(argv[i]))) {
-		tool_err("unknown command '%s' ('gpuprof --help' lists them)", argv[i]);
-		return EXIT_USAGE;
-	}
+	if (i < argc && !(c = cli_command_find(argv[i])))
+		return tool_usage("unknown command '%s' ('gpuprof --help' lists them)", argv[i]);
 	if (man) cli_man(stdout, c);
 	else if (!c) cli_usage(stdout);
 	else if (full) cli_help_full(stdout, c);

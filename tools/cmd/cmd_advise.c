@@ -155,11 +155,7 @@ int cmd_advise(int argc, char **argv)
 		}
 	}
 	if (stepopt_check(&o.detect)) return EXIT_USAGE;
-	if (optind >= argc) {
-		tool_err("no trace file given");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
+	if (optind >= argc) return tool_usage_see_help("no trace file given");
 	int worst = EXIT_OK;
 	if (o.fmt == FMT_JSON) fputs("{\"advise\":[", stdout);
 	for (int i = optind; i < argc; i++) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_settings.h"
 #include "analysis/diff/diff.h"
 #include "analysis/steps/step_profile.h"
 #include "analysis/steps/step_summary.h"
@@ -73,10 +74,7 @@ static int analyse(struct side *s, const struct steps_run_opts *o, int keep, int
 	int read_rc = 0;
 	const char *err = NULL;
 	if (steps_run(s->r, o, &s->sr, &read_rc, &err) < 0) {
-		if (err) {
-			tool_err("%s: %s", s->path, err);
-			return EXIT_BADINPUT;
-		}
+		if (err) return tool_fail(EXIT_BADINPUT, "%s: %s", s->path, err);
 		return tool_finish(s->r, s->path, read_rc, strict);
 	}
 	s->ran = 1;
@@ -243,6 +241,7 @@ int cmd_diff(int argc, char **argv)
 	int keep = 0, strict = 0, any = 0, vs = 0, c;
 	int want[DT_COUNT] = { 0 };
 	char *end;
+	uint64_t top;
 	/* the traces in order, and how many come before --vs ("-": every
 	 * non-option is returned in place, as option 1) */
 	const char **paths = xcalloc((size_t)argc + 1, sizeof(*paths));
@@ -273,12 +272,10 @@ int cmd_diff(int argc, char **argv)
 			if (parse_tables(optarg, want)) goto bad;
 			any = 1;
 			break;
-		case 'T': {
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || v > 1000000) { tool_err("bad --top '%s' (0: all)", optarg); goto bad; }
-			dopts.top = (size_t)v;
+		case 'T':
+			if (gp_parse_uint(optarg, 0, 1000000, &top)) { tool_err("bad --top '%s' (0: all)", optarg); goto bad; }
+			dopts.top = (size_t)top;
 			break;
-		}
 		case 'a':
 			dopts.alpha = strtod(optarg, &end);
 			if (!*optarg || *end || !(dopts.alpha > 0 && dopts.alpha < 1)) {

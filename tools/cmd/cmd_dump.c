@@ -303,6 +303,25 @@ static uint64_t get(const gp_record *rec, const struct gp_field *f) { return gp_
  * trace may hold records from before the first input's start). */
 static int64_t rel(const struct dumper *d, uint64_t t) { return (int64_t)(t - d->base); }
 
+/* A field's value in its kind's default form, the same in both outputs:
+ * a string field's text returned; else NULL, and the number in buf (an
+ * array's elements "a,b,c", bytes as hex digits). */
+static const char *field_text(struct dumper *d, const gp_record *rec, const struct gp_field *f, char *buf, size_t n)
+{
+	if (f->kind == GP_FK_STRING && f->count == 1) return tool_str(d->r, (uint32_t)get(rec, f));
+	uint64_t v = get(rec, f);
+	size_t l = 0;
+	if (f->count > 1)
+		for (unsigned i = 0; i < f->count && l < n; i++)
+			l += (size_t)snprintf(buf + l, n - l, f->kind == GP_FK_BYTES ? "%s%02" PRIx64 : "%s%" PRIu64,
+					      i && f->kind != GP_FK_BYTES ? "," : "", gp_field_get(rec, f, i));
+	else if (f->kind == GP_FK_INT) snprintf(buf, n, "%" PRId64, (int64_t)v);
+	else if (f->kind == GP_FK_TIME || f->kind == GP_FK_END) snprintf(buf, n, "%" PRId64, rel(d, v));
+	else if (f->kind == GP_FK_TID) snprintf(buf, n, "%u", gp_reader_tid(d->r, rec, f));
+	else snprintf(buf, n, "%" PRIu64, v);
+	return NULL;
+}
+
 /* ------------------------------------------------------------ JSON */
 static void jkey(const char *k) { printf(",\"%s\":", k); }
 static void jstr(const char *k, const char *v) { jkey(k); json_str(stdout, v); }
@@ -312,26 +331,13 @@ static void ji64(const char *k, int64_t v) { printf(",\"%s\":%" PRId64, k, v); }
 /* A field in its kind's default JSON form. */
 static void json_field(struct dumper *d, const gp_record *rec, const char *key, const struct gp_field *f)
 {
-	if (f->count > 1) {
-		jkey(key);
-		if (f->kind == GP_FK_BYTES) {
-			putchar('"');
-			for (unsigned i = 0; i < f->count; i++) printf("%02x", (unsigned)gp_field_get(rec, f, i));
-			putchar('"');
-			return;
-		}
-		for (unsigned i = 0; i < f->count; i++) printf("%c%" PRIu64, i ? ',' : '[', gp_field_get(rec, f, i));
-		putchar(']');
-		return;
-	}
-	switch (f->kind) {
-	case GP_FK_STRING: jstr(key, tool_str(d->r, (uint32_t)get(rec, f))); break;
-	case GP_FK_INT: ji64(key, (int64_t)get(rec, f)); break;
-	case GP_FK_TIME: case GP_FK_END: ji64(key, rel(d, get(rec, f))); break;
-	case GP_FK_TID: ju64(key, gp_reader_tid(d->r, rec, f)); break;
-	case GP_FK_TEXT: case GP_FK_FRAMES: break;   /* pointers: no default form */
-	default: ju64(key, get(rec, f)); break;
-	}
+	if (f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) return;   /* pointers: no default form */
+	char buf[1024];
+	const char *s = field_text(d, rec, f, buf, sizeof(buf));
+	jkey(key);
+	if (s) json_str(stdout, s);
+	else if (f->count > 1) printf(f->kind == GP_FK_BYTES ? "\"%s\"" : "[%s]", buf);
+	else fputs(buf, stdout);
 }
 
 static void json_frames(struct dumper *d, const gp_rec_stack *s)
@@ -403,21 +409,10 @@ static void tlabel(const char *label) { if (label) printf(" %s=", label); else p
 static void text_field(struct dumper *d, const gp_record *rec, const char *label, const struct gp_field *f)
 {
 	if (f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) return;   /* pointers: no default form */
+	char buf[1024];
+	const char *s = field_text(d, rec, f, buf, sizeof(buf));
 	tlabel(label);
-	if (f->count > 1) {
-		for (unsigned i = 0; i < f->count; i++) {
-			if (f->kind == GP_FK_BYTES) printf("%02x", (unsigned)gp_field_get(rec, f, i));
-			else printf("%s%" PRIu64, i ? "," : "", gp_field_get(rec, f, i));
-		}
-		return;
-	}
-	switch (f->kind) {
-	case GP_FK_STRING: fputs(clean(d->r, (uint32_t)get(rec, f)), stdout); break;
-	case GP_FK_INT: printf("%" PRId64, (int64_t)get(rec, f)); break;
-	case GP_FK_TIME: case GP_FK_END: printf("%" PRId64, rel(d, get(rec, f))); break;
-	case GP_FK_TID: printf("%u", gp_reader_tid(d->r, rec, f)); break;
-	default: printf("%" PRIu64, get(rec, f)); break;
-	}
+	fputs(s ? tool_text(s) : buf, stdout);
 }
 
 static void text_frames(struct dumper *d, const gp_rec_stack *s)

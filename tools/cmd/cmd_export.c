@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_settings.h"
 #include "analysis/steps/selection.h"
 #include "analysis/stacks/site_rule.h"
 #include "cmd/cmd.h"
@@ -12,13 +13,6 @@
 #include "common/tool.h"
 #include "export/export.h"
 #include "reports/stats_selection.h"
-
-/* The formats whose takes has all of `takes`: "perfetto, sqlite and parquet". */
-static const char *takers(char *buf, size_t n, unsigned takes, const char *last)
-{
-	export_format_names(buf, n, takes, takes, last);
-	return buf;
-}
 
 void cmd_export_help(FILE *f)
 {
@@ -31,7 +25,7 @@ void cmd_export_help(FILE *f)
 	      "                      [--summary] [--gzip] [--row-group N] [--table NAME] [--strict] FILE -o OUT\n\n",
 	      f);
 	for (const struct export_format *x = export_formats; x->name; x++) fputs(x->help, f);
-	export_format_names(no_stdout, sizeof(no_stdout), EXPORT_TAKES_STDOUT, 0, " or ");
+	export_format_names(no_stdout, sizeof(no_stdout), EXPORT_TAKES_STDOUT, 0, " or ", 0);
 	fprintf(f, "  -o, --output OUT   output file ('-' = stdout, not %s);\n"
 		   "                     replaced if it exists\n"
 		   "  FILE               the trace; '-' = stdin (copied to a temporary file first)\n"
@@ -39,16 +33,13 @@ void cmd_export_help(FILE *f)
 		   SELOPT_HELP
 		   "  --strict           exit 2 when the trace is truncated (default: warn, exit 0)\n"
 		   "  -h, --help         this text\n",
-		no_stdout, takers(sel, sizeof(sel), EXPORT_TAKES_SELECTION, " and "));
+		no_stdout, export_format_names(sel, sizeof(sel), EXPORT_TAKES_SELECTION, EXPORT_TAKES_SELECTION, " and ", 0));
 }
 
 void cmd_export_what(char *buf, size_t n)
 {
-	size_t l = (size_t)snprintf(buf, n, "convert to ");
-	size_t k = 0;
-	for (const struct export_format *x = export_formats; x->name; x++) k++;
-	for (size_t i = 0; i < k && l < n; i++)
-		l += (size_t)snprintf(buf + l, n - l, "%s%s", !i ? "" : i + 1 == k ? " or " : ", ", export_formats[i].title);
+	char titles[256];
+	snprintf(buf, n, "convert to %s", export_format_names(titles, sizeof(titles), 0, 0, " or ", 1));
 }
 
 int cmd_export(int argc, char **argv)
@@ -71,7 +62,7 @@ int cmd_export(int argc, char **argv)
 	struct site_rule site;
 	int have_site = 0;
 	int strict = 0, summary = 0, gzip = 0, c;
-	uint32_t row_group = 0;
+	uint64_t row_group = 0;
 	struct sel_opts so;
 	sel_opts_init(&so);
 	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
@@ -90,80 +81,45 @@ int cmd_export(int argc, char **argv)
 		case 'U': summary = 1; break;
 		case 'z': gzip = 1; break;
 		case 'T': table = optarg; break;
-		case 'R': {
-			char *end;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || v < 1 || v > 1u << 30 || optarg[0] == '-') {
-				tool_err("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
-				return EXIT_USAGE;
-			}
-			row_group = (uint32_t)v;
+		case 'R':
+			if (gp_parse_uint(optarg, 1, 1u << 30, &row_group))
+				return tool_usage("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
 			break;
-		}
 		case 'h': cmd_export_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		tool_err("expected one trace file");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 1) return tool_usage_see_help("expected one trace file");
+	if (sel_opts_check(&so)) return EXIT_USAGE;
 	char names[256];
-	if (!format) {
-		export_format_names(names, sizeof(names), 0, 0, " or ");
-		tool_err("--format is required (%s)", names);
-		return EXIT_USAGE;
-	}
-	if (!out) {
-		tool_err("-o OUT is required");
-		return EXIT_USAGE;
-	}
+	if (!format)
+		return tool_usage("--format is required (%s)", export_format_names(names, sizeof(names), 0, 0, " or ", 0));
+	if (!out) return tool_usage("-o OUT is required");
 	/* an unknown format takes no option: those errors first, as for a known one */
 	const struct export_format *fmt = export_format_find(format);
 	unsigned takes = fmt ? fmt->takes : 0;
-	if ((weight || have_site) && !(takes & (weight ? EXPORT_TAKES_WEIGHT : EXPORT_TAKES_SITE))) {
-		tool_err("%s applies to --format %s only", weight ? "--weight" : "--site",
-			 takers(names, sizeof(names), weight ? EXPORT_TAKES_WEIGHT : EXPORT_TAKES_SITE, " and "));
-		return EXIT_USAGE;
-	}
-	if (sel_opts_check(&so)) return EXIT_USAGE;
-	if ((summary || gzip) && !(takes & (summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP))) {
-		tool_err("%s applies to --format %s only", summary ? "--summary" : "--gzip",
-			 takers(names, sizeof(names), summary ? EXPORT_TAKES_SUMMARY : EXPORT_TAKES_GZIP, " and "));
-		return EXIT_USAGE;
-	}
-	if (row_group && !(takes & EXPORT_TAKES_ROW_GROUP)) {
-		tool_err("--row-group applies to --format %s only",
-			 takers(names, sizeof(names), EXPORT_TAKES_ROW_GROUP, " and "));
-		return EXIT_USAGE;
-	}
-	if (table && !(takes & EXPORT_TAKES_TABLE)) {
-		tool_err("--table applies to --format %s only", takers(names, sizeof(names), EXPORT_TAKES_TABLE, " and "));
-		return EXIT_USAGE;
-	}
-	if (!fmt) {
-		export_format_names(names, sizeof(names), 0, 0, ", ");
-		tool_err("unknown format '%s' (%s)", format, names);
-		return EXIT_USAGE;
-	}
-	if ((sel_opts_any(&so) || so.abs_time) && !(takes & EXPORT_TAKES_SELECTION)) {
-		tool_err("--since, --until, --steps, --range and --abs-time apply to %s",
-			 takers(names, sizeof(names), EXPORT_TAKES_SELECTION, " and "));
-		return EXIT_USAGE;
-	}
+	const struct { int given; unsigned bit; const char *name; } own[] = {
+		{ weight != NULL, EXPORT_TAKES_WEIGHT, "--weight" }, { have_site, EXPORT_TAKES_SITE, "--site" },
+		{ summary, EXPORT_TAKES_SUMMARY, "--summary" }, { gzip, EXPORT_TAKES_GZIP, "--gzip" },
+		{ row_group != 0, EXPORT_TAKES_ROW_GROUP, "--row-group" }, { table != NULL, EXPORT_TAKES_TABLE, "--table" },
+	};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (own[i].given && !(takes & own[i].bit))
+			return tool_usage("%s applies to --format %s only", own[i].name,
+					  export_format_names(names, sizeof(names), own[i].bit, own[i].bit, " and ", 0));
+	if (!fmt)
+		return tool_usage("unknown format '%s' (%s)", format, export_format_names(names, sizeof(names), 0, 0, ", ", 0));
+	if ((sel_opts_any(&so) || so.abs_time) && !(takes & EXPORT_TAKES_SELECTION))
+		return tool_usage("--since, --until, --steps, --range and --abs-time apply to %s",
+				  export_format_names(names, sizeof(names), EXPORT_TAKES_SELECTION, EXPORT_TAKES_SELECTION,
+						      " and ", 0));
 	enum folded_weight w = FOLDED_GPU_TIME;
 	if (!weight || !strcmp(weight, "gpu-time")) w = FOLDED_GPU_TIME;
 	else if (!strcmp(weight, "kernel-time")) w = FOLDED_KERNEL_TIME;
 	else if (!strcmp(weight, "launches")) w = FOLDED_LAUNCHES;
-	else {
-		tool_err("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
-		return EXIT_USAGE;
-	}
-	if (!(takes & EXPORT_TAKES_STDOUT) && !table && !strcmp(out, "-")) {
-		tool_err("%s output needs a %s name", format, fmt->out_is);
-		return EXIT_USAGE;
-	}
+	else return tool_usage("unknown weight '%s' (gpu-time, kernel-time, launches)", weight);
+	if (!(takes & EXPORT_TAKES_STDOUT) && !table && !strcmp(out, "-"))
+		return tool_usage("%s output needs a %s name", format, fmt->out_is);
 	/* the selection: resolved on the trace first (it may read it) */
 	struct selection sel;
 	memset(&sel, 0, sizeof(sel));
@@ -182,7 +138,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
-				  .summary = summary, .row_group = row_group, .weight = w,
+				  .summary = summary, .row_group = (uint32_t)row_group, .weight = w,
 				  .site = have_site ? &site : NULL, .table = table };
 	int rc = fmt->run(argv[optind], out, strict, &eo);
 	selection_free(&sel);

@@ -130,16 +130,12 @@ static void print_text(FILE *f, const struct trace_info *in, gp_reader *r, const
 static void print_text_fitted(const struct trace_info *in, gp_reader *r, const char *path,
 			      const struct gp_integrity *ig)
 {
-	int width = tabopt_width();
 	char *text = NULL;
 	size_t len = 0;
-	FILE *f = width > 0 ? open_memstream(&text, &len) : NULL;
-	if (!f) {
-		print_text(stdout, in, r, path, ig);
-		return;
-	}
+	FILE *f = open_memstream(&text, &len);
+	if (!f) return;
 	print_text(f, in, r, path, ig);
-	if (fclose(f) == 0) report_text(stdout, text, width);
+	if (fclose(f) == 0) report_text(stdout, text, tabopt_width());
 	free(text);
 }
 

@@ -228,9 +228,9 @@ int cmd_merge(int argc, char **argv)
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (!out) { tool_err("-o OUT is required"); tool_see_help(); return EXIT_USAGE; }
-	if (optind >= argc) { tool_err("no input traces"); tool_see_help(); return EXIT_USAGE; }
-	if (access(out, F_OK) == 0) { tool_err("%s exists; not overwriting", out); return EXIT_USAGE; }
+	if (!out) return tool_usage_see_help("-o OUT is required");
+	if (optind >= argc) return tool_usage_see_help("no input traces");
+	if (access(out, F_OK) == 0) return tool_usage("%s exists; not overwriting", out);
 
 	struct merge m;
 	memset(&m, 0, sizeof(m));

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "analysis/advise/advise_facts.h"
 #include "analysis/advise/advise_report.h"
 #include "analysis/advise/advise_run.h"
@@ -97,12 +98,9 @@ static char *advise_findings(struct advise_run *ar, struct stats_ctx *ctx, const
 
 static int parse_count(const char *opt, const char *arg, size_t *out)
 {
-	char *end;
-	unsigned long long v = strtoull(arg, &end, 10);
-	if (!*arg || *end || !v || v > 1000000) {
-		tool_err("bad %s '%s' (a number from 1 to 1000000)", opt, arg);
-		return -1;
-	}
+	uint64_t v;
+	if (gp_parse_uint(arg, 1, 1000000, &v))
+		return tool_fail(-1, "bad %s '%s' (a number from 1 to 1000000)", opt, arg);
 	*out = (size_t)v;
 	return 0;
 }
@@ -320,15 +318,8 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (stepopt_check(&o.steps.detect)) return EXIT_USAGE;
-	if (optind >= argc) {
-		tool_err("no trace given");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
-	if (!output) {
-		tool_err("no output file: -o FILE.html ('-' for stdout)");
-		return EXIT_USAGE;
-	}
+	if (optind >= argc) return tool_usage_see_help("no trace given");
+	if (!output) return tool_usage("no output file: -o FILE.html ('-' for stdout)");
 	if (!title) {
 		title = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
 	}

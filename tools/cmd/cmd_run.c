@@ -116,30 +116,28 @@ static int find_lib(char *out, size_t n)
 	} else {
 		char exe[PATH_MAX];
 		ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (l <= 0) { tool_err("cannot find my own binary: %s", strerror(errno)); return -1; }
+		if (l <= 0) return tool_fail(-1, "cannot find my own binary: %s", strerror(errno));
 		exe[l] = 0;
 		char *slash = strrchr(exe, '/');
 		if (slash) *slash = 0;
 		snprintf(path, sizeof(path), "%s/../lib/libgpuprof.so", exe);
 	}
 	char real[PATH_MAX];
-	if (!realpath(path, real) || access(real, R_OK) != 0) {
-		tool_err("cannot find libgpuprof.so at %s: %s (build it, or set GPUPROF_LIB)", path, strerror(errno));
-		return -1;
-	}
+	if (!realpath(path, real) || access(real, R_OK) != 0)
+		return tool_fail(-1, "cannot find libgpuprof.so at %s: %s (build it, or set GPUPROF_LIB)", path,
+				 strerror(errno));
 	snprintf(out, n, "%s", real);
 	return 0;
 }
 
 /* ------------------------------------------------------------ summary */
 /* What the shims wrote to GPUPROF_SUMMARY (shim/core/gps_core.h,
- * gps_summary_append), per traced process: "pid=N file=PATH" when its trace
- * file was created, "pid=N error=TEXT" when it could not be, and at its final
- * flush "pid=N events=N dropped=N bytes=N threads=N file=PATH" — one
- * key=value list per line, "file" and "error" taking the rest of the line.
- * An older form has one key per line ("events=N", "dropped=N", "file=PATH",
- * "bytes=N"), a key seen twice starting the next process.  The last line is
- * made from these and from the files as they are on disk. */
+ * gps_summary_append), a line per traced process: "pid=N file=PATH" when its
+ * trace file was created, "pid=N error=TEXT" when it could not be, and at
+ * its final flush "pid=N events=N dropped=N bytes=N threads=N file=PATH":
+ * key=value separated by spaces, "file" and "error" taking the rest of the
+ * line.  The last line is made from these and from the files as they are
+ * on disk. */
 struct tracefile {
 	char *path;
 	int closed;             /* the final flush's line was seen */
@@ -160,76 +158,39 @@ static struct tracefile *file_of(struct summary *s, const char *path)
 	return &s->files[s->nfiles - 1];
 }
 
-/* One process's keys; a final flush's line (events and a file) closes it.
- * Several processes may write the same path (a pattern without %p and a
+/* Several processes may write the same path (a pattern without %p and a
  * shim that does not add the pid): each final line then counts. */
-struct sumblock { int have_ev, have_dr, have_file; uint64_t events, dropped; char *file, *error; };
-
-static void block_flush(struct summary *s, struct sumblock *b)
-{
-	if (b->file) {
-		struct tracefile *f = file_of(s, b->file);
-		if (b->have_ev) {
-			f->closed = 1;
-			f->events += b->events;
-			f->dropped += b->dropped;
-		}
-	}
-	if (b->error) VEC_PUSH(s->errors, s->nerrors, s->cerrors, b->error);
-	else free(b->error);
-	free(b->file);
-	memset(b, 0, sizeof(*b));
-}
-
-/* A key seen twice in the one-key-per-line form starts a new block. */
-enum block_form { ONE_LINE, KEY_PER_LINE };
-
-static void block_set(struct summary *s, struct sumblock *b, const char *key, const char *val, enum block_form form)
-{
-	int dup = (!strcmp(key, "events") && b->have_ev) || (!strcmp(key, "dropped") && b->have_dr) ||
-		  (!strcmp(key, "file") && b->have_file);
-	if (dup && form == KEY_PER_LINE) block_flush(s, b);
-	if (!strcmp(key, "events")) { b->events = strtoull(val, NULL, 10); b->have_ev = 1; }
-	else if (!strcmp(key, "dropped")) { b->dropped = strtoull(val, NULL, 10); b->have_dr = 1; }
-	else if (!strcmp(key, "file")) { free(b->file); b->file = xstrdup(val); b->have_file = 1; }
-	else if (!strcmp(key, "error")) { free(b->error); b->error = xstrdup(val); }
-}
-
 static void parse_summary(struct summary *s, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) return;
 	char line[PATH_MAX + 256];
-	struct sumblock b;
-	memset(&b, 0, sizeof(b));
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\r\n")] = 0;
-		/* tokens: key=value separated by spaces; "file" and "error" take the rest */
-		char *keys[16], *vals[16];
-		int n = 0;
-		char *p = line;
-		while (*p && n < 16) {
+		const char *file = NULL, *error = NULL;
+		int closed = 0;
+		uint64_t events = 0, dropped = 0;
+		for (char *p = line; *p;) {
 			while (*p == ' ') p++;
-			char *eq = strchr(p, '=');
+			char *eq = strchr(p, '='), *sp = NULL;
 			if (!*p || !eq) break;
 			*eq = 0;
-			keys[n] = p; vals[n] = eq + 1;
-			if (!strcmp(p, "file") || !strcmp(p, "error")) { n++; break; }
-			char *sp = strchr(eq + 1, ' ');
-			n++;
+			if (strcmp(p, "file") && strcmp(p, "error") && (sp = strchr(eq + 1, ' '))) *sp = 0;
+			if (!strcmp(p, "events")) { events = strtoull(eq + 1, NULL, 10); closed = 1; }
+			else if (!strcmp(p, "dropped")) dropped = strtoull(eq + 1, NULL, 10);
+			else if (!strcmp(p, "file")) file = eq + 1;
+			else if (!strcmp(p, "error")) error = eq + 1;
 			if (!sp) break;
-			*sp = 0;
 			p = sp + 1;
 		}
-		if (n > 1) {             /* one line per event of a process */
-			block_flush(s, &b);
-			for (int i = 0; i < n; i++) block_set(s, &b, keys[i], vals[i], ONE_LINE);
-			block_flush(s, &b);
-		} else if (n == 1) {
-			block_set(s, &b, keys[0], vals[0], KEY_PER_LINE);
+		struct tracefile *t = file ? file_of(s, file) : NULL;
+		if (t && closed) {
+			t->closed = 1;
+			t->events += events;
+			t->dropped += dropped;
 		}
+		if (error) VEC_PUSH(s->errors, s->nerrors, s->cerrors, xstrdup(error));
 	}
-	block_flush(s, &b);
 	fclose(f);
 }
 
@@ -335,10 +296,8 @@ static void cleanup_dir(const char *dir)
 	rmdir(dir);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+/* The summary files in run's directory: names that start with "summary". */
+static int is_summary(const struct dirent *e) { return !strncmp(e->d_name, "summary", 7); }
 
 static void prepend_env(const char *name, const char *val, const char *sep)
 {
@@ -373,10 +332,9 @@ static int layers_env(const char *lib)
 	size_t l = strlen(dir);
 	snprintf(dir + l, sizeof(dir) - l, "/gpuprof-python");
 	snprintf(mod, sizeof(mod), "%s/sitecustomize.py", dir);
-	if (access(mod, R_OK) != 0) {
-		tool_err("--layers: cannot find %s: %s (make builds it next to libgpuprof.so)", mod, strerror(errno));
-		return -1;
-	}
+	if (access(mod, R_OK) != 0)
+		return tool_fail(-1, "--layers: cannot find %s: %s (make builds it next to libgpuprof.so)", mod,
+				 strerror(errno));
 	setenv("GPUPROF_LAYERS", "1", 1);
 	prepend_env("PYTHONPATH", dir, ":");
 	return 0;
@@ -423,10 +381,7 @@ static int run_setting(int c, const char *arg, struct gp_setting_value *v)
 		const struct run_setting *rs = &run_settings[i];
 		if (rs->opt != c) continue;
 		const char *val = arg ? arg : rs->dflt;
-		if (!setting_ok(rs->id, val, v) || (rs->nonzero && !v->u)) {
-			tool_err(rs->bad, val);
-			return -1;
-		}
+		if (!setting_ok(rs->id, val, v) || (rs->nonzero && !v->u)) return tool_fail(-1, rs->bad, val);
 		setenv(gp_setting_get(rs->id)->name, val, 1);
 		return 1;
 	}
@@ -471,16 +426,14 @@ int cmd_run(int argc, char **argv)
 		if (taken) continue;
 		switch (c) {
 		case 'o':
-			if (!*optarg) { tool_err("empty --output"); return EXIT_USAGE; }
+			if (!*optarg) return tool_usage("empty --output");
 			setenv("GPUPROF_OUTPUT", optarg, 1);
 			break;
 		case O_BUF: case O_MAXMEM: {
 			enum gp_setting_id id = c == O_BUF ? GP_SET_BUFFER_SIZE : GP_SET_MAX_MEMORY;
-			if (!setting_ok(id, optarg, &v)) {
-				tool_err("--%s needs a size like 4M, at least %" PRIu64, c == O_BUF ? "buffer-size" : "max-memory",
-					 gp_setting_get(id)->min);
-				return EXIT_USAGE;
-			}
+			if (!setting_ok(id, optarg, &v))
+				return tool_usage("--%s needs a size like 4M, at least %" PRIu64,
+						  c == O_BUF ? "buffer-size" : "max-memory", gp_setting_get(id)->min);
 			char buf[32];
 			snprintf(buf, sizeof(buf), "%" PRIu64, v.u);
 			setenv(gp_setting_get(id)->name, buf, 1);
@@ -498,16 +451,14 @@ int cmd_run(int argc, char **argv)
 		case O_LAYERS: setenv("GPUPROF_LAYERS", "1", 1); break;
 		case O_NOFOLLOW: follow = 0; break;
 		case O_STATUS:
-			if (!*optarg) { tool_err("empty --status"); return EXIT_USAGE; }
+			if (!*optarg) return tool_usage("empty --status");
 			setenv("GPUPROF_STATUS", optarg, 1);
 			break;
 		case O_TRIGGER: {
 			struct gp_trigger_rules r;
 			char why[160];
-			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why))) {
-				tool_err("--trigger: %s", why);
-				return EXIT_USAGE;
-			}
+			if (gp_parse_trigger_rules(optarg, &r, why, sizeof(why)))
+				return tool_usage("--trigger: %s", why);
 			setenv("GPUPROF_TRIGGER", optarg, 1);
 			opt_rules = r.what != 0;
 			break;
@@ -521,30 +472,21 @@ int cmd_run(int argc, char **argv)
 	int armed = flight || given[O_SAMPLE - O_API]; /* GPU activity switched by the shim */
 	if (window && opt_capture) {
 		/* both switch the same CUPTI activity kinds */
-		tool_err("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
-		return EXIT_USAGE;
+		return tool_usage("--capture-range=cudaProfilerApi and --gpu-window cannot be combined");
 	}
-	if (armed && (window || opt_capture)) {
-		tool_err("--%s cannot be combined with --%s (they switch the same GPU activity)",
-			 flight ? "flight-recorder" : "sample-steps", window ? "gpu-window" : "capture-range");
-		return EXIT_USAGE;
-	}
-	if (given[O_FLIGHT_API - O_API] && !armed) {
-		tool_err("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all the time otherwise)");
-		return EXIT_USAGE;
-	}
-	if (given[O_STEPS - O_API] && !armed) {
-		tool_err("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while the job runs)");
-		return EXIT_USAGE;
-	}
-	if (opt_rules && !armed) {
-		tool_err("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all the time otherwise)");
-		return EXIT_USAGE;
-	}
-	if (optind >= argc) {
-		tool_err("no command given (usage: gpuprof run [options] -- command ...)");
-		return EXIT_USAGE;
-	}
+	if (armed && (window || opt_capture))
+		return tool_usage("--%s cannot be combined with --%s (they switch the same GPU activity)",
+				  flight ? "flight-recorder" : "sample-steps", window ? "gpu-window" : "capture-range");
+	if (given[O_FLIGHT_API - O_API] && !armed)
+		return tool_usage("--flight-api needs --flight-recorder or --sample-steps (API calls are recorded all "
+				  "the time otherwise)");
+	if (given[O_STEPS - O_API] && !armed)
+		return tool_usage("--steps needs --flight-recorder or --sample-steps (nothing else uses steps while "
+				  "the job runs)");
+	if (opt_rules && !armed)
+		return tool_usage("--trigger needs --flight-recorder or --sample-steps (GPU activity is recorded all "
+				  "the time otherwise)");
+	if (optind >= argc) return tool_usage("no command given (usage: gpuprof run [options] -- command ...)");
 	char lib[PATH_MAX];
 	if (find_lib(lib, sizeof(lib)) < 0)
 		return EXIT_USAGE;
@@ -602,22 +544,15 @@ int cmd_run(int argc, char **argv)
 	if (have_dir) {
 		struct summary s;
 		memset(&s, 0, sizeof(s));
-		DIR *d = opendir(dir);
-		if (d) {
-			struct dirent *e;
-			char **names = NULL; size_t nn = 0, cn = 0;
-			while ((e = readdir(d)))
-				if (!strncmp(e->d_name, "summary", 7)) VEC_PUSH(names, nn, cn, xstrdup(e->d_name));
-			closedir(d);
-			if (nn) qsort(names, nn, sizeof(char *), cmp_name); /* names is NULL when there is none */
-			for (size_t i = 0; i < nn; i++) {
-				char p[PATH_MAX + 300];
-				snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-				parse_summary(&s, p);
-				free(names[i]);
-			}
-			free(names);
+		struct dirent **names; /* in the C locale alphasort is strcmp's order */
+		int nn = scandir(dir, &names, is_summary, alphasort);
+		for (int i = 0; i < nn; i++) {
+			char p[PATH_MAX + 300];
+			snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name);
+			parse_summary(&s, p);
+			free(names[i]);
 		}
+		if (nn >= 0) free(names);
 		if (!quiet) print_summary(&s, status);
 		summary_free(&s);
 		cleanup_dir(dir);

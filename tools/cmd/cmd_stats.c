@@ -16,9 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
+#include "common/gzout.h"
 #include "common/report.h"
 #include "common/selopt.h"
 #include "common/tabopt.h"
@@ -139,12 +141,8 @@ static int parse_reports(const char *arg, const struct table_ref *tabs, size_t n
 		size_t k;
 		for (k = 0; k < ntabs && strcmp(tok, tabs[k].rep->tables[tabs[k].tab_ix].name); k++) ;
 		if (k == ntabs) {
-			char names[512] = "";
-			for (size_t i = 0; i < ntabs; i++) {
-				size_t l = strlen(names);
-				snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "",
-					 tabs[i].rep->tables[tabs[i].tab_ix].name);
-			}
+			char names[900];
+			cmd_stats_report_names(names, sizeof(names));
 			tool_err("unknown report '%s' (reports: %s)", tok, names);
 			rc = -1;
 			break;
@@ -164,17 +162,9 @@ static int write_csv_file(const char *dir, const struct report *rep, const struc
 	char *p = xmalloc(strlen(dir) + strlen(rep->name) + 6);
 	sprintf(p, "%s/%s.csv", dir, rep->name);
 	FILE *f = fopen(p, "w");
-	int rc = 0;
-	if (!f) {
-		tool_err("cannot write %s: %s", p, strerror(errno));
-		rc = -1;
-	} else {
-		report_print(f, rep, style);
-		if (ferror(f) | fclose(f)) {
-			tool_err("cannot write %s: %s", p, strerror(errno));
-			rc = -1;
-		}
-	}
+	if (f) report_print(f, rep, style);
+	int rc = !f || gzout_close(f) ? -1 : 0;
+	if (rc) tool_err("cannot write %s: %s", p, strerror(errno));
 	free(p);
 	return rc;
 }
@@ -182,16 +172,6 @@ static int write_csv_file(const char *dir, const struct report *rep, const struc
 /* The rows a table shows by default (--rows): a trace of a compiler-heavy
  * job had ~9,700 NVTX rows, one of 1e7 events 22,074 comm_steps rows. */
 #define STATS_ROWS 50
-
-/* A --rows value: a whole number, 0 or more. */
-static int parse_count(const char *s, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > 1000000) return -1;
-	*out = (int)v;
-	return 0;
-}
 
 int cmd_stats(int argc, char **argv)
 {
@@ -278,13 +258,12 @@ int cmd_stats(int argc, char **argv)
 			break;
 		}
 		case 'R': {
-			int n = 0;
-			if (!strcmp(optarg, "all")) style.max_rows = 0;
-			else if (parse_count(optarg, &n) || n < 1) {
+			uint64_t n = 0;
+			if (strcmp(optarg, "all") && gp_parse_uint(optarg, 1, 1000000, &n)) {
 				tool_err("--rows needs a number of rows (1 or more) or 'all', not '%s'", optarg);
 				goto out_opts;
-			} else
-				style.max_rows = (size_t)n;
+			}
+			style.max_rows = (size_t)n;
 			break;
 		}
 		case 's': strict = 1; break;

@@ -55,31 +55,22 @@ static char *read_small(const char *path, size_t *len, char *why, size_t whysz)
 		return NULL;
 	}
 	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	ssize_t k = 0;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		snprintf(why, whysz, "not a regular file");
-		close(fd);
-		return NULL;
-	}
-	char *buf = xmalloc(STATUS_MAX_BYTES + 1);
-	size_t n = 0;
-	for (;;) {
-		ssize_t k = read(fd, buf + n, STATUS_MAX_BYTES + 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			snprintf(why, whysz, "cannot read: %s", strerror(errno));
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n > STATUS_MAX_BYTES) {
+	} else {
+		buf = xmalloc(STATUS_MAX_BYTES + 1);
+		while (n <= STATUS_MAX_BYTES &&
+		       ((k = read(fd, buf + n, STATUS_MAX_BYTES + 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+			n += k > 0 ? (size_t)k : 0;
+		if (k < 0) snprintf(why, whysz, "cannot read: %s", strerror(errno));
+		else if (n > STATUS_MAX_BYTES)
 			snprintf(why, whysz, "not a status file (larger than %d bytes)", STATUS_MAX_BYTES);
+		if (k < 0 || n > STATUS_MAX_BYTES) {
 			free(buf);
-			close(fd);
-			return NULL;
+			buf = NULL;
 		}
 	}
 	close(fd);
@@ -226,9 +217,7 @@ static int show_file(const char *path, double now_s, int cols)
 
 static int show_all(char **files, int n)
 {
-	struct timespec rt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	double now_s = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
+	double now_s = clock_s(CLOCK_REALTIME);
 	int cols = tabopt_width(); /* the whole line fits it; 0: the range whole */
 	int ok = 0;
 	print_header();
@@ -256,21 +245,15 @@ int cmd_top(int argc, char **argv)
 			char *end;
 			errno = 0;
 			interval = strtod(optarg, &end);
-			if (end == optarg || *end || errno || !(interval >= 0.1 && interval <= 3600)) {
-				tool_err("--interval needs seconds from 0.1 to 3600");
-				return EXIT_USAGE;
-			}
+			if (end == optarg || *end || errno || !(interval >= 0.1 && interval <= 3600))
+				return tool_usage("--interval needs seconds from 0.1 to 3600");
 			break;
 		}
 		case 'h': cmd_top_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		tool_err("no status file given");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
+	if (optind >= argc) return tool_usage_see_help("no status file given");
 	char **files = argv + optind;
 	int n = argc - optind;
 	if (once)

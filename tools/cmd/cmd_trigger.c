@@ -59,77 +59,62 @@ struct target {
 	char status[32];
 };
 
-static double now_s(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
-/* A process that is gone leaves files behind: removed. */
+/* The pid a control file's name starts with ("PID."), or 0. */
+static int file_pid(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+	return end == name || *end != '.' || pid <= 0 || pid > INT32_MAX ? 0 : (int)pid;
+}
+
+static int gone(int pid) { return kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
+
+/* A process that is gone leaves files behind: those of `pid` removed, or
+ * (pid 0) those of every process that is gone (it was killed, or nobody
+ * read its last answer), once per run. */
 static void remove_stale(const char *dir, int pid)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	char prefix[32];
-	int pl = snprintf(prefix, sizeof(prefix), "%d.", pid);
 	struct dirent *e;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, (size_t)pl)) {
-			char p[PATH_MAX + 300];
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
+	while ((e = readdir(d))) {
+		int p = file_pid(e->d_name);
+		if (!p || (pid ? p != pid : !gone(p)))
+			continue;
+		char path[PATH_MAX + 300];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
 	closedir(d);
 }
 
-/* The files of every process that is gone (it was killed, or nobody read
- * its last answer): removed, once per run. */
-static void sweep_dead(const char *dir)
+/* The control file DIR/PID.WHAT (its path into p) into buf; 0, or -1
+ * (errno set, err says why). */
+static int read_control(char p[PATH_MAX + 64], const char *dir, int pid, const char *what, char *buf, char *err,
+			size_t errsz)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	int dead[64], n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < 64) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (end == e->d_name || *end != '.' || pid <= 0 || pid > INT32_MAX)
-			continue;
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			int seen = 0;
-			for (int i = 0; i < n; i++)
-				seen |= dead[i] == (int)pid;
-			if (!seen)
-				dead[n++] = (int)pid;
-		}
-	}
-	closedir(d);
-	for (int i = 0; i < n; i++)
-		remove_stale(dir, dead[i]);
+	size_t len;
+	uid_t owner;
+	gp_control_path(p, PATH_MAX + 64, dir, pid, what);
+	return gp_control_read(p, geteuid(), buf, GP_CONTROL_FILE_MAX, &len, &owner, err, errsz);
 }
 
 /* Reads DIR/PID.proc into t; 0, or -1 after the process's line. */
 static int registration(const char *dir, struct target *t)
 {
-	if (kill(t->pid, 0) != 0 && errno == ESRCH) {
+	if (gone(t->pid)) {
 		remove_stale(dir, t->pid);
-		tool_err("pid %d: not running", t->pid);
-		return -1;
+		return tool_fail(-1, "pid %d: not running", t->pid);
 	}
 	char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[600], v[64];
-	gp_control_path(p, sizeof(p), dir, t->pid, "proc");
-	size_t len;
-	uid_t owner;
-	if (gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) != 0) {
+	if (read_control(p, dir, t->pid, "proc", buf, err, sizeof(err)) != 0) {
 		if (errno == ENOENT)
 			tool_err("pid %d: not traced with a control channel (no %s; run the job with "
 				 "`gpuprof run --flight-recorder` or `--sample-steps`)", t->pid, p);
@@ -143,7 +128,7 @@ static int registration(const char *dir, struct target *t)
 	if (gp_control_kv(buf, "steps_per_s", v, sizeof(v)) == 0)
 		t->per_s = strtod(v, NULL);
 	if (gp_control_kv(buf, "updated_ns", v, sizeof(v)) == 0)
-		t->age_s = now_s(CLOCK_REALTIME) - (double)strtoull(v, NULL, 10) / 1e9;
+		t->age_s = clock_s(CLOCK_REALTIME) - (double)strtoull(v, NULL, 10) / 1e9;
 	if (t->age_s < 0)
 		t->age_s = 0;
 	return 0;
@@ -153,38 +138,28 @@ static int registration(const char *dir, struct target *t)
 static int find_all(const char *dir, int job, struct target **out, size_t *n)
 {
 	DIR *d = opendir(dir);
-	if (!d) {
-		tool_err("cannot read %s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (!d) return tool_fail(-1, "cannot read %s: %s", dir, strerror(errno));
 	size_t cap = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (end == e->d_name || strcmp(end, ".proc") || pid <= 0 || pid > INT32_MAX)
+		int pid = file_pid(e->d_name);
+		if (!pid || strcmp(strchr(e->d_name, '.'), ".proc"))
 			continue;
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			remove_stale(dir, (int)pid);
+		if (gone(pid)) {
+			remove_stale(dir, pid);
 			continue;
 		}
-		if (job > 0) {
-			char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[300], v[32];
-			size_t len;
-			uid_t owner;
-			gp_control_path(p, sizeof(p), dir, (int)pid, "proc");
-			if (gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) != 0 ||
-			    gp_control_kv(buf, "root_pid", v, sizeof(v)) != 0 || (atoi(v) != job && pid != job))
-				continue;
-		}
-		struct target t = {.pid = (int)pid};
+		char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[300], v[32];
+		if (job > 0 && (read_control(p, dir, pid, "proc", buf, err, sizeof(err)) != 0 ||
+				gp_control_kv(buf, "root_pid", v, sizeof(v)) != 0 || (atoi(v) != job && pid != job)))
+			continue;
+		struct target t = {.pid = pid};
 		VEC_PUSH(*out, *n, cap, t);
 	}
 	closedir(d);
-	if (!*n) {
-		tool_err("no running process with a control channel in %s%s", dir, job > 0 ? " for that job" : "");
-		return -1;
-	}
+	if (!*n)
+		return tool_fail(-1, "no running process with a control channel in %s%s", dir,
+				 job > 0 ? " for that job" : "");
 	return 0;
 }
 
@@ -225,10 +200,7 @@ static int send_request(const char *dir, struct target *t, const struct gp_contr
 static void withdraw(const char *dir, const struct target *t)
 {
 	char p[PATH_MAX + 64], buf[GP_CONTROL_FILE_MAX], err[300], v[32];
-	size_t len;
-	uid_t owner;
-	gp_control_path(p, sizeof(p), dir, t->pid, "req");
-	if (gp_control_read(p, geteuid(), buf, sizeof(buf), &len, &owner, err, sizeof(err)) == 0 &&
+	if (read_control(p, dir, t->pid, "req", buf, err, sizeof(err)) == 0 &&
 	    gp_control_kv(buf, "id", v, sizeof(v)) == 0 && strtoull(v, NULL, 10) == t->id)
 		unlink(p);
 }
@@ -287,59 +259,41 @@ int cmd_trigger(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_STEPS:
-			if (gp_parse_uint(optarg, 1, 100000, &v)) {
-				tool_err("--steps needs a whole number from 1 to 100000");
-				return EXIT_USAGE;
-			}
+			if (gp_parse_uint(optarg, 1, 100000, &v))
+				return tool_usage("--steps needs a whole number from 1 to 100000");
 			base.steps = (uint32_t)v;
 			break;
 		case O_SECONDS:
-			if (gp_parse_duration(optarg, 0, &v) || v < 1000000ull || v > 3600ull * 1000000000ull) {
-				tool_err("--seconds needs a duration from 1ms to 1h (seconds when no unit)");
-				return EXIT_USAGE;
-			}
+			if (gp_parse_duration(optarg, 0, &v) || v < 1000000ull || v > 3600ull * 1000000000ull)
+				return tool_usage("--seconds needs a duration from 1ms to 1h (seconds when no unit)");
 			base.seconds_ns = v;
 			break;
 		case O_ALL: all = 1; break;
 		case O_JOB:
-			if (gp_parse_uint(optarg, 1, INT32_MAX, &v)) {
-				tool_err("--job needs a pid");
-				return EXIT_USAGE;
-			}
+			if (gp_parse_uint(optarg, 1, INT32_MAX, &v)) return tool_usage("--job needs a pid");
 			job = (int)v;
 			break;
 		case O_WAIT: wait_done = 1; break;
 		case O_TIMEOUT: {
 			char *end;
 			timeout = strtod(optarg, &end);
-			if (end == optarg || *end || !(timeout >= 0.1 && timeout <= 86400)) {
-				tool_err("--timeout needs seconds from 0.1 to 86400");
-				return EXIT_USAGE;
-			}
+			if (end == optarg || *end || !(timeout >= 0.1 && timeout <= 86400))
+				return tool_usage("--timeout needs seconds from 0.1 to 86400");
 			break;
 		}
 		case 'h': cmd_trigger_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (all == (optind < argc)) {
-		tool_err(all ? "--all takes no pid" : "no pid given (or --all)");
-		tool_see_help();
-		return EXIT_USAGE;
-	}
-	if (job && !all) {
-		tool_err("--job goes with --all");
-		return EXIT_USAGE;
-	}
+	if (all == (optind < argc)) return tool_usage_see_help(all ? "--all takes no pid" : "no pid given (or --all)");
+	if (job && !all) return tool_usage("--job goes with --all");
 	if (timeout < 0)
 		timeout = wait_done ? 600 : 10;
 	char dir[PATH_MAX], err[600];
-	if (gp_control_dir(getenv(gp_setting_get(GP_SET_CONTROL_DIR)->name), dir, sizeof(dir), 0, err, sizeof(err))) {
-		tool_err("no usable control directory: %s", err);
-		return EXIT_BADINPUT;
-	}
+	if (gp_control_dir(getenv(gp_setting_get(GP_SET_CONTROL_DIR)->name), dir, sizeof(dir), 0, err, sizeof(err)))
+		return tool_fail(EXIT_BADINPUT, "no usable control directory: %s", err);
 	base.wait = (uint32_t)wait_done;
-	sweep_dead(dir);
+	remove_stale(dir, 0);
 	struct target *ts = NULL;
 	size_t n = 0, cap = 0;
 	if (all) {
@@ -389,7 +343,7 @@ int cmd_trigger(int argc, char **argv)
 				ts[i].state = 1;
 			}
 		}
-	double deadline = now_s(CLOCK_MONOTONIC) + timeout;
+	double deadline = mono_s() + timeout;
 	for (;;) {
 		int open = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -398,7 +352,7 @@ int cmd_trigger(int argc, char **argv)
 			if (check_reply(dir, &ts[i], wait_done)) {
 				ts[i].state = 2;
 				failed |= !ts[i].ok;
-			} else if (kill(ts[i].pid, 0) != 0 && errno == ESRCH) {
+			} else if (gone(ts[i].pid)) {
 				withdraw(dir, &ts[i]);
 				if (!check_reply(dir, &ts[i], 0)) { /* its last answer */
 					tool_err("pid %d: exited before %s", ts[i].pid,
@@ -413,7 +367,7 @@ int cmd_trigger(int argc, char **argv)
 		}
 		if (!open)
 			break;
-		if (now_s(CLOCK_MONOTONIC) > deadline) {
+		if (mono_s() > deadline) {
 			for (size_t i = 0; i < n; i++)
 				if (ts[i].state == 1) {
 					withdraw(dir, &ts[i]);

@@ -10,17 +10,15 @@ int stepopt_parse(int c, const char *arg, struct step_detect_opts *d, uint64_t *
 	switch (c) {
 	case 'm':
 		if (!step_want_parse(arg, &d->want)) return 1;
-		tool_err("unknown --method '%s' (auto, nvtx, trace)", arg);
-		return -1;
+		return tool_fail(-1, "unknown --method '%s' (auto, nvtx, trace)", arg);
 	case 'n':
-		if (!*arg) { tool_err("--step-range needs a name"); return -1; }
+		if (!*arg) return tool_fail(-1, "--step-range needs a name");
 		d->range_name = arg;
 		return 1;
 	case 'w':
 		if (!kernel_wait_ns) return 0;
 		if (!parse_duration_ns(arg, kernel_wait_ns) && *kernel_wait_ns) return 1;
-		tool_err("bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", arg);
-		return -1;
+		return tool_fail(-1, "bad --kernel-wait '%s' (a duration > 0: 30ns, 10us)", arg);
 	}
 	return 0;
 }
@@ -28,6 +26,5 @@ int stepopt_parse(int c, const char *arg, struct step_detect_opts *d, uint64_t *
 int stepopt_check(const struct step_detect_opts *d)
 {
 	if (!d->range_name || d->want != STEP_WANT_TRACE) return 0;
-	tool_err("--step-range names NVTX ranges: it does not go with --method trace");
-	return -1;
+	return tool_fail(-1, "--step-range names NVTX ranges: it does not go with --method trace");
 }

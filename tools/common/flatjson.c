@@ -167,35 +167,32 @@ static int parse_string(struct parser *p, char **out)
 	return 0;
 }
 
+static size_t digits(struct parser *p)
+{
+	size_t start = p->pos;
+	while (peek(p) >= '0' && peek(p) <= '9')
+		p->pos++;
+	return p->pos - start;
+}
+
 /* A JSON number literal; *out a malloc'd copy. */
 static int parse_number(struct parser *p, char **out)
 {
 	size_t start = p->pos;
 	if (peek(p) == '-')
 		p->pos++;
-	if (peek(p) == '0') {
+	if (peek(p) == '0')
 		p->pos++;
-	} else if (peek(p) >= '1' && peek(p) <= '9') {
-		while (peek(p) >= '0' && peek(p) <= '9')
-			p->pos++;
-	} else {
+	else if (peek(p) < '1' || peek(p) > '9' || !digits(p))
 		return fail(p, "bad number");
-	}
-	if (peek(p) == '.') {
-		p->pos++;
-		if (!(peek(p) >= '0' && peek(p) <= '9'))
-			return fail(p, "bad number");
-		while (peek(p) >= '0' && peek(p) <= '9')
-			p->pos++;
-	}
+	if (peek(p) == '.' && (p->pos++, !digits(p)))
+		return fail(p, "bad number");
 	if (peek(p) == 'e' || peek(p) == 'E') {
 		p->pos++;
 		if (peek(p) == '+' || peek(p) == '-')
 			p->pos++;
-		if (!(peek(p) >= '0' && peek(p) <= '9'))
+		if (!digits(p))
 			return fail(p, "bad number");
-		while (peek(p) >= '0' && peek(p) <= '9')
-			p->pos++;
 	}
 	size_t n = p->pos - start;
 	if (n > 64)
@@ -217,9 +214,11 @@ static int literal(struct parser *p, const char *word)
 	return 0;
 }
 
-static int skip_value(struct parser *p, int depth);
+static int value(struct parser *p, int depth, struct fj_member *m);
 
-static int skip_container(struct parser *p, int depth, char close)
+/* An object or array at p->pos (its opening bracket), `depth` deep.  The
+ * members of the top object (o) are kept; nested ones only validated. */
+static int container(struct parser *p, int depth, char close, fj_object *o)
 {
 	if (depth >= MAX_DEPTH)
 		return fail(p, "nested too deeply");
@@ -231,16 +230,25 @@ static int skip_container(struct parser *p, int depth, char close)
 	}
 	for (;;) {
 		skip_ws(p);
+		struct fj_member m;
+		memset(&m, 0, sizeof(m));
+		if (o && o->n >= MAX_MEMBERS)
+			return fail(p, "too many members");
 		if (close == '}') {
-			if (parse_string(p, NULL))
+			if (parse_string(p, o ? &m.key : NULL))
 				return -1;
 			skip_ws(p);
-			if (peek(p) != ':')
+			if (peek(p) != ':') {
+				free(m.key);
 				return fail(p, "expected ':'");
+			}
 			p->pos++;
 			skip_ws(p);
 		}
-		if (skip_value(p, depth + 1))
+		int rc = value(p, depth + 1, o ? &m : NULL);
+		if (o)
+			VEC_PUSH(o->m, o->n, o->cap, m); /* freed by fj_free even when bad */
+		if (rc)
 			return -1;
 		skip_ws(p);
 		int c = peek(p);
@@ -254,43 +262,31 @@ static int skip_container(struct parser *p, int depth, char close)
 	}
 }
 
-static int skip_value(struct parser *p, int depth)
+/* A value at p->pos into m (NULL: only validated). */
+static int value(struct parser *p, int depth, struct fj_member *m)
 {
-	switch (peek(p)) {
-	case '{': return skip_container(p, depth, '}');
-	case '[': return skip_container(p, depth, ']');
-	case '"': return parse_string(p, NULL);
-	case 't': return literal(p, "true");
-	case 'f': return literal(p, "false");
-	case 'n': return literal(p, "null");
-	default: return parse_number(p, NULL);
-	}
-}
-
-/* One member value into m. */
-static int member_value(struct parser *p, struct fj_member *m)
-{
-	switch (peek(p)) {
+	struct fj_member skip;
+	int c = peek(p), keep = m != NULL;
+	if (!m)
+		m = &skip;
+	switch (c) {
 	case '{': case '[':
 		m->type = FJ_NESTED;
-		return skip_value(p, 1);
+		return container(p, depth, c == '{' ? '}' : ']', NULL);
 	case '"':
 		m->type = FJ_STRING;
-		return parse_string(p, &m->text);
-	case 't':
+		return parse_string(p, keep ? &m->text : NULL);
+	case 't': case 'f':
 		m->type = FJ_BOOL;
-		m->text = xstrdup("true");
-		return literal(p, "true");
-	case 'f':
-		m->type = FJ_BOOL;
-		m->text = xstrdup("false");
-		return literal(p, "false");
+		if (keep)
+			m->text = xstrdup(c == 't' ? "true" : "false");
+		return literal(p, c == 't' ? "true" : "false");
 	case 'n':
 		m->type = FJ_NULL;
 		return literal(p, "null");
 	default:
 		m->type = FJ_NUMBER;
-		return parse_number(p, &m->text);
+		return parse_number(p, keep ? &m->text : NULL);
 	}
 }
 
@@ -303,41 +299,8 @@ int fj_parse(const char *text, size_t len, fj_object *o, char *err, size_t errsz
 	skip_ws(&p);
 	if (peek(&p) != '{')
 		return fail(&p, len ? "not a JSON object" : "empty");
-	p.pos++;
-	skip_ws(&p);
-	if (peek(&p) == '}') {
-		p.pos++;
-	} else {
-		for (;;) {
-			skip_ws(&p);
-			if (o->n >= MAX_MEMBERS)
-				return fail(&p, "too many members");
-			struct fj_member m;
-			memset(&m, 0, sizeof(m));
-			if (parse_string(&p, &m.key))
-				return -1;
-			skip_ws(&p);
-			if (peek(&p) != ':') {
-				free(m.key);
-				return fail(&p, "expected ':'");
-			}
-			p.pos++;
-			skip_ws(&p);
-			int rc = member_value(&p, &m);
-			VEC_PUSH(o->m, o->n, o->cap, m); /* freed by fj_free even when bad */
-			if (rc)
-				return -1;
-			skip_ws(&p);
-			int c = peek(&p);
-			if (c == '}') {
-				p.pos++;
-				break;
-			}
-			if (c != ',')
-				return fail(&p, "expected ',' or '}'");
-			p.pos++;
-		}
-	}
+	if (container(&p, 0, '}', o))
+		return -1;
 	skip_ws(&p);
 	if (p.pos != p.len)
 		return fail(&p, "data after the object");

@@ -53,11 +53,9 @@ FILE *gzout_open(const char *path, int gzip)
 	return f;
 }
 
-int gzout_close(FILE *f, const char *path)
+int gzout_close(FILE *f)
 {
 	int err = ferror(f);
 	if (f == stdout) return fflush(stdout) || err ? -1 : 0;
-	if (fclose(f)) err = 1;
-	(void)path;
-	return err ? -1 : 0;
+	return fclose(f) || err ? -1 : 0;
 }

@@ -1,6 +1,6 @@
-/* gzout.h — an output stream for the exports that may be gzip-compressed
- * (zlib, RFC 1952): a stdio FILE, so the writers keep using fprintf, whose
- * bytes go through gzwrite when compression is asked for.  "-" is stdout. */
+/* gzout.h — an output file of the commands ("-": stdout), gzip-compressed
+ * (zlib, RFC 1952) when asked: a stdio FILE, so the writers keep using
+ * fprintf, whose bytes go through gzwrite when compression is asked for. */
 #ifndef GPUPROF_COMMON_GZOUT_H
 #define GPUPROF_COMMON_GZOUT_H
 
@@ -13,6 +13,6 @@ int gzout_wanted(const char *path);
 FILE *gzout_open(const char *path, int gzip);
 /* Closes it (stdout: flushed, and for gzip its stream finished); 0, or -1
  * when anything failed to be written. */
-int gzout_close(FILE *f, const char *path);
+int gzout_close(FILE *f);
 
 #endif

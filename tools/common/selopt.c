@@ -51,24 +51,22 @@ int sel_opts_parse(struct sel_opts *o, int opt, const char *arg)
 {
 	switch (opt) {
 	case SELOPT_SINCE:
-		if (parse_duration_ns(arg, &o->since)) { tool_err("bad --since '%s'", arg); return -1; }
+		if (parse_duration_ns(arg, &o->since)) return tool_fail(-1, "bad --since '%s'", arg);
 		o->have_since = 1;
 		return 1;
 	case SELOPT_UNTIL:
-		if (parse_duration_ns(arg, &o->until)) { tool_err("bad --until '%s'", arg); return -1; }
+		if (parse_duration_ns(arg, &o->until)) return tool_fail(-1, "bad --until '%s'", arg);
 		o->have_until = 1;
 		return 1;
 	case SELOPT_STEPS:
-		if (parse_steps(o, arg)) {
-			tool_err("bad --steps '%s' (A:B with A <= B, A:, :B or A; step numbers as in the steps report)",
-				 arg);
-			return -1;
-		}
+		if (parse_steps(o, arg))
+			return tool_fail(-1, "bad --steps '%s' (A:B with A <= B, A:, :B or A; step numbers as in the "
+					 "steps report)", arg);
 		o->have_steps = 1;
 		o->steps_arg = arg;
 		return 1;
 	case SELOPT_RANGE:
-		if (!*arg) { tool_err("--range needs a name"); return -1; }
+		if (!*arg) return tool_fail(-1, "--range needs a name");
 		o->range = arg;
 		return 1;
 	case SELOPT_ABS_TIME:
@@ -84,8 +82,7 @@ int sel_opts_check(const struct sel_opts *o)
 		char a[32], b[32];
 		fmt_dur(a, sizeof(a), o->since);
 		fmt_dur(b, sizeof(b), o->until);
-		tool_err("--since (%s) must be before --until (%s): nothing would be selected", a, b);
-		return -1;
+		return tool_fail(-1, "--since (%s) must be before --until (%s): nothing would be selected", a, b);
 	}
 	return 0;
 }

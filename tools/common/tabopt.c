@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "common/tool.h"
 
 /* Tables fit this many columns when stdout is not a terminal and $COLUMNS
@@ -22,55 +23,23 @@ int name_form_parse(const char *s)
 	return -1;
 }
 
-/* A --width value or $COLUMNS: a whole number of columns, 0 or more. */
-static int parse_columns(const char *s, int *out)
+/* --width (which 0) or --names (1). */
+static int take_table_opt(int which, const char *v)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > 1000000) return -1;
-	*out = (int)v;
+	uint64_t cols;
+	int nf = name_form_parse(v);
+	if (which == 0 && gp_parse_uint(v, 0, 1000000, &cols))
+		return tool_fail(-1, "--width needs a number of columns (0: no limit), not '%s'", v);
+	if (which == 1 && nf < 0) return tool_fail(-1, "unknown --names '%s' (base, full, mangled)", v);
+	if (which == 0) g_table_opts.width = (int)cols;
+	else g_table_opts.names = (enum name_form)nf;
 	return 0;
-}
-
-/* Option `name` ("--width") at argv[*i], alone or as "--width=V": its value
- * (argv[*i] advanced past a separate one), "" when it has none, NULL when
- * argv[*i] is another word. */
-static const char *option_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t l = strlen(name);
-	if (strncmp(argv[*i], name, l)) return NULL;
-	if (argv[*i][l] == '=') return argv[*i] + l + 1;
-	if (argv[*i][l]) return NULL;
-	return *i + 1 < argc ? argv[++*i] : "";
 }
 
 int tabopt_take(int argc, char **argv)
 {
-	int w = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		if (!strcmp(argv[i], "--")) {
-			while (i < argc) argv[w++] = argv[i++];
-			break;
-		}
-		if ((v = option_value(argc, argv, &i, "--width"))) {
-			if (parse_columns(v, &g_table_opts.width)) {
-				tool_err("--width needs a number of columns (0: no limit), not '%s'", v);
-				return -1;
-			}
-		} else if ((v = option_value(argc, argv, &i, "--names"))) {
-			int nf = name_form_parse(v);
-			if (nf < 0) {
-				tool_err("unknown --names '%s' (base, full, mangled)", v);
-				return -1;
-			}
-			g_table_opts.names = (enum name_form)nf;
-		} else {
-			argv[w++] = argv[i];
-		}
-	}
-	argv[w] = NULL;
-	return w;
+	static const char *const names[] = { "--width", "--names", NULL };
+	return tool_take_options(argc, argv, names, take_table_opt);
 }
 
 int tabopt_width(void)
@@ -80,8 +49,7 @@ int tabopt_width(void)
 	struct winsize ws;
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	const char *env = getenv("COLUMNS");
-	int cols;
-	if (env && !parse_columns(env, &cols) && cols > 0) return cols;
+	uint64_t cols;
+	if (!gp_parse_uint(getenv("COLUMNS"), 1, 1000000, &cols)) return (int)cols;
 	return TABOPT_DEFAULT_WIDTH;
 }

@@ -9,16 +9,42 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
+
 const char *g_cmd = "gpuprof";
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", g_cmd, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
 
 void tool_msg(const char *kind, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: %s", g_cmd, kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vmsg(kind, fmt, ap);
 	va_end(ap);
+}
+
+int tool_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int tool_usage_see_help(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	tool_see_help();
+	return EXIT_USAGE;
 }
 
 static const char *reader_cause(gp_reader *r, int rc)
@@ -34,34 +60,50 @@ static const char *reader_cause(gp_reader *r, int rc)
 
 int g_threads;
 
-int tool_take_threads(int argc, char **argv)
+/* Option `name` ("--width") at argv[*i], alone or as "--width=V": its value
+ * (argv[*i] advanced past a separate one), "" when it has none, NULL when
+ * argv[*i] is another word. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+	if (strncmp(argv[*i], name, l)) return NULL;
+	if (argv[*i][l] == '=') return argv[*i] + l + 1;
+	if (argv[*i][l]) return NULL;
+	return *i + 1 < argc ? argv[++*i] : "";
+}
+
+int tool_take_options(int argc, char **argv, const char *const *names, int (*take)(int which, const char *value))
 {
 	int w = 1;
 	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
 		if (!strcmp(argv[i], "--")) {
 			while (i < argc) argv[w++] = argv[i++];
 			break;
 		}
-		if (!strcmp(argv[i], "--threads")) {
-			if (i + 1 >= argc) { tool_err("--threads needs a number"); return -1; }
-			v = argv[++i];
-		} else if (!strncmp(argv[i], "--threads=", 10)) {
-			v = argv[i] + 10;
-		} else {
-			argv[w++] = argv[i];
-			continue;
-		}
-		char *end;
-		long n = strtol(v, &end, 10);
-		if (!*v || *end || n < 1 || n > GP_READER_MAX_THREADS) {
-			tool_err("bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
-			return -1;
-		}
-		g_threads = (int)n;
+		const char *v = NULL;
+		int k = 0;
+		while (names[k] && !(v = option_value(argc, argv, &i, names[k]))) k++;
+		if (!names[k]) argv[w++] = argv[i];
+		else if (take(k, v)) return -1;
 	}
 	argv[w] = NULL;
 	return w;
+}
+
+static int take_threads(int which, const char *v)
+{
+	uint64_t n;
+	if (!*v) return tool_fail(-1, "--threads needs a number");
+	if (gp_parse_uint(v, 1, GP_READER_MAX_THREADS, &n))
+		return tool_fail(-1, "bad --threads '%s' (1 .. %d)", v, GP_READER_MAX_THREADS);
+	g_threads = (int)n;
+	return 0;
+}
+
+int tool_take_threads(int argc, char **argv)
+{
+	static const char *const names[] = { "--threads", NULL };
+	return tool_take_options(argc, argv, names, take_threads);
 }
 
 /* "-": stdin, copied once into an unlinked temporary file (the reader
@@ -117,12 +159,8 @@ gp_reader *tool_open_threads(const char *path, int threads)
 	struct gp_reader_opts o = { .sz = sizeof(o), .threads = threads };
 	int rc = gp_reader_open_opts(path, &o, &r);
 	if (rc < 0 || !r) {
-		const char *cause = reader_cause(r, rc);
-		if (rc == GP_ERR_IO && errno)
-			cause = strerror(errno);
-		else if (rc == GP_ERR_NOT_GPUPROF)
-			cause = "not a gpuprof trace (bad magic)";
-		tool_err("cannot read %s: %s", name, cause);
+		/* an open's errno before the reader's message (gp_reader_errmsg(NULL)) */
+		tool_err("cannot read %s: %s", name, rc == GP_ERR_IO && errno ? strerror(errno) : reader_cause(r, rc));
 		gp_reader_close(r);
 		return NULL;
 	}
@@ -136,10 +174,8 @@ gp_reader *tool_open_threads(const char *path, int threads)
 int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 {
 	progress_done();
-	if (!gp_reader_recoverable(rc)) {
-		tool_err("cannot read %s: %s", path, reader_cause(r, rc));
-		return EXIT_BADINPUT;
-	}
+	if (!gp_reader_recoverable(rc))
+		return tool_fail(EXIT_BADINPUT, "cannot read %s: %s", path, reader_cause(r, rc));
 	struct gp_integrity in;
 	memset(&in, 0, sizeof(in));
 	gp_reader_integrity(r, &in);

@@ -18,6 +18,12 @@ extern const char *g_cmd;
 void tool_msg(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define tool_err(...) tool_msg("", __VA_ARGS__)
 #define tool_warn(...) tool_msg("warning: ", __VA_ARGS__)
+/* An error's message (as tool_err) and code, for `return tool_fail(-1,
+ * ...)`; a usage error: tool_usage (then, _see_help, tool_see_help's line),
+ * returning EXIT_USAGE. */
+int tool_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define tool_usage(...) tool_fail(EXIT_USAGE, __VA_ARGS__)
+int tool_usage_see_help(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Threads that decode a trace (the reader's, gp_reader_opts.threads), set
  * by main from --threads; 0 = gp_reader_threads_default() (online cores). */
@@ -26,6 +32,11 @@ extern int g_threads;
  * "--"), setting g_threads.  Returns the new argc, or -1 after the message
  * for a bad value. */
 int tool_take_threads(int argc, char **argv);
+/* The loop of both: each `NAME V` or `NAME=V` in argv[1..argc) (before any
+ * "--") whose NAME is names[which] (a NULL-terminated list) is taken out
+ * and given to take (V "" when missing), which returns 0, or -1 after its
+ * message.  Returns the new argc, or -1. */
+int tool_take_options(int argc, char **argv, const char *const *names, int (*take)(int which, const char *value));
 
 /* Opens a trace; on failure prints "gpuprof CMD: cannot read PATH: cause"
  * and returns NULL.  Also loads metadata (strings, sources) so names resolve

@@ -11,9 +11,9 @@
 
 #include "gp_trace.h"
 
-void *xmalloc(size_t n)
+/* p, or the message and exit 2 when the allocation of n bytes failed */
+static void *alloc_or_exit(void *p, size_t n)
 {
-	void *p = malloc(n ? n : 1);
 	if (!p) {
 		fprintf(stderr, "gpuprof: out of memory (%zu bytes)\n", n);
 		exit(2);
@@ -21,25 +21,9 @@ void *xmalloc(size_t n)
 	return p;
 }
 
-void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fprintf(stderr, "gpuprof: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "gpuprof: out of memory (%zu bytes)\n", n);
-		exit(2);
-	}
-	return p;
-}
+void *xmalloc(size_t n) { return alloc_or_exit(malloc(n ? n : 1), n); }
+void *xcalloc(size_t n, size_t sz) { return alloc_or_exit(calloc(n ? n : 1, sz ? sz : 1), n * sz); }
+void *xrealloc(void *p, size_t n) { return alloc_or_exit(realloc(p, n ? n : 1), n); }
 
 char *xstrdup(const char *s)
 {
@@ -84,12 +68,14 @@ void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const vo
 	memcpy(a + o * esz, t + i * esz, (sorted - i) * esz);
 }
 
-void bytes_u64(struct bytes *b, uint64_t x)
+void bytes_put(struct bytes *b, const void *p, size_t n)
 {
-	vec_reserve((void **)&b->v, &b->cap, b->n + sizeof(x), 1);
-	memcpy(b->v + b->n, &x, sizeof(x));
-	b->n += sizeof(x);
+	vec_reserve((void **)&b->v, &b->cap, b->n + n, 1);
+	if (n) memcpy(b->v + b->n, p, n);
+	b->n += n;
 }
+
+void bytes_u64(struct bytes *b, uint64_t x) { bytes_put(b, &x, sizeof(x)); }
 
 size_t varint_enc(uint8_t out[10], uint64_t x)
 {
@@ -160,6 +146,15 @@ static void u64map_grow(u64map *m)
 	free(o.slot); free(o.used);
 }
 
+/* The slot of key, or the empty one where it would go (m->cap > 0). */
+static size_t u64map_slot(const u64map *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i = mix64(key) & mask;
+	while (m->used[i] && m->slot[i].key != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
 uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 {
 	if (!m->cap) {
@@ -167,12 +162,9 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 			return NULL;
 		u64map_grow(m);
 	}
-	size_t mask = m->cap - 1, i = mix64(key) & mask;
-	while (m->used[i]) {
-		if (m->slot[i].key == key)
-			return &m->slot[i].val;
-		i = (i + 1) & mask;
-	}
+	size_t i = u64map_slot(m, key);
+	if (m->used[i])
+		return &m->slot[i].val;
 	if (mode == MAP_FIND)
 		return NULL;
 	if ((m->n + 1) * 4 > m->cap * 3) {
@@ -185,12 +177,8 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 
 int u64map_del(u64map *m, uint64_t key)
 {
-	if (!m->cap)
-		return 0;
-	size_t mask = m->cap - 1, i = mix64(key) & mask;
-	while (m->used[i] && m->slot[i].key != key)
-		i = (i + 1) & mask;
-	if (!m->used[i])
+	size_t mask = m->cap - 1, i = m->cap ? u64map_slot(m, key) : 0;
+	if (!m->cap || !m->used[i])
 		return 0;
 	/* backward-shift deletion keeps probe chains intact without tombstones */
 	m->used[i] = 0; m->n--;
@@ -239,52 +227,48 @@ void strmap_free(strmap *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The slot of key, or the empty one where it would go (m->cap > 0). */
+static size_t strmap_slot(const strmap *m, const char *key)
+{
+	size_t mask = m->cap - 1, i = hash_str(key) & mask;
+	while (m->keys[i] && strcmp(m->keys[i], key))
+		i = (i + 1) & mask;
+	return i;
+}
+
 static void strmap_grow(strmap *m)
 {
 	strmap o = *m;
 	m->cap = o.cap ? o.cap * 2 : 64;
 	m->keys = xcalloc(m->cap, sizeof(char *));
 	m->vals = xcalloc(m->cap, sizeof(size_t));
-	m->n = 0;
 	for (size_t i = 0; i < o.cap; i++) {
 		if (!o.keys[i])
 			continue;
-		size_t mask = m->cap - 1, j = hash_str(o.keys[i]) & mask;
-		while (m->keys[j])
-			j = (j + 1) & mask;
-		m->keys[j] = o.keys[i]; m->vals[j] = o.vals[i]; m->n++;
+		size_t j = strmap_slot(m, o.keys[i]);
+		m->keys[j] = o.keys[i]; m->vals[j] = o.vals[i];
 	}
 	free(o.keys); free(o.vals);
 }
 
 size_t *strmap_get(strmap *m, const char *key, int *is_new)
 {
-	if (is_new)
-		*is_new = 0;
 	if ((m->n + 1) * 4 > m->cap * 3)
 		strmap_grow(m);
-	size_t mask = m->cap - 1, i = hash_str(key) & mask;
-	while (m->keys[i]) {
-		if (!strcmp(m->keys[i], key))
-			return &m->vals[i];
-		i = (i + 1) & mask;
-	}
-	m->keys[i] = xstrdup(key); m->vals[i] = 0; m->n++;
+	size_t i = strmap_slot(m, key);
 	if (is_new)
-		*is_new = 1;
+		*is_new = !m->keys[i];
+	if (!m->keys[i]) {
+		m->keys[i] = xstrdup(key); m->vals[i] = 0; m->n++;
+	}
 	return &m->vals[i];
 }
 
 size_t *strmap_find(const strmap *m, const char *key)
 {
 	if (!m->cap) return NULL;
-	size_t mask = m->cap - 1, i = hash_str(key) & mask;
-	while (m->keys[i]) {
-		if (!strcmp(m->keys[i], key))
-			return &m->vals[i];
-		i = (i + 1) & mask;
-	}
-	return NULL;
+	size_t i = strmap_slot(m, key);
+	return m->keys[i] ? &m->vals[i] : NULL;
 }
 
 /* ------------------------------------------------------------ escaping */
@@ -411,11 +395,14 @@ const char *const copy_kinds[COPY_KIND_COUNT][2] = {
 const char *copy_kind_name(uint32_t k) { return copy_kinds[k < COPY_KIND_COUNT ? k : 0][0]; }
 const char *copy_kind_long(uint32_t k) { return copy_kinds[k < COPY_KIND_COUNT ? k : 0][1]; }
 
+/* names[k], "unknown" past the list or where it has none */
+#define NAME_OF(names, k) ((k) < sizeof(names) / sizeof(names[0]) && (names)[k] ? (names)[k] : "unknown")
+
 const char *mem_kind_name(uint32_t k)
 {
 	static const char *const n[] = { "unknown", "pageable", "pinned", "device",
 		"array", "managed", "device_static", "managed_static" };
-	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "unknown";
+	return NAME_OF(n, k);
 }
 
 const char *sync_type_name(uint32_t t)
@@ -423,7 +410,7 @@ const char *sync_type_name(uint32_t t)
 	/* CUpti_ActivitySynchronizationType */
 	static const char *const n[] = { "unknown", "event_synchronize", "stream_wait_event",
 		"stream_synchronize", "context_synchronize" };
-	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+	return NAME_OF(n, t);
 }
 
 const char *launch_type_name(uint32_t t)
@@ -431,39 +418,28 @@ const char *launch_type_name(uint32_t t)
 	/* CUpti_ActivityLaunchType */
 	static const char *const n[] = { "regular", "cooperative_single_device", "cooperative_multi_device",
 		"cbl_commandlist" };
-	return t < sizeof(n) / sizeof(n[0]) ? n[t] : "unknown";
+	return NAME_OF(n, t);
 }
 
 const char *drop_where_name(uint32_t w)
 {
-	switch (w) {
-	case GP_DROP_RING: return "ring";
-	case GP_DROP_CUPTI: return "cupti";
-	case GP_DROP_NO_RING: return "no_ring";
-	case GP_DROP_WRITE: return "write";
-	default: return "unknown";
-	}
+	static const char *const n[] = { [GP_DROP_RING] = "ring", [GP_DROP_CUPTI] = "cupti",
+		[GP_DROP_NO_RING] = "no_ring", [GP_DROP_WRITE] = "write" };
+	return NAME_OF(n, w);
 }
 
 const char *source_kind_name(uint32_t k)
 {
-	switch (k) {
-	case GP_SOURCE_META: return "meta";
-	case GP_SOURCE_THREAD: return "thread";
-	case GP_SOURCE_ACTIVITY: return "activity";
-	case GP_SOURCE_TOOL: return "tool";
-	default: return "unknown";
-	}
+	static const char *const n[] = { [GP_SOURCE_META] = "meta", [GP_SOURCE_THREAD] = "thread",
+		[GP_SOURCE_ACTIVITY] = "activity", [GP_SOURCE_TOOL] = "tool" };
+	return NAME_OF(n, k);
 }
 
 const char *clock_name(uint32_t id)
 {
-	switch (id) {
-	case GP_CLOCK_MONOTONIC: return "monotonic";
-	case GP_CLOCK_REALTIME: return "realtime";
-	case GP_CLOCK_CUPTI: return "cupti";
-	default: return "unknown";
-	}
+	static const char *const n[] = { [GP_CLOCK_MONOTONIC] = "monotonic", [GP_CLOCK_REALTIME] = "realtime",
+		[GP_CLOCK_CUPTI] = "cupti" };
+	return NAME_OF(n, id);
 }
 
 int cmp_u64(const void *a, const void *b)
@@ -502,16 +478,9 @@ uint64_t u64_select(uint64_t *v, size_t n, size_t k)
 	return v[k];
 }
 
-double mono_s(void)
+double clock_s(clockid_t c)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(c, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-double thread_cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

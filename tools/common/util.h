@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t sz);
@@ -30,10 +31,11 @@ void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz);
 void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
 	       size_t *ctmp);
 
-/* A growable byte string of fixed-width fields: the canonical form of a
- * state, compared byte for byte (the steps' engines at a cut,
- * analysis/steps/steps_slice.h). */
+/* A growable byte string: the canonical form of a state, compared byte
+ * for byte (the steps' engines at a cut, analysis/steps/steps_slice.h), the
+ * Parquet writer's pages and footer. */
 struct bytes { uint8_t *v; size_t n, cap; };
+void bytes_put(struct bytes *b, const void *p, size_t n);
 void bytes_u64(struct bytes *b, uint64_t x);
 void bytes_free(struct bytes *b);
 /* Whether a and b hold the same bytes. */
@@ -185,9 +187,10 @@ int cmp_double(const void *a, const void *b);
  * average); the value a sort would put at k. */
 uint64_t u64_select(uint64_t *v, size_t n, size_t k);
 
-/* Seconds on the monotonic clock (phase times for --verbose). */
-double mono_s(void);
-/* CPU seconds the calling thread has used. */
-double thread_cpu_s(void);
+/* Seconds on clock c: the monotonic clock (phase times for --verbose), the
+ * CPU time the calling thread has used, the real time. */
+double clock_s(clockid_t c);
+static inline double mono_s(void) { return clock_s(CLOCK_MONOTONIC); }
+static inline double thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 #endif

@@ -73,8 +73,9 @@ struct export_format {
 extern const struct export_format export_formats[];
 /* The format called `name` (or one of its aliases); NULL when none is. */
 const struct export_format *export_format_find(const char *name);
-/* The names of the formats whose (takes & mask) == want, joined by ", " and
- * `last` before the last ("perfetto, sqlite and parquet"). */
-void export_format_names(char *buf, size_t n, unsigned mask, unsigned want, const char *last);
+/* The names (titles: their titles) of the formats whose (takes & mask) ==
+ * want, joined by ", " and `last` before the last ("perfetto, sqlite and
+ * parquet"), into buf; returns buf. */
+const char *export_format_names(char *buf, size_t n, unsigned mask, unsigned want, const char *last, int titles);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/gzout.h"
 #include "common/tool.h"
 #include "export/export.h"
 #include "export/export_tables.h"
@@ -68,20 +69,15 @@ static int cx_open(void *ctx, const struct xt_table *tables, unsigned nt)
 			size_t l = 0;
 			for (unsigned i = 0; i < nt && l < sizeof(names); i++)
 				l += (size_t)snprintf(names + l, sizeof(names) - l, "%s%s", i ? ", " : "", tables[i].name);
-			tool_err("no table '%s' (%s)", c->table, names);
-			return -1;
+			return tool_fail(-1, "no table '%s' (%s)", c->table, names);
 		}
-		if (!(c->f[t] = strcmp(c->out, "-") ? fopen(c->out, "w") : stdout)) {
-			tool_err("cannot write %s: %s", c->out, strerror(errno));
-			return -1;
-		}
+		if (!(c->f[t] = gzout_open(c->out, 0)))
+			return tool_fail(-1, "cannot write %s: %s", c->out, strerror(errno));
 	} else {
 		if (xt_dir_open(&c->d, c->out, ".csv", tables, nt)) return -1;
 		for (unsigned t = 0; t < nt; t++)
-			if (!(c->f[t] = fopen(c->d.tmp[t], "w"))) {
-				tool_err("cannot write %s: %s", c->d.tmp[t], strerror(errno));
-				return -1;
-			}
+			if (!(c->f[t] = fopen(c->d.tmp[t], "w")))
+				return tool_fail(-1, "cannot write %s: %s", c->d.tmp[t], strerror(errno));
 	}
 	for (unsigned t = 0; t < nt; t++) {
 		for (unsigned i = 0; c->f[t] && i < tables[t].ncols; i++)
@@ -119,7 +115,7 @@ static int cx_close(void *ctx, int ok)
 	for (unsigned t = 0; t < c->nt; t++) {
 		FILE *f = c->f[t];
 		made |= f && f != stdout;
-		if (f && (f == stdout ? fflush(f) || ferror(f) : ferror(f) | fclose(f)) && !rc) {
+		if (f && gzout_close(f) && !rc) {
 			tool_err("cannot write %s: %s", c->table ? c->out : c->d.tmp[t], strerror(errno));
 			rc = -1;
 		}

@@ -23,6 +23,7 @@
 #include "analysis/stacks/stack_work.h"
 #include "analysis/stacks/stacks.h"
 #include "analysis/steps/steps_pipe.h"
+#include "common/gzout.h"
 #include "common/tool.h"
 #include "export/export.h"
 
@@ -261,20 +262,11 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 	else by_stack_lines(&lines, st, bl.sw, site, weight);
 	if (lines.n) qsort(lines.v, lines.n, sizeof(*lines.v), cmp_line);
 
-	int to_stdout = !strcmp(out, "-");
-	FILE *f = to_stdout ? stdout : fopen(out, "w");
-	if (!f) {
+	FILE *f = gzout_open(out, 0);
+	for (size_t i = 0; f && i < lines.n; i++) fprintf(f, "%s %" PRIu64 "\n", lines.v[i].stack, lines.v[i].w);
+	if (!f || gzout_close(f)) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
 		code = EXIT_BADINPUT;
-	} else {
-		for (size_t i = 0; i < lines.n; i++) fprintf(f, "%s %" PRIu64 "\n", lines.v[i].stack, lines.v[i].w);
-		int werr = ferror(f);
-		if (to_stdout) werr |= fflush(f) != 0;
-		else werr |= fclose(f) != 0;
-		if (werr) {
-			tool_err("cannot write %s: %s", out, strerror(errno));
-			code = EXIT_BADINPUT;
-		}
 	}
 	if (!lines.n)
 		tool_warn("%s: no launch with %s; wrote an empty file", in,

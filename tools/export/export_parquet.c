@@ -38,10 +38,7 @@ static int px_open(void *ctx, const struct xt_table *tables, unsigned nt)
 		}
 		p->w[t] = pq_open(p->d.tmp[t], cols, tb->ncols, p->group_rows);
 		free(cols);
-		if (!p->w[t]) {
-			tool_err("cannot write %s: %s", p->d.tmp[t], strerror(errno));
-			return -1;
-		}
+		if (!p->w[t]) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
 	}
 	return 0;
 }
@@ -58,10 +55,7 @@ static int px_row(void *ctx, unsigned t, const struct xt_val *v)
 		default: pq_null(w, i);
 		}
 	}
-	if (pq_end_row(w)) {
-		tool_err("cannot write %s: %s", p->d.tmp[t], strerror(errno));
-		return -1;
-	}
+	if (pq_end_row(w)) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
 	return 0;
 }
 

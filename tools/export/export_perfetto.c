@@ -92,6 +92,19 @@ static void dur_key(struct px *p, uint64_t s, uint64_t e)
 	fprint_us(p->f, e > s ? (int64_t)(e - s) : 0);
 }
 
+/* An event up to its time: `{HEAD,"name":NAME` then "id" (id >= 0), "pid",
+ * "tid" (tid >= 0) and "ts"; HEAD is its phase and category. */
+static void ev(struct px *p, const char *head, const char *name, int64_t id, uint32_t pid, int64_t tid, uint64_t ts)
+{
+	ev_begin(p);
+	fprintf(p->f, "{%s,\"name\":", head);
+	json_str(p->f, name);
+	if (id >= 0) fprintf(p->f, ",\"id\":%" PRId64, id);
+	fprintf(p->f, ",\"pid\":%u", pid);
+	if (tid >= 0) fprintf(p->f, ",\"tid\":%" PRId64, tid);
+	ts_key(p, "ts", ts);
+}
+
 static void meta_name(struct px *p, const char *what, uint32_t pid, uint32_t tid, const char *name)
 {
 	ev_begin(p);
@@ -100,17 +113,21 @@ static void meta_name(struct px *p, const char *what, uint32_t pid, uint32_t tid
 	fputs("}}", p->f);
 }
 
+/* A thread's track named, once. */
+static void name_track(struct px *p, uint32_t pid, uint32_t tid, const char *name)
+{
+	uint64_t *named = u64map_get(&p->named, ((uint64_t)pid << 32) | tid, MAP_INSERT);
+	if (!*named) meta_name(p, "thread_name", pid, tid, name);
+	*named = 1;
+}
+
 /* The synthetic process of a GPU, named when new. */
 static uint32_t gpu_pid(struct px *p, uint32_t pid, uint32_t dev)
 {
-	uint64_t key = ((uint64_t)pid << 32) | dev;
-	uint64_t *s = u64map_get(&p->gpu_pid, key, MAP_FIND);
-	uint32_t gpid;
-	if (s) {
-		gpid = (uint32_t)*s;
-	} else {
-		gpid = GPU_PID_BASE + p->ngpus++;
-		*u64map_get(&p->gpu_pid, key, MAP_INSERT) = gpid;
+	uint64_t *s = u64map_get(&p->gpu_pid, ((uint64_t)pid << 32) | dev, MAP_INSERT);
+	uint32_t gpid = (uint32_t)*s;
+	if (!gpid) { /* new (GPU_PID_BASE is not 0) */
+		*s = gpid = GPU_PID_BASE + p->ngpus++;
 		char name[64];
 		if (pid == p->hdr_pid) snprintf(name, sizeof(name), "GPU %u", dev);
 		else snprintf(name, sizeof(name), "GPU %u (pid %u)", dev, pid);
@@ -126,13 +143,9 @@ static uint32_t gpu_pid(struct px *p, uint32_t pid, uint32_t dev)
 static uint32_t gpu_track(struct px *p, uint32_t pid, uint32_t dev, uint32_t stream)
 {
 	uint32_t gpid = gpu_pid(p, pid, dev);
-	uint64_t tkey = ((uint64_t)gpid << 32) | stream;
-	if (!u64map_get(&p->named, tkey, MAP_FIND)) {
-		*u64map_get(&p->named, tkey, MAP_INSERT) = 1;
-		char name[32];
-		snprintf(name, sizeof(name), "Stream %u", stream);
-		meta_name(p, "thread_name", gpid, stream, name);
-	}
+	char name[32];
+	snprintf(name, sizeof(name), "Stream %u", stream);
+	name_track(p, gpid, stream, name);
 	return gpid;
 }
 
@@ -140,11 +153,7 @@ static void on_api(struct px *p, const gp_record *rec, uint32_t pid, uint32_t ti
 {
 	const gp_rec_api *a = &rec->u.api;
 	const char *name = tool_str(p->r, a->name_id);
-	ev_begin(p);
-	fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"cuda_api\",\"name\":");
-	json_str(p->f, *name ? name : "cuda_api");
-	fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, tid);
-	ts_key(p, "ts", a->start_ns);
+	ev(p, "\"ph\":\"X\",\"cat\":\"cuda_api\"", *name ? name : "cuda_api", -1, pid, tid, a->start_ns);
 	dur_key(p, a->start_ns, a->end_ns);
 	fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"cbid\":%u,\"domain\":\"%s\",\"status\":%d",
 		a->correlation_id, a->cbid, a->domain == GP_API_DRIVER ? "driver" : "runtime", a->status);
@@ -184,16 +193,10 @@ static void flow(struct px *p, uint32_t pid, uint64_t corr, uint32_t gpid, uint3
 	uint64_t *slot = u64map_get(&p->launches, key, MAP_FIND);
 	if (!slot) return;
 	struct launch *l = (struct launch *)(uintptr_t)*slot;
-	uint64_t id = ++p->flow_id;
-	ev_begin(p);
-	fprintf(p->f, "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%" PRIu64
-		",\"pid\":%u,\"tid\":%u", id, l->pid, l->tid);
-	ts_key(p, "ts", l->ts);
+	int64_t id = (int64_t)++p->flow_id;
+	ev(p, "\"ph\":\"s\",\"cat\":\"launch\"", "launch", id, l->pid, l->tid, l->ts);
 	fputs("}", p->f);
-	ev_begin(p);
-	fprintf(p->f, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%" PRIu64
-		",\"pid\":%u,\"tid\":%u", id, gpid, stream);
-	ts_key(p, "ts", ts);
+	ev(p, "\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\"", "launch", id, gpid, stream, ts);
 	fputs("}", p->f);
 	if (!l->graph) {
 		free(l);
@@ -201,15 +204,22 @@ static void flow(struct px *p, uint32_t pid, uint64_t corr, uint32_t gpid, uint3
 	}
 }
 
-static void gpu_x(struct px *p, uint32_t gpid, uint32_t stream, const char *cat, const char *name,
-		  uint64_t s, uint64_t e)
+/* A slice: an "X" event up to its duration. */
+static void slice(struct px *p, const char *head, const char *name, uint32_t pid, uint32_t tid, uint64_t s, uint64_t e)
 {
-	ev_begin(p);
-	fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
-	json_str(p->f, name);
-	fprintf(p->f, ",\"pid\":%u,\"tid\":%u", gpid, stream);
-	ts_key(p, "ts", s);
+	ev(p, head, name, -1, pid, tid, s);
 	dur_key(p, s, e);
+}
+
+/* The device memory allocated by a process on a device, after the
+ * allocation or free m (other operations: NULL). */
+static const uint64_t *mem_use(struct px *p, uint32_t pid, const gp_rec_memory *m)
+{
+	if (m->op != 1 && m->op != 2) return NULL;
+	uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, MAP_INSERT);
+	if (m->op == 1) *use += m->bytes;
+	else *use = *use > m->bytes ? *use - m->bytes : 0;
+	return use;
 }
 
 /* --summary: API calls and GPU work go into the buckets only; 1 when the
@@ -234,10 +244,8 @@ static int summarised(struct px *p, const gp_record *rec, uint32_t pid)
 	}
 	case GP_REC_MEMORY: {
 		const gp_rec_memory *m = &rec->u.memory;
-		if (m->op != 1 && m->op != 2) return 1;
-		uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, MAP_INSERT);
-		if (m->op == 1) *use += m->bytes;
-		else *use = *use > m->bytes ? *use - m->bytes : 0;
+		const uint64_t *use = mem_use(p, pid, m);
+		if (!use) return 1;
 		uint32_t gpid = gpu_pid(p, pid, m->device_id);
 		time_buckets_max(tb, time_buckets_series(tb, sk_key(gpid, SK_MEMORY, 0)), m->ts_ns, (double)*use);
 		return 1;
@@ -268,11 +276,7 @@ static int summarised(struct px *p, const gp_record *rec, uint32_t pid)
 
 static void summary_value(struct px *p, const char *name, uint32_t pid, uint64_t ts, double v)
 {
-	ev_begin(p);
-	fputs("{\"ph\":\"C\",\"name\":", p->f);
-	json_str(p->f, name);
-	fprintf(p->f, ",\"pid\":%u", pid);
-	ts_key(p, "ts", ts);
+	ev(p, "\"ph\":\"C\"", name, -1, pid, -1, ts);
 	fprintf(p->f, ",\"args\":{\"value\":%.6g}}", v);
 }
 
@@ -337,18 +341,13 @@ static void on_record(struct px *p, const gp_record *rec)
 		break;
 	}
 	case GP_REC_THREAD: {
-		uint64_t key = ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid;
-		*u64map_get(&p->named, key, MAP_INSERT) = 1;
+		*u64map_get(&p->named, ((uint64_t)rec->u.thread.pid << 32) | rec->u.thread.tid, MAP_INSERT) = 1;
 		meta_name(p, "thread_name", rec->u.thread.pid, rec->u.thread.tid, tool_str(p->r, rec->u.thread.name_id));
 		break;
 	}
 	case GP_REC_SOURCE: {
 		const gp_rec_source *s = &rec->u.source;
-		uint64_t key = ((uint64_t)s->pid << 32) | s->tid;
-		if (s->kind == GP_SOURCE_THREAD && s->name_id && !u64map_get(&p->named, key, MAP_FIND)) {
-			*u64map_get(&p->named, key, MAP_INSERT) = 1;
-			meta_name(p, "thread_name", s->pid, s->tid, tool_str(p->r, s->name_id));
-		}
+		if (s->kind == GP_SOURCE_THREAD && s->name_id) name_track(p, s->pid, s->tid, tool_str(p->r, s->name_id));
 		break;
 	}
 	case GP_REC_API:
@@ -357,7 +356,8 @@ static void on_record(struct px *p, const gp_record *rec)
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
 		uint32_t gpid = gpu_track(p, pid, k->device_id, k->stream_id);
-		gpu_x(p, gpid, k->stream_id, "kernel", kernel_name_demangled(&p->kn, k->name_id), k->start_ns, k->end_ns);
+		slice(p, "\"ph\":\"X\",\"cat\":\"kernel\"", kernel_name_demangled(&p->kn, k->name_id), gpid, k->stream_id,
+		      k->start_ns, k->end_ns);
 		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]"
 			",\"registers\":%u,\"static_smem\":%u,\"dynamic_smem\":%u,\"device\":%u,\"context\":%u"
 			",\"stream\":%u",
@@ -376,7 +376,7 @@ static void on_record(struct px *p, const gp_record *rec)
 		uint32_t gpid = gpu_track(p, pid, m->device_id, m->stream_id);
 		char name[64];
 		snprintf(name, sizeof(name), "[CUDA memcpy %s]", copy_kind_long(m->copy_kind));
-		gpu_x(p, gpid, m->stream_id, "memcpy", name, m->start_ns, m->end_ns);
+		slice(p, "\"ph\":\"X\",\"cat\":\"memcpy\"", name, gpid, m->stream_id, m->start_ns, m->end_ns);
 		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"kind\":\"%s\""
 			",\"src_kind\":\"%s\",\"dst_kind\":\"%s\",\"async\":%s}}",
 			m->correlation_id, m->bytes, copy_kind_name(m->copy_kind), mem_kind_name(m->src_kind),
@@ -387,7 +387,7 @@ static void on_record(struct px *p, const gp_record *rec)
 	case GP_REC_MEMSET: {
 		const gp_rec_memset *m = &rec->u.memset;
 		uint32_t gpid = gpu_track(p, pid, m->device_id, m->stream_id);
-		gpu_x(p, gpid, m->stream_id, "memset", "[CUDA memset]", m->start_ns, m->end_ns);
+		slice(p, "\"ph\":\"X\",\"cat\":\"memset\"", "[CUDA memset]", gpid, m->stream_id, m->start_ns, m->end_ns);
 		fprintf(p->f, ",\"args\":{\"corr\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"value\":%u}}",
 			m->correlation_id, m->bytes, m->value);
 		flow(p, pid, m->correlation_id, gpid, m->stream_id, m->start_ns);
@@ -398,14 +398,11 @@ static void on_record(struct px *p, const gp_record *rec)
 		uint32_t tid = n->tid ? n->tid : stid;
 		const char *dom = tool_str(p->r, n->domain_id);
 		if (n->kind == GP_NVTX_STARTEND) {
-			uint64_t id = ++p->async_id;
+			int64_t id = (int64_t)++p->async_id;
 			for (int end = 0; end < 2; end++) {
-				ev_begin(p);
-				fprintf(p->f, "{\"ph\":\"%s\",\"cat\":\"nvtx\",\"name\":", end ? "e" : "b");
-				json_str(p->f, tool_str(p->r, n->message_id));
-				fprintf(p->f, ",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u", id, pid,
-					end && n->end_tid ? n->end_tid : tid);
-				ts_key(p, "ts", end ? n->end_ns : n->start_ns);
+				ev(p, end ? "\"ph\":\"e\",\"cat\":\"nvtx\"" : "\"ph\":\"b\",\"cat\":\"nvtx\"",
+				   tool_str(p->r, n->message_id), id, pid, end && n->end_tid ? n->end_tid : tid,
+				   end ? n->end_ns : n->start_ns);
 				if (!end) {
 					fputs(",\"args\":{\"domain\":", p->f);
 					json_str(p->f, dom);
@@ -415,12 +412,7 @@ static void on_record(struct px *p, const gp_record *rec)
 			}
 			break;
 		}
-		ev_begin(p);
-		fputs("{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":", p->f);
-		json_str(p->f, tool_str(p->r, n->message_id));
-		fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, tid);
-		ts_key(p, "ts", n->start_ns);
-		dur_key(p, n->start_ns, n->end_ns);
+		slice(p, "\"ph\":\"X\",\"cat\":\"nvtx\"", tool_str(p->r, n->message_id), pid, tid, n->start_ns, n->end_ns);
 		fputs(",\"args\":{\"domain\":", p->f);
 		json_str(p->f, dom);
 		fprintf(p->f, ",\"depth\":%u,\"category\":%u,\"color\":%u,\"payload\":%" PRId64 "%s}}",
@@ -430,11 +422,8 @@ static void on_record(struct px *p, const gp_record *rec)
 	}
 	case GP_REC_NVTX_MARK: {
 		const gp_rec_nvtx_mark *m = &rec->u.nvtx_mark;
-		ev_begin(p);
-		fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":", p->f);
-		json_str(p->f, tool_str(p->r, m->message_id));
-		fprintf(p->f, ",\"pid\":%u,\"tid\":%u", pid, m->tid ? m->tid : stid);
-		ts_key(p, "ts", m->ts_ns);
+		ev(p, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\"", tool_str(p->r, m->message_id), -1, pid,
+		   m->tid ? m->tid : stid, m->ts_ns);
 		fputs(",\"args\":{\"domain\":", p->f);
 		json_str(p->f, tool_str(p->r, m->domain_id));
 		fputs("}}", p->f);
@@ -443,50 +432,33 @@ static void on_record(struct px *p, const gp_record *rec)
 	case GP_REC_COUNTER: {
 		const gp_rec_counter *c = &rec->u.counter;
 		uint32_t gpid = gpu_track(p, pid, c->device_id, 0);
-		ev_begin(p);
-		fputs("{\"ph\":\"C\",\"name\":", p->f);
-		json_str(p->f, tool_str(p->r, c->name_id));
-		fprintf(p->f, ",\"pid\":%u", gpid);
-		ts_key(p, "ts", c->ts_ns);
+		ev(p, "\"ph\":\"C\"", tool_str(p->r, c->name_id), -1, gpid, -1, c->ts_ns);
 		if (c->kind == GP_COUNTER_DOUBLE) fprintf(p->f, ",\"args\":{\"value\":%.17g}}", c->value.d);
 		else fprintf(p->f, ",\"args\":{\"value\":%" PRId64 "}}", c->value.i);
 		break;
 	}
 	case GP_REC_MEMORY: {
 		const gp_rec_memory *m = &rec->u.memory;
-		if (m->op != 1 && m->op != 2) break;
-		uint64_t *use = u64map_get(&p->memuse, ((uint64_t)pid << 32) | m->device_id, MAP_INSERT);
-		if (m->op == 1) *use += m->bytes;
-		else *use = *use > m->bytes ? *use - m->bytes : 0;
-		uint32_t gpid = gpu_track(p, pid, m->device_id, 0);
-		ev_begin(p);
-		fprintf(p->f, "{\"ph\":\"C\",\"name\":\"device memory (bytes)\",\"pid\":%u", gpid);
-		ts_key(p, "ts", m->ts_ns);
+		const uint64_t *use = mem_use(p, pid, m);
+		if (!use) break;
+		ev(p, "\"ph\":\"C\"", "device memory (bytes)", -1, gpu_track(p, pid, m->device_id, 0), -1, m->ts_ns);
 		fprintf(p->f, ",\"args\":{\"bytes\":%" PRIu64 "}}", *use);
 		break;
 	}
 	case GP_REC_WINDOW: {
 		const gp_rec_window *w = &rec->u.window;
-		uint64_t key = ((uint64_t)pid << 32) | WINDOW_TID;
-		if (!u64map_get(&p->named, key, MAP_FIND)) {
-			*u64map_get(&p->named, key, MAP_INSERT) = 1;
-			meta_name(p, "thread_name", pid, WINDOW_TID, "GPU activity windows");
-		}
-		ev_begin(p);
-		fprintf(p->f, "{\"ph\":\"X\",\"cat\":\"gpuprof\",\"name\":\"GPU activity recorded\""
-			",\"pid\":%u,\"tid\":%u", pid, WINDOW_TID);
-		ts_key(p, "ts", w->start_ns);
-		dur_key(p, w->start_ns, w->end_ns);
+		name_track(p, pid, WINDOW_TID, "GPU activity windows");
+		slice(p, "\"ph\":\"X\",\"cat\":\"gpuprof\"", "GPU activity recorded", pid, WINDOW_TID, w->start_ns,
+		      w->end_ns);
 		fprintf(p->f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}",
 			w->end_ns > w->start_ns ? w->end_ns - w->start_ns : 0);
 		break;
 	}
 	case GP_REC_DROPPED: {
 		const gp_rec_dropped *d = &rec->u.dropped;
-		ev_begin(p);
-		fprintf(p->f, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"gpuprof\",\"name\":\"dropped %" PRIu64
-			" records (%s)\",\"pid\":%u,\"tid\":0", d->count, drop_where_name(d->where), pid);
-		ts_key(p, "ts", d->ts_ns);
+		char name[96];
+		snprintf(name, sizeof(name), "dropped %" PRIu64 " records (%s)", d->count, drop_where_name(d->where));
+		ev(p, "\"ph\":\"i\",\"s\":\"p\",\"cat\":\"gpuprof\"", name, -1, pid, 0, d->ts_ns);
 		fputs("}", p->f);
 		break;
 	}
@@ -553,7 +525,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	}
 	if (p.summary) summary_counters(&p);
 	fputs("\n]}\n", p.f);
-	int werr = gzout_close(p.f, out);
+	int werr = gzout_close(p.f);
 	int code = tool_finish(r, in, rc, strict);
 	if (werr) {
 		tool_err("cannot write %s: %s", out, strerror(errno));

@@ -64,14 +64,11 @@ static char *insert_sql(const struct xt_table *t)
 static int sq_open(void *ctx, const struct xt_table *tables, unsigned nt)
 {
 	struct sq *q = ctx;
-	if (unlink(q->out) != 0 && errno != ENOENT) {
-		tool_err("cannot replace %s: %s", q->out, strerror(errno));
-		return -1;
-	}
-	if (sqlite3_open(q->out, &q->db) != SQLITE_OK) {
-		tool_err("cannot write %s: %s", q->out, q->db ? sqlite3_errmsg(q->db) : "sqlite3_open failed");
-		return -1;
-	}
+	if (unlink(q->out) != 0 && errno != ENOENT)
+		return tool_fail(-1, "cannot replace %s: %s", q->out, strerror(errno));
+	if (sqlite3_open(q->out, &q->db) != SQLITE_OK)
+		return tool_fail(-1, "cannot write %s: %s", q->out,
+				 q->db ? sqlite3_errmsg(q->db) : "sqlite3_open failed");
 	if (exec(q, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"))
 		return -1;
 	q->st = xcalloc(nt, sizeof(*q->st));
@@ -84,10 +81,7 @@ static int sq_open(void *ctx, const struct xt_table *tables, unsigned nt)
 		sql = insert_sql(&tables[t]);
 		bad = sqlite3_prepare_v2(q->db, sql, -1, &q->st[t], NULL) != SQLITE_OK;
 		free(sql);
-		if (bad) {
-			tool_err("sqlite: %s", sqlite3_errmsg(q->db));
-			return -1;
-		}
+		if (bad) return tool_fail(-1, "sqlite: %s", sqlite3_errmsg(q->db));
 	}
 	return exec(q, "BEGIN");
 }

@@ -221,11 +221,11 @@ struct xt {
 	strmap strs;        /* text -> our StringIds id */
 	int64_t next_id;
 	u64map id_cache;    /* trace string id -> our id */
-	u64map kname;       /* trace kernel name id -> index into knames */
+	u64map kname;       /* trace kernel name id -> index + 1 into knames */
 	int64_t (*knames)[3]; size_t nk, ck; /* short, demangled, mangled */
 	struct stacks *stacks;
 	u64map chains_done; /* stack ids written to CUDA_CALLCHAINS */
-	u64map proc_at;     /* pid -> index into procs */
+	u64map proc_at;     /* pid -> index + 1 into procs */
 	struct proc { uint32_t pid; gp_record rec; } *procs; size_t nproc, cproc;
 	int err;            /* the sink failed: stop */
 };
@@ -253,11 +253,9 @@ static int64_t sid(struct xt *x, const char *s)
 /* string id from the trace -> StringIds id (NULL for id 0) */
 static int64_t tsid(struct xt *x, uint32_t id)
 {
-	uint64_t *s = u64map_get(&x->id_cache, id, MAP_FIND);
-	if (s) return (int64_t)*s;
-	int64_t v = sid(x, tool_str(x->r, id));
-	*u64map_get(&x->id_cache, id, MAP_INSERT) = (uint64_t)v;
-	return v;
+	uint64_t *s = u64map_get(&x->id_cache, id, MAP_INSERT);
+	if (!*s) *s = (uint64_t)sid(x, tool_str(x->r, id)); /* new: StringIds ids start at 1 */
+	return (int64_t)*s;
 }
 
 static int64_t gtid(uint32_t pid, uint32_t tid) { return ((int64_t)pid << 24) | tid; }
@@ -375,17 +373,16 @@ static void meta_rows(struct xt *x, const char *in, const char *selection, int a
 /* The kernel name's StringIds ids (short, demangled, mangled), made once per name. */
 static const int64_t *knames(struct xt *x, uint32_t name_id)
 {
-	uint64_t *s = u64map_get(&x->kname, name_id, MAP_FIND);
-	if (s) return x->knames[*s];
-	const char *m = tool_str(x->r, name_id);
-	char *d = demangle(m), *sh = short_name(d);
-	int64_t ids[3] = { sid(x, sh), sid(x, d), tsid(x, name_id) };
-	free(d); free(sh);
-	size_t ki = x->nk;
-	vec_reserve((void **)&x->knames, &x->ck, x->nk + 1, sizeof(*x->knames));
-	memcpy(x->knames[x->nk++], ids, sizeof(ids));
-	*u64map_get(&x->kname, name_id, MAP_INSERT) = ki;
-	return x->knames[ki];
+	static const int64_t none[3] = { -1, -1, -1 };
+	int64_t *ids = VEC_KEYED(&x->kname, name_id, x->knames, x->nk, x->ck, none);
+	if (ids[0] < 0) { /* new: StringIds' ids in this order */
+		char *d = demangle(tool_str(x->r, name_id)), *sh = short_name(d);
+		ids[0] = sid(x, sh);
+		ids[1] = sid(x, d);
+		ids[2] = tsid(x, name_id);
+		free(d); free(sh);
+	}
+	return ids;
 }
 
 /* One column's value of rec (of process pid). */
@@ -469,13 +466,8 @@ static void on_api(struct xt *x, const gp_record *rec)
 static void hold_process(struct xt *x, const gp_record *rec)
 {
 	uint32_t pid = tool_pid(x->r, rec);
-	uint64_t *at = u64map_get(&x->proc_at, pid, MAP_FIND);
-	size_t i = at ? *at : x->nproc;
-	if (!at) {
-		*u64map_get(&x->proc_at, pid, MAP_INSERT) = x->nproc++;
-		vec_reserve((void **)&x->procs, &x->cproc, x->nproc, sizeof(*x->procs));
-	}
-	x->procs[i] = (struct proc){ pid, *rec };
+	struct proc *p = VEC_KEYED(&x->proc_at, pid, x->procs, x->nproc, x->cproc, &(struct proc){ .pid = pid });
+	p->rec = *rec;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -568,10 +560,9 @@ static char *file_name(const char *dir, const char *name, const char *ext)
 int xt_dir_open(struct xt_dir *d, const char *dir, const char *ext, const struct xt_table *tables, unsigned nt)
 {
 	struct stat st;
-	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-		tool_err("cannot create directory %s: %s", dir, errno == EEXIST ? "a file has that name" : strerror(errno));
-		return -1;
-	}
+	if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		return tool_fail(-1, "cannot create directory %s: %s", dir,
+				 errno == EEXIST ? "a file has that name" : strerror(errno));
 	char tmp_ext[16];
 	snprintf(tmp_ext, sizeof(tmp_ext), "%s.tmp", ext);
 	d->nt = nt;

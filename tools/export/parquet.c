@@ -14,35 +14,20 @@
 #include "export/parquet.h"
 
 /* ------------------------------------------------------------ bytes */
-struct bbuf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void bb_put(struct bbuf *b, const void *p, size_t n)
-{
-	if (!n) return;
-	if (b->n + n > b->cap) vec_reserve((void **)&b->p, &b->cap, b->n + n, 1);
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-static void bb_byte(struct bbuf *b, uint8_t c) { bb_put(b, &c, 1); }
-static void bb_le32(struct bbuf *b, uint32_t v)
+static void bb_byte(struct bytes *b, uint8_t c) { bytes_put(b, &c, 1); }
+/* v as 4 bytes, little-endian, at b->v + at (at == b->n: appended) */
+static void bb_le32(struct bytes *b, size_t at, uint32_t v)
 {
 	uint8_t x[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
-	bb_put(b, x, 4);
-}
-static void bb_uvarint(struct bbuf *b, uint64_t v)
-{
-	uint8_t x[10];
-	bb_put(b, x, varint_enc(x, v));
+	if (at == b->n) bytes_put(b, x, 4);
+	else memcpy(b->v + at, x, 4);
 }
 
 /* ------------------------------------------------------------ Thrift compact protocol */
 enum { TC_TRUE = 1, TC_FALSE = 2, TC_I16 = 4, TC_I32 = 5, TC_I64 = 6, TC_BINARY = 8, TC_LIST = 9, TC_STRUCT = 12 };
 
 struct tc {
-	struct bbuf *b;
+	struct bytes *b;
 	int16_t last[8]; /* the last field id of each open struct */
 	int depth;
 };
@@ -55,18 +40,18 @@ static void tc_field(struct tc *t, int16_t id, uint8_t type)
 		bb_byte(t->b, (uint8_t)(d << 4 | type));
 	} else {
 		bb_byte(t->b, type);
-		bb_uvarint(t->b, zigzag_enc(id));
+		bytes_varint(t->b, zigzag_enc(id));
 	}
 	t->last[t->depth] = id;
 }
-static void tc_i32(struct tc *t, int16_t id, int32_t v) { tc_field(t, id, TC_I32); bb_uvarint(t->b, zigzag_enc(v)); }
-static void tc_i64(struct tc *t, int16_t id, int64_t v) { tc_field(t, id, TC_I64); bb_uvarint(t->b, zigzag_enc(v)); }
-static void tc_i16(struct tc *t, int16_t id, int16_t v) { tc_field(t, id, TC_I16); bb_uvarint(t->b, zigzag_enc(v)); }
+static void tc_i32(struct tc *t, int16_t id, int32_t v) { tc_field(t, id, TC_I32); bytes_varint(t->b, zigzag_enc(v)); }
+static void tc_i64(struct tc *t, int16_t id, int64_t v) { tc_field(t, id, TC_I64); bytes_varint(t->b, zigzag_enc(v)); }
+static void tc_i16(struct tc *t, int16_t id, int16_t v) { tc_field(t, id, TC_I16); bytes_varint(t->b, zigzag_enc(v)); }
 static void tc_bin(struct tc *t, int16_t id, const void *p, size_t n)
 {
 	tc_field(t, id, TC_BINARY);
-	bb_uvarint(t->b, n);
-	bb_put(t->b, p, n);
+	bytes_varint(t->b, n);
+	bytes_put(t->b, p, n);
 }
 static void tc_str(struct tc *t, int16_t id, const char *s) { tc_bin(t, id, s, strlen(s)); }
 /* A struct: as field id of the enclosing one, or (id 0) as a list element. */
@@ -88,7 +73,7 @@ static void tc_list(struct tc *t, int16_t id, uint8_t etype, size_t n)
 		bb_byte(t->b, (uint8_t)(n << 4 | etype));
 	} else {
 		bb_byte(t->b, 0xf0 | etype);
-		bb_uvarint(t->b, n);
+		bytes_varint(t->b, n);
 	}
 }
 
@@ -111,11 +96,11 @@ struct chunk_meta {
 
 struct col {
 	struct pq_column c;
-	struct bbuf vals;  /* the open page's values, PLAIN */
+	struct bytes vals;  /* the open page's values, PLAIN */
 	uint8_t *defs;     /* the open page's definition levels, a byte each */
 	size_t cdefs;
 	uint32_t rows;     /* rows in the open page */
-	struct bbuf chunk; /* the row group's finished pages */
+	struct bytes chunk; /* the row group's finished pages */
 	struct chunk_meta m;
 	int set;           /* a value was given for the row being built */
 };
@@ -132,7 +117,7 @@ struct pq_writer {
 	int64_t *group_rows_of;
 	size_t cgroups;
 	ZSTD_CCtx *z;
-	struct bbuf page, comp, head;
+	struct bytes page, comp, head;
 };
 
 pq_writer *pq_open(const char *path, const struct pq_column *cols, unsigned ncols, uint32_t rows_per_group)
@@ -162,20 +147,20 @@ pq_writer *pq_open(const char *path, const struct pq_column *cols, unsigned ncol
  * its 4-byte length: one RLE run when all are equal, else bit-packed runs
  * of at most 63 groups of 8 (the header then fits one byte, as other
  * writers keep it). */
-static void put_levels(struct bbuf *b, const uint8_t *d, uint32_t n)
+static void put_levels(struct bytes *b, const uint8_t *d, uint32_t n)
 {
 	size_t at = b->n;
-	bb_le32(b, 0);
+	bb_le32(b, at, 0);
 	uint32_t i = 1;
 	while (i < n && d[i] == d[0]) i++;
 	if (i >= n) {
-		bb_uvarint(b, (uint64_t)n << 1);
+		bytes_varint(b, (uint64_t)n << 1);
 		bb_byte(b, n ? d[0] : 0);
 	} else {
 		for (uint32_t s = 0; s < n; s += 63 * 8) {
 			uint32_t groups = (n - s + 7) / 8;
 			if (groups > 63) groups = 63;
-			bb_uvarint(b, (uint64_t)groups << 1 | 1);
+			bytes_varint(b, (uint64_t)groups << 1 | 1);
 			for (uint32_t g = 0; g < groups; g++) {
 				uint8_t byte = 0;
 				for (uint32_t k = 0; k < 8 && s + 8 * g + k < n; k++) byte |= (uint8_t)(d[s + 8 * g + k] << k);
@@ -183,8 +168,7 @@ static void put_levels(struct bbuf *b, const uint8_t *d, uint32_t n)
 			}
 		}
 	}
-	uint32_t len = (uint32_t)(b->n - at - 4);
-	for (int k = 0; k < 4; k++) b->p[at + k] = (uint8_t)(len >> (8 * k));
+	bb_le32(b, at, (uint32_t)(b->n - at - 4));
 }
 
 /* Closes a column's open page: levels and values compressed, appended to
@@ -194,10 +178,10 @@ static void page_flush(pq_writer *w, struct col *c)
 	if (!c->rows) return;
 	w->page.n = 0;
 	if (!c->c.required) put_levels(&w->page, c->defs, c->rows);
-	bb_put(&w->page, c->vals.p, c->vals.n);
+	bytes_put(&w->page, c->vals.v, c->vals.n);
 	size_t bound = ZSTD_compressBound(w->page.n);
-	if (bound > w->comp.cap) vec_reserve((void **)&w->comp.p, &w->comp.cap, bound, 1);
-	size_t zn = ZSTD_compressCCtx(w->z, w->comp.p, w->comp.cap, w->page.p, w->page.n, ZSTD_LEVEL);
+	vec_reserve((void **)&w->comp.v, &w->comp.cap, bound, 1);
+	size_t zn = ZSTD_compressCCtx(w->z, w->comp.v, w->comp.cap, w->page.v, w->page.n, ZSTD_LEVEL);
 	if (ZSTD_isError(zn)) {
 		/* only a bug or no memory: the bound is respected */
 		fprintf(stderr, "gpuprof: zstd: %s\n", ZSTD_getErrorName(zn));
@@ -215,8 +199,8 @@ static void page_flush(pq_writer *w, struct col *c)
 	tc_i32(&t, 4, ENC_RLE);
 	tc_end(&t);
 	bb_byte(&w->head, 0); /* PageHeader's STOP */
-	bb_put(&c->chunk, w->head.p, w->head.n);
-	bb_put(&c->chunk, w->comp.p, zn);
+	bytes_put(&c->chunk, w->head.v, w->head.n);
+	bytes_put(&c->chunk, w->comp.v, zn);
 	c->m.unc += (int64_t)(w->head.n + w->page.n);
 	c->m.comp += (int64_t)(w->head.n + zn);
 	c->m.values += c->rows;
@@ -243,7 +227,7 @@ static void group_flush(pq_writer *w)
 		struct col *c = &w->cols[i];
 		page_flush(w, c);
 		c->m.offset = w->offset;
-		out(w, c->chunk.p, c->chunk.n);
+		out(w, c->chunk.v, c->chunk.n);
 		w->meta[w->ngroups * w->ncols + i] = c->m;
 		memset(&c->m, 0, sizeof(c->m));
 		c->chunk.n = 0;
@@ -275,12 +259,10 @@ void pq_null(pq_writer *w, unsigned i)
 /* 8 bytes of a fixed-width value, little-endian (PLAIN). */
 static inline void put8(struct col *c, uint64_t u)
 {
-	if (c->vals.n + 8 > c->vals.cap) vec_reserve((void **)&c->vals.p, &c->vals.cap, c->vals.n + 8, 1);
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 	u = __builtin_bswap64(u);
 #endif
-	memcpy(c->vals.p + c->vals.n, &u, 8);
-	c->vals.n += 8;
+	bytes_put(&c->vals, &u, 8);
 }
 
 void pq_int64(pq_writer *w, unsigned i, int64_t v)
@@ -288,14 +270,9 @@ void pq_int64(pq_writer *w, unsigned i, int64_t v)
 	struct col *c = cell(w, i);
 	c->defs[c->rows] = 1;
 	put8(c, (uint64_t)v);
-	if (!c->m.have_minmax) {
-		c->m.min = c->m.max = v;
-		c->m.have_minmax = 1;
-	} else if (v < c->m.min) {
-		c->m.min = v;
-	} else if (v > c->m.max) {
-		c->m.max = v;
-	}
+	if (!c->m.have_minmax || v < c->m.min) c->m.min = v;
+	if (!c->m.have_minmax || v > c->m.max) c->m.max = v;
+	c->m.have_minmax = 1;
 }
 
 void pq_double(pq_writer *w, unsigned i, double v)
@@ -312,21 +289,20 @@ void pq_string(pq_writer *w, unsigned i, const char *s)
 	struct col *c = cell(w, i);
 	c->defs[c->rows] = 1;
 	size_t at = c->vals.n, n = 0;
-	bb_le32(&c->vals, 0);
+	bb_le32(&c->vals, at, 0);
 	/* valid UTF-8 as is; each byte that begins no valid sequence: U+FFFD */
 	while (s[n]) {
 		size_t run = n;
 		int k;
 		while (s[run] && (k = utf8_seq_len(s + run)) > 0) run += (size_t)k;
-		bb_put(&c->vals, s + n, run - n);
+		bytes_put(&c->vals, s + n, run - n);
 		n = run;
 		if (s[n]) {
-			bb_put(&c->vals, "\xef\xbf\xbd", 3);
+			bytes_put(&c->vals, "\xef\xbf\xbd", 3);
 			n++;
 		}
 	}
-	uint32_t len = (uint32_t)(c->vals.n - at - 4);
-	for (int k = 0; k < 4; k++) c->vals.p[at + k] = (uint8_t)(len >> (8 * k));
+	bb_le32(&c->vals, at, (uint32_t)(c->vals.n - at - 4));
 }
 
 int pq_end_row(pq_writer *w)
@@ -350,7 +326,7 @@ int pq_end_row(pq_writer *w)
 }
 
 /* The FileMetaData. */
-static void footer(pq_writer *w, struct bbuf *b)
+static void footer(pq_writer *w, struct bytes *b)
 {
 	struct tc t = { b, { 0 }, 0 };
 	tc_i32(&t, 1, 1); /* version */
@@ -390,11 +366,11 @@ static void footer(pq_writer *w, struct bbuf *b)
 			tc_begin(&t, 3); /* ColumnMetaData */
 			tc_i32(&t, 1, c->type == PQ_INT64 ? TYPE_INT64 : c->type == PQ_DOUBLE ? TYPE_DOUBLE : TYPE_BYTE_ARRAY);
 			tc_list(&t, 2, TC_I32, c->required ? 1 : 2);
-			bb_uvarint(b, zigzag_enc(ENC_PLAIN));
-			if (!c->required) bb_uvarint(b, zigzag_enc(ENC_RLE));
+			bytes_varint(b, zigzag_enc(ENC_PLAIN));
+			if (!c->required) bytes_varint(b, zigzag_enc(ENC_RLE));
 			tc_list(&t, 3, TC_BINARY, 1);
-			bb_uvarint(b, strlen(c->name));
-			bb_put(b, c->name, strlen(c->name));
+			bytes_varint(b, strlen(c->name));
+			bytes_put(b, c->name, strlen(c->name));
 			tc_i32(&t, 4, CODEC_ZSTD);
 			tc_i64(&t, 5, m[i].values);
 			tc_i64(&t, 6, m[i].unc);
@@ -439,10 +415,10 @@ int pq_close(pq_writer *w, int abandon)
 	int rc = 0;
 	if (!abandon) {
 		group_flush(w);
-		struct bbuf b = { 0 };
+		struct bytes b = { 0 };
 		footer(w, &b);
-		out(w, b.p, b.n);
-		free(b.p);
+		out(w, b.v, b.n);
+		free(b.v);
 		uint8_t tail[8] = { (uint8_t)b.n, (uint8_t)(b.n >> 8), (uint8_t)(b.n >> 16), (uint8_t)(b.n >> 24),
 				    'P', 'A', 'R', '1' };
 		out(w, tail, 8);
@@ -453,16 +429,16 @@ int pq_close(pq_writer *w, int abandon)
 		rc = -1;
 	}
 	for (unsigned i = 0; i < w->ncols; i++) {
-		free(w->cols[i].vals.p);
+		bytes_free(&w->cols[i].vals);
 		free(w->cols[i].defs);
-		free(w->cols[i].chunk.p);
+		bytes_free(&w->cols[i].chunk);
 	}
 	free(w->cols);
 	free(w->meta);
 	free(w->group_rows_of);
-	free(w->page.p);
-	free(w->comp.p);
-	free(w->head.p);
+	bytes_free(&w->page);
+	bytes_free(&w->comp);
+	bytes_free(&w->head);
 	ZSTD_freeCCtx(w->z);
 	free(w);
 	return rc;

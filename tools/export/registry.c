@@ -69,7 +69,7 @@ const struct export_format *export_format_find(const char *name)
 	return NULL;
 }
 
-void export_format_names(char *buf, size_t n, unsigned mask, unsigned want, const char *last)
+const char *export_format_names(char *buf, size_t n, unsigned mask, unsigned want, const char *last, int titles)
 {
 	size_t k = 0, l = 0;
 	for (const struct export_format *f = export_formats; f->name; f++) k += (f->takes & mask) == want;
@@ -77,7 +77,9 @@ void export_format_names(char *buf, size_t n, unsigned mask, unsigned want, cons
 	size_t i = 0;
 	for (const struct export_format *f = export_formats; f->name && l < n; f++) {
 		if ((f->takes & mask) != want) continue;
-		l += (size_t)snprintf(buf + l, n - l, "%s%s", i == 0 ? "" : i + 1 == k ? last : ", ", f->name);
+		l += (size_t)snprintf(buf + l, n - l, "%s%s", i == 0 ? "" : i + 1 == k ? last : ", ",
+				      titles ? f->title : f->name);
 		i++;
 	}
+	return buf;
 }
