@@ -47,6 +47,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -589,6 +590,22 @@ expect(not os.path.exists(out) and not [f for f in os.listdir(W) if f.startswith
        "a report with no trace read leaves no page (nor temporary file)")
 p = gp("report", "-o", "-", one)
 expect(p.stdout.startswith("<!DOCTYPE html>") and p.stdout.rstrip().endswith("</html>"), "-o -: the page on stdout")
+# a target that is not a regular file (/dev/null, a FIFO) is written in
+# place: renaming the temporary page over it replaced /dev/null itself when
+# run as root
+fifo = os.path.join(W, "page.fifo")
+os.mkfifo(fifo)
+reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+p = gp("report", "-o", fifo, one, check=False)
+try:
+    got, _ = reader.communicate(timeout=30)
+except subprocess.TimeoutExpired:
+    reader.kill()
+    got = b""
+eq(p.returncode, 0, "-o FIFO: exit 0")
+expect(stat.S_ISFIFO(os.stat(fifo).st_mode), "-o FIFO: still a FIFO after the report")
+expect(got.rstrip().endswith(b"</html>"), "-o FIFO: the page went through the FIFO")
+expect(not [f for f in os.listdir(W) if f.startswith("page.fifo.tmp")], "-o FIFO: no temporary file")
 
 # the committed example page is what this build writes (but for the command line in it)
 EXAMPLE = os.path.join(HERE, "..", "..", "examples", "mnist-h200-report.html")

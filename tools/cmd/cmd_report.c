@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gp_settings.h"
@@ -324,16 +325,21 @@ int cmd_report(int argc, char **argv)
 		title = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
 	}
 	/* written beside the target and renamed at the end: no half page is
-	 * left under the name asked for */
+	 * left under the name asked for.  A target that is there and is not a
+	 * regular file (/dev/null, a FIFO) is written in place: the rename
+	 * would put a file where the device node or FIFO was. */
 	int to_stdout = !strcmp(output, "-");
+	struct stat st;
 	char *tmp = NULL;
 	FILE *out = stdout;
 	if (!to_stdout) {
-		tmp = xmalloc(strlen(output) + 16);
-		sprintf(tmp, "%s.tmp%ld", output, (long)getpid());
-		out = fopen(tmp, "w");
+		if (stat(output, &st) || S_ISREG(st.st_mode)) {
+			tmp = xmalloc(strlen(output) + 16);
+			sprintf(tmp, "%s.tmp%ld", output, (long)getpid());
+		}
+		out = fopen(tmp ? tmp : output, "w");
 		if (!out) {
-			tool_err("cannot write %s: %s", tmp, strerror(errno));
+			tool_err("cannot write %s: %s", tmp ? tmp : output, strerror(errno));
 			free(tmp);
 			return EXIT_BADINPUT;
 		}
@@ -362,12 +368,12 @@ int cmd_report(int argc, char **argv)
 			code = EXIT_BADINPUT;
 			page_ok = 0;
 		}
-		if (page_ok && rename(tmp, output)) {
+		if (page_ok && tmp && rename(tmp, output)) {
 			tool_err("cannot write %s: %s", output, strerror(errno));
 			code = EXIT_BADINPUT;
 			page_ok = 0;
 		}
-		if (!page_ok) unlink(tmp);
+		if (!page_ok && tmp) unlink(tmp);
 		free(tmp);
 	} else if (fflush(stdout) && code == EXIT_OK) {
 		code = EXIT_BADINPUT;
