@@ -93,13 +93,8 @@ static void ctx_call(void *arg, const struct launch_call *c)
 	if (ctx->on_call) ctx->on_call(ctx->on_arg, c);
 }
 
-int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
-{
-	return stats_ctx_pre_finish_sampled(ctx, NULL, NULL, err);
-}
-
-int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
-				 const char **err)
+int stats_ctx_pre_finish(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
+			 const char **err)
 {
 	ctx->prepassed = 1;
 	steps_pipe_plan_ranges(&ctx->pipe);

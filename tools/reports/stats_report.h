@@ -271,14 +271,13 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 		    const struct selection *sel, int abs_time);
 int stats_ctx_prepass(const struct stats_ctx *ctx);
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec);
-/* 0, or -1 with a message in *err (static): --step-range names no range. */
-int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err);
-/* The same, for a pre-pass whose step detection got no GPU records
+/* 0, or -1 with a message in *err (static): --step-range names no range.
+ * sample: NULL, or for a pre-pass whose step detection got no GPU records
  * (stats_prepass_shards.h): between the plans of the ranges and those of
  * the samples, sample(ctx, arg) feeds step_detect_gpu the operations the
  * samples want (step_detect_sample_wanted). */
-int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
-				 const char **err);
+int stats_ctx_pre_finish(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
+			 const char **err);
 /* Feeds the shared analyses; returns whether the record goes to the
  * reports, with *out filled. */
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);

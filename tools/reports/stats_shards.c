@@ -120,7 +120,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
 		s->n++;
-		if (s->steps) steps_slice_add(s->steps, rec);
+		if (s->steps) cut_slice_add(&s->steps->c, rec);
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
@@ -129,7 +129,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		stats_fanout_add(&s->fan, rec);
 	}
 	s->ok = slices_whole(s->r, rc);
-	if (s->steps) steps_slice_end(s->steps);
+	if (s->steps) cut_slice_end(&s->steps->c);
 }
 
 static void shard_free(struct shard *s, size_t nreps)
@@ -175,11 +175,6 @@ static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 		a->cut_lead[i] = steps_slice_lead(ctx->pipe.detect, a->sh[i].from);
 	}
 	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_SLICE_STOP_NS, ctx->steps_prefix };
-}
-
-struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k)
-{
-	return steps_prefix_slices(r, k);
 }
 
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,

@@ -73,10 +73,6 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
  * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
-/* STATS_NEED_STEPS_SLICED: what the pre-pass notes for the steps' engines
- * of k slices (analysis/steps/steps_slice.h steps_prefix, ctx->steps_prefix);
- * NULL for k < 2. */
-struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k);
 /* Waits for the threads; then, when every slice was read whole, merges the
  * slices into ctx (stats_ctx_merge; meta: ctx read no records itself) and
  * into self[i] (made here with new(ctx)) of each report run, and returns

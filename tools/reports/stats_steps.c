@@ -79,7 +79,7 @@ static void steps_report_free(void *self)
 	free(s);
 }
 
-/* In the order of steps_report_names (analysis/steps/steps_report.h). */
+/* In the order of SR_* (analysis/steps/steps_report.h). */
 static const struct stats_table steps_tables[SR_COUNT] = {
 	{ "steps",
 	  "training steps (docs/STEPS.md), one row per process: how they\n"

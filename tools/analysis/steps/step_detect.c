@@ -725,11 +725,5 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 	return 0;
 }
 
-int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err)
-{
-	step_detect_plan_ranges(d, a);
-	return step_detect_plan_samples(d, err);
-}
-
 size_t step_detect_nplans(const struct step_detect *d) { return d->np; }
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i) { return &d->p[i].plan; }

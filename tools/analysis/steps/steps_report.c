@@ -11,10 +11,6 @@
 #include "analysis/steps/step_summary.h"
 #include "common/util.h"
 
-const char *const steps_report_names[SR_COUNT] = {
-	"steps", "step_buckets", "step_launch", "step_outliers", "step_phases", "step_rows",
-};
-
 static const struct col summary_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Method", "method", COL_STR, COL_EVERYWHERE }, { "Steps", "steps", COL_INT, COL_EVERYWHERE },
 	{ "Warm-up", "warmup", COL_INT, COL_EVERYWHERE }, { "Counted", "counted", COL_INT, COL_EVERYWHERE }, { "Med (ns)", "median_ns", COL_INT, COL_EVERYWHERE },

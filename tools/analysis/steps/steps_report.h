@@ -18,7 +18,6 @@
 #include "analysis/steps/steps.h"
 
 enum { SR_SUMMARY, SR_BUCKETS, SR_LAUNCH, SR_OUTLIERS, SR_PHASES, SR_ROWS, SR_COUNT };
-extern const char *const steps_report_names[SR_COUNT];
 
 struct steps_reports {
 	struct report rep[SR_COUNT];
