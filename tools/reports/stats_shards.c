@@ -76,7 +76,7 @@ uint32_t stats_shard_end_needs(uint32_t shard_needs)
 int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs)
 {
 	uint32_t ok = shard_needs | STATS_SHARD_JOIN_NEEDS | stats_shard_end_needs(shard_needs);
-	return (rep->merge || !rep->new) && !(rep->needs & ~ok) &&
+	return (rep->merge || !(rep->add || rep->op || rep->call)) && !(rep->needs & ~ok) &&
 	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
@@ -253,7 +253,8 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			ctx->budget = &a->budget[i];
 			self[i] = stats_reports[i]->new(ctx);
-			if (stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0) ctx->merge_lost = 1;
+			if (stats_reports[i]->merge && stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0)
+				ctx->merge_lost = 1;
 		}
 		ctx->budget = NULL;
 		stats_ctx_merge(ctx, &s0->ctx, meta);

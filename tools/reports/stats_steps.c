@@ -44,13 +44,6 @@ static void print_verbose(const struct stats_ctx *ctx)
 	}
 }
 
-/* Shards: the state is the tables only; the steps are the context's,
- * merged with it */
-static int steps_report_merge(void *self, void *src, const struct stats_ctx *ctx)
-{
-	return 0;
-}
-
 /* A step is reported when it starts in the selection. */
 static int row_selected(void *arg, const struct step_row *w)
 {
@@ -108,7 +101,7 @@ const struct stats_report stats_report_steps = {
 	.tables = steps_tables, .ntables = SR_COUNT,
 	.needs = STATS_NEED_STEPS,
 	.by_name = 1u << SR_ROWS,
-	.new = steps_report_new, .merge = steps_report_merge, .in_default = steps_report_in_default,
+	.new = steps_report_new, .in_default = steps_report_in_default,
 	.fill = steps_report_fill,
 	.free = steps_report_free,
 };
