@@ -167,13 +167,7 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 	}
 }
 
-void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep)
-{
-	struct steps_reports_opts o = { base, keep, NULL, NULL };
-	steps_reports_fill_opts(out, st, &o);
-}
-
-void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o)
+void steps_reports_fill(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o)
 {
 	uint64_t base = o->base;
 	int keep = o->keep_warmup;
