@@ -201,9 +201,9 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	return 1;
 }
 
-static void span_add(struct stats_ctx *ctx, uint32_t pid, uint64_t s, uint64_t e, const char *what)
+/* What pid's span is (stats_span_of); its intervals go to ctx->span. */
+static void span_of_add(struct stats_ctx *ctx, uint32_t pid, const char *what)
 {
-	winset_add(&ctx->span, pid, s, e);
 	struct span_of so;
 	memset(&so, 0, sizeof(so));
 	so.pid = pid;
@@ -231,7 +231,8 @@ static void span_of_steps(struct stats_ctx *ctx)
 		char what[128];
 		snprintf(what, sizeof(what), "steps %" PRId64 "..%" PRId64 "%s", a->number, b->number,
 			 sm.nwarm && !keep ? " (warm-up left out)" : "");
-		span_add(ctx, p->pid, a->s, b->e, what);
+		winset_add(&ctx->span, p->pid, a->s, b->e);
+		span_of_add(ctx, p->pid, what);
 	}
 }
 
@@ -245,11 +246,7 @@ static void span_of_selection(struct stats_ctx *ctx)
 		if (stats_span_of(ctx, pid)) continue;
 		for (size_t j = 0; j < ctx->sel->iv.n; j++)
 			winset_add(&ctx->span, pid, ctx->sel->iv.v[j].s, ctx->sel->iv.v[j].e);
-		struct span_of so;
-		memset(&so, 0, sizeof(so));
-		so.pid = pid;
-		snprintf(so.what, sizeof(so.what), "%s", what);
-		VEC_PUSH(ctx->span_of, ctx->nspan_of, ctx->cspan_of, so);
+		span_of_add(ctx, pid, what);
 	}
 }
 

@@ -188,17 +188,15 @@ static void nvtx_row(void *arg, struct cell *c, size_t g)
 	cell_str(&c[NVTX_STYLE], sty == STYLE_PUSHPOP ? "PushPop" : sty == STYLE_STARTEND ? "StartEnd" : "Mixed");
 }
 
-static const char nvtx_note[] =
-	" Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"
-	" P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n"
-	"   while the range was open (docs/STEPS.md \"Attribution\"; --attribution).\n";
-/* the same with time_summary_note's line, when some medians are estimated */
-static const char nvtx_note_approx[] =
-	" Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"
-	" P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n"
+#define NVTX_NOTE                                                                                       \
+	" Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"   \
+	" P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n" \
 	"   while the range was open (docs/STEPS.md \"Attribution\"; --attribution).\n"
-	" Med, P90: for the names with the most values, estimated from a log-bucketed histogram\n"
-	"   (more than 2^20 values in the table): within 0.5 % of the exact ones.\n";
+static const char nvtx_note[] = NVTX_NOTE;
+/* the same with a line as time_summary_note's, when some medians are estimated */
+static const char nvtx_note_approx[] =
+	NVTX_NOTE " Med, P90: for the names with the most values, estimated from a log-bucketed histogram\n"
+		  "   (more than 2^20 values in the table): within 0.5 % of the exact ones.\n";
 
 static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *rep)
 {
