@@ -498,10 +498,7 @@ void opjoin_merge(struct opjoin *dst, struct opjoin *src)
 	join_across(dst, src, dst);
 	for (size_t i = src->phead; i < src->pn; i++)
 		if (!src->pend[i].done) pend_push(dst, &src->pend[i].op);
-	dst->counts.ops += src->counts.ops;
-	dst->counts.ops_no_call += src->counts.ops_no_call;
-	dst->counts.calls_no_op += src->counts.calls_no_op;
-	dst->counts.gave_up += src->counts.gave_up;
+	opjoin_take_counts(src, &dst->counts);
 	/* what one join would have let go by src's end */
 	opjoin_advance(dst, src->now);
 	src->chead = src->cn;

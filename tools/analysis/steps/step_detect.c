@@ -606,19 +606,18 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		if (bc) best = bc;
 	}
 	int by_copy = best && sig_htod(best->sig);
+	struct cand found = best ? *best : (struct cand){ 0 };
 	free(sl.cnt);
+	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+	free(oc); free(ctx);
 	if (!best) {
 		snprintf(pl->what, sizeof(pl->what),
 			 "no steps: no GPU operation starts a repeating sequence (first %zu operations looked at%s)", n,
 			 subloops ? "; only sub-loops repeat" : "");
-		free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
-		free(oc); free(ctx);
 		return;
 	}
-	uint64_t best_sig = best->sig, best_ctx = best->ctx;
-	size_t best_len = best->len, best_m = best->m, best_segs = best->c - 1;
-	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
-	free(oc); free(ctx);
+	uint64_t best_sig = found.sig, best_ctx = found.ctx;
+	size_t best_len = found.len, best_m = found.m, best_segs = found.c - 1;
 	if (best_len < 2) {
 		/* one operation over and over (a job's last kernels before it ran
 		 * out of memory): a repeat, not a training step */
