@@ -123,11 +123,6 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	}
 }
 
-static void util_free(void *self)
-{
-	free(self);
-}
-
 static const struct stats_table util_tables[] = {
 	{ "util",
 	  "GPU utilisation per device and stream: busy % = union of kernel\n"
@@ -148,5 +143,5 @@ static const struct stats_table util_tables[] = {
 const struct stats_report stats_report_util = {
 	.tables = util_tables, .ntables = 1,
 	.needs = STATS_NEED_SPAN | STATS_NEED_GPU | STATS_NEED_SHAPES | STATS_NEED_COUNTERS,
-	.new = util_new, .fill = util_fill, .free = util_free,
+	.new = util_new, .fill = util_fill, .free = free,
 };

@@ -57,11 +57,6 @@ static void win_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	}
 }
 
-static void win_free(void *self)
-{
-	free(self);
-}
-
 static const struct stats_table win_tables[] = {
 	{ "windows",
 	  "the GPU-activity windows of a trace recorded with `gpuprof run\n"
@@ -74,5 +69,5 @@ static const struct stats_table win_tables[] = {
 const struct stats_report stats_report_windows = {
 	.tables = win_tables, .ntables = 1,
 	.needs = STATS_NEED_GPU,
-	.new = win_new, .in_default = win_in_default, .fill = win_fill, .free = win_free,
+	.new = win_new, .in_default = win_in_default, .fill = win_fill, .free = free,
 };
