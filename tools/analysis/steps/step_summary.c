@@ -183,7 +183,6 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	if (!m) { free(buf); return; }
 	out->span = last - first;
 	out->time = qstats_of(buf, counted(p, F_TIME, keep, buf));
-	out->spread_pct = out->time.med > 0 ? 100.0 * (out->time.p90 - out->time.p10) / out->time.med : 0;
 	uint64_t busy = out->bucket[SB_COMPUTE] + out->bucket[SB_COMM] + out->bucket[SB_MEMORY];
 	out->busy_pct = out->wall ? 100.0 * (double)busy / (double)out->wall : 0;
 	for (int k = 0; k < SB_COUNT; k++) out->bucket_q[k] = qstats_of(buf, counted(p, F_BUCKET0 + k, keep, buf));

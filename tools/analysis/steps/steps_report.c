@@ -241,17 +241,20 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, const struc
 		cell_num(&c[2], (double)p->nrows);
 		cell_num(&c[3], (double)sm.nwarm);
 		cell_num(&c[4], (double)sm.ncounted);
-		if (sm.ncounted && sm.runs_ahead) {
-			/* the host's steps are shorter than the work they issue: the
-			 * pipeline's step time is the GPU's, and the GPU's busy share
-			 * of the host's short windows says nothing */
-			const struct qstats *g = &sm.gpu_work;
+		/* a host that runs ahead: its steps are shorter than the work they
+		 * issue, the pipeline's step time is the GPU's, and the GPU's busy
+		 * share of the host's short windows says nothing */
+		const struct qstats *g = sm.runs_ahead ? &sm.gpu_work : &sm.time;
+		if (sm.ncounted) {
 			cell_num(&c[5], g->med);
 			cell_num(&c[6], g->p90);
 			cell_num(&c[7], g->max);
 			cell_num(&c[8], g->min);
-			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0);
+			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0); /* spread (step_summary.h) */
+			if (!sm.runs_ahead) cell_num(&c[10], sm.busy_pct);
 			cell_num(&c[11], (double)sm.noutliers);
+		}
+		if (sm.ncounted && sm.runs_ahead) {
 			char *what = NULL;
 			note_add(&what, "host runs ahead, times are the GPU's: %s", pl->what);
 			cell_str(&c[12], what);
@@ -263,15 +266,6 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, const struc
 				 "   the buckets and step rows are of the host's step windows.\n",
 				 (double)sm.wall / (double)sm.ncounted / 1e6, g->mean / 1e6, STEP_RUN_AHEAD);
 		} else {
-			if (sm.ncounted) {
-				cell_num(&c[5], sm.time.med);
-				cell_num(&c[6], sm.time.p90);
-				cell_num(&c[7], sm.time.max);
-				cell_num(&c[8], sm.time.min);
-				cell_num(&c[9], sm.spread_pct);
-				cell_num(&c[10], sm.busy_pct);
-				cell_num(&c[11], (double)sm.noutliers);
-			}
 			cell_str(&c[12], pl->what);
 		}
 		if (sm.ncounted) {
