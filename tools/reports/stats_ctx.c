@@ -113,23 +113,10 @@ static void gpu_process(struct gpu_activity *g, gp_reader *r, const gp_rec_proce
 /* A GPU operation of pid into the busy intervals. */
 static void gpu_add(struct gpu_activity *g, const gp_record *rec, uint32_t pid)
 {
-	switch (rec->type) {
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		gpu_activity_add(g, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, GPU_WORK_KERNEL);
-		break;
-	}
-	case GP_REC_MEMCPY: {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		gpu_activity_add(g, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
-		break;
-	}
-	case GP_REC_MEMSET: {
-		const gp_rec_memset *m = &rec->u.memset;
-		gpu_activity_add(g, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
-		break;
-	}
-	}
+	struct gpu_op op;
+	if (gpu_op_of(rec, pid, &op))
+		gpu_activity_add(g, pid, op.device, op.stream, op.s, op.e,
+				 op.kind == OP_KERNEL ? GPU_WORK_KERNEL : GPU_WORK_COPY);
 }
 
 void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_reader *r, const gp_record *rec)

@@ -240,40 +240,42 @@ static int kernel_class(struct opjoin *j, uint32_t name_id)
 	return (int)(*s - 1);
 }
 
-void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
+int gpu_op_of(const gp_record *rec, uint32_t pid, struct gpu_op *op)
 {
-	struct gpu_op op;
-	memset(&op, 0, sizeof(op));
-	op.pid = pid;
 	switch (rec->type) {
 	case GP_REC_KERNEL: {
 		const gp_rec_kernel *k = &rec->u.kernel;
-		op.s = k->start_ns; op.e = k->end_ns; op.corr = k->correlation_id;
-		op.device = k->device_id; op.stream = k->stream_id; op.name_id = k->name_id;
-		op.graph_node = k->graph_node_id;
-		op.kind = OP_KERNEL;
-		op.cls = (uint8_t)kernel_class(j, k->name_id);
+		*op = (struct gpu_op){ .s = k->start_ns, .e = k->end_ns, .corr = k->correlation_id, .pid = pid,
+				       .device = k->device_id, .stream = k->stream_id, .name_id = k->name_id,
+				       .kind = OP_KERNEL, .graph_node = k->graph_node_id };
 		break;
 	}
 	case GP_REC_MEMCPY: {
 		const gp_rec_memcpy *m = &rec->u.memcpy;
-		op.s = m->start_ns; op.e = m->end_ns; op.corr = m->correlation_id;
-		op.device = m->device_id; op.stream = m->stream_id;
-		op.bytes = m->bytes; op.copy_kind = m->copy_kind;
-		op.kind = OP_MEMCPY; op.cls = OPC_MEMORY;
+		*op = (struct gpu_op){ .s = m->start_ns, .e = m->end_ns, .corr = m->correlation_id, .pid = pid,
+				       .device = m->device_id, .stream = m->stream_id, .kind = OP_MEMCPY,
+				       .cls = OPC_MEMORY, .bytes = m->bytes, .copy_kind = m->copy_kind };
 		break;
 	}
-	case GP_REC_MEMSET:
-		/* the same leading fields as a memcpy, by another name */
-		op.s = rec->u.memset.start_ns; op.e = rec->u.memset.end_ns; op.corr = rec->u.memset.correlation_id;
-		op.device = rec->u.memset.device_id; op.stream = rec->u.memset.stream_id;
-		op.bytes = rec->u.memset.bytes;
-		op.kind = OP_MEMSET; op.cls = OPC_MEMORY;
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &rec->u.memset;
+		*op = (struct gpu_op){ .s = m->start_ns, .e = m->end_ns, .corr = m->correlation_id, .pid = pid,
+				       .device = m->device_id, .stream = m->stream_id, .kind = OP_MEMSET,
+				       .cls = OPC_MEMORY, .bytes = m->bytes };
 		break;
+	}
 	default:
-		return;
+		return 0;
 	}
-	if (op.e < op.s) op.e = op.s;
+	if (op->e < op->s) op->e = op->s;
+	return 1;
+}
+
+void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
+{
+	struct gpu_op op;
+	if (!gpu_op_of(rec, pid, &op)) return;
+	if (op.kind == OP_KERNEL) op.cls = (uint8_t)kernel_class(j, op.name_id);
 	struct call *c = op.corr ? call_find(j, pid, op.corr) : NULL;
 	if (c || !op.corr) {
 		deliver(j, &op, c);

@@ -65,6 +65,11 @@ struct launch_call {
 	uint8_t graph, ok;       /* ok: the call returned success */
 };
 
+/* A KERNEL, MEMCPY or MEMSET record of pid as an operation without its
+ * call (e >= s; a kernel's class OPC_COMPUTE until the join classes it by
+ * name): 1, or 0 for another record. */
+int gpu_op_of(const gp_record *rec, uint32_t pid, struct gpu_op *op);
+
 typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
 typedef void (*opjoin_call_cb)(void *ctx, const struct launch_call *c);
 

@@ -159,27 +159,10 @@ static struct dproc *proc_get(struct step_detect *d, uint32_t pid)
 
 void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
 {
-	struct sample sm;
-	switch (rec->type) {
-	case GP_REC_KERNEL:
-		sm.s = rec->u.kernel.start_ns; sm.e = rec->u.kernel.end_ns;
-		sm.sig = step_sig(OP_KERNEL, rec->u.kernel.name_id, 0, 0);
-		sm.q = step_stream_key(rec->u.kernel.device_id, rec->u.kernel.stream_id);
-		break;
-	case GP_REC_MEMCPY:
-		sm.s = rec->u.memcpy.start_ns; sm.e = rec->u.memcpy.end_ns;
-		sm.sig = step_sig(OP_MEMCPY, 0, rec->u.memcpy.copy_kind, rec->u.memcpy.bytes);
-		sm.q = step_stream_key(rec->u.memcpy.device_id, rec->u.memcpy.stream_id);
-		break;
-	case GP_REC_MEMSET:
-		sm.s = rec->u.memset.start_ns; sm.e = rec->u.memset.end_ns;
-		sm.sig = step_sig(OP_MEMSET, 0, 0, rec->u.memset.bytes);
-		sm.q = step_stream_key(rec->u.memset.device_id, rec->u.memset.stream_id);
-		break;
-	default:
-		return;
-	}
-	if (sm.e < sm.s) sm.e = sm.s;
+	struct gpu_op op;
+	if (!gpu_op_of(rec, pid, &op)) return;
+	struct sample sm = { op.s, op.e, step_sig(op.kind, op.name_id, op.copy_kind, op.bytes),
+			     step_stream_key(op.device, op.stream) };
 	struct dproc *p = proc_get(d, pid);
 	if (p->n >= d->sample_max) { p->dropped++; return; }
 	VEC_PUSH(p->v, p->n, p->cap, sm);

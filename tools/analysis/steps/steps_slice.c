@@ -60,21 +60,9 @@ static void prefix_note(struct steps_prefix *pf)
 
 int steps_prefix_op(const gp_record *rec, uint64_t *dur)
 {
-	uint64_t s, e;
-	switch (rec->type) {
-	case GP_REC_KERNEL:
-		s = rec->u.kernel.start_ns, e = rec->u.kernel.end_ns;
-		break;
-	case GP_REC_MEMCPY:
-		s = rec->u.memcpy.start_ns, e = rec->u.memcpy.end_ns;
-		break;
-	case GP_REC_MEMSET:
-		s = rec->u.memset.start_ns, e = rec->u.memset.end_ns;
-		break;
-	default:
-		return 0;
-	}
-	*dur = e > s ? e - s : 0;
+	struct gpu_op op;
+	if (!gpu_op_of(rec, 0, &op)) return 0;
+	*dur = op.e - op.s;
 	return 1;
 }
 
