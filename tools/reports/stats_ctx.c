@@ -191,9 +191,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 /* What pid's span is (stats_span_of); its intervals go to ctx->span. */
 static void span_of_add(struct stats_ctx *ctx, uint32_t pid, const char *what)
 {
-	struct span_of so;
-	memset(&so, 0, sizeof(so));
-	so.pid = pid;
+	struct span_of so = { .pid = pid };
 	snprintf(so.what, sizeof(so.what), "%s", what);
 	VEC_PUSH(ctx->span_of, ctx->nspan_of, ctx->cspan_of, so);
 }

@@ -84,9 +84,7 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 		int is_new;
 		size_t *slot = strmap_get(&idx, key, &is_new);
 		if (is_new) {
-			struct site s;
-			memset(&s, 0, sizeof(s));
-			s.key = key; s.label = label; s.inner = inner;
+			struct site s = { .key = key, .label = label, .inner = inner };
 			*slot = nsites;
 			VEC_PUSH(sites, nsites, csites, s);
 		}

@@ -102,9 +102,7 @@ void opjoin_set_reader(struct opjoin *j, gp_reader *r)
 /* An operation waits for its call. */
 static void pend_push(struct opjoin *j, const struct gpu_op *op)
 {
-	struct pending_op p;
-	memset(&p, 0, sizeof(p));
-	p.op = *op;
+	struct pending_op p = { .op = *op };
 	uint64_t *slot = u64map_get(&j->pend_idx, key_of(op->pid, op->corr), 1);
 	p.prev = *slot ? *slot - 1 : NONE;
 	VEC_PUSH(j->pend, j->pn, j->pcap, p);
@@ -206,16 +204,12 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 		if (c->held && !may_be_inner(j, c)) release(j, c);
 		return;
 	}
-	struct call nc;
-	memset(&nc, 0, sizeof(nc));
-	nc.corr = a->correlation_id;
-	nc.s = a->start_ns;
-	nc.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-	nc.pid = pid; nc.tid = tid; nc.name_id = a->name_id; nc.stack_id = a->stack_id;
-	nc.launch = (uint8_t)launch; /* 0: not waited for (failed, or activity not recorded then) */
-	nc.graph = kind == GP_LAUNCH_GRAPH;
-	nc.ok = a->status == 0;
-	nc.runtime = a->domain == GP_API_RUNTIME;
+	/* launch 0: not waited for (failed, or activity not recorded then) */
+	struct call nc = { .corr = a->correlation_id, .s = a->start_ns,
+			   .e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns,
+			   .pid = pid, .tid = tid, .name_id = a->name_id, .stack_id = a->stack_id,
+			   .launch = (uint8_t)launch, .graph = kind == GP_LAUNCH_GRAPH, .ok = a->status == 0,
+			   .runtime = a->domain == GP_API_RUNTIME };
 	call_push(j, &nc);
 	c = &j->calls[j->cn - 1];
 	/* operations that came first */

@@ -249,10 +249,7 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		int is_new;
 		size_t *slot = strmap_get(&idx, grp, &is_new);
 		if (is_new) {
-			struct group ng0;
-			memset(&ng0, 0, sizeof(ng0));
-			ng0.name = xstrdup(grp);
-			ng0.first = x.s;
+			struct group ng0 = { .name = xstrdup(grp), .first = x.s };
 			*slot = ng;
 			VEC_PUSH(g, ng, cg, ng0);
 		}

@@ -107,7 +107,8 @@ static void on_op(void *ctx, const struct gpu_op *op)
 			entry(&p->list[SP_RANGE], attribution_name(a, ar.name))->kernel_ns += dur;
 		}
 	} else {
-		struct sp_entry *c = entry(&p->list[SP_COPY], op->kind == OP_MEMSET ? "memset" : copy_kind_name(op->copy_kind));
+		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name(op->copy_kind);
+		struct sp_entry *c = entry(&p->list[SP_COPY], kind);
 		c->count++;
 		c->ns += dur;
 		c->bytes += op->bytes;

@@ -11,8 +11,7 @@
 
 static struct qstats qstats_of(double *v, size_t n)
 {
-	struct qstats q;
-	memset(&q, 0, sizeof(q));
+	struct qstats q = { 0 };
 	if (!n) return q;
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) sum += v[i];

@@ -250,7 +250,7 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, const struc
 			cell_num(&c[6], g->p90);
 			cell_num(&c[7], g->max);
 			cell_num(&c[8], g->min);
-			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0); /* spread (step_summary.h) */
+			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0); /* spread */
 			if (!sm.runs_ahead) cell_num(&c[10], sm.busy_pct);
 			cell_num(&c[11], (double)sm.noutliers);
 		}
