@@ -24,12 +24,10 @@ struct shard {
 };
 
 struct stats_shards {
-	/* of the caller's context, copied: it changes while the shards run */
-	const struct stats_ctx *main; /* but its ranges and windows (stats_ctx_share) */
-	const struct stats_opts *opts;
-	const struct selection *sel;
-	int abs_time;
-	enum name_form names;
+	/* the caller's context: its options, selection, form of names and
+	 * time base, and its pre-pass (ranges, windows, the steps' plans), do
+	 * not change while the shards run (its analyses do) */
+	const struct stats_ctx *main;
 	const char *path;
 	const int *run;
 	size_t nreps;
@@ -94,8 +92,8 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	if (a->cuts.k)
 		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
-	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), a->sel,
-		       a->abs_time);
+	stats_ctx_init(&s->ctx, s->r, a->main->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED),
+		       a->main->sel, a->main->out_base == 0);
 	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
 	/* Both joins here deliver an operation at the same record, the steps'
 	 * engine first, and each asks the ranges of its call (attribution_op):
@@ -107,7 +105,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	}
 	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.gpu.bins = a->main->gpu.bins; /* the caller's busy bins (report), summed per slice */
-	s->ctx.names = a->names;
+	s->ctx.names = a->main->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
 		if (a->run[i] && stats_reports[i]->new) {
@@ -185,10 +183,6 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	struct stats_shards *a = xcalloc(1, sizeof(*a));
 	a->cut = cut;
 	a->main = ctx;
-	a->opts = ctx->opts;
-	a->sel = ctx->sel;
-	a->abs_time = ctx->out_base == 0;
-	a->names = ctx->names;
 	a->path = path;
 	a->run = run;
 	a->nreps = nreps;
