@@ -99,9 +99,9 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	 * engine first, and each asks the ranges of its call (attribution_op):
 	 * one query state for the two, so that the reports' question is
 	 * answered from the engine's, as one pass's context answers both. */
-	if (s->steps && s->ctx.pipe.attr && steps_slice_attribution(s->steps)) {
+	if (s->steps && s->ctx.pipe.attr && s->steps->a) {
 		attribution_free(s->ctx.pipe.attr);
-		s->ctx.pipe.attr = attribution_view_sharing(steps_slice_attribution(s->steps));
+		s->ctx.pipe.attr = attribution_view_sharing(s->steps->a);
 	}
 	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.gpu.bins = a->main->gpu.bins; /* the caller's busy bins (report), summed per slice */

@@ -414,11 +414,6 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 	return s;
 }
 
-const struct attribution *steps_slice_attribution(const struct steps_slice *s)
-{
-	return s->a;
-}
-
 void steps_slice_free(struct steps_slice *s)
 {
 	cut_slice_free(s ? &s->c : NULL);

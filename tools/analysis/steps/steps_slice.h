@@ -204,9 +204,6 @@ struct steps_slice {
  * GPU-activity windows win (read only), names from r. */
 struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
 				    const struct winset *win, const struct steps_cuts *cuts, int ix);
-/* Its view of the attribution index (NULL: none), for a view that shares
- * its queries' state (attribution_view_sharing). */
-const struct attribution *steps_slice_attribution(const struct steps_slice *s);
 /* The time window slice ix must read (gp_reader_set_time_window). */
 void steps_slice_window(const struct steps_cuts *cuts, int ix, uint64_t *from, uint64_t *to);
 void steps_slice_free(struct steps_slice *s); /* NULL ok */
