@@ -176,7 +176,7 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 }
 
 /* A row's own cells: P90, the GPU time of its kernels, the range style. */
-struct nvtx_rows { struct summary_state *rows; const uint64_t *gpu_ns; const int *style; };
+struct nvtx_rows { struct summary_state *rows; uint64_t *gpu_ns; int *style; };
 
 static void nvtx_row(void *arg, struct cell *c, size_t g)
 {
@@ -207,15 +207,11 @@ static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *rep)
 	struct summary_state rows;
 	summary_state_init(&rows, ctx);
 	struct nvtx_rows x = { &rows, NULL, NULL };
-	uint64_t *gpu_ns;
-	int *style;
-	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows, &gpu_ns, &style);
-	x.gpu_ns = gpu_ns;
-	x.style = style;
+	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows, &x.gpu_ns, &x.style);
 	time_summary_fill(rep, &rows, ctx, NVTX_RANGE, nvtx_row, &x);
 	rep->note = rows.groups.approx ? nvtx_note_approx : nvtx_note;
-	free(gpu_ns);
-	free(style);
+	free(x.gpu_ns);
+	free(x.style);
 	summary_state_release(&rows);
 }
 
