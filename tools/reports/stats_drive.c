@@ -45,12 +45,8 @@ static int prepass(struct stats_drive *d, int k)
 	if (!gp_reader_recoverable(rc))
 		return tool_finish(r, d->path, rc, d->strict);
 	if (stats_ctx_pre_finish(ctx, NULL, NULL, &err) < 0) goto failed;
-	if (gp_reader_rewind(r) < 0) {
-		tool_err("cannot read %s again", d->path);
-		return EXIT_BADINPUT;
-	}
 	cpu->here = thread_cpu_s() - c0;
-	return EXIT_OK;
+	goto rewind;
 failed:
 	/* the step detection failed (--step-range names no range) */
 	if (!d->keep_going) {
@@ -58,6 +54,7 @@ failed:
 		return EXIT_BADINPUT;
 	}
 	d->steps_err = err;
+rewind:
 	if (gp_reader_rewind(r) < 0) {
 		tool_err("cannot read %s again", d->path);
 		return EXIT_BADINPUT;
