@@ -21,6 +21,10 @@
  *                      10000 ns long
  *     --dtoh           a cudaMemcpyAsync DtoH of 4 bytes (2000 ns on the GPU)
  *                      after the optimizer kernel
+ *     --graph-copies   a cudaGraphLaunch instead, whose graph copies 4096 bytes
+ *                      DtoH (1000 ns) then 64 bytes HtoD (500 ns): both copies
+ *                      carry the call's correlation id; the call's record is
+ *                      written 10 s late (both copies wait for it)
  *     --counters       nvml.gpu_util, pm.sm_active_pct and nvml.power_mw samples
  *                      every 100 us of the run, and memory records (below)
  *     --anon-ns        flash_fwd_kernel is named as PyTorch's kernels are,
@@ -51,6 +55,7 @@
  *   "optimizer" range [14000, 16000):
  *     cudaLaunchKernel adam       call [14500, 15500)  GPU next, 30000
  *     (--dtoh) cudaMemcpyAsync DtoH call [15600, 15800) GPU next, 2000
+ *     (--graph-copies) cudaGraphLaunch call [15600, 15800) GPU next, 1000 + 500
  *   cudaStreamSynchronize         call [16000, E + 2000)   E: the GPU's last end
  *   (--device-sync) cudaDeviceSynchronize [E + 2000, E + 12000)
  *   the step ends 5000 after the last call: e_k = end of that call + 5000.
@@ -81,7 +86,7 @@
 enum {
 	S_CMD = 1, S_HOST, S_MAIN, S_LAUNCH, S_MEMCPY, S_SSYNC, S_DSYNC, S_MALLOC, S_GEMM_F, S_GEMM_B, S_RELU,
 	S_SOFTMAX, S_FLASH, S_ADAM, S_AUTOTUNE, S_FWD, S_BWD, S_OPT, S_UTIL, S_SMACT, S_POWER, S_GPU, S_SETTINGS,
-	S_STEP0
+	S_GRAPH, S_STEP0
 };
 
 struct item { uint64_t emit; size_t seq; uint32_t src; gp_record r; };
@@ -120,6 +125,7 @@ static uint32_t cbid_of(uint32_t name)
 	case S_SSYNC: return 131;   /* cudaStreamSynchronize_v3020 */
 	case S_DSYNC: return 165;   /* cudaDeviceSynchronize_v3020 */
 	case S_MALLOC: return 20;   /* cudaMalloc_v3020 */
+	case S_GRAPH: return 311;   /* cudaGraphLaunch_v10000 */
 	default: return 0;
 	}
 }
@@ -151,6 +157,23 @@ static uint64_t copy(uint32_t kind, uint64_t bytes, uint64_t cs, uint64_t ce, ui
 		   kind == GP_COPY_HTOD ? GP_MEM_DEVICE : GP_MEM_PINNED, bytes, 7, c, clock0 + gs, clock0 + gs + dur);
 	add(clock0 + gs + dur, 2, &r);
 	return gs + dur;
+}
+
+/* a graph launch whose graph copies 4096 bytes device-to-host, then 64
+ * host-to-device: both copies carry the launch call's correlation id, and
+ * the call's record comes 10 s later in its source (a late buffer), so
+ * both wait in the launch join for it */
+static uint64_t graph_copies(uint64_t cs, uint64_t ce, uint64_t gs)
+{
+	gp_record r;
+	uint64_t c = corr++;
+	rec_api(&r, P, 0, S_GRAPH, cbid_of(S_GRAPH), c, clock0 + cs, clock0 + ce);
+	add(clock0 + ce + 10000000000ull, 1, &r);
+	rec_memcpy(&r, GP_COPY_DTOH, GP_MEM_DEVICE, GP_MEM_PINNED, 4096, 7, c, clock0 + gs, clock0 + gs + 1000);
+	add(clock0 + gs + 1000, 2, &r);
+	rec_memcpy(&r, GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 64, 7, c, clock0 + gs + 1000, clock0 + gs + 1500);
+	add(clock0 + gs + 1500, 2, &r);
+	return gs + 1500;
 }
 
 static void range(uint32_t msg, uint32_t depth, uint64_t s, uint64_t e)
@@ -198,7 +221,7 @@ int main(int argc, char **argv)
 	gen_prog = "gen_diff";
 	uint32_t nsteps = 30;
 	uint64_t load = 200000, jitter = 0, seed = 1, G = 100000;
-	int warmup = 0, flash = 0, dsync = 0, dtoh = 0, counters = 0, odd = 0, anon = 0, rank = -1, i;
+	int warmup = 0, flash = 0, dsync = 0, dtoh = 0, gcopies = 0, counters = 0, odd = 0, anon = 0, rank = -1, i;
 	const char *cmd = "python train.py", *settings = NULL;
 	uint32_t nthreads = 1;
 	P = 6000;
@@ -214,6 +237,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--attn") && more) flash = !strcmp(argv[++i], "flash");
 		else if (!strcmp(a, "--device-sync")) dsync = 1;
 		else if (!strcmp(a, "--dtoh")) dtoh = 1;
+		else if (!strcmp(a, "--graph-copies")) gcopies = 1;
 		else if (!strcmp(a, "--counters")) counters = 1;
 		else if (!strcmp(a, "--odd-name")) odd = 1;
 		else if (!strcmp(a, "--anon-ns")) anon = 1;
@@ -226,7 +250,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 2 || nsteps > 1000000 || nthreads < 1 || nthreads > 64) {
 		fprintf(stderr, "usage: gen_diff [--steps N] [--warmup] [--load-ns N] [--jitter N] [--seed N]\n"
-				"                [--gemm-ns N] [--attn flash] [--device-sync] [--dtoh] [--counters] [--odd-name] [--anon-ns]\n"
+				"                [--gemm-ns N] [--attn flash] [--device-sync] [--dtoh] [--graph-copies] [--counters]\n"
+				"                [--odd-name] [--anon-ns]\n"
 				"                [--cmd STR] [--settings STR] [--threads N] [--pid P] [--rank R] OUT\n");
 		return 1;
 	}
@@ -243,6 +268,7 @@ int main(int argc, char **argv)
 		[S_FLASH] = "flash_fwd_kernel", [S_ADAM] = "adam_kernel", [S_AUTOTUNE] = "autotune_probe",
 		[S_FWD] = "forward", [S_BWD] = "backward", [S_OPT] = "optimizer", [S_UTIL] = "nvml.gpu_util",
 		[S_SMACT] = "pm.sm_active_pct", [S_POWER] = "nvml.power_mw", [S_GPU] = "NVIDIA H200 (test)",
+		[S_GRAPH] = "cudaGraphLaunch",
 	};
 	names[S_CMD] = cmd;
 	if (settings) names[S_SETTINGS] = settings;
@@ -294,6 +320,7 @@ int main(int argc, char **argv)
 		g = launch(S_ADAM, t + 14500, t + 15500, g, 30000);
 		if (warmup && k == 0) g = launch(S_AUTOTUNE, t + 15600, t + 15700, g, 20000);
 		if (dtoh) g = copy(GP_COPY_DTOH, 4, t + 15600, t + 15800, g, 2000);
+		if (gcopies) g = graph_copies(t + 15600, t + 15800, g);
 		range(S_OPT, 1, t + 14000, t + 16000);
 		api(S_SSYNC, corr++, t + 16000, g + 2000);
 		uint64_t last = g + 2000;

@@ -265,6 +265,13 @@ eq((cp["HtoD"]["a_bytes_per_step"], cp["HtoD"]["delta_ns_per_step"]), (1 << 20, 
 expect("no significant difference" in out["dtoh"]["diff"][0]["headline"] and
        "cudaMemcpyAsync 1 -> 2/step" in out["dtoh"]["diff"][0]["headline"],
        "dtoh: within the noise, but the new copy is named")
+# a graph launch's copies share its correlation id: each counts its own kind and bytes
+cp = rows_of(diff_json(a, gen("gcopies", "--graph-copies"), "--noise", "0"), "diff_copies", "copy")
+eq((cp["DtoH"]["in"], cp["DtoH"]["b_count_per_step"], cp["DtoH"]["b_bytes_per_step"], cp["DtoH"]["b_ns_per_step"]),
+   ("only B", 1.0, 4096, 1000), "graph copies: the DtoH copy")
+eq((cp["HtoD"]["b_count_per_step"], cp["HtoD"]["b_bytes_per_step"], cp["HtoD"]["b_ns_per_step"]),
+   (2.0, (1 << 20) + 64, 20500), "graph copies: the HtoD copy with the step's own")
+expect("unknown" not in cp, "graph copies: no copy of an unknown kind")
 st = out["same"]["diff_steps"][0]
 eq((st["p_value"], st["delta_median_ns"], st["verdict"]), (1, 0, "no significant difference"), "same run: p = 1")
 expect(all(r["delta_ns_per_step"] == 0 for t in ("diff_kernels", "diff_api", "diff_nvtx", "diff_copies")

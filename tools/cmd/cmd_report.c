@@ -243,7 +243,8 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	advise = advise_findings(ar, ctx, err, path);
 	stats_drive_fill(&d, 0, tab, want);
 	if (ctx->pipe.steps) {
-		steps_reports_fill(&reps, ctx->pipe.steps, gp_reader_header(r)->start_trace_ns, o->keep_warmup);
+		struct steps_reports_opts so = { gp_reader_header(r)->start_trace_ns, o->keep_warmup, NULL, NULL };
+		steps_reports_fill(&reps, ctx->pipe.steps, &so);
 		have_reps = 1;
 	}
 	struct report_run rr = {

@@ -93,13 +93,8 @@ static void ctx_call(void *arg, const struct launch_call *c)
 	if (ctx->on_call) ctx->on_call(ctx->on_arg, c);
 }
 
-int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err)
-{
-	return stats_ctx_pre_finish_sampled(ctx, NULL, NULL, err);
-}
-
-int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
-				 const char **err)
+int stats_ctx_pre_finish(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
+			 const char **err)
 {
 	ctx->prepassed = 1;
 	steps_pipe_plan_ranges(&ctx->pipe);
@@ -118,23 +113,10 @@ static void gpu_process(struct gpu_activity *g, gp_reader *r, const gp_rec_proce
 /* A GPU operation of pid into the busy intervals. */
 static void gpu_add(struct gpu_activity *g, const gp_record *rec, uint32_t pid)
 {
-	switch (rec->type) {
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		gpu_activity_add(g, pid, k->device_id, k->stream_id, k->start_ns, k->end_ns, GPU_WORK_KERNEL);
-		break;
-	}
-	case GP_REC_MEMCPY: {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		gpu_activity_add(g, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
-		break;
-	}
-	case GP_REC_MEMSET: {
-		const gp_rec_memset *m = &rec->u.memset;
-		gpu_activity_add(g, pid, m->device_id, m->stream_id, m->start_ns, m->end_ns, GPU_WORK_COPY);
-		break;
-	}
-	}
+	struct gpu_op op;
+	if (gpu_op_of(rec, pid, &op))
+		gpu_activity_add(g, pid, op.device, op.stream, op.s, op.e,
+				 op.kind == OP_KERNEL ? GPU_WORK_KERNEL : GPU_WORK_COPY);
 }
 
 void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_reader *r, const gp_record *rec)
@@ -206,12 +188,10 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 	return 1;
 }
 
-static void span_add(struct stats_ctx *ctx, uint32_t pid, uint64_t s, uint64_t e, const char *what)
+/* What pid's span is (stats_span_of); its intervals go to ctx->span. */
+static void span_of_add(struct stats_ctx *ctx, uint32_t pid, const char *what)
 {
-	winset_add(&ctx->span, pid, s, e);
-	struct span_of so;
-	memset(&so, 0, sizeof(so));
-	so.pid = pid;
+	struct span_of so = { .pid = pid };
 	snprintf(so.what, sizeof(so.what), "%s", what);
 	VEC_PUSH(ctx->span_of, ctx->nspan_of, ctx->cspan_of, so);
 }
@@ -236,7 +216,8 @@ static void span_of_steps(struct stats_ctx *ctx)
 		char what[128];
 		snprintf(what, sizeof(what), "steps %" PRId64 "..%" PRId64 "%s", a->number, b->number,
 			 sm.nwarm && !keep ? " (warm-up left out)" : "");
-		span_add(ctx, p->pid, a->s, b->e, what);
+		winset_add(&ctx->span, p->pid, a->s, b->e);
+		span_of_add(ctx, p->pid, what);
 	}
 }
 
@@ -250,11 +231,7 @@ static void span_of_selection(struct stats_ctx *ctx)
 		if (stats_span_of(ctx, pid)) continue;
 		for (size_t j = 0; j < ctx->sel->iv.n; j++)
 			winset_add(&ctx->span, pid, ctx->sel->iv.v[j].s, ctx->sel->iv.v[j].e);
-		struct span_of so;
-		memset(&so, 0, sizeof(so));
-		so.pid = pid;
-		snprintf(so.what, sizeof(so.what), "%s", what);
-		VEC_PUSH(ctx->span_of, ctx->nspan_of, ctx->cspan_of, so);
+		span_of_add(ctx, pid, what);
 	}
 }
 

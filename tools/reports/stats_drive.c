@@ -44,13 +44,9 @@ static int prepass(struct stats_drive *d, int k)
 	/* a truncated or corrupt trace is read again and judged after the main pass */
 	if (!gp_reader_recoverable(rc))
 		return tool_finish(r, d->path, rc, d->strict);
-	if (stats_ctx_pre_finish(ctx, &err) < 0) goto failed;
-	if (gp_reader_rewind(r) < 0) {
-		tool_err("cannot read %s again", d->path);
-		return EXIT_BADINPUT;
-	}
+	if (stats_ctx_pre_finish(ctx, NULL, NULL, &err) < 0) goto failed;
 	cpu->here = thread_cpu_s() - c0;
-	return EXIT_OK;
+	goto rewind;
 failed:
 	/* the step detection failed (--step-range names no range) */
 	if (!d->keep_going) {
@@ -58,6 +54,7 @@ failed:
 		return EXIT_BADINPUT;
 	}
 	d->steps_err = err;
+rewind:
 	if (gp_reader_rewind(r) < 0) {
 		tool_err("cannot read %s again", d->path);
 		return EXIT_BADINPUT;
@@ -121,8 +118,8 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	ctx->names = d->names;
 	if (d->pre) d->pre_st = d->pre->new(d->pre->arg, 0);
 	/* the steps' engines start from what one pass has read by their cuts */
-	if (sliced) ctx->steps_prefix = stats_shards_steps_prefix(d->r, nshards);
-	else if (d->want_prefix && gpu_threads) ctx->steps_prefix = stats_shards_steps_prefix(d->r, gpu_threads);
+	if (sliced) ctx->steps_prefix = steps_prefix_slices(d->r, nshards);
+	else if (d->want_prefix && gpu_threads) ctx->steps_prefix = steps_prefix_slices(d->r, gpu_threads);
 	struct stats_gpu_pass gpu_pass = { d->path, gpu_threads, 0, 0 };
 	if (gpu_threads) {
 		ctx->gpu_pass = stats_shards_gpu_pass;

@@ -84,9 +84,7 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 		int is_new;
 		size_t *slot = strmap_get(&idx, key, &is_new);
 		if (is_new) {
-			struct site s;
-			memset(&s, 0, sizeof(s));
-			s.key = key; s.label = label; s.inner = inner;
+			struct site s = { .key = key, .label = label, .inner = inner };
 			*slot = nsites;
 			VEC_PUSH(sites, nsites, csites, s);
 		}
@@ -319,27 +317,19 @@ static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	report_define(&tables[0], have ? "Launch Sites (by kernel time launched)"
 				       : "Launch Sites: none, the trace has no stacks (record with --stacks)",
 		      site_cols, SITE_NCOLS);
-	tables[0].note = site_note;
+	/* the note: site_note, then the --site rule's, or where the top site's time splits */
+	sr->note = xstrdup(site_note);
 	if (ctx->opts->site.kind != SITE_USER) {
-		const char *extra = site_rule_note[ctx->opts->site.kind];
-		sr->note = xmalloc(sizeof(site_note) + strlen(extra));
-		strcpy(sr->note, site_note);
-		strcat(sr->note, extra);
-		tables[0].note = sr->note;
+		sr->note = xrealloc(sr->note, sizeof(site_note) + strlen(site_rule_note[ctx->opts->site.kind]));
+		strcat(sr->note, site_rule_note[ctx->opts->site.kind]);
 	}
+	tables[0].note = sr->note;
 	if (!have) return;
 	const char *top_key;
 	uint64_t top_ns, all_ns;
 	sites_rows(&tables[0], sr->stk, sr->sw, &top_key, &top_ns, &all_ns);
-	if (ctx->opts->site.kind != SITE_USER) return;
-	char *hint = NULL;
-	split_note(&hint, sr->stk, sr->sw, top_key, top_ns, all_ns);
-	if (!hint) return;
-	sr->note = xmalloc(sizeof(site_note) + strlen(hint) + 1);
-	strcpy(sr->note, site_note);
-	strcat(sr->note, hint);
+	if (ctx->opts->site.kind == SITE_USER) split_note(&sr->note, sr->stk, sr->sw, top_key, top_ns, all_ns);
 	tables[0].note = sr->note;
-	free(hint);
 }
 
 static void sites_free(void *self)

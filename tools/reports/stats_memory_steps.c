@@ -238,9 +238,6 @@ static void ms_free(void *self)
 	free(s);
 }
 
-/* Never in a default set: only when named. */
-static int ms_in_default(void *self, const struct stats_ctx *ctx) { return 0; }
-
 static const struct stats_table ms_tables[] = {
 	{ "memory_steps",
 	  "device memory per step (held at the step's start, its peak, held at\n"
@@ -269,5 +266,5 @@ const struct stats_report stats_report_memory_steps = {
 		 STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK),
 	.needs = STATS_NEED_STEPS,
 	.by_name = 1u, /* only when named: `stats` without --report does not run it (cmd_stats.c) */
-	.new = ms_new, .add = ms_add, .in_default = ms_in_default, .fill = ms_fill, .free = ms_free,
+	.new = ms_new, .add = ms_add, .fill = ms_fill, .free = ms_free,
 };

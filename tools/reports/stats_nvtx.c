@@ -176,7 +176,7 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 }
 
 /* A row's own cells: P90, the GPU time of its kernels, the range style. */
-struct nvtx_rows { struct summary_state *rows; const uint64_t *gpu_ns; const int *style; };
+struct nvtx_rows { struct summary_state *rows; uint64_t *gpu_ns; int *style; };
 
 static void nvtx_row(void *arg, struct cell *c, size_t g)
 {
@@ -188,17 +188,15 @@ static void nvtx_row(void *arg, struct cell *c, size_t g)
 	cell_str(&c[NVTX_STYLE], sty == STYLE_PUSHPOP ? "PushPop" : sty == STYLE_STARTEND ? "StartEnd" : "Mixed");
 }
 
-static const char nvtx_note[] =
-	" Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"
-	" P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n"
-	"   while the range was open (docs/STEPS.md \"Attribution\"; --attribution).\n";
-/* the same with time_summary_note's line, when some medians are estimated */
-static const char nvtx_note_approx[] =
-	" Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"
-	" P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n"
+#define NVTX_NOTE                                                                                       \
+	" Numbered names (step 0, step 1, ...) are one row, \"step *\" (--nvtx-instances: a row each).\n"   \
+	" P90: linear between the two nearest ranks.  GPU Kernel Time: kernels whose launch call started\n" \
 	"   while the range was open (docs/STEPS.md \"Attribution\"; --attribution).\n"
-	" Med, P90: for the names with the most values, estimated from a log-bucketed histogram\n"
-	"   (more than 2^20 values in the table): within 0.5 % of the exact ones.\n";
+static const char nvtx_note[] = NVTX_NOTE;
+/* the same with a line as time_summary_note's, when some medians are estimated */
+static const char nvtx_note_approx[] =
+	NVTX_NOTE " Med, P90: for the names with the most values, estimated from a log-bucketed histogram\n"
+		  "   (more than 2^20 values in the table): within 0.5 % of the exact ones.\n";
 
 static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *rep)
 {
@@ -209,15 +207,11 @@ static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *rep)
 	struct summary_state rows;
 	summary_state_init(&rows, ctx);
 	struct nvtx_rows x = { &rows, NULL, NULL };
-	uint64_t *gpu_ns;
-	int *style;
-	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows, &gpu_ns, &style);
-	x.gpu_ns = gpu_ns;
-	x.style = style;
+	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows, &x.gpu_ns, &x.style);
 	time_summary_fill(rep, &rows, ctx, NVTX_RANGE, nvtx_row, &x);
 	rep->note = rows.groups.approx ? nvtx_note_approx : nvtx_note;
-	free(gpu_ns);
-	free(style);
+	free(x.gpu_ns);
+	free(x.style);
 	summary_state_release(&rows);
 }
 

@@ -274,7 +274,7 @@ struct pp_sample {
 	size_t nleft;            /* processes with some */
 };
 
-/* The samples (stats_ctx_pre_finish_sampled), from the caller's reader in
+/* The samples (stats_ctx_pre_finish), from the caller's reader in
  * the order of a whole read (a sample is a process's first operations),
  * until each is full or has all of its process's. */
 static void read_samples(struct stats_ctx *ctx, void *arg)
@@ -471,7 +471,7 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const s
 			ctx->graphs_pre = 1;
 		}
 		for (int i = 0; i < k; i++) slice_free(&sl[i]);
-		rc = stats_ctx_pre_finish_sampled(ctx, read_samples, &sm, err) < 0 ? -1 : 0;
+		rc = stats_ctx_pre_finish(ctx, read_samples, &sm, err) < 0 ? -1 : 0;
 		free(pv);
 		u64map_free(&sm.left);
 		if (rc == 0 && gp_reader_rewind(ctx->r) < 0) {

@@ -19,10 +19,10 @@
  * reports do not depend on each other.
  *
  * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
- * merge (a `merge`, or no state), needs nothing of the context but what
- * the shards compute (stats_shard_needs: STATS_SHARD_NEEDS, the busy
- * intervals, the span when it is not the steps') and
- * STATS_SHARD_JOIN_NEEDS and takes no records
+ * merge (a `merge`, or no record feeds its state), needs nothing of the
+ * context but what the shards compute (stats_shard_needs:
+ * STATS_SHARD_NEEDS, the busy intervals, the span when it is not the
+ * steps') and STATS_SHARD_JOIN_NEEDS and takes no records
  * without a time (process, device, module, stack, thread, source) — or
  * takes them from a trace whose metadata every slice reads (format 1.4,
  * gp_reader_meta_apart: each slice's state gets all of them, and merge
@@ -236,8 +236,8 @@ struct stats_report {
 	 * self (which has every record before src's); src is freed after.
 	 * 0, or -1 when the merged figures could not be those of one pass
 	 * (the driver then reads the trace again on one thread).  NULL: the
-	 * report does not run in shards (a report without state needs
-	 * none). */
+	 * report does not run in shards, unless no record feeds its state (no
+	 * add, op or call: its figures are the context's, merged with it). */
 	int (*merge)(void *self, void *src, const struct stats_ctx *ctx);
 	/* Whether it is in the default set (no --report); NULL: always. */
 	int (*in_default)(void *self, const struct stats_ctx *ctx);
@@ -271,14 +271,13 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 		    const struct selection *sel, int abs_time);
 int stats_ctx_prepass(const struct stats_ctx *ctx);
 void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec);
-/* 0, or -1 with a message in *err (static): --step-range names no range. */
-int stats_ctx_pre_finish(struct stats_ctx *ctx, const char **err);
-/* The same, for a pre-pass whose step detection got no GPU records
+/* 0, or -1 with a message in *err (static): --step-range names no range.
+ * sample: NULL, or for a pre-pass whose step detection got no GPU records
  * (stats_prepass_shards.h): between the plans of the ranges and those of
  * the samples, sample(ctx, arg) feeds step_detect_gpu the operations the
  * samples want (step_detect_sample_wanted). */
-int stats_ctx_pre_finish_sampled(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
-				 const char **err);
+int stats_ctx_pre_finish(struct stats_ctx *ctx, void (*sample)(struct stats_ctx *ctx, void *arg), void *arg,
+			 const char **err);
 /* Feeds the shared analyses; returns whether the record goes to the
  * reports, with *out filled. */
 int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec *out);

@@ -14,13 +14,9 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 		return selection_resolve(s, r, o, detect, err, n);
 	/* the context's pipe as selection_resolve makes its own: every range,
 	 * any thread, detection only for --steps */
-	struct stats_opts so;
-	memset(&so, 0, sizeof(so));
-	so.rule = ATTR_ANY_THREAD;
-	so.detect.want = STEP_WANT_AUTO;
+	struct stats_opts so = { .rule = ATTR_ANY_THREAD }; /* detection: the defaults */
 	if (detect) so.detect = *detect;
-	struct selection none;
-	memset(&none, 0, sizeof(none));
+	struct selection none = { 0 };
 	struct stats_ctx ctx;
 	stats_ctx_init(&ctx, r, &so, o->have_steps ? STATS_NEED_STEPS : STATS_NEED_RANGES, &none, 0);
 	struct stats_prepass_cpu cpu;

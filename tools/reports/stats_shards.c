@@ -24,12 +24,10 @@ struct shard {
 };
 
 struct stats_shards {
-	/* of the caller's context, copied: it changes while the shards run */
-	const struct stats_ctx *main; /* but its ranges and windows (stats_ctx_share) */
-	const struct stats_opts *opts;
-	const struct selection *sel;
-	int abs_time;
-	enum name_form names;
+	/* the caller's context: its options, selection, form of names and
+	 * time base, and its pre-pass (ranges, windows, the steps' plans), do
+	 * not change while the shards run (its analyses do) */
+	const struct stats_ctx *main;
 	const char *path;
 	const int *run;
 	size_t nreps;
@@ -76,7 +74,7 @@ uint32_t stats_shard_end_needs(uint32_t shard_needs)
 int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_t shard_needs)
 {
 	uint32_t ok = shard_needs | STATS_SHARD_JOIN_NEEDS | stats_shard_end_needs(shard_needs);
-	return (rep->merge || !rep->new) && !(rep->needs & ~ok) &&
+	return (rep->merge || !(rep->add || rep->op || rep->call)) && !(rep->needs & ~ok) &&
 	       (!(rep->types & META_TYPES) || gp_reader_meta_apart(r));
 }
 
@@ -94,20 +92,20 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	if (a->cuts.k)
 		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
-	stats_ctx_init(&s->ctx, s->r, a->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), a->sel,
-		       a->abs_time);
+	stats_ctx_init(&s->ctx, s->r, a->main->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED),
+		       a->main->sel, a->main->out_base == 0);
 	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
 	/* Both joins here deliver an operation at the same record, the steps'
 	 * engine first, and each asks the ranges of its call (attribution_op):
 	 * one query state for the two, so that the reports' question is
 	 * answered from the engine's, as one pass's context answers both. */
-	if (s->steps && s->ctx.pipe.attr && steps_slice_attribution(s->steps)) {
+	if (s->steps && s->ctx.pipe.attr && s->steps->a) {
 		attribution_free(s->ctx.pipe.attr);
-		s->ctx.pipe.attr = attribution_view_sharing(steps_slice_attribution(s->steps));
+		s->ctx.pipe.attr = attribution_view_sharing(s->steps->a);
 	}
 	stats_ctx_slice(&s->ctx, s->from);
 	s->ctx.gpu.bins = a->main->gpu.bins; /* the caller's busy bins (report), summed per slice */
-	s->ctx.names = a->names;
+	s->ctx.names = a->main->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
 		if (a->run[i] && stats_reports[i]->new) {
@@ -120,7 +118,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	int rc;
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
 		s->n++;
-		if (s->steps) steps_slice_add(s->steps, rec);
+		if (s->steps) cut_slice_add(&s->steps->c, rec);
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
@@ -129,7 +127,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		stats_fanout_add(&s->fan, rec);
 	}
 	s->ok = slices_whole(s->r, rc);
-	if (s->steps) steps_slice_end(s->steps);
+	if (s->steps) cut_slice_end(&s->steps->c);
 }
 
 static void shard_free(struct shard *s, size_t nreps)
@@ -177,11 +175,6 @@ static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_SLICE_STOP_NS, ctx->steps_prefix };
 }
 
-struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k)
-{
-	return steps_prefix_slices(r, k);
-}
-
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs)
 {
@@ -190,10 +183,6 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	struct stats_shards *a = xcalloc(1, sizeof(*a));
 	a->cut = cut;
 	a->main = ctx;
-	a->opts = ctx->opts;
-	a->sel = ctx->sel;
-	a->abs_time = ctx->out_base == 0;
-	a->names = ctx->names;
 	a->path = path;
 	a->run = run;
 	a->nreps = nreps;
@@ -258,7 +247,8 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			ctx->budget = &a->budget[i];
 			self[i] = stats_reports[i]->new(ctx);
-			if (stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0) ctx->merge_lost = 1;
+			if (stats_reports[i]->merge && stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0)
+				ctx->merge_lost = 1;
 		}
 		ctx->budget = NULL;
 		stats_ctx_merge(ctx, &s0->ctx, meta);

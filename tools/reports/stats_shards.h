@@ -1,6 +1,5 @@
 /* stats_shards.h — the reports of `gpuprof stats --threads N` that run in
- * shards (stats_report.h: a `merge`, or no state, and no need of the
- * context beyond what shards compute, stats_shard_needs), on K threads at
+ * shards (stats_report.h says which, and what they see), on K threads at
  * once; and the pass over the GPU operations that util's span of the steps
  * defers to the end, in slices too (stats_shards_gpu_pass).
  *
@@ -11,16 +10,13 @@
  * some slices read: the contexts' metadata are merged), and to the reports
  * that take them only on a trace whose metadata every slice reads whole
  * (format 1.4, gp_reader_meta_apart: stats_report_shardable).  The states
- * are merged in time order by the runner's tree of merges; the caller
- * merges slice 0's into its own.  Reports that join GPU operations to their calls (and to NVTX ranges: the caller's index, read by every
- * slice through a view of its own) get, from a slice's own join, the
- * operations whose call is in the slice too; one whose call is on the
- * other side of a cut waits in its slice's join until the merge of the two
- * (opjoin_merge), which delivers it to the earlier slice's states; the
- * last join's leftovers are delivered at the end as one join's would be.
- * The summaries of the slices share
- * one limit of exact values per report (analysis/core/summary.h): a table of at
- * most 2^20 values is exact and the same as one thread's.
+ * are merged in time order by the runner's tree of merges, the joins first
+ * (opjoin_merge); the caller merges slice 0's into its own, and the last
+ * join's leftovers are delivered at the end as one join's would be.  The
+ * NVTX ranges are the caller's index, read by every slice through a view
+ * of its own.  The summaries of the slices share one limit of exact values
+ * per report (analysis/core/summary.h): a table of at most 2^20 values is
+ * exact and the same as one thread's.
  *
  * Only a trace with a footer (its chunk table) is cut; a damaged one (a
  * slice's reader meets a corrupt frame, a truncation or an error) is not:
@@ -73,10 +69,6 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
  * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
-/* STATS_NEED_STEPS_SLICED: what the pre-pass notes for the steps' engines
- * of k slices (analysis/steps/steps_slice.h steps_prefix, ctx->steps_prefix);
- * NULL for k < 2. */
-struct steps_prefix *stats_shards_steps_prefix(gp_reader *r, int k);
 /* Waits for the threads; then, when every slice was read whole, merges the
  * slices into ctx (stats_ctx_merge; meta: ctx read no records itself) and
  * into self[i] (made here with new(ctx)) of each report run, and returns

@@ -13,11 +13,9 @@
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
-struct steps_report_state { struct steps_reports reps; };
-
 static void *steps_report_new(const struct stats_ctx *ctx)
 {
-	return xcalloc(1, sizeof(struct steps_report_state));
+	return xcalloc(1, sizeof(struct steps_reports));
 }
 
 /* In the default set when some process has steps. */
@@ -44,13 +42,6 @@ static void print_verbose(const struct stats_ctx *ctx)
 	}
 }
 
-/* Shards: the state is the tables only; the steps are the context's,
- * merged with it */
-static int steps_report_merge(void *self, void *src, const struct stats_ctx *ctx)
-{
-	return 0;
-}
-
 /* A step is reported when it starts in the selection. */
 static int row_selected(void *arg, const struct step_row *w)
 {
@@ -59,27 +50,26 @@ static int row_selected(void *arg, const struct step_row *w)
 
 static void steps_report_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
-	struct steps_report_state *s = self;
+	struct steps_reports *s = self;
 	if (ctx->opts->verbose) print_verbose(ctx);
 	struct steps_reports_opts o = { ctx->out_base, ctx->opts->keep_warmup,
 					ctx->sel->active ? row_selected : NULL, ctx };
-	steps_reports_fill_opts(&s->reps, ctx->pipe.steps, &o);
+	steps_reports_fill(s, ctx->pipe.steps, &o);
 	/* the tables move to the driver's; their notes stay here until free */
 	for (int k = 0; k < SR_COUNT; k++) {
 		report_free(&tables[k]);
-		tables[k] = s->reps.rep[k];
-		memset(&s->reps.rep[k], 0, sizeof(s->reps.rep[k]));
+		tables[k] = s->rep[k];
+		memset(&s->rep[k], 0, sizeof(s->rep[k]));
 	}
 }
 
 static void steps_report_free(void *self)
 {
-	struct steps_report_state *s = self;
-	steps_reports_free(&s->reps);
-	free(s);
+	steps_reports_free(self);
+	free(self);
 }
 
-/* In the order of steps_report_names (analysis/steps/steps_report.h). */
+/* In the order of SR_* (analysis/steps/steps_report.h). */
 static const struct stats_table steps_tables[SR_COUNT] = {
 	{ "steps",
 	  "training steps (docs/STEPS.md), one row per process: how they\n"
@@ -108,7 +98,7 @@ const struct stats_report stats_report_steps = {
 	.tables = steps_tables, .ntables = SR_COUNT,
 	.needs = STATS_NEED_STEPS,
 	.by_name = 1u << SR_ROWS,
-	.new = steps_report_new, .merge = steps_report_merge, .in_default = steps_report_in_default,
+	.new = steps_report_new, .in_default = steps_report_in_default,
 	.fill = steps_report_fill,
 	.free = steps_report_free,
 };

@@ -48,13 +48,6 @@ static void *util_new(const struct stats_ctx *ctx)
 	return xcalloc(1, sizeof(struct util_report));
 }
 
-/* Shards: the state is the title and note only; the figures are the
- * context's, merged with it */
-static int util_merge(void *self, void *src, const struct stats_ctx *ctx)
-{
-	return 0;
-}
-
 /* The cells a device row and a stream row share. */
 static void busy_cells(struct cell *c, uint32_t pid, uint32_t dev, const char *stream,
 		       const struct ivsum *k, const struct ivsum *cp, uint64_t span, const char *span_of)
@@ -130,11 +123,6 @@ static void util_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	}
 }
 
-static void util_free(void *self)
-{
-	free(self);
-}
-
 static const struct stats_table util_tables[] = {
 	{ "util",
 	  "GPU utilisation per device and stream: busy % = union of kernel\n"
@@ -155,5 +143,5 @@ static const struct stats_table util_tables[] = {
 const struct stats_report stats_report_util = {
 	.tables = util_tables, .ntables = 1,
 	.needs = STATS_NEED_SPAN | STATS_NEED_GPU | STATS_NEED_SHAPES | STATS_NEED_COUNTERS,
-	.new = util_new, .merge = util_merge, .fill = util_fill, .free = util_free,
+	.new = util_new, .fill = util_fill, .free = free,
 };

@@ -21,13 +21,6 @@ static void *win_new(const struct stats_ctx *ctx)
 	return xcalloc(1, sizeof(struct win_report));
 }
 
-/* Shards: the state is the title only; the windows and their kernels are
- * the context's, merged with it */
-static int win_merge(void *self, void *src, const struct stats_ctx *ctx)
-{
-	return 0;
-}
-
 static int win_in_default(void *self, const struct stats_ctx *ctx)
 {
 	return ctx->pipe.win.n > 0;
@@ -64,11 +57,6 @@ static void win_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	}
 }
 
-static void win_free(void *self)
-{
-	free(self);
-}
-
 static const struct stats_table win_tables[] = {
 	{ "windows",
 	  "the GPU-activity windows of a trace recorded with `gpuprof run\n"
@@ -81,5 +69,5 @@ static const struct stats_table win_tables[] = {
 const struct stats_report stats_report_windows = {
 	.tables = win_tables, .ntables = 1,
 	.needs = STATS_NEED_GPU,
-	.new = win_new, .merge = win_merge, .in_default = win_in_default, .fill = win_fill, .free = win_free,
+	.new = win_new, .in_default = win_in_default, .fill = win_fill, .free = free,
 };

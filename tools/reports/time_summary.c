@@ -181,11 +181,15 @@ void time_summary_fill(struct report *rep, struct summary_state *s, const struct
 	report_hide_uniform(rep, TS_DEVICE);
 }
 
-/* A memop group's name: "OPERATION\tSRC\tDST" (SRC empty for a memset). */
+static uint32_t kind8(uint32_t k) { return k < 255 ? k : 255; } /* 255: unknown, as any past the names */
+
+/* A memop group's name: "OPERATION\tSRC\tDST" (SRC empty for a memset); its
+ * string id, the parts: bit 31 for a memcpy, then its copy kind, and the
+ * source and destination memory kinds, 8 bits each. */
 size_t memop_group(struct summary_state *s, uint32_t pid, const gp_record *rec, uint64_t *dur, uint64_t *bytes)
 {
 	char name[128];
-	uint32_t dev;
+	uint32_t dev, id;
 	if (rec->type == GP_REC_MEMCPY) {
 		const gp_rec_memcpy *c = &rec->u.memcpy;
 		snprintf(name, sizeof(name), "[CUDA memcpy %s]\t%s\t%s", copy_kind_long(c->copy_kind),
@@ -193,36 +197,27 @@ size_t memop_group(struct summary_state *s, uint32_t pid, const gp_record *rec, 
 		*dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
 		*bytes = c->bytes;
 		dev = c->device_id;
+		id = 1u << 31 | kind8(c->copy_kind) << 16 | kind8(c->src_kind) << 8 | kind8(c->dst_kind);
 	} else {
 		const gp_rec_memset *z = &rec->u.memset;
 		snprintf(name, sizeof(name), "[CUDA memset]\t\t%s", mem_kind_name(z->mem_kind));
 		*dur = z->end_ns > z->start_ns ? z->end_ns - z->start_ns : 0;
 		*bytes = z->bytes;
 		dev = z->device_id;
+		id = kind8(z->mem_kind);
 	}
-	return summary_state_named(s, pid, dev, name);
-}
-
-/* The static name of memory kind `name` (n bytes), as mem_kind_name gives it. */
-static const char *mem_kind_name_of(const char *name, size_t n)
-{
-	for (uint32_t k = 0; k < 16; k++) {
-		const char *m = mem_kind_name(k);
-		if (strlen(m) == n && !strncmp(m, name, n)) return m;
-	}
-	return "unknown";
+	return group_of(s, pid, dev, id, name);
 }
 
 void memop_group_parts(const struct summary_state *s, size_t g, struct memop_parts *out)
 {
-	const char *name = summary_state_name(s, g);
-	const char *t1 = strchr(name, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	uint32_t id = s->meta[g].id;
 	memset(out, 0, sizeof(*out));
-	if (!t2) { /* not a memop group name */
-		snprintf(out->op, sizeof(out->op), "%s", name);
-		return;
+	if (id >> 31) {
+		snprintf(out->op, sizeof(out->op), "[CUDA memcpy %s]", copy_kind_long(id >> 16 & 0xff));
+		out->src = mem_kind_name(id >> 8 & 0xff);
+	} else {
+		snprintf(out->op, sizeof(out->op), "[CUDA memset]");
 	}
-	snprintf(out->op, sizeof(out->op), "%.*s", (int)(t1 - name), name);
-	out->src = t2 > t1 + 1 ? mem_kind_name_of(t1 + 1, (size_t)(t2 - t1 - 1)) : NULL;
-	out->dst = mem_kind_name_of(t2 + 1, strlen(t2 + 1));
+	out->dst = mem_kind_name(id & 0xff);
 }

@@ -91,7 +91,8 @@ void time_summary_fill(struct report *rep, struct summary_state *s, const struct
 /* memops/memsize: the group of a memcpy or memset record of process pid:
  * its operation ("[CUDA memcpy Host-to-Device]", "[CUDA memset]") and
  * memory kinds (a copy's source and destination, a memset's memory: pinned
- * and pageable host memory apart) on its device.  *dur and *bytes set. */
+ * and pageable host memory apart) on its device, its id those parts (not
+ * a string id).  *dur and *bytes set. */
 size_t memop_group(struct summary_state *s, uint32_t pid, const gp_record *rec, uint64_t *dur, uint64_t *bytes);
 /* The parts of memop group g: operation, source and destination memory
  * kinds (mem_kind_name; src NULL for a memset). */

@@ -102,9 +102,7 @@ void opjoin_set_reader(struct opjoin *j, gp_reader *r)
 /* An operation waits for its call. */
 static void pend_push(struct opjoin *j, const struct gpu_op *op)
 {
-	struct pending_op p;
-	memset(&p, 0, sizeof(p));
-	p.op = *op;
+	struct pending_op p = { .op = *op };
 	uint64_t *slot = u64map_get(&j->pend_idx, key_of(op->pid, op->corr), 1);
 	p.prev = *slot ? *slot - 1 : NONE;
 	VEC_PUSH(j->pend, j->pn, j->pcap, p);
@@ -206,16 +204,12 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 		if (c->held && !may_be_inner(j, c)) release(j, c);
 		return;
 	}
-	struct call nc;
-	memset(&nc, 0, sizeof(nc));
-	nc.corr = a->correlation_id;
-	nc.s = a->start_ns;
-	nc.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-	nc.pid = pid; nc.tid = tid; nc.name_id = a->name_id; nc.stack_id = a->stack_id;
-	nc.launch = (uint8_t)launch; /* 0: not waited for (failed, or activity not recorded then) */
-	nc.graph = kind == GP_LAUNCH_GRAPH;
-	nc.ok = a->status == 0;
-	nc.runtime = a->domain == GP_API_RUNTIME;
+	/* launch 0: not waited for (failed, or activity not recorded then) */
+	struct call nc = { .corr = a->correlation_id, .s = a->start_ns,
+			   .e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns,
+			   .pid = pid, .tid = tid, .name_id = a->name_id, .stack_id = a->stack_id,
+			   .launch = (uint8_t)launch, .graph = kind == GP_LAUNCH_GRAPH, .ok = a->status == 0,
+			   .runtime = a->domain == GP_API_RUNTIME };
 	call_push(j, &nc);
 	c = &j->calls[j->cn - 1];
 	/* operations that came first */
@@ -243,37 +237,8 @@ static int kernel_class(struct opjoin *j, uint32_t name_id)
 void opjoin_gpu(struct opjoin *j, uint32_t pid, const gp_record *rec)
 {
 	struct gpu_op op;
-	memset(&op, 0, sizeof(op));
-	op.pid = pid;
-	switch (rec->type) {
-	case GP_REC_KERNEL: {
-		const gp_rec_kernel *k = &rec->u.kernel;
-		op.s = k->start_ns; op.e = k->end_ns; op.corr = k->correlation_id;
-		op.device = k->device_id; op.stream = k->stream_id; op.name_id = k->name_id;
-		op.graph_node = k->graph_node_id;
-		op.kind = OP_KERNEL;
-		op.cls = (uint8_t)kernel_class(j, k->name_id);
-		break;
-	}
-	case GP_REC_MEMCPY: {
-		const gp_rec_memcpy *m = &rec->u.memcpy;
-		op.s = m->start_ns; op.e = m->end_ns; op.corr = m->correlation_id;
-		op.device = m->device_id; op.stream = m->stream_id;
-		op.bytes = m->bytes; op.copy_kind = m->copy_kind;
-		op.kind = OP_MEMCPY; op.cls = OPC_MEMORY;
-		break;
-	}
-	case GP_REC_MEMSET:
-		/* the same leading fields as a memcpy, by another name */
-		op.s = rec->u.memset.start_ns; op.e = rec->u.memset.end_ns; op.corr = rec->u.memset.correlation_id;
-		op.device = rec->u.memset.device_id; op.stream = rec->u.memset.stream_id;
-		op.bytes = rec->u.memset.bytes;
-		op.kind = OP_MEMSET; op.cls = OPC_MEMORY;
-		break;
-	default:
-		return;
-	}
-	if (op.e < op.s) op.e = op.s;
+	if (!gpu_op_of(rec, pid, &op)) return;
+	if (op.kind == OP_KERNEL) op.cls = (uint8_t)kernel_class(j, op.name_id);
 	struct call *c = op.corr ? call_find(j, pid, op.corr) : NULL;
 	if (c || !op.corr) {
 		deliver(j, &op, c);
@@ -498,10 +463,7 @@ void opjoin_merge(struct opjoin *dst, struct opjoin *src)
 	join_across(dst, src, dst);
 	for (size_t i = src->phead; i < src->pn; i++)
 		if (!src->pend[i].done) pend_push(dst, &src->pend[i].op);
-	dst->counts.ops += src->counts.ops;
-	dst->counts.ops_no_call += src->counts.ops_no_call;
-	dst->counts.calls_no_op += src->counts.calls_no_op;
-	dst->counts.gave_up += src->counts.gave_up;
+	opjoin_take_counts(src, &dst->counts);
 	/* what one join would have let go by src's end */
 	opjoin_advance(dst, src->now);
 	src->chead = src->cn;

@@ -65,6 +65,41 @@ struct launch_call {
 	uint8_t graph, ok;       /* ok: the call returned success */
 };
 
+/* A KERNEL, MEMCPY or MEMSET record of pid as an operation without its
+ * call (e >= s; a kernel's class OPC_COMPUTE until the join classes it by
+ * name): 1, or 0 for another record.  Inline: a caller that reads a few
+ * fields (once a record, in the passes) makes only those. */
+static inline int gpu_op_of(const gp_record *rec, uint32_t pid, struct gpu_op *op)
+{
+	switch (rec->type) {
+	case GP_REC_KERNEL: {
+		const gp_rec_kernel *k = &rec->u.kernel;
+		*op = (struct gpu_op){ .s = k->start_ns, .e = k->end_ns, .corr = k->correlation_id, .pid = pid,
+				       .device = k->device_id, .stream = k->stream_id, .name_id = k->name_id,
+				       .kind = OP_KERNEL, .graph_node = k->graph_node_id };
+		break;
+	}
+	case GP_REC_MEMCPY: {
+		const gp_rec_memcpy *m = &rec->u.memcpy;
+		*op = (struct gpu_op){ .s = m->start_ns, .e = m->end_ns, .corr = m->correlation_id, .pid = pid,
+				       .device = m->device_id, .stream = m->stream_id, .kind = OP_MEMCPY,
+				       .cls = OPC_MEMORY, .bytes = m->bytes, .copy_kind = m->copy_kind };
+		break;
+	}
+	case GP_REC_MEMSET: {
+		const gp_rec_memset *m = &rec->u.memset;
+		*op = (struct gpu_op){ .s = m->start_ns, .e = m->end_ns, .corr = m->correlation_id, .pid = pid,
+				       .device = m->device_id, .stream = m->stream_id, .kind = OP_MEMSET,
+				       .cls = OPC_MEMORY, .bytes = m->bytes };
+		break;
+	}
+	default:
+		return 0;
+	}
+	if (op->e < op->s) op->e = op->s;
+	return 1;
+}
+
 typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
 typedef void (*opjoin_call_cb)(void *ctx, const struct launch_call *c);
 

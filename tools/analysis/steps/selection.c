@@ -153,7 +153,6 @@ static int resolve_times(struct selection *s, gp_reader *r, const struct sel_opt
 static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct sel_opts *o,
 			const struct step_detect_opts *detect, char *err, size_t n)
 {
-	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
 	struct attribution *a = p->attr;
 	if (o->range) {
 		struct ivset iv = { 0 };
@@ -177,7 +176,7 @@ static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct 
 	if (o->have_steps) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
-		int why = steps_intervals(p, o, detect ? detect : &dflt, &iv, err, n, &cnt);
+		int why = steps_intervals(p, o, detect, &iv, err, n, &cnt);
 		if (why < 0) {
 			free(iv.v);
 			return why;

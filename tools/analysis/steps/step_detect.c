@@ -159,27 +159,10 @@ static struct dproc *proc_get(struct step_detect *d, uint32_t pid)
 
 void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
 {
-	struct sample sm;
-	switch (rec->type) {
-	case GP_REC_KERNEL:
-		sm.s = rec->u.kernel.start_ns; sm.e = rec->u.kernel.end_ns;
-		sm.sig = step_sig(OP_KERNEL, rec->u.kernel.name_id, 0, 0);
-		sm.q = step_stream_key(rec->u.kernel.device_id, rec->u.kernel.stream_id);
-		break;
-	case GP_REC_MEMCPY:
-		sm.s = rec->u.memcpy.start_ns; sm.e = rec->u.memcpy.end_ns;
-		sm.sig = step_sig(OP_MEMCPY, 0, rec->u.memcpy.copy_kind, rec->u.memcpy.bytes);
-		sm.q = step_stream_key(rec->u.memcpy.device_id, rec->u.memcpy.stream_id);
-		break;
-	case GP_REC_MEMSET:
-		sm.s = rec->u.memset.start_ns; sm.e = rec->u.memset.end_ns;
-		sm.sig = step_sig(OP_MEMSET, 0, 0, rec->u.memset.bytes);
-		sm.q = step_stream_key(rec->u.memset.device_id, rec->u.memset.stream_id);
-		break;
-	default:
-		return;
-	}
-	if (sm.e < sm.s) sm.e = sm.s;
+	struct gpu_op op;
+	if (!gpu_op_of(rec, pid, &op)) return;
+	struct sample sm = { op.s, op.e, step_sig(op.kind, op.name_id, op.copy_kind, op.bytes),
+			     step_stream_key(op.device, op.stream) };
 	struct dproc *p = proc_get(d, pid);
 	if (p->n >= d->sample_max) { p->dropped++; return; }
 	VEC_PUSH(p->v, p->n, p->cap, sm);
@@ -266,10 +249,7 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		int is_new;
 		size_t *slot = strmap_get(&idx, grp, &is_new);
 		if (is_new) {
-			struct group ng0;
-			memset(&ng0, 0, sizeof(ng0));
-			ng0.name = xstrdup(grp);
-			ng0.first = x.s;
+			struct group ng0 = { .name = xstrdup(grp), .first = x.s };
 			*slot = ng;
 			VEC_PUSH(g, ng, cg, ng0);
 		}
@@ -606,19 +586,18 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		if (bc) best = bc;
 	}
 	int by_copy = best && sig_htod(best->sig);
+	struct cand found = best ? *best : (struct cand){ 0 };
 	free(sl.cnt);
+	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+	free(oc); free(ctx);
 	if (!best) {
 		snprintf(pl->what, sizeof(pl->what),
 			 "no steps: no GPU operation starts a repeating sequence (first %zu operations looked at%s)", n,
 			 subloops ? "; only sub-loops repeat" : "");
-		free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
-		free(oc); free(ctx);
 		return;
 	}
-	uint64_t best_sig = best->sig, best_ctx = best->ctx;
-	size_t best_len = best->len, best_m = best->m, best_segs = best->c - 1;
-	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
-	free(oc); free(ctx);
+	uint64_t best_sig = found.sig, best_ctx = found.ctx;
+	size_t best_len = found.len, best_m = found.m, best_segs = found.c - 1;
 	if (best_len < 2) {
 		/* one operation over and over (a job's last kernels before it ran
 		 * out of memory): a repeat, not a training step */
@@ -723,12 +702,6 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 		return -1;
 	}
 	return 0;
-}
-
-int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err)
-{
-	step_detect_plan_ranges(d, a);
-	return step_detect_plan_samples(d, err);
 }
 
 size_t step_detect_nplans(const struct step_detect *d) { return d->np; }

@@ -14,8 +14,9 @@
  *    of one such operation to the launch call of the next.
  *
  * Lifecycle: step_detect_new; step_detect_gpu for each GPU record of the
- * trace (a bounded sample per process is kept); step_detect_finish with the
- * attribution component that holds the trace's NVTX ranges; then the plans. */
+ * trace (a bounded sample per process is kept); step_detect_plan_ranges
+ * with the attribution component that holds the trace's NVTX ranges, then
+ * step_detect_plan_samples; then the plans. */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEP_DETECT_H
 #define GPUPROF_ANALYSIS_STEPS_STEP_DETECT_H
 
@@ -62,18 +63,16 @@ struct step_detect *step_detect_new(gp_reader *r, const struct step_detect_opts 
 void step_detect_free(struct step_detect *d); /* NULL ok */
 /* KERNEL, MEMCPY and MEMSET records of pid (others ignored). */
 void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec);
-/* Decides, per process that has GPU operations or NVTX ranges.  Returns 0,
- * or -1 when range_name was given and no process has such a range (the
- * message is in *err, static). */
-int step_detect_finish(struct step_detect *d, const struct attribution *a, const char **err);
-/* step_detect_finish in two halves, for a caller that reads the sample
- * after the ranges (the pre-pass in slices): step_detect_proc gives a
- * process its place in the plans' order (that of its first GPU record;
- * step_detect_gpu gives it one too); step_detect_plan_ranges makes the
- * plans of the NVTX ranges; step_detect_sample_wanted says whether pid's
- * plan is made from its sample (then *room: how many more operations the
- * sample takes); step_detect_plan_samples makes those plans and returns
- * what step_detect_finish returns. */
+/* The plans, per process that has GPU operations or NVTX ranges, in two
+ * halves (a caller may read the sample after the ranges: the pre-pass in
+ * slices): step_detect_proc gives a process its place in the plans' order
+ * (that of its first GPU record; step_detect_gpu gives it one too);
+ * step_detect_plan_ranges makes the plans of the NVTX ranges;
+ * step_detect_sample_wanted says whether pid's plan is made from its
+ * sample (then *room: how many more operations the sample takes);
+ * step_detect_plan_samples makes those plans and returns 0, or -1 when
+ * range_name was given and no process has such a range (the message is in
+ * *err, static). */
 void step_detect_proc(struct step_detect *d, uint32_t pid);
 void step_detect_plan_ranges(struct step_detect *d, const struct attribution *a);
 int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t *room);

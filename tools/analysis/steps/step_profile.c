@@ -16,7 +16,6 @@ struct step_profile {
 	const struct steps_run *sr;
 	struct step_profile_proc *p; size_t np, cp;
 	struct kernel_names kn;
-	u64map copies;            /* (pid, corr) of a memcpy/memset waiting to join -> kind << 56 | bytes */
 	uint32_t ids[MAX_RANGES];
 };
 
@@ -79,20 +78,10 @@ static struct sp_entry *entry(struct sp_list *l, const char *name)
 	return &l->v[*slot];
 }
 
-static uint64_t copy_key(uint32_t pid, uint64_t corr) { return ((uint64_t)pid << 40) ^ corr; }
-
 /* the opjoin callback: one GPU operation with its launch call */
 static void on_op(void *ctx, const struct gpu_op *op)
 {
 	struct step_profile *sp = ctx;
-	uint64_t packed = 0;
-	if (op->kind != OP_KERNEL) {
-		uint64_t *v = u64map_get(&sp->copies, copy_key(op->pid, op->corr), MAP_FIND);
-		if (v) {
-			packed = *v;
-			u64map_del(&sp->copies, copy_key(op->pid, op->corr));
-		}
-	}
 	struct step_profile_proc *p = proc_of(sp, op->pid, 0);
 	if (!p || !op->has_call) return;
 	const struct sp_step *st = step_at(p, op->call_s);
@@ -118,18 +107,12 @@ static void on_op(void *ctx, const struct gpu_op *op)
 			entry(&p->list[SP_RANGE], attribution_name(a, ar.name))->kernel_ns += dur;
 		}
 	} else {
-		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name((uint32_t)(packed >> 56));
+		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name(op->copy_kind);
 		struct sp_entry *c = entry(&p->list[SP_COPY], kind);
 		c->count++;
 		c->ns += dur;
-		c->bytes += packed & ((1ull << 56) - 1);
+		c->bytes += op->bytes;
 	}
-}
-
-static uint32_t source_tid(gp_reader *r, const gp_record *rec)
-{
-	const gp_rec_source *src = gp_reader_source(r, rec->source_id);
-	return src ? src->tid : 0;
 }
 
 int step_profile_run(struct step_profile *sp)
@@ -145,55 +128,28 @@ int step_profile_run(struct step_profile *sp)
 	uint64_t n = 0, now = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++n);
-		uint32_t pid;
-		switch (rec->type) {
-		case GP_REC_API: {
+		/* the launch join as the steps' second pass feeds it */
+		step_pass2_add(r, rec, j, NULL, win, &now);
+		if (rec->type == GP_REC_API) {
 			const gp_rec_api *a = &rec->u.api;
-			pid = tool_pid(r, rec);
-			opjoin_api(j, pid, a->tid ? a->tid : source_tid(r, rec), a, steps_gpu_recorded(win, pid, a->start_ns));
-			struct step_profile_proc *p = proc_of(sp, pid, 0);
-			if (!p || !step_at(p, a->start_ns)) break;
+			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
+			if (!p || !step_at(p, a->start_ns)) continue;
 			const char *name = tool_str(r, a->name_id);
 			struct sp_entry *e = entry(&p->list[SP_API], name);
 			e->count++;
 			e->ns += a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
 			e->flags = (step_api_is_sync(name) ? SP_SYNC : 0) |
 				   (strstr(name, "emcpy") ? SP_COPYCALL : 0);
-			break;
-		}
-		case GP_REC_MEMCPY: case GP_REC_MEMSET: {
-			pid = tool_pid(r, rec);
-			uint64_t bytes = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.bytes : rec->u.memset.bytes;
-			uint64_t kind = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.copy_kind : 0;
-			uint64_t corr = rec->type == GP_REC_MEMCPY ? rec->u.memcpy.correlation_id
-							     : rec->u.memset.correlation_id;
-			if (bytes >= (1ull << 56)) bytes = (1ull << 56) - 1;
-			*u64map_get(&sp->copies, copy_key(pid, corr), MAP_INSERT) = (kind & 0xff) << 56 | bytes;
-			opjoin_gpu(j, pid, rec);
-			break;
-		}
-		case GP_REC_KERNEL:
-			opjoin_gpu(j, tool_pid(r, rec), rec);
-			break;
-		case GP_REC_NVTX_RANGE: {
+		} else if (rec->type == GP_REC_NVTX_RANGE) {
 			const gp_rec_nvtx_range *g = &rec->u.nvtx_range;
 			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
 			const struct sp_step *st = p ? step_at(p, g->start_ns) : NULL;
-			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) break;
+			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) continue;
 			char *name = tool_range_name(r, g);
 			struct sp_entry *e = entry(&p->list[SP_RANGE], name);
 			free(name);
 			e->count++;
 			e->ns += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
-			break;
-		}
-		default:
-			continue;
-		}
-		uint64_t t = gp_record_time(rec);
-		if (t > now) {
-			now = t;
-			opjoin_advance(j, now);
 		}
 	}
 	opjoin_finish(j);
@@ -222,6 +178,5 @@ void step_profile_free(struct step_profile *sp)
 	}
 	free(sp->p);
 	kernel_names_free(&sp->kn);
-	u64map_free(&sp->copies);
 	free(sp);
 }

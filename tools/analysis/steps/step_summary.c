@@ -11,8 +11,7 @@
 
 static struct qstats qstats_of(double *v, size_t n)
 {
-	struct qstats q;
-	memset(&q, 0, sizeof(q));
+	struct qstats q = { 0 };
 	if (!n) return q;
 	double sum = 0;
 	for (size_t i = 0; i < n; i++) sum += v[i];
@@ -27,7 +26,7 @@ static struct qstats qstats_of(double *v, size_t n)
 }
 
 /* The figure that what-differs and the statistics look at, by index. */
-enum fig { F_TIME, F_KERNELS, F_KERNEL_NS, F_SYNC, F_ALLOC, F_PAUSE, F_BUCKET0 };
+enum fig { F_TIME, F_KERNELS, F_KERNEL_NS, F_GPU_WORK, F_SYNC, F_ALLOC, F_PAUSE, F_BUCKET0 };
 #define NFIG (F_BUCKET0 + SB_COUNT)
 
 static double fig(const struct step_row *w, int f)
@@ -36,6 +35,7 @@ static double fig(const struct step_row *w, int f)
 	case F_TIME: return (double)(w->e - w->s);
 	case F_KERNELS: return (double)w->kernels;
 	case F_KERNEL_NS: return (double)w->kernel_ns;
+	case F_GPU_WORK: return (double)(w->kernel_ns + w->memop_ns);
 	case F_SYNC: return (double)w->sync_calls;
 	case F_ALLOC: return (double)w->alloc_calls;
 	case F_PAUSE: return (double)w->pause_max;
@@ -51,13 +51,13 @@ int step_counted(const struct step_row *w, int keep_warmup)
 	return COUNTED(w, keep_warmup);
 }
 
-/* Median of figure f over the counted rows (keep: warm-up kept). */
-static double median_counted(const struct steps_proc *p, int f, int keep, double *buf)
+/* Figure f of the counted rows (keep: warm-up kept) into buf; how many. */
+static size_t counted(const struct steps_proc *p, int f, int keep, double *buf)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->nrows; i++)
 		if (COUNTED(&p->rows[i], keep)) buf[n++] = fig(&p->rows[i], f);
-	return quantile_of(buf, n, 0.5);
+	return n;
 }
 
 /* Median of figure f over the rows idx[0 .. k) that are not partial. */
@@ -160,13 +160,13 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	int keep = keep_warmup;
 	/* the counted steps: medians of every figure */
 	double med[NFIG];
-	for (int f = 0; f < NFIG; f++) med[f] = median_counted(p, f, keep, buf);
+	for (int f = 0; f < NFIG; f++) med[f] = quantile_of(buf, counted(p, f, keep, buf), 0.5);
 	size_t m = 0;
 	uint64_t first = UINT64_MAX, last = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct step_row *w = &p->rows[i];
 		if (!COUNTED(w, keep)) continue;
-		buf[m++] = fig(w, F_TIME);
+		m++;
 		out->wall += w->e - w->s;
 		if (w->s < first) first = w->s;
 		if (w->e > last) last = w->e;
@@ -181,31 +181,17 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	out->ncounted = m;
 	if (!m) { free(buf); return; }
 	out->span = last - first;
-	out->time = qstats_of(buf, m);
-	out->spread_pct = out->time.med > 0 ? 100.0 * (out->time.p90 - out->time.p10) / out->time.med : 0;
+	out->time = qstats_of(buf, counted(p, F_TIME, keep, buf));
 	uint64_t busy = out->bucket[SB_COMPUTE] + out->bucket[SB_COMM] + out->bucket[SB_MEMORY];
 	out->busy_pct = out->wall ? 100.0 * (double)busy / (double)out->wall : 0;
-	for (int k = 0; k < SB_COUNT; k++) {
-		size_t q = 0;
-		for (size_t i = 0; i < n; i++)
-			if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].bucket[k];
-		out->bucket_q[k] = qstats_of(buf, q);
-	}
-	size_t q = 0;
-	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernels;
-	out->kernels = qstats_of(buf, q);
-	q = 0;
-	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernel_ns;
-	out->kernel_ns = qstats_of(buf, q);
-	q = 0;
-	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)(p->rows[i].kernel_ns + p->rows[i].memop_ns);
-	out->gpu_work = qstats_of(buf, q);
+	for (int k = 0; k < SB_COUNT; k++) out->bucket_q[k] = qstats_of(buf, counted(p, F_BUCKET0 + k, keep, buf));
+	out->kernels = qstats_of(buf, counted(p, F_KERNELS, keep, buf));
+	out->kernel_ns = qstats_of(buf, counted(p, F_KERNEL_NS, keep, buf));
+	out->gpu_work = qstats_of(buf, counted(p, F_GPU_WORK, keep, buf));
 	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
 	p->runs_ahead = out->runs_ahead;
 	double *acc[3] = { &out->cpu_med, &out->gpu_med, &out->delay_med };
+	size_t q;
 	for (int f = 0; f < 3; f++) {
 		q = 0;
 		for (size_t i = 0; i < n; i++) {

@@ -34,7 +34,6 @@ struct step_summary {
 	size_t nwarm, ncounted, noutliers;
 	int warmup_kept;
 	struct qstats time;
-	double spread_pct;
 	uint64_t wall;                      /* sum of the counted steps' times */
 	uint64_t span;                      /* first counted start .. last counted end */
 	double busy_pct;                    /* (compute + comm + memory) / wall */

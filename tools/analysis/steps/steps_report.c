@@ -11,9 +11,8 @@
 #include "analysis/steps/step_summary.h"
 #include "common/util.h"
 
-const char *const steps_report_names[SR_COUNT] = {
-	"steps", "step_buckets", "step_launch", "step_outliers", "step_phases", "step_rows",
-};
+/* report_define with a column array's length */
+#define DEFINE(rep, title, cols) report_define(rep, title, cols, (int)(sizeof(cols) / sizeof((cols)[0])))
 
 static const struct col summary_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Method", "method", COL_STR, COL_EVERYWHERE }, { "Steps", "steps", COL_INT, COL_EVERYWHERE },
@@ -22,14 +21,12 @@ static const struct col summary_cols[] = {
 	{ "Spread (%)", "spread_pct", COL_F1, COL_EVERYWHERE }, { "GPU Busy (%)", "gpu_busy_pct", COL_F1, COL_EVERYWHERE },
 	{ "Outliers", "outliers", COL_INT, COL_EVERYWHERE }, { "Steps Are", "defined_by", COL_STR, COL_PROSE },
 };
-#define NSUMMARY (int)(sizeof(summary_cols) / sizeof(summary_cols[0]))
 
 static const struct col bucket_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Bucket", "bucket", COL_STR, COL_EVERYWHERE }, { "Total (ns)", "total_ns", COL_INT, COL_EVERYWHERE },
 	{ "Step Time (%)", "step_time_pct", COL_F1, COL_EVERYWHERE }, { "Med (ns)", "median_ns", COL_INT, COL_EVERYWHERE },
 	{ "P90 (ns)", "p90_ns", COL_INT, COL_EVERYWHERE }, { "Max (ns)", "max_ns", COL_INT, COL_EVERYWHERE }, { "Meaning", "meaning", COL_STR, COL_PROSE },
 };
-#define NBUCKET (int)(sizeof(bucket_cols) / sizeof(bucket_cols[0]))
 
 static const struct col launch_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Launched Ops", "launched_ops", COL_INT, COL_EVERYWHERE },
@@ -40,14 +37,12 @@ static const struct col launch_cols[] = {
 	{ "Kernels/Step Med", "kernels_per_step_med", COL_F1, COL_EVERYWHERE },
 	{ "Kernel Time/Step Med (ns)", "kernel_ns_per_step_med", COL_INT, COL_EVERYWHERE },
 };
-#define NLAUNCH (int)(sizeof(launch_cols) / sizeof(launch_cols[0]))
 
 static const struct col outlier_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Step", "step", COL_ID, COL_EVERYWHERE }, { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE },
 	{ "Time (ns)", "time_ns", COL_INT, COL_EVERYWHERE }, { "vs Med (%)", "vs_median_pct", COL_F1, COL_EVERYWHERE },
 	{ "What Differs", "what_differs", COL_STR, COL_PROSE },
 };
-#define NOUTLIER (int)(sizeof(outlier_cols) / sizeof(outlier_cols[0]))
 
 static const struct col phase_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Steps", "steps", COL_INT, COL_EVERYWHERE }, { "Kernels", "kernels", COL_INT, COL_EVERYWHERE },
@@ -55,7 +50,6 @@ static const struct col phase_cols[] = {
 	{ "Of Step Kernels (%)", "of_step_kernel_pct", COL_F1, COL_EVERYWHERE }, { "Memops", "memops", COL_INT, COL_EVERYWHERE },
 	{ "Memop Time (ns)", "memop_ns", COL_INT, COL_EVERYWHERE }, { "Phase", "phase", COL_STR, COL_EVERYWHERE },
 };
-#define NPHASE (int)(sizeof(phase_cols) / sizeof(phase_cols[0]))
 
 static const struct col row_cols[] = {
 	{ "PID", "pid", COL_ID, COL_EVERYWHERE }, { "Step", "step", COL_ID, COL_EVERYWHERE }, { "Start (ns)", "start_ns", COL_INT, COL_EVERYWHERE },
@@ -69,7 +63,6 @@ static const struct col row_cols[] = {
 	{ "Allocs", "alloc_calls", COL_INT, COL_EVERYWHERE }, { "Host Pause", "host_pause_ns", COL_INT, COL_EVERYWHERE },
 	{ "Flags", "flags", COL_STR, COL_EVERYWHERE }, { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
-#define NROW (int)(sizeof(row_cols) / sizeof(row_cols[0]))
 
 static const char *const bucket_meaning[SB_COUNT] = {
 	"a computation kernel runs",
@@ -171,13 +164,7 @@ static void fill_rows(struct report *rep, const struct steps_proc *p, const stru
 	}
 }
 
-void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep)
-{
-	struct steps_reports_opts o = { base, keep, NULL, NULL };
-	steps_reports_fill_opts(out, st, &o);
-}
-
-void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o)
+void steps_reports_fill(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o)
 {
 	uint64_t base = o->base;
 	int keep = o->keep_warmup;
@@ -185,17 +172,17 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 	const struct attribution *a = steps_attribution(st);
 	struct report *R = out->rep;
 	report_init(&R[SR_SUMMARY], "steps");
-	report_define(&R[SR_SUMMARY], "Training Steps (docs/STEPS.md)", summary_cols, NSUMMARY);
+	DEFINE(&R[SR_SUMMARY], "Training Steps (docs/STEPS.md)", summary_cols);
 	report_init(&R[SR_BUCKETS], "step_buckets");
-	report_define(&R[SR_BUCKETS], "Step Time by Bucket (counted steps; adds up to the step time)", bucket_cols, NBUCKET);
+	DEFINE(&R[SR_BUCKETS], "Step Time by Bucket (counted steps; adds up to the step time)", bucket_cols);
 	report_init(&R[SR_LAUNCH], "step_launch");
-	report_define(&R[SR_LAUNCH], "Kernel Launch Statistics over the Counted Steps (HTA definitions)", launch_cols, NLAUNCH);
+	DEFINE(&R[SR_LAUNCH], "Kernel Launch Statistics over the Counted Steps (HTA definitions)", launch_cols);
 	report_init(&R[SR_OUTLIERS], "step_outliers");
-	report_define(&R[SR_OUTLIERS], "Outlier Steps", outlier_cols, NOUTLIER);
+	DEFINE(&R[SR_OUTLIERS], "Outlier Steps", outlier_cols);
 	report_init(&R[SR_PHASES], "step_phases");
-	report_define(&R[SR_PHASES], "GPU Work Launched per Phase (NVTX ranges directly inside the steps)", phase_cols, NPHASE);
+	DEFINE(&R[SR_PHASES], "GPU Work Launched per Phase (NVTX ranges directly inside the steps)", phase_cols);
 	report_init(&R[SR_ROWS], "step_rows");
-	report_define(&R[SR_ROWS], "Steps, One Row Each (ns)", row_cols, NROW);
+	DEFINE(&R[SR_ROWS], "Steps, One Row Each (ns)", row_cols);
 	struct step_row *sel_rows = NULL;
 	size_t csel = 0;
 	for (size_t i = 0; i < steps_nprocs(st); i++) {
@@ -251,17 +238,20 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 		cell_num(&c[2], (double)p->nrows);
 		cell_num(&c[3], (double)sm.nwarm);
 		cell_num(&c[4], (double)sm.ncounted);
-		if (sm.ncounted && sm.runs_ahead) {
-			/* the host's steps are shorter than the work they issue: the
-			 * pipeline's step time is the GPU's, and the GPU's busy share
-			 * of the host's short windows says nothing */
-			const struct qstats *g = &sm.gpu_work;
+		/* a host that runs ahead: its steps are shorter than the work they
+		 * issue, the pipeline's step time is the GPU's, and the GPU's busy
+		 * share of the host's short windows says nothing */
+		const struct qstats *g = sm.runs_ahead ? &sm.gpu_work : &sm.time;
+		if (sm.ncounted) {
 			cell_num(&c[5], g->med);
 			cell_num(&c[6], g->p90);
 			cell_num(&c[7], g->max);
 			cell_num(&c[8], g->min);
-			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0);
+			cell_num(&c[9], g->med > 0 ? 100.0 * (g->p90 - g->p10) / g->med : 0); /* spread */
+			if (!sm.runs_ahead) cell_num(&c[10], sm.busy_pct);
 			cell_num(&c[11], (double)sm.noutliers);
+		}
+		if (sm.ncounted && sm.runs_ahead) {
 			char *what = NULL;
 			note_add(&what, "host runs ahead, times are the GPU's: %s", pl->what);
 			cell_str(&c[12], what);
@@ -273,15 +263,6 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 				 "   the buckets and step rows are of the host's step windows.\n",
 				 (double)sm.wall / (double)sm.ncounted / 1e6, g->mean / 1e6, STEP_RUN_AHEAD);
 		} else {
-			if (sm.ncounted) {
-				cell_num(&c[5], sm.time.med);
-				cell_num(&c[6], sm.time.p90);
-				cell_num(&c[7], sm.time.max);
-				cell_num(&c[8], sm.time.min);
-				cell_num(&c[9], sm.spread_pct);
-				cell_num(&c[10], sm.busy_pct);
-				cell_num(&c[11], (double)sm.noutliers);
-			}
 			cell_str(&c[12], pl->what);
 		}
 		if (sm.ncounted) {

@@ -18,15 +18,11 @@
 #include "analysis/steps/steps.h"
 
 enum { SR_SUMMARY, SR_BUCKETS, SR_LAUNCH, SR_OUTLIERS, SR_PHASES, SR_ROWS, SR_COUNT };
-extern const char *const steps_report_names[SR_COUNT];
 
 struct steps_reports {
 	struct report rep[SR_COUNT];
 	char *note[SR_COUNT];  /* owned; rep[i].note points here */
 };
-
-/* After steps_finish.  base: the trace start (header start_trace_ns). */
-void steps_reports_fill(struct steps_reports *out, struct steps *st, uint64_t base, int keep_warmup);
 
 struct steps_reports_opts {
 	uint64_t base;           /* Start columns count from it (the trace start; 0: absolute) */
@@ -36,8 +32,8 @@ struct steps_reports_opts {
 	int (*row_selected)(void *arg, const struct step_row *w);
 	void *arg;
 };
-/* The same, with options. */
-void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o);
+/* After steps_finish. */
+void steps_reports_fill(struct steps_reports *out, struct steps *st, const struct steps_reports_opts *o);
 void steps_reports_free(struct steps_reports *out);
 
 #endif

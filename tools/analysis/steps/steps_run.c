@@ -43,8 +43,7 @@ static void pass1_procs(void *arg, const gp_record *rec)
 int steps_run(gp_reader *r, const struct steps_run_opts *opts, struct steps_run *out, int *read_rc,
 	      const char **err)
 {
-	struct steps_run_opts o = { { STEP_WANT_AUTO, NULL, 0 },
-				    ATTR_ANY_THREAD, 0 };
+	struct steps_run_opts o = { { STEP_WANT_AUTO, NULL, 0 }, ATTR_ANY_THREAD, 0 };
 	if (opts) o = *opts;
 	memset(out, 0, sizeof(*out));
 	u64map_init(&out->seen_thread);
@@ -66,18 +65,17 @@ void steps_run_free(struct steps_run *sr)
 	memset(sr, 0, sizeof(*sr));
 }
 
-int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid)
-{
-	for (size_t k = 0; k < sr->nprocs; k++)
-		if (sr->procs[k].pid == pid) return sr->procs[k].rank;
-	return -1;
-}
-
 const struct steps_run_proc *steps_run_process(const struct steps_run *sr, uint32_t pid)
 {
 	for (size_t k = 0; k < sr->nprocs; k++)
 		if (sr->procs[k].pid == pid) return &sr->procs[k];
 	return NULL;
+}
+
+int32_t steps_run_rank(const struct steps_run *sr, uint32_t pid)
+{
+	const struct steps_run_proc *p = steps_run_process(sr, pid);
+	return p ? p->rank : -1;
 }
 
 size_t steps_run_threads(const struct steps_run *sr, uint32_t pid)

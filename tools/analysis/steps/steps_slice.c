@@ -25,7 +25,7 @@ struct steps_prefix {
 	int have;
 };
 
-struct steps_prefix *steps_prefix_new(int k, const uint64_t *from)
+static struct steps_prefix *steps_prefix_new(int k, const uint64_t *from)
 {
 	struct steps_prefix *pf = xcalloc(1, sizeof(*pf));
 	pf->k = k;
@@ -60,21 +60,9 @@ static void prefix_note(struct steps_prefix *pf)
 
 int steps_prefix_op(const gp_record *rec, uint64_t *dur)
 {
-	uint64_t s, e;
-	switch (rec->type) {
-	case GP_REC_KERNEL:
-		s = rec->u.kernel.start_ns, e = rec->u.kernel.end_ns;
-		break;
-	case GP_REC_MEMCPY:
-		s = rec->u.memcpy.start_ns, e = rec->u.memcpy.end_ns;
-		break;
-	case GP_REC_MEMSET:
-		s = rec->u.memset.start_ns, e = rec->u.memset.end_ns;
-		break;
-	default:
-		return 0;
-	}
-	*dur = e > s ? e - s : 0;
+	struct gpu_op op;
+	if (!gpu_op_of(rec, 0, &op)) return 0;
+	*dur = op.e - op.s;
 	return 1;
 }
 
@@ -145,7 +133,7 @@ void steps_prefix_print(const struct steps_prefix *pf, FILE *f)
 	}
 }
 
-void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts)
+static void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts)
 {
 	memset(o, 0, sizeof(*o));
 	o->cuts = cuts;
@@ -153,7 +141,7 @@ void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts)
 	o->stop_crossed = xcalloc((size_t)cuts->k, 1);
 }
 
-void slice_order_free(struct slice_order *o)
+static void slice_order_free(struct slice_order *o)
 {
 	free(o->srcmax);
 	free(o->lead_crossed);
@@ -162,7 +150,7 @@ void slice_order_free(struct slice_order *o)
 }
 
 /* one timed before an earlier one of its source marks the cuts the pair spans */
-void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
+static void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
 {
 	if (src >= o->nsrc) vec_reserve_zeroed((void **)&o->srcmax, &o->nsrc, (size_t)src + 1, sizeof(*o->srcmax));
 	uint64_t *m = &o->srcmax[src];
@@ -179,7 +167,7 @@ void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
 	}
 }
 
-int slice_order_crosses(const struct slice_order *o, int c, int gap)
+static int slice_order_crosses(const struct slice_order *o, int c, int gap)
 {
 	return c > 0 && c < o->cuts->k && (o->lead_crossed[c] || (gap && o->stop_crossed[c]));
 }
@@ -424,21 +412,6 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 			steps_set_longest(s->st, (uint32_t)cuts->prefix->at[ix].slot[i].key, cuts->prefix->at[ix].slot[i].val);
 	cut_slice_init(&s->c, &steps_engine, r, cuts, ix, ix ? cuts->from[ix] : 0, steps_op, s->st);
 	return s;
-}
-
-const struct attribution *steps_slice_attribution(const struct steps_slice *s)
-{
-	return s->a;
-}
-
-void steps_slice_add(struct steps_slice *s, const gp_record *rec)
-{
-	cut_slice_add(&s->c, rec);
-}
-
-void steps_slice_end(struct steps_slice *s)
-{
-	cut_slice_end(&s->c);
 }
 
 void steps_slice_free(struct steps_slice *s)

@@ -73,7 +73,6 @@
  * record in the order of one pass (the pre-pass) before the slices start,
  * or set from the pre-pass' slices (reports/stats_prepass_prefix.h). */
 struct steps_prefix;
-struct steps_prefix *steps_prefix_new(int k, const uint64_t *from); /* from: the cuts (copied) */
 void steps_prefix_add(struct steps_prefix *pf, gp_reader *r, const gp_record *rec);
 void steps_prefix_free(struct steps_prefix *pf); /* NULL ok */
 /* The cuts: k, and *from the cuts' times (from[0] = 0). */
@@ -115,10 +114,6 @@ struct slice_order {
 				   * from[c], the later before lead[c] */
 	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + stop_ns */
 };
-void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts);
-void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t);
-int slice_order_crosses(const struct slice_order *o, int c, int gap);
-void slice_order_free(struct slice_order *o);
 
 /* How the slices' engines were merged. */
 struct steps_slice_merged {
@@ -209,15 +204,8 @@ struct steps_slice {
  * GPU-activity windows win (read only), names from r. */
 struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
 				    const struct winset *win, const struct steps_cuts *cuts, int ix);
-/* Its view of the attribution index (NULL: none), for a view that shares
- * its queries' state (attribution_view_sharing). */
-const struct attribution *steps_slice_attribution(const struct steps_slice *s);
 /* The time window slice ix must read (gp_reader_set_time_window). */
 void steps_slice_window(const struct steps_cuts *cuts, int ix, uint64_t *from, uint64_t *to);
-/* Every record of the window, in the reader's time order. */
-void steps_slice_add(struct steps_slice *s, const gp_record *rec);
-/* The end of its records (cut_slice_end). */
-void steps_slice_end(struct steps_slice *s);
 void steps_slice_free(struct steps_slice *s); /* NULL ok */
 
 /* Where the engine of the slice that starts at cut begins (lead[i]): the
