@@ -130,6 +130,14 @@ $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TES
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
+# tools/common/spill: records and bytes through the file and back, readers on threads, failures
+TEST_SPILL := $(TOOLST_DIR)/test_spill
+TEST_SPILL_OBJS := $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
+	$(B)/obj/tools/common/demangle.o
+$(TEST_SPILL): tests/tools/test_spill.c tests/tools/splitmix.h $(TEST_SPILL_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_SPILL_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm -lpthread
+
 # common/report.c's fitting of a table to a width, demangle.c's name_fit
 TEST_TABLE_FIT := $(TOOLST_DIR)/test_table_fit
 $(TEST_TABLE_FIT): tests/tools/test_table_fit.c $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
@@ -153,8 +161,8 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_TABLE_FIT) \
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) \
 	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
