@@ -79,7 +79,7 @@ $(TEST_GP_ALLOC): tests/tools/test_gp_alloc.c tests/tools/cbid_check.h libprof/g
 # tools/analysis/join/opjoin + attribution: the one rule on a hand-made sequence
 TEST_ATTRIBUTION := $(TOOLST_DIR)/test_attribution
 TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/analysis/join/opjoin.o \
-	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
 $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
@@ -109,11 +109,12 @@ $(TEST_IVPAIR_MERGE): tests/tools/test_ivpair_merge.c tests/tools/splitmix.h $(T
 
 # tools/analysis/join/attribution: the compact index against brute force, and its bytes per range
 TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
-TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/util.o
+TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/spill.o \
+	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
 $(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/splitmix.h $(TEST_ATTRIBUTION_INDEX_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_INDEX_OBJS) \
-		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
 # tools/analysis/gpu/counters: folded series against brute force, at any slice count, bounded
 TEST_COUNTERS := $(TOOLST_DIR)/test_counters
