@@ -36,7 +36,7 @@
 
 #define STARTEND_DEPTH UINT16_MAX
 #define CHUNK 32                      /* a lane's positions a record of the position spill */
-#define ATTR_MEM_CAP ((size_t)16 << 20) /* each spill's bytes in memory */
+#define ATTR_MEM_CAP ((size_t)8 << 20) /* each spill's bytes in memory: a trace of ~350,000 ranges stays there */
 
 struct by_id { uint64_t s, e; uint32_t name, lane; };
 struct by_pos { uint64_t s, maxe; uint32_t id, pad; };
@@ -75,6 +75,12 @@ struct attribution {
  * answer is kept and given again for the same process, thread and call
  * start.  A pointer, so that a query through a const attribution may
  * update it; queries are for one thread at a time. */
+struct lane_hint {
+	size_t lo;                /* the first position whose range starts after t */
+	uint64_t lo_s;            /* its start (UINT64_MAX: none) */
+	struct by_pos prev;       /* position lo - 1 (lo > 0) */
+};
+
 struct attr_memo {
 	int refs;                 /* the views that share it (attribution_view_sharing) */
 	int has;
@@ -83,8 +89,10 @@ struct attr_memo {
 	uint32_t *ids; size_t n, cap;
 	/* per lane: where attribution_at's last search in it ended.  Queries
 	 * come nearly in time order, so the next one gallops from there (a
-	 * few probes near it instead of ~log2(ranges) across the lane). */
-	size_t *hint; size_t nhint;
+	 * few probes near it instead of ~log2(ranges) across the lane), or
+	 * ends there without a read while t is still between the same two
+	 * starts (the kernels of one range). */
+	struct lane_hint *hint; size_t nhint;
 	struct spill_reader *rid, *rpos; /* made at the first read */
 };
 
@@ -351,27 +359,33 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 		if ((a->rule == ATTR_SAME_THREAD && l->tid != tid) || t < l->min_s || t >= l->maxe) continue;
 		/* lo: the first range of the lane with s > t (ranges before it
 		 * start at or before t), bracketed from the last answer */
-		size_t lo = 0, hi = l->n, h = a->memo->hint[li];
-		if (h > l->n) h = l->n;
-		if (h < l->n && lane_at(a, l, h).s <= t) {
-			size_t step = 1;
-			lo = h + 1;
-			while (lo + step <= l->n && lane_at(a, l, lo + step - 1).s <= t) lo += step, step *= 2;
-			hi = lo + step <= l->n ? lo + step - 1 : l->n;
-		} else {
-			size_t step = 1;
-			hi = h;
-			while (hi >= step && lane_at(a, l, hi - step).s > t) hi -= step, step *= 2;
-			lo = hi >= step ? hi - step + 1 : 0;
+		struct lane_hint *hn = &a->memo->hint[li];
+		size_t lo = hn->lo, hi = l->n, h = hn->lo;
+		if (!(lo > 0 && lo <= l->n && hn->prev.s <= t && t < hn->lo_s)) {
+			lo = 0;
+			if (h > l->n) h = l->n;
+			if (h < l->n && lane_at(a, l, h).s <= t) {
+				size_t step = 1;
+				lo = h + 1;
+				while (lo + step <= l->n && lane_at(a, l, lo + step - 1).s <= t) lo += step, step *= 2;
+				hi = lo + step <= l->n ? lo + step - 1 : l->n;
+			} else {
+				size_t step = 1;
+				hi = h;
+				while (hi >= step && lane_at(a, l, hi - step).s > t) hi -= step, step *= 2;
+				lo = hi >= step ? hi - step + 1 : 0;
+			}
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (lane_at(a, l, mid).s <= t) lo = mid + 1;
+				else hi = mid;
+			}
+			hn->lo = lo;
+			hn->lo_s = lo < l->n ? lane_at(a, l, lo).s : UINT64_MAX;
+			if (lo) hn->prev = lane_at(a, l, lo - 1);
 		}
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (lane_at(a, l, mid).s <= t) lo = mid + 1;
-			else hi = mid;
-		}
-		a->memo->hint[li] = lo;
 		for (size_t k = lo; k-- > 0;) {
-			const struct by_pos p = lane_at(a, l, k);
+			const struct by_pos p = k + 1 == lo ? hn->prev : lane_at(a, l, k);
 			if (p.maxe <= t) break; /* nothing at or before k reaches t */
 			if ((l->overlap ? range_rec(a, p.id).e : p.maxe) > t) {
 				if (n < max) out[n] = p.id;

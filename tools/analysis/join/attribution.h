@@ -25,7 +25,7 @@
  * for the next query of the same call); attribution_view gives another
  * thread queries of its own over the same index.
  * Memory: independent of the number of ranges: 48 bytes a range in two
- * spills (common/spill.h: 16 MiB each in memory, the rest in $TMPDIR), and
+ * spills (common/spill.h: 8 MiB each in memory, the rest in $TMPDIR), and
  * in memory 4 bytes a lane's 32 ranges, the names and the lanes
  * (attribution.c); a view or query state, its readers' caches (512 KiB). */
 #ifndef GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
