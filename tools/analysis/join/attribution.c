@@ -47,6 +47,7 @@ struct lane {
 	uint8_t kind;             /* its first range's; others in odd_kind */
 	uint8_t unsorted;         /* its starts fell in add order: sorted at the index */
 	uint8_t overlap;          /* an end fell: a range's end is not its maxe */
+	uint8_t crossed;          /* a range ends after the next one starts (else t is in one at most) */
 	size_t n;
 	uint64_t min_s, maxe;     /* its ranges' first start and last end: a query outside needs no read */
 	uint64_t last_s;          /* the add phase's */
@@ -253,6 +254,7 @@ uint32_t attribution_add_range_named(struct attribution *a, uint32_t pid, uint32
 	if (l->n && s < l->last_s) l->unsorted = 1;
 	if (!l->n || s < l->min_s) l->min_s = s;
 	if (e < l->maxe) l->overlap = 1;
+	if (l->n && s < l->maxe) l->crossed = 1;
 	if (e > l->maxe) l->maxe = e;
 	l->last_s = s;
 	*lane_w(a, l, l->n) = (struct by_pos){ s, l->maxe, id, 0 };
@@ -285,10 +287,11 @@ static void sort_lane(struct attribution *a, struct lane *l)
 	for (size_t k = 0; k < l->n; k++) v[k] = *lane_w(a, l, k);
 	qsort(v, l->n, sizeof(*v), cmp_start_id);
 	uint64_t m = 0;
-	l->overlap = 0;
+	l->overlap = l->crossed = 0;
 	for (size_t k = 0; k < l->n; k++) {
 		uint64_t e = ((const struct by_id *)spill_get(a->byid, v[k].id))->e;
 		if (e < m) l->overlap = 1;
+		if (k && v[k].s < m) l->crossed = 1;
 		if (e > m) m = e;
 		v[k].maxe = m;
 		*lane_w(a, l, k) = v[k];
@@ -391,6 +394,7 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 				if (n < max) out[n] = p.id;
 				n++;
 			}
+			if (!l->crossed) break; /* the ranges before end before this one starts */
 		}
 	}
 	return n;
