@@ -4,9 +4,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "common/spill.h"
 #include "common/tool.h"
 #include "reports/stats_prepass_prefix.h"
 #include "analysis/core/slices.h"
@@ -22,76 +21,86 @@ struct pp_range {
 
 /* A slice's ranges in key order, encoded: varints, the key's pmax as the
  * rise from the one before, the start from pmax and the end from the
- * start (~20 bytes a range, against 56 as a struct: the trace's every
- * range is held here until the replay); the names apart, 4 bytes each, so
- * that a merge can renumber them in place.  A merge keeps the slices'
- * lists apart (merged into one copy, they were the pre-pass's peak: every
- * range twice at once); the replay takes them in key order. */
+ * start (~20 bytes a range, against 56 as a struct), in a spill of bytes
+ * (common/spill.h): the trace's every range is held here until the replay,
+ * so past PP_MEM_CAP a slice's go to disk.  A merge keeps the slices' lists
+ * apart (merged into one copy, they were the pre-pass's peak: every range
+ * twice at once), each with the map of its names to the merged slice's;
+ * the replay takes them in key order. */
+#define PP_MEM_CAP ((size_t)2 << 20)
+#define PP_FIELDS 11             /* the varints of a range */
+
 struct pp_ranges {
-	struct bytes b;
-	uint32_t *name; size_t n, cname;
+	struct spill *b;         /* NULL: none yet */
+	size_t n;
 	uint64_t pmax;           /* the last one's (encoding) */
+	uint32_t *nmap; size_t nnmap; /* merged: its names' indices in the slice it is in (NULL: its own) */
 };
 
 static void ranges_put(struct pp_ranges *l, const struct pp_range *x)
 {
-	bytes_varint(&l->b, x->k.pmax - l->pmax); /* rises in a list that is kept (a wrap decodes too) */
+	/* the key's pmax rises in a list that is kept (a wrap decodes too) */
+	const uint64_t v[PP_FIELDS] = { x->k.pmax - l->pmax, x->k.src, x->k.chunk, x->k.at,
+					zigzag_enc((int64_t)(x->s - x->k.pmax)), zigzag_enc((int64_t)(x->e - x->s)),
+					x->pid, x->tid, x->depth, x->kind, x->name };
+	uint8_t buf[PP_FIELDS * 10], *p = buf;
+	for (int i = 0; i < PP_FIELDS; i++) p += varint_enc(p, v[i]);
+	if (!l->b) l->b = spill_new(1, PP_MEM_CAP);
+	spill_write(l->b, buf, (size_t)(p - buf));
 	l->pmax = x->k.pmax;
-	bytes_varint(&l->b, x->k.src);
-	bytes_varint(&l->b, x->k.chunk);
-	bytes_varint(&l->b, x->k.at);
-	bytes_varint(&l->b, zigzag_enc((int64_t)(x->s - x->k.pmax)));
-	bytes_varint(&l->b, zigzag_enc((int64_t)(x->e - x->s)));
-	bytes_varint(&l->b, x->pid);
-	bytes_varint(&l->b, x->tid);
-	bytes_varint(&l->b, x->depth);
-	bytes_varint(&l->b, x->kind);
-	VEC_PUSH(l->name, l->n, l->cname, x->name);
+	l->n++;
 }
 
-/* Reading a list: where, the pmax before, how many read; the pages read
- * whole that went back to the system (release_read): its bytes up to
- * gone_b, its names up to gone_n. */
-struct pp_cursor { const uint8_t *p; uint64_t pmax; size_t i; uintptr_t gone_b, gone_n; };
+/* Reading a list: a window of its bytes (buf[at, len), those from off on
+ * not read yet), the pmax before, how many ranges read. */
+struct pp_cursor { uint8_t buf[4096]; size_t at, len, off; uint64_t pmax; size_t i; };
 
-/* The whole pages of [*gone, upto) back to the system once there is a MiB
- * of them: the replay reads each list once, in order, and frees it at the
- * end, so its pages read are not wanted (MADV_DONTNEED: they would read as
- * zeros; the free writes at most its own bookkeeping there).  So the lists
- * shrink while the index they fill grows, instead of both being whole at
- * the replay's end (~24 bytes a range more: 0.7 GiB at 1e9 events of the
- * bench trace). */
-static void release_read(uintptr_t *gone, uintptr_t upto)
+static void ranges_get(struct pp_ranges *l, struct pp_cursor *c, struct pp_range *x)
 {
-	static uintptr_t page;
-	if (!page) page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	if (!*gone) *gone = (upto + page - 1) & ~(page - 1); /* the list's first whole page */
-	uintptr_t end = upto & ~(page - 1);
-	if (end < *gone + ((uintptr_t)1 << 20)) return;
-	madvise((void *)*gone, end - *gone, MADV_DONTNEED);
-	*gone = end;
-}
-
-static void ranges_get(const struct pp_ranges *l, struct pp_cursor *c, struct pp_range *x)
-{
-	x->k.pmax = c->pmax += varint_dec(&c->p);
-	x->k.src = (uint32_t)varint_dec(&c->p);
-	x->k.chunk = (uint32_t)varint_dec(&c->p);
-	x->k.at = (uint32_t)varint_dec(&c->p);
-	x->s = x->k.pmax + (uint64_t)zigzag_dec(varint_dec(&c->p));
-	x->e = x->s + (uint64_t)zigzag_dec(varint_dec(&c->p));
-	x->pid = (uint32_t)varint_dec(&c->p);
-	x->tid = (uint32_t)varint_dec(&c->p);
-	x->depth = (uint16_t)varint_dec(&c->p);
-	x->kind = (uint8_t)varint_dec(&c->p);
-	x->name = l->name[c->i++];
+	if (c->len - c->at < PP_FIELDS * 10) {
+		memmove(c->buf, c->buf + c->at, c->len - c->at);
+		c->len -= c->at;
+		c->at = 0;
+		size_t got = spill_read(l->b, c->off, c->buf + c->len, sizeof(c->buf) - c->len);
+		c->off += got;
+		c->len += got;
+	}
+	const uint8_t *p = c->buf + c->at;
+	uint64_t v[PP_FIELDS];
+	for (int i = 0; i < PP_FIELDS; i++) v[i] = varint_dec(&p);
+	c->at = (size_t)(p - c->buf);
+	c->i++;
+	x->k.pmax = c->pmax += v[0];
+	x->k.src = (uint32_t)v[1];
+	x->k.chunk = (uint32_t)v[2];
+	x->k.at = (uint32_t)v[3];
+	x->s = x->k.pmax + (uint64_t)zigzag_dec(v[4]);
+	x->e = x->s + (uint64_t)zigzag_dec(v[5]);
+	x->pid = (uint32_t)v[6];
+	x->tid = (uint32_t)v[7];
+	x->depth = (uint16_t)v[8];
+	x->kind = (uint8_t)v[9];
+	x->name = l->nmap ? l->nmap[v[10]] : (uint32_t)v[10];
 }
 
 static void ranges_free(struct pp_ranges *l)
 {
-	bytes_free(&l->b);
-	free(l->name);
+	spill_free(l->b);
+	free(l->nmap);
 	memset(l, 0, sizeof(*l));
+}
+
+/* A list merged into another slice: its names (those of the slice it was
+ * in, name[i] in the slice it goes to) renamed through name. */
+static void ranges_rename(struct pp_ranges *l, const uint32_t *name, size_t nname)
+{
+	if (!l->nmap) {
+		l->nmap = xmalloc((nname ? nname : 1) * sizeof(*l->nmap));
+		memcpy(l->nmap, name, nname * sizeof(*name));
+		l->nnmap = nname;
+	} else {
+		for (size_t i = 0; i < l->nnmap; i++) l->nmap[i] = name[l->nmap[i]];
+	}
 }
 
 struct pp_win {
@@ -329,11 +338,11 @@ static void slice_merge(void *arg, int dst, int src)
 		return;
 	}
 	uint32_t *name = xmalloc((s->nnames ? s->nnames : 1) * sizeof(*name));
+	size_t nname = s->nnames;
 	for (size_t i = 0; i < s->nnames; i++) name[i] = name_of(d, s->names[i]);
 	s->nnames = 0; /* its names are dst's now */
-	for (size_t i = 0; i < s->rv.n; i++) s->rv.name[i] = name[s->rv.name[i]];
-	for (size_t j = 0; j < s->nrparts; j++)
-		for (size_t i = 0; i < s->rparts[j].n; i++) s->rparts[j].name[i] = name[s->rparts[j].name[i]];
+	ranges_rename(&s->rv, name, nname);
+	for (size_t j = 0; j < s->nrparts; j++) ranges_rename(&s->rparts[j], name, nname);
 	free(name);
 	VEC_PUSH(d->rparts, d->nrparts, d->crparts, s->rv);
 	for (size_t j = 0; j < s->nrparts; j++) VEC_PUSH(d->rparts, d->nrparts, d->crparts, s->rparts[j]);
@@ -359,20 +368,17 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 	/* its names' indices in the attribution + 1 (0: not yet): interned
 	 * when first met here, so in one thread's order */
 	uint32_t *gname = xcalloc(s->nnames ? s->nnames : 1, sizeof(*gname));
-	/* the lists: its own and the merged slices', taken in key order */
+	/* the lists: its own and the merged slices', taken in key order, each
+	 * freed once read */
 	size_t np = 1 + s->nrparts;
-	const struct pp_ranges **L = xmalloc(np * sizeof(*L));
+	struct pp_ranges **L = xmalloc(np * sizeof(*L));
 	struct pp_cursor *cur = xcalloc(np, sizeof(*cur));
 	struct pp_range *head = xmalloc(np * sizeof(*head)); /* each list's next one */
 	char *live = xcalloc(np, 1);                         /* it has a next one */
 	L[0] = &s->rv;
 	for (size_t j = 0; j < s->nrparts; j++) L[1 + j] = &s->rparts[j];
-	for (size_t j = 0; j < np; j++) {
-		cur[j].p = L[j]->b.v;
-		release_read(&cur[j].gone_b, (uintptr_t)L[j]->b.v);
-		release_read(&cur[j].gone_n, (uintptr_t)L[j]->name);
+	for (size_t j = 0; j < np; j++)
 		if ((live[j] = L[j]->n > 0)) ranges_get(L[j], &cur[j], &head[j]);
-	}
 	for (;;) {
 		size_t m = np;
 		for (size_t j = 0; j < np; j++)
@@ -380,10 +386,7 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 		if (m == np) break;
 		const struct pp_range xm = head[m], *x = &xm;
 		if ((live[m] = cur[m].i < L[m]->n)) ranges_get(L[m], &cur[m], &head[m]);
-		if (!(cur[m].i & 4095)) {
-			release_read(&cur[m].gone_b, (uintptr_t)cur[m].p);
-			release_read(&cur[m].gone_n, (uintptr_t)(L[m]->name + cur[m].i));
-		}
+		else ranges_free(L[m]);
 		gp_rec_nvtx_range n;
 		memset(&n, 0, sizeof(n));
 		n.start_ns = x->s;

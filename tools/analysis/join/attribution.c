@@ -8,51 +8,56 @@
  * looks at every lane of the process (ATTR_ANY_THREAD) or the lanes of the
  * calling thread (ATTR_SAME_THREAD): a binary search per lane.
  *
- * The storage, 16 bytes a range (a day's trace holds millions of ranges:
- * this was the largest thing `stats` held, at 44 bytes), by range id:
- *   start   4: signed offset from its block's base (the start of the
- *              block's first range; a block is 64 ids, which are added in
- *              pop order, so close in time); a start 2^31 ns or more away
- *              keeps its value in a map
- *   length  4: a range of 2^32-1 ns or more keeps its end in a map
- *   name and lane 4: 16 bits each while both fit (the lane holds pid,
- *              thread, depth and kind); past that two arrays of 4 bytes
- * and by lane position the id (4).  The running maximum of the ends (8 a
- * range) is kept only for the lanes where it is not the range's own end:
- * those whose ranges overlap (start/end ranges). */
+ * The storage is two spills (common/spill.h), so that the index costs disk
+ * past ATTR_MEM_CAP, not memory, however many ranges the trace has (a
+ * day's trace holds tens of millions: at 16 bytes a range in memory it
+ * was the largest thing every command held):
+ *   by range id (24 bytes): start, end, name, lane;
+ *   by lane position (24 bytes): start, the running maximum of the ends
+ *     up to it (the range's own end where the ends rise, so a push/pop
+ *     lane needs no other), the range's id.
+ * A lane's positions are chunks of CHUNK records of the second spill,
+ * written as its ranges come (pop order, which within one thread and one
+ * depth is start order), so the index needs no sort of the ranges: only a
+ * lane whose starts do not rise in that order (start/end ranges, a damaged
+ * trace) is read back, sorted and written again, that lane alone in
+ * memory.  What stays in memory grows with the lanes, names and processes,
+ * and by 4 bytes a chunk (CHUNK ranges of a lane).  Queries come nearly in
+ * time order (the steps' pass, a slice's), so the spills' blocks they read
+ * are few at a time and stay in the query state's caches (one reader per
+ * spill, attr_memo: a view's own, for the threads of --threads). */
 #include "analysis/join/attribution.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/spill.h"
 #include "common/util.h"
 
 #define STARTEND_DEPTH UINT16_MAX
-#define LONG_LEN UINT32_MAX      /* len[]: the end is in long_e */
-#define FAR_OFF INT32_MIN        /* soff[]: the start is in far_s */
-#define BLOCK_SHIFT 6            /* 64 ids share a start base */
-#define NO_MAXE SIZE_MAX
+#define CHUNK 32                      /* a lane's positions a record of the position spill */
+#define ATTR_MEM_CAP ((size_t)8 << 20) /* each spill's bytes in memory: a trace of ~350,000 ranges stays there */
+
+struct by_id { uint64_t s, e; uint32_t name, lane; };
+struct by_pos { uint64_t s, maxe; uint32_t id, pad; };
 
 struct lane {
 	uint32_t pid, tid;
 	uint16_t depth;
 	uint8_t kind;             /* its first range's; others in odd_kind */
-	size_t off, n;            /* ids[off .. off+n) sorted by start, then id */
-	size_t maxe_off;          /* maxe[maxe_off + k]: running max of ends; NO_MAXE: the ends rise */
+	uint8_t unsorted;         /* its starts fell in add order: sorted at the index */
+	uint8_t overlap;          /* an end fell: a range's end is not its maxe */
+	uint8_t crossed;          /* a range ends after the next one starts (else t is in one at most) */
+	size_t n;
+	uint64_t min_s, maxe;     /* its ranges' first start and last end: a query outside needs no read */
+	uint64_t last_s;          /* the add phase's */
+	uint32_t *chunk; size_t cchunk; /* its positions' records in pos */
 };
 
 struct attribution {
 	enum attr_rule rule;
-	/* by range id */
-	int32_t *soff; size_t csoff;   /* start - sbase[id >> BLOCK_SHIFT], or FAR_OFF */
-	uint64_t *sbase; size_t nsbase, csbase;
-	uint32_t *len; size_t clen;
-	uint32_t *nl; size_t cnl;      /* name << 16 | lane while packed */
-	int wide;                      /* name and lane in name[] and lane[] instead */
-	uint32_t *name, *lane;         /* lane: index (in pid, tid, depth order after the index) */
+	struct spill *byid, *pos;
 	size_t nr;
-	u64map far_s;             /* id -> start, for FAR_OFF */
-	u64map long_e;            /* id -> end, for ranges of LONG_LEN ns or more */
 	u64map odd_kind;          /* id -> kind, for a range whose kind is not its lane's */
 	strmap name_idx; char **names; size_t nnames, cnames;
 	struct lane *lanes; size_t nlanes, clanes;
@@ -60,10 +65,9 @@ struct attribution {
 	u64map lane_idx;          /* thread number << 16 | depth -> lane + 1 (add phase) */
 	uint32_t nthreads;
 	/* the index */
-	uint32_t *ids;            /* by lane, then start */
-	uint64_t *maxe; size_t nmaxe, cmaxe;
-	u64map pid_lanes;         /* pid -> first lane index + 1; a pid's lanes are contiguous */
-	struct attr_memo *memo;   /* attribution_op's last answer (a query changes it) */
+	uint32_t *order;          /* lanes in (pid, tid, depth) order */
+	u64map pid_lanes;         /* pid -> first place in order + 1; a pid's lanes are contiguous */
+	struct attr_memo *memo;   /* attribution_op's last answer, the spills' readers (a query changes it) */
 	const struct attribution *of; /* a view (attribution_view): whose index this is; NULL: its own */
 };
 
@@ -72,6 +76,12 @@ struct attribution {
  * answer is kept and given again for the same process, thread and call
  * start.  A pointer, so that a query through a const attribution may
  * update it; queries are for one thread at a time. */
+struct lane_hint {
+	size_t lo;                /* the first position whose range starts after t */
+	uint64_t lo_s;            /* its start (UINT64_MAX: none) */
+	struct by_pos prev;       /* position lo - 1 (lo > 0) */
+};
+
 struct attr_memo {
 	int refs;                 /* the views that share it (attribution_view_sharing) */
 	int has;
@@ -80,8 +90,11 @@ struct attr_memo {
 	uint32_t *ids; size_t n, cap;
 	/* per lane: where attribution_at's last search in it ended.  Queries
 	 * come nearly in time order, so the next one gallops from there (a
-	 * few probes near it instead of ~log2(ranges) across the lane). */
-	size_t *hint; size_t nhint;
+	 * few probes near it instead of ~log2(ranges) across the lane), or
+	 * ends there without a read while t is still between the same two
+	 * starts (the kernels of one range). */
+	struct lane_hint *hint; size_t nhint;
+	struct spill_reader *rid, *rpos; /* made at the first read */
 };
 
 const char *attr_rule_name(enum attr_rule rule)
@@ -101,9 +114,9 @@ struct attribution *attribution_new(enum attr_rule rule)
 {
 	struct attribution *a = xcalloc(1, sizeof(*a));
 	a->rule = rule;
+	a->byid = spill_new(sizeof(struct by_id), ATTR_MEM_CAP);
+	a->pos = spill_new(CHUNK * sizeof(struct by_pos), ATTR_MEM_CAP);
 	strmap_init(&a->name_idx);
-	u64map_init(&a->far_s);
-	u64map_init(&a->long_e);
 	u64map_init(&a->odd_kind);
 	u64map_init(&a->thread_idx);
 	u64map_init(&a->lane_idx);
@@ -138,6 +151,8 @@ static void memo_free(struct attr_memo *m)
 	if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0) return; /* another view's still */
 	free(m->ids);
 	free(m->hint);
+	spill_reader_free(m->rid);
+	spill_reader_free(m->rpos);
 	free(m);
 }
 
@@ -152,60 +167,32 @@ void attribution_free(struct attribution *a)
 	for (size_t i = 0; i < a->nnames; i++) free(a->names[i]);
 	free(a->names);
 	strmap_free(&a->name_idx);
-	free(a->soff); free(a->sbase); free(a->len); free(a->nl); free(a->name); free(a->lane);
-	u64map_free(&a->far_s);
-	u64map_free(&a->long_e);
+	memo_free(a->memo); /* its readers before their spills */
+	spill_free(a->byid);
+	spill_free(a->pos);
 	u64map_free(&a->odd_kind);
+	for (size_t i = 0; i < a->nlanes; i++) free(a->lanes[i].chunk);
 	free(a->lanes);
-	memo_free(a->memo);
 	u64map_free(&a->thread_idx);
 	u64map_free(&a->lane_idx);
-	free(a->ids); free(a->maxe);
+	free(a->order);
 	u64map_free(&a->pid_lanes);
 	free(a);
 }
 
-static uint64_t range_start(const struct attribution *a, uint32_t id)
+/* Range id's record, through the query state's reader once indexed. */
+static struct by_id range_rec(const struct attribution *a, uint32_t id)
 {
-	if (a->soff[id] != FAR_OFF) return a->sbase[id >> BLOCK_SHIFT] + (uint64_t)(int64_t)a->soff[id];
-	return *u64map_get((u64map *)&a->far_s, id, MAP_FIND);
+	if (!a->order) return *(const struct by_id *)spill_get(a->byid, id);
+	if (!a->memo->rid) a->memo->rid = spill_reader_new(a->byid);
+	return *(const struct by_id *)spill_reader_at(a->memo->rid, id);
 }
 
-static uint64_t range_end(const struct attribution *a, uint32_t id)
+/* Position k of lane l, once indexed. */
+static struct by_pos lane_at(const struct attribution *a, const struct lane *l, size_t k)
 {
-	if (a->len[id] != LONG_LEN) return range_start(a, id) + a->len[id];
-	return *u64map_get((u64map *)&a->long_e, id, MAP_FIND);
-}
-
-static uint32_t range_name(const struct attribution *a, uint32_t id)
-{
-	return a->wide ? a->name[id] : a->nl[id] >> 16;
-}
-
-static uint32_t range_lane(const struct attribution *a, uint32_t id)
-{
-	return a->wide ? a->lane[id] : a->nl[id] & 0xffff;
-}
-
-static void set_lane(struct attribution *a, uint32_t id, uint32_t lane)
-{
-	if (a->wide) a->lane[id] = lane;
-	else a->nl[id] = (a->nl[id] & 0xffff0000u) | lane;
-}
-
-/* 65536 names or lanes: name and lane in arrays of their own from now on. */
-static void widen(struct attribution *a)
-{
-	size_t cap = a->cnl ? a->cnl : 16;
-	a->name = xmalloc(cap * sizeof(*a->name));
-	a->lane = xmalloc(cap * sizeof(*a->lane));
-	for (size_t i = 0; i < a->nr; i++) {
-		a->name[i] = a->nl[i] >> 16;
-		a->lane[i] = a->nl[i] & 0xffff;
-	}
-	free(a->nl);
-	a->nl = NULL;
-	a->wide = 1;
+	if (!a->memo->rpos) a->memo->rpos = spill_reader_new(a->pos);
+	return ((const struct by_pos *)spill_reader_at(a->memo->rpos, l->chunk[k / CHUNK]))[k % CHUNK];
 }
 
 /* The lane of (pid, tid, depth), made on first use. */
@@ -215,7 +202,7 @@ static uint32_t lane_of(struct attribution *a, uint32_t pid, uint32_t tid, uint1
 	if (!*th) *th = ++a->nthreads;
 	uint64_t *ln = u64map_get(&a->lane_idx, (*th - 1) << 16 | depth, MAP_INSERT);
 	if (!*ln) {
-		struct lane l = { pid, tid, depth, kind, 0, 0, NO_MAXE };
+		struct lane l = { .pid = pid, .tid = tid, .depth = depth, .kind = kind };
 		VEC_PUSH(a->lanes, a->nlanes, a->clanes, l);
 		*ln = a->nlanes;
 	}
@@ -240,38 +227,38 @@ uint32_t attribution_add_range(struct attribution *a, uint32_t pid, uint32_t tid
 	return attribution_add_range_named(a, pid, tid, n, attribution_name_intern(a, name));
 }
 
+/* Position k of lane l, to write (before the index); k == l->n: a new
+ * one, the first of a chunk making it. */
+static struct by_pos *lane_w(struct attribution *a, struct lane *l, size_t k)
+{
+	if (k == l->n && k % CHUNK == 0) {
+		size_t nc = k / CHUNK;
+		VEC_PUSH(l->chunk, nc, l->cchunk, (uint32_t)spill_count(a->pos));
+		spill_push(a->pos);
+	}
+	return (struct by_pos *)spill_at(a->pos, l->chunk[k / CHUNK]) + k % CHUNK;
+}
+
 uint32_t attribution_add_range_named(struct attribution *a, uint32_t pid, uint32_t tid, const gp_rec_nvtx_range *n,
 				     uint32_t nm)
 {
-	uint32_t id = (uint32_t)a->nr;
+	uint32_t id = (uint32_t)a->nr++;
 	uint64_t s = n->start_ns, e = n->end_ns > n->start_ns ? n->end_ns : n->start_ns;
 	uint8_t kind = (uint8_t)n->kind;
 	uint16_t depth = n->kind != GP_NVTX_PUSHPOP ? STARTEND_DEPTH
 			 : n->depth < STARTEND_DEPTH ? (uint16_t)n->depth : STARTEND_DEPTH - 1;
-	uint32_t l = lane_of(a, pid, tid, depth, kind);
-	if (a->lanes[l].kind != kind) *u64map_get(&a->odd_kind, id, MAP_INSERT) = kind;
-	uint32_t len = e - s < LONG_LEN ? (uint32_t)(e - s) : LONG_LEN;
-	if (len == LONG_LEN) *u64map_get(&a->long_e, id, MAP_INSERT) = e;
-	if (!(id & ((1u << BLOCK_SHIFT) - 1))) VEC_PUSH(a->sbase, a->nsbase, a->csbase, s);
-	int64_t off = (int64_t)(s - a->sbase[id >> BLOCK_SHIFT]);
-	int32_t soff = off > INT32_MIN && off <= INT32_MAX ? (int32_t)off : FAR_OFF;
-	if (soff == FAR_OFF) *u64map_get(&a->far_s, id, MAP_INSERT) = s;
-	if (!a->wide && (nm > 0xffff || l > 0xffff)) widen(a);
-	size_t nr = a->nr;
-	VEC_PUSH(a->soff, nr, a->csoff, soff);
-	nr = a->nr;
-	VEC_PUSH(a->len, nr, a->clen, len);
-	if (a->wide) {
-		size_t c = a->cnl;
-		nr = a->nr;
-		VEC_PUSH(a->name, nr, c, nm);
-		nr = a->nr;
-		VEC_PUSH(a->lane, nr, a->cnl, l);
-	} else {
-		nr = a->nr;
-		VEC_PUSH(a->nl, nr, a->cnl, nm << 16 | l);
-	}
-	a->nr++;
+	uint32_t li = lane_of(a, pid, tid, depth, kind);
+	struct lane *l = &a->lanes[li];
+	if (l->kind != kind) *u64map_get(&a->odd_kind, id, MAP_INSERT) = kind;
+	*(struct by_id *)spill_push(a->byid) = (struct by_id){ s, e, nm, li };
+	if (l->n && s < l->last_s) l->unsorted = 1;
+	if (!l->n || s < l->min_s) l->min_s = s;
+	if (e < l->maxe) l->overlap = 1;
+	if (l->n && s < l->maxe) l->crossed = 1;
+	if (e > l->maxe) l->maxe = e;
+	l->last_s = s;
+	*lane_w(a, l, l->n) = (struct by_pos){ s, l->maxe, id, 0 };
+	l->n++;
 	return id;
 }
 
@@ -287,10 +274,29 @@ static int cmp_lane_key(const void *x, const void *y)
 
 static int cmp_start_id(const void *x, const void *y)
 {
-	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	uint64_t si = range_start(sort_a, i), sj = range_start(sort_a, j);
-	if (si != sj) return si < sj ? -1 : 1;
-	return i < j ? -1 : i > j;
+	const struct by_pos *p = x, *q = y;
+	if (p->s != q->s) return p->s < q->s ? -1 : 1;
+	return p->id < q->id ? -1 : p->id > q->id;
+}
+
+/* A lane whose starts fell: its positions sorted by (start, id), the
+ * running maximum of the ends again.  The lane alone in memory. */
+static void sort_lane(struct attribution *a, struct lane *l)
+{
+	struct by_pos *v = xmalloc(l->n * sizeof(*v));
+	for (size_t k = 0; k < l->n; k++) v[k] = *lane_w(a, l, k);
+	qsort(v, l->n, sizeof(*v), cmp_start_id);
+	uint64_t m = 0;
+	l->overlap = l->crossed = 0;
+	for (size_t k = 0; k < l->n; k++) {
+		uint64_t e = ((const struct by_id *)spill_get(a->byid, v[k].id))->e;
+		if (e < m) l->overlap = 1;
+		if (k && v[k].s < m) l->crossed = 1;
+		if (e > m) m = e;
+		v[k].maxe = m;
+		*lane_w(a, l, k) = v[k];
+	}
+	free(v);
 }
 
 void attribution_index(struct attribution *a)
@@ -300,79 +306,33 @@ void attribution_index(struct attribution *a)
 	u64map_free(&a->lane_idx);
 	u64map_init(&a->thread_idx);
 	u64map_init(&a->lane_idx);
-	/* lanes in (pid, tid, depth) order; the ranges' lane numbers follow */
-	uint32_t *order = xmalloc((a->nlanes ? a->nlanes : 1) * sizeof(*order));
-	uint32_t *rank = xmalloc((a->nlanes ? a->nlanes : 1) * sizeof(*rank));
-	for (size_t i = 0; i < a->nlanes; i++) order[i] = (uint32_t)i;
+	for (size_t i = 0; i < a->nlanes; i++)
+		if (a->lanes[i].unsorted) sort_lane(a, &a->lanes[i]);
+	/* the lanes in (pid, tid, depth) order: a process's together */
+	a->order = xmalloc((a->nlanes ? a->nlanes : 1) * sizeof(*a->order));
+	for (size_t i = 0; i < a->nlanes; i++) a->order[i] = (uint32_t)i;
 	sort_a = a;
-	qsort(order, a->nlanes, sizeof(*order), cmp_lane_key);
-	struct lane *sorted = xmalloc((a->nlanes ? a->nlanes : 1) * sizeof(*sorted));
-	for (size_t i = 0; i < a->nlanes; i++) {
-		sorted[i] = a->lanes[order[i]];
-		rank[order[i]] = (uint32_t)i;
-	}
-	free(a->lanes);
-	a->lanes = sorted;
-	a->clanes = a->nlanes;
-	free(order);
-	for (size_t i = 0; i < a->nr; i++) {
-		uint32_t l = rank[range_lane(a, (uint32_t)i)];
-		set_lane(a, (uint32_t)i, l);
-		a->lanes[l].n++;
-	}
-	free(rank);
-	size_t off = 0;
-	for (size_t i = 0; i < a->nlanes; i++) {
-		a->lanes[i].off = off;
-		off += a->lanes[i].n;
-		a->lanes[i].n = 0;
-	}
-	/* ids by lane, in id order: sorted by start when the starts rise */
-	a->ids = xmalloc((a->nr ? a->nr : 1) * sizeof(*a->ids));
-	for (size_t i = 0; i < a->nr; i++) {
-		struct lane *l = &a->lanes[range_lane(a, (uint32_t)i)];
-		a->ids[l->off + l->n++] = (uint32_t)i;
-	}
-	for (size_t li = 0; li < a->nlanes; li++) {
-		struct lane *l = &a->lanes[li];
-		uint32_t *v = a->ids + l->off;
-		int sorted_s = 1, rising_e = 1;
-		for (size_t k = 1; k < l->n && sorted_s; k++)
-			if (range_start(a, v[k]) < range_start(a, v[k - 1])) sorted_s = 0;
-		if (!sorted_s) qsort(v, l->n, sizeof(*v), cmp_start_id);
-		uint64_t m = 0;
-		for (size_t k = 0; k < l->n; k++) {
-			uint64_t e = range_end(a, v[k]);
-			if (e < m) { rising_e = 0; break; }
-			m = e;
-		}
-		if (!rising_e) {
-			l->maxe_off = a->nmaxe;
-			vec_reserve((void **)&a->maxe, &a->cmaxe, a->nmaxe + l->n, sizeof(*a->maxe));
-			m = 0;
-			for (size_t k = 0; k < l->n; k++) {
-				uint64_t e = range_end(a, v[k]);
-				if (e > m) m = e;
-				a->maxe[a->nmaxe++] = m;
-			}
-		}
-		if (!li || a->lanes[li - 1].pid != l->pid)
-			*u64map_get(&a->pid_lanes, l->pid, MAP_INSERT) = li + 1;
-	}
+	qsort(a->order, a->nlanes, sizeof(*a->order), cmp_lane_key);
+	for (size_t i = 0; i < a->nlanes; i++)
+		if (!i || a->lanes[a->order[i - 1]].pid != a->lanes[a->order[i]].pid)
+			*u64map_get(&a->pid_lanes, a->lanes[a->order[i]].pid, MAP_INSERT) = i + 1;
+	spill_seal(a->byid);
+	spill_seal(a->pos);
 }
 
 size_t attribution_nranges(const struct attribution *a) { return a->nr; }
 
 struct attr_range attribution_range(const struct attribution *a, uint32_t id)
 {
-	const struct lane *l = &a->lanes[range_lane(a, id)];
+	const struct by_id r = range_rec(a, id);
+	const struct lane *l = &a->lanes[r.lane];
 	struct attr_range x;
 	memset(&x, 0, sizeof(x));
-	x.s = range_start(a, id);
-	x.e = range_end(a, id);
+	x.s = r.s;
+	x.e = r.e;
 	x.pid = l->pid;
 	x.tid = l->tid;
-	x.name = range_name(a, id);
+	x.name = r.name;
 	x.depth = l->depth;
 	x.kind = l->kind;
 	if (a->odd_kind.n) {
@@ -397,39 +357,44 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 		a->memo->nhint = a->nlanes;
 	}
 	size_t n = 0;
-	for (size_t li = *first - 1; li < a->nlanes && a->lanes[li].pid == pid; li++) {
-		const struct lane *l = &a->lanes[li];
-		if (a->rule == ATTR_SAME_THREAD && l->tid != tid) continue;
-		const uint32_t *v = a->ids + l->off;
+	for (size_t li = *first - 1; li < a->nlanes && a->lanes[a->order[li]].pid == pid; li++) {
+		const struct lane *l = &a->lanes[a->order[li]];
+		if ((a->rule == ATTR_SAME_THREAD && l->tid != tid) || t < l->min_s || t >= l->maxe) continue;
 		/* lo: the first range of the lane with s > t (ranges before it
 		 * start at or before t), bracketed from the last answer */
-		size_t lo = 0, hi = l->n, h = a->memo->hint[li];
-		if (h > l->n) h = l->n;
-		if (h < l->n && range_start(a, v[h]) <= t) {
-			size_t step = 1;
-			lo = h + 1;
-			while (lo + step <= l->n && range_start(a, v[lo + step - 1]) <= t) lo += step, step *= 2;
-			hi = lo + step <= l->n ? lo + step - 1 : l->n;
-		} else {
-			size_t step = 1;
-			hi = h;
-			while (hi >= step && range_start(a, v[hi - step]) > t) hi -= step, step *= 2;
-			lo = hi >= step ? hi - step + 1 : 0;
+		struct lane_hint *hn = &a->memo->hint[li];
+		size_t lo = hn->lo, hi = l->n, h = hn->lo;
+		if (!(lo > 0 && lo <= l->n && hn->prev.s <= t && t < hn->lo_s)) {
+			lo = 0;
+			if (h > l->n) h = l->n;
+			if (h < l->n && lane_at(a, l, h).s <= t) {
+				size_t step = 1;
+				lo = h + 1;
+				while (lo + step <= l->n && lane_at(a, l, lo + step - 1).s <= t) lo += step, step *= 2;
+				hi = lo + step <= l->n ? lo + step - 1 : l->n;
+			} else {
+				size_t step = 1;
+				hi = h;
+				while (hi >= step && lane_at(a, l, hi - step).s > t) hi -= step, step *= 2;
+				lo = hi >= step ? hi - step + 1 : 0;
+			}
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (lane_at(a, l, mid).s <= t) lo = mid + 1;
+				else hi = mid;
+			}
+			hn->lo = lo;
+			hn->lo_s = lo < l->n ? lane_at(a, l, lo).s : UINT64_MAX;
+			if (lo) hn->prev = lane_at(a, l, lo - 1);
 		}
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (range_start(a, v[mid]) <= t) lo = mid + 1;
-			else hi = mid;
-		}
-		a->memo->hint[li] = lo;
 		for (size_t k = lo; k-- > 0;) {
-			uint64_t e = range_end(a, v[k]);
-			uint64_t m = l->maxe_off == NO_MAXE ? e : a->maxe[l->maxe_off + k];
-			if (m <= t) break; /* nothing at or before k reaches t */
-			if (e > t) {
-				if (n < max) out[n] = v[k];
+			const struct by_pos p = k + 1 == lo ? hn->prev : lane_at(a, l, k);
+			if (p.maxe <= t) break; /* nothing at or before k reaches t */
+			if ((l->overlap ? range_rec(a, p.id).e : p.maxe) > t) {
+				if (n < max) out[n] = p.id;
 				n++;
 			}
+			if (!l->crossed) break; /* the ranges before end before this one starts */
 		}
 	}
 	return n;

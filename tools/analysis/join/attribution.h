@@ -24,8 +24,10 @@
  * queries, from one thread at a time (attribution_op keeps its last answer
  * for the next query of the same call); attribution_view gives another
  * thread queries of its own over the same index.
- * Memory: 24 bytes per range, index included (attribution.c), plus 8 per
- * range in lanes whose ranges overlap (start/end ranges). */
+ * Memory: independent of the number of ranges: 48 bytes a range in two
+ * spills (common/spill.h: 8 MiB each in memory, the rest in $TMPDIR), and
+ * in memory 4 bytes a lane's 32 ranges, the names and the lanes
+ * (attribution.c); a view or query state, its readers' caches (512 KiB). */
 #ifndef GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 #define GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 
