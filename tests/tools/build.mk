@@ -124,7 +124,7 @@ $(TEST_COUNTERS): tests/tools/test_counters.c tests/tools/splitmix.h $(TEST_COUN
 
 # tools/common/report: encoded rows print as the cells set, and their bytes per row
 TEST_REPORT_ROWS := $(TOOLST_DIR)/test_report_rows
-TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
+TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
 	$(B)/obj/tools/common/demangle.o
 $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
