@@ -65,6 +65,13 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 	s->recsz = recsz ? recsz : 1;
 	s->per = s->recsz < BLOCK_BYTES ? BLOCK_BYTES / s->recsz : 1;
 	s->blksz = s->per * s->recsz;
+	/* GPUPROF_SPILL_MEM=N: at most N bytes of each spill in memory (tests:
+	 * 0 sends small traces' rows through the file) */
+	const char *env = getenv("GPUPROF_SPILL_MEM");
+	if (env && *env) {
+		unsigned long long m = strtoull(env, NULL, 10);
+		if (m < mem_cap) mem_cap = (size_t)m;
+	}
 	s->nres = mem_cap / s->blksz;
 	s->fd = -1;
 	s->c.n = WRITER_SLOTS;
