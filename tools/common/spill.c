@@ -11,26 +11,13 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-enum {
-	BLOCK_BYTES = 64 << 10,
-	WRITER_SLOTS = 8,
-	READER_SLOTS = 4
-};
+enum { BLOCK_BYTES = 64 << 10, WRITER_SLOTS = 8, READER_SLOTS = 4 };
 
 /* A block held in a cache: its number (SIZE_MAX: none), its bytes, whether
  * they changed since read, and when last used (the least recent goes). */
-struct slot {
-	size_t b;
-	unsigned char *buf;
-	int dirty;
-	unsigned long used;
-};
+struct slot { size_t b; unsigned char *buf; int dirty; unsigned long used; };
 
-struct cache {
-	struct slot s[WRITER_SLOTS];
-	int n, last;
-	unsigned long tick;
-};
+struct cache { struct slot s[WRITER_SLOTS]; int n, last; unsigned long tick; };
 
 struct spill {
 	size_t recsz, per, blksz; /* per: records a block, blksz = per * recsz */
@@ -38,17 +25,13 @@ struct spill {
 	size_t nres;              /* blocks kept in memory (the cap's) */
 	/* mem[b]: block b in memory (within the cap, or after the file failed);
 	 * NULL: in the file at b * blksz or in the cache */
-	unsigned char **mem;
-	size_t nmem, cmem;
+	unsigned char **mem; size_t nmem, cmem;
 	int fd; /* -1: no file yet */
 	int failed;
 	struct cache c;
 };
 
-struct spill_reader {
-	const struct spill *s;
-	struct cache c;
-};
+struct spill_reader { const struct spill *s; struct cache c; };
 
 /* One line for the process, however many spills fail. */
 static void spill_warn(const char *what, int err)
@@ -65,6 +48,13 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 	s->recsz = recsz ? recsz : 1;
 	s->per = s->recsz < BLOCK_BYTES ? BLOCK_BYTES / s->recsz : 1;
 	s->blksz = s->per * s->recsz;
+	/* GPUPROF_SPILL_MEM=N: at most N bytes of each spill in memory (tests:
+	 * 0 sends small traces' rows through the file) */
+	const char *env = getenv("GPUPROF_SPILL_MEM");
+	if (env && *env) {
+		unsigned long long m = strtoull(env, NULL, 10);
+		if (m < mem_cap) mem_cap = (size_t)m;
+	}
 	s->nres = mem_cap / s->blksz;
 	s->fd = -1;
 	s->c.n = WRITER_SLOTS;
@@ -116,9 +106,7 @@ static int io_all(int fd, unsigned char *p, size_t n, off_t off, int wr)
 			if (k == 0) errno = wr ? ENOSPC : EIO;
 			return -1;
 		}
-		p += k;
-		n -= (size_t)k;
-		off += k;
+		p += k; n -= (size_t)k; off += k;
 	}
 	return 0;
 }
@@ -214,9 +202,7 @@ void spill_write(struct spill *s, const void *p, size_t n)
 	while (n) {
 		size_t at = s->n % s->blksz, k = s->blksz - at < n ? s->blksz - at : n;
 		memcpy(block(s, s->n / s->blksz, at == 0 && s->n / s->blksz >= s->nmem, 1) + at, q, k);
-		s->n += k;
-		q += k;
-		n -= k;
+		s->n += k; q += k; n -= k;
 	}
 }
 
@@ -228,9 +214,7 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n)
 	for (size_t left = n; left;) {
 		size_t at = off % s->blksz, k = s->blksz - at < left ? s->blksz - at : left;
 		memcpy(d, block(s, off / s->blksz, 0, 0) + at, k);
-		d += k;
-		off += k;
-		left -= k;
+		d += k; off += k; left -= k;
 	}
 	return n;
 }

@@ -9,20 +9,24 @@
  * left behind, whatever ends the process), with pwrite, and read back
  * with pread through a small cache of blocks (written back when changed).
  *
+ * $GPUPROF_SPILL_MEM (bytes) lowers every spill's cap (docs/CLI.md).
+ *
  * Errors: when the file cannot be made or written (no such $TMPDIR, disk
  * full), one "warning: cannot spill ..." line is printed for the process
  * (tool_warn) and the spill keeps its later blocks in memory instead: the
  * results stay right, only the memory bound is lost.  spill_failed says so.
  *
  * Pointers: a record pointer from spill_push, spill_at or spill_get is
- * valid until the next call on the same spill (the block it points into
- * may leave the cache); one from spill_reader_at until the next call on
- * the same reader.  Copy a record to keep it.
+ * valid through the next 7 calls on the same spill (its cache holds 8
+ * blocks, the least recently used one leaves); one from spill_reader_at
+ * through the next 3 calls on the same reader (4 blocks).  So a few
+ * records may be held at once; copy one to keep it longer.
  *
- * Threads: one thread uses a spill.  Once sealed (spill_seal: no more
- * pushes or writes), any number of threads may read it, each through a
- * spill_reader of its own (its own cache); the spill itself is then not
- * used until the readers are freed. */
+ * Threads: one thread uses a spill.  Once sealed (spill_seal), any number
+ * of threads may read what was written before, each through a
+ * spill_reader of its own (its own cache); the spill itself is not used
+ * meanwhile.  After the readers are freed it may change again (and be
+ * sealed again for new readers). */
 #ifndef GPUPROF_COMMON_SPILL_H
 #define GPUPROF_COMMON_SPILL_H
 
@@ -54,7 +58,7 @@ int spill_failed(const struct spill *s);
 void spill_write(struct spill *s, const void *p, size_t n);
 size_t spill_read(struct spill *s, size_t off, void *dst, size_t n);
 
-/* No more pushes or changes: every block is in memory or in the file. */
+/* Every block in memory or in the file, for readers (spill_reader_new). */
 void spill_seal(struct spill *s);
 /* A reader of a sealed spill, with its own cache (one per thread). */
 struct spill_reader *spill_reader_new(const struct spill *s);
