@@ -595,13 +595,16 @@ expect(p.stdout.startswith("<!DOCTYPE html>") and p.stdout.rstrip().endswith("</
 # run as root
 fifo = os.path.join(W, "page.fifo")
 os.mkfifo(fifo)
-reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
-p = gp("report", "-o", fifo, one, check=False)
-try:
-    got, _ = reader.communicate(timeout=30)
-except subprocess.TimeoutExpired:
-    reader.kill()
-    got = b""
+through = os.path.join(W, "page.through")
+with open(through, "wb") as sink:  # a file, not a pipe nobody reads while report runs
+    reader = subprocess.Popen(["cat", fifo], stdout=sink)
+    p = gp("report", "-o", fifo, one, check=False)
+    try:
+        reader.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        reader.kill()
+with open(through, "rb") as f:
+    got = f.read()
 eq(p.returncode, 0, "-o FIFO: exit 0")
 expect(stat.S_ISFIFO(os.stat(fifo).st_mode), "-o FIFO: still a FIFO after the report")
 expect(got.rstrip().endswith(b"</html>"), "-o FIFO: the page went through the FIFO")
