@@ -188,7 +188,7 @@ static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, 
 			for (size_t r = 0; r < x->nrun; r++) {
 				struct diff_run *u = &x->run[r];
 				if (u->trace != trace) continue;
-				for (size_t k = 0; k < u->n; k++) step_profile_choose(s->prof, u->pid, u->rows[k]->s, u->rows[k]->e);
+				for (size_t k = 0; k < u->n; k++) step_profile_choose(s->prof, u->pid, u->rows[k].s, u->rows[k].e);
 			}
 		}
 	int rc = step_profile_run(s->prof);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/spill.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -20,36 +21,37 @@ void report_define(struct report *r, const char *title, const struct col *cols, 
 }
 
 /* ------------------------------------------------------------ row storage
- * A row is its cells one after the other, each a tag byte then its value:
- * CELL_NULL; CELL_STR and the string with its NUL; CELL_INT and a zigzag
- * varint (a whole number below 2^53 in magnitude, not -0: the double reads
- * back exactly); CELL_DBL and the double's 8 bytes. */
+ * A row is its length in bytes (a varint) and its cells one after the
+ * other, each a tag byte then its value: CELL_NULL; CELL_STR and the
+ * string with its NUL; CELL_INT and a zigzag varint (a whole number below
+ * 2^53 in magnitude, not -0: the double reads back exactly); CELL_DBL and
+ * the double's 8 bytes. */
 enum { CELL_NULL, CELL_STR, CELL_INT, CELL_DBL };
 
-static void enc_put(struct report *r, const void *p, size_t n)
+static void enc_put(struct bytes *b, const void *p, size_t n)
 {
-	vec_reserve((void **)&r->rows, &r->crows, r->nrows_bytes + n, 1);
-	memcpy(r->rows + r->nrows_bytes, p, n);
-	r->nrows_bytes += n;
+	vec_reserve((void **)&b->v, &b->cap, b->n + n, 1);
+	memcpy(b->v + b->n, p, n);
+	b->n += n;
 }
 
-static void enc_cell(struct report *r, const struct cell *c)
+static void enc_cell(struct bytes *b, const struct cell *c)
 {
-	unsigned char b[16];
+	unsigned char t[16];
 	if (c->null) {
-		b[0] = CELL_NULL;
-		enc_put(r, b, 1);
+		t[0] = CELL_NULL;
+		enc_put(b, t, 1);
 	} else if (c->s) {
-		b[0] = CELL_STR;
-		enc_put(r, b, 1);
-		enc_put(r, c->s, strlen(c->s) + 1);
+		t[0] = CELL_STR;
+		enc_put(b, t, 1);
+		enc_put(b, c->s, strlen(c->s) + 1);
 	} else if (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0 && !(c->d == 0 && signbit(c->d))) {
-		b[0] = CELL_INT;
-		enc_put(r, b, 1 + varint_enc(b + 1, zigzag_enc((int64_t)c->d)));
+		t[0] = CELL_INT;
+		enc_put(b, t, 1 + varint_enc(t + 1, zigzag_enc((int64_t)c->d)));
 	} else {
-		b[0] = CELL_DBL;
-		memcpy(b + 1, &c->d, sizeof(c->d));
-		enc_put(r, b, 1 + sizeof(c->d));
+		t[0] = CELL_DBL;
+		memcpy(t + 1, &c->d, sizeof(c->d));
+		enc_put(b, t, 1 + sizeof(c->d));
 	}
 }
 
@@ -57,28 +59,39 @@ static void enc_cell(struct report *r, const struct cell *c)
 static void commit_row(struct report *r)
 {
 	if (r->nrows <= r->nenc) return;
+	r->enc.n = 0;
 	for (int j = 0; j < r->ncols; j++) {
-		enc_cell(r, &r->cells[j]);
+		enc_cell(&r->enc, &r->cells[j]);
 		free(r->cells[j].s);
 	}
+	if (!r->rows) r->rows = spill_new(1, REPORT_ROWS_MEM);
+	unsigned char len[10];
+	spill_write(r->rows, len, varint_enc(len, r->enc.n));
+	spill_write(r->rows, r->enc.v, r->enc.n);
 	r->nenc++;
 }
 
 /* Reads rows 0, 1, ... of a report in order: report's cells, strings
- * pointing into its storage. */
+ * pointing into buf (valid until the next row). */
 struct row_reader {
 	const struct report *r;
 	size_t i, off;
 	struct cell *c;   /* ncols */
+	struct bytes buf; /* the row's bytes */
 };
 
 static void rows_begin(struct row_reader *rd, const struct report *r)
 {
-	rd->r = r; rd->i = 0; rd->off = 0;
+	memset(rd, 0, sizeof(*rd));
+	rd->r = r;
 	rd->c = xcalloc(r->ncols ? r->ncols : 1, sizeof(*rd->c));
 }
 
-static void rows_end(struct row_reader *rd) { free(rd->c); }
+static void rows_end(struct row_reader *rd)
+{
+	free(rd->c);
+	bytes_free(&rd->buf);
+}
 
 /* Row rd->i (then the next), or NULL past the last. */
 static const struct cell *rows_next(struct row_reader *rd)
@@ -86,7 +99,15 @@ static const struct cell *rows_next(struct row_reader *rd)
 	const struct report *r = rd->r;
 	if (rd->i >= r->nrows) return NULL;
 	if (rd->i++ >= r->nenc) return r->cells;
-	const unsigned char *p = r->rows + rd->off;
+	unsigned char len[10];
+	const unsigned char *p = len;
+	spill_read(r->rows, rd->off, len, sizeof(len));
+	size_t n = varint_dec(&p);
+	rd->off += (size_t)(p - len);
+	vec_reserve((void **)&rd->buf.v, &rd->buf.cap, n, 1);
+	spill_read(r->rows, rd->off, rd->buf.v, n);
+	rd->off += n;
+	p = rd->buf.v;
 	for (int j = 0; j < r->ncols; j++) {
 		struct cell *c = &rd->c[j];
 		c->null = 0; c->d = 0; c->s = NULL;
@@ -97,7 +118,6 @@ static const struct cell *rows_next(struct row_reader *rd)
 		default: memcpy(&c->d, p, sizeof(c->d)); p += sizeof(c->d); break;
 		}
 	}
-	rd->off = (size_t)(p - r->rows);
 	return rd->c;
 }
 
@@ -804,6 +824,7 @@ void report_free(struct report *r)
 	if (r->nrows > r->nenc)
 		for (int j = 0; j < r->ncols; j++) free(r->cells[j].s);
 	free(r->cells);
-	free(r->rows);
+	spill_free(r->rows);
+	bytes_free(&r->enc);
 	memset(r, 0, sizeof(*r));
 }

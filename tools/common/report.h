@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/util.h"
+
 enum col_kind { COL_STR, COL_INT, COL_F1, COL_F3, COL_ID /* integer, no separators */,
 		COL_G3 /* 3 significant digits, exponent when small (a p-value) */ };
 /* Where a column is printed (struct col .where); 0: everywhere.
@@ -29,6 +31,8 @@ struct col { const char *head; const char *key; enum col_kind kind; enum col_whe
 struct cell { int null; double d; char *s; };
 
 #define REPORT_MAX_COLS 64
+/* A table's encoded rows held in memory; the rest go to a file. */
+#define REPORT_ROWS_MEM (2u << 20)
 
 struct report {
 	const char *name;   /* --report name, JSON key */
@@ -39,9 +43,11 @@ struct report {
 	uint64_t table_hidden; /* bit j: column j not in the table (report_hide_uniform) */
 	/* The rows (report.c): all but the last one encoded in rows (a few
 	 * bytes a cell: a table of many rows costs what its text costs, not 24
-	 * bytes a cell and a malloc a string), the last one in cells (ncols),
-	 * as report_row handed it out.  Read them only through report_print. */
-	unsigned char *rows; size_t nrows_bytes, crows;
+	 * bytes a cell and a malloc a string; past REPORT_ROWS_MEM bytes in a
+	 * file, common/spill.h), the last one in cells (ncols), as report_row
+	 * handed it out.  Read them only through report_print. */
+	struct spill *rows;
+	struct bytes enc;   /* the row being encoded */
 	size_t nenc;        /* rows encoded in rows */
 	struct cell *cells; /* row nenc (the last), when nrows > nenc */
 	size_t nrows;

@@ -68,7 +68,7 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 	char *keep = xcalloc(p->nrows ? p->nrows : 1, 1);
 	size_t shown = 0;
 	for (size_t i = 0; i < p->nrows; i++) {
-		keep[i] = i % stride == 0 || step_flag(&p->rows[i]) != 0;
+		keep[i] = i % stride == 0 || step_flag(step_row(p, i)) != 0;
 		shown += keep[i];
 	}
 	fprintf(f, "{\"total\":%zu,\"shown\":%zu,\"stride\":%zu", p->nrows, shown, stride);
@@ -77,7 +77,7 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 		int first_ = 1; \
 		for (size_t i = 0; i < p->nrows; i++) { \
 			if (!keep[i]) continue; \
-			const struct step_row *w = &p->rows[i]; \
+			const struct step_row *w = step_row(p, i); \
 			if (!first_) fputc(',', f); \
 			first_ = 0; \
 			expr; \
@@ -99,7 +99,7 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 		int first = 1;
 		for (size_t i = 0; i < p->nrows; i++) {
 			if (!keep[i]) continue;
-			fprintf(f, "%s%" PRIu64, first ? "" : ",", p->rows[i].bucket[b]);
+			fprintf(f, "%s%" PRIu64, first ? "" : ",", step_row(p, i)->bucket[b]);
 			first = 0;
 		}
 		fputc(']', f);

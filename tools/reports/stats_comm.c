@@ -27,7 +27,8 @@
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
- * and 72 bytes per step (struct cstep).  Records later than that (a kernel
+ * and 72 bytes per step (struct cstep; past COMM_STEPS_MEM in a file,
+ * common/spill.h).  Records later than that (a kernel
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
  * under the tables.
  *
@@ -50,6 +51,7 @@
 #include <string.h>
 
 #include "analysis/core/intervals.h"
+#include "common/spill.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "reports/stats_report.h"
@@ -144,7 +146,7 @@ struct comm {
 	u64map pid2rank;  /* from GP_REC_PROCESS: rank + 2 (0: none seen) */
 	int wait_known;   /* collectives matched (or one rank) */
 	const struct attribution *attr;  /* the context's ranges */
-	struct cstep *st; size_t nst, cst;
+	struct spill *st;                /* struct cstep, past COMM_STEPS_MEM in a file */
 	u64map range2step;               /* attribution range id -> step + 1 */
 	struct cpair *pairs; size_t npairs, cpairs;
 	uint32_t *ids; size_t cids;      /* attribution_op's buffer */
@@ -157,15 +159,20 @@ struct comm {
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-/* Step c->nst for range id. */
+/* c's steps held in memory; the rest go to a file (common/spill.h). */
+#define COMM_STEPS_MEM (2u << 20)
+
+static size_t nst(const struct comm *c) { return spill_count(c->st); }
+/* Step i: valid as common/spill.h says */
+static struct cstep *cs(const struct comm *c, size_t i) { return spill_at(c->st, i); }
+
+/* Step nst(c) for range id. */
 static uint32_t step_make(struct comm *c, uint32_t id)
 {
-	struct cstep st;
-	memset(&st, 0, sizeof(st));
-	st.range = id;
-	VEC_PUSH(c->st, c->nst, c->cst, st);
-	*u64map_get(&c->range2step, id, MAP_INSERT) = c->nst;
-	return (uint32_t)(c->nst - 1);
+	struct cstep *st = spill_push(c->st);
+	st->range = id;
+	*u64map_get(&c->range2step, id, MAP_INSERT) = nst(c);
+	return (uint32_t)(nst(c) - 1);
 }
 
 /* A step's kernels' intervals: made at its first kernel, freed when summed. */
@@ -209,6 +216,7 @@ static void *comm_new(const struct stats_ctx *ctx)
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
 	u64map_init(&c->range2step);
+	c->st = spill_new(sizeof(struct cstep), COMM_STEPS_MEM);
 	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
@@ -226,8 +234,8 @@ static void comm_free(void *self)
 		free(p->nc); free(p->open); free(p->log);
 		ivpair_free(&p->cc);
 	}
-	for (size_t i = 0; i < c->nst; i++) step_free_iv(&c->st[i]);
-	free(c->st);
+	for (size_t i = 0; i < nst(c); i++) step_free_iv(cs(c, i));
+	spill_free(c->st);
 	free(c->pairs);
 	free(c->ids);
 	free(c->p);
@@ -281,10 +289,10 @@ static void step_sum(struct cstep *st)
  * summed together after the merge). */
 static void step_enter(struct comm *c, struct cproc *p, uint32_t i)
 {
-	c->st[i].open = 1;
+	cs(c, i)->open = 1;
 	VEC_PUSH(p->log, p->nlog, p->clog, i);
 	if (p->nopen == COMM_STEPS_OPEN) {
-		struct cstep *z = &c->st[p->open[p->open_head]];
+		struct cstep *z = cs(c, p->open[p->open_head]);
 		if (!z->summed && (c->global || attribution_range(c->attr, z->range).s >= c->from)) {
 			step_sum(z);
 			z->early = !c->global;
@@ -300,7 +308,7 @@ static void step_enter(struct comm *c, struct cproc *p, uint32_t i)
  * (when COMM_STEPS_OPEN newer steps of its process got kernels). */
 static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struct gpu_op *op, int nccl)
 {
-	struct cstep *st = &c->st[i];
+	struct cstep *st = cs(c, i);
 	st->kernels++;
 	st->coll += nccl;
 	if (st->summed) {
@@ -310,7 +318,7 @@ static void step_kernel(struct comm *c, struct cproc *p, uint32_t i, const struc
 	}
 	ivset_add(&step_iv(st)[nccl ? 0 : 1], op->s, op->e);
 	if (!st->open) step_enter(c, p, i);
-	c->st[i].last_seq = (uint32_t)p->nlog;
+	cs(c, i)->last_seq = (uint32_t)p->nlog;
 }
 
 /* A kernel: into its rank's figures when it starts in the selection, and
@@ -364,13 +372,13 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 		 * after this point (one pass would have found it summed) */
 		if (p->nopen == COMM_STEPS_OPEN) {
 			uint32_t z = inv[p->open[p->open_head]];
-			if (z != UINT32_MAX && o->st[z].kernels && o->st[z].last_seq > j) c->lost = 1;
+			if (z != UINT32_MAX && cs(o, z)->kernels && cs(o, z)->last_seq > j) c->lost = 1;
 		}
 		step_enter(c, p, k);
 	}
 	at[q->nlog] = (uint32_t)p->nlog;
-	for (size_t t = 0; t < o->nst; t++)
-		if (o->st[t].kernels && attribution_range(o->attr, o->st[t].range).pid == p->pid) c->st[sm[t]].last_seq = at[o->st[t].last_seq];
+	for (size_t t = 0; t < nst(o); t++)
+		if (cs(o, t)->kernels && attribution_range(o->attr, cs(o, t)->range).pid == p->pid) cs(c, sm[t])->last_seq = at[cs(o, t)->last_seq];
 	free(at);
 }
 
@@ -381,7 +389,7 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;
-	if (!c->nst && !c->np && !c->npairs && !c->late_kernels && !c->pid2rank.n) {
+	if (!nst(c) && !c->np && !c->npairs && !c->late_kernels && !c->pid2rank.n) {
 		/* c is new (the driver's, for the merged slices): it takes o's
 		 * figures whole rather than a copy of every step beside o's */
 		struct comm mine = *c;
@@ -396,25 +404,25 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 	for (size_t i = 0; i < o->pid2rank.cap; i++)
 		if (o->pid2rank.used[i]) *u64map_get(&c->pid2rank, o->pid2rank.slot[i].key, MAP_INSERT) = o->pid2rank.slot[i].val;
 	/* o's steps -> c's (by range) */
-	uint32_t *sm = xmalloc((o->nst ? o->nst : 1) * sizeof(*sm));
-	for (size_t t = 0; t < o->nst; t++) {
-		uint64_t *slot = u64map_get(&c->range2step, o->st[t].range, MAP_FIND);
+	uint32_t *sm = xmalloc((nst(o) ? nst(o) : 1) * sizeof(*sm));
+	for (size_t t = 0; t < nst(o); t++) {
+		uint64_t *slot = u64map_get(&c->range2step, cs(o, t)->range, MAP_FIND);
 		if (slot) {
 			sm[t] = (uint32_t)(*slot - 1);
 		} else {
-			sm[t] = step_make(c, o->st[t].range);
+			sm[t] = step_make(c, cs(o, t)->range);
 		}
 	}
-	char *had = xcalloc(c->nst ? c->nst : 1, 1);
-	uint32_t *inv = xmalloc((c->nst ? c->nst : 1) * sizeof(*inv)); /* c's step -> o's */
-	for (size_t k = 0; k < c->nst; k++) {
-		had[k] = c->st[k].kernels > 0;
+	char *had = xcalloc(nst(c) ? nst(c) : 1, 1);
+	uint32_t *inv = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*inv)); /* c's step -> o's */
+	for (size_t k = 0; k < nst(c); k++) {
+		had[k] = cs(c, k)->kernels > 0;
 		inv[k] = UINT32_MAX;
 	}
-	for (size_t t = 0; t < o->nst; t++) inv[sm[t]] = (uint32_t)t;
+	for (size_t t = 0; t < nst(o); t++) inv[sm[t]] = (uint32_t)t;
 	/* the steps' figures */
-	for (size_t t = 0; t < o->nst; t++) {
-		struct cstep *y = &o->st[t], *d = &c->st[sm[t]];
+	for (size_t t = 0; t < nst(o); t++) {
+		struct cstep *y = cs(o, t), *d = cs(c, sm[t]);
 		if (!y->kernels) continue;
 		d->kernels += y->kernels;
 		d->coll += y->coll;
@@ -455,7 +463,7 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 	}
 	for (size_t i = 0; i < o->npairs && !c->lost; i++) {
 		struct cpair pr = o->pairs[i];
-		uint64_t *off = u64map_get(&nccl_off, attribution_range(o->attr, o->st[pr.step].range).pid, MAP_FIND);
+		uint64_t *off = u64map_get(&nccl_off, attribution_range(o->attr, cs(o, pr.step)->range).pid, MAP_FIND);
 		pr.nccl_ix += off ? (uint32_t)*off : 0;
 		pr.step = sm[pr.step];
 		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
@@ -504,8 +512,8 @@ static int cmp_step(const void *a, const void *b)
 {
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	if (sort_s[i] != sort_s[j]) return sort_s[i] < sort_s[j] ? -1 : 1;
-	const struct attr_range x = attribution_range(sort_comm->attr, sort_comm->st[i].range);
-	const struct attr_range y = attribution_range(sort_comm->attr, sort_comm->st[j].range);
+	const struct attr_range x = attribution_range(sort_comm->attr, cs(sort_comm, i)->range);
+	const struct attr_range y = attribution_range(sort_comm->attr, cs(sort_comm, j)->range);
 	if (x.e != y.e) return x.e < y.e ? -1 : 1;
 	return strcmp(attribution_name(sort_comm->attr, x.name), attribution_name(sort_comm->attr, y.name));
 }
@@ -635,11 +643,11 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	for (size_t i = 0; i < nps; i++) *u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i + 1;
 	/* each process's steps, by start */
 	size_t *first = xcalloc(nps + 1, sizeof(*first));
-	uint32_t *order = xmalloc((c->nst ? c->nst : 1) * sizeof(*order));
-	uint64_t *starts = xmalloc((c->nst ? c->nst : 1) * sizeof(*starts));
-	uint32_t *pids = xmalloc((c->nst ? c->nst : 1) * sizeof(*pids));
-	for (size_t j = 0; j < c->nst; j++) {
-		const struct attr_range x = attribution_range(c->attr, c->st[j].range);
+	uint32_t *order = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*order));
+	uint64_t *starts = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*starts));
+	uint32_t *pids = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*pids));
+	for (size_t j = 0; j < nst(c); j++) {
+		const struct attr_range x = attribution_range(c->attr, cs(c, j)->range);
 		starts[j] = x.s;
 		pids[j] = x.pid;
 		uint64_t *i = u64map_get(&byp, x.pid, MAP_FIND);
@@ -647,7 +655,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	}
 	for (size_t i = 0; i < nps; i++) first[i + 1] += first[i];
 	size_t *fill = xcalloc(nps + 1, sizeof(*fill));
-	for (size_t j = 0; j < c->nst; j++) {
+	for (size_t j = 0; j < nst(c); j++) {
 		uint64_t *i = u64map_get(&byp, pids[j], MAP_FIND);
 		if (i) order[first[*i - 1] + fill[*i - 1]++] = (uint32_t)j;
 	}
@@ -661,7 +669,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
 		for (size_t j = 0; j < n; j++) {
-			const struct attr_range rg = attribution_range(c->attr, c->st[o[j]].range);
+			const struct attr_range rg = attribution_range(c->attr, cs(c, o[j])->range);
 			const char *name = attribution_name(c->attr, rg.name);
 			int is_new;
 			size_t n_occ = ++*strmap_get(&seen, name, &is_new);
@@ -690,7 +698,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	if (nrows) qsort(rows, nrows, sizeof(*rows), cmp_srow);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct srow *r = &rows[i];
-		const struct cstep *w = &c->st[r->st];
+		const struct cstep *w = cs(c, r->st);
 		const struct attr_range x = attribution_range(c->attr, w->range);
 		const struct cproc *p = ps[r->proc];
 		struct cell *cl = report_row(rep);
@@ -730,7 +738,7 @@ static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
 	}
 	for (size_t q = 0; q < c->npairs; q++) {
 		const struct cpair *pr = &c->pairs[q];
-		struct cstep *st = &c->st[pr->step];
+		struct cstep *st = cs(c, pr->step);
 		uint64_t *i = u64map_get(&byp, attribution_range(c->attr, st->range).pid, MAP_FIND);
 		if (!i) continue;
 		st->wait += ps[*i]->nc[inv[*i][pr->nccl_ix]].wait;
@@ -768,8 +776,8 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		const struct attr_range x = attribution_range(c->attr, id);
 		if (is_step(c, &x) && !u64map_get(&c->range2step, id, MAP_FIND)) step_make(c, id);
 	}
-	for (size_t i = 0; i < c->nst; i++)
-		if (!c->st[i].summed) step_sum(&c->st[i]);
+	for (size_t i = 0; i < nst(c); i++)
+		if (!cs(c, i)->summed) step_sum(cs(c, i));
 	/* ranks: processes with kernels */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];

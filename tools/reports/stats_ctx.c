@@ -226,17 +226,18 @@ static void span_of_steps(struct stats_ctx *ctx)
 		struct step_summary sm;
 		step_summarize(p, keep, &sm);
 		step_summary_free(&sm, p->nrows);
-		const struct step_row *a = NULL, *b = NULL;
+		struct step_row a, b; /* the first and last counted */
+		size_t n = 0;
 		for (size_t k = 0; k < p->nrows; k++)
-			if (step_counted(&p->rows[k], keep)) {
-				if (!a) a = &p->rows[k];
-				b = &p->rows[k];
+			if (step_counted(step_row(p, k), keep)) {
+				if (!n++) a = *step_row(p, k);
+				b = *step_row(p, k);
 			}
-		if (!a) continue;
+		if (!n) continue;
 		char what[128];
-		snprintf(what, sizeof(what), "steps %" PRId64 "..%" PRId64 "%s", a->number, b->number,
+		snprintf(what, sizeof(what), "steps %" PRId64 "..%" PRId64 "%s", a.number, b.number,
 			 sm.nwarm && !keep ? " (warm-up left out)" : "");
-		span_add(ctx, p->pid, a->s, b->e, what);
+		span_add(ctx, p->pid, a.s, b.e, what);
 	}
 }
 

@@ -104,7 +104,7 @@ static void ms_finish(struct memsteps *s, struct stats_ctx *ctx)
 		step_summary_free(&sm, p->nrows);
 		struct mem_step *v = xcalloc(p->nrows ? p->nrows : 1, sizeof(*v));
 		for (size_t k = 0; k < p->nrows; k++) {
-			const struct step_row *w = &p->rows[k];
+			const struct step_row *w = step_row(p, k);
 			v[k] = (struct mem_step){ w->s, w->e, w->number, step_counted(w, keep) };
 		}
 		mem_view_set_steps(s->mv, p->pid, v, p->nrows);
@@ -153,7 +153,7 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 			const struct steps_proc *p = NULL;
 			for (size_t q = 0; ctx->pipe.steps && q < steps_nprocs(ctx->pipe.steps); q++)
 				if (steps_proc(ctx->pipe.steps, q)->pid == v->pid) p = steps_proc(ctx->pipe.steps, q);
-			cell_num(&c[ST_START], p && k < p->nrows ? (double)rel(ctx, p->rows[k].s) : 0);
+			cell_num(&c[ST_START], p && k < p->nrows ? (double)rel(ctx, step_row(p, k)->s) : 0);
 			cell_num(&c[ST_HELD0], (double)w->start);
 			cell_num(&c[ST_PEAK], (double)w->peak);
 			cell_num(&c[ST_HELD1], (double)w->end);

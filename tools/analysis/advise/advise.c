@@ -119,13 +119,13 @@ static void records_typical(struct judge *j, struct adv_finding *x, enum adv_cau
 	size_t at = sp->nrows;
 	for (size_t k = 0; k < sp->nrows; k++) {
 		uint64_t v = j->p->step_cost[c][k];
-		const struct step_row *w = &sp->rows[k];
+		const struct step_row *w = step_row(sp, k);
 		if (!v || !step_counted(w, 0)) continue;
 		double d = fabs((double)v - mean);
 		if (best < 0 || d < best) { best = d; at = k; }
 	}
 	if (at == sp->nrows) return;
-	const struct step_row *w = &sp->rows[at];
+	const struct step_row *w = step_row(sp, at);
 	x->step_number = w->number;
 	x->since_ns = w->s - j->base;
 	x->until_ns = w->e - j->base;
@@ -538,7 +538,7 @@ static void records_most(struct judge *j, struct adv_finding *x, int b)
 	const struct steps_proc *sp = j->p->sp;
 	uint64_t best = 0;
 	for (size_t k = 0; k < sp->nrows; k++) {
-		const struct step_row *w = &sp->rows[k];
+		const struct step_row *w = step_row(sp, k);
 		if (!step_counted(w, 0) || w->bucket[b] <= best) continue;
 		best = w->bucket[b];
 		x->step_number = w->number;
@@ -628,7 +628,7 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	struct sb steps = { 0 };
 	const char *why = NULL;
 	for (size_t k = 0; k < sp->nrows; k++) {
-		const struct step_row *w = &sp->rows[k];
+		const struct step_row *w = step_row(sp, k);
 		if (!w->outlier) continue;
 		double d = (double)(w->e - w->s) - s->time.med;
 		if (d > 0) excess += d;
@@ -665,7 +665,7 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	/* the worst outlier */
 	double wd = -1;
 	for (size_t k = 0; k < sp->nrows; k++) {
-		const struct step_row *w = &sp->rows[k];
+		const struct step_row *w = step_row(sp, k);
 		double d = (double)(w->e - w->s);
 		if (!w->outlier || d <= wd) continue;
 		wd = d;

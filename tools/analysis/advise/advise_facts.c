@@ -17,6 +17,7 @@
 #include "analysis/gpu/hostlink.h"
 #include "analysis/gpu/kernel_names.h"
 #include "analysis/gpu/occupancy.h"
+#include "common/spill.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -198,6 +199,10 @@ struct aproc {
 	uint64_t *first_launch, *last_launch; /* NONE_T / 0 none */
 	uint32_t *step_kernels;               /* and out.step_cost */
 	int lost;                     /* a figure of a row before row0 was asked for after the mark */
+	/* a slice's (part): its own reader of the whole trace's rows, sealed
+	 * (read on the slice's thread); NULL: the rows through step_row */
+	struct spill_reader *rd;
+	size_t hint;                  /* step_of's last row found */
 	struct aop *ops; size_t nops, cops;
 	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
 	struct aop *tmp; size_t ctmp;
@@ -289,11 +294,17 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 }
 
 /* ------------------------------------------------------------ new/free */
+/* Row k of the steps (steps.h) */
+static const struct step_row *arow(const struct aproc *p, size_t k)
+{
+	return p->rd ? spill_reader_at(p->rd, k) : step_row(p->out.sp, k);
+}
+
 /* Whether row k (NO_STEP: none) is counted (the flags step_summarize set,
  * for the whole trace's facts, before any slice's) */
 static int counted(const struct aproc *p, uint32_t k)
 {
-	return k != NO_STEP && step_counted(&p->out.sp->rows[k], 0);
+	return k != NO_STEP && step_counted(arow(p, k), 0);
 }
 
 /* The per-row arrays hold n rows from row0 (more than before: new rows empty). */
@@ -358,15 +369,20 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		uint64_t *rk = u64map_get(&pre->rank, sp->pid, MAP_FIND);
 		p->out.rank = rk ? (int32_t)((int64_t)*rk - 2) : -1;
 		*u64map_get(&f->pid2p, sp->pid, MAP_INSERT) = i;
-		if (!part) step_summarize(sp, 0, &p->out.sum);
+		if (!part) {
+			step_summarize(sp, 0, &p->out.sum);
+			spill_seal(sp->rows); /* for the slices' readers, made after this */
+		} else {
+			p->rd = spill_reader_new(sp->rows);
+		}
 		size_t n = sp->nrows;
 		if (part && opts->lead) { /* the rows that end after the lead-in's start */
-			p->row0 = FIRST_WHERE(k, n, sp->rows[k].e > opts->lead);
+			p->row0 = FIRST_WHERE(k, n, arow(p, k)->e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
 		}
 		rows_grow(p, part ? 0 : n);
 		for (size_t k = 0; !part && k < n; k++) {
-			const struct step_row *w = &sp->rows[k];
+			const struct step_row *w = arow(p, k);
 			if (!step_counted(w, 0)) continue;
 			p->out.ncounted++;
 			p->out.wall += w->e - w->s;
@@ -412,6 +428,7 @@ void adv_facts_free(struct adv_facts *f)
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
 		step_summary_free(&p->out.sum, p->out.sp->nrows);
+		spill_reader_free(p->rd);
 		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
 		free(p->out.groups);
 		free(p->gkey); free(p->gseq);
@@ -441,13 +458,28 @@ const struct attribution *adv_facts_attribution(const struct adv_facts *f) { ret
 uint64_t adv_facts_kernel_wait(const struct adv_facts *f) { return f->kernel_wait; }
 
 /* ------------------------------------------------------------ steps, phases, groups */
-/* The row whose [s, e) holds t, or NO_STEP. */
-static uint32_t step_of(const struct aproc *p, uint64_t t)
+/* The row whose [s, e) holds t, or NO_STEP.  The search starts from the
+ * last row found (the times come nearly in order; rows past the memory
+ * cap are read back a block at a time). */
+static uint32_t step_of(struct aproc *p, uint64_t t)
 {
 	const struct steps_proc *sp = p->out.sp;
-	size_t lo = FIRST_WHERE(k, sp->nrows, sp->rows[k].s > t); /* the first row starting after t */
+	size_t lo = 0, hi = sp->nrows, h = p->hint;
+	if (h < hi && arow(p, h)->s > t) {
+		hi = h;
+		if (h && arow(p, h - 1)->s <= t) lo = h;
+	} else if (h < hi) {
+		lo = h + 1;
+		if (lo < hi && arow(p, lo)->s > t) hi = lo;
+	}
+	while (lo < hi) { /* first row starting after t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (arow(p, mid)->s <= t) lo = mid + 1;
+		else hi = mid;
+	}
 	if (!lo) return NO_STEP;
-	const struct step_row *w = &sp->rows[lo - 1];
+	p->hint = lo - 1;
+	const struct step_row *w = arow(p, lo - 1);
 	return t < w->e ? (uint32_t)(lo - 1) : NO_STEP;
 }
 
@@ -570,7 +602,7 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 	if (!count) return;
 	if (!p->out.out_first[c] || t < p->out.out_first[c]) p->out.out_first[c] = t;
 	if (t > p->out.out_last[c]) p->out.out_last[c] = t;
-	if (p->out.sp->nrows && t < p->out.sp->rows[0].s) p->out.out_before_first[c] += count;
+	if (p->out.sp->nrows && t < arow(p, 0)->s) p->out.out_before_first[c] += count;
 }
 
 /* ------------------------------------------------------------ consume */
@@ -658,7 +690,7 @@ static void lead_window(const struct aproc *p, struct acall *c)
 	if (c->cause != AC_ALLOC || c->step == NO_STEP) return;
 	const struct steps_proc *sp = p->out.sp;
 	c->lead = 1;
-	c->cap = sp->rows[c->step + 1 < sp->nrows ? c->step + 1 : c->step].e;
+	c->cap = arow(p, c->step + 1 < sp->nrows ? c->step + 1 : c->step)->e;
 }
 
 void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
@@ -939,9 +971,9 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 {
 	const struct steps_proc *sp = p->out.sp;
 	uint32_t k = step_of(p, a);
-	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, sp->rows[r].s > a); /* the first row starting after a */
-	for (; k < sp->nrows && sp->rows[k].s < b; k++) {
-		const struct step_row *w = &sp->rows[k];
+	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r)->s > a); /* the first row starting after a */
+	for (; k < sp->nrows && arow(p, k)->s < b; k++) {
+		const struct step_row *w = arow(p, k);
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
 		if (x >= y || !counted(p, k)) continue;
 		ptrdiff_t i = row_at(f, p, k);
@@ -971,7 +1003,7 @@ static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
 {
 	const struct steps_proc *sp = p->out.sp;
 	for (uint32_t k = 0; k < sp->nrows; k++) { /* rare: a linear walk is fine */
-		const struct step_row *w = &sp->rows[k];
+		const struct step_row *w = arow(p, k);
 		if (w->e <= a) continue;
 		if (w->s >= b) break;
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
@@ -1115,7 +1147,7 @@ void adv_facts_drain(struct adv_facts *f)
 		struct aproc *p = &f->p[i];
 		sweep(f, p, UINT64_MAX);
 		const struct steps_proc *sp = p->out.sp;
-		uint64_t end = sp->nrows ? sp->rows[sp->nrows - 1].e : 0;
+		uint64_t end = sp->nrows ? arow(p, sp->nrows - 1)->e : 0;
 		if (p->cur < end) gap(f, p, p->cur, end, NULL);
 		else run_end(f, p, p->cur);
 		for (size_t k = 0; k < p->ncalls; k++) close_call(f, p, &p->calls[k]);
@@ -1135,7 +1167,7 @@ void adv_facts_summarize(struct adv_facts *f)
 		p->out.graph_floor_ns = floor_median(p, &p->out.floor_measured);
 		for (size_t k = 0; k < sp->nrows; k++) {
 			if (!counted(p, k) || p->first_launch[k] == NONE_T) continue;
-			const struct step_row *w = &sp->rows[k];
+			const struct step_row *w = arow(p, k);
 			p->out.pre_launch_ns += p->first_launch[k] - w->s;
 			uint64_t span = p->last_launch[k] > p->first_launch[k] ? p->last_launch[k] - p->first_launch[k] : 0;
 			p->out.issue_ns += span;
@@ -1257,7 +1289,6 @@ void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
 	bytes_u64(b, f->max_call_dur);
 	for (size_t i = 0; i < f->np; i++) {
 		const struct aproc *p = &f->p[i];
-		const struct steps_proc *sp = p->out.sp;
 		bytes_u64(b, p->cur);
 		bytes_u64(b, p->swept_to);
 		bytes_u64(b, p->last_sweep / SWEEP_EVERY_NS);
@@ -1297,8 +1328,8 @@ void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
 		state_map(b, &p->last_stack, NULL, 0);
 		/* the first launches of the steps a gap may still reach */
 		bytes_u64(b, (uint64_t)p->lost);
-		for (size_t k = p->row0; k < p->row0 + p->nrow && sp->rows[k].s <= f->now; k++)
-			if (sp->rows[k].e > p->cur && p->first_launch[k - p->row0] != NONE_T) {
+		for (size_t k = p->row0; k < p->row0 + p->nrow && arow(p, k)->s <= f->now; k++)
+			if (arow(p, k)->e > p->cur && p->first_launch[k - p->row0] != NONE_T) {
 				bytes_u64(b, k);
 				bytes_u64(b, p->first_launch[k - p->row0]);
 			}

@@ -23,7 +23,7 @@ static int numbered(const struct steps_proc *p)
 {
 	if (!p->plan || p->plan->method != STEP_NVTX) return 0;
 	for (size_t i = 0; i < p->nrows; i++)
-		if (p->rows[i].number < 0) return 0;
+		if (step_row(p, i)->number < 0) return 0;
 	return 1;
 }
 
@@ -51,8 +51,8 @@ void diff_align(struct diff_pair *d, int keep)
 		for (size_t i = 0; i < nr; i++) {
 			const struct steps_proc *p = run_of(d, i)->p;
 			for (size_t k = 0; k < p->nrows; k++)
-				if (step_counted(&p->rows[k], keep)) {
-					uint64_t *c = u64map_get(&in, (uint64_t)p->rows[k].number, MAP_INSERT);
+				if (step_counted(step_row(p, k), keep)) {
+					uint64_t *c = u64map_get(&in, (uint64_t)step_row(p, k)->number, MAP_INSERT);
 					if (++*c == nr) common++;
 				}
 		}
@@ -62,10 +62,10 @@ void diff_align(struct diff_pair *d, int keep)
 	for (size_t i = 0; i < nr; i++) {
 		struct diff_run *x = run_of(d, i);
 		for (size_t k = 0; k < x->p->nrows; k++) {
-			const struct step_row *w = &x->p->rows[k];
+			const struct step_row *w = step_row(x->p, k);
 			if (!step_counted(w, keep)) continue;
 			if (by_number && *u64map_get(&in, (uint64_t)w->number, MAP_FIND) != nr) continue;
-			x->rows[x->n++] = w;
+			x->rows[x->n++] = *w;
 			if (w->number < lo) lo = w->number;
 			if (w->number > hi) hi = w->number;
 		}
@@ -253,9 +253,9 @@ struct pair_stats {
 };
 
 /* the step times of rows[0..n) */
-static double *step_times(const struct step_row **rows, size_t n, double *v)
+static double *step_times(const struct step_row *rows, size_t n, double *v)
 {
-	for (size_t i = 0; i < n; i++) v[i] = (double)(rows[i]->e - rows[i]->s);
+	for (size_t i = 0; i < n; i++) v[i] = (double)(rows[i].e - rows[i].s);
 	return v;
 }
 
@@ -472,9 +472,9 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 	for (int k = 0; k < SB_COUNT; k++) {
 		uint64_t ta = 0, tb = 0;
 		for (size_t r = 0; r < d->a.nrun; r++)
-			for (size_t i = 0; i < d->a.run[r].n; i++) ta += d->a.run[r].rows[i]->bucket[k];
+			for (size_t i = 0; i < d->a.run[r].n; i++) ta += d->a.run[r].rows[i].bucket[k];
 		for (size_t r = 0; r < d->b.nrun; r++)
-			for (size_t i = 0; i < d->b.run[r].n; i++) tb += d->b.run[r].rows[i]->bucket[k];
+			for (size_t i = 0; i < d->b.run[r].n; i++) tb += d->b.run[r].rows[i].bucket[k];
 		double a = per(ta, s.na), b = per(tb, s.nb);
 		bd[k] = b - a;
 		order[k] = k;

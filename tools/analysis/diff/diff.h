@@ -38,7 +38,7 @@ struct diff_run {                           /* one process of one run (trace) */
 	uint32_t pid;
 	int32_t rank;
 	const struct steps_proc *p;         /* summarised (step_summarize: warm-up flags set) */
-	const struct step_row **rows; size_t n; /* the aligned steps (diff_align) */
+	struct step_row *rows; size_t n; /* the aligned steps (diff_align), copies */
 	const struct step_profile_proc *prof;   /* their profile; NULL: none */
 	const char *cmd, *settings;         /* its process record's; NULL: unknown */
 	size_t nthreads, nprocs;            /* its threads that recorded; processes in its trace */

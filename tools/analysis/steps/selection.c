@@ -105,7 +105,7 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 				     pl->steps[k].e);
 		else if (pl->method == STEP_TRACE)
 			for (size_t k = 0; k < steps_proc(st, i)->nrows; k++) {
-				const struct step_row *w = &steps_proc(st, i)->rows[k];
+				const struct step_row *w = step_row(steps_proc(st, i), k);
 				pick(&pk, w->number, w->s, w->e);
 			}
 		if (pk.e > pk.s) ivset_add(out, pk.s, pk.e);

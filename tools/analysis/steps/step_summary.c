@@ -56,7 +56,7 @@ static double median_counted(const struct steps_proc *p, int f, int keep, double
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->nrows; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[n++] = fig(&p->rows[i], f);
+		if (COUNTED(step_row(p, i), keep)) buf[n++] = fig(step_row(p, i), f);
 	return quantile_of(buf, n, 0.5);
 }
 
@@ -65,7 +65,7 @@ static double median_of(const struct steps_proc *p, const size_t *idx, size_t k,
 {
 	size_t n = 0;
 	for (size_t i = 0; i < k; i++)
-		if (!p->rows[idx[i]].partial) buf[n++] = fig(&p->rows[idx[i]], f);
+		if (!step_row(p, idx[i])->partial) buf[n++] = fig(step_row(p, idx[i]), f);
 	return quantile_of(buf, n, 0.5);
 }
 
@@ -139,16 +139,16 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	 * the run, not in the file: a step after one without GPU records
 	 * (a capture's history, a step sampled out), or whose run's earlier
 	 * steps left no trace, is not at the run's start */
-	for (size_t i = 0; i < n; i++) p->rows[i].warmup = p->rows[i].outlier = 0;
+	for (size_t i = 0; i < n; i++) step_row_w(p, i)->warmup = step_row_w(p, i)->outlier = 0;
 	size_t *rec = xmalloc(n * sizeof(size_t)), nrec = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!p->rows[i].unrecorded) rec[nrec++] = i;
+		if (!step_row(p, i)->unrecorded) rec[nrec++] = i;
 	if (nrec >= 3) {
 		double mt = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_TIME, buf);
 		double mk = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_KERNELS, buf);
 		double ma = median_of(p, rec + nrec / 2, nrec - nrec / 2, F_ALLOC, buf);
 		for (size_t j = 0; j < nrec / 2; j++) {
-			struct step_row *w = &p->rows[rec[j]];
+			struct step_row *w = step_row_w(p, rec[j]);
 			if (rec[j] != j || w->run_before_unseen) break; /* not at the run's start */
 			if (w->partial) continue; /* no figures to judge by */
 			if (!unlike_steady(w, mt, mk, ma)) break;
@@ -164,7 +164,7 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	size_t m = 0;
 	uint64_t first = UINT64_MAX, last = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct step_row *w = &p->rows[i];
+		const struct step_row *w = step_row(p, i);
 		if (!COUNTED(w, keep)) continue;
 		buf[m++] = fig(w, F_TIME);
 		out->wall += w->e - w->s;
@@ -188,20 +188,20 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	for (int k = 0; k < SB_COUNT; k++) {
 		size_t q = 0;
 		for (size_t i = 0; i < n; i++)
-			if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].bucket[k];
+			if (COUNTED(step_row(p, i), keep)) buf[q++] = (double)step_row(p, i)->bucket[k];
 		out->bucket_q[k] = qstats_of(buf, q);
 	}
 	size_t q = 0;
 	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernels;
+		if (COUNTED(step_row(p, i), keep)) buf[q++] = (double)step_row(p, i)->kernels;
 	out->kernels = qstats_of(buf, q);
 	q = 0;
 	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)p->rows[i].kernel_ns;
+		if (COUNTED(step_row(p, i), keep)) buf[q++] = (double)step_row(p, i)->kernel_ns;
 	out->kernel_ns = qstats_of(buf, q);
 	q = 0;
 	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = (double)(p->rows[i].kernel_ns + p->rows[i].memop_ns);
+		if (COUNTED(step_row(p, i), keep)) buf[q++] = (double)(step_row(p, i)->kernel_ns + step_row(p, i)->memop_ns);
 	out->gpu_work = qstats_of(buf, q);
 	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
 	p->runs_ahead = out->runs_ahead;
@@ -209,7 +209,7 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	for (int f = 0; f < 3; f++) {
 		q = 0;
 		for (size_t i = 0; i < n; i++) {
-			const struct step_row *w = &p->rows[i];
+			const struct step_row *w = step_row(p, i);
 			if (!COUNTED(w, keep) || !w->launched) continue;
 			buf[q++] = (double)(f == 0 ? w->cpu_med : f == 1 ? w->gpu_med : w->delay_med);
 		}
@@ -218,11 +218,11 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	/* outliers: further from the median than max(3 scaled MADs, 10 %) */
 	q = 0;
 	for (size_t i = 0; i < n; i++)
-		if (COUNTED(&p->rows[i], keep)) buf[q++] = fabs(fig(&p->rows[i], F_TIME) - med[F_TIME]);
+		if (COUNTED(step_row(p, i), keep)) buf[q++] = fabs(fig(step_row(p, i), F_TIME) - med[F_TIME]);
 	double mad = quantile_of(buf, q, 0.5);
 	double thr = 3 * 1.4826 * mad > 0.2 * med[F_TIME] ? 3 * 1.4826 * mad : 0.2 * med[F_TIME];
 	for (size_t i = 0; i < n; i++) {
-		struct step_row *w = &p->rows[i];
+		struct step_row *w = step_row_w(p, i);
 		if (!COUNTED(w, keep) || fabs(fig(w, F_TIME) - med[F_TIME]) <= thr) continue;
 		w->outlier = 1;
 		out->noutliers++;

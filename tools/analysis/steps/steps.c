@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/core/intervals.h"
+#include "common/spill.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "analysis/gpu/windows.h"
@@ -39,13 +40,13 @@ struct tidcorr { uint32_t tid; uint64_t corr; };
 
 struct sproc {
 	struct steps_proc out;
-	/* out.rows[0] is row row0 of the engine (steps_mark and steps_take
+	/* out.rows' record 0 is row row0 of the engine (steps_mark and steps_take
 	 * drop the finalized ones of a slice's engine); nfin counts from the
 	 * engine's first row.  NVTX: the plan's rows, all made at the start,
 	 * or (lazy: a slice's engine) as they are needed; the index is the
 	 * plan's.  Trace: made as the markers come; in a slice's engine the
 	 * index counts from its lead-in (steps_take renumbers). */
-	size_t row0, crows, cph, nfin;
+	size_t row0, nfin;
 	int lazy;
 	uint64_t last_fin_e;      /* trace: the end of the last row finalized (nfin > 0) */
 	struct tidcorr *fresh; size_t nfresh, cfresh;
@@ -100,6 +101,32 @@ static struct sproc *proc_find(struct steps *st, uint32_t pid)
 	return s ? &st->p[*s] : NULL;
 }
 
+/* The rows and phases a slice engine holds in memory (16 of them at
+ * --threads 16); the rest go to a file. */
+#define SLICE_ROWS_MEM (1u << 20)
+
+const struct step_row *step_row(const struct steps_proc *p, size_t k) { return spill_get(p->rows, k); }
+struct step_row *step_row_w(const struct steps_proc *p, size_t k) { return spill_at(p->rows, k); }
+const struct step_phase *step_phase(const struct steps_proc *p, size_t k) { return spill_get(p->ph, k); }
+
+static void out_init(struct steps_proc *o, size_t mem)
+{
+	o->rows = spill_new(sizeof(struct step_row), mem);
+	o->ph = spill_new(sizeof(struct step_phase), mem / 4);
+}
+
+static void row_push(struct steps_proc *o, const struct step_row *w)
+{
+	*(struct step_row *)spill_push(o->rows) = *w;
+	o->nrows++;
+}
+
+static void phase_push(struct steps_proc *o, const struct step_phase *ph)
+{
+	*(struct step_phase *)spill_push(o->ph) = *ph;
+	o->nph++;
+}
+
 /* NVTX row k of the plan, as steps_new makes it. */
 static void plan_row(const struct step_plan *pl, size_t k, struct step_row *w)
 {
@@ -123,9 +150,9 @@ static struct step_row *row_at(struct sproc *p, size_t k)
 	while (p->lazy && k >= p->row0 + p->out.nrows) {
 		struct step_row w;
 		plan_row(p->out.plan, p->row0 + p->out.nrows, &w);
-		VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
+		row_push(&p->out, &w);
 	}
-	return &p->out.rows[k - p->row0];
+	return step_row_w(&p->out, k - p->row0);
 }
 
 struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct step_detect *sd,
@@ -149,11 +176,12 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 		u64map_init(&p->range2row);
 		u64map_init(&p->tid_corr);
 		*u64map_get(&st->pid2p, pl->pid, 1) = i;
+		out_init(&p->out, STEPS_ROWS_MEM);
 		if (pl->method != STEP_NVTX) continue;
-		p->out.rows = xcalloc(pl->nsteps ? pl->nsteps : 1, sizeof(*p->out.rows));
-		p->crows = pl->nsteps ? pl->nsteps : 1;
 		for (size_t k = 0; k < pl->nsteps; k++) {
-			plan_row(pl, k, &p->out.rows[p->out.nrows++]);
+			struct step_row w;
+			plan_row(pl, k, &w);
+			row_push(&p->out, &w);
 			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
 		}
 		if (pl->nsteps) {
@@ -188,6 +216,7 @@ struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution
 		p->step_tid = t->step_tid;
 		p->step_depth = t->step_depth;
 		*u64map_get(&st->pid2p, pl->pid, 1) = i;
+		out_init(&p->out, SLICE_ROWS_MEM);
 		if (pl->method != STEP_NVTX) continue;
 		/* the steps that ended before the slice's reading began are
 		 * finalized at its first record, and are not its own */
@@ -203,7 +232,7 @@ void steps_free(struct steps *st)
 	if (!st) return;
 	for (size_t i = 0; i < st->np; i++) {
 		struct sproc *p = &st->p[i];
-		free(p->out.rows); free(p->out.ph);
+		spill_free(p->out.rows); spill_free(p->out.ph);
 		free(p->ops); free(p->tmp); free(p->api);
 		free(p->fresh); free(p->mkq);
 		if (!st->ranges_shared) u64map_free(&p->range2row);
@@ -333,7 +362,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 		if (op->has_call && p->nfin && op->call_s < p->last_fin_e) p->out.late_ops++;
 		if (is_marker(p, pl, op)) {
 			uint64_t at = op->has_call ? op->call_s : op->s;
-			struct step_row *last = p->out.nrows ? &p->out.rows[p->out.nrows - 1] : NULL;
+			struct step_row *last = p->out.nrows ? step_row_w(&p->out, p->out.nrows - 1) : NULL;
 			if (!last || at > last->s) {
 				if (last && p->open) last->e = at;
 				struct step_row w;
@@ -341,7 +370,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 				w.pid = op->pid; w.index = (uint32_t)(p->row0 + p->out.nrows); w.number = w.index;
 				w.range_id = UINT32_MAX;
 				w.s = at; w.e = UNKNOWN_END;
-				VEC_PUSH(p->out.rows, p->out.nrows, p->crows, w);
+				row_push(&p->out, &w);
 				p->open = 1;
 			}
 		}
@@ -460,7 +489,7 @@ static int member(const struct sproc *p, const struct bop *b, size_t k, const st
 
 static void finalize(struct steps *st, struct sproc *p, size_t k)
 {
-	struct step_row *w = row_at(p, k);
+	struct step_row row = *row_at(p, k), *w = &row;
 	uint64_t s = w->s, e = w->e, wall = e - s;
 	/* in a windowed trace, a step not inside one window lacks GPU records */
 	if (st->win && st->win->n) {
@@ -554,16 +583,17 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		if (p->out.plan->method == STEP_NVTX && o->has_call && o->tid != p->step_tid) w->other_thread++;
 		for (uint8_t q = 0; q < b->nph; q++) {
 			size_t j;
-			for (j = w->ph_off; j < p->out.nph && p->out.ph[j].name != b->ph[q]; j++) ;
+			for (j = w->ph_off; j < p->out.nph && step_phase(&p->out, j)->name != b->ph[q]; j++) ;
 			if (j == p->out.nph) {
 				struct step_phase ph;
 				memset(&ph, 0, sizeof(ph));
 				ph.name = b->ph[q];
-				VEC_PUSH(p->out.ph, p->out.nph, p->cph, ph);
+				phase_push(&p->out, &ph);
 				w->ph_n++;
 			}
-			if (o->kind == OP_KERNEL) { p->out.ph[j].kernels++; p->out.ph[j].kernel_ns += d; }
-			else { p->out.ph[j].memops++; p->out.ph[j].memop_ns += d; }
+			struct step_phase *ph = spill_at(p->out.ph, j);
+			if (o->kind == OP_KERNEL) { ph->kernels++; ph->kernel_ns += d; }
+			else { ph->memops++; ph->memop_ns += d; }
 		}
 		if (!o->has_call) continue;
 		uint64_t cd_ns = o->call_e - o->call_s, delay = o->s > o->call_e ? o->s - o->call_e : 0;
@@ -624,6 +654,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	free(down);
 	free(c.v); free(n.v); free(m.v); free(cn.v); free(sync.v); free(api.v);
 	p->last_fin_e = w->e;
+	*row_at(p, k) = row;
 }
 
 /* Drops what no step from here on needs: operations that ended by P and
@@ -692,7 +723,7 @@ void steps_advance(struct steps *st, uint64_t now, uint64_t frontier)
 static void close_last_trace_step(struct sproc *p)
 {
 	if (!p->open || !p->out.nrows) return;
-	struct step_row *w = &p->out.rows[p->out.nrows - 1];
+	struct step_row *w = step_row_w(&p->out, p->out.nrows - 1);
 	size_t n = 0;
 	uint64_t end = w->s;
 	for (size_t i = 0; i < p->nops; i++) {
@@ -707,7 +738,7 @@ static void close_last_trace_step(struct sproc *p)
 		w->e = end;
 		w->partial = 1;
 	} else {
-		p->out.nrows--;
+		spill_truncate(p->out.rows, --p->out.nrows);
 	}
 	p->open = 0;
 }
@@ -730,10 +761,20 @@ static void drop_finalized(struct sproc *p)
 {
 	size_t d = p->nfin - p->row0;
 	if (d > p->out.nrows) d = p->out.nrows;
-	if (d && p->out.nrows > d) memmove(p->out.rows, p->out.rows + d, (p->out.nrows - d) * sizeof(*p->out.rows));
-	p->out.nrows -= d;
+	if (d) { /* the rows after them (not finalized: a few) into a new spill */
+		struct spill *old = p->out.rows;
+		size_t n = p->out.nrows;
+		p->out.rows = spill_new(sizeof(struct step_row), SLICE_ROWS_MEM);
+		p->out.nrows = 0;
+		for (size_t k = d; k < n; k++) {
+			struct step_row w = *(const struct step_row *)spill_get(old, k);
+			row_push(&p->out, &w);
+		}
+		spill_free(old);
+	}
 	p->row0 += d;
-	p->out.nph = 0; /* phases are made when a row is finalized */
+	spill_truncate(p->out.ph, 0); /* phases are made when a row is finalized */
+	p->out.nph = 0;
 }
 
 void steps_set_reader(struct steps *st, gp_reader *r)
@@ -796,8 +837,8 @@ void steps_state(const struct steps *st, struct bytes *b)
 			bytes_u64(b, p->open);
 			bytes_u64(b, p->out.nrows - first);
 			for (size_t k = first; k < p->out.nrows; k++) {
-				bytes_u64(b, p->out.rows[k].s);
-				bytes_u64(b, p->out.rows[k].e);
+				bytes_u64(b, step_row(&p->out, k)->s);
+				bytes_u64(b, step_row(&p->out, k)->e);
 			}
 			bytes_u64(b, p->nfin > 0);
 			bytes_u64(b, p->nfin ? p->last_fin_e : 0);
@@ -854,17 +895,20 @@ void steps_take(struct steps *sum, struct steps *st)
 		size_t n = p->nfin - p->row0;
 		if (n > p->out.nrows) n = p->out.nrows;
 		for (size_t k = 0; k < n; k++) {
-			struct step_row w = p->out.rows[k];
+			struct step_row w = *step_row(&p->out, k);
 			w.ph_off += (uint32_t)d->out.nph;
 			if (p->out.plan->method == STEP_NVTX) {
-				d->out.rows[w.index] = w;
+				*step_row_w(&d->out, w.index) = w;
 			} else {
 				w.index = (uint32_t)d->out.nrows;
 				w.number = w.index;
-				VEC_PUSH(d->out.rows, d->out.nrows, d->crows, w);
+				row_push(&d->out, &w);
 			}
 		}
-		for (size_t k = 0; k < p->out.nph; k++) VEC_PUSH(d->out.ph, d->out.nph, d->cph, p->out.ph[k]);
+		for (size_t k = 0; k < p->out.nph; k++) {
+			struct step_phase ph = *step_phase(&p->out, k);
+			phase_push(&d->out, &ph);
+		}
 		d->out.late_ops += p->out.late_ops;
 		if (p->out.pending_max > d->out.pending_max) d->out.pending_max = p->out.pending_max;
 		drop_finalized(p);

@@ -75,7 +75,7 @@ struct step_row {
 				      NVTX step numbered above 1: the run's earlier steps may have
 				      left nothing in the trace */
 	uint8_t warmup, outlier;  /* set by step_summarize */
-	uint32_t ph_off, ph_n;    /* its phases: steps_proc.ph[ph_off .. ph_off+ph_n) */
+	uint32_t ph_off, ph_n;    /* its phases: step_phase(p, ph_off .. ph_off+ph_n) */
 };
 
 /* GPU work launched during a phase (an NVTX range directly inside the step
@@ -85,12 +85,25 @@ struct step_phase { uint32_t name; uint32_t kernels; uint64_t kernel_ns, memops,
 struct steps_proc {
 	uint32_t pid;
 	const struct step_plan *plan;
-	struct step_row *rows; size_t nrows;
-	struct step_phase *ph; size_t nph;
+	/* its rows and their phases, in spills (common/spill.h: past a few
+	 * MiB in a file): read them with step_row and step_phase */
+	struct spill *rows; size_t nrows;
+	struct spill *ph; size_t nph;
 	uint64_t late_ops;        /* operations that came after their step was finalized (left out) */
 	uint64_t pending_max;     /* most operations + API calls held at once (the memory bound) */
 	int runs_ahead;           /* step_summarize: the host runs ahead of the GPU (step_summary.h) */
 };
+
+/* Row k (< nrows) and phase k (< nph) of p; step_row_w: to change it.
+ * The pointer is valid as common/spill.h says (through the next 7 calls
+ * on p's rows or phases).  A spill's cache is not shared: one thread at a
+ * time, or each thread through a spill_reader of p->rows after
+ * spill_seal (advise's facts in slices). */
+const struct step_row *step_row(const struct steps_proc *p, size_t k);
+/* A whole trace's rows held in memory (a quarter of it for the phases) */
+#define STEPS_ROWS_MEM (4u << 20)
+struct step_row *step_row_w(const struct steps_proc *p, size_t k);
+const struct step_phase *step_phase(const struct steps_proc *p, size_t k);
 
 struct winset;
 

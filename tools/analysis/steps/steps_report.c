@@ -9,6 +9,7 @@
 
 #include "analysis/core/quantile.h"
 #include "analysis/steps/step_summary.h"
+#include "common/spill.h"
 #include "common/util.h"
 
 const char *const steps_report_names[SR_COUNT] = {
@@ -109,10 +110,10 @@ static void fill_phases(struct report *rep, const struct steps_proc *p, const st
 	struct acc { uint64_t steps, kernels, kernel_ns, memops, memop_ns; double *v; size_t nv, cv; };
 	struct acc *acc = xcalloc(nn ? nn : 1, sizeof(*acc));
 	for (size_t i = 0; i < p->nrows; i++) {
-		const struct step_row *w = &p->rows[i];
+		const struct step_row *w = step_row(p, i);
 		if (!keep && w->warmup) continue;
 		for (uint32_t j = 0; j < w->ph_n; j++) {
-			const struct step_phase *ph = &p->ph[w->ph_off + j];
+			const struct step_phase *ph = step_phase(p, w->ph_off + j);
 			struct acc *x = &acc[ph->name];
 			x->steps++;
 			x->kernels += ph->kernels;
@@ -144,7 +145,7 @@ static void fill_phases(struct report *rep, const struct steps_proc *p, const st
 static void fill_rows(struct report *rep, const struct steps_proc *p, const struct attribution *a, uint64_t base)
 {
 	for (size_t i = 0; i < p->nrows; i++) {
-		const struct step_row *w = &p->rows[i];
+		const struct step_row *w = step_row(p, i);
 		struct cell *c = report_row(rep);
 		cell_num(&c[0], w->pid);
 		cell_num(&c[1], (double)w->number);
@@ -196,18 +197,20 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 	report_define(&R[SR_PHASES], "GPU Work Launched per Phase (NVTX ranges directly inside the steps)", phase_cols, NPHASE);
 	report_init(&R[SR_ROWS], "step_rows");
 	report_define(&R[SR_ROWS], "Steps, One Row Each (ns)", row_cols, NROW);
-	struct step_row *sel_rows = NULL;
-	size_t csel = 0;
 	for (size_t i = 0; i < steps_nprocs(st); i++) {
 		struct steps_proc *p = steps_proc(st, i), sub;
+		sub.rows = NULL;
 		if (o->row_selected) {
 			/* a shallow copy with the selected rows (their phases stay in p->ph) */
 			sub = *p;
-			vec_reserve((void **)&sel_rows, &csel, p->nrows, sizeof(*sel_rows));
-			sub.rows = sel_rows;
+			sub.rows = spill_new(sizeof(struct step_row), STEPS_ROWS_MEM);
 			sub.nrows = 0;
-			for (size_t k = 0; k < p->nrows; k++)
-				if (o->row_selected(o->arg, &p->rows[k])) sel_rows[sub.nrows++] = p->rows[k];
+			for (size_t k = 0; k < p->nrows; k++) {
+				struct step_row w = *step_row(p, k);
+				if (!o->row_selected(o->arg, &w)) continue;
+				*(struct step_row *)spill_push(sub.rows) = w;
+				sub.nrows++;
+			}
 			p = &sub;
 		}
 		const struct step_plan *pl = p->plan;
@@ -217,14 +220,14 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 			 pl->method == STEP_NONE ? "" : "steps are ", pl->what);
 		size_t npartial = 0, nunrec = 0, nhist = 0;
 		for (size_t k = 0; k < p->nrows; k++) {
-			npartial += p->rows[k].partial;
-			nunrec += p->rows[k].unrecorded;
+			npartial += step_row(p, k)->partial;
+			nunrec += step_row(p, k)->unrecorded;
 		}
-		while (nhist < p->nrows && p->rows[nhist].unrecorded) nhist++;
+		while (nhist < p->nrows && step_row(p, nhist)->unrecorded) nhist++;
 		if (nhist < p->nrows && nhist) {
 			/* the steps before the first window: a capture's history */
 			char d[32];
-			fmt_dur(d, sizeof(d), p->rows[nhist].s - p->rows[0].s);
+			fmt_dur(d, sizeof(d), step_row(p, nhist)->s - step_row(p, 0)->s);
 			note_add(&out->note[SR_SUMMARY],
 				 "   history: %s before GPU activity was recorded (%zu step%s), API calls and NVTX only:\n"
 				 "   shown as context ('no GPU record'), not counted.\n",
@@ -323,7 +326,7 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 		}
 		double med = sm.time.med;
 		for (size_t k = 0; k < p->nrows; k++) {
-			const struct step_row *w = &p->rows[k];
+			const struct step_row *w = step_row(p, k);
 			if (!w->outlier) continue;
 			c = report_row(&R[SR_OUTLIERS]);
 			cell_num(&c[0], p->pid);
@@ -335,12 +338,12 @@ void steps_reports_fill_opts(struct steps_reports *out, struct steps *st, const 
 		}
 		uint64_t step_kernel_ns = 0;
 		for (size_t k = 0; k < p->nrows; k++)
-			if (keep || !p->rows[k].warmup) step_kernel_ns += p->rows[k].kernel_ns;
+			if (keep || !step_row(p, k)->warmup) step_kernel_ns += step_row(p, k)->kernel_ns;
 		fill_phases(&R[SR_PHASES], p, a, keep, step_kernel_ns);
 		fill_rows(&R[SR_ROWS], p, a, base);
 		step_summary_free(&sm, p->nrows);
+		spill_free(sub.rows);
 	}
-	free(sel_rows);
 	note_add(&out->note[SR_SUMMARY],
 		 " GPU work belongs to the step (or range) that was open when its launch call started: %s.\n"
 		 " Spread = (P90 - P10) / Med.  GPU Busy = time some GPU operation of the process ran / step time.\n"
