@@ -390,7 +390,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		}
 		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
 		if (p->nvtx) {
-			const struct attr_range x = attribution_range(f->a, sp->plan->steps[0].range_id);
+			const struct attr_range x = attribution_range(f->a, sp->plan->range_ids[0]);
 			p->step_tid = x.tid;
 			p->step_depth = x.depth;
 		}

@@ -141,7 +141,7 @@ void step_detect_free(struct step_detect *d)
 	for (size_t i = 0; i < d->np; i++) {
 		free(d->p[i].v);
 		free(d->p[i].plan.group);
-		free(d->p[i].plan.steps);
+		free(d->p[i].plan.range_ids);
 	}
 	free(d->p);
 	free(d->range_name);
@@ -230,8 +230,7 @@ static int name_wanted(const char *want, const char *name, const char *group)
 }
 
 /* Picks the step group of process p among its NVTX ranges. */
-static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct dproc *p, const uint32_t *ids,
-		      size_t nids)
+static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct dproc *p)
 {
 	strmap idx;
 	strmap_init(&idx);
@@ -245,13 +244,15 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 	size_t nn = attribution_nnames(a);
 	long *gof = xmalloc((nn ? nn : 1) * sizeof(*gof));
 	for (size_t i = 0; i < nn; i++) gof[i] = NAME_UNSEEN;
-	for (size_t i = 0; i < nids; i++) {
-		const struct attr_range x = attribution_range(a, ids[i]);
+	size_t nr = attribution_nranges(a);
+	for (uint32_t id = 0; id < nr; id++) {
+		const struct attr_range x = attribution_range(a, id);
+		if (x.pid != p->pid) continue;
 		long *gx = &gof[x.name];
 		if (*gx == NAME_NOT_STEP) continue;
 		if (*gx >= 0 && x.e > x.s) {
 			struct group *G = &g[*gx];
-			VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
+			VEC_PUSH(G->ids, G->n, G->cap, id);
 			if (x.s < G->first) G->first = x.s;
 			continue;
 		}
@@ -275,7 +276,7 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		}
 		*gx = (long)*slot;
 		struct group *G = &g[*slot];
-		VEC_PUSH(G->ids, G->n, G->cap, ids[i]);
+		VEC_PUSH(G->ids, G->n, G->cap, id);
 		if (x.s < G->first) G->first = x.s;
 	}
 	free(gof);
@@ -297,17 +298,17 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		struct step_plan *pl = &p->plan;
 		pl->method = STEP_NVTX;
 		pl->group = xstrdup(G->name);
-		pl->steps = xcalloc(G->n, sizeof(*pl->steps));
+		pl->a = a;
 		uint64_t last_e = 0;
-		for (size_t i = 0; i < G->n; i++) {
+		for (size_t i = 0; i < G->n; i++) { /* the group's ids become the steps' */
 			const struct attr_range x = attribution_range(a, G->ids[i]);
 			if (pl->nsteps && x.s < last_e) { pl->overlapping++; continue; }
-			struct step_def *sd = &pl->steps[pl->nsteps++];
-			sd->s = x.s; sd->e = x.e; sd->range_id = G->ids[i];
-			sd->number = step_name_split(attribution_name(a, x.name), grp, sizeof(grp));
+			G->ids[pl->nsteps++] = G->ids[i];
 			last_e = x.e;
 		}
-		const struct attr_range x0 = attribution_range(a, G->ids[0]);
+		pl->range_ids = xrealloc(G->ids, pl->nsteps * sizeof(uint32_t));
+		G->ids = NULL;
+		const struct attr_range x0 = attribution_range(a, pl->range_ids[0]);
 		int numbered = step_name_split(attribution_name(a, x0.name), grp, sizeof(grp)) >= 0;
 		snprintf(pl->what, sizeof(pl->what), "NVTX %s ranges '%.160s%s' (%zu%s)",
 			 x0.kind == GP_NVTX_STARTEND ? "start/end" : "push/pop", G->name, numbered ? " <N>" : "",
@@ -667,17 +668,11 @@ void step_detect_plan_ranges(struct step_detect *d, const struct attribution *a)
 	/* every process with NVTX ranges is a candidate too */
 	size_t nr = attribution_nranges(a);
 	for (size_t i = 0; i < nr; i++) proc_get(d, attribution_range(a, (uint32_t)i).pid);
-	/* range ids per process */
-	uint32_t *ids = xmalloc((nr ? nr : 1) * sizeof(*ids));
 	for (size_t pi = 0; pi < d->np; pi++) {
 		struct dproc *p = &d->p[pi];
 		p->plan.pid = p->pid;
-		size_t k = 0;
-		for (size_t i = 0; i < nr; i++)
-			if (attribution_range(a, (uint32_t)i).pid == p->pid) ids[k++] = (uint32_t)i;
-		if (d->want != STEP_WANT_TRACE) plan_nvtx(d, a, p, ids, k);
+		if (d->want != STEP_WANT_TRACE) plan_nvtx(d, a, p);
 	}
-	free(ids);
 }
 
 /* Whether p's plan is made from its sample (after step_detect_plan_ranges). */
@@ -733,3 +728,11 @@ int step_detect_finish(struct step_detect *d, const struct attribution *a, const
 
 size_t step_detect_nplans(const struct step_detect *d) { return d->np; }
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i) { return &d->p[i].plan; }
+
+struct step_def step_plan_step(const struct step_plan *pl, size_t k)
+{
+	const struct attr_range x = attribution_range(pl->a, pl->range_ids[k]);
+	char grp[256];
+	struct step_def sd = { x.s, x.e, pl->range_ids[k], step_name_split(attribution_name(pl->a, x.name), grp, sizeof(grp)) };
+	return sd;
+}

@@ -130,11 +130,12 @@ static void phase_push(struct steps_proc *o, const struct step_phase *ph)
 /* NVTX row k of the plan, as steps_new makes it. */
 static void plan_row(const struct step_plan *pl, size_t k, struct step_row *w)
 {
+	const struct step_def sd = step_plan_step(pl, k);
 	memset(w, 0, sizeof(*w));
 	w->pid = pl->pid; w->index = (uint32_t)k;
-	w->number = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
-	w->range_id = pl->steps[k].range_id;
-	w->s = pl->steps[k].s; w->e = pl->steps[k].e;
+	w->number = sd.number >= 0 ? sd.number : (int64_t)k;
+	w->range_id = sd.range_id;
+	w->s = sd.s; w->e = sd.e;
 }
 
 /* The rows the engine knows: NVTX the plan's, trace those found so far. */
@@ -182,10 +183,10 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 			struct step_row w;
 			plan_row(pl, k, &w);
 			row_push(&p->out, &w);
-			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
+			*u64map_get(&p->range2row, pl->range_ids[k], 1) = k + 1;
 		}
 		if (pl->nsteps) {
-			const struct attr_range x = attribution_range(a, pl->steps[0].range_id);
+			const struct attr_range x = attribution_range(a, pl->range_ids[0]);
 			p->step_tid = x.tid;
 			p->step_depth = x.depth;
 		}
@@ -221,7 +222,7 @@ struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution
 		/* the steps that ended before the slice's reading began are
 		 * finalized at its first record, and are not its own */
 		p->lazy = 1;
-		while (p->nfin < pl->nsteps && pl->steps[p->nfin].e <= from) p->nfin++;
+		while (p->nfin < pl->nsteps && attribution_range(a, pl->range_ids[p->nfin]).e <= from) p->nfin++;
 		p->row0 = p->nfin;
 	}
 	return st;
