@@ -505,9 +505,11 @@ void stats_prepass_dump(const struct stats_ctx *ctx, FILE *f)
 		const struct step_plan *p = step_detect_plan(ctx->pipe.detect, i);
 		fprintf(f, "prepass plan pid %u method %d marker %" PRIu64 " period %zu steps %zu overlapping %zu: %s\n",
 			p->pid, p->method, p->marker, p->period_ops, p->nsteps, p->overlapping, p->what);
-		for (size_t j = 0; j < p->nsteps; j++)
-			fprintf(f, "prepass step %" PRIu64 "..%" PRIu64 " range %u number %" PRId64 "\n", p->steps[j].s,
-				p->steps[j].e, p->steps[j].range_id, p->steps[j].number);
+		for (size_t j = 0; j < p->nsteps; j++) {
+			const struct step_def sd = step_plan_step(p, p->a, j);
+			fprintf(f, "prepass step %" PRIu64 "..%" PRIu64 " range %u number %" PRId64 "\n", sd.s, sd.e,
+				sd.range_id, sd.number);
+		}
 	}
 	steps_prefix_print(ctx->steps_prefix, f);
 }

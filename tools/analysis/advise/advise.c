@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/join/attribution.h"
+#include "common/spill.h"
 #include "common/util.h"
 
 const char *const adv_rule_names[AR_COUNT] = {
@@ -118,7 +119,7 @@ static void records_typical(struct judge *j, struct adv_finding *x, enum adv_cau
 	double mean = per_step(j, (double)j->p->in[c].cost_ns), best = -1;
 	size_t at = sp->nrows;
 	for (size_t k = 0; k < sp->nrows; k++) {
-		uint64_t v = j->p->step_cost[c][k];
+		uint64_t v = ((const struct adv_step *)spill_get(j->p->steps, k))->cost[c];
 		const struct step_row *w = step_row(sp, k);
 		if (!v || !step_counted(w, 0)) continue;
 		double d = fabs((double)v - mean);

@@ -24,6 +24,8 @@
 #define NO_STEP UINT32_MAX
 #define NO_GROUP UINT32_MAX
 #define NONE_T UINT64_MAX
+#define STEPS_MEM (4u << 20)        /* adv_proc.steps in memory: the whole trace's... */
+#define STEPS_MEM_SLICE (1u << 20)  /* ...and a slice engine's (past it: the file) */
 #define SWEEP_EVERY_NS 10000000ull  /* sweep at most every 10 ms of trace time... */
 #define SWEEP_BATCH 65536           /* ...unless this many operations wait */
 #define FLOOR_BIN_NS 100ull         /* launch-latency gaps, histogram of 100 ns bins */
@@ -193,11 +195,9 @@ struct aproc {
 	/* phase_of's last phase found: its range [ph_s, ph_e) on thread ph_tid */
 	uint64_t ph_s, ph_e;
 	uint32_t ph_tid, ph;
-	/* per row from row0 (the whole trace's; a slice's engine: from its
-	 * lead-in's, grown as it goes, row_at), nrow of them: */
+	/* out.steps: per row from row0 (the whole trace's; a slice's engine:
+	 * from its lead-in's, grown as it goes, row_at), nrow of them */
 	size_t row0, nrow;
-	uint64_t *first_launch, *last_launch; /* NONE_T / 0 none */
-	uint32_t *step_kernels;               /* and out.step_cost */
 	int lost;                     /* a figure of a row before row0 was asked for after the mark */
 	/* a slice's (part): its own reader of the whole trace's rows, sealed
 	 * (read on the slice's thread); NULL: the rows through step_row */
@@ -307,29 +307,16 @@ static int counted(const struct aproc *p, uint32_t k)
 	return k != NO_STEP && step_counted(arow(p, k), 0);
 }
 
-/* The per-row arrays hold n rows from row0 (more than before: new rows empty). */
+/* out.steps holds n rows from row0 (more than before: new rows empty). */
 static void rows_grow(struct aproc *p, size_t n)
 {
-	size_t was = p->nrow;
-	if (n <= was && was) return;
-	size_t m = n > 2 * was ? n : 2 * was;
-	if (m > p->out.sp->nrows - p->row0) m = p->out.sp->nrows - p->row0;
-	if (m < n) m = n;
-	size_t c = m ? m : 1;
-	p->first_launch = xrealloc(p->first_launch, c * sizeof(uint64_t));
-	p->last_launch = xrealloc(p->last_launch, c * sizeof(uint64_t));
-	p->step_kernels = xrealloc(p->step_kernels, c * sizeof(uint32_t));
-	for (int k = 0; k < AC_COUNT; k++) {
-		p->out.step_cost[k] = xrealloc(p->out.step_cost[k], c * sizeof(uint64_t));
-		memset(p->out.step_cost[k] + was, 0, (c - was) * sizeof(uint64_t));
-	}
-	for (size_t i = was; i < c; i++) p->first_launch[i] = NONE_T;
-	memset(p->last_launch + was, 0, (c - was) * sizeof(uint64_t));
-	memset(p->step_kernels + was, 0, (c - was) * sizeof(uint32_t));
-	p->nrow = m;
+	for (; p->nrow < n; p->nrow++) ((struct adv_step *)spill_push(p->out.steps))->first_launch = NONE_T;
 }
 
-/* Row k's place in the per-row arrays, grown to hold it; -1 when it lies
+/* The figures of row row0 + i (i < nrow); the pointer lasts a few calls (spill.h). */
+static struct adv_step *fig(const struct aproc *p, size_t i) { return spill_at(p->out.steps, i); }
+
+/* Row k's place in out.steps, grown to hold it; -1 when it lies
  * before them (a slice's engine: only its lead-in's first gap reaches
  * there; after its mark the figures would be lost, and it says so) */
 static ptrdiff_t row_at(struct adv_facts *f, struct aproc *p, uint32_t k)
@@ -380,6 +367,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 			p->row0 = FIRST_WHERE(k, n, arow(p, k)->e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
 		}
+		p->out.steps = spill_new(sizeof(struct adv_step), part ? STEPS_MEM_SLICE : STEPS_MEM);
 		rows_grow(p, part ? 0 : n);
 		for (size_t k = 0; !part && k < n; k++) {
 			const struct step_row *w = arow(p, k);
@@ -390,7 +378,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		}
 		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
 		if (p->nvtx) {
-			const struct attr_range x = attribution_range(f->a, sp->plan->steps[0].range_id);
+			const struct attr_range x = attribution_range(f->a, sp->plan->range_ids[0]);
 			p->step_tid = x.tid;
 			p->step_depth = x.depth;
 		}
@@ -429,10 +417,9 @@ void adv_facts_free(struct adv_facts *f)
 		struct aproc *p = &f->p[i];
 		step_summary_free(&p->out.sum, p->out.sp->nrows);
 		spill_reader_free(p->rd);
-		for (int c = 0; c < AC_COUNT; c++) free(p->out.step_cost[c]);
+		spill_free(p->out.steps);
 		free(p->out.groups);
 		free(p->gkey); free(p->gseq);
-		free(p->first_launch); free(p->last_launch); free(p->step_kernels);
 		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
 		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->tid_corr_e);
 		u64map_free(&p->last_stack);
@@ -591,7 +578,7 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 		p->out.in[c].cost_ns += cost;
 		p->out.in[c].saving_ns += saving;
 		ptrdiff_t i = row_at(f, p, step);
-		if (i >= 0) p->out.step_cost[c][i] += cost;
+		if (i >= 0) fig(p, (size_t)i)->cost[c] += cost;
 		if (g) { g->in.count += count; g->in.cost_ns += cost; g->in.saving_ns += saving; }
 		return;
 	}
@@ -826,8 +813,9 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	}
 	ptrdiff_t row = o.step != NO_STEP ? row_at(f, p, o.step) : -1;
 	if (row >= 0) {
-		if (op->call_s < p->first_launch[row]) p->first_launch[row] = op->call_s;
-		if (op->call_e > p->last_launch[row]) p->last_launch[row] = op->call_e;
+		struct adv_step *x = fig(p, (size_t)row);
+		if (op->call_s < x->first_launch) x->first_launch = op->call_s;
+		if (op->call_e > x->last_launch) x->last_launch = op->call_e;
 	}
 	int in_counted = counted(p, o.step);
 	if (in_counted) {
@@ -837,7 +825,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	if (op->kind == OP_KERNEL) {
 		if (in_counted) {
 			p->out.kernels++;
-			if (row >= 0) p->step_kernels[row]++;
+			if (row >= 0) fig(p, (size_t)row)->kernels++;
 			uint64_t cd = op->call_e - op->call_s;
 			p->out.kernels_called++;
 			if (dur < cd) p->out.short_kernels++;
@@ -977,7 +965,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
 		if (x >= y || !counted(p, k)) continue;
 		ptrdiff_t i = row_at(f, p, k);
-		uint64_t fl = i >= 0 ? p->first_launch[i] : NONE_T;
+		uint64_t fl = i >= 0 ? fig(p, (size_t)i)->first_launch : NONE_T;
 		if (x < fl) {
 			uint64_t z = y < fl ? y : fl;
 			const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
@@ -1166,12 +1154,12 @@ void adv_facts_summarize(struct adv_facts *f)
 		 * has between kernels, at most the span of its launch calls */
 		p->out.graph_floor_ns = floor_median(p, &p->out.floor_measured);
 		for (size_t k = 0; k < sp->nrows; k++) {
-			if (!counted(p, k) || p->first_launch[k] == NONE_T) continue;
-			const struct step_row *w = arow(p, k);
-			p->out.pre_launch_ns += p->first_launch[k] - w->s;
-			uint64_t span = p->last_launch[k] > p->first_launch[k] ? p->last_launch[k] - p->first_launch[k] : 0;
+			const struct adv_step x = *fig(p, k);
+			if (!counted(p, k) || x.first_launch == NONE_T) continue;
+			p->out.pre_launch_ns += x.first_launch - arow(p, k)->s;
+			uint64_t span = x.last_launch > x.first_launch ? x.last_launch - x.first_launch : 0;
 			p->out.issue_ns += span;
-			uint64_t idle = p->out.step_cost[AC_HOST_IDLE][k], floor = p->step_kernels[k] * p->out.graph_floor_ns;
+			uint64_t idle = x.cost[AC_HOST_IDLE], floor = x.kernels * p->out.graph_floor_ns;
 			uint64_t save = idle > floor ? idle - floor : 0;
 			if (save > span) save = span;
 			p->out.in[AC_HOST_IDLE].saving_ns += save;
@@ -1180,7 +1168,7 @@ void adv_facts_summarize(struct adv_facts *f)
 		for (int c = 0; c < AC_COUNT; c++) {
 			if (c != AC_INPUT && c != AC_HOST_IDLE) continue;
 			for (size_t k = 0; k < sp->nrows; k++)
-				if (counted(p, k) && p->out.step_cost[c][k]) p->out.in[c].count++;
+				if (fig(p, k)->cost[c] && counted(p, k)) p->out.in[c].count++;
 		}
 	}
 }
@@ -1227,8 +1215,11 @@ void adv_facts_mark(struct adv_facts *f)
 		memset(o->out_first, 0, sizeof(o->out_first));
 		memset(o->out_last, 0, sizeof(o->out_last));
 		memset(o->out_before_first, 0, sizeof(o->out_before_first));
-		for (int c = 0; c < AC_COUNT; c++) memset(o->step_cost[c], 0, n * sizeof(uint64_t));
-		memset(p->step_kernels, 0, n * sizeof(uint32_t));
+		for (size_t k = 0; k < n; k++) {
+			struct adv_step *x = fig(p, k);
+			memset(x->cost, 0, sizeof(x->cost));
+			x->kernels = 0;
+		}
 		for (size_t g = 0; g < o->ngroups; g++) {
 			struct adv_group *gr = &o->groups[g];
 			memset(&gr->in, 0, sizeof(gr->in));
@@ -1329,9 +1320,9 @@ void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
 		/* the first launches of the steps a gap may still reach */
 		bytes_u64(b, (uint64_t)p->lost);
 		for (size_t k = p->row0; k < p->row0 + p->nrow && arow(p, k)->s <= f->now; k++)
-			if (arow(p, k)->e > p->cur && p->first_launch[k - p->row0] != NONE_T) {
+			if (arow(p, k)->e > p->cur && fig(p, k - p->row0)->first_launch != NONE_T) {
 				bytes_u64(b, k);
-				bytes_u64(b, p->first_launch[k - p->row0]);
+				bytes_u64(b, fig(p, k - p->row0)->first_launch);
 			}
 	}
 }
@@ -1373,11 +1364,12 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			o->out_before_first[c] += q->out_before_first[c];
 		}
 		for (size_t i = 0; i < s->nrow; i++) {
-			size_t k = s->row0 + i;
-			for (int c = 0; c < AC_COUNT; c++) o->step_cost[c][k] += q->step_cost[c][i];
-			d->step_kernels[k] += s->step_kernels[i];
-			if (s->first_launch[i] < d->first_launch[k]) d->first_launch[k] = s->first_launch[i];
-			if (s->last_launch[i] > d->last_launch[k]) d->last_launch[k] = s->last_launch[i];
+			const struct adv_step y = *fig(s, i);
+			struct adv_step *x = fig(d, s->row0 + i);
+			for (int c = 0; c < AC_COUNT; c++) x->cost[c] += y.cost[c];
+			x->kernels += y.kernels;
+			if (y.first_launch < x->first_launch) x->first_launch = y.first_launch;
+			if (y.last_launch > x->last_launch) x->last_launch = y.last_launch;
 		}
 		d->lost |= s->lost;
 		/* the groups in the order of their first use: one pass's */

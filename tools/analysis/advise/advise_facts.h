@@ -109,6 +109,13 @@ struct adv_group {
 	double pm_ns, pm_w;      /* kernel ns with PM samples inside, and that x the sample mean (fraction) */
 };
 
+/* A step's figures (those of the steps' row of the same place) */
+struct adv_step {
+	uint64_t cost[AC_COUNT];         /* per cause */
+	uint64_t first_launch, last_launch; /* of its launch calls (UINT64_MAX / 0: none) */
+	uint32_t kernels;                /* kernels launched in it */
+};
+
 /* Facts of one process. */
 struct adv_proc {
 	uint32_t pid;
@@ -123,7 +130,9 @@ struct adv_proc {
 	struct adv_tally out[AC_COUNT];  /* elsewhere: warm-up steps, between or outside the steps */
 	uint64_t out_first[AC_COUNT], out_last[AC_COUNT]; /* time range of those (0: none) */
 	uint64_t out_before_first[AC_COUNT]; /* of them, how many lie before the first step */
-	uint64_t *step_cost[AC_COUNT];   /* per row (a slice's engine: from its first, advise_facts.c row0) */
+	/* struct adv_step per row (a slice's engine: from its first, advise_facts.c
+	 * row0), spilled past a few MiB (common/spill.h) */
+	struct spill *steps;
 	struct adv_group *groups; size_t ngroups;
 	/* launched work in the counted steps */
 	uint64_t kernels, short_kernels; /* short: GPU duration < launch call duration (the call recorded) */

@@ -100,9 +100,10 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 		pk.s = UINT64_MAX;
 		pk.e = 0;
 		if (pl->method == STEP_NVTX)
-			for (size_t k = 0; k < pl->nsteps; k++)
-				pick(&pk, pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k, pl->steps[k].s,
-				     pl->steps[k].e);
+			for (size_t k = 0; k < pl->nsteps; k++) {
+				const struct step_def sd = step_plan_step(pl, pl->a, k);
+				pick(&pk, sd.number >= 0 ? sd.number : (int64_t)k, sd.s, sd.e);
+			}
 		else if (pl->method == STEP_TRACE)
 			for (size_t k = 0; k < steps_proc(st, i)->nrows; k++) {
 				const struct step_row *w = step_row(steps_proc(st, i), k);

@@ -141,7 +141,7 @@ void step_detect_free(struct step_detect *d)
 	for (size_t i = 0; i < d->np; i++) {
 		free(d->p[i].v);
 		free(d->p[i].plan.group);
-		free(d->p[i].plan.steps);
+		free(d->p[i].plan.range_ids);
 	}
 	free(d->p);
 	free(d->range_name);
@@ -224,7 +224,8 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 	size_t nn = attribution_nnames(a);
 	long *gof = xmalloc((nn ? nn : 1) * sizeof(*gof));
 	for (size_t i = 0; i < nn; i++) gof[i] = NAME_UNSEEN;
-	for (uint32_t id = 0; id < attribution_nranges(a); id++) {
+	size_t nr = attribution_nranges(a);
+	for (uint32_t id = 0; id < nr; id++) {
 		const struct attr_range x = attribution_range(a, id);
 		if (x.pid != p->pid) continue;
 		long *gx = &gof[x.name];
@@ -274,17 +275,17 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		struct step_plan *pl = &p->plan;
 		pl->method = STEP_NVTX;
 		pl->group = xstrdup(G->name);
-		pl->steps = xcalloc(G->n, sizeof(*pl->steps));
+		pl->a = a;
 		uint64_t last_e = 0;
-		for (size_t i = 0; i < G->n; i++) {
+		for (size_t i = 0; i < G->n; i++) { /* the group's ids become the steps' */
 			const struct attr_range x = attribution_range(a, G->ids[i]);
 			if (pl->nsteps && x.s < last_e) { pl->overlapping++; continue; }
-			struct step_def *sd = &pl->steps[pl->nsteps++];
-			sd->s = x.s; sd->e = x.e; sd->range_id = G->ids[i];
-			sd->number = step_name_split(attribution_name(a, x.name), grp, sizeof(grp));
+			G->ids[pl->nsteps++] = G->ids[i];
 			last_e = x.e;
 		}
-		const struct attr_range x0 = attribution_range(a, G->ids[0]);
+		pl->range_ids = xrealloc(G->ids, pl->nsteps * sizeof(uint32_t));
+		G->ids = NULL;
+		const struct attr_range x0 = attribution_range(a, pl->range_ids[0]);
 		int numbered = step_name_split(attribution_name(a, x0.name), grp, sizeof(grp)) >= 0;
 		snprintf(pl->what, sizeof(pl->what), "NVTX %s ranges '%.160s%s' (%zu%s)",
 			 x0.kind == GP_NVTX_STARTEND ? "start/end" : "push/pop", G->name, numbered ? " <N>" : "",
@@ -697,3 +698,11 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 
 size_t step_detect_nplans(const struct step_detect *d) { return d->np; }
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i) { return &d->p[i].plan; }
+
+struct step_def step_plan_step(const struct step_plan *pl, const struct attribution *a, size_t k)
+{
+	const struct attr_range x = attribution_range(a, pl->range_ids[k]);
+	char grp[256];
+	struct step_def sd = { x.s, x.e, pl->range_ids[k], step_name_split(attribution_name(a, x.name), grp, sizeof(grp)) };
+	return sd;
+}

@@ -35,7 +35,7 @@ struct step_detect_opts {
 	size_t sample_max;       /* GPU operations kept per process for the trace method (0: 1 Mi) */
 };
 
-/* An NVTX step */
+/* An NVTX step (step_plan_step) */
 struct step_def {
 	uint64_t s, e;
 	uint32_t range_id;       /* attribution range id */
@@ -48,7 +48,9 @@ struct step_plan {
 	char what[256];          /* how the steps were defined, or why none (one line) */
 	/* STEP_NVTX */
 	char *group;             /* the group's name ("step" for "step <N>") */
-	struct step_def *steps; size_t nsteps;
+	const struct attribution *a; /* the ranges' (step_detect_plan_ranges') */
+	uint32_t *range_ids; size_t nsteps; /* the steps' ranges, in time order: 4
+				  * bytes a step, the rest is read from a */
 	size_t overlapping;      /* ranges of the group left out: they overlap an earlier one */
 	/* STEP_TRACE */
 	uint64_t marker;         /* signature of the operation that starts each step */
@@ -79,6 +81,11 @@ int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t 
 int step_detect_plan_samples(struct step_detect *d, const char **err);
 size_t step_detect_nplans(const struct step_detect *d);
 const struct step_plan *step_detect_plan(const struct step_detect *d, size_t i);
+/* Step k (< nsteps) of an NVTX plan. */
+/* a: pl's index, or a view of it (attribution_view) on a thread that is
+ * not the one that made the plan: the index's reads go through the
+ * querying view's own cache, which threads must not share. */
+struct step_def step_plan_step(const struct step_plan *pl, const struct attribution *a, size_t k);
 
 /* Signature of a GPU operation for the trace method: the kernel name id; for
  * a memcpy its direction (gp_copy_kind) and size, for a memset its size (a

@@ -48,6 +48,7 @@ struct sproc {
 	 * index counts from its lead-in (steps_take renumbers). */
 	size_t row0, nfin;
 	int lazy;
+	const struct attribution *a; /* the engine's: a slice's view on its thread */
 	uint64_t last_fin_e;      /* trace: the end of the last row finalized (nfin > 0) */
 	struct tidcorr *fresh; size_t nfresh, cfresh;
 	int open;                 /* trace: the last row's end is not known yet */
@@ -128,13 +129,14 @@ static void phase_push(struct steps_proc *o, const struct step_phase *ph)
 }
 
 /* NVTX row k of the plan, as steps_new makes it. */
-static void plan_row(const struct step_plan *pl, size_t k, struct step_row *w)
+static void plan_row(const struct step_plan *pl, const struct attribution *a, size_t k, struct step_row *w)
 {
+	const struct step_def sd = step_plan_step(pl, a, k);
 	memset(w, 0, sizeof(*w));
 	w->pid = pl->pid; w->index = (uint32_t)k;
-	w->number = pl->steps[k].number >= 0 ? pl->steps[k].number : (int64_t)k;
-	w->range_id = pl->steps[k].range_id;
-	w->s = pl->steps[k].s; w->e = pl->steps[k].e;
+	w->number = sd.number >= 0 ? sd.number : (int64_t)k;
+	w->range_id = sd.range_id;
+	w->s = sd.s; w->e = sd.e;
 }
 
 /* The rows the engine knows: NVTX the plan's, trace those found so far. */
@@ -149,7 +151,7 @@ static struct step_row *row_at(struct sproc *p, size_t k)
 {
 	while (p->lazy && k >= p->row0 + p->out.nrows) {
 		struct step_row w;
-		plan_row(p->out.plan, p->row0 + p->out.nrows, &w);
+		plan_row(p->out.plan, p->a, p->row0 + p->out.nrows, &w);
 		row_push(&p->out, &w);
 	}
 	return step_row_w(&p->out, k - p->row0);
@@ -180,12 +182,12 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 		if (pl->method != STEP_NVTX) continue;
 		for (size_t k = 0; k < pl->nsteps; k++) {
 			struct step_row w;
-			plan_row(pl, k, &w);
+			plan_row(pl, a, k, &w);
 			row_push(&p->out, &w);
-			*u64map_get(&p->range2row, pl->steps[k].range_id, 1) = k + 1;
+			*u64map_get(&p->range2row, pl->range_ids[k], 1) = k + 1;
 		}
 		if (pl->nsteps) {
-			const struct attr_range x = attribution_range(a, pl->steps[0].range_id);
+			const struct attr_range x = attribution_range(a, pl->range_ids[0]);
 			p->step_tid = x.tid;
 			p->step_depth = x.depth;
 		}
@@ -221,7 +223,8 @@ struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution
 		/* the steps that ended before the slice's reading began are
 		 * finalized at its first record, and are not its own */
 		p->lazy = 1;
-		while (p->nfin < pl->nsteps && pl->steps[p->nfin].e <= from) p->nfin++;
+		p->a = a;
+		while (p->nfin < pl->nsteps && attribution_range(a, pl->range_ids[p->nfin]).e <= from) p->nfin++;
 		p->row0 = p->nfin;
 	}
 	return st;

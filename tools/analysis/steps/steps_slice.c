@@ -428,13 +428,10 @@ uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut)
 	for (size_t i = 0; d && i < step_detect_nplans(d); i++) {
 		const struct step_plan *pl = step_detect_plan(d, i);
 		if (pl->method != STEP_NVTX) continue;
-		size_t lo = 0, hi = pl->nsteps; /* the steps that start at or before cut */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (pl->steps[mid].s <= cut) lo = mid + 1;
-			else hi = mid;
-		}
-		if (lo >= 2 && pl->steps[lo - 2].s < at) at = pl->steps[lo - 2].s;
+		/* the steps that start at or before cut */
+		size_t lo = FIRST_WHERE(k, pl->nsteps, attribution_range(pl->a, pl->range_ids[k]).s > cut);
+		uint64_t s = lo >= 2 ? attribution_range(pl->a, pl->range_ids[lo - 2]).s : at;
+		if (s < at) at = s;
 	}
 	return at > STEPS_SLICE_LEAD_NS ? at - STEPS_SLICE_LEAD_NS : 0;
 }
