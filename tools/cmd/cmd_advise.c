@@ -1,7 +1,7 @@
 /* cmd_advise.c — `gpuprof advise TRACE...`: why the GPU idles, what to
  * change, and what it would save (docs/ADVISE.md).  Option parsing and the
  * output of each trace; the passes over it and the judging are
- * analysis/advise/advise_run.h (the steps: steps.h; what advise measures:
+ * reports/advise_drive.h (stats' driver: the steps; what advise measures:
  * advise_facts.h; the rules: advise.h; the output: advise_report.h). */
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,13 +11,12 @@
 #include "analysis/advise/advise.h"
 #include "analysis/advise/advise_facts.h"
 #include "analysis/advise/advise_report.h"
-#include "analysis/advise/advise_run.h"
 #include "analysis/stacks/site_rule.h"
-#include "analysis/steps/steps_run.h"
 #include "cmd/stepopt.h"
 #include "common/report.h"
 #include "common/tabopt.h"
 #include "common/tool.h"
+#include "reports/advise_drive.h"
 
 void cmd_advise_help(FILE *f)
 {
@@ -80,39 +79,28 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all,
-					 g_threads ? g_threads : gp_reader_threads_default(), path };
-	struct advise_run *ar = advise_run_new(r, &ropts);
-	int read_rc = 0, code;
-	const char *err = NULL;
-	int rc = advise_run_run(ar, &read_rc, &err);
-	if (rc < 0 && err) {
-		tool_err("%s", err);
-		code = EXIT_BADINPUT;
-	} else {
-		code = tool_finish(r, path, read_rc, o->strict);
-	}
-	if (rc == 0) {
-		const struct adv_facts *facts = advise_run_facts(ar);
-		for (int pass = 0; pass < 2 && o->verbose; pass++) {
-			struct steps_slice_merged how;
-			int k = pass ? advise_run_facts_slices(ar, &how) : advise_run_slices(ar, &how);
-			if (k)
-				fprintf(stderr, "%s: %s: the %s in %d slices: %s\n", g_cmd, path,
-					pass ? "facts pass" : "steps analysis", k,
-					how.crossed ? "a source out of time order across a cut: read again on one thread" :
-					how.again ? "some read again on one thread (a lead-in short of one pass's state)" :
-					"each went on from the state the one before it ended in");
-		}
-		for (size_t i = 0; o->verbose && i < adv_facts_nprocs(facts); i++) {
-			const struct adv_proc *p = adv_facts_proc(facts, i);
+	const struct advise_drive_opts dopts = { .detect = o->detect, .kernel_wait_ns = o->kernel_wait_ns,
+						 .site = o->site, .all = o->all, .strict = o->strict,
+						 .verbose = o->verbose };
+	struct advise_drive ad;
+	advise_drive_plan(&ad, r, path, &dopts);
+	int code = EXIT_OK, read_rc = 0;
+	if (advise_drive_run(&ad, &code) == 0 && advise_drive_judge(&ad, &read_rc) == 0) {
+		if (o->verbose && ad.facts_sliced)
+			fprintf(stderr, "%s: %s: the facts pass in %d slices: %s\n", g_cmd, path, ad.facts_sliced,
+				ad.facts_how.crossed ? "a source out of time order across a cut: read again on one thread" :
+				ad.facts_how.again ? "some read again on one thread (a lead-in short of one pass's state)" :
+				"each went on from the state the one before it ended in");
+		for (size_t i = 0; o->verbose && i < adv_facts_nprocs(ad.facts); i++) {
+			const struct adv_proc *p = adv_facts_proc(ad.facts, i);
 			fprintf(stderr, "%s: %s: pid %u: held at most %" PRIu64 " GPU operations, calls and "
 				"busy-stretch entries at once; %" PRIu64 " operations came after the sweep had "
 				"passed them\n", g_cmd, path, p->pid, p->held_max, p->late_ops);
 		}
-		print_result(o, path, advise_run_result(ar));
+		print_result(o, path, &ad.res);
 	}
-	advise_run_free(ar);
+	r = ad.d.r;
+	advise_drive_free(&ad);
 	gp_reader_close(r);
 	return code;
 }
@@ -131,6 +119,7 @@ int cmd_advise(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	stats_drive_malloc();
 	struct advise_opts o;
 	memset(&o, 0, sizeof(o));
 	o.detect.want = STEP_WANT_AUTO;

@@ -3,14 +3,13 @@
  * (docs/REPORT.md).  Option parsing and the passes over each trace; the
  * page is export/report_html.c, its data export/report_data.c.
  *
- * Per trace, stats' driver (reports/stats_drive.h: in slices with
- * --threads) runs the reports `stats` runs by default and the steps (the
- * context's steps pipeline: the page's steps view); its pre-pass also
- * feeds the header (trace_info, whose span sets the busy-% bins), the
- * memory timeline and advise's own inputs (advise_facts.h adv_pre), its
- * pass the busy % per bin; then advise's facts pass over those steps
- * (analysis/advise/advise_run.h), for the findings.  Each trace's part of
- * the page is written before the next trace is read. */
+ * Per trace, advise over stats' driver (reports/advise_drive.h: in slices
+ * with --threads) with the reports `stats` runs by default and the steps
+ * (the context's steps pipeline: the page's steps view); its pre-pass
+ * also feeds the header (trace_info, whose span sets the busy-% bins) and
+ * the memory timeline, its pass the busy % per bin; then advise's facts
+ * pass over those steps, for the findings.  Each trace's part of the page
+ * is written before the next trace is read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -19,9 +18,7 @@
 #include <unistd.h>
 
 #include "gp_settings.h"
-#include "analysis/advise/advise_facts.h"
 #include "analysis/advise/advise_report.h"
-#include "analysis/advise/advise_run.h"
 #include "analysis/memory/mem_timeline.h"
 #include "analysis/steps/steps_report.h"
 #include "analysis/steps/steps_run.h"
@@ -30,8 +27,7 @@
 #include "cmd/stepopt.h"
 #include "common/tool.h"
 #include "export/report_html.h"
-#include "common/selopt.h"
-#include "reports/stats_drive.h"
+#include "reports/advise_drive.h"
 
 void cmd_report_help(FILE *f)
 {
@@ -70,20 +66,20 @@ struct report_opts {
 };
 
 /* THE ADVISE HOOK: the page's "Findings" (docs/REPORT.md, "Findings").
- * `gpuprof advise` over the trace (analysis/advise/advise_run.h, with the page's
- * step options and --site) judged on the stats pass's steps (ctx; err: why
- * there are none), as the JSON value that `gpuprof advise --format json`
- * prints for it (advise_report.h; its keys: docs/ADVISE.md "Output"), or
+ * `gpuprof advise` over the trace (reports/advise_drive.h, with the page's
+ * step options and --site) judged on the drive's steps (err: why there are
+ * none), as the JSON value that `gpuprof advise --format json` prints for
+ * it (advise_report.h; its keys: docs/ADVISE.md "Output"), or
  * {"error": "why"} when advise could not judge the trace.  malloc'd. */
-static char *advise_findings(struct advise_run *ar, struct stats_ctx *ctx, const char *err, const char *path)
+static char *advise_findings(struct advise_drive *ad, const char *err, const char *path)
 {
 	int read_rc = 0;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m) return NULL;
-	if (ctx->pipe.steps && advise_run_judge(ar, ctx->pipe.steps, &ctx->pipe.win, &read_rc) == 0) {
-		advise_print_json(m, path, advise_run_result(ar));
+	if (advise_drive_judge(ad, &read_rc) == 0) {
+		advise_print_json(m, path, &ad->res);
 	} else {
 		/* a read error was reported by the first pass; the same file again */
 		fputs("{\"error\":", m);
@@ -120,27 +116,24 @@ static char *command_line(int argc, char **argv)
 
 
 /* The page's consumers of the pre-pass (stats_pre_hook, in slices where
- * the trace allows): the header (trace_info), whose span sets the bins the
- * pass sums the busy % in, the memory timeline, and advise's inputs. */
+ * the trace allows; advise's inputs beside them: advise_drive.h): the
+ * header (trace_info), whose span sets the bins the pass sums the busy %
+ * in, and the memory timeline. */
 struct page_pre {
 	struct trace_info info;
 	struct mem_timeline mem;
-	struct adv_pre adv;
 };
 
-/* The hook's argument: the driver's reader (the inputs name things
- * through it) and, after the pre-pass, the busy-% bins over the trace's
- * span, summed as the pass streams (in each slice: they add up), not
- * every device's union kept. */
-struct page_bins { const struct report_data_opts *data; gp_reader *r; struct gpu_bins bins; };
+/* The hook's argument: after the pre-pass, the busy-% bins over the
+ * trace's span, summed as the pass streams (in each slice: they add up),
+ * not every device's union kept. */
+struct page_bins { const struct report_data_opts *data; struct gpu_bins bins; };
 
 static void *page_pre_new(void *arg, uint64_t from)
 {
-	const struct page_bins *pb = arg;
 	struct page_pre *p = xcalloc(1, sizeof(*p));
 	trace_info_init(&p->info);
 	p->mem.slice = from > 0;
-	adv_pre_init(&p->adv, pb->r);
 	return p;
 }
 
@@ -149,15 +142,13 @@ static void page_pre_add(void *st, gp_reader *r, const gp_record *rec)
 	struct page_pre *p = st;
 	trace_info_add(&p->info, r, rec);
 	if (rec->type == GP_REC_MEMORY) mem_timeline_add(&p->mem, tool_pid(r, rec), &rec->u.memory);
-	adv_pre_add(&p->adv, r, rec);
 }
 
 static int page_pre_merge(void *dst, void *src)
 {
 	struct page_pre *d = dst, *s = src;
 	trace_info_merge(&d->info, &s->info);
-	int rc = mem_timeline_merge(&d->mem, &s->mem);
-	return adv_pre_merge(&d->adv, &s->adv) | rc;
+	return mem_timeline_merge(&d->mem, &s->mem);
 }
 
 static void page_pre_free(void *st)
@@ -165,7 +156,6 @@ static void page_pre_free(void *st)
 	struct page_pre *p = st;
 	trace_info_free(&p->info);
 	mem_timeline_free(&p->mem);
-	adv_pre_free(&p->adv);
 	free(p);
 }
 
@@ -189,42 +179,27 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	if (!r) return EXIT_BADINPUT;
 	/* the stats reports `stats` runs by default, over the whole trace
 	 * (the page's charts and util cover it), with the page's step
-	 * options and --site */
-	struct stats_opts so;
-	memset(&so, 0, sizeof(so));
-	so.rule = ATTR_ANY_THREAD;
-	so.whole_trace = 1;
-	so.detect = o->steps.detect;
-	so.kernel_wait_ns = o->steps.kernel_wait_ns;
-	so.site = o->site;
-	struct sel_opts none;
-	sel_opts_init(&none);
-	struct selection sel;
-	char why[256];
-	if (selection_resolve(&sel, r, &none, &so.detect, why, sizeof(why)) < 0) memset(&sel, 0, sizeof(sel));
+	 * options and --site, and advise's findings on the same steps */
 	size_t nreps = 0, ntabs = 0;
 	for (; stats_reports[nreps]; nreps++) ntabs += (size_t)stats_reports[nreps]->ntables;
 	int *run = xcalloc(nreps ? nreps : 1, sizeof(*run));
 	for (size_t i = 0; i < nreps; i++) run[i] = !(stats_reports[i]->by_name & 1u);
-	struct page_bins pb = { &o->data, NULL, { 0 } };
+	struct page_bins pb = { &o->data, { 0 } };
 	const struct stats_pre_hook hook = { &pb, page_pre_new, page_pre_add, page_pre_merge, page_pre_free, page_ready };
-	struct stats_drive d = { .r = r, .path = path, .strict = o->strict, .so = &so, .sel = &sel,
-				 .names = NAME_FULL, .run = run, .threads = g_threads ? g_threads : gp_reader_threads_default(),
-				 .pre = &hook, .want_prefix = 1, .keep_going = 1 };
-	stats_drive_plan(&d);
-	r = pb.r = d.r;
-	/* advise's facts pass in the driver's slices (its inputs and their
-	 * prefix: the driver's pre-pass) */
-	struct advise_run_opts aopts = { o->steps.detect, o->steps.kernel_wait_ns, o->site, 0, 0, path };
-	struct advise_run *ar = advise_run_new(r, &aopts);
+	const struct advise_drive_opts aopts = { .detect = o->steps.detect, .kernel_wait_ns = o->steps.kernel_wait_ns,
+						 .site = o->site, .strict = o->strict, .keep_going = 1, .run = run,
+						 .pre = &hook };
+	struct advise_drive ad;
+	advise_drive_plan(&ad, r, path, &aopts);
+	r = ad.d.r;
 	int code = EXIT_OK;
 	struct steps_reports reps;
 	int have_reps = 0;
 	char *advise = NULL;
 	struct report *tab = xcalloc(ntabs ? ntabs : 1, sizeof(*tab));
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(*want));
-	if (stats_drive_run(&d, &code)) goto out;
-	struct page_pre *pp = d.pre_st;
+	if (advise_drive_run(&ad, &code)) goto out;
+	struct page_pre *pp = advise_drive_pre(&ad);
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));
 	gp_reader_integrity(r, &ig);
@@ -234,14 +209,12 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct gp_footer_info fi;
 	if (!ig.frames_corrupt && !ig.truncated && gp_reader_footer(r, &fi) == 0 && fi.present) ig.frames_ok = fi.chunk_count;
 	mem_timeline_finish(&pp->mem);
-	advise_run_inputs(ar, &pp->adv, d.prefix);
-	d.prefix = NULL;
 	/* the steps' rows as the pass left them, before the tables summarise
 	 * them */
-	struct stats_ctx *ctx = &d.ctx;
-	const char *err = ctx->pipe.steps ? NULL : d.steps_err ? d.steps_err : "no steps analysis";
-	advise = advise_findings(ar, ctx, err, path);
-	stats_drive_fill(&d, 0, tab, want);
+	struct stats_ctx *ctx = &ad.d.ctx;
+	const char *err = ctx->pipe.steps ? NULL : ad.d.steps_err ? ad.d.steps_err : "no steps analysis";
+	advise = advise_findings(&ad, err, path);
+	stats_drive_fill(&ad.d, 0, tab, want);
 	if (ctx->pipe.steps) {
 		struct steps_reports_opts so = { gp_reader_header(r)->start_trace_ns, o->keep_warmup, NULL, NULL };
 		steps_reports_fill(&reps, ctx->pipe.steps, &so);
@@ -270,10 +243,8 @@ out:
 	for (size_t k = 0; k < ntabs; k++) report_free(&tab[k]);
 	free(tab);
 	free(want);
-	advise_run_free(ar);
-	stats_drive_free(&d);
+	advise_drive_free(&ad);
 	free(run);
-	selection_free(&sel);
 	gp_reader_close(r);
 	return code;
 }

@@ -123,7 +123,7 @@ struct adv_result {
 	struct adv_proc_summary *procs; size_t nprocs;
 	struct adv_finding *v; size_t n, cap; /* ranked */
 	size_t njudged;                       /* processes whose steps were judged */
-	int cut_short;                        /* the trace is truncated or corrupt (advise_run sets it) */
+	int cut_short;                        /* the trace is truncated or corrupt (advise_drive.h sets it) */
 	size_t hidden;                        /* findings that save nothing, left out (advise_hide_nothing_saved) */
 };
 /* Removes the findings whose estimated saving prints as 0.000 ms per step

@@ -1,5 +1,5 @@
 /* steps_pipe.h — the steps pipeline (docs/STEPS.md), built in one place for
- * every reader of the steps (steps_run.h, advise_run.h, selection's
+ * every reader of the steps (steps_run.h, selection's
  * --steps, the stats context):
  *  pass 1: every NVTX range into the attribution index, GPU operations into
  *          step detection's sample, GPU-activity windows;

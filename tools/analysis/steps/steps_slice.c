@@ -514,11 +514,3 @@ struct steps_prefix *steps_prefix_slices(gp_reader *r, int k)
 	slices_free(cut);
 	return pf;
 }
-
-int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
-		     struct steps_slice_merged *how)
-{
-	struct se_make m = { p->steps, p->attr, &p->win };
-	struct opjoin_counts counts = { 0 };
-	return cut_slice_pass(p->steps, &counts, p->r, path, pf, p->detect, se_make, &m, how);
-}

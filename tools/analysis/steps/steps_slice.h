@@ -228,12 +228,4 @@ int steps_slice_merge(struct steps *sum, struct opjoin_counts *counts, struct st
 		      const struct steps_cuts *cuts, const char *path, const struct attribution *a,
 		      const struct winset *win, struct steps_slice_merged *how);
 
-/* The steps' second pass of p (planned: steps_pipe_plan_steps; no join)
- * alone in the slices of pf (fed by the one pass read before this) over
- * the trace at path (cut_slice_pass), merged into p->steps, whose rows
- * are then complete; 0 or -1 as cut_slice_pass. */
-struct steps_pipe;
-int steps_slice_pass(struct steps_pipe *p, const char *path, const struct steps_prefix *pf,
-		     struct steps_slice_merged *how);
-
 #endif
