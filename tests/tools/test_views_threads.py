@@ -161,6 +161,9 @@ with tt.tmpdir() as d:
     v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
     tt.expect("the steps analysis in 4 slices: each went on from the state the one before it ended in" in v,
               f"bigtrace: advise's steps in 4 slices: {v!r}")
+    # advise is a view of stats' driver (reports/advise_drive.h): its first
+    # pass, with advise's inputs, is the driver's pre-pass, in slices too
+    tt.expect("the pre-pass in 4 slices" in v, f"bigtrace: advise's pre-pass in 4 slices: {v!r}")
     os.environ["GPUPROF_STEPS_LEAD"] = "1us"
     v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
     tt.expect("in 4 slices: " in v and "read again on one thread" in v, f"bigtrace, lead-in 1 us: read again: {v!r}")
