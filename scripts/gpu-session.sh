@@ -672,9 +672,9 @@ PY
     ( set -x; DIR=$RES SEED=7 timeout 540 sh bench/offline/engine.sh -t 16 "${ENGINE_N:-3e7}" ) 2>&1 | tee "$RES/engine.txt"
     rm -f "$RES"/bench-*.gpuprof ;;
   views)       # issue #41 (branch advspeed) on the 16-core machine, a generated trace (seed 7, VIEWS_N
-                # events, default 1e8): advise (the steps' second pass and the facts pass in slices,
-                # tools/analysis/steps/steps_slice.h, tools/analysis/advise/advise_slice.h; --verbose's
-                # last lines say how each merged) and a 10-step window
+                # events, default 1e8): advise (stats' driver, tools/reports/advise_drive.h: the pre-pass,
+                # the steps' pass and the facts pass in slices, tools/analysis/steps/steps_slice.h,
+                # tools/analysis/advise/advise_slice.h; --verbose's lines say how each ran) and a 10-step window
                 # (export --steps 20000:20010: the steps found by the pre-pass in slices, then the
                 # window's chunks) on 16 threads, byte for byte what one thread gives, with wall times
                 # (bars: advise within 2x of `stats` (engine phase), the window < 1 s)
@@ -683,7 +683,7 @@ PY
       set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${VIEWS_N:-1e8}" "$T" >/dev/null; set +x
       for n in 16 1; do
         echo "advise --threads $n:"; time timeout 200 $G advise --threads $n --all --format json --verbose "$T" \
-          >"$RES/adv$n.json" 2>"$RES/adv$n.err"; tail -3 "$RES/adv$n.err"
+          >"$RES/adv$n.json" 2>"$RES/adv$n.err"; tail -4 "$RES/adv$n.err"
         echo "export --steps 20000:20010 --threads $n:"; time timeout 60 $G export --threads $n --format perfetto \
           --steps 20000:20010 -o "$RES/win$n.json" "$T"
       done
