@@ -20,48 +20,60 @@ size_t summary_group(struct summary *t, const char *name)
 	return *slot;
 }
 
-/* The group holding the most values (the first such group on ties, so the
- * choice depends only on the input), when it holds SUMMARY_MIN_SWITCH or
- * more, goes to a histogram: the values it held, else 0. */
-static size_t shed_largest(struct summary *t)
+size_t summary_exact_limit(void)
 {
-	size_t best = 0, most = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (!t->g[i].q.approx && t->g[i].q.nv > most) { most = t->g[i].q.nv; best = i; }
-	if (most < SUMMARY_MIN_SWITCH) return 0;
-	qsketch_to_histogram(&t->g[best].q);
-	t->exact -= most;
-	t->approx++;
-	return most;
-}
-
-/* Over the limit: shed, or double the limit when nothing is big enough. */
-static void shed(struct summary *t)
-{
-	if (!shed_largest(t)) t->limit *= 2;
-}
-
-/* One more exact value against the shared budget (summary_budget). */
-static void budget_add(struct summary *t)
-{
-	struct summary_budget *b = t->budget;
-	size_t ex = atomic_fetch_add_explicit(&b->exact, 1, memory_order_relaxed) + 1;
-	size_t lim = atomic_load_explicit(&b->limit, memory_order_relaxed);
-	if (!lim) {
-		size_t zero = 0;
-		atomic_compare_exchange_strong(&b->limit, &zero, SUMMARY_EXACT_VALUES);
-		lim = atomic_load_explicit(&b->limit, memory_order_relaxed);
+	/* read once; threads reading it at once store the same value */
+	static _Atomic size_t lim;
+	size_t l = atomic_load_explicit(&lim, memory_order_relaxed);
+	if (!l) {
+		const char *env = getenv("GPUPROF_SUMMARY_EXACT");
+		l = env && *env ? (size_t)strtoull(env, NULL, 10) : 0;
+		if (!l) l = SUMMARY_EXACT_VALUES;
+		atomic_store_explicit(&lim, l, memory_order_relaxed);
 	}
-	if (ex <= lim) return;
-	size_t freed = shed_largest(t);
-	if (freed) atomic_fetch_sub_explicit(&b->exact, freed, memory_order_relaxed);
-	else if (t->exact * (b->shares ? b->shares : 1) >= lim)
-		atomic_compare_exchange_strong(&b->limit, &lim, lim * 2);
+	return l;
 }
 
-static void budget_sub(struct summary *t, size_t n)
+/* The rule of summary.h on the counts so far: with the counts sorted, a
+ * group of count n (lower bound at i) weighs the i counts below it plus n
+ * for each of the others. */
+void summary_settle(struct summary *t)
 {
-	if (t->budget && n) atomic_fetch_sub_explicit(&t->budget->exact, n, memory_order_relaxed);
+	size_t lim = summary_exact_limit();
+	uint64_t *c = xmalloc((t->n ? t->n : 1) * sizeof(*c)), *below = xmalloc((t->n + 1) * sizeof(*below));
+	for (size_t i = 0; i < t->n; i++) c[i] = t->g[i].n;
+	qsort(c, t->n, sizeof(*c), cmp_u64);
+	below[0] = 0;
+	for (size_t i = 0; i < t->n; i++) below[i + 1] = below[i] + c[i];
+	for (size_t k = 0; below[t->n] > lim && k < t->n; k++) {
+		struct sgroup *g = &t->g[k];
+		if (g->q.approx || g->n < SUMMARY_MIN_SWITCH) continue;
+		size_t lo = 0, hi = t->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (c[mid] < g->n) lo = mid + 1;
+			else hi = mid;
+		}
+		if (below[lo] + (t->n - lo) * g->n <= lim) continue;
+		t->exact -= g->q.nv;
+		t->approx++;
+		qsketch_to_histogram(&g->q);
+	}
+	free(c);
+	free(below);
+}
+
+/* Over the trigger: the rule, then a higher trigger while the groups kept
+ * (those too small to switch) still hold more. */
+static void over(struct summary *t)
+{
+	summary_settle(t);
+	while (t->exact > t->trigger) t->trigger *= 2;
+}
+
+static void add_sq(struct sgroup *g, unsigned __int128 sq)
+{
+	if (__builtin_add_overflow(g->sq, sq, &g->sq)) g->sq = ~(unsigned __int128)0;
 }
 
 void summary_add(struct summary *t, size_t i, uint64_t v)
@@ -71,18 +83,11 @@ void summary_add(struct summary *t, size_t i, uint64_t v)
 	if (!g->n || v > g->max) g->max = v;
 	g->n++;
 	g->total += v;
-	double d = (double)v - g->mean;
-	g->mean += d / (double)g->n;
-	g->m2 += d * ((double)v - g->mean);
+	add_sq(g, (unsigned __int128)v * v);
 	qsketch_add(&g->q, v);
 	if (g->q.approx) return;
-	if (t->budget) {
-		t->exact++;
-		budget_add(t);
-		return;
-	}
-	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
-	if (++t->exact > t->limit) shed(t);
+	if (!t->trigger) t->trigger = summary_exact_limit();
+	if (++t->exact > t->trigger) over(t);
 }
 
 void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
@@ -91,24 +96,19 @@ void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 	if (!src->n) return;
 	if (!g->n || src->min < g->min) g->min = src->min;
 	if (!g->n || src->max > g->max) g->max = src->max;
-	/* Welford's sums of two parts (Chan et al.) */
-	double n = (double)(g->n + src->n), d = src->mean - g->mean;
-	g->m2 += src->m2 + d * d * (double)g->n * (double)src->n / n;
-	g->mean += d * (double)src->n / n;
 	g->n += src->n;
 	g->total += src->total;
+	add_sq(g, src->sq);
 	int was_exact = !g->q.approx;
 	size_t held = was_exact ? g->q.nv : 0, src_held = src->q.approx ? 0 : src->q.nv;
 	qsketch_merge(&g->q, &src->q);
 	if (g->q.approx) { /* src's kept values, and g's when it was exact, binned */
 		if (was_exact) { t->exact -= held; t->approx++; }
-		budget_sub(t, held + src_held);
 		return;
 	}
 	t->exact += src_held;
-	if (t->budget) return;
-	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
-	while (t->exact > t->limit) shed(t);
+	if (!t->trigger) t->trigger = summary_exact_limit();
+	if (t->exact > t->trigger) over(t);
 }
 
 double sgroup_median(struct sgroup *g)
@@ -125,7 +125,14 @@ double sgroup_stddev(struct sgroup *g)
 {
 	if (g->n < 2) return 0.0;
 	const uint64_t *v = qsketch_sorted(&g->q);
-	if (!v) return sqrt(g->m2 / (double)(g->n - 1));
+	if (!v) {
+		/* n sq - total^2 (>= 0), exact unless n sq overflows */
+		unsigned __int128 nsq, t2 = (unsigned __int128)g->total * g->total;
+		double num = __builtin_mul_overflow(g->sq, (unsigned __int128)g->n, &nsq)
+				     ? (double)g->sq * (double)g->n - (double)t2
+				     : (double)(nsq - t2);
+		return sqrt((num > 0 ? num : 0) / ((double)g->n * (double)(g->n - 1)));
+	}
 	double mean = (double)g->total / (double)g->n, m2 = 0;
 	for (size_t i = 0; i < g->q.nv; i++) {
 		double d = (double)v[i] - mean;
