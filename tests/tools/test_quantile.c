@@ -15,6 +15,7 @@
  * arrays of 1..300 values (few distinct, many, sorted, reversed), every k
  * gives what a sort puts at k, with nothing larger before it and nothing
  * smaller after. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,15 +114,15 @@ static void check_summary(void)
 		fails++;
 	}
 	summary_free(&t);
-	/* many names, few values each: the trigger doubles, nothing switches */
+	/* many names, few values each: past the limit, nothing switches */
 	for (size_t i = 0; i < 1500; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%zu", i);
 		size_t g = summary_group(&t, name);
 		for (uint64_t j = 0; j < 1000; j++) summary_add(&t, g, j);
 	}
-	if (t.approx || t.trigger != 2 * SUMMARY_EXACT_VALUES) {
-		fprintf(stderr, "FAIL summary: many small groups: approx %zu, trigger %zu\n", t.approx, t.trigger);
+	if (t.approx || t.exact != 1500 * 1000) {
+		fprintf(stderr, "FAIL summary: many small groups: approx %zu, exact %zu\n", t.approx, t.exact);
 		fails++;
 	}
 	summary_free(&t);
@@ -189,9 +190,33 @@ static void check_summary_order(void)
 		for (size_t i = 1; i < k; i++) cut[i] = rnd() % total;
 		qsort(cut + 1, k - 1, sizeof(*cut), cmp);
 		memset(part, 0, sizeof(part));
-		for (size_t p = 0; p < k; p++)
-			for (uint64_t x = cut[p]; x < cut[p + 1]; x++)
-				summary_add(&part[p], summary_group(&part[p], names[grp[x]]), val[x]);
+		/* odd trials: the slices fill at once, a value of a random one
+		 * at a time, on one board: together they hold little more than
+		 * the limit (the counts not yet on the board), where each alone
+		 * would keep all its values (each slice's own counts weigh less) */
+		struct summary_board board;
+		summary_board_init(&board, k);
+		uint64_t at[16], held, peak = 0;
+		for (size_t p = 0; p < k; p++) {
+			at[p] = cut[p];
+			if (trial & 1) part[p].board = &board;
+		}
+		for (uint64_t left = total; left; left--) {
+			size_t p = 0;
+			if (trial & 1)
+				do p = rnd() % k; while (at[p] == cut[p + 1]);
+			else
+				while (at[p] == cut[p + 1]) p++;
+			summary_add(&part[p], summary_group(&part[p], names[grp[at[p]]]), val[at[p]]);
+			at[p]++;
+			held = 0;
+			for (size_t i = 0; i < k; i++) held += part[i].exact;
+			if (held > peak) peak = held;
+		}
+		if ((trial & 1) && peak > SUMMARY_EXACT_VALUES * 3 / 2) {
+			fprintf(stderr, "FAIL summary in %zu slices on a board: %" PRIu64 " values held\n", k, peak);
+			fails++;
+		}
 		/* merge a random slice into the one before it until one is left */
 		for (size_t live = k; live > 1; live--) {
 			size_t d = rnd() % (live - 1);
@@ -228,6 +253,7 @@ static void check_summary_order(void)
 			fails++;
 		}
 		summary_free(&all);
+		summary_board_free(&board);
 	}
 	summary_free(&one);
 	free(grp);

@@ -78,6 +78,7 @@ static void *nvtx_new(const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
 	st->r = ctx->r;
+	st->ranges.board = ctx->board;
 	u64map_init(&st->name2g);
 	u64map_init(&st->pids);
 	return st;

@@ -36,6 +36,7 @@ struct stats_shards {
 	struct slices *cut;    /* the slices, their threads */
 	struct slice_pass pass;
 	struct shard *sh;
+	struct summary_board *board; /* per report */
 	uint64_t n;
 	/* STATS_NEED_STEPS_SLICED: the cuts of the steps' engines */
 	struct steps_cuts cuts;
@@ -107,7 +108,11 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	s->ctx.names = a->main->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
-		if (a->run[i] && stats_reports[i]->new) s->self[i] = stats_reports[i]->new(&s->ctx);
+		if (a->run[i] && stats_reports[i]->new) {
+			s->ctx.board = &a->board[i];
+			s->self[i] = stats_reports[i]->new(&s->ctx);
+		}
+	s->ctx.board = NULL;
 	stats_fanout_attach(&s->fan, &s->ctx, s->self, a->run);
 	const gp_record *rec;
 	int rc;
@@ -183,6 +188,8 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	a->nreps = nreps;
 	a->k = k;
 	a->needs = needs;
+	a->board = xcalloc(nreps ? nreps : 1, sizeof(*a->board));
+	for (size_t i = 0; i < nreps; i++) summary_board_init(&a->board[i], (size_t)k);
 	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
 	for (int i = 0; i < k; i++) {
 		struct shard *s = &a->sh[i];
@@ -271,6 +278,8 @@ void stats_shards_free(struct stats_shards *a)
 	free(a->cut_from);
 	free(a->cut_lead);
 	free(a->sh);
+	for (size_t i = 0; i < a->nreps; i++) summary_board_free(&a->board[i]);
+	free(a->board);
 	free(a);
 }
 

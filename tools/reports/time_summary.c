@@ -29,6 +29,7 @@ void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx)
 {
 	memset(s, 0, sizeof(*s));
 	s->r = ctx->r;
+	s->groups.board = ctx->board;
 }
 
 void summary_state_release(struct summary_state *s)

@@ -34,41 +34,108 @@ size_t summary_exact_limit(void)
 	return l;
 }
 
-/* The rule of summary.h on the counts so far: with the counts sorted, a
- * group of count n (lower bound at i) weighs the i counts below it plus n
- * for each of the others. */
-void summary_settle(struct summary *t)
+void summary_board_init(struct summary_board *b, size_t shares)
 {
-	size_t lim = summary_exact_limit();
-	uint64_t *c = xmalloc((t->n ? t->n : 1) * sizeof(*c)), *below = xmalloc((t->n + 1) * sizeof(*below));
-	for (size_t i = 0; i < t->n; i++) c[i] = t->g[i].n;
-	qsort(c, t->n, sizeof(*c), cmp_u64);
-	below[0] = 0;
-	for (size_t i = 0; i < t->n; i++) below[i + 1] = below[i] + c[i];
-	for (size_t k = 0; below[t->n] > lim && k < t->n; k++) {
-		struct sgroup *g = &t->g[k];
-		if (g->q.approx || g->n < SUMMARY_MIN_SWITCH) continue;
-		size_t lo = 0, hi = t->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (c[mid] < g->n) lo = mid + 1;
-			else hi = mid;
-		}
-		if (below[lo] + (t->n - lo) * g->n <= lim) continue;
-		t->exact -= g->q.nv;
-		t->approx++;
-		qsketch_to_histogram(&g->q);
-	}
-	free(c);
-	free(below);
+	memset(b, 0, sizeof(*b));
+	pthread_mutex_init(&b->mu, NULL);
+	b->shares = shares ? shares : 1;
 }
 
-/* Over the trigger: the rule, then a higher trigger while the groups kept
- * (those too small to switch) still hold more. */
+void summary_board_free(struct summary_board *b)
+{
+	pthread_mutex_destroy(&b->mu);
+	strmap_free(&b->idx);
+	free(b->cnt);
+}
+
+/* t's counts shown on its board; the board's counts into c[0..*m), and
+ * each group's into own[] (lower bounds of the table's counts). */
+static void board_counts(struct summary *t, uint64_t **c, size_t *m, uint64_t *own)
+{
+	struct summary_board *b = t->board;
+	pthread_mutex_lock(&b->mu);
+	for (size_t i = 0; i < t->n; i++) {
+		struct sgroup *g = &t->g[i];
+		if (!g->on_board) {
+			int is_new;
+			size_t *slot = strmap_get(&b->idx, g->name, &is_new);
+			if (is_new) {
+				*slot = b->n;
+				VEC_PUSH(b->cnt, b->n, b->cap, 0);
+			}
+			g->on_board = *slot + 1;
+		}
+		b->cnt[g->on_board - 1] += g->n - g->shown;
+		g->shown = g->n;
+		own[i] = b->cnt[g->on_board - 1];
+	}
+	*m = b->n;
+	*c = xmalloc((b->n ? b->n : 1) * sizeof(**c));
+	memcpy(*c, b->cnt, b->n * sizeof(**c));
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* The rule of summary.h on the counts so far (the board's when there is
+ * one): a group of count n weighs the groups under SUMMARY_MIN_SWITCH
+ * (small, below any n that may switch), then with the others' counts
+ * sorted, those below n (lower bound at i) plus n for each of the rest. */
+static size_t rule(struct summary *t)
+{
+	size_t lim = summary_exact_limit(), m, nbig = 0, switched = 0;
+	uint64_t *own = xmalloc((t->n ? t->n : 1) * sizeof(*own)), *c, small = 0;
+	if (t->board) {
+		board_counts(t, &c, &m, own);
+	} else {
+		m = t->n;
+		c = xmalloc((m ? m : 1) * sizeof(*c));
+		for (size_t i = 0; i < m; i++) c[i] = own[i] = t->g[i].n;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (c[i] < SUMMARY_MIN_SWITCH) small += c[i];
+		else c[nbig++] = c[i];
+	qsort(c, nbig, sizeof(*c), cmp_u64);
+	uint64_t *below = xmalloc((nbig + 1) * sizeof(*below));
+	below[0] = small;
+	for (size_t i = 0; i < nbig; i++) below[i + 1] = below[i] + c[i];
+	for (size_t k = 0; below[nbig] > lim && k < t->n; k++) {
+		struct sgroup *g = &t->g[k];
+		uint64_t n = own[k];
+		if (g->q.approx || n < SUMMARY_MIN_SWITCH) continue;
+		size_t lo = FIRST_WHERE(i, nbig, c[i] >= n);
+		if (below[lo] + (nbig - lo) * n <= lim) continue;
+		t->exact -= g->q.nv;
+		t->approx++;
+		switched++;
+		qsketch_to_histogram(&g->q);
+	}
+	free(own);
+	free(c);
+	free(below);
+	return switched;
+}
+
+void summary_settle(struct summary *t)
+{
+	rule(t);
+}
+
+/* The trigger: the summary's share of the limit (all of it when alone),
+ * then once past it, what it still holds (the groups the rule keeps, or
+ * whose other slices' counts are not yet on the board) and a quarter of
+ * that or of its share, whichever is more: the rule runs a few times as the
+ * held values grow, not on every value. */
+static void set_trigger(struct summary *t)
+{
+	size_t lim = summary_exact_limit(), share = lim / (t->board ? t->board->shares : 1);
+	if (share < SUMMARY_MIN_SWITCH) share = SUMMARY_MIN_SWITCH;
+	size_t next = t->exact + (t->exact > share ? t->exact : share) / 4;
+	t->trigger = t->trigger && next > share ? next : share;
+}
+
 static void over(struct summary *t)
 {
-	summary_settle(t);
-	while (t->exact > t->trigger) t->trigger *= 2;
+	rule(t);
+	set_trigger(t);
 }
 
 static void add_sq(struct sgroup *g, unsigned __int128 sq)
@@ -86,7 +153,7 @@ void summary_add(struct summary *t, size_t i, uint64_t v)
 	add_sq(g, (unsigned __int128)v * v);
 	qsketch_add(&g->q, v);
 	if (g->q.approx) return;
-	if (!t->trigger) t->trigger = summary_exact_limit();
+	if (!t->trigger) set_trigger(t);
 	if (++t->exact > t->trigger) over(t);
 }
 
@@ -99,6 +166,8 @@ void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 	g->n += src->n;
 	g->total += src->total;
 	add_sq(g, src->sq);
+	g->shown += src->shown; /* src's part of the board's count */
+	if (!g->on_board) g->on_board = src->on_board;
 	int was_exact = !g->q.approx;
 	size_t held = was_exact ? g->q.nv : 0, src_held = src->q.approx ? 0 : src->q.nv;
 	qsketch_merge(&g->q, &src->q);
@@ -107,7 +176,7 @@ void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 		return;
 	}
 	t->exact += src_held;
-	if (!t->trigger) t->trigger = summary_exact_limit();
+	if (!t->trigger) set_trigger(t);
 	if (t->exact > t->trigger) over(t);
 }
 

@@ -15,8 +15,9 @@
  * the rule keeps hold at most the limit in all, plus the groups of fewer
  * than SUMMARY_MIN_SWITCH values (kept whatever their number).  A summary
  * applies the rule each time it holds more values than its trigger (the
- * limit, doubled while only small groups are held), and summary_settle
- * applies it to the final counts: call it before reading the medians.
+ * limit, or a slice's share of it; doubled when nothing switched), and
+ * summary_settle applies it to the final counts: call it before reading
+ * the medians.
  *
  * The standard deviation of a group whose values are kept is computed at
  * the end from the sorted values (two passes); that of an estimated group
@@ -25,6 +26,7 @@
 #ifndef GPUPROF_ANALYSIS_CORE_SUMMARY_H
 #define GPUPROF_ANALYSIS_CORE_SUMMARY_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,13 +41,33 @@ struct sgroup {
 	uint64_t n, total, min, max;
 	unsigned __int128 sq;    /* sum of the squares (saturates past 2^128) */
 	struct qsketch q;        /* for the median */
+	uint64_t shown;          /* of n, the values counted on the board */
+	size_t on_board;         /* its name's index there + 1 (0: not yet) */
 };
+
+/* The summaries of one table filled at once on several threads (the
+ * slices of `stats --threads`): the counts each has shown, per group name.
+ * A slice applies the rule to these (its own and the others' so far: lower
+ * bounds of the table's) rather than to its own counts alone, so that it
+ * switches what the whole table will and holds about its share of the
+ * limit (limit / shares), not a limit of its own.  Which groups are
+ * estimated does not depend on the board (the final counts decide), only
+ * the memory held on the way. */
+struct summary_board {
+	pthread_mutex_t mu;
+	strmap idx;              /* group name -> index in cnt */
+	uint64_t *cnt; size_t n, cap;
+	size_t shares;           /* summaries filled at once */
+};
+void summary_board_init(struct summary_board *b, size_t shares);
+void summary_board_free(struct summary_board *b);
 
 /* Zero-initialised = empty. */
 struct summary {
 	strmap idx; struct sgroup *g; size_t n, cap;
 	size_t exact, trigger;   /* values held exactly; the rule runs past trigger (0: the limit) */
 	size_t approx;           /* groups whose median is estimated */
+	struct summary_board *board; /* set before the first value, or NULL */
 };
 
 /* The limit of a table's exact values: SUMMARY_EXACT_VALUES, or
