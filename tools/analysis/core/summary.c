@@ -79,9 +79,9 @@ static void board_counts(struct summary *t, uint64_t **c, size_t *m, uint64_t *o
  * one): a group of count n weighs the groups under SUMMARY_MIN_SWITCH
  * (small, below any n that may switch), then with the others' counts
  * sorted, those below n (lower bound at i) plus n for each of the rest. */
-static size_t rule(struct summary *t)
+void summary_settle(struct summary *t)
 {
-	size_t lim = summary_exact_limit(), m, nbig = 0, switched = 0;
+	size_t lim = summary_exact_limit(), m, nbig = 0;
 	uint64_t *own = xmalloc((t->n ? t->n : 1) * sizeof(*own)), *c, small = 0;
 	if (t->board) {
 		board_counts(t, &c, &m, own);
@@ -105,18 +105,11 @@ static size_t rule(struct summary *t)
 		if (below[lo] + (nbig - lo) * n <= lim) continue;
 		t->exact -= g->q.nv;
 		t->approx++;
-		switched++;
 		qsketch_to_histogram(&g->q);
 	}
 	free(own);
 	free(c);
 	free(below);
-	return switched;
-}
-
-void summary_settle(struct summary *t)
-{
-	rule(t);
 }
 
 /* The trigger: the summary's share of the limit (all of it when alone),
@@ -134,7 +127,7 @@ static void set_trigger(struct summary *t)
 
 static void over(struct summary *t)
 {
-	rule(t);
+	summary_settle(t);
 	set_trigger(t);
 }
 

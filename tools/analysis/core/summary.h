@@ -15,9 +15,9 @@
  * the rule keeps hold at most the limit in all, plus the groups of fewer
  * than SUMMARY_MIN_SWITCH values (kept whatever their number).  A summary
  * applies the rule each time it holds more values than its trigger (the
- * limit, or a slice's share of it; doubled when nothing switched), and
- * summary_settle applies it to the final counts: call it before reading
- * the medians.
+ * limit, or a slice's share of it; then what it still holds and a
+ * quarter), and summary_settle applies it to the final counts: call it
+ * before reading the medians.
  *
  * The standard deviation of a group whose values are kept is computed at
  * the end from the sorted values (two passes); that of an estimated group
@@ -65,7 +65,7 @@ void summary_board_free(struct summary_board *b);
 /* Zero-initialised = empty. */
 struct summary {
 	strmap idx; struct sgroup *g; size_t n, cap;
-	size_t exact, trigger;   /* values held exactly; the rule runs past trigger (0: the limit) */
+	size_t exact, trigger;   /* values held exactly; the rule runs past trigger (0: not set) */
 	size_t approx;           /* groups whose median is estimated */
 	struct summary_board *board; /* set before the first value, or NULL */
 };
@@ -82,8 +82,8 @@ void summary_add(struct summary *t, size_t i, uint64_t v);
 /* Adds the values of src (a group of another summary) to group i; when
  * both are exact and sorted (qsketch_sorted), the values stay sorted. */
 void summary_merge(struct summary *t, size_t i, const struct sgroup *src);
-/* Switches the groups the rule estimates on t's counts: before the
- * medians, deviations and t->approx are read. */
+/* Switches the groups the rule estimates on t's counts (its board's when
+ * it has one): before the medians, deviations and t->approx are read. */
 void summary_settle(struct summary *t);
 /* Median (mean of the two middle values for even counts): exact, or the
  * estimate when g->q.approx. */
