@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
+#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -729,6 +729,30 @@ PY
         grep -i "slice" "$RES/sl16.err" | tail -6
       done ) 2>&1 | tee "$RES/slices.txt"
     rm -f "$RES"/slices.gpuprof "$RES"/sl16.* "$RES"/sl1.json ;;
+  medians)      # deterministic medians (branch median, analysis/core/summary.h): stats, every report as JSON, on a
+                # generated trace (seed 7, MEDIANS_N events, default 1e8: tables past 2^20 values, estimated
+                # medians) at --threads 1, 2, 4, 16 and 16 again, byte for byte the same; wall, user and peak
+                # RSS of each (with OLD_GPUPROF=path, that build's --threads 16 twice too: run to run it differed)
+    log medians
+    ( T=$RES/medians.gpuprof; G=build/bin/gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${MEDIANS_N:-1e8}" "$T" >/dev/null; set +x
+      run() {  # BUILD THREADS TAG: the JSON into md-TAG.json; its wall, user and peak RSS
+        python3 - "$RES/md-$3.json" "$1" stats --format json --threads "$2" "$T" <<'PY'
+import resource, subprocess, sys, time
+t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"), timeout=280)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{sys.argv[2]} --threads {sys.argv[7]}: {time.time() - t:.2f} s wall, {ru.ru_utime:.1f} s user, "
+      f"{ru.ru_maxrss / 1024:.0f} MiB peak RSS, rc {rc}", flush=True)
+PY
+      }
+      same() { if [ -s "$RES/md-$2.json" ] && cmp -s "$RES/md-$1.json" "$RES/md-$2.json"; then echo "MEDIANS SAME: $1 = $2"
+               else echo "MEDIANS DIFFER: $1 != $2"; fi; }
+      run $G 1 t1
+      for n in 2 4 16; do run $G $n t$n; same t$n t1; done
+      run $G 16 t16b; same t16b t1
+      if [ -n "${OLD_GPUPROF:-}" ]; then run "$OLD_GPUPROF" 16 old16; run "$OLD_GPUPROF" 16 old16b; same old16b old16; fi
+    ) 2>&1 | tee "$RES/medians.txt"
+    rm -f "$RES"/medians.gpuprof "$RES"/md-*.json ;;
   report-slices) # issue #41 on the 16-core machine, a generated trace (seed 7, RSLICES_N events, default
                 # 1e8): `gpuprof report` on 16 threads (its tables, steps and series as stats --threads
                 # runs them, reports/stats_drive.h) against one, wall time and peak RSS of each (bars:

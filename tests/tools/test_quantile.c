@@ -2,7 +2,10 @@
  * and the summary's switch from exact values to it: on generated large
  * distributions, every quantile read from the histogram is within
  * QSKETCH_REL_ERR of the exact value (computed here by sorting a copy), and
- * a summary under its limit stays exact.
+ * a summary under its limit stays exact; past it, the groups the rule of
+ * summary.h estimates are those of the table's counts, with the same
+ * figures whatever the slices its values were cut in and their order of
+ * merging.
  *
  * Distributions (1,000,003 values each, fixed seed): log-normal durations
  * (median 50 us, sigma 1.5), uniform 1..10^9, a bimodal mix (2 us and 5 ms
@@ -12,6 +15,7 @@
  * arrays of 1..300 values (few distinct, many, sorted, reversed), every k
  * gives what a sort puts at k, with nothing larger before it and nothing
  * smaller after. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,18 +114,150 @@ static void check_summary(void)
 		fails++;
 	}
 	summary_free(&t);
-	/* many names, few values each: the limit doubles, nothing switches */
+	/* many names, few values each: past the limit, nothing switches */
 	for (size_t i = 0; i < 1500; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "n%zu", i);
 		size_t g = summary_group(&t, name);
 		for (uint64_t j = 0; j < 1000; j++) summary_add(&t, g, j);
 	}
-	if (t.approx || t.limit != 2 * SUMMARY_EXACT_VALUES) {
-		fprintf(stderr, "FAIL summary: many small groups: approx %zu, limit %zu\n", t.approx, t.limit);
+	if (t.approx || t.exact != 1500 * 1000) {
+		fprintf(stderr, "FAIL summary: many small groups: approx %zu, exact %zu\n", t.approx, t.exact);
 		fails++;
 	}
 	summary_free(&t);
+}
+
+/* The rule of summary.h, computed here by brute force over the counts:
+ * does group i switch to a histogram? */
+static int rule_estimates(const uint64_t *n, size_t ng, size_t i)
+{
+	uint64_t w = 0;
+	for (size_t h = 0; h < ng; h++) w += n[h] < n[i] ? n[h] : n[i];
+	return n[i] >= SUMMARY_MIN_SWITCH && w > SUMMARY_EXACT_VALUES;
+}
+
+/* The same values, cut into consecutive slices merged in a random order of
+ * neighbours (as stats --threads' slices are), end in the one-summary
+ * result: the same groups estimated (those of the rule), and the same bits
+ * of every figure; also on a table the rule keeps exact though the
+ * one-summary pass went over its limit (a group past it only by the others'
+ * counts). */
+static void check_summary_order(void)
+{
+	/* 1.86 M values; c's all in the first part of the stream, with a third
+	 * of the others' (one pass over its limit first switches c, the
+	 * biggest then; merged slices may first meet a): under the rule b
+	 * (150k: 606k weighed) and f (200k: 756k) stay exact, c (600k:
+	 * 1.556 M) and a are estimated; e has fewer than SUMMARY_MIN_SWITCH */
+	static const char *names[] = { "a", "b", "c", "d", "e", "f" };
+	enum { NG = 6 };
+	const uint64_t want[NG] = { 900000, 150000, 600000, 5000, 1000, 200000 };
+	uint64_t total = 0, first[NG], later[NG];
+	for (size_t i = 0; i < NG; i++) {
+		total += want[i];
+		first[i] = i == 2 ? want[i] : want[i] / 3;
+		later[i] = want[i] - first[i];
+	}
+	uint8_t *grp = xmalloc(total);
+	uint64_t *val = xmalloc(total * sizeof(*val)), k = 0;
+	for (uint64_t *left = first; left; left = left == first ? later : NULL) {
+		uint64_t rest = 0;
+		for (size_t i = 0; i < NG; i++) rest += left[i];
+		for (; rest; rest--, k++) {
+			uint64_t pick = rnd() % rest, g = 0;
+			while (pick >= left[g]) pick -= left[g++];
+			left[g]--;
+			grp[k] = (uint8_t)g;
+			val[k] = g_lognormal(k) + g * 1000;
+		}
+	}
+	struct summary one;
+	memset(&one, 0, sizeof(one));
+	for (size_t i = 0; i < NG; i++) summary_group(&one, names[i]);
+	for (uint64_t k = 0; k < total; k++) summary_add(&one, grp[k], val[k]);
+	summary_settle(&one);
+	for (size_t i = 0; i < NG; i++)
+		if (one.g[i].q.approx != rule_estimates(want, NG, i)) {
+			fprintf(stderr, "FAIL summary rule: %s estimated %d\n", names[i], one.g[i].q.approx);
+			fails++;
+		}
+	for (int trial = 0; trial < 6; trial++) {
+		size_t k = 2 + rnd() % 15, cut[17];
+		struct summary part[16];
+		cut[0] = 0;
+		cut[k] = total;
+		for (size_t i = 1; i < k; i++) cut[i] = rnd() % total;
+		qsort(cut + 1, k - 1, sizeof(*cut), cmp);
+		memset(part, 0, sizeof(part));
+		/* odd trials: the slices fill at once, a value of a random one
+		 * at a time, on one board: together they hold little more than
+		 * the limit (the counts not yet on the board), where each alone
+		 * would keep all its values (each slice's own counts weigh less) */
+		struct summary_board board;
+		summary_board_init(&board, k);
+		uint64_t at[16], held, peak = 0;
+		for (size_t p = 0; p < k; p++) {
+			at[p] = cut[p];
+			if (trial & 1) part[p].board = &board;
+		}
+		for (uint64_t left = total; left; left--) {
+			size_t p = 0;
+			if (trial & 1)
+				do p = rnd() % k; while (at[p] == cut[p + 1]);
+			else
+				while (at[p] == cut[p + 1]) p++;
+			summary_add(&part[p], summary_group(&part[p], names[grp[at[p]]]), val[at[p]]);
+			at[p]++;
+			held = 0;
+			for (size_t i = 0; i < k; i++) held += part[i].exact;
+			if (held > peak) peak = held;
+		}
+		if ((trial & 1) && peak > SUMMARY_EXACT_VALUES * 3 / 2) {
+			fprintf(stderr, "FAIL summary in %zu slices on a board: %" PRIu64 " values held\n", k, peak);
+			fails++;
+		}
+		/* merge a random slice into the one before it until one is left */
+		for (size_t live = k; live > 1; live--) {
+			size_t d = rnd() % (live - 1);
+			for (size_t i = 0; i < part[d + 1].n; i++) {
+				struct sgroup *from = &part[d + 1].g[i];
+				size_t g = summary_group(&part[d], from->name);
+				qsketch_sorted(&part[d].g[g].q);
+				qsketch_sorted(&from->q);
+				summary_merge(&part[d], g, from);
+			}
+			summary_free(&part[d + 1]);
+			memmove(&part[d + 1], &part[d + 2], (live - d - 2) * sizeof(*part));
+		}
+		struct summary all;
+		memset(&all, 0, sizeof(all));
+		for (size_t i = 0; i < part[0].n; i++)
+			summary_merge(&all, summary_group(&all, part[0].g[i].name), &part[0].g[i]);
+		summary_free(&part[0]);
+		summary_settle(&all);
+		for (size_t i = 0; i < NG; i++) {
+			struct sgroup *x = &one.g[i], *y = &all.g[summary_group(&all, names[i])];
+			double fx[3] = { sgroup_median(x), sgroup_quantile(x, 0.9), sgroup_stddev(x) };
+			double fy[3] = { sgroup_median(y), sgroup_quantile(y, 0.9), sgroup_stddev(y) };
+			if (x->q.approx != y->q.approx || x->n != y->n || x->total != y->total || memcmp(fx, fy, sizeof(fx))) {
+				fprintf(stderr, "FAIL summary in %zu slices: %s estimated %d/%d, median %.17g/%.17g, "
+					"p90 %.17g/%.17g, stddev %.17g/%.17g\n", k, names[i], x->q.approx, y->q.approx,
+					fx[0], fy[0], fx[1], fy[1], fx[2], fy[2]);
+				fails++;
+			}
+		}
+		if (all.approx != one.approx) {
+			fprintf(stderr, "FAIL summary in %zu slices: %zu estimated, one pass %zu\n", k, all.approx,
+				one.approx);
+			fails++;
+		}
+		summary_free(&all);
+		summary_board_free(&board);
+	}
+	summary_free(&one);
+	free(grp);
+	free(val);
 }
 
 static void check_select(void)
@@ -196,6 +332,7 @@ int main(void)
 	check("zeros", g_zeros);
 	check("wide", g_wide);
 	check_summary();
+	check_summary_order();
 	if (fails) return 1;
 	printf("ok\n");
 	return 0;

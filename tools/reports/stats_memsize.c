@@ -54,6 +54,7 @@ static void mems_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	struct summary_state *s = self;
 	struct report *rep = &tables[0];
 	report_define(rep, "CUDA GPU MemOps Summary (by Size)", mems_cols, MEMS_NCOLS);
+	summary_settle(&s->groups);
 	rep->note = time_summary_note(&s->groups);
 	size_t *ix = summary_state_order(s, ctx);
 	for (size_t k = 0; k < s->groups.n; k++) {

@@ -78,7 +78,7 @@ static void *nvtx_new(const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
 	st->r = ctx->r;
-	st->ranges.budget = ctx->budget;
+	st->ranges.board = ctx->board;
 	u64map_init(&st->name2g);
 	u64map_init(&st->pids);
 	return st;
@@ -143,6 +143,7 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 			    uint64_t **gpu_ns, int **style)
 {
 	struct summary *t = &st->ranges;
+	summary_settle(t);   /* the rows merge the groups as the rule leaves them */
 	int one_pid = st->pids.n == 1;   /* not split: the PID column still says which */
 	char **pat = xcalloc(t->n ? t->n : 1, sizeof(*pat));
 	strmap npat;   /* "pid\x01pattern" -> number of names with it */

@@ -167,10 +167,10 @@ struct stats_ctx {
 	int prepassed;          /* the pre-pass ran (windows came from it) */
 	int gpu_later;          /* gpu is fed by a pass of its own once the span is known */
 	u64map rank_of;         /* pid -> rank + 1, from GP_REC_PROCESS (complete before any timed record) */
-	/* set by the driver while a report's new() runs in shards: the limit
-	 * of exact values its summary shares with the other slices'
-	 * (analysis/core/summary.h); NULL otherwise */
-	struct summary_budget *budget;
+	/* set by the driver while a report's new() runs in shards: the board
+	 * its summary shares with the other slices' (analysis/core/summary.h);
+	 * NULL otherwise */
+	struct summary_board *board;
 	size_t union_lag;       /* the streaming unions' lag (0: each one's default);
 				 * set from GPUPROF_UNION_LAG, for tests */
 	/* Shards: a slice's context (stats_ctx_slice); join_from > 0 after

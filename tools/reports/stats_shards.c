@@ -36,7 +36,7 @@ struct stats_shards {
 	struct slices *cut;    /* the slices, their threads */
 	struct slice_pass pass;
 	struct shard *sh;
-	struct summary_budget *budget; /* per report */
+	struct summary_board *board; /* per report */
 	uint64_t n;
 	/* STATS_NEED_STEPS_SLICED: the cuts of the steps' engines */
 	struct steps_cuts cuts;
@@ -109,10 +109,10 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
 		if (a->run[i] && stats_reports[i]->new) {
-			s->ctx.budget = &a->budget[i];
+			s->ctx.board = &a->board[i];
 			s->self[i] = stats_reports[i]->new(&s->ctx);
 		}
-	s->ctx.budget = NULL;
+	s->ctx.board = NULL;
 	stats_fanout_attach(&s->fan, &s->ctx, s->self, a->run);
 	const gp_record *rec;
 	int rc;
@@ -188,8 +188,8 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 	a->nreps = nreps;
 	a->k = k;
 	a->needs = needs;
-	a->budget = xcalloc(nreps ? nreps : 1, sizeof(*a->budget));
-	for (size_t i = 0; i < nreps; i++) a->budget[i].shares = (size_t)k;
+	a->board = xcalloc(nreps ? nreps : 1, sizeof(*a->board));
+	for (size_t i = 0; i < nreps; i++) summary_board_init(&a->board[i], (size_t)k);
 	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
 	for (int i = 0; i < k; i++) {
 		struct shard *s = &a->sh[i];
@@ -245,12 +245,10 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 		stats_ctx_end_join(&s0->ctx);
 		for (size_t i = 0; i < a->nreps; i++) {
 			if (!a->run[i] || !stats_reports[i]->new) continue;
-			ctx->budget = &a->budget[i];
 			self[i] = stats_reports[i]->new(ctx);
 			if (stats_reports[i]->merge && stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0)
 				ctx->merge_lost = 1;
 		}
-		ctx->budget = NULL;
 		stats_ctx_merge(ctx, &s0->ctx, meta);
 		ok = !ctx->merge_lost;
 	}
@@ -280,7 +278,8 @@ void stats_shards_free(struct stats_shards *a)
 	free(a->cut_from);
 	free(a->cut_lead);
 	free(a->sh);
-	free(a->budget);
+	for (size_t i = 0; i < a->nreps; i++) summary_board_free(&a->board[i]);
+	free(a->board);
 	free(a);
 }
 

@@ -29,7 +29,7 @@ void summary_state_init(struct summary_state *s, const struct stats_ctx *ctx)
 {
 	memset(s, 0, sizeof(*s));
 	s->r = ctx->r;
-	s->groups.budget = ctx->budget;
+	s->groups.board = ctx->board;
 }
 
 void summary_state_release(struct summary_state *s)
@@ -155,6 +155,7 @@ size_t *summary_state_order(const struct summary_state *s, const struct stats_ct
 void time_summary_fill(struct report *rep, struct summary_state *s, const struct stats_ctx *ctx, int name_col,
 		       time_summary_own own, void *arg)
 {
+	summary_settle(&s->groups);
 	size_t n = s->groups.n, *ix = summary_state_order(s, ctx);
 	rep->note = time_summary_note(&s->groups);
 	for (size_t k = 0; k < n;) {

@@ -20,48 +20,120 @@ size_t summary_group(struct summary *t, const char *name)
 	return *slot;
 }
 
-/* The group holding the most values (the first such group on ties, so the
- * choice depends only on the input), when it holds SUMMARY_MIN_SWITCH or
- * more, goes to a histogram: the values it held, else 0. */
-static size_t shed_largest(struct summary *t)
+size_t summary_exact_limit(void)
 {
-	size_t best = 0, most = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (!t->g[i].q.approx && t->g[i].q.nv > most) { most = t->g[i].q.nv; best = i; }
-	if (most < SUMMARY_MIN_SWITCH) return 0;
-	qsketch_to_histogram(&t->g[best].q);
-	t->exact -= most;
-	t->approx++;
-	return most;
-}
-
-/* Over the limit: shed, or double the limit when nothing is big enough. */
-static void shed(struct summary *t)
-{
-	if (!shed_largest(t)) t->limit *= 2;
-}
-
-/* One more exact value against the shared budget (summary_budget). */
-static void budget_add(struct summary *t)
-{
-	struct summary_budget *b = t->budget;
-	size_t ex = atomic_fetch_add_explicit(&b->exact, 1, memory_order_relaxed) + 1;
-	size_t lim = atomic_load_explicit(&b->limit, memory_order_relaxed);
-	if (!lim) {
-		size_t zero = 0;
-		atomic_compare_exchange_strong(&b->limit, &zero, SUMMARY_EXACT_VALUES);
-		lim = atomic_load_explicit(&b->limit, memory_order_relaxed);
+	/* read once; threads reading it at once store the same value */
+	static _Atomic size_t lim;
+	size_t l = atomic_load_explicit(&lim, memory_order_relaxed);
+	if (!l) {
+		const char *env = getenv("GPUPROF_SUMMARY_EXACT");
+		l = env && *env ? (size_t)strtoull(env, NULL, 10) : 0;
+		if (!l) l = SUMMARY_EXACT_VALUES;
+		atomic_store_explicit(&lim, l, memory_order_relaxed);
 	}
-	if (ex <= lim) return;
-	size_t freed = shed_largest(t);
-	if (freed) atomic_fetch_sub_explicit(&b->exact, freed, memory_order_relaxed);
-	else if (t->exact * (b->shares ? b->shares : 1) >= lim)
-		atomic_compare_exchange_strong(&b->limit, &lim, lim * 2);
+	return l;
 }
 
-static void budget_sub(struct summary *t, size_t n)
+void summary_board_init(struct summary_board *b, size_t shares)
 {
-	if (t->budget && n) atomic_fetch_sub_explicit(&t->budget->exact, n, memory_order_relaxed);
+	memset(b, 0, sizeof(*b));
+	pthread_mutex_init(&b->mu, NULL);
+	b->shares = shares ? shares : 1;
+}
+
+void summary_board_free(struct summary_board *b)
+{
+	pthread_mutex_destroy(&b->mu);
+	strmap_free(&b->idx);
+	free(b->cnt);
+}
+
+/* t's counts shown on its board; the board's counts into c[0..*m), and
+ * each group's into own[] (lower bounds of the table's counts). */
+static void board_counts(struct summary *t, uint64_t **c, size_t *m, uint64_t *own)
+{
+	struct summary_board *b = t->board;
+	pthread_mutex_lock(&b->mu);
+	for (size_t i = 0; i < t->n; i++) {
+		struct sgroup *g = &t->g[i];
+		if (!g->on_board) {
+			int is_new;
+			size_t *slot = strmap_get(&b->idx, g->name, &is_new);
+			if (is_new) {
+				*slot = b->n;
+				VEC_PUSH(b->cnt, b->n, b->cap, 0);
+			}
+			g->on_board = *slot + 1;
+		}
+		b->cnt[g->on_board - 1] += g->n - g->shown;
+		g->shown = g->n;
+		own[i] = b->cnt[g->on_board - 1];
+	}
+	*m = b->n;
+	*c = xmalloc((b->n ? b->n : 1) * sizeof(**c));
+	memcpy(*c, b->cnt, b->n * sizeof(**c));
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* The rule of summary.h on the counts so far (the board's when there is
+ * one): a group of count n weighs the groups under SUMMARY_MIN_SWITCH
+ * (small, below any n that may switch), then with the others' counts
+ * sorted, those below n (lower bound at i) plus n for each of the rest. */
+void summary_settle(struct summary *t)
+{
+	size_t lim = summary_exact_limit(), m, nbig = 0;
+	uint64_t *own = xmalloc((t->n ? t->n : 1) * sizeof(*own)), *c, small = 0;
+	if (t->board) {
+		board_counts(t, &c, &m, own);
+	} else {
+		m = t->n;
+		c = xmalloc((m ? m : 1) * sizeof(*c));
+		for (size_t i = 0; i < m; i++) c[i] = own[i] = t->g[i].n;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (c[i] < SUMMARY_MIN_SWITCH) small += c[i];
+		else c[nbig++] = c[i];
+	qsort(c, nbig, sizeof(*c), cmp_u64);
+	uint64_t *below = xmalloc((nbig + 1) * sizeof(*below));
+	below[0] = small;
+	for (size_t i = 0; i < nbig; i++) below[i + 1] = below[i] + c[i];
+	for (size_t k = 0; below[nbig] > lim && k < t->n; k++) {
+		struct sgroup *g = &t->g[k];
+		uint64_t n = own[k];
+		if (g->q.approx || n < SUMMARY_MIN_SWITCH) continue;
+		size_t lo = FIRST_WHERE(i, nbig, c[i] >= n);
+		if (below[lo] + (nbig - lo) * n <= lim) continue;
+		t->exact -= g->q.nv;
+		t->approx++;
+		qsketch_to_histogram(&g->q);
+	}
+	free(own);
+	free(c);
+	free(below);
+}
+
+/* The trigger: the summary's share of the limit (all of it when alone),
+ * then once past it, what it still holds (the groups the rule keeps, or
+ * whose other slices' counts are not yet on the board) and a quarter of
+ * that or of its share, whichever is more: the rule runs a few times as the
+ * held values grow, not on every value. */
+static void set_trigger(struct summary *t)
+{
+	size_t lim = summary_exact_limit(), share = lim / (t->board ? t->board->shares : 1);
+	if (share < SUMMARY_MIN_SWITCH) share = SUMMARY_MIN_SWITCH;
+	size_t next = t->exact + (t->exact > share ? t->exact : share) / 4;
+	t->trigger = t->trigger && next > share ? next : share;
+}
+
+static void over(struct summary *t)
+{
+	summary_settle(t);
+	set_trigger(t);
+}
+
+static void add_sq(struct sgroup *g, unsigned __int128 sq)
+{
+	if (__builtin_add_overflow(g->sq, sq, &g->sq)) g->sq = ~(unsigned __int128)0;
 }
 
 void summary_add(struct summary *t, size_t i, uint64_t v)
@@ -71,18 +143,11 @@ void summary_add(struct summary *t, size_t i, uint64_t v)
 	if (!g->n || v > g->max) g->max = v;
 	g->n++;
 	g->total += v;
-	double d = (double)v - g->mean;
-	g->mean += d / (double)g->n;
-	g->m2 += d * ((double)v - g->mean);
+	add_sq(g, (unsigned __int128)v * v);
 	qsketch_add(&g->q, v);
 	if (g->q.approx) return;
-	if (t->budget) {
-		t->exact++;
-		budget_add(t);
-		return;
-	}
-	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
-	if (++t->exact > t->limit) shed(t);
+	if (!t->trigger) set_trigger(t);
+	if (++t->exact > t->trigger) over(t);
 }
 
 void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
@@ -91,24 +156,21 @@ void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 	if (!src->n) return;
 	if (!g->n || src->min < g->min) g->min = src->min;
 	if (!g->n || src->max > g->max) g->max = src->max;
-	/* Welford's sums of two parts (Chan et al.) */
-	double n = (double)(g->n + src->n), d = src->mean - g->mean;
-	g->m2 += src->m2 + d * d * (double)g->n * (double)src->n / n;
-	g->mean += d * (double)src->n / n;
 	g->n += src->n;
 	g->total += src->total;
+	add_sq(g, src->sq);
+	g->shown += src->shown; /* src's part of the board's count */
+	if (!g->on_board) g->on_board = src->on_board;
 	int was_exact = !g->q.approx;
 	size_t held = was_exact ? g->q.nv : 0, src_held = src->q.approx ? 0 : src->q.nv;
 	qsketch_merge(&g->q, &src->q);
 	if (g->q.approx) { /* src's kept values, and g's when it was exact, binned */
 		if (was_exact) { t->exact -= held; t->approx++; }
-		budget_sub(t, held + src_held);
 		return;
 	}
 	t->exact += src_held;
-	if (t->budget) return;
-	if (!t->limit) t->limit = SUMMARY_EXACT_VALUES;
-	while (t->exact > t->limit) shed(t);
+	if (!t->trigger) set_trigger(t);
+	if (t->exact > t->trigger) over(t);
 }
 
 double sgroup_median(struct sgroup *g)
@@ -125,7 +187,14 @@ double sgroup_stddev(struct sgroup *g)
 {
 	if (g->n < 2) return 0.0;
 	const uint64_t *v = qsketch_sorted(&g->q);
-	if (!v) return sqrt(g->m2 / (double)(g->n - 1));
+	if (!v) {
+		/* n sq - total^2 (>= 0), exact unless n sq overflows */
+		unsigned __int128 nsq, t2 = (unsigned __int128)g->total * g->total;
+		double num = __builtin_mul_overflow(g->sq, (unsigned __int128)g->n, &nsq)
+				     ? (double)g->sq * (double)g->n - (double)t2
+				     : (double)(nsq - t2);
+		return sqrt((num > 0 ? num : 0) / ((double)g->n * (double)(g->n - 1)));
+	}
 	double mean = (double)g->total / (double)g->n, m2 = 0;
 	for (size_t i = 0; i < g->q.nv; i++) {
 		double d = (double)v[i] - mean;

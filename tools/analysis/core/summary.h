@@ -1,22 +1,32 @@
 /* summary.h — per-name summaries of a value (a duration or a size): count,
  * total, min, max, mean and sample standard deviation, and the median.  The
- * `stats` api, kernels, memops, memsize and nvtx reports are built on it.
+ * `stats` api, kernels, memops, memsize, nvtx and sync reports are built on it.
  *
- * Medians are exact while the summary holds at most SUMMARY_EXACT_VALUES
- * values in all; past that, its group holding the most values switches to
- * a histogram (analysis/core/quantile.h), and so on until the values fit;
- * a group switches only with at least SUMMARY_MIN_SWITCH values, else the
- * limit doubles (docs/CLI.md, the `api`, `kernels`, ... item of what stats
- * keeps).
+ * Which groups keep their values (exact median) and which switch to a
+ * histogram (analysis/core/quantile.h: estimated within QSKETCH_REL_ERR) is
+ * a function of the table's counts alone, whatever the order of the values
+ * or how the table was cut into summaries merged later (the slices of
+ * `stats --threads`): a group of n >= SUMMARY_MIN_SWITCH values is
+ * estimated when sum over the table's groups H of min(n_H, n) exceeds the
+ * limit (summary_exact_limit), i.e. when the table would still hold more
+ * values than that were every group cut to this one's count.  The sum only
+ * grows with any count, so a summary holding part of the table's values
+ * may switch a group early: the whole table switches it too.  The groups
+ * the rule keeps hold at most the limit in all, plus the groups of fewer
+ * than SUMMARY_MIN_SWITCH values (kept whatever their number).  A summary
+ * applies the rule each time it holds more values than its trigger (the
+ * limit, or a slice's share of it; then what it still holds and a
+ * quarter), and summary_settle applies it to the final counts: call it
+ * before reading the medians.
  *
  * The standard deviation of a group whose values are kept is computed at
- * the end from the sorted values (two passes): the same values in any order
- * give the same bits, which lossless CSV/JSON shows.  A group switched to a
- * histogram uses its running (Welford) sums instead: the same value up to
- * rounding, whose last bits may depend on the order. */
+ * the end from the sorted values (two passes); that of an estimated group
+ * from the exact sums of its values and their squares: either is the same
+ * bits in any order, which lossless CSV/JSON shows. */
 #ifndef GPUPROF_ANALYSIS_CORE_SUMMARY_H
 #define GPUPROF_ANALYSIS_CORE_SUMMARY_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,36 +39,40 @@
 struct sgroup {
 	char *name;
 	uint64_t n, total, min, max;
-	double mean, m2;         /* Welford */
+	unsigned __int128 sq;    /* sum of the squares (saturates past 2^128) */
 	struct qsketch q;        /* for the median */
+	uint64_t shown;          /* of n, the values counted on the board */
+	size_t on_board;         /* its name's index there + 1 (0: not yet) */
 };
 
-/* The limit of exact values shared by the summaries of one table filled at
- * once on several threads (the shards of `stats --threads`, each with its
- * part of the trace): the values all of them hold count against one limit,
- * so a table of at most SUMMARY_EXACT_VALUES values stays exact whatever
- * the number of threads, and memory stays bounded.  Past it, a summary
- * adding a value sheds its own group holding the most values (as above);
- * when it holds none of SUMMARY_MIN_SWITCH values and at least its share
- * (limit / shares), the limit doubles; else it waits for the others to shed
- * on their next value.  Which groups are estimated then depends on the
- * threads' timing: each estimate is within QSKETCH_REL_ERR all the same.
- * Zero-initialised with shares set = empty (limit 0: SUMMARY_EXACT_VALUES). */
-struct summary_budget {
-	_Atomic size_t exact, limit;
+/* The summaries of one table filled at once on several threads (the
+ * slices of `stats --threads`): the counts each has shown, per group name.
+ * A slice applies the rule to these (its own and the others' so far: lower
+ * bounds of the table's) rather than to its own counts alone, so that it
+ * switches what the whole table will and holds about its share of the
+ * limit (limit / shares), not a limit of its own.  Which groups are
+ * estimated does not depend on the board (the final counts decide), only
+ * the memory held on the way. */
+struct summary_board {
+	pthread_mutex_t mu;
+	strmap idx;              /* group name -> index in cnt */
+	uint64_t *cnt; size_t n, cap;
 	size_t shares;           /* summaries filled at once */
 };
+void summary_board_init(struct summary_board *b, size_t shares);
+void summary_board_free(struct summary_board *b);
 
 /* Zero-initialised = empty. */
 struct summary {
 	strmap idx; struct sgroup *g; size_t n, cap;
-	size_t exact, limit;     /* values held exactly, and the limit (0: SUMMARY_EXACT_VALUES) */
+	size_t exact, trigger;   /* values held exactly; the rule runs past trigger (0: not set) */
 	size_t approx;           /* groups whose median is estimated */
-	/* set before the first value: the limit is this shared one's (the
-	 * values merged into it from a summary of the same budget were counted
-	 * there already) */
-	struct summary_budget *budget;
+	struct summary_board *board; /* set before the first value, or NULL */
 };
+
+/* The limit of a table's exact values: SUMMARY_EXACT_VALUES, or
+ * $GPUPROF_SUMMARY_EXACT's (tests: small traces past the limit). */
+size_t summary_exact_limit(void);
 
 /* Index of the group `name` (created empty when new); indices are stable,
  * pointers into g are not (a new group may move the array). */
@@ -68,6 +82,9 @@ void summary_add(struct summary *t, size_t i, uint64_t v);
 /* Adds the values of src (a group of another summary) to group i; when
  * both are exact and sorted (qsketch_sorted), the values stay sorted. */
 void summary_merge(struct summary *t, size_t i, const struct sgroup *src);
+/* Switches the groups the rule estimates on t's counts (its board's when
+ * it has one): before the medians, deviations and t->approx are read. */
+void summary_settle(struct summary *t);
 /* Median (mean of the two middle values for even counts): exact, or the
  * estimate when g->q.approx. */
 double sgroup_median(struct sgroup *g);
