@@ -80,8 +80,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 {
 	gp_reader *r = tool_open(path);
 	if (!r) return EXIT_BADINPUT;
-	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all,
-					 g_threads ? g_threads : gp_reader_threads_default(), path };
+	struct advise_run_opts ropts = { o->detect, o->kernel_wait_ns, o->site, o->all, g_threads, path };
 	struct advise_run *ar = advise_run_new(r, &ropts);
 	int read_rc = 0, code;
 	const char *err = NULL;

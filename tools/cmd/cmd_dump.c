@@ -526,17 +526,15 @@ int cmd_dump(int argc, char **argv)
 	if (opened != EXIT_OK)
 		return opened;
 	struct selection sel;
-	char err[512];
 	int sw = 0, resolved;
-	if ((resolved = stats_selection_resolve(&sel, r, path, &so, NULL,
-						g_threads ? g_threads : gp_reader_threads_default(), err,
-						sizeof(err))) < 0 ||
+	if ((resolved = stats_selection_resolve(&sel, r, path, &so, NULL)) != EXIT_OK ||
 	    (sw = selection_window(&sel, r)) < 0) { /* the selection's chunks only */
-		if (sw < 0) snprintf(err, sizeof(err), "cannot read %s: %s", path, gp_strerror(sw));
-		tool_err("%s", err);
-		selection_free(&sel);
+		if (sw < 0) {
+			tool_err("cannot read %s: %s", path, gp_strerror(sw));
+			selection_free(&sel);
+		}
 		gp_reader_close(r);
-		return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
+		return sw < 0 ? EXIT_BADINPUT : resolved;
 	}
 	struct dumper *d = xcalloc(1, sizeof(*d));
 	d->r = d->kn.r = r;

@@ -126,16 +126,9 @@ int cmd_export(int argc, char **argv)
 	if (sel_opts_any(&so)) {
 		gp_reader *r = tool_open(argv[optind]);
 		if (!r) return EXIT_BADINPUT;
-		char err[512];
-		int resolved = stats_selection_resolve(&sel, r, argv[optind], &so, NULL,
-						       g_threads ? g_threads : gp_reader_threads_default(), err,
-						       sizeof(err));
+		int resolved = stats_selection_resolve(&sel, r, argv[optind], &so, NULL);
 		gp_reader_close(r);
-		if (resolved < 0) {
-			tool_err("%s", err);
-			selection_free(&sel);
-			return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
-		}
+		if (resolved != EXIT_OK) return resolved;
 	}
 	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
 				  .summary = summary, .row_group = (uint32_t)row_group, .weight = w,

@@ -209,7 +209,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	struct page_bins pb = { &o->data, NULL, { 0 } };
 	const struct stats_pre_hook hook = { &pb, page_pre_new, page_pre_add, page_pre_merge, page_pre_free, page_ready };
 	struct stats_drive d = { .r = r, .path = path, .strict = o->strict, .so = &so, .sel = &sel,
-				 .names = NAME_FULL, .run = run, .threads = g_threads ? g_threads : gp_reader_threads_default(),
+				 .names = NAME_FULL, .run = run, .threads = g_threads,
 				 .pre = &hook, .want_prefix = 1, .keep_going = 1 };
 	stats_drive_plan(&d);
 	r = pb.r = d.r;

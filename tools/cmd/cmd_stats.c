@@ -312,19 +312,12 @@ int cmd_stats(int argc, char **argv)
 	for (size_t k = 0; k < ntabs; k++)
 		if (any ? want[k] : !(tabs[k].rep->by_name & 1u)) run[tabs[k].rep_ix] = 1;
 	struct selection selection;
-	char err[512];
-	int threads = g_threads ? g_threads : gp_reader_threads_default();
 	struct stats_drive d;
 	memset(&d, 0, sizeof(d));
-	int resolved = stats_selection_resolve(&selection, r, path, &sel, &so.detect, threads, err, sizeof(err));
-	if (resolved < 0) {
-		tool_err("%s", err);
-		code = resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
-		goto out;
-	}
+	if ((code = stats_selection_resolve(&selection, r, path, &sel, &so.detect)) != EXIT_OK) goto out;
 	d = (struct stats_drive){ .r = r, .path = path, .strict = strict, .so = &so, .sel = &selection,
 				  .abs_time = sel.abs_time, .names = fmt == FMT_TABLE ? names : NAME_FULL,
-				  .run = run, .threads = threads };
+				  .run = run, .threads = g_threads };
 	stats_drive_plan(&d);
 	r = d.r;
 	if (stats_drive_run(&d, &code)) goto out;

@@ -103,7 +103,9 @@ static int take_threads(int which, const char *v)
 int tool_take_threads(int argc, char **argv)
 {
 	static const char *const names[] = { "--threads", NULL };
-	return tool_take_options(argc, argv, names, take_threads);
+	argc = tool_take_options(argc, argv, names, take_threads);
+	if (!g_threads) g_threads = gp_reader_threads_default();
+	return argc;
 }
 
 /* "-": stdin, copied once into an unlinked temporary file (the reader

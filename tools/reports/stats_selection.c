@@ -4,13 +4,14 @@
 #include <string.h>
 
 #include "analysis/core/slices.h"
+#include "common/tool.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
 
-int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
-			    const struct step_detect_opts *detect, int k, char *err, size_t n)
+static int resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
+		   const struct step_detect_opts *detect, char *err, size_t n)
 {
-	if ((!o->have_steps && !o->range) || slices_count(r, path, k) < 2)
+	if ((!o->have_steps && !o->range) || slices_count(r, path, g_threads) < 2)
 		return selection_resolve(s, r, o, detect, err, n);
 	/* the context's pipe as selection_resolve makes its own: every range,
 	 * any thread, detection only for --steps */
@@ -22,10 +23,20 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 	struct stats_prepass_cpu cpu;
 	const char *why = NULL;
 	int rc;
-	if (stats_prepass_shards(&ctx, path, k, NULL, NULL, &cpu, &why) == 0)
+	if (stats_prepass_shards(&ctx, path, g_threads, NULL, NULL, &cpu, &why) == 0)
 		rc = selection_resolve_pipe(s, r, o, &ctx.pipe, detect, err, n);
 	else /* not cut, or detection failed: one thread's read says why */
 		rc = selection_resolve(s, r, o, detect, err, n);
 	stats_ctx_free(&ctx);
 	return rc;
+}
+
+int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
+			    const struct step_detect_opts *detect)
+{
+	char err[512];
+	int rc = resolve(s, r, path, o, detect, err, sizeof(err));
+	if (rc >= 0) return EXIT_OK;
+	selection_free(s);
+	return tool_fail(rc == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT, "%s", err);
 }
