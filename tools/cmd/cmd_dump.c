@@ -485,7 +485,6 @@ int cmd_dump(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "type", required_argument, NULL, 't' },
 		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
@@ -493,7 +492,7 @@ int cmd_dump(int argc, char **argv)
 	uint8_t want[GP_REC_TYPE_MAX] = { 0 };
 	struct sel_opts so;
 	sel_opts_init(&so);
-	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&so, c, optarg);
 		if (taken < 0) return EXIT_USAGE;
 		if (taken) continue;
@@ -515,7 +514,6 @@ int cmd_dump(int argc, char **argv)
 			free(list);
 			break;
 		}
-		case 'h': cmd_dump_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}

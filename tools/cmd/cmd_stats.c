@@ -194,7 +194,6 @@ int cmd_stats(int argc, char **argv)
 		{ "time-unit", required_argument, NULL, 'T' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "csv-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	stats_drive_malloc();
@@ -213,7 +212,7 @@ int cmd_stats(int argc, char **argv)
 	const char *csv_dir = NULL;
 	int have_fmt = 0;
 	struct report_style style = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS, .max_rows = STATS_ROWS };
-	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:f:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&sel, c, optarg);
 		if (!taken) taken = stepopt_parse(c, optarg, &so.detect, &so.kernel_wait_ns);
 		if (taken < 0) goto out_opts;
@@ -267,7 +266,6 @@ int cmd_stats(int argc, char **argv)
 			break;
 		}
 		case 's': strict = 1; break;
-		case 'h': cmd_stats_help(stdout); code = EXIT_OK; goto out_opts;
 		default: tool_see_help(); goto out_opts;
 		}
 	}
