@@ -204,10 +204,7 @@ int cmd_stats(int argc, char **argv)
 	int any = 0, strict = 0, per_step = 0, c, code = EXIT_USAGE;
 	struct sel_opts sel;
 	sel_opts_init(&sel);
-	struct stats_opts so;
-	memset(&so, 0, sizeof(so));
-	so.rule = ATTR_ANY_THREAD;
-	so.detect.want = STEP_WANT_AUTO;
+	struct stats_opts so = { .rule = ATTR_ANY_THREAD, .detect.want = STEP_WANT_AUTO };
 	enum name_form names = g_table_opts.names;
 	const char *csv_dir = NULL;
 	int have_fmt = 0;

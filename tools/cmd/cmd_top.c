@@ -257,9 +257,7 @@ int cmd_top(int argc, char **argv)
 	if (once)
 		return show_all(files, n) > 0 ? EXIT_OK : 1; /* not 2: no file is "damaged", none was shown */
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
+	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

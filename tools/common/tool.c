@@ -178,8 +178,7 @@ int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 	progress_done();
 	if (!gp_reader_recoverable(rc))
 		return tool_fail(EXIT_BADINPUT, "cannot read %s: %s", path, reader_cause(r, rc));
-	struct gp_integrity in;
-	memset(&in, 0, sizeof(in));
+	struct gp_integrity in = { 0 };
 	gp_reader_integrity(r, &in);
 	int code = EXIT_OK;
 	if (rc == GP_ERR_CORRUPT || in.frames_corrupt) {

@@ -456,10 +456,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	gp_reader *r = tool_open(in);
 	if (!r)
 		return EXIT_BADINPUT;
-	struct px p;
-	memset(&p, 0, sizeof(p));
-	p.r = p.kn.r = r;
-	p.first = 1;
+	struct px p = { .r = r, .kn.r = r, .first = 1 };
 	const gp_header *h = gp_reader_header(r);
 	int abs_time = o && o->abs_time;
 	p.base = abs_time ? 0 : h->start_trace_ns;
