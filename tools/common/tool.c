@@ -37,16 +37,6 @@ int tool_fail(int code, const char *fmt, ...)
 	return code;
 }
 
-int tool_usage_see_help(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-	tool_see_help();
-	return EXIT_USAGE;
-}
-
 static const char *reader_cause(gp_reader *r, int rc)
 {
 	/* gp_reader_errmsg(NULL): why this thread's last open failed */

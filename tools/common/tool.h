@@ -23,7 +23,7 @@ void tool_msg(const char *kind, const char *fmt, ...) __attribute__((format(prin
  * returning EXIT_USAGE. */
 int tool_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define tool_usage(...) tool_fail(EXIT_USAGE, __VA_ARGS__)
-int tool_usage_see_help(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define tool_usage_see_help(...) (tool_usage(__VA_ARGS__), tool_see_help(), EXIT_USAGE)
 
 /* Threads that decode a trace (the reader's, gp_reader_opts.threads), set
  * by main from --threads, else gp_reader_threads_default() (online cores);
