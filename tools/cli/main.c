@@ -10,7 +10,9 @@
 #include "common/tool.h"
 
 /* Whether args ask for the help: -h or --help before "--" (for run, before
- * the job's command too: its words are the job's). */
+ * the job's command too: its words are the job's).  The one place a
+ * command's help is asked for, but run's: an option's value ends this scan
+ * (`run --flush-ms 10 --help`), so run's own options take -h too. */
 static int asks_help(const struct cli_command *c, int argc, char **argv)
 {
 	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++) {

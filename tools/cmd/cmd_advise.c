@@ -118,7 +118,6 @@ int cmd_advise(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	stats_drive_malloc();
@@ -127,7 +126,7 @@ int cmd_advise(int argc, char **argv)
 	o.detect.want = STEP_WANT_AUTO;
 	o.fmt = FMT_TABLE;
 	int c;
-	while ((c = getopt_long(argc, argv, "hf:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
 		int taken = stepopt_parse(c, optarg, &o.detect, &o.kernel_wait_ns);
 		if (taken < 0) return EXIT_USAGE;
 		if (taken) continue;
@@ -141,7 +140,6 @@ int cmd_advise(int argc, char **argv)
 		case 's': o.strict = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'a': o.all = 1; break;
-		case 'h': cmd_advise_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}

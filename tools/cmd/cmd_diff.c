@@ -231,7 +231,6 @@ int cmd_diff(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "noise", required_argument, NULL, 'N' },
 		{ "vs", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct steps_run_opts so;
@@ -247,7 +246,7 @@ int cmd_diff(int argc, char **argv)
 	const char **paths = xcalloc((size_t)argc + 1, sizeof(*paths));
 	size_t npaths = 0, na = 0;
 	int code = EXIT_OK;
-	while ((c = getopt_long(argc, argv, "-hf:r:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-f:r:", opts, NULL)) != -1) {
 		int taken = stepopt_parse(c, optarg, &so.detect, NULL);
 		if (taken < 0) goto bad;
 		if (taken) continue;
@@ -285,7 +284,6 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'k': keep = 1; break;
 		case 's': strict = 1; break;
-		case 'h': cmd_diff_help(stdout); free(paths); return EXIT_OK;
 		default: tool_see_help(); goto bad;
 		}
 	}

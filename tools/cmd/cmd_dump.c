@@ -485,7 +485,6 @@ int cmd_dump(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "type", required_argument, NULL, 't' },
 		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
@@ -493,7 +492,7 @@ int cmd_dump(int argc, char **argv)
 	uint8_t want[GP_REC_TYPE_MAX] = { 0 };
 	struct sel_opts so;
 	sel_opts_init(&so);
-	while ((c = getopt_long(argc, argv, "ht:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&so, c, optarg);
 		if (taken < 0) return EXIT_USAGE;
 		if (taken) continue;
@@ -515,7 +514,6 @@ int cmd_dump(int argc, char **argv)
 			free(list);
 			break;
 		}
-		case 'h': cmd_dump_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
@@ -526,17 +524,15 @@ int cmd_dump(int argc, char **argv)
 	if (opened != EXIT_OK)
 		return opened;
 	struct selection sel;
-	char err[512];
 	int sw = 0, resolved;
-	if ((resolved = stats_selection_resolve(&sel, r, path, &so, NULL,
-						g_threads ? g_threads : gp_reader_threads_default(), err,
-						sizeof(err))) < 0 ||
+	if ((resolved = stats_selection_resolve(&sel, r, path, &so, NULL)) != EXIT_OK ||
 	    (sw = selection_window(&sel, r)) < 0) { /* the selection's chunks only */
-		if (sw < 0) snprintf(err, sizeof(err), "cannot read %s: %s", path, gp_strerror(sw));
-		tool_err("%s", err);
-		selection_free(&sel);
+		if (sw < 0) {
+			tool_err("cannot read %s: %s", path, gp_strerror(sw));
+			selection_free(&sel);
+		}
 		gp_reader_close(r);
-		return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
+		return sw < 0 ? EXIT_BADINPUT : resolved;
 	}
 	struct dumper *d = xcalloc(1, sizeof(*d));
 	d->r = d->kn.r = r;

@@ -54,7 +54,6 @@ int cmd_export(int argc, char **argv)
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "row-group", required_argument, NULL, 'R' },
 		{ "table", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
 		SELOPT_LONG_OPTIONS,
 		{ 0 },
 	};
@@ -65,7 +64,7 @@ int cmd_export(int argc, char **argv)
 	uint64_t row_group = 0;
 	struct sel_opts so;
 	sel_opts_init(&so);
-	while ((c = getopt_long(argc, argv, "hf:o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&so, c, optarg);
 		if (taken < 0) return EXIT_USAGE;
 		if (taken) continue;
@@ -85,7 +84,6 @@ int cmd_export(int argc, char **argv)
 			if (gp_parse_uint(optarg, 1, 1u << 30, &row_group))
 				return tool_usage("bad --row-group '%s' (1 .. %u rows)", optarg, 1u << 30);
 			break;
-		case 'h': cmd_export_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
@@ -126,16 +124,9 @@ int cmd_export(int argc, char **argv)
 	if (sel_opts_any(&so)) {
 		gp_reader *r = tool_open(argv[optind]);
 		if (!r) return EXIT_BADINPUT;
-		char err[512];
-		int resolved = stats_selection_resolve(&sel, r, argv[optind], &so, NULL,
-						       g_threads ? g_threads : gp_reader_threads_default(), err,
-						       sizeof(err));
+		int resolved = stats_selection_resolve(&sel, r, argv[optind], &so, NULL);
 		gp_reader_close(r);
-		if (resolved < 0) {
-			tool_err("%s", err);
-			selection_free(&sel);
-			return resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
-		}
+		if (resolved != EXIT_OK) return resolved;
 	}
 	struct export_opts eo = { .sel = &sel, .abs_time = so.abs_time, .gzip = gzip,
 				  .summary = summary, .row_group = (uint32_t)row_group, .weight = w,

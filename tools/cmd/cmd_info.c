@@ -144,15 +144,13 @@ int cmd_info(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int json = 0, strict = 0, c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 's': strict = 1; break;
-		case 'h': cmd_info_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}

@@ -147,12 +147,8 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 		 * record, so its device/process records keep their pid.  Sources
 		 * go to source 0, which the writer puts before any data chunk. */
 		if (m->cur) {
-			gp_record s;
-			memset(&s, 0, sizeof(s));
-			s.type = GP_REC_SOURCE;
-			s.u.source.source_id = in->src_off;
-			s.u.source.kind = GP_SOURCE_META;
-			s.u.source.pid = in->hdr.pid;
+			gp_record s = { .type = GP_REC_SOURCE,
+					.u.source = { .source_id = in->src_off, .kind = GP_SOURCE_META, .pid = in->hdr.pid } };
 			if (put(w, 0, &s, r)) return -1;
 		}
 		const gp_record *rec;
@@ -215,16 +211,14 @@ int cmd_merge(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *out = NULL;
 	int strict = 0, c;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 's': strict = 1; break;
-		case 'h': cmd_merge_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
@@ -232,9 +226,7 @@ int cmd_merge(int argc, char **argv)
 	if (optind >= argc) return tool_usage_see_help("no input traces");
 	if (access(out, F_OK) == 0) return tool_usage("%s exists; not overwriting", out);
 
-	struct merge m;
-	memset(&m, 0, sizeof(m));
-	m.nin = (size_t)(argc - optind);
+	struct merge m = { .nin = (size_t)(argc - optind) };
 	m.in = xcalloc(m.nin, sizeof(struct input));
 	for (size_t i = 0; i < m.nin; i++) m.in[i].path = argv[optind + i];
 

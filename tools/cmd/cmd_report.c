@@ -262,7 +262,6 @@ int cmd_report(int argc, char **argv)
 		{ "steps-max", required_argument, NULL, 'S' },
 		{ "bins", required_argument, NULL, 'B' },
 		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	stats_drive_malloc();
@@ -271,7 +270,7 @@ int cmd_report(int argc, char **argv)
 	o.steps.detect.want = STEP_WANT_AUTO;
 	const char *output = NULL, *title = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		int taken = stepopt_parse(c, optarg, &o.steps.detect, NULL);
 		if (taken < 0) return EXIT_USAGE;
 		if (taken) continue;
@@ -286,7 +285,6 @@ int cmd_report(int argc, char **argv)
 		case 'L':
 			if (site_rule_parse(&o.site, optarg)) return EXIT_USAGE;
 			break;
-		case 'h': cmd_report_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}

@@ -510,10 +510,7 @@ int cmd_run(int argc, char **argv)
 		setenv("GPUPROF_SUMMARY", sum, 1);
 	}
 
-	struct sigaction sa, old[3];
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = forward;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART }, old[3];
 	sigemptyset(&sa.sa_mask);
 	const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	for (int i = 0; i < 3; i++) sigaction(sigs[i], &sa, &old[i]);

@@ -194,7 +194,6 @@ int cmd_stats(int argc, char **argv)
 		{ "time-unit", required_argument, NULL, 'T' },
 		{ "rows", required_argument, NULL, 'R' },
 		{ "csv-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	stats_drive_malloc();
@@ -205,15 +204,12 @@ int cmd_stats(int argc, char **argv)
 	int any = 0, strict = 0, per_step = 0, c, code = EXIT_USAGE;
 	struct sel_opts sel;
 	sel_opts_init(&sel);
-	struct stats_opts so;
-	memset(&so, 0, sizeof(so));
-	so.rule = ATTR_ANY_THREAD;
-	so.detect.want = STEP_WANT_AUTO;
+	struct stats_opts so = { .rule = ATTR_ANY_THREAD, .detect.want = STEP_WANT_AUTO };
 	enum name_form names = g_table_opts.names;
 	const char *csv_dir = NULL;
 	int have_fmt = 0;
 	struct report_style style = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS, .max_rows = STATS_ROWS };
-	while ((c = getopt_long(argc, argv, "hr:f:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:f:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&sel, c, optarg);
 		if (!taken) taken = stepopt_parse(c, optarg, &so.detect, &so.kernel_wait_ns);
 		if (taken < 0) goto out_opts;
@@ -267,7 +263,6 @@ int cmd_stats(int argc, char **argv)
 			break;
 		}
 		case 's': strict = 1; break;
-		case 'h': cmd_stats_help(stdout); code = EXIT_OK; goto out_opts;
 		default: tool_see_help(); goto out_opts;
 		}
 	}
@@ -312,19 +307,12 @@ int cmd_stats(int argc, char **argv)
 	for (size_t k = 0; k < ntabs; k++)
 		if (any ? want[k] : !(tabs[k].rep->by_name & 1u)) run[tabs[k].rep_ix] = 1;
 	struct selection selection;
-	char err[512];
-	int threads = g_threads ? g_threads : gp_reader_threads_default();
 	struct stats_drive d;
 	memset(&d, 0, sizeof(d));
-	int resolved = stats_selection_resolve(&selection, r, path, &sel, &so.detect, threads, err, sizeof(err));
-	if (resolved < 0) {
-		tool_err("%s", err);
-		code = resolved == SELECTION_NONE ? EXIT_USAGE : EXIT_BADINPUT;
-		goto out;
-	}
+	if ((code = stats_selection_resolve(&selection, r, path, &sel, &so.detect)) != EXIT_OK) goto out;
 	d = (struct stats_drive){ .r = r, .path = path, .strict = strict, .so = &so, .sel = &selection,
 				  .abs_time = sel.abs_time, .names = fmt == FMT_TABLE ? names : NAME_FULL,
-				  .run = run, .threads = threads };
+				  .run = run, .threads = g_threads };
 	stats_drive_plan(&d);
 	r = d.r;
 	if (stats_drive_run(&d, &code)) goto out;

@@ -233,12 +233,11 @@ int cmd_top(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "once", no_argument, NULL, O_ONCE },
 		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int once = 0, c;
 	double interval = 1.0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_ONCE: once = 1; break;
 		case O_INTERVAL: {
@@ -249,7 +248,6 @@ int cmd_top(int argc, char **argv)
 				return tool_usage("--interval needs seconds from 0.1 to 3600");
 			break;
 		}
-		case 'h': cmd_top_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
@@ -259,9 +257,7 @@ int cmd_top(int argc, char **argv)
 	if (once)
 		return show_all(files, n) > 0 ? EXIT_OK : 1; /* not 2: no file is "damaged", none was shown */
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
+	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

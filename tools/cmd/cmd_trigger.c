@@ -249,14 +249,13 @@ int cmd_trigger(int argc, char **argv)
 		{ "job", required_argument, NULL, O_JOB },
 		{ "wait", no_argument, NULL, O_WAIT },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct gp_control_request base = {.start_step = -1};
 	int all = 0, wait_done = 0, job = 0, c;
 	double timeout = -1;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case O_STEPS:
 			if (gp_parse_uint(optarg, 1, 100000, &v))
@@ -281,7 +280,6 @@ int cmd_trigger(int argc, char **argv)
 				return tool_usage("--timeout needs seconds from 0.1 to 86400");
 			break;
 		}
-		case 'h': cmd_trigger_help(stdout); return EXIT_OK;
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}

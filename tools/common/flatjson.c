@@ -230,8 +230,7 @@ static int container(struct parser *p, int depth, char close, fj_object *o)
 	}
 	for (;;) {
 		skip_ws(p);
-		struct fj_member m;
-		memset(&m, 0, sizeof(m));
+		struct fj_member m = { 0 };
 		if (o && o->n >= MAX_MEMBERS)
 			return fail(p, "too many members");
 		if (close == '}') {

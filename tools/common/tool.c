@@ -37,16 +37,6 @@ int tool_fail(int code, const char *fmt, ...)
 	return code;
 }
 
-int tool_usage_see_help(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-	tool_see_help();
-	return EXIT_USAGE;
-}
-
 static const char *reader_cause(gp_reader *r, int rc)
 {
 	/* gp_reader_errmsg(NULL): why this thread's last open failed */
@@ -103,7 +93,9 @@ static int take_threads(int which, const char *v)
 int tool_take_threads(int argc, char **argv)
 {
 	static const char *const names[] = { "--threads", NULL };
-	return tool_take_options(argc, argv, names, take_threads);
+	argc = tool_take_options(argc, argv, names, take_threads);
+	if (!g_threads) g_threads = gp_reader_threads_default();
+	return argc;
 }
 
 /* "-": stdin, copied once into an unlinked temporary file (the reader
@@ -176,8 +168,7 @@ int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 	progress_done();
 	if (!gp_reader_recoverable(rc))
 		return tool_fail(EXIT_BADINPUT, "cannot read %s: %s", path, reader_cause(r, rc));
-	struct gp_integrity in;
-	memset(&in, 0, sizeof(in));
+	struct gp_integrity in = { 0 };
 	gp_reader_integrity(r, &in);
 	int code = EXIT_OK;
 	if (rc == GP_ERR_CORRUPT || in.frames_corrupt) {

@@ -23,10 +23,11 @@ void tool_msg(const char *kind, const char *fmt, ...) __attribute__((format(prin
  * returning EXIT_USAGE. */
 int tool_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define tool_usage(...) tool_fail(EXIT_USAGE, __VA_ARGS__)
-int tool_usage_see_help(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define tool_usage_see_help(...) (tool_usage(__VA_ARGS__), tool_see_help(), EXIT_USAGE)
 
 /* Threads that decode a trace (the reader's, gp_reader_opts.threads), set
- * by main from --threads; 0 = gp_reader_threads_default() (online cores). */
+ * by main from --threads, else gp_reader_threads_default() (online cores);
+ * 0 outside main (tests): tool_open takes the default. */
 extern int g_threads;
 /* main: takes `--threads N` / `--threads=N` out of argv[1..argc) (before any
  * "--"), setting g_threads.  Returns the new argc, or -1 after the message

@@ -127,10 +127,7 @@ static int cx_close(void *ctx, int ok)
 
 int export_csv(const char *in, const char *out, int strict, const struct export_opts *o)
 {
-	struct cx c;
-	memset(&c, 0, sizeof(c));
-	c.out = out;
-	c.table = o ? o->table : NULL;
+	struct cx c = { .out = out, .table = o ? o->table : NULL };
 	struct xt_sink sink = { &c, cx_open, cx_row, cx_close };
 	return export_tables(in, strict, o, &sink);
 }

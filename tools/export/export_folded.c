@@ -207,8 +207,7 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 		gp_reader_close(r);
 		return EXIT_BADINPUT;
 	}
-	struct lines lines;
-	memset(&lines, 0, sizeof(lines));
+	struct lines lines = { 0 };
 	strmap_init(&lines.idx);
 	struct stacks *st = NULL;
 	struct folded_pass bl = { NULL, NULL, graph_sites_new(), &lines, weight };

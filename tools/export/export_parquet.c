@@ -76,10 +76,7 @@ static int px_close(void *ctx, int ok)
 
 int export_parquet(const char *in, const char *dir, int strict, const struct export_opts *o)
 {
-	struct px p;
-	memset(&p, 0, sizeof(p));
-	p.dir = dir;
-	p.group_rows = o && o->row_group ? o->row_group : EXPORT_PARQUET_ROW_GROUP;
+	struct px p = { .dir = dir, .group_rows = o && o->row_group ? o->row_group : EXPORT_PARQUET_ROW_GROUP };
 	struct xt_sink sink = { &p, px_open, px_row, px_close };
 	return export_tables(in, strict, o, &sink);
 }

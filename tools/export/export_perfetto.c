@@ -33,6 +33,7 @@
 
 #include "gp_launch.h"
 #include "analysis/gpu/kernel_names.h"
+#include "analysis/join/opjoin.h"
 #include "analysis/stacks/stacks.h"
 #include "analysis/core/time_buckets.h"
 #include "common/gzout.h"
@@ -226,10 +227,8 @@ static const uint64_t *mem_use(struct px *p, uint32_t pid, const gp_rec_memory *
  * record was taken so. */
 static int summarised(struct px *p, const gp_record *rec, uint32_t pid)
 {
-	uint32_t dev;
-	uint64_t s, e;
-	enum summary_kind kind;
 	struct time_buckets *tb = &p->tb;
+	struct gpu_op op;
 	switch (rec->type) {
 	case GP_REC_API:
 		time_buckets_add(tb, time_buckets_series(tb, sk_key(pid, SK_API_CALLS, 0)), rec->u.api.start_ns, 1);
@@ -250,27 +249,14 @@ static int summarised(struct px *p, const gp_record *rec, uint32_t pid)
 		time_buckets_max(tb, time_buckets_series(tb, sk_key(gpid, SK_MEMORY, 0)), m->ts_ns, (double)*use);
 		return 1;
 	}
-	case GP_REC_KERNEL:
-		dev = rec->u.kernel.device_id; s = rec->u.kernel.start_ns; e = rec->u.kernel.end_ns;
-		kind = SK_KERNEL_TIME;
-		break;
-	case GP_REC_MEMCPY:
-		dev = rec->u.memcpy.device_id; s = rec->u.memcpy.start_ns; e = rec->u.memcpy.end_ns;
-		kind = SK_COPY_TIME;
-		break;
-	case GP_REC_MEMSET:
-		dev = rec->u.memset.device_id; s = rec->u.memset.start_ns; e = rec->u.memset.end_ns;
-		kind = SK_COPY_TIME;
-		break;
 	case GP_REC_NVTX_RANGE: /* the steps: outermost push/pop ranges */
 		return rec->u.nvtx_range.kind == GP_NVTX_PUSHPOP && rec->u.nvtx_range.depth > 0;
-	default:
-		return 0;
 	}
-	uint32_t gpid = gpu_pid(p, pid, dev);
-	time_buckets_busy(tb, time_buckets_series(tb, sk_key(gpid, kind, 0)), s, e);
-	if (kind == SK_KERNEL_TIME)
-		time_buckets_add(tb, time_buckets_series(tb, sk_key(gpid, SK_KERNELS, 0)), s, 1);
+	if (!gpu_op_of(rec, pid, &op)) return 0;
+	uint32_t gpid = gpu_pid(p, pid, op.device);
+	int kernel = op.kind == OP_KERNEL;
+	time_buckets_busy(tb, time_buckets_series(tb, sk_key(gpid, kernel ? SK_KERNEL_TIME : SK_COPY_TIME, 0)), op.s, op.e);
+	if (kernel) time_buckets_add(tb, time_buckets_series(tb, sk_key(gpid, SK_KERNELS, 0)), op.s, 1);
 	return 1;
 }
 
@@ -470,10 +456,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	gp_reader *r = tool_open(in);
 	if (!r)
 		return EXIT_BADINPUT;
-	struct px p;
-	memset(&p, 0, sizeof(p));
-	p.r = p.kn.r = r;
-	p.first = 1;
+	struct px p = { .r = r, .kn.r = r, .first = 1 };
 	const gp_header *h = gp_reader_header(r);
 	int abs_time = o && o->abs_time;
 	p.base = abs_time ? 0 : h->start_trace_ns;

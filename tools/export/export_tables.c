@@ -495,10 +495,7 @@ int export_tables(const char *in, int strict, const struct export_opts *o, const
 	gp_reader *r = tool_open(in);
 	if (!r)
 		return EXIT_BADINPUT;
-	struct xt x;
-	memset(&x, 0, sizeof(x));
-	x.r = r;
-	x.sink = sink;
+	struct xt x = { .r = r, .sink = sink };
 	tables_build(&x);
 	int code = EXIT_BADINPUT, opened = 1;
 	if (sink->open(sink->ctx, x.tables, X_COUNT))

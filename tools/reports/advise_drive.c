@@ -72,7 +72,7 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 	ad->hook = (struct stats_pre_hook){ ad, pre_new, pre_add, pre_merge, pre_free, pre_ready };
 	ad->d = (struct stats_drive){ .r = r, .path = path, .strict = o->strict, .so = &ad->so, .sel = &ad->sel,
 				      .names = NAME_FULL, .run = ad->run,
-				      .threads = g_threads ? g_threads : gp_reader_threads_default(),
+				      .threads = g_threads,
 				      .pre = &ad->hook, .want_prefix = 1, .keep_going = o->keep_going };
 	stats_drive_plan(&ad->d);
 }

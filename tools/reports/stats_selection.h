@@ -17,8 +17,10 @@
 
 #include "analysis/steps/selection.h"
 
-/* As selection_resolve, over the trace at path that r reads. */
+/* As selection_resolve, over the trace at path that r reads, in g_threads
+ * slices: EXIT_OK, or the exit code after the message (EXIT_USAGE: no
+ * such step or range; EXIT_BADINPUT), s freed. */
 int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
-			    const struct step_detect_opts *detect, int k, char *err, size_t n);
+			    const struct step_detect_opts *detect);
 
 #endif

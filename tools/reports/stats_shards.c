@@ -180,15 +180,9 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 {
 	struct slices *cut = slices_new(ctx->r, k);
 	if (!cut) return NULL;
-	struct stats_shards *a = xcalloc(1, sizeof(*a));
-	a->cut = cut;
-	a->main = ctx;
-	a->path = path;
-	a->run = run;
-	a->nreps = nreps;
-	a->k = k;
-	a->needs = needs;
-	a->board = xcalloc(nreps ? nreps : 1, sizeof(*a->board));
+	struct stats_shards *a = xmalloc(sizeof(*a));
+	*a = (struct stats_shards){ .main = ctx, .path = path, .run = run, .nreps = nreps, .needs = needs, .k = k,
+				    .cut = cut, .board = xcalloc(nreps ? nreps : 1, sizeof(*a->board)) };
 	for (size_t i = 0; i < nreps; i++) summary_board_init(&a->board[i], (size_t)k);
 	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
 	for (int i = 0; i < k; i++) {

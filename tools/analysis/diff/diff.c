@@ -192,6 +192,11 @@ static int cmp_row(const void *x, const void *y)
 	return strcmp(p->name, q->name);
 }
 
+/* Field f of a name's entries, per step of each side (0: a side without
+ * the name), into c[0] (A) and c[1] (B). */
+#define PER_STEP(c, w, s, f) \
+	(cell_num(&(c)[0], (w)->a ? per((w)->a->f, (s).na) : 0), cell_num(&(c)[1], (w)->b ? per((w)->b->f, (s).nb) : 0))
+
 static const char *in_which(const struct row *r)
 {
 	return r->a && r->b ? "both" : r->a ? "only A" : "only B";
@@ -509,10 +514,8 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 		const struct row *w = &v[i];
 		c = report_row(&R[DT_KERNELS]);
 		rank_cell(&c[0], rank);
-		cell_num(&c[1], w->a ? per(w->a->count, s.na) : 0);
-		cell_num(&c[2], w->b ? per(w->b->count, s.nb) : 0);
-		cell_num(&c[3], w->a ? per(w->a->ns, s.na) : 0);
-		cell_num(&c[4], w->b ? per(w->b->ns, s.nb) : 0);
+		PER_STEP(&c[1], w, s, count);
+		PER_STEP(&c[3], w, s, ns);
 		cell_num(&c[5], w->delta);
 		of_delta(&c[6], w->delta, dmean);
 		cell_str(&c[7], in_which(w));
@@ -537,8 +540,7 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 		rank_cell(&c[0], rank);
 		cell_num(&c[1], ca);
 		cell_num(&c[2], cb);
-		cell_num(&c[3], w->a ? per(w->a->ns, s.na) : 0);
-		cell_num(&c[4], w->b ? per(w->b->ns, s.nb) : 0);
+		PER_STEP(&c[3], w, s, ns);
 		cell_num(&c[5], w->delta);
 		of_delta(&c[6], w->delta, dmean);
 		cell_str(&c[7], flags & SP_SYNC ? "sync" : flags & SP_COPYCALL ? "copy" : "");
@@ -559,8 +561,7 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 		const struct row *w = &v[i];
 		c = report_row(&R[DT_NVTX]);
 		rank_cell(&c[0], rank);
-		cell_num(&c[1], w->a ? per(w->a->count, s.na) : 0);
-		cell_num(&c[2], w->b ? per(w->b->count, s.nb) : 0);
+		PER_STEP(&c[1], w, s, count);
 		double wa = w->a ? per(w->a->ns, s.na) : 0, wb = w->b ? per(w->b->ns, s.nb) : 0;
 		double ka = w->a ? per(w->a->kernel_ns, s.na) : 0, kb = w->b ? per(w->b->kernel_ns, s.nb) : 0;
 		cell_num(&c[3], wa);
@@ -579,12 +580,9 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 		c = report_row(&R[DT_COPIES]);
 		rank_cell(&c[0], rank);
 		cell_str(&c[1], w->name);
-		cell_num(&c[2], w->a ? per(w->a->count, s.na) : 0);
-		cell_num(&c[3], w->b ? per(w->b->count, s.nb) : 0);
-		cell_num(&c[4], w->a ? per(w->a->bytes, s.na) : 0);
-		cell_num(&c[5], w->b ? per(w->b->bytes, s.nb) : 0);
-		cell_num(&c[6], w->a ? per(w->a->ns, s.na) : 0);
-		cell_num(&c[7], w->b ? per(w->b->ns, s.nb) : 0);
+		PER_STEP(&c[2], w, s, count);
+		PER_STEP(&c[4], w, s, bytes);
+		PER_STEP(&c[6], w, s, ns);
 		cell_num(&c[8], w->delta);
 		cell_str(&c[9], in_which(w));
 	}

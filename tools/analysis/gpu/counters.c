@@ -20,9 +20,7 @@ static struct cseries *series_of(struct counters *c, uint32_t pid, uint32_t dev,
 	size_t *slot = strmap_get(&c->idx, key, &is_new);
 	free(key);
 	if (is_new) {
-		struct cseries s;
-		memset(&s, 0, sizeof(s));
-		s.pid = pid; s.dev = dev; s.name = xstrdup(name);
+		struct cseries s = { .pid = pid, .dev = dev, .name = xstrdup(name) };
 		*slot = c->n;
 		VEC_PUSH(c->v, c->n, c->cap, s);
 	}

@@ -46,10 +46,7 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 {
 	uint64_t *s = u64map_get(&g->dev_idx, ((uint64_t)pid << 32) | dev, MAP_FIND);
 	if (s) return &g->devs[*s];
-	struct gpu_dev d;
-	memset(&d, 0, sizeof(d));
-	d.pid = pid; d.dev = dev;
-	d.streamed = u64map_get(&g->streamed, pid, MAP_FIND) != NULL;
+	struct gpu_dev d = { .pid = pid, .dev = dev, .streamed = u64map_get(&g->streamed, pid, MAP_FIND) != NULL };
 	if (d.streamed && g->clip) {
 		size_t lo, hi;
 		winset_range(g->clip, pid, &lo, &hi);
@@ -67,10 +64,7 @@ static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, 
 	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
 	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream)
 		return &g->strs[*s];
-	struct gpu_stream u;
-	memset(&u, 0, sizeof(u));
-	u.pid = pid; u.dev = dev; u.stream = stream;
-	u.streamed = d->streamed;
+	struct gpu_stream u = { .pid = pid, .dev = dev, .stream = stream, .streamed = d->streamed };
 	size_t di = (size_t)(d - g->devs);
 	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
 	d = &g->devs[di];
@@ -306,8 +300,7 @@ static int merge_dev(struct gpu_activity *g, size_t di, struct gpu_activity *src
 	}
 	/* every stream of the device, in either: g's first (they are cut with
 	 * the device's pair, so they merge as it did) */
-	struct gpu_stream none;
-	memset(&none, 0, sizeof(none));
+	struct gpu_stream none = { 0 };
 	for (size_t i = 0; i < d->nstrs; i++) {
 		struct gpu_stream *u = &g->strs[d->strs[i]];
 		struct gpu_stream *v = stream_find(src, u->pid, u->dev, u->stream);
@@ -335,11 +328,8 @@ int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src)
 		uint64_t *slot = u64map_get(&g->dev_idx, ((uint64_t)s->pid << 32) | s->dev, MAP_FIND);
 		size_t di = slot ? *slot : g->ndevs;
 		if (!slot) {
-			struct gpu_dev d;
-			memset(&d, 0, sizeof(d));
-			d.pid = s->pid; d.dev = s->dev;
-			d.streamed = s->streamed;
-			d.clipped = s->clipped; d.clip_s = s->clip_s; d.clip_e = s->clip_e;
+			struct gpu_dev d = { .pid = s->pid, .dev = s->dev, .streamed = s->streamed,
+					     .clipped = s->clipped, .clip_s = s->clip_s, .clip_e = s->clip_e };
 			dev_new(g, &d);
 		}
 		rc = merge_dev(g, di, src, s, merged);

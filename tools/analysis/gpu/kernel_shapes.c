@@ -17,11 +17,8 @@ static struct kshape *shape_of(struct kshapes *ks, uint32_t pid, uint32_t dev, u
 	size_t *slot = strmap_get(&ks->idx, full, &is_new);
 	free(full);
 	if (is_new) {
-		struct kshape c;
-		memset(&c, 0, sizeof(c));
-		c.pid = pid; c.dev = dev; c.threads = threads; c.regs = regs; c.smem = smem;
-		c.name = xstrdup(name);
-		c.name_id = name_id;
+		struct kshape c = { .pid = pid, .dev = dev, .threads = threads, .regs = regs, .smem = smem,
+				    .name = xstrdup(name), .name_id = name_id };
 		*slot = ks->n;
 		VEC_PUSH(ks->v, ks->n, ks->cap, c);
 	}

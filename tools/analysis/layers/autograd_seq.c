@@ -265,8 +265,7 @@ static u64map *seq_map(struct seq_table *t, uint32_t pid, int insert)
 
 void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_backward_fn cb, void *ctx)
 {
-	struct seq_table t;
-	memset(&t, 0, sizeof(t));
+	struct seq_table t = { 0 };
 	u64map_init(&t.pid_idx);
 	size_t nr = attribution_nranges(s->a);
 	/* two rounds, so the table holds only the seqs some forward op range

@@ -51,8 +51,7 @@ static struct thread_state *thread_of(struct graph_sites *g, uint32_t pid, uint3
 	uint64_t *slot = u64map_get(&g->thread_idx, ((uint64_t)pid << 32) | tid, insert ? MAP_INSERT : MAP_FIND);
 	if (!slot) return NULL;
 	if (!*slot) {
-		struct thread_state t;
-		memset(&t, 0, sizeof(t));
+		struct thread_state t = { 0 };
 		VEC_PUSH(g->threads, g->nthreads, g->cthreads, t);
 		*slot = g->nthreads;
 	}

@@ -91,11 +91,8 @@ static uint32_t child(struct layer_tree *t, uint32_t parent, const char *name)
 	size_t *slot = strmap_get(&t->idx, key, &is_new);
 	free(key);
 	if (is_new) {
-		struct layer_node nd;
-		memset(&nd, 0, sizeof(nd));
-		nd.name = name;
-		nd.parent = parent;
-		nd.depth = parent == UINT32_MAX ? 0 : t->v[parent].depth + 1;
+		struct layer_node nd = { .name = name, .parent = parent,
+					 .depth = parent == UINT32_MAX ? 0 : t->v[parent].depth + 1 };
 		*slot = t->n;
 		VEC_PUSH(t->v, t->n, t->cap, nd);
 	}

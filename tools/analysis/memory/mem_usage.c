@@ -13,9 +13,7 @@ static struct mem_use *mem_use_of(struct mem_usage *mu, uint32_t pid, uint32_t d
 	int is_new;
 	size_t *slot = strmap_get(&mu->idx, key, &is_new);
 	if (is_new) {
-		struct mem_use u;
-		memset(&u, 0, sizeof(u));
-		u.pid = pid; u.dev = dev; u.kind = kind;
+		struct mem_use u = { .pid = pid, .dev = dev, .kind = kind };
 		*slot = mu->n;
 		VEC_PUSH(mu->v, mu->n, mu->cap, u);
 	}

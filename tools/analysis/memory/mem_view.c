@@ -228,11 +228,7 @@ static uint32_t site_of(struct mem_view *m, struct mem_series_view *s, strmap *i
 	int is_new;
 	size_t *v = strmap_get(idx, key, &is_new);
 	if (is_new) {
-		struct mem_site st;
-		memset(&st, 0, sizeof(st));
-		st.label = xstrdup(buf);
-		st.owner = o;
-		st.never_falls = 1;
+		struct mem_site st = { .label = xstrdup(buf), .owner = o, .never_falls = 1 };
 		*v = s->nsites;
 		VEC_PUSH(s->sites, s->nsites, s->csites, st);
 	}
@@ -481,9 +477,8 @@ static int live_from_table(struct mem_view *m, struct mem_failure *out, uint64_t
  * of the process that held the most then. */
 static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail)
 {
-	struct mem_failure out;
-	memset(&out, 0, sizeof(out));
-	out.pid = f->pid; out.tid = f->tid; out.t = f->s; out.stack_id = f->stack_id; out.status = f->status; out.failures = nfail;
+	struct mem_failure out = { .pid = f->pid, .tid = f->tid, .t = f->s, .stack_id = f->stack_id, .status = f->status,
+				   .failures = nfail };
 	out.call = f->name_id ? tool_str(m->r, f->name_id) : call_name(m, f->domain, f->cbid);
 	/* no stack in the call's API record (API records were off): the
 	 * failed request's own mem_live record may hold it */
@@ -556,10 +551,7 @@ void mem_view_finish(struct mem_view *m)
 	for (size_t i = 0; i < m->nev;) {
 		size_t j = i;
 		while (j < m->nev && m->ev[j].pid == m->ev[i].pid && m->ev[j].dev == m->ev[i].dev) j++;
-		struct mem_series_view s;
-		memset(&s, 0, sizeof(s));
-		s.pid = m->ev[i].pid;
-		s.dev = m->ev[i].dev;
+		struct mem_series_view s = { .pid = m->ev[i].pid, .dev = m->ev[i].dev };
 		s.global_mem = global_mem_of(m, s.pid, s.dev);
 		walk_series(m, &s, &m->ev[i], j - i);
 		VEC_PUSH(m->series, m->nseries, m->cseries, s);
