@@ -20,7 +20,10 @@ struct slot { size_t b; unsigned char *buf; int dirty; unsigned long used; };
 struct cache { struct slot s[WRITER_SLOTS]; int n, last; unsigned long tick; };
 
 struct spill {
-	size_t recsz, per, blksz; /* per: records a block, blksz = per * recsz */
+	/* per: records a block, a power of two (1 << shift) so that finding
+	 * record i's block is a shift, not a division; blksz = per * recsz */
+	size_t recsz, per, blksz;
+	unsigned shift;
 	size_t n;                 /* records */
 	size_t nres;              /* blocks kept in memory (the cap's) */
 	/* mem[b]: block b in memory (within the cap, or after the file failed);
@@ -31,7 +34,11 @@ struct spill {
 	struct cache c;
 };
 
-struct spill_reader { const struct spill *s; struct cache c; };
+/* lastb, last: the block read last and its bytes, so that a run of reads
+ * in one block (the usual: queries come nearly in order) costs a shift
+ * and a compare (a cached slot is only reused by a read of another
+ * block, which replaces them). */
+struct spill_reader { const struct spill *s; struct cache c; size_t lastb; const unsigned char *last; };
 
 /* One line for the process, however many spills fail. */
 static void spill_warn(const char *what, int err)
@@ -46,7 +53,8 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 {
 	struct spill *s = xcalloc(1, sizeof(*s));
 	s->recsz = recsz ? recsz : 1;
-	s->per = s->recsz < BLOCK_BYTES ? BLOCK_BYTES / s->recsz : 1;
+	while (s->recsz << (s->shift + 1) <= BLOCK_BYTES) s->shift++;
+	s->per = (size_t)1 << s->shift;
 	s->blksz = s->per * s->recsz;
 	/* GPUPROF_SPILL_MEM=N: at most N bytes of each spill in memory (tests:
 	 * 0 sends small traces' rows through the file) */
@@ -181,15 +189,18 @@ static unsigned char *block(struct spill *s, size_t b, int fresh, int dirty)
 
 void *spill_push(struct spill *s)
 {
-	size_t i = s->n++;
-	unsigned char *p = block(s, i / s->per, i % s->per == 0 && i / s->per >= s->nmem, 1) + (i % s->per) * s->recsz;
+	size_t i = s->n++, b = i >> s->shift, k = i & (s->per - 1);
+	unsigned char *p = block(s, b, k == 0 && b >= s->nmem, 1) + k * s->recsz;
 	memset(p, 0, s->recsz);
 	return p;
 }
 
-void *spill_at(struct spill *s, size_t i) { return block(s, i / s->per, 0, 1) + (i % s->per) * s->recsz; }
+void *spill_at(struct spill *s, size_t i) { return block(s, i >> s->shift, 0, 1) + (i & (s->per - 1)) * s->recsz; }
 
-const void *spill_get(struct spill *s, size_t i) { return block(s, i / s->per, 0, 0) + (i % s->per) * s->recsz; }
+const void *spill_get(struct spill *s, size_t i)
+{
+	return block(s, i >> s->shift, 0, 0) + (i & (s->per - 1)) * s->recsz;
+}
 
 void spill_truncate(struct spill *s, size_t n)
 {
@@ -200,8 +211,8 @@ void spill_write(struct spill *s, const void *p, size_t n)
 {
 	const unsigned char *q = p;
 	while (n) {
-		size_t at = s->n % s->blksz, k = s->blksz - at < n ? s->blksz - at : n;
-		memcpy(block(s, s->n / s->blksz, at == 0 && s->n / s->blksz >= s->nmem, 1) + at, q, k);
+		size_t at = s->n & (s->per - 1), b = s->n >> s->shift, k = s->blksz - at < n ? s->blksz - at : n;
+		memcpy(block(s, b, at == 0 && b >= s->nmem, 1) + at, q, k);
 		s->n += k; q += k; n -= k;
 	}
 }
@@ -212,8 +223,8 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n)
 	if (off >= s->n) return 0;
 	if (n > s->n - off) n = s->n - off;
 	for (size_t left = n; left;) {
-		size_t at = off % s->blksz, k = s->blksz - at < left ? s->blksz - at : left;
-		memcpy(d, block(s, off / s->blksz, 0, 0) + at, k);
+		size_t at = off & (s->per - 1), k = s->blksz - at < left ? s->blksz - at : left;
+		memcpy(d, block(s, off >> s->shift, 0, 0) + at, k);
 		d += k; off += k; left -= k;
 	}
 	return n;
@@ -229,6 +240,7 @@ struct spill_reader *spill_reader_new(const struct spill *s)
 	struct spill_reader *rd = xcalloc(1, sizeof(*rd));
 	rd->s = s;
 	rd->c.n = READER_SLOTS;
+	rd->lastb = SIZE_MAX;
 	for (int k = 0; k < READER_SLOTS; k++) rd->c.s[k].b = SIZE_MAX;
 	return rd;
 }
@@ -236,10 +248,13 @@ struct spill_reader *spill_reader_new(const struct spill *s)
 const void *spill_reader_at(struct spill_reader *rd, size_t i)
 {
 	const struct spill *s = rd->s;
-	size_t b = i / s->per;
-	const unsigned char *m = s->mem[b];
-	if (!m) m = cache_get(&rd->c, s, b, 0, NULL)->buf;
-	return m + (i % s->per) * s->recsz;
+	size_t b = i >> s->shift;
+	if (b != rd->lastb) {
+		const unsigned char *m = s->mem[b];
+		rd->last = m ? m : cache_get(&rd->c, s, b, 0, NULL)->buf;
+		rd->lastb = b;
+	}
+	return rd->last + (i & (s->per - 1)) * s->recsz;
 }
 
 void spill_reader_free(struct spill_reader *rd)

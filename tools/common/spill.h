@@ -3,7 +3,8 @@
  * so that what a command keeps per step (rows, per-step state, a table's
  * rows until printed) costs disk past the cap, not memory.
  *
- * Records sit in blocks of about 64 KiB (a record never straddles two).
+ * Records sit in blocks of 32 to 64 KiB, a power of two of records a
+ * block (a record never straddles two; a record over 64 KiB is a block).
  * The blocks within the cap stay in memory; the later ones are written to
  * a file made in $TMPDIR (default /tmp) and unlinked at once (nothing is
  * left behind, whatever ends the process), with pwrite, and read back
