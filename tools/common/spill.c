@@ -32,6 +32,12 @@ struct spill {
 	int fd; /* -1: no file yet */
 	int failed;
 	struct cache c;
+	/* the block block() gave last, its bytes and its slot (NULL: in
+	 * memory), for runs of calls in one block (a slot leaves the cache
+	 * only for another block, which then becomes the last) */
+	size_t lastb;
+	unsigned char *last;
+	struct slot *lastsl;
 };
 
 /* lastb, last: the block read last and its bytes, so that a run of reads
@@ -65,6 +71,7 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 	}
 	s->nres = mem_cap / s->blksz;
 	s->fd = -1;
+	s->lastb = SIZE_MAX;
 	s->c.n = WRITER_SLOTS;
 	for (int k = 0; k < WRITER_SLOTS; k++) s->c.s[k].b = SIZE_MAX;
 	return s;
@@ -174,17 +181,27 @@ static struct slot *cache_get(struct cache *c, const struct spill *s, size_t b, 
 /* Block b's bytes for the writer; dirty: they are to change. */
 static unsigned char *block(struct spill *s, size_t b, int fresh, int dirty)
 {
+	if (b == s->lastb) {
+		if (s->lastsl) {
+			s->lastsl->dirty |= dirty;
+			s->lastsl->used = ++s->c.tick;
+		}
+		return s->last;
+	}
 	if (b >= s->nmem) {
 		vec_reserve((void **)&s->mem, &s->cmem, b + 1, sizeof(*s->mem));
 		memset(s->mem + s->nmem, 0, (b + 1 - s->nmem) * sizeof(*s->mem));
 		s->nmem = b + 1;
 	}
 	if (!s->mem[b] && b < s->nres) s->mem[b] = xcalloc(1, s->blksz);
-	if (s->mem[b]) return s->mem[b];
-	if (fresh && s->failed) return s->mem[b] = xcalloc(1, s->blksz);
+	if (!s->mem[b] && fresh && s->failed) s->mem[b] = xcalloc(1, s->blksz);
+	s->lastb = b;
+	s->lastsl = NULL;
+	if (s->mem[b]) return s->last = s->mem[b];
 	struct slot *sl = cache_get(&s->c, s, b, fresh, s);
 	sl->dirty |= dirty;
-	return sl->buf;
+	s->lastsl = sl;
+	return s->last = sl->buf;
 }
 
 void *spill_push(struct spill *s)
@@ -233,6 +250,7 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n)
 void spill_seal(struct spill *s)
 {
 	for (int k = 0; k < WRITER_SLOTS; k++) slot_evict(s, &s->c.s[k]);
+	s->lastb = SIZE_MAX;
 }
 
 struct spill_reader *spill_reader_new(const struct spill *s)
