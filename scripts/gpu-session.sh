@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
+#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss speed report report-slices advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -729,6 +729,43 @@ PY
         grep -i "slice" "$RES/sl16.err" | tail -6
       done ) 2>&1 | tee "$RES/slices.txt"
     rm -f "$RES"/slices.gpuprof "$RES"/sl16.* "$RES"/sl1.json ;;
+  speed)        # issue #41 (branch speed) on the 16-core machine, a generated trace (seed 7, SPEED_N events,
+                # default 1e8): `stats --threads 16` of this build against OLD_GPUPROF's (e.g. da7d63e's, from
+                # before the spills, carried) interleaved SPEED_REPS times (default 3): wall and CPU of
+                # each and the means' ratios (bar: within ~3 % of the old); then the 10-step window
+                # (`export --steps 20000:20010`, bar < 1 s) SPEED_REPS times, its file the same as the old's
+    log speed
+    ( T=$RES/speed.gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${SPEED_N:-1e8}" "$T" >/dev/null; set +x
+      python3 - "$T" "${SPEED_REPS:-3}" build/bin/gpuprof ${OLD_GPUPROF:-} <<'PY'
+import os, resource, subprocess, sys, time
+T, reps, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def run(cmd):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.time()
+    rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=200)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.time() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rc
+for what, args in (("stats", ["stats", "--threads", "16", T]),
+                   ("window", ["export", "--threads", "16", "--format", "perfetto", "--steps", "20000:20010"])):
+    got = {b: [] for b in bins}
+    for i in range(reps):
+        for b in bins:
+            out = [] if what == "stats" else ["-o", f"{T}.{bins.index(b)}.json", T]
+            w, c, rc = run([b] + args + out)
+            got[b].append((w, c))
+            print(f"SPEED {what} {b}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}", flush=True)
+    mean = {b: [sum(x[k] for x in v) / len(v) for k in (0, 1)] for b, v in got.items()}
+    for b in bins[1:]:
+        print(f"SPEED {what}: new/old wall {mean[bins[0]][0] / mean[b][0]:.3f}, CPU {mean[bins[0]][1] / mean[b][1]:.3f} "
+              f"(means of {reps}; old {b})")
+    print(f"SPEED {what}: new mean {mean[bins[0]][0]:.2f} s wall" + (" (bar < 1 s)" if what == "window" else ""))
+if len(bins) > 1:
+    f = [f"{T}.{i}.json" for i in (0, 1)]
+    same = all(map(os.path.exists, f)) and open(f[0], "rb").read() == open(f[1], "rb").read()
+    print("SPEED window file:", "same as the old's" if same else "DIFFERS from the old's")
+PY
+      ) 2>&1 | tee "$RES/speed.txt"
+    rm -f "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json ;;
   report-slices) # issue #41 on the 16-core machine, a generated trace (seed 7, RSLICES_N events, default
                 # 1e8): `gpuprof report` on 16 threads (its tables, steps and series as stats --threads
                 # runs them, reports/stats_drive.h) against one, wall time and peak RSS of each (bars:
