@@ -40,11 +40,10 @@ struct spill {
 	struct slot *lastsl;
 };
 
-/* lastb, last: the block read last and its bytes, so that a run of reads
- * in one block (the usual: queries come nearly in order) costs a shift
- * and a compare (a cached slot is only reused by a read of another
- * block, which replaces them). */
-struct spill_reader { const struct spill *s; struct cache c; size_t lastb; const unsigned char *last; };
+/* hit (first, spill.h's inline path reads it): the block read last and
+ * its bytes (a cached slot is only reused by a read of another block,
+ * which replaces them). */
+struct spill_reader { struct spill_reader_hit hit; const struct spill *s; struct cache c; };
 
 /* One line for the process, however many spills fail. */
 static void spill_warn(const char *what, int err)
@@ -258,21 +257,19 @@ struct spill_reader *spill_reader_new(const struct spill *s)
 	struct spill_reader *rd = xcalloc(1, sizeof(*rd));
 	rd->s = s;
 	rd->c.n = READER_SLOTS;
-	rd->lastb = SIZE_MAX;
+	rd->hit = (struct spill_reader_hit){ SIZE_MAX, NULL, s->recsz, s->shift };
 	for (int k = 0; k < READER_SLOTS; k++) rd->c.s[k].b = SIZE_MAX;
 	return rd;
 }
 
-const void *spill_reader_at(struct spill_reader *rd, size_t i)
+const void *spill_reader_at_miss(struct spill_reader *rd, size_t i)
 {
 	const struct spill *s = rd->s;
 	size_t b = i >> s->shift;
-	if (b != rd->lastb) {
-		const unsigned char *m = s->mem[b];
-		rd->last = m ? m : cache_get(&rd->c, s, b, 0, NULL)->buf;
-		rd->lastb = b;
-	}
-	return rd->last + (i & (s->per - 1)) * s->recsz;
+	const unsigned char *m = s->mem[b];
+	rd->hit.p = m ? m : cache_get(&rd->c, s, b, 0, NULL)->buf;
+	rd->hit.b = b;
+	return rd->hit.p + (i & (s->per - 1)) * s->recsz;
 }
 
 void spill_reader_free(struct spill_reader *rd)

@@ -63,7 +63,21 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n);
 void spill_seal(struct spill *s);
 /* A reader of a sealed spill, with its own cache (one per thread). */
 struct spill_reader *spill_reader_new(const struct spill *s);
-const void *spill_reader_at(struct spill_reader *rd, size_t i);
+/* Record i (< spill_count when sealed), inline below. */
+static inline const void *spill_reader_at(struct spill_reader *rd, size_t i);
 void spill_reader_free(struct spill_reader *rd); /* NULL ok */
+
+/* spill_reader_at's path for runs of reads in one block (the index's
+ * queries, most of stats' reads) costs a shift and a compare, no call: a
+ * reader starts with its last block (spill.c keeps it); another block
+ * goes to spill_reader_at_miss. */
+struct spill_reader_hit { size_t b; const unsigned char *p; size_t recsz; unsigned shift; };
+const void *spill_reader_at_miss(struct spill_reader *rd, size_t i);
+static inline const void *spill_reader_at(struct spill_reader *rd, size_t i)
+{
+	const struct spill_reader_hit *h = (const struct spill_reader_hit *)rd;
+	if (i >> h->shift == h->b) return h->p + (i & (((size_t)1 << h->shift) - 1)) * h->recsz;
+	return spill_reader_at_miss(rd, i);
+}
 
 #endif
