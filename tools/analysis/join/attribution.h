@@ -27,7 +27,8 @@
  * Memory: independent of the number of ranges: 48 bytes a range in two
  * spills (common/spill.h: 8 MiB each in memory, the rest in $TMPDIR), and
  * in memory 4 bytes a lane's 32 ranges, the names and the lanes
- * (attribution.c); a view or query state, its readers' caches (512 KiB). */
+ * (attribution.c); a view or query state, its readers' caches (384 KiB:
+ * 2 readers of 4 blocks of 48 KiB). */
 #ifndef GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 #define GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 
