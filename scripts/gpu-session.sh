@@ -693,42 +693,6 @@ PY
       if cmp -s "$RES/win16.json" "$RES/win1.json"; then echo "VIEWS SAME export window: 16 threads = 1"
       else echo "VIEWS DIFFER export window"; fi ) 2>&1 | tee "$RES/views.txt"
     rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
-  rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
-                # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
-                # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines.  RSS_CMDS:
-                # the commands (default "stats steps advise report"; at 1e9, ~90 s to generate, one or
-                # two a call: report alone takes ~13 min there)
-    log rss
-    ( N=${RSS_N:-1e8}; T=$RES/rss.gpuprof
-      set -x; timeout 200 build/bench/gen_bigtrace --seed 7 "$N" "$T"; set +x
-      for c in ${RSS_CMDS:-stats steps advise report}; do
-        python3 - "$N" "$c" build/bin/gpuprof "$c" -o "$RES/rss.html" "$T" <<'PY'
-import resource, subprocess, sys, time
-cmd = sys.argv[3:] if sys.argv[2] == "report" else sys.argv[3:5] + sys.argv[7:]
-t = time.time(); rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=540)
-mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(f"RSS BAR {sys.argv[1]} {sys.argv[2]}: peak RSS {mib:.0f} MiB ({'ok' if mib <= 512 else 'OVER'} 512), "
-      f"{time.time() - t:.1f} s, exit {rc}", flush=True)
-PY
-      done ) 2>&1 | tee "$RES/rss.txt"
-    rm -f "$RES"/rss.gpuprof "$RES"/rss.html ;;
-  slices)       # the slice runner (tools/analysis/core/slices.h) at scale: `stats` (every report) and the steps
-                # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
-                # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds
-                # and the steps' verdict at the cuts (--verbose)
-    log slices
-    ( T=$RES/slices.gpuprof
-      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${SLICES_N:-1e8}" "$T" >/dev/null
-      for rep in "" "--report steps,util --per-step"; do
-        # shellcheck disable=SC2086
-        timeout 60 build/bin/gpuprof stats --format json --verbose --threads 16 $rep "$T" >"$RES/sl16.json" 2>"$RES/sl16.err"
-        # shellcheck disable=SC2086
-        timeout 150 build/bin/gpuprof stats --format json --threads 1 $rep "$T" >"$RES/sl1.json"
-        if cmp -s "$RES/sl16.json" "$RES/sl1.json"; then echo "SLICES SAME (${rep:-every report}): 16 threads = 1"
-        else echo "SLICES DIFFER (${rep:-every report})"; fi
-        grep -i "slice" "$RES/sl16.err" | tail -6
-      done ) 2>&1 | tee "$RES/slices.txt"
-    rm -f "$RES"/slices.gpuprof "$RES"/sl16.* "$RES"/sl1.json ;;
   speed)        # issue #41 (branch speed) on the 16-core machine, a generated trace (seed 7, SPEED_N events,
                 # default 1e8): `stats --threads 16` of this build against OLD_GPUPROF's (e.g. da7d63e's, from
                 # before the spills, carried) interleaved SPEED_REPS times (default 3): wall and CPU of
@@ -766,6 +730,42 @@ if len(bins) > 1:
 PY
       ) 2>&1 | tee "$RES/speed.txt"
     rm -f "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json ;;
+  rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
+                # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
+                # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines.  RSS_CMDS:
+                # the commands (default "stats steps advise report"; at 1e9, ~90 s to generate, one or
+                # two a call: report alone takes ~13 min there)
+    log rss
+    ( N=${RSS_N:-1e8}; T=$RES/rss.gpuprof
+      set -x; timeout 200 build/bench/gen_bigtrace --seed 7 "$N" "$T"; set +x
+      for c in ${RSS_CMDS:-stats steps advise report}; do
+        python3 - "$N" "$c" build/bin/gpuprof "$c" -o "$RES/rss.html" "$T" <<'PY'
+import resource, subprocess, sys, time
+cmd = sys.argv[3:] if sys.argv[2] == "report" else sys.argv[3:5] + sys.argv[7:]
+t = time.time(); rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=540)
+mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"RSS BAR {sys.argv[1]} {sys.argv[2]}: peak RSS {mib:.0f} MiB ({'ok' if mib <= 512 else 'OVER'} 512), "
+      f"{time.time() - t:.1f} s, exit {rc}", flush=True)
+PY
+      done ) 2>&1 | tee "$RES/rss.txt"
+    rm -f "$RES"/rss.gpuprof "$RES"/rss.html ;;
+  slices)       # the slice runner (tools/analysis/core/slices.h) at scale: `stats` (every report) and the steps
+                # (--report steps,util --per-step) as JSON on a generated trace (seed 7, SLICES_N events,
+                # default 1e8) on 16 threads, byte for byte what one thread gives; the slices' CPU seconds
+                # and the steps' verdict at the cuts (--verbose)
+    log slices
+    ( T=$RES/slices.gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${SLICES_N:-1e8}" "$T" >/dev/null
+      for rep in "" "--report steps,util --per-step"; do
+        # shellcheck disable=SC2086
+        timeout 60 build/bin/gpuprof stats --format json --verbose --threads 16 $rep "$T" >"$RES/sl16.json" 2>"$RES/sl16.err"
+        # shellcheck disable=SC2086
+        timeout 150 build/bin/gpuprof stats --format json --threads 1 $rep "$T" >"$RES/sl1.json"
+        if cmp -s "$RES/sl16.json" "$RES/sl1.json"; then echo "SLICES SAME (${rep:-every report}): 16 threads = 1"
+        else echo "SLICES DIFFER (${rep:-every report})"; fi
+        grep -i "slice" "$RES/sl16.err" | tail -6
+      done ) 2>&1 | tee "$RES/slices.txt"
+    rm -f "$RES"/slices.gpuprof "$RES"/sl16.* "$RES"/sl1.json ;;
   report-slices) # issue #41 on the 16-core machine, a generated trace (seed 7, RSLICES_N events, default
                 # 1e8): `gpuprof report` on 16 threads (its tables, steps and series as stats --threads
                 # runs them, reports/stats_drive.h) against one, wall time and peak RSS of each (bars:
