@@ -693,6 +693,43 @@ PY
       if cmp -s "$RES/win16.json" "$RES/win1.json"; then echo "VIEWS SAME export window: 16 threads = 1"
       else echo "VIEWS DIFFER export window"; fi ) 2>&1 | tee "$RES/views.txt"
     rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
+  speed)        # issue #41 (branch speed) on the 16-core machine, a generated trace (seed 7, SPEED_N events,
+                # default 1e8): `stats --threads 16` of this build against OLD_GPUPROF's (e.g. da7d63e's, from
+                # before the spills, carried) interleaved SPEED_REPS times (default 3): wall and CPU of
+                # each and the means' ratios (bar: within ~3 % of the old); then the 10-step window
+                # (`export --steps 20000:20010`, bar < 1 s) SPEED_REPS times, its file the same as the old's
+    log speed
+    ( T=$RES/speed.gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${SPEED_N:-1e8}" "$T" >/dev/null; set +x
+      python3 - "$T" "${SPEED_REPS:-3}" build/bin/gpuprof ${OLD_GPUPROF:-} <<'PY'
+import os, resource, subprocess, sys, time
+T, reps, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def run(cmd):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.time()
+    rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=200)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.time() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rc
+for what, args in (("stats", ["stats", "--threads", "16", T]),
+                   ("window", ["export", "--threads", "16", "--format", "perfetto", "--steps", "20000:20010"])):
+    got = {b: [] for b in bins}
+    for i in range(reps):
+        for b in bins:
+            out = [] if what == "stats" else ["-o", f"{T}.{bins.index(b)}.json", T]
+            w, c, rc = run([b] + args + out)
+            got[b].append((w, c))
+            print(f"SPEED {what} {b}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}", flush=True)
+    mean = {b: [sum(x[k] for x in v) / len(v) for k in (0, 1)] for b, v in got.items()}
+    for b in bins[1:]:
+        print(f"SPEED {what}: new/old wall {mean[bins[0]][0] / mean[b][0]:.3f}, CPU {mean[bins[0]][1] / mean[b][1]:.3f} "
+              f"(means of {reps}; old {b})")
+    print(f"SPEED {what}: new mean {mean[bins[0]][0]:.2f} s wall" + (" (bar < 1 s)" if what == "window" else ""))
+if len(bins) > 1:
+    f = [f"{T}.{i}.json" for i in (0, 1)]
+    same = all(map(os.path.exists, f)) and open(f[0], "rb").read() == open(f[1], "rb").read()
+    print("SPEED window file:", "same as the old's" if same else "DIFFERS from the old's")
+PY
+      ) 2>&1 | tee "$RES/speed.txt"
+    rm -f "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json ;;
   rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
                 # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
                 # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines.  RSS_CMDS:

@@ -146,15 +146,20 @@ static void check_queries2(const struct attribution *a, const struct attribution
 			sweep_t += rnd(3000000);
 			t = rnd(20) == 0 && sweep_t > 50000000 ? sweep_t - rnd(50000000) : sweep_t;
 		}
+		/* every fourth query asks attribution_open_on: the thread's own
+		 * push/pop ranges, whatever the rule */
+		int own = q % 4 == 2;
 		size_t nw = 0;
 		for (size_t i = 0; i < nrefs; i++) {
 			const struct ref *r = &refs[i];
 			uint64_t e = r->e > r->s ? r->e : r->s;
-			if (r->pid == pid && (rule == ATTR_ANY_THREAD || r->tid == tid) && r->s <= t && t < e)
-				want[nw++] = (uint32_t)i;
+			int thread_ok = own ? r->tid == tid && r->kind == GP_NVTX_PUSHPOP : rule == ATTR_ANY_THREAD || r->tid == tid;
+			if (r->pid == pid && thread_ok && r->s <= t && t < e) want[nw++] = (uint32_t)i;
 		}
 		size_t ng;
-		if (q & 1) {
+		if (own) {
+			ng = attribution_open_on(a, pid, tid, t, got, nrefs);
+		} else if (q & 1) {
 			struct gpu_op op;
 			memset(&op, 0, sizeof(op));
 			op.has_call = 1; op.pid = pid; op.tid = tid; op.call_s = t;
@@ -170,9 +175,10 @@ static void check_queries2(const struct attribution *a, const struct attribution
 		qsort(got, ng < nrefs ? ng : nrefs, sizeof(*got), cmp_u32);
 		int same = ng == nw;
 		for (size_t i = 0; same && i < nw; i++) same = got[i] == want[i];
-		CHECK(same, "%s query pid %u tid %u t %llu: %zu ranges, want %zu",
-		      attr_rule_name(rule), pid, tid, (unsigned long long)t, ng, nw);
-		CHECK(attribution_at(a, pid, tid, t, small, 2) == nw, "count with a small buffer");
+		CHECK(same, "%s%s query pid %u tid %u t %llu: %zu ranges, want %zu", attr_rule_name(rule),
+		      own ? " open_on" : "", pid, tid, (unsigned long long)t, ng, nw);
+		CHECK((own ? attribution_open_on : attribution_at)(a, pid, tid, t, small, 2) == nw,
+		      "count with a small buffer");
 	}
 	free(want); free(got); free(obuf);
 }

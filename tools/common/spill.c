@@ -20,7 +20,10 @@ struct slot { size_t b; unsigned char *buf; int dirty; unsigned long used; };
 struct cache { struct slot s[WRITER_SLOTS]; int n, last; unsigned long tick; };
 
 struct spill {
-	size_t recsz, per, blksz; /* per: records a block, blksz = per * recsz */
+	/* per: records a block, a power of two (1 << shift) so that finding
+	 * record i's block is a shift, not a division; blksz = per * recsz */
+	size_t recsz, per, blksz;
+	unsigned shift;
 	size_t n;                 /* records */
 	size_t nres;              /* blocks kept in memory (the cap's) */
 	/* mem[b]: block b in memory (within the cap, or after the file failed);
@@ -29,9 +32,18 @@ struct spill {
 	int fd; /* -1: no file yet */
 	int failed;
 	struct cache c;
+	/* the block block() gave last, its bytes and its slot (NULL: in
+	 * memory), for runs of calls in one block (a slot leaves the cache
+	 * only for another block, which then becomes the last) */
+	size_t lastb;
+	unsigned char *last;
+	struct slot *lastsl;
 };
 
-struct spill_reader { const struct spill *s; struct cache c; };
+/* hit (first, spill.h's inline path reads it): the block read last and
+ * its bytes (a cached slot is only reused by a read of another block,
+ * which replaces them). */
+struct spill_reader { struct spill_reader_hit hit; const struct spill *s; struct cache c; };
 
 /* One line for the process, however many spills fail. */
 static void spill_warn(const char *what, int err)
@@ -46,7 +58,8 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 {
 	struct spill *s = xcalloc(1, sizeof(*s));
 	s->recsz = recsz ? recsz : 1;
-	s->per = s->recsz < BLOCK_BYTES ? BLOCK_BYTES / s->recsz : 1;
+	while (s->recsz << (s->shift + 1) <= BLOCK_BYTES) s->shift++;
+	s->per = (size_t)1 << s->shift;
 	s->blksz = s->per * s->recsz;
 	/* GPUPROF_SPILL_MEM=N: at most N bytes of each spill in memory (tests:
 	 * 0 sends small traces' rows through the file) */
@@ -57,6 +70,7 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 	}
 	s->nres = mem_cap / s->blksz;
 	s->fd = -1;
+	s->lastb = SIZE_MAX;
 	s->c.n = WRITER_SLOTS;
 	for (int k = 0; k < WRITER_SLOTS; k++) s->c.s[k].b = SIZE_MAX;
 	return s;
@@ -166,30 +180,43 @@ static struct slot *cache_get(struct cache *c, const struct spill *s, size_t b, 
 /* Block b's bytes for the writer; dirty: they are to change. */
 static unsigned char *block(struct spill *s, size_t b, int fresh, int dirty)
 {
+	if (b == s->lastb) {
+		if (s->lastsl) {
+			s->lastsl->dirty |= dirty;
+			s->lastsl->used = ++s->c.tick;
+		}
+		return s->last;
+	}
 	if (b >= s->nmem) {
 		vec_reserve((void **)&s->mem, &s->cmem, b + 1, sizeof(*s->mem));
 		memset(s->mem + s->nmem, 0, (b + 1 - s->nmem) * sizeof(*s->mem));
 		s->nmem = b + 1;
 	}
 	if (!s->mem[b] && b < s->nres) s->mem[b] = xcalloc(1, s->blksz);
-	if (s->mem[b]) return s->mem[b];
-	if (fresh && s->failed) return s->mem[b] = xcalloc(1, s->blksz);
+	if (!s->mem[b] && fresh && s->failed) s->mem[b] = xcalloc(1, s->blksz);
+	s->lastb = b;
+	s->lastsl = NULL;
+	if (s->mem[b]) return s->last = s->mem[b];
 	struct slot *sl = cache_get(&s->c, s, b, fresh, s);
 	sl->dirty |= dirty;
-	return sl->buf;
+	s->lastsl = sl;
+	return s->last = sl->buf;
 }
 
 void *spill_push(struct spill *s)
 {
-	size_t i = s->n++;
-	unsigned char *p = block(s, i / s->per, i % s->per == 0 && i / s->per >= s->nmem, 1) + (i % s->per) * s->recsz;
+	size_t i = s->n++, b = i >> s->shift, k = i & (s->per - 1);
+	unsigned char *p = block(s, b, k == 0 && b >= s->nmem, 1) + k * s->recsz;
 	memset(p, 0, s->recsz);
 	return p;
 }
 
-void *spill_at(struct spill *s, size_t i) { return block(s, i / s->per, 0, 1) + (i % s->per) * s->recsz; }
+void *spill_at(struct spill *s, size_t i) { return block(s, i >> s->shift, 0, 1) + (i & (s->per - 1)) * s->recsz; }
 
-const void *spill_get(struct spill *s, size_t i) { return block(s, i / s->per, 0, 0) + (i % s->per) * s->recsz; }
+const void *spill_get(struct spill *s, size_t i)
+{
+	return block(s, i >> s->shift, 0, 0) + (i & (s->per - 1)) * s->recsz;
+}
 
 void spill_truncate(struct spill *s, size_t n)
 {
@@ -200,8 +227,8 @@ void spill_write(struct spill *s, const void *p, size_t n)
 {
 	const unsigned char *q = p;
 	while (n) {
-		size_t at = s->n % s->blksz, k = s->blksz - at < n ? s->blksz - at : n;
-		memcpy(block(s, s->n / s->blksz, at == 0 && s->n / s->blksz >= s->nmem, 1) + at, q, k);
+		size_t at = s->n & (s->per - 1), b = s->n >> s->shift, k = s->blksz - at < n ? s->blksz - at : n;
+		memcpy(block(s, b, at == 0 && b >= s->nmem, 1) + at, q, k);
 		s->n += k; q += k; n -= k;
 	}
 }
@@ -212,8 +239,8 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n)
 	if (off >= s->n) return 0;
 	if (n > s->n - off) n = s->n - off;
 	for (size_t left = n; left;) {
-		size_t at = off % s->blksz, k = s->blksz - at < left ? s->blksz - at : left;
-		memcpy(d, block(s, off / s->blksz, 0, 0) + at, k);
+		size_t at = off & (s->per - 1), k = s->blksz - at < left ? s->blksz - at : left;
+		memcpy(d, block(s, off >> s->shift, 0, 0) + at, k);
 		d += k; off += k; left -= k;
 	}
 	return n;
@@ -222,6 +249,7 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n)
 void spill_seal(struct spill *s)
 {
 	for (int k = 0; k < WRITER_SLOTS; k++) slot_evict(s, &s->c.s[k]);
+	s->lastb = SIZE_MAX;
 }
 
 struct spill_reader *spill_reader_new(const struct spill *s)
@@ -229,17 +257,19 @@ struct spill_reader *spill_reader_new(const struct spill *s)
 	struct spill_reader *rd = xcalloc(1, sizeof(*rd));
 	rd->s = s;
 	rd->c.n = READER_SLOTS;
+	rd->hit = (struct spill_reader_hit){ SIZE_MAX, NULL, s->recsz, s->shift };
 	for (int k = 0; k < READER_SLOTS; k++) rd->c.s[k].b = SIZE_MAX;
 	return rd;
 }
 
-const void *spill_reader_at(struct spill_reader *rd, size_t i)
+const void *spill_reader_at_miss(struct spill_reader *rd, size_t i)
 {
 	const struct spill *s = rd->s;
-	size_t b = i / s->per;
+	size_t b = i >> s->shift;
 	const unsigned char *m = s->mem[b];
-	if (!m) m = cache_get(&rd->c, s, b, 0, NULL)->buf;
-	return m + (i % s->per) * s->recsz;
+	rd->hit.p = m ? m : cache_get(&rd->c, s, b, 0, NULL)->buf;
+	rd->hit.b = b;
+	return rd->hit.p + (i & (s->per - 1)) * s->recsz;
 }
 
 void spill_reader_free(struct spill_reader *rd)

@@ -3,7 +3,8 @@
  * so that what a command keeps per step (rows, per-step state, a table's
  * rows until printed) costs disk past the cap, not memory.
  *
- * Records sit in blocks of about 64 KiB (a record never straddles two).
+ * Records sit in blocks of 32 to 64 KiB, a power of two of records a
+ * block (a record never straddles two; a record over 64 KiB is a block).
  * The blocks within the cap stay in memory; the later ones are written to
  * a file made in $TMPDIR (default /tmp) and unlinked at once (nothing is
  * left behind, whatever ends the process), with pwrite, and read back
@@ -62,7 +63,21 @@ size_t spill_read(struct spill *s, size_t off, void *dst, size_t n);
 void spill_seal(struct spill *s);
 /* A reader of a sealed spill, with its own cache (one per thread). */
 struct spill_reader *spill_reader_new(const struct spill *s);
-const void *spill_reader_at(struct spill_reader *rd, size_t i);
+/* Record i (< spill_count when sealed), inline below. */
+static inline const void *spill_reader_at(struct spill_reader *rd, size_t i);
 void spill_reader_free(struct spill_reader *rd); /* NULL ok */
+
+/* spill_reader_at's path for runs of reads in one block (the index's
+ * queries, most of stats' reads) costs a shift and a compare, no call: a
+ * reader starts with its last block (spill.c keeps it); another block
+ * goes to spill_reader_at_miss. */
+struct spill_reader_hit { size_t b; const unsigned char *p; size_t recsz; unsigned shift; };
+const void *spill_reader_at_miss(struct spill_reader *rd, size_t i);
+static inline const void *spill_reader_at(struct spill_reader *rd, size_t i)
+{
+	const struct spill_reader_hit *h = (const struct spill_reader_hit *)rd;
+	if (i >> h->shift == h->b) return h->p + (i & (((size_t)1 << h->shift) - 1)) * h->recsz;
+	return spill_reader_at_miss(rd, i);
+}
 
 #endif

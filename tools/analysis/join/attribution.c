@@ -346,8 +346,11 @@ size_t attribution_nnames(const struct attribution *a) { return a->nnames; }
 const char *attribution_name(const struct attribution *a, uint32_t name) { return a->names[name]; }
 enum attr_rule attribution_rule(const struct attribution *a) { return a->rule; }
 
-size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
-		      size_t max)
+/* which lanes of the process a query looks at */
+enum lanes_of { LANES_RULE, LANES_OWN_PUSHPOP };
+
+static size_t lanes_at(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
+		       size_t max, enum lanes_of which)
 {
 	uint64_t *first = u64map_get((u64map *)&a->pid_lanes, pid, MAP_FIND);
 	if (!first) return 0;
@@ -359,11 +362,25 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 	size_t n = 0;
 	for (size_t li = *first - 1; li < a->nlanes && a->lanes[a->order[li]].pid == pid; li++) {
 		const struct lane *l = &a->lanes[a->order[li]];
-		if ((a->rule == ATTR_SAME_THREAD && l->tid != tid) || t < l->min_s || t >= l->maxe) continue;
+		if (which == LANES_OWN_PUSHPOP ? l->tid != tid || l->depth == STARTEND_DEPTH
+					       : a->rule == ATTR_SAME_THREAD && l->tid != tid)
+			continue;
+		if (t < l->min_s || t >= l->maxe) continue;
 		/* lo: the first range of the lane with s > t (ranges before it
 		 * start at or before t), bracketed from the last answer */
 		struct lane_hint *hn = &a->memo->hint[li];
 		size_t lo = hn->lo, hi = l->n, h = hn->lo;
+		if (lo > 0 && lo < l->n && hn->prev.s <= t && hn->lo_s <= t) {
+			/* t passed the next start: most often (queries in time
+			 * order) not the one after it too, so the step costs one
+			 * read, and the search below none */
+			const struct by_pos next = lo + 1 < l->n ? lane_at(a, l, lo + 1) : (struct by_pos){ .s = UINT64_MAX };
+			if (t < next.s) {
+				hn->prev = lane_at(a, l, lo);
+				hn->lo = ++lo;
+				hn->lo_s = next.s;
+			}
+		}
 		if (!(lo > 0 && lo <= l->n && hn->prev.s <= t && t < hn->lo_s)) {
 			lo = 0;
 			if (h > l->n) h = l->n;
@@ -398,6 +415,18 @@ size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, u
 		}
 	}
 	return n;
+}
+
+size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
+		      size_t max)
+{
+	return lanes_at(a, pid, tid, t, out, max, LANES_RULE);
+}
+
+size_t attribution_open_on(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
+			   size_t max)
+{
+	return lanes_at(a, pid, tid, t, out, max, LANES_OWN_PUSHPOP);
 }
 
 size_t attribution_op(const struct attribution *a, const struct gpu_op *op, uint32_t **buf, size_t *cap)

@@ -27,7 +27,8 @@
  * Memory: independent of the number of ranges: 48 bytes a range in two
  * spills (common/spill.h: 8 MiB each in memory, the rest in $TMPDIR), and
  * in memory 4 bytes a lane's 32 ranges, the names and the lanes
- * (attribution.c); a view or query state, its readers' caches (512 KiB). */
+ * (attribution.c); a view or query state, its readers' caches (384 KiB:
+ * 2 readers of 4 blocks of 48 KiB). */
 #ifndef GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 #define GPUPROF_ANALYSIS_JOIN_ATTRIBUTION_H
 
@@ -90,6 +91,14 @@ enum attr_rule attribution_rule(const struct attribution *a);
  * Writes at most max ids to out; returns how many there are. */
 size_t attribution_at(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
 		      size_t max);
+
+/* The push/pop ranges that thread tid of pid began and has open at t,
+ * whatever a's rule (the nesting of one thread's ranges: autograd_seq.h),
+ * in the order attribution_at gives them; writes and returns as it does.
+ * The same as filtering attribution_at's answer by thread and kind,
+ * without looking at the process's other lanes. */
+size_t attribution_open_on(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t *out,
+			   size_t max);
 
 /* The rule for a GPU operation joined to its launch call (opjoin.h): the
  * ids of the ranges it belongs to, into *buf (grown as needed, *cap its

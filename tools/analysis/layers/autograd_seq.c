@@ -32,7 +32,7 @@ struct autograd_seq {
 	strmap path_idx;                /* names joined by \x01 -> path index */
 	u64map bwd_idx;                 /* range id -> index in bwd + 1 */
 	struct bwd_work *bwd; size_t nbwd, cbwd;
-	uint32_t *buf; size_t cbuf;     /* attribution_at's answers */
+	uint32_t *buf; size_t cbuf;     /* attribution_open_on's answers */
 };
 
 /* The N of ", seq = N" in a range's text (followed by its end or ','); -1
@@ -164,17 +164,12 @@ void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src, 
 /* ids of the push/pop ranges of pid open on thread tid at t, into s->buf */
 static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t)
 {
-	size_t n = attribution_at(s->a, pid, tid, t, s->buf, s->cbuf);
+	size_t n = attribution_open_on(s->a, pid, tid, t, s->buf, s->cbuf);
 	if (n > s->cbuf) {
 		vec_reserve((void **)&s->buf, &s->cbuf, n, sizeof(*s->buf));
-		n = attribution_at(s->a, pid, tid, t, s->buf, s->cbuf);
+		n = attribution_open_on(s->a, pid, tid, t, s->buf, s->cbuf);
 	}
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct attr_range r = attribution_range(s->a, s->buf[i]);
-		if (r.tid == tid && r.kind == GP_NVTX_PUSHPOP) s->buf[m++] = s->buf[i];
-	}
-	return m;
+	return n;
 }
 
 static int64_t range_seq(const struct autograd_seq *s, uint32_t id)

@@ -17,7 +17,7 @@ struct layer_ranges {
 	size_t nis;
 	u64map work_idx;                /* name index -> index in work + 1 */
 	struct name_work *work; size_t nwork, cwork;
-	uint32_t *buf; size_t cbuf;     /* attribution_at's answers */
+	uint32_t *buf; size_t cbuf;     /* attribution_open_on's answers */
 	char **paths; size_t npaths, cpaths; /* resolve's split copies */
 	const char **parts; size_t cparts;
 };
@@ -64,15 +64,15 @@ static int layer_name(struct layer_ranges *lr, uint32_t k)
 
 int layer_ranges_backward(struct layer_ranges *lr, uint32_t pid, uint32_t tid, uint64_t t, uint64_t ns)
 {
-	size_t n = attribution_at(lr->a, pid, tid, t, lr->buf, lr->cbuf);
+	size_t n = attribution_open_on(lr->a, pid, tid, t, lr->buf, lr->cbuf);
 	if (n > lr->cbuf) {
 		vec_reserve((void **)&lr->buf, &lr->cbuf, n, sizeof(*lr->buf));
-		n = attribution_at(lr->a, pid, tid, t, lr->buf, lr->cbuf);
+		n = attribution_open_on(lr->a, pid, tid, t, lr->buf, lr->cbuf);
 	}
 	uint32_t best = UINT32_MAX, depth = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct attr_range r = attribution_range(lr->a, lr->buf[i]);
-		if (r.tid != tid || r.kind != GP_NVTX_PUSHPOP || !layer_name(lr, r.name)) continue;
+		if (!layer_name(lr, r.name)) continue;
 		if (best == UINT32_MAX || r.depth > depth) {  /* the innermost: a node's backward inside another's
 							   * (a reentrant checkpoint's recomputation) */
 			best = r.name;
