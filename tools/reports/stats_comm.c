@@ -27,8 +27,9 @@
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
- * and 72 bytes per step (struct cstep; past COMM_STEPS_MEM in a file,
- * common/spill.h).  Records later than that (a kernel
+ * and 72 bytes per step (struct cstep), each past a few MiB in a file
+ * (common/spill.h); in memory, ~20 bytes per step (its map from range to
+ * step, its rank's log).  Records later than that (a kernel
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
  * under the tables.
  *
