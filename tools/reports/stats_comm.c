@@ -195,10 +195,10 @@ struct comm {
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-/* c's steps held in memory, and each of its kernels' and pairs' spills;
- * the rest go to a file (common/spill.h). */
+/* c's steps held in memory; the rest go to a file (common/spill.h).  Its
+ * kernels and pairs, written once and read back in order, keep only the
+ * spill's cache (8 blocks of 64 KiB each: 17 states at --threads 16). */
 #define COMM_STEPS_MEM (2u << 20)
-#define COMM_SIDE_MEM (512u << 10)
 
 static size_t nst(const struct comm *c) { return spill_count(c->st); }
 /* Step i: valid as common/spill.h says */
@@ -254,7 +254,7 @@ static void *comm_new(const struct stats_ctx *ctx)
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
 	c->st = spill_new(sizeof(struct cstep), COMM_STEPS_MEM);
-	c->pairs = spill_new(sizeof(struct cpair), COMM_SIDE_MEM);
+	c->pairs = spill_new(sizeof(struct cpair), 0);
 	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
@@ -294,7 +294,7 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 
 static void kern_push(struct cproc *p, struct ckern k)
 {
-	if (!p->ks) p->ks = spill_new(sizeof(k), COMM_SIDE_MEM);
+	if (!p->ks) p->ks = spill_new(sizeof(k), 0);
 	*(struct ckern *)spill_push(p->ks) = k;
 	p->nnccl++;
 }
