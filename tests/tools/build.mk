@@ -123,11 +123,20 @@ $(TEST_COUNTERS): tests/tools/test_counters.c tests/tools/splitmix.h $(TEST_COUN
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_COUNTERS_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
-# tools/analysis/steps/step_detect: NVTX plans of many steps read back, and their bytes per step
+# tools/analysis/steps/step_detect, steps: NVTX plans of many steps read back, their bytes per step and the steps engine's
 TEST_STEP_PLAN := $(TOOLST_DIR)/test_step_plan
-TEST_STEP_PLAN_OBJS := $(B)/obj/tools/analysis/steps/step_detect.o $(TEST_ATTRIBUTION_OBJS)
+TEST_STEP_PLAN_OBJS := $(B)/obj/tools/analysis/steps/step_detect.o $(B)/obj/tools/analysis/steps/steps.o \
+	$(B)/obj/tools/analysis/core/intervals.o $(B)/obj/tools/analysis/gpu/windows.o $(TEST_ATTRIBUTION_OBJS)
 $(TEST_STEP_PLAN): tests/tools/test_step_plan.c $(TEST_STEP_PLAN_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_STEP_PLAN_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
+
+# tools/reports/stats_comm: the comm report's bytes per step on many steps, and its rows
+TEST_COMM_MEMORY := $(TOOLST_DIR)/test_comm_memory
+TEST_COMM_MEMORY_OBJS := $(B)/obj/tools/reports/stats_comm.o $(B)/obj/tools/common/report.o \
+	$(B)/obj/tools/analysis/core/intervals.o $(TEST_ATTRIBUTION_OBJS)
+$(TEST_COMM_MEMORY): tests/tools/test_comm_memory.c $(TEST_COMM_MEMORY_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_COMM_MEMORY_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
 # tools/common/report: encoded rows print as the cells set, and their bytes per row
@@ -169,8 +178,8 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) \
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) \
 	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the

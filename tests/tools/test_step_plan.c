@@ -1,18 +1,25 @@
 /* test_step_plan.c — step detection's NVTX plans (tools/analysis/steps/
- * step_detect.c) on many steps: two processes, each with 2^18 numbered
+ * step_detect.c), and the steps engine made from them (steps.c), on many
+ * steps: two processes, each with 2^18 numbered
  * step ranges ("step <i>", start/end ranges, some of them overlapping the one before, which
  * the plan leaves out) and two layer ranges inside each.  Checks that
  * every step the plan gives (step_plan_step) is the range expected, in
  * time order, with its number and the overlapping ones counted; then the
  * bytes malloc holds for the plans per step: what this storage promises
  * is a range id a step (4 bytes; the former 32-byte struct step_def per
- * step would fail it).
+ * step would fail it); then the bytes the steps engine holds per step with
+ * its rows in the file (GPUPROF_SPILL_MEM=0): its lookup from a range to
+ * its row is 8 bytes a step (the u64map it replaced held ~34 and fails).
  * Prints "ok" or the failed checks; exit 1 on failure. */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/steps/step_detect.h"
+#include "analysis/steps/steps.h"
+
+static double held(struct mallinfo2 m) { return (double)(m.uordblks + m.hblkhd); }
 
 static int fails;
 #define CHECK(cond, ...) do { if (!(cond)) { if (fails++ < 20) { printf("FAIL: "); printf(__VA_ARGS__); printf("\n"); } } } while (0)
@@ -50,7 +57,7 @@ int main(void)
 	struct step_detect *d = step_detect_new(NULL, NULL);
 	step_detect_plan_ranges(d, a);
 	struct mallinfo2 m1 = mallinfo2();
-	double b = ((double)(m1.uordblks + m1.hblkhd) - (double)(m0.uordblks + m0.hblkhd)) / (double)(2 * NSTEPS);
+	double b = (held(m1) - held(m0)) / (double)(2 * NSTEPS);
 	CHECK(step_detect_nplans(d) == 2, "%zu plans (2 wanted)", step_detect_nplans(d));
 	size_t nover = NSTEPS / 1000;
 	for (size_t p = 0; p < step_detect_nplans(d); p++) {
@@ -73,9 +80,22 @@ int main(void)
 		printf("bytes per step: not measurable with this allocator\n");
 	else
 		CHECK(b <= 4.5, "the plans hold %.1f bytes per step (at most 4.5)", b);
+	/* every spill's block but the cached ones in the file: what stays is
+	 * the lookup and the caches (2 spills x 2 processes x 8 x 64 KiB, ~4
+	 * bytes a step here) */
+	setenv("GPUPROF_SPILL_MEM", "0", 1);
+	struct mallinfo2 m2 = mallinfo2();
+	struct steps *st = steps_new(NULL, a, d, NULL);
+	struct mallinfo2 m3 = mallinfo2();
+	double e = (held(m3) - held(m2)) / (double)(2 * NSTEPS);
+	CHECK(steps_nprocs(st) == 2 && steps_proc(st, 0)->nrows == NSTEPS - nover, "the engine: %zu processes",
+	      steps_nprocs(st));
+	if (m0.uordblks + m0.hblkhd)
+		CHECK(e <= 16, "the steps engine holds %.1f bytes per step (at most 16)", e);
+	steps_free(st);
 	step_detect_free(d);
 	attribution_free(a);
 	if (fails) return 1;
-	printf("ok (plans: %.1f bytes a step)\n", b);
+	printf("ok (plans: %.1f bytes a step, steps engine: %.1f)\n", b, e);
 	return 0;
 }

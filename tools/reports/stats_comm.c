@@ -27,8 +27,9 @@
  * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
  * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
  * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
- * and 72 bytes per step (struct cstep; past COMM_STEPS_MEM in a file,
- * common/spill.h).  Records later than that (a kernel
+ * and 72 bytes per step (struct cstep), each past a few MiB in a file
+ * (common/spill.h); in memory, ~20 bytes per step (its map from range to
+ * step, its rank's log).  Records later than that (a kernel
  * COMM_LAG kernels late, a kernel for a summed step) are counted and said
  * under the tables.
  *
@@ -106,6 +107,40 @@ struct ckern {
 /* comm, compute and overlap of a set of kernels */
 struct split { uint64_t comm, compute, overlap; };
 
+/* Range id -> step: open addressing, 8 bytes a slot (id + 1, then the
+ * step; 0: empty), at most 3/4 full (a u64map's slot takes 17). */
+struct rmap { uint32_t *kv; size_t cap, n; };
+
+static uint32_t *rmap_slot(const struct rmap *m, uint32_t id)
+{
+	size_t mask = m->cap - 1, i = mix64(id) & mask;
+	while (m->kv[2 * i] && m->kv[2 * i] != id + 1) i = (i + 1) & mask;
+	return &m->kv[2 * i];
+}
+
+/* Step + 1 of range id, 0 for none. */
+static uint64_t rmap_find(const struct rmap *m, uint32_t id)
+{
+	const uint32_t *s = m->cap ? rmap_slot(m, id) : NULL;
+	return s && s[0] ? (uint64_t)s[1] + 1 : 0;
+}
+
+static void rmap_put(struct rmap *m, uint32_t id, uint32_t step)
+{
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		struct rmap o = *m;
+		m->cap = o.cap ? 2 * o.cap : 64;
+		m->kv = xcalloc(m->cap, 2 * sizeof(*m->kv));
+		for (size_t i = 0; i < o.cap; i++)
+			if (o.kv[2 * i]) memcpy(rmap_slot(m, o.kv[2 * i] - 1), &o.kv[2 * i], 2 * sizeof(*o.kv));
+		free(o.kv);
+	}
+	uint32_t *s = rmap_slot(m, id);
+	m->n += !s[0];
+	s[0] = id + 1;
+	s[1] = step;
+}
+
 /* A step: a selected top-level push/pop range of the context's (72
  * bytes: its start, end, process and name are the range's, read from the
  * attribution index; a day's trace has millions of steps). */
@@ -127,7 +162,8 @@ struct cproc {
 	uint32_t pid;
 	int32_t rank;
 	uint64_t nsel;                       /* selected kernels */
-	struct ckern *nc; size_t nnccl, cnc; /* selected NCCL kernels */
+	struct spill *ks; size_t nnccl;     /* selected NCCL kernels as added (struct ckern) */
+	struct ckern *nc;                    /* the fill's, ranks matched: ks by start */
 	struct ivpair cc;                    /* selected kernels: set[0] NCCL, set[1] other */
 	uint32_t *open; size_t nopen, copen; /* its steps not summed yet, by first kernel (a ring) */
 	size_t open_head;
@@ -147,8 +183,8 @@ struct comm {
 	int wait_known;   /* collectives matched (or one rank) */
 	const struct attribution *attr;  /* the context's ranges */
 	struct spill *st;                /* struct cstep, past COMM_STEPS_MEM in a file */
-	u64map range2step;               /* attribution range id -> step + 1 */
-	struct cpair *pairs; size_t npairs, cpairs;
+	struct rmap range2step;          /* attribution range id -> step */
+	struct spill *pairs;             /* struct cpair */
 	uint32_t *ids; size_t cids;      /* attribution_op's buffer */
 	uint64_t late_kernels;           /* attributed to a step already summed */
 	int lost;                        /* shards: the figures can no longer be one pass's */
@@ -159,7 +195,9 @@ struct comm {
 	char title[160], steps_title[160], note[2048], steps_note[1024];
 };
 
-/* c's steps held in memory; the rest go to a file (common/spill.h). */
+/* c's steps held in memory; the rest go to a file (common/spill.h).  Its
+ * kernels and pairs, written once and read back in order, keep only the
+ * spill's cache (8 blocks of 64 KiB each: 17 states at --threads 16). */
 #define COMM_STEPS_MEM (2u << 20)
 
 static size_t nst(const struct comm *c) { return spill_count(c->st); }
@@ -171,7 +209,7 @@ static uint32_t step_make(struct comm *c, uint32_t id)
 {
 	struct cstep *st = spill_push(c->st);
 	st->range = id;
-	*u64map_get(&c->range2step, id, MAP_INSERT) = nst(c);
+	rmap_put(&c->range2step, id, (uint32_t)(nst(c) - 1));
 	return (uint32_t)(nst(c) - 1);
 }
 
@@ -200,8 +238,8 @@ static int is_step(const struct comm *c, const struct attr_range *x)
  * step); the steps without kernels are made at the fill. */
 static uint64_t step_of(struct comm *c, uint32_t id)
 {
-	uint64_t *slot = u64map_get(&c->range2step, id, MAP_FIND);
-	if (slot) return *slot;
+	uint64_t k = rmap_find(&c->range2step, id);
+	if (k) return k;
 	const struct attr_range x = attribution_range(c->attr, id);
 	return is_step(c, &x) ? step_make(c, id) + 1 : 0;
 }
@@ -215,8 +253,8 @@ static void *comm_new(const struct stats_ctx *ctx)
 	c->hdr_rank = h ? h->rank : -1;
 	u64map_init(&c->pid2proc);
 	u64map_init(&c->pid2rank);
-	u64map_init(&c->range2step);
 	c->st = spill_new(sizeof(struct cstep), COMM_STEPS_MEM);
+	c->pairs = spill_new(sizeof(struct cpair), 0);
 	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
@@ -231,17 +269,17 @@ static void comm_free(void *self)
 	if (!c) return;
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		free(p->nc); free(p->open); free(p->log);
+		spill_free(p->ks); free(p->nc); free(p->open); free(p->log);
 		ivpair_free(&p->cc);
 	}
 	for (size_t i = 0; i < nst(c); i++) step_free_iv(cs(c, i));
 	spill_free(c->st);
-	free(c->pairs);
+	spill_free(c->pairs);
 	free(c->ids);
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
-	u64map_free(&c->range2step);
+	free(c->range2step.kv);
 	free(c);
 }
 
@@ -252,6 +290,13 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 	struct cproc *p = VEC_KEYED(&c->pid2proc, pid, c->p, c->np, c->cp, &zero);
 	if (c->np > had) { p->pid = pid; p->cc.keep_head = !c->global; }
 	return p;
+}
+
+static void kern_push(struct cproc *p, struct ckern k)
+{
+	if (!p->ks) p->ks = spill_new(sizeof(k), 0);
+	*(struct ckern *)spill_push(p->ks) = k;
+	p->nnccl++;
 }
 
 static void comm_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
@@ -341,15 +386,13 @@ static void comm_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 		if (ivpair_admit(&p->cc, &s, &e)) ivpair_add(&p->cc, !nccl, s, e, c->lag);
 	}
 	if (sel && nccl) {
-		struct ckern ck = { op->s, op->e, 0, op->corr, op->name_id, (uint32_t)p->nnccl };
-		VEC_PUSH(p->nc, p->nnccl, p->cnc, ck);
+		kern_push(p, (struct ckern){ op->s, op->e, 0, op->corr, op->name_id, (uint32_t)p->nnccl });
 	}
 	for (int i = 0; i < steps; i++) {
 		step_kernel(c, p, c->ids[i], op, nccl);
 		/* only a selected NCCL kernel can have a wait */
 		if (sel && nccl) {
-			struct cpair pr = { c->ids[i], (uint32_t)(p->nnccl - 1) };
-			VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+			*(struct cpair *)spill_push(c->pairs) = (struct cpair){ c->ids[i], (uint32_t)(p->nnccl - 1) };
 		}
 	}
 }
@@ -389,7 +432,7 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;
-	if (!nst(c) && !c->np && !c->npairs && !c->late_kernels && !c->pid2rank.n) {
+	if (!nst(c) && !c->np && !spill_count(c->pairs) && !c->late_kernels && !c->pid2rank.n) {
 		/* c is new (the driver's, for the merged slices): it takes o's
 		 * figures whole rather than a copy of every step beside o's */
 		struct comm mine = *c;
@@ -406,12 +449,8 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 	/* o's steps -> c's (by range) */
 	uint32_t *sm = xmalloc((nst(o) ? nst(o) : 1) * sizeof(*sm));
 	for (size_t t = 0; t < nst(o); t++) {
-		uint64_t *slot = u64map_get(&c->range2step, cs(o, t)->range, MAP_FIND);
-		if (slot) {
-			sm[t] = (uint32_t)(*slot - 1);
-		} else {
-			sm[t] = step_make(c, cs(o, t)->range);
-		}
+		uint64_t k = rmap_find(&c->range2step, cs(o, t)->range);
+		sm[t] = k ? (uint32_t)(k - 1) : step_make(c, cs(o, t)->range);
 	}
 	char *had = xcalloc(nst(c) ? nst(c) : 1, 1);
 	uint32_t *inv = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*inv)); /* c's step -> o's */
@@ -453,20 +492,20 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 		*u64map_get(&nccl_off, pid, MAP_INSERT) = off;
 		p->nsel += q->nsel;
 		for (size_t j = 0; j < q->nnccl; j++) {
-			struct ckern k = q->nc[j];
+			struct ckern k = *(const struct ckern *)spill_get(q->ks, j);
 			k.ix += off; /* as added: after c's */
-			VEC_PUSH(p->nc, p->nnccl, p->cnc, k);
+			kern_push(p, k);
 		}
 		uint64_t x;
 		if (ivpair_merge(&p->cc, &q->cc, c->lag, &x) == IVM_INEXACT) c->lost = 1;
 		merge_log(c, p, o, q, sm, inv, had);
 	}
-	for (size_t i = 0; i < o->npairs && !c->lost; i++) {
-		struct cpair pr = o->pairs[i];
+	for (size_t i = 0; i < spill_count(o->pairs) && !c->lost; i++) {
+		struct cpair pr = *(const struct cpair *)spill_get(o->pairs, i);
 		uint64_t *off = u64map_get(&nccl_off, attribution_range(o->attr, cs(o, pr.step)->range).pid, MAP_FIND);
 		pr.nccl_ix += off ? (uint32_t)*off : 0;
 		pr.step = sm[pr.step];
-		VEC_PUSH(c->pairs, c->npairs, c->cpairs, pr);
+		*(struct cpair *)spill_push(c->pairs) = pr;
 	}
 	u64map_free(&nccl_off);
 	free(had);
@@ -536,9 +575,17 @@ static void rank_str(char *buf, size_t n, const struct cproc *p)
 /* ------------------------------------------------------------ matching */
 /* The k-th NCCL kernels of every rank with kernels form collective k.  On a
  * mismatch (counts or names), says why in c->note / on stderr and leaves
- * every wait unknown. */
+ * every wait unknown.  With several ranks, each one's kernels are read
+ * into memory (nc) in start order; one rank waits for no peer, its kernels
+ * stay where they are. */
 static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 {
+	for (size_t i = 0; i < nps && nps > 1; i++) {
+		struct cproc *p = ps[i];
+		p->nc = xmalloc((p->nnccl ? p->nnccl : 1) * sizeof(*p->nc));
+		for (size_t j = 0; j < p->nnccl; j++) p->nc[j] = *(const struct ckern *)spill_get(p->ks, j);
+		qsort(p->nc, p->nnccl, sizeof(*p->nc), cmp_kern_start);
+	}
 	size_t n0 = ps[0]->nnccl;
 	char why[512] = "";
 	for (size_t i = 1; i < nps && !*why; i++) {
@@ -548,15 +595,9 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		rank_str(b, sizeof(b), ps[i]);
 		snprintf(why, sizeof(why), "%s ran %zu NCCL kernels, %s ran %zu", a, n0, b, ps[i]->nnccl);
 	}
-	/* each rank's NCCL kernels, in start order (sorted by comm_fill) */
-	struct ckern ***nk = xcalloc(nps, sizeof(*nk));
-	for (size_t i = 0; i < nps; i++) {
-		nk[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**nk));
-		for (size_t j = 0; j < ps[i]->nnccl; j++) nk[i][j] = &ps[i]->nc[j];
-	}
-	for (size_t k = 0; k < n0 && !*why; k++)
+	for (size_t k = 0; k < n0 && !*why && nps > 1; k++)
 		for (size_t i = 1; i < nps && !*why; i++) {
-			const char *x = tool_str(c->r, nk[0][k]->name_id), *y = tool_str(c->r, nk[i][k]->name_id);
+			const char *x = tool_str(c->r, ps[0]->nc[k].name_id), *y = tool_str(c->r, ps[i]->nc[k].name_id);
 			if (!strcmp(x, y)) continue;
 			char a[32], b[32];
 			rank_str(a, sizeof(a), ps[0]);
@@ -569,17 +610,17 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		tool_warn("comm: collectives not matched across ranks (%s): no wait figures", why);
 		snprintf(c->note, sizeof(c->note),
 			 " Wait: not computed - collectives are matched across ranks by order, and %s.\n", why);
-		goto out;
+		return;
 	}
 	c->wait_known = 1;
 	for (size_t i = 0; i < nps; i++) ps[i]->matched = 1;
 	size_t capped = 0;
-	for (size_t k = 0; k < n0; k++) {
+	for (size_t k = 0; k < n0 && nps > 1; k++) {
 		uint64_t latest = 0;
 		for (size_t i = 0; i < nps; i++)
-			if (nk[i][k]->s > latest) latest = nk[i][k]->s;
+			if (ps[i]->nc[k].s > latest) latest = ps[i]->nc[k].s;
 		for (size_t i = 0; i < nps; i++) {
-			struct ckern *q = nk[i][k];
+			struct ckern *q = &ps[i]->nc[k];
 			uint64_t w = latest - q->s;
 			/* a kernel cannot wait longer than it ran: more means the
 			 * ranks' clocks disagree */
@@ -607,13 +648,12 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 			 "   ranks' clocks disagree (different hosts?), so the wait figures are doubtful.\n",
 			 capped);
 	}
-out:
-	for (size_t i = 0; i < nps; i++) free(nk[i]);
-	free(nk);
 }
 
 /* ------------------------------------------------------------ steps */
-struct step { const char *name; uint64_t occ, first; size_t nrows; };
+/* a step of the table: a name's occurrence on the ranks, and the earliest
+ * start among them (16 bytes: ~2 a training step) */
+struct step { uint64_t first; uint32_t name, occ; };
 /* a row: its step (in c->st) and its place (index into steps, into ps) */
 struct srow { uint32_t st, step, proc; };
 
@@ -623,7 +663,7 @@ static int cmp_srow(const void *a, const void *b)
 	const struct srow *x = a, *y = b;
 	const struct step *sx = &sort_steps[x->step], *sy = &sort_steps[y->step];
 	if (sx->first != sy->first) return sx->first < sy->first ? -1 : 1;
-	int n = strcmp(sx->name, sy->name);
+	int n = sx->name == sy->name ? 0 : strcmp(attribution_name(sort_comm->attr, sx->name), attribution_name(sort_comm->attr, sy->name));
 	if (n) return n;
 	if (sx->occ != sy->occ) return sx->occ < sy->occ ? -1 : 1;
 	return x->proc < y->proc ? -1 : x->proc > y->proc;
@@ -662,10 +702,12 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	free(pids);
 	sort_comm = c;
 	sort_s = starts;
+	for (size_t i = 0; i < nps; i++)
+		if (first[i + 1] > first[i]) qsort(order + first[i], first[i + 1] - first[i], sizeof(*order), cmp_step);
+	free(starts); /* before the steps and rows grow */
 	for (size_t i = 0; i < nps; i++) {
 		uint32_t *o = order + first[i];
 		size_t n = first[i + 1] - first[i];
-		if (n) qsort(o, n, sizeof(*o), cmp_step);
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
 		for (size_t j = 0; j < n; j++) {
@@ -681,7 +723,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			}
 			struct occs *oc = &occ[*ni];
 			if (n_occ > oc->n) {
-				struct step st = { name, n_occ, rg.s, 0 };
+				struct step st = { rg.s, rg.name, (uint32_t)n_occ };
 				uint32_t k = (uint32_t)nsteps;
 				VEC_PUSH(steps, nsteps, csteps, st);
 				VEC_PUSH(oc->v, oc->n, oc->cap, k);
@@ -694,6 +736,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		}
 		strmap_free(&seen);
 	}
+	free(order);
 	sort_steps = steps;
 	if (nrows) qsort(rows, nrows, sizeof(*rows), cmp_srow);
 	for (size_t i = 0; i < nrows; i++) {
@@ -715,33 +758,35 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 		cell_num(&cl[STEP_COMPUTE], (double)w->sp.compute);
 		cell_num(&cl[STEP_OVERLAP], (double)w->sp.overlap);
 		if (p->matched) cell_num(&cl[STEP_WAIT], (double)w->wait);
-		cell_str(&cl[STEP_RANGE], steps[r->step].name);
+		cell_str(&cl[STEP_RANGE], attribution_name(c->attr, steps[r->step].name));
 	}
 	for (size_t i = 0; i < nocc; i++) free(occ[i].v);
 	free(occ);
-	free(steps); free(rows); free(first); free(fill); free(order); free(starts);
+	free(steps); free(rows); free(first); free(fill);
 	u64map_free(&byp);
 	strmap_free(&idx);
 }
 
 /* Each step's wait: the waits of the selected NCCL kernels attributed to it
- * (their ranks matched or not: unmatched waits are 0 and not printed). */
+ * (their ranks matched or not: unmatched waits are 0 and not printed; so are
+ * those of a rank without peers, whose kernels were not read: nc NULL). */
 static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
 {
 	u64map byp;     /* pid -> index in ps */
 	u64map_init(&byp);
 	uint32_t **inv = xcalloc(nps ? nps : 1, sizeof(*inv)); /* NCCL kernel as added -> sorted */
 	for (size_t i = 0; i < nps; i++) {
+		if (!ps[i]->nc) continue;
 		*u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i;
 		inv[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**inv));
 		for (size_t j = 0; j < ps[i]->nnccl; j++) inv[i][ps[i]->nc[j].ix] = (uint32_t)j;
 	}
-	for (size_t q = 0; q < c->npairs; q++) {
-		const struct cpair *pr = &c->pairs[q];
-		struct cstep *st = cs(c, pr->step);
+	for (size_t q = 0; q < spill_count(c->pairs) && byp.n; q++) {
+		const struct cpair pr = *(const struct cpair *)spill_get(c->pairs, q);
+		struct cstep *st = cs(c, pr.step);
 		uint64_t *i = u64map_get(&byp, attribution_range(c->attr, st->range).pid, MAP_FIND);
 		if (!i) continue;
-		st->wait += ps[*i]->nc[inv[*i][pr->nccl_ix]].wait;
+		st->wait += ps[*i]->nc[inv[*i][pr.nccl_ix]].wait;
 	}
 	for (size_t i = 0; i < nps; i++) free(inv[i]);
 	free(inv);
@@ -774,7 +819,7 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	/* the steps that got no kernel, then those still open */
 	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
 		const struct attr_range x = attribution_range(c->attr, id);
-		if (is_step(c, &x) && !u64map_get(&c->range2step, id, MAP_FIND)) step_make(c, id);
+		if (is_step(c, &x) && !rmap_find(&c->range2step, id)) step_make(c, id);
 	}
 	for (size_t i = 0; i < nst(c); i++)
 		if (!cs(c, i)->summed) step_sum(cs(c, i));
@@ -795,7 +840,6 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	uint64_t late = 0, late_ns = 0;
 	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
-		if (p->nnccl) qsort(p->nc, p->nnccl, sizeof(*p->nc), cmp_kern_start);
 		struct ivsum a, b;
 		ivpair_finish(&p->cc, &a, &b, &p->overlap);
 		p->comm = a.busy; p->compute = b.busy;

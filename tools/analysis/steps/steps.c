@@ -38,6 +38,16 @@ struct bapi {
  * (steps_slice_fresh_ok) */
 struct tidcorr { uint32_t tid; uint64_t corr; };
 
+/* An NVTX step's range id and its row: a plan's rows sorted by id, searched
+ * for an operation's ranges (a map of them took 17 bytes a slot). */
+struct idrow { uint32_t id, row; };
+
+static int cmp_idrow(const void *x, const void *y)
+{
+	const struct idrow *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
 struct sproc {
 	struct steps_proc out;
 	/* out.rows' record 0 is row row0 of the engine (steps_mark and steps_take
@@ -59,7 +69,7 @@ struct sproc {
 	uint64_t pruned_end;      /* latest end of the operations pruned */
 	uint64_t max_dur;         /* longest operation seen */
 	uint64_t last_prune;
-	u64map range2row;         /* NVTX: step range id -> row + 1 */
+	struct idrow *byid;       /* NVTX: the rows by their range's id (8 bytes a step) */
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
 	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
@@ -80,7 +90,7 @@ struct steps {
 	uint32_t *idbuf; size_t cidbuf;
 	int warned_idle;
 	int marked;               /* steps_mark ran: the threads first seen since are noted */
-	int ranges_shared;        /* range2row: the template's (steps_new_slice), not freed */
+	int ranges_shared;        /* byid: the template's (steps_new_slice), not freed */
 };
 
 int step_api_is_sync(const char *name)
@@ -175,17 +185,18 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 		const struct step_plan *pl = step_detect_plan(sd, i);
 		p->out.pid = pl->pid;
 		p->out.plan = pl;
-		u64map_init(&p->range2row);
 		u64map_init(&p->tid_corr);
 		*u64map_get(&st->pid2p, pl->pid, 1) = i;
 		out_init(&p->out, STEPS_ROWS_MEM);
 		if (pl->method != STEP_NVTX) continue;
+		p->byid = xmalloc((pl->nsteps ? pl->nsteps : 1) * sizeof(*p->byid));
 		for (size_t k = 0; k < pl->nsteps; k++) {
 			struct step_row w;
 			plan_row(pl, a, k, &w);
 			row_push(&p->out, &w);
-			*u64map_get(&p->range2row, pl->range_ids[k], 1) = k + 1;
+			p->byid[k] = (struct idrow){ pl->range_ids[k], (uint32_t)k };
 		}
+		qsort(p->byid, pl->nsteps, sizeof(*p->byid), cmp_idrow);
 		if (pl->nsteps) {
 			const struct attr_range x = attribution_range(a, pl->range_ids[0]);
 			p->step_tid = x.tid;
@@ -213,7 +224,7 @@ struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution
 		const struct step_plan *pl = t->out.plan;
 		p->out.pid = pl->pid;
 		p->out.plan = pl;
-		p->range2row = t->range2row; /* read only */
+		p->byid = t->byid; /* read only */
 		u64map_init(&p->tid_corr);
 		p->step_tid = t->step_tid;
 		p->step_depth = t->step_depth;
@@ -238,7 +249,7 @@ void steps_free(struct steps *st)
 		spill_free(p->out.rows); spill_free(p->out.ph);
 		free(p->ops); free(p->tmp); free(p->api);
 		free(p->fresh); free(p->mkq);
-		if (!st->ranges_shared) u64map_free(&p->range2row);
+		if (!st->ranges_shared) free(p->byid);
 		u64map_free(&p->tid_corr);
 	}
 	free(st->p);
@@ -350,8 +361,9 @@ void steps_op(void *ctx, const struct gpu_op *op)
 	if (pl->method == STEP_NVTX && op->has_call) {
 		size_t n = attribution_op(st->a, op, &st->idbuf, &st->cidbuf);
 		for (size_t i = 0; i < n; i++) {
-			uint64_t *row = u64map_get(&p->range2row, st->idbuf[i], 0);
-			if (row && (b.step == NO_STEP || *row - 1 < b.step)) b.step = (uint32_t)(*row - 1);
+			uint32_t id = st->idbuf[i];
+			size_t k = FIRST_WHERE(j, pl->nsteps, p->byid[j].id >= id);
+			if (k < pl->nsteps && p->byid[k].id == id && p->byid[k].row < b.step) b.step = p->byid[k].row;
 		}
 		if (b.step != NO_STEP) {
 			for (size_t i = 0; i < n; i++) {
