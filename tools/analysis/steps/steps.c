@@ -58,7 +58,6 @@ struct sproc {
 	 * index counts from its lead-in (steps_take renumbers). */
 	size_t row0, nfin;
 	int lazy;
-	const struct attribution *a; /* the engine's: a slice's view on its thread */
 	uint64_t last_fin_e;      /* trace: the end of the last row finalized (nfin > 0) */
 	struct tidcorr *fresh; size_t nfresh, cfresh;
 	int open;                 /* trace: the last row's end is not known yet */
@@ -156,12 +155,13 @@ static size_t rows_known(const struct sproc *p)
 }
 
 /* Row k of the engine (row0 <= k < rows_known); a lazy engine makes the
- * plan's rows up to it. */
-static struct step_row *row_at(struct sproc *p, size_t k)
+ * plan's rows up to it, reading the plan through the engine's attribution
+ * (a slice's view on its thread). */
+static struct step_row *row_at(const struct steps *st, struct sproc *p, size_t k)
 {
 	while (p->lazy && k >= p->row0 + p->out.nrows) {
 		struct step_row w;
-		plan_row(p->out.plan, p->a, p->row0 + p->out.nrows, &w);
+		plan_row(p->out.plan, st->a, p->row0 + p->out.nrows, &w);
 		row_push(&p->out, &w);
 	}
 	return step_row_w(&p->out, k - p->row0);
@@ -234,7 +234,6 @@ struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution
 		/* the steps that ended before the slice's reading began are
 		 * finalized at its first record, and are not its own */
 		p->lazy = 1;
-		p->a = a;
 		while (p->nfin < pl->nsteps && attribution_range(a, pl->range_ids[p->nfin]).e <= from) p->nfin++;
 		p->row0 = p->nfin;
 	}
@@ -504,7 +503,7 @@ static int member(const struct sproc *p, const struct bop *b, size_t k, const st
 
 static void finalize(struct steps *st, struct sproc *p, size_t k)
 {
-	struct step_row row = *row_at(p, k), *w = &row;
+	struct step_row row = *row_at(st, p, k), *w = &row;
 	uint64_t s = w->s, e = w->e, wall = e - s;
 	/* in a windowed trace, a step not inside one window lacks GPU records */
 	if (st->win && st->win->n) {
@@ -669,7 +668,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	free(down);
 	free(c.v); free(n.v); free(m.v); free(cn.v); free(sync.v); free(api.v);
 	p->last_fin_e = w->e;
-	*row_at(p, k) = row;
+	*row_at(st, p, k) = row;
 }
 
 /* Drops what no step from here on needs: operations that ended by P and
@@ -698,7 +697,7 @@ static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64
 {
 	int done = 0;
 	while (p->nfin < rows_known(p)) {
-		struct step_row *w = row_at(p, p->nfin);
+		struct step_row *w = row_at(st, p, p->nfin);
 		if (w->e == UNKNOWN_END) break;
 		uint64_t slack = p->max_dur < HOLD_NS ? p->max_dur : HOLD_NS;
 		if (now != UINT64_MAX && (now < w->e + slack || frontier < w->e)) break;
@@ -720,7 +719,7 @@ static void advance_proc(struct steps *st, struct sproc *p, uint64_t now, uint64
 	uint64_t hold = now > HOLD_NS ? now - HOLD_NS : 0;
 	if (!done && hold < p->last_prune + HOLD_NS / 4) return;
 	uint64_t P = hold < frontier ? hold : frontier;
-	prune(p, p->nfin < rows_known(p) ? row_at(p, p->nfin)->s : P);
+	prune(p, p->nfin < rows_known(p) ? row_at(st, p, p->nfin)->s : P);
 	p->last_prune = hold;
 }
 
