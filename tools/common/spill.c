@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_settings.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -63,11 +64,8 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 	s->blksz = s->per * s->recsz;
 	/* GPUPROF_SPILL_MEM=N: at most N bytes of each spill in memory (tests:
 	 * 0 sends small traces' rows through the file) */
-	const char *env = getenv("GPUPROF_SPILL_MEM");
-	if (env && *env) {
-		unsigned long long m = strtoull(env, NULL, 10);
-		if (m < mem_cap) mem_cap = (size_t)m;
-	}
+	uint64_t m;
+	if (!gp_parse_uint(getenv("GPUPROF_SPILL_MEM"), 0, UINT64_MAX, &m) && m < mem_cap) mem_cap = (size_t)m;
 	s->nres = mem_cap / s->blksz;
 	s->fd = -1;
 	s->lastb = SIZE_MAX;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gp_settings.h"
+
 size_t summary_group(struct summary *t, const char *name)
 {
 	int is_new;
@@ -26,9 +28,8 @@ size_t summary_exact_limit(void)
 	static _Atomic size_t lim;
 	size_t l = atomic_load_explicit(&lim, memory_order_relaxed);
 	if (!l) {
-		const char *env = getenv("GPUPROF_SUMMARY_EXACT");
-		l = env && *env ? (size_t)strtoull(env, NULL, 10) : 0;
-		if (!l) l = SUMMARY_EXACT_VALUES;
+		uint64_t v;
+		l = gp_parse_uint(getenv("GPUPROF_SUMMARY_EXACT"), 1, SIZE_MAX, &v) ? SUMMARY_EXACT_VALUES : (size_t)v;
 		atomic_store_explicit(&lim, l, memory_order_relaxed);
 	}
 	return l;
