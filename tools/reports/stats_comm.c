@@ -580,7 +580,15 @@ static void rank_str(char *buf, size_t n, const struct cproc *p)
  * stay where they are. */
 static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 {
-	for (size_t i = 0; i < nps && nps > 1; i++) {
+	if (nps == 1) { /* every wait 0: its kernels are not read back */
+		c->wait_known = 1;
+		ps[0]->matched = 1;
+		snprintf(c->note, sizeof(c->note),
+			 " Wait: 0 - the trace has one rank, so there is no peer to wait for (merge the\n"
+			 "   ranks' traces with `gpuprof merge` first).\n");
+		return;
+	}
+	for (size_t i = 0; i < nps; i++) {
 		struct cproc *p = ps[i];
 		p->nc = xmalloc((p->nnccl ? p->nnccl : 1) * sizeof(*p->nc));
 		for (size_t j = 0; j < p->nnccl; j++) p->nc[j] = *(const struct ckern *)spill_get(p->ks, j);
@@ -595,7 +603,7 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		rank_str(b, sizeof(b), ps[i]);
 		snprintf(why, sizeof(why), "%s ran %zu NCCL kernels, %s ran %zu", a, n0, b, ps[i]->nnccl);
 	}
-	for (size_t k = 0; k < n0 && !*why && nps > 1; k++)
+	for (size_t k = 0; k < n0 && !*why; k++)
 		for (size_t i = 1; i < nps && !*why; i++) {
 			const char *x = tool_str(c->r, ps[0]->nc[k].name_id), *y = tool_str(c->r, ps[i]->nc[k].name_id);
 			if (!strcmp(x, y)) continue;
@@ -615,7 +623,7 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 	c->wait_known = 1;
 	for (size_t i = 0; i < nps; i++) ps[i]->matched = 1;
 	size_t capped = 0;
-	for (size_t k = 0; k < n0 && nps > 1; k++) {
+	for (size_t k = 0; k < n0; k++) {
 		uint64_t latest = 0;
 		for (size_t i = 0; i < nps; i++)
 			if (ps[i]->nc[k].s > latest) latest = ps[i]->nc[k].s;
@@ -630,15 +638,10 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 			if (w > ps[i]->max_wait) ps[i]->max_wait = w;
 		}
 	}
-	if (nps == 1)
-		snprintf(c->note, sizeof(c->note),
-			 " Wait: 0 - the trace has one rank, so there is no peer to wait for (merge the\n"
-			 "   ranks' traces with `gpuprof merge` first).\n");
-	else
-		snprintf(c->note, sizeof(c->note),
-			 " Wait: %zu collectives matched across %zu ranks by order; wait = latest start among the\n"
-			 "   ranks - this rank's start, i.e. the time its NCCL kernel sat waiting for the peers.\n",
-			 n0, nps);
+	snprintf(c->note, sizeof(c->note),
+		 " Wait: %zu collectives matched across %zu ranks by order; wait = latest start among the\n"
+		 "   ranks - this rank's start, i.e. the time its NCCL kernel sat waiting for the peers.\n",
+		 n0, nps);
 	if (capped) {
 		tool_warn("comm: %zu waits longer than the kernel itself (capped at its duration): the ranks' clocks disagree",
 			  capped);
