@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/steps/step_summary.h"
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
@@ -39,8 +40,8 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	}
 	/* tests: a small lag makes the streaming unions of a small trace cut,
 	 * and so the slices' unions keep heads to merge (docs/CLI.md) */
-	const char *lag = getenv("GPUPROF_UNION_LAG");
-	if (lag && atol(lag) > 0) ctx->union_lag = (size_t)atol(lag);
+	uint64_t lag;
+	if (!testenv(TESTENV_UNION_LAG, &lag)) ctx->union_lag = (size_t)lag;
 	ctx->gpu.lag = ctx->union_lag;
 	struct steps_pipe_opts po = { (needs & STATS_NEED_RANGES) != 0, opts->rule,
 				      needs & STATS_NEED_STEPS ? &opts->detect : NULL, opts->kernel_wait_ns };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "reports/stats_shards.h"
 
@@ -22,9 +23,9 @@ static int prepass(struct stats_drive *d, int k)
 	int rc;
 	uint64_t n = 0;
 	const char *err = NULL;
-	/* GPUPROF_PREPASS_ONE_THREAD=1 (tests): on this thread whatever k, for
-	 * the steps' prefix of one pass's read to compare with the slices' */
-	if (k > 1 && !getenv("GPUPROF_PREPASS_ONE_THREAD") &&
+	/* tests: on this thread whatever k, for the steps' prefix of one
+	 * pass's read to compare with the slices' */
+	if (k > 1 && testenv(TESTENV_PREPASS_ONE_THREAD, NULL) &&
 	    (rc = stats_prepass_shards(ctx, d->path, k, d->pre, d->pre_st, cpu, &err)) <= 0) {
 		if (rc == 0) return EXIT_OK;
 		goto failed;
@@ -147,7 +148,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 			}
 			t1 = mono_s();
 			pt->prepass = t1 - t0;
-			if (getenv("GPUPROF_PREPASS_DUMP")) stats_prepass_dump(ctx, stderr);
+			if (!testenv(TESTENV_PREPASS_DUMP, NULL)) stats_prepass_dump(ctx, stderr);
 			if (d->pre && d->pre->ready) d->pre->ready(d->pre->arg, d->pre_st, ctx);
 		}
 	}
