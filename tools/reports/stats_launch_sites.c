@@ -286,20 +286,11 @@ static void sites_call(void *self, const struct stats_ctx *ctx, const struct lau
 	if (stacks_count(sr->stk) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
-/* Shards: the work of the next slice.  Every slice read every stack (they
- * are metadata, which every slice reads: stats_report.h), so self takes
- * src's when it has none (the driver's state, which read no records),
- * reading strings through its own reader from then on (src's closes). */
+/* Shards: the work of the next slice (the stacks: stacks_adopt). */
 static int sites_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = self, *src = from;
-	if (!stacks_count(sr->stk) && stacks_count(src->stk)) {
-		struct stacks *t = sr->stk;
-		sr->stk = src->stk;
-		src->stk = t;
-		stacks_set_reader(sr->stk, ctx->r);
-		stacks_set_site_rule(sr->stk, &ctx->opts->site);
-	}
+	stacks_adopt(&sr->stk, &src->stk, ctx->r);
 	stack_work_merge(sr->sw, src->sw);
 	return 0;
 }

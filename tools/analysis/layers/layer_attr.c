@@ -88,14 +88,9 @@ void layer_attr_call(struct layer_attr *la, const struct launch_call *c)
 
 void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *r)
 {
-	/* every slice read every stack: la takes src's when it has none (it
-	 * read no records: then its sequence numbers hold no path either) */
-	if (!stacks_count(la->stk) && stacks_count(src->stk)) {
-		struct stacks *t = la->stk;
-		la->stk = src->stk;
-		src->stk = t;
-	}
-	stacks_set_reader(la->stk, r);
+	/* la with no stacks read no records: its sequence numbers hold no
+	 * path either */
+	stacks_adopt(&la->stk, &src->stk, r);
 	stack_work_merge(la->sw, src->sw);
 	stack_work_merge(la->captured, src->captured);
 	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, la->stk);
