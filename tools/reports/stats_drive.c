@@ -79,9 +79,10 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	void **self = d->self;
 	uint32_t needs = 0, shard_needs = 0;
 	/* made here at the end from what the shards merged: the span; the
-	 * steps (their plans from the pre-pass here) and the busy intervals
-	 * clipped to their span (stats_shard_end_needs) */
-	uint32_t end_needs = STATS_NEED_SPAN | (nshards ? stats_shard_end_needs(d->shard_needs) : 0);
+	 * stacks (a slice's, taken by the table the states here were made
+	 * with); the steps (their plans from the pre-pass here) and the busy
+	 * intervals clipped to their span (stats_shard_end_needs) */
+	uint32_t end_needs = STATS_NEED_SPAN | STATS_NEED_STACKS | (nshards ? stats_shard_end_needs(d->shard_needs) : 0);
 	int *here = xcalloc(d->nreps ? d->nreps : 1, sizeof(*here));
 	for (size_t i = 0; i < d->nreps; i++) {
 		if (!d->run[i]) continue;
@@ -98,7 +99,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	/* with shards, they compute the analyses they can for every report
 	 * (the reports here read them only in fill); what their joins need of
 	 * the pre-pass is made here first: the ranges, the windows */
-	if (nshards) needs &= ~(d->shard_needs & ~(uint32_t)STATS_NEED_SPAN);
+	if (nshards) needs &= ~(d->shard_needs & ~(uint32_t)(STATS_NEED_SPAN | STATS_NEED_STACKS));
 	/* the steps run in the shards when every report that needs them does
 	 * (all can, with shards: stats_shard_end_needs) */
 	int steps_here = (needs & STATS_NEED_STEPS) ||

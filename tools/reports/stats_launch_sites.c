@@ -244,9 +244,8 @@ static const char *const site_rule_note[] = {
 		       "   Python forward frames, outermost first; else as the default.\n",
 };
 
-/* The recorded stacks, and the GPU work and launch calls by stack. */
+/* The GPU work and launch calls by stack (the stacks: the context's). */
 struct sites_report {
-	struct stacks *stk;
 	struct stack_work *sw;
 	char *note;
 };
@@ -254,17 +253,8 @@ struct sites_report {
 static void *sites_new(const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = xcalloc(1, sizeof(*sr));
-	sr->stk = stacks_new(ctx->r);
-	stacks_set_site_rule(sr->stk, &ctx->opts->site);
 	sr->sw = stack_work_new();
 	return sr;
-}
-
-static void sites_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
-{
-	struct sites_report *sr = self;
-	const gp_record *rec = r->rec;
-	stacks_add(sr->stk, rec);
 }
 
 /* No stack so far: no site to give work to.  The stacks are metadata, all
@@ -273,7 +263,7 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	struct sites_report *sr = self;
-	if (!stacks_count(sr->stk) || !stats_selected(ctx, op->s)) return;
+	if (!stacks_count(ctx->stacks) || !stats_selected(ctx, op->s)) return;
 	/* a graph's kernel: at the site of the launch captured into its node,
 	 * when that is known (the context's capture sites) */
 	struct gpu_op at;
@@ -283,28 +273,26 @@ static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_o
 static void sites_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
 {
 	struct sites_report *sr = self;
-	if (stacks_count(sr->stk) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
+	if (stacks_count(ctx->stacks) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
-/* Shards: the work of the next slice (the stacks: stacks_adopt). */
+/* Shards: the work of the next slice. */
 static int sites_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = self, *src = from;
-	stacks_adopt(&sr->stk, &src->stk, ctx->r);
 	stack_work_merge(sr->sw, src->sw);
 	return 0;
 }
 
 static int sites_in_default(void *self, const struct stats_ctx *ctx)
 {
-	struct sites_report *sr = self;
-	return stacks_count(sr->stk) > 0;
+	return stacks_count(ctx->stacks) > 0;
 }
 
 static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct sites_report *sr = self;
-	int have = stacks_count(sr->stk) > 0;
+	int have = stacks_count(ctx->stacks) > 0;
 	report_define(&tables[0], have ? "Launch Sites (by kernel time launched)"
 				       : "Launch Sites: none, the trace has no stacks (record with --stacks)",
 		      site_cols, SITE_NCOLS);
@@ -318,8 +306,8 @@ static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	if (!have) return;
 	const char *top_key;
 	uint64_t top_ns, all_ns;
-	sites_rows(&tables[0], sr->stk, sr->sw, &top_key, &top_ns, &all_ns);
-	if (ctx->opts->site.kind == SITE_USER) split_note(&sr->note, sr->stk, sr->sw, top_key, top_ns, all_ns);
+	sites_rows(&tables[0], ctx->stacks, sr->sw, &top_key, &top_ns, &all_ns);
+	if (ctx->opts->site.kind == SITE_USER) split_note(&sr->note, ctx->stacks, sr->sw, top_key, top_ns, all_ns);
 	tables[0].note = sr->note;
 }
 
@@ -327,7 +315,6 @@ static void sites_free(void *self)
 {
 	struct sites_report *sr = self;
 	stack_work_free(sr->sw);
-	stacks_free(sr->stk);
 	free(sr->note);
 	free(sr);
 }
@@ -344,10 +331,8 @@ static const struct stats_table sites_tables[] = {
 
 const struct stats_report stats_report_launch_sites = {
 	.tables = sites_tables, .ntables = 1,
-	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
-		 STATS_TYPE(GP_REC_SOURCE),
-	.needs = STATS_NEED_OPS,
-	.new = sites_new, .add = sites_add, .op = sites_op, .call = sites_call, .merge = sites_merge,
+	.needs = STATS_NEED_OPS | STATS_NEED_STACKS,
+	.new = sites_new, .op = sites_op, .call = sites_call, .merge = sites_merge,
 	.in_default = sites_in_default,
 	.fill = sites_fill, .free = sites_free,
 };

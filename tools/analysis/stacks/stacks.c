@@ -45,14 +45,14 @@ struct stacks *stacks_new(gp_reader *r)
 	return s;
 }
 
-void stacks_adopt(struct stacks **s, struct stacks **src, gp_reader *r)
+void stacks_adopt(struct stacks *s, struct stacks *src, gp_reader *r)
 {
-	if (!(*s)->count && (*src)->count) {
-		struct stacks *t = *s;
+	if (!s->count && src->count) {
+		struct stacks t = *s;
 		*s = *src;
 		*src = t;
 	}
-	(*s)->r = r;
+	s->r = r;
 }
 
 void stacks_free(struct stacks *s)
