@@ -124,19 +124,10 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 	strmap_free(&pair);
 }
 
-/* A default site that holds most of the kernel time says little: a Hugging
- * Face Trainer's whole job is its `trainer.train()` line.  When the first
- * row of the user rule holds SPLIT_SITE_PCT % of all kernel time or more,
- * the note says where its time splits and which --site shows that code
- * (docs/STACKS.md "When one site holds most of the time"):
- *   from the site's frame inward, the frame that holds the most of the
- *   site's kernel time is followed while it holds SPLIT_KEEP_PCT % of it or
- *   more; the last one followed (or the site's) is where the time splits,
- *   and its next frames inward are shown with their shares (at most
- *   SPLIT_SHOW, the rest summed);
- *   the --site GLOB is the top folder of the first frame below the site, on
- *   that path, whose file is a library path with a folder
- *   ("transformers/trainer.py" -> 'transformers/...'); none: no GLOB. */
+/* A default site that holds most of the kernel time says little (a Hugging
+ * Face Trainer's whole job is its `trainer.train()` line): the note says
+ * where its time splits and which --site shows that code, by the rule of
+ * docs/STACKS.md "When one site holds most of the time". */
 #define SPLIT_SITE_PCT 50
 #define SPLIT_KEEP_PCT 90
 #define SPLIT_SHOW 4

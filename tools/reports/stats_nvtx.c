@@ -1,23 +1,13 @@
 /* stats_nvtx.c — `stats --report nvtx`: NVTX ranges by name, with the GPU
  * time of the kernels launched inside each range (nsys nvtx_sum, with
- * nvtx_gpu_proj_sum's GPU time).
- *
- * The GPU time of a range is that of the kernels attributed to it by the
- * one rule (analysis/join/attribution.h; the context's ranges and join): its
- * launch call started while the range was open, from any thread of the
- * process (or, --attribution same-thread, from the thread that began it).
- * A kernel inside several ranges of one name (nesting) counts once for the
- * name.  Ranges count when they start in the selection; their kernels
- * whenever those ran.
- *
- * Numbered names are one row: "step 0", "step 1", ... are "step *" (the
- * trailing number as step detection splits it, analysis/steps/step_detect.h),
- * when at least two names share the pattern; --nvtx-instances gives each
- * name its own row.  Rows are per process (columns PID and Rank) when the
- * trace has ranges of more than one process, or with --by process; --by
- * none merges them.  Groups are kept per (process, name) either way.
- * Memory: a duration per range while the table holds at most 2^20 (exact
- * medians and P90), then a histogram for the names with the most
+ * nvtx_gpu_proj_sum's GPU time); the rows and figures: docs/CLI.md's table
+ * of reports.  The kernels of a range by the one rule (the context's
+ * ranges and join, analysis/join/attribution.h).  Ranges count when they
+ * start in the selection; their kernels whenever those ran.  Groups are
+ * kept per (process, name), whatever --by; numbered names become one row
+ * by step detection's split (analysis/steps/step_detect.h).  Memory: a
+ * duration per range while the table holds at most 2^20 (exact medians
+ * and P90), then a histogram for the names with the most
  * (analysis/core/summary.h: within 0.5 %). */
 #include <stdio.h>
 #include <stdlib.h>
