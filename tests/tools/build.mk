@@ -8,7 +8,7 @@ TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
 	test_layers test_stats_threads test_window_read test_parquet test_csv test_captures test_advise_verdicts test_memory \
-	test_widths test_views_threads test_spill_views test_stats_estimates
+	test_widths test_views_threads test_spill_views test_stats_estimates test_testenv
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -79,7 +79,8 @@ $(TEST_GP_ALLOC): tests/tools/test_gp_alloc.c tests/tools/cbid_check.h libprof/g
 # tools/analysis/join/opjoin + attribution: the one rule on a hand-made sequence
 TEST_ATTRIBUTION := $(TOOLST_DIR)/test_attribution
 TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/analysis/join/opjoin.o \
-	$(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o \
+	$(B)/obj/tools/common/testenv.o
 $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
@@ -109,7 +110,7 @@ $(TEST_IVPAIR_MERGE): tests/tools/test_ivpair_merge.c tests/tools/splitmix.h $(T
 
 # tools/analysis/join/attribution: the compact index against brute force, and its bytes per range
 TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
-TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/spill.o \
+TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/testenv.o \
 	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
 $(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/splitmix.h $(TEST_ATTRIBUTION_INDEX_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
@@ -142,7 +143,7 @@ $(TEST_COMM_MEMORY): tests/tools/test_comm_memory.c $(TEST_COMM_MEMORY_OBJS) $(L
 # tools/common/report: encoded rows print as the cells set, and their bytes per row
 TEST_REPORT_ROWS := $(TOOLST_DIR)/test_report_rows
 TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
-	$(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/demangle.o $(B)/obj/tools/common/testenv.o
 $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
@@ -150,7 +151,7 @@ $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TES
 # tools/common/spill: records and bytes through the file and back, readers on threads, failures
 TEST_SPILL := $(TOOLST_DIR)/test_spill
 TEST_SPILL_OBJS := $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
-	$(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/demangle.o $(B)/obj/tools/common/testenv.o
 $(TEST_SPILL): tests/tools/test_spill.c tests/tools/splitmix.h $(TEST_SPILL_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_SPILL_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm -lpthread
@@ -163,7 +164,8 @@ $(TEST_TABLE_FIT): tests/tools/test_table_fit.c $(TEST_REPORT_ROWS_OBJS) $(LIBPR
 
 # tools/analysis/core/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
-TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/core/quantile.o $(B)/obj/tools/analysis/core/summary.o $(B)/obj/tools/common/util.o
+TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/core/quantile.o $(B)/obj/tools/analysis/core/summary.o $(B)/obj/tools/common/util.o \
+	$(B)/obj/tools/common/testenv.o
 $(TEST_QUANTILE): tests/tools/test_quantile.c tests/tools/splitmix.h $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
