@@ -245,7 +245,7 @@ static void comm_free(void *self)
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
-	free(c->range2step.kv);
+	u32map_free(&c->range2step);
 	free(c);
 }
 
