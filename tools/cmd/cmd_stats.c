@@ -328,7 +328,18 @@ int cmd_stats(int argc, char **argv)
 				code = EXIT_BADINPUT;
 		goto out_reports;
 	}
-	report_print_tables(stdout, out, want, ntabs, &style);
+	int nwant = 0, printed = 0;
+	for (size_t k = 0; k < ntabs; k++) nwant += want[k];
+	if (fmt == FMT_JSON) putchar('{');
+	for (size_t k = 0; k < ntabs; k++) {
+		if (!want[k]) continue;
+		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", out[k].name);
+		else if (printed) putchar('\n');
+		if (fmt == FMT_CSV && nwant > 1) printf("# %s\n", out[k].name);
+		report_print(stdout, &out[k], &style);
+		printed++;
+	}
+	if (fmt == FMT_JSON) printf("}\n");
 	if (so.verbose) {
 		fflush(stdout);
 		char gpu[160] = "", pre[128];

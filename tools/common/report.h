@@ -86,8 +86,8 @@ void cell_str(struct cell *c, const char *s);
 void report_hide_uniform(struct report *r, int col);
 void report_print(FILE *f, const struct report *r, const struct report_style *style);
 /* Tables t[0..n) with want[i] set (want NULL: all): JSON as one object
- * {"NAME": rows, ...} and a newline, CSV (several tables) each after a
- * "# NAME" line, text separated by blank lines. */
+ * {"NAME": rows, ...} and a newline, CSV each after a "# NAME" line, text
+ * separated by blank lines. */
 void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n,
 			 const struct report_style *style);
 void report_free(struct report *r);
