@@ -95,12 +95,10 @@ int u64map_del(u64map *m, uint64_t key);
 	})
 void *vec_keyed(u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap, size_t esz, const void *init);
 
-/* uint32 -> uint32 open-addressing map, 8 bytes a slot (key + 1, then
- * the value; 0: empty) and at most 3/4 full: a map with a key per step
- * (a range id to its step) that stays small at millions of steps, where a
- * u64map's slot takes 17 bytes.  Any capacity, not only powers of two, so
- * that a map sized at once (u32map_reserve) takes ~11 bytes a key.  Keys
- * below UINT32_MAX; zeroed is empty. */
+/* uint32 -> uint32 open-addressing map (a range id to its step: one key a
+ * step), 8 bytes a slot (key + 1, then the value; 0: empty), at most 3/4
+ * full; any capacity, so that one sized at once (u32map_reserve) takes
+ * ~11 bytes a key.  Keys below UINT32_MAX; zeroed is empty. */
 struct u32map { uint32_t *kv; size_t cap, n; };
 /* Room for n keys in all without growing. */
 void u32map_reserve(struct u32map *m, size_t n);
