@@ -188,6 +188,22 @@ struct acall {
 
 struct runent { uint64_t key, d; };
 
+/* With the steps beside (adv_facts_opts.beside), what a step of the first
+ * ADV_TENT_STEPS gave by being counted, to take back where it turns out
+ * warm-up (adv_facts_settle): the tallies' (in: all, out: those a step
+ * not counted gives elsewhere; the idle causes, distribute's, none), and
+ * the counted launches' figures; per group and step, struct tentg. */
+#define ADV_TENT_STEPS 64
+struct tent {
+	struct adv_tally in[AC_COUNT], out[AC_COUNT];
+	uint64_t first[AC_COUNT], last[AC_COUNT], before[AC_COUNT]; /* as adv_proc.out_* */
+	uint64_t launches, launched_ns, kernels, kernels_called, short_kernels, short_hta;
+	uint64_t discarded, unexplained;
+};
+#define TENT_SUMS(X) X(launches) X(launched_ns) X(kernels) X(kernels_called) X(short_kernels) X(short_hta) \
+	X(discarded) X(unexplained)
+struct tentg { uint64_t key; struct adv_tally in; uint64_t out_count, bytes; }; /* key: group << 32 | step */
+
 struct aproc {
 	struct adv_proc out;
 	uint32_t step_tid, step_depth;
@@ -202,6 +218,12 @@ struct aproc {
 	/* a slice's (part): its own reader of the whole trace's rows, sealed
 	 * (read on the slice's thread); NULL: the rows through step_row */
 	struct spill_reader *rd;
+	/* the steps run beside (adv_facts_opts.beside): a row's place is the
+	 * plan's, its flags not set yet; these windows tell unrecorded */
+	const struct winset *beside;
+	struct tent *tent;            /* ADV_TENT_STEPS of them (NULL: none yet) */
+	struct tentg *tg; size_t ntg, ctg;
+	u64map tg_idx;
 	size_t hint;                  /* step_of's last row found */
 	struct aop *ops; size_t nops, cops;
 	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
@@ -294,17 +316,52 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 }
 
 /* ------------------------------------------------------------ new/free */
-/* Row k of the steps (steps.h) */
-static const struct step_row *arow(const struct aproc *p, size_t k)
+/* What the facts read of row k of the steps (steps.h): its place and
+ * whether it is counted (the flags step_summarize set, for the whole
+ * trace's facts, before any slice's; with the steps beside, what they will
+ * be unless a step is warm-up or partial: adv_facts_settle checks) */
+struct arow { uint64_t s, e; int counted; };
+
+static struct arow arow(const struct aproc *p, size_t k)
 {
-	return p->rd ? spill_reader_at(p->rd, k) : step_row(p->out.sp, k);
+	const struct step_row *w = p->rd ? spill_reader_at(p->rd, k) : step_row(p->out.sp, k);
+	int c = p->beside ? !steps_unrecorded(p->beside, w->pid, w->s, w->e) : step_counted(w, 0);
+	return (struct arow){ w->s, w->e, c };
 }
 
-/* Whether row k (NO_STEP: none) is counted (the flags step_summarize set,
- * for the whole trace's facts, before any slice's) */
+/* Whether row k (NO_STEP: none) is counted */
 static int counted(const struct aproc *p, uint32_t k)
 {
-	return k != NO_STEP && step_counted(arow(p, k), 0);
+	return k != NO_STEP && arow(p, k).counted;
+}
+
+static void tally_add(struct adv_tally *d, const struct adv_tally *s)
+{
+	d->count += s->count;
+	d->cost_ns += s->cost_ns;
+	d->saving_ns += s->saving_ns;
+}
+
+static void tally_sub(struct adv_tally *d, const struct adv_tally *s)
+{
+	d->count -= s->count;
+	d->cost_ns -= s->cost_ns;
+	d->saving_ns -= s->saving_ns;
+}
+
+/* What counted step k gave, to take back (NULL: the steps finished, or a
+ * later step) */
+static struct tent *tent_at(struct aproc *p, uint32_t k)
+{
+	if (!p->beside || k >= ADV_TENT_STEPS) return NULL;
+	if (!p->tent) p->tent = xcalloc(ADV_TENT_STEPS, sizeof(*p->tent));
+	return &p->tent[k];
+}
+
+static struct tentg *tent_group(struct aproc *p, uint32_t group, uint32_t k)
+{
+	struct tentg e = { (uint64_t)group << 32 | k, { 0, 0, 0 }, 0, 0 };
+	return VEC_KEYED(&p->tg_idx, e.key, p->tg, p->ntg, p->ctg, &e);
 }
 
 /* out.steps holds n rows from row0 (more than before: new rows empty). */
@@ -328,6 +385,83 @@ static ptrdiff_t row_at(struct adv_facts *f, struct aproc *p, uint32_t k)
 	size_t i = k - p->row0;
 	if (i >= p->nrow) rows_grow(p, i + 1);
 	return (ptrdiff_t)i;
+}
+
+/* The counted steps' number, time and busy time (after step_summarize). */
+static void counted_sums(struct aproc *p)
+{
+	const struct steps_proc *sp = p->out.sp;
+	for (size_t k = 0; k < sp->nrows; k++) {
+		const struct step_row *w = step_row(sp, k);
+		if (!step_counted(w, 0)) continue;
+		p->out.ncounted++;
+		p->out.wall += w->e - w->s;
+		p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
+	}
+}
+
+/* Step k, counted by the facts, is warm-up: what being counted gave it
+ * goes (fig, tent_at; ADV_TENT_STEPS), what a step not counted gives
+ * elsewhere comes (tally). */
+static void untally(struct aproc *p, uint32_t k)
+{
+	struct adv_step *x = fig(p, k);
+	memset(x->cost, 0, sizeof(x->cost));
+	x->kernels = 0;
+	const struct tent *y = p->tent ? &p->tent[k] : NULL;
+	struct adv_proc *o = &p->out;
+	for (int c = 0; y && c < AC_COUNT; c++) {
+		tally_sub(&o->in[c], &y->in[c]);
+		tally_add(&o->out[c], &y->out[c]);
+		if (y->first[c] && (!o->out_first[c] || y->first[c] < o->out_first[c])) o->out_first[c] = y->first[c];
+		if (y->last[c] > o->out_last[c]) o->out_last[c] = y->last[c];
+		o->out_before_first[c] += y->before[c];
+	}
+	if (y) {
+		o->launches -= y->launches;
+		o->launched_ns -= y->launched_ns;
+		o->kernels -= y->kernels;
+		o->kernels_called -= y->kernels_called;
+		o->short_kernels -= y->short_kernels;
+		o->short_hta -= y->short_hta;
+		o->gpu_side_discarded_ns -= y->discarded;
+		o->unexplained_idle_ns -= y->unexplained;
+	}
+	for (size_t e = 0; e < p->ntg; e++) {
+		const struct tentg *t = &p->tg[e];
+		if ((uint32_t)t->key != k) continue;
+		struct adv_group *g = &o->groups[t->key >> 32];
+		tally_sub(&g->in, &t->in);
+		g->out_count += t->out_count;
+		g->bytes -= t->bytes;
+	}
+}
+
+int adv_facts_settle(struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		struct steps_proc *sp = p->out.sp;
+		step_summarize(sp, 0, &p->out.sum);
+		if (sp->nrows != p->nrow) return -1;
+		for (size_t k = 0; k < sp->nrows; k++) {
+			const struct step_row *w = step_row(sp, k);
+			const struct arow x = arow(p, k);
+			if (x.s != w->s || x.e != w->e) return -1;
+			/* a warm-up step taken as counted can be taken back */
+			if (x.counted != step_counted(w, 0) &&
+			    !(x.counted && step_counted(w, 1) && k < ADV_TENT_STEPS))
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		for (uint32_t k = 0; k < p->nrow && k < ADV_TENT_STEPS; k++)
+			if (arow(p, k).counted && !step_counted(step_row(p->out.sp, k), 0)) untally(p, k);
+		p->beside = NULL;
+		counted_sums(p);
+	}
+	return 0;
 }
 
 struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *pre,
@@ -356,26 +490,21 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		uint64_t *rk = u64map_get(&pre->rank, sp->pid, MAP_FIND);
 		p->out.rank = rk ? (int32_t)((int64_t)*rk - 2) : -1;
 		*u64map_get(&f->pid2p, sp->pid, MAP_INSERT) = i;
+		p->beside = opts ? opts->beside : NULL;
 		if (!part) {
-			step_summarize(sp, 0, &p->out.sum);
+			if (!p->beside) step_summarize(sp, 0, &p->out.sum);
 			spill_seal(sp->rows); /* for the slices' readers, made after this */
-		} else {
+		} else if (!opts->direct) {
 			p->rd = spill_reader_new(sp->rows);
 		}
 		size_t n = sp->nrows;
 		if (part && opts->lead) { /* the rows that end after the lead-in's start */
-			p->row0 = FIRST_WHERE(k, n, arow(p, k)->e > opts->lead);
+			p->row0 = FIRST_WHERE(k, n, arow(p, k).e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
 		}
 		p->out.steps = spill_new(sizeof(struct adv_step), part ? STEPS_MEM_SLICE : STEPS_MEM);
 		rows_grow(p, part ? 0 : n);
-		for (size_t k = 0; !part && k < n; k++) {
-			const struct step_row *w = arow(p, k);
-			if (!step_counted(w, 0)) continue;
-			p->out.ncounted++;
-			p->out.wall += w->e - w->s;
-			p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
-		}
+		if (!part && !p->beside) counted_sums(p);
 		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
 		if (p->nvtx) {
 			const struct attr_range x = attribution_range(f->a, sp->plan->range_ids[0]);
@@ -383,6 +512,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 			p->step_depth = x.depth;
 		}
 		u64map_init(&p->run_idx);
+		u64map_init(&p->tg_idx);
 		u64map_init(&p->tid_corr);
 		u64map_init(&p->tid_corr_e);
 		u64map_init(&p->last_stack);
@@ -415,13 +545,14 @@ void adv_facts_free(struct adv_facts *f)
 	if (!f) return;
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
-		step_summary_free(&p->out.sum, p->out.sp->nrows);
+		step_summary_free(&p->out.sum, p->nrow); /* the steps may be gone (a pass read again) */
 		spill_reader_free(p->rd);
 		spill_free(p->out.steps);
 		free(p->out.groups);
 		free(p->gkey); free(p->gseq);
 		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
 		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->tid_corr_e);
+		free(p->tent); free(p->tg); u64map_free(&p->tg_idx);
 		u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
@@ -452,22 +583,21 @@ static uint32_t step_of(struct aproc *p, uint64_t t)
 {
 	const struct steps_proc *sp = p->out.sp;
 	size_t lo = 0, hi = sp->nrows, h = p->hint;
-	if (h < hi && arow(p, h)->s > t) {
+	if (h < hi && arow(p, h).s > t) {
 		hi = h;
-		if (h && arow(p, h - 1)->s <= t) lo = h;
+		if (h && arow(p, h - 1).s <= t) lo = h;
 	} else if (h < hi) {
 		lo = h + 1;
-		if (lo < hi && arow(p, lo)->s > t) hi = lo;
+		if (lo < hi && arow(p, lo).s > t) hi = lo;
 	}
 	while (lo < hi) { /* first row starting after t */
 		size_t mid = lo + (hi - lo) / 2;
-		if (arow(p, mid)->s <= t) lo = mid + 1;
+		if (arow(p, mid).s <= t) lo = mid + 1;
 		else hi = mid;
 	}
 	if (!lo) return NO_STEP;
 	p->hint = lo - 1;
-	const struct step_row *w = arow(p, lo - 1);
-	return t < w->e ? (uint32_t)(lo - 1) : NO_STEP;
+	return t < arow(p, lo - 1).e ? (uint32_t)(lo - 1) : NO_STEP;
 }
 
 /* The step phase (a push/pop range directly inside the step range, on its
@@ -580,6 +710,20 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 		ptrdiff_t i = row_at(f, p, step);
 		if (i >= 0) fig(p, (size_t)i)->cost[c] += cost;
 		if (g) { g->in.count += count; g->in.cost_ns += cost; g->in.saving_ns += saving; }
+		struct tent *w = tent_at(p, step);
+		if (!w) return;
+		/* a step not counted has no idle (distribute), the rest elsewhere */
+		int idle = c == AC_INPUT || c == AC_HOST_IDLE;
+		const struct adv_tally x = { count, cost, saving };
+		tally_add(&w->in[c], &x);
+		if (g) tally_add(&tent_group(p, group, step)->in, &x);
+		if (idle) return;
+		tally_add(&w->out[c], &x);
+		if (g) tent_group(p, group, step)->out_count += count;
+		if (!count) return;
+		if (!w->first[c] || t < w->first[c]) w->first[c] = t;
+		if (t > w->last[c]) w->last[c] = t;
+		if (t < arow(p, 0).s) w->before[c] += count;
 		return;
 	}
 	p->out.out[c].count += count;
@@ -589,7 +733,7 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 	if (!count) return;
 	if (!p->out.out_first[c] || t < p->out.out_first[c]) p->out.out_first[c] = t;
 	if (t > p->out.out_last[c]) p->out.out_last[c] = t;
-	if (p->out.sp->nrows && t < arow(p, 0)->s) p->out.out_before_first[c] += count;
+	if (p->out.sp->nrows && t < arow(p, 0).s) p->out.out_before_first[c] += count;
 }
 
 /* ------------------------------------------------------------ consume */
@@ -677,7 +821,7 @@ static void lead_window(const struct aproc *p, struct acall *c)
 	if (c->cause != AC_ALLOC || c->step == NO_STEP) return;
 	const struct steps_proc *sp = p->out.sp;
 	c->lead = 1;
-	c->cap = arow(p, c->step + 1 < sp->nrows ? c->step + 1 : c->step)->e;
+	c->cap = arow(p, c->step + 1 < sp->nrows ? c->step + 1 : c->step).e;
 }
 
 void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
@@ -818,9 +962,14 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 		if (op->call_e > x->last_launch) x->last_launch = op->call_e;
 	}
 	int in_counted = counted(p, o.step);
+	struct tent *w = in_counted ? tent_at(p, o.step) : NULL;
 	if (in_counted) {
 		p->out.launches++;
 		p->out.launched_ns += dur;
+	}
+	if (w) {
+		w->launches++;
+		w->launched_ns += dur;
 	}
 	if (op->kind == OP_KERNEL) {
 		if (in_counted) {
@@ -830,6 +979,12 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 			p->out.kernels_called++;
 			if (dur < cd) p->out.short_kernels++;
 			if (dur < cd && cd <= STEP_SHORT_CPU_NS) p->out.short_hta++;
+			if (w) {
+				w->kernels++;
+				w->kernels_called++;
+				w->short_kernels += dur < cd;
+				w->short_hta += dur < cd && cd <= STEP_SHORT_CPU_NS;
+			}
 		}
 		kernel_facts(f, p, op, &d, have_d, &o);
 	} else if (have_d && op->has_call && !op->graph) {
@@ -859,6 +1014,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 			c.group = group_of(f, p, (enum adv_cause)cause, op->call_name_id, name, o.stack_id,
 					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase);
 			p->out.groups[c.group].bytes += in_counted ? d.bytes : 0;
+			if (w) tent_group(p, c.group, o.step)->bytes += d.bytes;
 			tally(f, p, (enum adv_cause)cause, c.step, c.group, c.s, 1, c.budget, 0);
 			add_call(p, &c);
 		}
@@ -936,7 +1092,11 @@ static void run_end(struct adv_facts *f, struct aproc *p, uint64_t t)
 		uint32_t step = (uint32_t)(r->key >> 32), group = (uint32_t)((r->key >> 1) & 0x7fffffff);
 		enum adv_cause c = r->key & 1 ? AC_UNDERPAR : AC_FP32;
 		if (gpu_bound) tally(f, p, c, step, group, 0, 0, 0, r->d);
-		else if (counted(p, step)) p->out.gpu_side_discarded_ns += r->d;
+		else if (counted(p, step)) {
+			p->out.gpu_side_discarded_ns += r->d;
+			struct tent *w = tent_at(p, step);
+			if (w) w->discarded += r->d;
+		}
 	}
 	p->nrun = 0;
 	u64map_free(&p->run_idx);
@@ -959,11 +1119,11 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 {
 	const struct steps_proc *sp = p->out.sp;
 	uint32_t k = step_of(p, a);
-	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r)->s > a); /* the first row starting after a */
-	for (; k < sp->nrows && arow(p, k)->s < b; k++) {
-		const struct step_row *w = arow(p, k);
-		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
-		if (x >= y || !counted(p, k)) continue;
+	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r).s > a); /* the first row starting after a */
+	for (; k < sp->nrows && arow(p, k).s < b; k++) {
+		const struct arow w = arow(p, k);
+		uint64_t x = a > w.s ? a : w.s, y = b < w.e ? b : w.e;
+		if (x >= y || !w.counted) continue;
 		ptrdiff_t i = row_at(f, p, k);
 		uint64_t fl = i >= 0 ? fig(p, (size_t)i)->first_launch : NONE_T;
 		if (x < fl) {
@@ -991,11 +1151,14 @@ static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
 {
 	const struct steps_proc *sp = p->out.sp;
 	for (uint32_t k = 0; k < sp->nrows; k++) { /* rare: a linear walk is fine */
-		const struct step_row *w = arow(p, k);
-		if (w->e <= a) continue;
-		if (w->s >= b) break;
-		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
-		if (x < y && counted(p, k)) p->out.unexplained_idle_ns += y - x;
+		const struct arow w = arow(p, k);
+		if (w.e <= a) continue;
+		if (w.s >= b) break;
+		uint64_t x = a > w.s ? a : w.s, y = b < w.e ? b : w.e;
+		if (x >= y || !w.counted) continue;
+		p->out.unexplained_idle_ns += y - x;
+		struct tent *t = tent_at(p, k);
+		if (t) t->unexplained += y - x;
 	}
 }
 
@@ -1135,7 +1298,7 @@ void adv_facts_drain(struct adv_facts *f)
 		struct aproc *p = &f->p[i];
 		sweep(f, p, UINT64_MAX);
 		const struct steps_proc *sp = p->out.sp;
-		uint64_t end = sp->nrows ? arow(p, sp->nrows - 1)->e : 0;
+		uint64_t end = sp->nrows ? arow(p, sp->nrows - 1).e : 0;
 		if (p->cur < end) gap(f, p, p->cur, end, NULL);
 		else run_end(f, p, p->cur);
 		for (size_t k = 0; k < p->ncalls; k++) close_call(f, p, &p->calls[k]);
@@ -1156,7 +1319,7 @@ void adv_facts_summarize(struct adv_facts *f)
 		for (size_t k = 0; k < sp->nrows; k++) {
 			const struct adv_step x = *fig(p, k);
 			if (!counted(p, k) || x.first_launch == NONE_T) continue;
-			p->out.pre_launch_ns += x.first_launch - arow(p, k)->s;
+			p->out.pre_launch_ns += x.first_launch - arow(p, k).s;
 			uint64_t span = x.last_launch > x.first_launch ? x.last_launch - x.first_launch : 0;
 			p->out.issue_ns += span;
 			uint64_t idle = x.cost[AC_HOST_IDLE], floor = x.kernels * p->out.graph_floor_ns;
@@ -1231,6 +1394,10 @@ void adv_facts_mark(struct adv_facts *f)
 			p->gseq[g] = 0;
 		}
 		p->nseq = 0;
+		if (p->tent) memset(p->tent, 0, ADV_TENT_STEPS * sizeof(*p->tent));
+		p->ntg = 0;
+		u64map_free(&p->tg_idx);
+		u64map_init(&p->tg_idx);
 #define ZERO(x) o->x = 0;
 		PROC_SUMS(ZERO)
 #undef ZERO
@@ -1319,19 +1486,12 @@ void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
 		state_map(b, &p->last_stack, NULL, 0);
 		/* the first launches of the steps a gap may still reach */
 		bytes_u64(b, (uint64_t)p->lost);
-		for (size_t k = p->row0; k < p->row0 + p->nrow && arow(p, k)->s <= f->now; k++)
-			if (arow(p, k)->e > p->cur && fig(p, k - p->row0)->first_launch != NONE_T) {
+		for (size_t k = p->row0; k < p->row0 + p->nrow && arow(p, k).s <= f->now; k++)
+			if (arow(p, k).e > p->cur && fig(p, k - p->row0)->first_launch != NONE_T) {
 				bytes_u64(b, k);
 				bytes_u64(b, fig(p, k - p->row0)->first_launch);
 			}
 	}
-}
-
-static void tally_add(struct adv_tally *d, const struct adv_tally *s)
-{
-	d->count += s->count;
-	d->cost_ns += s->cost_ns;
-	d->saving_ns += s->saving_ns;
 }
 
 static void group_add(struct adv_group *d, const struct adv_group *s)
@@ -1395,6 +1555,32 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			}
 		}
 		free(by);
+		for (uint32_t k = 0; s->tent && d->beside && k < ADV_TENT_STEPS; k++) {
+			struct tent *x = tent_at(d, k);
+			const struct tent *y = &s->tent[k];
+			for (int c = 0; c < AC_COUNT; c++) {
+				tally_add(&x->in[c], &y->in[c]);
+				tally_add(&x->out[c], &y->out[c]);
+				if (y->first[c] && (!x->first[c] || y->first[c] < x->first[c])) x->first[c] = y->first[c];
+				if (y->last[c] > x->last[c]) x->last[c] = y->last[c];
+				x->before[c] += y->before[c];
+			}
+#define ADD(v) x->v += y->v;
+			TENT_SUMS(ADD)
+#undef ADD
+		}
+		for (size_t e = 0; e < s->ntg; e++) {
+			const struct tentg *y = &s->tg[e];
+			size_t *slot = strmap_find(&d->group_idx, s->gkey[y->key >> 32]);
+			if (!slot) { /* not one pass's groups: the facts after the steps */
+				d->lost = 1;
+				continue;
+			}
+			struct tentg *x = tent_group(d, (uint32_t)*slot, (uint32_t)y->key);
+			tally_add(&x->in, &y->in);
+			x->out_count += y->out_count;
+			x->bytes += y->bytes;
+		}
 #define ADD(x) o->x += q->x;
 		PROC_SUMS(ADD)
 #undef ADD

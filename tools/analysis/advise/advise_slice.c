@@ -66,7 +66,11 @@ static const struct cut_engine facts_engine = { feed, mark, state, finish, reade
 /* Made on the caller's thread (the slices share the steps and pre). */
 static struct cut_slice *slice_new(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix)
 {
-	const struct adv_slice_in *in = arg;
+	return adv_slice_new(arg, r, cuts, ix);
+}
+
+struct cut_slice *adv_slice_new(const struct adv_slice_in *in, gp_reader *r, const struct steps_cuts *cuts, int ix)
+{
 	struct adv_slice *s = xcalloc(1, sizeof(*s));
 	s->win = in->win;
 	const struct attribution *a = steps_attribution(in->st);
@@ -75,7 +79,9 @@ static struct cut_slice *slice_new(void *arg, gp_reader *r, const struct steps_c
 	 * the slack starts from one pass's at the cut, and the lead-in's
 	 * operations whose call lies before it never pair */
 	int alone = ix && cuts->lead[ix];
-	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a, 1, alone ? cuts->lead[ix] : 0 };
+	/* beside the steps on one thread: their rows as they make them */
+	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a, 1, alone ? cuts->lead[ix] : 0,
+				     in->beside ? in->win : NULL, in->beside && cuts->k == 1 };
 	s->f = adv_facts_new(r, in->st, in->pre, &fo);
 	if (alone && cuts->prefix) adv_facts_seed(s->f, cuts->prefix, ix);
 	cut_slice_init(&s->c, &facts_engine, r, cuts, ix, alone ? cuts->from[ix] : 0, adv_facts_op, s->f);
@@ -93,6 +99,13 @@ int adv_slice_one(struct adv_facts *sum, gp_reader *r, const struct adv_slice_in
 	adv_facts_take(sum, ((struct adv_slice *)s)->f);
 	cut_slice_free(s);
 	return rc;
+}
+
+int adv_slice_merge(struct adv_facts *sum, struct cut_slice **e, const struct steps_cuts *cuts, const char *path,
+		    const struct adv_slice_in *in, struct steps_slice_merged *how)
+{
+	if (cut_slice_merge(sum, NULL, e, cuts, path, slice_new, (void *)in, how)) return -1;
+	return adv_facts_lost(sum) ? -1 : 0;
 }
 
 int adv_slice_pass(struct adv_facts *sum, const char *path, const struct steps_prefix *pf,
