@@ -202,7 +202,15 @@ struct tent {
 };
 #define TENT_SUMS(X) X(launches) X(launched_ns) X(kernels) X(kernels_called) X(short_kernels) X(short_hta) \
 	X(discarded) X(unexplained)
-struct tentg { uint64_t key; struct adv_tally in; uint64_t out_count, bytes; }; /* key: group << 32 | step */
+/* A use of a group (group_of): its order among the process's uses and
+ * what makes the group's example (group_view) */
+struct guse { uint64_t seq; uint32_t stack, after, tid; };
+struct tentg {
+	uint64_t key;                 /* group << 32 | step */
+	struct adv_tally in;
+	uint64_t out_count, bytes;
+	struct guse use;              /* the first use in the step (the idle causes': distribute's) */
+};
 
 struct aproc {
 	struct adv_proc out;
@@ -224,6 +232,11 @@ struct aproc {
 	struct tent *tent;            /* ADV_TENT_STEPS of them (NULL: none yet) */
 	struct tentg *tg; size_t ntg, ctg;
 	u64map tg_idx;
+	/* per group its first use not from a step that may be taken back (seq
+	 * UINT64_MAX: none), of the useq uses since the mark: the one whose
+	 * example the group has, in their order, where a taken-back use made it */
+	struct guse *guse; size_t cguse;
+	uint64_t useq;
 	size_t hint;                  /* step_of's last row found */
 	struct aop *ops; size_t nops, cops;
 	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
@@ -360,7 +373,7 @@ static struct tent *tent_at(struct aproc *p, uint32_t k)
 
 static struct tentg *tent_group(struct aproc *p, uint32_t group, uint32_t k)
 {
-	struct tentg e = { (uint64_t)group << 32 | k, { 0, 0, 0 }, 0, 0 };
+	struct tentg e = { (uint64_t)group << 32 | k, { 0, 0, 0 }, 0, 0, { UINT64_MAX, 0, 0, 0 } };
 	return VEC_KEYED(&p->tg_idx, e.key, p->tg, p->ntg, p->ctg, &e);
 }
 
@@ -398,70 +411,6 @@ static void counted_sums(struct aproc *p)
 		p->out.wall += w->e - w->s;
 		p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
 	}
-}
-
-/* Step k, counted by the facts, is warm-up: what being counted gave it
- * goes (fig, tent_at; ADV_TENT_STEPS), what a step not counted gives
- * elsewhere comes (tally). */
-static void untally(struct aproc *p, uint32_t k)
-{
-	struct adv_step *x = fig(p, k);
-	memset(x->cost, 0, sizeof(x->cost));
-	x->kernels = 0;
-	const struct tent *y = p->tent ? &p->tent[k] : NULL;
-	struct adv_proc *o = &p->out;
-	for (int c = 0; y && c < AC_COUNT; c++) {
-		tally_sub(&o->in[c], &y->in[c]);
-		tally_add(&o->out[c], &y->out[c]);
-		if (y->first[c] && (!o->out_first[c] || y->first[c] < o->out_first[c])) o->out_first[c] = y->first[c];
-		if (y->last[c] > o->out_last[c]) o->out_last[c] = y->last[c];
-		o->out_before_first[c] += y->before[c];
-	}
-	if (y) {
-		o->launches -= y->launches;
-		o->launched_ns -= y->launched_ns;
-		o->kernels -= y->kernels;
-		o->kernels_called -= y->kernels_called;
-		o->short_kernels -= y->short_kernels;
-		o->short_hta -= y->short_hta;
-		o->gpu_side_discarded_ns -= y->discarded;
-		o->unexplained_idle_ns -= y->unexplained;
-	}
-	for (size_t e = 0; e < p->ntg; e++) {
-		const struct tentg *t = &p->tg[e];
-		if ((uint32_t)t->key != k) continue;
-		struct adv_group *g = &o->groups[t->key >> 32];
-		tally_sub(&g->in, &t->in);
-		g->out_count += t->out_count;
-		g->bytes -= t->bytes;
-	}
-}
-
-int adv_facts_settle(struct adv_facts *f)
-{
-	for (size_t i = 0; i < f->np; i++) {
-		struct aproc *p = &f->p[i];
-		struct steps_proc *sp = p->out.sp;
-		step_summarize(sp, 0, &p->out.sum);
-		if (sp->nrows != p->nrow) return -1;
-		for (size_t k = 0; k < sp->nrows; k++) {
-			const struct step_row *w = step_row(sp, k);
-			const struct arow x = arow(p, k);
-			if (x.s != w->s || x.e != w->e) return -1;
-			/* a warm-up step taken as counted can be taken back */
-			if (x.counted != step_counted(w, 0) &&
-			    !(x.counted && step_counted(w, 1) && k < ADV_TENT_STEPS))
-				return -1;
-		}
-	}
-	for (size_t i = 0; i < f->np; i++) {
-		struct aproc *p = &f->p[i];
-		for (uint32_t k = 0; k < p->nrow && k < ADV_TENT_STEPS; k++)
-			if (arow(p, k).counted && !step_counted(step_row(p->out.sp, k), 0)) untally(p, k);
-		p->beside = NULL;
-		counted_sums(p);
-	}
-	return 0;
 }
 
 struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *pre,
@@ -552,7 +501,7 @@ void adv_facts_free(struct adv_facts *f)
 		free(p->gkey); free(p->gseq);
 		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
 		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->tid_corr_e);
-		free(p->tent); free(p->tg); u64map_free(&p->tg_idx);
+		free(p->tent); free(p->tg); u64map_free(&p->tg_idx); free(p->guse);
 		u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
@@ -632,11 +581,36 @@ static int view_has_dataloader(const struct stack_view *v)
 	return 0;
 }
 
+/* The site a use names: `stack` (0: none) resolved on pid/tid, else that
+ * of `after` (the thread's last stacked call; *after_site), NULL none. */
+static const struct stack_view *group_view(struct adv_facts *f, struct aproc *p, uint32_t stack, uint32_t after,
+					   uint32_t tid, int *after_site)
+{
+	const struct stack_view *v = NULL;
+	*after_site = 0;
+	pthread_mutex_lock(&stacks_lock);
+	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
+	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); *after_site = v != NULL; }
+	pthread_mutex_unlock(&stacks_lock);
+	return v;
+}
+
+/* A group's example, from the use that makes it: its label (the site, else
+ * name), stack and thread. */
+static void group_example(struct adv_facts *f, struct adv_group *g, const struct stack_view *v, const char *name,
+			  const struct guse *u, int after_site)
+{
+	g->label = own(f, v ? v->site : name);
+	g->has_site = v != NULL;
+	g->stack_id = v ? (after_site ? u->after : u->stack) : 0;
+	g->tid = u->tid;
+}
+
 /* The group of (cause, where): `stack` (0: none) resolved on pid/tid gives
  * the site; without one the label is `name`, or the site of `after` (the
  * thread's last stacked call) when given. */
-static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
-			 const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase)
+static uint32_t group_make(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
+			   const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase)
 {
 	uint64_t fk = mix64(((uint64_t)cause << 56) ^ ((uint64_t)name_id << 24) ^ mix64(((uint64_t)stack << 32) | after) ^
 			  ((uint64_t)phase << 4));
@@ -647,13 +621,8 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 		/* a group's first use since a mark makes it again (below) */
 		if (c && *c == ck && (!f->marked || p->gseq[*g - 1])) return (uint32_t)(*g - 1);
 	}
-	const struct stack_view *v = NULL;
-	int after_site = 0;
-	pthread_mutex_lock(&stacks_lock);
-	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
-	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); after_site = v != NULL; }
-	pthread_mutex_unlock(&stacks_lock);
-	const char *label = v ? v->site : name;
+	int after_site;
+	const struct stack_view *v = group_view(f, p, stack, after, tid, &after_site);
 	const char *skey = v ? v->site_key : name;
 	const char *ph = phase ? attribution_name(f->a, phase - 1) : "";
 	int dl = cause == AC_INPUT && view_has_dataloader(v);
@@ -669,14 +638,12 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 		struct adv_group gr;
 		memset(&gr, 0, sizeof(gr));
 		gr.cause = cause;
-		gr.label = own(f, label);
+		const struct guse u = { 0, stack, after, tid };
+		group_example(f, &gr, v, name, &u, after_site);
 		gr.name = own(f, name);
 		gr.after_site = after_site;
-		gr.has_site = v != NULL;
 		gr.phase = phase;
-		gr.stack_id = v ? (after_site ? after : stack) : 0;
 		gr.pid = p->out.pid;
-		gr.tid = tid;
 		gr.blocks_min = UINT64_MAX;
 		gr.occ = -1;
 		gr.dataloader = dl;
@@ -687,8 +654,10 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 			VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
 			vec_reserve((void **)&p->gkey, &p->cgkey, p->out.ngroups, sizeof(*p->gkey));
 			vec_reserve((void **)&p->gseq, &p->cgseq, p->out.ngroups, sizeof(*p->gseq));
+			vec_reserve((void **)&p->guse, &p->cguse, p->out.ngroups, sizeof(*p->guse));
 			p->gkey[*slot] = own(f, key);
 			p->gseq[*slot] = 0;
+			p->guse[*slot].seq = UINT64_MAX;
 		}
 	}
 	free(key);
@@ -696,6 +665,18 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 	*u64map_get(&p->group_fast, fk, MAP_INSERT) = *slot + 1;
 	*u64map_get(&p->ckey, fk, MAP_INSERT) = ck;
 	return (uint32_t)*slot;
+}
+
+/* group_make, the use noted: tent, the step whose being counted made the
+ * use (distribute's, tent_at), else NO_STEP. */
+static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
+			 const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase, uint32_t tent)
+{
+	uint32_t g = group_make(f, p, cause, name_id, name, stack, after, tid, phase);
+	const struct guse u = { ++p->useq, stack, after, tid };
+	struct guse *first = tent == NO_STEP ? &p->guse[g] : &tent_group(p, g, tent)->use;
+	if (u.seq < first->seq) *first = u;
+	return g;
 }
 
 /* Adds to the tallies of the step (counted) or to those of elsewhere. */
@@ -864,7 +845,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	uint64_t *after = u64map_get(&p->last_stack, tid, MAP_FIND);
 	const char *name = tool_str(f->r, a->name_id);
 	c.group = group_of(f, p, (enum adv_cause)c.cause, a->name_id, *name ? name : "(unnamed call)", a->stack_id,
-			   after ? (uint32_t)*after : 0, tid, c.step != NO_STEP ? phase_of(f, p, tid, c.s) : 0);
+			   after ? (uint32_t)*after : 0, tid, c.step != NO_STEP ? phase_of(f, p, tid, c.s) : 0, NO_STEP);
 	tally(f, p, (enum adv_cause)c.cause, c.step, c.group, c.s, 1, c.budget, 0);
 	add_call(p, &c);
 }
@@ -894,11 +875,11 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	const char *name = ki.name;
 	uint32_t stack = o->stack_id;
 	if (op->has_call && dur < op->call_e - op->call_s) {
-		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
+		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase, NO_STEP);
 		tally(f, p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
 	}
 	if (ki.fp32) {
-		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
+		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase, NO_STEP);
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
 		tally(f, p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
 		struct adv_group *g = &p->out.groups[o->gfp];
@@ -911,7 +892,7 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	struct occ oc = occ_compute(dev, d->threads, d->regs, d->smem);
 	if (cause == AC_COUNT && oc.known && oc.theoretical < ADV_LOWOCC_MAX) cause = AC_LOWOCC;
 	if (cause == AC_COUNT) return;
-	uint32_t gi = group_of(f, p, (enum adv_cause)cause, op->name_id, name, stack, 0, o->tid, o->phase);
+	uint32_t gi = group_of(f, p, (enum adv_cause)cause, op->name_id, name, stack, 0, o->tid, o->phase, NO_STEP);
 	struct adv_group *g = &p->out.groups[gi];
 	if (d->blocks < g->blocks_min) g->blocks_min = d->blocks;
 	if (d->blocks > g->blocks_max) g->blocks_max = d->blocks;
@@ -1012,7 +993,7 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 				 cause == AC_PAGEABLE || (cause == AC_SYNC && d.dst_kind == GP_MEM_PAGEABLE) ? " pageable" : "",
 				 cause == AC_SYNC_COPY || (cause == AC_SYNC && !d.async) ? " (synchronous API)" : "");
 			c.group = group_of(f, p, (enum adv_cause)cause, op->call_name_id, name, o.stack_id,
-					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase);
+					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase, NO_STEP);
 			p->out.groups[c.group].bytes += in_counted ? d.bytes : 0;
 			if (w) tent_group(p, c.group, o.step)->bytes += d.bytes;
 			tally(f, p, (enum adv_cause)cause, c.step, c.group, c.s, 1, c.budget, 0);
@@ -1126,12 +1107,13 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 		if (x >= y || !w.counted) continue;
 		ptrdiff_t i = row_at(f, p, k);
 		uint64_t fl = i >= 0 ? fig(p, (size_t)i)->first_launch : NONE_T;
+		uint32_t tent = tent_at(p, k) ? k : NO_STEP; /* a use only if k stays counted */
 		if (x < fl) {
 			uint64_t z = y < fl ? y : fl;
 			const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
 			uint32_t g = group_of(f, p, AC_INPUT, next && next->has_call ? next->call_name_id : 0,
 					      *api ? api : "(no launch call)", next && next->has_call ? next->stack_id : 0,
-					      0, next ? next->tid : 0, 0);
+					      0, next ? next->tid : 0, 0, tent);
 			tally(f, p, AC_INPUT, k, g, x, 0, z - x, z - x);
 			x = z;
 		}
@@ -1140,7 +1122,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 			/* name ids 1 and 2 only tell the two labels apart in the group key */
 			uint32_t g = group_of(f, p, AC_HOST_IDLE, same ? 1 : 2,
 					      same ? "before a launch" : "after the step's last launch", 0, 0, 0,
-					      same ? next->phase : 0);
+					      same ? next->phase : 0, tent);
 			tally(f, p, AC_HOST_IDLE, k, g, x, 0, y - x, 0);
 		}
 	}
@@ -1392,8 +1374,10 @@ void adv_facts_mark(struct adv_facts *f)
 			gr->occ = -1;
 			gr->pm_ns = gr->pm_w = 0;
 			p->gseq[g] = 0;
+			p->guse[g].seq = UINT64_MAX;
 		}
 		p->nseq = 0;
+		p->useq = 0;
 		if (p->tent) memset(p->tent, 0, ADV_TENT_STEPS * sizeof(*p->tent));
 		p->ntg = 0;
 		u64map_free(&p->tg_idx);
@@ -1509,6 +1493,14 @@ static void group_add(struct adv_group *d, const struct adv_group *s)
 	d->pm_w += s->pm_w;
 }
 
+/* A slice's first use u (its uses counted from base on in the sum's) into d. */
+static void use_add(struct guse *d, const struct guse *u, uint64_t base)
+{
+	if (u->seq == UINT64_MAX || base + u->seq >= d->seq) return;
+	*d = *u;
+	d->seq += base;
+}
+
 void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 {
 	for (size_t i = 0; i < sum->np && i < part->np; i++) {
@@ -1533,6 +1525,8 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 		}
 		d->lost |= s->lost;
 		/* the groups in the order of their first use: one pass's */
+		uint64_t base = d->useq;
+		d->useq += s->useq;
 		uint32_t *by = xcalloc(s->nseq ? s->nseq : 1, sizeof(*by));
 		for (size_t g = 0; g < q->ngroups; g++)
 			if (s->gseq[g]) by[s->gseq[g] - 1] = (uint32_t)g;
@@ -1548,11 +1542,14 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 				VEC_PUSH(o->groups, o->ngroups, d->cgroups, gr);
 				vec_reserve((void **)&d->gkey, &d->cgkey, o->ngroups, sizeof(*d->gkey));
 				vec_reserve((void **)&d->gseq, &d->cgseq, o->ngroups, sizeof(*d->gseq));
+				vec_reserve((void **)&d->guse, &d->cguse, o->ngroups, sizeof(*d->guse));
 				d->gkey[*slot] = own(sum, s->gkey[by[n]]);
 				d->gseq[*slot] = 0;
+				d->guse[*slot].seq = UINT64_MAX;
 			} else {
 				group_add(&o->groups[*slot], sg);
 			}
+			use_add(&d->guse[*slot], &s->guse[by[n]], base);
 		}
 		free(by);
 		for (uint32_t k = 0; s->tent && d->beside && k < ADV_TENT_STEPS; k++) {
@@ -1577,6 +1574,7 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 				continue;
 			}
 			struct tentg *x = tent_group(d, (uint32_t)*slot, (uint32_t)y->key);
+			use_add(&x->use, &y->use, base);
 			tally_add(&x->in, &y->in);
 			x->out_count += y->out_count;
 			x->bytes += y->bytes;
@@ -1588,4 +1586,116 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 		if (q->held_max > o->held_max) o->held_max = q->held_max;
 	}
 	adv_facts_mark(part);
+}
+
+/* ------------------------------------------------------------ settle */
+/* Step k, counted by the facts, is warm-up: what being counted gave it
+ * goes (fig, tent_at; ADV_TENT_STEPS), what a step not counted gives
+ * elsewhere comes (tally). */
+static void untally(struct aproc *p, uint32_t k)
+{
+	struct adv_step *x = fig(p, k);
+	memset(x->cost, 0, sizeof(x->cost));
+	x->kernels = 0;
+	const struct tent *y = p->tent ? &p->tent[k] : NULL;
+	struct adv_proc *o = &p->out;
+	for (int c = 0; y && c < AC_COUNT; c++) {
+		tally_sub(&o->in[c], &y->in[c]);
+		tally_add(&o->out[c], &y->out[c]);
+		if (y->first[c] && (!o->out_first[c] || y->first[c] < o->out_first[c])) o->out_first[c] = y->first[c];
+		if (y->last[c] > o->out_last[c]) o->out_last[c] = y->last[c];
+		o->out_before_first[c] += y->before[c];
+	}
+	if (y) {
+		o->launches -= y->launches;
+		o->launched_ns -= y->launched_ns;
+		o->kernels -= y->kernels;
+		o->kernels_called -= y->kernels_called;
+		o->short_kernels -= y->short_kernels;
+		o->short_hta -= y->short_hta;
+		o->gpu_side_discarded_ns -= y->discarded;
+		o->unexplained_idle_ns -= y->unexplained;
+	}
+	for (size_t e = 0; e < p->ntg; e++) {
+		const struct tentg *t = &p->tg[e];
+		if ((uint32_t)t->key != k) continue;
+		struct adv_group *g = &o->groups[t->key >> 32];
+		tally_sub(&g->in, &t->in);
+		g->out_count += t->out_count;
+		g->bytes -= t->bytes;
+	}
+}
+
+struct gorder { uint64_t seq; size_t g; };
+static int cmp_gorder(const void *x, const void *y)
+{
+	const struct gorder *a = x, *b = y;
+	if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+	return a->g < b->g ? -1 : a->g > b->g;
+}
+
+/* After the warm-up steps' uses are taken back: each group as one pass
+ * makes it, at its first use left (its example from that use; none left:
+ * at the end, its figures none), in that order.  Only out.groups is read
+ * after this (the groups' keys and indexes are the order before). */
+static void groups_settle(struct adv_facts *f, struct aproc *p)
+{
+	size_t n = p->out.ngroups;
+	struct guse *real = xmalloc((n ? n : 1) * sizeof(*real));
+	uint64_t *all = xmalloc((n ? n : 1) * sizeof(*all));
+	for (size_t g = 0; g < n; g++) {
+		real[g] = p->guse[g];
+		all[g] = real[g].seq;
+	}
+	for (size_t e = 0; e < p->ntg; e++) {
+		const struct tentg *t = &p->tg[e];
+		size_t g = t->key >> 32;
+		if (t->use.seq < all[g]) all[g] = t->use.seq;
+		if (t->use.seq < real[g].seq && step_counted(step_row(p->out.sp, (uint32_t)t->key), 0)) real[g] = t->use;
+	}
+	struct gorder *o = xmalloc((n ? n : 1) * sizeof(*o));
+	for (size_t g = 0; g < n; g++) {
+		o[g] = (struct gorder){ real[g].seq, g };
+		struct adv_group *gr = &p->out.groups[g];
+		if (real[g].seq == all[g] || real[g].seq == UINT64_MAX) continue;
+		int after_site;
+		const struct stack_view *v = group_view(f, p, real[g].stack, real[g].after, real[g].tid, &after_site);
+		group_example(f, gr, v, gr->name, &real[g], after_site);
+	}
+	qsort(o, n, sizeof(*o), cmp_gorder);
+	struct adv_group *sorted = xmalloc((n ? n : 1) * sizeof(*sorted));
+	for (size_t i = 0; i < n; i++) sorted[i] = p->out.groups[o[i].g];
+	memcpy(p->out.groups, sorted, n * sizeof(*sorted));
+	free(sorted);
+	free(o);
+	free(all);
+	free(real);
+}
+
+int adv_facts_settle(struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		struct steps_proc *sp = p->out.sp;
+		step_summarize(sp, 0, &p->out.sum);
+		if (sp->nrows != p->nrow) return -1;
+		for (size_t k = 0; k < sp->nrows; k++) {
+			const struct step_row *w = step_row(sp, k);
+			const struct arow x = arow(p, k);
+			if (x.s != w->s || x.e != w->e) return -1;
+			/* a warm-up step taken as counted can be taken back */
+			if (x.counted != step_counted(w, 0) &&
+			    !(x.counted && step_counted(w, 1) && k < ADV_TENT_STEPS))
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		for (uint32_t k = 0; k < p->nrow && k < ADV_TENT_STEPS; k++)
+			if (arow(p, k).counted && !step_counted(step_row(p->out.sp, k), 0)) untally(p, k);
+		groups_settle(f, p);
+		p->beside = NULL;
+		counted_sums(p);
+	}
+	return 0;
 }
