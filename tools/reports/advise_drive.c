@@ -45,17 +45,25 @@ static void pre_free(void *st)
 	free(s);
 }
 
-/* The facts' engines beside the steps' in the driver's pass (stats_ctx.part). */
-static struct cut_slice *part_make(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix)
+/* The facts' engines beside the steps' in the driver's pass (stats_ctx.part):
+ * in the shards the steps' engines too (sin[1]), else beside the pass's. */
+static struct cut_slice *part_make(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix, int steps)
 {
-	return adv_slice_new(&((struct advise_drive *)arg)->sin, r, cuts, ix);
+	return adv_slice_new(&((struct advise_drive *)arg)->sin[steps], r, cuts, ix);
 }
 
-static void part_merge(void *arg, struct cut_slice **e, const struct steps_cuts *cuts, const char *path)
+static int part_merge(void *arg, struct cut_slice **e, const struct steps_cuts *cuts, const char *path,
+		      struct opjoin_counts *counts, struct steps_slice_merged *how)
 {
 	struct advise_drive *ad = arg;
-	ad->beside = adv_slice_merge(ad->facts, e, cuts, path, &ad->sin, &ad->facts_how) == 0;
+	const struct adv_slice_sum sum = { ad->d.ctx.pipe.steps, ad->facts };
+	/* the shards' (counts): their engines made the steps too */
+	int rc = adv_slice_merge(&sum, counts, e, cuts, path, &ad->sin[counts != NULL], &ad->facts_how);
+	if (how) *how = ad->facts_how;
+	ad->beside = rc == 0;
 	ad->facts_sliced = cuts->k > 1 ? cuts->k : 0;
+	/* a figure of the facts lost is not damage: the facts after the steps */
+	return rc && !adv_facts_lost(ad->facts) ? -1 : 0;
 }
 
 /* Whether the facts can be made beside the steps: every process's steps
@@ -83,7 +91,8 @@ static void pre_ready(void *arg, void *st, struct stats_ctx *ctx)
 	ad->beside = 0;
 	if (!facts_beside(ctx->pipe.steps, &s->adv)) return;
 	ad->fopts = (struct adv_facts_opts){ ad->o.kernel_wait_ns, NULL, 0, 0, &ctx->pipe.win, 0 };
-	ad->sin = (struct adv_slice_in){ ctx->pipe.steps, &s->adv, &ctx->pipe.win, &ad->fopts, 1 };
+	for (int steps = 0; steps < 2; steps++)
+		ad->sin[steps] = (struct adv_slice_in){ ctx->pipe.steps, &s->adv, &ctx->pipe.win, &ad->fopts, 1, steps };
 	ad->facts = adv_facts_new(ad->d.r, ctx->pipe.steps, &s->adv, &ad->fopts);
 	ad->part = (struct stats_part){ ad, part_make, part_merge };
 	ctx->part = &ad->part;
@@ -130,7 +139,7 @@ static int facts_read(struct advise_drive *ad, struct steps *st, struct adv_pre 
 {
 	gp_reader *r = ad->d.r;
 	struct adv_facts_opts fopts = { ad->o.kernel_wait_ns, NULL, 0, 0, NULL, 0 };
-	const struct adv_slice_in sin = { st, pre, &ad->d.ctx.pipe.win, &fopts, 0 };
+	const struct adv_slice_in sin = { st, pre, &ad->d.ctx.pipe.win, &fopts, 0, 0 };
 	adv_facts_free(ad->facts);
 	ad->facts = adv_facts_new(r, st, pre, &fopts);
 	ad->beside = ad->facts_sliced = 0;

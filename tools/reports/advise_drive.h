@@ -48,7 +48,7 @@ struct advise_drive {
 	int facts_sliced;             /* the facts ran in this many slices (0: one thread) */
 	struct steps_slice_merged facts_how;
 	struct adv_facts_opts fopts;  /* beside: the facts' engines' inputs */
-	struct adv_slice_in sin;
+	struct adv_slice_in sin[2];   /* [1]: the engines make the steps too */
 	struct stats_part part;
 	struct adv_result res;
 	int judged;

@@ -20,8 +20,8 @@ struct shard {
 	struct stats_fanout fan; /* its join's operations and calls to self */
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
-	struct steps_slice *steps; /* the steps' engine of the slice (STATS_NEED_STEPS_SLICED) */
-	struct cut_slice *part;    /* the caller's beside them (stats_ctx.part) */
+	struct steps_slice *steps; /* the steps' engine of the slice (STATS_NEED_STEPS_SLICED; the
+				    * caller's part's, stats_ctx.part, when set) */
 };
 
 struct stats_shards {
@@ -90,9 +90,11 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	uint64_t lo = s->from, hi = s->to;
 	if (a->cuts.k) steps_slice_window(&a->cuts, s->ix, &lo, &hi);
 	if (!(s->r = slices_open(a->path, lo, hi))) return;
-	if (a->cuts.k)
+	const struct stats_part *part = a->main->part;
+	if (a->cuts.k && part)
+		s->steps = (struct steps_slice *)part->make(part->arg, s->r, &a->cuts, s->ix, 1);
+	else if (a->cuts.k)
 		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
-	if (a->cuts.k && a->main->part) s->part = a->main->part->make(a->main->part->arg, s->r, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
 	stats_ctx_init(&s->ctx, s->r, a->main->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED),
 		       a->main->sel, a->main->out_base == 0);
@@ -121,7 +123,6 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	while ((rc = gp_reader_next_ordered(s->r, &rec)) > 0) {
 		s->n++;
 		if (s->steps) cut_slice_add(&s->steps->c, rec);
-		if (s->part) cut_slice_add(s->part, rec);
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
 		if (!meta && (t < s->from || t >= s->to)) continue;
@@ -131,7 +132,6 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	}
 	s->ok = slices_whole(s->r, rc);
 	if (s->steps) cut_slice_end(&s->steps->c);
-	if (s->part) cut_slice_end(s->part);
 }
 
 static void shard_free(struct shard *s, size_t nreps)
@@ -211,7 +211,9 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 		a->sh[i].steps = NULL;
 	}
 	struct steps_slice_merged how;
-	int rc = steps_slice_merge(ctx->pipe.steps, &counts, e, &a->cuts, a->path, ctx->pipe.attr, &ctx->pipe.win, &how);
+	const struct stats_part *part = ctx->part;
+	int rc = part ? part->merge(part->arg, (struct cut_slice **)e, &a->cuts, a->path, &counts, &how)
+		      : steps_slice_merge(ctx->pipe.steps, &counts, e, &a->cuts, a->path, ctx->pipe.attr, &ctx->pipe.win, &how);
 	free(e);
 	ctx->steps_counts = counts;
 	if (ctx->opts->verbose) {
@@ -236,15 +238,6 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 	double t0 = mono_s();
 	int ok = s0->ok;
 	if (s0->ctx.merge_lost) ctx->merge_lost = 1; /* not damage: say so */
-	if (ok && a->cuts.k && ctx->part) { /* before the steps' merge writes the rows it reads */
-		struct cut_slice **e = xcalloc((size_t)a->k, sizeof(*e));
-		for (int i = 0; i < a->k; i++) {
-			e[i] = a->sh[i].part;
-			a->sh[i].part = NULL;
-		}
-		ctx->part->merge(ctx->part->arg, e, &a->cuts, a->path);
-		free(e);
-	}
 	if (ok && a->cuts.k && steps_merge(a, ctx) != 0) ok = 0;
 	if (ok) {
 		/* the end of the trace for the join, into slice 0's states (which
@@ -281,7 +274,6 @@ void stats_shards_free(struct stats_shards *a)
 	for (int i = 0; i < a->k; i++) {
 		shard_free(&a->sh[i], a->nreps);
 		steps_slice_free(a->sh[i].steps);
-		cut_slice_free(a->sh[i].part);
 	}
 	free(a->cut_from);
 	free(a->cut_lead);

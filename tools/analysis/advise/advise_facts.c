@@ -452,7 +452,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 			p->cur = opts->lead; /* no gap before it */
 		}
 		p->out.steps = spill_new(sizeof(struct adv_step), part ? STEPS_MEM_SLICE : STEPS_MEM);
-		rows_grow(p, part ? 0 : n);
+		rows_grow(p, part || p->beside ? 0 : n); /* beside: grown by the takes, after the pass */
 		if (!part && !p->beside) counted_sums(p);
 		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
 		if (p->nvtx) {
@@ -1515,6 +1515,7 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			if (q->out_last[c] > o->out_last[c]) o->out_last[c] = q->out_last[c];
 			o->out_before_first[c] += q->out_before_first[c];
 		}
+		rows_grow(d, s->row0 + s->nrow);
 		for (size_t i = 0; i < s->nrow; i++) {
 			const struct adv_step y = *fig(s, i);
 			struct adv_step *x = fig(d, s->row0 + i);
@@ -1677,8 +1678,9 @@ int adv_facts_settle(struct adv_facts *f)
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
 		struct steps_proc *sp = p->out.sp;
+		if (p->nrow > sp->nrows) return -1;
+		rows_grow(p, sp->nrows);
 		step_summarize(sp, 0, &p->out.sum);
-		if (sp->nrows != p->nrow) return -1;
 		for (size_t k = 0; k < sp->nrows; k++) {
 			const struct step_row *w = step_row(sp, k);
 			const struct arow x = arow(p, k);
