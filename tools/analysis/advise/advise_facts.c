@@ -25,7 +25,8 @@
 #define NO_GROUP UINT32_MAX
 #define NONE_T UINT64_MAX
 #define STEPS_MEM (4u << 20)        /* adv_proc.steps in memory: the whole trace's... */
-#define STEPS_MEM_SLICE (1u << 20)  /* ...and a slice engine's (past it: the file) */
+#define STEPS_MEM_SLICE (1u << 17)  /* ...and a slice engine's (past it: the file; beside the
+				     * steps' engines, 16 of them at --threads 16) */
 #define SWEEP_EVERY_NS 10000000ull  /* sweep at most every 10 ms of trace time... */
 #define SWEEP_BATCH 65536           /* ...unless this many operations wait */
 #define FLOOR_BIN_NS 100ull         /* launch-latency gaps, histogram of 100 ns bins */
