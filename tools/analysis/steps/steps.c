@@ -260,6 +260,15 @@ int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t)
 	return lo == hi || winset_find(w, pid, t) >= 0;
 }
 
+int steps_unrecorded(const struct winset *w, uint32_t pid, uint64_t s, uint64_t e)
+{
+	if (!w || !w->n) return 0;
+	size_t lo, hi;
+	winset_range(w, pid, &lo, &hi);
+	long a = winset_find(w, pid, s), b = winset_find(w, pid, e);
+	return lo < hi && (a < 0 || a != b);
+}
+
 static int active(const struct sproc *p)
 {
 	return p && (p->out.plan->method == STEP_NVTX || p->out.plan->method == STEP_TRACE);
@@ -497,8 +506,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	if (st->win && st->win->n) {
 		size_t lo, hi;
 		winset_range(st->win, w->pid, &lo, &hi);
-		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
-		w->unrecorded = lo < hi && (a < 0 || a != b);
+		w->unrecorded = steps_unrecorded(st->win, w->pid, s, e);
 		/* GPU work recorded from a window that opened after the trace
 		 * began (a capture, a sampled trace): the run's steps before
 		 * may have left nothing here.  Trace steps are found from GPU
