@@ -303,10 +303,6 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 		else if (ctx->pipe.steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
 		winset_finish(&ctx->span);
 	}
-	if (!ctx->gpu_later && (ctx->gpu_redo || gpu_activity_redo(&ctx->gpu)) && ctx->opts->verbose)
-		fprintf(stderr, "%s: the GPU intervals summed per bin: a record later than %d or a cut of the "
-			"slices they could not merge at: summed again with a lag of %d\n", g_cmd, GPU_ACTIVITY_LAG_BINS,
-			GPU_ACTIVITY_LAG);
 	if (ctx->gpu_later || ctx->gpu_redo || gpu_activity_redo(&ctx->gpu)) gpu_pass(ctx);
 	if (ctx->span.n) {
 		/* the windows report counts the kernels in the recorded windows */
