@@ -123,10 +123,14 @@ int main(void)
 	for (int i = 0; i < k; i++) gp_reader_close(rs[i]);
 	size_t shared = readers_bytes(path, 1, rs, k);
 	printf("%d readers of %d chunks: %zu bytes each on their own, %zu sharing\n", k, nsrc, own / k, shared / k);
-	CHECK(shared / k + (size_t)nsrc * 32 <= own / k, "a sharing reader holds %zu bytes, one of its own %zu", shared / k,
-	      own / k);
-	CHECK(shared / k <= (size_t)nsrc * 4 + 512 * 1024, "a sharing reader holds %zu bytes for %d chunks", shared / k,
-	      nsrc);
+	if (!own) {
+		printf("memory not checked: malloc keeps no statistics here (a sanitizer's)\n");
+	} else {
+		CHECK(shared / k + (size_t)nsrc * 32 <= own / k, "a sharing reader holds %zu bytes, one of its own %zu",
+		      shared / k, own / k);
+		CHECK(shared / k <= (size_t)nsrc * 4 + 512 * 1024, "a sharing reader holds %zu bytes for %d chunks",
+		      shared / k, nsrc);
+	}
 
 	/* the same records and report; reading one changes no other's */
 	same_reader(path, rs[0]);
