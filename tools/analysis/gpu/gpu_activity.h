@@ -25,11 +25,12 @@
 #define GPU_ACTIVITY_LAG 65536
 /* The lag of a pass that sums per bin (gpu_activity.bins: `gpuprof
  * report`, whose pass streams the intervals beside every other report's
- * state, in each of its slices): a slice's pairs and streams hold ~1 MiB
- * less for each 65,536 of lag, so a tighter one.  Where a record came
- * later than it (gpu_activity_redo), or slices could not merge exactly,
- * the caller sums the intervals again at GPU_ACTIVITY_LAG in a pass of
- * its own: the figures are those of GPU_ACTIVITY_LAG either way. */
+ * state, in each of its slices): what a device and its streams hold grows
+ * with the lag, ~5.8 MB at GPU_ACTIVITY_LAG and ~0.75 MB at this one
+ * (tests/tools/test_gpu_activity_memory.c).  Where a record came later
+ * than it (gpu_activity_redo), or slices could not merge exactly, the
+ * caller sums the intervals again at GPU_ACTIVITY_LAG in a pass of its
+ * own: the figures are those of GPU_ACTIVITY_LAG either way. */
 #define GPU_ACTIVITY_LAG_BINS 8192
 
 /* Equal bins over [t0, t1): bin i is [t0 + i width, t0 + (i + 1) width),
