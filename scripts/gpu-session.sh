@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views flight-bench flight widths csv ...  (default: env smoke suite)
+#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views flight-bench flight widths csv stacktable ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -1144,6 +1144,21 @@ torch.cuda.synchronize(); os.kill(os.getpid(), signal.SIGKILL)"
       wc -l "$RES/win-csv/CUPTI_ACTIVITY_KIND_KERNEL.csv"; rm -rf "$T" "$RES/win-csv" "$RES/win-perfetto"
     ) 2>&1 | tee "$RES/csv.txt"
     ;;
+  stacktable) # issue #41 (branch lstack): the reports that read call stacks share the stats context's one
+    # table (ctx->stacks); a fresh MNIST trace with stacks and memory records, launch_sites, layers,
+    # memory_steps (table and JSON), export folded (both rules) at --threads 1 and 16: this build against
+    # OLD_GPUPROF's, 'STACKTABLE SAME' or 'STACKTABLE DIFFER' a line
+    log stacktable
+    ( t=$RES/st-mnist.gpuprof G=build/bin/gpuprof O=${OLD_GPUPROF:-build/bin/gpuprof}
+      timeout 120 $G run --stacks --activity=default,memory -o "$t" -- python3 examples/train_mnist.py --steps 30 --warmup 5
+      for c in "stats --report launch_sites,layers,memory_steps" "stats --format json --report launch_sites,layers,memory_steps" \
+               "stats --report launch_sites --site inner" "export --format folded -o -" "export --format folded --site layer -o -"; do
+        for n in 1 16; do
+          a=$($G $c --threads $n "$t" 2>&1 | md5sum) b=$($O $c --threads $n "$t" 2>&1 | md5sum)
+          [ "$a" = "$b" ] && echo "STACKTABLE SAME: $c --threads $n" || echo "STACKTABLE DIFFER: $c --threads $n"
+        done
+      done; rm -f "$t"
+    ) 2>&1 | tee "$RES/stacktable.txt" ;;
   *) echo "unknown phase $ph" ;;
   esac
   cp "$RES"/*.txt "$OUT"/ 2>/dev/null

@@ -8,7 +8,7 @@ TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
 	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
 	test_layers test_stats_threads test_window_read test_parquet test_csv test_captures test_advise_verdicts test_memory \
-	test_widths test_views_threads test_spill_views test_stats_estimates
+	test_widths test_views_threads test_spill_views test_stats_estimates test_testenv
 
 $(GEN_TRACE): tests/tools/gen_trace.c tests/tools/gen_common.h libprof/gp_trace.h $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -o $@ $< $(LIBPROF_A) $(LIBPROF_LIBS)
@@ -79,7 +79,8 @@ $(TEST_GP_ALLOC): tests/tools/test_gp_alloc.c tests/tools/cbid_check.h libprof/g
 # tools/analysis/join/opjoin + attribution: the one rule on a hand-made sequence
 TEST_ATTRIBUTION := $(TOOLST_DIR)/test_attribution
 TEST_ATTRIBUTION_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/analysis/join/opjoin.o \
-	$(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o \
+	$(B)/obj/tools/common/testenv.o
 $(TEST_ATTRIBUTION): tests/tools/test_attribution.c tests/tools/gen_common.h $(TEST_ATTRIBUTION_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_ATTRIBUTION_OBJS) \
@@ -109,7 +110,7 @@ $(TEST_IVPAIR_MERGE): tests/tools/test_ivpair_merge.c tests/tools/splitmix.h $(T
 
 # tools/analysis/join/attribution: the compact index against brute force, and its bytes per range
 TEST_ATTRIBUTION_INDEX := $(TOOLST_DIR)/test_attribution_index
-TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/spill.o \
+TEST_ATTRIBUTION_INDEX_OBJS := $(B)/obj/tools/analysis/join/attribution.o $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/testenv.o \
 	$(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o $(B)/obj/tools/common/demangle.o
 $(TEST_ATTRIBUTION_INDEX): tests/tools/test_attribution_index.c tests/tools/splitmix.h $(TEST_ATTRIBUTION_INDEX_OBJS) \
 		$(LIBPROF_A) | $(TOOLST_DIR)/
@@ -151,7 +152,7 @@ $(TEST_GPU_ACTIVITY_MEMORY): tests/tools/test_gpu_activity_memory.c tests/tools/
 # tools/common/report: encoded rows print as the cells set, and their bytes per row
 TEST_REPORT_ROWS := $(TOOLST_DIR)/test_report_rows
 TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
-	$(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/demangle.o $(B)/obj/tools/common/testenv.o
 $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TEST_REPORT_ROWS_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_REPORT_ROWS_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
@@ -159,10 +160,16 @@ $(TEST_REPORT_ROWS): tests/tools/test_report_rows.c tests/tools/splitmix.h $(TES
 # tools/common/spill: records and bytes through the file and back, readers on threads, failures
 TEST_SPILL := $(TOOLST_DIR)/test_spill
 TEST_SPILL_OBJS := $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
-	$(B)/obj/tools/common/demangle.o
+	$(B)/obj/tools/common/demangle.o $(B)/obj/tools/common/testenv.o
 $(TEST_SPILL): tests/tools/test_spill.c tests/tools/splitmix.h $(TEST_SPILL_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_SPILL_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm -lpthread
+
+# tools/common/util: u32map against u64map on random keys, grown and sized at once
+TEST_U32MAP := $(TOOLST_DIR)/test_u32map
+TEST_U32MAP_OBJS := $(B)/obj/tools/common/util.o
+$(TEST_U32MAP): tests/tools/test_u32map.c tests/tools/splitmix.h $(TEST_U32MAP_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_U32MAP_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
 # common/report.c's fitting of a table to a width, demangle.c's name_fit
 TEST_TABLE_FIT := $(TOOLST_DIR)/test_table_fit
@@ -172,7 +179,8 @@ $(TEST_TABLE_FIT): tests/tools/test_table_fit.c $(TEST_REPORT_ROWS_OBJS) $(LIBPR
 
 # tools/analysis/core/quantile and summary: the median sketch's error bound
 TEST_QUANTILE := $(TOOLST_DIR)/test_quantile
-TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/core/quantile.o $(B)/obj/tools/analysis/core/summary.o $(B)/obj/tools/common/util.o
+TEST_QUANTILE_OBJS := $(B)/obj/tools/analysis/core/quantile.o $(B)/obj/tools/analysis/core/summary.o $(B)/obj/tools/common/util.o \
+	$(B)/obj/tools/common/testenv.o
 $(TEST_QUANTILE): tests/tools/test_quantile.c tests/tools/splitmix.h $(TEST_QUANTILE_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_QUANTILE_OBJS) $(LIBPROF_A) $(LIBPROF_LIBS) -lm
 
@@ -187,8 +195,8 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES) $(TEST_GPU_ACTIVITY_MEMORY)
-TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_TABLE_FIT) \
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_U32MAP) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES) $(TEST_GPU_ACTIVITY_MEMORY)
+TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_U32MAP) $(TEST_TABLE_FIT) \
 	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES) $(TEST_GPU_ACTIVITY_MEMORY)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gp_settings.h"
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -62,10 +62,9 @@ struct spill *spill_new(size_t recsz, size_t mem_cap)
 	while (s->recsz << (s->shift + 1) <= BLOCK_BYTES) s->shift++;
 	s->per = (size_t)1 << s->shift;
 	s->blksz = s->per * s->recsz;
-	/* GPUPROF_SPILL_MEM=N: at most N bytes of each spill in memory (tests:
-	 * 0 sends small traces' rows through the file) */
+	/* tests: 0 sends small traces' rows through the file */
 	uint64_t m;
-	if (!gp_parse_uint(getenv("GPUPROF_SPILL_MEM"), 0, UINT64_MAX, &m) && m < mem_cap) mem_cap = (size_t)m;
+	if (!testenv(TESTENV_SPILL_MEM, &m) && m < mem_cap) mem_cap = (size_t)m;
 	s->nres = mem_cap / s->blksz;
 	s->fd = -1;
 	s->lastb = SIZE_MAX;

@@ -209,12 +209,11 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 	}
 	struct lines lines = { 0 };
 	strmap_init(&lines.idx);
-	struct stacks *st = NULL;
+	struct stacks *st = stacks_new(r);
 	struct folded_pass bl = { NULL, NULL, graph_sites_new(), &lines, weight };
 	if (by_layer) {
-		bl.la = layer_attr_new(r, ranges);
+		bl.la = layer_attr_new(st, ranges);
 	} else {
-		st = stacks_new(r);
 		stacks_set_site_rule(st, site);
 		bl.sw = stack_work_new();
 	}
@@ -227,8 +226,7 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 		progress_tick(++nrec);
 		switch (rec->type) {
 		case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
-			if (st) stacks_add(st, rec);
-			else layer_attr_add(bl.la, rec);
+			stacks_add(st, rec);
 			continue;
 		case GP_REC_GRAPH_NODE:
 			graph_sites_node(bl.graphs, tool_pid(r, rec), &rec->u.graph_node);
@@ -251,7 +249,7 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 	int code = tool_finish(r, in, rc, strict);
 	if (code != EXIT_OK && nrec == 0)
 		goto out;
-	if (st ? !stacks_count(st) : !layer_attr_has_stacks(bl.la)) {
+	if (!stacks_count(st)) {
 		tool_err("%s: trace has no stacks (record with --stacks)", in);
 		code = EXIT_USAGE;
 		goto out;
@@ -276,8 +274,8 @@ out:
 	strmap_free(&lines.idx);
 	opjoin_free(j);
 	stack_work_free(bl.sw);
-	stacks_free(st);
 	layer_attr_free(bl.la);
+	stacks_free(st);
 	graph_sites_free(bl.graphs);
 	attribution_free(ranges);
 	gp_reader_close(r);

@@ -62,7 +62,7 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 	struct sel_opts none;
 	sel_opts_init(&none);
 	char why[256];
-	if (selection_resolve(&ad->sel, r, &none, &ad->so.detect, why, sizeof(why)) < 0)
+	if (selection_resolve_pipe(&ad->sel, r, &none, NULL, &ad->so.detect, why, sizeof(why)) < 0)
 		memset(&ad->sel, 0, sizeof(ad->sel));
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/steps/step_summary.h"
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
 
@@ -27,6 +28,10 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	if ((needs & STATS_NEED_SPAN) && !sel->active && !opts->whole_trace) needs |= STATS_NEED_STEPS;
 	/* the steps' join is the context's, unless the shards run it */
 	if (needs & STATS_NEED_STEPS) needs |= STATS_NEED_RANGES | (needs & STATS_NEED_STEPS_SLICED ? 0 : STATS_NEED_OPS);
+	if (needs & STATS_NEED_STACKS) {
+		ctx->stacks = stacks_new(r);
+		stacks_set_site_rule(ctx->stacks, &opts->site);
+	}
 	ctx->needs = needs;
 	/* The span util measures in clips the busy intervals, so those summed
 	 * as they stream must be clipped as they come: the steps' span is
@@ -39,8 +44,8 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	}
 	/* tests: a small lag makes the streaming unions of a small trace cut,
 	 * and so the slices' unions keep heads to merge (docs/CLI.md) */
-	const char *lag = getenv("GPUPROF_UNION_LAG");
-	if (lag && atol(lag) > 0) ctx->union_lag = (size_t)atol(lag);
+	uint64_t lag;
+	if (!testenv(TESTENV_UNION_LAG, &lag)) ctx->union_lag = (size_t)lag;
 	ctx->gpu.lag = ctx->union_lag;
 	struct steps_pipe_opts po = { (needs & STATS_NEED_RANGES) != 0, opts->rule,
 				      needs & STATS_NEED_STEPS ? &opts->detect : NULL, opts->kernel_wait_ns };
@@ -162,6 +167,7 @@ int stats_ctx_add(struct stats_ctx *ctx, const gp_record *rec, struct stats_rec 
 		*u64map_get(&ctx->rank_of, out->pid, MAP_INSERT) = (uint64_t)((int64_t)rec->u.process.rank + 1);
 		return 1;
 	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
+		if (ctx->stacks) stacks_add(ctx->stacks, rec);
 		return 1;
 	case GP_REC_API: case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET: case GP_REC_NVTX_RANGE:
 	case GP_REC_COUNTER: case GP_REC_SYNC: case GP_REC_MEMORY: case GP_REC_ALLOC_FAIL:
@@ -321,6 +327,8 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 {
 	if (src->last > ctx->last) ctx->last = src->last;
+	/* before the join's operations: the reports read the stacks in op() */
+	if (ctx->stacks && src->stacks) stacks_adopt(ctx->stacks, src->stacks, ctx->r);
 	if (src->pipe.join) {
 		if (!ctx->pipe.join) ctx_join(ctx);
 		opjoin_merge(ctx->pipe.join, src->pipe.join);
@@ -422,5 +430,6 @@ void stats_ctx_free(struct stats_ctx *ctx)
 	winset_free(&ctx->span);
 	free(ctx->span_of);
 	if (!ctx->graphs_shared) graph_sites_free(ctx->graphs);
+	stacks_free(ctx->stacks);
 	steps_pipe_free(&ctx->pipe);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "reports/stats_shards.h"
 
@@ -22,9 +23,9 @@ static int prepass(struct stats_drive *d, int k)
 	int rc;
 	uint64_t n = 0;
 	const char *err = NULL;
-	/* GPUPROF_PREPASS_ONE_THREAD=1 (tests): on this thread whatever k, for
-	 * the steps' prefix of one pass's read to compare with the slices' */
-	if (k > 1 && !getenv("GPUPROF_PREPASS_ONE_THREAD") &&
+	/* tests: on this thread whatever k, for the steps' prefix of one
+	 * pass's read to compare with the slices' */
+	if (k > 1 && testenv(TESTENV_PREPASS_ONE_THREAD, NULL) &&
 	    (rc = stats_prepass_shards(ctx, d->path, k, d->pre, d->pre_st, cpu, &err)) <= 0) {
 		if (rc == 0) return EXIT_OK;
 		goto failed;
@@ -78,9 +79,10 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	void **self = d->self;
 	uint32_t needs = 0, shard_needs = 0;
 	/* made here at the end from what the shards merged: the span; the
-	 * steps (their plans from the pre-pass here) and the busy intervals
-	 * clipped to their span (stats_shard_end_needs) */
-	uint32_t end_needs = STATS_NEED_SPAN | (nshards ? stats_shard_end_needs(d->shard_needs) : 0);
+	 * stacks (a slice's, taken by the table the states here were made
+	 * with); the steps (their plans from the pre-pass here) and the busy
+	 * intervals clipped to their span (stats_shard_end_needs) */
+	uint32_t end_needs = STATS_NEED_SPAN | STATS_NEED_STACKS | (nshards ? stats_shard_end_needs(d->shard_needs) : 0);
 	int *here = xcalloc(d->nreps ? d->nreps : 1, sizeof(*here));
 	for (size_t i = 0; i < d->nreps; i++) {
 		if (!d->run[i]) continue;
@@ -97,7 +99,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	/* with shards, they compute the analyses they can for every report
 	 * (the reports here read them only in fill); what their joins need of
 	 * the pre-pass is made here first: the ranges, the windows */
-	if (nshards) needs &= ~(d->shard_needs & ~(uint32_t)STATS_NEED_SPAN);
+	if (nshards) needs &= ~(d->shard_needs & ~(uint32_t)(STATS_NEED_SPAN | STATS_NEED_STACKS));
 	/* the steps run in the shards when every report that needs them does
 	 * (all can, with shards: stats_shard_end_needs) */
 	int steps_here = (needs & STATS_NEED_STEPS) ||
@@ -147,7 +149,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 			}
 			t1 = mono_s();
 			pt->prepass = t1 - t0;
-			if (getenv("GPUPROF_PREPASS_DUMP")) stats_prepass_dump(ctx, stderr);
+			if (!testenv(TESTENV_PREPASS_DUMP, NULL)) stats_prepass_dump(ctx, stderr);
 			if (d->pre && d->pre->ready) d->pre->ready(d->pre->arg, d->pre_st, ctx);
 		}
 	}

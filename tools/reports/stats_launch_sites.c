@@ -124,19 +124,10 @@ static void sites_rows(struct report *rep, struct stacks *st, const struct stack
 	strmap_free(&pair);
 }
 
-/* A default site that holds most of the kernel time says little: a Hugging
- * Face Trainer's whole job is its `trainer.train()` line.  When the first
- * row of the user rule holds SPLIT_SITE_PCT % of all kernel time or more,
- * the note says where its time splits and which --site shows that code
- * (docs/STACKS.md "When one site holds most of the time"):
- *   from the site's frame inward, the frame that holds the most of the
- *   site's kernel time is followed while it holds SPLIT_KEEP_PCT % of it or
- *   more; the last one followed (or the site's) is where the time splits,
- *   and its next frames inward are shown with their shares (at most
- *   SPLIT_SHOW, the rest summed);
- *   the --site GLOB is the top folder of the first frame below the site, on
- *   that path, whose file is a library path with a folder
- *   ("transformers/trainer.py" -> 'transformers/...'); none: no GLOB. */
+/* A default site that holds most of the kernel time says little (a Hugging
+ * Face Trainer's whole job is its `trainer.train()` line): the note says
+ * where its time splits and which --site shows that code, by the rule of
+ * docs/STACKS.md "When one site holds most of the time". */
 #define SPLIT_SITE_PCT 50
 #define SPLIT_KEEP_PCT 90
 #define SPLIT_SHOW 4
@@ -244,9 +235,8 @@ static const char *const site_rule_note[] = {
 		       "   Python forward frames, outermost first; else as the default.\n",
 };
 
-/* The recorded stacks, and the GPU work and launch calls by stack. */
+/* The GPU work and launch calls by stack (the stacks: the context's). */
 struct sites_report {
-	struct stacks *stk;
 	struct stack_work *sw;
 	char *note;
 };
@@ -254,17 +244,8 @@ struct sites_report {
 static void *sites_new(const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = xcalloc(1, sizeof(*sr));
-	sr->stk = stacks_new(ctx->r);
-	stacks_set_site_rule(sr->stk, &ctx->opts->site);
 	sr->sw = stack_work_new();
 	return sr;
-}
-
-static void sites_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
-{
-	struct sites_report *sr = self;
-	const gp_record *rec = r->rec;
-	stacks_add(sr->stk, rec);
 }
 
 /* No stack so far: no site to give work to.  The stacks are metadata, all
@@ -273,7 +254,7 @@ static void sites_add(void *self, const struct stats_ctx *ctx, const struct stat
 static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
 {
 	struct sites_report *sr = self;
-	if (!stacks_count(sr->stk) || !stats_selected(ctx, op->s)) return;
+	if (!stacks_count(ctx->stacks) || !stats_selected(ctx, op->s)) return;
 	/* a graph's kernel: at the site of the launch captured into its node,
 	 * when that is known (the context's capture sites) */
 	struct gpu_op at;
@@ -283,37 +264,26 @@ static void sites_op(void *self, const struct stats_ctx *ctx, const struct gpu_o
 static void sites_call(void *self, const struct stats_ctx *ctx, const struct launch_call *c)
 {
 	struct sites_report *sr = self;
-	if (stacks_count(sr->stk) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
+	if (stacks_count(ctx->stacks) && stats_selected(ctx, c->s)) stack_work_call(sr->sw, c);
 }
 
-/* Shards: the work of the next slice.  Every slice read every stack (they
- * are metadata, which every slice reads: stats_report.h), so self takes
- * src's when it has none (the driver's state, which read no records),
- * reading strings through its own reader from then on (src's closes). */
+/* Shards: the work of the next slice. */
 static int sites_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct sites_report *sr = self, *src = from;
-	if (!stacks_count(sr->stk) && stacks_count(src->stk)) {
-		struct stacks *t = sr->stk;
-		sr->stk = src->stk;
-		src->stk = t;
-		stacks_set_reader(sr->stk, ctx->r);
-		stacks_set_site_rule(sr->stk, &ctx->opts->site);
-	}
 	stack_work_merge(sr->sw, src->sw);
 	return 0;
 }
 
 static int sites_in_default(void *self, const struct stats_ctx *ctx)
 {
-	struct sites_report *sr = self;
-	return stacks_count(sr->stk) > 0;
+	return stacks_count(ctx->stacks) > 0;
 }
 
 static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct sites_report *sr = self;
-	int have = stacks_count(sr->stk) > 0;
+	int have = stacks_count(ctx->stacks) > 0;
 	report_define(&tables[0], have ? "Launch Sites (by kernel time launched)"
 				       : "Launch Sites: none, the trace has no stacks (record with --stacks)",
 		      site_cols, SITE_NCOLS);
@@ -327,8 +297,8 @@ static void sites_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	if (!have) return;
 	const char *top_key;
 	uint64_t top_ns, all_ns;
-	sites_rows(&tables[0], sr->stk, sr->sw, &top_key, &top_ns, &all_ns);
-	if (ctx->opts->site.kind == SITE_USER) split_note(&sr->note, sr->stk, sr->sw, top_key, top_ns, all_ns);
+	sites_rows(&tables[0], ctx->stacks, sr->sw, &top_key, &top_ns, &all_ns);
+	if (ctx->opts->site.kind == SITE_USER) split_note(&sr->note, ctx->stacks, sr->sw, top_key, top_ns, all_ns);
 	tables[0].note = sr->note;
 }
 
@@ -336,7 +306,6 @@ static void sites_free(void *self)
 {
 	struct sites_report *sr = self;
 	stack_work_free(sr->sw);
-	stacks_free(sr->stk);
 	free(sr->note);
 	free(sr);
 }
@@ -353,10 +322,8 @@ static const struct stats_table sites_tables[] = {
 
 const struct stats_report stats_report_launch_sites = {
 	.tables = sites_tables, .ntables = 1,
-	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
-		 STATS_TYPE(GP_REC_SOURCE),
-	.needs = STATS_NEED_OPS,
-	.new = sites_new, .add = sites_add, .op = sites_op, .call = sites_call, .merge = sites_merge,
+	.needs = STATS_NEED_OPS | STATS_NEED_STACKS,
+	.new = sites_new, .op = sites_op, .call = sites_call, .merge = sites_merge,
 	.in_default = sites_in_default,
 	.fill = sites_fill, .free = sites_free,
 };

@@ -48,14 +48,8 @@ struct layers_report {
 static void *layers_new(const struct stats_ctx *ctx)
 {
 	struct layers_report *lr = xcalloc(1, sizeof(*lr));
-	lr->la = layer_attr_new(ctx->r, ctx->pipe.attr);
+	lr->la = layer_attr_new(ctx->stacks, ctx->pipe.attr);
 	return lr;
-}
-
-static void layers_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
-{
-	struct layers_report *lr = self;
-	layer_attr_add(lr->la, r->rec);
 }
 
 static void layers_op(void *self, const struct stats_ctx *ctx, const struct gpu_op *op)
@@ -75,7 +69,7 @@ static void layers_call(void *self, const struct stats_ctx *ctx, const struct la
 static int layers_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct layers_report *lr = self, *src = from;
-	layer_attr_merge(lr->la, src->la, ctx->r);
+	layer_attr_merge(lr->la, src->la);
 	return 0;
 }
 
@@ -95,7 +89,7 @@ static int layers_in_default(void *self, const struct stats_ctx *ctx)
 {
 	/* only for traces whose stacks show model layers */
 	struct layers_report *lr = self;
-	if (!layer_attr_has_stacks(lr->la)) return 0;
+	if (!stacks_count(ctx->stacks)) return 0;
 	layer_tree_free(layers_tree(lr));
 	return lr->layer_stacks > 0;
 }
@@ -103,7 +97,7 @@ static int layers_in_default(void *self, const struct stats_ctx *ctx)
 static void layers_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct layers_report *lr = self;
-	int have = layer_attr_has_stacks(lr->la);
+	int have = stacks_count(ctx->stacks) > 0;
 	report_define(&tables[0], have ? "Layers (kernel time per model layer)"
 				       : "Layers: none, the trace has no stacks (record with --stacks)",
 		      layer_cols, LAY_NCOLS);
@@ -156,10 +150,8 @@ static const struct stats_table layers_tables[] = {
 
 const struct stats_report stats_report_layers = {
 	.tables = layers_tables, .ntables = 1,
-	.types = STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK) | STATS_TYPE(GP_REC_THREAD) |
-		 STATS_TYPE(GP_REC_SOURCE),
-	.needs = STATS_NEED_OPS | STATS_NEED_RANGES,
-	.new = layers_new, .add = layers_add, .op = layers_op, .call = layers_call, .merge = layers_merge,
+	.needs = STATS_NEED_OPS | STATS_NEED_RANGES | STATS_NEED_STACKS,
+	.new = layers_new, .op = layers_op, .call = layers_call, .merge = layers_merge,
 	.in_default = layers_in_default,
 	.fill = layers_fill, .free = layers_free,
 };

@@ -16,24 +16,19 @@
 #include "common/util.h"
 #include "reports/stats_report.h"
 
-struct memsteps { struct stacks *stk; struct mem_view *mv; char growth_note[256]; char oom_note[1024]; };
+struct memsteps { struct mem_view *mv; char growth_note[256]; char oom_note[1024]; };
 
 static void *ms_new(const struct stats_ctx *ctx)
 {
 	struct memsteps *s = xcalloc(1, sizeof(*s));
-	s->stk = stacks_new(ctx->r);
-	stacks_set_site_rule(s->stk, &ctx->opts->site);
-	s->mv = mem_view_new(ctx->r, s->stk);
+	s->mv = mem_view_new(ctx->r, ctx->stacks);
 	return s;
 }
 
 static void ms_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
 	struct memsteps *s = self;
-	if (r->rec->type == GP_REC_MODULE || r->rec->type == GP_REC_STACK)
-		stacks_add(s->stk, r->rec);
-	else
-		mem_view_add(s->mv, r->pid, r->tid, r->rec);
+	mem_view_add(s->mv, r->pid, r->tid, r->rec);
 }
 
 enum { ST_PID, ST_DEV, ST_STEP, ST_START, ST_HELD0, ST_PEAK, ST_HELD1, ST_COUNTED, ST_NCOLS };
@@ -234,7 +229,6 @@ static void ms_free(void *self)
 {
 	struct memsteps *s = self;
 	mem_view_free(s->mv);
-	stacks_free(s->stk);
 	free(s);
 }
 
@@ -262,9 +256,8 @@ static const struct stats_table ms_tables[] = {
 const struct stats_report stats_report_memory_steps = {
 	.tables = ms_tables, .ntables = 5,
 	.types = STATS_TYPE(GP_REC_MEMORY) | STATS_TYPE(GP_REC_API) | STATS_TYPE(GP_REC_DEVICE) | STATS_TYPE(GP_REC_ALLOC_FAIL) |
-		 STATS_TYPE(GP_REC_MEM_LIVE) |
-		 STATS_TYPE(GP_REC_MODULE) | STATS_TYPE(GP_REC_STACK),
-	.needs = STATS_NEED_STEPS,
+		 STATS_TYPE(GP_REC_MEM_LIVE),
+	.needs = STATS_NEED_STEPS | STATS_NEED_STACKS,
 	.by_name = 1u, /* only when named: `stats` without --report does not run it (cmd_stats.c) */
 	.new = ms_new, .add = ms_add, .fill = ms_fill, .free = ms_free,
 };

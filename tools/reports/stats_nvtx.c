@@ -1,23 +1,13 @@
 /* stats_nvtx.c — `stats --report nvtx`: NVTX ranges by name, with the GPU
  * time of the kernels launched inside each range (nsys nvtx_sum, with
- * nvtx_gpu_proj_sum's GPU time).
- *
- * The GPU time of a range is that of the kernels attributed to it by the
- * one rule (analysis/join/attribution.h; the context's ranges and join): its
- * launch call started while the range was open, from any thread of the
- * process (or, --attribution same-thread, from the thread that began it).
- * A kernel inside several ranges of one name (nesting) counts once for the
- * name.  Ranges count when they start in the selection; their kernels
- * whenever those ran.
- *
- * Numbered names are one row: "step 0", "step 1", ... are "step *" (the
- * trailing number as step detection splits it, analysis/steps/step_detect.h),
- * when at least two names share the pattern; --nvtx-instances gives each
- * name its own row.  Rows are per process (columns PID and Rank) when the
- * trace has ranges of more than one process, or with --by process; --by
- * none merges them.  Groups are kept per (process, name) either way.
- * Memory: a duration per range while the table holds at most 2^20 (exact
- * medians and P90), then a histogram for the names with the most
+ * nvtx_gpu_proj_sum's GPU time); the rows and figures: docs/CLI.md's table
+ * of reports.  The kernels of a range by the one rule (the context's
+ * ranges and join, analysis/join/attribution.h).  Ranges count when they
+ * start in the selection; their kernels whenever those ran.  Groups are
+ * kept per (process, name), whatever --by; numbered names become one row
+ * by step detection's split (analysis/steps/step_detect.h).  Memory: a
+ * duration per range while the table holds at most 2^20 (exact medians
+ * and P90), then a histogram for the names with the most
  * (analysis/core/summary.h: within 0.5 %). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,45 +30,19 @@ static const struct col nvtx_cols[NVTX_NCOLS] = {
 /* Range kinds seen under one name (bits). */
 enum { STYLE_PUSHPOP = 1, STYLE_STARTEND = 2 };
 
-/* Groups are keyed "PID\x01NAME"; the name starts after the separator. */
+/* Groups by (process, name); a group's meta: the GPU time of its kernels
+ * (sum), its range styles (bits). */
 struct nvtx_report {
-	gp_reader *r;
-	struct summary ranges;
-	uint32_t *pid; uint64_t *gpu_ns; int *style; size_t cx;  /* per group */
+	struct summary_state ranges;
 	u64map name2g;                            /* pid << 32 | attribution name id -> group + 1 */
-		u64map pids;                              /* processes with a selected range */
+	u64map pids;                              /* processes with a selected range */
 	uint32_t *ids; size_t cids;               /* attribution_op's buffer */
 };
-
-static const char *group_name(const struct sgroup *g)
-{
-	return strchr(g->name, '\x01') + 1;
-}
-
-static size_t group_of(struct nvtx_report *st, uint32_t pid, const char *name)
-{
-	char *key = xmalloc(strlen(name) + 16);
-	sprintf(key, "%u\x01%s", pid, name);
-	size_t g = summary_group(&st->ranges, key);
-	free(key);
-	if (g >= st->cx) {
-		size_t old = st->cx;
-		st->cx = st->ranges.cap;
-		st->pid = xrealloc(st->pid, st->cx * sizeof(*st->pid));
-		st->gpu_ns = xrealloc(st->gpu_ns, st->cx * sizeof(*st->gpu_ns));
-		st->style = xrealloc(st->style, st->cx * sizeof(*st->style));
-		memset(st->gpu_ns + old, 0, (st->cx - old) * sizeof(*st->gpu_ns));
-		memset(st->style + old, 0, (st->cx - old) * sizeof(*st->style));
-	}
-	st->pid[g] = pid;
-	return g;
-}
 
 static void *nvtx_new(const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = xcalloc(1, sizeof(*st));
-	st->r = ctx->r;
-	st->ranges.board = ctx->board;
+	summary_state_init(&st->ranges, ctx);
 	u64map_init(&st->name2g);
 	u64map_init(&st->pids);
 	return st;
@@ -88,12 +52,12 @@ static void nvtx_add(void *self, const struct stats_ctx *ctx, const struct stats
 {
 	struct nvtx_report *st = self;
 	const gp_rec_nvtx_range *n = &r->rec->u.nvtx_range;
-	char *name = tool_range_name(st->r, n);
-	size_t g = group_of(st, r->pid, name);
+	char *name = tool_range_name(st->ranges.r, n);
+	size_t g = summary_state_named(&st->ranges, r->pid, 0, name);
 	free(name);
 	*u64map_get(&st->pids, r->pid, MAP_INSERT) = 1;
-	st->style[g] |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
-	summary_add(&st->ranges, g, n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
+	st->ranges.meta[g].bits |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
+	summary_add(&st->ranges.groups, g, n->end_ns > n->start_ns ? n->end_ns - n->start_ns : 0);
 }
 
 /* A kernel: to the name of every selected range it belongs to, once. */
@@ -107,12 +71,12 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 		const struct attr_range x = attribution_range(ctx->pipe.attr, st->ids[i]);
 		if (!stats_selected(ctx, x.s)) continue;
 		uint64_t *slot = u64map_get(&st->name2g, ((uint64_t)x.pid << 32) | x.name, MAP_INSERT);
-		if (!*slot) *slot = group_of(st, x.pid, attribution_name(ctx->pipe.attr, x.name)) + 1;
+		if (!*slot) *slot = summary_state_named(&st->ranges, x.pid, 0, attribution_name(ctx->pipe.attr, x.name)) + 1;
 		size_t g = *slot - 1, k;
 		for (k = 0; k < nseen && seen[k] != g; k++) ;
 		if (k < nseen) continue;
 		if (nseen < sizeof(seen) / sizeof(seen[0])) seen[nseen++] = g;
-		st->gpu_ns[g] += op->e - op->s;
+		st->ranges.meta[g].sum += op->e - op->s;
 	}
 }
 
@@ -121,16 +85,7 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 static int nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = self, *src = from;
-	for (size_t i = 0; i < src->ranges.n; i++) {
-		struct sgroup *sg = &src->ranges.g[i];
-		size_t g = group_of(st, src->pid[i], group_name(sg));
-		qsketch_sorted(&st->ranges.g[g].q);
-		qsketch_sorted(&sg->q);
-		summary_merge(&st->ranges, g, sg);
-		qsketch_free(&sg->q);
-		st->gpu_ns[g] += src->gpu_ns[i];
-		st->style[g] |= src->style[i];
-	}
+	summary_state_merge(&st->ranges, &src->ranges, NULL);
 	for (size_t i = 0; i < src->pids.cap; i++)
 		if (src->pids.used[i]) *u64map_get(&st->pids, src->pids.slot[i].key, MAP_INSERT) = 1;
 	return 0;
@@ -139,10 +94,9 @@ static int nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
 /* The rows: the groups by (process when split, name), numbered names
  * merged by pattern when two or more share it (unless --nvtx-instances),
  * into out (process 0 when not split over several) with each row's GPU time and styles. */
-static void rows_by_pattern(struct nvtx_report *st, int split, int instances, struct summary_state *out,
-			    uint64_t **gpu_ns, int **style)
+static void rows_by_pattern(struct nvtx_report *st, int split, int instances, struct summary_state *out)
 {
-	struct summary *t = &st->ranges;
+	struct summary *t = &st->ranges.groups;
 	summary_settle(t);   /* the rows merge the groups as the rule leaves them */
 	int one_pid = st->pids.n == 1;   /* not split: the PID column still says which */
 	char **pat = xcalloc(t->n ? t->n : 1, sizeof(*pat));
@@ -150,26 +104,24 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 	strmap_init(&npat);
 	for (size_t i = 0; i < t->n && !instances; i++) {
 		if (!t->g[i].n) continue;
-		char *p = step_name_pattern(group_name(&t->g[i]));
+		char *p = step_name_pattern(summary_state_name(&st->ranges, i));
 		if (!p) continue;
 		pat[i] = xmalloc(strlen(p) + 16);
-		sprintf(pat[i], "%u\x01%s", split ? st->pid[i] : 0, p);
+		sprintf(pat[i], "%u\x01%s", split ? st->ranges.meta[i].pid : 0, p);
 		free(p);
 		int is_new;
 		++*strmap_get(&npat, pat[i], &is_new);
 	}
-	*gpu_ns = xcalloc(t->n ? t->n : 1, sizeof(**gpu_ns));
-	*style = xcalloc(t->n ? t->n : 1, sizeof(**style));
 	for (size_t i = 0; i < t->n; i++) {
 		struct sgroup *g = &t->g[i];
 		if (!g->n) continue;   /* a name only of ranges outside the selection */
 		int is_new;
-		const char *name = group_name(g);
+		const char *name = summary_state_name(&st->ranges, i);
 		if (pat[i] && *strmap_get(&npat, pat[i], &is_new) > 1) name = strchr(pat[i], '\x01') + 1;
-		size_t o = summary_state_named(out, split || one_pid ? st->pid[i] : 0, 0, name);
+		size_t o = summary_state_named(out, split || one_pid ? st->ranges.meta[i].pid : 0, 0, name);
 		summary_merge(&out->groups, o, g);
-		(*gpu_ns)[o] += st->gpu_ns[i];
-		(*style)[o] |= st->style[i];
+		out->meta[o].sum += st->ranges.meta[i].sum;
+		out->meta[o].bits |= st->ranges.meta[i].bits;
 	}
 	for (size_t i = 0; i < t->n; i++) free(pat[i]);
 	free(pat);
@@ -177,15 +129,12 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 }
 
 /* A row's own cells: P90, the GPU time of its kernels, the range style. */
-struct nvtx_rows { struct summary_state *rows; uint64_t *gpu_ns; int *style; };
-
 static void nvtx_row(void *arg, struct cell *c, size_t g)
 {
-	struct nvtx_rows *x = arg;
-	struct sgroup *sg = &x->rows->groups.g[g];
-	int sty = x->style[g];
-	cell_num(&c[NVTX_P90], sgroup_quantile(sg, 0.9));
-	cell_num(&c[NVTX_GPU_NS], (double)x->gpu_ns[g]);
+	struct summary_state *rows = arg;
+	uint32_t sty = rows->meta[g].bits;
+	cell_num(&c[NVTX_P90], sgroup_quantile(&rows->groups.g[g], 0.9));
+	cell_num(&c[NVTX_GPU_NS], (double)rows->meta[g].sum);
 	cell_str(&c[NVTX_STYLE], sty == STYLE_PUSHPOP ? "PushPop" : sty == STYLE_STARTEND ? "StartEnd" : "Mixed");
 }
 
@@ -207,20 +156,17 @@ static void nvtx_fill(void *self, struct stats_ctx *ctx, struct report *rep)
 	report_define(rep, split ? "NVTX Range Summary, per process" : "NVTX Range Summary", nvtx_cols, NVTX_NCOLS);
 	struct summary_state rows;
 	summary_state_init(&rows, ctx);
-	struct nvtx_rows x = { &rows, NULL, NULL };
-	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows, &x.gpu_ns, &x.style);
-	time_summary_fill(rep, &rows, ctx, NVTX_RANGE, nvtx_row, &x);
+	rows_by_pattern(st, split, ctx->opts->nvtx_instances, &rows);
+	time_summary_fill(rep, &rows, ctx, NVTX_RANGE, nvtx_row, &rows);
 	rep->note = rows.groups.approx ? nvtx_note_approx : nvtx_note;
-	free(x.gpu_ns);
-	free(x.style);
 	summary_state_release(&rows);
 }
 
 static void nvtx_free(void *self)
 {
 	struct nvtx_report *st = self;
-	summary_free(&st->ranges);
-	free(st->pid); free(st->gpu_ns); free(st->style); free(st->ids);
+	summary_state_release(&st->ranges);
+	free(st->ids);
 	u64map_free(&st->name2g);
 	u64map_free(&st->pids);
 	free(st);

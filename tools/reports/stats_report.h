@@ -59,6 +59,7 @@
 #include "analysis/join/opjoin.h"
 #include "analysis/steps/selection.h"
 #include "analysis/stacks/site_rule.h"
+#include "analysis/stacks/stacks.h"
 #include "analysis/steps/step_detect.h"
 #include "analysis/steps/steps.h"
 #include "analysis/steps/steps_pipe.h"
@@ -84,6 +85,7 @@ enum stats_need {
 					* shards (analysis/steps/steps_slice.h); the pre-pass makes the plans and
 					* ctx->pipe.steps, which the shards' merge fills, and the main pass
 					* feeds it nothing */
+	STATS_NEED_STACKS = 512, /* ctx->stacks: the recorded call stacks, with --site's rule */
 };
 /* What a context of a shard can always compute: analyses that merge over
  * slices of time (kernel shapes, counters); stats_shard_needs adds the
@@ -149,6 +151,13 @@ struct stats_ctx {
 	 * (analysis/layers/graph_sites.h), from every API and GRAPH_NODE record,
 	 * selected or not: a graph is captured once, before its launches */
 	struct graph_sites *graphs;
+	/* STATS_NEED_STACKS: the call stacks (analysis/stacks/stacks.h) from
+	 * the MODULE, STACK, THREAD and SOURCE records, one table for the
+	 * reports that read them (launch_sites, layers, memory_steps): metadata,
+	 * all delivered before the first timed record.  Shards: every slice
+	 * reads them (stats_shard_needs), and a context that read none takes a
+	 * slice's at the merge (stacks_adopt), the pointer unchanged. */
+	struct stacks *stacks;
 	int graphs_pre;         /* graphs made by the pre-pass (STATS_NEED_PREJOIN), or the
 				 * driver's in a shard: complete, not fed again */
 	int graphs_shared;      /* the driver's (stats_ctx_share): not freed here */

@@ -8,8 +8,8 @@
  * such a window cost.
  *
  * Where the pre-pass is not cut (k < 2, no footer, damage, an error or a
- * failed detection: stats_prepass_shards) it is selection_resolve on one
- * thread, with its messages and results. */
+ * failed detection: stats_prepass_shards) the context's pass 1 runs on one
+ * thread, and the detection's message is selection_resolve_pipe's. */
 #ifndef GPUPROF_REPORTS_STATS_SELECTION_H
 #define GPUPROF_REPORTS_STATS_SELECTION_H
 
@@ -17,7 +17,7 @@
 
 #include "analysis/steps/selection.h"
 
-/* As selection_resolve, over the trace at path that r reads, in g_threads
+/* The selection of o over the trace at path that r reads, in g_threads
  * slices: EXIT_OK, or the exit code after the message (EXIT_USAGE: no
  * such step or range; EXIT_BADINPUT), s freed. */
 int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,

@@ -60,6 +60,7 @@ uint32_t stats_shard_needs(gp_reader *r, const struct stats_opts *so, const stru
 	 * settings (streamed or kept), and are not clipped to the steps' span
 	 * (then a pass of their own feeds them: stats_shards_gpu_pass) */
 	if (gp_reader_meta_apart(r) && !((run_needs & STATS_NEED_GPU) && span_steps)) n |= STATS_NEED_GPU;
+	if (gp_reader_meta_apart(r)) n |= STATS_NEED_STACKS; /* every slice reads them */
 	return n;
 }
 
@@ -237,13 +238,13 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 		/* the end of the trace for the join, into slice 0's states (which
 		 * hold every slice's now) */
 		stats_ctx_end_join(&s0->ctx);
+		stats_ctx_merge(ctx, &s0->ctx, meta); /* the stacks before the states' merges read them */
 		for (size_t i = 0; i < a->nreps; i++) {
 			if (!a->run[i] || !stats_reports[i]->new) continue;
 			self[i] = stats_reports[i]->new(ctx);
 			if (stats_reports[i]->merge && stats_reports[i]->merge(self[i], s0->self[i], ctx) != 0)
 				ctx->merge_lost = 1;
 		}
-		stats_ctx_merge(ctx, &s0->ctx, meta);
 		ok = !ctx->merge_lost;
 	}
 	shard_free(s0, a->nreps);

@@ -70,7 +70,7 @@ static size_t group_of(struct summary_state *s, uint32_t pid, uint32_t dev, uint
 	free(key);
 	if (g == n) { /* new */
 		vec_reserve((void **)&s->meta, &s->cmeta, g + 1, sizeof(*s->meta));
-		s->meta[g] = (struct ts_meta){ pid, dev, id, (size_t)np };
+		s->meta[g] = (struct ts_meta){ pid, dev, id, (size_t)np, 0, 0 };
 	}
 	return g;
 }
@@ -85,6 +85,8 @@ void summary_state_merge(struct summary_state *s, struct summary_state *src, siz
 		qsketch_sorted(&from->q);
 		summary_merge(&s->groups, g, from);
 		qsketch_free(&from->q);
+		s->meta[g].sum += m->sum;
+		s->meta[g].bits |= m->bits;
 		if (map) map[i] = g;
 	}
 }

@@ -44,7 +44,13 @@ enum time_summary_col {
 struct summary_state {
 	gp_reader *r;
 	struct summary groups;  /* keyed by "PID/DEVICE/NAME" */
-	struct ts_meta { uint32_t pid, dev, id; size_t name_at; } *meta; size_t cmeta; /* per group */
+	struct ts_meta {
+		uint32_t pid, dev, id; size_t name_at;
+		/* the report's own figures of the group (memops: its bytes;
+		 * nvtx: its kernels' time, its range styles), 0 when made;
+		 * summary_state_merge adds the sums and ors the bits */
+		uint64_t sum; uint32_t bits;
+	} *meta; size_t cmeta; /* per group */
 	u64map cache;           /* hash of (pid, device, string id) -> group + 1 */
 };
 void *summary_state_new(const struct stats_ctx *ctx);

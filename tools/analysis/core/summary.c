@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_settings.h"
+#include "common/testenv.h"
 
 size_t summary_group(struct summary *t, const char *name)
 {
@@ -29,7 +29,7 @@ size_t summary_exact_limit(void)
 	size_t l = atomic_load_explicit(&lim, memory_order_relaxed);
 	if (!l) {
 		uint64_t v;
-		l = gp_parse_uint(getenv("GPUPROF_SUMMARY_EXACT"), 1, SIZE_MAX, &v) ? SUMMARY_EXACT_VALUES : (size_t)v;
+		l = testenv(TESTENV_SUMMARY_EXACT, &v) ? SUMMARY_EXACT_VALUES : (size_t)v;
 		atomic_store_explicit(&lim, l, memory_order_relaxed);
 	}
 	return l;

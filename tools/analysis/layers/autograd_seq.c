@@ -18,11 +18,6 @@ struct seq_path {
 	uint32_t n;
 };
 
-struct bwd_work {
-	uint32_t range;
-	uint64_t ns, kernels;
-};
-
 struct autograd_seq {
 	const struct attribution *a;
 	uint32_t *fwd;                  /* ranges fwd_lo .. fwd_lo + nfwd (the ids touched: all of
@@ -30,8 +25,7 @@ struct autograd_seq {
 	size_t fwd_lo, nfwd;
 	struct seq_path *paths; size_t npaths, cpaths;
 	strmap path_idx;                /* names joined by \x01 -> path index */
-	u64map bwd_idx;                 /* range id -> index in bwd + 1 */
-	struct bwd_work *bwd; size_t nbwd, cbwd;
+	struct layer_bwd_table bwd;     /* by range id */
 	uint32_t *buf; size_t cbuf;     /* attribution_open_on's answers */
 };
 
@@ -58,7 +52,6 @@ struct autograd_seq *autograd_seq_new(const struct attribution *a)
 	struct autograd_seq *s = xcalloc(1, sizeof(*s));
 	s->a = a;
 	strmap_init(&s->path_idx);
-	u64map_init(&s->bwd_idx);
 	return s;
 }
 
@@ -68,8 +61,7 @@ void autograd_seq_free(struct autograd_seq *s)
 	for (size_t i = 0; i < s->npaths; i++) free(s->paths[i].names);
 	free(s->paths);
 	strmap_free(&s->path_idx);
-	u64map_free(&s->bwd_idx);
-	free(s->bwd);
+	layer_bwd_free(&s->bwd);
 	free(s->fwd);
 	free(s->buf);
 	free(s);
@@ -152,24 +144,7 @@ void autograd_seq_merge(struct autograd_seq *s, const struct autograd_seq *src, 
 		*slot = merge(s, *slot, st >= ST_PATH ? as[st - ST_PATH] : st);
 	}
 	free(as);
-	for (size_t i = 0; i < src->nbwd; i++) {
-		const struct bwd_work *w = &src->bwd[i];
-		const struct bwd_work z = { w->range, 0, 0 };
-		struct bwd_work *d = VEC_KEYED(&s->bwd_idx, w->range, s->bwd, s->nbwd, s->cbwd, &z);
-		d->ns += w->ns;
-		d->kernels += w->kernels;
-	}
-}
-
-/* ids of the push/pop ranges of pid open on thread tid at t, into s->buf */
-static size_t open_at(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t)
-{
-	size_t n = attribution_open_on(s->a, pid, tid, t, s->buf, s->cbuf);
-	if (n > s->cbuf) {
-		vec_reserve((void **)&s->buf, &s->cbuf, n, sizeof(*s->buf));
-		n = attribution_open_on(s->a, pid, tid, t, s->buf, s->cbuf);
-	}
-	return n;
+	layer_bwd_merge(&s->bwd, &src->bwd);
 }
 
 static int64_t range_seq(const struct autograd_seq *s, uint32_t id)
@@ -180,7 +155,7 @@ static int64_t range_seq(const struct autograd_seq *s, uint32_t id)
 void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, const char *const *path,
 			  uint32_t n)
 {
-	size_t m = open_at(s, pid, tid, t);
+	size_t m = layers_open_on(s->a, pid, tid, t, &s->buf, &s->cbuf);
 	if (!m) return;
 	uint32_t st = ST_NONE;
 	for (size_t i = 0; i < m; i++) {
@@ -194,7 +169,7 @@ void autograd_seq_forward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
 
 int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, uint64_t t, uint64_t ns)
 {
-	size_t m = open_at(s, pid, tid, t);
+	size_t m = layers_open_on(s->a, pid, tid, t, &s->buf, &s->cbuf);
 	uint32_t best = UINT32_MAX, depth = UINT32_MAX;
 	for (size_t i = 0; i < m; i++) {
 		const struct attr_range r = attribution_range(s->a, s->buf[i]);
@@ -204,10 +179,7 @@ int autograd_seq_backward(struct autograd_seq *s, uint32_t pid, uint32_t tid, ui
 		}
 	}
 	if (best == UINT32_MAX) return 0;
-	const struct bwd_work z = { best, 0, 0 };
-	struct bwd_work *w = VEC_KEYED(&s->bwd_idx, best, s->bwd, s->nbwd, s->cbwd, &z);
-	w->ns += ns;
-	w->kernels++;
+	layer_bwd_add(&s->bwd, best, ns, 1);
 	return 1;
 }
 
@@ -219,7 +191,7 @@ static uint32_t forward_state(struct autograd_seq *s, uint32_t id)
 	uint32_t st = fwd_get(s, id);
 	if (st != ST_NONE) return st;
 	const struct attr_range r = attribution_range(s->a, id);
-	size_t m = open_at(s, r.pid, r.tid, r.s);
+	size_t m = layers_open_on(s->a, r.pid, r.tid, r.s, &s->buf, &s->cbuf);
 	/* the enclosing ranges, innermost first: by depth, deepest first
 	 * (push/pop ranges of one thread nest) */
 	uint32_t below = r.depth;
@@ -265,7 +237,7 @@ void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_bac
 	size_t nr = attribution_nranges(s->a);
 	/* two rounds, so the table holds only the seqs some forward op range
 	 * with a layer has: the paths first, then whatever disagrees */
-	for (int round = 0; round < 2 && s->nbwd; round++) {
+	for (int round = 0; round < 2 && s->bwd.n; round++) {
 		for (size_t i = 0; i < nr; i++) {
 			const struct attr_range r = attribution_range(s->a, (uint32_t)i);
 			if (r.kind != GP_NVTX_PUSHPOP) continue;
@@ -281,11 +253,11 @@ void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_bac
 			else if (*v != st) *v = ST_UNKNOWN;
 		}
 	}
-	for (size_t i = 0; i < s->nbwd; i++) {
-		const struct bwd_work *w = &s->bwd[i];
-		const struct attr_range r = attribution_range(s->a, w->range);
+	for (size_t i = 0; i < s->bwd.n; i++) {
+		const struct layer_bwd *w = &s->bwd.v[i];
+		const struct attr_range r = attribution_range(s->a, w->key);
 		u64map *m = seq_map(&t, r.pid, 0);
-		uint64_t *v = m ? u64map_get(m, (uint64_t)range_seq(s, w->range), MAP_FIND) : NULL;
+		uint64_t *v = m ? u64map_get(m, (uint64_t)range_seq(s, w->key), MAP_FIND) : NULL;
 		if (v && *v >= ST_PATH) {
 			const struct seq_path *p = &s->paths[*v - ST_PATH];
 			cb(ctx, (const char *const *)p->names, p->n, w->ns, w->kernels);

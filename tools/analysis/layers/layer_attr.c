@@ -11,17 +11,17 @@
 #include "common/util.h"
 
 struct layer_attr {
-	struct stacks *stk;
+	struct stacks *stk;          /* the caller's */
 	struct stack_work *sw;       /* by the launch call's stack */
 	struct stack_work *captured; /* graph kernels by the stack of their node's capture */
 	struct autograd_seq *seq;    /* backward kernels by emit_nvtx's sequence numbers; NULL: none */
 	struct layer_ranges *lrg;    /* backward kernels by gpuprof run --layers' ranges; NULL: none */
 };
 
-struct layer_attr *layer_attr_new(gp_reader *r, const struct attribution *ranges)
+struct layer_attr *layer_attr_new(struct stacks *stk, const struct attribution *ranges)
 {
 	struct layer_attr *la = xcalloc(1, sizeof(*la));
-	la->stk = stacks_new(r);
+	la->stk = stk;
 	la->sw = stack_work_new();
 	la->captured = stack_work_new();
 	if (ranges) {
@@ -38,22 +38,7 @@ void layer_attr_free(struct layer_attr *la)
 	stack_work_free(la->captured);
 	autograd_seq_free(la->seq);
 	layer_ranges_free(la->lrg);
-	stacks_free(la->stk);
 	free(la);
-}
-
-void layer_attr_add(struct layer_attr *la, const gp_record *rec)
-{
-	switch (rec->type) {
-	case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
-		stacks_add(la->stk, rec);
-		break;
-	}
-}
-
-int layer_attr_has_stacks(const struct layer_attr *la)
-{
-	return stacks_count(la->stk) > 0;
 }
 
 void layer_attr_op(struct layer_attr *la, const struct gpu_op *op, const struct graph_sites *graphs)
@@ -86,16 +71,8 @@ void layer_attr_call(struct layer_attr *la, const struct launch_call *c)
 	autograd_seq_forward(la->seq, c->pid, c->tid, c->s, v ? v->layers : NULL, v ? v->nlayers : 0);
 }
 
-void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *r)
+void layer_attr_merge(struct layer_attr *la, struct layer_attr *src)
 {
-	/* every slice read every stack: la takes src's when it has none (it
-	 * read no records: then its sequence numbers hold no path either) */
-	if (!stacks_count(la->stk) && stacks_count(src->stk)) {
-		struct stacks *t = la->stk;
-		la->stk = src->stk;
-		src->stk = t;
-	}
-	stacks_set_reader(la->stk, r);
 	stack_work_merge(la->sw, src->sw);
 	stack_work_merge(la->captured, src->captured);
 	if (la->seq && src->seq) autograd_seq_merge(la->seq, src->seq, la->stk);

@@ -8,12 +8,12 @@
  * ranges are given (layer_ranges.h, then autograd_seq.h): docs/STACKS.md
  * "Layers".  Memcpys and memsets stay at their call's path.
  *
- * Lifecycle: new, then add() for the stack records (MODULE, STACK, THREAD,
- * SOURCE) as they are read, op() for each GPU operation the caller counts
- * (its selection), call() for every launch call, selected or not (the
- * forward op ranges need all of them), then resolve() (repeatable).
- * Memory: the stacks (stacks.h), two stack_work tables (stack_work.h) and
- * autograd_seq's and layer_ranges'. */
+ * Lifecycle: new, then op() for each GPU operation the caller counts (its
+ * selection), call() for every launch call, selected or not (the forward
+ * op ranges need all of them), then resolve() (repeatable); the caller
+ * feeds the stacks (stacks.h) the stack records (MODULE, STACK, THREAD,
+ * SOURCE) as they are read.  Memory: two stack_work tables (stack_work.h)
+ * and autograd_seq's and layer_ranges'. */
 #ifndef GPUPROF_ANALYSIS_LAYERS_LAYER_ATTR_H
 #define GPUPROF_ANALYSIS_LAYERS_LAYER_ATTR_H
 
@@ -23,18 +23,16 @@
 #include "analysis/join/attribution.h"
 #include "analysis/layers/graph_sites.h"
 #include "analysis/join/opjoin.h"
+#include "analysis/stacks/stacks.h"
 
 struct layer_attr;
 
-/* ranges: the NVTX ranges, indexed (attribution_index), for the backward
- * join; NULL: no backward join.  Must outlive la. */
-struct layer_attr *layer_attr_new(gp_reader *r, const struct attribution *ranges);
+/* stk: the trace's stacks; ranges: the NVTX ranges, indexed
+ * (attribution_index), for the backward join; NULL: no backward join.
+ * Both must outlive la. */
+struct layer_attr *layer_attr_new(struct stacks *stk, const struct attribution *ranges);
 void layer_attr_free(struct layer_attr *la); /* NULL ok */
 
-/* A stack record (MODULE, STACK, THREAD, SOURCE; others are ignored). */
-void layer_attr_add(struct layer_attr *la, const gp_record *rec);
-/* Whether the trace has stacks (so far: they come before timed records). */
-int layer_attr_has_stacks(const struct layer_attr *la);
 /* A GPU operation to count.  graphs: the capture sites read so far (a
  * capture comes before any launch of its graph); NULL: none. */
 void layer_attr_op(struct layer_attr *la, const struct gpu_op *op, const struct graph_sites *graphs);
@@ -42,9 +40,9 @@ void layer_attr_op(struct layer_attr *la, const struct gpu_op *op, const struct 
 void layer_attr_call(struct layer_attr *la, const struct launch_call *c);
 
 /* Adds src (the same trace's next slice of time: the time shards of `stats
- * --threads`, every slice with every stack record) to la; la reads strings
- * through r from now on (src's reader closes).  src is left to be freed. */
-void layer_attr_merge(struct layer_attr *la, struct layer_attr *src, gp_reader *r);
+ * --threads`, every slice with every stack record) to la, whose stacks
+ * hold every stack by then (stacks_adopt).  src is left to be freed. */
+void layer_attr_merge(struct layer_attr *la, struct layer_attr *src);
 
 struct layer_weight {
 	uint64_t kernel_ns, kernels;

@@ -21,6 +21,36 @@ int layers_backward(const struct stack_view *v)
 	return v && !v->nlayers && v->borrowed && layers_autograd_thread(v->thread_name);
 }
 
+void layer_bwd_add(struct layer_bwd_table *t, uint32_t key, uint64_t ns, uint64_t kernels)
+{
+	const struct layer_bwd z = { key, 0, 0 };
+	struct layer_bwd *w = VEC_KEYED(&t->idx, key, t->v, t->n, t->cap, &z);
+	w->ns += ns;
+	w->kernels += kernels;
+}
+
+void layer_bwd_merge(struct layer_bwd_table *t, const struct layer_bwd_table *src)
+{
+	for (size_t i = 0; i < src->n; i++) layer_bwd_add(t, src->v[i].key, src->v[i].ns, src->v[i].kernels);
+}
+
+void layer_bwd_free(struct layer_bwd_table *t)
+{
+	u64map_free(&t->idx);
+	free(t->v);
+}
+
+size_t layers_open_on(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t **buf,
+		      size_t *cbuf)
+{
+	size_t n = attribution_open_on(a, pid, tid, t, *buf, *cbuf);
+	if (n > *cbuf) {
+		vec_reserve((void **)buf, cbuf, n, sizeof(**buf));
+		n = attribution_open_on(a, pid, tid, t, *buf, *cbuf);
+	}
+	return n;
+}
+
 uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out)
 {
 	if (work != LAYERS_GRAPH_CAPTURED) return path_of(v, work == LAYERS_GRAPH_REPLAY, out);

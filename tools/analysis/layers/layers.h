@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/join/attribution.h"
 #include "analysis/stacks/stacks.h"
+#include "common/util.h"
 
 #define LAYER_PATH_MAX 80  /* names in a path: GP_STACK_MAX_FRAMES + 2 at most */
 #define LAYERS_CAPTURED_ROW "(CUDA graph, captured here)"
@@ -42,6 +44,18 @@ int layers_backward(const struct stack_view *v);
  * autograd_seq.h or layer_ranges.h: path[0..n) (n 0: unattributed), its
  * kernel time and kernels. */
 typedef void (*layers_backward_fn)(void *ctx, const char *const *path, uint32_t n, uint64_t ns, uint64_t kernels);
+/* The backward work autograd_seq.h and layer_ranges.h keep: kernel time
+ * and kernels by key (a range id, a range name).  Zero-initialised = empty. */
+struct layer_bwd { uint32_t key; uint64_t ns, kernels; };
+struct layer_bwd_table { u64map idx; struct layer_bwd *v; size_t n, cap; };
+void layer_bwd_add(struct layer_bwd_table *t, uint32_t key, uint64_t ns, uint64_t kernels);
+/* Adds src's (the time shards of `stats --threads`). */
+void layer_bwd_merge(struct layer_bwd_table *t, const struct layer_bwd_table *src);
+void layer_bwd_free(struct layer_bwd_table *t);
+/* The ids of the push/pop ranges of pid open on thread tid at t
+ * (attribution_open_on) into *buf (grown as needed): their number. */
+size_t layers_open_on(const struct attribution *a, uint32_t pid, uint32_t tid, uint64_t t, uint32_t **buf,
+		      size_t *cbuf);
 
 struct layer_node {
 	const char *name;

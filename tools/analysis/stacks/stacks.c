@@ -45,8 +45,13 @@ struct stacks *stacks_new(gp_reader *r)
 	return s;
 }
 
-void stacks_set_reader(struct stacks *s, gp_reader *r)
+void stacks_adopt(struct stacks *s, struct stacks *src, gp_reader *r)
 {
+	if (!s->count && src->count) {
+		struct stacks t = *s;
+		*s = *src;
+		*src = t;
+	}
 	s->r = r;
 }
 
@@ -463,7 +468,7 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	v->borrowed = in_ctx && !no;
 	uint64_t *tn = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
 	/* s's own copy: a view outlives the reader it was made with when the
-	 * stacks change hands (stacks_set_reader) */
+	 * stacks change hands (stacks_adopt) */
 	v->thread_name = tn ? stacks_intern(s, tool_str(s->r, (uint32_t)*tn)) : "";
 	uint32_t own_base = nc + (in_ctx ? 1u : 0u), nat_base = own_base + no;
 

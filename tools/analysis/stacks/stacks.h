@@ -36,11 +36,13 @@ struct stack_view {
 };
 
 struct stacks *stacks_new(gp_reader *r);
-/* Reads the trace's strings through r from now on: another reader of the
+/* The time shards of `stats --threads` (every slice reads every stack, as
+ * metadata): s takes src's stacks when it has none (a context that read
+ * no records; src gets s's, and s's address stays the one its readers
+ * hold), then reads the trace's strings through r, another reader of the
  * same trace that knows all of them (iteration ended, or
- * gp_reader_load_meta), as the time shards of `stats --threads` hand the
- * stacks of a slice on before its reader closes. */
-void stacks_set_reader(struct stacks *s, gp_reader *r);
+ * gp_reader_load_meta): src's closes. */
+void stacks_adopt(struct stacks *s, struct stacks *src, gp_reader *r);
 /* s's own copy of str (one per distinct string, freed with s): for a
  * string of another stacks' that must outlive it. */
 const char *stacks_intern(struct stacks *s, const char *str);

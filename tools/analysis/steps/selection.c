@@ -189,30 +189,6 @@ static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct 
 	return 0;
 }
 
-int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
-		      const struct step_detect_opts *detect, char *err, size_t n)
-{
-	if (!resolve_times(s, r, o)) return 0;
-	struct step_detect_opts dflt = { STEP_WANT_AUTO, NULL, 0 };
-	struct steps_pipe_opts po = { 1, ATTR_ANY_THREAD, o->have_steps ? detect ? detect : &dflt : NULL, 0 };
-	struct steps_pipe p;
-	steps_pipe_init(&p, r, &po);
-	int rc = steps_pipe_pass(&p, 1, NULL, NULL), ret = -1;
-	if (!gp_reader_recoverable(rc)) {
-		snprintf(err, n, "cannot read the trace: %s", gp_strerror(rc));
-		goto out;
-	}
-	steps_pipe_plan_ranges(&p);
-	ret = resolve_pipe(s, &p, o, detect, err, n);
-out:
-	if (gp_reader_rewind(r) < 0 && !ret) {
-		snprintf(err, n, "cannot read the trace again");
-		ret = -1;
-	}
-	steps_pipe_free(&p);
-	return ret;
-}
-
 int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
 			   const struct step_detect_opts *detect, char *err, size_t n)
 {

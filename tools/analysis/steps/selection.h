@@ -32,19 +32,16 @@ struct selection {
 };
 
 /* Resolves o against the trace of r (detect: how --steps finds steps; NULL:
- * the defaults).  0, or <0 with a message in err (n bytes): SELECTION_NONE
- * when the options name nothing in the trace (no steps, no step numbered
- * so, no NVTX range so named: a usage error, exit 1), -1 when the trace
- * cannot be read (exit 2). */
+ * the defaults), with pass 1 over the trace (the NVTX ranges; with
+ * --steps, the step detection) made by the caller in p (NULL without
+ * --steps and --range), its ranges planned (steps_pipe_plan_ranges; the
+ * steps too, or here: reports/stats_selection.h): what is left of it
+ * (--steps by the trace method: the steps analysis' pass) runs on p, which
+ * stays the caller's.  0, or <0 with a message in err (n bytes):
+ * SELECTION_NONE when the options name nothing in the trace (no steps, no
+ * step numbered so, no NVTX range so named: a usage error, exit 1), -1
+ * when the trace cannot be read (exit 2). */
 enum { SELECTION_NONE = -3 };
-int selection_resolve(struct selection *s, gp_reader *r, const struct sel_opts *o,
-		      const struct step_detect_opts *detect, char *err, size_t n);
-/* The same with pass 1 over the trace (the NVTX ranges; with --steps, the
- * step detection) made by the caller in p, planned
- * (steps_pipe_plan_ranges, and with --steps steps_pipe_plan_steps), as
- * selection_resolve's own would be (the pre-pass in slices,
- * reports/stats_selection.h): what is left of it (--steps by the trace
- * method: the steps analysis' pass) runs on p, which stays the caller's. */
 struct steps_pipe;
 int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
 			   const struct step_detect_opts *detect, char *err, size_t n);

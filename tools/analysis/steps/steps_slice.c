@@ -7,6 +7,7 @@
 
 #include "analysis/core/slices.h"
 #include "analysis/steps/steps_pipe.h"
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -421,9 +422,8 @@ void steps_slice_free(struct steps_slice *s)
 
 uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut)
 {
-	const char *env = getenv("GPUPROF_STEPS_LEAD");
 	uint64_t fixed;
-	if (env && !parse_duration_ns(env, &fixed)) return cut > fixed ? cut - fixed : 0;
+	if (!testenv(TESTENV_STEPS_LEAD, &fixed)) return cut > fixed ? cut - fixed : 0;
 	uint64_t at = cut;
 	for (size_t i = 0; d && i < step_detect_nplans(d); i++) {
 		const struct step_plan *pl = step_detect_plan(d, i);
