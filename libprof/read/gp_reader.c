@@ -27,12 +27,32 @@ enum {
 	DEC_BATCH = 32
 }; /* records decoded per gp_dec_batch call */
 
+/* A chunk as the scan found it: the same for every reader of the file (its
+ * state, CH_*, is each reader's own: gp_reader.state). */
 struct cent {
 	uint64_t off; /* of the chunk header */
 	uint32_t csize, usize, source, count;
 	uint64_t first_ts, last_ts; /* of its timed records (both 0: none) */
-	uint8_t state;
 };
+
+/* The scan of a file opened with gp_reader_opts.share: its chunk table and
+ * what the scan reported, shared read-only by the readers of the same file
+ * (device, inode, size and modification time) open at once with share set,
+ * freed with the last of them. */
+struct chtab {
+	struct chtab *next; /* in g_tabs */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	size_t refs; /* under g_tabs_lock */
+	struct cent *ch;
+	size_t nch;
+	struct gp_integrity integ;
+	char errmsg[512], first_problem[512];
+};
+static struct chtab *g_tabs;
+static pthread_mutex_t g_tabs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct cursor {
 	uint8_t *cbuf, *ubuf;
@@ -72,6 +92,8 @@ struct gp_reader {
 	gp_header hdr;
 	struct cent *ch;
 	size_t nch, chcap;
+	uint8_t *state;    /* per chunk: CH_* */
+	struct chtab *tab; /* ch is tab's (shared): not freed here */
 	struct gp_integrity integ;
 	struct gp_footer_info foot;
 	char errmsg[512], first_problem[512];
@@ -297,8 +319,7 @@ static int add_chunk(gp_reader *r, uint64_t off, const struct gp_chunk_hdr *h)
 		r->ch = n;
 		r->chcap = nc;
 	}
-	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, h->first_ts, h->last_ts,
-					 CH_UNKNOWN };
+	r->ch[r->nch++] = (struct cent){ off, h->csize, h->usize, h->source, h->count, h->first_ts, h->last_ts };
 	return 0;
 }
 
@@ -454,6 +475,72 @@ static int read_header(gp_reader *r)
 
 static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref);
 
+static int same_file(const struct chtab *t, const struct stat *st)
+{
+	return t->dev == st->st_dev && t->ino == st->st_ino && t->size == st->st_size &&
+	       t->mtime.tv_sec == st->st_mtim.tv_sec && t->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* The scan of the file st names by another reader open with share, if any:
+ * r takes its chunk table and what it reported (1), instead of scanning. */
+static int tab_take(gp_reader *r, const struct stat *st)
+{
+	pthread_mutex_lock(&g_tabs_lock);
+	struct chtab *t = g_tabs;
+	while (t && !same_file(t, st)) t = t->next;
+	if (t) {
+		t->refs++;
+		r->tab = t;
+		r->ch = t->ch;
+		r->nch = r->chcap = t->nch;
+		r->integ = t->integ;
+		memcpy(r->errmsg, t->errmsg, sizeof(r->errmsg));
+		memcpy(r->first_problem, t->first_problem, sizeof(r->first_problem));
+	}
+	pthread_mutex_unlock(&g_tabs_lock);
+	return t != NULL;
+}
+
+/* r's scan, for the readers of the same file opened with share while r is
+ * open (when the table cannot be made, r keeps its own). */
+static void tab_give(gp_reader *r, const struct stat *st)
+{
+	struct chtab *t = calloc(1, sizeof(*t));
+	if (!t) return;
+	*t = (struct chtab){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size, .mtime = st->st_mtim, .refs = 1, .ch = r->ch, .nch = r->nch, .integ = r->integ };
+	memcpy(t->errmsg, r->errmsg, sizeof(t->errmsg));
+	memcpy(t->first_problem, r->first_problem, sizeof(t->first_problem));
+	pthread_mutex_lock(&g_tabs_lock);
+	t->next = g_tabs;
+	g_tabs = t;
+	pthread_mutex_unlock(&g_tabs_lock);
+	r->tab = t;
+}
+
+/* r's chunk table: its own freed, a shared one freed with its last reader. */
+static void tab_drop(gp_reader *r)
+{
+	struct chtab *t = r->tab;
+	if (!t) {
+		free(r->ch);
+		return;
+	}
+	pthread_mutex_lock(&g_tabs_lock);
+	int last = --t->refs == 0;
+	if (last) {
+		struct chtab **p = &g_tabs;
+		while (*p != t) p = &(*p)->next;
+		*p = t->next;
+	}
+	pthread_mutex_unlock(&g_tabs_lock);
+	if (last) {
+		free(t->ch);
+		free(t);
+	}
+	r->tab = NULL;
+	r->ch = NULL;
+}
+
 GP_API int gp_reader_open(const char *path, gp_reader **out)
 {
 	return gp_reader_open_opts(path, NULL, out);
@@ -469,12 +556,13 @@ GP_API int gp_reader_threads_default(void)
 GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *opts, gp_reader **out)
 {
 	if (!path || !out) return GP_ERR_INVALID;
-	int threads = 1;
+	int threads = 1, share = 0;
 	if (opts && opts->sz >= offsetof(struct gp_reader_opts, threads) + sizeof(opts->threads)) {
 		if (opts->threads < 0) return GP_ERR_INVALID;
 		threads = opts->threads ? opts->threads : 1;
 		if (threads > GP_READER_MAX_THREADS) threads = GP_READER_MAX_THREADS;
 	}
+	if (opts && opts->sz >= offsetof(struct gp_reader_opts, share) + sizeof(opts->share)) share = opts->share;
 	*out = NULL;
 	gp_reader *r = calloc(1, sizeof(*r));
 	if (!r) return GP_ERR_NOMEM;
@@ -495,7 +583,12 @@ GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *op
 	}
 	ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, 24);
 	if (r->fsize >= r->data_start + GP_FOOTER_SIZE) footer_at(r, r->fsize - GP_FOOTER_SIZE, &r->foot);
-	if ((rc = scan(r))) goto fail;
+	if (!(share && tab_take(r, &st)) && (rc = scan(r))) goto fail;
+	if (share && !r->tab) tab_give(r, &st);
+	if (!(r->state = calloc(r->nch ? r->nch : 1, 1))) {
+		rc = GP_ERR_NOMEM;
+		goto fail;
+	}
 	r->threads = threads;
 	/* decoding threads: the caller's thread counts as one of `threads` */
 	if (threads > 1 && r->nch > 1 &&
@@ -507,7 +600,8 @@ fail:
 	memcpy(g_open_err, r->errmsg, sizeof(g_open_err)); /* for gp_reader_errmsg(NULL) */
 	if (r->fd >= 0) close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
-	free(r->ch);
+	tab_drop(r);
+	free(r->state);
 	free(r);
 	return rc;
 }
@@ -559,7 +653,8 @@ GP_API void gp_reader_close(gp_reader *r)
 	gp_prefetch_free(r->pf); /* after the cursors gave their jobs back */
 	close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
-	free(r->ch);
+	tab_drop(r);
+	free(r->state);
 	free(r->want);
 	free(r->curs);
 	free(r->heap);
@@ -572,12 +667,13 @@ GP_API void gp_reader_close(gp_reader *r)
 }
 
 /* ---------------------------------------------------------------- chunk decoding */
-static void mark(gp_reader *r, struct cent *c, int state)
+static void mark(gp_reader *r, size_t idx, int state)
 {
-	if (c->state == state) return;
-	if (c->state == CH_OK) r->integ.frames_ok--;
-	if (c->state == CH_CORRUPT) r->integ.frames_corrupt--;
-	c->state = (uint8_t)state;
+	uint8_t *c = &r->state[idx];
+	if (*c == state) return;
+	if (*c == CH_OK) r->integ.frames_ok--;
+	if (*c == CH_CORRUPT) r->integ.frames_corrupt--;
+	*c = (uint8_t)state;
 	if (state == CH_OK) r->integ.frames_ok++;
 	else r->integ.frames_corrupt++;
 }
@@ -588,7 +684,7 @@ static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref)
 {
 	gp_reader *r = arg;
 	const struct cent *e = &r->ch[idx];
-	if (e->state == CH_CORRUPT) return 0;
+	if (r->state[idx] == CH_CORRUPT) return 0;
 	const gp_rec_source *s = gp_reader_source(r, e->source);
 	*ref = (struct gp_chunk_ref){ e->off, e->csize, e->usize, e->source, s ? s->tid : 0, r->hdr.major };
 	return 1;
@@ -598,7 +694,7 @@ static int describe_chunk(void *arg, size_t idx, struct gp_chunk_ref *ref)
  * reader reports on its own thread (the same as decoding here). */
 static int load_job(gp_reader *r, struct cursor *c, size_t idx)
 {
-	struct cent *e = &r->ch[idx];
+	const struct cent *e = &r->ch[idx];
 	struct gp_chunk_ref ref;
 	describe_chunk(r, idx, &ref);
 	struct gp_job *j = gp_prefetch_take(r->pf, idx, &ref, r->dctx);
@@ -611,10 +707,10 @@ static int load_job(gp_reader *r, struct cursor *c, size_t idx)
 		int rc = j->rc;
 		gp_prefetch_release(r->pf, j);
 		if (rc == GP_ERR_NOMEM) return rc;
-		mark(r, e, CH_CORRUPT);
+		mark(r, idx, CH_CORRUPT);
 		return rc;
 	}
-	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
+	if (r->state[idx] == CH_UNKNOWN) mark(r, idx, CH_OK);
 	c->job = j;
 	c->ji = 0;
 	c->nx = c->ne = NULL;
@@ -626,14 +722,14 @@ static int load_job(gp_reader *r, struct cursor *c, size_t idx)
 /* Reads + decompresses chunk idx into c; 0 ok, <0 skipped (counted). */
 static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 {
-	struct cent *e = &r->ch[idx];
+	const struct cent *e = &r->ch[idx];
 	c->in_chunk = 0;
 	c->nx = c->ne = NULL;
 	if (c->job) {
 		gp_prefetch_release(r->pf, c->job);
 		c->job = NULL;
 	}
-	if (e->state == CH_CORRUPT) return GP_ERR_CORRUPT;
+	if (r->state[idx] == CH_CORRUPT) return GP_ERR_CORRUPT;
 	if (c->pooled && r->pf) return load_job(r, c, idx);
 	if (!c->batch && !(c->batch = malloc(DEC_BATCH * sizeof(*c->batch)))) return GP_ERR_NOMEM;
 	if (e->csize > c->ccap) {
@@ -652,17 +748,17 @@ static int load_chunk(gp_reader *r, struct cursor *c, size_t idx)
 	}
 	if (gp_pread_all(r->fd, c->cbuf, e->csize, e->off + GP_CHUNK_HDR)) {
 		problem(r, "chunk at offset %llu: read error", (unsigned long long)e->off);
-		mark(r, e, CH_CORRUPT);
+		mark(r, idx, CH_CORRUPT);
 		return GP_ERR_IO;
 	}
 	size_t n = ZSTD_decompressDCtx(r->dctx, c->ubuf, e->usize, c->cbuf, e->csize);
 	if (ZSTD_isError(n) || n != e->usize) {
 		problem(r, "chunk at offset %llu: decompression failed (%s)", (unsigned long long)e->off,
 			ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from the chunk header");
-		mark(r, e, CH_CORRUPT);
+		mark(r, idx, CH_CORRUPT);
 		return GP_ERR_CORRUPT;
 	}
-	if (e->state == CH_UNKNOWN) mark(r, e, CH_OK);
+	if (r->state[idx] == CH_UNKNOWN) mark(r, idx, CH_OK);
 	const gp_rec_source *s = gp_reader_source(r, e->source);
 	memset(c->ubuf + e->usize, 0, GP_DEC_OVERREAD); /* defined bytes for the read-ahead */
 	gp_dec_start(&c->dec, c->ubuf, e->usize, e->source, s ? s->tid : 0, r->hdr.major);
@@ -689,10 +785,10 @@ static void apply_meta(gp_reader *r, gp_record *x, size_t n)
 
 static void chunk_bad_record(gp_reader *r, struct cursor *c, const char *why, size_t at)
 {
-	struct cent *e = &r->ch[c->cur];
+	const struct cent *e = &r->ch[c->cur];
 	problem(r, "chunk at offset %llu: %s at byte %llu", (unsigned long long)e->off, why ? why : "bad record",
 		(unsigned long long)at);
-	mark(r, e, CH_CORRUPT);
+	mark(r, c->cur, CH_CORRUPT);
 }
 
 /* Decodes the next batch of the cursor's current chunk: 1, or 0 at its end
@@ -1193,7 +1289,7 @@ GP_API int gp_reader_describe_integrity(gp_reader *r, char *buf, size_t n)
 	/* verify every chunk not decoded yet */
 	struct cursor c = { 0 };
 	for (size_t i = 0; i < r->nch; i++) {
-		if (r->ch[i].state != CH_UNKNOWN) continue;
+		if (r->state[i] != CH_UNKNOWN) continue;
 		if (load_chunk(r, &c, i) == 0)
 			while (chunk_next(r, &c)) {}
 	}

@@ -29,6 +29,14 @@ struct gp_reader_opts {
 	 * their order, the tables and the integrity report are the same as
 	 * with one thread. */
 	int threads;
+	/* Nonzero: the chunk table (the open's scan of every chunk header,
+	 * ~40 bytes a chunk) is shared with the other readers of the same file
+	 * (device, inode, size and modification time) open with share at the
+	 * time, instead of each scanning and keeping its own: a reader then
+	 * costs ~1 byte a chunk, and its records, tables and integrity report
+	 * are those of a reader that scanned.  For readers of one unchanging
+	 * file at once (`gpuprof`'s time slices: one reader each). */
+	int share;
 };
 #define GP_READER_MAX_THREADS 256
 GP_API int gp_reader_open_opts(const char *path, const struct gp_reader_opts *opts, gp_reader **out);

@@ -1,6 +1,6 @@
 # libprof tests (owner: libprof).  Included from tests/build.mk.
 LIBPROF_TEST_NAMES := test_roundtrip test_concurrency test_corrupt test_bad_files test_recorder_misc test_decoder test_ring \
-	test_ring_unit test_intern test_fields test_reader_threads test_spool test_control test_window
+	test_ring_unit test_intern test_fields test_reader_threads test_spool test_control test_window test_share
 LIBPROF_TEST_BINS := $(LIBPROF_TEST_NAMES:%=$(B)/tests/libprof/%)
 TEST_BINS += $(LIBPROF_TEST_BINS)
 TESTS += $(LIBPROF_TEST_BINS)
@@ -18,7 +18,7 @@ SAN_TSAN := -O1 -g -fsanitize=thread
 # Sanitizer builds get their own build dirs; the recursive make overrides B.
 asan-test:
 	$(MAKE) --no-print-directory B=$(B)/asan CFLAGS="$(SAN_ASAN)" libprof-test
-TSAN_TESTS := test_concurrency test_ring test_ring_unit test_intern test_reader_threads
+TSAN_TESTS := test_concurrency test_ring test_ring_unit test_intern test_reader_threads test_share
 tsan-test:
 	$(MAKE) --no-print-directory B=$(B)/tsan CFLAGS="$(SAN_TSAN)" $(TSAN_TESTS:%=$(B)/tsan/tests/libprof/%)
 	TSAN_OPTIONS=halt_on_error=1 tests/run-tests.sh $(TSAN_TESTS:%=$(B)/tsan/tests/libprof/%)

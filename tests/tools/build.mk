@@ -140,6 +140,15 @@ $(TEST_COMM_MEMORY): tests/tools/test_comm_memory.c $(TEST_COMM_MEMORY_OBJS) $(L
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_COMM_MEMORY_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm
 
+# tools/analysis/gpu/gpu_activity: report's GPU intervals summed per bin, their bytes against the records
+TEST_GPU_ACTIVITY_MEMORY := $(TOOLST_DIR)/test_gpu_activity_memory
+TEST_GPU_ACTIVITY_MEMORY_OBJS := $(B)/obj/tools/analysis/gpu/gpu_activity.o $(B)/obj/tools/analysis/gpu/windows.o \
+	$(B)/obj/tools/analysis/core/intervals.o $(B)/obj/tools/common/util.o
+$(TEST_GPU_ACTIVITY_MEMORY): tests/tools/test_gpu_activity_memory.c tests/tools/splitmix.h $(TEST_GPU_ACTIVITY_MEMORY_OBJS) \
+		$(LIBPROF_A) | $(TOOLST_DIR)/
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_GPU_ACTIVITY_MEMORY_OBJS) \
+		$(LIBPROF_A) $(LIBPROF_LIBS) -lm
+
 # tools/common/report: encoded rows print as the cells set, and their bytes per row
 TEST_REPORT_ROWS := $(TOOLST_DIR)/test_report_rows
 TEST_REPORT_ROWS_OBJS := $(B)/obj/tools/common/report.o $(B)/obj/tools/common/spill.o $(B)/obj/tools/common/tool.o $(B)/obj/tools/common/util.o \
@@ -186,9 +195,9 @@ $(TOOLST_DIR)/run_%: tests/tools/%.py | $(TOOLST_DIR)/
 
 TOOLS_TEST_RUNNERS := $(TOOLS_SH_TESTS:%=$(TOOLST_DIR)/run_%) $(TOOLS_PY_TESTS:%=$(TOOLST_DIR)/run_%)
 TEST_BINS += $(GPUPROF_BIN) $(GEN_TRACE) $(GEN_CUTS) $(GEN_EDGE) $(GEN_WINDOW) $(GEN_STACKS) $(GEN_LAYERS) $(GEN_RANKS) $(GEN_STEPS) $(GEN_DIFF) $(GEN_ADVISE) $(GEN_MEMORY) $(FAKE_SHIM_SO) $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) \
-	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_U32MAP) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
+	$(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_U32MAP) $(TEST_TABLE_FIT) $(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES) $(TEST_GPU_ACTIVITY_MEMORY)
 TESTS += $(TOOLS_TEST_RUNNERS) $(TEST_GP_LAUNCH) $(TEST_GP_ALLOC) $(TEST_ATTRIBUTION) $(TEST_ATTRIBUTION_INDEX) $(TEST_STEP_PLAN) $(TEST_COMM_MEMORY) $(TEST_COUNTERS) $(TEST_REPORT_ROWS) $(TEST_SPILL) $(TEST_U32MAP) $(TEST_TABLE_FIT) \
-	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES)
+	$(TEST_QUANTILE) $(TEST_OPJOIN_MERGE) $(TEST_IVPAIR_MERGE) $(TEST_SLICES) $(TEST_GPU_ACTIVITY_MEMORY)
 
 # `stats --threads` (the time shards, reports/stats_shards.c) under the
 # sanitizers: gpuprof and the generators built with TSan, and with

@@ -148,7 +148,9 @@ gp_reader *tool_open_threads(const char *path, int threads)
 	if (!strcmp(path, "-") && !(path = stdin_path()))
 		return NULL;
 	errno = 0;
-	struct gp_reader_opts o = { .sz = sizeof(o), .threads = threads };
+	/* share: the time slices' readers of the file (slices_open) borrow this
+	 * one's chunk table while it is open */
+	struct gp_reader_opts o = { .sz = sizeof(o), .threads = threads, .share = 1 };
 	int rc = gp_reader_open_opts(path, &o, &r);
 	if (rc < 0 || !r) {
 		/* an open's errno before the reader's message (gp_reader_errmsg(NULL)) */

@@ -279,14 +279,18 @@ static void gpu_pass(struct stats_ctx *ctx)
 {
 	struct winset eff = { 0 };
 	if (ctx->span.n) span_windows(ctx, &eff);
+	/* emptied, as it was set up (a pass summed per bin again: at
+	 * GPU_ACTIVITY_LAG now, gpu_activity_redo) */
+	struct gpu_activity g = { .keep = ctx->gpu.keep, .bins = ctx->gpu.bins,
+				  .lag = ctx->union_lag ? ctx->union_lag : GPU_ACTIVITY_LAG };
+	gpu_activity_free(&ctx->gpu);
+	ctx->gpu = g;
 	if (ctx->gpu_pass && ctx->gpu_pass(ctx, &eff, ctx->gpu_pass_arg) == 0) {
 		winset_free(&eff);
 		return;
 	}
-	int keep = ctx->gpu.keep;
 	gpu_activity_free(&ctx->gpu);
-	ctx->gpu.keep = keep;
-	ctx->gpu.lag = ctx->union_lag;
+	ctx->gpu = g;
 	ctx->gpu.clip = &eff;
 	const gp_record *rec;
 	if (gp_reader_rewind(ctx->r) == 0)
@@ -305,7 +309,7 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 		else if (ctx->pipe.steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
 		winset_finish(&ctx->span);
 	}
-	if (ctx->gpu_later) gpu_pass(ctx);
+	if (ctx->gpu_later || ctx->gpu_redo || gpu_activity_redo(&ctx->gpu)) gpu_pass(ctx);
 	if (ctx->span.n) {
 		/* the windows report counts the kernels in the recorded windows */
 		struct winset eff = { 0 };
@@ -331,7 +335,11 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 	}
 	kshapes_merge(&ctx->shapes, &src->shapes);
 	counters_merge(&ctx->cnt, &src->cnt);
-	if (gpu_activity_merge(&ctx->gpu, &src->gpu) < 0 || src->merge_lost) ctx->merge_lost = 1;
+	/* at the bins' lag, the GPU intervals alone are summed again */
+	int gpu_lost = gpu_activity_merge(&ctx->gpu, &src->gpu) < 0;
+	if (src->gpu_redo || (gpu_lost && !ctx->gpu.lag && ctx->gpu.bins)) ctx->gpu_redo = 1;
+	else if (gpu_lost) ctx->merge_lost = 1;
+	if (src->merge_lost) ctx->merge_lost = 1;
 	if (!meta) return;
 	/* the windows the slice read in its pass (ctx read none itself, and
 	 * had no pre-pass that read them all) */

@@ -206,6 +206,10 @@ struct stats_ctx {
 	 * streaming union whose interval runs past the next slice's head):
 	 * the driver reads the trace again on one thread */
 	int merge_lost;
+	/* Shards: the GPU intervals summed at GPU_ACTIVITY_LAG_BINS could not
+	 * merge exactly at a cut: stats_ctx_finish sums them again
+	 * (analysis/gpu/gpu_activity.h) */
+	int gpu_redo;
 	/* STATS_NEED_STEPS_SLICED: the counts of the steps' join (for
 	 * --verbose), summed over the slices by the merge */
 	struct opjoin_counts steps_counts;

@@ -304,7 +304,8 @@ static void gpu_slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 	if (!r) return;
 	g->clip = a->clip;
 	g->keep = a->ctx->gpu.keep;
-	g->lag = a->ctx->union_lag;
+	g->bins = a->ctx->gpu.bins;
+	g->lag = a->ctx->gpu.lag;
 	g->slice = from > 0;
 	const gp_record *rec;
 	int rc;

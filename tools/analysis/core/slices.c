@@ -123,7 +123,7 @@ void slices_free(struct slices *s)
 
 gp_reader *slices_open(const char *path, uint64_t from, uint64_t to)
 {
-	struct gp_reader_opts o = { .sz = sizeof(o), .threads = 1 };
+	struct gp_reader_opts o = { .sz = sizeof(o), .threads = 1, .share = 1 }; /* the command's reader's chunk table */
 	gp_reader *r;
 	if (gp_reader_open_opts(path, &o, &r) != 0) return NULL;
 	gp_reader_load_meta(r);

@@ -63,8 +63,9 @@ void slices_cpu(const struct slices *s, double *sum, double *max);
 void slices_free(struct slices *s); /* waits; NULL ok */
 
 /* A reader of the trace at path windowed to [from, to) (one decoding
- * thread; NULL: cannot be opened), and whether it read its records whole
- * (rc: its last gp_reader_next_ordered). */
+ * thread, the chunk table of the command's reader of it: tool_open;
+ * NULL: cannot be opened), and whether it read its records whole (rc: its
+ * last gp_reader_next_ordered). */
 gp_reader *slices_open(const char *path, uint64_t from, uint64_t to);
 int slices_whole(gp_reader *r, int rc);
 

@@ -73,6 +73,11 @@ static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, 
 	return &g->strs[g->nstrs - 1];
 }
 
+static size_t lag_of(const struct gpu_activity *g)
+{
+	return g->lag ? g->lag : g->bins ? GPU_ACTIVITY_LAG_BINS : GPU_ACTIVITY_LAG;
+}
+
 void gpu_activity_process(struct gpu_activity *g, uint32_t pid, int settings_known, int windowed)
 {
 	if (!g->keep && settings_known && !windowed) *u64map_get(&g->streamed, pid, MAP_INSERT) = 1;
@@ -115,7 +120,7 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
 	if (kern) { d->nk++; u->nk++; } else { d->nc++; u->nc++; }
 	if (!ivpair_admit(&d->kc, &s, &e)) return; /* too late: its time before the cut is lost */
 	ivset_add(kern ? &u->k : &u->c, s, e);
-	uint64_t x = ivpair_add(&d->kc, !kern, s, e, g->lag ? g->lag : GPU_ACTIVITY_LAG);
+	uint64_t x = ivpair_add(&d->kc, !kern, s, e, lag_of(g));
 	if (x) cut_streams(g, d, x);
 }
 
@@ -125,6 +130,11 @@ uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns)
 	for (size_t i = 0; i < g->ndevs; i++) { n += g->devs[i].kc.late; ns += g->devs[i].kc.late_ns; }
 	if (late_ns) *late_ns = ns;
 	return n;
+}
+
+int gpu_activity_redo(const struct gpu_activity *g)
+{
+	return !g->lag && g->bins && gpu_activity_late(g, NULL);
 }
 
 static int cmp_dev(const void *a, const void *b)
@@ -295,7 +305,7 @@ static int merge_dev(struct gpu_activity *g, size_t di, struct gpu_activity *src
 	if (!d->streamed) {
 		ivset_append(&d->kc.set[0], &s->kc.set[0]);
 		ivset_append(&d->kc.set[1], &s->kc.set[1]);
-	} else if ((m = ivpair_merge(&d->kc, &s->kc, g->lag ? g->lag : GPU_ACTIVITY_LAG, &x)) == IVM_INEXACT) {
+	} else if ((m = ivpair_merge(&d->kc, &s->kc, lag_of(g), &x)) == IVM_INEXACT) {
 		return -1;
 	}
 	/* every stream of the device, in either: g's first (they are cut with

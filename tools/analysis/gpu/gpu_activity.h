@@ -23,6 +23,15 @@
  * (kc.late, kc.late_ns).  Why this is exact and its bounds: docs/CLI.md,
  * the `util` item of what stats keeps. */
 #define GPU_ACTIVITY_LAG 65536
+/* The lag of a pass that sums per bin (gpu_activity.bins: `gpuprof
+ * report`, whose pass streams the intervals beside every other report's
+ * state, in each of its slices): what a device and its streams hold grows
+ * with the lag, ~5.8 MB at GPU_ACTIVITY_LAG and ~0.75 MB at this one
+ * (tests/tools/test_gpu_activity_memory.c).  Where a record came later
+ * than it (gpu_activity_redo), or slices could not merge exactly, the
+ * caller sums the intervals again at GPU_ACTIVITY_LAG in a pass of its
+ * own: the figures are those of GPU_ACTIVITY_LAG either way. */
+#define GPU_ACTIVITY_LAG_BINS 8192
 
 /* Equal bins over [t0, t1): bin i is [t0 + i width, t0 + (i + 1) width),
  * the last one cut at t1. */
@@ -72,7 +81,8 @@ struct gpu_activity {
 				  there as they come (a process with several there
 				  keeps every interval) */
 	size_t lag;            /* set before the first record: the streamed pairs' lag
-				  (0: GPU_ACTIVITY_LAG) */
+				  (0: GPU_ACTIVITY_LAG_BINS with bins, else
+				  GPU_ACTIVITY_LAG) */
 	int slice;             /* set before the first record: the records of a slice of
 				  time after the first (stats' time shards): the
 				  devices' pairs keep their heads (intervals.h) */
@@ -108,6 +118,10 @@ int gpu_activity_merge(struct gpu_activity *g, struct gpu_activity *src);
 /* Records that arrived too late to be counted in full, over all devices,
  * and their uncounted time. */
 uint64_t gpu_activity_late(const struct gpu_activity *g, uint64_t *late_ns);
+/* Whether g summed at GPU_ACTIVITY_LAG_BINS met a record later than that
+ * (before gpu_activity_finish): its sums are to be made again at
+ * GPU_ACTIVITY_LAG (lag set), as without bins. */
+int gpu_activity_redo(const struct gpu_activity *g);
 void gpu_activity_free(struct gpu_activity *g);
 
 #endif
