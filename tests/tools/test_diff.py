@@ -484,6 +484,15 @@ subprocess.run([os.path.join(os.path.dirname(GEN), "gen_ranks"), "--launcher", n
 p = gp("diff", a, nosteps, check=False)
 eq(p.returncode, 2, "a trace without steps: exit 2")
 expect("no steps to compare" in p.stderr, f"a trace without steps: says so ({p.stderr.strip()})")
+# a --step-range no trace has: the trace named, nothing else said (a truncated one too)
+trunc = os.path.join(W, "trunc.gpuprof")
+with open(a, "rb") as f, open(trunc, "wb") as g:
+    g.write(f.read()[:os.path.getsize(a) * 2 // 3])
+for first, strict in ((a, ()), (trunc, ()), (trunc, ("--strict",))):
+    p = gp("diff", "--step-range", "nope", *strict, first, a, check=False)
+    eq((p.returncode, p.stderr.replace(W + "/", "")),
+       (2, f"gpuprof diff: {os.path.basename(first)}: no NVTX range named 'nope' (nor numbered 'nope <N>') in the trace\n"),
+       f"--step-range nope {strict} on {os.path.basename(first)}: exit 2, the one message")
 
 # --threads N: each trace's steps through stats' driver, its pre-pass and the
 # steps' pass in slices (reports/stats_drive.h), as `gpuprof steps` does; on two

@@ -118,11 +118,11 @@ static int analyse(struct side *s, const struct view *v, int keep)
 		memset(&s->sel, 0, sizeof(s->sel));
 	s->d = (struct stats_drive){ .r = r, .path = s->path, .strict = v->strict, .so = &v->so, .sel = &s->sel,
 				     .names = NAME_FULL, .run = v->run, .threads = g_threads, .pre = &v->hook,
-				     .keep_going = 1 };
+				     .keep_going = 2 };
 	stats_drive_plan(&s->d);
 	int code = EXIT_OK;
-	if (stats_drive_run(&s->d, &code)) return code;
-	if (s->d.steps_err) return tool_fail(EXIT_BADINPUT, "%s: %s", s->path, s->d.steps_err);
+	if (stats_drive_run(&s->d, &code))
+		return s->d.steps_err ? tool_fail(EXIT_BADINPUT, "%s: %s", s->path, s->d.steps_err) : code;
 	if (v->verbose)
 		fprintf(stderr, "%s: %s: the pre-pass in %d slices, the steps' pass in %d (1: one thread's read)\n",
 			g_cmd, s->path, s->d.pt.pre.k ? s->d.pt.pre.k : 1, s->d.pt.nshards ? s->d.pt.nshards : 1);
