@@ -8,8 +8,9 @@
 #   bench/offline/engine.sh [-t THREADS] [EVENTS]     (default: 1e7)
 #
 # Reads: the bytes the command pread from the trace over its size (strace;
-# "-" without it).  A slice's lead-in and the prefetch of a reader stopped
-# early make it a little off a whole number.
+# "-" without it; every pread64 of every thread, also one strace prints as
+# "unfinished" then "resumed").  A slice's lead-in and the prefetch of a
+# reader stopped early make it a little off a whole number.
 # Environment: GPUPROF (default build/bin/gpuprof), GEN (build/bench/
 # gen_bigtrace), DIR (default /tmp/gpuprof-bench), SEED (7).  Wall time and
 # peak RSS from GNU time, or python3 where /usr/bin/time is missing.
@@ -50,7 +51,7 @@ for c in stats steps advise report; do
   if command -v strace >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     strace -f -e trace=pread64 -o "$DIR/engine.strace" "$GPUPROF" $c $THREADS $args "$T" >/dev/null 2>&1
-    reads=$(awk -v sz="$SIZE" '/pread64\(/ { n = $NF; if (n ~ /^[0-9]+$/) s += n } END { printf "%.1f", s / sz }' \
+    reads=$(awk -v sz="$SIZE" '/pread64/ { n = $NF; if (n ~ /^[0-9]+$/) s += n } END { printf "%.1f", s / sz }' \
       "$DIR/engine.strace")
   fi
   [ -n "$STATS" ] || STATS=$wall

@@ -9,6 +9,8 @@
  *     --steps N        steps (default 30), NVTX "step <k>", k = 0..N-1
  *     --warmup         step 0 is a warm-up step: 800 us more loading, two
  *                      cudaMalloc calls and an "autotune_probe" kernel (20 us)
+ *     --warmup-steps N steps 0 .. N-1 are such warm-up steps (a warm-up run longer
+ *                      than advise takes back, advise_facts.h adv_facts_settle)
  *     --load-ns N      host time before the first call of a step (default 200000)
  *     --jitter N       plus j_k ns, j_k uniform in [0, N) from an LCG seeded by
  *                      --seed (default 0: none); the same seed gives the same j_k
@@ -221,7 +223,8 @@ int main(int argc, char **argv)
 	gen_prog = "gen_diff";
 	uint32_t nsteps = 30;
 	uint64_t load = 200000, jitter = 0, seed = 1, G = 100000;
-	int warmup = 0, flash = 0, dsync = 0, dtoh = 0, gcopies = 0, counters = 0, odd = 0, anon = 0, rank = -1, i;
+	uint32_t warmup = 0;
+	int flash = 0, dsync = 0, dtoh = 0, gcopies = 0, counters = 0, odd = 0, anon = 0, rank = -1, i;
 	const char *cmd = "python train.py", *settings = NULL;
 	uint32_t nthreads = 1;
 	P = 6000;
@@ -230,6 +233,7 @@ int main(int argc, char **argv)
 		int more = i + 1 < argc - 1;
 		if (!strcmp(a, "--steps") && more) nsteps = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--warmup")) warmup = 1;
+		else if (!strcmp(a, "--warmup-steps") && more) warmup = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--load-ns") && more) load = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--jitter") && more) jitter = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(a, "--seed") && more) seed = strtoull(argv[++i], NULL, 10);
@@ -249,7 +253,7 @@ int main(int argc, char **argv)
 		else break;
 	}
 	if (argc < 2 || i != argc - 1 || nsteps < 2 || nsteps > 1000000 || nthreads < 1 || nthreads > 64) {
-		fprintf(stderr, "usage: gen_diff [--steps N] [--warmup] [--load-ns N] [--jitter N] [--seed N]\n"
+		fprintf(stderr, "usage: gen_diff [--steps N] [--warmup] [--warmup-steps N] [--load-ns N] [--jitter N] [--seed N]\n"
 				"                [--gemm-ns N] [--attn flash] [--device-sync] [--dtoh] [--graph-copies] [--counters]\n"
 				"                [--odd-name] [--anon-ns]\n"
 				"                [--cmd STR] [--settings STR] [--threads N] [--pid P] [--rank R] OUT\n");
@@ -305,8 +309,8 @@ int main(int argc, char **argv)
 	}
 	uint64_t A = flash ? 15000 : 50000;
 	for (uint32_t k = 0; k < nsteps; k++) {
-		uint64_t t = s + load + next_jitter(jitter) + (warmup && k == 0 ? 800000 : 0);
-		if (warmup && k == 0) {
+		uint64_t t = s + load + next_jitter(jitter) + (k < warmup ? 800000 : 0);
+		if (k < warmup) {
 			api(S_MALLOC, corr++, t - 800000 + 1000, t - 800000 + 2000);
 			api(S_MALLOC, corr++, t - 800000 + 2100, t - 800000 + 2500);
 		}
@@ -318,7 +322,7 @@ int main(int argc, char **argv)
 		g = launch(S_GEMM_B, t + 12000, t + 13000, g, G + G / 2);
 		range(S_BWD, 1, t + 11000, t + 14000);
 		g = launch(S_ADAM, t + 14500, t + 15500, g, 30000);
-		if (warmup && k == 0) g = launch(S_AUTOTUNE, t + 15600, t + 15700, g, 20000);
+		if (k < warmup) g = launch(S_AUTOTUNE, t + 15600, t + 15700, g, 20000);
 		if (dtoh) g = copy(GP_COPY_DTOH, 4, t + 15600, t + 15800, g, 2000);
 		if (gcopies) g = graph_copies(t + 15600, t + 15800, g);
 		range(S_OPT, 1, t + 14000, t + 16000);

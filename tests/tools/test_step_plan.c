@@ -9,7 +9,8 @@
  * is a range id a step (4 bytes; the former 32-byte struct step_def per
  * step would fail it); then the bytes the steps engine holds per step with
  * its rows in the file (GPUPROF_SPILL_MEM=0): its lookup from a range to
- * its row is 8 bytes a step (the u64map it replaced held ~34 and fails).
+ * its row, a u32map sized at once, is ~11 bytes a step (a u64map held ~34
+ * and fails).
  * Prints "ok" or the failed checks; exit 1 on failure. */
 #include <malloc.h>
 #include <stdio.h>

@@ -198,11 +198,30 @@ with tt.tmpdir() as d:
             o = same(f"{name}: advise, lead-in {lead or 'default'}", gp_run("advise", "--all", "--format", "json", path))
             tt.expect(o[2] == 0 and '"findings"' in o[0], f"{name}: advise ran: {o[1]!r}")
             v = tt.gp("advise", "--threads", "4", "--verbose", path).stderr
-            tt.expect("the facts pass in 4 slices: " in v, f"{name}, lead-in {lead}: facts in 4 slices: {v!r}")
+            tt.expect(re.search(r"the facts in (the steps' pass|a pass of their own) in 4 slices: ", v),
+                      f"{name}, lead-in {lead}: facts in 4 slices: {v!r}")
     del os.environ["GPUPROF_STEPS_LEAD"]
+    # the facts beside the steps, in the driver's pass (advise_facts.h
+    # adv_facts_opts.beside: NVTX steps), in its slices; a warm-up step among
+    # the first 64 (gen_steps --steady's first, gen_diff's first 3) has what
+    # it gave as counted taken back after the steps (adv_facts_settle); a
+    # warm-up run longer (gen_diff's first 70) makes the facts in a pass of
+    # their own after the steps; the same findings at every --threads
     v = tt.gp("advise", "--threads", "4", "--verbose", big).stderr
-    tt.expect("the facts pass in 4 slices: each went on from the state the one before it ended in" in v,
-              f"bigtrace: advise's facts in 4 slices: {v!r}")
+    tt.expect("the facts in the steps' pass in 4 slices: each went on from the state the one before it ended in" in v,
+              f"bigtrace: advise's facts in 4 slices, beside the steps: {v!r}")
+    steady = os.path.join(d, "steady.gpuprof")
+    subprocess.run([os.path.join(GEN_DIR, "gen_steps"), "--steady", "--steps", "60", steady], check=True, capture_output=True)
+    for n in (3, 70):
+        warm = os.path.join(d, f"warm{n}.gpuprof")
+        subprocess.run([os.path.join(GEN_DIR, "gen_diff"), "--steps", "200", "--warmup-steps", str(n), warm], check=True,
+                       capture_output=True)
+        for path, name, how in ((steady, "gen_steps --steady", "the steps' pass"),
+                                (warm, f"gen_diff --warmup-steps {n}", "the steps' pass" if n < 64 else "a pass of their own")):
+            o = same(f"{name}: advise", gp_run("advise", "--all", "--format", "json", path))
+            tt.expect(f'"warmup":{1 if path == steady else n},' in o[0], f"{name}: warm-up steps: {o[0][:300]!r}")
+            v = tt.gp("advise", "--threads", "4", "--verbose", path).stderr
+            tt.expect(f"the facts in {how} in 4 slices: " in v, f"{name}: the facts in {how}: {v!r}")
 
     # the windows: --steps A:B and --range NAME, resolved in slices
     for path, name, sel in ((big, "bigtrace", ("--steps", "20:22")), (big, "bigtrace", ("--steps", "0:0")),

@@ -89,7 +89,8 @@ static int advise_file(const char *path, struct advise_opts *o)
 		if (o->verbose && ad.d.pt.pre.k)
 			fprintf(stderr, "%s: %s: the pre-pass in %d slices\n", g_cmd, path, ad.d.pt.pre.k);
 		if (o->verbose && ad.facts_sliced)
-			fprintf(stderr, "%s: %s: the facts pass in %d slices: %s\n", g_cmd, path, ad.facts_sliced,
+			fprintf(stderr, "%s: %s: the facts %s in %d slices: %s\n", g_cmd, path,
+				ad.beside ? "in the steps' pass" : "in a pass of their own", ad.facts_sliced,
 				ad.facts_how.crossed ? "a source out of time order across a cut: read again on one thread" :
 				ad.facts_how.again ? "some read again on one thread (a lead-in short of one pass's state)" :
 				"each went on from the state the one before it ended in");

@@ -124,6 +124,44 @@ int has_ci(const char *s, const char *sub)
 	return 0;
 }
 
+/* ------------------------------------------------------------ u32map */
+/* The slot of key, or the empty one where it would go (m->cap > 0): the
+ * hash's top 32 bits scaled to the capacity (Lemire's fastrange). */
+static uint32_t *u32map_slot(const struct u32map *m, uint32_t key)
+{
+	size_t i = (size_t)(((mix64(key) >> 32) * m->cap) >> 32);
+	while (m->kv[2 * i] && m->kv[2 * i] != key + 1) i = i + 1 == m->cap ? 0 : i + 1;
+	return &m->kv[2 * i];
+}
+
+void u32map_reserve(struct u32map *m, size_t n)
+{
+	if (n * 4 <= m->cap * 3) return;
+	struct u32map o = *m;
+	m->cap = n * 4 / 3 + 1;
+	m->kv = xcalloc(m->cap, 2 * sizeof(*m->kv));
+	for (size_t i = 0; i < o.cap; i++)
+		if (o.kv[2 * i]) memcpy(u32map_slot(m, o.kv[2 * i] - 1), &o.kv[2 * i], 2 * sizeof(*o.kv));
+	free(o.kv);
+}
+
+void u32map_put(struct u32map *m, uint32_t key, uint32_t val)
+{
+	if ((m->n + 1) * 4 > m->cap * 3) u32map_reserve(m, 2 * m->n + 48); /* grown to 3/8 full */
+	uint32_t *s = u32map_slot(m, key);
+	m->n += !s[0];
+	s[0] = key + 1;
+	s[1] = val;
+}
+
+uint64_t u32map_find(const struct u32map *m, uint32_t key)
+{
+	const uint32_t *s = m->cap ? u32map_slot(m, key) : NULL;
+	return s && s[0] ? (uint64_t)s[1] + 1 : 0;
+}
+
+void u32map_free(struct u32map *m) { free(m->kv); *m = (struct u32map){ 0 }; }
+
 /* ------------------------------------------------------------ u64map */
 void u64map_init(u64map *m) { memset(m, 0, sizeof(*m)); }
 

@@ -1,6 +1,6 @@
 /* util.h — small helpers shared by the gpuprof subcommands: allocation that
  * exits on OOM (an offline tool has nothing better to do), growable arrays,
- * two hash maps, JSON string escaping, number/time formatting and the names
+ * three hash maps, JSON string escaping, number/time formatting and the names
  * of the trace's enums.  Nothing here knows about the reader. */
 #ifndef GPUPROF_COMMON_UTIL_H
 #define GPUPROF_COMMON_UTIL_H
@@ -94,6 +94,19 @@ int u64map_del(u64map *m, uint64_t key);
 		i##_lo;                                                  \
 	})
 void *vec_keyed(u64map *m, uint64_t key, void **arr, size_t *n, size_t *cap, size_t esz, const void *init);
+
+/* uint32 -> uint32 open-addressing map (a range id to its step: one key a
+ * step), 8 bytes a slot (key + 1, then the value; 0: empty), at most 3/4
+ * full; any capacity, so that one sized at once (u32map_reserve) takes
+ * ~11 bytes a key.  Keys below UINT32_MAX; zeroed is empty. */
+struct u32map { uint32_t *kv; size_t cap, n; };
+/* Room for n keys in all without growing. */
+void u32map_reserve(struct u32map *m, size_t n);
+/* Sets key's value (inserted when absent). */
+void u32map_put(struct u32map *m, uint32_t key, uint32_t val);
+/* key's value + 1, 0 when absent. */
+uint64_t u32map_find(const struct u32map *m, uint32_t key);
+void u32map_free(struct u32map *m);
 
 /* string -> index map; keys are copied. */
 typedef struct strmap {

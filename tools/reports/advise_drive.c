@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/advise/advise_slice.h"
 #include "common/tool.h"
 
 /* The pre-pass's state of a slice: advise's inputs and the caller's. */
@@ -46,10 +45,57 @@ static void pre_free(void *st)
 	free(s);
 }
 
+/* The facts' engines beside the steps' in the driver's pass (stats_ctx.part):
+ * in the shards the steps' engines too (sin[1]), else beside the pass's. */
+static struct cut_slice *part_make(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix, int steps)
+{
+	return adv_slice_new(&((struct advise_drive *)arg)->sin[steps], r, cuts, ix);
+}
+
+static int part_merge(void *arg, struct cut_slice **e, const struct steps_cuts *cuts, const char *path,
+		      struct opjoin_counts *counts, struct steps_slice_merged *how)
+{
+	struct advise_drive *ad = arg;
+	const struct adv_slice_sum sum = { ad->d.ctx.pipe.steps, ad->facts };
+	/* the shards' (counts): their engines made the steps too */
+	int rc = adv_slice_merge(&sum, counts, e, cuts, path, &ad->sin[counts != NULL], &ad->facts_how);
+	if (how) *how = ad->facts_how;
+	ad->beside = rc == 0;
+	ad->facts_sliced = cuts->k > 1 ? cuts->k : 0;
+	/* a figure of the facts lost is not damage: the facts after the steps */
+	return rc && !adv_facts_lost(ad->facts) ? -1 : 0;
+}
+
+/* Whether the facts can be made beside the steps: every process's steps
+ * are NVTX ranges (their places known from the pre-pass; the trace
+ * method's are found in the pass), and no PM samples (their sums are
+ * fractional: one thread after the steps). */
+static int facts_beside(struct steps *st, const struct adv_pre *pre)
+{
+	if (!st || pre->ctr.n) return 0;
+	for (size_t i = 0; i < steps_nprocs(st); i++)
+		if (steps_proc(st, i)->plan->method != STEP_NVTX) return 0;
+	return 1;
+}
+
 static void pre_ready(void *arg, void *st, struct stats_ctx *ctx)
 {
+	struct advise_drive *ad = arg;
 	struct pre_state *s = st;
 	if (s->extra && s->extra->ready) s->extra->ready(s->extra->arg, s->extra_st, ctx);
+	/* advise's inputs are complete: the facts go beside the steps */
+	stacks_set_site_rule(s->adv.stk, &ad->o.site);
+	adv_pre_finish(&s->adv);
+	adv_facts_free(ad->facts); /* a pass read again */
+	ad->facts = NULL;
+	ad->beside = 0;
+	if (!facts_beside(ctx->pipe.steps, &s->adv)) return;
+	ad->fopts = (struct adv_facts_opts){ ad->o.kernel_wait_ns, NULL, 0, 0, &ctx->pipe.win, 0 };
+	for (int steps = 0; steps < 2; steps++)
+		ad->sin[steps] = (struct adv_slice_in){ ctx->pipe.steps, &s->adv, &ctx->pipe.win, &ad->fopts, 1, steps };
+	ad->facts = adv_facts_new(ad->d.r, ctx->pipe.steps, &s->adv, &ad->fopts);
+	ad->part = (struct stats_part){ ad, part_make, part_merge };
+	ctx->part = &ad->part;
 }
 
 void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, const struct advise_drive_opts *o)
@@ -87,31 +133,39 @@ void *advise_drive_pre(const struct advise_drive *ad)
 	return ((struct pre_state *)ad->d.pre_st)->extra_st;
 }
 
+/* The facts after the steps, in a read of their own (in the driver's
+ * slices, else on one thread): its read status, into ad->facts. */
+static int facts_read(struct advise_drive *ad, struct steps *st, struct adv_pre *pre)
+{
+	gp_reader *r = ad->d.r;
+	struct adv_facts_opts fopts = { ad->o.kernel_wait_ns, NULL, 0, 0, NULL, 0 };
+	const struct adv_slice_in sin = { st, pre, &ad->d.ctx.pipe.win, &fopts, 0, 0 };
+	adv_facts_free(ad->facts);
+	ad->facts = adv_facts_new(r, st, pre, &fopts);
+	ad->beside = ad->facts_sliced = 0;
+	if (ad->d.prefix) {
+		const uint64_t *from;
+		int k = steps_prefix_cuts(ad->d.prefix, &from);
+		if (adv_slice_pass(ad->facts, ad->d.path, ad->d.prefix, ad->d.ctx.pipe.detect, &sin, &ad->facts_how) == 0) {
+			ad->facts_sliced = k;
+			return 0;
+		}
+		/* part of the figures may be in: one thread starts again */
+		adv_facts_free(ad->facts);
+		ad->facts = adv_facts_new(r, st, pre, &fopts);
+	}
+	return adv_slice_one(ad->facts, r, &sin);
+}
+
 int advise_drive_judge(struct advise_drive *ad, int *read_rc)
 {
 	struct steps *st = ad->d.ctx.pipe.steps;
 	if (!st) return -1;
 	gp_reader *r = ad->d.r;
-	struct adv_pre *pre = &((struct pre_state *)ad->d.pre_st)->adv;
-	stacks_set_site_rule(pre->stk, &ad->o.site);
-	adv_pre_finish(pre);
-	struct adv_facts_opts fopts = { ad->o.kernel_wait_ns, NULL, 0, 0 };
-	const struct adv_slice_in sin = { st, pre, &ad->d.ctx.pipe.win, &fopts };
-	ad->facts = adv_facts_new(r, st, pre, &fopts);
-	int rc = 0, sliced = 0;
-	if (ad->d.prefix) {
-		const uint64_t *from;
-		int k = steps_prefix_cuts(ad->d.prefix, &from);
-		sliced = adv_slice_pass(ad->facts, ad->d.path, ad->d.prefix, ad->d.ctx.pipe.detect, &sin,
-					&ad->facts_how) == 0;
-		if (sliced) ad->facts_sliced = k;
-		else { /* part of the figures may be in: one thread starts again */
-			adv_facts_free(ad->facts);
-			ad->facts = adv_facts_new(r, st, pre, &fopts);
-		}
-	}
-	if (!sliced) {
-		rc = adv_slice_one(ad->facts, r, &sin);
+	int rc = ad->d.read_rc;
+	/* made beside the steps, unless a step they counted is not counted */
+	if (!ad->beside || adv_facts_settle(ad->facts) != 0) {
+		rc = facts_read(ad, st, &((struct pre_state *)ad->d.pre_st)->adv);
 		*read_rc = rc; /* the same file read again: the same status */
 		if (!gp_reader_recoverable(rc)) return -1;
 	}

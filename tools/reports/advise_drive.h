@@ -5,9 +5,11 @@
  *
  * The driver's pre-pass (in slices with --threads) also makes advise's
  * inputs (advise_facts.h adv_pre) and the steps' prefix of its slices, its
- * pass the steps (and the caller's reports); then advise_drive_judge reads
- * the trace once more for the facts, in the same slices
- * (analysis/advise/advise_slice.h), and judges them.
+ * pass the steps (and the caller's reports) and, beside the steps in the
+ * same slices, the facts (advise_facts.h adv_facts_opts.beside,
+ * analysis/advise/advise_slice.h); advise_drive_judge settles them on the
+ * finished steps, or where they cannot be one pass's over those steps
+ * reads the trace once more for them, and judges them.
  *
  * Use: advise_drive_plan (it may replace the reader: read through ad->d.r
  * after it), advise_drive_run, advise_drive_judge, the result and ad->d's
@@ -19,6 +21,7 @@
 
 #include "analysis/advise/advise.h"
 #include "analysis/advise/advise_facts.h"
+#include "analysis/advise/advise_slice.h"
 #include "reports/stats_drive.h"
 
 struct advise_drive_opts {
@@ -41,8 +44,12 @@ struct advise_drive {
 	int *run;
 	struct stats_pre_hook hook;   /* adv_pre beside o.pre */
 	struct adv_facts *facts;
-	int facts_sliced;             /* the facts pass ran in this many slices (0: one thread) */
+	int beside;                   /* the facts were made in the driver's pass, beside the steps */
+	int facts_sliced;             /* the facts ran in this many slices (0: one thread) */
 	struct steps_slice_merged facts_how;
+	struct adv_facts_opts fopts;  /* beside: the facts' engines' inputs */
+	struct adv_slice_in sin[2];   /* [1]: the engines make the steps too */
+	struct stats_part part;
 	struct adv_result res;
 	int judged;
 };
@@ -52,7 +59,7 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 int advise_drive_run(struct advise_drive *ad, int *code);
 /* The caller's pre-pass state (o.pre's) for the whole trace. */
 void *advise_drive_pre(const struct advise_drive *ad);
-/* The facts pass over the drive's steps and the judgement: 0, or -1 when
+/* The facts over the drive's steps and the judgement: 0, or -1 when
  * there are no steps (d.steps_err says why) or the trace could not be read
  * again (*read_rc). */
 int advise_drive_judge(struct advise_drive *ad, int *read_rc);

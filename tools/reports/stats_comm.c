@@ -107,40 +107,6 @@ struct ckern {
 /* comm, compute and overlap of a set of kernels */
 struct split { uint64_t comm, compute, overlap; };
 
-/* Range id -> step: open addressing, 8 bytes a slot (id + 1, then the
- * step; 0: empty), at most 3/4 full (a u64map's slot takes 17). */
-struct rmap { uint32_t *kv; size_t cap, n; };
-
-static uint32_t *rmap_slot(const struct rmap *m, uint32_t id)
-{
-	size_t mask = m->cap - 1, i = mix64(id) & mask;
-	while (m->kv[2 * i] && m->kv[2 * i] != id + 1) i = (i + 1) & mask;
-	return &m->kv[2 * i];
-}
-
-/* Step + 1 of range id, 0 for none. */
-static uint64_t rmap_find(const struct rmap *m, uint32_t id)
-{
-	const uint32_t *s = m->cap ? rmap_slot(m, id) : NULL;
-	return s && s[0] ? (uint64_t)s[1] + 1 : 0;
-}
-
-static void rmap_put(struct rmap *m, uint32_t id, uint32_t step)
-{
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		struct rmap o = *m;
-		m->cap = o.cap ? 2 * o.cap : 64;
-		m->kv = xcalloc(m->cap, 2 * sizeof(*m->kv));
-		for (size_t i = 0; i < o.cap; i++)
-			if (o.kv[2 * i]) memcpy(rmap_slot(m, o.kv[2 * i] - 1), &o.kv[2 * i], 2 * sizeof(*o.kv));
-		free(o.kv);
-	}
-	uint32_t *s = rmap_slot(m, id);
-	m->n += !s[0];
-	s[0] = id + 1;
-	s[1] = step;
-}
-
 /* A step: a selected top-level push/pop range of the context's (72
  * bytes: its start, end, process and name are the range's, read from the
  * attribution index; a day's trace has millions of steps). */
@@ -183,7 +149,7 @@ struct comm {
 	int wait_known;   /* collectives matched (or one rank) */
 	const struct attribution *attr;  /* the context's ranges */
 	struct spill *st;                /* struct cstep, past COMM_STEPS_MEM in a file */
-	struct rmap range2step;          /* attribution range id -> step */
+	struct u32map range2step;        /* attribution range id -> step */
 	struct spill *pairs;             /* struct cpair */
 	uint32_t *ids; size_t cids;      /* attribution_op's buffer */
 	uint64_t late_kernels;           /* attributed to a step already summed */
@@ -209,7 +175,7 @@ static uint32_t step_make(struct comm *c, uint32_t id)
 {
 	struct cstep *st = spill_push(c->st);
 	st->range = id;
-	rmap_put(&c->range2step, id, (uint32_t)(nst(c) - 1));
+	u32map_put(&c->range2step, id, (uint32_t)(nst(c) - 1));
 	return (uint32_t)(nst(c) - 1);
 }
 
@@ -238,7 +204,7 @@ static int is_step(const struct comm *c, const struct attr_range *x)
  * step); the steps without kernels are made at the fill. */
 static uint64_t step_of(struct comm *c, uint32_t id)
 {
-	uint64_t k = rmap_find(&c->range2step, id);
+	uint64_t k = u32map_find(&c->range2step, id);
 	if (k) return k;
 	const struct attr_range x = attribution_range(c->attr, id);
 	return is_step(c, &x) ? step_make(c, id) + 1 : 0;
@@ -279,7 +245,7 @@ static void comm_free(void *self)
 	free(c->p);
 	u64map_free(&c->pid2proc);
 	u64map_free(&c->pid2rank);
-	free(c->range2step.kv);
+	u32map_free(&c->range2step);
 	free(c);
 }
 
@@ -449,7 +415,7 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 	/* o's steps -> c's (by range) */
 	uint32_t *sm = xmalloc((nst(o) ? nst(o) : 1) * sizeof(*sm));
 	for (size_t t = 0; t < nst(o); t++) {
-		uint64_t k = rmap_find(&c->range2step, cs(o, t)->range);
+		uint64_t k = u32map_find(&c->range2step, cs(o, t)->range);
 		sm[t] = k ? (uint32_t)(k - 1) : step_make(c, cs(o, t)->range);
 	}
 	char *had = xcalloc(nst(c) ? nst(c) : 1, 1);
@@ -822,7 +788,7 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	/* the steps that got no kernel, then those still open */
 	for (uint32_t id = 0; id < attribution_nranges(c->attr); id++) {
 		const struct attr_range x = attribution_range(c->attr, id);
-		if (is_step(c, &x) && !rmap_find(&c->range2step, id)) step_make(c, id);
+		if (is_step(c, &x) && !u32map_find(&c->range2step, id)) step_make(c, id);
 	}
 	for (size_t i = 0; i < nst(c); i++)
 		if (!cs(c, i)->summed) step_sum(cs(c, i));

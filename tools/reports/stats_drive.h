@@ -56,6 +56,7 @@ struct stats_drive {
 	void **self;                  /* per report: its state (run[i]) */
 	void *pre_st;                 /* pre's state for the whole trace */
 	const char *steps_err;        /* why the step detection failed; NULL */
+	int read_rc;                  /* the pass's read status (its reader's: 0, or a GP_ERR_*) */
 	struct steps_prefix *prefix;  /* want_prefix: the slices' prefix (NULL: one thread); the caller's */
 	struct stats_phase_times pt;
 	/* the plan */

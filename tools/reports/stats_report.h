@@ -116,6 +116,22 @@ struct stats_opts {
  * tables always have a PID column) */
 enum { STATS_BY_AUTO = 0, STATS_BY_PROCESS = 1, STATS_BY_NONE = 2 };
 
+/* An engine fed every API and GPU record of the pass beside the steps'
+ * (advise's facts, reports/advise_drive.h), set by the pre-pass hook's
+ * ready: with the steps in slices, the steps' engine of each slice, which
+ * also makes them (make with steps, on the slice's thread, over its reader
+ * of the steps' window; merge also merges the steps into ctx->pipe.steps
+ * and the join's counts, as steps_slice_merge: 0, or -1 when a trace read
+ * again met damage), else one over the whole pass beside the steps here
+ * (cuts of one slice, on the pass's thread).  merge takes the ended
+ * engines (and frees them). */
+struct stats_part {
+	void *arg;
+	struct cut_slice *(*make)(void *arg, gp_reader *r, const struct steps_cuts *cuts, int ix, int steps);
+	int (*merge)(void *arg, struct cut_slice **e, const struct steps_cuts *cuts, const char *path,
+		     struct opjoin_counts *counts, struct steps_slice_merged *how);
+};
+
 /* Shared by the driver and every report.  Reports read it; only
  * the stats_ctx_* functions write it. */
 struct stats_ctx {
@@ -202,6 +218,7 @@ struct stats_ctx {
 	 * untouched or emptied: the serial pass runs) */
 	int (*gpu_pass)(struct stats_ctx *ctx, const struct winset *clip, void *arg);
 	void *gpu_pass_arg;
+	const struct stats_part *part; /* NULL: none */
 };
 
 /* A record as the driver hands it to add(): with its process and thread.

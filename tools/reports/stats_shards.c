@@ -20,7 +20,8 @@ struct shard {
 	struct stats_fanout fan; /* its join's operations and calls to self */
 	int ok;                /* read whole (and so are the slices merged into it) */
 	uint64_t n;            /* records read */
-	struct steps_slice *steps; /* the steps' engine of the slice (STATS_NEED_STEPS_SLICED) */
+	struct steps_slice *steps; /* the steps' engine of the slice (STATS_NEED_STEPS_SLICED; the
+				    * caller's part's, stats_ctx.part, when set) */
 };
 
 struct stats_shards {
@@ -90,7 +91,10 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	uint64_t lo = s->from, hi = s->to;
 	if (a->cuts.k) steps_slice_window(&a->cuts, s->ix, &lo, &hi);
 	if (!(s->r = slices_open(a->path, lo, hi))) return;
-	if (a->cuts.k)
+	const struct stats_part *part = a->main->part;
+	if (a->cuts.k && part)
+		s->steps = (struct steps_slice *)part->make(part->arg, s->r, &a->cuts, s->ix, 1);
+	else if (a->cuts.k)
 		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
 	/* the ranges are the caller's, not made again */
 	stats_ctx_init(&s->ctx, s->r, a->main->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED),
@@ -208,7 +212,9 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 		a->sh[i].steps = NULL;
 	}
 	struct steps_slice_merged how;
-	int rc = steps_slice_merge(ctx->pipe.steps, &counts, e, &a->cuts, a->path, ctx->pipe.attr, &ctx->pipe.win, &how);
+	const struct stats_part *part = ctx->part;
+	int rc = part ? part->merge(part->arg, (struct cut_slice **)e, &a->cuts, a->path, &counts, &how)
+		      : steps_slice_merge(ctx->pipe.steps, &counts, e, &a->cuts, a->path, ctx->pipe.attr, &ctx->pipe.win, &how);
 	free(e);
 	ctx->steps_counts = counts;
 	if (ctx->opts->verbose) {

@@ -25,7 +25,8 @@
 #define NO_GROUP UINT32_MAX
 #define NONE_T UINT64_MAX
 #define STEPS_MEM (4u << 20)        /* adv_proc.steps in memory: the whole trace's... */
-#define STEPS_MEM_SLICE (1u << 20)  /* ...and a slice engine's (past it: the file) */
+#define STEPS_MEM_SLICE (1u << 17)  /* ...and a slice engine's (past it: the file; beside the
+				     * steps' engines, 16 of them at --threads 16) */
 #define SWEEP_EVERY_NS 10000000ull  /* sweep at most every 10 ms of trace time... */
 #define SWEEP_BATCH 65536           /* ...unless this many operations wait */
 #define FLOOR_BIN_NS 100ull         /* launch-latency gaps, histogram of 100 ns bins */
@@ -188,6 +189,30 @@ struct acall {
 
 struct runent { uint64_t key, d; };
 
+/* With the steps beside (adv_facts_opts.beside), what a step of the first
+ * ADV_TENT_STEPS gave by being counted, to take back where it turns out
+ * warm-up (adv_facts_settle): the tallies' (in: all, out: those a step
+ * not counted gives elsewhere; the idle causes, distribute's, none), and
+ * the counted launches' figures; per group and step, struct tentg. */
+#define ADV_TENT_STEPS 64
+struct tent {
+	struct adv_tally in[AC_COUNT], out[AC_COUNT];
+	uint64_t first[AC_COUNT], last[AC_COUNT], before[AC_COUNT]; /* as adv_proc.out_* */
+	uint64_t launches, launched_ns, kernels, kernels_called, short_kernels, short_hta;
+	uint64_t discarded, unexplained;
+};
+#define TENT_SUMS(X) X(launches) X(launched_ns) X(kernels) X(kernels_called) X(short_kernels) X(short_hta) \
+	X(discarded) X(unexplained)
+/* A use of a group (group_of): its order among the process's uses and
+ * what makes the group's example (group_view) */
+struct guse { uint64_t seq; uint32_t stack, after, tid; };
+struct tentg {
+	uint64_t key;                 /* group << 32 | step */
+	struct adv_tally in;
+	uint64_t out_count, bytes;
+	struct guse use;              /* the first use in the step (the idle causes': distribute's) */
+};
+
 struct aproc {
 	struct adv_proc out;
 	uint32_t step_tid, step_depth;
@@ -202,6 +227,17 @@ struct aproc {
 	/* a slice's (part): its own reader of the whole trace's rows, sealed
 	 * (read on the slice's thread); NULL: the rows through step_row */
 	struct spill_reader *rd;
+	/* the steps run beside (adv_facts_opts.beside): a row's place is the
+	 * plan's, its flags not set yet; these windows tell unrecorded */
+	const struct winset *beside;
+	struct tent *tent;            /* ADV_TENT_STEPS of them (NULL: none yet) */
+	struct tentg *tg; size_t ntg, ctg;
+	u64map tg_idx;
+	/* per group its first use not from a step that may be taken back (seq
+	 * UINT64_MAX: none), of the useq uses since the mark: the one whose
+	 * example the group has, in their order, where a taken-back use made it */
+	struct guse *guse; size_t cguse;
+	uint64_t useq;
 	size_t hint;                  /* step_of's last row found */
 	struct aop *ops; size_t nops, cops;
 	size_t nsorted;               /* ops[0 .. nsorted) are in cmp_aop order (left by the last sweep) */
@@ -294,17 +330,52 @@ static const struct kinfo *kernel_info(struct adv_facts *f, uint32_t name_id)
 }
 
 /* ------------------------------------------------------------ new/free */
-/* Row k of the steps (steps.h) */
-static const struct step_row *arow(const struct aproc *p, size_t k)
+/* What the facts read of row k of the steps (steps.h): its place and
+ * whether it is counted (the flags step_summarize set, for the whole
+ * trace's facts, before any slice's; with the steps beside, what they will
+ * be unless a step is warm-up or partial: adv_facts_settle checks) */
+struct arow { uint64_t s, e; int counted; };
+
+static struct arow arow(const struct aproc *p, size_t k)
 {
-	return p->rd ? spill_reader_at(p->rd, k) : step_row(p->out.sp, k);
+	const struct step_row *w = p->rd ? spill_reader_at(p->rd, k) : step_row(p->out.sp, k);
+	int c = p->beside ? !steps_unrecorded(p->beside, w->pid, w->s, w->e) : step_counted(w, 0);
+	return (struct arow){ w->s, w->e, c };
 }
 
-/* Whether row k (NO_STEP: none) is counted (the flags step_summarize set,
- * for the whole trace's facts, before any slice's) */
+/* Whether row k (NO_STEP: none) is counted */
 static int counted(const struct aproc *p, uint32_t k)
 {
-	return k != NO_STEP && step_counted(arow(p, k), 0);
+	return k != NO_STEP && arow(p, k).counted;
+}
+
+static void tally_add(struct adv_tally *d, const struct adv_tally *s)
+{
+	d->count += s->count;
+	d->cost_ns += s->cost_ns;
+	d->saving_ns += s->saving_ns;
+}
+
+static void tally_sub(struct adv_tally *d, const struct adv_tally *s)
+{
+	d->count -= s->count;
+	d->cost_ns -= s->cost_ns;
+	d->saving_ns -= s->saving_ns;
+}
+
+/* What counted step k gave, to take back (NULL: the steps finished, or a
+ * later step) */
+static struct tent *tent_at(struct aproc *p, uint32_t k)
+{
+	if (!p->beside || k >= ADV_TENT_STEPS) return NULL;
+	if (!p->tent) p->tent = xcalloc(ADV_TENT_STEPS, sizeof(*p->tent));
+	return &p->tent[k];
+}
+
+static struct tentg *tent_group(struct aproc *p, uint32_t group, uint32_t k)
+{
+	struct tentg e = { (uint64_t)group << 32 | k, { 0, 0, 0 }, 0, 0, { UINT64_MAX, 0, 0, 0 } };
+	return VEC_KEYED(&p->tg_idx, e.key, p->tg, p->ntg, p->ctg, &e);
 }
 
 /* out.steps holds n rows from row0 (more than before: new rows empty). */
@@ -328,6 +399,19 @@ static ptrdiff_t row_at(struct adv_facts *f, struct aproc *p, uint32_t k)
 	size_t i = k - p->row0;
 	if (i >= p->nrow) rows_grow(p, i + 1);
 	return (ptrdiff_t)i;
+}
+
+/* The counted steps' number, time and busy time (after step_summarize). */
+static void counted_sums(struct aproc *p)
+{
+	const struct steps_proc *sp = p->out.sp;
+	for (size_t k = 0; k < sp->nrows; k++) {
+		const struct step_row *w = step_row(sp, k);
+		if (!step_counted(w, 0)) continue;
+		p->out.ncounted++;
+		p->out.wall += w->e - w->s;
+		p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
+	}
 }
 
 struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *pre,
@@ -356,26 +440,21 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		uint64_t *rk = u64map_get(&pre->rank, sp->pid, MAP_FIND);
 		p->out.rank = rk ? (int32_t)((int64_t)*rk - 2) : -1;
 		*u64map_get(&f->pid2p, sp->pid, MAP_INSERT) = i;
+		p->beside = opts ? opts->beside : NULL;
 		if (!part) {
-			step_summarize(sp, 0, &p->out.sum);
+			if (!p->beside) step_summarize(sp, 0, &p->out.sum);
 			spill_seal(sp->rows); /* for the slices' readers, made after this */
-		} else {
+		} else if (!opts->direct) {
 			p->rd = spill_reader_new(sp->rows);
 		}
 		size_t n = sp->nrows;
 		if (part && opts->lead) { /* the rows that end after the lead-in's start */
-			p->row0 = FIRST_WHERE(k, n, arow(p, k)->e > opts->lead);
+			p->row0 = FIRST_WHERE(k, n, arow(p, k).e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
 		}
 		p->out.steps = spill_new(sizeof(struct adv_step), part ? STEPS_MEM_SLICE : STEPS_MEM);
-		rows_grow(p, part ? 0 : n);
-		for (size_t k = 0; !part && k < n; k++) {
-			const struct step_row *w = arow(p, k);
-			if (!step_counted(w, 0)) continue;
-			p->out.ncounted++;
-			p->out.wall += w->e - w->s;
-			p->out.busy += w->bucket[SB_COMPUTE] + w->bucket[SB_COMM] + w->bucket[SB_MEMORY];
-		}
+		rows_grow(p, part || p->beside ? 0 : n); /* beside: grown by the takes, after the pass */
+		if (!part && !p->beside) counted_sums(p);
 		p->nvtx = sp->plan->method == STEP_NVTX && sp->plan->nsteps;
 		if (p->nvtx) {
 			const struct attr_range x = attribution_range(f->a, sp->plan->range_ids[0]);
@@ -383,6 +462,7 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 			p->step_depth = x.depth;
 		}
 		u64map_init(&p->run_idx);
+		u64map_init(&p->tg_idx);
 		u64map_init(&p->tid_corr);
 		u64map_init(&p->tid_corr_e);
 		u64map_init(&p->last_stack);
@@ -415,13 +495,14 @@ void adv_facts_free(struct adv_facts *f)
 	if (!f) return;
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
-		step_summary_free(&p->out.sum, p->out.sp->nrows);
+		step_summary_free(&p->out.sum, p->nrow); /* the steps may be gone (a pass read again) */
 		spill_reader_free(p->rd);
 		spill_free(p->out.steps);
 		free(p->out.groups);
 		free(p->gkey); free(p->gseq);
 		free(p->ops); free(p->tmp); free(p->calls); free(p->run);
 		u64map_free(&p->run_idx); u64map_free(&p->tid_corr); u64map_free(&p->tid_corr_e);
+		free(p->tent); free(p->tg); u64map_free(&p->tg_idx); free(p->guse);
 		u64map_free(&p->last_stack);
 		u64map_free(&p->group_fast); u64map_free(&p->ckey);
 		strmap_free(&p->group_idx);
@@ -452,22 +533,21 @@ static uint32_t step_of(struct aproc *p, uint64_t t)
 {
 	const struct steps_proc *sp = p->out.sp;
 	size_t lo = 0, hi = sp->nrows, h = p->hint;
-	if (h < hi && arow(p, h)->s > t) {
+	if (h < hi && arow(p, h).s > t) {
 		hi = h;
-		if (h && arow(p, h - 1)->s <= t) lo = h;
+		if (h && arow(p, h - 1).s <= t) lo = h;
 	} else if (h < hi) {
 		lo = h + 1;
-		if (lo < hi && arow(p, lo)->s > t) hi = lo;
+		if (lo < hi && arow(p, lo).s > t) hi = lo;
 	}
 	while (lo < hi) { /* first row starting after t */
 		size_t mid = lo + (hi - lo) / 2;
-		if (arow(p, mid)->s <= t) lo = mid + 1;
+		if (arow(p, mid).s <= t) lo = mid + 1;
 		else hi = mid;
 	}
 	if (!lo) return NO_STEP;
 	p->hint = lo - 1;
-	const struct step_row *w = arow(p, lo - 1);
-	return t < w->e ? (uint32_t)(lo - 1) : NO_STEP;
+	return t < arow(p, lo - 1).e ? (uint32_t)(lo - 1) : NO_STEP;
 }
 
 /* The step phase (a push/pop range directly inside the step range, on its
@@ -502,11 +582,36 @@ static int view_has_dataloader(const struct stack_view *v)
 	return 0;
 }
 
+/* The site a use names: `stack` (0: none) resolved on pid/tid, else that
+ * of `after` (the thread's last stacked call; *after_site), NULL none. */
+static const struct stack_view *group_view(struct adv_facts *f, struct aproc *p, uint32_t stack, uint32_t after,
+					   uint32_t tid, int *after_site)
+{
+	const struct stack_view *v = NULL;
+	*after_site = 0;
+	pthread_mutex_lock(&stacks_lock);
+	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
+	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); *after_site = v != NULL; }
+	pthread_mutex_unlock(&stacks_lock);
+	return v;
+}
+
+/* A group's example, from the use that makes it: its label (the site, else
+ * name), stack and thread. */
+static void group_example(struct adv_facts *f, struct adv_group *g, const struct stack_view *v, const char *name,
+			  const struct guse *u, int after_site)
+{
+	g->label = own(f, v ? v->site : name);
+	g->has_site = v != NULL;
+	g->stack_id = v ? (after_site ? u->after : u->stack) : 0;
+	g->tid = u->tid;
+}
+
 /* The group of (cause, where): `stack` (0: none) resolved on pid/tid gives
  * the site; without one the label is `name`, or the site of `after` (the
  * thread's last stacked call) when given. */
-static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
-			 const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase)
+static uint32_t group_make(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
+			   const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase)
 {
 	uint64_t fk = mix64(((uint64_t)cause << 56) ^ ((uint64_t)name_id << 24) ^ mix64(((uint64_t)stack << 32) | after) ^
 			  ((uint64_t)phase << 4));
@@ -517,13 +622,8 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 		/* a group's first use since a mark makes it again (below) */
 		if (c && *c == ck && (!f->marked || p->gseq[*g - 1])) return (uint32_t)(*g - 1);
 	}
-	const struct stack_view *v = NULL;
-	int after_site = 0;
-	pthread_mutex_lock(&stacks_lock);
-	if (stack) v = stacks_view(f->pre->stk, stack, p->out.pid, tid);
-	if (!v && after) { v = stacks_view(f->pre->stk, after, p->out.pid, tid); after_site = v != NULL; }
-	pthread_mutex_unlock(&stacks_lock);
-	const char *label = v ? v->site : name;
+	int after_site;
+	const struct stack_view *v = group_view(f, p, stack, after, tid, &after_site);
 	const char *skey = v ? v->site_key : name;
 	const char *ph = phase ? attribution_name(f->a, phase - 1) : "";
 	int dl = cause == AC_INPUT && view_has_dataloader(v);
@@ -539,14 +639,12 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 		struct adv_group gr;
 		memset(&gr, 0, sizeof(gr));
 		gr.cause = cause;
-		gr.label = own(f, label);
+		const struct guse u = { 0, stack, after, tid };
+		group_example(f, &gr, v, name, &u, after_site);
 		gr.name = own(f, name);
 		gr.after_site = after_site;
-		gr.has_site = v != NULL;
 		gr.phase = phase;
-		gr.stack_id = v ? (after_site ? after : stack) : 0;
 		gr.pid = p->out.pid;
-		gr.tid = tid;
 		gr.blocks_min = UINT64_MAX;
 		gr.occ = -1;
 		gr.dataloader = dl;
@@ -557,8 +655,10 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 			VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
 			vec_reserve((void **)&p->gkey, &p->cgkey, p->out.ngroups, sizeof(*p->gkey));
 			vec_reserve((void **)&p->gseq, &p->cgseq, p->out.ngroups, sizeof(*p->gseq));
+			vec_reserve((void **)&p->guse, &p->cguse, p->out.ngroups, sizeof(*p->guse));
 			p->gkey[*slot] = own(f, key);
 			p->gseq[*slot] = 0;
+			p->guse[*slot].seq = UINT64_MAX;
 		}
 	}
 	free(key);
@@ -566,6 +666,18 @@ static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause ca
 	*u64map_get(&p->group_fast, fk, MAP_INSERT) = *slot + 1;
 	*u64map_get(&p->ckey, fk, MAP_INSERT) = ck;
 	return (uint32_t)*slot;
+}
+
+/* group_make, the use noted: tent, the step whose being counted made the
+ * use (distribute's, tent_at), else NO_STEP. */
+static uint32_t group_of(struct adv_facts *f, struct aproc *p, enum adv_cause cause, uint32_t name_id,
+			 const char *name, uint32_t stack, uint32_t after, uint32_t tid, uint32_t phase, uint32_t tent)
+{
+	uint32_t g = group_make(f, p, cause, name_id, name, stack, after, tid, phase);
+	const struct guse u = { ++p->useq, stack, after, tid };
+	struct guse *first = tent == NO_STEP ? &p->guse[g] : &tent_group(p, g, tent)->use;
+	if (u.seq < first->seq) *first = u;
+	return g;
 }
 
 /* Adds to the tallies of the step (counted) or to those of elsewhere. */
@@ -580,6 +692,20 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 		ptrdiff_t i = row_at(f, p, step);
 		if (i >= 0) fig(p, (size_t)i)->cost[c] += cost;
 		if (g) { g->in.count += count; g->in.cost_ns += cost; g->in.saving_ns += saving; }
+		struct tent *w = tent_at(p, step);
+		if (!w) return;
+		/* a step not counted has no idle (distribute), the rest elsewhere */
+		int idle = c == AC_INPUT || c == AC_HOST_IDLE;
+		const struct adv_tally x = { count, cost, saving };
+		tally_add(&w->in[c], &x);
+		if (g) tally_add(&tent_group(p, group, step)->in, &x);
+		if (idle) return;
+		tally_add(&w->out[c], &x);
+		if (g) tent_group(p, group, step)->out_count += count;
+		if (!count) return;
+		if (!w->first[c] || t < w->first[c]) w->first[c] = t;
+		if (t > w->last[c]) w->last[c] = t;
+		if (t < arow(p, 0).s) w->before[c] += count;
 		return;
 	}
 	p->out.out[c].count += count;
@@ -589,7 +715,7 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 	if (!count) return;
 	if (!p->out.out_first[c] || t < p->out.out_first[c]) p->out.out_first[c] = t;
 	if (t > p->out.out_last[c]) p->out.out_last[c] = t;
-	if (p->out.sp->nrows && t < arow(p, 0)->s) p->out.out_before_first[c] += count;
+	if (p->out.sp->nrows && t < arow(p, 0).s) p->out.out_before_first[c] += count;
 }
 
 /* ------------------------------------------------------------ consume */
@@ -677,7 +803,7 @@ static void lead_window(const struct aproc *p, struct acall *c)
 	if (c->cause != AC_ALLOC || c->step == NO_STEP) return;
 	const struct steps_proc *sp = p->out.sp;
 	c->lead = 1;
-	c->cap = arow(p, c->step + 1 < sp->nrows ? c->step + 1 : c->step)->e;
+	c->cap = arow(p, c->step + 1 < sp->nrows ? c->step + 1 : c->step).e;
 }
 
 void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
@@ -720,7 +846,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	uint64_t *after = u64map_get(&p->last_stack, tid, MAP_FIND);
 	const char *name = tool_str(f->r, a->name_id);
 	c.group = group_of(f, p, (enum adv_cause)c.cause, a->name_id, *name ? name : "(unnamed call)", a->stack_id,
-			   after ? (uint32_t)*after : 0, tid, c.step != NO_STEP ? phase_of(f, p, tid, c.s) : 0);
+			   after ? (uint32_t)*after : 0, tid, c.step != NO_STEP ? phase_of(f, p, tid, c.s) : 0, NO_STEP);
 	tally(f, p, (enum adv_cause)c.cause, c.step, c.group, c.s, 1, c.budget, 0);
 	add_call(p, &c);
 }
@@ -750,11 +876,11 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	const char *name = ki.name;
 	uint32_t stack = o->stack_id;
 	if (op->has_call && dur < op->call_e - op->call_s) {
-		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase);
+		uint32_t g = group_of(f, p, AC_SHORT, op->name_id, name, stack, 0, o->tid, o->phase, NO_STEP);
 		tally(f, p, AC_SHORT, o->step, g, op->s, 1, op->call_e - op->call_s, 0);
 	}
 	if (ki.fp32) {
-		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase);
+		o->gfp = group_of(f, p, AC_FP32, op->name_id, name, stack, 0, o->tid, o->phase, NO_STEP);
 		o->dfp = (uint64_t)((double)dur * (1.0 - 1.0 / p->out.fp32_speedup));
 		tally(f, p, AC_FP32, o->step, o->gfp, op->s, 1, dur, 0);
 		struct adv_group *g = &p->out.groups[o->gfp];
@@ -767,7 +893,7 @@ static void kernel_facts(struct adv_facts *f, struct aproc *p, const struct gpu_
 	struct occ oc = occ_compute(dev, d->threads, d->regs, d->smem);
 	if (cause == AC_COUNT && oc.known && oc.theoretical < ADV_LOWOCC_MAX) cause = AC_LOWOCC;
 	if (cause == AC_COUNT) return;
-	uint32_t gi = group_of(f, p, (enum adv_cause)cause, op->name_id, name, stack, 0, o->tid, o->phase);
+	uint32_t gi = group_of(f, p, (enum adv_cause)cause, op->name_id, name, stack, 0, o->tid, o->phase, NO_STEP);
 	struct adv_group *g = &p->out.groups[gi];
 	if (d->blocks < g->blocks_min) g->blocks_min = d->blocks;
 	if (d->blocks > g->blocks_max) g->blocks_max = d->blocks;
@@ -818,9 +944,14 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 		if (op->call_e > x->last_launch) x->last_launch = op->call_e;
 	}
 	int in_counted = counted(p, o.step);
+	struct tent *w = in_counted ? tent_at(p, o.step) : NULL;
 	if (in_counted) {
 		p->out.launches++;
 		p->out.launched_ns += dur;
+	}
+	if (w) {
+		w->launches++;
+		w->launched_ns += dur;
 	}
 	if (op->kind == OP_KERNEL) {
 		if (in_counted) {
@@ -830,6 +961,12 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 			p->out.kernels_called++;
 			if (dur < cd) p->out.short_kernels++;
 			if (dur < cd && cd <= STEP_SHORT_CPU_NS) p->out.short_hta++;
+			if (w) {
+				w->kernels++;
+				w->kernels_called++;
+				w->short_kernels += dur < cd;
+				w->short_hta += dur < cd && cd <= STEP_SHORT_CPU_NS;
+			}
 		}
 		kernel_facts(f, p, op, &d, have_d, &o);
 	} else if (have_d && op->has_call && !op->graph) {
@@ -857,8 +994,9 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 				 cause == AC_PAGEABLE || (cause == AC_SYNC && d.dst_kind == GP_MEM_PAGEABLE) ? " pageable" : "",
 				 cause == AC_SYNC_COPY || (cause == AC_SYNC && !d.async) ? " (synchronous API)" : "");
 			c.group = group_of(f, p, (enum adv_cause)cause, op->call_name_id, name, o.stack_id,
-					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase);
+					   o.stack_id ? 0 : after ? (uint32_t)*after : 0, op->tid, o.phase, NO_STEP);
 			p->out.groups[c.group].bytes += in_counted ? d.bytes : 0;
+			if (w) tent_group(p, c.group, o.step)->bytes += d.bytes;
 			tally(f, p, (enum adv_cause)cause, c.step, c.group, c.s, 1, c.budget, 0);
 			add_call(p, &c);
 		}
@@ -936,7 +1074,11 @@ static void run_end(struct adv_facts *f, struct aproc *p, uint64_t t)
 		uint32_t step = (uint32_t)(r->key >> 32), group = (uint32_t)((r->key >> 1) & 0x7fffffff);
 		enum adv_cause c = r->key & 1 ? AC_UNDERPAR : AC_FP32;
 		if (gpu_bound) tally(f, p, c, step, group, 0, 0, 0, r->d);
-		else if (counted(p, step)) p->out.gpu_side_discarded_ns += r->d;
+		else if (counted(p, step)) {
+			p->out.gpu_side_discarded_ns += r->d;
+			struct tent *w = tent_at(p, step);
+			if (w) w->discarded += r->d;
+		}
 	}
 	p->nrun = 0;
 	u64map_free(&p->run_idx);
@@ -959,19 +1101,20 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 {
 	const struct steps_proc *sp = p->out.sp;
 	uint32_t k = step_of(p, a);
-	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r)->s > a); /* the first row starting after a */
-	for (; k < sp->nrows && arow(p, k)->s < b; k++) {
-		const struct step_row *w = arow(p, k);
-		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
-		if (x >= y || !counted(p, k)) continue;
+	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r).s > a); /* the first row starting after a */
+	for (; k < sp->nrows && arow(p, k).s < b; k++) {
+		const struct arow w = arow(p, k);
+		uint64_t x = a > w.s ? a : w.s, y = b < w.e ? b : w.e;
+		if (x >= y || !w.counted) continue;
 		ptrdiff_t i = row_at(f, p, k);
 		uint64_t fl = i >= 0 ? fig(p, (size_t)i)->first_launch : NONE_T;
+		uint32_t tent = tent_at(p, k) ? k : NO_STEP; /* a use only if k stays counted */
 		if (x < fl) {
 			uint64_t z = y < fl ? y : fl;
 			const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
 			uint32_t g = group_of(f, p, AC_INPUT, next && next->has_call ? next->call_name_id : 0,
 					      *api ? api : "(no launch call)", next && next->has_call ? next->stack_id : 0,
-					      0, next ? next->tid : 0, 0);
+					      0, next ? next->tid : 0, 0, tent);
 			tally(f, p, AC_INPUT, k, g, x, 0, z - x, z - x);
 			x = z;
 		}
@@ -980,7 +1123,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 			/* name ids 1 and 2 only tell the two labels apart in the group key */
 			uint32_t g = group_of(f, p, AC_HOST_IDLE, same ? 1 : 2,
 					      same ? "before a launch" : "after the step's last launch", 0, 0, 0,
-					      same ? next->phase : 0);
+					      same ? next->phase : 0, tent);
 			tally(f, p, AC_HOST_IDLE, k, g, x, 0, y - x, 0);
 		}
 	}
@@ -991,11 +1134,14 @@ static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
 {
 	const struct steps_proc *sp = p->out.sp;
 	for (uint32_t k = 0; k < sp->nrows; k++) { /* rare: a linear walk is fine */
-		const struct step_row *w = arow(p, k);
-		if (w->e <= a) continue;
-		if (w->s >= b) break;
-		uint64_t x = a > w->s ? a : w->s, y = b < w->e ? b : w->e;
-		if (x < y && counted(p, k)) p->out.unexplained_idle_ns += y - x;
+		const struct arow w = arow(p, k);
+		if (w.e <= a) continue;
+		if (w.s >= b) break;
+		uint64_t x = a > w.s ? a : w.s, y = b < w.e ? b : w.e;
+		if (x >= y || !w.counted) continue;
+		p->out.unexplained_idle_ns += y - x;
+		struct tent *t = tent_at(p, k);
+		if (t) t->unexplained += y - x;
 	}
 }
 
@@ -1135,7 +1281,7 @@ void adv_facts_drain(struct adv_facts *f)
 		struct aproc *p = &f->p[i];
 		sweep(f, p, UINT64_MAX);
 		const struct steps_proc *sp = p->out.sp;
-		uint64_t end = sp->nrows ? arow(p, sp->nrows - 1)->e : 0;
+		uint64_t end = sp->nrows ? arow(p, sp->nrows - 1).e : 0;
 		if (p->cur < end) gap(f, p, p->cur, end, NULL);
 		else run_end(f, p, p->cur);
 		for (size_t k = 0; k < p->ncalls; k++) close_call(f, p, &p->calls[k]);
@@ -1156,7 +1302,7 @@ void adv_facts_summarize(struct adv_facts *f)
 		for (size_t k = 0; k < sp->nrows; k++) {
 			const struct adv_step x = *fig(p, k);
 			if (!counted(p, k) || x.first_launch == NONE_T) continue;
-			p->out.pre_launch_ns += x.first_launch - arow(p, k)->s;
+			p->out.pre_launch_ns += x.first_launch - arow(p, k).s;
 			uint64_t span = x.last_launch > x.first_launch ? x.last_launch - x.first_launch : 0;
 			p->out.issue_ns += span;
 			uint64_t idle = x.cost[AC_HOST_IDLE], floor = x.kernels * p->out.graph_floor_ns;
@@ -1229,8 +1375,14 @@ void adv_facts_mark(struct adv_facts *f)
 			gr->occ = -1;
 			gr->pm_ns = gr->pm_w = 0;
 			p->gseq[g] = 0;
+			p->guse[g].seq = UINT64_MAX;
 		}
 		p->nseq = 0;
+		p->useq = 0;
+		if (p->tent) memset(p->tent, 0, ADV_TENT_STEPS * sizeof(*p->tent));
+		p->ntg = 0;
+		u64map_free(&p->tg_idx);
+		u64map_init(&p->tg_idx);
 #define ZERO(x) o->x = 0;
 		PROC_SUMS(ZERO)
 #undef ZERO
@@ -1319,19 +1471,12 @@ void adv_facts_state(const struct adv_facts *f, struct bytes *b, uint64_t lead)
 		state_map(b, &p->last_stack, NULL, 0);
 		/* the first launches of the steps a gap may still reach */
 		bytes_u64(b, (uint64_t)p->lost);
-		for (size_t k = p->row0; k < p->row0 + p->nrow && arow(p, k)->s <= f->now; k++)
-			if (arow(p, k)->e > p->cur && fig(p, k - p->row0)->first_launch != NONE_T) {
+		for (size_t k = p->row0; k < p->row0 + p->nrow && arow(p, k).s <= f->now; k++)
+			if (arow(p, k).e > p->cur && fig(p, k - p->row0)->first_launch != NONE_T) {
 				bytes_u64(b, k);
 				bytes_u64(b, fig(p, k - p->row0)->first_launch);
 			}
 	}
-}
-
-static void tally_add(struct adv_tally *d, const struct adv_tally *s)
-{
-	d->count += s->count;
-	d->cost_ns += s->cost_ns;
-	d->saving_ns += s->saving_ns;
 }
 
 static void group_add(struct adv_group *d, const struct adv_group *s)
@@ -1349,6 +1494,14 @@ static void group_add(struct adv_group *d, const struct adv_group *s)
 	d->pm_w += s->pm_w;
 }
 
+/* A slice's first use u (its uses counted from base on in the sum's) into d. */
+static void use_add(struct guse *d, const struct guse *u, uint64_t base)
+{
+	if (u->seq == UINT64_MAX || base + u->seq >= d->seq) return;
+	*d = *u;
+	d->seq += base;
+}
+
 void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 {
 	for (size_t i = 0; i < sum->np && i < part->np; i++) {
@@ -1363,6 +1516,7 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			if (q->out_last[c] > o->out_last[c]) o->out_last[c] = q->out_last[c];
 			o->out_before_first[c] += q->out_before_first[c];
 		}
+		rows_grow(d, s->row0 + s->nrow);
 		for (size_t i = 0; i < s->nrow; i++) {
 			const struct adv_step y = *fig(s, i);
 			struct adv_step *x = fig(d, s->row0 + i);
@@ -1373,6 +1527,8 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 		}
 		d->lost |= s->lost;
 		/* the groups in the order of their first use: one pass's */
+		uint64_t base = d->useq;
+		d->useq += s->useq;
 		uint32_t *by = xcalloc(s->nseq ? s->nseq : 1, sizeof(*by));
 		for (size_t g = 0; g < q->ngroups; g++)
 			if (s->gseq[g]) by[s->gseq[g] - 1] = (uint32_t)g;
@@ -1388,13 +1544,43 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 				VEC_PUSH(o->groups, o->ngroups, d->cgroups, gr);
 				vec_reserve((void **)&d->gkey, &d->cgkey, o->ngroups, sizeof(*d->gkey));
 				vec_reserve((void **)&d->gseq, &d->cgseq, o->ngroups, sizeof(*d->gseq));
+				vec_reserve((void **)&d->guse, &d->cguse, o->ngroups, sizeof(*d->guse));
 				d->gkey[*slot] = own(sum, s->gkey[by[n]]);
 				d->gseq[*slot] = 0;
+				d->guse[*slot].seq = UINT64_MAX;
 			} else {
 				group_add(&o->groups[*slot], sg);
 			}
+			use_add(&d->guse[*slot], &s->guse[by[n]], base);
 		}
 		free(by);
+		for (uint32_t k = 0; s->tent && d->beside && k < ADV_TENT_STEPS; k++) {
+			struct tent *x = tent_at(d, k);
+			const struct tent *y = &s->tent[k];
+			for (int c = 0; c < AC_COUNT; c++) {
+				tally_add(&x->in[c], &y->in[c]);
+				tally_add(&x->out[c], &y->out[c]);
+				if (y->first[c] && (!x->first[c] || y->first[c] < x->first[c])) x->first[c] = y->first[c];
+				if (y->last[c] > x->last[c]) x->last[c] = y->last[c];
+				x->before[c] += y->before[c];
+			}
+#define ADD(v) x->v += y->v;
+			TENT_SUMS(ADD)
+#undef ADD
+		}
+		for (size_t e = 0; e < s->ntg; e++) {
+			const struct tentg *y = &s->tg[e];
+			size_t *slot = strmap_find(&d->group_idx, s->gkey[y->key >> 32]);
+			if (!slot) { /* not one pass's groups: the facts after the steps */
+				d->lost = 1;
+				continue;
+			}
+			struct tentg *x = tent_group(d, (uint32_t)*slot, (uint32_t)y->key);
+			use_add(&x->use, &y->use, base);
+			tally_add(&x->in, &y->in);
+			x->out_count += y->out_count;
+			x->bytes += y->bytes;
+		}
 #define ADD(x) o->x += q->x;
 		PROC_SUMS(ADD)
 #undef ADD
@@ -1402,4 +1588,117 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 		if (q->held_max > o->held_max) o->held_max = q->held_max;
 	}
 	adv_facts_mark(part);
+}
+
+/* ------------------------------------------------------------ settle */
+/* Step k, counted by the facts, is warm-up: what being counted gave it
+ * goes (fig, tent_at; ADV_TENT_STEPS), what a step not counted gives
+ * elsewhere comes (tally). */
+static void untally(struct aproc *p, uint32_t k)
+{
+	struct adv_step *x = fig(p, k);
+	memset(x->cost, 0, sizeof(x->cost));
+	x->kernels = 0;
+	const struct tent *y = p->tent ? &p->tent[k] : NULL;
+	struct adv_proc *o = &p->out;
+	for (int c = 0; y && c < AC_COUNT; c++) {
+		tally_sub(&o->in[c], &y->in[c]);
+		tally_add(&o->out[c], &y->out[c]);
+		if (y->first[c] && (!o->out_first[c] || y->first[c] < o->out_first[c])) o->out_first[c] = y->first[c];
+		if (y->last[c] > o->out_last[c]) o->out_last[c] = y->last[c];
+		o->out_before_first[c] += y->before[c];
+	}
+	if (y) {
+		o->launches -= y->launches;
+		o->launched_ns -= y->launched_ns;
+		o->kernels -= y->kernels;
+		o->kernels_called -= y->kernels_called;
+		o->short_kernels -= y->short_kernels;
+		o->short_hta -= y->short_hta;
+		o->gpu_side_discarded_ns -= y->discarded;
+		o->unexplained_idle_ns -= y->unexplained;
+	}
+	for (size_t e = 0; e < p->ntg; e++) {
+		const struct tentg *t = &p->tg[e];
+		if ((uint32_t)t->key != k) continue;
+		struct adv_group *g = &o->groups[t->key >> 32];
+		tally_sub(&g->in, &t->in);
+		g->out_count += t->out_count;
+		g->bytes -= t->bytes;
+	}
+}
+
+struct gorder { uint64_t seq; size_t g; };
+static int cmp_gorder(const void *x, const void *y)
+{
+	const struct gorder *a = x, *b = y;
+	if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+	return a->g < b->g ? -1 : a->g > b->g;
+}
+
+/* After the warm-up steps' uses are taken back: each group as one pass
+ * makes it, at its first use left (its example from that use; none left:
+ * at the end, its figures none), in that order.  Only out.groups is read
+ * after this (the groups' keys and indexes are the order before). */
+static void groups_settle(struct adv_facts *f, struct aproc *p)
+{
+	size_t n = p->out.ngroups;
+	struct guse *real = xmalloc((n ? n : 1) * sizeof(*real));
+	uint64_t *all = xmalloc((n ? n : 1) * sizeof(*all));
+	for (size_t g = 0; g < n; g++) {
+		real[g] = p->guse[g];
+		all[g] = real[g].seq;
+	}
+	for (size_t e = 0; e < p->ntg; e++) {
+		const struct tentg *t = &p->tg[e];
+		size_t g = t->key >> 32;
+		if (t->use.seq < all[g]) all[g] = t->use.seq;
+		if (t->use.seq < real[g].seq && step_counted(step_row(p->out.sp, (uint32_t)t->key), 0)) real[g] = t->use;
+	}
+	struct gorder *o = xmalloc((n ? n : 1) * sizeof(*o));
+	for (size_t g = 0; g < n; g++) {
+		o[g] = (struct gorder){ real[g].seq, g };
+		struct adv_group *gr = &p->out.groups[g];
+		if (real[g].seq == all[g] || real[g].seq == UINT64_MAX) continue;
+		int after_site;
+		const struct stack_view *v = group_view(f, p, real[g].stack, real[g].after, real[g].tid, &after_site);
+		group_example(f, gr, v, gr->name, &real[g], after_site);
+	}
+	qsort(o, n, sizeof(*o), cmp_gorder);
+	struct adv_group *sorted = xmalloc((n ? n : 1) * sizeof(*sorted));
+	for (size_t i = 0; i < n; i++) sorted[i] = p->out.groups[o[i].g];
+	memcpy(p->out.groups, sorted, n * sizeof(*sorted));
+	free(sorted);
+	free(o);
+	free(all);
+	free(real);
+}
+
+int adv_facts_settle(struct adv_facts *f)
+{
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		struct steps_proc *sp = p->out.sp;
+		if (p->nrow > sp->nrows) return -1;
+		rows_grow(p, sp->nrows);
+		step_summarize(sp, 0, &p->out.sum);
+		for (size_t k = 0; k < sp->nrows; k++) {
+			const struct step_row *w = step_row(sp, k);
+			const struct arow x = arow(p, k);
+			if (x.s != w->s || x.e != w->e) return -1;
+			/* a warm-up step taken as counted can be taken back */
+			if (x.counted != step_counted(w, 0) &&
+			    !(x.counted && step_counted(w, 1) && k < ADV_TENT_STEPS))
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < f->np; i++) {
+		struct aproc *p = &f->p[i];
+		for (uint32_t k = 0; k < p->nrow && k < ADV_TENT_STEPS; k++)
+			if (arow(p, k).counted && !step_counted(step_row(p->out.sp, k), 0)) untally(p, k);
+		groups_settle(f, p);
+		p->beside = NULL;
+		counted_sums(p);
+	}
+	return 0;
 }

@@ -1,7 +1,8 @@
 /* advise_facts.h — what `gpuprof advise` measures on a trace whose steps the
  * steps analysis has found (docs/ADVISE.md "What is measured"): per process,
  * per counted step and per call site, the causes of lost step time and the
- * figures each rule of advise.c judges.  The third pass over the trace.
+ * figures each rule of advise.c judges: in the pass of the steps, beside
+ * them (adv_facts_opts.beside), or in a third pass after them.
  *
  * Two inputs besides the trace:
  *  - struct adv_pre, filled during the first pass (the one that reads the
@@ -169,6 +170,14 @@ struct adv_facts_opts {
 	 * start; 0: the trace's) */
 	int part;
 	uint64_t lead;
+	/* the steps not finished but running beside, fed the same records
+	 * (their rows' places are the plan's: NVTX steps): counted is what
+	 * the flags will be unless a step is partial or warm-up, and these
+	 * GPU-activity windows say which are unrecorded; the whole trace's
+	 * facts settle after the steps finish (adv_facts_settle).  NULL: the
+	 * steps finished */
+	const struct winset *beside;
+	int direct;                      /* a part on the steps' own thread: their rows, no reader */
 };
 
 struct adv_facts;
@@ -186,6 +195,12 @@ void adv_facts_advance(struct adv_facts *f, uint64_t now, uint64_t frontier);
 /* The last sweep, then the figures over the steps (for a sum of slices:
  * adv_facts_take between the two). */
 void adv_facts_drain(struct adv_facts *f);
+/* Facts made with the steps beside (opts.beside), after steps_finish:
+ * summarises the steps, then 0 when every step is counted as the facts
+ * took it, or is a warm-up step among the first 64, whose figures as
+ * counted are taken back (those of a step not counted put elsewhere); else
+ * -1 (not the steps' figures: the caller makes the facts after the steps). */
+int adv_facts_settle(struct adv_facts *f);
 void adv_facts_summarize(struct adv_facts *f);
 
 /* The engine of a slice of time (advise_slice.h): from one pass's longest

@@ -24,8 +24,28 @@ struct adv_slice_in {
 	struct adv_pre *pre;           /* finished */
 	const struct winset *win;      /* finished */
 	const struct adv_facts_opts *opts;
+	int beside;                    /* st not finished: the facts fed beside it (adv_facts_opts.beside) */
+	int steps;                     /* beside: each engine makes the steps too, from its join (st their
+					* template: steps_slice.h steps_slice_init) */
 };
 
+/* What the engines add up into: the steps (in->steps) and the facts. */
+struct adv_slice_sum {
+	struct steps *st;
+	struct adv_facts *f;
+};
+
+/* The engine of slice ix of cuts over the records r reads (of its window:
+ * steps_slice_window), made on the caller's thread; with in->beside, fed
+ * in the pass that makes the steps, one per slice of theirs. */
+struct cut_slice *adv_slice_new(const struct adv_slice_in *in, gp_reader *r, const struct steps_cuts *cuts, int ix);
+/* The ended engines e[0 .. cuts->k) into sum (the facts made as
+ * adv_slice_one's, with in's beside; the steps and the join's counts as
+ * steps_slice_merge's), as cut_slice_merge: 0, or -1 (damage, or a figure
+ * lost: the facts are not one pass's). */
+int adv_slice_merge(const struct adv_slice_sum *sum, struct opjoin_counts *counts, struct cut_slice **e,
+		    const struct steps_cuts *cuts, const char *path, const struct adv_slice_in *in,
+		    struct steps_slice_merged *how);
 /* The facts pass of one thread over r (rewound) into sum (adv_facts_new
  * over in's steps and pre): the read status (0, or a GP_ERR_*). */
 int adv_slice_one(struct adv_facts *sum, gp_reader *r, const struct adv_slice_in *in);

@@ -38,16 +38,6 @@ struct bapi {
  * (steps_slice_fresh_ok) */
 struct tidcorr { uint32_t tid; uint64_t corr; };
 
-/* An NVTX step's range id and its row: a plan's rows sorted by id, searched
- * for an operation's ranges (a map of them took 17 bytes a slot). */
-struct idrow { uint32_t id, row; };
-
-static int cmp_idrow(const void *x, const void *y)
-{
-	const struct idrow *a = x, *b = y;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 struct sproc {
 	struct steps_proc out;
 	/* out.rows' record 0 is row row0 of the engine (steps_mark and steps_take
@@ -68,7 +58,7 @@ struct sproc {
 	uint64_t pruned_end;      /* latest end of the operations pruned */
 	uint64_t max_dur;         /* longest operation seen */
 	uint64_t last_prune;
-	struct idrow *byid;       /* NVTX: the rows by their range's id (8 bytes a step) */
+	struct u32map byid;       /* NVTX: range id -> its row (~11 bytes a step) */
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
 	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
@@ -189,14 +179,13 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 		*u64map_get(&st->pid2p, pl->pid, 1) = i;
 		out_init(&p->out, STEPS_ROWS_MEM);
 		if (pl->method != STEP_NVTX) continue;
-		p->byid = xmalloc((pl->nsteps ? pl->nsteps : 1) * sizeof(*p->byid));
+		u32map_reserve(&p->byid, pl->nsteps);
 		for (size_t k = 0; k < pl->nsteps; k++) {
 			struct step_row w;
 			plan_row(pl, a, k, &w);
 			row_push(&p->out, &w);
-			p->byid[k] = (struct idrow){ pl->range_ids[k], (uint32_t)k };
+			u32map_put(&p->byid, pl->range_ids[k], (uint32_t)k);
 		}
-		qsort(p->byid, pl->nsteps, sizeof(*p->byid), cmp_idrow);
 		if (pl->nsteps) {
 			const struct attr_range x = attribution_range(a, pl->range_ids[0]);
 			p->step_tid = x.tid;
@@ -248,7 +237,7 @@ void steps_free(struct steps *st)
 		spill_free(p->out.rows); spill_free(p->out.ph);
 		free(p->ops); free(p->tmp); free(p->api);
 		free(p->fresh); free(p->mkq);
-		if (!st->ranges_shared) free(p->byid);
+		if (!st->ranges_shared) u32map_free(&p->byid);
 		u64map_free(&p->tid_corr);
 	}
 	free(st->p);
@@ -269,6 +258,15 @@ int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t)
 	size_t lo, hi;
 	winset_range(w, pid, &lo, &hi);
 	return lo == hi || winset_find(w, pid, t) >= 0;
+}
+
+int steps_unrecorded(const struct winset *w, uint32_t pid, uint64_t s, uint64_t e)
+{
+	if (!w || !w->n) return 0;
+	size_t lo, hi;
+	winset_range(w, pid, &lo, &hi);
+	long a = winset_find(w, pid, s), b = winset_find(w, pid, e);
+	return lo < hi && (a < 0 || a != b);
 }
 
 static int active(const struct sproc *p)
@@ -360,9 +358,8 @@ void steps_op(void *ctx, const struct gpu_op *op)
 	if (pl->method == STEP_NVTX && op->has_call) {
 		size_t n = attribution_op(st->a, op, &st->idbuf, &st->cidbuf);
 		for (size_t i = 0; i < n; i++) {
-			uint32_t id = st->idbuf[i];
-			size_t k = FIRST_WHERE(j, pl->nsteps, p->byid[j].id >= id);
-			if (k < pl->nsteps && p->byid[k].id == id && p->byid[k].row < b.step) b.step = p->byid[k].row;
+			uint64_t row = u32map_find(&p->byid, st->idbuf[i]);
+			if (row && row - 1 < b.step) b.step = (uint32_t)(row - 1);
 		}
 		if (b.step != NO_STEP) {
 			for (size_t i = 0; i < n; i++) {
@@ -509,8 +506,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	if (st->win && st->win->n) {
 		size_t lo, hi;
 		winset_range(st->win, w->pid, &lo, &hi);
-		long a = winset_find(st->win, w->pid, s), b = winset_find(st->win, w->pid, e);
-		w->unrecorded = lo < hi && (a < 0 || a != b);
+		w->unrecorded = steps_unrecorded(st->win, w->pid, s, e);
 		/* GPU work recorded from a window that opened after the trace
 		 * began (a capture, a sampled trace): the run's steps before
 		 * may have left nothing here.  Trace steps are found from GPU

@@ -132,6 +132,9 @@ uint64_t steps_kernel_wait(const struct steps *st);
 /* Whether the GPU activity of pid was recorded at time t (always, unless
  * the trace has GPU-activity windows for pid and t is outside them). */
 int steps_gpu_recorded(const struct winset *w, uint32_t pid, uint64_t t);
+/* Whether a step of pid in [s, e) is not inside one GPU-activity window
+ * (step_row.unrecorded; w finished, may be empty). */
+int steps_unrecorded(const struct winset *w, uint32_t pid, uint64_t s, uint64_t e);
 
 /* Time shards (analysis/steps/steps_slice.h): the engine of one slice of time,
  * with tmpl's plans, options and step ranges (tmpl, made by steps_new,

@@ -396,13 +396,21 @@ static void se_free(struct cut_slice *c)
 	attribution_free(s->a);
 }
 
-static const struct cut_engine steps_engine = { se_feed, se_mark, se_state, se_finish, se_reader, se_same, se_take,
-						 se_free };
+const struct cut_engine steps_slice_engine = { se_feed, se_mark, se_state, se_finish, se_reader, se_same, se_take,
+					       se_free };
 
 struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
 				    const struct winset *win, const struct steps_cuts *cuts, int ix)
 {
 	struct steps_slice *s = xcalloc(1, sizeof(*s));
+	steps_slice_init(s, &steps_slice_engine, r, tmpl, a, win, cuts, ix, NULL, NULL);
+	return s;
+}
+
+void steps_slice_init(struct steps_slice *s, const struct cut_engine *eng, gp_reader *r, const struct steps *tmpl,
+		      const struct attribution *a, const struct winset *win, const struct steps_cuts *cuts, int ix,
+		      opjoin_cb on_op, void *ctx)
+{
 	s->win = win;
 	s->a = a ? attribution_view(a) : NULL;
 	s->st = steps_new_slice(tmpl, s->a, cuts->lead[ix]);
@@ -411,8 +419,7 @@ struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, cons
 	for (size_t i = 0; ix && cuts->prefix && i < cuts->prefix->at[ix].cap; i++)
 		if (cuts->prefix->at[ix].used[i])
 			steps_set_longest(s->st, (uint32_t)cuts->prefix->at[ix].slot[i].key, cuts->prefix->at[ix].slot[i].val);
-	cut_slice_init(&s->c, &steps_engine, r, cuts, ix, ix ? cuts->from[ix] : 0, steps_op, s->st);
-	return s;
+	cut_slice_init(&s->c, eng, r, cuts, ix, ix ? cuts->from[ix] : 0, on_op ? on_op : steps_op, on_op ? ctx : s->st);
 }
 
 void steps_slice_free(struct steps_slice *s)

@@ -204,6 +204,15 @@ struct steps_slice {
  * GPU-activity windows win (read only), names from r. */
 struct steps_slice *steps_slice_new(gp_reader *r, const struct steps *tmpl, const struct attribution *a,
 				    const struct winset *win, const struct steps_cuts *cuts, int ix);
+/* The steps' engine's parts (the struct steps_slice an engine embeds
+ * first), for an engine with parts beside them fed from their join
+ * (advise's facts, analysis/advise/advise_slice.h); and s (zeroed) as
+ * steps_slice_new makes it, with eng and the join delivering to on_op(ctx)
+ * (NULL: steps_op). */
+extern const struct cut_engine steps_slice_engine;
+void steps_slice_init(struct steps_slice *s, const struct cut_engine *eng, gp_reader *r, const struct steps *tmpl,
+		      const struct attribution *a, const struct winset *win, const struct steps_cuts *cuts, int ix,
+		      opjoin_cb on_op, void *ctx);
 /* The time window slice ix must read (gp_reader_set_time_window). */
 void steps_slice_window(const struct steps_cuts *cuts, int ix, uint64_t *from, uint64_t *to);
 void steps_slice_free(struct steps_slice *s); /* NULL ok */
