@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views flight-bench flight widths csv stacktable ...  (default: env smoke suite)
+#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views diff-view flight-bench flight widths csv stacktable ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -693,6 +693,30 @@ PY
       if cmp -s "$RES/win16.json" "$RES/win1.json"; then echo "VIEWS SAME export window: 16 threads = 1"
       else echo "VIEWS DIFFER export window"; fi ) 2>&1 | tee "$RES/views.txt"
     rm -f "$RES"/views.gpuprof "$RES"/adv1*.json "$RES"/win1*.json "$RES"/adv16.json ;;
+  diff-view)    # issue #41 (branch ldiff) on the 16-core machine, two generated traces (seeds 7 and 8,
+                # DIFFV_N events, default 1e8): `gpuprof diff` (each trace's steps through stats' driver,
+                # reports/stats_drive.h, in slices) at --threads 16 and 1, byte for byte the same, and with
+                # OLD_GPUPROF=path (main's build before ldiff, carried) that build's at 16 the same too;
+                # wall, user and peak RSS of each; --verbose's lines say the slices
+    log diff-view
+    ( A=$RES/dv7.gpuprof; B=$RES/dv8.gpuprof; G=build/bin/gpuprof
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${DIFFV_N:-1e8}" "$A" >/dev/null
+      timeout 150 build/bench/gen_bigtrace --seed 8 "${DIFFV_N:-1e8}" "$B" >/dev/null; set +x
+      run() {  # BUILD THREADS TAG [OPTION]: the JSON into dv-TAG.json; its wall, user and peak RSS
+        python3 - "$RES/dv-$3.json" "$1" diff --format json --threads "$2" ${4:-} "$A" "$B" <<'PY'
+import resource, subprocess, sys, time
+t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"), timeout=280)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{sys.argv[2]} diff --threads {sys.argv[7]}: {time.time() - t:.2f} s wall, {ru.ru_utime:.1f} s user, "
+      f"{ru.ru_maxrss / 1024:.0f} MiB peak RSS, rc {rc}", flush=True)
+PY
+      }
+      same() { if [ -s "$RES/dv-$2.json" ] && cmp -s "$RES/dv-$1.json" "$RES/dv-$2.json"; then echo "DIFFVIEW SAME: $1 = $2"
+               else echo "DIFFVIEW DIFFER: $1 != $2"; fi; }
+      run $G 16 t16 --verbose; run $G 1 t1; same t16 t1
+      if [ -n "${OLD_GPUPROF:-}" ]; then run "$OLD_GPUPROF" 16 old16; same old16 t16; fi
+    ) 2>&1 | tee "$RES/diff-view.txt"
+    rm -f "$RES"/dv7.gpuprof "$RES"/dv8.gpuprof "$RES"/dv-*.json ;;
   speed)        # issue #41 (branch speed) on the 16-core machine, a generated trace (seed 7, SPEED_N events,
                 # default 1e8): `stats --threads 16` of this build against OLD_GPUPROF's (e.g. da7d63e's, from
                 # before the spills, carried) interleaved SPEED_REPS times (default 3): wall and CPU of

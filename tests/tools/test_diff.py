@@ -36,11 +36,14 @@ enumerating every split of the pooled values for small runs, else the normal
 approximation with tie and continuity corrections) and the bootstrap
 interval (splitmix64 seeded with 1, as documented).  Merged two-rank traces
 are compared rank by rank.  The text and JSON outputs are golden files
-(tests/tools/golden/diff_*.out; GPUPROF_UPDATE_GOLDEN=1 rewrites them)."""
+(tests/tools/golden/diff_*.out; GPUPROF_UPDATE_GOLDEN=1 rewrites them).
+With --threads N each trace's pre-pass and steps' pass run in N slices
+(--verbose says so) and the output is that of one thread, on two bigtraces."""
 import itertools
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -481,4 +484,30 @@ subprocess.run([os.path.join(os.path.dirname(GEN), "gen_ranks"), "--launcher", n
 p = gp("diff", a, nosteps, check=False)
 eq(p.returncode, 2, "a trace without steps: exit 2")
 expect("no steps to compare" in p.stderr, f"a trace without steps: says so ({p.stderr.strip()})")
+# a --step-range no trace has: the trace named, nothing else said (a truncated one too)
+trunc = os.path.join(W, "trunc.gpuprof")
+with open(a, "rb") as f, open(trunc, "wb") as g:
+    g.write(f.read()[:os.path.getsize(a) * 2 // 3])
+for first, strict in ((a, ()), (trunc, ()), (trunc, ("--strict",))):
+    p = gp("diff", "--step-range", "nope", *strict, first, a, check=False)
+    eq((p.returncode, p.stderr.replace(W + "/", "")),
+       (2, f"gpuprof diff: {os.path.basename(first)}: no NVTX range named 'nope' (nor numbered 'nope <N>') in the trace\n"),
+       f"--step-range nope {strict} on {os.path.basename(first)}: exit 2, the one message")
+
+# --threads N: each trace's steps through stats' driver, its pre-pass and the
+# steps' pass in slices (reports/stats_drive.h), as `gpuprof steps` does; on two
+# bigtraces of many chunks whose cuts fall inside steps, the output of one thread
+GEN_BIG = os.path.abspath(os.path.join(B, "bench", "gen_bigtrace"))
+big = []
+for seed in (7, 8):
+    big.append(os.path.join(W, f"big{seed}.gpuprof"))
+    subprocess.run([GEN_BIG, "--seed", str(seed), "200000", big[-1]], check=True, capture_output=True)
+for args in (("--format", "json", "--top", "0"), ("--keep-warmup", "--width", "0")):
+    one = gp("diff", "--threads", "1", *args, *big)
+    for n in (2, 4):
+        p = gp("diff", "--threads", str(n), "--verbose", *args, *big)
+        eq(p.stdout, one.stdout, f"bigtraces {args}: --threads {n} = --threads 1")
+        cuts = re.findall(r"the pre-pass in (\d+) slices, the steps' pass in (\d+)", p.stderr)
+        expect(len(cuts) == 2 and all(int(k) == n and int(m) == n for k, m in cuts),
+               f"bigtraces --threads {n} --verbose: each trace's pre-pass and steps' pass in {n} slices ({p.stderr.strip()})")
 finish()

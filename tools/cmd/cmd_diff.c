@@ -3,10 +3,13 @@
  * "gpuprof diff"; analysis/diff/diff.h).  Option parsing, the passes over the
  * traces and printing.
  *
- * Per trace: the two passes of the steps analysis (analysis/steps/steps_run.h),
- * then, once the steps of all runs are aligned, one pass that profiles the
- * aligned steps (analysis/steps/step_profile.h).  Every trace's analysis is held
- * until the tables are made: memory grows with the number of runs. */
+ * Per trace: the steps as `gpuprof steps` finds them, through stats' driver
+ * (reports/stats_drive.h: the pre-pass and the steps' pass, in slices with
+ * --threads), its pre-pass also noting the processes and threads
+ * (analysis/gpu/trace_info.h); then, once the steps of all runs are
+ * aligned, one pass that profiles the aligned steps
+ * (analysis/steps/step_profile.h).  Every trace's analysis is held until
+ * the tables are made: memory grows with the number of runs. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +18,20 @@
 #include "analysis/diff/diff.h"
 #include "analysis/steps/step_profile.h"
 #include "analysis/steps/step_summary.h"
-#include "analysis/steps/steps_run.h"
+#include "analysis/gpu/trace_info.h"
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
 #include "common/report.h"
 #include "common/tabopt.h"
 #include "common/tool.h"
+#include "reports/stats_drive.h"
 
 void cmd_diff_help(FILE *f)
 {
 	fprintf(f, "usage: gpuprof diff [--format table|csv|json] [--report LIST] [--top N] [--alpha P]\n"
 		   "                    [--noise PCT] [--method auto|nvtx|trace] [--step-range NAME]\n"
-		   "                    [--keep-warmup] [--width N] [--names base|full|mangled] [--strict] A B\n"
+		   "                    [--keep-warmup] [--width N] [--names base|full|mangled] [--strict]\n"
+		   "                    [--verbose] A B\n"
 		   "       gpuprof diff [options] A1 A2 ... --vs B1 B2 ...\n\n"
 		   "What changed from run A to run B, or from the runs A1 A2 ... to the runs B1 B2 ...\n"
 		   "The first line names what differs between them (command line, settings,\n"
@@ -53,47 +58,121 @@ void cmd_diff_help(FILE *f)
 		   "  --format FMT       table (default), csv or json\n"
 		   TABOPT_HELP
 		   "  --strict           exit 2 when a trace is truncated (default: warn, exit 0)\n"
+		   "  --verbose          on stderr: per trace, the slices its steps' passes ran in\n"
 		   "  -h, --help         this text\n",
 		DIFF_TOP, DIFF_ALPHA, DIFF_NOISE_PCT);
 }
 
+/* What every trace's drive shares: the steps as `gpuprof steps` finds them
+ * (stats' steps report alone, over the whole trace), and the pre-pass's
+ * consumer that notes the processes and threads. */
+struct view {
+	struct stats_opts so;
+	int *run;
+	struct stats_pre_hook hook;
+	int strict, verbose;
+};
+
 struct side {                  /* one trace */
 	const char *path;
-	gp_reader *r;
-	struct steps_run sr;
-	int ran;
+	struct stats_drive d;  /* d.r reads it; d.ctx.pipe: its steps; d.pre_st: its struct trace_info */
+	struct selection sel;  /* none */
+	struct steps *st;      /* d.ctx.pipe.steps once it ran */
 	struct step_profile *prof;
 };
 
-/* Opens a trace and runs the steps analysis; summarises its processes.
- * The exit code. */
-static int analyse(struct side *s, const struct steps_run_opts *o, int keep, int strict)
+static void *info_new(void *arg, uint64_t from)
 {
-	s->r = tool_open(s->path);
-	if (!s->r) return EXIT_BADINPUT;
-	int read_rc = 0;
-	const char *err = NULL;
-	if (steps_run(s->r, o, &s->sr, &read_rc, &err) < 0) {
-		if (err) return tool_fail(EXIT_BADINPUT, "%s: %s", s->path, err);
-		return tool_finish(s->r, s->path, read_rc, strict);
-	}
-	s->ran = 1;
-	int code = tool_finish(s->r, s->path, read_rc, strict);
-	for (size_t i = 0; i < steps_nprocs(s->sr.pipe.steps); i++) {
+	struct trace_info *in = xmalloc(sizeof(*in));
+	trace_info_init(in);
+	return in;
+}
+
+static void info_add(void *st, gp_reader *r, const gp_record *rec)
+{
+	trace_info_add(st, r, rec);
+}
+
+static int info_merge(void *dst, void *src)
+{
+	trace_info_merge(dst, src);
+	return 0;
+}
+
+static void info_free(void *st)
+{
+	trace_info_free(st);
+	free(st);
+}
+
+/* Opens a trace and runs its drive; summarises its processes.  The exit
+ * code. */
+static int analyse(struct side *s, const struct view *v, int keep)
+{
+	gp_reader *r = tool_open(s->path);
+	if (!r) return EXIT_BADINPUT;
+	struct sel_opts none;
+	sel_opts_init(&none);
+	char why[256];
+	if (selection_resolve_pipe(&s->sel, r, &none, NULL, &v->so.detect, why, sizeof(why)) < 0)
+		memset(&s->sel, 0, sizeof(s->sel));
+	s->d = (struct stats_drive){ .r = r, .path = s->path, .strict = v->strict, .so = &v->so, .sel = &s->sel,
+				     .names = NAME_FULL, .run = v->run, .threads = g_threads, .pre = &v->hook,
+				     .keep_going = 2 };
+	stats_drive_plan(&s->d);
+	int code = EXIT_OK;
+	if (stats_drive_run(&s->d, &code))
+		return s->d.steps_err ? tool_fail(EXIT_BADINPUT, "%s: %s", s->path, s->d.steps_err) : code;
+	if (v->verbose)
+		fprintf(stderr, "%s: %s: the pre-pass in %d slices, the steps' pass in %d (1: one thread's read)\n",
+			g_cmd, s->path, s->d.pt.pre.k ? s->d.pt.pre.k : 1, s->d.pt.nshards ? s->d.pt.nshards : 1);
+	trace_info_finish(s->d.pre_st);
+	s->st = s->d.ctx.pipe.steps;
+	for (size_t i = 0; i < steps_nprocs(s->st); i++) {
 		struct step_summary sm;
-		struct steps_proc *p = steps_proc(s->sr.pipe.steps, i);
+		struct steps_proc *p = steps_proc(s->st, i);
 		step_summarize(p, keep, &sm);
 		step_summary_free(&sm, p->nrows);
 	}
 	return code;
 }
 
+/* The process record of pid in trace s; NULL when none. */
+static const gp_rec_process *process_of(const struct side *s, uint32_t pid)
+{
+	const struct trace_info *in = s->d.pre_st;
+	for (size_t k = 0; k < in->nprocs; k++)
+		if (in->procs[k].pid == pid) return &in->procs[k];
+	return NULL;
+}
+
+/* The rank of pid from its PROCESS record; -1 when none or unknown. */
+static int32_t rank_of(const struct side *s, uint32_t pid)
+{
+	const gp_rec_process *p = process_of(s, pid);
+	return p ? p->rank : -1;
+}
+
+/* The number of threads of pid that recorded something (their SOURCE records). */
+static size_t threads_of(const struct side *s, uint32_t pid)
+{
+	const struct trace_info *in = s->d.pre_st;
+	uint64_t *tid = xcalloc(in->nsrcs + 1, sizeof(*tid));
+	size_t n = 0, distinct = 0;
+	for (size_t k = 0; k < in->nsrcs; k++)
+		if (in->srcs[k].kind == GP_SOURCE_THREAD && in->srcs[k].pid == pid) tid[n++] = in->srcs[k].tid;
+	qsort(tid, n, sizeof(*tid), cmp_u64);
+	for (size_t k = 0; k < n; k++) distinct += !k || tid[k] != tid[k - 1];
+	free(tid);
+	return distinct;
+}
+
 /* the processes of a trace that have steps */
 static size_t with_steps(struct side *s, struct steps_proc **out)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < steps_nprocs(s->sr.pipe.steps); i++) {
-		struct steps_proc *p = steps_proc(s->sr.pipe.steps, i);
+	for (size_t i = 0; i < steps_nprocs(s->st); i++) {
+		struct steps_proc *p = steps_proc(s->st, i);
 		if (p->nrows) out[n++] = p;
 	}
 	return n;
@@ -108,13 +187,13 @@ static int cmp_proc(const void *a, const void *b)
 /* a trace's processes with steps, by pid; 1 when each has a rank of its own */
 static size_t procs_of(struct side *s, struct steps_proc ***out, int *distinct)
 {
-	struct steps_proc **p = xcalloc(steps_nprocs(s->sr.pipe.steps) + 1, sizeof(*p));
+	struct steps_proc **p = xcalloc(steps_nprocs(s->st) + 1, sizeof(*p));
 	size_t n = with_steps(s, p);
 	qsort(p, n, sizeof(*p), cmp_proc);
 	for (size_t i = 0; i < n && *distinct; i++) {
-		int32_t r = steps_run_rank(&s->sr, p[i]->pid);
+		int32_t r = rank_of(s, p[i]->pid);
 		*distinct = r >= 0;
-		for (size_t j = 0; j < i && *distinct; j++) *distinct = steps_run_rank(&s->sr, p[j]->pid) != r;
+		for (size_t j = 0; j < i && *distinct; j++) *distinct = rank_of(s, p[j]->pid) != r;
 	}
 	*out = p;
 	return n;
@@ -122,10 +201,13 @@ static size_t procs_of(struct side *s, struct steps_proc ***out, int *distinct)
 
 static struct diff_run run_of(struct side *s, size_t trace, const struct steps_proc *p)
 {
-	const struct steps_run_proc *pr = steps_run_process(&s->sr, p->pid);
-	return (struct diff_run){ .path = s->path, .trace = trace, .pid = p->pid, .rank = steps_run_rank(&s->sr, p->pid),
-				  .p = p, .cmd = pr ? pr->cmd : NULL, .settings = pr ? pr->settings : NULL,
-				  .nthreads = steps_run_threads(&s->sr, p->pid), .nprocs = s->sr.nprocs };
+	const gp_rec_process *pr = process_of(s, p->pid);
+	gp_reader *r = s->d.r;
+	return (struct diff_run){ .path = s->path, .trace = trace, .pid = p->pid, .rank = pr ? pr->rank : -1, .p = p,
+				  .cmd = pr ? gp_reader_string(r, pr->name_id) : NULL,
+				  .settings = pr && pr->settings_id ? gp_reader_string(r, pr->settings_id) : NULL,
+				  .nthreads = threads_of(s, p->pid),
+				  .nprocs = ((const struct trace_info *)s->d.pre_st)->nprocs };
 }
 
 /* Pairs the processes of the traces t[0..na) (side A) and t[na..nt) (B):
@@ -143,7 +225,7 @@ static size_t pair_up(struct side *t, size_t na, size_t nt, struct diff_pair **o
 	size_t np = 0;
 	for (size_t k = 0; k < n[0]; k++) {
 		struct diff_pair *x = &d[np];
-		int32_t rank = steps_run_rank(&t[0].sr, p[0][k]->pid);
+		int32_t rank = rank_of(&t[0], p[0][k]->pid);
 		x->rank = rank;
 		x->a.run = xcalloc(na, sizeof(*x->a.run));
 		x->b.run = xcalloc(nt - na, sizeof(*x->b.run));
@@ -151,7 +233,7 @@ static size_t pair_up(struct side *t, size_t na, size_t nt, struct diff_pair **o
 			const struct steps_proc *q = NULL;
 			if (by_rank) {
 				for (size_t j = 0; j < n[i] && !q; j++)
-					if (steps_run_rank(&t[i].sr, p[i][j]->pid) == rank) q = p[i][j];
+					if (rank_of(&t[i], p[i][j]->pid) == rank) q = p[i][j];
 			} else if (k < n[i]) {
 				q = p[i][k];
 			}
@@ -179,7 +261,7 @@ static size_t pair_up(struct side *t, size_t na, size_t nt, struct diff_pair **o
 /* The pass that profiles the aligned steps of trace number `trace`. */
 static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, int strict)
 {
-	s->prof = step_profile_new(s->r, &s->sr);
+	s->prof = step_profile_new(s->d.r, &s->d.ctx.pipe);
 	for (size_t i = 0; i < n; i++)
 		for (int sd = 0; sd < 2; sd++) {
 			struct diff_side *x = sd ? &d[i].b : &d[i].a;
@@ -190,7 +272,7 @@ static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, 
 			}
 		}
 	int rc = step_profile_run(s->prof);
-	int code = !gp_reader_recoverable(rc) ? tool_finish(s->r, s->path, rc, strict) : EXIT_OK;
+	int code = !gp_reader_recoverable(rc) ? tool_finish(s->d.r, s->path, rc, strict) : EXIT_OK;
 	for (size_t i = 0; i < n; i++)
 		for (int sd = 0; sd < 2; sd++) {
 			struct diff_side *x = sd ? &d[i].b : &d[i].a;
@@ -231,13 +313,15 @@ int cmd_diff(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "noise", required_argument, NULL, 'N' },
 		{ "vs", no_argument, NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 },
 	};
-	struct steps_run_opts so;
-	memset(&so, 0, sizeof(so));
+	/* the steps as `gpuprof steps` finds them, over the whole trace */
+	struct view v = { .so = { .rule = ATTR_ANY_THREAD, .whole_trace = 1 },
+			  .hook = { NULL, info_new, info_add, info_merge, info_free, NULL } };
 	struct diff_opts dopts = { DIFF_ALPHA, DIFF_TOP, DIFF_NOISE_PCT };
 	enum report_fmt fmt = FMT_TABLE;
-	int keep = 0, strict = 0, any = 0, vs = 0, c;
+	int keep = 0, any = 0, vs = 0, c;
 	int want[DT_COUNT] = { 0 };
 	char *end;
 	uint64_t top;
@@ -247,7 +331,7 @@ int cmd_diff(int argc, char **argv)
 	size_t npaths = 0, na = 0;
 	int code = EXIT_OK;
 	while ((c = getopt_long(argc, argv, "-f:r:", opts, NULL)) != -1) {
-		int taken = stepopt_parse(c, optarg, &so.detect, NULL);
+		int taken = stepopt_parse(c, optarg, &v.so.detect, NULL);
 		if (taken < 0) goto bad;
 		if (taken) continue;
 		switch (c) {
@@ -283,11 +367,12 @@ int cmd_diff(int argc, char **argv)
 			}
 			break;
 		case 'k': keep = 1; break;
-		case 's': strict = 1; break;
+		case 's': v.strict = 1; break;
+		case 'v': v.verbose = 1; break;
 		default: tool_see_help(); goto bad;
 		}
 	}
-	if (stepopt_check(&so.detect)) goto bad;
+	if (stepopt_check(&v.so.detect)) goto bad;
 	while (optind < argc) paths[npaths++] = argv[optind++]; /* after "--" */
 	if (!vs) na = npaths == 2 ? 1 : 0;
 	if (vs ? !na || na == npaths : npaths != 2) {
@@ -298,15 +383,20 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (!any)
 		for (int k = 0; k < DT_COUNT; k++) want[k] = 1;
+	size_t nreps = 0;
+	while (stats_reports[nreps]) nreps++;
+	v.run = xcalloc(nreps ? nreps : 1, sizeof(*v.run));
+	for (size_t i = 0; i < nreps; i++) v.run[i] = !strcmp(stats_reports[i]->tables[0].name, "steps");
+	stats_drive_malloc();
 	struct side *s = xcalloc(npaths, sizeof(*s));
 	for (size_t i = 0; i < npaths; i++) s[i].path = paths[i];
 	struct diff_pair *pairs = NULL;
 	size_t npairs = 0;
 	int ran = 1;
 	for (size_t i = 0; i < npaths && code != EXIT_BADINPUT; i++) {
-		int rc = analyse(&s[i], &so, keep, strict);
+		int rc = analyse(&s[i], &v, keep);
 		if (rc != EXIT_OK) code = rc;
-		ran = ran && s[i].ran;
+		ran = ran && s[i].st;
 	}
 	if (code == EXIT_BADINPUT || !ran) {
 		if (code == EXIT_OK) code = EXIT_BADINPUT;
@@ -316,8 +406,8 @@ int cmd_diff(int argc, char **argv)
 	if (!npairs) {
 		size_t none = 0; /* the first trace without steps */
 		for (size_t i = 0; i < npaths; i++) {
-			size_t k, n = steps_nprocs(s[i].sr.pipe.steps);
-			for (k = 0; k < n && !steps_proc(s[i].sr.pipe.steps, k)->nrows; k++) ;
+			size_t k, n = steps_nprocs(s[i].st);
+			for (k = 0; k < n && !steps_proc(s[i].st, k)->nrows; k++) ;
 			if (k == n) { none = i; break; }
 		}
 		tool_err("no steps to compare: %s has none", tool_text(s[none].path));
@@ -326,7 +416,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	for (size_t i = 0; i < npairs; i++) diff_align(&pairs[i], keep);
 	for (size_t i = 0; i < npaths && code != EXIT_BADINPUT; i++) {
-		int rc = profile(&s[i], i, pairs, npairs, strict);
+		int rc = profile(&s[i], i, pairs, npairs, v.strict);
 		if (rc != EXIT_OK) code = rc;
 	}
 	if (code == EXIT_BADINPUT) goto out;
@@ -361,10 +451,13 @@ out:
 	free(pairs);
 	for (size_t i = 0; i < npaths; i++) {
 		step_profile_free(s[i].prof);
-		steps_run_free(&s[i].sr);
-		gp_reader_close(s[i].r);
+		gp_reader *r = s[i].d.r;
+		stats_drive_free(&s[i].d);
+		selection_free(&s[i].sel);
+		gp_reader_close(r);
 	}
 	free(s);
+	free(v.run);
 	free(paths);
 	return code;
 bad:

@@ -21,7 +21,6 @@
 #include "analysis/advise/advise_report.h"
 #include "analysis/memory/mem_timeline.h"
 #include "analysis/steps/steps_report.h"
-#include "analysis/steps/steps_run.h"
 #include "analysis/gpu/trace_info.h"
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
@@ -59,7 +58,7 @@ void cmd_report_help(FILE *f)
 }
 
 struct report_opts {
-	struct steps_run_opts steps;
+	struct step_detect_opts detect;
 	struct report_data_opts data;
 	int keep_warmup, strict;
 	struct site_rule site;  /* --site */
@@ -186,7 +185,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	for (size_t i = 0; i < nreps; i++) run[i] = !(stats_reports[i]->by_name & 1u);
 	struct page_bins pb = { &o->data, { 0 } };
 	const struct stats_pre_hook hook = { &pb, page_pre_new, page_pre_add, page_pre_merge, page_pre_free, page_ready };
-	const struct advise_drive_opts aopts = { .detect = o->steps.detect, .kernel_wait_ns = o->steps.kernel_wait_ns,
+	const struct advise_drive_opts aopts = { .detect = o->detect,
 						 .site = o->site, .strict = o->strict, .keep_going = 1, .run = run,
 						 .pre = &hook };
 	struct advise_drive ad;
@@ -267,11 +266,11 @@ int cmd_report(int argc, char **argv)
 	stats_drive_malloc();
 	struct report_opts o;
 	memset(&o, 0, sizeof(o));
-	o.steps.detect.want = STEP_WANT_AUTO;
+	o.detect.want = STEP_WANT_AUTO;
 	const char *output = NULL, *title = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		int taken = stepopt_parse(c, optarg, &o.steps.detect, NULL);
+		int taken = stepopt_parse(c, optarg, &o.detect, NULL);
 		if (taken < 0) return EXIT_USAGE;
 		if (taken) continue;
 		switch (c) {
@@ -288,7 +287,7 @@ int cmd_report(int argc, char **argv)
 		default: tool_see_help(); return EXIT_USAGE;
 		}
 	}
-	if (stepopt_check(&o.steps.detect)) return EXIT_USAGE;
+	if (stepopt_check(&o.detect)) return EXIT_USAGE;
 	if (optind >= argc) return tool_usage_see_help("no trace given");
 	if (!output) return tool_usage("no output file: -o FILE.html ('-' for stdout)");
 	if (!title) {

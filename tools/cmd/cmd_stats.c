@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "gp_settings.h"
-#include "analysis/steps/steps_run.h"
 #include "cmd/cmd.h"
 #include "cmd/stepopt.h"
 #include "common/gzout.h"

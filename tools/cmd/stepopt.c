@@ -1,7 +1,8 @@
 /* stepopt.c — see stepopt.h. */
 #include "cmd/stepopt.h"
 
-#include "analysis/steps/steps_run.h"
+#include <string.h>
+
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -9,8 +10,11 @@ int stepopt_parse(int c, const char *arg, struct step_detect_opts *d, uint64_t *
 {
 	switch (c) {
 	case 'm':
-		if (!step_want_parse(arg, &d->want)) return 1;
-		return tool_fail(-1, "unknown --method '%s' (auto, nvtx, trace)", arg);
+		if (!strcmp(arg, "auto")) d->want = STEP_WANT_AUTO;
+		else if (!strcmp(arg, "nvtx")) d->want = STEP_WANT_NVTX;
+		else if (!strcmp(arg, "trace")) d->want = STEP_WANT_TRACE;
+		else return tool_fail(-1, "unknown --method '%s' (auto, nvtx, trace)", arg);
+		return 1;
 	case 'n':
 		if (!*arg) return tool_fail(-1, "--step-range needs a name");
 		d->range_name = arg;

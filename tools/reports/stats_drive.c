@@ -50,11 +50,9 @@ static int prepass(struct stats_drive *d, int k)
 	goto rewind;
 failed:
 	/* the step detection failed (--step-range names no range) */
-	if (!d->keep_going) {
-		tool_err("%s", err);
-		return EXIT_BADINPUT;
-	}
 	d->steps_err = err;
+	if (!d->keep_going) tool_err("%s", err);
+	if (d->keep_going != 1) return EXIT_BADINPUT;
 rewind:
 	if (gp_reader_rewind(r) < 0) {
 		tool_err("cannot read %s again", d->path);

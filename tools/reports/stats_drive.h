@@ -48,13 +48,14 @@ struct stats_drive {
 	 * pre-pass whether the steps run in them or not, for the caller's
 	 * own passes in the same slices (report's advise facts) */
 	int want_prefix;
-	int keep_going;               /* a failed step detection leaves the steps out (ctx.pipe.steps
-				       * NULL, steps_err why) instead of ending the run */
+	int keep_going;               /* a failed step detection (steps_err says why): 0 ends the run
+				       * with its message; 1 leaves the steps out (ctx.pipe.steps NULL);
+				       * 2 ends the run, the message the caller's (diff names the trace) */
 	/* out */
 	struct stats_ctx ctx;
 	void **self;                  /* per report: its state (run[i]) */
 	void *pre_st;                 /* pre's state for the whole trace */
-	const char *steps_err;        /* keep_going: why the step detection failed; NULL */
+	const char *steps_err;        /* why the step detection failed; NULL */
 	int read_rc;                  /* the pass's read status (its reader's: 0, or a GP_ERR_*) */
 	struct steps_prefix *prefix;  /* want_prefix: the slices' prefix (NULL: one thread); the caller's */
 	struct stats_phase_times pt;

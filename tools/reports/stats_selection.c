@@ -33,7 +33,7 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 			 * detection (steps_intervals) says why */
 			stats_ctx_free(&ctx);
 			stats_ctx_init(&ctx, r, &so, needs, &none, 0);
-			if (!gp_reader_recoverable(rc = steps_pipe_pass(&ctx.pipe, 1, NULL, NULL)))
+			if (!gp_reader_recoverable(rc = steps_pipe_pass(&ctx.pipe, 1)))
 				snprintf(err, sizeof(err), "cannot read the trace: %s", gp_strerror(rc));
 			else
 				steps_pipe_plan_ranges(&ctx.pipe);

@@ -88,7 +88,7 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 	 * trace: the second pass */
 	if (need_trace) {
 		steps_pipe_join(p, NULL, NULL, NULL);
-		if (!gp_reader_recoverable(steps_pipe_pass(p, 2, NULL, NULL))) {
+		if (!gp_reader_recoverable(steps_pipe_pass(p, 2))) {
 			snprintf(err, n, "cannot read the trace again for --steps");
 			return -1;
 		}

@@ -13,17 +13,17 @@
 
 struct step_profile {
 	gp_reader *r;
-	const struct steps_run *sr;
+	const struct steps_pipe *pipe;
 	struct step_profile_proc *p; size_t np, cp;
 	struct kernel_names kn;
 	uint32_t ids[MAX_RANGES];
 };
 
-struct step_profile *step_profile_new(gp_reader *r, const struct steps_run *sr)
+struct step_profile *step_profile_new(gp_reader *r, const struct steps_pipe *pipe)
 {
 	struct step_profile *sp = xcalloc(1, sizeof(*sp));
 	sp->r = r;
-	sp->sr = sr;
+	sp->pipe = pipe;
 	sp->kn.r = r;
 	return sp;
 }
@@ -93,7 +93,7 @@ static void on_op(void *ctx, const struct gpu_op *op)
 		k->ns += dur;
 		/* the ranges open when it was launched, each name once, the step's own
 		 * range left out */
-		const struct attribution *a = sp->sr->pipe.attr;
+		const struct attribution *a = sp->pipe->attr;
 		size_t n = attribution_at(a, op->pid, op->tid, op->call_s, sp->ids, MAX_RANGES), nd = 0;
 		uint32_t done[MAX_RANGES];
 		if (n > MAX_RANGES) n = MAX_RANGES;
@@ -120,7 +120,7 @@ int step_profile_run(struct step_profile *sp)
 	for (size_t i = 0; i < sp->np; i++)
 		qsort(sp->p[i].steps, sp->p[i].nsteps, sizeof(*sp->p[i].steps), cmp_step);
 	struct opjoin *j = opjoin_new(sp->r, NULL, on_op, sp);
-	const struct winset *win = &sp->sr->pipe.win;
+	const struct winset *win = &sp->pipe->win;
 	gp_reader *r = sp->r;
 	gp_reader_rewind(r);
 	const gp_record *rec;

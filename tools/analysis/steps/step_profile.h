@@ -2,7 +2,7 @@
  * copies and memsets launched in them, the API calls made in them and the
  * NVTX ranges opened in them, over every chosen step of each process
  * (`gpuprof diff` divides by the number of steps).  One more pass over the
- * trace, after the steps analysis (steps_run.h) has found the steps.
+ * trace, after the steps analysis (steps_pipe.h) has found the steps.
  *
  * Which step a thing belongs to (the attribution rule of docs/STEPS.md): a
  * GPU operation, the step in which the API call that launched it started
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "gp_trace.h"
-#include "analysis/steps/steps_run.h"
+#include "analysis/steps/steps_pipe.h"
 #include "common/util.h"
 
 enum sp_kind { SP_KERNEL, SP_API, SP_RANGE, SP_COPY, SP_COUNT };
@@ -49,8 +49,9 @@ struct step_profile_proc {
 
 struct step_profile;
 
-/* sr: the finished steps analysis of the trace r reads. */
-struct step_profile *step_profile_new(gp_reader *r, const struct steps_run *sr);
+/* pipe: the finished steps analysis of the trace r reads (its NVTX ranges
+ * and GPU-activity windows). */
+struct step_profile *step_profile_new(gp_reader *r, const struct steps_pipe *pipe);
 /* Chooses step [s, e) of pid (before step_profile_run). */
 void step_profile_choose(struct step_profile *sp, uint32_t pid, uint64_t s, uint64_t e);
 /* The pass (rewinds the reader).  Returns the read status (0, or < 0). */

@@ -109,7 +109,7 @@ void steps_pipe_free(struct steps_pipe *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int steps_pipe_pass(struct steps_pipe *p, int pass, void (*hook)(void *arg, const gp_record *rec), void *arg)
+int steps_pipe_pass(struct steps_pipe *p, int pass)
 {
 	const gp_record *rec;
 	uint64_t n = 0;
@@ -119,22 +119,6 @@ int steps_pipe_pass(struct steps_pipe *p, int pass, void (*hook)(void *arg, cons
 		progress_tick(++n);
 		if (pass == 1) steps_pipe_pre_add(p, rec);
 		else steps_pipe_add(p, rec);
-		if (hook) hook(arg, rec);
 	}
 	return rc;
-}
-
-int steps_pipe_run(struct steps_pipe *p, void (*hook1)(void *arg, const gp_record *rec), void *arg, int *read_rc,
-		   const char **err)
-{
-	*err = NULL;
-	*read_rc = steps_pipe_pass(p, 1, hook1, arg);
-	if (!gp_reader_recoverable(*read_rc)) return -1;
-	steps_pipe_plan_ranges(p);
-	if (steps_pipe_plan_steps(p, err) < 0) return -1;
-	steps_pipe_join(p, NULL, NULL, NULL);
-	*read_rc = steps_pipe_pass(p, 2, NULL, NULL); /* the same file read again: the same status */
-	if (!gp_reader_recoverable(*read_rc)) return -1;
-	steps_pipe_finish(p);
-	return 0;
 }

@@ -1,6 +1,5 @@
 /* steps_pipe.h — the steps pipeline (docs/STEPS.md), built in one place for
- * every reader of the steps (steps_run.h, selection's
- * --steps, the stats context):
+ * every reader of the steps (selection's --steps, the stats context):
  *  pass 1: every NVTX range into the attribution index, GPU operations into
  *          step detection's sample, GPU-activity windows;
  *  plan:   those finished; the steps engine, the correlation-id join
@@ -9,8 +8,7 @@
  *          the steps, both advanced with the stream's time; then finish.
  * Init, consume, finalize: a caller with a loop of its own (the stats
  * context) calls steps_pipe_pre_add / steps_pipe_add per record; one
- * without calls steps_pipe_pass (a whole read, with a hook for what it
- * collects beside) or steps_pipe_run. */
+ * without calls steps_pipe_pass (a whole read). */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEPS_PIPE_H
 #define GPUPROF_ANALYSIS_STEPS_STEPS_PIPE_H
 
@@ -61,15 +59,9 @@ void steps_pipe_add(struct steps_pipe *p, const gp_record *rec);
 void steps_pipe_finish(struct steps_pipe *p);
 void steps_pipe_free(struct steps_pipe *p);
 
-/* A whole read from the start, each record to pass 1 or 2 and to hook
- * (NULL: none).  The read status of the end (0, or a GP_ERR_*). */
-int steps_pipe_pass(struct steps_pipe *p, int pass, void (*hook)(void *arg, const gp_record *rec), void *arg);
-/* Both passes, the plan and the join (the steps its one consumer) between:
- * 0, or -1 with *read_rc the fatal read status or *err why detection
- * failed.  hook1 (may be NULL) sees every record of pass 1. */
-int steps_pipe_run(struct steps_pipe *p, void (*hook1)(void *arg, const gp_record *rec), void *arg, int *read_rc,
-		   const char **err);
-
+/* A whole read from the start, each record to pass 1 or 2.  The read
+ * status of the end (0, or a GP_ERR_*). */
+int steps_pipe_pass(struct steps_pipe *p, int pass);
 /* Pass 2 on parts the caller holds (the slices of analysis/steps/steps_slice.h,
  * advise's facts pass): st NULL for the join alone; win the finished
  * windows, for whether GPU activity was recorded at a call; *now: the
