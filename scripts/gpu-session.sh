@@ -17,6 +17,15 @@ export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0}
 export PATH=$CUDA_HOME/bin:$PATH
 phases=${*:-env smoke suite}
 log() { echo "=== $* [$(date +%T)]"; }
+# timed FILE CMD...: CMD's stdout into FILE, and one line: CMD, its wall, user and peak RSS, exit code
+timed() { python3 - "$@" <<'PY'
+import os, resource, subprocess, sys, time
+t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"), timeout=280)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{' '.join(os.path.basename(a) for a in sys.argv[2:])}: {time.time() - t:.2f} s wall, {ru.ru_utime:.1f} s user, "
+      f"{ru.ru_maxrss / 1024:.0f} MiB peak RSS, rc {rc}", flush=True)
+PY
+}
 # SESSION_BUDGET_S: a phase that would start later than this many seconds
 # after the call began is skipped (a device call is cut at 600 s and then
 # brings back only what is already under $OUT: each phase's log is copied
@@ -702,15 +711,7 @@ PY
     ( A=$RES/dv7.gpuprof; B=$RES/dv8.gpuprof; G=build/bin/gpuprof
       set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${DIFFV_N:-1e8}" "$A" >/dev/null
       timeout 150 build/bench/gen_bigtrace --seed 8 "${DIFFV_N:-1e8}" "$B" >/dev/null; set +x
-      run() {  # BUILD THREADS TAG [OPTION]: the JSON into dv-TAG.json; its wall, user and peak RSS
-        python3 - "$RES/dv-$3.json" "$1" diff --format json --threads "$2" ${4:-} "$A" "$B" <<'PY'
-import resource, subprocess, sys, time
-t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"), timeout=280)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{sys.argv[2]} diff --threads {sys.argv[7]}: {time.time() - t:.2f} s wall, {ru.ru_utime:.1f} s user, "
-      f"{ru.ru_maxrss / 1024:.0f} MiB peak RSS, rc {rc}", flush=True)
-PY
-      }
+      run() { timed "$RES/dv-$3.json" "$1" diff --format json --threads "$2" ${4:-} "$A" "$B"; }  # BUILD THREADS TAG [OPTION]
       same() { if [ -s "$RES/dv-$2.json" ] && cmp -s "$RES/dv-$1.json" "$RES/dv-$2.json"; then echo "DIFFVIEW SAME: $1 = $2"
                else echo "DIFFVIEW DIFFER: $1 != $2"; fi; }
       run $G 16 t16 --verbose; run $G 1 t1; same t16 t1
@@ -797,15 +798,7 @@ PY
     log medians
     ( T=$RES/medians.gpuprof; G=build/bin/gpuprof
       set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${MEDIANS_N:-1e8}" "$T" >/dev/null; set +x
-      run() {  # BUILD THREADS TAG: the JSON into md-TAG.json; its wall, user and peak RSS
-        python3 - "$RES/md-$3.json" "$1" stats --format json --threads "$2" "$T" <<'PY'
-import resource, subprocess, sys, time
-t = time.time(); rc = subprocess.call(sys.argv[2:], stdout=open(sys.argv[1], "wb"), timeout=280)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{sys.argv[2]} --threads {sys.argv[7]}: {time.time() - t:.2f} s wall, {ru.ru_utime:.1f} s user, "
-      f"{ru.ru_maxrss / 1024:.0f} MiB peak RSS, rc {rc}", flush=True)
-PY
-      }
+      run() { timed "$RES/md-$3.json" "$1" stats --format json --threads "$2" "$T"; }  # BUILD THREADS TAG
       same() { if [ -s "$RES/md-$2.json" ] && cmp -s "$RES/md-$1.json" "$RES/md-$2.json"; then echo "MEDIANS SAME: $1 = $2"
                else echo "MEDIANS DIFFER: $1 != $2"; fi; }
       run $G 1 t1
