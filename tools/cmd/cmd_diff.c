@@ -111,11 +111,7 @@ static int analyse(struct side *s, const struct view *v, int keep)
 {
 	gp_reader *r = tool_open(s->path);
 	if (!r) return EXIT_BADINPUT;
-	struct sel_opts none;
-	sel_opts_init(&none);
-	char why[256];
-	if (selection_resolve_pipe(&s->sel, r, &none, NULL, &v->so.detect, why, sizeof(why)) < 0)
-		memset(&s->sel, 0, sizeof(s->sel));
+	selection_none(&s->sel, r);
 	s->d = (struct stats_drive){ .r = r, .path = s->path, .strict = v->strict, .so = &v->so, .sel = &s->sel,
 				     .names = NAME_FULL, .run = v->run, .threads = g_threads, .pre = &v->hook,
 				     .keep_going = 2 };

@@ -105,11 +105,7 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 	/* the steps as `gpuprof steps` finds them, over the whole trace */
 	ad->so = (struct stats_opts){ .rule = ATTR_ANY_THREAD, .detect = o->detect, .kernel_wait_ns = o->kernel_wait_ns,
 				      .verbose = o->verbose, .whole_trace = 1, .site = o->site };
-	struct sel_opts none;
-	sel_opts_init(&none);
-	char why[256];
-	if (selection_resolve_pipe(&ad->sel, r, &none, NULL, &ad->so.detect, why, sizeof(why)) < 0)
-		memset(&ad->sel, 0, sizeof(ad->sel));
+	selection_none(&ad->sel, r);
 	size_t nreps = 0;
 	while (stats_reports[nreps]) nreps++;
 	ad->run = xcalloc(nreps ? nreps : 1, sizeof(*ad->run));

@@ -129,10 +129,15 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 }
 
 /* --since/--until into s (active); whether --steps or --range is given */
-static int resolve_times(struct selection *s, gp_reader *r, const struct sel_opts *o)
+void selection_none(struct selection *s, gp_reader *r)
 {
 	memset(s, 0, sizeof(*s));
 	s->base = gp_reader_header(r)->start_trace_ns;
+}
+
+static int resolve_times(struct selection *s, gp_reader *r, const struct sel_opts *o)
+{
+	selection_none(s, r);
 	if (!sel_opts_any(o)) return 0;
 	s->active = 1;
 	ivset_add(&s->iv, o->have_since ? s->base + o->since : 0,

@@ -42,6 +42,9 @@ struct selection {
  * step numbered so, no NVTX range so named: a usage error, exit 1), -1
  * when the trace cannot be read (exit 2). */
 enum { SELECTION_NONE = -3 };
+/* No selection: the whole trace (its base time set), as resolving no
+ * options gives, without a read. */
+void selection_none(struct selection *s, gp_reader *r);
 struct steps_pipe;
 int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
 			   const struct step_detect_opts *detect, char *err, size_t n);
