@@ -81,10 +81,12 @@ struct strent {
 	uint32_t id, len;
 	char *s;
 };
-struct u32map {
+/* id -> index+1 of an array whose elements begin with their u32 id (the id
+ * is read from the array, not kept here) */
+struct id_index {
 	uint32_t *slot;
 	uint32_t cap, n;
-}; /* value = index+1 */
+};
 
 struct gp_reader {
 	int fd;
@@ -112,10 +114,10 @@ struct gp_reader {
 
 	struct strent *strs;
 	size_t nstrs, strs_cap;
-	struct u32map strmap;
+	struct id_index strmap;
 	gp_rec_source *srcs;
 	size_t nsrcs, srcs_cap;
-	struct u32map srcmap;
+	struct id_index srcmap;
 
 	struct gp_prefetch *pf; /* decoding threads (NULL: this thread decodes) */
 	int threads;
@@ -148,7 +150,7 @@ static uint32_t hash32(uint32_t x)
 }
 
 /* returns index+1 of key, 0 if absent */
-static uint32_t map_get(const struct u32map *m, uint32_t key, const void *arr, size_t stride)
+static uint32_t map_get(const struct id_index *m, uint32_t key, const void *arr, size_t stride)
 {
 	if (!m->cap) return 0;
 	for (uint32_t i = hash32(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
@@ -160,7 +162,7 @@ static uint32_t map_get(const struct u32map *m, uint32_t key, const void *arr, s
 	}
 }
 
-static int map_put(struct u32map *m, uint32_t key, uint32_t val, const void *arr, size_t stride)
+static int map_put(struct id_index *m, uint32_t key, uint32_t val, const void *arr, size_t stride)
 {
 	if ((m->n + 1) * 2 > m->cap) {
 		uint32_t nc = m->cap ? m->cap * 2 : 256;
