@@ -176,7 +176,7 @@ int time_unit_parse(const char *name)
 	return -1;
 }
 
-const char *time_unit_name(enum time_unit u)
+static const char *time_unit_name(enum time_unit u)
 {
 	static const char *const names[] = { "ns", "us", "ms", "s" };
 	return names[u];

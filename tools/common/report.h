@@ -100,8 +100,7 @@ void report_text(FILE *f, const char *text, int width);
 /* --format's "table", "csv", "json" -> *fmt: 0, or -1 with the message
  * printed. */
 int report_fmt_parse(const char *name, enum report_fmt *fmt);
-/* "ns", "us", "ms", "s" <-> enum time_unit; -1 for an unknown name. */
+/* "ns", "us", "ms", "s" -> enum time_unit; -1 for an unknown name. */
 int time_unit_parse(const char *name);
-const char *time_unit_name(enum time_unit u);
 
 #endif

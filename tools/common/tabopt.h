@@ -17,8 +17,6 @@
 
 /* The forms of a kernel name `--names` chooses from. */
 enum name_form { NAME_BASE, NAME_FULL, NAME_MANGLED };
-/* "base", "full", "mangled" -> enum name_form; -1 for an unknown name. */
-int name_form_parse(const char *s);
 
 struct table_opts {
 	int width;             /* --width N; -1: not given */
