@@ -344,7 +344,7 @@ int cmd_stats(int argc, char **argv)
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
 			"finish %.2f s%s, fill and print %.2f s\n",
 			g_cmd, pt->prepass, pre, pt->pass, pt->serial ? "the other reports" : "none", pt->shards, pt->nshards,
-			pt->shard_records, pt->merge, pt->slice_sum, pt->slice_max, pt->finish, gpu, mono_s() - t_fill);
+			pt->sh.records, pt->sh.merge, pt->sh.cpu_sum, pt->sh.cpu_max, pt->finish, gpu, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);

@@ -365,7 +365,7 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 /* Swaps field f of two structs of one type. */
 #define SWAP_FIELDS(a, b, f) do { __typeof__((a)->f) t_ = (a)->f; (a)->f = (b)->f; (b)->f = t_; } while (0)
 
-/* Shards: o, the next slice's, into c (comm.c's header). */
+/* Shards: o, the next slice's, into c (the head of this file). */
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;

@@ -321,8 +321,8 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
  * (opjoin_finish, delivering through on_op and on_call) and goes. */
 void stats_ctx_end_join(struct stats_ctx *ctx);
 
-/* The fan-out, written once for every driver (cmd_stats.c's pass, each
- * slice of stats_shards.c, stats_set.c): the reports run[i] of the list
+/* The fan-out, written once (stats_drive.c's pass, each slice of
+ * stats_shards.c): the reports run[i] of the list
  * (run NULL: all), their states self[i], as the consumers of a context.
  * stats_fanout_attach makes them the context's on_op and on_call (f must
  * outlive the pass); stats_fanout_add passes a record through the context

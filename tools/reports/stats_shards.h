@@ -58,20 +58,18 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
  * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
+/* What the shards took (--verbose): the seconds of the merges on the
+ * caller's thread (the slices' own merges overlap their reading), the
+ * records all slices read, and the CPU seconds the slices' threads took to
+ * read them, their sum and the largest (what K cores would take is about
+ * the largest; the sum against one thread's is what cutting costs). */
+struct stats_shards_times { double merge, cpu_sum, cpu_max; uint64_t records; };
 /* Waits for the threads; then, when every slice was read whole, merges the
  * slices into ctx (stats_ctx_merge; meta: ctx read no records itself) and
  * into self[i] (made here with new(ctx)) of each report run, and returns
- * 0; else -1 (damage: nothing merged, self untouched).  *merge_s: the
- * seconds the merges took on the caller's thread (the slices' own merges
- * overlap their reading). */
-int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self, double *merge_s);
-/* Records read by all slices (after finish). */
-uint64_t stats_shards_records(const struct stats_shards *sh);
-/* The CPU seconds the slices' threads took to read them (not the merges):
- * their sum and the largest (after finish).  What K cores would take is
- * about the largest; the sum against one thread's time is what cutting
- * the trace costs. */
-void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
+ * 0; else -1 (damage: nothing merged, self untouched).  *t set. */
+int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self,
+			struct stats_shards_times *t);
 void stats_shards_free(struct stats_shards *sh);
 
 /* The deferred pass over the GPU operations (stats_ctx.gpu_pass, with arg
