@@ -1,7 +1,7 @@
 /* stats_report.h — what a `gpuprof stats` report is: a component with
  * new / add (each record it asked for) / op (each GPU operation joined to
  * its launch call, if it asked) / fill (its tables) / free, described by one
- * struct stats_report; the context the driver (cmd/cmd_stats.c) shares with
+ * struct stats_report; the context the driver (stats_drive.h) shares with
  * every report; and the one list of reports (registry.c).
  *
  * The driver streams the trace in time order.  When a report it runs
