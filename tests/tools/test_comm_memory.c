@@ -109,7 +109,7 @@ int main(void)
 	CHECK(t[1].nrows == 2 * NSTEPS, "%zu step rows (%zu wanted)", t[1].nrows, 2 * NSTEPS);
 	char *txt = NULL; size_t len = 0;
 	FILE *f = open_memstream(&txt, &len);
-	struct report_style style = { FMT_CSV, 0, TU_NS, 0 };
+	struct report_style style = { .fmt = FMT_CSV, .unit = TU_NS };
 	report_print(f, &t[0], &style);
 	fclose(f);
 	char want[64];

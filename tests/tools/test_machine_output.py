@@ -27,6 +27,8 @@ with tt.tmpdir() as d:
           [(1000, 0, "my_plain_kernel"), (1000, 0, "_Z6vecAddPKfS0_Pfi")], "kernel rows carry pid/device/mangled")
     csv = tt.gp("stats", "--report", "api", "--format", "csv", trace).stdout.splitlines()
     tt.eq(csv[1].split(",")[0], repr(100 * 13000 / 28000), "CSV time % unrounded")
+    two = tt.gp("stats", "--report", "kernels,api", "--format", "csv", trace).stdout.splitlines()
+    tt.eq([l for l in two if l.startswith("# ")], ["# api", "# kernels"], "CSV: a '# NAME' line a table when several")
     # the table still rounds
     tab = tt.gp("stats", "--report", "memsize", trace).stdout
     tt.expect("Total (MB)" in tab and " 3.000 " in tab and "Total (B)" not in tab, "memsize table in MB")

@@ -171,7 +171,8 @@ void cli_help_short(FILE *f, const struct cli_command *c)
 	lines_free(&l);
 }
 
-void cli_help_full(FILE *f, const struct cli_command *c)
+/* `gpuprof help --full CMD`: the command's whole reference. */
+static void cli_help_full(FILE *f, const struct cli_command *c)
 {
 	if (c->alias_of) fprintf(f, "gpuprof %s is the same as gpuprof %s, with its options:\n\n", c->name,
 				 c->alias_of);
@@ -237,7 +238,8 @@ static void roff_body(FILE *f, const struct lines *l, size_t from)
 	}
 }
 
-void cli_man(FILE *f, const struct cli_command *c)
+/* The man page of c (NULL: gpuprof(1)) in roff. */
+static void cli_man(FILE *f, const struct cli_command *c)
 {
 	if (!c) {
 		roff_head(f, "GPUPROF", "gpuprof", "records and analyses CUDA activity of deep-learning jobs");

@@ -14,10 +14,6 @@ void cli_usage(FILE *f);
 /* `gpuprof CMD --help`, `gpuprof help CMD`: usage, summary, the key options
  * and where the rest is. */
 void cli_help_short(FILE *f, const struct cli_command *c);
-/* `gpuprof help --full CMD`: the command's whole reference. */
-void cli_help_full(FILE *f, const struct cli_command *c);
-/* The man page of c (NULL: gpuprof(1)) in roff. */
-void cli_man(FILE *f, const struct cli_command *c);
 /* `gpuprof help [--full|--man] [CMD]`; an exit code. */
 int cli_help_main(int argc, char **argv);
 

@@ -1,12 +1,6 @@
 /* cmd_merge.c — `gpuprof merge A B ... -o OUT`: traces of several processes
- * (ranks) into one file on the first input's trace clock.
- *
- * Time: every input timestamp t goes through that input's clock pairs
- * (header start_trace_ns/start_realtime_ns plus its CLOCK records: the
- * latest pair at or before t) to CLOCK_REALTIME, then back onto the first
- * input's trace clock the same way.  Ids: string and stack ids of input i
- * are shifted by the largest ids of inputs 0..i-1; source ids likewise (the
- * first input keeps its ids).  pids are kept.  Two passes per input: strings,
+ * (ranks) into one file on the first input's trace clock; the time mapping
+ * and the ids: docs/CLI.md "gpuprof merge".  Two passes per input: strings,
  * clocks and id ranges first (strings must precede their users), records
  * second, each streamed with bounded memory. */
 #include <getopt.h>

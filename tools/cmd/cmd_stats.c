@@ -207,7 +207,8 @@ int cmd_stats(int argc, char **argv)
 	enum name_form names = g_table_opts.names;
 	const char *csv_dir = NULL;
 	int have_fmt = 0;
-	struct report_style style = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS, .max_rows = STATS_ROWS };
+	struct report_style style = { .fmt = FMT_TABLE, .width = 0, .unit = TU_NS, .max_rows = STATS_ROWS,
+				     .csv_heads_from = 2 };
 	while ((c = getopt_long(argc, argv, "r:f:", opts, NULL)) != -1) {
 		int taken = sel_opts_parse(&sel, c, optarg);
 		if (!taken) taken = stepopt_parse(c, optarg, &so.detect, &so.kernel_wait_ns);
@@ -327,18 +328,7 @@ int cmd_stats(int argc, char **argv)
 				code = EXIT_BADINPUT;
 		goto out_reports;
 	}
-	int nwant = 0, printed = 0;
-	for (size_t k = 0; k < ntabs; k++) nwant += want[k];
-	if (fmt == FMT_JSON) putchar('{');
-	for (size_t k = 0; k < ntabs; k++) {
-		if (!want[k]) continue;
-		if (fmt == FMT_JSON) printf("%s\"%s\":", printed ? ",\n" : "", out[k].name);
-		else if (printed) putchar('\n');
-		if (fmt == FMT_CSV && nwant > 1) printf("# %s\n", out[k].name);
-		report_print(stdout, &out[k], &style);
-		printed++;
-	}
-	if (fmt == FMT_JSON) printf("}\n");
+	report_print_tables(stdout, out, want, ntabs, &style);
 	if (so.verbose) {
 		fflush(stdout);
 		char gpu[160] = "", pre[128];
@@ -354,7 +344,7 @@ int cmd_stats(int argc, char **argv)
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
 			"finish %.2f s%s, fill and print %.2f s\n",
 			g_cmd, pt->prepass, pre, pt->pass, pt->serial ? "the other reports" : "none", pt->shards, pt->nshards,
-			pt->shard_records, pt->merge, pt->slice_sum, pt->slice_max, pt->finish, gpu, mono_s() - t_fill);
+			pt->sh.records, pt->sh.merge, pt->sh.cpu_sum, pt->sh.cpu_max, pt->finish, gpu, mono_s() - t_fill);
 	}
 out_reports:
 	for (size_t k = 0; k < ntabs; k++) report_free(&out[k]);

@@ -316,7 +316,8 @@ void fj_free(fj_object *o)
 	memset(o, 0, sizeof(*o));
 }
 
-const struct fj_member *fj_get(const fj_object *o, const char *key)
+/* The last member named key, or NULL. */
+static const struct fj_member *fj_get(const fj_object *o, const char *key)
 {
 	for (size_t i = o->n; i > 0; i--)
 		if (o->m[i - 1].key && !strcmp(o->m[i - 1].key, key))

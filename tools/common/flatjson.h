@@ -29,8 +29,6 @@ typedef struct fj_object {
  * *o is filled either way and must be freed with fj_free. */
 int fj_parse(const char *text, size_t len, fj_object *o, char *err, size_t errsz);
 void fj_free(fj_object *o);
-/* The last member named key, or NULL. */
-const struct fj_member *fj_get(const fj_object *o, const char *key);
 /* Typed lookups: 0 on success; -1 when absent, of another type, or (numbers)
  * not representable (negative or fractional for u64). */
 int fj_str(const fj_object *o, const char *key, const char **out);

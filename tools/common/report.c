@@ -176,7 +176,7 @@ int time_unit_parse(const char *name)
 	return -1;
 }
 
-const char *time_unit_name(enum time_unit u)
+static const char *time_unit_name(enum time_unit u)
 {
 	static const char *const names[] = { "ns", "us", "ms", "s" };
 	return names[u];
@@ -806,13 +806,14 @@ void report_print(FILE *f, const struct report *r, const struct report_style *st
 
 void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n, const struct report_style *style)
 {
-	int printed = 0;
+	int printed = 0, nwant = 0;
+	for (size_t k = 0; k < n; k++) nwant += !want || want[k];
 	if (style->fmt == FMT_JSON) putc('{', f);
 	for (size_t k = 0; k < n; k++) {
 		if (want && !want[k]) continue;
 		if (style->fmt == FMT_JSON) fprintf(f, "%s\"%s\":", printed ? ",\n" : "", t[k].name);
 		else if (printed) putc('\n', f);
-		if (style->fmt == FMT_CSV) fprintf(f, "# %s\n", t[k].name);
+		if (style->fmt == FMT_CSV && nwant >= style->csv_heads_from) fprintf(f, "# %s\n", t[k].name);
 		report_print(f, &t[k], style);
 		printed++;
 	}

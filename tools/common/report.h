@@ -67,6 +67,9 @@ struct report_style {
 	/* table: at most this many rows, then a line " ... N more rows (--rows
 	 * all)"; 0: every row (CSV and JSON always have every row) */
 	size_t max_rows;
+	/* report_print_tables' CSV: a "# NAME" line before each table when
+	 * it prints at least this many (0: always) */
+	int csv_heads_from;
 };
 #define REPORT_MIN_NAME 16
 
@@ -86,8 +89,8 @@ void cell_str(struct cell *c, const char *s);
 void report_hide_uniform(struct report *r, int col);
 void report_print(FILE *f, const struct report *r, const struct report_style *style);
 /* Tables t[0..n) with want[i] set (want NULL: all): JSON as one object
- * {"NAME": rows, ...} and a newline, CSV each after a "# NAME" line, text
- * separated by blank lines. */
+ * {"NAME": rows, ...} and a newline, CSV each after a "# NAME" line
+ * (csv_heads_from), text separated by blank lines. */
 void report_print_tables(FILE *f, const struct report *t, const int *want, size_t n,
 			 const struct report_style *style);
 void report_free(struct report *r);
@@ -100,8 +103,7 @@ void report_text(FILE *f, const char *text, int width);
 /* --format's "table", "csv", "json" -> *fmt: 0, or -1 with the message
  * printed. */
 int report_fmt_parse(const char *name, enum report_fmt *fmt);
-/* "ns", "us", "ms", "s" <-> enum time_unit; -1 for an unknown name. */
+/* "ns", "us", "ms", "s" -> enum time_unit; -1 for an unknown name. */
 int time_unit_parse(const char *name);
-const char *time_unit_name(enum time_unit u);
 
 #endif

@@ -1,19 +1,7 @@
 /* selopt.h — the selection options every trace-reading command takes
- * (stats, dump, export): which part of the trace to look at, and the time
- * base of the output.  Parsed here, once; analysis/steps/selection.h turns them
- * into time intervals against a trace.
- *
- *   --since T, --until T   records starting in [T1, T2) after the trace start
- *   --steps A:B            the time of steps A to B (both included; A: to
- *                          the last, :B from the first, A alone one step),
- *                          numbered as the steps report's Step column
- *   --range NAME           the time of the NVTX ranges named NAME
- *                          ("domain:message", the message, or a numbered
- *                          pattern such as 'step *')
- *   --abs-time             times in the output on the trace clock, not
- *                          relative to the trace start
- * Given together they intersect.  --since at or after --until is a usage
- * error. */
+ * (stats, dump, export; SELOPT_HELP below, docs/CLI.md "Selection and time
+ * base"), parsed here once; analysis/steps/selection.h turns them into time
+ * intervals against a trace.  Given together they intersect. */
 #ifndef GPUPROF_COMMON_SELOPT_H
 #define GPUPROF_COMMON_SELOPT_H
 

@@ -15,7 +15,8 @@
 
 struct table_opts g_table_opts = { -1, NAME_BASE };
 
-int name_form_parse(const char *s)
+/* "base", "full", "mangled" -> enum name_form; -1 for an unknown name. */
+static int name_form_parse(const char *s)
 {
 	if (!strcmp(s, "base")) return NAME_BASE;
 	if (!strcmp(s, "full")) return NAME_FULL;

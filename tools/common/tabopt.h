@@ -1,24 +1,13 @@
-/* tabopt.h — the table options every command that prints tables takes:
- *
- *   --width N      lines of tables and of the text around them fit N
- *                  columns; 0: no limit.  Default: the terminal's width
- *                  when stdout is one, else $COLUMNS, else 120.
- *   --names FORM   names in tables: base (default; kernels by their base
- *                  name, names shortened to fit the width), full (whole
- *                  names, never cut: no width limit unless --width is
- *                  given), mangled (kernels as recorded, else as full)
- *
- * main (cli/main.c) takes them out of the command line of the commands the
- * table of commands marks `tables`, once, before the command parses its
- * own; the commands read g_table_opts and report_style's width from
- * tabopt_width().  CSV and JSON always carry the full names. */
+/* tabopt.h — the table options every command that prints tables takes
+ * (--width N, --names FORM: the help texts below, docs/CLI.md "Table
+ * width").  main (cli/main.c) takes them out of the command line of the
+ * commands the table of commands marks `tables`, once, before the command
+ * parses its own; the commands read g_table_opts and tabopt_width(). */
 #ifndef GPUPROF_COMMON_TABOPT_H
 #define GPUPROF_COMMON_TABOPT_H
 
 /* The forms of a kernel name `--names` chooses from. */
 enum name_form { NAME_BASE, NAME_FULL, NAME_MANGLED };
-/* "base", "full", "mangled" -> enum name_form; -1 for an unknown name. */
-int name_form_parse(const char *s);
 
 struct table_opts {
 	int width;             /* --width N; -1: not given */

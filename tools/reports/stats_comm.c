@@ -1,52 +1,23 @@
 /* stats_comm.c — `stats --report comm`: per rank (process) of a merged
- * multi-process trace, communication (NCCL kernel) time, compute (other
- * kernel) time, their overlap, and how long each rank's collectives waited
- * for the peers; its second table, `comm_steps`, breaks the same down per
- * top-level NVTX range ("step <i>"), matched across ranks by name and
- * occurrence.
+ * multi-process trace, NCCL (communication) and other (compute) kernel time,
+ * their overlap and the collectives' waits; `comm_steps` the same per
+ * top-level NVTX range.  The figures, the matching of collectives and of
+ * steps across ranks, and which step a kernel belongs to (its launch call:
+ * analysis/join/attribution.h): docs/MULTIGPU.md; its slices: docs/CLI.md
+ * "Threads".
  *
- * Ranks are processes (pid), with the rank of their GP_REC_PROCESS record.
- * A kernel whose name contains "nccl" (any case) is communication, every
- * other kernel compute.  Collectives are matched across ranks by order: the
- * k-th NCCL kernel (by GPU start) of every rank is one collective, provided
- * every rank ran the same number of NCCL kernels with the same names; its
- * wait on a rank = latest start among the ranks - this rank's start.  A
- * kernel belongs to the steps (top-level push/pop ranges) it is attributed
- * to by the one rule (analysis/join/attribution.h): those open when its launch
- * call started, on any thread of the process (--attribution same-thread:
- * the launching thread's) — that is where the host code asked for it, while
- * the GPU may run it steps later; a kernel with no recorded launch call
- * belongs to no step.  The per-rank table counts the kernels that start in
- * the selection (--since/--until); a step row, the steps that start in it,
- * with all their kernels.
- *
- * Summed while stats streams the trace (kernels joined to their launch
- * calls, process ranks; the steps are the context's ranges, known before
- * the pass).  Memory does not grow with the kernels: per rank, NCCL and
- * other kernels are an ivpair (analysis/core/intervals.h, lag COMM_LAG); a step
- * keeps its kernels' intervals until COMM_STEPS_OPEN newer steps of its
- * rank got kernels, then sums them.  What grows: 40 bytes per NCCL kernel
- * (the matching across ranks needs them all), 8 per NCCL kernel in a step,
- * and 72 bytes per step (struct cstep), each past a few MiB in a file
- * (common/spill.h); in memory, ~20 bytes per step (its map from range to
- * step, its rank's log).  Records later than that (a kernel
- * COMM_LAG kernels late, a kernel for a summed step) are counted and said
- * under the tables.
- *
- * A state makes a step when it gets a kernel (not every step of the trace
- * K times over in K slices), and the steps without kernels at the fill.
- * Time shards (stats_report.h): a slice's state logs the order in which
- * its steps got their first kernel.  The merge adds the next
- * slice's steps to the earlier's and replays that order against the
- * earlier's open steps, so a step is summed when one pass would have
- * summed it (256 newer steps of its rank got kernels: only steps the
- * earlier slice had not seen count); the ranks' unions merge as util's
- * (ivpair_merge).  A slice after the first counts steps as new that an
- * earlier slice may have seen, so it may sum one too early: a kernel that
- * then comes for it, or a step summed in one slice with kernels in the
- * other, makes the merge fail (-1: the driver reads the trace again on
- * one thread).  The driver's new state, merged with the first slice's
- * (which holds all the others' by then), takes its figures whole. */
+ * Memory does not grow with the kernels: per rank, NCCL and other kernels
+ * are an ivpair (lag COMM_LAG); a step keeps its kernels' intervals until
+ * COMM_STEPS_OPEN newer steps of its rank got kernels, then sums them.
+ * What grows: 40 bytes per NCCL kernel (the matching needs them all), 8 per
+ * NCCL kernel in a step, 72 per step (struct cstep), each past a few MiB in
+ * a file (common/spill.h); in memory ~20 bytes per step.  A state makes a
+ * step when it first gets a kernel; the steps without kernels at the fill.
+ * A slice's state logs the order in which its steps got their first kernel,
+ * which the merge replays against the earlier slice's open steps (so a
+ * step is summed where one pass sums it); a step summed too early (a
+ * later kernel for it, or kernels in two slices) fails the merge (-1: the
+ * driver reads the trace again on one thread). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,7 +365,7 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 /* Swaps field f of two structs of one type. */
 #define SWAP_FIELDS(a, b, f) do { __typeof__((a)->f) t_ = (a)->f; (a)->f = (b)->f; (b)->f = t_; } while (0)
 
-/* Shards: o, the next slice's, into c (comm.c's header). */
+/* Shards: o, the next slice's, into c (the head of this file). */
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;

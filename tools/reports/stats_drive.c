@@ -175,10 +175,8 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		pt->pass = mono_s() - t1;
 	}
 	if (sh) {
-		int ok = stats_shards_finish(sh, ctx, !here_pass, self, &pt->merge) == 0;
+		int ok = stats_shards_finish(sh, ctx, !here_pass, self, &pt->sh) == 0;
 		pt->shards = mono_s() - ts;
-		pt->shard_records = stats_shards_records(sh);
-		stats_shards_cpu(sh, &pt->slice_sum, &pt->slice_max);
 		stats_shards_free(sh);
 		sh = NULL;
 		if (!ok) {

@@ -20,16 +20,16 @@
 #include "common/report.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
+#include "reports/stats_shards.h"
 
 /* Where the time went (stats --verbose). */
 struct stats_phase_times {
-	double prepass, pass, shards, merge, finish;
+	double prepass, pass, shards, finish;
 	struct stats_prepass_cpu pre; /* the pre-pass's slices (k 0: none) */
-	double slice_sum, slice_max;  /* the slices' CPU seconds (stats_shards_cpu) */
+	struct stats_shards_times sh;
 	int gpu_slices;               /* finish's pass over the GPU operations: its slices (0: none) */
 	double gpu_sum, gpu_max;      /* and their CPU seconds */
 	int serial, nshards;
-	uint64_t shard_records;
 };
 
 struct stats_drive {

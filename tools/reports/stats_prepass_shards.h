@@ -1,51 +1,25 @@
 /* stats_prepass_shards.h — the pre-pass of `gpuprof stats --threads N`
  * (stats_report.h stats_ctx_prepass: the NVTX ranges, the GPU-activity
  * windows, the step detection) in K slices of time on K threads, merged
- * into exactly what the one-thread pre-pass makes.
+ * into exactly what the one-thread pre-pass makes (docs/CLI.md "Threads").
  *
- * The slices are the slice runner's (analysis/core/slices.h): slice i reads
- * the records timed in [from, to) with a reader of its own, windowed to
- * the slice (the footer's chunk table).  What a one-thread pre-pass makes depends on the order in
- * which it reads the records: range ids are given in that order, a name
- * gets its number when first seen, a lane its kind from its first range,
- * the step detection its processes' order and its sample (the first 2^20
- * GPU operations of a process).  That order is not the slices' order put
- * end to end: a source writes a push/pop range when it is popped, so an
- * outer range begun before a cut comes after the inner ranges begun after
- * it.  The time-ordered merge of the reader takes, of the sources' next
- * records, the one with the smallest time, ties to the smaller source;
- * the record it takes is always the one whose source's largest time so
- * far is smallest (whatever comes first in a source holds back what
- * follows it), so the order of a whole read is that of the key
+ * What one thread makes depends on the order it reads the records in (range
+ * ids, name numbers, a lane's kind, the step detection's processes and
+ * sample).  The reader's time-ordered merge gives a record in the order of
+ * the key (largest time of its source up to and including it, source,
+ * chunk, place in the chunk), which each slice computes for its own records
+ * (gp_reader.h gp_reader_record_chunk); the merge replays the slices'
+ * ranges and windows into the context in key order and gives the step
+ * detection its processes in the order of their first GPU operation.  The
+ * trace method's sample is read after that on the caller's reader, only for
+ * the processes that want it (step_detect_sample_wanted).  With
+ * ctx->steps_prefix, each slice also keeps what the steps' prefix needs
+ * (stats_prepass_prefix.h).
  *
- *   (largest time of its source up to and including it, source, chunk,
- *    place in the chunk)
- *
- * which every slice can compute for its own records: the chunks a slice
- * leaves out of a source hold only records before its start, which cannot
- * raise the largest time of a record of the slice (gp_reader.h
- * gp_reader_record_chunk).  Each slice collects its ranges, windows and
- * per process its count of GPU operations and the key of its first, with
- * their keys; the merge replays the ranges and windows into the context
- * in key order (attribution_add_range and winset_add as one thread calls
- * them: the same ids, names, lanes) and gives the step detection its
- * processes in the order of their first operation.  The sample is read
- * after that, on the caller's reader from the start, only for the
- * processes whose steps are not NVTX ranges (step_detect_sample_wanted),
- * and only until each has its 2^20 operations or all of them (the slices
- * counted them): nothing on a trace whose steps are ranges.  Where the
- * steps analysis runs in slices (ctx->steps_prefix), the slices are its
- * cuts, and each also keeps what the steps' prefix needs of its API and
- * GPU records (stats_prepass_prefix.h), merged into ctx->steps_prefix.
- *
- * Not cut (the caller runs the one-thread pre-pass, ctx untouched): a
- * slice met damage (a corrupt chunk, a truncation, an error); a slice's
- * keys did not rise (which the rule above says cannot happen); a range,
- * window or GPU operation without a time (its chunk may belong to no
- * slice's window); a trace with CUDA graph nodes when the capture sites
- * are wanted (STATS_NEED_PREJOIN: the sites follow each thread's calls,
- * which are not kept here); a steps' cut at time 0 (a record without a
- * time could reach it). */
+ * Not cut (ctx untouched: the caller runs the one-thread pre-pass): damage
+ * in a slice; a slice's keys did not rise; a range, window or GPU
+ * operation without a time; CUDA graph nodes when the capture sites are
+ * wanted (STATS_NEED_PREJOIN); a steps' cut at time 0. */
 #ifndef GPUPROF_REPORTS_STATS_PREPASS_SHARDS_H
 #define GPUPROF_REPORTS_STATS_PREPASS_SHARDS_H
 

@@ -1,7 +1,7 @@
 /* stats_report.h — what a `gpuprof stats` report is: a component with
  * new / add (each record it asked for) / op (each GPU operation joined to
  * its launch call, if it asked) / fill (its tables) / free, described by one
- * struct stats_report; the context the driver (cmd/cmd_stats.c) shares with
+ * struct stats_report; the context the driver (stats_drive.h) shares with
  * every report; and the one list of reports (registry.c).
  *
  * The driver streams the trace in time order.  When a report it runs
@@ -18,28 +18,14 @@
  * calls fill() of each report that has a table to print, in list order; the
  * reports do not depend on each other.
  *
- * Shards (`--threads N`, N > 1, reports/stats_shards.h): a report that can
- * merge (a `merge`, or no record feeds its state), needs nothing of the
- * context but what the shards compute (stats_shard_needs:
- * STATS_SHARD_NEEDS, the busy intervals, the span when it is not the
- * steps') and STATS_SHARD_JOIN_NEEDS and takes no records
- * without a time (process, device, module, stack, thread, source) — or
- * takes them from a trace whose metadata every slice reads (format 1.4,
- * gp_reader_meta_apart: each slice's state gets all of them, and merge
- * keeps one copy) — runs on
- * K threads at once, each over one slice of the trace's time: its own
- * reader, context and state get the records whose time is in the slice,
- * and op()/call() the operations its slice's join delivers; then the
- * states are merged in time order (each state merges the next slice's into
- * it: the joins first, which delivers the operations whose call was on
- * the other side of the cut to the earlier state) and fill() prints the
- * merged one as above.  So op() and call() of such a report may see an
- * operation after later ones, and merge() must not assume otherwise.  The
- * other reports run in the one pass above, on the driver's thread, beside
- * the shards; the shards' contexts compute the analyses of
- * STATS_SHARD_NEEDS for them too (such a report reads them only in fill).
- * When the shards need the ranges or the join, the driver's pre-pass runs
- * first (the ranges, the windows) and the shards start after it.
+ * Shards (`--threads N`, N > 1, reports/stats_shards.h, docs/CLI.md
+ * "Threads"): a report runs on K threads, one slice of the trace's time
+ * each, when it can merge (`merge`, or no record feeds its state), needs of
+ * the context only what the shards compute (stats_report_shardable) and
+ * takes no records without a time unless every slice reads them (format
+ * 1.4).  Its states are merged in time order, the joins first, so op() and
+ * call() may see an operation after later ones.  The other reports run in
+ * the one pass on the driver's thread, beside the shards.
  *
  * Adding a report: one file here defining
  * `const struct stats_report stats_report_NAME`, and NAME in registry.c. */
@@ -335,8 +321,8 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
  * (opjoin_finish, delivering through on_op and on_call) and goes. */
 void stats_ctx_end_join(struct stats_ctx *ctx);
 
-/* The fan-out, written once for every driver (cmd_stats.c's pass, each
- * slice of stats_shards.c, stats_set.c): the reports run[i] of the list
+/* The fan-out, written once (stats_drive.c's pass, each slice of
+ * stats_shards.c): the reports run[i] of the list
  * (run NULL: all), their states self[i], as the consumers of a context.
  * stats_fanout_attach makes them the context's on_op and on_call (f must
  * outlive the pass); stats_fanout_add passes a record through the context

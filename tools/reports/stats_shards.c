@@ -38,7 +38,6 @@ struct stats_shards {
 	struct slice_pass pass;
 	struct shard *sh;
 	struct summary_board *board; /* per report */
-	uint64_t n;
 	/* STATS_NEED_STEPS_SLICED: the cuts of the steps' engines */
 	struct steps_cuts cuts;
 	uint64_t *cut_from, *cut_lead;
@@ -231,11 +230,13 @@ static int steps_merge(struct stats_shards *a, struct stats_ctx *ctx)
 	return rc;
 }
 
-int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta, void **self, double *merge_s)
+int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta, void **self,
+			struct stats_shards_times *t)
 {
 	struct shard *s0 = &a->sh[0];
 	slices_wait(a->cut);
-	a->n = s0->n;
+	t->records = s0->n;
+	slices_cpu(a->cut, &t->cpu_sum, &t->cpu_max);
 	double t0 = mono_s();
 	int ok = s0->ok;
 	if (s0->ctx.merge_lost) ctx->merge_lost = 1; /* not damage: say so */
@@ -254,18 +255,8 @@ int stats_shards_finish(struct stats_shards *a, struct stats_ctx *ctx, int meta,
 		ok = !ctx->merge_lost;
 	}
 	shard_free(s0, a->nreps);
-	if (merge_s) *merge_s = mono_s() - t0;
+	t->merge = mono_s() - t0;
 	return ok ? 0 : -1;
-}
-
-uint64_t stats_shards_records(const struct stats_shards *a)
-{
-	return a ? a->n : 0;
-}
-
-void stats_shards_cpu(const struct stats_shards *a, double *sum, double *max)
-{
-	slices_cpu(a ? a->cut : NULL, sum, max);
 }
 
 void stats_shards_free(struct stats_shards *a)

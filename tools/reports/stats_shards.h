@@ -1,27 +1,16 @@
 /* stats_shards.h — the reports of `gpuprof stats --threads N` that run in
- * shards (stats_report.h says which, and what they see), on K threads at
- * once; and the pass over the GPU operations that util's span of the steps
- * defers to the end, in slices too (stats_shards_gpu_pass).
+ * shards (stats_report.h says which), on K threads at once, and the pass
+ * over the GPU operations that util's span of the steps defers to the end
+ * (stats_shards_gpu_pass); docs/CLI.md "Threads" says what the user sees.
  *
- * The slices are the slice runner's (analysis/core/slices.h): a thread per
- * slice with a reader of its own hands the records timed in its slice to a
- * context and report states of its own; the metadata records it reads go
- * to its context (a merged trace holds some in timed chunks, which only
- * some slices read: the contexts' metadata are merged), and to the reports
- * that take them only on a trace whose metadata every slice reads whole
- * (format 1.4, gp_reader_meta_apart: stats_report_shardable).  The states
- * are merged in time order by the runner's tree of merges, the joins first
- * (opjoin_merge); the caller merges slice 0's into its own, and the last
- * join's leftovers are delivered at the end as one join's would be.  The
- * NVTX ranges are the caller's index, read by every slice through a view
- * of its own.  The summaries of the slices share one limit of exact values
- * per report (analysis/core/summary.h): a table of at most 2^20 values is
- * exact and the same as one thread's.
- *
- * Only a trace with a footer (its chunk table) is cut; a damaged one (a
- * slice's reader meets a corrupt frame, a truncation or an error) is not:
- * stats_shards_finish says so and the caller reads it on one thread, for
- * the same messages and exit status as --threads 1. */
+ * Each slice of the slice runner (analysis/core/slices.h) hands the records
+ * timed in it to a context and report states of its own, and its metadata
+ * records to its context (and to the reports that take them on a trace
+ * whose metadata every slice reads: gp_reader_meta_apart).  The states merge
+ * in time order, the joins first (opjoin_merge); the caller merges slice
+ * 0's into its own.  The summaries of the slices share one limit of exact
+ * values per report (analysis/core/summary.h).  A damaged trace is not cut:
+ * stats_shards_finish says so and the caller reads it on one thread. */
 #ifndef GPUPROF_REPORTS_STATS_SHARDS_H
 #define GPUPROF_REPORTS_STATS_SHARDS_H
 
@@ -69,20 +58,18 @@ int stats_report_shardable(const struct stats_report *rep, gp_reader *r, uint32_
  * returns).  NULL: no time range. */
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,
 					const int *run, size_t nreps, uint32_t needs);
+/* What the shards took (--verbose): the seconds of the merges on the
+ * caller's thread (the slices' own merges overlap their reading), the
+ * records all slices read, and the CPU seconds the slices' threads took to
+ * read them, their sum and the largest (what K cores would take is about
+ * the largest; the sum against one thread's is what cutting costs). */
+struct stats_shards_times { double merge, cpu_sum, cpu_max; uint64_t records; };
 /* Waits for the threads; then, when every slice was read whole, merges the
  * slices into ctx (stats_ctx_merge; meta: ctx read no records itself) and
  * into self[i] (made here with new(ctx)) of each report run, and returns
- * 0; else -1 (damage: nothing merged, self untouched).  *merge_s: the
- * seconds the merges took on the caller's thread (the slices' own merges
- * overlap their reading). */
-int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self, double *merge_s);
-/* Records read by all slices (after finish). */
-uint64_t stats_shards_records(const struct stats_shards *sh);
-/* The CPU seconds the slices' threads took to read them (not the merges):
- * their sum and the largest (after finish).  What K cores would take is
- * about the largest; the sum against one thread's time is what cutting
- * the trace costs. */
-void stats_shards_cpu(const struct stats_shards *sh, double *sum, double *max);
+ * 0; else -1 (damage: nothing merged, self untouched).  *t set. */
+int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta, void **self,
+			struct stats_shards_times *t);
 void stats_shards_free(struct stats_shards *sh);
 
 /* The deferred pass over the GPU operations (stats_ctx.gpu_pass, with arg
