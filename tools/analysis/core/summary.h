@@ -70,10 +70,6 @@ struct summary {
 	struct summary_board *board; /* set before the first value, or NULL */
 };
 
-/* The limit of a table's exact values: SUMMARY_EXACT_VALUES, or
- * $GPUPROF_SUMMARY_EXACT's (tests: small traces past the limit). */
-size_t summary_exact_limit(void);
-
 /* Index of the group `name` (created empty when new); indices are stable,
  * pointers into g are not (a new group may move the array). */
 size_t summary_group(struct summary *t, const char *name);
