@@ -1,31 +1,12 @@
 /* export_perfetto.c — Chrome trace-event JSON, the format ui.perfetto.dev and
- * chrome://tracing load.  Streamed in time order: memory holds only the
+ * chrome://tracing load; its tracks, events and --summary: docs/CLI.md
+ * ("gpuprof export").  Streamed in time order: memory holds only the
  * launch calls whose GPU work has not appeared yet, and the track names.
- *
- * Tracks: each traced process keeps its pid; API calls and NVTX push/pop
- * ranges are "X" slices on the thread (nested by time); start/end ranges are
- * async "b"/"e"; marks "i"; counters "C".  Each GPU is a synthetic process
- * ("GPU N") whose threads are the streams.  A flow ("s" at the API call, "f"
- * with bp:"e" at the GPU op) links a launch to its kernel/memcpy/memset.
- * A windowed trace (`gpuprof run --gpu-window`) gets one more thread per
- * process, "GPU activity windows", with a slice "GPU activity recorded" per
- * window: GPU tracks are empty outside them because nothing was recorded.
- * An API call with a recorded stack (`gpuprof run --stacks`) carries it in
- * args.stack (frames root first, as in the folded export) and args.launch_site;
- * the stacks and modules are read in a first pass over the file (over its
- * metadata chunks only, format 1.4), so a stream-ordered record never waits
- * for one.  A selection (--since/--until, --steps, --range) reads only the
- * chunks of its span where the trace allows it (selection_window).
- *
- * --summary (a whole run that opens in the UI): no API calls, GPU
- * operations or flows; NVTX push/pop ranges of depth 0 only (the steps,
- * one slice each), start/end ranges, marks, windows and drops as above;
- * and counters in fixed-width buckets (about SUMMARY_BUCKETS over the
- * trace, 1-2-5 x 10^k ns, at least 1 ms): per GPU, kernel time and copy
- * time as % of the bucket (concurrent work can sum past 100), kernels
- * started per second, the mean of each sampled counter (nvml.*) and the
- * peak device memory; per process, CUDA API calls per second.  Its size
- * grows with the steps and the buckets, not with the records. */
+ * The stacks and modules are read in a first pass over the file (over its
+ * metadata chunks only, format 1.4), so a stream-ordered record never
+ * waits for one.  A selection reads only the chunks of its span where the
+ * trace allows it (selection_window).  --summary's size grows with the
+ * steps and the buckets, not with the records. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>

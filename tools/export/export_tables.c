@@ -1,9 +1,6 @@
-/* export_tables.c — the tables of the SQLite, Parquet and CSV exports, the
- * pass that fills them and the directories of files (export_tables.h).  Strings live in StringIds and are
- * referenced by id; globalTid = pid<<24|tid and globalPid = pid<<24 (nsys
- * packs them similarly).  Call stacks (callchainId of the API tables) go to
- * CUDA_CALLCHAINS as nsys has it (stackDepth 0 = innermost), symbolised like
- * the other exports. */
+/* export_tables.c — the tables of the SQLite, Parquet and CSV exports
+ * (docs/CLI.md, "--format sqlite"), the pass that fills them and the
+ * directories of files (export_tables.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
