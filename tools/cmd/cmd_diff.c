@@ -159,17 +159,6 @@ static size_t threads_of(const struct side *s, uint32_t pid)
 	return distinct;
 }
 
-/* the processes of a trace that have steps */
-static size_t with_steps(struct side *s, struct steps_proc **out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < steps_nprocs(s->st); i++) {
-		struct steps_proc *p = steps_proc(s->st, i);
-		if (p->nrows) out[n++] = p;
-	}
-	return n;
-}
-
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct steps_proc *x = *(struct steps_proc *const *)a, *y = *(struct steps_proc *const *)b;
@@ -180,7 +169,9 @@ static int cmp_proc(const void *a, const void *b)
 static size_t procs_of(struct side *s, struct steps_proc ***out, int *distinct)
 {
 	struct steps_proc **p = xcalloc(steps_nprocs(s->st) + 1, sizeof(*p));
-	size_t n = with_steps(s, p);
+	size_t n = 0;
+	for (size_t i = 0; i < steps_nprocs(s->st); i++)
+		if (steps_proc(s->st, i)->nrows) p[n++] = steps_proc(s->st, i);
 	qsort(p, n, sizeof(*p), cmp_proc);
 	for (size_t i = 0; i < n && *distinct; i++) {
 		int32_t r = rank_of(s, p[i]->pid);
