@@ -186,6 +186,13 @@ static void flow(struct px *p, uint32_t pid, uint64_t corr, uint32_t gpid, uint3
 	}
 }
 
+/* The args of an NVTX event up to its domain: `,"args":{"domain":DOMAIN`. */
+static void args_domain(struct px *p, const char *domain)
+{
+	fputs(",\"args\":{\"domain\":", p->f);
+	json_str(p->f, domain);
+}
+
 /* A slice: an "X" event up to its duration. */
 static void slice(struct px *p, const char *head, const char *name, uint32_t pid, uint32_t tid, uint64_t s, uint64_t e)
 {
@@ -371,8 +378,7 @@ static void on_record(struct px *p, const gp_record *rec)
 				   tool_str(p->r, n->message_id), id, pid, end && n->end_tid ? n->end_tid : tid,
 				   end ? n->end_ns : n->start_ns);
 				if (!end) {
-					fputs(",\"args\":{\"domain\":", p->f);
-					json_str(p->f, dom);
+					args_domain(p, dom);
 					fprintf(p->f, ",\"category\":%u,\"color\":%u}", n->category, n->color);
 				}
 				fputs("}", p->f);
@@ -380,8 +386,7 @@ static void on_record(struct px *p, const gp_record *rec)
 			break;
 		}
 		slice(p, "\"ph\":\"X\",\"cat\":\"nvtx\"", tool_str(p->r, n->message_id), pid, tid, n->start_ns, n->end_ns);
-		fputs(",\"args\":{\"domain\":", p->f);
-		json_str(p->f, dom);
+		args_domain(p, dom);
 		fprintf(p->f, ",\"depth\":%u,\"category\":%u,\"color\":%u,\"payload\":%" PRId64 "%s}}",
 			n->depth, n->category, n->color, n->payload,
 			(n->flags & GP_NVTX_UNTERMINATED) ? ",\"unterminated\":true" : "");
@@ -391,8 +396,7 @@ static void on_record(struct px *p, const gp_record *rec)
 		const gp_rec_nvtx_mark *m = &rec->u.nvtx_mark;
 		ev(p, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\"", tool_str(p->r, m->message_id), -1, pid,
 		   m->tid ? m->tid : stid, m->ts_ns);
-		fputs(",\"args\":{\"domain\":", p->f);
-		json_str(p->f, tool_str(p->r, m->domain_id));
+		args_domain(p, tool_str(p->r, m->domain_id));
 		fputs("}}", p->f);
 		break;
 	}
@@ -446,11 +450,10 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	p.stacks = stacks_new(r);
 	int pre = stacks_preload(p.stacks, r);
 	if (pre >= 0) pre = selection_window(p.sel, r); /* the selection's chunks only */
+	int code = EXIT_BADINPUT;
 	if (pre < 0) {
 		tool_err("cannot read %s: %s", in, gp_strerror(pre));
-		stacks_free(p.stacks);
-		gp_reader_close(r);
-		return EXIT_BADINPUT;
+		goto out;
 	}
 	p.summary = o && o->summary;
 	if (p.summary) {
@@ -462,9 +465,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	p.f = gzout_open(out, (o && o->gzip) || gzout_wanted(out));
 	if (!p.f) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
-		stacks_free(p.stacks);
-		gp_reader_close(r);
-		return EXIT_BADINPUT;
+		goto out;
 	}
 	char iso[64];
 	fmt_iso8601(iso, sizeof(iso), h->start_realtime_ns);
@@ -490,11 +491,12 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	if (p.summary) summary_counters(&p);
 	fputs("\n]}\n", p.f);
 	int werr = gzout_close(p.f);
-	int code = tool_finish(r, in, rc, strict);
+	code = tool_finish(r, in, rc, strict);
 	if (werr) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
 		code = EXIT_BADINPUT;
 	}
+out:
 	for (size_t i = 0; i < p.launches.cap; i++)
 		if (p.launches.used[i]) free((void *)(uintptr_t)p.launches.slot[i].val);
 	u64map_free(&p.launches); u64map_free(&p.gpu_pid); u64map_free(&p.named);
