@@ -706,7 +706,9 @@ PY
                 # DIFFV_N events, default 1e8): `gpuprof diff` (each trace's steps through stats' driver,
                 # reports/stats_drive.h, in slices) at --threads 16 and 1, byte for byte the same, and with
                 # OLD_GPUPROF=path (main's build before ldiff, carried) that build's at 16 the same too;
-                # wall, user and peak RSS of each; --verbose's lines say the slices
+                # wall, user and peak RSS of each (and at 4: where the drives' slices stop paying, the
+                # profile pass of the aligned steps being one thread at any --threads); --verbose's lines
+                # say the slices
     log diff-view
     ( A=$RES/dv7.gpuprof; B=$RES/dv8.gpuprof; G=build/bin/gpuprof
       set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${DIFFV_N:-1e8}" "$A" >/dev/null
@@ -714,7 +716,7 @@ PY
       run() { timed "$RES/dv-$3.json" "$1" diff --format json --threads "$2" ${4:-} "$A" "$B"; }  # BUILD THREADS TAG [OPTION]
       same() { if [ -s "$RES/dv-$2.json" ] && cmp -s "$RES/dv-$1.json" "$RES/dv-$2.json"; then echo "DIFFVIEW SAME: $1 = $2"
                else echo "DIFFVIEW DIFFER: $1 != $2"; fi; }
-      run $G 16 t16 --verbose; run $G 1 t1; same t16 t1
+      run $G 16 t16 --verbose; run $G 4 t4; run $G 1 t1; same t16 t1; same t16 t4
       if [ -n "${OLD_GPUPROF:-}" ]; then run "$OLD_GPUPROF" 16 old16; same old16 t16; fi
     ) 2>&1 | tee "$RES/diff-view.txt"
     rm -f "$RES"/dv7.gpuprof "$RES"/dv8.gpuprof "$RES"/dv-*.json ;;

@@ -68,7 +68,6 @@ void cmd_diff_help(FILE *f)
  * consumer that notes the processes and threads. */
 struct view {
 	struct stats_opts so;
-	int *run;
 	struct stats_pre_hook hook;
 	int strict, verbose;
 };
@@ -76,7 +75,6 @@ struct view {
 struct side {                  /* one trace */
 	const char *path;
 	struct stats_drive d;  /* d.r reads it; d.ctx.pipe: its steps; d.pre_st: its struct trace_info */
-	struct selection sel;  /* none */
 	struct steps *st;      /* d.ctx.pipe.steps once it ran */
 	struct step_profile *prof;
 };
@@ -111,10 +109,8 @@ static int analyse(struct side *s, const struct view *v, int keep)
 {
 	gp_reader *r = tool_open(s->path);
 	if (!r) return EXIT_BADINPUT;
-	selection_none(&s->sel, r);
-	s->d = (struct stats_drive){ .r = r, .path = s->path, .strict = v->strict, .so = &v->so, .sel = &s->sel,
-				     .names = NAME_FULL, .run = v->run, .threads = g_threads, .pre = &v->hook,
-				     .keep_going = 2 };
+	s->d = (struct stats_drive){ .r = r, .path = s->path, .strict = v->strict, .so = &v->so, .names = NAME_FULL,
+				     .threads = g_threads, .pre = &v->hook, .keep_going = 2 };
 	stats_drive_plan(&s->d);
 	int code = EXIT_OK;
 	if (stats_drive_run(&s->d, &code))
@@ -163,17 +159,6 @@ static size_t threads_of(const struct side *s, uint32_t pid)
 	return distinct;
 }
 
-/* the processes of a trace that have steps */
-static size_t with_steps(struct side *s, struct steps_proc **out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < steps_nprocs(s->st); i++) {
-		struct steps_proc *p = steps_proc(s->st, i);
-		if (p->nrows) out[n++] = p;
-	}
-	return n;
-}
-
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct steps_proc *x = *(struct steps_proc *const *)a, *y = *(struct steps_proc *const *)b;
@@ -184,7 +169,9 @@ static int cmp_proc(const void *a, const void *b)
 static size_t procs_of(struct side *s, struct steps_proc ***out, int *distinct)
 {
 	struct steps_proc **p = xcalloc(steps_nprocs(s->st) + 1, sizeof(*p));
-	size_t n = with_steps(s, p);
+	size_t n = 0;
+	for (size_t i = 0; i < steps_nprocs(s->st); i++)
+		if (steps_proc(s->st, i)->nrows) p[n++] = steps_proc(s->st, i);
 	qsort(p, n, sizeof(*p), cmp_proc);
 	for (size_t i = 0; i < n && *distinct; i++) {
 		int32_t r = rank_of(s, p[i]->pid);
@@ -379,10 +366,6 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (!any)
 		for (int k = 0; k < DT_COUNT; k++) want[k] = 1;
-	size_t nreps = 0;
-	while (stats_reports[nreps]) nreps++;
-	v.run = xcalloc(nreps ? nreps : 1, sizeof(*v.run));
-	for (size_t i = 0; i < nreps; i++) v.run[i] = !strcmp(stats_reports[i]->tables[0].name, "steps");
 	stats_drive_malloc();
 	struct side *s = xcalloc(npaths, sizeof(*s));
 	for (size_t i = 0; i < npaths; i++) s[i].path = paths[i];
@@ -449,11 +432,9 @@ out:
 		step_profile_free(s[i].prof);
 		gp_reader *r = s[i].d.r;
 		stats_drive_free(&s[i].d);
-		selection_free(&s[i].sel);
 		gp_reader_close(r);
 	}
 	free(s);
-	free(v.run);
 	free(paths);
 	return code;
 bad:

@@ -1,12 +1,7 @@
 /* export_csv.c — the CSV export: the tables of export_tables.h as RFC 4180
  * CSV, one file per table in a directory (DIR/TABLE.csv), or one table
- * (--table) to a file or stdout.  A header row of the column names, then
- * the rows: integers in decimal, reals with 15 significant digits (17 where
- * 15 do not read back as the same double), text quoted when it holds a
- * comma, a quote or a line break (the quote doubled) and when empty, so
- * that an empty field is NULL and "" the empty string.  Text that is not
- * UTF-8 has U+FFFD for each byte that begins no valid sequence, as in the
- * Parquet export.  Lines end in LF, as `stats --format csv`. */
+ * (--table) to a file or stdout; how values are written: docs/CLI.md
+ * ("--format csv"). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -224,26 +224,12 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 	uint64_t nrec = 0, now = 0;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		progress_tick(++nrec);
-		switch (rec->type) {
-		case GP_REC_MODULE: case GP_REC_STACK: case GP_REC_THREAD: case GP_REC_SOURCE:
-			stacks_add(st, rec);
-			continue;
-		case GP_REC_GRAPH_NODE:
-			graph_sites_node(bl.graphs, tool_pid(r, rec), &rec->u.graph_node);
-			continue;
-		case GP_REC_API:
-			/* the capture sites first: a capture call's nodes before
-			 * any launch of their graph */
-			graph_sites_api(bl.graphs, tool_pid(r, rec), &rec->u.api);
-			opjoin_api(j, tool_pid(r, rec), tool_rec_tid(r, rec), &rec->u.api, 1);
-			break;
-		case GP_REC_KERNEL: case GP_REC_MEMCPY: case GP_REC_MEMSET:
-			opjoin_gpu(j, tool_pid(r, rec), rec);
-			break;
-		default:
-			continue;
-		}
-		if (gp_record_time(rec) > now) opjoin_advance(j, now = gp_record_time(rec));
+		stacks_add(st, rec);
+		/* the capture sites first: a capture call's nodes before any
+		 * launch of their graph */
+		if (rec->type == GP_REC_GRAPH_NODE) graph_sites_node(bl.graphs, tool_pid(r, rec), &rec->u.graph_node);
+		else if (rec->type == GP_REC_API) graph_sites_api(bl.graphs, tool_pid(r, rec), &rec->u.api);
+		step_pass2_add(r, rec, j, NULL, NULL, &now);
 	}
 	opjoin_finish(j);
 	int code = tool_finish(r, in, rc, strict);

@@ -1,31 +1,12 @@
 /* export_perfetto.c — Chrome trace-event JSON, the format ui.perfetto.dev and
- * chrome://tracing load.  Streamed in time order: memory holds only the
+ * chrome://tracing load; its tracks, events and --summary: docs/CLI.md
+ * ("gpuprof export").  Streamed in time order: memory holds only the
  * launch calls whose GPU work has not appeared yet, and the track names.
- *
- * Tracks: each traced process keeps its pid; API calls and NVTX push/pop
- * ranges are "X" slices on the thread (nested by time); start/end ranges are
- * async "b"/"e"; marks "i"; counters "C".  Each GPU is a synthetic process
- * ("GPU N") whose threads are the streams.  A flow ("s" at the API call, "f"
- * with bp:"e" at the GPU op) links a launch to its kernel/memcpy/memset.
- * A windowed trace (`gpuprof run --gpu-window`) gets one more thread per
- * process, "GPU activity windows", with a slice "GPU activity recorded" per
- * window: GPU tracks are empty outside them because nothing was recorded.
- * An API call with a recorded stack (`gpuprof run --stacks`) carries it in
- * args.stack (frames root first, as in the folded export) and args.launch_site;
- * the stacks and modules are read in a first pass over the file (over its
- * metadata chunks only, format 1.4), so a stream-ordered record never waits
- * for one.  A selection (--since/--until, --steps, --range) reads only the
- * chunks of its span where the trace allows it (selection_window).
- *
- * --summary (a whole run that opens in the UI): no API calls, GPU
- * operations or flows; NVTX push/pop ranges of depth 0 only (the steps,
- * one slice each), start/end ranges, marks, windows and drops as above;
- * and counters in fixed-width buckets (about SUMMARY_BUCKETS over the
- * trace, 1-2-5 x 10^k ns, at least 1 ms): per GPU, kernel time and copy
- * time as % of the bucket (concurrent work can sum past 100), kernels
- * started per second, the mean of each sampled counter (nvml.*) and the
- * peak device memory; per process, CUDA API calls per second.  Its size
- * grows with the steps and the buckets, not with the records. */
+ * The stacks and modules are read in a first pass over the file (over its
+ * metadata chunks only, format 1.4), so a stream-ordered record never
+ * waits for one.  A selection reads only the chunks of its span where the
+ * trace allows it (selection_window).  --summary's size grows with the
+ * steps and the buckets, not with the records. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -203,6 +184,13 @@ static void flow(struct px *p, uint32_t pid, uint64_t corr, uint32_t gpid, uint3
 		free(l);
 		u64map_del(&p->launches, key);
 	}
+}
+
+/* The args of an NVTX event up to its domain: `,"args":{"domain":DOMAIN`. */
+static void args_domain(struct px *p, const char *domain)
+{
+	fputs(",\"args\":{\"domain\":", p->f);
+	json_str(p->f, domain);
 }
 
 /* A slice: an "X" event up to its duration. */
@@ -390,8 +378,7 @@ static void on_record(struct px *p, const gp_record *rec)
 				   tool_str(p->r, n->message_id), id, pid, end && n->end_tid ? n->end_tid : tid,
 				   end ? n->end_ns : n->start_ns);
 				if (!end) {
-					fputs(",\"args\":{\"domain\":", p->f);
-					json_str(p->f, dom);
+					args_domain(p, dom);
 					fprintf(p->f, ",\"category\":%u,\"color\":%u}", n->category, n->color);
 				}
 				fputs("}", p->f);
@@ -399,8 +386,7 @@ static void on_record(struct px *p, const gp_record *rec)
 			break;
 		}
 		slice(p, "\"ph\":\"X\",\"cat\":\"nvtx\"", tool_str(p->r, n->message_id), pid, tid, n->start_ns, n->end_ns);
-		fputs(",\"args\":{\"domain\":", p->f);
-		json_str(p->f, dom);
+		args_domain(p, dom);
 		fprintf(p->f, ",\"depth\":%u,\"category\":%u,\"color\":%u,\"payload\":%" PRId64 "%s}}",
 			n->depth, n->category, n->color, n->payload,
 			(n->flags & GP_NVTX_UNTERMINATED) ? ",\"unterminated\":true" : "");
@@ -410,8 +396,7 @@ static void on_record(struct px *p, const gp_record *rec)
 		const gp_rec_nvtx_mark *m = &rec->u.nvtx_mark;
 		ev(p, "\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\"", tool_str(p->r, m->message_id), -1, pid,
 		   m->tid ? m->tid : stid, m->ts_ns);
-		fputs(",\"args\":{\"domain\":", p->f);
-		json_str(p->f, tool_str(p->r, m->domain_id));
+		args_domain(p, tool_str(p->r, m->domain_id));
 		fputs("}}", p->f);
 		break;
 	}
@@ -465,11 +450,10 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	p.stacks = stacks_new(r);
 	int pre = stacks_preload(p.stacks, r);
 	if (pre >= 0) pre = selection_window(p.sel, r); /* the selection's chunks only */
+	int code = EXIT_BADINPUT;
 	if (pre < 0) {
 		tool_err("cannot read %s: %s", in, gp_strerror(pre));
-		stacks_free(p.stacks);
-		gp_reader_close(r);
-		return EXIT_BADINPUT;
+		goto out;
 	}
 	p.summary = o && o->summary;
 	if (p.summary) {
@@ -481,9 +465,7 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	p.f = gzout_open(out, (o && o->gzip) || gzout_wanted(out));
 	if (!p.f) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
-		stacks_free(p.stacks);
-		gp_reader_close(r);
-		return EXIT_BADINPUT;
+		goto out;
 	}
 	char iso[64];
 	fmt_iso8601(iso, sizeof(iso), h->start_realtime_ns);
@@ -509,11 +491,12 @@ int export_perfetto(const char *in, const char *out, int strict, const struct ex
 	if (p.summary) summary_counters(&p);
 	fputs("\n]}\n", p.f);
 	int werr = gzout_close(p.f);
-	int code = tool_finish(r, in, rc, strict);
+	code = tool_finish(r, in, rc, strict);
 	if (werr) {
 		tool_err("cannot write %s: %s", out, strerror(errno));
 		code = EXIT_BADINPUT;
 	}
+out:
 	for (size_t i = 0; i < p.launches.cap; i++)
 		if (p.launches.used[i]) free((void *)(uintptr_t)p.launches.slot[i].val);
 	u64map_free(&p.launches); u64map_free(&p.gpu_pid); u64map_free(&p.named);

@@ -1,9 +1,6 @@
-/* export_tables.c — the tables of the SQLite, Parquet and CSV exports, the
- * pass that fills them and the directories of files (export_tables.h).  Strings live in StringIds and are
- * referenced by id; globalTid = pid<<24|tid and globalPid = pid<<24 (nsys
- * packs them similarly).  Call stacks (callchainId of the API tables) go to
- * CUDA_CALLCHAINS as nsys has it (stackDepth 0 = innermost), symbolised like
- * the other exports. */
+/* export_tables.c — the tables of the SQLite, Parquet and CSV exports
+ * (docs/CLI.md, "--format sqlite"), the pass that fills them and the
+ * directories of files (export_tables.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -16,27 +13,6 @@
 #include "analysis/stacks/stacks.h"
 #include "common/tool.h"
 #include "export/export_tables.h"
-
-/* ------------------------------------------------------------ fixed tables
- * Tables that are not one row per record (metadata, strings, call stacks,
- * enums): name, then (column, SQL type) pairs. */
-struct fixed_table {
-	const char *name;
-	const char *cols[4][2];
-};
-static const struct fixed_table t_meta = { "META_DATA", { { "name", "TEXT PRIMARY KEY" }, { "value", "TEXT" } } };
-static const struct fixed_table t_strings = { "StringIds",
-					      { { "id", "INTEGER PRIMARY KEY" }, { "value", "TEXT NOT NULL" } } };
-static const struct fixed_table t_evtype = { "ENUM_NSYS_EVENT_TYPE",
-					     { { "id", "INTEGER PRIMARY KEY" }, { "name", "TEXT" } } };
-static const struct fixed_table t_chains = { "CUDA_CALLCHAINS",
-					     { { "id", "INTEGER NOT NULL" },
-					       { "stackDepth", "INTEGER NOT NULL" },
-					       { "symbol", "INTEGER NOT NULL" } } };
-static const struct fixed_table t_sites = { "CALLCHAIN_SITES",
-					    { { "id", "INTEGER PRIMARY KEY" }, { "site", "INTEGER NOT NULL" } } };
-static const struct fixed_table t_oper = { "ENUM_CUDA_MEMCPY_OPER",
-					   { { "id", "INTEGER PRIMARY KEY" }, { "name", "TEXT" }, { "label", "TEXT" } } };
 
 /* The enums' rows. */
 static const struct {
@@ -201,6 +177,22 @@ enum {
 	X_EVTYPE = X_REC + T_COUNT, X_CHAINS, X_SITES, X_OPER, X_COUNT
 };
 
+/* The tables that are not one row per record (metadata, strings, call
+ * stacks, enums): name, then (column, SQL type) pairs. */
+struct fixed_table {
+	const char *name;
+	const char *cols[4][2];
+};
+static const struct fixed_table fixed[X_COUNT] = {
+	[X_META] = { "META_DATA", { { "name", "TEXT PRIMARY KEY" }, { "value", "TEXT" } } },
+	[X_STRINGS] = { "StringIds", { { "id", "INTEGER PRIMARY KEY" }, { "value", "TEXT NOT NULL" } } },
+	[X_EVTYPE] = { "ENUM_NSYS_EVENT_TYPE", { { "id", "INTEGER PRIMARY KEY" }, { "name", "TEXT" } } },
+	[X_CHAINS] = { "CUDA_CALLCHAINS",
+		       { { "id", "INTEGER NOT NULL" }, { "stackDepth", "INTEGER NOT NULL" }, { "symbol", "INTEGER NOT NULL" } } },
+	[X_SITES] = { "CALLCHAIN_SITES", { { "id", "INTEGER PRIMARY KEY" }, { "site", "INTEGER NOT NULL" } } },
+	[X_OPER] = { "ENUM_CUDA_MEMCPY_OPER", { { "id", "INTEGER PRIMARY KEY" }, { "name", "TEXT" }, { "label", "TEXT" } } },
+};
+
 /* A column list resolved against the table once. */
 struct rq { const struct qcol *c; const struct gp_field *f, *f2; };
 struct qview {
@@ -320,16 +312,14 @@ static void table_rec(struct xt *x, unsigned t)
 static void tables_build(struct xt *x)
 {
 	unsigned widest = 0;
-	table_fixed(x, X_META, &t_meta);
-	table_fixed(x, X_STRINGS, &t_strings);
-	for (unsigned t = 0; t < T_COUNT; t++) {
-		table_rec(x, t);
-		if (x->view[t].n > widest) widest = x->view[t].n;
+	for (unsigned t = 0; t < X_COUNT; t++) {
+		if (fixed[t].name) {
+			table_fixed(x, t, &fixed[t]);
+			continue;
+		}
+		table_rec(x, t - X_REC);
+		if (x->view[t - X_REC].n > widest) widest = x->view[t - X_REC].n;
 	}
-	table_fixed(x, X_EVTYPE, &t_evtype);
-	table_fixed(x, X_CHAINS, &t_chains);
-	table_fixed(x, X_SITES, &t_sites);
-	table_fixed(x, X_OPER, &t_oper);
 	qview_build(&x->mark, GP_REC_NVTX_MARK, q_nvtx_mark, NULL, 0);
 	x->row = xcalloc(widest, sizeof(*x->row));
 }

@@ -47,7 +47,8 @@ static void tables(FILE *f, const char *key, const struct report *t, const int *
 	fputc('}', f);
 }
 
-int report_counter_is_pct(const char *name)
+/* Whether a counter is a percentage drawn beside the busy % (nvml.*_util, *_pct). */
+static int report_counter_is_pct(const char *name)
 {
 	size_t l = strlen(name);
 	return (l > 5 && !strcmp(name + l - 5, "_util")) || (l > 4 && !strcmp(name + l - 4, "_pct"));
@@ -325,6 +326,16 @@ static void procs(FILE *f, const struct report_run *run, const struct report_dat
 	fputc(']', f);
 }
 
+/* Options with the defaults filled in. */
+static void report_data_opts_fill(struct report_data_opts *o, const struct report_data_opts *in)
+{
+	memset(o, 0, sizeof(*o));
+	if (in) *o = *in;
+	if (!o->rows_max) o->rows_max = REPORT_ROWS_MAX;
+	if (!o->steps_max) o->steps_max = REPORT_STEPS_MAX;
+	if (!o->bins) o->bins = REPORT_BINS;
+}
+
 void report_data_bins(const struct trace_info *in, const struct report_data_opts *opts, struct gpu_bins *bn)
 {
 	struct report_data_opts o;
@@ -340,15 +351,6 @@ void report_data_bins(const struct trace_info *in, const struct report_data_opts
 		if (!bn->width) bn->width = 1;
 		bn->n = (size_t)((span + bn->width - 1) / bn->width);
 	}
-}
-
-void report_data_opts_fill(struct report_data_opts *o, const struct report_data_opts *in)
-{
-	memset(o, 0, sizeof(*o));
-	if (in) *o = *in;
-	if (!o->rows_max) o->rows_max = REPORT_ROWS_MAX;
-	if (!o->steps_max) o->steps_max = REPORT_STEPS_MAX;
-	if (!o->bins) o->bins = REPORT_BINS;
 }
 
 void report_data_head(FILE *f, const char *command, int charts, const char *uplot_version,

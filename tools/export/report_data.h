@@ -84,9 +84,6 @@ struct report_data_opts {
  * the pass that sums the busy time. */
 void report_data_bins(const struct trace_info *in, const struct report_data_opts *opts, struct gpu_bins *bn);
 
-/* Options with the defaults filled in. */
-void report_data_opts_fill(struct report_data_opts *out, const struct report_data_opts *in);
-
 /* The JSON object in three parts, so that each run is written and freed
  * before the next is read: the head (command: the command line shown in
  * the header; charts: whether the page has its charting library;
@@ -95,9 +92,5 @@ void report_data_head(FILE *f, const char *command, int charts, const char *uplo
 		      const struct report_data_opts *opts);
 void report_data_run(FILE *f, const struct report_run *run, size_t index, const struct report_data_opts *opts);
 void report_data_tail(FILE *f);
-
-/* Whether a counter is a percentage drawn beside the busy % (nvml.*_util,
- * *_pct). */
-int report_counter_is_pct(const char *name);
 
 #endif

@@ -9,7 +9,7 @@
 #include "report_assets.h" /* generated: $(B)/gen (scripts/embed-report-assets.sh) */
 
 int report_html_have_charts(void) { return uplot_js[0] != 0; }
-const char *report_html_uplot_version(void) { return REPORT_UPLOT_VERSION; }
+static const char *report_html_uplot_version(void) { return REPORT_UPLOT_VERSION; }
 
 /* HTML text: & < > " escaped */
 static void html_text(FILE *f, const char *s)

@@ -17,7 +17,6 @@
 
 /* Whether this build embeds uPlot, and which version (NULL without). */
 int report_html_have_charts(void);
-const char *report_html_uplot_version(void);
 
 /* The page in three parts, as report_data.h writes its data: the head
  * (title: the <title>; command as report_data_head), each run, the tail.  Each returns 0, or -1 when the output could not be written

@@ -105,15 +105,9 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 	/* the steps as `gpuprof steps` finds them, over the whole trace */
 	ad->so = (struct stats_opts){ .rule = ATTR_ANY_THREAD, .detect = o->detect, .kernel_wait_ns = o->kernel_wait_ns,
 				      .verbose = o->verbose, .whole_trace = 1, .site = o->site };
-	selection_none(&ad->sel, r);
-	size_t nreps = 0;
-	while (stats_reports[nreps]) nreps++;
-	ad->run = xcalloc(nreps ? nreps : 1, sizeof(*ad->run));
-	for (size_t i = 0; i < nreps; i++)
-		ad->run[i] = o->run ? o->run[i] : !strcmp(stats_reports[i]->tables[0].name, "steps");
 	ad->hook = (struct stats_pre_hook){ ad, pre_new, pre_add, pre_merge, pre_free, pre_ready };
-	ad->d = (struct stats_drive){ .r = r, .path = path, .strict = o->strict, .so = &ad->so, .sel = &ad->sel,
-				      .names = NAME_FULL, .run = ad->run,
+	ad->d = (struct stats_drive){ .r = r, .path = path, .strict = o->strict, .so = &ad->so,
+				      .names = NAME_FULL, .run = o->run,
 				      .threads = g_threads,
 				      .pre = &ad->hook, .want_prefix = 1, .keep_going = o->keep_going };
 	stats_drive_plan(&ad->d);
@@ -184,6 +178,4 @@ void advise_drive_free(struct advise_drive *ad)
 	steps_prefix_free(ad->d.prefix);
 	ad->d.prefix = NULL;
 	stats_drive_free(&ad->d);
-	free(ad->run);
-	selection_free(&ad->sel);
 }

@@ -40,8 +40,6 @@ struct advise_drive {
 	struct stats_drive d;         /* d.ctx.pipe: the steps; d.steps_err */
 	struct advise_drive_opts o;
 	struct stats_opts so;
-	struct selection sel;
-	int *run;
 	struct stats_pre_hook hook;   /* adv_pre beside o.pre */
 	struct adv_facts *facts;
 	int beside;                   /* the facts were made in the driver's pass, beside the steps */

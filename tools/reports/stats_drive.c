@@ -231,6 +231,14 @@ void stats_drive_plan(struct stats_drive *d)
 	d->nreps = 0;
 	while (stats_reports[d->nreps]) d->nreps++;
 	size_t nr = d->nreps ? d->nreps : 1;
+	if (!d->sel) {
+		selection_none(&d->none, d->r);
+		d->sel = &d->none;
+	}
+	if (!d->run) {
+		d->run = d->steps_alone = xcalloc(nr, sizeof(*d->steps_alone));
+		for (size_t i = 0; i < d->nreps; i++) d->steps_alone[i] = !strcmp(stats_reports[i]->tables[0].name, "steps");
+	}
 	d->self = xcalloc(nr, sizeof(*d->self));
 	d->sharded = xcalloc(nr, sizeof(*d->sharded));
 	/* threads > 1: the reports that can run in shards do, on that many
@@ -321,6 +329,9 @@ void stats_drive_free(struct stats_drive *d)
 	if (d->self) drive_clear(d);
 	free(d->self);
 	free(d->sharded);
+	free(d->steps_alone);
+	selection_free(&d->none);
 	d->self = NULL;
 	d->sharded = NULL;
+	d->steps_alone = NULL;
 }

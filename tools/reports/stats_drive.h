@@ -38,10 +38,11 @@ struct stats_drive {
 	const char *path;
 	int strict;                   /* --strict: a truncated trace exits 2 */
 	const struct stats_opts *so;
-	const struct selection *sel;
+	const struct selection *sel;  /* NULL: the whole trace */
 	int abs_time;
 	enum name_form names;
-	const int *run;               /* per report of the list: in the run */
+	const int *run;               /* per report of the list: in the run (NULL: the steps report
+				       * alone, as `gpuprof steps`: diff's and advise's drives) */
 	int threads;                  /* 1: no slices */
 	const struct stats_pre_hook *pre; /* NULL: none */
 	/* the steps' prefix (steps_slice.h) of the slices, noted by the
@@ -64,6 +65,8 @@ struct stats_drive {
 	int *sharded;
 	int nshards, gpu_threads;
 	uint32_t shard_needs;
+	struct selection none;        /* sel NULL */
+	int *steps_alone;             /* run NULL */
 };
 
 /* Before anything is read: the process's allocator set for slices

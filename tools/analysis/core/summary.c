@@ -22,7 +22,9 @@ size_t summary_group(struct summary *t, const char *name)
 	return *slot;
 }
 
-size_t summary_exact_limit(void)
+/* The limit of a table's exact values: SUMMARY_EXACT_VALUES, or
+ * $GPUPROF_SUMMARY_EXACT's (tests: small traces past the limit). */
+static size_t summary_exact_limit(void)
 {
 	/* read once; threads reading it at once store the same value */
 	static _Atomic size_t lim;

@@ -3,21 +3,15 @@
  * `stats` api, kernels, memops, memsize, nvtx and sync reports are built on it.
  *
  * Which groups keep their values (exact median) and which switch to a
- * histogram (analysis/core/quantile.h: estimated within QSKETCH_REL_ERR) is
- * a function of the table's counts alone, whatever the order of the values
- * or how the table was cut into summaries merged later (the slices of
- * `stats --threads`): a group of n >= SUMMARY_MIN_SWITCH values is
- * estimated when sum over the table's groups H of min(n_H, n) exceeds the
- * limit (summary_exact_limit), i.e. when the table would still hold more
- * values than that were every group cut to this one's count.  The sum only
- * grows with any count, so a summary holding part of the table's values
- * may switch a group early: the whole table switches it too.  The groups
- * the rule keeps hold at most the limit in all, plus the groups of fewer
- * than SUMMARY_MIN_SWITCH values (kept whatever their number).  A summary
- * applies the rule each time it holds more values than its trigger (the
- * limit, or a slice's share of it; then what it still holds and a
- * quarter), and summary_settle applies it to the final counts: call it
- * before reading the medians.
+ * histogram (analysis/core/quantile.h) is a rule on the table's counts
+ * alone, docs/CLI.md "stats memory" (its first item: n >= SUMMARY_MIN_SWITCH,
+ * the limit summary_exact_limit in summary.c).  The sum the rule reads only
+ * grows, so a summary holding part of the table's values (a slice of
+ * `stats --threads`) may switch a group early: the whole table switches it
+ * too.  A summary applies the rule each time it holds more values than its
+ * trigger (the limit, or a slice's share of it; then what it still holds
+ * and a quarter), and summary_settle applies it to the final counts: call
+ * it before reading the medians.
  *
  * The standard deviation of a group whose values are kept is computed at
  * the end from the sorted values (two passes); that of an estimated group
@@ -69,10 +63,6 @@ struct summary {
 	size_t approx;           /* groups whose median is estimated */
 	struct summary_board *board; /* set before the first value, or NULL */
 };
-
-/* The limit of a table's exact values: SUMMARY_EXACT_VALUES, or
- * $GPUPROF_SUMMARY_EXACT's (tests: small traces past the limit). */
-size_t summary_exact_limit(void);
 
 /* Index of the group `name` (created empty when new); indices are stable,
  * pointers into g are not (a new group may move the array). */

@@ -412,6 +412,44 @@ static void headline_steps(char *head, size_t n, const struct diff_pair *d, cons
 		snprintf(head + l, n - l, ".");
 }
 
+static unsigned flags_of(const struct row *w) { return (w->a ? w->a->flags : 0) | (w->b ? w->b->flags : 0); }
+
+/* The rows of a profile list's table (top: at most; 0 all): the rank, then
+ * per letter of cols: c, b, n: count, bytes, ns per step of A and B; w, k:
+ * wall and kernel ns per step of A and B and their delta; d: the ranking
+ * delta; o: its share of the step's; K: the API call's kind; i: in which
+ * side; m: the name. */
+static void list_rows(struct report *R, const char *cols, const struct row *v, size_t top, size_t n, int32_t rank,
+		      const struct pair_stats *s, double dmean)
+{
+	for (size_t i = 0; i < n && (!top || i < top); i++) {
+		const struct row *w = &v[i];
+		struct cell *c = report_row(R);
+		rank_cell(c++, rank);
+		for (const char *k = cols; *k; k++) {
+			double a, b;
+			switch (*k) {
+			case 'c': PER_STEP(c, w, *s, count); c += 2; break;
+			case 'b': PER_STEP(c, w, *s, bytes); c += 2; break;
+			case 'n': PER_STEP(c, w, *s, ns); c += 2; break;
+			case 'w':
+			case 'k':
+				a = !w->a ? 0 : per(*k == 'w' ? w->a->ns : w->a->kernel_ns, s->na);
+				b = !w->b ? 0 : per(*k == 'w' ? w->b->ns : w->b->kernel_ns, s->nb);
+				cell_num(c++, a);
+				cell_num(c++, b);
+				cell_num(c++, b - a);
+				break;
+			case 'd': cell_num(c++, w->delta); break;
+			case 'o': of_delta(c++, w->delta, dmean); break;
+			case 'K': cell_str(c++, flags_of(w) & SP_SYNC ? "sync" : flags_of(w) & SP_COPYCALL ? "copy" : ""); break;
+			case 'i': cell_str(c++, in_which(w)); break;
+			case 'm': cell_str(c++, w->name); break;
+			}
+		}
+	}
+}
+
 static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const struct diff_opts *o)
 {
 	struct report *R = out->rep;
@@ -507,47 +545,32 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 					 bd[order[0]], "both");
 
 	/* kernels, API calls, ranges, copies */
-	size_t n;
-	struct side_list la, lb;
-	struct row *v = merged(d, SP_KERNEL, &la, &lb, &n);
-	for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
-		const struct row *w = &v[i];
-		c = report_row(&R[DT_KERNELS]);
-		rank_cell(&c[0], rank);
-		PER_STEP(&c[1], w, s, count);
-		PER_STEP(&c[3], w, s, ns);
-		cell_num(&c[5], w->delta);
-		of_delta(&c[6], w->delta, dmean);
-		cell_str(&c[7], in_which(w));
-		cell_str(&c[8], w->name);
-		if (i < 2 && s.significant) headline_item(head, sizeof(head), &items, "kernel", w->name, w->delta,
-							  in_which(w));
-	}
-	merged_free(v, &la, &lb);
-	v = merged(d, SP_API, &la, &lb, &n);
+	static const struct { int list, table; const char *cols; } lists[] = {
+		{ SP_KERNEL, DT_KERNELS, "cndoim" }, { SP_API, DT_API, "cndoKim" }, { SP_RANGE, DT_NVTX, "cwkim" },
+		{ SP_COPY, DT_COPIES, "mcbndi" },
+	};
 	char newcalls[512] = "";
-	for (size_t i = 0; i < n; i++) {
-		const struct row *w = &v[i];
-		unsigned flags = (w->a ? w->a->flags : 0) | (w->b ? w->b->flags : 0);
-		double ca = w->a ? per(w->a->count, s.na) : 0, cb = w->b ? per(w->b->count, s.nb) : 0;
-		/* new synchronising or copying calls: the headline says so whatever their time */
-		if ((flags & (SP_SYNC | SP_COPYCALL)) && cb >= ca + 0.5 && strlen(newcalls) < sizeof(newcalls) - 100) {
-			size_t l = strlen(newcalls);
-			snprintf(newcalls + l, sizeof(newcalls) - l, "%s%s %.3g -> %.3g/step", l ? ", " : "", w->name, ca, cb);
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		size_t n;
+		struct side_list la, lb;
+		struct row *v = merged(d, lists[l].list, &la, &lb, &n);
+		list_rows(&R[lists[l].table], lists[l].cols, v, lists[l].list == SP_COPY ? n : o->top, n, rank, &s, dmean);
+		for (size_t i = 0; lists[l].list == SP_KERNEL && i < n && i < 2 && (!o->top || i < o->top) && s.significant;
+		     i++)
+			headline_item(head, sizeof(head), &items, "kernel", v[i].name, v[i].delta, in_which(&v[i]));
+		for (size_t i = 0; lists[l].list == SP_API && i < n; i++) {
+			const struct row *w = &v[i];
+			double ca = w->a ? per(w->a->count, s.na) : 0, cb = w->b ? per(w->b->count, s.nb) : 0;
+			/* new synchronising or copying calls: the headline says so whatever their time */
+			if ((flags_of(w) & (SP_SYNC | SP_COPYCALL)) && cb >= ca + 0.5 &&
+			    strlen(newcalls) < sizeof(newcalls) - 100) {
+				size_t k = strlen(newcalls);
+				snprintf(newcalls + k, sizeof(newcalls) - k, "%s%s %.3g -> %.3g/step", k ? ", " : "", w->name,
+					 ca, cb);
+			}
 		}
-		if (o->top && i >= o->top) continue;
-		c = report_row(&R[DT_API]);
-		rank_cell(&c[0], rank);
-		cell_num(&c[1], ca);
-		cell_num(&c[2], cb);
-		PER_STEP(&c[3], w, s, ns);
-		cell_num(&c[5], w->delta);
-		of_delta(&c[6], w->delta, dmean);
-		cell_str(&c[7], flags & SP_SYNC ? "sync" : flags & SP_COPYCALL ? "copy" : "");
-		cell_str(&c[8], in_which(w));
-		cell_str(&c[9], w->name);
+		merged_free(v, &la, &lb);
 	}
-	merged_free(v, &la, &lb);
 	if (items) {
 		size_t l = strlen(head);
 		snprintf(head + l, sizeof(head) - l, ".");
@@ -556,37 +579,6 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 		size_t l = strlen(head);
 		snprintf(head + l, sizeof(head) - l, " More synchronising/copy calls in B: %s.", newcalls);
 	}
-	v = merged(d, SP_RANGE, &la, &lb, &n);
-	for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
-		const struct row *w = &v[i];
-		c = report_row(&R[DT_NVTX]);
-		rank_cell(&c[0], rank);
-		PER_STEP(&c[1], w, s, count);
-		double wa = w->a ? per(w->a->ns, s.na) : 0, wb = w->b ? per(w->b->ns, s.nb) : 0;
-		double ka = w->a ? per(w->a->kernel_ns, s.na) : 0, kb = w->b ? per(w->b->kernel_ns, s.nb) : 0;
-		cell_num(&c[3], wa);
-		cell_num(&c[4], wb);
-		cell_num(&c[5], wb - wa);
-		cell_num(&c[6], ka);
-		cell_num(&c[7], kb);
-		cell_num(&c[8], kb - ka);
-		cell_str(&c[9], in_which(w));
-		cell_str(&c[10], w->name);
-	}
-	merged_free(v, &la, &lb);
-	v = merged(d, SP_COPY, &la, &lb, &n);
-	for (size_t i = 0; i < n; i++) {
-		const struct row *w = &v[i];
-		c = report_row(&R[DT_COPIES]);
-		rank_cell(&c[0], rank);
-		cell_str(&c[1], w->name);
-		PER_STEP(&c[2], w, s, count);
-		PER_STEP(&c[4], w, s, bytes);
-		PER_STEP(&c[6], w, s, ns);
-		cell_num(&c[8], w->delta);
-		cell_str(&c[9], in_which(w));
-	}
-	merged_free(v, &la, &lb);
 
 	c = report_row(&R[DT_SUMMARY]);
 	rank_cell(&c[0], rank);

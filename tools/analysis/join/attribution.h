@@ -1,20 +1,9 @@
-/* attribution.h — which NVTX ranges a GPU operation belongs to.  The one
- * rule (docs/STEPS.md, "Attribution"), used by every report that gives GPU
- * work to ranges or steps (stats nvtx, comm_steps, steps; launch sites give
- * it to the launch call's stack through the same join):
- *
- *   a GPU operation (kernel, memcpy, memset) belongs to an NVTX range when
- *   the API call that launched it (joined by correlation id, opjoin.h)
- *   started while the range was open, s <= call start < e, in the same
- *   process, whatever thread made the call (ATTR_ANY_THREAD, the default).
- *   An operation with no recorded launch call belongs to no range.
- *
- * So the kernels PyTorch's autograd thread launches during `backward`, the
- * kernels of a CUDA graph replayed during `step 7` and the copies of a worker
- * thread count in the range that was open when the host asked for them; the
- * GPU may run them later.  ATTR_SAME_THREAD (`--attribution same-thread`)
- * is the projection that only counts calls made on the thread that began
- * the range (what nsys's NVTX projection does).
+/* attribution.h — which NVTX ranges a GPU operation belongs to: the one
+ * rule of docs/STEPS.md ("Attribution"), a range open when the operation's
+ * launch call (opjoin.h) started, in the same process, from any thread
+ * (ATTR_ANY_THREAD) or only from the thread that began the range
+ * (ATTR_SAME_THREAD, `--attribution same-thread`).  Used by every report
+ * that gives GPU work to ranges or steps.
  *
  * Lifecycle (a component with init/consume/finalize): attribution_new, then
  * every NVTX range of the trace through attribution_add_range (a first pass:

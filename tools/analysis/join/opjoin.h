@@ -4,16 +4,10 @@
  * opjoin_gpu / opjoin_advance (consume), opjoin_finish (finalize); each
  * joined operation goes to the callback given at init.
  *
- * Either record may come first.  Which calls launch GPU work is
- * libprof/gp_launch.h's (by domain and callback id: kernel and graph
- * launches, memcpy and memset calls).  The runtime call and the driver call
- * inside it share the correlation id: the launch call is their union
- * (earliest start, latest end), its thread is the first one seen and its
- * stack the first one recorded.  Every kernel of a graph launch carries the
- * correlation id of the cudaGraphLaunch call, so they all join that call
- * (graph = 1): they belong where the graph launch was made.  This join is
- * the first half of the one attribution rule (attribution.h): every report
- * that gives GPU work to a range, a step or a call site joins through it.
+ * Either record may come first.  Which calls launch GPU work, the runtime
+ * and driver records of one launch as one call, graph launches: docs/STEPS.md
+ * ("Attribution"; the call's stack is the first one recorded).  Every
+ * report that gives GPU work to a range, a step or a call site joins here.
  *
  * Memory.  The reader merges the sources by time, but a source need not be
  * in time order: CUPTI hands activity buffers back when they fill or at a

@@ -1,17 +1,11 @@
 /* graph_sites.h — where the nodes of CUDA graphs were captured
  * (docs/STACKS.md "CUDA graphs"), from the trace's GP_REC_GRAPH_NODE
  * records (format 1.3, written with --stacks; docs/FORMAT.md "CUDA graph
- * nodes") and its API records:
- *   - a node made on a thread is given the launch call that made it: the
- *     API record of that thread, with a stack, whose [start, end] holds the
- *     node's time (stream capture makes the node inside the captured launch
- *     call).  No such call (a node added by cudaGraphAddKernelNode, or its
- *     launch call not recorded): no site;
- *   - a copied node (graph instantiation) is given its original's site,
- *     following copies back at most GRAPH_SITES_MAX_HOPS times.
- * A kernel of a graph launch carries its executable graph's node id, a
- * copy: graph_sites_find gives the capture site, or says it is not known —
- * the caller then keeps the graph launch call (no guess).
+ * nodes") and its API records: a node gets the call of its thread with a
+ * stack whose [start, end] holds its time, a copy its original's (at most
+ * GRAPH_SITES_MAX_HOPS back).  graph_sites_find gives a graph kernel's
+ * capture site, or says it is not known: the caller then keeps the graph
+ * launch call (no guess).
  *
  * Feed it every API and GRAPH_NODE record as the driver reads them (time
  * order across sources, each thread's records in the order it wrote them:

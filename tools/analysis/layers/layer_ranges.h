@@ -3,17 +3,10 @@
  * the job open around each such node's backward (shim/python/sitecustomize.py;
  * docs/STACKS.md "Backward kernels without emit_nvtx").
  *
- * Each such range is a push/pop range "gpuprof.backward " PATH (PATH =
- * "C1 > C2 > ... > Cn", the layer path of stacks.h for the node's forward
- * launches), open around the node's apply() on the thread that runs it.  So:
- *
- *   a backward kernel (the caller decides which) belongs to the innermost
- *   such range open on its launching thread at its launch call; it goes to
- *   PATH > "(backward)".  Outside any such range it is not kept (the caller
- *   tries the emit_nvtx join, else "(backward, unattributed)").
- *
- * A range of another domain is not one ("gpuprof.backward ..." is the
- * message, in the default domain: torch.cuda.nvtx has no domains).
+ * A backward kernel (the caller decides which) goes to PATH > "(backward)"
+ * of the innermost push/pop range "gpuprof.backward PATH" (default domain)
+ * open on its launching thread at its launch call; outside any, it is not
+ * kept (the caller tries the emit_nvtx join).
  *
  * Lifecycle: new (the context's ranges, indexed), backward() per backward
  * kernel, then resolve() (repeatable).  Memory: an entry (about 40 bytes)
