@@ -212,12 +212,12 @@ static void where_outside(struct judge *j, struct adv_finding *x, enum adv_cause
 {
 	const struct adv_proc *p = j->p;
 	struct sb b = { 0 };
-	uint64_t n = p->out[c].count;
-	if (p->out_before_first[c] && n == p->out_before_first[c]) sb_printf(&b, "before the first step (set-up)");
+	uint64_t n = p->out[c].t.count;
+	if (p->out[c].before && n == p->out[c].before) sb_printf(&b, "before the first step (set-up)");
 	else sb_printf(&b, "outside the counted steps (set-up, warm-up, between or after the steps)");
 	free(x->where);
 	x->where = sb_take(&b);
-	records_range(j, x, p->out_first[c], p->out_last[c]);
+	records_range(j, x, p->out[c].first, p->out[c].last);
 }
 
 /* ------------------------------------------------------------ rules */
@@ -256,7 +256,7 @@ static void rule_input(struct judge *j, enum adv_rule rule, enum adv_cause c)
 static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[c], *o = &p->out[c];
+	const struct adv_tally *t = &p->in[c], *o = &p->out[c].t;
 	int outside_only = !t->count;
 	if (outside_only && (c == AC_SYNC || c == AC_ALLOC || !o->count)) return; /* normal outside steps */
 	if (!t->count && !o->count) return;
