@@ -1,34 +1,8 @@
-/* step_detect.c — see step_detect.h.
- *
- * The trace method (docs/STEPS.md, "Step detection").  Per process, the GPU
- * operations in start order form a sequence of signatures (kernel name; a
- * memcpy's direction and size; a memset's size).  For every signature X
- * seen at least 3 times, spread over at least half of the sample (not a
- * kernel of the first step only), the sequence is cut before each X into
- * segments; a segment's content is compared as a multiset of signatures
- * (order-free: kernels of two threads or streams may interleave differently
- * from one step to the next).  X is a candidate when
- *   - its most common segment content occurs in at least 60 % of its
- *     segments (a step repeats; an X that alternates between two kinds of
- *     segment, e.g. a fill kernel at the start of forward and of backward,
- *     reaches only 50 %),
- *   - those segments cover at least 50 % of the operations between the
- *     first and the last X, and
- *   - X is no sub-loop (is_subloop): one of L identical layers cuts the
- *     step into L - 1 alike segments and an odd one (embedding, head,
- *     backward's end, optimizer) every L segments, which the 60 % and 50 %
- *     tests let through (the H200 transformer: 115 of 137 alike); a kernel
- *     run every 10 steps only makes its step one operation longer, which
- *     is still "like" the common step.
- * The candidates whose segments are shortest win (the step, not a multiple
- * of it such as a kernel run every 10 steps); they all cut the same steps
- * at different places, and the phase is chosen by evidence (phase_better):
- * the step's input copy (host-to-device, after the longest run without
- * one), else the longest median GPU idle gap before it (the GPU idles
- * between steps while the host loads data or waits), else the earliest.  A
- * GPU-bound job has no such gap (the H200 ResNet-50: the longest gap was
- * before the head's gemm, mid-step), hence the copy first.
- * The sample is the first sample_max operations of the process. */
+/* step_detect.c — see step_detect.h.  The trace method's rules (the
+ * signatures, the 60 % and 50 % tests, sub-loops, the shortest period and
+ * the phase by evidence: the input copy, else the longest median GPU idle
+ * gap before it, else the earliest) are docs/STEPS.md "Step detection"'s;
+ * the comments below say where each is made. */
 #include "analysis/steps/step_detect.h"
 
 #include <ctype.h>
