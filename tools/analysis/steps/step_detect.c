@@ -46,6 +46,11 @@ uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t by
 	return SIG_OP | (uint64_t)(op_kind & 0x7f) << 56 | (uint64_t)(copy_kind & 0xff) << 48 | (bytes & SIG_BYTES);
 }
 
+const char *step_method_name(int m)
+{
+	return m == STEP_NVTX ? "nvtx" : m == STEP_TRACE ? "trace" : "none";
+}
+
 uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)device << 32 | stream; }
 
 int step_sig_is_marker(uint64_t sig) { return (sig & SIG_OP) != 0; }

@@ -16,6 +16,8 @@
 #include "gp_trace.h"
 
 enum step_method { STEP_NONE = 0, STEP_NVTX = 1, STEP_TRACE = 2 };
+/* "none", "nvtx", "trace" */
+const char *step_method_name(int method);
 enum step_want { STEP_WANT_AUTO = 0, STEP_WANT_NVTX = 1, STEP_WANT_TRACE = 2 };
 
 struct step_detect_opts {
