@@ -347,12 +347,11 @@ static int cmp_cand_len(const void *x, const void *y)
 }
 
 /* The context of the sub-loop test: the sample's signatures as dense ids,
- * their order-free prefix hash, and two count arrays. */
+ * their order-free prefix hash, and a count array. */
 struct subloop {
 	const uint32_t *id;
 	const uint64_t *pre;
 	int32_t *cnt;            /* the common segment's counts minus the segment's */
-	size_t nid;
 };
 
 /* How far segment [a, b) is from the content of [ra, ra + len) (the common
@@ -526,7 +525,7 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		i = j;
 	}
 	if (t.ncv > 1) qsort(t.cv, t.ncv, sizeof(*t.cv), cmp_cand_len);
-	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)), nid };
+	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)) };
 	size_t subloops = 0;
 	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
 	/* No input copy starts a step by itself: one that occurs twice a step

@@ -16,10 +16,8 @@ struct qstats { double min, p10, med, p90, max, mean; };
 
 struct step_summary {
 	size_t nwarm, ncounted, noutliers;
-	int warmup_kept;
 	struct qstats time;
 	uint64_t wall;                      /* sum of the counted steps' times */
-	uint64_t span;                      /* first counted start .. last counted end */
 	double busy_pct;                    /* (compute + comm + memory) / wall */
 	uint64_t bucket[SB_COUNT];          /* sums over the counted steps */
 	struct qstats bucket_q[SB_COUNT];   /* per step */

@@ -61,7 +61,6 @@ struct sproc {
 	struct u32map byid;       /* NVTX: range id -> its row (~11 bytes a step) */
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
-	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
 	/* trace, a marker told apart by the one before it (plan->marker_after):
 	 * per stream, the signature of its last copy or memset */
 	struct mkq { uint64_t q, sig; } *mkq; size_t nmkq, cmkq;
@@ -535,7 +534,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		ivset_add(&api, a, z);
 		if (b->sync) ivset_add(&sync, a, z);
 		if (b->s < s || !b->counted) continue;
-		if (b->sync) { w->sync_calls++; w->sync_ns += z - a; }
+		if (b->sync) w->sync_calls++;
 		if (b->alloc) w->alloc_calls++;
 	}
 	ivset_union(&sync);
@@ -585,7 +584,6 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		uint64_t d = o->e - o->s;
 		if (o->kind == OP_KERNEL) { w->kernels++; w->kernel_ns += d; }
 		else { w->memops++; w->memop_ns += d; }
-		if (o->cls == OPC_COMM) w->comm_ns += d;
 		if (p->out.plan->method == STEP_NVTX && o->has_call && o->tid != p->step_tid) w->other_thread++;
 		for (uint8_t q = 0; q < b->nph; q++) {
 			size_t j;

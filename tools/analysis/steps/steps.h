@@ -43,7 +43,7 @@ struct step_row {
 	uint64_t s, e;
 	uint64_t bucket[SB_COUNT];
 	/* GPU work launched in the step (the attribution rule) */
-	uint64_t kernels, kernel_ns, memops, memop_ns, comm_ns;
+	uint64_t kernels, kernel_ns, memops, memop_ns;
 	uint64_t other_thread;    /* of those, launched from a thread other than the step range's */
 	/* HTA kernel launch statistics, over the launched operations with a call */
 	uint64_t launched;
@@ -52,7 +52,6 @@ struct step_row {
 	uint32_t short_ops, runtime_outliers, delay_outliers;
 	/* host */
 	uint32_t sync_calls, alloc_calls;
-	uint64_t sync_ns;         /* time in synchronising calls started in the step (clipped to it) */
 	uint64_t pause_max;       /* longest time in the step with no API call on any thread */
 	uint8_t partial;          /* trace: the last step, whose next boundary never came; it ends
 				     where its GPU work ended, so its time is not a period */
