@@ -853,16 +853,10 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	}
 	*last = a->correlation_id;
 	*u64map_get(&p->tid_corr_e, tid, MAP_INSERT) = e;
-	struct acall c;
-	memset(&c, 0, sizeof(c));
-	c.s = a->start_ns;
-	c.e = e;
-	c.budget = e - a->start_ns;
-	c.corr = a->correlation_id;
-	c.tid = tid;
-	c.step = step_of(p, c.s);
-	c.cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC;
-	c.waits_gpu = *cls == NC_SYNC || *cls == NC_FREE; /* cudaFree synchronises the device */
+	/* cudaFree synchronises the device */
+	struct acall c = { .s = a->start_ns, .e = e, .budget = e - a->start_ns, .corr = a->correlation_id, .tid = tid,
+			   .step = step_of(p, a->start_ns), .cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC,
+			   .waits_gpu = *cls == NC_SYNC || *cls == NC_FREE };
 	lead_window(p, &c);
 	uint64_t *after = u64map_get(&p->last_stack, tid, MAP_FIND);
 	const char *name = tool_str(f->r, a->name_id);
@@ -987,12 +981,10 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 		uint64_t small = 0;
 		int cause = copy_cause(&d, &small);
 		if (cause >= 0) {
-			struct acall c;
-			memset(&c, 0, sizeof(c));
-			c.s = op->call_s; c.e = op->call_e > op->call_s ? op->call_e : op->call_s;
-			c.budget = c.e - c.s;
-			c.corr = op->corr; c.tid = op->tid; c.step = o.step; c.cause = (uint8_t)cause; c.waits_gpu = 1;
-			c.until = NONE_T;
+			uint64_t ce = op->call_e > op->call_s ? op->call_e : op->call_s;
+			struct acall c = { .s = op->call_s, .e = ce, .budget = ce - op->call_s, .corr = op->corr,
+					   .tid = op->tid, .step = o.step, .cause = (uint8_t)cause, .waits_gpu = 1,
+					   .until = NONE_T };
 			if (cause == AC_PAGEABLE) {
 				/* the copy itself on pinned memory: bytes / the measured pinned bandwidth */
 				int dir = d.copy_kind == GP_COPY_DTOH ? 1 : 0;
@@ -1400,14 +1392,9 @@ static void state_group(struct bytes *b, const struct aproc *p, uint32_t g)
 		bytes_u64(b, UINT64_MAX);
 		return;
 	}
-	const char *k = p->gkey[g];
-	size_t n = strlen(k);
+	size_t n = strlen(p->gkey[g]);
 	bytes_u64(b, n);
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t x = 0;
-		memcpy(&x, k + i, n - i < 8 ? n - i : 8);
-		bytes_u64(b, x);
-	}
+	bytes_put(b, p->gkey[g], n);
 }
 
 /* a u64map's entries in key order (those with keep[key] >= min when keep) */
