@@ -132,12 +132,8 @@ static int fp32_matrix_name(const char *name)
 	return 1;
 }
 
-/* Assumed speedup of FP32 matrix kernels moved onto tensor cores (TF32 or
- * BF16): half the ratio of the dense TF32 tensor-core peak to the FP32 peak
- * (A100: 156 / 19.5 = 8; H100/H200 SXM: 494.7 / 66.9 = 7.4; B200 larger),
- * since real matrices reach less of the tensor peak than of the FP32 one;
- * GPUs whose TF32 tensor peak is about their FP32 peak (7.x, 8.6, 8.9,
- * 12.x): 1.5 (BF16 at about twice). */
+/* Assumed speedup of FP32 matrix kernels moved onto tensor cores: half the
+ * device's dense TF32-to-FP32 peak ratio (docs/ADVISE.md "fp32-matmul"). */
 static double fp32_speedup(const gp_rec_device *d)
 {
 	if (!d) return 1.5;

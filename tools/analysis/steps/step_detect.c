@@ -326,10 +326,8 @@ static int cmp_size(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* Where a step starts, among candidates of one period: with its input, the
- * host-to-device copy after the longest run of operations without one;
- * else after the longest median GPU idle gap (the GPU idles between steps
- * while the host loads data or waits); ties: the earliest. */
+/* Where a step starts, among candidates of one period (the phase: the
+ * input copy, else the longest median gap, else the earliest). */
 static int phase_better(const struct cand *c, const struct cand *b)
 {
 	int cc = sig_htod(c->sig), bc = sig_htod(b->sig);
@@ -373,12 +371,9 @@ static size_t seg_distance(struct subloop *sl, size_t ra, size_t len, size_t a, 
 }
 
 /* Whether candidate c marks a sub-loop of the step (a layer) rather than
- * the step: after the leading segments unlike the common one (warm-up), the
- * unlike segments recur regularly, every k >= 2 segments, in at least 60 %
- * of their spacings (at least 3 of them).  A segment is like the common one
- * when their contents differ by at most max(2, 10 %) operations: a step with
- * an extra kernel every 10 steps is like the others, the rest of a step
- * around its layers (embedding, head, backward's tail, optimizer) is not. */
+ * the step: the segments unlike the common one (their contents differ by
+ * more than max(2, 10 %) operations) recur every k >= 2 segments in at
+ * least 60 % of their spacings, after the leading ones (warm-up). */
 static int is_subloop(struct subloop *sl, const struct cand *c)
 {
 	const struct occ *o = c->ov;
@@ -528,10 +523,9 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)) };
 	size_t subloops = 0;
 	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
-	/* No input copy starts a step by itself: one that occurs twice a step
-	 * (the Hugging Face Trainer's two 8,192-byte batches) is told apart by
-	 * the copy or memset before it on its stream, as the shim's finder
-	 * tells markers apart by the ones before (docs/STEPS.md). */
+	/* No input copy starts a step by itself: each told apart by the copy
+	 * or memset before it on its stream (the Hugging Face Trainer's two
+	 * 8,192-byte batches). */
 	struct occ *oc = NULL;
 	uint64_t *ctx = NULL;
 	if (!best || !sig_htod(best->sig)) {
