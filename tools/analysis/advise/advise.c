@@ -265,7 +265,6 @@ static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	const struct adv_tally *t = &p->in[c], *o = &p->out[c].t;
 	int outside_only = !t->count;
 	if (outside_only && (c == AC_SYNC || c == AC_ALLOC || !o->count)) return; /* normal outside steps */
-	if (!t->count && !o->count) return;
 	struct adv_finding *x = finding(j, rule);
 	struct sb b = { 0 };
 	if (outside_only) {
