@@ -1303,7 +1303,11 @@ void adv_facts_summarize(struct adv_facts *f)
 		p->out.graph_floor_ns = floor_median(p, &p->out.floor_measured);
 		for (size_t k = 0; k < sp->nrows; k++) {
 			const struct adv_step x = *fig(p, k);
-			if (!counted(p, k) || x.first_launch == NONE_T) continue;
+			if (!counted(p, k)) continue;
+			/* counts of the idle-time causes: the steps they were seen in */
+			p->out.in[AC_INPUT].count += x.cost[AC_INPUT] != 0;
+			p->out.in[AC_HOST_IDLE].count += x.cost[AC_HOST_IDLE] != 0;
+			if (x.first_launch == NONE_T) continue;
 			p->out.pre_launch_ns += x.first_launch - arow(p, k).s;
 			uint64_t span = x.last_launch > x.first_launch ? x.last_launch - x.first_launch : 0;
 			p->out.issue_ns += span;
@@ -1311,12 +1315,6 @@ void adv_facts_summarize(struct adv_facts *f)
 			uint64_t save = idle > floor ? idle - floor : 0;
 			if (save > span) save = span;
 			p->out.in[AC_HOST_IDLE].saving_ns += save;
-		}
-		/* counts of the idle-time causes: the steps they were seen in */
-		for (int c = 0; c < AC_COUNT; c++) {
-			if (c != AC_INPUT && c != AC_HOST_IDLE) continue;
-			for (size_t k = 0; k < sp->nrows; k++)
-				if (fig(p, k)->cost[c] && counted(p, k)) p->out.in[c].count++;
 		}
 	}
 }
