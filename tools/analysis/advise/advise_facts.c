@@ -361,14 +361,14 @@ static void tally_sub(struct adv_tally *d, const struct adv_tally *s)
 	d->saving_ns -= s->saving_ns;
 }
 
-/* A use of a cause elsewhere at t: x into o (before: t lies before the first step). */
-static void out_note(struct adv_out *o, const struct adv_tally *x, uint64_t t, int before)
+/* A use of a cause of p elsewhere at t: x into o. */
+static void out_note(const struct aproc *p, struct adv_out *o, const struct adv_tally *x, uint64_t t)
 {
 	tally_add(&o->t, x);
 	if (!x->count) return;
 	if (!o->first || t < o->first) o->first = t;
 	if (t > o->last) o->last = t;
-	if (before) o->before += x->count;
+	if (p->out.sp->nrows && t < arow(p, 0).s) o->before += x->count;
 }
 
 static void out_add(struct adv_out *d, const struct adv_out *s)
@@ -727,11 +727,11 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 		tally_add(&w->in[c], &x);
 		if (g) tally_add(&tent_group(p, group, step)->in, &x);
 		if (c == AC_INPUT || c == AC_HOST_IDLE) return;
-		out_note(&w->out[c], &x, t, t < arow(p, 0).s);
+		out_note(p, &w->out[c], &x, t);
 		if (g) tent_group(p, group, step)->out_count += count;
 		return;
 	}
-	out_note(&p->out.out[c], &x, t, p->out.sp->nrows && t < arow(p, 0).s);
+	out_note(p, &p->out.out[c], &x, t);
 	if (g) g->out_count += count;
 }
 
@@ -849,7 +849,7 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	}
 	*last = a->correlation_id;
 	*u64map_get(&p->tid_corr_e, tid, MAP_INSERT) = e;
-	/* cudaFree synchronises the device */
+	/* waits_gpu: a free too (cudaFree synchronises the device) */
 	struct acall c = { .s = a->start_ns, .e = e, .budget = e - a->start_ns, .corr = a->correlation_id, .tid = tid,
 			   .step = step_of(p, a->start_ns), .cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC,
 			   .waits_gpu = *cls == NC_SYNC || *cls == NC_FREE };
