@@ -111,6 +111,14 @@ static void figures(struct judge *j, struct adv_finding *x, double cost, int has
 	x->sev = has ? severity_of(x->saving_pct) : sev_if_none;
 }
 
+/* The records of step w. */
+static void records_step(struct judge *j, struct adv_finding *x, const struct step_row *w)
+{
+	x->step_number = w->number;
+	x->since_ns = w->s - j->base;
+	x->until_ns = w->e - j->base;
+}
+
 /* The records of a counted step whose cost for `c` is closest to the mean
  * per step (a typical one). */
 static void records_typical(struct judge *j, struct adv_finding *x, enum adv_cause c)
@@ -125,11 +133,7 @@ static void records_typical(struct judge *j, struct adv_finding *x, enum adv_cau
 		double d = fabs((double)v - mean);
 		if (best < 0 || d < best) { best = d; at = k; }
 	}
-	if (at == sp->nrows) return;
-	const struct step_row *w = step_row(sp, at);
-	x->step_number = w->number;
-	x->since_ns = w->s - j->base;
-	x->until_ns = w->e - j->base;
+	if (at < sp->nrows) records_step(j, x, step_row(sp, at));
 }
 
 static void records_range(struct judge *j, struct adv_finding *x, uint64_t a, uint64_t b)
@@ -189,13 +193,15 @@ static void sites(struct judge *j, struct adv_finding *x, int c1, int c2, const 
 	free(v);
 }
 
-/* The finding of the kernels of cause c, counted in t: its figures (the
- * saving with `saves`), count per step, title and sites; *pm: the PM
- * sampling figure of its first site that has one (-1: none; pm may be
- * NULL). */
-static struct adv_finding *kernels_finding(struct judge *j, enum adv_rule rule, enum adv_cause c,
-					   const struct adv_tally *t, int saves, const char *title, double *pm)
+/* The finding of the kernels of cause c in the counted steps (NULL: none
+ * there): its figures (the saving with `saves`), count per step, title and
+ * sites; *pm: the PM sampling figure of its first site that has one (-1:
+ * none; pm may be NULL). */
+static struct adv_finding *kernels_finding(struct judge *j, enum adv_rule rule, enum adv_cause c, int saves,
+					   const char *title, double *pm)
 {
+	const struct adv_tally *t = &j->p->in[c];
+	if (!t->count) return NULL;
 	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, saves, saves ? (double)t->saving_ns : 0, SEV_INFO);
 	x->count_per_step = per_step(j, (double)t->count);
@@ -212,12 +218,12 @@ static void where_outside(struct judge *j, struct adv_finding *x, enum adv_cause
 {
 	const struct adv_proc *p = j->p;
 	struct sb b = { 0 };
-	uint64_t n = p->out[c].count;
-	if (p->out_before_first[c] && n == p->out_before_first[c]) sb_printf(&b, "before the first step (set-up)");
+	uint64_t n = p->out[c].t.count;
+	if (p->out[c].before && n == p->out[c].before) sb_printf(&b, "before the first step (set-up)");
 	else sb_printf(&b, "outside the counted steps (set-up, warm-up, between or after the steps)");
 	free(x->where);
 	x->where = sb_take(&b);
-	records_range(j, x, p->out_first[c], p->out_last[c]);
+	records_range(j, x, p->out[c].first, p->out[c].last);
 }
 
 /* ------------------------------------------------------------ rules */
@@ -256,10 +262,9 @@ static void rule_input(struct judge *j, enum adv_rule rule, enum adv_cause c)
 static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[c], *o = &p->out[c];
+	const struct adv_tally *t = &p->in[c], *o = &p->out[c].t;
 	int outside_only = !t->count;
 	if (outside_only && (c == AC_SYNC || c == AC_ALLOC || !o->count)) return; /* normal outside steps */
-	if (!t->count && !o->count) return;
 	struct adv_finding *x = finding(j, rule);
 	struct sb b = { 0 };
 	if (outside_only) {
@@ -455,14 +460,13 @@ static void rule_host_idle(struct judge *j, enum adv_rule rule, enum adv_cause c
 static void rule_fp32(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[c];
-	if (!t->count) return;
 	double pm;
-	struct adv_finding *x = kernels_finding(j, rule, c, t, 1, "FP32 matrix work without tensor cores", &pm);
+	struct adv_finding *x = kernels_finding(j, rule, c, 1, "FP32 matrix work without tensor cores", &pm);
+	if (!x) return;
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f FP32 matrix kernels per step (SIMT sgemm / all-FP32 xmma kernels) ran %s per step (%.1f %% of "
 		      "the step time, %.1f %% of the GPU's busy time) without tensor cores.", x->count_per_step,
-		  ms(x->cost_ns), x->cost_pct, p->busy ? 100.0 * (double)t->cost_ns / (double)p->busy : 0);
+		  ms(x->cost_ns), x->cost_pct, p->busy ? 100.0 * (double)p->in[c].cost_ns / (double)p->busy : 0);
 	if (pm >= 0) sb_printf(&b, " PM sampling: tensor pipes active %.1f %% while they ran.", pm);
 	x->what = sb_take(&b);
 	x->change = xstrdup(
@@ -487,10 +491,9 @@ static void rule_fp32(struct judge *j, enum adv_rule rule, enum adv_cause c)
 static void rule_underpar(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
 	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[c];
-	if (!t->count) return;
 	double pm;
-	struct adv_finding *x = kernels_finding(j, rule, c, t, 1, "kernels with fewer blocks than the GPU has SMs", &pm);
+	struct adv_finding *x = kernels_finding(j, rule, c, 1, "kernels with fewer blocks than the GPU has SMs", &pm);
+	if (!x) return;
 	uint32_t sms = p->dev ? p->dev->sm_count : 0;
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f kernels per step had fewer blocks than the GPU's %u SMs and ran %s per step (%.1f %% of the "
@@ -517,10 +520,8 @@ static void rule_underpar(struct judge *j, enum adv_rule rule, enum adv_cause c)
 
 static void rule_lowocc(struct judge *j, enum adv_rule rule, enum adv_cause c)
 {
-	const struct adv_proc *p = j->p;
-	const struct adv_tally *t = &p->in[c];
-	if (!t->count) return;
-	struct adv_finding *x = kernels_finding(j, rule, c, t, 0, "kernels at low theoretical occupancy", NULL);
+	struct adv_finding *x = kernels_finding(j, rule, c, 0, "kernels at low theoretical occupancy", NULL);
+	if (!x) return;
 	struct sb b = { 0 };
 	sb_printf(&b, "%.1f kernels per step covered every SM but at a theoretical occupancy below %.0f %% (registers or "
 		      "shared memory per block limit the resident warps): %s per step (%.1f %%).", x->count_per_step,
@@ -542,9 +543,7 @@ static void records_most(struct judge *j, struct adv_finding *x, int b)
 		const struct step_row *w = step_row(sp, k);
 		if (!step_counted(w, 0) || w->bucket[b] <= best) continue;
 		best = w->bucket[b];
-		x->step_number = w->number;
-		x->since_ns = w->s - j->base;
-		x->until_ns = w->e - j->base;
+		records_step(j, x, w);
 	}
 }
 
@@ -670,9 +669,7 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 		double d = (double)(w->e - w->s);
 		if (!w->outlier || d <= wd) continue;
 		wd = d;
-		x->step_number = w->number;
-		x->since_ns = w->s - j->base;
-		x->until_ns = w->e - j->base;
+		records_step(j, x, w);
 	}
 }
 
@@ -808,7 +805,7 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 		struct adv_proc_summary *ps = &out->procs[out->nprocs++];
 		ps->pid = p->pid;
 		ps->rank = p->rank;
-		ps->method = pl->method == STEP_NVTX ? "nvtx" : pl->method == STEP_TRACE ? "trace" : "none";
+		ps->method = step_method_name(pl->method);
 		ps->steps_are = pl->what;
 		ps->nsteps = p->sp->nrows;
 		ps->nwarm = p->sum.nwarm;
@@ -835,13 +832,18 @@ void advise_judge(const struct adv_facts *f, uint64_t base, struct adv_result *o
 	if (out->n) qsort(out->v, out->n, sizeof(*out->v), cmp_finding);
 }
 
+static void finding_free(struct adv_finding *x)
+{
+	free(x->title); free(x->what); free(x->change); free(x->how); free(x->where);
+}
+
 void advise_hide_nothing_saved(struct adv_result *res)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < res->n; i++) {
 		struct adv_finding *x = &res->v[i];
 		if (x->has_saving && x->saving_ns < 500) {
-			free(x->title); free(x->what); free(x->change); free(x->how); free(x->where);
+			finding_free(x);
 			res->hidden++;
 			continue;
 		}
@@ -863,10 +865,7 @@ const char *advise_nothing_judged(const struct adv_result *res)
 
 void advise_result_free(struct adv_result *res)
 {
-	for (size_t i = 0; i < res->n; i++) {
-		struct adv_finding *x = &res->v[i];
-		free(x->title); free(x->what); free(x->change); free(x->how); free(x->where);
-	}
+	for (size_t i = 0; i < res->n; i++) finding_free(&res->v[i]);
 	free(res->v);
 	free(res->procs);
 	memset(res, 0, sizeof(*res));

@@ -132,12 +132,8 @@ static int fp32_matrix_name(const char *name)
 	return 1;
 }
 
-/* Assumed speedup of FP32 matrix kernels moved onto tensor cores (TF32 or
- * BF16): half the ratio of the dense TF32 tensor-core peak to the FP32 peak
- * (A100: 156 / 19.5 = 8; H100/H200 SXM: 494.7 / 66.9 = 7.4; B200 larger),
- * since real matrices reach less of the tensor peak than of the FP32 one;
- * GPUs whose TF32 tensor peak is about their FP32 peak (7.x, 8.6, 8.9,
- * 12.x): 1.5 (BF16 at about twice). */
+/* Assumed speedup of FP32 matrix kernels moved onto tensor cores: half the
+ * device's dense TF32-to-FP32 peak ratio (docs/ADVISE.md "fp32-matmul"). */
 static double fp32_speedup(const gp_rec_device *d)
 {
 	if (!d) return 1.5;
@@ -195,14 +191,16 @@ struct runent { uint64_t key, d; };
  * not counted gives elsewhere; the idle causes, distribute's, none), and
  * the counted launches' figures; per group and step, struct tentg. */
 #define ADV_TENT_STEPS 64
-struct tent {
-	struct adv_tally in[AC_COUNT], out[AC_COUNT];
-	uint64_t first[AC_COUNT], last[AC_COUNT], before[AC_COUNT]; /* as adv_proc.out_* */
-	uint64_t launches, launched_ns, kernels, kernels_called, short_kernels, short_hta;
-	uint64_t discarded, unexplained;
-};
+/* the counts of struct adv_proc a counted step adds to, as their names there */
 #define TENT_SUMS(X) X(launches) X(launched_ns) X(kernels) X(kernels_called) X(short_kernels) X(short_hta) \
-	X(discarded) X(unexplained)
+	X(gpu_side_discarded_ns) X(unexplained_idle_ns)
+struct tent {
+	struct adv_tally in[AC_COUNT];
+	struct adv_out out[AC_COUNT];
+#define TENT_FIELD(x) uint64_t x;
+	TENT_SUMS(TENT_FIELD)
+#undef TENT_FIELD
+};
 /* A use of a group (group_of): its order among the process's uses and
  * what makes the group's example (group_view) */
 struct guse { uint64_t seq; uint32_t stack, after, tid; };
@@ -361,6 +359,24 @@ static void tally_sub(struct adv_tally *d, const struct adv_tally *s)
 	d->count -= s->count;
 	d->cost_ns -= s->cost_ns;
 	d->saving_ns -= s->saving_ns;
+}
+
+/* A use of a cause of p elsewhere at t: x into o. */
+static void out_note(const struct aproc *p, struct adv_out *o, const struct adv_tally *x, uint64_t t)
+{
+	tally_add(&o->t, x);
+	if (!x->count) return;
+	if (!o->first || t < o->first) o->first = t;
+	if (t > o->last) o->last = t;
+	if (p->out.sp->nrows && t < arow(p, 0).s) o->before += x->count;
+}
+
+static void out_add(struct adv_out *d, const struct adv_out *s)
+{
+	tally_add(&d->t, &s->t);
+	if (s->first && (!d->first || s->first < d->first)) d->first = s->first;
+	if (s->last > d->last) d->last = s->last;
+	d->before += s->before;
 }
 
 /* What counted step k gave, to take back (NULL: the steps finished, or a
@@ -607,6 +623,31 @@ static void group_example(struct adv_facts *f, struct adv_group *g, const struct
 	g->tid = u->tid;
 }
 
+/* A new group gr of key (its uses none yet): its index. */
+static size_t group_push(struct adv_facts *f, struct aproc *p, const struct adv_group *gr, const char *key)
+{
+	size_t g = p->out.ngroups;
+	VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, *gr);
+	vec_reserve((void **)&p->gkey, &p->cgkey, p->out.ngroups, sizeof(*p->gkey));
+	vec_reserve((void **)&p->gseq, &p->cgseq, p->out.ngroups, sizeof(*p->gseq));
+	vec_reserve((void **)&p->guse, &p->cguse, p->out.ngroups, sizeof(*p->guse));
+	p->gkey[g] = own(f, key);
+	p->gseq[g] = 0;
+	p->guse[g].seq = UINT64_MAX;
+	return g;
+}
+
+/* A group's figures as before its first use. */
+static void group_zero(struct adv_group *g)
+{
+	memset(&g->in, 0, sizeof(g->in));
+	g->out_count = g->bytes = g->blocks_max = 0;
+	g->blocks_min = UINT64_MAX;
+	g->threads = 0;
+	g->occ = -1;
+	g->pm_ns = g->pm_w = 0;
+}
+
 /* The group of (cause, where): `stack` (0: none) resolved on pid/tid gives
  * the site; without one the label is `name`, or the site of `after` (the
  * thread's last stacked call) when given. */
@@ -645,21 +686,10 @@ static uint32_t group_make(struct adv_facts *f, struct aproc *p, enum adv_cause 
 		gr.after_site = after_site;
 		gr.phase = phase;
 		gr.pid = p->out.pid;
-		gr.blocks_min = UINT64_MAX;
-		gr.occ = -1;
+		group_zero(&gr);
 		gr.dataloader = dl;
-		if (again) {
-			p->out.groups[*slot] = gr;
-		} else {
-			*slot = p->out.ngroups;
-			VEC_PUSH(p->out.groups, p->out.ngroups, p->cgroups, gr);
-			vec_reserve((void **)&p->gkey, &p->cgkey, p->out.ngroups, sizeof(*p->gkey));
-			vec_reserve((void **)&p->gseq, &p->cgseq, p->out.ngroups, sizeof(*p->gseq));
-			vec_reserve((void **)&p->guse, &p->cguse, p->out.ngroups, sizeof(*p->guse));
-			p->gkey[*slot] = own(f, key);
-			p->gseq[*slot] = 0;
-			p->guse[*slot].seq = UINT64_MAX;
-		}
+		if (again) p->out.groups[*slot] = gr;
+		else *slot = group_push(f, p, &gr, key);
 	}
 	free(key);
 	if (f->marked && !p->gseq[*slot]) p->gseq[*slot] = ++p->nseq;
@@ -685,37 +715,24 @@ static void tally(struct adv_facts *f, struct aproc *p, enum adv_cause c, uint32
 		  uint64_t count, uint64_t cost, uint64_t saving)
 {
 	struct adv_group *g = group != NO_GROUP ? &p->out.groups[group] : NULL;
+	const struct adv_tally x = { count, cost, saving };
 	if (counted(p, step)) {
-		p->out.in[c].count += count;
-		p->out.in[c].cost_ns += cost;
-		p->out.in[c].saving_ns += saving;
+		tally_add(&p->out.in[c], &x);
 		ptrdiff_t i = row_at(f, p, step);
 		if (i >= 0) fig(p, (size_t)i)->cost[c] += cost;
-		if (g) { g->in.count += count; g->in.cost_ns += cost; g->in.saving_ns += saving; }
+		if (g) tally_add(&g->in, &x);
 		struct tent *w = tent_at(p, step);
 		if (!w) return;
 		/* a step not counted has no idle (distribute), the rest elsewhere */
-		int idle = c == AC_INPUT || c == AC_HOST_IDLE;
-		const struct adv_tally x = { count, cost, saving };
 		tally_add(&w->in[c], &x);
 		if (g) tally_add(&tent_group(p, group, step)->in, &x);
-		if (idle) return;
-		tally_add(&w->out[c], &x);
+		if (c == AC_INPUT || c == AC_HOST_IDLE) return;
+		out_note(p, &w->out[c], &x, t);
 		if (g) tent_group(p, group, step)->out_count += count;
-		if (!count) return;
-		if (!w->first[c] || t < w->first[c]) w->first[c] = t;
-		if (t > w->last[c]) w->last[c] = t;
-		if (t < arow(p, 0).s) w->before[c] += count;
 		return;
 	}
-	p->out.out[c].count += count;
-	p->out.out[c].cost_ns += cost;
-	p->out.out[c].saving_ns += saving;
+	out_note(p, &p->out.out[c], &x, t);
 	if (g) g->out_count += count;
-	if (!count) return;
-	if (!p->out.out_first[c] || t < p->out.out_first[c]) p->out.out_first[c] = t;
-	if (t > p->out.out_last[c]) p->out.out_last[c] = t;
-	if (p->out.sp->nrows && t < arow(p, 0).s) p->out.out_before_first[c] += count;
 }
 
 /* ------------------------------------------------------------ consume */
@@ -832,16 +849,10 @@ void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec
 	}
 	*last = a->correlation_id;
 	*u64map_get(&p->tid_corr_e, tid, MAP_INSERT) = e;
-	struct acall c;
-	memset(&c, 0, sizeof(c));
-	c.s = a->start_ns;
-	c.e = e;
-	c.budget = e - a->start_ns;
-	c.corr = a->correlation_id;
-	c.tid = tid;
-	c.step = step_of(p, c.s);
-	c.cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC;
-	c.waits_gpu = *cls == NC_SYNC || *cls == NC_FREE; /* cudaFree synchronises the device */
+	/* waits_gpu: a free too (cudaFree synchronises the device) */
+	struct acall c = { .s = a->start_ns, .e = e, .budget = e - a->start_ns, .corr = a->correlation_id, .tid = tid,
+			   .step = step_of(p, a->start_ns), .cause = *cls == NC_SYNC ? AC_SYNC : AC_ALLOC,
+			   .waits_gpu = *cls == NC_SYNC || *cls == NC_FREE };
 	lead_window(p, &c);
 	uint64_t *after = u64map_get(&p->last_stack, tid, MAP_FIND);
 	const char *name = tool_str(f->r, a->name_id);
@@ -945,40 +956,31 @@ void adv_facts_op(void *ctx, const struct gpu_op *op)
 	}
 	int in_counted = counted(p, o.step);
 	struct tent *w = in_counted ? tent_at(p, o.step) : NULL;
+	/* a counted step's count, and what it gave (to take back) */
+#define COUNT(x, v) (p->out.x += (v), w ? (void)(w->x += (v)) : (void)0)
 	if (in_counted) {
-		p->out.launches++;
-		p->out.launched_ns += dur;
-	}
-	if (w) {
-		w->launches++;
-		w->launched_ns += dur;
+		COUNT(launches, 1);
+		COUNT(launched_ns, dur);
 	}
 	if (op->kind == OP_KERNEL) {
 		if (in_counted) {
-			p->out.kernels++;
 			if (row >= 0) fig(p, (size_t)row)->kernels++;
 			uint64_t cd = op->call_e - op->call_s;
-			p->out.kernels_called++;
-			if (dur < cd) p->out.short_kernels++;
-			if (dur < cd && cd <= STEP_SHORT_CPU_NS) p->out.short_hta++;
-			if (w) {
-				w->kernels++;
-				w->kernels_called++;
-				w->short_kernels += dur < cd;
-				w->short_hta += dur < cd && cd <= STEP_SHORT_CPU_NS;
-			}
+			COUNT(kernels, 1);
+			COUNT(kernels_called, 1);
+			COUNT(short_kernels, dur < cd);
+			COUNT(short_hta, dur < cd && cd <= STEP_SHORT_CPU_NS);
 		}
+#undef COUNT
 		kernel_facts(f, p, op, &d, have_d, &o);
 	} else if (have_d && op->has_call && !op->graph) {
 		uint64_t small = 0;
 		int cause = copy_cause(&d, &small);
 		if (cause >= 0) {
-			struct acall c;
-			memset(&c, 0, sizeof(c));
-			c.s = op->call_s; c.e = op->call_e > op->call_s ? op->call_e : op->call_s;
-			c.budget = c.e - c.s;
-			c.corr = op->corr; c.tid = op->tid; c.step = o.step; c.cause = (uint8_t)cause; c.waits_gpu = 1;
-			c.until = NONE_T;
+			uint64_t ce = op->call_e > op->call_s ? op->call_e : op->call_s;
+			struct acall c = { .s = op->call_s, .e = ce, .budget = ce - op->call_s, .corr = op->corr,
+					   .tid = op->tid, .step = o.step, .cause = (uint8_t)cause, .waits_gpu = 1,
+					   .until = NONE_T };
 			if (cause == AC_PAGEABLE) {
 				/* the copy itself on pinned memory: bytes / the measured pinned bandwidth */
 				int dir = d.copy_kind == GP_COPY_DTOH ? 1 : 0;
@@ -1077,7 +1079,7 @@ static void run_end(struct adv_facts *f, struct aproc *p, uint64_t t)
 		else if (counted(p, step)) {
 			p->out.gpu_side_discarded_ns += r->d;
 			struct tent *w = tent_at(p, step);
-			if (w) w->discarded += r->d;
+			if (w) w->gpu_side_discarded_ns += r->d;
 		}
 	}
 	p->nrun = 0;
@@ -1141,7 +1143,7 @@ static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
 		if (x >= y || !w.counted) continue;
 		p->out.unexplained_idle_ns += y - x;
 		struct tent *t = tent_at(p, k);
-		if (t) t->unexplained += y - x;
+		if (t) t->unexplained_idle_ns += y - x;
 	}
 }
 
@@ -1301,7 +1303,11 @@ void adv_facts_summarize(struct adv_facts *f)
 		p->out.graph_floor_ns = floor_median(p, &p->out.floor_measured);
 		for (size_t k = 0; k < sp->nrows; k++) {
 			const struct adv_step x = *fig(p, k);
-			if (!counted(p, k) || x.first_launch == NONE_T) continue;
+			if (!counted(p, k)) continue;
+			/* counts of the idle-time causes: the steps they were seen in */
+			p->out.in[AC_INPUT].count += x.cost[AC_INPUT] != 0;
+			p->out.in[AC_HOST_IDLE].count += x.cost[AC_HOST_IDLE] != 0;
+			if (x.first_launch == NONE_T) continue;
 			p->out.pre_launch_ns += x.first_launch - arow(p, k).s;
 			uint64_t span = x.last_launch > x.first_launch ? x.last_launch - x.first_launch : 0;
 			p->out.issue_ns += span;
@@ -1310,21 +1316,13 @@ void adv_facts_summarize(struct adv_facts *f)
 			if (save > span) save = span;
 			p->out.in[AC_HOST_IDLE].saving_ns += save;
 		}
-		/* counts of the idle-time causes: the steps they were seen in */
-		for (int c = 0; c < AC_COUNT; c++) {
-			if (c != AC_INPUT && c != AC_HOST_IDLE) continue;
-			for (size_t k = 0; k < sp->nrows; k++)
-				if (fig(p, k)->cost[c] && counted(p, k)) p->out.in[c].count++;
-		}
 	}
 }
 
 /* ------------------------------------------------------------ slices */
 /* The counts of struct adv_proc a slice's engine zeroes at its mark and
  * adds to the sum's (adv_facts_take): one list for the two. */
-#define PROC_SUMS(X)                                                                                 \
-	X(kernels) X(short_kernels) X(kernels_called) X(short_hta) X(launches) X(launched_ns)       \
-	X(kernel_ns_all) X(kernel_ns_in_steps) X(gpu_side_discarded_ns) X(unexplained_idle_ns) X(late_ops)
+#define PROC_SUMS(X) TENT_SUMS(X) X(kernel_ns_all) X(kernel_ns_in_steps) X(late_ops)
 
 int adv_facts_lost(const struct adv_facts *f)
 {
@@ -1358,22 +1356,13 @@ void adv_facts_mark(struct adv_facts *f)
 		size_t n = p->nrow;
 		memset(o->in, 0, sizeof(o->in));
 		memset(o->out, 0, sizeof(o->out));
-		memset(o->out_first, 0, sizeof(o->out_first));
-		memset(o->out_last, 0, sizeof(o->out_last));
-		memset(o->out_before_first, 0, sizeof(o->out_before_first));
 		for (size_t k = 0; k < n; k++) {
 			struct adv_step *x = fig(p, k);
 			memset(x->cost, 0, sizeof(x->cost));
 			x->kernels = 0;
 		}
 		for (size_t g = 0; g < o->ngroups; g++) {
-			struct adv_group *gr = &o->groups[g];
-			memset(&gr->in, 0, sizeof(gr->in));
-			gr->out_count = gr->bytes = gr->blocks_max = 0;
-			gr->blocks_min = UINT64_MAX;
-			gr->threads = 0;
-			gr->occ = -1;
-			gr->pm_ns = gr->pm_w = 0;
+			group_zero(&o->groups[g]);
 			p->gseq[g] = 0;
 			p->guse[g].seq = UINT64_MAX;
 		}
@@ -1397,14 +1386,9 @@ static void state_group(struct bytes *b, const struct aproc *p, uint32_t g)
 		bytes_u64(b, UINT64_MAX);
 		return;
 	}
-	const char *k = p->gkey[g];
-	size_t n = strlen(k);
+	size_t n = strlen(p->gkey[g]);
 	bytes_u64(b, n);
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t x = 0;
-		memcpy(&x, k + i, n - i < 8 ? n - i : 8);
-		bytes_u64(b, x);
-	}
+	bytes_put(b, p->gkey[g], n);
 }
 
 /* a u64map's entries in key order (those with keep[key] >= min when keep) */
@@ -1510,11 +1494,7 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 		const struct adv_proc *q = &s->out;
 		for (int c = 0; c < AC_COUNT; c++) {
 			tally_add(&o->in[c], &q->in[c]);
-			tally_add(&o->out[c], &q->out[c]);
-			if (q->out_first[c] && (!o->out_first[c] || q->out_first[c] < o->out_first[c]))
-				o->out_first[c] = q->out_first[c];
-			if (q->out_last[c] > o->out_last[c]) o->out_last[c] = q->out_last[c];
-			o->out_before_first[c] += q->out_before_first[c];
+			out_add(&o->out[c], &q->out[c]);
 		}
 		rows_grow(d, s->row0 + s->nrow);
 		for (size_t i = 0; i < s->nrow; i++) {
@@ -1540,14 +1520,7 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 				struct adv_group gr = *sg;
 				gr.label = own(sum, sg->label);
 				gr.name = own(sum, sg->name);
-				*slot = o->ngroups;
-				VEC_PUSH(o->groups, o->ngroups, d->cgroups, gr);
-				vec_reserve((void **)&d->gkey, &d->cgkey, o->ngroups, sizeof(*d->gkey));
-				vec_reserve((void **)&d->gseq, &d->cgseq, o->ngroups, sizeof(*d->gseq));
-				vec_reserve((void **)&d->guse, &d->cguse, o->ngroups, sizeof(*d->guse));
-				d->gkey[*slot] = own(sum, s->gkey[by[n]]);
-				d->gseq[*slot] = 0;
-				d->guse[*slot].seq = UINT64_MAX;
+				*slot = group_push(sum, d, &gr, s->gkey[by[n]]);
 			} else {
 				group_add(&o->groups[*slot], sg);
 			}
@@ -1559,10 +1532,7 @@ void adv_facts_take(struct adv_facts *sum, struct adv_facts *part)
 			const struct tent *y = &s->tent[k];
 			for (int c = 0; c < AC_COUNT; c++) {
 				tally_add(&x->in[c], &y->in[c]);
-				tally_add(&x->out[c], &y->out[c]);
-				if (y->first[c] && (!x->first[c] || y->first[c] < x->first[c])) x->first[c] = y->first[c];
-				if (y->last[c] > x->last[c]) x->last[c] = y->last[c];
-				x->before[c] += y->before[c];
+				out_add(&x->out[c], &y->out[c]);
 			}
 #define ADD(v) x->v += y->v;
 			TENT_SUMS(ADD)
@@ -1603,21 +1573,11 @@ static void untally(struct aproc *p, uint32_t k)
 	struct adv_proc *o = &p->out;
 	for (int c = 0; y && c < AC_COUNT; c++) {
 		tally_sub(&o->in[c], &y->in[c]);
-		tally_add(&o->out[c], &y->out[c]);
-		if (y->first[c] && (!o->out_first[c] || y->first[c] < o->out_first[c])) o->out_first[c] = y->first[c];
-		if (y->last[c] > o->out_last[c]) o->out_last[c] = y->last[c];
-		o->out_before_first[c] += y->before[c];
+		out_add(&o->out[c], &y->out[c]);
 	}
-	if (y) {
-		o->launches -= y->launches;
-		o->launched_ns -= y->launched_ns;
-		o->kernels -= y->kernels;
-		o->kernels_called -= y->kernels_called;
-		o->short_kernels -= y->short_kernels;
-		o->short_hta -= y->short_hta;
-		o->gpu_side_discarded_ns -= y->discarded;
-		o->unexplained_idle_ns -= y->unexplained;
-	}
+#define SUB(x) o->x -= y->x;
+	if (y) { TENT_SUMS(SUB) }
+#undef SUB
 	for (size_t e = 0; e < p->ntg; e++) {
 		const struct tentg *t = &p->tg[e];
 		if ((uint32_t)t->key != k) continue;

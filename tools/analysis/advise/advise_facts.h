@@ -89,6 +89,9 @@ void adv_pre_free(struct adv_pre *pre);
 /* Counts and times over a set of steps; saving_ns: the estimate (see each
  * cause in docs/ADVISE.md). */
 struct adv_tally { uint64_t count, cost_ns, saving_ns; };
+/* A cause outside the counted steps: its tally, the time range of its uses
+ * (0: none), and how many of them lie before the first step. */
+struct adv_out { struct adv_tally t; uint64_t first, last, before; };
 
 /* One place a cause was seen: a call site (with stacks), else an API call or
  * kernel name, within a phase. */
@@ -128,9 +131,7 @@ struct adv_proc {
 	uint64_t wall;                   /* sum of the counted steps' times */
 	uint64_t busy;                   /* compute + comm + memory over the counted steps */
 	struct adv_tally in[AC_COUNT];   /* counted steps */
-	struct adv_tally out[AC_COUNT];  /* elsewhere: warm-up steps, between or outside the steps */
-	uint64_t out_first[AC_COUNT], out_last[AC_COUNT]; /* time range of those (0: none) */
-	uint64_t out_before_first[AC_COUNT]; /* of them, how many lie before the first step */
+	struct adv_out out[AC_COUNT];    /* elsewhere: warm-up steps, between or outside the steps */
 	/* struct adv_step per row (a slice's engine: from its first, advise_facts.c
 	 * row0), spilled past a few MiB (common/spill.h) */
 	struct spill *steps;

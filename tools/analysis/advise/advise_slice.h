@@ -1,15 +1,10 @@
 /* advise_slice.h — advise's facts pass (advise_facts.h) in slices of time,
- * with the figures of one pass, as the steps' second pass runs
- * (analysis/steps/steps_slice.h, whose cuts, lead-ins, order checks and
- * prefix it takes): slice i's engine (the launch join feeding a facts
- * engine) reads from its lead-in, notes its state at its first own record
- * (adv_facts_state), where slice i - 1 stops; where the two states are
- * equal slice i goes on from there as one pass would, else slice i - 1's
- * engine reads slice i's records itself; where a source is out of time
- * order across a cut, one engine reads the whole trace.  The figures of
- * each engine since its mark are added in slice order (adv_facts_take).
- * PM-sampled figures (fractional sums) are not cut: a trace with PM
- * counters runs on one thread. */
+ * with the figures of one pass: a struct cut_slice engine of
+ * analysis/steps/steps_slice.h (its cuts, lead-ins, order checks and
+ * prefix), the launch join feeding a facts engine whose state is
+ * adv_facts_state; the figures of each engine since its mark added in
+ * slice order (adv_facts_take).  PM-sampled figures (fractional sums) are
+ * not cut: a trace with PM counters runs on one thread. */
 #ifndef GPUPROF_ANALYSIS_ADVISE_ADVISE_SLICE_H
 #define GPUPROF_ANALYSIS_ADVISE_ADVISE_SLICE_H
 

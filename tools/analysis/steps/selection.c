@@ -209,12 +209,7 @@ int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_o
 int selection_has(const struct selection *s, uint64_t t)
 {
 	if (!s || !s->active) return 1;
-	size_t lo = 0, hi = s->iv.n;
-	while (lo < hi) {  /* first interval ending after t */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->iv.v[mid].e <= t) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, s->iv.n, s->iv.v[k].e > t); /* the first interval ending after t */
 	return lo < s->iv.n && s->iv.v[lo].s <= t;
 }
 

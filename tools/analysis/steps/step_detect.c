@@ -1,34 +1,8 @@
-/* step_detect.c — see step_detect.h.
- *
- * The trace method (docs/STEPS.md, "Step detection").  Per process, the GPU
- * operations in start order form a sequence of signatures (kernel name; a
- * memcpy's direction and size; a memset's size).  For every signature X
- * seen at least 3 times, spread over at least half of the sample (not a
- * kernel of the first step only), the sequence is cut before each X into
- * segments; a segment's content is compared as a multiset of signatures
- * (order-free: kernels of two threads or streams may interleave differently
- * from one step to the next).  X is a candidate when
- *   - its most common segment content occurs in at least 60 % of its
- *     segments (a step repeats; an X that alternates between two kinds of
- *     segment, e.g. a fill kernel at the start of forward and of backward,
- *     reaches only 50 %),
- *   - those segments cover at least 50 % of the operations between the
- *     first and the last X, and
- *   - X is no sub-loop (is_subloop): one of L identical layers cuts the
- *     step into L - 1 alike segments and an odd one (embedding, head,
- *     backward's end, optimizer) every L segments, which the 60 % and 50 %
- *     tests let through (the H200 transformer: 115 of 137 alike); a kernel
- *     run every 10 steps only makes its step one operation longer, which
- *     is still "like" the common step.
- * The candidates whose segments are shortest win (the step, not a multiple
- * of it such as a kernel run every 10 steps); they all cut the same steps
- * at different places, and the phase is chosen by evidence (phase_better):
- * the step's input copy (host-to-device, after the longest run without
- * one), else the longest median GPU idle gap before it (the GPU idles
- * between steps while the host loads data or waits), else the earliest.  A
- * GPU-bound job has no such gap (the H200 ResNet-50: the longest gap was
- * before the head's gemm, mid-step), hence the copy first.
- * The sample is the first sample_max operations of the process. */
+/* step_detect.c — see step_detect.h.  The trace method's rules (the
+ * signatures, the 60 % and 50 % tests, sub-loops, the shortest period and
+ * the phase by evidence: the input copy, else the longest median GPU idle
+ * gap before it, else the earliest) are docs/STEPS.md "Step detection"'s;
+ * the comments below say where each is made. */
 #include "analysis/steps/step_detect.h"
 
 #include <ctype.h>
@@ -70,6 +44,11 @@ uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t by
 {
 	if (op_kind == OP_KERNEL) return name_id;
 	return SIG_OP | (uint64_t)(op_kind & 0x7f) << 56 | (uint64_t)(copy_kind & 0xff) << 48 | (bytes & SIG_BYTES);
+}
+
+const char *step_method_name(int m)
+{
+	return m == STEP_NVTX ? "nvtx" : m == STEP_TRACE ? "trace" : "none";
 }
 
 uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)device << 32 | stream; }
@@ -347,10 +326,8 @@ static int cmp_size(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* Where a step starts, among candidates of one period: with its input, the
- * host-to-device copy after the longest run of operations without one;
- * else after the longest median GPU idle gap (the GPU idles between steps
- * while the host loads data or waits); ties: the earliest. */
+/* Where a step starts, among candidates of one period (the phase: the
+ * input copy, else the longest median gap, else the earliest). */
 static int phase_better(const struct cand *c, const struct cand *b)
 {
 	int cc = sig_htod(c->sig), bc = sig_htod(b->sig);
@@ -368,12 +345,11 @@ static int cmp_cand_len(const void *x, const void *y)
 }
 
 /* The context of the sub-loop test: the sample's signatures as dense ids,
- * their order-free prefix hash, and two count arrays. */
+ * their order-free prefix hash, and a count array. */
 struct subloop {
 	const uint32_t *id;
 	const uint64_t *pre;
 	int32_t *cnt;            /* the common segment's counts minus the segment's */
-	size_t nid;
 };
 
 /* How far segment [a, b) is from the content of [ra, ra + len) (the common
@@ -395,12 +371,9 @@ static size_t seg_distance(struct subloop *sl, size_t ra, size_t len, size_t a, 
 }
 
 /* Whether candidate c marks a sub-loop of the step (a layer) rather than
- * the step: after the leading segments unlike the common one (warm-up), the
- * unlike segments recur regularly, every k >= 2 segments, in at least 60 %
- * of their spacings (at least 3 of them).  A segment is like the common one
- * when their contents differ by at most max(2, 10 %) operations: a step with
- * an extra kernel every 10 steps is like the others, the rest of a step
- * around its layers (embedding, head, backward's tail, optimizer) is not. */
+ * the step: the segments unlike the common one (their contents differ by
+ * more than max(2, 10 %) operations) recur every k >= 2 segments in at
+ * least 60 % of their spacings, after the leading ones (warm-up). */
 static int is_subloop(struct subloop *sl, const struct cand *c)
 {
 	const struct occ *o = c->ov;
@@ -547,13 +520,12 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		i = j;
 	}
 	if (t.ncv > 1) qsort(t.cv, t.ncv, sizeof(*t.cv), cmp_cand_len);
-	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)), nid };
+	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)) };
 	size_t subloops = 0;
 	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
-	/* No input copy starts a step by itself: one that occurs twice a step
-	 * (the Hugging Face Trainer's two 8,192-byte batches) is told apart by
-	 * the copy or memset before it on its stream, as the shim's finder
-	 * tells markers apart by the ones before (docs/STEPS.md). */
+	/* No input copy starts a step by itself: each told apart by the copy
+	 * or memset before it on its stream (the Hugging Face Trainer's two
+	 * 8,192-byte batches). */
 	struct occ *oc = NULL;
 	uint64_t *ctx = NULL;
 	if (!best || !sig_htod(best->sig)) {

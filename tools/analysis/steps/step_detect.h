@@ -1,17 +1,6 @@
-/* step_detect.h — where the training steps are, per process (docs/STEPS.md,
- * "Step detection"); the first of the two passes of the steps analysis.
- *
- *  - NVTX: ranges whose names look like steps ("step 12", "iteration 3",
- *    "ProfilerStep#7", "train_step", or the name given as range_name),
- *    numbered names grouped ("step 0", "step 1" -> group "step"); of the
- *    groups that repeat, the outermost (not inside another group's ranges).
- *  - trace: with no such ranges (or when asked), the GPU operations' own
- *    period: the operation signature (kernel name; memcpy direction and
- *    size; memset size) that cuts the sequence into the shortest regular
- *    repeating segments that are not a sub-loop (a layer) starts each step,
- *    at the step's input copy when there is one (step_detect.c explains the
- *    rule).  A step then runs from the launch call
- *    of one such operation to the launch call of the next.
+/* step_detect.h — where the training steps are, per process, by NVTX
+ * ranges or by the trace's period (docs/STEPS.md "Step detection"); the
+ * first of the two passes of the steps analysis.
  *
  * Lifecycle: step_detect_new; step_detect_gpu for each GPU record of the
  * trace (a bounded sample per process is kept); step_detect_plan_ranges
@@ -27,6 +16,8 @@
 #include "gp_trace.h"
 
 enum step_method { STEP_NONE = 0, STEP_NVTX = 1, STEP_TRACE = 2 };
+/* "none", "nvtx", "trace" */
+const char *step_method_name(int method);
 enum step_want { STEP_WANT_AUTO = 0, STEP_WANT_NVTX = 1, STEP_WANT_TRACE = 2 };
 
 struct step_detect_opts {

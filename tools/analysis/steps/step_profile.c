@@ -28,13 +28,19 @@ struct step_profile *step_profile_new(gp_reader *r, const struct steps_pipe *pip
 	return sp;
 }
 
-static struct step_profile_proc *proc_of(struct step_profile *sp, uint32_t pid, int create)
+const struct step_profile_proc *step_profile_proc(const struct step_profile *sp, uint32_t pid)
 {
 	for (size_t i = 0; i < sp->np; i++)
 		if (sp->p[i].pid == pid) return &sp->p[i];
-	if (!create) return NULL;
+	return NULL;
+}
+
+static struct step_profile_proc *proc_of(struct step_profile *sp, uint32_t pid, int create)
+{
+	struct step_profile_proc *p = (struct step_profile_proc *)step_profile_proc(sp, pid);
+	if (p || !create) return p;
 	vec_reserve((void **)&sp->p, &sp->cp, sp->np + 1, sizeof(*sp->p));
-	struct step_profile_proc *p = &sp->p[sp->np++];
+	p = &sp->p[sp->np++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	return p;
@@ -56,12 +62,7 @@ static int cmp_step(const void *a, const void *b)
 /* the chosen step of p in which t falls, or NULL */
 static const struct sp_step *step_at(const struct step_profile_proc *p, uint64_t t)
 {
-	size_t lo = 0, hi = p->nsteps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->steps[mid].s <= t) lo = mid + 1;
-		else hi = mid;
-	}
+	size_t lo = FIRST_WHERE(k, p->nsteps, p->steps[k].s > t);
 	return lo && t < p->steps[lo - 1].e ? &p->steps[lo - 1] : NULL;
 }
 
@@ -155,13 +156,6 @@ int step_profile_run(struct step_profile *sp)
 	opjoin_finish(j);
 	opjoin_free(j);
 	return rc;
-}
-
-const struct step_profile_proc *step_profile_proc(const struct step_profile *sp, uint32_t pid)
-{
-	for (size_t i = 0; i < sp->np; i++)
-		if (sp->p[i].pid == pid) return &sp->p[i];
-	return NULL;
 }
 
 void step_profile_free(struct step_profile *sp)

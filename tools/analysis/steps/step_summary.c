@@ -129,7 +129,6 @@ static char *what_differs(const struct step_row *w, const double *med)
 void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->warmup_kept = keep_warmup;
 	size_t n = p->nrows;
 	out->why = xcalloc(n ? n : 1, sizeof(char *));
 	if (!n) return;
@@ -162,14 +161,11 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	double med[NFIG];
 	for (int f = 0; f < NFIG; f++) med[f] = quantile_of(buf, counted(p, f, keep, buf), 0.5);
 	size_t m = 0;
-	uint64_t first = UINT64_MAX, last = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct step_row *w = step_row(p, i);
 		if (!COUNTED(w, keep)) continue;
 		m++;
 		out->wall += w->e - w->s;
-		if (w->s < first) first = w->s;
-		if (w->e > last) last = w->e;
 		for (int k = 0; k < SB_COUNT; k++) out->bucket[k] += w->bucket[k];
 		out->launched += w->launched;
 		out->short_ops += w->short_ops;
@@ -180,7 +176,6 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	}
 	out->ncounted = m;
 	if (!m) { free(buf); return; }
-	out->span = last - first;
 	out->time = qstats_of(buf, counted(p, F_TIME, keep, buf));
 	uint64_t busy = out->bucket[SB_COMPUTE] + out->bucket[SB_COMM] + out->bucket[SB_MEMORY];
 	out->busy_pct = out->wall ? 100.0 * (double)busy / (double)out->wall : 0;

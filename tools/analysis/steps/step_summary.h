@@ -1,25 +1,9 @@
-/* step_summary.h — what the steps of one process add up to (docs/STEPS.md,
- * "Summary"): warm-up steps, the steps counted, step-time statistics, GPU
- * busy share, the buckets over the steps, outlier steps and what differs in
- * each.  Works on the finished rows of steps.h (O(steps)).
- *
- * Definitions:
- *  - quantiles: quantile.h's (numpy's default, linear between the two
- *    nearest ranks);
- *  - spread = (p90 - p10) / median, in %;
- *  - a partial step (the last trace step), or one not inside one
- *    GPU-activity window of a windowed trace, is listed, never counted;
- *  - steady state = the second half of the steps; a leading step is warm-up
- *    while it is unlike the steady state: its time is over 1.5x or under
- *    1/1.5 of the steady median, or it launched a different number of kernels
- *    (by more than max(2, 2 %)), or it made allocation calls when the steady
- *    median is none.  At most half of the steps are warm-up;
- *  - the host runs ahead when the GPU work launched per counted step
- *    (kernels, copies, sets: their GPU time, by the attribution rule) is on
- *    average more than STEP_RUN_AHEAD times the mean step time;
- *  - outlier: a counted step whose time is further from the median than
- *    max(3 x 1.4826 x MAD, 20 % of the median) (MAD: median absolute
- *    deviation; 1.4826 x MAD estimates the standard deviation). */
+/* step_summary.h — what the steps of one process add up to: warm-up
+ * steps, the steps counted, step-time statistics, GPU busy share, the
+ * buckets over the steps, outlier steps and what differs in each, with
+ * the definitions of docs/STEPS.md "Step detection" (warm-up) and "Summary
+ * and outliers" (quantile.h's quantiles).  Works on the finished rows of
+ * steps.h (O(steps)). */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEP_SUMMARY_H
 #define GPUPROF_ANALYSIS_STEPS_STEP_SUMMARY_H
 
@@ -32,10 +16,8 @@ struct qstats { double min, p10, med, p90, max, mean; };
 
 struct step_summary {
 	size_t nwarm, ncounted, noutliers;
-	int warmup_kept;
 	struct qstats time;
 	uint64_t wall;                      /* sum of the counted steps' times */
-	uint64_t span;                      /* first counted start .. last counted end */
 	double busy_pct;                    /* (compute + comm + memory) / wall */
 	uint64_t bucket[SB_COUNT];          /* sums over the counted steps */
 	struct qstats bucket_q[SB_COUNT];   /* per step */

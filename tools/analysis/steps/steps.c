@@ -61,7 +61,6 @@ struct sproc {
 	struct u32map byid;       /* NVTX: range id -> its row (~11 bytes a step) */
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
-	uint64_t rows_in;         /* steps_take: rows taken into the sum so far (trace) */
 	/* trace, a marker told apart by the one before it (plan->marker_after):
 	 * per stream, the signature of its last copy or memset */
 	struct mkq { uint64_t q, sig; } *mkq; size_t nmkq, cmkq;
@@ -157,6 +156,18 @@ static struct step_row *row_at(const struct steps *st, struct sproc *p, size_t k
 	return step_row_w(&p->out, k - p->row0);
 }
 
+/* Process i of st: plan pl's, its rows held in mem bytes. */
+static struct sproc *proc_init(struct steps *st, size_t i, const struct step_plan *pl, size_t mem)
+{
+	struct sproc *p = &st->p[i];
+	p->out.pid = pl->pid;
+	p->out.plan = pl;
+	u64map_init(&p->tid_corr);
+	*u64map_get(&st->pid2p, pl->pid, 1) = i;
+	out_init(&p->out, mem);
+	return p;
+}
+
 struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct step_detect *sd,
 			const struct steps_opts *opts)
 {
@@ -171,13 +182,8 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 	st->p = xcalloc(n ? n : 1, sizeof(*st->p));
 	st->np = st->cp = n;
 	for (size_t i = 0; i < n; i++) {
-		struct sproc *p = &st->p[i];
 		const struct step_plan *pl = step_detect_plan(sd, i);
-		p->out.pid = pl->pid;
-		p->out.plan = pl;
-		u64map_init(&p->tid_corr);
-		*u64map_get(&st->pid2p, pl->pid, 1) = i;
-		out_init(&p->out, STEPS_ROWS_MEM);
+		struct sproc *p = proc_init(st, i, pl, STEPS_ROWS_MEM);
 		if (pl->method != STEP_NVTX) continue;
 		u32map_reserve(&p->byid, pl->nsteps);
 		for (size_t k = 0; k < pl->nsteps; k++) {
@@ -208,17 +214,12 @@ struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution
 	st->p = xcalloc(tmpl->np ? tmpl->np : 1, sizeof(*st->p));
 	st->np = st->cp = tmpl->np;
 	for (size_t i = 0; i < tmpl->np; i++) {
-		struct sproc *p = &st->p[i];
 		const struct sproc *t = &tmpl->p[i];
 		const struct step_plan *pl = t->out.plan;
-		p->out.pid = pl->pid;
-		p->out.plan = pl;
+		struct sproc *p = proc_init(st, i, pl, SLICE_ROWS_MEM);
 		p->byid = t->byid; /* read only */
-		u64map_init(&p->tid_corr);
 		p->step_tid = t->step_tid;
 		p->step_depth = t->step_depth;
-		*u64map_get(&st->pid2p, pl->pid, 1) = i;
-		out_init(&p->out, SLICE_ROWS_MEM);
 		if (pl->method != STEP_NVTX) continue;
 		/* the steps that ended before the slice's reading began are
 		 * finalized at its first record, and are not its own */
@@ -422,14 +423,8 @@ static int cmp_bop(const void *x, const void *y)
 static uint64_t cover(const struct ivset *u, uint64_t a, uint64_t b)
 {
 	if (a >= b || !u->n) return 0;
-	size_t lo = 0, hi = u->n;
-	while (lo < hi) { /* first interval ending after a */
-		size_t mid = lo + (hi - lo) / 2;
-		if (u->v[mid].e <= a) lo = mid + 1;
-		else hi = mid;
-	}
 	uint64_t c = 0;
-	for (size_t i = lo; i < u->n && u->v[i].s < b; i++) {
+	for (size_t i = FIRST_WHERE(k, u->n, u->v[k].e > a); i < u->n && u->v[i].s < b; i++) {
 		uint64_t s = u->v[i].s > a ? u->v[i].s : a, e = u->v[i].e < b ? u->v[i].e : b;
 		if (e > s) c += e - s;
 	}
@@ -539,7 +534,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		ivset_add(&api, a, z);
 		if (b->sync) ivset_add(&sync, a, z);
 		if (b->s < s || !b->counted) continue;
-		if (b->sync) { w->sync_calls++; w->sync_ns += z - a; }
+		if (b->sync) w->sync_calls++;
 		if (b->alloc) w->alloc_calls++;
 	}
 	ivset_union(&sync);
@@ -589,7 +584,6 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		uint64_t d = o->e - o->s;
 		if (o->kind == OP_KERNEL) { w->kernels++; w->kernel_ns += d; }
 		else { w->memops++; w->memop_ns += d; }
-		if (o->cls == OPC_COMM) w->comm_ns += d;
 		if (p->out.plan->method == STEP_NVTX && o->has_call && o->tid != p->step_tid) w->other_thread++;
 		for (uint8_t q = 0; q < b->nph; q++) {
 			size_t j;
@@ -798,16 +792,19 @@ void steps_set_longest(struct steps *st, uint32_t pid, uint64_t ns)
 	if (p) p->max_dur = ns;
 }
 
+/* The rows finalized dropped, the counters from 0 (steps_mark, steps_take). */
+static void restart(struct sproc *p)
+{
+	drop_finalized(p);
+	p->out.late_ops = 0;
+	p->out.pending_max = 0;
+	p->nfresh = 0;
+}
+
 void steps_mark(struct steps *st)
 {
 	st->marked = 1;
-	for (size_t i = 0; i < st->np; i++) {
-		struct sproc *p = &st->p[i];
-		drop_finalized(p);
-		p->out.late_ops = 0;
-		p->out.pending_max = 0;
-		p->nfresh = 0;
-	}
+	for (size_t i = 0; i < st->np; i++) restart(&st->p[i]);
 }
 
 /* A GPU operation and what the steps noted of it, field by field (no
@@ -921,9 +918,6 @@ void steps_take(struct steps *sum, struct steps *st)
 		}
 		d->out.late_ops += p->out.late_ops;
 		if (p->out.pending_max > d->out.pending_max) d->out.pending_max = p->out.pending_max;
-		drop_finalized(p);
-		p->out.late_ops = 0;
-		p->out.pending_max = 0;
-		p->nfresh = 0;
+		restart(p);
 	}
 }

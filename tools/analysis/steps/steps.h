@@ -1,27 +1,15 @@
-/* steps.h — per-step figures (docs/STEPS.md): the second pass of the steps
- * analysis.  A component: steps_new (init, with the attribution index and
- * the step plans of the first pass), then the trace in time order through
+/* steps.h — per-step figures: the second pass of the steps analysis.  A
+ * component: steps_new (init, with the attribution index and the step
+ * plans of the first pass), then the trace in time order through
  * steps_api (API calls) and steps_op (GPU operations joined to their launch
  * call: the opjoin callback) with steps_advance after each record
  * (consume), steps_finish (finalize); then the rows.
  *
  * Each step's wall time [s, e) splits into buckets that add up to e - s
- * exactly (GPU timeline of the process, all its devices and streams):
- *   compute    some computation kernel runs (union of kernel intervals)
- *   comm       an NCCL kernel runs, no computation kernel
- *   memory     a memcpy/memset runs, no kernel
- *   idle, by why (the gap before the next GPU operation N, HTA's rule
- *   extended; N's launch call L joined by correlation id):
- *   host_wait  L started after the GPU had drained (HTA "host wait")...
- *   sync       ...and meanwhile a thread of the process was blocked in a
- *              synchronising call (that part of the gap)
- *   launch     L had started before the GPU drained: it was still running
- *              when the GPU drained, or the gap is at most kernel_wait_ns
- *              (HTA "kernel wait": launch latency between back-to-back work)
- *   other      the rest: N queued before the drain yet started later
- *              (waiting on an event, another stream or device), or no call
- * and the GPU operations launched during the step (the attribution rule)
- * give its launched work and HTA's kernel launch statistics.
+ * exactly, over the GPU timeline of the process (docs/STEPS.md "Buckets:
+ * where a step's time goes"); the GPU operations launched during the step
+ * (the attribution rule) give its launched work and HTA's kernel launch
+ * statistics ("Launched work and launch statistics").
  *
  * Memory: the operations and API calls of the steps not yet finalized (a
  * step is finalized once every launch call made before its end has met its
@@ -55,7 +43,7 @@ struct step_row {
 	uint64_t s, e;
 	uint64_t bucket[SB_COUNT];
 	/* GPU work launched in the step (the attribution rule) */
-	uint64_t kernels, kernel_ns, memops, memop_ns, comm_ns;
+	uint64_t kernels, kernel_ns, memops, memop_ns;
 	uint64_t other_thread;    /* of those, launched from a thread other than the step range's */
 	/* HTA kernel launch statistics, over the launched operations with a call */
 	uint64_t launched;
@@ -64,7 +52,6 @@ struct step_row {
 	uint32_t short_ops, runtime_outliers, delay_outliers;
 	/* host */
 	uint32_t sync_calls, alloc_calls;
-	uint64_t sync_ns;         /* time in synchronising calls started in the step (clipped to it) */
 	uint64_t pause_max;       /* longest time in the step with no API call on any thread */
 	uint8_t partial;          /* trace: the last step, whose next boundary never came; it ends
 				     where its GPU work ended, so its time is not a period */

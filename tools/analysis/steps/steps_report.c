@@ -65,7 +65,8 @@ static const struct col row_cols[] = {
 	{ "Flags", "flags", COL_STR, COL_EVERYWHERE }, { "Range", "range", COL_STR, COL_EVERYWHERE },
 };
 
-static const char *const bucket_meaning[SB_COUNT] = {
+/* [SB_COUNT]: the row of the step's whole time */
+static const char *const bucket_meaning[SB_COUNT + 1] = {
 	"a computation kernel runs",
 	"an NCCL kernel runs, no computation kernel",
 	"a memcpy/memset runs, no kernel",
@@ -73,12 +74,8 @@ static const char *const bucket_meaning[SB_COUNT] = {
 	"idle: as host_wait, while a thread is in a synchronising call",
 	"idle: the next launch was issued before the drain (launch latency)",
 	"idle: the next operation was queued yet waited (event, stream), or has no call",
+	"the step's wall time: the sum of the rows above",
 };
-
-static const char *method_name(int m)
-{
-	return m == STEP_NVTX ? "nvtx" : m == STEP_TRACE ? "trace" : "none";
-}
 
 static void note_add(char **note, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note_add(char **note, const char *fmt, ...)
@@ -237,7 +234,7 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, const struc
 				 p->late_ops);
 		struct cell *c = report_row(&R[SR_SUMMARY]);
 		cell_num(&c[0], p->pid);
-		cell_str(&c[1], method_name(pl->method));
+		cell_str(&c[1], step_method_name(pl->method));
 		cell_num(&c[2], (double)p->nrows);
 		cell_num(&c[3], (double)sm.nwarm);
 		cell_num(&c[4], (double)sm.ncounted);
@@ -269,26 +266,20 @@ void steps_reports_fill(struct steps_reports *out, struct steps *st, const struc
 			cell_str(&c[12], pl->what);
 		}
 		if (sm.ncounted) {
-			for (int k = 0; k < SB_COUNT; k++) {
+			for (int k = 0; k <= SB_COUNT; k++) {
+				int all = k == SB_COUNT;
+				uint64_t v = all ? sm.wall : sm.bucket[k];
+				const struct qstats *q = all ? &sm.time : &sm.bucket_q[k];
 				c = report_row(&R[SR_BUCKETS]);
 				cell_num(&c[0], p->pid);
-				cell_str(&c[1], step_bucket_names[k]);
-				cell_num(&c[2], (double)sm.bucket[k]);
-				cell_num(&c[3], sm.wall ? 100.0 * (double)sm.bucket[k] / (double)sm.wall : 0);
-				cell_num(&c[4], sm.bucket_q[k].med);
-				cell_num(&c[5], sm.bucket_q[k].p90);
-				cell_num(&c[6], sm.bucket_q[k].max);
+				cell_str(&c[1], all ? "step" : step_bucket_names[k]);
+				cell_num(&c[2], (double)v);
+				cell_num(&c[3], all ? 100.0 : sm.wall ? 100.0 * (double)v / (double)sm.wall : 0);
+				cell_num(&c[4], q->med);
+				cell_num(&c[5], q->p90);
+				cell_num(&c[6], q->max);
 				cell_str(&c[7], bucket_meaning[k]);
 			}
-			c = report_row(&R[SR_BUCKETS]);
-			cell_num(&c[0], p->pid);
-			cell_str(&c[1], "step");
-			cell_num(&c[2], (double)sm.wall);
-			cell_num(&c[3], 100.0);
-			cell_num(&c[4], sm.time.med);
-			cell_num(&c[5], sm.time.p90);
-			cell_num(&c[6], sm.time.max);
-			cell_str(&c[7], "the step's wall time: the sum of the rows above");
 			c = report_row(&R[SR_LAUNCH]);
 			cell_num(&c[0], p->pid);
 			cell_num(&c[1], (double)sm.launched);

@@ -1,14 +1,7 @@
-/* steps_report.h — the steps analysis as report tables (report.h: aligned
- * text, CSV or JSON), in the style of `gpuprof stats`:
- *   steps          one row per process: method, counts, step-time statistics
- *   step_buckets   where the counted steps' wall time went, bucket by bucket
- *                  (the rows of a process add up to 100 %)
- *   step_launch    HTA's kernel launch statistics over the counted steps
- *   step_outliers  the outlier steps and what differs in each
- *   step_phases    GPU work launched in each phase (NVTX range directly
- *                  inside the step ranges), any thread (the attribution rule)
- *   step_rows      one row per step (warm-up ones included, flagged)
- * Times in ns; Start is relative to the trace start. */
+/* steps_report.h — the steps analysis as the report tables (report.h:
+ * aligned text, CSV or JSON) of `gpuprof steps`, in SR_* order (what each
+ * holds: reports/stats_steps.c's table list).  Times in ns; Start is
+ * relative to the trace start. */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEPS_REPORT_H
 #define GPUPROF_ANALYSIS_STEPS_STEPS_REPORT_H
 

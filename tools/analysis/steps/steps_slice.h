@@ -1,21 +1,12 @@
 /* steps_slice.h — the steps analysis' second pass (the launch join,
  * opjoin.h, feeding the per-step engine, steps.h) in slices of time, with
- * the figures of one pass (`stats --threads N`, reports/stats_shards.h).
- *
- * One pass is a deterministic engine fed the API and GPU records in the
- * reader's time order: from the same state and the same records it does
- * the same.  So slice i runs a fresh engine from a lead-in before its
- * start, from[i] (lead[i] <= from[i]), and notes its state at the first
- * record at or after from[i] (its mark, record r); slice i - 1 stops there
- * (before r), and its state then is one pass's at r.  Where the two states
- * are equal (and steps_fresh_ok), slice i goes on from r exactly as one pass
- * would: the rows it finalizes from r on are one pass's, so a step belongs
- * to the slice in which it was finalized.  Where they differ (a lead-in
- * too short: an idle gap or a GPU operation longer than it, a call whose
- * operation never came, a changed slack), slice i - 1's engine goes on
- * over slice i's records itself (cut_slice_merge: that slice is read
- * again, on one thread).  So the sum is one pass's either way; only the
- * time it takes depends on the lead-ins.
+ * the figures of one pass (`stats --threads N`, reports/stats_shards.h;
+ * how: docs/CLI.md "Threads").  Slice i's fresh engine reads from its
+ * lead-in, lead[i] <= from[i], and notes its state at its first record at
+ * or after from[i] (its mark, record r), where slice i - 1 stops; equal
+ * states (and steps_fresh_ok): slice i goes on from r as one pass would,
+ * else slice i - 1's engine reads slice i's records itself
+ * (cut_slice_merge).
  *
  * What makes a fresh engine's state equal to one pass's (rules the
  * comparison checks, not assumes):
