@@ -450,6 +450,20 @@ static void list_rows(struct report *R, const char *cols, const struct row *v, s
 	}
 }
 
+/* The synchronising or copying calls of v[0..n) made at least once more per
+ * step in B, appended to buf ("NAME A -> B/step, ..."): the headline says
+ * so whatever their time. */
+static void new_calls(char *buf, size_t size, const struct row *v, size_t n, const struct pair_stats *s)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct row *w = &v[i];
+		double ca = w->a ? per(w->a->count, s->na) : 0, cb = w->b ? per(w->b->count, s->nb) : 0;
+		size_t k = strlen(buf);
+		if ((flags_of(w) & (SP_SYNC | SP_COPYCALL)) && cb >= ca + 0.5 && k < size - 100)
+			snprintf(buf + k, size - k, "%s%s %.3g -> %.3g/step", k ? ", " : "", w->name, ca, cb);
+	}
+}
+
 static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const struct diff_opts *o)
 {
 	struct report *R = out->rep;
@@ -545,30 +559,20 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 					 bd[order[0]], "both");
 
 	/* kernels, API calls, ranges, copies */
-	static const struct { int list, table; const char *cols; } lists[] = {
-		{ SP_KERNEL, DT_KERNELS, "cndoim" }, { SP_API, DT_API, "cndoKim" }, { SP_RANGE, DT_NVTX, "cwkim" },
-		{ SP_COPY, DT_COPIES, "mcbndi" },
+	static const struct { int list, table, all; const char *cols; } lists[] = {
+		{ SP_KERNEL, DT_KERNELS, 0, "cndoim" }, { SP_API, DT_API, 0, "cndoKim" }, { SP_RANGE, DT_NVTX, 0, "cwkim" },
+		{ SP_COPY, DT_COPIES, 1, "mcbndi" }, /* every kind of copy, whatever --top */
 	};
 	char newcalls[512] = "";
 	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
 		size_t n;
 		struct side_list la, lb;
 		struct row *v = merged(d, lists[l].list, &la, &lb, &n);
-		list_rows(&R[lists[l].table], lists[l].cols, v, lists[l].list == SP_COPY ? n : o->top, n, rank, &s, dmean);
-		for (size_t i = 0; lists[l].list == SP_KERNEL && i < n && i < 2 && (!o->top || i < o->top) && s.significant;
-		     i++)
-			headline_item(head, sizeof(head), &items, "kernel", v[i].name, v[i].delta, in_which(&v[i]));
-		for (size_t i = 0; lists[l].list == SP_API && i < n; i++) {
-			const struct row *w = &v[i];
-			double ca = w->a ? per(w->a->count, s.na) : 0, cb = w->b ? per(w->b->count, s.nb) : 0;
-			/* new synchronising or copying calls: the headline says so whatever their time */
-			if ((flags_of(w) & (SP_SYNC | SP_COPYCALL)) && cb >= ca + 0.5 &&
-			    strlen(newcalls) < sizeof(newcalls) - 100) {
-				size_t k = strlen(newcalls);
-				snprintf(newcalls + k, sizeof(newcalls) - k, "%s%s %.3g -> %.3g/step", k ? ", " : "", w->name,
-					 ca, cb);
-			}
-		}
+		list_rows(&R[lists[l].table], lists[l].cols, v, lists[l].all ? 0 : o->top, n, rank, &s, dmean);
+		if (lists[l].list == SP_KERNEL && s.significant) /* the first two kernels shown */
+			for (size_t i = 0; i < n && i < 2 && (!o->top || i < o->top); i++)
+				headline_item(head, sizeof(head), &items, "kernel", v[i].name, v[i].delta, in_which(&v[i]));
+		if (lists[l].list == SP_API) new_calls(newcalls, sizeof(newcalls), v, n, &s);
 		merged_free(v, &la, &lb);
 	}
 	if (items) {
