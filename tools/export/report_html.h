@@ -15,7 +15,7 @@
 
 #include "export/report_data.h"
 
-/* Whether this build embeds uPlot, and which version (NULL without). */
+/* Whether this build embeds uPlot (the charts). */
 int report_html_have_charts(void);
 
 /* The page in three parts, as report_data.h writes its data: the head
