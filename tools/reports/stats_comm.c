@@ -116,7 +116,6 @@ struct comm {
 	int32_t hdr_rank;
 	u64map pid2proc;
 	struct cproc *p; size_t np, cp;
-	u64map pid2rank;  /* from GP_REC_PROCESS: rank + 2 (0: none seen) */
 	int wait_known;   /* collectives matched (or one rank) */
 	const struct attribution *attr;  /* the context's ranges */
 	struct spill *st;                /* struct cstep, past COMM_STEPS_MEM in a file */
@@ -129,8 +128,11 @@ struct comm {
 	size_t lag;                      /* the ranks' unions' (COMM_LAG, or GPUPROF_UNION_LAG) */
 	int global;                      /* its rings see every step's first kernel (not a later slice's) */
 	uint64_t from;                   /* a slice's: where its time starts */
-	char title[160], steps_title[160], note[2048], steps_note[1024];
+	char note[2048], steps_note[1024];
 };
+
+/* Appends printf's format and arguments to note, a char array of c's. */
+#define NOTE_ADD(note, ...) do { size_t l_ = strlen(note); snprintf((note) + l_, sizeof(note) - l_, __VA_ARGS__); } while (0)
 
 /* c's steps held in memory; the rest go to a file (common/spill.h).  Its
  * kernels and pairs, written once and read back in order, keep only the
@@ -189,7 +191,6 @@ static void *comm_new(const struct stats_ctx *ctx)
 	c->hdr_pid = h ? h->pid : 0;
 	c->hdr_rank = h ? h->rank : -1;
 	u64map_init(&c->pid2proc);
-	u64map_init(&c->pid2rank);
 	c->st = spill_new(sizeof(struct cstep), COMM_STEPS_MEM);
 	c->pairs = spill_new(sizeof(struct cpair), 0);
 	c->attr = ctx->pipe.attr;
@@ -215,7 +216,6 @@ static void comm_free(void *self)
 	free(c->ids);
 	free(c->p);
 	u64map_free(&c->pid2proc);
-	u64map_free(&c->pid2rank);
 	u32map_free(&c->range2step);
 	free(c);
 }
@@ -239,27 +239,17 @@ static void kern_push(struct cproc *p, struct ckern k)
 static void comm_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
 	struct comm *c = self;
-	const gp_record *rec = r->rec;
-	if (rec->type != GP_REC_PROCESS) return;
-	*u64map_get(&c->pid2rank, rec->u.process.pid, MAP_INSERT) =
-		rec->u.process.rank >= 0 ? (uint64_t)rec->u.process.rank + 2 : 1;
-	proc_get(c, rec->u.process.pid); /* known, even with no kernels */
-}
-
-static struct split split_sets(struct ivset *cv, struct ivset *ov)
-{
-	struct split s;
-	s.comm = ivset_union(cv).busy;
-	s.compute = ivset_union(ov).busy;
-	s.overlap = ivset_overlap(cv, ov);
-	return s;
+	/* known, even with no kernels (its rank: the context's) */
+	if (r->rec->type == GP_REC_PROCESS) proc_get(c, r->rec->u.process.pid);
 }
 
 static void step_sum(struct cstep *st)
 {
 	struct ivset none[2] = { { 0 }, { 0 } };
 	struct ivset *iv = st->iv ? st->iv : none;
-	st->sp = split_sets(&iv[0], &iv[1]);
+	st->sp.comm = ivset_union(&iv[0]).busy;
+	st->sp.compute = ivset_union(&iv[1]).busy;
+	st->sp.overlap = ivset_overlap(&iv[0], &iv[1]);
 	step_free_iv(st);
 	st->summed = 1;
 }
@@ -369,7 +359,7 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
 	struct comm *c = self, *o = src;
-	if (!nst(c) && !c->np && !spill_count(c->pairs) && !c->late_kernels && !c->pid2rank.n) {
+	if (!nst(c) && !c->np && !spill_count(c->pairs) && !c->late_kernels) {
 		/* c is new (the driver's, for the merged slices): it takes o's
 		 * figures whole rather than a copy of every step beside o's */
 		struct comm mine = *c;
@@ -381,8 +371,6 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 		return c->lost ? -1 : 0;
 	}
 	c->lost |= o->lost;
-	for (size_t i = 0; i < o->pid2rank.cap; i++)
-		if (o->pid2rank.used[i]) *u64map_get(&c->pid2rank, o->pid2rank.slot[i].key, MAP_INSERT) = o->pid2rank.slot[i].val;
 	/* o's steps -> c's (by range) */
 	uint32_t *sm = xmalloc((nst(o) ? nst(o) : 1) * sizeof(*sm));
 	for (size_t t = 0; t < nst(o); t++) {
@@ -459,7 +447,7 @@ static size_t nccl_count(const struct comm *c, int *procs_with_kernels)
 		n += c->p[i].nnccl;
 		pk += c->p[i].nsel > 0;
 	}
-	if (procs_with_kernels) *procs_with_kernels = pk;
+	*procs_with_kernels = pk;
 	return n;
 }
 
@@ -492,6 +480,17 @@ static int cmp_step(const void *a, const void *b)
 	const struct attr_range y = attribution_range(sort_comm->attr, cs(sort_comm, j)->range);
 	if (x.e != y.e) return x.e < y.e ? -1 : 1;
 	return strcmp(attribution_name(sort_comm->attr, x.name), attribution_name(sort_comm->attr, y.name));
+}
+
+/* a step (index into sort_comm's) of a process (index into the fill's
+ * processes): by process, then as cmp_step, then as made */
+struct pstep { uint32_t proc, st; };
+static int cmp_pstep(const void *a, const void *b)
+{
+	const struct pstep *x = a, *y = b;
+	if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+	int c = cmp_step(&x->st, &y->st);
+	return c ? c : x->st < y->st ? -1 : x->st > y->st;
 }
 
 /* ranks first in rank order, then processes without a rank by pid */
@@ -532,11 +531,10 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		qsort(p->nc, p->nnccl, sizeof(*p->nc), cmp_kern_start);
 	}
 	size_t n0 = ps[0]->nnccl;
-	char why[512] = "";
+	char why[512] = "", a[32], b[32]; /* a: ps[0]'s rank, b: the other's */
+	rank_str(a, sizeof(a), ps[0]);
 	for (size_t i = 1; i < nps && !*why; i++) {
 		if (ps[i]->nnccl == n0) continue;
-		char a[32], b[32];
-		rank_str(a, sizeof(a), ps[0]);
 		rank_str(b, sizeof(b), ps[i]);
 		snprintf(why, sizeof(why), "%s ran %zu NCCL kernels, %s ran %zu", a, n0, b, ps[i]->nnccl);
 	}
@@ -544,8 +542,6 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 		for (size_t i = 1; i < nps && !*why; i++) {
 			const char *x = tool_str(c->r, ps[0]->nc[k].name_id), *y = tool_str(c->r, ps[i]->nc[k].name_id);
 			if (!strcmp(x, y)) continue;
-			char a[32], b[32];
-			rank_str(a, sizeof(a), ps[0]);
 			rank_str(b, sizeof(b), ps[i]);
 			char *dx = demangle(x), *dy = demangle(y);
 			snprintf(why, sizeof(why), "NCCL kernel #%zu is %.180s on %s but %.180s on %s", k + 1, dx, a, dy, b);
@@ -582,8 +578,7 @@ static void match_collectives(struct comm *c, struct cproc **ps, size_t nps)
 	if (capped) {
 		tool_warn("comm: %zu waits longer than the kernel itself (capped at its duration): the ranks' clocks disagree",
 			  capped);
-		size_t l = strlen(c->note);
-		snprintf(c->note + l, sizeof(c->note) - l,
+		NOTE_ADD(c->note,
 			 " %zu waits were longer than the kernel itself and are capped at its duration: the\n"
 			 "   ranks' clocks disagree (different hosts?), so the wait figures are doubtful.\n",
 			 capped);
@@ -609,6 +604,30 @@ static int cmp_srow(const void *a, const void *b)
 	return x->proc < y->proc ? -1 : x->proc > y->proc;
 }
 
+/* Each step's wait: the waits of the selected NCCL kernels attributed to it
+ * (their ranks matched or not: unmatched waits are 0 and not printed; so are
+ * those of a rank without peers, whose kernels were not read: nc NULL).
+ * byp: pid -> index in ps + 1. */
+static void step_waits(struct comm *c, struct cproc **ps, size_t nps, u64map *byp)
+{
+	uint32_t **inv = xcalloc(nps ? nps : 1, sizeof(*inv)); /* NCCL kernel as added -> sorted (nc) */
+	size_t nread = 0;
+	for (size_t i = 0; i < nps; i++) {
+		if (!ps[i]->nc) continue;
+		nread++;
+		inv[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**inv));
+		for (size_t j = 0; j < ps[i]->nnccl; j++) inv[i][ps[i]->nc[j].ix] = (uint32_t)j;
+	}
+	for (size_t q = 0; q < spill_count(c->pairs) && nread; q++) {
+		const struct cpair pr = *(const struct cpair *)spill_get(c->pairs, q);
+		struct cstep *st = cs(c, pr.step);
+		uint64_t *i = u64map_get(byp, attribution_range(c->attr, st->range).pid, MAP_FIND);
+		if (i && inv[*i - 1]) st->wait += ps[*i - 1]->nc[inv[*i - 1][pr.nccl_ix]].wait;
+	}
+	for (size_t i = 0; i < nps; i++) free(inv[i]);
+	free(inv);
+}
+
 static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, size_t nps, uint64_t base)
 {
 	/* name -> its steps by occurrence (occurrence k: occ[name][k - 1]) */
@@ -618,40 +637,29 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	size_t nocc = 0, cocc = 0;
 	struct step *steps = NULL; size_t nsteps = 0, csteps = 0;
 	struct srow *rows = NULL; size_t nrows = 0, crows = 0;
-	u64map byp;             /* pid -> index in ps */
+	u64map byp;             /* pid -> index in ps + 1 */
 	u64map_init(&byp);
 	for (size_t i = 0; i < nps; i++) *u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i + 1;
+	step_waits(c, ps, nps, &byp);
 	/* each process's steps, by start */
-	size_t *first = xcalloc(nps + 1, sizeof(*first));
-	uint32_t *order = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*order));
+	struct pstep *order = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*order));
 	uint64_t *starts = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*starts));
-	uint32_t *pids = xmalloc((nst(c) ? nst(c) : 1) * sizeof(*pids));
+	size_t norder = 0;
 	for (size_t j = 0; j < nst(c); j++) {
 		const struct attr_range x = attribution_range(c->attr, cs(c, j)->range);
 		starts[j] = x.s;
-		pids[j] = x.pid;
 		uint64_t *i = u64map_get(&byp, x.pid, MAP_FIND);
-		if (i) first[*i]++;
+		if (i) order[norder++] = (struct pstep){ (uint32_t)(*i - 1), (uint32_t)j };
 	}
-	for (size_t i = 0; i < nps; i++) first[i + 1] += first[i];
-	size_t *fill = xcalloc(nps + 1, sizeof(*fill));
-	for (size_t j = 0; j < nst(c); j++) {
-		uint64_t *i = u64map_get(&byp, pids[j], MAP_FIND);
-		if (i) order[first[*i - 1] + fill[*i - 1]++] = (uint32_t)j;
-	}
-	free(pids);
 	sort_comm = c;
 	sort_s = starts;
-	for (size_t i = 0; i < nps; i++)
-		if (first[i + 1] > first[i]) qsort(order + first[i], first[i + 1] - first[i], sizeof(*order), cmp_step);
+	if (norder) qsort(order, norder, sizeof(*order), cmp_pstep);
 	free(starts); /* before the steps and rows grow */
-	for (size_t i = 0; i < nps; i++) {
-		uint32_t *o = order + first[i];
-		size_t n = first[i + 1] - first[i];
+	for (size_t a = 0, b; a < norder; a = b) {
 		strmap seen;    /* name -> occurrences so far on this rank */
 		strmap_init(&seen);
-		for (size_t j = 0; j < n; j++) {
-			const struct attr_range rg = attribution_range(c->attr, cs(c, o[j])->range);
+		for (b = a; b < norder && order[b].proc == order[a].proc; b++) {
+			const struct attr_range rg = attribution_range(c->attr, cs(c, order[b].st)->range);
 			const char *name = attribution_name(c->attr, rg.name);
 			int is_new;
 			size_t n_occ = ++*strmap_get(&seen, name, &is_new);
@@ -671,7 +679,7 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 			uint32_t slot = oc->v[n_occ - 1];
 			struct step *st = &steps[slot];
 			if (rg.s < st->first) st->first = rg.s;
-			struct srow row = { o[j], slot, (uint32_t)i };
+			struct srow row = { order[b].st, slot, order[b].proc };
 			VEC_PUSH(rows, nrows, crows, row);
 		}
 		strmap_free(&seen);
@@ -702,42 +710,16 @@ static void fill_steps(struct comm *c, struct report *rep, struct cproc **ps, si
 	}
 	for (size_t i = 0; i < nocc; i++) free(occ[i].v);
 	free(occ);
-	free(steps); free(rows); free(first); free(fill);
+	free(steps); free(rows);
 	u64map_free(&byp);
 	strmap_free(&idx);
-}
-
-/* Each step's wait: the waits of the selected NCCL kernels attributed to it
- * (their ranks matched or not: unmatched waits are 0 and not printed; so are
- * those of a rank without peers, whose kernels were not read: nc NULL). */
-static void step_waits(struct comm *c, struct cproc **ps, size_t nps)
-{
-	u64map byp;     /* pid -> index in ps */
-	u64map_init(&byp);
-	uint32_t **inv = xcalloc(nps ? nps : 1, sizeof(*inv)); /* NCCL kernel as added -> sorted */
-	for (size_t i = 0; i < nps; i++) {
-		if (!ps[i]->nc) continue;
-		*u64map_get(&byp, ps[i]->pid, MAP_INSERT) = i;
-		inv[i] = xmalloc((ps[i]->nnccl ? ps[i]->nnccl : 1) * sizeof(**inv));
-		for (size_t j = 0; j < ps[i]->nnccl; j++) inv[i][ps[i]->nc[j].ix] = (uint32_t)j;
-	}
-	for (size_t q = 0; q < spill_count(c->pairs) && byp.n; q++) {
-		const struct cpair pr = *(const struct cpair *)spill_get(c->pairs, q);
-		struct cstep *st = cs(c, pr.step);
-		uint64_t *i = u64map_get(&byp, attribution_range(c->attr, st->range).pid, MAP_FIND);
-		if (!i) continue;
-		st->wait += ps[*i]->nc[inv[*i][pr.nccl_ix]].wait;
-	}
-	for (size_t i = 0; i < nps; i++) free(inv[i]);
-	free(inv);
-	u64map_free(&byp);
 }
 
 /* ------------------------------------------------------------ fill */
 /* Fills the per-rank table and the per-step table (base: the trace start,
  * for the Start column).  Says on stderr, once, why there are no wait
  * figures (collectives that do not match across ranks) or no rows (no
- * kernels).  Titles and notes point into c: print before comm_free. */
+ * kernels).  The notes point into c: print before comm_free. */
 static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct comm *c = self;
@@ -745,14 +727,11 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	uint64_t base = ctx->out_base;
 	int pk;
 	size_t nccl = nccl_count(c, &pk);
-	snprintf(c->title, sizeof(c->title), "Communication per Rank (NCCL kernels vs other kernels)");
-	snprintf(c->steps_title, sizeof(c->steps_title),
-		 "Communication per Step (top-level NVTX push/pop ranges, matched across ranks)");
-	report_define(ranks, c->title, comm_cols, COMM_NCOLS);
-	report_define(steps, c->steps_title, comm_steps_cols, STEP_NCOLS);
+	report_define(ranks, pk ? "Communication per Rank (NCCL kernels vs other kernels)"
+				: "Communication per Rank: none, the trace has no kernels", comm_cols, COMM_NCOLS);
+	report_define(steps, pk ? "Communication per Step (top-level NVTX push/pop ranges, matched across ranks)"
+				: "Communication per Step: none, the trace has no kernels", comm_steps_cols, STEP_NCOLS);
 	if (!pk) {
-		snprintf(c->title, sizeof(c->title), "Communication per Rank: none, the trace has no kernels");
-		snprintf(c->steps_title, sizeof(c->steps_title), "Communication per Step: none, the trace has no kernels");
 		tool_warn("comm: the trace has no kernel records: nothing to report");
 		return;
 	}
@@ -763,11 +742,11 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	}
 	for (size_t i = 0; i < nst(c); i++)
 		if (!cs(c, i)->summed) step_sum(cs(c, i));
-	/* ranks: processes with kernels */
+	/* ranks: of the process records (ctx->rank_of: rank + 1), else the header's */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		uint64_t *r = u64map_get(&c->pid2rank, p->pid, MAP_FIND);
-		p->rank = r && *r >= 2 ? (int32_t)(*r - 2) : !r && p->pid == c->hdr_pid ? c->hdr_rank : -1;
+		uint64_t *r = u64map_get(&ctx->rank_of, p->pid, MAP_FIND);
+		p->rank = r ? ((int64_t)*r >= 1 ? (int32_t)(*r - 1) : -1) : p->pid == c->hdr_pid ? c->hdr_rank : -1;
 	}
 	/* sorting moves the processes: pid2proc is not used after this */
 	qsort(c->p, c->np, sizeof(*c->p), cmp_proc);
@@ -785,23 +764,17 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		p->comm = a.busy; p->compute = b.busy;
 		late += p->cc.late; late_ns += p->cc.late_ns;
 	}
-	/* Ranks take part in the matching; a process without a rank beside them
-	 * (a helper that used CUDA) did not join the collectives. */
-	struct cproc **part = xmalloc((nps ? nps : 1) * sizeof(*part));
-	size_t npart = 0, unranked = 0;
-	for (size_t i = 0; i < nps; i++)
-		if (ps[i]->rank >= 0) part[npart++] = ps[i];
-	if (!npart) {
-		memcpy(part, ps, nps * sizeof(*part));
-		npart = nps;
-	} else {
-		unranked = nps - npart;
-	}
+	/* Ranks take part in the matching (the first of ps, as sorted); a
+	 * process without a rank beside them (a helper that used CUDA) did not
+	 * join the collectives.  No ranks: every process does. */
+	size_t npart = 0;
+	while (npart < nps && ps[npart]->rank >= 0) npart++;
+	size_t unranked = npart ? nps - npart : 0;
+	if (!npart) npart = nps;
 	if (nccl) {
-		match_collectives(c, part, npart);
+		match_collectives(c, ps, npart);
 		if (unranked && c->wait_known) {
-			size_t l = strlen(c->note);
-			snprintf(c->note + l, sizeof(c->note) - l,
+			NOTE_ADD(c->note,
 				 " Processes without a rank (%zu) take no part in the matching (Wait '-').\n", unranked);
 		}
 	} else {
@@ -827,8 +800,7 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 			cell_num(&cl[COMM_MAX_WAIT], (double)p->max_wait);
 		}
 	}
-	size_t l = strlen(c->note);
-	snprintf(c->note + l, sizeof(c->note) - l,
+	NOTE_ADD(c->note,
 		 " Comm = union of NCCL kernel intervals (name contains \"nccl\"), Compute = union of the\n"
 		 "   other kernels, Overlap = time both ran, Overlap (%%) of Comm, Exposed Comm = Comm -\n"
 		 "   Overlap.  Wait (%%) of Comm.  A rank is a process (pid) with kernels%s.\n",
@@ -843,22 +815,18 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 							      : "only calls on the step range's thread");
 	steps->note = c->steps_note;
 	if (late) {
-		l = strlen(c->note);
-		snprintf(c->note + l, sizeof(c->note) - l,
+		NOTE_ADD(c->note,
 			 " %llu kernel records arrived more than %u kernels after their start time was summed:\n"
 			 "   Comm/Compute may be short by up to %llu ns.\n",
 			 (unsigned long long)late, (unsigned)c->lag, (unsigned long long)late_ns);
 	}
 	if (c->late_kernels) {
-		l = strlen(c->steps_note);
-		snprintf(c->steps_note + l, sizeof(c->steps_note) - l,
+		NOTE_ADD(c->steps_note,
 			 " %llu kernels came after their step was summed (%u newer steps had kernels): counted,\n"
 			 "   their time not.\n",
 			 (unsigned long long)c->late_kernels, COMM_STEPS_OPEN);
 	}
-	step_waits(c, ps, nps);
 	fill_steps(c, steps, ps, nps, base);
-	free(part);
 	free(ps);
 }
 

@@ -16,7 +16,7 @@
 #include "common/util.h"
 #include "reports/stats_report.h"
 
-struct memsteps { struct mem_view *mv; char growth_note[256]; char oom_note[1024]; };
+struct memsteps { struct mem_view *mv; char oom_note[1024]; };
 
 static void *ms_new(const struct stats_ctx *ctx)
 {
@@ -117,6 +117,16 @@ static uint64_t total_of(struct stats_ctx *ctx, uint32_t pid, uint32_t dev, uint
 
 static uint64_t rel(const struct stats_ctx *ctx, uint64_t t) { return t >= ctx->out_base ? t - ctx->out_base : 0; }
 
+/* A row of one of the five tables: each begins with PID and Device (as
+ * ST_PID, ST_DEV). */
+static struct cell *pid_dev_row(struct report *rep, uint32_t pid, uint32_t dev)
+{
+	struct cell *c = report_row(rep);
+	cell_num(&c[ST_PID], pid);
+	cell_num(&c[ST_DEV], dev);
+	return c;
+}
+
 static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 {
 	struct memsteps *s = self;
@@ -127,10 +137,8 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	rs->note = " Held = device memory allocated (cudaMalloc, cuMemCreate, cudaMallocAsync, ...) and not freed,\n"
 		   "   from the memory records (--activity=default,memory); Peak: the highest level in the step.\n";
 	report_define(rg, "Device Memory Growth", gr_cols, GR_NCOLS);
-	snprintf(s->growth_note, sizeof(s->growth_note),
-		 " Growth/Step: least-squares slope of Held at End over the counted steps; +/-: 2 standard\n"
-		 "   errors; grows when the slope is above both 0 and +/- (docs/MEMORY.md).\n");
-	rg->note = s->growth_note;
+	rg->note = " Growth/Step: least-squares slope of Held at End over the counted steps; +/-: 2 standard\n"
+		   "   errors; grows when the slope is above both 0 and +/- (docs/MEMORY.md).\n";
 	report_define(ro, "Device Memory by Owner", ow_cols, OW_NCOLS);
 	report_define(rsi, "Device Memory by Site", si_cols, SI_NCOLS);
 	rsi->note = " Leaks: held at the counted steps' ends never falls and rises from step to step\n"
@@ -139,24 +147,20 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	report_define(roo, "Out of Memory: Live at the Last Failed Allocation", oo_cols, OO_NCOLS);
 	for (size_t i = 0; i < mem_view_nseries(mv); i++) {
 		const struct mem_series_view *v = mem_view_series(mv, i);
+		const struct steps_proc *p = NULL;
+		for (size_t q = 0; ctx->pipe.steps && q < steps_nprocs(ctx->pipe.steps); q++)
+			if (steps_proc(ctx->pipe.steps, q)->pid == v->pid) p = steps_proc(ctx->pipe.steps, q);
 		for (size_t k = 0; k < v->nsteps; k++) {
 			const struct mem_step_row *w = &v->steps[k];
-			struct cell *c = report_row(rs);
-			cell_num(&c[ST_PID], v->pid);
-			cell_num(&c[ST_DEV], v->dev);
+			struct cell *c = pid_dev_row(rs, v->pid, v->dev);
 			cell_num(&c[ST_STEP], (double)w->number);
-			const struct steps_proc *p = NULL;
-			for (size_t q = 0; ctx->pipe.steps && q < steps_nprocs(ctx->pipe.steps); q++)
-				if (steps_proc(ctx->pipe.steps, q)->pid == v->pid) p = steps_proc(ctx->pipe.steps, q);
 			cell_num(&c[ST_START], p && k < p->nrows ? (double)rel(ctx, step_row(p, k)->s) : 0);
 			cell_num(&c[ST_HELD0], (double)w->start);
 			cell_num(&c[ST_PEAK], (double)w->peak);
 			cell_num(&c[ST_HELD1], (double)w->end);
 			cell_str(&c[ST_COUNTED], w->counted ? "yes" : "no");
 		}
-		struct cell *c = report_row(rg);
-		cell_num(&c[GR_PID], v->pid);
-		cell_num(&c[GR_DEV], v->dev);
+		struct cell *c = pid_dev_row(rg, v->pid, v->dev);
 		cell_num(&c[GR_STEPS], (double)v->growth.n);
 		cell_num(&c[GR_SLOPE], v->growth.slope);
 		cell_num(&c[GR_BOUND], v->growth.bound);
@@ -167,9 +171,7 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		cell_num(&c[GR_TOTAL], (double)total_of(ctx, v->pid, v->dev, v->global_mem));
 		for (int o = 0; o < MO_COUNT; o++) {
 			if (!v->owner_peak[o] && !v->owner_end[o]) continue;
-			c = report_row(ro);
-			cell_num(&c[OW_PID], v->pid);
-			cell_num(&c[OW_DEV], v->dev);
+			c = pid_dev_row(ro, v->pid, v->dev);
 			cell_str(&c[OW_OWNER], mem_owner_names[o]);
 			cell_num(&c[OW_PEAK], (double)v->owner_peak[o]);
 			cell_num(&c[OW_AT_PEAK], (double)v->owner_at_peak[o]);
@@ -177,9 +179,7 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		}
 		for (size_t j = 0; j < v->nsites; j++) {
 			const struct mem_site *t = &v->sites[j];
-			c = report_row(rsi);
-			cell_num(&c[SI_PID], v->pid);
-			cell_num(&c[SI_DEV], v->dev);
+			c = pid_dev_row(rsi, v->pid, v->dev);
 			cell_str(&c[SI_LEAK], mem_site_leaks(t) ? "yes" : "no");
 			cell_num(&c[SI_SLOPE], t->growth.slope);
 			cell_num(&c[SI_AT_PEAK], (double)t->at_peak);
@@ -208,9 +208,7 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 						 f->site, live, gm ? total : "an unknown total", req, *src ? "; " : "", src);
 		for (size_t j = 0; j < f->nby_site; j++) {
 			const struct mem_site *t = &f->by_site[j];
-			struct cell *c = report_row(roo);
-			cell_num(&c[OO_PID], f->pid);
-			cell_num(&c[OO_DEV], f->dev);
+			struct cell *c = pid_dev_row(roo, f->pid, f->dev);
 			cell_str(&c[OO_CALL], f->call);
 			cell_num(&c[OO_AT], (double)rel(ctx, f->t));
 			cell_num(&c[OO_LIVE], (double)t->level);

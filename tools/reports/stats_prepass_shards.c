@@ -70,17 +70,10 @@ static void ranges_get(struct pp_ranges *l, struct pp_cursor *c, struct pp_range
 	for (int i = 0; i < PP_FIELDS; i++) v[i] = varint_dec(&p);
 	c->at = (size_t)(p - c->buf);
 	c->i++;
-	x->k.pmax = c->pmax += v[0];
-	x->k.src = (uint32_t)v[1];
-	x->k.chunk = (uint32_t)v[2];
-	x->k.at = (uint32_t)v[3];
-	x->s = x->k.pmax + (uint64_t)zigzag_dec(v[4]);
-	x->e = x->s + (uint64_t)zigzag_dec(v[5]);
-	x->pid = (uint32_t)v[6];
-	x->tid = (uint32_t)v[7];
-	x->depth = (uint16_t)v[8];
-	x->kind = (uint8_t)v[9];
-	x->name = l->nmap ? l->nmap[v[10]] : (uint32_t)v[10];
+	const uint64_t pmax = c->pmax += v[0], s = pmax + (uint64_t)zigzag_dec(v[4]);
+	*x = (struct pp_range){ { pmax, (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3] }, s, s + (uint64_t)zigzag_dec(v[5]),
+				(uint32_t)v[6], (uint32_t)v[7], l->nmap ? l->nmap[v[10]] : (uint32_t)v[10], (uint16_t)v[8],
+				(uint8_t)v[9] };
 }
 
 static void ranges_free(struct pp_ranges *l)
@@ -387,12 +380,7 @@ static void replay(struct stats_ctx *ctx, struct pp_slice *s)
 		const struct pp_range xm = head[m], *x = &xm;
 		if ((live[m] = cur[m].i < L[m]->n)) ranges_get(L[m], &cur[m], &head[m]);
 		else ranges_free(L[m]);
-		gp_rec_nvtx_range n;
-		memset(&n, 0, sizeof(n));
-		n.start_ns = x->s;
-		n.end_ns = x->e;
-		n.kind = x->kind;
-		n.depth = x->depth;
+		const gp_rec_nvtx_range n = { .start_ns = x->s, .end_ns = x->e, .kind = x->kind, .depth = x->depth };
 		uint32_t *g = &gname[x->name];
 		if (!*g) *g = attribution_name_intern(ctx->pipe.attr, s->names[x->name]) + 1;
 		attribution_add_range_named(ctx->pipe.attr, x->pid, x->tid, &n, *g - 1);

@@ -293,11 +293,8 @@ static void gpu_slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 	struct gpu_activity *g = &a->g[ix];
 	gp_reader *r = slices_open(a->path, from, to);
 	if (!r) return;
-	g->clip = a->clip;
-	g->keep = a->ctx->gpu.keep;
-	g->bins = a->ctx->gpu.bins;
-	g->lag = a->ctx->gpu.lag;
-	g->slice = from > 0;
+	*g = (struct gpu_activity){ .clip = a->clip, .keep = a->ctx->gpu.keep, .bins = a->ctx->gpu.bins, .lag = a->ctx->gpu.lag,
+				    .slice = from > 0 };
 	const gp_record *rec;
 	int rc;
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {

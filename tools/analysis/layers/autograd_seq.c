@@ -219,15 +219,9 @@ struct seq_table {
 
 static u64map *seq_map(struct seq_table *t, uint32_t pid, int insert)
 {
-	uint64_t *slot = u64map_get(&t->pid_idx, pid, insert ? MAP_INSERT : MAP_FIND);
-	if (!slot) return NULL;
-	if (!*slot) {
-		u64map m;
-		u64map_init(&m);
-		VEC_PUSH(t->maps, t->n, t->cap, m);
-		*slot = t->n;
-	}
-	return &t->maps[*slot - 1];
+	static const u64map empty;
+	if (!insert && !u64map_get(&t->pid_idx, pid, MAP_FIND)) return NULL;
+	return VEC_KEYED(&t->pid_idx, pid, t->maps, t->n, t->cap, &empty);
 }
 
 void autograd_seq_resolve(struct autograd_seq *s, struct stacks *stk, layers_backward_fn cb, void *ctx)

@@ -2,7 +2,6 @@
 #include "analysis/layers/graph_sites.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/util.h"
 
@@ -48,14 +47,10 @@ void graph_sites_free(struct graph_sites *g)
 
 static struct thread_state *thread_of(struct graph_sites *g, uint32_t pid, uint32_t tid, int insert)
 {
-	uint64_t *slot = u64map_get(&g->thread_idx, ((uint64_t)pid << 32) | tid, insert ? MAP_INSERT : MAP_FIND);
-	if (!slot) return NULL;
-	if (!*slot) {
-		struct thread_state t = { 0 };
-		VEC_PUSH(g->threads, g->nthreads, g->cthreads, t);
-		*slot = g->nthreads;
-	}
-	return &g->threads[*slot - 1];
+	static const struct thread_state none;
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	if (!insert && !u64map_get(&g->thread_idx, key, MAP_FIND)) return NULL;
+	return VEC_KEYED(&g->thread_idx, key, g->threads, g->nthreads, g->cthreads, &none);
 }
 
 void graph_sites_api(struct graph_sites *g, uint32_t pid, const gp_rec_api *a)
@@ -92,13 +87,7 @@ void graph_sites_api(struct graph_sites *g, uint32_t pid, const gp_rec_api *a)
 void graph_sites_node(struct graph_sites *g, uint32_t pid, const gp_rec_graph_node *n)
 {
 	if (!n->node_id) return;
-	struct node nd;
-	memset(&nd, 0, sizeof(nd));
-	nd.pid = pid;
-	nd.tid = n->tid;
-	nd.id = n->node_id;
-	nd.origin = n->origin_node_id;
-	nd.ts = n->ts_ns;
+	const struct node nd = { .pid = pid, .tid = n->tid, .id = n->node_id, .origin = n->origin_node_id, .ts = n->ts_ns };
 	VEC_PUSH(g->v, g->n, g->cap, nd);
 	uint32_t idx = (uint32_t)g->n;
 	*u64map_get(&g->node_idx, node_key(pid, n->node_id), MAP_INSERT) = idx;

@@ -80,7 +80,6 @@ void layer_attr_merge(struct layer_attr *la, struct layer_attr *src)
 }
 
 struct resolve {
-	struct layer_attr *la;
 	layer_attr_fn cb;
 	void *ctx;
 };
@@ -113,7 +112,7 @@ static void emit(struct resolve *rs, const struct stack_view *v, enum layers_wor
  * path, then the backward work kept by the sequence numbers. */
 uint64_t layer_attr_resolve(struct layer_attr *la, layer_attr_fn cb, void *ctx)
 {
-	struct resolve rs = { la, cb, ctx };
+	struct resolve rs = { cb, ctx };
 	uint64_t layer_stacks = 0;
 	for (int captured = 0; captured < 2; captured++) {
 		size_t n;

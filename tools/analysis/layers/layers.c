@@ -7,8 +7,6 @@
 
 #include "common/util.h"
 
-static uint32_t path_of(const struct stack_view *v, int graph, const char **out);
-
 int layers_autograd_thread(const char *thread_name)
 {
 	/* the autograd engine's device threads are named pt_autograd_N
@@ -51,6 +49,28 @@ size_t layers_open_on(const struct attribution *a, uint32_t pid, uint32_t tid, u
 	return n;
 }
 
+static uint32_t path_of(const struct stack_view *v, int graph, const char **out)
+{
+	uint32_t n = 0;
+	if (graph) out[n++] = "(CUDA graph replay)";
+	if (v && v->nlayers) {
+		for (uint32_t i = 0; i < v->nlayers && n < LAYER_PATH_MAX; i++) out[n++] = v->layers[i];
+		return n;
+	}
+	if (v && v->borrowed) {
+		out[n++] = layers_autograd_thread(v->thread_name) ? LAYERS_BACKWARD_UNATTRIBUTED
+								  : "(other thread, unattributed)";
+		return n;
+	}
+	if (!v || !v->own_python) {
+		out[n++] = "(no python stack)";
+		return n;
+	}
+	out[n++] = "(not in a forward)";
+	out[n++] = v->user_site;
+	return n;
+}
+
 uint32_t layers_path(const struct stack_view *v, enum layers_work work, const char **out)
 {
 	if (work != LAYERS_GRAPH_CAPTURED) return path_of(v, work == LAYERS_GRAPH_REPLAY, out);
@@ -58,32 +78,6 @@ uint32_t layers_path(const struct stack_view *v, enum layers_work work, const ch
 	uint32_t n = path_of(v, 0, out);
 	if (n == LAYER_PATH_MAX) n--;
 	out[n++] = LAYERS_CAPTURED_ROW;
-	return n;
-}
-
-static uint32_t path_of(const struct stack_view *v, int graph, const char **out)
-{
-	uint32_t n = 0;
-	if (graph) out[n++] = "(CUDA graph replay)";
-	if (!v) {
-		out[n++] = "(no python stack)";
-		return n;
-	}
-	if (v->nlayers) {
-		for (uint32_t i = 0; i < v->nlayers && n < LAYER_PATH_MAX; i++) out[n++] = v->layers[i];
-		return n;
-	}
-	if (v->borrowed) {
-		out[n++] = layers_autograd_thread(v->thread_name) ? LAYERS_BACKWARD_UNATTRIBUTED
-								  : "(other thread, unattributed)";
-		return n;
-	}
-	if (!v->own_python) {
-		out[n++] = "(no python stack)";
-		return n;
-	}
-	out[n++] = "(not in a forward)";
-	out[n++] = v->user_site;
 	return n;
 }
 

@@ -235,19 +235,18 @@ static uint32_t site_of(struct mem_view *m, struct mem_series_view *s, strmap *i
 	return (uint32_t)*v;
 }
 
-static void slope_add(struct mem_site *st, double x, double y)
+static void slope_add(struct mem_sums *m, double x, double y)
 {
-	st->growth.n++;
-	st->sx += x; st->sy += y; st->sxx += x * x; st->sxy += x * y; st->syy += y * y;
+	m->sx += x; m->sy += y; m->sxx += x * x; m->sxy += x * y; m->syy += y * y;
 }
 
-/* The slope of y over x from the sums, and 2 standard errors. */
-static struct mem_slope slope_of(size_t n, double sx, double sy, double sxx, double sxy, double syy)
+/* The slope of y over x from the sums of n points, and 2 standard errors. */
+static struct mem_slope slope_of(size_t n, const struct mem_sums *m)
 {
 	struct mem_slope r = { n, 0, 0 };
 	if (n < 2) return r;
 	double dn = (double)n;
-	double Sxx = sxx - sx * sx / dn, Sxy = sxy - sx * sy / dn, Syy = syy - sy * sy / dn;
+	double Sxx = m->sxx - m->sx * m->sx / dn, Sxy = m->sxy - m->sx * m->sy / dn, Syy = m->syy - m->sy * m->sy / dn;
 	if (Sxx <= 0) return r;
 	r.slope = Sxy / Sxx;
 	if (n > 2) {
@@ -333,7 +332,7 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 	level = 0;
 	memset(owner_level, 0, sizeof(owner_level));
 	size_t i = 0, counted = 0;
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+	struct mem_sums all = { 0 };
 	for (size_t k = 0; k <= nst; k++) {
 		const struct mem_step *st = k < nst ? &ps->v[k] : NULL;
 		uint64_t s0 = st ? st->s : UINT64_MAX;
@@ -342,9 +341,7 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 			apply_event(s, ev, i, peak_i, &level, owner_level);
 		if (!st) break;
 		struct mem_step_row *row = &s->steps[k];
-		row->number = st->number;
-		row->counted = st->counted;
-		row->start = row->peak = level;
+		*row = (struct mem_step_row){ st->number, st->counted, level, level, 0 };
 		for (; i < n && ev[i].t <= st->e; i++) {
 			apply_event(s, ev, i, peak_i, &level, owner_level);
 			if (level > row->peak) row->peak = level;
@@ -352,22 +349,19 @@ static void walk_series(struct mem_view *m, struct mem_series_view *s, struct me
 		row->end = level;
 		if (!st->counted) continue;
 		double x = (double)counted, y = (double)level;
-		sx += x; sy += y; sxx += x * x; sxy += x * y; syy += y * y;
+		slope_add(&all, x, y);
 		for (size_t j = 0; j < s->nsites; j++) {
 			struct mem_site *t = &s->sites[j];
 			if (counted && t->level < t->last_end) t->never_falls = 0;
 			else if (counted && t->level > t->last_end) t->rises++;
 			t->last_end = t->level;
-			slope_add(t, x, (double)t->level);
+			slope_add(&t->sums, x, (double)t->level);
 		}
 		counted++;
 	}
 	/* every site exists from pass 1 on: each has a value at every counted step's end */
-	for (size_t j = 0; j < s->nsites; j++) {
-		struct mem_site *t = &s->sites[j];
-		t->growth = slope_of(counted, t->sx, t->sy, t->sxx, t->sxy, t->syy);
-	}
-	s->growth = slope_of(counted, sx, sy, sxx, sxy, syy);
+	for (size_t j = 0; j < s->nsites; j++) s->sites[j].growth = slope_of(counted, &s->sites[j].sums);
+	s->growth = slope_of(counted, &all);
 	s->grows = s->growth.n >= 3 && s->growth.slope > 0 && s->growth.slope > s->growth.bound;
 	memcpy(s->owner_end, owner_level, sizeof(owner_level));
 	/* the rest of the trace, for each site's and owner's level at the end */
@@ -473,6 +467,48 @@ static int live_from_table(struct mem_view *m, struct mem_failure *out, uint64_t
 	return 1;
 }
 
+/* The live memory by site of failure f out from the series of its process
+ * that held the most at its start (q: its alloc_fail record, NULL none). */
+static void live_from_series(struct mem_view *m, struct mem_failure *out, const struct fcall *f,
+			     const struct frequest *q)
+{
+	/* the failed call's device, when its record names one with a series */
+	int want_dev = q && q->dev != GP_DEVICE_UNKNOWN && mem_view_find(m, f->pid, q->dev);
+	/* each series of the process: its sites' levels at f->s */
+	size_t e0 = 0;
+	for (size_t k = 0; k < m->nseries; k++) {
+		struct mem_series_view *s = &m->series[k];
+		size_t en = e0;
+		while (en < m->nev && m->ev[en].pid == s->pid && m->ev[en].dev == s->dev) en++;
+		if (s->pid != f->pid || (want_dev && s->dev != q->dev)) { e0 = en; continue; }
+		int64_t *lv = xcalloc(s->nsites ? s->nsites : 1, sizeof(int64_t));
+		int64_t level = 0;
+		for (size_t i = e0; i < en && m->ev[i].t <= f->s; i++) {
+			const struct mevent *e = &m->ev[i];
+			if (e->site == UINT32_MAX) continue;
+			int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
+			lv[e->site] += d;
+			level += d;
+		}
+		if (!out->by_site || level > out->live) {
+			free(out->by_site);
+			out->live = level;
+			out->dev = s->dev;
+			out->global_mem = s->global_mem;
+			out->by_site = xcalloc(s->nsites ? s->nsites : 1, sizeof(*out->by_site));
+			out->nby_site = 0;
+			for (size_t j = 0; j < s->nsites; j++) {
+				if (lv[j] <= 0) continue;
+				struct mem_site *t = &out->by_site[out->nby_site++];
+				*t = s->sites[j];
+				t->level = lv[j];
+			}
+		}
+		free(lv);
+		e0 = en;
+	}
+}
+
 /* The failure f of the process: what was live at its start, in the series
  * of the process that held the most then. */
 static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail)
@@ -499,48 +535,8 @@ static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail
 	}
 	/* the shim's live table at the call, when it wrote one: exact for the
 	 * allocations made while it ran, however short the trace before */
-	if (live_from_table(m, &out, f->corr, q ? q->dev : GP_DEVICE_UNKNOWN)) {
-		if (out.nby_site) qsort(out.by_site, out.nby_site, sizeof(*out.by_site), cmp_live);
-		out.global_mem = global_mem_of(m, f->pid, out.dev);
-		VEC_PUSH(m->out_fail, m->nout_fail, m->cout_fail, out);
-		return;
-	}
-	/* the failed call's device, when its record names one with a series */
-	int want_dev = q && q->dev != GP_DEVICE_UNKNOWN && mem_view_find(m, f->pid, q->dev);
-	/* each series of the process: its sites' levels at f->s */
-	size_t e0 = 0;
-	for (size_t k = 0; k < m->nseries; k++) {
-		struct mem_series_view *s = &m->series[k];
-		size_t en = e0;
-		while (en < m->nev && m->ev[en].pid == s->pid && m->ev[en].dev == s->dev) en++;
-		if (s->pid != f->pid || (want_dev && s->dev != q->dev)) { e0 = en; continue; }
-		int64_t *lv = xcalloc(s->nsites ? s->nsites : 1, sizeof(int64_t));
-		int64_t level = 0;
-		for (size_t i = e0; i < en && m->ev[i].t <= f->s; i++) {
-			const struct mevent *e = &m->ev[i];
-			if (e->site == UINT32_MAX) continue;
-			int64_t d = e->op == 1 ? (int64_t)e->bytes : -(int64_t)e->bytes;
-			lv[e->site] += d;
-			level += d;
-		}
-		if (!out.by_site || level > out.live) {
-			free(out.by_site);
-			out.live = level;
-			out.dev = s->dev;
-			out.global_mem = s->global_mem;
-			out.by_site = xcalloc(s->nsites ? s->nsites : 1, sizeof(*out.by_site));
-			out.nby_site = 0;
-			for (size_t j = 0; j < s->nsites; j++) {
-				if (lv[j] <= 0) continue;
-				struct mem_site *t = &out.by_site[out.nby_site++];
-				*t = s->sites[j];
-				t->level = lv[j];
-			}
-		}
-		free(lv);
-		e0 = en;
-	}
-	if (out.by_site && out.nby_site) qsort(out.by_site, out.nby_site, sizeof(*out.by_site), cmp_live);
+	if (!live_from_table(m, &out, f->corr, q ? q->dev : GP_DEVICE_UNKNOWN)) live_from_series(m, &out, f, q);
+	if (out.nby_site) qsort(out.by_site, out.nby_site, sizeof(*out.by_site), cmp_live);
 	if (!out.global_mem) out.global_mem = global_mem_of(m, f->pid, out.dev);
 	VEC_PUSH(m->out_fail, m->nout_fail, m->cout_fail, out);
 }

@@ -33,6 +33,8 @@ int mem_site_leaks(const struct mem_site *t);
 
 /* The least-squares slope of n values over x = 0..n-1 (docs/MEMORY.md). */
 struct mem_slope { size_t n; double slope, bound; };
+/* The sums a least-squares slope is made from. */
+struct mem_sums { double sx, sy, sxx, sxy, syy; };
 
 struct mem_step_row { int64_t number; int counted; int64_t start, peak, end; };
 
@@ -46,7 +48,7 @@ struct mem_site {
 	int never_falls;             /* held-at-step-end never fell over the counted steps */
 	size_t rises;                /* counted steps whose end held more than the one before's */
 	struct mem_slope growth;
-	double sx, sy, sxx, sxy, syy;/* sums for growth */
+	struct mem_sums sums;        /* for growth */
 };
 
 struct mem_series_view {

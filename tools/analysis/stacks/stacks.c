@@ -362,6 +362,26 @@ static const char *py_display(struct stacks *s, const struct pyframe *f)
 	return out;
 }
 
+/* A view's Python frames: the thread's own (own_base: the first one's
+ * index in the view, outermost first there) and the borrowed context's,
+ * each innermost first. */
+struct pyframes { const struct pyframe *own; uint32_t no, own_base; const struct pyframe *ctx; uint32_t nc; };
+
+static int user_file(const char *unused, const char *file) { return !library_py_file(file); }
+
+/* The innermost Python frame whose file match(arg, file) accepts (NULL:
+ * any), the thread's own before the borrowed ones; its index in the view
+ * in *ix.  NULL: none. */
+static const struct pyframe *innermost_py(const struct pyframes *py, int (*match)(const char *arg, const char *file),
+					  const char *arg, int *ix)
+{
+	for (uint32_t i = 0; i < py->no; i++)
+		if (!match || match(arg, py->own[i].file)) { *ix = (int)(py->own_base + py->no - 1 - i); return &py->own[i]; }
+	for (uint32_t i = 0; i < py->nc; i++)
+		if (!match || match(arg, py->ctx[i].file)) { *ix = (int)(py->nc - 1 - i); return &py->ctx[i]; }
+	return NULL;
+}
+
 struct native {
 	const char *name;     /* interned display */
 	const char *module;   /* base name of the module, "" unknown */
@@ -466,33 +486,21 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	v->layers = lay;
 	v->own_python = no;
 	v->borrowed = in_ctx && !no;
-	uint64_t *tn = u64map_get(&s->thread_name, ((uint64_t)pid << 32) | tid, MAP_FIND);
 	/* s's own copy: a view outlives the reader it was made with when the
 	 * stacks change hands (stacks_adopt) */
-	v->thread_name = tn ? stacks_intern(s, tool_str(s->r, (uint32_t)*tn)) : "";
+	v->thread_name = stacks_intern(s, stacks_thread_name(s, pid, tid));
 	uint32_t own_base = nc + (in_ctx ? 1u : 0u), nat_base = own_base + no;
+	const struct pyframes py = { own, no, own_base, ctx, nc };
 
 	/* the user's site (the default rule): innermost user Python frame,
 	 * else innermost Python frame, else innermost native frame outside
 	 * CUDA's libraries */
 	int user_ix = -1, ix = -1;
-	const struct pyframe *user = NULL, *site = NULL;
-	for (uint32_t pass = 0; pass < 2 && !user; pass++) {
-		for (uint32_t i = 0; i < no && !user; i++)
-			if (pass || !library_py_file(own[i].file)) { user = &own[i]; user_ix = (int)(own_base + no - 1 - i); }
-		for (uint32_t i = 0; i < nc && !user; i++)
-			if (pass || !library_py_file(ctx[i].file)) { user = &ctx[i]; user_ix = (int)(nc - 1 - i); }
-	}
+	const struct pyframe *user = innermost_py(&py, user_file, NULL, &user_ix), *site = NULL;
+	if (!user) user = innermost_py(&py, NULL, NULL, &user_ix);
 	/* the chosen rule's frame; none: as the user's */
-	if (s->rule.kind == SITE_INNER) {
-		if (no) { site = &own[0]; ix = (int)(own_base + no - 1); }
-		else if (nc) { site = &ctx[0]; ix = (int)(nc - 1); }
-	} else if (s->rule.kind == SITE_GLOB) {
-		for (uint32_t i = 0; i < no && !site; i++)
-			if (site_rule_glob_match(s->rule.glob, own[i].file)) { site = &own[i]; ix = (int)(own_base + no - 1 - i); }
-		for (uint32_t i = 0; i < nc && !site; i++)
-			if (site_rule_glob_match(s->rule.glob, ctx[i].file)) { site = &ctx[i]; ix = (int)(nc - 1 - i); }
-	}
+	if (s->rule.kind == SITE_INNER) site = innermost_py(&py, NULL, NULL, &ix);
+	else if (s->rule.kind == SITE_GLOB) site = innermost_py(&py, site_rule_glob_match, s->rule.glob, &ix);
 	char buf[1024];
 	const char *native_site = NULL, *native_key = NULL;
 	int native_ix = -1;

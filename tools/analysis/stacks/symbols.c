@@ -115,11 +115,8 @@ static int load_symtab(struct symfile *f, int fd, uint64_t fsize, const Elf64_Sh
 		if ((t != STT_FUNC && t != STT_GNU_IFUNC) || raw[i].st_shndx == SHN_UNDEF || !raw[i].st_value ||
 		    raw[i].st_name == 0 || raw[i].st_name >= str->sh_size || !strtab[raw[i].st_name])
 			continue;   /* ... or a damaged table: no name, no symbol (module+offset instead) */
-		syms[n].addr = raw[i].st_value;
-		syms[n].size = raw[i].st_size;
-		syms[n].name = raw[i].st_name;
-		syms[n].global = ELF64_ST_BIND(raw[i].st_info) == STB_GLOBAL;
-		n++;
+		syms[n++] = (struct sym){ raw[i].st_value, raw[i].st_size, raw[i].st_name,
+					  ELF64_ST_BIND(raw[i].st_info) == STB_GLOBAL };
 	}
 	free(raw);
 	if (!n) {
@@ -154,12 +151,8 @@ static void symfile_load(struct symfile *f, const char *path)
 	if (read_at(fd, ph, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), eh.e_phoff)) goto out;
 	f->loads = xmalloc(eh.e_phnum * sizeof(*f->loads));
 	for (size_t i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz) {
-			f->loads[f->nloads].off = ph[i].p_offset;
-			f->loads[f->nloads].filesz = ph[i].p_filesz;
-			f->loads[f->nloads].vaddr = ph[i].p_vaddr;
-			f->nloads++;
-		}
+		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz)
+			f->loads[f->nloads++] = (struct load){ ph[i].p_offset, ph[i].p_filesz, ph[i].p_vaddr };
 	/* section headers (e_shnum 0 with e_shoff set: the count is in section 0) */
 	uint64_t shnum = eh.e_shnum;
 	if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0) goto out;
