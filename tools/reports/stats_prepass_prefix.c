@@ -2,7 +2,6 @@
 #include "reports/stats_prepass_prefix.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* An operation (or call: pid PP_CALLS) whose cuts are known at the merge. */
 struct pp_pfx_late {
@@ -13,11 +12,7 @@ struct pp_pfx_late {
 
 void pp_prefix_init(struct pp_prefix *p, int ix, int k, uint64_t to)
 {
-	memset(p, 0, sizeof(*p));
-	p->ix = ix;
-	p->k = k;
-	p->to = to;
-	p->calls.pid = PP_CALLS;
+	*p = (struct pp_prefix){ .ix = ix, .k = k, .to = to, .calls.pid = PP_CALLS };
 	u64map_init(&p->pidx);
 }
 

@@ -414,18 +414,15 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const s
 	struct pp_slice *sl = xcalloc((size_t)k, sizeof(*sl));
 	for (int i = 0; i < k; i++) {
 		struct pp_slice *s = &sl[i];
-		s->path = path;
-		s->ix = i;
-		s->want_ranges = ctx->pipe.attr != NULL;
-		s->want_gpu = ctx->pipe.detect != NULL;
-		s->no_graphs = (ctx->needs & STATS_NEED_PREJOIN) != 0;
+		*s = (struct pp_slice){ .path = path, .ix = i, .want_ranges = ctx->pipe.attr != NULL,
+					.want_gpu = ctx->pipe.detect != NULL,
+					.no_graphs = (ctx->needs & STATS_NEED_PREJOIN) != 0, .want_prefix = cut != NULL,
+					.hook = hook };
 		u64map_init(&s->pidx);
 		u64map_init(&s->sidx);
 		strmap_init(&s->name_idx);
 		slices_bounds(cuts, i, &s->from, &s->to);
-		s->want_prefix = cut != NULL;
 		pp_prefix_init(&s->pfx, i, k, s->to);
-		s->hook = hook;
 		if (hook) s->hook_st = hook->new(hook->arg, s->from);
 	}
 	struct slice_pass pass = { sl, slice_read, slice_merge };

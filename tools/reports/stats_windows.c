@@ -37,15 +37,11 @@ static void win_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	if (covered > total) total = covered;
 	fmt_dur(cov, sizeof(cov), covered);
 	fmt_dur(tot, sizeof(tot), total);
-	if (win->n)
-		snprintf(wr->title, sizeof(wr->title),
-			 "GPU Activity Windows: GPU activity was recorded only inside these windows (%s of %s)",
-			 cov, tot);
-	else
-		snprintf(wr->title, sizeof(wr->title),
-			 "GPU Activity Windows: none, GPU activity was recorded for the whole run");
+	snprintf(wr->title, sizeof(wr->title),
+		 "GPU Activity Windows: GPU activity was recorded only inside these windows (%s of %s)", cov, tot);
 	struct report *rep = &tables[0];
-	report_define(rep, wr->title, win_cols, WIN_NCOLS);
+	report_define(rep, win->n ? wr->title : "GPU Activity Windows: none, GPU activity was recorded for the whole run",
+		      win_cols, WIN_NCOLS);
 	for (size_t i = 0; i < win->n; i++) {
 		const struct gpwin *w = &win->v[i];
 		struct cell *c = report_row(rep);

@@ -246,12 +246,13 @@ static int interpreter_module(const char *base)
 	return starts_with(base, "python") || starts_with(base, "libpython");
 }
 
-/* Library Python code (stdlib, site-/dist-packages, frozen modules): the
- * site is the innermost frame outside it. */
-static int library_py_file(const char *file)
+/* The user's Python code, not library code (stdlib, site-/dist-packages,
+ * frozen modules): the site is the innermost frame in it (innermost_py's
+ * match). */
+static int user_py_file(const char *unused, const char *file)
 {
-	return file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
-	       strstr(file, "/lib/python") || strstr(file, "/lib64/python");
+	return !(file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
+		 strstr(file, "/lib/python") || strstr(file, "/lib64/python"));
 }
 
 /* Shown file name: the path inside site-/dist-packages ("torch/nn/functional.py"),
@@ -366,8 +367,6 @@ static const char *py_display(struct stacks *s, const struct pyframe *f)
  * index in the view, outermost first there) and the borrowed context's,
  * each innermost first. */
 struct pyframes { const struct pyframe *own; uint32_t no, own_base; const struct pyframe *ctx; uint32_t nc; };
-
-static int user_file(const char *unused, const char *file) { return !library_py_file(file); }
 
 /* The innermost Python frame whose file match(arg, file) accepts (NULL:
  * any), the thread's own before the borrowed ones; its index in the view
@@ -496,7 +495,7 @@ static struct stack_view *build_view(struct stacks *s, const struct rawstack *ra
 	 * else innermost Python frame, else innermost native frame outside
 	 * CUDA's libraries */
 	int user_ix = -1, ix = -1;
-	const struct pyframe *user = innermost_py(&py, user_file, NULL, &user_ix), *site = NULL;
+	const struct pyframe *user = innermost_py(&py, user_py_file, NULL, &user_ix), *site = NULL;
 	if (!user) user = innermost_py(&py, NULL, NULL, &user_ix);
 	/* the chosen rule's frame; none: as the user's */
 	if (s->rule.kind == SITE_INNER) site = innermost_py(&py, NULL, NULL, &ix);
