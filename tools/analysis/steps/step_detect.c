@@ -55,6 +55,17 @@ uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)de
 
 int step_sig_is_marker(uint64_t sig) { return (sig & SIG_OP) != 0; }
 
+uint64_t *step_stream_last(struct step_stream_last **v, size_t *n, size_t *cap, uint64_t q)
+{
+	size_t k = 0;
+	while (k < *n && (*v)[k].q != q) k++;
+	if (k == *n) {
+		struct step_stream_last new_stream = { q, 0 };
+		VEC_PUSH(*v, *n, *cap, new_stream);
+	}
+	return &(*v)[k].sig;
+}
+
 static int sig_kind(uint64_t sig) { return sig & SIG_OP ? (int)(sig >> 56 & 0x7f) : OP_KERNEL; }
 static int sig_htod(uint64_t sig) { return sig_kind(sig) == OP_MEMCPY && (sig >> 48 & 0xff) == GP_COPY_HTOD; }
 
@@ -209,29 +220,27 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		if (x.pid != p->pid) continue;
 		long *gx = &gof[x.name];
 		if (*gx == NAME_NOT_STEP) continue;
-		if (*gx >= 0 && x.e > x.s) {
-			struct group *G = &g[*gx];
-			VEC_PUSH(G->ids, G->n, G->cap, id);
-			if (x.s < G->first) G->first = x.s;
+		if (*gx < 0) {
+			const char *name = attribution_name(a, x.name);
+			step_name_split(name, grp, sizeof(grp));
+			if (*gx == NAME_UNSEEN) {
+				*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp))
+					      ? NAME_STEP : NAME_NOT_STEP;
+				if (*gx == NAME_NOT_STEP) continue;
+			}
+			if (x.e <= x.s) continue;
+			int is_new;
+			size_t *slot = strmap_get(&idx, grp, &is_new);
+			if (is_new) {
+				struct group ng0 = { .name = xstrdup(grp), .first = x.s };
+				*slot = ng;
+				VEC_PUSH(g, ng, cg, ng0);
+			}
+			*gx = (long)*slot;
+		} else if (x.e <= x.s) {
 			continue;
 		}
-		const char *name = attribution_name(a, x.name);
-		step_name_split(name, grp, sizeof(grp));
-		if (*gx == NAME_UNSEEN) {
-			*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp)) ? NAME_STEP
-												   : NAME_NOT_STEP;
-			if (*gx == NAME_NOT_STEP) continue;
-		}
-		if (x.e <= x.s) continue;
-		int is_new;
-		size_t *slot = strmap_get(&idx, grp, &is_new);
-		if (is_new) {
-			struct group ng0 = { .name = xstrdup(grp), .first = x.s };
-			*slot = ng;
-			VEC_PUSH(g, ng, cg, ng0);
-		}
-		*gx = (long)*slot;
-		struct group *G = &g[*slot];
+		struct group *G = &g[*gx];
 		VEC_PUSH(G->ids, G->n, G->cap, id);
 		if (x.s < G->first) G->first = x.s;
 	}
@@ -532,22 +541,17 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		size_t period = best ? best->len : 0, nplain = t.ncv, nc = 0;
 		oc = xmalloc(n * sizeof(*oc));
 		ctx = xmalloc(n * sizeof(*ctx));
-		struct { uint64_t q, sig; } *last = NULL;
+		struct step_stream_last *last = NULL;
 		size_t nlast = 0, clast = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (!step_sig_is_marker(p->v[i].sig)) continue;
-			size_t k = 0;
-			while (k < nlast && last[k].q != p->v[i].q) k++;
-			if (k == nlast) {
-				vec_reserve((void **)&last, &clast, nlast + 1, sizeof(*last));
-				last[nlast].q = p->v[i].q;
-				nlast++;
-			} else if (sig_htod(p->v[i].sig)) {
-				ctx[i] = last[k].sig;
+			uint64_t *before = step_stream_last(&last, &nlast, &clast, p->v[i].q);
+			if (*before && sig_htod(p->v[i].sig)) { /* 0: the stream's first */
+				ctx[i] = *before;
 				oc[nc].sig = mix64(p->v[i].sig ^ mix64(ctx[i])); oc[nc].pos = i;
 				nc++;
 			}
-			last[k].sig = p->v[i].sig;
+			*before = p->v[i].sig;
 		}
 		free(last);
 		qsort(oc, nc, sizeof(*oc), cmp_occ);
@@ -649,21 +653,19 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 	int found_named = 0;
 	for (size_t pi = 0; pi < d->np; pi++) {
 		struct dproc *p = &d->p[pi];
-		if (p->plan.method == STEP_NVTX) { found_named = 1; continue; }
-		if (!by_sample(d, p)) {
+		if (p->plan.method == STEP_NVTX)
+			found_named = 1;
+		else if (!by_sample(d, p))
 			snprintf(p->plan.what, sizeof(p->plan.what), "no steps: no NVTX range %s%s%s",
 				 d->range_name ? "named '" : "that looks like a step",
 				 d->range_name ? d->range_name : "", d->range_name ? "'" : "");
-			continue;
-		}
-		plan_trace(d, p);
-	}
-	/* the plans are made: the samples (up to sample_max operations per
-	 * process, 24 bytes each) are not needed by anything after this */
-	for (size_t pi = 0; pi < d->np; pi++) {
-		free(d->p[pi].v);
-		d->p[pi].v = NULL;
-		d->p[pi].n = d->p[pi].cap = 0;
+		else
+			plan_trace(d, p);
+		/* the plan is made: the sample (up to sample_max operations, 24
+		 * bytes each) is not needed by anything after this */
+		free(p->v);
+		p->v = NULL;
+		p->n = p->cap = 0;
 	}
 	if (d->range_name && !found_named) {
 		static char msg[512];

@@ -39,11 +39,9 @@ static struct step_profile_proc *proc_of(struct step_profile *sp, uint32_t pid, 
 {
 	struct step_profile_proc *p = (struct step_profile_proc *)step_profile_proc(sp, pid);
 	if (p || !create) return p;
-	vec_reserve((void **)&sp->p, &sp->cp, sp->np + 1, sizeof(*sp->p));
-	p = &sp->p[sp->np++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
+	struct step_profile_proc new_proc = { .pid = pid };
+	VEC_PUSH(sp->p, sp->np, sp->cp, new_proc);
+	return &sp->p[sp->np - 1];
 }
 
 void step_profile_choose(struct step_profile *sp, uint32_t pid, uint64_t s, uint64_t e)
@@ -71,10 +69,9 @@ static struct sp_entry *entry(struct sp_list *l, const char *name)
 	int is_new;
 	size_t *slot = strmap_get(&l->idx, name, &is_new);
 	if (is_new) {
-		vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
-		memset(&l->v[l->n], 0, sizeof(*l->v));
-		l->v[l->n].name = xstrdup(name);
-		*slot = l->n++;
+		struct sp_entry e = { .name = xstrdup(name) };
+		*slot = l->n;
+		VEC_PUSH(l->v, l->n, l->cap, e);
 	}
 	return &l->v[*slot];
 }
