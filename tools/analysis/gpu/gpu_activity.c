@@ -20,23 +20,19 @@ static void busy_add(void *arg, int which, uint64_t s, uint64_t e)
 	}
 }
 
-/* With g->bins: the device's busy time per bin, summed as its unions are
- * (a slice's too: the bins of the slices add up, gpu_activity_merge). */
-static void dev_bins(const struct gpu_activity *g, struct gpu_dev *d)
-{
-	if (!g->bins) return;
-	d->busy = xcalloc(1, sizeof(*d->busy));
-	d->busy->bn = *g->bins;
-	for (int i = 0; i < 2; i++) d->busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
-	d->kc.on_sum = busy_add;
-	d->kc.on_sum_arg = d->busy;
-}
-
 /* Appends device d (pid, dev and how it is summed set) to g. */
 static struct gpu_dev *dev_new(struct gpu_activity *g, struct gpu_dev *d)
 {
 	d->kc.keep_head = g->slice;
-	dev_bins(g, d);
+	if (g->bins) {
+		/* the device's busy time per bin, summed as its unions are (a
+		 * slice's too: the bins of the slices add up, gpu_activity_merge) */
+		d->busy = xcalloc(1, sizeof(*d->busy));
+		d->busy->bn = *g->bins;
+		for (int i = 0; i < 2; i++) d->busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
+		d->kc.on_sum = busy_add;
+		d->kc.on_sum_arg = d->busy;
+	}
 	*u64map_get(&g->dev_idx, ((uint64_t)d->pid << 32) | d->dev, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, *d);
 	return &g->devs[g->ndevs - 1];
@@ -56,17 +52,29 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 	return dev_new(g, &d);
 }
 
+/* pid and device folded into a stream's key: pids < 2^22, devices < 2^10 */
+static uint64_t stream_key(uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	return ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
+}
+
+static struct gpu_stream *stream_find(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	uint64_t *s = u64map_get(&g->str_idx, stream_key(pid, dev, stream), MAP_FIND);
+	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream) return &g->strs[*s];
+	/* a collision of the folded key: a linear search */
+	for (size_t i = 0; i < g->nstrs; i++)
+		if (g->strs[i].pid == pid && g->strs[i].dev == dev && g->strs[i].stream == stream) return &g->strs[i];
+	return NULL;
+}
+
 static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, uint32_t stream)
 {
-	uint32_t pid = d->pid, dev = d->dev;
-	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
-	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
-	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
-	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream)
-		return &g->strs[*s];
-	struct gpu_stream u = { .pid = pid, .dev = dev, .stream = stream, .streamed = d->streamed };
+	struct gpu_stream *found = stream_find(g, d->pid, d->dev, stream);
+	if (found) return found;
+	struct gpu_stream u = { .pid = d->pid, .dev = d->dev, .stream = stream, .streamed = d->streamed };
 	size_t di = (size_t)(d - g->devs);
-	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
+	*u64map_get(&g->str_idx, stream_key(d->pid, d->dev, stream), MAP_INSERT) = g->nstrs;
 	d = &g->devs[di];
 	VEC_PUSH(d->strs, d->nstrs, d->cstrs, g->nstrs);
 	VEC_PUSH(g->strs, g->nstrs, g->cstrs, u);
@@ -257,17 +265,6 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 		u->ksum = merge(&u->set[0], &u->done[0], u->streamed ? u->n[0] : 0, win, lo, hi);
 		u->csum = merge(&u->set[1], &u->done[1], u->streamed ? u->n[1] : 0, win, lo, hi);
 	}
-}
-
-static struct gpu_stream *stream_find(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
-{
-	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
-	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
-	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream) return &g->strs[*s];
-	/* a collision of the folded key: a linear search */
-	for (size_t i = 0; i < g->nstrs; i++)
-		if (g->strs[i].pid == pid && g->strs[i].dev == dev && g->strs[i].stream == stream) return &g->strs[i];
-	return NULL;
 }
 
 /* A stream of src into u, a stream of the same device of g, merged as the

@@ -443,9 +443,7 @@ void opjoin_merge(struct opjoin *dst, struct opjoin *src)
 		for (size_t k = nk0; !c && k < dst->nkept; k++)
 			if (dst->kept[k].pid == pid && dst->kept[k].corr == corr) c = &dst->kept[k];
 		if (!c && nleaving) {
-			struct call key;
-			key.pid = pid;
-			key.corr = corr;
+			struct call key = { .pid = pid, .corr = corr };
 			c = bsearch(&key, leaving, nleaving, sizeof(*leaving), cmp_call_key);
 		}
 		if (c) merge_held(dst, &src->held[h], e - h, c);

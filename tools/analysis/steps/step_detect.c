@@ -577,42 +577,40 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 			 subloops ? "; only sub-loops repeat" : "");
 		return;
 	}
-	uint64_t best_sig = found.sig, best_ctx = found.ctx;
-	size_t best_len = found.len, best_m = found.m, best_segs = found.c - 1;
-	if (best_len < 2) {
+	if (found.len < 2) {
 		/* one operation over and over (a job's last kernels before it ran
 		 * out of memory): a repeat, not a training step */
 		snprintf(pl->what, sizeof(pl->what),
-			 "no steps: the only repeat is one GPU operation (%zu times): no step structure", best_segs + 1);
+			 "no steps: the only repeat is one GPU operation (%zu times): no step structure", found.c);
 		return;
 	}
 	pl->method = STEP_TRACE;
-	pl->marker = best_sig;
-	pl->marker_after = best_ctx;
-	pl->period_ops = best_len;
+	pl->marker = found.sig;
+	pl->marker_after = found.ctx;
+	pl->period_ops = found.len;
 	char what[96], after[80] = "";
 	char *dn = NULL, *sn = NULL;
-	int kind = sig_kind(best_sig);
+	int kind = sig_kind(found.sig);
 	if (kind == OP_MEMCPY)
 		snprintf(what, sizeof(what), "a %s copy of %llu bytes",
-			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(best_sig >> 48 & 0xff)),
-			 (unsigned long long)(best_sig & SIG_BYTES));
+			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(found.sig >> 48 & 0xff)),
+			 (unsigned long long)(found.sig & SIG_BYTES));
 	else if (kind == OP_MEMSET)
-		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(best_sig & SIG_BYTES));
+		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(found.sig & SIG_BYTES));
 	else {
-		dn = demangle(tool_str(d->r, (uint32_t)best_sig));
+		dn = demangle(tool_str(d->r, (uint32_t)found.sig));
 		sn = short_name(dn);
 		snprintf(what, sizeof(what), "kernel '%.80s'", sn);
 	}
-	if (best_ctx && sig_kind(best_ctx) == OP_MEMCPY)
-		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(best_ctx & SIG_BYTES),
-			 copy_kind_name((uint32_t)(best_ctx >> 48 & 0xff)));
-	else if (best_ctx)
-		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(best_ctx & SIG_BYTES));
+	if (found.ctx && sig_kind(found.ctx) == OP_MEMCPY)
+		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(found.ctx & SIG_BYTES),
+			 copy_kind_name((uint32_t)(found.ctx >> 48 & 0xff)));
+	else if (found.ctx)
+		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(found.ctx & SIG_BYTES));
 	char line[400];
 	snprintf(line, sizeof(line),
 		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s)",
-		 what, after, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
+		 what, after, found.len, found.m, found.c - 1, by_copy ? "; the input copy" : "");
 	snprintf(pl->what, sizeof(pl->what), "%.255s", line);
 	free(dn); free(sn);
 }
