@@ -109,10 +109,11 @@ static void pend_push(struct opjoin *j, const struct gpu_op *op)
 	*slot = j->pbase + j->pn; /* absolute index + 1 */
 }
 
-static void call_push(struct opjoin *j, const struct call *c)
+static struct call *call_push(struct opjoin *j, const struct call *c)
 {
 	VEC_PUSH(j->calls, j->cn, j->ccap, *c);
 	*u64map_get(&j->call_idx, key_of(c->pid, c->corr), 1) = j->cbase + j->cn - 1;
+	return &j->calls[j->cn - 1];
 }
 
 static struct call *call_find(struct opjoin *j, uint32_t pid, uint64_t corr)
@@ -217,8 +218,7 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 			   .pid = pid, .tid = tid, .name_id = a->name_id, .stack_id = a->stack_id,
 			   .launch = (uint8_t)launch, .graph = kind == GP_LAUNCH_GRAPH, .ok = a->status == 0,
 			   .runtime = a->domain == GP_API_RUNTIME };
-	call_push(j, &nc);
-	c = &j->calls[j->cn - 1];
+	c = call_push(j, &nc);
 	/* operations that came first */
 	uint64_t *ps = u64map_get(&j->pend_idx, key_of(pid, a->correlation_id), 0);
 	if (!ps) return;

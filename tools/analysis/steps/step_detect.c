@@ -329,12 +329,6 @@ struct cand {
 	uint64_t htod_back;      /* median operations since the previous host-to-device copy */
 };
 
-static int cmp_size(const void *x, const void *y)
-{
-	size_t a = *(const size_t *)x, b = *(const size_t *)y;
-	return a < b ? -1 : a > b;
-}
-
 /* Where a step starts, among candidates of one period (the phase: the
  * input copy, else the longest median gap, else the earliest). */
 static int phase_better(const struct cand *c, const struct cand *b)
@@ -392,7 +386,8 @@ static int is_subloop(struct subloop *sl, const struct cand *c)
 		if (b - a == c->len && sl->pre[b] - sl->pre[a] == c->hash) ref = a;
 	}
 	if (ref == SIZE_MAX) return 0;
-	size_t *un = xmalloc(c->c * sizeof(*un)), nun = 0;
+	uint64_t *un = xmalloc(c->c * sizeof(*un)); /* the unlike segments' places, then their spacings */
+	size_t nun = 0;
 	int lead = 1;
 	for (size_t k = 0; k + 1 < c->c; k++) {
 		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
@@ -403,9 +398,10 @@ static int is_subloop(struct subloop *sl, const struct cand *c)
 	}
 	int sub = 0;
 	if (nun >= 3) {
-		size_t ns = nun - 1, best = 0, bestk = 0;
+		size_t ns = nun - 1, best = 0;
+		uint64_t bestk = 0;
 		for (size_t i = 0; i < ns; i++) un[i] = un[i + 1] - un[i];
-		qsort(un, ns, sizeof(*un), cmp_size);
+		qsort(un, ns, sizeof(*un), cmp_u64);
 		for (size_t i = 0; i < ns;) {
 			size_t j = i;
 			while (j < ns && un[j] == un[i]) j++;
