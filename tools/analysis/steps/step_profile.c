@@ -76,6 +76,15 @@ static struct sp_entry *entry(struct sp_list *l, const char *name)
 	return &l->v[*slot];
 }
 
+/* name's entry of l, with one more of ns */
+static struct sp_entry *entry_add(struct sp_list *l, const char *name, uint64_t ns)
+{
+	struct sp_entry *e = entry(l, name);
+	e->count++;
+	e->ns += ns;
+	return e;
+}
+
 /* the opjoin callback: one GPU operation with its launch call */
 static void on_op(void *ctx, const struct gpu_op *op)
 {
@@ -86,9 +95,7 @@ static void on_op(void *ctx, const struct gpu_op *op)
 	if (!st) return;
 	uint64_t dur = op->e - op->s;
 	if (op->kind == OP_KERNEL) {
-		struct sp_entry *k = entry(&p->list[SP_KERNEL], kernel_name(&sp->kn, op->name_id));
-		k->count++;
-		k->ns += dur;
+		entry_add(&p->list[SP_KERNEL], kernel_name(&sp->kn, op->name_id), dur);
 		/* the ranges open when it was launched, each name once, the step's own
 		 * range left out */
 		const struct attribution *a = sp->pipe->attr;
@@ -106,10 +113,7 @@ static void on_op(void *ctx, const struct gpu_op *op)
 		}
 	} else {
 		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name(op->copy_kind);
-		struct sp_entry *c = entry(&p->list[SP_COPY], kind);
-		c->count++;
-		c->ns += dur;
-		c->bytes += op->bytes;
+		entry_add(&p->list[SP_COPY], kind, dur)->bytes += op->bytes;
 	}
 }
 
@@ -133,9 +137,8 @@ int step_profile_run(struct step_profile *sp)
 			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
 			if (!p || !step_at(p, a->start_ns)) continue;
 			const char *name = tool_str(r, a->name_id);
-			struct sp_entry *e = entry(&p->list[SP_API], name);
-			e->count++;
-			e->ns += a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+			struct sp_entry *e = entry_add(&p->list[SP_API], name,
+						       a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 			e->flags = (step_api_is_sync(name) ? SP_SYNC : 0) |
 				   (strstr(name, "emcpy") ? SP_COPYCALL : 0);
 		} else if (rec->type == GP_REC_NVTX_RANGE) {
@@ -144,10 +147,8 @@ int step_profile_run(struct step_profile *sp)
 			const struct sp_step *st = p ? step_at(p, g->start_ns) : NULL;
 			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) continue;
 			char *name = tool_range_name(r, g);
-			struct sp_entry *e = entry(&p->list[SP_RANGE], name);
+			entry_add(&p->list[SP_RANGE], name, g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
 			free(name);
-			e->count++;
-			e->ns += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
 		}
 	}
 	opjoin_finish(j);
