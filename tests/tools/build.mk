@@ -127,7 +127,8 @@ $(TEST_COUNTERS): tests/tools/test_counters.c tests/tools/splitmix.h $(TEST_COUN
 # tools/analysis/steps/step_detect, steps: NVTX plans of many steps read back, their bytes per step and the steps engine's
 TEST_STEP_PLAN := $(TOOLST_DIR)/test_step_plan
 TEST_STEP_PLAN_OBJS := $(B)/obj/tools/analysis/steps/step_detect.o $(B)/obj/tools/analysis/steps/steps.o \
-	$(B)/obj/tools/analysis/core/intervals.o $(B)/obj/tools/analysis/gpu/windows.o $(TEST_ATTRIBUTION_OBJS)
+	$(B)/obj/tools/analysis/core/intervals.o $(B)/obj/tools/analysis/core/quantile.o \
+	$(B)/obj/tools/analysis/gpu/windows.o $(TEST_ATTRIBUTION_OBJS)
 $(TEST_STEP_PLAN): tests/tools/test_step_plan.c $(TEST_STEP_PLAN_OBJS) $(LIBPROF_A) | $(TOOLST_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Itools -Itests/tools -o $@ $< $(TEST_STEP_PLAN_OBJS) \
 		$(LIBPROF_A) $(LIBPROF_LIBS) -lstdc++ -lm

@@ -49,7 +49,7 @@ static int dev_merge(struct dev *d, struct dev *s, size_t lag)
 	enum iv_merge m = ivpair_merge(&d->p, &s->p, lag, &x);
 	if (m == IVM_INEXACT) return 0;
 	for (int k = 0; k < NSTREAMS; k++) {
-		ivset_merge_cut(m, &d->set[k], &d->done[k], &d->head[k], &s->set[k], &s->done[k], &s->head[k]);
+		ivset_merge_cut(m, &d->set[k], &d->done[k], &d->head[k], &s->set[k], &s->done[k], &s->head[k], NULL);
 		if (x) ivpair_cut_other(&d->p, x, &d->set[k], &d->done[k], &d->head[k]);
 	}
 	return 1;

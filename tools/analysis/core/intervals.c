@@ -230,10 +230,8 @@ void ivset_append(struct ivset *dst, struct ivset *src)
 	memset(src, 0, sizeof(*src));
 }
 
-/* ivset_merge_cut; for IVM_SUM, *mid (when given) gets the pieces summed
- * between the two (dst's pending and src's head, as their union) */
-static void merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
-		      struct ivset *sset, struct ivdone *sdone, struct ivset *shead, struct ivset *mid)
+void ivset_merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
+		     struct ivset *sset, struct ivdone *sdone, struct ivset *shead, struct ivset *mid)
 {
 	if (m == IVM_PENDING) {
 		ivset_append(dset, sset);
@@ -256,12 +254,6 @@ static void merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone,
 	}
 	ivset_append(dset, sset);
 	memset(sdone, 0, sizeof(*sdone));
-}
-
-void ivset_merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
-		     struct ivset *sset, struct ivdone *sdone, struct ivset *shead)
-{
-	merge_cut(m, dset, ddone, dhead, sset, sdone, shead, NULL);
 }
 
 /* The latest end of a pair's pending intervals (0: none). */
@@ -306,7 +298,7 @@ enum iv_merge ivpair_merge(struct ivpair *d, struct ivpair *s, size_t lag, uint6
 	if (d->cut && unsummed_start(s) < d->cut) return IVM_INEXACT;
 	struct ivset mid[2] = { { 0 }, { 0 } };
 	for (int k = 0; k < 2; k++)
-		merge_cut(m, &d->set[k], &d->done[k], &d->head[k], &s->set[k], &s->done[k], &s->head[k], &mid[k]);
+		ivset_merge_cut(m, &d->set[k], &d->done[k], &d->head[k], &s->set[k], &s->done[k], &s->head[k], &mid[k]);
 	if (m == IVM_SUM) d->overlap_done += ivset_overlap(&mid[0], &mid[1]) + s->overlap_done;
 	else if (m == IVM_HEAD) d->overlap_done = s->overlap_done;
 	/* the pieces summed here, as a cut of one pair would have */

@@ -110,9 +110,11 @@ enum iv_merge {
  * where (0: not cut), for the caller's other sets (ivset_cut). */
 enum iv_merge ivpair_merge(struct ivpair *dst, struct ivpair *src, size_t lag, uint64_t *cut_at);
 /* A set cut with a pair's cuts, merged as the pair was (m): dst's (set,
- * done, head) gets src's; src's are left empty. */
+ * done, head) gets src's; src's are left empty.  For IVM_SUM, *mid (when
+ * not NULL) gets the pieces summed between the two (dst's pending and
+ * src's head, as their union). */
 void ivset_merge_cut(enum iv_merge m, struct ivset *dset, struct ivdone *ddone, struct ivset *dhead,
-		     struct ivset *sset, struct ivdone *sdone, struct ivset *shead);
+		     struct ivset *sset, struct ivdone *sdone, struct ivset *shead, struct ivset *mid);
 /* Before a union of a set with a head (a slice's, never merged after an
  * earlier one): the head's pieces go into done, before what it holds. */
 void ivset_fold_head(struct ivset *head, struct ivdone *done);

@@ -13,9 +13,7 @@ size_t summary_group(struct summary *t, const char *name)
 	int is_new;
 	size_t *slot = strmap_get(&t->idx, name, &is_new);
 	if (is_new) {
-		struct sgroup g;
-		memset(&g, 0, sizeof(g));
-		g.name = xstrdup(name);
+		struct sgroup g = { .name = xstrdup(name) };
 		*slot = t->n;
 		VEC_PUSH(t->g, t->n, t->cap, g);
 	}
@@ -128,40 +126,41 @@ static void set_trigger(struct summary *t)
 	t->trigger = t->trigger && next > share ? next : share;
 }
 
-static void over(struct summary *t)
+/* n more exact values held: the rule runs when they pass the trigger */
+static void held_add(struct summary *t, size_t n)
 {
-	summary_settle(t);
-	set_trigger(t);
+	t->exact += n;
+	if (!t->trigger) set_trigger(t);
+	if (t->exact > t->trigger) {
+		summary_settle(t);
+		set_trigger(t);
+	}
 }
 
-static void add_sq(struct sgroup *g, unsigned __int128 sq)
+/* n values of the given minimum, maximum, total and sum of squares join g */
+static void group_join(struct sgroup *g, uint64_t min, uint64_t max, uint64_t n, uint64_t total,
+		       unsigned __int128 sq)
 {
+	if (!g->n || min < g->min) g->min = min;
+	if (!g->n || max > g->max) g->max = max;
+	g->n += n;
+	g->total += total;
 	if (__builtin_add_overflow(g->sq, sq, &g->sq)) g->sq = ~(unsigned __int128)0;
 }
 
 void summary_add(struct summary *t, size_t i, uint64_t v)
 {
 	struct sgroup *g = &t->g[i];
-	if (!g->n || v < g->min) g->min = v;
-	if (!g->n || v > g->max) g->max = v;
-	g->n++;
-	g->total += v;
-	add_sq(g, (unsigned __int128)v * v);
+	group_join(g, v, v, 1, v, (unsigned __int128)v * v);
 	qsketch_add(&g->q, v);
-	if (g->q.approx) return;
-	if (!t->trigger) set_trigger(t);
-	if (++t->exact > t->trigger) over(t);
+	if (!g->q.approx) held_add(t, 1);
 }
 
 void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 {
 	struct sgroup *g = &t->g[i];
 	if (!src->n) return;
-	if (!g->n || src->min < g->min) g->min = src->min;
-	if (!g->n || src->max > g->max) g->max = src->max;
-	g->n += src->n;
-	g->total += src->total;
-	add_sq(g, src->sq);
+	group_join(g, src->min, src->max, src->n, src->total, src->sq);
 	g->shown += src->shown; /* src's part of the board's count */
 	if (!g->on_board) g->on_board = src->on_board;
 	int was_exact = !g->q.approx;
@@ -171,9 +170,7 @@ void summary_merge(struct summary *t, size_t i, const struct sgroup *src)
 		if (was_exact) { t->exact -= held; t->approx++; }
 		return;
 	}
-	t->exact += src_held;
-	if (!t->trigger) set_trigger(t);
-	if (t->exact > t->trigger) over(t);
+	held_add(t, src_held);
 }
 
 double sgroup_median(struct sgroup *g)

@@ -20,23 +20,19 @@ static void busy_add(void *arg, int which, uint64_t s, uint64_t e)
 	}
 }
 
-/* With g->bins: the device's busy time per bin, summed as its unions are
- * (a slice's too: the bins of the slices add up, gpu_activity_merge). */
-static void dev_bins(const struct gpu_activity *g, struct gpu_dev *d)
-{
-	if (!g->bins) return;
-	d->busy = xcalloc(1, sizeof(*d->busy));
-	d->busy->bn = *g->bins;
-	for (int i = 0; i < 2; i++) d->busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
-	d->kc.on_sum = busy_add;
-	d->kc.on_sum_arg = d->busy;
-}
-
 /* Appends device d (pid, dev and how it is summed set) to g. */
 static struct gpu_dev *dev_new(struct gpu_activity *g, struct gpu_dev *d)
 {
 	d->kc.keep_head = g->slice;
-	dev_bins(g, d);
+	if (g->bins) {
+		/* the device's busy time per bin, summed as its unions are (a
+		 * slice's too: the bins of the slices add up, gpu_activity_merge) */
+		d->busy = xcalloc(1, sizeof(*d->busy));
+		d->busy->bn = *g->bins;
+		for (int i = 0; i < 2; i++) d->busy->v[i] = xcalloc(g->bins->n ? g->bins->n : 1, sizeof(uint64_t));
+		d->kc.on_sum = busy_add;
+		d->kc.on_sum_arg = d->busy;
+	}
 	*u64map_get(&g->dev_idx, ((uint64_t)d->pid << 32) | d->dev, MAP_INSERT) = g->ndevs;
 	VEC_PUSH(g->devs, g->ndevs, g->cdevs, *d);
 	return &g->devs[g->ndevs - 1];
@@ -56,17 +52,29 @@ static struct gpu_dev *dev_get(struct gpu_activity *g, uint32_t pid, uint32_t de
 	return dev_new(g, &d);
 }
 
+/* pid and device folded into a stream's key: pids < 2^22, devices < 2^10 */
+static uint64_t stream_key(uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	return ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
+}
+
+static struct gpu_stream *stream_find(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
+{
+	uint64_t *s = u64map_get(&g->str_idx, stream_key(pid, dev, stream), MAP_FIND);
+	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream) return &g->strs[*s];
+	/* a collision of the folded key: a linear search */
+	for (size_t i = 0; i < g->nstrs; i++)
+		if (g->strs[i].pid == pid && g->strs[i].dev == dev && g->strs[i].stream == stream) return &g->strs[i];
+	return NULL;
+}
+
 static struct gpu_stream *stream_get(struct gpu_activity *g, struct gpu_dev *d, uint32_t stream)
 {
-	uint32_t pid = d->pid, dev = d->dev;
-	/* pid and device folded into the key: pids < 2^22, devices < 2^10 */
-	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
-	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
-	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream)
-		return &g->strs[*s];
-	struct gpu_stream u = { .pid = pid, .dev = dev, .stream = stream, .streamed = d->streamed };
+	struct gpu_stream *found = stream_find(g, d->pid, d->dev, stream);
+	if (found) return found;
+	struct gpu_stream u = { .pid = d->pid, .dev = d->dev, .stream = stream, .streamed = d->streamed };
 	size_t di = (size_t)(d - g->devs);
-	*u64map_get(&g->str_idx, key, MAP_INSERT) = g->nstrs;
+	*u64map_get(&g->str_idx, stream_key(d->pid, d->dev, stream), MAP_INSERT) = g->nstrs;
 	d = &g->devs[di];
 	VEC_PUSH(d->strs, d->nstrs, d->cstrs, g->nstrs);
 	VEC_PUSH(g->strs, g->nstrs, g->cstrs, u);
@@ -89,8 +97,7 @@ static void cut_streams(struct gpu_activity *g, const struct gpu_dev *d, uint64_
 {
 	for (size_t i = 0; i < d->nstrs; i++) {
 		struct gpu_stream *v = &g->strs[d->strs[i]];
-		ivpair_cut_other(&d->kc, x, &v->k, &v->kd, &v->kh);
-		ivpair_cut_other(&d->kc, x, &v->c, &v->cd, &v->ch);
+		for (int w = 0; w < 2; w++) ivpair_cut_other(&d->kc, x, &v->set[w], &v->done[w], &v->head[w]);
 	}
 }
 
@@ -106,7 +113,7 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
 	int kern = work == GPU_WORK_KERNEL;
 	if (!d->streamed) {
 		ivset_add(&d->kc.set[!kern], s, e);
-		ivset_add(kern ? &u->k : &u->c, s, e);
+		ivset_add(&u->set[!kern], s, e);
 		return;
 	}
 	/* as gpu_activity_finish clips a kept set to one window */
@@ -117,9 +124,10 @@ void gpu_activity_add(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32
 		if (e <= s && !instant_inside) return;
 		if (e < s) e = s;
 	}
-	if (kern) { d->nk++; u->nk++; } else { d->nc++; u->nc++; }
+	d->n[!kern]++;
+	u->n[!kern]++;
 	if (!ivpair_admit(&d->kc, &s, &e)) return; /* too late: its time before the cut is lost */
-	ivset_add(kern ? &u->k : &u->c, s, e);
+	ivset_add(&u->set[!kern], s, e);
 	uint64_t x = ivpair_add(&d->kc, !kern, s, e, lag_of(g));
 	if (x) cut_streams(g, d, x);
 }
@@ -241,8 +249,8 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 			ivset_fold_head(&d->kc.head[0], &d->kc.done[0]);
 			ivset_fold_head(&d->kc.head[1], &d->kc.done[1]);
 		}
-		d->ksum = merge(&d->kc.set[0], &d->kc.done[0], d->streamed ? d->nk : 0, win, lo, hi);
-		d->csum = merge(&d->kc.set[1], &d->kc.done[1], d->streamed ? d->nc : 0, win, lo, hi);
+		d->ksum = merge(&d->kc.set[0], &d->kc.done[0], d->streamed ? d->n[0] : 0, win, lo, hi);
+		d->csum = merge(&d->kc.set[1], &d->kc.done[1], d->streamed ? d->n[1] : 0, win, lo, hi);
 		d->overlap = d->kc.overlap_done + ivset_overlap(&d->kc.set[0], &d->kc.set[1]);
 		/* what no cut summed: the rest of the unions (all of a kept one) */
 		for (int w = 0; d->busy && w < 2; w++)
@@ -252,36 +260,21 @@ void gpu_activity_finish(struct gpu_activity *g, struct winset *win)
 		struct gpu_stream *u = &g->strs[i];
 		size_t lo = 0, hi = 0;
 		winset_range(win, u->pid, &lo, &hi);
-		if (u->kh.n) ivset_fold_head(&u->kh, &u->kd); /* a slice's, never merged */
-		if (u->ch.n) ivset_fold_head(&u->ch, &u->cd);
-		u->ksum = merge(&u->k, &u->kd, u->streamed ? u->nk : 0, win, lo, hi);
-		u->csum = merge(&u->c, &u->cd, u->streamed ? u->nc : 0, win, lo, hi);
+		for (int w = 0; w < 2; w++)
+			if (u->head[w].n) ivset_fold_head(&u->head[w], &u->done[w]); /* a slice's, never merged */
+		u->ksum = merge(&u->set[0], &u->done[0], u->streamed ? u->n[0] : 0, win, lo, hi);
+		u->csum = merge(&u->set[1], &u->done[1], u->streamed ? u->n[1] : 0, win, lo, hi);
 	}
-}
-
-static struct gpu_stream *stream_find(struct gpu_activity *g, uint32_t pid, uint32_t dev, uint32_t stream)
-{
-	uint64_t key = ((uint64_t)pid << 42) ^ ((uint64_t)dev << 32) ^ stream;
-	uint64_t *s = u64map_get(&g->str_idx, key, MAP_FIND);
-	if (s && g->strs[*s].pid == pid && g->strs[*s].dev == dev && g->strs[*s].stream == stream) return &g->strs[*s];
-	/* a collision of the folded key: a linear search */
-	for (size_t i = 0; i < g->nstrs; i++)
-		if (g->strs[i].pid == pid && g->strs[i].dev == dev && g->strs[i].stream == stream) return &g->strs[i];
-	return NULL;
 }
 
 /* A stream of src into u, a stream of the same device of g, merged as the
  * device's pair was (m; kept sets are appended). */
 static void merge_stream(const struct gpu_dev *d, enum iv_merge m, struct gpu_stream *u, struct gpu_stream *v)
 {
-	u->nk += v->nk;
-	u->nc += v->nc;
-	if (!d->streamed) {
-		ivset_append(&u->k, &v->k);
-		ivset_append(&u->c, &v->c);
-	} else {
-		ivset_merge_cut(m, &u->k, &u->kd, &u->kh, &v->k, &v->kd, &v->kh);
-		ivset_merge_cut(m, &u->c, &u->cd, &u->ch, &v->c, &v->cd, &v->ch);
+	for (int w = 0; w < 2; w++) {
+		u->n[w] += v->n[w];
+		if (!d->streamed) ivset_append(&u->set[w], &v->set[w]);
+		else ivset_merge_cut(m, &u->set[w], &u->done[w], &u->head[w], &v->set[w], &v->done[w], &v->head[w], NULL);
 	}
 }
 
@@ -296,18 +289,14 @@ static int merge_dev(struct gpu_activity *g, size_t di, struct gpu_activity *src
 		if (!d->has || s->span_e > d->span_e) d->span_e = s->span_e;
 		d->has = 1;
 	}
-	d->nk += s->nk;
-	d->nc += s->nc;
-	for (int w = 0; d->busy && s->busy && w < 2; w++)
-		for (size_t i = 0; i < d->busy->bn.n; i++) d->busy->v[w][i] += s->busy->v[w][i];
+	for (int w = 0; w < 2; w++) {
+		d->n[w] += s->n[w];
+		for (size_t i = 0; d->busy && s->busy && i < d->busy->bn.n; i++) d->busy->v[w][i] += s->busy->v[w][i];
+		if (!d->streamed) ivset_append(&d->kc.set[w], &s->kc.set[w]);
+	}
 	enum iv_merge m = IVM_PENDING;
 	uint64_t x = 0;
-	if (!d->streamed) {
-		ivset_append(&d->kc.set[0], &s->kc.set[0]);
-		ivset_append(&d->kc.set[1], &s->kc.set[1]);
-	} else if ((m = ivpair_merge(&d->kc, &s->kc, lag_of(g), &x)) == IVM_INEXACT) {
-		return -1;
-	}
+	if (d->streamed && (m = ivpair_merge(&d->kc, &s->kc, lag_of(g), &x)) == IVM_INEXACT) return -1;
 	/* every stream of the device, in either: g's first (they are cut with
 	 * the device's pair, so they merge as it did) */
 	struct gpu_stream none = { 0 };
@@ -357,8 +346,7 @@ void gpu_activity_free(struct gpu_activity *g)
 		if (g->devs[i].busy) { free(g->devs[i].busy->v[0]); free(g->devs[i].busy->v[1]); free(g->devs[i].busy); }
 	}
 	for (size_t i = 0; i < g->nstrs; i++) {
-		free(g->strs[i].k.v); free(g->strs[i].c.v);
-		free(g->strs[i].kh.v); free(g->strs[i].ch.v);
+		for (int w = 0; w < 2; w++) { free(g->strs[i].set[w].v); free(g->strs[i].head[w].v); }
 	}
 	free(g->devs); free(g->strs);
 	u64map_free(&g->dev_idx); u64map_free(&g->str_idx); u64map_free(&g->streamed);

@@ -46,7 +46,7 @@ struct gpu_dev {
 	struct ivpair kc;      /* set[0] kernels, set[1] copies: kept, or pending and cut */
 	int streamed;          /* cut as it streams (see above) */
 	int clipped; uint64_t clip_s, clip_e; /* streamed: clipped to [clip_s, clip_e) as added */
-	uint64_t nk, nc;       /* intervals added */
+	uint64_t n[2];         /* intervals added: kernels, copies */
 	size_t *strs; size_t nstrs, cstrs; /* its streams (indices into strs) */
 	/* set by gpu_activity_finish */
 	int windowed;          /* its process has GPU-activity windows */
@@ -59,10 +59,11 @@ struct gpu_dev {
 struct gpu_stream {
 	uint32_t pid, dev, stream;
 	int streamed;          /* its device's */
-	struct ivset k, c;
-	uint64_t nk, nc;
-	struct ivdone kd, cd;
-	struct ivset kh, ch;   /* streamed, in a slice: the pieces of its device's first cut (ivpair.head) */
+	/* [0] kernels, [1] copies, cut as its device's pair (kc.set[0], kc.set[1]) */
+	struct ivset set[2];
+	uint64_t n[2];
+	struct ivdone done[2];
+	struct ivset head[2];  /* streamed, in a slice: the pieces of its device's first cut (ivpair.head) */
 	struct ivsum ksum, csum; /* set by gpu_activity_finish */
 };
 

@@ -73,12 +73,6 @@ static int cmp_kshape(const void *a, const void *b)
 	return x->smem < y->smem ? -1 : x->smem > y->smem;
 }
 
-static struct kshape_dev *dev_get(struct kshapes *ks, uint32_t pid, uint32_t dev)
-{
-	const struct kshape_dev d = { .pid = pid, .dev = dev };
-	return VEC_KEYED(&ks->dev_idx, ((uint64_t)pid << 32) | dev, ks->devs, ks->ndevs, ks->cdevs, &d);
-}
-
 void kshapes_finish(struct kshapes *ks, struct devprops *dp)
 {
 	/* sorted first: the device sums below add up in this order */
@@ -105,7 +99,9 @@ void kshapes_finish(struct kshapes *ks, struct devprops *dp)
 			if (g->occ_known) g->wocc += ns * occ_coverage(d, bk[j]) * occ_grid(d, &g->o, bk[j]);
 		}
 		free(bk);
-		struct kshape_dev *u = dev_get(ks, g->pid, g->dev);
+		const struct kshape_dev new_dev = { .pid = g->pid, .dev = g->dev };
+		struct kshape_dev *u = VEC_KEYED(&ks->dev_idx, ((uint64_t)g->pid << 32) | g->dev, ks->devs, ks->ndevs,
+						 ks->cdevs, &new_dev);
 		u->smw_ns += g->wcov; u->occw_ns += g->wocc;
 		/* a device's weighted figures need every kernel's properties */
 		u->cov_known = u->cov_known == 0 ? (g->cov_known ? 1 : -1) : (u->cov_known == 1 && g->cov_known ? 1 : -1);

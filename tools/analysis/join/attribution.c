@@ -326,15 +326,8 @@ struct attr_range attribution_range(const struct attribution *a, uint32_t id)
 {
 	const struct by_id r = range_rec(a, id);
 	const struct lane *l = &a->lanes[r.lane];
-	struct attr_range x;
-	memset(&x, 0, sizeof(x));
-	x.s = r.s;
-	x.e = r.e;
-	x.pid = l->pid;
-	x.tid = l->tid;
-	x.name = r.name;
-	x.depth = l->depth;
-	x.kind = l->kind;
+	struct attr_range x = { .s = r.s, .e = r.e, .pid = l->pid, .tid = l->tid, .name = r.name, .depth = l->depth,
+				.kind = l->kind };
 	if (a->odd_kind.n) {
 		uint64_t *k = u64map_get((u64map *)&a->odd_kind, id, MAP_FIND);
 		if (k) x.kind = (uint8_t)*k;

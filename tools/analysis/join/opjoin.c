@@ -109,10 +109,11 @@ static void pend_push(struct opjoin *j, const struct gpu_op *op)
 	*slot = j->pbase + j->pn; /* absolute index + 1 */
 }
 
-static void call_push(struct opjoin *j, const struct call *c)
+static struct call *call_push(struct opjoin *j, const struct call *c)
 {
 	VEC_PUSH(j->calls, j->cn, j->ccap, *c);
 	*u64map_get(&j->call_idx, key_of(c->pid, c->corr), 1) = j->cbase + j->cn - 1;
+	return &j->calls[j->cn - 1];
 }
 
 static struct call *call_find(struct opjoin *j, uint32_t pid, uint64_t corr)
@@ -155,18 +156,25 @@ static void release(struct opjoin *j, struct call *c)
 	c->held = 0;
 }
 
+/* An operation of c goes out, or is held while c may be an inner half
+ * (its fields may still change). */
+static void send_or_hold(struct opjoin *j, struct gpu_op *op, struct call *c)
+{
+	if (!may_be_inner(j, c)) {
+		send(j, op, c);
+		return;
+	}
+	VEC_PUSH(j->held, j->nheld, j->cheld, *op);
+	c->held++;
+}
+
 static void deliver(struct opjoin *j, struct gpu_op *op, struct call *c)
 {
 	if (c) {
 		c->joined = 1;
 		c->ops++;
 		if (op->e > c->last_e) c->last_e = op->e;
-		if (may_be_inner(j, c)) { /* its fields may still change: held */
-			VEC_PUSH(j->held, j->nheld, j->cheld, *op);
-			c->held++;
-			return;
-		}
-		send(j, op, c);
+		send_or_hold(j, op, c);
 		return;
 	}
 	j->counts.ops_no_call++;
@@ -210,8 +218,7 @@ void opjoin_api(struct opjoin *j, uint32_t pid, uint32_t tid, const gp_rec_api *
 			   .pid = pid, .tid = tid, .name_id = a->name_id, .stack_id = a->stack_id,
 			   .launch = (uint8_t)launch, .graph = kind == GP_LAUNCH_GRAPH, .ok = a->status == 0,
 			   .runtime = a->domain == GP_API_RUNTIME };
-	call_push(j, &nc);
-	c = &j->calls[j->cn - 1];
+	c = call_push(j, &nc);
 	/* operations that came first */
 	uint64_t *ps = u64map_get(&j->pend_idx, key_of(pid, a->correlation_id), 0);
 	if (!ps) return;
@@ -287,22 +294,17 @@ static void call_pop_head(struct opjoin *j)
 	j->chead++;
 }
 
-static void compact(struct opjoin *j)
+/* A queue (v[0 .. *n) of size-byte entries) without the entries before
+ * *head once they are most of it; an absolute index (base + position)
+ * stays valid. */
+static void compact(void *v, size_t size, size_t *head, size_t *n, size_t *first, uint64_t *base)
 {
-	if (j->chead > 4096 && j->chead * 2 > j->cn) {
-		memmove(j->calls, j->calls + j->chead, (j->cn - j->chead) * sizeof(*j->calls));
-		j->cn -= j->chead;
-		j->cfirst = j->cfirst > j->chead ? j->cfirst - j->chead : 0;
-		j->cbase += j->chead;
-		j->chead = 0;
-	}
-	if (j->phead > 4096 && j->phead * 2 > j->pn) {
-		memmove(j->pend, j->pend + j->phead, (j->pn - j->phead) * sizeof(*j->pend));
-		j->pn -= j->phead;
-		j->pfirst = j->pfirst > j->phead ? j->pfirst - j->phead : 0;
-		j->pbase += j->phead;
-		j->phead = 0;
-	}
+	if (*head <= 4096 || *head * 2 <= *n) return;
+	memmove(v, (char *)v + *head * size, (*n - *head) * size);
+	*n -= *head;
+	*first = *first > *head ? *first - *head : 0;
+	*base += *head;
+	*head = 0;
 }
 
 void opjoin_advance(struct opjoin *j, uint64_t now)
@@ -322,7 +324,8 @@ void opjoin_advance(struct opjoin *j, uint64_t now)
 		if (waited) j->counts.gave_up++;
 		call_pop_head(j);
 	}
-	compact(j);
+	compact(j->calls, sizeof(*j->calls), &j->chead, &j->cn, &j->cfirst, &j->cbase);
+	compact(j->pend, sizeof(*j->pend), &j->phead, &j->pn, &j->pfirst, &j->pbase);
 }
 
 uint64_t opjoin_frontier(struct opjoin *j)
@@ -409,12 +412,7 @@ static void merge_held(struct opjoin *dst, const struct gpu_op *held, size_t n, 
 {
 	for (size_t i = 0; i < n; i++) {
 		struct gpu_op op = held[i];
-		if (may_be_inner(dst, c)) {
-			VEC_PUSH(dst->held, dst->nheld, dst->cheld, op);
-			c->held++;
-		} else {
-			send(dst, &op, c);
-		}
+		send_or_hold(dst, &op, c);
 	}
 	if (c->held && !may_be_inner(dst, c)) release(dst, c);
 }
@@ -445,9 +443,7 @@ void opjoin_merge(struct opjoin *dst, struct opjoin *src)
 		for (size_t k = nk0; !c && k < dst->nkept; k++)
 			if (dst->kept[k].pid == pid && dst->kept[k].corr == corr) c = &dst->kept[k];
 		if (!c && nleaving) {
-			struct call key;
-			key.pid = pid;
-			key.corr = corr;
+			struct call key = { .pid = pid, .corr = corr };
 			c = bsearch(&key, leaving, nleaving, sizeof(*leaving), cmp_call_key);
 		}
 		if (c) merge_held(dst, &src->held[h], e - h, c);
@@ -482,6 +478,22 @@ void opjoin_mark(struct opjoin *j)
 	memset(&j->counts, 0, sizeof(j->counts));
 }
 
+void gpu_op_state(const struct gpu_op *o, struct bytes *b)
+{
+	bytes_u64(b, o->s);
+	bytes_u64(b, o->e);
+	bytes_u64(b, o->call_s);
+	bytes_u64(b, o->call_e);
+	bytes_u64(b, o->corr);
+	bytes_u64(b, (uint64_t)o->pid << 32 | o->tid);
+	bytes_u64(b, (uint64_t)o->device << 32 | o->stream);
+	bytes_u64(b, (uint64_t)o->name_id << 32 | o->call_name_id);
+	bytes_u64(b, (uint64_t)o->stack_id << 32 | (uint64_t)o->kind << 24 | o->cls << 16 | o->has_call << 8 | o->graph);
+	bytes_u64(b, o->bytes);
+	bytes_u64(b, o->copy_kind);
+	bytes_u64(b, o->graph_node);
+}
+
 void opjoin_state(const struct opjoin *j, struct bytes *b)
 {
 	bytes_u64(b, j->now);
@@ -505,16 +517,8 @@ void opjoin_state(const struct opjoin *j, struct bytes *b)
 	for (size_t i = j->phead; i < j->pn; i++) {
 		const struct pending_op *p = &j->pend[i];
 		if (p->done) continue;
-		const struct gpu_op *o = &p->op;
 		bytes_u64(b, i - j->phead);
-		bytes_u64(b, o->s);
-		bytes_u64(b, o->e);
-		bytes_u64(b, o->corr);
-		bytes_u64(b, (uint64_t)o->pid << 32 | o->device);
-		bytes_u64(b, (uint64_t)o->stream << 32 | o->name_id);
-		bytes_u64(b, o->bytes);
-		bytes_u64(b, (uint64_t)o->copy_kind << 16 | o->kind << 8 | o->cls);
-		bytes_u64(b, o->graph_node);
+		gpu_op_state(&p->op, b);
 	}
 	bytes_u64(b, j->nheld);
 	bytes_u64(b, j->nkept);

@@ -49,6 +49,11 @@ struct gpu_op {
 	uint64_t graph_node;     /* kernel: its graph node id (graph_sites.h), 0 not from a graph */
 };
 
+/* Appends op to b field by field (no padding bytes): the join's and the
+ * steps' states (opjoin_state, steps_state). */
+struct bytes;
+void gpu_op_state(const struct gpu_op *op, struct bytes *b);
+
 /* A launch call as it leaves the join: its operations delivered (and the
  * grace past), given up, or at the end.  The runtime and driver records of
  * one launch are one call.  ops: operations joined to it. */
@@ -169,7 +174,6 @@ void opjoin_merge(struct opjoin *dst, struct opjoin *src);
  * order, its latest time): two joins with equal states deliver the same
  * operations, the same way, from the same records on.  opjoin_take_counts:
  * adds the counts to *sum and starts them again from 0. */
-struct bytes;
 void opjoin_mark(struct opjoin *j);
 void opjoin_state(const struct opjoin *j, struct bytes *b);
 void opjoin_take_counts(struct opjoin *j, struct opjoin_counts *sum);

@@ -11,8 +11,8 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-/* a := a intersected with b (both disjoint and ordered) */
-static void intersect(struct ivset *a, const struct ivset *b)
+/* a := a intersected with b (both disjoint and ordered); b is freed */
+static void intersect(struct ivset *a, struct ivset *b)
 {
 	struct ivset out = { 0 };
 	size_t i = 0, j = 0;
@@ -24,6 +24,7 @@ static void intersect(struct ivset *a, const struct ivset *b)
 		else j++;
 	}
 	free(a->v);
+	free(b->v);
 	*a = out;
 }
 
@@ -176,7 +177,6 @@ static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct 
 		}
 		ivset_union(&iv);
 		intersect(&s->iv, &iv);
-		free(iv.v);
 		what_add(s, "range '%.120s' (%zu)", o->range, cnt);
 	}
 	if (o->have_steps) {
@@ -188,7 +188,6 @@ static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct 
 			return why;
 		}
 		intersect(&s->iv, &iv);
-		free(iv.v);
 		what_add(s, "steps %s (%zu)", o->steps_arg, cnt);
 	}
 	return 0;

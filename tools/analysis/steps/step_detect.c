@@ -55,6 +55,17 @@ uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)de
 
 int step_sig_is_marker(uint64_t sig) { return (sig & SIG_OP) != 0; }
 
+uint64_t *step_stream_last(struct step_stream_last **v, size_t *n, size_t *cap, uint64_t q)
+{
+	size_t k = 0;
+	while (k < *n && (*v)[k].q != q) k++;
+	if (k == *n) {
+		struct step_stream_last new_stream = { q, 0 };
+		VEC_PUSH(*v, *n, *cap, new_stream);
+	}
+	return &(*v)[k].sig;
+}
+
 static int sig_kind(uint64_t sig) { return sig & SIG_OP ? (int)(sig >> 56 & 0x7f) : OP_KERNEL; }
 static int sig_htod(uint64_t sig) { return sig_kind(sig) == OP_MEMCPY && (sig >> 48 & 0xff) == GP_COPY_HTOD; }
 
@@ -209,29 +220,27 @@ static void plan_nvtx(struct step_detect *d, const struct attribution *a, struct
 		if (x.pid != p->pid) continue;
 		long *gx = &gof[x.name];
 		if (*gx == NAME_NOT_STEP) continue;
-		if (*gx >= 0 && x.e > x.s) {
-			struct group *G = &g[*gx];
-			VEC_PUSH(G->ids, G->n, G->cap, id);
-			if (x.s < G->first) G->first = x.s;
+		if (*gx < 0) {
+			const char *name = attribution_name(a, x.name);
+			step_name_split(name, grp, sizeof(grp));
+			if (*gx == NAME_UNSEEN) {
+				*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp))
+					      ? NAME_STEP : NAME_NOT_STEP;
+				if (*gx == NAME_NOT_STEP) continue;
+			}
+			if (x.e <= x.s) continue;
+			int is_new;
+			size_t *slot = strmap_get(&idx, grp, &is_new);
+			if (is_new) {
+				struct group ng0 = { .name = xstrdup(grp), .first = x.s };
+				*slot = ng;
+				VEC_PUSH(g, ng, cg, ng0);
+			}
+			*gx = (long)*slot;
+		} else if (x.e <= x.s) {
 			continue;
 		}
-		const char *name = attribution_name(a, x.name);
-		step_name_split(name, grp, sizeof(grp));
-		if (*gx == NAME_UNSEEN) {
-			*gx = (d->range_name ? name_wanted(d->range_name, name, grp) : steplike(grp)) ? NAME_STEP
-												   : NAME_NOT_STEP;
-			if (*gx == NAME_NOT_STEP) continue;
-		}
-		if (x.e <= x.s) continue;
-		int is_new;
-		size_t *slot = strmap_get(&idx, grp, &is_new);
-		if (is_new) {
-			struct group ng0 = { .name = xstrdup(grp), .first = x.s };
-			*slot = ng;
-			VEC_PUSH(g, ng, cg, ng0);
-		}
-		*gx = (long)*slot;
-		struct group *G = &g[*slot];
+		struct group *G = &g[*gx];
 		VEC_PUSH(G->ids, G->n, G->cap, id);
 		if (x.s < G->first) G->first = x.s;
 	}
@@ -320,12 +329,6 @@ struct cand {
 	uint64_t htod_back;      /* median operations since the previous host-to-device copy */
 };
 
-static int cmp_size(const void *x, const void *y)
-{
-	size_t a = *(const size_t *)x, b = *(const size_t *)y;
-	return a < b ? -1 : a > b;
-}
-
 /* Where a step starts, among candidates of one period (the phase: the
  * input copy, else the longest median gap, else the earliest). */
 static int phase_better(const struct cand *c, const struct cand *b)
@@ -383,7 +386,8 @@ static int is_subloop(struct subloop *sl, const struct cand *c)
 		if (b - a == c->len && sl->pre[b] - sl->pre[a] == c->hash) ref = a;
 	}
 	if (ref == SIZE_MAX) return 0;
-	size_t *un = xmalloc(c->c * sizeof(*un)), nun = 0;
+	uint64_t *un = xmalloc(c->c * sizeof(*un)); /* the unlike segments' places, then their spacings */
+	size_t nun = 0;
 	int lead = 1;
 	for (size_t k = 0; k + 1 < c->c; k++) {
 		size_t a = o[c->o0 + k].pos, b = o[c->o0 + k + 1].pos;
@@ -394,9 +398,10 @@ static int is_subloop(struct subloop *sl, const struct cand *c)
 	}
 	int sub = 0;
 	if (nun >= 3) {
-		size_t ns = nun - 1, best = 0, bestk = 0;
+		size_t ns = nun - 1, best = 0;
+		uint64_t bestk = 0;
 		for (size_t i = 0; i < ns; i++) un[i] = un[i + 1] - un[i];
-		qsort(un, ns, sizeof(*un), cmp_size);
+		qsort(un, ns, sizeof(*un), cmp_u64);
 		for (size_t i = 0; i < ns;) {
 			size_t j = i;
 			while (j < ns && un[j] == un[i]) j++;
@@ -532,22 +537,17 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 		size_t period = best ? best->len : 0, nplain = t.ncv, nc = 0;
 		oc = xmalloc(n * sizeof(*oc));
 		ctx = xmalloc(n * sizeof(*ctx));
-		struct { uint64_t q, sig; } *last = NULL;
+		struct step_stream_last *last = NULL;
 		size_t nlast = 0, clast = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (!step_sig_is_marker(p->v[i].sig)) continue;
-			size_t k = 0;
-			while (k < nlast && last[k].q != p->v[i].q) k++;
-			if (k == nlast) {
-				vec_reserve((void **)&last, &clast, nlast + 1, sizeof(*last));
-				last[nlast].q = p->v[i].q;
-				nlast++;
-			} else if (sig_htod(p->v[i].sig)) {
-				ctx[i] = last[k].sig;
+			uint64_t *before = step_stream_last(&last, &nlast, &clast, p->v[i].q);
+			if (*before && sig_htod(p->v[i].sig)) { /* 0: the stream's first */
+				ctx[i] = *before;
 				oc[nc].sig = mix64(p->v[i].sig ^ mix64(ctx[i])); oc[nc].pos = i;
 				nc++;
 			}
-			last[k].sig = p->v[i].sig;
+			*before = p->v[i].sig;
 		}
 		free(last);
 		qsort(oc, nc, sizeof(*oc), cmp_occ);
@@ -573,42 +573,40 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 			 subloops ? "; only sub-loops repeat" : "");
 		return;
 	}
-	uint64_t best_sig = found.sig, best_ctx = found.ctx;
-	size_t best_len = found.len, best_m = found.m, best_segs = found.c - 1;
-	if (best_len < 2) {
+	if (found.len < 2) {
 		/* one operation over and over (a job's last kernels before it ran
 		 * out of memory): a repeat, not a training step */
 		snprintf(pl->what, sizeof(pl->what),
-			 "no steps: the only repeat is one GPU operation (%zu times): no step structure", best_segs + 1);
+			 "no steps: the only repeat is one GPU operation (%zu times): no step structure", found.c);
 		return;
 	}
 	pl->method = STEP_TRACE;
-	pl->marker = best_sig;
-	pl->marker_after = best_ctx;
-	pl->period_ops = best_len;
+	pl->marker = found.sig;
+	pl->marker_after = found.ctx;
+	pl->period_ops = found.len;
 	char what[96], after[80] = "";
 	char *dn = NULL, *sn = NULL;
-	int kind = sig_kind(best_sig);
+	int kind = sig_kind(found.sig);
 	if (kind == OP_MEMCPY)
 		snprintf(what, sizeof(what), "a %s copy of %llu bytes",
-			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(best_sig >> 48 & 0xff)),
-			 (unsigned long long)(best_sig & SIG_BYTES));
+			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(found.sig >> 48 & 0xff)),
+			 (unsigned long long)(found.sig & SIG_BYTES));
 	else if (kind == OP_MEMSET)
-		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(best_sig & SIG_BYTES));
+		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(found.sig & SIG_BYTES));
 	else {
-		dn = demangle(tool_str(d->r, (uint32_t)best_sig));
+		dn = demangle(tool_str(d->r, (uint32_t)found.sig));
 		sn = short_name(dn);
 		snprintf(what, sizeof(what), "kernel '%.80s'", sn);
 	}
-	if (best_ctx && sig_kind(best_ctx) == OP_MEMCPY)
-		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(best_ctx & SIG_BYTES),
-			 copy_kind_name((uint32_t)(best_ctx >> 48 & 0xff)));
-	else if (best_ctx)
-		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(best_ctx & SIG_BYTES));
+	if (found.ctx && sig_kind(found.ctx) == OP_MEMCPY)
+		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(found.ctx & SIG_BYTES),
+			 copy_kind_name((uint32_t)(found.ctx >> 48 & 0xff)));
+	else if (found.ctx)
+		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(found.ctx & SIG_BYTES));
 	char line[400];
 	snprintf(line, sizeof(line),
 		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s)",
-		 what, after, best_len, best_m, best_segs, by_copy ? "; the input copy" : "");
+		 what, after, found.len, found.m, found.c - 1, by_copy ? "; the input copy" : "");
 	snprintf(pl->what, sizeof(pl->what), "%.255s", line);
 	free(dn); free(sn);
 }
@@ -649,21 +647,19 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 	int found_named = 0;
 	for (size_t pi = 0; pi < d->np; pi++) {
 		struct dproc *p = &d->p[pi];
-		if (p->plan.method == STEP_NVTX) { found_named = 1; continue; }
-		if (!by_sample(d, p)) {
+		if (p->plan.method == STEP_NVTX)
+			found_named = 1;
+		else if (!by_sample(d, p))
 			snprintf(p->plan.what, sizeof(p->plan.what), "no steps: no NVTX range %s%s%s",
 				 d->range_name ? "named '" : "that looks like a step",
 				 d->range_name ? d->range_name : "", d->range_name ? "'" : "");
-			continue;
-		}
-		plan_trace(d, p);
-	}
-	/* the plans are made: the samples (up to sample_max operations per
-	 * process, 24 bytes each) are not needed by anything after this */
-	for (size_t pi = 0; pi < d->np; pi++) {
-		free(d->p[pi].v);
-		d->p[pi].v = NULL;
-		d->p[pi].n = d->p[pi].cap = 0;
+		else
+			plan_trace(d, p);
+		/* the plan is made: the sample (up to sample_max operations, 24
+		 * bytes each) is not needed by anything after this */
+		free(p->v);
+		p->v = NULL;
+		p->n = p->cap = 0;
 	}
 	if (d->range_name && !found_named) {
 		static char msg[512];

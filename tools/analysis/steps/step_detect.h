@@ -86,6 +86,11 @@ uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t by
 int step_sig_is_marker(uint64_t sig);
 /* The stream of an operation, as the trace method's context keys it */
 uint64_t step_stream_key(uint32_t device, uint32_t stream);
+/* Per stream, the signature of its last copy or memset (a marker's context:
+ * step_plan.marker_after).  step_stream_last: stream q's of v[0 .. *n),
+ * made (0: none yet) when new. */
+struct step_stream_last { uint64_t q, sig; };
+uint64_t *step_stream_last(struct step_stream_last **v, size_t *n, size_t *cap, uint64_t q);
 /* Splits a range name into its group and number: "step 12" -> "step", 12;
  * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
  * Writes the group into buf (n bytes). */

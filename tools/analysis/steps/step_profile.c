@@ -39,11 +39,9 @@ static struct step_profile_proc *proc_of(struct step_profile *sp, uint32_t pid, 
 {
 	struct step_profile_proc *p = (struct step_profile_proc *)step_profile_proc(sp, pid);
 	if (p || !create) return p;
-	vec_reserve((void **)&sp->p, &sp->cp, sp->np + 1, sizeof(*sp->p));
-	p = &sp->p[sp->np++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
+	struct step_profile_proc new_proc = { .pid = pid };
+	VEC_PUSH(sp->p, sp->np, sp->cp, new_proc);
+	return &sp->p[sp->np - 1];
 }
 
 void step_profile_choose(struct step_profile *sp, uint32_t pid, uint64_t s, uint64_t e)
@@ -71,12 +69,20 @@ static struct sp_entry *entry(struct sp_list *l, const char *name)
 	int is_new;
 	size_t *slot = strmap_get(&l->idx, name, &is_new);
 	if (is_new) {
-		vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v));
-		memset(&l->v[l->n], 0, sizeof(*l->v));
-		l->v[l->n].name = xstrdup(name);
-		*slot = l->n++;
+		struct sp_entry e = { .name = xstrdup(name) };
+		*slot = l->n;
+		VEC_PUSH(l->v, l->n, l->cap, e);
 	}
 	return &l->v[*slot];
+}
+
+/* name's entry of l, with one more of ns */
+static struct sp_entry *entry_add(struct sp_list *l, const char *name, uint64_t ns)
+{
+	struct sp_entry *e = entry(l, name);
+	e->count++;
+	e->ns += ns;
+	return e;
 }
 
 /* the opjoin callback: one GPU operation with its launch call */
@@ -89,9 +95,7 @@ static void on_op(void *ctx, const struct gpu_op *op)
 	if (!st) return;
 	uint64_t dur = op->e - op->s;
 	if (op->kind == OP_KERNEL) {
-		struct sp_entry *k = entry(&p->list[SP_KERNEL], kernel_name(&sp->kn, op->name_id));
-		k->count++;
-		k->ns += dur;
+		entry_add(&p->list[SP_KERNEL], kernel_name(&sp->kn, op->name_id), dur);
 		/* the ranges open when it was launched, each name once, the step's own
 		 * range left out */
 		const struct attribution *a = sp->pipe->attr;
@@ -109,10 +113,7 @@ static void on_op(void *ctx, const struct gpu_op *op)
 		}
 	} else {
 		const char *kind = op->kind == OP_MEMSET ? "memset" : copy_kind_name(op->copy_kind);
-		struct sp_entry *c = entry(&p->list[SP_COPY], kind);
-		c->count++;
-		c->ns += dur;
-		c->bytes += op->bytes;
+		entry_add(&p->list[SP_COPY], kind, dur)->bytes += op->bytes;
 	}
 }
 
@@ -136,9 +137,8 @@ int step_profile_run(struct step_profile *sp)
 			struct step_profile_proc *p = proc_of(sp, tool_pid(r, rec), 0);
 			if (!p || !step_at(p, a->start_ns)) continue;
 			const char *name = tool_str(r, a->name_id);
-			struct sp_entry *e = entry(&p->list[SP_API], name);
-			e->count++;
-			e->ns += a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0;
+			struct sp_entry *e = entry_add(&p->list[SP_API], name,
+						       a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 			e->flags = (step_api_is_sync(name) ? SP_SYNC : 0) |
 				   (strstr(name, "emcpy") ? SP_COPYCALL : 0);
 		} else if (rec->type == GP_REC_NVTX_RANGE) {
@@ -147,10 +147,8 @@ int step_profile_run(struct step_profile *sp)
 			const struct sp_step *st = p ? step_at(p, g->start_ns) : NULL;
 			if (!st || (g->start_ns == st->s && g->end_ns == st->e)) continue;
 			char *name = tool_range_name(r, g);
-			struct sp_entry *e = entry(&p->list[SP_RANGE], name);
+			entry_add(&p->list[SP_RANGE], name, g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0);
 			free(name);
-			e->count++;
-			e->ns += g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
 		}
 	}
 	opjoin_finish(j);

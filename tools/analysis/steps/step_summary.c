@@ -25,9 +25,12 @@ static struct qstats qstats_of(double *v, size_t n)
 	return q;
 }
 
-/* The figure that what-differs and the statistics look at, by index. */
+/* The figure that what-differs and the statistics look at, by index (the
+ * medians of every one below NFIG; the launch figures after it are of the
+ * steps that launched work). */
 enum fig { F_TIME, F_KERNELS, F_KERNEL_NS, F_GPU_WORK, F_SYNC, F_ALLOC, F_PAUSE, F_BUCKET0 };
 #define NFIG (F_BUCKET0 + SB_COUNT)
+enum { F_CPU_MED = NFIG, F_GPU_MED, F_DELAY_MED };
 
 static double fig(const struct step_row *w, int f)
 {
@@ -39,6 +42,9 @@ static double fig(const struct step_row *w, int f)
 	case F_SYNC: return (double)w->sync_calls;
 	case F_ALLOC: return (double)w->alloc_calls;
 	case F_PAUSE: return (double)w->pause_max;
+	case F_CPU_MED: return (double)w->cpu_med;
+	case F_GPU_MED: return (double)w->gpu_med;
+	case F_DELAY_MED: return (double)w->delay_med;
 	default: return (double)w->bucket[f - F_BUCKET0];
 	}
 }
@@ -56,7 +62,8 @@ static size_t counted(const struct steps_proc *p, int f, int keep, double *buf)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->nrows; i++)
-		if (COUNTED(step_row(p, i), keep)) buf[n++] = fig(step_row(p, i), f);
+		if (COUNTED(step_row(p, i), keep) && (f < NFIG || step_row(p, i)->launched))
+			buf[n++] = fig(step_row(p, i), f);
 	return n;
 }
 
@@ -185,19 +192,11 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	out->gpu_work = qstats_of(buf, counted(p, F_GPU_WORK, keep, buf));
 	out->runs_ahead = out->gpu_work.mean > STEP_RUN_AHEAD * (double)out->wall / (double)m;
 	p->runs_ahead = out->runs_ahead;
-	double *acc[3] = { &out->cpu_med, &out->gpu_med, &out->delay_med };
-	size_t q;
-	for (int f = 0; f < 3; f++) {
-		q = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct step_row *w = step_row(p, i);
-			if (!COUNTED(w, keep) || !w->launched) continue;
-			buf[q++] = (double)(f == 0 ? w->cpu_med : f == 1 ? w->gpu_med : w->delay_med);
-		}
-		*acc[f] = quantile_of(buf, q, 0.5);
-	}
+	out->cpu_med = quantile_of(buf, counted(p, F_CPU_MED, keep, buf), 0.5);
+	out->gpu_med = quantile_of(buf, counted(p, F_GPU_MED, keep, buf), 0.5);
+	out->delay_med = quantile_of(buf, counted(p, F_DELAY_MED, keep, buf), 0.5);
 	/* outliers: further from the median than max(3 scaled MADs, 10 %) */
-	q = 0;
+	size_t q = 0;
 	for (size_t i = 0; i < n; i++)
 		if (COUNTED(step_row(p, i), keep)) buf[q++] = fabs(fig(step_row(p, i), F_TIME) - med[F_TIME]);
 	double mad = quantile_of(buf, q, 0.5);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/core/intervals.h"
+#include "analysis/core/quantile.h"
 #include "common/spill.h"
 #include "common/tool.h"
 #include "common/util.h"
@@ -61,9 +62,8 @@ struct sproc {
 	struct u32map byid;       /* NVTX: range id -> its row (~11 bytes a step) */
 	u64map tid_corr;          /* tid -> correlation id of its last counted sync/alloc call */
 	uint32_t step_tid, step_depth; /* NVTX: the step ranges' thread/depth (from the first) */
-	/* trace, a marker told apart by the one before it (plan->marker_after):
-	 * per stream, the signature of its last copy or memset */
-	struct mkq { uint64_t q, sig; } *mkq; size_t nmkq, cmkq;
+	/* trace, a marker told apart by the one before it (plan->marker_after) */
+	struct step_stream_last *mkq; size_t nmkq, cmkq;
 };
 
 struct steps {
@@ -72,7 +72,7 @@ struct steps {
 	const struct winset *win;
 	uint64_t kernel_wait;
 	u64map pid2p;
-	struct sproc *p; size_t np, cp;
+	struct sproc *p; size_t np;
 	u64map name_sync;         /* API name id -> 1 plain, 2 sync, 3 alloc */
 	uint64_t now;
 	uint32_t *idbuf; size_t cidbuf;
@@ -108,12 +108,6 @@ const struct step_row *step_row(const struct steps_proc *p, size_t k) { return s
 struct step_row *step_row_w(const struct steps_proc *p, size_t k) { return spill_at(p->rows, k); }
 const struct step_phase *step_phase(const struct steps_proc *p, size_t k) { return spill_get(p->ph, k); }
 
-static void out_init(struct steps_proc *o, size_t mem)
-{
-	o->rows = spill_new(sizeof(struct step_row), mem);
-	o->ph = spill_new(sizeof(struct step_phase), mem / 4);
-}
-
 static void row_push(struct steps_proc *o, const struct step_row *w)
 {
 	*(struct step_row *)spill_push(o->rows) = *w;
@@ -130,11 +124,8 @@ static void phase_push(struct steps_proc *o, const struct step_phase *ph)
 static void plan_row(const struct step_plan *pl, const struct attribution *a, size_t k, struct step_row *w)
 {
 	const struct step_def sd = step_plan_step(pl, a, k);
-	memset(w, 0, sizeof(*w));
-	w->pid = pl->pid; w->index = (uint32_t)k;
-	w->number = sd.number >= 0 ? sd.number : (int64_t)k;
-	w->range_id = sd.range_id;
-	w->s = sd.s; w->e = sd.e;
+	*w = (struct step_row){ .pid = pl->pid, .index = (uint32_t)k, .number = sd.number >= 0 ? sd.number : (int64_t)k,
+				.range_id = sd.range_id, .s = sd.s, .e = sd.e };
 }
 
 /* The rows the engine knows: NVTX the plan's, trace those found so far. */
@@ -164,23 +155,34 @@ static struct sproc *proc_init(struct steps *st, size_t i, const struct step_pla
 	p->out.plan = pl;
 	u64map_init(&p->tid_corr);
 	*u64map_get(&st->pid2p, pl->pid, 1) = i;
-	out_init(&p->out, mem);
+	p->out.rows = spill_new(sizeof(struct step_row), mem);
+	p->out.ph = spill_new(sizeof(struct step_phase), mem / 4);
 	return p;
+}
+
+/* What steps_new and steps_new_slice share: an engine of n processes,
+ * each then made by proc_init. */
+static struct steps *steps_alloc(gp_reader *r, const struct attribution *a, uint64_t kernel_wait,
+				 const struct winset *win, size_t n)
+{
+	struct steps *st = xcalloc(1, sizeof(*st));
+	st->r = r;
+	st->a = a;
+	st->kernel_wait = kernel_wait;
+	st->win = win;
+	u64map_init(&st->pid2p);
+	u64map_init(&st->name_sync);
+	st->p = xcalloc(n ? n : 1, sizeof(*st->p));
+	st->np = n;
+	return st;
 }
 
 struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct step_detect *sd,
 			const struct steps_opts *opts)
 {
-	struct steps *st = xcalloc(1, sizeof(*st));
-	st->r = r;
-	st->a = a;
-	st->kernel_wait = opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS;
-	st->win = opts ? opts->windows : NULL;
-	u64map_init(&st->pid2p);
-	u64map_init(&st->name_sync);
 	size_t n = step_detect_nplans(sd);
-	st->p = xcalloc(n ? n : 1, sizeof(*st->p));
-	st->np = st->cp = n;
+	struct steps *st = steps_alloc(r, a, opts && opts->kernel_wait_ns ? opts->kernel_wait_ns : STEP_KERNEL_WAIT_NS,
+				       opts ? opts->windows : NULL, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct step_plan *pl = step_detect_plan(sd, i);
 		struct sproc *p = proc_init(st, i, pl, STEPS_ROWS_MEM);
@@ -203,16 +205,9 @@ struct steps *steps_new(gp_reader *r, const struct attribution *a, const struct 
 
 struct steps *steps_new_slice(const struct steps *tmpl, const struct attribution *a, uint64_t from)
 {
-	struct steps *st = xcalloc(1, sizeof(*st));
-	st->r = tmpl->r; /* steps_set_reader: the slice's */
-	st->a = a;
-	st->kernel_wait = tmpl->kernel_wait;
-	st->win = tmpl->win;
+	/* tmpl's reader until steps_set_reader gives the slice's */
+	struct steps *st = steps_alloc(tmpl->r, a, tmpl->kernel_wait, tmpl->win, tmpl->np);
 	st->ranges_shared = 1;
-	u64map_init(&st->pid2p);
-	u64map_init(&st->name_sync);
-	st->p = xcalloc(tmpl->np ? tmpl->np : 1, sizeof(*st->p));
-	st->np = st->cp = tmpl->np;
 	for (size_t i = 0; i < tmpl->np; i++) {
 		const struct sproc *t = &tmpl->p[i];
 		const struct step_plan *pl = t->out.plan;
@@ -289,12 +284,8 @@ void steps_api(struct steps *st, uint32_t pid, uint32_t tid, const gp_rec_api *a
 		const char *name = tool_str(st->r, a->name_id);
 		*cls = step_api_is_sync(name) ? 2 : step_api_is_alloc(name) ? 3 : 1;
 	}
-	struct bapi b;
-	memset(&b, 0, sizeof(b));
-	b.s = a->start_ns;
-	b.e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-	b.sync = *cls == 2;
-	b.alloc = *cls == 3;
+	struct bapi b = { .s = a->start_ns, .e = a->end_ns > a->start_ns ? a->end_ns : a->start_ns,
+			  .sync = *cls == 2, .alloc = *cls == 3 };
 	if (b.sync || b.alloc) {
 		/* the runtime call and the driver call inside it share the id: one call */
 		if (st->marked && !u64map_get(&p->tid_corr, tid, MAP_FIND)) {
@@ -325,23 +316,15 @@ static int is_marker(struct sproc *p, const struct step_plan *pl, const struct g
 	uint64_t sig = step_sig(op->kind, op->name_id, op->copy_kind, op->bytes);
 	if (!pl->marker_after) return sig == pl->marker;
 	if (!step_sig_is_marker(sig)) return 0;
-	uint64_t q = step_stream_key(op->device, op->stream);
-	size_t k = 0;
-	while (k < p->nmkq && p->mkq[k].q != q) k++;
-	if (k == p->nmkq) {
-		vec_reserve((void **)&p->mkq, &p->cmkq, p->nmkq + 1, sizeof(*p->mkq));
-		p->mkq[k].q = q;
-		p->mkq[k].sig = 0;
-		p->nmkq++;
-	}
-	int hit = sig == pl->marker && p->mkq[k].sig == pl->marker_after;
-	p->mkq[k].sig = sig;
+	uint64_t *last = step_stream_last(&p->mkq, &p->nmkq, &p->cmkq, step_stream_key(op->device, op->stream));
+	int hit = sig == pl->marker && *last == pl->marker_after;
+	*last = sig;
 	return hit;
 }
 
 static int cmp_mkq(const void *x, const void *y)
 {
-	const struct mkq *a = x, *b = y;
+	const struct step_stream_last *a = x, *b = y;
 	return a->q < b->q ? -1 : a->q > b->q;
 }
 
@@ -351,10 +334,7 @@ void steps_op(void *ctx, const struct gpu_op *op)
 	struct sproc *p = proc_find(st, op->pid);
 	if (!active(p)) return;
 	if (op->e - op->s > p->max_dur) p->max_dur = op->e - op->s;
-	struct bop b;
-	memset(&b, 0, sizeof(b));
-	b.op = *op;
-	b.step = NO_STEP;
+	struct bop b = { .op = *op, .step = NO_STEP };
 	const struct step_plan *pl = p->out.plan;
 	if (pl->method == STEP_NVTX && op->has_call) {
 		size_t n = attribution_op(st->a, op, &st->idbuf, &st->cidbuf);
@@ -377,11 +357,9 @@ void steps_op(void *ctx, const struct gpu_op *op)
 			struct step_row *last = p->out.nrows ? step_row_w(&p->out, p->out.nrows - 1) : NULL;
 			if (!last || at > last->s) {
 				if (last && p->open) last->e = at;
-				struct step_row w;
-				memset(&w, 0, sizeof(w));
-				w.pid = op->pid; w.index = (uint32_t)(p->row0 + p->out.nrows); w.number = w.index;
-				w.range_id = UINT32_MAX;
-				w.s = at; w.e = UNKNOWN_END;
+				uint32_t index = (uint32_t)(p->row0 + p->out.nrows);
+				struct step_row w = { .pid = op->pid, .index = index, .number = index, .range_id = UINT32_MAX,
+						      .s = at, .e = UNKNOWN_END };
 				row_push(&p->out, &w);
 				p->open = 1;
 			}
@@ -431,50 +409,26 @@ static uint64_t cover(const struct ivset *u, uint64_t a, uint64_t b)
 	return c;
 }
 
-struct idle { uint64_t host, sync, launch, other; };
-
 /* The idle gap [g0, g1) before operation `next` (NULL: no operation follows
- * before the step's end; its launch call starts after it), within [s, e). */
-static void classify(const struct steps *st, struct idle *id, const struct ivset *sync, uint64_t g0, uint64_t g1,
+ * before the step's end; its launch call starts after it), within [s, e),
+ * into the idle buckets of `bucket`. */
+static void classify(const struct steps *st, uint64_t *bucket, const struct ivset *sync, uint64_t g0, uint64_t g1,
 		     const struct gpu_op *next, uint64_t s, uint64_t e)
 {
 	uint64_t a = g0 > s ? g0 : s, b = g1 < e ? g1 : e;
 	if (a >= b) return;
 	if (next && !next->has_call) {
-		id->other += b - a;
+		bucket[SB_OTHER] += b - a;
 	} else if (!next || next->call_s > g0) {
 		uint64_t hs = next && next->call_s < b ? (next->call_s > a ? next->call_s : a) : b;
 		uint64_t sy = cover(sync, a, hs);
-		id->sync += sy;
-		id->host += (b - a) - sy;
+		bucket[SB_SYNC] += sy;
+		bucket[SB_HOST_WAIT] += (b - a) - sy;
 	} else if (next->call_e > g0 || g1 - g0 <= st->kernel_wait) {
-		id->launch += b - a;
+		bucket[SB_LAUNCH] += b - a;
 	} else {
-		id->other += b - a;
+		bucket[SB_OTHER] += b - a;
 	}
-}
-
-/* The median (of an even count, the mean of the two middle values);
- * reorders v. */
-static uint64_t median_u64(uint64_t *v, size_t n)
-{
-	if (!n) return 0;
-	/* selection, not a sort: a step's launches are hundreds to thousands */
-	uint64_t hi = u64_select(v, n, n / 2);
-	if (n & 1) return hi;
-	uint64_t lo = v[0];
-	for (size_t i = 1; i < n / 2; i++)
-		if (v[i] > lo) lo = v[i];
-	return (lo + hi) / 2;
-}
-
-/* ops in cmp_bop order: the prefix left sorted by the last finalize
- * (prune keeps the order) merged with the operations added since, sorted
- * (equal keys: the prefix's first, as a stable sort of the whole) */
-static void sort_ops(struct sproc *p)
-{
-	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_bop, (void **)&p->tmp, &p->ctmp);
-	p->nsorted = p->nops;
 }
 
 /* A launch call (+1) or its operation's GPU start (-1) on a stream, for
@@ -510,7 +464,11 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		int late = lo < hi && st->win->v[lo].s > gp_reader_header(st->r)->start_trace_ns;
 		w->run_before_unseen = late && (p->out.plan->method == STEP_TRACE || w->number > 1);
 	}
-	sort_ops(p);
+	/* ops in cmp_bop order: the prefix left sorted by the last finalize
+	 * (prune keeps the order) merged with the operations added since,
+	 * sorted (equal keys: the prefix's first, as a stable sort of the whole) */
+	sort_tail(p->ops, p->nsorted, p->nops, sizeof(*p->ops), cmp_bop, (void **)&p->tmp, &p->ctmp);
+	p->nsorted = p->nops;
 	/* busy buckets: unions of the operations clipped to [s, e) */
 	struct ivset c = { 0 }, n = { 0 }, m = { 0 }, cn = { 0 }, sync = { 0 }, api = { 0 };
 	for (size_t i = 0; i < p->nops; i++) {
@@ -546,25 +504,21 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 	}
 	if (e > prev && e - prev > w->pause_max) w->pause_max = e - prev;
 	/* idle: the gaps of the whole GPU timeline, each classified by the
-	 * operation that ends it, clipped to the step */
-	struct idle id = { 0, 0, 0, 0 };
+	 * operation that ends it, clipped to the step (its idle buckets are
+	 * 0: a row is finalized once) */
 	uint64_t cur = p->pruned_end;
 	int closed = 0;
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct gpu_op *o = &p->ops[i].op;
 		if (o->s > cur) {
-			classify(st, &id, &sync, cur, o->s, o, s, e);
+			classify(st, w->bucket, &sync, cur, o->s, o, s, e);
 			if (o->s >= e) { closed = 1; break; }
 		}
 		if (o->e > cur) cur = o->e;
 		if (cur >= e) { closed = 1; break; }
 	}
-	if (!closed && cur < e) classify(st, &id, &sync, cur, e, NULL, s, e);
-	w->bucket[SB_HOST_WAIT] = id.host;
-	w->bucket[SB_SYNC] = id.sync;
-	w->bucket[SB_LAUNCH] = id.launch;
-	w->bucket[SB_OTHER] = id.other;
-	uint64_t idle = id.host + id.sync + id.launch + id.other;
+	if (!closed && cur < e) classify(st, w->bucket, &sync, cur, e, NULL, s, e);
+	uint64_t idle = w->bucket[SB_HOST_WAIT] + w->bucket[SB_SYNC] + w->bucket[SB_LAUNCH] + w->bucket[SB_OTHER];
 	if (busy + idle != wall) {
 		/* cannot happen: the gaps are the complement of the union */
 		if (!st->warned_idle)
@@ -573,7 +527,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		st->warned_idle = 1;
 	}
 	/* launched work and HTA's launch statistics */
-	uint64_t *cpu = NULL, *gpu = NULL, *dly = NULL;
+	double *cpu = NULL, *gpu = NULL, *dly = NULL; /* exact: durations under 2^53 ns */
 	size_t nl = 0, ng = 0, nd = 0, cl = 0, cg = 0, cd = 0;
 	w->ph_off = (uint32_t)p->out.nph;
 	w->ph_n = 0;
@@ -589,9 +543,7 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 			size_t j;
 			for (j = w->ph_off; j < p->out.nph && step_phase(&p->out, j)->name != b->ph[q]; j++) ;
 			if (j == p->out.nph) {
-				struct step_phase ph;
-				memset(&ph, 0, sizeof(ph));
-				ph.name = b->ph[q];
+				struct step_phase ph = { .name = b->ph[q] };
 				phase_push(&p->out, &ph);
 				w->ph_n++;
 			}
@@ -601,18 +553,20 @@ static void finalize(struct steps *st, struct sproc *p, size_t k)
 		}
 		if (!o->has_call) continue;
 		uint64_t cd_ns = o->call_e - o->call_s, delay = o->s > o->call_e ? o->s - o->call_e : 0;
-		VEC_PUSH(cpu, nl, cl, cd_ns);
-		VEC_PUSH(gpu, ng, cg, d);
-		VEC_PUSH(dly, nd, cd, delay);
+		VEC_PUSH(cpu, nl, cl, (double)cd_ns);
+		VEC_PUSH(gpu, ng, cg, (double)d);
+		VEC_PUSH(dly, nd, cd, (double)delay);
 		if (cd_ns <= STEP_SHORT_CPU_NS && d < cd_ns) w->short_ops++;
 		if (cd_ns > STEP_RUNTIME_OUTLIER_NS) w->runtime_outliers++;
 		if (delay > STEP_DELAY_OUTLIER_NS) w->delay_outliers++;
 		if (delay > w->delay_max) w->delay_max = delay;
 	}
 	w->launched = nl;
-	w->cpu_med = median_u64(cpu, nl);
-	w->gpu_med = median_u64(gpu, nl);
-	w->delay_med = median_u64(dly, nl);
+	/* selection, not a sort: a step's launches are hundreds to thousands;
+	 * of an even count, the mean of the two middle values, truncated */
+	w->cpu_med = (uint64_t)median_select(cpu, nl);
+	w->gpu_med = (uint64_t)median_select(gpu, nl);
+	w->delay_med = (uint64_t)median_select(dly, nl);
 	free(cpu); free(gpu); free(dly);
 	/* queue length per stream (HTA): +1 at a launch call, -1 at its GPU
 	 * start, in time order; at one instant the GPU starts first, then the
@@ -807,23 +761,10 @@ void steps_mark(struct steps *st)
 	for (size_t i = 0; i < st->np; i++) restart(&st->p[i]);
 }
 
-/* A GPU operation and what the steps noted of it, field by field (no
- * padding bytes). */
+/* A GPU operation and what the steps noted of it. */
 static void bop_state(const struct bop *x, struct bytes *b)
 {
-	const struct gpu_op *o = &x->op;
-	bytes_u64(b, o->s);
-	bytes_u64(b, o->e);
-	bytes_u64(b, o->call_s);
-	bytes_u64(b, o->call_e);
-	bytes_u64(b, o->corr);
-	bytes_u64(b, (uint64_t)o->pid << 32 | o->tid);
-	bytes_u64(b, (uint64_t)o->device << 32 | o->stream);
-	bytes_u64(b, (uint64_t)o->name_id << 32 | o->call_name_id);
-	bytes_u64(b, (uint64_t)o->stack_id << 32 | (uint64_t)o->kind << 24 | o->cls << 16 | o->has_call << 8 | o->graph);
-	bytes_u64(b, o->bytes);
-	bytes_u64(b, o->copy_kind);
-	bytes_u64(b, o->graph_node);
+	gpu_op_state(&x->op, b);
 	bytes_u64(b, (uint64_t)x->step << 8 | x->nph);
 	for (uint8_t q = 0; q < x->nph; q++) bytes_u64(b, x->ph[q]);
 }
@@ -850,7 +791,7 @@ void steps_state(const struct steps *st, struct bytes *b)
 			bytes_u64(b, p->nfin > 0);
 			bytes_u64(b, p->nfin ? p->last_fin_e : 0);
 			/* each stream's last copy or memset (a marker's context) */
-			struct mkq *q = xmalloc((p->nmkq ? p->nmkq : 1) * sizeof(*q));
+			struct step_stream_last *q = xmalloc((p->nmkq ? p->nmkq : 1) * sizeof(*q));
 			if (p->nmkq) memcpy(q, p->mkq, p->nmkq * sizeof(*q));
 			qsort(q, p->nmkq, sizeof(*q), cmp_mkq);
 			bytes_u64(b, p->nmkq);

@@ -26,20 +26,6 @@ struct steps_prefix {
 	int have;
 };
 
-static struct steps_prefix *steps_prefix_new(int k, const uint64_t *from)
-{
-	struct steps_prefix *pf = xcalloc(1, sizeof(*pf));
-	pf->k = k;
-	pf->next = 1;
-	pf->from = xmalloc((size_t)k * sizeof(*from));
-	memcpy((uint64_t *)pf->from, from, (size_t)k * sizeof(*from));
-	u64map_init(&pf->run);
-	pf->at = xcalloc((size_t)k, sizeof(*pf->at));
-	pf->call_at = xcalloc((size_t)k, sizeof(*pf->call_at));
-	for (int c = 0; c < k; c++) u64map_init(&pf->at[c]);
-	return pf;
-}
-
 void steps_prefix_free(struct steps_prefix *pf)
 {
 	if (!pf) return;
@@ -134,24 +120,8 @@ void steps_prefix_print(const struct steps_prefix *pf, FILE *f)
 	}
 }
 
-static void slice_order_init(struct slice_order *o, const struct steps_cuts *cuts)
-{
-	memset(o, 0, sizeof(*o));
-	o->cuts = cuts;
-	o->lead_crossed = xcalloc((size_t)cuts->k, 1);
-	o->stop_crossed = xcalloc((size_t)cuts->k, 1);
-}
-
-static void slice_order_free(struct slice_order *o)
-{
-	free(o->srcmax);
-	free(o->lead_crossed);
-	free(o->stop_crossed);
-	memset(o, 0, sizeof(*o));
-}
-
 /* one timed before an earlier one of its source marks the cuts the pair spans */
-static void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
+static void slice_order_note(struct slice_order *o, const struct steps_cuts *cuts, uint32_t src, uint64_t t)
 {
 	if (src >= o->nsrc) vec_reserve_zeroed((void **)&o->srcmax, &o->nsrc, (size_t)src + 1, sizeof(*o->srcmax));
 	uint64_t *m = &o->srcmax[src];
@@ -160,7 +130,6 @@ static void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
 		return;
 	}
 	uint64_t hi = *m - 1;
-	const struct steps_cuts *cuts = o->cuts;
 	for (int c = 1; c < cuts->k; c++) {
 		uint64_t stop = cuts->from[c] + cuts->stop_ns;
 		if (hi >= cuts->from[c] && t < cuts->lead[c]) o->lead_crossed[c] = 1;
@@ -168,9 +137,9 @@ static void slice_order_note(struct slice_order *o, uint32_t src, uint64_t t)
 	}
 }
 
-static int slice_order_crosses(const struct slice_order *o, int c, int gap)
+static int slice_order_crosses(const struct slice_order *o, int k, int c, int gap)
 {
-	return c > 0 && c < o->cuts->k && (o->lead_crossed[c] || (gap && o->stop_crossed[c]));
+	return c > 0 && c < k && (o->lead_crossed[c] || (gap && o->stop_crossed[c]));
 }
 
 void steps_slice_window(const struct steps_cuts *c, int ix, uint64_t *from, uint64_t *to)
@@ -199,15 +168,8 @@ void cut_slice_init(struct cut_slice *s, const struct cut_engine *eng, gp_reader
 	/* the lead-in's operations whose call lies before it never pair */
 	struct opjoin_opts jo = { 0, 0, NULL, 0, orphan_before };
 	s->j = opjoin_new(r, &jo, on_op, ctx);
-	slice_order_init(&s->order, cuts);
-}
-
-/* The reader the names come from from now on (the one whose records it is fed). */
-static void cut_slice_reader(struct cut_slice *s, gp_reader *r)
-{
-	s->r = r;
-	opjoin_set_reader(s->j, r);
-	s->eng->reader(s, r);
+	s->order.lead_crossed = xcalloc((size_t)cuts->k, 1);
+	s->order.stop_crossed = xcalloc((size_t)cuts->k, 1);
 }
 
 void cut_slice_free(struct cut_slice *s)
@@ -217,7 +179,9 @@ void cut_slice_free(struct cut_slice *s)
 	opjoin_free(s->j);
 	bytes_free(&s->start);
 	bytes_free(&s->end);
-	slice_order_free(&s->order);
+	free(s->order.srcmax);
+	free(s->order.lead_crossed);
+	free(s->order.stop_crossed);
 	free(s);
 }
 
@@ -251,7 +215,7 @@ void cut_slice_add(struct cut_slice *s, const gp_record *rec)
 		return; /* the join and the engines take no other */
 	}
 	uint64_t t = gp_record_time(rec);
-	if (!s->cont) slice_order_note(&s->order, rec->source_id, t);
+	if (!s->cont) slice_order_note(&s->order, s->cuts, rec->source_id, t);
 	if (s->phase == STOPPED || t < s->lead) return;
 	/* past the window: its order is not the whole read's */
 	if (s->to != UINT64_MAX && t >= s->to + s->cuts->stop_ns) return;
@@ -285,7 +249,10 @@ int cut_slice_read(struct cut_slice *s, gp_reader *r, int *rc_out)
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;
-	cut_slice_reader(s, r);
+	/* the names come from r from now on (the reader whose records s is fed) */
+	s->r = r;
+	opjoin_set_reader(s->j, r);
+	s->eng->reader(s, r);
 	while ((rc = gp_reader_next_ordered(r, &rec)) > 0) {
 		if (s->cuts->k == 1) progress_tick(++n);
 		cut_slice_add(s, rec);
@@ -301,7 +268,7 @@ int cut_slice_merge(void *sum, struct opjoin_counts *counts, struct cut_slice **
 	int k = cuts->k, ok = 1;
 	memset(how, 0, sizeof(*how));
 	for (int i = 0; i < k; i++)
-		for (int c = 1; c < k; c++) how->crossed |= slice_order_crosses(&e[i]->order, c, e[c]->gap);
+		for (int c = 1; c < k; c++) how->crossed |= slice_order_crosses(&e[i]->order, k, c, e[c]->gap);
 	if (how->crossed) {
 		for (int i = 0; i < k; i++) {
 			cut_slice_free(e[i]);
@@ -514,10 +481,16 @@ struct steps_prefix *steps_prefix_slices(gp_reader *r, int k)
 {
 	struct slices *cut = k < 2 ? NULL : slices_new(r, k);
 	if (!cut) return NULL;
+	struct steps_prefix *pf = xcalloc(1, sizeof(*pf));
+	pf->k = k;
+	pf->next = 1;
 	uint64_t *from = xcalloc((size_t)k, sizeof(*from)), to;
 	for (int i = 0; i < k; i++) slices_bounds(cut, i, &from[i], &to);
-	struct steps_prefix *pf = steps_prefix_new(k, from);
-	free(from);
+	pf->from = from;
 	slices_free(cut);
+	u64map_init(&pf->run);
+	pf->at = xcalloc((size_t)k, sizeof(*pf->at));
+	pf->call_at = xcalloc((size_t)k, sizeof(*pf->call_at));
+	for (int c = 0; c < k; c++) u64map_init(&pf->at[c]);
 	return pf;
 }

@@ -99,7 +99,6 @@ struct steps_cuts {
  * after its driver call's) marks the cuts the pair makes unsure (see
  * above; cut_slice_merge). */
 struct slice_order {
-	const struct steps_cuts *cuts;
 	uint64_t *srcmax; size_t nsrc; /* per source: the latest time read (+ 1; 0: none) */
 	uint8_t *lead_crossed;    /* per cut c: a pair of one source, the earlier at or after
 				   * from[c], the later before lead[c] */
@@ -156,7 +155,7 @@ void cut_slice_add(struct cut_slice *s, const gp_record *rec);
 /* The end of its records: the last slice finishes (the join's leftovers,
  * the parts'), the others note their state. */
 void cut_slice_end(struct cut_slice *s);
-/* Feeds the records of r to s (cut_slice_reader, cut_slice_add, then
+/* Feeds the records of r to s (names from r from now on, cut_slice_add, then
  * cut_slice_end); whether they were read whole (*rc: the read status;
  * may be NULL). */
 int cut_slice_read(struct cut_slice *s, gp_reader *r, int *rc);
