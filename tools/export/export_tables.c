@@ -432,9 +432,7 @@ static void on_api(struct xt *x, const gp_record *rec)
 	/* quirk of the nsys layout: one table per domain */
 	unsigned t = a->domain == GP_API_DRIVER ? T_DRIVER : T_RUNTIME;
 	rec_row(x, t, &x->view[t], rec);
-	uint32_t pid = tool_pid(x->r, rec);
-	const gp_rec_source *src = gp_reader_source(x->r, rec->source_id);
-	uint32_t tid = a->tid ? a->tid : (src ? src->tid : 0);
+	uint32_t pid = tool_pid(x->r, rec), tid = tool_rec_tid(x->r, rec);
 	const struct stack_view *sv;
 	if (a->stack_id && !u64map_get(&x->chains_done, a->stack_id, MAP_FIND) &&
 	    (sv = stacks_view(x->stacks, a->stack_id, pid, tid))) {

@@ -236,12 +236,14 @@ static void group_flush(pq_writer *w)
 	w->group_rows = 0;
 }
 
-/* The column's slot for the row being built; the caller sets its level. */
+/* The column's slot for the row being built, its level "a value" (pq_null
+ * sets it back). */
 static inline struct col *cell(pq_writer *w, unsigned i)
 {
 	struct col *c = &w->cols[i];
 	if (c->rows >= c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
 	c->set = 1;
+	c->defs[c->rows] = 1;
 	return c;
 }
 
@@ -268,7 +270,6 @@ static inline void put8(struct col *c, uint64_t u)
 void pq_int64(pq_writer *w, unsigned i, int64_t v)
 {
 	struct col *c = cell(w, i);
-	c->defs[c->rows] = 1;
 	put8(c, (uint64_t)v);
 	if (!c->m.have_minmax || v < c->m.min) c->m.min = v;
 	if (!c->m.have_minmax || v > c->m.max) c->m.max = v;
@@ -278,7 +279,6 @@ void pq_int64(pq_writer *w, unsigned i, int64_t v)
 void pq_double(pq_writer *w, unsigned i, double v)
 {
 	struct col *c = cell(w, i);
-	c->defs[c->rows] = 1;
 	uint64_t u;
 	memcpy(&u, &v, 8);
 	put8(c, u);
@@ -287,7 +287,6 @@ void pq_double(pq_writer *w, unsigned i, double v)
 void pq_string(pq_writer *w, unsigned i, const char *s)
 {
 	struct col *c = cell(w, i);
-	c->defs[c->rows] = 1;
 	size_t at = c->vals.n, n = 0;
 	bb_le32(&c->vals, at, 0);
 	/* valid UTF-8 as is; each byte that begins no valid sequence: U+FFFD */

@@ -73,8 +73,9 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 		shown += keep[i];
 	}
 	fprintf(f, "{\"total\":%zu,\"shown\":%zu,\"stride\":%zu", p->nrows, shown, stride);
-#define SERIES(key, expr) do { \
-		fputs(",\"" key "\":[", f); \
+/* expr per kept row w, as a JSON array */
+#define ROWS(expr) do { \
+		fputc('[', f); \
 		int first_ = 1; \
 		for (size_t i = 0; i < p->nrows; i++) { \
 			if (!keep[i]) continue; \
@@ -84,6 +85,7 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 			expr; \
 		} \
 		fputc(']', f); } while (0)
+#define SERIES(key, expr) do { fputs(",\"" key "\":", f); ROWS(expr); } while (0)
 	SERIES("index", fprintf(f, "%u", w->index));
 	SERIES("number", fprintf(f, "%" PRId64, w->number));
 	SERIES("start_s", jsec(f, w->s, base));
@@ -96,17 +98,12 @@ static void step_series(FILE *f, const struct steps_proc *p, uint64_t base, size
 	SERIES("kernels", fprintf(f, "%" PRIu64, w->kernels));
 	fputs(",\"buckets\":{", f);
 	for (int b = 0; b < SB_COUNT; b++) {
-		fprintf(f, "%s\"%s\":[", b ? "," : "", step_bucket_names[b]);
-		int first = 1;
-		for (size_t i = 0; i < p->nrows; i++) {
-			if (!keep[i]) continue;
-			fprintf(f, "%s%" PRIu64, first ? "" : ",", step_row(p, i)->bucket[b]);
-			first = 0;
-		}
-		fputc(']', f);
+		fprintf(f, "%s\"%s\":", b ? "," : "", step_bucket_names[b]);
+		ROWS(fprintf(f, "%" PRIu64, w->bucket[b]));
 	}
 	fputs("}}", f);
 #undef SERIES
+#undef ROWS
 	free(keep);
 }
 
@@ -295,15 +292,21 @@ static void memory(FILE *f, const struct report_run *run, uint32_t pid, const st
 	fputc(']', f);
 }
 
+/* A page-wide limit of points per process (the steps, the bins): max,
+ * divided among the processes past 4, at least min(max, 100). */
+static size_t per_proc(size_t max, const struct trace_info *in)
+{
+	size_t np = in->nprocs ? in->nprocs : 1;
+	size_t div = np > 4 ? (np + 3) / 4 : 1, n = max / div;
+	return div > 1 && n < 100 ? (max < 100 ? max : 100) : n;
+}
+
 static void procs(FILE *f, const struct report_run *run, const struct report_data_opts *o)
 {
 	const struct trace_info *in = run->info;
 	uint64_t base = gp_reader_header(run->r)->start_trace_ns;
 	/* the processes: those with a PROCESS record, else the header's */
-	size_t np = in->nprocs ? in->nprocs : 1;
-	size_t div = np > 4 ? (np + 3) / 4 : 1;
-	size_t steps_max = o->steps_max / div;
-	if (div > 1 && steps_max < 100) steps_max = o->steps_max < 100 ? o->steps_max : 100;
+	size_t np = in->nprocs ? in->nprocs : 1, steps_max = per_proc(o->steps_max, in);
 	struct gpu_bins bn;
 	report_data_bins(in, o, &bn);
 	fputs(",\"procs\":[", f);
@@ -340,10 +343,7 @@ void report_data_bins(const struct trace_info *in, const struct report_data_opts
 {
 	struct report_data_opts o;
 	report_data_opts_fill(&o, opts);
-	size_t np = in->nprocs ? in->nprocs : 1;
-	size_t div = np > 4 ? (np + 3) / 4 : 1;
-	size_t nbins = o.bins / div;
-	if (div > 1 && nbins < 100) nbins = o.bins < 100 ? o.bins : 100;
+	size_t nbins = per_proc(o.bins, in);
 	bn->t0 = in->first; bn->t1 = in->last; bn->width = 1; bn->n = 1;
 	if (in->have_time && in->last > in->first) {
 		uint64_t span = in->last - in->first;

@@ -9,7 +9,6 @@
 #include "report_assets.h" /* generated: $(B)/gen (scripts/embed-report-assets.sh) */
 
 int report_html_have_charts(void) { return uplot_js[0] != 0; }
-static const char *report_html_uplot_version(void) { return REPORT_UPLOT_VERSION; }
 
 /* HTML text: & < > " escaped */
 static void html_text(FILE *f, const char *s)
@@ -66,7 +65,7 @@ int report_html_head(FILE *f, const char *title, const char *command, const stru
 	fprintf(f, "<style>%s</style>\n</head>\n<body>\n", (const char *)report_page_css);
 	fputs("<div id=\"app\"><noscript>This report is drawn by its script: open it in a browser with "
 	      "JavaScript on.</noscript></div>\n<script type=\"application/json\" id=\"gpuprof-data\">", f);
-	ESCAPED(f, report_data_head(m_, command, report_html_have_charts(), report_html_uplot_version(), opts));
+	ESCAPED(f, report_data_head(m_, command, report_html_have_charts(), REPORT_UPLOT_VERSION, opts));
 	return status(f);
 }
 

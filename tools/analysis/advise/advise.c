@@ -157,12 +157,11 @@ static void sites(struct judge *j, struct adv_finding *x, int c1, int c2, const 
 {
 	const struct adv_proc *p = j->p;
 	const struct adv_group **v = xcalloc(p->ngroups ? p->ngroups : 1, sizeof(*v));
-	size_t n = 0, total = 0;
+	size_t n = 0;
 	for (size_t i = 0; i < p->ngroups; i++) {
 		const struct adv_group *g = &p->groups[i];
 		if (((int)g->cause == c1 || (int)g->cause == c2) && (g->in.count || g->in.cost_ns)) v[n++] = g;
 	}
-	total = n;
 	if (n) qsort(v, n, sizeof(*v), cmp_site_cost);
 	struct sb b = { 0 };
 	if (prefix) sb_printf(&b, "%s", prefix);
@@ -188,7 +187,7 @@ static void sites(struct judge *j, struct adv_finding *x, int c1, int c2, const 
 		if (s->dataloader) sb_printf(&b, " (DataLoader frames in its stack)");
 		sb_printf(&b, ": %s/step", ms(s->cost_ns_per_step));
 	}
-	if (total > x->nsites) sb_printf(&b, "; %zu more", total - x->nsites);
+	if (n > x->nsites) sb_printf(&b, "; %zu more", n - x->nsites);
 	x->where = sb_take(&b);
 	free(v);
 }
@@ -216,14 +215,11 @@ static struct adv_finding *kernels_finding(struct judge *j, enum adv_rule rule, 
 /* "before the first step" / "in warm-up steps" / ... for outside-only findings */
 static void where_outside(struct judge *j, struct adv_finding *x, enum adv_cause c)
 {
-	const struct adv_proc *p = j->p;
-	struct sb b = { 0 };
-	uint64_t n = p->out[c].t.count;
-	if (p->out[c].before && n == p->out[c].before) sb_printf(&b, "before the first step (set-up)");
-	else sb_printf(&b, "outside the counted steps (set-up, warm-up, between or after the steps)");
+	const struct adv_out *o = &j->p->out[c];
 	free(x->where);
-	x->where = sb_take(&b);
-	records_range(j, x, p->out[c].first, p->out[c].last);
+	x->where = xstrdup(o->before && o->t.count == o->before ? "before the first step (set-up)" :
+			   "outside the counted steps (set-up, warm-up, between or after the steps)");
+	records_range(j, x, o->first, o->last);
 }
 
 /* ------------------------------------------------------------ rules */
@@ -234,7 +230,7 @@ static void rule_input(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	if (!t->cost_ns) return;
 	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
-	x->count_per_step = j->n > 0 ? (double)t->count / j->n : 0;
+	x->count_per_step = per_step(j, (double)t->count);
 	x->title = xstrdup("the GPU waits for the next batch at the start of each step");
 	struct sb b = { 0 };
 	sb_printf(&b, "At the start of %" PRIu64 " of %.0f counted steps the GPU sat idle %s per step (%.1f %% of the step "
@@ -267,15 +263,9 @@ static void rule_blocking(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	if (outside_only && (c == AC_SYNC || c == AC_ALLOC || !o->count)) return; /* normal outside steps */
 	struct adv_finding *x = finding(j, rule);
 	struct sb b = { 0 };
-	if (outside_only) {
-		x->cost_ns = x->cost_pct = 0;
-		x->has_saving = 1;
-		x->sev = SEV_INFO;
-		x->count_per_step = 0;
-	} else {
-		figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
-		x->count_per_step = per_step(j, (double)t->count);
-	}
+	/* outside only: all figures 0 (t->count is) */
+	figures(j, x, outside_only ? 0 : (double)t->cost_ns, 1, outside_only ? 0 : (double)t->saving_ns, SEV_INFO);
+	x->count_per_step = per_step(j, (double)t->count);
 	sites(j, x, c, -1, NULL);
 	double bytes = 0;
 	for (size_t i = 0; i < p->ngroups; i++)
@@ -624,7 +614,7 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	const struct steps_proc *sp = p->sp;
 	if (!s->noutliers) return;
 	double excess = 0, worst = -1;
-	size_t nw = 0;
+	size_t nw = 0, slowest = 0;
 	struct sb steps = { 0 };
 	const char *why = NULL;
 	for (size_t k = 0; k < sp->nrows; k++) {
@@ -634,7 +624,7 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 		if (d > 0) excess += d;
 		if (nw < 6) sb_printf(&steps, "%s%" PRId64, nw ? ", " : "", w->number);
 		nw++;
-		if (d > worst) { worst = d; why = s->why ? s->why[k] : NULL; }
+		if (d > worst) { worst = d; slowest = k; why = s->why ? s->why[k] : NULL; }
 	}
 	if (nw > 6) sb_printf(&steps, ", ...");
 	if (excess <= 0) { free(steps.s); return; } /* only faster outliers */
@@ -662,15 +652,7 @@ static void rule_outliers(struct judge *j, enum adv_rule rule, enum adv_cause c)
 		  ms(x->saving_ns));
 	x->how = sb_take(&b);
 	evidence(x, "outliers", (double)s->noutliers);
-	/* the worst outlier */
-	double wd = -1;
-	for (size_t k = 0; k < sp->nrows; k++) {
-		const struct step_row *w = step_row(sp, k);
-		double d = (double)(w->e - w->s);
-		if (!w->outlier || d <= wd) continue;
-		wd = d;
-		records_step(j, x, w);
-	}
+	records_step(j, x, step_row(sp, slowest)); /* slower than the median: excess > 0 */
 }
 
 /* out-of-memory: the process's last failed allocation (mem_view.h), with

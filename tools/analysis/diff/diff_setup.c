@@ -148,25 +148,27 @@ static void setup_row(struct report *t, int32_t rank, const char *what, const ch
 /* the items of the runs: differs -> the headline and the table; varies -> the table */
 static void compare_items(const struct diff_pair *d, char *buf, size_t n, size_t *items, struct report *t)
 {
-	size_t na = d->a.nrun, nb = d->b.nrun;
-	struct kvs *la = xcalloc(na, sizeof(*la)), *lb = xcalloc(nb, sizeof(*lb));
-	for (size_t i = 0; i < na; i++) run_items(&d->a.run[i], &la[i]);
-	for (size_t i = 0; i < nb; i++) run_items(&d->b.run[i], &lb[i]);
-	/* every item once: those of A's first run, then the others of every run */
-	struct kvs keys = { 0 };
-	for (size_t s = 0; s < 2; s++)
-		for (size_t i = 0; i < (s ? nb : na); i++) {
-			const struct kvs *l = s ? &lb[i] : &la[i];
-			for (size_t k = 0; k < l->n; k++)
-				if (!lookup(&keys, l->v[k].kind, l->v[k].key)) kv_add(&keys, l->v[k].kind, l->v[k].key, "");
+	const struct diff_side *side[2] = { &d->a, &d->b };
+	struct kvs *l[2], keys = { 0 };
+	/* every item once in keys: those of A's first run, then the others of every run */
+	for (int s = 0; s < 2; s++) {
+		l[s] = xcalloc(side[s]->nrun, sizeof(*l[s]));
+		for (size_t i = 0; i < side[s]->nrun; i++) {
+			run_items(&side[s]->run[i], &l[s][i]);
+			for (size_t k = 0; k < l[s][i].n; k++) {
+				const struct kv *x = &l[s][i].v[k];
+				if (!lookup(&keys, x->kind, x->key)) kv_add(&keys, x->kind, x->key, "");
+			}
 		}
+	}
 	size_t more = 0, named = 0;
 	for (int kind = IK_PROG; kind <= IK_THREADS; kind++)
 		for (size_t k = 0; k < keys.n; k++) {
 			if (keys.v[k].kind != kind) continue;
 			const char *key = keys.v[k].key;
 			int va = 0, vb = 0;
-			const char *a = side_value(la, na, kind, key, &va), *b = side_value(lb, nb, kind, key, &vb);
+			const char *a = side_value(l[0], side[0]->nrun, kind, key, &va);
+			const char *b = side_value(l[1], side[1]->nrun, kind, key, &vb);
 			char what[256], ta[1100], tb[1100];
 			snprintf(what, sizeof(what), "%s%s%s", kind_names[kind], *key ? " " : "", key);
 			if (va || vb) {
@@ -198,10 +200,10 @@ static void compare_items(const struct diff_pair *d, char *buf, size_t n, size_t
 		append(buf, n, items, "%s more (diff_setup)", m, "", "");
 	}
 	kvs_free(&keys);
-	for (size_t i = 0; i < na; i++) kvs_free(&la[i]);
-	for (size_t i = 0; i < nb; i++) kvs_free(&lb[i]);
-	free(la);
-	free(lb);
+	for (int s = 0; s < 2; s++) {
+		for (size_t i = 0; i < side[s]->nrun; i++) kvs_free(&l[s][i]);
+		free(l[s]);
+	}
 }
 
 void diff_short_name(const char *name, char *buf, size_t n)
@@ -270,37 +272,32 @@ static void own_kernels(struct side_list *own, size_t own_runs, struct side_list
 
 static void compare_kernels(const struct diff_pair *d, char *buf, size_t n, size_t *items, struct report *t)
 {
-	struct side_list ka, kb;
-	side_list_fill(&ka, &d->a, SP_KERNEL);
-	side_list_fill(&kb, &d->b, SP_KERNEL);
-	size_t ca, cb;
-	double pa, pb;
-	const struct sp_entry *la, *lb;
-	own_kernels(&ka, d->a.nrun, &kb, &ca, &pa, &la);
-	own_kernels(&kb, d->b.nrun, &ka, &cb, &pb, &lb);
+	const struct diff_side *side[2] = { &d->a, &d->b };
+	struct side_list k[2];
+	size_t c[2];
+	double pct[2];
+	const struct sp_entry *big[2];
+	for (int s = 0; s < 2; s++) side_list_fill(&k[s], side[s], SP_KERNEL);
+	for (int s = 0; s < 2; s++) own_kernels(&k[s], side[s]->nrun, &k[!s], &c[s], &pct[s], &big[s]);
 	char part[2][512] = { "", "" }, row[2][1024] = { "", "" };
 	for (int s = 0; s < 2; s++) {
-		size_t c = s ? cb : ca;
-		double pct = s ? pb : pa;
-		const struct sp_entry *big = s ? lb : la;
-		size_t steps = diff_side_steps(s ? &d->b : &d->a);
-		if (!c) continue;
+		size_t steps = diff_side_steps(side[s]);
+		if (!c[s]) continue;
 		char dur[48], sn[96];
-		fmt_dur(dur, sizeof(dur), steps ? big->ns / steps : 0);
-		snprintf(row[s], sizeof(row[s]), "kernels: %zu, %.1f %% of its kernel time; largest %s (%s/step)", c, pct,
-			 big->name, dur);
+		fmt_dur(dur, sizeof(dur), steps ? big[s]->ns / steps : 0);
+		snprintf(row[s], sizeof(row[s]), "kernels: %zu, %.1f %% of its kernel time; largest %s (%s/step)", c[s],
+			 pct[s], big[s]->name, dur);
 		/* named when either side's own kernels are a real part of its GPU time */
-		if (pa < DIFF_KSET_PCT && pb < DIFF_KSET_PCT) continue;
-		diff_short_name(big->name, sn, sizeof(sn));
-		snprintf(part[s], sizeof(part[s]), "%.0f %% of %s's kernel time (largest %s)", pct, s ? "B" : "A", sn);
+		if (pct[0] < DIFF_KSET_PCT && pct[1] < DIFF_KSET_PCT) continue;
+		diff_short_name(big[s]->name, sn, sizeof(sn));
+		snprintf(part[s], sizeof(part[s]), "%.0f %% of %s's kernel time (largest %s)", pct[s], s ? "B" : "A", sn);
 	}
 	if (*row[0]) setup_row(t, d->rank, "kernels only in A", row[0], NULL, "yes");
 	if (*row[1]) setup_row(t, d->rank, "kernels only in B", NULL, row[1], "yes");
 	if (*part[0] && *part[1]) append(buf, n, items, "kernels only in A: %s, only in B: %s", part[0], part[1], "");
 	else if (*part[0]) append(buf, n, items, "kernels only in A: %s", part[0], "", "");
 	else if (*part[1]) append(buf, n, items, "kernels only in B: %s", part[1], "", "");
-	side_list_free(&ka);
-	side_list_free(&kb);
+	for (int s = 0; s < 2; s++) side_list_free(&k[s]);
 }
 
 void diff_setup_compare(const struct diff_pair *d, char *buf, size_t n, struct report *t)
