@@ -148,7 +148,10 @@ static int cmp_site_cost(const void *a, const void *b)
 	const struct adv_group *x = *(const struct adv_group *const *)a, *y = *(const struct adv_group *const *)b;
 	if (x->in.cost_ns != y->in.cost_ns) return x->in.cost_ns > y->in.cost_ns ? -1 : 1;
 	if (x->in.count != y->in.count) return x->in.count > y->in.count ? -1 : 1;
-	return strcmp(x->label, y->label);
+	int c = strcmp(x->label, y->label);
+	/* one label in two groups (two causes, two phases): the groups' order,
+	 * so that qsort (not stable) gives one order */
+	return c ? c : x < y ? -1 : x > y;
 }
 
 /* The top sites of causes c1 (and c2, -1 none) in the counted steps; fills
