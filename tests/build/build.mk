@@ -1,9 +1,9 @@
 # build tests (owner: libprof/build): the repository's own checks
-# (scripts/check-layers.sh, check-doc-paths.sh, check-header-guards.sh,
+# (scripts/check-layers.sh, check-doc-paths.sh, check-header-guards.sh, outputs-ab.sh,
 # format-check.sh).  Included from tests/build.mk; script tests run through
 # wrappers that pass the build dir.
 BUILDT_DIR := $(B)/tests/build
-BUILD_SH_TESTS := test_check_layers test_doc_paths test_header_guards
+BUILD_SH_TESTS := test_check_layers test_doc_paths test_header_guards test_outputs_ab
 
 $(BUILDT_DIR)/run_%: tests/build/%.sh | $(BUILDT_DIR)/
 	printf '#!/bin/sh\nexec sh %s %s\n' '$<' '$(B)' > $@ && chmod +x $@
