@@ -71,9 +71,10 @@ static void ranges_get(struct pp_ranges *l, struct pp_cursor *c, struct pp_range
 	c->at = (size_t)(p - c->buf);
 	c->i++;
 	const uint64_t pmax = c->pmax += v[0], s = pmax + (uint64_t)zigzag_dec(v[4]);
-	*x = (struct pp_range){ { pmax, (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3] }, s, s + (uint64_t)zigzag_dec(v[5]),
-				(uint32_t)v[6], (uint32_t)v[7], l->nmap ? l->nmap[v[10]] : (uint32_t)v[10], (uint16_t)v[8],
-				(uint8_t)v[9] };
+	*x = (struct pp_range){ .k = { .pmax = pmax, .src = (uint32_t)v[1], .chunk = (uint32_t)v[2], .at = (uint32_t)v[3] },
+				.s = s, .e = s + (uint64_t)zigzag_dec(v[5]), .pid = (uint32_t)v[6], .tid = (uint32_t)v[7],
+				.depth = (uint16_t)v[8], .kind = (uint8_t)v[9],
+				.name = l->nmap ? l->nmap[v[10]] : (uint32_t)v[10] };
 }
 
 static void ranges_free(struct pp_ranges *l)
