@@ -742,11 +742,11 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	}
 	for (size_t i = 0; i < nst(c); i++)
 		if (!cs(c, i)->summed) step_sum(cs(c, i));
-	/* ranks: of the process record where there is one, else the header's */
+	/* ranks: of the process records (ctx->rank_of: rank + 1), else the header's */
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
-		p->rank = u64map_get(&ctx->rank_of, p->pid, MAP_FIND) ? stats_ctx_rank(ctx, p->pid)
-			  : p->pid == c->hdr_pid ? c->hdr_rank : -1;
+		uint64_t *r = u64map_get(&ctx->rank_of, p->pid, MAP_FIND);
+		p->rank = r ? ((int64_t)*r >= 1 ? (int32_t)(*r - 1) : -1) : p->pid == c->hdr_pid ? c->hdr_rank : -1;
 	}
 	/* sorting moves the processes: pid2proc is not used after this */
 	qsort(c->p, c->np, sizeof(*c->p), cmp_proc);
