@@ -3,7 +3,7 @@
  * measures the offline tool on it).
  *
  *   gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late]
- *                [--memory] [--format-1] N OUT
+ *                [--memory] [--no-nvtx] [--format-1] N OUT
  *
  * One process (pid 7000) on one H100-like device (132 SMs).  The model is a
  * fixed program drawn once from the seed: `--names` kernel names (default
@@ -42,6 +42,12 @@
  * every 5th step frees a pinned buffer allocated before the trace (the
  * tools' in use stays at 0 there).  Their time: when the last GPU
  * operation emitted before them ended.  Not events of N.
+ *
+ * --no-nvtx: no NVTX range at all (a job as it is, with no hint from us): the
+ * tools find the steps by the trace method.  N counts the same records but
+ * the ranges, so a step holds 28 events fewer; the batch's copy and the
+ * zero_grad memsets have one size each, every step (as a real job's: the
+ * trace method tells steps apart by what they run).
  *
  * The process record carries the settings string of a default `gpuprof
  * run` (format 1.2), unless --no-settings (as a 1.0/1.1 trace).
@@ -268,8 +274,11 @@ static uint64_t memset_op(uint32_t src, uint32_t tid, uint64_t bytes, uint64_t t
 	return ret;
 }
 
+static int no_nvtx;
+
 static void range(uint32_t src, uint32_t tid, uint32_t msg, uint32_t depth, uint64_t s, uint64_t e)
 {
+	if (no_nvtx) return;
 	gp_record r;
 	rec_range(&r, tid, tid, GP_NVTX_PUSHPOP, 0, msg, depth, T0 + s, T0 + e, 0);
 	event(src, &r);
@@ -326,7 +335,9 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	uint64_t s0 = t;
 	t += between(2000, 10000);
 	uint64_t fwd_s = t;
-	uint64_t batch = between(4, 16) << 20, act[NLAYERS];
+	/* without NVTX, a batch and the zero_grad memsets of one size every
+	 * step, as in a real job (the trace method compares steps by content) */
+	uint64_t batch = no_nvtx ? 8u << 20 : between(4, 16) << 20, act[NLAYERS];
 	if (k % 5 == 4) mem_op(2, GP_MEM_PINNED, 0x10000000ull, 1u << 20); /* allocated before the trace */
 	mem_op(1, GP_MEM_PINNED, 0x20000000ull, batch);
 	t = copy(SRC_MAIN, M, GP_COPY_HTOD, batch, STREAM_COPY, 0, t);
@@ -363,7 +374,8 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	/* optimizer on main */
 	t = b + between(10000, 30000);
 	uint64_t os = t;
-	for (int j = 0; j < 4; j++) t = memset_op(SRC_MAIN, M, between(1, 64) << 20, host_gap(SRC_MAIN, M, t));
+	for (int j = 0; j < 4; j++)
+		t = memset_op(SRC_MAIN, M, no_nvtx ? (uint64_t)(j + 1) << 22 : between(1, 64) << 20, host_gap(SRC_MAIN, M, t));
 	for (int j = 0; j < OPT_KERNELS; j++) t = launch(SRC_MAIN, M, opt[j], host_gap(SRC_MAIN, M, t));
 	t += 1000;
 	range(SRC_MAIN, M, S_OPT, 1, os, t);
@@ -379,7 +391,7 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late] [--memory] "
-			"[--format-1] N OUT\n"
+			"[--no-nvtx] [--format-1] N OUT\n"
 			"  N events (rounded up to a whole step), deterministic for a seed\n");
 	exit(1);
 }
@@ -395,6 +407,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--no-settings")) settings = 0;
 		else if (!strcmp(argv[i], "--late")) late_mode = 1;
 		else if (!strcmp(argv[i], "--memory")) memory_mode = 1;
+		else if (!strcmp(argv[i], "--no-nvtx")) no_nvtx = 1;
 		else if (!strcmp(argv[i], "--format-1")) gen_major = 1;
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc) nnames = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else break;

@@ -12,13 +12,16 @@
 # "unfinished" then "resumed").  A slice's lead-in and the prefetch of a
 # reader stopped early make it a little off a whole number.
 # Environment: GPUPROF (default build/bin/gpuprof), GEN (build/bench/
-# gen_bigtrace), DIR (default /tmp/gpuprof-bench), SEED (7).  Wall time and
+# gen_bigtrace), DIR (default /tmp/gpuprof-bench), SEED (7), GEN_FLAGS (the
+# generator's options, such as --no-nvtx: a job with no hint, steps by the
+# trace method).  Wall time and
 # peak RSS from GNU time, or python3 where /usr/bin/time is missing.
 set -eu
 GPUPROF=${GPUPROF:-build/bin/gpuprof}
 GEN=${GEN:-build/bench/gen_bigtrace}
 DIR=${DIR:-/tmp/gpuprof-bench}
 SEED=${SEED:-7}
+GEN_FLAGS=${GEN_FLAGS:-}
 THREADS=""
 if [ "${1:-}" = -t ]; then THREADS="--threads $2"; shift 2; fi
 N=${1:-1e7}
@@ -34,10 +37,11 @@ PY
 }
 [ -x "$GPUPROF" ] && [ -x "$GEN" ] || { echo "engine.sh: build first (make -j2 all)" >&2; exit 1; }
 mkdir -p "$DIR"
-T=$DIR/bench-$N-s$SEED.gpuprof
-[ -f "$T" ] || "$GEN" --seed "$SEED" "$N" "$T" >/dev/null
+T=$DIR/bench-$N-s$SEED$(echo "$GEN_FLAGS" | tr -d ' ').gpuprof
+# shellcheck disable=SC2086
+[ -f "$T" ] || "$GEN" --seed "$SEED" $GEN_FLAGS "$N" "$T" >/dev/null
 SIZE=$(stat -c %s "$T")
-echo "# $GPUPROF on $T ($N events, seed $SEED), $(nproc) cores${THREADS:+, $THREADS}"
+echo "# $GPUPROF on $T ($N events, seed $SEED${GEN_FLAGS:+, $GEN_FLAGS}), $(nproc) cores${THREADS:+, $THREADS}"
 echo "| command | wall s | peak RSS MiB | reads | / stats |"
 echo "| --- | ---: | ---: | ---: | ---: |"
 STATS=""
