@@ -226,6 +226,24 @@ with tt.tmpdir() as d:
     tt.expect(len(json.loads(a)["step_rows"]) > 200, "bigtrace: its steps")
     tt.eq(b, a, "steps of a trace with a late GPU record: those of the trace in order")
 
+    # the same job with no hint from us (gen_bigtrace --no-nvtx: no NVTX
+    # range): the trace method finds every step the generator wrote, each
+    # from its batch's cudaMemcpyAsync call (as `dump` lists them), on 1
+    # thread and in 3 slices alike
+    nonvtx = os.path.join(d, "nonvtx.gpuprof")
+    g = subprocess.run([gen_big, "--no-nvtx", "200000", nonvtx], check=True, capture_output=True, text=True)
+    nsteps = int(g.stderr.split(" steps, ")[0].rsplit(" ", 1)[1])
+    calls = [int(ln.split()[0]) for ln in tt.gp("dump", "--type", "api", nonvtx).stdout.splitlines()
+             if ln.endswith(" cudaMemcpyAsync")]
+    one = tt.gp("steps", "--per-step", "--format", "json", "--threads", "1", nonvtx).stdout
+    j = json.loads(one)
+    tt.eq((j["steps"][0]["method"], j["steps"][0]["steps"], len(calls)), ("trace", nsteps, nsteps),
+          "no NVTX: the trace method finds the generator's steps")
+    tt.eq([r["start_ns"] for r in j["step_rows"]], calls, "no NVTX: each step starts at its batch copy's call")
+    tt.eq([r["flags"] for r in j["step_rows"]].count(""), nsteps - 1, "no NVTX: all counted but the last (partial)")
+    three = tt.gp("steps", "--per-step", "--format", "json", "--threads", "3", nonvtx).stdout
+    tt.eq(three, one, "no NVTX: the steps in 3 slices are those of one thread")
+
     # errors
     p = tt.gp("steps", "--method", "bogus", cat, check=False)
     tt.eq(p.returncode, 1, "--method bogus: usage error")
