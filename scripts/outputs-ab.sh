@@ -13,9 +13,10 @@
 #
 # NEW, REF: two gpuprof binaries (e.g. build/bin/gpuprof and a build of
 # main made with `make B=/tmp/ref all`).  Without traces: generated ones
-# (build/bench/gen_bigtrace seeds 7 and 8 at 1e6 events, the second with
-# numbered steps, memory records and late GPU records; gen_steps's
-# hint-free ones, no NVTX: steps by the trace method) and examples/*.gpuprof.
+# (build/bench/gen_bigtrace seeds 7, 8 and 9 at 1e6 events, the second with
+# numbered steps, memory records and late GPU records, the third with no
+# NVTX; gen_steps's hint-free ones: steps by the trace method) and
+# examples/*.gpuprof.
 # Both builds need uPlot alike (make deps) or report differs.  Environment:
 # OUTDIR (default /tmp/gpuprof-ab).  ~4 min on 2 cores with the default traces.
 set -u
@@ -26,15 +27,18 @@ if [ $# -eq 0 ]; then
   G=build/bench/gen_bigtrace S=build/tests/tools/gen_steps
   if [ ! -x $G ] || [ ! -x $S ]; then echo "outputs-ab: make all build/tests/tools/gen_steps first" >&2; exit 2; fi
   $G --seed 7 1e6 "$D/t/g7.gpuprof" >/dev/null && $G --seed 8 --numbered --memory --late 1e6 "$D/t/g8.gpuprof" >/dev/null
+  $G --seed 9 --no-nvtx 1e6 "$D/t/g9-nonvtx.gpuprof" >/dev/null || exit 2
   $S --steady --no-nvtx "$D/t/steady-nonvtx.gpuprof" && $S --workload cnn "$D/t/cnn.gpuprof" || exit 2
-  set -- "$D/t/g7.gpuprof" "$D/t/g8.gpuprof" "$D/t/steady-nonvtx.gpuprof" "$D/t/cnn.gpuprof" examples/*.gpuprof
+  set -- "$D/t/g7.gpuprof" "$D/t/g8.gpuprof" "$D/t/g9-nonvtx.gpuprof" "$D/t/steady-nonvtx.gpuprof" "$D/t/cnn.gpuprof" \
+    examples/*.gpuprof
 fi
 CMDS=("info" "info --json" "stats" "stats --format json" "stats --format csv" "stats --threads 4 --format json"
       "stats --per-step --format json" "stats --report launch_sites,layers,memory_steps" "stats --steps 5:9 --format json"
       "steps" "steps --format json" "steps --threads 3" "steps --method trace --format json" "memory" "memory --format json"
       "advise" "advise --all --format json" "advise --threads 4 --all" "advise --format csv" "advise --method trace --all"
       "dump --json" "export --format perfetto -o -" "export --format perfetto --summary -o -" "export --format folded -o -"
-      "export --format csv --table CUPTI_ACTIVITY_KIND_KERNEL -o -" "export --format perfetto --steps 10:12 -o -")
+      "export --format csv --table CUPTI_ACTIVITY_KIND_KERNEL -o -" "export --format perfetto --steps 10:12 -o -"
+      "export --format perfetto --steps 500:502 --threads 4 -o -" "dump --steps 3:4 --threads 3 --json")
 tot=0 bad=0
 differ() { bad=$((bad + 1)); echo "DIFFER: $1"; }
 for t in "$@"; do
