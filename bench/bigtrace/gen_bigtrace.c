@@ -3,7 +3,7 @@
  * measures the offline tool on it).
  *
  *   gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late]
- *                [--memory] [--no-nvtx] [--format-1] N OUT
+ *                [--memory] [--no-nvtx [--batch-varies]] [--format-1] N OUT
  *
  * One process (pid 7000) on one H100-like device (132 SMs).  The model is a
  * fixed program drawn once from the seed: `--names` kernel names (default
@@ -47,7 +47,9 @@
  * tools find the steps by the trace method.  N counts the same records but
  * the ranges, so a step holds 28 events fewer; the batch's copy and the
  * zero_grad memsets have one size each, every step (as a real job's: the
- * trace method tells steps apart by what they run).
+ * trace method tells steps apart by what they run); with --batch-varies
+ * the batch's size is drawn per step (4..16 MiB), as an input padded to its
+ * longest sequence.
  *
  * The process record carries the settings string of a default `gpuprof
  * run` (format 1.2), unless --no-settings (as a 1.0/1.1 trace).
@@ -274,7 +276,7 @@ static uint64_t memset_op(uint32_t src, uint32_t tid, uint64_t bytes, uint64_t t
 	return ret;
 }
 
-static int no_nvtx;
+static int no_nvtx, batch_varies;
 
 static void range(uint32_t src, uint32_t tid, uint32_t msg, uint32_t depth, uint64_t s, uint64_t e)
 {
@@ -337,7 +339,7 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	uint64_t fwd_s = t;
 	/* without NVTX, a batch and the zero_grad memsets of one size every
 	 * step, as in a real job (the trace method compares steps by content) */
-	uint64_t batch = no_nvtx ? 8u << 20 : between(4, 16) << 20, act[NLAYERS];
+	uint64_t batch = no_nvtx && !batch_varies ? 8u << 20 : between(4, 16) << 20, act[NLAYERS];
 	if (k % 5 == 4) mem_op(2, GP_MEM_PINNED, 0x10000000ull, 1u << 20); /* allocated before the trace */
 	mem_op(1, GP_MEM_PINNED, 0x20000000ull, batch);
 	t = copy(SRC_MAIN, M, GP_COPY_HTOD, batch, STREAM_COPY, 0, t);
@@ -391,7 +393,7 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 static void usage(void)
 {
 	fprintf(stderr, "usage: gen_bigtrace [--seed S] [--numbered] [--names K] [--no-settings] [--late] [--memory] "
-			"[--no-nvtx] [--format-1] N OUT\n"
+			"[--no-nvtx [--batch-varies]] [--format-1] N OUT\n"
 			"  N events (rounded up to a whole step), deterministic for a seed\n");
 	exit(1);
 }
@@ -408,6 +410,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--late")) late_mode = 1;
 		else if (!strcmp(argv[i], "--memory")) memory_mode = 1;
 		else if (!strcmp(argv[i], "--no-nvtx")) no_nvtx = 1;
+		else if (!strcmp(argv[i], "--batch-varies")) batch_varies = 1;
 		else if (!strcmp(argv[i], "--format-1")) gen_major = 1;
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc) nnames = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else break;
