@@ -46,8 +46,8 @@
  * --no-nvtx: no NVTX range at all (a job as it is, with no hint from us): the
  * tools find the steps by the trace method.  N counts the same records but
  * the ranges, so a step holds 28 events fewer; the batch's copy and the
- * zero_grad memsets have one size each, every step (as a real job's: the
- * trace method tells steps apart by what they run); with --batch-varies
+ * zero_grad memsets have one size each, every step (a job of fixed-size
+ * batches: the trace method finds its steps with the sizes); with --batch-varies
  * the batch's size is drawn per step (4..16 MiB), as an input padded to its
  * longest sequence.
  *

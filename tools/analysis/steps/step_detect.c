@@ -55,6 +55,8 @@ uint64_t step_stream_key(uint32_t device, uint32_t stream) { return (uint64_t)de
 
 int step_sig_is_marker(uint64_t sig) { return (sig & SIG_OP) != 0; }
 
+uint64_t step_sig_sizeless(uint64_t sig) { return sig & SIG_OP ? sig & ~SIG_BYTES : sig; }
+
 uint64_t *step_stream_last(struct step_stream_last **v, size_t *n, size_t *cap, uint64_t q)
 {
 	size_t k = 0;
@@ -487,7 +489,7 @@ static const struct cand *pick(struct tscan *t, size_t k0, struct subloop *sl, s
 	return best;
 }
 
-static void plan_trace(struct step_detect *d, struct dproc *p)
+static void plan_trace_sample(struct step_detect *d, struct dproc *p, int sizeless)
 {
 	struct step_plan *pl = &p->plan;
 	size_t n = p->n;
@@ -584,31 +586,49 @@ static void plan_trace(struct step_detect *d, struct dproc *p)
 	pl->marker = found.sig;
 	pl->marker_after = found.ctx;
 	pl->period_ops = found.len;
-	char what[96], after[80] = "";
+	pl->sizeless = sizeless;
+	char what[96], after[80] = "", size[40] = " of any size";
 	char *dn = NULL, *sn = NULL;
 	int kind = sig_kind(found.sig);
+	if (!sizeless) snprintf(size, sizeof(size), " of %llu bytes", (unsigned long long)(found.sig & SIG_BYTES));
 	if (kind == OP_MEMCPY)
-		snprintf(what, sizeof(what), "a %s copy of %llu bytes",
-			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(found.sig >> 48 & 0xff)),
-			 (unsigned long long)(found.sig & SIG_BYTES));
+		snprintf(what, sizeof(what), "a %s copy%s",
+			 by_copy ? "host-to-device" : copy_kind_name((uint32_t)(found.sig >> 48 & 0xff)), size);
 	else if (kind == OP_MEMSET)
-		snprintf(what, sizeof(what), "a memset of %llu bytes", (unsigned long long)(found.sig & SIG_BYTES));
+		snprintf(what, sizeof(what), "a memset%s", size);
 	else {
 		dn = demangle(tool_str(d->r, (uint32_t)found.sig));
 		sn = short_name(dn);
 		snprintf(what, sizeof(what), "kernel '%.80s'", sn);
 	}
+	char csize[32] = "";
+	if (found.ctx && !sizeless) snprintf(csize, sizeof(csize), " %llu-byte", (unsigned long long)(found.ctx & SIG_BYTES));
 	if (found.ctx && sig_kind(found.ctx) == OP_MEMCPY)
-		snprintf(after, sizeof(after), " after a %llu-byte %s copy", (unsigned long long)(found.ctx & SIG_BYTES),
-			 copy_kind_name((uint32_t)(found.ctx >> 48 & 0xff)));
+		snprintf(after, sizeof(after), " after a%s %s copy", csize, copy_kind_name((uint32_t)(found.ctx >> 48 & 0xff)));
 	else if (found.ctx)
-		snprintf(after, sizeof(after), " after a %llu-byte memset", (unsigned long long)(found.ctx & SIG_BYTES));
+		snprintf(after, sizeof(after), " after a%s memset", csize);
 	char line[400];
 	snprintf(line, sizeof(line),
-		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s)",
-		 what, after, found.len, found.m, found.c - 1, by_copy ? "; the input copy" : "");
+		 "trace: each step starts at the launch of %s%s (period %zu GPU operations, %zu of %zu repeats alike%s%s)",
+		 what, after, found.len, found.m, found.c - 1, sizeless ? " with copy and memset sizes left out" : "",
+		 by_copy ? "; the input copy" : "");
 	snprintf(pl->what, sizeof(pl->what), "%.255s", line);
 	free(dn); free(sn);
+}
+
+static void plan_trace(struct step_detect *d, struct dproc *p)
+{
+	plan_trace_sample(d, p, 0);
+	if (p->plan.method == STEP_TRACE || p->n < 6) return;
+	/* Nothing repeats alike: a copy or memset whose size changes from
+	 * step to step (an input batch padded to its longest sequence) makes
+	 * every step unlike the others.  Again with the sizes left out; the
+	 * first answer's message where that finds nothing either. */
+	char why[sizeof(p->plan.what)];
+	memcpy(why, p->plan.what, sizeof(why));
+	for (size_t i = 0; i < p->n; i++) p->v[i].sig = step_sig_sizeless(p->v[i].sig);
+	plan_trace_sample(d, p, 1);
+	if (p->plan.method != STEP_TRACE) memcpy(p->plan.what, why, sizeof(why));
 }
 
 void step_detect_proc(struct step_detect *d, uint32_t pid)

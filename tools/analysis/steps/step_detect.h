@@ -48,6 +48,8 @@ struct step_plan {
 	uint64_t marker_after;   /* not 0: only where the copy or memset before it on its
 				  * stream had this signature (step_marker_at) */
 	size_t period_ops;       /* operations in the most common step */
+	int sizeless;            /* marker and marker_after without the copy's or memset's
+				  * size (step_sig_sizeless): no step ran alike with them */
 };
 
 struct step_detect;
@@ -84,6 +86,9 @@ struct step_def step_plan_step(const struct step_plan *pl, const struct attribut
 uint64_t step_sig(int op_kind, uint32_t name_id, uint32_t copy_kind, uint64_t bytes);
 /* A copy's or memset's signature (the ops a marker's context is made of) */
 int step_sig_is_marker(uint64_t sig);
+/* sig without a copy's or memset's size (a kernel's as it is): how a plan
+ * with step_plan.sizeless compares */
+uint64_t step_sig_sizeless(uint64_t sig);
 /* The stream of an operation, as the trace method's context keys it */
 uint64_t step_stream_key(uint32_t device, uint32_t stream);
 /* Per stream, the signature of its last copy or memset (a marker's context:

@@ -314,6 +314,7 @@ static void add_phase(struct bop *b, uint32_t name)
 static int is_marker(struct sproc *p, const struct step_plan *pl, const struct gpu_op *op)
 {
 	uint64_t sig = step_sig(op->kind, op->name_id, op->copy_kind, op->bytes);
+	if (pl->sizeless) sig = step_sig_sizeless(sig);
 	if (!pl->marker_after) return sig == pl->marker;
 	if (!step_sig_is_marker(sig)) return 0;
 	uint64_t *last = step_stream_last(&p->mkq, &p->nmkq, &p->cmkq, step_stream_key(op->device, op->stream));
