@@ -337,8 +337,8 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 	uint64_t s0 = t;
 	t += between(2000, 10000);
 	uint64_t fwd_s = t;
-	/* without NVTX, a batch and the zero_grad memsets of one size every
-	 * step, as in a real job (the trace method compares steps by content) */
+	/* without NVTX, a batch (but --batch-varies) and the zero_grad
+	 * memsets of one size every step: a job of fixed-size batches */
 	uint64_t batch = no_nvtx && !batch_varies ? 8u << 20 : between(4, 16) << 20, act[NLAYERS];
 	if (k % 5 == 4) mem_op(2, GP_MEM_PINNED, 0x10000000ull, 1u << 20); /* allocated before the trace */
 	mem_op(1, GP_MEM_PINNED, 0x20000000ull, batch);
