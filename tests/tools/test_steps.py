@@ -229,41 +229,33 @@ with tt.tmpdir() as d:
     # the same job with no hint from us (gen_bigtrace --no-nvtx: no NVTX
     # range): the trace method finds every step the generator wrote, each
     # from its batch's cudaMemcpyAsync call (as `dump` lists them), on 1
-    # thread and in 3 slices alike
-    nonvtx = os.path.join(d, "nonvtx.gpuprof")
-    g = subprocess.run([gen_big, "--no-nvtx", "200000", nonvtx], check=True, capture_output=True, text=True)
-    nsteps = int(g.stderr.split(" steps, ")[0].rsplit(" ", 1)[1])
-    calls = [int(ln.split()[0]) for ln in tt.gp("dump", "--type", "api", nonvtx).stdout.splitlines()
-             if ln.endswith(" cudaMemcpyAsync")]
-    one = tt.gp("steps", "--per-step", "--format", "json", "--threads", "1", nonvtx).stdout
-    j = json.loads(one)
-    tt.eq((j["steps"][0]["method"], j["steps"][0]["steps"], len(calls)), ("trace", nsteps, nsteps),
-          "no NVTX: the trace method finds the generator's steps")
-    tt.eq([r["start_ns"] for r in j["step_rows"]], calls, "no NVTX: each step starts at its batch copy's call")
-    tt.eq([r["flags"] for r in j["step_rows"]].count(""), nsteps - 1, "no NVTX: all counted but the last (partial)")
-    three = tt.gp("steps", "--per-step", "--format", "json", "--threads", "3", nonvtx).stdout
-    tt.eq(three, one, "no NVTX: the steps in 3 slices are those of one thread")
+    # thread and in 3 slices alike.  Returns the steps' JSON.
+    def no_hint_steps(name, flags, what):
+        path = os.path.join(d, name)
+        g = subprocess.run([gen_big, "--no-nvtx", *flags, "200000", path], check=True, capture_output=True, text=True)
+        nsteps = int(g.stderr.split(" steps, ")[0].rsplit(" ", 1)[1])
+        calls = [int(ln.split()[0]) for ln in tt.gp("dump", "--type", "api", path).stdout.splitlines()
+                 if ln.endswith(" cudaMemcpyAsync")]
+        one = tt.gp("steps", "--per-step", "--format", "json", "--threads", "1", path).stdout
+        j = json.loads(one)
+        tt.eq((j["steps"][0]["method"], j["steps"][0]["steps"], len(calls)), ("trace", nsteps, nsteps),
+              f"{what}: the trace method finds the generator's steps")
+        tt.eq([r["start_ns"] for r in j["step_rows"]], calls, f"{what}: each step starts at its batch copy's call")
+        tt.eq([r["flags"] for r in j["step_rows"]].count(""), nsteps - 1, f"{what}: all counted but the last (partial)")
+        three = tt.gp("steps", "--per-step", "--format", "json", "--threads", "3", path).stdout
+        tt.eq(three, one, f"{what}: the steps in 3 slices are those of one thread")
+        return path, j
+
+    no_hint_steps("nonvtx.gpuprof", [], "no NVTX")
     # ... and its batch of a size drawn per step (--batch-varies, as an input
     # padded to its longest sequence): no step runs alike with the copy's
     # size, so the method looks again with the sizes left out and finds them
-    varies = os.path.join(d, "varies.gpuprof")
-    g = subprocess.run([gen_big, "--no-nvtx", "--batch-varies", "200000", varies], check=True, capture_output=True,
-                       text=True)
-    nsteps = int(g.stderr.split(" steps, ")[0].rsplit(" ", 1)[1])
-    calls = [int(ln.split()[0]) for ln in tt.gp("dump", "--type", "api", varies).stdout.splitlines()
-             if ln.endswith(" cudaMemcpyAsync")]
+    varies, j = no_hint_steps("varies.gpuprof", ["--batch-varies"], "batch of varying size")
     sizes = {ln.split("bytes=")[1].split()[0] for ln in tt.gp("dump", "--type", "memcpy", varies).stdout.splitlines()
              if "HtoD" in ln}
     tt.expect(len(sizes) > 10, f"--batch-varies: the batch's sizes vary ({len(sizes)})")
-    one = tt.gp("steps", "--per-step", "--format", "json", "--threads", "1", varies).stdout
-    j = json.loads(one)
-    tt.eq((j["steps"][0]["method"], j["steps"][0]["steps"], len(calls)), ("trace", nsteps, nsteps),
-          "batch of varying size: the trace method finds the generator's steps")
     tt.expect("copy of any size" in j["steps"][0]["defined_by"] and "sizes left out" in j["steps"][0]["defined_by"],
               f"batch of varying size: Steps Are says so: {j['steps'][0]['defined_by']!r}")
-    tt.eq([r["start_ns"] for r in j["step_rows"]], calls, "batch of varying size: each step at its copy's call")
-    three = tt.gp("steps", "--per-step", "--format", "json", "--threads", "3", varies).stdout
-    tt.eq(three, one, "batch of varying size: the steps in 3 slices are those of one thread")
 
     # errors
     p = tt.gp("steps", "--method", "bogus", cat, check=False)

@@ -619,7 +619,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, int sizele
 static void plan_trace(struct step_detect *d, struct dproc *p)
 {
 	plan_trace_sample(d, p, 0);
-	if (p->plan.method == STEP_TRACE || p->n < 6) return;
+	if (p->plan.method == STEP_TRACE) return;
 	/* Nothing repeats alike: a copy or memset whose size changes from
 	 * step to step (an input batch padded to its longest sequence) makes
 	 * every step unlike the others.  Again with the sizes left out; the
