@@ -49,7 +49,9 @@
  * zero_grad memsets have one size each, every step (a job of fixed-size
  * batches: the trace method finds its steps with the sizes); with --batch-varies
  * the batch's size is drawn per step (4..16 MiB), as an input padded to its
- * longest sequence.
+ * longest sequence, and each forward layer's first kernel is another one
+ * for a batch of 10 MiB or more (cuBLAS picks a GEMM kernel by shape: no
+ * step runs alike with the sizes left out either, only like).
  *
  * The process record carries the settings string of a default `gpuprof
  * run` (format 1.2), unless --no-settings (as a 1.0/1.1 trace).
@@ -352,7 +354,12 @@ static uint64_t step(uint64_t k, uint64_t t, uint32_t step_msg)
 		t = ls;
 		act[l] = memory_mode ? between(1, 256) << 16 : 0;
 		mem_op(1, GP_MEM_DEVICE, 0x7f0000000000ull + ((uint64_t)l << 32), act[l]);
-		for (int j = 0; j < FWD_PER_LAYER; j++) t = launch(SRC_MAIN, M, fwd[l][j], host_gap(SRC_MAIN, M, t));
+		for (int j = 0; j < FWD_PER_LAYER; j++) {
+			/* --batch-varies: a layer's first kernel (its GEMM) is another
+			 * for the larger batches, as cuBLAS picks by shape */
+			uint32_t kn = batch_varies && !j && batch >= 10u << 20 ? 2 + (fwd[l][0] - 1) % (nnames - 2) : fwd[l][j];
+			t = launch(SRC_MAIN, M, kn, host_gap(SRC_MAIN, M, t));
+		}
 		t += 1000;
 		range(SRC_MAIN, M, S_LAYER0 + l, 2, ls, t);
 	}

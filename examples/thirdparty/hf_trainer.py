@@ -4,6 +4,9 @@ initialised GPT-2 (2 layers unless --n-layer, d 128, vocab 1000), as a new user 
 nothing downloaded: no pretrained weights, no tokenizer; the dataset is random
 token ids.  Steps [steps/3, 2*steps/3) run between cudaProfilerStart/Stop
 (a callback), for `gpuprof run --capture-range=cudaProfilerApi`.
+`--pad-varies` gives each sample a length of 16..64 tokens and pads each
+batch to its longest (as a text job batches with DataCollatorWithPadding):
+the input copies change size from step to step.
 `--stall-step K [--stall-s S]` sleeps S seconds (2) in the Dataset when batch K
 is fetched (stall.py: nothing in the Trainer changes); `--nvtx` marks each
 step as an NVTX range `step N` from a callback (the hinted variant);
@@ -15,7 +18,7 @@ Prints one line: RESULT steps=N loss=L (L = the Trainer's mean training loss;
 deterministic: fixed seeds, dropout off, SDPA's math backend — the fused
 attention backends' backward passes accumulate with atomics).
 
-  python3 examples/thirdparty/hf_trainer.py [--steps 30] [--n-layer 2] [--stall-step K] [--nvtx]
+  python3 examples/thirdparty/hf_trainer.py [--steps 30] [--n-layer 2] [--pad-varies] [--stall-step K] [--nvtx]
       [--torch-profile A:B [--torch-profile-out FILE]]
 """
 import argparse
@@ -49,6 +52,32 @@ class RandomTokens(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         return {"input_ids": self.ids[i], "labels": self.ids[i]}
+
+
+class RandomLengths(RandomTokens):
+    """--pad-varies: sample i keeps its first 16..64 tokens (drawn once, seeded)."""
+
+    def __init__(self, n):
+        super().__init__(n)
+        g = torch.Generator().manual_seed(1)
+        self.lens = torch.randint(16, SEQ + 1, (n,), generator=g).tolist()
+
+    def __getitem__(self, i):
+        ids = self.ids[i][:self.lens[i]]
+        return {"input_ids": ids, "labels": ids}
+
+
+def pad_to_longest(batch):
+    """What DataCollatorWithPadding does without a tokenizer: pad to the batch's
+    longest sample; padded labels -100 (ignored by the loss), attention_mask 0."""
+    n = max(len(b["input_ids"]) for b in batch)
+    ids = torch.zeros(len(batch), n, dtype=torch.long)
+    labels = torch.full((len(batch), n), -100, dtype=torch.long)
+    mask = torch.zeros(len(batch), n, dtype=torch.long)
+    for k, b in enumerate(batch):
+        m = len(b["input_ids"])
+        ids[k, :m], labels[k, :m], mask[k, :m] = b["input_ids"], b["labels"], 1
+    return {"input_ids": ids, "labels": labels, "attention_mask": mask}
 
 
 class CaptureRange(TrainerCallback):
@@ -113,6 +142,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--n-layer", type=int, default=2, help="GPT-2 blocks")
+    ap.add_argument("--pad-varies", action="store_true", help="samples of 16..64 tokens, each batch padded to its longest")
     ap.add_argument("--stall-step", type=int, default=-1)
     ap.add_argument("--stall-s", type=float, default=2.0)
     ap.add_argument("--nvtx", action="store_true")
@@ -137,14 +167,15 @@ def main():
         # only the arguments this transformers version still has (names drift between majors)
         have = {f.name for f in dataclasses.fields(TrainingArguments)}
         args = TrainingArguments(**{k: v for k, v in want.items() if k in have})
-        data = Stall(RandomTokens(512), a.stall_step, 16, a.stall_s)
+        data = Stall((RandomLengths if a.pad_varies else RandomTokens)(512), a.stall_step, 16, a.stall_s)
         # the probe before NvtxSteps: it reads the step's end inside the step's range
         cbs = [CaptureRange(a.steps // 3, 2 * a.steps // 3)] + ([MemProbe()] if a.mem_probe else []) + \
             ([NvtxSteps()] if a.nvtx else [])
         if a.torch_profile:
             lo, hi = (int(v) for v in a.torch_profile.split(":"))
             cbs.append(TorchProfile(lo, hi, a.torch_profile_out))
-        tr = Trainer(model=model, args=args, train_dataset=data, callbacks=cbs)
+        tr = Trainer(model=model, args=args, train_dataset=data, callbacks=cbs,
+                     data_collator=pad_to_longest if a.pad_varies else None)
         # the metrics printer writes run times to stdout: only RESULT goes there
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
         tr.remove_callback(PrinterCallback)

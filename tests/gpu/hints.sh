@@ -4,7 +4,7 @@
 # NVTX steps; checked through the offline tool (tests/gpu/hints_check.py).
 # Run from the repo root (scripts/gpu-session.sh hints calls it):
 #   RESULTS_DIR=/tmp/r bash tests/gpu/hints.sh
-# Environment: HINTS_JOBS (mnist hf lightning), HINTS_STEPS (400), HINTS_STALL (200),
+# Environment: HINTS_JOBS (mnist hf lightning; also hfpad: HF with batches padded to their longest), HINTS_STEPS (400), HINTS_STALL (200),
 # HINTS_TRIG_STEPS (3000), GPUPROF (build/bin/gpuprof).
 set -u
 G=${GPUPROF:-build/bin/gpuprof}
@@ -20,6 +20,9 @@ job() {
     mnist) echo python3 examples/train_mnist.py --warmup 5 --steps "$3" --stall-at "$4" --stall-s 2 \
              "$([ "$2" = nvtx ] || echo --no-nvtx)" ;;
     hf) echo python3 examples/thirdparty/hf_trainer.py --steps "$3" --stall-step "$4" "$([ "$2" = nvtx ] && echo --nvtx)" ;;
+    # hfpad: the input copies change size every step (each batch padded to its longest sample)
+    hfpad) echo python3 examples/thirdparty/hf_trainer.py --pad-varies --steps "$3" --stall-step "$4" \
+             "$([ "$2" = nvtx ] && echo --nvtx)" ;;
     lightning) echo python3 examples/thirdparty/lightning_fit.py --steps "$3" --stall-step "$4" \
                  "$([ "$2" = nvtx ] && echo --nvtx)" ;;
   esac

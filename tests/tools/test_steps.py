@@ -241,16 +241,20 @@ with tt.tmpdir() as d:
         tt.eq((j["steps"][0]["method"], j["steps"][0]["steps"], len(calls)), ("trace", nsteps, nsteps),
               f"{what}: the trace method finds the generator's steps")
         tt.eq([r["start_ns"] for r in j["step_rows"]], calls, f"{what}: each step starts at its batch copy's call")
-        tt.eq([r["flags"] for r in j["step_rows"]].count(""), nsteps - 1, f"{what}: all counted but the last (partial)")
+        tt.eq((j["steps"][0]["counted"], [i for i, r in enumerate(j["step_rows"]) if "partial" in r["flags"]]),
+              (nsteps - 1, [nsteps - 1]), f"{what}: all counted but the last (partial)")
         three = tt.gp("steps", "--per-step", "--format", "json", "--threads", "3", path).stdout
         tt.eq(three, one, f"{what}: the steps in 3 slices are those of one thread")
         return path, j
 
     no_hint_steps("nonvtx.gpuprof", [], "no NVTX")
     # ... and its batch of a size drawn per step (--batch-varies, as an input
-    # padded to its longest sequence): no step runs alike with the copy's
-    # size, so the method looks again with the sizes left out and finds them
+    # padded to its longest sequence, and a GEMM kernel picked by the
+    # batch's size): no step runs alike with the copy's size, nor without
+    # it, so the method looks for steps like one another, sizes left out
     varies, j = no_hint_steps("varies.gpuprof", ["--batch-varies"], "batch of varying size")
+    tt.expect("alike within max(2, 10 %) operations" in j["steps"][0]["defined_by"],
+              f"batch of varying size: alike within 10 %: {j['steps'][0]['defined_by']!r}")
     sizes = {ln.split("bytes=")[1].split()[0] for ln in tt.gp("dump", "--type", "memcpy", varies).stdout.splitlines()
              if "HtoD" in ln}
     tt.expect(len(sizes) > 10, f"--batch-varies: the batch's sizes vary ({len(sizes)})")
