@@ -27,6 +27,14 @@ enum gps_sig_class {
 #define GPS_SIG_MAKE(cls, v) ((uint64_t)(cls) << 56 | ((uint64_t)(v) & ((1ull << 56) - 1)))
 /* a marker: anything but a kernel launch (few a step, cheap to keep seeing) */
 #define GPS_SIG_MARKER(sig) (GPS_SIG_CLASS(sig) != GPS_SIG_KERNEL)
+/* a copy's signature without its byte count, any other as it is (the
+ * finder's second look: a batch padded to its longest sample is copied at
+ * another size every step) */
+static inline uint64_t gps_sig_sizeless(uint64_t sig)
+{
+	enum gps_sig_class c = GPS_SIG_CLASS(sig);
+	return c == GPS_SIG_HTOD || c == GPS_SIG_DTOH || c == GPS_SIG_COPY ? GPS_SIG_MAKE(c, 0) : sig;
+}
 
 struct gps_period_ev {
 	uint64_t sig;

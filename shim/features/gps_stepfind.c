@@ -65,6 +65,8 @@ static uint64_t bound;          /* the boundary's signature (in its context, for
 static unsigned ctx = 1;        /* events whose signatures make the boundary's (gps_period_context) */
 static uint64_t hist[GPS_PERIOD_MAX_CONTEXT]; /* the latest markers' signatures, newest first */
 static struct gps_period_ev mkctx[MK_CAP];    /* the learning window's markers in context */
+static struct gps_period_ev mksl[MK_CAP];     /* ... without the copies' sizes */
+static int sizeless;            /* the boundary's (and its context's) copies are compared without their size */
 static uint64_t since;          /* events of its level since it last occurred */
 static uint64_t number;         /* the next step's number */
 static int open_step;
@@ -76,7 +78,7 @@ static atomic_uint classes_gen; /* changes of gps_stepfind_classes (gps_stepfind
 static unsigned learns;
 /* published for messages */
 static _Atomic uint64_t pub_sig, pub_mk, pub_kn;
-static atomic_uint pub_len, pub_alike, pub_steps, pub_ctx;
+static atomic_uint pub_len, pub_alike, pub_steps, pub_ctx, pub_sizeless;
 
 static const char *const class_words[GPS_SIG_NCLASS] = {
 	"an API call", "a host-to-device copy", "a device-to-host copy", "a copy",
@@ -94,6 +96,8 @@ void gps_stepfind_init(int on)
 
 static void learn_reset(void)
 {
+	sizeless = 0;
+	atomic_store(&pub_sizeless, 0);
 	nmk = nkn = 0;
 	mk_total = kn_total = 0;
 	next_mk_try = 16;
@@ -204,6 +208,9 @@ static int try_find(const struct gps_period_ev *ev, const struct gps_period_ev *
 		return 0;
 	bound = r.sig;
 	ctx = k;
+	if (sizeless) /* the context of the next boundary, as the events to come */
+		for (unsigned i = 0; i < GPS_PERIOD_MAX_CONTEXT; i++)
+			hist[i] = gps_sig_sizeless(hist[i]);
 	for (unsigned i = 0; i < n; i++)
 		if (ev[i].sig == r.sig) {
 			r.sig = raw[i].sig; /* what the boundary is, for the messages */
@@ -236,25 +243,44 @@ static void push(struct gps_period_ev *buf, unsigned *n, unsigned cap, uint64_t 
 	(*n)++;
 }
 
-/* The markers as they are, then each told apart by the 1, 2, 3 markers
- * before it (gps_period_context): the shortest context that repeats once a
- * step. */
-static int try_markers(uint32_t tid, uint64_t now)
+/* The markers ev[] (mk's, or mksl's) as they are, then each told apart by
+ * the 1, 2, 3 markers before it (gps_period_context): the shortest context
+ * that repeats once a step. */
+static int try_contexts(const struct gps_period_ev *ev, uint32_t tid, uint64_t now)
 {
-	if (try_find(mk, mk, 1, nmk, tid, now))
+	if (try_find(ev, mk, 1, nmk, tid, now))
 		return 1;
 	for (unsigned k = 2; k <= GPS_PERIOD_MAX_CONTEXT; k++) {
 		for (unsigned i = 0; i < nmk; i++) {
 			uint64_t last[GPS_PERIOD_MAX_CONTEXT];
 			unsigned m = i + 1 < k ? i + 1 : k;
 			for (unsigned j = 0; j < m; j++)
-				last[j] = mk[i - j].sig;
+				last[j] = ev[i - j].sig;
 			mkctx[i].sig = gps_period_context(last, m);
-			mkctx[i].t = mk[i].t;
+			mkctx[i].t = ev[i].t;
 		}
 		if (try_find(mkctx, mk, k, nmk, tid, now))
 			return 1;
 	}
+	return 0;
+}
+
+/* With the copies' sizes, then (no step alike with them: an HF Trainer's
+ * batches padded to their longest sample) without */
+static int try_markers(uint32_t tid, uint64_t now)
+{
+	if (try_contexts(mk, tid, now))
+		return 1;
+	for (unsigned i = 0; i < nmk; i++) {
+		mksl[i].sig = gps_sig_sizeless(mk[i].sig);
+		mksl[i].t = mk[i].t;
+	}
+	sizeless = 1; /* (for try_find's message and tracking) */
+	atomic_store(&pub_sizeless, 1);
+	if (try_contexts(mksl, tid, now))
+		return 1;
+	sizeless = 0;
+	atomic_store(&pub_sizeless, 0);
 	return 0;
 }
 
@@ -295,6 +321,8 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 			return 0;
 	}
 	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	if (sizeless && s == SF_TRACK)
+		sig = gps_sig_sizeless(sig);
 	if (GPS_SIG_MARKER(sig)) { /* the latest markers, for a boundary told apart by its context */
 		memmove(hist + 1, hist, (GPS_PERIOD_MAX_CONTEXT - 1) * sizeof *hist);
 		hist[0] = sig;
@@ -370,7 +398,9 @@ void gps_stepfind_describe(char *buf, size_t n)
 	uint64_t sig = atomic_load(&pub_sig);
 	enum gps_sig_class c = GPS_SIG_CLASS(sig);
 	char bytes[64] = "";
-	if (c == GPS_SIG_HTOD || c == GPS_SIG_DTOH || c == GPS_SIG_COPY)
+	if ((c == GPS_SIG_HTOD || c == GPS_SIG_DTOH || c == GPS_SIG_COPY) && atomic_load(&pub_sizeless))
+		snprintf(bytes, sizeof bytes, " of any size");
+	else if (c == GPS_SIG_HTOD || c == GPS_SIG_DTOH || c == GPS_SIG_COPY)
 		snprintf(bytes, sizeof bytes, " of %" PRIu64 " bytes", (uint64_t)(sig & ((1ull << 48) - 1)));
 	switch (s) {
 	case SF_TRACK:

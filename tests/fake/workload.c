@@ -113,6 +113,9 @@
  *   WL_TWIN=1                as an HF Trainer's step: two alike input copies, each
  *                            followed by a synchronisation, and three loss copies
  *                            with theirs (no call occurs once a step)
+ *   WL_PAD=1                 the input copies' size is drawn per step (WL_BATCH
+ *                            minus 0..255 times 8 bytes: a batch padded to its
+ *                            longest sample)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch)
  *   WL_CALLBACKS=I:FILE      at step I's start FILE gets "memcpy E sync E" (E: 1
@@ -752,6 +755,7 @@ static int plain_mode(long n, long ms)
 	const char *b = getenv("WL_BATCH"), *wu = getenv("WL_WARMUP"), *nf = getenv("WL_NVTX_FROM");
 	const char *irr = getenv("WL_IRREGULAR"), *times = getenv("WL_STEP_TIMES");
 	int kernels_only = getenv("WL_KERNELS_ONLY") != NULL, twin = getenv("WL_TWIN") != NULL;
+	int pad = getenv("WL_PAD") != NULL;
 	size_t batch = b ? (size_t)atol(b) : 65536;
 	long warmup = wu ? atol(wu) : 0, nvtx_from = nf ? atol(nf) : -1;
 	size_t cap = batch + 1000 + (size_t)n + 65536;
@@ -799,6 +803,10 @@ static int plain_mode(long n, long ms)
 		} else {
 			const char *bf = getenv("WL_BATCH_FROM");
 			size_t b_now = bf && i >= atol(bf) && strchr(bf, ':') ? (size_t)atol(strchr(bf, ':') + 1) : batch;
+			if (pad) {
+				rnd = rnd * 1103515245u + 12345u;
+				b_now -= 8 * ((rnd >> 16) % 256);
+			}
 			cudaMemcpy(d, h, b_now + (i < warmup ? 1000 + (size_t)i : 0), cudaMemcpyHostToDevice);
 			if (twin) { /* an HF Trainer's step: input_ids and labels, alike, each synchronised */
 				cudaStreamSynchronize(NULL);

@@ -47,6 +47,10 @@ S12. GPUPROF_API_MODE=activity (API records from CUPTI activity, so the
     marker callbacks feed the finder only): --sample-steps 1/10 finds the
     same boundary and samples the found steps as S1; armed with step>50x and
     a 700 ms stall at step 100, one capture of steps 101..105.
+S16. An HF Trainer's step with padded batches (S11's, the input copies of
+    a size drawn per step): the sizes are left out, the boundary is the
+    first input copy in its context ("of any size"), the sampled steps as
+    S11's.
 S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
     line, so no finder runs (no found mark, no found step range).
 S14. The status file (and `gpuprof top`) of an armed job with found steps (no NVTX), read at
@@ -199,6 +203,25 @@ if j.traces():
     want = [s for s in range(0, 200, 10) if s >= first and s <= max(fr)]
     E.check(sorted(f.kernel_steps) == [s + 1 for s in want] and all(n == 2 for n in f.kernel_steps.values()),
             "S11: kernels of the job's steps %s, want those of found %s" % (dict(f.kernel_steps), want))
+
+# S16: an HF Trainer's step with its batch padded to its longest sample (WL_TWIN and WL_PAD: the two
+# input copies of a size drawn per step): no step runs alike with the copies' sizes; without them the
+# boundary is the first input copy told apart by the calls before it, as S11's
+j = plain("s16", 200, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_TWIN": "1", "WL_PAD": "1"})
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a host-to-device copy of any size, told apart by the 2 calls before it "
+            "(period 10 API events" in fm[0], "S16: marks %s" % f.marks)
+    fr = found_ranges(f)
+    first = min(fr) if fr else -1
+    E.check(fr and 10 <= first <= 40 and sorted(fr) == list(range(first, max(fr) + 1)) and max(fr) >= 197,
+            "S16: found steps %s" % sorted(fr))
+    want = [s for s in range(0, 200, 10) if s >= first and s <= max(fr)]
+    E.check(sorted(f.kernel_steps) == [s + 1 for s in want] and all(n == 2 for n in f.kernel_steps.values()),
+            "S16: kernels of the job's steps %s, want those of found %s" % (dict(f.kernel_steps), want))
+    sizes = {m["bytes"] for m in f.recs if m["type"] == "memcpy" and m.get("kind") == "HtoD"}
+    E.check(len(sizes) > 5, "S16: the input copies' sizes vary: %s" % sorted(sizes))
 
 # S5: NVTX steps win
 j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})
