@@ -266,11 +266,17 @@ static int try_contexts(const struct gps_period_ev *ev, uint32_t tid, uint64_t n
 }
 
 /* With the copies' sizes, then (no step alike with them: an HF Trainer's
- * batches padded to their longest sample) without */
+ * batches padded to their longest sample) without; that only once the
+ * window has slid (over MK_CAP markers): a model's parameter copies at
+ * start-up, each with its synchronisation, are alike without their sizes
+ * and would be taken for steps (the padded HF Trainer's finder cut at each
+ * of its three input copies so, on the H100) */
 static int try_markers(uint32_t tid, uint64_t now)
 {
 	if (try_contexts(mk, tid, now))
 		return 1;
+	if (mk_total <= MK_CAP)
+		return 0;
 	for (unsigned i = 0; i < nmk; i++) {
 		mksl[i].sig = gps_sig_sizeless(mk[i].sig);
 		mksl[i].t = mk[i].t;
