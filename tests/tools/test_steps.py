@@ -245,6 +245,14 @@ with tt.tmpdir() as d:
               (nsteps - 1, [nsteps - 1]), f"{what}: all counted but the last (partial)")
         three = tt.gp("steps", "--per-step", "--format", "json", "--threads", "3", path).stdout
         tt.eq(three, one, f"{what}: the steps in 3 slices are those of one thread")
+        # a --steps window: with threads, the trace method's pass runs in slices (stats_selection.c)
+        w = [tt.gp("dump", "--steps", "50:52", "--threads", k, path).stdout for k in ("1", "3")]
+        tt.eq(w[1], w[0], f"{what}: dump --steps 50:52 in 3 slices is that of one thread")
+        rows = j["step_rows"]
+        timed = [int(ln.split()[0]) for ln in w[0].splitlines() if ln.split()[0].isdigit() and int(ln.split()[0])]
+        end = rows[52]["start_ns"] + rows[52]["time_ns"]
+        tt.expect(len(timed) > 100 and all(rows[50]["start_ns"] <= t < end for t in timed),
+                  f"{what}: dump --steps 50:52 holds only steps 50..52's records ({len(timed)})")
         return path, j
 
     no_hint_steps("nonvtx.gpuprof", [], "no NVTX")

@@ -9,7 +9,12 @@
  *
  * Where the pre-pass is not cut (k < 2, no footer, damage, an error or a
  * failed detection: stats_prepass_shards) the context's pass 1 runs on one
- * thread, and the detection's message is selection_resolve_pipe's. */
+ * thread, and the detection's message is selection_resolve_pipe's.
+ *
+ * --steps over steps of the trace method (no NVTX): those are found in the
+ * steps analysis' pass over the whole trace, which then runs in slices as
+ * `gpuprof steps` runs it (stats_drive.h, with its own pre-pass: the trace
+ * is read once more than with NVTX steps); one thread where it cannot. */
 #ifndef GPUPROF_REPORTS_STATS_SELECTION_H
 #define GPUPROF_REPORTS_STATS_SELECTION_H
 

@@ -86,8 +86,8 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 	for (size_t i = 0; i < step_detect_nplans(d); i++)
 		need_trace |= step_detect_plan(d, i)->method == STEP_TRACE;
 	/* trace-detected steps are found while the steps analysis streams the
-	 * trace: the second pass */
-	if (need_trace) {
+	 * trace: the second pass (unless the caller ran it) */
+	if (need_trace && !p->steps_done) {
 		steps_pipe_join(p, NULL, NULL, NULL);
 		if (!gp_reader_recoverable(steps_pipe_pass(p, 2))) {
 			snprintf(err, n, "cannot read the trace again for --steps");

@@ -97,6 +97,7 @@ void steps_pipe_finish(struct steps_pipe *p)
 {
 	if (p->join) opjoin_finish(p->join);
 	if (p->steps && !p->steps_apart) steps_finish(p->steps);
+	p->steps_done = 1;
 }
 
 void steps_pipe_free(struct steps_pipe *p)

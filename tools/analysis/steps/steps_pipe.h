@@ -40,6 +40,8 @@ struct steps_pipe {
 	uint64_t now;                  /* latest API or GPU record time seen in pass 2 */
 	int steps_apart;               /* the steps run elsewhere (the stats slices): the
 					* join does not feed them, finish leaves them */
+	int steps_done;                /* the steps had their pass (steps_pipe_finish, or the
+					* caller's drive in slices: reports/stats_selection.c) */
 	uint64_t kernel_wait_ns;
 };
 
