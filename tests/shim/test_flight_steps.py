@@ -189,13 +189,21 @@ E.check([c.own_steps() for c in caps] == [list(range(401, 406))], "S11: captured
 if caps:
     E.check(all(n == 2 for n in caps[0].kernel_steps.values()), "S11: kernels %s" % dict(caps[0].kernel_steps))
 
-j = plain("s11b", 200, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_TWIN": "1"})
-if j.traces():
+def in_context(name, steps, extra, copy, what):
+    """A twin-copy job (WL_TWIN) sampled 1 step in 10: its one mark, the boundary the first input
+    copy (of `copy`) told apart by the 2 calls before it; (facts, found ranges), or (None, {})."""
+    j = plain(name, steps, dict({"GPUPROF_SAMPLE_STEPS": "1/10", "WL_TWIN": "1"}, **extra))
+    if not j.traces():
+        return None, {}
     f = Facts(E, j.traces()[0])
     fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes, told apart by the 2 calls before it "
-            "(period 10 API events" in fm[0], "S11: marks %s" % f.marks)
-    fr = found_ranges(f)
+    E.check(len(fm) == 1 and ("each starts at a host-to-device copy of %s, told apart by the 2 calls before it "
+                              "(period 10 API events" % copy) in fm[0], "%s: marks %s" % (what, f.marks))
+    return f, found_ranges(f)
+
+
+f, fr = in_context("s11b", 200, {}, "65536 bytes", "S11")
+if f:
     first = min(fr) if fr else -1
     E.check(fr and 10 <= first <= 40 and sorted(fr) == list(range(first, max(fr) + 1)) and max(fr) >= 197,
             "S11: found steps %s" % sorted(fr))
@@ -208,14 +216,8 @@ if j.traces():
 # S16: an HF Trainer's step with its batch padded to its longest sample (WL_TWIN and WL_PAD: the two
 # input copies of a size drawn per step): no step runs alike with the copies' sizes; without them the
 # boundary is the first input copy told apart by the calls before it, as S11's
-j = plain("s16", 300, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_TWIN": "1", "WL_PAD": "1"})
-if j.traces():
-    f = Facts(E, j.traces()[0])
-    fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a host-to-device copy of any size, told apart by the 2 calls before it "
-            "(period 10 API events" in fm[0], "S16: marks %s" % f.marks)
-    fr = found_ranges(f)
-    first = min(fr) if fr else -1
+f, fr = in_context("s16", 300, {"WL_PAD": "1"}, "any size", "S16")
+if f:
     # without the sizes only once the learning window slid (1,024 markers, 10 a step); the numbers
     # count the boundary in the window only (docs/STEPS.md), so they run a constant k below the job's
     E.check(fr and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S16: found steps %s" % sorted(fr))
