@@ -465,9 +465,11 @@ static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, 
 	if (t->near && m >= 2 && m * 10 < nseg * 6) {
 		/* the third look: a segment like the common one (is_subloop's
 		 * test) is alike; given up once more than 40 % are not */
-		size_t thr = len / 10 > 2 ? len / 10 : 2, unlike = 0;
+		size_t thr = len / 10 > 2 ? len / 10 : 2, unlike = 0, near_len = 0;
+		for (size_t k = 0; k < nseg; k++) /* (a like segment is as long, to thr: a cheap bound first) */
+			near_len += t->sg[k].len + thr >= len && t->sg[k].len <= len + thr;
 		m = 0;
-		for (size_t k = 0; k < nseg && unlike * 10 <= nseg * 4; k++) {
+		for (size_t k = 0; k < nseg && unlike * 10 <= nseg * 4 && near_len * 10 >= nseg * 6; k++) {
 			const struct seg *g = &t->sg[k];
 			if ((g->h == h && g->len == len) || seg_distance(t->near, ref, len, g->a, g->a + g->len, thr) <= thr) m++;
 			else unlike++;
