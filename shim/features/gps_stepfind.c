@@ -316,17 +316,94 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 		stop(SF_NONE);
 }
 
+/* Another thread takes the step thread's place while the finder learns
+ * when the owner made no event for TAKE_IDLE_NS while other threads made
+ * TAKE_EVENTS: a JAX job copies its parameters from the Python thread,
+ * then XLA's own thread launches every step (the finder saw 12 markers
+ * and no launch of a JAX MLP's 200 steps on the H100).  A PyTorch main
+ * thread makes calls every step, so keeps its place (its backward's
+ * launches come from the autograd thread while it waits, for less than
+ * that unless a step is that long).
+ *
+ * The handover without a lock (Dekker's): the owner, in a LEARN event,
+ * publishes itself in `inside` and then reads `owner`; a thread that took
+ * `owner` (compare-and-exchange) reads `inside` before it touches the
+ * learning state.  One of the two sees the other: the old owner backs off
+ * before it touches anything, or the new one skips its events until the old
+ * one is out. */
+#define TAKE_IDLE_NS 2000000000ull
+#define TAKE_EVENTS 1024u
+static _Atomic uint64_t owner_last; /* LEARN: the owner's latest event */
+static atomic_uint others;          /* LEARN: other threads' events since */
+static atomic_uint inside;          /* LEARN: the thread in an owner's event (0: none) */
+static atomic_uint took;            /* the thread that took the place: its first event learns afresh */
+
+static void take_over(uint32_t o, uint32_t tid, uint64_t now)
+{
+	if (atomic_load_explicit(&state, memory_order_relaxed) != SF_LEARN ||
+	    atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS ||
+	    now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS)
+		return;
+	if (atomic_compare_exchange_strong(&owner, &o, tid))
+		atomic_store(&took, tid);
+}
+
+/* A LEARN event's start on the owner thread: 0, back off (no longer the
+ * owner, or the old owner is still inside) */
+static int learn_enter(uint32_t tid, uint64_t now)
+{
+	uint32_t in = atomic_load(&inside);
+	if (in && in != tid)
+		return 0;
+	atomic_store(&inside, tid);
+	if (atomic_load(&owner) != tid) {
+		uint32_t me = tid;
+		atomic_compare_exchange_strong(&inside, &me, 0);
+		return 0;
+	}
+	if (atomic_load(&took) == tid) {
+		atomic_store(&took, 0);
+		learn_reset();
+		memset(hist, 0, sizeof hist);
+	}
+	atomic_store_explicit(&owner_last, now, memory_order_relaxed);
+	atomic_store_explicit(&others, 0, memory_order_relaxed);
+	return 1;
+}
+
+static void learn_leave(uint32_t tid)
+{
+	uint32_t me = tid;
+	atomic_compare_exchange_strong(&inside, &me, 0);
+}
+
 int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 {
 	uint32_t o = atomic_load_explicit(&owner, memory_order_relaxed);
 	if (o != tid) {
-		if (o != 0)
+		if (o != 0) {
+			take_over(o, tid, now);
 			return 0;
+		}
 		uint32_t expect = 0;
 		if (!atomic_compare_exchange_strong(&owner, &expect, tid) && expect != tid)
 			return 0;
 	}
 	int s = atomic_load_explicit(&state, memory_order_relaxed);
+	if (s == SF_LEARN) {
+		if (!learn_enter(tid, now))
+			return 0;
+		if (GPS_SIG_MARKER(sig)) {
+			memmove(hist + 1, hist, (GPS_PERIOD_MAX_CONTEXT - 1) * sizeof *hist);
+			hist[0] = sig;
+		}
+		if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed))
+			stop(SF_YIELD);
+		else
+			learn(sig, tid, now);
+		learn_leave(tid);
+		return 0;
+	}
 	if (sizeless && s == SF_TRACK)
 		sig = gps_sig_sizeless(sig);
 	if (GPS_SIG_MARKER(sig)) { /* the latest markers, for a boundary told apart by its context */
@@ -359,13 +436,6 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 			return 1;
 		}
 		return 0;
-	}
-	if (s == SF_LEARN) {
-		if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed)) {
-			stop(SF_YIELD);
-			return 0;
-		}
-		learn(sig, tid, now);
 	}
 	return 0;
 }
@@ -462,6 +532,9 @@ void gps_stepfind_after_fork_child(void)
 	/* the child's steps are its own: learnt afresh */
 	int on = atomic_load(&state) != SF_OFF;
 	atomic_store(&owner, 0);
+	atomic_store(&inside, 0);
+	atomic_store(&others, 0);
+	atomic_store(&took, 0);
 	set_open(0);
 	learns = 0;
 	number = 0;

@@ -116,6 +116,10 @@
  *   WL_PAD=1                 the input copies' size is drawn per step (WL_BATCH
  *                            minus 0..255 times 8 bytes: a batch padded to its
  *                            longest sample)
+ *   WL_STEP_THREAD=1         the steps run on a thread of their own, the main
+ *                            thread waiting after the model load (as JAX's:
+ *                            Python copies the parameters, XLA's thread
+ *                            launches the steps)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch)
  *   WL_CALLBACKS=I:FILE      at step I's start FILE gets "memcpy E sync E" (E: 1
@@ -747,6 +751,17 @@ static int steps_mode(long n, long ms)
 }
 
 /* "plain": the loop as most jobs run it, no NVTX (see the file comment) */
+static int plain_mode(long n, long ms);
+static int plain_on_thread; /* WL_STEP_THREAD: this call is the step thread's (no model load) */
+static long plain_n, plain_ms;
+static void *plain_thread(void *arg)
+{
+	(void)arg;
+	plain_on_thread = 1;
+	plain_mode(plain_n, plain_ms);
+	return NULL;
+}
+
 static int plain_mode(long n, long ms)
 {
 	fakeRegisterKernel((const void *)k_gemm, "k_gemm");
@@ -762,8 +777,18 @@ static int plain_mode(long n, long ms)
 	unsigned char *h = calloc(cap, 1);
 	void *d = NULL;
 	cudaMalloc(&d, cap);
-	for (int j = 0; j < 24; j++)
+	for (int j = 0; j < 24 && !plain_on_thread; j++)
 		cudaMemcpy(d, h, 4096 * (size_t)(1 + j % 4), cudaMemcpyHostToDevice);
+	if (getenv("WL_STEP_THREAD") && !plain_on_thread) {
+		pthread_t th;
+		plain_n = n;
+		plain_ms = ms;
+		if (pthread_create(&th, NULL, plain_thread, NULL) == 0)
+			pthread_join(th, NULL);
+		cudaFree(d);
+		free(h);
+		return 0;
+	}
 	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
 	unsigned rnd = 12345;
 	for (long i = 0; i < n; i++) {

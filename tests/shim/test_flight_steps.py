@@ -52,6 +52,9 @@ S16. An HF Trainer's step with padded batches (S11's, the input copies of
     window slid (steps found from about step 100, numbered a constant
     below the job's), the boundary is the first input copy in its context
     ("of any size"), the sampled steps those of the found numbers.
+S17. The steps on a thread of their own (WL_STEP_THREAD: JAX's XLA thread),
+    the main thread idle after the model load: the step thread takes the
+    finder's place (2 s, 1,024 events) and its steps are found there.
 S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
     line, so no finder runs (no found mark, no found step range).
 S14. The status file (and `gpuprof top`) of an armed job with found steps (no NVTX), read at
@@ -228,6 +231,20 @@ if f:
             "S16: kernels of the job's steps %s, want those of found %s (+ %d)" % (dict(f.kernel_steps), want, k))
     sizes = {m["bytes"] for m in f.recs if m["type"] == "memcpy" and m.get("kind") == "HtoD"}
     E.check(len(sizes) > 5, "S16: the input copies' sizes vary: %s" % sorted(sizes))
+
+# S17: the steps on a thread of their own (WL_STEP_THREAD, as JAX's: Python copies the parameters, XLA's
+# thread launches every step): the main thread, the finder's first owner, makes no call after the model
+# load; once it has made none for 2 s while the step thread made 1,024, the step thread takes its place
+j = plain("s17", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "1"}, ms=1)
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
+            "S17: marks %s" % f.marks)
+    fr = found_ranges(f)
+    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S17: %d found steps" % len(fr))
+    tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
+    E.check(tids and j.pid not in tids, "S17: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
 
 # S5: NVTX steps win
 j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})
