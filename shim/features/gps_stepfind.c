@@ -318,10 +318,10 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 
 /* Another thread takes the step thread's place while the finder learns
  * when the owner made no event for TAKE_IDLE_NS while other threads made
- * TAKE_EVENTS: a JAX job copies its parameters from the Python thread,
- * then XLA's own thread launches every step (the finder saw 12 markers
- * and no launch of a JAX MLP's 200 steps on the H100).  A PyTorch main
- * thread makes calls every step, so keeps its place (its backward's
+ * TAKE_EVENTS: a job that loads its model on one thread and trains on
+ * another.  (Not JAX's: its Python thread makes about one call a step
+ * while XLA's thread launches, so it is never idle that long.)  A PyTorch
+ * main thread makes calls every step, so keeps its place (its backward's
  * launches come from the autograd thread while it waits, for less than
  * that unless a step is that long).
  *
