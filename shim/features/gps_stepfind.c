@@ -319,8 +319,8 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 /* Another thread takes the step thread's place while the finder learns
  * when the owner made no event for TAKE_IDLE_NS while other threads made
  * TAKE_EVENTS: a job that loads its model on one thread and trains on
- * another.  (Not JAX's: its Python thread makes about one call a step
- * while XLA's thread launches, so it is never idle that long.)  A PyTorch
+ * another.  (Not JAX's: its Python thread goes on making marker calls,
+ * no launch, while XLA's thread launches every step.)  A PyTorch
  * main thread makes calls every step, so keeps its place (its backward's
  * launches come from the autograd thread while it waits, for less than
  * that unless a step is that long).
