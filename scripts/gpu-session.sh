@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: everything we run on the GPU machine, results under $OUT.
 # Usage (on the GPU machine, repo root): scripts/gpu-session.sh [phase...]
-#   phases: env smoke outputs-ab install suite hints hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views diff-view flight-bench flight widths csv stacktable ...  (default: env smoke suite)
+#   phases: env smoke outputs-ab install suite hints hints-thirdparty hints-steps hints-drop hints-cost coexist memory polish bench crosscheck steps status stacks shape-stacks sites layers-bwd layers-cost util nvml-map ddp scale rss report report-slices medians advise slices views diff-view flight-bench flight widths csv stacktable ...  (default: env smoke suite)
 # The build is made on the dev machine (glibc 2.36) by scripts/carry-build.sh and carried as .carry/build;
 # we copy it to build/ so every script finds build/bin/gpuprof and build/lib/.
 set -u
@@ -1033,6 +1033,26 @@ if r:
 PY
       rm -f "$hc"/*.gpuprof
     ) 2>&1 | tee "$RES/hints-cost.txt" ;;
+  hints-thirdparty)  # the jobs of examples/thirdparty with no hint: each traced (`gpuprof run`), its steps by the
+               # trace method (`gpuprof steps`) against the job's own count, then with --sample-steps 1/5 the
+               # shim's found steps (the trace's mark and `gpuprof:step N` ranges); docs/STEPS.md's tables
+    log hints-thirdparty
+    ( R=$RES/thirdparty; rm -rf "$R"; mkdir -p "$R"; G=build/bin/gpuprof
+      for spec in "jax:jax_flax.py --steps 200" "compile:compile_graphs.py --steps 200" "timm:timm_model.py --steps 60" \
+                  "loader:dataloader_workers.py --steps 80" "lightning:lightning_fit.py --steps 200" \
+                  "hf:hf_trainer.py --steps 200" "hfpad:hf_trainer.py --pad-varies --steps 200"; do
+        n=${spec%%:*}; set -- ${spec#*:}; s=$1; shift
+        echo "### $n: $s $*"
+        XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 90 $G run -o "$R/$n-%p.gpuprof" -- python3 "examples/thirdparty/$s" "$@" 2>&1 |
+          grep -a 'RESULT\|^gpuprof' | tail -3
+        for f in "$R/$n"-[0-9]*.gpuprof; do $G steps "$f" 2>&1 | sed -n 3,11p | grep -v '^ *$' | cut -c1-240; done
+        XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 90 $G run --sample-steps 1/5 -o "$R/$n-s-%p.gpuprof" -- \
+          python3 "examples/thirdparty/$s" "$@" 2>&1 | grep -a '^gpuprof: step' | cut -c1-240
+        for f in "$R/$n"-s-*.gpuprof; do
+          $G dump --type nvtx_mark "$f" | grep -a 'steps found' | cut -c1-240; $G steps "$f" | sed -n 6p | cut -c1-120
+        done
+      done
+      rm -f "$R"/*.gpuprof ) 2>&1 | tee "$RES/hints-thirdparty.txt" ;;
   hints)       # issue 43: steps, the step>5x capture, `gpuprof trigger --steps 10` and --sample-steps on MNIST (--no-nvtx),
                # an HF Trainer and a Lightning fit with no NVTX, and the same with NVTX steps (tests/gpu/hints.sh)
     log hints; timeout 560 bash tests/gpu/hints.sh 2>&1 | tee "$RES/hints.txt" ;;
