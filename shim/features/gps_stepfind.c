@@ -30,7 +30,9 @@
  *
  * Cost per event while learning: a compare-and-exchange the first time,
  * then a thread-id compare and a store (an amortised sort every so many
- * events, on the job's thread: a few ms in all); while tracking a compare,
+ * events, on the job's thread: a few ms in all), and the handover's
+ * atomics (the owner: a sequentially consistent store and a
+ * compare-and-exchange; another thread: two loads); while tracking a compare,
  * and per step the step edge (as an NVTX step's).  No lock, no system call;
  * the only allocation is the period finder's scratch, per attempt. */
 #include <inttypes.h>
@@ -232,6 +234,16 @@ static int try_find(const struct gps_period_ev *ev, const struct gps_period_ev *
 	return 1;
 }
 
+/* A marker into the latest markers (hist), for a boundary told apart by
+ * its context */
+static void hist_push(uint64_t sig)
+{
+	if (GPS_SIG_MARKER(sig)) {
+		memmove(hist + 1, hist, (GPS_PERIOD_MAX_CONTEXT - 1) * sizeof *hist);
+		hist[0] = sig;
+	}
+}
+
 static void push(struct gps_period_ev *buf, unsigned *n, unsigned cap, uint64_t sig, uint64_t now)
 {
 	if (*n == cap) { /* slide: keep the latest half */
@@ -317,8 +329,9 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 }
 
 /* Another thread takes the step thread's place while the finder learns
- * when the owner made no event for TAKE_IDLE_NS while other threads made
- * TAKE_EVENTS: a job that loads its model on one thread and trains on
+ * when the owner has made no event for TAKE_IDLE_NS and other threads made
+ * TAKE_EVENTS since (counted only then: while the owner is busy, another
+ * thread's event costs two loads, no atomic write): a job that loads its model on one thread and trains on
  * another.  (Not JAX's: its Python thread goes on making marker calls,
  * no launch, while XLA's thread launches every step.)  A PyTorch
  * main thread makes calls every step, so keeps its place (its backward's
@@ -341,8 +354,8 @@ static atomic_uint took;            /* the thread that took the place: its first
 static void take_over(uint32_t o, uint32_t tid, uint64_t now)
 {
 	if (atomic_load_explicit(&state, memory_order_relaxed) != SF_LEARN ||
-	    atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS ||
-	    now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS)
+	    now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS ||
+	    atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
 		return;
 	if (atomic_compare_exchange_strong(&owner, &o, tid))
 		atomic_store(&took, tid);
@@ -367,7 +380,8 @@ static int learn_enter(uint32_t tid, uint64_t now)
 		memset(hist, 0, sizeof hist);
 	}
 	atomic_store_explicit(&owner_last, now, memory_order_relaxed);
-	atomic_store_explicit(&others, 0, memory_order_relaxed);
+	if (atomic_load_explicit(&others, memory_order_relaxed))
+		atomic_store_explicit(&others, 0, memory_order_relaxed);
 	return 1;
 }
 
@@ -393,10 +407,7 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 	if (s == SF_LEARN) {
 		if (!learn_enter(tid, now))
 			return 0;
-		if (GPS_SIG_MARKER(sig)) {
-			memmove(hist + 1, hist, (GPS_PERIOD_MAX_CONTEXT - 1) * sizeof *hist);
-			hist[0] = sig;
-		}
+		hist_push(sig);
 		if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed))
 			stop(SF_YIELD);
 		else
@@ -406,10 +417,7 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 	}
 	if (sizeless && s == SF_TRACK)
 		sig = gps_sig_sizeless(sig);
-	if (GPS_SIG_MARKER(sig)) { /* the latest markers, for a boundary told apart by its context */
-		memmove(hist + 1, hist, (GPS_PERIOD_MAX_CONTEXT - 1) * sizeof *hist);
-		hist[0] = sig;
-	}
+	hist_push(sig);
 	if (s == SF_TRACK) {
 		if ((ctx > 1 && GPS_SIG_MARKER(sig) ? gps_period_context(hist, ctx) : sig) == bound) {
 			since = 0;
