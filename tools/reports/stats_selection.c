@@ -23,14 +23,15 @@ static int trace_planned(const struct steps_pipe *p)
  * `gpuprof steps` runs it (a drive of its own, the pre-pass again in
  * slices), rather than on one thread after this pre-pass (a 10-step window
  * of a 1e8-event trace took 19 s so on 16 threads, against 0.7 s with NVTX
- * steps).  1: not run (fall back), else selection_resolve_pipe's. */
+ * steps).  pre_so: the pre-pass's options.  1: not run (fall back), else
+ * selection_resolve_pipe's. */
 static int resolve_in_slices(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
-			     const struct step_detect_opts *detect, char *err, size_t n)
+			     const struct stats_opts *pre_so, const struct step_detect_opts *detect, char *err, size_t n)
 {
 	gp_reader *dr = tool_open_threads(path, g_threads);
 	if (!dr) return 1;
-	struct stats_opts so = { .rule = ATTR_ANY_THREAD, .whole_trace = 1 };
-	if (detect) so.detect = *detect;
+	struct stats_opts so = *pre_so;
+	so.whole_trace = 1;
 	struct stats_drive d = { .r = dr, .path = path, .so = &so, .names = NAME_FULL, .threads = g_threads,
 				 .keep_going = 1 };
 	stats_drive_plan(&d);
@@ -67,7 +68,7 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 			     stats_prepass_shards(&ctx, path, g_threads, NULL, NULL, &cpu, &why) == 0;
 		if (sliced && o->have_steps && trace_planned(&ctx.pipe)) {
 			stats_ctx_free(&ctx);
-			if ((rc = resolve_in_slices(s, r, path, o, detect, err, sizeof(err))) != 1) goto out;
+			if ((rc = resolve_in_slices(s, r, path, o, &so, detect, err, sizeof(err))) != 1) goto out;
 			rc = 0;
 			sliced = 0; /* it did not run: the pre-pass again on one thread, as below */
 			stats_ctx_init(&ctx, r, &so, needs, &none, 0);
