@@ -1065,11 +1065,13 @@ PY
                 # (with stacks: its file:line), its estimated saving within 30 % of the measured bare one (median of
                 # the pairs), nothing above low for the healthy job (tests/gpu/advise_check.py; the table goes into
                 # docs/ADVISE.md).  ADVISE_JOBS=a,b runs a subset: 11 jobs take three calls of under 8 minutes;
-                # ADVISE_STEPS=N the same steps for every job (default: each job's own, advise_check.py JOB_STEPS).
+                # ADVISE_STEPS=N the same steps for every job (default: each job's own, advise_check.py JOB_STEPS);
+                # ADVISE_NO_NVTX=1 the jobs with no NVTX range (advise on the steps it finds in the trace).
     log advise
     timeout 580 python3 tests/gpu/advise_check.py --gpuprof build/bin/gpuprof --out "$RES/advise" \
       --steps "${ADVISE_STEPS:-0}" --warmup "${ADVISE_WARMUP:-5}" --budget-s "${ADVISE_BUDGET_S:-450}" \
-      --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} 2>&1 | tee "$RES/advise.txt" ;;
+      --reps "${ADVISE_REPS:-3}" ${ADVISE_JOBS:+--jobs "$ADVISE_JOBS"} ${ADVISE_NO_NVTX:+--no-nvtx} \
+      2>&1 | tee "$RES/advise.txt" ;;
   memory)      # issue 39: the memory view (stats --report memory_steps) and advise's out-of-memory rule on a
               # leaking job (its kept.append line named: stacks at allocation calls), an OOM job (the alloc_fail
               # record's request and NVML free/total, the site in oom.py; armed mode's default oom capture, the

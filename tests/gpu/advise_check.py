@@ -39,7 +39,11 @@ shorter step, so its mean needs more steps to stand above the run-to-run
 noise).
 
   advise_check.py --gpuprof build/bin/gpuprof --out DIR [--jobs a,b]
-                  [--steps N] [--warmup 5] [--budget-s 520]
+                  [--steps N] [--warmup 5] [--budget-s 520] [--no-nvtx]
+
+--no-nvtx: every run (bare and traced) with the job's --no-nvtx, so no NVTX
+range marks a step: advise judges the steps it finds in the trace (a job
+with no hint from us), the checks the same.
 """
 import argparse
 import json
@@ -234,6 +238,7 @@ def main():
                     help="the saving the estimate is checked against")
     ap.add_argument("--timeout", type=int, default=180, help="per run, s")
     ap.add_argument("--budget-s", type=float, default=520, help="no new job after this many seconds")
+    ap.add_argument("--no-nvtx", action="store_true", help="the jobs with no NVTX ranges (steps found in the trace)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     t_start = time.time()
@@ -248,7 +253,8 @@ def main():
             continue
         print(f"=== {job}", flush=True)
         steps = job_steps(job, a.steps)
-        script = [a.python, os.path.join(PATHO, job + ".py"), "--steps", str(steps), "--warmup", str(a.warmup)]
+        script = [a.python, os.path.join(PATHO, job + ".py"), "--steps", str(steps), "--warmup", str(a.warmup),
+                  *(["--no-nvtx"] if a.no_nvtx else [])]
         ms, adv, skipped = {"bare_pairs": []}, {}, False
         # the healthy job has no saving to measure: one pair
         for rep in range(max(1, a.reps) if JOBS[job] is not None else 1):

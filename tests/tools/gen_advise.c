@@ -4,7 +4,7 @@
  * writes them: an API call when it returns, a push/pop range when popped,
  * a GPU operation when it ends.
  *
- *   gen_advise SCENARIO [--stacks] [--pm] [--no-pinned] [--gpu NAME] OUT
+ *   gen_advise SCENARIO [--stacks] [--pm] [--no-pinned] [--no-nvtx] [--gpu NAME] OUT
  *
  * Process 7000, main thread 7000, device 0 "NVIDIA H200" (--gpu NAME: another
  * name) = 132 SMs, cc 9.0 (H200-like
@@ -25,6 +25,12 @@
  *            [6000000 + 10000 j, +5000), kernels of 200 us from 6020000.
  *  input-no  w0; as input but kernels of 1.75 ms: step k's kernels run
  *            while step k+1 loads.
+ *  input-copy  L 7 ms; 6 ms with no call (loading), then the batch's copy:
+ *            cudaMemcpyAsync HtoD 1 MiB pinned call [6000000, 6005000) gpu
+ *            [6010000, 6030000), then 3 calls [6010000 + 10000 j, +5000) of
+ *            kernels of 200 us from 6040000, each of another name (bf16_gemm,
+ *            vectorized_elementwise_kernel, ampere_sgemm_128x64_nn): with
+ *            --no-nvtx the trace method's steps, each starting at its copy.
  *  sync      w0; L 6.03 ms; 2 ms with no call, 4 calls [2000000 + 10000 j,
  *            +5000), kernels of 1 ms from 2020000; cudaMemcpyAsync DtoH to
  *            pageable memory (4 B) call [2050000, 6025000) gpu [6020000,
@@ -86,6 +92,8 @@
  *  nosteps   no NVTX range; two kernels of different names (no steps to
  *            find).
  *
+ * --no-nvtx: the steps' NVTX ranges left out (a job with no hint).
+ *
  * --stacks: Python stacks on the launch and copy calls (string frames, no
  * native ones): launches "train.py:42 forward" (under torch's
  * nn/modules/module.py); the DtoH copy "train.py:57 train_step"; the first
@@ -118,7 +126,7 @@ static struct item *items;
 static size_t nitems, citems;
 static uint64_t corr = 1;
 static uint64_t gpu_end;   /* the latest GPU operation end */
-static int with_stacks, with_pm, no_pinned;
+static int with_stacks, with_pm, no_pinned, no_nvtx;
 static const char *gpu_name = "NVIDIA H200";
 
 static void add(uint64_t emit, uint32_t src, const gp_record *r)
@@ -247,11 +255,11 @@ static void meta(void)
 }
 
 enum scenario {
-	HEALTHY, INPUT, INPUT_NO, SYNC, SYNC_NO, PAGEABLE, PAGEABLE_NO, SYNCCOPY, SYNCCOPY_NO, LAUNCH, FP32, FP32_NO,
+	HEALTHY, INPUT, INPUT_NO, INPUT_COPY, SYNC, SYNC_NO, PAGEABLE, PAGEABLE_NO, SYNCCOPY, SYNCCOPY_NO, LAUNCH, FP32, FP32_NO,
 	FP32_HOST, FP32_AHEAD, UNDERPAR, UNDERPAR_NO, ALLOC, ALLOC_NO, ALLOC_LEAD, COMM, COMM_NO, COPIES, COPIES_NO, OUTLIER, NOSTEPS, NSCEN
 };
 static const char *const scen_names[NSCEN] = {
-	"healthy", "input", "input-no", "sync", "sync-no", "pageable", "pageable-no", "synccopy", "synccopy-no",
+	"healthy", "input", "input-no", "input-copy", "sync", "sync-no", "pageable", "pageable-no", "synccopy", "synccopy-no",
 	"launch", "fp32", "fp32-no", "fp32-host", "fp32-ahead", "underpar", "underpar-no", "alloc", "alloc-no",
 	"alloc-lead", "comm", "comm-no", "copies", "copies-no", "outlier", "nosteps",
 };
@@ -260,7 +268,7 @@ static uint64_t step_len(enum scenario sc, uint32_t k)
 {
 	switch (sc) {
 	case HEALTHY: return 1000000;
-	case INPUT: case INPUT_NO: return 7000000;
+	case INPUT: case INPUT_NO: case INPUT_COPY: return 7000000;
 	case SYNC: case SYNC_NO: return 6030000;
 	case PAGEABLE: case PAGEABLE_NO: return 7200000;
 	case SYNCCOPY: case SYNCCOPY_NO: return 1800000;
@@ -295,6 +303,16 @@ static void one_step(enum scenario sc, uint32_t k, uint64_t s)
 		for (uint64_t j = 0; j < 4; j++)
 			launch(s + D + 10000 * j, S_BF16, 7, s + D + 20000 + K * j, s + D + 20000 + K * (j + 1), B, TH,
 			       j ? 1 : 3);
+		break;
+	}
+	case INPUT_COPY: {
+		const uint64_t D = 6000000, c = corr++;
+		static const uint32_t kn[3] = { S_BF16, S_ELEM, S_SGEMM };
+		call(S_MEMCPY_ASYNC, CB_MEMCPY_ASYNC, c, s + D, s + D + 5000, 3);
+		copy(GP_COPY_HTOD, GP_MEM_PINNED, GP_MEM_DEVICE, 1048576, 1, c, s + D + 10000, s + D + 30000);
+		for (uint64_t j = 0; j < 3; j++)
+			launch(s + D + 10000 + 10000 * j, kn[j], 7, s + D + 40000 + 200000 * j, s + D + 240000 + 200000 * j,
+			       B, TH, 1);
 		break;
 	}
 	case SYNC: case SYNC_NO: {
@@ -403,6 +421,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--stacks")) with_stacks = 1;
 		else if (!strcmp(argv[i], "--pm")) with_pm = 1;
 		else if (!strcmp(argv[i], "--no-pinned")) no_pinned = 1;
+		else if (!strcmp(argv[i], "--no-nvtx")) no_nvtx = 1;
 		else if (!strcmp(argv[i], "--gpu") && i + 2 < argc) gpu_name = argv[++i];
 		else if (sc < 0) {
 			for (sc = 0; sc < NSCEN && strcmp(argv[i], scen_names[sc]); sc++) ;
@@ -410,7 +429,7 @@ int main(int argc, char **argv)
 		} else break;
 	}
 	if (argc < 3 || i != argc - 1 || sc < 0 || sc >= NSCEN) {
-		fprintf(stderr, "usage: gen_advise SCENARIO [--stacks] [--pm] [--no-pinned] [--gpu NAME] OUT\nscenarios:");
+		fprintf(stderr, "usage: gen_advise SCENARIO [--stacks] [--pm] [--no-pinned] [--no-nvtx] [--gpu NAME] OUT\nscenarios:");
 		for (int k = 0; k < NSCEN; k++) fprintf(stderr, " %s", scen_names[k]);
 		fprintf(stderr, "\n");
 		return 1;
@@ -428,7 +447,7 @@ int main(int argc, char **argv)
 	for (uint32_t k = 0; k < NSTEPS && sc != NOSTEPS; k++) {
 		uint64_t L = step_len((enum scenario)sc, k);
 		one_step((enum scenario)sc, k, s);
-		step_range(k, s, s + L);
+		if (!no_nvtx) step_range(k, s, s + L);
 		s += L;
 	}
 	plain(S_DSYNC, CB_DEVICE_SYNC, s + 1000, s + 20000000 > gpu_end + 1000000 ? s + 20000000 : gpu_end + 1000000);

@@ -14,6 +14,16 @@ input (L 7e6): the GPU idles from the previous step's last kernel end
   input: 6000000 per step (85.7 %: high), saving the same; host idle after
   it 20000 + the tail 180000 = 200000, kernels 200 us > their 5 us calls ->
   host-gaps, 2.9 % -> info.
+input-copy (L 7e6): as input, the batch's 1 MiB copy called at 6000000
+  first (gpu [6010000, 6030000)), then 3 kernels [6040000, 6640000).  With
+  NVTX steps: input 6000000 as for input.  With --no-nvtx the trace method
+  starts each step at its copy call (6000000 + k L): the idle from the
+  step's last kernel end (640000 after the copy call) to the next step's
+  copy call, 7000000 - 640000 = 6360000 per step (90.9 %: high) in steps
+  0-8 (9 is the last, partial), is input: loading the next batch; the host
+  spends 7000000 - 35000 after its last launch call (it ends 35000 after
+  the copy call).  Host idle is left only where the copy and kernels wait
+  on their calls.
 sync (L 6.03e6, w0): the DtoH copy to pageable memory blocks [2050000,
   6025000) = 3975000 and the stream sync 2000: cost 3977000, 2 calls per
   step.  Idle from the copy's end (6022000) to the next step's first
@@ -157,6 +167,17 @@ with tt.tmpdir() as d:
     tt.approx(f["cost_pct"], 100 * 6 / 7, "input: % of the step", tol=0.01)
     tt.eq(f["evidence"]["pre_launch_ns_per_step"], 6000000, "input: host time before the first launch")
     quiet(d, "input-no", "input-bound")
+    fires(d, "input-copy", "input-bound", "high", 6000000, 6000000, 1)
+    # the same job with no hint: its input wait lies at the end of each step
+    res, f = fires(d, "input-copy", "input-bound", "high", 6360000, 6360000, 1, "--no-nvtx")
+    p = res["processes"][0]
+    tt.eq((p["method"], p["counted"]), ("trace", 9), "input-copy, no NVTX: the trace method's steps")
+    tt.expect("between steps" in f["title"], f"input-copy, no NVTX: the title says where: {f['title']!r}")
+    tt.eq(f["evidence"]["post_launch_ns_per_step"], 7000000 - 35000,
+          "input-copy, no NVTX: host time after the last launch call")
+    tt.eq([s["label"] for s in f["sites"]], ["cudaMemcpyAsync"], "input-copy, no NVTX: the next step's copy")
+    tt.expect("host-gaps" not in [g["rule"] for g in res["findings"] if g["cost_ns_per_step"] > 100000],
+              f"input-copy, no NVTX: the loading is not host-gaps ({rules(res)})")
 
     res, f = fires(d, "sync", "sync", "high", 3977000, 16232000 / 9, 2)
     tt.eq(sorted(s["label"] for s in f["sites"]), ["cudaMemcpyAsync DtoH pageable", "cudaStreamSynchronize"],
@@ -255,6 +276,9 @@ with tt.tmpdir() as d:
     res, f = fires(d, "input", "input-bound", "high", 6000000, 6000000, 1, "--stacks")
     tt.eq((f["sites"][0]["label"], f["sites"][0]["dataloader"]), ("train.py:48 train_step", True),
           "stacks: the first launch, under the DataLoader")
+    res, f = fires(d, "input-copy", "input-bound", "high", 6360000, 6360000, 1, "--no-nvtx", "--stacks")
+    tt.eq((f["sites"][0]["label"], f["sites"][0]["dataloader"]), ("train.py:48 train_step", True),
+          "stacks, no NVTX: the next step's copy, under the DataLoader")
 
     # several files: each judged on its own, in order
     p = tt.gp("advise", "--format", "json", "sync.gpuprof", "launch.gpuprof", cwd=d)

@@ -234,25 +234,39 @@ static void rule_input(struct judge *j, enum adv_rule rule, enum adv_cause c)
 	struct adv_finding *x = finding(j, rule);
 	figures(j, x, (double)t->cost_ns, 1, (double)t->saving_ns, SEV_INFO);
 	x->count_per_step = per_step(j, (double)t->count);
-	x->title = xstrdup("the GPU waits for the next batch at the start of each step");
+	/* steps found at their input copy: the batch is loaded at the end of the step before */
+	int at_end = adv_input_at_end(p->sp);
 	struct sb b = { 0 };
-	sb_printf(&b, "At the start of %" PRIu64 " of %.0f counted steps the GPU sat idle %s per step (%.1f %% of the step "
-		   "time) before the host issued the step's first GPU work; the host spent %s per step (mean) before its "
-		   "first launch call (data loading, the Python loop).", t->count, j->n, ms(x->cost_ns), x->cost_pct,
-		   ms(per_step(j, (double)p->pre_launch_ns)));
+	if (at_end) {
+		x->title = xstrdup("the GPU waits for the next batch between steps");
+		sb_printf(&b, "At the end of %" PRIu64 " of %.0f counted steps the GPU sat idle %s per step (%.1f %% of the "
+			      "step time) after the step's work, until the host issued the next step's input copy; the host "
+			      "spent %s per step (mean) after its last launch call (data loading, the Python loop). The "
+			      "steps were found in the trace, each starting at its input copy (no NVTX step range), so the "
+			      "loading falls at the end of the step before.", t->count, j->n, ms(x->cost_ns), x->cost_pct,
+			  ms(per_step(j, (double)p->post_launch_ns)));
+	} else {
+		x->title = xstrdup("the GPU waits for the next batch at the start of each step");
+		sb_printf(&b, "At the start of %" PRIu64 " of %.0f counted steps the GPU sat idle %s per step (%.1f %% of the "
+			      "step time) before the host issued the step's first GPU work; the host spent %s per step (mean) "
+			      "before its first launch call (data loading, the Python loop).", t->count, j->n, ms(x->cost_ns),
+			  x->cost_pct, ms(per_step(j, (double)p->pre_launch_ns)));
+	}
 	x->what = sb_take(&b);
-	sites(j, x, c, -1, "first launch of the step:");
+	sites(j, x, c, -1, at_end ? "the next step's input copy:" : "first launch of the step:");
 	int dl = 0;
 	for (size_t i = 0; i < x->nsites; i++) dl |= x->sites[i].dataloader;
 	x->change = xstrdup(
 		"Load the next batch while the GPU works: DataLoader(num_workers>0, pin_memory=True, "
 		"persistent_workers=True, prefetch_factor=2..4); move decoding and augmentation out of the training "
 		"loop (or onto the GPU); copy with .to(device, non_blocking=True) from pinned memory.");
-	sb_printf(&b, "The GPU idle inside the step before its first launch call that no blocking call took "
-		      "(%s/step): with loading overlapped with GPU work it is no longer on the step's critical path.%s",
-		  ms(x->saving_ns), dl ? " The stack of the first launch holds DataLoader frames." : "");
+	sb_printf(&b, "The GPU idle inside the step %s that no blocking call took (%s/step): with loading overlapped "
+		      "with GPU work it is no longer on the step's critical path.%s",
+		  at_end ? "after its last launch call" : "before its first launch call", ms(x->saving_ns),
+		  dl ? " The stack of the first launch holds DataLoader frames." : "");
 	x->how = sb_take(&b);
 	evidence(x, "pre_launch_ns_per_step", per_step(j, (double)p->pre_launch_ns));
+	if (at_end) evidence(x, "post_launch_ns_per_step", per_step(j, (double)p->post_launch_ns));
 	evidence(x, "steps_with_idle", (double)t->count);
 	records_typical(j, x, c);
 }

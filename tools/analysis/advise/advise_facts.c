@@ -1096,12 +1096,28 @@ static void run_add(struct aproc *p, uint32_t step, uint32_t group, int up, uint
 	note_held(p);
 }
 
+/* Input idle [x, x + d) in step k, its group named by `next` (the
+ * operation that ends the gap: the step's first, or the next step's input
+ * copy; NULL: none). */
+static void input_idle(struct adv_facts *f, struct aproc *p, uint32_t k, uint32_t tent, uint64_t x, uint64_t d,
+		       const struct aop *next)
+{
+	const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
+	uint32_t g = group_of(f, p, AC_INPUT, next && next->has_call ? next->call_name_id : 0,
+			      *api ? api : "(no launch call)", next && next->has_call ? next->stack_id : 0, 0,
+			      next ? next->tid : 0, 0, tent);
+	tally(f, p, AC_INPUT, k, g, x, 0, d, d);
+}
+
 /* Idle [a, b) that no blocking call took: before the first launch call of
- * its step it is input, after it host idle; `next` is the operation that
- * ends the gap (NULL: none before the step's end). */
+ * its step it is input, after it host idle, except after the step's last
+ * launch where the next step starts at its input copy (adv_input_at_end:
+ * the host loads that batch); `next` is the operation that ends the gap
+ * (NULL: none before the step's end). */
 static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_t b, const struct aop *next)
 {
 	const struct steps_proc *sp = p->out.sp;
+	int input_at_end = adv_input_at_end(sp);
 	uint32_t k = step_of(p, a);
 	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r).s > a); /* the first row starting after a */
 	for (; k < sp->nrows && arow(p, k).s < b; k++) {
@@ -1113,15 +1129,15 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 		uint32_t tent = tent_at(p, k) ? k : NO_STEP; /* a use only if k stays counted */
 		if (x < fl) {
 			uint64_t z = y < fl ? y : fl;
-			const char *api = next && next->has_call ? tool_str(f->r, next->call_name_id) : "";
-			uint32_t g = group_of(f, p, AC_INPUT, next && next->has_call ? next->call_name_id : 0,
-					      *api ? api : "(no launch call)", next && next->has_call ? next->stack_id : 0,
-					      0, next ? next->tid : 0, 0, tent);
-			tally(f, p, AC_INPUT, k, g, x, 0, z - x, z - x);
+			input_idle(f, p, k, tent, x, z - x, next);
 			x = z;
 		}
 		if (x < y) {
 			int same = next && next->step == k;
+			if (!same && input_at_end) {
+				input_idle(f, p, k, tent, x, y - x, next);
+				continue;
+			}
 			/* name ids 1 and 2 only tell the two labels apart in the group key */
 			uint32_t g = group_of(f, p, AC_HOST_IDLE, same ? 1 : 2,
 					      same ? "before a launch" : "after the step's last launch", 0, 0, 0,
@@ -1309,6 +1325,7 @@ void adv_facts_summarize(struct adv_facts *f)
 			p->out.in[AC_HOST_IDLE].count += x.cost[AC_HOST_IDLE] != 0;
 			if (x.first_launch == NONE_T) continue;
 			p->out.pre_launch_ns += x.first_launch - arow(p, k).s;
+			if (arow(p, k).e > x.last_launch) p->out.post_launch_ns += arow(p, k).e - x.last_launch;
 			uint64_t span = x.last_launch > x.first_launch ? x.last_launch - x.first_launch : 0;
 			p->out.issue_ns += span;
 			uint64_t idle = x.cost[AC_HOST_IDLE], floor = x.kernels * p->out.graph_floor_ns;

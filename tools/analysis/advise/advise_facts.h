@@ -40,7 +40,9 @@
 /* What a measured cost is attributed to; each rule of advise.c judges one
  * or two of them. */
 enum adv_cause {
-	AC_INPUT,      /* GPU idle in a step before its first launch call */
+	AC_INPUT,      /* GPU idle in a step before its first launch call; where the
+			* steps start at their input copy (adv_input_at_end), after its
+			* last launch until the next step's copy */
 	AC_SYNC,       /* *Synchronize calls; blocking device-to-host copies */
 	AC_PAGEABLE,   /* async copies from/to pageable host memory (run synchronously) */
 	AC_SYNC_COPY,  /* synchronous memcpy (not small HtoD) / memset on pinned or managed memory */
@@ -145,6 +147,7 @@ struct adv_proc {
 	uint64_t kernel_ns_all;          /* kernel time of the process, in steps or not */
 	uint64_t kernel_ns_in_steps;     /* of it, launched in a step (counted, warm-up or not counted) */
 	uint64_t pre_launch_ns;          /* sum over steps of (first launch call - step start) */
+	uint64_t post_launch_ns;         /* sum over steps of (step end - last launch call end) */
 	uint64_t issue_ns;               /* sum over steps of (last launch call end - first launch call start) */
 	uint64_t graph_floor_ns;         /* median gap between an operation and queued work behind it */
 	int floor_measured;              /* 0: none seen, ADV_GRAPH_FLOOR_NS assumed */
@@ -160,6 +163,14 @@ struct adv_proc {
 	uint64_t held_max;               /* most operations + calls + busy-stretch entries held at once */
 };
 #define ADV_GRAPH_FLOOR_NS 1000ull
+
+/* The steps start at their input copy (the trace method's, where no NVTX
+ * range marks them): the host loads a batch after the step before has
+ * issued its last work, so a step's input wait lies at its end. */
+static inline int adv_input_at_end(const struct steps_proc *sp)
+{
+	return sp->plan && sp->plan->method == STEP_TRACE && sp->plan->input_copy;
+}
 
 struct adv_facts_opts {
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */

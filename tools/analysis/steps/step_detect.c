@@ -611,6 +611,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 	pl->marker_after = found.ctx;
 	pl->period_ops = found.len;
 	pl->sizeless = sizeless;
+	pl->input_copy = by_copy;
 	char what[96], after[80] = "", size[40] = " of any size";
 	char *dn = NULL, *sn = NULL;
 	int kind = sig_kind(found.sig);

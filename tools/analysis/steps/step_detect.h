@@ -50,6 +50,8 @@ struct step_plan {
 	size_t period_ops;       /* operations in the most common step */
 	int sizeless;            /* marker and marker_after without the copy's or memset's
 				  * size (step_sig_sizeless): no step ran alike with them */
+	int input_copy;          /* the marker is a host-to-device copy (the step's input):
+				  * the host loads the next batch at the end of a step */
 };
 
 struct step_detect;
