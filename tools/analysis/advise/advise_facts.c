@@ -1134,7 +1134,9 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 		}
 		if (x < y) {
 			int same = next && next->step == k;
-			if (!same && input_at_end) {
+			/* the work after the gap is a later step's (not an earlier one's
+			 * the GPU is behind on): the host is past this step's last launch */
+			if (input_at_end && (!next || next->step > k)) {
 				input_idle(f, p, k, tent, x, y - x, next);
 				continue;
 			}
