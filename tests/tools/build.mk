@@ -6,7 +6,7 @@ FAKE_SHIM_SO := $(TOOLST_DIR)/fake_shim.so
 TOOLS_SH_TESTS := test_cli test_cli_help test_completion test_golden test_run test_golden_workload
 TOOLS_PY_TESTS := test_stats test_dump_json test_perfetto test_sqlite test_merge test_bad_input test_real_traces \
 	test_windows test_occupancy test_top test_stacks test_stacks_workload test_speedscope test_flamegraph test_util_table \
-	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_steps_padded test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
+	test_comm test_matrix_table test_steps test_steps_detect test_steps_mnist test_steps_padded test_advise_nohint test_select test_scale test_names test_machine_output test_memops test_merged_stats test_report test_diff test_advise test_advise_mnist test_advise_check \
 	test_layers test_stats_threads test_window_read test_parquet test_csv test_captures test_advise_verdicts test_memory \
 	test_widths test_views_threads test_spill_views test_stats_estimates test_testenv
 
