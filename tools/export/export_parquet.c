@@ -16,7 +16,6 @@
 struct px {
 	const char *dir;
 	uint32_t group_rows;
-	const struct xt_table *tables;
 	struct xt_dir d;
 	pq_writer **w;
 };
@@ -25,7 +24,6 @@ static int px_open(void *ctx, const struct xt_table *tables, unsigned nt)
 {
 	struct px *p = ctx;
 	if (xt_dir_open(&p->d, p->dir, ".parquet", tables, nt)) return -1;
-	p->tables = tables;
 	p->w = xcalloc(nt, sizeof(*p->w));
 	for (unsigned t = 0; t < nt; t++)
 		if (!(p->w[t] = pq_open(p->d.tmp[t], &tables[t], p->group_rows)))
@@ -36,9 +34,7 @@ static int px_open(void *ctx, const struct xt_table *tables, unsigned nt)
 static int px_row(void *ctx, unsigned t, const struct xt_val *v)
 {
 	struct px *p = ctx;
-	pq_writer *w = p->w[t];
-	for (unsigned i = 0; i < p->tables[t].ncols; i++) pq_value(w, i, &v[i]);
-	if (pq_end_row(w)) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
+	if (pq_row(p->w[t], v)) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
 	return 0;
 }
 

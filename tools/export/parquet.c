@@ -103,7 +103,6 @@ struct col {
 	uint32_t rows;     /* rows in the open page */
 	struct bytes chunk; /* the row group's finished pages */
 	struct chunk_meta m;
-	int set;           /* a value was given for the row being built */
 };
 
 struct pq_writer {
@@ -266,11 +265,10 @@ static void put_string(struct col *c, const char *s)
 	bb_le32(&c->vals, at, (uint32_t)(c->vals.n - at - 4));
 }
 
-void pq_value(pq_writer *w, unsigned i, const struct xt_val *v)
+/* The row being built's value of column c, its level, its statistics. */
+static void put_value(struct col *c, const struct xt_val *v)
 {
-	struct col *c = &w->cols[i];
 	if (c->rows >= c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
-	c->set = 1;
 	c->defs[c->rows] = v->kind != XV_NULL;
 	uint64_t u;
 	switch (v->kind) {
@@ -294,15 +292,11 @@ void pq_value(pq_writer *w, unsigned i, const struct xt_val *v)
 	}
 }
 
-int pq_end_row(pq_writer *w)
+int pq_row(pq_writer *w, const struct xt_val *v)
 {
 	for (unsigned i = 0; i < w->ncols; i++) {
 		struct col *c = &w->cols[i];
-		if (!c->set) {
-			fprintf(stderr, "gpuprof: parquet: no value for column %s\n", c->c->name);
-			abort();
-		}
-		c->set = 0;
+		put_value(c, &v[i]);
 		if (++c->rows >= PQ_PAGE_ROWS || c->vals.n >= PAGE_BYTES) page_flush(w, c);
 	}
 	w->rows++;

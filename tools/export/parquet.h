@@ -30,14 +30,11 @@ typedef struct pq_writer pq_writer;
  * errno set when the file cannot be created. */
 pq_writer *pq_open(const char *path, const struct xt_table *t, uint32_t rows_per_group);
 
-/* The next row's value of column col (NULL, or of the column's kind):
- * each column of the row exactly once, in any order, then pq_end_row.  A
- * NULL in a required column is a bug of the caller (aborts). */
-void pq_value(pq_writer *w, unsigned col, const struct xt_val *v);
-
-/* Ends the row; a full row group goes to the file.  0, or -1 when writing
- * failed (errno set; every later call fails too). */
-int pq_end_row(pq_writer *w);
+/* Appends a row, v: one value per column (NULL, or of the column's kind; a
+ * NULL in a required column is a bug of the caller: aborts); a full row
+ * group goes to the file.  0, or -1 when writing failed (errno set; every
+ * later call fails too). */
+int pq_row(pq_writer *w, const struct xt_val *v);
 
 /* Writes the last row group and the footer, closes and frees; 0, or -1
  * when anything failed to be written (errno set).  abandon: free without
