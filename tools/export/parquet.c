@@ -91,7 +91,7 @@ enum { ZSTD_LEVEL = 3 };
 /* ------------------------------------------------------------ the writer */
 /* One column chunk's figures, for the footer. */
 struct chunk_meta {
-	int64_t offset, unc, comp, values, nulls, min, max;
+	int64_t offset, unc, comp, nulls, min, max;
 	int have_minmax;
 };
 
@@ -204,7 +204,6 @@ static void page_flush(pq_writer *w, struct col *c)
 	bytes_put(&c->chunk, w->comp.v, zn);
 	c->m.unc += (int64_t)(w->head.n + w->page.n);
 	c->m.comp += (int64_t)(w->head.n + zn);
-	c->m.values += c->rows;
 	c->vals.n = 0;
 	c->rows = 0;
 }
@@ -355,7 +354,7 @@ static void footer(pq_writer *w, struct bytes *b)
 			bytes_varint(b, strlen(c->name));
 			bytes_put(b, c->name, strlen(c->name));
 			tc_i32(&t, 4, CODEC_ZSTD);
-			tc_i64(&t, 5, m[i].values);
+			tc_i64(&t, 5, w->group_rows_of[g]); /* num_values: every row has one, NULL or not */
 			tc_i64(&t, 6, m[i].unc);
 			tc_i64(&t, 7, m[i].comp);
 			tc_i64(&t, 9, m[i].offset);
