@@ -207,10 +207,7 @@ int stacks_preload(struct stacks *s, gp_reader *r)
 	}
 	const gp_record *rec;
 	int rc;
-	while ((rc = gp_reader_next(r, &rec)) > 0)
-		if (rec->type == GP_REC_MODULE || rec->type == GP_REC_STACK || rec->type == GP_REC_THREAD ||
-		    rec->type == GP_REC_SOURCE)
-			stacks_add(s, rec);
+	while ((rc = gp_reader_next(r, &rec)) > 0) stacks_add(s, rec); /* it takes what it needs */
 	int rw = apart ? gp_reader_set_time_window(r, from, to) : gp_reader_rewind(r);
 	return rw < 0 ? rw : 0;
 }
