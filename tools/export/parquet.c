@@ -122,14 +122,13 @@ struct pq_writer {
 
 pq_writer *pq_open(const char *path, const struct xt_table *t, uint32_t rows_per_group)
 {
-	unsigned ncols = t->ncols;
 	FILE *f = fopen(path, "wb");
 	if (!f) return NULL;
 	pq_writer *w = xcalloc(1, sizeof(*w));
 	w->f = f;
-	w->ncols = ncols;
-	w->cols = xcalloc(ncols ? ncols : 1, sizeof(*w->cols));
-	for (unsigned i = 0; i < ncols; i++) w->cols[i].c = &t->cols[i];
+	w->ncols = t->ncols;
+	w->cols = xcalloc(t->ncols ? t->ncols : 1, sizeof(*w->cols));
+	for (unsigned i = 0; i < t->ncols; i++) w->cols[i].c = &t->cols[i];
 	w->group_max = rows_per_group ? rows_per_group : 1;
 	w->z = ZSTD_createCCtx();
 	if (!w->z) {
