@@ -81,9 +81,7 @@ struct side {                  /* one trace */
 
 static void *info_new(void *arg, uint64_t from)
 {
-	struct trace_info *in = xmalloc(sizeof(*in));
-	trace_info_init(in);
-	return in;
+	return xcalloc(1, sizeof(struct trace_info));
 }
 
 static void info_add(void *st, gp_reader *r, const gp_record *rec)

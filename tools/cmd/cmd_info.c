@@ -159,8 +159,7 @@ int cmd_info(int argc, char **argv)
 	int opened = tool_open_operand(argc, argv, &path, &r);
 	if (opened != EXIT_OK)
 		return opened;
-	struct trace_info in;
-	trace_info_init(&in);
+	struct trace_info in = { 0 };
 	const gp_record *rec;
 	int rc;
 	uint64_t n = 0;

@@ -131,7 +131,6 @@ struct page_bins { const struct report_data_opts *data; struct gpu_bins bins; };
 static void *page_pre_new(void *arg, uint64_t from)
 {
 	struct page_pre *p = xcalloc(1, sizeof(*p));
-	trace_info_init(&p->info);
 	p->mem.slice = from > 0;
 	return p;
 }

@@ -16,7 +16,6 @@
 struct px {
 	const char *dir;
 	uint32_t group_rows;
-	const struct xt_table *tables;
 	struct xt_dir d;
 	pq_writer **w;
 };
@@ -25,37 +24,17 @@ static int px_open(void *ctx, const struct xt_table *tables, unsigned nt)
 {
 	struct px *p = ctx;
 	if (xt_dir_open(&p->d, p->dir, ".parquet", tables, nt)) return -1;
-	p->tables = tables;
 	p->w = xcalloc(nt, sizeof(*p->w));
-	for (unsigned t = 0; t < nt; t++) {
-		const struct xt_table *tb = &tables[t];
-		struct pq_column *cols = xcalloc(tb->ncols ? tb->ncols : 1, sizeof(*cols));
-		for (unsigned i = 0; i < tb->ncols; i++) {
-			const struct xt_col *c = &tb->cols[i];
-			cols[i].name = c->name;
-			cols[i].type = c->kind == XT_INT ? PQ_INT64 : c->kind == XT_REAL ? PQ_DOUBLE : PQ_STRING;
-			cols[i].required = c->not_null;
-		}
-		p->w[t] = pq_open(p->d.tmp[t], cols, tb->ncols, p->group_rows);
-		free(cols);
-		if (!p->w[t]) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
-	}
+	for (unsigned t = 0; t < nt; t++)
+		if (!(p->w[t] = pq_open(p->d.tmp[t], &tables[t], p->group_rows)))
+			return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
 	return 0;
 }
 
 static int px_row(void *ctx, unsigned t, const struct xt_val *v)
 {
 	struct px *p = ctx;
-	pq_writer *w = p->w[t];
-	for (unsigned i = 0; i < p->tables[t].ncols; i++) {
-		switch (v[i].kind) {
-		case XV_INT: pq_int64(w, i, v[i].i); break;
-		case XV_REAL: pq_double(w, i, v[i].d); break;
-		case XV_TEXT: pq_string(w, i, v[i].s); break;
-		default: pq_null(w, i);
-		}
-	}
-	if (pq_end_row(w)) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
+	if (pq_row(p->w[t], v)) return tool_fail(-1, "cannot write %s: %s", p->d.tmp[t], strerror(errno));
 	return 0;
 }
 

@@ -62,12 +62,6 @@ static void ev_begin(struct px *p)
 	p->first = 0;
 }
 
-static void ts_key(struct px *p, const char *key, uint64_t t)
-{
-	fprintf(p->f, ",\"%s\":", key);
-	fprint_us(p->f, (int64_t)(t - p->base));
-}
-
 static void dur_key(struct px *p, uint64_t s, uint64_t e)
 {
 	fputs(",\"dur\":", p->f);
@@ -84,7 +78,8 @@ static void ev(struct px *p, const char *head, const char *name, int64_t id, uin
 	if (id >= 0) fprintf(p->f, ",\"id\":%" PRId64, id);
 	fprintf(p->f, ",\"pid\":%u", pid);
 	if (tid >= 0) fprintf(p->f, ",\"tid\":%" PRId64, tid);
-	ts_key(p, "ts", ts);
+	fputs(",\"ts\":", p->f);
+	fprint_us(p->f, (int64_t)(ts - p->base));
 }
 
 static void meta_name(struct px *p, const char *what, uint32_t pid, uint32_t tid, const char *name)

@@ -39,25 +39,17 @@ static int exec(struct sq *q, const char *sql)
 	return 0;
 }
 
-/* CREATE TABLE and the INSERT statement of a table. */
-static char *create_sql(const struct xt_table *t)
+/* The CREATE TABLE statement of a table, or (insert) its INSERT statement. */
+static char *table_sql(const struct xt_table *t, int insert)
 {
-	size_t cap = 64 + strlen(t->name), len = 0;
+	size_t cap = 64 + strlen(t->name), len;
 	for (unsigned i = 0; i < t->ncols; i++) cap += strlen(t->cols[i].name) + strlen(t->cols[i].sqltype) + 4;
 	char *s = xmalloc(cap);
-	len += (size_t)sprintf(s, "CREATE TABLE %s(", t->name);
+	len = (size_t)sprintf(s, insert ? "INSERT INTO %s VALUES(" : "CREATE TABLE %s(", t->name);
 	for (unsigned i = 0; i < t->ncols; i++)
-		len += (size_t)sprintf(s + len, "%s%s %s", i ? ", " : "", t->cols[i].name, t->cols[i].sqltype);
-	strcpy(s + len, ");");
-	return s;
-}
-
-static char *insert_sql(const struct xt_table *t)
-{
-	char *s = xmalloc(64 + strlen(t->name) + 2 * (size_t)t->ncols);
-	size_t len = (size_t)sprintf(s, "INSERT INTO %s VALUES(", t->name);
-	for (unsigned i = 0; i < t->ncols; i++) len += (size_t)sprintf(s + len, i ? ",?" : "?");
-	strcpy(s + len, ")");
+		len += (size_t)(insert ? sprintf(s + len, i ? ",?" : "?")
+				       : sprintf(s + len, "%s%s %s", i ? ", " : "", t->cols[i].name, t->cols[i].sqltype));
+	strcpy(s + len, insert ? ")" : ");");
 	return s;
 }
 
@@ -74,11 +66,11 @@ static int sq_open(void *ctx, const struct xt_table *tables, unsigned nt)
 	q->st = xcalloc(nt, sizeof(*q->st));
 	q->nt = nt;
 	for (unsigned t = 0; t < nt; t++) {
-		char *sql = create_sql(&tables[t]);
+		char *sql = table_sql(&tables[t], 0);
 		int bad = exec(q, sql);
 		free(sql);
 		if (bad) return -1;
-		sql = insert_sql(&tables[t]);
+		sql = table_sql(&tables[t], 1);
 		bad = sqlite3_prepare_v2(q->db, sql, -1, &q->st[t], NULL) != SQLITE_OK;
 		free(sql);
 		if (bad) return tool_fail(-1, "sqlite: %s", sqlite3_errmsg(q->db));

@@ -79,6 +79,7 @@ static void tc_list(struct tc *t, int16_t id, uint8_t etype, size_t n)
 
 /* ------------------------------------------------------------ the format's numbers */
 enum { TYPE_INT64 = 2, TYPE_DOUBLE = 5, TYPE_BYTE_ARRAY = 6 };
+static const int32_t physical_type[] = { [XT_INT] = TYPE_INT64, [XT_REAL] = TYPE_DOUBLE, [XT_TEXT] = TYPE_BYTE_ARRAY };
 enum { REP_REQUIRED = 0, REP_OPTIONAL = 1 };
 enum { CONVERTED_UTF8 = 0 };
 enum { ENC_PLAIN = 0, ENC_RLE = 3 };
@@ -90,19 +91,18 @@ enum { ZSTD_LEVEL = 3 };
 /* ------------------------------------------------------------ the writer */
 /* One column chunk's figures, for the footer. */
 struct chunk_meta {
-	int64_t offset, unc, comp, values, nulls, min, max;
+	int64_t offset, unc, comp, nulls, min, max;
 	int have_minmax;
 };
 
 struct col {
-	struct pq_column c;
+	const struct xt_col *c;
 	struct bytes vals;  /* the open page's values, PLAIN */
 	uint8_t *defs;     /* the open page's definition levels, a byte each */
 	size_t cdefs;
 	uint32_t rows;     /* rows in the open page */
 	struct bytes chunk; /* the row group's finished pages */
 	struct chunk_meta m;
-	int set;           /* a value was given for the row being built */
 };
 
 struct pq_writer {
@@ -120,15 +120,15 @@ struct pq_writer {
 	struct bytes page, comp, head;
 };
 
-pq_writer *pq_open(const char *path, const struct pq_column *cols, unsigned ncols, uint32_t rows_per_group)
+pq_writer *pq_open(const char *path, const struct xt_table *t, uint32_t rows_per_group)
 {
 	FILE *f = fopen(path, "wb");
 	if (!f) return NULL;
 	pq_writer *w = xcalloc(1, sizeof(*w));
 	w->f = f;
-	w->ncols = ncols;
-	w->cols = xcalloc(ncols ? ncols : 1, sizeof(*w->cols));
-	for (unsigned i = 0; i < ncols; i++) w->cols[i].c = cols[i];
+	w->ncols = t->ncols;
+	w->cols = xcalloc(t->ncols ? t->ncols : 1, sizeof(*w->cols));
+	for (unsigned i = 0; i < t->ncols; i++) w->cols[i].c = &t->cols[i];
 	w->group_max = rows_per_group ? rows_per_group : 1;
 	w->z = ZSTD_createCCtx();
 	if (!w->z) {
@@ -177,7 +177,7 @@ static void page_flush(pq_writer *w, struct col *c)
 {
 	if (!c->rows) return;
 	w->page.n = 0;
-	if (!c->c.required) put_levels(&w->page, c->defs, c->rows);
+	if (!c->c->not_null) put_levels(&w->page, c->defs, c->rows);
 	bytes_put(&w->page, c->vals.v, c->vals.n);
 	size_t bound = ZSTD_compressBound(w->page.n);
 	vec_reserve((void **)&w->comp.v, &w->comp.cap, bound, 1);
@@ -203,7 +203,6 @@ static void page_flush(pq_writer *w, struct col *c)
 	bytes_put(&c->chunk, w->comp.v, zn);
 	c->m.unc += (int64_t)(w->head.n + w->page.n);
 	c->m.comp += (int64_t)(w->head.n + zn);
-	c->m.values += c->rows;
 	c->vals.n = 0;
 	c->rows = 0;
 }
@@ -236,28 +235,6 @@ static void group_flush(pq_writer *w)
 	w->group_rows = 0;
 }
 
-/* The column's slot for the row being built, its level "a value" (pq_null
- * sets it back). */
-static inline struct col *cell(pq_writer *w, unsigned i)
-{
-	struct col *c = &w->cols[i];
-	if (c->rows >= c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
-	c->set = 1;
-	c->defs[c->rows] = 1;
-	return c;
-}
-
-void pq_null(pq_writer *w, unsigned i)
-{
-	struct col *c = cell(w, i);
-	if (c->c.required) {
-		fprintf(stderr, "gpuprof: parquet: NULL in required column %s\n", c->c.name);
-		abort();
-	}
-	c->defs[c->rows] = 0;
-	c->m.nulls++;
-}
-
 /* 8 bytes of a fixed-width value, little-endian (PLAIN). */
 static inline void put8(struct col *c, uint64_t u)
 {
@@ -267,26 +244,8 @@ static inline void put8(struct col *c, uint64_t u)
 	bytes_put(&c->vals, &u, 8);
 }
 
-void pq_int64(pq_writer *w, unsigned i, int64_t v)
+static void put_string(struct col *c, const char *s)
 {
-	struct col *c = cell(w, i);
-	put8(c, (uint64_t)v);
-	if (!c->m.have_minmax || v < c->m.min) c->m.min = v;
-	if (!c->m.have_minmax || v > c->m.max) c->m.max = v;
-	c->m.have_minmax = 1;
-}
-
-void pq_double(pq_writer *w, unsigned i, double v)
-{
-	struct col *c = cell(w, i);
-	uint64_t u;
-	memcpy(&u, &v, 8);
-	put8(c, u);
-}
-
-void pq_string(pq_writer *w, unsigned i, const char *s)
-{
-	struct col *c = cell(w, i);
 	size_t at = c->vals.n, n = 0;
 	bb_le32(&c->vals, at, 0);
 	/* valid UTF-8 as is; each byte that begins no valid sequence: U+FFFD */
@@ -304,15 +263,38 @@ void pq_string(pq_writer *w, unsigned i, const char *s)
 	bb_le32(&c->vals, at, (uint32_t)(c->vals.n - at - 4));
 }
 
-int pq_end_row(pq_writer *w)
+/* The row being built's value of column c, its level, its statistics. */
+static void put_value(struct col *c, const struct xt_val *v)
+{
+	if (c->rows >= c->cdefs) vec_reserve((void **)&c->defs, &c->cdefs, c->rows + 1, 1);
+	c->defs[c->rows] = v->kind != XV_NULL;
+	uint64_t u;
+	switch (v->kind) {
+	case XV_INT:
+		put8(c, (uint64_t)v->i);
+		if (!c->m.have_minmax || v->i < c->m.min) c->m.min = v->i;
+		if (!c->m.have_minmax || v->i > c->m.max) c->m.max = v->i;
+		c->m.have_minmax = 1;
+		break;
+	case XV_REAL:
+		memcpy(&u, &v->d, 8);
+		put8(c, u);
+		break;
+	case XV_TEXT: put_string(c, v->s); break;
+	default:
+		if (c->c->not_null) {
+			fprintf(stderr, "gpuprof: parquet: NULL in required column %s\n", c->c->name);
+			abort();
+		}
+		c->m.nulls++;
+	}
+}
+
+int pq_row(pq_writer *w, const struct xt_val *v)
 {
 	for (unsigned i = 0; i < w->ncols; i++) {
 		struct col *c = &w->cols[i];
-		if (!c->set) {
-			fprintf(stderr, "gpuprof: parquet: no value for column %s\n", c->c.name);
-			abort();
-		}
-		c->set = 0;
+		put_value(c, &v[i]);
 		if (++c->rows >= PQ_PAGE_ROWS || c->vals.n >= PAGE_BYTES) page_flush(w, c);
 	}
 	w->rows++;
@@ -335,12 +317,12 @@ static void footer(pq_writer *w, struct bytes *b)
 	tc_i32(&t, 5, (int32_t)w->ncols);
 	tc_end(&t);
 	for (unsigned i = 0; i < w->ncols; i++) {
-		const struct pq_column *c = &w->cols[i].c;
+		const struct xt_col *c = w->cols[i].c;
 		tc_begin(&t, 0);
-		tc_i32(&t, 1, c->type == PQ_INT64 ? TYPE_INT64 : c->type == PQ_DOUBLE ? TYPE_DOUBLE : TYPE_BYTE_ARRAY);
-		tc_i32(&t, 3, c->required ? REP_REQUIRED : REP_OPTIONAL);
+		tc_i32(&t, 1, physical_type[c->kind]);
+		tc_i32(&t, 3, c->not_null ? REP_REQUIRED : REP_OPTIONAL);
 		tc_str(&t, 4, c->name);
-		if (c->type == PQ_STRING) {
+		if (c->kind == XT_TEXT) {
 			tc_i32(&t, 6, CONVERTED_UTF8);
 			tc_begin(&t, 10); /* LogicalType */
 			tc_begin(&t, 1);  /* STRING */
@@ -357,21 +339,21 @@ static void footer(pq_writer *w, struct bytes *b)
 		tc_begin(&t, 0); /* RowGroup */
 		tc_list(&t, 1, TC_STRUCT, w->ncols);
 		for (unsigned i = 0; i < w->ncols; i++) {
-			const struct pq_column *c = &w->cols[i].c;
+			const struct xt_col *c = w->cols[i].c;
 			unc += m[i].unc;
 			comp += m[i].comp;
 			tc_begin(&t, 0); /* ColumnChunk */
 			tc_i64(&t, 2, 0);  /* file_offset: no ColumnMetaData outside the footer */
 			tc_begin(&t, 3); /* ColumnMetaData */
-			tc_i32(&t, 1, c->type == PQ_INT64 ? TYPE_INT64 : c->type == PQ_DOUBLE ? TYPE_DOUBLE : TYPE_BYTE_ARRAY);
-			tc_list(&t, 2, TC_I32, c->required ? 1 : 2);
+			tc_i32(&t, 1, physical_type[c->kind]);
+			tc_list(&t, 2, TC_I32, c->not_null ? 1 : 2);
 			bytes_varint(b, zigzag_enc(ENC_PLAIN));
-			if (!c->required) bytes_varint(b, zigzag_enc(ENC_RLE));
+			if (!c->not_null) bytes_varint(b, zigzag_enc(ENC_RLE));
 			tc_list(&t, 3, TC_BINARY, 1);
 			bytes_varint(b, strlen(c->name));
 			bytes_put(b, c->name, strlen(c->name));
 			tc_i32(&t, 4, CODEC_ZSTD);
-			tc_i64(&t, 5, m[i].values);
+			tc_i64(&t, 5, w->group_rows_of[g]); /* num_values: every row has one, NULL or not */
 			tc_i64(&t, 6, m[i].unc);
 			tc_i64(&t, 7, m[i].comp);
 			tc_i64(&t, 9, m[i].offset);

@@ -1,6 +1,7 @@
 /* parquet.h — a Parquet file writer (apache/parquet-format: README.md and
- * src/main/thrift/parquet.thrift), enough for flat tables: INT64, DOUBLE
- * and UTF-8 string columns, each required or optional (NULLs).
+ * src/main/thrift/parquet.thrift), enough for flat tables: the columns of
+ * export_tables.h, XT_INT as INT64, XT_REAL as DOUBLE and XT_TEXT as UTF-8
+ * strings, each required (not_null) or optional (NULLs).
  *
  * Rows are appended one at a time and written in row groups of a fixed
  * number of rows; memory holds one row group's column chunks, compressed
@@ -18,34 +19,22 @@
 
 #include <stdint.h>
 
-enum pq_type { PQ_INT64, PQ_DOUBLE, PQ_STRING };
-
-struct pq_column {
-	const char *name; /* kept by pointer until pq_close */
-	enum pq_type type;
-	int required;     /* no NULLs (REQUIRED); else OPTIONAL */
-};
+#include "export/export_tables.h"
 
 enum { PQ_PAGE_ROWS = 8192 };
 
 typedef struct pq_writer pq_writer;
 
-/* Creates path (replaced if it exists) for these columns; rows_per_group
- * rows per row group.  NULL with errno set when the file cannot be
- * created. */
-pq_writer *pq_open(const char *path, const struct pq_column *cols, unsigned ncols, uint32_t rows_per_group);
+/* Creates path (replaced if it exists) for the columns of table t (kept by
+ * pointer until pq_close); rows_per_group rows per row group.  NULL with
+ * errno set when the file cannot be created. */
+pq_writer *pq_open(const char *path, const struct xt_table *t, uint32_t rows_per_group);
 
-/* The next row's value of column col: each column of the row exactly once,
- * in any order, then pq_end_row.  A NULL in a required column is a bug of
- * the caller (aborts). */
-void pq_null(pq_writer *w, unsigned col);
-void pq_int64(pq_writer *w, unsigned col, int64_t v);
-void pq_double(pq_writer *w, unsigned col, double v);
-void pq_string(pq_writer *w, unsigned col, const char *s); /* NUL-terminated */
-
-/* Ends the row; a full row group goes to the file.  0, or -1 when writing
- * failed (errno set; every later call fails too). */
-int pq_end_row(pq_writer *w);
+/* Appends a row, v: one value per column (NULL, or of the column's kind; a
+ * NULL in a required column is a bug of the caller: aborts); a full row
+ * group goes to the file.  0, or -1 when writing failed (errno set; every
+ * later call fails too). */
+int pq_row(pq_writer *w, const struct xt_val *v);
 
 /* Writes the last row group and the footer, closes and frees; 0, or -1
  * when anything failed to be written (errno set).  abandon: free without

@@ -228,13 +228,6 @@ static struct row *merged(const struct diff_pair *d, int k, struct side_list *la
 	return v;
 }
 
-static void merged_free(struct row *v, struct side_list *la, struct side_list *lb)
-{
-	free(v);
-	side_list_free(la);
-	side_list_free(lb);
-}
-
 static void of_delta(struct cell *c, double delta, double dstep)
 {
 	if (dstep != 0) cell_num(c, delta == 0 ? 0 : 100.0 * delta / dstep);
@@ -523,8 +516,7 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 	headline_steps(head, sizeof(head), d, &s, o);
 
 	/* buckets: means per aligned step; they add up to the mean step time */
-	int items = 0;
-	int order[SB_COUNT], nb = SB_COUNT;
+	int items = 0, top = 0; /* top: the bucket that moved most (the first of equal moves) */
 	double bd[SB_COUNT];
 	for (int k = 0; k < SB_COUNT; k++) {
 		uint64_t ta = 0, tb = 0;
@@ -534,7 +526,7 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 			for (size_t i = 0; i < d->b.run[r].n; i++) tb += d->b.run[r].rows[i].bucket[k];
 		double a = per(ta, s.na), b = per(tb, s.nb);
 		bd[k] = b - a;
-		order[k] = k;
+		if (fabs(bd[k]) > fabs(bd[top])) top = k;
 		c = report_row(&R[DT_BUCKETS]);
 		rank_cell(&c[0], rank);
 		cell_str(&c[1], step_bucket_names[k]);
@@ -551,12 +543,7 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 	cell_num(&c[4], dmean);
 	if (dmean != 0) cell_num(&c[5], 100.0);
 	/* the headline names the biggest bucket move, if the step time moved */
-	for (int i = 1; i < nb; i++)
-		for (int j = i; j > 0 && fabs(bd[order[j]]) > fabs(bd[order[j - 1]]); j--) {
-			int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-		}
-	if (s.significant) headline_item(head, sizeof(head), &items, "bucket", step_bucket_names[order[0]],
-					 bd[order[0]], "both");
+	if (s.significant) headline_item(head, sizeof(head), &items, "bucket", step_bucket_names[top], bd[top], "both");
 
 	/* kernels, API calls, ranges, copies */
 	static const struct { int list, table, all; const char *cols; } lists[] = {
@@ -573,7 +560,9 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 			for (size_t i = 0; i < n && i < 2 && (!o->top || i < o->top); i++)
 				headline_item(head, sizeof(head), &items, "kernel", v[i].name, v[i].delta, in_which(&v[i]));
 		if (lists[l].list == SP_API) new_calls(newcalls, sizeof(newcalls), v, n, &s);
-		merged_free(v, &la, &lb);
+		free(v);
+		side_list_free(&la);
+		side_list_free(&lb);
 	}
 	if (items) {
 		size_t l = strlen(head);

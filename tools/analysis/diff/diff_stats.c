@@ -10,12 +10,6 @@
 
 struct ranked { double v; int from_a; };
 
-static int cmp_ranked(const void *x, const void *y)
-{
-	double a = ((const struct ranked *)x)->v, b = ((const struct ranked *)y)->v;
-	return a < b ? -1 : a > b;
-}
-
 /* P(U <= u) for samples of m and n values without ties: every ordering is
  * equally likely; f(m, n, u) orderings give U = u, and the largest value
  * is one of A (it beats all n of B) or one of B:
@@ -48,7 +42,7 @@ void mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct
 	struct ranked *r = xmalloc(N * sizeof(*r));
 	for (size_t i = 0; i < na; i++) r[i] = (struct ranked){ a[i], 1 };
 	for (size_t i = 0; i < nb; i++) r[na + i] = (struct ranked){ b[i], 0 };
-	qsort(r, N, sizeof(*r), cmp_ranked);
+	qsort(r, N, sizeof(*r), cmp_double); /* by v, the first field */
 	/* average ranks over ties; the tie term sum(t^3 - t) */
 	double rank_a = 0, ties = 0;
 	for (size_t i = 0; i < N;) {

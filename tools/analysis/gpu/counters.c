@@ -28,12 +28,6 @@ static struct cseries *series_of(struct counters *c, uint32_t pid, uint32_t dev,
 	return &c->v[*slot];
 }
 
-static int cmp_csample(const void *a, const void *b)
-{
-	const struct csample *x = a, *y = b;
-	return x->t < y->t ? -1 : x->t > y->t;
-}
-
 /* b, the samples right after a's (the same cell or a later one), into a */
 static void bucket_join(struct cbucket *a, const struct cbucket *b)
 {
@@ -91,7 +85,7 @@ static uint64_t grid_for(uint64_t t0, uint64_t t1)
 static void fold(struct cseries *q)
 {
 	if (!q->n) return;
-	qsort(q->s, q->n, sizeof(*q->s), cmp_csample);
+	qsort(q->s, q->n, sizeof(*q->s), cmp_u64); /* by t, the first field */
 	if (!q->width) q->width = grid_for(q->s[0].t, q->s[q->n - 1].t);
 	for (size_t i = 0; i < q->n; i++) {
 		const struct csample *x = &q->s[i];
@@ -152,7 +146,7 @@ void counters_finish(struct counters *c)
 	c->last = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		struct cseries *q = &c->v[i];
-		if (!q->width) { qsort(q->s, q->n, sizeof(*q->s), cmp_csample); continue; }
+		if (!q->width) { qsort(q->s, q->n, sizeof(*q->s), cmp_u64); continue; }
 		fold(q);
 		/* the grid of the whole series, whatever the slices' were: one
 		 * is never narrower than it (a grid widens when its span/width

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/gpu/gpu_work.h"
 #include "analysis/core/intervals.h"
 #include "analysis/gpu/windows.h"
 #include "common/util.h"
@@ -32,6 +31,9 @@
  * caller sums the intervals again at GPU_ACTIVITY_LAG in a pass of its
  * own: the figures are those of GPU_ACTIVITY_LAG either way. */
 #define GPU_ACTIVITY_LAG_BINS 8192
+
+/* The two kinds of GPU work told apart. */
+enum gpu_work { GPU_WORK_KERNEL, GPU_WORK_COPY /* memcpy or memset */ };
 
 /* Equal bins over [t0, t1): bin i is [t0 + i width, t0 + (i + 1) width),
  * the last one cut at t1. */

@@ -7,11 +7,6 @@
 
 #include "common/tool.h"
 
-void trace_info_init(struct trace_info *in)
-{
-	memset(in, 0, sizeof(*in));
-}
-
 static int timed_type(uint32_t t)
 {
 	switch (t) {

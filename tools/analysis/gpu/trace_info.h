@@ -1,7 +1,7 @@
 /* trace_info.h — what is in a trace: processes, threads, sources, devices,
  * record counts by type, dropped records, time span and GPU-activity
  * windows; printed by `gpuprof info` (text or --json) and embedded as the
- * header of `gpuprof report`.  A component: trace_info_init, every record
+ * header of `gpuprof report`.  A component: zero-initialised, every record
  * through trace_info_add (any order), trace_info_finish, then the fields.
  * Memory: one entry per process, thread, source, device and window. */
 #ifndef GPUPROF_ANALYSIS_GPU_TRACE_INFO_H
@@ -29,7 +29,6 @@ struct trace_info {
 	struct winset win;      /* GPU-activity windows (windowed trace) */
 };
 
-void trace_info_init(struct trace_info *in);
 void trace_info_add(struct trace_info *in, gp_reader *r, const gp_record *rec);
 /* Adds src, the records of the next slice of time, to in (before finish;
  * src is left for trace_info_free): counts and the span add up, a process,

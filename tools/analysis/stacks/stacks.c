@@ -128,19 +128,13 @@ static void add_module(struct stacks *s, uint32_t pid, const gp_rec_module *m)
 	ms->sorted = 0;
 }
 
-static int cmp_module(const void *a, const void *b)
-{
-	const struct module *x = a, *y = b;
-	return x->base < y->base ? -1 : x->base > y->base;
-}
-
 static const struct module *find_module(struct stacks *s, uint32_t pid, uint64_t addr)
 {
 	uint64_t *slot = u64map_get(&s->pid2mods, pid, MAP_FIND);
 	if (!slot) return NULL;
 	struct modset *ms = &s->mods[*slot - 1];
 	if (!ms->sorted) {
-		if (ms->n) qsort(ms->v, ms->n, sizeof(*ms->v), cmp_module);
+		if (ms->n) qsort(ms->v, ms->n, sizeof(*ms->v), cmp_u64); /* by base, the first field */
 		ms->sorted = 1;
 	}
 	/* disjoint: the last one with base <= addr */
@@ -213,10 +207,7 @@ int stacks_preload(struct stacks *s, gp_reader *r)
 	}
 	const gp_record *rec;
 	int rc;
-	while ((rc = gp_reader_next(r, &rec)) > 0)
-		if (rec->type == GP_REC_MODULE || rec->type == GP_REC_STACK || rec->type == GP_REC_THREAD ||
-		    rec->type == GP_REC_SOURCE)
-			stacks_add(s, rec);
+	while ((rc = gp_reader_next(r, &rec)) > 0) stacks_add(s, rec); /* it takes what it needs */
 	int rw = apart ? gp_reader_set_time_window(r, from, to) : gp_reader_rewind(r);
 	return rw < 0 ? rw : 0;
 }
