@@ -51,14 +51,8 @@ enum pair_key { BY_TRACE, BY_REAL };
 /* latest pair with key <= v (or the first) */
 static const struct clockpair *find_pair(const struct clockpair *cp, size_t n, uint64_t v, enum pair_key key)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		uint64_t k = key == BY_REAL ? cp[mid].real : cp[mid].trace;
-		if (k <= v) lo = mid + 1;
-		else hi = mid;
-	}
-	return &cp[lo ? lo - 1 : 0];
+	size_t after = FIRST_WHERE(i, n, (key == BY_REAL ? cp[i].real : cp[i].trace) > v);
+	return &cp[after ? after - 1 : 0];
 }
 
 struct merge {
