@@ -77,11 +77,17 @@ static int item_names(const char *line, const char *opt)
 
 /* ---------------------------------------------------------------- help */
 
-/* text from column `indent` (where the caller left the cursor), wrapped at
- * spaces so lines stay within 79 columns, continuation lines indented as much */
-static void put_wrapped(FILE *f, const char *text, int indent)
+/* The command whose reference c shows: its alias's target, else c. */
+static const struct cli_command *ref_of(const struct cli_command *c)
 {
-	const int width = 79;
+	return c->alias_of ? cli_command_find(c->alias_of) : c;
+}
+
+/* text from column `indent` (where the caller left the cursor), wrapped at
+ * spaces so lines stay within `width` columns, continuation lines indented
+ * as much */
+static void put_wrapped(FILE *f, const char *text, int indent, int width)
+{
 	int col = indent;
 	for (const char *p = text; *p;) {
 		size_t w = strcspn(p, " ");
@@ -99,6 +105,11 @@ static void put_wrapped(FILE *f, const char *text, int indent)
 	}
 	fputc('\n', f);
 }
+
+/* What --threads does, for the general help and gpuprof(1). */
+#define THREADS_HELP                                                                                              \
+	"threads that decode the trace, and in stats compute the reports that merge over slices of time (default: " \
+	"the online processors; the output is the same)."
 
 /* "The commands that print tables (info, stats, ...) also take ...": the
  * commands from the table. */
@@ -123,14 +134,13 @@ void cli_usage(FILE *f)
 		char what[1024];
 		cli_command_summary(&cli_commands[i], what, sizeof(what));
 		fprintf(f, "  %-8s ", cli_commands[i].name);
-		put_wrapped(f, what, 11);
+		put_wrapped(f, what, 11, 79);
 	}
-	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
-		   "the trace, and in stats compute the reports that merge over slices of\n"
-		   "time (default: the online processors; the output is the same).\n");
+	fputc('\n', f);
+	put_wrapped(f, "The commands that read traces also take --threads N: " THREADS_HELP, 0, 73);
 	char tables[256];
 	table_commands(tables, sizeof(tables));
-	put_wrapped(f, tables, 0);
+	put_wrapped(f, tables, 0, 79);
 	fprintf(f, "\n'gpuprof <command> --help' (or 'gpuprof help <command>') shows a command's\n"
 		   "usage and main options; 'gpuprof help --full <command>' or\n"
 		   "'man gpuprof-<command>' every option.\n"
@@ -140,7 +150,7 @@ void cli_usage(FILE *f)
 
 void cli_help_short(FILE *f, const struct cli_command *c)
 {
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
+	const struct cli_command *ref = ref_of(c);
 	struct lines l = reference_lines(ref);
 	if (c->alias_usage) fprintf(f, "usage: %s\n", c->alias_usage);
 	else
@@ -149,7 +159,7 @@ void cli_help_short(FILE *f, const struct cli_command *c)
 	cli_command_summary(c, what, sizeof(what));
 	if (what[0] >= 'a' && what[0] <= 'z') what[0] = (char)(what[0] - 'a' + 'A');
 	fputc('\n', f);
-	put_wrapped(f, what, 0);
+	put_wrapped(f, what, 0, 79);
 	fputc('\n', f);
 	fprintf(f, "main options:\n");
 	const char *k = c->key_options;
@@ -176,8 +186,7 @@ static void cli_help_full(FILE *f, const struct cli_command *c)
 {
 	if (c->alias_of) fprintf(f, "gpuprof %s is the same as gpuprof %s, with its options:\n\n", c->name,
 				 c->alias_of);
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
-	ref->reference(f);
+	ref_of(c)->reference(f);
 }
 
 /* ---------------------------------------------------------------- roff */
@@ -252,10 +261,8 @@ static void cli_man(FILE *f, const struct cli_command *c)
 			roff_text(f, what, strlen(what));
 			fprintf(f, ".\nSee \\fBgpuprof\\-%s\\fR(1).\n", cli_commands[i].name);
 		}
-		fputs(".SH OPTIONS\n.TP\n\\fB\\-\\-threads\\fR \\fIN\\fR\n"
-		      "The commands that read traces: threads that decode the trace, and in stats compute the "
-		      "reports that merge over slices of time (default: the online processors; the output is "
-		      "the same).\n.TP\n\\fB\\-\\-width\\fR \\fIN\\fR, \\fB\\-\\-names\\fR \\fIFORM\\fR\n", f);
+		fputs(".SH OPTIONS\n.TP\n\\fB\\-\\-threads\\fR \\fIN\\fR\nThe commands that read traces: " THREADS_HELP
+		      "\n.TP\n\\fB\\-\\-width\\fR \\fIN\\fR, \\fB\\-\\-names\\fR \\fIFORM\\fR\n", f);
 		char tables[256];
 		table_commands(tables, sizeof(tables));
 		roff_line(f, tables);
@@ -267,7 +274,7 @@ static void cli_man(FILE *f, const struct cli_command *c)
 			fprintf(f, "\\fBgpuprof\\-%s\\fR(1)%s\n", cli_commands[i].name, i + 1 < cli_ncommands ? "," : "");
 		return;
 	}
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
+	const struct cli_command *ref = ref_of(c);
 	char title[64], name[64], what[1024];
 	snprintf(name, sizeof(name), "gpuprof-%s", c->name);
 	snprintf(title, sizeof(title), "GPUPROF-%s", c->name);
@@ -323,7 +330,7 @@ static void completion_words(FILE *f, const struct cli_command *c, const char *o
 		for (size_t i = 0; i < cli_ncommands; i++) fprintf(f, "%s\n", cli_commands[i].name);
 		return;
 	}
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
+	const struct cli_command *ref = ref_of(c);
 	if (opt && !strcmp(opt, "--report") && !strcmp(ref->name, "stats")) {
 		char names[900];
 		cmd_stats_report_names(names, sizeof(names));
