@@ -9,6 +9,7 @@
 
 #include "cli/help.h"
 #include "cmd/cmd.h"
+#include "common/report.h"
 #include "common/tool.h"
 
 /* ---------------------------------------------------------------- text */
@@ -83,29 +84,6 @@ static const struct cli_command *ref_of(const struct cli_command *c)
 	return c->alias_of ? cli_command_find(c->alias_of) : c;
 }
 
-/* text from column `indent` (where the caller left the cursor), wrapped at
- * spaces so lines stay within `width` columns, continuation lines indented
- * as much */
-static void put_wrapped(FILE *f, const char *text, int indent, int width)
-{
-	int col = indent;
-	for (const char *p = text; *p;) {
-		size_t w = strcspn(p, " ");
-		if (col > indent && col + 1 + (int)w > width) {
-			fprintf(f, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(p, 1, w, f);
-		col += (int)w;
-		p += w;
-		while (*p == ' ') p++;
-	}
-	fputc('\n', f);
-}
-
 /* What --threads does, for the general help and gpuprof(1). */
 #define THREADS_HELP                                                                                              \
 	"threads that decode the trace, and in stats compute the reports that merge over slices of time (default: " \
@@ -131,16 +109,17 @@ void cli_usage(FILE *f)
 		   "       gpuprof --version\n\n"
 		   "Records and analyses CUDA activity of deep-learning jobs.\n\ncommands:\n");
 	for (size_t i = 0; i < cli_ncommands; i++) {
-		char what[1024];
+		char what[1024], line[1100];
 		cli_command_summary(&cli_commands[i], what, sizeof(what));
-		fprintf(f, "  %-8s ", cli_commands[i].name);
-		put_wrapped(f, what, 11, 79);
+		snprintf(line, sizeof(line), "  %-8s %s", cli_commands[i].name, what);
+		report_flow(f, line, strlen(line), 0, 11, 79);
 	}
+	static const char threads[] = "The commands that read traces also take --threads N: " THREADS_HELP;
 	fputc('\n', f);
-	put_wrapped(f, "The commands that read traces also take --threads N: " THREADS_HELP, 0, 73);
+	report_flow(f, threads, strlen(threads), 0, 0, 73); /* 73: its line breaks are the output's */
 	char tables[256];
 	table_commands(tables, sizeof(tables));
-	put_wrapped(f, tables, 0, 79);
+	report_flow(f, tables, strlen(tables), 0, 0, 79);
 	fprintf(f, "\n'gpuprof <command> --help' (or 'gpuprof help <command>') shows a command's\n"
 		   "usage and main options; 'gpuprof help --full <command>' or\n"
 		   "'man gpuprof-<command>' every option.\n"
@@ -159,7 +138,7 @@ void cli_help_short(FILE *f, const struct cli_command *c)
 	cli_command_summary(c, what, sizeof(what));
 	if (what[0] >= 'a' && what[0] <= 'z') what[0] = (char)(what[0] - 'a' + 'A');
 	fputc('\n', f);
-	put_wrapped(f, what, 0, 79);
+	report_flow(f, what, strlen(what), 0, 0, 79);
 	fputc('\n', f);
 	fprintf(f, "main options:\n");
 	const char *k = c->key_options;

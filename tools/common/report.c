@@ -354,10 +354,7 @@ static void print_json(FILE *f, const struct report *r)
 
 /* ------------------------------------------------------------ text to a width */
 
-/* Words s[0..n) (no newline) in lines of at most `width` bytes (0: one
- * line), the first indented `first`, the others `cont`: broken at the last
- * space that fits, a word longer than a line cut at the width. */
-static void put_flowed(FILE *f, const char *s, size_t n, size_t first, size_t cont, int width)
+void report_flow(FILE *f, const char *s, size_t n, size_t first, size_t cont, int width)
 {
 	if (width > 0 && cont > (size_t)width / 2) cont = (size_t)width / 2;
 	size_t lead = first;
@@ -394,7 +391,7 @@ static void report_text_n(FILE *f, const char *text, size_t len, int width)
 		size_t n = strcspn(text, "\n"), ind = strspn(text, " ");
 		if (n > (size_t)(stop - text)) n = (size_t)(stop - text);
 		if (ind > n) ind = n;
-		put_flowed(f, text + ind, n - ind, ind, ind + 2, width);
+		report_flow(f, text + ind, n - ind, ind, ind + 2, width);
 		text += n;
 		if (text < stop && *text == '\n') text++;
 	}
@@ -434,7 +431,7 @@ static void put_note(FILE *f, const char *text, int width)
 				i = w;
 			}
 			flow[o] = 0;
-			put_flowed(f, flow, o, ind, cont ? cont : ind + 2, width);
+			report_flow(f, flow, o, ind, cont ? cont : ind + 2, width);
 			free(flow);
 		}
 		text += end;
