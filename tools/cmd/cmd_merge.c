@@ -130,11 +130,10 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 			in->str_off = prev->str_off + prev->max_str;
 			in->stack_off = prev->stack_off + prev->max_stack;
 			in->src_off = prev->src_off + prev->max_src + 1;
-		}
-		/* The meta source of a later input gets its own id and a SOURCE
-		 * record, so its device/process records keep their pid.  Sources
-		 * go to source 0, which the writer puts before any data chunk. */
-		if (m->cur) {
+			/* The meta source of a later input gets its own id and a
+			 * SOURCE record, so its device/process records keep their
+			 * pid.  Sources go to source 0, which the writer puts before
+			 * any data chunk. */
 			gp_record s = { .type = GP_REC_SOURCE,
 					.u.source = { .source_id = in->src_off, .kind = GP_SOURCE_META, .pid = in->hdr.pid } };
 			if (put(w, 0, &s, r)) return -1;
