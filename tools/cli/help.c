@@ -324,7 +324,7 @@ static void completion_words(FILE *f, const struct cli_command *c, const char *o
 		if (opt) {
 			/* "--opt A|B|C" in the usage block */
 			const char *p = i < l.ue ? strstr(s, opt) : NULL;
-			size_t k = opt ? strlen(opt) : 0;
+			size_t k = strlen(opt);
 			if (!p || (p[k] != ' ' && p[k] != '=')) continue;
 			p += k + 1;
 			size_t w = strcspn(p, " ]");
