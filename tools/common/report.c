@@ -300,56 +300,45 @@ static const char *table_head(const struct col *c, enum time_unit unit, char *bu
 	return buf;
 }
 
-static void print_csv(FILE *f, const struct report *r)
+/* CSV (a line of headings, then a line a row) or JSON (an array of
+ * objects, a row each); a null cell: an empty field / null. */
+static void print_machine(FILE *f, const struct report *r, int json)
 {
 	char buf[96];
 	int first = 1;
-	for (int j = 0; j < r->ncols; j++) {
+	for (int j = 0; j < r->ncols && !json; j++) {
 		if (!in_machine(r, j)) continue;
 		if (!first) putc(',', f);
 		first = 0;
 		csv_str(f, r->cols[j].head);
 	}
-	putc('\n', f);
+	putc(json ? '[' : '\n', f);
 	struct row_reader rd;
 	rows_begin(&rd, r);
 	for (const struct cell *row; (row = rows_next(&rd));) {
+		if (json) fputs(rd.i > 1 ? ",\n  {" : "\n  {", f);
 		first = 1;
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_machine(r, j)) continue;
 			const struct cell *c = &row[j];
-			if (!first) putc(',', f);
+			if (json) fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
+			else if (!first) putc(',', f);
 			first = 0;
-			if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
-			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
+			if (c->null) {
+				if (json) fputs("null", f);
+			} else if (r->cols[j].kind == COL_STR) {
+				if (json) json_str(f, c->s);
+				else csv_str(f, tool_text(c->s));
+			} else if (render_machine(buf, sizeof(buf), c, r->cols[j].kind)) {
+				fputs(buf, f);
+			} else if (json) {
+				fputs("null", f);
+			}
 		}
-		putc('\n', f);
+		putc(json ? '}' : '\n', f);
 	}
 	rows_end(&rd);
-}
-
-static void print_json(FILE *f, const struct report *r)
-{
-	char buf[96];
-	putc('[', f);
-	struct row_reader rd;
-	rows_begin(&rd, r);
-	for (const struct cell *row; (row = rows_next(&rd));) {
-		fputs(rd.i > 1 ? ",\n  {" : "\n  {", f);
-		int first = 1;
-		for (int j = 0; j < r->ncols; j++) {
-			if (!in_machine(r, j)) continue;
-			const struct cell *c = &row[j];
-			fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
-			first = 0;
-			if (r->cols[j].kind == COL_STR && !c->null) json_str(f, c->s);
-			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
-			else fputs("null", f);
-		}
-		putc('}', f);
-	}
-	rows_end(&rd);
-	fputs(r->nrows ? "\n]" : "]", f);
+	if (json) fputs(r->nrows ? "\n]" : "]", f);
 }
 
 /* ------------------------------------------------------------ text to a width */
@@ -779,8 +768,7 @@ out:
 
 void report_print(FILE *f, const struct report *r, const struct report_style *style)
 {
-	if (style->fmt == FMT_CSV) print_csv(f, r);
-	else if (style->fmt == FMT_JSON) print_json(f, r);
+	if (style->fmt != FMT_TABLE) print_machine(f, r, style->fmt == FMT_JSON);
 	else print_table(f, r, style);
 }
 
