@@ -12,25 +12,25 @@
 
 /* `gpuprof steps ARGS` is `gpuprof stats --report steps ARGS`, `gpuprof
  * memory ARGS` is `gpuprof stats --report memory_steps ARGS`: those tables
- * unless ARGS name their own (--report), with the same options. */
-static int stats_alias(int argc, char **argv, const char *report)
+ * (alias_report) unless ARGS name their own (--report), with the same
+ * options. */
+int cli_command_run(const struct cli_command *c, int argc, char **argv)
 {
-	int named = 0;
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strncmp(argv[i], "--report", 8) || !strncmp(argv[i], "-r", 2)) named = 1;
-	if (named) return cmd_stats(argc, argv);
+	int named = !c->alias_report;
+	for (int i = 1; !named && i < argc && strcmp(argv[i], "--"); i++)
+		named = !strncmp(argv[i], "--report", 8) || !strncmp(argv[i], "-r", 2);
+	if (named) return c->fn(argc, argv);
+	char report[64];
+	snprintf(report, sizeof(report), "--report=%s", c->alias_report);
 	char **av = malloc(((size_t)argc + 2) * sizeof(*av));
 	if (!av) return tool_fail(EXIT_BADINPUT, "out of memory");
 	av[0] = argv[0];
-	av[1] = (char *)report;
+	av[1] = report;
 	for (int i = 1; i <= argc; i++) av[i + 1] = argv[i];  /* with argv[argc] == NULL */
-	int rc = cmd_stats(argc + 1, av);
+	int rc = c->fn(argc + 1, av);
 	free(av);
 	return rc;
 }
-
-static int cmd_steps_alias(int argc, char **argv) { return stats_alias(argc, argv, "--report=steps"); }
-static int cmd_memory_alias(int argc, char **argv) { return stats_alias(argc, argv, "--report=memory_steps"); }
 
 /* stats' summary: its registry's report names */
 static void stats_what(char *buf, size_t n)
@@ -55,10 +55,10 @@ const struct cli_command cli_commands[] = {
 	  "--format --output", NULL, NULL, 1, NULL, 0 },
 	{ "merge", cmd_merge, "merge traces of several processes onto one time axis", NULL, cmd_merge_help,
 	  "--output", NULL, NULL, 1, NULL, 0 },
-	{ "steps", cmd_steps_alias, "training steps: where step time goes (= stats --report steps)", NULL,
+	{ "steps", cmd_stats, "training steps: where step time goes (= stats --report steps)", NULL,
 	  cmd_stats_help, "--method --step-range --keep-warmup --per-step --format --steps", "stats",
 	  "gpuprof steps [--method auto|nvtx|trace] [--per-step] [stats options] FILE", 1, "steps", 1 },
-	{ "memory", cmd_memory_alias,
+	{ "memory", cmd_stats,
 	  "device memory per step, growth, leaking sites, out of memory (= stats --report memory_steps)", NULL,
 	  cmd_stats_help, "--site --format --steps", "stats", "gpuprof memory [--site user|layer] [stats options] FILE", 1,
 	  "memory_steps", 1 },

@@ -34,5 +34,7 @@ extern const size_t cli_ncommands;
 const struct cli_command *cli_command_find(const char *name);
 /* Its summary into buf (from the registry when it has one). */
 void cli_command_summary(const struct cli_command *c, char *buf, size_t n);
+/* Runs c with argv[0] "gpuprof NAME"; an alias of stats with its report. */
+int cli_command_run(const struct cli_command *c, int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli/help.h"
 #include "cmd/cmd.h"
+#include "common/report.h"
 #include "common/tool.h"
 
 /* ---------------------------------------------------------------- text */
@@ -77,28 +78,16 @@ static int item_names(const char *line, const char *opt)
 
 /* ---------------------------------------------------------------- help */
 
-/* text from column `indent` (where the caller left the cursor), wrapped at
- * spaces so lines stay within 79 columns, continuation lines indented as much */
-static void put_wrapped(FILE *f, const char *text, int indent)
+/* The command whose reference c shows: its alias's target, else c. */
+static const struct cli_command *ref_of(const struct cli_command *c)
 {
-	const int width = 79;
-	int col = indent;
-	for (const char *p = text; *p;) {
-		size_t w = strcspn(p, " ");
-		if (col > indent && col + 1 + (int)w > width) {
-			fprintf(f, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(p, 1, w, f);
-		col += (int)w;
-		p += w;
-		while (*p == ' ') p++;
-	}
-	fputc('\n', f);
+	return c->alias_of ? cli_command_find(c->alias_of) : c;
 }
+
+/* What --threads does, for the general help and gpuprof(1). */
+#define THREADS_HELP                                                                                              \
+	"threads that decode the trace, and in stats compute the reports that merge over slices of time (default: " \
+	"the online processors; the output is the same)."
 
 /* "The commands that print tables (info, stats, ...) also take ...": the
  * commands from the table. */
@@ -120,17 +109,17 @@ void cli_usage(FILE *f)
 		   "       gpuprof --version\n\n"
 		   "Records and analyses CUDA activity of deep-learning jobs.\n\ncommands:\n");
 	for (size_t i = 0; i < cli_ncommands; i++) {
-		char what[1024];
+		char what[1024], line[1100];
 		cli_command_summary(&cli_commands[i], what, sizeof(what));
-		fprintf(f, "  %-8s ", cli_commands[i].name);
-		put_wrapped(f, what, 11);
+		snprintf(line, sizeof(line), "  %-8s %s", cli_commands[i].name, what);
+		report_flow(f, line, strlen(line), 0, 11, 79);
 	}
-	fprintf(f, "\nThe commands that read traces also take --threads N: threads that decode\n"
-		   "the trace, and in stats compute the reports that merge over slices of\n"
-		   "time (default: the online processors; the output is the same).\n");
+	static const char threads[] = "The commands that read traces also take --threads N: " THREADS_HELP;
+	fputc('\n', f);
+	report_flow(f, threads, strlen(threads), 0, 0, 73); /* 73: its line breaks are the output's */
 	char tables[256];
 	table_commands(tables, sizeof(tables));
-	put_wrapped(f, tables, 0);
+	report_flow(f, tables, strlen(tables), 0, 0, 79);
 	fprintf(f, "\n'gpuprof <command> --help' (or 'gpuprof help <command>') shows a command's\n"
 		   "usage and main options; 'gpuprof help --full <command>' or\n"
 		   "'man gpuprof-<command>' every option.\n"
@@ -140,7 +129,7 @@ void cli_usage(FILE *f)
 
 void cli_help_short(FILE *f, const struct cli_command *c)
 {
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
+	const struct cli_command *ref = ref_of(c);
 	struct lines l = reference_lines(ref);
 	if (c->alias_usage) fprintf(f, "usage: %s\n", c->alias_usage);
 	else
@@ -149,7 +138,7 @@ void cli_help_short(FILE *f, const struct cli_command *c)
 	cli_command_summary(c, what, sizeof(what));
 	if (what[0] >= 'a' && what[0] <= 'z') what[0] = (char)(what[0] - 'a' + 'A');
 	fputc('\n', f);
-	put_wrapped(f, what, 0);
+	report_flow(f, what, strlen(what), 0, 0, 79);
 	fputc('\n', f);
 	fprintf(f, "main options:\n");
 	const char *k = c->key_options;
@@ -176,8 +165,7 @@ static void cli_help_full(FILE *f, const struct cli_command *c)
 {
 	if (c->alias_of) fprintf(f, "gpuprof %s is the same as gpuprof %s, with its options:\n\n", c->name,
 				 c->alias_of);
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
-	ref->reference(f);
+	ref_of(c)->reference(f);
 }
 
 /* ---------------------------------------------------------------- roff */
@@ -252,10 +240,8 @@ static void cli_man(FILE *f, const struct cli_command *c)
 			roff_text(f, what, strlen(what));
 			fprintf(f, ".\nSee \\fBgpuprof\\-%s\\fR(1).\n", cli_commands[i].name);
 		}
-		fputs(".SH OPTIONS\n.TP\n\\fB\\-\\-threads\\fR \\fIN\\fR\n"
-		      "The commands that read traces: threads that decode the trace, and in stats compute the "
-		      "reports that merge over slices of time (default: the online processors; the output is "
-		      "the same).\n.TP\n\\fB\\-\\-width\\fR \\fIN\\fR, \\fB\\-\\-names\\fR \\fIFORM\\fR\n", f);
+		fputs(".SH OPTIONS\n.TP\n\\fB\\-\\-threads\\fR \\fIN\\fR\nThe commands that read traces: " THREADS_HELP
+		      "\n.TP\n\\fB\\-\\-width\\fR \\fIN\\fR, \\fB\\-\\-names\\fR \\fIFORM\\fR\n", f);
 		char tables[256];
 		table_commands(tables, sizeof(tables));
 		roff_line(f, tables);
@@ -267,7 +253,7 @@ static void cli_man(FILE *f, const struct cli_command *c)
 			fprintf(f, "\\fBgpuprof\\-%s\\fR(1)%s\n", cli_commands[i].name, i + 1 < cli_ncommands ? "," : "");
 		return;
 	}
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
+	const struct cli_command *ref = ref_of(c);
 	char title[64], name[64], what[1024];
 	snprintf(name, sizeof(name), "gpuprof-%s", c->name);
 	snprintf(title, sizeof(title), "GPUPROF-%s", c->name);
@@ -323,7 +309,7 @@ static void completion_words(FILE *f, const struct cli_command *c, const char *o
 		for (size_t i = 0; i < cli_ncommands; i++) fprintf(f, "%s\n", cli_commands[i].name);
 		return;
 	}
-	const struct cli_command *ref = c->alias_of ? cli_command_find(c->alias_of) : c;
+	const struct cli_command *ref = ref_of(c);
 	if (opt && !strcmp(opt, "--report") && !strcmp(ref->name, "stats")) {
 		char names[900];
 		cmd_stats_report_names(names, sizeof(names));
@@ -338,7 +324,7 @@ static void completion_words(FILE *f, const struct cli_command *c, const char *o
 		if (opt) {
 			/* "--opt A|B|C" in the usage block */
 			const char *p = i < l.ue ? strstr(s, opt) : NULL;
-			size_t k = opt ? strlen(opt) : 0;
+			size_t k = strlen(opt);
 			if (!p || (p[k] != ' ' && p[k] != '=')) continue;
 			p += k + 1;
 			size_t w = strcspn(p, " ]");

@@ -57,5 +57,5 @@ int main(int argc, char **argv)
 	if (c->reads && (argc = tool_take_threads(argc, argv)) < 0) return EXIT_USAGE;
 	if (c->tables && (argc = tabopt_take(argc, argv)) < 0) return EXIT_USAGE;
 	argv[1] = prefix; /* getopt's own messages start with argv[0] */
-	return c->fn(argc - 1, argv + 1);
+	return cli_command_run(c, argc - 1, argv + 1);
 }

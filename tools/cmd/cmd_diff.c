@@ -242,24 +242,22 @@ static size_t pair_up(struct side *t, size_t na, size_t nt, struct diff_pair **o
 /* The pass that profiles the aligned steps of trace number `trace`. */
 static int profile(struct side *s, size_t trace, struct diff_pair *d, size_t n, int strict)
 {
-	s->prof = step_profile_new(s->d.r, &s->d.ctx.pipe);
-	for (size_t i = 0; i < n; i++)
-		for (int sd = 0; sd < 2; sd++) {
-			struct diff_side *x = sd ? &d[i].b : &d[i].a;
-			for (size_t r = 0; r < x->nrun; r++) {
-				struct diff_run *u = &x->run[r];
-				if (u->trace != trace) continue;
-				for (size_t k = 0; k < u->n; k++) step_profile_choose(s->prof, u->pid, u->rows[k].s, u->rows[k].e);
-			}
-		}
-	int rc = step_profile_run(s->prof);
-	int code = !gp_reader_recoverable(rc) ? tool_finish(s->d.r, s->path, rc, strict) : EXIT_OK;
+	struct diff_run **runs = NULL; /* those of this trace */
+	size_t nruns = 0, cap = 0;
 	for (size_t i = 0; i < n; i++)
 		for (int sd = 0; sd < 2; sd++) {
 			struct diff_side *x = sd ? &d[i].b : &d[i].a;
 			for (size_t r = 0; r < x->nrun; r++)
-				if (x->run[r].trace == trace) x->run[r].prof = step_profile_proc(s->prof, x->run[r].pid);
+				if (x->run[r].trace == trace) VEC_PUSH(runs, nruns, cap, &x->run[r]);
 		}
+	s->prof = step_profile_new(s->d.r, &s->d.ctx.pipe);
+	for (size_t i = 0; i < nruns; i++)
+		for (size_t k = 0; k < runs[i]->n; k++)
+			step_profile_choose(s->prof, runs[i]->pid, runs[i]->rows[k].s, runs[i]->rows[k].e);
+	int rc = step_profile_run(s->prof);
+	int code = !gp_reader_recoverable(rc) ? tool_finish(s->d.r, s->path, rc, strict) : EXIT_OK;
+	for (size_t i = 0; i < nruns; i++) runs[i]->prof = step_profile_proc(s->prof, runs[i]->pid);
+	free(runs);
 	return code;
 }
 

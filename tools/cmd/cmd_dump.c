@@ -303,14 +303,36 @@ static uint64_t get(const gp_record *rec, const struct gp_field *f) { return gp_
  * trace may hold records from before the first input's start). */
 static int64_t rel(const struct dumper *d, uint64_t t) { return (int64_t)(t - d->base); }
 
-/* A field's value in its kind's default form, the same in both outputs:
- * a string field's text returned; else NULL, and the number in buf (an
- * array's elements "a,b,c", bytes as hex digits). */
-static const char *field_text(struct dumper *d, const gp_record *rec, const struct gp_field *f, char *buf, size_t n)
+/* JSON: items after the first one, each ",\"key\":value". */
+static void jkey(const char *k) { printf(",\"%s\":", k); }
+static void jstr(const char *k, const char *v) { jkey(k); json_str(stdout, v); }
+static void ju64(const char *k, uint64_t v) { printf(",\"%s\":%" PRIu64, k, v); }
+static void ji64(const char *k, int64_t v) { printf(",\"%s\":%" PRId64, k, v); }
+
+/* Text output is one line per record: control characters in names are
+ * shown as \xNN so a hostile or odd string cannot break the line.  Every
+ * item starts with a space: " label=value", or " value" without a label. */
+static const char *clean(gp_reader *r, uint32_t id) { return tool_text(tool_str(r, id)); }
+
+static void tlabel(const char *label) { if (label) printf(" %s=", label); else putchar(' '); }
+
+/* A field in its kind's default form, JSON (json) or text, the same value
+ * in both: a string field's text, else a number (an array's elements
+ * "a,b,c", bytes as hex digits). */
+static void put_field(struct dumper *d, const gp_record *rec, const char *key, const struct gp_field *f, int json)
 {
-	if (f->kind == GP_FK_STRING && f->count == 1) return tool_str(d->r, (uint32_t)get(rec, f));
+	if (f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) return;   /* pointers: no default form */
+	if (json) jkey(key);
+	else tlabel(key);
 	uint64_t v = get(rec, f);
-	size_t l = 0;
+	if (f->kind == GP_FK_STRING && f->count == 1) {
+		const char *s = tool_str(d->r, (uint32_t)v);
+		if (json) json_str(stdout, s);
+		else fputs(tool_text(s), stdout);
+		return;
+	}
+	char buf[1024];
+	size_t l = 0, n = sizeof(buf);
 	if (f->count > 1)
 		for (unsigned i = 0; i < f->count && l < n; i++)
 			l += (size_t)snprintf(buf + l, n - l, f->kind == GP_FK_BYTES ? "%s%02" PRIx64 : "%s%" PRIu64,
@@ -319,27 +341,11 @@ static const char *field_text(struct dumper *d, const gp_record *rec, const stru
 	else if (f->kind == GP_FK_TIME || f->kind == GP_FK_END) snprintf(buf, n, "%" PRId64, rel(d, v));
 	else if (f->kind == GP_FK_TID) snprintf(buf, n, "%u", gp_reader_tid(d->r, rec, f));
 	else snprintf(buf, n, "%" PRIu64, v);
-	return NULL;
-}
-
-/* ------------------------------------------------------------ JSON */
-static void jkey(const char *k) { printf(",\"%s\":", k); }
-static void jstr(const char *k, const char *v) { jkey(k); json_str(stdout, v); }
-static void ju64(const char *k, uint64_t v) { printf(",\"%s\":%" PRIu64, k, v); }
-static void ji64(const char *k, int64_t v) { printf(",\"%s\":%" PRId64, k, v); }
-
-/* A field in its kind's default JSON form. */
-static void json_field(struct dumper *d, const gp_record *rec, const char *key, const struct gp_field *f)
-{
-	if (f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) return;   /* pointers: no default form */
-	char buf[1024];
-	const char *s = field_text(d, rec, f, buf, sizeof(buf));
-	jkey(key);
-	if (s) json_str(stdout, s);
-	else if (f->count > 1) printf(f->kind == GP_FK_BYTES ? "\"%s\"" : "[%s]", buf);
+	if (json && f->count > 1) printf(f->kind == GP_FK_BYTES ? "\"%s\"" : "[%s]", buf);
 	else fputs(buf, stdout);
 }
 
+/* ------------------------------------------------------------ JSON */
 static void json_frames(struct dumper *d, const gp_rec_stack *s)
 {
 	printf(",\"frames\":[");
@@ -372,10 +378,10 @@ static void dump_json(struct dumper *d, const gp_record *rec)
 		}
 		case S_NAME: jstr(c->key, c->name((uint32_t)x)); break;
 		case S_FLAG: printf(",\"%s\":%s", c->key, (x & c->mask) ? "true" : "false"); break;
-		case S_NONZERO: if (x) json_field(d, rec, c->key, f); break;
+		case S_NONZERO: if (x) put_field(d, rec, c->key, f, 1); break;
 		case S_ID:
 			if (x == TOOL_NO_ID) printf(",\"%s\":null", c->key);
-			else json_field(d, rec, c->key, f);
+			else put_field(d, rec, c->key, f, 1);
 			break;
 		case S_ENDTID: ju64(c->key, x ? x : gp_reader_tid(d->r, rec, f2)); break;
 		case S_CC: {
@@ -390,31 +396,14 @@ static void dump_json(struct dumper *d, const gp_record *rec)
 			else ji64(c->key, rec->u.counter.value.i);
 			break;
 		case S_FRAMES: json_frames(d, &rec->u.stack); break;
-		default: json_field(d, rec, c->key, f); break;
+		default: put_field(d, rec, c->key, f, 1); break;
 		}
 	}
-	for (unsigned i = 0; i < v->nrest; i++) json_field(d, rec, v->rest[i]->name, v->rest[i]);
+	for (unsigned i = 0; i < v->nrest; i++) put_field(d, rec, v->rest[i]->name, v->rest[i], 1);
 	printf("}\n");
 }
 
 /* ------------------------------------------------------------ text */
-/* Text output is one line per record: control characters in names are
- * shown as \xNN so a hostile or odd string cannot break the line.  Every
- * item starts with a space: " label=value", or " value" without a label. */
-static const char *clean(gp_reader *r, uint32_t id) { return tool_text(tool_str(r, id)); }
-
-static void tlabel(const char *label) { if (label) printf(" %s=", label); else putchar(' '); }
-
-/* A field in its kind's default text form. */
-static void text_field(struct dumper *d, const gp_record *rec, const char *label, const struct gp_field *f)
-{
-	if (f->kind == GP_FK_TEXT || f->kind == GP_FK_FRAMES) return;   /* pointers: no default form */
-	char buf[1024];
-	const char *s = field_text(d, rec, f, buf, sizeof(buf));
-	tlabel(label);
-	fputs(s ? tool_text(s) : buf, stdout);
-}
-
 static void text_frames(struct dumper *d, const gp_rec_stack *s)
 {
 	for (uint32_t i = 0; i < s->nframes && s->frames; i++) {
@@ -472,10 +461,10 @@ static void dump_text(struct dumper *d, const gp_record *rec)
 			break;
 		}
 		case S_FRAMES: text_frames(d, &rec->u.stack); break;
-		default: text_field(d, rec, c->key, f); break;
+		default: put_field(d, rec, c->key, f, 0); break;
 		}
 	}
-	for (unsigned i = 0; i < v->nrest; i++) text_field(d, rec, v->rest[i]->name, v->rest[i]);
+	for (unsigned i = 0; i < v->nrest; i++) put_field(d, rec, v->rest[i]->name, v->rest[i], 0);
 	putchar('\n');
 }
 

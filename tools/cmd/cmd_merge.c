@@ -51,14 +51,8 @@ enum pair_key { BY_TRACE, BY_REAL };
 /* latest pair with key <= v (or the first) */
 static const struct clockpair *find_pair(const struct clockpair *cp, size_t n, uint64_t v, enum pair_key key)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		uint64_t k = key == BY_REAL ? cp[mid].real : cp[mid].trace;
-		if (k <= v) lo = mid + 1;
-		else hi = mid;
-	}
-	return &cp[lo ? lo - 1 : 0];
+	size_t after = FIRST_WHERE(i, n, (key == BY_REAL ? cp[i].real : cp[i].trace) > v);
+	return &cp[after ? after - 1 : 0];
 }
 
 struct merge {
@@ -136,11 +130,10 @@ static int pass1(struct merge *m, gp_writer *w, int strict, int *code)
 			in->str_off = prev->str_off + prev->max_str;
 			in->stack_off = prev->stack_off + prev->max_stack;
 			in->src_off = prev->src_off + prev->max_src + 1;
-		}
-		/* The meta source of a later input gets its own id and a SOURCE
-		 * record, so its device/process records keep their pid.  Sources
-		 * go to source 0, which the writer puts before any data chunk. */
-		if (m->cur) {
+			/* The meta source of a later input gets its own id and a
+			 * SOURCE record, so its device/process records keep their
+			 * pid.  Sources go to source 0, which the writer puts before
+			 * any data chunk. */
 			gp_record s = { .type = GP_REC_SOURCE,
 					.u.source = { .source_id = in->src_off, .kind = GP_SOURCE_META, .pid = in->hdr.pid } };
 			if (put(w, 0, &s, r)) return -1;

@@ -81,15 +81,6 @@ void cmd_run_help(FILE *f)
 		   "GPUPROF_LIB=/path/libgpuprof.so overrides.\n");
 }
 
-/* An option's value by the rules of the GPUPROF_* variable it sets: the
- * shim's own parser (libprof/gp_settings.c), so that what `gpuprof run`
- * accepts the shim understands the same way, and a typo is a usage error,
- * not a job run with the default and a warning. */
-static int setting_ok(enum gp_setting_id id, const char *text, struct gp_setting_value *v)
-{
-	return gp_setting_parse(id, text, v) == 0;
-}
-
 static volatile sig_atomic_t child_pid;
 
 /* Forward a termination signal to the job.  Signals from the terminal
@@ -324,7 +315,7 @@ static int layers_env(const char *lib)
 {
 	const char *e = getenv("GPUPROF_LAYERS");
 	struct gp_setting_value v;
-	if (!e || !setting_ok(GP_SET_LAYERS, e, &v) || !v.u) return 0;
+	if (!e || gp_setting_parse(GP_SET_LAYERS, e, &v) || !v.u) return 0;
 	char dir[PATH_MAX], mod[PATH_MAX + 32];
 	snprintf(dir, sizeof(dir), "%s", lib);
 	char *slash = strrchr(dir, '/');
@@ -344,8 +335,10 @@ enum { O_API = 256, O_FLUSH, O_BUF, O_MAXMEM, O_WINDOW, O_STACKS, O_METRICS, O_N
        O_ACTIVITY, O_FLIGHT, O_SAMPLE, O_TRIGGER, O_FLIGHT_API, O_LAYERS, O_STEPS, O_END };
 
 /* The options that are one of the shim's settings (libprof/gp_settings.h):
- * the value checked as the shim reads it, then put in the job's
- * environment under the setting's name. */
+ * the value checked as the shim reads it (gp_setting_parse, the shim's own
+ * parser, so that what `gpuprof run` accepts the shim understands the same
+ * way, and a typo is a usage error, not a job run with the default and a
+ * warning), then put in the job's environment under the setting's name. */
 static const struct run_setting {
 	int opt;
 	enum gp_setting_id id;
@@ -381,7 +374,7 @@ static int run_setting(int c, const char *arg, struct gp_setting_value *v)
 		const struct run_setting *rs = &run_settings[i];
 		if (rs->opt != c) continue;
 		const char *val = arg ? arg : rs->dflt;
-		if (!setting_ok(rs->id, val, v) || (rs->nonzero && !v->u)) return tool_fail(-1, rs->bad, val);
+		if (gp_setting_parse(rs->id, val, v) || (rs->nonzero && !v->u)) return tool_fail(-1, rs->bad, val);
 		setenv(gp_setting_get(rs->id)->name, val, 1);
 		return 1;
 	}
@@ -431,7 +424,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case O_BUF: case O_MAXMEM: {
 			enum gp_setting_id id = c == O_BUF ? GP_SET_BUFFER_SIZE : GP_SET_MAX_MEMORY;
-			if (!setting_ok(id, optarg, &v))
+			if (gp_setting_parse(id, optarg, &v))
 				return tool_usage("--%s needs a size like 4M, at least %" PRIu64,
 						  c == O_BUF ? "buffer-size" : "max-memory", gp_setting_get(id)->min);
 			char buf[32];

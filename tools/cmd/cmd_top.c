@@ -98,12 +98,6 @@ static void put_range(const char *s, int cols)
 
 #define ROW_FMT "%-16s %8s %4s %-7s %6s %9s %6s %9s  "
 
-static void print_header(void)
-{
-	printf(ROW_FMT "%s\n", "HOST", "PID", "RANK", "STATE", "AGE", "KERNELS/S", "BUSY%", "MEMORY",
-	       "LAST NVTX RANGE");
-}
-
 /* One line for one file; returns 1 when the file could be shown. */
 static int show_file(const char *path, double now_s, int cols)
 {
@@ -220,7 +214,8 @@ static int show_all(char **files, int n)
 	double now_s = clock_s(CLOCK_REALTIME);
 	int cols = tabopt_width(); /* the whole line fits it; 0: the range whole */
 	int ok = 0;
-	print_header();
+	printf(ROW_FMT "%s\n", "HOST", "PID", "RANK", "STATE", "AGE", "KERNELS/S", "BUSY%", "MEMORY",
+	       "LAST NVTX RANGE");
 	for (int i = 0; i < n; i++)
 		ok += show_file(files[i], now_s, cols);
 	fflush(stdout);

@@ -130,14 +130,15 @@ static char *mangled_scope(const char *m)
 	return out;
 }
 
+/* Whether m is a mangled name __cxa_demangle rejects (d: its demangle(),
+ * then m itself). */
+static int rejected(const char *m, const char *d) { return m && !strcmp(d, m) && !strncmp(m, "_Z", 2); }
+
 char *name_full(const char *m)
 {
-	char *d = demangle(m);
-	if (!m || strcmp(d, m) || strncmp(m, "_Z", 2))
-		return d; /* demangled, or not a mangled name */
-	char *scope = mangled_scope(m);
+	char *d = demangle(m), *scope = rejected(m, d) ? mangled_scope(m) : NULL;
 	if (!scope)
-		return d;
+		return d; /* demangled, or not a mangled name */
 	char *full = xmalloc(strlen(scope) + strlen(m) + 4);
 	sprintf(full, "%s [%s]", scope, m);
 	free(scope);
@@ -148,21 +149,19 @@ char *name_full(const char *m)
 char *name_base(const char *m)
 {
 	char *d = demangle(m);
-	if (m && !strcmp(d, m) && !strncmp(m, "_Z", 2)) {
-		char *scope = mangled_scope(m);
-		if (scope) {
-			const char *last = scope, *q;
-			for (q = scope; (q = strstr(q, "::")); q += 2) last = q + 2;
-			char *b = xstrdup(last);
-			free(scope);
-			free(d);
-			return b;
-		}
-		return d;
+	if (!rejected(m, d)) {
+		char *b = short_name(d);
+		free(d);
+		return b;
 	}
-	char *b = short_name(d);
+	char *scope = mangled_scope(m);
+	if (!scope)
+		return d;
+	const char *last = scope, *q;
+	for (q = scope; (q = strstr(q, "::")); q += 2) last = q + 2;
+	memmove(scope, last, strlen(last) + 1);
 	free(d);
-	return b;
+	return scope;
 }
 
 /* A C++ signature as a table shows it when it does not fit: whether s reads

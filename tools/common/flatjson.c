@@ -277,8 +277,6 @@ static int value(struct parser *p, int depth, struct fj_member *m)
 		return parse_string(p, keep ? &m->text : NULL);
 	case 't': case 'f':
 		m->type = FJ_BOOL;
-		if (keep)
-			m->text = xstrdup(c == 't' ? "true" : "false");
 		return literal(p, c == 't' ? "true" : "false");
 	case 'n':
 		m->type = FJ_NULL;

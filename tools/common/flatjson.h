@@ -16,7 +16,7 @@ struct fj_member {
 	char *key;     /* unescaped, malloc'd */
 	enum fj_type type;
 	char *text;    /* FJ_STRING: unescaped UTF-8 (\u0000 becomes '?');
-			* FJ_NUMBER: the literal; FJ_BOOL: "true"/"false" */
+			* FJ_NUMBER: the literal; else NULL */
 };
 
 typedef struct fj_object {

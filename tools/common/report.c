@@ -28,30 +28,23 @@ void report_define(struct report *r, const char *title, const struct col *cols, 
  * the double's 8 bytes. */
 enum { CELL_NULL, CELL_STR, CELL_INT, CELL_DBL };
 
-static void enc_put(struct bytes *b, const void *p, size_t n)
-{
-	vec_reserve((void **)&b->v, &b->cap, b->n + n, 1);
-	memcpy(b->v + b->n, p, n);
-	b->n += n;
-}
-
 static void enc_cell(struct bytes *b, const struct cell *c)
 {
 	unsigned char t[16];
 	if (c->null) {
 		t[0] = CELL_NULL;
-		enc_put(b, t, 1);
+		bytes_put(b, t, 1);
 	} else if (c->s) {
 		t[0] = CELL_STR;
-		enc_put(b, t, 1);
-		enc_put(b, c->s, strlen(c->s) + 1);
+		bytes_put(b, t, 1);
+		bytes_put(b, c->s, strlen(c->s) + 1);
 	} else if (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0 && !(c->d == 0 && signbit(c->d))) {
 		t[0] = CELL_INT;
-		enc_put(b, t, 1 + varint_enc(t + 1, zigzag_enc((int64_t)c->d)));
+		bytes_put(b, t, 1 + varint_enc(t + 1, zigzag_enc((int64_t)c->d)));
 	} else {
 		t[0] = CELL_DBL;
 		memcpy(t + 1, &c->d, sizeof(c->d));
-		enc_put(b, t, 1 + sizeof(c->d));
+		bytes_put(b, t, 1 + sizeof(c->d));
 	}
 }
 
@@ -168,18 +161,13 @@ int report_fmt_parse(const char *name, enum report_fmt *fmt)
 	return -1;
 }
 
+static const char *const time_unit_names[] = { "ns", "us", "ms", "s" };
+
 int time_unit_parse(const char *name)
 {
-	static const char *const names[] = { "ns", "us", "ms", "s" };
 	for (int i = 0; i < 4; i++)
-		if (!strcmp(name, names[i])) return i;
+		if (!strcmp(name, time_unit_names[i])) return i;
 	return -1;
-}
-
-static const char *time_unit_name(enum time_unit u)
-{
-	static const char *const names[] = { "ns", "us", "ms", "s" };
-	return names[u];
 }
 
 /* A duration column: its heading ends in "(ns)". */
@@ -200,13 +188,15 @@ static int in_machine(const struct report *r, int j)
 	return r->cols[j].head && r->cols[j].where != COL_TABLE_ONLY;
 }
 
-/* A whole number's "%.0f" text without printf's floating-point path (a
- * per-step table of a day's trace has millions of cells, each rendered
- * twice: for the widths, then printed); 0 when d is not a whole number
- * below 2^63 in magnitude, which "%.0f" handles. */
-static int render_whole(char *buf, size_t n, double d)
+/* A number's "%.0f" text, a whole one below 2^63 in magnitude without
+ * printf's floating-point path (a per-step table of a day's trace has
+ * millions of cells, each rendered twice: for the widths, then printed). */
+static void render_whole(char *buf, size_t n, double d)
 {
-	if (!(d == floor(d) && fabs(d) < 9223372036854775808.0) || n < 22) return 0;
+	if (!(d == floor(d) && fabs(d) < 9223372036854775808.0) || n < 22) {
+		snprintf(buf, n, "%.0f", d);
+		return;
+	}
 	char tmp[24];
 	int o = (int)sizeof(tmp);
 	int neg = d < 0 || (d == 0 && signbit(d));
@@ -218,7 +208,6 @@ static int render_whole(char *buf, size_t n, double d)
 	if (neg) tmp[--o] = '-';
 	memcpy(buf, tmp + o, sizeof(tmp) - (size_t)o);
 	buf[sizeof(tmp) - (size_t)o] = 0;
-	return 1;
 }
 
 /* A number for CSV/JSON, lossless: integer columns as integers, others as
@@ -229,7 +218,7 @@ static int render_machine(char *buf, size_t n, const struct cell *c, enum col_ki
 {
 	if (!isfinite(c->d)) return 0;
 	if (kind == COL_INT || kind == COL_ID || (c->d == floor(c->d) && fabs(c->d) < 9007199254740992.0)) {
-		if (!render_whole(buf, n, c->d)) snprintf(buf, n, "%.0f", c->d);
+		render_whole(buf, n, c->d);
 		return 1;
 	}
 	for (int prec = 1; prec <= 17; prec++) {
@@ -245,7 +234,7 @@ static void render(char *buf, size_t n, const struct cell *c, enum col_kind kind
 	if (c->null) { snprintf(buf, n, "-"); return; }
 	switch (kind) {
 	case COL_STR: snprintf(buf, n, "%s", tool_text(c->s)); break;
-	case COL_INT: case COL_ID: if (!render_whole(buf, n, c->d)) snprintf(buf, n, "%.0f", c->d); break;
+	case COL_INT: case COL_ID: render_whole(buf, n, c->d); break;
 	case COL_F1: snprintf(buf, n, "%.1f", c->d); break;
 	case COL_G3: snprintf(buf, n, "%.3g", c->d); break;
 	default: snprintf(buf, n, "%.3f", c->d); break;
@@ -307,68 +296,54 @@ static void render_table(char *buf, size_t n, const struct cell *c, const struct
 static const char *table_head(const struct col *c, enum time_unit unit, char *buf, size_t n)
 {
 	if (unit == TU_NS || !is_ns_col(c)) return c->head;
-	snprintf(buf, n, "%.*s(%s)", (int)strlen(c->head) - 4, c->head, time_unit_name(unit));
+	snprintf(buf, n, "%.*s(%s)", (int)strlen(c->head) - 4, c->head, time_unit_names[unit]);
 	return buf;
 }
 
-static void print_csv(FILE *f, const struct report *r)
+/* CSV (a line of headings, then a line a row) or JSON (an array of
+ * objects, a row each); a null cell: an empty field / null. */
+static void print_machine(FILE *f, const struct report *r, int json)
 {
 	char buf[96];
 	int first = 1;
-	for (int j = 0; j < r->ncols; j++) {
+	for (int j = 0; j < r->ncols && !json; j++) {
 		if (!in_machine(r, j)) continue;
 		if (!first) putc(',', f);
 		first = 0;
 		csv_str(f, r->cols[j].head);
 	}
-	putc('\n', f);
+	putc(json ? '[' : '\n', f);
 	struct row_reader rd;
 	rows_begin(&rd, r);
 	for (const struct cell *row; (row = rows_next(&rd));) {
+		if (json) fputs(rd.i > 1 ? ",\n  {" : "\n  {", f);
 		first = 1;
 		for (int j = 0; j < r->ncols; j++) {
 			if (!in_machine(r, j)) continue;
 			const struct cell *c = &row[j];
-			if (!first) putc(',', f);
+			if (json) fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
+			else if (!first) putc(',', f);
 			first = 0;
-			if (r->cols[j].kind == COL_STR) csv_str(f, c->null ? "" : tool_text(c->s));
-			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
+			if (c->null) {
+				if (json) fputs("null", f);
+			} else if (r->cols[j].kind == COL_STR) {
+				if (json) json_str(f, c->s);
+				else csv_str(f, tool_text(c->s));
+			} else if (render_machine(buf, sizeof(buf), c, r->cols[j].kind)) {
+				fputs(buf, f);
+			} else if (json) {
+				fputs("null", f);
+			}
 		}
-		putc('\n', f);
+		putc(json ? '}' : '\n', f);
 	}
 	rows_end(&rd);
-}
-
-static void print_json(FILE *f, const struct report *r)
-{
-	char buf[96];
-	putc('[', f);
-	struct row_reader rd;
-	rows_begin(&rd, r);
-	for (const struct cell *row; (row = rows_next(&rd));) {
-		fputs(rd.i > 1 ? ",\n  {" : "\n  {", f);
-		int first = 1;
-		for (int j = 0; j < r->ncols; j++) {
-			if (!in_machine(r, j)) continue;
-			const struct cell *c = &row[j];
-			fprintf(f, "%s\"%s\":", first ? "" : ",", r->cols[j].key);
-			first = 0;
-			if (r->cols[j].kind == COL_STR && !c->null) json_str(f, c->s);
-			else if (!c->null && render_machine(buf, sizeof(buf), c, r->cols[j].kind)) fputs(buf, f);
-			else fputs("null", f);
-		}
-		putc('}', f);
-	}
-	rows_end(&rd);
-	fputs(r->nrows ? "\n]" : "]", f);
+	if (json) fputs(r->nrows ? "\n]" : "]", f);
 }
 
 /* ------------------------------------------------------------ text to a width */
 
-/* Words s[0..n) (no newline) in lines of at most `width` bytes (0: one
- * line), the first indented `first`, the others `cont`: broken at the last
- * space that fits, a word longer than a line cut at the width. */
-static void put_flowed(FILE *f, const char *s, size_t n, size_t first, size_t cont, int width)
+void report_flow(FILE *f, const char *s, size_t n, size_t first, size_t cont, int width)
 {
 	if (width > 0 && cont > (size_t)width / 2) cont = (size_t)width / 2;
 	size_t lead = first;
@@ -396,20 +371,20 @@ static void put_flowed(FILE *f, const char *s, size_t n, size_t first, size_t co
 	}
 }
 
-/* One line of text (no newline) in lines of at most `width` bytes: the
- * lines after the first indented two more than it. */
-static void put_line_wrapped(FILE *f, const char *s, size_t n, int width)
+/* Lines of text[0..len) each in lines of at most `width` bytes: the
+ * lines after a line's first indented two more than it. */
+static void report_text_n(FILE *f, const char *text, size_t len, int width)
 {
-	size_t ind = strspn(s, " ");
-	if (ind > n) ind = n;
-	if (width <= 0 || n <= (size_t)width) {
-		fprintf(f, "%.*s\n", (int)n, s);
-		return;
+	const char *stop = text + len;
+	while (text < stop) {
+		size_t n = strcspn(text, "\n"), ind = strspn(text, " ");
+		if (n > (size_t)(stop - text)) n = (size_t)(stop - text);
+		if (ind > n) ind = n;
+		report_flow(f, text + ind, n - ind, ind, ind + 2, width);
+		text += n;
+		if (text < stop && *text == '\n') text++;
 	}
-	put_flowed(f, s + ind, n - ind, ind, ind + 2, width);
 }
-
-static void report_text_n(FILE *f, const char *text, size_t len, int width);
 
 /* A note under a table: paragraphs (a line and the lines after it indented
  * more) as they are when they fit, else their words flowed again into lines
@@ -445,7 +420,7 @@ static void put_note(FILE *f, const char *text, int width)
 				i = w;
 			}
 			flow[o] = 0;
-			put_flowed(f, flow, o, ind, cont ? cont : ind + 2, width);
+			report_flow(f, flow, o, ind, cont ? cont : ind + 2, width);
 			free(flow);
 		}
 		text += end;
@@ -456,18 +431,6 @@ static void put_note(FILE *f, const char *text, int width)
 void report_text(FILE *f, const char *text, int width)
 {
 	report_text_n(f, text, strlen(text), width);
-}
-
-static void report_text_n(FILE *f, const char *text, size_t len, int width)
-{
-	const char *stop = text + len;
-	while (text < stop) {
-		size_t n = strcspn(text, "\n");
-		if (n > (size_t)(stop - text)) n = (size_t)(stop - text);
-		put_line_wrapped(f, text, n, width);
-		text += n;
-		if (text < stop && *text == '\n') text++;
-	}
 }
 
 /* ------------------------------------------------------------ the table */
@@ -492,11 +455,17 @@ static int is_name(const struct report *r, const struct layout *lo, int j)
 	return in_table(r, j) && r->cols[j].kind == COL_STR && !lo->moved[j];
 }
 
+/* Whether column j is in the lines of block b (-1: of any block). */
+static int in_block(const struct report *r, const struct layout *lo, int j, int b)
+{
+	return in_table(r, j) && (b < 0 || lo->block[j] < 0 || lo->block[j] == b);
+}
+
 static int line_of(const struct report *r, const struct layout *lo, int block)
 {
 	int line = -1;
 	for (int j = 0; j < r->ncols; j++)
-		if (in_table(r, j) && (block < 0 || lo->block[j] < 0 || lo->block[j] == block)) line += lo->w[j] + 2;
+		if (in_block(r, lo, j, block)) line += lo->w[j] + 2;
 	return line;
 }
 
@@ -666,14 +635,14 @@ static void put_heads(FILE *f, const struct report *r, const struct layout *lo, 
 {
 	int two = 0;
 	for (int j = 0; j < r->ncols; j++)
-		two |= in_table(r, j) && lo->split[j] && (lo->block[j] < 0 || lo->block[j] == b);
+		two |= in_block(r, lo, j, b) && lo->split[j];
 	for (int line = two ? 0 : 1; line < 3; line++) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&text, &len);
 		if (!m) return;
 		for (int j = 0; j < r->ncols; j++) {
-			if (!in_table(r, j) || (lo->block[j] >= 0 && lo->block[j] != b)) continue;
+			if (!in_block(r, lo, j, b)) continue;
 			const char *h = heads[j];
 			char part[96];
 			if (line == 2) {
@@ -747,14 +716,14 @@ static void print_table(FILE *f, const struct report *r, const struct report_sty
 	for (int b = 0; b < lo.nblocks; b++) {
 		int last = -1;
 		for (int j = 0; j < n; j++)
-			if (in_table(r, j) && (lo.block[j] < 0 || lo.block[j] == b)) last = j;
+			if (in_block(r, &lo, j, b)) last = j;
 		if (b) putc('\n', f);
 		put_heads(f, r, &lo, heads, b, last);
 		rows_begin(&rd, r);
 		k = 0;
 		for (const struct cell *row; k++ < shown && (row = rows_next(&rd));) {
 			for (int j = 0; j < n; j++) {
-				if (!in_table(r, j) || (lo.block[j] >= 0 && lo.block[j] != b)) continue;
+				if (!in_block(r, &lo, j, b)) continue;
 				const struct cell *c = &row[j];
 				if (r->cols[j].kind == COL_STR) {
 					const char *s = c->null ? "-" : tool_text(c->s);
@@ -799,8 +768,7 @@ out:
 
 void report_print(FILE *f, const struct report *r, const struct report_style *style)
 {
-	if (style->fmt == FMT_CSV) print_csv(f, r);
-	else if (style->fmt == FMT_JSON) print_json(f, r);
+	if (style->fmt != FMT_TABLE) print_machine(f, r, style->fmt == FMT_JSON);
 	else print_table(f, r, style);
 }
 

@@ -99,6 +99,11 @@ void report_free(struct report *r);
  * indented two more than it; a word longer than a line is cut.  The prose
  * around a command's tables (notes, headlines, summaries). */
 void report_text(FILE *f, const char *text, int width);
+/* Words s[0..n) (no newline) in lines of at most `width` bytes (0: one
+ * line), the first indented `first`, the others `cont` (at most half the
+ * width): broken at the last space that fits, a word longer than a line cut
+ * at the width. */
+void report_flow(FILE *f, const char *s, size_t n, size_t first, size_t cont, int width);
 
 /* --format's "table", "csv", "json" -> *fmt: 0, or -1 with the message
  * printed. */

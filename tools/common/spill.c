@@ -189,8 +189,7 @@ static unsigned char *block(struct spill *s, size_t b, int fresh, int dirty)
 		memset(s->mem + s->nmem, 0, (b + 1 - s->nmem) * sizeof(*s->mem));
 		s->nmem = b + 1;
 	}
-	if (!s->mem[b] && b < s->nres) s->mem[b] = xcalloc(1, s->blksz);
-	if (!s->mem[b] && fresh && s->failed) s->mem[b] = xcalloc(1, s->blksz);
+	if (!s->mem[b] && (b < s->nres || (fresh && s->failed))) s->mem[b] = xcalloc(1, s->blksz);
 	s->lastb = b;
 	s->lastsl = NULL;
 	if (s->mem[b]) return s->last = s->mem[b];
