@@ -14,7 +14,7 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-#define DEFAULT_SAMPLE (1u << 20)
+#define SAMPLE_MAX (1u << 20) /* GPU operations kept per process for the trace method */
 
 struct sample { uint64_t s, e, sig, q; }; /* q: the stream (step_stream_key) */
 
@@ -28,7 +28,6 @@ struct step_detect {
 	gp_reader *r;
 	int want;
 	char *range_name;
-	size_t sample_max;
 	u64map pid2p;
 	struct dproc *p; size_t np, cp;
 };
@@ -121,7 +120,6 @@ struct step_detect *step_detect_new(gp_reader *r, const struct step_detect_opts 
 	d->r = r;
 	d->want = opts ? opts->want : STEP_WANT_AUTO;
 	d->range_name = opts && opts->range_name ? xstrdup(opts->range_name) : NULL;
-	d->sample_max = opts && opts->sample_max ? opts->sample_max : DEFAULT_SAMPLE;
 	u64map_init(&d->pid2p);
 	return d;
 }
@@ -155,7 +153,7 @@ void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
 	struct sample sm = { op.s, op.e, step_sig(op.kind, op.name_id, op.copy_kind, op.bytes),
 			     step_stream_key(op.device, op.stream) };
 	struct dproc *p = proc_get(d, pid);
-	if (p->n < d->sample_max) VEC_PUSH(p->v, p->n, p->cap, sm);
+	if (p->n < SAMPLE_MAX) VEC_PUSH(p->v, p->n, p->cap, sm);
 }
 
 /* ------------------------------------------------------------ NVTX */
@@ -685,7 +683,7 @@ int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t 
 {
 	uint64_t *s = u64map_get((u64map *)&d->pid2p, pid, 0);
 	if (!s || !by_sample(d, &d->p[*s - 1])) return 0;
-	*room = d->p[*s - 1].n < d->sample_max ? d->sample_max - d->p[*s - 1].n : 0;
+	*room = d->p[*s - 1].n < SAMPLE_MAX ? SAMPLE_MAX - d->p[*s - 1].n : 0;
 	return 1;
 }
 
@@ -702,7 +700,7 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 				 d->range_name ? d->range_name : "", d->range_name ? "'" : "");
 		else
 			plan_trace(d, p);
-		/* the plan is made: the sample (up to sample_max operations, 24
+		/* the plan is made: the sample (up to SAMPLE_MAX operations, 24
 		 * bytes each) is not needed by anything after this */
 		free(p->v);
 		p->v = NULL;

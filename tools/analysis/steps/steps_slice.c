@@ -161,7 +161,7 @@ void cut_slice_init(struct cut_slice *s, const struct cut_engine *eng, gp_reader
 	s->cuts = cuts;
 	bounds(s, ix);
 	/* the lead-in's operations whose call lies before it never pair */
-	struct opjoin_opts jo = { 0, 0, NULL, 0, orphan_before };
+	struct opjoin_opts jo = { 0, NULL, 0, orphan_before };
 	s->j = opjoin_new(r, &jo, on_op, ctx);
 	s->order.lead_crossed = xcalloc((size_t)cuts->k, 1);
 	s->order.stop_crossed = xcalloc((size_t)cuts->k, 1);
