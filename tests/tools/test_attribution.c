@@ -101,7 +101,7 @@ int main(void)
 	unlink(path);
 
 	/* the join, in the order a recorder writes: a call when it returns */
-	struct opjoin_opts jo = { 0, 0, on_call, 0, 0 };
+	struct opjoin_opts jo = { 0, on_call, 0, 0 };
 	struct opjoin *j = opjoin_new(r, &jo, on_op, NULL);
 	/* corr 1: the driver call inside the runtime call (written first), stack on the runtime record */
 	api(j, 10, 10, 1, 307, S_CULAUNCH, 1, 160, 162, 0, 0);

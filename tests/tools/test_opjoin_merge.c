@@ -100,7 +100,7 @@ static void sliced(gp_reader *r, const uint64_t *cut, int k, int tree, struct ou
 {
 	struct opjoin **j = xcalloc((size_t)k, sizeof(*j));
 	for (int i = 0; i < k; i++) {
-		struct opjoin_opts jo = { 0, GRACE, on_call, cut[i], 0 };
+		struct opjoin_opts jo = { GRACE, on_call, cut[i], 0 };
 		j[i] = opjoin_new(r, &jo, on_op, o);
 		uint64_t now = 0;
 		for (size_t e = 0; e < nev; e++)
@@ -192,7 +192,7 @@ int main(void)
 			}
 
 		struct out one = { 0 };
-		struct opjoin_opts jo = { 0, GRACE, on_call, 0, 0 };
+		struct opjoin_opts jo = { GRACE, on_call, 0, 0 };
 		struct opjoin *j = opjoin_new(r, &jo, on_op, &one);
 		uint64_t now = 0;
 		for (size_t e = 0; e < nev; e++) feed(j, &evs[e], &now);

@@ -217,7 +217,7 @@ int export_folded(const char *in, const char *out, int strict, const struct expo
 		stacks_set_site_rule(st, site);
 		bl.sw = stack_work_new();
 	}
-	struct opjoin_opts jo = { 0, 0, pass_call, 0, 0 };
+	struct opjoin_opts jo = { 0, pass_call, 0, 0 };
 	struct opjoin *j = opjoin_new(r, &jo, pass_op, &bl);
 	const gp_record *rec;
 	int rc;

@@ -133,7 +133,7 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
 /* The join and the graph sites, made at the first record. */
 static void ctx_join(struct stats_ctx *ctx)
 {
-	struct opjoin_opts jo = { 0, 0, ctx_call, ctx->join_from, 0 };
+	struct opjoin_opts jo = { 0, ctx_call, ctx->join_from, 0 };
 	steps_pipe_join(&ctx->pipe, &jo, ctx_op, ctx);
 	if (!ctx->graphs) ctx->graphs = graph_sites_new();
 }

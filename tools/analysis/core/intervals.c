@@ -61,19 +61,24 @@ struct ivsum ivset_union(struct ivset *set)
 	return sum;
 }
 
-uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b)
+uint64_t ivset_intersect(const struct ivset *a, const struct ivset *b, struct ivset *out)
 {
 	uint64_t ov = 0;
 	size_t i = 0, j = 0;
 	while (i < a->n && j < b->n) {
 		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
 		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-		if (e > s) ov += e - s;
+		if (e > s) {
+			ov += e - s;
+			if (out) ivset_add(out, s, e);
+		}
 		if (a->v[i].e <= b->v[j].e) i++;
 		else j++;
 	}
 	return ov;
 }
+
+uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b) { return ivset_intersect(a, b, NULL); }
 
 /* [s, e) joins the summed part (pieces come in time order, disjoint). */
 static void done_add(struct ivdone *d, uint64_t s, uint64_t e)

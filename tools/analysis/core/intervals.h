@@ -29,8 +29,10 @@ void ivset_add(struct ivset *set, uint64_t s, uint64_t e);
 void ivset_append(struct ivset *dst, struct ivset *src);
 /* Sorts the set and rewrites it in place as its union (disjoint, ordered). */
 struct ivsum ivset_union(struct ivset *set);
-/* Time covered by both of two unions (each disjoint and ordered). */
+/* Time covered by both of two unions (each disjoint and ordered);
+ * ivset_intersect also appends the common pieces to out (NULL: not). */
 uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b);
+uint64_t ivset_intersect(const struct ivset *a, const struct ivset *b, struct ivset *out);
 
 /* Streaming unions.  Busy time, gaps, the largest gap and the overlap of
  * two unions are additive over a split of time, so a set can be cut at x:

@@ -16,7 +16,7 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-#define DEFAULT_MAX_WAITING ((size_t)1 << 22)
+#define MAX_WAITING ((size_t)1 << 22) /* unpaired calls, and operations, kept at most */
 #define DEFAULT_GRACE_NS 1000000000ull
 #define NONE UINT64_MAX
 
@@ -40,7 +40,6 @@ struct pending_op {
 
 struct opjoin {
 	gp_reader *r;
-	size_t max_waiting;
 	uint64_t grace;
 	opjoin_cb cb;
 	opjoin_call_cb call_cb;
@@ -69,7 +68,6 @@ struct opjoin *opjoin_new(gp_reader *r, const struct opjoin_opts *opts, opjoin_c
 	j->r = r;
 	j->cb = cb;
 	j->ctx = ctx;
-	j->max_waiting = opts && opts->max_waiting ? opts->max_waiting : DEFAULT_MAX_WAITING;
 	j->grace = opts && opts->grace_ns ? opts->grace_ns : DEFAULT_GRACE_NS;
 	j->call_cb = opts ? opts->call_cb : NULL;
 	uint64_t from = opts ? opts->slice_from : 0;
@@ -312,7 +310,7 @@ void opjoin_advance(struct opjoin *j, uint64_t now)
 	if (now > j->now) j->now = now;
 	while (j->phead < j->pn) {
 		const struct pending_op *p = &j->pend[j->phead];
-		if (!p->done && j->pn - j->phead <= j->max_waiting) break;
+		if (!p->done && j->pn - j->phead <= MAX_WAITING) break;
 		if (!p->done) j->counts.gave_up++;
 		pend_pop_head(j);
 	}
@@ -320,7 +318,7 @@ void opjoin_advance(struct opjoin *j, uint64_t now)
 		const struct call *c = &j->calls[j->chead];
 		uint64_t last = c->e > c->last_e ? c->e : c->last_e;
 		int waited = c->launch && !c->joined;
-		if (!waited ? last + j->grace > j->now : j->cn - j->chead <= j->max_waiting) break;
+		if (!waited ? last + j->grace > j->now : j->cn - j->chead <= MAX_WAITING) break;
 		if (waited) j->counts.gave_up++;
 		call_pop_head(j);
 	}
@@ -511,7 +509,7 @@ void opjoin_state(const struct opjoin *j, struct bytes *b)
 		bytes_u64(b, (uint64_t)c->held << 40 | (uint64_t)c->launch << 32 | c->graph << 24 | c->joined << 16 |
 				     c->ok << 8 | c->runtime);
 	}
-	/* the queue's length counts toward max_waiting; its delivered entries
+	/* the queue's length counts toward MAX_WAITING; its delivered entries
 	 * do nothing else */
 	bytes_u64(b, j->pn - j->phead);
 	for (size_t i = j->phead; i < j->pn; i++) {

@@ -18,8 +18,8 @@
  * of the trace (unless the API calls or the GPU activity were not recorded
  * at all).  Only launch calls are kept; a joined one stays
  * `grace_ns` of trace time more (a later graph kernel, the runtime record of
- * a call whose driver record came first).  Past max_waiting unpaired entries
- * the oldest give up (an operation is then delivered without a call). */
+ * a call whose driver record came first).  Past 4 Mi unpaired calls, or
+ * operations, the oldest give up (an operation is then delivered without a call). */
 #ifndef GPUPROF_ANALYSIS_JOIN_OPJOIN_H
 #define GPUPROF_ANALYSIS_JOIN_OPJOIN_H
 
@@ -103,7 +103,6 @@ typedef void (*opjoin_cb)(void *ctx, const struct gpu_op *op);
 typedef void (*opjoin_call_cb)(void *ctx, const struct launch_call *c);
 
 struct opjoin_opts {
-	size_t max_waiting;   /* unpaired calls, and operations, kept at most; 0: 4 Mi each */
 	uint64_t grace_ns;    /* 0: 1 s */
 	opjoin_call_cb call_cb; /* each launch call as it leaves (NULL: none); same ctx */
 	/* Time shards (opjoin_merge): where the join's slice of time starts
@@ -126,7 +125,7 @@ struct opjoin_counts {
 	uint64_t ops;          /* delivered */
 	uint64_t ops_no_call;  /* delivered without a launch call */
 	uint64_t calls_no_op;  /* launch calls that never saw an operation */
-	uint64_t gave_up;      /* of those, dropped past max_waiting (not at the end) */
+	uint64_t gave_up;      /* of those, dropped past 4 Mi waiting (not at the end) */
 };
 
 struct opjoin;

@@ -15,14 +15,7 @@
 static void intersect(struct ivset *a, struct ivset *b)
 {
 	struct ivset out = { 0 };
-	size_t i = 0, j = 0;
-	while (i < a->n && j < b->n) {
-		uint64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
-		uint64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-		if (e > s) ivset_add(&out, s, e);
-		if (a->v[i].e <= b->v[j].e) i++;
-		else j++;
-	}
+	ivset_intersect(a, b, &out);
 	free(a->v);
 	free(b->v);
 	*a = out;

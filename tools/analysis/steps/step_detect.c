@@ -14,14 +14,13 @@
 #include "common/tool.h"
 #include "common/util.h"
 
-#define DEFAULT_SAMPLE (1u << 20)
+#define SAMPLE_MAX (1u << 20) /* GPU operations kept per process for the trace method */
 
 struct sample { uint64_t s, e, sig, q; }; /* q: the stream (step_stream_key) */
 
 struct dproc {
 	uint32_t pid;
 	struct sample *v; size_t n, cap;
-	uint64_t dropped;       /* past sample_max */
 	struct step_plan plan;
 };
 
@@ -29,7 +28,6 @@ struct step_detect {
 	gp_reader *r;
 	int want;
 	char *range_name;
-	size_t sample_max;
 	u64map pid2p;
 	struct dproc *p; size_t np, cp;
 };
@@ -122,7 +120,6 @@ struct step_detect *step_detect_new(gp_reader *r, const struct step_detect_opts 
 	d->r = r;
 	d->want = opts ? opts->want : STEP_WANT_AUTO;
 	d->range_name = opts && opts->range_name ? xstrdup(opts->range_name) : NULL;
-	d->sample_max = opts && opts->sample_max ? opts->sample_max : DEFAULT_SAMPLE;
 	u64map_init(&d->pid2p);
 	return d;
 }
@@ -156,8 +153,7 @@ void step_detect_gpu(struct step_detect *d, uint32_t pid, const gp_record *rec)
 	struct sample sm = { op.s, op.e, step_sig(op.kind, op.name_id, op.copy_kind, op.bytes),
 			     step_stream_key(op.device, op.stream) };
 	struct dproc *p = proc_get(d, pid);
-	if (p->n >= d->sample_max) { p->dropped++; return; }
-	VEC_PUSH(p->v, p->n, p->cap, sm);
+	if (p->n < SAMPLE_MAX) VEC_PUSH(p->v, p->n, p->cap, sm);
 }
 
 /* ------------------------------------------------------------ NVTX */
@@ -484,6 +480,19 @@ static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, 
 	VEC_PUSH(t->cv, t->ncv, t->ccv, cd);
 }
 
+/* try_group over each signature's occurrences of o[0 .. n) (sorted by
+ * cmp_occ; ctx: per sample place, a copy's or memset's context, NULL:
+ * none), those candidates then in cmp_cand_len order. */
+static void try_groups(struct tscan *t, const struct occ *o, size_t n, const struct sample *v, const uint64_t *ctx)
+{
+	size_t n0 = t->ncv;
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && o[j].sig == o[i].sig; j++) ;
+		try_group(t, o, i, j, v[o[i].pos].sig, ctx ? ctx[o[i].pos] : 0);
+	}
+	if (t->ncv > n0 + 1) qsort(t->cv + n0, t->ncv - n0, sizeof(*t->cv), cmp_cand_len);
+}
+
 /* The shortest period that is not a sub-loop (from candidate k0 on, in
  * cmp_cand_len order); its candidates all cut the same steps, at different
  * places (the phase).  only_htod: host-to-device copies only, of period
@@ -545,13 +554,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 	}
 	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)) };
 	struct tscan t = { n, pre, gap, back, look == LOOK_NEAR ? &sl : NULL, NULL, 0, NULL, 0, NULL, 0, 0 };
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && o[j].sig == o[i].sig) j++;
-		try_group(&t, o, i, j, o[i].sig, 0);
-		i = j;
-	}
-	if (t.ncv > 1) qsort(t.cv, t.ncv, sizeof(*t.cv), cmp_cand_len);
+	try_groups(&t, o, n, p->v, NULL);
 	size_t subloops = 0;
 	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
 	/* No input copy starts a step by itself: each told apart by the copy
@@ -577,13 +580,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 		}
 		free(last);
 		qsort(oc, nc, sizeof(*oc), cmp_occ);
-		for (size_t i = 0; i < nc;) {
-			size_t j = i;
-			while (j < nc && oc[j].sig == oc[i].sig) j++;
-			try_group(&t, oc, i, j, p->v[oc[i].pos].sig, ctx[oc[i].pos]);
-			i = j;
-		}
-		if (t.ncv > nplain + 1) qsort(t.cv + nplain, t.ncv - nplain, sizeof(*t.cv), cmp_cand_len);
+		try_groups(&t, oc, nc, p->v, ctx);
 		size_t ignored = 0;
 		const struct cand *bc = pick(&t, nplain, &sl, period, 1, &ignored);
 		if (bc) best = bc;
@@ -687,7 +684,7 @@ int step_detect_sample_wanted(const struct step_detect *d, uint32_t pid, size_t 
 {
 	uint64_t *s = u64map_get((u64map *)&d->pid2p, pid, 0);
 	if (!s || !by_sample(d, &d->p[*s - 1])) return 0;
-	*room = d->p[*s - 1].n < d->sample_max ? d->sample_max - d->p[*s - 1].n : 0;
+	*room = d->p[*s - 1].n < SAMPLE_MAX ? SAMPLE_MAX - d->p[*s - 1].n : 0;
 	return 1;
 }
 
@@ -704,7 +701,7 @@ int step_detect_plan_samples(struct step_detect *d, const char **err)
 				 d->range_name ? d->range_name : "", d->range_name ? "'" : "");
 		else
 			plan_trace(d, p);
-		/* the plan is made: the sample (up to sample_max operations, 24
+		/* the plan is made: the sample (up to SAMPLE_MAX operations, 24
 		 * bytes each) is not needed by anything after this */
 		free(p->v);
 		p->v = NULL;

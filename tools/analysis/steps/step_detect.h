@@ -23,7 +23,6 @@ enum step_want { STEP_WANT_AUTO = 0, STEP_WANT_NVTX = 1, STEP_WANT_TRACE = 2 };
 struct step_detect_opts {
 	int want;                /* step_want */
 	const char *range_name;  /* --step-range NAME (NULL: the built-in names) */
-	size_t sample_max;       /* GPU operations kept per process for the trace method (0: 1 Mi) */
 };
 
 /* An NVTX step (step_plan_step) */

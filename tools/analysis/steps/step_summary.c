@@ -49,12 +49,9 @@ static double fig(const struct step_row *w, int f)
 	}
 }
 
-/* A step the summary counts: not partial, and not warm-up or warm-up kept. */
-#define COUNTED(w, keep) (!(w)->partial && !(w)->unrecorded && ((keep) || !(w)->warmup))
-
 int step_counted(const struct step_row *w, int keep_warmup)
 {
-	return COUNTED(w, keep_warmup);
+	return !w->partial && !w->unrecorded && (keep_warmup || !w->warmup);
 }
 
 /* Figure f of the counted rows (keep: warm-up kept) into buf; how many. */
@@ -62,7 +59,7 @@ static size_t counted(const struct steps_proc *p, int f, int keep, double *buf)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->nrows; i++)
-		if (COUNTED(step_row(p, i), keep) && (f < NFIG || step_row(p, i)->launched))
+		if (step_counted(step_row(p, i), keep) && (f < NFIG || step_row(p, i)->launched))
 			buf[n++] = fig(step_row(p, i), f);
 	return n;
 }
@@ -133,7 +130,7 @@ static char *what_differs(const struct step_row *w, const double *med)
 	return xstrdup(buf);
 }
 
-void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *out)
+void step_summarize(struct steps_proc *p, int keep, struct step_summary *out)
 {
 	memset(out, 0, sizeof(*out));
 	size_t n = p->nrows;
@@ -163,14 +160,13 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 		}
 	}
 	free(rec);
-	int keep = keep_warmup;
 	/* the counted steps: medians of every figure */
 	double med[NFIG];
 	for (int f = 0; f < NFIG; f++) med[f] = quantile_of(buf, counted(p, f, keep, buf), 0.5);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct step_row *w = step_row(p, i);
-		if (!COUNTED(w, keep)) continue;
+		if (!step_counted(w, keep)) continue;
 		m++;
 		out->wall += w->e - w->s;
 		for (int k = 0; k < SB_COUNT; k++) out->bucket[k] += w->bucket[k];
@@ -198,12 +194,12 @@ void step_summarize(struct steps_proc *p, int keep_warmup, struct step_summary *
 	/* outliers: further from the median than max(3 scaled MADs, 10 %) */
 	size_t q = 0;
 	for (size_t i = 0; i < n; i++)
-		if (COUNTED(step_row(p, i), keep)) buf[q++] = fabs(fig(step_row(p, i), F_TIME) - med[F_TIME]);
+		if (step_counted(step_row(p, i), keep)) buf[q++] = fabs(fig(step_row(p, i), F_TIME) - med[F_TIME]);
 	double mad = quantile_of(buf, q, 0.5);
 	double thr = 3 * 1.4826 * mad > 0.2 * med[F_TIME] ? 3 * 1.4826 * mad : 0.2 * med[F_TIME];
 	for (size_t i = 0; i < n; i++) {
 		struct step_row *w = step_row_w(p, i);
-		if (!COUNTED(w, keep) || fabs(fig(w, F_TIME) - med[F_TIME]) <= thr) continue;
+		if (!step_counted(w, keep) || fabs(fig(w, F_TIME) - med[F_TIME]) <= thr) continue;
 		w->outlier = 1;
 		out->noutliers++;
 		out->why[i] = what_differs(w, med);

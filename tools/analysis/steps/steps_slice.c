@@ -137,11 +137,6 @@ static void slice_order_note(struct slice_order *o, const struct steps_cuts *cut
 	}
 }
 
-static int slice_order_crosses(const struct slice_order *o, int k, int c, int gap)
-{
-	return c > 0 && c < k && (o->lead_crossed[c] || (gap && o->stop_crossed[c]));
-}
-
 void steps_slice_window(const struct steps_cuts *c, int ix, uint64_t *from, uint64_t *to)
 {
 	*from = c->lead[ix];
@@ -166,7 +161,7 @@ void cut_slice_init(struct cut_slice *s, const struct cut_engine *eng, gp_reader
 	s->cuts = cuts;
 	bounds(s, ix);
 	/* the lead-in's operations whose call lies before it never pair */
-	struct opjoin_opts jo = { 0, 0, NULL, 0, orphan_before };
+	struct opjoin_opts jo = { 0, NULL, 0, orphan_before };
 	s->j = opjoin_new(r, &jo, on_op, ctx);
 	s->order.lead_crossed = xcalloc((size_t)cuts->k, 1);
 	s->order.stop_crossed = xcalloc((size_t)cuts->k, 1);
@@ -268,7 +263,8 @@ int cut_slice_merge(void *sum, struct opjoin_counts *counts, struct cut_slice **
 	int k = cuts->k, ok = 1;
 	memset(how, 0, sizeof(*how));
 	for (int i = 0; i < k; i++)
-		for (int c = 1; c < k; c++) how->crossed |= slice_order_crosses(&e[i]->order, k, c, e[c]->gap);
+		for (int c = 1; c < k; c++)
+			how->crossed |= e[i]->order.lead_crossed[c] || (e[c]->gap && e[i]->order.stop_crossed[c]);
 	if (how->crossed) {
 		for (int i = 0; i < k; i++) {
 			cut_slice_free(e[i]);

@@ -35,7 +35,7 @@
  * holds a record timed after it earlier (the reader merges the sources by
  * their heads' times), so every slice notes, per source, a record timed
  * before one read earlier in it (CUPTI's late buffers; a runtime call's
- * record after its driver call's), and slice_order_crosses says whether
+ * record after its driver call's), and cut_slice_merge says whether
  * such a pair makes cut c unsure: the earlier at or after from[c] and the
  * later before lead[c]; or, where slice c met a gap (cut_slice.gap),
  * the pair spans from[c] + stop_ns.  Then the caller runs one engine over
