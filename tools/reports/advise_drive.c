@@ -113,11 +113,6 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 	stats_drive_plan(&ad->d);
 }
 
-int advise_drive_run(struct advise_drive *ad, int *code)
-{
-	return stats_drive_run(&ad->d, code);
-}
-
 void *advise_drive_pre(const struct advise_drive *ad)
 {
 	return ((struct pre_state *)ad->d.pre_st)->extra_st;

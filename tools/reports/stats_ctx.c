@@ -369,7 +369,6 @@ void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main)
 void stats_ctx_slice(struct stats_ctx *ctx, uint64_t from)
 {
 	ctx->join_from = from;
-	ctx->shard = 1;
 	ctx->gpu.slice = from > 0;
 }
 

@@ -166,7 +166,9 @@ struct stats_ctx {
 	void (*on_op)(void *arg, const struct gpu_op *op);
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
-	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from) */
+	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from; stats_ctx_slice):
+				 * > 0 after the first slice (its streaming unions keep their heads for
+				 * the merge, intervals.h) */
 	/* STATS_NEED_SPAN (stats_ctx_finish): per process, the time the span
 	 * reports measure in, when not the whole trace: the counted steps (from
 	 * the first one's start to the last one's end; default, when the trace
@@ -184,10 +186,6 @@ struct stats_ctx {
 	struct summary_board *board;
 	size_t union_lag;       /* the streaming unions' lag (0: each one's default);
 				 * set from GPUPROF_UNION_LAG, for tests */
-	/* Shards: a slice's context (stats_ctx_slice); join_from > 0 after
-	 * the first slice (its streaming unions keep their heads for the
-	 * merge, intervals.h) */
-	int shard;
 	/* Shards: a merge at a cut could not give the one-pass figures (a
 	 * streaming union whose interval runs past the next slice's head):
 	 * the driver reads the trace again on one thread */
