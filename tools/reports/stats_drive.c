@@ -121,10 +121,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	if (sliced) ctx->steps_prefix = steps_prefix_slices(d->r, nshards);
 	else if (d->want_prefix && gpu_threads) ctx->steps_prefix = steps_prefix_slices(d->r, gpu_threads);
 	struct stats_gpu_pass gpu_pass = { d->path, gpu_threads, 0, 0 };
-	if (gpu_threads) {
-		ctx->gpu_pass = stats_shards_gpu_pass;
-		ctx->gpu_pass_arg = &gpu_pass;
-	}
+	if (gpu_threads) ctx->gpu_slices = &gpu_pass;
 	struct stats_shards *sh = NULL;
 	int rc = 0, verdict = PASS_GO;
 	uint64_t n = 0;
@@ -202,8 +199,7 @@ out:
 	if (d->want_prefix && verdict == PASS_GO) d->prefix = ctx->steps_prefix;
 	else steps_prefix_free(ctx->steps_prefix);
 	ctx->steps_prefix = NULL;
-	ctx->gpu_pass = NULL;
-	ctx->gpu_pass_arg = NULL;
+	ctx->gpu_slices = NULL;
 	/* the fan-out lives here: nothing joins operations after finish */
 	ctx->on_op = NULL;
 	ctx->on_call = NULL;

@@ -454,11 +454,8 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const s
 			pp_prefix_merge(parts, k, ctx->steps_prefix);
 			free(parts);
 		}
-		if (ctx->needs & STATS_NEED_PREJOIN) {
-			/* no graph node in the trace (else not cut): no sites */
-			ctx->graphs = graph_sites_new();
-			ctx->graphs_pre = 1;
-		}
+		/* STATS_NEED_PREJOIN: no graph node in the trace (else not cut),
+		 * so no capture sites (ctx->graphs stays empty) */
 		for (int i = 0; i < k; i++) slice_free(&sl[i]);
 		rc = stats_ctx_pre_finish(ctx, read_samples, &sm, err) < 0 ? -1 : 0;
 		free(pv);

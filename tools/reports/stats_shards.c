@@ -94,10 +94,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		s->steps = (struct steps_slice *)part->make(part->arg, s->r, &a->cuts, ix, 1);
 	else if (a->cuts.k)
 		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, ix);
-	/* the ranges are the caller's, not made again */
-	stats_ctx_init(&s->ctx, s->r, a->main->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED),
-		       a->main->sel, a->main->out_base == 0);
-	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
+	stats_ctx_slice(&s->ctx, s->r, a->main, a->needs, from);
 	/* Both joins here deliver an operation at the same record, the steps'
 	 * engine first, and each asks the ranges of its call (attribution_op):
 	 * one query state for the two, so that the reports' question is
@@ -106,9 +103,6 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		attribution_free(s->ctx.pipe.attr);
 		s->ctx.pipe.attr = attribution_view_sharing(s->steps->a);
 	}
-	stats_ctx_slice(&s->ctx, from);
-	s->ctx.gpu.bins = a->main->gpu.bins; /* the caller's busy bins (report), summed per slice */
-	s->ctx.names = a->main->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
 		if (a->run[i] && stats_reports[i]->new) {
@@ -301,9 +295,8 @@ static void gpu_slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 	gp_reader_close(r);
 }
 
-int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg)
+int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, struct stats_gpu_pass *p)
 {
-	struct stats_gpu_pass *p = arg;
 	struct slices *cut = p->k < 2 ? NULL : slices_new(ctx->r, p->k);
 	if (!cut) return -1;
 	int k = p->k, ok = 1;
