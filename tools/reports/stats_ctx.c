@@ -379,14 +379,14 @@ static void fanout_op(void *arg, const struct gpu_op *op)
 {
 	const struct stats_fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if ((!f->run || f->run[i]) && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
 }
 
 static void fanout_call(void *arg, const struct launch_call *c)
 {
 	const struct stats_fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if ((!f->run || f->run[i]) && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
+		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
 }
 
 void stats_fanout_attach(struct stats_fanout *f, struct stats_ctx *ctx, void **self, const int *run)
@@ -402,7 +402,7 @@ int stats_fanout_add(const struct stats_fanout *f, const gp_record *rec)
 	struct stats_rec sr;
 	if (!stats_ctx_add(f->ctx, rec, &sr)) return 0;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if ((!f->run || f->run[i]) && (stats_reports[i]->types & STATS_TYPE(rec->type)))
+		if (f->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 			stats_reports[i]->add(f->self[i], f->ctx, &sr);
 	return 1;
 }

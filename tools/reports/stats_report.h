@@ -320,8 +320,8 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
 void stats_ctx_end_join(struct stats_ctx *ctx);
 
 /* The fan-out, written once (stats_drive.c's pass, each slice of
- * stats_shards.c): the reports run[i] of the list
- * (run NULL: all), their states self[i], as the consumers of a context.
+ * stats_shards.c): the reports run[i] of the list, their states self[i],
+ * as the consumers of a context.
  * stats_fanout_attach makes them the context's on_op and on_call (f must
  * outlive the pass); stats_fanout_add passes a record through the context
  * to the add() of those that take its type (0: the context dropped it). */

@@ -72,8 +72,8 @@ int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta
 			struct stats_shards_times *t);
 void stats_shards_free(struct stats_shards *sh);
 
-/* The deferred pass over the GPU operations (stats_ctx.gpu_slices): k slices of time on k threads, merged in time
- * order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or
+/* The deferred pass over the GPU operations (stats_ctx.gpu_slices): k
+ * slices of time on k threads, merged in time order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or
  * a merge could not be exact (ctx->gpu is then incomplete: the serial
  * pass starts it again). */
 struct stats_gpu_pass {
