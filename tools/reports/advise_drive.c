@@ -171,6 +171,5 @@ void advise_drive_free(struct advise_drive *ad)
 	if (ad->judged) advise_result_free(&ad->res);
 	adv_facts_free(ad->facts);
 	steps_prefix_free(ad->d.prefix);
-	ad->d.prefix = NULL;
 	stats_drive_free(&ad->d);
 }

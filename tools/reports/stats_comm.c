@@ -467,9 +467,8 @@ static int cmp_kern_start(const void *a, const void *b)
  * starts, so that only ties read the ranges */
 static const struct comm *sort_comm;
 static const uint64_t *sort_s;
-static int cmp_step(const void *a, const void *b)
+static int cmp_step(uint32_t i, uint32_t j)
 {
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	if (sort_s[i] != sort_s[j]) return sort_s[i] < sort_s[j] ? -1 : 1;
 	const struct attr_range x = attribution_range(sort_comm->attr, cs(sort_comm, i)->range);
 	const struct attr_range y = attribution_range(sort_comm->attr, cs(sort_comm, j)->range);
@@ -484,7 +483,7 @@ static int cmp_pstep(const void *a, const void *b)
 {
 	const struct pstep *x = a, *y = b;
 	if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
-	int c = cmp_step(&x->st, &y->st);
+	int c = cmp_step(x->st, y->st);
 	return c ? c : x->st < y->st ? -1 : x->st > y->st;
 }
 

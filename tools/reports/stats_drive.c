@@ -322,7 +322,4 @@ void stats_drive_free(struct stats_drive *d)
 	free(d->sharded);
 	free(d->steps_alone);
 	selection_free(&d->none);
-	d->self = NULL;
-	d->sharded = NULL;
-	d->steps_alone = NULL;
 }

@@ -158,7 +158,6 @@ static void slice_free(struct pp_slice *s)
 	u64map_free(&s->sidx);
 	pp_prefix_free(&s->pfx);
 	if (s->hook_st) s->hook->free(s->hook_st);
-	s->hook_st = NULL;
 }
 
 static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *rec)
