@@ -85,7 +85,7 @@ static int advise_file(const char *path, struct advise_opts *o)
 	struct advise_drive ad;
 	advise_drive_plan(&ad, r, path, &dopts);
 	int code = EXIT_OK, read_rc = 0;
-	if (advise_drive_run(&ad, &code) == 0 && advise_drive_judge(&ad, &read_rc) == 0) {
+	if (stats_drive_run(&ad.d, &code) == 0 && advise_drive_judge(&ad, &read_rc) == 0) {
 		if (o->verbose && ad.d.pt.pre.k)
 			fprintf(stderr, "%s: %s: the pre-pass in %d slices\n", g_cmd, path, ad.d.pt.pre.k);
 		if (o->verbose && ad.facts_sliced)

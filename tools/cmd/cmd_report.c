@@ -196,7 +196,7 @@ static int one_trace(FILE *out, const char *path, size_t index, const struct rep
 	char *advise = NULL;
 	struct report *tab = xcalloc(ntabs ? ntabs : 1, sizeof(*tab));
 	int *want = xcalloc(ntabs ? ntabs : 1, sizeof(*want));
-	if (advise_drive_run(&ad, &code)) goto out;
+	if (stats_drive_run(&ad.d, &code)) goto out;
 	struct page_pre *pp = advise_drive_pre(&ad);
 	struct gp_integrity ig;
 	memset(&ig, 0, sizeof(ig));

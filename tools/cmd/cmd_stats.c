@@ -337,9 +337,9 @@ int cmd_stats(int argc, char **argv)
 				 pt->pre.k, pt->pre.sum, pt->pre.max, pt->pre.here);
 		else
 			snprintf(pre, sizeof(pre), " (%.2f s CPU)", pt->pre.here);
-		if (pt->gpu_slices)
+		if (pt->gpu.cpu_sum > 0)
 			snprintf(gpu, sizeof(gpu), " (the pass over the GPU operations in %d slices: CPU sum %.2f s, largest %.2f s)",
-				 pt->gpu_slices, pt->gpu_sum, pt->gpu_max);
+				 pt->gpu.k, pt->gpu.cpu_sum, pt->gpu.cpu_max);
 		fprintf(stderr, "%s: phases: pre-pass %.2f s%s, pass %.2f s (here: %s), shards %.2f s "
 			"(%d threads, %" PRIu64 " records; merge here %.2f s; slices' CPU: sum %.2f s, largest %.2f s), "
 			"finish %.2f s%s, fill and print %.2f s\n",

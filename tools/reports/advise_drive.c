@@ -113,11 +113,6 @@ void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, 
 	stats_drive_plan(&ad->d);
 }
 
-int advise_drive_run(struct advise_drive *ad, int *code)
-{
-	return stats_drive_run(&ad->d, code);
-}
-
 void *advise_drive_pre(const struct advise_drive *ad)
 {
 	return ((struct pre_state *)ad->d.pre_st)->extra_st;
@@ -176,6 +171,5 @@ void advise_drive_free(struct advise_drive *ad)
 	if (ad->judged) advise_result_free(&ad->res);
 	adv_facts_free(ad->facts);
 	steps_prefix_free(ad->d.prefix);
-	ad->d.prefix = NULL;
 	stats_drive_free(&ad->d);
 }

@@ -12,7 +12,7 @@
  * reads the trace once more for them, and judges them.
  *
  * Use: advise_drive_plan (it may replace the reader: read through ad->d.r
- * after it), advise_drive_run, advise_drive_judge, the result and ad->d's
+ * after it), stats_drive_run(&ad->d), advise_drive_judge, the result and ad->d's
  * context until advise_drive_free. */
 #ifndef GPUPROF_REPORTS_ADVISE_DRIVE_H
 #define GPUPROF_REPORTS_ADVISE_DRIVE_H
@@ -53,8 +53,6 @@ struct advise_drive {
 };
 
 void advise_drive_plan(struct advise_drive *ad, gp_reader *r, const char *path, const struct advise_drive_opts *o);
-/* stats_drive_run: 0, or -1 (nothing to judge; *code as stats_drive_run's). */
-int advise_drive_run(struct advise_drive *ad, int *code);
 /* The caller's pre-pass state (o.pre's) for the whole trace. */
 void *advise_drive_pre(const struct advise_drive *ad);
 /* The facts over the drive's steps and the judgement: 0, or -1 when

@@ -28,7 +28,7 @@ static void api_add(void *self, const struct stats_ctx *ctx, const struct stats_
 	} else { /* no name recorded: by callback id */
 		char unk[32];
 		snprintf(unk, sizeof(unk), "cbid_%u", a->cbid);
-		g = summary_state_named(s, r->pid, 0, unk);
+		g = summary_state_named(s, r->pid, unk);
 	}
 	summary_add(&s->groups, g, a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
 }

@@ -112,8 +112,6 @@ struct cproc {
 
 struct comm {
 	gp_reader *r;
-	uint32_t hdr_pid;
-	int32_t hdr_rank;
 	u64map pid2proc;
 	struct cproc *p; size_t np, cp;
 	int wait_known;   /* collectives matched (or one rank) */
@@ -126,8 +124,8 @@ struct comm {
 	int lost;                        /* shards: the figures can no longer be one pass's */
 	const struct selection *sel;
 	size_t lag;                      /* the ranks' unions' (COMM_LAG, or GPUPROF_UNION_LAG) */
-	int global;                      /* its rings see every step's first kernel (not a later slice's) */
-	uint64_t from;                   /* a slice's: where its time starts */
+	uint64_t from;                   /* a slice's: where its time starts (0: its rings see every step's
+					  * first kernel, not a later slice's) */
 	char note[2048], steps_note[1024];
 };
 
@@ -183,21 +181,23 @@ static uint64_t step_of(struct comm *c, uint32_t id)
 	return is_step(c, &x) ? step_make(c, id) + 1 : 0;
 }
 
-static void *comm_new(const struct stats_ctx *ctx)
+/* What c takes of the context it is made with. */
+static void comm_config(struct comm *c, const struct stats_ctx *ctx)
 {
-	struct comm *c = xcalloc(1, sizeof(*c));
 	c->r = ctx->r;
-	const gp_header *h = gp_reader_header(ctx->r);
-	c->hdr_pid = h ? h->pid : 0;
-	c->hdr_rank = h ? h->rank : -1;
-	u64map_init(&c->pid2proc);
-	c->st = spill_new(sizeof(struct cstep), COMM_STEPS_MEM);
-	c->pairs = spill_new(sizeof(struct cpair), 0);
 	c->attr = ctx->pipe.attr;
 	c->sel = ctx->sel;
 	c->lag = ctx->union_lag ? ctx->union_lag : COMM_LAG;
-	c->global = !ctx->shard || !ctx->join_from;
 	c->from = ctx->join_from;
+}
+
+static void *comm_new(const struct stats_ctx *ctx)
+{
+	struct comm *c = xcalloc(1, sizeof(*c));
+	comm_config(c, ctx);
+	u64map_init(&c->pid2proc);
+	c->st = spill_new(sizeof(struct cstep), COMM_STEPS_MEM);
+	c->pairs = spill_new(sizeof(struct cpair), 0);
 	return c;
 }
 
@@ -225,7 +225,7 @@ static struct cproc *proc_get(struct comm *c, uint32_t pid)
 	static const struct cproc zero;
 	size_t had = c->np;
 	struct cproc *p = VEC_KEYED(&c->pid2proc, pid, c->p, c->np, c->cp, &zero);
-	if (c->np > had) { p->pid = pid; p->cc.keep_head = !c->global; }
+	if (c->np > had) { p->pid = pid; p->cc.keep_head = c->from > 0; }
 	return p;
 }
 
@@ -265,9 +265,9 @@ static void step_enter(struct comm *c, struct cproc *p, uint32_t i)
 	VEC_PUSH(p->log, p->nlog, p->clog, i);
 	if (p->nopen == COMM_STEPS_OPEN) {
 		struct cstep *z = cs(c, p->open[p->open_head]);
-		if (!z->summed && (c->global || attribution_range(c->attr, z->range).s >= c->from)) {
+		if (!z->summed && (!c->from || attribution_range(c->attr, z->range).s >= c->from)) {
 			step_sum(z);
-			z->early = !c->global;
+			z->early = c->from > 0;
 		}
 		p->open[p->open_head] = i;
 		p->open_head = (p->open_head + 1) % COMM_STEPS_OPEN;
@@ -352,9 +352,6 @@ static void merge_log(struct comm *c, struct cproc *p, const struct comm *o, con
 	free(at);
 }
 
-/* Swaps field f of two structs of one type. */
-#define SWAP_FIELDS(a, b, f) do { __typeof__((a)->f) t_ = (a)->f; (a)->f = (b)->f; (b)->f = t_; } while (0)
-
 /* Shards: o, the next slice's, into c (the head of this file). */
 static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 {
@@ -365,9 +362,7 @@ static int comm_merge(void *self, void *src, const struct stats_ctx *ctx)
 		struct comm mine = *c;
 		*c = *o;
 		*o = mine;
-		SWAP_FIELDS(c, o, r); SWAP_FIELDS(c, o, hdr_pid); SWAP_FIELDS(c, o, hdr_rank);
-		SWAP_FIELDS(c, o, attr); SWAP_FIELDS(c, o, sel); SWAP_FIELDS(c, o, lag);
-		SWAP_FIELDS(c, o, global); SWAP_FIELDS(c, o, from);
+		comm_config(c, ctx); /* ctx made c (o is freed after) */
 		return c->lost ? -1 : 0;
 	}
 	c->lost |= o->lost;
@@ -472,9 +467,8 @@ static int cmp_kern_start(const void *a, const void *b)
  * starts, so that only ties read the ranges */
 static const struct comm *sort_comm;
 static const uint64_t *sort_s;
-static int cmp_step(const void *a, const void *b)
+static int cmp_step(uint32_t i, uint32_t j)
 {
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	if (sort_s[i] != sort_s[j]) return sort_s[i] < sort_s[j] ? -1 : 1;
 	const struct attr_range x = attribution_range(sort_comm->attr, cs(sort_comm, i)->range);
 	const struct attr_range y = attribution_range(sort_comm->attr, cs(sort_comm, j)->range);
@@ -489,7 +483,7 @@ static int cmp_pstep(const void *a, const void *b)
 {
 	const struct pstep *x = a, *y = b;
 	if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
-	int c = cmp_step(&x->st, &y->st);
+	int c = cmp_step(x->st, y->st);
 	return c ? c : x->st < y->st ? -1 : x->st > y->st;
 }
 
@@ -743,10 +737,11 @@ static void comm_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 	for (size_t i = 0; i < nst(c); i++)
 		if (!cs(c, i)->summed) step_sum(cs(c, i));
 	/* ranks: of the process records (ctx->rank_of: rank + 1), else the header's */
+	const gp_header *h = gp_reader_header(ctx->r);
 	for (size_t i = 0; i < c->np; i++) {
 		struct cproc *p = &c->p[i];
 		uint64_t *r = u64map_get(&ctx->rank_of, p->pid, MAP_FIND);
-		p->rank = r ? ((int64_t)*r >= 1 ? (int32_t)(*r - 1) : -1) : p->pid == c->hdr_pid ? c->hdr_rank : -1;
+		p->rank = r ? ((int64_t)*r >= 1 ? (int32_t)(*r - 1) : -1) : h && p->pid == h->pid ? h->rank : -1;
 	}
 	/* sorting moves the processes: pid2proc is not used after this */
 	qsort(c->p, c->np, sizeof(*c->p), cmp_proc);

@@ -13,6 +13,7 @@
 #include "common/testenv.h"
 #include "common/tool.h"
 #include "reports/stats_report.h"
+#include "reports/stats_shards.h"
 
 void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts *opts, uint32_t needs,
 		    const struct selection *sel, int abs_time)
@@ -31,6 +32,11 @@ void stats_ctx_init(struct stats_ctx *ctx, gp_reader *r, const struct stats_opts
 	if (needs & STATS_NEED_STACKS) {
 		ctx->stacks = stacks_new(r);
 		stacks_set_site_rule(ctx->stacks, &opts->site);
+	}
+	/* the pre-pass's (its records feed them: stats_ctx_pre_add) */
+	if (needs & STATS_NEED_PREJOIN) {
+		ctx->graphs = graph_sites_new();
+		ctx->graphs_pre = 1;
 	}
 	ctx->needs = needs;
 	/* The span util measures in clips the busy intervals, so those summed
@@ -74,13 +80,7 @@ void stats_ctx_pre_add(struct stats_ctx *ctx, const gp_record *rec)
 {
 	steps_pipe_pre_add(&ctx->pipe, rec);
 	if (ctx->steps_prefix) steps_prefix_add(ctx->steps_prefix, ctx->r, rec);
-	if (ctx->needs & STATS_NEED_PREJOIN) {
-		if (!ctx->graphs) {
-			ctx->graphs = graph_sites_new();
-			ctx->graphs_pre = 1;
-		}
-		ctx_graphs_add(ctx, rec);
-	}
+	if (ctx->needs & STATS_NEED_PREJOIN) ctx_graphs_add(ctx, rec);
 }
 
 /* A joined GPU operation: to the steps (unless the shards run them),
@@ -273,30 +273,25 @@ static void span_windows(const struct stats_ctx *ctx, struct winset *eff)
 }
 
 /* The deferred GPU intervals (ctx->gpu_later): the span is known now, so a
- * pass over the GPU operations sums them clipped to it as they stream (in
- * slices of time when the driver gave one: ctx->gpu_pass). */
-static void gpu_pass(struct stats_ctx *ctx)
+ * pass over the GPU operations sums them clipped to it (eff: span_windows)
+ * as they stream (in slices of time when the driver gave one:
+ * ctx->gpu_slices). */
+static void gpu_pass(struct stats_ctx *ctx, const struct winset *eff)
 {
-	struct winset eff = { 0 };
-	if (ctx->span.n) span_windows(ctx, &eff);
 	/* emptied, as it was set up (a pass summed per bin again: at
 	 * GPU_ACTIVITY_LAG now, gpu_activity_redo) */
 	struct gpu_activity g = { .keep = ctx->gpu.keep, .bins = ctx->gpu.bins,
 				  .lag = ctx->union_lag ? ctx->union_lag : GPU_ACTIVITY_LAG };
 	gpu_activity_free(&ctx->gpu);
 	ctx->gpu = g;
-	if (ctx->gpu_pass && ctx->gpu_pass(ctx, &eff, ctx->gpu_pass_arg) == 0) {
-		winset_free(&eff);
-		return;
-	}
+	if (ctx->gpu_slices && stats_shards_gpu_pass(ctx, eff, ctx->gpu_slices) == 0) return;
 	gpu_activity_free(&ctx->gpu);
 	ctx->gpu = g;
-	ctx->gpu.clip = &eff;
+	ctx->gpu.clip = eff;
 	const gp_record *rec;
 	if (gp_reader_rewind(ctx->r) == 0)
 		while (gp_reader_next_ordered(ctx->r, &rec) > 0) stats_ctx_gpu_feed(ctx, &ctx->gpu, ctx->r, rec);
 	ctx->gpu.clip = NULL;
-	winset_free(&eff);
 }
 
 void stats_ctx_finish(struct stats_ctx *ctx)
@@ -309,17 +304,13 @@ void stats_ctx_finish(struct stats_ctx *ctx)
 		else if (ctx->pipe.steps && !ctx->sel->active && !ctx->opts->whole_trace) span_of_steps(ctx);
 		winset_finish(&ctx->span);
 	}
-	if (ctx->gpu_later || ctx->gpu_redo || gpu_activity_redo(&ctx->gpu)) gpu_pass(ctx);
-	if (ctx->span.n) {
-		/* the windows report counts the kernels in the recorded windows */
-		struct winset eff = { 0 };
-		span_windows(ctx, &eff);
-		gpu_activity_count_windows(&ctx->gpu, &ctx->pipe.win);
-		gpu_activity_finish(&ctx->gpu, &eff);
-		winset_free(&eff);
-	} else {
-		gpu_activity_finish(&ctx->gpu, &ctx->pipe.win);
-	}
+	struct winset eff = { 0 };
+	if (ctx->span.n) span_windows(ctx, &eff);
+	if (ctx->gpu_later || ctx->gpu_redo || gpu_activity_redo(&ctx->gpu)) gpu_pass(ctx, &eff);
+	/* the windows report counts the kernels in the recorded windows */
+	if (ctx->span.n) gpu_activity_count_windows(&ctx->gpu, &ctx->pipe.win);
+	gpu_activity_finish(&ctx->gpu, ctx->span.n ? &eff : &ctx->pipe.win);
+	winset_free(&eff);
 	kshapes_finish(&ctx->shapes, &ctx->dev);
 	counters_finish(&ctx->cnt);
 }
@@ -356,21 +347,24 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 			devprops_add(&ctx->dev, (uint32_t)(src->dev.idx.slot[i].key >> 32), &src->dev.v[src->dev.idx.slot[i].val - 1]);
 }
 
-void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main)
+void stats_ctx_slice(struct stats_ctx *ctx, gp_reader *r, const struct stats_ctx *main, uint32_t needs, uint64_t from)
 {
-	if (main->pipe.attr) ctx->pipe.attr = attribution_view(main->pipe.attr);
-	ctx->graphs = main->graphs; /* read only (graph_sites_find) */
-	ctx->graphs_pre = 1;
-	ctx->graphs_shared = 1;
-	for (size_t i = 0; i < main->pipe.win.n; i++) VEC_PUSH(ctx->pipe.win.v, ctx->pipe.win.n, ctx->pipe.win.cap, main->pipe.win.v[i]);
-	ctx->prepassed = main->prepassed;
-}
-
-void stats_ctx_slice(struct stats_ctx *ctx, uint64_t from)
-{
+	/* the ranges are main's, not made again */
+	stats_ctx_init(ctx, r, main->opts, needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), main->sel,
+		       main->out_base == 0);
+	if (needs & STATS_SHARD_JOIN_NEEDS) {
+		if (main->pipe.attr) ctx->pipe.attr = attribution_view(main->pipe.attr);
+		ctx->graphs = main->graphs; /* read only (graph_sites_find) */
+		ctx->graphs_pre = 1;
+		ctx->graphs_shared = 1;
+		for (size_t i = 0; i < main->pipe.win.n; i++)
+			VEC_PUSH(ctx->pipe.win.v, ctx->pipe.win.n, ctx->pipe.win.cap, main->pipe.win.v[i]);
+		ctx->prepassed = main->prepassed;
+	}
 	ctx->join_from = from;
-	ctx->shard = 1;
 	ctx->gpu.slice = from > 0;
+	ctx->gpu.bins = main->gpu.bins; /* main's busy bins (report), summed per slice */
+	ctx->names = main->names;
 }
 
 void stats_ctx_end_join(struct stats_ctx *ctx)
@@ -385,14 +379,14 @@ static void fanout_op(void *arg, const struct gpu_op *op)
 {
 	const struct stats_fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if ((!f->run || f->run[i]) && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
+		if (f->run[i] && stats_reports[i]->op) stats_reports[i]->op(f->self[i], f->ctx, op);
 }
 
 static void fanout_call(void *arg, const struct launch_call *c)
 {
 	const struct stats_fanout *f = arg;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if ((!f->run || f->run[i]) && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
+		if (f->run[i] && stats_reports[i]->call) stats_reports[i]->call(f->self[i], f->ctx, c);
 }
 
 void stats_fanout_attach(struct stats_fanout *f, struct stats_ctx *ctx, void **self, const int *run)
@@ -408,7 +402,7 @@ int stats_fanout_add(const struct stats_fanout *f, const gp_record *rec)
 	struct stats_rec sr;
 	if (!stats_ctx_add(f->ctx, rec, &sr)) return 0;
 	for (size_t i = 0; stats_reports[i]; i++)
-		if ((!f->run || f->run[i]) && (stats_reports[i]->types & STATS_TYPE(rec->type)))
+		if (f->run[i] && (stats_reports[i]->types & STATS_TYPE(rec->type)))
 			stats_reports[i]->add(f->self[i], f->ctx, &sr);
 	return 1;
 }

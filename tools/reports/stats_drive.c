@@ -120,11 +120,8 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	/* the steps' engines start from what one pass has read by their cuts */
 	if (sliced) ctx->steps_prefix = steps_prefix_slices(d->r, nshards);
 	else if (d->want_prefix && gpu_threads) ctx->steps_prefix = steps_prefix_slices(d->r, gpu_threads);
-	struct stats_gpu_pass gpu_pass = { d->path, gpu_threads, 0, 0 };
-	if (gpu_threads) {
-		ctx->gpu_pass = stats_shards_gpu_pass;
-		ctx->gpu_pass_arg = &gpu_pass;
-	}
+	pt->gpu = (struct stats_gpu_pass){ d->path, gpu_threads, 0, 0 };
+	if (gpu_threads) ctx->gpu_slices = &pt->gpu;
 	struct stats_shards *sh = NULL;
 	int rc = 0, verdict = PASS_GO;
 	uint64_t n = 0;
@@ -193,17 +190,11 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 	double t2 = mono_s();
 	stats_ctx_finish(ctx);
 	pt->finish = mono_s() - t2;
-	if (gpu_pass.cpu_sum > 0) {
-		pt->gpu_slices = gpu_pass.k;
-		pt->gpu_sum = gpu_pass.cpu_sum;
-		pt->gpu_max = gpu_pass.cpu_max;
-	}
 out:
 	if (d->want_prefix && verdict == PASS_GO) d->prefix = ctx->steps_prefix;
 	else steps_prefix_free(ctx->steps_prefix);
 	ctx->steps_prefix = NULL;
-	ctx->gpu_pass = NULL;
-	ctx->gpu_pass_arg = NULL;
+	ctx->gpu_slices = NULL;
 	/* the fan-out lives here: nothing joins operations after finish */
 	ctx->on_op = NULL;
 	ctx->on_call = NULL;
@@ -331,7 +322,4 @@ void stats_drive_free(struct stats_drive *d)
 	free(d->sharded);
 	free(d->steps_alone);
 	selection_free(&d->none);
-	d->self = NULL;
-	d->sharded = NULL;
-	d->steps_alone = NULL;
 }

@@ -27,8 +27,7 @@ struct stats_phase_times {
 	double prepass, pass, shards, finish;
 	struct stats_prepass_cpu pre; /* the pre-pass's slices (k 0: none) */
 	struct stats_shards_times sh;
-	int gpu_slices;               /* finish's pass over the GPU operations: its slices (0: none) */
-	double gpu_sum, gpu_max;      /* and their CPU seconds */
+	struct stats_gpu_pass gpu;    /* finish's pass over the GPU operations in slices (cpu_sum 0: none) */
 	int serial, nshards;
 };
 

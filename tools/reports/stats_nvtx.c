@@ -53,7 +53,7 @@ static void nvtx_add(void *self, const struct stats_ctx *ctx, const struct stats
 	struct nvtx_report *st = self;
 	const gp_rec_nvtx_range *n = &r->rec->u.nvtx_range;
 	char *name = tool_range_name(st->ranges.r, n);
-	size_t g = summary_state_named(&st->ranges, r->pid, 0, name);
+	size_t g = summary_state_named(&st->ranges, r->pid, name);
 	free(name);
 	*u64map_get(&st->pids, r->pid, MAP_INSERT) = 1;
 	st->ranges.meta[g].bits |= n->kind == GP_NVTX_STARTEND ? STYLE_STARTEND : STYLE_PUSHPOP;
@@ -71,7 +71,7 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 		const struct attr_range x = attribution_range(ctx->pipe.attr, st->ids[i]);
 		if (!stats_selected(ctx, x.s)) continue;
 		uint64_t *slot = u64map_get(&st->name2g, ((uint64_t)x.pid << 32) | x.name, MAP_INSERT);
-		if (!*slot) *slot = summary_state_named(&st->ranges, x.pid, 0, attribution_name(ctx->pipe.attr, x.name)) + 1;
+		if (!*slot) *slot = summary_state_named(&st->ranges, x.pid, attribution_name(ctx->pipe.attr, x.name)) + 1;
 		size_t g = *slot - 1, k;
 		for (k = 0; k < nseen && seen[k] != g; k++) ;
 		if (k < nseen) continue;
@@ -85,7 +85,7 @@ static void nvtx_op(void *self, const struct stats_ctx *ctx, const struct gpu_op
 static int nvtx_merge(void *self, void *from, const struct stats_ctx *ctx)
 {
 	struct nvtx_report *st = self, *src = from;
-	summary_state_merge(&st->ranges, &src->ranges, NULL);
+	summary_state_merge(&st->ranges, &src->ranges);
 	for (size_t i = 0; i < src->pids.cap; i++)
 		if (src->pids.used[i]) *u64map_get(&st->pids, src->pids.slot[i].key, MAP_INSERT) = 1;
 	return 0;
@@ -118,7 +118,7 @@ static void rows_by_pattern(struct nvtx_report *st, int split, int instances, st
 		int is_new;
 		const char *name = summary_state_name(&st->ranges, i);
 		if (pat[i] && *strmap_get(&npat, pat[i], &is_new) > 1) name = strchr(pat[i], '\x01') + 1;
-		size_t o = summary_state_named(out, split || one_pid ? st->ranges.meta[i].pid : 0, 0, name);
+		size_t o = summary_state_named(out, split || one_pid ? st->ranges.meta[i].pid : 0, name);
 		summary_merge(&out->groups, o, g);
 		out->meta[o].sum += st->ranges.meta[i].sum;
 		out->meta[o].bits |= st->ranges.meta[i].bits;

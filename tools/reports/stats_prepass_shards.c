@@ -124,10 +124,9 @@ struct pp_src {
 	size_t pfx;              /* its process's in the slice's prefix (pp_prefix_proc; 0: not yet) */
 };
 
+/* Slice ix of the runner's, its records timed in [from, to). */
 struct pp_slice {
 	const char *path;
-	uint64_t from, to;
-	int ix;
 	int want_ranges, want_gpu, no_graphs;
 	int ok;                  /* read whole, keys rising, nothing not cut */
 	struct pp_ranges rv;     /* its own ranges */
@@ -159,7 +158,6 @@ static void slice_free(struct pp_slice *s)
 	u64map_free(&s->sidx);
 	pp_prefix_free(&s->pfx);
 	if (s->hook_st) s->hook->free(s->hook_st);
-	s->hook_st = NULL;
 }
 
 static struct pp_src *src_of(struct pp_slice *s, gp_reader *r, const gp_record *rec)
@@ -201,7 +199,7 @@ static void proc_op(struct pp_slice *s, struct pp_src *src, const struct pp_key 
 static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 {
 	struct pp_slice *s = &((struct pp_slice *)arg)[ix];
-	gp_reader *r = slices_open(s->path, s->from, s->to);
+	gp_reader *r = slices_open(s->path, from, to);
 	if (!r) return;
 	const gp_record *rec;
 	struct pp_src *src = NULL;
@@ -216,8 +214,8 @@ static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 			/* the metadata to slice 0's; a record without a time may be
 			 * read by several slices (not cut) */
 			uint64_t t = ch < 0 ? 0 : gp_record_time(rec);
-			if (ch >= 0 && !t && s->ix > 0) ok = 0;
-			else if (ch < 0 ? s->ix == 0 : t >= s->from && t < s->to) s->hook->add(s->hook_st, r, rec);
+			if (ch >= 0 && !t && ix > 0) ok = 0;
+			else if (ch < 0 ? ix == 0 : t >= from && t < to) s->hook->add(s->hook_st, r, rec);
 		}
 		if (ch < 0) continue; /* the metadata, before the merge */
 		if (rec->source_id != src_id) {
@@ -237,8 +235,8 @@ static void slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 		int call = s->want_prefix && (gpu || type == GP_REC_API);
 		if (!kept && !call) continue;
 		/* a record without a time: its chunk may be no slice's */
-		if (kept && !t && s->ix > 0) ok = 0;
-		if (t < s->from || t >= s->to) continue;
+		if (kept && !t && ix > 0) ok = 0;
+		if (t < from || t >= to) continue;
 		struct pp_key k = { src->pmax, src_id, (uint32_t)ch, src->at };
 		if (call) {
 			uint64_t dur = 0;
@@ -415,16 +413,17 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const s
 	struct pp_slice *sl = xcalloc((size_t)k, sizeof(*sl));
 	for (int i = 0; i < k; i++) {
 		struct pp_slice *s = &sl[i];
-		*s = (struct pp_slice){ .path = path, .ix = i, .want_ranges = ctx->pipe.attr != NULL,
+		*s = (struct pp_slice){ .path = path, .want_ranges = ctx->pipe.attr != NULL,
 					.want_gpu = ctx->pipe.detect != NULL,
 					.no_graphs = (ctx->needs & STATS_NEED_PREJOIN) != 0, .want_prefix = cut != NULL,
 					.hook = hook };
 		u64map_init(&s->pidx);
 		u64map_init(&s->sidx);
 		strmap_init(&s->name_idx);
-		slices_bounds(cuts, i, &s->from, &s->to);
-		pp_prefix_init(&s->pfx, i, k, s->to);
-		if (hook) s->hook_st = hook->new(hook->arg, s->from);
+		uint64_t from, to;
+		slices_bounds(cuts, i, &from, &to);
+		pp_prefix_init(&s->pfx, i, k, to);
+		if (hook) s->hook_st = hook->new(hook->arg, from);
 	}
 	struct slice_pass pass = { sl, slice_read, slice_merge };
 	slices_run(cuts, &pass);
@@ -454,11 +453,8 @@ int stats_prepass_shards(struct stats_ctx *ctx, const char *path, int k, const s
 			pp_prefix_merge(parts, k, ctx->steps_prefix);
 			free(parts);
 		}
-		if (ctx->needs & STATS_NEED_PREJOIN) {
-			/* no graph node in the trace (else not cut): no sites */
-			ctx->graphs = graph_sites_new();
-			ctx->graphs_pre = 1;
-		}
+		/* STATS_NEED_PREJOIN: no graph node in the trace (else not cut),
+		 * so no capture sites (ctx->graphs stays empty) */
 		for (int i = 0; i < k; i++) slice_free(&sl[i]);
 		rc = stats_ctx_pre_finish(ctx, read_samples, &sm, err) < 0 ? -1 : 0;
 		free(pv);

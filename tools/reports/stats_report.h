@@ -162,11 +162,13 @@ struct stats_ctx {
 	struct stacks *stacks;
 	int graphs_pre;         /* graphs made by the pre-pass (STATS_NEED_PREJOIN), or the
 				 * driver's in a shard: complete, not fed again */
-	int graphs_shared;      /* the driver's (stats_ctx_share): not freed here */
+	int graphs_shared;      /* the driver's (stats_ctx_slice): not freed here */
 	void (*on_op)(void *arg, const struct gpu_op *op);
 	void (*on_call)(void *arg, const struct launch_call *c);
 	void *on_arg;
-	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from) */
+	uint64_t join_from;     /* a shard's: where its slice starts (opjoin_opts.slice_from; stats_ctx_slice):
+				 * > 0 after the first slice (its streaming unions keep their heads for
+				 * the merge, intervals.h) */
 	/* STATS_NEED_SPAN (stats_ctx_finish): per process, the time the span
 	 * reports measure in, when not the whole trace: the counted steps (from
 	 * the first one's start to the last one's end; default, when the trace
@@ -184,10 +186,6 @@ struct stats_ctx {
 	struct summary_board *board;
 	size_t union_lag;       /* the streaming unions' lag (0: each one's default);
 				 * set from GPUPROF_UNION_LAG, for tests */
-	/* Shards: a slice's context (stats_ctx_slice); join_from > 0 after
-	 * the first slice (its streaming unions keep their heads for the
-	 * merge, intervals.h) */
-	int shard;
 	/* Shards: a merge at a cut could not give the one-pass figures (a
 	 * streaming union whose interval runs past the next slice's head):
 	 * the driver reads the trace again on one thread */
@@ -203,11 +201,10 @@ struct stats_ctx {
 	 * engines (set by the driver, its own; analysis/steps/steps_slice.h) */
 	struct steps_prefix *steps_prefix;
 	/* Set by the driver: the deferred pass over the GPU operations
-	 * (gpu_later) in slices of time, filling ctx->gpu with each
-	 * operation clipped to clip as the serial pass would; 0, or -1 (ctx->gpu
-	 * untouched or emptied: the serial pass runs) */
-	int (*gpu_pass)(struct stats_ctx *ctx, const struct winset *clip, void *arg);
-	void *gpu_pass_arg;
+	 * (gpu_later) in slices of time (stats_shards.h
+	 * stats_shards_gpu_pass, filling ctx->gpu as the serial pass would;
+	 * where it cannot, the serial pass runs); NULL: the serial pass */
+	struct stats_gpu_pass *gpu_slices;
 	const struct stats_part *part; /* NULL: none */
 };
 
@@ -305,14 +302,15 @@ void stats_ctx_finish(struct stats_ctx *ctx);
  * src's metadata too: processes' ranks, device properties.  src is left
  * emptied of the analyses. */
 void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta);
-/* Shards: a slice's context gets main's NVTX ranges (a view of its index,
- * attribution_view) and GPU-activity windows (a copy) from main's
- * pre-pass, which must not change while the slice reads. */
-void stats_ctx_share(struct stats_ctx *ctx, const struct stats_ctx *main);
-/* Shards: ctx reads the records of a slice of time that starts at from
- * (its join's opts.slice_from; after the first slice, its streaming unions
- * keep their heads). */
-void stats_ctx_slice(struct stats_ctx *ctx, uint64_t from);
+/* Shards: ctx (stats_ctx_init here, with main's options, selection, time
+ * base, form of names and busy bins) reads with r the records of a slice of
+ * time that starts at from (its join's opts.slice_from; after the first
+ * slice, its streaming unions keep their heads), computing needs but the
+ * ranges; with STATS_SHARD_JOIN_NEEDS, it gets main's NVTX ranges (a view
+ * of its index, attribution_view), graphs' capture sites and GPU-activity
+ * windows (a copy) from main's pre-pass, which must not change while the
+ * slice reads. */
+void stats_ctx_slice(struct stats_ctx *ctx, gp_reader *r, const struct stats_ctx *main, uint32_t needs, uint64_t from);
 /* The record of a pass over the GPU operations (gpu_later) into g, which
  * the pass clips: a process record's settings, a selected GPU operation's
  * interval. */
@@ -322,8 +320,8 @@ void stats_ctx_gpu_feed(const struct stats_ctx *ctx, struct gpu_activity *g, gp_
 void stats_ctx_end_join(struct stats_ctx *ctx);
 
 /* The fan-out, written once (stats_drive.c's pass, each slice of
- * stats_shards.c): the reports run[i] of the list
- * (run NULL: all), their states self[i], as the consumers of a context.
+ * stats_shards.c): the reports run[i] of the list, their states self[i],
+ * as the consumers of a context.
  * stats_fanout_attach makes them the context's on_op and on_call (f must
  * outlive the pass); stats_fanout_add passes a record through the context
  * to the add() of those that take its type (0: the context dropped it). */

@@ -10,10 +10,9 @@
 #include "analysis/core/summary.h"
 #include "common/tool.h"
 
-/* One slice of time and its thread. */
+/* One slice of time (the records timed in [from, to): the slice
+ * runner's bounds) and its thread. */
 struct shard {
-	int ix;
-	uint64_t from, to;     /* the records timed in [from, to) are its */
 	gp_reader *r;
 	struct stats_ctx ctx;
 	void **self;           /* per report of the list */
@@ -87,18 +86,15 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 	struct shard *s = &a->sh[ix];
 	/* the steps' engine reads a lead-in before the slice, and up to the
 	 * next slice's first record (steps_slice.h) */
-	uint64_t lo = s->from, hi = s->to;
-	if (a->cuts.k) steps_slice_window(&a->cuts, s->ix, &lo, &hi);
+	uint64_t lo = from, hi = to;
+	if (a->cuts.k) steps_slice_window(&a->cuts, ix, &lo, &hi);
 	if (!(s->r = slices_open(a->path, lo, hi))) return;
 	const struct stats_part *part = a->main->part;
 	if (a->cuts.k && part)
-		s->steps = (struct steps_slice *)part->make(part->arg, s->r, &a->cuts, s->ix, 1);
+		s->steps = (struct steps_slice *)part->make(part->arg, s->r, &a->cuts, ix, 1);
 	else if (a->cuts.k)
-		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, s->ix);
-	/* the ranges are the caller's, not made again */
-	stats_ctx_init(&s->ctx, s->r, a->main->opts, a->needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED),
-		       a->main->sel, a->main->out_base == 0);
-	if (a->needs & STATS_SHARD_JOIN_NEEDS) stats_ctx_share(&s->ctx, a->main);
+		s->steps = steps_slice_new(s->r, a->main->pipe.steps, a->main->pipe.attr, &a->main->pipe.win, &a->cuts, ix);
+	stats_ctx_slice(&s->ctx, s->r, a->main, a->needs, from);
 	/* Both joins here deliver an operation at the same record, the steps'
 	 * engine first, and each asks the ranges of its call (attribution_op):
 	 * one query state for the two, so that the reports' question is
@@ -107,9 +103,6 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		attribution_free(s->ctx.pipe.attr);
 		s->ctx.pipe.attr = attribution_view_sharing(s->steps->a);
 	}
-	stats_ctx_slice(&s->ctx, s->from);
-	s->ctx.gpu.bins = a->main->gpu.bins; /* the caller's busy bins (report), summed per slice */
-	s->ctx.names = a->main->names;
 	s->self = xcalloc(a->nreps ? a->nreps : 1, sizeof(*s->self));
 	for (size_t i = 0; i < a->nreps; i++)
 		if (a->run[i] && stats_reports[i]->new) {
@@ -125,7 +118,7 @@ static void shard_read(void *arg, int ix, uint64_t from, uint64_t to)
 		if (s->steps) cut_slice_add(&s->steps->c, rec);
 		int meta = (META_TYPES & STATS_TYPE(rec->type)) != 0;
 		uint64_t t = gp_record_time(rec);
-		if (!meta && (t < s->from || t >= s->to)) continue;
+		if (!meta && (t < from || t >= to)) continue;
 		/* the metadata every slice reads go to the reports that take
 		 * them (stats_report_shardable) */
 		stats_fanout_add(&s->fan, rec);
@@ -173,8 +166,9 @@ static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 	a->cut_from = xcalloc((size_t)a->k, sizeof(*a->cut_from));
 	a->cut_lead = xcalloc((size_t)a->k, sizeof(*a->cut_lead));
 	for (int i = 1; i < a->k; i++) {
-		a->cut_from[i] = a->sh[i].from;
-		a->cut_lead[i] = steps_slice_lead(ctx->pipe.detect, a->sh[i].from);
+		uint64_t to;
+		slices_bounds(a->cut, i, &a->cut_from[i], &to);
+		a->cut_lead[i] = steps_slice_lead(ctx->pipe.detect, a->cut_from[i]);
 	}
 	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_SLICE_STOP_NS, ctx->steps_prefix };
 }
@@ -189,11 +183,6 @@ struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char 
 				    .cut = cut, .board = xcalloc(nreps ? nreps : 1, sizeof(*a->board)) };
 	for (size_t i = 0; i < nreps; i++) summary_board_init(&a->board[i], (size_t)k);
 	a->sh = xcalloc((size_t)k, sizeof(*a->sh));
-	for (int i = 0; i < k; i++) {
-		struct shard *s = &a->sh[i];
-		s->ix = i;
-		slices_bounds(cut, i, &s->from, &s->to);
-	}
 	if ((needs & STATS_NEED_STEPS_SLICED) && ctx->pipe.steps) steps_cuts(a, ctx);
 	a->pass = (struct slice_pass){ a, shard_read, shard_merge };
 	slices_start(cut, &a->pass);
@@ -306,9 +295,8 @@ static void gpu_slice_read(void *arg, int ix, uint64_t from, uint64_t to)
 	gp_reader_close(r);
 }
 
-int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg)
+int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, struct stats_gpu_pass *p)
 {
-	struct stats_gpu_pass *p = arg;
 	struct slices *cut = p->k < 2 ? NULL : slices_new(ctx->r, p->k);
 	if (!cut) return -1;
 	int k = p->k, ok = 1;

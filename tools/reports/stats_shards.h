@@ -72,9 +72,8 @@ int stats_shards_finish(struct stats_shards *sh, struct stats_ctx *ctx, int meta
 			struct stats_shards_times *t);
 void stats_shards_free(struct stats_shards *sh);
 
-/* The deferred pass over the GPU operations (stats_ctx.gpu_pass, with arg
- * a struct stats_gpu_pass): k slices of time on k threads, merged in time
- * order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or
+/* The deferred pass over the GPU operations (stats_ctx.gpu_slices): k
+ * slices of time on k threads, merged in time order into ctx->gpu (gpu_activity_merge); -1 when a slice met damage or
  * a merge could not be exact (ctx->gpu is then incomplete: the serial
  * pass starts it again). */
 struct stats_gpu_pass {
@@ -82,6 +81,6 @@ struct stats_gpu_pass {
 	int k;
 	double cpu_sum, cpu_max; /* set: the slices' CPU seconds, their sum and the largest */
 };
-int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, void *arg);
+int stats_shards_gpu_pass(struct stats_ctx *ctx, const struct winset *clip, struct stats_gpu_pass *p);
 
 #endif

@@ -14,7 +14,7 @@ static const struct col sync_cols[SYNC_NCOLS] = {
 static void sync_add(void *self, const struct stats_ctx *ctx, const struct stats_rec *r)
 {
 	const gp_rec_sync *s = &r->rec->u.sync;
-	size_t g = summary_state_named(self, r->pid, 0, sync_type_name(s->type));
+	size_t g = summary_state_named(self, r->pid, sync_type_name(s->type));
 	summary_add(&((struct summary_state *)self)->groups, g, s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
 }
 

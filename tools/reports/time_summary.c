@@ -75,7 +75,7 @@ static size_t group_of(struct summary_state *s, uint32_t pid, uint32_t dev, uint
 	return g;
 }
 
-void summary_state_merge(struct summary_state *s, struct summary_state *src, size_t *map)
+void summary_state_merge(struct summary_state *s, struct summary_state *src)
 {
 	for (size_t i = 0; i < src->groups.n; i++) {
 		const struct ts_meta *m = &src->meta[i];
@@ -87,13 +87,12 @@ void summary_state_merge(struct summary_state *s, struct summary_state *src, siz
 		qsketch_free(&from->q);
 		s->meta[g].sum += m->sum;
 		s->meta[g].bits |= m->bits;
-		if (map) map[i] = g;
 	}
 }
 
 int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx)
 {
-	summary_state_merge(self, src, NULL);
+	summary_state_merge(self, src);
 	return 0;
 }
 
@@ -120,9 +119,9 @@ size_t summary_state_group(struct summary_state *s, uint32_t pid, uint32_t dev, 
 	return g;
 }
 
-size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, const char *name)
+size_t summary_state_named(struct summary_state *s, uint32_t pid, const char *name)
 {
-	return group_of(s, pid, dev, 0, name);
+	return group_of(s, pid, 0, 0, name);
 }
 
 static const struct summary_state *sort_state;

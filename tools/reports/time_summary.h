@@ -62,14 +62,13 @@ void summary_state_release(struct summary_state *s);
  * name_of(r, id) (malloc'd) the first time the id is seen there. */
 size_t summary_state_group(struct summary_state *s, uint32_t pid, uint32_t dev, uint32_t id,
 			   char *(*name_of)(gp_reader *r, uint32_t id));
-/* The group `name` in process pid on device dev (string id 0). */
-size_t summary_state_named(struct summary_state *s, uint32_t pid, uint32_t dev, const char *name);
+/* The group `name` in process pid (device 0, string id 0: api, nvtx, sync). */
+size_t summary_state_named(struct summary_state *s, uint32_t pid, const char *name);
 /* Adds the groups of src (another part of the same trace, later in time;
- * the same process, device and name = the same group) to s: map[i] (when
- * map is not NULL; src->groups.n entries) is the group of s src's group i
- * went to.  Each group's values are sorted first (qsketch_sorted), so the
- * merged ones stay sorted.  src is left emptied of values. */
-void summary_state_merge(struct summary_state *s, struct summary_state *src, size_t *map);
+ * the same process, device and name = the same group) to s.  Each group's
+ * values are sorted first (qsketch_sorted), so the merged ones stay
+ * sorted.  src is left emptied of values. */
+void summary_state_merge(struct summary_state *s, struct summary_state *src);
 /* A report's merge (stats_report.h) whose state is a summary_state. */
 int summary_state_merge_report(void *self, void *src, const struct stats_ctx *ctx);
 /* A group's name and the string id it was made for (0: by name). */
