@@ -46,13 +46,19 @@ struct spill {
  * which replaces them). */
 struct spill_reader { struct spill_reader_hit hit; const struct spill *s; struct cache c; };
 
+/* Where the files go: $TMPDIR, unset or empty /tmp. */
+static const char *spill_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
 /* One line for the process, however many spills fail. */
 static void spill_warn(const char *what, int err)
 {
 	static int said;
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		tool_warn("cannot spill to %s (%s: %s): keeping it in memory", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-			  what, strerror(err));
+		tool_warn("cannot spill to %s (%s: %s): keeping it in memory", spill_dir(), what, strerror(err));
 }
 
 struct spill *spill_new(size_t recsz, size_t mem_cap)
@@ -91,8 +97,7 @@ static int file_open(struct spill *s)
 {
 	if (s->fd >= 0) return 0;
 	if (s->failed) return -1;
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir) dir = "/tmp";
+	const char *dir = spill_dir();
 	size_t n = strlen(dir) + 32;
 	char *path = xmalloc(n);
 	snprintf(path, n, "%s/gpuprof-spill-XXXXXX", dir);
