@@ -11,6 +11,7 @@
  * (analysis/steps/step_profile.h).  Every trace's analysis is held until
  * the tables are made: memory grows with the number of runs. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,8 +269,11 @@ static int parse_tables(const char *arg, int *want)
 		int k;
 		for (k = 0; k < DT_COUNT && strcmp(tok, diff_table_names[k]); k++) ;
 		if (k == DT_COUNT) {
-			tool_err("unknown table '%s' (diff, diff_setup, diff_steps, diff_runs, diff_buckets, "
-				 "diff_kernels, diff_nvtx, diff_api, diff_copies)", tok);
+			char names[256];
+			size_t o = 0;
+			for (int i = 0; i < DT_COUNT && o < sizeof(names); i++)
+				o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", i ? ", " : "", diff_table_names[i]);
+			tool_err("unknown table '%s' (%s)", tok, names);
 			free(list);
 			return -1;
 		}
