@@ -279,6 +279,8 @@ with tt.tmpdir() as d:
     res, f = fires(d, "input-copy", "input-bound", "high", 6360000, 6360000, 1, "--no-nvtx", "--stacks")
     tt.eq((f["sites"][0]["label"], f["sites"][0]["dataloader"]), ("train.py:48 train_step", True),
           "stacks, no NVTX: the next step's copy, under the DataLoader")
+    tt.expect("The stack of the next step's input copy holds DataLoader frames." in f["saving_how"],
+              f"stacks, no NVTX: the saving names the copy's stack: {f['saving_how']!r}")
 
     # several files: each judged on its own, in order
     p = tt.gp("advise", "--format", "json", "sync.gpuprof", "launch.gpuprof", cwd=d)

@@ -261,9 +261,11 @@ static void rule_input(struct judge *j, enum adv_rule rule, enum adv_cause c)
 		"persistent_workers=True, prefetch_factor=2..4); move decoding and augmentation out of the training "
 		"loop (or onto the GPU); copy with .to(device, non_blocking=True) from pinned memory.");
 	sb_printf(&b, "The GPU idle inside the step %s that no blocking call took (%s/step): with loading overlapped "
-		      "with GPU work it is no longer on the step's critical path.%s",
-		  at_end ? "after its last launch call" : "before its first launch call", ms(x->saving_ns),
-		  dl ? " The stack of the first launch holds DataLoader frames." : "");
+		      "with GPU work it is no longer on the step's critical path.",
+		  at_end ? "after its last launch call" : "before its first launch call", ms(x->saving_ns));
+	if (dl)
+		sb_printf(&b, " The stack of %s holds DataLoader frames.",
+			  at_end ? "the next step's input copy" : "the first launch");
 	x->how = sb_take(&b);
 	evidence(x, "pre_launch_ns_per_step", per_step(j, (double)p->pre_launch_ns));
 	if (at_end) evidence(x, "post_launch_ns_per_step", per_step(j, (double)p->post_launch_ns));
