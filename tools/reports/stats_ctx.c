@@ -349,8 +349,9 @@ void stats_ctx_merge(struct stats_ctx *ctx, struct stats_ctx *src, int meta)
 
 void stats_ctx_slice(struct stats_ctx *ctx, gp_reader *r, const struct stats_ctx *main, uint32_t needs, uint64_t from)
 {
-	/* the ranges are main's, not made again */
-	stats_ctx_init(ctx, r, main->opts, needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED), main->sel,
+	/* the ranges and the pre-pass's graph sites are main's, not made again */
+	stats_ctx_init(ctx, r, main->opts,
+		       needs & ~(uint32_t)(STATS_NEED_RANGES | STATS_NEED_STEPS_SLICED | STATS_NEED_PREJOIN), main->sel,
 		       main->out_base == 0);
 	if (needs & STATS_SHARD_JOIN_NEEDS) {
 		if (main->pipe.attr) ctx->pipe.attr = attribution_view(main->pipe.attr);
