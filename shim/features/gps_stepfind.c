@@ -332,11 +332,14 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
  * when the owner has made no event for TAKE_IDLE_NS and other threads made
  * TAKE_EVENTS since (counted only then: while the owner is busy, another
  * thread's event costs two loads, no atomic write): a job that loads its model on one thread and trains on
- * another.  (Not JAX's: its Python thread goes on making marker calls,
- * no launch, while XLA's thread launches every step.)  A PyTorch
- * main thread makes calls every step, so keeps its place (its backward's
- * launches come from the autograd thread while it waits, for less than
- * that unless a step is that long).
+ * another.  Or when another thread made TAKE_EVENTS kernel launches while
+ * the owner had made none since it began learning: JAX's Python thread goes
+ * on making marker calls (a few copies and synchronisations, no launch: no
+ * step repeats in them) while XLA's thread launches every step, so the
+ * owner is never idle.  A PyTorch main thread makes calls every step, so
+ * keeps its place: it launches the forward before the autograd thread
+ * launches any backward, and its backward's launches come while it waits,
+ * for less than TAKE_IDLE_NS unless a step is that long.
  *
  * The handover without a lock (Dekker's): the owner, in a LEARN event,
  * publishes itself in `inside` and then reads `owner`; a thread that took
@@ -348,14 +351,20 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 #define TAKE_EVENTS 1024u
 static _Atomic uint64_t owner_last; /* LEARN: the owner's latest event */
 static atomic_uint others;          /* LEARN: other threads' events since */
+static atomic_uint launches_apart;  /* LEARN: other threads' launches while the owner made none */
 static atomic_uint inside;          /* LEARN: the thread in an owner's event (0: none) */
 static atomic_uint took;            /* the thread that took the place: its first event learns afresh */
 
-static void take_over(uint32_t o, uint32_t tid, uint64_t now)
+static void take_over(uint32_t o, uint32_t tid, uint64_t sig, uint64_t now)
 {
-	if (atomic_load_explicit(&state, memory_order_relaxed) != SF_LEARN ||
-	    now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS ||
-	    atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
+	if (atomic_load_explicit(&state, memory_order_relaxed) != SF_LEARN)
+		return;
+	if (now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS) {
+		/* the owner is busy: only a launcher beside an owner that launches nothing */
+		if (GPS_SIG_MARKER(sig) || atomic_load_explicit(&pub_kn, memory_order_relaxed) ||
+		    atomic_fetch_add_explicit(&launches_apart, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
+			return;
+	} else if (atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
 		return;
 	if (atomic_compare_exchange_strong(&owner, &o, tid))
 		atomic_store(&took, tid);
@@ -378,6 +387,9 @@ static int learn_enter(uint32_t tid, uint64_t now)
 		atomic_store(&took, 0);
 		learn_reset();
 		memset(hist, 0, sizeof hist);
+		atomic_store(&pub_mk, 0);
+		atomic_store(&pub_kn, 0);
+		atomic_store(&launches_apart, 0);
 	}
 	atomic_store_explicit(&owner_last, now, memory_order_relaxed);
 	if (atomic_load_explicit(&others, memory_order_relaxed))
@@ -396,7 +408,7 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 	uint32_t o = atomic_load_explicit(&owner, memory_order_relaxed);
 	if (o != tid) {
 		if (o != 0) {
-			take_over(o, tid, now);
+			take_over(o, tid, sig, now);
 			return 0;
 		}
 		uint32_t expect = 0;
@@ -542,6 +554,7 @@ void gps_stepfind_after_fork_child(void)
 	atomic_store(&owner, 0);
 	atomic_store(&inside, 0);
 	atomic_store(&others, 0);
+	atomic_store(&launches_apart, 0);
 	atomic_store(&took, 0);
 	set_open(0);
 	learns = 0;

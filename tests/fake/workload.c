@@ -120,6 +120,10 @@
  *                            thread waiting after the model load (as JAX's:
  *                            Python copies the parameters, XLA's thread
  *                            launches the steps)
+ *   WL_STEP_THREAD=2         the same, the main thread meanwhile making a
+ *                            host-to-device copy of a size drawn at random
+ *                            every 1.5 to 2.5 step times (as JAX's Python
+ *                            thread: marker calls that repeat in no step)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch)
  *   WL_CALLBACKS=I:FILE      at step I's start FILE gets "memcpy E sync E" (E: 1
@@ -134,6 +138,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,11 +759,13 @@ static int steps_mode(long n, long ms)
 static int plain_mode(long n, long ms);
 static int plain_on_thread; /* WL_STEP_THREAD: this call is the step thread's (no model load) */
 static long plain_n, plain_ms;
+static atomic_int plain_done;
 static void *plain_thread(void *arg)
 {
 	(void)arg;
 	plain_on_thread = 1;
 	plain_mode(plain_n, plain_ms);
+	atomic_store(&plain_done, 1);
 	return NULL;
 }
 
@@ -783,8 +790,15 @@ static int plain_mode(long n, long ms)
 		pthread_t th;
 		plain_n = n;
 		plain_ms = ms;
-		if (pthread_create(&th, NULL, plain_thread, NULL) == 0)
+		if (pthread_create(&th, NULL, plain_thread, NULL) == 0) {
+			unsigned r = 777;
+			while (atoi(getenv("WL_STEP_THREAD")) == 2 && !atomic_load(&plain_done)) {
+				r = r * 1103515245u + 12345u;
+				sleep_ms(ms + ms / 2 + (long)((r >> 16) % (unsigned)(ms + 1)));
+				cudaMemcpy(d, h, 1 + (r >> 8) % 60000, cudaMemcpyHostToDevice);
+			}
 			pthread_join(th, NULL);
+		}
 		cudaFree(d);
 		free(h);
 		return 0;

@@ -55,6 +55,11 @@ S16. An HF Trainer's step with padded batches (S11's, the input copies of
 S17. The steps on a thread of their own (WL_STEP_THREAD: JAX's XLA thread),
     the main thread idle after the model load: the step thread takes the
     finder's place (2 s, 1,024 events) and its steps are found there.
+S18. The steps on a thread of their own beside a busy main thread
+    (WL_STEP_THREAD=2, kernels only: JAX's Python thread makes copies that
+    repeat in no step, XLA's thread every launch): the launching thread
+    takes the finder's place after 1,024 launches while the main thread
+    made none, and its kernel boundary is found there.
 S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
     line, so no finder runs (no found mark, no found step range).
 S14. The status file (and `gpuprof top`) of an armed job with found steps (no NVTX), read at
@@ -245,6 +250,20 @@ if j.traces():
     E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S17: %d found steps" % len(fr))
     tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
     E.check(tids and j.pid not in tids, "S17: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
+
+# S18: as S17, but the main thread stays busy with copies that repeat in no step (WL_STEP_THREAD=2, JAX's
+# Python thread) and the step thread only launches (XLA's): it takes the place by its 1,024 launches
+j = plain("s18", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "2", "WL_KERNELS_ONLY": "1"}, ms=1)
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a kernel launch" in fm[0], "S18: marks %s" % f.marks)
+    fr = found_ranges(f)
+    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S18: %d found steps" % len(fr))
+    tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
+    E.check(tids and j.pid not in tids, "S18: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
+    copies = [r for r in f.recs if r["type"] == "api" and r.get("tid") == j.pid and "Memcpy" in r.get("name", "")]
+    E.check(len(copies) > 300, "S18: the main thread's copies during the steps: %d" % len(copies))
 
 # S5: NVTX steps win
 j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})
