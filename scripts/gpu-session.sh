@@ -1035,13 +1035,15 @@ PY
     ) 2>&1 | tee "$RES/hints-cost.txt" ;;
   hints-thirdparty)  # the jobs of examples/thirdparty with no hint: each traced (`gpuprof run`), its steps by the
                # trace method (`gpuprof steps`) against the job's own count, then with --sample-steps 1/5 the
-               # shim's found steps (the trace's mark and `gpuprof:step N` ranges); docs/STEPS.md's tables
+               # shim's found steps (the trace's mark and `gpuprof:step N` ranges); docs/STEPS.md's tables.
+               # HT_JOBS: the jobs' names to run (default: all)
     log hints-thirdparty
     ( R=$RES/thirdparty; rm -rf "$R"; mkdir -p "$R"; G=build/bin/gpuprof
       for spec in "jax:jax_flax.py --steps 200" "compile:compile_graphs.py --steps 200" "timm:timm_model.py --steps 60" \
                   "loader:dataloader_workers.py --steps 80" "lightning:lightning_fit.py --steps 200" \
                   "hf:hf_trainer.py --steps 200" "hfpad:hf_trainer.py --pad-varies --steps 200"; do
         n=${spec%%:*}; set -- ${spec#*:}; s=$1; shift
+        case " ${HT_JOBS:-$n} " in *" $n "*) ;; *) continue ;; esac
         echo "### $n: $s $*"
         XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 90 $G run -o "$R/$n-%p.gpuprof" -- python3 "examples/thirdparty/$s" "$@" 2>&1 |
           grep -a 'RESULT\|^gpuprof' | tail -3
