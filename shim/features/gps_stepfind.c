@@ -332,8 +332,8 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
  * when the owner has made no event for TAKE_IDLE_NS and other threads made
  * TAKE_EVENTS since (counted only then: while the owner is busy, another
  * thread's event costs two loads, no atomic write): a job that loads its model on one thread and trains on
- * another.  Or when another thread made TAKE_EVENTS kernel launches while
- * the owner had made none since it began learning: JAX's Python thread goes
+ * another.  Or when another thread made TAKE_EVENTS kernel or graph launches
+ * while the owner had made none since it began learning: JAX's Python thread goes
  * on making marker calls (a few copies and synchronisations, no launch: no
  * step repeats in them) while XLA's thread launches every step, so the
  * owner is never idle.  A PyTorch main thread makes calls every step, so
@@ -348,10 +348,13 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
  * before it touches anything, or the new one skips its events until the old
  * one is out. */
 #define TAKE_IDLE_NS 2000000000ull
+/* the GPU work a step is made of: a kernel launch or a CUDA graph's */
+#define IS_LAUNCH(sig) (GPS_SIG_CLASS(sig) == GPS_SIG_KERNEL || GPS_SIG_CLASS(sig) == GPS_SIG_GRAPH)
 #define TAKE_EVENTS 1024u
 static _Atomic uint64_t owner_last; /* LEARN: the owner's latest event */
 static atomic_uint others;          /* LEARN: other threads' events since */
 static atomic_uint launches_apart;  /* LEARN: other threads' launches while the owner made none */
+static atomic_int owner_launched;   /* LEARN: the owner made a kernel or graph launch */
 static atomic_uint inside;          /* LEARN: the thread in an owner's event (0: none) */
 static atomic_uint took;            /* the thread that took the place: its first event learns afresh */
 
@@ -361,7 +364,7 @@ static void take_over(uint32_t o, uint32_t tid, uint64_t sig, uint64_t now)
 		return;
 	if (now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS) {
 		/* the owner is busy: only a launcher beside an owner that launches nothing */
-		if (GPS_SIG_MARKER(sig) || atomic_load_explicit(&pub_kn, memory_order_relaxed) ||
+		if (!IS_LAUNCH(sig) || atomic_load_explicit(&owner_launched, memory_order_relaxed) ||
 		    atomic_fetch_add_explicit(&launches_apart, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
 			return;
 	} else if (atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
@@ -390,6 +393,7 @@ static int learn_enter(uint32_t tid, uint64_t now)
 		atomic_store(&pub_mk, 0);
 		atomic_store(&pub_kn, 0);
 		atomic_store(&launches_apart, 0);
+		atomic_store(&owner_launched, 0);
 	}
 	atomic_store_explicit(&owner_last, now, memory_order_relaxed);
 	if (atomic_load_explicit(&others, memory_order_relaxed))
@@ -420,6 +424,8 @@ int gps_stepfind_event(uint64_t sig, uint32_t tid, uint64_t now)
 		if (!learn_enter(tid, now))
 			return 0;
 		hist_push(sig);
+		if (IS_LAUNCH(sig) && !atomic_load_explicit(&owner_launched, memory_order_relaxed))
+			atomic_store_explicit(&owner_launched, 1, memory_order_relaxed);
 		if (atomic_load_explicit(&gps_steps_nvtx_seen, memory_order_relaxed))
 			stop(SF_YIELD);
 		else
@@ -555,6 +561,7 @@ void gps_stepfind_after_fork_child(void)
 	atomic_store(&inside, 0);
 	atomic_store(&others, 0);
 	atomic_store(&launches_apart, 0);
+	atomic_store(&owner_launched, 0);
 	atomic_store(&took, 0);
 	set_open(0);
 	learns = 0;
