@@ -332,11 +332,11 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
  * when the owner has made no event for TAKE_IDLE_NS and other threads made
  * TAKE_EVENTS since (counted only then: while the owner is busy, another
  * thread's event costs two loads, no atomic write): a job that loads its model on one thread and trains on
- * another.  Or when another thread made TAKE_EVENTS kernel or graph launches
- * while the owner had made none since it began learning: JAX's Python thread goes
- * on making marker calls (a few copies and synchronisations, no launch: no
- * step repeats in them) while XLA's thread launches every step, so the
- * owner is never idle.  A PyTorch main thread makes calls every step, so
+ * another.  Or when another thread made TAKE_LAUNCHES kernel or graph launches
+ * while the owner had made none since it began learning: JAX's first CUDA
+ * calls are its transfer threads' parameter copies, and its main thread
+ * then launches every step (a CUDA graph and a few kernels) before the
+ * copier has been idle for long.  A PyTorch main thread makes calls every step, so
  * keeps its place: it launches the forward before the autograd thread
  * launches any backward, and its backward's launches come while it waits,
  * for less than TAKE_IDLE_NS unless a step is that long.
@@ -351,6 +351,8 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
 /* the GPU work a step is made of: a kernel launch or a CUDA graph's */
 #define IS_LAUNCH(sig) (GPS_SIG_CLASS(sig) == GPS_SIG_KERNEL || GPS_SIG_CLASS(sig) == GPS_SIG_GRAPH)
 #define TAKE_EVENTS 1024u
+/* a few steps' launches: a stray launch or two does not move the finder */
+#define TAKE_LAUNCHES 64u
 static _Atomic uint64_t owner_last; /* LEARN: the owner's latest event */
 static atomic_uint others;          /* LEARN: other threads' events since */
 static atomic_uint launches_apart;  /* LEARN: other threads' launches while the owner made none */
@@ -365,7 +367,7 @@ static void take_over(uint32_t o, uint32_t tid, uint64_t sig, uint64_t now)
 	if (now < atomic_load_explicit(&owner_last, memory_order_relaxed) + TAKE_IDLE_NS) {
 		/* the owner is busy: only a launcher beside an owner that launches nothing */
 		if (!IS_LAUNCH(sig) || atomic_load_explicit(&owner_launched, memory_order_relaxed) ||
-		    atomic_fetch_add_explicit(&launches_apart, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
+		    atomic_fetch_add_explicit(&launches_apart, 1, memory_order_relaxed) + 1 < TAKE_LAUNCHES)
 			return;
 	} else if (atomic_fetch_add_explicit(&others, 1, memory_order_relaxed) + 1 < TAKE_EVENTS)
 		return;

@@ -122,8 +122,9 @@
  *                            launches the steps)
  *   WL_STEP_THREAD=2         the same, the main thread meanwhile making a
  *                            host-to-device copy of a size drawn at random
- *                            every 1.5 to 2.5 step times (as JAX's Python
- *                            thread: marker calls that repeat in no step)
+ *                            every 1.5 to 2.5 step times (the finder's
+ *                            first thread, busy with calls that repeat in
+ *                            no step)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch)
  *   WL_CALLBACKS=I:FILE      at step I's start FILE gets "memcpy E sync E" (E: 1

@@ -56,9 +56,10 @@ S17. The steps on a thread of their own (WL_STEP_THREAD: JAX's XLA thread),
     the main thread idle after the model load: the step thread takes the
     finder's place (2 s, 1,024 events) and its steps are found there.
 S18. The steps on a thread of their own beside a busy main thread
-    (WL_STEP_THREAD=2, kernels only: JAX's Python thread makes copies that
-    repeat in no step, XLA's thread every launch): the launching thread
-    takes the finder's place after 1,024 launches while the main thread
+    (WL_STEP_THREAD=2, kernels only: the finder's first thread goes on
+    making copies that repeat in no step, as JAX's transfer threads make the
+    first calls and its main thread every launch): the launching thread
+    takes the finder's place after 64 launches while the main thread
     made none, and its kernel boundary is found there.
 S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
     line, so no finder runs (no found mark, no found step range).
@@ -251,8 +252,8 @@ if j.traces():
     tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
     E.check(tids and j.pid not in tids, "S17: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
 
-# S18: as S17, but the main thread stays busy with copies that repeat in no step (WL_STEP_THREAD=2, JAX's
-# Python thread) and the step thread only launches (XLA's): it takes the place by its 1,024 launches
+# S18: as S17, but the main thread stays busy with copies that repeat in no step (WL_STEP_THREAD=2) and the
+# step thread only launches: it takes the place by its 64 launches
 j = plain("s18", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "2", "WL_KERNELS_ONLY": "1"}, ms=1)
 if j.traces():
     f = Facts(E, j.traces()[0])
