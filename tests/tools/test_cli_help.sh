@@ -27,6 +27,7 @@ for c in $cmds; do
 	cmp -s "$d/h" "$d/h2" || bad "help $c differs from $c --help"
 	# the long form: every option the completion offers is described there
 	"$G" help --full $c >"$d/full" || bad "help --full $c exit"
+	awk 'length > 100 { exit 1 }' "$d/full" || bad "help --full $c: lines over 100 columns"
 	for o in $("$G" help --words $c); do
 		grep -q -- "$o" "$d/full" || bad "help --full $c lacks $o"
 	done

@@ -9,7 +9,8 @@
  *    (prose as notes "[N]", once each, whole), 60 and 40 (headings on two
  *    lines, names shortened, blocks of columns with the row's name): no line
  *    longer than the width, every number of every row printed whole, every
- *    heading word there; at width 0 each row on one line;
+ *    heading word there; at width 0 each row on one line, a note's
+ *    paragraph as written;
  *  - report_text: a long line breaks at spaces, the words in order.
  * Prints "ok" or the failed checks; exit 1 on failure. */
 #include <stdio.h>
@@ -172,11 +173,15 @@ static void test_table(void)
 			CHECK(strstr(strstr(t, "Name") + 1, "Name") != NULL, "width 40: blocks repeat the name");
 		free(t);
 	}
+	/* a note's paragraph (a line and the lines indented under it) as written */
+	const char *note = "Busy: the time a kernel ran\n  on any stream of the device.\n";
+	r.note = note;
 	char *t = printed(&r, 0);
 	int lines = 0;
 	for (const char *p = t; *p; p++) lines += *p == '\n';
-	CHECK(strstr(t, names[1]) && strstr(t, meanings[0]) && lines == 4 + NROWS, "width 0: one line a row (%d)",
+	CHECK(strstr(t, names[1]) && strstr(t, meanings[0]) && lines == 4 + NROWS + 3, "width 0: one line a row (%d)",
 	      lines);
+	CHECK(strlen(t) >= strlen(note) && !strcmp(t + strlen(t) - strlen(note), note), "width 0: the note as written");
 	free(t);
 	report_free(&r);
 }

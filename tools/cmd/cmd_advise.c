@@ -29,11 +29,17 @@ void cmd_advise_help(FILE *f)
 		   "file:line and native frames when the trace has stacks; else the API call or\n"
 		   "kernel), its cost per step (ms and %% of the step time), what to change, an\n"
 		   "estimated saving per step with how it was estimated, and the records to look at.\n"
-		   "Severity: high >= 20 %% of the step time saved, medium >= 5 %%, low >= 1 %%, info\n"
-		   "below.  Rules: ");
-	tool_print_list(f, 15, 84, adv_rule_names, AR_COUNT);
-	fprintf(f, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up\n"
-		   "steps are left out.  Several traces: each is judged on its own.\n\n"
+		   "Severity: high >= 20 %% of the step time saved, medium >= 5 %%, low >= 1 %%, info\n");
+	/* the rules from their table: the paragraph's end flowed to the width of the lines above */
+	char para[1024];
+	size_t l = (size_t)snprintf(para, sizeof(para), "below.  Rules: ");
+	for (int i = 0; i < AR_COUNT && l < sizeof(para); i++)
+		l += (size_t)snprintf(para + l, sizeof(para) - l, "%s%s", i ? ", " : "", adv_rule_names[i]);
+	if (l < sizeof(para))
+		snprintf(para + l, sizeof(para) - l, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up "
+						     "steps are left out.  Several traces: each is judged on its own.");
+	report_flow(f, para, strlen(para), 0, 0, 84);
+	fprintf(f, "\n"
 		   "  --format FMT      table (default), json or csv (one row per finding)\n"
 		   "  --method M        how steps are found: auto (default), nvtx or trace\n"
 		   "  --step-range NAME the steps are the NVTX ranges named NAME, or NAME <number>\n"

@@ -185,7 +185,7 @@ static struct diff_run run_of(struct side *s, size_t trace, const struct steps_p
 {
 	const gp_rec_process *pr = process_of(s, p->pid);
 	gp_reader *r = s->d.r;
-	return (struct diff_run){ .path = s->path, .trace = trace, .pid = p->pid, .rank = pr ? pr->rank : -1, .p = p,
+	return (struct diff_run){ .path = s->path, .trace = trace, .pid = p->pid, .p = p,
 				  .cmd = pr ? gp_reader_string(r, pr->name_id) : NULL,
 				  .settings = pr && pr->settings_id ? gp_reader_string(r, pr->settings_id) : NULL,
 				  .nthreads = threads_of(s, p->pid),

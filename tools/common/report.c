@@ -392,18 +392,17 @@ static void report_text_n(FILE *f, const char *text, size_t len, int width)
 static void put_note(FILE *f, const char *text, int width)
 {
 	while (*text) {
-		size_t n = strcspn(text, "\n"), ind = strspn(text, " "), cont = 0, end = n, fits = 1;
-		fits = width <= 0 || n <= (size_t)width;
+		size_t n = strcspn(text, "\n"), ind = strspn(text, " "), cont = 0, end = n, widest = n;
 		/* the paragraph's further lines */
 		while (text[end] == '\n' && text[end + 1]) {
 			const char *next = text + end + 1;
 			size_t m = strcspn(next, "\n"), k = strspn(next, " ");
 			if (k <= ind || k >= m) break;
 			if (!cont) cont = k;
-			fits = fits && m <= (size_t)width;
+			if (m > widest) widest = m;
 			end = (size_t)(next - text) + m;
 		}
-		if (fits) {
+		if (width <= 0 || widest <= (size_t)width) {
 			report_text_n(f, text, end, width);
 		} else {
 			char *flow = xmalloc(end + 1);

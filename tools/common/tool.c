@@ -195,23 +195,6 @@ int tool_finish(gp_reader *r, const char *path, int rc, int strict)
 	return code;
 }
 
-int tool_print_list(FILE *f, int col, int width, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		int w = (int)strlen(names[i]) + (i + 1 < n); /* with its comma */
-		if (i && col + 1 + w > width) {
-			fputc('\n', f);
-			col = 0;
-		} else if (i) {
-			fputc(' ', f);
-			col++;
-		}
-		fprintf(f, "%s%s", names[i], i + 1 < n ? "," : "");
-		col += w;
-	}
-	return col;
-}
-
 const char *tool_str(gp_reader *r, uint32_t id)
 {
 	if (!id)

@@ -61,11 +61,6 @@ int tool_open_operand(int argc, char **argv, const char **path, gp_reader **r);
  * that is merely truncated (job killed) -> warning, 0, unless strict -> 2. */
 int tool_finish(gp_reader *r, const char *path, int rc, int strict);
 
-/* For help texts made from a registry: names[0..n) joined by ", ", printed
- * after `col` columns already on the line and wrapped at the spaces so no
- * line passes `width` columns.  Returns the column after the last name. */
-int tool_print_list(FILE *f, int col, int width, const char *const *names, size_t n);
-
 /* String by id: "" for id 0 or an unknown id. */
 const char *tool_str(gp_reader *r, uint32_t id);
 /* For text output (not JSON): control characters shown as \xNN, so a name in

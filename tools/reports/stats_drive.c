@@ -155,10 +155,8 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 			if (here[i] && stats_reports[i]->new) self[i] = stats_reports[i]->new(ctx);
 		stats_fanout_attach(&fan, ctx, self, here);
 		/* the caller's part beside the steps here, unless in the shards */
-		static const uint64_t zero = 0;
-		static const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
 		const struct stats_part *part = ctx->part && !(sh && (shard_needs & STATS_NEED_STEPS_SLICED)) ? ctx->part : NULL;
-		struct cut_slice *e = part ? part->make(part->arg, d->r, &one, 0, 0) : NULL;
+		struct cut_slice *e = part ? part->make(part->arg, d->r, &steps_cuts_one, 0, 0) : NULL;
 		const gp_record *rec;
 		while ((rc = gp_reader_next_ordered(d->r, &rec)) > 0) {
 			stats_fanout_add(&fan, rec);
@@ -167,7 +165,7 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 		}
 		if (e) {
 			cut_slice_end(e);
-			part->merge(part->arg, &e, &one, d->path, NULL, NULL);
+			part->merge(part->arg, &e, &steps_cuts_one, d->path, NULL, NULL);
 		}
 		pt->pass = mono_s() - t1;
 	}

@@ -105,14 +105,15 @@ static void ms_finish(struct memsteps *s, struct stats_ctx *ctx)
 		mem_view_set_steps(s->mv, p->pid, v, p->nrows);
 		free(v);
 	}
-	mem_view_finish(s->mv);
+	mem_view_finish(s->mv, NULL);
 }
 
-/* The device's total memory: the view's, else the context's device record. */
-static uint64_t total_of(struct stats_ctx *ctx, uint32_t pid, uint32_t dev, uint64_t v)
+/* The device's total memory: the context's device record (the view is
+ * given none: the reports are not fed device records). */
+static uint64_t total_of(const struct stats_ctx *ctx, uint32_t pid, uint32_t dev)
 {
-	const gp_rec_device *d = v ? NULL : devprops_get(&ctx->dev, pid, dev);
-	return v ? v : d ? d->global_mem_bytes : 0;
+	const gp_rec_device *d = devprops_get(&ctx->dev, pid, dev);
+	return d ? d->global_mem_bytes : 0;
 }
 
 static uint64_t rel(const struct stats_ctx *ctx, uint64_t t) { return t >= ctx->out_base ? t - ctx->out_base : 0; }
@@ -168,7 +169,7 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		cell_num(&c[GR_PEAK], (double)v->peak);
 		cell_num(&c[GR_PEAK_T], (double)rel(ctx, v->peak_t));
 		cell_num(&c[GR_END], (double)v->end);
-		cell_num(&c[GR_TOTAL], (double)total_of(ctx, v->pid, v->dev, v->global_mem));
+		cell_num(&c[GR_TOTAL], (double)total_of(ctx, v->pid, v->dev));
 		for (int o = 0; o < MO_COUNT; o++) {
 			if (!v->owner_peak[o] && !v->owner_end[o]) continue;
 			c = pid_dev_row(ro, v->pid, v->dev);
@@ -195,7 +196,7 @@ static void ms_fill(void *self, struct stats_ctx *ctx, struct report *tables)
 		const struct mem_failure *f = mem_view_failure(mv, i);
 		char live[32], total[32];
 		fmt_bytes(live, sizeof(live), (uint64_t)(f->live > 0 ? f->live : 0));
-		uint64_t gm = total_of(ctx, f->pid, f->dev, f->global_mem);
+		uint64_t gm = total_of(ctx, f->pid, f->dev);
 		fmt_bytes(total, sizeof(total), gm);
 		char req[160], src[400];
 		mem_failure_request(f, req, sizeof(req));

@@ -170,7 +170,7 @@ static void steps_cuts(struct stats_shards *a, const struct stats_ctx *ctx)
 		slices_bounds(a->cut, i, &a->cut_from[i], &to);
 		a->cut_lead[i] = steps_slice_lead(ctx->pipe.detect, a->cut_from[i]);
 	}
-	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, STEPS_SLICE_STOP_NS, ctx->steps_prefix };
+	a->cuts = (struct steps_cuts){ a->k, a->cut_from, a->cut_lead, ctx->steps_prefix };
 }
 
 struct stats_shards *stats_shards_start(const struct stats_ctx *ctx, const char *path, int k,

@@ -46,8 +46,8 @@ void adv_pre_add(struct adv_pre *pre, gp_reader *r, const gp_record *rec)
 {
 	uint32_t pid = tool_pid(r, rec);
 	pre->n++;
-	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_DEVICE ||
-	    rec->type == GP_REC_ALLOC_FAIL || rec->type == GP_REC_MEM_LIVE)
+	if (rec->type == GP_REC_API || rec->type == GP_REC_MEMORY || rec->type == GP_REC_ALLOC_FAIL ||
+	    rec->type == GP_REC_MEM_LIVE)
 		mem_view_add(pre->mem, pid, tool_rec_tid(r, rec), rec);
 	switch (rec->type) {
 	case GP_REC_DEVICE:
@@ -105,7 +105,7 @@ int adv_pre_merge(struct adv_pre *dst, struct adv_pre *src)
 void adv_pre_finish(struct adv_pre *pre)
 {
 	counters_finish(&pre->ctr);
-	mem_view_finish(pre->mem);
+	mem_view_finish(pre->mem, &pre->dp);
 }
 
 void adv_pre_free(struct adv_pre *pre)

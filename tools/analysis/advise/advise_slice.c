@@ -114,11 +114,9 @@ struct cut_slice *adv_slice_new(const struct adv_slice_in *in, gp_reader *r, con
 
 int adv_slice_one(struct adv_facts *sum, gp_reader *r, const struct adv_slice_in *in)
 {
-	static const uint64_t zero = 0;
-	const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
 	int rc = gp_reader_rewind(r);
 	if (rc < 0) return rc;
-	struct cut_slice *s = slice_new((void *)in, r, &one, 0);
+	struct cut_slice *s = slice_new((void *)in, r, &steps_cuts_one, 0);
 	cut_slice_read(s, r, &rc);
 	adv_facts_take(sum, ((struct adv_slice *)s)->f);
 	cut_slice_free(s);

@@ -104,7 +104,12 @@ static void done_concat(struct ivdone *a, const struct ivdone *b)
 	if (b->last_e > a->last_e) a->last_e = b->last_e;
 }
 
-void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre)
+/* Merges set into its union, sums the part before x into *done (an
+ * interval across x is split at x), keeps the rest, and puts the summed
+ * pieces in *pre when given (for an overlap).  Pieces must come in time
+ * order: cut successive x in increasing order, and add no interval that
+ * starts before the last cut. */
+static void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre)
 {
 	ivset_union(set);
 	size_t i = 0;

@@ -35,13 +35,9 @@ uint64_t ivset_overlap(const struct ivset *a, const struct ivset *b);
 uint64_t ivset_intersect(const struct ivset *a, const struct ivset *b, struct ivset *out);
 
 /* Streaming unions.  Busy time, gaps, the largest gap and the overlap of
- * two unions are additive over a split of time, so a set can be cut at x:
- * ivset_cut merges it into its union, sums the part before x into *done
- * (an interval across x is split at x), keeps the rest, and puts the
- * summed pieces in *pre when given (for an overlap).  Pieces must come in
- * time order: cut successive x in increasing order, and add no interval
- * that starts before the last cut. */
-void ivset_cut(struct ivset *set, struct ivdone *done, uint64_t x, struct ivset *pre);
+ * two unions are additive over a split of time, so a set can be cut at x
+ * (ivpair's cuts, below): the part before x summed into a struct ivdone,
+ * the rest kept. */
 /* The union of a set cut so far: its rest merged, plus the summed part
  * (and the gap between them). */
 struct ivsum ivset_union_done(struct ivset *set, const struct ivdone *done);
@@ -83,7 +79,7 @@ struct ivpair {
  * 0 when nothing is left. */
 int ivpair_admit(struct ivpair *p, uint64_t *s, uint64_t *e);
 /* Adds [s, e) (admitted) to set `which` (0 or 1); returns where the pair
- * was cut now (0: not cut), for the caller's other sets (ivset_cut). */
+ * was cut now (0: not cut), for the caller's other sets (ivpair_cut_other). */
 uint64_t ivpair_add(struct ivpair *p, int which, uint64_t s, uint64_t e, size_t lag);
 /* A set cut with p's cuts (a device's streams): cut at x, where p was cut
  * now (ivpair_add); its pieces go to head when that was a keep_head
@@ -109,7 +105,7 @@ enum iv_merge {
 };
 /* Merges src into dst (src is left empty: free it); lag as ivpair_add's: a
  * pending set grown past 2 x lag by IVM_PENDING is cut, and *cut_at says
- * where (0: not cut), for the caller's other sets (ivset_cut). */
+ * where (0: not cut), for the caller's other sets (ivpair_cut_other). */
 enum iv_merge ivpair_merge(struct ivpair *dst, struct ivpair *src, size_t lag, uint64_t *cut_at);
 /* A set cut with a pair's cuts, merged as the pair was (m): dst's (set,
  * done, head) gets src's; src's are left empty.  For IVM_SUM, *mid (when

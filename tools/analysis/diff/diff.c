@@ -240,6 +240,9 @@ static void rank_cell(struct cell *c, int32_t rank)
 
 enum basis { BASIS_RUNS, BASIS_STEPS };
 
+/* per run of a side: its steps' median (Welch's samples), mean and spread */
+struct run_figs { double *med, *mean, *spread; };
+
 struct pair_stats {
 	size_t na, nb;                      /* aligned steps of all runs of a side */
 	double med_a, med_b, mean_a, mean_b, spread_a, spread_b, lo, hi;   /* over the pooled steps */
@@ -248,6 +251,7 @@ struct pair_stats {
 	enum basis basis;
 	double change, change_pct;          /* of the median (steps) or the mean run median (runs) */
 	int significant, within_noise;
+	struct run_figs run[2];             /* A's, B's (one block each: run[i].med) */
 };
 
 /* the step times of rows[0..n) */
@@ -271,17 +275,19 @@ static void med_mean_spread(const double *t, size_t n, double *med, double *mean
 	free(v);
 }
 
-/* the pooled step times of a side's runs; the runs' medians into med[] */
-static double *side_times(const struct diff_side *s, size_t *n, double *med)
+/* the pooled step times of a side's runs; the runs' figures into *f */
+static double *side_times(const struct diff_side *s, size_t *n, struct run_figs *f)
 {
 	*n = diff_side_steps(s);
 	double *v = xmalloc((*n ? *n : 1) * sizeof(double));
-	size_t at = 0;
+	size_t at = 0, m = s->nrun + 1;
+	f->med = xcalloc(3 * m, sizeof(double));
+	f->mean = f->med + m;
+	f->spread = f->mean + m;
 	for (size_t r = 0; r < s->nrun; r++) {
 		const struct diff_run *x = &s->run[r];
 		step_times(x->rows, x->n, v + at);
-		double mean, spread;
-		med_mean_spread(v + at, x->n, &med[r], &mean, &spread);
+		med_mean_spread(v + at, x->n, &f->med[r], &f->mean[r], &f->spread[r]);
 		at += x->n;
 	}
 	return v;
@@ -290,8 +296,7 @@ static double *side_times(const struct diff_side *s, size_t *n, double *med)
 static void pair_stats(const struct diff_pair *d, const struct diff_opts *o, struct pair_stats *s)
 {
 	memset(s, 0, sizeof(*s));
-	double *ra = xcalloc(d->a.nrun + 1, sizeof(double)), *rb = xcalloc(d->b.nrun + 1, sizeof(double));
-	double *a = side_times(&d->a, &s->na, ra), *b = side_times(&d->b, &s->nb, rb);
+	double *a = side_times(&d->a, &s->na, &s->run[0]), *b = side_times(&d->b, &s->nb, &s->run[1]);
 	med_mean_spread(a, s->na, &s->med_a, &s->mean_a, &s->spread_a);
 	med_mean_spread(b, s->nb, &s->med_b, &s->mean_b, &s->spread_b);
 	s->u.p = NAN;
@@ -303,7 +308,7 @@ static void pair_stats(const struct diff_pair *d, const struct diff_opts *o, str
 		mann_whitney(a, s->na, b, s->nb, &s->u);
 		bootstrap_median_diff(a, s->na, b, s->nb, &s->lo, &s->hi);
 		if (s->basis == BASIS_RUNS) {
-			welch_t(ra, d->a.nrun, rb, d->b.nrun, &s->w);
+			welch_t(s->run[0].med, d->a.nrun, s->run[1].med, d->b.nrun, &s->w);
 			s->change = s->w.mean_b - s->w.mean_a;
 			s->change_pct = s->w.mean_a > 0 ? 100.0 * s->change / s->w.mean_a : 0;
 			s->significant = s->w.p < o->alpha;
@@ -318,8 +323,6 @@ static void pair_stats(const struct diff_pair *d, const struct diff_opts *o, str
 	}
 	free(a);
 	free(b);
-	free(ra);
-	free(rb);
 }
 
 static void headline_item(char *buf, size_t n, int *items, const char *what, const char *name, double delta,
@@ -335,15 +338,13 @@ static void headline_item(char *buf, size_t n, int *items, const char *what, con
 	(*items)++;
 }
 
-static void runs_rows(struct report *R, const struct diff_pair *d)
+static void runs_rows(struct report *R, const struct diff_pair *d, const struct pair_stats *ps)
 {
 	for (int sd = 0; sd < 2; sd++) {
 		const struct diff_side *s = sd ? &d->b : &d->a;
+		const struct run_figs *f = &ps->run[sd];
 		for (size_t r = 0; r < s->nrun; r++) {
 			const struct diff_run *x = &s->run[r];
-			double *v = xmalloc((x->n ? x->n : 1) * sizeof(double)), med, mean, spread;
-			med_mean_spread(step_times(x->rows, x->n, v), x->n, &med, &mean, &spread);
-			free(v);
 			struct cell *c = report_row(R);
 			rank_cell(&c[0], d->rank);
 			cell_str(&c[1], sd ? "B" : "A");
@@ -351,9 +352,9 @@ static void runs_rows(struct report *R, const struct diff_pair *d)
 			cell_num(&c[3], x->pid);
 			cell_num(&c[4], (double)x->n);
 			if (x->n) {
-				cell_num(&c[5], med);
-				cell_num(&c[6], mean);
-				cell_num(&c[7], spread);
+				cell_num(&c[5], f->med[r]);
+				cell_num(&c[6], f->mean[r]);
+				cell_num(&c[7], f->spread[r]);
 			}
 			cell_str(&c[8], x->path);
 		}
@@ -503,7 +504,7 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 	cell_str(&c[29], s.basis == BASIS_RUNS ? "runs: Welch t on the runs' medians" :
 			 "steps: Mann-Whitney U and the noise floor");
 	cell_str(&c[30], d->aligned);
-	runs_rows(&R[DT_RUNS], d);
+	runs_rows(&R[DT_RUNS], d, &s);
 
 	/* the headline: what differs, the step change, then what moved most */
 	char head[2048], what[1024];
@@ -579,6 +580,8 @@ static void fill_pair(struct diff_tables *out, const struct diff_pair *d, const 
 	cell_num(&c[2], d->b.nrun ? d->b.run[0].pid : 0);
 	cell_str(&c[3], head);
 	out->headline[out->nheadline++] = xstrdup(head); /* room for every pair: diff_tables_fill */
+	free(s.run[0].med);
+	free(s.run[1].med);
 }
 
 void diff_tables_fill(struct diff_tables *out, struct diff_pair *pairs, size_t npairs, const struct diff_opts *opts)

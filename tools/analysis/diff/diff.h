@@ -36,7 +36,6 @@ struct diff_run {                           /* one process of one run (trace) */
 	const char *path;                   /* its trace */
 	size_t trace;                       /* the trace's index (the caller's) */
 	uint32_t pid;
-	int32_t rank;
 	const struct steps_proc *p;         /* summarised (step_summarize: warm-up flags set) */
 	struct step_row *rows; size_t n; /* the aligned steps (diff_align), copies */
 	const struct step_profile_proc *prof;   /* their profile; NULL: none */

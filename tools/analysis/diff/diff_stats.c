@@ -70,8 +70,7 @@ void mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct
 	if (var <= 0) { out->p = 1; return; }
 	double d = fabs(out->u_a - mu) - 0.5;
 	if (d < 0) d = 0;
-	out->z = (out->u_a - mu < 0 ? -d : d) / sqrt(var);
-	out->p = erfc(fabs(out->z) / sqrt(2.0));
+	out->p = erfc(d / sqrt(var) / sqrt(2.0)); /* d / sqrt(var): |z|, continuity-corrected */
 	if (out->p > 1) out->p = 1;
 }
 

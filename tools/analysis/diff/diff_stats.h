@@ -13,7 +13,7 @@
 #define DIFF_BOOTSTRAP 2000
 #define DIFF_BOOTSTRAP_SEED 1u
 
-struct mwu { double u_a, z, p; int exact; };
+struct mwu { double u_a, p; int exact; };
 
 /* a[0..na), b[0..nb) unchanged.  na, nb > 0. */
 void mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct mwu *out);

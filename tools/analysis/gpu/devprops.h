@@ -14,7 +14,7 @@ struct devprops { u64map idx; gp_rec_device *v; size_t n, cap; };
 
 void devprops_add(struct devprops *dp, uint32_t pid, const gp_rec_device *d);
 /* NULL when the trace has no record for (pid, dev). */
-const gp_rec_device *devprops_get(struct devprops *dp, uint32_t pid, uint32_t dev);
+const gp_rec_device *devprops_get(const struct devprops *dp, uint32_t pid, uint32_t dev);
 void devprops_free(struct devprops *dp);
 
 #endif

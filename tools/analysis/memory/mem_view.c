@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gp_alloc.h"
+#include "analysis/gpu/devprops.h"
 #include "common/tool.h"
 #include "common/util.h"
 
@@ -42,8 +43,6 @@ struct frequest { uint32_t pid, dev, tid, domain, cbid; int32_t status; uint64_t
  * live table). */
 struct mlive { uint32_t pid, tid, dev, stack_id, domain, cbid, kind; uint64_t corr, bytes, allocs, size; };
 
-struct mdev { uint32_t pid, dev; uint64_t global_mem; };
-
 struct psteps { uint32_t pid; struct mem_step *v; size_t n; };
 
 struct mem_view {
@@ -57,7 +56,6 @@ struct mem_view {
 	struct frequest *reqs; size_t nreqs, creqs;
 	struct mlive *lives; size_t nlives, clives;
 	char **names; size_t nnames, cnames; /* call names made from callback ids (owned) */
-	struct mdev *devs; size_t ndevs, cdevs;
 	struct psteps *steps; size_t nsteps, csteps;
 	struct mem_series_view *series; size_t nseries, cseries;
 	struct mem_failure *out_fail; size_t nout_fail, cout_fail;
@@ -116,11 +114,6 @@ void mem_view_add(struct mem_view *m, uint32_t pid, uint32_t tid, const gp_recor
 		VEC_PUSH(m->lives, m->nlives, m->clives, l);
 		break;
 	}
-	case GP_REC_DEVICE: {
-		struct mdev d = { pid, rec->u.device.device_id, rec->u.device.global_mem_bytes };
-		VEC_PUSH(m->devs, m->ndevs, m->cdevs, d);
-		break;
-	}
 	default: break;
 	}
 }
@@ -140,7 +133,6 @@ int mem_view_merge(struct mem_view *m, struct mem_view *src)
 	APPEND(fails, nfails, cfails)
 	APPEND(reqs, nreqs, creqs)
 	APPEND(lives, nlives, clives)
-	APPEND(devs, ndevs, cdevs)
 #undef APPEND
 	/* which records one read drops past the limit depends on its order */
 	int lost = m->dropped || src->dropped || m->nev + src->nev > MEM_VIEW_MAX_EVENTS;
@@ -163,13 +155,12 @@ static const struct psteps *steps_of(const struct mem_view *m, uint32_t pid)
 	return NULL;
 }
 
-static uint64_t global_mem_of(const struct mem_view *m, uint32_t pid, uint32_t dev)
+static uint64_t global_mem_of(const struct devprops *dp, uint32_t pid, uint32_t dev)
 {
-	for (size_t i = 0; i < m->ndevs; i++)
-		if (m->devs[i].pid == pid && m->devs[i].dev == dev) return m->devs[i].global_mem;
-	for (size_t i = 0; i < m->ndevs; i++) /* a device record written by another source of the process */
-		if (m->devs[i].dev == dev) return m->devs[i].global_mem;
-	return 0;
+	const gp_rec_device *d = dp ? devprops_get(dp, pid, dev) : NULL;
+	for (size_t i = 0; dp && !d && i < dp->n; i++) /* a device record written by another source of the process */
+		if (dp->v[i].device_id == dev) d = &dp->v[i];
+	return d ? d->global_mem_bytes : 0;
 }
 
 static enum mem_owner owner_of(const char *name, const struct stack_view *sv, uint64_t bytes)
@@ -511,7 +502,7 @@ static void live_from_series(struct mem_view *m, struct mem_failure *out, const 
 
 /* The failure f of the process: what was live at its start, in the series
  * of the process that held the most then. */
-static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail)
+static void failure_at(struct mem_view *m, const struct devprops *dp, const struct fcall *f, uint32_t nfail)
 {
 	struct mem_failure out = { .pid = f->pid, .tid = f->tid, .t = f->s, .stack_id = f->stack_id, .status = f->status,
 				   .failures = nfail };
@@ -537,18 +528,18 @@ static void failure_at(struct mem_view *m, const struct fcall *f, uint32_t nfail
 	 * allocations made while it ran, however short the trace before */
 	if (!live_from_table(m, &out, f->corr, q ? q->dev : GP_DEVICE_UNKNOWN)) live_from_series(m, &out, f, q);
 	if (out.nby_site) qsort(out.by_site, out.nby_site, sizeof(*out.by_site), cmp_live);
-	if (!out.global_mem) out.global_mem = global_mem_of(m, f->pid, out.dev);
+	if (!out.global_mem) out.global_mem = global_mem_of(dp, f->pid, out.dev);
 	VEC_PUSH(m->out_fail, m->nout_fail, m->cout_fail, out);
 }
 
-void mem_view_finish(struct mem_view *m)
+void mem_view_finish(struct mem_view *m, const struct devprops *dp)
 {
 	if (m->nev) qsort(m->ev, m->nev, sizeof(*m->ev), cmp_event);
 	for (size_t i = 0; i < m->nev;) {
 		size_t j = i;
 		while (j < m->nev && m->ev[j].pid == m->ev[i].pid && m->ev[j].dev == m->ev[i].dev) j++;
 		struct mem_series_view s = { .pid = m->ev[i].pid, .dev = m->ev[i].dev };
-		s.global_mem = global_mem_of(m, s.pid, s.dev);
+		s.global_mem = global_mem_of(dp, s.pid, s.dev);
 		walk_series(m, &s, &m->ev[i], j - i);
 		VEC_PUSH(m->series, m->nseries, m->cseries, s);
 		i = j;
@@ -581,7 +572,7 @@ void mem_view_finish(struct mem_view *m)
 			outer_e = f->e;
 			outer_tid = f->tid;
 		}
-		failure_at(m, &m->fails[last], count);
+		failure_at(m, dp, &m->fails[last], count);
 		i = j;
 	}
 	for (size_t k = 0; k < m->nseries; k++) {
@@ -613,7 +604,7 @@ void mem_view_free(struct mem_view *m)
 	}
 	for (size_t i = 0; i < m->nout_fail; i++) free(m->out_fail[i].by_site);
 	for (size_t i = 0; i < m->nsteps; i++) free(m->steps[i].v);
-	free(m->series); free(m->out_fail); free(m->steps); free(m->devs); free(m->fails); free(m->reqs);
+	free(m->series); free(m->out_fail); free(m->steps); free(m->fails); free(m->reqs);
 	free(m->lives);
 	for (size_t i = 0; i < m->nnames; i++) free(m->names[i]);
 	free(m->names);

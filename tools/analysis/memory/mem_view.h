@@ -101,7 +101,9 @@ int mem_view_merge(struct mem_view *m, struct mem_view *src);
 /* The steps of pid (copied); a process without steps gets no per-step rows
  * and no growth. */
 void mem_view_set_steps(struct mem_view *m, uint32_t pid, const struct mem_step *v, size_t n);
-void mem_view_finish(struct mem_view *m);
+/* dp: the devices' properties (their totals; NULL: none known). */
+struct devprops;
+void mem_view_finish(struct mem_view *m, const struct devprops *dp);
 size_t mem_view_nseries(const struct mem_view *m);
 const struct mem_series_view *mem_view_series(const struct mem_view *m, size_t i);
 size_t mem_view_nfailures(const struct mem_view *m);

@@ -69,7 +69,10 @@ uint64_t *step_stream_last(struct step_stream_last **v, size_t *n, size_t *cap, 
 static int sig_kind(uint64_t sig) { return sig & SIG_OP ? (int)(sig >> 56 & 0x7f) : OP_KERNEL; }
 static int sig_htod(uint64_t sig) { return sig_kind(sig) == OP_MEMCPY && (sig >> 48 & 0xff) == GP_COPY_HTOD; }
 
-int64_t step_name_split(const char *name, char *buf, size_t n)
+/* Splits a range name into its group and number: "step 12" -> "step", 12;
+ * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
+ * Writes the group into buf (n bytes). */
+static int64_t step_name_split(const char *name, char *buf, size_t n)
 {
 	size_t len = strlen(name), d = len;
 	while (d > 0 && isdigit((unsigned char)name[d - 1])) d--;

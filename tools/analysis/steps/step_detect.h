@@ -97,13 +97,9 @@ uint64_t step_stream_key(uint32_t device, uint32_t stream);
  * made (0: none yet) when new. */
 struct step_stream_last { uint64_t q, sig; };
 uint64_t *step_stream_last(struct step_stream_last **v, size_t *n, size_t *cap, uint64_t q);
-/* Splits a range name into its group and number: "step 12" -> "step", 12;
- * "ProfilerStep#7" -> "ProfilerStep", 7; "train_step" -> "train_step", -1.
- * Writes the group into buf (n bytes). */
-int64_t step_name_split(const char *name, char *buf, size_t n);
 /* The pattern of a numbered name, '*' for its number: "step 12" -> "step *",
- * "ProfilerStep#7" -> "ProfilerStep#*"; NULL when step_name_split finds no
- * number.  malloc'd. */
+ * "ProfilerStep#7" -> "ProfilerStep#*"; NULL when step_detect.c's
+ * step_name_split finds no number.  malloc'd. */
 char *step_name_pattern(const char *name);
 
 #endif

@@ -131,16 +131,19 @@ static void slice_order_note(struct slice_order *o, const struct steps_cuts *cut
 	}
 	uint64_t hi = *m - 1;
 	for (int c = 1; c < cuts->k; c++) {
-		uint64_t stop = cuts->from[c] + cuts->stop_ns;
+		uint64_t stop = cuts->from[c] + STEPS_SLICE_STOP_NS;
 		if (hi >= cuts->from[c] && t < cuts->lead[c]) o->lead_crossed[c] = 1;
 		if (hi >= stop && t < stop) o->stop_crossed[c] = 1;
 	}
 }
 
+static const uint64_t zero;
+const struct steps_cuts steps_cuts_one = { 1, &zero, &zero, NULL };
+
 void steps_slice_window(const struct steps_cuts *c, int ix, uint64_t *from, uint64_t *to)
 {
 	*from = c->lead[ix];
-	*to = ix + 1 < c->k ? c->from[ix + 1] + c->stop_ns : UINT64_MAX;
+	*to = ix + 1 < c->k ? c->from[ix + 1] + STEPS_SLICE_STOP_NS : UINT64_MAX;
 }
 
 static void bounds(struct cut_slice *s, int ix)
@@ -194,7 +197,7 @@ static void state(const struct cut_slice *s, struct bytes *b, int cut)
 static void mark(struct cut_slice *s, uint64_t t)
 {
 	s->phase = OWN;
-	s->gap = t - s->from >= s->cuts->stop_ns;
+	s->gap = t - s->from >= STEPS_SLICE_STOP_NS;
 	if (s->cont) return; /* one pass's engine: nothing to drop */
 	opjoin_mark(s->j);
 	s->eng->mark(s);
@@ -213,7 +216,7 @@ void cut_slice_add(struct cut_slice *s, const gp_record *rec)
 	if (!s->cont) slice_order_note(&s->order, s->cuts, rec->source_id, t);
 	if (s->phase == STOPPED || t < s->lead) return;
 	/* past the window: its order is not the whole read's */
-	if (s->to != UINT64_MAX && t >= s->to + s->cuts->stop_ns) return;
+	if (s->to != UINT64_MAX && t >= s->to + STEPS_SLICE_STOP_NS) return;
 	if (s->phase == LEAD_IN) {
 		if (t < s->from) {
 			if (!s->cont) s->eng->feed(s, rec);
@@ -270,11 +273,9 @@ int cut_slice_merge(void *sum, struct opjoin_counts *counts, struct cut_slice **
 			cut_slice_free(e[i]);
 			e[i] = NULL;
 		}
-		static const uint64_t zero = 0;
-		static const struct steps_cuts one = { 1, &zero, &zero, 0, NULL };
 		gp_reader *r = slices_open(path, 0, UINT64_MAX);
 		if (!r) return -1;
-		struct cut_slice *w = make(arg, r, &one, 0);
+		struct cut_slice *w = make(arg, r, &steps_cuts_one, 0);
 		ok = cut_slice_read(w, r, NULL);
 		w->eng->take(sum, counts, w);
 		cut_slice_free(w);
@@ -433,7 +434,7 @@ int cut_slice_pass(void *sum, struct opjoin_counts *counts, gp_reader *r, const 
 	if (!cut) return -1;
 	uint64_t *lead = xcalloc((size_t)k, sizeof(*lead));
 	for (int i = 1; i < k; i++) lead[i] = steps_slice_lead(d, from[i]);
-	const struct steps_cuts cuts = { k, from, lead, STEPS_SLICE_STOP_NS, pf };
+	const struct steps_cuts cuts = { k, from, lead, pf };
 	struct pass_slices a = { path, NULL, NULL, NULL };
 	a.e = xcalloc((size_t)k, sizeof(*a.e));
 	a.r = xcalloc((size_t)k, sizeof(*a.r));

@@ -27,19 +27,19 @@
  * The order of the stream must be one pass's too.  A slice's reader gives
  * the records of its window in the order of a whole read, so both slices
  * find r (the one before stops at the first record in [from[i], from[i] +
- * stop_ns): r, unless no record is timed there).  What is left is a
- * source out of time order across a cut: one pass reads after r a record
- * that slice i does not (timed before its lead-in), or, where no record is
- * timed in [from[i], from[i] + stop_ns) before r (a gap), one the slice
- * before cannot place.  A record is read after r only where its source
- * holds a record timed after it earlier (the reader merges the sources by
- * their heads' times), so every slice notes, per source, a record timed
- * before one read earlier in it (CUPTI's late buffers; a runtime call's
- * record after its driver call's), and cut_slice_merge says whether
- * such a pair makes cut c unsure: the earlier at or after from[c] and the
- * later before lead[c]; or, where slice c met a gap (cut_slice.gap),
- * the pair spans from[c] + stop_ns.  Then the caller runs one engine over
- * the whole trace.
+ * STEPS_SLICE_STOP_NS): r, unless no record is timed there).  What is left
+ * is a source out of time order across a cut: one pass reads after r a
+ * record that slice i does not (timed before its lead-in), or, where no
+ * record is timed in [from[i], from[i] + STEPS_SLICE_STOP_NS) before r (a
+ * gap), one the slice before cannot place.  A record is read after r only
+ * where its source holds a record timed after it earlier (the reader
+ * merges the sources by their heads' times), so every slice notes, per
+ * source, a record timed before one read earlier in it (CUPTI's late
+ * buffers; a runtime call's record after its driver call's), and
+ * cut_slice_merge says whether such a pair makes cut c unsure: the earlier
+ * at or after from[c] and the later before lead[c]; or, where slice c met
+ * a gap (cut_slice.gap), the pair spans from[c] + STEPS_SLICE_STOP_NS.
+ * Then the caller runs one engine over the whole trace.
  *
  * Memory: a slice's engine holds what one pass holds at its cut (the
  * join's lag, the steps not finalized) plus the rows it finalized until
@@ -85,14 +85,17 @@ uint64_t steps_prefix_longest_call(const struct steps_prefix *pf, int c);
  * "prepass prefix cut C call longest NS". */
 void steps_prefix_print(const struct steps_prefix *pf, FILE *f);
 
-/* The cuts, shared read-only by the slices. */
+/* The cuts, shared read-only by the slices; slice i stops at the first
+ * record in [from[i+1], from[i+1] + STEPS_SLICE_STOP_NS). */
+#define STEPS_SLICE_STOP_NS 10000000ull
 struct steps_cuts {
 	int k;                /* slices */
 	const uint64_t *from; /* slice i's own records start at from[i] (from[0] = 0) */
 	const uint64_t *lead; /* its engine reads from lead[i] <= from[i] on (lead[0] = 0) */
-	uint64_t stop_ns;     /* slice i stops at the first record in [from[i+1], from[i+1] + stop_ns) */
 	const struct steps_prefix *prefix; /* the longest operations before each cut (NULL: none) */
 };
+/* The cuts of one slice: the whole trace, no prefix. */
+extern const struct steps_cuts steps_cuts_one;
 
 /* Per source, the latest time a slice read: a record timed before an
  * earlier one of its source (CUPTI's late buffers; a runtime call's record
@@ -102,7 +105,7 @@ struct slice_order {
 	uint64_t *srcmax; size_t nsrc; /* per source: the latest time read (+ 1; 0: none) */
 	uint8_t *lead_crossed;    /* per cut c: a pair of one source, the earlier at or after
 				   * from[c], the later before lead[c] */
-	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + stop_ns */
+	uint8_t *stop_crossed;    /* per cut c: a pair that spans from[c] + STEPS_SLICE_STOP_NS */
 };
 
 /* How the slices' engines were merged. */
@@ -141,7 +144,7 @@ struct cut_slice {
 	const struct steps_cuts *cuts;
 	int ix, phase;
 	int cont;                 /* going on over a later slice's records (the merge) */
-	int gap;                  /* no record in [from, from + stop_ns) came before its mark */
+	int gap;                  /* no record in [from, from + STEPS_SLICE_STOP_NS) came before its mark */
 	uint64_t lead, from, to;  /* to: UINT64_MAX for the last slice */
 	struct bytes start, end;  /* the states at the mark and at the end */
 	struct slice_order order;
@@ -214,7 +217,6 @@ void steps_slice_free(struct steps_slice *s); /* NULL ok */
  * STEPS_SLICE_LEAD_NS more.  Too short is not wrong, only slower.
  * GPUPROF_STEPS_LEAD (a duration) sets it for tests. */
 #define STEPS_SLICE_LEAD_NS 2000000000ull /* the join's grace (1 s) and the GPU's lag */
-#define STEPS_SLICE_STOP_NS 10000000ull   /* a steps_cuts' stop_ns */
 uint64_t steps_slice_lead(const struct step_detect *d, uint64_t cut);
 
 /* A prefix whose cuts are those of k slices of the trace r reads
