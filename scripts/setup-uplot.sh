@@ -10,6 +10,8 @@ B=${1:-build}
 PIN=$(dirname "$0")/uplot.pin
 VERSION=$(sed -n 's/^version=//p' "$PIN")
 DIR=$B/npm/node_modules/uplot
+# --save-exact: in $B/npm/package.json, so that a later install there
+# (test_speedscope's speedscope) keeps it instead of pruning it
 ok() {
   [ -f "$DIR/package.json" ] || return 1
   grep -q "\"version\": *\"$VERSION\"" "$DIR/package.json" || return 1
@@ -25,7 +27,7 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 mkdir -p "$B/npm"
 rm -rf "$DIR" # another version, or files that differ from the pin: fetch it again
-if ! timeout 300 npm install --no-audit --no-fund --no-save --prefix "$B/npm" "uplot@$VERSION" >&2; then
+if ! timeout 300 npm install --no-audit --no-fund --save-exact --prefix "$B/npm" "uplot@$VERSION" >&2; then
   echo "gpuprof setup: npm install uplot@$VERSION failed (registry unreachable?); gpuprof report will have no charts" >&2
   exit 0
 fi
