@@ -268,7 +268,12 @@ int gps_period_find(const struct gps_period_ev *ev, size_t n, unsigned min_alike
 			size_t span = last - first;
 			/* still occurring: the events after its last occurrence are
 			 * at most two periods (the step in progress) */
-			if (m >= 2 && len >= 2 && m >= min_alike && m * 10 >= nseg * 6 && m * len * 10 >= span * 8 &&
+			/* a period of one event is no step (one kernel in a loop, a
+			 * launch whose function cannot be read), but a CUDA graph
+			 * launched once a step with nothing else between (JAX: XLA
+			 * launches the step as one graph) */
+			if (m >= 2 && (len >= 2 || GPS_SIG_CLASS(s.o[i].sig) == GPS_SIG_GRAPH) && m >= min_alike &&
+			    m * 10 >= nseg * 6 && m * len * 10 >= span * 8 &&
 			    n - last <= 2 * len + 2) {
 				struct cand cd;
 				for (size_t k = 0; k < c; k++)

@@ -125,6 +125,8 @@
  *                            every 1.5 to 2.5 step times (the finder's
  *                            first thread, busy with calls that repeat in
  *                            no step)
+ *   WL_GRAPH_STEP=1          a step is one launch of a CUDA graph of k_gemm and
+ *                            k_relu, captured before the first (as JAX's)
  *   WL_KERNELS_ONLY=1        a step is k_gemm and k_relu only (no copy, no sync:
  *                            the step's boundary can only be a kernel launch)
  *   WL_CALLBACKS=I:FILE      at step I's start FILE gets "memcpy E sync E" (E: 1
@@ -778,6 +780,7 @@ static int plain_mode(long n, long ms)
 	const char *b = getenv("WL_BATCH"), *wu = getenv("WL_WARMUP"), *nf = getenv("WL_NVTX_FROM");
 	const char *irr = getenv("WL_IRREGULAR"), *times = getenv("WL_STEP_TIMES");
 	int kernels_only = getenv("WL_KERNELS_ONLY") != NULL, twin = getenv("WL_TWIN") != NULL;
+	cudaGraphExec_t step_graph = NULL;
 	int pad = getenv("WL_PAD") != NULL;
 	size_t batch = b ? (size_t)atol(b) : 65536;
 	long warmup = wu ? atol(wu) : 0, nvtx_from = nf ? atol(nf) : -1;
@@ -804,6 +807,14 @@ static int plain_mode(long n, long ms)
 		free(h);
 		return 0;
 	}
+	if (getenv("WL_GRAPH_STEP")) {
+		cudaGraph_t g = NULL;
+		cudaStreamBeginCapture(NULL, cudaStreamCaptureModeGlobal);
+		launch(k_gemm, 1);
+		launch(k_relu, 1);
+		if (cudaStreamEndCapture(NULL, &g) != cudaSuccess || cudaGraphInstantiate(&step_graph, g, 0) != cudaSuccess)
+			step_graph = NULL;
+	}
 	double *t0 = times ? calloc((size_t)n, sizeof *t0) : NULL;
 	unsigned rnd = 12345;
 	for (long i = 0; i < n; i++) {
@@ -826,7 +837,9 @@ static int plain_mode(long n, long ms)
 		if (cbs)
 			write_callbacks(cbs);
 		unsigned char loss[4];
-		if (kernels_only) {
+		if (step_graph) {
+			cudaGraphLaunch(step_graph, NULL);
+		} else if (kernels_only) {
 			launch(k_gemm, (unsigned)i + 1);
 			launch(k_relu, (unsigned)i + 1);
 		} else if (irr) {

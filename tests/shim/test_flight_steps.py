@@ -61,6 +61,9 @@ S18. The steps on a thread of their own beside a busy main thread
     first calls and its main thread every launch): the launching thread
     takes the finder's place after 64 launches while the main thread
     made none, and its kernel boundary is found there.
+S19. S18 with each step one CUDA graph launch and nothing else (WL_GRAPH_STEP,
+    as JAX's XLA launches a step): the launcher takes the place, and the
+    graph launch, a period of one event, is the boundary.
 S13. GPUPROF_CAPTURE_RANGE with --sample-steps: sampling is refused with one
     line, so no finder runs (no found mark, no found step range).
 S14. The status file (and `gpuprof top`) of an armed job with found steps (no NVTX), read at
@@ -265,6 +268,17 @@ if j.traces():
     E.check(tids and j.pid not in tids, "S18: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
     copies = [r for r in f.recs if r["type"] == "api" and r.get("tid") == j.pid and "Memcpy" in r.get("name", "")]
     E.check(len(copies) > 300, "S18: the main thread's copies during the steps: %d" % len(copies))
+
+# S19: S18 with a step of one graph launch (JAX's): found at the graph, on the launching thread
+j = plain("s19", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "2", "WL_GRAPH_STEP": "1"}, ms=1)
+if j.traces():
+    f = Facts(E, j.traces()[0])
+    fm = found_marks(f)
+    E.check(len(fm) == 1 and "each starts at a CUDA graph launch (period 1 API events" in fm[0], "S19: marks %s" % f.marks)
+    fr = found_ranges(f)
+    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S19: %d found steps" % len(fr))
+    tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
+    E.check(tids and j.pid not in tids, "S19: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
 
 # S5: NVTX steps win
 j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})

@@ -655,6 +655,14 @@ static void test_period(void)
 	for (int i = 0; i < 400; i++)
 		ev(K(1), 10);
 	CHECK(!find(&r), "one repeated call: sig %llx len %u", (unsigned long long)r.sig, r.len);
+	/* but one CUDA graph launched once a step, nothing else between (JAX's
+	 * step as the H100 trace of jax_flax.py has it: its main thread's one
+	 * cuGraphLaunch a step), is the step */
+	npev = 0;
+	for (int i = 0; i < 40; i++)
+		ev(GPS_SIG_MAKE(GPS_SIG_GRAPH, 77), 5000);
+	CHECK(find(&r) && r.sig == GPS_SIG_MAKE(GPS_SIG_GRAPH, 77) && r.len == 1 && r.alike >= 30,
+	      "one graph a step: sig %llx len %u alike %u", (unsigned long long)r.sig, r.len, r.alike);
 }
 
 /* ---- the live table (gps_livemem.c) */
