@@ -117,9 +117,9 @@
  *                            minus 0..255 times 8 bytes: a batch padded to its
  *                            longest sample)
  *   WL_STEP_THREAD=1         the steps run on a thread of their own, the main
- *                            thread waiting after the model load (as JAX's:
- *                            Python copies the parameters, XLA's thread
- *                            launches the steps)
+ *                            thread waiting after the model load (a job that
+ *                            loads its model on one thread and trains on
+ *                            another)
  *   WL_STEP_THREAD=2         the same, the main thread meanwhile making a
  *                            host-to-device copy of a size drawn at random
  *                            every 1.5 to 2.5 step times (the finder's

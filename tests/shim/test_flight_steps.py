@@ -52,7 +52,7 @@ S16. An HF Trainer's step with padded batches (S11's, the input copies of
     window slid (steps found from about step 100, numbered a constant
     below the job's), the boundary is the first input copy in its context
     ("of any size"), the sampled steps those of the found numbers.
-S17. The steps on a thread of their own (WL_STEP_THREAD: JAX's XLA thread),
+S17. The steps on a thread of their own (WL_STEP_THREAD=1),
     the main thread idle after the model load: the step thread takes the
     finder's place (2 s, 1,024 events) and its steps are found there.
 S18. The steps on a thread of their own beside a busy main thread
@@ -241,44 +241,39 @@ if f:
     sizes = {m["bytes"] for m in f.recs if m["type"] == "memcpy" and m.get("kind") == "HtoD"}
     E.check(len(sizes) > 5, "S16: the input copies' sizes vary: %s" % sorted(sizes))
 
-# S17: the steps on a thread of their own (WL_STEP_THREAD, as JAX's: Python copies the parameters, XLA's
-# thread launches every step): the main thread, the finder's first owner, makes no call after the model
-# load; once it has made none for 2 s while the step thread made 1,024, the step thread takes its place
-j = plain("s17", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "1"}, ms=1)
-if j.traces():
+def step_thread_case(name, extra, boundary):
+    """S17-S19: a 3,000-step job whose steps run on a thread of their own; the finder's one mark names
+    boundary, its steps are numbered without a gap, on that thread (not the main one).  The facts, or
+    None when no trace came."""
+    j = plain(name.lower(), 3000, dict({"GPUPROF_SAMPLE_STEPS": "1/10"}, **extra), ms=1)
+    if not j.traces():
+        return None
     f = Facts(E, j.traces()[0])
     fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a host-to-device copy of 65536 bytes (period 3 API events" in fm[0],
-            "S17: marks %s" % f.marks)
+    E.check(len(fm) == 1 and boundary in fm[0], "%s: marks %s" % (name, f.marks))
     fr = found_ranges(f)
-    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S17: %d found steps" % len(fr))
+    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "%s: %d found steps" % (name, len(fr)))
     tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
-    E.check(tids and j.pid not in tids, "S17: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
+    E.check(tids and j.pid not in tids, "%s: the found steps' thread %s (the main thread is %d)" % (name, tids, j.pid))
+    return j, f
+
+
+# S17: the steps on a thread of their own (WL_STEP_THREAD): the main thread, the finder's first owner,
+# makes no call after the model load; once it has made none for 2 s while the step thread made 1,024, the
+# step thread takes its place
+step_thread_case("S17", {"WL_STEP_THREAD": "1"}, "each starts at a host-to-device copy of 65536 bytes (period 3 API events")
 
 # S18: as S17, but the main thread stays busy with copies that repeat in no step (WL_STEP_THREAD=2) and the
 # step thread only launches: it takes the place by its 64 launches
-j = plain("s18", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "2", "WL_KERNELS_ONLY": "1"}, ms=1)
-if j.traces():
-    f = Facts(E, j.traces()[0])
-    fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a kernel launch" in fm[0], "S18: marks %s" % f.marks)
-    fr = found_ranges(f)
-    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S18: %d found steps" % len(fr))
-    tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
-    E.check(tids and j.pid not in tids, "S18: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
+jf = step_thread_case("S18", {"WL_STEP_THREAD": "2", "WL_KERNELS_ONLY": "1"}, "each starts at a kernel launch")
+if jf:
+    j, f = jf
     copies = [r for r in f.recs if r["type"] == "api" and r.get("tid") == j.pid and "Memcpy" in r.get("name", "")]
     E.check(len(copies) > 300, "S18: the main thread's copies during the steps: %d" % len(copies))
 
 # S19: S18 with a step of one graph launch (JAX's): found at the graph, on the launching thread
-j = plain("s19", 3000, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_STEP_THREAD": "2", "WL_GRAPH_STEP": "1"}, ms=1)
-if j.traces():
-    f = Facts(E, j.traces()[0])
-    fm = found_marks(f)
-    E.check(len(fm) == 1 and "each starts at a CUDA graph launch (period 1 API events" in fm[0], "S19: marks %s" % f.marks)
-    fr = found_ranges(f)
-    E.check(len(fr) >= 300 and sorted(fr) == list(range(min(fr), max(fr) + 1)), "S19: %d found steps" % len(fr))
-    tids = {r["tid"] for r in f.recs if r["type"] == "nvtx_range" and r.get("domain") == "gpuprof"}
-    E.check(tids and j.pid not in tids, "S19: the found steps' thread %s (the main thread is %d)" % (tids, j.pid))
+step_thread_case("S19", {"WL_STEP_THREAD": "2", "WL_GRAPH_STEP": "1"},
+                 "each starts at a CUDA graph launch (period 1 API events")
 
 # S5: NVTX steps win
 j = plain("s5", 100, {"GPUPROF_SAMPLE_STEPS": "1/10", "WL_NVTX_FROM": "0"})
