@@ -32,7 +32,9 @@
  * then a thread-id compare and a store (an amortised sort every so many
  * events, on the job's thread: a few ms in all), and the handover's
  * atomics (the owner: a sequentially consistent store and a
- * compare-and-exchange; another thread: two loads); while tracking a compare,
+ * compare-and-exchange, and a load and at most once a store for its first
+ * launch; another thread: two loads, a third for a launch, and an atomic add
+ * for a launch while the owner has made none); while tracking a compare,
  * and per step the step edge (as an NVTX step's).  No lock, no system call;
  * the only allocation is the period finder's scratch, per attempt. */
 #include <inttypes.h>
