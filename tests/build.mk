@@ -58,7 +58,7 @@ $(SHIM_CHECK): tests/shim/check_trace.c $(LIBPROF_A) | $(SHIMT_DIR)/
 
 # config, path patterns, cbid selection, steps and their rolling median: pure code, no CUPTI
 SHIM_UNIT_SRCS := shim/core/gps_config.c shim/nvidia/gps_cbid.c shim/core/gps_log.c shim/core/gps_clock.c \
-	shim/features/gps_rolling.c shim/features/gps_drop.c shim/features/gps_steps.c shim/features/gps_period.c \
+	shim/features/gps_rolling.c shim/features/gps_drop.c shim/features/gps_steps.c shim/features/gps_period.c shim/features/gps_stepfind.c \
 	shim/features/gps_livemem.c libprof/gp_settings.c
 $(SHIM_UNIT): tests/shim/test_shim_unit.c tests/shim/unit_check.h $(SHIM_UNIT_SRCS) $(SHIM_HDRS) | $(SHIMT_DIR)/
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ilibprof -Ishim -o $@ tests/shim/test_shim_unit.c $(SHIM_UNIT_SRCS) -pthread

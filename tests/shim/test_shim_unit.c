@@ -22,6 +22,7 @@
 #include "features/gps_livemem.h"
 #include "features/gps_period.h"
 #include "features/gps_rolling.h"
+#include "features/gps_stepfind.h"
 #include "features/gps_steps.h"
 #include "nvidia/gps_cbid.h"
 #include "unit_check.h"
@@ -665,6 +666,49 @@ static void test_period(void)
 	      "one graph a step: sig %llx len %u alike %u", (unsigned long long)r.sig, r.len, r.alike);
 }
 
+/* ---- the step finder (gps_stepfind.c) on a real job's calls.  Its
+ * records (the found steps' ranges) need the shim's recorder: stubbed out,
+ * so it emits nothing here. */
+struct gps_state gps;
+struct gps_thread *gps_enter(void) { return NULL; }
+void gps_leave(struct gps_thread *t) { (void)t; }
+gp_recorder *gps_rec_slow(enum gps_rec_want want) { (void)want; return NULL; }
+uint32_t gp_intern(gp_recorder *rec, const char *str) { (void)rec; (void)str; return 0; }
+uint64_t gps_gpu_now(void) { return 0; }
+
+/* tests/shim/jax_flax_h100.events: the calls the finder is fed (time, tid,
+ * class, value: GPS_SIG_MAKE's) of `gpuprof run -- python3
+ * examples/thirdparty/jax_flax.py --steps 60` on an H100 (2026-12-07,
+ * build a295c3a), made from its trace by `gpuprof dump --json` (a copy's
+ * bytes, a launch's kernel name or graph id, joined by correlation id): a
+ * transfer thread's parameter copy comes first, then the main thread (tid
+ * 2151) launches each step as one CUDA graph.  The main thread takes the
+ * finder's place by its launches and its graph is the boundary. */
+static void test_stepfind_jax(void)
+{
+	FILE *f = fopen("tests/shim/jax_flax_h100.events", "r");
+	CHECK(f != NULL, "tests/shim/jax_flax_h100.events: run from the repository's root");
+	if (!f)
+		return;
+	gps_steps_after_fork_child(); /* a fresh process's: test_steps saw NVTX steps */
+	gps_stepfind_init(1);
+	unsigned long long t, v;
+	unsigned tid, cls, n = 0, edges = 0, edges_main = 0;
+	while (fscanf(f, "%llu %u %u %llu", &t, &tid, &cls, &v) == 4) {
+		int e = gps_stepfind_event(GPS_SIG_MAKE(cls, v), tid, t);
+		edges += e;
+		edges_main += e && tid == 2151;
+		n++;
+	}
+	fclose(f);
+	char what[256];
+	gps_stepfind_describe(what, sizeof what);
+	CHECK(n == 177 && strstr(what, "steps found online: each starts at a CUDA graph launch (period 1 API events"),
+	      "%u events: %s", n, what);
+	/* 60 steps: learnt after the 64th launch (the 17th graph) and 16 graph launches */
+	CHECK(edges >= 20 && edges == edges_main, "%u step edges, %u on the main thread", edges, edges_main);
+}
+
 /* ---- the live table (gps_livemem.c) */
 static gp_record emitted[4096];
 static unsigned nemitted;
@@ -842,6 +886,7 @@ int main(void)
 	test_drop();
 	test_steps();
 	test_period();
+	test_stepfind_jax();
 	test_livemem();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
