@@ -679,7 +679,7 @@ uint64_t gps_gpu_now(void) { return 0; }
 /* tests/shim/jax_flax_h100.events: the calls the finder is fed (time, tid,
  * class, value: GPS_SIG_MAKE's) of `gpuprof run -- python3
  * examples/thirdparty/jax_flax.py --steps 60` on an H100 (2026-12-07,
- * build a295c3a), made from its trace by `gpuprof dump --json` (a copy's
+ * build a295c3a), made from its trace by tests/shim/stepfind_events.py (a copy's
  * bytes, a launch's kernel name or graph id, joined by correlation id): a
  * transfer thread's parameter copy comes first, then the main thread (tid
  * 2151) launches each step as one CUDA graph.  The main thread takes the
