@@ -337,8 +337,8 @@ static void learn(uint64_t sig, uint32_t tid, uint64_t now)
  * another.  Or when another thread made TAKE_LAUNCHES kernel or graph launches
  * while the owner had made none since it began learning: JAX's first CUDA
  * calls are its transfer threads' parameter copies, and its main thread
- * then launches every step (a CUDA graph and a few kernels) before the
- * copier has been idle for long.  A PyTorch main thread makes calls every step, so
+ * then launches each step as one CUDA graph before the copier has been
+ * idle for long.  A PyTorch main thread makes calls every step, so
  * keeps its place: it launches the forward before the autograd thread
  * launches any backward, and its backward's launches come while it waits,
  * for less than TAKE_IDLE_NS unless a step is that long.
