@@ -33,10 +33,8 @@ void cmd_advise_help(FILE *f)
 	/* the rules from their table: the paragraph's end flowed to the width of the lines above */
 	char para[1024];
 	size_t l = (size_t)snprintf(para, sizeof(para), "below.  Rules: ");
-	for (int i = 0; i < AR_COUNT && l < sizeof(para); i++)
-		l += (size_t)snprintf(para + l, sizeof(para) - l, "%s%s", i ? ", " : "", adv_rule_names[i]);
-	if (l < sizeof(para))
-		snprintf(para + l, sizeof(para) - l, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up "
+	l += fmt_list(para + l, sizeof(para) - l, adv_rule_names, AR_COUNT);
+	snprintf(para + l, sizeof(para) - l, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up "
 						     "steps are left out.  Several traces: each is judged on its own.");
 	report_flow(f, para, strlen(para), 0, 0, 84);
 	fprintf(f, "\n"

@@ -270,9 +270,7 @@ static int parse_tables(const char *arg, int *want)
 		for (k = 0; k < DT_COUNT && strcmp(tok, diff_table_names[k]); k++) ;
 		if (k == DT_COUNT) {
 			char names[256];
-			size_t o = 0;
-			for (int i = 0; i < DT_COUNT && o < sizeof(names); i++)
-				o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", i ? ", " : "", diff_table_names[i]);
+			fmt_list(names, sizeof(names), diff_table_names, DT_COUNT);
 			tool_err("unknown table '%s' (%s)", tok, names);
 			free(list);
 			return -1;

@@ -372,6 +372,15 @@ void csv_str(FILE *f, const char *s)
 }
 
 /* ------------------------------------------------------------ formatting */
+size_t fmt_list(char *buf, size_t n, const char *const *names, size_t count)
+{
+	size_t l = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < count && l < n; i++)
+		l += (size_t)snprintf(buf + l, n - l, "%s%s", i ? ", " : "", names[i]);
+	return l < n ? l : n - 1;
+}
+
 void fmt_bytes(char *buf, size_t n, uint64_t b)
 {
 	if (b < 1000) snprintf(buf, n, "%" PRIu64 " B", b);

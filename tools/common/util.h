@@ -140,6 +140,9 @@ void csv_str(FILE *f, const char *s);
 void fmt_bytes(char *buf, size_t n, uint64_t bytes);
 /* "12.345 ms" style for a duration in ns. */
 void fmt_dur(char *buf, size_t n, uint64_t ns);
+/* names[0 .. count) joined by ", " into buf (n > 0 bytes; cut to fit);
+ * returns the length written (for the lists of names in help and errors). */
+size_t fmt_list(char *buf, size_t n, const char *const *names, size_t count);
 /* UTC ISO-8601 with ns: 2024-01-02T03:04:05.123456789Z */
 void fmt_iso8601(char *buf, size_t n, uint64_t realtime_ns);
 /* Prints ns as microseconds with ns precision ("12.345"), signed. */
