@@ -796,7 +796,8 @@ static int plain_mode(long n, long ms)
 		plain_ms = ms;
 		if (pthread_create(&th, NULL, plain_thread, NULL) == 0) {
 			unsigned r = 777;
-			while (atoi(getenv("WL_STEP_THREAD")) == 2 && !atomic_load(&plain_done)) {
+			int busy = atoi(getenv("WL_STEP_THREAD")) == 2; /* copies beside the steps */
+			while (busy && !atomic_load(&plain_done)) {
 				r = r * 1103515245u + 12345u;
 				sleep_ms(ms + ms / 2 + (long)((r >> 16) % (unsigned)(ms + 1)));
 				cudaMemcpy(d, h, 1 + (r >> 8) % 60000, cudaMemcpyHostToDevice);
