@@ -62,7 +62,7 @@ rewind:
 }
 
 /* stats_pass's verdicts besides an exit code */
-enum { PASS_GO, PASS_STOP, PASS_DAMAGED };
+enum { PASS_GO, PASS_STOP, PASS_DAMAGED, PASS_PRE_ENOUGH };
 
 /* The context, the report states (self) of every report run: the
  * pre-pass and the pass here for the reports not in shards, beside the
@@ -146,6 +146,10 @@ static int stats_pass(struct stats_drive *d, int nshards, int gpu_threads, int *
 			pt->prepass = t1 - t0;
 			if (!testenv(TESTENV_PREPASS_DUMP, NULL)) stats_prepass_dump(ctx, stderr);
 			if (d->pre && d->pre->ready) d->pre->ready(d->pre->arg, d->pre_st, ctx);
+			if (!sh && d->pre_enough && d->pre_enough(ctx)) {
+				verdict = PASS_PRE_ENOUGH;
+				goto out;
+			}
 		}
 	}
 	struct stats_fanout fan;
@@ -310,7 +314,8 @@ int stats_drive_run(struct stats_drive *d, int *code)
 		memset(&d->pt, 0, sizeof(d->pt));
 		verdict = stats_pass(d, 0, 0, code);
 	}
-	return verdict == PASS_GO ? 0 : -1;
+	d->stopped_after_pre = verdict == PASS_PRE_ENOUGH;
+	return verdict == PASS_GO || verdict == PASS_PRE_ENOUGH ? 0 : -1;
 }
 
 void stats_drive_free(struct stats_drive *d)

@@ -51,12 +51,18 @@ struct stats_drive {
 	int keep_going;               /* a failed step detection (steps_err says why): 0 ends the run
 				       * with its message; 1 leaves the steps out (ctx.pipe.steps NULL);
 				       * 2 ends the run, the message the caller's (diff names the trace) */
+	/* NULL, or asked after the pre-pass (before any slice of the pass
+	 * starts): non-zero ends the run there, ctx as the pre-pass left it
+	 * (stopped_after_pre set): a --steps selection whose steps are all
+	 * NVTX ranges needs nothing of the pass (reports/stats_selection.c) */
+	int (*pre_enough)(const struct stats_ctx *ctx);
 	/* out */
 	struct stats_ctx ctx;
 	void **self;                  /* per report: its state (run[i]) */
 	void *pre_st;                 /* pre's state for the whole trace */
 	const char *steps_err;        /* why the step detection failed; NULL */
 	int read_rc;                  /* the pass's read status (its reader's: 0, or a GP_ERR_*) */
+	int stopped_after_pre;        /* pre_enough said so */
 	struct steps_prefix *prefix;  /* want_prefix: the slices' prefix (NULL: one thread); the caller's */
 	struct stats_phase_times pt;
 	/* the plan */

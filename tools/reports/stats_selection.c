@@ -19,12 +19,18 @@ static int trace_planned(const struct steps_pipe *p)
 	return 0;
 }
 
-/* --steps over trace-method steps: their pass in slices on g_threads, as
- * `gpuprof steps` runs it (a drive of its own, the pre-pass again in
- * slices), rather than on one thread after this pre-pass (a 10-step window
- * of a 1e8-event trace took 19 s so on 16 threads, against 0.7 s with NVTX
- * steps).  pre_so: the pre-pass's options.  1: not run (fall back), else
- * selection_resolve_pipe's. */
+/* A pre-pass that planned no process's steps by the trace method has
+ * found every step */
+static int nvtx_enough(const struct stats_ctx *ctx) { return !trace_planned(&ctx->pipe); }
+
+/* --steps in slices on g_threads: the steps analysis driven as `gpuprof
+ * steps` drives it, whose pre-pass finds NVTX steps and plans the trace
+ * method's; the run ends there unless some process's steps are the trace
+ * method's, which its pass then finds in slices (on one thread after a
+ * pre-pass of its own, a 10-step window of a 1e8-event trace took 19 s
+ * on 16 threads, against 0.7 s with NVTX steps; in slices after a
+ * pre-pass of its own, 4.65-5.36 s).  pre_so: the pre-pass's options.
+ * 1: not run (fall back), else selection_resolve_pipe's. */
 static int resolve_in_slices(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
 			     const struct stats_opts *pre_so, const struct step_detect_opts *detect, char *err, size_t n)
 {
@@ -33,11 +39,11 @@ static int resolve_in_slices(struct selection *s, gp_reader *r, const char *path
 	struct stats_opts so = *pre_so;
 	so.whole_trace = 1;
 	struct stats_drive d = { .r = dr, .path = path, .so = &so, .names = NAME_FULL, .threads = g_threads,
-				 .keep_going = 1 };
+				 .keep_going = 1, .pre_enough = nvtx_enough };
 	stats_drive_plan(&d);
 	int code = EXIT_OK, rc = 1;
 	if (stats_drive_run(&d, &code) == 0 && code == EXIT_OK && d.ctx.pipe.steps && !d.steps_err) {
-		d.ctx.pipe.steps_done = 1;
+		d.ctx.pipe.steps_done = !d.stopped_after_pre;
 		rc = selection_resolve_pipe(s, r, o, &d.ctx.pipe, detect, err, n);
 	}
 	dr = d.r; /* (the drive's plan may have opened another) */
@@ -61,18 +67,16 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 		struct selection none = { 0 };
 		struct stats_ctx ctx;
 		uint32_t needs = o->have_steps ? STATS_NEED_STEPS : STATS_NEED_RANGES;
-		stats_ctx_init(&ctx, r, &so, needs, &none, 0);
 		struct stats_prepass_cpu cpu;
 		const char *why = NULL;
-		int sliced = slices_count(r, path, g_threads) >= 2 &&
-			     stats_prepass_shards(&ctx, path, g_threads, NULL, NULL, &cpu, &why) == 0;
-		if (sliced && o->have_steps && trace_planned(&ctx.pipe)) {
-			stats_ctx_free(&ctx);
+		int sliced = slices_count(r, path, g_threads) >= 2;
+		if (sliced && o->have_steps) {
 			if ((rc = resolve_in_slices(s, r, path, o, &so, detect, err, sizeof(err))) != 1) goto out;
 			rc = 0;
-			sliced = 0; /* it did not run: the pre-pass again on one thread, as below */
-			stats_ctx_init(&ctx, r, &so, needs, &none, 0);
+			sliced = 0; /* it did not run: the pre-pass on one thread, as below */
 		}
+		stats_ctx_init(&ctx, r, &so, needs, &none, 0);
+		if (sliced) sliced = stats_prepass_shards(&ctx, path, g_threads, NULL, NULL, &cpu, &why) == 0;
 		if (!sliced) {
 			/* not cut, or detection failed: pass 1 on one thread, whose
 			 * detection (steps_intervals) says why */
