@@ -724,13 +724,16 @@ PY
                 # default 1e8): `stats --threads 16` of this build against OLD_GPUPROF's (e.g. da7d63e's, from
                 # before the spills, carried) interleaved SPEED_REPS times (default 3): wall and CPU of
                 # each and the means' ratios (bar: within ~3 % of the old); then the 10-step window
-                # (`export --steps 20000:20010`, bar < 1 s) SPEED_REPS times, its file the same as the old's
+                # (`export --steps 20000:20010`, bar < 1 s) SPEED_REPS times, its file the same as the old's.
+                # SPEED_GEN: more gen_bigtrace options (--no-nvtx: steps by the trace method);
+                # SPEED_ONLY=window: the window alone
     log speed
     ( T=$RES/speed.gpuprof
-      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 "${SPEED_N:-1e8}" "$T" >/dev/null; set +x
-      python3 - "$T" "${SPEED_REPS:-3}" build/bin/gpuprof ${OLD_GPUPROF:-} <<'PY'
+      set -x; timeout 150 build/bench/gen_bigtrace --seed 7 ${SPEED_GEN:-} "${SPEED_N:-1e8}" "$T" >/dev/null; set +x
+      SPEED_ONLY=${SPEED_ONLY:-} python3 - "$T" "${SPEED_REPS:-3}" build/bin/gpuprof ${OLD_GPUPROF:-} <<'PY'
 import os, resource, subprocess, sys, time
 T, reps, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+only = os.environ["SPEED_ONLY"]
 def run(cmd):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.time()
     rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=200)
@@ -738,6 +741,7 @@ def run(cmd):
     return time.time() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rc
 for what, args in (("stats", ["stats", "--threads", "16", T]),
                    ("window", ["export", "--threads", "16", "--format", "perfetto", "--steps", "20000:20010"])):
+    if only and what != only: continue
     got = {b: [] for b in bins}
     for i in range(reps):
         for b in bins:
