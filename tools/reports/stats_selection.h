@@ -1,20 +1,21 @@
 /* stats_selection.h — a selection (analysis/steps/selection.h) whose --steps or
  * --range reads the trace first, with that read in slices of time on k
- * threads: the pre-pass of `stats --threads` (stats_prepass_shards.h: the
- * NVTX ranges and the step detection, merged into exactly what one thread
- * makes), then the intervals from it (selection_resolve_pipe).  The
+ * threads, then the intervals from it (selection_resolve_pipe).  The
  * windowed commands (`export --steps A:B`, `dump --steps A:B`) read the
  * selection's chunks only; this read of the whole trace before was what
  * such a window cost.
  *
- * Where the pre-pass is not cut (k < 2, no footer, damage, an error or a
- * failed detection: stats_prepass_shards) the context's pass 1 runs on one
- * thread, and the detection's message is selection_resolve_pipe's.
+ * --range: the pre-pass of `stats --threads` (stats_prepass_shards.h: the
+ * NVTX ranges, merged into exactly what one thread makes).  --steps: the
+ * steps analysis driven as `gpuprof steps` drives it (stats_drive.h),
+ * whose pre-pass finds NVTX steps and plans the trace method's (no NVTX);
+ * it ends after the pre-pass unless some process's steps are the trace
+ * method's, which its pass then finds in slices (the trace read twice).
  *
- * --steps over steps of the trace method (no NVTX): those are found in the
- * steps analysis' pass over the whole trace, which then runs in slices as
- * `gpuprof steps` runs it (stats_drive.h, with its own pre-pass: the trace
- * is read once more than with NVTX steps); one thread where it cannot. */
+ * Where the read is not cut (k < 2, no footer, damage, an error or a
+ * failed detection) the context's pass 1 runs on one thread (then the
+ * trace method's pass), and the detection's message is
+ * selection_resolve_pipe's. */
 #ifndef GPUPROF_REPORTS_STATS_SELECTION_H
 #define GPUPROF_REPORTS_STATS_SELECTION_H
 
