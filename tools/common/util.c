@@ -205,7 +205,7 @@ uint64_t *u64map_get(u64map *m, uint64_t key, enum map_mode mode)
 		return &m->slot[i].val;
 	if (mode == MAP_FIND)
 		return NULL;
-	if ((m->n + 1) * 4 > m->cap * 3) {
+	if ((m->n + 1) * 2 > m->cap) {
 		u64map_grow(m);
 		return u64map_get(m, key, MAP_INSERT);
 	}
