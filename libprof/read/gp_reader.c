@@ -253,8 +253,8 @@ GP_API const gp_rec_source *gp_reader_source(const gp_reader *r, uint32_t source
 {
 	if (!r) return NULL;
 	/* A chunk's records are of one source, and a reader gives them in
-	 * runs: the last answer first, checked (the hash lookup was a tenth of
-	 * `gpuprof steps`' time, asked per record for its process).  Relaxed:
+	 * runs: the last answer first, checked (the hash lookup, asked per
+	 * record for its process, was 7 % of `gpuprof steps`' CPU).  Relaxed:
 	 * any thread that may read the sources may read the hint. */
 	uint32_t h = __atomic_load_n(&r->src_hint, __ATOMIC_RELAXED);
 	if (h && h <= r->nsrcs && r->srcs[h - 1].source_id == source_id) return &r->srcs[h - 1];

@@ -26,11 +26,10 @@ static int nvtx_enough(const struct stats_ctx *ctx) { return !trace_planned(&ctx
 /* --steps in slices on g_threads: the steps analysis driven as `gpuprof
  * steps` drives it, whose pre-pass finds NVTX steps and plans the trace
  * method's; the run ends there unless some process's steps are the trace
- * method's, which its pass then finds in slices (on one thread after a
- * pre-pass of its own, a 10-step window of a 1e8-event trace took 19 s
- * on 16 threads, against 0.7 s with NVTX steps; in slices after a
- * pre-pass of its own, 4.65-5.36 s).  pre_so: the pre-pass's options.
- * 1: not run (fall back), else selection_resolve_pipe's. */
+ * method's, which its pass then finds in slices (a window's cost: the
+ * trace read once before it, or twice; docs/PERFORMANCE.md).  pre_so: the
+ * pre-pass's options.  1: not run (fall back), else
+ * selection_resolve_pipe's. */
 static int resolve_in_slices(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
 			     const struct stats_opts *pre_so, const struct step_detect_opts *detect, char *err, size_t n)
 {
