@@ -118,7 +118,7 @@ struct gp_reader {
 	gp_rec_source *srcs;
 	size_t nsrcs, srcs_cap;
 	struct id_index srcmap;
-	uint32_t src_hint;  /* gp_reader_source's last answer: srcs index + 1 (0: none) */
+	uint32_t src_hint; /* gp_reader_source's last answer: srcs index + 1 (0: none) */
 
 	struct gp_prefetch *pf; /* decoding threads (NULL: this thread decodes) */
 	int threads;
