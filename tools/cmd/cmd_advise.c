@@ -35,7 +35,7 @@ void cmd_advise_help(FILE *f)
 	size_t l = (size_t)snprintf(para, sizeof(para), "below.  Rules: ");
 	l += fmt_list(para + l, sizeof(para) - l, adv_rule_names, AR_COUNT);
 	snprintf(para + l, sizeof(para) - l, ".  Steps are found as by `gpuprof steps` (docs/STEPS.md); warm-up "
-						     "steps are left out.  Several traces: each is judged on its own.");
+					     "steps are left out.  Several traces: each is judged on its own.");
 	report_flow(f, para, strlen(para), 0, 0, 84);
 	fprintf(f, "\n"
 		   "  --format FMT      table (default), json or csv (one row per finding)\n"
