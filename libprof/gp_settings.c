@@ -141,6 +141,8 @@ static const struct gp_setting settings[GP_SET_COUNT] = {
 	[GP_SET_CONTROL] = { .name = "GPUPROF_CONTROL", .type = GP_SETTING_BOOL, .def = "1", .help = "0: no control channel (gpuprof trigger cannot reach the job)" },
 	[GP_SET_CONTROL_DIR] = { .name = "GPUPROF_CONTROL_DIR", .type = GP_SETTING_TEXT, .help = "the control directory (default $XDG_RUNTIME_DIR/gpuprof, else /tmp/gpuprof-UID)" },
 	[GP_SET_COEXIST] = { .name = "GPUPROF_COEXIST", .type = GP_SETTING_ENUM, .def = "yield", .words = coexist_words, .syntax = "yield|keep", .help = "the job's own CUPTI profiler (torch.profiler) starting: gpuprof yields CUPTI to it and takes it back after it (yield), or keeps it (keep: the profiler records no GPU activity)" },
+	/* read by the gpuprof tool, not the shim (tools/analysis/steps/step_index.h) */
+	[GP_SET_CACHE_DIR] = { .name = "GPUPROF_CACHE_DIR", .type = GP_SETTING_TEXT, .help = "gpuprof: where the steps found in a trace are kept for the next --steps window (default $XDG_CACHE_HOME/gpuprof, else ~/.cache/gpuprof; off: nowhere)" },
 };
 
 const struct gp_setting *gp_setting_get(enum gp_setting_id id)

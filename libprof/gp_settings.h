@@ -61,6 +61,7 @@ enum gp_setting_id {
 	GP_SET_CONTROL,
 	GP_SET_CONTROL_DIR,
 	GP_SET_COEXIST,
+	GP_SET_CACHE_DIR,
 	GP_SET_COUNT
 };
 

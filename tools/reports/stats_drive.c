@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/testenv.h"
+#include "analysis/steps/step_index.h"
 #include "common/tool.h"
 #include "reports/stats_shards.h"
 
@@ -315,7 +316,13 @@ int stats_drive_run(struct stats_drive *d, int *code)
 		verdict = stats_pass(d, 0, 0, code);
 	}
 	d->stopped_after_pre = verdict == PASS_PRE_ENOUGH;
-	return verdict == PASS_GO || verdict == PASS_PRE_ENOUGH ? 0 : -1;
+	if (verdict != PASS_GO && verdict != PASS_PRE_ENOUGH) return -1;
+	/* the steps of the whole trace, kept for the next --steps window (the
+	 * pass did not run: pre_enough said the NVTX steps are all) */
+	if (d->ctx.pipe.steps && !d->steps_err && !d->sel->active && !d->read_rc &&
+	    !(d->stopped_after_pre && steps_pipe_trace_planned(&d->ctx.pipe)))
+		step_index_save(d->path, d->r, &d->ctx.pipe, d->so->rule, &d->so->detect, d->so->verbose);
+	return 0;
 }
 
 void stats_drive_free(struct stats_drive *d)

@@ -5,23 +5,15 @@
 #include <string.h>
 
 #include "analysis/core/slices.h"
+#include "analysis/steps/step_index.h"
 #include "common/tool.h"
 #include "reports/stats_drive.h"
 #include "reports/stats_prepass_shards.h"
 #include "reports/stats_report.h"
 
-/* Whether some process's steps are the trace method's (planned): found
- * in the steps analysis' pass over the whole trace, not in the pre-pass */
-static int trace_planned(const struct steps_pipe *p)
-{
-	for (size_t i = 0; p->steps && i < step_detect_nplans(p->detect); i++)
-		if (step_detect_plan(p->detect, i)->method == STEP_TRACE) return 1;
-	return 0;
-}
-
 /* A pre-pass that planned no process's steps by the trace method has
  * found every step */
-static int nvtx_enough(const struct stats_ctx *ctx) { return !trace_planned(&ctx->pipe); }
+static int nvtx_enough(const struct stats_ctx *ctx) { return !steps_pipe_trace_planned(&ctx->pipe); }
 
 /* --steps in slices on g_threads: the steps analysis driven as `gpuprof
  * steps` drives it, whose pre-pass finds NVTX steps and plans the trace
@@ -51,6 +43,21 @@ static int resolve_in_slices(struct selection *s, gp_reader *r, const char *path
 	return rc;
 }
 
+/* --steps from the steps' index a run before kept (step_index.h): 1 when
+ * there is none or it cannot be read (s left free), else
+ * selection_resolve_index's */
+static int from_index(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
+		      const struct step_detect_opts *detect, char *err, size_t n)
+{
+	struct step_index *ix = step_index_open(path, r, ATTR_ANY_THREAD, detect);
+	if (!ix) return 1;
+	int rc = selection_resolve_index(s, r, o, ix, detect, err, n);
+	step_index_close(ix);
+	if (rc != -1) return rc;
+	selection_free(s);
+	return 1;
+}
+
 int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path, const struct sel_opts *o,
 			    const struct step_detect_opts *detect)
 {
@@ -58,7 +65,10 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 	int rc = 0;
 	if (!o->have_steps && !o->range) {
 		rc = selection_resolve_pipe(s, r, o, NULL, detect, err, sizeof(err));
+	} else if (o->have_steps && !o->range && (rc = from_index(s, r, path, o, detect, err, sizeof(err))) != 1) {
+		/* the steps as a run before found them */
 	} else {
+		rc = 0;
 		/* the context's pipe: every range, any thread, detection only for
 		 * --steps */
 		struct stats_opts so = { .rule = ATTR_ANY_THREAD }; /* detection: the defaults */
@@ -86,7 +96,12 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 			else
 				steps_pipe_plan_ranges(&ctx.pipe);
 		}
+		int read_rc = rc;
 		rc = gp_reader_recoverable(rc) ? selection_resolve_pipe(s, r, o, &ctx.pipe, detect, err, sizeof(err)) : -1;
+		/* the steps found here, for the next window (step_index.h) */
+		if (rc == 0 && !read_rc && o->have_steps && ctx.pipe.steps &&
+		    (ctx.pipe.steps_done || !steps_pipe_trace_planned(&ctx.pipe)))
+			step_index_save(path, r, &ctx.pipe, ATTR_ANY_THREAD, detect, 0);
 		stats_ctx_free(&ctx);
 	}
 out:

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/steps/step_index.h"
 #include "analysis/steps/steps_pipe.h"
 #include "common/tool.h"
 #include "common/util.h"
@@ -50,12 +51,31 @@ static int name_matches(const char *want, const char *name)
 	return m;
 }
 
-/* The steps numbered a..b of one process: from the first one's start to the
- * last one's end (s, e); lo, hi: the numbers seen; count: those picked. */
-struct step_pick { int64_t a, b, lo, hi; size_t count; uint64_t s, e; };
+/* The steps numbered a..b of each process: from the first one's start to
+ * the last one's end (s, e, of the process `plan`) into out; lo, hi: the
+ * numbers seen; count: those picked. */
+struct step_pick {
+	int64_t a, b, lo, hi;
+	size_t count, plan;
+	uint64_t s, e;
+	struct ivset *out;
+};
 
-static void pick(struct step_pick *p, int64_t num, uint64_t s, uint64_t e)
+static void pick_plan_end(struct step_pick *p)
 {
+	if (p->e > p->s) ivset_add(p->out, p->s, p->e);
+	p->s = UINT64_MAX;
+	p->e = 0;
+}
+
+/* steps_bound_fn */
+static void pick(void *arg, size_t plan, int64_t num, uint64_t s, uint64_t e)
+{
+	struct step_pick *p = arg;
+	if (plan != p->plan) {
+		pick_plan_end(p);
+		p->plan = plan;
+	}
 	if (num < p->lo) p->lo = num;
 	if (num > p->hi) p->hi = num;
 	if (num < p->a || num > p->b) return;
@@ -64,53 +84,22 @@ static void pick(struct step_pick *p, int64_t num, uint64_t s, uint64_t e)
 	if (e > p->e) p->e = e;
 }
 
-/* --steps A:B into *out; 0, or -1 or SELECTION_NONE (err) */
-static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const struct step_detect_opts *dopts,
-			   struct ivset *out, char *err, size_t n, size_t *count)
+/* The steps of --steps A:B into *out from each(src, pick, ...) over
+ * nplans plans; 0, or -1 (the steps could not be read) or SELECTION_NONE
+ * (err) */
+static int steps_picked(int (*each)(void *src, struct step_pick *pk), void *src, size_t nplans,
+			const struct sel_opts *o, const struct step_detect_opts *dopts, struct ivset *out, char *err,
+			size_t n, size_t *count)
 {
-	const char *why = NULL;
-	if (!p->steps && steps_pipe_plan_steps(p, &why) < 0) { /* planned by the caller (selection_resolve_pipe) */
-		snprintf(err, n, "%s", why);
-		return -1;
-	}
-	struct step_detect *d = p->detect;
-	struct steps *st = p->steps;
-	int need_trace = 0;
-	for (size_t i = 0; i < step_detect_nplans(d); i++)
-		need_trace |= step_detect_plan(d, i)->method == STEP_TRACE;
-	/* trace-detected steps are found while the steps analysis streams the
-	 * trace: the second pass (unless the caller ran it) */
-	if (need_trace && !p->steps_done) {
-		steps_pipe_join(p, NULL, NULL, NULL);
-		if (!gp_reader_recoverable(steps_pipe_pass(p, 2))) {
-			snprintf(err, n, "cannot read the trace again for --steps");
-			return -1;
-		}
-		steps_pipe_finish(p);
-	}
-	struct step_pick pk = { o->step_a, o->step_b, INT64_MAX, INT64_MIN, 0, 0, 0 };
-	for (size_t i = 0; i < step_detect_nplans(d); i++) {
-		const struct step_plan *pl = step_detect_plan(d, i);
-		pk.s = UINT64_MAX;
-		pk.e = 0;
-		if (pl->method == STEP_NVTX)
-			for (size_t k = 0; k < pl->nsteps; k++) {
-				const struct step_def sd = step_plan_step(pl, pl->a, k);
-				pick(&pk, sd.number >= 0 ? sd.number : (int64_t)k, sd.s, sd.e);
-			}
-		else if (pl->method == STEP_TRACE)
-			for (size_t k = 0; k < steps_proc(st, i)->nrows; k++) {
-				const struct step_row *w = step_row(steps_proc(st, i), k);
-				pick(&pk, w->number, w->s, w->e);
-			}
-		if (pk.e > pk.s) ivset_add(out, pk.s, pk.e);
-	}
+	struct step_pick pk = { o->step_a, o->step_b, INT64_MAX, INT64_MIN, 0, 0, UINT64_MAX, 0, out };
+	if (each(src, &pk)) return -1;
+	pick_plan_end(&pk);
 	int64_t lo = pk.lo, hi = pk.hi;
 	*count = pk.count;
 	if (lo > hi) {
 		snprintf(err, n, "--steps %s: the trace has no steps%s%s", o->steps_arg,
 			 dopts && dopts->range_name ? " named so" : "",
-			 step_detect_nplans(d) ? "" : " (no GPU operations, no NVTX ranges)");
+			 nplans ? "" : " (no GPU operations, no NVTX ranges)");
 		return SELECTION_NONE;
 	}
 	if (!*count) {
@@ -120,6 +109,36 @@ static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const
 	}
 	ivset_union(out);
 	return 0;
+}
+
+static int pipe_each(void *src, struct step_pick *pk)
+{
+	steps_pipe_bounds(src, pick, pk);
+	return 0;
+}
+
+static int index_each(void *src, struct step_pick *pk) { return step_index_bounds(src, pick, pk); }
+
+/* --steps A:B into *out from the pipe; as steps_picked */
+static int steps_intervals(struct steps_pipe *p, const struct sel_opts *o, const struct step_detect_opts *dopts,
+			   struct ivset *out, char *err, size_t n, size_t *count)
+{
+	const char *why = NULL;
+	if (!p->steps && steps_pipe_plan_steps(p, &why) < 0) { /* planned by the caller (selection_resolve_pipe) */
+		snprintf(err, n, "%s", why);
+		return -1;
+	}
+	/* trace-detected steps are found while the steps analysis streams the
+	 * trace: the second pass (unless the caller ran it) */
+	if (steps_pipe_trace_planned(p) && !p->steps_done) {
+		steps_pipe_join(p, NULL, NULL, NULL);
+		if (!gp_reader_recoverable(steps_pipe_pass(p, 2))) {
+			snprintf(err, n, "cannot read the trace again for --steps");
+			return -1;
+		}
+		steps_pipe_finish(p);
+	}
+	return steps_picked(pipe_each, p, step_detect_nplans(p->detect), o, dopts, out, err, n, count);
 }
 
 /* --since/--until into s (active); whether --steps or --range is given */
@@ -149,12 +168,12 @@ static int resolve_times(struct selection *s, gp_reader *r, const struct sel_opt
 }
 
 /* --range and --steps into s, from p (pass 1 and the plan of its ranges
- * done); 0, or <0 with err */
-static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct sel_opts *o,
+ * done), or --steps alone from ix (p NULL); 0, or <0 with err */
+static int resolve_pipe(struct selection *s, struct steps_pipe *p, struct step_index *ix, const struct sel_opts *o,
 			const struct step_detect_opts *detect, char *err, size_t n)
 {
-	struct attribution *a = p->attr;
 	if (o->range) {
+		struct attribution *a = p->attr;
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
 		for (uint32_t i = 0; i < attribution_nranges(a); i++) {
@@ -175,7 +194,8 @@ static int resolve_pipe(struct selection *s, struct steps_pipe *p, const struct 
 	if (o->have_steps) {
 		struct ivset iv = { 0 };
 		size_t cnt = 0;
-		int why = steps_intervals(p, o, detect, &iv, err, n, &cnt);
+		int why = p ? steps_intervals(p, o, detect, &iv, err, n, &cnt)
+			    : steps_picked(index_each, ix, step_index_nplans(ix), o, detect, &iv, err, n, &cnt);
 		if (why < 0) {
 			free(iv.v);
 			return why;
@@ -190,12 +210,19 @@ int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_o
 			   const struct step_detect_opts *detect, char *err, size_t n)
 {
 	if (!resolve_times(s, r, o)) return 0;
-	int ret = resolve_pipe(s, p, o, detect, err, n);
+	int ret = resolve_pipe(s, p, NULL, o, detect, err, n);
 	if (gp_reader_rewind(r) < 0 && !ret) {
 		snprintf(err, n, "cannot read the trace again");
 		ret = -1;
 	}
 	return ret;
+}
+
+int selection_resolve_index(struct selection *s, gp_reader *r, const struct sel_opts *o, struct step_index *ix,
+			    const struct step_detect_opts *detect, char *err, size_t n)
+{
+	if (!resolve_times(s, r, o)) return 0;
+	return resolve_pipe(s, NULL, ix, o, detect, err, n);
 }
 
 int selection_has(const struct selection *s, uint64_t t)

@@ -48,6 +48,13 @@ void selection_none(struct selection *s, gp_reader *r);
 struct steps_pipe;
 int selection_resolve_pipe(struct selection *s, gp_reader *r, const struct sel_opts *o, struct steps_pipe *p,
 			   const struct step_detect_opts *detect, char *err, size_t n);
+/* As selection_resolve_pipe for --steps without --range, the steps from
+ * the index ix (step_index.h) instead of a read of the trace: 0, or <0
+ * with err; -1: the index could not be read whole (the caller frees s
+ * and resolves from the trace). */
+struct step_index;
+int selection_resolve_index(struct selection *s, gp_reader *r, const struct sel_opts *o, struct step_index *ix,
+			    const struct step_detect_opts *detect, char *err, size_t n);
 /* Whether time t is selected (always when nothing was). */
 int selection_has(const struct selection *s, uint64_t t);
 /* Whether a record is selected: its time for timed records; a window when

@@ -123,3 +123,29 @@ int steps_pipe_pass(struct steps_pipe *p, int pass)
 	}
 	return rc;
 }
+
+void steps_pipe_bounds(struct steps_pipe *p, steps_bound_fn fn, void *arg)
+{
+	for (size_t i = 0; i < step_detect_nplans(p->detect); i++) {
+		const struct step_plan *pl = step_detect_plan(p->detect, i);
+		if (pl->method == STEP_NVTX) {
+			for (size_t k = 0; k < pl->nsteps; k++) {
+				const struct step_def sd = step_plan_step(pl, pl->a, k);
+				fn(arg, i, sd.number >= 0 ? sd.number : (int64_t)k, sd.s, sd.e);
+			}
+		} else if (pl->method == STEP_TRACE) {
+			const struct steps_proc *sp = steps_proc(p->steps, i);
+			for (size_t k = 0; k < sp->nrows; k++) {
+				const struct step_row *w = step_row(sp, k);
+				fn(arg, i, w->number, w->s, w->e);
+			}
+		}
+	}
+}
+
+int steps_pipe_trace_planned(const struct steps_pipe *p)
+{
+	for (size_t i = 0; p->steps && i < step_detect_nplans(p->detect); i++)
+		if (step_detect_plan(p->detect, i)->method == STEP_TRACE) return 1;
+	return 0;
+}

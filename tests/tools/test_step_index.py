@@ -1,0 +1,138 @@
+"""The steps' index (tools/analysis/steps/step_index.h): a run that finds a
+trace's steps keeps them in GPUPROF_CACHE_DIR, and a later --steps window
+takes them from there instead of reading the trace.
+
+  - the window's output is the same with and without the index, and its
+    errors too, for steps by NVTX ranges and by the trace method;
+  - the index is what the window reads: a step's start changed in the file
+    changes the window;
+  - it is not used once the trace changes (its modification time), when its
+    file is cut short, for other detection options, or with
+    GPUPROF_CACHE_DIR=off; a directory that cannot be made is no error;
+  - a trace not cleanly closed (no footer) is never indexed.
+
+The file's layout (step_index.c): a 368-byte head, then per step 32 bytes
+(plan, number, start, end: little-endian 64-bit), then 8 bytes."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+
+import tt
+
+GEN_STEPS = os.path.join(os.path.dirname(tt.GEN), "gen_steps")
+HEAD, STEP = 368, 32
+
+
+def run(cache, *args, check=True):
+    env = dict(os.environ, GPUPROF_CACHE_DIR=cache)
+    return tt.gp(*args, check=check, env=env)
+
+
+def window(cache, t, steps, out):
+    """export --format perfetto of a window of steps: its events' times"""
+    p = run(cache, "export", "--format", "perfetto", "--steps", steps, "-o", out, t, check=False)
+    if p.returncode:
+        return ("exit", p.returncode, p.stderr.strip())
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    return sorted((e.get("ts"), e.get("name")) for e in ev if e.get("ph") == "X")
+
+
+def files(d):
+    return sorted(f for f in os.listdir(d)) if os.path.isdir(d) else []
+
+
+with tt.tmpdir() as d:
+    ix = os.path.join(d, "ix")
+    nvtx = os.path.join(d, "nvtx.gpuprof")
+    trace = os.path.join(d, "trace.gpuprof")
+    subprocess.run([GEN_STEPS, "--steady", "--steps", "40", nvtx], check=True)
+    subprocess.run([GEN_STEPS, "--steady", "--no-nvtx", "--steps", "40", trace], check=True)
+    w = os.path.join(d, "w.json")
+
+    for t, name in ((nvtx, "NVTX"), (trace, "trace method")):
+        want = {a: window("off", t, a, w) for a in ("3:5", "20:20", "38:39", "900:901")}
+        tt.expect(want["3:5"] and want["3:5"][0] != "exit", "%s: a window has events (off)" % name)
+        tt.expect(want["900:901"][0] == "exit" and want["900:901"][1] == 1, "%s: no such step: exit 1" % name)
+        shutil.rmtree(ix, ignore_errors=True)
+        tt.eq(files(ix), [], "%s: no index before" % name)
+        run(ix, "steps", t)
+        tt.eq(len(files(ix)), 1, "%s: gpuprof steps keeps one index" % name)
+        for a, v in want.items():
+            tt.eq(window(ix, t, a, w), v, "%s: --steps %s from the index as without it" % (name, a))
+        # the window's own run keeps an index too
+        shutil.rmtree(ix)
+        tt.eq(window(ix, t, "3:5", w), want["3:5"], "%s: the first window, no index" % name)
+        tt.eq(len(files(ix)), 1, "%s: the first window keeps the index" % name)
+        tt.eq(window(ix, t, "20:20", w), want["20:20"], "%s: the second window from it" % name)
+
+    # the index is what is read: step 20's start moved to step 21's moves the window's start
+    shutil.rmtree(ix)
+    run(ix, "steps", trace)
+    f = os.path.join(ix, files(ix)[0])
+    with open(f, "rb") as fh:
+        raw = bytearray(fh.read())
+    n = (len(raw) - HEAD - 8) // STEP
+    tt.eq(len(raw), HEAD + n * STEP + 8, "the index's size: head, steps, end")
+    rows = [struct.unpack_from("<QqQQ", raw, HEAD + k * STEP) for k in range(n)]
+    k20 = [k for k, r in enumerate(rows) if r[1] == 20][0]
+    tt.eq(rows[k20 + 1][1], 21, "the steps in order of their numbers")
+    real = window(ix, trace, "20:20", w)
+    moved = bytearray(raw)
+    struct.pack_into("<Q", moved, HEAD + k20 * STEP + 16, rows[k20 + 1][2])
+    with open(f, "wb") as fh:
+        fh.write(moved)
+    got = window(ix, trace, "20:20", w)
+    tt.expect(got != real and all(ts >= real[0][0] for ts, _ in got),
+             "a window from a changed index differs: the index was read")
+
+    # a changed trace (its modification time): not used, and replaced
+    st = os.stat(trace)
+    os.utime(trace, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+    tt.eq(window(ix, trace, "20:20", w), real, "a changed trace: the index not used")
+    with open(f, "rb") as fh:
+        again = fh.read()
+    tt.expect(again != bytes(raw) and again[HEAD:] == bytes(raw[HEAD:]),
+              "the index made again for the trace as it is now: a new key, the steps as before")
+    raw = again
+
+    # an index cut short: not used
+    with open(f, "r+b") as fh:
+        fh.truncate(len(raw) - 1)
+    with open(f, "rb") as fh:
+        tt.eq(len(fh.read()), len(raw) - 1, "cut")
+    tt.eq(window(ix, trace, "20:20", w), real, "an index cut short: not used")
+
+    # other detection options are another index: --step-range on the NVTX trace
+    shutil.rmtree(ix)
+    run(ix, "steps", nvtx)
+    base = run("off", "dump", "--steps", "3:4", "--type", "kernel", nvtx).stdout
+    other = run("off", "stats", "--report", "steps", "--step-range", "train_step", "--steps", "3:4", nvtx,
+                check=False)
+    got = run(ix, "stats", "--report", "steps", "--step-range", "train_step", "--steps", "3:4", nvtx, check=False)
+    tt.eq((got.returncode, got.stdout, got.stderr), (other.returncode, other.stdout, other.stderr),
+          "--step-range: not the default detection's index")
+    tt.eq(run(ix, "dump", "--steps", "3:4", "--type", "kernel", nvtx).stdout, base, "dump --steps from the index")
+
+    # off: nothing kept; a directory that cannot be made: no error, no message
+    shutil.rmtree(ix)
+    p = run("off", "steps", trace)
+    tt.eq(files(ix), [], "GPUPROF_CACHE_DIR=off: no index")
+    blocker = os.path.join(d, "file")
+    open(blocker, "w").close()
+    p = run(os.path.join(blocker, "ix"), "steps", trace)
+    tt.eq(p.stderr, "", "an index directory that cannot be made: no message")
+    tt.eq(window(os.path.join(blocker, "ix"), trace, "3:5", w)[:1], window("off", trace, "3:5", w)[:1],
+          "... and windows as without it")
+
+    # a trace with no footer (cut short): never indexed
+    cut = os.path.join(d, "cut.gpuprof")
+    with open(trace, "rb") as a, open(cut, "wb") as b:
+        data = a.read()
+        b.write(data[:len(data) - 36])
+    run(ix, "steps", cut, check=False)
+    tt.eq(files(ix), [], "a trace with no footer: no index")
+
+tt.finish()
