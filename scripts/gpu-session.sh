@@ -726,7 +726,9 @@ PY
                 # each and the means' ratios (bar: within ~3 % of the old); then the 10-step window
                 # (`export --steps 20000:20010`, bar < 1 s) SPEED_REPS times, its file the same as the old's.
                 # SPEED_GEN: more gen_bigtrace options (--no-nvtx: steps by the trace method);
-                # SPEED_ONLY=window: the window alone
+                # SPEED_ONLY=window: the window alone.  Both without the steps' index
+                # (GPUPROF_CACHE_DIR=off); then `steps --threads 16` keeping it, and the window
+                # ("window-indexed") from it, interleaved with OLD_GPUPROF's (which has none)
     log speed
     ( T=$RES/speed.gpuprof
       set -x; timeout 150 build/bench/gen_bigtrace --seed 7 ${SPEED_GEN:-} "${SPEED_N:-1e8}" "$T" >/dev/null; set +x
@@ -734,33 +736,39 @@ PY
 import os, resource, subprocess, sys, time
 T, reps, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 only = os.environ["SPEED_ONLY"]
-def run(cmd):
+ix = os.path.join(os.path.dirname(T), "ix")
+def run(cmd, cache="off"):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.time()
-    rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=200)
+    rc = subprocess.call(cmd, stdout=subprocess.DEVNULL, timeout=200, env=dict(os.environ, GPUPROF_CACHE_DIR=cache))
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.time() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rc
-for what, args in (("stats", ["stats", "--threads", "16", T]),
-                   ("window", ["export", "--threads", "16", "--format", "perfetto", "--steps", "20000:20010"])):
-    if only and what != only: continue
+window = ["export", "--threads", "16", "--format", "perfetto", "--steps", "20000:20010"]
+for what, args in (("stats", ["stats", "--threads", "16", T]), ("window", window), ("window-indexed", window)):
+    if only and not what.startswith(only): continue
+    if what == "window-indexed":
+        w, c, rc = run([bins[0], "steps", "--threads", "16", T], ix)
+        print(f"SPEED steps keeping the index {bins[0]}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}, index "
+              f"{sum(os.path.getsize(os.path.join(ix, f)) for f in os.listdir(ix)) if os.path.isdir(ix) else 0} bytes",
+              flush=True)
     got = {b: [] for b in bins}
     for i in range(reps):
         for b in bins:
             out = [] if what == "stats" else ["-o", f"{T}.{bins.index(b)}.json", T]
-            w, c, rc = run([b] + args + out)
+            w, c, rc = run([b] + args + out, ix if what == "window-indexed" else "off")
             got[b].append((w, c))
             print(f"SPEED {what} {b}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}", flush=True)
     mean = {b: [sum(x[k] for x in v) / len(v) for k in (0, 1)] for b, v in got.items()}
     for b in bins[1:]:
         print(f"SPEED {what}: new/old wall {mean[bins[0]][0] / mean[b][0]:.3f}, CPU {mean[bins[0]][1] / mean[b][1]:.3f} "
               f"(means of {reps}; old {b})")
-    print(f"SPEED {what}: new mean {mean[bins[0]][0]:.2f} s wall" + (" (bar < 1 s)" if what == "window" else ""))
+    print(f"SPEED {what}: new mean {mean[bins[0]][0]:.2f} s wall" + (" (bar < 1 s)" if what.startswith("window") else ""))
 if len(bins) > 1:
     f = [f"{T}.{i}.json" for i in (0, 1)]
     same = all(map(os.path.exists, f)) and open(f[0], "rb").read() == open(f[1], "rb").read()
     print("SPEED window file:", "same as the old's" if same else "DIFFERS from the old's")
 PY
       ) 2>&1 | tee "$RES/speed.txt"
-    rm -f "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json ;;
+    rm -rf "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json "$RES"/ix ;;
   rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
                 # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
                 # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines.  RSS_CMDS:
