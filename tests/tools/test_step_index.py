@@ -12,7 +12,7 @@ takes them from there instead of reading the trace.
   - a trace not cleanly closed (no footer) is never indexed.
 
 The file's layout (step_index.c): a 368-byte head, then per step 32 bytes
-(plan, number, start, end: little-endian 64-bit), then 8 bytes."""
+(plan and partial: 32-bit, number, start, end: 64-bit; little-endian), then 8 bytes."""
 import json
 import os
 import shutil
@@ -76,12 +76,12 @@ with tt.tmpdir() as d:
         raw = bytearray(fh.read())
     n = (len(raw) - HEAD - 8) // STEP
     tt.eq(len(raw), HEAD + n * STEP + 8, "the index's size: head, steps, end")
-    rows = [struct.unpack_from("<QqQQ", raw, HEAD + k * STEP) for k in range(n)]
-    k20 = [k for k, r in enumerate(rows) if r[1] == 20][0]
-    tt.eq(rows[k20 + 1][1], 21, "the steps in order of their numbers")
+    rows = [struct.unpack_from("<IIqQQ", raw, HEAD + k * STEP) for k in range(n)]
+    k20 = [k for k, r in enumerate(rows) if r[2] == 20][0]
+    tt.eq(rows[k20 + 1][2], 21, "the steps in order of their numbers")
     real = window(ix, trace, "20:20", w)
     moved = bytearray(raw)
-    struct.pack_into("<Q", moved, HEAD + k20 * STEP + 16, rows[k20 + 1][2])
+    struct.pack_into("<Q", moved, HEAD + k20 * STEP + 16, rows[k20 + 1][3])
     with open(f, "wb") as fh:
         fh.write(moved)
     got = window(ix, trace, "20:20", w)

@@ -69,12 +69,14 @@ static void pick_plan_end(struct step_pick *p)
 }
 
 /* steps_bound_fn */
-static void pick(void *arg, size_t plan, int64_t num, uint64_t s, uint64_t e)
+static void pick(void *arg, const struct step_bound *b)
 {
 	struct step_pick *p = arg;
-	if (plan != p->plan) {
+	int64_t num = b->number;
+	uint64_t s = b->s, e = b->e;
+	if (b->plan != p->plan) {
 		pick_plan_end(p);
-		p->plan = plan;
+		p->plan = b->plan;
 	}
 	if (num < p->lo) p->lo = num;
 	if (num > p->hi) p->hi = num;

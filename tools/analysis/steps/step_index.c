@@ -43,7 +43,7 @@ struct ix_head {
 };
 
 struct ix_step {
-	uint64_t plan;
+	uint32_t plan, partial;
 	int64_t number;
 	uint64_t s, e;
 };
@@ -124,10 +124,10 @@ struct ix_writer {
 };
 
 /* steps_bound_fn */
-static void put_step(void *arg, size_t plan, int64_t number, uint64_t s, uint64_t e)
+static void put_step(void *arg, const struct step_bound *b)
 {
 	struct ix_writer *w = arg;
-	const struct ix_step x = { plan, number, s, e };
+	const struct ix_step x = { (uint32_t)b->plan, (uint32_t)b->partial, b->number, b->s, b->e };
 	w->err |= fwrite(&x, sizeof(x), 1, w->f) != 1;
 	w->n++;
 }
@@ -191,8 +191,9 @@ int step_index_bounds(struct step_index *ix, steps_bound_fn fn, void *arg)
 {
 	struct ix_step x;
 	for (uint64_t i = 0; i < ix->h.nsteps; i++) {
-		if (fread(&x, sizeof(x), 1, ix->f) != 1 || x.plan >= ix->h.nplans) return -1;
-		fn(arg, (size_t)x.plan, x.number, x.s, x.e);
+		if (fread(&x, sizeof(x), 1, ix->f) != 1 || x.plan >= ix->h.nplans || x.partial > 1) return -1;
+		const struct step_bound b = { x.plan, x.number, x.s, x.e, (int)x.partial };
+		fn(arg, &b);
 	}
 	return 0;
 }

@@ -131,13 +131,15 @@ void steps_pipe_bounds(struct steps_pipe *p, steps_bound_fn fn, void *arg)
 		if (pl->method == STEP_NVTX) {
 			for (size_t k = 0; k < pl->nsteps; k++) {
 				const struct step_def sd = step_plan_step(pl, pl->a, k);
-				fn(arg, i, sd.number >= 0 ? sd.number : (int64_t)k, sd.s, sd.e);
+				const struct step_bound b = { i, sd.number >= 0 ? sd.number : (int64_t)k, sd.s, sd.e, 0 };
+				fn(arg, &b);
 			}
 		} else if (pl->method == STEP_TRACE) {
 			const struct steps_proc *sp = steps_proc(p->steps, i);
 			for (size_t k = 0; k < sp->nrows; k++) {
 				const struct step_row *w = step_row(sp, k);
-				fn(arg, i, w->number, w->s, w->e);
+				const struct step_bound b = { i, w->number, w->s, w->e, w->partial };
+				fn(arg, &b);
 			}
 		}
 	}

@@ -62,15 +62,20 @@ void steps_pipe_add(struct steps_pipe *p, const gp_record *rec);
 void steps_pipe_finish(struct steps_pipe *p);
 void steps_pipe_free(struct steps_pipe *p);
 
-/* The steps as `--steps A:B` numbers them (selection.h), per process
- * in the plans' order: fn(arg, the plan's index, the number, start,
- * end) for each.  NVTX steps are the plan's, numbered by their name
- * (else their place); the trace method's are the steps engine's rows,
- * made in pass 2 (steps_pipe_finish done). */
 /* Whether some process's steps are the trace method's (planned): found
  * in pass 2 over the whole trace, not in pass 1 */
 int steps_pipe_trace_planned(const struct steps_pipe *p);
-typedef void (*steps_bound_fn)(void *arg, size_t plan, int64_t number, uint64_t s, uint64_t e);
+/* The steps as `--steps A:B` numbers them (selection.h), per process
+ * in the plans' order: fn(arg, its bounds) for each.  NVTX steps are the
+ * plan's, numbered by their name (else their place); the trace method's
+ * are the steps engine's rows, made in pass 2 (steps_pipe_finish done). */
+struct step_bound {
+	size_t plan;             /* the plan's index (step_detect_plan) */
+	int64_t number;
+	uint64_t s, e;
+	int partial;             /* step_row.partial */
+};
+typedef void (*steps_bound_fn)(void *arg, const struct step_bound *b);
 void steps_pipe_bounds(struct steps_pipe *p, steps_bound_fn fn, void *arg);
 
 /* A whole read from the start, each record to pass 1 or 2.  The read
