@@ -9,7 +9,9 @@ takes them from there instead of reading the trace.
   - it is not used once the trace changes (its modification time), when its
     file is cut short, for other detection options, or with
     GPUPROF_CACHE_DIR=off; a directory that cannot be made is no error;
-  - a trace not cleanly closed (no footer) is never indexed.
+  - a trace not cleanly closed (no footer) is never indexed;
+  - advise's facts go beside the trace method's steps where the index has
+    their rows (checked against the steps' after the pass).
 
 The file's layout (step_index.c): a 368-byte head, then per step 32 bytes
 (plan and partial: 32-bit, number, start, end: 64-bit; little-endian), then 8 bytes."""
@@ -127,11 +129,47 @@ with tt.tmpdir() as d:
     tt.eq(window(os.path.join(blocker, "ix"), trace, "3:5", w)[:1], window("off", trace, "3:5", w)[:1],
           "... and windows as without it")
 
+    # advise beside the trace method's steps: with the index, advise's facts
+    # run in the steps' pass (reports/advise_drive.c expect_load), and
+    # adv_facts_settle checks the rows were the steps'; the findings as
+    # without the index, at one thread and in 4 slices.  An index whose
+    # step starts were moved (its key intact) fails that check: the facts
+    # in a pass of their own, the findings still the same.
+    big = os.path.join(d, "big.gpuprof")
+    subprocess.run([os.path.join(tt.B, "bench", "gen_bigtrace"), "--seed", "9", "--no-nvtx", "200000", big],
+                   check=True, capture_output=True)
+    shutil.rmtree(ix, ignore_errors=True)
+    want = {n: run("off", "advise", "--all", "--format", "json", "--threads", n, big).stdout for n in ("1", "4")}
+    tt.expect('"findings"' in want["1"], "advise without the index: findings")
+    tt.eq(want["4"], want["1"], "advise without the index: 4 slices as one thread")
+    run(ix, "steps", big)
+    for n in ("1", "4"):
+        tt.eq(run(ix, "advise", "--all", "--format", "json", "--threads", n, big).stdout, want["1"],
+              f"advise --threads {n} from the index: the findings as without it")
+    v = run(ix, "advise", "--verbose", "--threads", "4", big).stderr
+    tt.expect("the facts in the steps' pass in 4 slices" in v, f"advise with the index: the facts beside the steps: {v!r}")
+    v = run("off", "advise", "--verbose", "--threads", "4", big).stderr
+    tt.expect("the facts in a pass of their own in 4 slices" in v, f"advise without it: a pass of their own: {v!r}")
+    f = os.path.join(ix, files(ix)[0])
+    with open(f, "rb") as fh:
+        raw = bytearray(fh.read())
+    n = (len(raw) - HEAD - 8) // STEP
+    for k in range(n // 2, n // 2 + 3):  # three steps start 1 us later
+        s0 = struct.unpack_from("<Q", raw, HEAD + k * STEP + 16)[0]
+        struct.pack_into("<Q", raw, HEAD + k * STEP + 16, s0 + 1000)
+    with open(f, "wb") as fh:
+        fh.write(raw)
+    p = run(ix, "advise", "--all", "--format", "json", "--verbose", "--threads", "4", big)
+    tt.eq(p.stdout, want["1"], "advise from an index with other rows: the findings as without it")
+    tt.expect("the facts in a pass of their own in 4 slices" in p.stderr,
+              f"advise from an index with other rows: the facts' own pass: {p.stderr!r}")
+
     # a trace with no footer (cut short): never indexed
     cut = os.path.join(d, "cut.gpuprof")
     with open(trace, "rb") as a, open(cut, "wb") as b:
         data = a.read()
         b.write(data[:len(data) - 36])
+    shutil.rmtree(ix)
     run(ix, "steps", cut, check=False)
     tt.eq(files(ix), [], "a trace with no footer: no index")
 

@@ -4,7 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/steps/step_index.h"
+#include "common/spill.h"
 #include "common/tool.h"
+
+/* the expected rows held in memory per process; the rest go to a file */
+#define EXPECT_MEM (4u << 20)
 
 /* The pre-pass's state of a slice: advise's inputs and the caller's. */
 struct pre_state {
@@ -66,15 +71,65 @@ static int part_merge(void *arg, struct cut_slice **e, const struct steps_cuts *
 	return rc && !adv_facts_lost(ad->facts) ? -1 : 0;
 }
 
+static void expect_free(struct advise_drive *ad)
+{
+	for (size_t i = 0; i < ad->nexpect; i++) spill_free(ad->expect[i].rows);
+	free(ad->expect);
+	ad->expect = NULL;
+	ad->nexpect = 0;
+}
+
+/* step_index_bounds' rows of the trace method's plans into ad->expect */
+static void expect_add(void *arg, const struct step_bound *b)
+{
+	struct advise_drive *ad = arg;
+	struct adv_rows *x = &ad->expect[b->plan];
+	if (!x->rows) return;
+	*(struct step_row *)spill_push(x->rows) = (struct step_row){
+		.pid = step_detect_plan(ad->d.ctx.pipe.detect, b->plan)->pid, .index = (uint32_t)x->n,
+		.number = b->number, .range_id = UINT32_MAX, .s = b->s, .e = b->e, .partial = (uint8_t)b->partial };
+	x->n++;
+}
+
+/* The rows the trace method's steps will have, where a run before kept
+ * them (the steps' index, of this drive's options): then the facts go
+ * beside those steps too, and adv_facts_settle checks the rows were the
+ * steps' (else the facts' own pass after them).  0, or -1: none kept. */
+static int expect_load(struct advise_drive *ad)
+{
+	struct steps_pipe *pipe = &ad->d.ctx.pipe;
+	if (!steps_pipe_trace_planned(pipe)) return 0;
+	struct step_index *ix = step_index_open(ad->d.path, ad->d.r, ad->so.rule, &ad->so.detect);
+	size_t n = step_detect_nplans(pipe->detect);
+	if (!ix || step_index_nplans(ix) != n) {
+		step_index_close(ix);
+		return -1;
+	}
+	ad->expect = xcalloc(n ? n : 1, sizeof(*ad->expect));
+	ad->nexpect = n;
+	for (size_t i = 0; i < n; i++)
+		if (step_detect_plan(pipe->detect, i)->method == STEP_TRACE)
+			ad->expect[i].rows = spill_new(sizeof(struct step_row), EXPECT_MEM);
+	int rc = step_index_bounds(ix, expect_add, ad);
+	step_index_close(ix);
+	for (size_t i = 0; i < n; i++)
+		if (ad->expect[i].rows) spill_seal(ad->expect[i].rows);
+	if (rc) expect_free(ad);
+	return rc;
+}
+
 /* Whether the facts can be made beside the steps: every process's steps
- * are NVTX ranges (their places known from the pre-pass; the trace
- * method's are found in the pass), and no PM samples (their sums are
- * fractional: one thread after the steps). */
-static int facts_beside(struct steps *st, const struct adv_pre *pre)
+ * are NVTX ranges (their places known from the pre-pass) or the trace
+ * method's with their rows kept by a run before (the steps' index: the
+ * trace method finds them in the pass), and no PM samples (their sums
+ * are fractional: one thread after the steps). */
+static int facts_beside(struct advise_drive *ad, struct steps *st, const struct adv_pre *pre)
 {
 	if (!st || pre->ctr.n) return 0;
 	for (size_t i = 0; i < steps_nprocs(st); i++)
-		if (steps_proc(st, i)->plan->method != STEP_NVTX) return 0;
+		if (steps_proc(st, i)->plan->method != STEP_NVTX &&
+		    !(steps_proc(st, i)->plan->method == STEP_TRACE && i < ad->nexpect && ad->expect[i].rows))
+			return 0;
 	return 1;
 }
 
@@ -89,8 +144,10 @@ static void pre_ready(void *arg, void *st, struct stats_ctx *ctx)
 	adv_facts_free(ad->facts); /* a pass read again */
 	ad->facts = NULL;
 	ad->beside = 0;
-	if (!facts_beside(ctx->pipe.steps, &s->adv)) return;
-	ad->fopts = (struct adv_facts_opts){ ad->o.kernel_wait_ns, NULL, 0, 0, &ctx->pipe.win, 0 };
+	expect_free(ad);
+	if (ctx->pipe.steps) expect_load(ad);
+	if (!facts_beside(ad, ctx->pipe.steps, &s->adv)) return;
+	ad->fopts = (struct adv_facts_opts){ ad->o.kernel_wait_ns, NULL, 0, 0, &ctx->pipe.win, 0, ad->expect };
 	for (int steps = 0; steps < 2; steps++)
 		ad->sin[steps] = (struct adv_slice_in){ ctx->pipe.steps, &s->adv, &ctx->pipe.win, &ad->fopts, 1, steps };
 	ad->facts = adv_facts_new(ad->d.r, ctx->pipe.steps, &s->adv, &ad->fopts);
@@ -123,7 +180,7 @@ void *advise_drive_pre(const struct advise_drive *ad)
 static int facts_read(struct advise_drive *ad, struct steps *st, struct adv_pre *pre)
 {
 	gp_reader *r = ad->d.r;
-	struct adv_facts_opts fopts = { ad->o.kernel_wait_ns, NULL, 0, 0, NULL, 0 };
+	struct adv_facts_opts fopts = { ad->o.kernel_wait_ns, NULL, 0, 0, NULL, 0, NULL };
 	const struct adv_slice_in sin = { st, pre, &ad->d.ctx.pipe.win, &fopts, 0, 0 };
 	adv_facts_free(ad->facts);
 	ad->facts = adv_facts_new(r, st, pre, &fopts);
@@ -170,6 +227,7 @@ void advise_drive_free(struct advise_drive *ad)
 	/* the findings point into the facts and the stacks: they go first */
 	if (ad->judged) advise_result_free(&ad->res);
 	adv_facts_free(ad->facts);
+	expect_free(ad); /* read by the facts until they settled */
 	steps_prefix_free(ad->d.prefix);
 	stats_drive_free(&ad->d);
 }

@@ -46,6 +46,8 @@ struct advise_drive {
 	int facts_sliced;             /* the facts ran in this many slices (0: one thread) */
 	struct steps_slice_merged facts_how;
 	struct adv_facts_opts fopts;  /* beside: the facts' engines' inputs */
+	struct adv_rows *expect;      /* per process, the trace method's rows from the steps' index */
+	size_t nexpect;
 	struct adv_slice_in sin[2];   /* [1]: the engines make the steps too */
 	struct stats_part part;
 	struct adv_result res;

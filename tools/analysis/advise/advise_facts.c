@@ -228,6 +228,9 @@ struct aproc {
 	/* the steps run beside (adv_facts_opts.beside): a row's place is the
 	 * plan's, its flags not set yet; these windows tell unrecorded */
 	const struct winset *beside;
+	/* beside, the trace method's steps: the rows they will have (through
+	 * rd), until settle (adv_facts_opts.expect) */
+	const struct adv_rows *expect;
 	struct tent *tent;            /* ADV_TENT_STEPS of them (NULL: none yet) */
 	struct tentg *tg; size_t ntg, ctg;
 	u64map tg_idx;
@@ -337,9 +340,12 @@ struct arow { uint64_t s, e; int counted; };
 static struct arow arow(const struct aproc *p, size_t k)
 {
 	const struct step_row *w = p->rd ? spill_reader_at(p->rd, k) : step_row(p->out.sp, k);
-	int c = p->beside ? !steps_unrecorded(p->beside, w->pid, w->s, w->e) : step_counted(w, 0);
+	int c = p->beside ? !steps_unrecorded(p->beside, w->pid, w->s, w->e) && !w->partial : step_counted(w, 0);
 	return (struct arow){ w->s, w->e, c };
 }
+
+/* How many rows arow reads */
+static size_t nrows(const struct aproc *p) { return p->expect ? p->expect->n : p->out.sp->nrows; }
 
 /* Whether row k (NO_STEP: none) is counted */
 static int counted(const struct aproc *p, uint32_t k)
@@ -368,7 +374,7 @@ static void out_note(const struct aproc *p, struct adv_out *o, const struct adv_
 	if (!x->count) return;
 	if (!o->first || t < o->first) o->first = t;
 	if (t > o->last) o->last = t;
-	if (p->out.sp->nrows && t < arow(p, 0).s) o->before += x->count;
+	if (nrows(p) && t < arow(p, 0).s) o->before += x->count;
 }
 
 static void out_add(struct adv_out *d, const struct adv_out *s)
@@ -457,13 +463,17 @@ struct adv_facts *adv_facts_new(gp_reader *r, struct steps *st, struct adv_pre *
 		p->out.rank = rk ? (int32_t)((int64_t)*rk - 2) : -1;
 		*u64map_get(&f->pid2p, sp->pid, MAP_INSERT) = i;
 		p->beside = opts ? opts->beside : NULL;
-		if (!part) {
+		p->expect = p->beside && opts->expect && opts->expect[i].rows ? &opts->expect[i] : NULL;
+		if (p->expect) {
+			/* the steps' rows are still being made: theirs are read */
+			p->rd = spill_reader_new(p->expect->rows);
+		} else if (!part) {
 			if (!p->beside) step_summarize(sp, 0, &p->out.sum);
 			spill_seal(sp->rows); /* for the slices' readers, made after this */
 		} else if (!opts->direct) {
 			p->rd = spill_reader_new(sp->rows);
 		}
-		size_t n = sp->nrows;
+		size_t n = nrows(p);
 		if (part && opts->lead) { /* the rows that end after the lead-in's start */
 			p->row0 = FIRST_WHERE(k, n, arow(p, k).e > opts->lead);
 			p->cur = opts->lead; /* no gap before it */
@@ -547,8 +557,7 @@ uint64_t adv_facts_kernel_wait(const struct adv_facts *f) { return f->kernel_wai
  * cap are read back a block at a time). */
 static uint32_t step_of(struct aproc *p, uint64_t t)
 {
-	const struct steps_proc *sp = p->out.sp;
-	size_t lo = 0, hi = sp->nrows, h = p->hint;
+	size_t lo = 0, hi = nrows(p), h = p->hint;
 	if (h < hi && arow(p, h).s > t) {
 		hi = h;
 		if (h && arow(p, h - 1).s <= t) lo = h;
@@ -818,9 +827,8 @@ static void lead_window(const struct aproc *p, struct acall *c)
 {
 	c->until = NONE_T;
 	if (c->cause != AC_ALLOC || c->step == NO_STEP) return;
-	const struct steps_proc *sp = p->out.sp;
 	c->lead = 1;
-	c->cap = arow(p, c->step + 1 < sp->nrows ? c->step + 1 : c->step).e;
+	c->cap = arow(p, c->step + 1 < nrows(p) ? c->step + 1 : c->step).e;
 }
 
 void adv_facts_api(struct adv_facts *f, uint32_t pid, uint32_t tid, const gp_rec_api *a)
@@ -1116,11 +1124,11 @@ static void input_idle(struct adv_facts *f, struct aproc *p, uint32_t k, uint32_
  * (NULL: none before the step's end). */
 static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_t b, const struct aop *next)
 {
-	const struct steps_proc *sp = p->out.sp;
-	int input_at_end = adv_input_at_end(sp);
+	int input_at_end = adv_input_at_end(p->out.sp);
+	size_t n = nrows(p);
 	uint32_t k = step_of(p, a);
-	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, sp->nrows, arow(p, r).s > a); /* the first row starting after a */
-	for (; k < sp->nrows && arow(p, k).s < b; k++) {
+	if (k == NO_STEP) k = (uint32_t)FIRST_WHERE(r, n, arow(p, r).s > a); /* the first row starting after a */
+	for (; k < n && arow(p, k).s < b; k++) {
 		const struct arow w = arow(p, k);
 		uint64_t x = a > w.s ? a : w.s, y = b < w.e ? b : w.e;
 		if (x >= y || !w.counted) continue;
@@ -1152,8 +1160,7 @@ static void distribute(struct adv_facts *f, struct aproc *p, uint64_t a, uint64_
 /* Idle that is nobody's ("other") inside counted steps. */
 static void unexplained(struct aproc *p, uint64_t a, uint64_t b)
 {
-	const struct steps_proc *sp = p->out.sp;
-	for (uint32_t k = 0; k < sp->nrows; k++) { /* rare: a linear walk is fine */
+	for (uint32_t k = 0; k < nrows(p); k++) { /* rare: a linear walk is fine */
 		const struct arow w = arow(p, k);
 		if (w.e <= a) continue;
 		if (w.s >= b) break;
@@ -1300,8 +1307,7 @@ void adv_facts_drain(struct adv_facts *f)
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
 		sweep(f, p, UINT64_MAX);
-		const struct steps_proc *sp = p->out.sp;
-		uint64_t end = sp->nrows ? arow(p, sp->nrows - 1).e : 0;
+		uint64_t end = nrows(p) ? arow(p, nrows(p) - 1).e : 0;
 		if (p->cur < end) gap(f, p, p->cur, end, NULL);
 		else run_end(f, p, p->cur);
 		for (size_t k = 0; k < p->ncalls; k++) close_call(f, p, &p->calls[k]);
@@ -1658,7 +1664,7 @@ int adv_facts_settle(struct adv_facts *f)
 	for (size_t i = 0; i < f->np; i++) {
 		struct aproc *p = &f->p[i];
 		struct steps_proc *sp = p->out.sp;
-		if (p->nrow > sp->nrows) return -1;
+		if (p->nrow > sp->nrows || (p->expect && p->expect->n != sp->nrows)) return -1;
 		rows_grow(p, sp->nrows);
 		step_summarize(sp, 0, &p->out.sum);
 		for (size_t k = 0; k < sp->nrows; k++) {
@@ -1677,6 +1683,11 @@ int adv_facts_settle(struct adv_facts *f)
 			if (arow(p, k).counted && !step_counted(step_row(p->out.sp, k), 0)) untally(p, k);
 		groups_settle(f, p);
 		p->beside = NULL;
+		if (p->expect) { /* the same rows (above): the steps' own from here on */
+			spill_reader_free(p->rd);
+			p->rd = NULL;
+			p->expect = NULL;
+		}
 		counted_sums(p);
 	}
 	return 0;

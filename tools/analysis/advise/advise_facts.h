@@ -172,6 +172,12 @@ static inline int adv_input_at_end(const struct steps_proc *sp)
 	return sp->plan && sp->plan->method == STEP_TRACE && sp->plan->input_copy;
 }
 
+/* The rows a process's steps will have (struct step_row: pid, index,
+ * number, s, e, partial), known before the pass that makes them: the
+ * trace method's, as a run before kept them (step_index.h).  rows sealed;
+ * NULL: none known (NVTX steps have theirs from the plan). */
+struct adv_rows { struct spill *rows; size_t n; };
+
 struct adv_facts_opts {
 	uint64_t kernel_wait_ns;         /* as steps_opts; 0: STEP_KERNEL_WAIT_NS */
 	const struct attribution *a;     /* the NVTX index to ask (a view of st's, for a
@@ -190,6 +196,10 @@ struct adv_facts_opts {
 	 * steps finished */
 	const struct winset *beside;
 	int direct;                      /* a part on the steps' own thread: their rows, no reader */
+	/* with beside: per process (the steps' order), the rows its trace
+	 * method's steps will have, read in their place until settle checks
+	 * them against the steps' (NULL, or rows NULL: the steps' own) */
+	const struct adv_rows *expect;
 };
 
 struct adv_facts;

@@ -102,7 +102,8 @@ struct cut_slice *adv_slice_new(const struct adv_slice_in *in, gp_reader *r, con
 	int alone = ix && cuts->lead[ix];
 	/* beside the steps on one thread: their rows as they make them */
 	struct adv_facts_opts fo = { in->opts ? in->opts->kernel_wait_ns : 0, s->a, 1, alone ? cuts->lead[ix] : 0,
-				     in->beside ? in->win : NULL, in->beside && cuts->k == 1 && !in->steps };
+				     in->beside ? in->win : NULL, in->beside && cuts->k == 1 && !in->steps,
+				     in->beside && in->opts ? in->opts->expect : NULL };
 	s->f = adv_facts_new(r, in->st, in->pre, &fo);
 	if (alone && cuts->prefix) adv_facts_seed(s->f, cuts->prefix, ix);
 	if (!in->steps) {
