@@ -721,21 +721,23 @@ PY
     ) 2>&1 | tee "$RES/diff-view.txt"
     rm -f "$RES"/dv7.gpuprof "$RES"/dv8.gpuprof "$RES"/dv-*.json ;;
   speed)        # issue #41 (branch speed) on the 16-core machine, a generated trace (seed 7, SPEED_N events,
-                # default 1e8): `stats --threads 16` of this build against OLD_GPUPROF's (e.g. da7d63e's, from
-                # before the spills, carried) interleaved SPEED_REPS times (default 3): wall and CPU of
-                # each and the means' ratios (bar: within ~3 % of the old); then the 10-step window
-                # (`export --steps 20000:20010`, bar < 1 s) SPEED_REPS times, its file the same as the old's.
-                # SPEED_GEN: more gen_bigtrace options (--no-nvtx: steps by the trace method);
-                # SPEED_ONLY=window: the window alone.  Both without the steps' index
-                # (GPUPROF_CACHE_DIR=off); then `steps --threads 16` keeping it, and the window
-                # ("window-indexed") from it, interleaved with OLD_GPUPROF's (which has none)
+                # default 1e8), this build against OLD_GPUPROF's (e.g. 912857e's, carried), interleaved
+                # SPEED_REPS times (default 3): wall and CPU of each and the means' ratios.  SPEED_ONLY:
+                # which (default "stats window window-indexed"; also advise, report):
+                #   stats: `stats --threads 16` (bar: within ~3 % of the old);
+                #   window: the 10-step window (`export --steps 20000:20010`, bar < 1 s), its file the
+                #     same as the old's; without the steps' index (GPUPROF_CACHE_DIR=off);
+                #   window-indexed: the same after `steps --threads 16` kept the index;
+                #   advise, report: `--threads 16`, without the index and with it (the facts beside
+                #     the trace method's steps).
+                # SPEED_GEN: more gen_bigtrace options (--no-nvtx: steps by the trace method)
     log speed
     ( T=$RES/speed.gpuprof
       set -x; timeout 150 build/bench/gen_bigtrace --seed 7 ${SPEED_GEN:-} "${SPEED_N:-1e8}" "$T" >/dev/null; set +x
-      SPEED_ONLY=${SPEED_ONLY:-} python3 - "$T" "${SPEED_REPS:-3}" build/bin/gpuprof ${OLD_GPUPROF:-} <<'PY'
+      SPEED_ONLY=${SPEED_ONLY:-stats window window-indexed} python3 - "$T" "${SPEED_REPS:-3}" build/bin/gpuprof ${OLD_GPUPROF:-} <<'PY'
 import os, resource, subprocess, sys, time
 T, reps, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-only = os.environ["SPEED_ONLY"]
+only = os.environ["SPEED_ONLY"].split()
 ix = os.path.join(os.path.dirname(T), "ix")
 def run(cmd, cache="off"):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t = time.time()
@@ -743,32 +745,42 @@ def run(cmd, cache="off"):
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.time() - t, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rc
 window = ["export", "--threads", "16", "--format", "perfetto", "--steps", "20000:20010"]
-for what, args in (("stats", ["stats", "--threads", "16", T]), ("window", window), ("window-indexed", window)):
-    if only and not what.startswith(only): continue
-    if what == "window-indexed":
-        w, c, rc = run([bins[0], "steps", "--threads", "16", T], ix)
-        print(f"SPEED steps keeping the index {bins[0]}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}, index "
+new, old = bins[0], bins[1:]
+plain = [(new, "off")] + [(b, "off") for b in old]
+both = [(new, "off"), (new, ix)] + [(b, "off") for b in old]
+def lab(v): return f"{v[0]} index {'off' if v[1] == 'off' else 'kept'}"
+for what, args, variants in (("stats", ["stats", "--threads", "16", T], plain), ("window", window, plain),
+                             ("window-indexed", window, [(new, ix)] + [(b, "off") for b in old]),
+                             ("advise", ["advise", "--threads", "16", T], both),
+                             ("report", ["report", "--threads", "16", "-o", T + ".html", T], both)):
+    if what not in only: continue
+    if ix in (c for _, c in variants) and not os.path.isdir(ix):
+        w, c, rc = run([new, "steps", "--threads", "16", T], ix)
+        print(f"SPEED steps keeping the index {new}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}, index "
               f"{sum(os.path.getsize(os.path.join(ix, f)) for f in os.listdir(ix)) if os.path.isdir(ix) else 0} bytes",
               flush=True)
-    got = {b: [] for b in bins}
+    got = {v: [] for v in variants}
     for i in range(reps):
-        for b in bins:
-            out = [] if what == "stats" else ["-o", f"{T}.{bins.index(b)}.json", T]
-            w, c, rc = run([b] + args + out, ix if what == "window-indexed" else "off")
-            got[b].append((w, c))
-            print(f"SPEED {what} {b}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}", flush=True)
-    mean = {b: [sum(x[k] for x in v) / len(v) for k in (0, 1)] for b, v in got.items()}
-    for b in bins[1:]:
-        print(f"SPEED {what}: new/old wall {mean[bins[0]][0] / mean[b][0]:.3f}, CPU {mean[bins[0]][1] / mean[b][1]:.3f} "
-              f"(means of {reps}; old {b})")
-    print(f"SPEED {what}: new mean {mean[bins[0]][0]:.2f} s wall" + (" (bar < 1 s)" if what.startswith("window") else ""))
-if len(bins) > 1:
+        for v in variants:
+            b, cache = v
+            out = ["-o", f"{T}.{bins.index(b)}.json", T] if what.startswith("window") else []
+            w, c, rc = run([b] + args + out, cache)
+            got[v].append((w, c))
+            print(f"SPEED {what} {lab(v)}: {w:.2f} s wall, {c:.1f} s CPU, rc {rc}", flush=True)
+    mean = {v: [sum(x[k] for x in r) / len(r) for k in (0, 1)] for v, r in got.items()}
+    for v in variants[1:]:
+        print(f"SPEED {what}: {lab(variants[0])} / {lab(v)}: wall {mean[variants[0]][0] / mean[v][0]:.3f}, "
+              f"CPU {mean[variants[0]][1] / mean[v][1]:.3f} (means of {reps})")
+    for v in variants:
+        print(f"SPEED {what}: {lab(v)}: mean {mean[v][0]:.2f} s wall"
+              + (" (bar < 1 s)" if what.startswith("window") else ""))
+if old and any(w.startswith("window") for w in only):
     f = [f"{T}.{i}.json" for i in (0, 1)]
     same = all(map(os.path.exists, f)) and open(f[0], "rb").read() == open(f[1], "rb").read()
     print("SPEED window file:", "same as the old's" if same else "DIFFERS from the old's")
 PY
       ) 2>&1 | tee "$RES/speed.txt"
-    rm -rf "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json "$RES"/ix ;;
+    rm -rf "$RES"/speed.gpuprof "$RES"/speed.gpuprof.*.json "$RES"/speed.gpuprof.html "$RES"/ix ;;
   rss)          # issue #41's memory bar on the 16-core machine: peak RSS of stats, steps, advise and
                 # report (default threads) on a generated trace of RSS_N events (seed 7; default 1e8,
                 # ~4 min; 3e8 = 2 GB takes ~3x as long), each against 512 MiB: RSS BAR lines.  RSS_CMDS:
