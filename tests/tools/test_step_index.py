@@ -62,6 +62,11 @@ with tt.tmpdir() as d:
         tt.eq(files(ix), [], "%s: no index before" % name)
         run(ix, "steps", t)
         tt.eq(len(files(ix)), 1, "%s: gpuprof steps keeps one index" % name)
+        f = os.path.join(ix, files(ix)[0])
+        st = os.stat(f)
+        run(ix, "steps", t)
+        tt.eq((os.stat(f).st_ino, os.stat(f).st_mtime_ns), (st.st_ino, st.st_mtime_ns),
+              "%s: a second run leaves a whole index of the same key as it is" % name)
         for a, v in want.items():
             tt.eq(window(ix, t, a, w), v, "%s: --steps %s from the index as without it" % (name, a))
         # the window's own run keeps an index too

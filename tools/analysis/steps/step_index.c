@@ -142,6 +142,12 @@ void step_index_save(const char *path, gp_reader *r, struct steps_pipe *p, enum 
 	if (in.frames_corrupt || in.truncated || ix_dir(dir, sizeof(dir)) ||
 	    ix_key_of(path, r, rule, detect, &h.key, dir, file, sizeof(file)))
 		return;
+	/* a whole index of the same key holds these steps already */
+	struct step_index *same = step_index_open(path, r, rule, detect);
+	if (same) {
+		step_index_close(same);
+		return;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
 	FILE *f = NULL;
 	if (ix_mkdir(dir) || !(f = fopen(tmp, "wb"))) goto fail;
