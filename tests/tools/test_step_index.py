@@ -169,6 +169,24 @@ with tt.tmpdir() as d:
     tt.expect("the facts in a pass of their own in 4 slices" in p.stderr,
               f"advise from an index with other rows: the facts' own pass: {p.stderr!r}")
 
+    # an index of the right key and size whose steps are noise (plan 0, the
+    # partial flag 0 or 1): advise still gives its findings (settle refuses
+    # the rows), a window exits 0 or 1, neither crashes
+    import random
+    rnd = random.Random(41)
+    for trial in range(4):
+        noisy = bytearray(raw)
+        for k in range(n):
+            struct.pack_into("<IIqQQ", noisy, HEAD + k * STEP, 0, rnd.randrange(2), rnd.randrange(-5, n + 5),
+                             rnd.randrange(1 << 40), rnd.randrange(1 << 40))
+        with open(f, "wb") as fh:
+            fh.write(noisy)
+        for threads in ("1", "4"):
+            p = run(ix, "advise", "--all", "--format", "json", "--threads", threads, big, check=False)
+            tt.eq((p.returncode, p.stdout), (0, want["1"]), f"advise from a noisy index ({trial}, --threads {threads})")
+        p = run(ix, "export", "--format", "perfetto", "--steps", "5:9", "-o", w, big, check=False)
+        tt.expect(p.returncode in (0, 1), f"a window from a noisy index ({trial}): exit {p.returncode} {p.stderr!r}")
+
     # a trace with no footer (cut short): never indexed
     cut = os.path.join(d, "cut.gpuprof")
     with open(trace, "rb") as a, open(cut, "wb") as b:
