@@ -2,9 +2,11 @@
 # Runs each test given (an executable or a script).  Exit status 0 = pass,
 # 77 = skip (the test prints why), anything else = fail.  Ends with the line
 # CI reads: 'N passed, N failed, N skipped'.
-# The tools keep no steps' index between the tests' runs (a test that wants
-# one names its own directory: test_step_index.py).
-GPUPROF_CACHE_DIR=off; export GPUPROF_CACHE_DIR
+# The tools keep no steps' index between the tests' runs unless the caller
+# names a directory (GPUPROF_CACHE_DIR=DIR make test: every window and
+# advise after a run that found the steps takes them from there); a test
+# that wants one names its own (test_step_index.py).
+: "${GPUPROF_CACHE_DIR:=off}"; export GPUPROF_CACHE_DIR
 pass=0; fail=0; skip=0; failed=""
 for t in "$@"; do
   out=$(mktemp); start=$(date +%s)
