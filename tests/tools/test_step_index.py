@@ -187,6 +187,23 @@ with tt.tmpdir() as d:
         p = run(ix, "export", "--format", "perfetto", "--steps", "5:9", "-o", w, big, check=False)
         tt.expect(p.returncode in (0, 1), f"a window from a noisy index ({trial}): exit {p.returncode} {p.stderr!r}")
 
+    # the directory's indexes past GPUPROF_CACHE_MAX: the oldest written go,
+    # never the one just written
+    shutil.rmtree(ix)
+    run(ix, "steps", nvtx)
+    old = files(ix)[0]
+    os.utime(os.path.join(ix, old), ns=(1, 1))  # written long ago
+    run(ix, "steps", trace)
+    new = [f for f in files(ix) if f != old]
+    tt.eq(len(new), 1, "two traces: two indexes, no cap reached")
+    size = os.path.getsize(os.path.join(ix, new[0]))
+    for cap, what in ((size, "room for the newest alone"), (0, "no room at all")):
+        os.remove(os.path.join(ix, new[0]))
+        tt.gp("steps", trace, env=dict(os.environ, GPUPROF_CACHE_DIR=ix, GPUPROF_CACHE_MAX=str(cap)))
+        tt.eq(files(ix), new, f"GPUPROF_CACHE_MAX {what}: the oldest index removed, the one just written kept")
+        shutil.copy(os.path.join(ix, new[0]), os.path.join(ix, old))  # an old one again
+        os.utime(os.path.join(ix, old), ns=(1, 1))
+
     # a trace with no footer (cut short): never indexed
     cut = os.path.join(d, "cut.gpuprof")
     with open(trace, "rb") as a, open(cut, "wb") as b:

@@ -17,6 +17,7 @@ static const struct {
 	[TESTENV_PREPASS_DUMP] = { "GPUPROF_PREPASS_DUMP", 1, 1, 0 },
 	[TESTENV_SPILL_MEM] = { "GPUPROF_SPILL_MEM", 0, UINT64_MAX, 0 },
 	[TESTENV_SUMMARY_EXACT] = { "GPUPROF_SUMMARY_EXACT", 1, SIZE_MAX, 0 },
+	[TESTENV_CACHE_MAX] = { "GPUPROF_CACHE_MAX", 0, UINT64_MAX, 0 },
 };
 
 int testenv(enum testenv id, uint64_t *v)

@@ -16,6 +16,7 @@ enum testenv {
 	TESTENV_PREPASS_DUMP,       /* GPUPROF_PREPASS_DUMP=1: what the pre-pass made, on stderr */
 	TESTENV_SPILL_MEM,          /* GPUPROF_SPILL_MEM: the bytes of each spill kept in memory */
 	TESTENV_SUMMARY_EXACT,      /* GPUPROF_SUMMARY_EXACT: a table's limit of exact values */
+	TESTENV_CACHE_MAX,          /* GPUPROF_CACHE_MAX: the steps' indexes' bytes in their directory */
 };
 
 /* 0 with *v (v: NULL for a switch) the setting's value, or -1 (*v

@@ -7,6 +7,7 @@
  * file of another size than its counts say is not used. */
 #include "analysis/steps/step_index.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/testenv.h"
 #include "common/tool.h"
 #include "common/util.h"
 #include "gp_settings.h"
@@ -22,6 +24,9 @@
 #define IX_MAGIC "GPSTEPIX"
 #define IX_END "GPSTEPND"
 #define IX_VERSION 1u
+/* the directory's indexes together at most (the oldest written go first):
+ * 32 bytes a step, so some eight million steps of traces */
+#define IX_DIR_MAX (256ull << 20)
 
 struct ix_key {
 	char magic[8];
@@ -117,6 +122,43 @@ static int ix_mkdir(char *dir)
 	return mkdir(dir, 0700) && errno != EEXIST ? -1 : 0;
 }
 
+struct ix_file { uint64_t mtime, size; char name[256]; };
+
+static int cmp_newest(const void *x, const void *y)
+{
+	const struct ix_file *a = x, *b = y;
+	return a->mtime != b->mtime ? (a->mtime > b->mtime ? -1 : 1) : strcmp(a->name, b->name);
+}
+
+/* The indexes of dir past IX_DIR_MAX, newest first, removed (never keep,
+ * the one just written) */
+static void ix_prune(const char *dir, const char *keep)
+{
+	DIR *d = opendir(dir);
+	if (!d) return;
+	struct ix_file *v = NULL;
+	size_t n = 0, cap = 0;
+	char path[4400];
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t l = strlen(e->d_name);
+		struct stat st;
+		if (l < 7 || l >= sizeof(v->name) || strcmp(e->d_name + l - 6, ".steps")) continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) || !S_ISREG(st.st_mode)) continue;
+		VEC_PUSH(v, n, cap, ((struct ix_file){ mtime_ns(&st), (uint64_t)st.st_size, "" }));
+		strcpy(v[n - 1].name, e->d_name);
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_newest);
+	uint64_t total = 0, max = IX_DIR_MAX;
+	testenv(TESTENV_CACHE_MAX, &max);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, v[i].name);
+		if ((total += v[i].size) > max && strcmp(path, keep)) unlink(path);
+	}
+	free(v);
+}
+
 struct ix_writer {
 	FILE *f;
 	uint64_t n;
@@ -160,6 +202,7 @@ void step_index_save(const char *path, gp_reader *r, struct steps_pipe *p, enum 
 	w.err |= fclose(f) != 0;
 	f = NULL;
 	if (w.err || rename(tmp, file)) goto fail;
+	ix_prune(dir, file);
 	return;
 fail:
 	if (verbose) fprintf(stderr, "%s: the steps' index could not be written in %s: %s\n", g_cmd, dir, strerror(errno));

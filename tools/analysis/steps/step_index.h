@@ -8,7 +8,8 @@
  * The directory: GPUPROF_CACHE_DIR (gp_settings.h; "off" or empty: no
  * index), else $XDG_CACHE_HOME/gpuprof, else $HOME/.cache/gpuprof.  One
  * file per trace file (its device and inode), replaced when the steps of
- * that file are found again.  An index is used only where everything
+ * that file are found again; where the directory's pass 256 MiB
+ * together, the oldest written go.  An index is used only where everything
  * its steps depend on is as when it was written: the trace file (size,
  * modification time, header start, footer), the gpuprof executable (size
  * and modification time: a build that finds steps otherwise misses it),
