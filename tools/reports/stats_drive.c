@@ -317,10 +317,8 @@ int stats_drive_run(struct stats_drive *d, int *code)
 	}
 	d->stopped_after_pre = verdict == PASS_PRE_ENOUGH;
 	if (verdict != PASS_GO && verdict != PASS_PRE_ENOUGH) return -1;
-	/* the steps of the whole trace, kept for the next --steps window (the
-	 * pass did not run: pre_enough said the NVTX steps are all) */
-	if (d->ctx.pipe.steps && !d->steps_err && !d->sel->active && !d->read_rc &&
-	    !(d->stopped_after_pre && steps_pipe_trace_planned(&d->ctx.pipe)))
+	/* the steps of the whole trace, kept for the next --steps window */
+	if (d->ctx.pipe.steps && !d->steps_err && !d->sel->active && !d->read_rc)
 		step_index_save(d->path, d->r, &d->ctx.pipe, d->so->rule, &d->so->detect, d->so->verbose);
 	return 0;
 }

@@ -62,12 +62,12 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 			    const struct step_detect_opts *detect)
 {
 	char err[512];
-	int rc = 0;
-	if (!o->have_steps && !o->range) {
+	int rc = 1; /* 1: not resolved yet: from a read of the trace, below */
+	if (!o->have_steps && !o->range)
 		rc = selection_resolve_pipe(s, r, o, NULL, detect, err, sizeof(err));
-	} else if (o->have_steps && !o->range && (rc = from_index(s, r, path, o, detect, err, sizeof(err))) != 1) {
-		/* the steps as a run before found them */
-	} else {
+	else if (!o->range)
+		rc = from_index(s, r, path, o, detect, err, sizeof(err)); /* the steps as a run before found them */
+	if (rc == 1) {
 		rc = 0;
 		/* the context's pipe: every range, any thread, detection only for
 		 * --steps */
@@ -99,8 +99,7 @@ int stats_selection_resolve(struct selection *s, gp_reader *r, const char *path,
 		int read_rc = rc;
 		rc = gp_reader_recoverable(rc) ? selection_resolve_pipe(s, r, o, &ctx.pipe, detect, err, sizeof(err)) : -1;
 		/* the steps found here, for the next window (step_index.h) */
-		if (rc == 0 && !read_rc && o->have_steps && ctx.pipe.steps &&
-		    (ctx.pipe.steps_done || !steps_pipe_trace_planned(&ctx.pipe)))
+		if (rc == 0 && !read_rc && o->have_steps && ctx.pipe.steps)
 			step_index_save(path, r, &ctx.pipe, ATTR_ANY_THREAD, detect, 0);
 		stats_ctx_free(&ctx);
 	}

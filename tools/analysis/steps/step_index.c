@@ -159,6 +159,27 @@ static void ix_prune(const char *dir, const char *keep)
 	free(v);
 }
 
+/* The index in file, when whole and of key k; else NULL */
+static struct step_index *ix_open(const char *file, const struct ix_key *k)
+{
+	FILE *f = fopen(file, "rb");
+	if (!f) return NULL;
+	struct step_index *ix = xcalloc(1, sizeof(*ix));
+	ix->f = f;
+	struct stat st;
+	char end[8];
+	/* whole: its counts and its size agree, and it ends as written */
+	if (fread(&ix->h, sizeof(ix->h), 1, f) != 1 || memcmp(&ix->h.key, k, sizeof(*k)) || fstat(fileno(f), &st) ||
+	    ix->h.nsteps > ((uint64_t)st.st_size - sizeof(ix->h)) / sizeof(struct ix_step) ||
+	    (uint64_t)st.st_size != sizeof(ix->h) + ix->h.nsteps * sizeof(struct ix_step) + 8 ||
+	    fseek(f, -8, SEEK_END) || fread(end, 8, 1, f) != 1 || memcmp(end, IX_END, 8) ||
+	    fseek(f, (long)sizeof(ix->h), SEEK_SET)) {
+		step_index_close(ix);
+		return NULL;
+	}
+	return ix;
+}
+
 struct ix_writer {
 	FILE *f;
 	uint64_t n;
@@ -181,11 +202,12 @@ void step_index_save(const char *path, gp_reader *r, struct steps_pipe *p, enum 
 	struct ix_head h = { .nplans = step_detect_nplans(p->detect) };
 	struct gp_integrity in;
 	gp_reader_integrity(r, &in);
-	if (in.frames_corrupt || in.truncated || ix_dir(dir, sizeof(dir)) ||
-	    ix_key_of(path, r, rule, detect, &h.key, dir, file, sizeof(file)))
+	/* the trace method's steps are whole once their pass has run */
+	if ((!p->steps_done && steps_pipe_trace_planned(p)) || in.frames_corrupt || in.truncated ||
+	    ix_dir(dir, sizeof(dir)) || ix_key_of(path, r, rule, detect, &h.key, dir, file, sizeof(file)))
 		return;
 	/* a whole index of the same key holds these steps already */
-	struct step_index *same = step_index_open(path, r, rule, detect);
+	struct step_index *same = ix_open(file, &h.key);
 	if (same) {
 		step_index_close(same);
 		return;
@@ -216,22 +238,7 @@ struct step_index *step_index_open(const char *path, gp_reader *r, enum attr_rul
 	char dir[4096], file[4200];
 	struct ix_key k;
 	if (ix_dir(dir, sizeof(dir)) || ix_key_of(path, r, rule, detect, &k, dir, file, sizeof(file))) return NULL;
-	FILE *f = fopen(file, "rb");
-	if (!f) return NULL;
-	struct step_index *ix = xcalloc(1, sizeof(*ix));
-	ix->f = f;
-	struct stat st;
-	char end[8];
-	/* whole: its counts and its size agree, and it ends as written */
-	if (fread(&ix->h, sizeof(ix->h), 1, f) != 1 || memcmp(&ix->h.key, &k, sizeof(k)) || fstat(fileno(f), &st) ||
-	    ix->h.nsteps > ((uint64_t)st.st_size - sizeof(ix->h)) / sizeof(struct ix_step) ||
-	    (uint64_t)st.st_size != sizeof(ix->h) + ix->h.nsteps * sizeof(struct ix_step) + 8 ||
-	    fseek(f, -8, SEEK_END) || fread(end, 8, 1, f) != 1 || memcmp(end, IX_END, 8) ||
-	    fseek(f, (long)sizeof(ix->h), SEEK_SET)) {
-		step_index_close(ix);
-		return NULL;
-	}
-	return ix;
+	return ix_open(file, &k);
 }
 
 size_t step_index_nplans(const struct step_index *ix) { return (size_t)ix->h.nplans; }

@@ -28,9 +28,9 @@
 
 struct step_index;
 
-/* The steps of p (finished: the trace method's had their pass) of the
- * trace at path, read through r, found with rule and detect (NULL: the
- * defaults), into the index.  verbose: a line on stderr when it could not
+/* The steps of p of the trace at path, read through r, found with rule
+ * and detect (NULL: the defaults), into the index; nothing where the
+ * trace method's steps have not had their pass (steps_done).  verbose: a line on stderr when it could not
  * be written. */
 void step_index_save(const char *path, gp_reader *r, struct steps_pipe *p, enum attr_rule rule,
 		     const struct step_detect_opts *detect, int verbose);
