@@ -51,10 +51,44 @@ void vec_reserve_zeroed(void **arr, size_t *cap, size_t need, size_t esz)
 	memset((char *)*arr + had * esz, 0, (*cap - had) * esz);
 }
 
+/* An element that insert_tail moves fits this (the largest sorted so:
+ * the steps' operations, ~150 bytes) */
+#define INSERT_ESZ_MAX 512
+
+/* Insertion of v[from, n) into the sorted v[0, from): each element moved
+ * back past those greater than it (stable), while the elements passed in
+ * all stay within budget.  Where it stopped: n, all sorted; else v[0, i)
+ * is sorted and v[i, n) as it was. */
+static size_t insert_tail(char *a, size_t from, size_t n, size_t esz, int (*cmp)(const void *, const void *),
+			  size_t budget)
+{
+	char x[INSERT_ESZ_MAX];
+	for (size_t i = from ? from : 1; i < n; i++) {
+		char *p = a + i * esz;
+		if (cmp(p - esz, p) <= 0) continue;
+		size_t j = i - 1;
+		while (j > 0 && i - j <= budget && cmp(a + (j - 1) * esz, p) > 0) j--;
+		if (i - j > budget) return i;
+		budget -= i - j;
+		memcpy(x, p, esz);
+		memmove(a + (j + 1) * esz, a + j * esz, (i - j) * esz);
+		memcpy(a + j * esz, x, esz);
+	}
+	return n;
+}
+
 void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const void *, const void *), void **tmp,
 	       size_t *ctmp)
 {
 	char *a = v;
+	/* What a stream gives is mostly in order already (a few operations
+	 * out of place, a few places back): insertion costs the elements it
+	 * passes (a sort costs log n a element), so it goes first, with room
+	 * for 8 a element on average; past that, the rest is sorted and
+	 * merged.  Insertion keeps equal elements in their order, as the
+	 * sort and merge do with a stable qsort (glibc's msort). */
+	if (esz <= INSERT_ESZ_MAX && n > sorted) sorted = insert_tail(a, sorted, n, esz, cmp, 8 * (n - sorted));
+	if (sorted >= n) return;
 	if (n - sorted > 1) qsort(a + sorted * esz, n - sorted, esz, cmp);
 	if (!sorted || sorted >= n || cmp(a + (sorted - 1) * esz, a + sorted * esz) <= 0) return;
 	vec_reserve(tmp, ctmp, sorted, esz);

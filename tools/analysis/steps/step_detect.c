@@ -309,13 +309,55 @@ static int cmp_occ(const void *x, const void *y)
 	return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-struct seg { uint64_t h; size_t len, a; }; /* a: where it starts */
-static int cmp_seg(const void *x, const void *y)
+/* o[0, n), in rising pos, sorted by signature then pos: a counting sort
+ * over the signatures (a sample has a few thousand at most, in a million
+ * operations; one lookup each); id, when not NULL: id[pos] = its
+ * signature's rank.  The number of signatures. */
+static uint32_t occ_sort(struct occ *o, size_t n, uint32_t *id)
 {
-	const struct seg *a = x, *b = y;
-	if (a->h != b->h) return a->h < b->h ? -1 : 1;
-	return a->len < b->len ? -1 : a->len > b->len;
+	u64map seen; /* a signature's index in sig (in the order first seen) + 1 */
+	u64map_init(&seen);
+	struct occ *sig = NULL; /* each signature once, pos: how many */
+	size_t ns = 0, cs = 0;
+	/* o[i]'s index in sig (in id, where there is one: made its rank at the end) */
+	uint32_t *of = id ? NULL : xmalloc((n ? n : 1) * sizeof(*of));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *k = u64map_get(&seen, o[i].sig, MAP_INSERT);
+		if (!*k) {
+			struct occ first = { o[i].sig, 0 };
+			VEC_PUSH(sig, ns, cs, first);
+			*k = ns;
+		}
+		*(id ? &id[o[i].pos] : &of[i]) = (uint32_t)(*k - 1);
+		sig[*k - 1].pos++;
+	}
+	u64map_free(&seen);
+	/* by value: each one's rank and where its occurrences start */
+	struct occ *by = xmalloc((ns ? ns : 1) * sizeof(*by));
+	for (size_t k = 0; k < ns; k++) by[k] = (struct occ){ sig[k].sig, k };
+	qsort(by, ns, sizeof(*by), cmp_occ);
+	size_t *at = xmalloc((ns ? ns : 1) * sizeof(*at));
+	uint32_t *rank = xmalloc((ns ? ns : 1) * sizeof(*rank));
+	for (size_t r = 0, next = 0; r < ns; r++) {
+		at[by[r].pos] = next;
+		rank[by[r].pos] = (uint32_t)r;
+		next += sig[by[r].pos].pos;
+	}
+	struct occ *v = xmalloc((n ? n : 1) * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = id ? id[o[i].pos] : of[i];
+		v[at[k]++] = o[i];
+		if (id) id[o[i].pos] = rank[k];
+	}
+	memcpy(o, v, n * sizeof(*v));
+	free(v); free(at); free(rank); free(by); free(sig); free(of);
+	return (uint32_t)ns;
 }
+
+struct seg { uint64_t h; size_t len, a; }; /* a: where it starts */
+/* segments alike (content hash and length): how many (0: a free slot of
+ * try_group's table), the first one's start */
+struct seg_kind { uint64_t h; size_t len, m, a; };
 
 /* A signature that cuts the sample into repeating segments: an
  * operation's, or (ctx != 0) a copy's or memset's told apart by the one
@@ -421,6 +463,7 @@ struct tscan {
 	const uint64_t *pre, *gap, *back;
 	struct subloop *near;    /* not NULL: count segments like the common one as alike (the third look) */
 	struct seg *sg; size_t csg;
+	struct seg_kind *kind; size_t ckind;
 	uint64_t *gv; size_t cgv;
 	struct cand *cv; size_t ncv, ccv;
 };
@@ -435,6 +478,30 @@ static uint64_t median_at(struct tscan *t, const struct occ *o, size_t i, size_t
 	return t->gv[c / 2];
 }
 
+/* The slot of kind (h, len) in a table of cap slots: its own, or the
+ * free one where it goes */
+static struct seg_kind *seg_kind_at(struct seg_kind *kind, size_t cap, uint64_t h, size_t len)
+{
+	size_t x = (size_t)mix64(h ^ mix64(len)) & (cap - 1);
+	while (kind[x].m && (kind[x].h != h || kind[x].len != len)) x = (x + 1) & (cap - 1);
+	return &kind[x];
+}
+
+/* t's table of segment kinds twice as large (cap 0: a new one), its
+ * kinds in it again: the new cap. */
+static size_t seg_kinds_grow(struct tscan *t, size_t cap)
+{
+	size_t ncap = cap ? 2 * cap : 64;
+	struct seg_kind *old = cap ? xmalloc(cap * sizeof(*old)) : NULL;
+	if (cap) memcpy(old, t->kind, cap * sizeof(*old));
+	vec_reserve((void **)&t->kind, &t->ckind, ncap, sizeof(*t->kind));
+	memset(t->kind, 0, ncap * sizeof(*t->kind));
+	for (size_t x = 0; x < cap; x++)
+		if (old[x].m) *seg_kind_at(t->kind, ncap, old[x].h, old[x].len) = old[x];
+	free(old);
+	return ncap;
+}
+
 /* Occurrences o[i .. j) of one signature (in sample order): a candidate
  * when they cut the sample into repeating segments (the tests above). */
 static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, uint64_t sig, uint64_t ctx)
@@ -442,24 +509,34 @@ static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, 
 	size_t c = j - i, n = t->n;
 	/* repeats, and across at least half of the sample (not a kernel of the first step only) */
 	if (c < 3 || (o[j - 1].pos - o[i].pos) * 2 < n) return;
-	size_t nseg = c - 1;
+	size_t nseg = c - 1, cap = 0, nkind = 0;
 	vec_reserve((void **)&t->sg, &t->csg, nseg, sizeof(*t->sg));
+	/* the segments counted by kind in a table (open addressing, at most
+	 * half full: a step's segments are mostly of one kind or a few) */
 	for (size_t k = 0; k < nseg; k++) {
 		size_t a = o[i + k].pos, b = o[i + k + 1].pos;
-		t->sg[k].h = t->pre[b] - t->pre[a];
-		t->sg[k].len = b - a;
-		t->sg[k].a = a;
+		struct seg *g = &t->sg[k];
+		*g = (struct seg){ t->pre[b] - t->pre[a], b - a, a };
+		if (2 * (nkind + 1) > cap) cap = seg_kinds_grow(t, cap);
+		struct seg_kind *q = seg_kind_at(t->kind, cap, g->h, g->len);
+		if (!q->m) {
+			*q = (struct seg_kind){ g->h, g->len, 0, a };
+			nkind++;
+		}
+		q->m++;
 	}
-	qsort(t->sg, nseg, sizeof(*t->sg), cmp_seg);
+	const struct seg_kind *kind = t->kind;
+	/* the common segment: the most of one kind; ties: the shortest, then
+	 * the smallest hash (any rule that picks one would do: this is the
+	 * one of a sort by hash and length) */
 	size_t m = 0, len = 0, ref = 0;
 	uint64_t h = 0;
-	for (size_t k = 0; k < nseg;) {
-		size_t q = k;
-		while (q < nseg && t->sg[q].h == t->sg[k].h && t->sg[q].len == t->sg[k].len) q++;
-		if (q - k > m || (q - k == m && t->sg[k].len < len)) {
-			m = q - k; len = t->sg[k].len; h = t->sg[k].h; ref = t->sg[k].a;
+	for (size_t x = 0; x < cap; x++) {
+		const struct seg_kind *q = &kind[x];
+		if (!q->m || q->m < m) continue;
+		if (q->m > m || q->len < len || (q->len == len && q->h < h)) {
+			m = q->m; len = q->len; h = q->h; ref = q->a;
 		}
-		k = q;
 	}
 	if (t->near && m >= 2 && m * 10 < nseg * 6) {
 		/* the third look: a segment like the common one (is_subloop's
@@ -484,7 +561,7 @@ static void try_group(struct tscan *t, const struct occ *o, size_t i, size_t j, 
 }
 
 /* try_group over each signature's occurrences of o[0 .. n) (sorted by
- * cmp_occ; ctx: per sample place, a copy's or memset's context, NULL:
+ * occ_sort; ctx: per sample place, a copy's or memset's context, NULL:
  * none), those candidates then in cmp_cand_len order. */
 static void try_groups(struct tscan *t, const struct occ *o, size_t n, const struct sample *v, const uint64_t *ctx)
 {
@@ -530,7 +607,10 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 		snprintf(pl->what, sizeof(pl->what), "no steps: %zu GPU operations, too few to find a period", n);
 		return;
 	}
-	qsort(p->v, n, sizeof(*p->v), cmp_sample);
+	void *tmp = NULL;
+	size_t ctmp = 0;
+	sort_tail(p->v, 0, n, sizeof(*p->v), cmp_sample, &tmp, &ctmp); /* in read order: nearly sorted */
+	free(tmp);
 	/* order-free content hash: prefix sums of a hash of each signature */
 	uint64_t *pre = xmalloc((n + 1) * sizeof(*pre));
 	uint64_t *gap = xmalloc(n * sizeof(*gap));
@@ -548,15 +628,9 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 		if (sig_htod(p->v[i].sig)) last_htod = i;
 		o[i].sig = p->v[i].sig; o[i].pos = i;
 	}
-	qsort(o, n, sizeof(*o), cmp_occ);
-	uint32_t nid = 0;
-	for (size_t i = 0; i < n; nid++) {
-		size_t j = i;
-		while (j < n && o[j].sig == o[i].sig) j++;
-		for (; i < j; i++) id[o[i].pos] = nid;
-	}
+	uint32_t nid = occ_sort(o, n, id);
 	struct subloop sl = { id, pre, xcalloc(nid, sizeof(int32_t)) };
-	struct tscan t = { n, pre, gap, back, look == LOOK_NEAR ? &sl : NULL, NULL, 0, NULL, 0, NULL, 0, 0 };
+	struct tscan t = { .n = n, .pre = pre, .gap = gap, .back = back, .near = look == LOOK_NEAR ? &sl : NULL };
 	try_groups(&t, o, n, p->v, NULL);
 	size_t subloops = 0;
 	const struct cand *best = pick(&t, 0, &sl, 0, 0, &subloops);
@@ -582,7 +656,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 			*before = p->v[i].sig;
 		}
 		free(last);
-		qsort(oc, nc, sizeof(*oc), cmp_occ);
+		occ_sort(oc, nc, NULL);
 		try_groups(&t, oc, nc, p->v, ctx);
 		size_t ignored = 0;
 		const struct cand *bc = pick(&t, nplain, &sl, period, 1, &ignored);
@@ -591,7 +665,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 	int by_copy = best && sig_htod(best->sig);
 	struct cand found = best ? *best : (struct cand){ 0 };
 	free(sl.cnt);
-	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.gv); free(t.cv);
+	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.kind); free(t.gv); free(t.cv);
 	free(oc); free(ctx);
 	if (!best) {
 		snprintf(pl->what, sizeof(pl->what),
