@@ -46,6 +46,12 @@ def files(d):
     return sorted(f for f in os.listdir(d)) if os.path.isdir(d) else []
 
 
+def files_after_window(cache, t, out):
+    """the index files after a window of steps 5:9 of t read its index"""
+    run(cache, "export", "--format", "perfetto", "--steps", "5:9", "-o", out, t)
+    return files(cache)
+
+
 with tt.tmpdir() as d:
     ix = os.path.join(d, "ix")
     nvtx = os.path.join(d, "nvtx.gpuprof")
@@ -64,9 +70,12 @@ with tt.tmpdir() as d:
         tt.eq(len(files(ix)), 1, "%s: gpuprof steps keeps one index" % name)
         f = os.path.join(ix, files(ix)[0])
         st = os.stat(f)
+        with open(f, "rb") as fh:
+            was = fh.read()
         run(ix, "steps", t)
-        tt.eq((os.stat(f).st_ino, os.stat(f).st_mtime_ns), (st.st_ino, st.st_mtime_ns),
-              "%s: a second run leaves a whole index of the same key as it is" % name)
+        with open(f, "rb") as fh:
+            tt.eq((os.stat(f).st_ino, fh.read()), (st.st_ino, was),
+                  "%s: a second run leaves a whole index of the same key as it is (not written again)" % name)
         for a, v in want.items():
             tt.eq(window(ix, t, a, w), v, "%s: --steps %s from the index as without it" % (name, a))
         # the window's own run keeps an index too
@@ -187,8 +196,8 @@ with tt.tmpdir() as d:
         p = run(ix, "export", "--format", "perfetto", "--steps", "5:9", "-o", w, big, check=False)
         tt.expect(p.returncode in (0, 1), f"a window from a noisy index ({trial}): exit {p.returncode} {p.stderr!r}")
 
-    # the directory's indexes past GPUPROF_CACHE_MAX: the oldest written go,
-    # never the one just written
+    # the directory's indexes past GPUPROF_CACHE_MAX: the least recently
+    # used go, never the one just written
     shutil.rmtree(ix)
     run(ix, "steps", nvtx)
     old = files(ix)[0]
@@ -203,6 +212,26 @@ with tt.tmpdir() as d:
         tt.eq(files(ix), new, f"GPUPROF_CACHE_MAX {what}: the oldest index removed, the one just written kept")
         shutil.copy(os.path.join(ix, new[0]), os.path.join(ix, old))  # an old one again
         os.utime(os.path.join(ix, old), ns=(1, 1))
+
+    # least recently used first: the index a window read stays, one written
+    # after it and not read since goes
+    shutil.rmtree(ix)
+    run(ix, "steps", nvtx)
+    nvtx_ix = files(ix)[0]
+    run(ix, "steps", trace)
+    trace_ix = [f for f in files(ix) if f != nvtx_ix][0]
+    os.utime(os.path.join(ix, nvtx_ix), ns=(1, 1))  # written first
+    os.utime(os.path.join(ix, trace_ix), ns=(2, 2))
+    tt.eq(files_after_window(ix, nvtx, os.path.join(d, "u.json")), sorted([nvtx_ix, trace_ix]),
+          "a window reads an index: both stay")
+    tt.expect(os.stat(os.path.join(ix, nvtx_ix)).st_mtime_ns > 2, "the index a window read: its time is now")
+    third = os.path.join(d, "third.gpuprof")
+    shutil.copy(trace, third)
+    cap = os.path.getsize(os.path.join(ix, nvtx_ix)) + os.path.getsize(os.path.join(ix, trace_ix))
+    tt.gp("steps", third, env=dict(os.environ, GPUPROF_CACHE_DIR=ix, GPUPROF_CACHE_MAX=str(cap)))
+    after = files(ix)
+    tt.expect(nvtx_ix in after and trace_ix not in after and len(after) == 2,
+              f"past the cap the index not read since goes, the one a window read stays: {after}")
 
     # a trace with no footer (cut short): never indexed
     cut = os.path.join(d, "cut.gpuprof")

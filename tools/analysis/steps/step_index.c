@@ -24,7 +24,7 @@
 #define IX_MAGIC "GPSTEPIX"
 #define IX_END "GPSTEPND"
 #define IX_VERSION 1u
-/* the directory's indexes together at most (the oldest written go first):
+/* the directory's indexes together at most (the least recently used go first):
  * 32 bytes a step, so some eight million steps of traces */
 #define IX_DIR_MAX (256ull << 20)
 
@@ -130,8 +130,9 @@ static int cmp_newest(const void *x, const void *y)
 	return a->mtime != b->mtime ? (a->mtime > b->mtime ? -1 : 1) : strcmp(a->name, b->name);
 }
 
-/* The indexes of dir past IX_DIR_MAX, newest first, removed (never keep,
- * the one just written) */
+/* The indexes of dir past IX_DIR_MAX, the most recently used first (an
+ * index's modification time: written, or opened by ix_open), removed
+ * (never keep, the one just written) */
 static void ix_prune(const char *dir, const char *keep)
 {
 	DIR *d = opendir(dir);
@@ -177,6 +178,9 @@ static struct step_index *ix_open(const char *file, const struct ix_key *k)
 		step_index_close(ix);
 		return NULL;
 	}
+	/* used now: the directory is pruned least recently used first (a
+	 * read-only one is pruned by when each was written) */
+	futimens(fileno(f), NULL);
 	return ix;
 }
 

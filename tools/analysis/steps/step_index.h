@@ -9,12 +9,13 @@
  * index), else $XDG_CACHE_HOME/gpuprof, else $HOME/.cache/gpuprof.  One
  * file per trace file (its device and inode), replaced when the steps of
  * that file are found again; where the directory's pass 256 MiB
- * together, the oldest written go.  An index is used only where everything
- * its steps depend on is as when it was written: the trace file (size,
- * modification time, header start, footer), the gpuprof executable (size
- * and modification time: a build that finds steps otherwise misses it),
- * the detection options and the attribution rule.  Only a cleanly closed
- * trace read without damage is indexed.  Failing to read or write an index
+ * together, the least recently used (written or read) go.  An index is
+ * used only where everything its steps depend on is as when it was
+ * written: the trace file (size, modification time, header start,
+ * footer), the gpuprof executable (size and modification time: a build
+ * that finds steps otherwise misses it), the detection options and the
+ * attribution rule.  Only a cleanly closed trace read without damage is
+ * indexed.  Failing to read or write an index
  * is never an error: the steps are found as without one. */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEP_INDEX_H
 #define GPUPROF_ANALYSIS_STEPS_STEP_INDEX_H
