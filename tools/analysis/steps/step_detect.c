@@ -595,10 +595,32 @@ static const struct cand *pick(struct tscan *t, size_t k0, struct subloop *sl, s
 	return best;
 }
 
+/* plan_trace_sample's arrays over a sample of n operations, made once for
+ * all its looks (made afresh, their page faults were a third of a look) */
+struct plan_work {
+	uint64_t *pre, *gap, *back;
+	struct occ *o;
+	uint32_t *id;
+};
+
+static void plan_work_init(struct plan_work *w, size_t n)
+{
+	w->pre = xmalloc((n + 1) * sizeof(*w->pre));
+	w->gap = xmalloc((n ? n : 1) * sizeof(*w->gap));
+	w->back = xmalloc((n ? n : 1) * sizeof(*w->back));
+	w->o = xmalloc((n ? n : 1) * sizeof(*w->o));
+	w->id = xmalloc((n ? n : 1) * sizeof(*w->id));
+}
+
+static void plan_work_free(struct plan_work *w)
+{
+	free(w->pre); free(w->gap); free(w->back); free(w->o); free(w->id);
+}
+
 /* The looks plan_trace takes, each after the one before found nothing */
 enum trace_look { LOOK_EXACT, LOOK_SIZELESS, LOOK_NEAR };
 
-static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace_look look)
+static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace_look look, struct plan_work *w)
 {
 	int sizeless = look != LOOK_EXACT;
 	struct step_plan *pl = &p->plan;
@@ -612,11 +634,10 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 	sort_tail(p->v, 0, n, sizeof(*p->v), cmp_sample, &tmp, &ctmp); /* in read order: nearly sorted */
 	free(tmp);
 	/* order-free content hash: prefix sums of a hash of each signature */
-	uint64_t *pre = xmalloc((n + 1) * sizeof(*pre));
-	uint64_t *gap = xmalloc(n * sizeof(*gap));
-	uint64_t *back = xmalloc(n * sizeof(*back)); /* operations since the previous host-to-device copy */
-	struct occ *o = xmalloc(n * sizeof(*o));
-	uint32_t *id = xmalloc(n * sizeof(*id));
+	/* back: operations since the previous host-to-device copy */
+	uint64_t *pre = w->pre, *gap = w->gap, *back = w->back;
+	struct occ *o = w->o;
+	uint32_t *id = w->id;
 	pre[0] = 0;
 	uint64_t maxe = 0;
 	size_t last_htod = SIZE_MAX;
@@ -665,7 +686,7 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 	int by_copy = best && sig_htod(best->sig);
 	struct cand found = best ? *best : (struct cand){ 0 };
 	free(sl.cnt);
-	free(pre); free(gap); free(back); free(o); free(id); free(t.sg); free(t.kind); free(t.gv); free(t.cv);
+	free(t.sg); free(t.kind); free(t.gv); free(t.cv);
 	free(oc); free(ctx);
 	if (!best) {
 		snprintf(pl->what, sizeof(pl->what),
@@ -717,21 +738,26 @@ static void plan_trace_sample(struct step_detect *d, struct dproc *p, enum trace
 
 static void plan_trace(struct step_detect *d, struct dproc *p)
 {
-	plan_trace_sample(d, p, LOOK_EXACT);
-	if (p->plan.method == STEP_TRACE) return;
-	/* Nothing repeats alike: a copy or memset whose size changes from
-	 * step to step (an input batch padded to its longest sequence) makes
-	 * every step unlike the others.  Again with the sizes left out; then
-	 * with steps alike when they are like (the shapes that change with
-	 * the batch make cuBLAS pick another GEMM kernel now and then: an HF
-	 * Trainer's padded batches run 11 kinds of step); the first answer's
-	 * message where that finds nothing either. */
-	char why[sizeof(p->plan.what)];
-	memcpy(why, p->plan.what, sizeof(why));
-	for (size_t i = 0; i < p->n; i++) p->v[i].sig = step_sig_sizeless(p->v[i].sig);
-	plan_trace_sample(d, p, LOOK_SIZELESS);
-	if (p->plan.method != STEP_TRACE) plan_trace_sample(d, p, LOOK_NEAR);
-	if (p->plan.method != STEP_TRACE) memcpy(p->plan.what, why, sizeof(why));
+	struct plan_work w;
+	plan_work_init(&w, p->n);
+	plan_trace_sample(d, p, LOOK_EXACT, &w);
+	if (p->plan.method != STEP_TRACE) {
+		/* Nothing repeats alike: a copy or memset whose size changes
+		 * from step to step (an input batch padded to its longest
+		 * sequence) makes every step unlike the others.  Again with the
+		 * sizes left out; then with steps alike when they are like (the
+		 * shapes that change with the batch make cuBLAS pick another
+		 * GEMM kernel now and then: an HF Trainer's padded batches run
+		 * 11 kinds of step); the first answer's message where that
+		 * finds nothing either. */
+		char why[sizeof(p->plan.what)];
+		memcpy(why, p->plan.what, sizeof(why));
+		for (size_t i = 0; i < p->n; i++) p->v[i].sig = step_sig_sizeless(p->v[i].sig);
+		plan_trace_sample(d, p, LOOK_SIZELESS, &w);
+		if (p->plan.method != STEP_TRACE) plan_trace_sample(d, p, LOOK_NEAR, &w);
+		if (p->plan.method != STEP_TRACE) memcpy(p->plan.what, why, sizeof(why));
+	}
+	plan_work_free(&w);
 }
 
 void step_detect_proc(struct step_detect *d, uint32_t pid)
