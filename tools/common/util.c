@@ -90,7 +90,7 @@ void sort_tail(void *v, size_t sorted, size_t n, size_t esz, int (*cmp)(const vo
 	if (esz <= INSERT_ESZ_MAX && n > sorted) sorted = insert_tail(a, sorted, n, esz, cmp, 8 * (n - sorted));
 	if (sorted >= n) return;
 	if (n - sorted > 1) qsort(a + sorted * esz, n - sorted, esz, cmp);
-	if (!sorted || sorted >= n || cmp(a + (sorted - 1) * esz, a + sorted * esz) <= 0) return;
+	if (!sorted || cmp(a + (sorted - 1) * esz, a + sorted * esz) <= 0) return;
 	vec_reserve(tmp, ctmp, sorted, esz);
 	char *t = *tmp;
 	memcpy(t, a, sorted * esz);

@@ -315,21 +315,17 @@ static int cmp_occ(const void *x, const void *y)
  * signature's rank.  The number of signatures. */
 static uint32_t occ_sort(struct occ *o, size_t n, uint32_t *id)
 {
-	u64map seen; /* a signature's index in sig (in the order first seen) + 1 */
+	u64map seen; /* a signature -> its index in sig + 1 (VEC_KEYED) */
 	u64map_init(&seen);
-	struct occ *sig = NULL; /* each signature once, pos: how many */
+	struct occ *sig = NULL; /* each signature once, in the order first seen; pos: how many */
 	size_t ns = 0, cs = 0;
 	/* o[i]'s index in sig (in id, where there is one: made its rank at the end) */
 	uint32_t *of = id ? NULL : xmalloc((n ? n : 1) * sizeof(*of));
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *k = u64map_get(&seen, o[i].sig, MAP_INSERT);
-		if (!*k) {
-			struct occ first = { o[i].sig, 0 };
-			VEC_PUSH(sig, ns, cs, first);
-			*k = ns;
-		}
-		*(id ? &id[o[i].pos] : &of[i]) = (uint32_t)(*k - 1);
-		sig[*k - 1].pos++;
+		const struct occ first = { o[i].sig, 0 };
+		struct occ *e = VEC_KEYED(&seen, o[i].sig, sig, ns, cs, &first);
+		*(id ? &id[o[i].pos] : &of[i]) = (uint32_t)(e - sig);
+		e->pos++;
 	}
 	u64map_free(&seen);
 	/* by value: each one's rank and where its occurrences start */

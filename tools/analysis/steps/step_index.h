@@ -15,8 +15,8 @@
  * footer), the gpuprof executable (size and modification time: a build
  * that finds steps otherwise misses it), the detection options and the
  * attribution rule.  Only a cleanly closed trace read without damage is
- * indexed.  Failing to read or write an index
- * is never an error: the steps are found as without one. */
+ * indexed.  Failing to read or write an index is never an error: the
+ * steps are found as without one. */
 #ifndef GPUPROF_ANALYSIS_STEPS_STEP_INDEX_H
 #define GPUPROF_ANALYSIS_STEPS_STEP_INDEX_H
 
@@ -31,8 +31,8 @@ struct step_index;
 
 /* The steps of p of the trace at path, read through r, found with rule
  * and detect (NULL: the defaults), into the index; nothing where the
- * trace method's steps have not had their pass (steps_done).  verbose: a line on stderr when it could not
- * be written. */
+ * trace method's steps have not had their pass (steps_done).  verbose: a
+ * line on stderr when it could not be written. */
 void step_index_save(const char *path, gp_reader *r, struct steps_pipe *p, enum attr_rule rule,
 		     const struct step_detect_opts *detect, int verbose);
 /* The index of the trace at path (r: its reader) made with rule and
